@@ -1,0 +1,36 @@
+/**
+ * The one place roles are defined. Every server action, route handler and job asks `can()`;
+ * the UI may use it to hide controls, but hiding is never the check.
+ */
+export const ROLES = ["viewer", "operator", "admin"] as const;
+export type Role = (typeof ROLES)[number];
+
+export const PERMISSIONS = {
+  /** See connections, DLQs, depths and warnings. */
+  "dlq:list": ["viewer", "operator", "admin"],
+  /** Page through a DLQ's letters and their failure metadata (payloads excluded). */
+  "dlq:browse": ["viewer", "operator", "admin"],
+  /** Read a DLQ whose reading may cost letters (quorum queue with a delivery limit), after confirming. */
+  "dlq:browse-risky": ["operator", "admin"],
+  /** See one letter's metadata and headers. */
+  "letter:read": ["viewer", "operator", "admin"],
+  /** See and download payload bytes (masking rules apply once they exist). */
+  "letter:read-payload": ["operator", "admin"],
+  /** Read and export the audit history. */
+  "audit:read": ["operator", "admin"],
+  /** Verify the audit hash chain. */
+  "audit:verify": ["admin"],
+  /** Create users, change roles, disable users. */
+  "users:manage": ["admin"],
+} as const satisfies Record<string, readonly Role[]>;
+
+export type Permission = keyof typeof PERMISSIONS;
+
+export function can(role: Role | null | undefined, permission: Permission): boolean {
+  if (!role) return false;
+  return (PERMISSIONS[permission] as readonly Role[]).includes(role);
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === "string" && (ROLES as readonly string[]).includes(value);
+}

@@ -1,0 +1,207 @@
+/**
+ * The broker boundary. Everything above `lib/brokers` talks to these types only; nothing outside
+ * this folder branches on broker kind. Adapters convert their client's types to these at the edge.
+ */
+import { AppError, type ErrorCode } from "@/lib/errors";
+
+export type BrokerKind = "rabbitmq" | "sqs" | "kafka";
+
+/** What an adapter can do; the UI reads these instead of asking which broker it is. */
+export interface BrokerCapabilities {
+  /** Finds DLQs beyond those named in config (may still fail at run time, e.g. no management API). */
+  discovery: boolean;
+  /** Reading hides letters from consumers for a while (SQS visibility timeout). */
+  readHidesLetters: boolean;
+  /** Each read counts as a delivery on every letter read (SQS receive count). Per-queue risks are in `DlqSummary.readRisk`. */
+  readCountsAsDelivery: boolean;
+  /** Letters can be reached by position directly (Kafka seek); otherwise reads stream from the head. */
+  randomAccess: boolean;
+  /** A single letter can be removed from the DLQ (false for Kafka: handled offsets are recorded instead). */
+  perLetterRemoval: boolean;
+  /** The broker can move a whole DLQ natively (SQS message move task, RabbitMQ shovel). */
+  nativeBulkMove: boolean;
+  /** Letters carry an ordering key (Kafka key, FIFO group) whose order matters on redrive. */
+  orderedKeys: boolean;
+}
+
+/** Words the UI uses for this broker's concepts. */
+export interface BrokerVocabulary {
+  queue: string; // "queue" | "topic"
+  letterId: string; // "message id" | "offset"
+  origin: string; // "origin queue" | "original topic"
+}
+
+/**
+ * A header or property value, tagged so it survives JSON and the React server/client boundary
+ * without losing its type. Bytes keep their exact content (base64); `text` is set when they are
+ * valid UTF-8.
+ */
+export type DisplayValue =
+  | { t: "string"; v: string }
+  | { t: "number"; v: string } // decimal text: keeps 64-bit integers exact
+  | { t: "boolean"; v: boolean }
+  | { t: "null" }
+  | { t: "timestamp"; v: string } // ISO 8601 UTC
+  | { t: "bytes"; v: string; size: number; text?: string }
+  | { t: "array"; v: DisplayValue[] }
+  | { t: "table"; v: Array<[string, DisplayValue]> };
+
+export interface HeaderEntry {
+  name: string;
+  value: DisplayValue;
+}
+
+/** One dead-lettering event in a letter's history (an x-death entry; SQS and Kafka have at most one). */
+export interface DeathRecord {
+  queue: string | null;
+  reason: string | null;
+  count: number | null;
+  time: string | null; // ISO 8601 UTC
+  exchange: string | null;
+  routingKeys: string[];
+  /** Any further fields of the entry, e.g. original-expiration. */
+  extra: HeaderEntry[];
+}
+
+/** Why and where a letter died, normalised across brokers. Absent facts are null, never guessed. */
+export interface FailureInfo {
+  deadLetteredAt: string | null; // ISO 8601 UTC
+  reason: string | null; // rejected | expired | maxlen | delivery_limit | maxReceiveCount | exception ...
+  originQueue: string | null;
+  exchange: string | null;
+  routingKeys: string[];
+  /** How many times it died or was received (x-death count, ApproximateReceiveCount). */
+  count: number | null;
+  deliveryCount: number | null; // x-delivery-count
+  exceptionClass: string | null;
+  exceptionMessage: string | null;
+  stackTrace: string | null;
+}
+
+export interface Letter {
+  /** Stable across reads and URL-safe: message id when set, else a content fingerprint, plus an occurrence suffix for identical letters. */
+  id: string;
+  /** 0-based position in the DLQ at the time of the read. */
+  position: number;
+  messageId: string | null;
+  correlationId: string | null;
+  /** The payload as read, possibly cut to the requested maximum; `bodySize` is the whole size. */
+  body: Uint8Array;
+  bodySize: number;
+  bodyTruncated: boolean;
+  /** SHA-256 (hex) of the whole payload. */
+  sha256: string;
+  contentType: string | null;
+  contentEncoding: string | null;
+  /** Broker-native properties other than headers (AMQP properties, SQS attributes, Kafka key/partition/offset). */
+  properties: HeaderEntry[];
+  headers: HeaderEntry[];
+  failure: FailureInfo;
+  /** Most recent first. */
+  history: DeathRecord[];
+  /** Ordering key where the broker has one (Kafka key, FIFO group), else null. */
+  orderingKey: string | null;
+}
+
+export type ReadRiskKind = "delivery-limit" | "chained-dlq" | "unknown-queue-type";
+
+/** A reason why reading this DLQ could cost letters; reading then needs an explicit, audited confirmation. */
+export interface ReadRisk {
+  kind: ReadRiskKind;
+  message: string;
+  /** e.g. the delivery limit. */
+  limit?: number;
+}
+
+export interface DlqWarning {
+  code: string;
+  message: string;
+}
+
+export interface DlqSummary {
+  connectionId: string;
+  name: string;
+  kind: BrokerKind;
+  /** classic | quorum | stream | standard | fifo | topic | unknown */
+  queueType: string;
+  depth: number | null;
+  inFlight: number | null;
+  consumers: number | null;
+  /** Queues or topics that dead-letter into this one, as far as the adapter can tell. */
+  origins: string[];
+  source: "config" | "discovered" | "config+discovered";
+  readRisk: ReadRisk | null;
+  warnings: DlqWarning[];
+  /** Broker-specific facts worth showing (retention, arguments), already in display form. */
+  facts: HeaderEntry[];
+}
+
+export interface BrowseOptions {
+  offset: number;
+  limit: number;
+  /** Bytes of each payload to keep; the rest is counted and hashed but not held. Default: all. */
+  maxBodyBytes?: number;
+  /** The caller confirmed the DLQ's `readRisk`. Without it, a risky read throws `confirmation_required:read`. */
+  acceptRisk?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface LetterPage {
+  letters: Letter[];
+  offset: number;
+  limit: number;
+  /** More letters were present after this page when it was read. */
+  hasMore: boolean;
+  /** Depth observed at the start of the read. */
+  depth: number | null;
+}
+
+export interface StreamOptions {
+  maxBodyBytes?: number;
+  acceptRisk?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface BrokerAdapter {
+  readonly kind: BrokerKind;
+  readonly connectionId: string;
+  readonly displayName: string;
+  readonly capabilities: BrokerCapabilities;
+  readonly vocabulary: BrokerVocabulary;
+
+  /** Configured plus discovered DLQs. A broker that is down throws `unavailable:broker`. */
+  listDlqs(): Promise<DlqSummary[]>;
+  /** One DLQ; throws `not_found:queue` when it does not exist. */
+  describeDlq(name: string): Promise<DlqSummary>;
+  /** One page of letters, without removing any from the DLQ. */
+  browse(name: string, opts: BrowseOptions): Promise<LetterPage>;
+  /** Every letter from the head, one at a time, in bounded memory; returns all letters to the DLQ when the iteration ends or is broken off. */
+  stream(name: string, opts?: StreamOptions): AsyncIterable<Letter>;
+  /** The letter with this id, or null when it is no longer in the DLQ. */
+  getLetter(name: string, id: string, opts?: StreamOptions): Promise<Letter | null>;
+  /** Cheap reachability check. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type BrokerErrorKind = "unreachable" | "auth" | "not_found" | "throttled" | "risky_read" | "bad_request" | "protocol";
+
+const CODES: Record<BrokerErrorKind, ErrorCode> = {
+  unreachable: "unavailable:broker",
+  auth: "forbidden:broker",
+  not_found: "not_found:queue",
+  throttled: "unavailable:throttled",
+  risky_read: "confirmation_required:read",
+  bad_request: "bad_request:broker",
+  protocol: "internal:broker",
+};
+
+/** Typed failure from an adapter; `userMessage` is written for the operator. */
+export class BrokerError extends AppError {
+  readonly kind: BrokerErrorKind;
+  constructor(kind: BrokerErrorKind, opts: { message?: string; userMessage: string; cause?: unknown; details?: Record<string, unknown> }) {
+    super(CODES[kind], opts);
+    this.name = "BrokerError";
+    this.kind = kind;
+  }
+}

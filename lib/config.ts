@@ -1,0 +1,110 @@
+import "server-only";
+import { readFileSync, existsSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { AppError } from "@/lib/errors";
+
+/**
+ * Broker connections come from a JSON file (DLQ_CONSOLE_CONFIG, default ./dlq-console.config.json).
+ * Secrets never live in the file: a connection names the environment variables that hold them.
+ * Without a file, one local RabbitMQ connection is used (amqp://127.0.0.1:5672, guest/guest from env defaults).
+ */
+const dlqEntrySchema = z.object({
+  /** Queue (or topic) name. */
+  name: z.string().min(1),
+  /** Where its letters came from, when the broker cannot tell. */
+  origin: z.string().min(1).optional(),
+  /** Declared queue type, used when the broker cannot be asked (e.g. no management API). */
+  queueType: z.enum(["classic", "quorum", "stream"]).optional(),
+  /** Declared delivery limit of a quorum queue. */
+  deliveryLimit: z.number().int().positive().optional(),
+});
+
+const rabbitConnectionSchema = z.object({
+  kind: z.literal("rabbitmq"),
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and dashes"),
+  name: z.string().min(1).optional(),
+  /** amqp(s)://host:port/vhost without credentials. */
+  url: z.string().url(),
+  usernameEnv: z.string().optional(),
+  passwordEnv: z.string().optional(),
+  management: z
+    .object({
+      /** http(s)://host:15672 */
+      url: z.string().url(),
+      usernameEnv: z.string().optional(),
+      passwordEnv: z.string().optional(),
+    })
+    .optional(),
+  /** Discover DLQs through the management API (queues named as dead-letter targets). Default true. */
+  discover: z.boolean().default(true),
+  dlqs: z.array(dlqEntrySchema).default([]),
+});
+
+export const connectionSchema = z.discriminatedUnion("kind", [rabbitConnectionSchema]);
+export const consoleConfigSchema = z.object({
+  connections: z.array(connectionSchema).min(1),
+});
+
+export type RabbitConnectionConfig = z.infer<typeof rabbitConnectionSchema>;
+export type DlqEntryConfig = z.infer<typeof dlqEntrySchema>;
+export type ConnectionConfig = z.infer<typeof connectionSchema>;
+export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;
+
+export const DEFAULT_CONFIG: ConsoleConfig = {
+  connections: [
+    {
+      kind: "rabbitmq",
+      id: "local-rabbitmq",
+      name: "Local RabbitMQ",
+      url: "amqp://127.0.0.1:5672",
+      usernameEnv: "RABBITMQ_USERNAME",
+      passwordEnv: "RABBITMQ_PASSWORD",
+      management: { url: "http://127.0.0.1:15672", usernameEnv: "RABBITMQ_USERNAME", passwordEnv: "RABBITMQ_PASSWORD" },
+      discover: true,
+      dlqs: [],
+    },
+  ],
+};
+
+/** Parses config text; errors name the offending path so an operator can fix the file. */
+export function parseConfig(text: string, source = "config"): ConsoleConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new AppError("bad_request:config", { userMessage: `${source} is not valid JSON: ${(e as Error).message}` });
+  }
+  const parsed = consoleConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new AppError("bad_request:config", { userMessage: `${source} is invalid: ${issues}` });
+  }
+  const ids = new Set<string>();
+  for (const c of parsed.data.connections) {
+    if (ids.has(c.id)) throw new AppError("bad_request:config", { userMessage: `${source}: connection id "${c.id}" appears twice` });
+    ids.add(c.id);
+  }
+  return parsed.data;
+}
+
+let cached: ConsoleConfig | null = null;
+
+export function loadConfig(): ConsoleConfig {
+  if (cached) return cached;
+  const file = path.resolve(process.env.DLQ_CONSOLE_CONFIG ?? "dlq-console.config.json");
+  cached = existsSync(file) ? parseConfig(readFileSync(file, "utf8"), file) : DEFAULT_CONFIG;
+  return cached;
+}
+
+/** Reads a secret named by config; defaults apply only to the local development broker. */
+export function secretFromEnv(name: string | undefined, fallback?: string): string | undefined {
+  if (!name) return fallback;
+  const v = process.env[name];
+  return v === undefined || v === "" ? fallback : v;
+}
+
+/** For tests: forget the cached config. */
+export function resetConfigCache() {
+  cached = null;
+}
