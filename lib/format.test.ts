@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { formatBytes, formatCount, formatRange, formatRelative, formatUtc, truncate } from "./format";
+
+const now = new Date("2025-01-31T12:00:00Z");
+
+describe("formatRelative", () => {
+  it("says just now within five seconds", () => {
+    expect(formatRelative(new Date("2025-01-31T11:59:58Z"), now)).toBe("just now");
+  });
+  it("uses the largest whole unit", () => {
+    expect(formatRelative("2025-01-31T11:59:30Z", now)).toBe("30 s ago");
+    expect(formatRelative("2025-01-31T11:48:00Z", now)).toBe("12 min ago");
+    expect(formatRelative("2025-01-31T09:00:00Z", now)).toBe("3 h ago");
+    expect(formatRelative("2025-01-28T12:00:00Z", now)).toBe("3 d ago");
+    expect(formatRelative("2023-01-01T00:00:00Z", now)).toBe("2 y ago");
+  });
+  it("handles the future and unknown values", () => {
+    expect(formatRelative("2025-01-31T12:10:00Z", now)).toBe("in 10 min");
+    expect(formatRelative(null, now)).toBe("—");
+    expect(formatRelative("not a date", now)).toBe("—");
+  });
+});
+
+describe("formatUtc", () => {
+  it("renders a UTC timestamp", () => {
+    expect(formatUtc("2025-01-31T14:05:09.123Z")).toBe("2025-01-31 14:05:09 UTC");
+    expect(formatUtc(null)).toBe("");
+  });
+});
+
+describe("formatBytes", () => {
+  it("uses binary units", () => {
+    expect(formatBytes(0)).toBe("0 B");
+    expect(formatBytes(1023)).toBe("1023 B");
+    expect(formatBytes(1536)).toBe("1.5 KB");
+    expect(formatBytes(5 * 1024 * 1024)).toBe("5.0 MB");
+    expect(formatBytes(null)).toBe("—");
+    expect(formatBytes(-1)).toBe("—");
+  });
+});
+
+describe("formatCount / truncate / formatRange", () => {
+  it("formats counts", () => {
+    expect(formatCount(1234567)).toBe("1,234,567");
+    expect(formatCount(null)).toBe("—");
+  });
+  it("truncates by code point", () => {
+    expect(truncate("hello", 10)).toBe("hello");
+    expect(truncate("hello world", 6)).toBe("hello…");
+    expect(truncate("😀😀😀", 2)).toBe("😀…");
+    expect(truncate(null, 3)).toBe("");
+  });
+  it("describes a page", () => {
+    expect(formatRange(50, 50, 1234)).toBe("letters 51–100 of ~1,234");
+    expect(formatRange(0, 3, null)).toBe("letters 1–3");
+    expect(formatRange(100, 0, 80)).toBe("no letters on this page (of ~80)");
+  });
+});

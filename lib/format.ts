@@ -1,0 +1,82 @@
+/**
+ * Formatting shared by server components, client leaves and exports. Pure: no server-only imports.
+ */
+
+const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ["year", 365 * 24 * 3600],
+  ["month", 30 * 24 * 3600],
+  ["day", 24 * 3600],
+  ["hour", 3600],
+  ["minute", 60],
+  ["second", 1],
+];
+
+const SHORT: Record<string, string> = { year: "y", month: "mo", day: "d", hour: "h", minute: "min", second: "s" };
+
+function toDate(value: Date | string | number | null | undefined): Date | null {
+  if (value === null || value === undefined || value === "") return null;
+  const d = value instanceof Date ? value : new Date(value);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** "12 min ago", "3 h ago", "in 5 s"; "—" when unknown. Stable output for a given `now`. */
+export function formatRelative(value: Date | string | number | null | undefined, now: Date | number = Date.now()): string {
+  const d = toDate(value);
+  if (!d) return "—";
+  const nowMs = typeof now === "number" ? now : now.getTime();
+  const diffS = Math.round((d.getTime() - nowMs) / 1000);
+  const abs = Math.abs(diffS);
+  if (abs < 5) return "just now";
+  for (const [unit, secs] of UNITS) {
+    if (abs >= secs) {
+      const n = Math.floor(abs / secs);
+      const text = `${n} ${SHORT[unit]}`;
+      return diffS < 0 ? `${text} ago` : `in ${text}`;
+    }
+  }
+  return "just now";
+}
+
+/** "2025-01-31 14:05:09 UTC": the absolute form used in title attributes and exports. */
+export function formatUtc(value: Date | string | number | null | undefined): string {
+  const d = toDate(value);
+  if (!d) return "";
+  return `${d.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/** "0 B", "512 B", "1.5 KB", "5.0 MB" (binary units, one decimal above bytes). */
+export function formatBytes(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n) || n < 0) return "—";
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** Thousands separators, "—" for unknown. */
+export function formatCount(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return "—";
+  return new Intl.NumberFormat("en-US").format(n);
+}
+
+/** Cuts text to `max` characters (by code point), adding an ellipsis when cut. */
+export function truncate(text: string | null | undefined, max: number): string {
+  if (!text) return "";
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  return chars.slice(0, Math.max(0, max - 1)).join("") + "…";
+}
+
+/** "letters 51–100 of ~1,234"; depth is approximate because the queue moves while we read. */
+export function formatRange(offset: number, count: number, depth: number | null): string {
+  if (count === 0) return depth === null ? "no letters" : `no letters on this page (of ~${formatCount(depth)})`;
+  const from = offset + 1;
+  const to = offset + count;
+  const of = depth === null ? "" : ` of ~${formatCount(depth)}`;
+  return `letters ${formatCount(from)}–${formatCount(to)}${of}`;
+}
