@@ -1,0 +1,57 @@
+"use client";
+
+import { signIn } from "next-auth/react";
+import { useRouter } from "next/navigation";
+import { useState, type FormEvent } from "react";
+
+export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
+  const router = useRouter();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function onSubmit(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await signIn("credentials", {
+        email: String(form.get("email") ?? ""),
+        password: String(form.get("password") ?? ""),
+        redirect: false,
+        callbackUrl,
+      });
+      if (!res || res.error) {
+        setError(res?.error === "CredentialsSignin" || !res ? "Wrong email or password." : "Sign-in failed. Try again in a moment.");
+        return;
+      }
+      router.replace(callbackUrl);
+      router.refresh();
+    } catch {
+      setError("The console could not be reached. Check your connection and try again.");
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form onSubmit={onSubmit} className="form-stack" data-testid="sign-in-form" noValidate>
+      <label>
+        <span>Email</span>
+        <input name="email" type="email" autoComplete="username" required autoFocus />
+      </label>
+      <label>
+        <span>Password</span>
+        <input name="password" type="password" autoComplete="current-password" required />
+      </label>
+      {error ? (
+        <p role="alert" className="form-error" data-testid="sign-in-error">
+          {error}
+        </p>
+      ) : null}
+      <button type="submit" className="btn btn-primary" disabled={busy}>
+        {busy ? "Signing in…" : "Sign in"}
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,62 @@
+import "server-only";
+import { randomUUID } from "node:crypto";
+import { cache } from "react";
+import { headers } from "next/headers";
+import { redirect } from "next/navigation";
+import { getServerSession } from "next-auth";
+import { authOptions } from "@/lib/auth/options";
+import { getUserById } from "@/lib/auth/users";
+import type { Role } from "@/lib/auth/permissions";
+import { AppError } from "@/lib/errors";
+
+export interface Actor {
+  id: string;
+  email: string;
+  name: string | null;
+  role: Role;
+}
+
+export interface RequestMeta {
+  requestId: string;
+  ip: string | null;
+}
+
+/**
+ * The signed-in user as the database knows them now, or null. The session cookie only names the
+ * user; role and disabled state are read fresh, so revoking access needs no session purge.
+ */
+export const getActor = cache(async (): Promise<Actor | null> => {
+  const session = await getServerSession(authOptions);
+  const id = (session?.user as { id?: string } | undefined)?.id;
+  if (!id) return null;
+  const user = await getUserById(id);
+  if (!user || user.disabled) return null;
+  return { id: user.id, email: user.email, name: user.name ?? null, role: user.role };
+});
+
+/** For pages: the actor, or a redirect to sign-in that comes back here. */
+export async function requirePageActor(callbackPath?: string): Promise<Actor> {
+  const actor = await getActor();
+  if (!actor) {
+    const back = callbackPath ?? (await headers()).get("x-pathname") ?? "/";
+    redirect(`/signin?callbackUrl=${encodeURIComponent(back)}`);
+  }
+  return actor;
+}
+
+/** For actions and route handlers: the actor, or `unauthorized:session`. */
+export async function requireActor(): Promise<Actor> {
+  const actor = await getActor();
+  if (!actor) throw new AppError("unauthorized:session", { userMessage: "Your session has ended. Sign in again." });
+  return actor;
+}
+
+/** Request id (set by proxy.ts, or made here) and client address, for the audit log. */
+export const requestMeta = cache(async (): Promise<RequestMeta> => {
+  const h = await headers();
+  const fwd = h.get("x-forwarded-for");
+  return {
+    requestId: h.get("x-request-id") ?? randomUUID(),
+    ip: fwd ? fwd.split(",")[0]!.trim() : h.get("x-real-ip"),
+  };
+});

@@ -1,0 +1,32 @@
+import "server-only";
+
+let installed = false;
+
+/** Closes broker connections and the database, then exits. Idempotent. */
+export function installShutdownHandlers() {
+  if (installed) return;
+  installed = true;
+  let closing = false;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (closing) return;
+    closing = true;
+    const hardExit = setTimeout(() => process.exit(1), 10_000);
+    hardExit.unref();
+    try {
+      const { closeAllAdapters } = await import("@/lib/brokers/registry");
+      await closeAllAdapters();
+    } catch (e) {
+      console.error(`[shutdown] closing broker connections failed: ${(e as Error).message}`);
+    }
+    try {
+      const { closeDb } = await import("@/lib/db");
+      await closeDb();
+    } catch (e) {
+      console.error(`[shutdown] closing the database failed: ${(e as Error).message}`);
+    }
+    console.log(`[shutdown] ${signal}: closed cleanly`);
+    process.exit(0);
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+}

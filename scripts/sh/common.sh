@@ -1,0 +1,73 @@
+# Shared shell helpers for scripts/start.sh and scripts/test.sh. Sourced, not run.
+# Each ensure_* installs or starts what is missing and says what it did; all are idempotent.
+
+log() { printf '\033[1m[dlq-console]\033[0m %s\n' "$*"; }
+die() { printf '\033[31m[dlq-console] %s\033[0m\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else die "need root for: $*"; fi
+}
+
+APT_UPDATED=0
+apt_install() {
+  [ "$APT_UPDATED" = 1 ] || { as_root apt-get update -qq >/dev/null || die "apt-get update failed"; APT_UPDATED=1; }
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null || die "apt-get install $* failed"
+}
+
+ensure_node() {
+  command -v node >/dev/null || apt_install nodejs npm
+  local major; major=$(node -p 'process.versions.node.split(".")[0]')
+  [ "$major" -ge 20 ] || die "Node.js 20 or newer is needed (found $(node -v))."
+}
+
+# npm ci when node_modules is missing or older than package-lock.json; always in CI.
+ensure_node_modules() {
+  if [ -n "${CI:-}" ] || [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    log "installing dependencies (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error
+  else
+    # The generated Prisma client is not committed; make sure it exists.
+    [ -d lib/generated/prisma ] || npm run --silent db:generate
+  fi
+}
+
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] && return
+  log "installing Debian's chromium for the browser tests"
+  apt_install chromium
+}
+
+ensure_postgres() {
+  if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
+    log "starting PostgreSQL"
+    command -v pg_ctlcluster >/dev/null || apt_install postgresql
+    as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -1)" main start || true
+    for _ in $(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 1; done
+    pg_isready -h 127.0.0.1 -p 5432 -q || die "PostgreSQL did not start on 127.0.0.1:5432"
+  fi
+}
+
+# Drops and recreates a database on the local server (trust auth, user postgres).
+fresh_database() {
+  local db=$1
+  psql -h 127.0.0.1 -U postgres -d postgres -qtAc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null
+  psql -h 127.0.0.1 -U postgres -d postgres -qtAc "CREATE DATABASE \"$db\"" >/dev/null
+}
+
+rabbit_up() { timeout 5 bash -c '</dev/tcp/127.0.0.1/5672' 2>/dev/null; }
+management_up() { curl -fsS -u guest:guest -o /dev/null http://127.0.0.1:15672/api/overview 2>/dev/null; }
+
+ensure_rabbitmq() {
+  if ! rabbit_up; then
+    log "starting RabbitMQ"
+    command -v rabbitmq-server >/dev/null || apt_install rabbitmq-server
+    as_root rabbitmq-server -detached || true
+    as_root rabbitmqctl await_startup --timeout 60 >/dev/null || die "RabbitMQ did not start"
+  fi
+  if ! management_up; then
+    log "enabling RabbitMQ's management and shovel plugins"
+    as_root rabbitmq-plugins enable rabbitmq_management rabbitmq_shovel rabbitmq_shovel_management >/dev/null
+    for _ in $(seq 1 30); do management_up && break; sleep 1; done
+    management_up || log "warning: the RabbitMQ management API did not answer; DLQ discovery will be limited"
+  fi
+}

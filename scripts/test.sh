@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Sets up and runs the whole test suite: type check, unit tests, integration tests against the real
+# PostgreSQL and RabbitMQ on this machine, and Playwright e2e in Debian's Chromium against the
+# production build. Installs what it needs (npm ci, apt-get chromium) and starts local services.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/sh/common.sh
+
+ensure_node
+ensure_node_modules
+ensure_chromium
+ensure_postgres
+ensure_rabbitmq
+
+export NEXT_TELEMETRY_DISABLED=1
+export DLQ_CONSOLE_CONFIG=${DLQ_CONSOLE_CONFIG:-$PWD/e2e/dlq-console.e2e.config.json}
+TEST_DB=dlq_console_test
+E2E_DB=dlq_console_e2e
+
+log "fresh databases $TEST_DB and $E2E_DB"
+fresh_database "$TEST_DB"
+fresh_database "$E2E_DB"
+DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$TEST_DB" npm run --silent db:migrate
+DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$E2E_DB" npm run --silent db:migrate
+
+log "type check"
+npx tsc --noEmit
+
+log "unit tests"
+npx vitest run --project unit
+
+log "integration tests (PostgreSQL, RabbitMQ)"
+DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$TEST_DB" npx vitest run --project integration
+
+log "production build"
+npx next build >/tmp/dlq-console-build.log 2>&1 || { tail -60 /tmp/dlq-console-build.log; die "next build failed"; }
+
+log "e2e (Chromium)"
+export DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$E2E_DB"
+npx tsx --conditions=react-server e2e/prepare.ts
+npx playwright test
