@@ -37,5 +37,10 @@ npx next build >/tmp/dlq-console-build.log 2>&1 || { tail -60 /tmp/dlq-console-b
 
 log "e2e (Chromium)"
 export DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$E2E_DB"
-npx tsx --conditions=react-server e2e/prepare.ts
+for role in admin operator viewer; do
+  # Test-only accounts; their passwords are in e2e/users.ts.
+  pw="e2e-$role-password-1"
+  DLQ_NEW_PASSWORD="$pw" npm run --silent users:create -- --email "$role@e2e.test" --role "$role" --password-env DLQ_NEW_PASSWORD >/dev/null
+done
+npm run --silent seed:demo >/dev/null
 npx playwright test

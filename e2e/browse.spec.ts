@@ -1,0 +1,72 @@
+import { test, expect } from "@playwright/test";
+import { signIn, dlqPath, DEMO } from "./fixtures";
+
+test("an operator browses a seeded DLQ and opens a letter with its x-death history and payload", async ({ page }) => {
+  await signIn(page, "operator");
+  await page.goto("/");
+  const row = page.getByTestId("dlq-row").filter({ hasText: DEMO.rejectedDlq });
+  await expect(row).toBeVisible();
+  await row.getByRole("link", { name: DEMO.rejectedDlq }).click();
+  await expect(page).toHaveURL(new RegExp(`${dlqPath(DEMO.rejectedDlq).replace(/\./g, "\\.")}`));
+
+  const letters = page.getByTestId("letter-row");
+  await expect(letters.first()).toBeVisible();
+  await expect(letters.first()).toContainText("rejected");
+
+  // Reading is non-destructive: the same letters are there on a second read, in the same order.
+  const firstIds = await letters.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-letter-id")));
+  await page.reload();
+  await expect(letters.first()).toBeVisible();
+  expect(await letters.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-letter-id")))).toEqual(firstIds);
+
+  await letters.first().getByRole("link").first().click();
+  await expect(page).toHaveURL(/\/letters\//);
+  const deaths = page.getByTestId("death-row");
+  await expect(deaths.first()).toBeVisible();
+  await expect(deaths.first()).toContainText("rejected");
+  await expect(page.getByTestId("header-row").filter({ hasText: "x-death" }).first()).toBeVisible();
+  await expect(page.getByTestId("payload-view")).toBeVisible();
+  await expect(page.getByTestId("payload-sha256")).toHaveText(/^[0-9a-f]{64}$/);
+
+  // The letter's own URL reproduces the view.
+  const url = page.url();
+  await page.goto(url);
+  await expect(page.getByTestId("death-row").first()).toBeVisible();
+});
+
+test("a viewer sees metadata but never the payload", async ({ page, request }) => {
+  await signIn(page, "viewer");
+  await page.goto(dlqPath(DEMO.rejectedDlq));
+  await page.getByTestId("letter-row").first().getByRole("link").first().click();
+  await expect(page.getByTestId("death-row").first()).toBeVisible();
+  await expect(page.getByTestId("payload-hidden")).toBeVisible();
+  await expect(page.getByTestId("payload-view")).toHaveCount(0);
+
+  // The download route refuses the viewer too, whatever the UI shows.
+  const download = await page.request.get(`/api${page.url().replace(/^https?:\/\/[^/]+/, "")}/payload`);
+  expect(download.status()).toBe(403);
+  void request;
+});
+
+test("hostile header values are shown as text and never run", async ({ page }) => {
+  let dialogs = 0;
+  page.on("dialog", (d) => {
+    dialogs++;
+    void d.dismiss();
+  });
+  await signIn(page, "operator");
+  await page.goto(dlqPath("demo.hostile.dlq"));
+  await page.getByTestId("letter-row").first().getByRole("link").first().click();
+  await expect(page.getByTestId("header-row").filter({ hasText: "<script>" }).first()).toBeVisible();
+  expect(await page.locator("script:not([src])").evaluateAll((s) => s.filter((x) => x.textContent?.includes("alert(")).length)).toBe(0);
+  expect(dialogs).toBe(0);
+});
+
+test("a DLQ named in config that does not exist says so and the console stays up", async ({ page }) => {
+  await signIn(page, "operator");
+  const res = await page.goto(dlqPath("e2e.gone.dlq"));
+  expect(res?.status()).toBeLessThan(500);
+  await expect(page.getByText(/does not exist|not found|no longer exists/i).first()).toBeVisible();
+  await page.goto("/");
+  await expect(page.getByTestId("dlq-row").first()).toBeVisible();
+});

@@ -1,0 +1,53 @@
+import { expect, type Page, type APIRequestContext } from "@playwright/test";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { Role } from "@/lib/auth/permissions";
+import { E2E_USERS } from "./users";
+
+export { E2E_USERS };
+
+/** Demo DLQs made by scripts/seed-demo.ts through real dead-lettering. */
+export const DEMO = {
+  connectionId: "local-rabbitmq",
+  rejectedDlq: "demo.orders.dlq",
+} as const;
+
+export async function signIn(page: Page, role: Role) {
+  const user = E2E_USERS[role];
+  await page.goto("/signin");
+  await page.getByLabel("Email").fill(user.email);
+  await page.getByLabel("Password").fill(user.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByTestId("sign-out")).toBeVisible();
+}
+
+export function dlqPath(queue: string, connectionId: string = DEMO.connectionId) {
+  return `/dlqs/${encodeURIComponent(connectionId)}/${encodeURIComponent(queue)}`;
+}
+
+/**
+ * Finds a server action's id in the production build's manifest by its exported name, so a test
+ * can call the action directly over HTTP, the way a hostile client would, bypassing the UI.
+ */
+export function serverActionId(exportedName: string): string {
+  const file = path.resolve(".next/server/server-reference-manifest.json");
+  const manifest = JSON.parse(readFileSync(file, "utf8")) as { node: Record<string, unknown> };
+  for (const [id, entry] of Object.entries(manifest.node)) {
+    if (JSON.stringify(entry).includes(`"exportedName":"${exportedName}"`)) return id;
+  }
+  throw new Error(`server action ${exportedName} not found in ${file}`);
+}
+
+/** Calls a server action with the page's cookies, as the browser would, and returns the raw response text. */
+export async function callServerAction(request: APIRequestContext, pagePath: string, actionId: string, args: unknown[]) {
+  const res = await request.post(pagePath, {
+    headers: {
+      "Next-Action": actionId,
+      "Content-Type": "text/plain;charset=UTF-8",
+      Accept: "text/x-component",
+      Origin: new URL(pagePath, process.env.E2E_BASE_URL ?? "http://127.0.0.1:3100").origin,
+    },
+    data: JSON.stringify(args),
+  });
+  return { status: res.status(), text: await res.text() };
+}
