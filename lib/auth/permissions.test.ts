@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { PERMISSIONS, ROLES, can, isRole, type Permission } from "./permissions";
+
+const permissions = Object.keys(PERMISSIONS) as Permission[];
+
+describe("permissions table", () => {
+  it("gives admin every permission", () => {
+    for (const p of permissions) expect(can("admin", p), p).toBe(true);
+  });
+
+  it("is monotonic: each role has everything the role below it has", () => {
+    for (const p of permissions) {
+      if (can("viewer", p)) expect(can("operator", p), p).toBe(true);
+      if (can("operator", p)) expect(can("admin", p), p).toBe(true);
+    }
+  });
+
+  it("keeps payloads, risky reads, audit and user management from viewers", () => {
+    const viewerDenied: Permission[] = ["letter:read-payload", "dlq:browse-risky", "audit:read", "audit:verify", "users:manage"];
+    for (const p of viewerDenied) expect(can("viewer", p), p).toBe(false);
+    expect(can("operator", "users:manage")).toBe(false);
+    expect(can("operator", "audit:verify")).toBe(false);
+  });
+
+  it("lists only known roles", () => {
+    for (const p of permissions) for (const r of PERMISSIONS[p]) expect(ROLES).toContain(r);
+  });
+
+  it("refuses a missing or unknown role", () => {
+    expect(can(null, "dlq:list")).toBe(false);
+    expect(can(undefined, "dlq:list")).toBe(false);
+    expect(can("root" as never, "dlq:list")).toBe(false);
+    expect(isRole("root")).toBe(false);
+    expect(isRole("viewer")).toBe(true);
+  });
+});

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG, parseConfig, secretFromEnv } from "./config";
+
+const valid = {
+  connections: [
+    { kind: "rabbitmq", id: "prod-rabbit", url: "amqp://rabbit.internal:5672/vh", passwordEnv: "P", dlqs: [{ name: "orders.dlq", origin: "orders" }] },
+  ],
+};
+
+describe("parseConfig", () => {
+  it("accepts a valid file and fills defaults", () => {
+    const c = parseConfig(JSON.stringify(valid));
+    expect(c.connections[0]).toMatchObject({ id: "prod-rabbit", discover: true, dlqs: [{ name: "orders.dlq", origin: "orders" }] });
+  });
+
+  it("names the offending path in its error", () => {
+    const bad = { connections: [{ ...valid.connections[0], id: "Bad Id" }] };
+    expect(() => parseConfig(JSON.stringify(bad), "x.json")).toThrow(/x\.json is invalid: connections\.0\.id/);
+  });
+
+  it("rejects invalid JSON with the parser's reason", () => {
+    expect(() => parseConfig("{ nope", "x.json")).toThrow(/x\.json is not valid JSON/);
+  });
+
+  it("rejects duplicate connection ids", () => {
+    const dup = { connections: [valid.connections[0], valid.connections[0]] };
+    expect(() => parseConfig(JSON.stringify(dup))).toThrow(/appears twice/);
+  });
+
+  it("rejects an unknown broker kind", () => {
+    expect(() => parseConfig(JSON.stringify({ connections: [{ ...valid.connections[0], kind: "mqtt" }] }))).toThrow(/invalid/);
+  });
+
+  it("has a working default for a local RabbitMQ", () => {
+    expect(DEFAULT_CONFIG.connections[0]).toMatchObject({ kind: "rabbitmq", url: "amqp://127.0.0.1:5672" });
+  });
+});
+
+describe("secretFromEnv", () => {
+  it("reads the named variable and falls back when it is unset or empty", () => {
+    process.env.DLQ_TEST_SECRET = "s3cret";
+    expect(secretFromEnv("DLQ_TEST_SECRET", "guest")).toBe("s3cret");
+    process.env.DLQ_TEST_SECRET = "";
+    expect(secretFromEnv("DLQ_TEST_SECRET", "guest")).toBe("guest");
+    expect(secretFromEnv(undefined, "guest")).toBe("guest");
+    delete process.env.DLQ_TEST_SECRET;
+  });
+});
