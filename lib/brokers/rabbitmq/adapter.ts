@@ -1,0 +1,382 @@
+import "server-only";
+import type { Channel } from "amqplib";
+import amqp from "amqplib";
+import type { RabbitConnectionConfig } from "@/lib/config";
+import { secretFromEnv } from "@/lib/config";
+import {
+  BrokerError,
+  type BrokerAdapter,
+  type BrokerCapabilities,
+  type BrokerVocabulary,
+  type BrowseOptions,
+  type DlqSummary,
+  type DlqWarning,
+  type HeaderEntry,
+  type Letter,
+  type LetterPage,
+  type StreamOptions,
+} from "@/lib/brokers/types";
+import { toDisplayValue } from "@/lib/brokers/display";
+import { AmqpConnection, closeQuietly, mapAmqpError, vhostOf } from "@/lib/brokers/rabbitmq/connection";
+import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";
+import { discoverDlqs, queueKindOf, type QueueKind } from "@/lib/brokers/rabbitmq/discovery";
+import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
+import { readRiskOf } from "@/lib/brokers/rabbitmq/risk";
+import { OccurrenceCounter, isLetterId } from "@/lib/brokers/rabbitmq/identity";
+import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
+
+export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
+  discovery: true,
+  readHidesLetters: false,
+  readCountsAsDelivery: false,
+  randomAccess: false,
+  perLetterRemoval: true,
+  nativeBulkMove: true,
+  orderedKeys: false,
+};
+
+export const RABBITMQ_VOCABULARY: BrokerVocabulary = { queue: "queue", letterId: "message id", origin: "origin queue" };
+
+export interface RabbitMqAdapterOptions {
+  /** A read ends when no letter arrives for this long (default 1000 ms). */
+  idleMs?: number;
+  /** Letters buffered ahead of the caller, in bytes (default 16 MiB). */
+  readBufferBytes?: number;
+  /** How long a read waits for another reader of the same queue to finish (default 10 s). */
+  busyWaitMs?: number;
+  /** How long management snapshots are reused (default 3 s). */
+  snapshotTtlMs?: number;
+  connectTimeoutMs?: number;
+}
+
+interface Snapshot {
+  at: number;
+  queues: Map<string, MgmtQueue> | null;
+  discovered: Map<string, string[]>;
+  warning: DlqWarning | null;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class RabbitMqAdapter implements BrokerAdapter {
+  readonly kind = "rabbitmq" as const;
+  readonly connectionId: string;
+  readonly displayName: string;
+  readonly capabilities = RABBITMQ_CAPABILITIES;
+  readonly vocabulary = RABBITMQ_VOCABULARY;
+
+  private readonly amqp: AmqpConnection;
+  private readonly mgmt: ManagementClient | null;
+  private readonly vhost: string;
+  private readonly opts: Required<RabbitMqAdapterOptions>;
+  private snapshotCache: Snapshot | null = null;
+  private readonly probed = new Map<string, { at: number; kind: QueueKind }>();
+
+  constructor(
+    private readonly config: RabbitConnectionConfig,
+    options: RabbitMqAdapterOptions = {},
+  ) {
+    this.connectionId = config.id;
+    this.displayName = config.name ?? config.id;
+    this.vhost = vhostOf(config.url);
+    this.opts = {
+      idleMs: options.idleMs ?? 1000,
+      readBufferBytes: options.readBufferBytes ?? 16 * 1024 * 1024,
+      busyWaitMs: options.busyWaitMs ?? 10_000,
+      snapshotTtlMs: options.snapshotTtlMs ?? 3000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+    };
+    this.amqp = new AmqpConnection({
+      url: config.url,
+      username: secretFromEnv(config.usernameEnv, "guest")!,
+      password: secretFromEnv(config.passwordEnv, "guest")!,
+      connectTimeoutMs: this.opts.connectTimeoutMs,
+    });
+    this.mgmt = config.management
+      ? new ManagementClient(
+          config.management.url,
+          secretFromEnv(config.management.usernameEnv, "guest")!,
+          secretFromEnv(config.management.passwordEnv, "guest")!,
+          this.opts.connectTimeoutMs,
+        )
+      : null;
+  }
+
+  private configEntry(name: string) {
+    return this.config.dlqs.find((d) => d.name === name);
+  }
+
+  /** Queues, discovered DLQs and a warning when the management API cannot help. Reused for a few seconds. */
+  private async snapshot(fresh = false): Promise<Snapshot> {
+    const c = this.snapshotCache;
+    if (!fresh && c && Date.now() - c.at < this.opts.snapshotTtlMs) return c;
+    let snap: Snapshot;
+    if (!this.mgmt) {
+      snap = { at: Date.now(), queues: null, discovered: new Map(), warning: this.config.discover ? { code: "management_unconfigured", message: "No management API is configured for this connection: only DLQs named in the config are shown." } : null };
+    } else {
+      try {
+        const [queues, bindings, exchanges] = await Promise.all([
+          this.mgmt.listQueues(this.vhost),
+          this.config.discover ? this.mgmt.listBindings(this.vhost) : Promise.resolve([]),
+          this.config.discover ? this.mgmt.listExchanges(this.vhost) : Promise.resolve([]),
+        ]);
+        snap = {
+          at: Date.now(),
+          queues: new Map(queues.map((q) => [q.name, q])),
+          discovered: this.config.discover ? discoverDlqs(queues, bindings, exchanges) : new Map(),
+          warning: null,
+        };
+      } catch (e) {
+        const why = e instanceof ManagementError ? e.message : String(e);
+        snap = { at: Date.now(), queues: null, discovered: new Map(), warning: { code: "management_unavailable", message: `The RabbitMQ management API is not available (${why}): only DLQs named in the config are shown, without discovery.` } };
+      }
+    }
+    this.snapshotCache = snap;
+    return snap;
+  }
+
+  /** Queue type and delivery limit: management API, else config, else a probe that delivers nothing from a quorum queue. */
+  private async queueKind(name: string, q: MgmtQueue | undefined): Promise<{ kind: QueueKind; source: string }> {
+    if (q) return { kind: queueKindOf(q), source: "management" };
+    const entry = this.configEntry(name);
+    if (entry?.queueType) return { kind: { queueType: entry.queueType, deliveryLimit: entry.deliveryLimit ?? null, ownDeadLetterExchange: null }, source: "config" };
+    const cached = this.probed.get(name);
+    if (cached && Date.now() - cached.at < 300_000) return { kind: cached.kind, source: "probe" };
+    const kind = await this.probeQueueType(name);
+    this.probed.set(name, { at: Date.now(), kind });
+    return { kind, source: "probe" };
+  }
+
+  /**
+   * RabbitMQ refuses a consumer on a channel with a global prefetch for quorum and stream queues,
+   * before delivering anything (it closes the connection with 540, so the probe uses its own).
+   * A classic queue accepts it; the one letter it may deliver is returned when the probe closes.
+   */
+  private async probeQueueType(name: string): Promise<QueueKind> {
+    const u = new URL(this.config.url);
+    u.username = encodeURIComponent(secretFromEnv(this.config.usernameEnv, "guest")!);
+    u.password = encodeURIComponent(secretFromEnv(this.config.passwordEnv, "guest")!);
+    let conn: amqp.ChannelModel | null = null;
+    try {
+      conn = await amqp.connect(u.toString(), { timeout: this.opts.connectTimeoutMs });
+      conn.on("error", () => undefined);
+      const ch = await conn.createChannel();
+      ch.on("error", () => undefined);
+      await ch.prefetch(1, true);
+      const ok = await ch.consume(name, () => undefined, { noAck: false });
+      await ch.cancel(ok.consumerTag);
+      await ch.close();
+      return { queueType: "classic", deliveryLimit: null, ownDeadLetterExchange: null };
+    } catch (e) {
+      const msg = (e as Error).message ?? "";
+      if (/global qos|NOT.IMPLEMENTED|Connection closed/i.test(msg)) return { queueType: "unknown-not-classic", deliveryLimit: null, ownDeadLetterExchange: null };
+      throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
+    } finally {
+      await conn?.close().catch(() => undefined);
+    }
+  }
+
+  private async summarize(name: string, snap: Snapshot, channelFor: () => Promise<Channel>): Promise<DlqSummary> {
+    const entry = this.configEntry(name);
+    const origins = new Set<string>(snap.discovered.get(name) ?? []);
+    if (entry?.origin) origins.add(entry.origin);
+    const warnings: DlqWarning[] = snap.warning ? [snap.warning] : [];
+    const facts: HeaderEntry[] = [];
+    let depth: number | null = null;
+    let inFlight: number | null = null;
+    let consumers: number | null = null;
+    const q = snap.queues?.get(name);
+    if (snap.queues) {
+      if (!q) throw this.notFound(name);
+      depth = q.messages_ready ?? null;
+      inFlight = q.messages_unacknowledged ?? null;
+      consumers = q.consumers ?? null;
+      if (q.arguments && Object.keys(q.arguments).length) facts.push({ name: "arguments", value: toDisplayValue(q.arguments) });
+      if (q.policy) facts.push({ name: "policy", value: { t: "string", v: q.policy } });
+    } else {
+      const ch = await channelFor();
+      try {
+        const ok = await ch.checkQueue(name);
+        depth = ok.messageCount;
+        consumers = ok.consumerCount;
+      } catch (e) {
+        throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
+      }
+    }
+    const { kind, source: kindSource } = await this.queueKind(name, q);
+    facts.push({ name: "queue type source", value: { t: "string", v: kindSource } });
+    if (kind.deliveryLimit !== null) facts.push({ name: "delivery limit", value: { t: "number", v: String(kind.deliveryLimit) } });
+    if (consumers) warnings.push({ code: "consumers_attached", message: `${consumers} consumer(s) are attached to this DLQ: they may take letters while you look, and the console cannot read it while they hold it exclusively.` });
+    if (kind.queueType === "quorum" && kind.deliveryLimit === null) {
+      warnings.push({ code: "quorum_delivery_count", message: "Quorum queue: every read raises the letters' x-delivery-count (no delivery limit is set, so nothing is dropped)." });
+    }
+    const fromConfig = entry !== undefined;
+    const fromDiscovery = snap.discovered.has(name);
+    return {
+      connectionId: this.connectionId,
+      name,
+      kind: "rabbitmq",
+      queueType: kind.queueType === "unknown-not-classic" ? "unknown" : kind.queueType,
+      depth,
+      inFlight,
+      consumers,
+      origins: [...origins].sort(),
+      source: fromConfig && fromDiscovery ? "config+discovered" : fromConfig ? "config" : "discovered",
+      readRisk: readRiskOf(kind, name),
+      warnings,
+      facts,
+    };
+  }
+
+  private notFound(name: string) {
+    return new BrokerError("not_found", { userMessage: `DLQ "${name}" was not found on ${this.displayName}. It may have been deleted, or it is not a DLQ the console knows about.` });
+  }
+
+  async listDlqs(): Promise<DlqSummary[]> {
+    await this.ping();
+    const snap = await this.snapshot(true);
+    const names = new Set<string>([...this.config.dlqs.map((d) => d.name), ...snap.discovered.keys()]);
+    const out: DlqSummary[] = [];
+    for (const name of [...names].sort()) {
+      try {
+        out.push(await this.summarize(name, snap, () => this.amqp.channel()));
+      } catch (e) {
+        if (e instanceof BrokerError && e.kind === "not_found") {
+          out.push({
+            connectionId: this.connectionId, name, kind: "rabbitmq", queueType: "unknown", depth: null, inFlight: null, consumers: null,
+            origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [], source: "config", readRisk: null,
+            warnings: [{ code: "missing", message: `Queue "${name}" is named in the config but does not exist on the broker.` }], facts: [],
+          });
+        } else throw e;
+      }
+    }
+    return out;
+  }
+
+  async describeDlq(name: string): Promise<DlqSummary> {
+    let snap = await this.snapshot();
+    const known = (s: Snapshot) => this.configEntry(name) !== undefined || s.discovered.has(name);
+    if (!known(snap) || (snap.queues && !snap.queues.has(name))) snap = await this.snapshot(true);
+    if (!known(snap)) {
+      await this.ping();
+      throw this.notFound(name);
+    }
+    let ch: Channel | null = null;
+    try {
+      return await this.summarize(name, snap, async () => (ch = await this.amqp.channel()));
+    } finally {
+      await closeQuietly(ch);
+    }
+  }
+
+  /** Opens a read: risk guard, passive check, first exclusive consumer (retried while another reader holds the queue). */
+  private async openRead(name: string, opts: StreamOptions, maxFromDepth: (depth: number) => number) {
+    const summary = await this.describeDlq(name);
+    if (summary.readRisk && !opts.acceptRisk) {
+      throw new BrokerError("risky_read", { userMessage: summary.readRisk.message, details: { readRisk: summary.readRisk } });
+    }
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      const ch = await this.amqp.channel();
+      try {
+        const ok = await ch.checkQueue(name);
+        const reader = new QueueReader(ch, name, {
+          max: maxFromDepth(ok.messageCount),
+          idleMs: this.opts.idleMs,
+          bufferBytes: this.opts.readBufferBytes,
+          minWindow: 4,
+          maxWindow: 2000,
+          exclusive: true,
+        });
+        await reader.start();
+        return { ch, reader, depth: ok.messageCount, summary };
+      } catch (e) {
+        await closeQuietly(ch);
+        const mapped = mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
+        if (mapped.kind === "throttled" && Date.now() - started < this.opts.busyWaitMs) {
+          await sleep(Math.min(1000, 50 * 2 ** attempt));
+          continue;
+        }
+        throw mapped;
+      }
+    }
+  }
+
+  async browse(name: string, opts: BrowseOptions): Promise<LetterPage> {
+    const offset = Math.max(0, Math.floor(opts.offset));
+    const limit = Math.max(1, Math.min(1000, Math.floor(opts.limit)));
+    const configOrigin = this.configEntry(name)?.origin ?? null;
+    const { ch, reader, depth } = await this.openRead(name, opts, (d) => Math.min(d, offset + limit + 1));
+    const letters: Letter[] = [];
+    let hasMore = false;
+    try {
+      const occ = new OccurrenceCounter();
+      for (let pos = 0; ; pos++) {
+        const m = await reader.next(opts.signal);
+        if (!m) break;
+        const ident = letterIdOf(m, occ);
+        if (pos >= offset + limit) {
+          hasMore = true;
+          break;
+        }
+        if (pos >= offset) letters.push(toLetter(m, ident, pos, { maxBodyBytes: opts.maxBodyBytes, configOrigin }));
+      }
+    } catch (e) {
+      throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
+    } finally {
+      await closeQuietly(ch);
+    }
+    return { letters, offset, limit, hasMore, depth };
+  }
+
+  async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
+    const configOrigin = this.configEntry(name)?.origin ?? null;
+    const { ch, reader } = await this.openRead(name, opts, (d) => d);
+    try {
+      const occ = new OccurrenceCounter();
+      for (let pos = 0; ; pos++) {
+        let m;
+        try {
+          m = await reader.next(opts.signal);
+        } catch (e) {
+          throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
+        }
+        if (!m) return;
+        yield toLetter(m, letterIdOf(m, occ), pos, { maxBodyBytes: opts.maxBodyBytes, configOrigin });
+      }
+    } finally {
+      await closeQuietly(ch);
+    }
+  }
+
+  async getLetter(name: string, id: string, opts: StreamOptions = {}): Promise<Letter | null> {
+    if (!isLetterId(id)) {
+      await this.describeDlq(name);
+      return null;
+    }
+    const configOrigin = this.configEntry(name)?.origin ?? null;
+    const { ch, reader } = await this.openRead(name, opts, (d) => d);
+    try {
+      const occ = new OccurrenceCounter();
+      for (let pos = 0; ; pos++) {
+        const m = await reader.next(opts.signal);
+        if (!m) return null;
+        const ident = letterIdOf(m, occ);
+        if (ident.id === id) return toLetter(m, ident, pos, { maxBodyBytes: opts.maxBodyBytes, configOrigin });
+      }
+    } catch (e) {
+      throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
+    } finally {
+      await closeQuietly(ch);
+    }
+  }
+
+  async ping(): Promise<void> {
+    const ch = await this.amqp.channel();
+    await closeQuietly(ch);
+  }
+
+  async close(): Promise<void> {
+    await this.amqp.close();
+  }
+}

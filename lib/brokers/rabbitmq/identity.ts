@@ -1,0 +1,58 @@
+/**
+ * Stable, URL-safe letter ids. A letter with a message_id is `m-<base64url(message_id)>`; without
+ * one, `f-<base64url(sha256 of body + immutable properties and headers)[:22]>`. Identical letters
+ * (same base id, which at-least-once dead-lettering can produce) are told apart by occurrence
+ * order in the queue: the second is `<base>~2`, the third `<base>~3`.
+ */
+import { createHash } from "node:crypto";
+import type { HeaderEntry } from "@/lib/brokers/types";
+import { canonicalJson } from "@/lib/brokers/display";
+
+/** Headers and properties that the broker changes as a letter dies, is read or moves: not part of its identity. */
+export function isMutableHeader(name: string): boolean {
+  const n = name.toLowerCase();
+  return (
+    n === "x-death" ||
+    n.startsWith("x-first-death-") ||
+    n.startsWith("x-last-death-") ||
+    n === "x-delivery-count" ||
+    n === "x-received-from" ||
+    n === "x-opt-deliveries"
+  );
+}
+
+/** Properties RabbitMQ rewrites when dead-lettering (expiration is removed) or that describe the delivery. */
+const MUTABLE_PROPERTIES = new Set(["expiration", "redelivered", "exchange", "routingKey", "deliveryTag", "consumerTag"]);
+
+export function fingerprint(bodySha256: string, properties: HeaderEntry[], headers: HeaderEntry[]): string {
+  const h = createHash("sha256");
+  for (const p of properties) {
+    if (MUTABLE_PROPERTIES.has(p.name)) continue;
+    h.update(`p:${p.name}=${canonicalJson(p.value)}\n`);
+  }
+  for (const e of headers) {
+    if (isMutableHeader(e.name)) continue;
+    h.update(`h:${e.name}=${canonicalJson(e.value)}\n`);
+  }
+  h.update(`b:${bodySha256}`);
+  return h.digest("base64url").slice(0, 22);
+}
+
+export function baseLetterId(messageId: string | null, fp: () => string): string {
+  if (messageId !== null && messageId !== "") return `m-${Buffer.from(messageId, "utf8").toString("base64url")}`;
+  return `f-${fp()}`;
+}
+
+/** Assigns occurrence suffixes while a read walks the queue from its head. */
+export class OccurrenceCounter {
+  private readonly seen = new Map<string, number>();
+  next(base: string): string {
+    const n = (this.seen.get(base) ?? 0) + 1;
+    this.seen.set(base, n);
+    return n === 1 ? base : `${base}~${n}`;
+  }
+}
+
+export function isLetterId(id: string): boolean {
+  return /^[mf]-[A-Za-z0-9_-]+(~[1-9][0-9]*)?$/.test(id) && id.length <= 2048;
+}

@@ -1,0 +1,141 @@
+/**
+ * Reads a queue from its head without taking letters away: consume with manual ack, never ack,
+ * and the caller closes the channel afterwards so RabbitMQ returns every letter in order.
+ *
+ * Unacked letters cannot exceed the consumer's prefetch, and RabbitMQ fixes a consumer's prefetch
+ * when it starts. So the reader consumes in windows: a consumer with prefetch W receives exactly W
+ * letters (which stay unacked on the channel), is cancelled, and the next consumer with a new
+ * prefetch continues after them. The next window is only opened when the caller has taken most of
+ * the buffered letters: that is the backpressure, and W adapts to the letters' size so buffered
+ * bytes stay near `bufferBytes` (at least `minWindow` letters).
+ */
+import type { Channel, ConsumeMessage } from "amqplib";
+
+export interface ReaderOptions {
+  /** Stop after this many letters (the depth observed at the start of the read). */
+  max: number;
+  /** Stop when no letter arrives for this long: the queue held fewer letters than reported. */
+  idleMs: number;
+  bufferBytes: number;
+  minWindow: number;
+  maxWindow: number;
+  /** Exclusive consumers: a second reader of the same queue is refused instead of seeing a subset. */
+  exclusive: boolean;
+}
+
+export class QueueReader {
+  private buf: ConsumeMessage[] = [];
+  private head = 0;
+  private received = 0;
+  private receivedBytes = 0;
+  private windowLeft = 0;
+  private windowSize = 0;
+  private consumerTag: string | null = null;
+  private chaining: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private failure: unknown = null;
+
+  constructor(
+    private readonly ch: Channel,
+    private readonly queue: string,
+    private readonly opts: ReaderOptions,
+  ) {}
+
+  /** Starts the first consumer; rejects with the broker's error (e.g. 403 exclusive use). */
+  async start(): Promise<void> {
+    if (this.opts.max > 0) await this.openWindow();
+  }
+
+  private nextWindowSize(): number {
+    const avg = this.received > 0 ? Math.max(64, this.receivedBytes / this.received) : 4096;
+    const w = Math.floor(this.opts.bufferBytes / avg);
+    return Math.max(this.opts.minWindow, Math.min(this.opts.maxWindow, w, this.opts.max - this.received));
+  }
+
+  private readonly onMessage = (m: ConsumeMessage | null) => {
+    if (m === null) {
+      this.failure ??= Object.assign(new Error(`Channel closed: consumer of ${this.queue} was cancelled by the broker`), {});
+    } else {
+      this.buf.push(m);
+      this.received++;
+      this.receivedBytes += m.content.length;
+      this.windowLeft--;
+    }
+    this.wake?.();
+  };
+
+  private async openWindow(): Promise<void> {
+    if (this.consumerTag) {
+      await this.ch.cancel(this.consumerTag);
+      this.consumerTag = null;
+    }
+    const size = this.nextWindowSize();
+    this.windowSize = size;
+    this.windowLeft = size;
+    await this.ch.prefetch(size, false);
+    const ok = await this.ch.consume(this.queue, this.onMessage, { noAck: false, exclusive: this.opts.exclusive });
+    this.consumerTag = ok.consumerTag;
+  }
+
+  private chain() {
+    this.chaining ??= this.openWindow()
+      .catch((e) => {
+        this.failure ??= e;
+      })
+      .finally(() => {
+        this.chaining = null;
+        this.wake?.();
+      });
+  }
+
+  private buffered() {
+    return this.buf.length - this.head;
+  }
+
+  private maybeChain() {
+    if (!this.chaining && this.windowLeft <= 0 && this.received < this.opts.max && this.buffered() <= this.windowSize / 2) this.chain();
+  }
+
+  /** The next letter in queue order, or null at the end (max reached or idle). */
+  async next(signal?: AbortSignal): Promise<ConsumeMessage | null> {
+    for (;;) {
+      if (this.failure) throw this.failure;
+      if (signal?.aborted) return null;
+      if (this.buffered() > 0) {
+        const m = this.buf[this.head];
+        this.buf[this.head++] = undefined as unknown as ConsumeMessage;
+        if (this.head > 1024 && this.head * 2 > this.buf.length) {
+          this.buf = this.buf.slice(this.head);
+          this.head = 0;
+        }
+        this.maybeChain();
+        return m;
+      }
+      if (this.received >= this.opts.max) return null;
+      if (this.chaining) {
+        await this.chaining;
+        continue;
+      }
+      if (this.windowLeft <= 0) {
+        this.chain();
+        continue;
+      }
+      const arrived = await new Promise<boolean>((resolve) => {
+        const t = setTimeout(() => {
+          this.wake = null;
+          resolve(false);
+        }, this.opts.idleMs);
+        this.wake = () => {
+          clearTimeout(t);
+          this.wake = null;
+          resolve(true);
+        };
+      });
+      if (!arrived && this.buffered() === 0 && !this.failure) return null;
+    }
+  }
+
+  get count(): number {
+    return this.received;
+  }
+}

@@ -1,0 +1,43 @@
+import "server-only";
+import { loadConfig, type ConnectionConfig } from "@/lib/config";
+import { AppError } from "@/lib/errors";
+import type { BrokerAdapter } from "@/lib/brokers/types";
+import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
+
+/**
+ * One adapter per configured connection, built lazily from `loadConfig()` and kept for the life
+ * of the process (on globalThis, so Next's dev reloads do not leak connections).
+ */
+const KEY = Symbol.for("dlq-console.adapters");
+type Store = { adapters: Map<string, BrokerAdapter> | null };
+const store: Store = ((globalThis as Record<symbol, unknown>)[KEY] as Store) ?? ((globalThis as Record<symbol, unknown>)[KEY] = { adapters: null });
+
+export function createAdapter(c: ConnectionConfig): BrokerAdapter {
+  switch (c.kind) {
+    case "rabbitmq":
+      return new RabbitMqAdapter(c);
+  }
+}
+
+function adapters(): Map<string, BrokerAdapter> {
+  store.adapters ??= new Map(loadConfig().connections.map((c) => [c.id, createAdapter(c)]));
+  return store.adapters;
+}
+
+export function listAdapters(): BrokerAdapter[] {
+  return [...adapters().values()];
+}
+
+/** Throws `not_found:connection` for an id that is not configured. */
+export function getAdapter(connectionId: string): BrokerAdapter {
+  const a = adapters().get(connectionId);
+  if (!a) throw new AppError("not_found:connection", { userMessage: `There is no broker connection "${connectionId}".` });
+  return a;
+}
+
+/** Closes every adapter's connections; the next call builds them again (used at shutdown and by tests). */
+export async function closeAllAdapters(): Promise<void> {
+  const current = store.adapters;
+  store.adapters = null;
+  if (current) await Promise.allSettled([...current.values()].map((a) => a.close()));
+}
