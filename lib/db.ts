@@ -1,0 +1,178 @@
+import "server-only";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "@/lib/generated/prisma/client";
+import { AppError } from "@/lib/errors";
+
+/**
+ * The database: the Postgres server named by DATABASE_URL, or, when it is unset, an embedded
+ * PGlite database in DLQ_CONSOLE_DATA_DIR (default ./.data/pglite).
+ *
+ * Nothing is opened at import time (`next build` imports every page module): `getDb()` opens on
+ * first use. A PGlite folder must have one owner: a second process opening it corrupts it for good,
+ * so the owner holds `<dir>.lock` (with its pid) and everyone else is refused.
+ */
+export type DatabaseMode = "postgres" | "pglite";
+
+export function databaseMode(): DatabaseMode {
+  return process.env.DATABASE_URL ? "postgres" : "pglite";
+}
+
+/** Absolute path of the PGlite folder (standalone server.js changes the working directory). */
+export function pgliteDataDir(): string {
+  return path.resolve(process.env.DLQ_CONSOLE_DATA_DIR || path.join(".data", "pglite"));
+}
+
+function lockPathOf(dataDir: string) {
+  return `${dataDir}.lock`;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Takes the folder's lock file or throws. A lock left by a dead process is taken over.
+ * Returns the release function (idempotent, synchronous so it can run in an `exit` handler).
+ */
+export function lockPgliteDir(dataDir: string): () => void {
+  const lockPath = lockPathOf(dataDir);
+  mkdirSync(path.dirname(lockPath), { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockPath, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        try {
+          if (readFileSync(lockPath, "utf8").trim() === String(process.pid)) unlinkSync(lockPath);
+        } catch {
+          /* already gone */
+        }
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const owner = Number.parseInt(readFileSync(lockPath, "utf8").trim(), 10);
+      if (Number.isFinite(owner) && owner !== process.pid && isAlive(owner)) {
+        throw new AppError("unavailable:database", {
+          message: `PGlite folder ${dataDir} is locked by pid ${owner} (${lockPath})`,
+          userMessage: `The embedded database at ${dataDir} is in use by another process (pid ${owner}). Stop that process first; run migrations before starting the console, not beside it.`,
+        });
+      }
+      if (owner === process.pid) {
+        throw new AppError("unavailable:database", {
+          userMessage: `The embedded database at ${dataDir} is already open in this process.`,
+        });
+      }
+      unlinkSync(lockPath); // stale: its owner is gone
+    }
+  }
+  throw new AppError("unavailable:database", { userMessage: `Could not lock the embedded database at ${dataDir}.` });
+}
+
+/** Opens (creating if needed) a PGlite folder under its lock. Callers must `close()` it. */
+export async function openPglite(dataDir = pgliteDataDir()): Promise<{ pglite: PGlite; close: () => Promise<void> }> {
+  const dir = path.resolve(dataDir);
+  mkdirSync(path.dirname(dir), { recursive: true }); // without the parent PGlite only says "External error id#0"
+  const release = lockPgliteDir(dir);
+  let pglite: PGlite;
+  try {
+    pglite = new PGlite(dir);
+    await pglite.waitReady;
+  } catch (e) {
+    release();
+    throw e;
+  }
+  return {
+    pglite,
+    close: async () => {
+      try {
+        if (!pglite.closed) await pglite.close();
+      } finally {
+        release();
+      }
+    },
+  };
+}
+
+type DbState = { prisma: PrismaClient; close: () => Promise<void> };
+let state: DbState | null = null;
+let closing: Promise<void> | null = null;
+let signalHandlersInstalled = false;
+
+/**
+ * PGlite must be closed before exit or recent writes are lost. In the console, lib/shutdown.ts
+ * (installed by instrumentation.ts; Next runs with NEXT_MANUAL_SIG_HANDLE=true) closes it on
+ * SIGTERM/SIGINT. Where nobody else listens for those signals (scripts), this does it.
+ */
+function installPgliteShutdown() {
+  if (signalHandlersInstalled) return;
+  signalHandlersInstalled = true;
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    if (process.listenerCount(signal) > 0) continue;
+    process.once(signal, () => {
+      void closeDb().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+    });
+  }
+}
+
+function openDb(): DbState {
+  const connectionString = process.env.DATABASE_URL;
+  if (connectionString) {
+    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString }) });
+    return { prisma, close: () => prisma.$disconnect() };
+  }
+  const dir = pgliteDataDir();
+  mkdirSync(path.dirname(dir), { recursive: true });
+  const release = lockPgliteDir(dir);
+  process.once("exit", release);
+  const pglite = new PGlite(dir);
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  installPgliteShutdown();
+  return {
+    prisma,
+    close: async () => {
+      try {
+        await prisma.$disconnect();
+        if (!pglite.closed) await pglite.close();
+      } finally {
+        release();
+        process.off("exit", release);
+      }
+    },
+  };
+}
+
+/** The process-wide Prisma client, opened on first call. */
+export function getDb(): PrismaClient {
+  if (closing) throw new AppError("unavailable:database", { userMessage: "The console is shutting down." });
+  state ??= openDb();
+  return state.prisma;
+}
+
+/** Closes the client (and PGlite, releasing its lock). A later `getDb()` opens a new one. */
+export async function closeDb(): Promise<void> {
+  if (!state) return closing ?? undefined;
+  const current = state;
+  closing = current.close().finally(() => {
+    if (state === current) state = null;
+    closing = null;
+  });
+  return closing;
+}
+
+/** True when a PGlite folder exists and holds a database (used by scripts to explain first runs). */
+export function pgliteDirExists(dataDir = pgliteDataDir()): boolean {
+  return existsSync(path.join(dataDir, "PG_VERSION"));
+}
