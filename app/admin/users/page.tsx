@@ -1,0 +1,73 @@
+import type { Metadata } from "next";
+import { Problem } from "@/components/ui/problem";
+import { RelativeTime } from "@/components/ui/relative-time";
+import { CreateUserForm } from "@/components/users/create-user-form";
+import { UserRowActions } from "@/components/users/user-row-actions";
+import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { isAppError } from "@/lib/errors";
+import { listUsersAsAdmin } from "@/lib/users-admin";
+
+export const metadata: Metadata = { title: "Users" };
+export const dynamic = "force-dynamic";
+
+export default async function UsersPage() {
+  const actor = await requirePageActor("/admin/users");
+  let users: Awaited<ReturnType<typeof listUsersAsAdmin>>;
+  try {
+    users = await listUsersAsAdmin(actor, await requestMeta());
+  } catch (e) {
+    if (isAppError(e) && e.type === "forbidden") {
+      return (
+        <main className="page" data-testid="forbidden">
+          <Problem title="403 · Only admins manage users." back={{ href: "/", label: "← Back to the DLQs" }}>
+            <p>{e.userMessage} This attempt was recorded.</p>
+          </Problem>
+        </main>
+      );
+    }
+    throw e;
+  }
+  return (
+    <main className="page">
+      <div className="page-head">
+        <h1>Users</h1>
+        <span className="meta">Every change is recorded in the audit log. Disabled users are signed out on their next request.</span>
+      </div>
+      <h2>Create a user</h2>
+      <CreateUserForm />
+      <div className="section table-wrap">
+        <table className="grid" data-testid="users-table">
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Name</th>
+              <th>Role</th>
+              <th>Status</th>
+              <th>Created</th>
+              <th>Change</th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((u) => (
+              <tr key={u.id} data-testid="user-row" data-email={u.email}>
+                <td className="wrap-anywhere">
+                  {u.email}
+                  {u.id === actor.id ? <span className="muted"> (you)</span> : null}
+                </td>
+                <td>{u.name ?? <span className="muted">—</span>}</td>
+                <td>{u.role}</td>
+                <td>{u.disabled ? <span className="badge badge-danger">disabled</span> : <span className="badge badge-ok">active</span>}</td>
+                <td className="nowrap">
+                  <RelativeTime value={u.createdAt} />
+                </td>
+                <td>
+                  <UserRowActions id={u.id} role={u.role} disabled={u.disabled} isSelf={u.id === actor.id} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,29 @@
+import { requireActor, requestMeta } from "@/lib/auth/session";
+import { downloadPayload } from "@/lib/dlq/download-payload";
+import { errorResponse } from "@/lib/dlq/http";
+import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
+
+export const dynamic = "force-dynamic";
+
+/** The payload's original bytes, as an attachment that a browser never renders. */
+export async function GET(_req: Request, ctx: { params: Promise<{ connectionId: string; queue: string; letterId: string }> }) {
+  try {
+    const { connectionId, queue, letterId } = await ctx.params;
+    const actor = await requireActor();
+    const acceptRisk = await hasRiskConfirmation(connectionId, queue);
+    const p = await downloadPayload(actor, await requestMeta(), { connectionId, queue, letterId, acceptRisk });
+    return new Response(new Uint8Array(p.bytes), {
+      headers: {
+        "Content-Type": "application/octet-stream",
+        "Content-Disposition": `attachment; filename="${p.filename}"`,
+        "Content-Length": String(p.bytes.byteLength),
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "default-src 'none'; sandbox",
+        "Cache-Control": "no-store",
+        "X-Payload-SHA256": p.sha256,
+      },
+    });
+  } catch (e) {
+    return errorResponse(e);
+  }
+}

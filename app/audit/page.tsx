@@ -1,0 +1,137 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { AuditTable } from "@/components/audit/audit-table";
+import { Problem } from "@/components/ui/problem";
+import { SlashFocus } from "@/components/ui/slash-focus";
+import { AUDIT_ACTIONS } from "@/lib/audit/actions";
+import { can } from "@/lib/auth/permissions";
+import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { parseAuditFilter, viewAudit, type AuditPage } from "@/lib/dlq/audit-log";
+import { isAppError } from "@/lib/errors";
+import { VerifyChainButton } from "@/components/audit/verify-chain-button";
+
+export const metadata: Metadata = { title: "Audit" };
+export const dynamic = "force-dynamic";
+
+type Search = Record<string, string | string[] | undefined>;
+const FIELDS = ["actor", "action", "queue", "connectionId", "outcome", "from", "to"] as const;
+
+function first(v: string | string[] | undefined) {
+  return (Array.isArray(v) ? v[0] : v) ?? "";
+}
+
+export default async function AuditPageView({ searchParams }: { searchParams: Promise<Search> }) {
+  const sp = await searchParams;
+  const raw = Object.fromEntries(FIELDS.map((k) => [k, first(sp[k])])) as Record<(typeof FIELDS)[number], string>;
+  const query = new URLSearchParams(Object.entries(raw).filter(([, v]) => v));
+  const actor = await requirePageActor(`/audit${query.size ? `?${query}` : ""}`);
+  const before = first(sp.before) || undefined;
+
+  let page: AuditPage | null = null;
+  let problem: { title: string; message: string; status: "forbidden" | "bad" } | null = null;
+  try {
+    const filter = parseAuditFilter(raw);
+    page = await viewAudit(actor, await requestMeta(), { filter, before });
+  } catch (e) {
+    if (isAppError(e) && e.type === "forbidden") problem = { title: "403 · You cannot read the audit log.", message: e.userMessage, status: "forbidden" };
+    else if (isAppError(e) && e.type === "bad_request") problem = { title: "The filter is not valid.", message: e.userMessage, status: "bad" };
+    else throw e;
+  }
+
+  if (problem?.status === "forbidden") {
+    return (
+      <main className="page" data-testid="forbidden">
+        <Problem title={problem.title} back={{ href: "/", label: "← Back to the DLQs" }}>
+          <p>{problem.message} Reading the audit history needs the operator or admin role. This attempt was recorded.</p>
+        </Problem>
+      </main>
+    );
+  }
+
+  const olderHref = page?.nextCursor ? `/audit?${new URLSearchParams([...query, ["before", page.nextCursor]])}` : null;
+  const exportHref = (format: "csv" | "json") => `/api/audit/export?${new URLSearchParams([["format", format], ...query])}`;
+
+  return (
+    <main className="page">
+      <div className="page-head">
+        <h1>Audit log</h1>
+        <span className="meta">Newest first. Times in UTC on hover. Every view and export of this log is itself recorded.</span>
+      </div>
+      <SlashFocus targetId="audit-actor" />
+      <form method="get" action="/audit" className="form-row card" data-testid="audit-filter">
+        <label>
+          Actor (email contains)
+          <input id="audit-actor" name="actor" defaultValue={raw.actor} placeholder="alice@" style={{ width: 180 }} />
+        </label>
+        <label>
+          Action
+          <input name="action" defaultValue={raw.action} list="audit-actions" placeholder="letter.view or auth." style={{ width: 190 }} />
+          <datalist id="audit-actions">
+            {Object.entries(AUDIT_ACTIONS).map(([k, label]) => (
+              <option key={k} value={k}>
+                {label}
+              </option>
+            ))}
+          </datalist>
+        </label>
+        <label>
+          Queue
+          <input name="queue" defaultValue={raw.queue} style={{ width: 160 }} />
+        </label>
+        <label>
+          Outcome
+          <select name="outcome" defaultValue={raw.outcome}>
+            <option value="">any</option>
+            <option value="success">success</option>
+            <option value="denied">denied</option>
+            <option value="failure">failure</option>
+          </select>
+        </label>
+        <label>
+          From (UTC)
+          <input name="from" defaultValue={raw.from} placeholder="2025-01-31 or …T14:00" style={{ width: 150 }} />
+        </label>
+        <label>
+          To (UTC)
+          <input name="to" defaultValue={raw.to} placeholder="YYYY-MM-DDTHH:MM" style={{ width: 150 }} />
+        </label>
+        {raw.connectionId ? <input type="hidden" name="connectionId" value={raw.connectionId} /> : null}
+        <button type="submit" className="btn btn-primary">
+          Filter
+        </button>
+        <Link href="/audit" className="btn">
+          Clear
+        </Link>
+      </form>
+      {problem ? (
+        <Problem title={problem.title}>
+          <p>{problem.message}</p>
+        </Problem>
+      ) : null}
+      <div className="toolbar">
+        <span className="hint" data-testid="audit-count">
+          {page ? `${page.rows.length} entr${page.rows.length === 1 ? "y" : "ies"}${before ? " (older page)" : ""}` : ""}
+        </span>
+        {before ? (
+          <Link className="btn btn-small" href={`/audit${query.size ? `?${query}` : ""}`}>
+            ↑ Newest
+          </Link>
+        ) : null}
+        {olderHref ? (
+          <Link className="btn btn-small" href={olderHref} data-testid="audit-older">
+            Older →
+          </Link>
+        ) : null}
+        <span className="spacer" />
+        <a className="btn btn-small" href={exportHref("csv")} data-testid="audit-export-csv">
+          Export CSV
+        </a>
+        <a className="btn btn-small" href={exportHref("json")} data-testid="audit-export-json">
+          Export JSON
+        </a>
+        {can(actor.role, "audit:verify") ? <VerifyChainButton /> : null}
+      </div>
+      {page ? <AuditTable rows={page.rows} /> : null}
+    </main>
+  );
+}

@@ -1,0 +1,26 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { z } from "zod";
+import { requireActor, requestMeta } from "@/lib/auth/session";
+import { dlqHref } from "@/lib/dlq/links";
+import { rememberRiskConfirmation } from "@/lib/dlq/risk-cookie";
+import { confirmRiskyRead } from "@/lib/dlq/risky-read";
+import { AppError, toActionError, type ActionResult } from "@/lib/errors";
+
+const confirmSchema = z.object({ connectionId: z.string().min(1).max(100), queue: z.string().min(1).max(255) });
+
+/** The operator accepts that reading this DLQ may cost letters. Audited `dlq.read_risky_confirmed`. */
+export async function confirmRiskyReadAction(input: unknown): Promise<ActionResult<{ expiresAt: string }>> {
+  try {
+    const parsed = confirmSchema.safeParse(input);
+    if (!parsed.success) throw new AppError("bad_request:input", { userMessage: "Connection and queue are required." });
+    const actor = await requireActor();
+    const data = await confirmRiskyRead(actor, await requestMeta(), parsed.data);
+    await rememberRiskConfirmation(parsed.data.connectionId, parsed.data.queue);
+    revalidatePath(dlqHref(parsed.data.connectionId, parsed.data.queue));
+    return { ok: true, data };
+  } catch (e) {
+    return { ok: false, error: toActionError(e) };
+  }
+}

@@ -1,0 +1,174 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { DeathHistory } from "@/components/dlq/death-history";
+import { dlqProblem } from "@/components/dlq/dlq-problem";
+import { EntriesTable } from "@/components/dlq/entries-table";
+import { PayloadPanel } from "@/components/dlq/payload-panel";
+import { RiskConfirm } from "@/components/dlq/risk-confirm";
+import { CopyButton } from "@/components/ui/copy-button";
+import { EscapeBack } from "@/components/ui/escape-back";
+import { RelativeTime } from "@/components/ui/relative-time";
+import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { decodeParam, dlqHref, letterHref, payloadHref } from "@/lib/dlq/links";
+import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
+import { viewLetter, type ViewLetterResult } from "@/lib/dlq/view-letter";
+
+export const dynamic = "force-dynamic";
+
+type Params = { connectionId: string; queue: string; letterId: string };
+
+export async function generateMetadata({ params }: { params: Promise<Params> }): Promise<Metadata> {
+  const p = await params;
+  return { title: `Letter ${decodeParam(p.letterId).slice(0, 24)} · ${decodeParam(p.queue)}` };
+}
+
+function Field({ label, children, copy, testId }: { label: string; children: ReactNode; copy?: string | null; testId?: string }) {
+  return (
+    <tr>
+      <th scope="row">{label}</th>
+      <td className="wrap-anywhere" data-testid={testId}>
+        {children}
+        {copy ? (
+          <>
+            {" "}
+            <CopyButton text={copy} />
+          </>
+        ) : null}
+      </td>
+    </tr>
+  );
+}
+
+const dash = <span className="muted">—</span>;
+
+export default async function LetterPage({ params }: { params: Promise<Params> }) {
+  const p = await params;
+  const connectionId = decodeParam(p.connectionId);
+  const queue = decodeParam(p.queue);
+  const letterId = decodeParam(p.letterId);
+  const self = letterHref(connectionId, queue, letterId);
+  const back = dlqHref(connectionId, queue);
+  const actor = await requirePageActor(self);
+  const acceptRisk = await hasRiskConfirmation(connectionId, queue);
+
+  const crumbs = (
+    <div className="breadcrumbs">
+      <Link href="/">DLQs</Link> / {connectionId} / <Link href={back} className="mono">{queue}</Link> / <span className="mono">{letterId}</span>
+    </div>
+  );
+
+  let r: ViewLetterResult;
+  try {
+    r = await viewLetter(actor, await requestMeta(), { connectionId, queue, letterId, acceptRisk });
+  } catch (e) {
+    const problem = dlqProblem(e, { connectionId, queue, back: { href: back, label: "← Back to the DLQ" } });
+    if (!problem) throw e;
+    return (
+      <main className="page">
+        {crumbs}
+        {problem}
+      </main>
+    );
+  }
+
+  if (r.needsConfirmation && r.dlq.readRisk) {
+    return (
+      <main className="page">
+        {crumbs}
+        <RiskConfirm connectionId={connectionId} queue={queue} risk={r.dlq.readRisk} canConfirm={r.canConfirm} />
+      </main>
+    );
+  }
+
+  const l = r.letter;
+  if (!l) {
+    return (
+      <main className="page">
+        <EscapeBack href={back} />
+        {crumbs}
+        <div className="banner banner-warn" role="status" data-testid="letter-gone">
+          <p>
+            <strong>Letter no longer in this DLQ.</strong>
+          </p>
+          <p>
+            It was redriven, discarded, expired or consumed since the list was read. Nothing else changed. <Link href={back}>Back to the DLQ</Link> to see
+            what is there now.
+          </p>
+        </div>
+      </main>
+    );
+  }
+
+  const f = l.failure;
+  return (
+    <main className="page">
+      <EscapeBack href={back} />
+      {crumbs}
+      <div className="page-head">
+        <h1>Letter</h1>
+        <code className="wrap-anywhere" data-testid="letter-id">
+          {l.id}
+        </code>
+        <CopyButton text={l.id} label="Copy id" testId="copy-letter-id" />
+        <span className="meta">
+          position {l.position + 1} in <span className="mono">{queue}</span> · read without removing it
+        </span>
+      </div>
+      <div className="grid-2">
+        <section className="card" data-testid="letter-summary">
+          <h2>Why it died</h2>
+          <table className="kv grid">
+            <tbody>
+              <Field label="Time of death">
+                <RelativeTime value={f.deadLetteredAt} /> {f.deadLetteredAt ? <span className="muted">({f.deadLetteredAt})</span> : null}
+              </Field>
+              <Field label="Reason" testId="letter-reason">{f.reason ?? dash}</Field>
+              <Field label="Origin queue">{f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}</Field>
+              <Field label="Exchange">{f.exchange === null ? dash : f.exchange === "" ? <span className="muted">(default exchange)</span> : <span className="mono">{f.exchange}</span>}</Field>
+              <Field label="Routing keys">{f.routingKeys.length ? <span className="mono">{f.routingKeys.join(", ")}</span> : dash}</Field>
+              <Field label="Count">{f.count ?? dash}</Field>
+              <Field label="Delivery count">{f.deliveryCount ?? dash}</Field>
+              <Field label="Exception class" copy={f.exceptionClass}>{f.exceptionClass ? <span className="mono">{f.exceptionClass}</span> : dash}</Field>
+              <Field label="Exception message" copy={f.exceptionMessage}>{f.exceptionMessage ?? dash}</Field>
+            </tbody>
+          </table>
+        </section>
+        <section className="card" data-testid="letter-ids">
+          <h2>Identity</h2>
+          <table className="kv grid">
+            <tbody>
+              <Field label="Letter id" copy={l.id}><span className="mono">{l.id}</span></Field>
+              <Field label="Message id" copy={l.messageId}>{l.messageId ? <span className="mono">{l.messageId}</span> : dash}</Field>
+              <Field label="Correlation id" copy={l.correlationId}>{l.correlationId ? <span className="mono">{l.correlationId}</span> : dash}</Field>
+              <Field label="Ordering key">{l.orderingKey ?? dash}</Field>
+              <Field label="Content type">{l.contentType ?? dash}</Field>
+              <Field label="SHA-256" copy={l.sha256}><span className="mono">{l.sha256}</span></Field>
+            </tbody>
+          </table>
+        </section>
+      </div>
+      {f.stackTrace ? (
+        <section className="card section" data-testid="stack-trace">
+          <div className="card-head">
+            <h2>Stack trace</h2>
+            <span className="spacer" />
+            <CopyButton text={f.stackTrace} label="Copy stack trace" />
+          </div>
+          <pre className="block stack" tabIndex={0}>{f.stackTrace}</pre>
+        </section>
+      ) : null}
+      <DeathHistory history={l.history} />
+      <PayloadPanel
+        view={l.payload}
+        size={l.bodySize}
+        sha256={l.sha256}
+        contentType={l.contentType}
+        contentEncoding={l.contentEncoding}
+        downloadHref={payloadHref(connectionId, queue, l.id)}
+      />
+      <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
+      <EntriesTable title="Headers" entries={l.headers} testId="headers" rowTestId="header-row" />
+    </main>
+  );
+}

@@ -1,0 +1,37 @@
+"use client";
+
+import { useState, useTransition } from "react";
+import { verifyAuditAction } from "@/app/audit/actions";
+
+export function VerifyChainButton() {
+  const [pending, start] = useTransition();
+  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  return (
+    <span style={{ display: "inline-flex", gap: 6, alignItems: "center" }}>
+      <button
+        type="button"
+        className="btn btn-small"
+        disabled={pending}
+        data-testid="audit-verify"
+        onClick={() =>
+          start(async () => {
+            const r = await verifyAuditAction();
+            if (!r.ok) return setResult({ ok: false, text: r.error.message });
+            const d = r.data as { ok: boolean; checked: number; brokenAt?: { id: string; reason: string } };
+            setResult({
+              ok: d.ok,
+              text: d.ok ? `Chain intact (${d.checked} rows checked)` : `Chain broken at row ${d.brokenAt?.id ?? "?"}: ${d.brokenAt?.reason ?? "unknown reason"}`,
+            });
+          })
+        }
+      >
+        {pending ? "Verifying…" : "Verify chain"}
+      </button>
+      {result ? (
+        <span className={`badge ${result.ok ? "badge-ok" : "badge-danger"}`} data-testid="audit-verify-result">
+          {result.text}
+        </span>
+      ) : null}
+    </span>
+  );
+}

@@ -1,0 +1,49 @@
+import { CopyButton } from "@/components/ui/copy-button";
+import type { HeaderEntry } from "@/lib/brokers/types";
+import { entriesText, typeOf, valueText } from "@/lib/dlq/display-value";
+
+/** Properties or headers: name, type, value (as text, wrapped), with copy buttons. */
+export function EntriesTable({ title, entries, testId, rowTestId }: { title: string; entries: HeaderEntry[]; testId: string; rowTestId: string }) {
+  return (
+    <section className="card section" data-testid={testId}>
+      <div className="card-head">
+        <h2>
+          {title} <span className="muted">({entries.length})</span>
+        </h2>
+        <span className="spacer" />
+        {entries.length ? <CopyButton text={entriesText(entries)} label={`Copy all ${title.toLowerCase()}`} testId={`${testId}-copy`} /> : null}
+      </div>
+      {entries.length === 0 ? (
+        <p className="muted">None.</p>
+      ) : (
+        <div className="table-wrap" style={{ maxHeight: 600 }}>
+          <table className="grid">
+            <thead>
+              <tr>
+                <th style={{ width: 260 }}>Name</th>
+                <th style={{ width: 120 }}>Type</th>
+                <th>Value</th>
+                <th style={{ width: 60 }} />
+              </tr>
+            </thead>
+            <tbody>
+              {entries.map((e, i) => {
+                const text = valueText(e.value);
+                return (
+                  <tr key={`${e.name}-${i}`} data-testid={rowTestId} data-name={e.name}>
+                    <td className="mono wrap-anywhere">{e.name}</td>
+                    <td className="muted nowrap">{typeOf(e.value)}</td>
+                    <td className="value-cell">{text}</td>
+                    <td>
+                      <CopyButton text={text} label="Copy" />
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

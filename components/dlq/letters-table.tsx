@@ -1,0 +1,169 @@
+"use client";
+
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { RelativeTime } from "@/components/ui/relative-time";
+import type { LetterRow } from "@/lib/dlq/types";
+import { letterHref } from "@/lib/dlq/links";
+import { formatBytes, truncate } from "@/lib/format";
+
+function isTyping(t: EventTarget | null) {
+  const el = t as HTMLElement | null;
+  return !!el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
+}
+
+/**
+ * One page of letters. Keyboard: j/k move the selection, Enter opens, `/` focuses the filter,
+ * Esc leaves the filter or goes back to the DLQ list. Pages are bounded (≤ 200 rows), so rows are
+ * not virtualised.
+ */
+export function LettersTable({ connectionId, queue, letters, backHref }: { connectionId: string; queue: string; letters: LetterRow[]; backHref: string }) {
+  const router = useRouter();
+  const [filter, setFilter] = useState("");
+  const [selected, setSelected] = useState(0);
+  const rowsRef = useRef<Array<HTMLTableRowElement | null>>([]);
+  const filterRef = useRef<HTMLInputElement>(null);
+
+  const visible = useMemo(() => {
+    const f = filter.trim().toLowerCase();
+    if (!f) return letters;
+    return letters.filter((l) =>
+      [l.id, l.messageId, l.failure.reason, l.failure.originQueue, l.failure.exchange, l.failure.exceptionClass, l.failure.exceptionMessage, ...l.failure.routingKeys]
+        .filter(Boolean)
+        .join(" ")
+        .toLowerCase()
+        .includes(f),
+    );
+  }, [letters, filter]);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.metaKey || e.ctrlKey || e.altKey) return;
+      if (isTyping(e.target)) {
+        if (e.key === "Escape" && e.target === filterRef.current) {
+          filterRef.current?.blur();
+          e.preventDefault();
+        }
+        return;
+      }
+      if (e.key === "j" || e.key === "ArrowDown") {
+        e.preventDefault();
+        setSelected((s) => Math.min(s + 1, visible.length - 1));
+      } else if (e.key === "k" || e.key === "ArrowUp") {
+        e.preventDefault();
+        setSelected((s) => Math.max(s - 1, 0));
+      } else if (e.key === "Enter") {
+        const l = visible[selected];
+        if (l && !(e.target instanceof HTMLAnchorElement) && !(e.target instanceof HTMLButtonElement)) {
+          e.preventDefault();
+          router.push(letterHref(connectionId, queue, l.id));
+        }
+      } else if (e.key === "/") {
+        e.preventDefault();
+        filterRef.current?.focus();
+      } else if (e.key === "Escape") {
+        router.push(backHref);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [visible, selected, router, connectionId, queue, backHref]);
+
+  useEffect(() => {
+    rowsRef.current[selected]?.scrollIntoView({ block: "nearest" });
+  }, [selected]);
+
+  return (
+    <>
+      <div className="toolbar">
+        <label className="sr-only" htmlFor="letter-filter">
+          Filter letters on this page
+        </label>
+        <input
+          id="letter-filter"
+          ref={filterRef}
+          data-testid="letter-filter"
+          placeholder="Filter this page: reason, exception, origin, id  ( / )"
+          value={filter}
+          onChange={(e) => {
+            setFilter(e.target.value);
+            setSelected(0);
+          }}
+          style={{ width: 360 }}
+        />
+        <span className="hint">
+          <span className="kbd">j</span>/<span className="kbd">k</span> move · <span className="kbd">Enter</span> open · <span className="kbd">/</span> filter ·{" "}
+          <span className="kbd">Esc</span> back
+        </span>
+      </div>
+      <div className="table-wrap scroll">
+        <table className="grid" data-testid="letters-table">
+          <thead>
+            <tr>
+              <th className="num">#</th>
+              <th>Died</th>
+              <th>Reason</th>
+              <th>Origin queue</th>
+              <th>Exchange · routing keys</th>
+              <th className="num">Count</th>
+              <th>Exception</th>
+              <th className="num">Size</th>
+              <th>Id</th>
+            </tr>
+          </thead>
+          <tbody>
+            {visible.map((l, i) => {
+              const f = l.failure;
+              const href = letterHref(connectionId, queue, l.id);
+              const exception = [f.exceptionClass, f.exceptionMessage].filter(Boolean).join(": ");
+              return (
+                <tr
+                  key={l.id}
+                  ref={(el) => {
+                    rowsRef.current[i] = el;
+                  }}
+                  data-testid="letter-row"
+                  data-letter-id={l.id}
+                  aria-selected={i === selected}
+                  onClick={() => setSelected(i)}
+                  onDoubleClick={() => router.push(href)}
+                >
+                  <td className="num">
+                    <Link href={href} data-testid="letter-link">
+                      {l.position + 1}
+                    </Link>
+                  </td>
+                  <td className="nowrap">
+                    <RelativeTime value={f.deadLetteredAt} />
+                  </td>
+                  <td>{f.reason ? <span className="badge badge-info">{f.reason}</span> : <span className="muted">—</span>}</td>
+                  <td className="mono wrap-anywhere">{f.originQueue ?? <span className="muted">—</span>}</td>
+                  <td className="mono wrap-anywhere">
+                    {f.exchange === null ? <span className="muted">—</span> : f.exchange === "" ? <span className="muted">(default)</span> : f.exchange}
+                    {f.routingKeys.length ? <span className="muted"> · {f.routingKeys.join(", ")}</span> : null}
+                  </td>
+                  <td className="num">{f.count ?? "—"}</td>
+                  <td className="truncate" title={exception || undefined}>
+                    {exception ? truncate(exception, 90) : <span className="muted">—</span>}
+                  </td>
+                  <td className="num nowrap">{formatBytes(l.bodySize)}</td>
+                  <td className="mono truncate" style={{ maxWidth: 200 }} title={l.id}>
+                    <Link href={href}>{truncate(l.id, 28)}</Link>
+                  </td>
+                </tr>
+              );
+            })}
+            {visible.length === 0 ? (
+              <tr>
+                <td colSpan={9} className="empty">
+                  {letters.length === 0 ? "No letters on this page. The DLQ may be empty, or the page is past its end." : "No letter on this page matches the filter."}
+                </td>
+              </tr>
+            ) : null}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,63 @@
+import { CopyButton } from "@/components/ui/copy-button";
+import type { PayloadView } from "@/lib/dlq/payload-view";
+import { formatBytes } from "@/lib/format";
+
+const KIND_LABEL = { json: "JSON (pretty-printed)", text: "text", hex: "binary (hex dump)" } as const;
+
+/**
+ * The payload: its size and SHA-256 for everyone; the bytes (as a view) only when `view` is set,
+ * which the use case does only for roles with letter:read-payload.
+ */
+export function PayloadPanel(props: {
+  view: PayloadView | null;
+  size: number;
+  sha256: string;
+  contentType: string | null;
+  contentEncoding: string | null;
+  downloadHref: string;
+}) {
+  const { view, size, sha256 } = props;
+  return (
+    <section className="card section" data-testid="payload">
+      <div className="card-head">
+        <h2>Payload</h2>
+        {view ? <span className="badge">{KIND_LABEL[view.kind]}</span> : null}
+        <span className="spacer" />
+        {view ? (
+          <>
+            <CopyButton text={view.text} label={view.kind === "hex" ? "Copy hex dump" : "Copy payload"} testId="copy-payload" />
+            <a className="btn btn-small" href={props.downloadHref} download data-testid="download-payload">
+              Download original bytes
+            </a>
+          </>
+        ) : null}
+      </div>
+      <div className="payload-meta">
+        <span>
+          size <strong data-testid="payload-size">{formatBytes(size)}</strong> ({size.toLocaleString("en-US")} bytes)
+        </span>
+        <span>
+          SHA-256 <code data-testid="payload-sha256">{sha256}</code>
+        </span>
+        {props.contentType ? <span>content-type <code>{props.contentType}</code></span> : null}
+        {props.contentEncoding ? <span>encoding <code>{props.contentEncoding}</code></span> : null}
+      </div>
+      {view ? (
+        <>
+          {view.note ? (
+            <p className="banner banner-warn" data-testid="payload-note">
+              {view.note}
+            </p>
+          ) : null}
+          <pre className={`block${view.kind === "text" ? " wrap" : ""}`} data-testid="payload-view" data-kind={view.kind} tabIndex={0}>
+            {view.text}
+          </pre>
+        </>
+      ) : (
+        <p className="hidden-payload" data-testid="payload-hidden">
+          Payload hidden for your role. Size and checksum are shown so you can compare letters; ask an operator to look at the content.
+        </p>
+      )}
+    </section>
+  );
+}

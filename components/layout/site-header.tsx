@@ -1,0 +1,26 @@
+import Link from "next/link";
+import { SignOutButton } from "@/components/auth/sign-out-button";
+import { ThemeToggle, type ThemeChoice } from "@/components/ui/theme-toggle";
+import { can } from "@/lib/auth/permissions";
+import type { Actor } from "@/lib/auth/session";
+import { NavLinks } from "./nav-links";
+
+export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice }) {
+  const links = [{ href: "/", label: "DLQs", testId: "nav-dlqs" }];
+  if (can(actor.role, "audit:read")) links.push({ href: "/audit", label: "Audit", testId: "nav-audit" });
+  if (can(actor.role, "users:manage")) links.push({ href: "/admin/users", label: "Users", testId: "nav-users" });
+  return (
+    <header className="site-header">
+      <Link href="/" className="brand">
+        DLQ Console
+      </Link>
+      <NavLinks links={links} />
+      <span className="spacer" />
+      <span className="current-user" data-testid="current-user" title={actor.email}>
+        <strong>{actor.name ?? actor.email}</strong> · <span data-testid="current-role">{actor.role}</span>
+      </span>
+      <ThemeToggle initial={theme} />
+      <SignOutButton />
+    </header>
+  );
+}

@@ -1,0 +1,111 @@
+import "server-only";
+import { z } from "zod";
+import { queryAudit, streamAudit, verifyAuditChain, type AuditFilter, type AuditRow } from "@/lib/audit";
+import { authorize } from "@/lib/auth/authorize";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { AppError } from "@/lib/errors";
+import { recordOutcome } from "./audit-trail";
+
+const optionalText = z
+  .string()
+  .trim()
+  .max(200)
+  .optional()
+  .transform((v) => (v ? v : undefined));
+
+const optionalDate = z
+  .string()
+  .trim()
+  .max(40)
+  .optional()
+  .transform((v, ctx) => {
+    if (!v) return undefined;
+    const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : /Z|[+-]\d\d:?\d\d$/.test(v) ? v : `${v}Z`);
+    if (Number.isNaN(d.getTime())) {
+      ctx.addIssue({ code: "custom", message: `"${v}" is not a date; use YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC)` });
+      return z.NEVER;
+    }
+    return d;
+  });
+
+/** The audit filter as it appears in URLs (`/audit?...`, `/api/audit/export?...`). Times are UTC. */
+export const auditFilterSchema = z.object({
+  actor: optionalText,
+  action: optionalText,
+  queue: optionalText,
+  connectionId: optionalText,
+  outcome: z
+    .enum(["success", "denied", "failure", ""])
+    .optional()
+    .transform((v) => (v ? v : undefined)),
+  from: optionalDate,
+  to: optionalDate,
+});
+
+export type { AuditFilter };
+
+/** Parses URL search params into a filter; bad input is `bad_request:filter` with the reason. */
+export function parseAuditFilter(params: Record<string, string | string[] | undefined> | URLSearchParams): AuditFilter {
+  const obj: Record<string, string | undefined> = {};
+  for (const key of ["actor", "action", "queue", "connectionId", "outcome", "from", "to"]) {
+    const v = params instanceof URLSearchParams ? params.get(key) ?? undefined : params[key];
+    obj[key] = Array.isArray(v) ? v[0] : v;
+  }
+  const parsed = auditFilterSchema.safeParse(obj);
+  if (!parsed.success) {
+    throw new AppError("bad_request:filter", {
+      userMessage: `The filter is not valid: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    });
+  }
+  return Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined)) as AuditFilter;
+}
+
+function filterDetails(f: AuditFilter): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(f)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]),
+  );
+}
+
+export interface AuditPage {
+  rows: AuditRow[];
+  nextCursor: string | null;
+}
+
+export const AUDIT_PAGE_SIZE = 100;
+
+/** One page of audit history, newest first. Needs audit:read; audited `audit.view`. */
+export async function viewAudit(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { filter: AuditFilter; before?: string; limit?: number },
+): Promise<AuditPage> {
+  await authorize(actor, "audit:read", { action: "audit.view", meta });
+  const limit = Math.min(Math.max(1, input.limit ?? AUDIT_PAGE_SIZE), 500);
+  const page = await queryAudit(input.filter, { before: input.before || undefined, limit });
+  await recordOutcome(actor, meta, { action: "audit.view" }, "success", { filter: filterDetails(input.filter), before: input.before ?? null, rows: page.rows.length });
+  return page;
+}
+
+/**
+ * All audit rows matching the filter, streamed in batches (bounded memory). Needs audit:read;
+ * audited `audit.export` before the first row is produced.
+ */
+export async function exportAudit(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { filter: AuditFilter; format: "csv" | "json" },
+): Promise<AsyncIterable<AuditRow>> {
+  await authorize(actor, "audit:read", { action: "audit.export", meta });
+  await recordOutcome(actor, meta, { action: "audit.export" }, "success", { format: input.format, filter: filterDetails(input.filter) });
+  return streamAudit(input.filter, 500);
+}
+
+/** Recomputes the audit hash chain. Needs audit:verify; audited `audit.verify` with the result. */
+export async function verifyAudit(actor: Actor, meta: RequestMeta) {
+  await authorize(actor, "audit:verify", { action: "audit.verify", meta });
+  const result = await verifyAuditChain();
+  await recordOutcome(actor, meta, { action: "audit.verify" }, "success", { result: result as unknown as Record<string, unknown> });
+  return result;
+}

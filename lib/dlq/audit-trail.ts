@@ -1,0 +1,66 @@
+import "server-only";
+import { recordAudit } from "@/lib/audit";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { isAppError } from "@/lib/errors";
+
+export interface AuditScope {
+  action: string;
+  connectionId?: string | null;
+  queue?: string | null;
+  target?: string | null;
+}
+
+export function auditActor(actor: Actor) {
+  return { id: actor.id, email: actor.email, role: actor.role };
+}
+
+export function errorCodeOf(e: unknown): string {
+  return isAppError(e) ? e.code : "internal:server";
+}
+
+/** Records the outcome of a use case's work once it is authorized: success, or failure with the error code. */
+export async function recordOutcome(
+  actor: Actor,
+  meta: RequestMeta,
+  scope: AuditScope,
+  outcome: "success" | "failure",
+  details?: Record<string, unknown>,
+) {
+  await recordAudit({
+    actor: auditActor(actor),
+    action: scope.action,
+    outcome,
+    connectionId: scope.connectionId ?? null,
+    queue: scope.queue ?? null,
+    target: scope.target ?? null,
+    requestId: meta.requestId,
+    ip: meta.ip,
+    details,
+  });
+}
+
+/**
+ * Runs authorized work and audits it: success with `details(result)`, or failure with the error
+ * code (then rethrows). Audit write failures on the failure path never hide the original error.
+ */
+export async function audited<T>(
+  actor: Actor,
+  meta: RequestMeta,
+  scope: AuditScope,
+  work: () => Promise<T>,
+  details?: (result: T) => Record<string, unknown> | undefined,
+): Promise<T> {
+  let result: T;
+  try {
+    result = await work();
+  } catch (e) {
+    try {
+      await recordOutcome(actor, meta, scope, "failure", { error: errorCodeOf(e) });
+    } catch (auditError) {
+      console.error("audit write failed after a failed action", auditError);
+    }
+    throw e;
+  }
+  await recordOutcome(actor, meta, scope, "success", details?.(result));
+  return result;
+}

@@ -1,0 +1,42 @@
+/** URLs of console views; every view is reproducible from its URL. Pure. */
+export const PAGE_SIZES = [25, 50, 100, 200] as const;
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+const seg = encodeURIComponent;
+
+export function dlqHref(connectionId: string, queue: string, opts: { page?: number; size?: number } = {}): string {
+  const q = new URLSearchParams();
+  if (opts.page && opts.page > 1) q.set("page", String(opts.page));
+  if (opts.size && opts.size !== DEFAULT_PAGE_SIZE) q.set("size", String(opts.size));
+  const qs = q.toString();
+  return `/dlqs/${seg(connectionId)}/${seg(queue)}${qs ? `?${qs}` : ""}`;
+}
+
+export function letterHref(connectionId: string, queue: string, letterId: string): string {
+  return `/dlqs/${seg(connectionId)}/${seg(queue)}/letters/${seg(letterId)}`;
+}
+
+export function payloadHref(connectionId: string, queue: string, letterId: string): string {
+  return `/api/dlqs/${seg(connectionId)}/${seg(queue)}/letters/${seg(letterId)}/payload`;
+}
+
+/** Parses `page` and `size` search params into bounded numbers. */
+export function parsePaging(page: unknown, size: unknown): { page: number; size: number } {
+  const p = Number.parseInt(String(page ?? "1"), 10);
+  const s = Number.parseInt(String(size ?? DEFAULT_PAGE_SIZE), 10);
+  return {
+    page: Number.isFinite(p) && p >= 1 ? Math.min(p, 10_000) : 1,
+    size: Number.isFinite(s) && s >= 1 ? Math.min(s, MAX_PAGE_SIZE) : DEFAULT_PAGE_SIZE,
+  };
+}
+
+/** Route params arrive percent-encoded in some Next versions and decoded in others: decode once, safely. */
+export function decodeParam(v: string): string {
+  if (!/%[0-9A-Fa-f]{2}/.test(v)) return v;
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}

@@ -1,0 +1,58 @@
+import "server-only";
+import type { Permission } from "@/lib/auth/permissions";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { createUserAsAdmin, updateUserAsAdmin } from "@/lib/users-admin";
+import { exportAudit, verifyAudit, viewAudit } from "./audit-log";
+import { downloadPayload } from "./download-payload";
+import { confirmRiskyRead } from "./risky-read";
+
+export interface GuardedUseCase {
+  name: string;
+  /** The permission the use case checks first; the audit action a refusal is recorded under. */
+  permission: Permission;
+  action: string;
+  /** Invokes the use case with a minimal valid input. */
+  invoke: (actor: Actor, meta: RequestMeta) => Promise<unknown>;
+}
+
+const DEMO = { connectionId: "local-rabbitmq", queue: "demo.orders.dlq" };
+
+/** Every use case that changes state. Tests walk this list as a viewer: each must be refused and audited. */
+export const MUTATING_USE_CASES: GuardedUseCase[] = [
+  {
+    name: "confirmRiskyRead",
+    permission: "dlq:browse-risky",
+    action: "dlq.read_risky_confirmed",
+    invoke: (a, m) => confirmRiskyRead(a, m, DEMO),
+  },
+  {
+    name: "createUserAsAdmin",
+    permission: "users:manage",
+    action: "user.create",
+    invoke: (a, m) => createUserAsAdmin(a, m, { email: "refused@example.test", role: "viewer", password: "long-enough-password" }),
+  },
+  {
+    name: "updateUserAsAdmin",
+    permission: "users:manage",
+    action: "user.update",
+    invoke: (a, m) => updateUserAsAdmin(a, m, { id: "some-user-id", role: "admin" }),
+  },
+];
+
+/** Reads that some roles may not make (payload bytes, audit history): refused and audited the same way. */
+export const GUARDED_READS: GuardedUseCase[] = [
+  {
+    name: "downloadPayload",
+    permission: "letter:read-payload",
+    action: "letter.payload_download",
+    invoke: (a, m) => downloadPayload(a, m, { ...DEMO, letterId: "any-letter" }),
+  },
+  { name: "viewAudit", permission: "audit:read", action: "audit.view", invoke: (a, m) => viewAudit(a, m, { filter: {} }) },
+  {
+    name: "exportAudit",
+    permission: "audit:read",
+    action: "audit.export",
+    invoke: (a, m) => exportAudit(a, m, { filter: {}, format: "csv" }),
+  },
+  { name: "verifyAudit", permission: "audit:verify", action: "audit.verify", invoke: (a, m) => verifyAudit(a, m) },
+];

@@ -1,0 +1,88 @@
+import "server-only";
+import { authorize } from "@/lib/auth/authorize";
+import { can } from "@/lib/auth/permissions";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
+import type { DlqSummary } from "@/lib/brokers/types";
+import { AppError } from "@/lib/errors";
+import { audited } from "./audit-trail";
+import { adapterFor, connectionInfo, withTimeout } from "./connection";
+import { MAX_PAGE_SIZE } from "./links";
+import type { ConnectionInfo, LetterRow } from "./types";
+
+/** Reading deeper than this means streaming that many letters from the head: refuse. */
+export const MAX_OFFSET = 100_000;
+const READ_TIMEOUT_MS = 30_000;
+
+export interface OpenDlqInput {
+  connectionId: string;
+  queue: string;
+  /** 1-based. */
+  page: number;
+  pageSize: number;
+  /** The operator confirmed this DLQ's read risk (needs dlq:browse-risky). */
+  acceptRisk?: boolean;
+}
+
+export interface OpenDlqResult {
+  connection: ConnectionInfo;
+  dlq: DlqSummary;
+  /** Null when the DLQ has a read risk that was not confirmed: nothing was read. */
+  letters: LetterRow[] | null;
+  offset: number;
+  pageSize: number;
+  hasMore: boolean;
+  depth: number | null;
+  needsConfirmation: boolean;
+  canConfirm: boolean;
+}
+
+export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInput): Promise<OpenDlqResult> {
+  const scope = { action: "dlq.open", connectionId: input.connectionId, queue: input.queue };
+  await authorize(actor, "dlq:browse", { ...scope, meta });
+  if (input.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...scope, action: "dlq.read_risky", meta });
+
+  const pageSize = Math.min(Math.max(1, Math.floor(input.pageSize)), MAX_PAGE_SIZE);
+  const offset = (Math.max(1, Math.floor(input.page)) - 1) * pageSize;
+  const canConfirm = can(actor.role, "dlq:browse-risky");
+
+  return audited(
+    actor,
+    meta,
+    scope,
+    async () => {
+      if (offset > MAX_OFFSET) {
+        throw new AppError("bad_request:page", {
+          userMessage: `Pages deeper than letter ${MAX_OFFSET.toLocaleString("en-US")} are not read from the broker: it would mean holding that many letters. Use a smaller page number.`,
+        });
+      }
+      const adapter = adapterFor(input.connectionId);
+      const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq");
+      const base = { connection: connectionInfo(adapter), dlq, offset, pageSize, canConfirm };
+      if (dlq.readRisk && !input.acceptRisk) {
+        return { ...base, letters: null, hasMore: false, depth: dlq.depth, needsConfirmation: true };
+      }
+      const page = await withTimeout(
+        adapter.browse(input.queue, { offset, limit: pageSize, maxBodyBytes: 0, acceptRisk: input.acceptRisk }),
+        READ_TIMEOUT_MS,
+        "browse",
+      );
+      const letters: LetterRow[] = page.letters.map((l) => ({
+        id: l.id,
+        position: l.position,
+        messageId: l.messageId,
+        bodySize: l.bodySize,
+        sha256: l.sha256,
+        contentType: l.contentType,
+        failure: l.failure,
+      }));
+      return { ...base, letters, hasMore: page.hasMore, depth: page.depth ?? dlq.depth, needsConfirmation: false };
+    },
+    (r) => ({
+      offset,
+      pageSize,
+      read: r.letters !== null,
+      letters: r.letters?.length ?? 0,
+      ...(r.dlq.readRisk ? { readRisk: r.dlq.readRisk.kind, riskAccepted: Boolean(input.acceptRisk) } : {}),
+    }),
+  );
+}

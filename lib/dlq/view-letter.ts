@@ -1,0 +1,101 @@
+import "server-only";
+import { authorize } from "@/lib/auth/authorize";
+import { can } from "@/lib/auth/permissions";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
+import type { DeathRecord, DlqSummary, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
+import { audited } from "./audit-trail";
+import { adapterFor, connectionInfo, withTimeout } from "./connection";
+import { buildPayloadView, type PayloadView } from "./payload-view";
+import type { ConnectionInfo } from "./types";
+
+/** Bytes of a payload read for the letter page; the rest is downloadable. */
+export const VIEW_MAX_BODY_BYTES = 256 * 1024;
+const READ_TIMEOUT_MS = 30_000;
+
+export interface ViewLetterInput {
+  connectionId: string;
+  queue: string;
+  letterId: string;
+  acceptRisk?: boolean;
+}
+
+/** A letter as the browser may see it: payload bytes only as a view, and only for roles allowed to read payloads. */
+export interface LetterDetail {
+  id: string;
+  position: number;
+  messageId: string | null;
+  correlationId: string | null;
+  bodySize: number;
+  bodyTruncated: boolean;
+  sha256: string;
+  contentType: string | null;
+  contentEncoding: string | null;
+  properties: HeaderEntry[];
+  headers: HeaderEntry[];
+  failure: FailureInfo;
+  history: DeathRecord[];
+  orderingKey: string | null;
+  /** Null when the actor's role may not see payloads. */
+  payload: PayloadView | null;
+}
+
+export interface ViewLetterResult {
+  connection: ConnectionInfo;
+  dlq: DlqSummary;
+  /** Null when the letter is no longer in the DLQ (or not read, see needsConfirmation). */
+  letter: LetterDetail | null;
+  needsConfirmation: boolean;
+  canReadPayload: boolean;
+  /** The actor may confirm a risky read (dlq:browse-risky). */
+  canConfirm: boolean;
+}
+
+export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLetterInput): Promise<ViewLetterResult> {
+  const scope = { action: "letter.view", connectionId: input.connectionId, queue: input.queue, target: input.letterId };
+  await authorize(actor, "letter:read", { ...scope, meta });
+  if (input.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...scope, action: "dlq.read_risky", meta });
+  const canReadPayload = can(actor.role, "letter:read-payload");
+
+  return audited(
+    actor,
+    meta,
+    scope,
+    async () => {
+      const adapter = adapterFor(input.connectionId);
+      const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq");
+      const base = { connection: connectionInfo(adapter), dlq, canReadPayload, canConfirm: can(actor.role, "dlq:browse-risky") };
+      if (dlq.readRisk && !input.acceptRisk) return { ...base, letter: null, needsConfirmation: true };
+      const l = await withTimeout(
+        adapter.getLetter(input.queue, input.letterId, {
+          // Viewers never get payload bytes, not even into this process's response.
+          maxBodyBytes: canReadPayload ? VIEW_MAX_BODY_BYTES : 0,
+          acceptRisk: input.acceptRisk,
+        }),
+        READ_TIMEOUT_MS,
+        "getLetter",
+      );
+      if (!l) return { ...base, letter: null, needsConfirmation: false };
+      const letter: LetterDetail = {
+        id: l.id,
+        position: l.position,
+        messageId: l.messageId,
+        correlationId: l.correlationId,
+        bodySize: l.bodySize,
+        bodyTruncated: l.bodyTruncated,
+        sha256: l.sha256,
+        contentType: l.contentType,
+        contentEncoding: l.contentEncoding,
+        properties: l.properties,
+        headers: l.headers,
+        failure: l.failure,
+        history: l.history,
+        orderingKey: l.orderingKey,
+        payload: canReadPayload
+          ? buildPayloadView(l.body, { truncated: l.bodyTruncated || l.body.length < l.bodySize, contentType: l.contentType })
+          : null,
+      };
+      return { ...base, letter, needsConfirmation: false };
+    },
+    (r) => ({ found: r.letter !== null, read: !r.needsConfirmation, payloadShown: r.letter?.payload != null }),
+  );
+}

@@ -1,0 +1,88 @@
+import "server-only";
+import { z } from "zod";
+import { createUser, listUsers, updateUser } from "@/lib/auth/users";
+import { authorize } from "@/lib/auth/authorize";
+import { ROLES } from "@/lib/auth/permissions";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { AppError } from "@/lib/errors";
+import { audited } from "@/lib/dlq/audit-trail";
+
+export const createUserSchema = z.object({
+  email: z.string().trim().toLowerCase().email("Enter a valid email address").max(200),
+  name: z
+    .string()
+    .trim()
+    .max(200)
+    .optional()
+    .transform((v) => (v ? v : undefined)),
+  role: z.enum(ROLES),
+  password: z.string().min(12, "The initial password needs at least 12 characters").max(200),
+});
+
+export const updateUserSchema = z
+  .object({
+    id: z.string().min(1).max(100),
+    role: z.enum(ROLES).optional(),
+    disabled: z.boolean().optional(),
+  })
+  .refine((v) => v.role !== undefined || v.disabled !== undefined, { message: "Nothing to change" });
+
+export type CreateUserInput = z.input<typeof createUserSchema>;
+export type UpdateUserInput = z.input<typeof updateUserSchema>;
+
+function parse<T>(schema: z.ZodType<T>, input: unknown): T {
+  const r = schema.safeParse(input);
+  if (!r.success) {
+    throw new AppError("bad_request:user", { userMessage: r.error.issues.map((i) => i.message).join("; ") });
+  }
+  return r.data;
+}
+
+/** Users without password hashes. Needs users:manage; not audited (reading a list, no change). */
+export async function listUsersAsAdmin(actor: Actor, meta: RequestMeta) {
+  await authorize(actor, "users:manage", { action: "user.list", meta });
+  const users = await listUsers();
+  return users.map((u) => ({
+    id: u.id,
+    email: u.email,
+    name: u.name ?? null,
+    role: u.role,
+    disabled: Boolean(u.disabled),
+    createdAt: u.createdAt ? new Date(u.createdAt).toISOString() : null,
+  }));
+}
+
+/** Needs users:manage; audited `user.create` (never the password). */
+export async function createUserAsAdmin(actor: Actor, meta: RequestMeta, input: CreateUserInput) {
+  await authorize(actor, "users:manage", { action: "user.create", target: typeof input?.email === "string" ? input.email : null, meta });
+  const data = parse(createUserSchema, input);
+  return audited(
+    actor,
+    meta,
+    { action: "user.create", target: data.email },
+    async () => {
+      const u = await createUser({ email: data.email, name: data.name, role: data.role, password: data.password });
+      return { id: u.id, email: u.email, role: u.role };
+    },
+    (r) => ({ userId: r.id, role: r.role }),
+  );
+}
+
+/** Change a role or disable/enable. Needs users:manage; audited `user.update`. Admins cannot lock themselves out. */
+export async function updateUserAsAdmin(actor: Actor, meta: RequestMeta, input: UpdateUserInput) {
+  await authorize(actor, "users:manage", { action: "user.update", target: typeof input?.id === "string" ? input.id : null, meta });
+  const data = parse(updateUserSchema, input);
+  return audited(
+    actor,
+    meta,
+    { action: "user.update", target: data.id },
+    async () => {
+      if (data.id === actor.id && (data.disabled === true || (data.role && data.role !== "admin"))) {
+        throw new AppError("conflict:self", { userMessage: "You cannot disable yourself or remove your own admin role; ask another admin." });
+      }
+      const u = await updateUser(data.id, { role: data.role, disabled: data.disabled });
+      return { id: u.id, email: u.email, role: u.role, disabled: Boolean(u.disabled) };
+    },
+    (r) => ({ email: r.email, ...(data.role ? { role: data.role } : {}), ...(data.disabled !== undefined ? { disabled: data.disabled } : {}) }),
+  );
+}
