@@ -94,7 +94,7 @@ async function withEngine<T>(
 
 /** pg: a multi-statement simple query, which Postgres runs as one implicit transaction. */
 const pgScriptRunner: ScriptRunner = (adapter) => async (script) => {
-  const pool = adapter.underlyingDriver() as Pool;
+  const pool = (adapter as SqlDriverAdapter & { underlyingDriver(): unknown }).underlyingDriver() as Pool;
   try {
     await pool.query(script);
   } catch (e) {

@@ -1,0 +1,35 @@
+/**
+ * Known audit action names, each with the label the audit page shows. Actions are namespaced
+ * `<area>.<verb>` so a filter on a prefix ("auth.", "letter.") selects an area.
+ * Unknown names are still recorded (a label falls back to the name itself).
+ */
+export const AUDIT_ACTIONS = {
+  "auth.sign_in": "Signed in",
+  "auth.sign_in_failed": "Sign-in failed",
+  "auth.sign_out": "Signed out",
+  "dlq.list": "Listed DLQs",
+  "dlq.open": "Opened a DLQ",
+  "dlq.read_risky_confirmed": "Confirmed a read that may drop letters",
+  "letter.view": "Viewed a letter",
+  "letter.payload_view": "Viewed a payload",
+  "letter.payload_download": "Downloaded a payload",
+  "audit.view": "Viewed the audit log",
+  "audit.export": "Exported the audit log",
+  "audit.verify": "Verified the audit chain",
+  "user.list": "Listed users",
+  "user.create": "Created a user",
+  "user.update": "Updated a user",
+  "user.set_password": "Changed a password",
+  "redrive.start": "Started a redrive",
+  "redrive.pause": "Paused a redrive",
+  "redrive.resume": "Resumed a redrive",
+  "redrive.cancel": "Cancelled a redrive",
+  "letter.redrive": "Redrove a letter",
+  "letter.discard": "Discarded a letter",
+} as const satisfies Record<string, string>;
+
+export type KnownAuditAction = keyof typeof AUDIT_ACTIONS;
+
+export function auditActionLabel(action: string): string {
+  return (AUDIT_ACTIONS as Record<string, string>)[action] ?? action;
+}

@@ -1,0 +1,60 @@
+import { createHash } from "node:crypto";
+import type { AuditRow } from "./types";
+
+/** prev_hash of the first row of the chain. */
+export const GENESIS_HASH = "0".repeat(64);
+export const MAX_DETAIL_STRING = 2048;
+
+/** The fields a row's hash covers (everything but id and hash itself). */
+export type HashedFields = Omit<AuditRow, "id" | "hash">;
+
+/** JSON with object keys sorted at every depth, so the same value always serialises the same way. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(",")}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+}
+
+/**
+ * Makes details storable and hash-stable: what jsonb gives back must hash the same as what was
+ * written. Drops undefined/functions, turns bigints and dates into strings, strips NUL (jsonb
+ * refuses \u0000) and truncates strings over 2 KB.
+ */
+export function normaliseDetails(details: Record<string, unknown> | undefined | null): Record<string, unknown> | null {
+  if (!details) return null;
+  const text = JSON.stringify(details, (_key, value: unknown) => {
+    if (typeof value === "bigint") return value.toString();
+    if (typeof value === "string") {
+      const clean = value.includes("\u0000") ? value.replaceAll("\u0000", "") : value;
+      return clean.length > MAX_DETAIL_STRING ? `${clean.slice(0, MAX_DETAIL_STRING)}…[truncated ${clean.length - MAX_DETAIL_STRING} chars]` : clean;
+    }
+    return value;
+  });
+  return text === undefined ? null : (JSON.parse(text) as Record<string, unknown>);
+}
+
+/** sha256 (hex) of the canonical JSON of the row's fields, its prev_hash included: the chain link. */
+export function auditHash(f: HashedFields): string {
+  const fields: HashedFields = {
+    prevHash: f.prevHash,
+    operationId: f.operationId,
+    scope: f.scope,
+    at: f.at,
+    actorId: f.actorId ?? null,
+    actorEmail: f.actorEmail ?? null,
+    actorRole: f.actorRole ?? null,
+    action: f.action,
+    outcome: f.outcome,
+    connectionId: f.connectionId ?? null,
+    queue: f.queue ?? null,
+    target: f.target ?? null,
+    requestId: f.requestId ?? null,
+    ip: f.ip ?? null,
+    details: f.details ?? null,
+  };
+  return createHash("sha256").update(canonicalJson(fields)).digest("hex");
+}

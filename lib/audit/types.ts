@@ -1,0 +1,64 @@
+import type { Role } from "@/lib/auth/permissions";
+
+export type AuditOutcome = "success" | "denied" | "failure";
+export const AUDIT_OUTCOMES: readonly AuditOutcome[] = ["success", "denied", "failure"];
+export type AuditScope = "operation" | "letter";
+
+export interface AuditActor {
+  id: string | null;
+  email: string | null;
+  role: Role | null;
+}
+
+/**
+ * One audit entry. `details` must never contain payload bytes or secrets: describe what was done
+ * (ids, counts, filters), not the data. Strings in details longer than 2 KB are truncated.
+ */
+export interface AuditEntry {
+  actor: AuditActor;
+  action: string;
+  outcome: AuditOutcome;
+  connectionId?: string | null;
+  queue?: string | null;
+  target?: string | null;
+  requestId?: string | null;
+  ip?: string | null;
+  details?: Record<string, unknown>;
+  /** Shared by an operation's row and its per-letter rows; generated when omitted. */
+  operationId?: string;
+  scope?: AuditScope;
+}
+
+export interface AuditFilter {
+  /** Actor email, case-insensitive substring. */
+  actor?: string;
+  /** Exact action, or a prefix when it ends with "." or "*" ("auth." or "auth.*"). */
+  action?: string;
+  queue?: string;
+  connectionId?: string;
+  outcome?: AuditOutcome;
+  /** Inclusive bounds on `at`. */
+  from?: Date;
+  to?: Date;
+}
+
+export interface AuditRow {
+  id: string;
+  operationId: string;
+  scope: string;
+  /** ISO 8601, UTC, millisecond precision. */
+  at: string;
+  actorId: string | null;
+  actorEmail: string | null;
+  actorRole: string | null;
+  action: string;
+  outcome: AuditOutcome;
+  connectionId: string | null;
+  queue: string | null;
+  target: string | null;
+  requestId: string | null;
+  ip: string | null;
+  details: Record<string, unknown> | null;
+  prevHash: string;
+  hash: string;
+}
