@@ -1,0 +1,154 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Client } from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyMigrations } from "@/scripts/lib/migrations";
+import { createTestDatabase } from "@/scripts/lib/test-database";
+import { closeDb } from "@/lib/db";
+import { GENESIS_HASH, queryAudit, recordAudit, streamAudit, verifyAuditChain, type AuditEntry } from "./index";
+
+// Own database: the tamper test breaks the chain on purpose, which must not leak into other suites.
+const sharedUrl = process.env.DATABASE_URL;
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let sql: Client;
+
+beforeAll(async () => {
+  db = await createTestDatabase("dlq_audit");
+  await applyMigrations({ databaseUrl: db.url });
+  await closeDb();
+  process.env.DATABASE_URL = db.url;
+  sql = new Client({ connectionString: db.url });
+  await sql.connect();
+});
+
+afterAll(async () => {
+  await sql?.end();
+  await closeDb();
+  process.env.DATABASE_URL = sharedUrl;
+  await db?.drop();
+});
+
+const entry = (over: Partial<AuditEntry> = {}): AuditEntry => ({
+  actor: { id: "u-1", email: "Alice@Example.com", role: "operator" },
+  action: "letter.view",
+  outcome: "success",
+  connectionId: "local-rabbitmq",
+  queue: "orders.dlq",
+  target: "msg-1",
+  requestId: "req-1",
+  ip: "127.0.0.1",
+  details: { occurrence: 1 },
+  ...over,
+});
+
+describe("audit log on PostgreSQL", () => {
+  it("chains rows: the first links to 64 zeros, each next to the previous hash", async () => {
+    const a = await recordAudit(entry({ action: "auth.sign_in", queue: null, target: null }));
+    const b = await recordAudit(entry());
+    const { rows } = await queryAudit({}, { limit: 10 });
+    expect(rows.map((r) => r.id)).toEqual([b.id, a.id]);
+    expect(rows[1].prevHash).toBe(GENESIS_HASH);
+    expect(rows[0].prevHash).toBe(a.hash);
+    expect(rows[0].actorEmail).toBe("alice@example.com");
+    expect(rows[0].details).toEqual({ occurrence: 1 });
+    expect(rows[0].at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(await verifyAuditChain()).toEqual({ ok: true, checked: 2 });
+  });
+
+  it("keeps one unbroken chain under 20 concurrent writers", async () => {
+    const before = (await verifyAuditChain()).checked;
+    const written = await Promise.all(Array.from({ length: 20 }, (_, i) => recordAudit(entry({ target: `msg-${i}`, details: { i, text: "é,\"x\"\n" } }))));
+    expect(new Set(written.map((w) => w.hash)).size).toBe(20);
+    const { rows } = await sql.query("SELECT prev_hash, count(*)::int AS n FROM audit_log GROUP BY prev_hash HAVING count(*) > 1");
+    expect(rows).toEqual([]); // no two rows share a predecessor: no fork
+    expect(await verifyAuditChain(7)).toEqual({ ok: true, checked: before + 20 }); // small batches cross batch edges
+  });
+
+  it("shares an operation id between an operation and its per-letter rows", async () => {
+    const op = await recordAudit(entry({ action: "redrive.start" }));
+    await recordAudit(entry({ action: "letter.redrive", operationId: op.operationId, scope: "letter" }));
+    const { rows } = await sql.query("SELECT scope FROM audit_log WHERE operation_id = $1 ORDER BY id", [op.operationId]);
+    expect(rows.map((r) => r.scope)).toEqual(["operation", "letter"]);
+  });
+
+  it("refuses UPDATE, DELETE and TRUNCATE with the trigger's error", async () => {
+    await expect(sql.query("UPDATE audit_log SET outcome = 'failure'")).rejects.toThrow(/append-only: UPDATE refused/);
+    await expect(sql.query("DELETE FROM audit_log")).rejects.toThrow(/append-only: DELETE refused/);
+    await expect(sql.query("TRUNCATE audit_log")).rejects.toThrow(/append-only: TRUNCATE refused/);
+  });
+
+  it("filters by actor, action (exact and prefix), queue, outcome and time; pages by keyset", async () => {
+    const t0 = new Date();
+    await recordAudit(entry({ actor: { id: "u-2", email: "bob@corp.test", role: "viewer" }, action: "auth.sign_in_failed", outcome: "failure", queue: null }));
+    await recordAudit(entry({ actor: { id: "u-2", email: "bob@corp.test", role: "viewer" }, action: "dlq.open", outcome: "denied", queue: "payments.dlq" }));
+    await recordAudit(entry({ actor: { id: "u-2", email: "bob@corp.test", role: "viewer" }, action: "auth.sign_out", queue: null }));
+
+    const byActor = await queryAudit({ actor: "BOB@corp" }, { limit: 50 });
+    expect(byActor.rows.map((r) => r.action)).toEqual(["auth.sign_out", "dlq.open", "auth.sign_in_failed"]);
+    expect((await queryAudit({ actor: "bob", action: "auth." }, { limit: 50 })).rows).toHaveLength(2);
+    expect((await queryAudit({ actor: "bob", action: "auth.*" }, { limit: 50 })).rows).toHaveLength(2);
+    expect((await queryAudit({ action: "auth.sign_in" }, { limit: 50 })).rows.map((r) => r.actorEmail)).toEqual(["alice@example.com"]);
+    expect((await queryAudit({ queue: "payments.dlq" }, { limit: 50 })).rows.map((r) => r.outcome)).toEqual(["denied"]);
+    expect((await queryAudit({ outcome: "failure" }, { limit: 50 })).rows.map((r) => r.action)).toEqual(["auth.sign_in_failed"]);
+    expect((await queryAudit({ from: t0 }, { limit: 50 })).rows).toHaveLength(3);
+    expect((await queryAudit({ to: new Date(t0.getTime() - 1) }, { limit: 500 })).rows.every((r) => r.actorEmail === "alice@example.com")).toBe(true);
+
+    const all = (await queryAudit({}, { limit: 1000 })).rows.map((r) => r.id);
+    const paged: string[] = [];
+    let before: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const page = await queryAudit({}, { before, limit: 4 });
+      paged.push(...page.rows.map((r) => r.id));
+      pages++;
+      if (!page.nextCursor) break;
+      before = page.nextCursor;
+    }
+    expect(paged).toEqual(all);
+    expect(pages).toBe(Math.ceil(all.length / 4));
+    expect(all).toEqual([...all].sort((a, b) => Number(b) - Number(a)));
+
+    const streamed: string[] = [];
+    for await (const r of streamAudit({}, 3)) streamed.push(r.id);
+    expect(streamed).toEqual(all);
+    await expect(queryAudit({}, { before: "1; drop", limit: 5 })).rejects.toThrow(/cursor/);
+  });
+
+  it("detects a row changed behind the trigger's back, at exactly that row", async () => {
+    const { rows } = await sql.query("SELECT id::text AS id FROM audit_log ORDER BY audit_log.id LIMIT 1 OFFSET 5");
+    const victim = rows[0].id as string;
+    await sql.query("ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update_delete");
+    try {
+      await sql.query("UPDATE audit_log SET outcome = 'denied' WHERE id = $1", [victim]);
+    } finally {
+      await sql.query("ALTER TABLE audit_log ENABLE TRIGGER audit_log_no_update_delete");
+    }
+    const result = await verifyAuditChain(4);
+    expect(result.ok).toBe(false);
+    expect(result.brokenAt?.id).toBe(victim);
+    expect(result.checked).toBe(5);
+    expect(result.brokenAt?.reason).toMatch(/changed/);
+  });
+});
+
+describe("audit log on embedded PGlite", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "dlq-audit-pglite-"));
+  afterAll(async () => {
+    await closeDb();
+    delete process.env.DLQ_CONSOLE_DATA_DIR;
+    process.env.DATABASE_URL = db.url;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("chains concurrent writes and verifies", async () => {
+    const dataDir = path.join(dir, "pglite");
+    await applyMigrations({ dataDir });
+    await closeDb();
+    delete process.env.DATABASE_URL;
+    process.env.DLQ_CONSOLE_DATA_DIR = dataDir;
+    await Promise.all(Array.from({ length: 10 }, (_, i) => recordAudit(entry({ target: `m-${i}` }))));
+    expect(await verifyAuditChain(3)).toEqual({ ok: true, checked: 10 });
+    expect((await queryAudit({ actor: "alice" }, { limit: 4 })).nextCursor).not.toBeNull();
+  });
+});

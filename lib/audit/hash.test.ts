@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { auditHash, canonicalJson, GENESIS_HASH, MAX_DETAIL_STRING, normaliseDetails, type HashedFields } from "./hash";
+
+const fields: HashedFields = {
+  prevHash: GENESIS_HASH,
+  operationId: "00000000-0000-4000-8000-000000000001",
+  scope: "operation",
+  at: "2026-01-02T03:04:05.678Z",
+  actorId: "u1",
+  actorEmail: "a@b.c",
+  actorRole: "admin",
+  action: "audit.view",
+  outcome: "success",
+  connectionId: null,
+  queue: null,
+  target: null,
+  requestId: "r1",
+  ip: "127.0.0.1",
+  details: { b: 1, a: { d: [1, "x"], c: null } },
+};
+
+describe("canonicalJson", () => {
+  it("sorts keys at every depth and drops undefined", () => {
+    expect(canonicalJson({ b: 1, a: { d: 2, c: undefined, b: [3, { z: 1, y: 2 }] } })).toBe('{"a":{"b":[3,{"y":2,"z":1}],"d":2},"b":1}');
+  });
+});
+
+describe("auditHash", () => {
+  it("does not depend on key order in details", () => {
+    expect(auditHash(fields)).toBe(auditHash({ ...fields, details: { a: { c: null, d: [1, "x"] }, b: 1 } }));
+  });
+
+  it("changes with any field and with the previous hash", () => {
+    const h = auditHash(fields);
+    expect(h).toMatch(/^[0-9a-f]{64}$/);
+    expect(auditHash({ ...fields, outcome: "denied" })).not.toBe(h);
+    expect(auditHash({ ...fields, prevHash: "1".repeat(64) })).not.toBe(h);
+    expect(auditHash({ ...fields, at: "2026-01-02T03:04:05.679Z" })).not.toBe(h);
+    expect(auditHash({ ...fields, ip: null })).not.toBe(h);
+  });
+});
+
+describe("normaliseDetails", () => {
+  it("truncates long strings, strips NUL, stringifies bigints and dates, drops undefined", () => {
+    const d = normaliseDetails({ long: "x".repeat(5000), nul: "a\u0000b", big: 12n, when: new Date(0), gone: undefined, nested: { s: "y".repeat(3000) } });
+    expect((d!.long as string).startsWith("x".repeat(MAX_DETAIL_STRING))).toBe(true);
+    expect((d!.long as string).length).toBeLessThan(MAX_DETAIL_STRING + 40);
+    expect(d!.nul).toBe("ab");
+    expect(d!.big).toBe("12");
+    expect(d!.when).toBe("1970-01-01T00:00:00.000Z");
+    expect("gone" in d!).toBe(false);
+    expect(((d!.nested as { s: string }).s).length).toBeLessThan(MAX_DETAIL_STRING + 40);
+    expect(normaliseDetails(undefined)).toBeNull();
+  });
+});
