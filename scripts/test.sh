@@ -11,6 +11,8 @@ ensure_node_modules
 ensure_chromium
 ensure_postgres
 ensure_rabbitmq
+log "starting Kafka, ElasticMQ and moto on loopback (jars cached in .cache/services)"
+bash scripts/services.sh start
 
 export NEXT_TELEMETRY_DISABLED=1
 export DLQ_CONSOLE_CONFIG=${DLQ_CONSOLE_CONFIG:-$PWD/e2e/dlq-console.e2e.config.json}
