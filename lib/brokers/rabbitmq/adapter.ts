@@ -186,22 +186,20 @@ export class RabbitMqAdapter implements BrokerAdapter {
     let inFlight: number | null = null;
     let consumers: number | null = null;
     const q = snap.queues?.get(name);
-    if (snap.queues) {
-      if (!q) throw this.notFound(name);
-      depth = q.messages_ready ?? null;
+    if (snap.queues && !q) throw this.notFound(name);
+    if (q) {
       inFlight = q.messages_unacknowledged ?? null;
-      consumers = q.consumers ?? null;
       if (q.arguments && Object.keys(q.arguments).length) facts.push({ name: "arguments", value: toDisplayValue(q.arguments) });
       if (q.policy) facts.push({ name: "policy", value: { t: "string", v: q.policy } });
-    } else {
-      const ch = await channelFor();
-      try {
-        const ok = await ch.checkQueue(name);
-        depth = ok.messageCount;
-        consumers = ok.consumerCount;
-      } catch (e) {
-        throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
-      }
+    }
+    // Depth and consumers from AMQP: exact now, where management statistics lag by seconds.
+    const ch = await channelFor();
+    try {
+      const ok = await ch.checkQueue(name);
+      depth = ok.messageCount;
+      consumers = ok.consumerCount;
+    } catch (e) {
+      throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
     }
     const { kind, source: kindSource } = await this.queueKind(name, q);
     facts.push({ name: "queue type source", value: { t: "string", v: kindSource } });
@@ -237,10 +235,14 @@ export class RabbitMqAdapter implements BrokerAdapter {
     const snap = await this.snapshot(true);
     const names = new Set<string>([...this.config.dlqs.map((d) => d.name), ...snap.discovered.keys()]);
     const out: DlqSummary[] = [];
+    let ch: Channel | null = null;
+    const channelFor = async () => (ch ??= await this.amqp.channel());
     for (const name of [...names].sort()) {
       try {
-        out.push(await this.summarize(name, snap, () => this.amqp.channel()));
+        out.push(await this.summarize(name, snap, channelFor));
       } catch (e) {
+        await closeQuietly(ch);
+        ch = null;
         if (e instanceof BrokerError && e.kind === "not_found") {
           out.push({
             connectionId: this.connectionId, name, kind: "rabbitmq", queueType: "unknown", depth: null, inFlight: null, consumers: null,
@@ -250,6 +252,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
         } else throw e;
       }
     }
+    await closeQuietly(ch);
     return out;
   }
 
@@ -263,7 +266,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
     }
     let ch: Channel | null = null;
     try {
-      return await this.summarize(name, snap, async () => (ch = await this.amqp.channel()));
+      return await this.summarize(name, snap, async () => (ch ??= await this.amqp.channel()));
     } finally {
       await closeQuietly(ch);
     }

@@ -1,0 +1,131 @@
+/**
+ * Test and script helpers that make real dead letters on a real RabbitMQ: publish to a work
+ * queue whose dead-letter target is the DLQ, then reject, expire or overflow. Never used by the app.
+ */
+import amqp, { type ChannelModel, type ConfirmChannel, type Options } from "amqplib";
+import type { RabbitConnectionConfig } from "@/lib/config";
+import type { ContractLetterInput } from "@/lib/brokers/contract";
+
+export const AMQP_URL = "amqp://guest:guest@127.0.0.1:5672";
+export const MGMT_URL = "http://127.0.0.1:15672";
+
+export function testConfig(over: Partial<RabbitConnectionConfig> = {}): RabbitConnectionConfig {
+  return {
+    kind: "rabbitmq",
+    id: "test-rabbitmq",
+    name: "Test RabbitMQ",
+    url: "amqp://127.0.0.1:5672",
+    management: { url: MGMT_URL },
+    discover: true,
+    dlqs: [],
+    ...over,
+  };
+}
+
+export async function mgmtRequest(method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(`${MGMT_URL}/${path}`, {
+    method,
+    headers: { authorization: `Basic ${Buffer.from("guest:guest").toString("base64")}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+export class RabbitKit {
+  private conn: ChannelModel | null = null;
+  private ch: ConfirmChannel | null = null;
+  readonly queues = new Set<string>();
+  readonly exchanges = new Set<string>();
+  readonly policies = new Set<string>();
+  private n = 0;
+
+  constructor(readonly prefix = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`) {}
+
+  name(label: string) {
+    return `${this.prefix}.${label}.${++this.n}`;
+  }
+
+  async channel(): Promise<ConfirmChannel> {
+    if (this.ch) return this.ch;
+    this.conn = await amqp.connect(AMQP_URL);
+    this.conn.on("error", () => undefined);
+    this.ch = await this.conn.createConfirmChannel();
+    this.ch.on("error", () => undefined);
+    return this.ch;
+  }
+
+  async queue(name: string, args: Record<string, unknown> = {}, opts: Options.AssertQueue = {}) {
+    const ch = await this.channel();
+    await ch.assertQueue(name, { durable: true, ...opts, arguments: args });
+    this.queues.add(name);
+    return name;
+  }
+
+  async exchange(name: string, type = "direct") {
+    const ch = await this.channel();
+    await ch.assertExchange(name, type, { durable: true });
+    this.exchanges.add(name);
+    return name;
+  }
+
+  async publish(queue: string, l: ContractLetterInput & { props?: Options.Publish }) {
+    const ch = await this.channel();
+    ch.sendToQueue(queue, Buffer.from(l.body), { persistent: true, messageId: l.messageId, headers: l.headers, ...l.props });
+    await ch.waitForConfirms();
+  }
+
+  async depth(queue: string): Promise<number> {
+    const ch = await this.channel();
+    return (await ch.checkQueue(queue)).messageCount;
+  }
+
+  async waitDepth(queue: string, n: number, timeoutMs = 15_000) {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const d = await this.depth(queue);
+      if (d === n) return;
+      if (Date.now() > until) throw new Error(`${queue}: depth ${d}, expected ${n}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Consumes `count` letters from `queue` and nacks them without requeue: RabbitMQ dead-letters them (reason rejected). */
+  async rejectAll(queue: string, count: number) {
+    const conn = await amqp.connect(AMQP_URL);
+    conn.on("error", () => undefined);
+    const ch = await conn.createChannel();
+    ch.on("error", () => undefined);
+    await ch.prefetch(1);
+    let seen = 0;
+    await new Promise<void>((resolve) => {
+      if (count === 0) return resolve();
+      void ch.consume(queue, (m) => {
+        if (!m) return;
+        ch.nack(m, false, false);
+        if (++seen === count) resolve();
+      });
+    });
+    // Closing the channel first makes the broker process the last nack before the connection goes.
+    await ch.close();
+    await conn.close();
+  }
+
+  /** A fresh DLQ filled in order by rejecting letters from a work queue whose DLX is the default exchange. */
+  async dlqByReject(letters: ContractLetterInput[], dlqArgs: Record<string, unknown> = {}): Promise<{ dlq: string; source: string }> {
+    const dlq = await this.queue(this.name("dlq"), dlqArgs);
+    const source = await this.queue(this.name("work"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
+    for (const l of letters) await this.publish(source, l);
+    await this.rejectAll(source, letters.length);
+    await this.waitDepth(dlq, letters.length);
+    return { dlq, source };
+  }
+
+  async cleanup() {
+    const ch = await this.channel().catch(() => null);
+    for (const q of this.queues) await ch?.deleteQueue(q).catch(() => undefined);
+    for (const e of this.exchanges) await ch?.deleteExchange(e).catch(() => undefined);
+    for (const p of this.policies) await mgmtRequest("DELETE", `api/policies/%2F/${encodeURIComponent(p)}`).catch(() => undefined);
+    await this.conn?.close().catch(() => undefined);
+    this.conn = null;
+    this.ch = null;
+  }
+}
