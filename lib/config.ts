@@ -41,12 +41,53 @@ const rabbitConnectionSchema = z.object({
   dlqs: z.array(dlqEntrySchema).default([]),
 });
 
-export const connectionSchema = z.discriminatedUnion("kind", [rabbitConnectionSchema]);
+const sqsConnectionSchema = z.object({
+  kind: z.literal("sqs"),
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and dashes"),
+  name: z.string().min(1).optional(),
+  region: z.string().min(1),
+  /** For emulators or VPC endpoints, e.g. http://127.0.0.1:9324. Omit for AWS. */
+  endpoint: z.string().url().optional(),
+  /**
+   * Credentials come from the standard AWS provider chain (env, shared profile, instance role).
+   * For emulators, name env vars holding static keys instead.
+   */
+  accessKeyIdEnv: z.string().optional(),
+  secretAccessKeyEnv: z.string().optional(),
+  /** Only queues whose name starts with this are considered (ListQueues prefix). */
+  queueNamePrefix: z.string().optional(),
+  discover: z.boolean().default(true),
+  dlqs: z.array(dlqEntrySchema).default([]),
+});
+
+const kafkaConnectionSchema = z.object({
+  kind: z.literal("kafka"),
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and dashes"),
+  name: z.string().min(1).optional(),
+  brokers: z.array(z.string().min(1)).min(1),
+  clientId: z.string().default("dlq-console"),
+  ssl: z.boolean().default(false),
+  sasl: z
+    .object({
+      mechanism: z.enum(["plain", "scram-sha-256", "scram-sha-512"]),
+      usernameEnv: z.string(),
+      passwordEnv: z.string(),
+    })
+    .optional(),
+  /** Glob patterns of dead-letter topic names. */
+  dltPatterns: z.array(z.string().min(1)).default(["*.DLT", "*-dlt", "*.dlq", "dlq.*", "*-dead-letter"]),
+  discover: z.boolean().default(true),
+  dlqs: z.array(dlqEntrySchema).default([]),
+});
+
+export const connectionSchema = z.discriminatedUnion("kind", [rabbitConnectionSchema, sqsConnectionSchema, kafkaConnectionSchema]);
 export const consoleConfigSchema = z.object({
   connections: z.array(connectionSchema).min(1),
 });
 
 export type RabbitConnectionConfig = z.infer<typeof rabbitConnectionSchema>;
+export type SqsConnectionConfig = z.infer<typeof sqsConnectionSchema>;
+export type KafkaConnectionConfig = z.infer<typeof kafkaConnectionSchema>;
 export type DlqEntryConfig = z.infer<typeof dlqEntrySchema>;
 export type ConnectionConfig = z.infer<typeof connectionSchema>;
 export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;

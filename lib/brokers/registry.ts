@@ -16,6 +16,10 @@ export function createAdapter(c: ConnectionConfig): BrokerAdapter {
   switch (c.kind) {
     case "rabbitmq":
       return new RabbitMqAdapter(c);
+    case "sqs":
+    case "kafka":
+      // The SQS and Kafka adapters land in their own milestones; until then the config is refused clearly.
+      throw new AppError("bad_request:config", { userMessage: `Connection "${c.id}": ${c.kind} connections are not supported by this build yet.` });
   }
 }
 
