@@ -157,9 +157,12 @@ export class RabbitMqAdapter implements BrokerAdapter {
     u.username = encodeURIComponent(secretFromEnv(this.config.usernameEnv, "guest")!);
     u.password = encodeURIComponent(secretFromEnv(this.config.passwordEnv, "guest")!);
     let conn: amqp.ChannelModel | null = null;
+    let closedWith = "";
     try {
       conn = await amqp.connect(u.toString(), { timeout: this.opts.connectTimeoutMs });
-      conn.on("error", () => undefined);
+      conn.on("error", (e: Error) => {
+        closedWith = e.message;
+      });
       const ch = await conn.createChannel();
       ch.on("error", () => undefined);
       await ch.prefetch(1, true);
@@ -168,8 +171,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
       await ch.close();
       return { queueType: "classic", deliveryLimit: null, ownDeadLetterExchange: null };
     } catch (e) {
-      const msg = (e as Error).message ?? "";
-      if (/global qos|NOT.IMPLEMENTED|Connection closed/i.test(msg)) return { queueType: "unknown-not-classic", deliveryLimit: null, ownDeadLetterExchange: null };
+      const msg = `${(e as Error).message ?? ""} ${closedWith}`;
+      if (/global qos|NOT.IMPLEMENTED/i.test(msg)) return { queueType: "unknown-not-classic", deliveryLimit: null, ownDeadLetterExchange: null };
       throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
     } finally {
       await conn?.close().catch(() => undefined);

@@ -1,0 +1,190 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { BrokerError } from "@/lib/brokers/types";
+import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
+import { RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+
+const kit = new RabbitKit();
+const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+const text = (s: string) => new TextEncoder().encode(s);
+
+afterAll(async () => {
+  await adapter.close();
+  await kit.cleanup();
+});
+
+describe("rabbitmq: failure metadata from real dead-lettering", () => {
+  it("rejected, expired and maxlen letters carry x-death; history is most recent first", async () => {
+    const dlq = await kit.queue(kit.name("dlq"));
+    const dl = { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq };
+    const rejectQ = await kit.queue(kit.name("reject"), dl);
+    const ttlQ = await kit.queue(kit.name("ttl"), { ...dl, "x-message-ttl": 1 });
+    const maxQ = await kit.queue(kit.name("maxlen"), { ...dl, "x-max-length": 1 });
+    await kit.publish(rejectQ, { body: text("r") });
+    await kit.rejectAll(rejectQ, 1);
+    await kit.waitDepth(dlq, 1);
+    await kit.publish(ttlQ, { body: text("t") });
+    await kit.waitDepth(dlq, 2);
+    await kit.publish(maxQ, { body: text("m1") });
+    await kit.publish(maxQ, { body: text("m2") });
+    await kit.waitDepth(dlq, 3);
+
+    const { letters } = await adapter.browse(dlq, { offset: 0, limit: 10 });
+    expect(letters.map((l) => [l.failure.reason, l.failure.originQueue])).toEqual([
+      ["rejected", rejectQ],
+      ["expired", ttlQ],
+      ["maxlen", maxQ],
+    ]);
+    const h = letters[0].history[0];
+    expect(h.queue).toBe(rejectQ);
+    expect(h.count).toBe(1);
+    expect(h.exchange).toBe("");
+    expect(h.routingKeys).toEqual([rejectQ]);
+    expect(h.time).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(letters[0].failure.deadLetteredAt).toBe(h.time);
+    expect(letters[0].headers.find((x) => x.name === "x-first-death-reason")?.value).toEqual({ t: "string", v: "rejected" });
+
+    // Two hops: hop1 → hop2 → park2.
+    const park2 = await kit.queue(kit.name("park2"));
+    const hop2 = await kit.queue(kit.name("hop2"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": park2 });
+    const hop1 = await kit.queue(kit.name("hop1"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": hop2 });
+    await kit.publish(hop1, { body: text("two hops") });
+    await kit.rejectAll(hop1, 1);
+    await kit.waitDepth(hop2, 1);
+    await kit.rejectAll(hop2, 1);
+    await kit.waitDepth(park2, 1);
+    const [twoHops] = (await adapter.browse(park2, { offset: 0, limit: 1 })).letters;
+    expect(twoHops.history.map((d) => d.queue)).toEqual([hop2, hop1]);
+    expect(twoHops.failure.originQueue).toBe(hop2);
+    expect(twoHops.headers.find((x) => x.name === "x-first-death-queue")?.value).toEqual({ t: "string", v: hop1 });
+  });
+
+  it("reads Spring AMQP republished exception headers and hundreds of headers", async () => {
+    const dlq = await kit.queue(kit.name("spring-dlq"));
+    kit.queues.add(dlq);
+    // Spring's RepublishMessageRecoverer publishes the failed message straight to the DLQ with these headers.
+    await kit.publish(dlq, {
+      body: text('{"orderId":42}'),
+      headers: {
+        "x-exception-message": "Order 42 has no customer",
+        "x-exception-stacktrace": "com.acme.orders.InvalidOrderException: Order 42 has no customer\n\tat com.acme.orders.Handler.handle(Handler.java:42)",
+        "x-original-exchange": "",
+        "x-original-routingKey": "orders",
+      },
+    });
+    const many: Record<string, string> = {};
+    for (let i = 0; i < 300; i++) many[`x-h-${i}`] = `value ${i}`;
+    await kit.publish(dlq, { body: text("many"), headers: many });
+    // Discovery does not know a DLQ fed by republishing: name it in config.
+    const a = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq, origin: "orders" }] }), { idleMs: 500 });
+    try {
+      const { letters } = await a.browse(dlq, { offset: 0, limit: 10 });
+      expect(letters[0].failure.exceptionClass).toBe("com.acme.orders.InvalidOrderException");
+      expect(letters[0].failure.exceptionMessage).toBe("Order 42 has no customer");
+      expect(letters[0].failure.originQueue).toBe("orders");
+      expect(letters[0].failure.reason).toBe("exception");
+      expect(letters[1].headers).toHaveLength(300);
+      expect(letters[1].headers[299]).toEqual({ name: "x-h-299", value: { t: "string", v: "value 299" } });
+    } finally {
+      await a.close();
+    }
+  });
+});
+
+describe("rabbitmq: quorum DLQ with a delivery limit", () => {
+  it("every read counts as a delivery and letters are dropped; reads are refused without acceptRisk", async () => {
+    const { dlq } = await kit.dlqByReject([0, 1, 2].map((i) => ({ body: text(`q-${i}`) })), { "x-queue-type": "quorum", "x-delivery-limit": 2 });
+    const summary = await adapter.describeDlq(dlq);
+    expect(summary.queueType).toBe("quorum");
+    expect(summary.readRisk).toMatchObject({ kind: "delivery-limit", limit: 2 });
+
+    for (const p of [adapter.browse(dlq, { offset: 0, limit: 10 }), adapter.getLetter(dlq, "f-x"), adapter.stream(dlq)[Symbol.asyncIterator]().next()]) {
+      const e = await Promise.resolve(p).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(BrokerError);
+      expect((e as BrokerError).code).toBe("confirmation_required:read");
+    }
+    expect(await kit.depth(dlq)).toBe(3);
+
+    // With the risk accepted, prove it: x-delivery-count rises on every read until RabbitMQ drops the letters.
+    const counts: Array<number | null> = [];
+    let reads = 0;
+    while (reads < 8) {
+      reads++;
+      const page = await adapter.browse(dlq, { offset: 0, limit: 10, acceptRisk: true });
+      if (page.letters.length === 0) break;
+      counts.push(page.letters[0].failure.deliveryCount);
+    }
+    // RabbitMQ 3.10: the first delivery carries no x-delivery-count, the next ones 1, 2, ...
+    console.info(`quorum x-delivery-limit 2: x-delivery-count per read ${JSON.stringify(counts)}, empty after ${reads} reads`);
+    expect(counts[1]).toBe(1);
+    expect(await kit.depth(dlq)).toBe(0);
+    expect(reads).toBeLessThanOrEqual(5);
+  });
+
+  it("without the management API, a probe flags a non-classic queue and configured DLQs are still served", async () => {
+    const { dlq } = await kit.dlqByReject([{ body: text("q") }], { "x-queue-type": "quorum", "x-delivery-limit": 5 });
+    const { dlq: classic } = await kit.dlqByReject([{ body: text("c") }]);
+    const a = new RabbitMqAdapter(testConfig({ management: { url: "http://127.0.0.1:1" }, dlqs: [{ name: dlq }, { name: classic }] }), { idleMs: 500, connectTimeoutMs: 1000 });
+    try {
+      const list = await a.listDlqs();
+      const q = list.find((d) => d.name === dlq)!;
+      expect(q.warnings.map((w) => w.code)).toContain("management_unavailable");
+      expect(q.readRisk?.kind).toBe("unknown-queue-type");
+      expect(q.depth).toBe(1);
+      const c = list.find((d) => d.name === classic)!;
+      expect(c.readRisk).toBeNull();
+      expect((await a.browse(classic, { offset: 0, limit: 5 })).letters).toHaveLength(1);
+      await expect(a.browse(dlq, { offset: 0, limit: 5 })).rejects.toMatchObject({ kind: "risky_read" });
+      expect(await kit.depth(classic)).toBe(1);
+    } finally {
+      await a.close();
+    }
+  });
+});
+
+describe("rabbitmq: discovery and connection failures", () => {
+  it("discovers DLQs through a DLX exchange binding and through a policy, with their origins", async () => {
+    const dlx = await kit.exchange(kit.name("dlx"), "direct");
+    const dlqA = await kit.queue(kit.name("dlq-a"));
+    const ch = await kit.channel();
+    await ch.bindQueue(dlqA, dlx, "orders-failed");
+    const src = await kit.queue(kit.name("src"), { "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "orders-failed" });
+
+    const dlqB = await kit.queue(kit.name("dlq-b"));
+    const polSrc = await kit.queue(kit.name("polsrc"));
+    const policy = `${kit.prefix}-dl`;
+    kit.policies.add(policy);
+    const res = await mgmtRequest("PUT", `api/policies/%2F/${encodeURIComponent(policy)}`, {
+      pattern: `^${polSrc.replace(/\./g, "\\.")}$`,
+      definition: { "dead-letter-exchange": "", "dead-letter-routing-key": dlqB },
+      "apply-to": "queues",
+      priority: 10,
+    });
+    expect(res.ok).toBe(true);
+    let list = await adapter.listDlqs();
+    for (let i = 0; i < 40 && !list.some((d) => d.name === dlqB); i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      list = await adapter.listDlqs();
+    }
+    expect(list.find((d) => d.name === dlqA)).toMatchObject({ source: "discovered", origins: [src] });
+    expect(list.find((d) => d.name === dlqB)).toMatchObject({ source: "discovered", origins: [polSrc] });
+    expect(list.some((d) => d.name === src)).toBe(false);
+  });
+
+  it("wrong credentials are an auth error", async () => {
+    process.env.DLQ_TEST_BAD_USER = "nobody";
+    const a = new RabbitMqAdapter(testConfig({ usernameEnv: "DLQ_TEST_BAD_USER", passwordEnv: "DLQ_TEST_BAD_USER" }));
+    try {
+      await expect(a.ping()).rejects.toMatchObject({ kind: "auth", code: "forbidden:broker" });
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("a DLQ deleted after listing is not_found, and the adapter keeps working", async () => {
+    const { dlq } = await kit.dlqByReject([{ body: text("gone") }]);
+    expect((await adapter.describeDlq(dlq)).depth).toBe(1);
+    await (await kit.channel()).deleteQueue(dlq);
+    await expect(adapter.browse(dlq, { offset: 0, limit: 5 })).rejects.toMatchObject({ kind: "not_found" });
+    await adapter.ping();
+  });
+});
