@@ -2,7 +2,8 @@
 
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { verifyAudit } from "@/lib/dlq/audit-log";
-import { toActionError, type ActionResult } from "@/lib/errors";
+import type { ActionResult } from "@/lib/errors";
+import { toSafeError } from "@/lib/dlq/app-error";
 
 /** Recomputes the audit hash chain (admin). */
 export async function verifyAuditAction(): Promise<ActionResult<unknown>> {
@@ -11,6 +12,6 @@ export async function verifyAuditAction(): Promise<ActionResult<unknown>> {
     const data = await verifyAudit(actor, await requestMeta());
     return { ok: true, data: JSON.parse(JSON.stringify(data)) };
   } catch (e) {
-    return { ok: false, error: toActionError(e) };
+    return { ok: false, error: toSafeError(e) };
   }
 }

@@ -7,7 +7,7 @@ import { AUDIT_ACTIONS } from "@/lib/audit/actions";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { parseAuditFilter, viewAudit, type AuditPage } from "@/lib/dlq/audit-log";
-import { isAppError } from "@/lib/errors";
+import { asAppError } from "@/lib/dlq/app-error";
 import { VerifyChainButton } from "@/components/audit/verify-chain-button";
 
 export const metadata: Metadata = { title: "Audit" };
@@ -33,8 +33,8 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
     const filter = parseAuditFilter(raw);
     page = await viewAudit(actor, await requestMeta(), { filter, before });
   } catch (e) {
-    if (isAppError(e) && e.type === "forbidden") problem = { title: "403 · You cannot read the audit log.", message: e.userMessage, status: "forbidden" };
-    else if (isAppError(e) && e.type === "bad_request") problem = { title: "The filter is not valid.", message: e.userMessage, status: "bad" };
+    if (asAppError(e)?.type === "forbidden") problem = { title: "403 · You cannot read the audit log.", message: asAppError(e)!.userMessage, status: "forbidden" };
+    else if (asAppError(e)?.type === "bad_request") problem = { title: "The filter is not valid.", message: asAppError(e)!.userMessage, status: "bad" };
     else throw e;
   }
 

@@ -1,12 +1,13 @@
 import { Problem } from "@/components/ui/problem";
-import { isAppError } from "@/lib/errors";
+import { asAppError } from "@/lib/dlq/app-error";
 
 /**
  * Known failures of reading a DLQ, explained; returns null for anything else so the caller can
  * rethrow to the error boundary.
  */
-export function dlqProblem(e: unknown, ctx: { connectionId: string; queue: string; back: { href: string; label: string } }) {
-  if (!isAppError(e)) return null;
+export function dlqProblem(err: unknown, ctx: { connectionId: string; queue: string; back: { href: string; label: string } }) {
+  const e = asAppError(err);
+  if (!e) return null;
   const [type, surface] = e.code.split(":");
   if (type === "not_found" && surface === "connection") {
     return (

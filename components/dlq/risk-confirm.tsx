@@ -14,7 +14,6 @@ export function RiskConfirm({ connectionId, queue, risk, canConfirm }: { connect
     <div className="banner banner-warn" role="alert" data-testid="read-risk">
       <p>
         <strong>Reading this DLQ can lose letters.</strong> {risk.message}
-        {risk.limit !== undefined ? ` (delivery limit ${risk.limit})` : null}
       </p>
       <p>
         Every read returns each letter to the queue and the broker counts that as a delivery; a letter that reaches the limit is dropped or

@@ -1,7 +1,7 @@
 import "server-only";
 import { recordAudit } from "@/lib/audit";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { isAppError } from "@/lib/errors";
+import { asAppError } from "./app-error";
 
 export interface AuditScope {
   action: string;
@@ -15,7 +15,7 @@ export function auditActor(actor: Actor) {
 }
 
 export function errorCodeOf(e: unknown): string {
-  return isAppError(e) ? e.code : "internal:server";
+  return asAppError(e)?.code ?? "internal:server";
 }
 
 /** Records the outcome of a use case's work once it is authorized: success, or failure with the error code. */

@@ -1,7 +1,7 @@
 import "server-only";
 import { queryAudit } from "@/lib/audit";
 import { listAdapters } from "@/lib/brokers/registry";
-import { isAppError } from "@/lib/errors";
+import { asAppError } from "./app-error";
 import { withTimeout } from "./connection";
 
 export interface Health {
@@ -25,7 +25,7 @@ export async function checkHealth(): Promise<Health> {
         await withTimeout(a.ping(), 5_000, "ping");
         return { connectionId: a.connectionId, kind: a.kind, ok: true, error: null };
       } catch (e) {
-        return { connectionId: a.connectionId, kind: a.kind, ok: false, error: isAppError(e) ? e.code : "internal:broker" };
+        return { connectionId: a.connectionId, kind: a.kind, ok: false, error: asAppError(e)?.code ?? "internal:broker" };
       }
     }),
   );

@@ -2,7 +2,7 @@ import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { listAdapters } from "@/lib/brokers/registry";
-import { toActionError } from "@/lib/errors";
+import { toSafeError } from "./app-error";
 import { connectionInfo, withTimeout } from "./connection";
 import type { DlqListing } from "./types";
 
@@ -24,7 +24,7 @@ export async function listDlqs(actor: Actor, meta: RequestMeta): Promise<DlqList
         return { ...info, status: "ok" as const, error: null, dlqs };
       } catch (e) {
         console.error(`listing DLQs of ${a.connectionId} failed`, e);
-        return { ...info, status: "error" as const, error: toActionError(e), dlqs: [] };
+        return { ...info, status: "error" as const, error: toSafeError(e), dlqs: [] };
       }
     }),
   );

@@ -2,7 +2,8 @@
 
 import { revalidatePath } from "next/cache";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toActionError, type ActionResult } from "@/lib/errors";
+import type { ActionResult } from "@/lib/errors";
+import { toSafeError } from "@/lib/dlq/app-error";
 import { createUserAsAdmin, updateUserAsAdmin } from "@/lib/users-admin";
 
 // Input validation (zod) happens inside the use cases, after authorization, so that a refused
@@ -15,7 +16,7 @@ export async function createUserAction(input: unknown): Promise<ActionResult<{ i
     revalidatePath("/admin/users");
     return { ok: true, data: { id: u.id, email: u.email } };
   } catch (e) {
-    return { ok: false, error: toActionError(e) };
+    return { ok: false, error: toSafeError(e) };
   }
 }
 
@@ -26,6 +27,6 @@ export async function updateUserAction(input: unknown): Promise<ActionResult<{ i
     revalidatePath("/admin/users");
     return { ok: true, data: { id: u.id } };
   } catch (e) {
-    return { ok: false, error: toActionError(e) };
+    return { ok: false, error: toSafeError(e) };
   }
 }

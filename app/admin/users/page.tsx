@@ -4,7 +4,7 @@ import { RelativeTime } from "@/components/ui/relative-time";
 import { CreateUserForm } from "@/components/users/create-user-form";
 import { UserRowActions } from "@/components/users/user-row-actions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { isAppError } from "@/lib/errors";
+import { asAppError } from "@/lib/dlq/app-error";
 import { listUsersAsAdmin } from "@/lib/users-admin";
 
 export const metadata: Metadata = { title: "Users" };
@@ -16,11 +16,11 @@ export default async function UsersPage() {
   try {
     users = await listUsersAsAdmin(actor, await requestMeta());
   } catch (e) {
-    if (isAppError(e) && e.type === "forbidden") {
+    if (asAppError(e)?.type === "forbidden") {
       return (
         <main className="page" data-testid="forbidden">
           <Problem title="403 · Only admins manage users." back={{ href: "/", label: "← Back to the DLQs" }}>
-            <p>{e.userMessage} This attempt was recorded.</p>
+            <p>{asAppError(e)!.userMessage} This attempt was recorded.</p>
           </Problem>
         </main>
       );

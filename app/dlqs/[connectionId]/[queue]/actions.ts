@@ -6,7 +6,8 @@ import { requireActor, requestMeta } from "@/lib/auth/session";
 import { dlqHref } from "@/lib/dlq/links";
 import { rememberRiskConfirmation } from "@/lib/dlq/risk-cookie";
 import { confirmRiskyRead } from "@/lib/dlq/risky-read";
-import { AppError, toActionError, type ActionResult } from "@/lib/errors";
+import { AppError, type ActionResult } from "@/lib/errors";
+import { toSafeError } from "@/lib/dlq/app-error";
 
 const confirmSchema = z.object({ connectionId: z.string().min(1).max(100), queue: z.string().min(1).max(255) });
 
@@ -21,6 +22,6 @@ export async function confirmRiskyReadAction(input: unknown): Promise<ActionResu
     revalidatePath(dlqHref(parsed.data.connectionId, parsed.data.queue));
     return { ok: true, data };
   } catch (e) {
-    return { ok: false, error: toActionError(e) };
+    return { ok: false, error: toSafeError(e) };
   }
 }
