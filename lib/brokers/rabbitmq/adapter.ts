@@ -291,7 +291,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
           idleMs: this.opts.idleMs,
           bufferBytes: this.opts.readBufferBytes,
           minWindow: 4,
-          maxWindow: 2000,
+          maxWindow: 5000,
           exclusive: true,
         });
         await reader.start();
