@@ -79,6 +79,7 @@ describe("audit log on PostgreSQL", () => {
   });
 
   it("filters by actor, action (exact and prefix), queue, outcome and time; pages by keyset", async () => {
+    await new Promise((r) => setTimeout(r, 5)); // earlier rows must be strictly older than t0
     const t0 = new Date();
     await recordAudit(entry({ actor: { id: "u-2", email: "bob@corp.test", role: "viewer" }, action: "auth.sign_in_failed", outcome: "failure", queue: null }));
     await recordAudit(entry({ actor: { id: "u-2", email: "bob@corp.test", role: "viewer" }, action: "dlq.open", outcome: "denied", queue: "payments.dlq" }));
