@@ -101,6 +101,8 @@ export interface Letter {
   history: DeathRecord[];
   /** Ordering key where the broker has one (Kafka key, FIFO group), else null. */
   orderingKey: string | null;
+  /** Set when the console already handled this letter but the broker keeps it (Kafka: no per-record delete). */
+  handled?: { at: string; outcome: "redriven" | "discarded" };
 }
 
 export type ReadRiskKind = "delivery-limit" | "chained-dlq" | "unknown-queue-type";
@@ -134,6 +136,22 @@ export interface DlqSummary {
   warnings: DlqWarning[];
   /** Broker-specific facts worth showing (retention, arguments), already in display form. */
   facts: HeaderEntry[];
+  /** Where `capabilities.randomAccess`: the DLQ's partitions, browsable one by one. */
+  partitions?: PartitionSummary[];
+}
+
+/** One partition of a randomly accessible DLQ. Offsets are decimal text (64-bit exact). */
+export interface PartitionSummary {
+  partition: number;
+  /** First offset still in the log. */
+  start: string;
+  /** Offset the next letter will get; letters = end - start. */
+  end: string;
+  letters: number;
+  /** Letters in [start, end) the console has marked handled. */
+  handled: number;
+  /** Timestamp of the oldest letter not handled, ISO 8601 UTC; null when none. */
+  oldestUnhandledAt: string | null;
 }
 
 export interface BrowseOptions {
@@ -144,6 +162,12 @@ export interface BrowseOptions {
   /** The caller confirmed the DLQ's `readRisk`. Without it, a risky read throws `confirmation_required:read`. */
   acceptRisk?: boolean;
   signal?: AbortSignal;
+  /** Where `capabilities.randomAccess`: read only this partition (default: all, partition by partition). */
+  partition?: number;
+  /** With `partition`: start at this offset (decimal text) instead of the oldest (or newest) one. */
+  fromOffset?: string;
+  /** Where `capabilities.randomAccess`: "newest" pages backwards from the end. Default "oldest". */
+  order?: "oldest" | "newest";
 }
 
 export interface LetterPage {
@@ -154,6 +178,9 @@ export interface LetterPage {
   hasMore: boolean;
   /** Depth observed at the start of the read. */
   depth: number | null;
+  /** Echo of the random-access options the page was read with. */
+  partition?: number | null;
+  order?: "oldest" | "newest";
 }
 
 export interface StreamOptions {
