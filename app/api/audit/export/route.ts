@@ -9,13 +9,13 @@ export const dynamic = "force-dynamic";
 /** Streams matching audit rows as CSV or a JSON array, batch by batch: memory stays bounded. */
 export async function GET(req: Request) {
   try {
+    const actor = await requireActor();
     const params = new URL(req.url).searchParams;
     const format = params.get("format") ?? "csv";
     if (format !== "csv" && format !== "json") {
       throw new AppError("bad_request:format", { userMessage: 'format must be "csv" or "json".' });
     }
     const filter = parseAuditFilter(params);
-    const actor = await requireActor();
     const rows = await exportAudit(actor, await requestMeta(), { filter, format });
     const encoder = new TextEncoder();
     const iterator = rows[Symbol.asyncIterator]();
