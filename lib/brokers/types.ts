@@ -22,6 +22,14 @@ export interface BrokerCapabilities {
   nativeBulkMove: boolean;
   /** Letters carry an ordering key (Kafka key, FIFO group) whose order matters on redrive. */
   orderedKeys: boolean;
+  /** Pages list letters in the order they entered the DLQ, the same on every read. Absent means true (false: SQS standard queues). */
+  stableOrder?: boolean;
+  /** Payloads may be any bytes. Absent means true (false: SQS bodies are Unicode text). */
+  binaryBodies?: boolean;
+  /** Largest payload the broker accepts, in bytes. Absent means no limit worth stating. */
+  maxBodyBytes?: number;
+  /** Producers choose the message id (AMQP message_id). Absent means true (false: SQS assigns MessageId). */
+  producerMessageIds?: boolean;
 }
 
 /** Words the UI uses for this broker's concepts. */
@@ -103,6 +111,8 @@ export interface Letter {
   orderingKey: string | null;
   /** Set when the console already handled this letter but the broker keeps it (Kafka: no per-record delete). */
   handled?: { at: string; outcome: "redriven" | "discarded" };
+  /** Problems found in this letter that did not stop the read (e.g. an SQS MD5 mismatch). */
+  warnings?: DlqWarning[];
 }
 
 export type ReadRiskKind = "delivery-limit" | "chained-dlq" | "unknown-queue-type";
