@@ -14,7 +14,15 @@ export type ErrorType =
 
 export type ErrorCode = `${ErrorType}:${string}`;
 
+/**
+ * Next compiles server code into several layers (route handlers, RSC, SSR, instrumentation), each
+ * with its own copy of this module; a broker adapter kept on globalThis may throw an AppError
+ * built from another copy, so `instanceof` alone is not enough. A global symbol brands them all.
+ */
+const APP_ERROR_BRAND = Symbol.for("dlq-console.app-error");
+
 export class AppError extends Error {
+  readonly [APP_ERROR_BRAND] = true;
   readonly code: ErrorCode;
   readonly userMessage: string;
   readonly details?: Record<string, unknown>;
@@ -31,15 +39,27 @@ export class AppError extends Error {
   }
 
   get type(): ErrorType {
-    return this.code.split(":")[0] as ErrorType;
+    return errorTypeOf(this);
   }
 }
 
-export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError || (typeof e === "object" && e !== null && (e as Record<symbol, unknown>)[APP_ERROR_BRAND] === true);
+}
+
+/** The AppError this is (from any bundle layer), or null. */
+export function asAppError(e: unknown): AppError | null {
+  return isAppError(e) ? e : null;
+}
+
+/** The type half of an error's code; works for AppErrors from other bundle layers, whose getters differ. */
+export function errorTypeOf(e: Pick<AppError, "code">): ErrorType {
+  return e.code.split(":")[0] as ErrorType;
+}
 
 /** HTTP status for an error type, for route handlers. */
 export function httpStatusOf(e: AppError): number {
-  switch (e.type) {
+  switch (errorTypeOf(e)) {
     case "bad_request":
       return 400;
     case "unauthorized":
