@@ -58,6 +58,12 @@ const sqsConnectionSchema = z.object({
   queueNamePrefix: z.string().optional(),
   discover: z.boolean().default(true),
   dlqs: z.array(dlqEntrySchema).default([]),
+  /** Seconds a console read hides letters before releasing them (they are released at once when the read ends). */
+  readVisibilityTimeoutSeconds: z.number().int().min(5).max(600).default(30),
+  /** The server supports StartMessageMoveTask (AWS and ElasticMQ do; moto does not). */
+  messageMoveTasks: z.boolean().default(true),
+  /** Largest message the server accepts (default: 1 MiB on AWS, 256 KiB with a custom endpoint). */
+  maxMessageBytes: z.number().int().positive().optional(),
 });
 
 const kafkaConnectionSchema = z.object({

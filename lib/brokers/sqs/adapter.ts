@@ -1,0 +1,404 @@
+import "server-only";
+import { GetQueueAttributesCommand, GetQueueUrlCommand, ListDeadLetterSourceQueuesCommand, ListMessageMoveTasksCommand, ListQueuesCommand, type Message, type SQSClient } from "@aws-sdk/client-sqs";
+import type { SqsConnectionConfig } from "@/lib/config";
+import {
+  BrokerError,
+  type BrokerAdapter,
+  type BrokerCapabilities,
+  type BrokerVocabulary,
+  type BrowseOptions,
+  type DlqSummary,
+  type Letter,
+  type LetterPage,
+  type StreamOptions,
+} from "@/lib/brokers/types";
+import { createSqsClient } from "@/lib/brokers/sqs/client";
+import { mapSqsError } from "@/lib/brokers/sqs/errors";
+import { discoverDlqs, listQueueUrls, mapLimit, queueNameOfUrl } from "@/lib/brokers/sqs/discovery";
+import { buildSummary, type Attrs, type SourceInfo } from "@/lib/brokers/sqs/summary";
+import { HeldLetters, receiveUpTo, type ReaderOptions } from "@/lib/brokers/sqs/reader";
+import { OccurrenceCounter, baseIdOf, compareKeys, isSqsLetterId, sortKeyOf, toLetter, type SortKey } from "@/lib/brokers/sqs/letter";
+
+export const SQS_VOCABULARY: BrokerVocabulary = { queue: "queue", letterId: "MessageId", origin: "source queue" };
+
+/** SQS's limit of in-flight (received, not deleted) messages per queue. */
+export const SQS_IN_FLIGHT_LIMIT = 120_000;
+
+export function sqsCapabilities(c: SqsConnectionConfig): BrokerCapabilities {
+  return {
+    discovery: c.discover,
+    readHidesLetters: true,
+    readCountsAsDelivery: true,
+    randomAccess: false,
+    perLetterRemoval: true,
+    nativeBulkMove: c.messageMoveTasks,
+    // FIFO letters carry a MessageGroupId whose order matters on redrive; standard ones have none.
+    orderedKeys: true,
+    // Standard queues have no order: pages are sorted by SentTimestamp within what one read receives.
+    stableOrder: false,
+    binaryBodies: false,
+    maxBodyBytes: c.maxMessageBytes ?? (c.endpoint ? 256 * 1024 : 1024 * 1024),
+    producerMessageIds: false,
+  };
+}
+
+export interface SqsAdapterOptions {
+  /** Long-poll seconds of a browse receive (default 1) and of a stream receive (default 2). */
+  browseWaitSeconds?: number;
+  streamWaitSeconds?: number;
+  /** Concurrent receives per read (default 4) and concurrent attribute reads (default 8). */
+  receiveConcurrency?: number;
+  describeConcurrency?: number;
+  /** Consecutive empty receives that end a read (default 2). */
+  maxEmptyReceives?: number;
+  /** Letters a browse may hold at once: offset + limit (default 10,000). */
+  maxBrowseWindow?: number;
+  /** Letters a stream or a lookup by id may hold (default 100,000, always under the in-flight limit). */
+  maxScan?: number;
+  /** Letters converted and sorted together while streaming (default 200). */
+  streamChunk?: number;
+  /** Payload bytes a browse keeps across its whole window (default 64 MiB); letters are cut further to fit. */
+  browseBufferBytes?: number;
+  /** Kept free under the in-flight limit for the queue's own consumers (default 1,000). */
+  inFlightMargin?: number;
+  maxAttempts?: number;
+  connectTimeoutMs?: number;
+}
+
+interface Described {
+  url: string;
+  attrs: Attrs;
+  summary: DlqSummary;
+}
+
+const SOURCE_DESCRIBE_MAX = 25;
+
+export class SqsAdapter implements BrokerAdapter {
+  readonly kind = "sqs" as const;
+  readonly connectionId: string;
+  readonly displayName: string;
+  readonly capabilities: BrokerCapabilities;
+  readonly vocabulary = SQS_VOCABULARY;
+
+  private readonly sqs: SQSClient;
+  private readonly endpoint: string;
+  private readonly o: Required<SqsAdapterOptions>;
+  private readonly urls = new Map<string, string>();
+  private readonly oldestSeen = new Map<string, { sentMs: number; atMs: number }>();
+
+  constructor(
+    private readonly config: SqsConnectionConfig,
+    options: SqsAdapterOptions = {},
+  ) {
+    this.connectionId = config.id;
+    this.displayName = config.name ?? config.id;
+    this.capabilities = sqsCapabilities(config);
+    this.endpoint = config.endpoint ?? `SQS ${config.region}`;
+    this.o = {
+      browseWaitSeconds: options.browseWaitSeconds ?? 1,
+      streamWaitSeconds: options.streamWaitSeconds ?? 2,
+      receiveConcurrency: options.receiveConcurrency ?? 4,
+      describeConcurrency: options.describeConcurrency ?? 8,
+      maxEmptyReceives: options.maxEmptyReceives ?? 2,
+      maxBrowseWindow: options.maxBrowseWindow ?? 10_000,
+      maxScan: options.maxScan ?? 100_000,
+      streamChunk: options.streamChunk ?? 200,
+      browseBufferBytes: options.browseBufferBytes ?? 64 * 1024 * 1024,
+      inFlightMargin: options.inFlightMargin ?? 1000,
+      maxAttempts: options.maxAttempts ?? 2,
+      connectTimeoutMs: options.connectTimeoutMs ?? 3000,
+    };
+    this.sqs = createSqsClient(config, { maxAttempts: this.o.maxAttempts, connectTimeoutMs: this.o.connectTimeoutMs, requestTimeoutMs: (Math.max(this.o.browseWaitSeconds, this.o.streamWaitSeconds) + 20) * 1000 });
+  }
+
+  private err(e: unknown, queue?: string) {
+    return mapSqsError(e, { endpoint: this.endpoint, queue });
+  }
+
+  private configEntry(name: string) {
+    return this.config.dlqs.find((d) => d.name === name);
+  }
+
+  private notFound(name: string) {
+    return new BrokerError("not_found", { userMessage: `DLQ "${name}" was not found on ${this.displayName}. It may have been deleted, or no queue's redrive policy names it and it is not in the config.` });
+  }
+
+  private async urlOf(name: string): Promise<string> {
+    const cached = this.urls.get(name);
+    if (cached) return cached;
+    try {
+      const { QueueUrl } = await this.sqs.send(new GetQueueUrlCommand({ QueueName: name }));
+      if (!QueueUrl) throw this.notFound(name);
+      this.urls.set(name, QueueUrl);
+      return QueueUrl;
+    } catch (e) {
+      const mapped = this.err(e, name);
+      throw mapped.kind === "not_found" ? this.notFound(name) : mapped;
+    }
+  }
+
+  private async attrsOf(name: string, url: string): Promise<Attrs> {
+    try {
+      return ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }))).Attributes ?? {}) as Attrs;
+    } catch (e) {
+      const mapped = this.err(e, name);
+      if (mapped.kind === "not_found") {
+        this.urls.delete(name);
+        throw this.notFound(name);
+      }
+      throw mapped;
+    }
+  }
+
+  private async sourcesOf(url: string): Promise<{ names: string[]; truncated: boolean }> {
+    const names: string[] = [];
+    let token: string | undefined;
+    do {
+      const out = await this.sqs.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: url, MaxResults: 1000, NextToken: token }));
+      names.push(...(out.queueUrls ?? []).map(queueNameOfUrl));
+      token = out.NextToken;
+      if (names.length >= 1000) return { names: names.sort(), truncated: true };
+    } while (token);
+    return { names: names.sort(), truncated: false };
+  }
+
+  /** Attributes, sources and summary; throws `not_found` for a missing queue or one the console does not count as a DLQ. */
+  private async describe(name: string, discovered?: Map<string, string[]>): Promise<Described> {
+    const url = await this.urlOf(name);
+    const attrs = await this.attrsOf(name, url);
+    let sources: { names: string[]; truncated: boolean };
+    try {
+      sources = await this.sourcesOf(url);
+    } catch (e) {
+      throw this.err(e, name);
+    }
+    const entry = this.configEntry(name);
+    const fromDiscovery = sources.names.length > 0 || (discovered?.has(name) ?? false);
+    const inScope = !this.config.queueNamePrefix || name.startsWith(this.config.queueNamePrefix);
+    if (!entry && !(this.config.discover && fromDiscovery && inScope)) throw this.notFound(name);
+    const described = sources.names.slice(0, SOURCE_DESCRIBE_MAX);
+    const sourceInfos: SourceInfo[] = await mapLimit(described, this.o.describeConcurrency, async (s) => {
+      try {
+        const u = await this.urlOf(s);
+        return { name: s, attrs: ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: u, AttributeNames: ["RedrivePolicy", "MessageRetentionPeriod", "QueueArn"] }))).Attributes ?? {}) as Attrs };
+      } catch {
+        return { name: s, attrs: null };
+      }
+    });
+    const summary = buildSummary({
+      connectionId: this.connectionId,
+      name,
+      attrs,
+      sources: sourceInfos,
+      sourcesTruncated: sources.truncated || sources.names.length > SOURCE_DESCRIBE_MAX,
+      configOrigin: entry?.origin ?? null,
+      source: entry && fromDiscovery ? "config+discovered" : entry ? "config" : "discovered",
+      readVisibilitySeconds: this.config.readVisibilityTimeoutSeconds,
+      nativeBulkMove: this.capabilities.nativeBulkMove,
+      oldestSeen: this.oldestSeen.get(name) ?? null,
+      now: Date.now(),
+    });
+    return { url, attrs, summary };
+  }
+
+  async listDlqs(): Promise<DlqSummary[]> {
+    await this.ping();
+    let discovered = new Map<string, string[]>();
+    if (this.config.discover) {
+      try {
+        const { urls } = await listQueueUrls(this.sqs, this.config.queueNamePrefix, 20_000);
+        discovered = await discoverDlqs(this.sqs, urls, this.o.describeConcurrency);
+      } catch (e) {
+        throw this.err(e);
+      }
+    }
+    const names = [...new Set([...this.config.dlqs.map((d) => d.name), ...discovered.keys()])].sort();
+    const out = await mapLimit(names, 4, async (name): Promise<DlqSummary | null> => {
+      try {
+        return (await this.describe(name, discovered)).summary;
+      } catch (e) {
+        if (!(e instanceof BrokerError && e.kind === "not_found")) throw e;
+        const entry = this.configEntry(name);
+        if (!entry) return null; // Deleted since discovery.
+        return {
+          connectionId: this.connectionId, name, kind: "sqs", queueType: "unknown", depth: null, inFlight: null, consumers: null,
+          origins: entry.origin ? [entry.origin] : [], source: "config", readRisk: null, facts: [],
+          warnings: [{ code: "missing", message: `Queue "${name}" is named in the config but does not exist on ${this.displayName} (region ${this.config.region}).` }],
+        };
+      }
+    });
+    return out.filter((x): x is DlqSummary => x !== null);
+  }
+
+  async describeDlq(name: string): Promise<DlqSummary> {
+    return (await this.describe(name)).summary;
+  }
+
+  private readerOptions(url: string, waitSeconds: number, signal?: AbortSignal): ReaderOptions {
+    return { queueUrl: url, visibilityTimeout: this.config.readVisibilityTimeoutSeconds, waitSeconds, concurrency: this.o.receiveConcurrency, maxEmptyReceives: this.o.maxEmptyReceives, signal };
+  }
+
+  /** Risk guard plus how many letters may still be hidden without reaching SQS's in-flight limit. */
+  private async openRead(name: string, opts: StreamOptions): Promise<Described & { room: number }> {
+    const d = await this.describe(name);
+    if (d.summary.readRisk && !opts.acceptRisk) throw new BrokerError("risky_read", { userMessage: d.summary.readRisk.message, details: { readRisk: d.summary.readRisk } });
+    const room = SQS_IN_FLIGHT_LIMIT - this.o.inFlightMargin - (d.summary.inFlight ?? 0);
+    return { ...d, room: Math.max(0, room) };
+  }
+
+  private tooManyInFlight(name: string, wanted: number, inFlight: number | null) {
+    return new BrokerError("throttled", {
+      userMessage: `Reading ${wanted} letters of "${name}" would hide them all at once, and ${inFlight ?? 0} messages are already in flight: SQS allows ${SQS_IN_FLIGHT_LIMIT.toLocaleString("en-US")} per queue. Read a smaller page, or wait for in-flight messages to be released.`,
+    });
+  }
+
+  /**
+   * Receives up to `want` letters and holds them. Stops at the observed depth, then makes one short
+   * extra round for letters the approximate depth did not count.
+   */
+  private async receiveWindow(d: Described, want: number, held: HeldLetters, opts: ReaderOptions, onMessage: (m: Message) => void) {
+    const depth = d.summary.depth ?? want;
+    const first = await receiveUpTo(this.sqs, held, Math.min(want, depth), opts, onMessage);
+    let received = first.received;
+    if (received < want && received >= depth && !opts.signal?.aborted) {
+      const extra = await receiveUpTo(this.sqs, held, want - received, { ...opts, waitSeconds: 0, maxEmptyReceives: 1, concurrency: 1 }, onMessage);
+      received += extra.received;
+    }
+    return received;
+  }
+
+  private noteOldest(name: string, keys: SortKey[], coveredQueue: boolean) {
+    if (!coveredQueue) return;
+    if (keys.length === 0) this.oldestSeen.delete(name);
+    else this.oldestSeen.set(name, { sentMs: Math.min(...keys.map((k) => k.sent)), atMs: Date.now() });
+  }
+
+  async browse(name: string, opts: BrowseOptions): Promise<LetterPage> {
+    const offset = Math.max(0, Math.floor(opts.offset));
+    const limit = Math.max(1, Math.min(1000, Math.floor(opts.limit)));
+    const want = offset + limit + 1;
+    if (want - 1 > this.o.maxBrowseWindow) {
+      throw new BrokerError("bad_request", { userMessage: `SQS has no positions to jump to: a page at offset ${offset} would hide ${want - 1} letters to reach it (at most ${this.o.maxBrowseWindow} per read). Use filters on the triage index for deeper pages.` });
+    }
+    const d = await this.openRead(name, opts);
+    if (offset + limit > d.room) throw this.tooManyInFlight(name, offset + limit, d.summary.inFlight);
+    // Letters outside the page are dropped after sorting; until then their bodies share one budget
+    // (a letter cut further than asked says so in bodyTruncated, with the size and sha256 of the whole).
+    const maxBodyBytes = Math.min(opts.maxBodyBytes ?? Infinity, Math.max(4096, Math.floor(this.o.browseBufferBytes / want)));
+    const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
+    const held = new HeldLetters(this.sqs, this.readerOptions(d.url, this.o.browseWaitSeconds, opts.signal));
+    const window: Array<{ key: SortKey; letter: Letter }> = [];
+    try {
+      const received = await this.receiveWindow(d, Math.min(want, d.room), held, this.readerOptions(d.url, this.o.browseWaitSeconds, opts.signal), (m) => {
+        window.push({ key: sortKeyOf(m), letter: toLetter(m, "", 0, { ...ctx, maxBodyBytes }) });
+      });
+      window.sort((a, b) => compareKeys(a.key, b.key));
+      this.noteOldest(name, window.map((w) => w.key), received < want);
+    } catch (e) {
+      throw this.err(e, name);
+    } finally {
+      await held.release();
+    }
+    const occ = new OccurrenceCounter();
+    const letters: Letter[] = [];
+    window.forEach((w, pos) => {
+      const id = occ.next(baseIdOf(w.letter.messageId ?? ""));
+      if (pos >= offset && pos < offset + limit) letters.push({ ...w.letter, id, position: pos });
+    });
+    return { letters, offset, limit, hasMore: window.length > offset + limit, depth: d.summary.depth };
+  }
+
+  async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
+    const d = await this.openRead(name, opts);
+    const total = Math.min(d.summary.depth ?? this.o.maxScan, d.room, this.o.maxScan);
+    const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
+    const ro = this.readerOptions(d.url, this.o.streamWaitSeconds, opts.signal);
+    const held = new HeldLetters(this.sqs, ro);
+    const occ = new OccurrenceCounter();
+    let pos = 0;
+    try {
+      let remaining = total;
+      while (remaining > 0 && !opts.signal?.aborted) {
+        const chunk: Message[] = [];
+        let r;
+        try {
+          r = await receiveUpTo(this.sqs, held, Math.min(this.o.streamChunk, remaining), ro, (m) => chunk.push(m));
+        } catch (e) {
+          throw this.err(e, name);
+        }
+        remaining -= r.received;
+        const keyed = chunk.map((m) => ({ key: sortKeyOf(m), m })).sort((a, b) => compareKeys(a.key, b.key));
+        for (const { m } of keyed) {
+          yield toLetter(m, occ.next(baseIdOf(m.MessageId ?? "")), pos++, { ...ctx, maxBodyBytes: opts.maxBodyBytes });
+          await held.extendIfDue().catch(() => undefined);
+        }
+        if (r.exhausted) break;
+      }
+    } finally {
+      await held.release();
+    }
+  }
+
+  async getLetter(name: string, id: string, opts: StreamOptions = {}): Promise<Letter | null> {
+    if (!isSqsLetterId(id)) {
+      await this.describeDlq(name);
+      return null;
+    }
+    const [base, nth] = id.includes("~") ? [id.slice(0, id.indexOf("~")), Number(id.slice(id.indexOf("~") + 1))] : [id, 1];
+    const d = await this.openRead(name, opts);
+    const total = Math.min(d.summary.depth ?? this.o.maxScan, d.room, this.o.maxScan);
+    const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
+    const ro = this.readerOptions(d.url, this.o.browseWaitSeconds, opts.signal);
+    const held = new HeldLetters(this.sqs, ro);
+    // Keys of every letter (for its position) and only the letters that carry this MessageId.
+    const keys: SortKey[] = [];
+    const matches: Array<{ key: SortKey; m: Message }> = [];
+    try {
+      const received = await this.receiveWindow({ ...d, summary: { ...d.summary, depth: total } }, Math.max(total, 1), held, ro, (m) => {
+        const key = sortKeyOf(m);
+        keys.push(key);
+        if (baseIdOf(m.MessageId ?? "") === base) matches.push({ key, m });
+      });
+      this.noteOldest(name, keys, total === d.summary.depth || received < total);
+    } catch (e) {
+      throw this.err(e, name);
+    } finally {
+      await held.release();
+    }
+    matches.sort((a, b) => compareKeys(a.key, b.key));
+    const hit = matches[nth - 1];
+    if (!hit) return null;
+    keys.sort(compareKeys);
+    const position = keys.findIndex((k) => k === hit.key);
+    return toLetter(hit.m, id, position, { ...ctx, maxBodyBytes: opts.maxBodyBytes });
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.sqs.send(new ListQueuesCommand({ MaxResults: 1, QueueNamePrefix: this.config.queueNamePrefix || undefined }));
+    } catch (e) {
+      throw this.err(e);
+    }
+  }
+
+  /**
+   * Whether this server answers ListMessageMoveTasks for the queue: the check behind the
+   * `messageMoveTasks` config flag (moto does not implement it).
+   */
+  async supportsMessageMoveTasks(name: string): Promise<boolean> {
+    const d = await this.describe(name);
+    if (!d.attrs.QueueArn) return false;
+    try {
+      await this.sqs.send(new ListMessageMoveTasksCommand({ SourceArn: d.attrs.QueueArn, MaxResults: 1 }));
+      return true;
+    } catch (e) {
+      const mapped = this.err(e, name);
+      if (mapped.kind === "unreachable" || mapped.kind === "auth") throw mapped;
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.sqs.destroy();
+  }
+}

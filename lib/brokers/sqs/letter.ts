@@ -1,0 +1,206 @@
+/**
+ * An SQS `Message` → a broker-neutral `Letter`. Pure (no client): system attributes become
+ * properties, message attributes become headers with their data types kept, and the failure is
+ * read from DeadLetterQueueSourceArn, the receive count and the attributes that Lambda, EventBridge
+ * and common application conventions set.
+ */
+import { createHash } from "node:crypto";
+import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
+import type { DeathRecord, DisplayValue, DlqWarning, FailureInfo, HeaderEntry, Letter } from "@/lib/brokers/types";
+import { bytesValue, headerText, sha256Hex, timestampValue } from "@/lib/brokers/display";
+import { exceptionClassFromStack } from "@/lib/brokers/rabbitmq/failure";
+
+/** The queue name of an SQS ARN (arn:aws:sqs:region:account:name), or null. */
+export function queueNameOfArn(arn: string | undefined | null): string | null {
+  if (!arn) return null;
+  const m = /^arn:[^:]+:sqs:[^:]*:[^:]*:(.+)$/.exec(arn);
+  return m ? m[1] : null;
+}
+
+/** A message attribute with its data type: String(.x) as text, Number(.x) as exact decimal text, Binary(.x) as bytes. */
+export function attributeValue(a: MessageAttributeValue): DisplayValue {
+  const base = (a.DataType ?? "String").split(".")[0];
+  if (base === "Binary") return a.BinaryValue ? bytesValue(Uint8Array.from(a.BinaryValue)) : { t: "null" };
+  if (a.StringValue === undefined) return { t: "null" };
+  return base === "Number" ? { t: "number", v: a.StringValue } : { t: "string", v: a.StringValue };
+}
+
+export function decodeAttributes(msg: Message): HeaderEntry[] {
+  const attrs = msg.MessageAttributes ?? {};
+  return Object.keys(attrs)
+    .sort()
+    .map((name) => ({ name, value: attributeValue(attrs[name]) }));
+}
+
+const TIMESTAMPS = new Set(["SentTimestamp", "ApproximateFirstReceiveTimestamp"]);
+const NUMBERS = new Set(["ApproximateReceiveCount", "SequenceNumber"]);
+const SYSTEM_ORDER = [
+  "SentTimestamp",
+  "ApproximateFirstReceiveTimestamp",
+  "ApproximateReceiveCount",
+  "DeadLetterQueueSourceArn",
+  "SenderId",
+  "AWSTraceHeader",
+  "MessageGroupId",
+  "MessageDeduplicationId",
+  "SequenceNumber",
+];
+
+export function decodeProperties(msg: Message): HeaderEntry[] {
+  const sys = (msg.Attributes ?? {}) as Record<string, string>;
+  const out: HeaderEntry[] = [];
+  if (msg.MessageId) out.push({ name: "MessageId", value: { t: "string", v: msg.MessageId } });
+  const names = [...SYSTEM_ORDER.filter((n) => n in sys), ...Object.keys(sys).filter((n) => !SYSTEM_ORDER.includes(n)).sort()];
+  for (const name of names) {
+    const v = sys[name];
+    if (TIMESTAMPS.has(name) && /^\d+$/.test(v)) out.push({ name, value: timestampValue(Number(v)) });
+    else if (NUMBERS.has(name) && /^\d+$/.test(v)) out.push({ name, value: { t: "number", v } });
+    else out.push({ name, value: { t: "string", v } });
+  }
+  if (msg.MD5OfBody) out.push({ name: "MD5OfBody", value: { t: "string", v: msg.MD5OfBody } });
+  if (msg.MD5OfMessageAttributes) out.push({ name: "MD5OfMessageAttributes", value: { t: "string", v: msg.MD5OfMessageAttributes } });
+  const attrs = msg.MessageAttributes ?? {};
+  const types = Object.keys(attrs).sort().map((k): [string, DisplayValue] => [k, { t: "string", v: attrs[k].DataType ?? "String" }]);
+  if (types.length) out.push({ name: "MessageAttribute DataTypes", value: { t: "table", v: types } });
+  return out;
+}
+
+const CLASS_ATTRS = ["exceptionClass", "exception-class", "x-exception-class", "exception_class", "exceptionType", "exception-type", "errorType", "error-type", "errorClass", "error-class"];
+const MESSAGE_ATTRS = ["exceptionMessage", "exception-message", "x-exception-message", "errorMessage", "error-message", "error_message"];
+const STACK_ATTRS = ["stackTrace", "stack-trace", "stacktrace", "x-exception-stacktrace", "exception-stacktrace"];
+
+/** Where the letter's error attributes come from, when a well-known AWS service wrote them. */
+export function errorSourceOf(headers: HeaderEntry[]): "lambda" | "eventbridge" | null {
+  const has = (n: string) => headers.some((h) => h.name === n);
+  if (has("ERROR_CODE") || has("RULE_ARN") || has("TARGET_ARN")) return "eventbridge";
+  if (has("RequestID") && (has("ErrorCode") || has("ErrorMessage"))) return "lambda";
+  return null;
+}
+
+export interface FailureContext {
+  /** Name of the only source queue (ListDeadLetterSourceQueues), used when the server does not say. */
+  soleSource: string | null;
+  configOrigin: string | null;
+}
+
+export function failureOf(msg: Message, headers: HeaderEntry[], ctx: FailureContext): { failure: FailureInfo; history: DeathRecord[] } {
+  const sys = (msg.Attributes ?? {}) as Record<string, string>;
+  const source = queueNameOfArn(sys.DeadLetterQueueSourceArn);
+  const origin = source ?? ctx.soleSource ?? ctx.configOrigin;
+  const receiveCount = /^\d+$/.test(sys.ApproximateReceiveCount ?? "") ? Number(sys.ApproximateReceiveCount) : null;
+  const via = errorSourceOf(headers);
+  const stackTrace = headerText(headers, ...STACK_ATTRS);
+  const exceptionClass =
+    headerText(headers, ...CLASS_ATTRS) ??
+    exceptionClassFromStack(stackTrace) ??
+    (via === "eventbridge" ? headerText(headers, "ERROR_CODE") : via === "lambda" ? lambdaErrorClass(headers) : null);
+  const exceptionMessage = headerText(headers, ...MESSAGE_ATTRS) ?? (via === "eventbridge" ? headerText(headers, "ERROR_MESSAGE") : via === "lambda" ? headerText(headers, "ErrorMessage") : null);
+  // A server redrive leaves DeadLetterQueueSourceArn (or, on servers without it, the letter sits in
+  // a DLQ that sources name): reason maxReceiveCount. Letters sent by Lambda or EventBridge say so.
+  const reason = source || (ctx.soleSource && !via) ? "maxReceiveCount" : via === "lambda" ? "lambda-async-failure" : via === "eventbridge" ? "eventbridge-target-failure" : exceptionClass || exceptionMessage ? "exception" : null;
+  const history: DeathRecord[] =
+    origin || reason
+      ? [{ queue: origin, reason, count: receiveCount, time: null, exchange: null, routingKeys: [], extra: source ? [{ name: "DeadLetterQueueSourceArn", value: { t: "string", v: sys.DeadLetterQueueSourceArn } }] : [] }]
+      : [];
+  return {
+    failure: { deadLetteredAt: null, reason, originQueue: origin, exchange: null, routingKeys: [], count: receiveCount, deliveryCount: null, exceptionClass, exceptionMessage, stackTrace },
+    history,
+  };
+}
+
+/** Lambda writes ErrorCode as a status (e.g. "200" for a function error); an errorType inside ErrorMessage JSON is the better class. */
+function lambdaErrorClass(headers: HeaderEntry[]): string | null {
+  const msg = headerText(headers, "ErrorMessage");
+  if (msg && msg.trimStart().startsWith("{")) {
+    try {
+      const t = (JSON.parse(msg) as { errorType?: unknown }).errorType;
+      if (typeof t === "string" && t) return t;
+    } catch {
+      // Not JSON: fall through.
+    }
+  }
+  const code = headerText(headers, "ErrorCode");
+  return code ? `Lambda error ${code}` : null;
+}
+
+export function md5Hex(bytes: Uint8Array): string {
+  return createHash("md5").update(bytes).digest("hex");
+}
+
+/** URL-safe id: the MessageId itself when it is plain, else `m.` + base64url; `~n` for its n-th occurrence in one read. */
+export function baseIdOf(messageId: string): string {
+  return /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/.test(messageId) ? messageId : `m.${Buffer.from(messageId, "utf8").toString("base64url")}`;
+}
+
+export function isSqsLetterId(id: string): boolean {
+  return id.length <= 400 && /^([A-Za-z0-9][A-Za-z0-9-]{0,127}|m\.[A-Za-z0-9_-]+)(~[1-9][0-9]*)?$/.test(id);
+}
+
+export class OccurrenceCounter {
+  private readonly seen = new Map<string, number>();
+  next(base: string): string {
+    const n = (this.seen.get(base) ?? 0) + 1;
+    this.seen.set(base, n);
+    return n === 1 ? base : `${base}~${n}`;
+  }
+}
+
+/** The order the console shows: FIFO by SequenceNumber; standard by SentTimestamp, then MessageId (SQS itself has none). */
+export interface SortKey {
+  seq: string | null;
+  sent: number;
+  messageId: string;
+}
+
+export function sortKeyOf(msg: Message): SortKey {
+  const sys = (msg.Attributes ?? {}) as Record<string, string>;
+  return { seq: sys.SequenceNumber ?? null, sent: Number(sys.SentTimestamp ?? 0) || 0, messageId: msg.MessageId ?? "" };
+}
+
+export function compareKeys(a: SortKey, b: SortKey): number {
+  if (a.seq !== null && b.seq !== null && a.seq !== b.seq) return a.seq.length - b.seq.length || (a.seq < b.seq ? -1 : 1);
+  if (a.sent !== b.sent) return a.sent - b.sent;
+  return a.messageId < b.messageId ? -1 : a.messageId > b.messageId ? 1 : 0;
+}
+
+export interface LetterOptions extends FailureContext {
+  maxBodyBytes?: number;
+}
+
+export function toLetter(msg: Message, id: string, position: number, opts: LetterOptions): Letter {
+  // SQS bodies are Unicode strings; their bytes are the UTF-8 encoding, exactly what the producer sent.
+  const whole = Buffer.from(msg.Body ?? "", "utf8");
+  const max = opts.maxBodyBytes;
+  const truncated = max !== undefined && whole.length > max;
+  const headers = decodeAttributes(msg);
+  const properties = decodeProperties(msg);
+  const warnings: DlqWarning[] = [];
+  if (msg.MD5OfBody) {
+    const actual = md5Hex(whole);
+    const ok = actual === msg.MD5OfBody.toLowerCase();
+    properties.push({ name: "MD5OfBody check", value: { t: "string", v: ok ? "matches the body" : `MISMATCH: the body read has MD5 ${actual}` } });
+    if (!ok) warnings.push({ code: "md5_mismatch", message: `The body's MD5 (${actual}) does not match the MD5OfBody SQS reported (${msg.MD5OfBody}): the payload may have been altered in transit. Do not redrive it before checking.` });
+  }
+  const via = errorSourceOf(headers);
+  if (via) properties.push({ name: "error attributes from", value: { t: "string", v: via === "lambda" ? "AWS Lambda (asynchronous invocation DLQ: ErrorCode, ErrorMessage, RequestID)" : "Amazon EventBridge (ERROR_CODE, ERROR_MESSAGE, RULE_ARN, TARGET_ARN)" } });
+  const { failure, history } = failureOf(msg, headers, opts);
+  const sys = (msg.Attributes ?? {}) as Record<string, string>;
+  return {
+    id,
+    position,
+    messageId: msg.MessageId ?? null,
+    correlationId: headerText(headers, "correlationId", "correlation-id", "correlation_id"),
+    body: truncated ? Buffer.from(whole.subarray(0, max)) : whole,
+    bodySize: whole.length,
+    bodyTruncated: truncated,
+    sha256: sha256Hex(whole),
+    contentType: headerText(headers, "contentType", "content-type", "Content-Type"),
+    contentEncoding: headerText(headers, "contentEncoding", "content-encoding", "Content-Encoding"),
+    properties,
+    headers,
+    failure,
+    history,
+    orderingKey: sys.MessageGroupId ?? null,
+    ...(warnings.length ? { warnings } : {}),
+  };
+}
