@@ -3,6 +3,7 @@ import { loadConfig, type ConnectionConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
+import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 
 /**
  * One adapter per configured connection, built lazily from `loadConfig()` and kept for the life
@@ -17,8 +18,9 @@ export function createAdapter(c: ConnectionConfig): BrokerAdapter {
     case "rabbitmq":
       return new RabbitMqAdapter(c);
     case "sqs":
+      return new SqsAdapter(c);
     case "kafka":
-      // The SQS and Kafka adapters land in their own milestones; until then the config is refused clearly.
+      // The Kafka adapter lands in its own milestone; until then the config is refused clearly.
       throw new AppError("bad_request:config", { userMessage: `Connection "${c.id}": ${c.kind} connections are not supported by this build yet.` });
   }
 }
