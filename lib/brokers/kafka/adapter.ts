@@ -1,0 +1,420 @@
+import "server-only";
+import { ConfigResourceTypes, type Admin, type Kafka } from "kafkajs";
+import type { KafkaConnectionConfig } from "@/lib/config";
+import {
+  BrokerError,
+  type BrokerAdapter,
+  type BrokerCapabilities,
+  type BrokerVocabulary,
+  type BrowseOptions,
+  type DlqSummary,
+  type DlqWarning,
+  type HeaderEntry,
+  type Letter,
+  type LetterPage,
+  type PartitionSummary,
+  type StreamOptions,
+} from "@/lib/brokers/types";
+import { numberValue, timestampValue } from "@/lib/brokers/display";
+import { createCluster, createKafka, type InternalCluster, type InternalRecord, type KafkaClientOptions } from "@/lib/brokers/kafka/client";
+import { mapKafkaError } from "@/lib/brokers/kafka/errors";
+import { DEFAULT_FETCH_LIMITS, readPartition, type FetchLimits } from "@/lib/brokers/kafka/fetcher";
+import { matchDeadLetterTopics, parseLetterId } from "@/lib/brokers/kafka/discovery";
+import { toLetter } from "@/lib/brokers/kafka/letter";
+import { prismaHandledStore, refKey, type HandledMark, type HandledStore } from "@/lib/brokers/kafka/handled-store";
+import { planPage, type Segment } from "@/lib/brokers/kafka/paging";
+import { formatDuration, retentionWarnings, type TopicConfig } from "@/lib/brokers/kafka/retention";
+
+export const KAFKA_CAPABILITIES: BrokerCapabilities = {
+  discovery: true,
+  readHidesLetters: false,
+  readCountsAsDelivery: false,
+  randomAccess: true,
+  perLetterRemoval: false,
+  nativeBulkMove: false,
+  orderedKeys: true,
+};
+
+export const KAFKA_VOCABULARY: BrokerVocabulary = { queue: "topic", letterId: "offset", origin: "original topic" };
+
+export interface KafkaAdapterOptions {
+  client?: KafkaClientOptions;
+  fetch?: Partial<FetchLimits>;
+  /** Where handled offsets are kept (default: Postgres through Prisma); null shows none. */
+  handledStore?: HandledStore | null;
+  /** Warn when the oldest unhandled letter has lived this share of the topic's retention (default 0.8). */
+  retentionWarnShare?: number;
+  /** Records per handled-offset lookup while streaming (default 500). */
+  streamChunk?: number;
+}
+
+interface TopicState {
+  partitions: Array<{ partition: number; start: bigint; end: bigint }>;
+  total: number;
+}
+
+const MAX_PAGE = 1000;
+
+export class KafkaAdapter implements BrokerAdapter {
+  readonly kind = "kafka" as const;
+  readonly connectionId: string;
+  readonly displayName: string;
+  readonly capabilities = KAFKA_CAPABILITIES;
+  readonly vocabulary = KAFKA_VOCABULARY;
+
+  private readonly kafka: Kafka;
+  private readonly endpoint: string;
+  private readonly limits: FetchLimits;
+  private readonly store: HandledStore | null;
+  private readonly warnShare: number;
+  private readonly streamChunk: number;
+  private admin: Promise<Admin> | null = null;
+  private cluster: Promise<InternalCluster> | null = null;
+
+  constructor(
+    private readonly config: KafkaConnectionConfig,
+    options: KafkaAdapterOptions = {},
+  ) {
+    this.connectionId = config.id;
+    this.displayName = config.name ?? config.id;
+    this.endpoint = config.brokers.join(",");
+    this.kafka = createKafka(config, options.client);
+    this.limits = { ...DEFAULT_FETCH_LIMITS, ...options.fetch };
+    this.store = options.handledStore === undefined ? prismaHandledStore() : options.handledStore;
+    this.warnShare = options.retentionWarnShare ?? 0.8;
+    this.streamChunk = options.streamChunk ?? 500;
+  }
+
+  private err(e: unknown, topic?: string): BrokerError {
+    return mapKafkaError(e, { endpoint: this.endpoint, topic, connection: this.connectionId });
+  }
+
+  private async getAdmin(): Promise<Admin> {
+    this.admin ??= (async () => {
+      const a = this.kafka.admin();
+      await a.connect();
+      return a;
+    })();
+    try {
+      return await this.admin;
+    } catch (e) {
+      this.admin = null;
+      throw this.err(e);
+    }
+  }
+
+  private async getCluster(topic: string): Promise<InternalCluster> {
+    this.cluster ??= (async () => {
+      const c = createCluster(this.kafka);
+      await c.connect();
+      return c;
+    })();
+    let c: InternalCluster;
+    try {
+      c = await this.cluster;
+    } catch (e) {
+      this.cluster = null;
+      throw this.err(e);
+    }
+    try {
+      await c.addTargetTopic(topic);
+    } catch (e) {
+      throw this.err(e, topic);
+    }
+    return c;
+  }
+
+  private configEntry(name: string) {
+    return this.config.dlqs.find((d) => d.name === name);
+  }
+
+  private notFound(name: string) {
+    return new BrokerError("not_found", { userMessage: `Topic "${name}" was not found on ${this.displayName}. It may have been deleted, or it is not a dead-letter topic the console knows about.` });
+  }
+
+  private async listTopicNames(): Promise<string[]> {
+    const admin = await this.getAdmin();
+    try {
+      return await admin.listTopics();
+    } catch (e) {
+      throw this.err(e);
+    }
+  }
+
+  /** Start and end offsets of every partition, observed now. */
+  private async topicState(name: string): Promise<TopicState> {
+    const admin = await this.getAdmin();
+    try {
+      const offsets = await admin.fetchTopicOffsets(name);
+      const partitions = offsets
+        .map((o) => ({ partition: o.partition, start: BigInt(o.low), end: BigInt(o.high) }))
+        .sort((a, b) => a.partition - b.partition);
+      return { partitions, total: partitions.reduce((n, p) => n + Number(p.end - p.start), 0) };
+    } catch (e) {
+      const mapped = this.err(e, name);
+      if (mapped.kind === "not_found") throw this.notFound(name);
+      throw mapped;
+    }
+  }
+
+  private async topicConfigs(names: string[]): Promise<Map<string, TopicConfig>> {
+    const out = new Map<string, TopicConfig>();
+    if (!names.length) return out;
+    const admin = await this.getAdmin();
+    const res = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ["retention.ms", "retention.bytes", "cleanup.policy", "max.message.bytes"] })),
+    });
+    for (const r of res.resources) {
+      const get = (k: string) => r.configEntries.find((c) => c.configName === k)?.configValue ?? null;
+      out.set(r.resourceName, {
+        retentionMs: get("retention.ms") === null ? null : Number(get("retention.ms")),
+        retentionBytes: get("retention.bytes") === null ? null : Number(get("retention.bytes")),
+        cleanupPolicy: get("cleanup.policy"),
+        maxMessageBytes: get("max.message.bytes") === null ? null : Number(get("max.message.bytes")),
+      });
+    }
+    return out;
+  }
+
+  /** The record at exactly this offset, or null (compacted away, aborted, or a control record). */
+  private async recordAt(name: string, partition: number, offset: bigint): Promise<InternalRecord | null> {
+    const cluster = await this.getCluster(name);
+    // Only the timestamp is wanted: a small per-partition limit (Kafka still returns one whole batch).
+    for await (const r of readPartition(cluster, name, partition, offset, offset + 1n, { ...this.limits, maxBytesPerPartition: 64 * 1024 })) {
+      return BigInt(r.offset) === offset ? r : null;
+    }
+    return null;
+  }
+
+  private async summarize(name: string, config: TopicConfig | undefined, source: DlqSummary["source"]): Promise<DlqSummary> {
+    const state = await this.topicState(name);
+    const warnings: DlqWarning[] = [];
+    const facts: HeaderEntry[] = [{ name: "partitions", value: numberValue(state.partitions.length) }];
+    let handled = new Map<number, number>();
+    let firstUnhandled = new Map<number, bigint>(state.partitions.map((p) => [p.partition, p.start]));
+    if (this.store) {
+      try {
+        [handled, firstUnhandled] = await Promise.all([this.store.handledCounts(this.connectionId, name, state.partitions), this.store.firstUnhandled(this.connectionId, name, state.partitions)]);
+      } catch (e) {
+        warnings.push({ code: "handled_unavailable", message: "The console's record of handled offsets could not be read: letters already redriven or discarded are not marked." });
+        console.warn(`[kafka] handled offsets for ${name}: ${(e as Error).message}`);
+      }
+    }
+    const partitions: PartitionSummary[] = [];
+    let oldest: { at: number; partition: number; offset: bigint } | null = null;
+    await Promise.all(
+      state.partitions.map(async (p) => {
+        const first = firstUnhandled.get(p.partition) ?? p.start;
+        let at: number | null = null;
+        if (first < p.end) {
+          const r = await this.recordAt(name, p.partition, first).catch(() => null);
+          if (r && Number(r.timestamp) >= 0) at = Number(r.timestamp);
+        }
+        if (at !== null && (!oldest || at < oldest.at)) oldest = { at, partition: p.partition, offset: first };
+        partitions.push({
+          partition: p.partition,
+          start: p.start.toString(),
+          end: p.end.toString(),
+          letters: Number(p.end - p.start),
+          handled: handled.get(p.partition) ?? 0,
+          oldestUnhandledAt: at === null ? null : new Date(at).toISOString(),
+        });
+      }),
+    );
+    partitions.sort((a, b) => a.partition - b.partition);
+    const handledTotal = partitions.reduce((n, p) => n + p.handled, 0);
+    facts.push({ name: "handled by the console", value: numberValue(handledTotal) });
+    facts.push({ name: "unhandled", value: numberValue(state.total - handledTotal) });
+    const o = oldest as { at: number; partition: number; offset: bigint } | null;
+    if (o) {
+      facts.push({ name: "oldest unhandled letter", value: timestampValue(o.at) });
+      facts.push({ name: "oldest unhandled age", value: { t: "string", v: formatDuration(Date.now() - o.at) } });
+    }
+    if (config) {
+      if (config.cleanupPolicy) facts.push({ name: "cleanup.policy", value: { t: "string", v: config.cleanupPolicy } });
+      if (config.retentionMs !== null) facts.push({ name: "retention.ms", value: { t: "string", v: config.retentionMs < 0 ? "unlimited" : `${config.retentionMs} (${formatDuration(config.retentionMs)})` } });
+      if (config.retentionBytes !== null) facts.push({ name: "retention.bytes", value: { t: "string", v: config.retentionBytes < 0 ? "unlimited" : String(config.retentionBytes) } });
+      if (config.maxMessageBytes !== null) facts.push({ name: "max.message.bytes", value: numberValue(config.maxMessageBytes) });
+      warnings.push(...retentionWarnings(config, o, Date.now(), this.warnShare));
+    }
+    const entry = this.configEntry(name);
+    return {
+      connectionId: this.connectionId,
+      name,
+      kind: "kafka",
+      queueType: "topic",
+      depth: state.total,
+      inFlight: null,
+      consumers: null,
+      origins: entry?.origin ? [entry.origin] : [],
+      source,
+      readRisk: null,
+      warnings,
+      facts,
+      partitions,
+    };
+  }
+
+  async listDlqs(): Promise<DlqSummary[]> {
+    const topics = await this.listTopicNames();
+    const existing = new Set(topics);
+    const discovered = new Set(this.config.discover ? matchDeadLetterTopics(topics, this.config.dltPatterns) : []);
+    const configured = new Set(this.config.dlqs.map((d) => d.name));
+    const names = [...new Set([...configured, ...discovered])].sort();
+    const present = names.filter((n) => existing.has(n));
+    const configs = await this.topicConfigs(present).catch(() => new Map<string, TopicConfig>());
+    const out: DlqSummary[] = [];
+    for (const name of names) {
+      const source = configured.has(name) && discovered.has(name) ? "config+discovered" : configured.has(name) ? "config" : "discovered";
+      if (!existing.has(name)) {
+        out.push({
+          connectionId: this.connectionId, name, kind: "kafka", queueType: "topic", depth: null, inFlight: null, consumers: null,
+          origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [], source, readRisk: null,
+          warnings: [{ code: "missing", message: `Topic "${name}" is named in the config but does not exist on the broker.` }], facts: [],
+        });
+        continue;
+      }
+      try {
+        out.push(await this.summarize(name, configs.get(name), source));
+      } catch (e) {
+        if (e instanceof BrokerError && e.kind === "not_found") continue; // deleted while listing
+        throw e;
+      }
+    }
+    return out;
+  }
+
+  private async known(name: string): Promise<DlqSummary["source"]> {
+    const topics = await this.listTopicNames();
+    const configured = this.configEntry(name) !== undefined;
+    const discovered = this.config.discover && matchDeadLetterTopics([name], this.config.dltPatterns).length === 1;
+    if (!topics.includes(name) || (!configured && !discovered)) throw this.notFound(name);
+    return configured && discovered ? "config+discovered" : configured ? "config" : "discovered";
+  }
+
+  async describeDlq(name: string): Promise<DlqSummary> {
+    const source = await this.known(name);
+    const configs = await this.topicConfigs([name]).catch(() => new Map<string, TopicConfig>());
+    return this.summarize(name, configs.get(name), source);
+  }
+
+  /** Records of [from, to) of one partition, as letters (handled marks looked up once for the lot). */
+  private async readRange(name: string, seg: Segment, firstPosition: number, opts: { maxBodyBytes?: number; signal?: AbortSignal }): Promise<Letter[]> {
+    const cluster = await this.getCluster(name);
+    const configOrigin = this.configEntry(name)?.origin ?? null;
+    const records: InternalRecord[] = [];
+    try {
+      for await (const r of readPartition(cluster, name, seg.partition, seg.from, seg.to, this.limits, opts.signal)) {
+        records.push(r);
+      }
+    } catch (e) {
+      throw this.err(e, name);
+    }
+    const marks = await this.marksFor(name, seg.partition, records);
+    return records.map((r) =>
+      toLetter(name, seg.partition, r, firstPosition + Number(BigInt(r.offset) - seg.from), { maxBodyBytes: opts.maxBodyBytes, configOrigin, handled: marks.get(refKey(seg.partition, r.offset)) }),
+    );
+  }
+
+  private async marksFor(name: string, partition: number, records: Array<{ offset: string }>): Promise<Map<string, HandledMark>> {
+    if (!this.store || !records.length) return new Map();
+    try {
+      return await this.store.handledAmong(this.connectionId, name, records.map((r) => ({ partition, offset: BigInt(r.offset) })));
+    } catch (e) {
+      console.warn(`[kafka] handled offsets for ${name}: ${(e as Error).message}`);
+      return new Map();
+    }
+  }
+
+  async browse(name: string, opts: BrowseOptions): Promise<LetterPage> {
+    const offset = Math.max(0, Math.floor(opts.offset));
+    const limit = Math.max(1, Math.min(MAX_PAGE, Math.floor(opts.limit)));
+    const order = opts.order ?? "oldest";
+    await this.known(name);
+    const state = await this.topicState(name);
+    let fromOffset: bigint | undefined;
+    if (opts.fromOffset !== undefined) {
+      if (!/^\d{1,19}$/.test(opts.fromOffset)) throw new BrokerError("bad_request", { userMessage: `"${opts.fromOffset}" is not an offset: use a whole number.` });
+      fromOffset = BigInt(opts.fromOffset);
+    }
+    if (opts.partition !== undefined && !state.partitions.some((p) => p.partition === opts.partition)) {
+      throw new BrokerError("bad_request", { userMessage: `Topic "${name}" has no partition ${opts.partition} (it has ${state.partitions.length}).` });
+    }
+    const plan = planPage(state.partitions, { partition: opts.partition, fromOffset, order, offset, limit });
+    const letters: Letter[] = [];
+    for (const seg of plan.segments) {
+      const got = await this.readRange(name, seg, 0, opts);
+      // Positions count from the page's start in the chosen order.
+      for (const l of order === "newest" ? got.reverse() : got) {
+        const o = BigInt(l.id.slice(l.id.indexOf("-") + 1));
+        letters.push({ ...l, position: seg.positionOf(o) });
+      }
+    }
+    return { letters, offset, limit, hasMore: plan.hasMore, depth: state.total, partition: opts.partition ?? null, order };
+  }
+
+  async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
+    await this.known(name);
+    const state = await this.topicState(name);
+    const cluster = await this.getCluster(name);
+    const configOrigin = this.configEntry(name)?.origin ?? null;
+    let base = 0;
+    for (const p of state.partitions) {
+      const iter = readPartition(cluster, name, p.partition, p.start, p.end, this.limits, opts.signal);
+      let done = false;
+      while (!done) {
+        // A chunk of records at a time, so handled marks cost one query per chunk.
+        const chunk: InternalRecord[] = [];
+        try {
+          while (chunk.length < this.streamChunk) {
+            const step = await iter.next();
+            if (step.done) {
+              done = true;
+              break;
+            }
+            chunk.push(step.value);
+          }
+        } catch (e) {
+          throw this.err(e, name);
+        }
+        const marks = await this.marksFor(name, p.partition, chunk);
+        for (let i = 0; i < chunk.length; i++) {
+          const r = chunk[i];
+          chunk[i] = undefined as unknown as InternalRecord; // let the record go once it is handed out
+          yield toLetter(name, p.partition, r, base + Number(BigInt(r.offset) - p.start), { maxBodyBytes: opts.maxBodyBytes, configOrigin, handled: marks.get(refKey(p.partition, r.offset)) });
+        }
+      }
+      base += Number(p.end - p.start);
+    }
+  }
+
+  async getLetter(name: string, id: string, opts: StreamOptions = {}): Promise<Letter | null> {
+    await this.known(name);
+    const ref = parseLetterId(id);
+    if (!ref) return null;
+    const state = await this.topicState(name);
+    let before = 0;
+    for (const p of state.partitions) {
+      if (p.partition === ref.partition) {
+        if (ref.offset < p.start || ref.offset >= p.end) return null;
+        const got = await this.readRange(name, { partition: p.partition, from: ref.offset, to: ref.offset + 1n, positionOf: () => 0 }, before + Number(ref.offset - p.start), opts);
+        const l = got.find((x) => x.id === id);
+        return l ? { ...l, position: before + Number(ref.offset - p.start) } : null;
+      }
+      before += Number(p.end - p.start);
+    }
+    return null;
+  }
+
+  async ping(): Promise<void> {
+    await this.listTopicNames();
+  }
+
+  async close(): Promise<void> {
+    const [a, c] = [this.admin, this.cluster];
+    this.admin = null;
+    this.cluster = null;
+    await Promise.allSettled([a?.then((x) => x.disconnect()), c?.then((x) => x.disconnect())]);
+  }
+}

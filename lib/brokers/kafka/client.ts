@@ -1,0 +1,114 @@
+import "server-only";
+import { Kafka, logLevel, type KafkaConfig, type logCreator, type SASLOptions } from "kafkajs";
+import type { KafkaConnectionConfig } from "@/lib/config";
+import { secretFromEnv } from "@/lib/config";
+import { BrokerError } from "@/lib/brokers/types";
+
+export interface KafkaClientOptions {
+  /** TCP connect timeout per broker (default 3000 ms): a dead broker is reported within seconds. */
+  connectionTimeoutMs?: number;
+  /** Per request (default 10000 ms; fetches wait at most `maxWaitTime` on top). */
+  requestTimeoutMs?: number;
+  /** Retries per request (default 2, 100 ms → 1 s backoff). */
+  retries?: number;
+}
+
+/**
+ * kafkajs logs every reconnect and rebalance at INFO and includes request details. The console
+ * keeps errors only, as one line without payloads or extra fields (which can carry record data).
+ */
+export const quietLogCreator: logCreator = () => (entry) => {
+  if (entry.level !== logLevel.ERROR) return;
+  // Connection failures reach the caller as a typed `unreachable` error; logging each retry adds nothing.
+  if (entry.namespace === "Connection" || entry.namespace === "BrokerPool") return;
+  const { message, error } = entry.log as { message?: string; error?: string };
+  console.warn(`[kafka] ${entry.namespace}: ${message ?? ""}${error ? ` (${error})` : ""}`);
+};
+
+function saslOf(config: KafkaConnectionConfig): SASLOptions | undefined {
+  if (!config.sasl) return undefined;
+  const username = secretFromEnv(config.sasl.usernameEnv);
+  const password = secretFromEnv(config.sasl.passwordEnv);
+  if (!username || !password) {
+    throw new BrokerError("auth", {
+      userMessage: `Kafka connection "${config.id}" needs SASL credentials: set the environment variables ${config.sasl.usernameEnv} and ${config.sasl.passwordEnv}.`,
+    });
+  }
+  return { mechanism: config.sasl.mechanism, username, password } as SASLOptions;
+}
+
+export function createKafka(config: KafkaConnectionConfig, opts: KafkaClientOptions = {}): Kafka {
+  const kc: KafkaConfig = {
+    clientId: config.clientId,
+    brokers: config.brokers,
+    ssl: config.ssl,
+    sasl: saslOf(config),
+    connectionTimeout: opts.connectionTimeoutMs ?? 3000,
+    authenticationTimeout: opts.connectionTimeoutMs ?? 3000,
+    requestTimeout: opts.requestTimeoutMs ?? 10_000,
+    retry: { retries: opts.retries ?? 2, initialRetryTime: 100, maxRetryTime: 1000 },
+    logLevel: logLevel.ERROR,
+    logCreator: quietLogCreator,
+  };
+  return new Kafka(kc);
+}
+
+/** The parts of kafkajs's internal Cluster the group-less fetch uses (kafkajs 2.2.4, pinned exactly). */
+export interface InternalBroker {
+  fetch(req: {
+    replicaId?: number;
+    isolationLevel: number;
+    maxWaitTime: number;
+    minBytes: number;
+    maxBytes: number;
+    topics: Array<{ topic: string; partitions: Array<{ partition: number; fetchOffset: string; maxBytes: number }> }>;
+  }): Promise<{ responses: Array<{ topicName: string; partitions: InternalPartitionData[] }> }>;
+}
+
+export interface InternalRecord {
+  offset: string;
+  timestamp: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: Record<string, unknown>;
+  isControlRecord?: boolean;
+  batchContext?: { producerId: string; inTransaction: boolean; timestampType?: number };
+}
+
+export interface InternalPartitionData {
+  partition: number;
+  errorCode: number;
+  highWatermark: string;
+  lastStableOffset?: string;
+  abortedTransactions?: Array<{ producerId: string; firstOffset: string }>;
+  messages: InternalRecord[];
+}
+
+export interface InternalCluster {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  isConnected(): boolean;
+  addTargetTopic(topic: string): Promise<void>;
+  refreshMetadata(): Promise<void>;
+  findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
+  findBroker(args: { nodeId: string }): Promise<InternalBroker>;
+}
+
+/**
+ * kafkajs has no public consumer without a consumer group. Its Kafka object keeps a factory for the
+ * internal Cluster (the same one its consumer uses to send Fetch requests) under a private symbol;
+ * a Fetch to the partition leader needs no group, joins nothing and commits nothing. The shape is
+ * checked here, so an upgrade that moves it fails loudly instead of reading wrongly.
+ */
+export function createCluster(kafka: Kafka): InternalCluster {
+  const sym = Object.getOwnPropertySymbols(kafka).find((s) => s.description === "private:Kafka:createCluster");
+  const factory = sym ? (kafka as unknown as Record<symbol, unknown>)[sym] : undefined;
+  if (typeof factory !== "function") {
+    throw new BrokerError("protocol", { message: "kafkajs internal cluster factory not found (kafkajs upgraded?)", userMessage: "This build's Kafka client cannot read topics without a consumer group. Pin kafkajs to 2.2.4." });
+  }
+  const cluster = factory({ allowAutoTopicCreation: false, isolationLevel: 1, metadataMaxAge: 60_000 }) as InternalCluster;
+  for (const m of ["connect", "disconnect", "addTargetTopic", "findLeaderForPartitions", "findBroker", "refreshMetadata"] as const) {
+    if (typeof cluster[m] !== "function") throw new BrokerError("protocol", { message: `kafkajs Cluster.${m} missing`, userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4)." });
+  }
+  return cluster;
+}

@@ -1,0 +1,201 @@
+/**
+ * Kafka record headers → `HeaderEntry`s and `FailureInfo`, for the three dead-lettering conventions
+ * in use. Pure functions over exact bytes (no broker): unit-tested with byte-exact fixtures.
+ *
+ * - Spring Kafka's DeadLetterPublishingRecoverer (`kafka_dlt-*`): texts in UTF-8, but the original
+ *   partition is a big-endian int32 and the original offset and timestamp big-endian int64.
+ * - Kafka Connect's DeadLetterQueueReporter (`__connect.errors.*`): every value UTF-8 text
+ *   (partition, offset and task id are decimal text).
+ * - Kafka Streams (KIP-1034, `__streams.errors.*`): UTF-8 text; a null exception message is a
+ *   header with a null value.
+ *
+ * Anything else: text when the bytes are valid UTF-8, otherwise bytes (shown as hex).
+ */
+import type { DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
+import { bytesValue, displayText, timestampValue } from "@/lib/brokers/display";
+
+/** A header as it came off the wire, in record order; a null value is a header without value. */
+export type RawHeader = [name: string, value: Uint8Array | null];
+
+export const SPRING = {
+  exceptionFqcn: "kafka_dlt-exception-fqcn",
+  causeFqcn: "kafka_dlt-exception-cause-fqcn",
+  message: "kafka_dlt-exception-message",
+  stacktrace: "kafka_dlt-exception-stacktrace",
+  keyExceptionFqcn: "kafka_dlt-key-exception-fqcn",
+  keyMessage: "kafka_dlt-key-exception-message",
+  keyStacktrace: "kafka_dlt-key-exception-stacktrace",
+  originalTopic: "kafka_dlt-original-topic",
+  originalPartition: "kafka_dlt-original-partition",
+  originalOffset: "kafka_dlt-original-offset",
+  originalTimestamp: "kafka_dlt-original-timestamp",
+  originalTimestampType: "kafka_dlt-original-timestamp-type",
+  originalConsumerGroup: "kafka_dlt-original-consumer-group",
+} as const;
+
+export const CONNECT = {
+  topic: "__connect.errors.topic",
+  partition: "__connect.errors.partition",
+  offset: "__connect.errors.offset",
+  connectorName: "__connect.errors.connector.name",
+  taskId: "__connect.errors.task.id",
+  stage: "__connect.errors.stage",
+  className: "__connect.errors.class.name",
+  exceptionClass: "__connect.errors.exception.class.name",
+  exceptionMessage: "__connect.errors.exception.message",
+  exceptionStacktrace: "__connect.errors.exception.stacktrace",
+} as const;
+
+export const STREAMS = {
+  exception: "__streams.errors.exception",
+  message: "__streams.errors.message",
+  stacktrace: "__streams.errors.stacktrace",
+  topic: "__streams.errors.topic",
+  partition: "__streams.errors.partition",
+  offset: "__streams.errors.offset",
+} as const;
+
+/** Spring's binary headers: name → width in bytes and how to show the number. */
+const SPRING_BINARY: Record<string, { width: 4 | 8; timestamp: boolean }> = {
+  [SPRING.originalPartition]: { width: 4, timestamp: false },
+  [SPRING.originalOffset]: { width: 8, timestamp: false },
+  [SPRING.originalTimestamp]: { width: 8, timestamp: true },
+};
+
+/** Big-endian signed integer of exactly 4 or 8 bytes, as exact decimal text; null for any other length. */
+export function bigEndianInt(bytes: Uint8Array, width: 4 | 8): bigint | null {
+  if (bytes.byteLength !== width) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return width === 4 ? BigInt(view.getInt32(0, false)) : view.getBigInt64(0, false);
+}
+
+/** One header value for display: Spring's binary integers decoded, everything else text or bytes. */
+export function decodeHeaderValue(name: string, value: Uint8Array | null): DisplayValue {
+  if (value === null) return { t: "null" };
+  const binary = SPRING_BINARY[name];
+  if (binary) {
+    const n = bigEndianInt(value, binary.width);
+    // A wrong width is shown as the bytes it is, never guessed at.
+    if (n !== null) return binary.timestamp ? timestampValue(n) : { t: "number", v: n.toString() };
+  }
+  return bytesValue(value);
+}
+
+export function decodeHeaders(raw: RawHeader[]): HeaderEntry[] {
+  return raw.map(([name, value]) => ({ name, value: decodeHeaderValue(name, value) }));
+}
+
+/** kafkajs's decoded headers (a repeated name becomes an array) → raw headers in record order. */
+export function rawHeadersFromKafkajs(headers: Record<string, unknown> | undefined | null): RawHeader[] {
+  const out: RawHeader[] = [];
+  if (!headers) return out;
+  for (const [name, v] of Object.entries(headers)) {
+    for (const one of Array.isArray(v) ? v : [v]) {
+      if (one === null || one === undefined) out.push([name, null]);
+      else if (one instanceof Uint8Array) out.push([name, one]);
+      else out.push([name, Buffer.from(String(one), "utf8")]);
+    }
+  }
+  return out;
+}
+
+/** Text of the first (or last) header with this name; null when absent, empty or not UTF-8. */
+function text(headers: HeaderEntry[], name: string, which: "first" | "last" = "first"): string | null {
+  const all = headers.filter((h) => h.name === name);
+  const h = which === "first" ? all[0] : all[all.length - 1];
+  const t = h ? displayText(h.value) : null;
+  return t === null || t === "" ? null : t;
+}
+
+export type Convention = "spring" | "connect" | "streams" | null;
+
+export function conventionOf(headers: HeaderEntry[]): Convention {
+  if (headers.some((h) => h.name.startsWith("kafka_dlt-"))) return "spring";
+  if (headers.some((h) => h.name.startsWith("__connect.errors."))) return "connect";
+  if (headers.some((h) => h.name.startsWith("__streams.errors."))) return "streams";
+  return null;
+}
+
+export interface Origin {
+  convention: Convention;
+  topic: string | null;
+  partition: string | null;
+  offset: string | null;
+  /** Spring: original consumer group; Connect: connector name and task. */
+  group: string | null;
+}
+
+export function originOf(headers: HeaderEntry[]): Origin {
+  const convention = conventionOf(headers);
+  switch (convention) {
+    case "spring":
+      // Spring keeps the first dead-lettering's original-* headers when a letter dies again.
+      return {
+        convention,
+        topic: text(headers, SPRING.originalTopic),
+        partition: text(headers, SPRING.originalPartition),
+        offset: text(headers, SPRING.originalOffset),
+        group: text(headers, SPRING.originalConsumerGroup),
+      };
+    case "connect": {
+      const connector = text(headers, CONNECT.connectorName);
+      const task = text(headers, CONNECT.taskId);
+      return {
+        convention,
+        topic: text(headers, CONNECT.topic),
+        partition: text(headers, CONNECT.partition),
+        offset: text(headers, CONNECT.offset),
+        group: connector ? (task ? `${connector} (task ${task})` : connector) : null,
+      };
+    }
+    case "streams":
+      return { convention, topic: text(headers, STREAMS.topic), partition: text(headers, STREAMS.partition), offset: text(headers, STREAMS.offset), group: null };
+    default:
+      return { convention: null, topic: null, partition: null, offset: null, group: null };
+  }
+}
+
+/** Why the letter died, from its headers; `deadLetteredAt` is the DLT record's own timestamp. */
+export function failureFromHeaders(headers: HeaderEntry[], recordTimestampMs: number | null, configOrigin: string | null): FailureInfo {
+  const origin = originOf(headers);
+  let exceptionClass: string | null = null;
+  let exceptionMessage: string | null = null;
+  let stackTrace: string | null = null;
+  let reason: string | null = null;
+  switch (origin.convention) {
+    case "spring":
+      // The most recent failure is the last exception header (Spring may keep earlier ones).
+      exceptionClass = text(headers, SPRING.exceptionFqcn, "last") ?? text(headers, SPRING.keyExceptionFqcn, "last");
+      exceptionMessage = text(headers, SPRING.message, "last") ?? text(headers, SPRING.keyMessage, "last");
+      stackTrace = text(headers, SPRING.stacktrace, "last") ?? text(headers, SPRING.keyStacktrace, "last");
+      reason = text(headers, SPRING.keyExceptionFqcn, "last") && !text(headers, SPRING.exceptionFqcn, "last") ? "key-exception" : "exception";
+      break;
+    case "connect": {
+      exceptionClass = text(headers, CONNECT.exceptionClass);
+      exceptionMessage = text(headers, CONNECT.exceptionMessage);
+      stackTrace = text(headers, CONNECT.exceptionStacktrace);
+      const stage = text(headers, CONNECT.stage);
+      reason = stage ? `connect:${stage}` : "exception";
+      break;
+    }
+    case "streams":
+      exceptionClass = text(headers, STREAMS.exception);
+      exceptionMessage = text(headers, STREAMS.message);
+      stackTrace = text(headers, STREAMS.stacktrace);
+      reason = "exception";
+      break;
+  }
+  const ts = recordTimestampMs === null ? null : timestampValue(recordTimestampMs);
+  return {
+    deadLetteredAt: ts && ts.t === "timestamp" ? ts.v : null,
+    reason,
+    originQueue: origin.topic ?? configOrigin,
+    exchange: null,
+    routingKeys: [],
+    count: null,
+    deliveryCount: null,
+    exceptionClass,
+    exceptionMessage,
+    stackTrace,
+  };
+}
