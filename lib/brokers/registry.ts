@@ -4,6 +4,7 @@ import { AppError } from "@/lib/errors";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
+import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 
 /**
  * One adapter per configured connection, built lazily from `loadConfig()` and kept for the life
@@ -20,8 +21,7 @@ export function createAdapter(c: ConnectionConfig): BrokerAdapter {
     case "sqs":
       return new SqsAdapter(c);
     case "kafka":
-      // The Kafka adapter lands in its own milestone; until then the config is refused clearly.
-      throw new AppError("bad_request:config", { userMessage: `Connection "${c.id}": ${c.kind} connections are not supported by this build yet.` });
+      return new KafkaAdapter(c);
   }
 }
 
