@@ -56,6 +56,10 @@ export function mapSqsError(e: unknown, ctx: Ctx): BrokerError {
   if (is(NETWORK) || is(TIMEOUTS) || /ECONNREFUSED|ENOTFOUND|socket hang up|connect ETIMEDOUT/i.test(f.message)) {
     return new BrokerError("unreachable", { message: f.message, cause: e, userMessage: `The SQS endpoint ${ctx.endpoint} cannot be reached (${f.code || f.name || "network error"}). Check that it is running and that the console can reach it.` });
   }
+  // An answer that is not SQS's JSON (an HTML error page from a server lacking the operation, a proxy).
+  if (f.name === "SyntaxError" || /Deserialization error/i.test(f.message)) {
+    return new BrokerError("protocol", { message: f.message, cause: e, userMessage: `SQS at ${ctx.endpoint} gave an answer the console could not understand${f.status ? ` (HTTP ${f.status})` : ""}. The server may not support this operation.` });
+  }
   if (f.status !== undefined && f.status >= 500) {
     return new BrokerError("unreachable", { message: f.message, cause: e, userMessage: `SQS at ${ctx.endpoint} answered with a server error (${f.status}). Retry in a moment.` });
   }

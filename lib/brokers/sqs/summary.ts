@@ -85,13 +85,13 @@ export function buildSummary(i: SummaryInput): DlqSummary {
   const warnings: DlqWarning[] = [];
   if (a.QueueArn) facts.push({ name: "ARN", value: str(a.QueueArn) });
   facts.push({ name: "queue type", value: str(fifo ? "FIFO" : "standard") });
-  facts.push({ name: "retention (MessageRetentionPeriod)", value: str(`${humanSeconds(retention.seconds)} (${retention.seconds} s)${retention.reported ? "" : ", SQS default: the server did not report it"}`) });
+  facts.push({ name: "retention (MessageRetentionPeriod)", value: str(retention.reported ? `${humanSeconds(retention.seconds)} (${retention.seconds} s)` : `not reported by this server (the SQS default is ${humanSeconds(DEFAULT_RETENTION_SECONDS)})`) });
   const delayed = num(a.ApproximateNumberOfMessagesDelayed);
   if (delayed !== null) facts.push({ name: "delayed (ApproximateNumberOfMessagesDelayed)", value: { t: "number", v: String(delayed) } });
   if (i.oldestSeen) {
     facts.push({ name: "oldest letter sent (SentTimestamp, seen by the last full read)", value: timestampValue(i.oldestSeen.sentMs) });
     facts.push({ name: "age of the oldest letter", value: str(`${humanSeconds(Math.max(0, Math.round((i.now - i.oldestSeen.sentMs) / 1000)))} (as of ${new Date(i.oldestSeen.atMs).toISOString()})`) });
-    if (!fifo) facts.push({ name: "oldest letter expires (SentTimestamp + retention)", value: timestampValue(i.oldestSeen.sentMs + retention.seconds * 1000) });
+    if (!fifo && retention.reported) facts.push({ name: "oldest letter expires (SentTimestamp + retention)", value: timestampValue(i.oldestSeen.sentMs + retention.seconds * 1000) });
   } else {
     facts.push({ name: "age of the oldest letter", value: str("not known until a read covers the whole queue (the SQS API does not report it; CloudWatch's ApproximateAgeOfOldestMessage does)") });
   }
@@ -109,8 +109,9 @@ export function buildSummary(i: SummaryInput): DlqSummary {
     }
     const p = parseRedrivePolicy(s.attrs.RedrivePolicy);
     const r = retentionOf(s.attrs);
-    sourceRows.push([s.name, str(`maxReceiveCount ${p?.maxReceiveCount ?? "?"}, retention ${humanSeconds(r.seconds)} (${r.seconds} s)`)]);
-    if (r.seconds > retention.seconds) {
+    sourceRows.push([s.name, str(`maxReceiveCount ${p?.maxReceiveCount ?? "?"}, retention ${r.reported ? `${humanSeconds(r.seconds)} (${r.seconds} s)` : "not reported"}`)]);
+    // Only reported retentions are compared: a server that omits them (ElasticMQ) gets no guessed warning.
+    if (r.reported && retention.reported && r.seconds > retention.seconds) {
       warnings.push({
         code: "retention_shorter_than_source",
         message: fifo
