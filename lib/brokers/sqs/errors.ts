@@ -45,13 +45,13 @@ export function mapSqsError(e: unknown, ctx: Ctx): BrokerError {
   if (is(NOT_FOUND)) {
     return new BrokerError("not_found", { message: f.message, cause: e, userMessage: `The SQS ${where.startsWith("queue") ? where : "queue"} does not exist (it may have been deleted). Check the queue name and the connection's region and account.` });
   }
-  if (is(AUTH) || f.status === 403) {
-    const why = f.name === "CredentialsProviderError" ? "no AWS credentials were found (environment, shared profile or instance role)" : "the credentials were refused or lack permission";
-    return new BrokerError("auth", { message: f.message, cause: e, userMessage: `SQS at ${ctx.endpoint} refused the request: ${why}. Check the access key, secret and region for this connection, and that its IAM policy allows sqs:ListQueues, sqs:GetQueueAttributes, sqs:ReceiveMessage and sqs:ChangeMessageVisibility.` });
-  }
   if (is(THROTTLED) || f.status === 429) {
     const over = f.name === "OverLimit" || f.awsCode.endsWith("OverLimit");
     return new BrokerError("throttled", { message: f.message, cause: e, userMessage: over ? `SQS refused to hide more letters of ${where}: the queue is at its limit of in-flight messages. Wait for letters to become visible again and retry.` : `SQS is throttling requests to ${where}. Wait a few seconds and retry.` });
+  }
+  if (is(AUTH) || f.status === 403) {
+    const why = f.name === "CredentialsProviderError" ? "no AWS credentials were found (environment, shared profile or instance role)" : "the credentials were refused or lack permission";
+    return new BrokerError("auth", { message: f.message, cause: e, userMessage: `SQS at ${ctx.endpoint} refused the request: ${why}. Check the access key, secret and region for this connection, and that its IAM policy allows sqs:ListQueues, sqs:GetQueueAttributes, sqs:ReceiveMessage and sqs:ChangeMessageVisibility.` });
   }
   if (is(NETWORK) || is(TIMEOUTS) || /ECONNREFUSED|ENOTFOUND|socket hang up|connect ETIMEDOUT/i.test(f.message)) {
     return new BrokerError("unreachable", { message: f.message, cause: e, userMessage: `The SQS endpoint ${ctx.endpoint} cannot be reached (${f.code || f.name || "network error"}). Check that it is running and that the console can reach it.` });
