@@ -4,6 +4,7 @@
  * every demo queue is deleted and recreated. `npm run seed:demo`; RABBITMQ_URL overrides the broker.
  */
 import amqp, { type Channel, type ConfirmChannel } from "amqplib";
+import { SQS_DEMO_ENDPOINT, seedSqsDemo, sqsAnswers } from "../lib/demo/sqs";
 
 const URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
 const DLX = "demo.dlx";
@@ -161,6 +162,14 @@ async function main() {
   }
   console.log("  (demo.shipping.dlq is a quorum queue with delivery limit 5: the console asks before reading it)");
   await conn.close();
+
+  // SQS demo letters, by the server's own redrive, when a local SQS server (ElasticMQ) answers.
+  if (await sqsAnswers()) {
+    console.log(`Demo dead letters seeded into SQS at ${SQS_DEMO_ENDPOINT}:`);
+    for (const [q, n] of Object.entries(await seedSqsDemo())) console.log(`  ${q.padEnd(24)} ${String(n).padStart(3)} letters`);
+  } else {
+    console.log(`No SQS server answers at ${SQS_DEMO_ENDPOINT}: SQS demo skipped (start one with \`bash scripts/services.sh start elasticmq\`).`);
+  }
 }
 
 main().catch((e) => {
