@@ -5,6 +5,7 @@
  */
 import amqp, { type Channel, type ConfirmChannel } from "amqplib";
 import { SQS_DEMO_ENDPOINT, seedSqsDemo, sqsAnswers } from "../lib/demo/sqs";
+import { KAFKA_DEMO_BROKERS, kafkaAnswers, seedKafkaDemo } from "../lib/demo/kafka";
 
 const URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
 const DLX = "demo.dlx";
@@ -169,6 +170,14 @@ async function main() {
     for (const [q, n] of Object.entries(await seedSqsDemo())) console.log(`  ${q.padEnd(24)} ${String(n).padStart(3)} letters`);
   } else {
     console.log(`No SQS server answers at ${SQS_DEMO_ENDPOINT}: SQS demo skipped (start one with \`bash scripts/services.sh start elasticmq\`).`);
+  }
+
+  // Kafka demo DLTs, written by failing consumers with Spring / Connect headers, when Kafka answers.
+  if (await kafkaAnswers()) {
+    console.log(`Demo dead letters seeded into Kafka at ${KAFKA_DEMO_BROKERS.join(",")}:`);
+    for (const [t, n] of Object.entries(await seedKafkaDemo(KAFKA_DEMO_BROKERS))) console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} letters`);
+  } else {
+    console.log(`No Kafka broker answers at ${KAFKA_DEMO_BROKERS.join(",")}: Kafka demo skipped (start one with \`bash scripts/services.sh start kafka\`).`);
   }
 }
 

@@ -1,0 +1,85 @@
+/**
+ * Demo dead-letter topics on the local Kafka, made the way applications make them: records go to a
+ * source topic and a failing consumer publishes them to the DLT with Spring Kafka or Kafka Connect
+ * headers. Idempotent: demo topics are deleted and recreated. Used by scripts/seed-demo.ts.
+ */
+import { KafkaKit, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
+
+export const KAFKA_DEMO = { orders: "demo.orders.DLT", sink: "dlq.demo.jdbc-sink" } as const;
+
+const json = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
+
+async function recreate(kit: KafkaKit, topic: string, partitions: number, configs: Record<string, string> = {}) {
+  const admin = await kit.getAdmin();
+  if ((await admin.listTopics()).includes(topic)) {
+    await admin.deleteTopics({ topics: [topic], timeout: 10_000 });
+    for (let i = 0; i < 100 && (await admin.listTopics()).includes(topic); i++) await new Promise((r) => setTimeout(r, 100));
+  }
+  await kit.createTopic(topic, partitions, configs);
+  kit.topics.delete(topic); // demo topics stay after the seed
+}
+
+/** Returns the demo topics and their letter counts. */
+export async function seedKafkaDemo(brokers?: string[]): Promise<Record<string, number>> {
+  const kit = new KafkaKit("demo", brokers);
+  try {
+    await recreate(kit, "demo.orders", 3);
+    await recreate(kit, KAFKA_DEMO.orders, 3, { "retention.ms": String(7 * 86_400_000) });
+    const failures: FailureSpec[] = [
+      { exceptionClass: "com.acme.orders.OutOfStockException", message: "SKU AB-12 has 0 units left" },
+      { exceptionClass: "com.fasterxml.jackson.databind.exc.MismatchedInputException", message: "Cannot deserialize value of type `java.math.BigDecimal` from String \"12,50\"" },
+      { exceptionClass: "java.lang.NullPointerException", message: "Cannot invoke \"Customer.getId()\" because \"customer\" is null" },
+    ];
+    const orders = Array.from({ length: 30 }, (_, i) => ({ body: json({ orderId: 5000 + i, customer: `c-${i % 7}`, total: (i * 3.5).toFixed(2) }), key: `c-${i % 7}`, partition: i % 3 }));
+    const big = new Uint8Array(5 * 1024 * 1024).map((_, i) => 0x61 + (i % 26));
+    orders.push({ body: big, key: "c-big", partition: 0 });
+    orders.push({ body: Uint8Array.from([0x08, 0x96, 0x01, 0x12, 0x04, 0x74, 0x65, 0x73, 0x74, 0x00, 0xff]), key: "c-proto", partition: 1 });
+    await kit.produce("demo.orders", orders);
+    // The app fails on two orders in three, and on every record that is not an order (the big and the binary one).
+    await kit.failingConsumer("demo.orders", KAFKA_DEMO.orders, orders.length, {
+      style: "spring",
+      fails: (v) => {
+        let id: number | null = null;
+        try {
+          id = v.length < 1000 ? (JSON.parse(v.toString("utf8")) as { orderId?: number }).orderId ?? null : null;
+        } catch {
+          id = null;
+        }
+        return id === null ? failures[1] : id % 3 !== 2 ? failures[id % failures.length] : null;
+      },
+    });
+
+    await recreate(kit, "demo.jdbc-sink", 1);
+    await recreate(kit, KAFKA_DEMO.sink, 1);
+    await kit.produce("demo.jdbc-sink", [{ body: new TextEncoder().encode("{not json") }, { body: json({ id: 1, amount: "x" }) }, { body: new TextEncoder().encode("plain text row") }]);
+    await kit.failingConsumer("demo.jdbc-sink", KAFKA_DEMO.sink, 3, {
+      style: "connect",
+      fails: () => ({ exceptionClass: "org.apache.kafka.connect.errors.DataException", message: "Converting byte[] to Kafka Connect data failed due to serialization error" }),
+    });
+    const admin = await kit.getAdmin();
+    const out: Record<string, number> = {};
+    for (const t of Object.values(KAFKA_DEMO)) out[t] = (await admin.fetchTopicOffsets(t)).reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+    return out;
+  } finally {
+    await kit.cleanup();
+  }
+}
+
+export const KAFKA_DEMO_BROKERS = (process.env.KAFKA_BROKERS ?? "127.0.0.1:9092").split(",").map((b) => b.trim());
+
+/** True when the first demo broker accepts a TCP connection within 2 s. */
+export async function kafkaAnswers(brokers = KAFKA_DEMO_BROKERS): Promise<boolean> {
+  const { connect } = await import("node:net");
+  const [host, port] = brokers[0].split(":");
+  return new Promise<boolean>((resolve) => {
+    const sock = connect({ host, port: Number(port), timeout: 2000 }, () => {
+      sock.end();
+      resolve(true);
+    });
+    sock.on("error", () => resolve(false));
+    sock.on("timeout", () => {
+      sock.destroy();
+      resolve(false);
+    });
+  });
+}
