@@ -359,8 +359,11 @@ export class KafkaAdapter implements BrokerAdapter {
     const state = await this.topicState(name);
     const cluster = await this.getCluster(name);
     const configOrigin = this.configEntry(name)?.origin ?? null;
+    // One count per partition first: partitions without handled offsets need no lookups at all.
+    const handledCounts = this.store ? await this.store.handledCounts(this.connectionId, name, state.partitions).catch(() => null) : null;
     let base = 0;
     for (const p of state.partitions) {
+      const lookup = handledCounts === null || (handledCounts.get(p.partition) ?? 0) > 0;
       const iter = readPartition(cluster, name, p.partition, p.start, p.end, this.limits, opts.signal);
       let done = false;
       while (!done) {
@@ -378,7 +381,7 @@ export class KafkaAdapter implements BrokerAdapter {
         } catch (e) {
           throw this.err(e, name);
         }
-        const marks = await this.marksFor(name, p.partition, chunk);
+        const marks = lookup ? await this.marksFor(name, p.partition, chunk) : new Map<string, HandledMark>();
         for (let i = 0; i < chunk.length; i++) {
           const r = chunk[i];
           chunk[i] = undefined as unknown as InternalRecord; // let the record go once it is handed out

@@ -4,13 +4,13 @@ import type { InternalCluster, InternalPartitionData, InternalRecord } from "@/l
 export interface FetchLimits {
   /** Bytes per Fetch response (default 4 MiB). A single record batch larger than this still comes whole: Kafka returns at least one. */
   maxBytes: number;
-  /** Bytes per partition per Fetch (default 1 MiB). */
+  /** Bytes per partition per Fetch (default 4 MiB; reads ask for one partition at a time). */
   maxBytesPerPartition: number;
   /** How long the broker may wait for `minBytes` (default 100 ms: a read never waits for new letters). */
   maxWaitMs: number;
 }
 
-export const DEFAULT_FETCH_LIMITS: FetchLimits = { maxBytes: 4 * 1024 * 1024, maxBytesPerPartition: 1024 * 1024, maxWaitMs: 100 };
+export const DEFAULT_FETCH_LIMITS: FetchLimits = { maxBytes: 4 * 1024 * 1024, maxBytesPerPartition: 4 * 1024 * 1024, maxWaitMs: 100 };
 
 const ABORT_MARKER_KEY = Buffer.from([0, 0, 0, 0]);
 
