@@ -1,15 +1,10 @@
 import "server-only";
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
-import { z } from "zod";
+import { credentialsSchema } from "@/lib/auth/credentials";
 import { recordAudit } from "@/lib/audit";
 import { getUserById, verifyCredentials, touchSignIn } from "@/lib/auth/users";
 import { isRole } from "@/lib/auth/permissions";
-
-const credentialsSchema = z.object({
-  email: z.string().trim().toLowerCase().email().max(320),
-  password: z.string().min(1).max(1024),
-});
 
 /** Header lookup that works for both plain objects and Headers (next-auth passes either). */
 function headerOf(headers: unknown, name: string): string | null {
