@@ -4,9 +4,11 @@ import { signIn, dlqPath, DEMO } from "./fixtures";
 test("an operator browses a seeded DLQ and opens a letter with its x-death history and payload", async ({ page }) => {
   await signIn(page, "operator");
   await page.goto("/");
-  const row = page.getByTestId("dlq-row").filter({ hasText: DEMO.rejectedDlq });
-  await expect(row).toBeVisible();
-  await row.getByRole("link", { name: DEMO.rejectedDlq }).click();
+  // Other connections have look-alike names (demo.orders.DLT on Kafka): pick the RabbitMQ one exactly.
+  const row = page.getByTestId("dlq-row").filter({ has: page.getByRole("link", { name: DEMO.rejectedDlq, exact: true }) });
+  await expect(row).toHaveCount(1);
+  await expect(row).toContainText("Local RabbitMQ");
+  await row.getByRole("link", { name: DEMO.rejectedDlq, exact: true }).click();
   await expect(page).toHaveURL(new RegExp(`${dlqPath(DEMO.rejectedDlq).replace(/\./g, "\\.")}`));
 
   const letters = page.getByTestId("letter-row");
@@ -76,4 +78,25 @@ test("a DLQ named in config that does not exist says so and the console stays up
   await expect(page.getByText(/does not exist|not found|no longer exists/i).first()).toBeVisible();
   await page.goto("/");
   await expect(page.getByTestId("dlq-row").first()).toBeVisible();
+});
+
+test("a quorum DLQ with a delivery limit is read only after an audited confirmation", async ({ page }) => {
+  await signIn(page, "operator");
+  await page.goto(dlqPath("demo.shipping.dlq"));
+  await expect(page.getByTestId("read-risk")).toContainText(/delivery limit/i);
+  await expect(page.getByTestId("letter-row")).toHaveCount(0);
+  await page.getByTestId("confirm-risky-read").click();
+  // All three seeded letters are shown once confirmed.
+  await expect(page.getByTestId("letter-row")).toHaveCount(3);
+
+  await page.goto(`/audit?action=dlq.read_risky_confirmed&queue=demo.shipping.dlq`);
+  await expect(page.getByTestId("audit-row").first()).toContainText("operator@e2e.test");
+});
+
+test("a viewer cannot confirm a risky read", async ({ page }) => {
+  await signIn(page, "viewer");
+  await page.goto(dlqPath("demo.shipping.dlq"));
+  await expect(page.getByTestId("read-risk")).toBeVisible();
+  await expect(page.getByTestId("risk-not-allowed")).toBeVisible();
+  await expect(page.getByTestId("confirm-risky-read")).toHaveCount(0);
 });
