@@ -5,8 +5,19 @@ export const MAX_PAGE_SIZE = 200;
 
 const seg = encodeURIComponent;
 
-export function dlqHref(connectionId: string, queue: string, opts: { page?: number; size?: number } = {}): string {
+/** Where in a randomly accessible DLQ a page starts; absent fields are the defaults (all partitions, oldest first). */
+export interface Position {
+  partition?: number | null;
+  /** Offset (decimal text) within `partition`. */
+  from?: string | null;
+  order?: "oldest" | "newest";
+}
+
+export function dlqHref(connectionId: string, queue: string, opts: { page?: number; size?: number } & Position = {}): string {
   const q = new URLSearchParams();
+  if (opts.partition !== undefined && opts.partition !== null) q.set("partition", String(opts.partition));
+  if (opts.from && opts.partition !== undefined && opts.partition !== null) q.set("from", opts.from);
+  if (opts.order === "newest") q.set("order", "newest");
   if (opts.page && opts.page > 1) q.set("page", String(opts.page));
   if (opts.size && opts.size !== DEFAULT_PAGE_SIZE) q.set("size", String(opts.size));
   const qs = q.toString();

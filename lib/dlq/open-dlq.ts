@@ -21,6 +21,10 @@ export interface OpenDlqInput {
   pageSize: number;
   /** The operator confirmed this DLQ's read risk (needs dlq:browse-risky). */
   acceptRisk?: boolean;
+  /** Where the adapter has `randomAccess`: one partition, a start offset (decimal text) within it, and the order. */
+  partition?: number | null;
+  fromOffset?: string | null;
+  order?: "oldest" | "newest";
 }
 
 export interface OpenDlqResult {
@@ -32,6 +36,9 @@ export interface OpenDlqResult {
   pageSize: number;
   hasMore: boolean;
   depth: number | null;
+  /** What the page was read with, as the adapter echoes it (null: all partitions, or not applicable). */
+  partition: number | null;
+  order: "oldest" | "newest";
   needsConfirmation: boolean;
   canConfirm: boolean;
 }
@@ -57,12 +64,20 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
       }
       const adapter = adapterFor(input.connectionId);
       const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq");
-      const base = { connection: connectionInfo(adapter), dlq, offset, pageSize, canConfirm };
+      const randomAccess = adapter.capabilities.randomAccess;
+      const position = randomAccess
+        ? {
+            partition: input.partition ?? undefined,
+            fromOffset: input.partition !== null && input.partition !== undefined ? (input.fromOffset ?? undefined) : undefined,
+            order: input.order ?? "oldest",
+          }
+        : {};
+      const base = { connection: connectionInfo(adapter), dlq, offset, pageSize, canConfirm, partition: position.partition ?? null, order: position.order ?? ("oldest" as const) };
       if (dlq.readRisk && !input.acceptRisk) {
         return { ...base, letters: null, hasMore: false, depth: dlq.depth, needsConfirmation: true };
       }
       const page = await withTimeout(
-        adapter.browse(input.queue, { offset, limit: pageSize, maxBodyBytes: 0, acceptRisk: input.acceptRisk }),
+        adapter.browse(input.queue, { offset, limit: pageSize, maxBodyBytes: 0, acceptRisk: input.acceptRisk, ...position }),
         READ_TIMEOUT_MS,
         "browse",
       );
@@ -74,12 +89,22 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         sha256: l.sha256,
         contentType: l.contentType,
         failure: l.failure,
+        handled: l.handled ?? null,
       }));
-      return { ...base, letters, hasMore: page.hasMore, depth: page.depth ?? dlq.depth, needsConfirmation: false };
+      return {
+        ...base,
+        letters,
+        hasMore: page.hasMore,
+        depth: page.depth ?? dlq.depth,
+        partition: page.partition ?? base.partition,
+        order: page.order ?? base.order,
+        needsConfirmation: false,
+      };
     },
     (r) => ({
       offset,
       pageSize,
+      ...(r.connection.capabilities.randomAccess ? { partition: r.partition, fromOffset: input.fromOffset ?? null, order: r.order } : {}),
       read: r.letters !== null,
       letters: r.letters?.length ?? 0,
       ...(r.dlq.readRisk ? { readRisk: r.dlq.readRisk.kind, riskAccepted: Boolean(input.acceptRisk) } : {}),

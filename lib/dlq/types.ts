@@ -1,4 +1,4 @@
-import type { BrokerCapabilities, BrokerKind, BrokerVocabulary, DlqSummary, FailureInfo } from "@/lib/brokers/types";
+import type { BrokerCapabilities, BrokerKind, BrokerVocabulary, DlqSummary, FailureInfo, Letter } from "@/lib/brokers/types";
 
 /** What the UI knows about a connection; never its URL or credentials. */
 export interface ConnectionInfo {
@@ -30,4 +30,6 @@ export interface LetterRow {
   sha256: string;
   contentType: string | null;
   failure: FailureInfo;
+  /** Set when the console already handled it but the broker keeps it (no per-letter removal). */
+  handled: Letter["handled"] | null;
 }

@@ -2,7 +2,7 @@ import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import type { DeathRecord, DlqSummary, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
+import type { DeathRecord, DlqSummary, DlqWarning, FailureInfo, HeaderEntry, Letter } from "@/lib/brokers/types";
 import { audited } from "./audit-trail";
 import { adapterFor, connectionInfo, withTimeout } from "./connection";
 import { buildPayloadView, type PayloadView } from "./payload-view";
@@ -35,6 +35,9 @@ export interface LetterDetail {
   failure: FailureInfo;
   history: DeathRecord[];
   orderingKey: string | null;
+  handled: Letter["handled"] | null;
+  /** Problems found in the letter that did not stop the read (e.g. a checksum mismatch). */
+  warnings: DlqWarning[];
   /** Null when the actor's role may not see payloads. */
   payload: PayloadView | null;
 }
@@ -90,6 +93,8 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
         failure: l.failure,
         history: l.history,
         orderingKey: l.orderingKey,
+        handled: l.handled ?? null,
+        warnings: l.warnings ?? [],
         payload: canReadPayload
           ? buildPayloadView(l.body, { truncated: l.bodyTruncated || l.body.length < l.bodySize, contentType: l.contentType })
           : null,
