@@ -98,7 +98,11 @@ export type DlqEntryConfig = z.infer<typeof dlqEntrySchema>;
 export type ConnectionConfig = z.infer<typeof connectionSchema>;
 export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;
 
-export const DEFAULT_CONFIG: ConsoleConfig = {
+/**
+ * Without a config file: the local brokers that scripts/start.sh runs (RabbitMQ, ElasticMQ on
+ * :9324, Kafka on :9092). One that is not running shows as unreachable; the others work.
+ */
+export const DEFAULT_CONFIG: ConsoleConfig = consoleConfigSchema.parse({
   connections: [
     {
       kind: "rabbitmq",
@@ -108,11 +112,19 @@ export const DEFAULT_CONFIG: ConsoleConfig = {
       usernameEnv: "RABBITMQ_USERNAME",
       passwordEnv: "RABBITMQ_PASSWORD",
       management: { url: "http://127.0.0.1:15672", usernameEnv: "RABBITMQ_USERNAME", passwordEnv: "RABBITMQ_PASSWORD" },
-      discover: true,
-      dlqs: [],
     },
+    {
+      kind: "sqs",
+      id: "local-sqs",
+      name: "Local SQS (ElasticMQ)",
+      region: "us-east-1",
+      endpoint: "http://127.0.0.1:9324",
+      accessKeyIdEnv: "SQS_ACCESS_KEY_ID",
+      secretAccessKeyEnv: "SQS_SECRET_ACCESS_KEY",
+    },
+    { kind: "kafka", id: "local-kafka", name: "Local Kafka", brokers: ["127.0.0.1:9092"] },
   ],
-};
+});
 
 /** Parses config text; errors name the offending path so an operator can fix the file. */
 export function parseConfig(text: string, source = "config"): ConsoleConfig {

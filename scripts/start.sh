@@ -12,6 +12,13 @@ HOST=${HOST:-127.0.0.1}
 ensure_node
 ensure_node_modules
 ensure_rabbitmq
+if [ "${DLQ_LOCAL_SERVICES:-1}" = 1 ] && command -v java >/dev/null && command -v mvn >/dev/null; then
+  log "starting local Kafka and ElasticMQ (SQS) on loopback; the first start fetches their jars from Maven Central"
+  bash scripts/services.sh start kafka || log "warning: Kafka did not start; its connection will show as unreachable"
+  bash scripts/services.sh start elasticmq || log "warning: ElasticMQ did not start; its connection will show as unreachable"
+else
+  log "local Kafka and ElasticMQ skipped (need Java and Maven; DLQ_LOCAL_SERVICES=0 skips them on purpose)"
+fi
 
 mkdir -p .data && chmod 700 .data
 if [ -z "${NEXTAUTH_SECRET:-}" ]; then
@@ -40,7 +47,7 @@ if [ ! -s "$CREDS" ]; then
 fi
 
 if [ "${DLQ_SEED_DEMO:-1}" = 1 ]; then
-  log "seeding demo dead letters into the local RabbitMQ (set DLQ_SEED_DEMO=0 to skip)"
+  log "seeding demo dead letters into the local brokers (set DLQ_SEED_DEMO=0 to skip)"
   npm run --silent seed:demo
 fi
 
