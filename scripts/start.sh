@@ -40,9 +40,13 @@ if [ ! -s "$CREDS" ]; then
   : > "$CREDS"
   for role in admin operator viewer; do
     var="DLQ_$(echo "$role" | tr a-z A-Z)_PASSWORD"
-    pw=${!var:-$(node -e 'process.stdout.write(require("crypto").randomBytes(12).toString("base64url"))')}
+    if [ -n "${!var:-}" ]; then
+      pw=${!var}; shown="(the password in \$$var)"
+    else
+      pw=$(node -e 'process.stdout.write(require("crypto").randomBytes(12).toString("base64url"))'); shown=$pw
+    fi
     DLQ_NEW_PASSWORD="$pw" npm run --silent users:create -- --email "$role@localhost" --role "$role" --password-env DLQ_NEW_PASSWORD >/dev/null
-    echo "$role@localhost  $pw" >> "$CREDS"
+    echo "$role@localhost  $shown" >> "$CREDS"
   done
 fi
 
