@@ -37,7 +37,7 @@ npm run --silent db:migrate
 CREDS=.data/first-users.txt
 if [ ! -s "$CREDS" ]; then
   umask 077
-  : > "$CREDS"
+  : > "$CREDS.partial"
   for role in admin operator viewer; do
     var="DLQ_$(echo "$role" | tr a-z A-Z)_PASSWORD"
     if [ -n "${!var:-}" ]; then
@@ -46,8 +46,9 @@ if [ ! -s "$CREDS" ]; then
       pw=$(node -e 'process.stdout.write(require("crypto").randomBytes(12).toString("base64url"))'); shown=$pw
     fi
     DLQ_NEW_PASSWORD="$pw" npm run --silent users:create -- --email "$role@localhost" --role "$role" --password-env DLQ_NEW_PASSWORD >/dev/null
-    echo "$role@localhost  $shown" >> "$CREDS"
+    echo "$role@localhost  $shown" >> "$CREDS.partial"
   done
+  mv "$CREDS.partial" "$CREDS"   # only once every user exists, so a failed run retries them all
 fi
 
 if [ "${DLQ_SEED_DEMO:-1}" = 1 ]; then
