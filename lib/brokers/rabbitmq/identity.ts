@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import type { HeaderEntry } from "@/lib/brokers/types";
 import { canonicalJson } from "@/lib/brokers/display";
+export { OccurrenceCounter } from "@/lib/brokers/occurrence";
 
 /** Headers and properties that the broker changes as a letter dies, is read or moves: not part of its identity. */
 export function isMutableHeader(name: string): boolean {
@@ -41,16 +42,6 @@ export function fingerprint(bodySha256: string, properties: HeaderEntry[], heade
 export function baseLetterId(messageId: string | null, fp: () => string): string {
   if (messageId !== null && messageId !== "") return `m-${Buffer.from(messageId, "utf8").toString("base64url")}`;
   return `f-${fp()}`;
-}
-
-/** Assigns occurrence suffixes while a read walks the queue from its head. */
-export class OccurrenceCounter {
-  private readonly seen = new Map<string, number>();
-  next(base: string): string {
-    const n = (this.seen.get(base) ?? 0) + 1;
-    this.seen.set(base, n);
-    return n === 1 ? base : `${base}~${n}`;
-  }
 }
 
 export function isLetterId(id: string): boolean {

@@ -17,7 +17,8 @@ import { mapSqsError } from "@/lib/brokers/sqs/errors";
 import { discoverDlqs, listQueueUrls, mapLimit, queueNameOfUrl } from "@/lib/brokers/sqs/discovery";
 import { buildSummary, type Attrs, type SourceInfo } from "@/lib/brokers/sqs/summary";
 import { HeldLetters, receiveUpTo, type ReaderOptions } from "@/lib/brokers/sqs/reader";
-import { OccurrenceCounter, baseIdOf, compareKeys, isSqsLetterId, sortKeyOf, toLetter, type SortKey } from "@/lib/brokers/sqs/letter";
+import { OccurrenceCounter } from "@/lib/brokers/occurrence";
+import { baseIdOf, compareKeys, isSqsLetterId, sortKeyOf, toLetter, type SortKey } from "@/lib/brokers/sqs/letter";
 
 export const SQS_VOCABULARY: BrokerVocabulary = { queue: "queue", letterId: "MessageId", origin: "source queue" };
 

@@ -136,15 +136,6 @@ export function isSqsLetterId(id: string): boolean {
   return id.length <= 400 && /^([A-Za-z0-9][A-Za-z0-9-]{0,127}|m\.[A-Za-z0-9_-]+)(~[1-9][0-9]*)?$/.test(id);
 }
 
-export class OccurrenceCounter {
-  private readonly seen = new Map<string, number>();
-  next(base: string): string {
-    const n = (this.seen.get(base) ?? 0) + 1;
-    this.seen.set(base, n);
-    return n === 1 ? base : `${base}~${n}`;
-  }
-}
-
 /** The order the console shows: FIFO by SequenceNumber; standard by SentTimestamp, then MessageId (SQS itself has none). */
 export interface SortKey {
   seq: string | null;
