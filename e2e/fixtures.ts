@@ -30,7 +30,7 @@ export function dlqPath(queue: string, connectionId: string = DEMO.connectionId)
  * can call the action directly over HTTP, the way a hostile client would, bypassing the UI.
  */
 export function serverActionId(exportedName: string): string {
-  const file = path.resolve(".next/server/server-reference-manifest.json");
+  const file = path.resolve(process.env.NEXT_DIST_DIR || ".next", "server/server-reference-manifest.json");
   const manifest = JSON.parse(readFileSync(file, "utf8")) as { node: Record<string, unknown> };
   for (const [id, entry] of Object.entries(manifest.node)) {
     if (JSON.stringify(entry).includes(`"exportedName":"${exportedName}"`)) return id;
@@ -45,7 +45,7 @@ export async function callServerAction(request: APIRequestContext, pagePath: str
       "Next-Action": actionId,
       "Content-Type": "text/plain;charset=UTF-8",
       Accept: "text/x-component",
-      Origin: new URL(pagePath, process.env.E2E_BASE_URL ?? "http://127.0.0.1:3100").origin,
+      Origin: `http://127.0.0.1:${process.env.E2E_PORT ?? 3100}`,
     },
     data: JSON.stringify(args),
   });

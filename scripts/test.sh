@@ -16,8 +16,9 @@ bash scripts/services.sh start
 
 export NEXT_TELEMETRY_DISABLED=1
 export DLQ_CONSOLE_CONFIG=${DLQ_CONSOLE_CONFIG:-$PWD/e2e/dlq-console.e2e.config.json}
-TEST_DB=dlq_console_test
-E2E_DB=dlq_console_e2e
+# Overridable so a second run (or a developer's) does not drop the databases another one is using.
+TEST_DB=${DLQ_TEST_DB:-dlq_console_test}
+E2E_DB=${DLQ_E2E_DB:-dlq_console_e2e}
 
 log "fresh databases $TEST_DB and $E2E_DB"
 fresh_database "$TEST_DB"
