@@ -3,7 +3,10 @@ import type { DeathRecord } from "@/lib/brokers/types";
 import { valueText } from "@/lib/dlq/display-value";
 
 /** The full dead-lettering history, most recent first (as the adapter orders it). */
-export function DeathHistory({ history }: { history: DeathRecord[] }) {
+export function DeathHistory({ history, countLabel = "Count" }: { history: DeathRecord[]; countLabel?: string }) {
+  // Brokers without exchanges or routing keys leave those columns empty: do not show them.
+  const route = history.some((d) => d.exchange !== null || d.routingKeys.length > 0);
+  const counted = history.some((d) => d.count !== null);
   return (
     <section className="card section" data-testid="death-history">
       <div className="card-head">
@@ -20,10 +23,10 @@ export function DeathHistory({ history }: { history: DeathRecord[] }) {
               <tr>
                 <th>Queue</th>
                 <th>Reason</th>
-                <th className="num">Count</th>
+                {counted ? <th className="num">{countLabel}</th> : null}
                 <th>Time</th>
-                <th>Exchange</th>
-                <th>Routing keys</th>
+                {route ? <th>Exchange</th> : null}
+                {route ? <th>Routing keys</th> : null}
                 <th>Other fields</th>
               </tr>
             </thead>
@@ -32,12 +35,12 @@ export function DeathHistory({ history }: { history: DeathRecord[] }) {
                 <tr key={i} data-testid="death-row">
                   <td className="mono wrap-anywhere">{d.queue ?? "—"}</td>
                   <td>{d.reason ? <span className="badge badge-info">{d.reason}</span> : "—"}</td>
-                  <td className="num">{d.count ?? "—"}</td>
+                  {counted ? <td className="num">{d.count ?? "—"}</td> : null}
                   <td className="nowrap">
                     <RelativeTime value={d.time} />
                   </td>
-                  <td className="mono wrap-anywhere">{d.exchange === null ? "—" : d.exchange === "" ? <span className="muted">(default)</span> : d.exchange}</td>
-                  <td className="mono wrap-anywhere">{d.routingKeys.length ? d.routingKeys.join(", ") : "—"}</td>
+                  {route ? <td className="mono wrap-anywhere">{d.exchange === null ? "—" : d.exchange === "" ? <span className="muted">(default)</span> : d.exchange}</td> : null}
+                  {route ? <td className="mono wrap-anywhere">{d.routingKeys.length ? d.routingKeys.join(", ") : "—"}</td> : null}
                   <td className="value-cell">{d.extra.length ? d.extra.map((x) => `${x.name}: ${valueText(x.value)}`).join("\n") : <span className="muted">—</span>}</td>
                 </tr>
               ))}

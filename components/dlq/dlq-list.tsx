@@ -14,6 +14,7 @@ import { useEffect, useMemo, useState } from "react";
 import type { DlqSummary } from "@/lib/brokers/types";
 import type { DlqListing } from "@/lib/dlq/types";
 import { dlqHref } from "@/lib/dlq/links";
+import { unhandledCount } from "@/lib/dlq/partitions";
 import { formatCount } from "@/lib/format";
 import { dlqKeys } from "./query-keys";
 
@@ -77,7 +78,21 @@ export function DlqList({ initial }: { initial: DlqListing }) {
       col.accessor("depth", {
         header: "Depth",
         sortUndefined: "last",
-        cell: (c) => <span data-testid="dlq-depth">{formatCount(c.getValue())}</span>,
+        cell: (c) => {
+          // Where letters stay after handling (no per-letter removal), depth counts them too.
+          const unhandled = unhandledCount(c.row.original);
+          return (
+            <>
+              <span data-testid="dlq-depth">{formatCount(c.getValue())}</span>
+              {unhandled !== null ? (
+                <span className="muted" data-testid="dlq-unhandled" title="Letters the console has not redriven or discarded yet">
+                  {" "}
+                  · {formatCount(unhandled)} unhandled
+                </span>
+              ) : null}
+            </>
+          );
+        },
         meta: { num: true },
       }),
       col.accessor((r) => r.inFlight ?? -1, {
@@ -135,7 +150,7 @@ export function DlqList({ initial }: { initial: DlqListing }) {
       {down.map((c) => (
         <div key={c.connectionId} className="banner banner-danger" role="alert" data-testid="connection-down">
           <strong>
-            {c.kind === "rabbitmq" ? "RabbitMQ" : c.kind.toUpperCase()} {c.connectionId} is unreachable:
+            {c.displayName} ({c.connectionId}) is unreachable:
           </strong>{" "}
           {c.error?.message ?? "no answer."} The console keeps retrying.
         </div>

@@ -4,8 +4,11 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
+import { fieldsInUse } from "@/lib/dlq/failure-fields";
 import type { LetterRow } from "@/lib/dlq/types";
 import { letterHref } from "@/lib/dlq/links";
+import type { LetterLabels } from "@/lib/dlq/wording";
+import { HandledBadge } from "./handled-badge";
 import { formatBytes, truncate } from "@/lib/format";
 
 function isTyping(t: EventTarget | null) {
@@ -16,9 +19,21 @@ function isTyping(t: EventTarget | null) {
 /**
  * One page of letters. Keyboard: j/k move the selection, Enter opens, `/` focuses the filter,
  * Esc leaves the filter or goes back to the DLQ list. Pages are bounded (≤ 200 rows), so rows are
- * not virtualised.
+ * not virtualised. A column is hidden when no letter on the page has a value for it.
  */
-export function LettersTable({ connectionId, queue, letters, backHref }: { connectionId: string; queue: string; letters: LetterRow[]; backHref: string }) {
+export function LettersTable({
+  connectionId,
+  queue,
+  letters,
+  backHref,
+  labels,
+}: {
+  connectionId: string;
+  queue: string;
+  letters: LetterRow[];
+  backHref: string;
+  labels: LetterLabels;
+}) {
   const router = useRouter();
   const [filter, setFilter] = useState("");
   const [selected, setSelected] = useState(0);
@@ -74,6 +89,17 @@ export function LettersTable({ connectionId, queue, letters, backHref }: { conne
     rowsRef.current[selected]?.scrollIntoView({ block: "nearest" });
   }, [selected]);
 
+  // From the whole page, not the filtered rows, so columns do not jump while typing.
+  const used = useMemo(() => fieldsInUse(letters.map((l) => l.failure)), [letters]);
+  const show = {
+    died: used.has("deadLetteredAt"),
+    origin: used.has("origin"),
+    route: used.has("exchange") || used.has("routingKeys"),
+    count: used.has("count"),
+    exception: used.has("exceptionClass") || used.has("exceptionMessage"),
+  };
+  const columns = 4 + Object.values(show).filter(Boolean).length;
+
   return (
     <>
       <div className="toolbar">
@@ -84,7 +110,7 @@ export function LettersTable({ connectionId, queue, letters, backHref }: { conne
           id="letter-filter"
           ref={filterRef}
           data-testid="letter-filter"
-          placeholder="Filter this page: reason, exception, origin, id  ( / )"
+          placeholder={`Filter this page: reason, exception, ${labels.origin.toLowerCase()}, id  ( / )`}
           value={filter}
           onChange={(e) => {
             setFilter(e.target.value);
@@ -102,14 +128,14 @@ export function LettersTable({ connectionId, queue, letters, backHref }: { conne
           <thead>
             <tr>
               <th className="num">#</th>
-              <th>Died</th>
+              {show.died ? <th>Died</th> : null}
               <th>Reason</th>
-              <th>Origin queue</th>
-              <th>Exchange · routing keys</th>
-              <th className="num">Count</th>
-              <th>Exception</th>
+              {show.origin ? <th>{labels.origin}</th> : null}
+              {show.route ? <th>Exchange · routing keys</th> : null}
+              {show.count ? <th className="num">{labels.count}</th> : null}
+              {show.exception ? <th>Exception</th> : null}
               <th className="num">Size</th>
-              <th>Id</th>
+              <th>{labels.letterId}</th>
             </tr>
           </thead>
           <tbody>
@@ -134,19 +160,33 @@ export function LettersTable({ connectionId, queue, letters, backHref }: { conne
                       {l.position + 1}
                     </Link>
                   </td>
+                  {show.died ? (
+                    <td className="nowrap">
+                      <RelativeTime value={f.deadLetteredAt} />
+                    </td>
+                  ) : null}
                   <td className="nowrap">
-                    <RelativeTime value={f.deadLetteredAt} />
+                    {f.reason ? <span className="badge badge-info">{f.reason}</span> : l.handled ? null : <span className="muted">—</span>}
+                    {l.handled ? (
+                      <>
+                        {" "}
+                        <HandledBadge handled={l.handled} />
+                      </>
+                    ) : null}
                   </td>
-                  <td>{f.reason ? <span className="badge badge-info">{f.reason}</span> : <span className="muted">—</span>}</td>
-                  <td className="mono wrap-anywhere">{f.originQueue ?? <span className="muted">—</span>}</td>
-                  <td className="mono wrap-anywhere">
-                    {f.exchange === null ? <span className="muted">—</span> : f.exchange === "" ? <span className="muted">(default)</span> : f.exchange}
-                    {f.routingKeys.length ? <span className="muted"> · {f.routingKeys.join(", ")}</span> : null}
-                  </td>
-                  <td className="num">{f.count ?? "—"}</td>
-                  <td className="truncate" title={exception || undefined}>
-                    {exception ? truncate(exception, 90) : <span className="muted">—</span>}
-                  </td>
+                  {show.origin ? <td className="mono wrap-anywhere">{f.originQueue ?? <span className="muted">—</span>}</td> : null}
+                  {show.route ? (
+                    <td className="mono wrap-anywhere">
+                      {f.exchange === null ? <span className="muted">—</span> : f.exchange === "" ? <span className="muted">(default)</span> : f.exchange}
+                      {f.routingKeys.length ? <span className="muted"> · {f.routingKeys.join(", ")}</span> : null}
+                    </td>
+                  ) : null}
+                  {show.count ? <td className="num">{f.count ?? "—"}</td> : null}
+                  {show.exception ? (
+                    <td className="truncate" title={exception || undefined}>
+                      {exception ? truncate(exception, 90) : <span className="muted">—</span>}
+                    </td>
+                  ) : null}
                   <td className="num nowrap">{formatBytes(l.bodySize)}</td>
                   <td className="mono truncate" style={{ maxWidth: 200 }} title={l.id}>
                     <Link href={href}>{truncate(l.id, 28)}</Link>
@@ -156,7 +196,7 @@ export function LettersTable({ connectionId, queue, letters, backHref }: { conne
             })}
             {visible.length === 0 ? (
               <tr>
-                <td colSpan={9} className="empty">
+                <td colSpan={columns} className="empty">
                   {letters.length === 0 ? "No letters on this page. The DLQ may be empty, or the page is past its end." : "No letter on this page matches the filter."}
                 </td>
               </tr>

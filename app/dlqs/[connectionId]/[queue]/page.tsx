@@ -1,12 +1,18 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { dlqProblem } from "@/components/dlq/dlq-problem";
+import { FactsTable } from "@/components/dlq/facts-table";
 import { LettersTable } from "@/components/dlq/letters-table";
+import { PositionControls } from "@/components/dlq/position-controls";
 import { RiskConfirm } from "@/components/dlq/risk-confirm";
+import { Problem } from "@/components/ui/problem";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { decodeParam, dlqHref, parsePaging, PAGE_SIZES } from "@/lib/dlq/links";
+import { parseBrowseParams } from "@/lib/dlq/browse-params";
+import { decodeParam, dlqHref, PAGE_SIZES } from "@/lib/dlq/links";
 import { openDlq, type OpenDlqResult } from "@/lib/dlq/open-dlq";
+import { unhandledCount } from "@/lib/dlq/partitions";
 import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
+import { letterLabels, pagingNote, readNotice } from "@/lib/dlq/wording";
 import { formatCount, formatRange } from "@/lib/format";
 
 export const dynamic = "force-dynamic";
@@ -23,34 +29,55 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
   const p = await params;
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
-  const sp = await searchParams;
-  const { page, size } = parsePaging(sp.page, sp.size);
-  const self = dlqHref(connectionId, queue, { page, size });
+  const parsed = parseBrowseParams(await searchParams);
+  const crumbs = (
+    <div className="breadcrumbs">
+      <Link href="/">DLQs</Link> / {connectionId} / <span className="mono">{queue}</span>
+    </div>
+  );
+  if (!parsed.ok) {
+    await requirePageActor(dlqHref(connectionId, queue));
+    return (
+      <main className="page">
+        {crumbs}
+        <Problem title="This link's options are not valid." back={{ href: dlqHref(connectionId, queue), label: "← Open the DLQ from its start" }} testId="bad-params">
+          <p>{parsed.message}</p>
+        </Problem>
+      </main>
+    );
+  }
+  const { page, size, partition, from, order } = parsed.value;
+  const position = { partition, from, order };
+  const self = dlqHref(connectionId, queue, { page, size, ...position });
   const actor = await requirePageActor(self);
   const acceptRisk = await hasRiskConfirmation(connectionId, queue);
 
   let result: OpenDlqResult;
   try {
-    result = await openDlq(actor, await requestMeta(), { connectionId, queue, page, pageSize: size, acceptRisk });
+    result = await openDlq(actor, await requestMeta(), { connectionId, queue, page, pageSize: size, acceptRisk, partition, fromOffset: from, order });
   } catch (e) {
     const problem = dlqProblem(e, { connectionId, queue, back: { href: "/", label: "← Back to all DLQs" } });
     if (!problem) throw e;
     return (
       <main className="page">
-        <div className="breadcrumbs">
-          <Link href="/">DLQs</Link> / {connectionId} / <span className="mono">{queue}</span>
-        </div>
+        {crumbs}
         {problem}
       </main>
     );
   }
 
-  const { dlq, letters } = result;
+  const { dlq, letters, connection } = result;
+  const { capabilities: caps, vocabulary: vocab } = connection;
+  const labels = letterLabels(caps, vocab);
+  const notice = readNotice(caps, vocab, { queueType: dlq.queueType });
+  const unstable = pagingNote(caps, vocab);
+  const unhandled = unhandledCount(dlq);
   const count = letters?.length ?? 0;
+  const at = (o: { page?: number; size?: number }) => dlqHref(connectionId, queue, { page, size, ...position, ...o });
   return (
     <main className="page">
       <div className="breadcrumbs">
-        <Link href="/">DLQs</Link> / {result.connection.displayName} / <span className="mono">{queue}</span>
+        <Link href="/">DLQs</Link> / {connection.displayName} / <span className="mono">{queue}</span>
       </div>
       <div className="page-head">
         <h1 className="mono" data-testid="dlq-name">
@@ -60,18 +87,26 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
           {dlq.kind} · {dlq.queueType}
         </span>
         <span className="meta">
-          depth {formatCount(result.depth ?? dlq.depth)} · origins {dlq.origins.length ? dlq.origins.join(", ") : "unknown"}
+          depth <span data-testid="dlq-depth">{formatCount(result.depth ?? dlq.depth)}</span>
+          {unhandled !== null ? (
+            <>
+              {" "}
+              (<span data-testid="dlq-unhandled">{formatCount(unhandled)}</span> unhandled)
+            </>
+          ) : null}
+          {dlq.inFlight ? ` · in flight ${formatCount(dlq.inFlight)}` : null} · {labels.origin.toLowerCase()}
+          {dlq.origins.length === 1 ? "" : "s"} {dlq.origins.length ? <span className="mono">{dlq.origins.join(", ")}</span> : "unknown"}
         </span>
       </div>
-      <p className="banner banner-info" data-testid="non-destructive-note">
-        Reading is non-destructive: letters are read without acknowledgement and return to the queue{dlq.queueType === "classic" ? " in their original order" : ""}.
-        {result.connection.capabilities.readCountsAsDelivery ? " This broker counts each read as a delivery." : null}
+      <p className={`banner banner-${notice.tone}`} data-testid="non-destructive-note">
+        {notice.text}
       </p>
       {dlq.warnings.map((w) => (
         <div key={w.code} className="banner banner-warn" role="status">
           {w.message}
         </div>
       ))}
+      <FactsTable facts={dlq.facts} />
       {result.needsConfirmation && dlq.readRisk ? (
         <RiskConfirm connectionId={connectionId} queue={queue} risk={dlq.readRisk} canConfirm={result.canConfirm} />
       ) : (
@@ -81,10 +116,23 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
               You confirmed a risky read of this DLQ: every page load counts as a delivery for the letters read. {dlq.readRisk.message}
             </div>
           ) : null}
+          {caps.randomAccess && dlq.partitions?.length ? (
+            <PositionControls
+              connectionId={connectionId}
+              queue={queue}
+              size={size}
+              partitions={dlq.partitions}
+              partition={result.partition}
+              from={from}
+              order={result.order}
+              positionWord={vocab.letterId}
+              now={Date.now()}
+            />
+          ) : null}
           <div className="toolbar">
             <nav className="pager" aria-label="Pages" data-testid="pager">
               {page > 1 ? (
-                <Link className="btn btn-small" href={dlqHref(connectionId, queue, { page: page - 1, size })} data-testid="page-prev">
+                <Link className="btn btn-small" href={at({ page: page - 1 })} data-testid="page-prev">
                   ← Previous
                 </Link>
               ) : (
@@ -92,22 +140,27 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
               )}
               <span data-testid="page-range">{formatRange(result.offset, count, result.depth)}</span>
               {result.hasMore ? (
-                <Link className="btn btn-small" href={dlqHref(connectionId, queue, { page: page + 1, size })} data-testid="page-next">
+                <Link className="btn btn-small" href={at({ page: page + 1 })} data-testid="page-next">
                   Next →
                 </Link>
               ) : (
                 <span className="btn btn-small" aria-disabled="true">Next →</span>
               )}
             </nav>
+            {unstable ? (
+              <span className="hint" data-testid="paging-note">
+                {unstable}
+              </span>
+            ) : null}
             <span className="spacer" />
             <span className="hint">Page size:</span>
             {PAGE_SIZES.map((s) => (
-              <Link key={s} href={dlqHref(connectionId, queue, { page: 1, size: s })} className="btn btn-small" aria-current={s === size ? "page" : undefined} style={s === size ? { fontWeight: 700 } : undefined}>
+              <Link key={s} href={at({ page: 1, size: s })} className="btn btn-small" aria-current={s === size ? "page" : undefined} style={s === size ? { fontWeight: 700 } : undefined}>
                 {s}
               </Link>
             ))}
           </div>
-          <LettersTable connectionId={connectionId} queue={queue} letters={letters ?? []} backHref="/" />
+          <LettersTable connectionId={connectionId} queue={queue} letters={letters ?? []} backHref="/" labels={labels} />
         </>
       )}
     </main>

@@ -4,15 +4,18 @@ import type { ReactNode } from "react";
 import { DeathHistory } from "@/components/dlq/death-history";
 import { dlqProblem } from "@/components/dlq/dlq-problem";
 import { EntriesTable } from "@/components/dlq/entries-table";
+import { HandledBadge } from "@/components/dlq/handled-badge";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
 import { RiskConfirm } from "@/components/dlq/risk-confirm";
 import { CopyButton } from "@/components/ui/copy-button";
 import { EscapeBack } from "@/components/ui/escape-back";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { filledFields } from "@/lib/dlq/failure-fields";
 import { decodeParam, dlqHref, letterHref, payloadHref } from "@/lib/dlq/links";
 import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
 import { viewLetter, type ViewLetterResult } from "@/lib/dlq/view-letter";
+import { letterLabels } from "@/lib/dlq/wording";
 
 export const dynamic = "force-dynamic";
 
@@ -101,6 +104,10 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
   }
 
   const f = l.failure;
+  const labels = letterLabels(r.connection.capabilities, r.connection.vocabulary);
+  // Facts this broker did not record for this letter are left out rather than shown as dashes.
+  const has = filledFields(f);
+  const stable = r.connection.capabilities.stableOrder !== false;
   return (
     <main className="page">
       <EscapeBack href={back} />
@@ -111,26 +118,46 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
           {l.id}
         </code>
         <CopyButton text={l.id} label="Copy id" testId="copy-letter-id" />
+        <HandledBadge handled={l.handled} />
         <span className="meta">
-          position {l.position + 1} in <span className="mono">{queue}</span> · read without removing it
+          position {l.position + 1}
+          {stable ? "" : " in this read"} in <span className="mono">{queue}</span> · read without removing it
         </span>
       </div>
+      {l.handled ? (
+        <div className="banner banner-info" role="status" data-testid="handled-note">
+          The console already {l.handled.outcome} this letter; the {labels.queue} still keeps it because it cannot remove a single letter.
+        </div>
+      ) : null}
+      {l.warnings.map((w) => (
+        <div key={w.code} className="banner banner-warn" role="status" data-testid="letter-warning">
+          <strong>{w.message}</strong>
+        </div>
+      ))}
       <div className="grid-2">
         <section className="card" data-testid="letter-summary">
           <h2>Why it died</h2>
           <table className="kv grid">
             <tbody>
-              <Field label="Time of death">
-                <RelativeTime value={f.deadLetteredAt} /> {f.deadLetteredAt ? <span className="muted">({f.deadLetteredAt})</span> : null}
-              </Field>
+              {has.has("deadLetteredAt") ? (
+                <Field label="Time of death">
+                  <RelativeTime value={f.deadLetteredAt} /> <span className="muted">({f.deadLetteredAt})</span>
+                </Field>
+              ) : null}
               <Field label="Reason" testId="letter-reason">{f.reason ?? dash}</Field>
-              <Field label="Origin queue">{f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}</Field>
-              <Field label="Exchange">{f.exchange === null ? dash : f.exchange === "" ? <span className="muted">(default exchange)</span> : <span className="mono">{f.exchange}</span>}</Field>
-              <Field label="Routing keys">{f.routingKeys.length ? <span className="mono">{f.routingKeys.join(", ")}</span> : dash}</Field>
-              <Field label="Count">{f.count ?? dash}</Field>
-              <Field label="Delivery count">{f.deliveryCount ?? dash}</Field>
-              <Field label="Exception class" copy={f.exceptionClass}>{f.exceptionClass ? <span className="mono">{f.exceptionClass}</span> : dash}</Field>
-              <Field label="Exception message" copy={f.exceptionMessage}>{f.exceptionMessage ?? dash}</Field>
+              <Field label={labels.origin} testId="letter-origin">{f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}</Field>
+              {has.has("exchange") ? (
+                <Field label="Exchange">{f.exchange === "" ? <span className="muted">(default exchange)</span> : <span className="mono">{f.exchange}</span>}</Field>
+              ) : null}
+              {has.has("routingKeys") ? <Field label="Routing keys"><span className="mono">{f.routingKeys.join(", ")}</span></Field> : null}
+              {has.has("count") ? <Field label={labels.count} testId="letter-count">{f.count}</Field> : null}
+              {has.has("deliveryCount") ? <Field label="Delivery count">{f.deliveryCount}</Field> : null}
+              {has.has("exceptionClass") ? (
+                <Field label="Exception class" copy={f.exceptionClass} testId="letter-exception-class">
+                  <span className="mono">{f.exceptionClass}</span>
+                </Field>
+              ) : null}
+              {has.has("exceptionMessage") ? <Field label="Exception message" copy={f.exceptionMessage}>{f.exceptionMessage}</Field> : null}
             </tbody>
           </table>
         </section>
@@ -139,10 +166,10 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
           <table className="kv grid">
             <tbody>
               <Field label="Letter id" copy={l.id}><span className="mono">{l.id}</span></Field>
-              <Field label="Message id" copy={l.messageId}>{l.messageId ? <span className="mono">{l.messageId}</span> : dash}</Field>
-              <Field label="Correlation id" copy={l.correlationId}>{l.correlationId ? <span className="mono">{l.correlationId}</span> : dash}</Field>
-              <Field label="Ordering key">{l.orderingKey ?? dash}</Field>
-              <Field label="Content type">{l.contentType ?? dash}</Field>
+              {l.messageId ? <Field label="Message id" copy={l.messageId}><span className="mono">{l.messageId}</span></Field> : null}
+              {l.correlationId ? <Field label="Correlation id" copy={l.correlationId}><span className="mono">{l.correlationId}</span></Field> : null}
+              {l.orderingKey ? <Field label="Ordering key" copy={l.orderingKey}><span className="mono">{l.orderingKey}</span></Field> : null}
+              {l.contentType ? <Field label="Content type">{l.contentType}</Field> : null}
               <Field label="SHA-256" copy={l.sha256}><span className="mono">{l.sha256}</span></Field>
             </tbody>
           </table>
@@ -158,7 +185,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
           <pre className="block stack" tabIndex={0}>{f.stackTrace}</pre>
         </section>
       ) : null}
-      <DeathHistory history={l.history} />
+      <DeathHistory history={l.history} countLabel={labels.count} />
       <PayloadPanel
         view={l.payload}
         size={l.bodySize}

@@ -1,0 +1,24 @@
+import type { HeaderEntry } from "@/lib/brokers/types";
+import { valueText } from "@/lib/dlq/display-value";
+
+/** The adapter's facts about a DLQ (retention, arguments, sources), folded away until asked for. */
+export function FactsTable({ facts }: { facts: HeaderEntry[] }) {
+  if (facts.length === 0) return null;
+  return (
+    <details className="facts" data-testid="dlq-facts">
+      <summary>Configuration and facts ({facts.length})</summary>
+      <div className="table-wrap">
+        <table className="grid kv">
+          <tbody>
+            {facts.map((f, i) => (
+              <tr key={`${f.name}-${i}`} data-testid="fact-row">
+                <th scope="row">{f.name}</th>
+                <td className="value-cell">{valueText(f.value)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </details>
+  );
+}
