@@ -7,6 +7,7 @@ export function DeathHistory({ history, countLabel = "Count" }: { history: Death
   // Brokers without exchanges or routing keys leave those columns empty: do not show them.
   const route = history.some((d) => d.exchange !== null || d.routingKeys.length > 0);
   const counted = history.some((d) => d.count !== null);
+  const timed = history.some((d) => d.time !== null);
   return (
     <section className="card section" data-testid="death-history">
       <div className="card-head">
@@ -24,7 +25,7 @@ export function DeathHistory({ history, countLabel = "Count" }: { history: Death
                 <th>Queue</th>
                 <th>Reason</th>
                 {counted ? <th className="num">{countLabel}</th> : null}
-                <th>Time</th>
+                {timed ? <th>Time</th> : null}
                 {route ? <th>Exchange</th> : null}
                 {route ? <th>Routing keys</th> : null}
                 <th>Other fields</th>
@@ -36,9 +37,11 @@ export function DeathHistory({ history, countLabel = "Count" }: { history: Death
                   <td className="mono wrap-anywhere">{d.queue ?? "—"}</td>
                   <td>{d.reason ? <span className="badge badge-info">{d.reason}</span> : "—"}</td>
                   {counted ? <td className="num">{d.count ?? "—"}</td> : null}
-                  <td className="nowrap">
-                    <RelativeTime value={d.time} />
-                  </td>
+                  {timed ? (
+                    <td className="nowrap">
+                      <RelativeTime value={d.time} />
+                    </td>
+                  ) : null}
                   {route ? <td className="mono wrap-anywhere">{d.exchange === null ? "—" : d.exchange === "" ? <span className="muted">(default)</span> : d.exchange}</td> : null}
                   {route ? <td className="mono wrap-anywhere">{d.routingKeys.length ? d.routingKeys.join(", ") : "—"}</td> : null}
                   <td className="value-cell">{d.extra.length ? d.extra.map((x) => `${x.name}: ${valueText(x.value)}`).join("\n") : <span className="muted">—</span>}</td>
