@@ -1,0 +1,125 @@
+import "server-only";
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { AppError } from "@/lib/errors";
+
+/**
+ * Payload encryption for the triage index: AES-256-GCM, a random 96-bit nonce per payload, the key
+ * id stored beside the ciphertext. Stored form: nonce (12) || ciphertext || tag (16). The AAD binds
+ * a ciphertext to its row (connection, queue, letter id), so a payload moved to another row fails
+ * authentication like a tampered one.
+ *
+ * Keys (base64 of 32 bytes), first match wins:
+ * - DLQ_INDEX_KEYS="k2:base64,k1:base64" with DLQ_INDEX_KEY_ID=k2: a keyring; new payloads use
+ *   DLQ_INDEX_KEY_ID, older ids stay to decrypt rows written before a rotation.
+ * - DLQ_INDEX_KEY=base64: one key, id "env".
+ * - Neither: a key generated once into <data dir>/index-key (mode 600, id "local"), with a warning.
+ *   Fine for a laptop; in production set DLQ_INDEX_KEYS or DLQ_INDEX_KEY.
+ */
+export interface Keyring {
+  currentId: string;
+  keys: Map<string, Buffer>;
+  source: "keyring" | "single" | "generated";
+}
+
+const NONCE = 12;
+const TAG = 16;
+
+function decodeKey(id: string, b64: string): Buffer {
+  const key = Buffer.from(b64.trim(), "base64");
+  if (key.length !== 32) {
+    throw new AppError("internal:config", { userMessage: `Index key "${id}" must be 32 bytes in base64 (got ${key.length} bytes). Generate one with: openssl rand -base64 32` });
+  }
+  return key;
+}
+
+/** Parses the keyring from an environment (exported for tests). */
+export function keyringFromEnv(env: NodeJS.ProcessEnv, dataDir = defaultKeyDir()): Keyring {
+  if (env.DLQ_INDEX_KEYS) {
+    const keys = new Map<string, Buffer>();
+    for (const part of env.DLQ_INDEX_KEYS.split(",").map((s) => s.trim()).filter(Boolean)) {
+      const i = part.indexOf(":");
+      if (i <= 0) throw new AppError("internal:config", { userMessage: 'DLQ_INDEX_KEYS must look like "id:base64,id2:base64".' });
+      const id = part.slice(0, i);
+      if (!/^[A-Za-z0-9._-]{1,32}$/.test(id)) throw new AppError("internal:config", { userMessage: `Index key id "${id}": use letters, digits, . _ - (at most 32).` });
+      keys.set(id, decodeKey(id, part.slice(i + 1)));
+    }
+    const currentId = env.DLQ_INDEX_KEY_ID ?? [...keys.keys()][0];
+    if (!currentId || !keys.has(currentId)) {
+      throw new AppError("internal:config", { userMessage: `DLQ_INDEX_KEY_ID "${currentId ?? ""}" is not one of the ids in DLQ_INDEX_KEYS.` });
+    }
+    return { currentId, keys, source: "keyring" };
+  }
+  if (env.DLQ_INDEX_KEY) return { currentId: "env", keys: new Map([["env", decodeKey("env", env.DLQ_INDEX_KEY)]]), source: "single" };
+  const file = path.join(dataDir, "index-key");
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    writeFileSync(file, randomBytes(32).toString("base64"), { mode: 0o600, flag: "wx" });
+    console.warn(`[triage] no DLQ_INDEX_KEY set: generated a payload key in ${file}. Set DLQ_INDEX_KEY (or DLQ_INDEX_KEYS) in production.`);
+  }
+  return { currentId: "local", keys: new Map([["local", decodeKey("local", readFileSync(file, "utf8"))]]), source: "generated" };
+}
+
+function defaultKeyDir(): string {
+  // Beside the PGlite folder (.data/ by default), like start.sh's generated secrets.
+  const pglite = path.resolve(process.env.DLQ_CONSOLE_DATA_DIR || path.join(".data", "pglite"));
+  return path.dirname(pglite);
+}
+
+let cached: Keyring | null = null;
+
+/** The process keyring, read from the environment on first use. */
+export function keyring(): Keyring {
+  cached ??= keyringFromEnv(process.env);
+  return cached;
+}
+
+/** For tests: forget the cached keyring so the next call reads the environment again. */
+export function resetKeyring(): void {
+  cached = null;
+}
+
+export interface Sealed {
+  keyId: string;
+  data: Buffer;
+}
+
+export function encryptPayload(plain: Uint8Array, aad: string, ring: Keyring = keyring()): Sealed {
+  const key = ring.keys.get(ring.currentId)!;
+  const nonce = randomBytes(NONCE);
+  const c = createCipheriv("aes-256-gcm", key, nonce);
+  c.setAAD(Buffer.from(aad, "utf8"));
+  const body = Buffer.concat([c.update(plain), c.final()]);
+  return { keyId: ring.currentId, data: Buffer.concat([nonce, body, c.getAuthTag()]) };
+}
+
+/** Throws `internal:payload-integrity` when the ciphertext, its row or its key do not match. */
+export function decryptPayload(sealed: Sealed, aad: string, ring: Keyring = keyring()): Buffer {
+  const key = ring.keys.get(sealed.keyId);
+  if (!key) {
+    throw new AppError("unavailable:index-key", { userMessage: `The payload was encrypted with key "${sealed.keyId}", which this console no longer has. Add it back to DLQ_INDEX_KEYS to read it.` });
+  }
+  if (sealed.data.length < NONCE + TAG) throw integrity();
+  const d = createDecipheriv("aes-256-gcm", key, sealed.data.subarray(0, NONCE));
+  d.setAAD(Buffer.from(aad, "utf8"));
+  d.setAuthTag(sealed.data.subarray(sealed.data.length - TAG));
+  try {
+    return Buffer.concat([d.update(sealed.data.subarray(NONCE, sealed.data.length - TAG)), d.final()]);
+  } catch (e) {
+    throw integrity(e);
+  }
+}
+
+function integrity(cause?: unknown) {
+  return new AppError("internal:payload-integrity", {
+    cause,
+    message: "GCM authentication failed for an index payload",
+    userMessage: "A stored payload failed its integrity check (it was altered or belongs to another letter). Rescan the DLQ to index it again.",
+  });
+}
+
+/** The AAD of an index row's payload. */
+export function payloadAad(connectionId: string, queue: string, letterId: string): string {
+  return JSON.stringify([connectionId, queue, letterId]);
+}
