@@ -1,0 +1,171 @@
+import "server-only";
+import { getDb } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import { Prisma, type PrismaClient } from "@/lib/generated/prisma/client";
+import type { JobKind, JobProgress, JobRecord, JobState } from "./types";
+
+/** The lease was taken over by another worker (ours expired): stop without writing anything. */
+export class LeaseLostError extends Error {
+  constructor(jobId: string) {
+    super(`lease on job ${jobId} lost`);
+    this.name = "LeaseLostError";
+  }
+}
+
+/** A Postgres unique violation (23505), however the driver adapter wraps it. */
+export function isUniqueViolation(e: unknown): boolean {
+  if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") return true;
+  const text = e instanceof Error ? `${e.message} ${JSON.stringify((e as { meta?: unknown }).meta ?? {})}` : String(e);
+  return /23505|unique constraint|duplicate key/i.test(text);
+}
+
+const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+
+/**
+ * Jobs in Postgres. Claims are one UPDATE over a `FOR UPDATE SKIP LOCKED` pick, so any number of
+ * console processes can poll the same table; a job whose lease expired (its process died) is picked
+ * again and resumes from its checkpoint.
+ */
+export class JobStore {
+  constructor(private readonly db: () => PrismaClient = getDb) {}
+
+  /** Queues a job; `conflict:job` when the DLQ already has an active job of this kind. */
+  async enqueue(input: { kind: JobKind; connectionId: string; queue: string; params?: Record<string, unknown>; createdBy?: string | null }): Promise<JobRecord> {
+    return this.db().job.create({
+      data: {
+        kind: input.kind,
+        connectionId: input.connectionId,
+        queue: input.queue,
+        params: (input.params ?? {}) as Prisma.InputJsonObject,
+        createdBy: input.createdBy ?? null,
+      },
+    });
+  }
+
+  get(id: string): Promise<JobRecord | null> {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return Promise.resolve(null);
+    return this.db().job.findUnique({ where: { id } });
+  }
+
+  /** Newest first; keyset on (createdAt, id) via `before` (a job id). */
+  async list(filter: { kind?: JobKind; connectionId?: string; queue?: string; states?: JobState[] }, limit = 50): Promise<JobRecord[]> {
+    return this.db().job.findMany({
+      where: {
+        ...(filter.kind ? { kind: filter.kind } : {}),
+        ...(filter.connectionId ? { connectionId: filter.connectionId } : {}),
+        ...(filter.queue ? { queue: filter.queue } : {}),
+        ...(filter.states ? { state: { in: filter.states } } : {}),
+      },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: Math.min(Math.max(limit, 1), 200),
+    });
+  }
+
+  /**
+   * Takes the oldest runnable job of these kinds: a queued one whose DLQ no other job holds, or a
+   * running/cancelling one whose lease expired. Returns null when there is none, or when another
+   * claimer won the same DLQ at the same moment (the partial unique index refuses the second).
+   */
+  async claim(owner: string, kinds: readonly string[], leaseMs: number): Promise<JobRecord | null> {
+    const sql = `
+      WITH pick AS (
+        SELECT j.id FROM jobs j
+        WHERE j.kind = ANY (string_to_array($1, ','))
+          AND (
+            (j.state = 'queued' AND NOT EXISTS (
+               SELECT 1 FROM jobs h
+               WHERE h.connection_id = j.connection_id AND h.queue = j.queue
+                 AND h.state IN ('running', 'paused', 'cancelling')))
+            OR (j.state IN ('running', 'cancelling') AND j.lease_expires_at < now())
+          )
+        ORDER BY j.created_at, j.id
+        LIMIT 1
+        FOR UPDATE OF j SKIP LOCKED
+      )
+      UPDATE jobs SET
+        state = CASE WHEN jobs.state = 'queued' THEN 'running' ELSE jobs.state END,
+        lease_owner = $2,
+        lease_expires_at = now() + ($3::int * interval '1 millisecond'),
+        heartbeat_at = now(),
+        started_at = COALESCE(jobs.started_at, now()),
+        attempts = jobs.attempts + 1
+      FROM pick WHERE jobs.id = pick.id
+      RETURNING jobs.id`;
+    let rows: Array<{ id: string }>;
+    try {
+      rows = await this.db().$transaction((tx) => tx.$queryRawUnsafe<Array<{ id: string }>>(sql, kinds.join(","), owner, Math.round(leaseMs)));
+    } catch (e) {
+      if (isUniqueViolation(e)) return null;
+      throw e;
+    }
+    if (rows.length === 0) return null;
+    return this.db().job.findUnique({ where: { id: rows[0].id } });
+  }
+
+  /** Extends the lease and saves progress/checkpoint; throws LeaseLostError when the job is no longer ours. */
+  async heartbeat(jobId: string, owner: string, leaseMs: number, update: { progress?: JobProgress; checkpoint?: unknown } = {}): Promise<{ cancelRequested: boolean }> {
+    const rows = await this.db().$queryRawUnsafe<Array<{ cancel_requested: boolean }>>(
+      `UPDATE jobs SET
+         lease_expires_at = now() + ($3::int * interval '1 millisecond'),
+         heartbeat_at = now(),
+         progress = COALESCE($4::jsonb, progress),
+         checkpoint = COALESCE($5::jsonb, checkpoint)
+       WHERE id = $1::uuid AND lease_owner = $2 AND state IN ('running', 'cancelling')
+       RETURNING cancel_requested`,
+      jobId,
+      owner,
+      Math.round(leaseMs),
+      json(update.progress),
+      json(update.checkpoint),
+    );
+    if (rows.length === 0) throw new LeaseLostError(jobId);
+    return { cancelRequested: rows[0].cancel_requested };
+  }
+
+  /** Ends a run; only the lease holder can. Returns false when the lease was lost meanwhile. */
+  async finish(jobId: string, owner: string, outcome: { state: "succeeded" | "cancelled" | "failed"; error?: string | null; progress?: JobProgress }): Promise<boolean> {
+    const n = await this.db().$executeRawUnsafe(
+      `UPDATE jobs SET state = $3, error = $4, progress = COALESCE($5::jsonb, progress), finished_at = now(),
+         lease_owner = NULL, lease_expires_at = NULL
+       WHERE id = $1::uuid AND lease_owner = $2 AND state IN ('running', 'cancelling')`,
+      jobId,
+      owner,
+      outcome.state,
+      outcome.error ?? null,
+      json(outcome.progress),
+    );
+    return n === 1;
+  }
+
+  /** Gives the job back at once (this process is stopping): another worker resumes it from its checkpoint. */
+  async release(jobId: string, owner: string): Promise<void> {
+    await this.db().$executeRawUnsafe(
+      `UPDATE jobs SET lease_owner = NULL, lease_expires_at = now() - interval '1 millisecond'
+       WHERE id = $1::uuid AND lease_owner = $2 AND state IN ('running', 'cancelling')`,
+      jobId,
+      owner,
+    );
+  }
+
+  /**
+   * Asks a job to stop. Queued or paused jobs are cancelled at once; a running one becomes
+   * `cancelling` and its handler stops at the next batch. Returns the job's state after the request.
+   */
+  async requestCancel(jobId: string): Promise<JobState> {
+    const rows = await this.db().$queryRawUnsafe<Array<{ state: JobState }>>(
+      `UPDATE jobs SET cancel_requested = true,
+         state = CASE WHEN state IN ('queued', 'paused') THEN 'cancelled' WHEN state = 'running' THEN 'cancelling' ELSE state END,
+         finished_at = CASE WHEN state IN ('queued', 'paused') THEN now() ELSE finished_at END
+       WHERE id = $1::uuid RETURNING state`,
+      jobId,
+    );
+    if (rows.length === 0) throw new AppError("not_found:job", { userMessage: "There is no such job." });
+    return rows[0].state;
+  }
+}
+
+let defaultStore: JobStore | null = null;
+export function jobStore(): JobStore {
+  defaultStore ??= new JobStore();
+  return defaultStore;
+}
