@@ -7,4 +7,7 @@ export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();
+  // Background jobs (triage scans): one worker per server process, sharing the database client.
+  const { startJobWorker } = await import("@/lib/jobs/runtime");
+  startJobWorker();
 }

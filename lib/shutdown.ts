@@ -13,6 +13,13 @@ export function installShutdownHandlers() {
     const hardExit = setTimeout(() => process.exit(1), 10_000);
     hardExit.unref();
     try {
+      // First: running jobs stop at their next batch and give their leases back.
+      const { stopJobWorker } = await import("@/lib/jobs/runtime");
+      await stopJobWorker();
+    } catch (e) {
+      console.error(`[shutdown] stopping the job worker failed: ${(e as Error).message}`);
+    }
+    try {
       const { closeAllAdapters } = await import("@/lib/brokers/registry");
       await closeAllAdapters();
     } catch (e) {

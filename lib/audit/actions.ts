@@ -26,6 +26,11 @@ export const AUDIT_ACTIONS = {
   "redrive.cancel": "Cancelled a redrive",
   "letter.redrive": "Redrove a letter",
   "letter.discard": "Discarded a letter",
+  "triage.scan_start": "Started a triage scan",
+  "triage.scan_cancel": "Cancelled a triage scan",
+  "triage.scan_finished": "A triage scan ended",
+  "triage.export": "Exported triage letters",
+  "triage.rules_save": "Changed classification rules",
 } as const satisfies Record<string, string>;
 
 export type KnownAuditAction = keyof typeof AUDIT_ACTIONS;

@@ -22,6 +22,15 @@ describe("permissions table", () => {
     expect(can("operator", "audit:verify")).toBe(false);
   });
 
+  it("lets viewers read and export triage metadata, operators scan, only admins edit rules", () => {
+    expect(can("viewer", "triage:read")).toBe(true);
+    expect(can("viewer", "triage:export")).toBe(true);
+    expect(can("viewer", "triage:scan")).toBe(false);
+    expect(can("operator", "triage:scan")).toBe(true);
+    expect(can("operator", "triage:rules")).toBe(false);
+    expect(can("admin", "triage:rules")).toBe(true);
+  });
+
   it("lists only known roles", () => {
     for (const p of permissions) for (const r of PERMISSIONS[p]) expect(ROLES).toContain(r);
   });

@@ -20,6 +20,14 @@ export const PERMISSIONS = {
   "audit:read": ["operator", "admin"],
   /** Verify the audit hash chain. */
   "audit:verify": ["admin"],
+  /** See the triage index of a DLQ: scans, groups, filtered letters (payloads excluded). */
+  "triage:read": ["viewer", "operator", "admin"],
+  /** Start and cancel scans that read a DLQ into the triage index. */
+  "triage:scan": ["operator", "admin"],
+  /** Export a filtered set's metadata (payloads also need letter:read-payload). */
+  "triage:export": ["viewer", "operator", "admin"],
+  /** Edit the classification rules (transient / permanent). */
+  "triage:rules": ["admin"],
   /** Create users, change roles, disable users. */
   "users:manage": ["admin"],
 } as const satisfies Record<string, readonly Role[]>;

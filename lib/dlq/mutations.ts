@@ -1,6 +1,7 @@
 import "server-only";
 import type { Permission } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { cancelScan, exportLetters, saveRules, startScan } from "@/lib/triage/use-cases";
 import { createUserAsAdmin, updateUserAsAdmin } from "@/lib/users-admin";
 import { exportAudit, verifyAudit, viewAudit } from "./audit-log";
 import { downloadPayload } from "./download-payload";
@@ -37,6 +38,14 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
     action: "user.update",
     invoke: (a, m) => updateUserAsAdmin(a, m, { id: "some-user-id", role: "admin" }),
   },
+  { name: "startScan", permission: "triage:scan", action: "triage.scan_start", invoke: (a, m) => startScan(a, m, DEMO) },
+  {
+    name: "cancelScan",
+    permission: "triage:scan",
+    action: "triage.scan_cancel",
+    invoke: (a, m) => cancelScan(a, m, { jobId: "00000000-0000-0000-0000-000000000000" }),
+  },
+  { name: "saveRules", permission: "triage:rules", action: "triage.rules_save", invoke: (a, m) => saveRules(a, m, { rules: [] }) },
 ];
 
 /** Reads that some roles may not make (payload bytes, audit history): refused and audited the same way. */
@@ -53,6 +62,12 @@ export const GUARDED_READS: GuardedUseCase[] = [
     permission: "audit:read",
     action: "audit.export",
     invoke: (a, m) => exportAudit(a, m, { filter: {}, format: "csv" }),
+  },
+  {
+    name: "exportLetters with payloads",
+    permission: "letter:read-payload",
+    action: "triage.export",
+    invoke: (a, m) => exportLetters(a, m, { filter: DEMO, format: "json", includePayload: true }),
   },
   { name: "verifyAudit", permission: "audit:verify", action: "audit.verify", invoke: (a, m) => verifyAudit(a, m) },
 ];

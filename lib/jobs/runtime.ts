@@ -1,0 +1,45 @@
+import "server-only";
+import { deleteExpiredLetters, retentionDays } from "@/lib/triage/index-store";
+import { scanHandler } from "@/lib/triage/scan";
+import { JobWorker } from "./worker";
+
+/**
+ * The console process's one job worker (started by instrumentation.ts, stopped by lib/shutdown.ts).
+ * Kept on globalThis so Next's dev reloads do not start a second one. DLQ_JOBS_WORKER=0 turns it
+ * off (e.g. a replica that should only serve pages).
+ */
+const KEY = Symbol.for("dlq-console.job-worker");
+type Store = { worker: JobWorker | null };
+const store: Store = ((globalThis as Record<symbol, unknown>)[KEY] as Store) ?? ((globalThis as Record<symbol, unknown>)[KEY] = { worker: null });
+
+export function startJobWorker(): JobWorker | null {
+  if (process.env.DLQ_JOBS_WORKER === "0") return null;
+  if (store.worker) return store.worker;
+  const worker = new JobWorker({
+    handlers: { scan: scanHandler() },
+    maintenance: [
+      {
+        name: "triage-retention",
+        everyMs: 60 * 60 * 1000,
+        run: async () => {
+          const n = await deleteExpiredLetters(retentionDays());
+          if (n > 0) console.log(`[triage] retention: deleted ${n} index rows of letters gone over ${retentionDays()} days ago`);
+        },
+      },
+    ],
+  });
+  worker.start();
+  store.worker = worker;
+  return worker;
+}
+
+/** Polls at once (a job was just queued here); a no-op where no worker runs. */
+export function wakeJobWorker(): void {
+  store.worker?.wake();
+}
+
+export async function stopJobWorker(): Promise<void> {
+  const w = store.worker;
+  store.worker = null;
+  await w?.stop();
+}

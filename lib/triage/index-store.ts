@@ -1,0 +1,147 @@
+import "server-only";
+import { getDb } from "@/lib/db";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { VERSION_HEADERS, type IndexRow } from "./index-row";
+
+/**
+ * Writes to the triage index. Every statement is one round trip per batch (never per letter).
+ */
+
+/**
+ * Inserts or refreshes a batch of letters of one DLQ with one INSERT … ON CONFLICT. A letter seen
+ * again keeps its first-seen time, gets this scan's id and is present again (gone_at NULL).
+ */
+export async function upsertLetters(
+  connectionId: string,
+  queue: string,
+  scanId: string,
+  rows: IndexRow[],
+  db: PrismaClient = getDb(),
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.$executeRawUnsafe(
+    `INSERT INTO triage_letters (
+       connection_id, queue, letter_id, position, kafka_partition, kafka_offset, message_id,
+       first_seen_at, last_seen_at, gone_at, dead_lettered_at, arrived_at, reason, origin_queue,
+       exception_class, exception_message, normalized_message, top_frame, group_key, group_label,
+       group_basis, disposition, rule_id, receive_count, headers, body_size, sha256, fingerprint,
+       payload_ciphertext, payload_key_id, payload_truncated, handled_outcome, scan_id)
+     SELECT $1, $2, r.letter_id, r.position, r.kafka_partition, r.kafka_offset::bigint, r.message_id,
+       now(), now(), NULL, r.dead_lettered_at, COALESCE(r.dead_lettered_at, now()), r.reason, r.origin_queue,
+       r.exception_class, r.exception_message, r.normalized_message, r.top_frame, r.group_key, r.group_label,
+       r.group_basis, r.disposition, r.rule_id, r.receive_count, COALESCE(r.headers, '{}'::jsonb), r.body_size, r.sha256, r.fingerprint,
+       decode(r.payload, 'base64'), r.payload_key_id, r.payload_truncated, r.handled_outcome, $3::uuid
+     FROM jsonb_to_recordset($4::jsonb) AS r(
+       letter_id text, position int, kafka_partition int, kafka_offset text, message_id text,
+       dead_lettered_at timestamptz, reason text, origin_queue text, exception_class text,
+       exception_message text, normalized_message text, top_frame text, group_key text,
+       group_label text, group_basis text, disposition text, rule_id text, receive_count int,
+       headers jsonb, body_size int, sha256 text, fingerprint text, payload text,
+       payload_key_id text, payload_truncated boolean, handled_outcome text)
+     ON CONFLICT (connection_id, queue, letter_id) DO UPDATE SET
+       position = EXCLUDED.position, kafka_partition = EXCLUDED.kafka_partition, kafka_offset = EXCLUDED.kafka_offset,
+       message_id = EXCLUDED.message_id, last_seen_at = EXCLUDED.last_seen_at, gone_at = NULL,
+       dead_lettered_at = EXCLUDED.dead_lettered_at,
+       arrived_at = COALESCE(EXCLUDED.dead_lettered_at, triage_letters.first_seen_at),
+       reason = EXCLUDED.reason, origin_queue = EXCLUDED.origin_queue, exception_class = EXCLUDED.exception_class,
+       exception_message = EXCLUDED.exception_message, normalized_message = EXCLUDED.normalized_message,
+       top_frame = EXCLUDED.top_frame, group_key = EXCLUDED.group_key, group_label = EXCLUDED.group_label,
+       group_basis = EXCLUDED.group_basis, disposition = EXCLUDED.disposition, rule_id = EXCLUDED.rule_id,
+       receive_count = EXCLUDED.receive_count, headers = EXCLUDED.headers, body_size = EXCLUDED.body_size,
+       sha256 = EXCLUDED.sha256, fingerprint = EXCLUDED.fingerprint, payload_ciphertext = EXCLUDED.payload_ciphertext,
+       payload_key_id = EXCLUDED.payload_key_id, payload_truncated = EXCLUDED.payload_truncated,
+       handled_outcome = EXCLUDED.handled_outcome, scan_id = EXCLUDED.scan_id`,
+    connectionId,
+    queue,
+    scanId,
+    JSON.stringify(rows),
+  );
+}
+
+/** After a complete scan: letters of this DLQ the scan did not see have left it. Returns how many. */
+export async function markGone(connectionId: string, queue: string, scanId: string, db: PrismaClient = getDb()): Promise<number> {
+  return db.$executeRawUnsafe(
+    `UPDATE triage_letters SET gone_at = now()
+     WHERE connection_id = $1 AND queue = $2 AND scan_id <> $3::uuid AND gone_at IS NULL`,
+    connectionId,
+    queue,
+    scanId,
+  );
+}
+
+/** Width of one arrivals bucket for a group spanning `spanMs`: about 60 buckets, at least a minute. */
+export function bucketSecondsFor(spanMs: number): number {
+  const steps = [60, 300, 900, 3600, 6 * 3600, 86_400, 7 * 86_400];
+  for (const s of steps) if (spanMs / 1000 / s <= 60) return s;
+  return steps[steps.length - 1];
+}
+
+/**
+ * Recomputes the groups of one DLQ from its present letters, in SQL: counts, first/last arrival,
+ * origins, versions (VERSION_HEADERS), three newest sample ids and arrivals per time bucket.
+ * Runs at the end of every scan; redrive calls it after removing letters.
+ */
+export async function refreshGroupSummary(connectionId: string, queue: string, db: PrismaClient = getDb()): Promise<void> {
+  const span = await db.$queryRawUnsafe<Array<{ lo: Date | null; hi: Date | null }>>(
+    `SELECT min(arrived_at) AS lo, max(arrived_at) AS hi FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL`,
+    connectionId,
+    queue,
+  );
+  const lo = span[0]?.lo ? new Date(span[0].lo) : new Date();
+  const hi = span[0]?.hi ? new Date(span[0].hi) : lo;
+  const bucket = bucketSecondsFor(hi.getTime() - lo.getTime());
+  const versionExpr = `COALESCE(${VERSION_HEADERS.map((h) => `l.headers->>'${h.replace(/'/g, "''")}'`).join(", ")})`;
+  await db.$transaction(
+    async (tx) => {
+      await tx.$executeRawUnsafe(`DELETE FROM triage_groups WHERE connection_id = $1 AND queue = $2`, connectionId, queue);
+      await tx.$executeRawUnsafe(
+        `WITH present AS (
+           SELECT * FROM triage_letters l WHERE l.connection_id = $1 AND l.queue = $2 AND l.gone_at IS NULL
+         ),
+         g AS (
+           SELECT group_key, min(group_label) AS label, min(group_basis) AS basis, min(exception_class) AS exception_class,
+             min(normalized_message) AS normalized_message, min(exception_message) AS sample_message, min(top_frame) AS top_frame,
+             min(reason) AS reason, count(*)::int AS count, count(handled_outcome)::int AS handled_count,
+             min(arrived_at) AS first_at, max(arrived_at) AS last_at,
+             (array_remove(array_agg(DISTINCT origin_queue), NULL))[1:20] AS origins
+           FROM present GROUP BY group_key
+         ),
+         v AS (
+           SELECT group_key, (array_agg(DISTINCT ver))[1:10] AS versions FROM (
+             SELECT l.group_key, ${versionExpr} AS ver FROM present l
+           ) x WHERE ver IS NOT NULL GROUP BY group_key
+         ),
+         b AS (
+           SELECT group_key, jsonb_agg(jsonb_build_object('start', start, 'count', n) ORDER BY start) AS buckets FROM (
+             SELECT group_key, date_bin(($3::int * interval '1 second'), arrived_at, TIMESTAMPTZ '2000-01-01') AS start, count(*)::int AS n
+             FROM present GROUP BY 1, 2
+           ) x GROUP BY group_key
+         )
+         INSERT INTO triage_groups (connection_id, queue, group_key, label, basis, exception_class, normalized_message,
+           sample_message, top_frame, reason, count, handled_count, first_at, last_at, origins, versions,
+           sample_letter_ids, buckets, bucket_seconds, refreshed_at)
+         SELECT $1, $2, g.group_key, g.label, g.basis, g.exception_class, g.normalized_message, g.sample_message, g.top_frame,
+           g.reason, g.count, g.handled_count, g.first_at, g.last_at, COALESCE(g.origins, '{}'), COALESCE(v.versions, '{}'),
+           COALESCE(ARRAY(SELECT s.letter_id FROM triage_letters s
+                    WHERE s.connection_id = $1 AND s.queue = $2 AND s.group_key = g.group_key AND s.gone_at IS NULL
+                    ORDER BY s.arrived_at DESC, s.id DESC LIMIT 3), '{}'),
+           COALESCE(b.buckets, '[]'::jsonb), $3, now()
+         FROM g LEFT JOIN v USING (group_key) LEFT JOIN b USING (group_key)`,
+        connectionId,
+        queue,
+        bucket,
+      );
+    },
+    { timeout: 120_000, maxWait: 15_000 },
+  );
+}
+
+/** Deletes index rows whose letter left its DLQ more than `days` ago. Returns how many. */
+export async function deleteExpiredLetters(days: number, db: PrismaClient = getDb()): Promise<number> {
+  return db.$executeRawUnsafe(`DELETE FROM triage_letters WHERE gone_at < now() - ($1::int * interval '1 day')`, Math.max(0, Math.floor(days)));
+}
+
+export function retentionDays(): number {
+  const n = Number.parseFloat(process.env.DLQ_INDEX_RETENTION_DAYS ?? "");
+  return Number.isFinite(n) && n >= 0 ? n : 7;
+}

@@ -1,0 +1,305 @@
+import "server-only";
+import { decryptPayload, payloadAad } from "@/lib/crypto/payload-cipher";
+import { getDb } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { classify, detectBurst, type ClassificationRule } from "@/lib/triage";
+
+/**
+ * Reads of the triage index. All SQL over indexed columns; lists page by keyset on
+ * (arrived_at, id) newest first, never OFFSET.
+ */
+
+export interface LetterFilter {
+  connectionId: string;
+  queue: string;
+  groupKey?: string;
+  exceptionClass?: string;
+  reason?: string;
+  origin?: string;
+  /** Inclusive bounds on arrival (dead-lettered time, else first seen). */
+  from?: Date;
+  to?: Date;
+  /** Exact header value (JSONB containment, GIN-indexed). */
+  header?: { name: string; value: string };
+  /**
+   * Substring of the exception class or message (case-insensitive), or an exact letter id,
+   * message id or SHA-256. Payloads are encrypted, so their text is not searchable.
+   */
+  text?: string;
+  /** Include letters a scan found gone (kept for the retention period). Default false. */
+  includeGone?: boolean;
+}
+
+export interface IndexedLetter {
+  letterId: string;
+  position: number;
+  kafkaPartition: number | null;
+  kafkaOffset: string | null;
+  messageId: string | null;
+  arrivedAt: string;
+  deadLetteredAt: string | null;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  goneAt: string | null;
+  reason: string | null;
+  originQueue: string | null;
+  exceptionClass: string | null;
+  exceptionMessage: string | null;
+  groupKey: string;
+  groupLabel: string;
+  /** As classified when last scanned. */
+  disposition: string;
+  ruleId: string | null;
+  receiveCount: number | null;
+  headers: Record<string, string>;
+  bodySize: number;
+  sha256: string;
+  fingerprint: string;
+  payloadTruncated: boolean;
+  handledOutcome: string | null;
+}
+
+type Row = Record<string, unknown>;
+const iso = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string | Date).toISOString());
+
+function toLetter(r: Row): IndexedLetter {
+  return {
+    letterId: r.letter_id as string,
+    position: Number(r.position),
+    kafkaPartition: r.kafka_partition === null ? null : Number(r.kafka_partition),
+    kafkaOffset: r.kafka_offset === null ? null : String(r.kafka_offset),
+    messageId: (r.message_id as string) ?? null,
+    arrivedAt: iso(r.arrived_at)!,
+    deadLetteredAt: iso(r.dead_lettered_at),
+    firstSeenAt: iso(r.first_seen_at)!,
+    lastSeenAt: iso(r.last_seen_at)!,
+    goneAt: iso(r.gone_at),
+    reason: (r.reason as string) ?? null,
+    originQueue: (r.origin_queue as string) ?? null,
+    exceptionClass: (r.exception_class as string) ?? null,
+    exceptionMessage: (r.exception_message as string) ?? null,
+    groupKey: r.group_key as string,
+    groupLabel: r.group_label as string,
+    disposition: r.disposition as string,
+    ruleId: (r.rule_id as string) ?? null,
+    receiveCount: r.receive_count === null ? null : Number(r.receive_count),
+    headers: (typeof r.headers === "string" ? JSON.parse(r.headers) : r.headers) as Record<string, string>,
+    bodySize: Number(r.body_size),
+    sha256: r.sha256 as string,
+    fingerprint: r.fingerprint as string,
+    payloadTruncated: Boolean(r.payload_truncated),
+    handledOutcome: (r.handled_outcome as string) ?? null,
+  };
+}
+
+const LETTER_COLUMNS = `letter_id, position, kafka_partition, kafka_offset::text AS kafka_offset, message_id, arrived_at, dead_lettered_at,
+  first_seen_at, last_seen_at, gone_at, reason, origin_queue, exception_class, exception_message, group_key, group_label,
+  disposition, rule_id, receive_count, headers, body_size, sha256, fingerprint, payload_truncated, handled_outcome, id`;
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** The WHERE clause and its parameters for a filter ($1, $2 … in order). */
+export function whereOf(f: LetterFilter): { sql: string; params: unknown[] } {
+  const params: unknown[] = [f.connectionId, f.queue];
+  const parts = ["connection_id = $1", "queue = $2"];
+  const add = (clause: (p: string) => string, value: unknown) => {
+    params.push(value);
+    parts.push(clause(`$${params.length}`));
+  };
+  if (!f.includeGone) parts.push("gone_at IS NULL");
+  if (f.groupKey) add((p) => `group_key = ${p}`, f.groupKey);
+  if (f.exceptionClass) add((p) => `exception_class = ${p}`, f.exceptionClass);
+  if (f.reason) add((p) => `reason = ${p}`, f.reason);
+  if (f.origin) add((p) => `origin_queue = ${p}`, f.origin);
+  if (f.from) add((p) => `arrived_at >= ${p}::timestamptz`, f.from.toISOString());
+  if (f.to) add((p) => `arrived_at <= ${p}::timestamptz`, f.to.toISOString());
+  if (f.header) add((p) => `headers @> ${p}::jsonb`, JSON.stringify({ [f.header.name]: f.header.value }));
+  if (f.text && f.text.trim()) {
+    const t = f.text.trim();
+    params.push(`%${likeEscape(t)}%`, t);
+    const like = `$${params.length - 1}`;
+    const exact = `$${params.length}`;
+    parts.push(`(exception_message ILIKE ${like} OR exception_class ILIKE ${like} OR letter_id = ${exact} OR message_id = ${exact} OR sha256 = lower(${exact}))`);
+  }
+  return { sql: parts.join(" AND "), params };
+}
+
+export interface Cursor {
+  at: string;
+  id: string;
+}
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify([c.at, c.id])).toString("base64url");
+}
+
+export function decodeCursor(s: string | undefined | null): Cursor | null {
+  if (!s) return null;
+  try {
+    const [at, id] = JSON.parse(Buffer.from(s, "base64url").toString("utf8")) as [string, string];
+    if (typeof at !== "string" || Number.isNaN(Date.parse(at)) || !/^\d{1,19}$/.test(String(id))) throw new Error("shape");
+    return { at, id: String(id) };
+  } catch {
+    throw new AppError("bad_request:cursor", { userMessage: "The page cursor is not valid; start again from the first page." });
+  }
+}
+
+/** One page of the filtered set, newest first. */
+export async function queryLetters(
+  filter: LetterFilter,
+  page: { after?: string | null; limit?: number },
+  db: PrismaClient = getDb(),
+  opts: { withPayload?: boolean } = {},
+): Promise<{ rows: Array<IndexedLetter & { payloadCiphertext?: Uint8Array | null; payloadKeyId?: string | null }>; nextCursor: string | null }> {
+  const limit = Math.min(Math.max(Math.trunc(page.limit ?? 50) || 50, 1), 1000);
+  const w = whereOf(filter);
+  const cursor = decodeCursor(page.after);
+  let sql = w.sql;
+  const params = [...w.params];
+  if (cursor) {
+    params.push(cursor.at, cursor.id);
+    sql += ` AND (arrived_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`;
+  }
+  params.push(limit + 1);
+  const cols = opts.withPayload ? `${LETTER_COLUMNS}, payload_ciphertext, payload_key_id` : LETTER_COLUMNS;
+  const found = await db.$queryRawUnsafe<Row[]>(
+    `SELECT ${cols} FROM triage_letters WHERE ${sql} ORDER BY arrived_at DESC, id DESC LIMIT $${params.length}`,
+    ...params,
+  );
+  const rows = found.slice(0, limit).map((r) => ({
+    ...toLetter(r),
+    ...(opts.withPayload ? { payloadCiphertext: (r.payload_ciphertext as Uint8Array | null) ?? null, payloadKeyId: (r.payload_key_id as string | null) ?? null } : {}),
+  }));
+  const last = found.length > limit ? found[limit - 1] : null;
+  return { rows, nextCursor: last ? encodeCursor({ at: iso(last.arrived_at)!, id: String(last.id) }) : null };
+}
+
+export async function countLetters(filter: LetterFilter, db: PrismaClient = getDb()): Promise<number> {
+  const w = whereOf(filter);
+  const r = await db.$queryRawUnsafe<Array<{ n: bigint | number }>>(`SELECT count(*) AS n FROM triage_letters WHERE ${w.sql}`, ...w.params);
+  return Number(r[0]?.n ?? 0);
+}
+
+export interface GroupView {
+  groupKey: string;
+  label: string;
+  basis: string;
+  exceptionClass: string | null;
+  normalizedMessage: string | null;
+  topFrame: string | null;
+  reason: string | null;
+  count: number;
+  /** count / letters present in the DLQ, 0..1 */
+  share: number;
+  handledCount: number;
+  firstAt: string;
+  lastAt: string;
+  origins: string[];
+  versions: string[];
+  sampleLetterIds: string[];
+  disposition: "transient" | "permanent" | "unknown";
+  ruleId: string | null;
+  buckets: Array<{ start: string; count: number }>;
+  bucketSeconds: number;
+  burst: { burst: boolean; from: string | null; to: string | null; share: number };
+  refreshedAt: string;
+}
+
+/** The groups of a DLQ, largest first, labelled with the current rules (so edits apply at once). */
+export async function queryGroups(connectionId: string, queue: string, rules: unknown[] | undefined, db: PrismaClient = getDb()): Promise<{ groups: GroupView[]; total: number }> {
+  const rows = await db.triageGroup.findMany({ where: { connectionId, queue }, orderBy: [{ count: "desc" }, { groupKey: "asc" }], take: 500 });
+  const total = rows.reduce((n, g) => n + g.count, 0);
+  const groups = rows.map((g): GroupView => {
+    const c = classify({ exceptionClass: g.exceptionClass, exceptionMessage: g.sampleMessage, reason: g.reason }, rules as ClassificationRule[] | undefined);
+    const buckets = (g.buckets as Array<{ start: string; count: number }>).map((b) => ({ start: new Date(b.start).toISOString(), count: b.count }));
+    const b = detectBurst(
+      buckets.map((x) => ({ start: Date.parse(x.start), count: x.count })),
+      { bucketMs: g.bucketSeconds * 1000 },
+    );
+    const burst = { burst: b.burst, from: b.from === null ? null : new Date(b.from).toISOString(), to: b.to === null ? null : new Date(b.to).toISOString(), share: b.share };
+    return {
+      groupKey: g.groupKey,
+      label: g.label,
+      basis: g.basis,
+      exceptionClass: g.exceptionClass,
+      normalizedMessage: g.normalizedMessage,
+      topFrame: g.topFrame,
+      reason: g.reason,
+      count: g.count,
+      share: total ? g.count / total : 0,
+      handledCount: g.handledCount,
+      firstAt: g.firstAt.toISOString(),
+      lastAt: g.lastAt.toISOString(),
+      origins: g.origins,
+      versions: g.versions,
+      sampleLetterIds: g.sampleLetterIds,
+      disposition: c.disposition,
+      ruleId: c.ruleId,
+      buckets,
+      bucketSeconds: g.bucketSeconds,
+      burst,
+      refreshedAt: g.refreshedAt.toISOString(),
+    };
+  });
+  return { groups, total };
+}
+
+export type GroupByKey = "origin" | "reason" | "class" | `header:${string}`;
+
+/** Grouping by another key, live over the index (count, first/last arrival), largest first. */
+export async function queryGroupsBy(
+  connectionId: string,
+  queue: string,
+  by: GroupByKey,
+  db: PrismaClient = getDb(),
+): Promise<{ groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>; total: number }> {
+  const params: unknown[] = [connectionId, queue];
+  let expr: string;
+  if (by === "origin") expr = "origin_queue";
+  else if (by === "reason") expr = "reason";
+  else if (by === "class") expr = "exception_class";
+  else if (by.startsWith("header:") && by.length > 7) {
+    params.push(by.slice(7));
+    expr = `headers->>$3`;
+  } else throw new AppError("bad_request:group-by", { userMessage: 'Group by "origin", "reason", "class" or "header:<name>".' });
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT ${expr} AS value, count(*)::int AS n, min(arrived_at) AS first_at, max(arrived_at) AS last_at
+     FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL
+     GROUP BY 1 ORDER BY n DESC, 1 LIMIT 500`,
+    ...params,
+  );
+  const total = rows.reduce((n, r) => n + Number(r.n), 0);
+  return {
+    total,
+    groups: rows.map((r) => ({ value: (r.value as string) ?? null, count: Number(r.n), share: total ? Number(r.n) / total : 0, firstAt: iso(r.first_at)!, lastAt: iso(r.last_at)! })),
+  };
+}
+
+export type ExportedLetter = IndexedLetter & { payloadBase64?: string | null; payloadText?: string | null };
+
+/** Every letter of the filter, in keyset batches (bounded memory); payloads decrypted only when asked. */
+export async function* streamLetters(filter: LetterFilter, opts: { withPayload: boolean; batchSize?: number }, db: PrismaClient = getDb()): AsyncGenerator<ExportedLetter> {
+  let after: string | null = null;
+  for (;;) {
+    const page = await queryLetters(filter, { after, limit: opts.batchSize ?? 500 }, db, { withPayload: opts.withPayload });
+    for (const r of page.rows) {
+      const { payloadCiphertext, payloadKeyId, ...rest } = r;
+      if (!opts.withPayload) {
+        yield rest;
+        continue;
+      }
+      let payloadBase64: string | null = null;
+      let payloadText: string | null = null;
+      if (payloadCiphertext && payloadKeyId) {
+        const plain = decryptPayload({ keyId: payloadKeyId, data: Buffer.from(payloadCiphertext) }, payloadAad(filter.connectionId, filter.queue, r.letterId));
+        payloadBase64 = plain.toString("base64");
+        const text = plain.toString("utf8");
+        payloadText = Buffer.from(text, "utf8").equals(plain) ? text : null;
+      }
+      yield { ...rest, payloadBase64, payloadText };
+    }
+    if (!page.nextCursor) return;
+    after = page.nextCursor;
+  }
+}

@@ -1,0 +1,153 @@
+import "server-only";
+import { randomUUID } from "node:crypto";
+import { recordAudit } from "@/lib/audit";
+import { getAdapter } from "@/lib/brokers/registry";
+import type { BrokerAdapter } from "@/lib/brokers/types";
+import { keyring } from "@/lib/crypto/payload-cipher";
+import { getDb } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
+import { PAYLOAD_CAP_BYTES, rowWeight, toIndexRow, type IndexRow } from "./index-row";
+import { markGone, refreshGroupSummary, upsertLetters } from "./index-store";
+import { loadRules } from "./rules-store";
+
+export interface ScanParams {
+  /** The operator accepted the DLQ's read risk (recorded and audited by startScan). */
+  acceptRisk?: boolean;
+}
+
+/** Kept in the job: a resumed run keeps the scan id, so reconciliation still sees every row it wrote. */
+export interface ScanCheckpoint {
+  scanId: string;
+  runs: number;
+  /** Letters written by the latest run before it stopped. */
+  written: number;
+}
+
+export interface ScanDeps {
+  adapterFor: (connectionId: string) => BrokerAdapter;
+  db: () => PrismaClient;
+  /** Letters per INSERT (default 500); a batch is also cut at ~8 MiB of payload. */
+  batchSize?: number;
+  batchBytes?: number;
+}
+
+class Aborted extends Error {}
+
+/**
+ * The `scan` job: streams the whole DLQ (bounded memory: one batch being built, one being
+ * written), upserts each batch with one statement, checkpoints and looks for a cancel between
+ * batches; at the end marks gone the rows this scan did not see and recomputes the groups.
+ *
+ * A resumed run (after its process died) reads the DLQ again from the head under the same scan
+ * id: the adapters can only stream from the head, and upserts are idempotent.
+ */
+export function scanHandler(deps: Partial<ScanDeps> = {}): JobHandler {
+  const d: ScanDeps = { adapterFor: getAdapter, db: getDb, batchSize: 500, batchBytes: 8 * 1024 * 1024, ...deps };
+  return (ctx) => runScan(ctx, d);
+}
+
+async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
+  const { job } = ctx;
+  const params = (job.params ?? {}) as ScanParams;
+  const prev = job.checkpoint as ScanCheckpoint | null;
+  const cp: ScanCheckpoint = { scanId: prev?.scanId ?? randomUUID(), runs: (prev?.runs ?? 0) + 1, written: 0 };
+  const first = await ctx.checkpoint({ checkpoint: cp });
+  if (first.cancelRequested) return { state: "cancelled" };
+
+  const adapter = d.adapterFor(job.connectionId);
+  const dlq = await adapter.describeDlq(job.queue);
+  if (dlq.readRisk && !params.acceptRisk) {
+    throw new AppError("confirmation_required:read", {
+      userMessage: `Reading this DLQ can cost letters (${dlq.readRisk.message}). Start the scan again and confirm the risk.`,
+    });
+  }
+  const total = dlq.depth;
+  const rules = (await loadRules(d.db())).rules;
+  const ring = keyring();
+  const db = d.db();
+  const started = Date.now();
+  let read = 0;
+  let written = 0;
+  let cancelled = false;
+
+  const progress = (): JobProgress => {
+    const secs = Math.max((Date.now() - started) / 1000, 0.001);
+    const rate = Math.round((read / secs) * 10) / 10;
+    const left = total === null ? null : Math.max(total - read, 0);
+    return { read, written, total, rate, eta: left === null || rate <= 0 ? null : Math.round(left / rate), run: cp.runs, scanId: cp.scanId };
+  };
+
+  let batch = new Map<string, IndexRow>();
+  let weight = 0;
+  // At most one write in flight while the next batch is read. It settles to its error (never
+  // rejects unobserved, which would crash the process) and is rethrown at the next wait.
+  let pending: Promise<unknown> | null = null;
+  const settle = async () => {
+    const err = pending ? await pending : null;
+    pending = null;
+    if (err) throw err;
+  };
+  const flush = async () => {
+    await settle();
+    if (batch.size === 0) return;
+    const rows = [...batch.values()];
+    batch = new Map();
+    weight = 0;
+    pending = upsertLetters(job.connectionId, job.queue, cp.scanId, rows, db)
+      .then(async () => {
+        written += rows.length;
+        const r = await ctx.checkpoint({ progress: progress(), checkpoint: { ...cp, written } });
+        if (r.cancelRequested) cancelled = true;
+        return null;
+      })
+      .catch((e: unknown) => e ?? new Error("write failed"));
+  };
+
+  const stream = adapter.stream(job.queue, { maxBodyBytes: PAYLOAD_CAP_BYTES, acceptRisk: params.acceptRisk, signal: ctx.signal });
+  try {
+    for await (const letter of stream) {
+      if (ctx.signal.aborted) throw new Aborted();
+      const row = toIndexRow(letter, { connectionId: job.connectionId, queue: job.queue, rules, ring, randomAccess: adapter.capabilities.randomAccess });
+      batch.set(row.letter_id, row); // one row per id in a statement: ON CONFLICT cannot touch a row twice
+      weight += rowWeight(row);
+      read++;
+      if (batch.size >= d.batchSize! || weight >= d.batchBytes!) await flush();
+      if (cancelled) break;
+    }
+    await flush();
+    await settle();
+  } catch (e) {
+    // Let an in-flight write settle so nothing writes after the job gave up its lease.
+    if (pending) await pending;
+    if (e instanceof Aborted || ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the scan resumes when a console runs again." });
+    throw e;
+  }
+
+  if (cancelled) {
+    // A partial scan cannot tell which letters left: no reconciliation, but show what was read.
+    await refreshGroupSummary(job.connectionId, job.queue, db);
+    await auditScanEnd(job.id, job.createdBy, job.connectionId, job.queue, "cancelled", { ...progress() });
+    return { state: "cancelled", progress: progress() };
+  }
+  const gone = await markGone(job.connectionId, job.queue, cp.scanId, db);
+  await refreshGroupSummary(job.connectionId, job.queue, db);
+  const final = { ...progress(), total: read, eta: 0, gone };
+  await auditScanEnd(job.id, job.createdBy, job.connectionId, job.queue, "succeeded", final);
+  return { state: "succeeded", progress: final };
+}
+
+/** The scan's end in the audit log, under the job id as operation id (startScan wrote the start). */
+async function auditScanEnd(jobId: string, userId: string | null, connectionId: string, queue: string, state: string, details: Record<string, unknown>) {
+  await recordAudit({
+    actor: { id: userId, email: null, role: null },
+    action: "triage.scan_finished",
+    outcome: "success",
+    operationId: jobId,
+    connectionId,
+    queue,
+    target: jobId,
+    details: { state, read: details.read, total: details.total, gone: details.gone ?? null, runs: details.run },
+  }).catch((e) => console.error(`[triage] could not audit the end of scan ${jobId}: ${(e as Error).message}`));
+}

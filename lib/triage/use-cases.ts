@@ -1,0 +1,212 @@
+import "server-only";
+import { authorize } from "@/lib/auth/authorize";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { audited } from "@/lib/dlq/audit-trail";
+import { adapterFor, withTimeout } from "@/lib/dlq/connection";
+import { AppError } from "@/lib/errors";
+import { jobStore } from "@/lib/jobs/store";
+import { wakeJobWorker } from "@/lib/jobs/runtime";
+import { ACTIVE_STATES, type JobProgress, type JobRecord, type JobState } from "@/lib/jobs/types";
+import { countLetters, queryGroups, queryGroupsBy, queryLetters, streamLetters, type ExportedLetter, type GroupByKey, type GroupView, type IndexedLetter, type LetterFilter } from "./queries";
+import { checkRules, loadRules, replaceRules, type RuleSet } from "./rules-store";
+import type { ScanParams } from "./scan";
+
+/**
+ * Triage use cases: authorize → act → audit. Route handlers (app/api/triage/**) and, later, the
+ * triage pages' server actions call these; nothing else reaches the index.
+ */
+
+export interface DlqRef {
+  connectionId: string;
+  queue: string;
+}
+
+export interface ScanView {
+  id: string;
+  connectionId: string;
+  queue: string;
+  state: JobState;
+  progress: JobProgress;
+  error: string | null;
+  acceptRisk: boolean;
+  cancelRequested: boolean;
+  createdBy: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  heartbeatAt: string | null;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toScanView(j: JobRecord): ScanView {
+  return {
+    id: j.id,
+    connectionId: j.connectionId,
+    queue: j.queue,
+    state: j.state as JobState,
+    progress: (j.progress ?? {}) as JobProgress,
+    error: j.error,
+    acceptRisk: Boolean((j.params as ScanParams | null)?.acceptRisk),
+    cancelRequested: j.cancelRequested,
+    createdBy: j.createdBy,
+    createdAt: j.createdAt.toISOString(),
+    startedAt: iso(j.startedAt),
+    finishedAt: iso(j.finishedAt),
+    heartbeatAt: iso(j.heartbeatAt),
+  };
+}
+
+function requireDlq(input: Partial<DlqRef>): DlqRef {
+  if (!input.connectionId || !input.queue) throw new AppError("bad_request:dlq", { userMessage: "Name the connection and the DLQ." });
+  return { connectionId: input.connectionId, queue: input.queue };
+}
+
+/**
+ * Queues a scan of a DLQ (or returns the one already queued or running: `alreadyActive`).
+ * A DLQ whose reading may cost letters needs `acceptRisk` (operator+), recorded in the job.
+ * Audited `triage.scan_start`, operation id = job id.
+ */
+export async function startScan(actor: Actor, meta: RequestMeta, input: DlqRef & { acceptRisk?: boolean }): Promise<{ scan: ScanView; alreadyActive: boolean }> {
+  const scope = { action: "triage.scan_start", connectionId: input.connectionId ?? null, queue: input.queue ?? null };
+  await authorize(actor, "triage:scan", { ...scope, meta });
+  if (input.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...scope, meta });
+  const dlq = requireDlq(input);
+  return audited(
+    actor,
+    meta,
+    scope,
+    async () => {
+      const active = await jobStore().list({ kind: "scan", ...dlq, states: [...ACTIVE_STATES] }, 1);
+      if (active[0]) return { scan: toScanView(active[0]), alreadyActive: true, risk: null as string | null };
+      const summary = await withTimeout(adapterFor(dlq.connectionId).describeDlq(dlq.queue), 30_000, "describeDlq");
+      if (summary.readRisk && !input.acceptRisk) {
+        throw new AppError("confirmation_required:read", {
+          userMessage: `Reading this DLQ can cost letters: ${summary.readRisk.message} Confirm the risk to scan it.`,
+          details: { risk: summary.readRisk.kind },
+        });
+      }
+      const job = await jobStore().enqueue({ kind: "scan", ...dlq, params: { acceptRisk: Boolean(input.acceptRisk && summary.readRisk) }, createdBy: actor.id });
+      wakeJobWorker();
+      return { scan: toScanView(job), alreadyActive: false, risk: summary.readRisk?.kind ?? null };
+    },
+    (r) => ({ jobId: r.scan.id, alreadyActive: r.alreadyActive, acceptedRisk: r.risk, depth: null }),
+  ).then(({ scan, alreadyActive }) => ({ scan, alreadyActive }));
+}
+
+/** Asks a scan to stop at its next batch (a queued one is cancelled at once). Audited `triage.scan_cancel`. */
+export async function cancelScan(actor: Actor, meta: RequestMeta, input: { jobId: string }): Promise<ScanView> {
+  const scope = { action: "triage.scan_cancel", target: input.jobId ?? null };
+  await authorize(actor, "triage:scan", { ...scope, meta });
+  const job = await jobStore().get(input.jobId ?? "");
+  if (!job || job.kind !== "scan") throw new AppError("not_found:scan", { userMessage: "There is no such scan." });
+  return audited(
+    actor,
+    meta,
+    { ...scope, connectionId: job.connectionId, queue: job.queue },
+    async () => {
+      await jobStore().requestCancel(job.id);
+      return toScanView((await jobStore().get(job.id))!);
+    },
+    (s) => ({ jobId: s.id, state: s.state }),
+  );
+}
+
+export async function getScan(actor: Actor, meta: RequestMeta, input: { jobId: string }): Promise<ScanView> {
+  await authorize(actor, "triage:read", { action: "triage.scan_view", target: input.jobId ?? null, meta });
+  const job = await jobStore().get(input.jobId ?? "");
+  if (!job || job.kind !== "scan") throw new AppError("not_found:scan", { userMessage: "There is no such scan." });
+  return toScanView(job);
+}
+
+/** Newest first (at most 50). */
+export async function listScans(actor: Actor, meta: RequestMeta, input: Partial<DlqRef>): Promise<ScanView[]> {
+  await authorize(actor, "triage:read", { action: "triage.scan_list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+  return (await jobStore().list({ kind: "scan", connectionId: input.connectionId, queue: input.queue }, 50)).map(toScanView);
+}
+
+export type GroupsResult =
+  | { by: "group"; groups: GroupView[]; total: number; lastScan: ScanView | null }
+  | { by: GroupByKey; groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>; total: number; lastScan: ScanView | null };
+
+/** The DLQ's groups (by grouping key, or by origin / reason / class / header:<name>). */
+export async function listGroups(actor: Actor, meta: RequestMeta, input: DlqRef & { by?: string | null }): Promise<GroupsResult> {
+  await authorize(actor, "triage:read", { action: "triage.groups", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+  const dlq = requireDlq(input);
+  const lastScan = (await jobStore().list({ kind: "scan", ...dlq }, 1))[0];
+  const scan = lastScan ? toScanView(lastScan) : null;
+  if (!input.by || input.by === "group") {
+    const { rules } = await loadRules();
+    const r = await queryGroups(dlq.connectionId, dlq.queue, rules);
+    return { by: "group", ...r, lastScan: scan };
+  }
+  const r = await queryGroupsBy(dlq.connectionId, dlq.queue, input.by as GroupByKey);
+  return { by: input.by as GroupByKey, ...r, lastScan: scan };
+}
+
+/** One keyset page of the filtered set and the set's count. */
+export async function listLetters(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { filter: LetterFilter; after?: string | null; limit?: number },
+): Promise<{ letters: IndexedLetter[]; count: number; nextCursor: string | null }> {
+  await authorize(actor, "triage:read", { action: "triage.letters", connectionId: input.filter?.connectionId ?? null, queue: input.filter?.queue ?? null, meta });
+  const filter = { ...input.filter, ...requireDlq(input.filter ?? {}) };
+  const [page, count] = await Promise.all([queryLetters(filter, { after: input.after, limit: input.limit }), countLetters(filter)]);
+  return { letters: page.rows, count, nextCursor: page.nextCursor };
+}
+
+/**
+ * The filtered set for an export, streamed in keyset batches. Payloads (decrypted) only with
+ * letter:read-payload. Audited `triage.export` with the filter and count before the first byte.
+ */
+export async function exportLetters(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { filter: LetterFilter; format: "csv" | "json"; includePayload?: boolean },
+): Promise<{ count: number; rows: AsyncIterable<ExportedLetter> }> {
+  const scope = { action: "triage.export", connectionId: input.filter?.connectionId ?? null, queue: input.filter?.queue ?? null };
+  await authorize(actor, "triage:export", { ...scope, meta });
+  if (input.includePayload) await authorize(actor, "letter:read-payload", { ...scope, meta });
+  const filter = { ...input.filter, ...requireDlq(input.filter ?? {}) };
+  const count = await audited(
+    actor,
+    meta,
+    scope,
+    () => countLetters(filter),
+    (n) => ({ format: input.format, includePayload: Boolean(input.includePayload), count: n, filter: describeFilter(filter) }),
+  );
+  return { count, rows: streamLetters(filter, { withPayload: Boolean(input.includePayload) }) };
+}
+
+function describeFilter(f: LetterFilter): Record<string, unknown> {
+  return {
+    groupKey: f.groupKey ?? null,
+    exceptionClass: f.exceptionClass ?? null,
+    reason: f.reason ?? null,
+    origin: f.origin ?? null,
+    from: f.from?.toISOString() ?? null,
+    to: f.to?.toISOString() ?? null,
+    header: f.header ? `${f.header.name}=${f.header.value}` : null,
+    text: f.text ?? null,
+    includeGone: Boolean(f.includeGone),
+  };
+}
+
+export async function listRules(actor: Actor, meta: RequestMeta): Promise<RuleSet> {
+  await authorize(actor, "triage:read", { action: "triage.rules_view", meta });
+  return loadRules();
+}
+
+/** Replaces the classification rules (validated); groups are re-labelled on their next read. Audited `triage.rules_save`. */
+export async function saveRules(actor: Actor, meta: RequestMeta, input: { rules: unknown; expectedVersion?: number }): Promise<RuleSet> {
+  const scope = { action: "triage.rules_save" };
+  await authorize(actor, "triage:rules", { ...scope, meta });
+  return audited(
+    actor,
+    meta,
+    scope,
+    async () => replaceRules(checkRules(input.rules), actor.email, input.expectedVersion),
+    (r) => ({ version: r.version, rules: r.rules.length, ids: r.rules.map((x) => x.id).join(",").slice(0, 1500) }),
+  );
+}
