@@ -126,7 +126,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
       </div>
       {l.handled ? (
         <div className="banner banner-info" role="status" data-testid="handled-note">
-          The console already {l.handled.outcome} this letter; the {labels.queue} still keeps it because it cannot remove a single letter.
+          The console has already {l.handled.outcome} this letter; the {labels.queue} still keeps it because it cannot remove a single letter.
         </div>
       ) : null}
       {l.warnings.map((w) => (
