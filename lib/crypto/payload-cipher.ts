@@ -35,7 +35,7 @@ function decodeKey(id: string, b64: string): Buffer {
 }
 
 /** Parses the keyring from an environment (exported for tests). */
-export function keyringFromEnv(env: NodeJS.ProcessEnv, dataDir = defaultKeyDir()): Keyring {
+export function keyringFromEnv(env: Record<string, string | undefined>, dataDir = defaultKeyDir()): Keyring {
   if (env.DLQ_INDEX_KEYS) {
     const keys = new Map<string, Buffer>();
     for (const part of env.DLQ_INDEX_KEYS.split(",").map((s) => s.trim()).filter(Boolean)) {
