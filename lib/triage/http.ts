@@ -1,0 +1,73 @@
+import "server-only";
+import { NextResponse } from "next/server";
+import { AppError } from "@/lib/errors";
+import type { LetterFilter } from "./queries";
+
+/**
+ * Helpers for the triage route handlers: same-origin checks on POSTs (cookies ride along with
+ * cross-site requests), query-string filters, JSON bodies.
+ */
+
+/** Refuses a state-changing request whose Origin is missing or is not this host. */
+export function requireSameOrigin(req: Request): void {
+  const origin = req.headers.get("origin");
+  const host = req.headers.get("x-forwarded-host") ?? req.headers.get("host");
+  let ok = false;
+  try {
+    ok = Boolean(origin && host && new URL(origin).host === host);
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw new AppError("forbidden:origin", { message: `origin ${origin ?? "(none)"} vs host ${host ?? "(none)"}`, userMessage: "This request did not come from the console's own pages, so it was refused." });
+}
+
+export async function jsonBody(req: Request): Promise<Record<string, unknown>> {
+  try {
+    const body = (await req.json()) as unknown;
+    if (body && typeof body === "object" && !Array.isArray(body)) return body as Record<string, unknown>;
+  } catch {
+    /* fall through */
+  }
+  throw new AppError("bad_request:body", { userMessage: "The request body must be a JSON object." });
+}
+
+export function ok<T>(data: T, status = 200): NextResponse {
+  return NextResponse.json({ ok: true, data }, { status, headers: { "Cache-Control": "no-store" } });
+}
+
+function date(v: string | null, name: string): Date | undefined {
+  if (!v) return undefined;
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) throw new AppError("bad_request:filter", { userMessage: `${name} must be a date and time (ISO 8601).` });
+  return d;
+}
+
+/**
+ * The filter in a URL (so a view can be shared): connectionId, queue, group, class, reason, origin,
+ * from, to (ISO 8601), header=name:value, q (text), gone=1.
+ */
+export function parseLetterFilter(p: URLSearchParams): LetterFilter {
+  const connectionId = p.get("connectionId") ?? "";
+  const queue = p.get("queue") ?? "";
+  if (!connectionId || !queue) throw new AppError("bad_request:dlq", { userMessage: "Name the connection and the DLQ (connectionId, queue)." });
+  const header = p.get("header");
+  let h: LetterFilter["header"];
+  if (header) {
+    const i = header.indexOf(":");
+    if (i <= 0) throw new AppError("bad_request:filter", { userMessage: 'header must look like "name:value".' });
+    h = { name: header.slice(0, i), value: header.slice(i + 1) };
+  }
+  return {
+    connectionId,
+    queue,
+    groupKey: p.get("group") || undefined,
+    exceptionClass: p.get("class") || undefined,
+    reason: p.get("reason") || undefined,
+    origin: p.get("origin") || undefined,
+    from: date(p.get("from"), "from"),
+    to: date(p.get("to"), "to"),
+    header: h,
+    text: p.get("q") || undefined,
+    includeGone: p.get("gone") === "1",
+  };
+}
