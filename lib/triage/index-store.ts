@@ -31,7 +31,7 @@ export async function upsertLetters(
        r.exception_class, r.exception_message, r.normalized_message, r.top_frame, r.group_key, r.group_label,
        r.group_basis, r.disposition, r.rule_id, r.receive_count, COALESCE(r.headers, '{}'::jsonb), r.body_size, r.sha256, r.fingerprint,
        decode(r.payload, 'base64'), r.payload_key_id, r.payload_truncated, r.handled_outcome, $3::uuid
-     FROM jsonb_to_recordset($4::jsonb) AS r(
+     FROM json_to_recordset($4::json) AS r(
        letter_id text, position int, kafka_partition int, kafka_offset text, message_id text,
        dead_lettered_at timestamptz, reason text, origin_queue text, exception_class text,
        exception_message text, normalized_message text, top_frame text, group_key text,

@@ -31,12 +31,14 @@ export interface ScanDeps {
   /** Letters per INSERT (default 500); a batch is also cut at ~8 MiB of payload. */
   batchSize?: number;
   batchBytes?: number;
+  /** Batch writes in flight at once (default 3). */
+  writers?: number;
 }
 
 class Aborted extends Error {}
 
 /**
- * The `scan` job: streams the whole DLQ (bounded memory: one batch being built, one being
+ * The `scan` job: streams the whole DLQ (bounded memory: one batch being built, a few being
  * written), upserts each batch with one statement, checkpoints and looks for a cancel between
  * batches; at the end marks gone the rows this scan did not see and recomputes the groups.
  *
@@ -44,7 +46,7 @@ class Aborted extends Error {}
  * id: the adapters can only stream from the head, and upserts are idempotent.
  */
 export function scanHandler(deps: Partial<ScanDeps> = {}): JobHandler {
-  const d: ScanDeps = { adapterFor: getAdapter, db: getDb, batchSize: 500, batchBytes: 8 * 1024 * 1024, ...deps };
+  const d: ScanDeps = { adapterFor: getAdapter, db: getDb, batchSize: 500, batchBytes: 8 * 1024 * 1024, writers: 3, ...deps };
   return (ctx) => runScan(ctx, d);
 }
 
@@ -81,28 +83,32 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
 
   let batch = new Map<string, IndexRow>();
   let weight = 0;
-  // At most one write in flight while the next batch is read. It settles to its error (never
-  // rejects unobserved, which would crash the process) and is rethrown at the next wait.
-  let pending: Promise<unknown> | null = null;
-  const settle = async () => {
-    const err = pending ? await pending : null;
-    pending = null;
-    if (err) throw err;
+  // Up to `writers` batch writes in flight while the next batch is read (Postgres uses its own
+  // cores meanwhile). Each settles to its error (never rejects unobserved, which would crash the
+  // process); an error is rethrown at the next wait.
+  const inFlight = new Set<Promise<unknown>>();
+  let writeError: unknown = null;
+  const settle = async (atMost: number) => {
+    while (inFlight.size > atMost) await Promise.race(inFlight);
+    if (writeError) throw writeError;
   };
   const flush = async () => {
-    await settle();
+    await settle(d.writers! - 1);
     if (batch.size === 0) return;
     const rows = [...batch.values()];
     batch = new Map();
     weight = 0;
-    pending = upsertLetters(job.connectionId, job.queue, cp.scanId, rows, db)
+    const p: Promise<unknown> = upsertLetters(job.connectionId, job.queue, cp.scanId, rows, db)
       .then(async () => {
         written += rows.length;
         const r = await ctx.checkpoint({ progress: progress(), checkpoint: { ...cp, written } });
         if (r.cancelRequested) cancelled = true;
-        return null;
       })
-      .catch((e: unknown) => e ?? new Error("write failed"));
+      .catch((e: unknown) => {
+        writeError ??= e ?? new Error("write failed");
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
   };
 
   const stream = adapter.stream(job.queue, { maxBodyBytes: PAYLOAD_CAP_BYTES, acceptRisk: params.acceptRisk, signal: ctx.signal });
@@ -117,10 +123,10 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
       if (cancelled) break;
     }
     await flush();
-    await settle();
+    await settle(0);
   } catch (e) {
-    // Let an in-flight write settle so nothing writes after the job gave up its lease.
-    if (pending) await pending;
+    // Let in-flight writes settle so nothing writes after the job gave up its lease.
+    await Promise.allSettled([...inFlight]);
     if (e instanceof Aborted || ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the scan resumes when a console runs again." });
     throw e;
   }

@@ -1,0 +1,127 @@
+/**
+ * Triage scan throughput against the bare client read of the same DLQ, in one run: 50,000 ~1 KB
+ * letters with exception headers in a RabbitMQ queue; (1) bare amqplib consume-without-ack,
+ * (2) RabbitMqAdapter.stream(), (3) the scan job (grouping, classification, encryption, batched
+ * upserts into a fresh Postgres database, reconciliation and group summary). Not part of CI.
+ *   npm run bench:triage-scan          (BENCH_COUNT to change the count)
+ */
+import { randomUUID } from "node:crypto";
+import amqp from "amqplib";
+import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
+import { testConfig } from "../lib/brokers/rabbitmq/test-kit";
+import { applyMigrations } from "../scripts/lib/migrations";
+import { createTestDatabase } from "../scripts/lib/test-database";
+
+const COUNT = Number(process.env.BENCH_COUNT ?? 50_000);
+const AMQP = "amqp://guest:guest@127.0.0.1:5672";
+const QUEUE = "bench.triage.dlq";
+
+const CLASSES = [
+  ["java.net.SocketTimeoutException", (i: number) => `Read timed out after ${3000 + (i % 7)} ms calling order ${i}`],
+  ["com.acme.ValidationException", (i: number) => `Field 'email' is invalid for customer ${randomUUID()}`],
+  ["java.lang.NullPointerException", (i: number) => `Cannot invoke "String.length()" because "name" is null at record ${i}`],
+  ["org.postgresql.util.PSQLException", (i: number) => `ERROR: duplicate key value violates unique constraint "orders_pkey" Detail: Key (id)=(${i}) already exists.`],
+] as const;
+
+async function seed() {
+  const conn = await amqp.connect(AMQP);
+  const ch = await conn.createConfirmChannel();
+  await ch.deleteQueue(QUEUE);
+  await ch.assertQueue(QUEUE, { durable: true });
+  const body = Buffer.alloc(1024, "x");
+  for (let i = 0; i < COUNT; i += 1000) {
+    for (let j = i; j < Math.min(COUNT, i + 1000); j++) {
+      const [cls, msg] = CLASSES[j % CLASSES.length];
+      ch.sendToQueue(QUEUE, body, {
+        persistent: true,
+        messageId: `bench-${j}`,
+        headers: {
+          "x-exception-class": cls,
+          "x-exception-message": msg(j),
+          "x-exception-stacktrace": `${cls}: ${msg(j)}\n\tat com.acme.orders.OrderListener.onOrder(OrderListener.java:42)\n\tat org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer.doInvokeListener(AbstractMessageListenerContainer.java:1662)`,
+          "x-app-version": "orders-2.3.1",
+        },
+      });
+    }
+    await ch.waitForConfirms();
+  }
+  await conn.close();
+}
+
+async function bare(): Promise<number> {
+  const conn = await amqp.connect(AMQP);
+  const ch = await conn.createChannel();
+  await ch.prefetch(0);
+  const t0 = performance.now();
+  let n = 0;
+  await new Promise<void>((resolve) => {
+    void ch.consume(QUEUE, (m) => {
+      if (m && ++n === COUNT) resolve();
+    });
+  });
+  const s = (performance.now() - t0) / 1000;
+  await ch.close();
+  await conn.close();
+  return n / s;
+}
+
+async function adapterRead(): Promise<number> {
+  const adapter = new RabbitMqAdapter(testConfig({ dlqs: [{ name: QUEUE }], discover: false }));
+  const t0 = performance.now();
+  let n = 0;
+  for await (const _ of adapter.stream(QUEUE)) n++;
+  const s = (performance.now() - t0) / 1000;
+  await adapter.close();
+  return n / s;
+}
+
+async function main() {
+  const db = await createTestDatabase("dlq_bench_scan");
+  process.env.DATABASE_URL = db.url;
+  process.env.DLQ_INDEX_KEY ??= Buffer.alloc(32, 7).toString("base64");
+  await applyMigrations({ databaseUrl: db.url });
+  const { jobStore } = await import("../lib/jobs/store");
+  const { JobWorker } = await import("../lib/jobs/worker");
+  const { scanHandler } = await import("../lib/triage/scan");
+  const { closeDb, getDb } = await import("../lib/db");
+  const adapter = new RabbitMqAdapter(testConfig({ id: "bench-rabbitmq", dlqs: [{ name: QUEUE }], discover: false }));
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+  try {
+    console.log(`seeding ${COUNT} letters…`);
+    await seed();
+    const bareRate = await bare();
+    const streamRate = await adapterRead();
+    await jobStore().enqueue({ kind: "scan", connectionId: adapter.connectionId, queue: QUEUE });
+    const worker = new JobWorker({ handlers: { scan: scanHandler({ adapterFor: () => adapter }) }, owner: "bench" });
+    const t0 = performance.now();
+    const job = await worker.runOnce();
+    const scanS = (performance.now() - t0) / 1000;
+    const done = (await jobStore().get(job!.id))!;
+    if (done.state !== "succeeded") throw new Error(`scan ${done.state}: ${done.error}`);
+    const read = (done.progress as { read: number }).read;
+    const rows = await getDb().$queryRawUnsafe<Array<{ n: number }>>("SELECT count(*)::int AS n FROM triage_letters");
+    const groups = await getDb().$queryRawUnsafe<Array<{ n: number }>>("SELECT count(*)::int AS n FROM triage_groups");
+    const scanRate = read / scanS;
+    console.log(`bare amqplib read      ${Math.round(bareRate)} letters/s`);
+    console.log(`adapter stream()       ${Math.round(streamRate)} letters/s`);
+    console.log(`scan job (end to end)  ${Math.round(scanRate)} letters/s  (${read} read, ${rows[0].n} rows, ${groups[0].n} groups, ${scanS.toFixed(1)} s incl. reconciliation + summary)`);
+    console.log(`ratio scan / bare read ${(scanRate / bareRate).toFixed(2)}  (goal >= 0.70)`);
+    console.log(`ratio scan / stream()  ${(scanRate / streamRate).toFixed(2)}`);
+    console.log(`peak RSS               ${Math.round(peakRss / 1024 / 1024)} MB`);
+  } finally {
+    clearInterval(sampler);
+    await adapter.close();
+    const conn = await amqp.connect(AMQP);
+    const ch = await conn.createChannel();
+    await ch.deleteQueue(QUEUE);
+    await conn.close();
+    await closeDb();
+    await db.drop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
