@@ -1,27 +1,130 @@
 /**
- * Reads 100,000 ~1 KB records of a Kafka DLT through KafkaAdapter.stream() and with a bare kafkajs
- * consumer (throwaway group, eachBatch, no commits), in one run. Not part of CI.
- *   npm run bench:kafka            (BENCH_COUNT to change the count; DATABASE_URL to include handled-offset lookups)
+ * Reads the same 100,000 ~1 KB records of a 3-partition Kafka DLT through KafkaAdapter.stream() and
+ * with a bare kafkajs consumer, and prints both rates, their ratio and each side's peak RSS. Not CI.
+ *   npm run bench:kafka      (Kafka running: `bash scripts/services.sh start kafka`; DATABASE_URL
+ *                             set and migrated for the handled-offset lookups; BENCH_COUNT, BENCH_ROUNDS)
+ *
+ * What makes the comparison fair:
+ * - Same records: both sides read the whole topic seeded here, from its start offsets to the end
+ *   offsets, and each checks it saw exactly BENCH_COUNT records.
+ * - Same setup excluded: each side runs in its own fresh process (no JIT or heap warmed by the other
+ *   side; RSS is that side's alone). Connecting the clients is outside the timing on both sides:
+ *   the bare consumer connects and joins its throwaway group first (the clock starts at GROUP_JOIN),
+ *   the adapter connects its admin client, its fetch cluster and Postgres first (ping + one
+ *   handled-count query). Inside the timing on both sides: the per-read lookups (consumer: its
+ *   committed offsets and ListOffsets; adapter: topic check, ListOffsets, handled counts) and every
+ *   Fetch to the last record.
+ * - The adapter does its full per-record work: header decoding (Spring binary headers), sha256 of
+ *   the value, ids, positions, and the handled-offset lookup: 1% of the records are marked handled
+ *   in Postgres (spread over all partitions), so every Fetch of every partition is looked up, and
+ *   the run checks that exactly those letters come out marked.
+ * - The bare consumer does nothing per record (eachBatch, counts messages, no commits): it is the
+ *   ceiling kafkajs itself sets, with its default fetch sizes.
+ * Rounds alternate bare/adapter; the ratio is of the median rates. Peak RSS is sampled every 10 ms
+ * in each child from its start (module loading included) to its last record.
  */
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
-import { KafkaAdapter } from "../lib/brokers/kafka/adapter";
-import { prismaHandledStore } from "../lib/brokers/kafka/handled-store";
-import { KAFKA_BROKERS, testConfig } from "../lib/brokers/kafka/test-kit";
-import { closeDb } from "../lib/db";
 
 const COUNT = Number(process.env.BENCH_COUNT ?? 100_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PARTITIONS = 3;
-const TOPIC = `bench.read.${Date.now().toString(36)}.DLT`;
-const kafka = new Kafka({ clientId: "dlq-console-bench", brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+const HANDLED_EVERY = 100;
+const BROKERS = (process.env.KAFKA_BROKERS ?? `127.0.0.1:${process.env.KAFKA_PORT ?? 9092}`).split(",");
+const kafka = new Kafka({ clientId: "dlq-console-bench", brokers: BROKERS, logLevel: logLevel.NOTHING });
 
-let peakRss = 0;
-const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
+interface SideResult {
+  side: "bare" | "adapter";
+  records: number;
+  handled?: number;
+  seconds: number;
+  /** CPU time of the process (user + system) over the same span: a check on a busy machine. */
+  cpuSeconds: number;
+  peakRssMb: number;
+}
 
-async function seed() {
+function rssSampler() {
+  let peak = process.memoryUsage.rss();
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
+  return () => {
+    clearInterval(timer);
+    return Math.round(Math.max(peak, process.memoryUsage.rss()) / 1048576);
+  };
+}
+
+async function bare(topic: string): Promise<SideResult> {
+  const stopRss = rssSampler();
+  const groupId = `bench-bare-${randomUUID()}`;
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+  let t0 = 0;
+  let c0 = process.cpuUsage();
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    t0 = performance.now();
+    c0 = process.cpuUsage();
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  let n = 0;
+  let t1 = 0;
+  let cpu = { user: 0, system: 0 };
+  await new Promise<void>((resolve) => {
+    void consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        n += batch.messages.length;
+        if (n >= COUNT && !t1) {
+          t1 = performance.now();
+          cpu = process.cpuUsage(c0);
+          resolve();
+        }
+      },
+    });
+  });
+  const peakRssMb = stopRss();
+  await consumer.disconnect();
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic: TOPIC, numPartitions: PARTITIONS, replicationFactor: 1 }] });
+  await admin.deleteGroups([groupId]).catch(() => undefined);
+  await admin.disconnect();
+  if (n !== COUNT) throw new Error(`bare consumer read ${n} records, expected ${COUNT}`);
+  return { side: "bare", records: n, seconds: (t1 - t0) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssMb };
+}
+
+async function adapterSide(topic: string, connectionId: string): Promise<SideResult> {
+  const stopRss = rssSampler();
+  const { KafkaAdapter } = await import("../lib/brokers/kafka/adapter");
+  const { prismaHandledStore } = await import("../lib/brokers/kafka/handled-store");
+  const { testConfig } = await import("../lib/brokers/kafka/test-kit");
+  const { closeDb } = await import("../lib/db");
+  const store = prismaHandledStore();
+  const adapter = new KafkaAdapter(testConfig({ id: connectionId, brokers: BROKERS, discover: false, dlqs: [{ name: topic }] }), { handledStore: store });
+  // Connections first, as the consumer's connect and join are: admin client, Postgres.
+  await adapter.ping();
+  await store.handledCounts(connectionId, topic, [{ partition: 0, start: 0n, end: 1n }]);
+  await adapter.getLetter(topic, "0-0"); // connects the fetch cluster
+  if (process.env.BENCH_DEBUG) console.error(`adapter rss before stream(): ${Math.round(process.memoryUsage.rss() / 1048576)} MB`);
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  let n = 0;
+  let handled = 0;
+  for await (const l of adapter.stream(topic)) {
+    n++;
+    if (l.handled) handled++;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(c0);
+  const peakRssMb = stopRss();
+  await adapter.close();
+  await closeDb();
+  if (n !== COUNT) throw new Error(`adapter read ${n} records, expected ${COUNT}`);
+  return { side: "adapter", records: n, handled, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssMb };
+}
+
+async function seed(topic: string, connectionId: string): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }] });
   await admin.disconnect();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
@@ -30,73 +133,82 @@ async function seed() {
   for (let i = 0; i < COUNT; i += 1000) {
     const messages = [];
     for (let j = i; j < Math.min(COUNT, i + 1000); j++) {
-      messages.push({ partition: j % PARTITIONS, key: `k-${j % 100}`, value, headers: { "kafka_dlt-original-offset": Buffer.from([0, 0, 0, 0, 0, 0, 0, j & 0xff]), "kafka_dlt-exception-fqcn": Buffer.from("java.lang.IllegalStateException") } });
+      messages.push({
+        partition: j % PARTITIONS,
+        key: `k-${j % 100}`,
+        value,
+        headers: {
+          "kafka_dlt-original-topic": Buffer.from("orders"),
+          "kafka_dlt-original-partition": Buffer.from([0, 0, 0, j % PARTITIONS]),
+          "kafka_dlt-original-offset": Buffer.from([0, 0, 0, 0, 0, 0, (j >> 8) & 0xff, j & 0xff]),
+          "kafka_dlt-exception-fqcn": Buffer.from("java.lang.IllegalStateException"),
+        },
+      });
     }
-    await producer.send({ topic: TOPIC, acks: -1, messages });
+    await producer.send({ topic, acks: -1, messages });
   }
   const s = (performance.now() - t0) / 1000;
-  console.log(`seeded ${COUNT} records in ${PARTITIONS} partitions in ${s.toFixed(1)} s (${Math.round(COUNT / s)}/s)`);
   await producer.disconnect();
-}
-
-async function bare(): Promise<number> {
-  const groupId = `bench-bare-${randomUUID()}`;
-  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [TOPIC], fromBeginning: true });
-  let n = 0;
-  let t0 = 0;
-  await new Promise<void>((resolve) => {
-    void consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        if (!t0) t0 = performance.now();
-        n += batch.messages.length;
-        if (n >= COUNT) resolve();
-      },
-    });
-  });
-  const s = (performance.now() - t0) / 1000;
-  await consumer.disconnect();
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.deleteGroups([groupId]).catch(() => undefined);
-  await admin.disconnect();
-  return n / s;
-}
-
-async function adapterRead(): Promise<number> {
-  const store = process.env.DATABASE_URL ? prismaHandledStore() : null;
-  const adapter = new KafkaAdapter(testConfig({ discover: false, dlqs: [{ name: TOPIC }] }), { handledStore: store });
-  const t0 = performance.now();
-  let n = 0;
-  for await (const l of adapter.stream(TOPIC)) {
-    n++;
-    void l;
+  // 1% handled, spread over every partition: the adapter looks up every Fetch.
+  const { prismaHandledStore } = await import("../lib/brokers/kafka/handled-store");
+  const refs = [];
+  for (let p = 0; p < PARTITIONS; p++) {
+    const inPartition = Math.ceil((COUNT - p) / PARTITIONS);
+    for (let o = 0; o < inPartition; o += HANDLED_EVERY) refs.push({ partition: p, offset: BigInt(o) });
   }
-  const s = (performance.now() - t0) / 1000;
-  await adapter.close();
-  if (n !== COUNT) throw new Error(`adapter read ${n} records, expected ${COUNT}`);
-  return n / s;
+  await prismaHandledStore().markHandled(connectionId, topic, refs, { operationId: randomUUID(), outcome: "redriven" });
+  console.log(`seeded ${COUNT} records in ${PARTITIONS} partitions in ${s.toFixed(1)} s; ${refs.length} marked handled`);
+  return refs.length;
 }
+
+function child(side: "bare" | "adapter", topic: string, connectionId: string): SideResult {
+  const out = execFileSync(process.execPath, [...process.execArgv, process.argv[1], side, topic, connectionId], { env: process.env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  return JSON.parse(out.trim().split("\n").pop()!) as SideResult;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 
 async function main() {
-  await seed();
-  const rssBefore = process.memoryUsage().rss;
-  const bareRate = await bare();
-  const adapterRate = await adapterRead();
-  const admin = kafka.admin();
-  await admin.connect();
-  const left = (await admin.fetchTopicOffsets(TOPIC)).reduce((t, p) => t + Number(p.high) - Number(p.low), 0);
-  await admin.deleteTopics({ topics: [TOPIC] });
-  await admin.disconnect();
-  await closeDb();
-  clearInterval(sampler);
-  console.log(`bare kafkajs consumer (group, eachBatch): ${Math.round(bareRate)} records/s (timed from the first batch: excludes the group join)`);
-  console.log(`adapter.stream():       ${Math.round(adapterRate)} records/s (group-less fetch, headers decoded, sha256, handled lookups: ${process.env.DATABASE_URL ? "on" : "off"})`);
-  console.log(`ratio adapter/bare:     ${(adapterRate / bareRate).toFixed(2)}`);
-  console.log(`peak RSS:               ${Math.round(peakRss / 1048576)} MB (${Math.round(rssBefore / 1048576)} MB after seeding)`);
-  console.log(`records still in the topic after both reads: ${left} of ${COUNT}`);
+  const [side, topicArg, connArg] = process.argv.slice(2);
+  if (side === "bare" || side === "adapter") {
+    const r = side === "bare" ? await bare(topicArg) : await adapterSide(topicArg, connArg);
+    console.log(JSON.stringify(r));
+    return;
+  }
+  if (!process.env.DATABASE_URL) throw new Error("DATABASE_URL must point at a migrated database (the adapter's handled-offset lookups are part of the bench)");
+  const topic = `bench.read.${Date.now().toString(36)}.DLT`;
+  const connectionId = `bench-${randomUUID().slice(0, 8)}`;
+  const { getDb, closeDb } = await import("../lib/db");
+  try {
+    const marked = await seed(topic, connectionId);
+    const results: SideResult[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const s of ["bare", "adapter"] as const) {
+        const res = child(s, topic, connectionId);
+        if (res.side === "adapter" && res.handled !== marked) throw new Error(`adapter marked ${res.handled} letters handled, expected ${marked}`);
+        results.push(res);
+        console.log(`round ${r + 1} ${s.padEnd(7)} ${Math.round(res.records / res.seconds).toString().padStart(7)} records/s  ${res.seconds.toFixed(2)} s (CPU ${res.cpuSeconds.toFixed(2)} s)  peak RSS ${res.peakRssMb} MB`);
+      }
+    }
+    const rate = (s: SideResult["side"]) => median(results.filter((x) => x.side === s).map((x) => x.records / x.seconds));
+    const rss = (s: SideResult["side"]) => Math.max(...results.filter((x) => x.side === s).map((x) => x.peakRssMb));
+    const admin = kafka.admin();
+    await admin.connect();
+    const left = (await admin.fetchTopicOffsets(topic)).reduce((t, p) => t + Number(p.high) - Number(p.low), 0);
+    await admin.disconnect();
+    console.log(`bare kafkajs consumer (group, eachBatch, no per-record work): ${Math.round(rate("bare"))} records/s (median of ${ROUNDS}; from GROUP_JOIN to the last record)`);
+    console.log(`adapter.stream() (no group; headers, sha256, ids, handled lookups):  ${Math.round(rate("adapter"))} records/s (median of ${ROUNDS}; from stream() to the last letter)`);
+    console.log(`ratio adapter/bare: ${(rate("adapter") / rate("bare")).toFixed(2)} (goal >= 0.8)`);
+    console.log(`peak RSS: adapter ${rss("adapter")} MB (goal < 300 MB), bare consumer ${rss("bare")} MB (each in its own process)`);
+    console.log(`records still in the topic after all reads: ${left} of ${COUNT}`);
+  } finally {
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+    await admin.disconnect();
+    await getDb().kafkaHandledOffset.deleteMany({ where: { connectionId } }).catch(() => undefined);
+    await closeDb();
+  }
 }
 
 main().catch((e) => {

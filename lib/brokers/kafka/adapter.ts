@@ -18,7 +18,7 @@ import {
 import { numberValue, timestampValue } from "@/lib/brokers/display";
 import { createCluster, createKafka, type InternalCluster, type InternalRecord, type KafkaClientOptions } from "@/lib/brokers/kafka/client";
 import { mapKafkaError } from "@/lib/brokers/kafka/errors";
-import { DEFAULT_FETCH_LIMITS, readPartition, type FetchLimits } from "@/lib/brokers/kafka/fetcher";
+import { DEFAULT_FETCH_LIMITS, readPartition, readPartitionConcurrently, type FetchedBatch, type FetchLimits } from "@/lib/brokers/kafka/fetcher";
 import { matchDeadLetterTopics, parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { toLetter } from "@/lib/brokers/kafka/letter";
 import { prismaHandledStore, refKey, type HandledMark, type HandledStore } from "@/lib/brokers/kafka/handled-store";
@@ -44,7 +44,11 @@ export interface KafkaAdapterOptions {
   handledStore?: HandledStore | null;
   /** Warn when the oldest unhandled letter has lived this share of the topic's retention (default 0.8). */
   retentionWarnShare?: number;
-  /** Records per handled-offset lookup while streaming (default 500). */
+  /**
+   * Unused, kept for callers that set it: stream() now looks handled offsets up once per Fetch
+   * response, with one range query, while the previous response is handed out.
+   * @deprecated
+   */
   streamChunk?: number;
 }
 
@@ -54,6 +58,7 @@ interface TopicState {
 }
 
 const MAX_PAGE = 1000;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 export class KafkaAdapter implements BrokerAdapter {
   readonly kind = "kafka" as const;
@@ -311,10 +316,26 @@ export class KafkaAdapter implements BrokerAdapter {
     } catch (e) {
       throw this.err(e, name);
     }
-    const marks = await this.marksFor(name, seg.partition, records);
+    const marks = records.length ? await this.marksBetween(name, seg.partition, BigInt(records[0].offset), BigInt(records[records.length - 1].offset)) : new Map<string, HandledMark>();
     return records.map((r) =>
       toLetter(name, seg.partition, r, firstPosition + Number(BigInt(r.offset) - seg.from), { maxBodyBytes: opts.maxBodyBytes, configOrigin, handled: marks.get(refKey(seg.partition, r.offset)) }),
     );
+  }
+
+  /** Marks of these records (in offset order, one partition): one range query where the store has it. */
+  private async marksBetween(name: string, partition: number, first: bigint, last: bigint): Promise<Map<string, HandledMark>> {
+    if (!this.store || last < first) return new Map();
+    if (!this.store.handledBetween) {
+      const refs: Array<{ offset: string }> = [];
+      for (let o = first; o <= last && refs.length < 100_000; o++) refs.push({ offset: o.toString() });
+      return this.marksFor(name, partition, refs);
+    }
+    try {
+      return await this.store.handledBetween(this.connectionId, name, partition, first, last);
+    } catch (e) {
+      console.warn(`[kafka] handled offsets for ${name}: ${(e as Error).message}`);
+      return new Map();
+    }
   }
 
   private async marksFor(name: string, partition: number, records: Array<{ offset: string }>): Promise<Map<string, HandledMark>> {
@@ -356,36 +377,60 @@ export class KafkaAdapter implements BrokerAdapter {
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
     await this.known(name);
+    // End offsets observed now: letters that arrive while streaming are not read.
     const state = await this.topicState(name);
     const cluster = await this.getCluster(name);
     const configOrigin = this.configEntry(name)?.origin ?? null;
     // One count per partition first: partitions without handled offsets need no lookups at all.
     const handledCounts = this.store ? await this.store.handledCounts(this.connectionId, name, state.partitions).catch(() => null) : null;
+    const open = (p: TopicState["partitions"][number]) => {
+      const lookup = this.store !== null && (handledCounts === null || (handledCounts.get(p.partition) ?? 0) > 0);
+      // The handled lookup of a batch runs as soon as its Fetch response is in: one range query per Fetch.
+      const annotate = lookup ? (first: bigint, last: bigint) => this.marksBetween(name, p.partition, first, last) : undefined;
+      return readPartitionConcurrently(cluster, name, p.partition, p.start, p.end, this.limits, opts.signal, annotate);
+    };
     let base = 0;
-    for (const p of state.partitions) {
-      const lookup = handledCounts === null || (handledCounts.get(p.partition) ?? 0) > 0;
-      const iter = readPartition(cluster, name, p.partition, p.start, p.end, this.limits, opts.signal);
-      let done = false;
-      while (!done) {
-        // A chunk of records at a time, so handled marks cost one query per chunk.
-        const chunk: InternalRecord[] = [];
-        try {
-          while (chunk.length < this.streamChunk) {
-            const step = await iter.next();
-            if (step.done) {
-              done = true;
-              break;
-            }
-            chunk.push(step.value);
+    let ahead: { iter: ReturnType<typeof open>; first: Promise<IteratorResult<FetchedBatch<Map<string, HandledMark>>>> } | null = null;
+    for (let k = 0; k < state.partitions.length; k++) {
+      const p = state.partitions[k];
+      const iter = ahead?.iter ?? open(p);
+      let first = ahead?.first ?? null;
+      ahead = null;
+      // Positions in plain numbers when every offset of the partition is a safe integer (always, in practice).
+      const exact = p.end <= MAX_SAFE;
+      const start = Number(p.start);
+      let finished = false;
+      try {
+        for (;;) {
+          let step: IteratorResult<FetchedBatch<Map<string, HandledMark>>>;
+          try {
+            step = await (first ?? iter.next());
+          } catch (e) {
+            throw this.err(e, name);
           }
-        } catch (e) {
-          throw this.err(e, name);
+          first = null;
+          if (step.done) break;
+          const { records, meta: marks, last } = step.value;
+          if (last && k + 1 < state.partitions.length && !ahead) {
+            // This partition has no Fetch left: request the next partition's first batch meanwhile.
+            const nextIter = open(state.partitions[k + 1]);
+            const nextFirst = nextIter.next();
+            nextFirst.catch(() => undefined);
+            ahead = { iter: nextIter, first: nextFirst };
+          }
+          const withMarks = marks !== undefined && marks.size > 0;
+          for (let i = 0; i < records.length; i++) {
+            const r = records[i];
+            const position = base + (exact ? Number(r.offset) - start : Number(BigInt(r.offset) - p.start));
+            yield toLetter(name, p.partition, r, position, { maxBodyBytes: opts.maxBodyBytes, configOrigin, handled: withMarks ? marks.get(refKey(p.partition, r.offset)) : undefined });
+          }
         }
-        const marks = lookup ? await this.marksFor(name, p.partition, chunk) : new Map<string, HandledMark>();
-        for (let i = 0; i < chunk.length; i++) {
-          const r = chunk[i];
-          chunk[i] = undefined as unknown as InternalRecord; // let the record go once it is handed out
-          yield toLetter(name, p.partition, r, base + Number(BigInt(r.offset) - p.start), { maxBodyBytes: opts.maxBodyBytes, configOrigin, handled: marks.get(refKey(p.partition, r.offset)) });
+        finished = true;
+      } finally {
+        if (!finished) {
+          // Stopped early (break, abort, error): let this partition's reader and the read-ahead go.
+          void iter.return(undefined).catch(() => undefined);
+          if (ahead) void ahead.iter.return(undefined).catch(() => undefined);
         }
       }
       base += Number(p.end - p.start);

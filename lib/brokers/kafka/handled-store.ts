@@ -29,6 +29,12 @@ export interface HandledStore {
   markHandled(connectionId: string, topic: string, refs: RecordRef[], mark: { operationId: string; outcome: HandledOutcome; at?: Date }): Promise<number>;
   /** Marks for the given records (a page), keyed `partition-offset`. */
   handledAmong(connectionId: string, topic: string, refs: RecordRef[]): Promise<Map<string, HandledMark>>;
+  /**
+   * Marks of one partition's handled offsets in [from, to], keyed `partition-offset`: one indexed
+   * range query (the unique index leads with connection, topic, partition, offset). Optional for
+   * other stores: `handledAmong` is used where it is missing.
+   */
+  handledBetween?(connectionId: string, topic: string, partition: number, from: bigint, to: bigint): Promise<Map<string, HandledMark>>;
   /** Handled records inside each partition's [start, end). */
   handledCounts(connectionId: string, topic: string, ranges: PartitionRange[]): Promise<Map<number, number>>;
   /** First offset in [start, end) not handled, per partition (end when all are). */
@@ -59,6 +65,16 @@ export function prismaHandledStore(db: () => PrismaClient = getDb): HandledStore
         select: { partition: true, offset: true, handledAt: true, outcome: true, operationId: true },
       });
       for (const r of rows) out.set(refKey(r.partition, r.offset), { at: r.handledAt, outcome: r.outcome, operationId: r.operationId });
+      return out;
+    },
+
+    async handledBetween(connectionId, topic, partition, from, to) {
+      const out = new Map<string, HandledMark>();
+      if (to < from) return out;
+      const rows = await db().$queryRaw<Array<{ offset: bigint; handled_at: Date; outcome: HandledOutcome; operation_id: string }>>`
+        select "offset", handled_at, outcome::text as outcome, operation_id::text as operation_id from kafka_handled_offsets
+        where connection_id = ${connectionId} and topic = ${topic} and partition = ${partition} and "offset" between ${from} and ${to}`;
+      for (const r of rows) out.set(refKey(partition, r.offset), { at: r.handled_at, outcome: r.outcome, operationId: r.operation_id });
       return out;
     },
 

@@ -12,7 +12,8 @@
  * Anything else: text when the bytes are valid UTF-8, otherwise bytes (shown as hex).
  */
 import type { DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
-import { bytesValue, displayText, timestampValue } from "@/lib/brokers/display";
+import { isUtf8 } from "node:buffer";
+import { displayText, timestampValue } from "@/lib/brokers/display";
 
 /** A header as it came off the wire, in record order; a null value is a header without value. */
 export type RawHeader = [name: string, value: Uint8Array | null];
@@ -62,6 +63,20 @@ const SPRING_BINARY: Record<string, { width: 4 | 8; timestamp: boolean }> = {
   [SPRING.originalTimestamp]: { width: 8, timestamp: true },
 };
 
+/**
+ * display's `bytesValue`, same result, several times faster on the small values of headers and keys:
+ * Node's `isUtf8` (the same well-formedness TextDecoder's fatal mode checks) then a plain decode,
+ * instead of a throwing TextDecoder per value. Like TextDecoder, a leading BOM is not part of the text.
+ */
+export function bytesValueOf(bytes: Uint8Array): DisplayValue {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const v = buf.toString("base64");
+  if (!isUtf8(buf)) return { t: "bytes", v, size: buf.byteLength };
+  let text = buf.toString("utf8");
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return { t: "bytes", v, size: buf.byteLength, text };
+}
+
 /** Big-endian signed integer of exactly 4 or 8 bytes, as exact decimal text; null for any other length. */
 export function bigEndianInt(bytes: Uint8Array, width: 4 | 8): bigint | null {
   if (bytes.byteLength !== width) return null;
@@ -74,11 +89,18 @@ export function decodeHeaderValue(name: string, value: Uint8Array | null): Displ
   if (value === null) return { t: "null" };
   const binary = SPRING_BINARY[name];
   if (binary) {
-    const n = bigEndianInt(value, binary.width);
     // A wrong width is shown as the bytes it is, never guessed at.
-    if (n !== null) return binary.timestamp ? timestampValue(n) : { t: "number", v: n.toString() };
+    if (value.byteLength === binary.width) {
+      if (binary.width === 4 && !binary.timestamp) {
+        // The common case (original partition): no DataView or BigInt per record.
+        const n = ((value[0] << 24) | (value[1] << 16) | (value[2] << 8) | value[3]) | 0;
+        return { t: "number", v: String(n) };
+      }
+      const n = bigEndianInt(value, binary.width)!;
+      return binary.timestamp ? timestampValue(n) : { t: "number", v: n.toString() };
+    }
   }
-  return bytesValue(value);
+  return bytesValueOf(value);
 }
 
 export function decodeHeaders(raw: RawHeader[]): HeaderEntry[] {
@@ -99,10 +121,54 @@ export function rawHeadersFromKafkajs(headers: Record<string, unknown> | undefin
   return out;
 }
 
+/** `decodeHeaders(rawHeadersFromKafkajs(headers))` in one pass (the per-record path). */
+export function decodeKafkajsHeaders(headers: Record<string, unknown> | undefined | null): HeaderEntry[] {
+  const out: HeaderEntry[] = [];
+  if (!headers) return out;
+  for (const name in headers) {
+    if (!Object.prototype.hasOwnProperty.call(headers, name)) continue;
+    const v = headers[name];
+    if (Array.isArray(v)) for (const one of v) out.push({ name, value: decodeHeaderValue(name, rawValue(one)) });
+    else out.push({ name, value: decodeHeaderValue(name, rawValue(v)) });
+  }
+  return out;
+}
+
+function rawValue(one: unknown): Uint8Array | null {
+  if (one === null || one === undefined) return null;
+  return one instanceof Uint8Array ? one : Buffer.from(String(one), "utf8");
+}
+
+let lastMs = NaN;
+let lastIso: string | null = null;
+
+/**
+ * `new Date(ms).toISOString()`, or null when out of Date's range. Records of one batch mostly share
+ * their millisecond, so the last answer is kept (this runs several times per record).
+ */
+export function isoOfMs(ms: number): string | null {
+  if (ms === lastMs) return lastIso;
+  const d = new Date(ms);
+  const iso = Number.isFinite(d.getTime()) ? d.toISOString() : null;
+  lastMs = ms;
+  lastIso = iso;
+  return iso;
+}
+
+/** Same as display's `timestampValue` for a number, through the cache. */
+export function timestampOfMs(ms: number): DisplayValue {
+  const iso = isoOfMs(ms);
+  return iso === null ? { t: "number", v: String(ms) } : { t: "timestamp", v: iso };
+}
+
 /** Text of the first (or last) header with this name; null when absent, empty or not UTF-8. */
 function text(headers: HeaderEntry[], name: string, which: "first" | "last" = "first"): string | null {
-  const all = headers.filter((h) => h.name === name);
-  const h = which === "first" ? all[0] : all[all.length - 1];
+  let h: HeaderEntry | undefined;
+  if (which === "first") {
+    for (let i = 0; i < headers.length && !h; i++) if (headers[i].name === name) h = headers[i];
+  } else {
+    for (let i = headers.length - 1; i >= 0 && !h; i--) if (headers[i].name === name) h = headers[i];
+  }
   const t = h ? displayText(h.value) : null;
   return t === null || t === "" ? null : t;
 }
@@ -110,10 +176,15 @@ function text(headers: HeaderEntry[], name: string, which: "first" | "last" = "f
 export type Convention = "spring" | "connect" | "streams" | null;
 
 export function conventionOf(headers: HeaderEntry[]): Convention {
-  if (headers.some((h) => h.name.startsWith("kafka_dlt-"))) return "spring";
-  if (headers.some((h) => h.name.startsWith("__connect.errors."))) return "connect";
-  if (headers.some((h) => h.name.startsWith("__streams.errors."))) return "streams";
-  return null;
+  // One pass; Spring wins over Connect over Streams when a letter carries several.
+  let found: Convention = null;
+  for (const h of headers) {
+    const n = h.name;
+    if (n.startsWith("kafka_dlt-")) return "spring";
+    if (found !== "connect" && n.startsWith("__connect.errors.")) found = "connect";
+    else if (found === null && n.startsWith("__streams.errors.")) found = "streams";
+  }
+  return found;
 }
 
 export interface Origin {
@@ -156,8 +227,7 @@ export function originOf(headers: HeaderEntry[]): Origin {
 }
 
 /** Why the letter died, from its headers; `deadLetteredAt` is the DLT record's own timestamp. */
-export function failureFromHeaders(headers: HeaderEntry[], recordTimestampMs: number | null, configOrigin: string | null): FailureInfo {
-  const origin = originOf(headers);
+export function failureFromHeaders(headers: HeaderEntry[], recordTimestampMs: number | null, configOrigin: string | null, origin: Origin = originOf(headers)): FailureInfo {
   let exceptionClass: string | null = null;
   let exceptionMessage: string | null = null;
   let stackTrace: string | null = null;
@@ -185,9 +255,8 @@ export function failureFromHeaders(headers: HeaderEntry[], recordTimestampMs: nu
       reason = "exception";
       break;
   }
-  const ts = recordTimestampMs === null ? null : timestampValue(recordTimestampMs);
   return {
-    deadLetteredAt: ts && ts.t === "timestamp" ? ts.v : null,
+    deadLetteredAt: recordTimestampMs === null ? null : isoOfMs(recordTimestampMs),
     reason,
     originQueue: origin.topic ?? configOrigin,
     exchange: null,

@@ -1,7 +1,8 @@
 /** A fetched Kafka record → a broker-neutral `Letter`. */
+import * as crypto from "node:crypto";
 import type { HeaderEntry, Letter } from "@/lib/brokers/types";
-import { bytesValue, displayText, headerText, numberValue, sha256Hex, timestampValue } from "@/lib/brokers/display";
-import { decodeHeaders, failureFromHeaders, originOf, rawHeadersFromKafkajs } from "@/lib/brokers/kafka/headers";
+import { displayText, sha256Hex } from "@/lib/brokers/display";
+import { bytesValueOf, decodeKafkajsHeaders, failureFromHeaders, isoOfMs, originOf, timestampOfMs } from "@/lib/brokers/kafka/headers";
 import { letterIdOf } from "@/lib/brokers/kafka/discovery";
 
 export interface KafkaRecordLike {
@@ -13,9 +14,10 @@ export interface KafkaRecordLike {
   batchContext?: { timestampType?: number };
 }
 
-const MESSAGE_ID_HEADERS = ["message-id", "messageId", "message_id", "x-message-id", "ce_id"];
-const CORRELATION_HEADERS = ["correlation-id", "correlationId", "x-correlation-id", "kafka_correlationId"];
-const CONTENT_TYPE_HEADERS = ["content-type", "contentType", "ce_datacontenttype"];
+const withLower = (names: string[]) => names.map((n) => [n, n.toLowerCase()] as const);
+const MESSAGE_ID_HEADERS = withLower(["message-id", "messageId", "message_id", "x-message-id", "ce_id"]);
+const CORRELATION_HEADERS = withLower(["correlation-id", "correlationId", "x-correlation-id", "kafka_correlationId"]);
+const CONTENT_TYPE_HEADERS = withLower(["content-type", "contentType", "ce_datacontenttype"]);
 
 export function toLetter(
   topic: string,
@@ -24,57 +26,87 @@ export function toLetter(
   position: number,
   opts: { maxBodyBytes?: number; configOrigin: string | null; handled?: { at: Date; outcome: "redriven" | "discarded" } },
 ): Letter {
-  const headers = decodeHeaders(rawHeadersFromKafkajs(record.headers));
-  const value = record.value ?? new Uint8Array(0);
+  // The per-record path of every read (a 100k-record stream runs it 100k times): each header is
+  // decoded once, the origin found once, a timestamp formatted once per millisecond, no copies.
+  const headers = decodeKafkajsHeaders(record.headers);
+  const value = record.value ?? EMPTY;
   const max = opts.maxBodyBytes;
   const truncated = max !== undefined && value.byteLength > max;
   const tsMs = Number(record.timestamp);
+  const tsValid = Number.isFinite(tsMs) && tsMs >= 0;
+  const iso = tsValid ? isoOfMs(tsMs) : null;
   const origin = originOf(headers);
+  const key = record.key === null ? null : bytesValueOf(record.key);
   const properties: HeaderEntry[] = [
     { name: "topic", value: { t: "string", v: topic } },
-    { name: "partition", value: numberValue(partition) },
+    { name: "partition", value: { t: "number", v: String(partition) } },
     { name: "offset", value: { t: "number", v: record.offset } },
-    { name: "key", value: record.key === null ? { t: "null" } : bytesValue(record.key) },
-    { name: "timestamp", value: Number.isFinite(tsMs) && tsMs >= 0 ? timestampValue(tsMs) : { t: "number", v: record.timestamp } },
+    { name: "key", value: key === null ? { t: "null" } : key },
+    { name: "timestamp", value: tsValid ? timestampOfMs(tsMs) : { t: "number", v: record.timestamp } },
   ];
   const tsType = record.batchContext?.timestampType;
   if (tsType === 0 || tsType === 1) properties.push({ name: "timestampType", value: { t: "string", v: tsType === 1 ? "LogAppendTime" : "CreateTime" } });
   if (record.value === null) properties.push({ name: "tombstone", value: { t: "boolean", v: true } });
+  const extra: HeaderEntry[] = [];
   if (origin.convention) properties.push({ name: "convention", value: { t: "string", v: origin.convention } });
   if (origin.topic) properties.push({ name: "original topic", value: { t: "string", v: origin.topic } });
-  if (origin.partition) properties.push({ name: "original partition", value: { t: "number", v: origin.partition } });
-  if (origin.offset) properties.push({ name: "original offset", value: { t: "number", v: origin.offset } });
-  if (origin.group) properties.push({ name: origin.convention === "connect" ? "connector" : "original consumer group", value: { t: "string", v: origin.group } });
-  const keyText = record.key === null ? null : displayText(bytesValue(record.key));
-  return {
+  if (origin.partition) pushBoth(properties, extra, { name: "original partition", value: { t: "number", v: origin.partition } });
+  if (origin.offset) pushBoth(properties, extra, { name: "original offset", value: { t: "number", v: origin.offset } });
+  if (origin.group) pushBoth(properties, extra, { name: origin.convention === "connect" ? "connector" : "original consumer group", value: { t: "string", v: origin.group } });
+  const keyText = key === null ? null : displayText(key);
+  const letter: Letter = {
     id: letterIdOf(partition, record.offset),
     position,
-    messageId: headerText(headers, ...MESSAGE_ID_HEADERS),
-    correlationId: headerText(headers, ...CORRELATION_HEADERS),
+    messageId: headerTextOf(headers, MESSAGE_ID_HEADERS),
+    correlationId: headerTextOf(headers, CORRELATION_HEADERS),
     // Copy a cut body so the whole fetch buffer can be collected.
     body: truncated ? Buffer.from(value.subarray(0, max)) : value,
     bodySize: value.byteLength,
     bodyTruncated: truncated,
-    sha256: sha256Hex(value),
-    contentType: headerText(headers, ...CONTENT_TYPE_HEADERS),
+    sha256: sha256Of(value),
+    contentType: headerTextOf(headers, CONTENT_TYPE_HEADERS),
     contentEncoding: null,
     properties,
     headers,
-    failure: failureFromHeaders(headers, Number.isFinite(tsMs) && tsMs >= 0 ? tsMs : null, opts.configOrigin),
+    failure: failureFromHeaders(headers, tsValid ? tsMs : null, opts.configOrigin, origin),
     history: origin.convention
-      ? [
-          {
-            queue: origin.topic,
-            reason: origin.convention,
-            count: null,
-            time: Number.isFinite(tsMs) && tsMs >= 0 ? new Date(tsMs).toISOString() : null,
-            exchange: null,
-            routingKeys: [],
-            extra: properties.filter((h) => h.name === "original partition" || h.name === "original offset" || h.name === "original consumer group" || h.name === "connector"),
-          },
-        ]
+      ? [{ queue: origin.topic, reason: origin.convention, count: null, time: iso, exchange: null, routingKeys: [], extra }]
       : [],
     orderingKey: record.key === null ? null : (keyText ?? `base64:${Buffer.from(record.key).toString("base64")}`),
-    ...(opts.handled ? { handled: { at: opts.handled.at.toISOString(), outcome: opts.handled.outcome } } : {}),
   };
+  if (opts.handled) letter.handled = { at: opts.handled.at.toISOString(), outcome: opts.handled.outcome };
+  return letter;
+}
+
+const EMPTY = new Uint8Array(0);
+
+function pushBoth(a: HeaderEntry[], b: HeaderEntry[], entry: HeaderEntry) {
+  a.push(entry);
+  b.push(entry);
+}
+
+/** The payload's sha256 in hex (one-shot `crypto.hash` where Node has it: no Hash object per record). */
+const oneShot = (crypto as { hash?: (alg: string, data: Uint8Array, enc: "hex") => string }).hash;
+export const sha256Of = (bytes: Uint8Array): string => (oneShot ? oneShot("sha256", bytes, "hex") : sha256Hex(bytes));
+
+/**
+ * display's `headerText(headers, ...names)`: per name in order, the exact header else a
+ * case-insensitive one, the first non-empty text wins. Lower-cases each header name once, not once
+ * per name asked for.
+ */
+function headerTextOf(headers: HeaderEntry[], names: ReadonlyArray<readonly [string, string]>): string | null {
+  if (!headers.length) return null;
+  let lower: string[] | null = null;
+  for (const [name, lowerName] of names) {
+    let v: HeaderEntry["value"] | undefined;
+    for (let i = 0; i < headers.length; i++) if (headers[i].name === name) { v = headers[i].value; break; }
+    if (v === undefined) {
+      lower ??= headers.map((h) => h.name.toLowerCase());
+      const i = lower.indexOf(lowerName);
+      if (i >= 0) v = headers[i].value;
+    }
+    const t = displayText(v);
+    if (t !== null && t !== "") return t;
+  }
+  return null;
 }
