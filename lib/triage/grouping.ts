@@ -1,0 +1,117 @@
+/**
+ * The grouping key of a dead letter: what failed (root-cause exception class, normalised message,
+ * top frame), or, when the letter carries no exception metadata, why the broker dead-lettered it
+ * (reason plus a receive-count bucket). Pure; the index stores `key` and the parts beside it.
+ */
+import { createHash } from "node:crypto";
+import { normalizeMessage, parseStack, topStackFrame } from "./normalize";
+
+/** Part of every key: bump when normalisation or key parts change, so the index regroups instead of mixing old and new keys. */
+export const GROUPING_VERSION = 1;
+
+export interface GroupingInput {
+  exceptionClass: string | null;
+  exceptionMessage: string | null;
+  stackTrace: string | null;
+  reason: string | null;
+  count: number | null;
+}
+
+export interface GroupKey {
+  /** First 32 hex digits of the SHA-256 of the parts below and GROUPING_VERSION. */
+  key: string;
+  basis: "exception" | "reason";
+  /** The root cause's class where the stack trace shows a cause chain. */
+  exceptionClass: string | null;
+  normalizedMessage: string | null;
+  topFrame: string | null;
+  /** Basis "reason" only: "<reason> / <bucket>", e.g. "rejected / 2-3". */
+  reason: string | null;
+  /** Basis "reason" only: the receive-count bucket on its own. */
+  receiveBucket: string | null;
+  /** The outermost exception's class when it differs from `exceptionClass` (the wrapper grouping looked through). Not part of the key. */
+  wrapperClass: string | null;
+  label: string;
+}
+
+/** Buckets keep "died on first delivery" (poison message) apart from "kept failing" (flaky dependency). */
+export function receiveCountBucket(n: number | null): string {
+  if (n === null || !Number.isFinite(n) || n < 1) return "unknown";
+  if (n <= 1) return "1";
+  if (n <= 3) return "2-3";
+  if (n <= 10) return "4-10";
+  return "11+";
+}
+
+const blank = (s: string | null | undefined) => (s && s.trim() ? s.trim() : null);
+
+/** Spring before 6 folds the cause into the message: "…; nested exception is com.foo.X: msg". */
+function nestedCause(message: string | null): { exceptionClass: string; message: string | null } | null {
+  const i = message?.lastIndexOf("nested exception is ") ?? -1;
+  if (!message || i < 0) return null;
+  const m = /^([A-Za-z_$][\w$]*(?:[.$][A-Za-z_$][\w$]*)+)(?::\s*([\s\S]*))?$/.exec(message.slice(i + 20).trim());
+  return m ? { exceptionClass: m[1], message: blank(m[2]) } : null;
+}
+
+/**
+ * Resolves what actually failed. The root cause wins over the wrapper: every failure of a Spring
+ * listener is a ListenerExecutionFailedException, so grouping by the outer class would put every
+ * failure in one group. Header values win over the stack's when they describe the same exception,
+ * because headers are not truncated.
+ */
+function resolveFailure(input: GroupingInput) {
+  const parsed = parseStack(input.stackTrace);
+  const outer = parsed?.chain[0] ?? null;
+  const root = parsed && parsed.chain.length > 1 ? parsed.chain[parsed.chain.length - 1] : null;
+  const headerClass = blank(input.exceptionClass);
+  const headerMessage = blank(input.exceptionMessage);
+  let exceptionClass = headerClass ?? outer?.exceptionClass ?? null;
+  let message = headerMessage ?? (!headerClass || headerClass === outer?.exceptionClass ? blank(outer?.message) : null);
+  if (root?.exceptionClass) {
+    message = headerClass === root.exceptionClass && headerMessage ? headerMessage : blank(root.message);
+    exceptionClass = root.exceptionClass;
+  } else if (!parsed) {
+    const nested = nestedCause(message);
+    if (nested) ({ exceptionClass, message } = nested);
+  }
+  const wrapper = headerClass ?? outer?.exceptionClass ?? null;
+  return { exceptionClass, message, wrapperClass: wrapper && wrapper !== exceptionClass ? wrapper : null };
+}
+
+function digest(parts: Array<string | null>): string {
+  // JSON keeps null distinct from "" and no separator can be forged by the values.
+  return createHash("sha256").update(JSON.stringify([GROUPING_VERSION, ...parts])).digest("hex").slice(0, 32);
+}
+
+export function groupKeyOf(input: GroupingInput): GroupKey {
+  const { exceptionClass, message, wrapperClass } = resolveFailure(input);
+  const normalizedMessage = message ? normalizeMessage(message) || null : null;
+  const topFrame = input.stackTrace ? topStackFrame(input.stackTrace) : null;
+  if (exceptionClass || normalizedMessage) {
+    const head = [exceptionClass, normalizedMessage].filter(Boolean).join(": ");
+    return {
+      key: digest(["exception", exceptionClass, normalizedMessage, topFrame]),
+      basis: "exception",
+      exceptionClass,
+      normalizedMessage,
+      topFrame,
+      reason: null,
+      receiveBucket: null,
+      wrapperClass,
+      label: topFrame ? `${head} @ ${topFrame}` : head,
+    };
+  }
+  const receiveBucket = receiveCountBucket(input.count);
+  const reason = `${blank(input.reason) ?? "unknown"} / ${receiveBucket}`;
+  return {
+    key: digest(["reason", reason]),
+    basis: "reason",
+    exceptionClass: null,
+    normalizedMessage: null,
+    topFrame: null,
+    reason,
+    receiveBucket,
+    wrapperClass: null,
+    label: `${blank(input.reason) ?? "No reason given"}, received ${receiveBucket === "unknown" ? "an unknown number of" : receiveBucket} time${receiveBucket === "1" ? "" : "s"}`,
+  };
+}
