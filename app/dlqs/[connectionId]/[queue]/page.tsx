@@ -5,6 +5,7 @@ import { FactsTable } from "@/components/dlq/facts-table";
 import { LettersTable } from "@/components/dlq/letters-table";
 import { PositionControls } from "@/components/dlq/position-controls";
 import { RiskConfirm } from "@/components/dlq/risk-confirm";
+import { DlqTabs } from "@/components/triage/dlq-tabs";
 import { Problem } from "@/components/ui/problem";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { parseBrowseParams } from "@/lib/dlq/browse-params";
@@ -97,6 +98,7 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
           {dlq.inFlight ? ` · in flight ${formatCount(dlq.inFlight)}` : null} · {labels.origin.toLowerCase()}
           {dlq.origins.length === 1 ? "" : "s"} {dlq.origins.length ? <span className="mono">{dlq.origins.join(", ")}</span> : "unknown"}
         </span>
+        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current="letters" />
       </div>
       <p className={`banner banner-${notice.tone}`} data-testid="non-destructive-note">
         {notice.text}

@@ -1,0 +1,40 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { z } from "zod";
+import { requireActor, requestMeta } from "@/lib/auth/session";
+import { toSafeError } from "@/lib/dlq/app-error";
+import { AppError, type ActionResult } from "@/lib/errors";
+import { triageBase } from "@/lib/triage/view-params";
+import { cancelScan, startScan, type ScanView } from "@/lib/triage/use-cases";
+
+const startSchema = z.object({ connectionId: z.string().min(1).max(100), queue: z.string().min(1).max(255), acceptRisk: z.boolean().optional() });
+const cancelSchema = z.object({ jobId: z.string().min(1).max(100) });
+
+/** Queues a scan of the DLQ into the triage index (operator+). Audited `triage.scan_start`. */
+export async function startScanAction(input: unknown): Promise<ActionResult<{ scan: ScanView; alreadyActive: boolean }>> {
+  try {
+    const actor = await requireActor();
+    const parsed = startSchema.safeParse(input);
+    if (!parsed.success) throw new AppError("bad_request:input", { userMessage: "Connection and queue are required." });
+    const data = await startScan(actor, await requestMeta(), parsed.data);
+    revalidatePath(triageBase(parsed.data.connectionId, parsed.data.queue));
+    return { ok: true, data };
+  } catch (e) {
+    return { ok: false, error: toSafeError(e) };
+  }
+}
+
+/** Asks a running scan to stop at its next batch. Audited `triage.scan_cancel`. */
+export async function cancelScanAction(input: unknown): Promise<ActionResult<ScanView>> {
+  try {
+    const actor = await requireActor();
+    const parsed = cancelSchema.safeParse(input);
+    if (!parsed.success) throw new AppError("bad_request:input", { userMessage: "Name the scan to cancel." });
+    const data = await cancelScan(actor, await requestMeta(), parsed.data);
+    revalidatePath(triageBase(data.connectionId, data.queue));
+    return { ok: true, data };
+  } catch (e) {
+    return { ok: false, error: toSafeError(e) };
+  }
+}

@@ -1,0 +1,23 @@
+/** The triage page's shape while it loads: fixed heights, so nothing jumps when data arrives. */
+export default function Loading() {
+  return (
+    <main className="page triage-page" aria-busy="true">
+      <div className="breadcrumbs">&nbsp;</div>
+      <div className="page-head">
+        <h1>Triage</h1>
+        <span className="meta">Loading the index…</span>
+      </div>
+      <div className="scan-panel skeleton-block" style={{ height: 40 }} />
+      <div className="section table-wrap" style={{ padding: 8, height: 320 }}>
+        {Array.from({ length: 8 }, (_, i) => (
+          <div key={i} className="skeleton" style={{ width: `${70 + ((i * 37) % 30)}%`, height: 28 }} />
+        ))}
+      </div>
+      <div className="section table-wrap" style={{ padding: 8, height: 360 }}>
+        {Array.from({ length: 12 }, (_, i) => (
+          <div key={i} className="skeleton" style={{ width: `${60 + ((i * 23) % 40)}%` }} />
+        ))}
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,176 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { DlqTabs } from "@/components/triage/dlq-tabs";
+import { FilterBar } from "@/components/triage/filter-bar";
+import { GroupBy } from "@/components/triage/group-by";
+import { GroupsTable } from "@/components/triage/groups-table";
+import { ScanPanel } from "@/components/triage/scan-panel";
+import { TriageLettersTable } from "@/components/triage/triage-letters-table";
+import { ValuesTable } from "@/components/triage/values-table";
+import { Problem } from "@/components/ui/problem";
+import { can } from "@/lib/auth/permissions";
+import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { asAppError } from "@/lib/dlq/app-error";
+import { decodeParam, dlqHref } from "@/lib/dlq/links";
+import { formatCount } from "@/lib/format";
+import { listGroups, listLetters, listRules, listScans, type GroupsResult } from "@/lib/triage/use-cases";
+import { appliedFilters, EMPTY_VIEW, exportHref, filterPairs, parseTriageParams, toLetterFilter, triageBase, triageHref, withFilter } from "@/lib/triage/view-params";
+
+export const dynamic = "force-dynamic";
+
+type Params = { connectionId: string; queue: string };
+type Search = Record<string, string | string[] | undefined>;
+
+export async function generateMetadata({ params }: { params: Promise<Params> }): Promise<Metadata> {
+  const { queue } = await params;
+  return { title: `Triage · ${decodeParam(queue)}` };
+}
+
+export default async function TriagePage({ params, searchParams }: { params: Promise<Params>; searchParams: Promise<Search> }) {
+  const p = await params;
+  const connectionId = decodeParam(p.connectionId);
+  const queue = decodeParam(p.queue);
+  const parsed = parseTriageParams(await searchParams);
+  const view = parsed.ok ? parsed.value : EMPTY_VIEW;
+  const actor = await requirePageActor(triageHref(connectionId, queue, view));
+  const crumbs = (
+    <div className="breadcrumbs">
+      <Link href="/">DLQs</Link> / {connectionId} / <Link href={dlqHref(connectionId, queue)} className="mono">{queue}</Link> / triage
+    </div>
+  );
+  if (!parsed.ok) {
+    return (
+      <main className="page">
+        {crumbs}
+        <Problem title="This link's options are not valid." back={{ href: triageBase(connectionId, queue), label: "← Open triage without filters" }} testId="bad-params">
+          <p>{parsed.message}</p>
+        </Problem>
+      </main>
+    );
+  }
+
+  const meta = await requestMeta();
+  let data: { groups: GroupsResult; letters: Awaited<ReturnType<typeof listLetters>>; scans: Awaited<ReturnType<typeof listScans>>; ruleText: Record<string, string> };
+  try {
+    const filter = toLetterFilter(connectionId, queue, view);
+    const [groups, letters, scans, rules] = await Promise.all([
+      listGroups(actor, meta, { connectionId, queue, by: view.by }),
+      listLetters(actor, meta, { filter, after: view.after, limit: 50 }),
+      listScans(actor, meta, { connectionId, queue }),
+      listRules(actor, meta),
+    ]);
+    data = { groups, letters, scans, ruleText: Object.fromEntries(rules.rules.map((r) => [r.id, r.description])) };
+  } catch (e) {
+    const err = asAppError(e);
+    if (!err) throw e;
+    const title = err.type === "forbidden" ? "Your role does not allow this." : err.type === "bad_request" ? "This view cannot be shown." : "The triage index could not be read.";
+    return (
+      <main className="page">
+        {crumbs}
+        <Problem title={title} back={{ href: triageBase(connectionId, queue), label: "← Open triage without filters" }}>
+          <p>{err.userMessage}</p>
+        </Problem>
+      </main>
+    );
+  }
+
+  const { groups, letters, scans, ruleText } = data;
+  const latest = scans[0] ?? null;
+  const lastCompleted = scans.find((s) => s.state === "succeeded") ?? null;
+  const groupLabel = (key: string) => (groups.by === "group" ? groups.groups.find((g) => g.groupKey === key)?.label : undefined);
+  const chips = appliedFilters(view, groupLabel);
+  const filtered = chips.length > 0;
+  const unfiltered = withFilter(view, { group: null, exceptionClass: null, reason: null, origin: null, from: null, to: null, header: null, q: null, gone: false });
+  const canPayload = can(actor.role, "letter:read-payload");
+
+  return (
+    <main className="page triage-page">
+      {crumbs}
+      <div className="page-head">
+        <h1 className="mono" data-testid="dlq-name">
+          {queue}
+        </h1>
+        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current="triage" scans={scans} />
+      </div>
+      <ScanPanel connectionId={connectionId} queue={queue} canScan={can(actor.role, "triage:scan")} latest={latest} lastCompleted={lastCompleted} />
+
+      <section className="section" aria-labelledby="groups-h">
+        <div className="toolbar">
+          <h2 id="groups-h" style={{ margin: 0 }}>
+            Groups
+          </h2>
+          <span className="hint" data-testid="groups-total">
+            {formatCount(groups.total)} letters in the index · {formatCount(groups.groups.length)} {groups.by === "group" ? "groups" : "values"}
+          </span>
+          <span className="spacer" />
+          <GroupBy connectionId={connectionId} queue={queue} view={view} />
+        </div>
+        {groups.by === "group" ? (
+          <GroupsTable connectionId={connectionId} queue={queue} view={view} groups={groups.groups} ruleText={ruleText} keyboard={!filtered} backHref={dlqHref(connectionId, queue)} />
+        ) : (
+          <ValuesTable connectionId={connectionId} queue={queue} view={view} groups={groups.groups} keyboard={!filtered} backHref={dlqHref(connectionId, queue)} />
+        )}
+      </section>
+
+      <section className="section" aria-labelledby="letters-h">
+        <div className="toolbar">
+          <h2 id="letters-h" style={{ margin: 0 }}>
+            Letters
+          </h2>
+          <strong className="match-count" data-testid="match-count" data-count={letters.count}>
+            {formatCount(letters.count)} {letters.count === 1 ? "letter" : "letters"} {filtered ? "match" : "in the index"}
+          </strong>
+          {chips.map((c) => (
+            <Link key={c.key} href={triageHref(connectionId, queue, c.without)} className="chip" title={`Remove the ${c.label.toLowerCase()} filter`} data-testid={`chip-${c.key}`}>
+              <span className="muted">{c.label}:</span> <span className="chip-value">{c.value}</span> <span aria-hidden="true">×</span>
+            </Link>
+          ))}
+          {filtered ? (
+            <Link href={triageHref(connectionId, queue, unfiltered)} className="btn btn-small btn-quiet" data-testid="clear-filters">
+              Clear filters
+            </Link>
+          ) : null}
+          <span className="spacer" />
+          <span className="hint">Export this set:</span>
+          <a className="btn btn-small" href={exportHref(connectionId, queue, view, "csv")} download data-testid="export-csv">
+            CSV
+          </a>
+          <a className="btn btn-small" href={exportHref(connectionId, queue, view, "json")} download data-testid="export-json">
+            JSON
+          </a>
+          {canPayload ? (
+            <a className="btn btn-small" href={exportHref(connectionId, queue, view, "json", true)} download title="JSON with the payloads (your role may read them); the export is audited" data-testid="export-json-payload">
+              JSON + payloads
+            </a>
+          ) : null}
+        </div>
+        <FilterBar key={JSON.stringify(filterPairs(view))} connectionId={connectionId} queue={queue} view={view} />
+        <TriageLettersTable connectionId={connectionId} queue={queue} letters={letters.letters} keyboard={filtered} backHref={triageHref(connectionId, queue, unfiltered)} />
+        <nav className="pager toolbar" aria-label="Pages" data-testid="triage-pager">
+          {view.after ? (
+            <Link className="btn btn-small" href={triageHref(connectionId, queue, { ...view, after: null })} data-testid="page-first">
+              ← First page
+            </Link>
+          ) : (
+            <span className="btn btn-small" aria-disabled="true">
+              ← First page
+            </span>
+          )}
+          {letters.nextCursor ? (
+            <Link className="btn btn-small" href={triageHref(connectionId, queue, { ...view, after: letters.nextCursor })} data-testid="page-next">
+              Next →
+            </Link>
+          ) : (
+            <span className="btn btn-small" aria-disabled="true">
+              Next →
+            </span>
+          )}
+          <span className="hint">
+            50 a page, newest first · <span className="kbd">j</span>/<span className="kbd">k</span> move · <span className="kbd">Enter</span> open · <span className="kbd">/</span> search ·{" "}
+            <span className="kbd">Esc</span> back
+          </span>
+        </nav>
+      </section>
+    </main>
+  );
+}

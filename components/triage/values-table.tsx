@@ -1,0 +1,86 @@
+"use client";
+
+import Link from "next/link";
+import { RelativeTime } from "@/components/ui/relative-time";
+import { formatCount } from "@/lib/format";
+import { filterForValue, nextSort, sortGroups, triageHref, withFilter, type GroupSortKey, type TriageView } from "@/lib/triage/view-params";
+import { ShareBar } from "./share-bar";
+import { useRowKeys } from "./use-row-keys";
+
+export interface ValueGroup {
+  value: string | null;
+  count: number;
+  share: number;
+  firstAt: string;
+  lastAt: string;
+}
+
+const TITLES: Record<string, string> = { origin: "Origin queue", reason: "Reason", class: "Exception class" };
+
+/** Letters grouped by origin, reason, exception class or a header's value; a value filters the list. */
+export function ValuesTable({ connectionId, queue, view, groups, keyboard, backHref }: { connectionId: string; queue: string; view: TriageView; groups: ValueGroup[]; keyboard: boolean; backHref: string }) {
+  const rows = sortGroups(
+    groups.map((g) => ({ ...g, label: g.value ?? "" })),
+    view.sort,
+  );
+  const hrefFor = (v: string | null) => {
+    const change = filterForValue(view.by, v);
+    return change ? triageHref(connectionId, queue, withFilter(view, change)) : null;
+  };
+  const hrefOf = (i: number) => (rows[i] ? hrefFor(rows[i].value) : null);
+  const { rowProps } = useRowKeys({ count: rows.length, hrefOf, backHref, searchId: "triage-q", enabled: keyboard });
+  const title = TITLES[view.by] ?? `Header ${view.by.slice(7)}`;
+  const sortHeader = (key: GroupSortKey, label: string, className?: string) => {
+    const active = view.sort.key === key;
+    return (
+      <th className={className} aria-sort={active ? (view.sort.dir === "asc" ? "ascending" : "descending") : "none"}>
+        <Link href={triageHref(connectionId, queue, { ...view, sort: nextSort(view.sort, key) })} className="sort-link" scroll={false}>
+          {label}
+          <span aria-hidden="true">{active ? (view.sort.dir === "asc" ? " ▲" : " ▼") : ""}</span>
+        </Link>
+      </th>
+    );
+  };
+  return (
+    <div className="table-wrap scroll groups-wrap">
+      <table className="grid" data-testid="values-table">
+        <thead>
+          <tr>
+            {sortHeader("label", title)}
+            {sortHeader("count", "Letters", "num")}
+            <th>Share</th>
+            {sortHeader("first", "First seen")}
+            {sortHeader("last", "Last seen")}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((g, i) => {
+            const href = hrefFor(g.value);
+            return (
+              <tr key={g.value ?? "\u0000null"} {...rowProps(i)} data-testid="value-row" data-value={g.value ?? ""}>
+                <td className="mono wrap-anywhere">{href ? <Link href={href}>{g.value === "" ? "(empty)" : g.value}</Link> : <span className="muted">(none)</span>}</td>
+                <td className="num strong">{formatCount(g.count)}</td>
+                <td className="nowrap">
+                  <ShareBar share={g.share} />
+                </td>
+                <td className="nowrap">
+                  <RelativeTime value={g.firstAt} />
+                </td>
+                <td className="nowrap">
+                  <RelativeTime value={g.lastAt} />
+                </td>
+              </tr>
+            );
+          })}
+          {rows.length === 0 ? (
+            <tr>
+              <td colSpan={5} className="empty">
+                No letters in the index for this grouping.
+              </td>
+            </tr>
+          ) : null}
+        </tbody>
+      </table>
+    </div>
+  );
+}
