@@ -49,44 +49,49 @@ export function FilterBar({ connectionId, queue, view }: { connectionId: string;
 
   return (
     <form className="filter-bar" onSubmit={submit} data-testid="filter-bar" aria-label="Filter letters">
-      <label className="fb-wide">
-        <span>Text (exception, message or letter id)</span>
-        <input id="triage-q" value={f.q} onChange={set("q")} placeholder="Search  ( / )" data-testid="filter-q" />
-      </label>
-      <label>
-        <span>Exception class</span>
-        <input value={f.exceptionClass} onChange={set("exceptionClass")} className="mono" data-testid="filter-class" />
-      </label>
-      <label>
-        <span>Reason</span>
-        <input value={f.reason} onChange={set("reason")} data-testid="filter-reason" style={{ width: 110 }} />
-      </label>
-      <label>
-        <span>Origin</span>
-        <input value={f.origin} onChange={set("origin")} className="mono" data-testid="filter-origin" style={{ width: 140 }} />
-      </label>
-      <label>
-        <span>From (UTC)</span>
-        <input type="datetime-local" value={f.from} onChange={set("from")} data-testid="filter-from" />
-      </label>
-      <label>
-        <span>To (UTC)</span>
-        <input type="datetime-local" value={f.to} onChange={set("to")} data-testid="filter-to" />
-      </label>
-      <label>
-        <span>Header name</span>
-        <input value={f.headerName} onChange={set("headerName")} className="mono" style={{ width: 130 }} data-testid="filter-header-name" />
-      </label>
-      <label>
-        <span>= value</span>
-        <input value={f.headerValue} onChange={set("headerValue")} className="mono" style={{ width: 110 }} data-testid="filter-header-value" />
-      </label>
-      <label className="fb-check">
-        <input type="checkbox" checked={f.gone} onChange={set("gone")} data-testid="filter-gone" /> <span>include gone</span>
-      </label>
-      <button type="submit" className="btn btn-primary" data-testid="filter-apply">
-        Apply
-      </button>
+      <div className="fb-row">
+        <label className="fb-wide">
+          <span>Text: exception, message, id</span>
+          <input id="triage-q" value={f.q} onChange={set("q")} placeholder="Search  ( / )" data-testid="filter-q" />
+        </label>
+        <label>
+          <span>Exception class</span>
+          <input value={f.exceptionClass} onChange={set("exceptionClass")} className="mono" data-testid="filter-class" />
+        </label>
+        <label>
+          <span>Reason</span>
+          <input value={f.reason} onChange={set("reason")} data-testid="filter-reason" />
+        </label>
+        <label>
+          <span>Origin</span>
+          <input value={f.origin} onChange={set("origin")} className="mono" data-testid="filter-origin" />
+        </label>
+        <label>
+          <span>Header name</span>
+          <input value={f.headerName} onChange={set("headerName")} className="mono" data-testid="filter-header-name" />
+        </label>
+        <label>
+          <span>= value</span>
+          <input value={f.headerValue} onChange={set("headerValue")} className="mono" data-testid="filter-header-value" />
+        </label>
+      </div>
+      <div className="fb-row">
+        <label>
+          <span>From (UTC)</span>
+          <input type="datetime-local" value={f.from} onChange={set("from")} data-testid="filter-from" />
+        </label>
+        <label>
+          <span>To (UTC)</span>
+          <input type="datetime-local" value={f.to} onChange={set("to")} data-testid="filter-to" />
+        </label>
+        <label className="fb-check">
+          <input type="checkbox" checked={f.gone} onChange={set("gone")} data-testid="filter-gone" /> <span>include gone</span>
+        </label>
+        <button type="submit" className="btn btn-primary" data-testid="filter-apply">
+          Apply
+        </button>
+        <span className="hint">Times are UTC. Filters go in the URL: share it to share this view.</span>
+      </div>
       {error ? (
         <p className="form-error fb-error" role="alert">
           {error}

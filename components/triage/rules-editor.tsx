@@ -122,7 +122,7 @@ export function RulesEditor({ initial, version, canEdit }: { initial: Classifica
                 <tr key={r.key} data-testid="rule-row" data-rule-id={r.id} className={err ? "has-error" : undefined}>
                   <td className="num">{i + 1}</td>
                   <td>
-                    <input className="mono" value={r.id} onChange={(e) => update(r.key, { id: e.target.value })} disabled={!canEdit} aria-label={`Rule ${i + 1} id`} aria-describedby={err ? errId : undefined} style={{ width: 190 }} data-testid="rule-id" />
+                    <input className="mono" value={r.id} onChange={(e) => update(r.key, { id: e.target.value })} disabled={!canEdit} aria-label={`Rule ${i + 1} id`} aria-describedby={err ? errId : undefined} style={{ width: 170 }} data-testid="rule-id" />
                   </td>
                   <td>
                     <select value={r.disposition} onChange={(e) => update(r.key, { disposition: e.target.value as ClassificationRule["disposition"] })} disabled={!canEdit} aria-label={`Rule ${i + 1} disposition`} data-testid="rule-disposition">
@@ -132,8 +132,8 @@ export function RulesEditor({ initial, version, canEdit }: { initial: Classifica
                   </td>
                   <td>
                     <select value={r.field} onChange={(e) => update(r.key, { field: e.target.value as ClassificationRule["field"] })} disabled={!canEdit} aria-label={`Rule ${i + 1} field`} data-testid="rule-field">
-                      <option value="any">class, message, reason</option>
-                      <option value="class">exception class</option>
+                      <option value="any">any</option>
+                      <option value="class">class</option>
                       <option value="message">message</option>
                     </select>
                   </td>
@@ -145,8 +145,8 @@ export function RulesEditor({ initial, version, canEdit }: { initial: Classifica
                       </div>
                     ) : null}
                   </td>
-                  <td>
-                    <input value={r.description} onChange={(e) => update(r.key, { description: e.target.value })} disabled={!canEdit} aria-label={`Rule ${i + 1} description`} style={{ width: "100%" }} data-testid="rule-description" />
+                  <td className="rule-desc">
+                    <textarea rows={2} value={r.description} onChange={(e) => update(r.key, { description: e.target.value })} disabled={!canEdit} aria-label={`Rule ${i + 1} description`} data-testid="rule-description" />
                   </td>
                   {canEdit ? (
                     <td className="nowrap">

@@ -7,10 +7,11 @@ describe("sparkBars", () => {
   it("is empty without buckets", () => {
     expect(sparkBars([], 100, 20)).toEqual({ bars: [], peak: 0, total: 0 });
   });
-  it("draws one full-height bar for a single bucket", () => {
-    const r = sparkBars([{ start: at(0), count: 3 }], 100, 20);
+  it("draws one thin full-height bar, at the right, for a single bucket", () => {
+    const r = sparkBars([{ start: at(0), count: 3 }], 96, 20, 48);
     expect(r.bars).toHaveLength(1);
-    expect(r.bars[0]).toMatchObject({ x: 0, y: 1, height: 19, count: 3 });
+    expect(r.bars[0]).toMatchObject({ x: 94, y: 1, height: 19, count: 3 });
+    expect(r.bars[0].width).toBeLessThanOrEqual(2);
     expect(r.total).toBe(3);
   });
   it("places buckets by time, tallest at the peak, within the box", () => {

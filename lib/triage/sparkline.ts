@@ -22,11 +22,12 @@ export function sparkBars(buckets: Bucket[], width: number, height: number, maxB
   if (sorted.length === 0) return { bars: [], peak: 0, total: 0 };
   const t0 = Date.parse(sorted[0].start);
   const t1 = Date.parse(sorted[sorted.length - 1].start);
-  const slots = Math.max(1, Math.min(maxBars, sorted.length === 1 ? 1 : maxBars));
+  // A fixed number of slots, so one bucket is one thin bar (at the right: the latest), not a block.
+  const slots = Math.max(2, maxBars);
   const span = Math.max(1, t1 - t0);
   const merged: Array<{ count: number; start: string } | null> = Array.from({ length: slots }, () => null);
   for (const b of sorted) {
-    const i = slots === 1 ? 0 : Math.min(slots - 1, Math.floor(((Date.parse(b.start) - t0) / span) * (slots - 1) + 0.5));
+    const i = t1 === t0 ? slots - 1 : Math.min(slots - 1, Math.floor(((Date.parse(b.start) - t0) / span) * (slots - 1) + 0.5));
     const cur = merged[i];
     merged[i] = cur ? { count: cur.count + b.count, start: cur.start } : { count: b.count, start: b.start };
   }
