@@ -199,6 +199,57 @@ export interface StreamOptions {
   signal?: AbortSignal;
 }
 
+/** Where a redriven letter goes. "origin": where it came from, derived per letter by the adapter (DESIGN.md, "origin"). */
+export type RedriveTarget = { kind: "origin" } | { kind: "queue"; name: string };
+
+/**
+ * Markers the console adds to every letter it moves (a header, or a message attribute on SQS):
+ * x-dlq-redrive-id, x-dlq-replay-id, x-dlq-redrive-count, x-dlq-original-message-id.
+ * The letter's own message id, correlation id, body bytes and broker history are kept exactly.
+ */
+export interface RedriveMarkers {
+  /** The job (x-dlq-redrive-id). */
+  redriveId: string;
+  /** New per letter and attempt (x-dlq-replay-id), so one replay can be traced on its own. */
+  replayId: string;
+  /** The letter's previous count + 1 (x-dlq-redrive-count); replaces the old value, never appends. */
+  redriveCount: number;
+  /** x-dlq-original-message-id: the message id the letter had when it first died (kept across cycles). */
+  originalMessageId: string | null;
+}
+
+export const REDRIVE_HEADERS = {
+  redriveId: "x-dlq-redrive-id",
+  replayId: "x-dlq-replay-id",
+  redriveCount: "x-dlq-redrive-count",
+  originalMessageId: "x-dlq-original-message-id",
+} as const;
+
+export interface MoveRequest {
+  letterId: string;
+  /** The checksum recorded when the letter was indexed; a letter whose bytes now differ is not moved. */
+  sha256: string;
+  target: RedriveTarget;
+  markers: RedriveMarkers;
+}
+
+export type MoveOutcome = "moved" | "failed" | "missing" | "checksum_mismatch";
+
+export interface MoveResult {
+  letterId: string;
+  outcome: MoveOutcome;
+  /** The resolved destination in the broker's words, e.g. "exchange orders.x, routing key orders", "queue demo-orders". */
+  destination: string | null;
+  /** Operator-worded reason when the outcome is not "moved". */
+  reason: string | null;
+  orderingKey: string | null;
+}
+
+export interface MoveOptions {
+  signal?: AbortSignal;
+  acceptRisk?: boolean;
+}
+
 export interface BrokerAdapter {
   readonly kind: BrokerKind;
   readonly connectionId: string;
@@ -216,6 +267,18 @@ export interface BrokerAdapter {
   stream(name: string, opts?: StreamOptions): AsyncIterable<Letter>;
   /** The letter with this id, or null when it is no longer in the DLQ. */
   getLetter(name: string, id: string, opts?: StreamOptions): Promise<Letter | null>;
+  /**
+   * Moves these letters out of the DLQ, each in turn: verify its checksum, publish it to its target
+   * and wait for the broker's confirmation (RabbitMQ publisher confirm with mandatory + persistent,
+   * a basic.return or nack being a failure; SQS SendMessage success; Kafka acks=all), and only then
+   * remove it from the DLQ (ack; DeleteMessage; on Kafka, record its offset as handled). A failure
+   * leaves the letter where it was; a crash between publish and removal may duplicate, never lose.
+   * Letters not requested are untouched and keep their order. Letters sharing an ordering key are
+   * moved in DLQ order, one at a time. Results are yielded as letters settle; `signal` stops the
+   * move between letters. A DLQ or target that does not exist throws a typed BrokerError before
+   * anything moves when that can be known up front, else yields "failed" per letter.
+   */
+  moveLetters?(dlq: string, requests: MoveRequest[], opts?: MoveOptions): AsyncIterable<MoveResult>;
   /** Cheap reachability check. */
   ping(): Promise<void>;
   close(): Promise<void>;
