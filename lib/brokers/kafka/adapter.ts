@@ -12,6 +12,9 @@ import {
   type HeaderEntry,
   type Letter,
   type LetterPage,
+  type MoveOptions,
+  type MoveRequest,
+  type MoveResult,
   type PartitionSummary,
   type StreamOptions,
 } from "@/lib/brokers/types";
@@ -24,6 +27,7 @@ import { toLetter } from "@/lib/brokers/kafka/letter";
 import { prismaHandledStore, refKey, type HandledMark, type HandledStore } from "@/lib/brokers/kafka/handled-store";
 import { planPage, type Segment } from "@/lib/brokers/kafka/paging";
 import { formatDuration, retentionWarnings, type TopicConfig } from "@/lib/brokers/kafka/retention";
+import { lazyProducer, moveKafkaLetters } from "@/lib/brokers/kafka/mover";
 
 export const KAFKA_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -75,6 +79,10 @@ export class KafkaAdapter implements BrokerAdapter {
   private readonly streamChunk: number;
   private admin: Promise<Admin> | null = null;
   private cluster: Promise<InternalCluster> | null = null;
+  /** Redrive's producer: idempotent, acks=all, one request in flight, no topic auto-creation. */
+  private readonly producer = lazyProducer(() =>
+    this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 } }),
+  );
 
   constructor(
     private readonly config: KafkaConnectionConfig,
@@ -455,6 +463,44 @@ export class KafkaAdapter implements BrokerAdapter {
     return null;
   }
 
+  /** See lib/brokers/kafka/mover.ts. */
+  moveLetters(dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
+    return moveKafkaLetters(
+      {
+        connectionId: this.connectionId,
+        endpoint: this.endpoint,
+        store: this.store,
+        assertDlq: async (name) => void (await this.known(name)),
+        partitions: async (name) => (await this.topicState(name)).partitions,
+        readRecords: (name, partition, from, to) =>
+          (async function* (self: KafkaAdapter) {
+            const cluster = await self.getCluster(name);
+            // One letter: a small Fetch (Kafka still returns its whole record batch); a run: the usual limits.
+            yield* readPartition(cluster, name, partition, from, to, to - from === 1n ? { ...self.limits, maxBytesPerPartition: 64 * 1024 } : self.limits);
+          })(this),
+        topicExists: async (topic) => {
+          const admin = await this.getAdmin();
+          try {
+            const md = await admin.fetchTopicMetadata({ topics: [topic] });
+            return md.topics.some((t) => t.name === topic);
+          } catch (e) {
+            if (this.err(e, topic).kind === "not_found") return false;
+            throw e;
+          }
+        },
+        produce: async (topic, message) => {
+          const producer = await this.producer.get();
+          await producer.send({ topic, acks: -1, messages: [message] });
+        },
+        configOrigin: (name) => this.configEntry(name)?.origin ?? null,
+        mapError: (e, topic) => this.err(e, topic),
+      },
+      dlq,
+      requests,
+      opts,
+    );
+  }
+
   async ping(): Promise<void> {
     await this.listTopicNames();
   }
@@ -463,6 +509,6 @@ export class KafkaAdapter implements BrokerAdapter {
     const [a, c] = [this.admin, this.cluster];
     this.admin = null;
     this.cluster = null;
-    await Promise.allSettled([a?.then((x) => x.disconnect()), c?.then((x) => x.disconnect())]);
+    await Promise.allSettled([a?.then((x) => x.disconnect()), c?.then((x) => x.disconnect()), this.producer.close()]);
   }
 }

@@ -1,0 +1,278 @@
+import { randomUUID } from "node:crypto";
+import type { Message } from "kafkajs";
+import { describe, expect, it } from "vitest";
+import { BrokerError, REDRIVE_HEADERS, type MoveRequest, type MoveResult } from "@/lib/brokers/types";
+import type { InternalRecord } from "@/lib/brokers/kafka/client";
+import type { HandledMark, HandledStore } from "@/lib/brokers/kafka/handled-store";
+import { sha256Of } from "@/lib/brokers/kafka/letter";
+import { laneOf, moveKafkaLetters, planRuns, redriveHeaders, type MoverDeps } from "@/lib/brokers/kafka/mover";
+
+const DLT = "orders.DLT";
+const b = (s: string) => Buffer.from(s);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function record(offset: number, key: string | null, value: string, headers: Record<string, unknown> = { "kafka_dlt-original-topic": b("orders") }): InternalRecord {
+  return { offset: String(offset), timestamp: "1700000000000", key: key === null ? null : b(key), value: b(value), headers };
+}
+
+interface Fake {
+  deps: MoverDeps;
+  produced: Array<{ topic: string; message: Message; at: number }>;
+  marked: string[];
+  maxConcurrent: number;
+  events: string[];
+}
+
+function fake(records: InternalRecord[], over: Partial<MoverDeps> & { handled?: Map<string, HandledMark>; produceDelay?: (m: Message) => number; produceError?: (m: Message) => unknown; markError?: () => unknown } = {}): Fake {
+  const f: Fake = { deps: null as unknown as MoverDeps, produced: [], marked: [], maxConcurrent: 0, events: [] };
+  let concurrent = 0;
+  const handled = over.handled ?? new Map<string, HandledMark>();
+  const store: HandledStore = {
+    async markHandled(_c, _t, refs) {
+      const e = over.markError?.();
+      if (e) throw e;
+      for (const r of refs) {
+        f.marked.push(`${r.partition}-${r.offset}`);
+        f.events.push(`mark ${r.partition}-${r.offset}`);
+      }
+      return refs.length;
+    },
+    async handledAmong() {
+      return handled;
+    },
+    async handledBetween() {
+      return handled;
+    },
+    async handledCounts() {
+      return new Map();
+    },
+    async firstUnhandled() {
+      return new Map();
+    },
+  };
+  f.deps = {
+    connectionId: "c",
+    endpoint: "127.0.0.1:9092",
+    store,
+    assertDlq: async (d) => {
+      if (d !== DLT) throw new BrokerError("not_found", { userMessage: `Topic "${d}" was not found.` });
+    },
+    partitions: async () => [{ partition: 0, start: 0n, end: BigInt(records.length) }],
+    readRecords: async function* (_d, _p, from, to) {
+      for (const r of records) if (BigInt(r.offset) >= from && BigInt(r.offset) < to) yield r;
+    },
+    topicExists: async (t) => t === "orders" || t === "other",
+    produce: async (topic, message) => {
+      concurrent++;
+      f.maxConcurrent = Math.max(f.maxConcurrent, concurrent);
+      f.events.push(`start ${message.value}`);
+      try {
+        await sleep(over.produceDelay?.(message) ?? 1);
+        const e = over.produceError?.(message);
+        if (e) throw e;
+        f.produced.push({ topic, message, at: Date.now() });
+        f.events.push(`ack ${message.value}`);
+      } finally {
+        concurrent--;
+      }
+    },
+    configOrigin: () => null,
+    mapError: (e) => (e instanceof BrokerError ? e : new BrokerError(/ECONNREFUSED/.test(String((e as Error).message)) ? "unreachable" : "protocol", { message: String(e), userMessage: "Kafka did not answer." })),
+    ...over,
+  };
+  return f;
+}
+
+const job = randomUUID();
+const reqOf = (r: InternalRecord, over: Partial<MoveRequest> = {}): MoveRequest => ({
+  letterId: `0-${r.offset}`,
+  sha256: sha256Of(r.value!),
+  target: { kind: "origin" },
+  markers: { redriveId: job, replayId: randomUUID(), redriveCount: 1, originalMessageId: null },
+  ...over,
+});
+async function all(it: AsyncIterable<MoveResult>) {
+  const out: MoveResult[] = [];
+  for await (const r of it) out.push(r);
+  return out;
+}
+
+describe("redriveHeaders", () => {
+  const markers = { redriveId: "job", replayId: "replay", redriveCount: 1, originalMessageId: "msg-1" };
+  const self = { topic: DLT, partition: 2, offset: "7" };
+
+  it("keeps every header (repeats and binary values) and sets the four markers once each, at the end", () => {
+    const part = Buffer.from([0, 0, 0, 3]);
+    const h = redriveHeaders({ a: b("1"), "kafka_dlt-original-partition": part, "kafka_dlt-exception-fqcn": [b("E1"), b("E2")], [REDRIVE_HEADERS.replayId]: b("old-replay") }, markers, self);
+    expect(Object.keys(h)).toEqual(["a", "kafka_dlt-original-partition", "kafka_dlt-exception-fqcn", ...Object.values(REDRIVE_HEADERS)]);
+    expect(h["kafka_dlt-original-partition"]).toBe(part);
+    expect(h["kafka_dlt-exception-fqcn"]).toEqual([b("E1"), b("E2")]);
+    expect(h[REDRIVE_HEADERS.replayId]).toBe("replay");
+    expect(h[REDRIVE_HEADERS.redriveCount]).toBe("1");
+    expect(h[REDRIVE_HEADERS.originalMessageId]).toBe("msg-1");
+  });
+
+  it("count: the record's own count + 1 or the caller's, whichever is larger; replaced, not appended", () => {
+    expect(redriveHeaders({ [REDRIVE_HEADERS.redriveCount]: b("2") }, markers, self)[REDRIVE_HEADERS.redriveCount]).toBe("3");
+    expect(redriveHeaders({ [REDRIVE_HEADERS.redriveCount]: [b("1"), b("4")] }, markers, self)[REDRIVE_HEADERS.redriveCount]).toBe("5");
+    expect(redriveHeaders({ [REDRIVE_HEADERS.redriveCount]: b("x") }, { ...markers, redriveCount: 3 }, self)[REDRIVE_HEADERS.redriveCount]).toBe("3");
+  });
+
+  it("original message id: the record's earlier marker, else the caller's, else the DLT record's coordinates", () => {
+    expect(redriveHeaders({ [REDRIVE_HEADERS.originalMessageId]: b("first") }, markers, self)[REDRIVE_HEADERS.originalMessageId]).toBe("first");
+    expect(redriveHeaders({}, markers, self)[REDRIVE_HEADERS.originalMessageId]).toBe("msg-1");
+    expect(redriveHeaders(undefined, { ...markers, originalMessageId: null }, self)[REDRIVE_HEADERS.originalMessageId]).toBe(`${DLT}-2-7`);
+  });
+
+  it("refuses a header without value (kafkajs cannot write one)", () => {
+    expect(() => redriveHeaders({ "__streams.errors.message": null }, markers, self)).toThrow(/__streams.errors.message/);
+  });
+});
+
+describe("planRuns and lanes", () => {
+  it("groups near offsets of one partition, splits on gaps, partitions and length", () => {
+    const p = (partition: number, offset: number) => ({ req: {} as MoveRequest, partition, offset: BigInt(offset) });
+    const runs = planRuns([p(0, 0), p(0, 1), p(0, 5), p(0, 40), p(1, 41), p(1, 42), p(1, 43)], 8, 3);
+    expect(runs.map((r) => r.map((x) => `${x.partition}-${x.offset}`))).toEqual([["0-0", "0-1"], ["0-5"], ["0-40"], ["1-41", "1-42", "1-43"]]);
+  });
+  it("keys by exact bytes; keyless records by DLT partition", () => {
+    expect(laneOf(0, b("k"))).toBe(laneOf(3, b("k")));
+    expect(laneOf(0, null)).not.toBe(laneOf(1, null));
+    expect(laneOf(0, Buffer.from([0xff]))).not.toBe(laneOf(0, Buffer.from([0xfe])));
+  });
+});
+
+describe("moveKafkaLetters (fake broker)", () => {
+  it("same key one at a time in offset order, different keys in parallel; marks only after the ack", async () => {
+    const records = Array.from({ length: 30 }, (_, i) => record(i, ["a", "b", "c"][i % 3], `v${i}`));
+    const f = fake(records, { produceDelay: () => 2 + Math.floor(Math.random() * 8) });
+    const results = await all(moveKafkaLetters(f.deps, DLT, [...records].reverse().map((r) => reqOf(r))));
+    expect(results.every((r) => r.outcome === "moved" && r.destination === "topic orders")).toBe(true);
+    expect(f.maxConcurrent).toBeGreaterThan(1);
+    for (const k of ["a", "b", "c"]) {
+      const mine = f.produced.filter((p) => String(p.message.key) === k).map((p) => Number(String(p.message.value).slice(1)));
+      expect(mine).toEqual(records.filter((_, i) => ["a", "b", "c"][i % 3] === k).map((r) => Number(r.offset)));
+      // Never two of one key in flight: each start follows the previous one's ack.
+      const seq = f.events.filter((e) => /^(start|ack) /.test(e) && mine.map((n) => `v${n}`).includes(e.split(" ")[1]));
+      for (let i = 0; i < seq.length; i += 2) expect([seq[i].split(" ")[0], seq[i + 1].split(" ")[0]]).toEqual(["start", "ack"]);
+    }
+    for (const r of records) expect(f.events.indexOf(`mark 0-${r.offset}`)).toBeGreaterThan(f.events.indexOf(`ack v${r.offset}`));
+  });
+
+  it("bounds the letters in flight", async () => {
+    const records = Array.from({ length: 40 }, (_, i) => record(i, `k${i}`, `v${i}`));
+    const f = fake(records, { concurrency: 4, produceDelay: () => 5 });
+    await all(moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r))));
+    expect(f.maxConcurrent).toBeLessThanOrEqual(4);
+    expect(f.produced).toHaveLength(40);
+  });
+
+  it("already handled → missing and not produced; bad, repeated and out-of-range ids → missing", async () => {
+    const records = [record(0, "k", "v0"), record(1, "k", "v1")];
+    const f = fake(records, { handled: new Map([["0-0", { at: new Date("2026-01-02T03:04:05Z"), outcome: "redriven" as const, operationId: "op" }]]) });
+    const results = await all(moveKafkaLetters(f.deps, DLT, [reqOf(records[0]), reqOf(records[1]), reqOf(records[1]), { ...reqOf(records[1]), letterId: "nope" }, { ...reqOf(records[1]), letterId: "0-9" }, { ...reqOf(records[1]), letterId: "3-0" }]));
+    const by = results.map((r) => [r.letterId, r.outcome]);
+    expect(by).toEqual(expect.arrayContaining([["0-0", "missing"], ["0-1", "moved"], ["0-1", "missing"], ["nope", "missing"], ["0-9", "missing"], ["3-0", "missing"]]));
+    expect(results).toHaveLength(6);
+    expect(results.find((r) => r.letterId === "0-0")!.reason).toMatch(/^Already handled at 2026-01-02T03:04:05.000Z/);
+    expect(f.produced.map((p) => String(p.message.value))).toEqual(["v1"]);
+    expect(f.marked).toEqual(["0-1"]);
+  });
+
+  it("checksum mismatch and a failed produce: not marked, and later letters of the same key are held back", async () => {
+    const records = [record(0, "k", "v0"), record(1, "k", "v1"), record(2, "other", "v2"), record(3, "big", "v3"), record(4, "big", "v4")];
+    const tooLarge = Object.assign(new Error("The request included a message larger than the max message size the server will accept"), { type: "MESSAGE_TOO_LARGE" });
+    const f = fake(records, { produceError: (m) => (String(m.value) === "v3" ? tooLarge : null) });
+    const results = await all(moveKafkaLetters(f.deps, DLT, [{ ...reqOf(records[0]), sha256: "0".repeat(64) }, ...records.slice(1).map((r) => reqOf(r))]));
+    const by = new Map(results.map((r) => [r.letterId, r]));
+    expect(by.get("0-0")).toMatchObject({ outcome: "checksum_mismatch", orderingKey: "k" });
+    expect(by.get("0-1")!.outcome).toBe("failed");
+    expect(by.get("0-1")!.reason).toMatch(/Held back.*0-0/);
+    expect(by.get("0-2")!.outcome).toBe("moved");
+    expect(by.get("0-3")!.outcome).toBe("failed");
+    expect(by.get("0-3")!.reason).toMatch(/too large/);
+    expect(by.get("0-4")!.reason).toMatch(/Held back.*0-3/);
+    expect(f.marked).toEqual(["0-2"]);
+  });
+
+  it("targets: no origin → failed; a missing explicit target or the DLT itself → typed error before anything moves", async () => {
+    const records = [record(0, "k", "v0", {}), record(1, "j", "v1", { "__connect.errors.topic": b("gone") }), record(2, "i", "v2", { "__connect.errors.topic": b("other") })];
+    const f = fake(records);
+    const results = await all(moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r))));
+    expect(results.map((r) => [r.letterId, r.outcome, r.destination])).toEqual(expect.arrayContaining([["0-0", "failed", null], ["0-1", "failed", null], ["0-2", "moved", "topic other"]]));
+    expect(results.find((r) => r.letterId === "0-0")!.reason).toMatch(/no original topic/);
+    expect(results.find((r) => r.letterId === "0-1")!.reason).toMatch(/"gone" does not exist/);
+
+    const g = fake(records, { configOrigin: () => "orders" });
+    expect((await all(moveKafkaLetters(g.deps, DLT, [reqOf(records[0])])))[0]).toMatchObject({ outcome: "moved", destination: "topic orders" });
+
+    const h = fake(records);
+    await expect(all(moveKafkaLetters(h.deps, DLT, [reqOf(records[2]), reqOf(records[0], { target: { kind: "queue", name: "missing" } })]))).rejects.toMatchObject({ kind: "not_found" });
+    await expect(all(moveKafkaLetters(h.deps, DLT, [reqOf(records[0], { target: { kind: "queue", name: DLT } })]))).rejects.toMatchObject({ kind: "bad_request" });
+    await expect(all(moveKafkaLetters(h.deps, "nope.DLT", []))).rejects.toMatchObject({ kind: "not_found" });
+    expect(h.produced).toHaveLength(0);
+  });
+
+  it("refuses without a handled store or with a redrive id that is not a UUID", async () => {
+    const records = [record(0, "k", "v0")];
+    await expect(all(moveKafkaLetters({ ...fake(records).deps, store: null }, DLT, [reqOf(records[0])]))).rejects.toMatchObject({ kind: "bad_request" });
+    const bad = reqOf(records[0]);
+    bad.markers.redriveId = "job-1";
+    await expect(all(moveKafkaLetters(fake(records).deps, DLT, [bad]))).rejects.toMatchObject({ kind: "bad_request" });
+  });
+
+  it("a header without value → failed, nothing produced", async () => {
+    const records = [record(0, "k", "v0", { "__streams.errors.topic": b("orders"), "__streams.errors.message": null })];
+    const f = fake(records);
+    const [r] = await all(moveKafkaLetters(f.deps, DLT, [reqOf(records[0])]));
+    expect(r.outcome).toBe("failed");
+    expect(r.reason).toMatch(/has no value/);
+    expect(f.produced).toHaveLength(0);
+  });
+
+  it("produce acked but the mark fails → failed with a reason that says it was published", async () => {
+    const records = [record(0, "k", "v0")];
+    const f = fake(records, { markError: () => new Error("database down") });
+    const [r] = await all(moveKafkaLetters(f.deps, DLT, [reqOf(records[0])]));
+    expect(r.outcome).toBe("failed");
+    expect(r.reason).toMatch(/Published to topic "orders".*recording it as handled failed/);
+    expect(f.produced).toHaveLength(1);
+  }, 10_000);
+
+  it("an unreachable broker stops the move after the letters in flight settle", async () => {
+    const records = Array.from({ length: 10 }, (_, i) => record(i, "k", `v${i}`));
+    const f = fake(records, { produceError: (m) => (String(m.value) === "v2" ? new Error("connect ECONNREFUSED 127.0.0.1:9092") : null) });
+    const got: MoveResult[] = [];
+    await expect(
+      (async () => {
+        for await (const r of moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r)))) got.push(r);
+      })(),
+    ).rejects.toMatchObject({ kind: "unreachable" });
+    expect(got.map((r) => r.outcome)).toEqual(["moved", "moved", "failed"]);
+    expect(f.marked).toEqual(["0-0", "0-1"]);
+  });
+
+  it("stops between letters on abort: letters not started get no result and stay unhandled", async () => {
+    const records = Array.from({ length: 10 }, (_, i) => record(i, "k", `v${i}`));
+    const f = fake(records, { produceDelay: () => 3 });
+    const ac = new AbortController();
+    const got: MoveResult[] = [];
+    for await (const r of moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r)), { signal: ac.signal })) {
+      got.push(r);
+      if (got.length === 2) ac.abort();
+    }
+    expect(got.map((r) => r.letterId)).toEqual(["0-0", "0-1"]);
+    expect(f.marked).toEqual(["0-0", "0-1"]);
+  });
+
+  it("breaking off the iteration lets the letter in flight settle and starts no other", async () => {
+    const records = Array.from({ length: 5 }, (_, i) => record(i, `k${i}`, `v${i}`));
+    const f = fake(records, { concurrency: 1, produceDelay: () => 3 });
+    for await (const r of moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r)))) {
+      expect(r.letterId).toBe("0-0");
+      break;
+    }
+    expect(f.produced.length).toBeLessThanOrEqual(2);
+    expect(f.marked.length).toBe(f.produced.length);
+  });
+});

@@ -1,0 +1,503 @@
+/**
+ * Redrive on Kafka (`BrokerAdapter.moveLetters`): each requested DLT record is fetched by its
+ * offset (random access, no consumer group), checked, produced to its target with an idempotent
+ * producer and acks=all, and only after the produce is acknowledged recorded as handled in Postgres
+ * (Kafka cannot delete one record: the handled-offset ledger is the "removal").
+ *
+ * Decisions (see also the report of the change that added this file):
+ * - Bytes: key and value are produced exactly as read; every original header is kept, in the order
+ *   kafkajs decoded it (headers of one name stay together, in their order), Spring's `kafka_dlt-*`
+ *   and Connect's `__connect.errors.*` included, so the failure history travels with the letter.
+ *   The four REDRIVE_HEADERS are replaced (one value each, never appended). A header without value
+ *   (e.g. Kafka Streams' null exception message) cannot be written by kafkajs 2.2.4: such a letter
+ *   is "failed" rather than sent with changed headers.
+ * - Timestamp: not copied. The producer stamps the redriven record with the time of the redrive
+ *   (CreateTime = now; LogAppendTime topics stamp it themselves). A copied, old timestamp would make
+ *   the target's time-based retention delete the record early, and windowed consumers (Kafka
+ *   Streams grace periods) drop it as late. The original time stays readable: the DLT record keeps
+ *   it, and Spring's `kafka_dlt-original-timestamp` header travels with the letter.
+ * - Partition: not copied. The producer's default partitioner (murmur2 of the key, the same as the
+ *   Java client's) chooses, so a keyed record lands where the target's producers put that key and
+ *   per-key order holds on the target. Keyless records are spread round-robin.
+ * - Redrive count: the larger of the caller's count and the record's own `x-dlq-redrive-count` + 1.
+ * - Original message id: the record's own `x-dlq-original-message-id` (an earlier cycle's marker)
+ *   wins; else the caller's `markers.originalMessageId`; else `<dlt>-<partition>-<offset>` of this
+ *   DLT record (the first DLT record the letter was in: later cycles carry the marker).
+ * - Order: records are taken in DLT order (partition, then offset). Records with the same key
+ *   (exact bytes) are produced one at a time, each after the previous one's ack; keyless records
+ *   of one DLT partition likewise (their order on a one-partition target is all there is).
+ *   Different keys are pipelined, at most `concurrency` letters (and about `windowBytes`) at once.
+ *   When a letter fails or its checksum no longer matches, later letters of the same key in the same
+ *   call are held back ("failed"): moving them would put them ahead of it.
+ * - Already handled offsets are "missing" and never produced twice by the console's own records.
+ * - Crash window: produce acknowledged, then a crash (or a database failure) before `markHandled`:
+ *   the offset is still unhandled, and a later redrive of it makes a duplicate on the target. The
+ *   duplicate is recognisable: a new `x-dlq-replay-id` with the same `x-dlq-original-message-id`,
+ *   and the redrive job's ledger knows the letter was published. Never a loss.
+ * - Producer errors (record too large, no Write permission, ...) leave the offset unhandled and
+ *   yield "failed" with a reason; a broker that stops answering also stops the move (after the
+ *   letters in flight settle) with a typed `unreachable` error, so a job can pause.
+ */
+import { isUtf8 } from "node:buffer";
+import type { IHeaders, Message, Producer } from "kafkajs";
+import { AppError, isAppError } from "@/lib/errors";
+import { BrokerError, REDRIVE_HEADERS, type MoveOptions, type MoveRequest, type MoveResult, type RedriveMarkers } from "@/lib/brokers/types";
+import type { InternalRecord } from "@/lib/brokers/kafka/client";
+import { parseLetterId } from "@/lib/brokers/kafka/discovery";
+import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
+import { sha256Of } from "@/lib/brokers/kafka/letter";
+import { refKey, type HandledMark, type HandledStore, type RecordRef } from "@/lib/brokers/kafka/handled-store";
+
+/** What the mover needs from the adapter (and what unit tests fake). */
+export interface MoverDeps {
+  connectionId: string;
+  /** The broker's name in messages, e.g. "127.0.0.1:9092". */
+  endpoint: string;
+  store: HandledStore | null;
+  /** Throws `not_found` when `dlq` is not a DLT the console knows. */
+  assertDlq(dlq: string): Promise<void>;
+  /** Start and end offsets of every partition of the DLT, now. */
+  partitions(dlq: string): Promise<Array<{ partition: number; start: bigint; end: bigint }>>;
+  /** Records of [from, to) of one partition, in offset order (committed records only). */
+  readRecords(dlq: string, partition: number, from: bigint, to: bigint): AsyncIterable<InternalRecord>;
+  /** The topic exists (admin metadata); other failures throw. */
+  topicExists(topic: string): Promise<boolean>;
+  /** Produces one record with acks=all on the idempotent producer; resolves when acknowledged. */
+  produce(topic: string, message: Message): Promise<void>;
+  /** The configured origin of this DLT, if any. */
+  configOrigin(dlq: string): string | null;
+  /** Any failure → a typed BrokerError. */
+  mapError(e: unknown, topic?: string): BrokerError;
+  /** Letters in flight at once (default 16). */
+  concurrency?: number;
+  /** Bytes of fetched letters held at once (default 16 MiB; one larger letter alone still goes). */
+  windowBytes?: number;
+  /** Offsets between two requested ones read through rather than fetched apart (default 8). */
+  maxGap?: number;
+  /** Offsets per Fetch run (default 500). */
+  maxRun?: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MARKER_NAMES = new Set<string>(Object.values(REDRIVE_HEADERS));
+
+/** An idempotent producer (acks=all) that connects on first use. */
+export function lazyProducer(create: () => Producer) {
+  let p: Promise<Producer> | null = null;
+  return {
+    get(): Promise<Producer> {
+      p ??= (async () => {
+        const producer = create();
+        try {
+          await producer.connect();
+        } catch (e) {
+          p = null;
+          throw e;
+        }
+        return producer;
+      })();
+      return p;
+    },
+    async close() {
+      const cur = p;
+      p = null;
+      if (cur) await cur.then((x) => x.disconnect()).catch(() => undefined);
+    },
+  };
+}
+
+const textOf = (v: unknown): string | null => {
+  const one = Array.isArray(v) ? v[v.length - 1] : v;
+  if (one === null || one === undefined) return null;
+  const buf = Buffer.isBuffer(one) ? one : one instanceof Uint8Array ? Buffer.from(one) : Buffer.from(String(one));
+  return isUtf8(buf) ? buf.toString("utf8") : null;
+};
+
+/**
+ * The headers of the redriven record: every original header (same values, same order) except the
+ * four markers, which are set once each at the end. Throws on a header without value (kafkajs
+ * cannot write one).
+ */
+export function redriveHeaders(original: Record<string, unknown> | undefined, markers: RedriveMarkers, self: { topic: string; partition: number; offset: string }): IHeaders {
+  const out: IHeaders = {};
+  let previousCount = 0;
+  let previousOriginal: string | null = null;
+  for (const name of Object.keys(original ?? {})) {
+    const v = original![name];
+    if (name === REDRIVE_HEADERS.redriveCount) {
+      const n = Number(textOf(v));
+      if (Number.isSafeInteger(n) && n > 0) previousCount = n;
+      continue;
+    }
+    if (name === REDRIVE_HEADERS.originalMessageId) {
+      const t = textOf(Array.isArray(v) ? v[0] : v);
+      if (t) previousOriginal = t;
+      continue;
+    }
+    if (MARKER_NAMES.has(name)) continue;
+    const values = Array.isArray(v) ? v : [v];
+    if (values.some((x) => x === null || x === undefined)) throw new NullHeaderError(name);
+    out[name] = Array.isArray(v) ? (v as Buffer[]) : (v as Buffer);
+  }
+  out[REDRIVE_HEADERS.redriveId] = markers.redriveId;
+  out[REDRIVE_HEADERS.replayId] = markers.replayId;
+  out[REDRIVE_HEADERS.redriveCount] = String(Math.max(markers.redriveCount, previousCount + 1));
+  out[REDRIVE_HEADERS.originalMessageId] = previousOriginal ?? markers.originalMessageId ?? `${self.topic}-${self.partition}-${self.offset}`;
+  return out;
+}
+
+export class NullHeaderError extends Error {
+  constructor(readonly header: string) {
+    super(`header ${header} has no value`);
+  }
+}
+
+/** The ordering lane of a record: its key's exact bytes, or its DLT partition when it has no key. */
+export function laneOf(partition: number, key: Uint8Array | null): string {
+  return key === null ? `nokey:${partition}` : `key:${Buffer.from(key).toString("base64")}`;
+}
+
+function errorChain(e: unknown): Array<{ name?: string; type?: string; message?: string }> {
+  const out: Array<{ name?: string; type?: string; message?: string }> = [];
+  let cur = e as Record<string, unknown> | undefined;
+  for (let i = 0; cur && typeof cur === "object" && i < 8; i++) {
+    out.push(cur as { name?: string; type?: string; message?: string });
+    cur = (cur.originalError ?? cur.retriableError ?? cur.cause) as Record<string, unknown> | undefined;
+  }
+  return out;
+}
+
+/** A produce failure in the operator's words; `stop` when the broker is unreachable. */
+export function produceFailure(e: unknown, topic: string, bytes: number, mapError: MoverDeps["mapError"]): { reason: string; stop: BrokerError | null } {
+  const links = errorChain(e);
+  const type = links.map((l) => l.type).find((t) => t && t !== "UNKNOWN");
+  const detail = links.map((l) => l.message).filter(Boolean)[0] ?? String(e);
+  if (type === "MESSAGE_TOO_LARGE" || type === "RECORD_LIST_TOO_LARGE") {
+    return { reason: `Topic "${topic}" refused the letter as too large (${bytes} bytes; ${type}). Raise the topic's max.message.bytes, or move it to a topic that accepts it. It is still in the DLT.`, stop: null };
+  }
+  if (type === "TOPIC_AUTHORIZATION_FAILED" || type === "CLUSTER_AUTHORIZATION_FAILED" || type === "TRANSACTIONAL_ID_AUTHORIZATION_FAILED") {
+    return { reason: `The console may not write to topic "${topic}" (${type}). Grant its principal Write on the topic (and IdempotentWrite on the cluster for older brokers). It is still in the DLT.`, stop: null };
+  }
+  if (type === "UNKNOWN_TOPIC_OR_PARTITION") {
+    return { reason: `Topic "${topic}" does not exist (any more). It is still in the DLT.`, stop: null };
+  }
+  if (type === "INVALID_RECORD" || type === "CORRUPT_MESSAGE" || type === "INVALID_TIMESTAMP") {
+    return { reason: `Topic "${topic}" refused the letter (${type}: ${detail}). It is still in the DLT.`, stop: null };
+  }
+  const mapped = mapError(e, topic);
+  if (mapped.kind === "unreachable") return { reason: `${mapped.userMessage} The letter was not confirmed by "${topic}" and is still in the DLT.`, stop: mapped };
+  return { reason: `Publishing to topic "${topic}" failed${type ? ` (${type})` : ""}: ${detail}. It is still in the DLT.`, stop: null };
+}
+
+interface Pending {
+  req: MoveRequest;
+  partition: number;
+  offset: bigint;
+}
+
+const result = (req: MoveRequest, outcome: MoveResult["outcome"], reason: string | null, destination: string | null = null, orderingKey: string | null = null): MoveResult => ({
+  letterId: req.letterId,
+  outcome,
+  destination,
+  reason,
+  orderingKey,
+});
+
+const orderingKeyOf = (key: Uint8Array | null): string | null => {
+  if (key === null) return null;
+  const buf = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
+  return isUtf8(buf) ? buf.toString("utf8") : `base64:${buf.toString("base64")}`;
+};
+
+/** Consecutive requested offsets of one partition, read by one chain of Fetches. */
+export function planRuns(pending: Pending[], maxGap: number, maxRun: number): Pending[][] {
+  const runs: Pending[][] = [];
+  let cur: Pending[] = [];
+  for (const p of pending) {
+    const last = cur[cur.length - 1];
+    if (last && (last.partition !== p.partition || p.offset - last.offset > BigInt(maxGap) + 1n || p.offset - cur[0].offset >= BigInt(maxRun))) {
+      runs.push(cur);
+      cur = [];
+    }
+    cur.push(p);
+  }
+  if (cur.length) runs.push(cur);
+  return runs;
+}
+
+export async function* moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
+  const signal = opts.signal;
+  const store = deps.store;
+  if (!store) {
+    throw new BrokerError("bad_request", { userMessage: "Redrive on Kafka needs the console's database: a moved record stays in the topic and is only marked handled there. Configure DATABASE_URL." });
+  }
+  for (const r of requests) {
+    if (!UUID.test(r.markers.redriveId)) {
+      throw new BrokerError("bad_request", { userMessage: `Redrive id "${r.markers.redriveId}" is not a UUID: Kafka records the handled offsets under the job's id.` });
+    }
+  }
+  await deps.assertDlq(dlq);
+
+  // Explicit targets are checked before anything moves.
+  const exists = new Map<string, Promise<boolean>>();
+  const topicExists = (t: string) => {
+    let p = exists.get(t);
+    if (!p) {
+      p = deps.topicExists(t);
+      exists.set(t, p);
+      p.catch(() => exists.delete(t));
+    }
+    return p;
+  };
+  for (const name of new Set(requests.flatMap((r) => (r.target.kind === "queue" ? [r.target.name] : [])))) {
+    if (name === dlq) throw new BrokerError("bad_request", { userMessage: `The target "${name}" is the dead-letter topic itself: choose the original topic or another one.` });
+    let ok: boolean;
+    try {
+      ok = await topicExists(name);
+    } catch (e) {
+      throw deps.mapError(e, name);
+    }
+    if (!ok) throw new BrokerError("not_found", { userMessage: `Target topic "${name}" does not exist on ${deps.endpoint}. Nothing was moved. Create it, or choose another target.` });
+  }
+
+  const ready: MoveResult[] = [];
+  let wake: (() => void) | null = null;
+  const emit = (r: MoveResult) => {
+    ready.push(r);
+    wake?.();
+  };
+
+  // Ids: parse, drop repeats, find those outside the log.
+  const states = await deps.partitions(dlq).catch((e) => {
+    throw deps.mapError(e, dlq);
+  });
+  const ranges = new Map(states.map((s) => [s.partition, s]));
+  const pending: Pending[] = [];
+  const seen = new Set<string>();
+  for (const req of requests) {
+    const ref = parseLetterId(req.letterId);
+    if (!ref) {
+      emit(result(req, "missing", `"${req.letterId}" is not a Kafka letter id (<partition>-<offset>).`));
+      continue;
+    }
+    if (seen.has(req.letterId)) {
+      emit(result(req, "missing", `Letter ${req.letterId} was requested twice in one move: moved once.`));
+      continue;
+    }
+    seen.add(req.letterId);
+    const range = ranges.get(ref.partition);
+    if (!range || ref.offset < range.start || ref.offset >= range.end) {
+      emit(result(req, "missing", range && ref.offset < range.start ? `Offset ${ref.offset} of partition ${ref.partition} is gone from "${dlq}" (deleted by retention).` : `There is no letter ${req.letterId} in "${dlq}".`));
+      continue;
+    }
+    pending.push({ req, partition: ref.partition, offset: ref.offset });
+  }
+  pending.sort((a, b) => a.partition - b.partition || (a.offset < b.offset ? -1 : a.offset > b.offset ? 1 : 0));
+
+  const concurrency = Math.max(1, deps.concurrency ?? 16);
+  const windowBytes = deps.windowBytes ?? 16 * 1024 * 1024;
+  const lanes = new Map<string, { tail: Promise<void>; blockedBy: string | null }>();
+  let inFlight = 0;
+  let heldBytes = 0;
+  let stopError: BrokerError | null = null;
+  let spaceWaiter: (() => void) | null = null;
+  const stopped = () => stopError !== null || signal?.aborted === true;
+  const release = (bytes: number) => {
+    inFlight--;
+    heldBytes -= bytes;
+    spaceWaiter?.();
+    wake?.();
+  };
+  const waitForSpace = async (bytes: number) => {
+    while (!stopped() && inFlight > 0 && (inFlight >= concurrency || heldBytes + bytes > windowBytes)) {
+      await new Promise<void>((r) => (spaceWaiter = r));
+      spaceWaiter = null;
+    }
+  };
+  const onAbort = () => {
+    spaceWaiter?.();
+    wake?.();
+  };
+  signal?.addEventListener("abort", onAbort);
+
+  const origins = new Map<string, string | null>();
+  const resolveTarget = async (req: MoveRequest, record: InternalRecord): Promise<{ topic: string } | { reason: string }> => {
+    if (req.target.kind === "queue") return { topic: req.target.name };
+    let topic = originOf(decodeKafkajsHeaders(record.headers)).topic;
+    if (!topic) {
+      if (!origins.has(dlq)) origins.set(dlq, deps.configOrigin(dlq));
+      topic = origins.get(dlq) ?? null;
+    }
+    if (!topic) return { reason: `Letter has no original topic: no kafka_dlt-original-topic or __connect.errors.topic header, and no origin is configured for "${dlq}". Choose a target topic.` };
+    if (topic === dlq) return { reason: `The letter's original topic is the dead-letter topic itself ("${dlq}"): choose a target topic.` };
+    let ok: boolean;
+    try {
+      ok = await topicExists(topic);
+    } catch (e) {
+      return { reason: `Could not check the original topic "${topic}": ${deps.mapError(e, topic).userMessage}` };
+    }
+    return ok ? { topic } : { reason: `The original topic "${topic}" does not exist on ${deps.endpoint}. Choose a target topic. The letter is still in the DLT.` };
+  };
+
+  /** One letter, its lane's previous letter settled. */
+  const moveOne = async (p: Pending, record: InternalRecord, lane: { blockedBy: string | null }): Promise<MoveResult | null> => {
+    const { req } = p;
+    const orderingKey = orderingKeyOf(record.key);
+    if (lane.blockedBy) return result(req, "failed", `Held back to keep the key's order: letter ${lane.blockedBy} with the same key was not moved. It is still in the DLT.`, null, orderingKey);
+    const value = record.value ?? new Uint8Array(0);
+    if (sha256Of(value) !== req.sha256) {
+      lane.blockedBy = req.letterId;
+      return result(req, "checksum_mismatch", `The letter's bytes differ from when it was indexed (sha256 ${sha256Of(value).slice(0, 12)}…, expected ${req.sha256.slice(0, 12)}…). It was not moved; scan the DLT again.`, null, orderingKey);
+    }
+    const target = await resolveTarget(req, record);
+    if ("reason" in target) {
+      lane.blockedBy = req.letterId;
+      return result(req, "failed", target.reason, null, orderingKey);
+    }
+    const destination = `topic ${target.topic}`;
+    let headers: IHeaders;
+    try {
+      headers = redriveHeaders(record.headers, req.markers, { topic: dlq, partition: p.partition, offset: record.offset });
+    } catch (e) {
+      if (!(e instanceof NullHeaderError)) throw e;
+      lane.blockedBy = req.letterId;
+      return result(req, "failed", `Header "${e.header}" has no value, which the console's Kafka client cannot write; the letter is not sent with changed headers. It is still in the DLT.`, destination, orderingKey);
+    }
+    // Stopped before its produce: untouched, no result.
+    if (stopped()) return null;
+    try {
+      await deps.produce(target.topic, { key: record.key, value: record.value, headers });
+    } catch (e) {
+      const f = produceFailure(e, target.topic, value.byteLength, deps.mapError);
+      if (f.stop && !stopError) stopError = f.stop;
+      lane.blockedBy = req.letterId;
+      return result(req, "failed", f.reason, destination, orderingKey);
+    }
+    // Acknowledged by all in-sync replicas: only now is the offset handled.
+    const ref: RecordRef = { partition: p.partition, offset: p.offset };
+    let lastError: unknown = null;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await store.markHandled(deps.connectionId, dlq, [ref], { operationId: req.markers.redriveId, outcome: "redriven" });
+        return result(req, "moved", null, destination, orderingKey);
+      } catch (e) {
+        lastError = e;
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
+    lane.blockedBy = req.letterId;
+    return result(
+      req,
+      "failed",
+      `Published to topic "${target.topic}" (replay id ${req.markers.replayId}), but recording it as handled failed (${(lastError as Error)?.message ?? lastError}): it still shows as waiting in the DLT, and redriving it again would make a duplicate.`,
+      destination,
+      orderingKey,
+    );
+  };
+
+  let feedError: unknown = null;
+  let feedDone = false;
+
+  const feed = async () => {
+    for (const run of planRuns(pending, deps.maxGap ?? 8, deps.maxRun ?? 500)) {
+      if (stopped()) return;
+      const partition = run[0].partition;
+      const first = run[0].offset;
+      const last = run[run.length - 1].offset;
+      const wanted = new Map(run.map((p) => [p.offset.toString(), p]));
+      // Handled marks of the run: one range query, read just before its records are moved.
+      let marks: Map<string, HandledMark>;
+      try {
+        marks = store.handledBetween ? await store.handledBetween(deps.connectionId, dlq, partition, first, last) : await store.handledAmong(deps.connectionId, dlq, run.map((p) => ({ partition, offset: p.offset })));
+      } catch (e) {
+        throw new AppError("unavailable:database", { message: (e as Error).message, cause: e, userMessage: "The console's record of handled Kafka offsets could not be read, so nothing more was moved (a handled letter must never be redriven twice). Check the database, then resume." });
+      }
+      const iter = deps.readRecords(dlq, partition, first, last + 1n)[Symbol.asyncIterator]();
+      try {
+        for (;;) {
+          if (stopped()) return;
+          let step: IteratorResult<InternalRecord>;
+          try {
+            step = await iter.next();
+          } catch (e) {
+            throw deps.mapError(e, dlq);
+          }
+          if (step.done) break;
+          const record = step.value;
+          const p = wanted.get(record.offset);
+          if (!p) continue;
+          wanted.delete(record.offset);
+          const mark = marks.get(refKey(partition, p.offset));
+          if (mark) {
+            emit(result(p.req, "missing", `Already handled at ${mark.at.toISOString()} (${mark.outcome}, operation ${mark.operationId}): a handled offset is never redriven twice.`, null, orderingKeyOf(record.key)));
+            continue;
+          }
+          const bytes = (record.value?.byteLength ?? 0) + (record.key?.byteLength ?? 0);
+          await waitForSpace(bytes);
+          if (stopped()) return;
+          inFlight++;
+          heldBytes += bytes;
+          const name = laneOf(partition, record.key);
+          const lane = lanes.get(name) ?? { tail: Promise.resolve(), blockedBy: null };
+          lane.tail = lane.tail.then(async () => {
+            try {
+              // Stopped while waiting for its lane: untouched, no result.
+              if (stopped()) return;
+              const r = await moveOne(p, record, lane);
+              if (r) emit(r);
+            } catch (e) {
+              feedError ??= e;
+              stopError ??= isAppError(e) ? (e as BrokerError) : deps.mapError(e, dlq);
+            } finally {
+              release(bytes);
+            }
+          });
+          lanes.set(name, lane);
+        }
+      } finally {
+        await iter.return?.(undefined)?.catch?.(() => undefined);
+      }
+      // Requested offsets inside the log without a record: compacted away, or transaction markers.
+      for (const p of wanted.values()) {
+        emit(result(p.req, "missing", `There is no record at offset ${p.offset} of partition ${partition} of "${dlq}" (compacted away, an aborted transaction, or a transaction marker).`));
+      }
+    }
+  };
+
+  const feeding = feed()
+    .catch((e) => {
+      feedError ??= e;
+    })
+    .finally(() => {
+      feedDone = true;
+      wake?.();
+    });
+
+  // Results are handed out as letters settle. Breaking off the iteration stops new letters; those
+  // in flight still settle (their produce and mark complete) before the generator returns.
+  let broken = true;
+  try {
+    for (;;) {
+      while (ready.length) yield ready.shift()!;
+      if (feedDone && inFlight === 0) break;
+      await new Promise<void>((r) => {
+        wake = r;
+        if (ready.length || (feedDone && inFlight === 0)) r();
+      });
+      wake = null;
+    }
+    await feeding;
+    while (ready.length) yield ready.shift()!;
+    broken = false;
+  } finally {
+    if (broken) {
+      stopError ??= new BrokerError("bad_request", { userMessage: "The move was broken off." });
+      onAbort();
+      await feeding;
+      while (inFlight > 0) await new Promise<void>((r) => (wake = r));
+    }
+    signal?.removeEventListener("abort", onAbort);
+  }
+  if (feedError) throw isAppError(feedError) ? feedError : deps.mapError(feedError, dlq);
+  if (stopError) throw stopError;
+}
