@@ -14,6 +14,9 @@ import {
   type HeaderEntry,
   type Letter,
   type LetterPage,
+  type MoveOptions,
+  type MoveRequest,
+  type MoveResult,
   type StreamOptions,
 } from "@/lib/brokers/types";
 import { toDisplayValue } from "@/lib/brokers/display";
@@ -24,6 +27,7 @@ import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
 import { readRiskOf } from "@/lib/brokers/rabbitmq/risk";
 import { OccurrenceCounter, isLetterId } from "@/lib/brokers/rabbitmq/identity";
 import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
+import { moveLetters, type MoverContext } from "@/lib/brokers/rabbitmq/mover";
 
 export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -44,6 +48,8 @@ export interface RabbitMqAdapterOptions {
   readBufferBytes?: number;
   /** How long a read waits for another reader of the same queue to finish (default 10 s). */
   busyWaitMs?: number;
+  /** Letters published and not yet confirmed at once while moving (default 64): the crash window. */
+  moveInFlight?: number;
   /** How long management snapshots are reused (default 3 s). */
   snapshotTtlMs?: number;
   connectTimeoutMs?: number;
@@ -84,6 +90,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
       readBufferBytes: options.readBufferBytes ?? 16 * 1024 * 1024,
       busyWaitMs: options.busyWaitMs ?? 10_000,
       snapshotTtlMs: options.snapshotTtlMs ?? 3000,
+      moveInFlight: options.moveInFlight ?? 64,
       connectTimeoutMs: options.connectTimeoutMs ?? 5000,
     };
     this.amqp = new AmqpConnection({
@@ -375,6 +382,32 @@ export class RabbitMqAdapter implements BrokerAdapter {
     } finally {
       await closeQuietly(ch);
     }
+  }
+
+  /** See `BrokerAdapter.moveLetters`; the logic and its crash window are in mover.ts. */
+  moveLetters(dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
+    const ctx: MoverContext = {
+      endpoint: this.amqp.endpoint,
+      username: secretFromEnv(this.config.usernameEnv, "guest")!,
+      configOrigin: this.configEntry(dlq)?.origin ?? null,
+      describe: (name) => this.describeDlq(name),
+      confirmChannel: async () => {
+        const model = await this.amqp.get();
+        try {
+          const ch = await model.createConfirmChannel();
+          ch.on("error", () => undefined);
+          return ch;
+        } catch (e) {
+          throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: dlq });
+        }
+      },
+      channel: () => this.amqp.channel(),
+      idleMs: this.opts.idleMs,
+      bufferBytes: this.opts.readBufferBytes,
+      busyWaitMs: this.opts.busyWaitMs,
+      maxInFlight: this.opts.moveInFlight,
+    };
+    return moveLetters(ctx, dlq, requests, opts);
   }
 
   async ping(): Promise<void> {

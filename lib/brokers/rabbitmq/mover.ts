@@ -1,0 +1,561 @@
+/**
+ * Moves letters out of a RabbitMQ DLQ, conservation first (DESIGN.md, "The life of a dead letter").
+ *
+ * One pass from the head of the DLQ on ONE confirm channel: letters are read with the windowed
+ * consume-without-ack reader (reader.ts), so every letter that is not moved stays unacked and goes
+ * back, in order, when the channel closes. For each requested letter: the checksum of its bytes is
+ * verified, its target resolved, and it is republished with `mandatory` and `persistent` through
+ * publisher confirms; only when the broker has confirmed it (and not returned it) is its delivery
+ * acked. A nack or a basic.return leaves it in the DLQ and yields "failed" with the reason.
+ *
+ * Byte-exact republishing: amqplib re-encodes headers from its own decoding, which loses 64-bit
+ * integers, longstrs that are not valid UTF-8, value type tags (a 'b' byte becomes whatever amqplib
+ * guesses) and the order of integer-like keys. So the mover does not hand headers to amqplib: it
+ * takes the raw basic.properties bytes the read side captured (raw-headers.ts), copies every property
+ * and every header entry byte for byte, replaces only the redrive markers, sets delivery-mode 2, and
+ * writes the publish frames itself on the channel (amqplib still numbers the publish and tracks
+ * its confirm). Without raw bytes a letter is not moved ("failed"): nothing is re-serialised.
+ *
+ * Crash window (exactly-once is impossible): a letter is acked only after its copy is confirmed,
+ * never the reverse. If the process dies after a confirm and before the ack reaches the broker,
+ * the letter is both in the target and back in the DLQ: a duplicate, never a loss, and the copy
+ * carries x-dlq-replay-id so consumers and the console can recognise it. At most `maxInFlight`
+ * letters are in that window at once.
+ */
+import type { Channel, ConfirmChannel, ConsumeMessage } from "amqplib";
+import {
+  BrokerError,
+  REDRIVE_HEADERS,
+  type DlqSummary,
+  type MoveOptions,
+  type MoveRequest,
+  type MoveResult,
+} from "@/lib/brokers/types";
+import { findHeader, displayText } from "@/lib/brokers/display";
+import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
+import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
+import { OccurrenceCounter } from "@/lib/brokers/rabbitmq/identity";
+import { decodeHeaders, letterIdOf } from "@/lib/brokers/rabbitmq/letter";
+import { parseXDeath } from "@/lib/brokers/rabbitmq/failure";
+import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
+
+// ---------------------------------------------------------------------------------------------
+// basic.properties: parse the raw bytes, replace the markers, rebuild.
+
+const F_HEADERS = 0x2000;
+const F_DELIVERY_MODE = 0x1000;
+const F_USER_ID = 0x0010;
+const F_MESSAGE_ID = 0x0080;
+const F_CONTINUATION = 0x0001;
+
+/** Property flags in wire order, with how each is encoded. */
+const PROPERTY_LAYOUT: Array<[number, "shortstr" | "table" | "octet" | "u64"]> = [
+  [0x8000, "shortstr"], // content-type
+  [0x4000, "shortstr"], // content-encoding
+  [0x2000, "table"], // headers
+  [0x1000, "octet"], // delivery-mode
+  [0x0800, "octet"], // priority
+  [0x0400, "shortstr"], // correlation-id
+  [0x0200, "shortstr"], // reply-to
+  [0x0100, "shortstr"], // expiration
+  [0x0080, "shortstr"], // message-id
+  [0x0040, "u64"], // timestamp
+  [0x0020, "shortstr"], // type
+  [0x0010, "shortstr"], // user-id
+  [0x0008, "shortstr"], // app-id
+  [0x0004, "shortstr"], // cluster-id
+];
+
+export interface ParsedProperties {
+  flags: number;
+  /** Each present property's encoded bytes (length prefix included), by flag. */
+  fields: Map<number, Buffer>;
+}
+
+export function parseProperties(raw: Buffer): ParsedProperties {
+  if (raw.length < 2) throw new RangeError("basic.properties truncated");
+  const flags = raw.readUInt16BE(0);
+  if (flags & F_CONTINUATION) throw new RangeError("basic.properties with a continuation flag");
+  let pos = 2;
+  const fields = new Map<number, Buffer>();
+  const need = (n: number) => {
+    if (pos + n > raw.length) throw new RangeError("basic.properties truncated");
+  };
+  for (const [flag, kind] of PROPERTY_LAYOUT) {
+    if (!(flags & flag)) continue;
+    let len: number;
+    if (kind === "shortstr") {
+      need(1);
+      len = 1 + raw.readUInt8(pos);
+    } else if (kind === "table") {
+      need(4);
+      len = 4 + raw.readUInt32BE(pos);
+    } else len = kind === "octet" ? 1 : 8;
+    need(len);
+    fields.set(flag, raw.subarray(pos, pos + len));
+    pos += len;
+  }
+  if (pos !== raw.length) throw new RangeError("basic.properties length mismatch");
+  return { flags, fields };
+}
+
+/** The string value of a shortstr property as raw bytes (no length prefix), or null. */
+export function shortstrOf(p: ParsedProperties, flag: number): Buffer | null {
+  const b = p.fields.get(flag);
+  return b ? b.subarray(1) : null;
+}
+
+/** Skips one field value at `pos` (its type tag included) and returns the position after it. */
+function skipValue(buf: Buffer, pos: number): number {
+  const need = (n: number) => {
+    if (pos + n > buf.length) throw new RangeError("field table truncated");
+  };
+  need(1);
+  const tag = String.fromCharCode(buf[pos++]);
+  const fixed: Record<string, number> = { t: 1, b: 1, B: 1, s: 2, u: 2, I: 4, i: 4, l: 8, f: 4, d: 8, D: 5, T: 8, V: 0 };
+  if (tag in fixed) {
+    need(fixed[tag]);
+    return pos + fixed[tag];
+  }
+  if (tag === "S" || tag === "x" || tag === "F" || tag === "A") {
+    need(4);
+    const len = buf.readUInt32BE(pos);
+    need(4 + len);
+    return pos + 4 + len;
+  }
+  throw new RangeError(`unknown field type ${JSON.stringify(tag)}`);
+}
+
+/** The entries of a field table (without its length prefix): name and the exact bytes of the whole entry. */
+export function tableEntries(table: Buffer): Array<{ name: string; bytes: Buffer }> {
+  const out: Array<{ name: string; bytes: Buffer }> = [];
+  let pos = 0;
+  while (pos < table.length) {
+    const start = pos;
+    const nameLen = table.readUInt8(pos);
+    if (pos + 1 + nameLen > table.length) throw new RangeError("field table truncated");
+    const name = table.subarray(pos + 1, pos + 1 + nameLen).toString("latin1");
+    pos = skipValue(table, pos + 1 + nameLen);
+    out.push({ name, bytes: table.subarray(start, pos) });
+  }
+  return out;
+}
+
+function entry(name: string, tag: string, payload: Buffer): Buffer {
+  const n = Buffer.from(name, "latin1");
+  return Buffer.concat([Buffer.from([n.length]), n, Buffer.from(tag, "latin1"), payload]);
+}
+export function longstrEntry(name: string, value: string | Buffer): Buffer {
+  const v = typeof value === "string" ? Buffer.from(value, "utf8") : value;
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(v.length);
+  return entry(name, "S", Buffer.concat([len, v]));
+}
+export function int32Entry(name: string, value: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(value);
+  return entry(name, "I", b);
+}
+
+export interface MarkerValues {
+  redriveId: string;
+  replayId: string;
+  redriveCount: number;
+  /** Used only when the letter does not carry x-dlq-original-message-id yet (bytes: kept as they were). */
+  originalMessageId: string | Buffer | null;
+}
+
+/**
+ * The letter's properties with the redrive markers set and delivery-mode 2; everything else byte
+ * for byte. Markers already present are replaced in place (never appended twice);
+ * x-dlq-original-message-id is kept when present. Header names are compared byte-exact.
+ */
+export function rebuildProperties(raw: Buffer, m: MarkerValues): Buffer {
+  const p = parseProperties(raw);
+  const oldTable = p.fields.get(F_HEADERS);
+  const entries = oldTable ? tableEntries(oldTable.subarray(4)) : [];
+  const replace = new Map<string, Buffer>([
+    [REDRIVE_HEADERS.redriveId, longstrEntry(REDRIVE_HEADERS.redriveId, m.redriveId)],
+    [REDRIVE_HEADERS.replayId, longstrEntry(REDRIVE_HEADERS.replayId, m.replayId)],
+    [REDRIVE_HEADERS.redriveCount, int32Entry(REDRIVE_HEADERS.redriveCount, m.redriveCount)],
+  ]);
+  const hasOriginal = entries.some((e) => e.name === REDRIVE_HEADERS.originalMessageId);
+  if (!hasOriginal && m.originalMessageId !== null) replace.set(REDRIVE_HEADERS.originalMessageId, longstrEntry(REDRIVE_HEADERS.originalMessageId, m.originalMessageId));
+  const parts: Buffer[] = [];
+  const done = new Set<string>();
+  for (const e of entries) {
+    const r = replace.get(e.name);
+    if (r) {
+      // A duplicate entry of a marker (only possible in a hand-made table) is dropped: one value each.
+      if (!done.has(e.name)) parts.push(r);
+      done.add(e.name);
+    } else parts.push(e.bytes);
+  }
+  for (const [name, r] of replace) if (!done.has(name)) parts.push(r);
+  const body = Buffer.concat(parts);
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(body.length);
+  p.fields.set(F_HEADERS, Buffer.concat([len, body]));
+  p.fields.set(F_DELIVERY_MODE, Buffer.from([2]));
+  const flags = p.flags | F_HEADERS | F_DELIVERY_MODE;
+  const out: Buffer[] = [Buffer.from([flags >> 8, flags & 0xff])];
+  for (const [flag] of PROPERTY_LAYOUT) if (flags & flag) out.push(p.fields.get(flag)!);
+  return Buffer.concat(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing the publish ourselves, through amqplib's channel bookkeeping.
+
+const FRAME_METHOD = 1;
+const FRAME_HEADER = 2;
+const FRAME_END = 0xce;
+const RAW_OUT = Symbol.for("dlq-console.rawPropertiesOut");
+
+interface InternalChannel {
+  ch: number;
+  connection: { frameMax: number; channels: Array<{ buffer: { write(b: Buffer): boolean } } | undefined>; sendContent(ch: number, body: Buffer): boolean; sentSinceLastCheck?: boolean };
+  sendMessage(fields: Record<string, unknown>, props: Record<PropertyKey, unknown>, content: Buffer): boolean;
+  [RAW_OUT]?: Buffer | null;
+}
+
+function shortstr(s: string): Buffer {
+  const b = Buffer.from(s, "utf8");
+  if (b.length > 255) throw new RangeError("shortstr longer than 255 bytes");
+  return Buffer.concat([Buffer.from([b.length]), b]);
+}
+
+function frame(type: number, channel: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(7);
+  head.writeUInt8(type, 0);
+  head.writeUInt16BE(channel, 1);
+  head.writeUInt32BE(payload.length, 3);
+  return Buffer.concat([head, payload, Buffer.from([FRAME_END])]);
+}
+
+export function publishMethodFrame(channel: number, exchange: string, routingKey: string, mandatory: boolean): Buffer {
+  const cls = Buffer.alloc(6);
+  cls.writeUInt16BE(60, 0); // basic
+  cls.writeUInt16BE(40, 2); // publish
+  cls.writeUInt16BE(0, 4); // reserved-1 (ticket)
+  return frame(FRAME_METHOD, channel, Buffer.concat([cls, shortstr(exchange), shortstr(routingKey), Buffer.from([mandatory ? 1 : 0])]));
+}
+
+export function contentHeaderFrame(channel: number, bodySize: number, properties: Buffer): Buffer {
+  const fixed = Buffer.alloc(12);
+  fixed.writeUInt16BE(60, 0);
+  fixed.writeUInt16BE(0, 2);
+  fixed.writeBigUInt64BE(BigInt(bodySize), 4);
+  return frame(FRAME_HEADER, channel, Buffer.concat([fixed, properties]));
+}
+
+/**
+ * Makes `ch.publish` write the given raw properties instead of amqplib's encoding, for the next
+ * publish only. Returns false when amqplib's internals do not have the expected shape.
+ */
+export function installRawPublish(ch: ConfirmChannel): boolean {
+  const c = ch as unknown as InternalChannel;
+  if (typeof c.ch !== "number" || !c.connection || typeof c.connection.sendContent !== "function" || !Array.isArray(c.connection.channels)) return false;
+  if (typeof c.sendMessage !== "function") return false;
+  const original = c.sendMessage;
+  c.sendMessage = function rawSendMessage(this: InternalChannel, fields, props, content) {
+    const raw = this[RAW_OUT];
+    if (!raw) return original.call(this, fields, props, content);
+    this[RAW_OUT] = null;
+    const conn = this.connection;
+    const out = conn.channels[this.ch]?.buffer;
+    if (!out) throw new Error("Channel closed");
+    const header = contentHeaderFrame(this.ch, content.length, raw);
+    if (header.length > conn.frameMax) throw new RangeError(`properties of ${header.length} bytes exceed the frame size ${conn.frameMax}`);
+    out.write(Buffer.concat([publishMethodFrame(this.ch, String(fields.exchange), String(fields.routingKey), Boolean(fields.mandatory)), header]));
+    conn.sentSinceLastCheck = true;
+    if (content.length === 0) return true;
+    return conn.sendContent(this.ch, content);
+  };
+  return true;
+}
+
+/** Publishes `content` with exactly these raw properties; `cb` is amqplib's confirm callback. */
+export function publishRaw(ch: ConfirmChannel, exchange: string, routingKey: string, content: Buffer, rawProps: Buffer, cb: (err: unknown) => void): boolean {
+  (ch as unknown as InternalChannel)[RAW_OUT] = rawProps;
+  try {
+    return ch.publish(exchange, routingKey, content, { mandatory: true, persistent: true }, cb);
+  } finally {
+    (ch as unknown as InternalChannel)[RAW_OUT] = null;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets.
+
+export interface Route {
+  exchange: string;
+  routingKey: string;
+  /** In the operator's words. */
+  words: string;
+}
+
+export function describeRoute(exchange: string, routingKey: string): string {
+  return exchange === "" ? `default exchange, routing key "${routingKey}" (queue "${routingKey}")` : `exchange "${exchange}", routing key "${routingKey}"`;
+}
+
+/**
+ * Where "origin" sends a letter: the exchange and first routing key of x-death[0] (the queue it
+ * last died in, most recent first), else the default exchange to x-first-death-queue, else the
+ * default exchange to the DLQ's configured origin queue.
+ */
+export function originRoute(msg: ConsumeMessage, configOrigin: string | null): Route | { error: string } {
+  const headers = decodeHeaders(msg);
+  const [last] = parseXDeath(headers);
+  if (last && last.exchange !== null && last.routingKeys.length > 0) {
+    return { exchange: last.exchange, routingKey: last.routingKeys[0], words: describeRoute(last.exchange, last.routingKeys[0]) };
+  }
+  const firstQueue = displayText(findHeader(headers, "x-first-death-queue"));
+  if (firstQueue) return { exchange: "", routingKey: firstQueue, words: describeRoute("", firstQueue) };
+  if (configOrigin) return { exchange: "", routingKey: configOrigin, words: describeRoute("", configOrigin) };
+  return {
+    error: "Its origin cannot be derived: it has no x-death entry with an exchange and routing key, no x-first-death-queue header, and the DLQ has no origin in the config. Choose a target queue explicitly.",
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The move.
+
+export interface MoverContext {
+  endpoint: string;
+  /** The user the console publishes as: RabbitMQ refuses a user-id property that differs from it. */
+  username: string;
+  configOrigin: string | null;
+  describe(name: string): Promise<DlqSummary>;
+  /** A confirm channel on the adapter's connection (raw-header hook installed). */
+  confirmChannel(): Promise<ConfirmChannel>;
+  /** A throwaway channel for passive checks (a 404 closes it). */
+  channel(): Promise<Channel>;
+  idleMs: number;
+  bufferBytes: number;
+  busyWaitMs: number;
+  /** Letters published and not yet confirmed at once (the crash window). Default 64. */
+  maxInFlight?: number;
+}
+
+interface InFlight {
+  req: MoveRequest;
+  msg: ConsumeMessage;
+  route: Route;
+  replayId: string;
+  settled: Promise<{ ok: true } | { ok: false; reason: string }>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const result = (req: MoveRequest, outcome: MoveResult["outcome"], destination: string | null, reason: string | null): MoveResult => ({
+  letterId: req.letterId,
+  outcome,
+  destination,
+  reason,
+  orderingKey: null,
+});
+
+async function checkOnSideChannel(ctx: MoverContext, f: (ch: Channel) => Promise<unknown>): Promise<unknown> {
+  const ch = await ctx.channel();
+  try {
+    await f(ch);
+    return null;
+  } catch (e) {
+    return e;
+  } finally {
+    await closeQuietly(ch);
+  }
+}
+
+function is404(e: unknown): boolean {
+  const err = e as { code?: number; message?: string };
+  return err?.code === 404 || /NOT.FOUND/.test(err?.message ?? "");
+}
+
+export async function* moveLetters(ctx: MoverContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
+  const maxInFlight = Math.max(1, ctx.maxInFlight ?? 64);
+  // 1. Requests: one per letter id.
+  const wanted = new Map<string, MoveRequest>();
+  for (const r of requests) {
+    if (wanted.has(r.letterId)) {
+      yield result(r, "failed", null, "This letter was requested twice in the same move; it is moved once.");
+      continue;
+    }
+    wanted.set(r.letterId, r);
+  }
+  if (wanted.size === 0) return;
+
+  // 2. Up front: the DLQ exists and may be read; explicit targets exist (nothing has moved yet).
+  const summary = await ctx.describe(dlq);
+  if (summary.readRisk && !opts.acceptRisk) throw new BrokerError("risky_read", { userMessage: summary.readRisk.message, details: { readRisk: summary.readRisk } });
+  const targetQueues = new Set<string>();
+  for (const r of wanted.values()) if (r.target.kind === "queue") targetQueues.add(r.target.name);
+  for (const name of targetQueues) {
+    if (name === dlq) throw new BrokerError("bad_request", { userMessage: `The target queue "${name}" is the DLQ itself: choose another target. Nothing was moved.` });
+    const e = await checkOnSideChannel(ctx, (ch) => ch.checkQueue(name));
+    if (e && is404(e)) throw new BrokerError("not_found", { cause: e, userMessage: `The target queue "${name}" does not exist on RabbitMQ at ${ctx.endpoint}. Nothing was moved; create the queue or choose another target.` });
+    if (e) throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: name });
+  }
+
+  // 3. One confirm channel: reads (never acked unless moved) and publishes.
+  const started = Date.now();
+  let ch: ConfirmChannel;
+  let reader: QueueReader;
+  let depth: number;
+  for (let attempt = 0; ; attempt++) {
+    ch = await ctx.confirmChannel();
+    try {
+      if (!installRawPublish(ch)) throw new BrokerError("protocol", { userMessage: "The console's RabbitMQ client library changed shape: letters cannot be republished byte-exact, so nothing is moved." });
+      depth = (await ch.checkQueue(dlq)).messageCount;
+      reader = new QueueReader(ch, dlq, { max: depth, idleMs: ctx.idleMs, bufferBytes: ctx.bufferBytes, minWindow: 4, maxWindow: 5000, exclusive: true });
+      await reader.start();
+      break;
+    } catch (e) {
+      await closeQuietly(ch);
+      const mapped = mapAmqpError(e, { endpoint: ctx.endpoint, queue: dlq });
+      if (mapped.kind === "throttled" && Date.now() - started < ctx.busyWaitMs) {
+        await sleep(Math.min(1000, 50 * 2 ** attempt));
+        continue;
+      }
+      throw mapped;
+    }
+  }
+
+  const returned = new Map<string, string>(); // replay id → reason
+  const onReturn = (m: ConsumeMessage) => {
+    const h = (m.properties.headers ?? {}) as Record<string, unknown>;
+    const id = h[REDRIVE_HEADERS.replayId];
+    const f = m.fields as unknown as { replyCode?: number; replyText?: string; exchange: string; routingKey: string };
+    if (typeof id === "string") returned.set(id, `RabbitMQ returned it as unroutable (${f.replyCode ?? "?"} ${f.replyText ?? ""}): ${describeRoute(f.exchange, f.routingKey)} has no queue bound for it. It stays in the DLQ.`);
+  };
+  ch.on("return", onReturn);
+  let channelError: unknown = null;
+  const onError = (e: unknown) => {
+    channelError ??= e;
+  };
+  ch.on("error", onError);
+
+  const exchangeChecked = new Map<string, string | null>(); // exchange → problem or null
+  const inflight: InFlight[] = [];
+  const settle = async (f: InFlight): Promise<MoveResult> => {
+    const s = await f.settled;
+    if (s.ok) {
+      // Confirmed by the broker and not returned: now, and only now, the DLQ copy goes.
+      ch.ack(f.msg);
+      return result(f.req, "moved", f.route.words, null);
+    }
+    return result(f.req, "failed", f.route.words, s.reason);
+  };
+
+  let brokenOff = false;
+  try {
+    const occ = new OccurrenceCounter();
+    for (let pos = 0; wanted.size > 0 && pos < depth; pos++) {
+      if (opts.signal?.aborted || channelError) {
+        brokenOff = true;
+        break;
+      }
+      // Results settle while we read on.
+      while (inflight.length > 0 && (inflight.length >= maxInFlight || (await isSettled(inflight[0].settled)))) yield await settle(inflight.shift()!);
+
+      const m = await reader.next(opts.signal);
+      if (!m) {
+        brokenOff = Boolean(opts.signal?.aborted);
+        break;
+      }
+      const ident = letterIdOf(m, occ);
+      const req = wanted.get(ident.id);
+      if (!req) continue; // Not requested: stays unacked, returns in order when the channel closes.
+      wanted.delete(ident.id);
+
+      if (ident.sha256 !== req.sha256.toLowerCase()) {
+        yield result(req, "checksum_mismatch", null, "The letter's bytes no longer match the checksum recorded when it was indexed; it was not moved. Re-scan the DLQ and check it again.");
+        continue;
+      }
+      let route: Route;
+      if (req.target.kind === "queue") route = { exchange: "", routingKey: req.target.name, words: describeRoute("", req.target.name) };
+      else {
+        const r = originRoute(m, ctx.configOrigin);
+        if ("error" in r) {
+          yield result(req, "failed", null, r.error);
+          continue;
+        }
+        route = r;
+      }
+      if (route.exchange !== "") {
+        if (!exchangeChecked.has(route.exchange)) {
+          const e = await checkOnSideChannel(ctx, (c) => c.checkExchange(route.exchange));
+          if (e && !is404(e)) throw mapAmqpError(e, { endpoint: ctx.endpoint });
+          exchangeChecked.set(route.exchange, e ? `The exchange "${route.exchange}" no longer exists, so the letter cannot go back where it came from. It stays in the DLQ; choose a target queue explicitly.` : null);
+        }
+        const problem = exchangeChecked.get(route.exchange);
+        if (problem) {
+          yield result(req, "failed", route.words, problem);
+          continue;
+        }
+      }
+      const raw = rawPropertiesOf(m.properties);
+      if (!raw) {
+        yield result(req, "failed", route.words, "The console did not capture this letter's raw headers, so it cannot republish them exactly; it was not moved.");
+        continue;
+      }
+      let props: Buffer;
+      try {
+        const parsed = parseProperties(raw);
+        const userId = shortstrOf(parsed, F_USER_ID);
+        if (userId && userId.toString("utf8") !== ctx.username) {
+          yield result(req, "failed", route.words, `The letter carries user-id "${userId.toString("utf8")}", and RabbitMQ only accepts a user-id equal to the publishing user ("${ctx.username}"). It was not moved.`);
+          continue;
+        }
+        const existingMessageId = shortstrOf(parsed, F_MESSAGE_ID);
+        props = rebuildProperties(raw, {
+          redriveId: req.markers.redriveId,
+          replayId: req.markers.replayId,
+          redriveCount: req.markers.redriveCount,
+          originalMessageId: existingMessageId && existingMessageId.length > 0 ? existingMessageId : req.markers.originalMessageId,
+        });
+      } catch (e) {
+        yield result(req, "failed", route.words, `The letter's properties could not be copied exactly (${(e as Error).message}); it was not moved.`);
+        continue;
+      }
+      const replayId = req.markers.replayId;
+      let resolveSettled!: (v: { ok: true } | { ok: false; reason: string }) => void;
+      const settled = new Promise<{ ok: true } | { ok: false; reason: string }>((r) => (resolveSettled = r));
+      try {
+        publishRaw(ch, route.exchange, route.routingKey, m.content, props, (err) => {
+          const ret = returned.get(replayId);
+          returned.delete(replayId);
+          if (err) resolveSettled({ ok: false, reason: `RabbitMQ did not confirm the copy (${(err as Error).message ?? err}). It stays in the DLQ.` });
+          else if (ret) resolveSettled({ ok: false, reason: ret });
+          else resolveSettled({ ok: true });
+        });
+      } catch (e) {
+        if (e instanceof RangeError) {
+          yield result(req, "failed", route.words, `The letter could not be republished: ${e.message}. It stays in the DLQ.`);
+          continue;
+        }
+        throw e;
+      }
+      inflight.push({ req, msg: m, route, replayId, settled });
+    }
+    while (inflight.length > 0) yield await settle(inflight.shift()!);
+    if (channelError) throw mapAmqpError(channelError, { endpoint: ctx.endpoint, queue: dlq });
+    if (!brokenOff) {
+      for (const req of wanted.values()) {
+        yield result(req, "missing", null, `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`);
+      }
+    }
+  } catch (e) {
+    throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: dlq });
+  } finally {
+    ch.off("return", onReturn);
+    // Closing returns every letter not acked to the DLQ, in order; pending acks go out first.
+    await closeQuietly(ch);
+    ch.off("error", onError);
+  }
+}
+
+async function isSettled(p: Promise<unknown>): Promise<boolean> {
+  const marker = Symbol();
+  return (await Promise.race([p, Promise.resolve(marker)])) !== marker;
+}
