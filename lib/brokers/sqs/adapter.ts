@@ -10,8 +10,12 @@ import {
   type DlqSummary,
   type Letter,
   type LetterPage,
+  type MoveOptions,
+  type MoveRequest,
+  type MoveResult,
   type StreamOptions,
 } from "@/lib/brokers/types";
+import { moveSqsLetters, moveVisibilitySeconds } from "@/lib/brokers/sqs/mover";
 import { createSqsClient } from "@/lib/brokers/sqs/client";
 import { mapSqsError } from "@/lib/brokers/sqs/errors";
 import { discoverDlqs, listQueueUrls, mapLimit, queueNameOfUrl } from "@/lib/brokers/sqs/discovery";
@@ -372,6 +376,38 @@ export class SqsAdapter implements BrokerAdapter {
     keys.sort(compareKeys);
     const position = keys.findIndex((k) => k === hit.key);
     return toLetter(hit.m, id, position, { ...ctx, maxBodyBytes: opts.maxBodyBytes });
+  }
+
+  /** The write side lives in mover.ts; this only hands it the adapter's client and lookups. */
+  moveLetters(name: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
+    const requestTimeoutMs = (Math.max(this.o.browseWaitSeconds, this.o.streamWaitSeconds) + 20) * 1000;
+    return moveSqsLetters(
+      {
+        sqs: this.sqs,
+        open: () => this.openRead(name, { acceptRisk: opts.acceptRisk }),
+        urlOf: async (queue, account) => {
+          if (!account) return this.urlOf(queue);
+          try {
+            const { QueueUrl } = await this.sqs.send(new GetQueueUrlCommand({ QueueName: queue, QueueOwnerAWSAccountId: account }));
+            if (!QueueUrl) throw this.notFound(queue);
+            return QueueUrl;
+          } catch (e) {
+            throw this.err(e, queue);
+          }
+        },
+        queueAttrs: async (queue, url) => ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["FifoQueue", "QueueArn"] }))).Attributes ?? {}) as Attrs,
+        err: (e, queue) => this.err(e, queue),
+        region: this.config.region,
+        visibilityTimeout: moveVisibilitySeconds(this.config.readVisibilityTimeoutSeconds, requestTimeoutMs, this.o.maxAttempts),
+        receiveConcurrency: this.o.receiveConcurrency,
+        maxEmptyReceives: this.o.maxEmptyReceives,
+        maxScan: this.o.maxScan,
+        maxBatchBytes: this.capabilities.maxBodyBytes ?? 256 * 1024,
+      },
+      name,
+      requests,
+      opts,
+    );
   }
 
   async ping(): Promise<void> {

@@ -9,6 +9,7 @@ import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
 import type { DeathRecord, DisplayValue, DlqWarning, FailureInfo, HeaderEntry, Letter } from "@/lib/brokers/types";
 import { bytesValue, headerText, sha256Hex, timestampValue } from "@/lib/brokers/display";
 import { exceptionClassFromStack } from "@/lib/brokers/rabbitmq/failure";
+import { expandCombinedMarker } from "@/lib/brokers/sqs/markers";
 
 /** The queue name of an SQS ARN (arn:aws:sqs:region:account:name), or null. */
 export function queueNameOfArn(arn: string | undefined | null): string | null {
@@ -27,9 +28,11 @@ export function attributeValue(a: MessageAttributeValue): DisplayValue {
 
 export function decodeAttributes(msg: Message): HeaderEntry[] {
   const attrs = msg.MessageAttributes ?? {};
-  return Object.keys(attrs)
+  const headers = Object.keys(attrs)
     .sort()
     .map((name) => ({ name, value: attributeValue(attrs[name]) }));
+  // Redrive markers written as one combined attribute read like the four separate ones.
+  return expandCombinedMarker(headers, attrs);
 }
 
 const TIMESTAMPS = new Set(["SentTimestamp", "ApproximateFirstReceiveTimestamp"]);

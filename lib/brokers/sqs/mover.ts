@@ -1,0 +1,549 @@
+import "server-only";
+/**
+ * moveLetters on SQS: receive → verify → send → delete, never delete before a confirmed send.
+ *
+ * 1. Receive from the DLQ a few requests at a time (batches of 10), hiding letters for the move's
+ *    visibility timeout, until every requested letter is found or the depth observed at the start
+ *    is read (plus one short extra round). Every letter received is held by its receipt handle;
+ *    holds are extended while the move runs.
+ * 2. Requested letters, in DLQ order (FIFO: SequenceNumber; standard: SentTimestamp): sha256 of the
+ *    body checked against the request ("checksum_mismatch", released at once), the target resolved,
+ *    the hold refreshed (ChangeMessageVisibility to the full timeout) right before sending, then
+ *    SendMessageBatch (standard; per-entry results) or SendMessage one at a time (FIFO: letters of
+ *    one MessageGroupId in SequenceNumber order, a letter after a failed one of its group is held
+ *    back so the group's order is not broken). The body is sent exactly as received, with the
+ *    letter's message attributes, AWSTraceHeader (the only system attribute SendMessage accepts)
+ *    and the markers (see markers.ts). SentTimestamp cannot be kept: SQS sets it on every send.
+ * 3. Only after a successful send: DeleteMessageBatch with the receipt handle.
+ * 4. Everything not moved is released (visibility 0) at once: when the move ends, fails, is aborted
+ *    (`signal`, checked between letters and batches) or the caller stops iterating.
+ *
+ * The window. A receipt handle is only good while the letter is hidden. The hold is refreshed to
+ * the full move timeout right before each send, and the timeout is sized to outlast the longest
+ * send the client can make (request timeout × attempts, plus a margin; at least the configured read
+ * timeout). Should a send still outlast it (a stalled network), the delete fails: the letter is then
+ * in the target (tagged with its x-dlq-replay-id) AND still in the DLQ, and the result is "failed"
+ * with a reason that says exactly that. Nothing is lost; the duplicate is tagged.
+ *
+ * FIFO targets. MessageGroupId is kept from the letter. MessageDeduplicationId is NOT the letter's
+ * old one (SQS would swallow the redrive as a duplicate of the original for 5 minutes, also under
+ * content-based deduplication since the body is the same): it is derived from the replay id (the
+ * replay id itself when it is a valid id, else its SHA-256), so an SDK retry of the same send is
+ * still deduplicated by SQS, while every new replay is a new message. A FIFO letter is not sent to
+ * a standard queue (its group order and deduplication would be lost) and a standard letter cannot
+ * go to a FIFO queue (it has no MessageGroupId): both are "failed" with a reason.
+ *
+ * Origin. DeadLetterQueueSourceArn when the server sets it (per letter); else the one queue whose
+ * redrive policy names the DLQ (ListDeadLetterSourceQueues) or the config's `origin` when these
+ * agree on a single queue; several candidates and no DeadLetterQueueSourceArn → "failed", pick a
+ * target. An explicit target that does not exist throws not_found before anything is received.
+ */
+import { createHash } from "node:crypto";
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type Message,
+  type MessageSystemAttributeValue,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
+import { BrokerError, type DlqSummary, type MoveOptions, type MoveRequest, type MoveResult, type RedriveMarkers } from "@/lib/brokers/types";
+import { sha256Hex } from "@/lib/brokers/display";
+import { baseIdOf, compareKeys, isSqsLetterId, sortKeyOf, type SortKey } from "@/lib/brokers/sqs/letter";
+import type { Attrs } from "@/lib/brokers/sqs/summary";
+import { readMarkers, withMarkers } from "@/lib/brokers/sqs/markers";
+
+export interface SqsMoveContext {
+  sqs: SQSClient;
+  /** Describes the DLQ with the read-risk guard (acceptRisk) and the in-flight room. */
+  open(): Promise<{ url: string; attrs: Attrs; summary: DlqSummary; room: number }>;
+  /** Queue URL by name (and owner account); throws BrokerError not_found. */
+  urlOf(name: string, account?: string): Promise<string>;
+  queueAttrs(name: string, url: string): Promise<Attrs>;
+  err(e: unknown, queue?: string): BrokerError;
+  region: string;
+  /** Seconds a letter stays hidden after receive and after each refresh (see moveVisibilitySeconds). */
+  visibilityTimeout: number;
+  receiveConcurrency: number;
+  maxEmptyReceives: number;
+  maxScan: number;
+  /** Largest SendMessageBatch payload (sum of the entries), bytes. */
+  maxBatchBytes: number;
+  /** Letters per SendMessageBatch (1..10, default 10). */
+  sendBatchSize?: number;
+}
+
+/**
+ * Long enough that a send started right after a refresh ends before the hold does: the client's
+ * request timeout × attempts plus 15 s, and never shorter than the configured read timeout.
+ */
+export function moveVisibilitySeconds(readVisibilitySeconds: number, requestTimeoutMs: number, maxAttempts: number): number {
+  return Math.min(43_200, Math.max(readVisibilitySeconds, Math.ceil((requestTimeoutMs * maxAttempts) / 1000) + 15));
+}
+
+const DEDUP_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
+
+/** MessageDeduplicationId of a redriven FIFO letter: derived from the replay id, never the original's. */
+export function dedupIdFor(replayId: string): string {
+  return DEDUP_ID.test(replayId) ? replayId : sha256Hex(`x-dlq-replay-id:${replayId}`);
+}
+
+interface Target {
+  name: string;
+  url: string;
+  fifo: boolean;
+}
+
+type Resolved = { ok: true; target: Target } | { ok: false; reason: string };
+
+const isFifoQueue = (name: string, attrs: Attrs) => attrs.FifoQueue === "true" || name.endsWith(".fifo");
+
+/** `arn:aws:sqs:region:account:name` → parts, or null. */
+export function parseQueueArn(arn: string | undefined): { region: string; account: string; name: string } | null {
+  const m = arn ? /^arn:[^:]+:sqs:([^:]*):([^:]*):(.+)$/.exec(arn) : null;
+  return m ? { region: m[1], account: m[2], name: m[3] } : null;
+}
+
+/** The origin of one letter, by name (and account when it differs), or why there is none. */
+export function originFor(msg: Message, candidates: string[], dlqArn: { region: string; account: string } | null, region: string): { name: string; account?: string } | { reason: string } {
+  const sys = (msg.Attributes ?? {}) as Record<string, string>;
+  const arn = parseQueueArn(sys.DeadLetterQueueSourceArn);
+  if (arn) {
+    const here = dlqArn?.region || region;
+    if (arn.region && arn.region !== here) {
+      return { reason: `This letter came from "${arn.name}" in region ${arn.region}, but this connection works in ${here}: pick a target in ${here}, or redrive it from a connection for ${arn.region}.` };
+    }
+    return dlqArn && arn.account && arn.account !== dlqArn.account ? { name: arn.name, account: arn.account } : { name: arn.name };
+  }
+  if (candidates.length === 1) return { name: candidates[0] };
+  if (candidates.length === 0) {
+    return { reason: "No origin is known for this letter: SQS did not record its source queue (no DeadLetterQueueSourceArn), no queue's redrive policy names this DLQ and the config names no origin. Pick a target." };
+  }
+  return {
+    reason: `${candidates.length} queues may have sent this letter here (${candidates.slice(0, 5).join(", ")}${candidates.length > 5 ? ", …" : ""}) and SQS did not record which one (no DeadLetterQueueSourceArn). Pick a target.`,
+  };
+}
+
+/** The SendMessage fields of a redriven letter, or why it cannot be sent to this target. Pure. */
+export function sendEntryFor(msg: Message, markers: RedriveMarkers, target: { name: string; fifo: boolean }, dlqFifo: boolean): { entry: Omit<SendMessageBatchRequestEntry, "Id">; form: "separate" | "combined" } | { reason: string } {
+  const sys = (msg.Attributes ?? {}) as Record<string, string>;
+  const group = sys.MessageGroupId;
+  if (target.fifo && !group) {
+    return { reason: `"${target.name}" is a FIFO queue and this letter has no MessageGroupId (it comes from a standard queue): pick a standard queue as the target.` };
+  }
+  if (!target.fifo && dlqFifo) {
+    return { reason: `"${target.name}" is a standard queue and this letter comes from a FIFO queue: its group order and deduplication would be lost. Pick a FIFO queue as the target.` };
+  }
+  const existing = readMarkers(msg.MessageAttributes);
+  // The first message id a letter had wins: SQS gives every send a new MessageId.
+  const marked = withMarkers(msg.MessageAttributes, { ...markers, originalMessageId: existing.originalMessageId ?? markers.originalMessageId ?? msg.MessageId ?? null });
+  if ("error" in marked) return { reason: marked.error };
+  const entry: Omit<SendMessageBatchRequestEntry, "Id"> = { MessageBody: msg.Body ?? "" };
+  if (Object.keys(marked.attributes).length) entry.MessageAttributes = marked.attributes;
+  if (sys.AWSTraceHeader) entry.MessageSystemAttributes = { AWSTraceHeader: { DataType: "String", StringValue: sys.AWSTraceHeader } satisfies MessageSystemAttributeValue };
+  if (target.fifo) {
+    entry.MessageGroupId = group;
+    entry.MessageDeduplicationId = dedupIdFor(markers.replayId);
+  }
+  return { entry, form: marked.form };
+}
+
+/** Bytes SQS counts toward a message's size: body plus attribute names, types and values. */
+export function entrySize(e: Omit<SendMessageBatchRequestEntry, "Id">): number {
+  let n = Buffer.byteLength(e.MessageBody ?? "", "utf8");
+  for (const [k, v] of Object.entries(e.MessageAttributes ?? {})) {
+    n += Buffer.byteLength(k) + Buffer.byteLength(v.DataType ?? "") + (v.StringValue !== undefined ? Buffer.byteLength(v.StringValue) : 0) + (v.BinaryValue?.byteLength ?? 0);
+  }
+  return n;
+}
+
+const chunks = <T>(xs: T[], n: number) => Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, i * n + n));
+const errText = (e: BrokerError) => e.userMessage.replace(/\.$/, "");
+
+interface Wanted {
+  req: MoveRequest;
+  base: string;
+  nth: number;
+}
+
+interface Found {
+  w: Wanted;
+  m: Message;
+  key: SortKey;
+}
+
+/** Receipt handles of every letter this move holds, with their release. */
+class Holds {
+  private readonly live = new Set<string>();
+  private lastExtend = Date.now();
+
+  constructor(
+    private readonly c: SqsMoveContext,
+    private readonly url: string,
+  ) {}
+
+  add(h: string) {
+    this.live.add(h);
+  }
+
+  /** Sets the visibility of these handles; returns the handles SQS refused. */
+  async change(handles: string[], timeout: number): Promise<Set<string>> {
+    const refused = new Set<string>();
+    const batches = chunks(handles, 10);
+    let next = 0;
+    const worker = async () => {
+      while (next < batches.length) {
+        const batch = batches[next++];
+        const out = await this.c.sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: this.url, Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle, VisibilityTimeout: timeout })) }));
+        for (const f of out.Failed ?? []) refused.add(batch[Number(f.Id)]);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, batches.length) }, worker));
+    return refused;
+  }
+
+  /** Keeps every held letter hidden once half the timeout has passed since the last extension. */
+  async extendIfDue() {
+    if (this.live.size === 0 || Date.now() - this.lastExtend < (this.c.visibilityTimeout * 1000) / 2) return;
+    this.lastExtend = Date.now();
+    await this.change([...this.live], this.c.visibilityTimeout).catch(() => undefined);
+  }
+
+  /** Gone from the DLQ (deleted): never released. */
+  forget(h: string) {
+    this.live.delete(h);
+  }
+
+  /** Visible again at once. Failures are swallowed: the visibility timeout releases them anyway. */
+  async release(handles: string[]) {
+    const mine = handles.filter((h) => this.live.has(h));
+    for (const h of mine) this.live.delete(h);
+    if (mine.length) await this.change(mine, 0).catch(() => undefined);
+  }
+
+  async releaseAll() {
+    await this.release([...this.live]);
+  }
+}
+
+export async function* moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
+  const signal = opts.signal;
+  const d = await c.open();
+  const dlqFifo = d.summary.queueType === "fifo";
+  const dlqArn = parseQueueArn(d.attrs.QueueArn);
+  const result = (w: Wanted, outcome: MoveResult["outcome"], destination: string | null, reason: string | null, orderingKey: string | null = null): MoveResult => ({ letterId: w.req.letterId, outcome, destination, reason, orderingKey });
+
+  // Targets: explicit ones must exist before anything is received.
+  const targets = new Map<string, Promise<Resolved>>();
+  const resolve = (name: string, account?: string): Promise<Resolved> => {
+    const key = `${account ?? ""}/${name}`;
+    let p = targets.get(key);
+    if (!p) {
+      p = (async (): Promise<Resolved> => {
+        try {
+          const url = await c.urlOf(name, account);
+          return { ok: true, target: { name, url, fifo: isFifoQueue(name, await c.queueAttrs(name, url)) } };
+        } catch (e) {
+          const be = e instanceof BrokerError ? e : c.err(e, name);
+          if (be.kind === "not_found") return { ok: false, reason: `The origin queue "${name}" does not exist (it may have been deleted): the letter stays in the DLQ. Pick another target.` };
+          throw be;
+        }
+      })();
+      targets.set(key, p);
+    }
+    return p;
+  };
+  for (const name of new Set(requests.flatMap((r) => (r.target.kind === "queue" ? [r.target.name] : [])))) {
+    const r = await resolve(name);
+    if (!r.ok) throw new BrokerError("not_found", { userMessage: `The target queue "${name}" does not exist on this connection (region ${dlqArn?.region || c.region}). Nothing was moved: check the name, or create the queue first.` });
+  }
+
+  // What is asked for: letter id → MessageId (base) and occurrence.
+  const wanted: Wanted[] = [];
+  const seen = new Set<string>();
+  for (const req of requests) {
+    if (seen.has(req.letterId)) {
+      yield { letterId: req.letterId, outcome: "failed", destination: null, reason: "This letter was asked for twice in one move; it is moved once.", orderingKey: null };
+      continue;
+    }
+    seen.add(req.letterId);
+    if (!isSqsLetterId(req.letterId)) {
+      yield { letterId: req.letterId, outcome: "missing", destination: null, reason: "No letter with this id is in the DLQ (it is not an SQS MessageId).", orderingKey: null };
+      continue;
+    }
+    const tilde = req.letterId.indexOf("~");
+    wanted.push({ req, base: tilde < 0 ? req.letterId : req.letterId.slice(0, tilde), nth: tilde < 0 ? 1 : Number(req.letterId.slice(tilde + 1)) });
+  }
+  if (wanted.length === 0) return;
+  const need = new Map<string, number>();
+  for (const w of wanted) need.set(w.base, Math.max(need.get(w.base) ?? 0, w.nth));
+
+  const holds = new Holds(c, d.url);
+  const copies = new Map<string, Array<{ key: SortKey; m: Message }>>();
+  let outstanding = need.size;
+  const total = Math.max(1, Math.min(d.summary.depth ?? c.maxScan, d.room, c.maxScan));
+
+  const receive = async (want: number, waitSeconds: number, maxEmpty: number, concurrency: number) => {
+    let received = 0;
+    let reserved = 0;
+    let empties = 0;
+    let stop = false;
+    let failure: unknown = null;
+    const worker = async () => {
+      while (!stop && !failure && outstanding > 0 && !signal?.aborted) {
+        const n = Math.min(10, want - received - reserved);
+        if (n <= 0) return;
+        reserved += n;
+        let msgs: Message[];
+        try {
+          await holds.extendIfDue();
+          const out = await c.sqs.send(
+            new ReceiveMessageCommand({ QueueUrl: d.url, MaxNumberOfMessages: n, VisibilityTimeout: c.visibilityTimeout, WaitTimeSeconds: waitSeconds, MessageSystemAttributeNames: ["All"], MessageAttributeNames: ["All"] }),
+            { abortSignal: signal },
+          );
+          msgs = out.Messages ?? [];
+        } catch (e) {
+          if (signal?.aborted) stop = true;
+          else failure ??= e;
+          return;
+        } finally {
+          reserved -= n;
+        }
+        for (const m of msgs) {
+          if (m.ReceiptHandle) holds.add(m.ReceiptHandle);
+          received++;
+          const base = baseIdOf(m.MessageId ?? "");
+          const n2 = need.get(base);
+          if (n2 === undefined) continue;
+          const list = copies.get(base) ?? [];
+          list.push({ key: sortKeyOf(m), m });
+          copies.set(base, list);
+          if (list.length === n2) outstanding--;
+        }
+        if (msgs.length === 0) {
+          if (++empties >= maxEmpty) stop = true;
+        } else empties = 0;
+        if (received >= want) stop = true;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, Math.ceil(want / 10))) }, worker));
+    if (failure) throw failure;
+    return received;
+  };
+
+  const settled = new Set<Wanted>();
+  try {
+    // FIFO: a group's later letters are only handed out once its earlier ones are deleted, so rounds
+    // repeat while moving letters unblocks more of a group. Standard: one round reads everything.
+    for (let round = 0; round < 1000; round++) {
+      let received: number;
+      try {
+        received = await receive(total, 1, c.maxEmptyReceives, c.receiveConcurrency);
+        if (received >= total && outstanding > 0 && !signal?.aborted) received += await receive(Math.min(100, total), 0, 1, 1);
+      } catch (e) {
+        throw c.err(e, dlq);
+      }
+      if (signal?.aborted) return;
+
+      // Letters found and not settled yet, each matched to its request by occurrence, in DLQ order.
+      const found: Found[] = [];
+      for (const w of wanted) {
+        if (settled.has(w)) continue;
+        const list = copies.get(w.base);
+        if (!list || list.length < w.nth) continue;
+        list.sort((a, b) => compareKeys(a.key, b.key));
+        found.push({ w, m: list[w.nth - 1].m, key: list[w.nth - 1].key });
+      }
+      found.sort((a, b) => compareKeys(a.key, b.key));
+      let moved = 0;
+      for await (const r of moveFound(c, d.url, dlqFifo, found, holds, resolve, dlqArn, d.summary, signal)) {
+        settled.add(r.w);
+        if (r.result.outcome === "moved") moved++;
+        yield r.result;
+      }
+      if (signal?.aborted) return;
+      const more = dlqFifo && moved > 0 && wanted.some((w) => !settled.has(w));
+      if (!more) break;
+      // Letters that are held again are received again: count them afresh.
+      await holds.releaseAll();
+      copies.clear();
+      need.clear();
+      for (const w of wanted) if (!settled.has(w)) need.set(w.base, Math.max(need.get(w.base) ?? 0, w.nth));
+      outstanding = need.size;
+      if (received === 0) break;
+    }
+    for (const w of wanted) {
+      if (settled.has(w)) continue;
+      settled.add(w);
+      yield result(w, "missing", null, "This letter is no longer in the DLQ (moved or deleted since it was read), or another reader is holding it hidden right now.");
+    }
+  } finally {
+    await holds.releaseAll();
+  }
+}
+
+/** Moves letters already received, in the order given; yields each as it settles. */
+async function* moveFound(
+  c: SqsMoveContext,
+  dlqUrl: string,
+  dlqFifo: boolean,
+  found: Found[],
+  holds: Holds,
+  resolve: (name: string, account?: string) => Promise<Resolved>,
+  dlqArn: { region: string; account: string } | null,
+  summary: DlqSummary,
+  signal: AbortSignal | undefined,
+): AsyncIterable<{ w: Wanted; result: MoveResult }> {
+  const out = (f: Found, outcome: MoveResult["outcome"], destination: string | null, reason: string | null) => ({
+    w: f.w,
+    result: { letterId: f.w.req.letterId, outcome, destination, reason, orderingKey: ((f.m.Attributes ?? {}) as Record<string, string>).MessageGroupId ?? null },
+  });
+  const handle = (f: Found) => f.m.ReceiptHandle ?? "";
+  const brokenGroups = new Map<string, string>();
+  let fatal: BrokerError | null = null;
+
+  // Checks, target and send entry per letter; failures are released at once.
+  type Ready = { f: Found; target: Target; entry: Omit<SendMessageBatchRequestEntry, "Id"> };
+  const prepare = async (f: Found): Promise<Ready | { done: ReturnType<typeof out> }> => {
+    const group = ((f.m.Attributes ?? {}) as Record<string, string>).MessageGroupId;
+    if (fatal) return { done: out(f, "failed", null, `Not moved: ${errText(fatal)}. The letter stays in the DLQ.`) };
+    if (group && brokenGroups.has(group)) return { done: out(f, "failed", null, `Not moved: an earlier letter of its message group "${group}" was not moved (${brokenGroups.get(group)}), and moving this one would break the group's order. It stays in the DLQ.`) };
+    const body = Buffer.from(f.m.Body ?? "", "utf8");
+    if (sha256Hex(body) !== f.w.req.sha256.toLowerCase()) {
+      return { done: out(f, "checksum_mismatch", null, "The letter's bytes no longer match the checksum recorded when it was indexed: it was not moved and stays in the DLQ. Re-scan the DLQ and check the letter before redriving it.") };
+    }
+    let r: Resolved;
+    if (f.w.req.target.kind === "queue") r = await resolve(f.w.req.target.name);
+    else {
+      const o = originFor(f.m, summary.origins, dlqArn, c.region);
+      r = "reason" in o ? { ok: false, reason: o.reason } : await resolve(o.name, o.account);
+    }
+    if (!r.ok) return { done: out(f, "failed", null, r.reason) };
+    const s = sendEntryFor(f.m, f.w.req.markers, r.target, dlqFifo);
+    if ("reason" in s) return { done: out(f, "failed", `queue ${r.target.name}`, s.reason) };
+    return { f, target: r.target, entry: s.entry };
+  };
+
+  const breakGroup = (f: Found, why: string) => {
+    const g = ((f.m.Attributes ?? {}) as Record<string, string>).MessageGroupId;
+    if (g && !brokenGroups.has(g)) brokenGroups.set(g, why);
+  };
+
+  /** Sends one batch (one target) and deletes what was sent; every letter settles. */
+  const sendBatch = async (batch: Ready[]): Promise<Array<ReturnType<typeof out>>> => {
+    const results: Array<ReturnType<typeof out>> = [];
+    const target = batch[0].target;
+    const dest = `queue ${target.name}`;
+    // Refresh the hold: the full timeout is left for the send and the delete.
+    let refused: Set<string>;
+    try {
+      refused = await holds.change(batch.map((b) => handle(b.f)), c.visibilityTimeout);
+    } catch (e) {
+      const be = c.err(e);
+      fatal = be.kind === "unreachable" || be.kind === "auth" || be.kind === "throttled" ? be : null;
+      for (const b of batch) {
+        breakGroup(b.f, "SQS could not be reached");
+        results.push(out(b.f, "failed", dest, `Not moved: ${errText(be)}. The letter stays in the DLQ.`));
+      }
+      await holds.release(batch.map((b) => handle(b.f)));
+      return results;
+    }
+    const live = batch.filter((b) => !refused.has(handle(b.f)));
+    for (const b of batch) {
+      if (!refused.has(handle(b.f))) continue;
+      holds.forget(handle(b.f));
+      breakGroup(b.f, "its hold ran out");
+      results.push(out(b.f, "failed", dest, "Not moved: the console's hold on this letter ran out before it could be sent (it became visible and may have been received by a consumer). Nothing was sent; it is still in the DLQ."));
+    }
+    if (live.length === 0) return results;
+    const sent = new Map<number, string>(); // index → new MessageId
+    const sendFailed = new Map<number, string>();
+    try {
+      if (target.fifo || live.length === 1) {
+        const r = await c.sqs.send(new SendMessageCommand({ QueueUrl: target.url, ...live[0].entry }));
+        sent.set(0, r.MessageId ?? "");
+      } else {
+        const r = await c.sqs.send(new SendMessageBatchCommand({ QueueUrl: target.url, Entries: live.map((b, i) => ({ Id: String(i), ...b.entry })) }));
+        for (const s of r.Successful ?? []) sent.set(Number(s.Id), s.MessageId ?? "");
+        for (const f of r.Failed ?? []) sendFailed.set(Number(f.Id), `SQS refused it (${f.Code ?? "error"}${f.Message ? `: ${f.Message}` : ""})`);
+      }
+    } catch (e) {
+      const be = c.err(e, target.name);
+      if (be.kind === "unreachable" || be.kind === "auth" || be.kind === "throttled") fatal = be;
+      live.forEach((_, i) => sendFailed.set(i, `${errText(be)}. If the request reached SQS before it failed, a copy tagged with this letter's x-dlq-replay-id may be in "${target.name}" too`));
+    }
+    // Delete only what was sent.
+    const deleteFailed = new Map<number, string>();
+    const toDelete = live.map((b, i) => ({ b, i })).filter(({ i }) => sent.has(i));
+    if (toDelete.length) {
+      try {
+        const r = await c.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: toDelete.map(({ b, i }) => ({ Id: String(i), ReceiptHandle: handle(b.f) })) }));
+        for (const f of r.Failed ?? []) deleteFailed.set(Number(f.Id), f.Code ?? "error");
+      } catch (e) {
+        const be = c.err(e);
+        for (const { i } of toDelete) deleteFailed.set(i, be.kind);
+      }
+    }
+    const release: string[] = [];
+    live.forEach((b, i) => {
+      const replay = b.f.w.req.markers.replayId;
+      if (sent.has(i) && !deleteFailed.has(i)) {
+        holds.forget(handle(b.f));
+        results.push(out(b.f, "moved", dest, null));
+      } else if (sent.has(i)) {
+        holds.forget(handle(b.f));
+        breakGroup(b.f, "it is now in both queues");
+        results.push(
+          out(
+            b.f,
+            "failed",
+            dest,
+            `Sent to "${target.name}" (new MessageId ${sent.get(i)}), but SQS did not delete it from the DLQ (${deleteFailed.get(i)}): its receipt handle had expired. The letter is now in both queues; the copy in "${target.name}" carries x-dlq-replay-id ${replay}. Nothing is lost; check before redriving it again.`,
+          ),
+        );
+      } else {
+        release.push(handle(b.f));
+        breakGroup(b.f, "its send failed");
+        results.push(out(b.f, "failed", dest, `Not sent to "${target.name}": ${sendFailed.get(i) ?? "unknown error"}. The letter stays in the DLQ.`));
+      }
+    });
+    await holds.release(release);
+    return results;
+  };
+
+  const batchSize = Math.max(1, Math.min(10, c.sendBatchSize ?? 10));
+  let pending: Ready[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    const b = pending;
+    pending = [];
+    pendingBytes = 0;
+    return b.length ? sendBatch(b) : [];
+  };
+  for (const f of found) {
+    if (signal?.aborted) break;
+    await holds.extendIfDue();
+    const p = await prepare(f);
+    if ("done" in p) {
+      if (p.done.result.outcome !== "moved") breakGroup(f, p.done.result.outcome === "checksum_mismatch" ? "its checksum did not match" : "it could not be sent");
+      await holds.release([handle(f)]);
+      yield p.done;
+      continue;
+    }
+    // FIFO: one at a time, in order. Standard: batches of up to 10 for one target, within the batch size limit.
+    const size = entrySize(p.entry);
+    if (pending.length && (pending[0].target.url !== p.target.url || pending.length >= batchSize || pendingBytes + size > c.maxBatchBytes)) {
+      for (const r of await flush()) yield r;
+      if (signal?.aborted) break;
+    }
+    pending.push(p);
+    pendingBytes += size;
+    if (p.target.fifo || dlqFifo) for (const r of await flush()) yield r;
+  }
+  if (!signal?.aborted) for (const r of await flush()) yield r;
+  // Whatever was prepared but not sent (aborted) is released by the caller's releaseAll.
+}

@@ -1,0 +1,359 @@
+// moveLetters on real SQS servers: the shared redrive contract on ElasticMQ (standard and FIFO) and
+// moto (no DeadLetterQueueSourceArn: origin from the only source queue), then what is SQS's own:
+// typed attributes and AWSTraceHeader kept, the 10-attribute limit (combined marker), FIFO
+// deduplication and group order, targets, release on abort, chained DLQs.
+import { randomUUID } from "node:crypto";
+import { afterAll, describe, expect, it } from "vitest";
+import { ChangeMessageVisibilityBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type MessageAttributeValue } from "@aws-sdk/client-sqs";
+import { collectMoves, headerOf, markersFor, runRedriveContract, type ArrivedLetter, type RedriveDestination } from "@/lib/brokers/contract-redrive";
+import { BrokerError, REDRIVE_HEADERS, type Letter, type MoveRequest, type RedriveTarget, type RedriveMarkers } from "@/lib/brokers/types";
+import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
+import { COMBINED_MARKER, readMarkers } from "@/lib/brokers/sqs/markers";
+import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";
+
+const text = (s: string) => new TextEncoder().encode(s);
+const bodyText = (b: Uint8Array | string | undefined) => (typeof b === "string" ? b : Buffer.from(b ?? new Uint8Array()).toString("utf8"));
+
+/** Everything in a queue, without taking it away: receive until empty, then release it all at once. */
+async function peekAll(kit: SqsKit, url: string): Promise<Message[]> {
+  const got: Message[] = [];
+  let empties = 0;
+  while (empties < 2) {
+    const out = await kit.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 20, WaitTimeSeconds: 0, MessageSystemAttributeNames: ["All"], MessageAttributeNames: ["All"] }));
+    const ms = out.Messages ?? [];
+    got.push(...ms);
+    empties = ms.length ? 0 : empties + 1;
+  }
+  for (let i = 0; i < got.length; i += 10) {
+    const batch = got.slice(i, i + 10);
+    await kit.sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: url, Entries: batch.map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })) }));
+  }
+  const seq = (m: Message) => BigInt(m.Attributes?.SequenceNumber ?? "0");
+  const sent = (m: Message) => Number(m.Attributes?.SentTimestamp ?? 0);
+  return got.sort((a, b) => (seq(a) !== seq(b) ? (seq(a) < seq(b) ? -1 : 1) : sent(a) - sent(b)));
+}
+
+function arrived(m: Message): ArrivedLetter {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.MessageAttributes ?? {})) headers[k] = v.StringValue ?? Buffer.from(v.BinaryValue ?? new Uint8Array()).toString("base64");
+  const mk = readMarkers(m.MessageAttributes);
+  if (mk.redriveId !== undefined) headers[REDRIVE_HEADERS.redriveId] ??= mk.redriveId;
+  if (mk.replayId !== undefined) headers[REDRIVE_HEADERS.replayId] ??= mk.replayId;
+  if (mk.redriveCount !== undefined) headers[REDRIVE_HEADERS.redriveCount] ??= String(mk.redriveCount);
+  if (mk.originalMessageId) headers[REDRIVE_HEADERS.originalMessageId] ??= mk.originalMessageId;
+  return { body: Buffer.from(m.Body ?? "", "utf8"), headers, messageId: m.MessageId ?? null, orderingKey: m.Attributes?.MessageGroupId ?? null };
+}
+
+const destination = (kit: SqsKit, name: string, url: string): RedriveDestination => ({ name, read: async () => (await peekAll(kit, url)).map(arrived) });
+
+// ---------- the shared contract ----------
+
+for (const [label, endpoint, over, fifo] of [
+  ["sqs (ElasticMQ)", ELASTICMQ_ENDPOINT, {}, false],
+  ["sqs FIFO (ElasticMQ)", ELASTICMQ_ENDPOINT, {}, true],
+  ["sqs (moto)", MOTO_ENDPOINT, { messageMoveTasks: false }, false],
+] as const) {
+  runRedriveContract(label, async () => {
+    const kit = new SqsKit(endpoint);
+    const adapter = new SqsAdapter(testConfig(endpoint, { queueNamePrefix: kit.prefix, ...over }));
+    const made = new Map<string, { dlqUrl: string; source: string; sourceUrl: string }>();
+    return {
+      adapter,
+      // maxReceiveCount 5: the fixture's own reads of the origin (receive, then release) must not dead-letter what arrived.
+      createDlq: async (letters) => {
+        const r = await kit.dlqByRedrive(letters.map((l) => ({ ...l, groupId: l.orderingKey })), { fifo, maxReceiveCount: 5 });
+        made.set(r.dlq, r);
+        return r.dlq;
+      },
+      originOf: (dlq) => destination(kit, made.get(dlq)!.source, made.get(dlq)!.sourceUrl),
+      createQueue: async () => {
+        const q = await kit.queue(kit.name("target", fifo), fifo ? { FifoQueue: "true" } : {});
+        return destination(kit, q.name, q.url);
+      },
+      deadLetterAgain: async (dlq) => {
+        const m = made.get(dlq)!;
+        const back = (await kit.depth(m.sourceUrl)) + (await kit.depth(m.dlqUrl));
+        await kit.failUntilMoved(m.sourceUrl, m.dlqUrl, back);
+      },
+      cleanup: async () => {
+        await adapter.close();
+        await kit.cleanup();
+      },
+      removesFromDlq: true,
+      orderingKeys: fifo,
+    };
+  });
+}
+
+// ---------- SQS's own ----------
+
+/** Depth once the server has applied a release (ElasticMQ counts a letter made visible "now" a moment later); at most 2 s. */
+async function depthSoon(kit: SqsKit, url: string, expected: number): Promise<number> {
+  const end = Date.now() + 2000;
+  for (;;) {
+    const d = await kit.depth(url);
+    if (d === expected || Date.now() > end) return d;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const req = (l: Letter, target: RedriveTarget, markers: RedriveMarkers): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target, markers });
+const attrsN = (n: number, prefix = "a"): Record<string, MessageAttributeValue> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, { DataType: "String", StringValue: `v${i}` }]));
+
+describe("SQS moveLetters on ElasticMQ", () => {
+  const kit = new SqsKit(ELASTICMQ_ENDPOINT);
+  const adapter = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }));
+  afterAll(async () => {
+    await adapter.close();
+    await kit.cleanup();
+  });
+  const browseAll = async (dlq: string, acceptRisk = false) => (await adapter.browse(dlq, { offset: 0, limit: 100, acceptRisk })).letters;
+  const notVisible = async (url: string) => Number((await kit.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessagesNotVisible"] }))).Attributes!.ApproximateNumberOfMessagesNotVisible);
+  /** In flight once the server has applied a release (at most 2 s: "at once", against a 60 s hold). */
+  const inFlight = async (url: string) => {
+    const end = Date.now() + 2000;
+    for (;;) {
+      const n = await notVisible(url);
+      if (n === 0 || Date.now() > end) return n;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  it("moves 2 of 5 to the source queue byte-exact, typed attributes and markers added; 3 remain visible; absent ids are missing", async () => {
+    const bodies = ["plain", `{"json": [1, 2.50, "x"]}`, "Ünïcödé 💥 \r\n\t end", " leading and trailing  ", "last"];
+    const attributes: Record<string, MessageAttributeValue> = {
+      amount: { DataType: "Number", StringValue: "12345678901234567890.10" },
+      blob: { DataType: "Binary.proto", BinaryValue: Uint8Array.from([0, 255, 128]) },
+      tenant: { DataType: "String.tenant", StringValue: "acme" },
+    };
+    const { dlq, dlqUrl, sourceUrl, source } = await kit.dlqByRedrive(bodies.map((b) => ({ body: text(b), attributes })), { maxReceiveCount: 3 });
+    const before = await browseAll(dlq);
+    const chosen = [before.find((l) => bodyText(l.body) === bodies[1])!, before.find((l) => bodyText(l.body) === bodies[2])!];
+    const job = randomUUID();
+    const marks = chosen.map((l) => markersFor(job, 1, l.messageId));
+    const results = await collectMoves(
+      adapter.moveLetters(dlq, [...chosen.map((l, i) => req(l, { kind: "origin" }, marks[i])), { letterId: "00000000-0000-0000-0000-000000000000", sha256: "0".repeat(64), target: { kind: "origin" }, markers: markersFor(job) }, { letterId: "not an id!", sha256: "0".repeat(64), target: { kind: "origin" }, markers: markersFor(job) }]),
+    );
+    expect(results.filter((r) => r.outcome === "moved").map((r) => r.letterId).sort()).toEqual(chosen.map((l) => l.id).sort());
+    for (const r of results.filter((r) => r.outcome === "moved")) expect(r).toMatchObject({ destination: `queue ${source}`, reason: null });
+    expect(results.filter((r) => r.outcome === "missing").map((r) => r.letterId).sort()).toEqual(["00000000-0000-0000-0000-000000000000", "not an id!"]);
+    // The rest is visible again at once, nothing left in flight.
+    expect(await inFlight(dlqUrl)).toBe(0);
+    expect(await depthSoon(kit, dlqUrl, 3)).toBe(3);
+    const at = await peekAll(kit, sourceUrl);
+    expect(at).toHaveLength(2);
+    for (const [i, l] of chosen.entries()) {
+      const m = at.find((x) => x.MessageAttributes?.[REDRIVE_HEADERS.replayId]?.StringValue === marks[i].replayId)!;
+      expect(Buffer.from(m.Body!, "utf8").equals(Buffer.from(l.body))).toBe(true);
+      expect(m.MessageAttributes!.amount).toMatchObject({ DataType: "Number", StringValue: "12345678901234567890.10" });
+      expect(m.MessageAttributes!.tenant).toMatchObject({ DataType: "String.tenant", StringValue: "acme" });
+      expect(Buffer.from(m.MessageAttributes!.blob.BinaryValue!)).toEqual(Buffer.from([0, 255, 128]));
+      expect(m.MessageAttributes![REDRIVE_HEADERS.redriveCount]).toMatchObject({ DataType: "Number", StringValue: "1" });
+      expect(m.MessageAttributes![REDRIVE_HEADERS.redriveId].StringValue).toBe(job);
+      expect(m.MessageAttributes![REDRIVE_HEADERS.originalMessageId].StringValue).toBe(l.messageId);
+      expect(m.MessageAttributes![COMBINED_MARKER]).toBeUndefined();
+    }
+    expect((await browseAll(dlq)).map((l) => l.id).sort()).toEqual(before.filter((l) => !chosen.includes(l)).map((l) => l.id).sort());
+  });
+
+  it("keeps AWSTraceHeader where the server keeps it (SentTimestamp is always new: SQS sets it)", async () => {
+    const { dlq, dlqUrl, source, sourceUrl } = await kit.dlqByRedrive([]);
+    const trace = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1";
+    // Sent straight to the DLQ so that the system attribute is set by the test.
+    await kit.sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: "traced", MessageSystemAttributes: { AWSTraceHeader: { DataType: "String", StringValue: trace } } }));
+    const [l] = await browseAll(dlq);
+    const kept = l.properties.some((p) => p.name === "AWSTraceHeader");
+    const [r] = await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "queue", name: source }, markersFor(randomUUID()))]));
+    expect(r.outcome).toBe("moved");
+    const [m] = await peekAll(kit, sourceUrl);
+    if (kept) expect(m.Attributes?.AWSTraceHeader).toBe(trace);
+    expect(m.Body).toBe("traced");
+  });
+
+  it("checksum mismatch: not moved, released at once", async () => {
+    const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive([{ body: text("sum-0") }, { body: text("sum-1") }]);
+    const before = await browseAll(dlq);
+    const [r] = await collectMoves(adapter.moveLetters(dlq, [{ ...req(before[0], { kind: "origin" }, markersFor(randomUUID())), sha256: "a".repeat(64) }]));
+    expect(r).toMatchObject({ outcome: "checksum_mismatch", letterId: before[0].id });
+    expect(r.reason).toMatch(/checksum/);
+    expect(await inFlight(dlqUrl)).toBe(0);
+    expect(await depthSoon(kit, dlqUrl, 2)).toBe(2);
+    expect(await depthSoon(kit, sourceUrl, 0)).toBe(0);
+  });
+
+  it("explicit target; a missing target is not_found before anything is received", async () => {
+    const { dlq, dlqUrl } = await kit.dlqByRedrive([{ body: text("t-0") }, { body: text("t-1") }]);
+    const before = await browseAll(dlq);
+    const target = await kit.queue(kit.name("elsewhere"));
+    const [r] = await collectMoves(adapter.moveLetters(dlq, [req(before[0], { kind: "queue", name: target.name }, markersFor(randomUUID()))]));
+    expect(r).toMatchObject({ outcome: "moved", destination: `queue ${target.name}` });
+    expect(await depthSoon(kit, target.url, 1)).toBe(1);
+    const e = await collectMoves(adapter.moveLetters(dlq, [req(before[1], { kind: "queue", name: `${kit.prefix}-nope` }, markersFor(randomUUID()))])).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(BrokerError);
+    expect((e as BrokerError).kind).toBe("not_found");
+    expect((e as BrokerError).userMessage).toContain(`${kit.prefix}-nope`);
+    expect(await inFlight(dlqUrl)).toBe(0);
+    expect(await depthSoon(kit, dlqUrl, 1)).toBe(1);
+  });
+
+  it("crowded attributes: 6 own → four markers (10); 9 own → one combined x-dlq-redrive read back as the four; 10 own → not moved", async () => {
+    const { dlq, dlqUrl, source, sourceUrl } = await kit.dlqByRedrive(
+      [
+        { body: text("six"), attributes: attrsN(6) },
+        { body: text("nine"), attributes: attrsN(9) },
+        { body: text("ten"), attributes: attrsN(10) },
+      ],
+      { maxReceiveCount: 3 },
+    );
+    const before = await browseAll(dlq);
+    const by = (b: string) => before.find((l) => bodyText(l.body) === b)!;
+    const job = randomUUID();
+    const marks = ["six", "nine", "ten"].map((b) => markersFor(job, 1, by(b).messageId));
+    const results = await collectMoves(adapter.moveLetters(dlq, ["six", "nine", "ten"].map((b, i) => req(by(b), { kind: "origin" }, marks[i]))));
+    const res = (b: string) => results.find((r) => r.letterId === by(b).id)!;
+    expect(res("six").outcome).toBe("moved");
+    expect(res("nine").outcome).toBe("moved");
+    expect(res("ten")).toMatchObject({ outcome: "failed" });
+    expect(res("ten").reason).toMatch(/10 message attributes/);
+    expect(await depthSoon(kit, dlqUrl, 1)).toBe(1);
+    expect(await inFlight(dlqUrl)).toBe(0);
+
+    const at = await peekAll(kit, sourceUrl);
+    const six = at.find((m) => m.Body === "six")!;
+    expect(Object.keys(six.MessageAttributes!)).toHaveLength(10);
+    expect(six.MessageAttributes![REDRIVE_HEADERS.redriveCount].StringValue).toBe("1");
+    const nine = at.find((m) => m.Body === "nine")!;
+    expect(Object.keys(nine.MessageAttributes!)).toHaveLength(10);
+    expect(nine.MessageAttributes![REDRIVE_HEADERS.redriveCount]).toBeUndefined();
+    expect(JSON.parse(nine.MessageAttributes![COMBINED_MARKER].StringValue!)).toEqual({ redriveId: job, replayId: marks[1].replayId, redriveCount: 1, originalMessageId: by("nine").messageId });
+
+    // Die again; the letter with 10 attributes (9 + combined) reads with its redrive count, and moves again within the limit.
+    await kit.failUntilMoved(sourceUrl, dlqUrl, 3);
+    const back = await browseAll(dlq);
+    const nineBack = back.find((l) => bodyText(l.body) === "nine")!;
+    expect(nineBack.headers.filter((h) => !h.name.startsWith("x-dlq-redrive-") && !h.name.startsWith("x-dlq-replay") && !h.name.startsWith("x-dlq-original"))).toHaveLength(10);
+    expect(headerOf(nineBack, REDRIVE_HEADERS.redriveCount)).toBe("1");
+    expect(headerOf(nineBack, REDRIVE_HEADERS.replayId)).toBe(marks[1].replayId);
+    expect(headerOf(nineBack, REDRIVE_HEADERS.originalMessageId)).toBe(by("nine").messageId);
+    expect(nineBack.messageId).not.toBe(by("nine").messageId);
+    const job2 = randomUUID();
+    const m2 = markersFor(job2, Number(headerOf(nineBack, REDRIVE_HEADERS.redriveCount)) + 1, nineBack.messageId);
+    const [r2] = await collectMoves(adapter.moveLetters(dlq, [req(nineBack, { kind: "origin" }, m2)]));
+    expect(r2).toMatchObject({ outcome: "moved", destination: `queue ${source}` });
+    const again = (await peekAll(kit, sourceUrl)).find((m) => m.Body === "nine")!;
+    expect(Object.keys(again.MessageAttributes!)).toHaveLength(10);
+    expect(JSON.parse(again.MessageAttributes![COMBINED_MARKER].StringValue!)).toEqual({ redriveId: job2, replayId: m2.replayId, redriveCount: 2, originalMessageId: by("nine").messageId });
+  });
+
+  it("two cycles: redrive count 2, original message id unchanged (separate markers)", async () => {
+    const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive([{ body: text("cycle"), headers: { app: "x" } }], { maxReceiveCount: 3 });
+    const [first] = await browseAll(dlq);
+    await collectMoves(adapter.moveLetters(dlq, [req(first, { kind: "origin" }, markersFor(randomUUID(), 1, first.messageId))]));
+    await kit.failUntilMoved(sourceUrl, dlqUrl, 1);
+    const [second] = await browseAll(dlq);
+    expect(headerOf(second, REDRIVE_HEADERS.redriveCount)).toBe("1");
+    const m2 = markersFor(randomUUID(), 2, second.messageId);
+    expect((await collectMoves(adapter.moveLetters(dlq, [req(second, { kind: "origin" }, m2)])))[0].outcome).toBe("moved");
+    await kit.failUntilMoved(sourceUrl, dlqUrl, 1);
+    const [third] = await browseAll(dlq);
+    expect(headerOf(third, REDRIVE_HEADERS.redriveCount)).toBe("2");
+    expect(headerOf(third, REDRIVE_HEADERS.originalMessageId)).toBe(first.messageId);
+    expect(third.headers.filter((h) => h.name.startsWith("x-dlq-"))).toHaveLength(4);
+  });
+
+  it("FIFO: group order kept, new deduplication id (not swallowed as the original), type mismatches refused with a reason", async () => {
+    const groups = ["a", "b", "a", "a", "b"];
+    const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive(
+      groups.map((g, i) => ({ body: text(`f-${i}`), groupId: g })),
+      { fifo: true, maxReceiveCount: 3, sourceAttributes: { ContentBasedDeduplication: "true" } },
+    );
+    const before = await browseAll(dlq);
+    const standard = await kit.queue(kit.name("std"));
+    const [mismatch] = await collectMoves(adapter.moveLetters(dlq, [req(before[0], { kind: "queue", name: standard.name }, markersFor(randomUUID()))]));
+    expect(mismatch).toMatchObject({ outcome: "failed", orderingKey: "a" });
+    expect(mismatch.reason).toMatch(/FIFO/);
+    expect(await inFlight(dlqUrl)).toBe(0);
+
+    const job = randomUUID();
+    const reqs = before.map((l) => req(l, { kind: "origin" }, markersFor(job, 1, l.messageId))).reverse();
+    const results = await collectMoves(adapter.moveLetters(dlq, reqs));
+    expect(results.map((r) => r.outcome)).toEqual(groups.map(() => "moved"));
+    // Results settle in DLQ (SequenceNumber) order.
+    expect(results.map((r) => r.letterId)).toEqual(before.map((l) => l.id));
+    const at = await peekAll(kit, sourceUrl);
+    expect(at.filter((m) => m.Attributes!.MessageGroupId === "a").map((m) => m.Body)).toEqual(["f-0", "f-2", "f-3"]);
+    expect(at.filter((m) => m.Attributes!.MessageGroupId === "b").map((m) => m.Body)).toEqual(["f-1", "f-4"]);
+    for (const m of at) expect(m.Attributes!.MessageDeduplicationId).toBe(m.MessageAttributes![REDRIVE_HEADERS.replayId].StringValue);
+    expect(await depthSoon(kit, dlqUrl, 0)).toBe(0);
+
+    const std = await kit.dlqByRedrive([{ body: text("plain") }]);
+    const fifoTarget = await kit.queue(kit.name("fifo-target", true), { FifoQueue: "true" });
+    const [l] = await browseAll(std.dlq);
+    const [r] = await collectMoves(adapter.moveLetters(std.dlq, [req(l, { kind: "queue", name: fifoTarget.name }, markersFor(randomUUID()))]));
+    expect(r.outcome).toBe("failed");
+    expect(r.reason).toMatch(/MessageGroupId/);
+    expect(await depthSoon(kit, std.dlqUrl, 1)).toBe(1);
+  });
+
+  it("abort between batches: what is not moved is visible again at once", async () => {
+    const n = 25;
+    const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive(Array.from({ length: n }, (_, i) => ({ body: text(`ab-${i}`) })));
+    const before = await browseAll(dlq);
+    expect(before).toHaveLength(n);
+    const ac = new AbortController();
+    const seen = [];
+    for await (const r of adapter.moveLetters(dlq, before.map((l) => req(l, { kind: "origin" }, markersFor(randomUUID()))), { signal: ac.signal })) {
+      seen.push(r);
+      ac.abort();
+    }
+    const moved = seen.filter((r) => r.outcome === "moved").length;
+    expect(moved).toBeGreaterThan(0);
+    expect(moved).toBeLessThan(n);
+    expect(await inFlight(dlqUrl)).toBe(0);
+    expect(await depthSoon(kit, dlqUrl, n - moved)).toBe(n - moved);
+    expect(await depthSoon(kit, sourceUrl, moved)).toBe(moved);
+  });
+
+  it("a chained DLQ needs acceptRisk, as reads do", async () => {
+    const next = await kit.queue(kit.name("next"));
+    const { dlq } = await kit.dlqByRedrive([{ body: text("chained") }], { dlqAttributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: next.arn, maxReceiveCount: 5 }) } });
+    const [l] = await browseAll(dlq, true);
+    const e = await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "origin" }, markersFor(randomUUID()))])).catch((x: unknown) => x);
+    expect((e as BrokerError).kind).toBe("risky_read");
+    const [r] = await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "origin" }, markersFor(randomUUID()))], { acceptRisk: true }));
+    expect(r.outcome).toBe("moved");
+  });
+});
+
+describe("SQS moveLetters on moto (no DeadLetterQueueSourceArn)", () => {
+  const kit = new SqsKit(MOTO_ENDPOINT);
+  const adapter = new SqsAdapter(testConfig(MOTO_ENDPOINT, { queueNamePrefix: kit.prefix, messageMoveTasks: false }));
+  afterAll(async () => {
+    await adapter.close();
+    await kit.cleanup();
+  });
+
+  it("several source queues and no source ARN: 'failed', pick a target; an explicit target works", async () => {
+    const { dlq, dlqUrl, dlqArn } = await kit.dlqByRedrive([{ body: text("which") }]);
+    await kit.queue(kit.name("work2"), { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 1 }) });
+    const [l] = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
+    const [r] = await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "origin" }, markersFor(randomUUID()))]));
+    expect(r.outcome).toBe("failed");
+    expect(r.reason).toMatch(/[Pp]ick a target/);
+    expect(await depthSoon(kit, dlqUrl, 1)).toBe(1);
+    const target = await kit.queue(kit.name("chosen"));
+    const [ok] = await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "queue", name: target.name }, markersFor(randomUUID()))]));
+    expect(ok.outcome).toBe("moved");
+    expect(await depthSoon(kit, target.url, 1)).toBe(1);
+    expect(await depthSoon(kit, dlqUrl, 0)).toBe(0);
+  });
+
+  it("crowded attributes (9 own) → combined marker on moto too", async () => {
+    const { dlq, sourceUrl } = await kit.dlqByRedrive([{ body: text("nine"), attributes: attrsN(9) }], { maxReceiveCount: 3 });
+    const [l] = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
+    const m = markersFor(randomUUID(), 1, l.messageId);
+    expect((await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "origin" }, m)])))[0].outcome).toBe("moved");
+    const [at] = await peekAll(kit, sourceUrl);
+    expect(JSON.parse(at.MessageAttributes![COMBINED_MARKER].StringValue!).replayId).toBe(m.replayId);
+  });
+});
