@@ -31,6 +31,15 @@ describe("permissions table", () => {
     expect(can("admin", "triage:rules")).toBe(true);
   });
 
+  it("lets operators sample and bulk redrive; only admins start the rest without a clean sample", () => {
+    expect(can("viewer", "redrive:read")).toBe(true);
+    for (const p of ["redrive:sample", "redrive:bulk", "redrive:override"] as const) expect(can("viewer", p), p).toBe(false);
+    expect(can("operator", "redrive:sample")).toBe(true);
+    expect(can("operator", "redrive:bulk")).toBe(true);
+    expect(can("operator", "redrive:override")).toBe(false);
+    expect(can("admin", "redrive:override")).toBe(true);
+  });
+
   it("lists only known roles", () => {
     for (const p of permissions) for (const r of PERMISSIONS[p]) expect(ROLES).toContain(r);
   });

@@ -28,6 +28,14 @@ export const PERMISSIONS = {
   "triage:export": ["viewer", "operator", "admin"],
   /** Edit the classification rules (transient / permanent). */
   "triage:rules": ["admin"],
+  /** See redrive jobs, their progress and ledgers (letter ids and outcomes, no payloads). */
+  "redrive:read": ["viewer", "operator", "admin"],
+  /** Plan and start a redrive (stage 1: the sample), pause, resume and cancel redrives. */
+  "redrive:sample": ["operator", "admin"],
+  /** Start stage 2 (the rest, at a rate) after a clean sample. */
+  "redrive:bulk": ["operator", "admin"],
+  /** Start stage 2 without a clean sample (letters came back, or the watch was cut short), with a reason. */
+  "redrive:override": ["admin"],
   /** Create users, change roles, disable users. */
   "users:manage": ["admin"],
 } as const satisfies Record<string, readonly Role[]>;

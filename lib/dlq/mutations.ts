@@ -1,6 +1,7 @@
 import "server-only";
 import type { Permission } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { cancelRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "@/lib/redrive/use-cases";
 import { cancelScan, exportLetters, saveRules, startScan } from "@/lib/triage/use-cases";
 import { createUserAsAdmin, updateUserAsAdmin } from "@/lib/users-admin";
 import { exportAudit, verifyAudit, viewAudit } from "./audit-log";
@@ -17,6 +18,7 @@ export interface GuardedUseCase {
 }
 
 const DEMO = { connectionId: "local-rabbitmq", queue: "demo.orders.dlq" };
+const NO_JOB = "00000000-0000-0000-0000-000000000000";
 
 /** Every use case that changes state. Tests walk this list as a viewer: each must be refused and audited. */
 export const MUTATING_USE_CASES: GuardedUseCase[] = [
@@ -46,6 +48,28 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
     invoke: (a, m) => cancelScan(a, m, { jobId: "00000000-0000-0000-0000-000000000000" }),
   },
   { name: "saveRules", permission: "triage:rules", action: "triage.rules_save", invoke: (a, m) => saveRules(a, m, { rules: [] }) },
+  {
+    name: "planRedrive",
+    permission: "redrive:sample",
+    action: "redrive.plan",
+    invoke: (a, m) => planRedrive(a, m, { ...DEMO, selection: { kind: "filter", filter: {} } }),
+  },
+  {
+    name: "startRedrive",
+    permission: "redrive:sample",
+    action: "redrive.start",
+    invoke: (a, m) => startRedrive(a, m, { ...DEMO, selection: { kind: "filter", filter: {} }, fix: "Deployed the fix", confirmedCount: 1 }),
+  },
+  { name: "startBulk", permission: "redrive:bulk", action: "redrive.bulk_start", invoke: (a, m) => startBulk(a, m, { jobId: NO_JOB }) },
+  {
+    name: "startBulk without a clean sample",
+    permission: "redrive:override",
+    action: "redrive.bulk_start",
+    invoke: (a, m) => startBulk(a, m, { jobId: NO_JOB, overrideReason: "The returns were a known flaky consumer" }),
+  },
+  { name: "pauseRedrive", permission: "redrive:sample", action: "redrive.pause", invoke: (a, m) => pauseRedrive(a, m, { jobId: NO_JOB }) },
+  { name: "resumeRedrive", permission: "redrive:sample", action: "redrive.resume", invoke: (a, m) => resumeRedrive(a, m, { jobId: NO_JOB }) },
+  { name: "cancelRedrive", permission: "redrive:sample", action: "redrive.cancel", invoke: (a, m) => cancelRedrive(a, m, { jobId: NO_JOB }) },
 ];
 
 /** Reads that some roles may not make (payload bytes, audit history): refused and audited the same way. */

@@ -1,5 +1,6 @@
 import "server-only";
 import { deleteExpiredLetters, retentionDays } from "@/lib/triage/index-store";
+import { redriveHandler } from "@/lib/redrive/handler";
 import { scanHandler } from "@/lib/triage/scan";
 import { JobWorker } from "./worker";
 
@@ -16,7 +17,7 @@ export function startJobWorker(): JobWorker | null {
   if (process.env.DLQ_JOBS_WORKER === "0") return null;
   if (store.worker) return store.worker;
   const worker = new JobWorker({
-    handlers: { scan: scanHandler() },
+    handlers: { scan: scanHandler(), redrive: redriveHandler() },
     maintenance: [
       {
         name: "triage-retention",

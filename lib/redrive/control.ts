@@ -1,0 +1,58 @@
+import "server-only";
+import type { JobProgress } from "@/lib/jobs/types";
+import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";
+import type { Stage } from "./plan";
+
+type Db = PrismaClient;
+const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+
+/**
+ * Stage and pause control of a redrive job. The jobs table has states but no pause verb: a
+ * redrive pauses itself (state `paused`, lease dropped, still holding its DLQ so no scan slips in)
+ * and is resumed by making it a running job whose lease has expired, which the next claim takes.
+ */
+
+export function loadPlan(db: Db, jobId: string): Promise<RedrivePlan | null> {
+  return db.redrivePlan.findUnique({ where: { jobId } });
+}
+
+export async function setStage(db: Db, jobId: string, stage: Stage, extra: { watchUntil?: Date | null; sampleVerdict?: string | null; sampleReturned?: number } = {}): Promise<void> {
+  await db.redrivePlan.update({ where: { jobId }, data: { stage, ...extra } });
+}
+
+/**
+ * Called by the handler under its lease. Returns false when the job was not running under this
+ * owner any more (cancel requested, or lease lost): the caller then stops.
+ */
+export async function pauseSelf(db: Db, jobId: string, owner: string, reason: string, progress: JobProgress): Promise<boolean> {
+  const n = await db.$executeRawUnsafe(
+    `UPDATE jobs SET state = 'paused', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = now(), progress = COALESCE($3::jsonb, progress)
+     WHERE id = $1::uuid AND lease_owner = $2 AND state = 'running' AND NOT cancel_requested`,
+    jobId,
+    owner,
+    json({ ...progress, pauseReason: reason }),
+  );
+  if (n !== 1) return false;
+  await db.redrivePlan.update({ where: { jobId }, data: { pauseRequested: false, pauseReason: reason } });
+  return true;
+}
+
+/** Operator's pause: a running job pauses at its next batch (or during its watch). */
+export async function requestPause(db: Db, jobId: string, reason: string): Promise<void> {
+  await db.redrivePlan.update({ where: { jobId }, data: { pauseRequested: true, pauseReason: reason } });
+}
+
+/** paused → running with an expired lease: the next claim (any console) resumes it from the ledger. */
+export async function resumeJob(db: Db, jobId: string, opts: { resetBreaker: boolean }): Promise<boolean> {
+  const n = await db.$executeRawUnsafe(
+    `UPDATE jobs SET state = 'running', lease_owner = NULL, lease_expires_at = now() - interval '1 millisecond'
+     WHERE id = $1::uuid AND state = 'paused' AND NOT cancel_requested`,
+    jobId,
+  );
+  if (n !== 1) return false;
+  await db.redrivePlan.update({
+    where: { jobId },
+    data: { pauseRequested: false, pauseReason: null, ...(opts.resetBreaker ? { breakerResetAt: new Date() } : {}) },
+  });
+  return true;
+}

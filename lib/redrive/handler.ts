@@ -1,0 +1,338 @@
+import "server-only";
+import { randomUUID } from "node:crypto";
+import { recordAudit } from "@/lib/audit";
+import { getAdapter } from "@/lib/brokers/registry";
+import { BrokerError, type BrokerAdapter, type MoveRequest, type MoveResult, type RedriveTarget } from "@/lib/brokers/types";
+import { getDb } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";
+import { LeaseLostError } from "@/lib/jobs/store";
+import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
+import { breakerVerdict } from "./breaker";
+import { realClock, type Clock } from "./clock";
+import { loadPlan, pauseSelf, setStage } from "./control";
+import {
+  assignSample,
+  breakerWindow,
+  countStates,
+  flushAudit,
+  markMoving,
+  markReturned,
+  nextPending,
+  recordOutcomes,
+  resetMoving,
+  settledOf,
+  type LedgerRow,
+  type LetterAuditContext,
+  type Settled,
+} from "./ledger";
+import type { Parking, Stage } from "./plan";
+import { findReturns } from "./returns";
+import { TokenBucket, batchSizeFor } from "./token-bucket";
+
+export interface RedriveDeps {
+  adapterFor: (connectionId: string) => BrokerAdapter;
+  db: () => PrismaClient;
+  clock: Clock;
+  /** How often returns are looked for while watching the sample and during the bulk stage (default 10 s). */
+  returnCheckMs: number;
+  /** Letters per sample batch (default 50). */
+  sampleBatch: number;
+}
+
+class Stop extends Error {
+  constructor(readonly outcome: JobOutcome) {
+    super("stop");
+  }
+}
+
+/**
+ * The `redrive` job. Stage 1 moves the sample, then watches the DLQ for the sample's letters
+ * coming back and pauses with the verdict; stage 2 (after startBulk) moves the rest at the plan's
+ * rate, looking for returns between batches and pausing itself when the breaker trips. Every step
+ * is resumable from the ledger; the engine itself never removes a letter (only the adapter does,
+ * after the target confirmed it).
+ */
+export function redriveHandler(deps: Partial<RedriveDeps> = {}): JobHandler {
+  const d: RedriveDeps = { adapterFor: getAdapter, db: getDb, clock: realClock, returnCheckMs: 10_000, sampleBatch: 50, ...deps };
+  return (ctx) => new RedriveRun(ctx, d).run();
+}
+
+class RedriveRun {
+  private readonly db: PrismaClient;
+  private readonly owner: string;
+  private plan!: RedrivePlan;
+  private adapter!: BrokerAdapter;
+  private audit!: LetterAuditContext;
+  private counts!: Awaited<ReturnType<typeof countStates>>;
+  private bulkStartedAt: number | null = null;
+  private bulkMovedAtStart = 0;
+  private lastReturnCheck = 0;
+
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly d: RedriveDeps,
+  ) {
+    this.db = d.db();
+    this.owner = ctx.job.leaseOwner ?? "";
+  }
+
+  async run(): Promise<JobOutcome> {
+    const plan = await loadPlan(this.db, this.ctx.job.id);
+    if (!plan) throw new AppError("internal:redrive", { userMessage: "This redrive has no plan; start a new one." });
+    this.plan = plan;
+    this.adapter = this.d.adapterFor(plan.connectionId);
+    if (!this.adapter.moveLetters) {
+      throw new AppError("unavailable:redrive", { userMessage: `Redrive is not available for ${this.adapter.displayName} yet.` });
+    }
+    this.audit = {
+      jobId: plan.jobId,
+      connectionId: plan.connectionId,
+      queue: plan.queue,
+      actor: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
+    };
+    await resetMoving(this.db, plan.jobId);
+    await flushAudit(this.db, this.audit);
+    this.counts = await countStates(this.db, plan.jobId);
+    try {
+      for (;;) {
+        const stage = this.plan.stage as Stage;
+        if (stage === "sample") await this.sample();
+        else if (stage === "watching") await this.watch();
+        else if (stage === "awaiting_bulk") return await this.pause(this.plan.pauseReason ?? this.verdictText());
+        else if (stage === "bulk") await this.bulk();
+        else return await this.finish("succeeded");
+      }
+    } catch (e) {
+      if (e instanceof Stop) return e.outcome;
+      if (e instanceof LeaseLostError) throw e;
+      if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the redrive resumes from its ledger when a console runs again." });
+      // The broker is away: pause (resumable) rather than fail, and say so.
+      if (e instanceof BrokerError && (e.kind === "unreachable" || e.kind === "throttled")) {
+        return this.pause(`Paused: ${e.userMessage} Letters not yet confirmed are still in the DLQ; resume when the broker is back.`);
+      }
+      throw e;
+    }
+  }
+
+  // ---- stages -------------------------------------------------------------------------------
+
+  private async sample() {
+    await assignSample(this.db, this.plan.jobId, this.plan.sampleSize);
+    this.counts = await countStates(this.db, this.plan.jobId);
+    for (;;) {
+      await this.control();
+      const rows = await nextPending(this.db, this.plan.jobId, "sample", this.d.sampleBatch);
+      if (rows.length === 0) break;
+      await this.moveBatch(rows, "sample");
+    }
+    const watchUntil = new Date(this.d.clock.now() + this.plan.watchSeconds * 1000);
+    await setStage(this.db, this.plan.jobId, "watching", { watchUntil });
+    this.plan = { ...this.plan, stage: "watching", watchUntil };
+  }
+
+  private async watch() {
+    const until = this.plan.watchUntil?.getTime() ?? this.d.clock.now();
+    for (;;) {
+      await this.control();
+      const left = until - this.d.clock.now();
+      if (left <= 0) break;
+      await this.d.clock.sleep(Math.min(left, this.d.returnCheckMs, 5000), this.ctx.signal);
+      if (this.d.clock.now() - this.lastReturnCheck >= this.d.returnCheckMs) await this.checkReturns();
+    }
+    await this.checkReturns();
+    const returned = this.counts.sampleReturned;
+    const verdict = returned === 0 ? "clean" : "returned";
+    const reason = this.verdictText(returned);
+    await setStage(this.db, this.plan.jobId, "awaiting_bulk", { sampleVerdict: verdict, sampleReturned: returned });
+    this.plan = { ...this.plan, stage: "awaiting_bulk", sampleVerdict: verdict, sampleReturned: returned };
+    await recordAudit({
+      actor: this.audit.actor as never,
+      action: "redrive.sample_verdict",
+      outcome: "success",
+      operationId: this.plan.jobId,
+      connectionId: this.plan.connectionId,
+      queue: this.plan.queue,
+      target: this.plan.jobId,
+      details: { verdict, returned, sample: this.counts.sample, watchSeconds: this.plan.watchSeconds },
+    });
+    await this.pause(reason);
+  }
+
+  private async bulk() {
+    const bucket = new TokenBucket(this.plan.rate, this.d.clock);
+    const size = batchSizeFor(this.plan.rate);
+    this.bulkStartedAt = this.d.clock.now();
+    this.bulkMovedAtStart = this.done();
+    this.lastReturnCheck = this.d.clock.now();
+    for (;;) {
+      await this.control();
+      if (this.d.clock.now() - this.lastReturnCheck >= this.d.returnCheckMs) await this.checkBreaker();
+      const rows = await nextPending(this.db, this.plan.jobId, "bulk", size);
+      if (rows.length === 0) break;
+      await bucket.take(rows.length, this.ctx.signal);
+      await this.moveBatch(rows, "bulk");
+    }
+    await this.checkBreaker();
+    await setStage(this.db, this.plan.jobId, "done");
+    this.plan = { ...this.plan, stage: "done" };
+  }
+
+  // ---- moving -------------------------------------------------------------------------------
+
+  private async moveBatch(rows: LedgerRow[], stage: "sample" | "bulk") {
+    const park = rows.filter((r) => r.prevCount >= this.plan.redriveLimit);
+    const move = rows.filter((r) => r.prevCount < this.plan.redriveLimit);
+    const replay = new Map(rows.map((r) => [r.letterId, randomUUID()]));
+    await markMoving(this.db, this.plan.jobId, stage, rows.map((r) => ({ letterId: r.letterId, replayId: replay.get(r.letterId)! })));
+
+    const request = (r: LedgerRow, target: RedriveTarget, count: number): MoveRequest => ({
+      letterId: r.letterId,
+      sha256: r.sha256,
+      target,
+      markers: { redriveId: this.plan.jobId, replayId: replay.get(r.letterId)!, redriveCount: count, originalMessageId: r.originalMessageId },
+    });
+    const retried = new Set(rows.filter((r) => r.attempts > 0).map((r) => r.letterId));
+    const settled: Settled[] = [];
+
+    if (park.length > 0) {
+      const parking = this.plan.parking as Parking;
+      const why = (r: LedgerRow) => `Redriven ${r.prevCount} times already (limit ${this.plan.redriveLimit}): parked instead of cycling again.`;
+      if (parking.kind === "mark") {
+        for (const r of park) settled.push({ letterId: r.letterId, state: "parked", destination: "left in the DLQ (marked parked)", reason: why(r), orderingKey: null });
+      } else {
+        const reqs = park.map((r) => request(r, { kind: "queue", name: parking.name }, r.prevCount));
+        for await (const res of this.move(reqs)) {
+          const s = settledOf(res, "parked", retried.has(res.letterId));
+          settled.push(s.state === "parked" ? { ...s, reason: why(park.find((p) => p.letterId === res.letterId)!) } : s);
+        }
+      }
+    }
+    if (move.length > 0) {
+      const target = this.plan.target as RedriveTarget;
+      for await (const res of this.move(move.map((r) => request(r, target, r.prevCount + 1)))) settled.push(settledOf(res, "moved", retried.has(res.letterId)));
+    }
+    await recordOutcomes(this.db, this.plan.jobId, settled);
+    for (const s of settled) this.counts[s.state]++;
+    this.counts.pending = Math.max(0, this.counts.pending - settled.length);
+    await flushAudit(this.db, this.audit);
+  }
+
+  private move(reqs: MoveRequest[]): AsyncIterable<MoveResult> {
+    return this.adapter.moveLetters!(this.plan.queue, reqs, { signal: this.ctx.signal, acceptRisk: this.plan.acceptRisk });
+  }
+
+  // ---- returns and the breaker --------------------------------------------------------------
+
+  private async checkReturns() {
+    this.lastReturnCheck = this.d.clock.now();
+    const found = await findReturns(this.adapter, this.plan.queue, this.plan.jobId, { acceptRisk: this.plan.acceptRisk, signal: this.ctx.signal });
+    const n = await markReturned(this.db, this.plan.jobId, found.replayIds);
+    if (n > 0) {
+      this.counts = await countStates(this.db, this.plan.jobId);
+      await flushAudit(this.db, this.audit);
+    }
+    this.lastReturnCheck = this.d.clock.now();
+    await this.ctx.checkpoint({ progress: this.progress() });
+  }
+
+  private async checkBreaker() {
+    await this.checkReturns();
+    const w = await breakerWindow(this.db, this.plan.jobId, this.plan.breakerWindow, this.plan.breakerResetAt);
+    const v = breakerVerdict(w, { threshold: this.plan.breakerThreshold, window: this.plan.breakerWindow, minLetters: this.plan.breakerMinLetters });
+    if (v.trip) {
+      await recordAudit({
+        actor: this.audit.actor as never,
+        action: "redrive.auto_pause",
+        outcome: "success",
+        operationId: this.plan.jobId,
+        connectionId: this.plan.connectionId,
+        queue: this.plan.queue,
+        target: this.plan.jobId,
+        details: { breaker: true, redriven: w.redriven, returned: w.returned, share: v.share, threshold: this.plan.breakerThreshold },
+      });
+      throw new Stop(await this.pause(v.reason!));
+    }
+  }
+
+  // ---- control, progress, ends --------------------------------------------------------------
+
+  /** Between batches: saves progress, extends the lease, honours cancel and pause requests. */
+  private async control() {
+    if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the redrive resumes from its ledger." });
+    const r = await this.ctx.checkpoint({ progress: this.progress() });
+    if (r.cancelRequested) throw new Stop(await this.finish("cancelled"));
+    const p = await this.db.redrivePlan.findUnique({ where: { jobId: this.plan.jobId }, select: { pauseRequested: true, pauseReason: true } });
+    if (p?.pauseRequested) throw new Stop(await this.pause(p.pauseReason ?? "Paused by an operator."));
+  }
+
+  private async pause(reason: string): Promise<JobOutcome> {
+    const ok = await pauseSelf(this.db, this.plan.jobId, this.owner, reason, this.progress(reason));
+    if (ok) {
+      // The job is `paused` now; the worker's finish() finds no running job and changes nothing.
+      return { state: "succeeded" };
+    }
+    const job = await this.db.job.findUnique({ where: { id: this.plan.jobId }, select: { cancelRequested: true } });
+    if (job?.cancelRequested) return this.finish("cancelled");
+    throw new LeaseLostError(this.plan.jobId);
+  }
+
+  private async finish(state: "succeeded" | "cancelled"): Promise<JobOutcome> {
+    const progress = this.progress();
+    await recordAudit({
+      actor: this.audit.actor as never,
+      action: "redrive.finished",
+      outcome: "success",
+      operationId: this.plan.jobId,
+      connectionId: this.plan.connectionId,
+      queue: this.plan.queue,
+      target: this.plan.jobId,
+      details: { state, ...progress },
+    });
+    return { state, progress };
+  }
+
+  private done(): number {
+    const c = this.counts;
+    return c.moved + c.failed + c.missing + c.checksum_mismatch + c.parked + c.skipped + c.returned;
+  }
+
+  private verdictText(returned = this.plan.sampleReturned): string {
+    return returned === 0
+      ? `Sample done: clean. None of the ${this.counts.sample} sample letters came back within ${this.plan.watchSeconds} s. Start the rest when ready.`
+      : `Sample returned ${returned} of ${this.counts.sample} letters within ${this.plan.watchSeconds} s: the fix may not be working. Starting the rest now needs an admin and a reason.`;
+  }
+
+  private progress(pauseReason?: string): JobProgress {
+    const c = this.counts;
+    const done = this.done();
+    let rate = 0;
+    let eta: number | null = null;
+    if (this.bulkStartedAt !== null) {
+      const secs = (this.d.clock.now() - this.bulkStartedAt) / 1000;
+      rate = secs > 0.5 ? Math.round(((done - this.bulkMovedAtStart) / secs) * 10) / 10 : 0;
+      const left = c.pending + c.moving;
+      eta = left === 0 ? 0 : rate > 0 ? Math.round(left / rate) : Math.round(left / this.plan.rate);
+    }
+    return {
+      stage: this.plan.stage,
+      read: done,
+      total: this.plan.total,
+      redriven: c.moved + c.returned,
+      moved: c.moved,
+      failed: c.failed + c.checksum_mismatch,
+      checksumMismatch: c.checksum_mismatch,
+      missing: c.missing,
+      skipped: c.skipped,
+      parked: c.parked,
+      returned: c.returned,
+      pending: c.pending,
+      sample: { size: c.sample, returned: c.sampleReturned, verdict: this.plan.sampleVerdict, watchUntil: this.plan.watchUntil?.toISOString() ?? null },
+      targetRate: this.plan.rate,
+      rate,
+      eta,
+      pauseReason: pauseReason ?? null,
+    };
+  }
+}
+

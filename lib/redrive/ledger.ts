@@ -1,0 +1,277 @@
+import "server-only";
+import { recordAudit } from "@/lib/audit";
+import type { MoveResult } from "@/lib/brokers/types";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { whereOf, type LetterFilter } from "@/lib/triage/queries";
+import type { LedgerState } from "./plan";
+
+type Db = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
+
+/**
+ * The redrive ledger (`redrive_letters`): one row per letter, in triage index order (`seq`).
+ * Every write is one statement per batch (arrays unnested), never one per letter.
+ */
+
+/**
+ * x-dlq-redrive-count as the index holds it: the RabbitMQ/Kafka header, or the count inside the
+ * combined SQS marker attribute (`x-dlq-redrive`, "id=…;count=N;…" or JSON with redriveCount).
+ */
+const PREV_COUNT_SQL = `COALESCE(
+  substring(headers->>'x-dlq-redrive-count' from '^\\s*([0-9]{1,9})')::int,
+  substring(headers->>'x-dlq-redrive' from '(?:count|redriveCount)"?\\s*[=:]\\s*([0-9]{1,9})')::int,
+  0)`;
+
+/** Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. */
+export async function populateLedger(db: Db, jobId: string, filter: LetterFilter, letterIds?: string[]): Promise<number> {
+  const w = whereOf(filter);
+  const params = [...w.params];
+  let sql = w.sql;
+  if (letterIds) {
+    params.push(letterIds);
+    sql += ` AND letter_id = ANY($${params.length}::text[])`;
+  }
+  params.push(jobId);
+  const job = `$${params.length}::uuid`;
+  return db.$executeRawUnsafe(
+    `INSERT INTO redrive_letters (job_id, seq, letter_id, sha256, message_id, original_message_id, prev_count, state, audited)
+     SELECT ${job}, row_number() OVER (ORDER BY kafka_partition NULLS FIRST, kafka_offset NULLS FIRST, position, id)::int,
+            letter_id, sha256, message_id, COALESCE(NULLIF(headers->>'x-dlq-original-message-id', ''), message_id),
+            ${PREV_COUNT_SQL}, 'pending', true
+     FROM triage_letters WHERE ${sql}`,
+    ...params,
+  );
+}
+
+export interface LedgerRow {
+  id: string;
+  seq: number;
+  letterId: string;
+  sha256: string;
+  messageId: string | null;
+  originalMessageId: string | null;
+  prevCount: number;
+  orderingKey: string | null;
+  stage: string | null;
+  state: LedgerState;
+  attempts: number;
+  destination: string | null;
+  reason: string | null;
+  replayId: string | null;
+  movedAt: string | null;
+  updatedAt: string;
+}
+
+type Row = Record<string, unknown>;
+const COLS = `id::text AS id, seq, letter_id, sha256, message_id, original_message_id, prev_count, ordering_key, stage, state, attempts,
+  destination, reason, replay_id::text AS replay_id, moved_at, updated_at`;
+function toRow(r: Row): LedgerRow {
+  const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
+  return {
+    id: String(r.id),
+    seq: Number(r.seq),
+    letterId: r.letter_id as string,
+    sha256: r.sha256 as string,
+    messageId: (r.message_id as string) ?? null,
+    originalMessageId: (r.original_message_id as string) ?? null,
+    prevCount: Number(r.prev_count),
+    orderingKey: (r.ordering_key as string) ?? null,
+    stage: (r.stage as string) ?? null,
+    state: r.state as LedgerState,
+    attempts: Number(r.attempts),
+    destination: (r.destination as string) ?? null,
+    reason: (r.reason as string) ?? null,
+    replayId: (r.replay_id as string) ?? null,
+    movedAt: iso(r.moved_at),
+    updatedAt: iso(r.updated_at)!,
+  };
+}
+
+/**
+ * After a crash, rows left "moving" go back to "pending" (attempts kept): the next batch asks the
+ * adapter again, which verifies presence and checksum first, so a letter that did move comes
+ * back "missing" instead of being sent twice. See README "Redrive" for the duplicate window.
+ */
+export async function resetMoving(db: Db, jobId: string): Promise<number> {
+  return db.$executeRawUnsafe(`UPDATE redrive_letters SET state = 'pending', updated_at = now() WHERE job_id = $1::uuid AND state = 'moving'`, jobId);
+}
+
+/** Marks the first k letters (index order) as the sample, once. */
+export async function assignSample(db: Db, jobId: string, k: number): Promise<void> {
+  await db.$executeRawUnsafe(
+    `UPDATE redrive_letters SET stage = 'sample' WHERE id IN (
+       SELECT id FROM redrive_letters WHERE job_id = $1::uuid ORDER BY seq LIMIT $2)
+     AND NOT EXISTS (SELECT 1 FROM redrive_letters WHERE job_id = $1::uuid AND stage = 'sample')`,
+    jobId,
+    k,
+  );
+}
+
+/** The next pending letters in index order: of the sample, or (bulk) any still pending. */
+export async function nextPending(db: Db, jobId: string, stage: "sample" | "bulk", limit: number): Promise<LedgerRow[]> {
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND state = 'pending' ${stage === "sample" ? "AND stage = 'sample'" : ""}
+     ORDER BY seq LIMIT $2`,
+    jobId,
+    limit,
+  );
+  return rows.map(toRow);
+}
+
+/** Before the adapter is called: state moving, attempt + 1, the replay id of this attempt. */
+export async function markMoving(db: Db, jobId: string, stage: "sample" | "bulk", rows: Array<{ letterId: string; replayId: string }>): Promise<void> {
+  if (rows.length === 0) return;
+  await db.$executeRawUnsafe(
+    `UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = u.replay_id::uuid, stage = $2, updated_at = now()
+     FROM unnest($3::text[], $4::text[]) AS u(letter_id, replay_id)
+     WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id`,
+    jobId,
+    stage,
+    rows.map((r) => r.letterId),
+    rows.map((r) => r.replayId),
+  );
+}
+
+export interface Settled {
+  letterId: string;
+  state: LedgerState;
+  destination: string | null;
+  reason: string | null;
+  orderingKey: string | null;
+}
+
+export function settledOf(r: MoveResult, movedState: "moved" | "parked", retried: boolean): Settled {
+  let state: LedgerState = r.outcome === "moved" ? movedState : r.outcome;
+  let reason = r.reason;
+  if (r.outcome === "missing" && retried) {
+    reason =
+      "No longer in the DLQ: an earlier attempt was interrupted after it started moving this letter, and a move removes a letter only after the target confirmed it, so it is most likely at the target.";
+  }
+  if (r.outcome === "failed" && movedState === "parked") reason = `Could not park it: ${r.reason ?? "the parking target refused it"}`;
+  return { letterId: r.letterId, state, destination: r.destination, reason, orderingKey: r.orderingKey };
+}
+
+/** Outcomes of a batch, in one statement; their audit rows are owed (`audited = false`) until flushAudit. */
+export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  await db.$executeRawUnsafe(
+    `UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
+       ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = false, updated_at = now(),
+       moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(letter_id, state, destination, reason, ordering_key)
+     WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id AND r.state IN ('moving', 'pending')`,
+    jobId,
+    outcomes.map((o) => o.letterId),
+    outcomes.map((o) => o.state),
+    outcomes.map((o) => o.destination),
+    outcomes.map((o) => o.reason),
+    outcomes.map((o) => o.orderingKey),
+  );
+}
+
+/** Letters seen back in the DLQ under this job: moved → returned. Returns how many rows changed. */
+export async function markReturned(db: Db, jobId: string, replayIds: string[]): Promise<number> {
+  if (replayIds.length === 0) return 0;
+  return db.$executeRawUnsafe(
+    `UPDATE redrive_letters SET state = 'returned', audited = false, updated_at = now(),
+       reason = 'Came back to the DLQ after it was redriven: the consumer failed it again.'
+     WHERE job_id = $1::uuid AND state = 'moved' AND replay_id = ANY($2::uuid[])`,
+    jobId,
+    replayIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id)),
+  );
+}
+
+/** Counts per state (one indexed GROUP BY; run at the start of a run, then kept in memory). */
+export async function countStates(db: Db, jobId: string): Promise<Record<LedgerState, number> & { sample: number; sampleReturned: number }> {
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT state, count(*)::int AS n, count(*) FILTER (WHERE stage = 'sample')::int AS s FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`,
+    jobId,
+  );
+  const out = { pending: 0, moving: 0, moved: 0, failed: 0, missing: 0, checksum_mismatch: 0, parked: 0, skipped: 0, returned: 0, sample: 0, sampleReturned: 0 };
+  for (const r of rows) {
+    out[r.state as LedgerState] = Number(r.n);
+    out.sample += Number(r.s);
+    if (r.state === "returned") out.sampleReturned = Number(r.s);
+  }
+  return out;
+}
+
+/** The breaker's sliding window: the last `window` letters this job moved since `since`, and how many came back. */
+export async function breakerWindow(db: Db, jobId: string, window: number, since: Date | null): Promise<{ redriven: number; returned: number }> {
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT count(*)::int AS redriven, count(*) FILTER (WHERE state = 'returned')::int AS returned FROM (
+       SELECT state FROM redrive_letters
+       WHERE job_id = $1::uuid AND moved_at IS NOT NULL AND state IN ('moved', 'returned') AND ($3::timestamptz IS NULL OR moved_at >= $3::timestamptz)
+       ORDER BY moved_at DESC, seq DESC LIMIT $2) w`,
+    jobId,
+    window,
+    since ? since.toISOString() : null,
+  );
+  return { redriven: Number(rows[0]?.redriven ?? 0), returned: Number(rows[0]?.returned ?? 0) };
+}
+
+/** A keyset page of the ledger in index order, optionally one state. */
+export async function ledgerPage(db: Db, jobId: string, opts: { afterSeq?: number; limit?: number; state?: LedgerState }): Promise<{ rows: LedgerRow[]; nextSeq: number | null }> {
+  const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 100) || 100, 1), 1000);
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND seq > $2 AND ($3::text IS NULL OR state = $3) ORDER BY seq LIMIT $4`,
+    jobId,
+    opts.afterSeq ?? 0,
+    opts.state ?? null,
+    limit + 1,
+  );
+  const page = rows.slice(0, limit).map(toRow);
+  return { rows: page, nextSeq: rows.length > limit ? page[page.length - 1].seq : null };
+}
+
+export interface LetterAuditContext {
+  jobId: string;
+  connectionId: string;
+  queue: string;
+  actor: { id: string | null; email: string | null; role: string | null };
+}
+
+const ACTION_OF: Partial<Record<LedgerState, string>> = { parked: "letter.park", returned: "letter.redrive_returned" };
+
+/**
+ * Writes the audit rows owed for settled letters (one per letter outcome, scope "letter",
+ * operation id = job id), in keyset batches, then marks them written. A run that died between the
+ * ledger write and the audit writes owes them still; the next run writes them first.
+ */
+export async function flushAudit(db: Db, ctx: LetterAuditContext, batch = 200): Promise<number> {
+  let written = 0;
+  for (;;) {
+    const rows = (
+      await db.$queryRawUnsafe<Row[]>(
+        `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND audited = false AND state NOT IN ('pending', 'moving') ORDER BY seq LIMIT $2`,
+        ctx.jobId,
+        batch,
+      )
+    ).map(toRow);
+    if (rows.length === 0) return written;
+    for (const r of rows) {
+      await recordAudit({
+        actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "operator" | "admin" | null },
+        action: ACTION_OF[r.state] ?? "letter.redrive",
+        outcome: r.state === "moved" || r.state === "parked" || r.state === "skipped" ? "success" : r.state === "returned" ? "failure" : "failure",
+        operationId: ctx.jobId,
+        scope: "letter",
+        connectionId: ctx.connectionId,
+        queue: ctx.queue,
+        target: r.letterId,
+        details: {
+          state: r.state,
+          stage: r.stage,
+          destination: r.destination,
+          reason: r.reason,
+          replayId: r.replayId,
+          redriveCount: r.state === "parked" ? r.prevCount : r.prevCount + 1,
+          attempts: r.attempts,
+          messageId: r.messageId,
+          sha256: r.sha256,
+        },
+      });
+    }
+    await db.$executeRawUnsafe(`UPDATE redrive_letters SET audited = true WHERE id = ANY($1::bigint[])`, rows.map((r) => r.id));
+    written += rows.length;
+  }
+}

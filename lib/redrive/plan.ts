@@ -1,0 +1,84 @@
+import { z } from "zod";
+
+/**
+ * A redrive's plan: what the operator chose, validated at the use-case boundary. Defaults follow
+ * issue 6: sample of 5, watched for 2 minutes, count limit 3, breaker at 10 %.
+ */
+export const DEFAULTS = {
+  sample: { count: 5 },
+  watchSeconds: 120,
+  rate: 50,
+  redriveLimit: 3,
+  breakerThreshold: 0.1,
+  breakerWindow: 200,
+  breakerMinLetters: 20,
+} as const;
+
+const dateText = z.string().refine((s) => !Number.isNaN(Date.parse(s)), "must be an ISO 8601 date and time");
+
+/** The triage filter minus the DLQ (which the plan names once). */
+export const filterSchema = z
+  .object({
+    groupKey: z.string().min(1).max(500).optional(),
+    exceptionClass: z.string().min(1).max(500).optional(),
+    reason: z.string().min(1).max(200).optional(),
+    origin: z.string().min(1).max(1000).optional(),
+    from: dateText.optional(),
+    to: dateText.optional(),
+    header: z.object({ name: z.string().min(1).max(200), value: z.string().max(512) }).optional(),
+    text: z.string().max(500).optional(),
+  })
+  .strict();
+
+export const selectionSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("filter"), filter: filterSchema }),
+  z.object({ kind: z.literal("group"), groupKey: z.string().min(1).max(500) }),
+  z.object({ kind: z.literal("letters"), letterIds: z.array(z.string().min(1).max(1000)).min(1).max(10_000) }),
+]);
+export type Selection = z.infer<typeof selectionSchema>;
+
+export const targetSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("origin") }),
+  z.object({ kind: z.literal("queue"), name: z.string().min(1).max(1000) }),
+]);
+
+export const parkingSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("queue"), name: z.string().min(1).max(1000) }),
+  z.object({ kind: z.literal("mark") }),
+]);
+export type Parking = z.infer<typeof parkingSchema>;
+
+export const sampleSchema = z.union([
+  z.object({ count: z.number().int().min(1).max(10_000) }),
+  z.object({ percent: z.number().gt(0).max(100) }),
+]);
+
+export const dlqSchema = z.object({ connectionId: z.string().min(1).max(200), queue: z.string().min(1).max(1000) });
+
+export const previewSchema = dlqSchema.extend({ selection: selectionSchema, target: targetSchema.default({ kind: "origin" }) });
+
+export const planSchema = previewSchema.extend({
+  fix: z.string().trim().min(3, "State which fix this redrive follows.").max(2000),
+  confirmedCount: z.number().int().min(1),
+  sample: sampleSchema.default(DEFAULTS.sample),
+  watchSeconds: z.number().int().min(1).max(3600).default(DEFAULTS.watchSeconds),
+  rate: z.number().gt(0).max(10_000).default(DEFAULTS.rate),
+  redriveLimit: z.number().int().min(1).max(100).default(DEFAULTS.redriveLimit),
+  parking: parkingSchema.default({ kind: "mark" }),
+  breakerThreshold: z.number().gt(0).max(1).default(DEFAULTS.breakerThreshold),
+  breakerWindow: z.number().int().min(1).max(100_000).default(DEFAULTS.breakerWindow),
+  breakerMinLetters: z.number().int().min(1).max(100_000).default(DEFAULTS.breakerMinLetters),
+  acceptRisk: z.boolean().default(false),
+});
+export type PlanInput = z.input<typeof planSchema>;
+export type Plan = z.output<typeof planSchema>;
+
+/** Letters in the sample for a set of `total`. */
+export function sampleCount(sample: Plan["sample"], total: number): number {
+  const k = "count" in sample ? sample.count : Math.ceil((total * sample.percent) / 100);
+  return Math.max(1, Math.min(total, k));
+}
+
+export type LedgerState = "pending" | "moving" | "moved" | "failed" | "missing" | "checksum_mismatch" | "parked" | "skipped" | "returned";
+export const LEDGER_STATES: readonly LedgerState[] = ["pending", "moving", "moved", "failed", "missing", "checksum_mismatch", "parked", "skipped", "returned"];
+export type Stage = "sample" | "watching" | "awaiting_bulk" | "bulk" | "done";

@@ -1,0 +1,36 @@
+import { realClock, type Clock } from "./clock";
+
+/**
+ * Paces letters at `rate` per second. A take of n letters may start when the previous take's n/rate
+ * seconds have passed, never earlier; time spent idle (paused, slow broker) earns no credit, so
+ * there is never a burst above the rate. Over any span of seconds the letters started are at most
+ * rate × span + one batch. A bucket of capacity one batch, refilled continuously, in other words.
+ */
+export class TokenBucket {
+  private next: number | null = null;
+
+  constructor(
+    readonly rate: number,
+    private readonly clock: Clock = realClock,
+  ) {
+    if (!(rate > 0) || !Number.isFinite(rate)) throw new Error(`rate must be a positive number, not ${rate}`);
+  }
+
+  /** Waits until `n` letters may go. */
+  async take(n: number, signal?: AbortSignal): Promise<void> {
+    const now = this.clock.now();
+    const start = this.next === null || this.next < now ? now : this.next;
+    this.next = start + (n * 1000) / this.rate;
+    if (start > now) await this.clock.sleep(start - now, signal);
+  }
+
+  /** Forgets the schedule (after a pause): the next take starts at once, without catching up. */
+  reset(): void {
+    this.next = null;
+  }
+}
+
+/** Letters per batch at a rate: about 200 ms worth, 1..500, so pacing stays smooth and pause/cancel prompt. */
+export function batchSizeFor(rate: number): number {
+  return Math.max(1, Math.min(500, Math.ceil(rate / 5)));
+}

@@ -1,0 +1,458 @@
+import "server-only";
+import { z } from "zod";
+import { recordAudit } from "@/lib/audit";
+import { authorize } from "@/lib/auth/authorize";
+import { can } from "@/lib/auth/permissions";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { audited, auditActor, errorCodeOf, type AuditScope } from "@/lib/dlq/audit-trail";
+import { adapterFor } from "@/lib/dlq/connection";
+import { getDb } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import { Prisma, type RedrivePlan } from "@/lib/generated/prisma/client";
+import { jobStore } from "@/lib/jobs/store";
+import { wakeJobWorker } from "@/lib/jobs/runtime";
+import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
+import { countLetters, type LetterFilter } from "@/lib/triage/queries";
+import { requestPause, resumeJob } from "./control";
+import { countStates, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
+import { LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type Selection } from "./plan";
+
+/**
+ * Redrive use cases: authorize → validate (zod) → act → audit. Route handlers (app/api/redrive/**)
+ * and the redrive pages' server actions call these; the job handler does the moving.
+ * Operation id of a redrive = its job id.
+ */
+
+function invalid(e: z.ZodError): AppError {
+  const first = e.issues[0];
+  const where = first?.path.length ? `${first.path.join(".")}: ` : "";
+  return new AppError("bad_request:redrive", { message: e.message, userMessage: `${where}${first?.message ?? "The redrive request is not valid."}` });
+}
+function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const r = schema.safeParse(input);
+  if (!r.success) throw invalid(r.error);
+  return r.data;
+}
+
+function filterOf(dlq: { connectionId: string; queue: string }, s: Selection): { filter: LetterFilter; letterIds?: string[] } {
+  if (s.kind === "group") return { filter: { ...dlq, groupKey: s.groupKey } };
+  if (s.kind === "letters") return { filter: { ...dlq }, letterIds: [...new Set(s.letterIds)] };
+  const f = s.filter;
+  return { filter: { ...dlq, ...f, from: f.from ? new Date(f.from) : undefined, to: f.to ? new Date(f.to) : undefined } };
+}
+
+async function countSelection(filter: LetterFilter, letterIds?: string[]): Promise<number> {
+  if (!letterIds) return countLetters(filter);
+  const r = await getDb().$queryRawUnsafe<Array<{ n: number }>>(
+    `SELECT count(*)::int AS n FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL AND letter_id = ANY($3::text[])`,
+    filter.connectionId,
+    filter.queue,
+    letterIds,
+  );
+  return Number(r[0]?.n ?? 0);
+}
+
+function describeSelection(s: Selection): string {
+  if (s.kind === "group") return `group ${s.groupKey}`;
+  if (s.kind === "letters") return `${s.letterIds.length} chosen letter${s.letterIds.length === 1 ? "" : "s"}`;
+  const parts = Object.entries(s.filter).map(([k, v]) => `${k} ${typeof v === "object" ? `${(v as { name: string }).name}=${(v as { value: string }).value}` : v}`);
+  return parts.length ? `letters where ${parts.join(", ")}` : "every letter in the DLQ";
+}
+
+const wholeDlq = (s: Selection) => s.kind === "filter" && Object.values(s.filter).every((v) => v === undefined);
+
+export interface RedrivePreview {
+  connectionId: string;
+  queue: string;
+  count: number;
+  scope: string;
+  target: string;
+  /** Letters of ordered streams (Kafka keys, FIFO groups): redriven in order, one at a time per key. */
+  orderedStream: boolean;
+  warnings: string[];
+  /** Set when the broker's own bulk move could do this (whole DLQ back to its sources), with its trade-off. */
+  nativeMoveNote: string | null;
+}
+
+/** What a redrive would apply to: the count the operator must confirm, the scope in words, warnings. */
+export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedrivePreview> {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  const scope = { action: "redrive.plan", connectionId: (raw.connectionId as string) ?? null, queue: (raw.queue as string) ?? null };
+  await authorize(actor, "redrive:sample", { ...scope, meta });
+  const p = parse(previewSchema, input);
+  return audited(
+    actor,
+    meta,
+    scope,
+    async () => {
+      const adapter = adapterFor(p.connectionId);
+      const { filter, letterIds } = filterOf(p, p.selection);
+      const count = await countSelection(filter, letterIds);
+      const warnings: string[] = [];
+      const orderedStream = adapter.capabilities.orderedKeys;
+      if (orderedStream) {
+        warnings.push(
+          `Letters on ${adapter.displayName} can belong to ordered streams (${adapter.vocabulary.queue} keys). They are redriven in their original order, one at a time per key; consumers will see them after newer messages of the same key that already went through.`,
+        );
+      }
+      if (!adapter.moveLetters) warnings.push(`Redrive is not available for ${adapter.displayName} yet.`);
+      if (count === 0) warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
+      const nativeMoveNote =
+        adapter.capabilities.nativeBulkMove && wholeDlq(p.selection) && p.target.kind === "origin"
+          ? `${adapter.displayName} can move the whole DLQ back to its sources itself (its native bulk move, e.g. an SQS message move task, capped at 500 letters per second, or a RabbitMQ shovel): less to set up, but no sample, no watch, no rate you choose, no markers, no per-letter ledger and no parking. This console's redrive gives you those.`
+          : null;
+      return {
+        connectionId: p.connectionId,
+        queue: p.queue,
+        count,
+        scope: describeSelection(p.selection),
+        target: p.target.kind === "origin" ? `each letter's ${adapter.vocabulary.origin}` : `${adapter.vocabulary.queue} ${p.target.name}`,
+        orderedStream,
+        warnings,
+        nativeMoveNote,
+      };
+    },
+    (r) => ({ count: r.count, scope: r.scope, target: r.target }),
+  );
+}
+
+export interface RedriveView {
+  id: string;
+  connectionId: string;
+  queue: string;
+  state: JobState;
+  stage: string;
+  progress: JobProgress;
+  error: string | null;
+  pauseReason: string | null;
+  pauseRequested: boolean;
+  cancelRequested: boolean;
+  sampleVerdict: string | null;
+  sampleReturned: number;
+  /** The operator may start stage 2 now (clean sample), or only with an override. */
+  bulk: { ready: boolean; needsOverride: boolean };
+  plan: {
+    selection: Selection;
+    target: unknown;
+    fix: string;
+    total: number;
+    sampleSize: number;
+    watchSeconds: number;
+    rate: number;
+    redriveLimit: number;
+    parking: unknown;
+    breakerThreshold: number;
+    breakerWindow: number;
+    acceptRisk: boolean;
+  };
+  createdBy: string | null;
+  bulkStartedBy: string | null;
+  bulkOverrideReason: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  heartbeatAt: string | null;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function toView(j: JobRecord, p: RedrivePlan): RedriveView {
+  return {
+    id: j.id,
+    connectionId: j.connectionId,
+    queue: j.queue,
+    state: j.state as JobState,
+    stage: p.stage,
+    progress: (j.progress ?? {}) as JobProgress,
+    error: j.error,
+    pauseReason: j.state === "paused" ? p.pauseReason : null,
+    pauseRequested: p.pauseRequested,
+    cancelRequested: j.cancelRequested,
+    sampleVerdict: p.sampleVerdict,
+    sampleReturned: p.sampleReturned,
+    bulk: { ready: j.state === "paused" && p.stage === "awaiting_bulk", needsOverride: p.stage === "awaiting_bulk" && p.sampleVerdict !== "clean" },
+    plan: {
+      selection: p.selection as Selection,
+      target: p.target,
+      fix: p.fix,
+      total: p.total,
+      sampleSize: p.sampleSize,
+      watchSeconds: p.watchSeconds,
+      rate: p.rate,
+      redriveLimit: p.redriveLimit,
+      parking: p.parking,
+      breakerThreshold: p.breakerThreshold,
+      breakerWindow: p.breakerWindow,
+      acceptRisk: p.acceptRisk,
+    },
+    createdBy: p.createdByEmail,
+    bulkStartedBy: p.bulkStartedBy,
+    bulkOverrideReason: p.bulkOverrideReason,
+    createdAt: j.createdAt.toISOString(),
+    startedAt: iso(j.startedAt),
+    finishedAt: iso(j.finishedAt),
+    heartbeatAt: iso(j.heartbeatAt),
+  };
+}
+
+/** `audited`, under the redrive's operation id, so every row of one redrive shares it. */
+async function auditedOp<T>(actor: Actor, meta: RequestMeta, operationId: string, scope: AuditScope, work: () => Promise<T>, details: (r: T) => Record<string, unknown>): Promise<T> {
+  const row = (outcome: "success" | "failure", d: Record<string, unknown>) =>
+    recordAudit({ actor: auditActor(actor), action: scope.action, outcome, operationId, connectionId: scope.connectionId ?? null, queue: scope.queue ?? null, target: operationId, requestId: meta.requestId, ip: meta.ip, details: d });
+  let result: T;
+  try {
+    result = await work();
+  } catch (e) {
+    await row("failure", { error: errorCodeOf(e) }).catch((err) => console.error("audit write failed after a failed action", err));
+    throw e;
+  }
+  await row("success", details(result));
+  return result;
+}
+
+async function loadRedrive(jobId: unknown): Promise<{ job: JobRecord; plan: RedrivePlan }> {
+  const id = typeof jobId === "string" ? jobId : "";
+  const job = await jobStore().get(id);
+  const plan = job?.kind === "redrive" ? await getDb().redrivePlan.findUnique({ where: { jobId: job.id } }) : null;
+  if (!job || !plan) throw new AppError("not_found:redrive", { userMessage: "There is no such redrive." });
+  return { job, plan };
+}
+
+/**
+ * Creates the redrive job and its ledger (one INSERT … SELECT from the triage index) in one
+ * transaction, after checking that the set still holds the count the operator confirmed. Audited
+ * `redrive.start` with the whole plan and the stated fix; operation id = job id.
+ */
+export async function startRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  const base = { action: "redrive.start", connectionId: (raw.connectionId as string) ?? null, queue: (raw.queue as string) ?? null };
+  await authorize(actor, "redrive:sample", { ...base, meta });
+  const p = parse(planSchema, input);
+  const adapter = adapterFor(p.connectionId);
+  if (!adapter.moveLetters) throw new AppError("unavailable:redrive", { userMessage: `Redrive is not available for ${adapter.displayName} yet.` });
+  if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
+  const { filter, letterIds } = filterOf(p, p.selection);
+
+  const db = getDb();
+  const created = await db.$transaction(
+    async (tx) => {
+      const job = await tx.job.create({ data: { kind: "redrive", connectionId: p.connectionId, queue: p.queue, params: { redrive: true }, createdBy: actor.id } });
+      const n = await populateLedger(tx, job.id, filter, letterIds);
+      if (n !== p.confirmedCount) {
+        throw new AppError("conflict:count", {
+          userMessage: `The selection now holds ${n} letter${n === 1 ? "" : "s"}, not the ${p.confirmedCount} you confirmed. Review the preview and confirm again.`,
+          details: { count: n },
+        });
+      }
+      const plan = await tx.redrivePlan.create({
+        data: {
+          jobId: job.id,
+          connectionId: p.connectionId,
+          queue: p.queue,
+          selection: p.selection as Prisma.InputJsonObject,
+          target: p.target as Prisma.InputJsonObject,
+          fix: p.fix,
+          sampleSize: sampleCount(p.sample, n),
+          watchSeconds: p.watchSeconds,
+          rate: p.rate,
+          redriveLimit: p.redriveLimit,
+          parking: p.parking as Prisma.InputJsonObject,
+          breakerThreshold: p.breakerThreshold,
+          breakerWindow: p.breakerWindow,
+          breakerMinLetters: p.breakerMinLetters,
+          acceptRisk: p.acceptRisk,
+          total: n,
+          createdById: actor.id,
+          createdByEmail: actor.email,
+          createdByRole: actor.role,
+        },
+      });
+      await tx.job.update({ where: { id: job.id }, data: { progress: { stage: "sample", read: 0, total: n, pending: n } } });
+      return { job, plan };
+    },
+    { timeout: 120_000, maxWait: 15_000 },
+  ).catch(async (e) => {
+    await recordAudit({ actor: auditActor(actor), action: "redrive.start", outcome: "failure", connectionId: p.connectionId, queue: p.queue, requestId: meta.requestId, ip: meta.ip, details: { error: (e as AppError).code ?? "internal:server" } }).catch(() => undefined);
+    throw e;
+  });
+  await recordAudit({
+    actor: auditActor(actor),
+    action: "redrive.start",
+    outcome: "success",
+    operationId: created.job.id,
+    connectionId: p.connectionId,
+    queue: p.queue,
+    target: created.job.id,
+    requestId: meta.requestId,
+    ip: meta.ip,
+    details: {
+      fix: p.fix,
+      count: created.plan.total,
+      scope: describeSelection(p.selection),
+      selection: p.selection,
+      target: p.target,
+      sampleSize: created.plan.sampleSize,
+      watchSeconds: p.watchSeconds,
+      rate: p.rate,
+      redriveLimit: p.redriveLimit,
+      parking: p.parking,
+      breakerThreshold: p.breakerThreshold,
+      breakerWindow: p.breakerWindow,
+      acceptRisk: p.acceptRisk,
+    },
+  });
+  wakeJobWorker();
+  const job = (await jobStore().get(created.job.id))!;
+  return toView(job, created.plan);
+}
+
+const bulkSchema = z.object({ jobId: z.string(), overrideReason: z.string().trim().min(3).max(2000).optional() });
+
+/**
+ * Stage 2. Needs a clean sample; otherwise redrive:override (admin) and a stated reason, both
+ * recorded. Audited `redrive.bulk_start`.
+ */
+export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  const scope = { action: "redrive.bulk_start", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  if (raw.overrideReason !== undefined) await authorize(actor, "redrive:override", { ...scope, meta });
+  await authorize(actor, "redrive:bulk", { ...scope, meta });
+  const p = parse(bulkSchema, input);
+  const { job, plan } = await loadRedrive(p.jobId);
+  return auditedOp(
+    actor,
+    meta,
+    job.id,
+    { ...scope, connectionId: job.connectionId, queue: job.queue },
+    async () => {
+      if (job.state !== "paused" || plan.stage !== "awaiting_bulk") {
+        throw new AppError("conflict:redrive", { userMessage: plan.stage === "bulk" || plan.stage === "done" ? "The rest of this redrive has already been started." : "The sample is not done yet: wait for its verdict." });
+      }
+      const clean = plan.sampleVerdict === "clean";
+      if (!clean) {
+        if (!p.overrideReason) {
+          throw new AppError(can(actor.role, "redrive:override") ? "bad_request:override-reason" : "forbidden:redrive:override", {
+            userMessage: `The sample returned ${plan.sampleReturned} letter${plan.sampleReturned === 1 ? "" : "s"}. Starting the rest anyway needs an admin${can(actor.role, "redrive:override") ? " and a reason" : ""}.`,
+          });
+        }
+      }
+      await getDb().redrivePlan.update({
+        where: { jobId: job.id },
+        data: { stage: "bulk", bulkStartedBy: actor.email, bulkOverrideReason: clean ? null : p.overrideReason!, breakerResetAt: new Date() },
+      });
+      if (!(await resumeJob(getDb(), job.id, { resetBreaker: false }))) {
+        await getDb().redrivePlan.update({ where: { jobId: job.id }, data: { stage: "awaiting_bulk" } });
+        throw new AppError("conflict:redrive", { userMessage: "This redrive changed meanwhile (cancelled?); reload it." });
+      }
+      wakeJobWorker();
+      const r = await loadRedrive(job.id);
+      return toView(r.job, r.plan);
+    },
+    (v) => ({ jobId: v.id, cleanSample: plan.sampleVerdict === "clean", overrideReason: p.overrideReason ?? null, pending: (v.progress.pending as number) ?? null }),
+  );
+}
+
+const idSchema = z.object({ jobId: z.string() });
+
+/** Pauses at the next batch (or during the watch). Audited `redrive.pause`. */
+export async function pauseRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  const scope = { action: "redrive.pause", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  await authorize(actor, "redrive:sample", { ...scope, meta });
+  const { jobId } = parse(idSchema, input);
+  const { job } = await loadRedrive(jobId);
+  return auditedOp(
+    actor,
+    meta,
+    job.id,
+    { ...scope, connectionId: job.connectionId, queue: job.queue },
+    async () => {
+      if (!["queued", "running"].includes(job.state)) throw new AppError("conflict:redrive", { userMessage: `This redrive is ${job.state}; only a running one can be paused.` });
+      await requestPause(getDb(), job.id, `Paused by ${actor.email}.`);
+      const r = await loadRedrive(job.id);
+      return toView(r.job, r.plan);
+    },
+    (v) => ({ jobId: v.id, state: v.state }),
+  );
+}
+
+/**
+ * Resumes a paused redrive (operator pause, breaker, broker outage). After a breaker trip the
+ * window starts afresh. A sample awaiting its decision is continued with startBulk instead.
+ */
+export async function resumeRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  const scope = { action: "redrive.resume", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  await authorize(actor, "redrive:sample", { ...scope, meta });
+  const { jobId } = parse(idSchema, input);
+  const { job, plan } = await loadRedrive(jobId);
+  return auditedOp(
+    actor,
+    meta,
+    job.id,
+    { ...scope, connectionId: job.connectionId, queue: job.queue },
+    async () => {
+      if (plan.stage === "awaiting_bulk") throw new AppError("conflict:redrive", { userMessage: "The sample is done: start the rest (stage 2) instead of resuming." });
+      if (job.state === "running" && plan.pauseRequested) {
+        await getDb().redrivePlan.update({ where: { jobId: job.id }, data: { pauseRequested: false, pauseReason: null } });
+      } else if (!(await resumeJob(getDb(), job.id, { resetBreaker: true }))) {
+        throw new AppError("conflict:redrive", { userMessage: `This redrive is ${job.state}; only a paused one can be resumed.` });
+      }
+      wakeJobWorker();
+      const r = await loadRedrive(job.id);
+      return toView(r.job, r.plan);
+    },
+    (v) => ({ jobId: v.id, state: v.state, previousReason: plan.pauseReason }),
+  );
+}
+
+/** Cancels: queued or paused at once, running at its next batch. Letters not yet moved stay in the DLQ, untouched. Audited `redrive.cancel`. */
+export async function cancelRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  const scope = { action: "redrive.cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  await authorize(actor, "redrive:sample", { ...scope, meta });
+  const { jobId } = parse(idSchema, input);
+  const { job } = await loadRedrive(jobId);
+  return auditedOp(
+    actor,
+    meta,
+    job.id,
+    { ...scope, connectionId: job.connectionId, queue: job.queue },
+    async () => {
+      await jobStore().requestCancel(job.id);
+      const r = await loadRedrive(job.id);
+      return toView(r.job, r.plan);
+    },
+    (v) => ({ jobId: v.id, state: v.state, progress: v.progress }),
+  );
+}
+
+const ledgerQuery = z.object({
+  jobId: z.string(),
+  after: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  state: z.enum(LEDGER_STATES as [LedgerState, ...LedgerState[]]).optional(),
+});
+
+/** One redrive with its progress, counts per ledger state, and a keyset page of its ledger (index order). */
+export async function getRedrive(
+  actor: Actor,
+  meta: RequestMeta,
+  input: unknown,
+): Promise<{ redrive: RedriveView; counts: Record<string, number>; ledger: LedgerRow[]; nextAfter: number | null }> {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  await authorize(actor, "redrive:read", { action: "redrive.view", target: typeof raw.jobId === "string" ? raw.jobId : null, meta });
+  const q = parse(ledgerQuery, input);
+  const { job, plan } = await loadRedrive(q.jobId);
+  const [counts, page] = await Promise.all([countStates(getDb(), job.id), ledgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state })]);
+  return { redrive: toView(job, plan), counts, ledger: page.rows, nextAfter: page.nextSeq };
+}
+
+/** Redrives, newest first (at most 50), optionally of one DLQ. */
+export async function listRedrives(actor: Actor, meta: RequestMeta, input: { connectionId?: string; queue?: string }): Promise<RedriveView[]> {
+  await authorize(actor, "redrive:read", { action: "redrive.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+  const jobs = await jobStore().list({ kind: "redrive", connectionId: input.connectionId, queue: input.queue }, 50);
+  const plans = await getDb().redrivePlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
+  const byId = new Map(plans.map((p) => [p.jobId, p]));
+  return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
+}
