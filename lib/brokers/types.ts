@@ -278,7 +278,7 @@ export interface BrokerAdapter {
    * move between letters. A DLQ or target that does not exist throws a typed BrokerError before
    * anything moves when that can be known up front, else yields "failed" per letter.
    */
-  moveLetters?(dlq: string, requests: MoveRequest[], opts?: MoveOptions): AsyncIterable<MoveResult>;
+  moveLetters(dlq: string, requests: MoveRequest[], opts?: MoveOptions): AsyncIterable<MoveResult>;
   /** Cheap reachability check. */
   ping(): Promise<void>;
   close(): Promise<void>;
