@@ -1,0 +1,118 @@
+/**
+ * Redrive engine benchmarks on RabbitMQ, one run, fresh Postgres database (not part of CI):
+ *  (1) achieved rate at targets of 100 and 1,000 letters/s over BENCH_SECONDS (default 30) vs the target;
+ *  (2) unthrottled engine (rate 10,000/s) vs a bare consume → confirm-publish → ack loop on the
+ *      same broker, same letter count (BENCH_UNTHROTTLED, default 20,000).
+ * The engine's numbers include its ledger writes and one audit row per letter.
+ *   npm run bench:redrive-rate
+ */
+import { randomUUID } from "node:crypto";
+import amqp from "amqplib";
+import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
+import { testConfig } from "../lib/brokers/rabbitmq/test-kit";
+import { applyMigrations } from "../scripts/lib/migrations";
+import { createTestDatabase } from "../scripts/lib/test-database";
+
+const AMQP = "amqp://guest:guest@127.0.0.1:5672";
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
+const UNTHROTTLED = Number(process.env.BENCH_UNTHROTTLED ?? 20_000);
+
+async function fill(ch: amqp.ConfirmChannel, queue: string, n: number) {
+  await ch.deleteQueue(queue);
+  await ch.assertQueue(queue, { durable: true });
+  const body = Buffer.alloc(1024, "x");
+  for (let i = 0; i < n; i += 1000) {
+    for (let j = i; j < Math.min(n, i + 1000); j++) ch.sendToQueue(queue, body, { persistent: true, messageId: `b-${j}`, headers: { "x-exception-class": "bench.Failure" } });
+    await ch.waitForConfirms();
+  }
+}
+
+async function main() {
+  const pg = await createTestDatabase("dlq_bench_redrive");
+  await applyMigrations({ databaseUrl: pg.url });
+  process.env.DATABASE_URL = pg.url;
+  const { getDb } = await import("../lib/db");
+  const { JobWorker } = await import("../lib/jobs/worker");
+  const { jobStore } = await import("../lib/jobs/store");
+  const { scanHandler } = await import("../lib/triage/scan");
+  const { redriveHandler } = await import("../lib/redrive/handler");
+  const { populateLedger } = await import("../lib/redrive/ledger");
+
+  const conn = await amqp.connect(AMQP);
+  const ch = await conn.createConfirmChannel();
+  const db = getDb();
+
+  /** Fills a DLQ, scans it, runs one bulk-stage redrive to a target queue; returns letters/s. */
+  async function engine(n: number, rate: number): Promise<{ moved: number; secs: number; rate: number }> {
+    const dlq = `bench.redrive.dlq.${randomUUID().slice(0, 6)}`;
+    const target = `${dlq}.target`;
+    const adapter = new RabbitMqAdapter(testConfig({ id: "bench-rmq", dlqs: [{ name: dlq }], discover: false }));
+    await fill(ch, dlq, n);
+    await ch.deleteQueue(target);
+    await ch.assertQueue(target, { durable: true });
+    const scanKind = `scan-${randomUUID().slice(0, 6)}`;
+    await jobStore().enqueue({ kind: scanKind as "scan", connectionId: adapter.connectionId, queue: dlq });
+    const scanned = await new JobWorker({ handlers: { [scanKind]: scanHandler({ adapterFor: () => adapter }) }, owner: "bench-scan" }).runOnce();
+    const scanJob = (await jobStore().get(scanned!.id))!;
+    if (scanJob.state !== "succeeded") throw new Error(`scan ${scanJob.state}: ${scanJob.error}`);
+    const job = await db.job.create({ data: { kind: "redrive", connectionId: adapter.connectionId, queue: dlq } });
+    const total = await populateLedger(db, job.id, { connectionId: adapter.connectionId, queue: dlq });
+    await db.redrivePlan.create({
+      data: {
+        jobId: job.id, connectionId: adapter.connectionId, queue: dlq, selection: { kind: "filter", filter: {} }, target: { kind: "queue", name: target },
+        fix: "bench", sampleSize: 1, watchSeconds: 1, rate, redriveLimit: 3, parking: { kind: "mark" }, breakerThreshold: 0.1, breakerWindow: 200,
+        breakerMinLetters: 20, total, stage: "bulk", createdByEmail: "bench@local", createdByRole: "admin",
+      },
+    });
+    const worker = new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => adapter, returnCheckMs: 3_600_000 }) }, owner: "bench-redrive", leaseMs: 60_000 });
+    const t0 = performance.now();
+    await worker.runOnce();
+    const secs = (performance.now() - t0) / 1000;
+    const done = (await db.job.findUnique({ where: { id: job.id } }))!;
+    if (done.state !== "succeeded") throw new Error(`redrive ${done.state}: ${done.error}`);
+    const moved = Number((done.progress as { moved?: number }).moved ?? 0);
+    await ch.deleteQueue(dlq);
+    await ch.deleteQueue(target);
+    await adapter.close();
+    return { moved, secs, rate: moved / secs };
+  }
+
+  for (const target of [100, 1000]) {
+    const r = await engine(Math.round(target * SECONDS), target);
+    console.log(`rate ${target}/s over ${SECONDS} s: moved ${r.moved} in ${r.secs.toFixed(2)} s = ${r.rate.toFixed(1)}/s (${((r.rate / target - 1) * 100).toFixed(1)}% vs target)`);
+  }
+
+  // Bare loop: consume (prefetch 1000) → confirm-publish → ack after the confirm.
+  const bareDlq = `bench.redrive.bare.${randomUUID().slice(0, 6)}`;
+  await fill(ch, bareDlq, UNTHROTTLED);
+  await ch.assertQueue(`${bareDlq}.target`, { durable: true });
+  const cch = await conn.createChannel();
+  await cch.prefetch(1000);
+  const t0 = performance.now();
+  await new Promise<void>((resolve) => {
+    let done = 0;
+    void cch.consume(bareDlq, (m) => {
+      if (!m) return;
+      ch.sendToQueue(`${bareDlq}.target`, m.content, m.properties, (err) => {
+        if (err) throw err;
+        cch.ack(m);
+        if (++done === UNTHROTTLED) resolve();
+      });
+    });
+  });
+  const bare = UNTHROTTLED / ((performance.now() - t0) / 1000);
+  await cch.close();
+  await ch.deleteQueue(bareDlq);
+  await ch.deleteQueue(`${bareDlq}.target`);
+  const eng = await engine(UNTHROTTLED, 10_000);
+  console.log(`unthrottled: engine ${eng.rate.toFixed(0)}/s, bare confirm-publish-then-ack ${bare.toFixed(0)}/s, ratio ${(eng.rate / bare).toFixed(2)}`);
+
+  await conn.close();
+  await db.$disconnect();
+  await pg.drop();
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
