@@ -155,12 +155,17 @@ describe("origin routes", () => {
     return Buffer.concat([Buffer.from("F"), u32(t.length), t]);
   };
 
-  it("x-death[0] (the queue it last died in): its exchange and first routing key", () => {
+  it("x-death[0]: straight to the queue it last died in, never through its exchange (no fan-out copies)", () => {
     const arr = Buffer.concat([death("hop2", "", ["hop2"]), death("orders", "orders.x", ["orders", "cc"])]);
     const r = originRoute(msg(e("x-death", "A", Buffer.concat([u32(arr.length), arr]))), "configured");
     expect(r).toEqual({ exchange: "", routingKey: "hop2", words: describeRoute("", "hop2") });
-    const arr2 = death("orders", "orders.x", ["orders", "cc"]);
-    expect(originRoute(msg(e("x-death", "A", Buffer.concat([u32(arr2.length), arr2]))), null)).toMatchObject({ exchange: "orders.x", routingKey: "orders", words: 'exchange "orders.x", routing key "orders"' });
+    const arr2 = death("orders-work", "orders.fanout", ["ignored-by-fanout"]);
+    expect(originRoute(msg(e("x-death", "A", Buffer.concat([u32(arr2.length), arr2]))), null)).toMatchObject({ exchange: "", routingKey: "orders-work", words: describeRoute("", "orders-work") });
+  });
+
+  it("a Spring-republished failure (no x-death) goes back through its x-original exchange and routing key", () => {
+    const h = Buffer.concat([str("x-original-exchange", "orders.x"), str("x-original-routingKey", "orders")]);
+    expect(originRoute(msg(h), "cfg")).toMatchObject({ exchange: "orders.x", routingKey: "orders", words: 'exchange "orders.x", routing key "orders"' });
   });
 
   it("falls back to x-first-death-queue, then the configured origin, else a clear reason", () => {

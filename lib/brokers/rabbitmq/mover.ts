@@ -299,21 +299,25 @@ export function describeRoute(exchange: string, routingKey: string): string {
 }
 
 /**
- * Where "origin" sends a letter: the exchange and first routing key of x-death[0] (the queue it
- * last died in, most recent first), else the default exchange to x-first-death-queue, else the
- * default exchange to the DLQ's configured origin queue.
+ * Where "origin" sends a letter: straight to the queue it last died in (x-death[0].queue, most
+ * recent first), through the default exchange. Not through x-death[0]'s exchange and routing key:
+ * on a fanout or topic exchange that would copy the letter to every other queue bound there too,
+ * whose consumers already handled it. Then x-first-death-queue; then Spring AMQP's
+ * x-original-exchange / x-original-routingKey (a republished failure has no x-death); then the
+ * DLQ's configured origin queue.
  */
 export function originRoute(msg: ConsumeMessage, configOrigin: string | null): Route | { error: string } {
   const headers = decodeHeaders(msg);
   const [last] = parseXDeath(headers);
-  if (last && last.exchange !== null && last.routingKeys.length > 0) {
-    return { exchange: last.exchange, routingKey: last.routingKeys[0], words: describeRoute(last.exchange, last.routingKeys[0]) };
-  }
+  if (last?.queue) return { exchange: "", routingKey: last.queue, words: describeRoute("", last.queue) };
   const firstQueue = displayText(findHeader(headers, "x-first-death-queue"));
   if (firstQueue) return { exchange: "", routingKey: firstQueue, words: describeRoute("", firstQueue) };
+  const springExchange = displayText(findHeader(headers, "x-original-exchange"));
+  const springKey = displayText(findHeader(headers, "x-original-routingKey"));
+  if (springExchange !== null && springKey) return { exchange: springExchange, routingKey: springKey, words: describeRoute(springExchange, springKey) };
   if (configOrigin) return { exchange: "", routingKey: configOrigin, words: describeRoute("", configOrigin) };
   return {
-    error: "Its origin cannot be derived: it has no x-death entry with an exchange and routing key, no x-first-death-queue header, and the DLQ has no origin in the config. Choose a target queue explicitly.",
+    error: "Its origin cannot be derived: it has no x-death entry, no x-first-death-queue or Spring x-original-* headers, and the DLQ has no origin in the config. Choose a target queue explicitly.",
   };
 }
 

@@ -112,38 +112,53 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     return { ex, dlq, work, key };
   }
 
-  it("origin through the exchange and routing key of x-death[0]", async () => {
+  it("origin is the queue the letter died in, never a fan-out to the other queues bound on its exchange", async () => {
     const { ex, dlq, work, key } = await dlqThroughExchange(["via-x-0", "via-x-1"]);
+    // Another consumer's queue on the same exchange and key: it already got the original message.
+    const bystander = await kit.queue(kit.name("bystander"));
+    await (await kit.channel()).bindQueue(bystander, ex, key);
     const letters = await browseAll(dlq);
     const results = await collectMoves(adapter.moveLetters(dlq, [req(letters[0], { kind: "origin" })]));
-    expect(results).toEqual([{ letterId: letters[0].id, outcome: "moved", destination: `exchange "${ex}", routing key "${key}"`, reason: null, orderingKey: null }]);
+    expect(results).toEqual([{ letterId: letters[0].id, outcome: "moved", destination: `default exchange, routing key "${work}" (queue "${work}")`, reason: null, orderingKey: null }]);
     await kit.waitDepth(work, 1);
     expect(await kit.depth(dlq)).toBe(1);
+    expect(await kit.depth(bystander)).toBe(0);
   });
 
-  it("unroutable origin (exchange exists, binding gone) with mandatory: failed, and the letter stays in the DLQ", async () => {
-    const { ex, dlq, work, key } = await dlqThroughExchange(["unroutable-0", "unroutable-1"]);
-    await (await kit.channel()).unbindQueue(work, ex, key);
+  it("an origin queue that was deleted: unroutable with mandatory, failed with the reason, the letters stay in order", async () => {
+    const { dlq, work } = await dlqThroughExchange(["unroutable-0", "unroutable-1"]);
+    // Another source keeps the DLQ discoverable once the origin queue is gone.
+    await kit.queue(kit.name("other-source"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
+    await (await kit.channel()).deleteQueue(work);
     const letters = await browseAll(dlq);
     const results = await collectMoves(adapter.moveLetters(dlq, letters.map((l) => req(l, { kind: "origin" }))));
     expect(results).toHaveLength(2);
     for (const r of results) {
       expect(r.outcome).toBe("failed");
       expect(r.reason).toMatch(/unroutable.*NO_ROUTE/);
-      expect(r.destination).toContain(ex);
+      expect(r.destination).toContain(work);
     }
     expect((await browseAll(dlq)).map((l) => l.id)).toEqual(letters.map((l) => l.id));
-    expect(await kit.depth(work)).toBe(0);
   });
 
-  it("an origin exchange that was deleted: failed with the reason, nothing lost, the channel survives", async () => {
-    const { ex, dlq } = await dlqThroughExchange(["gone-x-0", "gone-x-1"]);
-    await (await kit.channel()).deleteExchange(ex);
+  it("a Spring-republished letter whose x-original exchange was deleted: failed with the reason, nothing lost, the channel survives", async () => {
+    const ex = await kit.exchange(kit.name("spring-x"), "direct");
+    const dlq = await kit.queue(kit.name("dlq"));
+    // The listener's queue names the DLQ as its dead-letter target, which is how the console finds it.
+    await kit.queue(kit.name("work"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
+    const ch = await kit.channel();
+    // Spring AMQP's RepublishMessageRecoverer: the failed message goes straight to the DLQ with x-original-* headers.
+    for (const b of ["gone-x-0", "gone-x-1"]) {
+      ch.sendToQueue(dlq, Buffer.from(b), { persistent: true, messageId: `${b}-${randomUUID()}`, headers: { "x-original-exchange": ex, "x-original-routingKey": "orders", "x-exception-message": "boom" } });
+      await ch.waitForConfirms();
+    }
+    await kit.waitDepth(dlq, 2);
+    await ch.deleteExchange(ex);
     const target = await kit.queue(kit.name("target"));
     const letters = await browseAll(dlq);
     const results = await collectMoves(adapter.moveLetters(dlq, [req(letters[0], { kind: "origin" }), req(letters[1], { kind: "queue", name: target })]));
     const by = new Map(results.map((r) => [r.letterId, r]));
-    expect(by.get(letters[0].id)).toMatchObject({ outcome: "failed" });
+    expect(by.get(letters[0].id)).toMatchObject({ outcome: "failed", destination: `exchange "${ex}", routing key "orders"` });
     expect(by.get(letters[0].id)!.reason).toMatch(/no longer exists/);
     expect(by.get(letters[1].id)).toMatchObject({ outcome: "moved", destination: `default exchange, routing key "${target}" (queue "${target}")` });
     expect(await kit.depth(dlq)).toBe(1);
