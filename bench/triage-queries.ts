@@ -66,6 +66,10 @@ async function main() {
       ["filtered list, class + time range, first page", () => q.queryLetters({ ...big, exceptionClass: "com.acme.Error12", from: new Date(Date.now() - 2 * 86_400_000) }, { limit: 50 })],
       ["count of group g3 (filtered-set count)", () => q.countLetters({ ...big, groupKey: "g3" })],
       ["group by origin (live GROUP BY)", () => q.queryGroupsBy("bench", "big.dlq", "origin")],
+      ["group by reason (live GROUP BY)", () => q.queryGroupsBy("bench", "big.dlq", "reason")],
+      ["group by class (live GROUP BY)", () => q.queryGroupsBy("bench", "big.dlq", "class")],
+      ["group by header x-tenant (100 values)", () => q.queryGroupsBy("bench", "big.dlq", "header:x-tenant")],
+      ["group by header x-app-version (5 values)", () => q.queryGroupsBy("bench", "big.dlq", "header:x-app-version")],
     ];
     console.log(`baseline SELECT count(*) of ${ROWS} rows: ${baseline.toFixed(1)} ms (median of 5)`);
     for (const [name, fn] of views) {

@@ -1,9 +1,9 @@
 import "server-only";
 import { createHash } from "node:crypto";
-import type { Letter } from "@/lib/brokers/types";
+import type { FailureInfo, Letter } from "@/lib/brokers/types";
 import { displayText } from "@/lib/brokers/display";
 import { encryptPayload, payloadAad, type Keyring } from "@/lib/crypto/payload-cipher";
-import { classify, groupKeyOf, type ClassificationRule } from "@/lib/triage";
+import { classify, groupKeyOf, receiveCountBucket, rootCauseOf, type ClassificationRule, type Disposition, type GroupKey } from "@/lib/triage";
 
 /** Bytes of each payload kept (encrypted) in the index; larger payloads are stored cut, flagged. */
 export const PAYLOAD_CAP_BYTES = 1024 * 1024;
@@ -66,10 +66,104 @@ function kafkaPosition(l: Letter): { partition: number | null; offset: string | 
   return p !== null && o !== null && /^\d+$/.test(p) && /^\d+$/.test(o) ? { partition: Number(p), offset: o } : { partition: null, offset: null };
 }
 
+/** Spring Kafka's DeadLetterPublishingRecoverer names the wrapper's direct cause here. */
+export const CAUSE_FQCN_HEADER = "kafka_dlt-exception-cause-fqcn";
+
+/** What failed, resolved to the root cause, and how it is classified. */
+export interface ResolvedFailure {
+  group: GroupKey;
+  /** Root cause (what grouping, filters and classification use), else the header's class. */
+  exceptionClass: string | null;
+  /** The root cause's raw message, else the header's message. */
+  exceptionMessage: string | null;
+  /** The outermost class (the header's) when it differs from the root cause, e.g. ListenerExecutionFailedException. */
+  wrapperClass: string | null;
+  disposition: Disposition;
+  ruleId: string | null;
+}
+
+const blank = (s: string | null | undefined) => (s && s.trim() ? s.trim() : null);
+
+/** "…; nested exception is com.foo.X: msg" (Spring before 6) → "msg" when the cause is `cls`. */
+function nestedMessage(message: string | null, cls: string): string | null | undefined {
+  const marker = `nested exception is ${cls}`;
+  const i = message?.lastIndexOf(marker) ?? -1;
+  if (!message || i < 0) return undefined;
+  return blank(message.slice(i + marker.length).replace(/^:\s?/, ""));
+}
+
+/**
+ * Resolves a letter's failure to its root cause: the stack's cause chain (via groupKeyOf), else
+ * Spring Kafka's cause header, else the header's exception. Pure; cached by scanFailureResolver.
+ */
+export function resolveFailure(
+  f: Pick<FailureInfo, "exceptionClass" | "exceptionMessage" | "stackTrace" | "reason" | "count">,
+  causeFqcn: string | null,
+  rules: ClassificationRule[] | undefined,
+): ResolvedFailure {
+  let g = groupKeyOf({ exceptionClass: f.exceptionClass, exceptionMessage: f.exceptionMessage, stackTrace: f.stackTrace, reason: f.reason, count: f.count });
+  const headerClass = blank(f.exceptionClass);
+  const headerMessage = blank(f.exceptionMessage);
+  let exceptionMessage: string | null = headerMessage;
+  let wrapperClass = g.wrapperClass;
+  const cause = blank(causeFqcn);
+  if (g.basis === "exception" && g.wrapperClass) {
+    // The stack's chain (or a folded "nested exception is") named a deeper class: take its raw message.
+    const root = rootCauseOf(f.stackTrace);
+    if (root?.exceptionClass === g.exceptionClass && (root.depth ?? 0) > 1) {
+      exceptionMessage = headerClass === root.exceptionClass && headerMessage ? headerMessage : blank(root.message);
+    } else {
+      const nested = g.exceptionClass ? nestedMessage(headerMessage, g.exceptionClass) : undefined;
+      exceptionMessage = nested !== undefined ? nested : headerMessage;
+    }
+  } else if (g.basis === "exception" && cause && headerClass && cause !== headerClass && cause !== g.exceptionClass) {
+    // No cause chain in the stack, but the Spring header names the cause: group and classify by it.
+    const nested = nestedMessage(headerMessage, cause);
+    exceptionMessage = nested !== undefined ? nested : headerMessage;
+    g = groupKeyOf({ exceptionClass: cause, exceptionMessage, stackTrace: f.stackTrace, reason: f.reason, count: f.count });
+    wrapperClass = headerClass;
+  }
+  const exceptionClass = g.exceptionClass ?? headerClass;
+  const c = classify({ exceptionClass, exceptionMessage, reason: f.reason }, rules);
+  return { group: g, exceptionClass, exceptionMessage, wrapperClass, disposition: c.disposition, ruleId: c.ruleId };
+}
+
+/**
+ * Most DLQs hold few failure shapes, and redriven letters come back with the very same headers:
+ * a bounded LRU (entries and key length) over the raw failure skips parsing and normalising again.
+ * One cache per rule list (a scan loads its rules once), dropped with it.
+ */
+const CACHE_ENTRIES = 2048;
+const CACHE_KEY_MAX = 8192;
+const caches = new WeakMap<object, Map<string, ResolvedFailure>>();
+const NO_RULES = {};
+
+export function cachedResolveFailure(f: FailureInfo, causeFqcn: string | null, rules: ClassificationRule[] | undefined): ResolvedFailure {
+  const key = JSON.stringify([f.exceptionClass, f.exceptionMessage, f.stackTrace, f.reason, receiveCountBucket(f.count), causeFqcn]);
+  if (key.length > CACHE_KEY_MAX) return resolveFailure(f, causeFqcn, rules);
+  let cache = caches.get(rules ?? NO_RULES);
+  if (!cache) caches.set(rules ?? NO_RULES, (cache = new Map()));
+  const hit = cache.get(key);
+  if (hit) {
+    cache.delete(key);
+    cache.set(key, hit); // most recently used last
+    return hit;
+  }
+  const r = resolveFailure(f, causeFqcn, rules);
+  if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  cache.set(key, r);
+  return r;
+}
+
+function lastHeaderText(l: Letter, name: string): string | null {
+  for (let i = l.headers.length - 1; i >= 0; i--) if (l.headers[i].name === name) return displayText(l.headers[i].value);
+  return null;
+}
+
 export function toIndexRow(l: Letter, ctx: { connectionId: string; queue: string; rules: ClassificationRule[] | undefined; ring: Keyring; randomAccess: boolean }): IndexRow {
   const f = l.failure;
-  const g = groupKeyOf({ exceptionClass: f.exceptionClass, exceptionMessage: f.exceptionMessage, stackTrace: f.stackTrace, reason: f.reason, count: f.count });
-  const c = classify({ exceptionClass: f.exceptionClass, exceptionMessage: f.exceptionMessage, reason: f.reason }, ctx.rules);
+  const r = cachedResolveFailure(f, lastHeaderText(l, CAUSE_FQCN_HEADER), ctx.rules);
+  const g = r.group;
   const sealed = encryptPayload(l.body, payloadAad(ctx.connectionId, ctx.queue, l.id), ctx.ring);
   const pos = ctx.randomAccess ? kafkaPosition(l) : { partition: null, offset: null };
   return {
@@ -81,15 +175,17 @@ export function toIndexRow(l: Letter, ctx: { connectionId: string; queue: string
     dead_lettered_at: f.deadLetteredAt,
     reason: clean(f.reason, 200),
     origin_queue: clean(f.originQueue, 1000),
-    exception_class: clean(f.exceptionClass, 500),
-    exception_message: clean(f.exceptionMessage, MESSAGE_CAP),
+    // The root cause: what the groups, the class filter and classification use. The header's own
+    // class and message (the wrapper's, for Spring) stay in `headers` as the broker gave them.
+    exception_class: clean(r.exceptionClass, 500),
+    exception_message: clean(r.exceptionMessage, MESSAGE_CAP),
     normalized_message: clean(g.normalizedMessage, MESSAGE_CAP),
     top_frame: clean(g.topFrame, 1000),
     group_key: g.key,
     group_label: clean(g.label, 1000)!,
     group_basis: g.basis,
-    disposition: c.disposition,
-    rule_id: c.ruleId,
+    disposition: r.disposition,
+    rule_id: r.ruleId,
     receive_count: f.count,
     headers: headersOf(l),
     body_size: l.bodySize,
