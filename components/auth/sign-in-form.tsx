@@ -3,6 +3,7 @@
 import { signIn } from "next-auth/react";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
+import { signInErrorMessage } from "@/lib/auth/sign-in-errors";
 
 export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
   const router = useRouter();
@@ -22,7 +23,7 @@ export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
         callbackUrl,
       });
       if (!res || res.error) {
-        setError(res?.error === "CredentialsSignin" || !res ? "Wrong email or password." : "Sign-in failed. Try again in a moment.");
+        setError(signInErrorMessage(res?.error ?? "CredentialsSignin"));
         return;
       }
       router.replace(callbackUrl);

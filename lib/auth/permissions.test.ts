@@ -40,6 +40,17 @@ describe("permissions table", () => {
     expect(can("admin", "redrive:override")).toBe(true);
   });
 
+  it("shows viewers masked payloads only; downloads, exports, reveal and masking rules need more", () => {
+    expect(can("viewer", "letter:view-payload")).toBe(true);
+    expect(can("viewer", "letter:read-payload")).toBe(false);
+    expect(can("operator", "letter:read-payload")).toBe(true);
+    for (const p of ["payload:reveal", "masking:manage"] as const) {
+      expect(can("viewer", p), p).toBe(false);
+      expect(can("operator", p), p).toBe(false);
+      expect(can("admin", p), p).toBe(true);
+    }
+  });
+
   it("lists only known roles", () => {
     for (const p of permissions) for (const r of PERMISSIONS[p]) expect(ROLES).toContain(r);
   });

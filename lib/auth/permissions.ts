@@ -14,8 +14,14 @@ export const PERMISSIONS = {
   "dlq:browse-risky": ["operator", "admin"],
   /** See one letter's metadata and headers. */
   "letter:read": ["viewer", "operator", "admin"],
-  /** See and download payload bytes (masking rules apply once they exist). */
+  /** See a letter's payload on its page, masked by the masking rules (viewers: never on sensitive DLQs). */
+  "letter:view-payload": ["viewer", "operator", "admin"],
+  /** Download and export payloads: the original bytes only where no masking rule applies to the role, else a masked rendition. */
   "letter:read-payload": ["operator", "admin"],
+  /** See a payload and headers unmasked, for one page view, after giving a reason (audited `payload.reveal`). */
+  "payload:reveal": ["admin"],
+  /** Edit masking rules and mark DLQs sensitive. */
+  "masking:manage": ["admin"],
   /** Read and export the audit history. */
   "audit:read": ["operator", "admin"],
   /** Verify the audit hash chain. */

@@ -3,8 +3,11 @@ import { randomUUID } from "node:crypto";
 import { cache } from "react";
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
-import { getServerSession } from "next-auth";
-import { authOptions } from "@/lib/auth/options";
+import { cookies } from "next/headers";
+import { decode } from "next-auth/jwt";
+import { sessionCookieName } from "@/lib/auth/config";
+import { clientIp } from "@/lib/auth/client-ip";
+import { resumeSession } from "@/lib/auth/sessions";
 import { getUserById } from "@/lib/auth/users";
 import type { Role } from "@/lib/auth/permissions";
 import { AppError } from "@/lib/errors";
@@ -22,13 +25,19 @@ export interface RequestMeta {
 }
 
 /**
- * The signed-in user as the database knows them now, or null. The session cookie only names the
- * user; role and disabled state are read fresh, so revoking access needs no session purge.
+ * The signed-in user as the database knows them now, or null. The session cookie (a JWT signed and
+ * encrypted with NEXTAUTH_SECRET) only names the user and the session row; that row must be live
+ * (not signed out, idle or expired: lib/auth/sessions.ts, which also records this request as
+ * activity), and role and disabled state are read fresh, so revoking access needs no session purge.
  */
 export const getActor = cache(async (): Promise<Actor | null> => {
-  const session = await getServerSession(authOptions);
-  const id = (session?.user as { id?: string } | undefined)?.id;
-  if (!id) return null;
+  const raw = (await cookies()).get(sessionCookieName())?.value;
+  if (!raw) return null;
+  const token = await decode({ token: raw, secret: process.env.NEXTAUTH_SECRET ?? "" }).catch(() => null);
+  const id = typeof token?.sub === "string" ? token.sub : null;
+  const sid = typeof token?.sid === "string" ? token.sid : null;
+  if (!id || !sid) return null;
+  if (!(await resumeSession(sid, id))) return null;
   const user = await getUserById(id);
   if (!user || user.disabled) return null;
   return { id: user.id, email: user.email, name: user.name ?? null, role: user.role };
@@ -54,9 +63,5 @@ export async function requireActor(): Promise<Actor> {
 /** Request id (set by proxy.ts, or made here) and client address, for the audit log. */
 export const requestMeta = cache(async (): Promise<RequestMeta> => {
   const h = await headers();
-  const fwd = h.get("x-forwarded-for");
-  return {
-    requestId: h.get("x-request-id") ?? randomUUID(),
-    ip: fwd ? fwd.split(",")[0]!.trim() : h.get("x-real-ip"),
-  };
+  return { requestId: h.get("x-request-id") ?? randomUUID(), ip: clientIp(h) };
 });
