@@ -8,6 +8,7 @@
  *   style attributes are allowed ('style-src-attr' 'unsafe-inline'): React renders `style={...}`
  *   as attributes in the server HTML (progress bars, column widths). An attribute cannot run script
  *   and React escapes its values; the residual risk is CSS-only restyling of injected markup.
+ * - Violations are reported to /api/auth/csp-report, which logs them (one line, no samples).
  */
 export function contentSecurityPolicy(nonce: string, opts: { https: boolean }): string {
   const directives = [
@@ -26,6 +27,7 @@ export function contentSecurityPolicy(nonce: string, opts: { https: boolean }): 
     "base-uri 'self'",
     "form-action 'self'",
     "frame-ancestors 'none'",
+    "report-uri /api/auth/csp-report",
   ];
   if (opts.https) directives.push("upgrade-insecure-requests");
   return directives.join("; ");

@@ -1,0 +1,38 @@
+/**
+ * Where browsers report Content-Security-Policy violations (the policy's report-uri). One bounded
+ * log line per report, with the directive and the blocked source's origin only (no samples, no query
+ * strings): a violation on our own pages means a page or a library needs the nonce, or an attack.
+ * Takes no action and reads no session, so it needs no origin check.
+ */
+export const dynamic = "force-dynamic";
+
+const MAX_BODY = 16 * 1024;
+
+function originOnly(v: unknown): string {
+  if (typeof v !== "string" || !v) return "";
+  if (!v.includes(":")) return v.slice(0, 40); // "inline", "eval", "self"...
+  try {
+    const u = new URL(v);
+    return u.protocol === "data:" || u.protocol === "blob:" ? u.protocol : `${u.origin}${u.pathname}`.slice(0, 200);
+  } catch {
+    return v.slice(0, 40);
+  }
+}
+
+export async function POST(req: Request) {
+  const text = (await req.text().catch(() => "")).slice(0, MAX_BODY);
+  try {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    const list = Array.isArray(body) ? body : [body];
+    for (const item of list.slice(0, 5)) {
+      const r = ((item as Record<string, unknown>)["csp-report"] ?? (item as Record<string, unknown>).body ?? item) as Record<string, unknown>;
+      const directive = String(r["effective-directive"] ?? r.effectiveDirective ?? r["violated-directive"] ?? "").slice(0, 60);
+      const page = originOnly(r["document-uri"] ?? r.documentURL);
+      const blocked = originOnly(r["blocked-uri"] ?? r.blockedURL);
+      console.warn(`csp-violation directive=${JSON.stringify(directive)} page=${JSON.stringify(page)} blocked=${JSON.stringify(blocked)}`);
+    }
+  } catch {
+    /* not a report */
+  }
+  return new Response(null, { status: 204 });
+}

@@ -1,0 +1,221 @@
+import { test, expect, type Page, type APIRequestContext } from "@playwright/test";
+import { randomBytes, scryptSync } from "node:crypto";
+import pg from "pg";
+import { DEMO, E2E_USERS, dlqPath, signIn } from "./fixtures";
+import type { Role } from "@/lib/auth/permissions";
+
+/**
+ * Security headers, CSP with nonces (and no violations on the main pages for each role), session
+ * cookies, server-side sign-out and idle timeout, sign-in rate limiting, and origin checks on
+ * state-changing routes. Each rate-limit test sends its own X-Forwarded-For (the server takes the
+ * last entry, which `next start` keeps when set) so its counters are its own.
+ */
+const DB_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/dlq_console_e2e";
+const tag = randomBytes(4).toString("hex");
+const testIp = () => `198.51.100.${1 + Math.floor(Math.random() * 250)}-${randomBytes(3).toString("hex")}`;
+
+async function sql<T extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: DB_URL });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Records every CSP violation the page sees (from the DOM event and the console). */
+async function watchCsp(page: Page): Promise<string[]> {
+  const seen: string[] = [];
+  await page.exposeFunction("__reportCspViolation", (v: string) => seen.push(v));
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) => {
+      (window as unknown as { __reportCspViolation: (v: string) => void }).__reportCspViolation(`${e.effectiveDirective} blocked ${e.blockedURI} on ${location.pathname}`);
+    });
+  });
+  page.on("console", (m) => {
+    if (/Content.Security.Policy/i.test(m.text())) seen.push(`console: ${m.text()}`);
+  });
+  return seen;
+}
+
+function directives(csp: string): Record<string, string> {
+  return Object.fromEntries(csp.split(";").map((d) => d.trim().split(/\s+/)).filter((p) => p[0]).map(([k, ...v]) => [k, v.join(" ")]));
+}
+
+test("every page carries the security headers and a fresh-nonce CSP without unsafe-inline scripts", async ({ request }) => {
+  const a = await request.get("/signin");
+  const b = await request.get("/signin");
+  expect(a.status()).toBe(200);
+  const csp = a.headers()["content-security-policy"];
+  expect(csp).toBeTruthy();
+  const d = directives(csp);
+  const nonce = /'nonce-([^']+)'/.exec(d["script-src"])?.[1];
+  expect(nonce).toBeTruthy();
+  expect(d["script-src"]).toContain("'strict-dynamic'");
+  expect(d["script-src"]).not.toContain("unsafe-inline");
+  expect(d["script-src"]).not.toContain("unsafe-eval");
+  expect(d["frame-ancestors"]).toBe("'none'");
+  expect(d["object-src"]).toBe("'none'");
+  expect(d["base-uri"]).toBe("'self'");
+  expect(d["form-action"]).toBe("'self'");
+  expect(directives(b.headers()["content-security-policy"])["script-src"]).not.toContain(nonce!);
+  // Next put the nonce on the scripts it rendered.
+  const html = await a.text();
+  expect(html).toContain(`nonce="${nonce}"`);
+  for (const res of [a, await request.get("/api/health"), await request.get("/favicon.ico")]) {
+    const h = res.headers();
+    expect(h["x-content-type-options"]).toBe("nosniff");
+    expect(h["referrer-policy"]).toBe("no-referrer");
+    expect(h["permissions-policy"]).toContain("camera=()");
+    expect(h["x-frame-options"]).toBe("DENY");
+  }
+});
+
+const PAGES: Record<Role, string[]> = {
+  viewer: ["/", dlqPath(DEMO.rejectedDlq), `${dlqPath(DEMO.rejectedDlq)}/triage`, "/audit"],
+  operator: ["/", dlqPath(DEMO.rejectedDlq), `${dlqPath(DEMO.rejectedDlq)}/triage`, "/audit"],
+  admin: ["/", dlqPath(DEMO.rejectedDlq), `${dlqPath(DEMO.rejectedDlq)}/triage`, "/audit", "/admin/users", "/admin/triage-rules"],
+};
+
+for (const role of Object.keys(PAGES) as Role[]) {
+  test(`no CSP violations on the main pages for ${role}`, async ({ page }) => {
+    const violations = await watchCsp(page);
+    await signIn(page, role);
+    for (const path of PAGES[role]) {
+      await page.goto(path);
+      await page.waitForLoadState("networkidle");
+    }
+    // A letter page, reached by client-side navigation (scripts loaded after the first page).
+    await page.goto(dlqPath(DEMO.rejectedDlq));
+    await page.getByTestId("letter-row").first().getByRole("link").first().click();
+    await expect(page.getByTestId("death-row").first()).toBeVisible();
+    await page.waitForLoadState("networkidle");
+    expect(violations).toEqual([]);
+  });
+}
+
+test("the session cookie is httpOnly and SameSite=Lax, and is useless after sign-out", async ({ page, browser }) => {
+  await signIn(page, "operator");
+  const cookies = await page.context().cookies();
+  const session = cookies.find((c) => c.name.endsWith("next-auth.session-token"));
+  expect(session, JSON.stringify(cookies.map((c) => c.name))).toBeTruthy();
+  expect(session!.httpOnly).toBe(true);
+  expect(session!.sameSite).toBe("Lax");
+  // Served over http here; on https NEXTAUTH_URL it is Secure and named __Secure-next-auth.session-token.
+  expect(session!.secure).toBe(false);
+
+  await page.getByTestId("sign-out").click();
+  await expect(page).toHaveURL(/\/signin/);
+  // Someone who copied the cookie before sign-out gets nothing with it.
+  const thief = await browser.newContext();
+  await thief.addCookies([session!]);
+  const stolen = await thief.newPage();
+  await stolen.goto("/audit");
+  await expect(stolen).toHaveURL(/\/signin/);
+  const res = await thief.request.post("/api/redrive/plan", { headers: { Origin: new URL(page.url()).origin }, data: {} });
+  expect(res.status()).toBe(401);
+  await thief.close();
+});
+
+test("a session idle for longer than the idle timeout is refused and ended on the server", async ({ page }) => {
+  await signIn(page, "viewer");
+  const [user] = await sql<{ id: string }>("select id from users where email = $1", [E2E_USERS.viewer.email]);
+  // Age this user's live sessions past the 30-minute default, as if nobody had used them since.
+  const aged = await sql<{ id: string }>(
+    "update auth_sessions set last_seen_at = now() - interval '31 minutes' where user_id = $1 and ended_at is null and created_at > now() - interval '1 minute' returning id",
+    [user.id],
+  );
+  expect(aged.length).toBeGreaterThan(0);
+  await page.goto("/");
+  await expect(page).toHaveURL(/\/signin/);
+  const rows = await sql<{ end_reason: string }>("select end_reason from auth_sessions where id = any($1::uuid[])", [aged.map((r) => r.id)]);
+  expect(rows.map((r) => r.end_reason)).toEqual(aged.map(() => "idle"));
+});
+
+/** A throwaway user with a known password (scrypt hash in the store's format). */
+async function makeUser(email: string, password: string, role: Role = "viewer") {
+  const salt = randomBytes(16);
+  const key = scryptSync(password.normalize("NFKC"), salt, 64, { N: 1 << 14, r: 8, p: 1 });
+  const hash = ["scrypt", 1 << 14, 8, 1, salt.toString("base64url"), key.toString("base64url")].join("$");
+  await sql("insert into users (id, email, role, password_hash, updated_at) values (gen_random_uuid(), $1, $2, $3, now())", [email, role, hash]);
+}
+
+test("five failures for one email lock it for 15 minutes, even with the right password, and it is audited", async ({ page }) => {
+  const email = `locked-${tag}@e2e.test`;
+  const password = "the-right-password-1";
+  await makeUser(email, password);
+  await page.setExtraHTTPHeaders({ "X-Forwarded-For": testIp() });
+  await page.goto("/signin");
+  const attempt = async (pw: string) => {
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(pw);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("button", { name: "Sign in" })).toBeEnabled();
+  };
+  for (let i = 0; i < 5; i++) {
+    await attempt(`wrong-${i}`);
+    await expect(page.getByTestId("sign-in-error")).toHaveText("Wrong email or password.");
+  }
+  await attempt(password);
+  await expect(page.getByTestId("sign-in-error")).toHaveText(/^Too many attempts; try again in 1[45] minutes\.$/);
+  await expect(page).toHaveURL(/\/signin/);
+
+  const audit = await sql<{ outcome: string; details: { scope: string; retryAfterSeconds: number } }>(
+    "select outcome, details from audit_log where action = 'auth.sign_in_limited' and actor_email = $1",
+    [email],
+  );
+  expect(audit).toHaveLength(1);
+  expect(audit[0].outcome).toBe("denied");
+  expect(audit[0].details.scope).toBe("email");
+  expect(audit[0].details.retryAfterSeconds).toBeGreaterThan(800);
+  // The password was never checked: the attempt is recorded as limited, not as a success.
+  const attempts = await sql<{ outcome: string }>("select outcome from sign_in_attempts where email = $1 order by id", [email]);
+  expect(attempts.map((a) => a.outcome)).toEqual(["failure", "failure", "failure", "failure", "failure", "limited"]);
+});
+
+async function apiSignIn(request: APIRequestContext, ip: string, email: string, password: string): Promise<string | null> {
+  const { csrfToken } = (await (await request.get("/api/auth/csrf", { headers: { "X-Forwarded-For": ip } })).json()) as { csrfToken: string };
+  const res = await request.post("/api/auth/callback/credentials", {
+    headers: { "X-Forwarded-For": ip, Origin: "http://127.0.0.1" },
+    form: { email, password, csrfToken, json: "true", callbackUrl: "/" },
+    maxRedirects: 0,
+  });
+  const location = res.headers()["location"] ?? ((await res.json().catch(() => ({}))) as { url?: string }).url ?? "";
+  return new URL(location, "http://x").searchParams.get("error");
+}
+
+test("twenty failures from one address lock it for every email; a success in between does not reset it", async ({ playwright, baseURL }) => {
+  const request = await playwright.request.newContext({ baseURL });
+  const ip = testIp();
+  for (let i = 0; i < 19; i++) expect(await apiSignIn(request, ip, `spray-${i}-${tag}@e2e.test`, "guess")).toBe("CredentialsSignin");
+  const ok = `ok-${tag}@e2e.test`;
+  await makeUser(ok, "the-right-password-2");
+  expect(await apiSignIn(request, ip, ok, "the-right-password-2")).toBeNull();
+  expect(await apiSignIn(request, ip, `spray-19-${tag}@e2e.test`, "guess")).toBe("CredentialsSignin");
+  expect(await apiSignIn(request, ip, `spray-20-${tag}@e2e.test`, "guess")).toMatch(/^RateLimited:\d+$/);
+  expect(await apiSignIn(request, ip, ok, "the-right-password-2")).toMatch(/^RateLimited:\d+$/);
+  // Another address is unaffected.
+  expect(await apiSignIn(request, testIp(), ok, "the-right-password-2")).toBeNull();
+  const audit = await sql<{ n: string }>("select count(*) as n from audit_log where action = 'auth.sign_in_limited' and ip = $1 and details->>'scope' = 'ip'", [ip]);
+  expect(Number(audit[0].n)).toBe(2);
+  await request.dispose();
+});
+
+test("state-changing routes refuse a foreign Origin, and server actions keep Next's origin check", async ({ page, baseURL }) => {
+  await signIn(page, "operator");
+  const body = { connectionId: DEMO.connectionId, queue: DEMO.rejectedDlq, selection: { kind: "all" } };
+  for (const path of ["/api/redrive/plan", "/api/triage/scans"]) {
+    const foreign = await page.request.post(path, { headers: { Origin: "https://evil.example" }, data: body });
+    expect(foreign.status(), path).toBe(403);
+    expect(await foreign.text()).toContain("forbidden:origin");
+    const none = await page.request.post(path, { headers: { Origin: "" }, data: body });
+    expect(none.status(), `${path} without Origin`).toBe(403);
+  }
+  // The sign-out endpoint is protected by next-auth's CSRF token.
+  const signOut = await page.request.post("/api/auth/signout", { headers: { Origin: "https://evil.example" }, form: { callbackUrl: "/" }, maxRedirects: 0 });
+  expect(signOut.status()).toBe(302);
+  await page.goto("/");
+  await expect(page.getByTestId("sign-out")).toBeVisible();
+  expect(baseURL).toBeTruthy();
+});
