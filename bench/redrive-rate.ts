@@ -1,9 +1,11 @@
 /**
  * Redrive engine benchmarks on RabbitMQ, one run, fresh Postgres database (not part of CI):
  *  (1) achieved rate at targets of 100 and 1,000 letters/s over BENCH_SECONDS (default 30) vs the target;
- *  (2) unthrottled engine (rate 10,000/s) vs a bare consume → confirm-publish → ack loop on the
- *      same broker, same letter count (BENCH_UNTHROTTLED, default 20,000).
- * The engine's numbers include its ledger writes and one audit row per letter.
+ *  (2) unthrottled engine (rate 100,000/s) vs a bare consume → confirm-publish → ack loop on the
+ *      same broker, same letter count (BENCH_UNTHROTTLED, default 20,000);
+ *  (3) the same letters moved by RabbitMQ's own dynamic shovel (ack-mode on-confirm, DLQ → target,
+ *      created through the management API): time until the DLQ is empty and the target full.
+ * The engine's numbers include its ledger writes and one audit row per letter (batched).
  *   npm run bench:redrive-rate
  */
 import { randomUUID } from "node:crypto";
@@ -24,6 +26,43 @@ async function fill(ch: amqp.ConfirmChannel, queue: string, n: number) {
   for (let i = 0; i < n; i += 1000) {
     for (let j = i; j < Math.min(n, i + 1000); j++) ch.sendToQueue(queue, body, { persistent: true, messageId: `b-${j}`, headers: { "x-exception-class": "bench.Failure" } });
     await ch.waitForConfirms();
+  }
+}
+
+const MGMT = process.env.RABBITMQ_MANAGEMENT_URL ?? "http://guest:guest@127.0.0.1:15672";
+
+async function mgmt(method: string, path: string, body?: unknown): Promise<Response> {
+  const u = new URL(MGMT);
+  const auth = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString("base64");
+  u.username = "";
+  u.password = "";
+  const res = await fetch(new URL(`/api${path}`, u), { method, headers: { authorization: `Basic ${auth}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!res.ok && res.status !== 404) throw new Error(`management API ${method} ${path}: ${res.status} ${await res.text()}`);
+  return res;
+}
+
+/** RabbitMQ's dynamic shovel moving n letters DLQ → target (on-confirm): letters/s until the DLQ is empty. */
+async function shovelRate(ch: amqp.ConfirmChannel, n: number): Promise<number> {
+  const dlq = `bench.redrive.shovel.${randomUUID().slice(0, 6)}`;
+  const target = `${dlq}.target`;
+  await fill(ch, dlq, n);
+  await ch.assertQueue(target, { durable: true });
+  const name = `bench-${randomUUID().slice(0, 6)}`;
+  const t0 = performance.now();
+  await mgmt("PUT", `/parameters/shovel/%2F/${name}`, {
+    value: { "src-protocol": "amqp091", "src-uri": "amqp://", "src-queue": dlq, "dest-protocol": "amqp091", "dest-uri": "amqp://", "dest-queue": target, "ack-mode": "on-confirm", "src-delete-after": "never" },
+  });
+  try {
+    for (;;) {
+      const [d, t] = [await ch.checkQueue(dlq), await ch.checkQueue(target)];
+      if (d.messageCount === 0 && t.messageCount >= n) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return n / ((performance.now() - t0) / 1000);
+  } finally {
+    await mgmt("DELETE", `/parameters/shovel/%2F/${name}`);
+    await ch.deleteQueue(dlq);
+    await ch.deleteQueue(target);
   }
 }
 
@@ -104,8 +143,10 @@ async function main() {
   await cch.close();
   await ch.deleteQueue(bareDlq);
   await ch.deleteQueue(`${bareDlq}.target`);
-  const eng = await engine(UNTHROTTLED, 10_000);
+  const eng = await engine(UNTHROTTLED, 100_000);
+  const shovel = await shovelRate(ch, UNTHROTTLED);
   console.log(`unthrottled: engine ${eng.rate.toFixed(0)}/s, bare confirm-publish-then-ack ${bare.toFixed(0)}/s, ratio ${(eng.rate / bare).toFixed(2)}`);
+  console.log(`shovel (on-confirm) ${shovel.toFixed(0)}/s: engine/shovel ${(eng.rate / shovel).toFixed(2)}`);
 
   await conn.close();
   await db.$disconnect();

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyMigrations } from "@/scripts/lib/migrations";
 import { createTestDatabase } from "@/scripts/lib/test-database";
 import { closeDb } from "@/lib/db";
-import { GENESIS_HASH, queryAudit, recordAudit, streamAudit, verifyAuditChain, type AuditEntry } from "./index";
+import { GENESIS_HASH, auditHash, queryAudit, recordAudit, recordAuditBatch, streamAudit, verifyAuditChain, type AuditEntry } from "./index";
 
 // Own database: the tamper test breaks the chain on purpose, which must not leak into other suites.
 const sharedUrl = process.env.DATABASE_URL;
@@ -116,6 +116,47 @@ describe("audit log on PostgreSQL", () => {
     await expect(queryAudit({}, { before: "1; drop", limit: 5 })).rejects.toThrow(/cursor/);
   });
 
+  it("writes a batch in one transaction, chained in order exactly as single rows would be", async () => {
+    const before = (await verifyAuditChain()).checked;
+    const last = (await queryAudit({}, { limit: 1 })).rows[0];
+    const op = await recordAudit(entry({ action: "redrive.start" }));
+    const written = await recordAuditBatch(
+      Array.from({ length: 5500 }, (_, i) => entry({ action: "letter.redrive", scope: "letter", operationId: op.operationId, target: `l-${i}`, details: { i, reason: i % 2 ? null : "x\u0000y" } })),
+    ); // > one INSERT chunk (5,000 rows)
+    expect(written).toHaveLength(5500);
+    expect(written.map((w) => BigInt(w.id))).toEqual([...written.map((w) => BigInt(w.id))].sort((a, b) => (a < b ? -1 : 1)));
+    const { rows } = await sql.query("SELECT id::text AS id, prev_hash, hash, target FROM audit_log WHERE audit_log.id > $1 ORDER BY audit_log.id", [last.id]);
+    expect(rows[0].prev_hash).toBe(last.hash);
+    expect(rows[1].prev_hash).toBe(op.hash);
+    expect(rows.slice(1).map((r) => r.target)).toEqual(Array.from({ length: 5500 }, (_, i) => `l-${i}`));
+    const page = (await queryAudit({ action: "letter.redrive" }, { limit: 1 })).rows[0];
+    const { id: _id, hash, ...fields } = page;
+    expect(auditHash(fields)).toBe(hash);
+    expect(page.details).toEqual({ i: 5499, reason: null });
+    expect(await recordAuditBatch([])).toEqual([]);
+    expect(await verifyAuditChain(333)).toEqual({ ok: true, checked: before + 5501 });
+  });
+
+  it("keeps one chain with batch writers and single-row writers racing", async () => {
+    const before = (await verifyAuditChain()).checked;
+    const jobs: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 10; i++) {
+      jobs.push(recordAuditBatch(Array.from({ length: 50 }, (_, k) => entry({ scope: "letter", target: `b${i}-${k}` }))));
+      jobs.push(recordAudit(entry({ target: `s-${i}` })), recordAudit(entry({ target: `t-${i}` })));
+    }
+    await Promise.all(jobs);
+    const { rows } = await sql.query("SELECT prev_hash, count(*)::int AS n FROM audit_log GROUP BY prev_hash HAVING count(*) > 1");
+    expect(rows).toEqual([]);
+    // Each batch is contiguous in the chain: no single row lands inside one.
+    const b = await sql.query("SELECT target FROM audit_log WHERE target LIKE 'b%-%' OR target LIKE 's-%' OR target LIKE 't-%' ORDER BY id DESC LIMIT 520");
+    const seq = b.rows.map((r) => String(r.target)).reverse();
+    for (let i = 0; i < 10; i++) {
+      const at = seq.indexOf(`b${i}-0`);
+      expect(seq.slice(at, at + 50)).toEqual(Array.from({ length: 50 }, (_, k) => `b${i}-${k}`));
+    }
+    expect(await verifyAuditChain(64)).toEqual({ ok: true, checked: before + 520 });
+  });
+
   it("detects a row changed behind the trigger's back, at exactly that row", async () => {
     const { rows } = await sql.query("SELECT id::text AS id FROM audit_log ORDER BY audit_log.id LIMIT 1 OFFSET 5");
     const victim = rows[0].id as string;
@@ -148,8 +189,11 @@ describe("audit log on embedded PGlite", () => {
     await closeDb();
     delete process.env.DATABASE_URL;
     process.env.DLQ_CONSOLE_DATA_DIR = dataDir;
-    await Promise.all(Array.from({ length: 10 }, (_, i) => recordAudit(entry({ target: `m-${i}` }))));
-    expect(await verifyAuditChain(3)).toEqual({ ok: true, checked: 10 });
+    await Promise.all([
+      ...Array.from({ length: 10 }, (_, i) => recordAudit(entry({ target: `m-${i}` }))),
+      recordAuditBatch(Array.from({ length: 20 }, (_, i) => entry({ scope: "letter", target: `b-${i}` }))),
+    ]);
+    expect(await verifyAuditChain(3)).toEqual({ ok: true, checked: 30 });
     expect((await queryAudit({ actor: "alice" }, { limit: 4 })).nextCursor).not.toBeNull();
   });
 });

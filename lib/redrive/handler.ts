@@ -16,9 +16,8 @@ import {
   breakerWindow,
   countStates,
   flushAudit,
-  markMoving,
+  claimNext,
   markReturned,
-  nextPending,
   recordOutcomes,
   resetMoving,
   settledOf,
@@ -68,6 +67,8 @@ class RedriveRun {
   private bulkStartedAt: number | null = null;
   private bulkMovedAtStart = 0;
   private lastReturnCheck = 0;
+  /** The previous bulk batch's ledger and audit writes, running while the next batch moves. */
+  private writing: Promise<void> | null = null;
 
   constructor(
     private readonly ctx: JobContext,
@@ -105,6 +106,9 @@ class RedriveRun {
       }
     } catch (e) {
       if (e instanceof Stop) return e.outcome;
+      // Outcomes of the batch before the failure are written if they can be; if not, those rows
+      // stay "moving" and the next run re-asks the broker (they come back "missing", not re-sent).
+      await this.drainWrites().catch(() => undefined);
       if (e instanceof LeaseLostError) throw e;
       if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the redrive resumes from its ledger when a console runs again." });
       // The broker is away: pause (resumable) rather than fail, and say so.
@@ -122,7 +126,7 @@ class RedriveRun {
     this.counts = await countStates(this.db, this.plan.jobId);
     for (;;) {
       await this.control();
-      const rows = await nextPending(this.db, this.plan.jobId, "sample", this.d.sampleBatch);
+      const rows = await claimNext(this.db, this.plan.jobId, "sample", this.d.sampleBatch);
       if (rows.length === 0) break;
       await this.moveBatch(rows, "sample");
     }
@@ -168,11 +172,13 @@ class RedriveRun {
     for (;;) {
       await this.control();
       if (this.d.clock.now() - this.lastReturnCheck >= this.d.returnCheckMs) await this.checkBreaker();
-      const rows = await nextPending(this.db, this.plan.jobId, "bulk", size);
+      // Paced before the claim, so that claimed rows are not left "moving" while the bucket waits.
+      await bucket.take(size, this.ctx.signal);
+      const rows = await claimNext(this.db, this.plan.jobId, "bulk", size);
       if (rows.length === 0) break;
-      await bucket.take(rows.length, this.ctx.signal);
-      await this.moveBatch(rows, "bulk");
+      await this.moveBatch(rows, "bulk", true);
     }
+    await this.drainWrites();
     await this.checkBreaker();
     await setStage(this.db, this.plan.jobId, "done");
     this.plan = { ...this.plan, stage: "done" };
@@ -180,11 +186,16 @@ class RedriveRun {
 
   // ---- moving -------------------------------------------------------------------------------
 
-  private async moveBatch(rows: LedgerRow[], stage: "sample" | "bulk") {
+  /**
+   * Moves claimed rows (state "moving", replay ids assigned by the claim). With `overlap`, the
+   * batch's ledger and audit writes run while the next batch is claimed and moved (awaited before
+   * that batch's own writes, and before any check, pause or end that reads the ledger).
+   */
+  private async moveBatch(rows: LedgerRow[], stage: "sample" | "bulk", overlap = false) {
+    void stage;
     const park = rows.filter((r) => r.prevCount >= this.plan.redriveLimit);
     const move = rows.filter((r) => r.prevCount < this.plan.redriveLimit);
-    const replay = new Map(rows.map((r) => [r.letterId, randomUUID()]));
-    await markMoving(this.db, this.plan.jobId, stage, rows.map((r) => ({ letterId: r.letterId, replayId: replay.get(r.letterId)! })));
+    const replay = new Map(rows.map((r) => [r.letterId, r.replayId ?? randomUUID()]));
 
     const request = (r: LedgerRow, target: RedriveTarget, count: number): MoveRequest => ({
       letterId: r.letterId,
@@ -212,10 +223,22 @@ class RedriveRun {
       const target = this.plan.target as RedriveTarget;
       for await (const res of this.move(move.map((r) => request(r, target, r.prevCount + 1)))) settled.push(settledOf(res, "moved", retried.has(res.letterId)));
     }
-    await recordOutcomes(this.db, this.plan.jobId, settled);
     for (const s of settled) this.counts[s.state]++;
     this.counts.pending = Math.max(0, this.counts.pending - settled.length);
-    await flushAudit(this.db, this.audit);
+    await this.drainWrites();
+    const write = (async () => {
+      await recordOutcomes(this.db, this.plan.jobId, settled);
+      await flushAudit(this.db, this.audit);
+    })();
+    if (!overlap) return write;
+    write.catch(() => undefined); // observed here; the error surfaces at drainWrites
+    this.writing = write;
+  }
+
+  private async drainWrites(): Promise<void> {
+    const w = this.writing;
+    this.writing = null;
+    if (w) await w;
   }
 
   private move(reqs: MoveRequest[]): AsyncIterable<MoveResult> {
@@ -225,6 +248,7 @@ class RedriveRun {
   // ---- returns and the breaker --------------------------------------------------------------
 
   private async checkReturns() {
+    await this.drainWrites();
     this.lastReturnCheck = this.d.clock.now();
     const found = await findReturns(this.adapter, this.plan.queue, this.plan.jobId, { acceptRisk: this.plan.acceptRisk, signal: this.ctx.signal });
     const n = await markReturned(this.db, this.plan.jobId, found.replayIds);
@@ -267,6 +291,7 @@ class RedriveRun {
   }
 
   private async pause(reason: string): Promise<JobOutcome> {
+    await this.drainWrites();
     const ok = await pauseSelf(this.db, this.plan.jobId, this.owner, reason, this.progress(reason));
     if (ok) {
       // The job is `paused` now; the worker's finish() finds no running job and changes nothing.
@@ -278,6 +303,7 @@ class RedriveRun {
   }
 
   private async finish(state: "succeeded" | "cancelled"): Promise<JobOutcome> {
+    await this.drainWrites();
     const progress = this.progress();
     await recordAudit({
       actor: this.audit.actor as never,

