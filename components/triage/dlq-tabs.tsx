@@ -4,12 +4,13 @@ import type { Actor } from "@/lib/auth/session";
 import { requestMeta } from "@/lib/auth/session";
 import { dlqHref } from "@/lib/dlq/links";
 import { formatCount } from "@/lib/format";
+import { redrivesHref } from "@/lib/redrive/ui-links";
 import { isActiveScan, progressFraction } from "@/lib/triage/scan-progress";
 import { listScans, type ScanView } from "@/lib/triage/use-cases";
 import { triageBase } from "@/lib/triage/view-params";
 
 /** Letters | Triage tabs of a DLQ, with the triage index's state (running scan, or its age). */
-export async function DlqTabs({ actor, connectionId, queue, current, scans }: { actor: Actor; connectionId: string; queue: string; current: "letters" | "triage"; scans?: ScanView[] }) {
+export async function DlqTabs({ actor, connectionId, queue, current, scans }: { actor: Actor; connectionId: string; queue: string; current: "letters" | "triage" | "redrives"; scans?: ScanView[] }) {
   let list = scans;
   if (!list) {
     try {
@@ -28,6 +29,9 @@ export async function DlqTabs({ actor, connectionId, queue, current, scans }: { 
       </Link>
       <Link href={triageBase(connectionId, queue)} aria-current={current === "triage" ? "page" : undefined} data-testid="tab-triage">
         Triage
+      </Link>
+      <Link href={redrivesHref(connectionId, queue)} aria-current={current === "redrives" ? "page" : undefined} data-testid="tab-redrives">
+        Redrives
       </Link>
       <span className="tabs-status hint" data-testid="triage-status">
         {running ? (

@@ -5,6 +5,7 @@ import { useCallback } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { formatCount, formatUtc, truncate } from "@/lib/format";
 import { letterHref } from "@/lib/dlq/links";
+import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import type { GroupView } from "@/lib/triage/queries";
 import { nextSort, sortGroups, triageHref, withFilter, type GroupSortKey, type TriageView } from "@/lib/triage/view-params";
 import { ArrivalsChart } from "./arrivals-chart";
@@ -24,6 +25,7 @@ export function GroupsTable({
   ruleText,
   keyboard,
   backHref,
+  redriveBase,
 }: {
   connectionId: string;
   queue: string;
@@ -32,6 +34,8 @@ export function GroupsTable({
   ruleText: Record<string, string>;
   keyboard: boolean;
   backHref: string;
+  /** The new-redrive URL (without query) when the viewer may start redrives. */
+  redriveBase?: string;
 }) {
   const rows = sortGroups(groups, view.sort);
   const hrefOf = useCallback((i: number) => (rows[i] ? triageHref(connectionId, queue, withFilter(view, { group: rows[i].groupKey })) : null), [rows, connectionId, queue, view]);
@@ -80,6 +84,11 @@ export function GroupsTable({
                       <span className="badge badge-warn" title={`${formatUtc(g.burst.from)} – ${formatUtc(g.burst.to)}: ${Math.round(g.burst.share * 100)}% of the group arrived together`} data-testid="burst-flag">
                         likely dependency outage
                       </span>
+                    ) : null}
+                    {redriveBase ? (
+                      <Link href={`${redriveBase}${newRedriveQuery({ view: { group: g.groupKey } })}`} className="btn btn-small group-redrive" data-testid="group-redrive" title={`Redrive the ${g.count} letters of this group: sample first, then the rest`}>
+                        Redrive…
+                      </Link>
                     ) : null}
                   </div>
                   {g.basis === "exception" ? (

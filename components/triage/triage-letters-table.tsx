@@ -1,22 +1,66 @@
 "use client";
 
 import Link from "next/link";
+import { useState } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { formatBytes, truncate } from "@/lib/format";
 import { letterHref } from "@/lib/dlq/links";
+import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import type { IndexedLetter } from "@/lib/triage/queries";
 import { DispositionBadge } from "./disposition-badge";
 import { useRowKeys } from "./use-row-keys";
 
 /** One keyset page of the filtered set, newest first; rows open the letter page. Gone letters say when they left. */
-export function TriageLettersTable({ connectionId, queue, letters, keyboard, backHref }: { connectionId: string; queue: string; letters: IndexedLetter[]; keyboard: boolean; backHref: string }) {
+export function TriageLettersTable({
+  connectionId,
+  queue,
+  letters,
+  keyboard,
+  backHref,
+  redriveBase,
+}: {
+  connectionId: string;
+  queue: string;
+  letters: IndexedLetter[];
+  keyboard: boolean;
+  backHref: string;
+  /** The new-redrive URL (without query) when the viewer may start redrives: rows get checkboxes. */
+  redriveBase?: string;
+}) {
+  const [picked, setPicked] = useState<string[]>([]);
+  const pickable = letters.filter((l) => !l.goneAt).map((l) => l.letterId);
+  const allPicked = pickable.length > 0 && pickable.every((id) => picked.includes(id));
+  const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id]));
   const hrefOf = (i: number) => (letters[i] && !letters[i].goneAt ? letterHref(connectionId, queue, letters[i].letterId) : null);
   const { rowProps } = useRowKeys({ count: letters.length, hrefOf, backHref, searchId: "triage-q", enabled: keyboard });
   return (
+    <>
+      {redriveBase ? (
+        <div className="toolbar pick-bar" data-testid="pick-bar">
+          <span className="hint" data-testid="picked-count">
+            {picked.length ? `${picked.length} ${picked.length === 1 ? "letter" : "letters"} ticked` : "Tick letters to redrive just those."}
+          </span>
+          {picked.length ? (
+            <>
+              <Link className="btn btn-small" href={`${redriveBase}${newRedriveQuery({ letterIds: picked })}`} data-testid="redrive-selected">
+                Redrive selected ({picked.length})…
+              </Link>
+              <button type="button" className="btn btn-small btn-quiet" onClick={() => setPicked([])}>
+                Clear
+              </button>
+            </>
+          ) : null}
+        </div>
+      ) : null}
     <div className="table-wrap scroll letters-wrap">
       <table className="grid" data-testid="triage-letters">
         <thead>
           <tr>
+            {redriveBase ? (
+              <th className="pick">
+                <input type="checkbox" aria-label="Tick every letter on this page" checked={allPicked} onChange={() => setPicked(allPicked ? picked.filter((id) => !pickable.includes(id)) : [...new Set([...picked, ...pickable])])} data-testid="pick-all" />
+              </th>
+            ) : null}
             <th>Arrived</th>
             <th>Exception or reason</th>
             <th>Disposition</th>
@@ -31,6 +75,11 @@ export function TriageLettersTable({ connectionId, queue, letters, keyboard, bac
             const exception = [l.exceptionClass, l.exceptionMessage].filter(Boolean).join(": ");
             return (
               <tr key={l.letterId} {...rowProps(i)} data-testid="triage-letter-row" data-letter-id={l.letterId} data-gone={l.goneAt ? "1" : undefined} className={l.goneAt ? "is-gone" : undefined}>
+                {redriveBase ? (
+                  <td className="pick" onClick={(e) => e.stopPropagation()}>
+                    {l.goneAt ? null : <input type="checkbox" aria-label={`Tick letter ${l.letterId}`} checked={picked.includes(l.letterId)} onChange={() => toggle(l.letterId)} data-testid="pick-letter" />}
+                  </td>
+                ) : null}
                 <td className="nowrap">
                   <RelativeTime value={l.arrivedAt} />
                 </td>
@@ -61,7 +110,7 @@ export function TriageLettersTable({ connectionId, queue, letters, keyboard, bac
           })}
           {letters.length === 0 ? (
             <tr>
-              <td colSpan={6} className="empty">
+              <td colSpan={redriveBase ? 7 : 6} className="empty">
                 No letter in the index matches these filters.
               </td>
             </tr>
@@ -69,5 +118,6 @@ export function TriageLettersTable({ connectionId, queue, letters, keyboard, bac
         </tbody>
       </table>
     </div>
+    </>
   );
 }

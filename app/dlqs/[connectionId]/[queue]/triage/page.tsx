@@ -13,6 +13,8 @@ import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { asAppError } from "@/lib/dlq/app-error";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
 import { formatCount } from "@/lib/format";
+import { newRedriveHref } from "@/lib/redrive/ui-links";
+import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import { listGroups, listLetters, listRules, listScans, type GroupsResult } from "@/lib/triage/use-cases";
 import { appliedFilters, EMPTY_VIEW, exportHref, filterPairs, parseTriageParams, toLetterFilter, triageBase, triageHref, withFilter } from "@/lib/triage/view-params";
 
@@ -82,6 +84,8 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
   const filtered = chips.length > 0;
   const unfiltered = withFilter(view, { group: null, exceptionClass: null, reason: null, origin: null, from: null, to: null, header: null, q: null, gone: false });
   const canPayload = can(actor.role, "letter:read-payload");
+  const redriveBase = can(actor.role, "redrive:sample") ? newRedriveHref(connectionId, queue) : undefined;
+  const onlyGroup = chips.length === 1 && chips[0].key === "group";
 
   return (
     <main className="page triage-page">
@@ -106,7 +110,7 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
           <GroupBy connectionId={connectionId} queue={queue} view={view} />
         </div>
         {groups.by === "group" ? (
-          <GroupsTable connectionId={connectionId} queue={queue} view={view} groups={groups.groups} ruleText={ruleText} keyboard={!filtered} backHref={dlqHref(connectionId, queue)} />
+          <GroupsTable connectionId={connectionId} queue={queue} view={view} groups={groups.groups} ruleText={ruleText} keyboard={!filtered} backHref={dlqHref(connectionId, queue)} redriveBase={redriveBase} />
         ) : (
           <ValuesTable connectionId={connectionId} queue={queue} view={view} groups={groups.groups} keyboard={!filtered} backHref={dlqHref(connectionId, queue)} />
         )}
@@ -131,6 +135,11 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
             </Link>
           ) : null}
           <span className="spacer" />
+          {redriveBase && letters.count > 0 ? (
+            <Link className="btn btn-small btn-primary" href={`${redriveBase}${newRedriveQuery({ view })}`} data-testid="redrive-set">
+              {onlyGroup ? "Redrive this group…" : filtered ? "Redrive this filtered set…" : "Redrive all…"}
+            </Link>
+          ) : null}
           <span className="hint">Export this set:</span>
           <a className="btn btn-small" href={exportHref(connectionId, queue, view, "csv")} download data-testid="export-csv">
             CSV
@@ -145,7 +154,7 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
           ) : null}
         </div>
         <FilterBar key={JSON.stringify(filterPairs(view))} connectionId={connectionId} queue={queue} view={view} />
-        <TriageLettersTable connectionId={connectionId} queue={queue} letters={letters.letters} keyboard={filtered} backHref={triageHref(connectionId, queue, unfiltered)} />
+        <TriageLettersTable connectionId={connectionId} queue={queue} letters={letters.letters} keyboard={filtered} backHref={triageHref(connectionId, queue, unfiltered)} redriveBase={redriveBase} />
         <nav className="pager toolbar" aria-label="Pages" data-testid="triage-pager">
           {view.after ? (
             <Link className="btn btn-small" href={triageHref(connectionId, queue, { ...view, after: null })} data-testid="page-first">

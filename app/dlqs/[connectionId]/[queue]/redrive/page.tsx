@@ -1,0 +1,59 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { RedrivesTable } from "@/components/redrive/redrives-table";
+import { DlqTabs } from "@/components/triage/dlq-tabs";
+import { Problem } from "@/components/ui/problem";
+import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { asAppError } from "@/lib/dlq/app-error";
+import { decodeParam, dlqHref } from "@/lib/dlq/links";
+import { listRedrives, type RedriveView } from "@/lib/redrive/use-cases";
+import { redrivesHref } from "@/lib/redrive/ui-links";
+import { triageBase } from "@/lib/triage/view-params";
+
+export const dynamic = "force-dynamic";
+
+type Params = { connectionId: string; queue: string };
+
+export async function generateMetadata({ params }: { params: Promise<Params> }): Promise<Metadata> {
+  return { title: `Redrives · ${decodeParam((await params).queue)}` };
+}
+
+/** This DLQ's redrives, newest first. */
+export default async function DlqRedrivesPage({ params }: { params: Promise<Params> }) {
+  const p = await params;
+  const connectionId = decodeParam(p.connectionId);
+  const queue = decodeParam(p.queue);
+  const actor = await requirePageActor(redrivesHref(connectionId, queue));
+  let redrives: RedriveView[] | null = null;
+  let problem: string | null = null;
+  try {
+    redrives = await listRedrives(actor, await requestMeta(), { connectionId, queue });
+  } catch (e) {
+    const err = asAppError(e);
+    if (!err) throw e;
+    problem = err.userMessage;
+  }
+  return (
+    <main className="page">
+      <div className="breadcrumbs">
+        <Link href="/">DLQs</Link> / {connectionId} / <Link href={dlqHref(connectionId, queue)} className="mono">{queue}</Link> / redrives
+      </div>
+      <div className="page-head">
+        <h1 className="mono">{queue}</h1>
+        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current="redrives" />
+      </div>
+      {problem ? (
+        <Problem title="The redrives could not be listed.">
+          <p>{problem}</p>
+        </Problem>
+      ) : (
+        <>
+          <p className="hint">
+            Start a redrive from <Link href={triageBase(connectionId, queue)}>triage</Link>: a group, a filtered set, or letters you tick.
+          </p>
+          <RedrivesTable redrives={redrives ?? []} showDlq={false} />
+        </>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,265 @@
+"use client";
+
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useState, useTransition, type FormEvent } from "react";
+import { planRedriveAction, startRedriveAction } from "@/app/dlqs/[connectionId]/[queue]/redrive/actions";
+import { formatCount } from "@/lib/format";
+import type { RedrivePreview } from "@/lib/redrive/use-cases";
+import { confirmPhrase, describeScope, formatDuration, parseSample, sampleLetters, type UiSelection } from "@/lib/redrive/ui-format";
+import { redriveJobHref } from "@/lib/redrive/ui-links";
+
+/**
+ * The redrive form: the exact scope and count (from planRedrive), target, stated fix, sample, watch,
+ * rate, count limit and parking, breaker (folded), and a confirmation that repeats the count.
+ * A stale count (the set changed since the preview) offers to count again.
+ */
+export function RedriveForm({
+  connectionId,
+  queue,
+  selection,
+  initial,
+  groupLabel,
+  origins,
+  backHref,
+}: {
+  connectionId: string;
+  queue: string;
+  selection: UiSelection;
+  initial: RedrivePreview;
+  groupLabel: string | null;
+  origins: string[];
+  backHref: string;
+}) {
+  const router = useRouter();
+  const [preview, setPreview] = useState(initial);
+  const [targetKind, setTargetKind] = useState<"origin" | "queue">("origin");
+  const [targetName, setTargetName] = useState("");
+  const [fix, setFix] = useState("");
+  const [sampleText, setSampleText] = useState("5");
+  const [watch, setWatch] = useState("120");
+  const [rate, setRate] = useState("50");
+  const [limit, setLimit] = useState("3");
+  const [parkKind, setParkKind] = useState<"mark" | "queue">("mark");
+  const [parkName, setParkName] = useState("");
+  const [breakerPct, setBreakerPct] = useState("10");
+  const [breakerWindow, setBreakerWindow] = useState("200");
+  const [confirmed, setConfirmed] = useState(false);
+  const [error, setError] = useState<{ message: string; stale: boolean } | null>(null);
+  const [pending, start] = useTransition();
+
+  const count = preview.count;
+  const sample = parseSample(sampleText);
+  const watchS = Number(watch);
+  const rateN = Number(rate);
+  const limitN = Number(limit);
+  const pct = Number(breakerPct);
+  const windowN = Number(breakerWindow);
+  const problems: string[] = [];
+  if (fix.trim().length < 3) problems.push("State which fix this redrive follows.");
+  if (!sample) problems.push("Sample: a number of letters (5) or a percentage (10%).");
+  if (!Number.isInteger(watchS) || watchS < 1 || watchS > 3600) problems.push("Watch time: 1 to 3,600 seconds.");
+  if (!(rateN > 0 && rateN <= 10_000)) problems.push("Rate: more than 0 and at most 10,000 letters per second.");
+  if (!Number.isInteger(limitN) || limitN < 1 || limitN > 100) problems.push("Redrive-count limit: 1 to 100.");
+  if (targetKind === "queue" && !targetName.trim()) problems.push("Name the target queue, or send letters back to their origin.");
+  if (parkKind === "queue" && !parkName.trim()) problems.push("Name the parking queue, or leave parked letters in the DLQ.");
+  if (!(pct > 0 && pct <= 100) || !Number.isInteger(windowN) || windowN < 1) problems.push("Breaker: a share from 1 to 100 % over a window of at least 1 letter.");
+  const ready = count > 0 && problems.length === 0 && confirmed;
+  const phrase = confirmPhrase(count);
+  const k = sample && count > 0 ? sampleLetters(sample, count) : null;
+  const secondsForRest = k !== null && rateN > 0 ? (count - k) / rateN : null;
+
+  const recount = () => {
+    setError(null);
+    start(async () => {
+      const r = await planRedriveAction({ connectionId, queue, selection, target: targetKind === "queue" && targetName.trim() ? { kind: "queue", name: targetName.trim() } : { kind: "origin" } });
+      if (!r.ok) return setError({ message: r.error.message, stale: false });
+      setPreview(r.data);
+      setConfirmed(false);
+    });
+  };
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!ready || !sample) return;
+    setError(null);
+    start(async () => {
+      const r = await startRedriveAction({
+        connectionId,
+        queue,
+        selection,
+        target: targetKind === "queue" ? { kind: "queue", name: targetName.trim() } : { kind: "origin" },
+        fix: fix.trim(),
+        confirmedCount: count,
+        sample,
+        watchSeconds: watchS,
+        rate: rateN,
+        redriveLimit: limitN,
+        parking: parkKind === "queue" ? { kind: "queue", name: parkName.trim() } : { kind: "mark" },
+        breakerThreshold: pct / 100,
+        breakerWindow: windowN,
+      });
+      if (!r.ok) {
+        setError({ message: r.error.message, stale: r.error.code === "conflict:count" });
+        if (r.error.code === "conflict:count") setConfirmed(false);
+        return;
+      }
+      router.push(redriveJobHref(connectionId, queue, r.data.id));
+    });
+  };
+
+  return (
+    <form className="redrive-form" onSubmit={submit} data-testid="redrive-form" noValidate>
+      <section className="card redrive-scope" aria-label="Scope">
+        <div className="hint">You are about to redrive</div>
+        <p className="redrive-scope-text" data-testid="redrive-scope" data-count={count}>
+          <strong>{describeScope(selection, count, queue, groupLabel)}</strong>
+        </p>
+        <p className="hint">
+          Counted in the triage index just now. <button type="button" className="btn btn-small btn-quiet" onClick={recount} disabled={pending} data-testid="redrive-recount">Count again</button>{" "}
+          <Link href={backHref}>← Back to triage</Link>
+        </p>
+        {preview.warnings.map((w) => (
+          <div key={w} className="banner banner-warn" data-testid="redrive-warning">
+            {w}
+          </div>
+        ))}
+        {preview.nativeMoveNote ? (
+          <div className="banner banner-info" data-testid="redrive-native-note">
+            <strong>Trade-off:</strong> {preview.nativeMoveNote}
+          </div>
+        ) : null}
+      </section>
+
+      <fieldset className="card">
+        <legend>Target</legend>
+        <label className="radio">
+          <input type="radio" name="target" checked={targetKind === "origin"} onChange={() => setTargetKind("origin")} data-testid="target-origin" />
+          <span>
+            Back to {preview.target.startsWith("each letter") ? preview.target : "each letter's origin"}
+            <span className="hint block">
+              Each letter goes back to where it failed, as the broker recorded it (on RabbitMQ the queue named in its x-death history; on SQS its source queue; on Kafka its original topic).
+              {origins.length ? (
+                <>
+                  {" "}
+                  Here: <span className="mono" data-testid="target-origins">{origins.slice(0, 5).join(", ")}</span>
+                  {origins.length > 5 ? ` and ${origins.length - 5} more` : ""}.
+                </>
+              ) : null}
+            </span>
+          </span>
+        </label>
+        <label className="radio">
+          <input type="radio" name="target" checked={targetKind === "queue"} onChange={() => setTargetKind("queue")} data-testid="target-named" />
+          <span>Another queue or topic</span>
+          <input value={targetName} onChange={(e) => { setTargetName(e.target.value); setTargetKind("queue"); }} placeholder="orders.retry" className="mono" aria-label="Target queue or topic" data-testid="target-name" />
+        </label>
+      </fieldset>
+
+      <fieldset className="card">
+        <legend>Which fix does this redrive follow?</legend>
+        <label>
+          <span className="hint">Free text, recorded with the redrive and in the audit log: a deploy, a ticket, a config change.</span>
+          <textarea value={fix} onChange={(e) => setFix(e.target.value)} rows={2} maxLength={2000} required placeholder="orders-service 2.14.1 (ORD-812) raises the payment client timeout to 10 s" data-testid="redrive-fix" />
+        </label>
+      </fieldset>
+
+      <fieldset className="card">
+        <legend>Stages</legend>
+        <div className="form-row">
+          <label>
+            Sample (letters, or %)
+            <input value={sampleText} onChange={(e) => setSampleText(e.target.value)} style={{ width: 90 }} data-testid="redrive-sample" />
+          </label>
+          <label>
+            Watch for (seconds)
+            <input type="number" min={1} max={3600} value={watch} onChange={(e) => setWatch(e.target.value)} style={{ width: 110 }} data-testid="redrive-watch" />
+          </label>
+          <label>
+            Then the rest at (letters/s)
+            <input type="number" min={0.1} step="any" value={rate} onChange={(e) => setRate(e.target.value)} style={{ width: 130 }} data-testid="redrive-rate" />
+          </label>
+        </div>
+        <p className="hint" data-testid="redrive-stage-summary">
+          {k !== null ? (
+            <>
+              Stage 1 redrives {formatCount(k)} of {formatCount(count)} and watches {Number.isFinite(watchS) ? formatDuration(watchS) : "—"} for any to come back. Stage 2 (you start it after a clean verdict) moves the other {formatCount(count - k)}
+              {secondsForRest !== null ? <> at {formatCount(rateN)}/s, about {formatDuration(secondsForRest)}</> : null}.
+            </>
+          ) : (
+            "Enter a sample size."
+          )}
+        </p>
+      </fieldset>
+
+      <fieldset className="card">
+        <legend>Letters that keep failing</legend>
+        <div className="form-row">
+          <label>
+            Park after (redrives)
+            <input type="number" min={1} max={100} value={limit} onChange={(e) => setLimit(e.target.value)} style={{ width: 90 }} data-testid="redrive-limit" />
+          </label>
+          <label className="radio">
+            <input type="radio" name="parking" checked={parkKind === "mark"} onChange={() => setParkKind("mark")} data-testid="parking-mark" />
+            <span>Leave them in the DLQ, marked parked</span>
+          </label>
+          <label className="radio">
+            <input type="radio" name="parking" checked={parkKind === "queue"} onChange={() => setParkKind("queue")} data-testid="parking-queue" />
+            <span>Move them to</span>
+            <input value={parkName} onChange={(e) => { setParkName(e.target.value); setParkKind("queue"); }} placeholder="orders.parking" className="mono" aria-label="Parking queue" data-testid="parking-name" />
+          </label>
+        </div>
+        <p className="hint">A letter that has already been redriven this many times is parked instead of going round again.</p>
+      </fieldset>
+
+      <details className="card redrive-advanced">
+        <summary>Circuit breaker (advanced): pause when {breakerPct || "?"} % of the last {breakerWindow || "?"} letters come back</summary>
+        <div className="form-row" style={{ marginTop: 8 }}>
+          <label>
+            Threshold (%)
+            <input type="number" min={1} max={100} value={breakerPct} onChange={(e) => setBreakerPct(e.target.value)} style={{ width: 90 }} data-testid="redrive-breaker" />
+          </label>
+          <label>
+            Window (letters)
+            <input type="number" min={1} value={breakerWindow} onChange={(e) => setBreakerWindow(e.target.value)} style={{ width: 110 }} data-testid="redrive-breaker-window" />
+          </label>
+        </div>
+      </details>
+
+      <section className="card redrive-confirm" aria-label="Confirm">
+        {problems.length && fix.length ? (
+          <ul className="hint redrive-problems" data-testid="redrive-problems">
+            {problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
+        ) : null}
+        <label className="radio">
+          <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} disabled={count === 0} data-testid="redrive-confirm" />
+          <span>
+            <strong>{phrase}</strong> from <span className="mono">{queue}</span>. I have checked the scope and the fix is deployed.
+          </span>
+        </label>
+        <div className="toolbar">
+          <button type="submit" className="btn btn-primary" disabled={!ready || pending} data-testid="redrive-submit" title={ready ? undefined : problems[0] ?? (count === 0 ? "Nothing to redrive." : "Tick the confirmation first.")}>
+            {pending ? "Starting…" : `${phrase}: start the sample`}
+          </button>
+          <Link href={backHref} className="btn btn-quiet">
+            Cancel
+          </Link>
+          <span className="hint">The start is recorded in the audit log with the fix you stated.</span>
+        </div>
+        {error ? (
+          <div className="form-error" role="alert" data-testid="redrive-error">
+            {error.message}{" "}
+            {error.stale ? (
+              <button type="button" className="btn btn-small" onClick={recount} disabled={pending} data-testid="redrive-replan">
+                Count again and review
+              </button>
+            ) : null}
+          </div>
+        ) : null}
+      </section>
+    </form>
+  );
+}

@@ -1,0 +1,304 @@
+"use client";
+
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState, useTransition } from "react";
+import { cancelRedriveAction, pauseRedriveAction, resumeRedriveAction, startBulkAction } from "@/app/dlqs/[connectionId]/[queue]/redrive/actions";
+import { RelativeTime } from "@/components/ui/relative-time";
+import type { ActionResult } from "@/lib/errors";
+import { formatCount } from "@/lib/format";
+import type { getRedrive, RedriveView } from "@/lib/redrive/use-cases";
+import {
+  controlsFor,
+  describeScope,
+  formatDuration,
+  fractionOf,
+  isActive,
+  parkingWords,
+  readNumbers,
+  STATE_BADGE,
+  STATE_WORDS,
+  targetWords,
+  timeline,
+  verdictWords,
+  type Control,
+  type UiSelection,
+} from "@/lib/redrive/ui-format";
+import { LedgerTable } from "./ledger-table";
+import { redriveKeys } from "./query-keys";
+
+type Data = Awaited<ReturnType<typeof getRedrive>>;
+
+async function fetchRedrive(id: string, state: string | null, after: number | null): Promise<Data> {
+  const q = new URLSearchParams({ limit: "50" });
+  if (state) q.set("state", state);
+  if (after) q.set("after", String(after));
+  const res = await fetch(`/api/redrive/${encodeURIComponent(id)}?${q}`, { cache: "no-store" });
+  const body = (await res.json().catch(() => null)) as { ok: boolean; data?: Data; error?: { message: string } } | null;
+  if (!res.ok || !body?.ok || !body.data) throw new Error(body?.error?.message ?? `The redrive's progress could not be read (HTTP ${res.status}). Retrying.`);
+  return body.data;
+}
+
+/** Seconds until `iso`, ticking every second (for the watch countdown). */
+function useCountdown(iso: string | null): number | null {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!iso) return;
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [iso]);
+  return iso ? Math.max(0, Math.ceil((Date.parse(iso) - now) / 1000)) : null;
+}
+
+function ControlButton({ label, control, onClick, pending, testId, kind = "" }: { label: string; control: Control; onClick: () => void; pending: boolean; testId: string; kind?: string }) {
+  return (
+    <button type="button" className={`btn ${kind}`} onClick={onClick} disabled={!control.enabled || pending} title={control.why ?? undefined} aria-describedby={control.why ? `${testId}-why` : undefined} data-testid={testId}>
+      {label}
+    </button>
+  );
+}
+
+/**
+ * A redrive's live view, polled every second while it is active: timeline, progress with numbers,
+ * rate vs target, ETA, verdict, controls (with why a control is disabled), and the ledger.
+ */
+export function RedriveJob({
+  initial,
+  ledgerState,
+  after,
+  role,
+  groupLabel,
+}: {
+  initial: Data;
+  ledgerState: string | null;
+  after: number | null;
+  role: { control: boolean; override: boolean; name: string };
+  groupLabel: string | null;
+}) {
+  const id = initial.redrive.id;
+  const qc = useQueryClient();
+  const query = useQuery({
+    queryKey: redriveKeys.page(id, ledgerState, after),
+    queryFn: () => fetchRedrive(id, ledgerState, after),
+    initialData: initial,
+    refetchInterval: (q) => {
+      const s = q.state.data?.redrive.state ?? "";
+      return s === "paused" ? 3000 : isActive(s) ? 1000 : false;
+    },
+    staleTime: 0,
+  });
+  const data = query.data;
+  const r = data.redrive;
+  const n = readNumbers(r.progress as Record<string, unknown>, r.plan.total);
+  const fraction = fractionOf(n);
+  const pct = Math.round(fraction * 1000) / 10;
+  const [error, setError] = useState<string | null>(null);
+  const [reason, setReason] = useState("");
+  const [pending, start] = useTransition();
+  const controls = controlsFor(r, role);
+  const countdown = useCountdown(r.stage === "watching" && r.state === "running" ? n.watchUntil : null);
+  const verdict = verdictWords(r.sampleVerdict, r.sampleReturned, n.sampleSize ?? r.plan.sampleSize);
+  const steps = timeline(r.stage, r.state);
+  const active = isActive(r.state);
+  const breakerPause = r.state === "paused" && r.stage !== "awaiting_bulk" && r.pauseReason;
+
+  const act = (fn: () => Promise<ActionResult<RedriveView>>) => {
+    setError(null);
+    start(async () => {
+      const res = await fn();
+      if (!res.ok) setError(res.error.message);
+      await qc.invalidateQueries({ queryKey: redriveKeys.job(id) });
+    });
+  };
+
+  const stepNote = (key: string): string | null => {
+    if (key === "sample") return `${formatCount(r.plan.sampleSize)} letters`;
+    if (key === "watching") return countdown !== null ? `${formatDuration(countdown)} left` : formatDuration(r.plan.watchSeconds);
+    if (key === "verdict") return r.sampleVerdict ? (r.sampleVerdict === "clean" ? "clean" : `${r.sampleReturned} came back`) : null;
+    if (key === "bulk") return `${formatCount(Math.max(0, r.plan.total - r.plan.sampleSize))} at ${formatCount(r.plan.rate)}/s`;
+    return null;
+  };
+
+  return (
+    <div className="redrive-job" data-testid="redrive-job" data-state={r.state} data-stage={r.stage}>
+      <div className="page-head">
+        <h1>
+          Redrive <span className="mono">{r.id.slice(0, 8)}</span>
+        </h1>
+        <span className={`badge ${STATE_BADGE[r.state] ?? ""}`} data-testid="redrive-state">
+          {STATE_WORDS[r.state] ?? r.state}
+          {r.pauseRequested && r.state === "running" ? " · pausing" : ""}
+          {r.cancelRequested && active ? " · cancelling" : ""}
+        </span>
+        <span className="meta" data-testid="redrive-scope">
+          {describeScope(r.plan.selection as UiSelection, r.plan.total, r.queue, groupLabel)}
+        </span>
+      </div>
+
+      <ol className="redrive-timeline" aria-label="Stages" data-testid="redrive-timeline">
+        {steps.map((s) => (
+          <li key={s.key} data-step={s.key} data-step-state={s.state} aria-current={s.state === "current" ? "step" : undefined}>
+            <span className="step-dot" aria-hidden="true" />
+            <span className="step-label">{s.label}</span>
+            <span className="step-note" data-testid={s.key === "watching" ? "watch-countdown" : undefined}>
+              {stepNote(s.key)}
+            </span>
+          </li>
+        ))}
+      </ol>
+
+      {breakerPause ? (
+        <div className={`banner ${r.pauseReason?.startsWith("Paused by ") ? "banner-warn" : "banner-danger"} redrive-pause-reason`} role="alert" data-testid="redrive-pause-reason">
+          <strong>Paused:</strong> {r.pauseReason} {role.control ? "Resume when the cause is dealt with, or cancel; letters not yet moved stay in the DLQ." : null}
+        </div>
+      ) : null}
+      {r.state === "failed" ? (
+        <div className="banner banner-danger" role="alert">
+          <strong>The redrive failed:</strong> {r.error ?? "no reason was recorded"}. Letters not yet moved are still in the DLQ; the ledger below shows each one.
+        </div>
+      ) : null}
+
+      {verdict ? (
+        <section className={`card redrive-verdict ${r.sampleVerdict === "clean" ? "is-clean" : "is-dirty"}`} aria-label="Sample verdict" data-testid="redrive-verdict" data-verdict={r.sampleVerdict}>
+          <div className="card-head">
+            <h2>Sample verdict</h2>
+            <span className={`badge ${r.sampleVerdict === "clean" ? "badge-ok" : "badge-danger"}`} data-testid="verdict-badge">
+              {r.sampleVerdict === "clean" ? "clean" : `${r.sampleReturned} of ${n.sampleSize ?? r.plan.sampleSize} came back`}
+            </span>
+          </div>
+          <p>{verdict}</p>
+          {r.stage === "awaiting_bulk" ? (
+            <div className="toolbar">
+              <ControlButton label={`Start the rest: ${formatCount(n.pending)} letters at ${formatCount(r.plan.rate)}/s`} control={controls.bulk} onClick={() => act(() => startBulkAction({ jobId: r.id }))} pending={pending} testId="redrive-bulk" kind="btn-primary" />
+              {controls.bulk.why ? (
+                <span className="hint" id="redrive-bulk-why">
+                  {controls.bulk.why}
+                </span>
+              ) : null}
+            </div>
+          ) : null}
+          {controls.override ? (
+            <div className="redrive-override" data-testid="redrive-override">
+              {controls.override.enabled ? (
+                <>
+                  <label>
+                    <span className="hint">Why start anyway? Recorded with your name in the audit log.</span>
+                    <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} maxLength={2000} data-testid="override-reason" />
+                  </label>
+                  <button type="button" className="btn btn-danger" disabled={pending || reason.trim().length < 3} onClick={() => act(() => startBulkAction({ jobId: r.id, overrideReason: reason.trim() }))} data-testid="redrive-override-start">
+                    Start anyway
+                  </button>
+                </>
+              ) : (
+                <span className="hint">{controls.override.why}</span>
+              )}
+            </div>
+          ) : null}
+          {r.bulkOverrideReason ? (
+            <p className="hint">
+              Started anyway by {r.bulkStartedBy}: “{r.bulkOverrideReason}”
+            </p>
+          ) : null}
+        </section>
+      ) : null}
+
+      <section className="card redrive-progress" aria-label="Progress" data-testid="redrive-progress" data-fraction={fraction}>
+        <div className="scan-progress-head">
+          <strong data-testid="redrive-settled">
+            {formatCount(n.settled)} of {formatCount(n.total)} letters handled ({pct}%)
+          </strong>
+          <span className="spacer" />
+          <span className="hint" data-testid="redrive-rate">
+            rate {n.rate ? `${formatCount(n.rate)}/s` : "—"} of {formatCount(n.targetRate ?? r.plan.rate)}/s target
+          </span>
+          <span className="hint" data-testid="redrive-eta">
+            ETA {r.state === "running" && n.eta !== null ? formatDuration(n.eta) : active ? "—" : "done"}
+          </span>
+        </div>
+        <div className="progress progress-lg" role="progressbar" aria-label="Redrive progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(fraction * 100)} data-testid="redrive-bar">
+          <div className="progress-fill" style={{ width: `${fraction * 100}%` }} />
+        </div>
+        <dl className="redrive-numbers" data-testid="redrive-numbers">
+          {(
+            [
+              ["redriven", "Redriven", n.redriven, ""],
+              ["failed", "Failed", n.failed, n.failed ? "is-bad" : ""],
+              ["missing", "Missing", n.missing, n.missing ? "is-warn" : ""],
+              ["parked", "Parked", n.parked, n.parked ? "is-warn" : ""],
+              ["returned", "Came back", n.returned, n.returned ? "is-bad" : ""],
+              ["skipped", "Skipped", n.skipped, ""],
+              ["pending", "Waiting", n.pending, ""],
+            ] as const
+          ).map(([key, label, value, cls]) => (
+            <div key={key} className={cls} data-testid={`n-${key}`} data-value={value}>
+              <dt>{label}</dt>
+              <dd>{formatCount(value)}</dd>
+            </div>
+          ))}
+        </dl>
+      </section>
+
+      <div className="toolbar redrive-controls" data-testid="redrive-controls">
+        <ControlButton label="Pause" control={controls.pause} onClick={() => act(() => pauseRedriveAction({ jobId: r.id }))} pending={pending} testId="redrive-pause" />
+        <ControlButton label="Resume" control={controls.resume} onClick={() => act(() => resumeRedriveAction({ jobId: r.id }))} pending={pending} testId="redrive-resume" />
+        <ControlButton label="Cancel redrive" control={controls.cancel} onClick={() => act(() => cancelRedriveAction({ jobId: r.id }))} pending={pending} testId="redrive-cancel" kind="btn-danger" />
+        <span className="hint" data-testid="controls-why">
+          {!role.control ? controls.pause.why : active ? "Cancel leaves every letter not yet moved in the DLQ, untouched." : "This redrive has ended."}
+          {!active && r.finishedAt ? (
+            <>
+              {" "}
+              Ended <RelativeTime value={r.finishedAt} />.
+            </>
+          ) : null}
+        </span>
+      </div>
+      {error ? (
+        <p className="form-error" role="alert" data-testid="redrive-action-error">
+          {error}
+        </p>
+      ) : null}
+      {query.error ? <p className="form-error">{(query.error as Error).message}</p> : null}
+
+      <section className="card redrive-facts" aria-label="Plan">
+        <table className="kv">
+          <tbody>
+            <tr>
+              <th>Fix it follows</th>
+              <td data-testid="redrive-fix">{r.plan.fix}</td>
+            </tr>
+            <tr>
+              <th>Started by</th>
+              <td data-testid="redrive-by">
+                {r.createdBy ?? "—"} · <RelativeTime value={r.createdAt} />
+                {r.bulkStartedBy ? <> · the rest started by {r.bulkStartedBy}</> : null}
+              </td>
+            </tr>
+            <tr>
+              <th>Target</th>
+              <td>{targetWords(r.plan.target, "each letter's origin (where it failed)")}</td>
+            </tr>
+            <tr>
+              <th>Sample · watch · rate</th>
+              <td>
+                {formatCount(r.plan.sampleSize)} letters · {formatDuration(r.plan.watchSeconds)} · {formatCount(r.plan.rate)} letters/s
+              </td>
+            </tr>
+            <tr>
+              <th>Park after</th>
+              <td>
+                {r.plan.redriveLimit} redrives ({parkingWords(r.plan.parking)})
+              </td>
+            </tr>
+            <tr>
+              <th>Breaker</th>
+              <td>
+                pauses when {Math.round(r.plan.breakerThreshold * 100)} % of the last {formatCount(r.plan.breakerWindow)} letters come back
+              </td>
+            </tr>
+          </tbody>
+        </table>
+      </section>
+
+      <LedgerTable redrive={r} counts={data.counts} rows={data.ledger} nextAfter={data.nextAfter} state={ledgerState} after={after} />
+    </div>
+  );
+}

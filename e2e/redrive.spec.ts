@@ -1,0 +1,199 @@
+import { test, expect, type Page } from "@playwright/test";
+import amqp from "amqplib";
+import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
+
+/**
+ * Redrive, end to end on RabbitMQ: letters dead-lettered for real (nack, requeue=false) into a DLQ
+ * made for this run only; an operator scans it, redrives its one group (sample, a short watch, the
+ * verdict, the rest at a rate), sees the bar reach 100 %, finds every letter back in the work queue
+ * and the audit log holding one row for the operation and one per letter. A viewer can follow the
+ * redrive but neither start nor control one, from the page or by calling the actions directly.
+ */
+const URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
+const RUN = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+const WORK = `e2e.redrive.${RUN}`;
+const DLQ = `${WORK}.dlq`;
+const DLX = `e2e.redrive.dlx.${RUN}`;
+const N = 12;
+const CLASS = "java.net.SocketTimeoutException";
+const triagePath = `${dlqPath(DLQ)}/triage`;
+const NIL = "00000000-0000-0000-0000-000000000000";
+
+let conn: amqp.ChannelModel;
+let jobPath = "";
+let jobId = "";
+
+test.describe.configure({ mode: "serial" });
+
+test.beforeAll(async () => {
+  conn = await amqp.connect(URL);
+  const ch = await conn.createConfirmChannel();
+  await ch.assertExchange(DLX, "direct", { durable: false, autoDelete: false });
+  await ch.assertQueue(DLQ, { durable: true });
+  await ch.bindQueue(DLQ, DLX, DLQ);
+  await ch.assertQueue(WORK, { durable: true, arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": DLQ } });
+  for (let i = 0; i < N; i++) {
+    const msg = `Read timed out after ${3000 + i} ms calling payments-api`;
+    ch.sendToQueue(WORK, Buffer.from(JSON.stringify({ orderId: `ord-${RUN}-${i}`, amount: "12.50" })), {
+      persistent: true,
+      messageId: `ord-${RUN}-${i}`,
+      contentType: "application/json",
+      headers: {
+        "x-exception-message": msg,
+        "x-exception-stacktrace": `${CLASS}: ${msg}\n\tat com.acme.orders.PaymentsClient.charge(PaymentsClient.java:77)\n\tat org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer.doInvokeListener(AbstractMessageListenerContainer.java:1664)`,
+      },
+    });
+  }
+  await ch.waitForConfirms();
+  // A consumer that fails every letter: nack without requeue, so RabbitMQ dead-letters it ("rejected").
+  const consumer = await conn.createChannel();
+  await consumer.prefetch(N);
+  let seen = 0;
+  await new Promise<void>((resolve) => {
+    void consumer.consume(WORK, (m) => {
+      if (!m) return;
+      consumer.nack(m, false, false);
+      if (++seen === N) resolve();
+    });
+  });
+  await consumer.close();
+  for (let i = 0; i < 200 && (await ch.checkQueue(DLQ)).messageCount < N; i++) await new Promise((r) => setTimeout(r, 50));
+  expect((await ch.checkQueue(DLQ)).messageCount).toBe(N);
+  await ch.close();
+});
+
+test.afterAll(async () => {
+  if (!conn) return;
+  const ch = await conn.createChannel();
+  await ch.deleteQueue(WORK).catch(() => undefined);
+  await ch.deleteQueue(DLQ).catch(() => undefined);
+  await ch.deleteExchange(DLX).catch(() => undefined);
+  await conn.close().catch(() => undefined);
+});
+
+async function depth(q: string): Promise<number> {
+  const ch = await conn.createChannel();
+  try {
+    return (await ch.checkQueue(q)).messageCount;
+  } finally {
+    await ch.close();
+  }
+}
+
+async function scanToDone(page: Page) {
+  await page.getByTestId("scan-start").click();
+  await expect(page.getByTestId("scan-progress")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
+}
+
+test("an operator redrives a group: sample, clean verdict, the rest at a rate, 100 %, letters back in the work queue, audited", async ({ page }) => {
+  test.setTimeout(150_000);
+  await signIn(page, "operator");
+  await page.goto(triagePath);
+  await scanToDone(page);
+  const group = page.getByTestId("group-row");
+  await expect(group).toHaveCount(1);
+  await expect(group).toHaveAttribute("data-count", String(N));
+  await expect(page.getByTestId("pick-bar")).toBeVisible();
+
+  // From the group: the form names the exact scope and count.
+  await group.getByTestId("group-redrive").click();
+  await expect(page).toHaveURL(/\/redrive\/new\?group=/);
+  const scope = page.getByTestId("redrive-scope");
+  await expect(scope).toHaveAttribute("data-count", String(N));
+  await expect(scope).toContainText(`${N} letters of group ${CLASS}`);
+  await expect(scope).toContainText(`in ${DLQ}`);
+  await expect(page.getByTestId("target-origins")).toContainText(WORK);
+  const submit = page.getByTestId("redrive-submit");
+  await expect(submit).toBeDisabled();
+  await page.getByTestId("redrive-fix").fill("payments-api 4.2.0 raises the read timeout to 10 s (PAY-311)");
+  await page.getByTestId("redrive-sample").fill("3");
+  await page.getByTestId("redrive-watch").fill("3");
+  await page.getByTestId("redrive-rate").fill("20");
+  await expect(page.getByTestId("redrive-stage-summary")).toContainText(`Stage 1 redrives 3 of ${N}`);
+  await expect(submit).toBeDisabled();
+  await page.getByLabel(`Redrive ${N} letters from`).check();
+  await expect(submit).toBeEnabled();
+  await expect(submit).toContainText(`Redrive ${N} letters`);
+  await submit.click();
+
+  // The job page: the sample, the watch, a clean verdict.
+  await expect(page).toHaveURL(/\/redrive\/[0-9a-f-]{36}$/);
+  jobPath = new globalThis.URL(page.url()).pathname;
+  jobId = jobPath.split("/").pop()!;
+  await expect(page.getByTestId("redrive-fix")).toContainText("PAY-311");
+  await expect(page.getByTestId("redrive-by")).toContainText("operator@e2e.test");
+  await expect(page.getByTestId("verdict-badge")).toHaveText("clean", { timeout: 60_000 });
+  await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-stage", "awaiting_bulk");
+  await expect(page.getByTestId("n-redriven")).toHaveAttribute("data-value", "3");
+  await expect(page.getByTestId("redrive-timeline").locator('[data-step="verdict"]')).toHaveAttribute("data-step-state", "current");
+  await expect(page.getByTestId("redrive-resume")).toBeDisabled();
+
+  // Stage 2 at 20/s, to 100 %.
+  await page.getByTestId("redrive-bulk").click();
+  await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
+  await expect(page.getByTestId("redrive-bar")).toHaveAttribute("aria-valuenow", "100");
+  await expect(page.getByTestId("redrive-settled")).toContainText(`${N} of ${N} letters handled (100%)`);
+  await expect(page.getByTestId("n-redriven")).toHaveAttribute("data-value", String(N));
+  await expect(page.getByTestId("n-failed")).toHaveAttribute("data-value", "0");
+  await expect(page.getByTestId("redrive-pause")).toBeDisabled();
+  await expect(page.getByTestId("ledger-row")).toHaveCount(N);
+  expect(new Set(await page.getByTestId("ledger-row").evaluateAll((r) => r.map((x) => x.getAttribute("data-state"))))).toEqual(new Set(["moved"]));
+
+  // Every letter is back in the work queue, marked with this redrive; none is left in the DLQ.
+  await expect.poll(() => depth(WORK)).toBe(N);
+  expect(await depth(DLQ)).toBe(0);
+  const ch = await conn.createChannel();
+  const m = await ch.get(WORK, { noAck: false });
+  expect(m && String(m.properties.headers?.["x-dlq-redrive-id"])).toBe(jobId);
+  if (m) ch.nack(m, false, true);
+  await ch.close();
+
+  // The lists show it.
+  await page.goto("/redrives");
+  await expect(page.locator(`[data-testid="redrive-row"][data-id="${jobId}"]`)).toHaveAttribute("data-state", "succeeded");
+
+  // Audit: one row for the operation, one per letter.
+  await page.goto(`/audit?queue=${encodeURIComponent(DLQ)}&action=redrive.start`);
+  await expect(page.getByTestId("audit-row")).toHaveCount(1);
+  await page.goto(`/audit?queue=${encodeURIComponent(DLQ)}&action=letter.redrive`);
+  await expect(page.getByTestId("audit-row")).toHaveCount(N);
+});
+
+test("a viewer follows a redrive read-only: no start, no controls, and direct action calls are refused", async ({ page }) => {
+  await signIn(page, "viewer");
+  await page.goto(triagePath);
+  await expect(page.getByTestId("group-row")).toHaveCount(1);
+  await expect(page.getByTestId("group-redrive")).toHaveCount(0);
+  await expect(page.getByTestId("redrive-set")).toHaveCount(0);
+  await expect(page.getByTestId("pick-bar")).toHaveCount(0);
+  await page.goto(`${dlqPath(DLQ)}/redrive/new?group=anything`);
+  await expect(page.getByTestId("redrive-forbidden")).toBeVisible();
+
+  if (jobPath) {
+    await page.goto(jobPath);
+    await expect(page.getByTestId("redrive-job")).toBeVisible();
+    for (const b of ["redrive-pause", "redrive-resume", "redrive-cancel"]) await expect(page.getByTestId(b)).toBeDisabled();
+    await expect(page.getByTestId("controls-why")).toContainText("Your role (viewer) can watch redrives but not control them.");
+    await page.goto(triagePath);
+    await page.getByTestId("tab-redrives").click();
+    await expect(page.getByTestId("redrive-row")).toHaveCount(1);
+    await expect(page.getByTestId("redrive-row")).toHaveAttribute("data-state", "succeeded");
+  }
+
+  const path = `${dlqPath(DLQ)}/redrive`;
+  const start = await callServerAction(page.request, path, serverActionId("startRedriveAction"), [
+    { connectionId: "local-rabbitmq", queue: DLQ, selection: { kind: "filter", filter: {} }, fix: "sneaky", confirmedCount: N },
+  ]);
+  expect(start.status).toBe(200);
+  expect(start.text).toContain("forbidden:redrive:sample");
+  expect(start.text).not.toContain('"ok":true');
+  for (const name of ["pauseRedriveAction", "resumeRedriveAction", "cancelRedriveAction"]) {
+    const r = await callServerAction(page.request, path, serverActionId(name), [{ jobId: jobId || NIL }]);
+    expect(r.text, name).toContain("forbidden:redrive:sample");
+    expect(r.text, name).not.toContain('"ok":true');
+  }
+  const bulk = await callServerAction(page.request, path, serverActionId("startBulkAction"), [{ jobId: jobId || NIL }]);
+  expect(bulk.text).toContain("forbidden:redrive:bulk");
+  const plan = await callServerAction(page.request, path, serverActionId("planRedriveAction"), [{ connectionId: "local-rabbitmq", queue: DLQ, selection: { kind: "filter", filter: {} } }]);
+  expect(plan.text).toContain("forbidden:redrive:sample");
+});
