@@ -5,11 +5,14 @@ import { formatBytes } from "@/lib/format";
 const KIND_LABEL = { json: "JSON (pretty-printed)", text: "text", hex: "binary (hex dump)" } as const;
 
 /**
- * The payload: its size and SHA-256 for everyone; the bytes (as a view) only when `view` is set,
- * which the use case does only for roles with letter:read-payload.
+ * The payload: its size and SHA-256 for everyone; the view only when `view` is set, already masked
+ * on the server for the reader's role (null for viewers on a sensitive DLQ).
  */
 export function PayloadPanel(props: {
   view: PayloadView | null;
+  masked: boolean;
+  sensitive: boolean;
+  canDownload: boolean;
   size: number;
   sha256: string;
   contentType: string | null;
@@ -22,13 +25,21 @@ export function PayloadPanel(props: {
       <div className="card-head">
         <h2>Payload</h2>
         {view ? <span className="badge">{KIND_LABEL[view.kind]}</span> : null}
+        {props.masked ? (
+          <span className="badge" data-testid="payload-masked" title="Values matched by the masking rules are replaced on the server before the page is sent.">
+            masked
+          </span>
+        ) : null}
+        {props.sensitive ? <span className="badge" data-testid="dlq-sensitive">sensitive DLQ</span> : null}
         <span className="spacer" />
         {view ? (
           <>
             <CopyButton text={view.text} label={view.kind === "hex" ? "Copy hex dump" : "Copy payload"} testId="copy-payload" />
-            <a className="btn btn-small" href={props.downloadHref} download data-testid="download-payload">
-              Download original bytes
-            </a>
+            {props.canDownload ? (
+              <a className="btn btn-small" href={props.downloadHref} download data-testid="download-payload">
+                {props.masked ? "Download masked copy" : "Download original bytes"}
+              </a>
+            ) : null}
           </>
         ) : null}
       </div>
@@ -55,7 +66,9 @@ export function PayloadPanel(props: {
         </>
       ) : (
         <p className="hidden-payload" data-testid="payload-hidden">
-          Payload hidden for your role. Size and checksum are shown so you can compare letters; ask an operator to look at the content.
+          {props.sensitive
+            ? "This DLQ is marked sensitive: payloads are hidden for your role. Size and checksum are shown so you can compare letters."
+            : "Payload hidden for your role. Size and checksum are shown so you can compare letters; ask an operator to look at the content."}
         </p>
       )}
     </section>

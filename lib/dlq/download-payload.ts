@@ -3,6 +3,8 @@ import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { AppError } from "@/lib/errors";
 import { audited } from "./audit-trail";
+import { maskPayloadWithRules } from "@/lib/masking/engine";
+import { maskingPolicy } from "@/lib/masking/policy";
 import { adapterFor, withTimeout } from "./connection";
 
 export interface DownloadPayloadInput {
@@ -18,9 +20,19 @@ export interface PayloadDownload {
   size: number;
   contentType: string | null;
   filename: string;
+  /** Values masked in `bytes`; null when `bytes` are the original payload. */
+  maskedCount: number | null;
 }
 
-/** The original payload bytes, exactly as read. Needs letter:read-payload; audited `letter.payload_download`. */
+/** Bounds for masking a whole payload for download (the page view is cut much sooner). */
+const DOWNLOAD_MASK_LIMITS = { maxChars: 64 * 1024 * 1024, maxNodes: 5_000_000, maxDepth: 64 };
+
+/**
+ * The payload for download. Needs letter:read-payload; audited `letter.payload_download`. The
+ * original bytes only when no masking rule applies to the role on this DLQ; otherwise a masked
+ * rendition (UTF-8 text, `<id>.masked.json|txt`), and `forbidden:masked` when the payload cannot be
+ * masked (binary, or JSON past the bounds). Admins get the original through reveal only.
+ */
 export async function downloadPayload(actor: Actor, meta: RequestMeta, input: DownloadPayloadInput): Promise<PayloadDownload> {
   const scope = { action: "letter.payload_download", connectionId: input.connectionId, queue: input.queue, target: input.letterId };
   await authorize(actor, "letter:read-payload", { ...scope, meta });
@@ -44,8 +56,20 @@ export async function downloadPayload(actor: Actor, meta: RequestMeta, input: Do
         });
       }
       const safeId = input.letterId.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80) || "letter";
-      return { bytes: l.body, sha256: l.sha256, size: l.bodySize, contentType: l.contentType, filename: `${safeId}.bin` };
+      const policy = await maskingPolicy(actor.role, input.connectionId, input.queue);
+      const m = maskPayloadWithRules(l.body, l.contentType, policy.rules, policy.hashKey, DOWNLOAD_MASK_LIMITS);
+      if (m.kind === "original") {
+        return { bytes: l.body, sha256: l.sha256, size: l.bodySize, contentType: l.contentType, filename: `${safeId}.bin`, maskedCount: null };
+      }
+      if (m.kind === "hidden") {
+        throw new AppError("forbidden:masked", {
+          userMessage: "Masking rules apply to your role and this payload cannot be masked (binary or too large), so it cannot be downloaded. An admin can reveal it with a reason.",
+        });
+      }
+      const bytes = new TextEncoder().encode(m.text ?? "");
+      const ext = m.kind === "json" ? "json" : "txt";
+      return { bytes, sha256: l.sha256, size: l.bodySize, contentType: m.kind === "json" ? "application/json" : "text/plain", filename: `${safeId}.masked.${ext}`, maskedCount: m.maskedCount };
     },
-    (r) => ({ size: r.size, sha256: r.sha256 }),
+    (r) => ({ size: r.size, sha256: r.sha256, masked: r.maskedCount !== null, maskedCount: r.maskedCount }),
   );
 }

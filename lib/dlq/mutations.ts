@@ -4,8 +4,10 @@ import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { cancelRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "@/lib/redrive/use-cases";
 import { cancelScan, exportLetters, saveRules, startScan } from "@/lib/triage/use-cases";
 import { createUserAsAdmin, updateUserAsAdmin } from "@/lib/users-admin";
+import { saveMaskingRules, viewMaskingConfig } from "@/lib/masking/use-cases";
 import { exportAudit, verifyAudit, viewAudit } from "./audit-log";
 import { downloadPayload } from "./download-payload";
+import { revealPayload } from "./reveal-payload";
 import { confirmRiskyRead } from "./risky-read";
 
 export interface GuardedUseCase {
@@ -70,6 +72,12 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
   { name: "pauseRedrive", permission: "redrive:sample", action: "redrive.pause", invoke: (a, m) => pauseRedrive(a, m, { jobId: NO_JOB }) },
   { name: "resumeRedrive", permission: "redrive:sample", action: "redrive.resume", invoke: (a, m) => resumeRedrive(a, m, { jobId: NO_JOB }) },
   { name: "cancelRedrive", permission: "redrive:sample", action: "redrive.cancel", invoke: (a, m) => cancelRedrive(a, m, { jobId: NO_JOB }) },
+  {
+    name: "saveMaskingRules",
+    permission: "masking:manage",
+    action: "masking.save",
+    invoke: (a, m) => saveMaskingRules(a, m, { rules: [], sensitive: [] }),
+  },
 ];
 
 /** Reads that some roles may not make (payload bytes, audit history): refused and audited the same way. */
@@ -94,4 +102,11 @@ export const GUARDED_READS: GuardedUseCase[] = [
     invoke: (a, m) => exportLetters(a, m, { filter: DEMO, format: "json", includePayload: true }),
   },
   { name: "verifyAudit", permission: "audit:verify", action: "audit.verify", invoke: (a, m) => verifyAudit(a, m) },
+  {
+    name: "revealPayload",
+    permission: "payload:reveal",
+    action: "payload.reveal",
+    invoke: (a, m) => revealPayload(a, m, { ...DEMO, letterId: "any-letter", reason: "Checking the card number format" }),
+  },
+  { name: "viewMaskingConfig", permission: "masking:manage", action: "masking.view", invoke: (a, m) => viewMaskingConfig(a, m) },
 ];

@@ -1,4 +1,6 @@
 import "server-only";
+import { maskingPolicy } from "@/lib/masking/policy";
+import { maskFailure } from "./mask-letter";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
@@ -81,6 +83,8 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         READ_TIMEOUT_MS,
         "browse",
       );
+      // Exception text can quote payload values: masked like the letter page's.
+      const policy = await maskingPolicy(actor.role, input.connectionId, input.queue);
       const letters: LetterRow[] = page.letters.map((l) => ({
         id: l.id,
         position: l.position,
@@ -88,7 +92,7 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         bodySize: l.bodySize,
         sha256: l.sha256,
         contentType: l.contentType,
-        failure: l.failure,
+        failure: maskFailure(l.failure, policy),
         handled: l.handled ?? null,
       }));
       return {

@@ -5,7 +5,9 @@ import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DeathRecord, DlqSummary, DlqWarning, FailureInfo, HeaderEntry, Letter } from "@/lib/brokers/types";
 import { audited } from "./audit-trail";
 import { adapterFor, connectionInfo, withTimeout } from "./connection";
-import { buildPayloadView, type PayloadView } from "./payload-view";
+import { maskingPolicy } from "@/lib/masking/policy";
+import { maskedPayloadView, maskLetterMeta } from "./mask-letter";
+import type { PayloadView } from "./payload-view";
 import type { ConnectionInfo } from "./types";
 
 /** Bytes of a payload read for the letter page; the rest is downloadable. */
@@ -38,8 +40,10 @@ export interface LetterDetail {
   handled: Letter["handled"] | null;
   /** Problems found in the letter that did not stop the read (e.g. a checksum mismatch). */
   warnings: DlqWarning[];
-  /** Null when the actor's role may not see payloads. */
+  /** Null when the actor's role may not see payloads here (viewers on a sensitive DLQ). Masked on the server. */
   payload: PayloadView | null;
+  /** What masking did to this view: values replaced in payload and headers, and whether the DLQ is sensitive. */
+  masking: { payloadMasked: boolean; maskedCount: number; sensitive: boolean };
 }
 
 export interface ViewLetterResult {
@@ -49,6 +53,8 @@ export interface ViewLetterResult {
   letter: LetterDetail | null;
   needsConfirmation: boolean;
   canReadPayload: boolean;
+  /** The actor may reveal the unmasked payload (payload:reveal), with a reason. */
+  canReveal: boolean;
   /** The actor may confirm a risky read (dlq:browse-risky). */
   canConfirm: boolean;
 }
@@ -57,7 +63,10 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
   const scope = { action: "letter.view", connectionId: input.connectionId, queue: input.queue, target: input.letterId };
   await authorize(actor, "letter:read", { ...scope, meta });
   if (input.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...scope, action: "dlq.read_risky", meta });
-  const canReadPayload = can(actor.role, "letter:read-payload");
+  const policy = await maskingPolicy(actor.role, input.connectionId, input.queue);
+  // Every role may see a masked payload, except viewers on a sensitive DLQ.
+  const showPayload = can(actor.role, "letter:view-payload") && policy.payload !== "none";
+  const canReadPayload = showPayload && can(actor.role, "letter:read-payload");
 
   return audited(
     actor,
@@ -66,18 +75,22 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
     async () => {
       const adapter = adapterFor(input.connectionId);
       const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq");
-      const base = { connection: connectionInfo(adapter), dlq, canReadPayload, canConfirm: can(actor.role, "dlq:browse-risky") };
+      const base = { connection: connectionInfo(adapter), dlq, canReadPayload, canReveal: can(actor.role, "payload:reveal"), canConfirm: can(actor.role, "dlq:browse-risky") };
       if (dlq.readRisk && !input.acceptRisk) return { ...base, letter: null, needsConfirmation: true };
       const l = await withTimeout(
         adapter.getLetter(input.queue, input.letterId, {
-          // Viewers never get payload bytes, not even into this process's response.
-          maxBodyBytes: canReadPayload ? VIEW_MAX_BODY_BYTES : 0,
+          // Roles that may not see a payload here never get its bytes, not even into this process.
+          maxBodyBytes: showPayload ? VIEW_MAX_BODY_BYTES : 0,
           acceptRisk: input.acceptRisk,
         }),
         READ_TIMEOUT_MS,
         "getLetter",
       );
       if (!l) return { ...base, letter: null, needsConfirmation: false };
+      const meta = maskLetterMeta(l, policy);
+      const shown = showPayload
+        ? maskedPayloadView(l.body, { truncated: l.bodyTruncated || l.body.length < l.bodySize, contentType: l.contentType }, policy)
+        : null;
       const letter: LetterDetail = {
         id: l.id,
         position: l.position,
@@ -88,19 +101,24 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
         sha256: l.sha256,
         contentType: l.contentType,
         contentEncoding: l.contentEncoding,
-        properties: l.properties,
-        headers: l.headers,
-        failure: l.failure,
-        history: l.history,
+        properties: meta.properties,
+        headers: meta.headers,
+        failure: meta.failure,
+        history: meta.history,
         orderingKey: l.orderingKey,
         handled: l.handled ?? null,
         warnings: l.warnings ?? [],
-        payload: canReadPayload
-          ? buildPayloadView(l.body, { truncated: l.bodyTruncated || l.body.length < l.bodySize, contentType: l.contentType })
-          : null,
+        payload: shown?.view ?? null,
+        masking: { payloadMasked: shown?.masked ?? false, maskedCount: meta.maskedCount + (shown?.maskedCount ?? 0), sensitive: policy.sensitive },
       };
       return { ...base, letter, needsConfirmation: false };
     },
-    (r) => ({ found: r.letter !== null, read: !r.needsConfirmation, payloadShown: r.letter?.payload != null }),
+    (r) => ({
+      found: r.letter !== null,
+      read: !r.needsConfirmation,
+      payloadShown: r.letter?.payload != null,
+      masked: r.letter?.masking.maskedCount ?? 0,
+      sensitive: policy.sensitive,
+    }),
   );
 }

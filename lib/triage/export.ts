@@ -1,4 +1,6 @@
 import { csvCell } from "@/lib/audit/csv";
+import { maskHeaderRecord, maskPayloadWithRules, maskTextWithRules } from "@/lib/masking/engine";
+import type { MaskingRule } from "@/lib/masking/types";
 import type { ExportedLetter } from "./queries";
 
 /** Columns of a CSV export, in order; times are absolute UTC. Headers as one JSON cell. */
@@ -17,4 +19,26 @@ export function lettersToCsv(rows: Iterable<ExportedLetter>, opts: { header?: bo
     lines.push(cols.map((c) => csvCell(c === "headers" ? JSON.stringify(r.headers) : rec[c])).join(","));
   }
   return lines.length ? `${lines.join("\r\n")}\r\n` : "";
+}
+
+/**
+ * A letter as the exporting role may see it: headers and exception text through the masking
+ * rules; a payload masked to text (payloadBase64 dropped) unless no rule applies to the role.
+ */
+export function maskExportedLetter(r: ExportedLetter, policy: { rules: MaskingRule[]; hashKey: Uint8Array | string }): ExportedLetter {
+  if (policy.rules.length === 0) return r;
+  const text = (t: string | null) => (t ? maskTextWithRules(t, policy.rules, policy.hashKey).text : t);
+  const out: ExportedLetter = {
+    ...r,
+    exceptionMessage: text(r.exceptionMessage),
+    groupLabel: text(r.groupLabel) ?? "",
+    headers: maskHeaderRecord(r.headers, policy.rules, policy.hashKey).headers,
+  };
+  if (r.payloadBase64 !== undefined || r.payloadText !== undefined) {
+    const bytes = r.payloadBase64 ? Buffer.from(r.payloadBase64, "base64") : null;
+    const m = bytes ? maskPayloadWithRules(bytes, null, policy.rules, policy.hashKey, { truncated: r.payloadTruncated, maxChars: 4 * 1024 * 1024 }) : null;
+    out.payloadBase64 = null;
+    out.payloadText = m ? m.text : null;
+  }
+  return out;
 }

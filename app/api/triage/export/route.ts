@@ -1,7 +1,8 @@
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/dlq/http";
+import { errorResponse, loggableError } from "@/lib/dlq/http";
 import { AppError } from "@/lib/errors";
-import { lettersToCsv } from "@/lib/triage/export";
+import { maskingPolicy } from "@/lib/masking/policy";
+import { lettersToCsv, maskExportedLetter } from "@/lib/triage/export";
 import { parseLetterFilter } from "@/lib/triage/http";
 import { exportLetters } from "@/lib/triage/use-cases";
 
@@ -20,6 +21,8 @@ export async function GET(req: Request) {
     const actor = await requireActor();
     const filter = parseLetterFilter(p);
     const { count, rows } = await exportLetters(actor, await requestMeta(), { filter, format, includePayload: withPayload });
+    // Masked here, before a byte leaves the server: the index holds headers and payloads unmasked.
+    const policy = await maskingPolicy(actor.role, filter.connectionId, filter.queue);
     const iterator = rows[Symbol.asyncIterator]();
     const encoder = new TextEncoder();
     let first = true;
@@ -30,7 +33,7 @@ export async function GET(req: Request) {
           for (let i = 0; i < 200; i++) {
             const next = await iterator.next();
             if (next.done) break;
-            batch.push(next.value);
+            batch.push(maskExportedLetter(next.value, policy));
           }
           let text = "";
           if (format === "csv") text = lettersToCsv(batch, { header: first, withPayload });
@@ -41,7 +44,7 @@ export async function GET(req: Request) {
           if (text) controller.enqueue(encoder.encode(text));
           if (done) controller.close();
         } catch (e) {
-          console.error("triage export failed mid-stream", e);
+          console.error("triage export failed mid-stream:", loggableError(e));
           controller.error(e);
         }
       },

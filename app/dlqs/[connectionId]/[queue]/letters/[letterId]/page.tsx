@@ -6,6 +6,7 @@ import { dlqProblem } from "@/components/dlq/dlq-problem";
 import { EntriesTable } from "@/components/dlq/entries-table";
 import { HandledBadge } from "@/components/dlq/handled-badge";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
+import { RevealPanel } from "@/components/dlq/reveal-panel";
 import { RiskConfirm } from "@/components/dlq/risk-confirm";
 import { CopyButton } from "@/components/ui/copy-button";
 import { EscapeBack } from "@/components/ui/escape-back";
@@ -188,6 +189,9 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
       <DeathHistory history={l.history} countLabel={labels.count} />
       <PayloadPanel
         view={l.payload}
+        masked={l.masking.payloadMasked}
+        sensitive={l.masking.sensitive}
+        canDownload={r.canReadPayload}
         size={l.bodySize}
         sha256={l.sha256}
         contentType={l.contentType}
@@ -196,6 +200,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
       />
       <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
       <EntriesTable title="Headers" entries={l.headers} testId="headers" rowTestId="header-row" />
+      {r.canReveal && l.masking.maskedCount > 0 ? <RevealPanel connectionId={connectionId} queue={queue} letterId={l.id} maskedCount={l.masking.maskedCount} /> : null}
     </main>
   );
 }

@@ -5,7 +5,7 @@ import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
 
 export const dynamic = "force-dynamic";
 
-/** The payload's original bytes, as an attachment that a browser never renders. */
+/** The payload as an attachment that a browser never renders: original bytes, or a masked rendition (X-Payload-Masked). */
 export async function GET(_req: Request, ctx: { params: Promise<{ connectionId: string; queue: string; letterId: string }> }) {
   try {
     const { connectionId, queue, letterId } = await ctx.params;
@@ -21,6 +21,7 @@ export async function GET(_req: Request, ctx: { params: Promise<{ connectionId: 
         "Content-Security-Policy": "default-src 'none'; sandbox",
         "Cache-Control": "no-store",
         "X-Payload-SHA256": p.sha256,
+        ...(p.maskedCount !== null ? { "X-Payload-Masked": String(p.maskedCount) } : {}),
       },
     });
   } catch (e) {

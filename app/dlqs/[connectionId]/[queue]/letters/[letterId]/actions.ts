@@ -1,0 +1,26 @@
+"use server";
+
+import { requireActor, requestMeta } from "@/lib/auth/session";
+import { toSafeError } from "@/lib/dlq/app-error";
+import { revealPayload, type RevealedLetter } from "@/lib/dlq/reveal-payload";
+import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
+import { AppError, type ActionResult } from "@/lib/errors";
+
+/**
+ * Reveals a letter's unmasked payload and headers (payload:reveal, with a reason). Audited
+ * `payload.reveal`. The answer lives only in the calling component's state: no revalidation, no
+ * cookie, nothing cached, so it is gone on navigation or reload.
+ */
+export async function revealPayloadAction(input: unknown): Promise<ActionResult<RevealedLetter>> {
+  try {
+    const actor = await requireActor();
+    if (!input || typeof input !== "object") throw new AppError("bad_request:input", { userMessage: "Send the letter and a reason." });
+    const i = input as { connectionId?: unknown; queue?: unknown; letterId?: unknown; reason?: unknown };
+    const [connectionId, queue] = [String(i.connectionId ?? ""), String(i.queue ?? "")];
+    const acceptRisk = connectionId && queue ? await hasRiskConfirmation(connectionId, queue) : false;
+    const data = await revealPayload(actor, await requestMeta(), { connectionId, queue, letterId: String(i.letterId ?? ""), reason: String(i.reason ?? ""), acceptRisk });
+    return { ok: true, data };
+  } catch (e) {
+    return { ok: false, error: toSafeError(e) };
+  }
+}
