@@ -103,3 +103,29 @@ describe("triage use cases", () => {
     await expect(exportLetters(actors.viewer, meta(), { filter: { connectionId: "uc-conn", queue }, format: "json", includePayload: true })).rejects.toMatchObject({ code: "forbidden:letter:read-payload" });
   });
 });
+
+describe("triage results pass through the masking rules", () => {
+  it("a viewer's letter list and groups never carry the e-mail or card number quoted by an exception", async () => {
+    const queue = `uc-mask-${randomUUID().slice(0, 8)}`;
+    const secretMail = "jane.doe@example.com";
+    const secretCard = "4111 1111 1111 1111";
+    const rows = [0, 1].map((i) =>
+      row(i, {
+        exception_message: `card ${secretCard} of ${secretMail} declined`,
+        group_label: `PaymentDeclined: card ${secretCard} of ${secretMail} declined`,
+        headers: { "x-customer-email": secretMail },
+      }),
+    );
+    await upsertLetters("uc-conn", queue, randomUUID(), rows, getDb());
+    await refreshGroupSummary("uc-conn", queue);
+
+    const letters = await listLetters(actors.viewer, meta(), { filter: { connectionId: "uc-conn", queue } });
+    const groups = await listGroups(actors.viewer, meta(), { connectionId: "uc-conn", queue });
+    const byHeader = await listGroups(actors.viewer, meta(), { connectionId: "uc-conn", queue, by: "header:x-customer-email" });
+    const seen = JSON.stringify({ letters, groups, byHeader });
+    expect(letters.letters).toHaveLength(2);
+    expect(seen).not.toContain(secretMail);
+    expect(seen).not.toContain(secretCard);
+    expect(seen).not.toContain(secretCard.replace(/ /g, ""));
+  });
+});

@@ -9,6 +9,9 @@ import { wakeJobWorker } from "@/lib/jobs/runtime";
 import { ACTIVE_STATES, type JobProgress, type JobRecord, type JobState } from "@/lib/jobs/types";
 import { countLetters, queryGroups, queryGroupsBy, queryLetters, streamLetters, type ExportedLetter, type GroupByKey, type GroupView, type IndexedLetter, type LetterFilter } from "./queries";
 import { checkRules, loadRules, replaceRules, type RuleSet } from "./rules-store";
+import { maskHeaderRecord, maskTextWithRules } from "@/lib/masking/engine";
+import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
+import { maskExportedLetter } from "./export";
 import type { ScanParams } from "./scan";
 
 /**
@@ -135,13 +138,31 @@ export async function listGroups(actor: Actor, meta: RequestMeta, input: DlqRef 
   const dlq = requireDlq(input);
   const lastScan = (await jobStore().list({ kind: "scan", ...dlq }, 1))[0];
   const scan = lastScan ? toScanView(lastScan) : null;
+  const policy = await maskingPolicy(actor.role, dlq.connectionId, dlq.queue);
   if (!input.by || input.by === "group") {
     const { rules } = await loadRules();
     const r = await queryGroups(dlq.connectionId, dlq.queue, rules);
-    return { by: "group", ...r, lastScan: scan };
+    return { by: "group", ...r, groups: r.groups.map((g) => maskGroup(g, policy)), lastScan: scan };
   }
-  const r = await queryGroupsBy(dlq.connectionId, dlq.queue, input.by as GroupByKey);
-  return { by: input.by as GroupByKey, ...r, lastScan: scan };
+  const by = input.by as GroupByKey;
+  const r = await queryGroupsBy(dlq.connectionId, dlq.queue, by);
+  return { by, ...r, groups: r.groups.map((g) => ({ ...g, value: maskGroupValue(by, g.value, policy) })), lastScan: scan };
+}
+
+/** Group labels carry exception text, which can quote payload data: the role's masking rules apply. */
+function maskGroup(g: GroupView, policy: MaskingPolicy): GroupView {
+  if (policy.rules.length === 0) return g;
+  const text = (t: string | null) => (t ? maskTextWithRules(t, policy.rules, policy.hashKey).text : t);
+  return { ...g, label: text(g.label) ?? "", normalizedMessage: text(g.normalizedMessage) };
+}
+
+function maskGroupValue(by: GroupByKey, value: string | null, policy: MaskingPolicy): string | null {
+  if (value === null || policy.rules.length === 0) return value;
+  if (by.startsWith("header:")) {
+    const name = by.slice("header:".length);
+    return maskHeaderRecord({ [name]: value }, policy.rules, policy.hashKey).headers[name] ?? null;
+  }
+  return maskTextWithRules(value, policy.rules, policy.hashKey).text;
 }
 
 /** One keyset page of the filtered set and the set's count. */
@@ -152,8 +173,13 @@ export async function listLetters(
 ): Promise<{ letters: IndexedLetter[]; count: number; nextCursor: string | null }> {
   await authorize(actor, "triage:read", { action: "triage.letters", connectionId: input.filter?.connectionId ?? null, queue: input.filter?.queue ?? null, meta });
   const filter = { ...input.filter, ...requireDlq(input.filter ?? {}) };
-  const [page, count] = await Promise.all([queryLetters(filter, { after: input.after, limit: input.limit }), countLetters(filter)]);
-  return { letters: page.rows, count, nextCursor: page.nextCursor };
+  const [page, count, policy] = await Promise.all([
+    queryLetters(filter, { after: input.after, limit: input.limit }),
+    countLetters(filter),
+    maskingPolicy(actor.role, filter.connectionId, filter.queue),
+  ]);
+  // Headers and exception text pass through the role's masking rules before they leave the server.
+  return { letters: page.rows.map((r) => maskExportedLetter(r, policy)), count, nextCursor: page.nextCursor };
 }
 
 /**
