@@ -11,6 +11,7 @@ export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice 
   if (can(actor.role, "audit:read")) links.push({ href: "/audit", label: "Audit", testId: "nav-audit" });
   if (can(actor.role, "users:manage")) links.push({ href: "/admin/users", label: "Users", testId: "nav-users" });
   if (can(actor.role, "triage:rules")) links.push({ href: "/admin/triage-rules", label: "Triage rules", testId: "nav-triage-rules" });
+  if (can(actor.role, "masking:manage")) links.push({ href: "/admin/masking", label: "Masking", testId: "nav-masking" });
   return (
     <header className="site-header">
       <Link href="/" className="brand">
