@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AppError, asAppError, httpStatusOf, isAppError, toActionError } from "./errors";
+import { AppError, asAppError, httpStatusOf, isAppError, loggableError, toActionError } from "./errors";
 
 /** What an AppError thrown by another bundle layer's copy of the class looks like here. */
 function foreignAppError(code: string, userMessage: string) {
@@ -34,5 +34,17 @@ describe("AppError recognition", () => {
   it("maps error types to HTTP statuses", () => {
     const status = (code: `${string}:${string}`) => httpStatusOf(new AppError(code as never, { userMessage: "m" }));
     expect([status("forbidden:x"), status("unauthorized:x"), status("unavailable:broker"), status("confirmation_required:read"), status("internal:x")]).toEqual([403, 401, 503, 409, 500]);
+  });
+});
+
+describe("loggableError", () => {
+  it("keeps the name and stack frames but never the message, which can quote payload bytes", () => {
+    // Drivers and parsers quote their input in messages, e.g. `Unexpected token in "4111…"`.
+    const e = new SyntaxError('Unexpected token in JSON: {"card":"4111111111111111",');
+    const logged = loggableError(e);
+    expect(logged.startsWith("SyntaxError")).toBe(true);
+    expect(logged).toMatch(/\n\s+at /);
+    expect(logged).not.toContain("4111111111111111");
+    expect(loggableError("a string")).toBe("string");
   });
 });

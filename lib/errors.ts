@@ -90,3 +90,13 @@ export function toActionError(e: unknown): { code: ErrorCode; message: string } 
     message: "Something went wrong on the server. The error was logged; try again, and tell the console's owners if it persists.",
   };
 }
+
+/**
+ * An unexpected error as it may go to the logs: its name and stack frames, never its message,
+ * which can quote payload bytes or header values (a JSON parse error, a driver error).
+ */
+export function loggableError(err: unknown): string {
+  if (!(err instanceof Error)) return typeof err;
+  const frames = (err.stack ?? "").split("\n").filter((l) => /^\s+at /.test(l)).slice(0, 8);
+  return [err.name, ...frames].join("\n");
+}

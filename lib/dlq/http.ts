@@ -1,17 +1,9 @@
 import "server-only";
 import { NextResponse } from "next/server";
-import { httpStatusOf, toActionError } from "@/lib/errors";
+import { httpStatusOf, loggableError, toActionError } from "@/lib/errors";
 import { asAppError } from "./app-error";
 
-/**
- * What may be logged of an unexpected error: its name and stack frames, never its message, which
- * can quote payload or header content (e.g. a JSON.parse SyntaxError quotes its input).
- */
-export function loggableError(err: unknown): string {
-  if (!(err instanceof Error)) return typeof err;
-  const frames = (err.stack ?? "").split("\n").filter((l) => /^\s+at /.test(l)).slice(0, 8);
-  return [err.name, ...frames].join("\n");
-}
+export { loggableError };
 
 /** JSON error for route handlers: the AppError's user message only, never a raw exception. */
 export function errorResponse(err: unknown): NextResponse {

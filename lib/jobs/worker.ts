@@ -1,7 +1,7 @@
 import "server-only";
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
-import { asAppError } from "@/lib/errors";
+import { asAppError, loggableError } from "@/lib/errors";
 import { JobStore, LeaseLostError, jobStore } from "./store";
 import type { JobHandler, JobRecord } from "./types";
 
@@ -158,7 +158,7 @@ export class JobWorker {
         return;
       }
       const app = asAppError(e);
-      if (!app) console.error(`[jobs] ${job.kind} job ${job.id} failed`, e);
+      if (!app) console.error(`[jobs] ${job.kind} job ${job.id} failed:`, loggableError(e));
       await this.store
         .finish(job.id, this.owner, { state: "failed", error: app?.userMessage ?? "The job stopped on an unexpected error; it was logged. Start it again." })
         .catch((err) => console.error(`[jobs] could not record the failure of ${job.id}: ${(err as Error).message}`));
