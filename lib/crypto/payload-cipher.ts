@@ -1,5 +1,5 @@
 import "server-only";
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AppError } from "@/lib/errors";
@@ -85,13 +85,26 @@ export interface Sealed {
   data: Buffer;
 }
 
+/**
+ * Imported key objects, one per raw key: createCipheriv with a raw Buffer imports the key again on
+ * every call (a scan encrypts every letter). Keyed by the Buffer, so a dropped keyring drops them.
+ */
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+
+function keyObject(raw: Buffer): KeyObject {
+  let k = keyObjects.get(raw);
+  if (!k) keyObjects.set(raw, (k = createSecretKey(raw)));
+  return k;
+}
+
 export function encryptPayload(plain: Uint8Array, aad: string, ring: Keyring = keyring()): Sealed {
-  const key = ring.keys.get(ring.currentId)!;
+  const key = keyObject(ring.keys.get(ring.currentId)!);
   const nonce = randomBytes(NONCE);
   const c = createCipheriv("aes-256-gcm", key, nonce);
   c.setAAD(Buffer.from(aad, "utf8"));
-  const body = Buffer.concat([c.update(plain), c.final()]);
-  return { keyId: ring.currentId, data: Buffer.concat([nonce, body, c.getAuthTag()]) };
+  const body = c.update(plain);
+  const last = c.final();
+  return { keyId: ring.currentId, data: Buffer.concat([nonce, body, last, c.getAuthTag()], NONCE + body.length + last.length + TAG) };
 }
 
 /** Throws `internal:payload-integrity` when the ciphertext, its row or its key do not match. */
@@ -101,7 +114,7 @@ export function decryptPayload(sealed: Sealed, aad: string, ring: Keyring = keyr
     throw new AppError("unavailable:index-key", { userMessage: `The payload was encrypted with key "${sealed.keyId}", which this console no longer has. Add it back to DLQ_INDEX_KEYS to read it.` });
   }
   if (sealed.data.length < NONCE + TAG) throw integrity();
-  const d = createDecipheriv("aes-256-gcm", key, sealed.data.subarray(0, NONCE));
+  const d = createDecipheriv("aes-256-gcm", keyObject(key), sealed.data.subarray(0, NONCE));
   d.setAAD(Buffer.from(aad, "utf8"));
   d.setAuthTag(sealed.data.subarray(sealed.data.length - TAG));
   try {

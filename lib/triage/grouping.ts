@@ -4,7 +4,7 @@
  * (reason plus a receive-count bucket). Pure; the index stores `key` and the parts beside it.
  */
 import { createHash } from "node:crypto";
-import { normalizeMessage, parseStack, topStackFrame } from "./normalize";
+import { normalizeMessage, parseStack, topFrameOf, type ParsedStack } from "./normalize";
 
 /** Part of every key: bump when normalisation or key parts change, so the index regroups instead of mixing old and new keys. */
 export const GROUPING_VERSION = 1;
@@ -59,8 +59,7 @@ function nestedCause(message: string | null): { exceptionClass: string; message:
  * failure in one group. Header values win over the stack's when they describe the same exception,
  * because headers are not truncated.
  */
-function resolveFailure(input: GroupingInput) {
-  const parsed = parseStack(input.stackTrace);
+function resolveFailure(input: GroupingInput, parsed: ParsedStack | null) {
   const outer = parsed?.chain[0] ?? null;
   const root = parsed && parsed.chain.length > 1 ? parsed.chain[parsed.chain.length - 1] : null;
   const headerClass = blank(input.exceptionClass);
@@ -84,9 +83,11 @@ function digest(parts: Array<string | null>): string {
 }
 
 export function groupKeyOf(input: GroupingInput): GroupKey {
-  const { exceptionClass, message, wrapperClass } = resolveFailure(input);
+  // One parse serves both the cause chain and the top frame (parsing is most of the cost).
+  const parsed = parseStack(input.stackTrace);
+  const { exceptionClass, message, wrapperClass } = resolveFailure(input, parsed);
   const normalizedMessage = message ? normalizeMessage(message) || null : null;
-  const topFrame = input.stackTrace ? topStackFrame(input.stackTrace) : null;
+  const topFrame = input.stackTrace ? topFrameOf(parsed) : null;
   if (exceptionClass || normalizedMessage) {
     const head = [exceptionClass, normalizedMessage].filter(Boolean).join(": ");
     return {

@@ -1,11 +1,110 @@
 import "server-only";
-import { getDb } from "@/lib/db";
+import { Pool } from "pg";
+import { databaseMode, getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { VERSION_HEADERS, type IndexRow } from "./index-row";
 
 /**
  * Writes to the triage index. Every statement is one round trip per batch (never per letter).
  */
+
+/** Columns refreshed when a letter is seen again (all but the identity and first_seen_at). */
+const ON_CONFLICT = `ON CONFLICT (connection_id, queue, letter_id) DO UPDATE SET
+       position = EXCLUDED.position, kafka_partition = EXCLUDED.kafka_partition, kafka_offset = EXCLUDED.kafka_offset,
+       message_id = EXCLUDED.message_id, last_seen_at = EXCLUDED.last_seen_at, gone_at = NULL,
+       dead_lettered_at = EXCLUDED.dead_lettered_at,
+       arrived_at = COALESCE(EXCLUDED.dead_lettered_at, triage_letters.first_seen_at),
+       reason = EXCLUDED.reason, origin_queue = EXCLUDED.origin_queue, exception_class = EXCLUDED.exception_class,
+       exception_message = EXCLUDED.exception_message, normalized_message = EXCLUDED.normalized_message,
+       top_frame = EXCLUDED.top_frame, group_key = EXCLUDED.group_key, group_label = EXCLUDED.group_label,
+       group_basis = EXCLUDED.group_basis, disposition = EXCLUDED.disposition, rule_id = EXCLUDED.rule_id,
+       receive_count = EXCLUDED.receive_count, headers = EXCLUDED.headers, body_size = EXCLUDED.body_size,
+       sha256 = EXCLUDED.sha256, fingerprint = EXCLUDED.fingerprint, payload_ciphertext = EXCLUDED.payload_ciphertext,
+       payload_key_id = EXCLUDED.payload_key_id, payload_truncated = EXCLUDED.payload_truncated,
+       handled_outcome = EXCLUDED.handled_outcome, scan_id = EXCLUDED.scan_id`;
+
+const INSERT_COLUMNS = `INSERT INTO triage_letters (
+       connection_id, queue, letter_id, position, kafka_partition, kafka_offset, message_id,
+       first_seen_at, last_seen_at, gone_at, dead_lettered_at, arrived_at, reason, origin_queue,
+       exception_class, exception_message, normalized_message, top_frame, group_key, group_label,
+       group_basis, disposition, rule_id, receive_count, headers, body_size, sha256, fingerprint,
+       payload_ciphertext, payload_key_id, payload_truncated, handled_outcome, scan_id)`;
+
+const SELECT_ROW = `SELECT $1, $2, r.letter_id, r.position, r.kafka_partition, r.kafka_offset::bigint, r.message_id,
+       now(), now(), NULL, r.dead_lettered_at, COALESCE(r.dead_lettered_at, now()), r.reason, r.origin_queue,
+       r.exception_class, r.exception_message, r.normalized_message, r.top_frame, r.group_key, r.group_label,
+       r.group_basis, r.disposition, r.rule_id, r.receive_count, COALESCE(r.headers, '{}'::jsonb), r.body_size, r.sha256, r.fingerprint,
+       decode(r.payload, 'base64'), r.payload_key_id, r.payload_truncated, r.handled_outcome, $3::uuid`;
+
+/** Through Prisma (PGlite, or a client other than the process one): the batch as one JSON parameter. */
+const UPSERT_JSON = `${INSERT_COLUMNS}
+     ${SELECT_ROW}
+     FROM json_to_recordset($4::json) AS r(
+       letter_id text, position int, kafka_partition int, kafka_offset text, message_id text,
+       dead_lettered_at timestamptz, reason text, origin_queue text, exception_class text,
+       exception_message text, normalized_message text, top_frame text, group_key text,
+       group_label text, group_basis text, disposition text, rule_id text, receive_count int,
+       headers jsonb, body_size int, sha256 text, fingerprint text, payload text,
+       payload_key_id text, payload_truncated boolean, handled_outcome text)
+     ${ON_CONFLICT}`;
+
+/**
+ * Through pg directly (Postgres): one typed array per column, unnested together. On 500-row
+ * batches of ~1 KB letters: median 45 ms against 78 ms for json_to_recordset through Prisma (same
+ * run, load average 12 on 2 cores); Prisma also kept several copies of each batch's JSON alive
+ * while it ran (heap snapshot), most of the scan's extra memory.
+ */
+const UNNEST_COLUMNS: Array<[keyof IndexRow, string]> = [
+  ["letter_id", "text"], ["position", "int"], ["kafka_partition", "int"], ["kafka_offset", "text"], ["message_id", "text"],
+  ["dead_lettered_at", "timestamptz"], ["reason", "text"], ["origin_queue", "text"], ["exception_class", "text"],
+  ["exception_message", "text"], ["normalized_message", "text"], ["top_frame", "text"], ["group_key", "text"],
+  ["group_label", "text"], ["group_basis", "text"], ["disposition", "text"], ["rule_id", "text"], ["receive_count", "int"],
+  ["headers", "jsonb"], ["body_size", "int"], ["sha256", "text"], ["fingerprint", "text"], ["payload", "text"],
+  ["payload_key_id", "text"], ["payload_truncated", "boolean"], ["handled_outcome", "text"],
+];
+const UPSERT_UNNEST = `${INSERT_COLUMNS}
+     ${SELECT_ROW}
+     FROM unnest(${UNNEST_COLUMNS.map(([, t], i) => `$${i + 4}::${t}[]`).join(", ")})
+       AS r(${UNNEST_COLUMNS.map(([c]) => c).join(", ")})
+     ${ON_CONFLICT}`;
+
+function columnArrays(rows: IndexRow[]): unknown[][] {
+  return UNNEST_COLUMNS.map(([c]) => rows.map((r) => (c === "headers" ? JSON.stringify(r.headers ?? {}) : r[c])));
+}
+
+/**
+ * A small pg pool of its own for the bulk writes of scans, on the server of DATABASE_URL. The same
+ * statement through Prisma's driver adapter spent about as long in Node as in Postgres. Used only
+ * when `db` is the process client on Postgres (so both reach the same database); else Prisma.
+ */
+let bulk: { url: string; pool: Pool } | null = null;
+
+function bulkPool(db: PrismaClient): Pool | null {
+  const url = process.env.DATABASE_URL;
+  if (!url || databaseMode() !== "postgres") return null;
+  try {
+    if (db !== getDb()) return null;
+  } catch {
+    return null; // shutting down: let Prisma's error surface
+  }
+  if (bulk?.url !== url) {
+    void bulk?.pool.end().catch(() => {});
+    // allowExitOnIdle: scripts and tests exit without closing it; idle clients go after 10 s.
+    const pool = new Pool({ connectionString: url, max: 4, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
+    // An idle client's connection ended by the server (restart, dropped database): the pool
+    // replaces it on next use; without a listener the error would crash the process.
+    pool.on("error", (e) => console.warn(`[triage] index write connection lost: ${e.message}`));
+    bulk = { url, pool };
+  }
+  return bulk.pool;
+}
+
+/** Closes the bulk-write pool (scripts before dropping their database; a later write reopens it). */
+export async function closeBulkPool(): Promise<void> {
+  const b = bulk;
+  bulk = null;
+  await b?.pool.end();
+}
 
 /**
  * Inserts or refreshes a batch of letters of one DLQ with one INSERT … ON CONFLICT. A letter seen
@@ -19,43 +118,12 @@ export async function upsertLetters(
   db: PrismaClient = getDb(),
 ): Promise<void> {
   if (rows.length === 0) return;
-  await db.$executeRawUnsafe(
-    `INSERT INTO triage_letters (
-       connection_id, queue, letter_id, position, kafka_partition, kafka_offset, message_id,
-       first_seen_at, last_seen_at, gone_at, dead_lettered_at, arrived_at, reason, origin_queue,
-       exception_class, exception_message, normalized_message, top_frame, group_key, group_label,
-       group_basis, disposition, rule_id, receive_count, headers, body_size, sha256, fingerprint,
-       payload_ciphertext, payload_key_id, payload_truncated, handled_outcome, scan_id)
-     SELECT $1, $2, r.letter_id, r.position, r.kafka_partition, r.kafka_offset::bigint, r.message_id,
-       now(), now(), NULL, r.dead_lettered_at, COALESCE(r.dead_lettered_at, now()), r.reason, r.origin_queue,
-       r.exception_class, r.exception_message, r.normalized_message, r.top_frame, r.group_key, r.group_label,
-       r.group_basis, r.disposition, r.rule_id, r.receive_count, COALESCE(r.headers, '{}'::jsonb), r.body_size, r.sha256, r.fingerprint,
-       decode(r.payload, 'base64'), r.payload_key_id, r.payload_truncated, r.handled_outcome, $3::uuid
-     FROM json_to_recordset($4::json) AS r(
-       letter_id text, position int, kafka_partition int, kafka_offset text, message_id text,
-       dead_lettered_at timestamptz, reason text, origin_queue text, exception_class text,
-       exception_message text, normalized_message text, top_frame text, group_key text,
-       group_label text, group_basis text, disposition text, rule_id text, receive_count int,
-       headers jsonb, body_size int, sha256 text, fingerprint text, payload text,
-       payload_key_id text, payload_truncated boolean, handled_outcome text)
-     ON CONFLICT (connection_id, queue, letter_id) DO UPDATE SET
-       position = EXCLUDED.position, kafka_partition = EXCLUDED.kafka_partition, kafka_offset = EXCLUDED.kafka_offset,
-       message_id = EXCLUDED.message_id, last_seen_at = EXCLUDED.last_seen_at, gone_at = NULL,
-       dead_lettered_at = EXCLUDED.dead_lettered_at,
-       arrived_at = COALESCE(EXCLUDED.dead_lettered_at, triage_letters.first_seen_at),
-       reason = EXCLUDED.reason, origin_queue = EXCLUDED.origin_queue, exception_class = EXCLUDED.exception_class,
-       exception_message = EXCLUDED.exception_message, normalized_message = EXCLUDED.normalized_message,
-       top_frame = EXCLUDED.top_frame, group_key = EXCLUDED.group_key, group_label = EXCLUDED.group_label,
-       group_basis = EXCLUDED.group_basis, disposition = EXCLUDED.disposition, rule_id = EXCLUDED.rule_id,
-       receive_count = EXCLUDED.receive_count, headers = EXCLUDED.headers, body_size = EXCLUDED.body_size,
-       sha256 = EXCLUDED.sha256, fingerprint = EXCLUDED.fingerprint, payload_ciphertext = EXCLUDED.payload_ciphertext,
-       payload_key_id = EXCLUDED.payload_key_id, payload_truncated = EXCLUDED.payload_truncated,
-       handled_outcome = EXCLUDED.handled_outcome, scan_id = EXCLUDED.scan_id`,
-    connectionId,
-    queue,
-    scanId,
-    JSON.stringify(rows),
-  );
+  const pool = bulkPool(db);
+  if (pool) {
+    await pool.query({ name: "triage_upsert_letters", text: UPSERT_UNNEST, values: [connectionId, queue, scanId, ...columnArrays(rows)] });
+    return;
+  }
+  await db.$executeRawUnsafe(UPSERT_JSON, connectionId, queue, scanId, JSON.stringify(rows));
 }
 
 /** After a complete scan: letters of this DLQ the scan did not see have left it. Returns how many. */

@@ -285,6 +285,17 @@ function parseGo(ls: string[]): ParsedStack | null {
  */
 export function parseStack(stackTrace: string | null): ParsedStack | null {
   if (!stackTrace?.trim()) return null;
+  // The last parse is remembered: index rows ask for the chain (groupKeyOf) and then for the root
+  // cause (rootCauseOf) of the same stack. Results are treated as read-only by every caller.
+  if (stackTrace === lastParse.input) return lastParse.result;
+  const result = parseStackUncached(stackTrace);
+  lastParse = { input: stackTrace, result };
+  return result;
+}
+
+let lastParse: { input: string | null; result: ParsedStack | null } = { input: null, result: null };
+
+function parseStackUncached(stackTrace: string): ParsedStack | null {
   const ls = lines(stackTrace);
   if (ls.some((l) => /^Traceback \(most recent call last\):/.test(l.trim()) || PY_FRAME.test(l))) return parsePython(ls);
   if (ls.some((l) => /^(?:panic|fatal error): /.test(l))) return parseGo(ls);
@@ -300,7 +311,12 @@ export function parseStack(stackTrace: string | null): ParsedStack | null {
  * wrapper: a Spring ListenerExecutionFailedException's own frames are the same for every failure.
  */
 export function topStackFrame(stackTrace: string): string | null {
-  const frames = parseStack(stackTrace)?.frames ?? [];
+  return topFrameOf(parseStack(stackTrace));
+}
+
+/** topStackFrame of an already parsed stack (grouping parses each stack once). */
+export function topFrameOf(parsed: ParsedStack | null): string | null {
+  const frames = parsed?.frames ?? [];
   return (frames.find((f) => f.app) ?? frames[0])?.name ?? null;
 }
 

@@ -86,19 +86,28 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   // Up to `writers` batch writes in flight while the next batch is read (Postgres uses its own
   // cores meanwhile). Each settles to its error (never rejects unobserved, which would crash the
   // process); an error is rethrown at the next wait.
+  // Memory is bounded in bytes as well as in batches: at most `writers` batches' worth of rows
+  // (by rowWeight) are held by writes in flight, whatever the letters' sizes.
   const inFlight = new Set<Promise<unknown>>();
+  const maxInFlightBytes = d.writers! * d.batchBytes!;
+  let inFlightBytes = 0;
   let writeError: unknown = null;
-  const settle = async (atMost: number) => {
-    while (inFlight.size > atMost) await Promise.race(inFlight);
+  const settle = async (atMost: number, bytesFree = 0) => {
+    while (inFlight.size > atMost || (inFlight.size > 0 && inFlightBytes + bytesFree > maxInFlightBytes)) await Promise.race(inFlight);
     if (writeError) throw writeError;
   };
   const flush = async () => {
-    await settle(d.writers! - 1);
+    await settle(d.writers! - 1, weight);
     if (batch.size === 0) return;
     const rows = [...batch.values()];
+    const bytes = weight;
     batch = new Map();
     weight = 0;
+    inFlightBytes += bytes;
     const p: Promise<unknown> = upsertLetters(job.connectionId, job.queue, cp.scanId, rows, db)
+      .finally(() => {
+        inFlightBytes -= bytes;
+      })
       .then(async () => {
         written += rows.length;
         const r = await ctx.checkpoint({ progress: progress(), checkpoint: { ...cp, written } });
