@@ -17,6 +17,7 @@ import {
   countStates,
   flushAudit,
   claimNext,
+  claimMissing,
   markReturned,
   recordOutcomes,
   resetMoving,
@@ -37,6 +38,12 @@ export interface RedriveDeps {
   returnCheckMs: number;
   /** Letters per sample batch (default 50). */
   sampleBatch: number;
+  /**
+   * How long after taking a job over (rows were left "moving") the final verification pass waits
+   * for the previous holder to let go of its letters before a "missing" letter counts as gone.
+   * Default: the lease duration (a holder that lost its lease notices it within a third of it).
+   */
+  verifyGraceMs?: number;
 }
 
 class Stop extends Error {
@@ -67,6 +74,9 @@ class RedriveRun {
   private bulkStartedAt: number | null = null;
   private bulkMovedAtStart = 0;
   private lastReturnCheck = 0;
+  /** When this run started, and whether it took the job over from a holder that may still run. */
+  private runStartedAt = 0;
+  private tookOver = false;
   /** The previous bulk batch's ledger and audit writes, running while the next batch moves. */
   private writing: Promise<void> | null = null;
 
@@ -92,7 +102,8 @@ class RedriveRun {
       queue: plan.queue,
       actor: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
     };
-    await resetMoving(this.db, plan.jobId);
+    this.runStartedAt = this.d.clock.now();
+    this.tookOver = (await resetMoving(this.db, plan.jobId)) > 0;
     await flushAudit(this.db, this.audit);
     this.counts = await countStates(this.db, plan.jobId);
     try {
@@ -179,9 +190,47 @@ class RedriveRun {
       await this.moveBatch(rows, "bulk", true);
     }
     await this.drainWrites();
+    await this.verifyMissing(bucket, size);
     await this.checkBreaker();
     await setStage(this.db, this.plan.jobId, "done");
     this.plan = { ...this.plan, stage: "done" };
+  }
+
+  /**
+   * Final verification before the job can finish: letters reported "missing" are asked for again.
+   * "Missing" is only final when the letter really is not in the DLQ; a run that took the job over
+   * while the previous holder still had letters unacked (RabbitMQ: invisible to other readers)
+   * sees them as missing although they go back to the DLQ when that holder lets go. So: one pass at
+   * once; after a takeover, passes until the previous holder's lease has surely run out (it stops
+   * within a third of the lease), and again while a pass still finds letters. Paced by the job's
+   * token bucket. A letter found again moves now (or fails with its reason, staying in the DLQ).
+   */
+  private async verifyMissing(bucket: TokenBucket, size: number) {
+    const grace = this.d.verifyGraceMs ?? Math.min(120_000, Math.max(1000, (this.ctx.job.leaseExpiresAt?.getTime() ?? 0) - Date.now() + 1000));
+    const deadline = this.tookOver ? this.runStartedAt + grace : 0;
+    let recovered = 0;
+    for (let pass = 0; pass < 8 && this.counts.missing > 0; pass++) {
+      if (pass > 0) {
+        const wait = deadline - this.d.clock.now();
+        if (wait <= 0 && recovered === 0) break;
+        await this.d.clock.sleep(Math.max(250, wait), this.ctx.signal);
+      }
+      const before = this.counts.missing;
+      let afterSeq = 0;
+      for (;;) {
+        await this.control();
+        await bucket.take(size, this.ctx.signal);
+        const rows = await claimMissing(this.db, this.plan.jobId, afterSeq, size);
+        if (rows.length === 0) break;
+        afterSeq = rows[rows.length - 1].seq;
+        this.counts.missing -= rows.length;
+        this.counts.pending += rows.length;
+        await this.moveBatch(rows, "bulk", false, new Map(rows.map((r) => [r.letterId, r.reason])));
+      }
+      recovered = before - this.counts.missing;
+    }
+    // The previous holder may have written outcomes meanwhile: the ledger's counts are the truth.
+    this.counts = await countStates(this.db, this.plan.jobId);
   }
 
   // ---- moving -------------------------------------------------------------------------------
@@ -191,7 +240,7 @@ class RedriveRun {
    * batch's ledger and audit writes run while the next batch is claimed and moved (awaited before
    * that batch's own writes, and before any check, pause or end that reads the ledger).
    */
-  private async moveBatch(rows: LedgerRow[], stage: "sample" | "bulk", overlap = false) {
+  private async moveBatch(rows: LedgerRow[], stage: "sample" | "bulk", overlap = false, missingReasons?: Map<string, string | null>) {
     void stage;
     const park = rows.filter((r) => r.prevCount >= this.plan.redriveLimit);
     const move = rows.filter((r) => r.prevCount < this.plan.redriveLimit);
@@ -222,6 +271,10 @@ class RedriveRun {
     if (move.length > 0) {
       const target = this.plan.target as RedriveTarget;
       for await (const res of this.move(move.map((r) => request(r, target, r.prevCount + 1)))) settled.push(settledOf(res, "moved", retried.has(res.letterId)));
+    }
+    if (missingReasons) {
+      // Asked again in the verification pass and still not there: keep the reason it had.
+      for (const s of settled) if (s.state === "missing" && missingReasons.get(s.letterId)) s.reason = missingReasons.get(s.letterId)!;
     }
     for (const s of settled) this.counts[s.state]++;
     this.counts.pending = Math.max(0, this.counts.pending - settled.length);

@@ -136,6 +136,26 @@ export async function claimNext(db: Db, jobId: string, stage: "sample" | "bulk",
   return rows.map(toRow).sort((a, b) => a.seq - b.seq);
 }
 
+/**
+ * The final verification pass: claims letters reported "missing" (index order, after `afterSeq`)
+ * so they are asked for again, in ONE statement (state moving, attempt + 1, a new replay id). A
+ * letter that was only held by another reader (a previous holder of the job's lease still had it
+ * unacked) is in the DLQ again and moves now; one that really is gone comes back "missing".
+ */
+export async function claimMissing(db: Db, jobId: string, afterSeq: number, limit: number): Promise<LedgerRow[]> {
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = gen_random_uuid(), updated_at = now()
+     WHERE r.id IN (
+       SELECT id FROM redrive_letters WHERE job_id = $1::uuid AND state = 'missing' AND seq > $2
+       ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+     RETURNING ${COLS}`,
+    jobId,
+    afterSeq,
+    limit,
+  );
+  return rows.map(toRow).sort((a, b) => a.seq - b.seq);
+}
+
 /** Before the adapter is called: state moving, attempt + 1, the replay id of this attempt. */
 export async function markMoving(db: Db, jobId: string, stage: "sample" | "bulk", rows: Array<{ letterId: string; replayId: string }>): Promise<void> {
   if (rows.length === 0) return;
@@ -169,7 +189,11 @@ export function settledOf(r: MoveResult, movedState: "moved" | "parked", retried
   return { letterId: r.letterId, state, destination: r.destination, reason, orderingKey: r.orderingKey };
 }
 
-/** Outcomes of a batch, in one statement; their audit rows are owed (`audited = false`) until flushAudit. */
+/**
+ * Outcomes of a batch, in one statement; their audit rows are owed (`audited = false`) until flushAudit.
+ * A confirmed move (moved, parked) also replaces "missing": after a lease takeover the previous
+ * holder may still have moved a letter that the new run, not seeing it, had recorded as missing.
+ */
 export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[]): Promise<void> {
   if (outcomes.length === 0) return;
   await db.$executeRawUnsafe(
@@ -177,7 +201,8 @@ export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[])
        ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = false, updated_at = now(),
        moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END
      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(letter_id, state, destination, reason, ordering_key)
-     WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id AND r.state IN ('moving', 'pending')`,
+     WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
+       AND (r.state IN ('moving', 'pending') OR (r.state = 'missing' AND u.state IN ('moved', 'parked')))`,
     jobId,
     outcomes.map((o) => o.letterId),
     outcomes.map((o) => o.state),
