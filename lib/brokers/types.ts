@@ -248,6 +248,19 @@ export interface MoveResult {
 export interface MoveOptions {
   signal?: AbortSignal;
   acceptRisk?: boolean;
+  /**
+   * Ordering keys (as `MoveResult.orderingKey` gives them: Kafka key, SQS MessageGroupId) of which
+   * an earlier letter failed, e.g. in an earlier call of the same redrive. Letters with one of these
+   * keys are not moved ("failed", reason "Held back: an earlier letter with the same key failed …"),
+   * so a key's letters are never moved past one that is still in the DLQ. Letters without a key
+   * (all RabbitMQ letters) are never held.
+   */
+  heldKeys?: string[];
+}
+
+/** The reason given to a letter held back by `MoveOptions.heldKeys`. */
+export function heldBackReason(key: string): string {
+  return `Held back: an earlier letter with the same key failed (key "${key.length > 80 ? `${key.slice(0, 80)}…` : key}"), and moving this one would put it ahead of that letter. It stays in the DLQ.`;
 }
 
 export interface BrokerAdapter {

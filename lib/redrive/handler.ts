@@ -18,6 +18,7 @@ import {
   flushAudit,
   claimNext,
   claimMissing,
+  failedKeys,
   markReturned,
   recordOutcomes,
   resetMoving,
@@ -77,6 +78,8 @@ class RedriveRun {
   /** When this run started, and whether it took the job over from a holder that may still run. */
   private runStartedAt = 0;
   private tookOver = false;
+  /** Ordering keys of letters that failed earlier in this job: their later letters are held back (MoveOptions.heldKeys). */
+  private heldKeys = new Set<string>();
   /** The previous bulk batch's ledger and audit writes, running while the next batch moves. */
   private writing: Promise<void> | null = null;
 
@@ -106,6 +109,7 @@ class RedriveRun {
     this.tookOver = (await resetMoving(this.db, plan.jobId)) > 0;
     await flushAudit(this.db, this.audit);
     this.counts = await countStates(this.db, plan.jobId);
+    this.heldKeys = new Set(await failedKeys(this.db, plan.jobId));
     try {
       for (;;) {
         const stage = this.plan.stage as Stage;
@@ -276,7 +280,10 @@ class RedriveRun {
       // Asked again in the verification pass and still not there: keep the reason it had.
       for (const s of settled) if (s.state === "missing" && missingReasons.get(s.letterId)) s.reason = missingReasons.get(s.letterId)!;
     }
-    for (const s of settled) this.counts[s.state]++;
+    for (const s of settled) {
+      this.counts[s.state]++;
+      if ((s.state === "failed" || s.state === "checksum_mismatch") && s.orderingKey !== null) this.heldKeys.add(s.orderingKey);
+    }
     this.counts.pending = Math.max(0, this.counts.pending - settled.length);
     await this.drainWrites();
     const write = (async () => {
@@ -295,7 +302,8 @@ class RedriveRun {
   }
 
   private move(reqs: MoveRequest[]): AsyncIterable<MoveResult> {
-    return this.adapter.moveLetters!(this.plan.queue, reqs, { signal: this.ctx.signal, acceptRisk: this.plan.acceptRisk });
+    const heldKeys = this.heldKeys.size > 0 ? [...this.heldKeys] : undefined;
+    return this.adapter.moveLetters!(this.plan.queue, reqs, { signal: this.ctx.signal, acceptRisk: this.plan.acceptRisk, heldKeys });
   }
 
   // ---- returns and the breaker --------------------------------------------------------------

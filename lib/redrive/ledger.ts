@@ -224,6 +224,15 @@ export async function markReturned(db: Db, jobId: string, replayIds: string[]): 
   );
 }
 
+/** Ordering keys of letters that failed earlier in the job (still in the DLQ): later letters with these keys are held back. */
+export async function failedKeys(db: Db, jobId: string): Promise<string[]> {
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT DISTINCT ordering_key FROM redrive_letters WHERE job_id = $1::uuid AND state IN ('failed', 'checksum_mismatch') AND ordering_key IS NOT NULL`,
+    jobId,
+  );
+  return rows.map((r) => r.ordering_key as string);
+}
+
 /** Counts per state (one indexed GROUP BY; run at the start of a run, then kept in memory). */
 export async function countStates(db: Db, jobId: string): Promise<Record<LedgerState, number> & { sample: number; sampleReturned: number }> {
   const rows = await db.$queryRawUnsafe<Row[]>(

@@ -195,6 +195,22 @@ describe("moveKafkaLetters (fake broker)", () => {
     expect(f.marked).toEqual(["0-2"]);
   });
 
+  it("heldKeys (an earlier call's failure): letters of those keys are held back, not produced or marked; other and keyless letters move", async () => {
+    const records = [record(0, "k", "v0"), record(1, "other", "v1"), record(2, "k", "v2"), record(3, null, "v3")];
+    const f = fake(records);
+    const results = await all(moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r)), { heldKeys: ["k"] }));
+    const by = new Map(results.map((r) => [r.letterId, r]));
+    for (const id of ["0-0", "0-2"]) {
+      expect(by.get(id)).toMatchObject({ outcome: "failed", orderingKey: "k" });
+      expect(by.get(id)!.reason).toMatch(/^Held back: an earlier letter with the same key failed/);
+    }
+    expect(by.get("0-1")!.outcome).toBe("moved");
+    expect(by.get("0-3")!.outcome).toBe("moved");
+    expect(f.produced.map((p) => String(p.message.value))).toEqual(expect.arrayContaining(["v1", "v3"]));
+    expect(f.produced).toHaveLength(2);
+    expect(f.marked.sort()).toEqual(["0-1", "0-3"]);
+  });
+
   it("targets: no origin → failed; a missing explicit target or the DLT itself → typed error before anything moves", async () => {
     const records = [record(0, "k", "v0", {}), record(1, "j", "v1", { "__connect.errors.topic": b("gone") }), record(2, "i", "v2", { "__connect.errors.topic": b("other") })];
     const f = fake(records);

@@ -41,7 +41,7 @@
 import { isUtf8 } from "node:buffer";
 import type { IHeaders, Message, Producer } from "kafkajs";
 import { AppError, isAppError } from "@/lib/errors";
-import { BrokerError, REDRIVE_HEADERS, type MoveOptions, type MoveRequest, type MoveResult, type RedriveMarkers } from "@/lib/brokers/types";
+import { BrokerError, REDRIVE_HEADERS, heldBackReason, type MoveOptions, type MoveRequest, type MoveResult, type RedriveMarkers } from "@/lib/brokers/types";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
@@ -227,6 +227,7 @@ export function planRuns(pending: Pending[], maxGap: number, maxRun: number): Pe
 
 export async function* moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
   const signal = opts.signal;
+  const heldKeys = new Set(opts.heldKeys ?? []);
   const store = deps.store;
   if (!store) {
     throw new BrokerError("bad_request", { userMessage: "Redrive on Kafka needs the console's database: a moved record stays in the topic and is only marked handled there. Configure DATABASE_URL." });
@@ -343,6 +344,7 @@ export async function* moveKafkaLetters(deps: MoverDeps, dlq: string, requests: 
   const moveOne = async (p: Pending, record: InternalRecord, lane: { blockedBy: string | null }): Promise<MoveResult | null> => {
     const { req } = p;
     const orderingKey = orderingKeyOf(record.key);
+    if (orderingKey !== null && heldKeys.has(orderingKey)) return result(req, "failed", heldBackReason(orderingKey), null, orderingKey);
     if (lane.blockedBy) return result(req, "failed", `Held back to keep the key's order: letter ${lane.blockedBy} with the same key was not moved. It is still in the DLT.`, null, orderingKey);
     const value = record.value ?? new Uint8Array(0);
     if (sha256Of(value) !== req.sha256) {

@@ -376,6 +376,7 @@ function is404(e: unknown): boolean {
   return err?.code === 404 || /NOT.FOUND/.test(err?.message ?? "");
 }
 
+/** `opts.heldKeys` never applies: RabbitMQ letters have no ordering key (`orderingKey` is always null). */
 export async function* moveLetters(ctx: MoverContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
   const maxInFlight = Math.max(1, ctx.maxInFlight ?? 64);
   // 1. Requests: one per letter id.

@@ -159,6 +159,22 @@ describe("moveSqsLetters against a scripted SQS", () => {
   const m = (i: number): Message => ({ MessageId: `id-${i}`, ReceiptHandle: `rh-${i}`, Body: `body-${i}`, Attributes: { SentTimestamp: String(1000 + i) }, MessageAttributes: {} });
   const req = (i: number) => ({ letterId: `id-${i}`, sha256: sha256Hex(`body-${i}`), target: { kind: "origin" as const }, markers: { ...marks, replayId: `replay-${i}` } });
 
+  it("heldKeys: letters of a held message group are not sent nor deleted (failed, held back) and are released; others move", async () => {
+    const g = (i: number, group: string): Message => ({ ...m(i), Attributes: { ...m(i).Attributes, MessageGroupId: group } });
+    const { ctx, calls } = fakeSqs([g(0, "g1"), m(1), g(2, "g1")]);
+    const r = await all(moveSqsLetters(ctx, "dlq", [req(0), req(1), req(2)], { heldKeys: ["g1"] }));
+    const by = new Map(r.map((x) => [x.letterId, x]));
+    for (const id of ["id-0", "id-2"]) {
+      expect(by.get(id)).toMatchObject({ outcome: "failed", orderingKey: "g1" });
+      expect(by.get(id)!.reason).toMatch(/^Held back: an earlier letter with the same key failed/);
+    }
+    expect(by.get("id-1")!.outcome).toBe("moved");
+    const sent = calls.filter((c) => /^SendMessage/.test(c.name)).flatMap((c) => ((c.input.Entries as Array<{ MessageBody: string }>) ?? [c.input as { MessageBody: string }]).map((e) => e.MessageBody));
+    expect(sent).toEqual(["body-1"]);
+    const deleted = calls.filter((c) => c.name === "DeleteMessageBatchCommand").flatMap((c) => (c.input.Entries as Array<{ ReceiptHandle: string }>).map((e) => e.ReceiptHandle));
+    expect(deleted).toEqual(["rh-1"]);
+  });
+
   it("deletes only after the send succeeded, refreshes the hold before sending, releases the rest", async () => {
     const { ctx, calls } = fakeSqs([m(0), m(1), m(2)]);
     const r = await all(moveSqsLetters(ctx, "dlq", [req(0), req(2)]));

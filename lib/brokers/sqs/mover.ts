@@ -51,7 +51,7 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { BrokerError, type DlqSummary, type MoveOptions, type MoveRequest, type MoveResult, type RedriveMarkers } from "@/lib/brokers/types";
+import { BrokerError, heldBackReason, type DlqSummary, type MoveOptions, type MoveRequest, type MoveResult, type RedriveMarkers } from "@/lib/brokers/types";
 import { sha256Hex } from "@/lib/brokers/display";
 import { baseIdOf, compareKeys, isSqsLetterId, sortKeyOf, type SortKey } from "@/lib/brokers/sqs/letter";
 import type { Attrs } from "@/lib/brokers/sqs/summary";
@@ -232,6 +232,7 @@ class Holds {
 
 export async function* moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
   const signal = opts.signal;
+  const heldGroups = new Set(opts.heldKeys ?? []);
   const d = await c.open();
   const dlqFifo = d.summary.queueType === "fifo";
   const dlqArn = parseQueueArn(d.attrs.QueueArn);
@@ -360,7 +361,7 @@ export async function* moveSqsLetters(c: SqsMoveContext, dlq: string, requests: 
       }
       found.sort((a, b) => compareKeys(a.key, b.key));
       let moved = 0;
-      for await (const r of moveFound(c, d.url, dlqFifo, found, holds, resolve, dlqArn, d.summary, signal)) {
+      for await (const r of moveFound(c, d.url, dlqFifo, found, holds, resolve, dlqArn, d.summary, signal, heldGroups)) {
         settled.add(r.w);
         if (r.result.outcome === "moved") moved++;
         yield r.result;
@@ -397,6 +398,7 @@ async function* moveFound(
   dlqArn: { region: string; account: string } | null,
   summary: DlqSummary,
   signal: AbortSignal | undefined,
+  heldGroups: ReadonlySet<string> = new Set(),
 ): AsyncIterable<{ w: Wanted; result: MoveResult }> {
   const out = (f: Found, outcome: MoveResult["outcome"], destination: string | null, reason: string | null) => ({
     w: f.w,
@@ -411,6 +413,7 @@ async function* moveFound(
   const prepare = async (f: Found): Promise<Ready | { done: ReturnType<typeof out> }> => {
     const group = ((f.m.Attributes ?? {}) as Record<string, string>).MessageGroupId;
     if (fatal) return { done: out(f, "failed", null, `Not moved: ${errText(fatal)}. The letter stays in the DLQ.`) };
+    if (group && heldGroups.has(group)) return { done: out(f, "failed", null, heldBackReason(group)) };
     if (group && brokenGroups.has(group)) return { done: out(f, "failed", null, `Not moved: an earlier letter of its message group "${group}" was not moved (${brokenGroups.get(group)}), and moving this one would break the group's order. It stays in the DLQ.`) };
     const body = Buffer.from(f.m.Body ?? "", "utf8");
     if (sha256Hex(body) !== f.w.req.sha256.toLowerCase()) {
