@@ -2,6 +2,8 @@ import "server-only";
 import { NextResponse } from "next/server";
 import { httpStatusOf, loggableError, toActionError } from "@/lib/errors";
 import { asAppError } from "./app-error";
+import { assertSameOrigin } from "@/lib/auth/origin";
+import { requireActor, requestMeta, type Actor, type RequestMeta } from "@/lib/auth/session";
 
 export { loggableError };
 
@@ -11,4 +13,21 @@ export function errorResponse(err: unknown): NextResponse {
   if (!e) console.error("route handler failed:", loggableError(err));
   const status = e ? httpStatusOf(e) : 500;
   return NextResponse.json({ ok: false, error: toActionError(e ?? err) }, { status, headers: { "Cache-Control": "no-store" } });
+}
+
+/**
+ * POST /…/[id]/<verb> for a job (cancel, pause, resume): same origin, a signed-in actor, then the
+ * use case, which authorizes and audits. One shape for every job control route.
+ */
+export function jobControlRoute<T>(useCase: (actor: Actor, meta: RequestMeta, input: { jobId: string }) => Promise<T>) {
+  return async function POST(req: Request, ctx: { params: Promise<{ id: string }> }): Promise<NextResponse> {
+    try {
+      assertSameOrigin(req);
+      const { id } = await ctx.params;
+      const actor = await requireActor();
+      return NextResponse.json({ ok: true, data: await useCase(actor, await requestMeta(), { jobId: id }) }, { headers: { "Cache-Control": "no-store" } });
+    } catch (e) {
+      return errorResponse(e);
+    }
+  };
 }

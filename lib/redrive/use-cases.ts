@@ -354,23 +354,50 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
 
 const idSchema = z.object({ jobId: z.string() });
 
-/** Pauses at the next batch (or during the watch). Audited `redrive.pause`. */
-export async function pauseRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
+type Loaded = Awaited<ReturnType<typeof loadRedrive>>;
+
+/**
+ * The shape every job control shares (pause, resume, cancel): authorize first (so a refused caller
+ * is audited whatever it sent), parse, load, then act and audit under the job's operation id.
+ */
+async function controlRedrive(
+  actor: Actor,
+  meta: RequestMeta,
+  input: unknown,
+  action: string,
+  act: (loaded: Loaded) => Promise<void>,
+  details: (v: RedriveView, loaded: Loaded) => Record<string, unknown>,
+): Promise<RedriveView> {
   const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action: "redrive.pause", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  const scope = { action, target: typeof raw.jobId === "string" ? raw.jobId : null };
   await authorize(actor, "redrive:sample", { ...scope, meta });
   const { jobId } = parse(idSchema, input);
-  const { job } = await loadRedrive(jobId);
+  const loaded = await loadRedrive(jobId);
+  const { job } = loaded;
   return auditedOp(
     actor,
     meta,
     job.id,
     { ...scope, connectionId: job.connectionId, queue: job.queue },
     async () => {
-      if (!["queued", "running"].includes(job.state)) throw new AppError("conflict:redrive", { userMessage: `This redrive is ${job.state}; only a running one can be paused.` });
-      await requestPause(getDb(), job.id, `Paused by ${actor.email}.`);
+      await act(loaded);
       const r = await loadRedrive(job.id);
       return toView(r.job, r.plan);
+    },
+    (v) => details(v, loaded),
+  );
+}
+
+/** Pauses at the next batch (or during the watch). Audited `redrive.pause`. */
+export async function pauseRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
+  return controlRedrive(
+    actor,
+    meta,
+    input,
+    "redrive.pause",
+    async ({ job }) => {
+      if (!["queued", "running"].includes(job.state)) throw new AppError("conflict:redrive", { userMessage: `This redrive is ${job.state}; only a running one can be paused.` });
+      await requestPause(getDb(), job.id, `Paused by ${actor.email}.`);
     },
     (v) => ({ jobId: v.id, state: v.state }),
   );
@@ -381,17 +408,12 @@ export async function pauseRedrive(actor: Actor, meta: RequestMeta, input: unkno
  * window starts afresh. A sample awaiting its decision is continued with startBulk instead.
  */
 export async function resumeRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action: "redrive.resume", target: typeof raw.jobId === "string" ? raw.jobId : null };
-  await authorize(actor, "redrive:sample", { ...scope, meta });
-  const { jobId } = parse(idSchema, input);
-  const { job, plan } = await loadRedrive(jobId);
-  return auditedOp(
+  return controlRedrive(
     actor,
     meta,
-    job.id,
-    { ...scope, connectionId: job.connectionId, queue: job.queue },
-    async () => {
+    input,
+    "redrive.resume",
+    async ({ job, plan }) => {
       if (plan.stage === "awaiting_bulk") throw new AppError("conflict:redrive", { userMessage: "The sample is done: start the rest (stage 2) instead of resuming." });
       if (job.state === "running" && plan.pauseRequested) {
         await getDb().redrivePlan.update({ where: { jobId: job.id }, data: { pauseRequested: false, pauseReason: null } });
@@ -399,29 +421,20 @@ export async function resumeRedrive(actor: Actor, meta: RequestMeta, input: unkn
         throw new AppError("conflict:redrive", { userMessage: `This redrive is ${job.state}; only a paused one can be resumed.` });
       }
       wakeJobWorker();
-      const r = await loadRedrive(job.id);
-      return toView(r.job, r.plan);
     },
-    (v) => ({ jobId: v.id, state: v.state, previousReason: plan.pauseReason }),
+    (v, { plan }) => ({ jobId: v.id, state: v.state, previousReason: plan.pauseReason }),
   );
 }
 
 /** Cancels: queued or paused at once, running at its next batch. Letters not yet moved stay in the DLQ, untouched. Audited `redrive.cancel`. */
 export async function cancelRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action: "redrive.cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
-  await authorize(actor, "redrive:sample", { ...scope, meta });
-  const { jobId } = parse(idSchema, input);
-  const { job } = await loadRedrive(jobId);
-  return auditedOp(
+  return controlRedrive(
     actor,
     meta,
-    job.id,
-    { ...scope, connectionId: job.connectionId, queue: job.queue },
-    async () => {
+    input,
+    "redrive.cancel",
+    async ({ job }) => {
       await jobStore().requestCancel(job.id);
-      const r = await loadRedrive(job.id);
-      return toView(r.job, r.plan);
     },
     (v) => ({ jobId: v.id, state: v.state, progress: v.progress }),
   );

@@ -8,18 +8,8 @@ import type { LetterFilter } from "./queries";
  * cross-site requests), query-string filters, JSON bodies.
  */
 
-/** Refuses a state-changing request whose Origin is missing or is not this host. */
-export function requireSameOrigin(req: Request): void {
-  const origin = req.headers.get("origin");
-  const host = req.headers.get("x-forwarded-host") ?? req.headers.get("host");
-  let ok = false;
-  try {
-    ok = Boolean(origin && host && new URL(origin).host === host);
-  } catch {
-    ok = false;
-  }
-  if (!ok) throw new AppError("forbidden:origin", { message: `origin ${origin ?? "(none)"} vs host ${host ?? "(none)"}`, userMessage: "This request did not come from the console's own pages, so it was refused." });
-}
+/** Refuses a state-changing request whose Origin is not the console's own (one rule for every route: lib/auth/origin.ts). */
+export { assertSameOrigin as requireSameOrigin } from "@/lib/auth/origin";
 
 export async function jsonBody(req: Request): Promise<Record<string, unknown>> {
   try {

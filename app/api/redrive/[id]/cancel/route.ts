@@ -1,18 +1,7 @@
-import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/dlq/http";
+import { jobControlRoute } from "@/lib/dlq/http";
 import { cancelRedrive } from "@/lib/redrive/use-cases";
-import { ok, requireSameOrigin } from "@/lib/triage/http";
 
 export const dynamic = "force-dynamic";
 
 /** Cancels; letters not yet moved stay in the DLQ. → RedriveView. */
-export async function POST(req: Request, ctx: { params: Promise<{ id: string }> }) {
-  try {
-    requireSameOrigin(req);
-    const { id } = await ctx.params;
-    const actor = await requireActor();
-    return ok(await cancelRedrive(actor, await requestMeta(), { jobId: id }));
-  } catch (e) {
-    return errorResponse(e);
-  }
-}
+export const POST = jobControlRoute(cancelRedrive);
