@@ -15,7 +15,6 @@ log "starting Kafka, ElasticMQ and moto on loopback (jars cached in .cache/servi
 bash scripts/services.sh start
 
 export NEXT_TELEMETRY_DISABLED=1
-export DLQ_CONSOLE_CONFIG=${DLQ_CONSOLE_CONFIG:-$PWD/e2e/dlq-console.e2e.config.json}
 # Overridable so a second run (or a developer's) does not drop the databases another one is using.
 TEST_DB=${DLQ_TEST_DB:-dlq_console_test}
 E2E_DB=${DLQ_E2E_DB:-dlq_console_e2e}
@@ -39,6 +38,9 @@ log "production build"
 npx next build >/tmp/dlq-console-build.log 2>&1 || { tail -60 /tmp/dlq-console-build.log; die "next build failed"; }
 
 log "e2e (Chromium)"
+# Only the e2e server reads the e2e connections (one of them deliberately down); integration tests
+# use the default local connections.
+export DLQ_CONSOLE_CONFIG=${DLQ_CONSOLE_CONFIG:-$PWD/e2e/dlq-console.e2e.config.json}
 export DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$E2E_DB"
 for role in admin operator viewer; do
   # Test-only accounts; their passwords are in e2e/users.ts.
