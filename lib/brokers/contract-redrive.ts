@@ -114,7 +114,6 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
     });
 
     const move = (dlq: string, reqs: MoveRequest[]) => {
-      if (!fx.adapter.moveLetters) throw new Error(`${name}: adapter has no moveLetters`);
       return collectMoves(fx.adapter.moveLetters(dlq, reqs, { ...ro }));
     };
     const browseAll = async (dlq: string) => (await fx.adapter.browse(dlq, { offset: 0, limit: 1000, ...ro })).letters;

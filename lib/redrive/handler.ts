@@ -96,9 +96,6 @@ class RedriveRun {
     if (!plan) throw new AppError("internal:redrive", { userMessage: "This redrive has no plan; start a new one." });
     this.plan = plan;
     this.adapter = this.d.adapterFor(plan.connectionId);
-    if (!this.adapter.moveLetters) {
-      throw new AppError("unavailable:redrive", { userMessage: `Redrive is not available for ${this.adapter.displayName} yet.` });
-    }
     this.audit = {
       jobId: plan.jobId,
       connectionId: plan.connectionId,

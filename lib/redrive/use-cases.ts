@@ -95,7 +95,6 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
           `Letters on ${adapter.displayName} can belong to ordered streams (${adapter.vocabulary.queue} keys). They are redriven in their original order, one at a time per key; consumers will see them after newer messages of the same key that already went through.`,
         );
       }
-      if (!adapter.moveLetters) warnings.push(`Redrive is not available for ${adapter.displayName} yet.`);
       if (count === 0) warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
       const nativeMoveNote =
         adapter.capabilities.nativeBulkMove && wholeDlq(p.selection) && p.target.kind === "origin"
@@ -229,7 +228,6 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
   await authorize(actor, "redrive:sample", { ...base, meta });
   const p = parse(planSchema, input);
   const adapter = adapterFor(p.connectionId);
-  if (!adapter.moveLetters) throw new AppError("unavailable:redrive", { userMessage: `Redrive is not available for ${adapter.displayName} yet.` });
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
   const { filter, letterIds } = filterOf(p, p.selection);
 

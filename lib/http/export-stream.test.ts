@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { exportChunks } from "./export-stream";
+
+async function* gen(n: number) {
+  for (let i = 0; i < n; i++) yield { id: i, note: `row "${i}"` };
+}
+const toCsv = (batch: Array<{ id: number; note: string }>, header: boolean) =>
+  (header ? "id,note\r\n" : "") + batch.map((r) => `${r.id},"${r.note.replace(/"/g, '""')}"\r\n`).join("");
+
+async function text(stream: ReadableStream<Uint8Array>) {
+  return await new Response(stream).text();
+}
+
+describe("exportChunks", () => {
+  it("writes one JSON array across batches, and [] when empty", async () => {
+    const out = await text(exportChunks({ rows: gen(5), format: "json", toCsv, batchSize: 2 }));
+    expect(JSON.parse(out).map((r: { id: number }) => r.id)).toEqual([0, 1, 2, 3, 4]);
+    expect(JSON.parse(await text(exportChunks({ rows: gen(0), format: "json", toCsv })))).toEqual([]);
+    expect(JSON.parse(await text(exportChunks({ rows: gen(2), format: "json", toCsv, batchSize: 2 })))).toHaveLength(2);
+  });
+
+  it("writes the CSV header once, also for an empty export, and applies the row map", async () => {
+    const out = await text(exportChunks({ rows: gen(5), format: "csv", toCsv, batchSize: 2, map: (r) => ({ ...r, note: "masked" }) }));
+    const lines = out.trim().split("\r\n");
+    expect(lines[0]).toBe("id,note");
+    expect(lines).toHaveLength(6);
+    expect(lines.slice(1).every((l) => l.endsWith(',"masked"'))).toBe(true);
+    expect(await text(exportChunks({ rows: gen(0), format: "csv", toCsv }))).toBe("id,note\r\n");
+  });
+
+  it("pulls rows only as the consumer reads (bounded memory)", async () => {
+    let produced = 0;
+    async function* counting() {
+      for (let i = 0; i < 10_000; i++) {
+        produced++;
+        yield { id: i, note: "" };
+      }
+    }
+    const reader = exportChunks({ rows: counting(), format: "csv", toCsv, batchSize: 100 }).getReader();
+    await reader.read();
+    expect(produced).toBeLessThanOrEqual(300);
+    await reader.cancel();
+  });
+});
