@@ -2,7 +2,7 @@ import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import type { DeathRecord, DlqSummary, DlqWarning, FailureInfo, HeaderEntry, Letter } from "@/lib/brokers/types";
+import type { DlqSummary, DlqWarning, Letter } from "@/lib/brokers/types";
 import { audited } from "./audit-trail";
 import { adapterFor, connectionInfo, withTimeout } from "./connection";
 import { maskingPolicy } from "@/lib/masking/policy";
@@ -21,22 +21,11 @@ export interface ViewLetterInput {
   acceptRisk?: boolean;
 }
 
-/** A letter as the browser may see it: payload bytes only as a view, and only for roles allowed to read payloads. */
-export interface LetterDetail {
-  id: string;
-  position: number;
-  messageId: string | null;
-  correlationId: string | null;
-  bodySize: number;
-  bodyTruncated: boolean;
-  sha256: string;
-  contentType: string | null;
-  contentEncoding: string | null;
-  properties: HeaderEntry[];
-  headers: HeaderEntry[];
-  failure: FailureInfo;
-  history: DeathRecord[];
-  orderingKey: string | null;
+/**
+ * A letter as the browser may see it: the adapter's Letter without its raw body; payload bytes only
+ * as a (masked) view, and only for roles allowed to see payloads.
+ */
+export interface LetterDetail extends Omit<Letter, "body" | "handled" | "warnings"> {
   handled: Letter["handled"] | null;
   /** Problems found in the letter that did not stop the read (e.g. a checksum mismatch). */
   warnings: DlqWarning[];

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "@/lib/audit";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
-import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, RabbitKit, drainRedriven } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
@@ -135,32 +135,10 @@ async function waitDone(jobId: string, ms = 120_000) {
   }
 }
 
-/** Takes every letter out of a queue (consume and ack): message id, replay id, redrive id of each copy. */
-async function drain(queue: string) {
-  const expected = await kit.depth(queue);
-  const conn = await amqp.connect(AMQP_URL);
-  const ch = await conn.createChannel();
-  await ch.prefetch(1000);
-  const out: Array<{ messageId: string; replayId: string | null; redriveId: string | null }> = [];
-  await new Promise<void>((resolve) => {
-    if (expected === 0) return resolve();
-    void ch.consume(queue, (m) => {
-      if (!m) return;
-      const h = m.properties.headers ?? {};
-      out.push({ messageId: String(m.properties.messageId), replayId: h["x-dlq-replay-id"] ? String(h["x-dlq-replay-id"]) : null, redriveId: h["x-dlq-redrive-id"] ? String(h["x-dlq-redrive-id"]) : null });
-      ch.ack(m);
-      if (out.length === expected) resolve();
-    });
-  });
-  await ch.close();
-  await conn.close();
-  return out;
-}
-
 /** The count over the broker: every letter once at the origin or still in the DLQ, none lost; duplicates tagged, within the window. */
 async function countOverBroker(jobId: string, dlq: string, source: string, n: number) {
-  const inDlq = await drain(dlq);
-  const atOrigin = await drain(source);
+  const inDlq = await drainRedriven(dlq);
+  const atOrigin = await drainRedriven(source);
   const ids = new Set([...inDlq, ...atOrigin].map((m) => m.messageId));
   const lost = Array.from({ length: n }, (_, i) => `m-${i}`).filter((id) => !ids.has(id));
   const duplicates = atOrigin.length + inDlq.length - ids.size;

@@ -12,7 +12,7 @@ import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
-import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, drainRedriven, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
@@ -51,25 +51,6 @@ async function withChannel<T>(f: (ch: amqp.Channel) => Promise<T>): Promise<T> {
   }
 }
 const depth = (q: string) => withChannel(async (ch) => (await ch.checkQueue(q)).messageCount);
-
-async function drain(queue: string) {
-  const expected = await depth(queue);
-  return withChannel(async (ch) => {
-    await ch.prefetch(1000);
-    const out: Array<{ messageId: string; replayId: string | null; redriveId: string | null }> = [];
-    await new Promise<void>((resolve) => {
-      if (expected === 0) return resolve();
-      void ch.consume(queue, (m) => {
-        if (!m) return;
-        const h = m.properties.headers ?? {};
-        out.push({ messageId: String(m.properties.messageId), replayId: h["x-dlq-replay-id"] ? String(h["x-dlq-replay-id"]) : null, redriveId: h["x-dlq-redrive-id"] ? String(h["x-dlq-redrive-id"]) : null });
-        ch.ack(m);
-        if (out.length === expected) resolve();
-      });
-    });
-    return out;
-  });
-}
 
 const worker = () => new JobWorker({ handlers: { redrive: redriveHandler({ returnCheckMs: 300, verifyGraceMs: 1000 }) }, owner: `ro-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, pollMs: 50 });
 
@@ -117,8 +98,8 @@ describe("redrive through a RabbitMQ outage", () => {
       // the DLQ (they are not retried by the resumed run yet); every letter is accounted for.
       expect((states.moved ?? 0) + (states.missing ?? 0) + (states.failed ?? 0)).toBe(N);
 
-      const inDlq = await drain(dlq);
-      const atOrigin = await drain(source);
+      const inDlq = await drainRedriven(dlq);
+      const atOrigin = await drainRedriven(source);
       const ids = new Set([...inDlq, ...atOrigin].map((m) => m.messageId));
       const lost = Array.from({ length: N }, (_, i) => `m-${i}`).filter((id) => !ids.has(id));
       console.log(`[outage] ${JSON.stringify({ ledger: states, atOrigin: atOrigin.length, inDlq: inDlq.length, lost: lost.length })}`);

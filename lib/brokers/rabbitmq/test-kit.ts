@@ -129,3 +129,30 @@ export class RabbitKit {
     this.ch = null;
   }
 }
+
+/**
+ * Takes every letter out of a queue (consume and ack) on a connection of its own (so it works
+ * after a broker restart): message id, replay id and redrive id of each copy, for conservation counts.
+ */
+export async function drainRedriven(queue: string): Promise<Array<{ messageId: string; replayId: string | null; redriveId: string | null }>> {
+  const conn = await amqp.connect(AMQP_URL);
+  try {
+    const ch = await conn.createChannel();
+    const expected = (await ch.checkQueue(queue)).messageCount;
+    await ch.prefetch(1000);
+    const out: Array<{ messageId: string; replayId: string | null; redriveId: string | null }> = [];
+    await new Promise<void>((resolve) => {
+      if (expected === 0) return resolve();
+      void ch.consume(queue, (m) => {
+        if (!m) return;
+        const h = m.properties.headers ?? {};
+        out.push({ messageId: String(m.properties.messageId), replayId: h["x-dlq-replay-id"] ? String(h["x-dlq-replay-id"]) : null, redriveId: h["x-dlq-redrive-id"] ? String(h["x-dlq-redrive-id"]) : null });
+        ch.ack(m);
+        if (out.length === expected) resolve();
+      });
+    });
+    return out;
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
