@@ -42,6 +42,14 @@ export const PERMISSIONS = {
   "redrive:bulk": ["operator", "admin"],
   /** Start stage 2 without a clean sample (letters came back, or the watch was cut short), with a reason. */
   "redrive:override": ["admin"],
+  /** Plan, start and cancel discards: letters leave their DLQ for the archive, with a stated reason. */
+  "discard:run": ["admin"],
+  /** See discard jobs, their progress and ledgers (letter ids and outcomes, no payloads). */
+  "discard:read": ["viewer", "operator", "admin"],
+  /** List archived (discarded) letters and see one, payloads masked as on the letter page; export their metadata. */
+  "archive:read": ["viewer", "operator", "admin"],
+  /** Re-publish archived letters to their DLQ ("undo" a discard), with a reason. */
+  "archive:restore": ["admin"],
   /** Create users, change roles, disable users. */
   "users:manage": ["admin"],
 } as const satisfies Record<string, readonly Role[]>;
