@@ -30,6 +30,8 @@ export interface BrokerCapabilities {
   maxBodyBytes?: number;
   /** Producers choose the message id (AMQP message_id). Absent means true (false: SQS assigns MessageId). */
   producerMessageIds?: boolean;
+  /** What `republish` keeps of a discarded letter; each item an operator-worded note (empty: everything). */
+  republishLimits?: string[];
 }
 
 /** Words the UI uses for this broker's concepts. */
@@ -263,6 +265,91 @@ export function heldBackReason(key: string): string {
   return `Held back: an earlier letter with the same key failed (key "${key.length > 80 ? `${key.slice(0, 80)}…` : key}"), and moving this one would put it ahead of that letter. It stays in the DLQ.`;
 }
 
+/** One letter to remove from its DLQ (discard). */
+export interface RemoveRequest {
+  letterId: string;
+  /** The checksum recorded when the letter was indexed; a letter whose bytes now differ is not removed. */
+  sha256: string;
+}
+
+/**
+ * A complete copy of a letter, handed to `RemoveOptions.beforeRemove` before the letter leaves the
+ * DLQ: what the console's archive keeps, and what `republish` needs to put the letter back.
+ */
+export interface LetterCopy {
+  letterId: string;
+  /** The whole letter as browse shows it; `body` is never truncated here (`bodyTruncated` is false). */
+  letter: Letter;
+  /**
+   * Opaque, broker-specific and versioned: everything except the body that `republish` needs to
+   * publish the letter again exactly (RabbitMQ: the raw AMQP basic.properties bytes, exchange and
+   * routing key it was delivered with; SQS: message attributes, AWSTraceHeader, FIFO group and
+   * deduplication ids; Kafka: topic, partition, offset, key, headers in order, timestamp). It also
+   * records the body's SHA-256 and size, which `republish` checks. Store it byte for byte. It holds
+   * the letter's headers, which may be as sensitive as the payload: keep it encrypted at rest too.
+   */
+  envelope: Uint8Array;
+}
+
+export interface RemoveOptions {
+  /**
+   * Called once per letter found with a matching checksum, one letter at a time in DLQ order (never
+   * concurrently), with its complete copy. Resolve only once the copy is durable (e.g. the archive
+   * row is committed): the letter is removed from the DLQ only after it resolves. If it throws, the
+   * letter stays in the DLQ and its result is "failed" with the error's `userMessage` (an AppError)
+   * or a generic reason (anything else; its message is not shown). It is called for no other
+   * letter, and never for a letter that is then reported "missing" or "checksum_mismatch".
+   */
+  beforeRemove(copy: LetterCopy): Promise<void>;
+  /**
+   * The discard operation (a UUID). Kafka records each removed offset as handled under it (outcome
+   * "discarded"), and `republish` clears only marks made by this operation.
+   */
+  operationId: string;
+  signal?: AbortSignal;
+  acceptRisk?: boolean;
+}
+
+export type RemoveOutcome = "removed" | "missing" | "checksum_mismatch" | "failed";
+
+export interface RemoveResult {
+  letterId: string;
+  outcome: RemoveOutcome;
+  /** Operator-worded reason when the outcome is not "removed". */
+  reason: string | null;
+}
+
+/** One archived letter to put back into the DLQ it was removed from. */
+export interface RepublishRequest {
+  /** The caller's id for this request (e.g. the archive row), echoed in the result. */
+  id: string;
+  /** `LetterCopy.envelope` exactly as `removeLetters` gave it. */
+  envelope: Uint8Array;
+  /** The whole body (`LetterCopy.letter.body`); its SHA-256 must match the one in the envelope. */
+  body: Uint8Array;
+}
+
+export interface RepublishOptions {
+  signal?: AbortSignal;
+  /** Kafka: the discard operation (`RemoveOptions.operationId`) whose handled marks may be cleared. */
+  operationId?: string;
+}
+
+export interface RepublishResult {
+  id: string;
+  outcome: "published" | "failed";
+  /**
+   * How it went back: "published" (a new copy was published and confirmed) or "restored" (Kafka:
+   * the record was still in the log, its handled mark was cleared, so it is the same record again).
+   * Null when failed.
+   */
+  how: "published" | "restored" | null;
+  /** The letter's id in the DLQ now, where the broker tells it (Kafka: partition-offset; SQS: the new MessageId). Else null. */
+  letterId: string | null;
+  /** Operator-worded reason when failed. */
+  reason: string | null;
+}
+
 export interface BrokerAdapter {
   readonly kind: BrokerKind;
   readonly connectionId: string;
@@ -292,6 +379,28 @@ export interface BrokerAdapter {
    * anything moves when that can be known up front, else yields "failed" per letter.
    */
   moveLetters(dlq: string, requests: MoveRequest[], opts?: MoveOptions): AsyncIterable<MoveResult>;
+  /**
+   * Discard (conservation first, DESIGN.md): removes these letters from the DLQ, each in turn: read
+   * it, verify its checksum ("checksum_mismatch": nothing happens to it), hand its complete copy to
+   * `opts.beforeRemove`, and only after that resolved remove it (RabbitMQ ack; SQS DeleteMessage;
+   * Kafka: its offset recorded as handled with outcome "discarded" under `opts.operationId`). If
+   * `beforeRemove` throws, the letter stays and the result is "failed". Letters not found are
+   * "missing". Letters not requested are untouched and keep their order. A crash after
+   * `beforeRemove` and before the removal leaves the letter in the DLQ AND in the archive (never
+   * lost). A DLQ that does not exist throws `not_found` before anything is read.
+   */
+  removeLetters(dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncIterable<RemoveResult>;
+  /**
+   * Undo of a discard: puts each archived letter back into `dlq`, body bytes, message id,
+   * correlation id and headers/attributes as they were, and yields "published" only once the broker
+   * confirmed it (RabbitMQ confirm channel, mandatory + persistent; SQS SendMessage success; Kafka
+   * idempotent producer, acks=all). What cannot be kept is listed per adapter in
+   * `capabilities.republishLimits`. Kafka: a record still in the log is restored by clearing its handled
+   * mark (same offset, same letter); one deleted by retention is produced again. A DLQ that does not
+   * exist throws `not_found` before anything is published; an envelope of another broker kind or a
+   * body that does not match it is "failed".
+   */
+  republish(dlq: string, requests: RepublishRequest[], opts?: RepublishOptions): AsyncIterable<RepublishResult>;
   /** Cheap reachability check. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -13,6 +13,12 @@ import {
   type MoveOptions,
   type MoveRequest,
   type MoveResult,
+  type RemoveOptions,
+  type RemoveRequest,
+  type RemoveResult,
+  type RepublishOptions,
+  type RepublishRequest,
+  type RepublishResult,
   type StreamOptions,
 } from "@/lib/brokers/types";
 import { moveSqsLetters, moveVisibilitySeconds } from "@/lib/brokers/sqs/mover";
@@ -408,6 +414,16 @@ export class SqsAdapter implements BrokerAdapter {
       requests,
       opts,
     );
+  }
+
+  /** See `BrokerAdapter.removeLetters` (being implemented: refuses for now, nothing is touched). */
+  async *removeLetters(dlq: string, _requests: RemoveRequest[], _opts: RemoveOptions): AsyncIterable<RemoveResult> {
+    throw new BrokerError("bad_request", { userMessage: `Discarding letters from "${dlq}" is not available yet on this connection. Nothing was removed.` });
+  }
+
+  /** See `BrokerAdapter.republish` (being implemented: refuses for now, nothing is published). */
+  async *republish(dlq: string, _requests: RepublishRequest[], _opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
+    throw new BrokerError("bad_request", { userMessage: `Putting discarded letters back into "${dlq}" is not available yet on this connection. Nothing was published.` });
   }
 
   async ping(): Promise<void> {
