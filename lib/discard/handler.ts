@@ -1,0 +1,205 @@
+import "server-only";
+import { recordAudit } from "@/lib/audit";
+import { archivedIds, writeArchive, type ArchiveContext } from "@/lib/archive/store";
+import { getAdapter } from "@/lib/brokers/registry";
+import { BrokerError, type BrokerAdapter, type LetterCopy, type RemoveResult } from "@/lib/brokers/types";
+import { getDb } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import type { DiscardPlan, PrismaClient } from "@/lib/generated/prisma/client";
+import { LeaseLostError } from "@/lib/jobs/store";
+import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
+import {
+  claimPending,
+  countDiscardStates,
+  flushDiscardAudit,
+  recordDiscardOutcomes,
+  resetRemoving,
+  type DiscardAuditContext,
+  type DiscardCounts,
+  type DiscardSettled,
+} from "./ledger";
+
+export interface DiscardDeps {
+  adapterFor: (connectionId: string) => BrokerAdapter;
+  db: () => PrismaClient;
+  /** Letters per batch (one removeLetters call, one ledger write, one audit write). Default 100. */
+  batchSize: number;
+  /** Writes the archive row and resolves once it is committed (default: lib/archive/store.ts writeArchive). */
+  archive: (db: PrismaClient, ctx: ArchiveContext, copy: LetterCopy) => Promise<string>;
+  /** Test seam: called after each batch's outcomes are written (e.g. to cancel or take the lease mid-job). */
+  afterBatch?: (jobId: string, batch: number) => Promise<void>;
+}
+
+class Stop extends Error {
+  constructor(readonly outcome: JobOutcome) {
+    super("stop");
+  }
+}
+
+/**
+ * The `discard` job. For each batch of the ledger, the adapter reads every letter, verifies its
+ * checksum, hands its complete copy to us; we write the archive row (committed) and only then does
+ * the adapter remove the letter from the DLQ. A letter whose archive write fails stays in the DLQ,
+ * recorded "failed" with the reason. Resumable from the ledger after a crash or a lost lease.
+ */
+export function discardHandler(deps: Partial<DiscardDeps> = {}): JobHandler {
+  const d: DiscardDeps = { adapterFor: getAdapter, db: getDb, batchSize: 100, archive: writeArchive, ...deps };
+  return (ctx) => new DiscardRun(ctx, d).run();
+}
+
+class DiscardRun {
+  private readonly db: PrismaClient;
+  private plan!: DiscardPlan;
+  private adapter!: BrokerAdapter;
+  private audit!: DiscardAuditContext;
+  private counts!: DiscardCounts;
+  private startedAt = Date.now();
+  private settledAtStart = 0;
+  private batches = 0;
+
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly d: DiscardDeps,
+  ) {
+    this.db = d.db();
+  }
+
+  async run(): Promise<JobOutcome> {
+    const plan = await this.db.discardPlan.findUnique({ where: { jobId: this.ctx.job.id } });
+    if (!plan) throw new AppError("internal:discard", { userMessage: "This discard has no plan; start a new one." });
+    this.plan = plan;
+    this.adapter = this.d.adapterFor(plan.connectionId);
+    this.audit = {
+      jobId: plan.jobId,
+      connectionId: plan.connectionId,
+      queue: plan.queue,
+      reason: plan.reason,
+      actor: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
+    };
+    await resetRemoving(this.db, plan.jobId);
+    await flushDiscardAudit(this.db, this.audit);
+    this.counts = await countDiscardStates(this.db, plan.jobId);
+    this.settledAtStart = this.settled();
+    try {
+      for (;;) {
+        await this.control();
+        const rows = await claimPending(this.db, plan.jobId, this.d.batchSize);
+        if (rows.length === 0) break;
+        await this.removeBatch(rows.map((r) => ({ letterId: r.letterId, sha256: r.sha256 })));
+        await this.d.afterBatch?.(plan.jobId, ++this.batches);
+      }
+      await this.markIndex();
+      return await this.finish("succeeded");
+    } catch (e) {
+      if (e instanceof Stop) return e.outcome;
+      if (e instanceof LeaseLostError) throw e;
+      if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the discard resumes from its ledger when a console runs again." });
+      if (e instanceof BrokerError) {
+        await resetRemoving(this.db, this.plan.jobId).catch(() => undefined);
+        // Letters not yet removed are still in the DLQ (rows left "removing" are asked again on a restart).
+        throw new AppError(e.code, { userMessage: `${e.userMessage} Letters not yet discarded are still in the DLQ; start a new discard for them when the broker is back.`, cause: e });
+      }
+      throw e;
+    }
+  }
+
+  private async removeBatch(requests: Array<{ letterId: string; sha256: string }>) {
+    const archived = new Map<string, string>();
+    const archiveCtx: ArchiveContext = { jobId: this.plan.jobId, connectionId: this.plan.connectionId, queue: this.plan.queue, reason: this.plan.reason, actor: this.audit.actor };
+    const results: RemoveResult[] = [];
+    const stream = this.adapter.removeLetters(this.plan.queue, requests, {
+      operationId: this.plan.jobId,
+      signal: this.ctx.signal,
+      acceptRisk: this.plan.acceptRisk,
+      beforeRemove: async (copy) => {
+        archived.set(copy.letterId, await this.d.archive(this.db, archiveCtx, copy));
+      },
+    });
+    try {
+      for await (const r of stream) results.push(r);
+    } finally {
+      // Outcomes the broker already reported are written even when the batch broke off.
+      await this.settle(results, archived);
+    }
+  }
+
+  private async settle(results: RemoveResult[], archived: Map<string, string>) {
+    // "missing" for a letter archived by an earlier attempt of this job: that attempt removed it
+    // after the archive row was committed (it crashed before writing the ledger).
+    const earlier = await archivedIds(this.db, this.plan.jobId, results.filter((r) => r.outcome === "missing").map((r) => r.letterId));
+    const settled: DiscardSettled[] = results.map((r) => {
+      if (r.outcome === "removed") return { letterId: r.letterId, state: "discarded", reason: null, archiveId: archived.get(r.letterId) ?? null };
+      if (r.outcome === "missing" && earlier.has(r.letterId)) {
+        return { letterId: r.letterId, state: "discarded", reason: "Removed by an earlier attempt of this discard, after its archive copy was written.", archiveId: earlier.get(r.letterId)! };
+      }
+      return { letterId: r.letterId, state: r.outcome, reason: r.reason, archiveId: null };
+    });
+    for (const s of settled) this.counts[s.state]++;
+    this.counts.pending = Math.max(0, this.counts.pending - settled.length);
+    await recordDiscardOutcomes(this.db, this.plan.jobId, settled);
+    await flushDiscardAudit(this.db, this.audit);
+  }
+
+  /** Discarded letters leave the triage index's live set (Kafka keeps the record: marked handled). */
+  private async markIndex() {
+    await this.db.$executeRawUnsafe(
+      `UPDATE triage_letters t SET gone_at = COALESCE(t.gone_at, now()), handled_outcome = CASE WHEN $3 THEN t.handled_outcome ELSE 'discarded' END
+       FROM discard_letters d
+       WHERE d.job_id = $1::uuid AND d.state = 'discarded' AND t.connection_id = $2 AND t.queue = $4 AND t.letter_id = d.letter_id`,
+      this.plan.jobId,
+      this.plan.connectionId,
+      this.adapter.capabilities.perLetterRemoval,
+      this.plan.queue,
+    );
+  }
+
+  /** Between batches: saves progress, extends the lease, honours a cancel. */
+  private async control() {
+    if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the discard resumes from its ledger." });
+    const r = await this.ctx.checkpoint({ progress: this.progress() });
+    if (r.cancelRequested) {
+      await this.markIndex();
+      throw new Stop(await this.finish("cancelled"));
+    }
+  }
+
+  private async finish(state: "succeeded" | "cancelled"): Promise<JobOutcome> {
+    this.counts = await countDiscardStates(this.db, this.plan.jobId);
+    const progress = this.progress();
+    await recordAudit({
+      actor: this.audit.actor as never,
+      action: "discard.finished",
+      outcome: "success",
+      operationId: this.plan.jobId,
+      connectionId: this.plan.connectionId,
+      queue: this.plan.queue,
+      target: this.plan.jobId,
+      details: { state, ...progress },
+    });
+    return { state, progress };
+  }
+
+  private settled(): number {
+    const c = this.counts;
+    return c.discarded + c.failed + c.missing + c.checksum_mismatch;
+  }
+
+  private progress(): JobProgress {
+    const c = this.counts;
+    const done = this.settled();
+    const secs = (Date.now() - this.startedAt) / 1000;
+    const rate = secs > 0.5 ? Math.round(((done - this.settledAtStart) / secs) * 10) / 10 : 0;
+    const left = c.pending + c.removing;
+    return {
+      read: done,
+      total: this.plan.total,
+      discarded: c.discarded,
+      failed: c.failed + c.checksum_mismatch,
+      checksumMismatch: c.checksum_mismatch,
+      missing: c.missing,
+      pending: left,
+      rate,
+      eta: left === 0 ? 0 : rate > 0 ? Math.round(left / rate) : null,
+    };
+  }
+}

@@ -1,0 +1,170 @@
+import "server-only";
+import { recordAuditBatch } from "@/lib/audit";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { whereOf, type LetterFilter } from "@/lib/triage/queries";
+
+type Db = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
+
+/**
+ * The discard ledger (`discard_letters`): one row per letter, in triage index order (`seq`). Every
+ * write is one statement per batch. A row is "removing" while the broker holds it for this run;
+ * a resumed run puts those back to "pending" and asks the broker again.
+ */
+export const DISCARD_STATES = ["pending", "removing", "discarded", "failed", "missing", "checksum_mismatch"] as const;
+export type DiscardState = (typeof DISCARD_STATES)[number];
+
+/** Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. */
+export async function populateDiscardLedger(db: Db, jobId: string, filter: LetterFilter, letterIds?: string[]): Promise<number> {
+  const w = whereOf(filter);
+  const params = [...w.params];
+  let sql = w.sql;
+  if (letterIds) {
+    params.push(letterIds);
+    sql += ` AND letter_id = ANY($${params.length}::text[])`;
+  }
+  params.push(jobId);
+  return db.$executeRawUnsafe(
+    `INSERT INTO discard_letters (job_id, seq, letter_id, sha256, message_id, state, audited)
+     SELECT $${params.length}::uuid, row_number() OVER (ORDER BY kafka_partition NULLS FIRST, kafka_offset NULLS FIRST, position, id)::int,
+            letter_id, sha256, message_id, 'pending', true
+     FROM triage_letters WHERE ${sql}`,
+    ...params,
+  );
+}
+
+export interface DiscardRow {
+  id: string;
+  seq: number;
+  letterId: string;
+  sha256: string;
+  messageId: string | null;
+  state: DiscardState;
+  attempts: number;
+  reason: string | null;
+  archiveId: string | null;
+  discardedAt: string | null;
+  updatedAt: string;
+}
+
+type Row = Record<string, unknown>;
+const COLS = `id::text AS id, seq, letter_id, sha256, message_id, state, attempts, reason, archive_id::text AS archive_id, discarded_at, updated_at`;
+const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
+function toRow(r: Row): DiscardRow {
+  return {
+    id: String(r.id),
+    seq: Number(r.seq),
+    letterId: r.letter_id as string,
+    sha256: r.sha256 as string,
+    messageId: (r.message_id as string) ?? null,
+    state: r.state as DiscardState,
+    attempts: Number(r.attempts),
+    reason: (r.reason as string) ?? null,
+    archiveId: (r.archive_id as string) ?? null,
+    discardedAt: iso(r.discarded_at),
+    updatedAt: iso(r.updated_at)!,
+  };
+}
+
+/** After a crash or a lost lease: rows left "removing" go back to "pending" (attempts kept). */
+export async function resetRemoving(db: Db, jobId: string): Promise<number> {
+  return db.$executeRawUnsafe(`UPDATE discard_letters SET state = 'pending', updated_at = now() WHERE job_id = $1::uuid AND state = 'removing'`, jobId);
+}
+
+/** Claims the next pending letters in index order in one statement (SKIP LOCKED: two runs never claim one letter). */
+export async function claimPending(db: Db, jobId: string, limit: number): Promise<DiscardRow[]> {
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `UPDATE discard_letters d SET state = 'removing', attempts = d.attempts + 1, updated_at = now()
+     WHERE d.id IN (SELECT id FROM discard_letters WHERE job_id = $1::uuid AND state = 'pending' ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING ${COLS}`,
+    jobId,
+    limit,
+  );
+  return rows.map(toRow).sort((a, b) => a.seq - b.seq);
+}
+
+export interface DiscardSettled {
+  letterId: string;
+  state: Exclude<DiscardState, "pending" | "removing">;
+  reason: string | null;
+  archiveId: string | null;
+}
+
+/** Outcomes of a batch in one statement; their audit rows are owed (`audited = false`) until flushDiscardAudit. */
+export async function recordDiscardOutcomes(db: Db, jobId: string, outcomes: DiscardSettled[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  await db.$executeRawUnsafe(
+    `UPDATE discard_letters d SET state = u.state, reason = u.reason, archive_id = COALESCE(u.archive_id::uuid, d.archive_id), audited = false, updated_at = now(),
+       discarded_at = CASE WHEN u.state = 'discarded' THEN now() ELSE d.discarded_at END
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS u(letter_id, state, reason, archive_id)
+     WHERE d.job_id = $1::uuid AND d.letter_id = u.letter_id AND d.state IN ('removing', 'pending')`,
+    jobId,
+    outcomes.map((o) => o.letterId),
+    outcomes.map((o) => o.state),
+    outcomes.map((o) => o.reason),
+    outcomes.map((o) => o.archiveId),
+  );
+}
+
+export type DiscardCounts = Record<DiscardState, number>;
+
+export async function countDiscardStates(db: Db, jobId: string): Promise<DiscardCounts> {
+  const rows = await db.$queryRawUnsafe<Row[]>(`SELECT state, count(*)::int AS n FROM discard_letters WHERE job_id = $1::uuid GROUP BY state`, jobId);
+  const out = Object.fromEntries(DISCARD_STATES.map((s) => [s, 0])) as DiscardCounts;
+  for (const r of rows) out[r.state as DiscardState] = Number(r.n);
+  return out;
+}
+
+export async function discardLedgerPage(db: Db, jobId: string, opts: { afterSeq?: number; limit?: number; state?: DiscardState }): Promise<{ rows: DiscardRow[]; nextSeq: number | null }> {
+  const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 100) || 100, 1), 1000);
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT ${COLS} FROM discard_letters WHERE job_id = $1::uuid AND seq > $2 AND ($3::text IS NULL OR state = $3) ORDER BY seq LIMIT $4`,
+    jobId,
+    opts.afterSeq ?? 0,
+    opts.state ?? null,
+    limit + 1,
+  );
+  const page = rows.slice(0, limit).map(toRow);
+  return { rows: page, nextSeq: rows.length > limit ? page[page.length - 1].seq : null };
+}
+
+export interface DiscardAuditContext {
+  jobId: string;
+  connectionId: string;
+  queue: string;
+  reason: string;
+  actor: { id: string | null; email: string | null; role: string | null };
+}
+
+/**
+ * Writes the audit rows owed for settled letters (one per letter, scope "letter", action
+ * `letter.discard`, operation id = job id), then marks them written. A crash between the two
+ * writes them again on resume: a duplicate audit row, never a gap.
+ */
+export async function flushDiscardAudit(db: Db, ctx: DiscardAuditContext, batch = 1000): Promise<number> {
+  let written = 0;
+  for (;;) {
+    const rows = (
+      await db.$queryRawUnsafe<Row[]>(
+        `SELECT ${COLS} FROM discard_letters WHERE job_id = $1::uuid AND audited = false AND state NOT IN ('pending', 'removing') ORDER BY seq LIMIT $2`,
+        ctx.jobId,
+        batch,
+      )
+    ).map(toRow);
+    if (rows.length === 0) return written;
+    await recordAuditBatch(
+      rows.map((r) => ({
+        actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "admin" | null },
+        action: "letter.discard",
+        outcome: r.state === "discarded" ? ("success" as const) : ("failure" as const),
+        operationId: ctx.jobId,
+        scope: "letter" as const,
+        connectionId: ctx.connectionId,
+        queue: ctx.queue,
+        target: r.letterId,
+        details: { state: r.state, reason: r.reason, discardReason: ctx.reason, archiveId: r.archiveId, attempts: r.attempts, messageId: r.messageId, sha256: r.sha256 },
+      })),
+    );
+    await db.$executeRawUnsafe(`UPDATE discard_letters SET audited = true WHERE id = ANY($1::bigint[])`, rows.map((r) => r.id));
+    written += rows.length;
+  }
+}

@@ -1,0 +1,237 @@
+import "server-only";
+import { z } from "zod";
+import { recordAudit } from "@/lib/audit";
+import { authorize } from "@/lib/auth/authorize";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { audited, auditActor, errorCodeOf } from "@/lib/dlq/audit-trail";
+import { adapterFor } from "@/lib/dlq/connection";
+import { getDb } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import { Prisma, type DiscardPlan } from "@/lib/generated/prisma/client";
+import { jobStore } from "@/lib/jobs/store";
+import { wakeJobWorker } from "@/lib/jobs/runtime";
+import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
+import type { Selection } from "@/lib/redrive/plan";
+import { countLetters, type LetterFilter } from "@/lib/triage/queries";
+import { countDiscardStates, discardLedgerPage, DISCARD_STATES, populateDiscardLedger, type DiscardRow, type DiscardState } from "./ledger";
+import { describeSelection, discardPreviewSchema, discardStartSchema, filterOfSelection } from "./plan";
+
+/**
+ * Discard use cases: authorize → validate (zod) → act → audit. Server actions and route handlers
+ * call these; the job handler (./handler.ts) does the archiving and removing. Operation id = job id.
+ */
+
+function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const r = schema.safeParse(input);
+  if (r.success) return r.data;
+  const first = r.error.issues[0];
+  const where = first?.path.length ? `${first.path.join(".")}: ` : "";
+  throw new AppError("bad_request:discard", { message: r.error.message, userMessage: `${where}${first?.message ?? "The discard request is not valid."}` });
+}
+
+async function countSelection(filter: LetterFilter, letterIds?: string[]): Promise<number> {
+  if (!letterIds) return countLetters(filter);
+  const r = await getDb().$queryRawUnsafe<Array<{ n: number }>>(
+    `SELECT count(*)::int AS n FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL AND letter_id = ANY($3::text[])`,
+    filter.connectionId,
+    filter.queue,
+    letterIds,
+  );
+  return Number(r[0]?.n ?? 0);
+}
+
+const rawScope = (input: unknown, action: string) => {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  return { action, connectionId: typeof raw.connectionId === "string" ? raw.connectionId : null, queue: typeof raw.queue === "string" ? raw.queue : null };
+};
+
+export interface DiscardPreview {
+  connectionId: string;
+  queue: string;
+  count: number;
+  scope: string;
+  /** How long the archive keeps what is discarded, and what a later re-publish keeps. */
+  warnings: string[];
+}
+
+/** What a discard would apply to: the exact count the admin must confirm and the scope in words. Audited `discard.plan`. */
+export async function planDiscard(actor: Actor, meta: RequestMeta, input: unknown): Promise<DiscardPreview> {
+  const scope = rawScope(input, "discard.plan");
+  await authorize(actor, "discard:run", { ...scope, meta });
+  const p = parse(discardPreviewSchema, input);
+  return audited(
+    actor,
+    meta,
+    scope,
+    async () => {
+      const adapter = adapterFor(p.connectionId);
+      const { filter, letterIds } = filterOfSelection(p, p.selection);
+      const count = await countSelection(filter, letterIds);
+      const warnings: string[] = [];
+      if (count === 0) warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
+      if (!adapter.capabilities.perLetterRemoval) {
+        warnings.push(`${adapter.displayName} cannot delete a single record: discarded records stay in the ${adapter.vocabulary.queue} until its retention removes them, marked discarded by the console.`);
+      }
+      for (const limit of adapter.capabilities.republishLimits ?? []) warnings.push(`If you undo this later: ${limit}`);
+      return { connectionId: p.connectionId, queue: p.queue, count, scope: describeSelection(p.selection), warnings };
+    },
+    (r) => ({ count: r.count, scope: r.scope }),
+  );
+}
+
+export interface DiscardView {
+  id: string;
+  connectionId: string;
+  queue: string;
+  state: JobState;
+  progress: JobProgress;
+  error: string | null;
+  cancelRequested: boolean;
+  selection: Selection;
+  reason: string;
+  total: number;
+  createdBy: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function toView(j: JobRecord, p: DiscardPlan): DiscardView {
+  return {
+    id: j.id,
+    connectionId: j.connectionId,
+    queue: j.queue,
+    state: j.state as JobState,
+    progress: (j.progress ?? {}) as JobProgress,
+    error: j.error,
+    cancelRequested: j.cancelRequested,
+    selection: p.selection as Selection,
+    reason: p.reason,
+    total: p.total,
+    createdBy: p.createdByEmail,
+    createdAt: j.createdAt.toISOString(),
+    startedAt: iso(j.startedAt),
+    finishedAt: iso(j.finishedAt),
+  };
+}
+
+async function loadDiscard(jobId: unknown): Promise<{ job: JobRecord; plan: DiscardPlan }> {
+  const job = await jobStore().get(typeof jobId === "string" ? jobId : "");
+  const plan = job?.kind === "discard" ? await getDb().discardPlan.findUnique({ where: { jobId: job.id } }) : null;
+  if (!job || !plan) throw new AppError("not_found:discard", { userMessage: "There is no such discard." });
+  return { job, plan };
+}
+
+/**
+ * Creates the discard job and its ledger (one INSERT … SELECT from the triage index) in one
+ * transaction, after checking the set still holds the count the admin confirmed. Audited
+ * `discard.start` with the reason and the scope; operation id = job id.
+ */
+export async function startDiscard(actor: Actor, meta: RequestMeta, input: unknown): Promise<DiscardView> {
+  const base = rawScope(input, "discard.start");
+  await authorize(actor, "discard:run", { ...base, meta });
+  const p = parse(discardStartSchema, input);
+  adapterFor(p.connectionId);
+  if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
+  const { filter, letterIds } = filterOfSelection(p, p.selection);
+  const created = await getDb()
+    .$transaction(
+      async (tx) => {
+        const job = await tx.job.create({ data: { kind: "discard", connectionId: p.connectionId, queue: p.queue, params: { discard: true }, createdBy: actor.id } });
+        const n = await populateDiscardLedger(tx, job.id, filter, letterIds);
+        if (n !== p.confirmedCount) {
+          throw new AppError("conflict:count", {
+            userMessage: `The selection now holds ${n} letter${n === 1 ? "" : "s"}, not the ${p.confirmedCount} you confirmed. Review the count and confirm again.`,
+            details: { count: n },
+          });
+        }
+        const plan = await tx.discardPlan.create({
+          data: {
+            jobId: job.id,
+            connectionId: p.connectionId,
+            queue: p.queue,
+            selection: p.selection as Prisma.InputJsonObject,
+            reason: p.reason,
+            total: n,
+            acceptRisk: p.acceptRisk,
+            createdById: actor.id,
+            createdByEmail: actor.email,
+            createdByRole: actor.role,
+          },
+        });
+        await tx.job.update({ where: { id: job.id }, data: { progress: { read: 0, total: n, pending: n, discarded: 0, failed: 0 } } });
+        return { job, plan };
+      },
+      { timeout: 120_000, maxWait: 15_000 },
+    )
+    .catch(async (e) => {
+      await recordAudit({ actor: auditActor(actor), action: "discard.start", outcome: "failure", connectionId: p.connectionId, queue: p.queue, requestId: meta.requestId, ip: meta.ip, details: { error: errorCodeOf(e) } }).catch(() => undefined);
+      throw e;
+    });
+  await recordAudit({
+    actor: auditActor(actor),
+    action: "discard.start",
+    outcome: "success",
+    operationId: created.job.id,
+    connectionId: p.connectionId,
+    queue: p.queue,
+    target: created.job.id,
+    requestId: meta.requestId,
+    ip: meta.ip,
+    details: { reason: p.reason, count: created.plan.total, scope: describeSelection(p.selection), selection: p.selection, acceptRisk: p.acceptRisk },
+  });
+  wakeJobWorker();
+  return toView((await jobStore().get(created.job.id))!, created.plan);
+}
+
+/** Cancels: queued at once, running at its next batch. Letters not yet discarded stay in the DLQ. Audited `discard.cancel`. */
+export async function cancelDiscard(actor: Actor, meta: RequestMeta, input: unknown): Promise<DiscardView> {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  const scope = { action: "discard.cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  await authorize(actor, "discard:run", { ...scope, meta });
+  const { job } = await loadDiscard(parse(z.object({ jobId: z.string() }), input).jobId);
+  const row = (outcome: "success" | "failure", details: Record<string, unknown>) =>
+    recordAudit({ actor: auditActor(actor), action: scope.action, outcome, operationId: job.id, connectionId: job.connectionId, queue: job.queue, target: job.id, requestId: meta.requestId, ip: meta.ip, details });
+  try {
+    await jobStore().requestCancel(job.id);
+  } catch (e) {
+    await row("failure", { error: errorCodeOf(e) }).catch(() => undefined);
+    throw e;
+  }
+  const r = await loadDiscard(job.id);
+  const v = toView(r.job, r.plan);
+  await row("success", { jobId: v.id, state: v.state, progress: v.progress });
+  return v;
+}
+
+const ledgerQuery = z.object({
+  jobId: z.string(),
+  after: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  state: z.enum(DISCARD_STATES as unknown as [DiscardState, ...DiscardState[]]).optional(),
+});
+
+/** One discard with its progress, counts per ledger state, and a keyset page of its ledger. */
+export async function getDiscard(
+  actor: Actor,
+  meta: RequestMeta,
+  input: unknown,
+): Promise<{ discard: DiscardView; counts: Record<DiscardState, number>; ledger: DiscardRow[]; nextAfter: number | null }> {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  await authorize(actor, "discard:read", { action: "discard.view", target: typeof raw.jobId === "string" ? raw.jobId : null, meta });
+  const q = parse(ledgerQuery, input);
+  const { job, plan } = await loadDiscard(q.jobId);
+  const [counts, page] = await Promise.all([countDiscardStates(getDb(), job.id), discardLedgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state })]);
+  return { discard: toView(job, plan), counts, ledger: page.rows, nextAfter: page.nextSeq };
+}
+
+/** Discards, newest first (at most 50), optionally of one DLQ. */
+export async function listDiscards(actor: Actor, meta: RequestMeta, input: { connectionId?: string; queue?: string }): Promise<DiscardView[]> {
+  await authorize(actor, "discard:read", { action: "discard.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+  const jobs = await jobStore().list({ kind: "discard", connectionId: input.connectionId, queue: input.queue }, 50);
+  const plans = await getDb().discardPlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
+  const byId = new Map(plans.map((p) => [p.jobId, p]));
+  return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
+}
