@@ -1,5 +1,7 @@
 import "server-only";
 import { deleteExpiredLetters, retentionDays } from "@/lib/triage/index-store";
+import { sweepArchive } from "@/lib/archive/retention";
+import { discardHandler } from "@/lib/discard/handler";
 import { redriveHandler } from "@/lib/redrive/handler";
 import { scanHandler } from "@/lib/triage/scan";
 import { JobWorker } from "./worker";
@@ -17,7 +19,7 @@ export function startJobWorker(): JobWorker | null {
   if (process.env.DLQ_JOBS_WORKER === "0") return null;
   if (store.worker) return store.worker;
   const worker = new JobWorker({
-    handlers: { scan: scanHandler(), redrive: redriveHandler() },
+    handlers: { scan: scanHandler(), redrive: redriveHandler(), discard: discardHandler() },
     maintenance: [
       {
         name: "triage-retention",
@@ -25,6 +27,14 @@ export function startJobWorker(): JobWorker | null {
         run: async () => {
           const n = await deleteExpiredLetters(retentionDays());
           if (n > 0) console.log(`[triage] retention: deleted ${n} index rows of letters gone over ${retentionDays()} days ago`);
+        },
+      },
+      {
+        name: "archive-retention",
+        everyMs: 60 * 60 * 1000,
+        run: async () => {
+          const n = await sweepArchive();
+          if (n > 0) console.log(`[archive] retention: deleted ${n} archived letters past their expiry`);
         },
       },
     ],
