@@ -56,6 +56,26 @@ function suite(name: string, open: () => Promise<{ db: PrismaClient; close: () =
       expect((await store.claim("w3", [kind], 5000))?.id).toBe(second.id);
     });
 
+    it("a scoped claim takes only the named jobs, however old the others are (a test's worker ignores leftovers)", async () => {
+      const kind = kindOf();
+      const leftover = await store.enqueue({ kind: kind as "scan", ...dlq() });
+      const stale = await store.enqueue({ kind: kind as "scan", ...dlq() });
+      await store.claim("dead", [kind], 5000, { jobIds: [stale.id] });
+      await db.$executeRawUnsafe(`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`, stale.id);
+      const mine = await store.enqueue({ kind: kind as "scan", ...dlq() });
+      expect(await store.claim("w", [kind], 5000, { jobIds: [] })).toBeNull();
+      expect(await store.claim("w", [kind], 5000, { jobIds: ["not-a-uuid"] })).toBeNull();
+      const seen: string[] = [];
+      const worker = new JobWorker({ handlers: { [kind]: async (ctx) => (seen.push(ctx.job.id), { state: "succeeded" }) }, store, owner: "scoped", scope: { jobIds: [mine.id] } });
+      expect((await worker.runOnce())?.id).toBe(mine.id);
+      expect(await worker.runOnce()).toBeNull(); // the older queued job and the expired lease are not its business
+      expect(seen).toEqual([mine.id]);
+      expect((await store.get(leftover.id))?.state).toBe("queued");
+      expect((await store.get(stale.id))?.leaseOwner).toBe("dead");
+      // Unscoped, the oldest runnable job is taken as before.
+      expect((await store.claim("any", [kind], 5000))?.id).toBe(leftover.id);
+    });
+
     it("reclaims a job whose lease expired (its process died) and resumes from its checkpoint", async () => {
       const kind = kindOf();
       const job = await store.enqueue({ kind: kind as "scan", ...dlq() });

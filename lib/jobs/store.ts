@@ -19,6 +19,13 @@ export function isUniqueViolation(e: unknown): boolean {
   return /23505|unique constraint|duplicate key/i.test(text);
 }
 
+/** Narrows what a claim may pick. Absent fields do not narrow. */
+export interface ClaimScope {
+  /** Only these jobs. */
+  jobIds?: readonly string[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
 
 /**
@@ -65,12 +72,17 @@ export class JobStore {
    * Takes the oldest runnable job of these kinds: a queued one whose DLQ no other job holds, or a
    * running/cancelling one whose lease expired. Returns null when there is none, or when another
    * claimer won the same DLQ at the same moment (the partial unique index refuses the second).
+   * `scope.jobIds` narrows the pick to these jobs (a test's or a script's worker that must not run
+   * jobs left by others); ids that are not uuids claim nothing.
    */
-  async claim(owner: string, kinds: readonly string[], leaseMs: number): Promise<JobRecord | null> {
+  async claim(owner: string, kinds: readonly string[], leaseMs: number, scope: ClaimScope = {}): Promise<JobRecord | null> {
+    const ids = scope.jobIds ? scope.jobIds.filter((id) => UUID.test(id)) : null;
+    if (ids && ids.length === 0) return null;
     const sql = `
       WITH pick AS (
         SELECT j.id FROM jobs j
         WHERE j.kind = ANY (string_to_array($1, ','))
+          AND ($4::uuid[] IS NULL OR j.id = ANY ($4::uuid[]))
           AND (
             (j.state = 'queued' AND NOT EXISTS (
                SELECT 1 FROM jobs h
@@ -93,7 +105,7 @@ export class JobStore {
       RETURNING jobs.id`;
     let rows: Array<{ id: string }>;
     try {
-      rows = await this.db().$transaction((tx) => tx.$queryRawUnsafe<Array<{ id: string }>>(sql, kinds.join(","), owner, Math.round(leaseMs)));
+      rows = await this.db().$transaction((tx) => tx.$queryRawUnsafe<Array<{ id: string }>>(sql, kinds.join(","), owner, Math.round(leaseMs), ids));
     } catch (e) {
       if (isUniqueViolation(e)) return null;
       throw e;

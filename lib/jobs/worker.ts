@@ -2,7 +2,7 @@ import "server-only";
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import { asAppError, loggableError } from "@/lib/errors";
-import { JobStore, LeaseLostError, jobStore } from "./store";
+import { JobStore, LeaseLostError, jobStore, type ClaimScope } from "./store";
 import type { JobHandler, JobRecord } from "./types";
 
 export interface MaintenanceTask {
@@ -23,6 +23,8 @@ export interface JobWorkerOptions {
   /** Jobs this process runs at once (DLQ_JOBS_CONCURRENCY, default 2). */
   concurrency?: number;
   maintenance?: MaintenanceTask[];
+  /** Claims only jobs in this scope (e.g. a test's own job ids); default: any job of the handled kinds. */
+  scope?: ClaimScope;
 }
 
 const envInt = (name: string, fallback: number) => {
@@ -100,7 +102,7 @@ export class JobWorker {
     this.polling = true;
     try {
       while (!this.stopped && this.running.size < this.concurrency) {
-        const job = await this.store.claim(this.owner, Object.keys(this.opts.handlers), this.leaseMs);
+        const job = await this.store.claim(this.owner, Object.keys(this.opts.handlers), this.leaseMs, this.opts.scope);
         if (!job) break;
         this.launch(job);
       }
@@ -114,7 +116,7 @@ export class JobWorker {
 
   /** Claims and runs at most one job to its end (tests and scripts); returns it, or null. */
   async runOnce(): Promise<JobRecord | null> {
-    const job = await this.store.claim(this.owner, Object.keys(this.opts.handlers), this.leaseMs);
+    const job = await this.store.claim(this.owner, Object.keys(this.opts.handlers), this.leaseMs, this.opts.scope);
     if (!job) return null;
     await this.launch(job);
     return job;
