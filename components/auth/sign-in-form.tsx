@@ -4,11 +4,13 @@ import { signIn } from "next-auth/react";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { signInErrorMessage } from "@/lib/auth/sign-in-errors";
+import { useHydrated } from "@/components/ui/use-hydrated";
 
 export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
   const router = useRouter();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const hydrated = useHydrated();
 
   async function onSubmit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
@@ -36,7 +38,7 @@ export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
   }
 
   return (
-    <form onSubmit={onSubmit} className="form-stack" data-testid="sign-in-form" noValidate>
+    <form onSubmit={onSubmit} method="post" className="form-stack" data-testid="sign-in-form" noValidate>
       <label>
         <span>Email</span>
         <input name="email" type="email" autoComplete="username" required autoFocus />
@@ -50,7 +52,7 @@ export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
           {error}
         </p>
       ) : null}
-      <button type="submit" className="btn btn-primary" disabled={busy}>
+      <button type="submit" className="btn btn-primary" disabled={busy || !hydrated}>
         {busy ? "Signing in…" : "Sign in"}
       </button>
     </form>
