@@ -1,0 +1,210 @@
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encode } from "next-auth/jwt";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { queryAudit } from "@/lib/audit";
+import { sessionCookieName } from "@/lib/auth/config";
+import { PERMISSIONS, type Permission } from "@/lib/auth/permissions";
+import { createSession } from "@/lib/auth/sessions";
+import { createUser } from "@/lib/auth/users";
+import {
+  discover,
+  exportedNames,
+  MATRIX,
+  MATRIX_ROLES,
+  MISSING_ROW_HELP,
+  missingRows,
+  rowKey,
+  staleRows,
+  type ActionRow,
+  type MatrixRow,
+  type Role,
+  type RouteRow,
+} from "@/test/access-matrix";
+
+/**
+ * The authorization matrix (test/access-matrix.ts), walked for every route handler and server
+ * action × every role and a request without a session. Handlers and actions are called directly,
+ * inside Next's own request scope (the request store `cookies()` and `headers()` read), with a real
+ * session cookie per role: a next-auth JWT naming a live session row in Postgres, as sign-in makes.
+ * A refused role must get `forbidden:<permission>` and leave a "denied" audit row under its request
+ * id; an allowed role must get past authorization (whatever the minimal input then earns) with no
+ * denial on record; no session must get "unauthorized:session" (401).
+ */
+// What `next start` sets up before any request scope exists (next/dist/server/node-environment).
+(globalThis as { AsyncLocalStorage?: unknown }).AsyncLocalStorage ??= AsyncLocalStorage;
+process.env.NEXTAUTH_SECRET ||= "matrix-test-secret-0123456789abcdef0123456789";
+const ORIGIN = "http://127.0.0.1:3999";
+process.env.NEXTAUTH_URL = ORIGIN;
+
+const ROOT = path.resolve(__dirname, "../..");
+const cookies: Partial<Record<Role, string>> = {};
+const users: Partial<Record<Role, { id: string; email: string }>> = {};
+
+beforeAll(async () => {
+  const tag = randomUUID().slice(0, 8);
+  for (const role of MATRIX_ROLES) {
+    const u = await createUser({ email: `${role}-${tag}@matrix.test`, role, password: `${role}-matrix-password-long` });
+    const sid = await createSession({ userId: u.id, method: "credentials", ip: "127.0.0.1" });
+    const jwt = await encode({ token: { sub: u.id, sid, email: u.email }, secret: process.env.NEXTAUTH_SECRET! });
+    cookies[role] = `${sessionCookieName()}=${jwt}`;
+    users[role] = { id: u.id, email: u.email };
+  }
+});
+
+afterAll(async () => {
+  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  await closeAllAdapters().catch(() => undefined);
+});
+
+interface Outcome {
+  status: number;
+  /** The error code, when the answer is a refusal or failure. */
+  code: string | null;
+  text: string;
+}
+
+/** Runs `fn` the way Next runs a route handler or a server action: inside a request scope for `req`. */
+async function inRequestScope<T>(req: Request, fn: () => Promise<T>): Promise<T> {
+  const { workAsyncStorage } = await import("next/dist/server/app-render/work-async-storage.external");
+  const { workUnitAsyncStorage } = await import("next/dist/server/app-render/work-unit-async-storage.external");
+  const { createRequestStoreForAPI } = await import("next/dist/server/async-storage/request-store");
+  const url = new URL(req.url);
+  const requestStore = createRequestStoreForAPI(
+    req as never,
+    { pathname: url.pathname, search: url.search } as never,
+    { tags: [], expirationsByCacheKind: new Map() } as never,
+    undefined,
+    { previewModeId: "", previewModeEncryptionKey: "", previewModeSigningKey: "" },
+    undefined,
+  );
+  const workStore = { route: url.pathname, page: url.pathname, incrementalCache: {}, cacheLifeProfiles: {}, pendingRevalidatedTags: [] };
+  return workAsyncStorage.run(workStore as never, () => workUnitAsyncStorage.run(requestStore, fn));
+}
+
+function requestFor(row: MatrixRow, role: Role | null, requestId: string): Request {
+  const method = row.kind === "route" ? row.method : "POST";
+  const url = `${ORIGIN}${row.kind === "route" ? row.url : "/"}`;
+  const headers = new Headers({ "x-request-id": requestId, "x-forwarded-for": "127.0.0.1", origin: ORIGIN, host: new URL(ORIGIN).host });
+  if (role) headers.set("cookie", cookies[role]!);
+  let body: string | undefined;
+  if (row.kind === "route" && method !== "GET" && row.body !== undefined) {
+    body = typeof row.body === "string" ? row.body : JSON.stringify(row.body);
+    headers.set("content-type", typeof row.body === "string" ? "application/x-www-form-urlencoded" : "application/json");
+  }
+  return new Request(url, { method, headers, body });
+}
+
+async function call(row: RouteRow | ActionRow, role: Role | null, requestId: string): Promise<Outcome> {
+  const req = requestFor(row, role, requestId);
+  const mod = (await import(path.join(ROOT, row.kind === "route" ? `app/${row.file}` : row.file))) as Record<string, unknown>;
+  if (row.kind === "route") {
+    const handler = mod[row.method] as (req: Request, ctx: unknown) => Promise<Response>;
+    const { NextRequest } = await import("next/server");
+    const res = await inRequestScope(req, () => handler(new NextRequest(req), { params: Promise.resolve(row.params ?? {}) }));
+    const text = await res.text();
+    let code: string | null = null;
+    try {
+      code = (JSON.parse(text) as { error?: { code?: string } }).error?.code ?? null;
+    } catch {
+      /* not JSON: a stream, a redirect, an empty 204 */
+    }
+    return { status: res.status, code, text };
+  }
+  const fn = mod[row.name] as (...args: unknown[]) => Promise<{ ok: boolean; error?: { code: string } }>;
+  const r = await inRequestScope(req, () => fn(...row.args));
+  return { status: r.ok ? 200 : 0, code: r.ok ? null : (r.error?.code ?? "unknown"), text: JSON.stringify(r) };
+}
+
+async function auditRows(role: Role, action: string | undefined, requestId: string) {
+  const { rows } = await queryAudit({ actor: users[role]!.email, ...(action ? { action } : {}) }, { limit: 200 });
+  return rows.filter((r) => r.requestId === requestId);
+}
+
+describe("the matrix covers the source", () => {
+  const found = discover();
+
+  it("finds the route handlers, server actions and pages it is meant to find", () => {
+    // Guards the scanner itself: if these drop, discovery broke, not the app.
+    expect(found.routes.length).toBeGreaterThanOrEqual(24);
+    expect(found.actions.length).toBeGreaterThanOrEqual(15);
+    expect(found.pages.length).toBeGreaterThanOrEqual(13);
+    expect(found.actions).toContainEqual({ file: "app/dlqs/[connectionId]/[queue]/redrive/actions.ts", name: "startBulkAction" });
+    expect(found.routes).toContainEqual({ file: "api/auth/[...nextauth]/route.ts", method: "POST" });
+  });
+
+  it("has a row for every route handler method, server action and page", () => {
+    const missing = missingRows(found);
+    expect(missing, `${MISSING_ROW_HELP}\nMissing:\n  ${missing.join("\n  ")}`).toEqual([]);
+  });
+
+  it("has no row for something that no longer exists", () => {
+    expect(staleRows(found)).toEqual([]);
+  });
+
+  it("reads exports the way the modules really export them", async () => {
+    for (const file of new Set([...found.routes.map((r) => `app/${r.file}`), ...found.actions.map((a) => a.file)])) {
+      const { readFileSync } = await import("node:fs");
+      const scanned = exportedNames(readFileSync(path.join(ROOT, file), "utf8")).sort();
+      const real = Object.keys(await import(path.join(ROOT, file))).filter((k) => k !== "__esModule").sort();
+      const routeConfig = new Set(["dynamic", "revalidate", "runtime", "fetchCache", "preferredRegion", "maxDuration", "dynamicParams", "generateStaticParams"]);
+      expect(scanned.filter((n) => !routeConfig.has(n)), file).toEqual(real.filter((n) => !routeConfig.has(n)));
+    }
+  });
+
+  it("agrees with the permissions table: each row's roles are exactly its permission's roles", () => {
+    for (const row of MATRIX) {
+      if (row.public) continue;
+      expect(row.permission, rowKey(row)).toBeDefined();
+      const table = PERMISSIONS[row.permission as Permission] as readonly string[] | undefined;
+      expect(table, `${rowKey(row)}: unknown permission ${row.permission}`).toBeDefined();
+      expect([...row.roles].sort(), rowKey(row)).toEqual([...table!].sort());
+    }
+  });
+});
+
+const callable = MATRIX.filter((r): r is RouteRow | ActionRow => r.kind !== "page");
+
+describe.each(callable.map((r) => [rowKey(r), r] as const))("%s", (_key, row) => {
+  for (const role of MATRIX_ROLES) {
+    const allowed = row.roles.includes(role);
+    it(`${role}: ${allowed ? "allowed" : "refused and audited"}`, async () => {
+      const requestId = `matrix-${randomUUID()}`;
+      const out = await call(row, role, requestId);
+      const denials = (await auditRows(role, undefined, requestId)).filter((r) => r.outcome === "denied");
+      if (allowed) {
+        expect(out.status, `${out.status} ${out.text.slice(0, 300)}`).not.toBe(401);
+        expect(out.status, `${out.status} ${out.text.slice(0, 300)}`).not.toBe(403);
+        expect(out.code ?? "", out.text.slice(0, 300)).not.toMatch(/^(forbidden|unauthorized|internal):/);
+        expect(out.status, out.text.slice(0, 300)).toBeLessThan(500);
+        expect(denials, "an allowed call left a denial on record").toEqual([]);
+        return;
+      }
+      expect(out.code, out.text.slice(0, 300)).toBe(`forbidden:${row.permission}`);
+      if (row.kind === "route") expect(out.status).toBe(403);
+      // The refusal says nothing but the refusal.
+      const body = JSON.parse(out.text) as Record<string, unknown>;
+      expect(Object.keys(body).sort()).toEqual(["error", "ok"]);
+      expect(body.ok).toBe(false);
+      expect(denials, `no denied audit row for ${role}`).toHaveLength(1);
+      expect(denials[0].action).toBe(row.audit);
+      expect(denials[0].actorRole).toBe(role);
+      expect(denials[0].actorId).toBe(users[role]!.id);
+      // Nothing else happened under that request.
+      expect(await auditRows(role, undefined, requestId)).toHaveLength(1);
+    });
+  }
+
+  it(`no session: ${row.public ? "public" : "refused (401)"}`, async () => {
+    const out = await call(row, null, `matrix-anon-${randomUUID()}`);
+    if (row.public) {
+      expect(out.status).not.toBe(401);
+      expect(out.status).not.toBe(403);
+      expect(out.status).toBeLessThan(500);
+      return;
+    }
+    expect(out.code, out.text.slice(0, 300)).toBe("unauthorized:session");
+    if (row.kind === "route") expect(out.status).toBe(401);
+  });
+});

@@ -1,0 +1,273 @@
+/**
+ * The authorization matrix: every route handler (app/**\/route.ts, each exported HTTP method), every
+ * server action (each export of a "use server" file) and every page (app/**\/page.tsx), with the
+ * roles that may use it. It is the specification the tests hold the code to, written out by hand on
+ * purpose (not derived from lib/auth/permissions.ts), so that a change to the permissions table or
+ * to a handler shows up as a failing row that someone has to look at.
+ *
+ * Read by lib/auth/matrix.integration.test.ts (handlers and actions called directly, real sessions,
+ * real Postgres) and e2e/authorization.spec.ts (raw HTTP against the production server, pages).
+ * Both discover the targets by scanning the source and fail when one has no row here: a route,
+ * action or page added later breaks them until its row is written.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+export type Role = "viewer" | "operator" | "admin";
+export const MATRIX_ROLES: readonly Role[] = ["viewer", "operator", "admin"];
+
+const ROOT = path.resolve(__dirname, "..");
+export const APP_DIR = path.join(ROOT, "app");
+
+/** Who may: signed-in roles; `public` also lets a request without a session through. */
+export const EVERYONE: readonly Role[] = ["viewer", "operator", "admin"];
+export const OPERATORS: readonly Role[] = ["operator", "admin"];
+export const ADMINS: readonly Role[] = ["admin"];
+
+export const NO_JOB = "00000000-0000-0000-0000-000000000000";
+/** A DLQ that exists on no broker: allowed calls get as far as "not found", nothing is read or moved. */
+export const NONE = { connectionId: "local-rabbitmq", queue: "matrix.none.dlq" } as const;
+const q = (s: string) => encodeURIComponent(s);
+const DLQ = `/dlqs/${q(NONE.connectionId)}/${q(NONE.queue)}`;
+
+interface Guard {
+  /** A distinct case of the same target (e.g. "with payloads"). */
+  variant?: string;
+  /** Roles the server lets through. Everyone else is refused with `forbidden:<permission>`. */
+  roles: readonly Role[];
+  /** The permission named in the refusal (the error code is `forbidden:<permission>`). */
+  permission?: string;
+  /** The audit action a refusal is recorded under (outcome "denied"). */
+  audit?: string;
+  /** No session needed (sign-in, health, CSP reports). */
+  public?: boolean;
+}
+
+export interface RouteRow extends Guard {
+  kind: "route";
+  /** Path of the route file under app/, e.g. "api/redrive/[id]/bulk/route.ts". */
+  file: string;
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS";
+  /** Concrete URL path and query. */
+  url: string;
+  /** The dynamic segments, as Next hands them to the handler. */
+  params?: Record<string, string | string[]>;
+  body?: unknown;
+}
+
+export interface ActionRow extends Guard {
+  kind: "action";
+  /** Path of the "use server" file under app/ (or elsewhere, relative to the repository). */
+  file: string;
+  name: string;
+  args: unknown[];
+}
+
+export interface PageRow extends Guard {
+  kind: "page";
+  file: string;
+  /** A concrete URL for the page. */
+  url: string;
+  /** What a refused role sees: an element with this test id (the page answers, without the data). */
+  deniedTestId?: string;
+}
+
+export type MatrixRow = RouteRow | ActionRow | PageRow;
+
+export function rowKey(r: MatrixRow): string {
+  const base = r.kind === "route" ? `${r.method} app/${r.file}` : r.kind === "action" ? `action ${r.file}#${r.name}` : `page app/${r.file}`;
+  return r.variant ? `${base} (${r.variant})` : base;
+}
+
+const route = (file: string, method: RouteRow["method"], url: string, g: Guard, extra: Partial<RouteRow> = {}): RouteRow => ({ kind: "route", file, method, url, ...g, ...extra });
+const action = (file: string, name: string, args: unknown[], g: Guard, variant?: string): ActionRow => ({ kind: "action", file, name, args, ...g, variant });
+const page = (file: string, url: string, g: Guard, deniedTestId?: string): PageRow => ({ kind: "page", file, url, ...g, deniedTestId });
+
+const REDRIVE = "dlqs/[connectionId]/[queue]/redrive/actions.ts";
+const TRIAGE = "dlqs/[connectionId]/[queue]/triage/actions.ts";
+const app = (f: string) => `app/${f}`;
+
+export const MATRIX: MatrixRow[] = [
+  // ---- route handlers
+  route("api/audit/export/route.ts", "GET", "/api/audit/export?format=json", { roles: OPERATORS, permission: "audit:read", audit: "audit.export" }),
+  route("api/auth/[...nextauth]/route.ts", "GET", "/api/auth/csrf", { roles: EVERYONE, public: true }, { params: { nextauth: ["csrf"] } }),
+  route("api/auth/[...nextauth]/route.ts", "POST", "/api/auth/signin/credentials", { roles: EVERYONE, public: true }, { params: { nextauth: ["signin", "credentials"] }, body: "" }),
+  route("api/auth/csp-report/route.ts", "POST", "/api/auth/csp-report", { roles: EVERYONE, public: true }, { body: { "csp-report": { "effective-directive": "script-src", "blocked-uri": "inline" } } }),
+  route(
+    "api/dlqs/[connectionId]/[queue]/letters/[letterId]/payload/route.ts",
+    "GET",
+    `/api${DLQ}/letters/m-bWF0cml4/payload`,
+    { roles: OPERATORS, permission: "letter:read-payload", audit: "letter.payload_download" },
+    { params: { ...NONE, letterId: "m-bWF0cml4" } },
+  ),
+  route("api/dlqs/route.ts", "GET", "/api/dlqs", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
+  route("api/health/route.ts", "GET", "/api/health", { roles: EVERYONE, public: true }),
+  route("api/redrive/[id]/bulk/route.ts", "POST", `/api/redrive/${NO_JOB}/bulk`, { roles: OPERATORS, permission: "redrive:bulk", audit: "redrive.bulk_start" }, { params: { id: NO_JOB }, body: {} }),
+  route(
+    "api/redrive/[id]/bulk/route.ts",
+    "POST",
+    `/api/redrive/${NO_JOB}/bulk`,
+    { roles: ADMINS, permission: "redrive:override", audit: "redrive.bulk_start" },
+    { params: { id: NO_JOB }, body: { overrideReason: "The returns were a known flaky consumer" }, variant: "override without a clean sample" },
+  ),
+  route("api/redrive/[id]/cancel/route.ts", "POST", `/api/redrive/${NO_JOB}/cancel`, { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.cancel" }, { params: { id: NO_JOB }, body: {} }),
+  route("api/redrive/[id]/pause/route.ts", "POST", `/api/redrive/${NO_JOB}/pause`, { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.pause" }, { params: { id: NO_JOB }, body: {} }),
+  route("api/redrive/[id]/resume/route.ts", "POST", `/api/redrive/${NO_JOB}/resume`, { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.resume" }, { params: { id: NO_JOB }, body: {} }),
+  route("api/redrive/[id]/route.ts", "GET", `/api/redrive/${NO_JOB}`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.view" }, { params: { id: NO_JOB } }),
+  route("api/redrive/plan/route.ts", "POST", "/api/redrive/plan", { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" }, { body: {} }),
+  route("api/redrive/route.ts", "GET", `/api/redrive?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
+  route("api/redrive/route.ts", "POST", "/api/redrive", { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.start" }, { body: {} }),
+  route("api/triage/export/route.ts", "GET", `/api/triage/export?format=json&connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, { roles: EVERYONE, permission: "triage:export", audit: "triage.export" }),
+  route(
+    "api/triage/export/route.ts",
+    "GET",
+    `/api/triage/export?format=json&payload=1&connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`,
+    { roles: OPERATORS, permission: "letter:read-payload", audit: "triage.export" },
+    { variant: "with payloads" },
+  ),
+  route("api/triage/groups/route.ts", "GET", `/api/triage/groups?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, { roles: EVERYONE, permission: "triage:read", audit: "triage.groups" }),
+  route("api/triage/letters/route.ts", "GET", `/api/triage/letters?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, { roles: EVERYONE, permission: "triage:read", audit: "triage.letters" }),
+  route("api/triage/rules/route.ts", "GET", "/api/triage/rules", { roles: EVERYONE, permission: "triage:read", audit: "triage.rules_view" }),
+  // An empty rule list with a stale version: allowed callers get a conflict, nothing is saved.
+  route("api/triage/rules/route.ts", "POST", "/api/triage/rules", { roles: ADMINS, permission: "triage:rules", audit: "triage.rules_save" }, { body: { rules: "not a list" } }),
+  route("api/triage/scans/[id]/cancel/route.ts", "POST", `/api/triage/scans/${NO_JOB}/cancel`, { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_cancel" }, { params: { id: NO_JOB }, body: {} }),
+  route("api/triage/scans/[id]/route.ts", "GET", `/api/triage/scans/${NO_JOB}`, { roles: EVERYONE, permission: "triage:read", audit: "triage.scan_view" }, { params: { id: NO_JOB } }),
+  route("api/triage/scans/route.ts", "GET", `/api/triage/scans?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, { roles: EVERYONE, permission: "triage:read", audit: "triage.scan_list" }),
+  route("api/triage/scans/route.ts", "POST", "/api/triage/scans", { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_start" }, { body: { connectionId: "", queue: "" } }),
+
+  // ---- server actions (inputs that an allowed caller gets refused for by validation or "not found": nothing changes)
+  action(app("admin/masking/actions.ts"), "saveMaskingRulesAction", [{ rules: [], sensitive: [], expectedVersion: 999_999 }], { roles: ADMINS, permission: "masking:manage", audit: "masking.save" }),
+  action(app("admin/triage-rules/actions.ts"), "saveRulesAction", [{ rules: [], expectedVersion: 999_999 }], { roles: ADMINS, permission: "triage:rules", audit: "triage.rules_save" }),
+  action(app("admin/users/actions.ts"), "createUserAction", [{ email: "not an email", role: "admin", password: "x" }], { roles: ADMINS, permission: "users:manage", audit: "user.create" }),
+  action(app("admin/users/actions.ts"), "updateUserAction", [{ id: NO_JOB, role: "admin" }], { roles: ADMINS, permission: "users:manage", audit: "user.update" }),
+  action(app("audit/actions.ts"), "verifyAuditAction", [], { roles: ADMINS, permission: "audit:verify", audit: "audit.verify" }),
+  action(app("dlqs/[connectionId]/[queue]/actions.ts"), "confirmRiskyReadAction", [{ ...NONE }], { roles: OPERATORS, permission: "dlq:browse-risky", audit: "dlq.read_risky_confirmed" }),
+  action(app("dlqs/[connectionId]/[queue]/letters/[letterId]/actions.ts"), "revealPayloadAction", [{ ...NONE, letterId: "m-bWF0cml4", reason: "Checking the card number format" }], { roles: ADMINS, permission: "payload:reveal", audit: "payload.reveal" }),
+  action(app(REDRIVE), "planRedriveAction", [{}], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" }),
+  action(app(REDRIVE), "startRedriveAction", [{}], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.start" }),
+  action(app(REDRIVE), "startBulkAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "redrive:bulk", audit: "redrive.bulk_start" }),
+  action(app(REDRIVE), "startBulkAction", [{ jobId: NO_JOB, overrideReason: "The returns were a known flaky consumer" }], { roles: ADMINS, permission: "redrive:override", audit: "redrive.bulk_start" }, "override without a clean sample"),
+  action(app(REDRIVE), "pauseRedriveAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.pause" }),
+  action(app(REDRIVE), "resumeRedriveAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.resume" }),
+  action(app(REDRIVE), "cancelRedriveAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.cancel" }),
+  action(app(TRIAGE), "startScanAction", [{ ...NONE }], { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_start" }),
+  action(app(TRIAGE), "cancelScanAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_cancel" }),
+
+  // ---- pages (e2e: real demo DLQs, so an allowed role sees the page itself)
+  page("admin/masking/page.tsx", "/admin/masking", { roles: ADMINS, permission: "masking:manage", audit: "masking.view" }, "forbidden"),
+  page("admin/triage-rules/page.tsx", "/admin/triage-rules", { roles: EVERYONE, permission: "triage:read", audit: "triage.rules_view" }),
+  page("admin/users/page.tsx", "/admin/users", { roles: ADMINS, permission: "users:manage", audit: "user.list" }, "forbidden"),
+  page("audit/page.tsx", "/audit", { roles: OPERATORS, permission: "audit:read", audit: "audit.view" }, "forbidden"),
+  page("dlqs/[connectionId]/[queue]/letters/[letterId]/page.tsx", `/dlqs/local-rabbitmq/demo.orders.dlq/letters/m-${Buffer.from("order-1001").toString("base64url")}`, { roles: EVERYONE, permission: "letter:read", audit: "letter.view" }),
+  page("dlqs/[connectionId]/[queue]/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq", { roles: EVERYONE, permission: "dlq:browse", audit: "dlq.browse" }),
+  page("dlqs/[connectionId]/[queue]/redrive/[jobId]/page.tsx", `/dlqs/local-rabbitmq/demo.orders.dlq/redrive/${NO_JOB}`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.view" }),
+  page("dlqs/[connectionId]/[queue]/redrive/new/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq/redrive/new", { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" }, "redrive-forbidden"),
+  page("dlqs/[connectionId]/[queue]/redrive/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq/redrive", { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
+  page("dlqs/[connectionId]/[queue]/triage/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq/triage", { roles: EVERYONE, permission: "triage:read", audit: "triage.groups" }),
+  page("page.tsx", "/", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
+  page("redrives/page.tsx", "/redrives", { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
+  page("signin/page.tsx", "/signin", { roles: EVERYONE, public: true }),
+];
+
+// ---- discovery: what the source says exists
+
+function walk(dir: string, out: string[] = []): string[] {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === "node_modules" || e.name.startsWith(".")) continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) walk(p, out);
+    else out.push(p);
+  }
+  return out;
+}
+
+const rel = (p: string) => path.relative(ROOT, p).split(path.sep).join("/");
+const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
+
+/**
+ * Names a module exports, read from its source: `export [async] function x`, `export const|let x`,
+ * `export { a as x, y }`. `export *` and default exports are reported as such, so a form this
+ * scanner does not read fails the tests instead of hiding an export.
+ */
+export function exportedNames(source: string): string[] {
+  const names = new Set<string>();
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  for (const m of code.matchAll(/export\s+(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
+  for (const m of code.matchAll(/export\s+(?:const|let|var)\s+([A-Za-z_$][\w$]*)/g)) names.add(m[1]);
+  for (const m of code.matchAll(/export\s*\{([^}]*)\}/g)) {
+    for (const part of m[1].split(",")) {
+      const p = part.trim().replace(/^type\s+/, "");
+      if (!p || part.trim().startsWith("type ")) continue;
+      const as = /\bas\s+([A-Za-z_$][\w$]*)$/.exec(p);
+      names.add(as ? as[1] : p);
+    }
+  }
+  if (/export\s+\*/.test(code)) names.add("*");
+  if (/export\s+default\b/.test(code)) names.add("default");
+  return [...names];
+}
+
+export interface Discovered {
+  routes: Array<{ file: string; method: string }>;
+  actions: Array<{ file: string; name: string }>;
+  pages: Array<{ file: string }>;
+}
+
+function isUseServerFile(source: string): boolean {
+  // The directive must be the first statement (comments and blank lines may come before it).
+  const stripped = source.replace(/^(?:\s|\/\/[^\n]*\n|\/\*[\s\S]*?\*\/)*/, "");
+  return /^["']use server["']/.test(stripped);
+}
+
+/** Every route handler method, server action and page in the source tree. */
+export function discover(): Discovered {
+  const out: Discovered = { routes: [], actions: [], pages: [] };
+  for (const f of walk(APP_DIR)) {
+    const name = path.basename(f);
+    const file = path.relative(APP_DIR, f).split(path.sep).join("/");
+    if (/^route\.(ts|tsx|js)$/.test(name)) {
+      const src = readFileSync(f, "utf8");
+      const exported = exportedNames(src);
+      for (const m of HTTP_METHODS) if (exported.includes(m)) out.routes.push({ file, method: m });
+      if (exported.includes("*") || exported.includes("default")) out.routes.push({ file, method: exported.includes("*") ? "export *" : "default" });
+    }
+    if (/^page\.(ts|tsx|js|jsx)$/.test(name)) out.pages.push({ file });
+  }
+  for (const dir of ["app", "lib", "components"]) {
+    for (const f of walk(path.join(ROOT, dir))) {
+      if (!/\.(ts|tsx)$/.test(f) || /\.test\.tsx?$/.test(f)) continue;
+      const src = readFileSync(f, "utf8");
+      if (!isUseServerFile(src)) continue;
+      // A "use server" module's exports are all server actions, whatever their shape.
+      for (const n of exportedNames(src)) out.actions.push({ file: rel(f), name: n });
+    }
+  }
+  return out;
+}
+
+/** Discovered targets without a row in the matrix, in words a reader can act on. */
+export function missingRows(d: Discovered, matrix: MatrixRow[] = MATRIX): string[] {
+  const missing: string[] = [];
+  const has = (pred: (r: MatrixRow) => boolean) => matrix.some(pred);
+  for (const r of d.routes) if (!has((x) => x.kind === "route" && x.file === r.file && x.method === r.method)) missing.push(`route ${r.method} app/${r.file}`);
+  for (const a of d.actions) if (!has((x) => x.kind === "action" && x.file === a.file && x.name === a.name)) missing.push(`server action ${a.name} in ${a.file}`);
+  for (const p of d.pages) if (!has((x) => x.kind === "page" && x.file === p.file)) missing.push(`page app/${p.file}`);
+  return missing;
+}
+
+/** Rows naming something the source no longer has (a renamed or deleted handler). */
+export function staleRows(d: Discovered, matrix: MatrixRow[] = MATRIX): string[] {
+  return matrix
+    .filter((x) =>
+      x.kind === "route"
+        ? !d.routes.some((r) => r.file === x.file && r.method === x.method)
+        : x.kind === "action"
+          ? !d.actions.some((a) => a.file === x.file && a.name === x.name)
+          : !d.pages.some((p) => p.file === x.file),
+    )
+    .map(rowKey);
+}
+
+export const MISSING_ROW_HELP =
+  "Add a row to test/access-matrix.ts for each of these (who may call it, the permission a refusal names, the audit action it is recorded under). " +
+  "Discard/undo/archive export are admin only (DESIGN.md, issue 7).";
