@@ -21,6 +21,15 @@ describe("payload encryption", () => {
     expect(decryptPayload(a, aad, ring).equals(Buffer.from(body))).toBe(true);
   });
 
+  it("never repeats a nonce, across several refills of the nonce pool", () => {
+    const ring = keyringFromEnv({ DLQ_INDEX_KEY: k1 });
+    const seen = new Set<string>();
+    const n = 3 * 4096 + 7; // the pool holds 4,096 nonces
+    for (let i = 0; i < n; i++) seen.add(encryptPayload(body, aad, ring).data.subarray(0, 12).toString("hex"));
+    expect(seen.size).toBe(n);
+    expect(seen.has("00".repeat(12))).toBe(false);
+  });
+
   it("detects a tampered ciphertext, tag or nonce (GCM authentication)", () => {
     const ring = keyringFromEnv({ DLQ_INDEX_KEY: k1 });
     const sealed = encryptPayload(body, aad, ring);
