@@ -4,7 +4,7 @@ import { archivedIds, writeArchive, type ArchiveContext } from "@/lib/archive/st
 import { getAdapter } from "@/lib/brokers/registry";
 import { BrokerError, type BrokerAdapter, type LetterCopy, type RemoveResult } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
-import { AppError } from "@/lib/errors";
+import { AppError, asAppError, loggableError } from "@/lib/errors";
 import type { DiscardPlan, PrismaClient } from "@/lib/generated/prisma/client";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
@@ -112,7 +112,13 @@ class DiscardRun {
       signal: this.ctx.signal,
       acceptRisk: this.plan.acceptRisk,
       beforeRemove: async (copy) => {
-        archived.set(copy.letterId, await this.d.archive(this.db, archiveCtx, copy));
+        try {
+          archived.set(copy.letterId, await this.d.archive(this.db, archiveCtx, copy));
+        } catch (e) {
+          if (asAppError(e)) throw e;
+          console.error("[discard] archive write failed:", loggableError(e));
+          throw new AppError("unavailable:archive", { userMessage: "Its archive copy could not be written (database error), so it was not removed: it stays in the DLQ.", cause: e });
+        }
       },
     });
     try {

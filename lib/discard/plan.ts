@@ -11,7 +11,9 @@ export const discardStartSchema = discardPreviewSchema.extend({
   acceptRisk: z.boolean().default(false),
 });
 
-export function filterOfSelection(dlq: { connectionId: string; queue: string }, s: Selection): { filter: LetterFilter; letterIds?: string[] } {
+export function filterOfSelection(input: { connectionId: string; queue: string }, s: Selection): { filter: LetterFilter; letterIds?: string[] } {
+  // Only the DLQ: the input's own `reason` (why to discard) is not the letters' failure reason.
+  const dlq = { connectionId: input.connectionId, queue: input.queue };
   if (s.kind === "group") return { filter: { ...dlq, groupKey: s.groupKey } };
   if (s.kind === "letters") return { filter: { ...dlq }, letterIds: [...new Set(s.letterIds)] };
   const f = s.filter;
