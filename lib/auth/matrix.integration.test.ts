@@ -196,6 +196,22 @@ describe.each(callable.map((r) => [rowKey(r), r] as const))("%s", (_key, row) =>
     });
   }
 
+  // Authorization comes before validation: a refused caller is refused and recorded whatever it sent.
+  const refused = MATRIX_ROLES.filter((r) => !row.roles.includes(r));
+  const sendsInput = row.kind === "action" ? row.args.length > 0 : row.method !== "GET";
+  // (A variant is its input: without it the row is another row.)
+  if (refused.length > 0 && sendsInput && !row.variant) {
+    it(`${refused[0]} with malformed input: still refused and audited`, async () => {
+      const role = refused[0];
+      const requestId = `matrix-junk-${randomUUID()}`;
+      const junk: RouteRow | ActionRow = row.kind === "action" ? { ...row, args: [null] } : { ...row, body: "{not json" };
+      const out = await call(junk, role, requestId);
+      expect(out.code, out.text.slice(0, 300)).toBe(`forbidden:${row.permission}`);
+      const denials = (await auditRows(role, undefined, requestId)).filter((r) => r.outcome === "denied");
+      expect(denials.map((d) => d.action)).toEqual([row.audit]);
+    });
+  }
+
   it(`no session: ${row.public ? "public" : "refused (401)"}`, async () => {
     const out = await call(row, null, `matrix-anon-${randomUUID()}`);
     if (row.public) {

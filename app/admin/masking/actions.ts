@@ -2,6 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
+import { authorize } from "@/lib/auth/authorize";
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { toSafeError } from "@/lib/dlq/app-error";
 import { AppError, type ActionResult } from "@/lib/errors";
@@ -15,6 +16,8 @@ const saveSchema = z.object({ rules: z.array(z.unknown()).max(200), sensitive: z
 export async function saveMaskingRulesAction(input: unknown): Promise<ActionResult<MaskingConfig>> {
   try {
     const actor = await requireActor();
+    // Authorize before validating, so a refused caller is refused and audited whatever it sent.
+    await authorize(actor, "masking:manage", { action: "masking.save", meta: await requestMeta() });
     const parsed = saveSchema.safeParse(input);
     if (!parsed.success) throw new AppError("bad_request:input", { userMessage: "Send the rules, the sensitive DLQs and the version you edited." });
     const data = await saveMaskingRules(actor, await requestMeta(), parsed.data);

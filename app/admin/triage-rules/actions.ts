@@ -2,6 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
+import { authorize } from "@/lib/auth/authorize";
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { toSafeError } from "@/lib/dlq/app-error";
 import { AppError, type ActionResult } from "@/lib/errors";
@@ -16,6 +17,8 @@ const saveSchema = z.object({ rules: z.array(z.unknown()).max(500), expectedVers
 export async function saveRulesAction(input: unknown): Promise<ActionResult<RuleSet>> {
   try {
     const actor = await requireActor();
+    // Authorize before validating, so a refused caller is refused and audited whatever it sent.
+    await authorize(actor, "triage:rules", { action: "triage.rules_save", meta: await requestMeta() });
     const parsed = saveSchema.safeParse(input);
     if (!parsed.success) throw new AppError("bad_request:input", { userMessage: "Send the list of rules and the version you edited." });
     const data = await saveRules(actor, await requestMeta(), parsed.data);

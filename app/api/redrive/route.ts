@@ -21,7 +21,7 @@ export async function POST(req: Request) {
   try {
     requireSameOrigin(req);
     const actor = await requireActor();
-    return ok(await startRedrive(actor, await requestMeta(), await jsonBody(req)), 202);
+    return ok(await startRedrive(actor, await requestMeta(), await jsonBody(req).catch(() => ({}))), 202);
   } catch (e) {
     return errorResponse(e);
   }

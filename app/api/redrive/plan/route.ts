@@ -10,7 +10,7 @@ export async function POST(req: Request) {
   try {
     requireSameOrigin(req);
     const actor = await requireActor();
-    return ok(await planRedrive(actor, await requestMeta(), await jsonBody(req)));
+    return ok(await planRedrive(actor, await requestMeta(), await jsonBody(req).catch(() => ({}))));
   } catch (e) {
     return errorResponse(e);
   }

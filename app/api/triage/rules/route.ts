@@ -20,7 +20,7 @@ export async function POST(req: Request) {
   try {
     requireSameOrigin(req);
     const actor = await requireActor();
-    const b = await jsonBody(req);
+    const b = await jsonBody(req).catch(() => ({}) as Record<string, unknown>);
     return ok(await saveRules(actor, await requestMeta(), { rules: b.rules, expectedVersion: typeof b.expectedVersion === "number" ? b.expectedVersion : undefined }));
   } catch (e) {
     return errorResponse(e);

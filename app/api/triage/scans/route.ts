@@ -21,7 +21,7 @@ export async function POST(req: Request) {
   try {
     requireSameOrigin(req);
     const actor = await requireActor();
-    const b = await jsonBody(req);
+    const b = await jsonBody(req).catch(() => ({}) as Record<string, unknown>);
     const r = await startScan(actor, await requestMeta(), { connectionId: String(b.connectionId ?? ""), queue: String(b.queue ?? ""), acceptRisk: b.acceptRisk === true });
     return ok(r, r.alreadyActive ? 200 : 202);
   } catch (e) {

@@ -2,6 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
+import { authorize } from "@/lib/auth/authorize";
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { dlqHref } from "@/lib/dlq/links";
 import { rememberRiskConfirmation } from "@/lib/dlq/risk-cookie";
@@ -14,9 +15,11 @@ const confirmSchema = z.object({ connectionId: z.string().min(1).max(100), queue
 /** The operator accepts that reading this DLQ may cost letters. Audited `dlq.read_risky_confirmed`. */
 export async function confirmRiskyReadAction(input: unknown): Promise<ActionResult<{ expiresAt: string }>> {
   try {
+    const actor = await requireActor();
+    // Authorize before validating, so a refused caller is refused and audited whatever it sent.
+    await authorize(actor, "dlq:browse-risky", { action: "dlq.read_risky_confirmed", meta: await requestMeta() });
     const parsed = confirmSchema.safeParse(input);
     if (!parsed.success) throw new AppError("bad_request:input", { userMessage: "Connection and queue are required." });
-    const actor = await requireActor();
     const data = await confirmRiskyRead(actor, await requestMeta(), parsed.data);
     await rememberRiskConfirmation(parsed.data.connectionId, parsed.data.queue);
     revalidatePath(dlqHref(parsed.data.connectionId, parsed.data.queue));

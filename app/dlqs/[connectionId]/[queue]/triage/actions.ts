@@ -2,6 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
+import { authorize } from "@/lib/auth/authorize";
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { toSafeError } from "@/lib/dlq/app-error";
 import { AppError, type ActionResult } from "@/lib/errors";
@@ -15,6 +16,8 @@ const cancelSchema = z.object({ jobId: z.string().min(1).max(100) });
 export async function startScanAction(input: unknown): Promise<ActionResult<{ scan: ScanView; alreadyActive: boolean }>> {
   try {
     const actor = await requireActor();
+    // Authorize before validating, so a refused caller is refused and audited whatever it sent.
+    await authorize(actor, "triage:scan", { action: "triage.scan_start", meta: await requestMeta() });
     const parsed = startSchema.safeParse(input);
     if (!parsed.success) throw new AppError("bad_request:input", { userMessage: "Connection and queue are required." });
     const data = await startScan(actor, await requestMeta(), parsed.data);
@@ -29,6 +32,8 @@ export async function startScanAction(input: unknown): Promise<ActionResult<{ sc
 export async function cancelScanAction(input: unknown): Promise<ActionResult<ScanView>> {
   try {
     const actor = await requireActor();
+    // Authorize before validating, so a refused caller is refused and audited whatever it sent.
+    await authorize(actor, "triage:scan", { action: "triage.scan_cancel", meta: await requestMeta() });
     const parsed = cancelSchema.safeParse(input);
     if (!parsed.success) throw new AppError("bad_request:input", { userMessage: "Name the scan to cancel." });
     const data = await cancelScan(actor, await requestMeta(), parsed.data);

@@ -4,7 +4,7 @@ import { requireActor, requestMeta } from "@/lib/auth/session";
 import { toSafeError } from "@/lib/dlq/app-error";
 import { revealPayload, type RevealedLetter } from "@/lib/dlq/reveal-payload";
 import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
-import { AppError, type ActionResult } from "@/lib/errors";
+import type { ActionResult } from "@/lib/errors";
 
 /**
  * Reveals a letter's unmasked payload and headers (payload:reveal, with a reason). Audited
@@ -14,8 +14,8 @@ import { AppError, type ActionResult } from "@/lib/errors";
 export async function revealPayloadAction(input: unknown): Promise<ActionResult<RevealedLetter>> {
   try {
     const actor = await requireActor();
-    if (!input || typeof input !== "object") throw new AppError("bad_request:input", { userMessage: "Send the letter and a reason." });
-    const i = input as { connectionId?: unknown; queue?: unknown; letterId?: unknown; reason?: unknown };
+    // Anything goes to the use case, which authorizes before it validates (refusals are audited whatever was sent).
+    const i = (input && typeof input === "object" ? input : {}) as { connectionId?: unknown; queue?: unknown; letterId?: unknown; reason?: unknown };
     const [connectionId, queue] = [String(i.connectionId ?? ""), String(i.queue ?? "")];
     const acceptRisk = connectionId && queue ? await hasRiskConfirmation(connectionId, queue) : false;
     const data = await revealPayload(actor, await requestMeta(), { connectionId, queue, letterId: String(i.letterId ?? ""), reason: String(i.reason ?? ""), acceptRisk });
