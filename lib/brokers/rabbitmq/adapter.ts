@@ -33,7 +33,8 @@ import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
 import { readRiskOf } from "@/lib/brokers/rabbitmq/risk";
 import { OccurrenceCounter, isLetterId } from "@/lib/brokers/rabbitmq/identity";
 import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
-import { moveLetters, type MoverContext } from "@/lib/brokers/rabbitmq/mover";
+import { moveLetters, removeLetters, type MoverContext } from "@/lib/brokers/rabbitmq/mover";
+import { republishRabbit } from "@/lib/brokers/rabbitmq/republish";
 
 export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -392,7 +393,11 @@ export class RabbitMqAdapter implements BrokerAdapter {
 
   /** See `BrokerAdapter.moveLetters`; the logic and its crash window are in mover.ts. */
   moveLetters(dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
-    const ctx: MoverContext = {
+    return moveLetters(this.moverContext(dlq), dlq, requests, opts);
+  }
+
+  private moverContext(dlq: string): MoverContext {
+    return {
       endpoint: this.amqp.endpoint,
       username: secretFromEnv(this.config.usernameEnv, "guest")!,
       configOrigin: this.configEntry(dlq)?.origin ?? null,
@@ -413,17 +418,16 @@ export class RabbitMqAdapter implements BrokerAdapter {
       busyWaitMs: this.opts.busyWaitMs,
       maxInFlight: this.opts.moveInFlight,
     };
-    return moveLetters(ctx, dlq, requests, opts);
   }
 
-  /** See `BrokerAdapter.removeLetters` (being implemented: refuses for now, nothing is touched). */
-  async *removeLetters(dlq: string, _requests: RemoveRequest[], _opts: RemoveOptions): AsyncIterable<RemoveResult> {
-    throw new BrokerError("bad_request", { userMessage: `Discarding letters from "${dlq}" is not available yet on this connection. Nothing was removed.` });
+  /** See `BrokerAdapter.removeLetters`: the same walk as moveLetters (mover.ts), delivering to `beforeRemove`. */
+  removeLetters(dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncIterable<RemoveResult> {
+    return removeLetters(this.moverContext(dlq), dlq, requests, opts);
   }
 
-  /** See `BrokerAdapter.republish` (being implemented: refuses for now, nothing is published). */
-  async *republish(dlq: string, _requests: RepublishRequest[], _opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
-    throw new BrokerError("bad_request", { userMessage: `Putting discarded letters back into "${dlq}" is not available yet on this connection. Nothing was published.` });
+  /** See `BrokerAdapter.republish` and republish.ts. */
+  republish(dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
+    return republishRabbit(this.moverContext(dlq), dlq, requests, opts);
   }
 
   async ping(): Promise<void> {

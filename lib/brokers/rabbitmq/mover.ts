@@ -30,12 +30,16 @@ import {
   type MoveOptions,
   type MoveRequest,
   type MoveResult,
+  type RemoveOptions,
+  type RemoveRequest,
+  type RemoveResult,
 } from "@/lib/brokers/types";
 import { findHeader, displayText } from "@/lib/brokers/display";
+import { b64, beforeRemoveFailure, encodeEnvelope } from "@/lib/brokers/envelope";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
 import { OccurrenceCounter } from "@/lib/brokers/rabbitmq/identity";
-import { decodeHeaders, letterIdOf } from "@/lib/brokers/rabbitmq/letter";
+import { decodeHeaders, letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
 import { parseXDeath } from "@/lib/brokers/rabbitmq/failure";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
 
@@ -197,9 +201,19 @@ export function rebuildProperties(raw: Buffer, m: MarkerValues): Buffer {
   len.writeUInt32BE(body.length);
   p.fields.set(F_HEADERS, Buffer.concat([len, body]));
   p.fields.set(F_DELIVERY_MODE, Buffer.from([2]));
-  const flags = p.flags | F_HEADERS | F_DELIVERY_MODE;
+  return serializeProperties(p.flags | F_HEADERS | F_DELIVERY_MODE, p.fields);
+}
+
+/** The properties byte for byte, with delivery-mode 2 (persistent). */
+export function withPersistentDelivery(raw: Buffer): Buffer {
+  const p = parseProperties(raw);
+  p.fields.set(F_DELIVERY_MODE, Buffer.from([2]));
+  return serializeProperties(p.flags | F_DELIVERY_MODE, p.fields);
+}
+
+function serializeProperties(flags: number, fields: Map<number, Buffer>): Buffer {
   const out: Buffer[] = [Buffer.from([flags >> 8, flags & 0xff])];
-  for (const [flag] of PROPERTY_LAYOUT) if (flags & flag) out.push(p.fields.get(flag)!);
+  for (const [flag] of PROPERTY_LAYOUT) if (flags & flag) out.push(fields.get(flag)!);
   return Buffer.concat(out);
 }
 
@@ -322,7 +336,15 @@ export function originRoute(msg: ConsumeMessage, configOrigin: string | null): R
 }
 
 // ---------------------------------------------------------------------------------------------
-// The move.
+// One walk from the head of the DLQ, shared by move and remove: find each requested letter, check
+// its checksum, hand it to a "deliver" step, and ack it only when that step says its copy is safe.
+//
+// Read-ahead is bounded by the consumer's prefetch, sized to the pipeline (2 × maxInFlight letters,
+// at least 16): the reader's credit is refilled as letters are acked, so a walk whose letters are at
+// the head reads barely more than it needs, and the few letters read ahead are handed back when the
+// channel closes. (A read-ahead of thousands of letters, handed back after every call, made each
+// call of a job cost ~0.2 s: issue 6.) A channel is not kept open between calls: its unacked
+// letters would be invisible to every other reader of the DLQ for as long as the job runs.
 
 export interface MoverContext {
   endpoint: string;
@@ -341,23 +363,35 @@ export interface MoverContext {
   maxInFlight?: number;
 }
 
-interface InFlight {
-  req: MoveRequest;
-  msg: ConsumeMessage;
-  route: Route;
-  replayId: string;
-  settled: Promise<{ ok: true } | { ok: false; reason: string }>;
+type Settled<Out> = { ack: boolean; out: Out };
+
+/** A letter read and not acked. */
+export interface WalkedLetter {
+  m: ConsumeMessage;
+  ident: ReturnType<typeof letterIdOf>;
+}
+
+/** One walk's channel: reads (never acked unless delivered) and publishes. */
+export interface Walk {
+  ch: ConfirmChannel;
+  reader: QueueReader;
+  /** Why RabbitMQ returned a publish, by x-dlq-replay-id. */
+  returned: Map<string, string>;
+  channelError: unknown;
+}
+
+/** What happens to one requested letter whose checksum matched. */
+interface DeliverStep<R, Out> {
+  /** Letters whose delivery is pending at once; 1 makes deliveries strictly one after another. */
+  maxInFlight: number;
+  /** A result now (the letter stays), or a pending delivery whose settlement decides the ack. */
+  deliver(req: R, l: WalkedLetter, w: Walk, position: number): Promise<{ done: Out } | { pending: Promise<Settled<Out>> }>;
+  duplicate(req: R): Out;
+  mismatch(req: R): Out;
+  missing(req: R): Out;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const result = (req: MoveRequest, outcome: MoveResult["outcome"], destination: string | null, reason: string | null): MoveResult => ({
-  letterId: req.letterId,
-  outcome,
-  destination,
-  reason,
-  orderingKey: null,
-});
 
 async function checkOnSideChannel(ctx: MoverContext, f: (ch: Channel) => Promise<unknown>): Promise<unknown> {
   const ch = await ctx.channel();
@@ -376,45 +410,28 @@ function is404(e: unknown): boolean {
   return err?.code === 404 || /NOT.FOUND/.test(err?.message ?? "");
 }
 
-/** `opts.heldKeys` never applies: RabbitMQ letters have no ordering key (`orderingKey` is always null). */
-export async function* moveLetters(ctx: MoverContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
-  const maxInFlight = Math.max(1, ctx.maxInFlight ?? 64);
-  // 1. Requests: one per letter id.
-  const wanted = new Map<string, MoveRequest>();
-  for (const r of requests) {
-    if (wanted.has(r.letterId)) {
-      yield result(r, "failed", null, "This letter was requested twice in the same move; it is moved once.");
-      continue;
-    }
-    wanted.set(r.letterId, r);
-  }
-  if (wanted.size === 0) return;
-
-  // 2. Up front: the DLQ exists and may be read; explicit targets exist (nothing has moved yet).
+/** Risk guard, then one confirm channel with an exclusive consumer (retried while another reader holds the queue). */
+async function openWalk(ctx: MoverContext, dlq: string, opts: { acceptRisk?: boolean }, window: number): Promise<Walk> {
   const summary = await ctx.describe(dlq);
   if (summary.readRisk && !opts.acceptRisk) throw new BrokerError("risky_read", { userMessage: summary.readRisk.message, details: { readRisk: summary.readRisk } });
-  const targetQueues = new Set<string>();
-  for (const r of wanted.values()) if (r.target.kind === "queue") targetQueues.add(r.target.name);
-  for (const name of targetQueues) {
-    if (name === dlq) throw new BrokerError("bad_request", { userMessage: `The target queue "${name}" is the DLQ itself: choose another target. Nothing was moved.` });
-    const e = await checkOnSideChannel(ctx, (ch) => ch.checkQueue(name));
-    if (e && is404(e)) throw new BrokerError("not_found", { cause: e, userMessage: `The target queue "${name}" does not exist on RabbitMQ at ${ctx.endpoint}. Nothing was moved; create the queue or choose another target.` });
-    if (e) throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: name });
-  }
-
-  // 3. One confirm channel: reads (never acked unless moved) and publishes.
   const started = Date.now();
-  let ch: ConfirmChannel;
-  let reader: QueueReader;
-  let depth: number;
   for (let attempt = 0; ; attempt++) {
-    ch = await ctx.confirmChannel();
+    const ch = await ctx.confirmChannel();
     try {
       if (!installRawPublish(ch)) throw new BrokerError("protocol", { userMessage: "The console's RabbitMQ client library changed shape: letters cannot be republished byte-exact, so nothing is moved." });
-      depth = (await ch.checkQueue(dlq)).messageCount;
-      reader = new QueueReader(ch, dlq, { max: depth, idleMs: ctx.idleMs, bufferBytes: ctx.bufferBytes, minWindow: 4, maxWindow: 5000, exclusive: true });
+      const depth = (await ch.checkQueue(dlq)).messageCount;
+      const reader = new QueueReader(ch, dlq, { max: depth, idleMs: ctx.idleMs, bufferBytes: ctx.bufferBytes, minWindow: 4, maxWindow: window, exclusive: true });
       await reader.start();
-      break;
+      const w: Walk = { ch, reader, returned: new Map(), channelError: null };
+      ch.on("return", (m: ConsumeMessage) => {
+        const id = ((m.properties.headers ?? {}) as Record<string, unknown>)[REDRIVE_HEADERS.replayId];
+        const f = m.fields as unknown as { replyCode?: number; replyText?: string; exchange: string; routingKey: string };
+        if (typeof id === "string") w.returned.set(id, `RabbitMQ returned it as unroutable (${f.replyCode ?? "?"} ${f.replyText ?? ""}): ${describeRoute(f.exchange, f.routingKey)} has no queue bound for it. It stays in the DLQ.`);
+      });
+      ch.on("error", (e: unknown) => {
+        w.channelError ??= e;
+      });
+      return w;
     } catch (e) {
       await closeQuietly(ch);
       const mapped = mapAmqpError(e, { endpoint: ctx.endpoint, queue: dlq });
@@ -425,66 +442,123 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
       throw mapped;
     }
   }
+}
 
-  const returned = new Map<string, string>(); // replay id → reason
-  const onReturn = (m: ConsumeMessage) => {
-    const h = (m.properties.headers ?? {}) as Record<string, unknown>;
-    const id = h[REDRIVE_HEADERS.replayId];
-    const f = m.fields as unknown as { replyCode?: number; replyText?: string; exchange: string; routingKey: string };
-    if (typeof id === "string") returned.set(id, `RabbitMQ returned it as unroutable (${f.replyCode ?? "?"} ${f.replyText ?? ""}): ${describeRoute(f.exchange, f.routingKey)} has no queue bound for it. It stays in the DLQ.`);
-  };
-  ch.on("return", onReturn);
-  let channelError: unknown = null;
-  const onError = (e: unknown) => {
-    channelError ??= e;
-  };
-  ch.on("error", onError);
-
-  const exchangeChecked = new Map<string, string | null>(); // exchange → problem or null
-  const inflight: InFlight[] = [];
-  const settle = async (f: InFlight): Promise<MoveResult> => {
-    const s = await f.settled;
-    if (s.ok) {
-      // Confirmed by the broker and not returned: now, and only now, the DLQ copy goes.
-      ch.ack(f.msg);
-      return result(f.req, "moved", f.route.words, null);
+async function* forRequestedLetters<R extends { letterId: string; sha256: string }, Out>(
+  ctx: MoverContext,
+  dlq: string,
+  requests: R[],
+  opts: { signal?: AbortSignal; acceptRisk?: boolean },
+  step: DeliverStep<R, Out>,
+): AsyncGenerator<Out> {
+  // 1. Requests: one per letter id.
+  const wanted = new Map<string, R>();
+  for (const r of requests) {
+    if (wanted.has(r.letterId)) {
+      yield step.duplicate(r);
+      continue;
     }
-    return result(f.req, "failed", f.route.words, s.reason);
-  };
+    wanted.set(r.letterId, r);
+  }
+  if (wanted.size === 0) return;
 
-  let brokenOff = false;
+  // 2. One pass from the head on one confirm channel.
+  const w = await openWalk(ctx, dlq, opts, Math.max(16, Math.min(5000, 2 * step.maxInFlight)));
+  const inflight: Array<{ l: WalkedLetter; p: Promise<Settled<Out>> }> = [];
+  const settle = async (f: { l: WalkedLetter; p: Promise<Settled<Out>> }): Promise<Out> => {
+    const r = await f.p;
+    if (r.ack) {
+      // The step confirmed the copy is safe elsewhere: now, and only now, the DLQ copy goes.
+      w.ch.ack(f.l.m);
+      w.reader.acked(f.l.m);
+    }
+    return r.out;
+  };
   try {
     const occ = new OccurrenceCounter();
-    for (let pos = 0; wanted.size > 0 && pos < depth; pos++) {
-      if (opts.signal?.aborted || channelError) {
-        brokenOff = true;
-        break;
-      }
+    for (let pos = 0; wanted.size > 0; pos++) {
+      if (opts.signal?.aborted || w.channelError) break;
       // Results settle while we read on.
-      while (inflight.length > 0 && (inflight.length >= maxInFlight || (await isSettled(inflight[0].settled)))) yield await settle(inflight.shift()!);
-
-      const m = await reader.next(opts.signal);
-      if (!m) {
-        brokenOff = Boolean(opts.signal?.aborted);
-        break;
-      }
+      while (inflight.length > 0 && (inflight.length >= step.maxInFlight || (await isSettled(inflight[0].p)))) yield await settle(inflight.shift()!);
+      const m = await w.reader.next(opts.signal);
+      if (!m) break;
       const ident = letterIdOf(m, occ);
       const req = wanted.get(ident.id);
       if (!req) continue; // Not requested: stays unacked, returns in order when the channel closes.
       wanted.delete(ident.id);
-
       if (ident.sha256 !== req.sha256.toLowerCase()) {
-        yield result(req, "checksum_mismatch", null, "The letter's bytes no longer match the checksum recorded when it was indexed; it was not moved. Re-scan the DLQ and check it again.");
+        yield step.mismatch(req);
         continue;
       }
+      const d = await step.deliver(req, { m, ident }, w, pos);
+      if ("done" in d) yield d.done;
+      else inflight.push({ l: { m, ident }, p: d.pending });
+    }
+    while (inflight.length > 0) yield await settle(inflight.shift()!);
+    if (w.channelError) throw mapAmqpError(w.channelError, { endpoint: ctx.endpoint, queue: dlq });
+    if (!opts.signal?.aborted) for (const req of wanted.values()) yield step.missing(req);
+  } catch (e) {
+    throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: dlq });
+  } finally {
+    // Closing returns every letter not acked to the DLQ, in order; pending acks go out first.
+    await closeQuietly(w.ch);
+  }
+}
+
+async function isSettled(p: Promise<unknown>): Promise<boolean> {
+  const marker = Symbol();
+  return (await Promise.race([p, Promise.resolve(marker)])) !== marker;
+}
+
+/** Publishes with mandatory + persistent on the walk's confirm channel; settles on the confirm (a nack or return fails). */
+function publishConfirmed(w: Walk, route: Route, content: Buffer, props: Buffer, replayId: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+  return new Promise((resolve) => {
+    publishRaw(w.ch, route.exchange, route.routingKey, content, props, (err) => {
+      const ret = w.returned.get(replayId);
+      w.returned.delete(replayId);
+      if (err) resolve({ ok: false, reason: `RabbitMQ did not confirm the copy (${(err as Error).message ?? err}). It stays in the DLQ.` });
+      else if (ret) resolve({ ok: false, reason: ret });
+      else resolve({ ok: true });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Move: deliver = publish to the target and wait for the broker's confirm.
+
+const moved = (req: MoveRequest, outcome: MoveResult["outcome"], destination: string | null, reason: string | null): MoveResult => ({
+  letterId: req.letterId,
+  outcome,
+  destination,
+  reason,
+  orderingKey: null,
+});
+
+/** `opts.heldKeys` never applies: RabbitMQ letters have no ordering key (`orderingKey` is always null). */
+export async function* moveLetters(ctx: MoverContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
+  // Up front: explicit targets exist (nothing has moved yet). The DLQ itself is checked when the walk opens.
+  const targetQueues = new Set<string>();
+  for (const r of requests) if (r.target.kind === "queue") targetQueues.add(r.target.name);
+  for (const name of targetQueues) {
+    if (name === dlq) throw new BrokerError("bad_request", { userMessage: `The target queue "${name}" is the DLQ itself: choose another target. Nothing was moved.` });
+    const e = await checkOnSideChannel(ctx, (ch) => ch.checkQueue(name));
+    if (e && is404(e)) throw new BrokerError("not_found", { cause: e, userMessage: `The target queue "${name}" does not exist on RabbitMQ at ${ctx.endpoint}. Nothing was moved; create the queue or choose another target.` });
+    if (e) throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: name });
+  }
+  const exchangeChecked = new Map<string, string | null>(); // exchange → problem or null
+
+  yield* forRequestedLetters<MoveRequest, MoveResult>(ctx, dlq, requests, opts, {
+    maxInFlight: Math.max(1, ctx.maxInFlight ?? 64),
+    duplicate: (r) => moved(r, "failed", null, "This letter was requested twice in the same move; it is moved once."),
+    mismatch: (r) => moved(r, "checksum_mismatch", null, "The letter's bytes no longer match the checksum recorded when it was indexed; it was not moved. Re-scan the DLQ and check it again."),
+    missing: (r) => moved(r, "missing", null, `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`),
+    async deliver(req, l, w) {
+      const m = l.m;
       let route: Route;
       if (req.target.kind === "queue") route = { exchange: "", routingKey: req.target.name, words: describeRoute("", req.target.name) };
       else {
         const r = originRoute(m, ctx.configOrigin);
-        if ("error" in r) {
-          yield result(req, "failed", null, r.error);
-          continue;
-        }
+        if ("error" in r) return { done: moved(req, "failed", null, r.error) };
         route = r;
       }
       if (route.exchange !== "") {
@@ -494,24 +568,15 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
           exchangeChecked.set(route.exchange, e ? `The exchange "${route.exchange}" no longer exists, so the letter cannot go back where it came from. It stays in the DLQ; choose a target queue explicitly.` : null);
         }
         const problem = exchangeChecked.get(route.exchange);
-        if (problem) {
-          yield result(req, "failed", route.words, problem);
-          continue;
-        }
+        if (problem) return { done: moved(req, "failed", route.words, problem) };
       }
       const raw = rawPropertiesOf(m.properties);
-      if (!raw) {
-        yield result(req, "failed", route.words, "The console did not capture this letter's raw headers, so it cannot republish them exactly; it was not moved.");
-        continue;
-      }
+      if (!raw) return { done: moved(req, "failed", route.words, "The console did not capture this letter's raw headers, so it cannot republish them exactly; it was not moved.") };
       let props: Buffer;
       try {
         const parsed = parseProperties(raw);
-        const userId = shortstrOf(parsed, F_USER_ID);
-        if (userId && userId.toString("utf8") !== ctx.username) {
-          yield result(req, "failed", route.words, `The letter carries user-id "${userId.toString("utf8")}", and RabbitMQ only accepts a user-id equal to the publishing user ("${ctx.username}"). It was not moved.`);
-          continue;
-        }
+        const refused = userIdRefusal(parsed, ctx.username);
+        if (refused) return { done: moved(req, "failed", route.words, `${refused} It was not moved.`) };
         const existingMessageId = shortstrOf(parsed, F_MESSAGE_ID);
         props = rebuildProperties(raw, {
           redriveId: req.markers.redriveId,
@@ -520,47 +585,57 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
           originalMessageId: existingMessageId && existingMessageId.length > 0 ? existingMessageId : req.markers.originalMessageId,
         });
       } catch (e) {
-        yield result(req, "failed", route.words, `The letter's properties could not be copied exactly (${(e as Error).message}); it was not moved.`);
-        continue;
+        return { done: moved(req, "failed", route.words, `The letter's properties could not be copied exactly (${(e as Error).message}); it was not moved.`) };
       }
-      const replayId = req.markers.replayId;
-      let resolveSettled!: (v: { ok: true } | { ok: false; reason: string }) => void;
-      const settled = new Promise<{ ok: true } | { ok: false; reason: string }>((r) => (resolveSettled = r));
+      let confirmed: ReturnType<typeof publishConfirmed>;
       try {
-        publishRaw(ch, route.exchange, route.routingKey, m.content, props, (err) => {
-          const ret = returned.get(replayId);
-          returned.delete(replayId);
-          if (err) resolveSettled({ ok: false, reason: `RabbitMQ did not confirm the copy (${(err as Error).message ?? err}). It stays in the DLQ.` });
-          else if (ret) resolveSettled({ ok: false, reason: ret });
-          else resolveSettled({ ok: true });
-        });
+        confirmed = publishConfirmed(w, route, m.content, props, req.markers.replayId);
       } catch (e) {
-        if (e instanceof RangeError) {
-          yield result(req, "failed", route.words, `The letter could not be republished: ${e.message}. It stays in the DLQ.`);
-          continue;
-        }
+        if (e instanceof RangeError) return { done: moved(req, "failed", route.words, `The letter could not be republished: ${e.message}. It stays in the DLQ.`) };
         throw e;
       }
-      inflight.push({ req, msg: m, route, replayId, settled });
-    }
-    while (inflight.length > 0) yield await settle(inflight.shift()!);
-    if (channelError) throw mapAmqpError(channelError, { endpoint: ctx.endpoint, queue: dlq });
-    if (!brokenOff) {
-      for (const req of wanted.values()) {
-        yield result(req, "missing", null, `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`);
-      }
-    }
-  } catch (e) {
-    throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: dlq });
-  } finally {
-    ch.off("return", onReturn);
-    // Closing returns every letter not acked to the DLQ, in order; pending acks go out first.
-    await closeQuietly(ch);
-    ch.off("error", onError);
-  }
+      return { pending: confirmed.then((c) => (c.ok ? { ack: true, out: moved(req, "moved", route.words, null) } : { ack: false, out: moved(req, "failed", route.words, c.reason) })) };
+    },
+  });
 }
 
-async function isSettled(p: Promise<unknown>): Promise<boolean> {
-  const marker = Symbol();
-  return (await Promise.race([p, Promise.resolve(marker)])) !== marker;
+/** RabbitMQ only accepts a user-id property equal to the publishing user: why this letter cannot be published, or null. */
+export function userIdRefusal(parsed: ParsedProperties, username: string): string | null {
+  const userId = shortstrOf(parsed, F_USER_ID);
+  if (!userId || userId.toString("utf8") === username) return null;
+  return `The letter carries user-id "${userId.toString("utf8")}", and RabbitMQ only accepts a user-id equal to the publishing user ("${username}").`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Remove (discard): deliver = hand the complete copy to the caller's beforeRemove.
+
+export interface RabbitEnvelope {
+  /** basic.properties exactly as delivered, base64. */
+  properties: string;
+  /** The exchange and routing key it was delivered to the DLQ with (for the record). */
+  exchange: string;
+  routingKey: string;
+}
+
+const removed = (req: RemoveRequest, outcome: RemoveResult["outcome"], reason: string | null): RemoveResult => ({ letterId: req.letterId, outcome, reason });
+
+export async function* removeLetters(ctx: MoverContext, dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncGenerator<RemoveResult> {
+  yield* forRequestedLetters<RemoveRequest, RemoveResult>(ctx, dlq, requests, opts, {
+    maxInFlight: 1,
+    duplicate: (r) => removed(r, "failed", "This letter was requested twice in the same discard; it is handled once."),
+    mismatch: (r) => removed(r, "checksum_mismatch", "The letter's bytes no longer match the checksum recorded when it was indexed; it was not discarded. Re-scan the DLQ and check it again."),
+    missing: (r) => removed(r, "missing", `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`),
+    async deliver(req, l, _w, position) {
+      const raw = rawPropertiesOf(l.m.properties);
+      if (!raw) return { done: removed(req, "failed", "The console did not capture this letter's raw headers, so it cannot keep an exact copy; it was not discarded.") };
+      const letter = toLetter(l.m, l.ident, position, { configOrigin: ctx.configOrigin });
+      const envelope = encodeEnvelope<RabbitEnvelope>("rabbitmq", l.m.content, { properties: b64(raw), exchange: l.m.fields.exchange, routingKey: l.m.fields.routingKey });
+      return {
+        pending: opts.beforeRemove({ letterId: req.letterId, letter, envelope }).then(
+          () => ({ ack: true, out: removed(req, "removed", null) }),
+          (e) => ({ ack: false, out: removed(req, "failed", beforeRemoveFailure(e)) }),
+        ),
+      };
+    },
+  });
 }

@@ -135,6 +135,14 @@ export class QueueReader {
     }
   }
 
+  /**
+   * The caller acked this letter: when the current consumer delivered it, its prefetch has room for
+   * one more, which it will deliver without a new window being opened.
+   */
+  acked(m: ConsumeMessage): void {
+    if (this.consumerTag !== null && m.fields.consumerTag === this.consumerTag) this.windowLeft++;
+  }
+
   get count(): number {
     return this.received;
   }
