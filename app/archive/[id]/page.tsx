@@ -1,0 +1,134 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { ArchiveTable } from "@/components/archive/archive-table";
+import { DeathHistory } from "@/components/dlq/death-history";
+import { EntriesTable } from "@/components/dlq/entries-table";
+import { PayloadPanel } from "@/components/dlq/payload-panel";
+import { CopyButton } from "@/components/ui/copy-button";
+import { EscapeBack } from "@/components/ui/escape-back";
+import { Problem } from "@/components/ui/problem";
+import { RelativeTime } from "@/components/ui/relative-time";
+import { archiveHref } from "@/lib/archive/params";
+import { viewArchived, type ArchivedLetterDetail } from "@/lib/archive/use-cases";
+import { can } from "@/lib/auth/permissions";
+import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { discardJobHref } from "@/lib/discard/ui-links";
+import { asAppError } from "@/lib/dlq/app-error";
+import { decodeParam, dlqHref } from "@/lib/dlq/links";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Archived letter" };
+
+function Field({ label, children, testId }: { label: string; children: ReactNode; testId?: string }) {
+  return (
+    <tr>
+      <th scope="row">{label}</th>
+      <td className="wrap-anywhere" data-testid={testId}>
+        {children}
+      </td>
+    </tr>
+  );
+}
+const dash = <span className="muted">—</span>;
+
+/** One archived letter: why and by whom it was discarded, its metadata and payload with the letter page's masking, and undo for admins. */
+export default async function ArchivedLetterPage({ params }: { params: Promise<{ id: string }> }) {
+  const id = decodeParam((await params).id);
+  const actor = await requirePageActor(`/archive/${encodeURIComponent(id)}`);
+  const back = archiveHref();
+  let l: ArchivedLetterDetail;
+  try {
+    l = await viewArchived(actor, await requestMeta(), { id });
+  } catch (e) {
+    const err = asAppError(e);
+    if (!err) throw e;
+    return (
+      <main className="page">
+        <Problem title={err.type === "not_found" ? "There is no such archived letter." : err.type === "forbidden" ? "Your role cannot read the archive." : "The archived letter could not be read."} back={{ href: back, label: "← The archive" }}>
+          <p>{err.userMessage}</p>
+        </Problem>
+      </main>
+    );
+  }
+  const f = l.failure;
+  const { headers: _h, properties: _p, failure: _f, history: _hi, payload: _pl, masking: _m, correlationId: _c, contentEncoding: _ce, orderingKey: _o, ...summary } = l;
+  return (
+    <main className="page">
+      <EscapeBack href={back} />
+      <div className="breadcrumbs">
+        <Link href={back}>Archive</Link> / {l.connectionId} / <Link href={dlqHref(l.connectionId, l.queue)} className="mono">{l.queue}</Link>
+      </div>
+      <div className="page-head">
+        <h1>Archived letter</h1>
+        <code className="wrap-anywhere" data-testid="archived-letter-id">
+          {l.letterId}
+        </code>
+        <CopyButton text={l.letterId} label="Copy id" />
+        {l.restoreState === "restored" ? <span className="badge badge-ok">put back</span> : <span className="badge">archived</span>}
+      </div>
+      <div className="grid-2">
+        <section className="card" data-testid="archived-discard">
+          <h2>Discard</h2>
+          <table className="kv grid">
+            <tbody>
+              <Field label="Discarded">
+                <RelativeTime value={l.discardedAt} /> <span className="muted">({l.discardedAt})</span>
+              </Field>
+              <Field label="By" testId="archived-by">{l.discardedBy ?? dash}</Field>
+              <Field label="Reason" testId="archived-reason">{l.discardReason}</Field>
+              <Field label="Operation">
+                <Link href={discardJobHref(l.connectionId, l.queue, l.discardJobId)} className="mono">
+                  {l.discardJobId}
+                </Link>
+              </Field>
+              <Field label="Kept until">
+                <RelativeTime value={l.expiresAt} /> <span className="muted">({l.expiresAt})</span>
+              </Field>
+              {l.restoreState === "restored" ? (
+                <Field label="Put back" testId="archived-restored">
+                  <RelativeTime value={l.restoredAt} /> by {l.restoredBy}: {l.restoreReason}
+                </Field>
+              ) : null}
+              {l.restoreState === "failed" ? <Field label="Last undo failed">{l.restoreError}</Field> : null}
+            </tbody>
+          </table>
+        </section>
+        <section className="card">
+          <h2>Why it died</h2>
+          <table className="kv grid">
+            <tbody>
+              <Field label="Reason">{f.reason ?? dash}</Field>
+              <Field label="Origin">{f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}</Field>
+              <Field label="Exception class">{f.exceptionClass ? <span className="mono">{f.exceptionClass}</span> : dash}</Field>
+              {f.exceptionMessage ? <Field label="Exception message">{f.exceptionMessage}</Field> : null}
+              <Field label="Message id">{l.messageId ? <span className="mono">{l.messageId}</span> : dash}</Field>
+              {l.correlationId ? <Field label="Correlation id"><span className="mono">{l.correlationId}</span></Field> : null}
+              <Field label="SHA-256">
+                <span className="mono">{l.sha256}</span>
+              </Field>
+            </tbody>
+          </table>
+        </section>
+      </div>
+      {f.stackTrace ? (
+        <section className="card section">
+          <h2>Stack trace</h2>
+          <pre className="block stack" tabIndex={0}>
+            {f.stackTrace}
+          </pre>
+        </section>
+      ) : null}
+      <DeathHistory history={l.history} />
+      <PayloadPanel view={l.payload} masked={l.masking.payloadMasked} sensitive={l.masking.sensitive} canDownload={false} size={l.bodySize} sha256={l.sha256} contentType={l.contentType} contentEncoding={l.contentEncoding} downloadHref="" />
+      <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
+      <EntriesTable title="Headers" entries={l.headers} testId="headers" rowTestId="header-row" />
+      {can(actor.role, "archive:restore") && l.restoreState !== "restored" ? (
+        <section className="section">
+          <h2>Undo</h2>
+          <ArchiveTable rows={[summary]} raw={{}} canRestore canPayload={can(actor.role, "letter:read-payload")} />
+        </section>
+      ) : null}
+    </main>
+  );
+}

@@ -1,0 +1,18 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { restoreArchived, type RestoreResult } from "@/lib/archive/use-cases";
+import { requireActor, requestMeta } from "@/lib/auth/session";
+import { toSafeError } from "@/lib/dlq/app-error";
+import type { ActionResult } from "@/lib/errors";
+
+/** Undo: re-publishes the chosen archived letters to their DLQ, with a reason (admin; audited per letter). */
+export async function restoreArchivedAction(input: unknown): Promise<ActionResult<RestoreResult>> {
+  try {
+    const data = await restoreArchived(await requireActor(), await requestMeta(), input);
+    revalidatePath("/archive");
+    return { ok: true, data };
+  } catch (e) {
+    return { ok: false, error: toSafeError(e) };
+  }
+}

@@ -1,0 +1,74 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { DiscardForm } from "@/components/discard/discard-form";
+import { Problem } from "@/components/ui/problem";
+import { archiveRetentionDays } from "@/lib/archive/store";
+import { can } from "@/lib/auth/permissions";
+import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { planDiscard, type DiscardPreview } from "@/lib/discard/use-cases";
+import { newDiscardHref } from "@/lib/discard/ui-links";
+import { asAppError } from "@/lib/dlq/app-error";
+import { decodeParam, dlqHref } from "@/lib/dlq/links";
+import { truncate } from "@/lib/format";
+import { selectionFromSearch } from "@/lib/redrive/ui-format";
+import { listGroups } from "@/lib/triage/use-cases";
+import { triageHref } from "@/lib/triage/view-params";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Discard letters" };
+
+type Params = { connectionId: string; queue: string };
+type Search = Record<string, string | string[] | undefined>;
+
+/** The discard form for a group, a filtered set or hand-picked letters (same query as a new redrive), with the count from planDiscard. Admins only. */
+export default async function NewDiscardPage({ params, searchParams }: { params: Promise<Params>; searchParams: Promise<Search> }) {
+  const p = await params;
+  const connectionId = decodeParam(p.connectionId);
+  const queue = decodeParam(p.queue);
+  const parsed = selectionFromSearch(await searchParams);
+  const actor = await requirePageActor(newDiscardHref(connectionId, queue));
+  const back = parsed.ok ? triageHref(connectionId, queue, parsed.view) : triageHref(connectionId, queue);
+  const crumbs = (
+    <div className="breadcrumbs">
+      <Link href="/">DLQs</Link> / {connectionId} / <Link href={dlqHref(connectionId, queue)} className="mono">{queue}</Link> / discard
+    </div>
+  );
+  const problem = (title: string, message: string, testId?: string) => (
+    <main className="page">
+      {crumbs}
+      <Problem title={title} back={{ href: back, label: "← Back to triage" }} testId={testId}>
+        <p>{message}</p>
+      </Problem>
+    </main>
+  );
+  if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
+  if (!can(actor.role, "discard:run")) {
+    return problem("Your role cannot discard letters.", `Discarding is for admins; your role (${actor.role}) cannot start one.`, "discard-forbidden");
+  }
+  const meta = await requestMeta();
+  let preview: DiscardPreview;
+  let groupLabel: string | null = null;
+  try {
+    preview = await planDiscard(actor, meta, { connectionId, queue, selection: parsed.selection });
+    const key = parsed.selection.kind === "group" ? parsed.selection.groupKey : parsed.selection.kind === "filter" ? (parsed.selection.filter.groupKey as string | undefined) : undefined;
+    if (key) {
+      const groups = await listGroups(actor, meta, { connectionId, queue, by: "group" });
+      const g = groups.by === "group" ? groups.groups.find((x) => x.groupKey === key) : undefined;
+      if (g) groupLabel = truncate(g.basis === "exception" ? [g.exceptionClass, g.normalizedMessage].filter(Boolean).join(": ") : g.label, 120);
+    }
+  } catch (e) {
+    const err = asAppError(e);
+    if (!err) throw e;
+    return problem(err.type === "forbidden" ? "Your role does not allow this." : "The discard could not be planned.", err.userMessage);
+  }
+  return (
+    <main className="page redrive-page">
+      {crumbs}
+      <div className="page-head">
+        <h1>Discard letters</h1>
+        <span className="meta">Letters are archived (encrypted) before they leave the DLQ, then removed.</span>
+      </div>
+      <DiscardForm connectionId={connectionId} queue={queue} selection={parsed.selection} initial={preview} groupLabel={groupLabel} retentionDays={archiveRetentionDays()} backHref={back} />
+    </main>
+  );
+}

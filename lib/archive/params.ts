@@ -1,0 +1,63 @@
+/**
+ * The archive page's filters as they appear in URLs (`/archive?…`, `/api/archive/export?…`), so a
+ * view can be pasted and the export link carries the same query. Pure (client-safe). Times are UTC.
+ */
+export const ARCHIVE_FIELDS = ["connectionId", "queue", "from", "to", "actor", "reason", "state", "q"] as const;
+export type ArchiveField = (typeof ARCHIVE_FIELDS)[number];
+export type ArchiveParams = Partial<Record<ArchiveField, string>>;
+
+type Search = Record<string, string | string[] | undefined> | URLSearchParams;
+
+const one = (sp: Search, k: string): string => {
+  const v = sp instanceof URLSearchParams ? sp.get(k) : sp[k];
+  return ((Array.isArray(v) ? v[0] : v) ?? "").trim().slice(0, 500);
+};
+
+function parseDate(v: string): Date | null {
+  const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : /Z|[+-]\d\d:?\d\d$/.test(v) ? v : `${v}Z`);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+export interface ParsedArchiveFilter {
+  connectionId?: string;
+  queue?: string;
+  from?: Date;
+  to?: Date;
+  actor?: string;
+  reason?: string;
+  state?: "archived" | "restored";
+  text?: string;
+}
+
+/** The raw params (for forms and links) and the filter they name, or the reason they are not valid. */
+export function parseArchiveParams(sp: Search): { ok: true; raw: ArchiveParams; filter: ParsedArchiveFilter } | { ok: false; raw: ArchiveParams; message: string } {
+  const raw = Object.fromEntries(ARCHIVE_FIELDS.map((k) => [k, one(sp, k)]).filter(([, v]) => v)) as ArchiveParams;
+  const filter: ParsedArchiveFilter = {};
+  if (raw.connectionId) filter.connectionId = raw.connectionId;
+  if (raw.queue) filter.queue = raw.queue;
+  for (const k of ["from", "to"] as const) {
+    if (!raw[k]) continue;
+    const d = parseDate(raw[k]!);
+    if (!d) return { ok: false, raw, message: `"${raw[k]}" is not a date; use YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC).` };
+    filter[k] = d;
+  }
+  if (raw.actor) filter.actor = raw.actor;
+  if (raw.reason) filter.reason = raw.reason;
+  if (raw.state) {
+    if (raw.state !== "archived" && raw.state !== "restored") return { ok: false, raw, message: 'State is "archived" or "restored".' };
+    filter.state = raw.state;
+  }
+  if (raw.q) filter.text = raw.q;
+  return { ok: true, raw, filter };
+}
+
+export function archiveQuery(raw: ArchiveParams, extra: Array<[string, string]> = []): string {
+  const q = new URLSearchParams([...ARCHIVE_FIELDS.filter((k) => raw[k]).map((k) => [k, raw[k]!] as [string, string]), ...extra]);
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+export const archiveHref = (raw: ArchiveParams = {}, after?: string | null) => `/archive${archiveQuery(raw, after ? [["after", after]] : [])}`;
+export const archivedLetterHref = (id: string) => `/archive/${encodeURIComponent(id)}`;
+export const archiveExportHref = (raw: ArchiveParams, format: "csv" | "json", withPayload = false, ids?: string[]) =>
+  `/api/archive/export${archiveQuery(raw, [["format", format], ...(withPayload ? ([["payload", "1"]] as Array<[string, string]>) : []), ...(ids ?? []).map((id) => ["id", id] as [string, string])])}`;
