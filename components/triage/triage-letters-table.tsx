@@ -18,6 +18,7 @@ export function TriageLettersTable({
   keyboard,
   backHref,
   redriveBase,
+  discardBase,
 }: {
   connectionId: string;
   queue: string;
@@ -26,25 +27,35 @@ export function TriageLettersTable({
   backHref: string;
   /** The new-redrive URL (without query) when the viewer may start redrives: rows get checkboxes. */
   redriveBase?: string;
+  /** The new-discard URL (without query) when the viewer may discard (admins): rows get checkboxes. */
+  discardBase?: string;
 }) {
   const [picked, setPicked] = useState<string[]>([]);
   const pickable = letters.filter((l) => !l.goneAt).map((l) => l.letterId);
   const allPicked = pickable.length > 0 && pickable.every((id) => picked.includes(id));
   const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id]));
   const hrefOf = (i: number) => (letters[i] && !letters[i].goneAt ? letterHref(connectionId, queue, letters[i].letterId) : null);
+  const pick = Boolean(redriveBase || discardBase);
   const { rowProps } = useRowKeys({ count: letters.length, hrefOf, backHref, searchId: "triage-q", enabled: keyboard });
   return (
     <>
-      {redriveBase ? (
+      {pick ? (
         <div className="toolbar pick-bar" data-testid="pick-bar">
           <span className="hint" data-testid="picked-count">
-            {picked.length ? `${picked.length} ${picked.length === 1 ? "letter" : "letters"} ticked` : "Tick letters to redrive just those."}
+            {picked.length ? `${picked.length} ${picked.length === 1 ? "letter" : "letters"} ticked` : `Tick letters to ${redriveBase && discardBase ? "redrive or discard" : redriveBase ? "redrive" : "discard"} just those.`}
           </span>
           {picked.length ? (
             <>
-              <Link className="btn btn-small" href={`${redriveBase}${newRedriveQuery({ letterIds: picked })}`} data-testid="redrive-selected">
-                Redrive selected ({picked.length})…
-              </Link>
+              {redriveBase ? (
+                <Link className="btn btn-small" href={`${redriveBase}${newRedriveQuery({ letterIds: picked })}`} data-testid="redrive-selected">
+                  Redrive selected ({picked.length})…
+                </Link>
+              ) : null}
+              {discardBase ? (
+                <Link className="btn btn-small btn-danger" href={`${discardBase}${newRedriveQuery({ letterIds: picked })}`} data-testid="discard-selected">
+                  Discard selected ({picked.length})…
+                </Link>
+              ) : null}
               <button type="button" className="btn btn-small btn-quiet" onClick={() => setPicked([])}>
                 Clear
               </button>
@@ -56,7 +67,7 @@ export function TriageLettersTable({
       <table className="grid" data-testid="triage-letters">
         <thead>
           <tr>
-            {redriveBase ? (
+            {pick ? (
               <th className="pick">
                 <input type="checkbox" aria-label="Tick every letter on this page" checked={allPicked} onChange={() => setPicked(allPicked ? picked.filter((id) => !pickable.includes(id)) : [...new Set([...picked, ...pickable])])} data-testid="pick-all" />
               </th>
@@ -75,7 +86,7 @@ export function TriageLettersTable({
             const exception = [l.exceptionClass, l.exceptionMessage].filter(Boolean).join(": ");
             return (
               <tr key={l.letterId} {...rowProps(i)} data-testid="triage-letter-row" data-letter-id={l.letterId} data-gone={l.goneAt ? "1" : undefined} className={l.goneAt ? "is-gone" : undefined}>
-                {redriveBase ? (
+                {pick ? (
                   <td className="pick" onClick={(e) => e.stopPropagation()}>
                     {l.goneAt ? null : <input type="checkbox" aria-label={`Tick letter ${l.letterId}`} checked={picked.includes(l.letterId)} onChange={() => toggle(l.letterId)} data-testid="pick-letter" />}
                   </td>
@@ -110,7 +121,7 @@ export function TriageLettersTable({
           })}
           {letters.length === 0 ? (
             <tr>
-              <td colSpan={redriveBase ? 7 : 6} className="empty">
+              <td colSpan={pick ? 7 : 6} className="empty">
                 No letter in the index matches these filters.
               </td>
             </tr>

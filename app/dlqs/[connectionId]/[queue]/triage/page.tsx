@@ -13,6 +13,7 @@ import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { asAppError } from "@/lib/dlq/app-error";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
 import { formatCount } from "@/lib/format";
+import { newDiscardHref } from "@/lib/discard/ui-links";
 import { newRedriveHref } from "@/lib/redrive/ui-links";
 import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import { listGroups, listLetters, listRules, listScans, type GroupsResult } from "@/lib/triage/use-cases";
@@ -85,6 +86,7 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
   const unfiltered = withFilter(view, { group: null, exceptionClass: null, reason: null, origin: null, from: null, to: null, header: null, q: null, gone: false });
   const canPayload = can(actor.role, "letter:read-payload");
   const redriveBase = can(actor.role, "redrive:sample") ? newRedriveHref(connectionId, queue) : undefined;
+  const discardBase = can(actor.role, "discard:run") ? newDiscardHref(connectionId, queue) : undefined;
   const onlyGroup = chips.length === 1 && chips[0].key === "group";
 
   return (
@@ -140,6 +142,11 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
               {onlyGroup ? "Redrive this group…" : filtered ? "Redrive this filtered set…" : "Redrive all…"}
             </Link>
           ) : null}
+          {discardBase && letters.count > 0 ? (
+            <Link className="btn btn-small btn-danger" href={`${discardBase}${newRedriveQuery({ view })}`} data-testid="discard-set">
+              {onlyGroup ? "Discard this group…" : filtered ? "Discard this filtered set…" : "Discard all…"}
+            </Link>
+          ) : null}
           <span className="hint">Export this set:</span>
           <a className="btn btn-small" href={exportHref(connectionId, queue, view, "csv")} download data-testid="export-csv">
             CSV
@@ -154,7 +161,7 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
           ) : null}
         </div>
         <FilterBar key={JSON.stringify(filterPairs(view))} connectionId={connectionId} queue={queue} view={view} />
-        <TriageLettersTable connectionId={connectionId} queue={queue} letters={letters.letters} keyboard={filtered} backHref={triageHref(connectionId, queue, unfiltered)} redriveBase={redriveBase} />
+        <TriageLettersTable connectionId={connectionId} queue={queue} letters={letters.letters} keyboard={filtered} backHref={triageHref(connectionId, queue, unfiltered)} redriveBase={redriveBase} discardBase={discardBase} />
         <nav className="pager toolbar" aria-label="Pages" data-testid="triage-pager">
           {view.after ? (
             <Link className="btn btn-small" href={triageHref(connectionId, queue, { ...view, after: null })} data-testid="page-first">

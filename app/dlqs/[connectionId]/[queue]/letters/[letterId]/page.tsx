@@ -11,7 +11,9 @@ import { RiskConfirm } from "@/components/dlq/risk-confirm";
 import { CopyButton } from "@/components/ui/copy-button";
 import { EscapeBack } from "@/components/ui/escape-back";
 import { RelativeTime } from "@/components/ui/relative-time";
+import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { newDiscardHref } from "@/lib/discard/ui-links";
 import { filledFields } from "@/lib/dlq/failure-fields";
 import { decodeParam, dlqHref, letterHref, payloadHref } from "@/lib/dlq/links";
 import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
@@ -120,6 +122,11 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
         </code>
         <CopyButton text={l.id} label="Copy id" testId="copy-letter-id" />
         <HandledBadge handled={l.handled} />
+        {can(actor.role, "discard:run") && !l.handled ? (
+          <Link className="btn btn-small btn-danger" href={newDiscardHref(connectionId, queue, `?id=${encodeURIComponent(l.id)}`)} data-testid="letter-discard">
+            Discard…
+          </Link>
+        ) : null}
         <span className="meta">
           position {l.position + 1}
           {stable ? "" : " in this read"} in <span className="mono">{queue}</span> · read without removing it
