@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
 import { sha256Hex } from "@/lib/brokers/display";
-import type { RedriveContractFixture } from "@/lib/brokers/contract-redrive";
+import type { RedriveContractFixture, RedriveLetterInput } from "@/lib/brokers/contract-redrive";
 
 /** What the discard contract needs of a redrive contract fixture. */
 export type RemoveContractFixture = Pick<RedriveContractFixture, "adapter" | "createDlq" | "cleanup" | "removesFromDlq" | "readOptions" | "settleMs">;
@@ -141,7 +141,7 @@ export function runRemoveContract(name: string, factory: () => Promise<RemoveCon
 
     it("republish puts discarded letters back byte-identical (body, ids, headers), browsable again", async () => {
       const binary = fx.adapter.capabilities.binaryBodies !== false;
-      const inputs = [
+      const inputs: RedriveLetterInput[] = [
         { body: binary ? Uint8Array.from([0x00, 0xff, 0xc3, 0x28, 0x7f]) : text("undo-0 💥 Ünïcödé"), messageId: `undo-msg-0-${randomUUID()}`, headers: { "x-app": "app-0", "x-trace": "t-0" } },
         { body: text("undo-1"), messageId: `undo-msg-1-${randomUUID()}`, headers: { "x-app": "app-1" } },
         { body: text("undo-2 stays"), messageId: `undo-msg-2-${randomUUID()}`, headers: { "x-app": "app-2" } },
