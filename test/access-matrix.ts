@@ -85,10 +85,19 @@ const page = (file: string, url: string, g: Guard, deniedTestId?: string): PageR
 
 const REDRIVE = "dlqs/[connectionId]/[queue]/redrive/actions.ts";
 const TRIAGE = "dlqs/[connectionId]/[queue]/triage/actions.ts";
+const DISCARD = "dlqs/[connectionId]/[queue]/discard/actions.ts";
 const app = (f: string) => `app/${f}`;
 
 export const MATRIX: MatrixRow[] = [
   // ---- route handlers
+  route("api/archive/export/route.ts", "GET", "/api/archive/export?format=json&queue=matrix.none.dlq", { roles: EVERYONE, permission: "archive:read", audit: "archive.export" }),
+  route(
+    "api/archive/export/route.ts",
+    "GET",
+    "/api/archive/export?format=json&payload=1&queue=matrix.none.dlq",
+    { roles: OPERATORS, permission: "letter:read-payload", audit: "archive.export" },
+    { variant: "with payloads" },
+  ),
   route("api/audit/export/route.ts", "GET", "/api/audit/export?format=json", { roles: OPERATORS, permission: "audit:read", audit: "audit.export" }),
   route("api/auth/[...nextauth]/route.ts", "GET", "/api/auth/csrf", { roles: EVERYONE, public: true }, { params: { nextauth: ["csrf"] } }),
   route("api/auth/[...nextauth]/route.ts", "POST", "/api/auth/signin/credentials", { roles: EVERYONE, public: true }, { params: { nextauth: ["signin", "credentials"] }, body: "" }),
@@ -100,6 +109,8 @@ export const MATRIX: MatrixRow[] = [
     { roles: OPERATORS, permission: "letter:read-payload", audit: "letter.payload_download" },
     { params: { ...NONE, letterId: "m-bWF0cml4" } },
   ),
+  route("api/discard/[id]/cancel/route.ts", "POST", `/api/discard/${NO_JOB}/cancel`, { roles: ADMINS, permission: "discard:run", audit: "discard.cancel" }, { params: { id: NO_JOB }, body: {} }),
+  route("api/discard/[id]/route.ts", "GET", `/api/discard/${NO_JOB}`, { roles: EVERYONE, permission: "discard:read", audit: "discard.view" }, { params: { id: NO_JOB } }),
   route("api/dlqs/route.ts", "GET", "/api/dlqs", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
   route("api/health/route.ts", "GET", "/api/health", { roles: EVERYONE, public: true }),
   route("api/redrive/[id]/bulk/route.ts", "POST", `/api/redrive/${NO_JOB}/bulk`, { roles: OPERATORS, permission: "redrive:bulk", audit: "redrive.bulk_start" }, { params: { id: NO_JOB }, body: {} }),
@@ -140,9 +151,13 @@ export const MATRIX: MatrixRow[] = [
   action(app("admin/triage-rules/actions.ts"), "saveRulesAction", [{ rules: [], expectedVersion: 999_999 }], { roles: ADMINS, permission: "triage:rules", audit: "triage.rules_save" }),
   action(app("admin/users/actions.ts"), "createUserAction", [{ email: "not an email", role: "admin", password: "x" }], { roles: ADMINS, permission: "users:manage", audit: "user.create" }),
   action(app("admin/users/actions.ts"), "updateUserAction", [{ id: NO_JOB, role: "admin" }], { roles: ADMINS, permission: "users:manage", audit: "user.update" }),
+  action(app("archive/actions.ts"), "restoreArchivedAction", [{ ids: [], reason: "Discarded by mistake" }], { roles: ADMINS, permission: "archive:restore", audit: "archive.restore" }),
   action(app("audit/actions.ts"), "verifyAuditAction", [], { roles: ADMINS, permission: "audit:verify", audit: "audit.verify" }),
   action(app("dlqs/[connectionId]/[queue]/actions.ts"), "confirmRiskyReadAction", [{ ...NONE }], { roles: OPERATORS, permission: "dlq:browse-risky", audit: "dlq.read_risky_confirmed" }),
   action(app("dlqs/[connectionId]/[queue]/letters/[letterId]/actions.ts"), "revealPayloadAction", [{ ...NONE, letterId: "m-bWF0cml4", reason: "Checking the card number format" }], { roles: ADMINS, permission: "payload:reveal", audit: "payload.reveal" }),
+  action(app(DISCARD), "planDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }),
+  action(app(DISCARD), "startDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.start" }),
+  action(app(DISCARD), "cancelDiscardAction", [{ jobId: NO_JOB }], { roles: ADMINS, permission: "discard:run", audit: "discard.cancel" }),
   action(app(REDRIVE), "planRedriveAction", [{}], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" }),
   action(app(REDRIVE), "startRedriveAction", [{}], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.start" }),
   action(app(REDRIVE), "startBulkAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "redrive:bulk", audit: "redrive.bulk_start" }),
@@ -157,8 +172,12 @@ export const MATRIX: MatrixRow[] = [
   page("admin/masking/page.tsx", "/admin/masking", { roles: ADMINS, permission: "masking:manage", audit: "masking.view" }, "forbidden"),
   page("admin/triage-rules/page.tsx", "/admin/triage-rules", { roles: EVERYONE, permission: "triage:read", audit: "triage.rules_view" }),
   page("admin/users/page.tsx", "/admin/users", { roles: ADMINS, permission: "users:manage", audit: "user.list" }, "forbidden"),
+  page("archive/[id]/page.tsx", `/archive/${NO_JOB}`, { roles: EVERYONE, permission: "archive:read", audit: "archive.view" }),
+  page("archive/page.tsx", "/archive", { roles: EVERYONE, permission: "archive:read", audit: "archive.list" }),
   page("audit/page.tsx", "/audit", { roles: OPERATORS, permission: "audit:read", audit: "audit.view" }, "forbidden"),
   page("dlqs/[connectionId]/[queue]/letters/[letterId]/page.tsx", `/dlqs/local-rabbitmq/demo.orders.dlq/letters/m-${Buffer.from("order-1001").toString("base64url")}`, { roles: EVERYONE, permission: "letter:read", audit: "letter.view" }),
+  page("dlqs/[connectionId]/[queue]/discard/[jobId]/page.tsx", `/dlqs/local-rabbitmq/demo.orders.dlq/discard/${NO_JOB}`, { roles: EVERYONE, permission: "discard:read", audit: "discard.view" }),
+  page("dlqs/[connectionId]/[queue]/discard/new/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq/discard/new", { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }, "discard-forbidden"),
   page("dlqs/[connectionId]/[queue]/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq", { roles: EVERYONE, permission: "dlq:browse", audit: "dlq.browse" }),
   page("dlqs/[connectionId]/[queue]/redrive/[jobId]/page.tsx", `/dlqs/local-rabbitmq/demo.orders.dlq/redrive/${NO_JOB}`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.view" }),
   page("dlqs/[connectionId]/[queue]/redrive/new/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq/redrive/new", { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" }, "redrive-forbidden"),
