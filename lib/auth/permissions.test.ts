@@ -62,4 +62,17 @@ describe("permissions table", () => {
     expect(isRole("root")).toBe(false);
     expect(isRole("viewer")).toBe(true);
   });
+
+  it("lets only admins discard and put letters back; every role reads the archive and discard progress", () => {
+    for (const r of ["viewer", "operator"] as const) {
+      expect(can(r, "discard:run"), r).toBe(false);
+      expect(can(r, "archive:restore"), r).toBe(false);
+    }
+    expect(can("admin", "discard:run")).toBe(true);
+    expect(can("admin", "archive:restore")).toBe(true);
+    for (const r of ROLES) {
+      expect(can(r, "archive:read"), r).toBe(true);
+      expect(can(r, "discard:read"), r).toBe(true);
+    }
+  });
 });
