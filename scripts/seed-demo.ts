@@ -1,11 +1,15 @@
 /**
  * Seeds demo dead letters into the local RabbitMQ by REAL dead-lettering (reject, TTL expiry,
- * max-length overflow, quorum delivery limit) plus Spring AMQP-style republishing. Idempotent:
- * every demo queue is deleted and recreated. `npm run seed:demo`; RABBITMQ_URL overrides the broker.
+ * max-length overflow, quorum delivery limit) plus Spring AMQP-style republishing, and into SQS and
+ * Kafka when they answer; plus one DLQ per broker holding the hostile-content corpus
+ * (lib/demo/hostile-corpus.ts). Idempotent: every demo queue is deleted and recreated.
+ * `npm run seed:demo`; `npm run seed:demo -- --only=hostile` re-seeds only the hostile DLQs.
+ * RABBITMQ_URL, SQS_ENDPOINT and KAFKA_BROKERS override the brokers.
  */
 import amqp, { type Channel, type ConfirmChannel } from "amqplib";
-import { SQS_DEMO_ENDPOINT, seedSqsDemo, sqsAnswers } from "../lib/demo/sqs";
-import { KAFKA_DEMO_BROKERS, kafkaAnswers, seedKafkaDemo } from "../lib/demo/kafka";
+import { SQS_DEMO_ENDPOINT, seedSqsDemo, seedSqsHostile, sqsAnswers } from "../lib/demo/sqs";
+import { KAFKA_DEMO_BROKERS, kafkaAnswers, seedKafkaDemo, seedKafkaHostile } from "../lib/demo/kafka";
+import { seedRabbitHostile } from "../lib/demo/rabbitmq";
 
 const URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
 const DLX = "demo.dlx";
@@ -55,7 +59,22 @@ async function nackAll(conn: amqp.ChannelModel, q: string, n: number, requeue: b
   await ch.close();
 }
 
+const print = (counts: Record<string, number>) => {
+  for (const [q, n] of Object.entries(counts)) console.log(`  ${q.padEnd(24)} ${String(n).padStart(3)} letters`);
+};
+
+/** The hostile corpus on every broker that answers. */
+async function seedHostile() {
+  console.log("Hostile-content corpus (lib/demo/hostile-corpus.ts):");
+  print(await seedRabbitHostile(URL));
+  if (await sqsAnswers()) print(await seedSqsHostile());
+  else console.log(`  no SQS server at ${SQS_DEMO_ENDPOINT}: skipped`);
+  if (await kafkaAnswers()) print(await seedKafkaHostile(KAFKA_DEMO_BROKERS));
+  else console.log(`  no Kafka broker at ${KAFKA_DEMO_BROKERS.join(",")}: skipped`);
+}
+
 async function main() {
+  if (process.argv.includes("--only=hostile")) return seedHostile();
   const conn = await amqp.connect(URL);
   conn.on("error", (e) => console.error(`connection error: ${e.message}`));
   const ch: ConfirmChannel = await conn.createConfirmChannel();
@@ -179,6 +198,8 @@ async function main() {
   } else {
     console.log(`No Kafka broker answers at ${KAFKA_DEMO_BROKERS.join(",")}: Kafka demo skipped (start one with \`bash scripts/services.sh start kafka\`).`);
   }
+
+  await seedHostile();
 }
 
 main().catch((e) => {

@@ -4,6 +4,7 @@
  * headers. Idempotent: demo topics are deleted and recreated. Used by scripts/seed-demo.ts.
  */
 import { KafkaKit, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
+import { HOSTILE, HOSTILE_DLQS, HOSTILE_EXCEPTION, HOSTILE_LETTERS, HOSTILE_INVALID_UTF8 } from "./hostile-corpus";
 
 export const KAFKA_DEMO = { orders: "demo.orders.DLT", sink: "dlq.demo.jdbc-sink" } as const;
 
@@ -60,6 +61,35 @@ export async function seedKafkaDemo(brokers?: string[]): Promise<Record<string, 
     const out: Record<string, number> = {};
     for (const t of Object.values(KAFKA_DEMO)) out[t] = (await admin.fetchTopicOffsets(t)).reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
     return out;
+  } finally {
+    await kit.cleanup();
+  }
+}
+
+/**
+ * The hostile corpus (lib/demo/hostile-corpus.ts) in demo.hostile.DLT: header entries as record
+ * headers (plus a header whose name is markup and one whose value is not UTF-8), hostile record
+ * keys, the payloads as values; a failing Spring consumer dead-letters every record with the
+ * hostile exception.
+ */
+export async function seedKafkaHostile(brokers?: string[]): Promise<Record<string, number>> {
+  const kit = new KafkaKit("demo", brokers);
+  const { source, dlq } = HOSTILE_DLQS.kafka;
+  try {
+    await recreate(kit, source, 1);
+    await recreate(kit, dlq, 1);
+    const keys = [HOSTILE.script, HOSTILE.rtl, HOSTILE.zeroWidth, HOSTILE.imgOnerror, null];
+    const producer = await kit.getProducer();
+    for (const [i, l] of HOSTILE_LETTERS.entries()) {
+      const headers: Record<string, Buffer> = { "x-hostile-letter": Buffer.from(l.label), "content-type": Buffer.from(l.contentType) };
+      for (const [k, v] of Object.entries({ ...l.headers, ...l.extraHeaders })) headers[k] = Buffer.from(v, "utf8");
+      if (l.label === "hostile-bytes") headers["x-hostile-bytes"] = Buffer.from(HOSTILE_INVALID_UTF8);
+      const key = keys[i] ?? null;
+      await producer.send({ topic: source, acks: -1, messages: [{ partition: 0, key: key === null ? null : Buffer.from(key), value: Buffer.from(l.body), headers }] });
+    }
+    await kit.failingConsumer(source, dlq, HOSTILE_LETTERS.length, { style: "spring", fails: () => ({ exceptionClass: HOSTILE_EXCEPTION.className, message: HOSTILE_EXCEPTION.message }) });
+    const admin = await kit.getAdmin();
+    return { [dlq]: (await admin.fetchTopicOffsets(dlq)).reduce((n, p) => n + Number(p.high) - Number(p.low), 0) };
   } finally {
     await kit.cleanup();
   }

@@ -16,6 +16,8 @@ import {
   type MessageAttributeValue,
 } from "@aws-sdk/client-sqs";
 
+import { HOSTILE_DLQS, HOSTILE_EXCEPTION, HOSTILE_LETTERS } from "./hostile-corpus";
+
 export const SQS_DEMO_ENDPOINT = process.env.SQS_ENDPOINT ?? "http://127.0.0.1:9324";
 
 type Attrs = Record<string, MessageAttributeValue>;
@@ -50,8 +52,8 @@ export async function sqsAnswers(endpoint = SQS_DEMO_ENDPOINT): Promise<boolean>
   }
 }
 
-export async function seedSqsDemo(endpoint = SQS_DEMO_ENDPOINT): Promise<Record<string, number>> {
-  const sqs = client(endpoint);
+/** Makes `dlq` and `source` afresh (redrive policy to the DLQ) and fills the DLQ by real redrive. */
+function pairSeeder(sqs: SQSClient) {
   const depth = async (url: string) => Number((await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessages"] }))).Attributes?.ApproximateNumberOfMessages ?? 0);
   const fresh = async (name: string, attributes: Record<string, string> = {}) => {
     const old = await sqs.send(new GetQueueUrlCommand({ QueueName: name })).catch(() => null);
@@ -60,7 +62,7 @@ export async function seedSqsDemo(endpoint = SQS_DEMO_ENDPOINT): Promise<Record<
     const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }))).Attributes!.QueueArn!;
     return { url: QueueUrl!, arn };
   };
-  const pair = async (source: string, dlq: string, letters: DemoLetter[], maxReceiveCount: number, fifo = false) => {
+  return async (source: string, dlq: string, letters: DemoLetter[], maxReceiveCount: number, fifo = false) => {
     const f: Record<string, string> = fifo ? { FifoQueue: "true" } : {};
     const d = await fresh(dlq, f);
     const src = await fresh(source, { ...f, RedrivePolicy: JSON.stringify({ deadLetterTargetArn: d.arn, maxReceiveCount }) });
@@ -84,6 +86,11 @@ export async function seedSqsDemo(endpoint = SQS_DEMO_ENDPOINT): Promise<Record<
     }
     return { [dlq]: await depth(d.url) };
   };
+}
+
+export async function seedSqsDemo(endpoint = SQS_DEMO_ENDPOINT): Promise<Record<string, number>> {
+  const sqs = client(endpoint);
+  const pair = pairSeeder(sqs);
 
   try {
     const orders: DemoLetter[] = [
@@ -103,6 +110,33 @@ export async function seedSqsDemo(endpoint = SQS_DEMO_ENDPOINT): Promise<Record<
       ...(await pair("demo-invoices", "demo-invoices-dlq", lambda, 1)),
       ...(await pair("demo-ledger.fifo", "demo-ledger-dlq.fifo", fifo, 1, true)),
     };
+  } finally {
+    sqs.destroy();
+  }
+}
+
+/**
+ * The hostile corpus (lib/demo/hostile-corpus.ts) in demo-hostile-dlq: header entries as String
+ * attributes, the failure as exceptionClass / errorMessage attributes, the letter's label as
+ * x-hostile-letter. The invalid-UTF-8 letter's bytes go in a Binary attribute (an SQS body is text).
+ */
+export async function seedSqsHostile(endpoint = SQS_DEMO_ENDPOINT): Promise<Record<string, number>> {
+  const sqs = client(endpoint);
+  const text = new TextDecoder("utf-8", { fatal: false });
+  try {
+    const letters: DemoLetter[] = HOSTILE_LETTERS.map((l) => {
+      const isText = l.label !== "hostile-bytes";
+      const attributes: Attrs = {
+        "x-hostile-letter": s(l.label),
+        exceptionClass: s(HOSTILE_EXCEPTION.className),
+        errorMessage: s(HOSTILE_EXCEPTION.message),
+        contentType: s(l.contentType),
+        ...Object.fromEntries(Object.entries(l.headers).map(([k, v]) => [k, s(v)])),
+      };
+      if (!isText) attributes["x-hostile-bytes"] = { DataType: "Binary", BinaryValue: l.body };
+      return { body: isText ? text.decode(l.body) : "the hostile bytes are in the x-hostile-bytes attribute", attributes };
+    });
+    return await pairSeeder(sqs)(HOSTILE_DLQS.sqs.source, HOSTILE_DLQS.sqs.dlq, letters, 1);
   } finally {
     sqs.destroy();
   }
