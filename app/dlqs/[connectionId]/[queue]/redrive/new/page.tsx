@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { RedriveForm } from "@/components/redrive/redrive-form";
 import { Problem } from "@/components/ui/problem";
-import { can } from "@/lib/auth/permissions";
+import { authorize } from "@/lib/auth/authorize";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { asAppError } from "@/lib/dlq/app-error";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
@@ -42,11 +42,14 @@ export default async function NewRedrivePage({ params, searchParams }: { params:
     </main>
   );
   if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
-  if (!can(actor.role, "redrive:sample")) {
+  const meta = await requestMeta();
+  // The server-side check (audited when it refuses), not only a hidden form.
+  try {
+    await authorize(actor, "redrive:sample", { action: "redrive.plan", connectionId, queue, meta });
+  } catch (e) {
+    if (asAppError(e)?.type !== "forbidden") throw e;
     return problem("Your role cannot start a redrive.", `Redrives are started by operators and admins; your role (${actor.role}) can follow them on the redrives page.`, "redrive-forbidden");
   }
-
-  const meta = await requestMeta();
   let preview: RedrivePreview;
   let groupLabel: string | null = null;
   let origins: string[] = [];
