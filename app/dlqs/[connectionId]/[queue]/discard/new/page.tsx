@@ -3,7 +3,7 @@ import Link from "next/link";
 import { DiscardForm } from "@/components/discard/discard-form";
 import { Problem } from "@/components/ui/problem";
 import { archiveRetentionDays } from "@/lib/archive/store";
-import { can } from "@/lib/auth/permissions";
+import { authorize } from "@/lib/auth/authorize";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { planDiscard, type DiscardPreview } from "@/lib/discard/use-cases";
 import { newDiscardHref } from "@/lib/discard/ui-links";
@@ -42,10 +42,14 @@ export default async function NewDiscardPage({ params, searchParams }: { params:
     </main>
   );
   if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
-  if (!can(actor.role, "discard:run")) {
+  const meta = await requestMeta();
+  // The server-side check (audited when it refuses), not only a hidden form.
+  try {
+    await authorize(actor, "discard:run", { action: "discard.plan", connectionId, queue, meta });
+  } catch (e) {
+    if (asAppError(e)?.type !== "forbidden") throw e;
     return problem("Your role cannot discard letters.", `Discarding is for admins; your role (${actor.role}) cannot start one.`, "discard-forbidden");
   }
-  const meta = await requestMeta();
   let preview: DiscardPreview;
   let groupLabel: string | null = null;
   try {
