@@ -33,7 +33,8 @@ import { toLetter } from "@/lib/brokers/kafka/letter";
 import { prismaHandledStore, refKey, type HandledMark, type HandledStore } from "@/lib/brokers/kafka/handled-store";
 import { planPage, type Segment } from "@/lib/brokers/kafka/paging";
 import { formatDuration, retentionWarnings, type TopicConfig } from "@/lib/brokers/kafka/retention";
-import { lazyProducer, moveKafkaLetters } from "@/lib/brokers/kafka/mover";
+import { lazyProducer, moveKafkaLetters, removeKafkaLetters, type MoverDeps } from "@/lib/brokers/kafka/mover";
+import { republishKafka } from "@/lib/brokers/kafka/republish";
 
 export const KAFKA_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -471,50 +472,61 @@ export class KafkaAdapter implements BrokerAdapter {
 
   /** See lib/brokers/kafka/mover.ts. */
   moveLetters(dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
-    return moveKafkaLetters(
+    return moveKafkaLetters(this.moverDeps(), dlq, requests, opts);
+  }
+
+  private moverDeps(): MoverDeps {
+    return {
+      connectionId: this.connectionId,
+      endpoint: this.endpoint,
+      store: this.store,
+      assertDlq: async (name) => void (await this.known(name)),
+      partitions: async (name) => (await this.topicState(name)).partitions,
+      readRecords: (name, partition, from, to) =>
+        (async function* (self: KafkaAdapter) {
+          const cluster = await self.getCluster(name);
+          // One letter: a small Fetch (Kafka still returns its whole record batch); a run: the usual limits.
+          yield* readPartition(cluster, name, partition, from, to, to - from === 1n ? { ...self.limits, maxBytesPerPartition: 64 * 1024 } : self.limits);
+        })(this),
+      topicExists: async (topic) => {
+        const admin = await this.getAdmin();
+        try {
+          const md = await admin.fetchTopicMetadata({ topics: [topic] });
+          return md.topics.some((t) => t.name === topic);
+        } catch (e) {
+          if (this.err(e, topic).kind === "not_found") return false;
+          throw e;
+        }
+      },
+      produce: async (topic, message) => {
+        const producer = await this.producer.get();
+        await producer.send({ topic, acks: -1, messages: [message] });
+      },
+      configOrigin: (name) => this.configEntry(name)?.origin ?? null,
+      mapError: (e, topic) => this.err(e, topic),
+    };
+  }
+
+  /** See `BrokerAdapter.removeLetters` and `removeKafkaLetters` (mover.ts). */
+  removeLetters(dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncIterable<RemoveResult> {
+    return removeKafkaLetters(this.moverDeps(), dlq, requests, opts);
+  }
+
+  /** See `BrokerAdapter.republish` and republish.ts: restores a record still in the log, else produces it again. */
+  republish(dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
+    return republishKafka(
       {
-        connectionId: this.connectionId,
-        endpoint: this.endpoint,
-        store: this.store,
-        assertDlq: async (name) => void (await this.known(name)),
-        partitions: async (name) => (await this.topicState(name)).partitions,
-        readRecords: (name, partition, from, to) =>
-          (async function* (self: KafkaAdapter) {
-            const cluster = await self.getCluster(name);
-            // One letter: a small Fetch (Kafka still returns its whole record batch); a run: the usual limits.
-            yield* readPartition(cluster, name, partition, from, to, to - from === 1n ? { ...self.limits, maxBytesPerPartition: 64 * 1024 } : self.limits);
-          })(this),
-        topicExists: async (topic) => {
-          const admin = await this.getAdmin();
-          try {
-            const md = await admin.fetchTopicMetadata({ topics: [topic] });
-            return md.topics.some((t) => t.name === topic);
-          } catch (e) {
-            if (this.err(e, topic).kind === "not_found") return false;
-            throw e;
-          }
-        },
-        produce: async (topic, message) => {
+        ...this.moverDeps(),
+        produceRecord: async (topic, message) => {
           const producer = await this.producer.get();
-          await producer.send({ topic, acks: -1, messages: [message] });
+          const [meta] = await producer.send({ topic, acks: -1, messages: [message] });
+          return { partition: meta.partition, offset: meta.baseOffset ?? meta.offset ?? "?" };
         },
-        configOrigin: (name) => this.configEntry(name)?.origin ?? null,
-        mapError: (e, topic) => this.err(e, topic),
       },
       dlq,
       requests,
       opts,
     );
-  }
-
-  /** See `BrokerAdapter.removeLetters` (being implemented: refuses for now, nothing is touched). */
-  async *removeLetters(dlq: string, _requests: RemoveRequest[], _opts: RemoveOptions): AsyncIterable<RemoveResult> {
-    throw new BrokerError("bad_request", { userMessage: `Discarding letters from "${dlq}" is not available yet on this connection. Nothing was removed.` });
-  }
-
-  /** See `BrokerAdapter.republish` (being implemented: refuses for now, nothing is published). */
-  async *republish(dlq: string, _requests: RepublishRequest[], _opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
-    throw new BrokerError("bad_request", { userMessage: `Putting discarded letters back into "${dlq}" is not available yet on this connection. Nothing was published.` });
   }
 
   async ping(): Promise<void> {

@@ -35,6 +35,11 @@ export interface HandledStore {
    * other stores: `handledAmong` is used where it is missing.
    */
   handledBetween?(connectionId: string, topic: string, partition: number, from: bigint, to: bigint): Promise<Map<string, HandledMark>>;
+  /**
+   * Undo of a discard: deletes the "discarded" mark of one record (only one made by `operationId`
+   * when given). Returns the rows deleted. Optional for other stores: republish then re-produces.
+   */
+  clearDiscarded?(connectionId: string, topic: string, ref: RecordRef, operationId?: string): Promise<number>;
   /** Handled records inside each partition's [start, end). */
   handledCounts(connectionId: string, topic: string, ranges: PartitionRange[]): Promise<Map<number, number>>;
   /** First offset in [start, end) not handled, per partition (end when all are). */
@@ -66,6 +71,13 @@ export function prismaHandledStore(db: () => PrismaClient = getDb): HandledStore
       });
       for (const r of rows) out.set(refKey(r.partition, r.offset), { at: r.handledAt, outcome: r.outcome, operationId: r.operationId });
       return out;
+    },
+
+    async clearDiscarded(connectionId, topic, ref, operationId) {
+      const res = await db().kafkaHandledOffset.deleteMany({
+        where: { connectionId, topic, partition: ref.partition, offset: ref.offset, outcome: "discarded", ...(operationId ? { operationId } : {}) },
+      });
+      return res.count;
     },
 
     async handledBetween(connectionId, topic, partition, from, to) {

@@ -41,12 +41,24 @@
 import { isUtf8 } from "node:buffer";
 import type { IHeaders, Message, Producer } from "kafkajs";
 import { AppError, isAppError } from "@/lib/errors";
-import { BrokerError, REDRIVE_HEADERS, heldBackReason, type MoveOptions, type MoveRequest, type MoveResult, type RedriveMarkers } from "@/lib/brokers/types";
+import {
+  BrokerError,
+  REDRIVE_HEADERS,
+  heldBackReason,
+  type MoveOptions,
+  type MoveRequest,
+  type MoveResult,
+  type RedriveMarkers,
+  type RemoveOptions,
+  type RemoveRequest,
+  type RemoveResult,
+} from "@/lib/brokers/types";
+import { b64, beforeRemoveFailure, encodeEnvelope } from "@/lib/brokers/envelope";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
-import { sha256Of } from "@/lib/brokers/kafka/letter";
-import { refKey, type HandledMark, type HandledStore, type RecordRef } from "@/lib/brokers/kafka/handled-store";
+import { sha256Of, toLetter } from "@/lib/brokers/kafka/letter";
+import { refKey, type HandledMark, type HandledOutcome, type HandledStore, type RecordRef } from "@/lib/brokers/kafka/handled-store";
 
 /** What the mover needs from the adapter (and what unit tests fake). */
 export interface MoverDeps {
@@ -189,19 +201,11 @@ export function produceFailure(e: unknown, topic: string, bytes: number, mapErro
   return { reason: `Publishing to topic "${topic}" failed${type ? ` (${type})` : ""}: ${detail}. It is still in the DLT.`, stop: null };
 }
 
-interface Pending {
-  req: MoveRequest;
+interface Pending<R = MoveRequest> {
+  req: R;
   partition: number;
   offset: bigint;
 }
-
-const result = (req: MoveRequest, outcome: MoveResult["outcome"], reason: string | null, destination: string | null = null, orderingKey: string | null = null): MoveResult => ({
-  letterId: req.letterId,
-  outcome,
-  destination,
-  reason,
-  orderingKey,
-});
 
 const orderingKeyOf = (key: Uint8Array | null): string | null => {
   if (key === null) return null;
@@ -210,9 +214,9 @@ const orderingKeyOf = (key: Uint8Array | null): string | null => {
 };
 
 /** Consecutive requested offsets of one partition, read by one chain of Fetches. */
-export function planRuns(pending: Pending[], maxGap: number, maxRun: number): Pending[][] {
-  const runs: Pending[][] = [];
-  let cur: Pending[] = [];
+export function planRuns<P extends { partition: number; offset: bigint }>(pending: P[], maxGap: number, maxRun: number): P[][] {
+  const runs: P[][] = [];
+  let cur: P[] = [];
   for (const p of pending) {
     const last = cur[cur.length - 1];
     if (last && (last.partition !== p.partition || p.offset - last.offset > BigInt(maxGap) + 1n || p.offset - cur[0].offset >= BigInt(maxRun))) {
@@ -225,77 +229,90 @@ export function planRuns(pending: Pending[], maxGap: number, maxRun: number): Pe
   return runs;
 }
 
-export async function* moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
-  const signal = opts.signal;
-  const heldKeys = new Set(opts.heldKeys ?? []);
-  const store = deps.store;
-  if (!store) {
-    throw new BrokerError("bad_request", { userMessage: "Redrive on Kafka needs the console's database: a moved record stays in the topic and is only marked handled there. Configure DATABASE_URL." });
-  }
-  for (const r of requests) {
-    if (!UUID.test(r.markers.redriveId)) {
-      throw new BrokerError("bad_request", { userMessage: `Redrive id "${r.markers.redriveId}" is not a UUID: Kafka records the handled offsets under the job's id.` });
-    }
-  }
-  await deps.assertDlq(dlq);
+/** How one requested record settled in the shared walk; callers turn it into their own result type. */
+interface Settled<R> {
+  req: R;
+  outcome: "done" | "missing" | "checksum_mismatch" | "failed";
+  reason: string | null;
+  destination: string | null;
+  orderingKey: string | null;
+}
 
-  // Explicit targets are checked before anything moves.
-  const exists = new Map<string, Promise<boolean>>();
-  const topicExists = (t: string) => {
-    let p = exists.get(t);
-    if (!p) {
-      p = deps.topicExists(t);
-      exists.set(t, p);
-      p.catch(() => exists.delete(t));
-    }
-    return p;
-  };
-  for (const name of new Set(requests.flatMap((r) => (r.target.kind === "queue" ? [r.target.name] : [])))) {
-    if (name === dlq) throw new BrokerError("bad_request", { userMessage: `The target "${name}" is the dead-letter topic itself: choose the original topic or another one.` });
-    let ok: boolean;
-    try {
-      ok = await topicExists(name);
-    } catch (e) {
-      throw deps.mapError(e, name);
-    }
-    if (!ok) throw new BrokerError("not_found", { userMessage: `Target topic "${name}" does not exist on ${deps.endpoint}. Nothing was moved. Create it, or choose another target.` });
-  }
+/** What happens to one requested record whose checksum matched, before its offset is marked handled. */
+interface RecordStep<R> {
+  /** Records delivered at once (1: strictly one after another). */
+  concurrency: number;
+  /** Keys whose records are not delivered (MoveOptions.heldKeys). */
+  heldKeys: ReadonlySet<string>;
+  /** A failure holds back later records of the same key in this call (keeps a key's order on the target). */
+  blocksLane: boolean;
+  /** The handled mark recorded after a successful delivery. */
+  mark(req: R): { operationId: string; outcome: HandledOutcome };
+  /**
+   * Delivers the record (its copy is safe elsewhere when this resolves ok). Null: stopped before
+   * anything happened (no result). `stop`: the broker is unreachable, stop the walk.
+   */
+  deliver(req: R, record: InternalRecord, at: { partition: number; offset: bigint; position: number; stopped(): boolean }): Promise<null | { ok: true; destination: string | null } | { ok: false; reason: string; destination: string | null; stop?: BrokerError }>;
+  /** Why a delivered record is still shown as waiting when recording its mark failed. */
+  markFailed(req: R, destination: string | null, error: unknown): string;
+  /** A noun for the duplicate-request reason ("move", "discard"). */
+  noun: string;
+  /** Checks before anything is read (typed errors: nothing has happened yet). */
+  prepare?(): Promise<void>;
+}
 
-  const ready: MoveResult[] = [];
+/**
+ * One walk over requested DLT records, shared by move and remove: ids parsed, records fetched by
+ * offset in DLT order, handled ones skipped ("missing"), the checksum checked, the step's delivery
+ * awaited, and only then the offset marked handled. Lanes keep one key's records in order.
+ */
+async function* forRequestedRecords<R extends { letterId: string; sha256: string }, Out>(
+  deps: MoverDeps,
+  dlq: string,
+  requests: R[],
+  signal: AbortSignal | undefined,
+  step: RecordStep<R>,
+  toResult: (s: Settled<R>) => Out,
+): AsyncGenerator<Out> {
+  // Up-front checks run on the first next(), before anything is read.
+  await step.prepare?.();
+  const store = deps.store!;
+  const ready: Out[] = [];
   let wake: (() => void) | null = null;
-  const emit = (r: MoveResult) => {
-    ready.push(r);
+  const emit = (r: Settled<R>) => {
+    ready.push(toResult(r));
     wake?.();
   };
+  const settled = (req: R, outcome: Settled<R>["outcome"], reason: string | null, destination: string | null = null, orderingKey: string | null = null): Settled<R> => ({ req, outcome, reason, destination, orderingKey });
 
   // Ids: parse, drop repeats, find those outside the log.
   const states = await deps.partitions(dlq).catch((e) => {
     throw deps.mapError(e, dlq);
   });
   const ranges = new Map(states.map((s) => [s.partition, s]));
-  const pending: Pending[] = [];
+  const pending: Array<Pending<R>> = [];
   const seen = new Set<string>();
   for (const req of requests) {
     const ref = parseLetterId(req.letterId);
     if (!ref) {
-      emit(result(req, "missing", `"${req.letterId}" is not a Kafka letter id (<partition>-<offset>).`));
+      emit(settled(req, "missing", `"${req.letterId}" is not a Kafka letter id (<partition>-<offset>).`));
       continue;
     }
     if (seen.has(req.letterId)) {
-      emit(result(req, "missing", `Letter ${req.letterId} was requested twice in one move: moved once.`));
+      emit(settled(req, "missing", `Letter ${req.letterId} was requested twice in one ${step.noun}: handled once.`));
       continue;
     }
     seen.add(req.letterId);
     const range = ranges.get(ref.partition);
     if (!range || ref.offset < range.start || ref.offset >= range.end) {
-      emit(result(req, "missing", range && ref.offset < range.start ? `Offset ${ref.offset} of partition ${ref.partition} is gone from "${dlq}" (deleted by retention).` : `There is no letter ${req.letterId} in "${dlq}".`));
+      emit(settled(req, "missing", range && ref.offset < range.start ? `Offset ${ref.offset} of partition ${ref.partition} is gone from "${dlq}" (deleted by retention).` : `There is no letter ${req.letterId} in "${dlq}".`));
       continue;
     }
     pending.push({ req, partition: ref.partition, offset: ref.offset });
   }
   pending.sort((a, b) => a.partition - b.partition || (a.offset < b.offset ? -1 : a.offset > b.offset ? 1 : 0));
 
-  const concurrency = Math.max(1, deps.concurrency ?? 16);
+  const concurrency = Math.max(1, step.concurrency);
   const windowBytes = deps.windowBytes ?? 16 * 1024 * 1024;
   const lanes = new Map<string, { tail: Promise<void>; blockedBy: string | null }>();
   let inFlight = 0;
@@ -321,6 +338,187 @@ export async function* moveKafkaLetters(deps: MoverDeps, dlq: string, requests: 
   };
   signal?.addEventListener("abort", onAbort);
 
+  /** One record, its lane's previous record settled. */
+  const handleOne = async (p: Pending<R>, record: InternalRecord, lane: { blockedBy: string | null }): Promise<Settled<R> | null> => {
+    const { req } = p;
+    const orderingKey = orderingKeyOf(record.key);
+    const block = () => {
+      if (step.blocksLane) lane.blockedBy = req.letterId;
+    };
+    if (orderingKey !== null && step.heldKeys.has(orderingKey)) return settled(req, "failed", heldBackReason(orderingKey), null, orderingKey);
+    if (lane.blockedBy) return settled(req, "failed", `Held back to keep the key's order: letter ${lane.blockedBy} with the same key was not moved. It is still in the DLT.`, null, orderingKey);
+    const value = record.value ?? new Uint8Array(0);
+    if (sha256Of(value) !== req.sha256) {
+      block();
+      return settled(req, "checksum_mismatch", `The letter's bytes differ from when it was indexed (sha256 ${sha256Of(value).slice(0, 12)}…, expected ${req.sha256.slice(0, 12)}…). It was left as it is; scan the DLT again.`, null, orderingKey);
+    }
+    const position = Number(p.offset - (ranges.get(p.partition)?.start ?? 0n));
+    const d = await step.deliver(req, record, { partition: p.partition, offset: p.offset, position, stopped });
+    if (d === null) return null;
+    if (!d.ok) {
+      if (d.stop && !stopError) stopError = d.stop;
+      block();
+      return settled(req, "failed", d.reason, d.destination, orderingKey);
+    }
+    // Delivered (acknowledged by all in-sync replicas, or archived): only now is the offset handled.
+    const ref: RecordRef = { partition: p.partition, offset: p.offset };
+    let lastError: unknown = null;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await store.markHandled(deps.connectionId, dlq, [ref], step.mark(req));
+        return settled(req, "done", null, d.destination, orderingKey);
+      } catch (e) {
+        lastError = e;
+        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+      }
+    }
+    block();
+    return settled(req, "failed", step.markFailed(req, d.destination, lastError), d.destination, orderingKey);
+  };
+
+  let feedError: unknown = null;
+  let feedDone = false;
+
+  const feed = async () => {
+    for (const run of planRuns(pending, deps.maxGap ?? 8, deps.maxRun ?? 500)) {
+      if (stopped()) return;
+      const partition = run[0].partition;
+      const first = run[0].offset;
+      const last = run[run.length - 1].offset;
+      const wanted = new Map(run.map((p) => [p.offset.toString(), p]));
+      // Handled marks of the run: one range query, read just before its records are handled.
+      let marks: Map<string, HandledMark>;
+      try {
+        marks = store.handledBetween ? await store.handledBetween(deps.connectionId, dlq, partition, first, last) : await store.handledAmong(deps.connectionId, dlq, run.map((p) => ({ partition, offset: p.offset })));
+      } catch (e) {
+        throw new AppError("unavailable:database", { message: (e as Error).message, cause: e, userMessage: "The console's record of handled Kafka offsets could not be read, so nothing more was done (a handled letter must never be handled twice). Check the database, then resume." });
+      }
+      const iter = deps.readRecords(dlq, partition, first, last + 1n)[Symbol.asyncIterator]();
+      try {
+        for (;;) {
+          if (stopped()) return;
+          let next: IteratorResult<InternalRecord>;
+          try {
+            next = await iter.next();
+          } catch (e) {
+            throw deps.mapError(e, dlq);
+          }
+          if (next.done) break;
+          const record = next.value;
+          const p = wanted.get(record.offset);
+          if (!p) continue;
+          wanted.delete(record.offset);
+          const mark = marks.get(refKey(partition, p.offset));
+          if (mark) {
+            emit(settled(p.req, "missing", `Already handled at ${mark.at.toISOString()} (${mark.outcome}, operation ${mark.operationId}): a handled offset is never handled twice.`, null, orderingKeyOf(record.key)));
+            continue;
+          }
+          const bytes = (record.value?.byteLength ?? 0) + (record.key?.byteLength ?? 0);
+          await waitForSpace(bytes);
+          if (stopped()) return;
+          inFlight++;
+          heldBytes += bytes;
+          const name = laneOf(partition, record.key);
+          const lane = lanes.get(name) ?? { tail: Promise.resolve(), blockedBy: null };
+          lane.tail = lane.tail.then(async () => {
+            try {
+              // Stopped while waiting for its lane: untouched, no result.
+              if (stopped()) return;
+              const r = await handleOne(p, record, lane);
+              if (r) emit(r);
+            } catch (e) {
+              feedError ??= e;
+              stopError ??= isAppError(e) ? (e as BrokerError) : deps.mapError(e, dlq);
+            } finally {
+              release(bytes);
+            }
+          });
+          lanes.set(name, lane);
+        }
+      } finally {
+        await iter.return?.(undefined)?.catch?.(() => undefined);
+      }
+      // Requested offsets inside the log without a record: compacted away, or transaction markers.
+      for (const p of wanted.values()) {
+        emit(settled(p.req, "missing", `There is no record at offset ${p.offset} of partition ${partition} of "${dlq}" (compacted away, an aborted transaction, or a transaction marker).`));
+      }
+    }
+  };
+
+  const feeding = feed()
+    .catch((e) => {
+      feedError ??= e;
+    })
+    .finally(() => {
+      feedDone = true;
+      wake?.();
+    });
+
+  // Results are handed out as records settle. Breaking off the iteration stops new records; those
+  // in flight still settle (their delivery and mark complete) before the generator returns.
+  let broken = true;
+  try {
+    for (;;) {
+      while (ready.length) yield ready.shift()!;
+      if (feedDone && inFlight === 0) break;
+      await new Promise<void>((r) => {
+        wake = r;
+        if (ready.length || (feedDone && inFlight === 0)) r();
+      });
+      wake = null;
+    }
+    await feeding;
+    while (ready.length) yield ready.shift()!;
+    broken = false;
+  } finally {
+    if (broken) {
+      stopError ??= new BrokerError("bad_request", { userMessage: `The ${step.noun} was broken off.` });
+      onAbort();
+      await feeding;
+      while (inFlight > 0) await new Promise<void>((r) => (wake = r));
+    }
+    signal?.removeEventListener("abort", onAbort);
+  }
+  if (feedError) throw isAppError(feedError) ? feedError : deps.mapError(feedError, dlq);
+  if (stopError) throw stopError;
+}
+
+function requireStore(deps: MoverDeps, what: string): void {
+  if (!deps.store) throw new BrokerError("bad_request", { userMessage: `${what} on Kafka needs the console's database: a record stays in the topic and is only marked handled there. Configure DATABASE_URL.` });
+}
+
+export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
+  const exists = new Map<string, Promise<boolean>>();
+  const topicExists = (t: string) => {
+    let p = exists.get(t);
+    if (!p) {
+      p = deps.topicExists(t);
+      exists.set(t, p);
+      p.catch(() => exists.delete(t));
+    }
+    return p;
+  };
+  const prepare = async () => {
+    requireStore(deps, "Redrive");
+    for (const r of requests) {
+      if (!UUID.test(r.markers.redriveId)) {
+        throw new BrokerError("bad_request", { userMessage: `Redrive id "${r.markers.redriveId}" is not a UUID: Kafka records the handled offsets under the job's id.` });
+      }
+    }
+    await deps.assertDlq(dlq);
+    // Explicit targets are checked before anything moves.
+    for (const name of new Set(requests.flatMap((r) => (r.target.kind === "queue" ? [r.target.name] : [])))) {
+      if (name === dlq) throw new BrokerError("bad_request", { userMessage: `The target "${name}" is the dead-letter topic itself: choose the original topic or another one.` });
+      let ok: boolean;
+      try {
+        ok = await topicExists(name);
+      } catch (e) {
+        throw deps.mapError(e, name);
+      }
+      if (!ok) throw new BrokerError("not_found", { userMessage: `Target topic "${name}" does not exist on ${deps.endpoint}. Nothing was moved. Create it, or choose another target.` });
+    }
+  };
+
   const origins = new Map<string, string | null>();
   const resolveTarget = async (req: MoveRequest, record: InternalRecord): Promise<{ topic: string } | { reason: string }> => {
     if (req.target.kind === "queue") return { topic: req.target.name };
@@ -340,166 +538,113 @@ export async function* moveKafkaLetters(deps: MoverDeps, dlq: string, requests: 
     return ok ? { topic } : { reason: `The original topic "${topic}" does not exist on ${deps.endpoint}. Choose a target topic. The letter is still in the DLT.` };
   };
 
-  /** One letter, its lane's previous letter settled. */
-  const moveOne = async (p: Pending, record: InternalRecord, lane: { blockedBy: string | null }): Promise<MoveResult | null> => {
-    const { req } = p;
-    const orderingKey = orderingKeyOf(record.key);
-    if (orderingKey !== null && heldKeys.has(orderingKey)) return result(req, "failed", heldBackReason(orderingKey), null, orderingKey);
-    if (lane.blockedBy) return result(req, "failed", `Held back to keep the key's order: letter ${lane.blockedBy} with the same key was not moved. It is still in the DLT.`, null, orderingKey);
-    const value = record.value ?? new Uint8Array(0);
-    if (sha256Of(value) !== req.sha256) {
-      lane.blockedBy = req.letterId;
-      return result(req, "checksum_mismatch", `The letter's bytes differ from when it was indexed (sha256 ${sha256Of(value).slice(0, 12)}…, expected ${req.sha256.slice(0, 12)}…). It was not moved; scan the DLT again.`, null, orderingKey);
-    }
-    const target = await resolveTarget(req, record);
-    if ("reason" in target) {
-      lane.blockedBy = req.letterId;
-      return result(req, "failed", target.reason, null, orderingKey);
-    }
-    const destination = `topic ${target.topic}`;
-    let headers: IHeaders;
-    try {
-      headers = redriveHeaders(record.headers, req.markers, { topic: dlq, partition: p.partition, offset: record.offset });
-    } catch (e) {
-      if (!(e instanceof NullHeaderError)) throw e;
-      lane.blockedBy = req.letterId;
-      return result(req, "failed", `Header "${e.header}" has no value, which the console's Kafka client cannot write; the letter is not sent with changed headers. It is still in the DLT.`, destination, orderingKey);
-    }
-    // Stopped before its produce: untouched, no result.
-    if (stopped()) return null;
-    try {
-      await deps.produce(target.topic, { key: record.key, value: record.value, headers });
-    } catch (e) {
-      const f = produceFailure(e, target.topic, value.byteLength, deps.mapError);
-      if (f.stop && !stopError) stopError = f.stop;
-      lane.blockedBy = req.letterId;
-      return result(req, "failed", f.reason, destination, orderingKey);
-    }
-    // Acknowledged by all in-sync replicas: only now is the offset handled.
-    const ref: RecordRef = { partition: p.partition, offset: p.offset };
-    let lastError: unknown = null;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        await store.markHandled(deps.connectionId, dlq, [ref], { operationId: req.markers.redriveId, outcome: "redriven" });
-        return result(req, "moved", null, destination, orderingKey);
-      } catch (e) {
-        lastError = e;
-        await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
-      }
-    }
-    lane.blockedBy = req.letterId;
-    return result(
-      req,
-      "failed",
-      `Published to topic "${target.topic}" (replay id ${req.markers.replayId}), but recording it as handled failed (${(lastError as Error)?.message ?? lastError}): it still shows as waiting in the DLT, and redriving it again would make a duplicate.`,
-      destination,
-      orderingKey,
-    );
-  };
-
-  let feedError: unknown = null;
-  let feedDone = false;
-
-  const feed = async () => {
-    for (const run of planRuns(pending, deps.maxGap ?? 8, deps.maxRun ?? 500)) {
-      if (stopped()) return;
-      const partition = run[0].partition;
-      const first = run[0].offset;
-      const last = run[run.length - 1].offset;
-      const wanted = new Map(run.map((p) => [p.offset.toString(), p]));
-      // Handled marks of the run: one range query, read just before its records are moved.
-      let marks: Map<string, HandledMark>;
-      try {
-        marks = store.handledBetween ? await store.handledBetween(deps.connectionId, dlq, partition, first, last) : await store.handledAmong(deps.connectionId, dlq, run.map((p) => ({ partition, offset: p.offset })));
-      } catch (e) {
-        throw new AppError("unavailable:database", { message: (e as Error).message, cause: e, userMessage: "The console's record of handled Kafka offsets could not be read, so nothing more was moved (a handled letter must never be redriven twice). Check the database, then resume." });
-      }
-      const iter = deps.readRecords(dlq, partition, first, last + 1n)[Symbol.asyncIterator]();
-      try {
-        for (;;) {
-          if (stopped()) return;
-          let step: IteratorResult<InternalRecord>;
-          try {
-            step = await iter.next();
-          } catch (e) {
-            throw deps.mapError(e, dlq);
-          }
-          if (step.done) break;
-          const record = step.value;
-          const p = wanted.get(record.offset);
-          if (!p) continue;
-          wanted.delete(record.offset);
-          const mark = marks.get(refKey(partition, p.offset));
-          if (mark) {
-            emit(result(p.req, "missing", `Already handled at ${mark.at.toISOString()} (${mark.outcome}, operation ${mark.operationId}): a handled offset is never redriven twice.`, null, orderingKeyOf(record.key)));
-            continue;
-          }
-          const bytes = (record.value?.byteLength ?? 0) + (record.key?.byteLength ?? 0);
-          await waitForSpace(bytes);
-          if (stopped()) return;
-          inFlight++;
-          heldBytes += bytes;
-          const name = laneOf(partition, record.key);
-          const lane = lanes.get(name) ?? { tail: Promise.resolve(), blockedBy: null };
-          lane.tail = lane.tail.then(async () => {
-            try {
-              // Stopped while waiting for its lane: untouched, no result.
-              if (stopped()) return;
-              const r = await moveOne(p, record, lane);
-              if (r) emit(r);
-            } catch (e) {
-              feedError ??= e;
-              stopError ??= isAppError(e) ? (e as BrokerError) : deps.mapError(e, dlq);
-            } finally {
-              release(bytes);
-            }
-          });
-          lanes.set(name, lane);
+  const topicOf = new Map<MoveRequest, string>();
+  return forRequestedRecords<MoveRequest, MoveResult>(
+    deps,
+    dlq,
+    requests,
+    opts.signal,
+    {
+      prepare,
+      concurrency: deps.concurrency ?? 16,
+      heldKeys: new Set(opts.heldKeys ?? []),
+      blocksLane: true,
+      noun: "move",
+      mark: (req) => ({ operationId: req.markers.redriveId, outcome: "redriven" }),
+      markFailed: (req, _destination, e) =>
+        `Published to topic "${topicOf.get(req)}" (replay id ${req.markers.replayId}), but recording it as handled failed (${(e as Error)?.message ?? e}): it still shows as waiting in the DLT, and redriving it again would make a duplicate.`,
+      async deliver(req, record, at) {
+        const target = await resolveTarget(req, record);
+        if ("reason" in target) return { ok: false, reason: target.reason, destination: null };
+        const destination = `topic ${target.topic}`;
+        topicOf.set(req, target.topic);
+        let headers: IHeaders;
+        try {
+          headers = redriveHeaders(record.headers, req.markers, { topic: dlq, partition: at.partition, offset: record.offset });
+        } catch (e) {
+          if (!(e instanceof NullHeaderError)) throw e;
+          return { ok: false, reason: `Header "${e.header}" has no value, which the console's Kafka client cannot write; the letter is not sent with changed headers. It is still in the DLT.`, destination };
         }
-      } finally {
-        await iter.return?.(undefined)?.catch?.(() => undefined);
-      }
-      // Requested offsets inside the log without a record: compacted away, or transaction markers.
-      for (const p of wanted.values()) {
-        emit(result(p.req, "missing", `There is no record at offset ${p.offset} of partition ${partition} of "${dlq}" (compacted away, an aborted transaction, or a transaction marker).`));
-      }
-    }
-  };
+        // Stopped before its produce: untouched, no result.
+        if (at.stopped()) return null;
+        try {
+          await deps.produce(target.topic, { key: record.key, value: record.value, headers });
+        } catch (e) {
+          const f = produceFailure(e, target.topic, record.value?.byteLength ?? 0, deps.mapError);
+          return { ok: false, reason: f.reason, destination, stop: f.stop ?? undefined };
+        }
+        return { ok: true, destination };
+    },
+    },
+    (s) => ({ letterId: s.req.letterId, outcome: s.outcome === "done" ? "moved" : s.outcome, destination: s.destination, reason: s.reason, orderingKey: s.orderingKey }),
+  );
+}
 
-  const feeding = feed()
-    .catch((e) => {
-      feedError ??= e;
-    })
-    .finally(() => {
-      feedDone = true;
-      wake?.();
-    });
+/** Everything `republish` needs to produce a discarded record again (bytes base64, header values in order). */
+export interface KafkaEnvelope {
+  topic: string;
+  partition: number;
+  offset: string;
+  timestamp: string;
+  key: string | null;
+  /** Header name and value (base64; null: a header without value), in record order. */
+  headers: Array<[string, string | null]>;
+}
 
-  // Results are handed out as letters settle. Breaking off the iteration stops new letters; those
-  // in flight still settle (their produce and mark complete) before the generator returns.
-  let broken = true;
-  try {
-    for (;;) {
-      while (ready.length) yield ready.shift()!;
-      if (feedDone && inFlight === 0) break;
-      await new Promise<void>((r) => {
-        wake = r;
-        if (ready.length || (feedDone && inFlight === 0)) r();
-      });
-      wake = null;
+/** The record's headers in order, as kafkajs decoded them (one name's values stay together). */
+function envelopeHeaders(h: Record<string, unknown> | undefined): Array<[string, string | null]> {
+  const out: Array<[string, string | null]> = [];
+  for (const [name, v] of Object.entries(h ?? {})) {
+    for (const one of Array.isArray(v) ? v : [v]) {
+      out.push([name, one === null || one === undefined ? null : b64(Buffer.isBuffer(one) ? one : Buffer.from(String(one)))]);
     }
-    await feeding;
-    while (ready.length) yield ready.shift()!;
-    broken = false;
-  } finally {
-    if (broken) {
-      stopError ??= new BrokerError("bad_request", { userMessage: "The move was broken off." });
-      onAbort();
-      await feeding;
-      while (inFlight > 0) await new Promise<void>((r) => (wake = r));
-    }
-    signal?.removeEventListener("abort", onAbort);
   }
-  if (feedError) throw isAppError(feedError) ? feedError : deps.mapError(feedError, dlq);
-  if (stopError) throw stopError;
+  return out;
+}
+
+/**
+ * Discard on Kafka (`BrokerAdapter.removeLetters`): the same walk as redrive; delivering is handing
+ * the complete copy to `beforeRemove`, strictly one record at a time; the removal is the handled
+ * mark (outcome "discarded", under `opts.operationId`).
+ */
+export function removeKafkaLetters(deps: MoverDeps, dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncGenerator<RemoveResult> {
+  return forRequestedRecords<RemoveRequest, RemoveResult>(
+    deps,
+    dlq,
+    requests,
+    opts.signal,
+    {
+      async prepare() {
+        requireStore(deps, "Discarding");
+        if (!UUID.test(opts.operationId)) throw new BrokerError("bad_request", { userMessage: `Operation id "${opts.operationId}" is not a UUID: Kafka records the discarded offsets under it.` });
+        await deps.assertDlq(dlq);
+    },
+    concurrency: 1,
+    heldKeys: new Set(),
+    blocksLane: false,
+    noun: "discard",
+    mark: () => ({ operationId: opts.operationId, outcome: "discarded" }),
+    markFailed: (_req, _d, e) => `Its copy is in the archive, but recording the offset as discarded failed (${(e as Error)?.message ?? e}): it still shows as waiting in the DLT.`,
+    async deliver(req, record, at) {
+      if (at.stopped()) return null;
+      const letter = toLetter(dlq, at.partition, record, at.position, { configOrigin: deps.configOrigin(dlq) });
+      const value = record.value ?? new Uint8Array(0);
+      const envelope = encodeEnvelope<KafkaEnvelope>("kafka", value, {
+        topic: dlq,
+        partition: at.partition,
+        offset: record.offset,
+        timestamp: record.timestamp,
+        key: record.key === null ? null : b64(record.key),
+        headers: envelopeHeaders(record.headers),
+      });
+      try {
+        await opts.beforeRemove({ letterId: req.letterId, letter, envelope });
+      } catch (e) {
+        return { ok: false, reason: beforeRemoveFailure(e), destination: null };
+      }
+      return { ok: true, destination: null };
+    },
+    },
+    (s) => ({ letterId: s.req.letterId, outcome: s.outcome === "done" ? "removed" : s.outcome, reason: s.reason }),
+  );
 }
