@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,15 +11,21 @@ import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
 import { redriveHandler } from "./handler";
-import { getRedrive, planRedrive, startBulk, startRedrive } from "./use-cases";
+import { getRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "./use-cases";
 
 /**
- * Fault tests of the redrive engine on the real RabbitMQ, the job worker running in child
- * processes like a console (lib/redrive/testing/worker-process.ts):
- *  - SIGKILL at a random point of the bulk stage, restart, finish: counted over the broker.
- *  - two worker processes on one job at once.
+ * Fault tests of the redrive engine on the real RabbitMQ (`npm run test:faults`, a vitest project of
+ * its own, run by scripts/test.sh after the integration tests; one file, its tests one after another):
+ *  - SIGKILL of a console worker process (lib/redrive/testing/worker-process.ts) at a random point of
+ *    the bulk stage, restart, finish: counted over the broker.
+ *  - two worker processes on one job at once (its lease taken over three times).
+ *  - RabbitMQ stopped and started (`rabbitmqctl stop_app` / `start_app`) mid-job: the job pauses
+ *    with the broker's reason; resumed, it retries what failed while the broker was away.
+ * Every worker here claims only its own job (JobWorker `scope`), so jobs left by other test files
+ * in a reused database are never picked up.
  * CI size: FAULT_RUNS × FAULT_LETTERS (default 2 × 2,000); the full 5 × 10,000 by hand:
- *   FAULT_RUNS=5 FAULT_LETTERS=10000 npx vitest run --project integration lib/redrive/faults
+ *   FAULT_RUNS=5 FAULT_LETTERS=10000 npm run test:faults
+ * stop_app stops the whole broker: never run this file while others use the same RabbitMQ.
  */
 const CONN = "local-rabbitmq";
 const RUNS = Number(process.env.FAULT_RUNS ?? 2);
@@ -30,6 +36,7 @@ const IN_FLIGHT = 64;
 const kit = new RabbitKit();
 let operator: Actor;
 const meta = () => ({ requestId: `fault-${randomUUID()}`, ip: "127.0.0.1" });
+const rabbitmqctl = (...args: string[]) => execFileSync("rabbitmqctl", args, { stdio: "pipe", timeout: 120_000 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const children = new Set<ChildProcess>();
 
@@ -39,6 +46,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const c of children) c.kill("SIGKILL");
+  // The kit's channel may have died with the broker (stop_app): let it open a new one for the cleanup.
+  Object.assign(kit as unknown as Record<string, unknown>, { ch: null, conn: null });
   await kit.cleanup();
   const { closeAllAdapters } = await import("@/lib/brokers/registry");
   await closeAllAdapters();
@@ -87,16 +96,16 @@ async function readyForBulk(n: number) {
   const preview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection });
   expect(preview.count).toBe(n);
   const r = await startRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, fix: "fault test", confirmedCount: n, watchSeconds: 1, sample: { count: 5 }, rate: 10_000 });
-  await new JobWorker({ handlers: { redrive: redriveHandler({ returnCheckMs: 300 }) }, owner: `sample-${r.id.slice(0, 6)}`, leaseMs: 10_000 }).runOnce();
+  await new JobWorker({ handlers: { redrive: redriveHandler({ returnCheckMs: 300 }) }, owner: `sample-${r.id.slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [r.id] } }).runOnce();
   expect((await getRedrive(operator, meta(), { jobId: r.id })).redrive).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean" });
   await startBulk(operator, meta(), { jobId: r.id });
   return { dlq, source, jobId: r.id };
 }
 
-function workerProcess(tag: string): Promise<ChildProcess> {
+function workerProcess(tag: string, jobId: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "--conditions=react-server", "lib/redrive/testing/worker-process.ts"], {
     cwd: process.cwd(),
-    env: { ...process.env, FAULT_LEASE_MS: String(LEASE_MS), FAULT_OWNER: `${tag}-${randomUUID().slice(0, 6)}` },
+    env: { ...process.env, FAULT_JOB_ID: jobId, FAULT_LEASE_MS: String(LEASE_MS), FAULT_OWNER: `${tag}-${randomUUID().slice(0, 6)}` },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.add(child);
@@ -135,17 +144,25 @@ async function waitDone(jobId: string, ms = 120_000) {
   }
 }
 
-/** The count over the broker: every letter once at the origin or still in the DLQ, none lost; duplicates tagged, within the window. */
+/**
+ * The count over the broker: every letter once at the origin or still in the DLQ, none lost;
+ * duplicates within the window; every copy tagged with the job and with its letter's replay id as
+ * the ledger has it (a duplicate carries the same one, so it is recognisable as a duplicate).
+ */
 async function countOverBroker(jobId: string, dlq: string, source: string, n: number) {
   const inDlq = await drainRedriven(dlq);
   const atOrigin = await drainRedriven(source);
+  const rows = await getDb().redriveLetter.findMany({ where: { jobId }, select: { messageId: true, replayId: true } });
+  const replayOf = new Map(rows.map((r) => [r.messageId, r.replayId]));
   const ids = new Set([...inDlq, ...atOrigin].map((m) => m.messageId));
   const lost = Array.from({ length: n }, (_, i) => `m-${i}`).filter((id) => !ids.has(id));
   const duplicates = atOrigin.length + inDlq.length - ids.size;
-  const untagged = atOrigin.filter((m) => m.redriveId !== jobId || !m.replayId).length;
+  const untagged = atOrigin.filter((m) => m.redriveId !== jobId || !m.replayId || m.replayId !== replayOf.get(m.messageId)).length;
   const replayIds = new Set(atOrigin.map((m) => m.replayId));
   return { lost: lost.length, duplicates, untagged, atOrigin: atOrigin.length, inDlq: inDlq.length, distinctReplayIds: replayIds.size };
 }
+
+const confirmedAfterRestart = (jobId: string) => getDb().redriveLetter.count({ where: { jobId, reason: { contains: "confirmed after restart" } } });
 
 describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
   it(
@@ -154,28 +171,32 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
       const figures: unknown[] = [];
       for (let run = 0; run < RUNS; run++) {
         const { dlq, source, jobId } = await readyForBulk(N);
-        const first = await workerProcess("kill-me");
+        const first = await workerProcess("kill-me", jobId);
         const killAt = Math.floor(N * (0.05 + Math.random() * 0.85)); // a random point of the bulk stage
         const t0 = Date.now();
         // Letters arriving at the origin (inside a move batch, not only between batches' ledger writes).
         while ((await kit.depth(source)) < killAt && (await jobStore().get(jobId))!.state !== "succeeded") await sleep(2);
         first.kill("SIGKILL");
         await new Promise((r) => first.once("exit", r));
+        const killedAfter = (Date.now() - t0) / 1000;
         const atKill = await ledgerStates(jobId);
-        const second = await workerProcess("restarted");
+        const second = await workerProcess("restarted", jobId);
+        const restartedAfter = (Date.now() - t0) / 1000;
         const done = await waitDone(jobId);
         const secs = (Date.now() - t0) / 1000;
         await stopGracefully(second);
         expect(done.state).toBe("succeeded");
         const states = await ledgerStates(jobId);
         const c = await countOverBroker(jobId, dlq, source, N);
-        figures.push({ run: run + 1, killAtOriginDepth: killAt, finishedBeforeKill: atKill.pending === undefined && atKill.moving === undefined, moving: atKill.moving ?? 0, ledger: states, ...c, secs });
+        const confirmed = await confirmedAfterRestart(jobId);
+        figures.push({ run: run + 1, killAtOriginDepth: killAt, finishedBeforeKill: atKill.pending === undefined && atKill.moving === undefined, moving: atKill.moving ?? 0, confirmed, ledger: states, ...c, killedAfter, restartedAfter, secs });
         expect(c.lost).toBe(0);
         expect(c.inDlq).toBe(0);
-        expect((states.moved ?? 0) + (states.missing ?? 0)).toBe(N);
-        expect(c.untagged).toBe(0); // every copy at the origin carries the job's redrive id and a replay id
+        // Letters moved by the killed process whose outcome it never wrote are moved, not missing.
+        expect(states).toEqual({ moved: N });
+        expect(c.untagged).toBe(0); // every copy at the origin carries the job's redrive id and its letter's replay id
         expect(c.duplicates).toBeLessThanOrEqual(IN_FLIGHT); // only letters confirmed but not yet acked at the kill
-        expect(c.distinctReplayIds).toBe(c.atOrigin); // each copy traceable on its own
+        expect(c.distinctReplayIds).toBe(N); // one replay id per letter; a duplicate shares its letter's
         const audited = await getDb().auditEvent.count({ where: { operationId: jobId, scope: "letter" } });
         expect(audited).toBeGreaterThanOrEqual(N);
       }
@@ -189,7 +210,7 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
     "two console processes on one job (its lease taken over while the first still runs): no letter redriven twice beyond the in-flight window",
     async () => {
       const { dlq, source, jobId } = await readyForBulk(N);
-      const [a, b] = await Promise.all([workerProcess("replica-a"), workerProcess("replica-b")]);
+      const [a, b] = await Promise.all([workerProcess("replica-a", jobId), workerProcess("replica-b", jobId)]);
       const owners = new Set<string>();
       try {
         // Three times during the bulk stage, the lease is made to expire under its holder (as after a
@@ -211,16 +232,68 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
       const c = await countOverBroker(jobId, dlq, source, N);
       console.log(`[faults] two processes: ${JSON.stringify({ owners: owners.size, ledger: states, ...c })}`);
       expect(c.lost).toBe(0);
-      expect((states.moved ?? 0) + (states.missing ?? 0)).toBe(N);
+      expect(states).toEqual({ moved: N });
       expect(c.untagged).toBe(0);
       expect(c.duplicates).toBeLessThanOrEqual(3 * IN_FLIGHT); // at most one in-flight window per takeover
       // Strict: a letter still in the DLQ is one the ledger says is there (failed, checksum
-      // mismatch); "missing" means gone from the DLQ. The taking-over run may at first see letters
-      // the previous holder still has unacked as missing: its final verification pass asks again.
+      // mismatch); "missing" means gone from the DLQ. A taking-over run waits for the previous
+      // holder to let go of its letters before it asks for them (they are invisible until then).
       const reportedInDlq = (states.failed ?? 0) + (states.checksum_mismatch ?? 0) + (states.pending ?? 0) + (states.moving ?? 0);
       expect(c.inDlq).toBe(reportedInDlq);
       expect(c.inDlq).toBe(0); // nothing in this test can fail: every letter ends at the origin
       expect(c.atOrigin - c.duplicates).toBe(N);
+    },
+    180_000,
+  );
+
+  it(
+    "RabbitMQ stop_app mid-bulk: the job pauses saying the broker cannot be reached; resumed after start_app it retries the letters that failed meanwhile and finishes with every letter at its origin",
+    async () => {
+      const n = 1500;
+      const letters = Array.from({ length: n }, (_, i) => ({ body: new TextEncoder().encode(`{"order":${i}}`), messageId: `m-${i}`, headers: { "x-exception-class": "java.net.SocketTimeoutException" } }));
+      const { dlq, source } = await kit.dlqByReject(letters);
+      await scan(dlq);
+      const selection = { kind: "filter", filter: {} };
+      const preview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection });
+      expect(preview.count).toBe(n);
+      const r = await startRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, fix: "outage test", confirmedCount: n, watchSeconds: 1, sample: { count: 5 }, rate: 300 });
+      const worker = () =>
+        new JobWorker({ handlers: { redrive: redriveHandler({ returnCheckMs: 300, verifyGraceMs: 1000 }) }, owner: `ro-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [r.id] } });
+      await worker().runOnce();
+      expect((await getRedrive(operator, meta(), { jobId: r.id })).redrive).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean" });
+      await startBulk(operator, meta(), { jobId: r.id });
+
+      const running = worker().runOnce();
+      while ((await kit.depth(source)) < n / 4) await sleep(20);
+      rabbitmqctl("stop_app");
+      let paused: Record<string, number>;
+      try {
+        await running;
+        const v = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
+        expect(v.state).toBe("paused");
+        expect(v.pauseReason).toMatch(/^Paused: .*cannot be reached.*still in the DLQ; resume when the broker is back\.$/s);
+        paused = await ledgerStates(r.id);
+      } finally {
+        rabbitmqctl("start_app");
+        rabbitmqctl("await_startup");
+      }
+      // Letters the broker's going away interrupted are not failed: they wait for the resume.
+      expect(paused.failed ?? 0).toBe(0);
+      expect(paused.missing ?? 0).toBe(0);
+      expect((paused.pending ?? 0) + (paused.interrupted ?? 0)).toBeGreaterThan(0);
+
+      // Resumed by the operator (nothing resumes it by itself); the adapter reconnects.
+      await resumeRedrive(operator, meta(), { jobId: r.id });
+      await worker().runOnce();
+      expect((await jobStore().get(r.id))!.state).toBe("succeeded");
+      const states = await ledgerStates(r.id);
+      const c = await countOverBroker(r.id, dlq, source, n);
+      console.log(`[faults] outage: ${JSON.stringify({ paused, ledger: states, ...c })}`);
+      expect(states).toEqual({ moved: n }); // every letter that failed while the broker was away was retried
+      expect(c.lost).toBe(0);
+      expect(c.inDlq).toBe(0);
+      expect(c.untagged).toBe(0);
+      expect(c.duplicates).toBeLessThanOrEqual(IN_FLIGHT);
     },
     180_000,
   );

@@ -18,10 +18,11 @@ import {
   flushAudit,
   claimNext,
   claimMissing,
+  countMoving,
   failedKeys,
+  interruptMoving,
   markReturned,
   recordOutcomes,
-  resetMoving,
   settledOf,
   type LedgerRow,
   type LetterAuditContext,
@@ -40,11 +41,16 @@ export interface RedriveDeps {
   /** Letters per sample batch (default 50). */
   sampleBatch: number;
   /**
-   * How long after taking a job over (rows were left "moving") the final verification pass waits
-   * for the previous holder to let go of its letters before a "missing" letter counts as gone.
-   * Default: the lease duration (a holder that lost its lease notices it within a third of it).
+   * How long after taking a job over (rows were left "moving") a run waits for the previous holder
+   * to let go of its letters, before it asks for them again (and before the final verification
+   * pass counts a "missing" letter as gone). Default: a third of the lease plus a second.
    */
   verifyGraceMs?: number;
+}
+
+/** The broker cannot be reached or is busy: nothing about a letter, resumable. */
+function isBrokerAway(e: unknown): e is BrokerError {
+  return e instanceof BrokerError && (e.kind === "unreachable" || e.kind === "throttled");
 }
 
 class Stop extends Error {
@@ -103,11 +109,11 @@ class RedriveRun {
       actor: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
     };
     this.runStartedAt = this.d.clock.now();
-    this.tookOver = (await resetMoving(this.db, plan.jobId)) > 0;
-    await flushAudit(this.db, this.audit);
     this.counts = await countStates(this.db, plan.jobId);
-    this.heldKeys = new Set(await failedKeys(this.db, plan.jobId));
     try {
+      await this.recoverInterrupted();
+      await flushAudit(this.db, this.audit);
+      this.heldKeys = new Set(await failedKeys(this.db, plan.jobId));
       for (;;) {
         const stage = this.plan.stage as Stage;
         if (stage === "sample") await this.sample();
@@ -119,16 +125,49 @@ class RedriveRun {
     } catch (e) {
       if (e instanceof Stop) return e.outcome;
       // Outcomes of the batch before the failure are written if they can be; if not, those rows
-      // stay "moving" and the next run re-asks the broker (they come back "missing", not re-sent).
+      // stay "moving" and the next run asks for them again as "interrupted" (recoverInterrupted).
       await this.drainWrites().catch(() => undefined);
       if (e instanceof LeaseLostError) throw e;
       if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the redrive resumes from its ledger when a console runs again." });
       // The broker is away: pause (resumable) rather than fail, and say so.
-      if (e instanceof BrokerError && (e.kind === "unreachable" || e.kind === "throttled")) {
+      if (isBrokerAway(e)) {
         return this.pause(`Paused: ${e.userMessage} Letters not yet confirmed are still in the DLQ; resume when the broker is back.`);
       }
       throw e;
     }
+  }
+
+  /**
+   * Rows still "moving" at the start belong to a run that ended without recording them: a process
+   * that died, or one whose lease this run took over and that may still be finishing its batch.
+   * Wait until that holder has surely stopped (it notices a lost lease within a third of the lease
+   * and writes its batch's outcomes), then make what is still "moving" "interrupted": asked for
+   * again first, in index order, before any later letter (see ledger.ts, "Interrupted attempts").
+   */
+  private async recoverInterrupted() {
+    if ((await countMoving(this.db, this.plan.jobId)) === 0) return;
+    this.tookOver = true;
+    const until = this.runStartedAt + this.graceMs();
+    for (;;) {
+      await this.control();
+      const left = until - this.d.clock.now();
+      if (left <= 0) break;
+      await this.d.clock.sleep(Math.min(left, 1000), this.ctx.signal);
+    }
+    await interruptMoving(this.db, this.plan.jobId);
+    this.counts = await countStates(this.db, this.plan.jobId);
+  }
+
+  /**
+   * How long a previous holder of the lease may still write after this run took the job over: a
+   * holder whose lease ran out learns it at its next heartbeat (every third of the lease), aborts,
+   * stops between letters, settles its in-flight confirms and writes its batch; a second is left
+   * for that last part. (A holder cut off from Postgres but not from the broker is not bounded by
+   * any wait: leases cannot fence the broker.)
+   */
+  private graceMs(): number {
+    const lease = Math.max(0, (this.ctx.job.leaseExpiresAt?.getTime() ?? 0) - Date.now());
+    return this.d.verifyGraceMs ?? Math.min(120_000, Math.max(1000, Math.round(lease / 3) + 1000));
   }
 
   // ---- stages -------------------------------------------------------------------------------
@@ -207,8 +246,7 @@ class RedriveRun {
    * token bucket. A letter found again moves now (or fails with its reason, staying in the DLQ).
    */
   private async verifyMissing(bucket: TokenBucket, size: number) {
-    const grace = this.d.verifyGraceMs ?? Math.min(120_000, Math.max(1000, (this.ctx.job.leaseExpiresAt?.getTime() ?? 0) - Date.now() + 1000));
-    const deadline = this.tookOver ? this.runStartedAt + grace : 0;
+    const deadline = this.tookOver ? this.runStartedAt + this.graceMs() : 0;
     let recovered = 0;
     for (let pass = 0; pass < 8 && this.counts.missing > 0; pass++) {
       if (pass > 0) {
@@ -224,8 +262,6 @@ class RedriveRun {
         const rows = await claimMissing(this.db, this.plan.jobId, afterSeq, size);
         if (rows.length === 0) break;
         afterSeq = rows[rows.length - 1].seq;
-        this.counts.missing -= rows.length;
-        this.counts.pending += rows.length;
         await this.moveBatch(rows, "bulk", false, new Map(rows.map((r) => [r.letterId, r.reason])));
       }
       recovered = before - this.counts.missing;
@@ -240,53 +276,101 @@ class RedriveRun {
    * Moves claimed rows (state "moving", replay ids assigned by the claim). With `overlap`, the
    * batch's ledger and audit writes run while the next batch is claimed and moved (awaited before
    * that batch's own writes, and before any check, pause or end that reads the ledger).
+   *
+   * When the broker goes away during the batch (the move throws an unreachable/throttled error, or
+   * it ended with letters failed or not found and the broker does not answer a ping right after),
+   * those letters are not the letters' fault: "failed" and "missing" go back to "pending" with the
+   * reason, and are asked for again when the job resumes; a letter-specific failure (unroutable,
+   * refused, checksum) on a reachable broker stays "failed". Letters the move never reported on
+   * when it threw are "interrupted" (their outcome is unknown). Outcomes reported before the error
+   * are recorded as they are. Then the error is thrown: the run pauses with the broker's reason.
    */
   private async moveBatch(rows: LedgerRow[], stage: "sample" | "bulk", overlap = false, missingReasons?: Map<string, string | null>) {
     void stage;
+    for (const r of rows) {
+      const from = r.prevState ?? "pending";
+      this.counts[from] = Math.max(0, this.counts[from] - 1);
+    }
+    this.counts.moving += rows.length;
+    const byId = new Map(rows.map((r) => [r.letterId, r]));
     const park = rows.filter((r) => r.prevCount >= this.plan.redriveLimit);
     const move = rows.filter((r) => r.prevCount < this.plan.redriveLimit);
-    const replay = new Map(rows.map((r) => [r.letterId, r.replayId ?? randomUUID()]));
 
     const request = (r: LedgerRow, target: RedriveTarget, count: number): MoveRequest => ({
       letterId: r.letterId,
       sha256: r.sha256,
       target,
-      markers: { redriveId: this.plan.jobId, replayId: replay.get(r.letterId)!, redriveCount: count, originalMessageId: r.originalMessageId },
+      markers: { redriveId: this.plan.jobId, replayId: r.replayId ?? randomUUID(), redriveCount: count, originalMessageId: r.originalMessageId },
     });
-    const retried = new Set(rows.filter((r) => r.attempts > 0).map((r) => r.letterId));
     const settled: Settled[] = [];
+    let broken: unknown = null;
+    let brokerAway = false;
 
-    if (park.length > 0) {
-      const parking = this.plan.parking as Parking;
-      const why = (r: LedgerRow) => `Redriven ${r.prevCount} times already (limit ${this.plan.redriveLimit}): parked instead of cycling again.`;
-      if (parking.kind === "mark") {
-        for (const r of park) settled.push({ letterId: r.letterId, state: "parked", destination: "left in the DLQ (marked parked)", reason: why(r), orderingKey: null });
-      } else {
-        const reqs = park.map((r) => request(r, { kind: "queue", name: parking.name }, r.prevCount));
-        for await (const res of this.move(reqs)) {
-          const s = settledOf(res, "parked", retried.has(res.letterId));
-          settled.push(s.state === "parked" ? { ...s, reason: why(park.find((p) => p.letterId === res.letterId)!) } : s);
+    try {
+      if (park.length > 0) {
+        const parking = this.plan.parking as Parking;
+        const why = (r: LedgerRow) => `Redriven ${r.prevCount} times already (limit ${this.plan.redriveLimit}): parked instead of cycling again.`;
+        if (parking.kind === "mark") {
+          for (const r of park) settled.push({ letterId: r.letterId, state: "parked", destination: "left in the DLQ (marked parked)", reason: why(r), orderingKey: null });
+        } else {
+          const reqs = park.map((r) => request(r, { kind: "queue", name: parking.name }, r.prevCount));
+          for await (const res of this.move(reqs)) {
+            const s = settledOf(res, "parked", byId.get(res.letterId));
+            settled.push(s.state === "parked" && res.outcome === "moved" ? { ...s, reason: why(byId.get(res.letterId)!) } : s);
+          }
         }
       }
+      if (move.length > 0) {
+        const target = this.plan.target as RedriveTarget;
+        for await (const res of this.move(move.map((r) => request(r, target, r.prevCount + 1)))) settled.push(settledOf(res, "moved", byId.get(res.letterId)));
+      }
+    } catch (e) {
+      broken = e;
+      brokerAway = isBrokerAway(e);
     }
-    if (move.length > 0) {
-      const target = this.plan.target as RedriveTarget;
-      for await (const res of this.move(move.map((r) => request(r, target, r.prevCount + 1)))) settled.push(settledOf(res, "moved", retried.has(res.letterId)));
+    if (!broken && settled.some((s) => s.state === "failed" || s.state === "missing")) {
+      // Failures on a broker that has just gone away are not the letters' fault: ask it.
+      try {
+        await this.adapter.ping();
+      } catch (e) {
+        broken = isBrokerAway(e) ? e : new BrokerError("unreachable", { cause: e, userMessage: "The broker did not answer the console's check after letters failed." });
+        brokerAway = true;
+      }
+    }
+    if (brokerAway) {
+      const why = (broken as BrokerError).userMessage;
+      for (const s of settled) {
+        if (s.state !== "failed" && s.state !== "missing") continue;
+        s.reason = `Not confirmed: the broker could not be reached during the attempt (${why}) It is still in the DLQ and is tried again when the job resumes; a copy that reached the target unconfirmed carries the same replay id.`;
+        s.state = "pending";
+        s.destination = null;
+      }
     }
     if (missingReasons) {
       // Asked again in the verification pass and still not there: keep the reason it had.
       for (const s of settled) if (s.state === "missing" && missingReasons.get(s.letterId)) s.reason = missingReasons.get(s.letterId)!;
     }
+    // Every claimed row gets a state: letters the move did not report on are "interrupted" when it
+    // threw (outcome unknown), else "pending" (it stopped before them: nothing was sent).
+    const reported = new Set(settled.map((s) => s.letterId));
+    for (const r of rows) {
+      if (reported.has(r.letterId)) continue;
+      settled.push({ letterId: r.letterId, state: broken ? "interrupted" : "pending", destination: null, reason: null, orderingKey: null });
+    }
+    this.counts.moving = Math.max(0, this.counts.moving - rows.length);
     for (const s of settled) {
       this.counts[s.state]++;
       if ((s.state === "failed" || s.state === "checksum_mismatch") && s.orderingKey !== null) this.heldKeys.add(s.orderingKey);
     }
-    this.counts.pending = Math.max(0, this.counts.pending - settled.length);
     await this.drainWrites();
     const write = (async () => {
       await recordOutcomes(this.db, this.plan.jobId, settled);
       await flushAudit(this.db, this.audit);
     })();
+    if (broken) {
+      await write;
+      throw broken;
+    }
     if (!overlap) return write;
     write.catch(() => undefined); // observed here; the error surfaces at drainWrites
     this.writing = write;
@@ -395,7 +479,7 @@ class RedriveRun {
     if (this.bulkStartedAt !== null) {
       const secs = (this.d.clock.now() - this.bulkStartedAt) / 1000;
       rate = secs > 0.5 ? Math.round(((done - this.bulkMovedAtStart) / secs) * 10) / 10 : 0;
-      const left = c.pending + c.moving;
+      const left = c.pending + c.interrupted + c.moving;
       eta = left === 0 ? 0 : rate > 0 ? Math.round(left / rate) : Math.round(left / this.plan.rate);
     }
     return {
@@ -410,7 +494,7 @@ class RedriveRun {
       skipped: c.skipped,
       parked: c.parked,
       returned: c.returned,
-      pending: c.pending,
+      pending: c.pending + c.interrupted,
       sample: { size: c.sample, returned: c.sampleReturned, verdict: this.plan.sampleVerdict, watchUntil: this.plan.watchUntil?.toISOString() ?? null },
       targetRate: this.plan.rate,
       rate,

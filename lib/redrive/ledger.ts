@@ -59,11 +59,14 @@ export interface LedgerRow {
   replayId: string | null;
   movedAt: string | null;
   updatedAt: string;
+  /** Set by the claims: the state the row had before this claim made it "moving". */
+  prevState?: LedgerState;
 }
 
 type Row = Record<string, unknown>;
-const COLS = `id::text AS id, seq, letter_id, sha256, message_id, original_message_id, prev_count, ordering_key, stage, state, attempts,
-  destination, reason, replay_id::text AS replay_id, moved_at, updated_at`;
+const colsOf = (a: string) => `${a}id::text AS id, ${a}seq, ${a}letter_id, ${a}sha256, ${a}message_id, ${a}original_message_id, ${a}prev_count, ${a}ordering_key,
+  ${a}stage, ${a}state, ${a}attempts, ${a}destination, ${a}reason, ${a}replay_id::text AS replay_id, ${a}moved_at, ${a}updated_at`;
+const COLS = colsOf("");
 function toRow(r: Row): LedgerRow {
   const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
   return {
@@ -83,16 +86,40 @@ function toRow(r: Row): LedgerRow {
     replayId: (r.replay_id as string) ?? null,
     movedAt: iso(r.moved_at),
     updatedAt: iso(r.updated_at)!,
+    ...(r.prev_state ? { prevState: r.prev_state as LedgerState } : {}),
   };
 }
 
 /**
- * After a crash, rows left "moving" go back to "pending" (attempts kept): the next batch asks the
- * adapter again, which verifies presence and checksum first, so a letter that did move comes
- * back "missing" instead of being sent twice. See README "Redrive" for the duplicate window.
+ * Interrupted attempts. A row is "moving" from its claim (which gives it the replay id its copy
+ * carries) until its outcome is recorded. A row still "moving" when a run starts, or left without
+ * an outcome when a move was broken off by an error, belongs to an attempt whose outcome is
+ * unknown: the letter may be in the target (confirmed, and removed from the DLQ or not) or still
+ * only in the DLQ. Such rows become "interrupted" and are asked for again, with the same replay id:
+ *  - still in the DLQ: moved now (a copy the interrupted attempt had confirmed but not removed is
+ *    then at the target twice, both copies with the same x-dlq-replay-id: the duplicate window);
+ *  - gone from the DLQ: recorded as moved by the interrupted attempt ("confirmed after restart"),
+ *    not "missing". A move removes a letter only after the target confirmed its copy, and the job
+ *    holds its DLQ (no scan or second redrive runs on it), so the interrupted attempt is what took
+ *    it out. The one thing this cannot tell apart is a letter that something outside the console
+ *    consumed or expired in that same window: it is counted as moved too (the reason says how it
+ *    was concluded, and its replay id identifies the copy to look for).
+ * A letter that was never claimed, or whose attempt ended with an outcome, is never concluded
+ * moved this way: gone from the DLQ, it is "missing".
  */
-export async function resetMoving(db: Db, jobId: string): Promise<number> {
-  return db.$executeRawUnsafe(`UPDATE redrive_letters SET state = 'pending', updated_at = now() WHERE job_id = $1::uuid AND state = 'moving'`, jobId);
+export async function countMoving(db: Db, jobId: string): Promise<number> {
+  const r = await db.$queryRawUnsafe<Row[]>(`SELECT count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid AND state = 'moving'`, jobId);
+  return Number(r[0]?.n ?? 0);
+}
+
+/** Rows left "moving" (all, or these letters) become "interrupted"; returns how many. */
+export async function interruptMoving(db: Db, jobId: string, letterIds?: string[]): Promise<number> {
+  return db.$executeRawUnsafe(
+    `UPDATE redrive_letters SET state = 'interrupted', updated_at = now()
+     WHERE job_id = $1::uuid AND state = 'moving' AND ($2::text[] IS NULL OR letter_id = ANY($2::text[]))`,
+    jobId,
+    letterIds ?? null,
+  );
 }
 
 /** Marks the first k letters (index order) as the sample, once. */
@@ -106,29 +133,23 @@ export async function assignSample(db: Db, jobId: string, k: number): Promise<vo
   );
 }
 
-/** The next pending letters in index order: of the sample, or (bulk) any still pending. */
-export async function nextPending(db: Db, jobId: string, stage: "sample" | "bulk", limit: number): Promise<LedgerRow[]> {
-  const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND state = 'pending' ${stage === "sample" ? "AND stage = 'sample'" : ""}
-     ORDER BY seq LIMIT $2`,
-    jobId,
-    limit,
-  );
-  return rows.map(toRow);
-}
-
 /**
- * Claims the next pending letters in index order in ONE statement: state moving, attempt + 1, a
- * new replay id for this attempt, the stage. Rows locked by another claimer are skipped, so two
- * runs of one job (a lease taken over while the old holder still runs) never claim the same letter.
+ * Claims the next letters to ask for, in index order, in ONE statement: "pending" and
+ * "interrupted" ones (of the sample, or any), made "moving" with attempt + 1 and the stage. A row
+ * keeps the replay id it was first given: every copy of one letter this job publishes carries the
+ * same x-dlq-replay-id, so a duplicate is recognisable as one. Rows locked by another claimer are
+ * skipped, so two runs of one job (a lease taken over while the old holder still runs) never claim
+ * the same letter. Each row comes back with `prevState`.
  */
 export async function claimNext(db: Db, jobId: string, stage: "sample" | "bulk", limit: number): Promise<LedgerRow[]> {
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = gen_random_uuid(), stage = $2, updated_at = now()
-     WHERE r.id IN (
-       SELECT id FROM redrive_letters WHERE job_id = $1::uuid AND state = 'pending' ${stage === "sample" ? "AND stage = 'sample'" : ""}
+    `WITH pick AS (
+       SELECT id, state AS prev_state FROM redrive_letters
+       WHERE job_id = $1::uuid AND state IN ('pending', 'interrupted') ${stage === "sample" ? "AND stage = 'sample'" : ""}
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
-     RETURNING ${COLS}`,
+     UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), stage = $2, updated_at = now()
+     FROM pick WHERE r.id = pick.id
+     RETURNING ${colsOf("r.")}, pick.prev_state`,
     jobId,
     stage,
     limit,
@@ -138,36 +159,25 @@ export async function claimNext(db: Db, jobId: string, stage: "sample" | "bulk",
 
 /**
  * The final verification pass: claims letters reported "missing" (index order, after `afterSeq`)
- * so they are asked for again, in ONE statement (state moving, attempt + 1, a new replay id). A
+ * so they are asked for again, in ONE statement (state moving, attempt + 1, replay id kept). A
  * letter that was only held by another reader (a previous holder of the job's lease still had it
- * unacked) is in the DLQ again and moves now; one that really is gone comes back "missing".
+ * unacked; on SQS, hidden by another receiver) is in the DLQ again and moves now; one that really
+ * is gone comes back "missing".
  */
 export async function claimMissing(db: Db, jobId: string, afterSeq: number, limit: number): Promise<LedgerRow[]> {
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = gen_random_uuid(), updated_at = now()
-     WHERE r.id IN (
-       SELECT id FROM redrive_letters WHERE job_id = $1::uuid AND state = 'missing' AND seq > $2
+    `WITH pick AS (
+       SELECT id, state AS prev_state FROM redrive_letters
+       WHERE job_id = $1::uuid AND state = 'missing' AND seq > $2
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
-     RETURNING ${COLS}`,
+     UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), updated_at = now()
+     FROM pick WHERE r.id = pick.id
+     RETURNING ${colsOf("r.")}, pick.prev_state`,
     jobId,
     afterSeq,
     limit,
   );
   return rows.map(toRow).sort((a, b) => a.seq - b.seq);
-}
-
-/** Before the adapter is called: state moving, attempt + 1, the replay id of this attempt. */
-export async function markMoving(db: Db, jobId: string, stage: "sample" | "bulk", rows: Array<{ letterId: string; replayId: string }>): Promise<void> {
-  if (rows.length === 0) return;
-  await db.$executeRawUnsafe(
-    `UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = u.replay_id::uuid, stage = $2, updated_at = now()
-     FROM unnest($3::text[], $4::text[]) AS u(letter_id, replay_id)
-     WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id`,
-    jobId,
-    stage,
-    rows.map((r) => r.letterId),
-    rows.map((r) => r.replayId),
-  );
 }
 
 export interface Settled {
@@ -178,19 +188,29 @@ export interface Settled {
   orderingKey: string | null;
 }
 
-export function settledOf(r: MoveResult, movedState: "moved" | "parked", retried: boolean): Settled {
-  let state: LedgerState = r.outcome === "moved" ? movedState : r.outcome;
-  let reason = r.reason;
-  if (r.outcome === "missing" && retried) {
-    reason =
-      "No longer in the DLQ: an earlier attempt was interrupted after it started moving this letter, and a move removes a letter only after the target confirmed it, so it is most likely at the target.";
+/**
+ * A move result as the ledger records it. `row` is the claimed row: when its earlier attempt was
+ * interrupted and the letter is gone from the DLQ now, it was moved (or parked) by that attempt.
+ */
+export function settledOf(r: MoveResult, movedState: "moved" | "parked", row?: Pick<LedgerRow, "prevState" | "replayId">): Settled {
+  if (r.outcome === "missing" && row?.prevState === "interrupted") {
+    return {
+      letterId: r.letterId,
+      state: movedState,
+      destination: r.destination,
+      reason: `${movedState === "moved" ? "Moved" : "Parked"} (confirmed after restart): an attempt of this job (replay id ${row.replayId ?? "?"}) was interrupted before its outcome was recorded, and the letter was no longer in the DLQ when it was asked for again. A letter leaves the DLQ only after its copy was confirmed at the target.`,
+      orderingKey: r.orderingKey,
+    };
   }
-  if (r.outcome === "failed" && movedState === "parked") reason = `Could not park it: ${r.reason ?? "the parking target refused it"}`;
+  const state: LedgerState = r.outcome === "moved" ? movedState : r.outcome;
+  const reason = r.outcome === "failed" && movedState === "parked" ? `Could not park it: ${r.reason ?? "the parking target refused it"}` : r.reason;
   return { letterId: r.letterId, state, destination: r.destination, reason, orderingKey: r.orderingKey };
 }
 
 /**
- * Outcomes of a batch, in one statement; their audit rows are owed (`audited = false`) until flushAudit.
+ * Outcomes of a batch, in one statement; their audit rows are owed (`audited = false`) until
+ * flushAudit. A row can also go back to "pending" (the broker was away: not the letter's fault) or
+ * to "interrupted" (outcome unknown); those owe no audit row: nothing happened to the letter yet.
  * A confirmed move (moved, parked) also replaces "missing": after a lease takeover the previous
  * holder may still have moved a letter that the new run, not seeing it, had recorded as missing.
  */
@@ -198,11 +218,11 @@ export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[])
   if (outcomes.length === 0) return;
   await db.$executeRawUnsafe(
     `UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
-       ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = false, updated_at = now(),
+       ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = u.state IN ('pending', 'interrupted'), updated_at = now(),
        moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END
      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(letter_id, state, destination, reason, ordering_key)
      WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
-       AND (r.state IN ('moving', 'pending') OR (r.state = 'missing' AND u.state IN ('moved', 'parked')))`,
+       AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state = 'missing' AND u.state IN ('moved', 'parked')))`,
     jobId,
     outcomes.map((o) => o.letterId),
     outcomes.map((o) => o.state),
@@ -239,7 +259,7 @@ export async function countStates(db: Db, jobId: string): Promise<Record<LedgerS
     `SELECT state, count(*)::int AS n, count(*) FILTER (WHERE stage = 'sample')::int AS s FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`,
     jobId,
   );
-  const out = { pending: 0, moving: 0, moved: 0, failed: 0, missing: 0, checksum_mismatch: 0, parked: 0, skipped: 0, returned: 0, sample: 0, sampleReturned: 0 };
+  const out = { pending: 0, moving: 0, interrupted: 0, moved: 0, failed: 0, missing: 0, checksum_mismatch: 0, parked: 0, skipped: 0, returned: 0, sample: 0, sampleReturned: 0 };
   for (const r of rows) {
     out[r.state as LedgerState] = Number(r.n);
     out.sample += Number(r.s);
@@ -295,7 +315,7 @@ export async function flushAudit(db: Db, ctx: LetterAuditContext, batch = 1000):
   for (;;) {
     const rows = (
       await db.$queryRawUnsafe<Row[]>(
-        `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND audited = false AND state NOT IN ('pending', 'moving') ORDER BY seq LIMIT $2`,
+        `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND audited = false AND state NOT IN ('pending', 'moving', 'interrupted') ORDER BY seq LIMIT $2`,
         ctx.jobId,
         batch,
       )

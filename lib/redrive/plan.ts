@@ -79,6 +79,12 @@ export function sampleCount(sample: Plan["sample"], total: number): number {
   return Math.max(1, Math.min(total, k));
 }
 
-export type LedgerState = "pending" | "moving" | "moved" | "failed" | "missing" | "checksum_mismatch" | "parked" | "skipped" | "returned";
-export const LEDGER_STATES: readonly LedgerState[] = ["pending", "moving", "moved", "failed", "missing", "checksum_mismatch", "parked", "skipped", "returned"];
+/**
+ * A letter's state in a redrive's ledger. `interrupted`: an attempt started on it (state moving,
+ * replay id assigned) and its outcome was never recorded (the process died, or the broker went
+ * away mid-move); it is asked for again like `pending`, and if it is gone from the DLQ by then it
+ * is recorded as moved by that attempt (see ledger.ts, "Interrupted attempts").
+ */
+export type LedgerState = "pending" | "moving" | "interrupted" | "moved" | "failed" | "missing" | "checksum_mismatch" | "parked" | "skipped" | "returned";
+export const LEDGER_STATES: readonly LedgerState[] = ["pending", "moving", "interrupted", "moved", "failed", "missing", "checksum_mismatch", "parked", "skipped", "returned"];
 export type Stage = "sample" | "watching" | "awaiting_bulk" | "bulk" | "done";

@@ -53,7 +53,9 @@ async function seeded(n: number, over?: (i: number) => Record<string, unknown>) 
   return { dlq, source };
 }
 
-const worker = (deps: Partial<RedriveDeps> = FAST) => new JobWorker({ handlers: { redrive: redriveHandler(deps) }, owner: `rd-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, pollMs: 50 });
+/** A worker that runs only this job (never one left by another test). */
+const worker = (deps: Partial<RedriveDeps>, jobId: string) =>
+  new JobWorker({ handlers: { redrive: redriveHandler(deps) }, owner: `rd-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, pollMs: 50, scope: { jobIds: [jobId] } });
 
 async function start(dlq: string, plan: Record<string, unknown> = {}) {
   const selection = { kind: "filter", filter: {} };
@@ -105,7 +107,7 @@ describe("redrive on RabbitMQ", () => {
 
     const r = await start(dlq, { rate: 20 });
     expect(r).toMatchObject({ state: "queued", stage: "sample", plan: { total: 30, sampleSize: 5 } });
-    await worker().runOnce(); // sample, watch 1 s, pause with the verdict
+    await worker(FAST, r.id).runOnce(); // sample, watch 1 s, pause with the verdict
     let v = (await getRedrive(actors.viewer, meta(), { jobId: r.id })).redrive;
     expect(v).toMatchObject({ state: "paused", stage: "awaiting_bulk", sampleVerdict: "clean", bulk: { ready: true, needsOverride: false } });
     expect(v.pauseReason).toMatch(/^Sample done: clean/);
@@ -114,7 +116,7 @@ describe("redrive on RabbitMQ", () => {
 
     await startBulk(actors.operator, meta(), { jobId: r.id });
     const t0 = Date.now();
-    await worker().runOnce();
+    await worker(FAST, r.id).runOnce();
     const secs = (Date.now() - t0) / 1000;
     v = (await getRedrive(actors.viewer, meta(), { jobId: r.id })).redrive;
     expect(v.state).toBe("succeeded");
@@ -143,9 +145,9 @@ describe("redrive on RabbitMQ", () => {
   it("pauses and resumes between batches without losing or repeating a letter", async () => {
     const { dlq, source } = await seeded(40);
     const r = await start(dlq, { rate: 20, sample: { count: 2 } });
-    await worker().runOnce();
+    await worker(FAST, r.id).runOnce();
     await startBulk(actors.operator, meta(), { jobId: r.id });
-    const w = worker();
+    const w = worker(FAST, r.id);
     w.start();
     try {
       await new Promise((res) => setTimeout(res, 700));
@@ -170,9 +172,9 @@ describe("redrive on RabbitMQ", () => {
   it("cancels mid-bulk: letters not moved stay in the DLQ", async () => {
     const { dlq, source } = await seeded(40);
     const r = await start(dlq, { rate: 20, sample: { count: 2 } });
-    await worker().runOnce();
+    await worker(FAST, r.id).runOnce();
     await startBulk(actors.operator, meta(), { jobId: r.id });
-    const w = worker();
+    const w = worker(FAST, r.id);
     w.start();
     try {
       await new Promise((res) => setTimeout(res, 600));
@@ -192,7 +194,7 @@ describe("redrive on RabbitMQ", () => {
     const park = await kit.queue(kit.name("parking"));
     const { dlq, source } = await seeded(6, (i) => (i % 2 === 0 ? { "x-dlq-redrive-count": 3 } : { "x-dlq-redrive-count": 1 }));
     const r = await start(dlq, { sample: { percent: 100 }, parking: { kind: "queue", name: park } });
-    await worker().runOnce();
+    await worker(FAST, r.id).runOnce();
     expect(await ledgerStates(r.id)).toEqual({ moved: 3, parked: 3 });
     const parked = await peek(park, 3);
     expect(parked.map((m) => m.properties.messageId)).toEqual(["m-0", "m-2", "m-4"]);
@@ -211,14 +213,14 @@ describe("redrive on RabbitMQ", () => {
     await ch.consume(source, (m) => m && ch.nack(m, false, false));
     try {
       const r = await start(dlq, { rate: 20, sample: { count: 3 }, watchSeconds: 2, breakerMinLetters: 5, breakerWindow: 50 });
-      await worker().runOnce();
+      await worker(FAST, r.id).runOnce();
       const v = (await getRedrive(actors.operator, meta(), { jobId: r.id })).redrive;
       expect(v).toMatchObject({ state: "paused", sampleVerdict: "returned", sampleReturned: 3, bulk: { ready: true, needsOverride: true } });
       expect(v.pauseReason).toMatch(/Sample returned 3 of 3/);
       await expect(startBulk(actors.operator, meta(), { jobId: r.id })).rejects.toMatchObject({ code: "forbidden:redrive:override" });
       await expect(startBulk(actors.operator, meta(), { jobId: r.id, overrideReason: "known flaky" })).rejects.toMatchObject({ code: "forbidden:redrive:override" });
       await startBulk(actors.admin, meta(), { jobId: r.id, overrideReason: "Returns were the old consumer draining" });
-      await worker().runOnce();
+      await worker(FAST, r.id).runOnce();
       const after = (await getRedrive(actors.operator, meta(), { jobId: r.id })).redrive;
       expect(after.state).toBe("paused");
       expect(after.pauseReason).toMatch(/circuit breaker: \d+ of the last \d+ redriven letters/);
@@ -232,45 +234,82 @@ describe("redrive on RabbitMQ", () => {
     }
   });
 
-  it("resumes after a crash (lease expired) from the ledger without re-sending moved letters", async () => {
+  it("resumes after a crash (lease expired) from the ledger: letters moved but never recorded count as moved (confirmed after restart), not missing, and are not re-sent", async () => {
     const { dlq, source } = await seeded(30);
     const r = await start(dlq, { rate: 200, sample: { count: 2 } });
-    await worker().runOnce();
+    await worker(FAST, r.id).runOnce();
     await startBulk(actors.operator, meta(), { jobId: r.id });
 
-    // A worker that dies in the middle of its bulk batch (28 letters at 200/s): results not yet in the ledger.
+    // A worker that dies in the middle of its bulk batch (28 letters at 200/s): it hears of 10
+    // letters, then 5 more are moved at the broker (confirmed and acked) without it hearing, then it dies.
     const real = getAdapter(CONN);
     let results = 0;
     const dying: BrokerAdapter = Object.assign(Object.create(real) as BrokerAdapter, {
-      moveLetters: async function* (q: string, reqs: Parameters<NonNullable<BrokerAdapter["moveLetters"]>>[1], o?: Parameters<NonNullable<BrokerAdapter["moveLetters"]>>[2]) {
-        for await (const res of real.moveLetters!(q, reqs, o)) {
-          yield res;
-          if (++results === 10) throw new Error("process killed");
+      moveLetters: async function* (q: string, reqs: Parameters<BrokerAdapter["moveLetters"]>[1], o?: Parameters<BrokerAdapter["moveLetters"]>[2]) {
+        for await (const res of real.moveLetters(q, reqs, o)) {
+          results++;
+          if (results <= 10) yield res;
+          else if (results === 15) throw new Error("process killed");
         }
       },
     });
-    const claimed = (await jobStore().claim("doomed", ["redrive"], 60_000))!;
+    const claimed = (await jobStore().claim("doomed", ["redrive"], 60_000, { jobIds: [r.id] }))!;
     expect(claimed.id).toBe(r.id);
     await expect(
       redriveHandler({ ...FAST, adapterFor: () => dying })({ job: claimed, signal: new AbortController().signal, checkpoint: (u) => jobStore().heartbeat(r.id, "doomed", 60_000, u) }),
     ).rejects.toThrow(/killed/);
     const crashed = await ledgerStates(r.id);
-    expect(crashed.moving).toBeGreaterThan(0);
+    expect(crashed).toEqual({ moved: 12, interrupted: 18 }); // 2 sample + 10 reported; the rest of the batch's outcome unknown
     await getDb().$executeRawUnsafe(`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`, r.id);
 
-    await worker().runOnce();
+    await worker(FAST, r.id).runOnce();
     const done = (await jobStore().get(r.id))!;
     expect(done.state).toBe("succeeded");
-    const s = await ledgerStates(r.id);
-    expect((s.moved ?? 0) + (s.missing ?? 0)).toBe(30);
-    expect(s.missing).toBeGreaterThan(0); // moved before the crash, found gone on re-check, not re-sent
+    expect(await ledgerStates(r.id)).toEqual({ moved: 30 });
+    const rows = await getDb().redriveLetter.findMany({ where: { jobId: r.id }, orderBy: { seq: "asc" } });
+    const confirmed = rows.filter((x) => /confirmed after restart/.test(x.reason ?? ""));
+    expect(confirmed).toHaveLength(5); // the 5 the dying worker never heard of
     const arrived = await peek(source, await kit.depth(source));
     const ids = arrived.map((m) => String(m.properties.messageId));
     expect(new Set(ids).size).toBe(30); // none lost
     expect(ids.length - 30).toBeLessThanOrEqual(64); // duplicates only within the mover's in-flight window
-    for (const m of arrived) expect(m.properties.headers?.["x-dlq-redrive-id"]).toBe(r.id); // and tagged
+    // Every copy is tagged with the job and with its letter's one replay id (a duplicate shares it).
+    const replayOf = new Map(rows.map((x) => [x.messageId, x.replayId]));
+    for (const m of arrived) {
+      expect(m.properties.headers?.["x-dlq-redrive-id"]).toBe(r.id);
+      expect(String(m.properties.headers?.["x-dlq-replay-id"])).toBe(replayOf.get(String(m.properties.messageId)));
+    }
+    for (const c of confirmed) expect(arrived.some((m) => m.properties.messageId === c.messageId)).toBe(true);
     expect(await kit.depth(dlq)).toBe(0);
-    const missing = await getDb().redriveLetter.findFirst({ where: { jobId: r.id, state: "missing" } });
-    expect(missing?.reason).toMatch(/interrupted/);
+    const audit = await getDb().auditEvent.findMany({ where: { operationId: r.id, scope: "letter" } });
+    expect(audit).toHaveLength(30); // one per letter: nothing owed for the interrupted attempts
+  });
+
+  it("a sample letter gone from the DLQ is missing (re-checked before the job ends, not taken for moved)", async () => {
+    const { dlq, source } = await seeded(8);
+    // Taken out of the DLQ after the scan (the head letter: a sample letter).
+    const conn = await amqp.connect(AMQP_URL);
+    const ch = await conn.createChannel();
+    const taken = await ch.get(dlq, { noAck: false });
+    expect(taken && taken.properties.messageId).toBe("m-0");
+    ch.ack(taken as amqp.GetMessage);
+    await ch.close();
+    await conn.close();
+    const r = await start(dlq, { rate: 200, sample: { count: 3 } });
+    await worker(FAST, r.id).runOnce();
+    let v = await getRedrive(actors.operator, meta(), { jobId: r.id });
+    expect(v.counts).toMatchObject({ moved: 2, missing: 1 });
+    await startBulk(actors.operator, meta(), { jobId: r.id });
+    await worker(FAST, r.id).runOnce();
+    v = await getRedrive(actors.operator, meta(), { jobId: r.id });
+    expect(v.redrive.state).toBe("succeeded");
+    expect(await ledgerStates(r.id)).toEqual({ moved: 7, missing: 1 });
+    const row = (await getDb().redriveLetter.findFirst({ where: { jobId: r.id, state: "missing" } }))!;
+    expect(row).toMatchObject({ messageId: "m-0", stage: "sample", attempts: 2 }); // asked for again by the verification pass
+    expect(row.reason).toMatch(/no longer in/);
+    expect(row.reason).not.toMatch(/interrupted|confirmed/);
+    expect(v.redrive.progress).toMatchObject({ missing: 1, redriven: 7 });
+    expect(await kit.depth(source)).toBe(7);
+    expect(await kit.depth(dlq)).toBe(0);
   });
 });

@@ -271,6 +271,7 @@ export const STATE_BADGE: Record<string, string> = {
 export const LEDGER_WORDS: Record<string, string> = {
   pending: "waiting",
   moving: "moving",
+  interrupted: "interrupted, asked again on resume",
   moved: "redriven",
   failed: "failed",
   missing: "missing",

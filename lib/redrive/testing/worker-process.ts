@@ -1,18 +1,22 @@
 /**
  * A console's job worker in its own process, as instrumentation.ts runs it, for the fault tests:
  *   tsx --conditions=react-server lib/redrive/testing/worker-process.ts
- * Env: DATABASE_URL (required), FAULT_LEASE_MS (default 3000), FAULT_OWNER. Prints "ready" once
- * polling; SIGTERM stops it gracefully (leases given back); SIGKILL is the point of it.
+ * Env: DATABASE_URL (required), FAULT_JOB_ID (required: the one job it may claim, so that jobs left
+ * by other tests are never its business), FAULT_LEASE_MS (default 3000), FAULT_OWNER. Prints
+ * "ready" once polling; SIGTERM stops it gracefully (leases given back); SIGKILL is the point of it.
  */
 import { JobWorker } from "@/lib/jobs/worker";
 import { redriveHandler } from "@/lib/redrive/handler";
 
+const jobId = process.env.FAULT_JOB_ID;
+if (!jobId) throw new Error("FAULT_JOB_ID is required");
 const worker = new JobWorker({
   handlers: { redrive: redriveHandler({ returnCheckMs: 300 }) },
   owner: process.env.FAULT_OWNER ?? `fault-${process.pid}`,
   leaseMs: Number(process.env.FAULT_LEASE_MS ?? 3000),
   pollMs: 100,
   concurrency: 1,
+  scope: { jobIds: [jobId] },
 });
 worker.start();
 process.stdout.write("ready\n");

@@ -1,0 +1,179 @@
+import net from "node:net";
+import { randomUUID } from "node:crypto";
+import amqp from "amqplib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUser } from "@/lib/auth/users";
+import type { Actor } from "@/lib/auth/session";
+import { createAdapter } from "@/lib/brokers/registry";
+import { AMQP_URL, RabbitKit, drainRedriven, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import type { BrokerAdapter } from "@/lib/brokers/types";
+import { getDb } from "@/lib/db";
+import { jobStore } from "@/lib/jobs/store";
+import { JobWorker } from "@/lib/jobs/worker";
+import { scanHandler } from "@/lib/triage/scan";
+import { redriveHandler } from "./handler";
+import { getRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "./use-cases";
+
+/**
+ * The broker going away in the middle of a redrive, on the real RabbitMQ but without stopping it
+ * (others share it): the engine's adapter reaches RabbitMQ through a TCP proxy that the test first
+ * freezes (the broker's answers, confirms included, stop arriving, so publishes are left
+ * unconfirmed) and then cuts (every connection reset, the port refusing new ones), later restores.
+ * rabbitmqctl stop_app itself is exercised by the fault tests (lib/redrive/faults.integration.test.ts).
+ */
+const CONN = "local-rabbitmq";
+const IN_FLIGHT = 64;
+const meta = () => ({ requestId: `ba-${randomUUID()}`, ip: "127.0.0.1" });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const kit = new RabbitKit();
+let operator: Actor;
+
+/** A TCP proxy to RabbitMQ that can stop passing the broker's answers, drop everything, and come back on the same port. */
+class CuttableProxy {
+  private server: net.Server | null = null;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly fromBroker = new Set<net.Socket>();
+  port = 0;
+
+  async start(): Promise<void> {
+    const server = net.createServer((client) => {
+      const broker = net.connect(5672, "127.0.0.1");
+      for (const s of [client, broker]) {
+        this.sockets.add(s);
+        s.on("error", () => undefined);
+        s.on("close", () => {
+          this.sockets.delete(s);
+          this.fromBroker.delete(s);
+          client.destroy();
+          broker.destroy();
+        });
+      }
+      this.fromBroker.add(broker);
+      client.pipe(broker);
+      broker.pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => server.once("error", reject).listen(this.port, "127.0.0.1", () => resolve()));
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  /** The broker's answers stop reaching the console; what the console sends still goes through. */
+  freeze(): void {
+    for (const b of this.fromBroker) b.pause();
+  }
+
+  /** Every connection reset; new ones refused until restore(). */
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+
+  restore(): Promise<void> {
+    return this.start();
+  }
+}
+
+const proxy = new CuttableProxy();
+let adapter: BrokerAdapter;
+
+beforeAll(async () => {
+  const u = await createUser({ email: `op-${randomUUID().slice(0, 8)}@redrive-away.test`, role: "operator", password: "a-long-enough-password" });
+  operator = { id: u.id, email: u.email, name: null, role: "operator" };
+  await proxy.start();
+  adapter = createAdapter(testConfig({ id: CONN, url: `amqp://127.0.0.1:${proxy.port}` }));
+});
+afterAll(async () => {
+  await adapter?.close();
+  await proxy.cut();
+  await kit.cleanup();
+  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  await closeAllAdapters();
+});
+
+const ledgerStates = async (jobId: string) =>
+  Object.fromEntries(
+    (await getDb().$queryRawUnsafe<Array<{ state: string; n: number }>>(`SELECT state, count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`, jobId)).map((r) => [r.state, r.n]),
+  ) as Record<string, number>;
+
+describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)", () => {
+  it(
+    "letters that failed because the broker went away are retried on resume; letters refused by a reachable broker stay failed",
+    async () => {
+      const n = 1200;
+      // One DLQ fed by two work queues: 3 letters from a queue deleted afterwards (their origin is
+      // gone, so RabbitMQ returns them as unroutable: the letters' own failure), then n letters.
+      const dlq = await kit.queue(kit.name("dlq"));
+      const gone = await kit.queue(kit.name("gone"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
+      const source = await kit.queue(kit.name("work"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
+      const conn = await amqp.connect(AMQP_URL);
+      const ch = await conn.createConfirmChannel();
+      for (let i = 0; i < 3; i++) ch.sendToQueue(gone, Buffer.from(`{"lost":${i}}`), { persistent: true, messageId: `u-${i}` });
+      for (let i = 0; i < n; i++) ch.sendToQueue(source, Buffer.from(`{"order":${i}}`), { persistent: true, messageId: `m-${i}`, headers: { "x-exception-class": "java.net.SocketTimeoutException" } });
+      await ch.waitForConfirms();
+      await conn.close();
+      await kit.rejectAll(gone, 3);
+      await kit.rejectAll(source, n);
+      await kit.waitDepth(dlq, n + 3, 30_000);
+      await (await kit.channel()).deleteQueue(gone);
+
+      const scanKind = `scan-ba-${randomUUID().slice(0, 8)}`;
+      const scan = await jobStore().enqueue({ kind: scanKind as "scan", connectionId: CONN, queue: dlq, params: { acceptRisk: true } });
+      await new JobWorker({ handlers: { [scanKind]: scanHandler() }, owner: scanKind, leaseMs: 30_000, scope: { jobIds: [scan.id] } }).runOnce();
+
+      const selection = { kind: "filter", filter: {} };
+      const preview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection });
+      expect(preview.count).toBe(n + 3);
+      // A rate high enough that the first bulk batch (1,000 letters) is still moving when the proxy freezes.
+      const r = await startRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, fix: "broker away test", confirmedCount: n + 3, watchSeconds: 1, sample: { count: 5 }, rate: 2000 });
+      const worker = () =>
+        new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => adapter, returnCheckMs: 60_000 }) }, owner: `ba-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [r.id] } });
+
+      // Sample: the 3 unroutable letters fail on a reachable broker (the check after the batch
+      // finds it answering), so they stay failed; the 2 others move.
+      await worker().runOnce();
+      expect((await getRedrive(operator, meta(), { jobId: r.id })).redrive).toMatchObject({ stage: "awaiting_bulk" });
+      expect(await ledgerStates(r.id)).toEqual({ failed: 3, moved: 2, pending: n - 2 });
+      const unroutable = await getDb().redriveLetter.findMany({ where: { jobId: r.id, state: "failed" } });
+      expect(unroutable.map((x) => x.messageId).sort()).toEqual(["u-0", "u-1", "u-2"]);
+      for (const x of unroutable) expect(x.reason).toMatch(/unroutable/);
+
+      await startBulk(operator, meta(), { jobId: r.id });
+      const running = worker().runOnce();
+      while ((await kit.depth(source)) < 200) await sleep(5);
+      proxy.freeze(); // publishes go on until the mover's in-flight window is full, none is confirmed
+      await sleep(300);
+      await proxy.cut();
+      await running;
+      const paused = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
+      expect(paused.state).toBe("paused");
+      expect(paused.pauseReason).toMatch(/^Paused: .*cannot be reached.*resume when the broker is back\.$/s);
+      const mid = await ledgerStates(r.id);
+      expect(mid.failed).toBe(3); // only the letters' own failures
+      expect(mid.missing ?? 0).toBe(0);
+      const waiting = await getDb().redriveLetter.count({ where: { jobId: r.id, state: "pending", reason: { contains: "could not be reached during the attempt" } } });
+      expect(waiting).toBeGreaterThan(0); // unconfirmed when the broker went: back to pending, not failed
+      expect(await getDb().auditEvent.count({ where: { operationId: r.id, scope: "letter", outcome: "failure" } })).toBe(3); // the unroutable ones; nothing yet for the others
+
+      await proxy.restore();
+      await resumeRedrive(operator, meta(), { jobId: r.id });
+      await worker().runOnce();
+      expect((await jobStore().get(r.id))!.state).toBe("succeeded");
+      expect(await ledgerStates(r.id)).toEqual({ moved: n, failed: 3 });
+      // The letters' own failures were not tried again.
+      expect((await getDb().redriveLetter.findMany({ where: { jobId: r.id, state: "failed" } })).map((x) => x.attempts)).toEqual([1, 1, 1]);
+
+      const inDlq = await drainRedriven(dlq);
+      const atOrigin = await drainRedriven(source);
+      expect(inDlq.map((m) => m.messageId).sort()).toEqual(["u-0", "u-1", "u-2"]);
+      const ids = new Set(atOrigin.map((m) => m.messageId));
+      expect(ids.size).toBe(n); // none lost
+      expect(atOrigin.length - n).toBeLessThanOrEqual(IN_FLIGHT); // duplicates: copies confirmed by the broker whose confirm never arrived
+      const rows = await getDb().redriveLetter.findMany({ where: { jobId: r.id }, select: { messageId: true, replayId: true } });
+      const replayOf = new Map(rows.map((x) => [x.messageId, x.replayId]));
+      expect(atOrigin.filter((m) => m.redriveId !== r.id || m.replayId !== replayOf.get(m.messageId))).toEqual([]); // all tagged, a duplicate with its letter's replay id
+    },
+    120_000,
+  );
+});
