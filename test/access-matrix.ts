@@ -12,6 +12,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { HOSTILE_DLQS } from "@/lib/demo/hostile-corpus";
 
 export type Role = "viewer" | "operator" | "admin";
 export const MATRIX_ROLES: readonly Role[] = ["viewer", "operator", "admin"];
@@ -29,6 +30,8 @@ export const NO_JOB = "00000000-0000-0000-0000-000000000000";
 export const NONE = { connectionId: "local-rabbitmq", queue: "matrix.none.dlq" } as const;
 const q = (s: string) => encodeURIComponent(s);
 const DLQ = `/dlqs/${q(NONE.connectionId)}/${q(NONE.queue)}`;
+/** Pages are opened on a seeded DLQ (scripts/seed-demo.ts), so an allowed role sees real content. */
+const SEEDED = `/dlqs/${q(HOSTILE_DLQS.rabbitmq.connectionId)}/${q(HOSTILE_DLQS.rabbitmq.dlq)}`;
 
 interface Guard {
   /** A distinct case of the same target (e.g. "with payloads"). */
@@ -168,21 +171,21 @@ export const MATRIX: MatrixRow[] = [
   action(app(TRIAGE), "startScanAction", [{ ...NONE }], { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_start" }),
   action(app(TRIAGE), "cancelScanAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_cancel" }),
 
-  // ---- pages (e2e: real demo DLQs, so an allowed role sees the page itself)
+  // ---- pages (e2e: on the seeded hostile DLQ, so an allowed role sees the page itself)
   page("admin/masking/page.tsx", "/admin/masking", { roles: ADMINS, permission: "masking:manage", audit: "masking.view" }, "forbidden"),
   page("admin/triage-rules/page.tsx", "/admin/triage-rules", { roles: EVERYONE, permission: "triage:read", audit: "triage.rules_view" }),
   page("admin/users/page.tsx", "/admin/users", { roles: ADMINS, permission: "users:manage", audit: "user.list" }, "forbidden"),
   page("archive/[id]/page.tsx", `/archive/${NO_JOB}`, { roles: EVERYONE, permission: "archive:read", audit: "archive.view" }),
   page("archive/page.tsx", "/archive", { roles: EVERYONE, permission: "archive:read", audit: "archive.list" }),
   page("audit/page.tsx", "/audit", { roles: OPERATORS, permission: "audit:read", audit: "audit.view" }, "forbidden"),
-  page("dlqs/[connectionId]/[queue]/letters/[letterId]/page.tsx", `/dlqs/local-rabbitmq/demo.orders.dlq/letters/m-${Buffer.from("order-1001").toString("base64url")}`, { roles: EVERYONE, permission: "letter:read", audit: "letter.view" }),
-  page("dlqs/[connectionId]/[queue]/discard/[jobId]/page.tsx", `/dlqs/local-rabbitmq/demo.orders.dlq/discard/${NO_JOB}`, { roles: EVERYONE, permission: "discard:read", audit: "discard.view" }),
-  page("dlqs/[connectionId]/[queue]/discard/new/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq/discard/new", { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }, "discard-forbidden"),
-  page("dlqs/[connectionId]/[queue]/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq", { roles: EVERYONE, permission: "dlq:browse", audit: "dlq.browse" }),
-  page("dlqs/[connectionId]/[queue]/redrive/[jobId]/page.tsx", `/dlqs/local-rabbitmq/demo.orders.dlq/redrive/${NO_JOB}`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.view" }),
-  page("dlqs/[connectionId]/[queue]/redrive/new/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq/redrive/new", { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" }, "redrive-forbidden"),
-  page("dlqs/[connectionId]/[queue]/redrive/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq/redrive", { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
-  page("dlqs/[connectionId]/[queue]/triage/page.tsx", "/dlqs/local-rabbitmq/demo.orders.dlq/triage", { roles: EVERYONE, permission: "triage:read", audit: "triage.groups" }),
+  page("dlqs/[connectionId]/[queue]/letters/[letterId]/page.tsx", `${SEEDED}/letters/m-${Buffer.from("hostile-json").toString("base64url")}`, { roles: EVERYONE, permission: "letter:read", audit: "letter.view" }),
+  page("dlqs/[connectionId]/[queue]/discard/[jobId]/page.tsx", `${SEEDED}/discard/${NO_JOB}`, { roles: EVERYONE, permission: "discard:read", audit: "discard.view" }),
+  page("dlqs/[connectionId]/[queue]/discard/new/page.tsx", `${SEEDED}/discard/new`, { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }, "discard-forbidden"),
+  page("dlqs/[connectionId]/[queue]/page.tsx", SEEDED, { roles: EVERYONE, permission: "dlq:browse", audit: "dlq.browse" }),
+  page("dlqs/[connectionId]/[queue]/redrive/[jobId]/page.tsx", `${SEEDED}/redrive/${NO_JOB}`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.view" }),
+  page("dlqs/[connectionId]/[queue]/redrive/new/page.tsx", `${SEEDED}/redrive/new`, { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" }, "redrive-forbidden"),
+  page("dlqs/[connectionId]/[queue]/redrive/page.tsx", `${SEEDED}/redrive`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
+  page("dlqs/[connectionId]/[queue]/triage/page.tsx", `${SEEDED}/triage`, { roles: EVERYONE, permission: "triage:read", audit: "triage.groups" }),
   page("page.tsx", "/", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
   page("redrives/page.tsx", "/redrives", { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
   page("signin/page.tsx", "/signin", { roles: EVERYONE, public: true }),
