@@ -39,7 +39,9 @@ async function scan(queue: string) {
   await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 30_000 }).runOnce();
   expect((await jobStore().get(job.id))?.state).toBe("succeeded");
 }
-const worker = () => new JobWorker({ handlers: { redrive: redriveHandler({ returnCheckMs: 300 }) }, owner: `rk-${randomUUID().slice(0, 6)}`, leaseMs: 30_000 });
+/** A worker that runs only this job (never one left by another test). */
+const worker = (jobId: string) =>
+  new JobWorker({ handlers: { redrive: redriveHandler({ returnCheckMs: 300 }) }, owner: `rk-${randomUUID().slice(0, 6)}`, leaseMs: 30_000, scope: { jobIds: [jobId] } });
 
 describe("redrive engine on Kafka", () => {
   it(
@@ -66,11 +68,11 @@ describe("redrive engine on Kafka", () => {
         rate: 2, // batches of one letter: every later letter is its own moveLetters call
         acceptRisk: true,
       });
-      await worker().runOnce();
+      await worker(r.id).runOnce();
       const afterSample = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
       expect(afterSample).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean" });
       await startBulk(operator, meta(), { jobId: r.id });
-      await worker().runOnce();
+      await worker(r.id).runOnce();
       expect((await jobStore().get(r.id))?.state).toBe("succeeded");
 
       const rows = await getDb().redriveLetter.findMany({ where: { jobId: r.id }, orderBy: { seq: "asc" } });
