@@ -1,0 +1,236 @@
+import { test, expect } from "@playwright/test";
+import amqp from "amqplib";
+import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
+
+/**
+ * Discard, end to end on RabbitMQ: letters dead-lettered for real into a DLQ made for this run; an
+ * admin scans it, ticks two letters, discards them with a reason, watches the job reach 100 %, finds
+ * them in the archive, exports them, puts one back (undo) and finds it in the DLQ again; the audit
+ * log holds the operation and one row per letter. Operators and viewers see no discard or undo
+ * control and their direct action calls are refused; a viewer's raw responses never carry the
+ * seeded secret of an archived payload.
+ */
+const URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
+const RUN = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+const WORK = `e2e.discard.${RUN}`;
+const DLQ = `${WORK}.dlq`;
+const DLX = `e2e.discard.dlx.${RUN}`;
+const N = 5;
+const SECRET = `sk_live_${RUN}Zq9xT4`;
+const REASON = `Orders for the retired v1 checkout (ORD-${RUN})`;
+const triagePath = `${dlqPath(DLQ)}/triage`;
+const NIL = "00000000-0000-0000-0000-000000000000";
+
+let conn: amqp.ChannelModel;
+let jobId = "";
+let archiveIds: string[] = [];
+
+test.describe.configure({ mode: "serial" });
+
+test.beforeAll(async () => {
+  conn = await amqp.connect(URL);
+  const ch = await conn.createConfirmChannel();
+  await ch.assertExchange(DLX, "direct", { durable: false, autoDelete: false });
+  await ch.assertQueue(DLQ, { durable: true });
+  await ch.bindQueue(DLQ, DLX, DLQ);
+  await ch.assertQueue(WORK, { durable: true, arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": DLQ } });
+  for (let i = 0; i < N; i++) {
+    ch.sendToQueue(WORK, Buffer.from(JSON.stringify({ orderId: `ord-${RUN}-${i}`, token: SECRET, note: `<img src=x onerror="window.__pwned=1">` })), {
+      persistent: true,
+      messageId: `ord-${RUN}-${i}`,
+      contentType: "application/json",
+      headers: { "x-exception-class": "com.acme.checkout.UnsupportedVersion", "x-exception-message": `checkout v1 is retired <script>window.__pwned=1</script>` },
+    });
+  }
+  await ch.waitForConfirms();
+  const consumer = await conn.createChannel();
+  await consumer.prefetch(N);
+  let seen = 0;
+  await new Promise<void>((resolve) => {
+    void consumer.consume(WORK, (m) => {
+      if (!m) return;
+      consumer.nack(m, false, false);
+      if (++seen === N) resolve();
+    });
+  });
+  await consumer.close();
+  for (let i = 0; i < 200 && (await ch.checkQueue(DLQ)).messageCount < N; i++) await new Promise((r) => setTimeout(r, 50));
+  expect((await ch.checkQueue(DLQ)).messageCount).toBe(N);
+  await ch.close();
+});
+
+test.afterAll(async () => {
+  if (!conn) return;
+  const ch = await conn.createChannel();
+  await ch.deleteQueue(WORK).catch(() => undefined);
+  await ch.deleteQueue(DLQ).catch(() => undefined);
+  await ch.deleteExchange(DLX).catch(() => undefined);
+  await conn.close().catch(() => undefined);
+});
+
+async function depth(q: string): Promise<number> {
+  const ch = await conn.createChannel();
+  try {
+    return (await ch.checkQueue(q)).messageCount;
+  } finally {
+    await ch.close();
+  }
+}
+
+test("an admin discards two ticked letters with a reason, finds them in the archive, exports, puts one back, audited per letter", async ({ page }) => {
+  test.setTimeout(150_000);
+  await signIn(page, "admin");
+  await page.goto(triagePath);
+  await page.getByTestId("scan-start").click();
+  await expect(page.getByTestId("scan-progress")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
+  await expect(page.getByTestId("match-count")).toHaveAttribute("data-count", String(N));
+  await expect(page.getByTestId("discard-set")).toBeVisible();
+
+  const rows = page.getByTestId("triage-letter-row");
+  const picked = [await rows.nth(0).getAttribute("data-letter-id"), await rows.nth(1).getAttribute("data-letter-id")] as string[];
+  await rows.nth(0).getByTestId("pick-letter").check();
+  await rows.nth(1).getByTestId("pick-letter").check();
+  await page.getByTestId("discard-selected").click();
+
+  await expect(page).toHaveURL(/\/discard\/new\?id=/);
+  const scope = page.getByTestId("discard-scope");
+  await expect(scope).toHaveAttribute("data-count", "2");
+  await expect(scope).toContainText(`2 letters chosen by hand in ${DLQ}`);
+  const submit = page.getByTestId("discard-submit");
+  await expect(submit).toBeDisabled();
+  await page.getByTestId("discard-reason").fill(REASON);
+  await expect(submit).toBeDisabled();
+  await page.getByTestId("discard-confirm").check();
+  await expect(submit).toHaveText("Discard 2 letters");
+  await submit.click();
+
+  await expect(page).toHaveURL(/\/discard\/[0-9a-f-]{36}$/);
+  jobId = page.url().split("/").pop()!;
+  await expect(page.getByTestId("discard-job")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
+  await expect(page.getByTestId("discard-settled")).toContainText("2 of 2 letters handled (100%)");
+  await expect(page.getByTestId("dn-discarded")).toHaveAttribute("data-value", "2");
+  await expect(page.getByTestId("discard-job-reason")).toHaveText(REASON);
+  await expect(page.getByTestId("discard-ledger-row")).toHaveCount(2);
+  expect((await page.getByTestId("discard-ledger-row").evaluateAll((r) => r.map((x) => x.getAttribute("data-letter-id")))).sort()).toEqual([...picked].sort());
+  expect(await depth(DLQ)).toBe(N - 2);
+
+  // The archive: both letters, with who and why; one letter's page shows the masked payload as text.
+  await page.getByTestId("discard-archive-link").click();
+  await expect(page.getByTestId("archive-count")).toHaveAttribute("data-count", "2");
+  const arows = page.getByTestId("archive-row");
+  await expect(arows).toHaveCount(2);
+  archiveIds = (await arows.evaluateAll((r) => r.map((x) => x.getAttribute("data-archive-id")))) as string[];
+  await expect(arows.first()).toContainText("admin@e2e.test");
+  await arows.first().getByTestId("archive-letter-link").click();
+  await expect(page.getByTestId("archived-reason")).toHaveText(REASON);
+  await expect(page.getByTestId("payload-view")).toContainText('"token": "[hidden]"');
+  await expect(page.getByTestId("payload-view")).toContainText("<img src=x onerror=");
+  expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  await page.goBack();
+
+  // Export: the filtered set as JSON, with the reason; payloads masked by the rules for the admin's role.
+  const exported = await page.request.get(`/api/archive/export?format=json&payload=1&queue=${encodeURIComponent(DLQ)}`);
+  expect(exported.status()).toBe(200);
+  const body = (await exported.json()) as Array<{ letterId: string; discardReason: string; payloadText: string | null }>;
+  expect(body.map((r) => r.letterId).sort()).toEqual([...picked].sort());
+  expect(body.every((r) => r.discardReason === REASON)).toBe(true);
+  expect(JSON.stringify(body)).not.toContain(SECRET);
+  const csv = await page.request.get(`/api/archive/export?format=csv&queue=${encodeURIComponent(DLQ)}`);
+  expect((await csv.text()).trim().split("\r\n")).toHaveLength(3);
+
+  // Undo one: it goes back into the DLQ; the row says who put it back.
+  const first = page.locator(`[data-testid="archive-row"][data-archive-id="${archiveIds[0]}"]`);
+  const restoredLetter = (await first.getAttribute("data-letter-id"))!;
+  await first.getByTestId("archive-pick").check();
+  await page.getByTestId("archive-undo-reason").fill("Discarded by mistake: this order is on v2");
+  await page.getByTestId("archive-undo-submit").click();
+  await expect(page.getByTestId("archive-undo-result")).toContainText("Put back 1; failed 0; skipped 0.");
+  await expect(first).toHaveAttribute("data-state", "restored");
+  await expect(first.getByTestId("archive-pick")).toHaveCount(0);
+  await expect.poll(() => depth(DLQ)).toBe(N - 1);
+
+  await page.goto(dlqPath(DLQ));
+  await expect(page.locator(`[data-testid="letter-row"][data-letter-id="${restoredLetter}"]`)).toHaveCount(1);
+
+  // Audit: the operation and one row per letter, for the discard and for the undo.
+  await page.goto(`/audit?queue=${encodeURIComponent(DLQ)}&action=discard.start`);
+  await expect(page.getByTestId("audit-row")).toHaveCount(1);
+  await page.goto(`/audit?queue=${encodeURIComponent(DLQ)}&action=letter.discard`);
+  await expect(page.getByTestId("audit-row")).toHaveCount(2);
+  await page.goto(`/audit?queue=${encodeURIComponent(DLQ)}&action=letter.restore`);
+  await expect(page.getByTestId("audit-row")).toHaveCount(1);
+});
+
+for (const role of ["operator", "viewer"] as const) {
+  test(`a${role === "operator" ? "n" : ""} ${role} sees no discard or undo control, and direct calls are refused`, async ({ page }) => {
+    await signIn(page, role);
+    await page.goto(triagePath);
+    await expect(page.getByTestId("match-count")).toBeVisible();
+    await expect(page.getByTestId("discard-set")).toHaveCount(0);
+    await expect(page.getByTestId("discard-selected")).toHaveCount(0);
+    if (role === "operator") {
+      await page.getByTestId("triage-letter-row").first().getByTestId("pick-letter").check();
+      await expect(page.getByTestId("redrive-selected")).toBeVisible();
+      await expect(page.getByTestId("discard-selected")).toHaveCount(0);
+    }
+    await page.getByTestId("triage-letter-link").first().click();
+    await expect(page.getByTestId("letter-id")).toBeVisible();
+    await expect(page.getByTestId("letter-discard")).toHaveCount(0);
+    await page.goto(`${dlqPath(DLQ)}/discard/new?q=x`);
+    await expect(page.getByTestId("discard-forbidden")).toBeVisible();
+
+    // The archive is readable, without undo.
+    await page.goto(`/archive?queue=${encodeURIComponent(DLQ)}`);
+    await expect(page.getByTestId("archive-row")).toHaveCount(2);
+    await page.getByTestId("archive-pick").first().check();
+    await expect(page.getByTestId("archive-undo")).toHaveCount(0);
+    if (jobId) {
+      await page.goto(`${dlqPath(DLQ)}/discard/${jobId}`);
+      await expect(page.getByTestId("discard-job")).toBeVisible();
+      await expect(page.getByTestId("discard-cancel")).toHaveCount(0);
+    }
+
+    const path = `${dlqPath(DLQ)}/discard/new`;
+    const sel = { connectionId: "local-rabbitmq", queue: DLQ, selection: { kind: "filter", filter: {} } };
+    const calls: Array<[string, unknown]> = [
+      ["planDiscardAction", sel],
+      ["startDiscardAction", { ...sel, reason: "sneaky discard", confirmedCount: N - 1 }],
+      ["cancelDiscardAction", { jobId: jobId || NIL }],
+    ];
+    for (const [name, arg] of calls) {
+      const r = await callServerAction(page.request, path, serverActionId(name), [arg]);
+      expect(r.text, name).toContain("forbidden:discard:run");
+      expect(r.text, name).not.toContain('"ok":true');
+    }
+    const undo = await callServerAction(page.request, "/archive", serverActionId("restoreArchivedAction"), [{ ids: archiveIds.length ? archiveIds : [NIL], reason: "sneaky undo" }]);
+    expect(undo.text).toContain("forbidden:archive:restore");
+    expect(undo.text).not.toContain('"ok":true');
+    const cancel = await page.request.post(`/api/discard/${jobId || NIL}/cancel`, { headers: { Origin: `http://127.0.0.1:${process.env.E2E_PORT ?? 3100}` } });
+    expect(cancel.status()).toBe(403);
+    expect(await depth(DLQ)).toBe(N - 1);
+
+    if (role === "viewer") {
+      // Raw responses: archive list, each archived letter's page (RSC and HTML), progress API and exports.
+      const urls = [
+        `/archive?queue=${encodeURIComponent(DLQ)}`,
+        ...archiveIds.map((id) => `/archive/${id}`),
+        `/api/discard/${jobId}`,
+        `/api/archive/export?format=json&queue=${encodeURIComponent(DLQ)}`,
+        `/api/archive/export?format=csv&queue=${encodeURIComponent(DLQ)}`,
+        `/api/archive/export?format=json&payload=1&queue=${encodeURIComponent(DLQ)}`,
+      ];
+      for (const u of urls) {
+        const variants: Array<Record<string, string>> = [{}, { RSC: "1" }];
+        for (const headers of variants) {
+          const res = await page.request.get(u, { headers });
+          const text = await res.text();
+          expect(text, u).not.toContain(SECRET);
+        }
+      }
+      const payloadExport = await page.request.get(`/api/archive/export?format=json&payload=1&queue=${encodeURIComponent(DLQ)}`);
+      expect(payloadExport.status()).toBe(403);
+      await page.goto(`/archive/${archiveIds[0]}`);
+      await expect(page.getByTestId("payload-view")).toContainText('"token": "[hidden]"');
+    }
+  });
+}
