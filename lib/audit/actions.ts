@@ -42,6 +42,7 @@ export const AUDIT_ACTIONS = {
   "discard.plan": "Previewed a discard",
   "discard.start": "Started a discard",
   "discard.cancel": "Cancelled a discard",
+  "discard.run": "A discard job ran (checked its starter's permission)",
   "discard.finished": "A discard ended",
   "archive.list": "Listed archived letters",
   "archive.view": "Viewed an archived letter",
