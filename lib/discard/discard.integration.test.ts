@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openPayload } from "@/lib/archive/store";
 import { sweepArchive } from "@/lib/archive/retention";
 import { exportArchive, listArchive, restoreArchived, viewArchived } from "@/lib/archive/use-cases";
-import { createUser } from "@/lib/auth/users";
+import { createUser, updateUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
@@ -282,6 +282,22 @@ describe("discard on RabbitMQ", () => {
     const sys = await getDb().$queryRawUnsafe<Array<{ actor_email: string; details: Record<string, unknown> }>>(`SELECT actor_email, details FROM audit_log WHERE action = 'archive.retention' ORDER BY id DESC LIMIT 1`);
     expect(sys[0].actor_email).toBe("system");
     expect(JSON.stringify(sys[0].details)).toContain(dlq);
+  });
+
+  it("the job checks too: when its admin was demoted before it ran, it removes nothing and the refusal is audited", async () => {
+    const { dlq } = await seeded(2);
+    const u = await createUser({ email: `demoted-${randomUUID().slice(0, 8)}@discard.test`, role: "admin", password: "a-long-enough-password" });
+    const a: Actor = { id: u.id, email: u.email, name: null, role: "admin" };
+    const selection = { kind: "filter", filter: {} };
+    const job = await startDiscard(a, meta(), { connectionId: CONN, queue: dlq, selection, reason: "to be refused", confirmedCount: 2 });
+    await updateUser(u.id, { role: "operator" });
+    await worker().runOnce();
+    const j = (await jobStore().get(job.id))!;
+    expect(j.state).toBe("failed");
+    expect(j.error).toMatch(/may no longer discard/);
+    expect(await kit.depth(dlq)).toBe(2);
+    expect(await archiveRows(job.id)).toHaveLength(0);
+    expect((await auditRows(job.id)).find((r) => r.action === "discard.run")).toMatchObject({ outcome: "denied", actor_email: u.email });
   });
 
   it("refuses non-admins on every discard and undo action, and audits each refusal; viewers see no payload in exports", async () => {

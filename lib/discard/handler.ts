@@ -1,5 +1,7 @@
 import "server-only";
 import { recordAudit } from "@/lib/audit";
+import { can, isRole } from "@/lib/auth/permissions";
+import { getUserById } from "@/lib/auth/users";
 import { archivedIds, writeArchive, type ArchiveContext } from "@/lib/archive/store";
 import { getAdapter } from "@/lib/brokers/registry";
 import { BrokerError, type BrokerAdapter, type LetterCopy, type RemoveResult } from "@/lib/brokers/types";
@@ -76,6 +78,7 @@ class DiscardRun {
       reason: plan.reason,
       actor: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
     };
+    await this.authorizeCreator();
     await resetRemoving(this.db, plan.jobId);
     await flushDiscardAudit(this.db, this.audit);
     this.counts = await countDiscardStates(this.db, plan.jobId);
@@ -101,6 +104,29 @@ class DiscardRun {
       }
       throw e;
     }
+  }
+
+  /**
+   * The job checks on the server too, on every run (a resumed job included): the admin who started
+   * it must still be an enabled user allowed to discard. Otherwise nothing more is removed, the
+   * refusal is audited, and the job fails saying why.
+   */
+  private async authorizeCreator() {
+    const user = this.plan.createdById ? await getUserById(this.plan.createdById) : null;
+    if (user && !user.disabled && isRole(user.role) && can(user.role, "discard:run")) return;
+    await recordAudit({
+      actor: { id: this.plan.createdById, email: this.plan.createdByEmail, role: user && isRole(user.role) ? user.role : null },
+      action: "discard.run",
+      outcome: "denied",
+      operationId: this.plan.jobId,
+      connectionId: this.plan.connectionId,
+      queue: this.plan.queue,
+      target: this.plan.jobId,
+      details: { permission: "discard:run", disabled: user?.disabled ?? null },
+    });
+    throw new AppError("forbidden:discard:run", {
+      userMessage: "The admin who started this discard may no longer discard letters (role changed or account disabled), so it stopped; letters not yet discarded are still in the DLQ.",
+    });
   }
 
   private async removeBatch(requests: Array<{ letterId: string; sha256: string }>) {
