@@ -21,7 +21,8 @@ import {
   type RepublishResult,
   type StreamOptions,
 } from "@/lib/brokers/types";
-import { moveSqsLetters, moveVisibilitySeconds } from "@/lib/brokers/sqs/mover";
+import { moveSqsLetters, moveVisibilitySeconds, removeSqsLetters, type SqsMoveContext } from "@/lib/brokers/sqs/mover";
+import { republishSqs } from "@/lib/brokers/sqs/republish";
 import { createSqsClient } from "@/lib/brokers/sqs/client";
 import { mapSqsError } from "@/lib/brokers/sqs/errors";
 import { discoverDlqs, listQueueUrls, mapLimit, queueNameOfUrl } from "@/lib/brokers/sqs/discovery";
@@ -386,44 +387,61 @@ export class SqsAdapter implements BrokerAdapter {
 
   /** The write side lives in mover.ts; this only hands it the adapter's client and lookups. */
   moveLetters(name: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
+    return moveSqsLetters(this.moveContext(name, opts), name, requests, opts);
+  }
+
+  private moveContext(name: string, opts: { acceptRisk?: boolean }): SqsMoveContext {
     const requestTimeoutMs = (Math.max(this.o.browseWaitSeconds, this.o.streamWaitSeconds) + 20) * 1000;
-    return moveSqsLetters(
+    let soleSource: string | null = null;
+    return {
+      sqs: this.sqs,
+      open: async () => {
+        const d = await this.openRead(name, { acceptRisk: opts.acceptRisk });
+        soleSource = d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null;
+        return d;
+      },
+      urlOf: async (queue, account) => {
+        if (!account) return this.urlOf(queue);
+        try {
+          const { QueueUrl } = await this.sqs.send(new GetQueueUrlCommand({ QueueName: queue, QueueOwnerAWSAccountId: account }));
+          if (!QueueUrl) throw this.notFound(queue);
+          return QueueUrl;
+        } catch (e) {
+          throw this.err(e, queue);
+        }
+      },
+      queueAttrs: async (queue, url) => ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["FifoQueue", "QueueArn"] }))).Attributes ?? {}) as Attrs,
+      err: (e, queue) => this.err(e, queue),
+      region: this.config.region,
+      visibilityTimeout: moveVisibilitySeconds(this.config.readVisibilityTimeoutSeconds, requestTimeoutMs, this.o.maxAttempts),
+      receiveConcurrency: this.o.receiveConcurrency,
+      maxEmptyReceives: this.o.maxEmptyReceives,
+      maxScan: this.o.maxScan,
+      maxBatchBytes: this.capabilities.maxBodyBytes ?? 256 * 1024,
+      letterOptions: () => ({ soleSource, configOrigin: this.configEntry(name)?.origin ?? null }),
+    };
+  }
+
+  /** See `BrokerAdapter.removeLetters`: the same walk as moveLetters (mover.ts), delivering to `beforeRemove`. */
+  removeLetters(name: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncIterable<RemoveResult> {
+    return removeSqsLetters(this.moveContext(name, opts), name, requests, opts);
+  }
+
+  /** See `BrokerAdapter.republish` and republish.ts. */
+  republish(name: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
+    return republishSqs(
       {
         sqs: this.sqs,
-        open: () => this.openRead(name, { acceptRisk: opts.acceptRisk }),
-        urlOf: async (queue, account) => {
-          if (!account) return this.urlOf(queue);
-          try {
-            const { QueueUrl } = await this.sqs.send(new GetQueueUrlCommand({ QueueName: queue, QueueOwnerAWSAccountId: account }));
-            if (!QueueUrl) throw this.notFound(queue);
-            return QueueUrl;
-          } catch (e) {
-            throw this.err(e, queue);
-          }
+        open: async () => {
+          const d = await this.describe(name);
+          return { url: d.url, fifo: d.summary.queueType === "fifo" };
         },
-        queueAttrs: async (queue, url) => ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["FifoQueue", "QueueArn"] }))).Attributes ?? {}) as Attrs,
         err: (e, queue) => this.err(e, queue),
-        region: this.config.region,
-        visibilityTimeout: moveVisibilitySeconds(this.config.readVisibilityTimeoutSeconds, requestTimeoutMs, this.o.maxAttempts),
-        receiveConcurrency: this.o.receiveConcurrency,
-        maxEmptyReceives: this.o.maxEmptyReceives,
-        maxScan: this.o.maxScan,
-        maxBatchBytes: this.capabilities.maxBodyBytes ?? 256 * 1024,
       },
       name,
       requests,
       opts,
     );
-  }
-
-  /** See `BrokerAdapter.removeLetters` (being implemented: refuses for now, nothing is touched). */
-  async *removeLetters(dlq: string, _requests: RemoveRequest[], _opts: RemoveOptions): AsyncIterable<RemoveResult> {
-    throw new BrokerError("bad_request", { userMessage: `Discarding letters from "${dlq}" is not available yet on this connection. Nothing was removed.` });
-  }
-
-  /** See `BrokerAdapter.republish` (being implemented: refuses for now, nothing is published). */
-  async *republish(dlq: string, _requests: RepublishRequest[], _opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
-    throw new BrokerError("bad_request", { userMessage: `Putting discarded letters back into "${dlq}" is not available yet on this connection. Nothing was published.` });
   }
 
   async ping(): Promise<void> {

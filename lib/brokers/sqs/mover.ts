@@ -51,9 +51,21 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { BrokerError, heldBackReason, type DlqSummary, type MoveOptions, type MoveRequest, type MoveResult, type RedriveMarkers } from "@/lib/brokers/types";
+import {
+  BrokerError,
+  heldBackReason,
+  type DlqSummary,
+  type MoveOptions,
+  type MoveRequest,
+  type MoveResult,
+  type RedriveMarkers,
+  type RemoveOptions,
+  type RemoveRequest,
+  type RemoveResult,
+} from "@/lib/brokers/types";
+import { b64, beforeRemoveFailure, encodeEnvelope } from "@/lib/brokers/envelope";
 import { sha256Hex } from "@/lib/brokers/display";
-import { baseIdOf, compareKeys, isSqsLetterId, sortKeyOf, type SortKey } from "@/lib/brokers/sqs/letter";
+import { baseIdOf, compareKeys, isSqsLetterId, sortKeyOf, toLetter, type SortKey } from "@/lib/brokers/sqs/letter";
 import type { Attrs } from "@/lib/brokers/sqs/summary";
 import { readMarkers, withMarkers } from "@/lib/brokers/sqs/markers";
 
@@ -75,6 +87,8 @@ export interface SqsMoveContext {
   maxBatchBytes: number;
   /** Letters per SendMessageBatch (1..10, default 10). */
   sendBatchSize?: number;
+  /** How letters are shown (for the copies a discard hands over), once `open` has run. Default: no origin known. */
+  letterOptions?(): { soleSource: string | null; configOrigin: string | null };
 }
 
 /**
@@ -164,14 +178,14 @@ export function entrySize(e: Omit<SendMessageBatchRequestEntry, "Id">): number {
 const chunks = <T>(xs: T[], n: number) => Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, i * n + n));
 const errText = (e: BrokerError) => e.userMessage.replace(/\.$/, "");
 
-interface Wanted {
-  req: MoveRequest;
+interface Wanted<R = MoveRequest> {
+  req: R;
   base: string;
   nth: number;
 }
 
-interface Found {
-  w: Wanted;
+interface Found<R = MoveRequest> {
+  w: Wanted<R>;
   m: Message;
   key: SortKey;
 }
@@ -230,50 +244,86 @@ class Holds {
   }
 }
 
-export async function* moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
-  const signal = opts.signal;
-  const heldGroups = new Set(opts.heldKeys ?? []);
-  const d = await c.open();
-  const dlqFifo = d.summary.queueType === "fifo";
-  const dlqArn = parseQueueArn(d.attrs.QueueArn);
-  const result = (w: Wanted, outcome: MoveResult["outcome"], destination: string | null, reason: string | null, orderingKey: string | null = null): MoveResult => ({ letterId: w.req.letterId, outcome, destination, reason, orderingKey });
+/** How one requested letter settled in the shared walk; callers turn it into their own result type. */
+interface Settled<R> {
+  req: R;
+  outcome: "done" | "failed" | "missing" | "checksum_mismatch";
+  destination: string | null;
+  reason: string | null;
+  orderingKey: string | null;
+}
 
-  // Targets: explicit ones must exist before anything is received.
-  const targets = new Map<string, Promise<Resolved>>();
-  const resolve = (name: string, account?: string): Promise<Resolved> => {
-    const key = `${account ?? ""}/${name}`;
-    let p = targets.get(key);
-    if (!p) {
-      p = (async (): Promise<Resolved> => {
-        try {
-          const url = await c.urlOf(name, account);
-          return { ok: true, target: { name, url, fifo: isFifoQueue(name, await c.queueAttrs(name, url)) } };
-        } catch (e) {
-          const be = e instanceof BrokerError ? e : c.err(e, name);
-          if (be.kind === "not_found") return { ok: false, reason: `The origin queue "${name}" does not exist (it may have been deleted): the letter stays in the DLQ. Pick another target.` };
-          throw be;
-        }
-      })();
-      targets.set(key, p);
-    }
-    return p;
-  };
-  for (const name of new Set(requests.flatMap((r) => (r.target.kind === "queue" ? [r.target.name] : [])))) {
-    const r = await resolve(name);
-    if (!r.ok) throw new BrokerError("not_found", { userMessage: `The target queue "${name}" does not exist on this connection (region ${dlqArn?.region || c.region}). Nothing was moved: check the name, or create the queue first.` });
-  }
+/** A letter ready to be delivered, batched with others of the same `batchKey`. */
+interface Ready<R, P> {
+  f: Found<R>;
+  batchKey: string;
+  /** Delivered alone and in order (FIFO). */
+  single: boolean;
+  size: number;
+  payload: P;
+  destination: string | null;
+}
+
+type Delivered = { ok: true; note: string } | { ok: false; reason: string };
+
+/** What move and remove plug into the shared walk (see the file comment for the walk itself). */
+interface SqsStep<R extends { letterId: string; sha256: string }, P> {
+  /** "moved" / "discarded", in reasons. */
+  past: string;
+  /** Checks after the DLQ is opened and before anything is received (typed errors). */
+  before?(d: Opened): Promise<void>;
+  /** Per found letter, after its checksum matched: why it stays, or what to deliver. */
+  prepare(f: Found<R>, d: Opened): Promise<{ stays: { reason: string; destination: string | null } } | Omit<Ready<R, P>, "f">>;
+  /** Delivers a batch (one batchKey); one result per letter, in order. A fatal error stops the walk. */
+  deliver(batch: Array<Ready<R, P>>): Promise<{ results: Delivered[]; fatal: BrokerError | null }>;
+  /** The reason when the delivery succeeded but the DeleteMessage failed (the letter is now in two places). */
+  notDeleted(r: Ready<R, P>, note: string, code: string): string;
+  /** Letters of these ordering keys are held back (MoveOptions.heldKeys). */
+  heldGroups: ReadonlySet<string>;
+  /** A letter that stays breaks its FIFO group for later letters of the call (redrive keeps group order). */
+  keepsGroupOrder: boolean;
+}
+
+interface Opened {
+  url: string;
+  attrs: Attrs;
+  summary: DlqSummary;
+  room: number;
+  dlqFifo: boolean;
+  dlqArn: { region: string; account: string; name: string } | null;
+}
+
+const groupOf = (m: Message) => ((m.Attributes ?? {}) as Record<string, string>).MessageGroupId ?? null;
+
+/**
+ * The shared walk of move and remove: receive the requested letters (holding every letter
+ * received), check each one's checksum, deliver through the step in DLQ order, delete a letter only
+ * after its delivery succeeded, release everything else at once.
+ */
+async function* forRequestedSqsLetters<R extends { letterId: string; sha256: string }, P, Out>(
+  c: SqsMoveContext,
+  dlq: string,
+  requests: R[],
+  signal: AbortSignal | undefined,
+  step: SqsStep<R, P>,
+  toResult: (s: Settled<R>) => Out,
+): AsyncGenerator<Out> {
+  const opened = await c.open();
+  const d: Opened = { ...opened, dlqFifo: opened.summary.queueType === "fifo", dlqArn: parseQueueArn(opened.attrs.QueueArn) };
+  await step.before?.(d);
+  const settled = (req: R, outcome: Settled<R>["outcome"], reason: string | null): Settled<R> => ({ req, outcome, destination: null, reason, orderingKey: null });
 
   // What is asked for: letter id → MessageId (base) and occurrence.
-  const wanted: Wanted[] = [];
+  const wanted: Array<Wanted<R>> = [];
   const seen = new Set<string>();
   for (const req of requests) {
     if (seen.has(req.letterId)) {
-      yield { letterId: req.letterId, outcome: "failed", destination: null, reason: "This letter was asked for twice in one move; it is moved once.", orderingKey: null };
+      yield toResult(settled(req, "failed", `This letter was asked for twice in one call; it is ${step.past} once.`));
       continue;
     }
     seen.add(req.letterId);
     if (!isSqsLetterId(req.letterId)) {
-      yield { letterId: req.letterId, outcome: "missing", destination: null, reason: "No letter with this id is in the DLQ (it is not an SQS MessageId).", orderingKey: null };
+      yield toResult(settled(req, "missing", "No letter with this id is in the DLQ (it is not an SQS MessageId)."));
       continue;
     }
     const tilde = req.letterId.indexOf("~");
@@ -336,10 +386,10 @@ export async function* moveSqsLetters(c: SqsMoveContext, dlq: string, requests: 
     return received;
   };
 
-  const settled = new Set<Wanted>();
+  const done = new Set<Wanted<R>>();
   try {
     // FIFO: a group's later letters are only handed out once its earlier ones are deleted, so rounds
-    // repeat while moving letters unblocks more of a group. Standard: one round reads everything.
+    // repeat while settling letters unblocks more of a group. Standard: one round reads everything.
     for (let round = 0; round < 1000; round++) {
       let received: number;
       try {
@@ -351,97 +401,83 @@ export async function* moveSqsLetters(c: SqsMoveContext, dlq: string, requests: 
       if (signal?.aborted) return;
 
       // Letters found and not settled yet, each matched to its request by occurrence, in DLQ order.
-      const found: Found[] = [];
+      const found: Array<Found<R>> = [];
       for (const w of wanted) {
-        if (settled.has(w)) continue;
+        if (done.has(w)) continue;
         const list = copies.get(w.base);
         if (!list || list.length < w.nth) continue;
         list.sort((a, b) => compareKeys(a.key, b.key));
         found.push({ w, m: list[w.nth - 1].m, key: list[w.nth - 1].key });
       }
       found.sort((a, b) => compareKeys(a.key, b.key));
-      let moved = 0;
-      for await (const r of moveFound(c, d.url, dlqFifo, found, holds, resolve, dlqArn, d.summary, signal, heldGroups)) {
-        settled.add(r.w);
-        if (r.result.outcome === "moved") moved++;
-        yield r.result;
+      let removed = 0;
+      for await (const r of settleFound(c, d, found, holds, signal, step)) {
+        done.add(r.w);
+        if (r.settled.outcome === "done") removed++;
+        yield toResult(r.settled);
       }
       if (signal?.aborted) return;
-      const more = dlqFifo && moved > 0 && wanted.some((w) => !settled.has(w));
+      const more = d.dlqFifo && removed > 0 && wanted.some((w) => !done.has(w));
       if (!more) break;
       // Letters that are held again are received again: count them afresh.
       await holds.releaseAll();
       copies.clear();
       need.clear();
-      for (const w of wanted) if (!settled.has(w)) need.set(w.base, Math.max(need.get(w.base) ?? 0, w.nth));
+      for (const w of wanted) if (!done.has(w)) need.set(w.base, Math.max(need.get(w.base) ?? 0, w.nth));
       outstanding = need.size;
       if (received === 0) break;
     }
     for (const w of wanted) {
-      if (settled.has(w)) continue;
-      settled.add(w);
-      yield result(w, "missing", null, "This letter is no longer in the DLQ (moved or deleted since it was read), or another reader is holding it hidden right now.");
+      if (done.has(w)) continue;
+      done.add(w);
+      yield toResult(settled(w.req, "missing", "This letter is no longer in the DLQ (moved or deleted since it was read), or another reader is holding it hidden right now."));
     }
   } finally {
     await holds.releaseAll();
   }
 }
 
-/** Moves letters already received, in the order given; yields each as it settles. */
-async function* moveFound(
+/** Settles letters already received, in the order given; yields each as it settles. */
+async function* settleFound<R extends { letterId: string; sha256: string }, P>(
   c: SqsMoveContext,
-  dlqUrl: string,
-  dlqFifo: boolean,
-  found: Found[],
+  d: Opened,
+  found: Array<Found<R>>,
   holds: Holds,
-  resolve: (name: string, account?: string) => Promise<Resolved>,
-  dlqArn: { region: string; account: string } | null,
-  summary: DlqSummary,
   signal: AbortSignal | undefined,
-  heldGroups: ReadonlySet<string> = new Set(),
-): AsyncIterable<{ w: Wanted; result: MoveResult }> {
-  const out = (f: Found, outcome: MoveResult["outcome"], destination: string | null, reason: string | null) => ({
+  step: SqsStep<R, P>,
+): AsyncIterable<{ w: Wanted<R>; settled: Settled<R> }> {
+  const out = (f: Found<R>, outcome: Settled<R>["outcome"], destination: string | null, reason: string | null) => ({
     w: f.w,
-    result: { letterId: f.w.req.letterId, outcome, destination, reason, orderingKey: ((f.m.Attributes ?? {}) as Record<string, string>).MessageGroupId ?? null },
+    settled: { req: f.w.req, outcome, destination, reason, orderingKey: groupOf(f.m) },
   });
-  const handle = (f: Found) => f.m.ReceiptHandle ?? "";
+  const handle = (f: Found<R>) => f.m.ReceiptHandle ?? "";
   const brokenGroups = new Map<string, string>();
   let fatal: BrokerError | null = null;
-
-  // Checks, target and send entry per letter; failures are released at once.
-  type Ready = { f: Found; target: Target; entry: Omit<SendMessageBatchRequestEntry, "Id"> };
-  const prepare = async (f: Found): Promise<Ready | { done: ReturnType<typeof out> }> => {
-    const group = ((f.m.Attributes ?? {}) as Record<string, string>).MessageGroupId;
-    if (fatal) return { done: out(f, "failed", null, `Not moved: ${errText(fatal)}. The letter stays in the DLQ.`) };
-    if (group && heldGroups.has(group)) return { done: out(f, "failed", null, heldBackReason(group)) };
-    if (group && brokenGroups.has(group)) return { done: out(f, "failed", null, `Not moved: an earlier letter of its message group "${group}" was not moved (${brokenGroups.get(group)}), and moving this one would break the group's order. It stays in the DLQ.`) };
-    const body = Buffer.from(f.m.Body ?? "", "utf8");
-    if (sha256Hex(body) !== f.w.req.sha256.toLowerCase()) {
-      return { done: out(f, "checksum_mismatch", null, "The letter's bytes no longer match the checksum recorded when it was indexed: it was not moved and stays in the DLQ. Re-scan the DLQ and check the letter before redriving it.") };
-    }
-    let r: Resolved;
-    if (f.w.req.target.kind === "queue") r = await resolve(f.w.req.target.name);
-    else {
-      const o = originFor(f.m, summary.origins, dlqArn, c.region);
-      r = "reason" in o ? { ok: false, reason: o.reason } : await resolve(o.name, o.account);
-    }
-    if (!r.ok) return { done: out(f, "failed", null, r.reason) };
-    const s = sendEntryFor(f.m, f.w.req.markers, r.target, dlqFifo);
-    if ("reason" in s) return { done: out(f, "failed", `queue ${r.target.name}`, s.reason) };
-    return { f, target: r.target, entry: s.entry };
+  const breakGroup = (f: Found<R>, why: string) => {
+    const g = groupOf(f.m);
+    if (step.keepsGroupOrder && g && !brokenGroups.has(g)) brokenGroups.set(g, why);
   };
 
-  const breakGroup = (f: Found, why: string) => {
-    const g = ((f.m.Attributes ?? {}) as Record<string, string>).MessageGroupId;
-    if (g && !brokenGroups.has(g)) brokenGroups.set(g, why);
+  /** Checks per letter; letters that stay are released at once by the caller. */
+  const prepare = async (f: Found<R>): Promise<Ready<R, P> | { done: ReturnType<typeof out>; why: string }> => {
+    const group = groupOf(f.m);
+    if (fatal) return { done: out(f, "failed", null, `Not ${step.past}: ${errText(fatal)}. The letter stays in the DLQ.`), why: "SQS could not be reached" };
+    if (group && step.heldGroups.has(group)) return { done: out(f, "failed", null, heldBackReason(group)), why: "it was held back" };
+    if (group && brokenGroups.has(group)) {
+      return { done: out(f, "failed", null, `Not ${step.past}: an earlier letter of its message group "${group}" was not (${brokenGroups.get(group)}), and going ahead would break the group's order. It stays in the DLQ.`), why: "an earlier letter of its group stayed" };
+    }
+    if (sha256Hex(Buffer.from(f.m.Body ?? "", "utf8")) !== f.w.req.sha256.toLowerCase()) {
+      return { done: out(f, "checksum_mismatch", null, `The letter's bytes no longer match the checksum recorded when it was indexed: it was not ${step.past} and stays in the DLQ. Re-scan the DLQ and check the letter first.`), why: "its checksum did not match" };
+    }
+    const p = await step.prepare(f, d);
+    if ("stays" in p) return { done: out(f, "failed", p.stays.destination, p.stays.reason), why: `it could not be ${step.past}` };
+    return { f, ...p };
   };
 
-  /** Sends one batch (one target) and deletes what was sent; every letter settles. */
-  const sendBatch = async (batch: Ready[]): Promise<Array<ReturnType<typeof out>>> => {
+  /** Delivers one batch and deletes what was delivered; every letter settles. */
+  const deliverBatch = async (batch: Array<Ready<R, P>>): Promise<Array<ReturnType<typeof out>>> => {
     const results: Array<ReturnType<typeof out>> = [];
-    const target = batch[0].target;
-    const dest = `queue ${target.name}`;
-    // Refresh the hold: the full timeout is left for the send and the delete.
+    // Refresh the hold: the full timeout is left for the delivery and the delete.
     let refused: Set<string>;
     try {
       refused = await holds.change(batch.map((b) => handle(b.f)), c.visibilityTimeout);
@@ -450,7 +486,7 @@ async function* moveFound(
       fatal = be.kind === "unreachable" || be.kind === "auth" || be.kind === "throttled" ? be : null;
       for (const b of batch) {
         breakGroup(b.f, "SQS could not be reached");
-        results.push(out(b.f, "failed", dest, `Not moved: ${errText(be)}. The letter stays in the DLQ.`));
+        results.push(out(b.f, "failed", b.destination, `Not ${step.past}: ${errText(be)}. The letter stays in the DLQ.`));
       }
       await holds.release(batch.map((b) => handle(b.f)));
       return results;
@@ -460,31 +496,17 @@ async function* moveFound(
       if (!refused.has(handle(b.f))) continue;
       holds.forget(handle(b.f));
       breakGroup(b.f, "its hold ran out");
-      results.push(out(b.f, "failed", dest, "Not moved: the console's hold on this letter ran out before it could be sent (it became visible and may have been received by a consumer). Nothing was sent; it is still in the DLQ."));
+      results.push(out(b.f, "failed", b.destination, `Not ${step.past}: the console's hold on this letter ran out first (it became visible and may have been received by a consumer). Nothing was done with it; it is still in the DLQ.`));
     }
     if (live.length === 0) return results;
-    const sent = new Map<number, string>(); // index → new MessageId
-    const sendFailed = new Map<number, string>();
-    try {
-      if (target.fifo || live.length === 1) {
-        const r = await c.sqs.send(new SendMessageCommand({ QueueUrl: target.url, ...live[0].entry }));
-        sent.set(0, r.MessageId ?? "");
-      } else {
-        const r = await c.sqs.send(new SendMessageBatchCommand({ QueueUrl: target.url, Entries: live.map((b, i) => ({ Id: String(i), ...b.entry })) }));
-        for (const s of r.Successful ?? []) sent.set(Number(s.Id), s.MessageId ?? "");
-        for (const f of r.Failed ?? []) sendFailed.set(Number(f.Id), `SQS refused it (${f.Code ?? "error"}${f.Message ? `: ${f.Message}` : ""})`);
-      }
-    } catch (e) {
-      const be = c.err(e, target.name);
-      if (be.kind === "unreachable" || be.kind === "auth" || be.kind === "throttled") fatal = be;
-      live.forEach((_, i) => sendFailed.set(i, `${errText(be)}. If the request reached SQS before it failed, a copy tagged with this letter's x-dlq-replay-id may be in "${target.name}" too`));
-    }
-    // Delete only what was sent.
+    const delivered = await step.deliver(live);
+    if (delivered.fatal) fatal = delivered.fatal;
+    // Delete only what was delivered.
     const deleteFailed = new Map<number, string>();
-    const toDelete = live.map((b, i) => ({ b, i })).filter(({ i }) => sent.has(i));
+    const toDelete = live.map((b, i) => ({ b, i })).filter(({ i }) => delivered.results[i].ok);
     if (toDelete.length) {
       try {
-        const r = await c.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: toDelete.map(({ b, i }) => ({ Id: String(i), ReceiptHandle: handle(b.f) })) }));
+        const r = await c.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: d.url, Entries: toDelete.map(({ b, i }) => ({ Id: String(i), ReceiptHandle: handle(b.f) })) }));
         for (const f of r.Failed ?? []) deleteFailed.set(Number(f.Id), f.Code ?? "error");
       } catch (e) {
         const be = c.err(e);
@@ -493,25 +515,18 @@ async function* moveFound(
     }
     const release: string[] = [];
     live.forEach((b, i) => {
-      const replay = b.f.w.req.markers.replayId;
-      if (sent.has(i) && !deleteFailed.has(i)) {
+      const r = delivered.results[i];
+      if (r.ok && !deleteFailed.has(i)) {
         holds.forget(handle(b.f));
-        results.push(out(b.f, "moved", dest, null));
-      } else if (sent.has(i)) {
+        results.push(out(b.f, "done", b.destination, null));
+      } else if (r.ok) {
         holds.forget(handle(b.f));
-        breakGroup(b.f, "it is now in both queues");
-        results.push(
-          out(
-            b.f,
-            "failed",
-            dest,
-            `Sent to "${target.name}" (new MessageId ${sent.get(i)}), but SQS did not delete it from the DLQ (${deleteFailed.get(i)}): its receipt handle had expired. The letter is now in both queues; the copy in "${target.name}" carries x-dlq-replay-id ${replay}. Nothing is lost; check before redriving it again.`,
-          ),
-        );
+        breakGroup(b.f, "it is now in two places");
+        results.push(out(b.f, "failed", b.destination, step.notDeleted(b, r.note, deleteFailed.get(i)!)));
       } else {
         release.push(handle(b.f));
-        breakGroup(b.f, "its send failed");
-        results.push(out(b.f, "failed", dest, `Not sent to "${target.name}": ${sendFailed.get(i) ?? "unknown error"}. The letter stays in the DLQ.`));
+        breakGroup(b.f, `it could not be ${step.past}`);
+        results.push(out(b.f, "failed", b.destination, r.reason));
       }
     });
     await holds.release(release);
@@ -519,34 +534,178 @@ async function* moveFound(
   };
 
   const batchSize = Math.max(1, Math.min(10, c.sendBatchSize ?? 10));
-  let pending: Ready[] = [];
+  let pending: Array<Ready<R, P>> = [];
   let pendingBytes = 0;
   const flush = async () => {
     const b = pending;
     pending = [];
     pendingBytes = 0;
-    return b.length ? sendBatch(b) : [];
+    return b.length ? deliverBatch(b) : [];
   };
   for (const f of found) {
     if (signal?.aborted) break;
     await holds.extendIfDue();
     const p = await prepare(f);
     if ("done" in p) {
-      if (p.done.result.outcome !== "moved") breakGroup(f, p.done.result.outcome === "checksum_mismatch" ? "its checksum did not match" : "it could not be sent");
+      breakGroup(f, p.why);
       await holds.release([handle(f)]);
       yield p.done;
       continue;
     }
-    // FIFO: one at a time, in order. Standard: batches of up to 10 for one target, within the batch size limit.
-    const size = entrySize(p.entry);
-    if (pending.length && (pending[0].target.url !== p.target.url || pending.length >= batchSize || pendingBytes + size > c.maxBatchBytes)) {
+    // FIFO: one at a time, in order. Otherwise batches of up to 10 of one key, within the batch size limit.
+    if (pending.length && (pending[0].batchKey !== p.batchKey || pending.length >= batchSize || pendingBytes + p.size > c.maxBatchBytes)) {
       for (const r of await flush()) yield r;
       if (signal?.aborted) break;
     }
     pending.push(p);
-    pendingBytes += size;
-    if (p.target.fifo || dlqFifo) for (const r of await flush()) yield r;
+    pendingBytes += p.size;
+    if (p.single || d.dlqFifo) for (const r of await flush()) yield r;
   }
   if (!signal?.aborted) for (const r of await flush()) yield r;
-  // Whatever was prepared but not sent (aborted) is released by the caller's releaseAll.
+  // Whatever was prepared but not delivered (aborted) is released by the caller's releaseAll.
+}
+
+// ---------------------------------------------------------------------------------------------
+// Move: deliver = SendMessage(Batch) to the target.
+
+export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
+  // Targets by name (and account), resolved once per move.
+  const targets = new Map<string, Promise<Resolved>>();
+  const resolve = (name: string, account?: string): Promise<Resolved> => {
+    const key = `${account ?? ""}/${name}`;
+    let p = targets.get(key);
+    if (!p) {
+      p = (async (): Promise<Resolved> => {
+        try {
+          const url = await c.urlOf(name, account);
+          return { ok: true, target: { name, url, fifo: isFifoQueue(name, await c.queueAttrs(name, url)) } };
+        } catch (e) {
+          const be = e instanceof BrokerError ? e : c.err(e, name);
+          if (be.kind === "not_found") return { ok: false, reason: `The origin queue "${name}" does not exist (it may have been deleted): the letter stays in the DLQ. Pick another target.` };
+          throw be;
+        }
+      })();
+      targets.set(key, p);
+    }
+    return p;
+  };
+  type Send = { target: Target; entry: Omit<SendMessageBatchRequestEntry, "Id"> };
+
+  return forRequestedSqsLetters<MoveRequest, Send, MoveResult>(
+    c,
+    dlq,
+    requests,
+    opts.signal,
+    {
+      past: "moved",
+      heldGroups: new Set(opts.heldKeys ?? []),
+      keepsGroupOrder: true,
+      // Explicit targets must exist before anything is received.
+      async before(d) {
+        for (const name of new Set(requests.flatMap((r) => (r.target.kind === "queue" ? [r.target.name] : [])))) {
+          const r = await resolve(name);
+          if (!r.ok) throw new BrokerError("not_found", { userMessage: `The target queue "${name}" does not exist on this connection (region ${d.dlqArn?.region || c.region}). Nothing was moved: check the name, or create the queue first.` });
+        }
+      },
+      async prepare(f, d) {
+        let r: Resolved;
+        if (f.w.req.target.kind === "queue") r = await resolve(f.w.req.target.name);
+        else {
+          const o = originFor(f.m, d.summary.origins, d.dlqArn, c.region);
+          r = "reason" in o ? { ok: false, reason: o.reason } : await resolve(o.name, o.account);
+        }
+        if (!r.ok) return { stays: { reason: r.reason, destination: null } };
+        const s = sendEntryFor(f.m, f.w.req.markers, r.target, d.dlqFifo);
+        if ("reason" in s) return { stays: { reason: s.reason, destination: `queue ${r.target.name}` } };
+        return { batchKey: r.target.url, single: r.target.fifo, size: entrySize(s.entry), payload: { target: r.target, entry: s.entry }, destination: `queue ${r.target.name}` };
+      },
+      async deliver(live) {
+        const target = live[0].payload.target;
+        const sent = new Map<number, string>(); // index → new MessageId
+        const sendFailed = new Map<number, string>();
+        let fatal: BrokerError | null = null;
+        try {
+          if (target.fifo || live.length === 1) {
+            const r = await c.sqs.send(new SendMessageCommand({ QueueUrl: target.url, ...live[0].payload.entry }));
+            sent.set(0, r.MessageId ?? "");
+          } else {
+            const r = await c.sqs.send(new SendMessageBatchCommand({ QueueUrl: target.url, Entries: live.map((b, i) => ({ Id: String(i), ...b.payload.entry })) }));
+            for (const s of r.Successful ?? []) sent.set(Number(s.Id), s.MessageId ?? "");
+            for (const f of r.Failed ?? []) sendFailed.set(Number(f.Id), `SQS refused it (${f.Code ?? "error"}${f.Message ? `: ${f.Message}` : ""})`);
+          }
+        } catch (e) {
+          const be = c.err(e, target.name);
+          if (be.kind === "unreachable" || be.kind === "auth" || be.kind === "throttled") fatal = be;
+          live.forEach((_, i) => sendFailed.set(i, `${errText(be)}. If the request reached SQS before it failed, a copy tagged with this letter's x-dlq-replay-id may be in "${target.name}" too`));
+        }
+        return {
+          fatal,
+          results: live.map((_, i): Delivered => (sent.has(i) ? { ok: true, note: sent.get(i)! } : { ok: false, reason: `Not sent to "${target.name}": ${sendFailed.get(i) ?? "unknown error"}. The letter stays in the DLQ.` })),
+        };
+      },
+      notDeleted: (b, newMessageId, code) =>
+        `Sent to "${b.payload.target.name}" (new MessageId ${newMessageId}), but SQS did not delete it from the DLQ (${code}): its receipt handle had expired. The letter is now in both queues; the copy in "${b.payload.target.name}" carries x-dlq-replay-id ${b.f.w.req.markers.replayId}. Nothing is lost; check before redriving it again.`,
+    },
+    (s) => ({ letterId: s.req.letterId, outcome: s.outcome === "done" ? "moved" : s.outcome, destination: s.destination, reason: s.reason, orderingKey: s.orderingKey }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Remove (discard): deliver = hand the complete copy to beforeRemove, one letter at a time.
+
+/** Everything `republish` needs besides the body: message attributes, AWSTraceHeader, FIFO ids. */
+export interface SqsEnvelope {
+  messageId: string | null;
+  /** As ReceiveMessage gave them; BinaryValue as base64. */
+  attributes: Record<string, { DataType: string; StringValue?: string; BinaryValue?: string }>;
+  awsTraceHeader: string | null;
+  messageGroupId: string | null;
+  messageDeduplicationId: string | null;
+  /** The system attributes as received (SentTimestamp, ApproximateReceiveCount, DeadLetterQueueSourceArn ...): for the record only. */
+  system: Record<string, string>;
+}
+
+export function envelopeOf(m: Message): SqsEnvelope {
+  const sys = (m.Attributes ?? {}) as Record<string, string>;
+  const attributes: SqsEnvelope["attributes"] = {};
+  for (const [k, v] of Object.entries(m.MessageAttributes ?? {})) {
+    attributes[k] = { DataType: v.DataType ?? "String", ...(v.StringValue !== undefined ? { StringValue: v.StringValue } : {}), ...(v.BinaryValue !== undefined ? { BinaryValue: b64(v.BinaryValue) } : {}) };
+  }
+  return { messageId: m.MessageId ?? null, attributes, awsTraceHeader: sys.AWSTraceHeader ?? null, messageGroupId: sys.MessageGroupId ?? null, messageDeduplicationId: sys.MessageDeduplicationId ?? null, system: sys };
+}
+
+export function removeSqsLetters(c: SqsMoveContext, dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncIterable<RemoveResult> {
+  return forRequestedSqsLetters<RemoveRequest, null, RemoveResult>(
+    c,
+    dlq,
+    requests,
+    opts.signal,
+    {
+      past: "discarded",
+      heldGroups: new Set(),
+      keepsGroupOrder: false,
+      async prepare() {
+        return { batchKey: "dlq", single: false, size: 0, payload: null, destination: null };
+      },
+      async deliver(live) {
+        // One letter at a time, never concurrently; the deletes of the batch go together afterwards.
+        const results: Delivered[] = [];
+        for (const b of live) {
+          const m = b.f.m;
+          const letter = toLetter(m, b.f.w.req.letterId, 0, c.letterOptions?.() ?? { soleSource: null, configOrigin: null });
+          const envelope = encodeEnvelope<SqsEnvelope>("sqs", Buffer.from(m.Body ?? "", "utf8"), envelopeOf(m));
+          try {
+            await opts.beforeRemove({ letterId: b.f.w.req.letterId, letter, envelope });
+            results.push({ ok: true, note: "" });
+          } catch (e) {
+            results.push({ ok: false, reason: beforeRemoveFailure(e) });
+          }
+        }
+        return { results, fatal: null };
+      },
+      notDeleted: (_b, _note, code) =>
+        `Its copy is in the archive, but SQS did not delete it from the DLQ (${code}): its receipt handle had expired. It is still in the DLQ as well; discard it again to remove it.`,
+    },
+    (s) => ({ letterId: s.req.letterId, outcome: s.outcome === "done" ? "removed" : s.outcome, reason: s.reason }),
+  );
 }
