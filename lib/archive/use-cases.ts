@@ -264,6 +264,17 @@ export async function restoreArchived(actor: Actor, meta: RequestMeta, input: un
       done.map((o) => o.reason),
       operationId,
     );
+    // Letters back under their old id (RabbitMQ, Kafka) are live in the triage index again at once;
+    // a letter with a new id (SQS) is indexed by the next scan.
+    const back = done.filter((o) => o.outcome === "restored").map((o) => o.newLetterId ?? o.letterId);
+    if (back.length) {
+      await db.$executeRawUnsafe(
+        `UPDATE triage_letters SET gone_at = NULL, handled_outcome = NULL WHERE connection_id = $1 AND queue = $2 AND letter_id = ANY($3::text[])`,
+        connectionId,
+        queue,
+        back,
+      );
+    }
     outcomes.push(...done);
   }
 

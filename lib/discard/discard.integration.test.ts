@@ -261,6 +261,8 @@ describe("discard on RabbitMQ", () => {
     }
     const list = await listArchive(actors.viewer, meta(), { filter: { connectionId: CONN, queue: dlq } });
     expect(list.rows.every((r) => r.restoreState === "restored" && r.restoredBy === actors.admin.email && r.restoredAt && r.restoreReason === "Discarded by mistake (ORD-9)")).toBe(true);
+    const live = await getDb().$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL`, CONN, dlq);
+    expect(live[0].n).toBe(3); // back in the index's live set without a rescan
     const again = await restoreArchived(actors.admin, meta(), { ids: [ids[0]], reason: "again" });
     expect(again).toMatchObject({ restored: 0, skipped: 1 });
     expect(await kit.depth(dlq)).toBe(3);
