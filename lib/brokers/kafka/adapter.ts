@@ -44,6 +44,9 @@ export const KAFKA_CAPABILITIES: BrokerCapabilities = {
   perLetterRemoval: false,
   nativeBulkMove: false,
   orderedKeys: true,
+  republishLimits: [
+    "A record deleted by retention since its discard is produced again: new offset, and the time of the undo as its timestamp (key, value and headers as they were). A record still in the log is restored as it is.",
+  ],
 };
 
 export const KAFKA_VOCABULARY: BrokerVocabulary = { queue: "topic", letterId: "offset", origin: "original topic" };

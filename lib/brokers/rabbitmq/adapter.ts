@@ -44,6 +44,7 @@ export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   perLetterRemoval: true,
   nativeBulkMove: true,
   orderedKeys: false,
+  republishLimits: ["An undone discard goes to the back of the DLQ, with delivery-mode 2 (persistent); every other property and header is as it was."],
 };
 
 export const RABBITMQ_VOCABULARY: BrokerVocabulary = { queue: "queue", letterId: "message id", origin: "origin queue" };

@@ -51,6 +51,10 @@ export function sqsCapabilities(c: SqsConnectionConfig): BrokerCapabilities {
     binaryBodies: false,
     maxBodyBytes: c.maxMessageBytes ?? (c.endpoint ? 256 * 1024 : 1024 * 1024),
     producerMessageIds: false,
+    republishLimits: [
+      "SQS gives an undone letter a new MessageId (the old one stays in the archive), and sets SentTimestamp, ApproximateReceiveCount and DeadLetterQueueSourceArn anew.",
+      "It goes to the back of the DLQ.",
+    ],
   };
 }
 
