@@ -159,7 +159,12 @@ describe("discard on RabbitMQ", () => {
   it("leaves a letter that changed since it was indexed (checksum mismatch) in the DLQ", async () => {
     const { dlq } = await seeded(4);
     await getDb().$executeRawUnsafe(`UPDATE triage_letters SET sha256 = repeat('0', 64) WHERE connection_id = $1 AND queue = $2 AND message_id = 'm-2'`, CONN, dlq);
-    const job = await start(dlq, { kind: "filter", filter: {} });
+    // The whole group (all four letters share the exception class), as the triage page's group link names it.
+    const [g] = await getDb().$queryRawUnsafe<Array<{ group_key: string }>>(`SELECT group_key FROM triage_groups WHERE connection_id = $1 AND queue = $2`, CONN, dlq);
+    const byGroup = await planDiscard(actors.admin, meta(), { connectionId: CONN, queue: dlq, selection: { kind: "group", groupKey: g.group_key } });
+    expect(byGroup).toMatchObject({ count: 4, scope: `group ${g.group_key}` });
+    expect((await planDiscard(actors.admin, meta(), { connectionId: CONN, queue: dlq, selection: { kind: "group", groupKey: "no-such-group" } })).count).toBe(0);
+    const job = await start(dlq, { kind: "group", groupKey: g.group_key });
     await worker().runOnce();
     expect(await ledger(job.id)).toEqual({ "m-0": "discarded", "m-1": "discarded", "m-2": "checksum_mismatch", "m-3": "discarded" });
     const left = await peek(dlq, 1);
