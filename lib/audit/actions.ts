@@ -31,6 +31,7 @@ export const AUDIT_ACTIONS = {
   "redrive.sample_verdict": "A redrive sample was watched",
   "redrive.bulk_start": "Started the rest of a redrive",
   "redrive.auto_pause": "A redrive paused itself",
+  "redrive.auto_resume": "A redrive resumed itself (its broker answers again)",
   "redrive.finished": "A redrive ended",
   "redrive.pause": "Paused a redrive",
   "redrive.resume": "Resumed a redrive",

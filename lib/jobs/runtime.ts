@@ -2,6 +2,7 @@ import "server-only";
 import { deleteExpiredLetters, retentionDays } from "@/lib/triage/index-store";
 import { sweepArchive } from "@/lib/archive/retention";
 import { discardHandler } from "@/lib/discard/handler";
+import { resumeReachable } from "@/lib/redrive/auto-resume";
 import { redriveHandler } from "@/lib/redrive/handler";
 import { scanHandler } from "@/lib/triage/scan";
 import { JobWorker } from "./worker";
@@ -27,6 +28,18 @@ export function startJobWorker(): JobWorker | null {
         run: async () => {
           const n = await deleteExpiredLetters(retentionDays());
           if (n > 0) console.log(`[triage] retention: deleted ${n} index rows of letters gone over ${retentionDays()} days ago`);
+        },
+      },
+      {
+        // Redrives that paused because their broker went away resume once it answers again.
+        name: "redrive-auto-resume",
+        everyMs: Number(process.env.DLQ_REDRIVE_AUTO_RESUME_MS) > 0 ? Number(process.env.DLQ_REDRIVE_AUTO_RESUME_MS) : 10_000,
+        run: async () => {
+          const ids = await resumeReachable();
+          if (ids.length > 0) {
+            console.log(`[redrive] resumed ${ids.length} redrive(s) whose broker answers again`);
+            store.worker?.wake();
+          }
         },
       },
       {

@@ -12,7 +12,8 @@ import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
 import { redriveHandler } from "./handler";
-import { getRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "./use-cases";
+import { resumeReachable } from "./auto-resume";
+import { getRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "./use-cases";
 
 /**
  * The broker going away in the middle of a redrive, on the real RabbitMQ but without stopping it
@@ -99,9 +100,9 @@ const ledgerStates = async (jobId: string) =>
 
 describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)", () => {
   it(
-    "letters that failed because the broker went away are retried on resume; letters refused by a reachable broker stay failed",
+    "letters that failed because the broker went away are retried on resume; letters refused by a reachable broker stay failed; the job resumes by itself once the broker answers (unless an operator pinned it)",
     async () => {
-      const n = 1200;
+      const n = 600;
       // One DLQ fed by two work queues: 3 letters from a queue deleted afterwards (their origin is
       // gone, so RabbitMQ returns them as unroutable: the letters' own failure), then n letters.
       const dlq = await kit.queue(kit.name("dlq"));
@@ -125,10 +126,10 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
       const selection = { kind: "filter", filter: {} };
       const preview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection });
       expect(preview.count).toBe(n + 3);
-      // A rate high enough that the first bulk batch (1,000 letters) is still moving when the proxy freezes.
-      const r = await startRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, fix: "broker away test", confirmedCount: n + 3, watchSeconds: 1, sample: { count: 5 }, rate: 2000 });
+      // A rate high enough that the first bulk batch (500 letters) is still moving when the proxy freezes.
+      const r = await startRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, fix: "broker away test", confirmedCount: n + 3, watchSeconds: 1, sample: { count: 5 }, rate: 1000 });
       const worker = () =>
-        new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => adapter, returnCheckMs: 60_000 }) }, owner: `ba-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [r.id] } });
+        new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => adapter, returnCheckMs: 60_000, verifyGraceMs: 1000 }) }, owner: `ba-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [r.id] } });
 
       // Sample: the 3 unroutable letters fail on a reachable broker (the check after the batch
       // finds it answering), so they stay failed; the 2 others move.
@@ -141,14 +142,15 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
 
       await startBulk(operator, meta(), { jobId: r.id });
       const running = worker().runOnce();
-      while ((await kit.depth(source)) < 200) await sleep(5);
+      while ((await kit.depth(source)) < 100) await sleep(5);
       proxy.freeze(); // publishes go on until the mover's in-flight window is full, none is confirmed
       await sleep(300);
       await proxy.cut();
       await running;
       const paused = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
       expect(paused.state).toBe("paused");
-      expect(paused.pauseReason).toMatch(/^Paused: .*cannot be reached.*resume when the broker is back\.$/s);
+      expect(paused.pauseReason).toMatch(/^Paused: .*cannot be reached.*still in the DLQ; the redrive resumes by itself once the broker answers again/s);
+      expect(paused.progress).toMatchObject({ autoResume: true });
       const mid = await ledgerStates(r.id);
       expect(mid.failed).toBe(3); // only the letters' own failures
       expect(mid.missing ?? 0).toBe(0);
@@ -156,8 +158,27 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
       expect(waiting).toBeGreaterThan(0); // unconfirmed when the broker went: back to pending, not failed
       expect(await getDb().auditEvent.count({ where: { operationId: r.id, scope: "letter", outcome: "failure" } })).toBe(3); // the unroutable ones; nothing yet for the others
 
+      // Not resumed while the broker does not answer; an operator can pin it paused.
+      const auto = () => resumeReachable({ adapterFor: () => adapter, jobIds: [r.id] });
+      expect(await auto()).toEqual([]);
+      await pauseRedrive(operator, meta(), { jobId: r.id });
       await proxy.restore();
+      expect(await auto()).toEqual([]); // pinned: the broker answers, but an operator said wait
+      expect((await jobStore().get(r.id))!.state).toBe("paused");
       await resumeRedrive(operator, meta(), { jobId: r.id });
+
+      // Gone again later in the job: this time it resumes by itself once the broker answers.
+      const again = worker().runOnce();
+      while ((await kit.depth(source)) < 350) await sleep(5);
+      proxy.freeze();
+      await sleep(300);
+      await proxy.cut();
+      await again;
+      expect((await jobStore().get(r.id))!.state).toBe("paused");
+      expect(await auto()).toEqual([]);
+      await proxy.restore();
+      expect(await auto()).toEqual([r.id]);
+      expect(await getDb().auditEvent.count({ where: { operationId: r.id, action: "redrive.auto_resume", actorEmail: "system" } })).toBe(1);
       await worker().runOnce();
       expect((await jobStore().get(r.id))!.state).toBe("succeeded");
       expect(await ledgerStates(r.id)).toEqual({ moved: n, failed: 3 });
@@ -169,7 +190,7 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
       expect(inDlq.map((m) => m.messageId).sort()).toEqual(["u-0", "u-1", "u-2"]);
       const ids = new Set(atOrigin.map((m) => m.messageId));
       expect(ids.size).toBe(n); // none lost
-      expect(atOrigin.length - n).toBeLessThanOrEqual(IN_FLIGHT); // duplicates: copies confirmed by the broker whose confirm never arrived
+      expect(atOrigin.length - n).toBeLessThanOrEqual(2 * IN_FLIGHT); // duplicates: copies confirmed by the broker whose confirm never arrived (two outages)
       const rows = await getDb().redriveLetter.findMany({ where: { jobId: r.id }, select: { messageId: true, replayId: true } });
       const replayOf = new Map(rows.map((x) => [x.messageId, x.replayId]));
       expect(atOrigin.filter((m) => m.redriveId !== r.id || m.replayId !== replayOf.get(m.messageId))).toEqual([]); // all tagged, a duplicate with its letter's replay id

@@ -37,17 +37,35 @@ export async function pauseSelf(db: Db, jobId: string, owner: string, reason: st
   return true;
 }
 
+/**
+ * A redrive paused because its broker went away resumes by itself once the broker answers
+ * (`progress.autoResume`, set by the handler). An operator who wants it to stay paused pins it:
+ * it then waits for an explicit resume. Returns false when it was not such a job.
+ */
+export async function pinPaused(db: Db, jobId: string, reason: string): Promise<boolean> {
+  const n = await db.$executeRawUnsafe(
+    `UPDATE jobs SET progress = jsonb_set(jsonb_set(progress, '{autoResume}', 'false'), '{pauseReason}', to_jsonb($2::text))
+     WHERE id = $1::uuid AND state = 'paused' AND progress->>'autoResume' = 'true'`,
+    jobId,
+    reason,
+  );
+  if (n !== 1) return false;
+  await db.redrivePlan.update({ where: { jobId }, data: { pauseReason: reason } });
+  return true;
+}
+
 /** Operator's pause: a running job pauses at its next batch (or during its watch). */
 export async function requestPause(db: Db, jobId: string, reason: string): Promise<void> {
   await db.redrivePlan.update({ where: { jobId }, data: { pauseRequested: true, pauseReason: reason } });
 }
 
 /** paused → running with an expired lease: the next claim (any console) resumes it from the ledger. */
-export async function resumeJob(db: Db, jobId: string, opts: { resetBreaker: boolean }): Promise<boolean> {
+export async function resumeJob(db: Db, jobId: string, opts: { resetBreaker: boolean; onlyIfAutoResume?: boolean }): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
     `UPDATE jobs SET state = 'running', lease_owner = NULL, lease_expires_at = now() - interval '1 millisecond'
-     WHERE id = $1::uuid AND state = 'paused' AND NOT cancel_requested`,
+     WHERE id = $1::uuid AND state = 'paused' AND NOT cancel_requested AND (NOT $2 OR progress->>'autoResume' = 'true')`,
     jobId,
+    opts.onlyIfAutoResume ?? false,
   );
   if (n !== 1) return false;
   await db.redrivePlan.update({

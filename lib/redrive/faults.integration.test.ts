@@ -11,7 +11,8 @@ import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
 import { redriveHandler } from "./handler";
-import { getRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "./use-cases";
+import { resumeReachable } from "./auto-resume";
+import { getRedrive, planRedrive, startBulk, startRedrive } from "./use-cases";
 
 /**
  * Fault tests of the redrive engine on the real RabbitMQ (`npm run test:faults`, a vitest project of
@@ -20,7 +21,8 @@ import { getRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from 
  *    the bulk stage, restart, finish: counted over the broker.
  *  - two worker processes on one job at once (its lease taken over three times).
  *  - RabbitMQ stopped and started (`rabbitmqctl stop_app` / `start_app`) mid-job: the job pauses
- *    with the broker's reason; resumed, it retries what failed while the broker was away.
+ *    with the broker's reason; once the broker answers it resumes by itself and retries what
+ *    failed while the broker was away.
  * Every worker here claims only its own job (JobWorker `scope`), so jobs left by other test files
  * in a reused database are never picked up.
  * CI size: FAULT_RUNS × FAULT_LETTERS (default 2 × 2,000); the full 5 × 10,000 by hand:
@@ -40,12 +42,24 @@ const rabbitmqctl = (...args: string[]) => execFileSync("rabbitmqctl", args, { s
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const children = new Set<ChildProcess>();
 
+/**
+ * Leftovers as a reused database has them (other files' jobs): a queued redrive and one whose
+ * holder died (lease expired), both older than every job of this file. No worker here may take them.
+ */
+const decoys: string[] = [];
+
 beforeAll(async () => {
   const u = await createUser({ email: `op-${randomUUID().slice(0, 8)}@faults.test`, role: "operator", password: "a-long-enough-password" });
   operator = { id: u.id, email: u.email, name: null, role: "operator" };
+  for (const state of ["queued", "running"]) {
+    const j = await jobStore().enqueue({ kind: "redrive", connectionId: CONN, queue: `decoy-${randomUUID().slice(0, 8)}` });
+    if (state === "running") await getDb().$executeRawUnsafe(`UPDATE jobs SET state = 'running', lease_owner = 'long-gone', lease_expires_at = now() - interval '1 hour' WHERE id = $1::uuid`, j.id);
+    decoys.push(j.id);
+  }
 });
 afterAll(async () => {
   for (const c of children) c.kill("SIGKILL");
+  await getDb().$executeRawUnsafe(`UPDATE jobs SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, finished_at = now() WHERE id = ANY($1::uuid[])`, decoys);
   // The kit's channel may have died with the broker (stop_app): let it open a new one for the cleanup.
   Object.assign(kit as unknown as Record<string, unknown>, { ch: null, conn: null });
   await kit.cleanup();
@@ -212,6 +226,9 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
       const { dlq, source, jobId } = await readyForBulk(N);
       const [a, b] = await Promise.all([workerProcess("replica-a", jobId), workerProcess("replica-b", jobId)]);
       const owners = new Set<string>();
+      const t0 = Date.now();
+      const takeoversAt: number[] = [];
+      let secs = 0;
       try {
         // Three times during the bulk stage, the lease is made to expire under its holder (as after a
         // long GC pause or a network partition): the other process takes the job over at once.
@@ -220,9 +237,11 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
           const j = (await jobStore().get(jobId))!;
           if (j.leaseOwner) owners.add(j.leaseOwner);
           await getDb().$executeRawUnsafe(`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid AND state = 'running'`, jobId);
+          takeoversAt.push((Date.now() - t0) / 1000);
           await sleep(300);
         }
         const done = await waitDone(jobId);
+        secs = (Date.now() - t0) / 1000;
         if (done.leaseOwner) owners.add(done.leaseOwner);
         expect(done.state).toBe("succeeded");
       } finally {
@@ -230,7 +249,7 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
       }
       const states = await ledgerStates(jobId);
       const c = await countOverBroker(jobId, dlq, source, N);
-      console.log(`[faults] two processes: ${JSON.stringify({ owners: owners.size, ledger: states, ...c })}`);
+      console.log(`[faults] two processes: ${JSON.stringify({ owners: owners.size, ledger: states, ...c, takeoversAt, secs })}`);
       expect(c.lost).toBe(0);
       expect(states).toEqual({ moved: N });
       expect(c.untagged).toBe(0);
@@ -247,7 +266,7 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
   );
 
   it(
-    "RabbitMQ stop_app mid-bulk: the job pauses saying the broker cannot be reached; resumed after start_app it retries the letters that failed meanwhile and finishes with every letter at its origin",
+    "RabbitMQ stop_app mid-bulk: the job pauses saying the broker cannot be reached; after start_app it resumes by itself, retries the letters that failed meanwhile and finishes with every letter at its origin",
     async () => {
       const n = 1500;
       const letters = Array.from({ length: n }, (_, i) => ({ body: new TextEncoder().encode(`{"order":${i}}`), messageId: `m-${i}`, headers: { "x-exception-class": "java.net.SocketTimeoutException" } }));
@@ -271,7 +290,8 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
         await running;
         const v = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
         expect(v.state).toBe("paused");
-        expect(v.pauseReason).toMatch(/^Paused: .*cannot be reached.*still in the DLQ; resume when the broker is back\.$/s);
+        expect(v.pauseReason).toMatch(/^Paused: .*cannot be reached.*still in the DLQ; the redrive resumes by itself once the broker answers again/s);
+        expect(await resumeReachable({ jobIds: [r.id] })).toEqual([]); // not while the broker is down
         paused = await ledgerStates(r.id);
       } finally {
         rabbitmqctl("start_app");
@@ -282,8 +302,8 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
       expect(paused.missing ?? 0).toBe(0);
       expect((paused.pending ?? 0) + (paused.interrupted ?? 0)).toBeGreaterThan(0);
 
-      // Resumed by the operator (nothing resumes it by itself); the adapter reconnects.
-      await resumeRedrive(operator, meta(), { jobId: r.id });
+      // Resumed by itself once the broker answers (the console's worker runs this every 10 s); the adapter reconnects.
+      expect(await resumeReachable({ jobIds: [r.id] })).toEqual([r.id]);
       await worker().runOnce();
       expect((await jobStore().get(r.id))!.state).toBe("succeeded");
       const states = await ledgerStates(r.id);
@@ -297,4 +317,10 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
     },
     180_000,
   );
+
+  it("leaves other tests' jobs alone: the leftover queued job and the one whose holder died were never claimed", async () => {
+    const [queued, orphan] = await Promise.all(decoys.map(async (id) => (await jobStore().get(id))!));
+    expect(queued).toMatchObject({ state: "queued", attempts: 0, leaseOwner: null });
+    expect(orphan).toMatchObject({ state: "running", attempts: 0, leaseOwner: "long-gone" });
+  });
 });

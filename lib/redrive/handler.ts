@@ -18,6 +18,7 @@ import {
   flushAudit,
   claimNext,
   claimMissing,
+  confirmUnconfirmed,
   countMoving,
   failedKeys,
   interruptMoving,
@@ -84,6 +85,8 @@ class RedriveRun {
   /** When this run started, and whether it took the job over from a holder that may still run. */
   private runStartedAt = 0;
   private tookOver = false;
+  /** When a letter was last found not in the DLQ after an interrupted attempt (0: not in this run). */
+  private lastUnconfirmedAt = 0;
   /** Ordering keys of letters that failed earlier in this job: their later letters are held back (MoveOptions.heldKeys). */
   private heldKeys = new Set<string>();
   /** The previous bulk batch's ledger and audit writes, running while the next batch moves. */
@@ -131,7 +134,7 @@ class RedriveRun {
       if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the redrive resumes from its ledger when a console runs again." });
       // The broker is away: pause (resumable) rather than fail, and say so.
       if (isBrokerAway(e)) {
-        return this.pause(`Paused: ${e.userMessage} Letters not yet confirmed are still in the DLQ; resume when the broker is back.`);
+        return this.pause(`Paused: ${e.userMessage} Letters not yet confirmed are still in the DLQ; the redrive resumes by itself once the broker answers again (or resume it then).`, true);
       }
       throw e;
     }
@@ -237,24 +240,32 @@ class RedriveRun {
   }
 
   /**
-   * Final verification before the job can finish: letters reported "missing" are asked for again.
-   * "Missing" is only final when the letter really is not in the DLQ; a run that took the job over
-   * while the previous holder still had letters unacked (RabbitMQ: invisible to other readers)
-   * sees them as missing although they go back to the DLQ when that holder lets go. So: one pass at
-   * once; after a takeover, passes until the previous holder's lease has surely run out (it stops
-   * within a third of the lease), and again while a pass still finds letters. Paced by the job's
-   * token bucket. A letter found again moves now (or fails with its reason, staying in the DLQ).
+   * Final verification before the job can finish: letters reported "missing" or "unconfirmed" are
+   * asked for again. Not being in the DLQ is only final when the letter really is gone; a run that
+   * took the job over while the previous holder still had letters unacked (RabbitMQ: invisible to
+   * other readers), or that asked right after an interruption, before the broker had requeued the
+   * dead connection's letters, sees them as gone although they come back. So: the first pass no
+   * sooner than a settling delay (the grace) after the last letter found "unconfirmed"; after a
+   * takeover, passes until the previous holder has surely stopped; and again while a pass still
+   * finds letters. Paced by the job's token bucket. A letter found again moves now (or fails with
+   * its reason, staying in the DLQ). Then what is still "unconfirmed" is recorded as moved
+   * ("confirmed after restart", ledger.ts "Interrupted attempts").
    */
   private async verifyMissing(bucket: TokenBucket, size: number) {
     const deadline = this.tookOver ? this.runStartedAt + this.graceMs() : 0;
+    const gone = () => this.counts.missing + this.counts.unconfirmed;
     let recovered = 0;
-    for (let pass = 0; pass < 8 && this.counts.missing > 0; pass++) {
+    for (let pass = 0; pass < 8 && gone() > 0; pass++) {
+      if (pass === 0 && this.counts.unconfirmed > 0 && this.lastUnconfirmedAt > 0) {
+        const settle = this.lastUnconfirmedAt + this.graceMs() - this.d.clock.now();
+        if (settle > 0) await this.d.clock.sleep(settle, this.ctx.signal);
+      }
       if (pass > 0) {
         const wait = deadline - this.d.clock.now();
         if (wait <= 0 && recovered === 0) break;
         await this.d.clock.sleep(Math.max(250, wait), this.ctx.signal);
       }
-      const before = this.counts.missing;
+      const before = gone();
       let afterSeq = 0;
       for (;;) {
         await this.control();
@@ -264,8 +275,10 @@ class RedriveRun {
         afterSeq = rows[rows.length - 1].seq;
         await this.moveBatch(rows, "bulk", false, new Map(rows.map((r) => [r.letterId, r.reason])));
       }
-      recovered = before - this.counts.missing;
+      recovered = before - gone();
     }
+    const parking = this.plan.parking as Parking;
+    if ((await confirmUnconfirmed(this.db, this.plan.jobId, this.plan.redriveLimit, parking.kind === "queue")) > 0) await flushAudit(this.db, this.audit);
     // The previous holder may have written outcomes meanwhile: the ledger's counts are the truth.
     this.counts = await countStates(this.db, this.plan.jobId);
   }
@@ -328,7 +341,7 @@ class RedriveRun {
       broken = e;
       brokerAway = isBrokerAway(e);
     }
-    if (!broken && settled.some((s) => s.state === "failed" || s.state === "missing")) {
+    if (!broken && settled.some((s) => s.state === "failed" || s.state === "missing" || s.state === "unconfirmed")) {
       // Failures on a broker that has just gone away are not the letters' fault: ask it.
       try {
         await this.adapter.ping();
@@ -340,6 +353,11 @@ class RedriveRun {
     if (brokerAway) {
       const why = (broken as BrokerError).userMessage;
       for (const s of settled) {
+        if (s.state === "unconfirmed") {
+          // Not found while the broker was going away says nothing: still an interrupted attempt.
+          Object.assign(s, { state: "interrupted", reason: null, destination: null });
+          continue;
+        }
         if (s.state !== "failed" && s.state !== "missing") continue;
         s.reason = `Not confirmed: the broker could not be reached during the attempt (${why}) It is still in the DLQ and is tried again when the job resumes; a copy that reached the target unconfirmed carries the same replay id.`;
         s.state = "pending";
@@ -351,13 +369,15 @@ class RedriveRun {
       for (const s of settled) if (s.state === "missing" && missingReasons.get(s.letterId)) s.reason = missingReasons.get(s.letterId)!;
     }
     // Every claimed row gets a state: letters the move did not report on are "interrupted" when it
-    // threw (outcome unknown), else "pending" (it stopped before them: nothing was sent).
+    // threw (outcome unknown), else back where they were (it stopped before them: nothing was sent).
     const reported = new Set(settled.map((s) => s.letterId));
     for (const r of rows) {
       if (reported.has(r.letterId)) continue;
-      settled.push({ letterId: r.letterId, state: broken ? "interrupted" : "pending", destination: null, reason: null, orderingKey: null });
+      const back = broken ? "interrupted" : (r.prevState ?? "pending");
+      settled.push({ letterId: r.letterId, state: back, destination: null, reason: broken ? null : r.reason, orderingKey: null });
     }
     this.counts.moving = Math.max(0, this.counts.moving - rows.length);
+    if (settled.some((x) => x.state === "unconfirmed")) this.lastUnconfirmedAt = this.d.clock.now();
     for (const s of settled) {
       this.counts[s.state]++;
       if ((s.state === "failed" || s.state === "checksum_mismatch") && s.orderingKey !== null) this.heldKeys.add(s.orderingKey);
@@ -432,9 +452,10 @@ class RedriveRun {
     if (p?.pauseRequested) throw new Stop(await this.pause(p.pauseReason ?? "Paused by an operator."));
   }
 
-  private async pause(reason: string): Promise<JobOutcome> {
+  /** `autoResume`: the broker went away; resumeReachable (auto-resume.ts) resumes it once the broker answers. */
+  private async pause(reason: string, autoResume = false): Promise<JobOutcome> {
     await this.drainWrites();
-    const ok = await pauseSelf(this.db, this.plan.jobId, this.owner, reason, this.progress(reason));
+    const ok = await pauseSelf(this.db, this.plan.jobId, this.owner, reason, { ...this.progress(reason), autoResume });
     if (ok) {
       // The job is `paused` now; the worker's finish() finds no running job and changes nothing.
       return { state: "succeeded" };
@@ -462,7 +483,7 @@ class RedriveRun {
 
   private done(): number {
     const c = this.counts;
-    return c.moved + c.failed + c.missing + c.checksum_mismatch + c.parked + c.skipped + c.returned;
+    return c.moved + c.unconfirmed + c.failed + c.missing + c.checksum_mismatch + c.parked + c.skipped + c.returned;
   }
 
   private verdictText(returned = this.plan.sampleReturned): string {
@@ -491,6 +512,7 @@ class RedriveRun {
       failed: c.failed + c.checksum_mismatch,
       checksumMismatch: c.checksum_mismatch,
       missing: c.missing,
+      unconfirmed: c.unconfirmed,
       skipped: c.skipped,
       parked: c.parked,
       returned: c.returned,

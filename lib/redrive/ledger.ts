@@ -98,12 +98,18 @@ function toRow(r: Row): LedgerRow {
  * only in the DLQ. Such rows become "interrupted" and are asked for again, with the same replay id:
  *  - still in the DLQ: moved now (a copy the interrupted attempt had confirmed but not removed is
  *    then at the target twice, both copies with the same x-dlq-replay-id: the duplicate window);
- *  - gone from the DLQ: recorded as moved by the interrupted attempt ("confirmed after restart"),
- *    not "missing". A move removes a letter only after the target confirmed its copy, and the job
- *    holds its DLQ (no scan or second redrive runs on it), so the interrupted attempt is what took
- *    it out. The one thing this cannot tell apart is a letter that something outside the console
- *    consumed or expired in that same window: it is counted as moved too (the reason says how it
- *    was concluded, and its replay id identifies the copy to look for).
+ *  - not in the DLQ: "unconfirmed". It may be moved, or only invisible for a while: unacked by a
+ *    connection the broker has not yet seen die (RabbitMQ requeues it moments later), or hidden by
+ *    the dead holder's SQS visibility timeout. So it is asked for again by the verification pass
+ *    at the end of the job (after a settling delay); still gone then, it is recorded as moved by
+ *    the interrupted attempt ("confirmed after restart"), not "missing": a move removes a letter
+ *    only after the target confirmed its copy, and the job holds its DLQ (no scan or second
+ *    redrive runs on it), so that attempt is what took it out. Seen back in the DLQ carrying this
+ *    job's replay id, it was moved and came back ("returned").
+ * What this cannot tell apart: a letter that something outside the console consumed or expired in
+ * that same window (counted as moved; the reason says how it was concluded and its replay id names
+ * the copy to look for), or one hidden for longer than the settling delay (an SQS visibility
+ * timeout of a holder that died: it reappears in the DLQ after the job ended as moved).
  * A letter that was never claimed, or whose attempt ended with an outcome, is never concluded
  * moved this way: gone from the DLQ, it is "missing".
  */
@@ -158,7 +164,7 @@ export async function claimNext(db: Db, jobId: string, stage: "sample" | "bulk",
 }
 
 /**
- * The final verification pass: claims letters reported "missing" (index order, after `afterSeq`)
+ * The final verification pass: claims letters reported "missing" or "unconfirmed" (index order, after `afterSeq`)
  * so they are asked for again, in ONE statement (state moving, attempt + 1, replay id kept). A
  * letter that was only held by another reader (a previous holder of the job's lease still had it
  * unacked; on SQS, hidden by another receiver) is in the DLQ again and moves now; one that really
@@ -168,7 +174,7 @@ export async function claimMissing(db: Db, jobId: string, afterSeq: number, limi
   const rows = await db.$queryRawUnsafe<Row[]>(
     `WITH pick AS (
        SELECT id, state AS prev_state FROM redrive_letters
-       WHERE job_id = $1::uuid AND state = 'missing' AND seq > $2
+       WHERE job_id = $1::uuid AND state IN ('missing', 'unconfirmed') AND seq > $2
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
      UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), updated_at = now()
      FROM pick WHERE r.id = pick.id
@@ -189,16 +195,17 @@ export interface Settled {
 }
 
 /**
- * A move result as the ledger records it. `row` is the claimed row: when its earlier attempt was
- * interrupted and the letter is gone from the DLQ now, it was moved (or parked) by that attempt.
+ * A move result as the ledger records it. `row` is the claimed row: a letter not in the DLQ after
+ * an interrupted attempt is "unconfirmed" (see "Interrupted attempts"), and stays so when asked
+ * for again and still not there.
  */
 export function settledOf(r: MoveResult, movedState: "moved" | "parked", row?: Pick<LedgerRow, "prevState" | "replayId">): Settled {
-  if (r.outcome === "missing" && row?.prevState === "interrupted") {
+  if (r.outcome === "missing" && (row?.prevState === "interrupted" || row?.prevState === "unconfirmed")) {
     return {
       letterId: r.letterId,
-      state: movedState,
-      destination: r.destination,
-      reason: `${movedState === "moved" ? "Moved" : "Parked"} (confirmed after restart): an attempt of this job (replay id ${row.replayId ?? "?"}) was interrupted before its outcome was recorded, and the letter was no longer in the DLQ when it was asked for again. A letter leaves the DLQ only after its copy was confirmed at the target.`,
+      state: "unconfirmed",
+      destination: null,
+      reason: `Not in the DLQ after an interrupted attempt of this job (replay id ${row.replayId ?? "?"}): most likely ${movedState === "moved" ? "moved" : "parked"} by it. Confirmed before the job ends if it is still not in the DLQ then.`,
       orderingKey: r.orderingKey,
     };
   }
@@ -208,9 +215,29 @@ export function settledOf(r: MoveResult, movedState: "moved" | "parked", row?: P
 }
 
 /**
+ * The end of "Interrupted attempts": letters still "unconfirmed" after the last verification pass
+ * are recorded as moved (or parked, when the job parks by moving and the letter was due to be
+ * parked) by the interrupted attempt; their audit rows are owed. Returns how many.
+ */
+export async function confirmUnconfirmed(db: Db, jobId: string, redriveLimit: number, parksByMoving: boolean): Promise<number> {
+  return db.$executeRawUnsafe(
+    `UPDATE redrive_letters SET
+       state = CASE WHEN $3 AND prev_count >= $2 THEN 'parked' ELSE 'moved' END,
+       moved_at = CASE WHEN $3 AND prev_count >= $2 THEN moved_at ELSE now() END,
+       reason = (CASE WHEN $3 AND prev_count >= $2 THEN 'Parked' ELSE 'Moved' END) || ' (confirmed after restart): an attempt of this job (replay id ' || COALESCE(replay_id::text, '?') ||
+         ') was interrupted before its outcome was recorded, and the letter was not in the DLQ when it was asked for again, twice, the second time at the end of the job. A letter leaves the DLQ only after its copy was confirmed at the target.',
+       audited = false, updated_at = now()
+     WHERE job_id = $1::uuid AND state = 'unconfirmed'`,
+    jobId,
+    redriveLimit,
+    parksByMoving,
+  );
+}
+
+/**
  * Outcomes of a batch, in one statement; their audit rows are owed (`audited = false`) until
  * flushAudit. A row can also go back to "pending" (the broker was away: not the letter's fault) or
- * to "interrupted" (outcome unknown); those owe no audit row: nothing happened to the letter yet.
+ * to "interrupted" (outcome unknown), or be "unconfirmed"; those owe no audit row yet.
  * A confirmed move (moved, parked) also replaces "missing": after a lease takeover the previous
  * holder may still have moved a letter that the new run, not seeing it, had recorded as missing.
  */
@@ -218,11 +245,11 @@ export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[])
   if (outcomes.length === 0) return;
   await db.$executeRawUnsafe(
     `UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
-       ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = u.state IN ('pending', 'interrupted'), updated_at = now(),
+       ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = u.state IN ('pending', 'interrupted', 'unconfirmed'), updated_at = now(),
        moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END
      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(letter_id, state, destination, reason, ordering_key)
      WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
-       AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state = 'missing' AND u.state IN ('moved', 'parked')))`,
+       AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))`,
     jobId,
     outcomes.map((o) => o.letterId),
     outcomes.map((o) => o.state),
@@ -232,13 +259,13 @@ export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[])
   );
 }
 
-/** Letters seen back in the DLQ under this job: moved → returned. Returns how many rows changed. */
+/** Letters seen back in the DLQ under this job: moved (or unconfirmed: so it was moved) → returned. Returns how many rows changed. */
 export async function markReturned(db: Db, jobId: string, replayIds: string[]): Promise<number> {
   if (replayIds.length === 0) return 0;
   return db.$executeRawUnsafe(
     `UPDATE redrive_letters SET state = 'returned', audited = false, updated_at = now(),
        reason = 'Came back to the DLQ after it was redriven: the consumer failed it again.'
-     WHERE job_id = $1::uuid AND state = 'moved' AND replay_id = ANY($2::uuid[])`,
+     WHERE job_id = $1::uuid AND state IN ('moved', 'unconfirmed') AND replay_id = ANY($2::uuid[])`,
     jobId,
     replayIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id)),
   );
@@ -259,7 +286,7 @@ export async function countStates(db: Db, jobId: string): Promise<Record<LedgerS
     `SELECT state, count(*)::int AS n, count(*) FILTER (WHERE stage = 'sample')::int AS s FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`,
     jobId,
   );
-  const out = { pending: 0, moving: 0, interrupted: 0, moved: 0, failed: 0, missing: 0, checksum_mismatch: 0, parked: 0, skipped: 0, returned: 0, sample: 0, sampleReturned: 0 };
+  const out = { pending: 0, moving: 0, interrupted: 0, unconfirmed: 0, moved: 0, failed: 0, missing: 0, checksum_mismatch: 0, parked: 0, skipped: 0, returned: 0, sample: 0, sampleReturned: 0 };
   for (const r of rows) {
     out[r.state as LedgerState] = Number(r.n);
     out.sample += Number(r.s);
@@ -315,7 +342,7 @@ export async function flushAudit(db: Db, ctx: LetterAuditContext, batch = 1000):
   for (;;) {
     const rows = (
       await db.$queryRawUnsafe<Row[]>(
-        `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND audited = false AND state NOT IN ('pending', 'moving', 'interrupted') ORDER BY seq LIMIT $2`,
+        `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND audited = false AND state NOT IN ('pending', 'moving', 'interrupted', 'unconfirmed') ORDER BY seq LIMIT $2`,
         ctx.jobId,
         batch,
       )

@@ -82,9 +82,10 @@ export function sampleCount(sample: Plan["sample"], total: number): number {
 /**
  * A letter's state in a redrive's ledger. `interrupted`: an attempt started on it (state moving,
  * replay id assigned) and its outcome was never recorded (the process died, or the broker went
- * away mid-move); it is asked for again like `pending`, and if it is gone from the DLQ by then it
- * is recorded as moved by that attempt (see ledger.ts, "Interrupted attempts").
+ * away mid-move); it is asked for again like `pending`. `unconfirmed`: asked for again after such
+ * an attempt and not in the DLQ: most likely moved by it; confirmed as moved before the job ends
+ * when it is still not in the DLQ then (see ledger.ts, "Interrupted attempts").
  */
-export type LedgerState = "pending" | "moving" | "interrupted" | "moved" | "failed" | "missing" | "checksum_mismatch" | "parked" | "skipped" | "returned";
-export const LEDGER_STATES: readonly LedgerState[] = ["pending", "moving", "interrupted", "moved", "failed", "missing", "checksum_mismatch", "parked", "skipped", "returned"];
+export type LedgerState = "pending" | "moving" | "interrupted" | "unconfirmed" | "moved" | "failed" | "missing" | "checksum_mismatch" | "parked" | "skipped" | "returned";
+export const LEDGER_STATES: readonly LedgerState[] = ["pending", "moving", "interrupted", "unconfirmed", "moved", "failed", "missing", "checksum_mismatch", "parked", "skipped", "returned"];
 export type Stage = "sample" | "watching" | "awaiting_bulk" | "bulk" | "done";

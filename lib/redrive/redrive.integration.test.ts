@@ -23,7 +23,7 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const meta = () => ({ requestId: `rd-${randomUUID()}`, ip: "127.0.0.1" });
 const actors: Record<"viewer" | "operator" | "admin", Actor> = {} as never;
 const kit = new RabbitKit();
-const FAST: Partial<RedriveDeps> = { returnCheckMs: 300 };
+const FAST: Partial<RedriveDeps> = { returnCheckMs: 300, verifyGraceMs: 1000 };
 
 beforeAll(async () => {
   for (const role of ["viewer", "operator", "admin"] as const) {

@@ -272,6 +272,7 @@ export const LEDGER_WORDS: Record<string, string> = {
   pending: "waiting",
   moving: "moving",
   interrupted: "interrupted, asked again on resume",
+  unconfirmed: "gone after an interrupted attempt, being confirmed",
   moved: "redriven",
   failed: "failed",
   missing: "missing",

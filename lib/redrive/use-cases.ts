@@ -13,7 +13,7 @@ import { jobStore } from "@/lib/jobs/store";
 import { wakeJobWorker } from "@/lib/jobs/runtime";
 import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
-import { requestPause, resumeJob } from "./control";
+import { pinPaused, requestPause, resumeJob } from "./control";
 import { countStates, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
 import { LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type Selection } from "./plan";
 
@@ -394,6 +394,8 @@ export async function pauseRedrive(actor: Actor, meta: RequestMeta, input: unkno
     input,
     "redrive.pause",
     async ({ job }) => {
+      // Paused because its broker went away: pinned, it no longer resumes by itself.
+      if (job.state === "paused" && (await pinPaused(getDb(), job.id, `Paused by ${actor.email} (after the broker could not be reached); it waits for a resume.`))) return;
       if (!["queued", "running"].includes(job.state)) throw new AppError("conflict:redrive", { userMessage: `This redrive is ${job.state}; only a running one can be paused.` });
       await requestPause(getDb(), job.id, `Paused by ${actor.email}.`);
     },
