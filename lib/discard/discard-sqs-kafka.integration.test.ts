@@ -88,6 +88,11 @@ describe("discard on Kafka", () => {
     await scan("local-kafka", dlt);
     const ids = (await indexed("local-kafka", dlt)).map((r) => r.letter_id);
     expect(ids).toHaveLength(4);
+    // A record the console already redrove stays in the log, marked handled: it is not offered for discard.
+    const all = { connectionId: "local-kafka", queue: dlt, selection: { kind: "filter", filter: {} } };
+    expect((await planDiscard(admin, meta(), all)).count).toBe(4);
+    await getDb().$executeRawUnsafe(`UPDATE triage_letters SET handled_outcome = 'redriven' WHERE connection_id = 'local-kafka' AND queue = $1 AND letter_id = $2`, dlt, ids[3]);
+    expect((await planDiscard(admin, meta(), all)).count).toBe(3);
     const { job, rows } = await discard("local-kafka", dlt, [ids[1], ids[2]]);
     const marks = await getDb().$queryRawUnsafe<Array<{ offset: string; outcome: string; operation_id: string }>>(
       `SELECT "offset"::text AS offset, outcome::text AS outcome, operation_id::text AS operation_id FROM kafka_handled_offsets WHERE connection_id = 'local-kafka' AND topic = $1 ORDER BY "offset"`,

@@ -13,15 +13,31 @@ type Db = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
 export const DISCARD_STATES = ["pending", "removing", "discarded", "failed", "missing", "checksum_mismatch"] as const;
 export type DiscardState = (typeof DISCARD_STATES)[number];
 
-/** Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. */
-export async function populateDiscardLedger(db: Db, jobId: string, filter: LetterFilter, letterIds?: string[]): Promise<number> {
+/**
+ * The letters a discard of this selection applies to: the filter's live letters (or the chosen ids
+ * among them), minus letters the console already handled where the broker keeps them (Kafka).
+ * One WHERE for the count the admin confirms and for the ledger, so the two always agree.
+ */
+function discardWhere(filter: LetterFilter, letterIds?: string[]): { sql: string; params: unknown[] } {
   const w = whereOf(filter);
   const params = [...w.params];
-  let sql = w.sql;
+  let sql = `${w.sql} AND handled_outcome IS NULL`;
   if (letterIds) {
     params.push(letterIds);
     sql += ` AND letter_id = ANY($${params.length}::text[])`;
   }
+  return { sql, params };
+}
+
+export async function countDiscardable(db: Db, filter: LetterFilter, letterIds?: string[]): Promise<number> {
+  const w = discardWhere(filter, letterIds);
+  const r = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM triage_letters WHERE ${w.sql}`, ...w.params);
+  return Number(r[0]?.n ?? 0);
+}
+
+/** Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. */
+export async function populateDiscardLedger(db: Db, jobId: string, filter: LetterFilter, letterIds?: string[]): Promise<number> {
+  const { sql, params } = discardWhere(filter, letterIds);
   params.push(jobId);
   return db.$executeRawUnsafe(
     `INSERT INTO discard_letters (job_id, seq, letter_id, sha256, message_id, state, audited)

@@ -12,8 +12,7 @@ import { jobStore } from "@/lib/jobs/store";
 import { wakeJobWorker } from "@/lib/jobs/runtime";
 import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import type { Selection } from "@/lib/redrive/plan";
-import { countLetters, type LetterFilter } from "@/lib/triage/queries";
-import { countDiscardStates, discardLedgerPage, DISCARD_STATES, populateDiscardLedger, type DiscardRow, type DiscardState } from "./ledger";
+import { countDiscardable, countDiscardStates, discardLedgerPage, DISCARD_STATES, populateDiscardLedger, type DiscardRow, type DiscardState } from "./ledger";
 import { describeSelection, discardPreviewSchema, discardStartSchema, filterOfSelection } from "./plan";
 
 /**
@@ -27,17 +26,6 @@ function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
   const first = r.error.issues[0];
   const where = first?.path.length ? `${first.path.join(".")}: ` : "";
   throw new AppError("bad_request:discard", { message: r.error.message, userMessage: `${where}${first?.message ?? "The discard request is not valid."}` });
-}
-
-async function countSelection(filter: LetterFilter, letterIds?: string[]): Promise<number> {
-  if (!letterIds) return countLetters(filter);
-  const r = await getDb().$queryRawUnsafe<Array<{ n: number }>>(
-    `SELECT count(*)::int AS n FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL AND letter_id = ANY($3::text[])`,
-    filter.connectionId,
-    filter.queue,
-    letterIds,
-  );
-  return Number(r[0]?.n ?? 0);
 }
 
 const rawScope = (input: unknown, action: string) => {
@@ -66,7 +54,7 @@ export async function planDiscard(actor: Actor, meta: RequestMeta, input: unknow
     async () => {
       const adapter = adapterFor(p.connectionId);
       const { filter, letterIds } = filterOfSelection(p, p.selection);
-      const count = await countSelection(filter, letterIds);
+      const count = await countDiscardable(getDb(), filter, letterIds);
       const warnings: string[] = [];
       if (count === 0) warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
       if (!adapter.capabilities.perLetterRemoval) {
