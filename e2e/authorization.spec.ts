@@ -47,6 +47,7 @@ test("every route handler, server action and page in the source has a row in the
 
 for (const role of MATRIX_ROLES) {
   test(`routes as ${role}: allowed or refused as the matrix says, refusals audited`, async ({ page }) => {
+    test.setTimeout(180_000);
     await signIn(page, role);
     const refusals: Array<{ id: string; row: RouteRow }> = [];
     for (const row of routes) {
@@ -75,6 +76,7 @@ for (const role of MATRIX_ROLES) {
 }
 
 test("routes without a session: 401 with no data, except the public ones", async ({ request }) => {
+  test.setTimeout(180_000);
   for (const row of routes) {
     const { status, text } = await callRoute(request, row, `e2e-matrix-anon-${randomUUID()}`);
     const what = `${rowKey(row)}: ${status} ${text.slice(0, 200)}`;
@@ -90,6 +92,9 @@ test("routes without a session: 401 with no data, except the public ones", async
   }
 });
 
+/** A rendered data row (letter-row, audit-row, user-row, group-row...), in HTML or escaped in flight data. */
+const DATA_ROW = /data-testid=\\?"[a-z-]+-row\\?"/g;
+
 async function openPage(page: Page, row: PageRow, requestId: string) {
   await page.setExtraHTTPHeaders({ "x-request-id": requestId });
   const res = await page.goto(row.url);
@@ -99,6 +104,7 @@ async function openPage(page: Page, row: PageRow, requestId: string) {
 
 for (const role of MATRIX_ROLES) {
   test(`pages as ${role}: shown or refused as the matrix says, refusals audited and without data`, async ({ page }) => {
+    test.setTimeout(240_000);
     await signIn(page, role);
     const refusals: Array<{ id: string; row: PageRow }> = [];
     for (const row of pages) {
@@ -106,8 +112,8 @@ for (const role of MATRIX_ROLES) {
       const res = await openPage(page, row, id);
       const what = `${rowKey(row)} as ${role}`;
       expect(res?.status(), what).toBeLessThan(500);
-      expect(new URL(page.url()).pathname, `${what}: sent to sign-in`).not.toBe("/signin");
       if (row.public) continue;
+      expect(new URL(page.url()).pathname, `${what}: sent to sign-in`).not.toBe("/signin");
       if (row.roles.includes(role)) {
         await expect(page.getByTestId("forbidden"), what).toHaveCount(0);
         await expect(page.getByTestId("redrive-forbidden"), what).toHaveCount(0);
@@ -116,6 +122,9 @@ for (const role of MATRIX_ROLES) {
       await expect(page.getByTestId(row.deniedTestId ?? "forbidden"), what).toBeVisible();
       // A refused page shows the refusal, not the data behind it.
       expect(await page.locator('main [data-testid$="-row"]').count(), `${what}: data rows on a refused page`).toBe(0);
+      // Nor in the raw response (HTML and the flight data in it).
+      const raw = await (await page.request.get(row.url)).text();
+      expect(raw.match(DATA_ROW) ?? [], `${what}: data rows in the raw response`).toEqual([]);
       refusals.push({ id, row });
     }
     const audited = await deniedRows(refusals.map((r) => r.id));
@@ -126,9 +135,15 @@ for (const role of MATRIX_ROLES) {
   });
 }
 
-test("pages without a session send to sign-in and come back", async ({ page }) => {
+test("pages without a session send to sign-in and come back, with no data on the way", async ({ page }) => {
+  test.setTimeout(240_000);
   for (const row of pages) {
+    const raw = await page.request.get(row.url, { maxRedirects: 0 });
+    expect(raw.status(), rowKey(row)).toBeLessThan(400);
+    expect((await raw.text()).match(DATA_ROW) ?? [], `${rowKey(row)}: data rows in the raw response`).toEqual([]);
     await page.goto(row.url);
+    // The redirect may come in the streamed response (the app has a loading UI): wait for it.
+    await page.waitForURL((u) => u.pathname === "/signin");
     const url = new URL(page.url());
     expect(url.pathname, rowKey(row)).toBe("/signin");
     if (row.public) continue;
