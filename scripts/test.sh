@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up and runs the whole test suite: type check, unit tests, integration tests against the real
-# PostgreSQL and RabbitMQ on this machine, and Playwright e2e in Debian's Chromium against the
-# production build. Installs what it needs (npm ci, apt-get chromium) and starts local services.
+# PostgreSQL and RabbitMQ on this machine, the redrive fault tests, and Playwright e2e in Debian's
+# Chromium against the production build. Installs what it needs (npm ci, apt-get chromium) and starts local services.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/sh/common.sh
@@ -33,6 +33,12 @@ npx vitest run --project unit
 
 log "integration tests (PostgreSQL, RabbitMQ)"
 DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$TEST_DB" npx vitest run --project integration
+
+# After the integration tests, alone: they SIGKILL worker processes and stop and start RabbitMQ
+# (rabbitmqctl stop_app/start_app). Their workers claim only their own jobs, so the database the
+# integration tests left behind does not matter. Size: FAULT_RUNS x FAULT_LETTERS (default 2 x 2,000).
+log "redrive fault tests (SIGKILLed worker, two workers on one job, RabbitMQ stop_app/start_app)"
+DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$TEST_DB" npx vitest run --project faults
 
 log "production build"
 npx next build >/tmp/dlq-console-build.log 2>&1 || { tail -60 /tmp/dlq-console-build.log; die "next build failed"; }
