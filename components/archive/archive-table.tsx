@@ -10,6 +10,8 @@ import type { ArchivedSummary } from "@/lib/archive/queries";
 import type { RestoreResult } from "@/lib/archive/use-cases";
 import { formatBytes, truncate } from "@/lib/format";
 
+const ONE_LINE = { overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" } as const;
+
 /**
  * One page of archived letters, newest first. Admins tick letters to put them back into their DLQ
  * ("undo", with a reason); anyone who may read the archive can export the ticked ones.
@@ -116,8 +118,13 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
                 <td className="nowrap">
                   <RelativeTime value={r.discardedAt} />
                 </td>
-                <td className="mono small wrap-anywhere">
-                  {r.connectionId} / {r.queue}
+                <td className="small" style={{ maxWidth: 240 }}>
+                  <div className="mono" style={ONE_LINE} title={r.queue}>
+                    {r.queue}
+                  </div>
+                  <div className="muted" style={ONE_LINE}>
+                    {r.connectionId}
+                  </div>
                 </td>
                 <td className="mono nowrap" title={r.letterId}>
                   <Link href={archivedLetterHref(r.id)} data-testid="archive-letter-link">
