@@ -14,6 +14,7 @@ import {
   type HeaderEntry,
   type Letter,
   type LetterPage,
+  type ReadRisk,
   type MoveOptions,
   type MoveRequest,
   type MoveResult,
@@ -274,6 +275,19 @@ export class RabbitMqAdapter implements BrokerAdapter {
     return out;
   }
 
+  /** `describeDlq(name).readRisk` without its AMQP round trips while the snapshot is fresh (see MoverContext.readRisk). */
+  private async readRiskOf(name: string): Promise<ReadRisk | null> {
+    let snap = await this.snapshot();
+    const known = (s: Snapshot) => this.configEntry(name) !== undefined || s.discovered.has(name);
+    if (!known(snap) || (snap.queues && !snap.queues.has(name))) snap = await this.snapshot(true);
+    if (!known(snap)) {
+      await this.ping();
+      throw this.notFound(name);
+    }
+    if (snap.queues && !snap.queues.has(name)) throw this.notFound(name);
+    return readRiskOf((await this.queueKind(name, snap.queues?.get(name))).kind, name);
+  }
+
   async describeDlq(name: string): Promise<DlqSummary> {
     let snap = await this.snapshot();
     const known = (s: Snapshot) => this.configEntry(name) !== undefined || s.discovered.has(name);
@@ -403,6 +417,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
       username: secretFromEnv(this.config.usernameEnv, "guest")!,
       configOrigin: this.configEntry(dlq)?.origin ?? null,
       describe: (name) => this.describeDlq(name),
+      readRisk: (name) => this.readRiskOf(name),
       confirmChannel: async () => {
         const model = await this.amqp.get();
         try {

@@ -28,6 +28,7 @@ import {
   REDRIVE_HEADERS,
   type DlqSummary,
   type MoveOptions,
+  type ReadRisk,
   type MoveRequest,
   type MoveResult,
   type RemoveOptions,
@@ -352,6 +353,12 @@ export interface MoverContext {
   username: string;
   configOrigin: string | null;
   describe(name: string): Promise<DlqSummary>;
+  /**
+   * The DLQ's read risk, or null; throws not_found for a queue that is not a DLQ the console knows.
+   * Cheaper than `describe` (no AMQP round trips while the adapter's snapshot is fresh): the walk's
+   * own checkQueue finds a queue deleted since.
+   */
+  readRisk(name: string): Promise<ReadRisk | null>;
   /** A confirm channel on the adapter's connection (raw-header hook installed). */
   confirmChannel(): Promise<ConfirmChannel>;
   /** A throwaway channel for passive checks (a 404 closes it). */
@@ -412,8 +419,8 @@ function is404(e: unknown): boolean {
 
 /** Risk guard, then one confirm channel with an exclusive consumer (retried while another reader holds the queue). */
 async function openWalk(ctx: MoverContext, dlq: string, opts: { acceptRisk?: boolean }, window: number): Promise<Walk> {
-  const summary = await ctx.describe(dlq);
-  if (summary.readRisk && !opts.acceptRisk) throw new BrokerError("risky_read", { userMessage: summary.readRisk.message, details: { readRisk: summary.readRisk } });
+  const risk = await ctx.readRisk(dlq);
+  if (risk && !opts.acceptRisk) throw new BrokerError("risky_read", { userMessage: risk.message, details: { readRisk: risk } });
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     const ch = await ctx.confirmChannel();

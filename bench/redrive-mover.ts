@@ -1,0 +1,102 @@
+/**
+ * RabbitMQ mover alone (no engine, no database), one run: the same letters moved by
+ * RabbitMqAdapter.moveLetters in successive calls of BENCH_BATCH letters (the engine's batch size at
+ * 1,000/s is 500; unthrottled 2,000) vs a bare consume → confirm-publish → ack loop, with the mean
+ * cost of one call. Separates the adapter's share of a redrive from the engine's (ledger, audit).
+ *   npx tsx --conditions=react-server bench/redrive-mover.ts
+ *   (BENCH_COUNT, default 20,000; BENCH_BATCH, default "500,2000"; BENCH_INFLIGHT, default "64")
+ */
+import { randomUUID } from "node:crypto";
+import amqp from "amqplib";
+import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
+import { baseLetterId } from "../lib/brokers/rabbitmq/identity";
+import { testConfig } from "../lib/brokers/rabbitmq/test-kit";
+import { sha256Hex } from "../lib/brokers/display";
+import type { MoveRequest } from "../lib/brokers/types";
+
+const AMQP = "amqp://guest:guest@127.0.0.1:5672";
+const COUNT = Number(process.env.BENCH_COUNT ?? 20_000);
+const BATCHES = (process.env.BENCH_BATCH ?? "500,2000").split(",").map(Number);
+const IN_FLIGHT = (process.env.BENCH_INFLIGHT ?? "64").split(",").map(Number);
+const BODY = Buffer.alloc(1024, "x");
+
+async function fill(ch: amqp.ConfirmChannel, queue: string, n: number) {
+  await ch.deleteQueue(queue);
+  await ch.assertQueue(queue, { durable: true });
+  for (let i = 0; i < n; i += 1000) {
+    for (let j = i; j < Math.min(n, i + 1000); j++) ch.sendToQueue(queue, BODY, { persistent: true, messageId: `b-${j}` });
+    await ch.waitForConfirms();
+  }
+}
+
+async function bare(conn: amqp.ChannelModel, ch: amqp.ConfirmChannel, dlq: string): Promise<number> {
+  const cch = await conn.createChannel();
+  await cch.prefetch(1000);
+  const t0 = performance.now();
+  await new Promise<void>((resolve) => {
+    let done = 0;
+    void cch.consume(dlq, (m) => {
+      if (!m) return;
+      ch.sendToQueue(`${dlq}.target`, m.content, m.properties, (err) => {
+        if (err) throw err;
+        cch.ack(m);
+        if (++done === COUNT) resolve();
+      });
+    });
+  });
+  const rate = COUNT / ((performance.now() - t0) / 1000);
+  await cch.close();
+  return rate;
+}
+
+async function mover(dlq: string, batch: number, moveInFlight: number): Promise<{ rate: number; perCallMs: number }> {
+  const adapter = new RabbitMqAdapter(testConfig({ id: "bench-mover", dlqs: [{ name: dlq }], discover: false }), { moveInFlight });
+  const sha256 = sha256Hex(BODY);
+  const job = randomUUID();
+  const t0 = performance.now();
+  let moved = 0;
+  let calls = 0;
+  for (let i = 0; i < COUNT; i += batch) {
+    const reqs: MoveRequest[] = [];
+    for (let j = i; j < Math.min(COUNT, i + batch); j++) {
+      reqs.push({ letterId: baseLetterId(`b-${j}`, () => ""), sha256, target: { kind: "queue", name: `${dlq}.target` }, markers: { redriveId: job, replayId: randomUUID(), redriveCount: 1, originalMessageId: `b-${j}` } });
+    }
+    calls++;
+    for await (const r of adapter.moveLetters(dlq, reqs)) {
+      if (r.outcome !== "moved") throw new Error(`${r.letterId}: ${r.outcome} ${r.reason}`);
+      moved++;
+    }
+  }
+  const ms = performance.now() - t0;
+  await adapter.close();
+  return { rate: moved / (ms / 1000), perCallMs: ms / calls };
+}
+
+async function main() {
+  const conn = await amqp.connect(AMQP);
+  const ch = await conn.createConfirmChannel();
+  const base = `bench.mover.${randomUUID().slice(0, 6)}`;
+  await fill(ch, base, COUNT);
+  await ch.assertQueue(`${base}.target`, { durable: true });
+  const bareRate = await bare(conn, ch, base);
+  console.log(`bare consume → confirm-publish → ack: ${bareRate.toFixed(0)}/s`);
+  for (const inFlight of IN_FLIGHT) {
+    for (const batch of BATCHES) {
+      const dlq = `${base}.b${batch}.w${inFlight}`;
+      await fill(ch, dlq, COUNT);
+      await ch.assertQueue(`${dlq}.target`, { durable: true });
+      const r = await mover(dlq, batch, inFlight);
+      console.log(`moveLetters, calls of ${batch}, ${inFlight} in flight: ${r.rate.toFixed(0)}/s (${(r.rate / bareRate).toFixed(2)} of bare), ${r.perCallMs.toFixed(0)} ms per call`);
+      await ch.deleteQueue(dlq);
+      await ch.deleteQueue(`${dlq}.target`);
+    }
+  }
+  await ch.deleteQueue(base);
+  await ch.deleteQueue(`${base}.target`);
+  await conn.close();
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
