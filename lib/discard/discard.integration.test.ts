@@ -307,6 +307,27 @@ describe("discard on RabbitMQ", () => {
     expect((await auditRows(job.id)).find((r) => r.action === "discard.run")).toMatchObject({ outcome: "denied", actor_email: u.email });
   });
 
+  it("a DLQ whose reading may drop letters (quorum, delivery limit) is discarded only with the confirmation", async () => {
+    const secrets: string[] = [];
+    const { dlq } = await kit.dlqByReject(letters(2, secrets), { "x-queue-type": "quorum", "x-delivery-limit": 20 });
+    await scan(dlq);
+    const selection = { kind: "filter", filter: {} };
+    const preview = await planDiscard(actors.admin, meta(), { connectionId: CONN, queue: dlq, selection });
+    expect(preview.warnings.join(" ")).toMatch(/delivery limit of 20[\s\S]*confirm the risky read/);
+    const refused = await startDiscard(actors.admin, meta(), { connectionId: CONN, queue: dlq, selection, reason: "no confirmation", confirmedCount: 2 });
+    await worker().runOnce();
+    const j = (await jobStore().get(refused.id))!;
+    expect(j.state).toBe("failed");
+    expect(j.error).toMatch(/Confirm the risky read/);
+    expect(await archiveRows(refused.id)).toHaveLength(0);
+    await kit.waitDepth(dlq, 2);
+    const ok = await startDiscard(actors.admin, meta(), { connectionId: CONN, queue: dlq, selection, reason: "confirmed risky read", confirmedCount: 2, acceptRisk: true });
+    await worker().runOnce();
+    expect((await jobStore().get(ok.id))?.state).toBe("succeeded");
+    await kit.waitDepth(dlq, 0);
+    expect(await archiveRows(ok.id)).toHaveLength(2);
+  });
+
   it("refuses non-admins on every discard and undo action, and audits each refusal; viewers see no payload in exports", async () => {
     const { dlq, secrets } = await seeded(1);
     const job = await start(dlq, { kind: "filter", filter: {} });

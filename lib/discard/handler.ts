@@ -97,6 +97,10 @@ class DiscardRun {
       if (e instanceof Stop) return e.outcome;
       if (e instanceof LeaseLostError) throw e;
       if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the discard resumes from its ledger when a console runs again." });
+      if (e instanceof BrokerError && e.kind === "risky_read") {
+        await resetRemoving(this.db, this.plan.jobId).catch(() => undefined);
+        throw new AppError(e.code, { userMessage: `${e.userMessage} Nothing more was discarded. Confirm the risky read on the DLQ's page, then start the discard again for the letters still there.`, cause: e });
+      }
       if (e instanceof BrokerError) {
         await resetRemoving(this.db, this.plan.jobId).catch(() => undefined);
         // Letters not yet removed are still in the DLQ (rows left "removing" are asked again on a restart).

@@ -57,6 +57,10 @@ export async function planDiscard(actor: Actor, meta: RequestMeta, input: unknow
       const count = await countDiscardable(getDb(), filter, letterIds);
       const warnings: string[] = [];
       if (count === 0) warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
+      const summary = await adapter.describeDlq(p.queue).catch(() => null);
+      if (summary?.readRisk) {
+        warnings.push(`${summary.readRisk.message} A discard reads each letter again: confirm the risky read on the DLQ's page first (remembered for a few minutes), then start the discard.`);
+      }
       if (!adapter.capabilities.perLetterRemoval) {
         warnings.push(`${adapter.displayName} cannot delete a single record: discarded records stay in the ${adapter.vocabulary.queue} until its retention removes them, marked discarded by the console.`);
       }
