@@ -44,6 +44,8 @@ export interface ArchivedLetterDetail extends ArchivedSummary {
   /** Null when the role may not see payloads of this DLQ (viewers on a sensitive DLQ). Masked on the server. */
   payload: PayloadView | null;
   masking: { payloadMasked: boolean; maskedCount: number; sensitive: boolean };
+  /** What putting this letter back does not keep, in the broker's words (empty when the connection is gone from config). */
+  republishLimits: string[];
 }
 
 /** One archived letter with the letter page's masking rules. Audited `archive.view`. */
@@ -79,10 +81,19 @@ export async function viewArchived(actor: Actor, meta: RequestMeta, input: { id:
         history: masked.history,
         payload: shown?.view ?? null,
         masking: { payloadMasked: shown?.masked ?? false, maskedCount: masked.maskedCount + (shown?.maskedCount ?? 0), sensitive: policy.sensitive },
+        republishLimits: limitsOf(row.connectionId),
       };
     },
     (r) => ({ payloadShown: r.payload !== null, masked: r.masking.maskedCount, sensitive: r.masking.sensitive }),
   );
+}
+
+function limitsOf(connectionId: string): string[] {
+  try {
+    return adapterFor(connectionId).capabilities.republishLimits ?? [];
+  } catch {
+    return [];
+  }
 }
 
 export type ExportedArchived = ArchivedSummary & { headers: HeaderEntry[]; payloadText?: string | null; payloadBase64?: string | null };

@@ -52,7 +52,7 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
     );
   }
   const f = l.failure;
-  const { headers: _h, properties: _p, failure: _f, history: _hi, payload: _pl, masking: _m, correlationId: _c, contentEncoding: _ce, orderingKey: _o, ...summary } = l;
+  const { headers: _h, properties: _p, failure: _f, history: _hi, payload: _pl, masking: _m, correlationId: _c, contentEncoding: _ce, orderingKey: _o, republishLimits, ...summary } = l;
   return (
     <main className="page">
       <EscapeBack href={back} />
@@ -126,6 +126,11 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
       {can(actor.role, "archive:restore") && l.restoreState !== "restored" ? (
         <section className="section">
           <h2>Undo</h2>
+          {republishLimits.map((t) => (
+            <p key={t} className="hint" data-testid="republish-limit">
+              {t}
+            </p>
+          ))}
           <ArchiveTable rows={[summary]} raw={{}} canRestore canPayload={can(actor.role, "letter:read-payload")} />
         </section>
       ) : null}
