@@ -13,45 +13,16 @@ import { baseLetterId } from "../lib/brokers/rabbitmq/identity";
 import { testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { sha256Hex } from "../lib/brokers/display";
 import type { MoveRequest } from "../lib/brokers/types";
+import { BENCH_BODY, bareMove, fill } from "./redrive-common";
 
 const AMQP = "amqp://guest:guest@127.0.0.1:5672";
 const COUNT = Number(process.env.BENCH_COUNT ?? 20_000);
 const BATCHES = (process.env.BENCH_BATCH ?? "500,2000").split(",").map(Number);
 const IN_FLIGHT = (process.env.BENCH_INFLIGHT ?? "64").split(",").map(Number);
-const BODY = Buffer.alloc(1024, "x");
-
-async function fill(ch: amqp.ConfirmChannel, queue: string, n: number) {
-  await ch.deleteQueue(queue);
-  await ch.assertQueue(queue, { durable: true });
-  for (let i = 0; i < n; i += 1000) {
-    for (let j = i; j < Math.min(n, i + 1000); j++) ch.sendToQueue(queue, BODY, { persistent: true, messageId: `b-${j}` });
-    await ch.waitForConfirms();
-  }
-}
-
-async function bare(conn: amqp.ChannelModel, ch: amqp.ConfirmChannel, dlq: string): Promise<number> {
-  const cch = await conn.createChannel();
-  await cch.prefetch(1000);
-  const t0 = performance.now();
-  await new Promise<void>((resolve) => {
-    let done = 0;
-    void cch.consume(dlq, (m) => {
-      if (!m) return;
-      ch.sendToQueue(`${dlq}.target`, m.content, m.properties, (err) => {
-        if (err) throw err;
-        cch.ack(m);
-        if (++done === COUNT) resolve();
-      });
-    });
-  });
-  const rate = COUNT / ((performance.now() - t0) / 1000);
-  await cch.close();
-  return rate;
-}
 
 async function mover(dlq: string, batch: number, moveInFlight: number): Promise<{ rate: number; perCallMs: number }> {
   const adapter = new RabbitMqAdapter(testConfig({ id: "bench-mover", dlqs: [{ name: dlq }], discover: false }), { moveInFlight });
-  const sha256 = sha256Hex(BODY);
+  const sha256 = sha256Hex(BENCH_BODY);
   const job = randomUUID();
   const t0 = performance.now();
   let moved = 0;
@@ -77,8 +48,7 @@ async function main() {
   const ch = await conn.createConfirmChannel();
   const base = `bench.mover.${randomUUID().slice(0, 6)}`;
   await fill(ch, base, COUNT);
-  await ch.assertQueue(`${base}.target`, { durable: true });
-  const bareRate = await bare(conn, ch, base);
+  const bareRate = await bareMove(conn, ch, base, COUNT);
   console.log(`bare consume → confirm-publish → ack: ${bareRate.toFixed(0)}/s`);
   for (const inFlight of IN_FLIGHT) {
     for (const batch of BATCHES) {

@@ -14,21 +14,12 @@ import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
 import { testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
+import { bareMove, fill } from "./redrive-common";
 
 const AMQP = "amqp://guest:guest@127.0.0.1:5672";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const UNTHROTTLED = Number(process.env.BENCH_UNTHROTTLED ?? 20_000);
 const RATES = (process.env.BENCH_RATES ?? "100,1000").split(",").filter(Boolean).map(Number);
-
-async function fill(ch: amqp.ConfirmChannel, queue: string, n: number) {
-  await ch.deleteQueue(queue);
-  await ch.assertQueue(queue, { durable: true });
-  const body = Buffer.alloc(1024, "x");
-  for (let i = 0; i < n; i += 1000) {
-    for (let j = i; j < Math.min(n, i + 1000); j++) ch.sendToQueue(queue, body, { persistent: true, messageId: `b-${j}`, headers: { "x-exception-class": "bench.Failure" } });
-    await ch.waitForConfirms();
-  }
-}
 
 const MGMT = process.env.RABBITMQ_MANAGEMENT_URL ?? "http://guest:guest@127.0.0.1:15672";
 
@@ -99,7 +90,7 @@ async function main() {
         }
       },
     });
-    await fill(ch, dlq, n);
+    await fill(ch, dlq, n, { "x-exception-class": "bench.Failure" });
     await ch.deleteQueue(target);
     await ch.assertQueue(target, { durable: true });
     const scanKind = `scan-${randomUUID().slice(0, 6)}`;
@@ -137,23 +128,7 @@ async function main() {
   // Bare loop: consume (prefetch 1000) → confirm-publish → ack after the confirm.
   const bareDlq = `bench.redrive.bare.${randomUUID().slice(0, 6)}`;
   await fill(ch, bareDlq, UNTHROTTLED);
-  await ch.assertQueue(`${bareDlq}.target`, { durable: true });
-  const cch = await conn.createChannel();
-  await cch.prefetch(1000);
-  const t0 = performance.now();
-  await new Promise<void>((resolve) => {
-    let done = 0;
-    void cch.consume(bareDlq, (m) => {
-      if (!m) return;
-      ch.sendToQueue(`${bareDlq}.target`, m.content, m.properties, (err) => {
-        if (err) throw err;
-        cch.ack(m);
-        if (++done === UNTHROTTLED) resolve();
-      });
-    });
-  });
-  const bare = UNTHROTTLED / ((performance.now() - t0) / 1000);
-  await cch.close();
+  const bare = await bareMove(conn, ch, bareDlq, UNTHROTTLED);
   await ch.deleteQueue(bareDlq);
   await ch.deleteQueue(`${bareDlq}.target`);
   const eng = await engine(UNTHROTTLED, 100_000);

@@ -91,11 +91,14 @@ export function markersFor(redriveId: string, redriveCount = 1, originalMessageI
   return { redriveId, replayId: randomUUID(), redriveCount, originalMessageId };
 }
 
-export async function collectMoves(it: AsyncIterable<MoveResult>): Promise<MoveResult[]> {
-  const out: MoveResult[] = [];
+/** Every result of an adapter's iterable (moveLetters, removeLetters, republish), in order. */
+export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
   for await (const r of it) out.push(r);
   return out;
 }
+
+export const collectMoves: (it: AsyncIterable<MoveResult>) => Promise<MoveResult[]> = collect;
 
 export function runRedriveContract(name: string, factory: () => Promise<RedriveContractFixture>) {
   describe(`redrive contract: ${name}`, () => {

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
 import { sha256Hex } from "@/lib/brokers/display";
-import type { RedriveContractFixture, RedriveLetterInput } from "@/lib/brokers/contract-redrive";
+import { collect, type RedriveContractFixture, type RedriveLetterInput } from "@/lib/brokers/contract-redrive";
 
 /** What the discard contract needs of a redrive contract fixture. */
 export type RemoveContractFixture = Pick<RedriveContractFixture, "adapter" | "createDlq" | "cleanup" | "removesFromDlq" | "readOptions" | "settleMs">;
@@ -19,12 +19,6 @@ import { BrokerError, type Letter, type LetterCopy, type RemoveResult, type Repu
 const text = (s: string) => new TextEncoder().encode(s);
 const bodyText = (b: Uint8Array) => Buffer.from(b).toString("utf8");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const r of it) out.push(r);
-  return out;
-}
 
 export function runRemoveContract(name: string, factory: () => Promise<RemoveContractFixture>) {
   describe(`discard contract: ${name}`, () => {

@@ -5,7 +5,7 @@
  */
 import { isAppError } from "@/lib/errors";
 import { sha256Hex } from "@/lib/brokers/display";
-import type { BrokerKind } from "@/lib/brokers/types";
+import type { BrokerKind, RepublishRequest, RepublishResult } from "@/lib/brokers/types";
 
 export const ENVELOPE_VERSION = 1;
 
@@ -44,4 +44,21 @@ export const unb64 = (s: string) => Buffer.from(s, "base64");
 export function beforeRemoveFailure(e: unknown): string {
   const why = isAppError(e) ? e.userMessage.replace(/\.$/, "") : "the console could not record its copy";
   return `Not discarded: ${why}. The letter stays in the DLQ.`;
+}
+
+/** A republish request that did not go back, with the operator-worded reason. */
+export function republishFailed(req: RepublishRequest, reason: string): RepublishResult {
+  return { id: req.id, outcome: "failed", how: null, letterId: null, reason };
+}
+
+/**
+ * The requests in order with their envelopes opened (kind and body checked); one that does not fit
+ * comes as its "failed" result. Stops when `signal` is aborted.
+ */
+export function* openEach<F extends object>(kind: BrokerKind, requests: RepublishRequest[], signal?: AbortSignal): Generator<{ req: RepublishRequest; env: EnvelopeHead & F } | { failed: RepublishResult }> {
+  for (const req of requests) {
+    if (signal?.aborted) return;
+    const opened = openEnvelope<F>(kind, req.envelope, req.body);
+    yield "reason" in opened ? { failed: republishFailed(req, opened.reason) } : { req, env: opened.fields };
+  }
 }

@@ -1,32 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { runRemoveContract } from "@/lib/brokers/contract-remove";
+import { collect } from "@/lib/brokers/contract-redrive";
 import type { LetterCopy, RemoveResult, RepublishResult } from "@/lib/brokers/types";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { closeDb } from "@/lib/db";
 
 const text = (s: string) => new TextEncoder().encode(s);
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const r of it) out.push(r);
-  return out;
-}
-
-runRemoveContract("kafka", async () => {
-  const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(testConfig({ id: `discard-contract-${randomUUID().slice(0, 8)}` }));
-  return {
-    adapter,
-    createDlq: async (letters) => (await kit.springDlt(letters.map((l) => ({ ...l, key: null })))).dlt,
-    cleanup: async () => {
-      await adapter.close();
-      await kit.cleanup();
-    },
-    removesFromDlq: false,
-  };
-});
 
 describe("kafka discard undo when the record is gone from the log", () => {
   const kit = new KafkaKit();

@@ -11,7 +11,8 @@ import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/
 import { DEFAULT_FETCH_LIMITS, readPartition } from "@/lib/brokers/kafka/fetcher";
 import { prismaHandledStore } from "@/lib/brokers/kafka/handled-store";
 import { KafkaKit, testConfig, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
-import { collectMoves, markersFor, runRedriveContract, type ArrivedLetter } from "@/lib/brokers/contract-redrive";
+import { collectMoves, markersFor, runRedriveContract, type ArrivedLetter, type RedriveContractFixture } from "@/lib/brokers/contract-redrive";
+import { runRemoveContract } from "@/lib/brokers/contract-remove";
 import { closeDb } from "@/lib/db";
 
 const text = (s: string) => new TextEncoder().encode(s);
@@ -246,7 +247,7 @@ describe("Kafka moveLetters on a real broker", () => {
 });
 
 // The shared write contract. Letters die into `<source>.DLT` through the kit's failing consumer.
-runRedriveContract("kafka", async () => {
+const contractFixture = async (): Promise<RedriveContractFixture> => {
   const kit = new KafkaKit();
   const adapter = new KafkaAdapter(testConfig({ id: `redrive-contract-${randomUUID().slice(0, 8)}` }));
   const cluster = createCluster(kit.kafka);
@@ -285,4 +286,6 @@ runRedriveContract("kafka", async () => {
     removesFromDlq: false,
     orderingKeys: true,
   };
-});
+};
+runRedriveContract("kafka", contractFixture);
+runRemoveContract("kafka", contractFixture);

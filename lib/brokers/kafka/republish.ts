@@ -18,7 +18,7 @@
  */
 import type { IHeaders, Message } from "kafkajs";
 import { BrokerError, type RepublishOptions, type RepublishRequest, type RepublishResult } from "@/lib/brokers/types";
-import { openEnvelope, unb64 } from "@/lib/brokers/envelope";
+import { openEach, republishFailed as failed, unb64 } from "@/lib/brokers/envelope";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { letterIdOf } from "@/lib/brokers/kafka/discovery";
 import { sha256Of } from "@/lib/brokers/kafka/letter";
@@ -29,8 +29,6 @@ export interface RepublishDeps extends Pick<MoverDeps, "connectionId" | "endpoin
   /** Produces one record (acks=all, idempotent); resolves with where it was written. */
   produceRecord(topic: string, message: Message): Promise<{ partition: number; offset: string }>;
 }
-
-const failed = (req: RepublishRequest, reason: string): RepublishResult => ({ id: req.id, outcome: "failed", how: null, letterId: null, reason });
 
 async function recordAt(deps: RepublishDeps, dlq: string, partition: number, offset: bigint): Promise<InternalRecord | null> {
   for await (const r of deps.readRecords(dlq, partition, offset, offset + 1n)) if (r.offset === offset.toString()) return r;
@@ -43,14 +41,12 @@ export async function* republishKafka(deps: RepublishDeps, dlq: string, requests
   if (!deps.store) throw new BrokerError("bad_request", { userMessage: "Undoing a discard on Kafka needs the console's database (the discard is a handled mark there). Configure DATABASE_URL." });
   await deps.assertDlq(dlq);
   const store = deps.store;
-  for (const req of requests) {
-    if (opts.signal?.aborted) return;
-    const opened = openEnvelope<KafkaEnvelope>("kafka", req.envelope, req.body);
-    if ("reason" in opened) {
-      yield failed(req, opened.reason);
+  for (const o of openEach<KafkaEnvelope>("kafka", requests, opts.signal)) {
+    if ("failed" in o) {
+      yield o.failed;
       continue;
     }
-    const env = opened.fields;
+    const { req, env } = o;
     if (env.topic !== dlq) {
       yield failed(req, `This letter was discarded from "${env.topic}", not "${dlq}": put it back into the topic it came from. Nothing was published.`);
       continue;

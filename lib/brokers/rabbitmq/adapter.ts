@@ -275,8 +275,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
     return out;
   }
 
-  /** `describeDlq(name).readRisk` without its AMQP round trips while the snapshot is fresh (see MoverContext.readRisk). */
-  private async readRiskOf(name: string): Promise<ReadRisk | null> {
+  /** A snapshot in which `name` is a DLQ the console knows (refreshed once if not); else not_found. */
+  private async snapshotKnowing(name: string): Promise<Snapshot> {
     let snap = await this.snapshot();
     const known = (s: Snapshot) => this.configEntry(name) !== undefined || s.discovered.has(name);
     if (!known(snap) || (snap.queues && !snap.queues.has(name))) snap = await this.snapshot(true);
@@ -284,18 +284,18 @@ export class RabbitMqAdapter implements BrokerAdapter {
       await this.ping();
       throw this.notFound(name);
     }
+    return snap;
+  }
+
+  /** `describeDlq(name).readRisk` without its AMQP round trips while the snapshot is fresh (see MoverContext.readRisk). */
+  private async readRiskOf(name: string): Promise<ReadRisk | null> {
+    const snap = await this.snapshotKnowing(name);
     if (snap.queues && !snap.queues.has(name)) throw this.notFound(name);
     return readRiskOf((await this.queueKind(name, snap.queues?.get(name))).kind, name);
   }
 
   async describeDlq(name: string): Promise<DlqSummary> {
-    let snap = await this.snapshot();
-    const known = (s: Snapshot) => this.configEntry(name) !== undefined || s.discovered.has(name);
-    if (!known(snap) || (snap.queues && !snap.queues.has(name))) snap = await this.snapshot(true);
-    if (!known(snap)) {
-      await this.ping();
-      throw this.notFound(name);
-    }
+    const snap = await this.snapshotKnowing(name);
     let ch: Channel | null = null;
     try {
       return await this.summarize(name, snap, async () => (ch ??= await this.amqp.channel()));

@@ -3,7 +3,8 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import amqp, { type ConsumeMessage } from "amqplib";
 import { afterAll, describe, expect, it } from "vitest";
-import { runRedriveContract, collectMoves, markersFor, type ArrivedLetter, type RedriveDestination } from "@/lib/brokers/contract-redrive";
+import { runRedriveContract, collectMoves, markersFor, type ArrivedLetter, type RedriveContractFixture, type RedriveDestination } from "@/lib/brokers/contract-redrive";
+import { runRemoveContract } from "@/lib/brokers/contract-remove";
 import { REDRIVE_HEADERS, BrokerError, type Letter } from "@/lib/brokers/types";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
@@ -56,7 +57,7 @@ function arrived(m: ConsumeMessage): ArrivedLetter {
 
 const destination = (name: string): RedriveDestination => ({ name, read: async () => (await peek(name)).map(arrived) });
 
-runRedriveContract("rabbitmq", async () => {
+const contractFixture = async (): Promise<RedriveContractFixture> => {
   const kit = new RabbitKit();
   const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
   const sources = new Map<string, string>();
@@ -83,7 +84,9 @@ runRedriveContract("rabbitmq", async () => {
     removesFromDlq: true,
     orderingKeys: false,
   };
-});
+};
+runRedriveContract("rabbitmq", contractFixture);
+runRemoveContract("rabbitmq", contractFixture);
 
 describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
   const kit = new RabbitKit();

@@ -9,7 +9,7 @@
  */
 import type { ConfirmChannel, ConsumeMessage } from "amqplib";
 import { BrokerError, type RepublishOptions, type RepublishRequest, type RepublishResult } from "@/lib/brokers/types";
-import { openEnvelope, unb64 } from "@/lib/brokers/envelope";
+import { openEach, republishFailed as failed, unb64 } from "@/lib/brokers/envelope";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
 import { installRawPublish, parseProperties, publishRaw, userIdRefusal, withPersistentDelivery, type MoverContext, type RabbitEnvelope } from "@/lib/brokers/rabbitmq/mover";
@@ -21,8 +21,6 @@ interface Pending {
   returned: string | null;
   settled: Promise<string | null>; // null: confirmed
 }
-
-const failed = (req: RepublishRequest, reason: string): RepublishResult => ({ id: req.id, outcome: "failed", how: null, letterId: null, reason });
 
 export async function* republishRabbit(ctx: MoverContext, dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncGenerator<RepublishResult> {
   await ctx.describe(dlq); // not_found before anything is published
@@ -56,17 +54,17 @@ export async function* republishRabbit(ctx: MoverContext, dlq: string, requests:
     return { id: p.req.id, outcome: "published", how: "published", letterId: null, reason: null };
   };
   try {
-    for (const req of requests) {
-      if (opts.signal?.aborted || channelError) break;
+    for (const o of openEach<RabbitEnvelope>("rabbitmq", requests, opts.signal)) {
+      if (channelError) break;
       while (inflight.length >= maxInFlight) yield await settle(inflight.shift()!);
-      const opened = openEnvelope<RabbitEnvelope>("rabbitmq", req.envelope, req.body);
-      if ("reason" in opened) {
-        yield failed(req, opened.reason);
+      if ("failed" in o) {
+        yield o.failed;
         continue;
       }
+      const { req, env } = o;
       let props: Buffer;
       try {
-        const raw = unb64(opened.fields.properties);
+        const raw = unb64(env.properties);
         const refused = userIdRefusal(parseProperties(raw), ctx.username);
         if (refused) {
           yield failed(req, `${refused} It was not published and is still in the archive.`);

@@ -5,7 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { ChangeMessageVisibilityBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type MessageAttributeValue } from "@aws-sdk/client-sqs";
-import { collectMoves, headerOf, markersFor, runRedriveContract, type ArrivedLetter, type RedriveDestination } from "@/lib/brokers/contract-redrive";
+import { collectMoves, headerOf, markersFor, runRedriveContract, type ArrivedLetter, type RedriveContractFixture, type RedriveDestination } from "@/lib/brokers/contract-redrive";
+import { runRemoveContract } from "@/lib/brokers/contract-remove";
 import { BrokerError, REDRIVE_HEADERS, type Letter, type MoveRequest, type RedriveTarget, type RedriveMarkers } from "@/lib/brokers/types";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { COMBINED_MARKER, readMarkers } from "@/lib/brokers/sqs/markers";
@@ -53,7 +54,7 @@ for (const [label, endpoint, over, fifo] of [
   ["sqs FIFO (ElasticMQ)", ELASTICMQ_ENDPOINT, {}, true],
   ["sqs (moto)", MOTO_ENDPOINT, { messageMoveTasks: false }, false],
 ] as const) {
-  runRedriveContract(label, async () => {
+  const contractFixture = async (): Promise<RedriveContractFixture> => {
     const kit = new SqsKit(endpoint);
     const adapter = new SqsAdapter(testConfig(endpoint, { queueNamePrefix: kit.prefix, ...over }));
     const made = new Map<string, { dlqUrl: string; source: string; sourceUrl: string }>();
@@ -82,7 +83,9 @@ for (const [label, endpoint, over, fifo] of [
       removesFromDlq: true,
       orderingKeys: fifo,
     };
-  });
+  };
+  runRedriveContract(label, contractFixture);
+  runRemoveContract(label, contractFixture);
 }
 
 // ---------- SQS's own ----------

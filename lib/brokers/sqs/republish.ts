@@ -13,7 +13,7 @@ import "server-only";
 import { randomUUID } from "node:crypto";
 import { SendMessageCommand, type MessageAttributeValue, type SendMessageCommandInput, type SQSClient } from "@aws-sdk/client-sqs";
 import type { BrokerError, RepublishOptions, RepublishRequest, RepublishResult } from "@/lib/brokers/types";
-import { openEnvelope, unb64 } from "@/lib/brokers/envelope";
+import { openEach, republishFailed as failed, unb64 } from "@/lib/brokers/envelope";
 import { baseIdOf } from "@/lib/brokers/sqs/letter";
 import type { SqsEnvelope } from "@/lib/brokers/sqs/mover";
 
@@ -24,18 +24,14 @@ export interface SqsRepublishContext {
   err(e: unknown, queue?: string): BrokerError;
 }
 
-const failed = (req: RepublishRequest, reason: string): RepublishResult => ({ id: req.id, outcome: "failed", how: null, letterId: null, reason });
-
 export async function* republishSqs(c: SqsRepublishContext, dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncGenerator<RepublishResult> {
   const q = await c.open();
-  for (const req of requests) {
-    if (opts.signal?.aborted) return;
-    const opened = openEnvelope<SqsEnvelope>("sqs", req.envelope, req.body);
-    if ("reason" in opened) {
-      yield failed(req, opened.reason);
+  for (const o of openEach<SqsEnvelope>("sqs", requests, opts.signal)) {
+    if ("failed" in o) {
+      yield o.failed;
       continue;
     }
-    const env = opened.fields;
+    const { req, env } = o;
     if (q.fifo && !env.messageGroupId) {
       yield failed(req, `"${dlq}" is a FIFO queue and this letter has no MessageGroupId (it was discarded from a standard queue). Nothing was published.`);
       continue;
