@@ -136,6 +136,11 @@ class RedriveRun {
       if (isBrokerAway(e)) {
         return this.pause(`Paused: ${e.userMessage} Letters not yet confirmed are still in the DLQ; the redrive resumes by itself once the broker answers again (or resume it then).`, true);
       }
+      // A queue not found or credentials refused: nothing moved in that step, and an operator can
+      // put it right (or the broker's answer was a passing one): pause for them, do not fail the job.
+      if (e instanceof BrokerError && (e.kind === "not_found" || e.kind === "auth")) {
+        return this.pause(`Paused: ${e.userMessage} Resume once it is put right, or cancel.`);
+      }
       throw e;
     }
   }

@@ -312,4 +312,22 @@ describe("redrive on RabbitMQ", () => {
     expect(await kit.depth(source)).toBe(7);
     expect(await kit.depth(dlq)).toBe(0);
   });
+
+  it("pauses, not fails, when its DLQ is not found mid-job (nothing moved in that step); cancelled, the letters left are untouched", async () => {
+    const { dlq, source } = await seeded(6);
+    const r = await start(dlq, { rate: 200, sample: { count: 2 } });
+    await worker(FAST, r.id).runOnce();
+    await startBulk(actors.operator, meta(), { jobId: r.id });
+    const ch = await kit.channel();
+    await ch.deleteQueue(dlq);
+    await worker(FAST, r.id).runOnce();
+    const v = (await getRedrive(actors.operator, meta(), { jobId: r.id })).redrive;
+    expect(v.state).toBe("paused");
+    expect(v.pauseReason).toMatch(/^Paused: .*(not found|does not exist).*Resume once it is put right, or cancel\.$/s);
+    expect(v.progress).toMatchObject({ autoResume: false });
+    expect(await ledgerStates(r.id)).toEqual({ moved: 2, interrupted: 4 }); // the move broke off: asked for again on resume
+    await cancelRedrive(actors.operator, meta(), { jobId: r.id });
+    expect((await jobStore().get(r.id))?.state).toBe("cancelled");
+    expect(await kit.depth(source)).toBe(2);
+  });
 });
