@@ -340,12 +340,13 @@ export function originRoute(msg: ConsumeMessage, configOrigin: string | null): R
 // One walk from the head of the DLQ, shared by move and remove: find each requested letter, check
 // its checksum, hand it to a "deliver" step, and ack it only when that step says its copy is safe.
 //
-// Read-ahead is bounded by the consumer's prefetch, sized to the pipeline (2 × maxInFlight letters,
-// at least 16): the reader's credit is refilled as letters are acked, so a walk whose letters are at
-// the head reads barely more than it needs, and the few letters read ahead are handed back when the
-// channel closes. (A read-ahead of thousands of letters, handed back after every call, made each
-// call of a job cost ~0.2 s: issue 6.) A channel is not kept open between calls: its unacked
-// letters would be invisible to every other reader of the DLQ for as long as the job runs.
+// Read-ahead starts at the pipeline's size (2 × maxInFlight letters, at least 16) and the reader's
+// credit is refilled as letters are acked, so a walk whose letters are at the head reads barely more
+// than it needs, and the few letters read ahead are handed back when the channel closes; windows
+// double (up to 5,000) only while skipped letters fill them. (A first window of thousands of
+// letters, handed back after every call, made each call of a job cost ~0.2 s: issue 6.) A channel
+// is not kept open between calls: its unacked letters would be invisible to every other reader of
+// the DLQ (browse, scan, the breaker's look for returns) for as long as the job runs.
 
 export interface MoverContext {
   endpoint: string;
@@ -418,7 +419,7 @@ function is404(e: unknown): boolean {
 }
 
 /** Risk guard, then one confirm channel with an exclusive consumer (retried while another reader holds the queue). */
-async function openWalk(ctx: MoverContext, dlq: string, opts: { acceptRisk?: boolean }, window: number): Promise<Walk> {
+async function openWalk(ctx: MoverContext, dlq: string, opts: { acceptRisk?: boolean }, startWindow: number): Promise<Walk> {
   const risk = await ctx.readRisk(dlq);
   if (risk && !opts.acceptRisk) throw new BrokerError("risky_read", { userMessage: risk.message, details: { readRisk: risk } });
   const started = Date.now();
@@ -427,7 +428,7 @@ async function openWalk(ctx: MoverContext, dlq: string, opts: { acceptRisk?: boo
     try {
       if (!installRawPublish(ch)) throw new BrokerError("protocol", { userMessage: "The console's RabbitMQ client library changed shape: letters cannot be republished byte-exact, so nothing is moved." });
       const depth = (await ch.checkQueue(dlq)).messageCount;
-      const reader = new QueueReader(ch, dlq, { max: depth, idleMs: ctx.idleMs, bufferBytes: ctx.bufferBytes, minWindow: 4, maxWindow: window, exclusive: true });
+      const reader = new QueueReader(ch, dlq, { max: depth, idleMs: ctx.idleMs, bufferBytes: ctx.bufferBytes, minWindow: 4, maxWindow: 5000, startWindow, exclusive: true });
       await reader.start();
       const w: Walk = { ch, reader, returned: new Map(), channelError: null };
       ch.on("return", (m: ConsumeMessage) => {

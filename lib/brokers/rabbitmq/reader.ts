@@ -21,6 +21,12 @@ export interface ReaderOptions {
   maxWindow: number;
   /** Exclusive consumers: a second reader of the same queue is refused instead of seeing a subset. */
   exclusive: boolean;
+  /**
+   * The first window's size; each further window doubles it, up to `maxWindow` (default: every
+   * window up to `maxWindow`). For a caller that acks as it goes (the mover): its letters at the
+   * head are read with little read-ahead, while a sparse selection still gets large windows.
+   */
+  startWindow?: number;
 }
 
 export class QueueReader {
@@ -30,6 +36,7 @@ export class QueueReader {
   private receivedBytes = 0;
   private windowLeft = 0;
   private windowSize = 0;
+  private windowsOpened = 0;
   private consumerTag: string | null = null;
   private chaining: Promise<void> | null = null;
   private wake: (() => void) | null = null;
@@ -49,7 +56,8 @@ export class QueueReader {
   private nextWindowSize(): number {
     const avg = this.received > 0 ? Math.max(64, this.receivedBytes / this.received) : 4096;
     const w = Math.floor(this.opts.bufferBytes / avg);
-    return Math.max(this.opts.minWindow, Math.min(this.opts.maxWindow, w, this.opts.max - this.received));
+    const cap = this.opts.startWindow ? Math.min(this.opts.maxWindow, this.opts.startWindow * 2 ** Math.min(this.windowsOpened, 20)) : this.opts.maxWindow;
+    return Math.max(this.opts.minWindow, Math.min(cap, w, this.opts.max - this.received));
   }
 
   private readonly onMessage = (m: ConsumeMessage | null) => {
@@ -70,6 +78,7 @@ export class QueueReader {
       this.consumerTag = null;
     }
     const size = this.nextWindowSize();
+    this.windowsOpened++;
     this.windowSize = size;
     this.windowLeft = size;
     await this.ch.prefetch(size, false);

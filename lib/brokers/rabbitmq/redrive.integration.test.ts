@@ -168,6 +168,28 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     expect(await kit.depth(target)).toBe(1);
   });
 
+  it("a sparse selection deep in the DLQ is found (read windows chained past the skipped letters); a second call finds the next ones; the rest keep their order", async () => {
+    const dlq = await kit.queue(kit.name("sparse"));
+    const target = await kit.queue(kit.name("sparse-target"));
+    const n = 700;
+    for (let i = 0; i < n; i++) await kit.publish(dlq, { body: text(`sparse-${i}`), messageId: `sparse-${i}` });
+    const own = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], discover: false }), { idleMs: 500 });
+    try {
+      const all = (await own.browse(dlq, { offset: 0, limit: 1000 })).letters;
+      expect(all).toHaveLength(n);
+      const job = randomUUID();
+      const first = await collectMoves(own.moveLetters(dlq, [all[5], all[650]].map((l) => req(l, { kind: "queue", name: target }, job))));
+      expect(first.map((r) => r.outcome)).toEqual(["moved", "moved"]);
+      const second = await collectMoves(own.moveLetters(dlq, [all[6], all[699]].map((l) => req(l, { kind: "queue", name: target }, job))));
+      expect(second.map((r) => r.outcome)).toEqual(["moved", "moved"]);
+      expect(await kit.depth(target)).toBe(4);
+      const left = (await own.browse(dlq, { offset: 0, limit: 1000 })).letters.map((l) => l.messageId);
+      expect(left).toEqual(all.filter((_, i) => ![5, 6, 650, 699].includes(i)).map((l) => l.messageId));
+    } finally {
+      await own.close();
+    }
+  });
+
   it("a missing target queue is not_found before anything moves", async () => {
     const { dlq } = await kit.dlqByReject([0, 1, 2].map((i) => ({ body: text(`t-${i}`) })));
     const letters = await browseAll(dlq);
