@@ -375,11 +375,14 @@ class RedriveRun {
     }
     // Every claimed row gets a state: letters the move did not report on are "interrupted" when it
     // threw (outcome unknown), else back where they were (it stopped before them: nothing was sent).
+    // A refusal before any result (queue not found, bad request, risky read, credentials: what
+    // the adapter contract checks before anything moves) sent nothing either.
+    const upFront = settled.length === 0 && broken instanceof BrokerError && ["not_found", "bad_request", "risky_read", "auth"].includes(broken.kind);
     const reported = new Set(settled.map((s) => s.letterId));
     for (const r of rows) {
       if (reported.has(r.letterId)) continue;
-      const back = broken ? "interrupted" : (r.prevState ?? "pending");
-      settled.push({ letterId: r.letterId, state: back, destination: null, reason: broken ? null : r.reason, orderingKey: null });
+      const unknown = broken !== null && !upFront;
+      settled.push({ letterId: r.letterId, state: unknown ? "interrupted" : (r.prevState ?? "pending"), destination: null, reason: unknown ? null : r.reason, orderingKey: null });
     }
     this.counts.moving = Math.max(0, this.counts.moving - rows.length);
     if (settled.some((x) => x.state === "unconfirmed")) this.lastUnconfirmedAt = this.d.clock.now();

@@ -93,7 +93,8 @@ function toRow(r: Row): LedgerRow {
 /**
  * Interrupted attempts. A row is "moving" from its claim (which gives it the replay id its copy
  * carries) until its outcome is recorded. A row still "moving" when a run starts, or left without
- * an outcome when a move was broken off by an error, belongs to an attempt whose outcome is
+ * an outcome when a move was broken off by an error (not a refusal before anything moved, such as
+ * a queue not found), belongs to an attempt whose outcome is
  * unknown: the letter may be in the target (confirmed, and removed from the DLQ or not) or still
  * only in the DLQ. Such rows become "interrupted" and are asked for again, with the same replay id:
  *  - still in the DLQ: moved now (a copy the interrupted attempt had confirmed but not removed is

@@ -325,7 +325,7 @@ describe("redrive on RabbitMQ", () => {
     expect(v.state).toBe("paused");
     expect(v.pauseReason).toMatch(/^Paused: .*(not found|does not exist).*Resume once it is put right, or cancel\.$/s);
     expect(v.progress).toMatchObject({ autoResume: false });
-    expect(await ledgerStates(r.id)).toEqual({ moved: 2, interrupted: 4 }); // the move broke off: asked for again on resume
+    expect(await ledgerStates(r.id)).toEqual({ moved: 2, pending: 4 }); // refused before anything moved: still pending, not "interrupted"
     await cancelRedrive(actors.operator, meta(), { jobId: r.id });
     expect((await jobStore().get(r.id))?.state).toBe("cancelled");
     expect(await kit.depth(source)).toBe(2);
