@@ -6,6 +6,7 @@ import {
   HOSTILE_EXCEPTION,
   HOSTILE_HEADER_NAME,
   HOSTILE_LETTERS,
+  HOSTILE_SECRET,
   hostileHeader,
   type HostileKey,
 } from "@/lib/demo/hostile-corpus";
@@ -127,6 +128,8 @@ for (const [broker, { connectionId, dlq }] of brokers) {
       if (broker !== "sqs" && letter!.extraHeaders) {
         for (const [name, value] of Object.entries(letter!.extraHeaders)) expect(await headerValue(page, name), `${where} header named ${name}`).toBe(value);
       }
+      // Masked values (default rules: *token* headers, password fields) are replaced on the server.
+      for (const name of Object.keys(letter!.secretHeaders ?? {})) expect(await headerValue(page, name), `${where} ${name} masked`).not.toContain(HOSTILE_SECRET);
       const payload = (await page.getByTestId("payload-view").textContent()) ?? "";
       if (letter!.label === "hostile-text") {
         for (const k of Object.keys(HOSTILE) as HostileKey[]) expect(payload, `${where} payload has ${k}`).toContain(HOSTILE[k]);
@@ -136,6 +139,7 @@ for (const [broker, { connectionId, dlq }] of brokers) {
         expect(payload).toContain('"constructor"');
         expect(payload).toContain("hostilePolluted");
         expect(payload).toContain("<script>alert('hostile-json')</script>");
+        expect(payload, "the password field is masked").not.toContain(HOSTILE_SECRET);
       }
       if (letter!.label === "hostile-svg") expect(payload).toContain(`onload="alert('hostile-svg-body')"`);
       if (letter!.label === "hostile-bytes" && broker !== "sqs") {
@@ -207,3 +211,54 @@ test("the checks above can fail: markup put into the page is caught", async ({ p
   }
   expect(String(caught)).toMatch(/elements made from the data|CSP violations/);
 });
+
+/** label → letter page, for one broker's hostile DLQ (RabbitMQ: from the message id; SQS, Kafka: the x-hostile-letter header). */
+async function hostileLetterPages(page: Page, broker: keyof typeof HOSTILE_DLQS): Promise<Map<string, string>> {
+  const { connectionId, dlq } = HOSTILE_DLQS[broker];
+  await page.goto(`/dlqs/${enc(connectionId)}/${enc(dlq)}`);
+  await expect(page.getByTestId("letter-row")).toHaveCount(HOSTILE_LETTERS.length);
+  const hrefs = await page.getByTestId("letter-link").evaluateAll((as) => as.map((a) => a.getAttribute("href")!));
+  const out = new Map<string, string>();
+  for (const href of hrefs) {
+    if (broker === "rabbitmq") {
+      const l = HOSTILE_LETTERS.find((x) => href.endsWith(`/letters/m-${Buffer.from(x.label).toString("base64url")}`));
+      if (l) out.set(l.label, href);
+      continue;
+    }
+    await page.goto(href);
+    await expect(page.getByTestId("payload")).toBeVisible();
+    out.set(await headerValue(page, "x-hostile-letter"), href);
+  }
+  return out;
+}
+
+// The unmasked view is a client component fed by a server action: a second rendering path.
+for (const broker of Object.keys(HOSTILE_DLQS) as Array<keyof typeof HOSTILE_DLQS>) {
+  test(`${broker}: an admin's unmasked reveal shows the corpus literally and runs nothing`, async ({ page }) => {
+    test.setTimeout(180_000);
+    const w = await watch(page);
+    await signIn(page, "admin");
+    const pages = await hostileLetterPages(page, broker);
+    // The letters with masked values (a reveal is offered only where something was masked).
+    for (const label of ["hostile-json", "hostile-headers"] as const) {
+      await page.goto(pages.get(label)!);
+      await page.getByTestId("reveal-open").click();
+      await page.getByTestId("reveal-reason").fill("Checking how hostile content is rendered");
+      await page.getByTestId("reveal-submit").click();
+      const revealed = page.getByTestId("revealed-payload");
+      await expect(revealed).toBeVisible();
+      const text = (await revealed.textContent()) ?? "";
+      if (label === "hostile-json") {
+        expect(text).toContain('"__proto__"');
+        expect(text, "the password field, unmasked").toContain(HOSTILE_SECRET);
+      }
+      await expect(page.getByTestId("revealed-exception")).toHaveText(new RegExp(HOSTILE_EXCEPTION.message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+      const letter = HOSTILE_LETTERS.find((l) => l.label === label)!;
+      const revealedHeaders = await page
+        .getByTestId("revealed-header-row")
+        .evaluateAll((rows) => Object.fromEntries(rows.map((r) => [r.getAttribute("data-name") ?? "", r.querySelector(".value-cell")?.textContent ?? ""])));
+      for (const [name, value] of Object.entries({ ...letter.headers, ...letter.secretHeaders })) expect(revealedHeaders[name], `${broker} ${label} revealed ${name}`).toBe(value);
+      await expectInert(page, w, `${broker} ${label} revealed`);
+    }
+  });
+}

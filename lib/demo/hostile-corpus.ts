@@ -34,7 +34,10 @@ export const HOSTILE_EXCEPTION = {
 } as const;
 
 /** JSON text with prototype-polluting keys; a parser that merges it naively would pollute Object.prototype. */
-export const HOSTILE_JSON = `{"__proto__":{"hostilePolluted":"yes"},"constructor":{"prototype":{"hostilePolluted":"yes"}},"note":"<script>alert('hostile-json')</script>","link":"javascript:alert('hostile-json-link')"}`;
+export const HOSTILE_JSON = `{"__proto__":{"hostilePolluted":"yes"},"constructor":{"prototype":{"hostilePolluted":"yes"}},"note":"<script>alert('hostile-json')</script>","link":"javascript:alert('hostile-json-link')","password":"<img src=x onerror=alert('hostile-secret')>"}`;
+
+/** The value of the masked fields and headers: hidden by the default masking rules, shown by an admin's reveal. */
+export const HOSTILE_SECRET = `<img src=x onerror=alert('hostile-secret')>`;
 
 /** An SVG document as a payload: must be shown as text, never rendered. */
 export const HOSTILE_SVG = `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" onload="alert('hostile-svg-body')"><script>alert('hostile-svg-script')</script></svg>`;
@@ -61,6 +64,8 @@ export interface HostileLetter {
   headers: Record<string, string>;
   /** Headers SQS cannot carry (names it refuses); RabbitMQ and Kafka get them. */
   extraHeaders?: Record<string, string>;
+  /** Headers the default masking rules hide (names with "token"): masked on the letter page, literal in a reveal. */
+  secretHeaders?: Record<string, string>;
 }
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -74,7 +79,14 @@ const pick = (...keys: HostileKey[]) => Object.fromEntries(keys.map((k) => [host
 export const HOSTILE_LETTERS: HostileLetter[] = [
   { label: "hostile-text", body: utf8(HOSTILE_TEXT), contentType: "text/plain", headers: pick("script", "imgOnerror") },
   { label: "hostile-json", body: utf8(HOSTILE_JSON), contentType: "application/json", headers: pick("jsUrl", "anchor", "svg", "css") },
-  { label: "hostile-headers", body: utf8("headers only"), contentType: "text/plain", headers: pick("rtl", "zeroWidth", "longLine"), extraHeaders: { [HOSTILE_HEADER_NAME]: HOSTILE.script } },
+  {
+    label: "hostile-headers",
+    body: utf8("headers only"),
+    contentType: "text/plain",
+    headers: pick("rtl", "zeroWidth", "longLine"),
+    extraHeaders: { [HOSTILE_HEADER_NAME]: HOSTILE.script },
+    secretHeaders: { "x-hostile-token": HOSTILE_SECRET },
+  },
   { label: "hostile-svg", body: utf8(HOSTILE_SVG), contentType: "image/svg+xml", headers: {} },
   { label: "hostile-bytes", body: HOSTILE_INVALID_UTF8, contentType: "application/octet-stream", headers: {} },
 ];

@@ -82,7 +82,7 @@ export async function seedKafkaHostile(brokers?: string[]): Promise<Record<strin
     const producer = await kit.getProducer();
     for (const [i, l] of HOSTILE_LETTERS.entries()) {
       const headers: Record<string, Buffer> = { "x-hostile-letter": Buffer.from(l.label), "content-type": Buffer.from(l.contentType) };
-      for (const [k, v] of Object.entries({ ...l.headers, ...l.extraHeaders })) headers[k] = Buffer.from(v, "utf8");
+      for (const [k, v] of Object.entries({ ...l.headers, ...l.extraHeaders, ...l.secretHeaders })) headers[k] = Buffer.from(v, "utf8");
       if (l.label === "hostile-bytes") headers["x-hostile-bytes"] = Buffer.from(HOSTILE_INVALID_UTF8);
       const key = keys[i] ?? null;
       await producer.send({ topic: source, acks: -1, messages: [{ partition: 0, key: key === null ? null : Buffer.from(key), value: Buffer.from(l.body), headers }] });

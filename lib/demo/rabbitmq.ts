@@ -30,7 +30,7 @@ export async function seedRabbitHostile(url = RABBITMQ_DEMO_URL): Promise<Record
         contentType: l.contentType,
         appId: "demo-seed",
         timestamp: Math.floor(Date.now() / 1000),
-        headers: { ...l.headers, ...l.extraHeaders, "x-exception-message": HOSTILE_EXCEPTION.message, "x-exception-stacktrace": stack },
+        headers: { ...l.headers, ...l.extraHeaders, ...l.secretHeaders, "x-exception-message": HOSTILE_EXCEPTION.message, "x-exception-stacktrace": stack },
       });
     }
     await ch.waitForConfirms();

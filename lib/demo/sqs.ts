@@ -131,7 +131,7 @@ export async function seedSqsHostile(endpoint = SQS_DEMO_ENDPOINT): Promise<Reco
         exceptionClass: s(HOSTILE_EXCEPTION.className),
         errorMessage: s(HOSTILE_EXCEPTION.message),
         contentType: s(l.contentType),
-        ...Object.fromEntries(Object.entries(l.headers).map(([k, v]) => [k, s(v)])),
+        ...Object.fromEntries(Object.entries({ ...l.headers, ...l.secretHeaders }).map(([k, v]) => [k, s(v)])),
       };
       if (!isText) attributes["x-hostile-bytes"] = { DataType: "Binary", BinaryValue: l.body };
       return { body: isText ? text.decode(l.body) : "the hostile bytes are in the x-hostile-bytes attribute", attributes };
