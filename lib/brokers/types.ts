@@ -258,6 +258,14 @@ export interface MoveOptions {
    * (all RabbitMQ letters) are never held.
    */
   heldKeys?: string[];
+  /**
+   * Letters published and not yet confirmed at once in this call: the crash window (a crash may
+   * leave up to this many letters both at the target and in the DLQ, tagged). Larger windows move
+   * faster where confirms are slow (RabbitMQ: throughput is about window ÷ confirm latency). Default:
+   * the adapter's own (RabbitMQ `moveInFlight`, 64; Kafka `concurrency`, 16). SQS sends in batches of
+   * 10, one batch at a time, and ignores it.
+   */
+  maxInFlight?: number;
 }
 
 /** The reason given to a letter held back by `MoveOptions.heldKeys`. */

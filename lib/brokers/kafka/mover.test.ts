@@ -167,6 +167,15 @@ describe("moveKafkaLetters (fake broker)", () => {
     expect(f.produced).toHaveLength(40);
   });
 
+  it("MoveOptions.maxInFlight overrides the adapter's window for one call", async () => {
+    const records = Array.from({ length: 40 }, (_, i) => record(i, `k${i}`, `v${i}`));
+    const f = fake(records, { concurrency: 16, produceDelay: () => 5 });
+    await all(moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r)), { maxInFlight: 2 }));
+    expect(f.maxConcurrent).toBeLessThanOrEqual(2);
+    expect(f.maxConcurrent).toBe(2);
+    expect(f.produced).toHaveLength(40);
+  });
+
   it("already handled → missing and not produced; bad, repeated and out-of-range ids → missing", async () => {
     const records = [record(0, "k", "v0"), record(1, "k", "v1")];
     const f = fake(records, { handled: new Map([["0-0", { at: new Date("2026-01-02T03:04:05Z"), outcome: "redriven" as const, operationId: "op" }]]) });

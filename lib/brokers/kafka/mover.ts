@@ -546,7 +546,7 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
     opts.signal,
     {
       prepare,
-      concurrency: deps.concurrency ?? 16,
+      concurrency: opts.maxInFlight ?? deps.concurrency ?? 16,
       heldKeys: new Set(opts.heldKeys ?? []),
       blocksLane: true,
       noun: "move",

@@ -556,7 +556,7 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
   const exchangeChecked = new Map<string, string | null>(); // exchange → problem or null
 
   yield* forRequestedLetters<MoveRequest, MoveResult>(ctx, dlq, requests, opts, {
-    maxInFlight: Math.max(1, ctx.maxInFlight ?? 64),
+    maxInFlight: Math.max(1, Math.min(5000, opts.maxInFlight ?? ctx.maxInFlight ?? 64)),
     duplicate: (r) => moved(r, "failed", null, "This letter was requested twice in the same move; it is moved once."),
     mismatch: (r) => moved(r, "checksum_mismatch", null, "The letter's bytes no longer match the checksum recorded when it was indexed; it was not moved. Re-scan the DLQ and check it again."),
     missing: (r) => moved(r, "missing", null, `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`),
