@@ -49,7 +49,7 @@ async function discard(connectionId: string, queue: string, letterIds: string[])
   const preview = await planDiscard(admin, meta(), { connectionId, queue, selection });
   expect(preview.count).toBe(letterIds.length);
   const job = await startDiscard(admin, meta(), { connectionId, queue, selection, reason: "broker discard test", confirmedCount: letterIds.length, acceptRisk: true });
-  await new JobWorker({ handlers: { discard: discardHandler() }, owner: `dk-${randomUUID().slice(0, 6)}`, leaseMs: 30_000 }).runOnce();
+  await new JobWorker({ handlers: { discard: discardHandler() }, owner: `dk-${randomUUID().slice(0, 6)}`, leaseMs: 30_000, scope: { jobIds: [job.id] } }).runOnce();
   const v = await getDiscard(admin, meta(), { jobId: job.id });
   expect(v.discard.state).toBe("succeeded");
   expect(v.counts.discarded).toBe(letterIds.length);
