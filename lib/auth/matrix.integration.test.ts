@@ -83,10 +83,10 @@ async function inRequestScope<T>(req: Request, fn: () => Promise<T>): Promise<T>
   return workAsyncStorage.run(workStore as never, () => workUnitAsyncStorage.run(requestStore, fn));
 }
 
-function requestFor(row: MatrixRow, role: Role | null, requestId: string): Request {
+function requestFor(row: MatrixRow, role: Role | null, requestId: string, origin = ORIGIN): Request {
   const method = row.kind === "route" ? row.method : "POST";
   const url = `${ORIGIN}${row.kind === "route" ? row.url : "/"}`;
-  const headers = new Headers({ "x-request-id": requestId, "x-forwarded-for": "127.0.0.1", origin: ORIGIN, host: new URL(ORIGIN).host });
+  const headers = new Headers({ "x-request-id": requestId, "x-forwarded-for": "127.0.0.1", origin, host: new URL(ORIGIN).host });
   if (role) headers.set("cookie", cookies[role]!);
   let body: string | undefined;
   if (row.kind === "route" && method !== "GET" && row.body !== undefined) {
@@ -96,8 +96,8 @@ function requestFor(row: MatrixRow, role: Role | null, requestId: string): Reque
   return new Request(url, { method, headers, body });
 }
 
-async function call(row: RouteRow | ActionRow, role: Role | null, requestId: string): Promise<Outcome> {
-  const req = requestFor(row, role, requestId);
+async function call(row: RouteRow | ActionRow, role: Role | null, requestId: string, origin?: string): Promise<Outcome> {
+  const req = requestFor(row, role, requestId, origin);
   const mod = (await import(path.join(ROOT, row.kind === "route" ? `app/${row.file}` : row.file))) as Record<string, unknown>;
   if (row.kind === "route") {
     const handler = mod[row.method] as (req: Request, ctx: unknown) => Promise<Response>;
@@ -209,6 +209,15 @@ describe.each(callable.map((r) => [rowKey(r), r] as const))("%s", (_key, row) =>
       expect(out.code, out.text.slice(0, 300)).toBe(`forbidden:${row.permission}`);
       const denials = (await auditRows(role, undefined, requestId)).filter((r) => r.outcome === "denied");
       expect(denials.map((d) => d.action)).toEqual([row.audit]);
+    });
+  }
+
+  // State-changing routes take requests from the console's own pages only (server actions: Next's own check).
+  if (row.kind === "route" && row.method !== "GET" && !row.public) {
+    it(`${row.roles[row.roles.length - 1]} from another origin: refused`, async () => {
+      const out = await call(row, row.roles[row.roles.length - 1], `matrix-origin-${randomUUID()}`, "https://evil.example");
+      expect(out.status, out.text.slice(0, 300)).toBe(403);
+      expect(out.code).toBe("forbidden:origin");
     });
   }
 
