@@ -4,16 +4,30 @@ import Link from "next/link";
 import { letterHref } from "@/lib/dlq/links";
 import { formatCount, formatRelative, formatUtc, truncate } from "@/lib/format";
 import type { LedgerRow } from "@/lib/redrive/ledger";
+import type { LedgerState } from "@/lib/redrive/plan";
 import { LEDGER_WORDS } from "@/lib/redrive/ui-format";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 import type { RedriveView } from "@/lib/redrive/use-cases";
 
-const FILTERS = ["moved", "failed", "missing", "checksum_mismatch", "parked", "returned", "skipped", "pending", "moving"] as const;
-const BADGE: Record<string, string> = { moved: "badge-ok", failed: "badge-danger", checksum_mismatch: "badge-danger", returned: "badge-danger", missing: "badge-warn", parked: "badge-warn", pending: "", moving: "badge-info", skipped: "" };
+/** Outcomes first, then letters still being worked on. */
+const FILTERS: readonly LedgerState[] = ["moved", "failed", "missing", "checksum_mismatch", "parked", "returned", "skipped", "unconfirmed", "interrupted", "pending", "moving"];
+const BADGE: Record<LedgerState, string> = {
+  moved: "badge-ok",
+  failed: "badge-danger",
+  checksum_mismatch: "badge-danger",
+  returned: "badge-danger",
+  missing: "badge-warn",
+  parked: "badge-warn",
+  unconfirmed: "badge-warn",
+  interrupted: "badge-info",
+  pending: "",
+  moving: "badge-info",
+  skipped: "",
+};
 
-/** A letter is still in its DLQ (so its page can open) unless it was moved, went missing, or was parked elsewhere. */
+/** A letter is still in its DLQ (so its page can open) unless it was moved, went missing (or is gone after an interrupted attempt), or was parked elsewhere. */
 function stillInDlq(row: LedgerRow, parking: unknown): boolean {
-  if (row.state === "moved" || row.state === "missing" || row.state === "returned") return false;
+  if (row.state === "moved" || row.state === "missing" || row.state === "returned" || row.state === "unconfirmed") return false;
   if (row.state === "parked") return (parking as { kind?: string })?.kind !== "queue";
   return true;
 }
