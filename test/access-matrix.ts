@@ -10,7 +10,7 @@
  * Both discover the targets by scanning the source and fail when one has no row here: a route,
  * action or page added later breaks them until its row is written.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { HOSTILE_DLQS } from "@/lib/demo/hostile-corpus";
 
@@ -18,7 +18,6 @@ export type Role = "viewer" | "operator" | "admin";
 export const MATRIX_ROLES: readonly Role[] = ["viewer", "operator", "admin"];
 
 const ROOT = path.resolve(__dirname, "..");
-export const APP_DIR = path.join(ROOT, "app");
 
 /** Who may: signed-in roles; `public` also lets a request without a session through. */
 export const EVERYONE: readonly Role[] = ["viewer", "operator", "admin"];
@@ -203,7 +202,7 @@ function walk(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-const rel = (p: string) => path.relative(ROOT, p).split(path.sep).join("/");
+
 const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 
 /**
@@ -233,6 +232,8 @@ export interface Discovered {
   routes: Array<{ file: string; method: string }>;
   actions: Array<{ file: string; name: string }>;
   pages: Array<{ file: string }>;
+  /** Files with a "use server" directive inside a function (inline server actions): the scan cannot name them. */
+  inlineActions: string[];
 }
 
 function isUseServerFile(source: string): boolean {
@@ -242,11 +243,13 @@ function isUseServerFile(source: string): boolean {
 }
 
 /** Every route handler method, server action and page in the source tree. */
-export function discover(): Discovered {
-  const out: Discovered = { routes: [], actions: [], pages: [] };
-  for (const f of walk(APP_DIR)) {
+export function discover(root: string = ROOT): Discovered {
+  const out: Discovered = { routes: [], actions: [], pages: [], inlineActions: [] };
+  const rel = (p: string) => path.relative(root, p).split(path.sep).join("/");
+  const appDir = path.join(root, "app");
+  for (const f of walk(appDir)) {
     const name = path.basename(f);
-    const file = path.relative(APP_DIR, f).split(path.sep).join("/");
+    const file = path.relative(appDir, f).split(path.sep).join("/");
     if (/^route\.(ts|tsx|js)$/.test(name)) {
       const src = readFileSync(f, "utf8");
       const exported = exportedNames(src);
@@ -256,9 +259,12 @@ export function discover(): Discovered {
     if (/^page\.(ts|tsx|js|jsx)$/.test(name)) out.pages.push({ file });
   }
   for (const dir of ["app", "lib", "components"]) {
-    for (const f of walk(path.join(ROOT, dir))) {
+    if (!existsSync(path.join(root, dir))) continue;
+    for (const f of walk(path.join(root, dir))) {
       if (!/\.(ts|tsx)$/.test(f) || /\.test\.tsx?$/.test(f)) continue;
       const src = readFileSync(f, "utf8");
+      const directives = src.match(/^\s*["']use server["'];?\s*$/gm)?.length ?? 0;
+      if (directives > (isUseServerFile(src) ? 1 : 0)) out.inlineActions.push(rel(f));
       if (!isUseServerFile(src)) continue;
       // A "use server" module's exports are all server actions, whatever their shape.
       for (const n of exportedNames(src)) out.actions.push({ file: rel(f), name: n });
@@ -274,6 +280,7 @@ export function missingRows(d: Discovered, matrix: MatrixRow[] = MATRIX): string
   for (const r of d.routes) if (!has((x) => x.kind === "route" && x.file === r.file && x.method === r.method)) missing.push(`route ${r.method} app/${r.file}`);
   for (const a of d.actions) if (!has((x) => x.kind === "action" && x.file === a.file && x.name === a.name)) missing.push(`server action ${a.name} in ${a.file}`);
   for (const p of d.pages) if (!has((x) => x.kind === "page" && x.file === p.file)) missing.push(`page app/${p.file}`);
+  for (const f of d.inlineActions) missing.push(`inline "use server" function in ${f} (move it to an actions.ts with "use server" at the top, so it can be listed)`);
   return missing;
 }
 
