@@ -7,6 +7,8 @@
  *      created through the management API): time until the DLQ is empty and the target full.
  * The engine's numbers include its ledger writes and one audit row per letter (batched).
  *   npm run bench:redrive-rate
+ *   (BENCH_SECONDS, BENCH_UNTHROTTLED, BENCH_RATES="100,1000"; BENCH_ENGINE_IN_FLIGHT="0,512" runs the
+ *   engine twice: with the adapter's default window, then as if it passed MoveOptions.maxInFlight = 512)
  */
 import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
@@ -20,6 +22,8 @@ const AMQP = "amqp://guest:guest@127.0.0.1:5672";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const UNTHROTTLED = Number(process.env.BENCH_UNTHROTTLED ?? 20_000);
 const RATES = (process.env.BENCH_RATES ?? "100,1000").split(",").filter(Boolean).map(Number);
+/** Engine runs as if it passed MoveOptions.maxInFlight (the mover's crash window); 0: the adapter's default (64). */
+const ENGINE_IN_FLIGHT = (process.env.BENCH_ENGINE_IN_FLIGHT ?? "0").split(",").map(Number);
 
 const MGMT = process.env.RABBITMQ_MANAGEMENT_URL ?? "http://guest:guest@127.0.0.1:15672";
 
@@ -74,17 +78,17 @@ async function main() {
   const db = getDb();
 
   /** Fills a DLQ, scans it, runs one bulk-stage redrive to a target queue; returns letters/s. */
-  async function engine(n: number, rate: number): Promise<{ moved: number; secs: number; rate: number; moverShare: number }> {
+  async function engine(n: number, rate: number, inFlight: number): Promise<{ moved: number; secs: number; rate: number; moverShare: number }> {
     const dlq = `bench.redrive.dlq.${randomUUID().slice(0, 6)}`;
     const target = `${dlq}.target`;
     const adapter = new RabbitMqAdapter(testConfig({ id: "bench-rmq", dlqs: [{ name: dlq }], discover: false }));
     // Time spent inside moveLetters (call to last result), to tell the adapter's share from the engine's.
     let moverMs = 0;
     const timed: typeof adapter = Object.assign(Object.create(adapter) as typeof adapter, {
-      moveLetters: async function* (...args: Parameters<typeof adapter.moveLetters>) {
+      moveLetters: async function* (...[queue, reqs, opts]: Parameters<typeof adapter.moveLetters>) {
         const t = performance.now();
         try {
-          yield* adapter.moveLetters(...args);
+          yield* adapter.moveLetters(queue, reqs, inFlight ? { ...opts, maxInFlight: inFlight } : opts);
         } finally {
           moverMs += performance.now() - t;
         }
@@ -120,9 +124,12 @@ async function main() {
     return { moved, secs, rate: moved / secs, moverShare: moverMs / 1000 / secs };
   }
 
-  for (const target of RATES) {
-    const r = await engine(Math.round(target * SECONDS), target);
-    console.log(`rate ${target}/s over ${SECONDS} s: moved ${r.moved} in ${r.secs.toFixed(2)} s = ${r.rate.toFixed(1)}/s (${((r.rate / target - 1) * 100).toFixed(1)}% vs target); inside moveLetters ${(r.moverShare * 100).toFixed(0)}% of the time`);
+  const windowWords = (w: number) => (w ? `, ${w} in flight` : "");
+  for (const w of ENGINE_IN_FLIGHT) {
+    for (const target of RATES) {
+      const r = await engine(Math.round(target * SECONDS), target, w);
+      console.log(`rate ${target}/s over ${SECONDS} s${windowWords(w)}: moved ${r.moved} in ${r.secs.toFixed(2)} s = ${r.rate.toFixed(1)}/s (${((r.rate / target - 1) * 100).toFixed(1)}% vs target); inside moveLetters ${(r.moverShare * 100).toFixed(0)}% of the time`);
+    }
   }
 
   // Bare loop: consume (prefetch 1000) → confirm-publish → ack after the confirm.
@@ -131,11 +138,12 @@ async function main() {
   const bare = await bareMove(conn, ch, bareDlq, UNTHROTTLED);
   await ch.deleteQueue(bareDlq);
   await ch.deleteQueue(`${bareDlq}.target`);
-  const eng = await engine(UNTHROTTLED, 100_000);
   const shovel = await shovelRate(ch, UNTHROTTLED);
-  console.log(`unthrottled: engine ${eng.rate.toFixed(0)}/s, bare confirm-publish-then-ack ${bare.toFixed(0)}/s, ratio ${(eng.rate / bare).toFixed(2)}; inside moveLetters ${(eng.moverShare * 100).toFixed(0)}% of the time`);
-  console.log(`shovel (on-confirm) ${shovel.toFixed(0)}/s: engine/shovel ${(eng.rate / shovel).toFixed(2)}`);
-
+  console.log(`bare confirm-publish-then-ack ${bare.toFixed(0)}/s; shovel (on-confirm) ${shovel.toFixed(0)}/s`);
+  for (const w of ENGINE_IN_FLIGHT) {
+    const eng = await engine(UNTHROTTLED, 100_000, w);
+    console.log(`unthrottled${windowWords(w)}: engine ${eng.rate.toFixed(0)}/s, ratio to bare ${(eng.rate / bare).toFixed(2)}, to shovel ${(eng.rate / shovel).toFixed(2)}; inside moveLetters ${(eng.moverShare * 100).toFixed(0)}% of the time`);
+  }
   await conn.close();
   await db.$disconnect();
   await pg.drop();
