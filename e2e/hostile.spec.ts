@@ -6,6 +6,7 @@ import {
   HOSTILE_EXCEPTION,
   HOSTILE_HEADER_NAME,
   HOSTILE_LETTERS,
+  HOSTILE_NAMED_DLQ,
   HOSTILE_SECRET,
   hostileHeader,
   type HostileKey,
@@ -262,3 +263,24 @@ for (const broker of Object.keys(HOSTILE_DLQS) as Array<keyof typeof HOSTILE_DLQ
     }
   });
 }
+
+test("a RabbitMQ DLQ whose name is markup is listed, opened and read as text", async ({ page }) => {
+  test.setTimeout(120_000);
+  const w = await watch(page);
+  await signIn(page, "operator");
+  await page.goto("/");
+  const row = page.getByTestId("dlq-row").filter({ has: page.getByRole("link", { name: HOSTILE_NAMED_DLQ.dlq, exact: true }) });
+  await expect(row).toHaveCount(1);
+  await expectInert(page, w, "DLQ list");
+  await row.getByRole("link", { name: HOSTILE_NAMED_DLQ.dlq, exact: true }).click();
+  await expect(page.getByTestId("letter-row")).toHaveCount(1);
+  expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(`/dlqs/${HOSTILE_NAMED_DLQ.connectionId}/${HOSTILE_NAMED_DLQ.dlq}`);
+  await expect(page.getByText(HOSTILE_NAMED_DLQ.dlq, { exact: true }).first()).toBeVisible();
+  await expectInert(page, w, "DLQ page");
+  await page.getByTestId("letter-link").first().click();
+  await expect(page.getByTestId("payload-view")).toContainText("a letter in a DLQ whose name is markup");
+  await expectInert(page, w, "letter page");
+  await page.goto(`/dlqs/${enc(HOSTILE_NAMED_DLQ.connectionId)}/${enc(HOSTILE_NAMED_DLQ.dlq)}/triage`);
+  await expect(page.getByText(HOSTILE_NAMED_DLQ.dlq, { exact: true }).first()).toBeVisible();
+  await expectInert(page, w, "triage page");
+});

@@ -55,6 +55,9 @@ export const HOSTILE_DLQS = {
   kafka: { connectionId: "local-kafka", source: "demo.hostile", dlq: "demo.hostile.DLT" },
 } as const;
 
+/** RabbitMQ queue names are any UTF-8 (SQS and Kafka names cannot hold markup): a DLQ whose name is markup. */
+export const HOSTILE_NAMED_DLQ = { connectionId: "local-rabbitmq", source: "demo.hostile-named", dlq: `demo.hostile.<img src=x onerror=alert(document.domain)>.dlq` } as const;
+
 export interface HostileLetter {
   /** Stable label; also the message id (RabbitMQ) / a `x-hostile-letter` header (SQS, Kafka). */
   label: "hostile-text" | "hostile-json" | "hostile-headers" | "hostile-svg" | "hostile-bytes";

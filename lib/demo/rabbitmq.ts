@@ -6,7 +6,7 @@
  * Idempotent: the queues are deleted and recreated.
  */
 import amqp from "amqplib";
-import { HOSTILE_DLQS, HOSTILE_EXCEPTION, HOSTILE_LETTERS } from "./hostile-corpus";
+import { HOSTILE_DLQS, HOSTILE_EXCEPTION, HOSTILE_LETTERS, HOSTILE_NAMED_DLQ } from "./hostile-corpus";
 
 export const RABBITMQ_DEMO_URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
 const DLX = "demo.hostile.dlx";
@@ -48,7 +48,20 @@ export async function seedRabbitHostile(url = RABBITMQ_DEMO_URL): Promise<Record
     });
     await consumer.close();
     for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).messageCount < HOSTILE_LETTERS.length; i++) await new Promise((r) => setTimeout(r, 50));
-    return { [dlq]: (await ch.checkQueue(dlq)).messageCount };
+
+    // A DLQ whose very name is markup, with one letter dead-lettered into it the same way.
+    const named = HOSTILE_NAMED_DLQ;
+    await ch.deleteQueue(named.source);
+    await ch.deleteQueue(named.dlq);
+    await ch.assertQueue(named.dlq, { durable: true });
+    await ch.bindQueue(named.dlq, DLX, named.dlq);
+    await ch.assertQueue(named.source, { durable: true, arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": named.dlq } });
+    ch.sendToQueue(named.source, Buffer.from("a letter in a DLQ whose name is markup"), { persistent: true, messageId: "hostile-named", contentType: "text/plain" });
+    await ch.waitForConfirms();
+    const m = await ch.get(named.source, { noAck: false });
+    if (m) ch.nack(m, false, false);
+    for (let i = 0; i < 200 && (await ch.checkQueue(named.dlq)).messageCount < 1; i++) await new Promise((r) => setTimeout(r, 50));
+    return { [dlq]: (await ch.checkQueue(dlq)).messageCount, [named.dlq]: (await ch.checkQueue(named.dlq)).messageCount };
   } finally {
     await conn.close();
   }
