@@ -282,6 +282,14 @@ export class RabbitMqAdapter implements BrokerAdapter {
     if (!known(snap) || (snap.queues && !snap.queues.has(name))) snap = await this.snapshot(true);
     if (!known(snap)) {
       await this.ping();
+      // Discovered DLQs are known through the management API only: while it does not answer (a
+      // timeout under load, a restart), such a DLQ is not "not found", and a redrive or discard
+      // must pause and retry rather than fail.
+      if (snap.warning?.code === "management_unavailable") {
+        throw new BrokerError("unreachable", {
+          userMessage: `Could not confirm that "${name}" is a DLQ on ${this.displayName}: ${snap.warning.message} Try again in a moment.`,
+        });
+      }
       throw this.notFound(name);
     }
     return snap;

@@ -386,6 +386,8 @@ export interface Walk {
   /** Why RabbitMQ returned a publish, by x-dlq-replay-id. */
   returned: Map<string, string>;
   channelError: unknown;
+  /** Set when the walk itself closes the channel (a close then is not an error). */
+  closing?: boolean;
 }
 
 /** What happens to one requested letter whose checksum matched. */
@@ -438,6 +440,12 @@ async function openWalk(ctx: MoverContext, dlq: string, opts: { acceptRisk?: boo
       });
       ch.on("error", (e: unknown) => {
         w.channelError ??= e;
+      });
+      // A channel that closes under the walk (connection lost, broker stopping) ends the reader as
+      // if the queue were exhausted: without this, the letters not reached yet would be reported
+      // "missing" instead of the move failing as "unreachable" (and being retried).
+      ch.on("close", () => {
+        if (!w.closing) w.channelError ??= new Error("Channel closed while the DLQ was being read");
       });
       return w;
     } catch (e) {
@@ -509,6 +517,7 @@ async function* forRequestedLetters<R extends { letterId: string; sha256: string
     throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: dlq });
   } finally {
     // Closing returns every letter not acked to the DLQ, in order; pending acks go out first.
+    w.closing = true;
     await closeQuietly(w.ch);
   }
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { BrokerError } from "@/lib/brokers/types";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
@@ -135,6 +136,61 @@ describe("rabbitmq: quorum DLQ with a delivery limit", () => {
       expect((await a.browse(classic, { offset: 0, limit: 5 })).letters).toHaveLength(1);
       await expect(a.browse(dlq, { offset: 0, limit: 5 })).rejects.toMatchObject({ kind: "risky_read" });
       expect(await kit.depth(classic)).toBe(1);
+      // A queue the console could only know by discovery cannot be confirmed while the management
+      // API is away: a transient "unreachable" (a redrive pauses and retries), not "not found".
+      const { dlq: unconfigured } = await kit.dlqByReject([{ body: text("u") }]);
+      await expect(a.describeDlq(unconfigured)).rejects.toMatchObject({ kind: "unreachable", code: "unavailable:broker" });
+      expect(await kit.depth(unconfigured)).toBe(1);
+    } finally {
+      await a.close();
+    }
+  });
+});
+
+describe("rabbitmq: a connection lost in the middle of a walk", () => {
+  it("fails the call as unreachable; letters not reached are never reported missing and stay in the DLQ", async () => {
+    const { dlq } = await kit.dlqByReject(Array.from({ length: 6 }, (_, i) => ({ body: text(`walk-${i}`), messageId: `walk-${i}` })));
+    const a = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+    try {
+      const letters = (await a.browse(dlq, { offset: 0, limit: 10 })).letters;
+      expect(letters).toHaveLength(6);
+      const outcomes: string[] = [];
+      let calls = 0;
+      const run = async () => {
+        for await (const r of a.removeLetters(
+          dlq,
+          letters.map((l) => ({ letterId: l.id, sha256: l.sha256 })),
+          {
+            operationId: randomUUID(),
+            beforeRemove: async () => {
+              if (++calls === 2) {
+                // The broker closes the adapter's connection (CONNECTION_FORCED, as when a node
+                // stops): found by its client port in the management API, closed through it.
+                const model = await (a as unknown as { amqp: { get(): Promise<{ connection: { stream: { localPort: number } } }> } }).amqp.get();
+                const port = model.connection.stream.localPort;
+                let name: string | undefined;
+                for (let i = 0; i < 100 && !name; i++) {
+                  const list = (await (await mgmtRequest("GET", "api/connections?columns=name,peer_port")).json()) as Array<{ name: string; peer_port: number }>;
+                  name = list.find((c) => c.peer_port === port)?.name;
+                  if (!name) await new Promise((r) => setTimeout(r, 100)); // the management API lists new connections after a few seconds
+                }
+                expect(name).toBeDefined();
+                expect((await mgmtRequest("DELETE", `api/connections/${encodeURIComponent(name!)}`)).status).toBeLessThan(300);
+                await new Promise((r) => setTimeout(r, 300));
+              }
+            },
+          },
+        ))
+          outcomes.push(r.outcome);
+      };
+      await expect(run()).rejects.toMatchObject({ kind: "unreachable" });
+      expect(outcomes).not.toContain("missing");
+      // At most the first letter was removed (its copy was safe and its ack sent; an ack has no
+      // confirmation in AMQP, so one lost with the connection leaves a duplicate, never a loss).
+      const removed = outcomes.filter((o) => o === "removed").length;
+      expect(removed).toBeLessThanOrEqual(1);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await kit.depth(dlq)).toBeGreaterThanOrEqual(6 - removed);
     } finally {
       await a.close();
     }
