@@ -243,6 +243,8 @@ for (const broker of Object.keys(HOSTILE_DLQS) as Array<keyof typeof HOSTILE_DLQ
     // The letters with masked values (a reveal is offered only where something was masked).
     for (const label of ["hostile-json", "hostile-headers"] as const) {
       await page.goto(pages.get(label)!);
+      // A reveal is offered only where something was masked: missing means the DLQ holds an older seed.
+      await expect(page.getByTestId("reveal-open"), `${broker} ${label}: no reveal offered (re-seed: npm run seed:demo -- --only=hostile)`).toBeVisible({ timeout: 20_000 });
       await page.getByTestId("reveal-open").click();
       await page.getByTestId("reveal-reason").fill("Checking how hostile content is rendered");
       await page.getByTestId("reveal-submit").click();
