@@ -126,6 +126,12 @@ for (const [broker, { connectionId, dlq }] of brokers) {
       const where = `${broker} ${letter!.label}`;
 
       for (const [name, value] of Object.entries(letter!.headers)) expect(await headerValue(page, name), `${where} ${name}`).toBe(value);
+      // Text that holds direction controls or invisible characters is shown as received and flagged.
+      for (const [name, value] of Object.entries(letter!.headers)) {
+        const flagged = page.getByTestId("header-row").and(page.locator(`[data-name="${name}"]`)).getByTestId("hidden-chars");
+        if (/[\u202E\u200B]/.test(value)) await expect(flagged, `${where} ${name} flagged`).toHaveText(/\u202E/.test(value) ? "direction controls" : "invisible characters");
+        else await expect(flagged, `${where} ${name} not flagged`).toHaveCount(0);
+      }
       if (broker !== "sqs" && letter!.extraHeaders) {
         for (const [name, value] of Object.entries(letter!.extraHeaders)) expect(await headerValue(page, name), `${where} header named ${name}`).toBe(value);
       }
@@ -134,6 +140,7 @@ for (const [broker, { connectionId, dlq }] of brokers) {
       const payload = (await page.getByTestId("payload-view").textContent()) ?? "";
       if (letter!.label === "hostile-text") {
         for (const k of Object.keys(HOSTILE) as HostileKey[]) expect(payload, `${where} payload has ${k}`).toContain(HOSTILE[k]);
+        await expect(page.getByTestId("payload-hidden-chars"), `${where} payload flagged`).toHaveText("direction controls");
       }
       if (letter!.label === "hostile-json") {
         expect(payload).toContain('"__proto__"');

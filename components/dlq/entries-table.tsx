@@ -1,8 +1,9 @@
 import { CopyButton } from "@/components/ui/copy-button";
+import { HiddenCharsBadge } from "@/components/ui/hidden-chars-badge";
 import type { HeaderEntry } from "@/lib/brokers/types";
 import { entriesText, typeOf, valueText } from "@/lib/dlq/display-value";
 
-/** Properties or headers: name, type, value (as text, wrapped), with copy buttons. */
+/** Properties or headers: name, type, value (as text, wrapped, flagged when it holds hidden characters), with copy buttons. */
 export function EntriesTable({ title, entries, testId, rowTestId }: { title: string; entries: HeaderEntry[]; testId: string; rowTestId: string }) {
   return (
     <section className="card section" data-testid={testId}>
@@ -31,9 +32,16 @@ export function EntriesTable({ title, entries, testId, rowTestId }: { title: str
                 const text = valueText(e.value);
                 return (
                   <tr key={`${e.name}-${i}`} data-testid={rowTestId} data-name={e.name}>
-                    <td className="mono wrap-anywhere">{e.name}</td>
-                    <td className="muted nowrap">{typeOf(e.value)}</td>
-                    <td className="value-cell">{text}</td>
+                    {/* <bdi>: a direction control in a name or value cannot reorder the text around it. */}
+                    <td className="mono wrap-anywhere">
+                      <bdi>{e.name}</bdi>
+                    </td>
+                    <td className="muted nowrap">
+                      {typeOf(e.value)} <HiddenCharsBadge text={`${e.name}${text}`} />
+                    </td>
+                    <td className="value-cell">
+                      <bdi>{text}</bdi>
+                    </td>
                     <td>
                       <CopyButton text={text} label="Copy" />
                     </td>

@@ -1,4 +1,5 @@
 import { CopyButton } from "@/components/ui/copy-button";
+import { HiddenCharsBadge } from "@/components/ui/hidden-chars-badge";
 import type { PayloadView } from "@/lib/dlq/payload-view";
 import { formatBytes } from "@/lib/format";
 
@@ -25,6 +26,7 @@ export function PayloadPanel(props: {
       <div className="card-head">
         <h2>Payload</h2>
         {view ? <span className="badge">{KIND_LABEL[view.kind]}</span> : null}
+        {view && view.kind !== "hex" ? <HiddenCharsBadge text={view.text} testId="payload-hidden-chars" /> : null}
         {props.masked ? (
           <span className="badge" data-testid="payload-masked" title="Values matched by the masking rules are replaced on the server before the page is sent.">
             masked
