@@ -13,7 +13,8 @@ import { wakeJobWorker } from "@/lib/jobs/runtime";
 import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import type { Selection } from "@/lib/redrive/plan";
 import { countDiscardable, countDiscardStates, discardLedgerPage, DISCARD_STATES, populateDiscardLedger, type DiscardRow, type DiscardState } from "./ledger";
-import { describeSelection, discardPreviewSchema, discardStartSchema, filterOfSelection } from "./plan";
+import { describeSelection, filterOfSelection } from "@/lib/redrive/plan";
+import { discardPreviewSchema, discardStartSchema } from "./plan";
 
 /**
  * Discard use cases: authorize → validate (zod) → act → audit. Server actions and route handlers

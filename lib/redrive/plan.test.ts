@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planSchema, sampleCount } from "./plan";
+import { describeSelection, filterOfSelection, planSchema, sampleCount } from "./plan";
 
 describe("plan", () => {
   it("fills issue 6's defaults and requires the fix", () => {
@@ -12,5 +12,18 @@ describe("plan", () => {
     expect(sampleCount({ count: 5 }, 3)).toBe(3);
     expect(sampleCount({ percent: 10 }, 95)).toBe(10);
     expect(sampleCount({ percent: 0.1 }, 95)).toBe(1);
+  });
+  it("turns a selection into its index filter in one DLQ; the action's own fields never leak into it", () => {
+    const input = { connectionId: "c", queue: "q", reason: "retired product", fix: "orders 2.3.2", target: { kind: "origin" } };
+    expect(filterOfSelection(input, { kind: "group", groupKey: "g1" })).toEqual({ filter: { connectionId: "c", queue: "q", groupKey: "g1" } });
+    expect(filterOfSelection(input, { kind: "letters", letterIds: ["a", "b", "a"] })).toEqual({ filter: { connectionId: "c", queue: "q" }, letterIds: ["a", "b"] });
+    const f = filterOfSelection(input, { kind: "filter", filter: { reason: "rejected", from: "2026-11-30T10:00:00.000Z" } });
+    expect(f.filter).toMatchObject({ connectionId: "c", queue: "q", reason: "rejected", from: new Date("2026-11-30T10:00:00.000Z") });
+    expect(filterOfSelection(input, { kind: "filter", filter: {} }).filter).toEqual({ connectionId: "c", queue: "q", from: undefined, to: undefined });
+  });
+  it("describes a selection in words", () => {
+    expect(describeSelection({ kind: "letters", letterIds: ["a"] })).toBe("1 chosen letter");
+    expect(describeSelection({ kind: "group", groupKey: "g1" })).toBe("group g1");
+    expect(describeSelection({ kind: "filter", filter: {} })).toBe("every letter in the DLQ");
   });
 });

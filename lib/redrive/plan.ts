@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { LetterFilter } from "@/lib/triage/queries";
 
 /**
  * A redrive's plan: what the operator chose, validated at the use-case boundary. Defaults follow
@@ -89,3 +90,21 @@ export function sampleCount(sample: Plan["sample"], total: number): number {
 export type LedgerState = "pending" | "moving" | "interrupted" | "unconfirmed" | "moved" | "failed" | "missing" | "checksum_mismatch" | "parked" | "skipped" | "returned";
 export const LEDGER_STATES: readonly LedgerState[] = ["pending", "moving", "interrupted", "unconfirmed", "moved", "failed", "missing", "checksum_mismatch", "parked", "skipped", "returned"];
 export type Stage = "sample" | "watching" | "awaiting_bulk" | "bulk" | "done";
+
+/** The index filter (and hand-picked ids) a selection stands for, in one DLQ. Shared by redrive and discard. */
+export function filterOfSelection(input: { connectionId: string; queue: string }, s: Selection): { filter: LetterFilter; letterIds?: string[] } {
+  // Only the DLQ: the input's own `reason` (why to discard) is not the letters' failure reason.
+  const dlq = { connectionId: input.connectionId, queue: input.queue };
+  if (s.kind === "group") return { filter: { ...dlq, groupKey: s.groupKey } };
+  if (s.kind === "letters") return { filter: { ...dlq }, letterIds: [...new Set(s.letterIds)] };
+  const f = s.filter;
+  return { filter: { ...dlq, ...f, from: f.from ? new Date(f.from) : undefined, to: f.to ? new Date(f.to) : undefined } };
+}
+
+/** A selection in the operator's words, for audit rows and confirmations. */
+export function describeSelection(s: Selection): string {
+  if (s.kind === "group") return `group ${s.groupKey}`;
+  if (s.kind === "letters") return `${s.letterIds.length} chosen letter${s.letterIds.length === 1 ? "" : "s"}`;
+  const parts = Object.entries(s.filter).map(([k, v]) => `${k} ${typeof v === "object" ? `${(v as { name: string }).name}=${(v as { value: string }).value}` : v}`);
+  return parts.length ? `letters where ${parts.join(", ")}` : "every letter in the DLQ";
+}

@@ -15,7 +15,7 @@ import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import { pinPaused, requestPause, resumeJob } from "./control";
 import { countStates, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
-import { LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type Selection } from "./plan";
+import { describeSelection, filterOfSelection, LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type Selection } from "./plan";
 
 /**
  * Redrive use cases: authorize → validate (zod) → act → audit. Route handlers (app/api/redrive/**)
@@ -34,13 +34,6 @@ function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
   return r.data;
 }
 
-function filterOf(dlq: { connectionId: string; queue: string }, s: Selection): { filter: LetterFilter; letterIds?: string[] } {
-  if (s.kind === "group") return { filter: { ...dlq, groupKey: s.groupKey } };
-  if (s.kind === "letters") return { filter: { ...dlq }, letterIds: [...new Set(s.letterIds)] };
-  const f = s.filter;
-  return { filter: { ...dlq, ...f, from: f.from ? new Date(f.from) : undefined, to: f.to ? new Date(f.to) : undefined } };
-}
-
 async function countSelection(filter: LetterFilter, letterIds?: string[]): Promise<number> {
   if (!letterIds) return countLetters(filter);
   const r = await getDb().$queryRawUnsafe<Array<{ n: number }>>(
@@ -50,13 +43,6 @@ async function countSelection(filter: LetterFilter, letterIds?: string[]): Promi
     letterIds,
   );
   return Number(r[0]?.n ?? 0);
-}
-
-function describeSelection(s: Selection): string {
-  if (s.kind === "group") return `group ${s.groupKey}`;
-  if (s.kind === "letters") return `${s.letterIds.length} chosen letter${s.letterIds.length === 1 ? "" : "s"}`;
-  const parts = Object.entries(s.filter).map(([k, v]) => `${k} ${typeof v === "object" ? `${(v as { name: string }).name}=${(v as { value: string }).value}` : v}`);
-  return parts.length ? `letters where ${parts.join(", ")}` : "every letter in the DLQ";
 }
 
 const wholeDlq = (s: Selection) => s.kind === "filter" && Object.values(s.filter).every((v) => v === undefined);
@@ -86,7 +72,7 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
     scope,
     async () => {
       const adapter = adapterFor(p.connectionId);
-      const { filter, letterIds } = filterOf(p, p.selection);
+      const { filter, letterIds } = filterOfSelection(p, p.selection);
       const count = await countSelection(filter, letterIds);
       const warnings: string[] = [];
       const orderedStream = adapter.capabilities.orderedKeys;
@@ -229,7 +215,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
   const p = parse(planSchema, input);
   const adapter = adapterFor(p.connectionId);
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
-  const { filter, letterIds } = filterOf(p, p.selection);
+  const { filter, letterIds } = filterOfSelection(p, p.selection);
 
   const db = getDb();
   const created = await db.$transaction(
