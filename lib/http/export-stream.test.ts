@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exportChunks } from "./export-stream";
+import { exportChunks, exportFormat } from "./export-stream";
 
 async function* gen(n: number) {
   for (let i = 0; i < n; i++) yield { id: i, note: `row "${i}"` };
@@ -40,5 +40,13 @@ describe("exportChunks", () => {
     await reader.read();
     expect(produced).toBeLessThanOrEqual(300);
     await reader.cancel();
+  });
+});
+
+describe("exportFormat", () => {
+  it("reads csv (the default) or json, and refuses anything else with a clear 400", () => {
+    expect(exportFormat(new URLSearchParams())).toBe("csv");
+    expect(exportFormat(new URLSearchParams("format=json"))).toBe("json");
+    expect(() => exportFormat(new URLSearchParams("format=xml"))).toThrow(expect.objectContaining({ code: "bad_request:format" }));
   });
 });

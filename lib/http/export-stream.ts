@@ -1,6 +1,13 @@
-import { loggableError } from "@/lib/errors";
+import { AppError, loggableError } from "@/lib/errors";
 
 export type ExportFormat = "csv" | "json";
+
+/** `?format=csv|json` of an export request (default csv); anything else is a clear 400. */
+export function exportFormat(params: URLSearchParams): ExportFormat {
+  const format = params.get("format") ?? "csv";
+  if (format !== "csv" && format !== "json") throw new AppError("bad_request:format", { userMessage: 'format must be "csv" or "json".' });
+  return format;
+}
 
 export interface ExportStreamOptions<T> {
   rows: AsyncIterable<T>;

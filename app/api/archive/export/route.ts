@@ -4,7 +4,7 @@ import { exportArchive } from "@/lib/archive/use-cases";
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { errorResponse } from "@/lib/dlq/http";
 import { AppError } from "@/lib/errors";
-import { exportResponse } from "@/lib/http/export-stream";
+import { exportFormat, exportResponse } from "@/lib/http/export-stream";
 
 export const dynamic = "force-dynamic";
 
@@ -16,8 +16,7 @@ export const dynamic = "force-dynamic";
 export async function GET(req: Request) {
   try {
     const p = new URL(req.url).searchParams;
-    const format = p.get("format") ?? "csv";
-    if (format !== "csv" && format !== "json") throw new AppError("bad_request:format", { userMessage: 'format must be "csv" or "json".' });
+    const format = exportFormat(p);
     const withPayload = p.get("payload") === "1";
     const actor = await requireActor();
     const parsed = parseArchiveParams(p);

@@ -2,8 +2,7 @@ import { auditRowsToCsv } from "@/lib/audit";
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { exportAudit, parseAuditFilter } from "@/lib/dlq/audit-log";
 import { errorResponse } from "@/lib/dlq/http";
-import { AppError } from "@/lib/errors";
-import { exportResponse } from "@/lib/http/export-stream";
+import { exportFormat, exportResponse } from "@/lib/http/export-stream";
 
 export const dynamic = "force-dynamic";
 
@@ -12,10 +11,7 @@ export async function GET(req: Request) {
   try {
     const actor = await requireActor();
     const params = new URL(req.url).searchParams;
-    const format = params.get("format") ?? "csv";
-    if (format !== "csv" && format !== "json") {
-      throw new AppError("bad_request:format", { userMessage: 'format must be "csv" or "json".' });
-    }
+    const format = exportFormat(params);
     const filter = parseAuditFilter(params);
     const rows = await exportAudit(actor, await requestMeta(), { filter, format });
     return exportResponse({ rows, format, toCsv: (batch, header) => auditRowsToCsv(batch, { header }), filenamePrefix: "audit" });

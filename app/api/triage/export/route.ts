@@ -1,7 +1,6 @@
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { errorResponse } from "@/lib/dlq/http";
-import { exportResponse } from "@/lib/http/export-stream";
-import { AppError } from "@/lib/errors";
+import { exportFormat, exportResponse } from "@/lib/http/export-stream";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { lettersToCsv, maskExportedLetter } from "@/lib/triage/export";
 import { parseLetterFilter } from "@/lib/triage/http";
@@ -16,8 +15,7 @@ export const dynamic = "force-dynamic";
 export async function GET(req: Request) {
   try {
     const p = new URL(req.url).searchParams;
-    const format = p.get("format") ?? "csv";
-    if (format !== "csv" && format !== "json") throw new AppError("bad_request:format", { userMessage: 'format must be "csv" or "json".' });
+    const format = exportFormat(p);
     const withPayload = p.get("payload") === "1";
     const actor = await requireActor();
     const filter = parseLetterFilter(p);
