@@ -288,7 +288,15 @@ describe(`redrive fault tests on RabbitMQ (${RUNS} × ${N} letters)`, () => {
       rabbitmqctl("stop_app");
       let paused: Record<string, number>;
       try {
-        await running;
+        // A deadline, so that a run that never pauses fails here and the finally block restarts the
+        // broker (a test timeout would leave RabbitMQ stopped for everything after it).
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          running,
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error("the redrive did not pause within 90 s of the broker stopping")), 90_000);
+          }),
+        ]).finally(() => clearTimeout(timer));
         const v = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
         expect(v.state).toBe("paused");
         expect(v.pauseReason).toMatch(/^Paused: .*cannot be reached.*still in the DLQ; the redrive resumes by itself once the broker answers again/s);
