@@ -13,7 +13,7 @@ import { wakeJobWorker } from "@/lib/jobs/runtime";
 import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import type { Selection } from "@/lib/redrive/plan";
 import { countDiscardable, countDiscardStates, discardLedgerPage, DISCARD_STATES, populateDiscardLedger, type DiscardRow, type DiscardState } from "./ledger";
-import { describeSelection, filterOfSelection } from "@/lib/redrive/plan";
+import { assertConfirmedCount, describeSelection, filterOfSelection } from "@/lib/redrive/plan";
 import { discardPreviewSchema, discardStartSchema } from "./plan";
 
 /**
@@ -134,12 +134,7 @@ export async function startDiscard(actor: Actor, meta: RequestMeta, input: unkno
       async (tx) => {
         const job = await tx.job.create({ data: { kind: "discard", connectionId: p.connectionId, queue: p.queue, params: { discard: true }, createdBy: actor.id } });
         const n = await populateDiscardLedger(tx, job.id, filter, letterIds);
-        if (n !== p.confirmedCount) {
-          throw new AppError("conflict:count", {
-            userMessage: `The selection now holds ${n} letter${n === 1 ? "" : "s"}, not the ${p.confirmedCount} you confirmed. Review the count and confirm again.`,
-            details: { count: n },
-          });
-        }
+        assertConfirmedCount(n, p.confirmedCount, "count");
         const plan = await tx.discardPlan.create({
           data: {
             jobId: job.id,

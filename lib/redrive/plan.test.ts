@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeSelection, filterOfSelection, planSchema, sampleCount } from "./plan";
+import { assertConfirmedCount, describeSelection, filterOfSelection, planSchema, sampleCount } from "./plan";
 
 describe("plan", () => {
   it("fills issue 6's defaults and requires the fix", () => {
@@ -25,5 +25,12 @@ describe("plan", () => {
     expect(describeSelection({ kind: "letters", letterIds: ["a"] })).toBe("1 chosen letter");
     expect(describeSelection({ kind: "group", groupKey: "g1" })).toBe("group g1");
     expect(describeSelection({ kind: "filter", filter: {} })).toBe("every letter in the DLQ");
+  });
+  it("refuses a count that is no longer the one confirmed, saying what to review", () => {
+    expect(() => assertConfirmedCount(3, 3, "count")).not.toThrow();
+    expect(() => assertConfirmedCount(1, 2, "count")).toThrow(
+      expect.objectContaining({ code: "conflict:count", userMessage: "The selection now holds 1 letter, not the 2 you confirmed. Review the count and confirm again.", details: { count: 1 } }),
+    );
+    expect(() => assertConfirmedCount(4, 2, "preview")).toThrow(expect.objectContaining({ userMessage: expect.stringContaining("4 letters, not the 2 you confirmed. Review the preview") }));
   });
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AppError } from "@/lib/errors";
 import type { LetterFilter } from "@/lib/triage/queries";
 
 /**
@@ -107,4 +108,17 @@ export function describeSelection(s: Selection): string {
   if (s.kind === "letters") return `${s.letterIds.length} chosen letter${s.letterIds.length === 1 ? "" : "s"}`;
   const parts = Object.entries(s.filter).map(([k, v]) => `${k} ${typeof v === "object" ? `${(v as { name: string }).name}=${(v as { value: string }).value}` : v}`);
   return parts.length ? `letters where ${parts.join(", ")}` : "every letter in the DLQ";
+}
+
+/**
+ * Refuses to go on when the set no longer holds the count the operator confirmed (`conflict:count`,
+ * which the forms answer by offering to count again). `review` names what they review: the form's
+ * count or the redrive's preview. Shared by redrive and discard.
+ */
+export function assertConfirmedCount(n: number, confirmed: number, review: "count" | "preview"): void {
+  if (n === confirmed) return;
+  throw new AppError("conflict:count", {
+    userMessage: `The selection now holds ${n} letter${n === 1 ? "" : "s"}, not the ${confirmed} you confirmed. Review the ${review} and confirm again.`,
+    details: { count: n },
+  });
 }

@@ -15,7 +15,7 @@ import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import { pinPaused, requestPause, resumeJob } from "./control";
 import { countStates, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
-import { describeSelection, filterOfSelection, LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type Selection } from "./plan";
+import { assertConfirmedCount, describeSelection, filterOfSelection, LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type Selection } from "./plan";
 
 /**
  * Redrive use cases: authorize → validate (zod) → act → audit. Route handlers (app/api/redrive/**)
@@ -222,12 +222,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
     async (tx) => {
       const job = await tx.job.create({ data: { kind: "redrive", connectionId: p.connectionId, queue: p.queue, params: { redrive: true }, createdBy: actor.id } });
       const n = await populateLedger(tx, job.id, filter, letterIds);
-      if (n !== p.confirmedCount) {
-        throw new AppError("conflict:count", {
-          userMessage: `The selection now holds ${n} letter${n === 1 ? "" : "s"}, not the ${p.confirmedCount} you confirmed. Review the preview and confirm again.`,
-          details: { count: n },
-        });
-      }
+      assertConfirmedCount(n, p.confirmedCount, "preview");
       const plan = await tx.redrivePlan.create({
         data: {
           jobId: job.id,
