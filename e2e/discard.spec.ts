@@ -1,5 +1,5 @@
 import { test, expect } from "@playwright/test";
-import amqp from "amqplib";
+import { deadLetterQueues, runId } from "./dead-letters";
 import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
 
 /**
@@ -10,72 +10,36 @@ import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
  * control and their direct action calls are refused; a viewer's raw responses never carry the
  * seeded secret of an archived payload.
  */
-const URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
-const RUN = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-const WORK = `e2e.discard.${RUN}`;
-const DLQ = `${WORK}.dlq`;
-const DLX = `e2e.discard.dlx.${RUN}`;
+const RUN = runId();
+const queues = deadLetterQueues("discard", RUN);
+const DLQ = queues.dlq;
 const N = 5;
 const SECRET = `sk_live_${RUN}Zq9xT4`;
 const REASON = `Orders for the retired v1 checkout (ORD-${RUN})`;
 const triagePath = `${dlqPath(DLQ)}/triage`;
 const NIL = "00000000-0000-0000-0000-000000000000";
+const depth = queues.depth;
 
-let conn: amqp.ChannelModel;
 let jobId = "";
 let archiveIds: string[] = [];
 
 test.describe.configure({ mode: "serial" });
 
 test.beforeAll(async () => {
-  conn = await amqp.connect(URL);
-  const ch = await conn.createConfirmChannel();
-  await ch.assertExchange(DLX, "direct", { durable: false, autoDelete: false });
-  await ch.assertQueue(DLQ, { durable: true });
-  await ch.bindQueue(DLQ, DLX, DLQ);
-  await ch.assertQueue(WORK, { durable: true, arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": DLQ } });
-  for (let i = 0; i < N; i++) {
-    ch.sendToQueue(WORK, Buffer.from(JSON.stringify({ orderId: `ord-${RUN}-${i}`, token: SECRET, note: `<img src=x onerror="window.__pwned=1">` })), {
-      persistent: true,
-      messageId: `ord-${RUN}-${i}`,
-      contentType: "application/json",
-      headers: { "x-exception-class": "com.acme.checkout.UnsupportedVersion", "x-exception-message": `checkout v1 is retired <script>window.__pwned=1</script>` },
-    });
-  }
-  await ch.waitForConfirms();
-  const consumer = await conn.createChannel();
-  await consumer.prefetch(N);
-  let seen = 0;
-  await new Promise<void>((resolve) => {
-    void consumer.consume(WORK, (m) => {
-      if (!m) return;
-      consumer.nack(m, false, false);
-      if (++seen === N) resolve();
-    });
-  });
-  await consumer.close();
-  for (let i = 0; i < 200 && (await ch.checkQueue(DLQ)).messageCount < N; i++) await new Promise((r) => setTimeout(r, 50));
-  expect((await ch.checkQueue(DLQ)).messageCount).toBe(N);
-  await ch.close();
+  await queues.fill(
+    Array.from({ length: N }, (_, i) => ({
+      content: Buffer.from(JSON.stringify({ orderId: `ord-${RUN}-${i}`, token: SECRET, note: `<img src=x onerror="window.__pwned=1">` })),
+      options: {
+        persistent: true,
+        messageId: `ord-${RUN}-${i}`,
+        contentType: "application/json",
+        headers: { "x-exception-class": "com.acme.checkout.UnsupportedVersion", "x-exception-message": `checkout v1 is retired <script>window.__pwned=1</script>` },
+      },
+    })),
+  );
 });
 
-test.afterAll(async () => {
-  if (!conn) return;
-  const ch = await conn.createChannel();
-  await ch.deleteQueue(WORK).catch(() => undefined);
-  await ch.deleteQueue(DLQ).catch(() => undefined);
-  await ch.deleteExchange(DLX).catch(() => undefined);
-  await conn.close().catch(() => undefined);
-});
-
-async function depth(q: string): Promise<number> {
-  const ch = await conn.createChannel();
-  try {
-    return (await ch.checkQueue(q)).messageCount;
-  } finally {
-    await ch.close();
-  }
-}
+test.afterAll(() => queues.remove());
 
 test("an admin discards two ticked letters with a reason, finds them in the archive, exports, puts one back, audited per letter", async ({ page }) => {
   test.setTimeout(150_000);

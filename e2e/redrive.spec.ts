@@ -1,5 +1,5 @@
 import { test, expect, type Page } from "@playwright/test";
-import amqp from "amqplib";
+import { deadLetterQueues, runId } from "./dead-letters";
 import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
 
 /**
@@ -9,76 +9,41 @@ import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
  * and the audit log holding one row for the operation and one per letter. A viewer can follow the
  * redrive but neither start nor control one, from the page or by calling the actions directly.
  */
-const URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
-const RUN = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-const WORK = `e2e.redrive.${RUN}`;
-const DLQ = `${WORK}.dlq`;
-const DLX = `e2e.redrive.dlx.${RUN}`;
+const RUN = runId();
+const queues = deadLetterQueues("redrive", RUN);
+const { work: WORK, dlq: DLQ } = queues;
 const N = 12;
 const CLASS = "java.net.SocketTimeoutException";
 const triagePath = `${dlqPath(DLQ)}/triage`;
 const NIL = "00000000-0000-0000-0000-000000000000";
+const depth = queues.depth;
 
-let conn: amqp.ChannelModel;
 let jobPath = "";
 let jobId = "";
 
 test.describe.configure({ mode: "serial" });
 
 test.beforeAll(async () => {
-  conn = await amqp.connect(URL);
-  const ch = await conn.createConfirmChannel();
-  await ch.assertExchange(DLX, "direct", { durable: false, autoDelete: false });
-  await ch.assertQueue(DLQ, { durable: true });
-  await ch.bindQueue(DLQ, DLX, DLQ);
-  await ch.assertQueue(WORK, { durable: true, arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": DLQ } });
-  for (let i = 0; i < N; i++) {
-    const msg = `Read timed out after ${3000 + i} ms calling payments-api`;
-    ch.sendToQueue(WORK, Buffer.from(JSON.stringify({ orderId: `ord-${RUN}-${i}`, amount: "12.50" })), {
-      persistent: true,
-      messageId: `ord-${RUN}-${i}`,
-      contentType: "application/json",
-      headers: {
-        "x-exception-message": msg,
-        "x-exception-stacktrace": `${CLASS}: ${msg}\n\tat com.acme.orders.PaymentsClient.charge(PaymentsClient.java:77)\n\tat org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer.doInvokeListener(AbstractMessageListenerContainer.java:1664)`,
-      },
-    });
-  }
-  await ch.waitForConfirms();
-  // A consumer that fails every letter: nack without requeue, so RabbitMQ dead-letters it ("rejected").
-  const consumer = await conn.createChannel();
-  await consumer.prefetch(N);
-  let seen = 0;
-  await new Promise<void>((resolve) => {
-    void consumer.consume(WORK, (m) => {
-      if (!m) return;
-      consumer.nack(m, false, false);
-      if (++seen === N) resolve();
-    });
-  });
-  await consumer.close();
-  for (let i = 0; i < 200 && (await ch.checkQueue(DLQ)).messageCount < N; i++) await new Promise((r) => setTimeout(r, 50));
-  expect((await ch.checkQueue(DLQ)).messageCount).toBe(N);
-  await ch.close();
+  await queues.fill(
+    Array.from({ length: N }, (_, i) => {
+      const msg = `Read timed out after ${3000 + i} ms calling payments-api`;
+      return {
+        content: Buffer.from(JSON.stringify({ orderId: `ord-${RUN}-${i}`, amount: "12.50" })),
+        options: {
+          persistent: true,
+          messageId: `ord-${RUN}-${i}`,
+          contentType: "application/json",
+          headers: {
+            "x-exception-message": msg,
+            "x-exception-stacktrace": `${CLASS}: ${msg}\n\tat com.acme.orders.PaymentsClient.charge(PaymentsClient.java:77)\n\tat org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer.doInvokeListener(AbstractMessageListenerContainer.java:1664)`,
+          },
+        },
+      };
+    }),
+  );
 });
 
-test.afterAll(async () => {
-  if (!conn) return;
-  const ch = await conn.createChannel();
-  await ch.deleteQueue(WORK).catch(() => undefined);
-  await ch.deleteQueue(DLQ).catch(() => undefined);
-  await ch.deleteExchange(DLX).catch(() => undefined);
-  await conn.close().catch(() => undefined);
-});
-
-async function depth(q: string): Promise<number> {
-  const ch = await conn.createChannel();
-  try {
-    return (await ch.checkQueue(q)).messageCount;
-  } finally {
-    await ch.close();
-  }
-}
+test.afterAll(() => queues.remove());
 
 async function scanToDone(page: Page) {
   await page.getByTestId("scan-start").click();
@@ -118,7 +83,7 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
 
   // The job page: the sample, the watch, a clean verdict.
   await expect(page).toHaveURL(/\/redrive\/[0-9a-f-]{36}$/);
-  jobPath = new globalThis.URL(page.url()).pathname;
+  jobPath = new URL(page.url()).pathname;
   jobId = jobPath.split("/").pop()!;
   await expect(page.getByTestId("redrive-fix")).toContainText("PAY-311");
   await expect(page.getByTestId("redrive-by")).toContainText("operator@e2e.test");
@@ -142,7 +107,7 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
   // Every letter is back in the work queue, marked with this redrive; none is left in the DLQ.
   await expect.poll(() => depth(WORK)).toBe(N);
   expect(await depth(DLQ)).toBe(0);
-  const ch = await conn.createChannel();
+  const ch = await queues.channel();
   const m = await ch.get(WORK, { noAck: false });
   expect(m && String(m.properties.headers?.["x-dlq-redrive-id"])).toBe(jobId);
   if (m) ch.nack(m, false, true);
