@@ -4,17 +4,17 @@ import Link from "next/link";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, useTransition } from "react";
 import { cancelDiscardAction } from "@/app/dlqs/[connectionId]/[queue]/discard/actions";
+import { EndedNote, fetchJobPage, JobErrors, JobFacts, JobHeader, JobProgress } from "@/components/jobs/operation-job";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { archiveHref } from "@/lib/archive/params";
 import type { getDiscard } from "@/lib/discard/use-cases";
 import { discardJobHref } from "@/lib/discard/ui-links";
 import { formatCount, truncate } from "@/lib/format";
-import { describeScope, formatDuration, STATE_BADGE, STATE_WORDS, type UiSelection } from "@/lib/redrive/ui-format";
+import { describeScope, isActive, type UiSelection } from "@/lib/redrive/ui-format";
 import { discardKeys } from "./query-keys";
 
 type Data = Awaited<ReturnType<typeof getDiscard>>;
 
-const ACTIVE = ["queued", "running", "cancelling", "paused"];
 const LEDGER_WORDS: Record<string, string> = {
   pending: "waiting (in the DLQ)",
   removing: "being archived",
@@ -24,34 +24,23 @@ const LEDGER_WORDS: Record<string, string> = {
   checksum_mismatch: "changed since indexed (still in the DLQ)",
 };
 
-async function fetchDiscard(id: string, state: string | null, after: number | null): Promise<Data> {
-  const q = new URLSearchParams({ limit: "50" });
-  if (state) q.set("state", state);
-  if (after) q.set("after", String(after));
-  const res = await fetch(`/api/discard/${encodeURIComponent(id)}?${q}`, { cache: "no-store" });
-  const body = (await res.json().catch(() => null)) as { ok: boolean; data?: Data; error?: { message: string } } | null;
-  if (!res.ok || !body?.ok || !body.data) throw new Error(body?.error?.message ?? `The discard's progress could not be read (HTTP ${res.status}). Retrying.`);
-  return body.data;
-}
-
 /** A discard's live view, polled every second while it is active: progress with numbers, cancel, and the per-letter ledger. */
 export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel }: { initial: Data; ledgerState: string | null; after: number | null; canCancel: boolean; groupLabel: string | null }) {
   const id = initial.discard.id;
   const qc = useQueryClient();
   const query = useQuery({
     queryKey: discardKeys.page(id, ledgerState, after),
-    queryFn: () => fetchDiscard(id, ledgerState, after),
+    queryFn: () => fetchJobPage<Data>("discard", id, ledgerState, after),
     initialData: initial,
-    refetchInterval: (q) => (ACTIVE.includes(q.state.data?.discard.state ?? "") ? 1000 : false),
+    refetchInterval: (q) => (isActive(q.state.data?.discard.state ?? "") ? 1000 : false),
     staleTime: 0,
   });
   const { discard: d, counts, ledger, nextAfter } = query.data;
   const [error, setError] = useState<string | null>(null);
   const [pending, start] = useTransition();
-  const active = ACTIVE.includes(d.state);
+  const active = isActive(d.state);
   const settled = counts.discarded + counts.failed + counts.missing + counts.checksum_mismatch;
   const fraction = d.total ? settled / d.total : 1;
-  const pct = Math.round(fraction * 1000) / 10;
   const rate = Number((d.progress as { rate?: number }).rate ?? 0);
   const eta = (d.progress as { eta?: number | null }).eta ?? null;
   const href = (state: string | null, a: number | null = null) => discardJobHref(d.connectionId, d.queue, d.id, { state, after: a });
@@ -67,52 +56,29 @@ export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel 
 
   return (
     <div className="redrive-job" data-testid="discard-job" data-state={d.state}>
-      <div className="page-head">
-        <h1>
-          Discard <span className="mono">{d.id.slice(0, 8)}</span>
-        </h1>
-        <span className={`badge ${STATE_BADGE[d.state] ?? ""}`} data-testid="discard-state">
-          {STATE_WORDS[d.state] ?? d.state}
-          {d.cancelRequested && active ? " · cancelling" : ""}
-        </span>
-        <span className="meta" data-testid="discard-job-scope">
-          {describeScope(d.selection as UiSelection, d.total, d.queue, groupLabel)}
-        </span>
-      </div>
+      <JobHeader kind="discard" id={d.id} state={d.state} cancelRequested={d.cancelRequested} scope={describeScope(d.selection as UiSelection, d.total, d.queue, groupLabel)} scopeTestId="discard-job-scope" />
       {d.state === "failed" ? (
         <div className="banner banner-danger" role="alert">
           <strong>The discard failed:</strong> {d.error ?? "no reason was recorded"} Letters not yet discarded are still in the DLQ; the ledger below shows each one.
         </div>
       ) : null}
 
-      <section className="card redrive-progress" aria-label="Progress" data-testid="discard-progress" data-fraction={fraction}>
-        <div className="scan-progress-head">
-          <strong data-testid="discard-settled">
-            {formatCount(settled)} of {formatCount(d.total)} letters handled ({pct}%)
-          </strong>
-          <span className="spacer" />
-          <span className="hint">rate {rate ? `${formatCount(rate)}/s` : "—"}</span>
-          <span className="hint">ETA {d.state === "running" && eta !== null ? formatDuration(eta) : active ? "—" : "done"}</span>
-        </div>
-        <div className="progress progress-lg" role="progressbar" aria-label="Discard progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(fraction * 100)}>
-          <div className="progress-fill" style={{ width: `${fraction * 100}%` }} />
-        </div>
-        <dl className="redrive-numbers">
-          {(
-            [
-              ["discarded", "Discarded", counts.discarded, ""],
-              ["failed", "Failed", counts.failed + counts.checksum_mismatch, counts.failed + counts.checksum_mismatch ? "is-bad" : ""],
-              ["missing", "Missing", counts.missing, counts.missing ? "is-warn" : ""],
-              ["pending", "Waiting", counts.pending + counts.removing, ""],
-            ] as const
-          ).map(([key, label, value, cls]) => (
-            <div key={key} className={cls} data-testid={`dn-${key}`} data-value={value}>
-              <dt>{label}</dt>
-              <dd>{formatCount(value)}</dd>
-            </div>
-          ))}
-        </dl>
-      </section>
+      <JobProgress
+        kind="discard"
+        state={d.state}
+        settled={settled}
+        total={d.total}
+        fraction={fraction}
+        rate={rate}
+        eta={eta}
+        numberPrefix="dn"
+        numbers={[
+          ["discarded", "Discarded", counts.discarded, ""],
+          ["failed", "Failed", counts.failed + counts.checksum_mismatch, counts.failed + counts.checksum_mismatch ? "is-bad" : ""],
+          ["missing", "Missing", counts.missing, counts.missing ? "is-warn" : ""],
+          ["pending", "Waiting", counts.pending + counts.removing, ""],
+        ]}
+      />
 
       <div className="toolbar redrive-controls">
         {canCancel ? (
@@ -122,12 +88,7 @@ export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel 
         ) : null}
         <span className="hint">
           {active ? "Cancel stops at the next batch; letters not yet discarded stay in the DLQ, untouched." : "This discard has ended."}
-          {!active && d.finishedAt ? (
-            <>
-              {" "}
-              Ended <RelativeTime value={d.finishedAt} />.
-            </>
-          ) : null}
+          <EndedNote state={d.state} finishedAt={d.finishedAt} />
         </span>
         <span className="spacer" />
         {counts.discarded > 0 ? (
@@ -136,29 +97,21 @@ export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel 
           </Link>
         ) : null}
       </div>
-      {error ? (
-        <p className="form-error" role="alert" data-testid="discard-action-error">
-          {error}
-        </p>
-      ) : null}
-      {query.error ? <p className="form-error">{(query.error as Error).message}</p> : null}
+      <JobErrors kind="discard" action={error} polling={query.error} />
 
-      <section className="card redrive-facts" aria-label="Plan">
-        <table className="kv">
-          <tbody>
-            <tr>
-              <th>Reason</th>
-              <td data-testid="discard-job-reason">{d.reason}</td>
-            </tr>
-            <tr>
-              <th>Started by</th>
-              <td>
+      <JobFacts
+        rows={[
+          { label: "Reason", value: d.reason, testId: "discard-job-reason" },
+          {
+            label: "Started by",
+            value: (
+              <>
                 {d.createdBy ?? "—"} · <RelativeTime value={d.createdAt} />
-              </td>
-            </tr>
-          </tbody>
-        </table>
-      </section>
+              </>
+            ),
+          },
+        ]}
+      />
 
       <section className="section" aria-label="Ledger">
         <div className="toolbar">

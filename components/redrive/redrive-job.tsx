@@ -3,6 +3,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, useTransition } from "react";
 import { cancelRedriveAction, pauseRedriveAction, resumeRedriveAction, startBulkAction } from "@/app/dlqs/[connectionId]/[queue]/redrive/actions";
+import { EndedNote, fetchJobPage, JobErrors, JobFacts, JobHeader, JobProgress } from "@/components/jobs/operation-job";
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { ActionResult } from "@/lib/errors";
 import { formatCount } from "@/lib/format";
@@ -15,8 +16,6 @@ import {
   isActive,
   parkingWords,
   readNumbers,
-  STATE_BADGE,
-  STATE_WORDS,
   targetWords,
   timeline,
   verdictWords,
@@ -27,16 +26,6 @@ import { LedgerTable } from "./ledger-table";
 import { redriveKeys } from "./query-keys";
 
 type Data = Awaited<ReturnType<typeof getRedrive>>;
-
-async function fetchRedrive(id: string, state: string | null, after: number | null): Promise<Data> {
-  const q = new URLSearchParams({ limit: "50" });
-  if (state) q.set("state", state);
-  if (after) q.set("after", String(after));
-  const res = await fetch(`/api/redrive/${encodeURIComponent(id)}?${q}`, { cache: "no-store" });
-  const body = (await res.json().catch(() => null)) as { ok: boolean; data?: Data; error?: { message: string } } | null;
-  if (!res.ok || !body?.ok || !body.data) throw new Error(body?.error?.message ?? `The redrive's progress could not be read (HTTP ${res.status}). Retrying.`);
-  return body.data;
-}
 
 /** Seconds until `iso`, ticking every second (for the watch countdown). */
 function useCountdown(iso: string | null): number | null {
@@ -78,7 +67,7 @@ export function RedriveJob({
   const qc = useQueryClient();
   const query = useQuery({
     queryKey: redriveKeys.page(id, ledgerState, after),
-    queryFn: () => fetchRedrive(id, ledgerState, after),
+    queryFn: () => fetchJobPage<Data>("redrive", id, ledgerState, after),
     initialData: initial,
     refetchInterval: (q) => {
       const s = q.state.data?.redrive.state ?? "";
@@ -90,7 +79,6 @@ export function RedriveJob({
   const r = data.redrive;
   const n = readNumbers(r.progress as Record<string, unknown>, r.plan.total);
   const fraction = fractionOf(n);
-  const pct = Math.round(fraction * 1000) / 10;
   const [error, setError] = useState<string | null>(null);
   const [reason, setReason] = useState("");
   const [pending, start] = useTransition();
@@ -120,19 +108,15 @@ export function RedriveJob({
 
   return (
     <div className="redrive-job" data-testid="redrive-job" data-state={r.state} data-stage={r.stage}>
-      <div className="page-head">
-        <h1>
-          Redrive <span className="mono">{r.id.slice(0, 8)}</span>
-        </h1>
-        <span className={`badge ${STATE_BADGE[r.state] ?? ""}`} data-testid="redrive-state">
-          {STATE_WORDS[r.state] ?? r.state}
-          {r.pauseRequested && r.state === "running" ? " · pausing" : ""}
-          {r.cancelRequested && active ? " · cancelling" : ""}
-        </span>
-        <span className="meta" data-testid="redrive-scope">
-          {describeScope(r.plan.selection as UiSelection, r.plan.total, r.queue, groupLabel)}
-        </span>
-      </div>
+      <JobHeader
+        kind="redrive"
+        id={r.id}
+        state={r.state}
+        pauseRequested={r.pauseRequested}
+        cancelRequested={r.cancelRequested}
+        scope={describeScope(r.plan.selection as UiSelection, r.plan.total, r.queue, groupLabel)}
+        scopeTestId="redrive-scope"
+      />
 
       <ol className="redrive-timeline" aria-label="Stages" data-testid="redrive-timeline">
         {steps.map((s) => (
@@ -201,41 +185,26 @@ export function RedriveJob({
         </section>
       ) : null}
 
-      <section className="card redrive-progress" aria-label="Progress" data-testid="redrive-progress" data-fraction={fraction}>
-        <div className="scan-progress-head">
-          <strong data-testid="redrive-settled">
-            {formatCount(n.settled)} of {formatCount(n.total)} letters handled ({pct}%)
-          </strong>
-          <span className="spacer" />
-          <span className="hint" data-testid="redrive-rate">
-            rate {n.rate ? `${formatCount(n.rate)}/s` : "—"} of {formatCount(n.targetRate ?? r.plan.rate)}/s target
-          </span>
-          <span className="hint" data-testid="redrive-eta">
-            ETA {r.state === "running" && n.eta !== null ? formatDuration(n.eta) : active ? "—" : "done"}
-          </span>
-        </div>
-        <div className="progress progress-lg" role="progressbar" aria-label="Redrive progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(fraction * 100)} data-testid="redrive-bar">
-          <div className="progress-fill" style={{ width: `${fraction * 100}%` }} />
-        </div>
-        <dl className="redrive-numbers" data-testid="redrive-numbers">
-          {(
-            [
-              ["redriven", "Redriven", n.redriven, ""],
-              ["failed", "Failed", n.failed, n.failed ? "is-bad" : ""],
-              ["missing", "Missing", n.missing, n.missing ? "is-warn" : ""],
-              ["parked", "Parked", n.parked, n.parked ? "is-warn" : ""],
-              ["returned", "Came back", n.returned, n.returned ? "is-bad" : ""],
-              ["skipped", "Skipped", n.skipped, ""],
-              ["pending", "Waiting", n.pending, ""],
-            ] as const
-          ).map(([key, label, value, cls]) => (
-            <div key={key} className={cls} data-testid={`n-${key}`} data-value={value}>
-              <dt>{label}</dt>
-              <dd>{formatCount(value)}</dd>
-            </div>
-          ))}
-        </dl>
-      </section>
+      <JobProgress
+        kind="redrive"
+        state={r.state}
+        settled={n.settled}
+        total={n.total}
+        fraction={fraction}
+        rate={n.rate}
+        targetRate={n.targetRate ?? r.plan.rate}
+        eta={n.eta}
+        numberPrefix="n"
+        numbers={[
+          ["redriven", "Redriven", n.redriven, ""],
+          ["failed", "Failed", n.failed, n.failed ? "is-bad" : ""],
+          ["missing", "Missing", n.missing, n.missing ? "is-warn" : ""],
+          ["parked", "Parked", n.parked, n.parked ? "is-warn" : ""],
+          ["returned", "Came back", n.returned, n.returned ? "is-bad" : ""],
+          ["skipped", "Skipped", n.skipped, ""],
+          ["pending", "Waiting", n.pending, ""],
+        ]}
+      />
 
       <div className="toolbar redrive-controls" data-testid="redrive-controls">
         <ControlButton label="Pause" control={controls.pause} onClick={() => act(() => pauseRedriveAction({ jobId: r.id }))} pending={pending} testId="redrive-pause" />
@@ -243,60 +212,33 @@ export function RedriveJob({
         <ControlButton label="Cancel redrive" control={controls.cancel} onClick={() => act(() => cancelRedriveAction({ jobId: r.id }))} pending={pending} testId="redrive-cancel" kind="btn-danger" />
         <span className="hint" data-testid="controls-why">
           {!role.control ? controls.pause.why : active ? "Cancel leaves every letter not yet moved in the DLQ, untouched." : "This redrive has ended."}
-          {!active && r.finishedAt ? (
-            <>
-              {" "}
-              Ended <RelativeTime value={r.finishedAt} />.
-            </>
-          ) : null}
+          <EndedNote state={r.state} finishedAt={r.finishedAt} />
         </span>
       </div>
-      {error ? (
-        <p className="form-error" role="alert" data-testid="redrive-action-error">
-          {error}
-        </p>
-      ) : null}
-      {query.error ? <p className="form-error">{(query.error as Error).message}</p> : null}
+      <JobErrors kind="redrive" action={error} polling={query.error} />
 
-      <section className="card redrive-facts" aria-label="Plan">
-        <table className="kv">
-          <tbody>
-            <tr>
-              <th>Fix it follows</th>
-              <td data-testid="redrive-fix">{r.plan.fix}</td>
-            </tr>
-            <tr>
-              <th>Started by</th>
-              <td data-testid="redrive-by">
+      <JobFacts
+        rows={[
+          { label: "Fix it follows", value: r.plan.fix, testId: "redrive-fix" },
+          {
+            label: "Started by",
+            testId: "redrive-by",
+            value: (
+              <>
                 {r.createdBy ?? "—"} · <RelativeTime value={r.createdAt} />
                 {r.bulkStartedBy ? <> · the rest started by {r.bulkStartedBy}</> : null}
-              </td>
-            </tr>
-            <tr>
-              <th>Target</th>
-              <td>{targetWords(r.plan.target, "each letter's origin (where it failed)")}</td>
-            </tr>
-            <tr>
-              <th>Sample · watch · rate</th>
-              <td>
-                {formatCount(r.plan.sampleSize)} letters · {formatDuration(r.plan.watchSeconds)} · {formatCount(r.plan.rate)} letters/s
-              </td>
-            </tr>
-            <tr>
-              <th>Park after</th>
-              <td>
-                {r.plan.redriveLimit} redrives ({parkingWords(r.plan.parking)})
-              </td>
-            </tr>
-            <tr>
-              <th>Breaker</th>
-              <td>
-                pauses when {Math.round(r.plan.breakerThreshold * 100)} % of the last {formatCount(r.plan.breakerWindow)} letters come back
-              </td>
-            </tr>
-          </tbody>
-        </table>
-      </section>
+              </>
+            ),
+          },
+          { label: "Target", value: targetWords(r.plan.target, "each letter's origin (where it failed)") },
+          {
+            label: "Sample · watch · rate",
+            value: `${formatCount(r.plan.sampleSize)} letters · ${formatDuration(r.plan.watchSeconds)} · ${formatCount(r.plan.rate)} letters/s`,
+          },
+          { label: "Park after", value: `${r.plan.redriveLimit} redrives (${parkingWords(r.plan.parking)})` },
+          { label: "Breaker", value: `pauses when ${Math.round(r.plan.breakerThreshold * 100)} % of the last ${formatCount(r.plan.breakerWindow)} letters come back` },
+        ]}
+      />
 
       <LedgerTable redrive={r} counts={data.counts} rows={data.ledger} nextAfter={data.nextAfter} state={ledgerState} after={after} />
     </div>
