@@ -1,12 +1,12 @@
 "use client";
 
 import Link from "next/link";
-import { useRouter } from "next/navigation";
-import { useState, useTransition, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import { planDiscardAction, startDiscardAction } from "@/app/dlqs/[connectionId]/[queue]/discard/actions";
+import { ScopeCard, StartErrorNote, useStartForm } from "@/components/jobs/start-form";
 import type { DiscardPreview } from "@/lib/discard/use-cases";
 import { discardJobHref } from "@/lib/discard/ui-links";
-import { describeScope, letters, type UiSelection } from "@/lib/redrive/ui-format";
+import { letters, type UiSelection } from "@/lib/redrive/ui-format";
 
 /**
  * The discard form: the exact scope and count (from planDiscard), the required reason, and a
@@ -29,55 +29,23 @@ export function DiscardForm({
   retentionDays: number;
   backHref: string;
 }) {
-  const router = useRouter();
-  const [preview, setPreview] = useState(initial);
   const [reason, setReason] = useState("");
-  const [confirmed, setConfirmed] = useState(false);
-  const [error, setError] = useState<{ message: string; stale: boolean } | null>(null);
-  const [pending, start] = useTransition();
-  const count = preview.count;
+  const { preview, count, confirmed, setConfirmed, error, pending, recount, start } = useStartForm(
+    initial,
+    () => planDiscardAction({ connectionId, queue, selection }),
+    (id) => discardJobHref(connectionId, queue, id),
+  );
   const phrase = `Discard ${letters(count)}`;
   const ready = count > 0 && reason.trim().length >= 3 && confirmed;
 
-  const recount = () => {
-    setError(null);
-    start(async () => {
-      const r = await planDiscardAction({ connectionId, queue, selection });
-      if (!r.ok) return setError({ message: r.error.message, stale: false });
-      setPreview(r.data);
-      setConfirmed(false);
-    });
-  };
-
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (!ready) return;
-    setError(null);
-    start(async () => {
-      const r = await startDiscardAction({ connectionId, queue, selection, reason: reason.trim(), confirmedCount: count });
-      if (!r.ok) {
-        setError({ message: r.error.message, stale: r.error.code === "conflict:count" });
-        if (r.error.code === "conflict:count") setConfirmed(false);
-        return;
-      }
-      router.push(discardJobHref(connectionId, queue, r.data.id));
-    });
+    if (ready) start(() => startDiscardAction({ connectionId, queue, selection, reason: reason.trim(), confirmedCount: count }));
   };
 
   return (
     <form className="redrive-form" onSubmit={submit} data-testid="discard-form" noValidate>
-      <section className="card redrive-scope" aria-label="Scope">
-        <div className="hint">You are about to discard</div>
-        <p className="redrive-scope-text" data-testid="discard-scope" data-count={count}>
-          <strong>{describeScope(selection, count, queue, groupLabel)}</strong>
-        </p>
-        <p className="hint">
-          Counted in the triage index just now.{" "}
-          <button type="button" className="btn btn-small btn-quiet" onClick={recount} disabled={pending} data-testid="discard-recount">
-            Count again
-          </button>{" "}
-          <Link href={backHref}>← Back</Link>
-        </p>
+      <ScopeCard kind="discard" selection={selection} count={count} queue={queue} groupLabel={groupLabel} onRecount={recount} pending={pending} back={{ href: backHref, label: "← Back" }}>
         <p className="hint">
           Each letter is copied into the console&apos;s archive (payload encrypted) before it leaves the DLQ, kept for {retentionDays} days, and can be exported or put back
           (undo) from the archive by an admin.
@@ -87,7 +55,7 @@ export function DiscardForm({
             {w}
           </div>
         ))}
-      </section>
+      </ScopeCard>
 
       <fieldset className="card">
         <legend>Why are these letters discarded?</legend>
@@ -118,16 +86,7 @@ export function DiscardForm({
             Cancel
           </Link>
         </div>
-        {error ? (
-          <div className="form-error" role="alert" data-testid="discard-error">
-            {error.message}{" "}
-            {error.stale ? (
-              <button type="button" className="btn btn-small" onClick={recount} disabled={pending} data-testid="discard-replan">
-                Count again and review
-              </button>
-            ) : null}
-          </div>
-        ) : null}
+        <StartErrorNote kind="discard" error={error} onRecount={recount} pending={pending} />
       </section>
     </form>
   );

@@ -1,12 +1,12 @@
 "use client";
 
 import Link from "next/link";
-import { useRouter } from "next/navigation";
-import { useState, useTransition, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
 import { planRedriveAction, startRedriveAction } from "@/app/dlqs/[connectionId]/[queue]/redrive/actions";
+import { ScopeCard, StartErrorNote, useStartForm } from "@/components/jobs/start-form";
 import { formatCount } from "@/lib/format";
 import type { RedrivePreview } from "@/lib/redrive/use-cases";
-import { confirmPhrase, describeScope, formatDuration, parseSample, sampleLetters, type UiSelection } from "@/lib/redrive/ui-format";
+import { confirmPhrase, formatDuration, parseSample, sampleLetters, type UiSelection } from "@/lib/redrive/ui-format";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 
 /**
@@ -31,8 +31,6 @@ export function RedriveForm({
   origins: string[];
   backHref: string;
 }) {
-  const router = useRouter();
-  const [preview, setPreview] = useState(initial);
   const [targetKind, setTargetKind] = useState<"origin" | "queue">("origin");
   const [targetName, setTargetName] = useState("");
   const [fix, setFix] = useState("");
@@ -44,11 +42,12 @@ export function RedriveForm({
   const [parkName, setParkName] = useState("");
   const [breakerPct, setBreakerPct] = useState("10");
   const [breakerWindow, setBreakerWindow] = useState("200");
-  const [confirmed, setConfirmed] = useState(false);
-  const [error, setError] = useState<{ message: string; stale: boolean } | null>(null);
-  const [pending, start] = useTransition();
+  const { preview, count, confirmed, setConfirmed, error, pending, recount, start } = useStartForm(
+    initial,
+    () => planRedriveAction({ connectionId, queue, selection, target: targetKind === "queue" && targetName.trim() ? { kind: "queue", name: targetName.trim() } : { kind: "origin" } }),
+    (id) => redriveJobHref(connectionId, queue, id),
+  );
 
-  const count = preview.count;
   const sample = parseSample(sampleText);
   const watchS = Number(watch);
   const rateN = Number(rate);
@@ -69,22 +68,11 @@ export function RedriveForm({
   const k = sample && count > 0 ? sampleLetters(sample, count) : null;
   const secondsForRest = k !== null && rateN > 0 ? (count - k) / rateN : null;
 
-  const recount = () => {
-    setError(null);
-    start(async () => {
-      const r = await planRedriveAction({ connectionId, queue, selection, target: targetKind === "queue" && targetName.trim() ? { kind: "queue", name: targetName.trim() } : { kind: "origin" } });
-      if (!r.ok) return setError({ message: r.error.message, stale: false });
-      setPreview(r.data);
-      setConfirmed(false);
-    });
-  };
-
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!ready || !sample) return;
-    setError(null);
-    start(async () => {
-      const r = await startRedriveAction({
+    start(() =>
+      startRedriveAction({
         connectionId,
         queue,
         selection,
@@ -98,27 +86,13 @@ export function RedriveForm({
         parking: parkKind === "queue" ? { kind: "queue", name: parkName.trim() } : { kind: "mark" },
         breakerThreshold: pct / 100,
         breakerWindow: windowN,
-      });
-      if (!r.ok) {
-        setError({ message: r.error.message, stale: r.error.code === "conflict:count" });
-        if (r.error.code === "conflict:count") setConfirmed(false);
-        return;
-      }
-      router.push(redriveJobHref(connectionId, queue, r.data.id));
-    });
+      }),
+    );
   };
 
   return (
     <form className="redrive-form" onSubmit={submit} data-testid="redrive-form" noValidate>
-      <section className="card redrive-scope" aria-label="Scope">
-        <div className="hint">You are about to redrive</div>
-        <p className="redrive-scope-text" data-testid="redrive-scope" data-count={count}>
-          <strong>{describeScope(selection, count, queue, groupLabel)}</strong>
-        </p>
-        <p className="hint">
-          Counted in the triage index just now. <button type="button" className="btn btn-small btn-quiet" onClick={recount} disabled={pending} data-testid="redrive-recount">Count again</button>{" "}
-          <Link href={backHref}>← Back to triage</Link>
-        </p>
+      <ScopeCard kind="redrive" selection={selection} count={count} queue={queue} groupLabel={groupLabel} onRecount={recount} pending={pending} back={{ href: backHref, label: "← Back to triage" }}>
         {preview.warnings.map((w) => (
           <div key={w} className="banner banner-warn" data-testid="redrive-warning">
             {w}
@@ -129,7 +103,7 @@ export function RedriveForm({
             <strong>Trade-off:</strong> {preview.nativeMoveNote}
           </div>
         ) : null}
-      </section>
+      </ScopeCard>
 
       <fieldset className="card">
         <legend>Target</legend>
@@ -249,16 +223,7 @@ export function RedriveForm({
           </Link>
           <span className="hint">The start is recorded in the audit log with the fix you stated.</span>
         </div>
-        {error ? (
-          <div className="form-error" role="alert" data-testid="redrive-error">
-            {error.message}{" "}
-            {error.stale ? (
-              <button type="button" className="btn btn-small" onClick={recount} disabled={pending} data-testid="redrive-replan">
-                Count again and review
-              </button>
-            ) : null}
-          </div>
-        ) : null}
+        <StartErrorNote kind="redrive" error={error} onRecount={recount} pending={pending} />
       </section>
     </form>
   );
