@@ -1,17 +1,15 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import { DiscardForm } from "@/components/discard/discard-form";
-import { Problem } from "@/components/ui/problem";
+import { DlqCrumbs, ProblemPage } from "@/components/jobs/dlq-page";
 import { archiveRetentionDays } from "@/lib/archive/store";
 import { authorize } from "@/lib/auth/authorize";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { planDiscard, type DiscardPreview } from "@/lib/discard/use-cases";
 import { newDiscardHref } from "@/lib/discard/ui-links";
 import { asAppError } from "@/lib/dlq/app-error";
-import { decodeParam, dlqHref } from "@/lib/dlq/links";
-import { truncate } from "@/lib/format";
+import { decodeParam } from "@/lib/dlq/links";
+import { selectedGroup } from "@/lib/redrive/selected-group";
 import { selectionFromSearch } from "@/lib/redrive/ui-format";
-import { listGroups } from "@/lib/triage/use-cases";
 import { triageHref } from "@/lib/triage/view-params";
 
 export const dynamic = "force-dynamic";
@@ -29,18 +27,11 @@ export default async function NewDiscardPage({ params, searchParams }: { params:
   const actor = await requirePageActor(newDiscardHref(connectionId, queue));
   const back = parsed.ok ? triageHref(connectionId, queue, parsed.view) : triageHref(connectionId, queue);
   const crumbs = (
-    <div className="breadcrumbs">
-      <Link href="/">DLQs</Link> / {connectionId} / <Link href={dlqHref(connectionId, queue)} className="mono">{queue}</Link> / discard
-    </div>
+    <DlqCrumbs connectionId={connectionId} queue={queue}>
+      discard
+    </DlqCrumbs>
   );
-  const problem = (title: string, message: string, testId?: string) => (
-    <main className="page">
-      {crumbs}
-      <Problem title={title} back={{ href: back, label: "← Back to triage" }} testId={testId}>
-        <p>{message}</p>
-      </Problem>
-    </main>
-  );
+  const problem = (title: string, message: string, testId?: string) => <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} testId={testId} />;
   if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
   const meta = await requestMeta();
   // The server-side check (audited when it refuses), not only a hidden form.
@@ -54,12 +45,7 @@ export default async function NewDiscardPage({ params, searchParams }: { params:
   let groupLabel: string | null = null;
   try {
     preview = await planDiscard(actor, meta, { connectionId, queue, selection: parsed.selection });
-    const key = parsed.selection.kind === "group" ? parsed.selection.groupKey : parsed.selection.kind === "filter" ? (parsed.selection.filter.groupKey as string | undefined) : undefined;
-    if (key) {
-      const groups = await listGroups(actor, meta, { connectionId, queue, by: "group" });
-      const g = groups.by === "group" ? groups.groups.find((x) => x.groupKey === key) : undefined;
-      if (g) groupLabel = truncate(g.basis === "exception" ? [g.exceptionClass, g.normalizedMessage].filter(Boolean).join(": ") : g.label, 120);
-    }
+    groupLabel = (await selectedGroup(actor, meta, { connectionId, queue }, parsed.selection))?.label ?? null;
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;

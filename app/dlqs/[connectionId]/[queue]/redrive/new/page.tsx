@@ -1,15 +1,14 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { DlqCrumbs, ProblemPage } from "@/components/jobs/dlq-page";
 import { RedriveForm } from "@/components/redrive/redrive-form";
-import { Problem } from "@/components/ui/problem";
 import { authorize } from "@/lib/auth/authorize";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { asAppError } from "@/lib/dlq/app-error";
-import { decodeParam, dlqHref } from "@/lib/dlq/links";
-import { truncate } from "@/lib/format";
+import { decodeParam } from "@/lib/dlq/links";
+import { selectedGroup } from "@/lib/redrive/selected-group";
 import { newRedriveHref, redrivesHref } from "@/lib/redrive/ui-links";
 import { selectionFromSearch } from "@/lib/redrive/ui-format";
-import { listGroups } from "@/lib/triage/use-cases";
 import { planRedrive, type RedrivePreview } from "@/lib/redrive/use-cases";
 import { triageHref } from "@/lib/triage/view-params";
 
@@ -24,23 +23,15 @@ export default async function NewRedrivePage({ params, searchParams }: { params:
   const p = await params;
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
-  const sp = await searchParams;
-  const parsed = selectionFromSearch(sp);
+  const parsed = selectionFromSearch(await searchParams);
   const actor = await requirePageActor(newRedriveHref(connectionId, queue));
   const back = parsed.ok ? triageHref(connectionId, queue, parsed.view) : triageHref(connectionId, queue);
   const crumbs = (
-    <div className="breadcrumbs">
-      <Link href="/">DLQs</Link> / {connectionId} / <Link href={dlqHref(connectionId, queue)} className="mono">{queue}</Link> / <Link href={redrivesHref(connectionId, queue)}>redrives</Link> / new
-    </div>
+    <DlqCrumbs connectionId={connectionId} queue={queue}>
+      <Link href={redrivesHref(connectionId, queue)}>redrives</Link> / new
+    </DlqCrumbs>
   );
-  const problem = (title: string, message: string, testId?: string) => (
-    <main className="page">
-      {crumbs}
-      <Problem title={title} back={{ href: back, label: "← Back to triage" }} testId={testId}>
-        <p>{message}</p>
-      </Problem>
-    </main>
-  );
+  const problem = (title: string, message: string, testId?: string) => <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} testId={testId} />;
   if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
   const meta = await requestMeta();
   // The server-side check (audited when it refuses), not only a hidden form.
@@ -55,15 +46,9 @@ export default async function NewRedrivePage({ params, searchParams }: { params:
   let origins: string[] = [];
   try {
     preview = await planRedrive(actor, meta, { connectionId, queue, selection: parsed.selection, target: { kind: "origin" } });
-    const key = parsed.selection.kind === "group" ? parsed.selection.groupKey : parsed.selection.kind === "filter" ? (parsed.selection.filter.groupKey as string | undefined) : undefined;
-    if (key) {
-      const groups = await listGroups(actor, meta, { connectionId, queue, by: "group" });
-      const g = groups.by === "group" ? groups.groups.find((x) => x.groupKey === key) : undefined;
-      if (g) {
-        groupLabel = truncate(g.basis === "exception" ? [g.exceptionClass, g.normalizedMessage].filter(Boolean).join(": ") : g.label, 120);
-        origins = g.origins;
-      }
-    }
+    const group = await selectedGroup(actor, meta, { connectionId, queue }, parsed.selection);
+    groupLabel = group?.label ?? null;
+    origins = group?.origins ?? [];
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;

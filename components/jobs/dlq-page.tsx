@@ -1,0 +1,57 @@
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { Problem } from "@/components/ui/problem";
+import { asAppError } from "@/lib/dlq/app-error";
+import { decodeParam, dlqHref } from "@/lib/dlq/links";
+import type { JobKind } from "./operation-job";
+
+/** Breadcrumbs of a page under one DLQ: DLQs / connection / queue / `children`. */
+export function DlqCrumbs({ connectionId, queue, children }: { connectionId: string; queue: string; children: ReactNode }) {
+  return (
+    <div className="breadcrumbs">
+      <Link href="/">DLQs</Link> / {connectionId} / <Link href={dlqHref(connectionId, queue)} className="mono">{queue}</Link> / {children}
+    </div>
+  );
+}
+
+/** A page that shows only a problem, under its breadcrumbs. */
+export function ProblemPage({ crumbs, title, message, back, testId }: { crumbs: ReactNode; title: string; message?: string; back: { href: string; label: string }; testId?: string }) {
+  return (
+    <main className="page">
+      {crumbs}
+      <Problem title={title} back={back} testId={testId}>
+        {message ? <p>{message}</p> : null}
+      </Problem>
+    </main>
+  );
+}
+
+/** Title and message for a job that could not be read; anything but an AppError is thrown on (to the error page). */
+export function jobReadProblem(kind: JobKind, e: unknown): { title: string; message: string } {
+  const err = asAppError(e);
+  if (!err) throw e;
+  const title = err.type === "not_found" ? `There is no such ${kind}.` : err.type === "forbidden" ? "Your role does not allow this." : `The ${kind} could not be read.`;
+  return { title, message: err.userMessage };
+}
+
+type Search = Record<string, string | string[] | undefined>;
+const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? "";
+
+/** A job page's route params, decoded, and its ledger view from the URL: `state` (one of `states`, else all) and the cursor `after`. */
+export async function jobPageParams(
+  params: Promise<{ connectionId: string; queue: string; jobId: string }>,
+  searchParams: Promise<Search>,
+  states: readonly string[],
+): Promise<{ connectionId: string; queue: string; jobId: string; state: string | null; after: number | null }> {
+  const p = await params;
+  const sp = await searchParams;
+  const stateParam = one(sp.state);
+  const afterN = Number.parseInt(one(sp.after), 10);
+  return {
+    connectionId: decodeParam(p.connectionId),
+    queue: decodeParam(p.queue),
+    jobId: decodeParam(p.jobId),
+    state: states.includes(stateParam) ? stateParam : null,
+    after: Number.isFinite(afterN) && afterN > 0 ? afterN : null,
+  };
+}
