@@ -1,8 +1,7 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
-import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/dlq/app-error";
+import { runAction } from "@/lib/auth/run-action";
 import type { ActionResult } from "@/lib/errors";
 import { cancelDiscard, planDiscard, startDiscard, type DiscardPreview, type DiscardView } from "@/lib/discard/use-cases";
 import { discardJobHref } from "@/lib/discard/ui-links";
@@ -12,19 +11,10 @@ import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
  * Thin wrappers: the use cases (lib/discard/use-cases.ts) authorize (admin only), validate with
  * zod and audit; these return `{ ok, data | error }` with only the operator-facing message.
  */
-async function run<T>(work: (actor: Awaited<ReturnType<typeof requireActor>>, meta: Awaited<ReturnType<typeof requestMeta>>) => Promise<T>, after?: (r: T) => void): Promise<ActionResult<T>> {
-  try {
-    const data = await work(await requireActor(), await requestMeta());
-    after?.(data);
-    return { ok: true, data };
-  } catch (e) {
-    return { ok: false, error: toSafeError(e) };
-  }
-}
 
 /** Counts the selection (again). Audited `discard.plan`. */
 export async function planDiscardAction(input: unknown): Promise<ActionResult<DiscardPreview>> {
-  return run((a, m) => planDiscard(a, m, input));
+  return runAction((a, m) => planDiscard(a, m, input));
 }
 
 /**
@@ -33,7 +23,7 @@ export async function planDiscardAction(input: unknown): Promise<ActionResult<Di
  * never on the client's word; the use case authorizes and records it.
  */
 export async function startDiscardAction(input: unknown): Promise<ActionResult<DiscardView>> {
-  return run(async (a, m) => {
+  return runAction(async (a, m) => {
     const raw = (input ?? {}) as Record<string, unknown>;
     const dlq = typeof raw.connectionId === "string" && typeof raw.queue === "string" ? { connectionId: raw.connectionId, queue: raw.queue } : null;
     const acceptRisk = dlq ? await hasRiskConfirmation(dlq.connectionId, dlq.queue) : false;
@@ -42,5 +32,5 @@ export async function startDiscardAction(input: unknown): Promise<ActionResult<D
 }
 
 export async function cancelDiscardAction(input: unknown): Promise<ActionResult<DiscardView>> {
-  return run((a, m) => cancelDiscard(a, m, input), (v) => revalidatePath(discardJobHref(v.connectionId, v.queue, v.id)));
+  return runAction((a, m) => cancelDiscard(a, m, input), (v) => revalidatePath(discardJobHref(v.connectionId, v.queue, v.id)));
 }
