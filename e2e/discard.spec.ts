@@ -78,6 +78,27 @@ test("an admin discards two ticked letters with a reason, finds them in the arch
   expect((await page.getByTestId("discard-ledger-row").evaluateAll((r) => r.map((x) => x.getAttribute("data-letter-id")))).sort()).toEqual([...picked].sort());
   expect(await depth(DLQ)).toBe(N - 2);
 
+  // The list of discards, from the main nav: this one with its DLQ, counts, reason and who; it opens the job page.
+  await page.getByTestId("nav-discards").click();
+  await expect(page).toHaveURL(/\/discards$/);
+  const listed = page.locator(`[data-testid="discard-row"][data-id="${jobId}"]`);
+  await expect(listed).toHaveAttribute("data-state", "succeeded");
+  await expect(listed).toContainText(DLQ);
+  await expect(listed).toContainText("2 letters chosen by hand");
+  await expect(listed).toContainText("2 / 2 discarded");
+  await expect(listed).toContainText(REASON);
+  await expect(listed).toContainText("admin@e2e.test");
+  await listed.getByTestId("discard-link").click();
+  await expect(page).toHaveURL(new RegExp(`/discard/${jobId}$`));
+  await expect(page.getByTestId("discard-job")).toHaveAttribute("data-state", "succeeded");
+  // And the DLQ's own list, from its tabs: this run's DLQ holds only this discard.
+  await page.goto(`${dlqPath(DLQ)}/triage`);
+  await page.getByTestId("tab-discards").click();
+  await page.waitForURL((u) => u.pathname === `${dlqPath(DLQ)}/discard`);
+  await expect(page.getByTestId("discard-row")).toHaveCount(1);
+  await expect(page.getByTestId("discard-row")).toHaveAttribute("data-id", jobId);
+  await page.goto(`${dlqPath(DLQ)}/discard/${jobId}`);
+
   // The archive: both letters, with who and why; one letter's page shows the masked payload as text.
   await page.getByTestId("discard-archive-link").click();
   await expect(page.getByTestId("archive-count")).toHaveAttribute("data-count", "2");
@@ -149,6 +170,12 @@ for (const role of ["operator", "viewer"] as const) {
     await page.getByTestId("archive-pick").first().check();
     await expect(page.getByTestId("archive-undo")).toHaveCount(0);
     if (jobId) {
+      // The lists of discards are read like a discard's page (discard:read): shown, read-only.
+      await page.goto("/discards");
+      await expect(page.locator(`[data-testid="discard-row"][data-id="${jobId}"]`)).toHaveAttribute("data-state", "succeeded");
+      await page.goto(`${dlqPath(DLQ)}/discard`);
+      await expect(page.getByTestId("discard-row")).toHaveCount(1);
+      await expect(page.getByTestId("discard-cancel")).toHaveCount(0);
       await page.goto(`${dlqPath(DLQ)}/discard/${jobId}`);
       await expect(page.getByTestId("discard-job")).toBeVisible();
       await expect(page.getByTestId("discard-cancel")).toHaveCount(0);
@@ -198,3 +225,15 @@ for (const role of ["operator", "viewer"] as const) {
     }
   });
 }
+
+// Every role may read discards (discard:read), so the refusal here is the sign-in one: no session, no list.
+test("without a session, the lists of discards send to sign-in and show nothing", async ({ page }) => {
+  for (const path of ["/discards", `${dlqPath(DLQ)}/discard`]) {
+    const raw = await page.request.get(path, { maxRedirects: 0 });
+    expect(await raw.text(), path).not.toContain('data-testid="discard-row"');
+    await page.goto(path);
+    await page.waitForURL((u) => u.pathname === "/signin");
+    expect(new URL(page.url()).searchParams.get("callbackUrl"), path).toBe(path);
+    await expect(page.getByTestId("discard-row")).toHaveCount(0);
+  }
+});

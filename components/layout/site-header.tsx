@@ -8,6 +8,7 @@ import { NavLinks } from "./nav-links";
 export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice }) {
   const links = [{ href: "/", label: "DLQs", testId: "nav-dlqs" }];
   if (can(actor.role, "redrive:read")) links.push({ href: "/redrives", label: "Redrives", testId: "nav-redrives" });
+  if (can(actor.role, "discard:read")) links.push({ href: "/discards", label: "Discards", testId: "nav-discards" });
   if (can(actor.role, "archive:read")) links.push({ href: "/archive", label: "Archive", testId: "nav-archive" });
   if (can(actor.role, "audit:read")) links.push({ href: "/audit", label: "Audit", testId: "nav-audit" });
   if (can(actor.role, "users:manage")) links.push({ href: "/admin/users", label: "Users", testId: "nav-users" });

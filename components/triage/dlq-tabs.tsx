@@ -2,6 +2,7 @@ import Link from "next/link";
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { Actor } from "@/lib/auth/session";
 import { requestMeta } from "@/lib/auth/session";
+import { discardsHref } from "@/lib/discard/ui-links";
 import { dlqHref } from "@/lib/dlq/links";
 import { formatCount } from "@/lib/format";
 import { redrivesHref } from "@/lib/redrive/ui-links";
@@ -9,8 +10,8 @@ import { isActiveScan, progressFraction } from "@/lib/triage/scan-progress";
 import { listScans, type ScanView } from "@/lib/triage/use-cases";
 import { triageBase } from "@/lib/triage/view-params";
 
-/** Letters | Triage tabs of a DLQ, with the triage index's state (running scan, or its age). */
-export async function DlqTabs({ actor, connectionId, queue, current, scans }: { actor: Actor; connectionId: string; queue: string; current: "letters" | "triage" | "redrives"; scans?: ScanView[] }) {
+/** Letters | Triage | Redrives | Discards tabs of a DLQ, with the triage index's state (running scan, or its age). */
+export async function DlqTabs({ actor, connectionId, queue, current, scans }: { actor: Actor; connectionId: string; queue: string; current: "letters" | "triage" | "redrives" | "discards"; scans?: ScanView[] }) {
   let list = scans;
   if (!list) {
     try {
@@ -32,6 +33,9 @@ export async function DlqTabs({ actor, connectionId, queue, current, scans }: { 
       </Link>
       <Link href={redrivesHref(connectionId, queue)} aria-current={current === "redrives" ? "page" : undefined} data-testid="tab-redrives">
         Redrives
+      </Link>
+      <Link href={discardsHref(connectionId, queue)} aria-current={current === "discards" ? "page" : undefined} data-testid="tab-discards">
+        Discards
       </Link>
       <span className="tabs-status hint" data-testid="triage-status">
         {running ? (

@@ -12,7 +12,7 @@ import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
 import { discardHandler, type DiscardDeps } from "./handler";
-import { cancelDiscard, getDiscard, planDiscard, startDiscard } from "./use-cases";
+import { cancelDiscard, getDiscard, listDiscards, planDiscard, startDiscard } from "./use-cases";
 
 /**
  * Discard end to end on the real RabbitMQ and Postgres: letters dead-lettered by real rejection,
@@ -126,6 +126,11 @@ describe("discard on RabbitMQ", () => {
     expect(v.discard.state).toBe("succeeded");
     expect(v.counts).toMatchObject({ discarded: 3, failed: 0, pending: 0 });
     expect(v.discard.progress).toMatchObject({ discarded: 3, total: 3 });
+    // The lists (this DLQ's, and across every DLQ): read as the job page is, by any role.
+    const listed = await listDiscards(actors.viewer, meta(), { connectionId: CONN, queue: dlq });
+    expect(listed.map((d) => d.id)).toEqual([job.id]);
+    expect(listed[0]).toMatchObject({ state: "succeeded", total: 3, reason: "Orders for a retired product line; never valid", createdBy: actors.admin.email, progress: { discarded: 3 } });
+    expect((await listDiscards(actors.operator, meta(), {})).map((d) => d.id)).toContain(job.id);
 
     const left = await peek(dlq, 5);
     expect(left.map((m) => m.properties.messageId)).toEqual(["m-0", "m-2", "m-5", "m-6", "m-7"]);

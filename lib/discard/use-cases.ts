@@ -214,3 +214,12 @@ export async function getDiscard(
   const [counts, page] = await Promise.all([countDiscardStates(getDb(), job.id), discardLedgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state })]);
   return { discard: toView(job, plan), counts, ledger: page.rows, nextAfter: page.nextSeq };
 }
+
+/** Discards, newest 50, across every DLQ or one DLQ's. Read like a discard's page: `discard:read`, refusals audited `discard.list`. */
+export async function listDiscards(actor: Actor, meta: RequestMeta, input: { connectionId?: string; queue?: string }): Promise<DiscardView[]> {
+  await authorize(actor, "discard:read", { action: "discard.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+  const jobs = await jobStore().list({ kind: "discard", connectionId: input.connectionId, queue: input.queue }, 50);
+  const plans = await getDb().discardPlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
+  const byId = new Map(plans.map((p) => [p.jobId, p]));
+  return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
+}

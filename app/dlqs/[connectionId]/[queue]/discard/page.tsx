@@ -1,0 +1,60 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { DiscardsTable } from "@/components/discard/discards-table";
+import { DlqCrumbs } from "@/components/jobs/dlq-page";
+import { DlqTabs } from "@/components/triage/dlq-tabs";
+import { Problem } from "@/components/ui/problem";
+import { archiveHref } from "@/lib/archive/params";
+import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { asAppError } from "@/lib/dlq/app-error";
+import { decodeParam } from "@/lib/dlq/links";
+import { listDiscards, type DiscardView } from "@/lib/discard/use-cases";
+import { discardsHref } from "@/lib/discard/ui-links";
+
+export const dynamic = "force-dynamic";
+
+type Params = { connectionId: string; queue: string };
+
+export async function generateMetadata({ params }: { params: Promise<Params> }): Promise<Metadata> {
+  return { title: `Discards · ${decodeParam((await params).queue)}` };
+}
+
+/** This DLQ's discards, newest first. */
+export default async function DlqDiscardsPage({ params }: { params: Promise<Params> }) {
+  const p = await params;
+  const connectionId = decodeParam(p.connectionId);
+  const queue = decodeParam(p.queue);
+  const actor = await requirePageActor(discardsHref(connectionId, queue));
+  let discards: DiscardView[] | null = null;
+  let problem: string | null = null;
+  try {
+    discards = await listDiscards(actor, await requestMeta(), { connectionId, queue });
+  } catch (e) {
+    const err = asAppError(e);
+    if (!err) throw e;
+    problem = err.userMessage;
+  }
+  return (
+    <main className="page">
+      <DlqCrumbs connectionId={connectionId} queue={queue}>
+        discards
+      </DlqCrumbs>
+      <div className="page-head">
+        <h1 className="mono">{queue}</h1>
+        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current="discards" />
+      </div>
+      {problem ? (
+        <Problem title="The discards could not be listed.">
+          <p>{problem}</p>
+        </Problem>
+      ) : (
+        <>
+          <p className="hint">
+            Discarded letters are kept in the <Link href={archiveHref({ connectionId, queue })}>archive</Link>, where an admin can put them back.
+          </p>
+          <DiscardsTable discards={discards ?? []} showDlq={false} />
+        </>
+      )}
+    </main>
+  );
+}
