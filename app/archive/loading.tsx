@@ -1,5 +1,5 @@
 import { TableSkeleton } from "@/components/ui/table-skeleton";
 
 export default function Loading() {
-  return <TableSkeleton title="Users" />;
+  return <TableSkeleton title="Archive" />;
 }
