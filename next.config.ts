@@ -21,6 +21,8 @@ const nextConfig: NextConfig = {
   // A separate build folder lets a second build (e.g. a test run beside a dev server) not clobber .next.
   distDir: process.env.NEXT_DIST_DIR || ".next",
   poweredByHeader: false,
+  // forbidden() and forbidden.tsx: a refused page answers HTTP 403 (lib/auth/authorize-page.ts).
+  experimental: { authInterrupts: true },
   reactStrictMode: true,
   async headers() {
     return [{ source: "/:path*", headers: securityHeaders }];

@@ -7,8 +7,8 @@ import { discover, MATRIX, MATRIX_ROLES, MISSING_ROW_HELP, missingRows, rowKey, 
 /**
  * The authorization matrix (test/access-matrix.ts) over raw HTTP against the production server:
  * every route handler × every role and no session (status codes, refusal bodies that carry nothing
- * but the refusal, a denied audit row per refusal), every page × every role (refused roles see the
- * refusal and no rows of data; no session is sent to sign-in). lib/auth/matrix.integration.test.ts
+ * but the refusal, a denied audit row per refusal), every page × every role (refused roles get HTTP
+ * 403, see the refusal and no rows of data; no session is sent to sign-in). lib/auth/matrix.integration.test.ts
  * walks the same table through the handlers and server actions directly.
  */
 const DB_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/dlq_console_e2e";
@@ -115,15 +115,19 @@ for (const role of MATRIX_ROLES) {
       if (row.public) continue;
       expect(new URL(page.url()).pathname, `${what}: sent to sign-in`).not.toBe("/signin");
       if (row.roles.includes(role)) {
+        expect([401, 403], what).not.toContain(res?.status());
         await expect(page.getByTestId("forbidden"), what).toHaveCount(0);
         await expect(page.getByTestId("redrive-forbidden"), what).toHaveCount(0);
         continue;
       }
+      expect(res?.status(), `${what}: HTTP status of the refusal`).toBe(403);
       await expect(page.getByTestId(row.deniedTestId ?? "forbidden"), what).toBeVisible();
       // A refused page shows the refusal, not the data behind it.
       expect(await page.locator('main [data-testid$="-row"]').count(), `${what}: data rows on a refused page`).toBe(0);
       // Nor in the raw response (HTML and the flight data in it).
-      const raw = await (await page.request.get(row.url)).text();
+      const rawRes = await page.request.get(row.url);
+      expect(rawRes.status(), `${what}: HTTP status of the raw response`).toBe(403);
+      const raw = await rawRes.text();
       expect(raw.match(DATA_ROW) ?? [], `${what}: data rows in the raw response`).toEqual([]);
       refusals.push({ id, row });
     }

@@ -70,7 +70,7 @@ export interface PageRow extends Guard {
   file: string;
   /** A concrete URL for the page. */
   url: string;
-  /** What a refused role sees: an element with this test id (the page answers, without the data). */
+  /** What a refused role sees: an element with this test id (the page answers HTTP 403, without the data). */
   deniedTestId?: string;
 }
 
@@ -297,6 +297,21 @@ export function staleRows(d: Discovered, matrix: MatrixRow[] = MATRIX): string[]
           : !d.pages.some((p) => p.file === x.file),
     )
     .map(rowKey);
+}
+
+/**
+ * The loading.tsx files that wrap a page (its own folder's and every ancestor's under app/). Each
+ * is a Suspense boundary: once its fallback streams, the status is committed to 200, so a page
+ * that refuses some role must have none (its forbidden() then answers 403: lib/auth/authorize-page.ts).
+ */
+export function loadingFilesAbove(pageFile: string, root: string = ROOT): string[] {
+  const parts = pageFile.split("/").slice(0, -1);
+  const found: string[] = [];
+  for (let i = 0; i <= parts.length; i++) {
+    const dir = ["app", ...parts.slice(0, i)].join("/");
+    for (const ext of ["tsx", "ts", "jsx", "js"]) if (existsSync(path.join(root, dir, `loading.${ext}`))) found.push(`${dir}/loading.${ext}`);
+  }
+  return found;
 }
 
 export const MISSING_ROW_HELP =

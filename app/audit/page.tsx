@@ -5,6 +5,7 @@ import { Problem } from "@/components/ui/problem";
 import { SlashFocus } from "@/components/ui/slash-focus";
 import { AUDIT_ACTIONS } from "@/lib/audit/actions";
 import { can } from "@/lib/auth/permissions";
+import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { parseAuditFilter, viewAudit, type AuditPage } from "@/lib/dlq/audit-log";
 import { asAppError } from "@/lib/dlq/app-error";
@@ -25,27 +26,18 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
   const raw = Object.fromEntries(FIELDS.map((k) => [k, first(sp[k])])) as Record<(typeof FIELDS)[number], string>;
   const query = new URLSearchParams(Object.entries(raw).filter(([, v]) => v));
   const actor = await requirePageActor(`/audit${query.size ? `?${query}` : ""}`);
+  // Before anything streams, so a refusal answers 403 (./forbidden.tsx); audited as audit.view.
+  await authorizePage(actor, "audit:read", { action: "audit.view", meta: await requestMeta() });
   const before = first(sp.before) || undefined;
 
   let page: AuditPage | null = null;
-  let problem: { title: string; message: string; status: "forbidden" | "bad" } | null = null;
+  let problem: { title: string; message: string } | null = null;
   try {
     const filter = parseAuditFilter(raw);
     page = await viewAudit(actor, await requestMeta(), { filter, before });
   } catch (e) {
-    if (asAppError(e)?.type === "forbidden") problem = { title: "403 · You cannot read the audit log.", message: asAppError(e)!.userMessage, status: "forbidden" };
-    else if (asAppError(e)?.type === "bad_request") problem = { title: "The filter is not valid.", message: asAppError(e)!.userMessage, status: "bad" };
+    if (asAppError(e)?.type === "bad_request") problem = { title: "The filter is not valid.", message: asAppError(e)!.userMessage };
     else throw e;
-  }
-
-  if (problem?.status === "forbidden") {
-    return (
-      <main className="page" data-testid="forbidden">
-        <Problem title={problem.title} back={{ href: "/", label: "← Back to the DLQs" }}>
-          <p>{problem.message} Reading the audit history needs the operator or admin role. This attempt was recorded.</p>
-        </Problem>
-      </main>
-    );
   }
 
   const olderHref = page?.nextCursor ? `/audit?${new URLSearchParams([...query, ["before", page.nextCursor]])}` : null;

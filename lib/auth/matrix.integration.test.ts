@@ -11,6 +11,7 @@ import { createUser } from "@/lib/auth/users";
 import {
   discover,
   exportedNames,
+  loadingFilesAbove,
   MATRIX,
   MATRIX_ROLES,
   MISSING_ROW_HELP,
@@ -137,6 +138,13 @@ describe("the matrix covers the source", () => {
   it("has a row for every route handler method, server action and page", () => {
     const missing = missingRows(found);
     expect(missing, `${MISSING_ROW_HELP}\nMissing:\n  ${missing.join("\n  ")}`).toEqual([]);
+  });
+
+  it("puts no loading.tsx above a page that refuses some role (a streamed refusal could not answer 403)", () => {
+    for (const row of MATRIX) {
+      if (row.kind !== "page" || row.public || MATRIX_ROLES.every((r) => row.roles.includes(r))) continue;
+      expect(loadingFilesAbove(row.file), rowKey(row)).toEqual([]);
+    }
   });
 
   it("has no row for something that no longer exists", () => {

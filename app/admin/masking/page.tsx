@@ -1,9 +1,8 @@
 import type { Metadata } from "next";
 import { MaskingEditor } from "@/components/masking/masking-editor";
-import { Problem } from "@/components/ui/problem";
 import { RelativeTime } from "@/components/ui/relative-time";
+import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/dlq/app-error";
 import { DETECTORS } from "@/lib/masking/types";
 import { viewMaskingConfig } from "@/lib/masking/use-cases";
 
@@ -12,21 +11,9 @@ export const dynamic = "force-dynamic";
 
 export default async function MaskingPage() {
   const actor = await requirePageActor("/admin/masking");
-  let data: Awaited<ReturnType<typeof viewMaskingConfig>>;
-  try {
-    data = await viewMaskingConfig(actor, await requestMeta());
-  } catch (e) {
-    const err = asAppError(e);
-    if (err?.type !== "forbidden") throw e;
-    return (
-      <main className="page" data-testid="forbidden">
-        <Problem title="403 · Only admins manage masking rules." back={{ href: "/", label: "← Back to the DLQs" }}>
-          <p>{err.userMessage}</p>
-        </Problem>
-      </main>
-    );
-  }
-  const { config, versions } = data;
+  // Before anything streams, so a refusal answers 403 (./forbidden.tsx); audited as masking.view.
+  await authorizePage(actor, "masking:manage", { action: "masking.view", meta: await requestMeta() });
+  const { config, versions } = await viewMaskingConfig(actor, await requestMeta());
   return (
     <main className="page">
       <div className="page-head">

@@ -1,10 +1,9 @@
 import type { Metadata } from "next";
-import { Problem } from "@/components/ui/problem";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { CreateUserForm } from "@/components/users/create-user-form";
 import { UserRowActions } from "@/components/users/user-row-actions";
+import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/dlq/app-error";
 import { listUsersAsAdmin } from "@/lib/users-admin";
 
 export const metadata: Metadata = { title: "Users" };
@@ -12,21 +11,9 @@ export const dynamic = "force-dynamic";
 
 export default async function UsersPage() {
   const actor = await requirePageActor("/admin/users");
-  let users: Awaited<ReturnType<typeof listUsersAsAdmin>>;
-  try {
-    users = await listUsersAsAdmin(actor, await requestMeta());
-  } catch (e) {
-    if (asAppError(e)?.type === "forbidden") {
-      return (
-        <main className="page" data-testid="forbidden">
-          <Problem title="403 · Only admins manage users." back={{ href: "/", label: "← Back to the DLQs" }}>
-            <p>{asAppError(e)!.userMessage} This attempt was recorded.</p>
-          </Problem>
-        </main>
-      );
-    }
-    throw e;
-  }
+  // Before anything streams, so a refusal answers 403 (./forbidden.tsx); audited as user.list.
+  await authorizePage(actor, "users:manage", { action: "user.list", meta: await requestMeta() });
+  const users = await listUsersAsAdmin(actor, await requestMeta());
   return (
     <main className="page">
       <div className="page-head">

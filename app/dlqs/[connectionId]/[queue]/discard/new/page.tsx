@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { DiscardForm } from "@/components/discard/discard-form";
 import { DlqCrumbs, ProblemPage } from "@/components/jobs/dlq-page";
 import { archiveRetentionDays } from "@/lib/archive/store";
-import { authorize } from "@/lib/auth/authorize";
+import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { planDiscard, type DiscardPreview } from "@/lib/discard/use-cases";
 import { newDiscardHref } from "@/lib/discard/ui-links";
@@ -25,22 +25,17 @@ export default async function NewDiscardPage({ params, searchParams }: { params:
   const queue = decodeParam(p.queue);
   const parsed = selectionFromSearch(await searchParams);
   const actor = await requirePageActor(newDiscardHref(connectionId, queue));
+  const meta = await requestMeta();
+  // The server-side check, not only a hidden form; before anything streams, so a refusal answers 403 (./forbidden.tsx), audited as discard.plan.
+  await authorizePage(actor, "discard:run", { action: "discard.plan", connectionId, queue, meta });
   const back = parsed.ok ? triageHref(connectionId, queue, parsed.view) : triageHref(connectionId, queue);
   const crumbs = (
     <DlqCrumbs connectionId={connectionId} queue={queue}>
       discard
     </DlqCrumbs>
   );
-  const problem = (title: string, message: string, testId?: string) => <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} testId={testId} />;
+  const problem = (title: string, message: string) => <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} />;
   if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
-  const meta = await requestMeta();
-  // The server-side check (audited when it refuses), not only a hidden form.
-  try {
-    await authorize(actor, "discard:run", { action: "discard.plan", connectionId, queue, meta });
-  } catch (e) {
-    if (asAppError(e)?.type !== "forbidden") throw e;
-    return problem("Your role cannot discard letters.", `Discarding is for admins; your role (${actor.role}) cannot start one.`, "discard-forbidden");
-  }
   let preview: DiscardPreview;
   let groupLabel: string | null = null;
   try {

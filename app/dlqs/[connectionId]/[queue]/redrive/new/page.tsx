@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { DlqCrumbs, ProblemPage } from "@/components/jobs/dlq-page";
 import { RedriveForm } from "@/components/redrive/redrive-form";
-import { authorize } from "@/lib/auth/authorize";
+import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { asAppError } from "@/lib/dlq/app-error";
 import { decodeParam } from "@/lib/dlq/links";
@@ -25,22 +25,17 @@ export default async function NewRedrivePage({ params, searchParams }: { params:
   const queue = decodeParam(p.queue);
   const parsed = selectionFromSearch(await searchParams);
   const actor = await requirePageActor(newRedriveHref(connectionId, queue));
+  const meta = await requestMeta();
+  // The server-side check, not only a hidden form; before anything streams, so a refusal answers 403 (./forbidden.tsx), audited as redrive.plan.
+  await authorizePage(actor, "redrive:sample", { action: "redrive.plan", connectionId, queue, meta });
   const back = parsed.ok ? triageHref(connectionId, queue, parsed.view) : triageHref(connectionId, queue);
   const crumbs = (
     <DlqCrumbs connectionId={connectionId} queue={queue}>
       <Link href={redrivesHref(connectionId, queue)}>redrives</Link> / new
     </DlqCrumbs>
   );
-  const problem = (title: string, message: string, testId?: string) => <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} testId={testId} />;
+  const problem = (title: string, message: string) => <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} />;
   if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
-  const meta = await requestMeta();
-  // The server-side check (audited when it refuses), not only a hidden form.
-  try {
-    await authorize(actor, "redrive:sample", { action: "redrive.plan", connectionId, queue, meta });
-  } catch (e) {
-    if (asAppError(e)?.type !== "forbidden") throw e;
-    return problem("Your role cannot start a redrive.", `Redrives are started by operators and admins; your role (${actor.role}) can follow them on the redrives page.`, "redrive-forbidden");
-  }
   let preview: RedrivePreview;
   let groupLabel: string | null = null;
   let origins: string[] = [];
