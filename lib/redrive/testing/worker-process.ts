@@ -19,7 +19,13 @@ const worker = new JobWorker({
   scope: { jobIds: [jobId] },
 });
 worker.start();
+// The worker's timers are unref'd (inside the console, the server keeps the process alive). Here
+// nothing else would until the first claim opens a database connection: the process could exit
+// with code 0 right after "ready" (seen in the SIGKILL test: the restarted worker was gone and the
+// job never finished). This process lives until it is signalled.
+const keepAlive = setInterval(() => undefined, 60_000);
 process.stdout.write("ready\n");
 process.on("SIGTERM", () => {
+  clearInterval(keepAlive);
   void worker.stop().finally(() => process.exit(0));
 });
