@@ -10,12 +10,13 @@ import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
 import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
 import { baseLetterId } from "../lib/brokers/rabbitmq/identity";
-import { testConfig } from "../lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { sha256Hex } from "../lib/brokers/display";
 import type { MoveRequest } from "../lib/brokers/types";
 import { BENCH_BODY, bareMove, fill } from "./redrive-common";
 
-const AMQP = "amqp://guest:guest@127.0.0.1:5672";
+/** The machine's RabbitMQ, or another local node (DLQ_TEST_AMQP_PORT, see test-kit). */
+const AMQP = AMQP_URL;
 const COUNT = Number(process.env.BENCH_COUNT ?? 20_000);
 const BATCHES = (process.env.BENCH_BATCH ?? "500,2000").split(",").map(Number);
 const IN_FLIGHT = (process.env.BENCH_INFLIGHT ?? "64").split(",").map(Number);

@@ -8,24 +8,27 @@
  * The engine's numbers include its ledger writes and one audit row per letter (batched).
  *   npm run bench:redrive-rate
  *   (BENCH_SECONDS, BENCH_UNTHROTTLED, BENCH_RATES="100,1000"; BENCH_ENGINE_IN_FLIGHT="0,512" runs the
- *   engine twice: with the adapter's default window, then as if it passed MoveOptions.maxInFlight = 512)
+ *   engine twice: with the engine's own window (moveWindowFor: 64 at 100/s, 250 at 1,000/s, 512 unthrottled),
+ *   then with maxInFlight forced to 512 in every run). Against another local node: DLQ_TEST_AMQP_PORT,
+ *   DLQ_TEST_RABBITMQ_MGMT_PORT.
  */
 import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
 import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
-import { testConfig } from "../lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
 import { bareMove, fill } from "./redrive-common";
 
-const AMQP = "amqp://guest:guest@127.0.0.1:5672";
+/** The machine's RabbitMQ, or another local node (DLQ_TEST_AMQP_PORT, see test-kit). */
+const AMQP = AMQP_URL;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const UNTHROTTLED = Number(process.env.BENCH_UNTHROTTLED ?? 20_000);
 const RATES = (process.env.BENCH_RATES ?? "100,1000").split(",").filter(Boolean).map(Number);
-/** Engine runs as if it passed MoveOptions.maxInFlight (the mover's crash window); 0: the adapter's default (64). */
+/** Engine runs with MoveOptions.maxInFlight forced to this (the mover's crash window); 0: the engine's own (moveWindowFor). */
 const ENGINE_IN_FLIGHT = (process.env.BENCH_ENGINE_IN_FLIGHT ?? "0").split(",").map(Number);
 
-const MGMT = process.env.RABBITMQ_MANAGEMENT_URL ?? "http://guest:guest@127.0.0.1:15672";
+const MGMT = process.env.RABBITMQ_MANAGEMENT_URL ?? `http://guest:guest@127.0.0.1:${process.env.DLQ_TEST_RABBITMQ_MGMT_PORT ?? "15672"}`;
 
 async function mgmt(method: string, path: string, body?: unknown): Promise<Response> {
   const u = new URL(MGMT);

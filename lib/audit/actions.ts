@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = {
   "redrive.bulk_start": "Started the rest of a redrive",
   "redrive.auto_pause": "A redrive paused itself",
   "redrive.auto_resume": "A redrive resumed itself (its broker answers again)",
+  "redrive.leftovers_removed": "A resumed redrive removed DLQ copies of letters it had moved (their removal was lost with the broker connection)",
   "redrive.finished": "A redrive ended",
   "redrive.pause": "Paused a redrive",
   "redrive.resume": "Resumed a redrive",

@@ -13,6 +13,7 @@ import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
 import { redriveHandler } from "./handler";
 import { resumeReachable } from "./auto-resume";
+import { moveWindowFor } from "./token-bucket";
 import { getRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "./use-cases";
 
 /**
@@ -23,7 +24,8 @@ import { getRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startR
  * rabbitmqctl stop_app itself is exercised by the fault tests (lib/redrive/faults.integration.test.ts).
  */
 const CONN = "local-rabbitmq";
-const IN_FLIGHT = 64;
+/** The move window at the rate these tests use (1,000/s). */
+const IN_FLIGHT = moveWindowFor(1000);
 const meta = () => ({ requestId: `ba-${randomUUID()}`, ip: "127.0.0.1" });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const kit = new RabbitKit();
@@ -197,6 +199,63 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
       const rows = await getDb().redriveLetter.findMany({ where: { jobId: r.id }, select: { messageId: true, replayId: true } });
       const replayOf = new Map(rows.map((x) => [x.messageId, x.replayId]));
       expect(atOrigin.filter((m) => m.redriveId !== r.id || m.replayId !== replayOf.get(m.messageId))).toEqual([]); // all tagged, a duplicate with its letter's replay id
+    },
+    120_000,
+  );
+
+  it(
+    "a broker that goes silent without closing the connection (frozen, never cut): the move is abandoned after the stall watchdog's ping gets no answer, the job pauses as unreachable, and finishes after the resume with nothing lost",
+    async () => {
+      const n = 400;
+      const dlq = await kit.queue(kit.name("dlq"));
+      const source = await kit.queue(kit.name("work"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
+      const conn = await amqp.connect(AMQP_URL);
+      const ch = await conn.createConfirmChannel();
+      for (let i = 0; i < n; i++) ch.sendToQueue(source, Buffer.from(`{"order":${i}}`), { persistent: true, messageId: `m-${i}` });
+      await ch.waitForConfirms();
+      await conn.close();
+      await kit.rejectAll(source, n);
+      await kit.waitDepth(dlq, n, 30_000);
+      const scanKind = `scan-ba-${randomUUID().slice(0, 8)}`;
+      const scan = await jobStore().enqueue({ kind: scanKind as "scan", connectionId: CONN, queue: dlq, params: { acceptRisk: true } });
+      await new JobWorker({ handlers: { [scanKind]: scanHandler() }, owner: scanKind, leaseMs: 30_000, scope: { jobIds: [scan.id] } }).runOnce();
+
+      const selection = { kind: "filter", filter: {} };
+      const r = await startRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, fix: "silent broker test", confirmedCount: n, watchSeconds: 1, sample: { count: 5 }, rate: 1000 });
+      const stallMs = 700;
+      const worker = () =>
+        new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => adapter, returnCheckMs: 60_000, verifyGraceMs: 1000, stallMs }) }, owner: `ba-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [r.id] } });
+      await worker().runOnce();
+      await startBulk(operator, meta(), { jobId: r.id });
+
+      const running = worker().runOnce();
+      while ((await kit.depth(source)) < 50) await sleep(5);
+      proxy.freeze(); // nothing from the broker arrives any more: no confirm, no close, no error
+      const frozenAt = Date.now();
+      await running;
+      const pausedAfter = Date.now() - frozenAt;
+      const paused = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
+      expect(paused.state).toBe("paused");
+      expect(paused.pauseReason).toMatch(/^Paused: The broker did not answer within 1 s while a move was waiting on it\..*resumes by itself once the broker answers again/s);
+      // Without the watchdog the run waits for amqplib's heartbeat timeout (minutes) or for ever.
+      expect(pausedAfter).toBeLessThan(20_000);
+      const mid = await ledgerStates(r.id);
+      expect(mid.failed ?? 0).toBe(0);
+      expect(mid.moving ?? 0).toBe(0);
+      expect((mid.interrupted ?? 0) + (mid.pending ?? 0)).toBeGreaterThan(0);
+
+      // The network comes back: the frozen connection is dropped and a new one is made.
+      await proxy.cut();
+      await proxy.restore();
+      expect(await resumeReachable({ adapterFor: () => adapter, jobIds: [r.id] })).toEqual([r.id]);
+      await worker().runOnce();
+      expect((await jobStore().get(r.id))!.state).toBe("succeeded");
+      expect(await ledgerStates(r.id)).toEqual({ moved: n });
+      const inDlq = await drainRedriven(dlq);
+      const atOrigin = await drainRedriven(source);
+      expect(inDlq).toEqual([]);
+      expect(new Set(atOrigin.map((m) => m.messageId)).size).toBe(n); // none lost
+      expect(atOrigin.length - n).toBeLessThanOrEqual(IN_FLIGHT); // duplicates: copies the broker confirmed while frozen
     },
     120_000,
   );

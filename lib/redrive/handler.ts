@@ -21,7 +21,10 @@ import {
   confirmUnconfirmed,
   countMoving,
   failedKeys,
+  clearLeftoverCheck,
   interruptMoving,
+  leftoverRows,
+  markLeftoverCheck,
   markReturned,
   recordOutcomes,
   settledOf,
@@ -30,8 +33,8 @@ import {
   type Settled,
 } from "./ledger";
 import type { Parking, Stage } from "./plan";
-import { findReturns } from "./returns";
-import { TokenBucket, batchSizeFor } from "./token-bucket";
+import { findReturns, markersOf } from "./returns";
+import { TokenBucket, batchSizeFor, moveWindowFor } from "./token-bucket";
 
 export interface RedriveDeps {
   adapterFor: (connectionId: string) => BrokerAdapter;
@@ -47,11 +50,28 @@ export interface RedriveDeps {
    * pass counts a "missing" letter as gone). Default: a third of the lease plus a second.
    */
   verifyGraceMs?: number;
+  /**
+   * A move that yields no result for this long asks the broker for a ping (answered within the
+   * same time); when the broker does not answer, the move is abandoned as "unreachable" and the job
+   * pauses, instead of waiting on a connection that is gone (default 15 s). A broker that answers
+   * lets the move go on waiting: an SQS long poll or a slow confirm is not a stall.
+   */
+  stallMs: number;
 }
 
 /** The broker cannot be reached or is busy: nothing about a letter, resumable. */
 function isBrokerAway(e: unknown): e is BrokerError {
   return e instanceof BrokerError && (e.kind === "unreachable" || e.kind === "throttled");
+}
+
+/** The promise's value, or null when it has not settled within `ms` (its rejection passes through). */
+async function raceTimeout<T>(p: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 class Stop extends Error {
@@ -68,7 +88,7 @@ class Stop extends Error {
  * after the target confirmed it).
  */
 export function redriveHandler(deps: Partial<RedriveDeps> = {}): JobHandler {
-  const d: RedriveDeps = { adapterFor: getAdapter, db: getDb, clock: realClock, returnCheckMs: 10_000, sampleBatch: 50, ...deps };
+  const d: RedriveDeps = { adapterFor: getAdapter, db: getDb, clock: realClock, returnCheckMs: 10_000, sampleBatch: 50, stallMs: 15_000, ...deps };
   return (ctx) => new RedriveRun(ctx, d).run();
 }
 
@@ -115,6 +135,7 @@ class RedriveRun {
     this.counts = await countStates(this.db, plan.jobId);
     try {
       await this.recoverInterrupted();
+      await this.removeLeftovers();
       await flushAudit(this.db, this.audit);
       this.heldKeys = new Set(await failedKeys(this.db, plan.jobId));
       for (;;) {
@@ -164,6 +185,46 @@ class RedriveRun {
     }
     await interruptMoving(this.db, this.plan.jobId);
     this.counts = await countStates(this.db, this.plan.jobId);
+  }
+
+  /**
+   * Letters recorded moved (or parked to a queue) by a batch whose connection then broke: their
+   * copy at the target is confirmed, but the DLQ copy's removal may have been lost with the
+   * connection (AMQP 0-9-1 never confirms an ack: acks sent just before RabbitMQ stopped were lost,
+   * and those letters were back in the DLQ). Each one still in the DLQ is removed now, through the
+   * adapter's removeLetters (checksum checked); a copy carrying this job's redrive id is a letter
+   * that came back after the redrive, not a leftover, and stays. Found or not, the flag is cleared;
+   * a broker still away throws (the job pauses again and the flags stay for the next run).
+   */
+  private async removeLeftovers() {
+    const rows = await leftoverRows(this.db, this.plan.jobId);
+    if (rows.length === 0) return;
+    const removed: string[] = [];
+    if (this.adapter.removeLetters) {
+      const jobId = this.plan.jobId;
+      const results = this.adapter.removeLetters(this.plan.queue, rows.map((r) => ({ letterId: r.letterId, sha256: r.sha256 })), {
+        operationId: jobId,
+        acceptRisk: this.plan.acceptRisk,
+        signal: this.ctx.signal,
+        beforeRemove: async ({ letter }) => {
+          if (markersOf(letter.headers, letter.properties).redriveId === jobId) throw new Error("a copy this job redrove that came back: not a leftover");
+        },
+      });
+      for await (const r of results) if (r.outcome === "removed") removed.push(r.letterId);
+    }
+    await clearLeftoverCheck(this.db, this.plan.jobId, rows.map((r) => r.letterId), removed);
+    if (removed.length > 0) {
+      await recordAudit({
+        actor: this.audit.actor as never,
+        action: "redrive.leftovers_removed",
+        outcome: "success",
+        operationId: this.plan.jobId,
+        connectionId: this.plan.connectionId,
+        queue: this.plan.queue,
+        target: this.plan.jobId,
+        details: { removed: removed.length, checked: rows.length, letterIds: removed },
+      });
+    }
   }
 
   /**
@@ -397,6 +458,10 @@ class RedriveRun {
     })();
     if (broken) {
       await write;
+      // The move broke off: acks it sent for letters it reported moved may have been lost with the
+      // connection, leaving their DLQ copy in place. The next run looks for those (removeLeftovers).
+      const parkedAway = (this.plan.parking as Parking).kind !== "mark";
+      await markLeftoverCheck(this.db, this.plan.jobId, settled.filter((x) => x.state === "moved" || (parkedAway && x.state === "parked")).map((x) => x.letterId));
       throw broken;
     }
     if (!overlap) return write;
@@ -412,7 +477,56 @@ class RedriveRun {
 
   private move(reqs: MoveRequest[]): AsyncIterable<MoveResult> {
     const heldKeys = this.heldKeys.size > 0 ? [...this.heldKeys] : undefined;
-    return this.adapter.moveLetters!(this.plan.queue, reqs, { signal: this.ctx.signal, acceptRisk: this.plan.acceptRisk, heldKeys });
+    return this.watched(this.adapter.moveLetters!(this.plan.queue, reqs, { signal: this.ctx.signal, acceptRisk: this.plan.acceptRisk, heldKeys, maxInFlight: moveWindowFor(this.plan.rate) }));
+  }
+
+  /**
+   * The move's results, with a stall watchdog (RedriveDeps.stallMs): while no result arrives, the
+   * broker is pinged every stallMs; when a ping fails or does not answer in time, the move is
+   * abandoned (its generator is told to return, without waiting for it) and the broker's error is
+   * thrown, so the batch's unreported letters become "interrupted" and the job pauses. Whatever
+   * the move was waiting on (a confirm, a read) belongs to a connection that is gone: RabbitMQ
+   * returns its unacked letters to the DLQ.
+   */
+  private async *watched(moves: AsyncIterable<MoveResult>): AsyncGenerator<MoveResult> {
+    const gen = moves[Symbol.asyncIterator]();
+    const stop = () => gen.return?.(undefined) ?? Promise.resolve({ done: true as const, value: undefined });
+    let finished = false;
+    try {
+      for (;;) {
+        const next = gen.next();
+        let step: IteratorResult<MoveResult> | null = null;
+        while (step === null) {
+          step = await raceTimeout(next, this.d.stallMs);
+          if (step !== null) break;
+          const away = await this.pingFails();
+          if (away) {
+            next.catch(() => undefined);
+            stop().catch(() => undefined);
+            finished = true;
+            throw away;
+          }
+        }
+        if (step.done) {
+          finished = true;
+          return;
+        }
+        yield step.value;
+      }
+    } finally {
+      if (!finished) await stop();
+    }
+  }
+
+  /** The broker's error when it does not answer a ping within stallMs, else null. */
+  private async pingFails(): Promise<BrokerError | null> {
+    try {
+      const answered = await raceTimeout(this.adapter.ping().then(() => true), this.d.stallMs);
+      if (answered) return null;
+      return new BrokerError("unreachable", { userMessage: `The broker did not answer within ${Math.round(this.d.stallMs / 1000)} s while a move was waiting on it.` });
+    } catch (e) {
+      return isBrokerAway(e) ? e : new BrokerError("unreachable", { cause: e, userMessage: "The broker did not answer the console's check while a move was waiting on it." });
+    }
   }
 
   // ---- returns and the breaker --------------------------------------------------------------

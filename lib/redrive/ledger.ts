@@ -260,6 +260,42 @@ export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[])
   );
 }
 
+/**
+ * Letters recorded moved in a batch whose connection then broke: the copy at the target is
+ * confirmed, but the DLQ copy's removal may have been lost with the connection (RabbitMQ never
+ * confirms an ack). The next run looks for them in the DLQ (see `leftoverRows`).
+ */
+export async function markLeftoverCheck(db: Db, jobId: string, letterIds: string[]): Promise<void> {
+  if (letterIds.length === 0) return;
+  await db.$executeRawUnsafe(
+    `UPDATE redrive_letters SET leftover_check = true WHERE job_id = $1::uuid AND state IN ('moved', 'parked') AND letter_id = ANY($2::text[])`,
+    jobId,
+    letterIds,
+  );
+}
+
+/** The letters `markLeftoverCheck` flagged, with what it takes to find their DLQ copy (at most one window per broken batch). */
+export async function leftoverRows(db: Db, jobId: string): Promise<Array<{ letterId: string; sha256: string; replayId: string | null }>> {
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT letter_id, sha256, replay_id::text AS replay_id FROM redrive_letters WHERE job_id = $1::uuid AND leftover_check ORDER BY seq`,
+    jobId,
+  );
+  return rows.map((r) => ({ letterId: r.letter_id as string, sha256: r.sha256 as string, replayId: (r.replay_id as string | null) ?? null }));
+}
+
+/** Clears the flag once the DLQ was looked at; `removed` letters get a note in their reason. */
+export async function clearLeftoverCheck(db: Db, jobId: string, letterIds: string[], removed: string[]): Promise<void> {
+  if (letterIds.length === 0) return;
+  await db.$executeRawUnsafe(
+    `UPDATE redrive_letters SET leftover_check = false, updated_at = now(),
+       reason = CASE WHEN letter_id = ANY($3::text[]) THEN 'Moved; the connection broke before the broker had taken the DLQ copy away, so that copy came back to the DLQ and was removed when the job resumed (the copy at the target was confirmed).' ELSE reason END
+     WHERE job_id = $1::uuid AND letter_id = ANY($2::text[])`,
+    jobId,
+    letterIds,
+    removed,
+  );
+}
+
 /** Letters seen back in the DLQ under this job: moved (or unconfirmed: so it was moved) → returned. Returns how many rows changed. */
 export async function markReturned(db: Db, jobId: string, replayIds: string[]): Promise<number> {
   if (replayIds.length === 0) return 0;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Clock } from "./clock";
-import { TokenBucket, batchSizeFor } from "./token-bucket";
+import { TokenBucket, batchSizeFor, moveWindowFor } from "./token-bucket";
 
 /** A clock that only moves when the code under test sleeps (or the test advances it). */
 function fakeClock(start = 1_000_000): Clock & { t: number; advance(ms: number): void } {
@@ -79,5 +79,15 @@ describe("TokenBucket", () => {
     expect(batchSizeFor(100)).toBe(50);
     expect(batchSizeFor(1000)).toBe(500);
     expect(batchSizeFor(1e6)).toBe(2000);
+  });
+});
+
+describe("moveWindowFor", () => {
+  it("keeps the adapters' default window of 64 for slow jobs, grows with the rate, and caps the crash window at 512", () => {
+    expect(moveWindowFor(1)).toBe(64);
+    expect(moveWindowFor(256)).toBe(64);
+    expect(moveWindowFor(300)).toBe(75);
+    expect(moveWindowFor(1000)).toBe(250);
+    expect(moveWindowFor(10_000)).toBe(512);
   });
 });

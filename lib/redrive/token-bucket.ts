@@ -38,3 +38,14 @@ export class TokenBucket {
 export function batchSizeFor(rate: number): number {
   return Math.max(1, Math.min(2000, Math.ceil(rate / 2)));
 }
+
+/**
+ * Letters published and not yet confirmed at once (MoveOptions.maxInFlight) at a rate: enough to
+ * sustain the rate at a confirm round trip of 250 ms, 64..512. Throughput on RabbitMQ is about
+ * window ÷ confirm latency, so 64 held a 1,000/s job to 540–850/s on a loaded machine. The window
+ * is also the crash window: a process killed mid-batch may leave up to this many letters both at
+ * the target and in the DLQ (tagged with their replay ids), so slow jobs keep the small one.
+ */
+export function moveWindowFor(rate: number): number {
+  return Math.max(64, Math.min(512, Math.ceil(rate / 4)));
+}

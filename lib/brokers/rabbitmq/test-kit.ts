@@ -6,15 +6,20 @@ import amqp, { type ChannelModel, type ConfirmChannel, type Options } from "amqp
 import type { RabbitConnectionConfig } from "@/lib/config";
 import type { ContractLetterInput } from "@/lib/brokers/contract";
 
-export const AMQP_URL = "amqp://guest:guest@127.0.0.1:5672";
-export const MGMT_URL = "http://127.0.0.1:15672";
+/**
+ * The machine's RabbitMQ by default. DLQ_TEST_AMQP_PORT / DLQ_TEST_RABBITMQ_MGMT_PORT point the
+ * kit at another local node (e.g. a private one for the fault tests, which stop the broker).
+ */
+const AMQP_PORT = process.env.DLQ_TEST_AMQP_PORT ?? "5672";
+export const AMQP_URL = `amqp://guest:guest@127.0.0.1:${AMQP_PORT}`;
+export const MGMT_URL = `http://127.0.0.1:${process.env.DLQ_TEST_RABBITMQ_MGMT_PORT ?? "15672"}`;
 
 export function testConfig(over: Partial<RabbitConnectionConfig> = {}): RabbitConnectionConfig {
   return {
     kind: "rabbitmq",
     id: "test-rabbitmq",
     name: "Test RabbitMQ",
-    url: "amqp://127.0.0.1:5672",
+    url: `amqp://127.0.0.1:${AMQP_PORT}`,
     management: { url: MGMT_URL },
     discover: true,
     dlqs: [],
