@@ -214,17 +214,22 @@ class RedriveRun {
     }
     await clearLeftoverCheck(this.db, this.plan.jobId, rows.map((r) => r.letterId), removed);
     if (removed.length > 0) {
-      await recordAudit({
-        actor: this.audit.actor as never,
-        action: "redrive.leftovers_removed",
-        outcome: "success",
-        operationId: this.plan.jobId,
-        connectionId: this.plan.connectionId,
-        queue: this.plan.queue,
-        target: this.plan.jobId,
-        details: { removed: removed.length, checked: rows.length, letterIds: removed },
-      });
+      await this.operationAudit("redrive.leftovers_removed", { removed: removed.length, checked: rows.length, letterIds: removed });
     }
+  }
+
+  /** One audit row about the whole operation (not a letter), in the name of the redrive's starter. */
+  private operationAudit(action: string, details: Record<string, unknown>) {
+    return recordAudit({
+      actor: this.audit.actor as never,
+      action,
+      outcome: "success",
+      operationId: this.plan.jobId,
+      connectionId: this.plan.connectionId,
+      queue: this.plan.queue,
+      target: this.plan.jobId,
+      details,
+    });
   }
 
   /**
@@ -270,16 +275,7 @@ class RedriveRun {
     const reason = this.verdictText(returned);
     await setStage(this.db, this.plan.jobId, "awaiting_bulk", { sampleVerdict: verdict, sampleReturned: returned });
     this.plan = { ...this.plan, stage: "awaiting_bulk", sampleVerdict: verdict, sampleReturned: returned };
-    await recordAudit({
-      actor: this.audit.actor as never,
-      action: "redrive.sample_verdict",
-      outcome: "success",
-      operationId: this.plan.jobId,
-      connectionId: this.plan.connectionId,
-      queue: this.plan.queue,
-      target: this.plan.jobId,
-      details: { verdict, returned, sample: this.counts.sample, watchSeconds: this.plan.watchSeconds },
-    });
+    await this.operationAudit("redrive.sample_verdict", { verdict, returned, sample: this.counts.sample, watchSeconds: this.plan.watchSeconds });
     await this.pause(reason);
   }
 
@@ -549,16 +545,7 @@ class RedriveRun {
     const w = await breakerWindow(this.db, this.plan.jobId, this.plan.breakerWindow, this.plan.breakerResetAt);
     const v = breakerVerdict(w, { threshold: this.plan.breakerThreshold, window: this.plan.breakerWindow, minLetters: this.plan.breakerMinLetters });
     if (v.trip) {
-      await recordAudit({
-        actor: this.audit.actor as never,
-        action: "redrive.auto_pause",
-        outcome: "success",
-        operationId: this.plan.jobId,
-        connectionId: this.plan.connectionId,
-        queue: this.plan.queue,
-        target: this.plan.jobId,
-        details: { breaker: true, redriven: w.redriven, returned: w.returned, share: v.share, threshold: this.plan.breakerThreshold },
-      });
+      await this.operationAudit("redrive.auto_pause", { breaker: true, redriven: w.redriven, returned: w.returned, share: v.share, threshold: this.plan.breakerThreshold });
       throw new Stop(await this.pause(v.reason!));
     }
   }
@@ -590,16 +577,7 @@ class RedriveRun {
   private async finish(state: "succeeded" | "cancelled"): Promise<JobOutcome> {
     await this.drainWrites();
     const progress = this.progress();
-    await recordAudit({
-      actor: this.audit.actor as never,
-      action: "redrive.finished",
-      outcome: "success",
-      operationId: this.plan.jobId,
-      connectionId: this.plan.connectionId,
-      queue: this.plan.queue,
-      target: this.plan.jobId,
-      details: { state, ...progress },
-    });
+    await this.operationAudit("redrive.finished", { state, ...progress });
     return { state, progress };
   }
 
