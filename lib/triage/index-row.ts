@@ -13,7 +13,7 @@ export const MESSAGE_CAP = 4000;
 export const HEADER_VALUE_CAP = 512;
 export const HEADERS_MAX = 64;
 
-/** One row of `triage_letters` as the batch upsert sends it (JSON, bytes as base64). */
+/** One row of `triage_letters` as the batch upsert takes it. */
 export interface IndexRow {
   letter_id: string;
   position: number;
@@ -37,7 +37,8 @@ export interface IndexRow {
   body_size: number;
   sha256: string;
   fingerprint: string;
-  payload: string | null;
+  /** The sealed payload (nonce, ciphertext, tag), as stored in payload_ciphertext. */
+  payload: Uint8Array | null;
   payload_key_id: string | null;
   payload_truncated: boolean;
   handled_outcome: string | null;
@@ -192,7 +193,7 @@ export function toIndexRow(l: Letter, ctx: { connectionId: string; queue: string
     sha256: l.sha256,
     // Same payload failing the same way: recognises a letter that came back after a redrive.
     fingerprint: createHash("sha256").update(`${g.key}\n${l.sha256}`).digest("hex").slice(0, 32),
-    payload: sealed.data.toString("base64"),
+    payload: sealed.data,
     payload_key_id: sealed.keyId,
     payload_truncated: l.bodyTruncated,
     handled_outcome: l.handled?.outcome ?? null,
