@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { PerformanceObserver } from "node:perf_hooks";
 import amqp from "amqplib";
 import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
 import { testConfig } from "../lib/brokers/rabbitmq/test-kit";
@@ -117,10 +118,16 @@ function processCpu(comm: string): number {
   return ticks / 100;
 }
 
-type Cpu = { node: number; postgres: number; rabbitmq: number };
+/** Time this process spent in garbage collection (seconds), from the gc performance entries. */
+let gcSeconds = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcSeconds += e.duration / 1000;
+}).observe({ entryTypes: ["gc"] });
+
+type Cpu = { node: number; gc: number; postgres: number; rabbitmq: number };
 function cpuNow(): Cpu {
   const u = process.cpuUsage();
-  return { node: (u.user + u.system) / 1e6, postgres: processCpu("postgres"), rabbitmq: processCpu("beam.smp") };
+  return { node: (u.user + u.system) / 1e6, gc: gcSeconds, postgres: processCpu("postgres"), rabbitmq: processCpu("beam.smp") };
 }
 
 async function main() {
@@ -155,7 +162,9 @@ async function main() {
       const w0 = performance.now();
       const r = await fn();
       const c1 = cpuNow();
-      cpus[name] = { node: c1.node - c0.node, postgres: c1.postgres - c0.postgres, rabbitmq: c1.rabbitmq - c0.rabbitmq, wall: (performance.now() - w0) / 1000 };
+      await new Promise((r) => setImmediate(r)); // let the gc observer report
+      const c2 = cpuNow();
+      cpus[name] = { node: c1.node - c0.node, gc: c2.gc - c0.gc, postgres: c1.postgres - c0.postgres, rabbitmq: c1.rabbitmq - c0.rabbitmq, wall: (performance.now() - w0) / 1000 };
       sample();
       peaks[name] = peak;
       loads[name] = loadavg()[0].toFixed(1);
@@ -191,9 +200,9 @@ async function main() {
     // Where the CPU goes: on 2 cores the scan's Node, Postgres and RabbitMQ compete for the same
     // cores, so the sum per letter bounds the rate as much as the Node thread alone does.
     const us = (s: number) => `${Math.round((s * 1e6) / COUNT)}`.padStart(4);
-    console.log("CPU µs per letter      node  postgres  rabbitmq   wall  (postgres, rabbitmq: every such process on the machine)");
+    console.log("CPU µs per letter      node (gc pauses)  postgres  rabbitmq   wall  (postgres, rabbitmq: every such process on the machine)");
     for (const [name, c] of Object.entries(cpus)) {
-      console.log(`  ${name.padEnd(20)} ${us(c.node)}  ${us(c.postgres)}      ${us(c.rabbitmq)}      ${us(c.wall)}`);
+      console.log(`  ${name.padEnd(20)} ${us(c.node)}  (${us(c.gc)})       ${us(c.postgres)}      ${us(c.rabbitmq)}      ${us(c.wall)}`);
     }
   } finally {
     clearInterval(sampler);

@@ -122,9 +122,35 @@ export async function closeBulkPool(): Promise<void> {
 }
 
 /**
+ * A batch of rows encoded for its statement at once, so the rows themselves can be collected while
+ * the write is in flight (a scan keeps a few writes in flight: holding their rows on the JS heap
+ * made every young-generation collection copy them, then promote them).
+ */
+export type PreparedLetters =
+  | { count: number; via: "pg"; pool: Pool; values: Buffer[] }
+  | { count: number; via: "prisma"; db: PrismaClient; json: string };
+
+export function prepareLetters(rows: IndexRow[], db: PrismaClient = getDb()): PreparedLetters {
+  const pool = bulkPool(db);
+  if (pool) return { count: rows.length, via: "pg", pool, values: columnArrays(rows) };
+  const json = JSON.stringify(rows.map((r) => ({ ...r, payload: r.payload && Buffer.from(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength).toString("base64") })));
+  return { count: rows.length, via: "prisma", db, json };
+}
+
+/**
  * Inserts or refreshes a batch of letters of one DLQ with one INSERT … ON CONFLICT. A letter seen
  * again keeps its first-seen time, gets this scan's id and is present again (gone_at NULL).
  */
+export async function writeLetters(connectionId: string, queue: string, scanId: string, batch: PreparedLetters): Promise<void> {
+  if (batch.count === 0) return;
+  if (batch.via === "pg") {
+    await batch.pool.query({ name: "triage_upsert_letters", text: UPSERT_UNNEST, values: [connectionId, queue, scanId, ...batch.values] });
+    return;
+  }
+  await batch.db.$executeRawUnsafe(UPSERT_JSON, connectionId, queue, scanId, batch.json);
+}
+
+/** prepareLetters then writeLetters. */
 export async function upsertLetters(
   connectionId: string,
   queue: string,
@@ -132,14 +158,7 @@ export async function upsertLetters(
   rows: IndexRow[],
   db: PrismaClient = getDb(),
 ): Promise<void> {
-  if (rows.length === 0) return;
-  const pool = bulkPool(db);
-  if (pool) {
-    await pool.query({ name: "triage_upsert_letters", text: UPSERT_UNNEST, values: [connectionId, queue, scanId, ...columnArrays(rows)] });
-    return;
-  }
-  const json = JSON.stringify(rows.map((r) => ({ ...r, payload: r.payload && Buffer.from(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength).toString("base64") })));
-  await db.$executeRawUnsafe(UPSERT_JSON, connectionId, queue, scanId, json);
+  await writeLetters(connectionId, queue, scanId, prepareLetters(rows, db));
 }
 
 /** After a complete scan: letters of this DLQ the scan did not see have left it. Returns how many. */
