@@ -1,5 +1,5 @@
 import "server-only";
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { FailureInfo, Letter } from "@/lib/brokers/types";
 import { displayText } from "@/lib/brokers/display";
 import { encryptPayload, payloadAad, type Keyring } from "@/lib/crypto/payload-cipher";
@@ -48,13 +48,14 @@ export interface IndexRow {
 export function clean(s: string | null | undefined, cap = 10_000): string | null {
   if (s === null || s === undefined) return null;
   // eslint-disable-next-line no-control-regex
-  const t = s.replace(/\u0000/g, "\uFFFD");
+  const t = s.includes("\u0000") ? s.replace(/\u0000/g, "\uFFFD") : s;
   return t.length > cap ? t.slice(0, cap) : t;
 }
 
 function headersOf(l: Letter): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const h of l.headers.slice(0, HEADERS_MAX)) {
+  for (let i = 0; i < l.headers.length && i < HEADERS_MAX; i++) {
+    const h = l.headers[i];
     const name = clean(h.name, 200)!;
     out[name] = clean(displayText(h.value) ?? "", HEADER_VALUE_CAP)!;
   }
@@ -224,7 +225,7 @@ export function toIndexRow(l: Letter, ctx: { connectionId: string; queue: string
     body_size: l.bodySize,
     sha256: l.sha256,
     // Same payload failing the same way: recognises a letter that came back after a redrive.
-    fingerprint: createHash("sha256").update(`${g.key}\n${l.sha256}`).digest("hex").slice(0, 32),
+    fingerprint: hash("sha256", `${g.key}\n${l.sha256}`, "hex").slice(0, 32),
     payload: sealed.data,
     payload_key_id: sealed.keyId,
     payload_truncated: l.bodyTruncated,
