@@ -4,11 +4,15 @@
  * (2) RabbitMqAdapter.stream(), (3) the scan job (grouping, classification, encryption, batched
  * upserts into a fresh Postgres database, reconciliation and group summary), (4) the bare read
  * again, since load drifts on a shared machine. Prints per-phase peak RSS with the heap and
- * off-heap sizes at that moment, and the load average after each phase. Not part of CI.
+ * off-heap sizes at that moment, the load average after each phase, and per phase the CPU time per
+ * letter of this process, of every postgres process and of every RabbitMQ (beam.smp) process on the
+ * machine (from /proc: the services are shared, so others' work shows up too). Not part of CI.
  *   npm run bench:triage-scan          (BENCH_COUNT to change the count)
  */
 import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { PerformanceObserver } from "node:perf_hooks";
 import amqp from "amqplib";
 import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
 import { testConfig } from "../lib/brokers/rabbitmq/test-kit";
@@ -92,6 +96,40 @@ async function adapterRead(): Promise<number> {
   return n / s;
 }
 
+/** CPU seconds used so far by every process named `comm` (Linux /proc; 0 elsewhere). */
+function processCpu(comm: string): number {
+  let ticks = 0;
+  let pids: string[] = [];
+  try {
+    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  } catch {
+    return 0;
+  }
+  for (const pid of pids) {
+    try {
+      const st = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (st.slice(st.indexOf("(") + 1, st.lastIndexOf(")")) !== comm) continue;
+      const f = st.slice(st.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(f[11]) + Number(f[12]); // utime, stime
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return ticks / 100;
+}
+
+/** Time this process spent in garbage collection (seconds), from the gc performance entries. */
+let gcSeconds = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcSeconds += e.duration / 1000;
+}).observe({ entryTypes: ["gc"] });
+
+type Cpu = { node: number; gc: number; postgres: number; rabbitmq: number };
+function cpuNow(): Cpu {
+  const u = process.cpuUsage();
+  return { node: (u.user + u.system) / 1e6, gc: gcSeconds, postgres: processCpu("postgres"), rabbitmq: processCpu("beam.smp") };
+}
+
 async function main() {
   const db = await createTestDatabase("dlq_bench_scan");
   process.env.DATABASE_URL = db.url;
@@ -115,11 +153,18 @@ async function main() {
     await seed();
     const peaks: Record<string, Mem> = {};
     const loads: Record<string, string> = {};
+    const cpus: Record<string, Cpu & { wall: number }> = {};
     const phase = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
       globalThis.gc?.();
       peak = { rss: 0, heapUsed: 0, external: 0, arrayBuffers: 0 };
       sample();
+      const c0 = cpuNow();
+      const w0 = performance.now();
       const r = await fn();
+      const c1 = cpuNow();
+      await new Promise((r) => setImmediate(r)); // let the gc observer report
+      const c2 = cpuNow();
+      cpus[name] = { node: c1.node - c0.node, gc: c2.gc - c0.gc, postgres: c1.postgres - c0.postgres, rabbitmq: c1.rabbitmq - c0.rabbitmq, wall: (performance.now() - w0) / 1000 };
       sample();
       peaks[name] = peak;
       loads[name] = loadavg()[0].toFixed(1);
@@ -151,6 +196,13 @@ async function main() {
     console.log(`peak RSS               bare ${mb(peaks.bare.rss)}, stream ${mb(peaks.stream.rss)}, scan ${mb(peaks.scan.rss)} (seeding excluded)`);
     for (const [name, m] of Object.entries(peaks)) {
       console.log(`  at ${name} peak: heap used ${mb(m.heapUsed)}, external ${mb(m.external)} (array buffers ${mb(m.arrayBuffers)}); load average after ${loads[name]}`);
+    }
+    // Where the CPU goes: on 2 cores the scan's Node, Postgres and RabbitMQ compete for the same
+    // cores, so the sum per letter bounds the rate as much as the Node thread alone does.
+    const us = (s: number) => `${Math.round((s * 1e6) / COUNT)}`.padStart(4);
+    console.log("CPU µs per letter      node (gc pauses)  postgres  rabbitmq   wall  (postgres, rabbitmq: every such process on the machine)");
+    for (const [name, c] of Object.entries(cpus)) {
+      console.log(`  ${name.padEnd(20)} ${us(c.node)}  (${us(c.gc)})       ${us(c.postgres)}      ${us(c.rabbitmq)}      ${us(c.wall)}`);
     }
   } finally {
     clearInterval(sampler);

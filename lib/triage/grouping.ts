@@ -3,7 +3,7 @@
  * top frame), or, when the letter carries no exception metadata, why the broker dead-lettered it
  * (reason plus a receive-count bucket). Pure; the index stores `key` and the parts beside it.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { normalizeMessage, parseStack, topFrameOf, type ParsedStack } from "./normalize";
 
 /** Part of every key: bump when normalisation or key parts change, so the index regroups instead of mixing old and new keys. */
@@ -79,7 +79,8 @@ function resolveFailure(input: GroupingInput, parsed: ParsedStack | null) {
 
 function digest(parts: Array<string | null>): string {
   // JSON keeps null distinct from "" and no separator can be forged by the values.
-  return createHash("sha256").update(JSON.stringify([GROUPING_VERSION, ...parts])).digest("hex").slice(0, 32);
+  // One-shot hash: no Hash object per letter (a scan computes one per letter).
+  return hash("sha256", JSON.stringify([GROUPING_VERSION, ...parts]), "hex").slice(0, 32);
 }
 
 export function groupKeyOf(input: GroupingInput): GroupKey {

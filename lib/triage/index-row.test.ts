@@ -3,7 +3,7 @@ import type { FailureInfo, Letter } from "@/lib/brokers/types";
 import { keyringFromEnv } from "@/lib/crypto/payload-cipher";
 import { DEFAULT_CLASSIFICATION_RULES } from "@/lib/triage";
 import { JAVA_SPRING } from "./fixtures.test-data";
-import { CAUSE_FQCN_HEADER, cachedResolveFailure, resolveFailure, toIndexRow } from "./index-row";
+import { CAUSE_FQCN_HEADER, cachedResolveFailure, failureCacheStats, resolveFailure, toIndexRow } from "./index-row";
 
 const ring = keyringFromEnv({ DLQ_INDEX_KEY: Buffer.alloc(32, 1).toString("base64") });
 const failure = (f: Partial<FailureInfo>): FailureInfo => ({
@@ -91,5 +91,21 @@ describe("cachedResolveFailure", () => {
     for (let i = 0; i < 5000; i++) cachedResolveFailure(failure({ exceptionClass: "com.acme.E", exceptionMessage: `m ${i}` }), null, rules);
     const again = cachedResolveFailure(failure({ exceptionClass: "com.acme.E", exceptionMessage: "m 4999" }), null, rules);
     expect(again.group.normalizedMessage).toBe("m <num>");
+  });
+
+  it("is bypassed while it misses (every message unique), still giving the same results, and tried again later", () => {
+    const rules = [...DEFAULT_CLASSIFICATION_RULES];
+    const f = (i: number) => failure({ exceptionClass: "com.acme.E", exceptionMessage: `order ${i} timed out` });
+    for (let i = 0; i < 256; i++) cachedResolveFailure(f(i), null, rules);
+    expect(failureCacheStats(rules)).toEqual({ size: 256, bypass: 4096 });
+    const r = cachedResolveFailure(f(1_000_000), null, rules);
+    expect(r).toEqual(resolveFailure(f(1_000_000), null, rules));
+    expect(failureCacheStats(rules)).toEqual({ size: 256, bypass: 4095 });
+    for (let i = 0; i < 4095; i++) cachedResolveFailure(f(i), null, rules);
+    expect(failureCacheStats(rules)?.bypass).toBe(0);
+    // Repeating failures: the cache serves them and stays on.
+    for (let i = 0; i < 1000; i++) expect(cachedResolveFailure(f(i % 10), null, rules)).toEqual(resolveFailure(f(i % 10), null, rules));
+    expect(failureCacheStats(rules)?.bypass).toBe(0);
+    expect(cachedResolveFailure(f(3), null, rules)).toBe(cachedResolveFailure(f(3), null, rules));
   });
 });

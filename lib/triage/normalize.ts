@@ -15,33 +15,38 @@ const MAX_STACK = 64_000;
 const MONTH = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*";
 const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*";
 
-/** Applied in order: wider shapes first, so a timestamp is not eaten as three numbers. */
-const REPLACEMENTS: Array<[RegExp, string]> = [
+/**
+ * Applied in order: wider shapes first, so a timestamp is not eaten as three numbers. Each comes
+ * with what it cannot match without (a substring, or a digit): a cheap test skips the regex, most
+ * of which would otherwise scan the whole message (about 5 µs of a scan's time per letter).
+ */
+const DIGIT = /\d/;
+const REPLACEMENTS: Array<[RegExp, string, string | RegExp]> = [
   // Quoted values; an apostrophe inside a word ("can't") does not open a quote. Python's
   // 'NoneType' is the same in every message and says "null dereference": kept.
-  [/(?<![\w'])'(?!NoneType')[^'\n]{0,1000}'(?!\w)/g, "<str>"],
-  [/"[^"\n]{0,1000}"/g, "<str>"],
-  [/`[^`\n]{0,1000}`/g, "<str>"],
+  [/(?<![\w'])'(?!NoneType')[^'\n]{0,1000}'(?!\w)/g, "<str>", "'"],
+  [/"[^"\n]{0,1000}"/g, "<str>", '"'],
+  [/`[^`\n]{0,1000}`/g, "<str>", "`"],
   // URLs keep scheme, host and path; the query and fragment are always variable.
-  [/\b([a-z][a-z0-9+.-]*:\/\/[^\s?#<>'"]*)[?#][^\s<>'"]*/gi, "$1?<query>"],
-  [/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, "<email>"],
-  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>"],
-  [/\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})\b)?/g, "<ts>"],
-  [new RegExp(`\\b${DAY},?\\s+\\d{1,2}\\s+${MONTH}\\s+\\d{4}\\s+\\d{2}:\\d{2}:\\d{2}(?:\\s+(?:GMT|UTC|[+-]\\d{4}))?`, "g"), "<ts>"],
-  [new RegExp(`\\b${DAY}\\s+${MONTH}\\s+\\d{1,2}\\s+\\d{2}:\\d{2}:\\d{2}(?:\\s+[A-Z]{2,5})?\\s+\\d{4}`, "g"), "<ts>"], // java.util.Date
-  [/\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/g, "<ts>"],
-  [/\b1\d{12}\b/g, "<ts>"], // epoch millis, 2001–2286
-  [/\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b/g, "<ip>"],
-  [/(?<![\w:])(?=[0-9a-f:]*\d)(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\w:])/gi, "<ip>"],
-  [/(?<![\w:])(?=[0-9a-f:]*\d)(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?(?![\w:])/gi, "<ip>"],
-  [/\b0x[0-9a-f]+\b/gi, "<hex>"],
-  [/(?<=\w)@[0-9a-f]{1,16}\b/gi, "@<hex>"], // Java identity hash: com.foo.Bar@1b6d3586
+  [/\b([a-z][a-z0-9+.-]*:\/\/[^\s?#<>'"]*)[?#][^\s<>'"]*/gi, "$1?<query>", "://"],
+  [/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, "<email>", "@"],
+  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>", "-"],
+  [/\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})\b)?/g, "<ts>", "-"],
+  [new RegExp(`\\b${DAY},?\\s+\\d{1,2}\\s+${MONTH}\\s+\\d{4}\\s+\\d{2}:\\d{2}:\\d{2}(?:\\s+(?:GMT|UTC|[+-]\\d{4}))?`, "g"), "<ts>", ":"],
+  [new RegExp(`\\b${DAY}\\s+${MONTH}\\s+\\d{1,2}\\s+\\d{2}:\\d{2}:\\d{2}(?:\\s+[A-Z]{2,5})?\\s+\\d{4}`, "g"), "<ts>", ":"], // java.util.Date
+  [/\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/g, "<ts>", ":"],
+  [/\b1\d{12}\b/g, "<ts>", DIGIT], // epoch millis, 2001–2286
+  [/\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b/g, "<ip>", "."],
+  [/(?<![\w:])(?=[0-9a-f:]*\d)(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\w:])/gi, "<ip>", ":"],
+  [/(?<![\w:])(?=[0-9a-f:]*\d)(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?(?![\w:])/gi, "<ip>", "::"],
+  [/\b0x[0-9a-f]+\b/gi, "<hex>", /0x/i],
+  [/(?<=\w)@[0-9a-f]{1,16}\b/gi, "@<hex>", "@"], // Java identity hash: com.foo.Bar@1b6d3586
   // Hex ids and hashes. From 8 characters a run of digits counts too: some hex ids happen to have no
   // letter, and must not fall into another group. Shorter, only mixed runs ("a1b2c3d"); "facade" is a word.
-  [/\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b/gi, "<hex>"],
-  [/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,7}\b/gi, "<hex>"],
+  [/\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b/gi, "<hex>", DIGIT],
+  [/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,7}\b/gi, "<hex>", DIGIT],
   // Long random tokens (base62 ids, API request ids).
-  [/\b(?=[A-Za-z0-9]*\d[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{16,}\b/g, "<id>"],
+  [/\b(?=[A-Za-z0-9]*\d[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{16,}\b/g, "<id>", DIGIT],
 ];
 
 /**
@@ -57,12 +62,16 @@ const LIST = /<(\w+)>(?:\s*[,;|]\s*<\1>)+/g;
 /** Exception message with its variable parts replaced by placeholders; see the module comment. */
 export function normalizeMessage(message: string): string {
   let s = message.slice(0, MAX_INPUT).replace(PRIVATE, "");
-  for (const [re, to] of REPLACEMENTS) s = s.replace(re, to);
-  const kept: string[] = [];
-  s = s.replace(KEEP, (m) => `\uE000${String.fromCharCode(0xe100 + kept.push(m) - 1)}\uE001`);
-  s = s.replace(/\d+(?:[.,]\d+)*/g, "<num>");
-  s = s.replace(/\uE000(.)\uE001/g, (_, c: string) => kept[c.charCodeAt(0) - 0xe100]);
-  s = s.replace(LIST, "<$1>").replace(/\s+/g, " ").trim();
+  for (const [re, to, needs] of REPLACEMENTS) if (typeof needs === "string" ? s.includes(needs) : needs.test(s)) s = s.replace(re, to);
+  // Every KEEP alternative holds a digit.
+  if (DIGIT.test(s)) {
+    const kept: string[] = [];
+    s = s.replace(KEEP, (m) => `\uE000${String.fromCharCode(0xe100 + kept.push(m) - 1)}\uE001`);
+    s = s.replace(/\d+(?:[.,]\d+)*/g, "<num>");
+    if (kept.length) s = s.replace(/\uE000(.)\uE001/g, (_, c: string) => kept[c.charCodeAt(0) - 0xe100]);
+  }
+  if (s.includes("<")) s = s.replace(LIST, "<$1>");
+  s = s.replace(/\s+/g, " ").trim();
   return s.length > MAX_MESSAGE_LENGTH ? `${s.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : s;
 }
 
@@ -135,7 +144,7 @@ function parseJava(ls: string[]): ParsedStack | null {
     if (/^\s+Suppressed:/.test(line)) suppressed = true;
     if (suppressed) continue;
     const frame = JAVA_FRAME.exec(line);
-    const more = JAVA_MORE.exec(line);
+    const more = frame ? null : JAVA_MORE.exec(line);
     if (frame) current.frames.push(frame[1]);
     else if (more) current.more = Number(more[1]);
     else if (current.frames.length === 0) current.header.push(line); // multi-line messages
@@ -150,8 +159,26 @@ function parseJava(ls: string[]): ParsedStack | null {
   return {
     language: "java",
     chain: sections.map(({ exceptionClass, message }) => ({ exceptionClass, message })),
-    frames: full.map((f) => { const name = normalizeJavaFrame(f); return { name, app: !JAVA_LIB.test(name) }; }),
+    frames: full.map(javaFrame),
   };
+}
+
+/**
+ * Frames repeat from letter to letter where messages do not: a bounded memo of raw frame → parsed
+ * frame skips normalizeJavaFrame's nine replaces. The frames are shared, read-only like every parse.
+ */
+const FRAME_MEMO_MAX = 4096;
+const javaFrames = new Map<string, ParsedFrame>();
+
+function javaFrame(raw: string): ParsedFrame {
+  let f = javaFrames.get(raw);
+  if (!f) {
+    const name = normalizeJavaFrame(raw);
+    f = { name, app: !JAVA_LIB.test(name) };
+    if (javaFrames.size >= FRAME_MEMO_MAX) javaFrames.clear();
+    if (raw.length <= 1000) javaFrames.set(raw, f);
+  }
+  return f;
 }
 
 // .NET -------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { PAYLOAD_CAP_BYTES, rowWeight, toIndexRow, type IndexRow } from "./index-row";
-import { markGone, refreshGroupSummary, upsertLetters } from "./index-store";
+import { markGone, prepareLetters, refreshGroupSummary, writeLetters } from "./index-store";
 import { loadRules } from "./rules-store";
 
 export interface ScanParams {
@@ -99,17 +99,18 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   const flush = async () => {
     await settle(d.writers! - 1, weight);
     if (batch.size === 0) return;
-    const rows = [...batch.values()];
+    // Encoded now: the rows are not kept while the write is in flight.
+    const prepared = prepareLetters([...batch.values()], db);
     const bytes = weight;
     batch = new Map();
     weight = 0;
     inFlightBytes += bytes;
-    const p: Promise<unknown> = upsertLetters(job.connectionId, job.queue, cp.scanId, rows, db)
+    const p: Promise<unknown> = writeLetters(job.connectionId, job.queue, cp.scanId, prepared)
       .finally(() => {
         inFlightBytes -= bytes;
       })
       .then(async () => {
-        written += rows.length;
+        written += prepared.count;
         const r = await ctx.checkpoint({ progress: progress(), checkpoint: { ...cp, written } });
         if (r.cancelRequested) cancelled = true;
       })
