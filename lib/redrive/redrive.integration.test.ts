@@ -261,6 +261,10 @@ describe("redrive on RabbitMQ", () => {
     ).rejects.toThrow(/killed/);
     const crashed = await ledgerStates(r.id);
     expect(crashed).toEqual({ moved: 12, interrupted: 18 }); // 2 sample + 10 reported; the rest of the batch's outcome unknown
+    // Moved at the broker without the worker hearing: at least the 5 it counted (the mover acks each
+    // group of settled letters before reporting them, so a few more can be gone from the DLQ).
+    const unheard = 18 - (await kit.depth(dlq));
+    expect(unheard).toBeGreaterThanOrEqual(5);
     await getDb().$executeRawUnsafe(`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`, r.id);
 
     await worker(FAST, r.id).runOnce();
@@ -269,7 +273,7 @@ describe("redrive on RabbitMQ", () => {
     expect(await ledgerStates(r.id)).toEqual({ moved: 30 });
     const rows = await getDb().redriveLetter.findMany({ where: { jobId: r.id }, orderBy: { seq: "asc" } });
     const confirmed = rows.filter((x) => /confirmed after restart/.test(x.reason ?? ""));
-    expect(confirmed).toHaveLength(5); // the 5 the dying worker never heard of
+    expect(confirmed).toHaveLength(unheard); // the ones the dying worker never heard of
     const arrived = await peek(source, await kit.depth(source));
     const ids = arrived.map((m) => String(m.properties.messageId));
     expect(new Set(ids).size).toBe(30); // none lost

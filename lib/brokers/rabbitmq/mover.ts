@@ -480,37 +480,68 @@ async function* forRequestedLetters<R extends { letterId: string; sha256: string
 
   // 2. One pass from the head on one confirm channel.
   const w = await openWalk(ctx, dlq, opts, Math.max(16, Math.min(5000, 2 * step.maxInFlight)));
-  const inflight: Array<{ l: WalkedLetter; p: Promise<Settled<Out>> }> = [];
-  const settle = async (f: { l: WalkedLetter; p: Promise<Settled<Out>> }): Promise<Out> => {
-    const r = await f.p;
-    if (r.ack) {
+  // `done` turns true when the letter's outcome is known, so the loop checks the head without an await per letter.
+  type InFlight = { l: WalkedLetter; p: Promise<Settled<Out>>; done: boolean };
+  const inflight: InFlight[] = [];
+  // Acks: one basic.ack with multiple=true covers a run of settled letters, but it would also take
+  // any earlier letter left unacked on purpose (not requested, checksum mismatch, failed). So runs
+  // are only acked together below the first such letter ("hole"); after it, one ack per letter.
+  let firstHole = Number.POSITIVE_INFINITY;
+  const hole = (m: ConsumeMessage) => (firstHole = Math.min(firstHole, m.fields.deliveryTag));
+  /** Settles the head (waiting for it) and every settled letter after it; acks them, then returns their results in order. */
+  const settleHeads = async (): Promise<Out[]> => {
+    const group = [inflight.shift()!];
+    while (inflight.length > 0 && inflight[0].done) group.push(inflight.shift()!);
+    const results = await Promise.all(group.map((f) => f.p));
+    let run: ConsumeMessage | null = null;
+    for (let i = 0; i < group.length; i++) {
+      const m = group[i].l.m;
+      if (!results[i].ack) {
+        hole(m);
+        continue;
+      }
       // The step confirmed the copy is safe elsewhere: now, and only now, the DLQ copy goes.
-      w.ch.ack(f.l.m);
-      w.reader.acked(f.l.m);
+      if (m.fields.deliveryTag < firstHole) run = m;
+      else w.ch.ack(m);
+      w.reader.acked(m);
     }
-    return r.out;
+    if (run) w.ch.ack(run, true);
+    return results.map((r) => r.out);
   };
   try {
     const occ = new OccurrenceCounter();
     for (let pos = 0; wanted.size > 0; pos++) {
       if (opts.signal?.aborted || w.channelError) break;
       // Results settle while we read on.
-      while (inflight.length > 0 && (inflight.length >= step.maxInFlight || (await isSettled(inflight[0].p)))) yield await settle(inflight.shift()!);
+      while (inflight.length > 0 && (inflight.length >= step.maxInFlight || inflight[0].done)) yield* await settleHeads();
       const m = await w.reader.next(opts.signal);
       if (!m) break;
       const ident = letterIdOf(m, occ);
       const req = wanted.get(ident.id);
-      if (!req) continue; // Not requested: stays unacked, returns in order when the channel closes.
+      if (!req) {
+        hole(m); // Not requested: stays unacked, returns in order when the channel closes.
+        continue;
+      }
       wanted.delete(ident.id);
       if (ident.sha256 !== req.sha256.toLowerCase()) {
+        hole(m);
         yield step.mismatch(req);
         continue;
       }
       const d = await step.deliver(req, { m, ident }, w, pos);
-      if ("done" in d) yield d.done;
-      else inflight.push({ l: { m, ident }, p: d.pending });
+      if ("done" in d) {
+        hole(m);
+        yield d.done;
+      } else {
+        const f: InFlight = { l: { m, ident }, p: d.pending, done: false };
+        void d.pending.then(
+          () => (f.done = true),
+          () => (f.done = true),
+        );
+        inflight.push(f);
+      }
     }
-    while (inflight.length > 0) yield await settle(inflight.shift()!);
+    while (inflight.length > 0) yield* await settleHeads();
     if (w.channelError) throw mapAmqpError(w.channelError, { endpoint: ctx.endpoint, queue: dlq });
     if (!opts.signal?.aborted) for (const req of wanted.values()) yield step.missing(req);
   } catch (e) {
@@ -520,11 +551,6 @@ async function* forRequestedLetters<R extends { letterId: string; sha256: string
     w.closing = true;
     await closeQuietly(w.ch);
   }
-}
-
-async function isSettled(p: Promise<unknown>): Promise<boolean> {
-  const marker = Symbol();
-  return (await Promise.race([p, Promise.resolve(marker)])) !== marker;
 }
 
 /** Publishes with mandatory + persistent on the walk's confirm channel; settles on the confirm (a nack or return fails). */

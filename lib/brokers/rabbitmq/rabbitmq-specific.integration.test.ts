@@ -197,6 +197,50 @@ describe("rabbitmq: a connection lost in the middle of a walk", () => {
   });
 });
 
+describe("rabbitmq: grouped acks", () => {
+  it("acks runs of moved letters together, never past a letter left in the DLQ on purpose (not requested, checksum mismatch, returned unroutable)", async () => {
+    // 40 letters: 0-9 moved (a run below any hole), 10 not requested, 11 a checksum mismatch,
+    // 12-24 moved, 25 returned unroutable (its origin queue was deleted), 26-35 moved, 36-39 not requested.
+    const n = 40;
+    const dlq = await kit.queue(kit.name("dlq"));
+    const dl = { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq };
+    const work = await kit.queue(kit.name("work"), dl);
+    const gone = await kit.queue(kit.name("gone"), dl);
+    const deadLetter = async (queue: string, from: number, to: number) => {
+      for (let i = from; i < to; i++) await kit.publish(queue, { body: text(`ack-${i}`), messageId: `ack-${i}` });
+      await kit.rejectAll(queue, to - from);
+      await kit.waitDepth(dlq, to);
+    };
+    await deadLetter(work, 0, 25);
+    await deadLetter(gone, 25, 26);
+    await deadLetter(work, 26, n);
+    await (await kit.channel()).deleteQueue(gone);
+    const target = await kit.queue(kit.name("ack-target"));
+    const letters = (await adapter.browse(dlq, { offset: 0, limit: n })).letters;
+    expect(letters).toHaveLength(n);
+    const left = new Set([10, 11, 25, 36, 37, 38, 39]);
+    const reqs = letters
+      .map((l, i) => ({ l, i }))
+      .filter(({ i }) => i !== 10 && i < 36)
+      .map(({ l, i }) => ({
+        letterId: l.id,
+        sha256: i === 11 ? "0".repeat(64) : l.sha256,
+        target: i === 25 ? ({ kind: "origin" } as const) : ({ kind: "queue", name: target } as const),
+        markers: { redriveId: randomUUID(), replayId: randomUUID(), redriveCount: 1, originalMessageId: l.messageId },
+      }));
+    const outcomes = new Map<string, string>();
+    for await (const r of adapter.moveLetters(dlq, reqs, { maxInFlight: 16 })) outcomes.set(r.letterId, r.outcome);
+    expect(outcomes.get(letters[11].id)).toBe("checksum_mismatch");
+    expect(outcomes.get(letters[25].id)).toBe("failed");
+    expect([...outcomes.values()].filter((o) => o === "moved")).toHaveLength(n - left.size);
+    await kit.waitDepth(target, n - left.size);
+    // Exactly the letters left on purpose are still in the DLQ, in order.
+    await kit.waitDepth(dlq, left.size);
+    const after = (await adapter.browse(dlq, { offset: 0, limit: n })).letters;
+    expect(after.map((l) => l.messageId)).toEqual([...left].sort((a, b) => a - b).map((i) => `ack-${i}`));
+  });
+});
+
 describe("rabbitmq: discovery and connection failures", () => {
   it("discovers DLQs through a DLX exchange binding and through a policy, with their origins", async () => {
     const dlx = await kit.exchange(kit.name("dlx"), "direct");
