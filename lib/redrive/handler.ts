@@ -487,29 +487,46 @@ class RedriveRun {
   private async *watched(moves: AsyncIterable<MoveResult>): AsyncGenerator<MoveResult> {
     const gen = moves[Symbol.asyncIterator]();
     const stop = () => gen.return?.(undefined) ?? Promise.resolve({ done: true as const, value: undefined });
+    // One timer per move, not one per letter: it checks how long the move has been silent.
+    let last = Date.now();
+    let abandon!: (e: BrokerError) => void;
+    const abandoned = new Promise<never>((_, reject) => (abandon = reject));
+    abandoned.catch(() => undefined);
+    let pinging = false;
+    const watchdog = setInterval(() => {
+      if (pinging || Date.now() - last < this.d.stallMs) return;
+      pinging = true;
+      void this.pingFails().then((away) => {
+        pinging = false;
+        if (away && Date.now() - last >= this.d.stallMs) abandon(away);
+        else last = Date.now(); // the broker answers: wait a whole stallMs before asking again
+      });
+    }, Math.max(50, Math.round(this.d.stallMs / 4)));
     let finished = false;
     try {
       for (;;) {
         const next = gen.next();
-        let step: IteratorResult<MoveResult> | null = null;
-        while (step === null) {
-          step = await raceTimeout(next, this.d.stallMs);
-          if (step !== null) break;
-          const away = await this.pingFails();
-          if (away) {
-            next.catch(() => undefined);
-            stop().catch(() => undefined);
-            finished = true;
-            throw away;
-          }
+        next.catch(() => undefined); // an abandoned move's last read may reject later
+        let step: IteratorResult<MoveResult>;
+        try {
+          step = await Promise.race([next, abandoned]);
+        } catch (e) {
+          // The move threw (it is over), or the watchdog abandoned it: then it is not awaited,
+          // since whatever it waits on belongs to a connection that is gone.
+          finished = true;
+          stop().catch(() => undefined);
+          throw e;
         }
+        last = Date.now();
         if (step.done) {
           finished = true;
           return;
         }
         yield step.value;
+        last = Date.now();
       }
     } finally {
+      clearInterval(watchdog);
       if (!finished) await stop();
     }
   }
