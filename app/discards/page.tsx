@@ -2,8 +2,8 @@ import type { Metadata } from "next";
 import { DiscardsTable } from "@/components/discard/discards-table";
 import { Problem } from "@/components/ui/problem";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/dlq/app-error";
-import { listDiscards, type DiscardView } from "@/lib/discard/use-cases";
+import { loadOrProblem } from "@/lib/dlq/app-error";
+import { listDiscards } from "@/lib/discard/use-cases";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Discards" };
@@ -11,16 +11,12 @@ export const metadata: Metadata = { title: "Discards" };
 /** Discards across every DLQ, newest first. */
 export default async function DiscardsPage() {
   const actor = await requirePageActor("/discards");
-  let discards: DiscardView[];
-  try {
-    discards = await listDiscards(actor, await requestMeta(), {});
-  } catch (e) {
-    const err = asAppError(e);
-    if (!err) throw e;
+  const { value: discards, problem } = await loadOrProblem(async () => listDiscards(actor, await requestMeta(), {}));
+  if (problem !== null) {
     return (
       <main className="page">
         <Problem title="The discards could not be listed." back={{ href: "/", label: "← Back to the DLQs" }}>
-          <p>{err.userMessage}</p>
+          <p>{problem}</p>
         </Problem>
       </main>
     );

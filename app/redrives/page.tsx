@@ -2,8 +2,8 @@ import type { Metadata } from "next";
 import { RedrivesTable } from "@/components/redrive/redrives-table";
 import { Problem } from "@/components/ui/problem";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/dlq/app-error";
-import { listRedrives, type RedriveView } from "@/lib/redrive/use-cases";
+import { loadOrProblem } from "@/lib/dlq/app-error";
+import { listRedrives } from "@/lib/redrive/use-cases";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Redrives" };
@@ -11,16 +11,12 @@ export const metadata: Metadata = { title: "Redrives" };
 /** Redrives across every DLQ, newest first. */
 export default async function RedrivesPage() {
   const actor = await requirePageActor("/redrives");
-  let redrives: RedriveView[];
-  try {
-    redrives = await listRedrives(actor, await requestMeta(), {});
-  } catch (e) {
-    const err = asAppError(e);
-    if (!err) throw e;
+  const { value: redrives, problem } = await loadOrProblem(async () => listRedrives(actor, await requestMeta(), {}));
+  if (problem !== null) {
     return (
       <main className="page">
         <Problem title="The redrives could not be listed." back={{ href: "/", label: "← Back to the DLQs" }}>
-          <p>{err.userMessage}</p>
+          <p>{problem}</p>
         </Problem>
       </main>
     );

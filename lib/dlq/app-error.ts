@@ -1,7 +1,21 @@
-import { toActionError } from "@/lib/errors";
+import { asAppError as asAppErrorOf, toActionError } from "@/lib/errors";
 
 /** Re-exported for the UI's use cases; the brand check in lib/errors.ts recognises AppErrors from any bundle layer. */
 export { asAppError } from "@/lib/errors";
 
 /** `toActionError` under the name the actions use. */
 export const toSafeError = toActionError;
+
+/**
+ * For pages: the loader's value, or the operator message of the AppError it threw (a page shows
+ * it as a problem); anything else is rethrown to the error boundary.
+ */
+export async function loadOrProblem<T>(load: () => Promise<T>): Promise<{ value: T; problem: null } | { value: null; problem: string }> {
+  try {
+    return { value: await load(), problem: null };
+  } catch (e) {
+    const err = asAppErrorOf(e);
+    if (!err) throw e;
+    return { value: null, problem: err.userMessage };
+  }
+}

@@ -6,9 +6,9 @@ import { DlqTabs } from "@/components/triage/dlq-tabs";
 import { Problem } from "@/components/ui/problem";
 import { archiveHref } from "@/lib/archive/params";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/dlq/app-error";
+import { loadOrProblem } from "@/lib/dlq/app-error";
 import { decodeParam } from "@/lib/dlq/links";
-import { listDiscards, type DiscardView } from "@/lib/discard/use-cases";
+import { listDiscards } from "@/lib/discard/use-cases";
 import { discardsHref } from "@/lib/discard/ui-links";
 
 export const dynamic = "force-dynamic";
@@ -25,15 +25,7 @@ export default async function DlqDiscardsPage({ params }: { params: Promise<Para
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
   const actor = await requirePageActor(discardsHref(connectionId, queue));
-  let discards: DiscardView[] | null = null;
-  let problem: string | null = null;
-  try {
-    discards = await listDiscards(actor, await requestMeta(), { connectionId, queue });
-  } catch (e) {
-    const err = asAppError(e);
-    if (!err) throw e;
-    problem = err.userMessage;
-  }
+  const { value: discards, problem } = await loadOrProblem(async () => listDiscards(actor, await requestMeta(), { connectionId, queue }));
   return (
     <main className="page">
       <DlqCrumbs connectionId={connectionId} queue={queue}>

@@ -4,9 +4,9 @@ import { RedrivesTable } from "@/components/redrive/redrives-table";
 import { DlqTabs } from "@/components/triage/dlq-tabs";
 import { Problem } from "@/components/ui/problem";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/dlq/app-error";
+import { loadOrProblem } from "@/lib/dlq/app-error";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
-import { listRedrives, type RedriveView } from "@/lib/redrive/use-cases";
+import { listRedrives } from "@/lib/redrive/use-cases";
 import { redrivesHref } from "@/lib/redrive/ui-links";
 import { triageBase } from "@/lib/triage/view-params";
 
@@ -24,15 +24,7 @@ export default async function DlqRedrivesPage({ params }: { params: Promise<Para
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
   const actor = await requirePageActor(redrivesHref(connectionId, queue));
-  let redrives: RedriveView[] | null = null;
-  let problem: string | null = null;
-  try {
-    redrives = await listRedrives(actor, await requestMeta(), { connectionId, queue });
-  } catch (e) {
-    const err = asAppError(e);
-    if (!err) throw e;
-    problem = err.userMessage;
-  }
+  const { value: redrives, problem } = await loadOrProblem(async () => listRedrives(actor, await requestMeta(), { connectionId, queue }));
   return (
     <main className="page">
       <div className="breadcrumbs">
