@@ -9,6 +9,7 @@ import { archivedLetterHref, archiveExportHref, type ArchiveParams } from "@/lib
 import type { ArchivedSummary } from "@/lib/archive/queries";
 import type { RestoreResult } from "@/lib/archive/use-cases";
 import { formatBytes, truncate } from "@/lib/format";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 const ONE_LINE = { overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" } as const;
 
@@ -156,13 +157,9 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
                 </td>
               </tr>
             ))}
-            {rows.length === 0 ? (
-              <tr>
-                <td colSpan={9} className="empty">
-                  No archived letter matches these filters.
-                </td>
-              </tr>
-            ) : null}
+            <EmptyRow show={rows.length === 0} columns={9}>
+              No archived letter matches these filters.
+            </EmptyRow>
           </tbody>
         </table>
       </div>

@@ -1,6 +1,7 @@
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { AuditRow } from "@/lib/audit/types";
 import { auditActionLabel } from "@/lib/audit/actions";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 const OUTCOME_CLASS = { success: "badge-ok", denied: "badge-danger", failure: "badge-warn" } as const;
 
@@ -64,13 +65,9 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
               </td>
             </tr>
           ))}
-          {rows.length === 0 ? (
-            <tr>
-              <td colSpan={9} className="empty">
-                No audit entries match this filter.
-              </td>
-            </tr>
-          ) : null}
+          <EmptyRow show={rows.length === 0} columns={9}>
+            No audit entries match this filter.
+          </EmptyRow>
         </tbody>
       </table>
     </div>

@@ -12,6 +12,7 @@ import { discardJobHref } from "@/lib/discard/ui-links";
 import { formatCount, truncate } from "@/lib/format";
 import { describeScope, isActive, type UiSelection } from "@/lib/redrive/ui-format";
 import { discardKeys } from "./query-keys";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 type Data = Awaited<ReturnType<typeof getDiscard>>;
 
@@ -154,13 +155,9 @@ export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel 
                   </td>
                 </tr>
               ))}
-              {ledger.length === 0 ? (
-                <tr>
-                  <td colSpan={5} className="empty">
-                    No letter in this state.
-                  </td>
-                </tr>
-              ) : null}
+              <EmptyRow show={ledger.length === 0} columns={5}>
+                No letter in this state.
+              </EmptyRow>
             </tbody>
           </table>
         </div>

@@ -17,6 +17,7 @@ import { dlqHref } from "@/lib/dlq/links";
 import { unhandledCount } from "@/lib/dlq/partitions";
 import { formatCount } from "@/lib/format";
 import { dlqKeys } from "./query-keys";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 type Row = DlqSummary & { connectionName: string };
 
@@ -211,13 +212,9 @@ export function DlqList({ initial }: { initial: DlqListing }) {
                 })}
               </tr>
             ))}
-            {rows.length === 0 ? (
-              <tr>
-                <td colSpan={columns.length} className="empty">
-                  {filter ? "No DLQ matches the filter." : down.length ? "No DLQs to show while the broker is unreachable." : "No DLQs found. Name them in the config file, or enable discovery through the management API."}
-                </td>
-              </tr>
-            ) : null}
+            <EmptyRow show={rows.length === 0} columns={columns.length}>
+              {filter ? "No DLQ matches the filter." : down.length ? "No DLQs to show while the broker is unreachable." : "No DLQs found. Name them in the config file, or enable discovery through the management API."}
+            </EmptyRow>
           </tbody>
         </table>
       </div>

@@ -10,6 +10,7 @@ import { letterHref } from "@/lib/dlq/links";
 import type { LetterLabels } from "@/lib/dlq/wording";
 import { HandledBadge } from "./handled-badge";
 import { formatBytes, truncate } from "@/lib/format";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 function isTyping(t: EventTarget | null) {
   const el = t as HTMLElement | null;
@@ -194,13 +195,9 @@ export function LettersTable({
                 </tr>
               );
             })}
-            {visible.length === 0 ? (
-              <tr>
-                <td colSpan={columns} className="empty">
-                  {letters.length === 0 ? "No letters on this page. The DLQ may be empty, or the page is past its end." : "No letter on this page matches the filter."}
-                </td>
-              </tr>
-            ) : null}
+            <EmptyRow show={visible.length === 0} columns={columns}>
+              {letters.length === 0 ? "No letters on this page. The DLQ may be empty, or the page is past its end." : "No letter on this page matches the filter."}
+            </EmptyRow>
           </tbody>
         </table>
       </div>

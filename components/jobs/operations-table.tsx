@@ -4,6 +4,7 @@ import { dlqHref } from "@/lib/dlq/links";
 import { truncate } from "@/lib/format";
 import { STATE_BADGE, STATE_WORDS } from "@/lib/redrive/ui-format";
 import type { JobKind } from "./operation-job";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 /** One operation (a redrive or a discard) as a row of the list: what each kind shows, already in words. */
 export interface OperationRow {
@@ -83,13 +84,9 @@ export function OperationsTable({ kind, rows, showDlq, noteLabel, empty }: { kin
               </td>
             </tr>
           ))}
-          {rows.length === 0 ? (
-            <tr>
-              <td colSpan={showDlq ? 7 : 6} className="empty">
-                {empty}
-              </td>
-            </tr>
-          ) : null}
+          <EmptyRow show={rows.length === 0} columns={showDlq ? 7 : 6}>
+            {empty}
+          </EmptyRow>
         </tbody>
       </table>
     </div>

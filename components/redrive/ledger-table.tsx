@@ -8,6 +8,7 @@ import type { LedgerState } from "@/lib/redrive/plan";
 import { LEDGER_WORDS } from "@/lib/redrive/ui-format";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 import type { RedriveView } from "@/lib/redrive/use-cases";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 /** Outcomes first, then letters still being worked on. */
 const FILTERS: readonly LedgerState[] = ["moved", "failed", "missing", "checksum_mismatch", "parked", "returned", "skipped", "unconfirmed", "interrupted", "pending", "moving"];
@@ -113,13 +114,9 @@ export function LedgerTable({
                 </td>
               </tr>
             ))}
-            {rows.length === 0 ? (
-              <tr>
-                <td colSpan={8} className="empty">
-                  {state ? `No letter is ${LEDGER_WORDS[state] ?? state}.` : "The ledger is empty."}
-                </td>
-              </tr>
-            ) : null}
+            <EmptyRow show={rows.length === 0} columns={8}>
+              {state ? `No letter is ${LEDGER_WORDS[state] ?? state}.` : "The ledger is empty."}
+            </EmptyRow>
           </tbody>
         </table>
       </div>

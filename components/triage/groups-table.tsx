@@ -12,6 +12,7 @@ import { ArrivalsChart } from "./arrivals-chart";
 import { DispositionBadge } from "./disposition-badge";
 import { ShareBar } from "./share-bar";
 import { useRowKeys } from "./use-row-keys";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 /**
  * The DLQ's groups (exception class + normalised message + top frame, or the broker's reason).
@@ -135,13 +136,9 @@ export function GroupsTable({
               </tr>
             );
           })}
-          {rows.length === 0 ? (
-            <tr>
-              <td colSpan={8} className="empty">
-                No groups yet. Scan the DLQ to read its letters into the index.
-              </td>
-            </tr>
-          ) : null}
+          <EmptyRow show={rows.length === 0} columns={8}>
+            No groups yet. Scan the DLQ to read its letters into the index.
+          </EmptyRow>
         </tbody>
       </table>
     </div>

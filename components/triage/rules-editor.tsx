@@ -4,6 +4,7 @@ import { useRouter } from "next/navigation";
 import { useMemo, useState, useTransition } from "react";
 import { saveRulesAction } from "@/app/admin/triage-rules/actions";
 import { validateRule, type ClassificationRule } from "@/lib/triage/classify";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 type Draft = ClassificationRule & { key: number };
 
@@ -164,13 +165,9 @@ export function RulesEditor({ initial, version, canEdit }: { initial: Classifica
                 </tr>
               );
             })}
-            {rules.length === 0 ? (
-              <tr>
-                <td colSpan={7} className="empty">
-                  No rules: every group will be labelled unknown.
-                </td>
-              </tr>
-            ) : null}
+            <EmptyRow show={rules.length === 0} columns={7}>
+              No rules: every group will be labelled unknown.
+            </EmptyRow>
           </tbody>
         </table>
       </div>

@@ -9,6 +9,7 @@ import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import type { IndexedLetter } from "@/lib/triage/queries";
 import { DispositionBadge } from "./disposition-badge";
 import { useRowKeys } from "./use-row-keys";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 /** One keyset page of the filtered set, newest first; rows open the letter page. Gone letters say when they left. */
 export function TriageLettersTable({
@@ -119,13 +120,9 @@ export function TriageLettersTable({
               </tr>
             );
           })}
-          {letters.length === 0 ? (
-            <tr>
-              <td colSpan={pick ? 7 : 6} className="empty">
-                No letter in the index matches these filters.
-              </td>
-            </tr>
-          ) : null}
+          <EmptyRow show={letters.length === 0} columns={pick ? 7 : 6}>
+            No letter in the index matches these filters.
+          </EmptyRow>
         </tbody>
       </table>
     </div>

@@ -6,6 +6,7 @@ import { formatCount } from "@/lib/format";
 import { filterForValue, nextSort, sortGroups, triageHref, withFilter, type GroupSortKey, type TriageView } from "@/lib/triage/view-params";
 import { ShareBar } from "./share-bar";
 import { useRowKeys } from "./use-row-keys";
+import { EmptyRow } from "@/components/ui/empty-row";
 
 export interface ValueGroup {
   value: string | null;
@@ -72,13 +73,9 @@ export function ValuesTable({ connectionId, queue, view, groups, keyboard, backH
               </tr>
             );
           })}
-          {rows.length === 0 ? (
-            <tr>
-              <td colSpan={5} className="empty">
-                No letters in the index for this grouping.
-              </td>
-            </tr>
-          ) : null}
+          <EmptyRow show={rows.length === 0} columns={5}>
+            No letters in the index for this grouping.
+          </EmptyRow>
         </tbody>
       </table>
     </div>
