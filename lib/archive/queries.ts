@@ -154,14 +154,9 @@ export interface ArchivedFull extends ArchivedSummary {
   envelopeKeyId: string;
 }
 
-export async function getArchived(id: string, db: PrismaClient = getDb()): Promise<ArchivedFull | null> {
-  if (!UUID.test(id)) return null;
-  const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT ${SUMMARY_COLUMNS}, metadata, payload_ciphertext, payload_key_id, envelope_ciphertext, envelope_key_id FROM archived_letters WHERE id = $1::uuid`,
-    id,
-  );
-  const r = rows[0];
-  if (!r) return null;
+const FULL_COLUMNS = `${SUMMARY_COLUMNS}, metadata, payload_ciphertext, payload_key_id, envelope_ciphertext, envelope_key_id`;
+
+function toFull(r: Row): ArchivedFull {
   return {
     ...toSummary(r),
     metadata: (typeof r.metadata === "string" ? JSON.parse(r.metadata) : r.metadata) as Record<string, unknown>,
@@ -170,6 +165,18 @@ export async function getArchived(id: string, db: PrismaClient = getDb()): Promi
     envelopeCiphertext: r.envelope_ciphertext as Uint8Array,
     envelopeKeyId: r.envelope_key_id as string,
   };
+}
+
+export async function getArchived(id: string, db: PrismaClient = getDb()): Promise<ArchivedFull | null> {
+  return (await getArchivedMany([id], db)).get(id) ?? null;
+}
+
+/** Several archived letters, sealed parts included, in one query (ids that are not uuids or not there are absent). */
+export async function getArchivedMany(ids: string[], db: PrismaClient = getDb()): Promise<Map<string, ArchivedFull>> {
+  const valid = ids.filter((id) => UUID.test(id));
+  if (valid.length === 0) return new Map();
+  const rows = await db.$queryRawUnsafe<Row[]>(`SELECT ${FULL_COLUMNS} FROM archived_letters WHERE id = ANY($1::uuid[])`, valid);
+  return new Map(rows.map((r) => [String(r.id), toFull(r)]));
 }
 
 /** Every row of the filter in keyset batches (bounded memory), with the sealed payload when asked. */

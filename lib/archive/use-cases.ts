@@ -14,7 +14,7 @@ import { getDb } from "@/lib/db";
 import { AppError, asAppError } from "@/lib/errors";
 import { maskHeadersWithRules, maskPayloadWithRules } from "@/lib/masking/engine";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
-import { countArchive, getArchived, queryArchive, streamArchive, toSummary, SUMMARY_COLUMNS, type ArchivedSummary, type ArchiveFilter } from "./queries";
+import { countArchive, getArchived, getArchivedMany, queryArchive, streamArchive, toSummary, SUMMARY_COLUMNS, type ArchivedSummary, type ArchiveFilter } from "./queries";
 import { openEnvelope, openPayload } from "./store";
 
 /**
@@ -239,14 +239,15 @@ export async function restoreArchived(actor: Actor, meta: RequestMeta, input: un
     const settled = new Map<string, RestoreOutcome>();
     try {
       const adapter = adapterFor(connectionId);
+      const full = await getArchivedMany(rows.map((r) => r.id));
       const requests = [];
       for (const r of rows) {
-        const full = await getArchived(r.id);
-        if (!full) continue;
-        requests.push({ id: r.id, envelope: openEnvelope(full), body: openPayload(full) });
+        const f = full.get(r.id);
+        if (f) requests.push({ id: r.id, envelope: openEnvelope(f), body: openPayload(f) });
       }
+      const byId = new Map(rows.map((r) => [r.id, r]));
       for await (const res of adapter.republish(queue, requests, { operationId: discardJobId })) {
-        const r = rows.find((x) => x.id === res.id);
+        const r = byId.get(res.id);
         if (!r) continue;
         settled.set(r.id, { id: r.id, letterId: r.letterId, connectionId, queue, outcome: res.outcome === "published" ? "restored" : "failed", newLetterId: res.letterId, reason: res.reason });
       }
