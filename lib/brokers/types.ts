@@ -32,6 +32,12 @@ export interface BrokerCapabilities {
   producerMessageIds?: boolean;
   /** What `republish` keeps of a discarded letter; each item an operator-worded note (empty: everything). */
   republishLimits?: string[];
+  /**
+   * The broker never confirms that a letter left the DLQ (AMQP 0-9-1 acks): a letter reported
+   * moved by a move that then breaks off may still be in the DLQ, and the redrive engine looks for
+   * it when the job resumes. Absent means false (SQS DeleteMessage answers; Kafka marks are rows).
+   */
+  removalUnconfirmed?: boolean;
 }
 
 /** Words the UI uses for this broker's concepts. */

@@ -454,10 +454,13 @@ class RedriveRun {
     })();
     if (broken) {
       await write;
-      // The move broke off: acks it sent for letters it reported moved may have been lost with the
-      // connection, leaving their DLQ copy in place. The next run looks for those (removeLeftovers).
-      const parkedAway = (this.plan.parking as Parking).kind !== "mark";
-      await markLeftoverCheck(this.db, this.plan.jobId, settled.filter((x) => x.state === "moved" || (parkedAway && x.state === "parked")).map((x) => x.letterId));
+      // The move broke off: where the broker never confirms removals (RabbitMQ acks), acks it sent
+      // for letters it reported moved may have been lost with the connection, leaving their DLQ
+      // copy in place. The next run looks for those (removeLeftovers).
+      if (this.adapter.capabilities.removalUnconfirmed) {
+        const parkedAway = (this.plan.parking as Parking).kind !== "mark";
+        await markLeftoverCheck(this.db, this.plan.jobId, settled.filter((x) => x.state === "moved" || (parkedAway && x.state === "parked")).map((x) => x.letterId));
+      }
       throw broken;
     }
     if (!overlap) return write;

@@ -46,6 +46,7 @@ export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   nativeBulkMove: true,
   orderedKeys: false,
   republishLimits: ["An undone discard goes to the back of the DLQ, with delivery-mode 2 (persistent); every other property and header is as it was."],
+  removalUnconfirmed: true,
 };
 
 export const RABBITMQ_VOCABULARY: BrokerVocabulary = { queue: "queue", letterId: "message id", origin: "origin queue" };
