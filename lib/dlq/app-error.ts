@@ -1,7 +1,7 @@
-import { asAppError as asAppErrorOf, toActionError } from "@/lib/errors";
+import { asAppError, toActionError } from "@/lib/errors";
 
 /** Re-exported for the UI's use cases; the brand check in lib/errors.ts recognises AppErrors from any bundle layer. */
-export { asAppError } from "@/lib/errors";
+export { asAppError };
 
 /** `toActionError` under the name the actions use. */
 export const toSafeError = toActionError;
@@ -14,7 +14,7 @@ export async function loadOrProblem<T>(load: () => Promise<T>): Promise<{ value:
   try {
     return { value: await load(), problem: null };
   } catch (e) {
-    const err = asAppErrorOf(e);
+    const err = asAppError(e);
     if (!err) throw e;
     return { value: null, problem: err.userMessage };
   }

@@ -275,12 +275,9 @@ export async function markLeftoverCheck(db: Db, jobId: string, letterIds: string
 }
 
 /** The letters `markLeftoverCheck` flagged, with what it takes to find their DLQ copy (at most one window per broken batch). */
-export async function leftoverRows(db: Db, jobId: string): Promise<Array<{ letterId: string; sha256: string; replayId: string | null }>> {
-  const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT letter_id, sha256, replay_id::text AS replay_id FROM redrive_letters WHERE job_id = $1::uuid AND leftover_check ORDER BY seq`,
-    jobId,
-  );
-  return rows.map((r) => ({ letterId: r.letter_id as string, sha256: r.sha256 as string, replayId: (r.replay_id as string | null) ?? null }));
+export async function leftoverRows(db: Db, jobId: string): Promise<Array<{ letterId: string; sha256: string }>> {
+  const rows = await db.$queryRawUnsafe<Row[]>(`SELECT letter_id, sha256 FROM redrive_letters WHERE job_id = $1::uuid AND leftover_check ORDER BY seq`, jobId);
+  return rows.map((r) => ({ letterId: r.letter_id as string, sha256: r.sha256 as string }));
 }
 
 /** Clears the flag once the DLQ was looked at; `removed` letters get a note in their reason. */
