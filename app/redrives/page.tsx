@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { RedrivesTable } from "@/components/redrive/redrives-table";
-import { Problem } from "@/components/ui/problem";
+import { OperationsPage } from "@/components/jobs/operations-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { loadOrProblem } from "@/lib/dlq/app-error";
 import { listRedrives } from "@/lib/redrive/use-cases";
@@ -12,22 +12,9 @@ export const metadata: Metadata = { title: "Redrives" };
 export default async function RedrivesPage() {
   const actor = await requirePageActor("/redrives");
   const { value: redrives, problem } = await loadOrProblem(async () => listRedrives(actor, await requestMeta(), {}));
-  if (problem !== null) {
-    return (
-      <main className="page">
-        <Problem title="The redrives could not be listed." back={{ href: "/", label: "← Back to the DLQs" }}>
-          <p>{problem}</p>
-        </Problem>
-      </main>
-    );
-  }
   return (
-    <main className="page">
-      <div className="page-head">
-        <h1>Redrives</h1>
-        <span className="meta">Across every DLQ, newest 50. Start one from a DLQ&apos;s triage view.</span>
-      </div>
-      <RedrivesTable redrives={redrives} showDlq />
-    </main>
+    <OperationsPage title="Redrives" note="Across every DLQ, newest 50. Start one from a DLQ's triage view." problem={problem}>
+      <RedrivesTable redrives={redrives ?? []} showDlq />
+    </OperationsPage>
   );
 }
