@@ -274,7 +274,7 @@ export class SqsAdapter implements BrokerAdapter {
    */
   private async receiveWindow(d: Described, want: number, held: HeldLetters, opts: ReaderOptions, onMessage: (m: Message) => void) {
     const depth = d.summary.depth ?? want;
-    const first = await receiveUpTo(this.sqs, held, Math.min(want, depth), opts, onMessage);
+    const first = await receiveUpTo(this.sqs, held, Math.min(want, depth), opts, onMessage, want);
     let received = first.received;
     if (received < want && received >= depth && !opts.signal?.aborted) {
       const extra = await receiveUpTo(this.sqs, held, want - received, { ...opts, waitSeconds: 0, maxEmptyReceives: 1, concurrency: 1 }, onMessage);
@@ -326,23 +326,31 @@ export class SqsAdapter implements BrokerAdapter {
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
     const d = await this.openRead(name, opts);
-    const total = Math.min(d.summary.depth ?? this.o.maxScan, d.room, this.o.maxScan);
+    const limit = Math.min(d.room, this.o.maxScan);
+    const total = Math.min(d.summary.depth ?? this.o.maxScan, limit);
     const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
     const ro = this.readerOptions(d.url, this.o.streamWaitSeconds, opts.signal);
+    // Past the observed depth (an approximate count can be short): short rounds without waiting
+    // while they still bring letters, up to the read limit.
+    const extra: ReaderOptions = { ...ro, waitSeconds: 0, maxEmptyReceives: 1, concurrency: 1 };
     const held = new HeldLetters(this.sqs, ro);
     const occ = new OccurrenceCounter();
     let pos = 0;
     try {
       let remaining = total;
-      while (remaining > 0 && !opts.signal?.aborted) {
+      let read = 0;
+      while (read < limit && !opts.signal?.aborted) {
         const chunk: Message[] = [];
+        const past = remaining <= 0;
         let r;
         try {
-          r = await receiveUpTo(this.sqs, held, Math.min(this.o.streamChunk, remaining), ro, (m) => chunk.push(m));
+          const want = Math.min(this.o.streamChunk, past ? limit - read : remaining);
+          r = await receiveUpTo(this.sqs, held, want, past ? extra : ro, (m) => chunk.push(m), Math.min(this.o.streamChunk, limit - read));
         } catch (e) {
           throw this.err(e, name);
         }
         remaining -= r.received;
+        read += r.received;
         const keyed = chunk.map((m) => ({ key: sortKeyOf(m), m })).sort((a, b) => compareKeys(a.key, b.key));
         for (const { m } of keyed) {
           yield toLetter(m, occ.next(baseIdOf(m.MessageId ?? "")), pos++, { ...ctx, maxBodyBytes: opts.maxBodyBytes });

@@ -105,18 +105,21 @@ describe("send entries", () => {
 });
 
 /** A scripted SQS: what it was asked, and answers per command. */
-function fakeSqs(msgs: Message[], answers: { deleteFails?: boolean; sendThrows?: boolean } = {}) {
+function fakeSqs(msgs: Message[], answers: { deleteFails?: boolean; sendThrows?: boolean; depth?: number; maxPerReceive?: boolean } = {}) {
   const calls: Array<{ name: string; input: Record<string, unknown> }> = [];
-  let delivered = false;
+  let delivered = 0;
   const sqs = {
     send: async (cmd: { constructor: { name: string }; input: Record<string, unknown> }) => {
       const name = cmd.constructor.name;
       calls.push({ name, input: cmd.input });
       switch (name) {
-        case "ReceiveMessageCommand":
-          if (delivered) return { Messages: [] };
-          delivered = true;
-          return { Messages: msgs };
+        case "ReceiveMessageCommand": {
+          // Each letter once; at most MaxNumberOfMessages per call when asked to behave like SQS.
+          const n = answers.maxPerReceive ? Number(cmd.input.MaxNumberOfMessages) : msgs.length;
+          const out = msgs.slice(delivered, delivered + n);
+          delivered += out.length;
+          return { Messages: out };
+        }
         case "ChangeMessageVisibilityBatchCommand":
           return { Successful: [], Failed: [] };
         case "SendMessageBatchCommand":
@@ -132,7 +135,7 @@ function fakeSqs(msgs: Message[], answers: { deleteFails?: boolean; sendThrows?:
       }
     },
   };
-  const summary = { queueType: "standard", origins: ["src"], depth: msgs.length, inFlight: 0 } as DlqSummary;
+  const summary = { queueType: "standard", origins: ["src"], depth: answers.depth ?? msgs.length, inFlight: 0 } as DlqSummary;
   const ctx: SqsMoveContext = {
     sqs: sqs as unknown as SQSClient,
     open: async () => ({ url: "dlq-url", attrs: { QueueArn: "arn:aws:sqs:us-east-1:000000000000:dlq" }, summary, room: 1000 }),
@@ -187,6 +190,17 @@ describe("moveSqsLetters against a scripted SQS", () => {
     expect(calls[send - 1]).toMatchObject({ name: "ChangeMessageVisibilityBatchCommand", input: { Entries: [{ ReceiptHandle: "rh-0", VisibilityTimeout: 60 }, { ReceiptHandle: "rh-2", VisibilityTimeout: 60 }] } });
     const last = calls[calls.length - 1];
     expect(last).toMatchObject({ name: "ChangeMessageVisibilityBatchCommand", input: { Entries: [{ ReceiptHandle: "rh-1", VisibilityTimeout: 0 }] } });
+  });
+
+  it("a depth that counts too few (letters released a moment ago): every requested letter is still received and moved", async () => {
+    const { ctx, calls } = fakeSqs([m(0), m(1), m(2)], { depth: 0, maxPerReceive: true });
+    const r = await all(moveSqsLetters(ctx, "dlq", [req(0), req(1), req(2)]));
+    expect(r.map((x) => [x.letterId, x.outcome])).toEqual([
+      ["id-0", "moved"],
+      ["id-1", "moved"],
+      ["id-2", "moved"],
+    ]);
+    expect(calls.find((c) => c.name === "ReceiveMessageCommand")!.input.MaxNumberOfMessages).toBe(3);
   });
 
   it("an expired receipt handle: the delete fails → 'failed' saying the letter is in both queues, tagged; never released", async () => {

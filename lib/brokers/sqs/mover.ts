@@ -336,7 +336,10 @@ async function* forRequestedSqsLetters<R extends { letterId: string; sha256: str
   const holds = new Holds(c, d.url);
   const copies = new Map<string, Array<{ key: SortKey; m: Message }>>();
   let outstanding = need.size;
-  const total = Math.max(1, Math.min(d.summary.depth ?? c.maxScan, d.room, c.maxScan));
+  // Every requested letter is in the DLQ or missing, so the DLQ holds at least as many letters as
+  // are asked for, whatever its approximate depth says (a count taken right after letters were
+  // released can still miss them).
+  const total = Math.max(1, Math.min(Math.max(d.summary.depth ?? c.maxScan, wanted.length), d.room, c.maxScan));
 
   const receive = async (want: number, waitSeconds: number, maxEmpty: number, concurrency: number) => {
     let received = 0;

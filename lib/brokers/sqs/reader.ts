@@ -79,19 +79,32 @@ export class HeldLetters {
 }
 
 /**
- * Receives up to `want` letters into `held`, calling `onMessage` for each. Returns whether the
- * queue looked exhausted (fewer letters than wanted).
+ * Receives until `want` letters are in `held` (or the queue looks exhausted), calling `onMessage`
+ * for each. Each ReceiveMessage asks for as many as `askUpTo` still allows (at most 10), so a
+ * call may bring more than `want`: an approximate depth that counts too few letters then costs
+ * nothing, and a FIFO group, whose later letters SQS hands out only in the same call as its
+ * earlier ones, is read as far as one call goes. Returns whether the queue looked exhausted (fewer
+ * letters than wanted).
  */
-export async function receiveUpTo(sqs: SQSClient, held: HeldLetters, want: number, opts: ReaderOptions, onMessage: (m: Message) => void): Promise<{ received: number; exhausted: boolean }> {
+export async function receiveUpTo(
+  sqs: SQSClient,
+  held: HeldLetters,
+  want: number,
+  opts: ReaderOptions,
+  onMessage: (m: Message) => void,
+  askUpTo = want,
+): Promise<{ received: number; exhausted: boolean }> {
   let received = 0;
   let reserved = 0;
   let empties = 0;
   let stop = false;
   let failure: unknown = null;
+  const cap = Math.max(want, askUpTo);
   const worker = async () => {
     while (!stop && !failure) {
       if (opts.signal?.aborted) return void (stop = true);
-      const n = Math.min(10, want - received - reserved);
+      if (received + reserved >= want) return;
+      const n = Math.min(10, cap - received - reserved);
       if (n <= 0) return;
       reserved += n;
       let msgs: Message[];

@@ -73,7 +73,8 @@ for (const [label, endpoint, over, fifo] of [
       },
       deadLetterAgain: async (dlq) => {
         const m = made.get(dlq)!;
-        const back = (await kit.depth(m.sourceUrl)) + (await kit.depth(m.dlqUrl));
+        // count, not depth: the test has just released the letter in the source (peekAll).
+        const back = (await kit.count(m.sourceUrl)) + (await kit.count(m.dlqUrl));
         await kit.failUntilMoved(m.sourceUrl, m.dlqUrl, back);
       },
       cleanup: async () => {

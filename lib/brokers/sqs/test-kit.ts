@@ -82,7 +82,27 @@ export class SqsKit {
     return Number(Attributes?.ApproximateNumberOfMessages ?? 0);
   }
 
+  /** When the last send was answered: the next one waits for a later millisecond. */
+  private lastSentMs = 0;
+
+  /**
+   * Every letter in the queue, visible or in flight. Right after letters are released (visibility
+   * 0), ElasticMQ counts them as not visible until the next millisecond, so depth() alone can miss
+   * them.
+   */
+  async count(url: string): Promise<number> {
+    const { Attributes } = await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"] }));
+    return Number(Attributes?.ApproximateNumberOfMessages ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+  }
+
+  /**
+   * Sends one letter. A standard queue keeps no order: letters are listed by SentTimestamp, which
+   * has millisecond precision, and letters sent within one millisecond are ordered by MessageId.
+   * So every send starts in a later millisecond than the previous send's answer, and tests that
+   * expect letters in the order they were sent get exactly that.
+   */
   async send(url: string, l: SqsLetterInput, fifo = false) {
+    while (Date.now() <= this.lastSentMs) await new Promise((r) => setTimeout(r, 1));
     const attrs: Record<string, MessageAttributeValue> = { ...l.attributes };
     for (const [k, v] of Object.entries(l.headers ?? {})) attrs[k] = { DataType: "String", StringValue: v };
     await this.sqs.send(
@@ -94,6 +114,7 @@ export class SqsKit {
         MessageDeduplicationId: fifo ? `${Date.now()}-${++this.n}` : undefined,
       }),
     );
+    this.lastSentMs = Date.now();
   }
 
   /** Receives from `source` (visibility 0) until the server has moved `n` letters into `dlqUrl`. */
