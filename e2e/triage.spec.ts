@@ -132,8 +132,30 @@ for (const [connectionId, queue] of [
     expect(Number(total)).toBeGreaterThan(0);
     const counts = await page.getByTestId("group-row").evaluateAll((r) => r.map((x) => Number(x.getAttribute("data-count"))));
     expect(counts.reduce((a, b) => a + b, 0)).toBe(Number(total));
+    // A whole read: no partial-scan warning.
+    await expect(page.getByTestId("scan-partial")).toHaveCount(0);
   });
 }
+
+test("a scan of an SQS FIFO DLQ whose group holds more than ten letters says it read only the head of the group", async ({ page }) => {
+  // demo-journal-dlq.fifo (lib/demo/sqs.ts): 14 letters in one message group.
+  await signIn(page, "operator");
+  await page.goto(triagePath("demo-journal-dlq.fifo", "local-sqs"));
+  await scanToDone(page);
+  const partial = page.getByTestId("scan-partial");
+  await expect(partial).toContainText("Not every letter was read");
+  await expect(partial).toContainText(/\d+ letters? wait behind the letters read/);
+  await expect(partial).toContainText("FIFO group");
+  await expect(partial).toContainText("none was marked gone");
+  // What was read is indexed, and it is less than the 14 letters there are.
+  const numbers = (await page.getByTestId("scan-numbers").textContent()) ?? "";
+  const read = Number(/^([\d,]+) \/ [\d,]+ letters read/.exec(numbers)?.[1]);
+  expect(read).toBeGreaterThan(0);
+  expect(read).toBeLessThan(14);
+  await expect(page.getByTestId("match-count")).toHaveAttribute("data-count", String(read));
+  const unread = Number(/(\d+) letters? wait behind/.exec((await partial.textContent()) ?? "")?.[1]);
+  expect(read + unread).toBe(14);
+});
 
 test("an admin edits the classification rules; an invalid pattern is explained per rule", async ({ page }) => {
   await signIn(page, "admin");

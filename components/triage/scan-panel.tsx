@@ -146,6 +146,11 @@ export function ScanPanel({
           >
             <div className="progress-fill" style={{ width: `${Math.round((fraction ?? (scan.state === "succeeded" ? 1 : 0)) * 100)}%` }} />
           </div>
+          {scan.state === "succeeded" && scan.progress.partial ? (
+            <p className="banner banner-warn" role="status" data-testid="scan-partial" style={{ marginTop: 6 }}>
+              <strong>Not every letter was read.</strong> {scan.progress.partial.reason} The index keeps the letters it had; none was marked gone by this scan.
+            </p>
+          ) : null}
           {scan.state === "failed" ? <p className="form-error" style={{ marginTop: 6 }}>The scan failed: {scan.error ?? "no reason was recorded"}. Start it again; it resumes from where it stopped.</p> : null}
         </div>
       ) : null}

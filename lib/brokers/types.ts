@@ -205,6 +205,19 @@ export interface StreamOptions {
   maxBodyBytes?: number;
   acceptRisk?: boolean;
   signal?: AbortSignal;
+  /**
+   * Called once, before a stream that ran to its end returns, when the adapter knows it did not
+   * read every letter of the DLQ (letters held by another reader, letters the broker hands out only
+   * after earlier ones are removed, a read limit). A scan then marks nothing gone.
+   */
+  onShortfall?: (s: StreamShortfall) => void;
+}
+
+/** Why a stream that ended did not read the whole DLQ, in words for the operator. */
+export interface StreamShortfall {
+  reason: string;
+  /** Letters left unread, when the broker says how many. */
+  unread: number | null;
 }
 
 /** Where a redriven letter goes. "origin": where it came from, derived per letter by the adapter (DESIGN.md, "origin"). */

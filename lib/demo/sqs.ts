@@ -105,10 +105,19 @@ export async function seedSqsDemo(endpoint = SQS_DEMO_ENDPOINT): Promise<Record<
       attributes: { ErrorCode: s("200"), ErrorMessage: s(JSON.stringify({ errorType: "TimeoutError", errorMessage: "Tax service did not answer" })), RequestID: s(`6f1c-${i}`) },
     }));
     const fifo: DemoLetter[] = [1, 2, 3].map((i) => ({ body: JSON.stringify({ ledgerEntry: i, account: i % 2 ? "acc-1" : "acc-2" }), groupId: i % 2 ? "acc-1" : "acc-2", attributes: { exceptionClass: s("com.acme.ledger.OutOfOrderException") } }));
+    const journal: DemoLetter[] = Array.from({ length: 14 }, (_, i) => ({
+      body: JSON.stringify({ journalEntry: i + 1, account: "acc-9" }),
+      groupId: "acc-9",
+      attributes: { exceptionClass: s("com.acme.ledger.PeriodClosedException"), errorMessage: s(`Period 2026-10 is closed (entry ${i + 1})`) },
+    }));
     return {
       ...(await pair("demo-orders", "demo-orders-dlq", orders, 2)),
       ...(await pair("demo-invoices", "demo-invoices-dlq", lambda, 1)),
       ...(await pair("demo-ledger.fifo", "demo-ledger-dlq.fifo", fifo, 1, true)),
+      // One account's journal, 14 letters in one message group: SQS hands out the later letters of
+      // a FIFO group only after the earlier ones are deleted, so a scan can read just the first ten
+      // and says so.
+      ...(await pair("demo-journal.fifo", "demo-journal-dlq.fifo", journal, 1, true)),
     };
   } finally {
     sqs.destroy();

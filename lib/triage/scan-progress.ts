@@ -14,6 +14,8 @@ export interface ProgressNumbers {
   total?: number | null;
   rate?: number;
   eta?: number | null;
+  /** Set when the scan ended without reading every letter (StreamShortfall): nothing was marked gone. */
+  partial?: { reason: string; unread: number | null } | null;
 }
 
 /** 0..1 when the total is known, null otherwise (the bar is then indeterminate). */

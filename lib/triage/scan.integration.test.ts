@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
-import { DeleteMessageCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, describe, expect, it } from "vitest";
 import { queryAudit } from "@/lib/audit";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
@@ -10,6 +10,7 @@ import { AMQP_URL, RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/r
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, SqsKit, testConfig as sqsConfig } from "@/lib/brokers/sqs/test-kit";
 import type { BrokerAdapter } from "@/lib/brokers/types";
+import { sha256Hex } from "@/lib/brokers/display";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import type { JobHandler } from "@/lib/jobs/types";
@@ -223,7 +224,60 @@ describe("triage scan on SQS (ElasticMQ)", () => {
     const all = await queryLetters({ connectionId: adapter.connectionId, queue: dlq, includeGone: true }, { limit: 100 });
     expect(all.rows).toHaveLength(8);
     expect(all.rows.filter((r) => r.goneAt).map((r) => r.messageId).sort()).toEqual(removed.sort());
+    expect(second.progress).not.toHaveProperty("partial");
   });
+
+  it("letters another reader holds are not marked gone: the rescan says it is partial; once released, a rescan reconciles", async () => {
+    const { dlq, dlqUrl } = await kit.dlqByRedrive(Array.from({ length: 5 }, (_, i) => ({ body: enc(`held-${i}`) })));
+    expect((await scan(adapter, dlq)).progress).toMatchObject({ read: 5, gone: 0 });
+
+    // A consumer holds two letters (in flight, invisible to the scan) while it runs.
+    const held = (await kit.sqs.send(new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 2, VisibilityTimeout: 60 }))).Messages ?? [];
+    expect(held).toHaveLength(2);
+    const during = await scan(adapter, dlq);
+    expect(during.state).toBe("succeeded");
+    expect(during.progress).toMatchObject({ read: 3, gone: 0, partial: { unread: 2 } });
+    expect((during.progress as { partial: { reason: string } }).partial.reason).toMatch(/2 letters were in flight, held by another reader/);
+    const rows = await queryLetters({ connectionId: adapter.connectionId, queue: dlq, includeGone: true }, { limit: 100 });
+    expect(rows.rows).toHaveLength(5);
+    expect(rows.rows.filter((r) => r.goneAt)).toHaveLength(0);
+    const { rows: audit } = await queryAudit({ action: "triage.scan_finished", queue: dlq }, { limit: 5 });
+    expect(audit[0].details).toMatchObject({ gone: 0, partial: { unread: 2 } });
+
+    // The consumer deletes one and gives the other back: the next scan is whole and marks one gone.
+    await kit.sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: held[0].ReceiptHandle }));
+    await kit.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: dlqUrl, ReceiptHandle: held[1].ReceiptHandle, VisibilityTimeout: 0 }));
+    const after = await scan(adapter, dlq);
+    expect(after.progress).toMatchObject({ read: 4, gone: 1 });
+    expect(after.progress).not.toHaveProperty("partial");
+    const gone = (await queryLetters({ connectionId: adapter.connectionId, queue: dlq, includeGone: true }, { limit: 100 })).rows.filter((r) => r.goneAt);
+    expect(gone.map((r) => r.messageId)).toEqual([held[0].MessageId]);
+  });
+
+  it("FIFO: a group's letters past the first ten cannot be read without removing letters; the scan says so and marks nothing gone", async () => {
+    const letters = [
+      ...Array.from({ length: 25 }, (_, i) => ({ body: enc(`big-${i}`), groupId: "big" })),
+      ...Array.from({ length: 2 }, (_, i) => ({ body: enc(`small-${i}`), groupId: "small" })),
+    ];
+    const { dlq } = await kit.dlqByRedrive(letters, { fifo: true });
+    const first = await scan(adapter, dlq);
+    expect(first.state).toBe("succeeded");
+    // SQS hands out later letters of a group only with (or after deleting) its earlier ones: one
+    // call's worth (10) is all a reader that removes nothing can see.
+    const progress = first.progress as { read: number; partial: { reason: string } };
+    const read = progress.read;
+    expect(read).toBeGreaterThanOrEqual(10);
+    expect(read).toBeLessThan(27);
+    expect(first.progress).toMatchObject({ gone: 0, partial: { unread: 27 - read } });
+    expect(progress.partial.reason).toMatch(/FIFO group/);
+    // What was read is the head of each group, in order.
+    const indexed = new Set((await queryLetters({ connectionId: adapter.connectionId, queue: dlq }, { limit: 100 })).rows.map((r) => r.sha256));
+    expect(indexed.size).toBe(read);
+    for (const [group, n] of [["big", 25], ["small", 2]] as const) {
+      const has = Array.from({ length: n }, (_, i) => indexed.has(sha256Hex(enc(`${group}-${i}`))));
+      expect(has.indexOf(false) === -1 ? n : has.indexOf(false), `${group}: read letters form the group's head`).toBe(has.filter(Boolean).length);
+    }
+  }, 60_000);
 });
 
 describe("triage scan on Kafka", () => {

@@ -2,7 +2,7 @@ import "server-only";
 import { randomUUID } from "node:crypto";
 import { recordAudit } from "@/lib/audit";
 import { getAdapter } from "@/lib/brokers/registry";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { BrokerAdapter, StreamShortfall } from "@/lib/brokers/types";
 import { keyring } from "@/lib/crypto/payload-cipher";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
@@ -121,7 +121,15 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
     inFlight.add(p);
   };
 
-  const stream = adapter.stream(job.queue, { maxBodyBytes: PAYLOAD_CAP_BYTES, acceptRisk: params.acceptRisk, signal: ctx.signal });
+  let shortfall: StreamShortfall | null = null;
+  const stream = adapter.stream(job.queue, {
+    maxBodyBytes: PAYLOAD_CAP_BYTES,
+    acceptRisk: params.acceptRisk,
+    signal: ctx.signal,
+    onShortfall: (s) => {
+      shortfall = s;
+    },
+  });
   try {
     for await (const letter of stream) {
       if (ctx.signal.aborted) throw new Aborted();
@@ -147,9 +155,12 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
     await auditScanEnd(job.id, job.createdBy, job.connectionId, job.queue, "cancelled", { ...progress() });
     return { state: "cancelled", progress: progress() };
   }
-  const gone = await markGone(job.connectionId, job.queue, cp.scanId, db);
+  // A read that left letters unread cannot tell which letters left: nothing is marked gone, and
+  // the scan says why (progress.partial), like a cancelled one.
+  const partial = shortfall as StreamShortfall | null;
+  const gone = partial ? 0 : await markGone(job.connectionId, job.queue, cp.scanId, db);
   await refreshGroupSummary(job.connectionId, job.queue, db);
-  const final = { ...progress(), total: read, eta: 0, gone };
+  const final = { ...progress(), total: read, eta: 0, gone, ...(partial ? { partial } : {}) };
   await auditScanEnd(job.id, job.createdBy, job.connectionId, job.queue, "succeeded", final);
   return { state: "succeeded", progress: final };
 }
@@ -164,6 +175,6 @@ async function auditScanEnd(jobId: string, userId: string | null, connectionId: 
     connectionId,
     queue,
     target: jobId,
-    details: { state, read: details.read, total: details.total, gone: details.gone ?? null, runs: details.run },
+    details: { state, read: details.read, total: details.total, gone: details.gone ?? null, runs: details.run, partial: details.partial ?? null },
   }).catch((e) => console.error(`[triage] could not audit the end of scan ${jobId}: ${(e as Error).message}`));
 }

@@ -13,6 +13,7 @@ import { maskHeaderRecord, maskTextWithRules } from "@/lib/masking/engine";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
 import { maskExportedLetter } from "./export";
 import type { ScanParams } from "./scan";
+import type { ProgressNumbers } from "./scan-progress";
 
 /**
  * Triage use cases: authorize → act → audit. Route handlers (app/api/triage/**) and, later, the
@@ -29,7 +30,7 @@ export interface ScanView {
   connectionId: string;
   queue: string;
   state: JobState;
-  progress: JobProgress;
+  progress: JobProgress & Pick<ProgressNumbers, "partial">;
   error: string | null;
   acceptRisk: boolean;
   cancelRequested: boolean;
@@ -48,7 +49,7 @@ export function toScanView(j: JobRecord): ScanView {
     connectionId: j.connectionId,
     queue: j.queue,
     state: j.state as JobState,
-    progress: (j.progress ?? {}) as JobProgress,
+    progress: (j.progress ?? {}) as ScanView["progress"],
     error: j.error,
     acceptRisk: Boolean((j.params as ScanParams | null)?.acceptRisk),
     cancelRequested: j.cancelRequested,

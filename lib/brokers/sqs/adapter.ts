@@ -20,6 +20,7 @@ import {
   type RepublishRequest,
   type RepublishResult,
   type StreamOptions,
+  type StreamShortfall,
 } from "@/lib/brokers/types";
 import { moveSqsLetters, moveVisibilitySeconds, removeSqsLetters, type SqsMoveContext } from "@/lib/brokers/sqs/mover";
 import { republishSqs } from "@/lib/brokers/sqs/republish";
@@ -358,9 +359,49 @@ export class SqsAdapter implements BrokerAdapter {
         }
         if (r.exhausted) break;
       }
+      if (!opts.signal?.aborted && opts.onShortfall) {
+        const short = await this.shortfall(d, held.count, read >= limit);
+        if (short) opts.onShortfall(short);
+      }
     } finally {
       await held.release();
     }
+  }
+
+  /**
+   * Whether a stream that ended left letters unread, asked while it still holds what it read:
+   * letters still visible (on a FIFO queue, the later letters of groups it holds: SQS hands them
+   * out only after the earlier ones are deleted), letters in flight beyond its own (another reader
+   * holds them), or the read limit reached. SQS's counts are approximate, so this errs towards
+   * "not everything was read": a scan then marks nothing gone, and the next one catches up.
+   */
+  private async shortfall(d: Described & { room: number }, held: number, capped: boolean): Promise<StreamShortfall | null> {
+    const words = (n: number) => `${n.toLocaleString("en-US")} letter${n === 1 ? "" : "s"}`;
+    if (capped) {
+      return {
+        reason: `The read stopped at ${words(held)}: SQS lets one reader hold at most ${SQS_IN_FLIGHT_LIMIT.toLocaleString("en-US")} letters in flight per queue, and this console reads at most ${this.o.maxScan.toLocaleString("en-US")} per scan.`,
+        unread: d.summary.depth === null ? null : Math.max(0, d.summary.depth - held),
+      };
+    }
+    let attrs: Attrs;
+    try {
+      attrs = ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: d.url, AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"] }))).Attributes ?? {}) as Attrs;
+    } catch {
+      return { reason: "SQS did not answer when asked whether letters were left unread, so this read may be incomplete.", unread: null };
+    }
+    const visible = Number(attrs.ApproximateNumberOfMessages ?? 0) || 0;
+    const othersHold = Math.max(0, (Number(attrs.ApproximateNumberOfMessagesNotVisible ?? 0) || 0) - held);
+    if (visible === 0 && othersHold === 0) return null;
+    const parts: string[] = [];
+    if (visible > 0) {
+      parts.push(
+        d.summary.queueType === "fifo"
+          ? `${words(visible)} wait behind the letters read, in their message groups: SQS hands out the later letters of a FIFO group only after the earlier ones are deleted, so they cannot be read without removing letters`
+          : `${words(visible)} were still waiting when the read ended (they arrived meanwhile, or SQS's approximate count is behind)`,
+      );
+    }
+    if (othersHold > 0) parts.push(`${words(othersHold)} were in flight, held by another reader or consumer`);
+    return { reason: `${parts.join("; ")}.`, unread: visible + othersHold };
   }
 
   async getLetter(name: string, id: string, opts: StreamOptions = {}): Promise<Letter | null> {
