@@ -1,4 +1,3 @@
-import net from "node:net";
 import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +7,7 @@ import { createAdapter } from "@/lib/brokers/registry";
 import { AMQP_URL, RabbitKit, drainRedriven, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
+import { CuttableProxy } from "@/test/tcp-proxy";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
@@ -31,54 +31,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const kit = new RabbitKit();
 let operator: Actor;
 
-/** A TCP proxy to RabbitMQ that can stop passing the broker's answers, drop everything, and come back on the same port. */
-class CuttableProxy {
-  private server: net.Server | null = null;
-  private readonly sockets = new Set<net.Socket>();
-  private readonly fromBroker = new Set<net.Socket>();
-  port = 0;
-
-  async start(): Promise<void> {
-    const server = net.createServer((client) => {
-      const broker = net.connect(5672, "127.0.0.1");
-      for (const s of [client, broker]) {
-        this.sockets.add(s);
-        s.on("error", () => undefined);
-        s.on("close", () => {
-          this.sockets.delete(s);
-          this.fromBroker.delete(s);
-          client.destroy();
-          broker.destroy();
-        });
-      }
-      this.fromBroker.add(broker);
-      client.pipe(broker);
-      broker.pipe(client);
-    });
-    await new Promise<void>((resolve, reject) => server.once("error", reject).listen(this.port, "127.0.0.1", () => resolve()));
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  /** The broker's answers stop reaching the console; what the console sends still goes through. */
-  freeze(): void {
-    for (const b of this.fromBroker) b.pause();
-  }
-
-  /** Every connection reset; new ones refused until restore(). */
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-
-  restore(): Promise<void> {
-    return this.start();
-  }
-}
-
-const proxy = new CuttableProxy();
+const proxy = new CuttableProxy(Number(new URL(AMQP_URL).port || 5672));
 let adapter: BrokerAdapter;
 
 beforeAll(async () => {

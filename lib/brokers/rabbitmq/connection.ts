@@ -117,11 +117,20 @@ export class AmqpConnection {
   }
 }
 
+/**
+ * Closes a channel and never throws. Also returns when the channel closes any other way: amqplib
+ * leaves close()'s promise pending for ever when the connection dies before the broker's
+ * close-ok, and a channel closed by the broker or with its connection has its unacked letters
+ * back in the queue anyway.
+ */
 export async function closeQuietly(ch: Channel | null | undefined): Promise<void> {
   if (!ch) return;
-  try {
-    await ch.close();
-  } catch {
-    // Already closed by the broker or with the connection: its unacked letters are back in the queue.
-  }
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      ch.off("close", done);
+      resolve();
+    };
+    ch.once("close", done);
+    ch.close().then(done, done);
+  });
 }

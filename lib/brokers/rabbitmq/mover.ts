@@ -487,6 +487,7 @@ async function* forRequestedLetters<R extends { letterId: string; sha256: string
   // any earlier letter left unacked on purpose (not requested, checksum mismatch, failed). So runs
   // are only acked together below the first such letter ("hole"); after it, one ack per letter.
   let firstHole = Number.POSITIVE_INFINITY;
+  let acked = 0;
   const hole = (m: ConsumeMessage) => (firstHole = Math.min(firstHole, m.fields.deliveryTag));
   /** Settles the head (waiting for it) and every settled letter after it; acks them, then returns their results in order. */
   const settleHeads = async (): Promise<Out[]> => {
@@ -504,6 +505,7 @@ async function* forRequestedLetters<R extends { letterId: string; sha256: string
       if (m.fields.deliveryTag < firstHole) run = m;
       else w.ch.ack(m);
       w.reader.acked(m);
+      acked++;
     }
     if (run) w.ch.ack(run, true);
     return results.map((r) => r.out);
@@ -543,6 +545,13 @@ async function* forRequestedLetters<R extends { letterId: string; sha256: string
     }
     while (inflight.length > 0) yield* await settleHeads();
     if (w.channelError) throw mapAmqpError(w.channelError, { endpoint: ctx.endpoint, queue: dlq });
+    // AMQP never answers an ack, and a connection that breaks can take acks already sent with it
+    // (a broker that stops reading its socket has not processed them yet): those letters, reported
+    // removed, would be back in the DLQ. The broker handles a channel's frames in order, so an
+    // answer to any request on this channel proves every ack before it was handled. Without that
+    // answer the call fails, and the caller treats its removals as unconfirmed (the redrive's
+    // leftover check).
+    if (acked > 0) await w.ch.checkQueue(dlq);
     if (!opts.signal?.aborted) for (const req of wanted.values()) yield step.missing(req);
   } catch (e) {
     throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: dlq });
