@@ -375,7 +375,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
     const configOrigin = this.configEntry(name)?.origin ?? null;
-    const { ch, reader } = await this.openRead(name, opts, (d) => d);
+    const { ch, reader, depth } = await this.openRead(name, opts, (d) => d);
     try {
       const occ = new OccurrenceCounter();
       for (let pos = 0; ; pos++) {
@@ -385,7 +385,20 @@ export class RabbitMqAdapter implements BrokerAdapter {
         } catch (e) {
           throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
         }
-        if (!m) return;
+        if (!m) {
+          if (reader.stoppedIdle && !opts.signal?.aborted && opts.onShortfall) {
+            // Nothing came for idleMs before the count taken at the start was read: letters that
+            // expired or were taken meanwhile, or a broker too slow to deliver them. RabbitMQ
+            // counts letters it has sent to this channel as delivered even before they arrive,
+            // so asking it cannot tell these apart: the read is reported short.
+            const unread = Math.max(0, depth - reader.count);
+            opts.onShortfall({
+              reason: `RabbitMQ delivered nothing for ${this.opts.idleMs.toLocaleString("en-US")} ms after ${reader.count.toLocaleString("en-US")} of the ${depth.toLocaleString("en-US")} letters counted at the start; the others may have expired or been taken meanwhile, or the broker was too slow to deliver them.`,
+              unread,
+            });
+          }
+          return;
+        }
         yield toLetter(m, letterIdOf(m, occ), pos, { maxBodyBytes: opts.maxBodyBytes, configOrigin });
       }
     } finally {

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { BrokerError } from "@/lib/brokers/types";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
-import { RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { CuttableProxy } from "@/test/tcp-proxy";
 
 const kit = new RabbitKit();
 const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
@@ -287,4 +288,51 @@ describe("rabbitmq: discovery and connection failures", () => {
     await expect(adapter.browse(dlq, { offset: 0, limit: 5 })).rejects.toMatchObject({ kind: "not_found" });
     await adapter.ping();
   });
+});
+
+describe("rabbitmq: a read that stops early says so", () => {
+  it("a broker that stops delivering mid-read: the stream ends after idleMs and reports the letters it did not read; a whole read reports nothing", async () => {
+    const dlq = await kit.queue(kit.name("idle"));
+    const n = 100;
+    // 64 KB letters: 6.4 MB in all, more than the sockets buffer, so a freeze stops deliveries.
+    for (let i = 0; i < n; i++) await kit.publish(dlq, { body: text(`idle-${i}`.padEnd(64 * 1024, ".")) });
+    await kit.waitDepth(dlq, n);
+
+    const whole: unknown[] = [];
+    let all = 0;
+    const direct = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }] }), { idleMs: 2000 });
+    try {
+      for await (const l of direct.stream(dlq, { onShortfall: (s) => whole.push(s) })) if (l) all++;
+    } finally {
+      await direct.close();
+    }
+    expect(all).toBe(n);
+    expect(whole).toEqual([]);
+
+    // Through a proxy that stops passing the broker's answers after 10 letters were read (one
+    // window holds all 100, so the reader is left waiting for deliveries) and lets them through
+    // again after a second, so the channel's close in the stream's finally is answered.
+    const proxy = new CuttableProxy(Number(new URL(AMQP_URL).port || 5672));
+    await proxy.start();
+    const frozen = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], url: `amqp://127.0.0.1:${proxy.port}` }), { idleMs: 300 });
+    const shortfalls: Array<{ reason: string; unread: number | null }> = [];
+    let read = 0;
+    try {
+      for await (const l of frozen.stream(dlq, { onShortfall: (s) => shortfalls.push(s) })) {
+        if (++read === 10) {
+          proxy.freeze();
+          setTimeout(() => proxy.thaw(), 1000);
+        }
+        expect(l.id).toBeTruthy();
+      }
+    } finally {
+      await frozen.close().catch(() => undefined);
+      await proxy.cut();
+    }
+    expect(read).toBeGreaterThanOrEqual(10);
+    expect(read).toBeLessThan(n);
+    expect(shortfalls).toHaveLength(1);
+    expect(shortfalls[0].unread).toBe(n - read);
+    expect(shortfalls[0].reason).toContain(`delivered nothing for 300 ms after ${read} of the ${n} letters counted at the start`);
+  }, 60_000);
 });

@@ -41,6 +41,7 @@ export class QueueReader {
   private chaining: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private failure: unknown = null;
+  private idleStop = false;
 
   constructor(
     private readonly ch: Channel,
@@ -140,7 +141,10 @@ export class QueueReader {
           resolve(true);
         };
       });
-      if (!arrived && this.buffered() === 0 && !this.failure) return null;
+      if (!arrived && this.buffered() === 0 && !this.failure) {
+        this.idleStop = true;
+        return null;
+      }
     }
   }
 
@@ -154,5 +158,10 @@ export class QueueReader {
 
   get count(): number {
     return this.received;
+  }
+
+  /** The read ended because no letter came for idleMs before `max` was reached. */
+  get stoppedIdle(): boolean {
+    return this.idleStop;
   }
 }
