@@ -163,13 +163,21 @@ export class JobStore {
    * Asks a job to stop. Queued or paused jobs are cancelled at once; a running one becomes
    * `cancelling` and its handler stops at the next batch. Returns the job's state after the request.
    */
-  async requestCancel(jobId: string): Promise<JobState> {
+  /**
+   * Asks a job to stop. A queued job is cancelled at once; a running one becomes `cancelling` and
+   * its handler stops at its next checkpoint. A paused one is cancelled at once, or, with
+   * `runPaused` (it has cleanup to do), becomes `cancelling` with an expired lease so that a worker
+   * claims it and its handler ends it.
+   */
+  async requestCancel(jobId: string, opts: { runPaused?: boolean } = {}): Promise<JobState> {
     const rows = await this.db().$queryRawUnsafe<Array<{ state: JobState }>>(
       `UPDATE jobs SET cancel_requested = true,
-         state = CASE WHEN state IN ('queued', 'paused') THEN 'cancelled' WHEN state = 'running' THEN 'cancelling' ELSE state END,
-         finished_at = CASE WHEN state IN ('queued', 'paused') THEN now() ELSE finished_at END
+         state = CASE WHEN state = 'queued' OR (state = 'paused' AND NOT $2) THEN 'cancelled' WHEN state IN ('running', 'paused') THEN 'cancelling' ELSE state END,
+         lease_expires_at = CASE WHEN state = 'paused' AND $2 THEN now() - interval '1 millisecond' ELSE lease_expires_at END,
+         finished_at = CASE WHEN state = 'queued' OR (state = 'paused' AND NOT $2) THEN now() ELSE finished_at END
        WHERE id = $1::uuid RETURNING state`,
       jobId,
+      opts.runPaused === true,
     );
     if (rows.length === 0) throw new AppError("not_found:job", { userMessage: "There is no such job." });
     return rows[0].state;

@@ -274,6 +274,12 @@ export async function markLeftoverCheck(db: Db, jobId: string, letterIds: string
   );
 }
 
+/** Whether any letter of the job is flagged for the leftover check. */
+export async function hasLeftovers(db: Db, jobId: string): Promise<boolean> {
+  const rows = await db.$queryRawUnsafe<Array<{ one: number }>>(`SELECT 1 AS one FROM redrive_letters WHERE job_id = $1::uuid AND leftover_check LIMIT 1`, jobId);
+  return rows.length > 0;
+}
+
 /** The letters `markLeftoverCheck` flagged, with what it takes to find their DLQ copy (at most one window per broken batch). */
 export async function leftoverRows(db: Db, jobId: string): Promise<Array<{ letterId: string; sha256: string }>> {
   const rows = await db.$queryRawUnsafe<Row[]>(`SELECT letter_id, sha256 FROM redrive_letters WHERE job_id = $1::uuid AND leftover_check ORDER BY seq`, jobId);

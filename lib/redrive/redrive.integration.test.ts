@@ -320,6 +320,39 @@ describe("redrive on RabbitMQ", () => {
     expect(new Set((await peek(source, 6)).map((m) => m.properties.messageId)).size).toBe(6); // every letter at its origin once
   });
 
+  it("cancelled while paused with letters flagged for the leftover check: a worker ends the job and removes those DLQ copies first; a paused job without flags is cancelled at once", async () => {
+    const { dlq, source } = await seeded(6);
+    const r = await start(dlq, { rate: 20, sample: { count: 2 } });
+    await worker(FAST, r.id).runOnce();
+    expect((await jobStore().get(r.id))!.state).toBe("paused"); // awaiting the bulk stage
+    const [lost] = await getDb().redriveLetter.findMany({ where: { jobId: r.id, state: "moved" }, orderBy: { seq: "asc" } });
+    const order = Number(/m-(\d+)/.exec(lost.messageId ?? "")![1]);
+    await kit.publish(dlq, { body: enc(`{"order":${order}}`), messageId: lost.messageId!, headers: { "x-exception-class": "java.net.SocketTimeoutException" } });
+    await getDb().redriveLetter.updateMany({ where: { jobId: r.id, letterId: lost.letterId }, data: { leftoverCheck: true } });
+    await kit.waitDepth(dlq, 5);
+
+    const cancelled = await cancelRedrive(actors.operator, meta(), { jobId: r.id });
+    expect(cancelled.state).toBe("cancelling");
+    await worker(FAST, r.id).runOnce();
+    expect((await jobStore().get(r.id))!.state).toBe("cancelled");
+    expect(await getDb().redriveLetter.count({ where: { jobId: r.id, leftoverCheck: true } })).toBe(0);
+    const audit = await getDb().auditEvent.findMany({ where: { operationId: r.id, action: { in: ["redrive.leftovers_removed", "redrive.finished"] } }, orderBy: { id: "asc" } });
+    expect(audit.map((a) => a.action)).toEqual(["redrive.leftovers_removed", "redrive.finished"]);
+    expect(audit[0].details).toMatchObject({ removed: 1, letterIds: [lost.letterId] });
+    expect(audit[1].details).toMatchObject({ state: "cancelled" });
+    // The DLQ holds the four letters the cancelled job never moved, and not the leftover copy.
+    const left = await peek(dlq, 4);
+    expect(left.map((m) => m.properties.messageId)).not.toContain(lost.messageId);
+    expect(await ledgerStates(r.id)).toEqual({ moved: 2, pending: 4 });
+    expect(new Set((await peek(source, 2)).map((m) => m.properties.messageId)).size).toBe(2);
+
+    // Without flags a paused job is cancelled at once, no worker needed.
+    const { dlq: other } = await seeded(3);
+    const r2 = await start(other, { rate: 20, sample: { count: 1 } });
+    await worker(FAST, r2.id).runOnce();
+    expect((await cancelRedrive(actors.operator, meta(), { jobId: r2.id })).state).toBe("cancelled");
+  });
+
   it("a sample letter gone from the DLQ is missing (re-checked before the job ends, not taken for moved)", async () => {
     const { dlq, source } = await seeded(8);
     // Taken out of the DLQ after the scan (the head letter: a sample letter).

@@ -14,7 +14,7 @@ import { wakeJobWorker } from "@/lib/jobs/runtime";
 import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import { pinPaused, requestPause, resumeJob } from "./control";
-import { countStates, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
+import { countStates, hasLeftovers, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
 import { assertConfirmedCount, describeSelection, filterOfSelection, LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type Selection } from "./plan";
 
 /**
@@ -415,7 +415,11 @@ export async function cancelRedrive(actor: Actor, meta: RequestMeta, input: unkn
     input,
     "redrive.cancel",
     async ({ job }) => {
-      await jobStore().requestCancel(job.id);
+      // A paused job whose broken batch left letters to look for (leftover_check) is ended by a
+      // worker, which removes those DLQ copies first; any other paused job is cancelled at once.
+      const cleanup = job.state === "paused" && (await hasLeftovers(getDb(), job.id));
+      await jobStore().requestCancel(job.id, { runPaused: cleanup });
+      if (cleanup) wakeJobWorker();
     },
     (v) => ({ jobId: v.id, state: v.state, progress: v.progress }),
   );
