@@ -13,11 +13,13 @@
  *   DLQ_TEST_RABBITMQ_MGMT_PORT.
  */
 import { randomUUID } from "node:crypto";
+import { availableParallelism } from "node:os";
 import amqp from "amqplib";
 import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
+import { cpuNow, cpuSince, perLetter, type Cpu } from "./cpu";
 import { bareMove, fill } from "./redrive-common";
 
 /** The machine's RabbitMQ, or another local node (DLQ_TEST_AMQP_PORT, see test-kit). */
@@ -40,13 +42,14 @@ async function mgmt(method: string, path: string, body?: unknown): Promise<Respo
   return res;
 }
 
-/** RabbitMQ's dynamic shovel moving n letters DLQ → target (on-confirm): letters/s until the DLQ is empty. */
-async function shovelRate(ch: amqp.ConfirmChannel, n: number): Promise<number> {
+/** RabbitMQ's dynamic shovel moving n letters DLQ → target (on-confirm): letters/s until the DLQ is empty, and the CPU it took. */
+async function shovelRate(ch: amqp.ConfirmChannel, n: number): Promise<{ rate: number; cpu: Cpu }> {
   const dlq = `bench.redrive.shovel.${randomUUID().slice(0, 6)}`;
   const target = `${dlq}.target`;
   await fill(ch, dlq, n);
   await ch.assertQueue(target, { durable: true });
   const name = `bench-${randomUUID().slice(0, 6)}`;
+  const c0 = cpuNow();
   const t0 = performance.now();
   await mgmt("PUT", `/parameters/shovel/%2F/${name}`, {
     value: { "src-protocol": "amqp091", "src-uri": "amqp://", "src-queue": dlq, "dest-protocol": "amqp091", "dest-uri": "amqp://", "dest-queue": target, "ack-mode": "on-confirm", "src-delete-after": "never" },
@@ -57,7 +60,8 @@ async function shovelRate(ch: amqp.ConfirmChannel, n: number): Promise<number> {
       if (d.messageCount === 0 && t.messageCount >= n) break;
       await new Promise((r) => setTimeout(r, 20));
     }
-    return n / ((performance.now() - t0) / 1000);
+    const rate = n / ((performance.now() - t0) / 1000);
+    return { rate, cpu: await cpuSince(c0) };
   } finally {
     await mgmt("DELETE", `/parameters/shovel/%2F/${name}`);
     await ch.deleteQueue(dlq);
@@ -81,7 +85,7 @@ async function main() {
   const db = getDb();
 
   /** Fills a DLQ, scans it, runs one bulk-stage redrive to a target queue; returns letters/s. */
-  async function engine(n: number, rate: number, inFlight: number): Promise<{ moved: number; secs: number; rate: number; moverShare: number }> {
+  async function engine(n: number, rate: number, inFlight: number): Promise<{ moved: number; secs: number; rate: number; moverShare: number; cpu: Cpu }> {
     const dlq = `bench.redrive.dlq.${randomUUID().slice(0, 6)}`;
     const target = `${dlq}.target`;
     const adapter = new RabbitMqAdapter(testConfig({ id: "bench-rmq", dlqs: [{ name: dlq }], discover: false }));
@@ -115,16 +119,18 @@ async function main() {
       },
     });
     const worker = new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => timed, returnCheckMs: 3_600_000 }) }, owner: "bench-redrive", leaseMs: 60_000 });
+    const c0 = cpuNow();
     const t0 = performance.now();
     await worker.runOnce();
     const secs = (performance.now() - t0) / 1000;
+    const cpu = await cpuSince(c0);
     const done = (await db.job.findUnique({ where: { id: job.id } }))!;
     if (done.state !== "succeeded") throw new Error(`redrive ${done.state}: ${done.error}`);
     const moved = Number((done.progress as { moved?: number }).moved ?? 0);
     await ch.deleteQueue(dlq);
     await ch.deleteQueue(target);
     await adapter.close();
-    return { moved, secs, rate: moved / secs, moverShare: moverMs / 1000 / secs };
+    return { moved, secs, rate: moved / secs, moverShare: moverMs / 1000 / secs, cpu };
   }
 
   const windowWords = (w: number) => (w ? `, ${w} in flight` : "");
@@ -138,14 +144,22 @@ async function main() {
   // Bare loop: consume (prefetch 1000) → confirm-publish → ack after the confirm.
   const bareDlq = `bench.redrive.bare.${randomUUID().slice(0, 6)}`;
   await fill(ch, bareDlq, UNTHROTTLED);
+  const cBare = cpuNow();
   const bare = await bareMove(conn, ch, bareDlq, UNTHROTTLED);
+  const bareCpu = await cpuSince(cBare);
   await ch.deleteQueue(bareDlq);
   await ch.deleteQueue(`${bareDlq}.target`);
-  const shovel = await shovelRate(ch, UNTHROTTLED);
+  const { rate: shovel, cpu: shovelCpu } = await shovelRate(ch, UNTHROTTLED);
   console.log(`bare confirm-publish-then-ack ${bare.toFixed(0)}/s; shovel (on-confirm) ${shovel.toFixed(0)}/s`);
+  console.log(`  CPU, bare loop: ${perLetter(bareCpu, UNTHROTTLED)}`);
+  console.log(`  CPU, shovel:    ${perLetter(shovelCpu, UNTHROTTLED)}`);
+  // What 0.8 of the bare rate allows: the machine's cores, shared by Node, Postgres and RabbitMQ.
+  const cores = availableParallelism();
+  console.log(`  at 0.8 of the bare rate, ${cores} cores allow at most ${Math.round((cores * 1e6) / (0.8 * bare))} µs of CPU per letter, all processes together`);
   for (const w of ENGINE_IN_FLIGHT) {
     const eng = await engine(UNTHROTTLED, 100_000, w);
     console.log(`unthrottled${windowWords(w)}: engine ${eng.rate.toFixed(0)}/s, ratio to bare ${(eng.rate / bare).toFixed(2)}, to shovel ${(eng.rate / shovel).toFixed(2)}; inside moveLetters ${(eng.moverShare * 100).toFixed(0)}% of the time`);
+    console.log(`  CPU, engine:    ${perLetter(eng.cpu, eng.moved)}`);
   }
   await conn.close();
   await db.$disconnect();
