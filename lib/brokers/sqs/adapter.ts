@@ -251,8 +251,14 @@ export class SqsAdapter implements BrokerAdapter {
     return (await this.describe(name)).summary;
   }
 
-  private readerOptions(url: string, waitSeconds: number, signal?: AbortSignal): ReaderOptions {
-    return { queueUrl: url, visibilityTimeout: this.config.readVisibilityTimeoutSeconds, waitSeconds, concurrency: this.o.receiveConcurrency, maxEmptyReceives: this.o.maxEmptyReceives, signal };
+  /**
+   * How a read receives. A FIFO queue is read one receive at a time: SQS hands out a message
+   * group's letters only in the call that takes its earlier ones, so concurrent calls would split a
+   * group between them and the later call would get none of it.
+   */
+  private readerOptions(d: Described, waitSeconds: number, signal?: AbortSignal): ReaderOptions {
+    const concurrency = d.summary.queueType === "fifo" ? 1 : this.o.receiveConcurrency;
+    return { queueUrl: d.url, visibilityTimeout: this.config.readVisibilityTimeoutSeconds, waitSeconds, concurrency, maxEmptyReceives: this.o.maxEmptyReceives, signal };
   }
 
   /** Risk guard plus how many letters may still be hidden without reaching SQS's in-flight limit. */
@@ -303,10 +309,10 @@ export class SqsAdapter implements BrokerAdapter {
     // (a letter cut further than asked says so in bodyTruncated, with the size and sha256 of the whole).
     const maxBodyBytes = Math.min(opts.maxBodyBytes ?? Infinity, Math.max(4096, Math.floor(this.o.browseBufferBytes / want)));
     const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
-    const held = new HeldLetters(this.sqs, this.readerOptions(d.url, this.o.browseWaitSeconds, opts.signal));
+    const held = new HeldLetters(this.sqs, this.readerOptions(d, this.o.browseWaitSeconds, opts.signal));
     const window: Array<{ key: SortKey; letter: Letter }> = [];
     try {
-      const received = await this.receiveWindow(d, Math.min(want, d.room), held, this.readerOptions(d.url, this.o.browseWaitSeconds, opts.signal), (m) => {
+      const received = await this.receiveWindow(d, Math.min(want, d.room), held, this.readerOptions(d, this.o.browseWaitSeconds, opts.signal), (m) => {
         window.push({ key: sortKeyOf(m), letter: toLetter(m, "", 0, { ...ctx, maxBodyBytes }) });
       });
       window.sort((a, b) => compareKeys(a.key, b.key));
@@ -330,7 +336,7 @@ export class SqsAdapter implements BrokerAdapter {
     const limit = Math.min(d.room, this.o.maxScan);
     const total = Math.min(d.summary.depth ?? this.o.maxScan, limit);
     const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
-    const ro = this.readerOptions(d.url, this.o.streamWaitSeconds, opts.signal);
+    const ro = this.readerOptions(d, this.o.streamWaitSeconds, opts.signal);
     // Past the observed depth (an approximate count can be short): short rounds without waiting
     // while they still bring letters, up to the read limit.
     const extra: ReaderOptions = { ...ro, waitSeconds: 0, maxEmptyReceives: 1, concurrency: 1 };
@@ -413,7 +419,7 @@ export class SqsAdapter implements BrokerAdapter {
     const d = await this.openRead(name, opts);
     const total = Math.min(d.summary.depth ?? this.o.maxScan, d.room, this.o.maxScan);
     const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
-    const ro = this.readerOptions(d.url, this.o.browseWaitSeconds, opts.signal);
+    const ro = this.readerOptions(d, this.o.browseWaitSeconds, opts.signal);
     const held = new HeldLetters(this.sqs, ro);
     // Keys of every letter (for its position) and only the letters that carry this MessageId.
     const keys: SortKey[] = [];
