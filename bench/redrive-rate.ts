@@ -10,9 +10,11 @@
  *   (BENCH_SECONDS, BENCH_UNTHROTTLED, BENCH_RATES="100,1000"; BENCH_ENGINE_IN_FLIGHT="0,512" runs the
  *   engine twice: with the engine's own window (moveWindowFor: 64 at 100/s, 250 at 1,000/s, 512 unthrottled),
  *   then with maxInFlight forced to 512 in every run). Against another local node: DLQ_TEST_AMQP_PORT,
- *   DLQ_TEST_RABBITMQ_MGMT_PORT.
+ *   DLQ_TEST_RABBITMQ_MGMT_PORT. BENCH_PROFILE=file.cpuprofile profiles the unthrottled engine run.
  */
 import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
 import { availableParallelism } from "node:os";
 import amqp from "amqplib";
 import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
@@ -29,6 +31,26 @@ const UNTHROTTLED = Number(process.env.BENCH_UNTHROTTLED ?? 20_000);
 const RATES = (process.env.BENCH_RATES ?? "100,1000").split(",").filter(Boolean).map(Number);
 /** Engine runs with MoveOptions.maxInFlight forced to this (the mover's crash window); 0: the engine's own (moveWindowFor). */
 const ENGINE_IN_FLIGHT = (process.env.BENCH_ENGINE_IN_FLIGHT ?? "0").split(",").map(Number);
+
+/** BENCH_PROFILE=file.cpuprofile: a V8 CPU profile of the unthrottled engine run only (open it in Chrome DevTools). */
+const PROFILE = process.env.BENCH_PROFILE;
+
+async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) => new Promise<unknown>((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));
+  await post("Profiler.enable");
+  await post("Profiler.setSamplingInterval", { interval: 100 });
+  await post("Profiler.start");
+  return {
+    async stop(file) {
+      const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      console.log(`  CPU profile of the unthrottled engine run: ${file}`);
+    },
+  };
+}
 
 const MGMT = process.env.RABBITMQ_MANAGEMENT_URL ?? `http://guest:guest@127.0.0.1:${process.env.DLQ_TEST_RABBITMQ_MGMT_PORT ?? "15672"}`;
 
@@ -120,10 +142,12 @@ async function main() {
     });
     const worker = new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => timed, returnCheckMs: 3_600_000 }) }, owner: "bench-redrive", leaseMs: 60_000 });
     const c0 = cpuNow();
+    const profiling = PROFILE && rate >= 100_000 ? await startProfile() : null;
     const t0 = performance.now();
     await worker.runOnce();
     const secs = (performance.now() - t0) / 1000;
     const cpu = await cpuSince(c0);
+    if (profiling) await profiling.stop(PROFILE!);
     const done = (await db.job.findUnique({ where: { id: job.id } }))!;
     if (done.state !== "succeeded") throw new Error(`redrive ${done.state}: ${done.error}`);
     const moved = Number((done.progress as { moved?: number }).moved ?? 0);
