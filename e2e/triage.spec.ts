@@ -155,6 +155,9 @@ test("a scan of an SQS FIFO DLQ whose group holds more than ten letters says it 
   await expect(page.getByTestId("match-count")).toHaveAttribute("data-count", String(read));
   const unread = Number(/(\d+) letters? wait behind/.exec((await partial.textContent()) ?? "")?.[1]);
   expect(read + unread).toBe(14);
+  // The letters page says the same before anyone scans.
+  await page.goto(dlqPath("demo-journal-dlq.fifo", "local-sqs"));
+  await expect(page.getByRole("status").filter({ hasText: "at most the first 10 letters of each group" })).toBeVisible();
 });
 
 test("an admin edits the classification rules; an invalid pattern is explained per rule", async ({ page }) => {

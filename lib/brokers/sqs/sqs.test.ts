@@ -117,6 +117,14 @@ describe("summaries", () => {
     expect(parseRedrivePolicy("not json")).toBeNull();
     expect(buildSummary({ ...base, sources: [] }).warnings.map((w) => w.code)).toEqual(["no_source"]);
   });
+  it("a FIFO DLQ deeper than one receive's worth says a read sees at most ten letters of each group", () => {
+    const fifo = (n: number) => buildSummary({ ...base, name: "ledger-dlq.fifo", attrs: { FifoQueue: "true", ApproximateNumberOfMessages: String(n) } });
+    expect(fifo(10).warnings).toEqual([]);
+    const w = fifo(11).warnings;
+    expect(w.map((x) => x.code)).toEqual(["fifo_group_read_limit"]);
+    expect(w[0].message).toMatch(/at most the first 10 letters of each group/);
+    expect(buildSummary({ ...base, attrs: { ApproximateNumberOfMessages: "500" } }).warnings.map((x) => x.code)).not.toContain("fifo_group_read_limit");
+  });
 });
 
 describe("credentials and fixture bodies", () => {

@@ -77,6 +77,9 @@ export function chainedRisk(name: string, attrs: Attrs): ReadRisk | null {
   };
 }
 
+/** Letters of one FIFO message group a receive hands out while none of them is deleted (one call's worth). */
+const FIFO_READ_PER_GROUP = 10;
+
 export function buildSummary(i: SummaryInput): DlqSummary {
   const a = i.attrs;
   const fifo = a.FifoQueue === "true" || i.name.endsWith(".fifo");
@@ -125,6 +128,13 @@ export function buildSummary(i: SummaryInput): DlqSummary {
   if (i.sources.length === 0) {
     warnings.push({ code: "no_source", message: `No queue's redrive policy names this queue${i.configOrigin ? ` (the config says its letters come from "${i.configOrigin}")` : ""}: SQS will not move failed messages here by itself.` });
   }
+  const depth = num(a.ApproximateNumberOfMessages);
+  if (fifo && depth !== null && depth > FIFO_READ_PER_GROUP) {
+    warnings.push({
+      code: "fifo_group_read_limit",
+      message: `SQS hands out the later letters of a FIFO message group only after the earlier ones are deleted, so a read that removes nothing sees at most the first ${FIFO_READ_PER_GROUP} letters of each group. Pages and scans of this DLQ miss the rest of any group that holds more (a scan says so and marks nothing gone); a redrive reaches them as it removes the earlier ones.`,
+    });
+  }
   const origins = new Set(i.sources.map((s) => s.name));
   if (i.configOrigin) origins.add(i.configOrigin);
   return {
@@ -132,7 +142,7 @@ export function buildSummary(i: SummaryInput): DlqSummary {
     name: i.name,
     kind: "sqs",
     queueType: fifo ? "fifo" : "standard",
-    depth: num(a.ApproximateNumberOfMessages),
+    depth,
     inFlight: num(a.ApproximateNumberOfMessagesNotVisible),
     consumers: null,
     origins: [...origins].sort(),
