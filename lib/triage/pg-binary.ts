@@ -37,15 +37,21 @@ function header(buf: Buffer, type: BinaryElement, n: number, hasNull: boolean) {
 const SCRATCH_MAX = 4 * 1024 * 1024;
 let scratch = Buffer.allocUnsafe(64 * 1024);
 
-function textArray(values: ReadonlyArray<string | null>): Buffer {
-  const n = values.length;
-  let bound = HEADER + 4 * n;
+/** The header, 4 bytes per element and `bytesOf` each non-null element; and whether any is null. */
+function measure<T>(values: ReadonlyArray<T | null>, bytesOf: (v: T) => number): { size: number; hasNull: boolean } {
+  let size = HEADER + 4 * values.length;
   let hasNull = false;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (v === null || v === undefined) hasNull = true;
-    else bound += 3 * v.length;
+    else size += bytesOf(v);
   }
+  return { size, hasNull };
+}
+
+function textArray(values: ReadonlyArray<string | null>): Buffer {
+  const n = values.length;
+  const { size: bound, hasNull } = measure(values, (v) => 3 * v.length);
   let buf = scratch;
   if (bound > buf.length) {
     buf = Buffer.allocUnsafe(bound);
@@ -69,13 +75,7 @@ function textArray(values: ReadonlyArray<string | null>): Buffer {
 
 function fixedArray(type: Exclude<BinaryElement, "text">, values: ReadonlyArray<string | number | boolean | Uint8Array | null>): Buffer {
   const n = values.length;
-  let size = HEADER + 4 * n;
-  let hasNull = false;
-  for (let i = 0; i < n; i++) {
-    const v = values[i];
-    if (v === null || v === undefined) hasNull = true;
-    else size += type === "int4" ? 4 : type === "bool" ? 1 : (v as Uint8Array).byteLength;
-  }
+  const { size, hasNull } = measure(values, (v) => (type === "int4" ? 4 : type === "bool" ? 1 : (v as Uint8Array).byteLength));
   const buf = Buffer.allocUnsafe(size);
   header(buf, type, n, hasNull);
   let at = HEADER;

@@ -88,6 +88,9 @@ interface Described {
   summary: DlqSummary;
 }
 
+/** Rounds past an approximate depth: one receive at a time, no waiting, ending at the first empty answer. */
+const shortRounds = (o: ReaderOptions): ReaderOptions => ({ ...o, waitSeconds: 0, maxEmptyReceives: 1, concurrency: 1 });
+
 const SOURCE_DESCRIBE_MAX = 25;
 
 export class SqsAdapter implements BrokerAdapter {
@@ -284,7 +287,7 @@ export class SqsAdapter implements BrokerAdapter {
     const first = await receiveUpTo(this.sqs, held, Math.min(want, depth), opts, onMessage, want);
     let received = first.received;
     if (received < want && received >= depth && !opts.signal?.aborted) {
-      const extra = await receiveUpTo(this.sqs, held, want - received, { ...opts, waitSeconds: 0, maxEmptyReceives: 1, concurrency: 1 }, onMessage);
+      const extra = await receiveUpTo(this.sqs, held, want - received, shortRounds(opts), onMessage);
       received += extra.received;
     }
     return received;
@@ -337,9 +340,9 @@ export class SqsAdapter implements BrokerAdapter {
     const total = Math.min(d.summary.depth ?? this.o.maxScan, limit);
     const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
     const ro = this.readerOptions(d, this.o.streamWaitSeconds, opts.signal);
-    // Past the observed depth (an approximate count can be short): short rounds without waiting
-    // while they still bring letters, up to the read limit.
-    const extra: ReaderOptions = { ...ro, waitSeconds: 0, maxEmptyReceives: 1, concurrency: 1 };
+    // Past the observed depth (an approximate count can be short): short rounds while they still
+    // bring letters, up to the read limit.
+    const extra = shortRounds(ro);
     const held = new HeldLetters(this.sqs, ro);
     const occ = new OccurrenceCounter();
     let pos = 0;
@@ -391,7 +394,7 @@ export class SqsAdapter implements BrokerAdapter {
     }
     let attrs: Attrs;
     try {
-      attrs = ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: d.url, AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"] }))).Attributes ?? {}) as Attrs;
+      attrs = await this.attrsOf(d.summary.name, d.url);
     } catch {
       return { reason: "SQS did not answer when asked whether letters were left unread, so this read may be incomplete.", unread: null };
     }
