@@ -3,6 +3,7 @@ import { readFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { AppError } from "@/lib/errors";
+import { processState } from "@/lib/process-state";
 
 /**
  * Broker connections come from a JSON file (DLQ_CONSOLE_CONFIG, default ./dlq-console.config.json).
@@ -147,13 +148,13 @@ export function parseConfig(text: string, source = "config"): ConsoleConfig {
   return parsed.data;
 }
 
-let cached: ConsoleConfig | null = null;
+const configCache = processState("config", () => ({ config: null as ConsoleConfig | null }));
 
 export function loadConfig(): ConsoleConfig {
-  if (cached) return cached;
+  if (configCache.config) return configCache.config;
   const file = path.resolve(process.env.DLQ_CONSOLE_CONFIG ?? "dlq-console.config.json");
-  cached = existsSync(file) ? parseConfig(readFileSync(file, "utf8"), file) : DEFAULT_CONFIG;
-  return cached;
+  configCache.config = existsSync(file) ? parseConfig(readFileSync(file, "utf8"), file) : DEFAULT_CONFIG;
+  return configCache.config;
 }
 
 /** Reads a secret named by config; defaults apply only to the local development broker. */
@@ -165,5 +166,5 @@ export function secretFromEnv(name: string | undefined, fallback?: string): stri
 
 /** For tests: forget the cached config. */
 export function resetConfigCache() {
-  cached = null;
+  configCache.config = null;
 }

@@ -6,6 +6,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { AppError } from "@/lib/errors";
+import { processState } from "@/lib/process-state";
 
 /**
  * The database: the Postgres server named by DATABASE_URL, or, when it is unset, an embedded
@@ -67,7 +68,7 @@ export function lockPgliteDir(dataDir: string): () => void {
       if (Number.isFinite(owner) && owner !== process.pid && isAlive(owner)) {
         throw new AppError("unavailable:database", {
           message: `PGlite folder ${dataDir} is locked by pid ${owner} (${lockPath})`,
-          userMessage: `The embedded database at ${dataDir} is in use by another process (pid ${owner}). Stop that process first; run migrations before starting the console, not beside it.`,
+          userMessage: `The embedded database at ${dataDir} is in use by another process (pid ${owner}), most likely the running console. Stop it first (Ctrl-C in its terminal, or kill ${owner}), then run this again.`,
         });
       }
       if (owner === process.pid) {
@@ -107,9 +108,12 @@ export async function openPglite(dataDir = pgliteDataDir()): Promise<{ pglite: P
 }
 
 type DbState = { prisma: PrismaClient; close: () => Promise<void> };
-let state: DbState | null = null;
-let closing: Promise<void> | null = null;
-let signalHandlersInstalled = false;
+/** One client per process, however many copies of this module the bundler makes. */
+const db = processState("db", () => ({
+  state: null as DbState | null,
+  closing: null as Promise<void> | null,
+  signalHandlersInstalled: false,
+}));
 
 /**
  * PGlite must be closed before exit or recent writes are lost. In the console, lib/shutdown.ts
@@ -117,8 +121,8 @@ let signalHandlersInstalled = false;
  * SIGTERM/SIGINT. Where nobody else listens for those signals (scripts), this does it.
  */
 function installPgliteShutdown() {
-  if (signalHandlersInstalled) return;
-  signalHandlersInstalled = true;
+  if (db.signalHandlersInstalled) return;
+  db.signalHandlersInstalled = true;
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     if (process.listenerCount(signal) > 0) continue;
     process.once(signal, () => {
@@ -156,19 +160,20 @@ function openDb(): DbState {
 
 /** The process-wide Prisma client, opened on first call. */
 export function getDb(): PrismaClient {
-  if (closing) throw new AppError("unavailable:database", { userMessage: "The console is shutting down." });
-  state ??= openDb();
-  return state.prisma;
+  if (db.closing) throw new AppError("unavailable:database", { userMessage: "The console is shutting down." });
+  db.state ??= openDb();
+  return db.state.prisma;
 }
 
 /** Closes the client (and PGlite, releasing its lock). A later `getDb()` opens a new one. */
 export async function closeDb(): Promise<void> {
-  if (!state) return closing ?? undefined;
-  const current = state;
-  closing = current.close().finally(() => {
-    if (state === current) state = null;
-    closing = null;
+  if (!db.state) return db.closing ?? undefined;
+  const current = db.state;
+  const closing = current.close().finally(() => {
+    if (db.state === current) db.state = null;
+    db.closing = null;
   });
+  db.closing = closing;
   return closing;
 }
 

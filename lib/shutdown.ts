@@ -1,11 +1,12 @@
 import "server-only";
+import { processState } from "@/lib/process-state";
 
-let installed = false;
+const handlers = processState("shutdown", () => ({ installed: false }));
 
 /** Closes broker connections and the database, then exits. Idempotent. */
 export function installShutdownHandlers() {
-  if (installed) return;
-  installed = true;
+  if (handlers.installed) return;
+  handlers.installed = true;
   let closing = false;
   const shutdown = async (signal: NodeJS.Signals) => {
     if (closing) return;

@@ -4,6 +4,7 @@ import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { Prisma, type User } from "@/lib/generated/prisma/client";
 import { isRole, type Role } from "@/lib/auth/permissions";
+import { processState } from "@/lib/process-state";
 
 /** A user as the rest of the console sees it: never the password hash. */
 export interface UserRecord {
@@ -53,9 +54,9 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(actual, expected);
 }
 
-let dummyHash: Promise<string> | null = null;
+const dummy = processState("dummy-password-hash", () => ({ hash: null as Promise<string> | null }));
 /** Hashed against when the email is unknown, so the response time does not reveal which emails exist. */
-const getDummyHash = () => (dummyHash ??= hashPassword(randomBytes(18).toString("base64")));
+const getDummyHash = () => (dummy.hash ??= hashPassword(randomBytes(18).toString("base64")));
 
 function toRecord(u: User): UserRecord {
   return {

@@ -5,14 +5,14 @@ import type { BrokerAdapter } from "@/lib/brokers/types";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
+import { processState } from "@/lib/process-state";
 
 /**
  * One adapter per configured connection, built lazily from `loadConfig()` and kept for the life
- * of the process (on globalThis, so Next's dev reloads do not leak connections).
+ * of the process: one set for every copy of this module, so connections are neither doubled nor
+ * leaked across Next's dev reloads.
  */
-const KEY = Symbol.for("dlq-console.adapters");
-type Store = { adapters: Map<string, BrokerAdapter> | null };
-const store: Store = ((globalThis as Record<symbol, unknown>)[KEY] as Store) ?? ((globalThis as Record<symbol, unknown>)[KEY] = { adapters: null });
+const store = processState("adapters", () => ({ adapters: null as Map<string, BrokerAdapter> | null }));
 
 export function createAdapter(c: ConnectionConfig): BrokerAdapter {
   switch (c.kind) {

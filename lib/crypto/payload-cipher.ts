@@ -3,6 +3,7 @@ import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, randomF
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { AppError } from "@/lib/errors";
+import { processState } from "@/lib/process-state";
 
 /**
  * Payload encryption for the triage index: AES-256-GCM, a random 96-bit nonce per payload, the key
@@ -67,17 +68,17 @@ function defaultKeyDir(): string {
   return path.dirname(pglite);
 }
 
-let cached: Keyring | null = null;
+const ring = processState("keyring", () => ({ keyring: null as Keyring | null }));
 
 /** The process keyring, read from the environment on first use. */
 export function keyring(): Keyring {
-  cached ??= keyringFromEnv(process.env);
-  return cached;
+  ring.keyring ??= keyringFromEnv(process.env);
+  return ring.keyring;
 }
 
 /** For tests: forget the cached keyring so the next call reads the environment again. */
 export function resetKeyring(): void {
-  cached = null;
+  ring.keyring = null;
 }
 
 export interface Sealed {

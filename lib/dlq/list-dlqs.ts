@@ -5,11 +5,12 @@ import { listAdapters } from "@/lib/brokers/registry";
 import { toSafeError } from "./app-error";
 import { connectionInfo, withTimeout } from "./connection";
 import type { DlqListing } from "./types";
+import { processState } from "@/lib/process-state";
 
 const LIST_TIMEOUT_MS = 8_000;
 
 /** Last known state per connection, so a broker that stays down is logged once, not on every poll. */
-const lastState = new Map<string, "ok" | "error">();
+const { lastState } = processState("dlq-list-states", () => ({ lastState: new Map<string, "ok" | "error">() }));
 
 function noteState(connectionId: string, state: "ok" | "error", e?: unknown) {
   const before = lastState.get(connectionId);

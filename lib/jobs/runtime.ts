@@ -5,16 +5,15 @@ import { discardHandler } from "@/lib/discard/handler";
 import { resumeReachable } from "@/lib/redrive/auto-resume";
 import { redriveHandler } from "@/lib/redrive/handler";
 import { scanHandler } from "@/lib/triage/scan";
+import { processState } from "@/lib/process-state";
 import { JobWorker } from "./worker";
 
 /**
- * The console process's one job worker (started by instrumentation.ts, stopped by lib/shutdown.ts).
- * Kept on globalThis so Next's dev reloads do not start a second one. DLQ_JOBS_WORKER=0 turns it
+ * The console process's one job worker (started by instrumentation.ts, stopped by lib/shutdown.ts),
+ * the same for every copy of this module and across Next's dev reloads. DLQ_JOBS_WORKER=0 turns it
  * off (e.g. a replica that should only serve pages).
  */
-const KEY = Symbol.for("dlq-console.job-worker");
-type Store = { worker: JobWorker | null };
-const store: Store = ((globalThis as Record<symbol, unknown>)[KEY] as Store) ?? ((globalThis as Record<symbol, unknown>)[KEY] = { worker: null });
+const store = processState("job-worker", () => ({ worker: null as JobWorker | null }));
 
 export function startJobWorker(): JobWorker | null {
   if (process.env.DLQ_JOBS_WORKER === "0") return null;

@@ -4,6 +4,7 @@ import { databaseMode, getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { VERSION_HEADERS, type IndexRow } from "./index-row";
 import { binaryArray } from "./pg-binary";
+import { processState } from "@/lib/process-state";
 
 /**
  * Writes to the triage index. Every statement is one round trip per batch (never per letter).
@@ -92,7 +93,7 @@ function columnArrays(rows: IndexRow[]): Buffer[] {
  * statement through Prisma's driver adapter spent about as long in Node as in Postgres. Used only
  * when `db` is the process client on Postgres (so both reach the same database); else Prisma.
  */
-let bulk: { url: string; pool: Pool } | null = null;
+const bulkState = processState("triage-bulk-pool", () => ({ bulk: null as { url: string; pool: Pool } | null }));
 
 function bulkPool(db: PrismaClient): Pool | null {
   const url = process.env.DATABASE_URL;
@@ -102,22 +103,22 @@ function bulkPool(db: PrismaClient): Pool | null {
   } catch {
     return null; // shutting down: let Prisma's error surface
   }
-  if (bulk?.url !== url) {
-    void bulk?.pool.end().catch(() => {});
+  if (bulkState.bulk?.url !== url) {
+    void bulkState.bulk?.pool.end().catch(() => {});
     // allowExitOnIdle: scripts and tests exit without closing it; idle clients go after 10 s.
     const pool = new Pool({ connectionString: url, max: 4, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
     // An idle client's connection ended by the server (restart, dropped database): the pool
     // replaces it on next use; without a listener the error would crash the process.
     pool.on("error", (e) => console.warn(`[triage] index write connection lost: ${e.message}`));
-    bulk = { url, pool };
+    bulkState.bulk = { url, pool };
   }
-  return bulk.pool;
+  return bulkState.bulk.pool;
 }
 
 /** Closes the bulk-write pool (scripts before dropping their database; a later write reopens it). */
 export async function closeBulkPool(): Promise<void> {
-  const b = bulk;
-  bulk = null;
+  const b = bulkState.bulk;
+  bulkState.bulk = null;
   await b?.pool.end();
 }
 
