@@ -71,3 +71,48 @@ ensure_rabbitmq() {
     management_up || log "warning: the RabbitMQ management API did not answer; DLQ discovery will be limited"
   fi
 }
+
+# A console already running on this PGlite folder holds its lock (lib/db.ts): say so and stop.
+refuse_if_running() {
+  [ -z "${DATABASE_URL:-}" ] || return 0
+  local lock="$1.lock" pid
+  [ -s "$lock" ] || return 0
+  pid=$(tr -dc 0-9 < "$lock")
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    die "DLQ Console is already running on $1 (pid $pid): use that one, or stop it (Ctrl-C in its terminal, or kill $pid) and run this again."
+  fi
+}
+
+refuse_if_port_taken() {
+  local host=$1 port=$2
+  if timeout 2 bash -c "exec 3<>/dev/tcp/$host/$port" 2>/dev/null; then
+    die "Port $port on $host is already in use by another program: stop it, or choose another port (PORT=3001 $0)."
+  fi
+}
+
+# First users: passwords come from env, or are generated once and kept in $1 (mode 600).
+# Nothing has a default password. The file is written only once every user exists, so a failed
+# run creates them all again next time; a later run finds the file and creates nobody.
+ensure_first_users() {
+  local creds=$1 role var pw shown
+  if [ -s "$creds" ]; then
+    log "first users exist (their passwords are in $creds)"
+    return
+  fi
+  (
+    umask 077
+    : > "$creds.partial"
+    for role in admin operator viewer; do
+      var="DLQ_$(echo "$role" | tr a-z A-Z)_PASSWORD"
+      if [ -n "${!var:-}" ]; then
+        pw=${!var}; shown="(the password in \$$var)"
+      else
+        pw=$(node -e 'process.stdout.write(require("crypto").randomBytes(12).toString("base64url"))'); shown=$pw
+      fi
+      DLQ_NEW_PASSWORD="$pw" npm run --silent users:create -- --email "$role@localhost" --role "$role" --password-env DLQ_NEW_PASSWORD >/dev/null
+      echo "$role@localhost  $shown" >> "$creds.partial"
+    done
+    mv "$creds.partial" "$creds"
+  )
+  log "created the first users: admin@localhost, operator@localhost, viewer@localhost"
+}
