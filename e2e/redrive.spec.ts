@@ -1,6 +1,7 @@
-import { test, expect, type Page } from "@playwright/test";
+import { test, expect } from "@playwright/test";
 import { deadLetterQueues, runId } from "./dead-letters";
 import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
+import { awaitCleanVerdict, runRestToEnd, scanToDone, startRedrive } from "./redrive-steps";
 
 /**
  * Redrive, end to end on RabbitMQ: letters dead-lettered for real (nack, requeue=false) into a DLQ
@@ -45,11 +46,6 @@ test.beforeAll(async () => {
 
 test.afterAll(() => queues.remove());
 
-async function scanToDone(page: Page) {
-  await page.getByTestId("scan-start").click();
-  await expect(page.getByTestId("scan-progress")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
-}
-
 test("an operator redrives a group: sample, clean verdict, the rest at a rate, 100 %, letters back in the work queue, audited", async ({ page }) => {
   test.setTimeout(150_000);
   await signIn(page, "operator");
@@ -68,38 +64,17 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
   await expect(scope).toContainText(`${N} letters of group ${CLASS}`);
   await expect(scope).toContainText(`in ${DLQ}`);
   await expect(page.getByTestId("target-origins")).toContainText(WORK);
-  const submit = page.getByTestId("redrive-submit");
-  await expect(submit).toBeDisabled();
-  await page.getByTestId("redrive-fix").fill("payments-api 4.2.0 raises the read timeout to 10 s (PAY-311)");
-  await page.getByTestId("redrive-sample").fill("3");
-  await page.getByTestId("redrive-watch").fill("3");
-  await page.getByTestId("redrive-rate").fill("20");
-  await expect(page.getByTestId("redrive-stage-summary")).toContainText(`Stage 1 redrives 3 of ${N}`);
-  await expect(submit).toBeDisabled();
-  await page.getByLabel(`Redrive ${N} letters from`).check();
-  await expect(submit).toBeEnabled();
-  await expect(submit).toContainText(`Redrive ${N} letters`);
-  await submit.click();
+  ({ jobPath, jobId } = await startRedrive(page, { count: N, fix: "payments-api 4.2.0 raises the read timeout to 10 s (PAY-311)", sample: 3, watchSeconds: 3, rate: 20 }));
 
   // The job page: the sample, the watch, a clean verdict.
-  await expect(page).toHaveURL(/\/redrive\/[0-9a-f-]{36}$/);
-  jobPath = new URL(page.url()).pathname;
-  jobId = jobPath.split("/").pop()!;
   await expect(page.getByTestId("redrive-fix")).toContainText("PAY-311");
   await expect(page.getByTestId("redrive-by")).toContainText("operator@e2e.test");
-  await expect(page.getByTestId("verdict-badge")).toHaveText("clean", { timeout: 60_000 });
-  await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-stage", "awaiting_bulk");
-  await expect(page.getByTestId("n-redriven")).toHaveAttribute("data-value", "3");
+  await awaitCleanVerdict(page, 3);
   await expect(page.getByTestId("redrive-timeline").locator('[data-step="verdict"]')).toHaveAttribute("data-step-state", "current");
   await expect(page.getByTestId("redrive-resume")).toBeDisabled();
 
   // Stage 2 at 20/s, to 100 %.
-  await page.getByTestId("redrive-bulk").click();
-  await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
-  await expect(page.getByTestId("redrive-bar")).toHaveAttribute("aria-valuenow", "100");
-  await expect(page.getByTestId("redrive-settled")).toContainText(`${N} of ${N} letters handled (100%)`);
-  await expect(page.getByTestId("n-redriven")).toHaveAttribute("data-value", String(N));
-  await expect(page.getByTestId("n-failed")).toHaveAttribute("data-value", "0");
+  await runRestToEnd(page, N);
   await expect(page.getByTestId("redrive-pause")).toBeDisabled();
   await expect(page.getByTestId("ledger-row")).toHaveCount(N);
   expect(new Set(await page.getByTestId("ledger-row").evaluateAll((r) => r.map((x) => x.getAttribute("data-state"))))).toEqual(new Set(["moved"]));

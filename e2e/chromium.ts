@@ -1,0 +1,24 @@
+import { devices, type PlaywrightTestConfig } from "@playwright/test";
+
+/** Debian's Chromium (never a downloaded browser), as every e2e config here runs it. */
+export const chromiumProject: NonNullable<PlaywrightTestConfig["projects"]>[number] = {
+  name: "chromium",
+  use: {
+    ...devices["Desktop Chrome"],
+    viewport: { width: 1280, height: 900 },
+    launchOptions: {
+      executablePath: "/usr/bin/chromium",
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-default-apps",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-quic",
+      ],
+    },
+  },
+};

@@ -1,0 +1,159 @@
+import { test, expect, type Page } from "@playwright/test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { deadLetterQueues, runId } from "../dead-letters";
+import { awaitCleanVerdict, runRestToEnd, scanToDone, startRedrive } from "../redrive-steps";
+import { ConsoleProcess, firstUsers, newcomerEnv, runNpm, runStartScript } from "./console-process";
+
+/**
+ * The README's first command on its defaults, as a new user gets it: `./scripts/start.sh` with no
+ * DATABASE_URL (the embedded PGlite database in a fresh folder), no config file (the local
+ * brokers), the first users it creates and prints, and the demo letters it seeds. Every role signs
+ * in; an operator opens a DLQ on each broker, scans one and redrives it to the end; the console is
+ * stopped with SIGTERM and started again on the same folder, and everything is still there.
+ */
+const PORT = Number(process.env.E2E_EMBEDDED_PORT ?? 3200);
+const baseURL = `http://127.0.0.1:${PORT}`;
+const home = mkdtempSync(path.join(tmpdir(), "dlq-first-run-"));
+const dataDir = path.join(home, ".data", "pglite");
+const env = newcomerEnv(dataDir, PORT);
+
+const RUN = runId();
+const queues = deadLetterQueues("firstrun", RUN);
+const N = 6;
+const CLASS = "java.net.ConnectException";
+const triagePath = `/dlqs/local-rabbitmq/${encodeURIComponent(queues.dlq)}/triage`;
+
+let server: ConsoleProcess | null = null;
+let jobId = "";
+
+test.describe.configure({ mode: "serial" });
+test.use({ baseURL });
+
+test.beforeAll(async () => {
+  test.setTimeout(360_000);
+  await queues.fill(
+    Array.from({ length: N }, (_, i) => ({
+      content: Buffer.from(JSON.stringify({ shipmentId: `shp-${RUN}-${i}` })),
+      options: {
+        persistent: true,
+        messageId: `shp-${RUN}-${i}`,
+        contentType: "application/json",
+        headers: { "x-exception-stacktrace": `${CLASS}: Connection refused: carrier-api/10.0.0.${i}:443\n\tat com.acme.shipping.CarrierClient.book(CarrierClient.java:41)` },
+      },
+    })),
+  );
+  server = await ConsoleProcess.start(env, baseURL);
+});
+
+test.afterAll(async () => {
+  await server?.stop();
+  await queues.remove();
+  rmSync(home, { recursive: true, force: true });
+});
+
+async function signInAs(page: Page, role: "admin" | "operator" | "viewer") {
+  const user = firstUsers(dataDir)[role];
+  await page.goto("/signin");
+  await page.getByLabel("Email").fill(user.email);
+  await page.getByLabel("Password").fill(user.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByTestId("sign-out")).toBeVisible();
+}
+
+const dlqRow = (page: Page, name: string) => page.getByTestId("dlq-row").filter({ has: page.getByRole("link", { name, exact: true }) });
+
+test("start.sh set up a fresh embedded database: it printed three accounts and each role signs in and sees the DLQ list", async ({ page }) => {
+  expect(server!.log).toContain(`embedded PGlite in ${dataDir}`);
+  expect(server!.log).toContain("created the first users");
+  expect(server!.log).toContain("seeding demo dead letters");
+  for (const role of ["admin", "operator", "viewer"] as const) {
+    expect(server!.log).toContain(firstUsers(dataDir)[role].password); // printed for the user
+    await signInAs(page, role);
+    await expect(dlqRow(page, "demo.orders.dlq")).toBeVisible();
+    await page.getByTestId("sign-out").click();
+    await expect(page).toHaveURL(/\/signin/);
+  }
+});
+
+test("an operator opens a DLQ on each broker", async ({ page }) => {
+  await signInAs(page, "operator");
+  for (const [connection, dlq] of [
+    ["local-rabbitmq", "demo.orders.dlq"],
+    ["local-sqs", "demo-orders-dlq"],
+    ["local-kafka", "demo.orders.DLT"],
+  ]) {
+    await page.goto(`/dlqs/${connection}/${encodeURIComponent(dlq)}`);
+    await expect(page.getByTestId("dlq-name")).toHaveText(dlq);
+    await expect(page.getByTestId("letter-row").first()).toBeVisible();
+  }
+});
+
+test("an operator scans a DLQ, sees its group and redrives it to the end: sample, clean verdict, the rest; audited", async ({ page }) => {
+  test.setTimeout(180_000);
+  await signInAs(page, "operator");
+  await page.goto(triagePath);
+  await scanToDone(page);
+  const group = page.getByTestId("group-row");
+  await expect(group).toHaveCount(1);
+  await expect(group).toHaveAttribute("data-count", String(N));
+  await expect(group).toContainText(CLASS);
+  await group.getByTestId("group-redrive").click();
+  ({ jobId } = await startRedrive(page, { count: N, fix: "carrier-api allow-list fixed (SHIP-88)", sample: 2, watchSeconds: 2, rate: 20 }));
+  await awaitCleanVerdict(page, 2);
+  await runRestToEnd(page, N);
+  await expect.poll(() => queues.depth(queues.work)).toBe(N);
+  expect(await queues.depth(queues.dlq)).toBe(0);
+
+  await page.goto(`/audit?queue=${encodeURIComponent(queues.dlq)}&action=letter.redrive`);
+  await expect(page.getByTestId("audit-row")).toHaveCount(N);
+});
+
+test("while it runs, a second start.sh and the audit check each say in one sentence why not, and change nothing", () => {
+  const again = runStartScript(env);
+  expect(again.status).not.toBe(0);
+  expect(again.output).toMatch(/DLQ Console is already running on .*pglite \(pid \d+\)/);
+  expect(again.output).not.toMatch(/\n\s+at /); // no stack trace
+
+  const otherFolder = runStartScript(newcomerEnv(path.join(home, "other", "pglite"), PORT));
+  expect(otherFolder.status).not.toBe(0);
+  expect(otherFolder.output).toContain(`Port ${PORT} on 127.0.0.1 is already in use`);
+  expect(existsSync(path.join(home, "other"))).toBe(false);
+
+  const verify = runNpm("audit:verify", env);
+  expect(verify.status).toBe(2);
+  expect(verify.output).toContain("most likely the running console");
+  expect(verify.output).toContain("Audit page (Verify chain)");
+});
+
+test("stopped with SIGTERM and started again on the same folder: users, scan, redrive and audit are kept; nothing is created twice; the chain verifies", async ({ page }) => {
+  test.setTimeout(240_000);
+  expect(await server!.stop()).toBe(0);
+  expect(server!.log).toContain("[shutdown] SIGTERM: closed cleanly");
+  expect(existsSync(`${dataDir}.lock`)).toBe(false);
+
+  const verify = runNpm("audit:verify", env); // the embedded database, with the console stopped
+  expect(verify.output).toMatch(/Audit chain intact: \d+ row\(s\) checked\./);
+  expect(verify.status).toBe(0);
+
+  server = await ConsoleProcess.start(env, baseURL);
+  expect(server.log).toContain("first users exist");
+  expect(server.log).not.toContain("created the first users");
+  expect(server.log).toMatch(/demo dead letters were seeded on .* kept as they are/);
+  expect(server.log).not.toContain("seeding demo dead letters");
+
+  await signInAs(page, "admin"); // the same password as before the restart
+  await page.goto(triagePath);
+  await expect(page.getByTestId("index-age")).toContainText("Index as of");
+  await expect(page.getByTestId("group-row")).toHaveAttribute("data-count", String(N));
+  await page.goto("/redrives");
+  await expect(page.locator(`[data-testid="redrive-row"][data-id="${jobId}"]`)).toHaveAttribute("data-state", "succeeded");
+  await page.goto(`/audit?queue=${encodeURIComponent(queues.dlq)}&action=redrive.start`);
+  await expect(page.getByTestId("audit-row")).toHaveCount(1);
+  await page.goto(`/audit?queue=${encodeURIComponent(queues.dlq)}&action=letter.redrive`);
+  await expect(page.getByTestId("audit-row")).toHaveCount(N);
+  await page.goto("/audit");
+  await page.getByTestId("audit-verify").click();
+  await expect(page.getByTestId("audit-verify-result")).toContainText("Chain intact");
+});
