@@ -109,3 +109,22 @@ test("a viewer cannot confirm a risky read", async ({ page }) => {
   await expect(page.getByTestId("risk-not-allowed")).toBeVisible();
   await expect(page.getByTestId("confirm-risky-read")).toHaveCount(0);
 });
+
+test("every tab of a DLQ has the same header: the connection's name, the broker and type, the depth and the tabs", async ({ page }) => {
+  await signIn(page, "operator");
+  const base = dlqPath(DEMO.rejectedDlq);
+  const heads: string[] = [];
+  for (const path of [base, `${base}/triage`, `${base}/redrive`, `${base}/discard`]) {
+    await page.goto(path);
+    await expect(page.getByTestId("crumb-connection")).toHaveText("Local RabbitMQ");
+    await expect(page.getByTestId("breadcrumbs")).not.toContainText(DEMO.connectionId);
+    await expect(page.getByTestId("dlq-name")).toHaveText(DEMO.rejectedDlq);
+    await expect(page.getByTestId("dlq-kind")).toHaveText("rabbitmq · classic");
+    await expect(page.getByTestId("dlq-depth")).toHaveText(/^\d[\d,]*$/);
+    await expect(page.getByTestId("dlq-tabs")).toBeVisible();
+    heads.push(((await page.getByTestId("dlq-head").locator(".meta").textContent()) ?? "").replace(/\d[\d,]*/g, "N"));
+  }
+  expect(new Set(heads).size).toBe(1); // the same words on every tab
+  await page.goto(`${base}/redrive/new`);
+  await expect(page.getByTestId("crumb-connection")).toHaveText("Local RabbitMQ");
+});

@@ -41,3 +41,13 @@ test("an SQS FIFO letter shows its group, deduplication id and sequence number",
   await expect(page.getByTestId("header-row").first()).toBeVisible();
   await expect(page.locator('[data-testid="property-row"][data-name="MessageAttribute DataTypes"]')).toContainText("String");
 });
+
+test("the DLQ list words a warning in a few words, with the whole sentence on hover, never as a raw code", async ({ page }) => {
+  await signIn(page, "viewer");
+  await page.goto("/");
+  const row = page.getByTestId("dlq-row").filter({ has: page.getByRole("link", { name: "demo-journal-dlq.fifo", exact: true }) });
+  const badge = row.locator('[data-testid="dlq-warning"][data-code="fifo_group_read_limit"]');
+  await expect(badge).toHaveText("FIFO: 10 per group readable");
+  await expect(badge).toHaveAttribute("title", /at most the first 10 letters of each group/);
+  await expect(page.getByTestId("dlq-warning").filter({ hasText: /^[a-z]+(_[a-z]+)+$/ })).toHaveCount(0);
+});

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and runs the whole test suite: type check, unit tests, integration tests against the real
 # PostgreSQL and RabbitMQ on this machine, the redrive fault tests, and Playwright e2e in Debian's
-# Chromium against the production build. Installs what it needs (npm ci, apt-get chromium) and starts local services.
+# Chromium against the production build, then the first command's defaults (embedded database) in
+# Chromium and from a fresh clone. Installs what it needs (npm ci, apt-get chromium) and starts local services.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/sh/common.sh
@@ -55,3 +56,10 @@ for role in admin operator viewer; do
 done
 npm run --silent seed:demo >/dev/null
 npx playwright test
+
+# The README's first command on its defaults: no DATABASE_URL, the embedded PGlite database.
+log "e2e on start.sh's defaults (embedded database, Chromium): sign in, browse, scan, redrive, restart"
+env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG npx playwright test --config e2e/embedded/playwright.config.ts
+
+log "newcomer check: a fresh clone, ./scripts/start.sh, sign in over HTTP, restart, sign in again"
+env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG bash scripts/newcomer-check.sh

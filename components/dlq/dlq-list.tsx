@@ -122,8 +122,8 @@ export function DlqList({ initial }: { initial: DlqListing }) {
                 </span>
               ) : null}
               {r.warnings.map((w) => (
-                <span key={w.code} className="badge badge-warn" title={w.message}>
-                  {w.code}
+                <span key={w.code} className="badge badge-warn" title={w.message} data-testid="dlq-warning" data-code={w.code}>
+                  {w.label}
                 </span>
               ))}
             </span>

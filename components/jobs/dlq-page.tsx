@@ -1,16 +1,17 @@
-import Link from "next/link";
+import { DlqCrumbTrail } from "@/components/dlq/dlq-head";
 import type { ReactNode } from "react";
 import { Problem } from "@/components/ui/problem";
 import { asAppError } from "@/lib/dlq/app-error";
-import { decodeParam, dlqHref } from "@/lib/dlq/links";
+import { connectionName } from "@/lib/dlq/describe-dlq";
+import { decodeParam } from "@/lib/dlq/links";
 import type { JobKind } from "./operation-job";
 
-/** Breadcrumbs of a page under one DLQ: DLQs / connection / queue / `children`. */
+/** Breadcrumbs of a page under one DLQ: DLQs / connection name / queue / `children`. */
 export function DlqCrumbs({ connectionId, queue, children }: { connectionId: string; queue: string; children: ReactNode }) {
   return (
-    <div className="breadcrumbs">
-      <Link href="/">DLQs</Link> / {connectionId} / <Link href={dlqHref(connectionId, queue)} className="mono">{queue}</Link> / {children}
-    </div>
+    <DlqCrumbTrail name={connectionName(connectionId)} connectionId={connectionId} queue={queue}>
+      {children}
+    </DlqCrumbTrail>
   );
 }
 

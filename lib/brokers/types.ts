@@ -135,6 +135,8 @@ export interface ReadRisk {
 
 export interface DlqWarning {
   code: string;
+  /** A few words for a badge ("no source queue"); `message` says the whole of it. */
+  label: string;
   message: string;
 }
 

@@ -156,9 +156,6 @@ async function stopGracefully(c: ChildProcess) {
   if (c.exitCode === null) c.kill("SIGKILL");
 }
 
-const settledCount = async (jobId: string) =>
-  Number((await getDb().$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid AND state NOT IN ('pending', 'moving')`, jobId))[0].n);
-
 const ledgerStates = async (jobId: string) =>
   Object.fromEntries(
     (await getDb().$queryRawUnsafe<Array<{ state: string; n: number }>>(`SELECT state, count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`, jobId)).map((r) => [r.state, r.n]),

@@ -213,7 +213,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
   const base = { action: "redrive.start", connectionId: (raw.connectionId as string) ?? null, queue: (raw.queue as string) ?? null };
   await authorize(actor, "redrive:sample", { ...base, meta });
   const p = parse(planSchema, input);
-  const adapter = adapterFor(p.connectionId);
+  adapterFor(p.connectionId); // unknown connections are not_found before anything is counted
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
   const { filter, letterIds } = filterOfSelection(p, p.selection);
 

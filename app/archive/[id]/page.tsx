@@ -16,6 +16,7 @@ import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { discardJobHref } from "@/lib/discard/ui-links";
 import { asAppError } from "@/lib/dlq/app-error";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
+import { connectionName } from "@/lib/dlq/describe-dlq";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Archived letter" };
@@ -57,7 +58,7 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
     <main className="page">
       <EscapeBack href={back} />
       <div className="breadcrumbs">
-        <Link href={back}>Archive</Link> / {l.connectionId} / <Link href={dlqHref(l.connectionId, l.queue)} className="mono">{l.queue}</Link>
+        <Link href={back}>Archive</Link> / {connectionName(l.connectionId)} / <Link href={dlqHref(l.connectionId, l.queue)} className="mono">{l.queue}</Link>
       </div>
       <div className="page-head">
         <h1>Archived letter</h1>

@@ -58,12 +58,6 @@ export interface KafkaAdapterOptions {
   handledStore?: HandledStore | null;
   /** Warn when the oldest unhandled letter has lived this share of the topic's retention (default 0.8). */
   retentionWarnShare?: number;
-  /**
-   * Unused, kept for callers that set it: stream() now looks handled offsets up once per Fetch
-   * response, with one range query, while the previous response is handed out.
-   * @deprecated
-   */
-  streamChunk?: number;
 }
 
 interface TopicState {
@@ -86,7 +80,6 @@ export class KafkaAdapter implements BrokerAdapter {
   private readonly limits: FetchLimits;
   private readonly store: HandledStore | null;
   private readonly warnShare: number;
-  private readonly streamChunk: number;
   private admin: Promise<Admin> | null = null;
   private cluster: Promise<InternalCluster> | null = null;
   /** Redrive's producer: idempotent, acks=all, one request in flight, no topic auto-creation. */
@@ -105,7 +98,6 @@ export class KafkaAdapter implements BrokerAdapter {
     this.limits = { ...DEFAULT_FETCH_LIMITS, ...options.fetch };
     this.store = options.handledStore === undefined ? prismaHandledStore() : options.handledStore;
     this.warnShare = options.retentionWarnShare ?? 0.8;
-    this.streamChunk = options.streamChunk ?? 500;
   }
 
   private err(e: unknown, topic?: string): BrokerError {
@@ -220,7 +212,7 @@ export class KafkaAdapter implements BrokerAdapter {
       try {
         [handled, firstUnhandled] = await Promise.all([this.store.handledCounts(this.connectionId, name, state.partitions), this.store.firstUnhandled(this.connectionId, name, state.partitions)]);
       } catch (e) {
-        warnings.push({ code: "handled_unavailable", message: "The console's record of handled offsets could not be read: letters already redriven or discarded are not marked." });
+        warnings.push({ code: "handled_unavailable", label: "handled offsets unknown", message: "The console's record of handled offsets could not be read: letters already redriven or discarded are not marked." });
         console.warn(`[kafka] handled offsets for ${name}: ${(e as Error).message}`);
       }
     }
@@ -294,7 +286,7 @@ export class KafkaAdapter implements BrokerAdapter {
         out.push({
           connectionId: this.connectionId, name, kind: "kafka", queueType: "topic", depth: null, inFlight: null, consumers: null,
           origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [], source, readRisk: null,
-          warnings: [{ code: "missing", message: `Topic "${name}" is named in the config but does not exist on the broker.` }], facts: [],
+          warnings: [{ code: "missing", label: "does not exist", message: `Topic "${name}" is named in the config but does not exist on the broker.` }], facts: [],
         });
         continue;
       }

@@ -28,6 +28,7 @@ export function retentionWarnings(config: TopicConfig, oldest: { at: number; par
   if (policies.includes("compact")) {
     out.push({
       code: "compacted",
+      label: "compacted topic",
       message: `This dead-letter topic is compacted (cleanup.policy=${config.cleanupPolicy}): a newer letter with the same key replaces an older one, so letters can disappear before anyone looks at them, and offsets have gaps. Dead-letter topics should use cleanup.policy=delete.`,
     });
   }
@@ -37,6 +38,7 @@ export function retentionWarnings(config: TopicConfig, oldest: { at: number; par
       const left = config.retentionMs - age;
       out.push({
         code: "near_retention",
+        label: "letters near retention",
         message:
           left > 0
             ? `The oldest unhandled letter (partition ${oldest.partition}, offset ${oldest.offset}) is ${formatDuration(age)} old and the topic keeps letters for ${formatDuration(config.retentionMs)}: Kafka may delete it in about ${formatDuration(left)}. Handle it or raise retention.ms.`

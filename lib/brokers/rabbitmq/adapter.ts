@@ -129,7 +129,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
     if (!fresh && c && Date.now() - c.at < this.opts.snapshotTtlMs) return c;
     let snap: Snapshot;
     if (!this.mgmt) {
-      snap = { at: Date.now(), queues: null, discovered: new Map(), warning: this.config.discover ? { code: "management_unconfigured", message: "No management API is configured for this connection: only DLQs named in the config are shown." } : null };
+      snap = { at: Date.now(), queues: null, discovered: new Map(), warning: this.config.discover ? { code: "management_unconfigured", label: "discovery off", message: "No management API is configured for this connection: only DLQs named in the config are shown." } : null };
     } else {
       try {
         const [queues, bindings, exchanges] = await Promise.all([
@@ -145,7 +145,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
         };
       } catch (e) {
         const why = e instanceof ManagementError ? e.message : String(e);
-        snap = { at: Date.now(), queues: null, discovered: new Map(), warning: { code: "management_unavailable", message: `The RabbitMQ management API is not available (${why}): only DLQs named in the config are shown, without discovery.` } };
+        snap = { at: Date.now(), queues: null, discovered: new Map(), warning: { code: "management_unavailable", label: "no management API", message: `The RabbitMQ management API is not available (${why}): only DLQs named in the config are shown, without discovery.` } };
       }
     }
     this.snapshotCache = snap;
@@ -224,9 +224,9 @@ export class RabbitMqAdapter implements BrokerAdapter {
     const { kind, source: kindSource } = await this.queueKind(name, q);
     facts.push({ name: "queue type source", value: { t: "string", v: kindSource } });
     if (kind.deliveryLimit !== null) facts.push({ name: "delivery limit", value: { t: "number", v: String(kind.deliveryLimit) } });
-    if (consumers) warnings.push({ code: "consumers_attached", message: `${consumers} consumer(s) are attached to this DLQ: they may take letters while you look, and the console cannot read it while they hold it exclusively.` });
+    if (consumers) warnings.push({ code: "consumers_attached", label: "consumers attached", message: `${consumers} consumer(s) are attached to this DLQ: they may take letters while you look, and the console cannot read it while they hold it exclusively.` });
     if (kind.queueType === "quorum" && kind.deliveryLimit === null) {
-      warnings.push({ code: "quorum_delivery_count", message: "Quorum queue: every read raises the letters' x-delivery-count (no delivery limit is set, so nothing is dropped)." });
+      warnings.push({ code: "quorum_delivery_count", label: "reads count deliveries", message: "Quorum queue: every read raises the letters' x-delivery-count (no delivery limit is set, so nothing is dropped)." });
     }
     const fromConfig = entry !== undefined;
     const fromDiscovery = snap.discovered.has(name);
@@ -267,7 +267,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
           out.push({
             connectionId: this.connectionId, name, kind: "rabbitmq", queueType: "unknown", depth: null, inFlight: null, consumers: null,
             origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [], source: "config", readRisk: null,
-            warnings: [{ code: "missing", message: `Queue "${name}" is named in the config but does not exist on the broker.` }], facts: [],
+            warnings: [{ code: "missing", label: "does not exist", message: `Queue "${name}" is named in the config but does not exist on the broker.` }], facts: [],
           });
         } else throw e;
       }

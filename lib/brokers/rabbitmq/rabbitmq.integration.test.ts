@@ -1,4 +1,3 @@
-import { afterAll, describe, expect, it } from "vitest";
 import { runBrokerContract } from "@/lib/brokers/contract";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";

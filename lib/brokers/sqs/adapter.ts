@@ -243,7 +243,7 @@ export class SqsAdapter implements BrokerAdapter {
         return {
           connectionId: this.connectionId, name, kind: "sqs", queueType: "unknown", depth: null, inFlight: null, consumers: null,
           origins: entry.origin ? [entry.origin] : [], source: "config", readRisk: null, facts: [],
-          warnings: [{ code: "missing", message: `Queue "${name}" is named in the config but does not exist on ${this.displayName} (region ${this.config.region}).` }],
+          warnings: [{ code: "missing", label: "does not exist", message: `Queue "${name}" is named in the config but does not exist on ${this.displayName} (region ${this.config.region}).` }],
         };
       }
     });

@@ -173,7 +173,7 @@ export function toLetter(msg: Message, id: string, position: number, opts: Lette
     const actual = md5Hex(whole);
     const ok = actual === msg.MD5OfBody.toLowerCase();
     properties.push({ name: "MD5OfBody check", value: { t: "string", v: ok ? "matches the body" : `MISMATCH: the body read has MD5 ${actual}` } });
-    if (!ok) warnings.push({ code: "md5_mismatch", message: `The body's MD5 (${actual}) does not match the MD5OfBody SQS reported (${msg.MD5OfBody}): the payload may have been altered in transit. Do not redrive it before checking.` });
+    if (!ok) warnings.push({ code: "md5_mismatch", label: "MD5 mismatch", message: `The body's MD5 (${actual}) does not match the MD5OfBody SQS reported (${msg.MD5OfBody}): the payload may have been altered in transit. Do not redrive it before checking.` });
   }
   const via = errorSourceOf(headers);
   if (via) properties.push({ name: "error attributes from", value: { t: "string", v: via === "lambda" ? "AWS Lambda (asynchronous invocation DLQ: ErrorCode, ErrorMessage, RequestID)" : "Amazon EventBridge (ERROR_CODE, ERROR_MESSAGE, RULE_ARN, TARGET_ARN)" } });

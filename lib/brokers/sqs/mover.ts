@@ -38,11 +38,9 @@ import "server-only";
  * agree on a single queue; several candidates and no DeadLetterQueueSourceArn → "failed", pick a
  * target. An explicit target that does not exist throws not_found before anything is received.
  */
-import { createHash } from "node:crypto";
 import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
-  GetQueueUrlCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,

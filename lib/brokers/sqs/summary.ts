@@ -117,6 +117,7 @@ export function buildSummary(i: SummaryInput): DlqSummary {
     if (r.reported && retention.reported && r.seconds > retention.seconds) {
       warnings.push({
         code: "retention_shorter_than_source",
+        label: "retention shorter than source",
         message: fifo
           ? `This DLQ keeps letters for ${humanSeconds(retention.seconds)}, less than its source "${s.name}" (${humanSeconds(r.seconds)}). Give the DLQ at least the source's retention.`
           : `This DLQ keeps letters for ${humanSeconds(retention.seconds)}, less than its source "${s.name}" (${humanSeconds(r.seconds)}). SQS keeps a standard message's original enqueue time when it moves it to the DLQ, so letters that spent time in "${s.name}" expire here early, some possibly at once. Give the DLQ a longer retention than every source.`,
@@ -124,14 +125,15 @@ export function buildSummary(i: SummaryInput): DlqSummary {
     }
   }
   if (sourceRows.length) facts.push({ name: "source queues (redrive policies naming this DLQ)", value: { t: "table", v: sourceRows } });
-  if (i.sourcesTruncated) warnings.push({ code: "many_sources", message: "Many queues name this DLQ in their redrive policy; only the first ones are described." });
+  if (i.sourcesTruncated) warnings.push({ code: "many_sources", label: "many sources", message: "Many queues name this DLQ in their redrive policy; only the first ones are described." });
   if (i.sources.length === 0) {
-    warnings.push({ code: "no_source", message: `No queue's redrive policy names this queue${i.configOrigin ? ` (the config says its letters come from "${i.configOrigin}")` : ""}: SQS will not move failed messages here by itself.` });
+    warnings.push({ code: "no_source", label: "no source queue", message: `No queue's redrive policy names this queue${i.configOrigin ? ` (the config says its letters come from "${i.configOrigin}")` : ""}: SQS will not move failed messages here by itself.` });
   }
   const depth = num(a.ApproximateNumberOfMessages);
   if (fifo && depth !== null && depth > FIFO_READ_PER_GROUP) {
     warnings.push({
       code: "fifo_group_read_limit",
+      label: "FIFO: 10 per group readable",
       message: `SQS hands out the later letters of a FIFO message group only after the earlier ones are deleted, so a read that removes nothing sees at most the first ${FIFO_READ_PER_GROUP} letters of each group. Pages and scans of this DLQ miss the rest of any group that holds more (a scan says so and marks nothing gone); a redrive reaches them as it removes the earlier ones.`,
     });
   }

@@ -5,16 +5,16 @@ import { FactsTable } from "@/components/dlq/facts-table";
 import { LettersTable } from "@/components/dlq/letters-table";
 import { PositionControls } from "@/components/dlq/position-controls";
 import { RiskConfirm } from "@/components/dlq/risk-confirm";
-import { DlqTabs } from "@/components/triage/dlq-tabs";
+import { DlqCrumbTrail, DlqHead } from "@/components/dlq/dlq-head";
 import { Problem } from "@/components/ui/problem";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { parseBrowseParams } from "@/lib/dlq/browse-params";
+import { connectionName } from "@/lib/dlq/describe-dlq";
 import { decodeParam, dlqHref, PAGE_SIZES } from "@/lib/dlq/links";
 import { openDlq, type OpenDlqResult } from "@/lib/dlq/open-dlq";
-import { unhandledCount } from "@/lib/dlq/partitions";
 import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
 import { letterLabels, pagingNote, readNotice } from "@/lib/dlq/wording";
-import { formatCount, formatRange } from "@/lib/format";
+import { formatRange } from "@/lib/format";
 
 export const dynamic = "force-dynamic";
 
@@ -31,11 +31,7 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
   const parsed = parseBrowseParams(await searchParams);
-  const crumbs = (
-    <div className="breadcrumbs">
-      <Link href="/">DLQs</Link> / {connectionId} / <span className="mono">{queue}</span>
-    </div>
-  );
+  const crumbs = <DlqCrumbTrail name={connectionName(connectionId)} connectionId={connectionId} queue={queue} />;
   if (!parsed.ok) {
     await requirePageActor(dlqHref(connectionId, queue));
     return (
@@ -72,34 +68,11 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
   const labels = letterLabels(caps, vocab);
   const notice = readNotice(caps, vocab, { queueType: dlq.queueType });
   const unstable = pagingNote(caps, vocab);
-  const unhandled = unhandledCount(dlq);
   const count = letters?.length ?? 0;
   const at = (o: { page?: number; size?: number }) => dlqHref(connectionId, queue, { page, size, ...position, ...o });
   return (
     <main className="page">
-      <div className="breadcrumbs">
-        <Link href="/">DLQs</Link> / {connection.displayName} / <span className="mono">{queue}</span>
-      </div>
-      <div className="page-head">
-        <h1 className="mono" data-testid="dlq-name">
-          {dlq.name}
-        </h1>
-        <span className="badge">
-          {dlq.kind} · {dlq.queueType}
-        </span>
-        <span className="meta">
-          depth <span data-testid="dlq-depth">{formatCount(result.depth ?? dlq.depth)}</span>
-          {unhandled !== null ? (
-            <>
-              {" "}
-              (<span data-testid="dlq-unhandled">{formatCount(unhandled)}</span> unhandled)
-            </>
-          ) : null}
-          {dlq.inFlight ? ` · in flight ${formatCount(dlq.inFlight)}` : null} · {labels.origin.toLowerCase()}
-          {dlq.origins.length === 1 ? "" : "s"} {dlq.origins.length ? <span className="mono">{dlq.origins.join(", ")}</span> : "unknown"}
-        </span>
-        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current="letters" />
-      </div>
+      <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="letters" info={{ connection, dlq, problem: null }} depth={result.depth} />
       <p className={`banner banner-${notice.tone}`} data-testid="non-destructive-note">
         {notice.text}
       </p>

@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { DiscardsTable } from "@/components/discard/discards-table";
-import { DlqCrumbs } from "@/components/jobs/dlq-page";
-import { DlqTabs } from "@/components/triage/dlq-tabs";
+import { DlqHead } from "@/components/dlq/dlq-head";
 import { Problem } from "@/components/ui/problem";
 import { archiveHref } from "@/lib/archive/params";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
@@ -28,13 +27,7 @@ export default async function DlqDiscardsPage({ params }: { params: Promise<Para
   const { value: discards, problem } = await loadOrProblem(async () => listDiscards(actor, await requestMeta(), { connectionId, queue }));
   return (
     <main className="page">
-      <DlqCrumbs connectionId={connectionId} queue={queue}>
-        discards
-      </DlqCrumbs>
-      <div className="page-head">
-        <h1 className="mono">{queue}</h1>
-        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current="discards" />
-      </div>
+      <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="discards" />
       {problem ? (
         <Problem title="The discards could not be listed.">
           <p>{problem}</p>

@@ -1,11 +1,11 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { RedrivesTable } from "@/components/redrive/redrives-table";
-import { DlqTabs } from "@/components/triage/dlq-tabs";
+import { DlqHead } from "@/components/dlq/dlq-head";
 import { Problem } from "@/components/ui/problem";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { loadOrProblem } from "@/lib/dlq/app-error";
-import { decodeParam, dlqHref } from "@/lib/dlq/links";
+import { decodeParam } from "@/lib/dlq/links";
 import { listRedrives } from "@/lib/redrive/use-cases";
 import { redrivesHref } from "@/lib/redrive/ui-links";
 import { triageBase } from "@/lib/triage/view-params";
@@ -27,13 +27,7 @@ export default async function DlqRedrivesPage({ params }: { params: Promise<Para
   const { value: redrives, problem } = await loadOrProblem(async () => listRedrives(actor, await requestMeta(), { connectionId, queue }));
   return (
     <main className="page">
-      <div className="breadcrumbs">
-        <Link href="/">DLQs</Link> / {connectionId} / <Link href={dlqHref(connectionId, queue)} className="mono">{queue}</Link> / redrives
-      </div>
-      <div className="page-head">
-        <h1 className="mono">{queue}</h1>
-        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current="redrives" />
-      </div>
+      <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="redrives" />
       {problem ? (
         <Problem title="The redrives could not be listed.">
           <p>{problem}</p>

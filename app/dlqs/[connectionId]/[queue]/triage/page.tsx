@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { DlqTabs } from "@/components/triage/dlq-tabs";
+import { DlqCrumbTrail, DlqHead } from "@/components/dlq/dlq-head";
 import { FilterBar } from "@/components/triage/filter-bar";
 import { GroupBy } from "@/components/triage/group-by";
 import { GroupsTable } from "@/components/triage/groups-table";
@@ -11,6 +11,7 @@ import { Problem } from "@/components/ui/problem";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { asAppError } from "@/lib/dlq/app-error";
+import { connectionName } from "@/lib/dlq/describe-dlq";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
 import { formatCount } from "@/lib/format";
 import { newDiscardHref } from "@/lib/discard/ui-links";
@@ -36,11 +37,7 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
   const parsed = parseTriageParams(await searchParams);
   const view = parsed.ok ? parsed.value : EMPTY_VIEW;
   const actor = await requirePageActor(triageHref(connectionId, queue, view));
-  const crumbs = (
-    <div className="breadcrumbs">
-      <Link href="/">DLQs</Link> / {connectionId} / <Link href={dlqHref(connectionId, queue)} className="mono">{queue}</Link> / triage
-    </div>
-  );
+  const crumbs = <DlqCrumbTrail name={connectionName(connectionId)} connectionId={connectionId} queue={queue} current="triage" />;
   if (!parsed.ok) {
     return (
       <main className="page">
@@ -91,13 +88,7 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
 
   return (
     <main className="page triage-page">
-      {crumbs}
-      <div className="page-head">
-        <h1 className="mono" data-testid="dlq-name">
-          {queue}
-        </h1>
-        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current="triage" scans={scans} />
-      </div>
+      <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="triage" scans={scans} />
       <ScanPanel connectionId={connectionId} queue={queue} canScan={can(actor.role, "triage:scan")} latest={latest} lastCompleted={lastCompleted} />
 
       <section className="section" aria-labelledby="groups-h">

@@ -19,6 +19,7 @@ import { decodeParam, dlqHref, letterHref, payloadHref } from "@/lib/dlq/links";
 import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
 import { viewLetter, type ViewLetterResult } from "@/lib/dlq/view-letter";
 import { letterLabels } from "@/lib/dlq/wording";
+import { DlqCrumbs } from "@/components/jobs/dlq-page";
 
 export const dynamic = "force-dynamic";
 
@@ -59,9 +60,9 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
   const acceptRisk = await hasRiskConfirmation(connectionId, queue);
 
   const crumbs = (
-    <div className="breadcrumbs">
-      <Link href="/">DLQs</Link> / {connectionId} / <Link href={back} className="mono">{queue}</Link> / <span className="mono">{letterId}</span>
-    </div>
+    <DlqCrumbs connectionId={connectionId} queue={queue}>
+      <span className="mono">{letterId}</span>
+    </DlqCrumbs>
   );
 
   let r: ViewLetterResult;

@@ -1,0 +1,94 @@
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { DlqTabs } from "@/components/triage/dlq-tabs";
+import type { Actor } from "@/lib/auth/session";
+import { requestMeta } from "@/lib/auth/session";
+import { describeDlqHead, type DlqHeadInfo } from "@/lib/dlq/describe-dlq";
+import { dlqHref } from "@/lib/dlq/links";
+import { unhandledCount } from "@/lib/dlq/partitions";
+import { letterLabels } from "@/lib/dlq/wording";
+import { formatCount } from "@/lib/format";
+import type { ScanView } from "@/lib/triage/use-cases";
+
+type Tab = "letters" | "triage" | "redrives" | "discards";
+
+/**
+ * The header of every tab of a DLQ: breadcrumbs with the connection's name, the DLQ's name, broker
+ * and type, depth (and unhandled, in flight), origins, and the tabs. A page that already described
+ * the DLQ passes `info` (and the depth it read); the others leave it to this component, which asks
+ * the broker for the queue's description only (no letter is read).
+ */
+export async function DlqHead({
+  actor,
+  connectionId,
+  queue,
+  current,
+  info,
+  depth,
+  scans,
+}: {
+  actor: Actor;
+  connectionId: string;
+  queue: string;
+  current: Tab;
+  info?: DlqHeadInfo;
+  depth?: number | null;
+  scans?: ScanView[];
+}) {
+  const head = info ?? (await describeDlqHead(actor, await requestMeta(), { connectionId, queue }));
+  const { connection, dlq } = head;
+  const labels = letterLabels(connection.capabilities, connection.vocabulary);
+  const unhandled = dlq ? unhandledCount(dlq) : null;
+  return (
+    <>
+      <DlqCrumbTrail name={connection.displayName} connectionId={connectionId} queue={queue} current={current === "letters" ? null : current} />
+      <div className="page-head" data-testid="dlq-head">
+        <h1 className="mono" data-testid="dlq-name">
+          {dlq?.name ?? queue}
+        </h1>
+        <span className="badge" data-testid="dlq-kind">
+          {connection.kind}
+          {dlq ? ` · ${dlq.queueType}` : null}
+        </span>
+        {dlq ? (
+          <span className="meta">
+            depth <span data-testid="dlq-depth">{formatCount(depth ?? dlq.depth)}</span>
+            {unhandled !== null ? (
+              <>
+                {" "}
+                (<span data-testid="dlq-unhandled">{formatCount(unhandled)}</span> unhandled)
+              </>
+            ) : null}
+            {dlq.inFlight ? ` · in flight ${formatCount(dlq.inFlight)}` : null} · {labels.origin.toLowerCase()}
+            {dlq.origins.length === 1 ? "" : "s"} {dlq.origins.length ? <span className="mono">{dlq.origins.join(", ")}</span> : "unknown"}
+          </span>
+        ) : (
+          <span className="meta" data-testid="dlq-head-problem">
+            depth unknown: {head.problem}
+          </span>
+        )}
+        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current={current} scans={scans} />
+      </div>
+    </>
+  );
+}
+
+/** DLQs / connection name / queue / what is open, as every page under a DLQ shows it. */
+export function DlqCrumbTrail({ name, connectionId, queue, current, children }: { name: string; connectionId: string; queue: string; current?: string | null; children?: ReactNode }) {
+  const last = children ?? current;
+  return (
+    <div className="breadcrumbs" data-testid="breadcrumbs">
+      <Link href="/">DLQs</Link> / <span data-testid="crumb-connection">{name}</span> /{" "}
+      {last ? (
+        <>
+          <Link href={dlqHref(connectionId, queue)} className="mono">
+            {queue}
+          </Link>{" "}
+          / {last}
+        </>
+      ) : (
+        <span className="mono">{queue}</span>
+      )}
+    </div>
+  );
+}
