@@ -38,6 +38,8 @@ export interface BrokerCapabilities {
    * it when the job resumes. Absent means false (SQS DeleteMessage answers; Kafka marks are rows).
    */
   removalUnconfirmed?: boolean;
+  /** `planSafeMove` and `moveToSafety` exist: a risky DLQ's letters can be moved where reading is safe. Absent means false. */
+  safeMove?: boolean;
 }
 
 /** Words the UI uses for this broker's concepts. */
@@ -131,7 +133,55 @@ export interface ReadRisk {
   message: string;
   /** e.g. the delivery limit. */
   limit?: number;
+  /**
+   * Where a letter read past the limit goes, when the broker moves it on rather than dropping it:
+   * the queue (SQS: the DLQ's own redrive target) whose depth shows letters that moved during a
+   * read. Null or absent: the letter is dropped for good (RabbitMQ quorum queue without a DLX of
+   * its own) or its destination cannot be watched (a DLX exchange).
+   */
+  onwardQueue?: string | null;
+  /**
+   * Where reading counts against letters, the per-letter count a read raises, as the triage index
+   * keeps it (`FailureInfo.deliveryCount` for x-delivery-count, `FailureInfo.count` for SQS
+   * ApproximateReceiveCount): a read pushes a letter over the limit when count + 1 > limit.
+   */
+  countField?: "deliveryCount" | "count";
 }
+
+/**
+ * How a risky DLQ's letters can be moved where reading them is safe, before anything reads them
+ * (`BrokerAdapter.planSafeMove`). Nothing is changed by planning.
+ */
+export interface SafeMovePlan {
+  /** The queue the letters go to; the move creates it when missing. */
+  target: string;
+  /** True when `target` exists already (a move made earlier, or created by hand). */
+  targetExists: boolean;
+  /** Operator words: what the target is and why reading it is safe. */
+  description: string;
+  /** The broker permissions the move needs, in the broker's own words (for the confirm screen and the README). */
+  permissions: string[];
+  /** Letters in the DLQ now, as the broker counts them. */
+  depth: number | null;
+}
+
+/**
+ * One event of a move to safety. Where the broker moves letter by letter (RabbitMQ), one "letter"
+ * event per letter that settled; where it moves the queue natively (SQS message move task), only
+ * "progress" events with the broker's counts. Always a final "progress" event.
+ */
+export type SafeMoveEvent =
+  | {
+      kind: "letter";
+      letterId: string;
+      messageId: string | null;
+      sha256: string;
+      bodySize: number;
+      outcome: "moved" | "failed";
+      /** Operator words when failed (the letter stays in the DLQ). */
+      reason: string | null;
+    }
+  | { kind: "progress"; moved: number; failed: number; total: number | null; done: boolean };
 
 export interface DlqWarning {
   code: string;
@@ -430,6 +480,22 @@ export interface BrokerAdapter {
    * body that does not match it is "failed".
    */
   republish(dlq: string, requests: RepublishRequest[], opts?: RepublishOptions): AsyncIterable<RepublishResult>;
+  /**
+   * Where `capabilities.safeMove`: how this DLQ's letters would be moved to safety (the target
+   * queue, whether it exists, the permissions needed). Changes nothing; reads no letter.
+   * Throws `not_found` for a DLQ that does not exist.
+   */
+  planSafeMove?(dlq: string): Promise<SafeMovePlan>;
+  /**
+   * Where `capabilities.safeMove`: moves every letter that is in `dlq` when the call starts into
+   * `plan.target` (created when missing, as a queue that reading does not harm), conserving: each
+   * letter is published to the target and confirmed by the broker before it leaves the DLQ; bytes,
+   * message id, properties, headers and broker history are kept exactly; no redrive marker is
+   * added. Each letter is read at most once, and a letter that moved is never returned to the DLQ
+   * (so the read costs it nothing); one whose move failed stays in the DLQ. `signal` stops between
+   * letters. Runs until the letters present at the start are moved, or the DLQ is empty.
+   */
+  moveToSafety?(dlq: string, target: string, opts?: { signal?: AbortSignal }): AsyncIterable<SafeMoveEvent>;
   /** Cheap reachability check. */
   ping(): Promise<void>;
   close(): Promise<void>;
