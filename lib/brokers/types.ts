@@ -146,6 +146,12 @@ export interface ReadRisk {
    * ApproximateReceiveCount): a read pushes a letter over the limit when count + 1 > limit.
    */
   countField?: "deliveryCount" | "count";
+  /**
+   * With `countField`: a letter whose count, as the last read saw it, is at least this is lost to
+   * the DLQ by the next read (RabbitMQ: limit - 1, since the read that saw it returned it once
+   * more; SQS: limit, since the next receive is the one past it).
+   */
+  nextReadLosesAt?: number;
 }
 
 /**

@@ -19,11 +19,14 @@ import {
   type RepublishOptions,
   type RepublishRequest,
   type RepublishResult,
+  type SafeMoveEvent,
+  type SafeMovePlan,
   type StreamOptions,
   type StreamShortfall,
 } from "@/lib/brokers/types";
 import { moveSqsLetters, moveVisibilitySeconds, removeSqsLetters, type SqsMoveContext } from "@/lib/brokers/sqs/mover";
 import { republishSqs } from "@/lib/brokers/sqs/republish";
+import { dlqOfSafeQueueName, moveSqsToSafety, planSqsSafeMove, type SafeMoveContext } from "@/lib/brokers/sqs/safe-move";
 import { createSqsClient } from "@/lib/brokers/sqs/client";
 import { mapSqsError } from "@/lib/brokers/sqs/errors";
 import { discoverDlqs, listQueueUrls, mapLimit, queueNameOfUrl } from "@/lib/brokers/sqs/discovery";
@@ -45,6 +48,8 @@ export function sqsCapabilities(c: SqsConnectionConfig): BrokerCapabilities {
     randomAccess: false,
     perLetterRemoval: true,
     nativeBulkMove: c.messageMoveTasks,
+    // Only a move task moves letters without a receive that counts against the DLQ (safe-move.ts).
+    safeMove: c.messageMoveTasks,
     // FIFO letters carry a MessageGroupId whose order matters on redrive; standard ones have none.
     orderedKeys: true,
     // Standard queues have no order: pages are sorted by SentTimestamp within what one read receives.
@@ -80,6 +85,10 @@ export interface SqsAdapterOptions {
   inFlightMargin?: number;
   maxAttempts?: number;
   connectTimeoutMs?: number;
+  /** How often a move to safety asks SQS for the move task's progress (default 500 ms). */
+  safeMovePollMs?: number;
+  /** MaxNumberOfMessagesPerSecond of a move to safety's task (default: none, SQS's fastest). */
+  safeMoveMaxPerSecond?: number;
 }
 
 interface Described {
@@ -102,7 +111,7 @@ export class SqsAdapter implements BrokerAdapter {
 
   private readonly sqs: SQSClient;
   private readonly endpoint: string;
-  private readonly o: Required<SqsAdapterOptions>;
+  private readonly o: Required<Omit<SqsAdapterOptions, "safeMoveMaxPerSecond">> & Pick<SqsAdapterOptions, "safeMoveMaxPerSecond">;
   private readonly urls = new Map<string, string>();
   private readonly oldestSeen = new Map<string, { sentMs: number; atMs: number }>();
 
@@ -127,6 +136,8 @@ export class SqsAdapter implements BrokerAdapter {
       inFlightMargin: options.inFlightMargin ?? 1000,
       maxAttempts: options.maxAttempts ?? 2,
       connectTimeoutMs: options.connectTimeoutMs ?? 3000,
+      safeMovePollMs: options.safeMovePollMs ?? 500,
+      safeMoveMaxPerSecond: options.safeMoveMaxPerSecond,
     };
     this.sqs = createSqsClient(config, { maxAttempts: this.o.maxAttempts, connectTimeoutMs: this.o.connectTimeoutMs, requestTimeoutMs: (Math.max(this.o.browseWaitSeconds, this.o.streamWaitSeconds) + 20) * 1000 });
   }
@@ -195,7 +206,9 @@ export class SqsAdapter implements BrokerAdapter {
     const entry = this.configEntry(name);
     const fromDiscovery = sources.names.length > 0 || (discovered?.has(name) ?? false);
     const inScope = !this.config.queueNamePrefix || name.startsWith(this.config.queueNamePrefix);
-    if (!entry && !(this.config.discover && fromDiscovery && inScope)) throw this.notFound(name);
+    const counted = entry !== undefined || (this.config.discover && fromDiscovery && inScope);
+    const safeCopyOf = counted ? null : await this.safeCopyOf(name, discovered);
+    if (!counted && !safeCopyOf) throw this.notFound(name);
     const described = sources.names.slice(0, SOURCE_DESCRIBE_MAX);
     const sourceInfos: SourceInfo[] = await mapLimit(described, this.o.describeConcurrency, async (s) => {
       try {
@@ -217,22 +230,45 @@ export class SqsAdapter implements BrokerAdapter {
       nativeBulkMove: this.capabilities.nativeBulkMove,
       oldestSeen: this.oldestSeen.get(name) ?? null,
       now: Date.now(),
+      safeCopyOf,
     });
     return { url, attrs, summary };
+  }
+
+  /**
+   * A queue named like a DLQ's safe queue (`<dlq>-safe`, safe-move.ts) counts as a DLQ while that
+   * DLQ does: it holds the DLQ's letters and shares its origins. Null when the name does not fit or
+   * the DLQ is gone or not one the console counts.
+   */
+  private async safeCopyOf(name: string, discovered?: Map<string, string[]>): Promise<{ dlq: string; origins: string[] } | null> {
+    const dlq = dlqOfSafeQueueName(name);
+    if (!dlq) return null;
+    try {
+      return { dlq, origins: (await this.describe(dlq, discovered)).summary.origins };
+    } catch (e) {
+      if (e instanceof BrokerError && e.kind === "not_found") return null;
+      throw e;
+    }
   }
 
   async listDlqs(): Promise<DlqSummary[]> {
     await this.ping();
     let discovered = new Map<string, string[]>();
+    const safeQueues: string[] = [];
     if (this.config.discover) {
       try {
         const { urls } = await listQueueUrls(this.sqs, this.config.queueNamePrefix, 20_000);
         discovered = await discoverDlqs(this.sqs, urls, this.o.describeConcurrency);
+        for (const url of urls) {
+          const name = queueNameOfUrl(url);
+          const dlq = dlqOfSafeQueueName(name);
+          if (dlq && (discovered.has(dlq) || this.configEntry(dlq))) safeQueues.push(name);
+        }
       } catch (e) {
         throw this.err(e);
       }
     }
-    const names = [...new Set([...this.config.dlqs.map((d) => d.name), ...discovered.keys()])].sort();
+    const names = [...new Set([...this.config.dlqs.map((d) => d.name), ...discovered.keys(), ...safeQueues])].sort();
     const out = await mapLimit(names, 4, async (name): Promise<DlqSummary | null> => {
       try {
         return (await this.describe(name, discovered)).summary;
@@ -504,6 +540,44 @@ export class SqsAdapter implements BrokerAdapter {
       requests,
       opts,
     );
+  }
+
+  /** See `BrokerAdapter.planSafeMove` and safe-move.ts. */
+  planSafeMove(name: string): Promise<SafeMovePlan> {
+    return planSqsSafeMove(this.safeMoveContext(), name);
+  }
+
+  /** See `BrokerAdapter.moveToSafety` and safe-move.ts: a native move task, polled. */
+  moveToSafety(name: string, target: string, opts: { signal?: AbortSignal } = {}): AsyncIterable<SafeMoveEvent> {
+    return moveSqsToSafety(this.safeMoveContext(), name, target, opts);
+  }
+
+  private safeMoveContext(): SafeMoveContext {
+    return {
+      sqs: this.sqs,
+      enabled: this.capabilities.safeMove === true,
+      displayName: this.displayName,
+      describe: (name) => this.describe(name),
+      lookup: async (name) => {
+        let url: string;
+        try {
+          url = await this.urlOf(name);
+        } catch (e) {
+          if (e instanceof BrokerError && e.kind === "not_found") return null;
+          throw e;
+        }
+        try {
+          return { url, attrs: await this.attrsOf(name, url) };
+        } catch (e) {
+          if (e instanceof BrokerError && e.kind === "not_found") return null;
+          throw e;
+        }
+      },
+      created: (name, url) => this.urls.set(name, url),
+      err: (e, queue) => this.err(e, queue),
+      pollMs: this.o.safeMovePollMs,
+      maxPerSecond: this.o.safeMoveMaxPerSecond,
+    };
   }
 
   async ping(): Promise<void> {

@@ -6,6 +6,7 @@ import { attributeValue, baseIdOf, compareKeys, isSqsLetterId, md5Hex, queueName
 import { buildSummary, chainedRisk, parseRedrivePolicy, type SummaryInput } from "@/lib/brokers/sqs/summary";
 import { credentialsFor, isLoopbackEndpoint } from "@/lib/brokers/sqs/client";
 import { sqsBodyOf, testConfig } from "@/lib/brokers/sqs/test-kit";
+import { dlqOfSafeQueueName, isValidQueueName, safeMovePermissions, safeQueueAttributes, safeQueueNameOf } from "@/lib/brokers/sqs/safe-move";
 
 const ctx = { endpoint: "http://127.0.0.1:9324", queue: "orders-dlq" };
 const sdkError = (name: string, status?: number, extra: Record<string, unknown> = {}) => Object.assign(new Error(`${name} happened`), { name, $metadata: { httpStatusCode: status }, ...extra });
@@ -113,7 +114,7 @@ describe("summaries", () => {
   });
   it("a DLQ with its own redrive policy is a chained-dlq read risk; no source is a warning", () => {
     const attrs = { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: "arn:aws:sqs:r:1:last-resort", maxReceiveCount: 10 }) };
-    expect(chainedRisk("d", attrs)).toMatchObject({ kind: "chained-dlq", limit: 10 });
+    expect(chainedRisk("d", attrs)).toMatchObject({ kind: "chained-dlq", limit: 10, onwardQueue: "last-resort", countField: "count" });
     expect(parseRedrivePolicy("not json")).toBeNull();
     expect(buildSummary({ ...base, sources: [] }).warnings.map((w) => w.code)).toEqual(["no_source"]);
   });
@@ -139,5 +140,40 @@ describe("credentials and fixture bodies", () => {
     expect(() => sqsBodyOf(Uint8Array.from([0xc3, 0x28]))).toThrow(/UTF-8/);
     expect(() => sqsBodyOf(Uint8Array.from([0x41, 0x00]))).toThrow(/refuses/);
     expect(sqsBodyOf(Buffer.from("\uFEFFok", "utf8"))).toBe("\uFEFFok");
+  });
+});
+
+describe("move to safety (pure parts)", () => {
+  it("names the safe queue <dlq>-safe, FIFO <base>-safe.fifo, and maps it back", () => {
+    expect(safeQueueNameOf("orders-dlq")).toBe("orders-dlq-safe");
+    expect(safeQueueNameOf("orders-dlq.fifo")).toBe("orders-dlq-safe.fifo");
+    expect(dlqOfSafeQueueName("orders-dlq-safe")).toBe("orders-dlq");
+    expect(dlqOfSafeQueueName("orders-dlq-safe.fifo")).toBe("orders-dlq.fifo");
+    expect(dlqOfSafeQueueName("orders-dlq")).toBeNull();
+    expect(dlqOfSafeQueueName("-safe")).toBeNull();
+    expect(isValidQueueName(safeQueueNameOf("a".repeat(75)))).toBe(true);
+    expect(isValidQueueName(safeQueueNameOf("a".repeat(76)))).toBe(false);
+    expect(isValidQueueName("has space")).toBe(false);
+  });
+  it("a safe queue copies retention, size, encryption and FIFO settings, never a redrive policy", () => {
+    const dlq = { MessageRetentionPeriod: "1209600", MaximumMessageSize: "262144", SqsManagedSseEnabled: "true", RedrivePolicy: "{}", VisibilityTimeout: "30", FifoQueue: "true", ContentBasedDeduplication: "true" };
+    expect(safeQueueAttributes(dlq, false)).toEqual({ MessageRetentionPeriod: "1209600", MaximumMessageSize: "262144", SqsManagedSseEnabled: "true" });
+    expect(safeQueueAttributes(dlq, true)).toEqual({ MessageRetentionPeriod: "1209600", MaximumMessageSize: "262144", SqsManagedSseEnabled: "true", FifoQueue: "true", ContentBasedDeduplication: "true" });
+    expect(safeQueueAttributes({ KmsMasterKeyId: "alias/k", SqsManagedSseEnabled: "false" }, false)).toEqual({ KmsMasterKeyId: "alias/k" });
+  });
+  it("lists the IAM actions, KMS ones only for a KMS-encrypted DLQ", () => {
+    const p = safeMovePermissions("d", "d-safe", {}).join("\n");
+    for (const a of ["sqs:GetQueueAttributes", "sqs:CreateQueue", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:CancelMessageMoveTask", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:SendMessage"]) expect(p).toContain(a);
+    expect(p).not.toContain("kms:");
+    expect(safeMovePermissions("d", "d-safe", { KmsMasterKeyId: "alias/k" }).join("\n")).toMatch(/kms:Decrypt.*alias\/k/);
+  });
+  it("a safe copy has the DLQ's origins, says whose copy it is, and no no_source warning", () => {
+    const s = buildSummary({
+      connectionId: "c", name: "orders-dlq-safe", attrs: { ApproximateNumberOfMessages: "8" }, sources: [], sourcesTruncated: false, configOrigin: null, source: "discovered",
+      readVisibilitySeconds: 30, nativeBulkMove: true, oldestSeen: null, now: 0, safeCopyOf: { dlq: "orders-dlq", origins: ["orders"] },
+    });
+    expect(s).toMatchObject({ origins: ["orders"], readRisk: null, depth: 8 });
+    expect(s.warnings).toEqual([]);
+    expect(s.facts.find((f) => f.name === "safe copy")?.value).toEqual({ t: "string", v: "safe copy of orders-dlq, made by the console's move to safety" });
   });
 });

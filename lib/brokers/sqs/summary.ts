@@ -58,6 +58,8 @@ export interface SummaryInput {
   /** Oldest SentTimestamp (ms) seen by a read that covered the whole queue, and when it was seen. */
   oldestSeen: { sentMs: number; atMs: number } | null;
   now: number;
+  /** Set when this queue is the safe copy of a DLQ made by the console's move to safety (safe-move.ts): that DLQ and its origins. */
+  safeCopyOf?: { dlq: string; origins: string[] } | null;
 }
 
 const str = (v: string): HeaderEntry["value"] => ({ t: "string", v });
@@ -70,6 +72,11 @@ export function chainedRisk(name: string, attrs: Attrs): ReadRisk | null {
   return {
     kind: "chained-dlq",
     limit,
+    onwardQueue: next,
+    // letter.ts keeps ApproximateReceiveCount as FailureInfo.count.
+    countField: "count",
+    // The read saw the count after its own receive; the next receive is the one past the limit.
+    ...(limit !== undefined ? { nextReadLosesAt: limit } : {}),
     message:
       `"${name}" has a redrive policy of its own: a letter received more than ${limit ?? "maxReceiveCount"} times is moved on to "${next}" by SQS and leaves this DLQ. ` +
       `Every read by the console is a receive and raises the letters' ApproximateReceiveCount, which may already be high from the source queue. ` +
@@ -103,6 +110,7 @@ export function buildSummary(i: SummaryInput): DlqSummary {
   const own = parseRedrivePolicy(a.RedrivePolicy);
   if (own) facts.push({ name: "redrive policy of this DLQ", value: str(`to ${queueNameOfArn(own.deadLetterTargetArn) ?? own.deadLetterTargetArn} after ${own.maxReceiveCount ?? "?"} receives`) });
   if (a.RedriveAllowPolicy) facts.push({ name: "redrive allow policy", value: str(a.RedriveAllowPolicy) });
+  if (i.safeCopyOf) facts.push({ name: "safe copy", value: str(`safe copy of ${i.safeCopyOf.dlq}, made by the console's move to safety`) });
 
   const sourceRows: Array<[string, HeaderEntry["value"]]> = [];
   for (const s of i.sources) {
@@ -126,7 +134,7 @@ export function buildSummary(i: SummaryInput): DlqSummary {
   }
   if (sourceRows.length) facts.push({ name: "source queues (redrive policies naming this DLQ)", value: { t: "table", v: sourceRows } });
   if (i.sourcesTruncated) warnings.push({ code: "many_sources", label: "many sources", message: "Many queues name this DLQ in their redrive policy; only the first ones are described." });
-  if (i.sources.length === 0) {
+  if (i.sources.length === 0 && !i.safeCopyOf) {
     warnings.push({ code: "no_source", label: "no source queue", message: `No queue's redrive policy names this queue${i.configOrigin ? ` (the config says its letters come from "${i.configOrigin}")` : ""}: SQS will not move failed messages here by itself.` });
   }
   const depth = num(a.ApproximateNumberOfMessages);
@@ -139,6 +147,7 @@ export function buildSummary(i: SummaryInput): DlqSummary {
   }
   const origins = new Set(i.sources.map((s) => s.name));
   if (i.configOrigin) origins.add(i.configOrigin);
+  for (const o of i.safeCopyOf?.origins ?? []) origins.add(o);
   return {
     connectionId: i.connectionId,
     name: i.name,

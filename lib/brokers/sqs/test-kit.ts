@@ -101,11 +101,11 @@ export class SqsKit {
    * So every send starts in a later millisecond than the previous send's answer, and tests that
    * expect letters in the order they were sent get exactly that.
    */
-  async send(url: string, l: SqsLetterInput, fifo = false) {
+  async send(url: string, l: SqsLetterInput, fifo = false): Promise<string> {
     while (Date.now() <= this.lastSentMs) await new Promise((r) => setTimeout(r, 1));
     const attrs: Record<string, MessageAttributeValue> = { ...l.attributes };
     for (const [k, v] of Object.entries(l.headers ?? {})) attrs[k] = { DataType: "String", StringValue: v };
-    await this.sqs.send(
+    const out = await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: url,
         MessageBody: sqsBodyOf(l.body),
@@ -115,6 +115,7 @@ export class SqsKit {
       }),
     );
     this.lastSentMs = Date.now();
+    return out.MessageId!;
   }
 
   /** Receives from `source` (visibility 0) until the server has moved `n` letters into `dlqUrl`. */
@@ -130,7 +131,7 @@ export class SqsKit {
   async dlqByRedrive(
     letters: SqsLetterInput[],
     o: { maxReceiveCount?: number; fifo?: boolean; dlqAttributes?: Record<string, string>; sourceAttributes?: Record<string, string> } = {},
-  ): Promise<{ dlq: string; dlqUrl: string; dlqArn: string; source: string; sourceUrl: string }> {
+  ): Promise<{ dlq: string; dlqUrl: string; dlqArn: string; source: string; sourceUrl: string; messageIds: string[] }> {
     // Refuse what SQS cannot carry before anything is created.
     for (const l of letters) sqsBodyOf(l.body);
     const fifo = o.fifo ?? false;
@@ -141,9 +142,10 @@ export class SqsKit {
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: o.maxReceiveCount ?? 1 }),
       ...o.sourceAttributes,
     });
-    for (const l of letters) await this.send(source.url, l, fifo);
+    const messageIds: string[] = [];
+    for (const l of letters) messageIds.push(await this.send(source.url, l, fifo));
     await this.failUntilMoved(source.url, dlq.url, letters.length);
-    return { dlq: dlq.name, dlqUrl: dlq.url, dlqArn: dlq.arn, source: source.name, sourceUrl: source.url };
+    return { dlq: dlq.name, dlqUrl: dlq.url, dlqArn: dlq.arn, source: source.name, sourceUrl: source.url, messageIds };
   }
 
   async cleanup() {
