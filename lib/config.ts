@@ -40,6 +40,8 @@ const rabbitConnectionSchema = z.object({
   /** Discover DLQs through the management API (queues named as dead-letter targets). Default true. */
   discover: z.boolean().default(true),
   dlqs: z.array(dlqEntrySchema).default([]),
+  /** Move to safety puts a DLQ's letters into the classic queue named the DLQ's name + this. Default ".safe". */
+  safeQueueSuffix: z.string().min(1).max(64).optional(),
 });
 
 const sqsConnectionSchema = z.object({

@@ -24,18 +24,21 @@ import {
   type RepublishOptions,
   type RepublishRequest,
   type RepublishResult,
+  type SafeMoveEvent,
+  type SafeMovePlan,
   type StreamOptions,
 } from "@/lib/brokers/types";
 import { toDisplayValue } from "@/lib/brokers/display";
 import { AmqpConnection, closeQuietly, mapAmqpError, vhostOf } from "@/lib/brokers/rabbitmq/connection";
 import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";
-import { discoverDlqs, queueKindOf, type QueueKind } from "@/lib/brokers/rabbitmq/discovery";
+import { discoverDlqs, queueKindOf, safeCopiesOf, type QueueKind } from "@/lib/brokers/rabbitmq/discovery";
 import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
 import { readRiskOf } from "@/lib/brokers/rabbitmq/risk";
 import { OccurrenceCounter, isLetterId } from "@/lib/brokers/rabbitmq/identity";
 import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
 import { moveLetters, removeLetters, type MoverContext } from "@/lib/brokers/rabbitmq/mover";
 import { republishRabbit } from "@/lib/brokers/rabbitmq/republish";
+import { DEFAULT_SAFE_QUEUE_SUFFIX, moveToSafety, planSafeMove, type SafeMoveContext } from "@/lib/brokers/rabbitmq/safe-move";
 
 export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -47,6 +50,7 @@ export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   orderedKeys: false,
   republishLimits: ["An undone discard goes to the back of the DLQ, with delivery-mode 2 (persistent); every other property and header is as it was."],
   removalUnconfirmed: true,
+  safeMove: true,
 };
 
 export const RABBITMQ_VOCABULARY: BrokerVocabulary = { queue: "queue", letterId: "message id", origin: "origin queue" };
@@ -69,6 +73,8 @@ interface Snapshot {
   at: number;
   queues: Map<string, MgmtQueue> | null;
   discovered: Map<string, string[]>;
+  /** Safe copy → its DLQ, for queues the console declared as safe copies (their queue argument says so). */
+  safeCopies: Map<string, string>;
   warning: DlqWarning | null;
 }
 
@@ -87,6 +93,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
   private readonly opts: Required<RabbitMqAdapterOptions>;
   private snapshotCache: Snapshot | null = null;
   private readonly probed = new Map<string, { at: number; kind: QueueKind }>();
+  /** Safe copy → its DLQ, for those this adapter declared (known without the management API). */
+  private readonly madeSafe = new Map<string, string>();
 
   constructor(
     private readonly config: RabbitConnectionConfig,
@@ -123,13 +131,38 @@ export class RabbitMqAdapter implements BrokerAdapter {
     return this.config.dlqs.find((d) => d.name === name);
   }
 
+  private get safeSuffix(): string {
+    return this.config.safeQueueSuffix ?? DEFAULT_SAFE_QUEUE_SUFFIX;
+  }
+
+  /**
+   * The DLQ whose letters `name` holds after a move to safety, or null: a queue the console
+   * declared as a safe copy, or one named after a DLQ it knows (config or discovery) + the suffix.
+   */
+  private safeCopyOf(name: string, snap: Snapshot | null): string | null {
+    const marked = snap?.safeCopies.get(name) ?? this.madeSafe.get(name);
+    if (marked !== undefined) return marked;
+    const suffix = this.safeSuffix;
+    if (name.length <= suffix.length || !name.endsWith(suffix)) return null;
+    const base = name.slice(0, -suffix.length);
+    return this.configEntry(base) !== undefined || snap?.discovered.has(base) ? base : null;
+  }
+
+  /** The configured origin of a DLQ; a safe copy has its DLQ's. */
+  private configOriginOf(name: string): string | null {
+    const own = this.configEntry(name)?.origin;
+    if (own) return own;
+    const of = this.safeCopyOf(name, this.snapshotCache);
+    return of !== null ? (this.configEntry(of)?.origin ?? null) : null;
+  }
+
   /** Queues, discovered DLQs and a warning when the management API cannot help. Reused for a few seconds. */
   private async snapshot(fresh = false): Promise<Snapshot> {
     const c = this.snapshotCache;
     if (!fresh && c && Date.now() - c.at < this.opts.snapshotTtlMs) return c;
     let snap: Snapshot;
     if (!this.mgmt) {
-      snap = { at: Date.now(), queues: null, discovered: new Map(), warning: this.config.discover ? { code: "management_unconfigured", label: "discovery off", message: "No management API is configured for this connection: only DLQs named in the config are shown." } : null };
+      snap = { at: Date.now(), queues: null, discovered: new Map(), safeCopies: new Map(), warning: this.config.discover ? { code: "management_unconfigured", label: "discovery off", message: "No management API is configured for this connection: only DLQs named in the config are shown." } : null };
     } else {
       try {
         const [queues, bindings, exchanges] = await Promise.all([
@@ -141,11 +174,12 @@ export class RabbitMqAdapter implements BrokerAdapter {
           at: Date.now(),
           queues: new Map(queues.map((q) => [q.name, q])),
           discovered: this.config.discover ? discoverDlqs(queues, bindings, exchanges) : new Map(),
+          safeCopies: safeCopiesOf(queues),
           warning: null,
         };
       } catch (e) {
         const why = e instanceof ManagementError ? e.message : String(e);
-        snap = { at: Date.now(), queues: null, discovered: new Map(), warning: { code: "management_unavailable", label: "no management API", message: `The RabbitMQ management API is not available (${why}): only DLQs named in the config are shown, without discovery.` } };
+        snap = { at: Date.now(), queues: null, discovered: new Map(), safeCopies: new Map(), warning: { code: "management_unavailable", label: "no management API", message: `The RabbitMQ management API is not available (${why}): only DLQs named in the config are shown, without discovery.` } };
       }
     }
     this.snapshotCache = snap;
@@ -202,6 +236,13 @@ export class RabbitMqAdapter implements BrokerAdapter {
     if (entry?.origin) origins.add(entry.origin);
     const warnings: DlqWarning[] = snap.warning ? [snap.warning] : [];
     const facts: HeaderEntry[] = [];
+    const safeOf = this.safeCopyOf(name, snap);
+    if (safeOf !== null) {
+      for (const o of snap.discovered.get(safeOf) ?? []) origins.add(o);
+      const o = this.configEntry(safeOf)?.origin;
+      if (o) origins.add(o);
+      facts.push({ name: "safe copy", value: { t: "string", v: `safe copy of "${safeOf}", made by the console's move to safety` } });
+    }
     let depth: number | null = null;
     let inFlight: number | null = null;
     let consumers: number | null = null;
@@ -254,6 +295,13 @@ export class RabbitMqAdapter implements BrokerAdapter {
     await this.ping();
     const snap = await this.snapshot(true);
     const names = new Set<string>([...this.config.dlqs.map((d) => d.name), ...snap.discovered.keys()]);
+    // Safe copies are listed where they exist; without the management API, where a passive check finds them.
+    const safeCopies = new Set<string>([...snap.safeCopies.keys(), ...this.madeSafe.keys()]);
+    for (const dlq of names) safeCopies.add(`${dlq}${this.safeSuffix}`);
+    for (const name of safeCopies) {
+      if (names.has(name) || (snap.queues && !snap.queues.has(name))) safeCopies.delete(name);
+      else names.add(name);
+    }
     const out: DlqSummary[] = [];
     let ch: Channel | null = null;
     const channelFor = async () => (ch ??= await this.amqp.channel());
@@ -263,6 +311,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
       } catch (e) {
         await closeQuietly(ch);
         ch = null;
+        if (e instanceof BrokerError && e.kind === "not_found" && safeCopies.has(name)) continue;
         if (e instanceof BrokerError && e.kind === "not_found") {
           out.push({
             connectionId: this.connectionId, name, kind: "rabbitmq", queueType: "unknown", depth: null, inFlight: null, consumers: null,
@@ -279,7 +328,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
   /** A snapshot in which `name` is a DLQ the console knows (refreshed once if not); else not_found. */
   private async snapshotKnowing(name: string): Promise<Snapshot> {
     let snap = await this.snapshot();
-    const known = (s: Snapshot) => this.configEntry(name) !== undefined || s.discovered.has(name);
+    const known = (s: Snapshot) => this.configEntry(name) !== undefined || s.discovered.has(name) || this.safeCopyOf(name, s) !== null;
     if (!known(snap) || (snap.queues && !snap.queues.has(name))) snap = await this.snapshot(true);
     if (!known(snap)) {
       await this.ping();
@@ -349,8 +398,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
   async browse(name: string, opts: BrowseOptions): Promise<LetterPage> {
     const offset = Math.max(0, Math.floor(opts.offset));
     const limit = Math.max(1, Math.min(1000, Math.floor(opts.limit)));
-    const configOrigin = this.configEntry(name)?.origin ?? null;
     const { ch, reader, depth } = await this.openRead(name, opts, (d) => Math.min(d, offset + limit + 1));
+    const configOrigin = this.configOriginOf(name);
     const letters: Letter[] = [];
     let hasMore = false;
     try {
@@ -374,8 +423,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
   }
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
-    const configOrigin = this.configEntry(name)?.origin ?? null;
     const { ch, reader, depth } = await this.openRead(name, opts, (d) => d);
+    const configOrigin = this.configOriginOf(name);
     try {
       const occ = new OccurrenceCounter();
       for (let pos = 0; ; pos++) {
@@ -411,8 +460,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
       await this.describeDlq(name);
       return null;
     }
-    const configOrigin = this.configEntry(name)?.origin ?? null;
     const { ch, reader } = await this.openRead(name, opts, (d) => d);
+    const configOrigin = this.configOriginOf(name);
     try {
       const occ = new OccurrenceCounter();
       for (let pos = 0; ; pos++) {
@@ -437,7 +486,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
     return {
       endpoint: this.amqp.endpoint,
       username: secretFromEnv(this.config.usernameEnv, "guest")!,
-      configOrigin: this.configEntry(dlq)?.origin ?? null,
+      configOrigin: this.configOriginOf(dlq),
       describe: (name) => this.describeDlq(name),
       readRisk: (name) => this.readRiskOf(name),
       confirmChannel: async () => {
@@ -466,6 +515,50 @@ export class RabbitMqAdapter implements BrokerAdapter {
   /** See `BrokerAdapter.republish` and republish.ts. */
   republish(dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
     return republishRabbit(this.moverContext(dlq), dlq, requests, opts);
+  }
+
+  /** See `BrokerAdapter.planSafeMove` and safe-move.ts: the target is the DLQ's name + `safeQueueSuffix`. */
+  planSafeMove(dlq: string): Promise<SafeMovePlan> {
+    return planSafeMove(this.safeMoveContext(dlq), dlq, `${dlq}${this.safeSuffix}`);
+  }
+
+  /** See `BrokerAdapter.moveToSafety` and safe-move.ts. */
+  moveToSafety(dlq: string, target: string, opts: { signal?: AbortSignal } = {}): AsyncIterable<SafeMoveEvent> {
+    return moveToSafety(this.safeMoveContext(dlq), dlq, target, opts);
+  }
+
+  private safeMoveContext(dlq: string): SafeMoveContext {
+    return {
+      ...this.moverContext(dlq),
+      vhost: this.vhost,
+      management: this.mgmt !== null,
+      discovery: this.mgmt !== null && this.config.discover,
+      targetProblem: (target) => this.safeTargetProblem(target),
+      declared: (target, of) => {
+        this.madeSafe.set(target, of);
+        this.snapshotCache = null;
+      },
+    };
+  }
+
+  /**
+   * A policy (or operator policy) that would expire, drop or delete letters in the safe queue, or
+   * null. Its declared arguments are checked by the declare itself; without a management API that
+   * answers, policies cannot be seen, and the move goes ahead on the arguments alone.
+   */
+  private async safeTargetProblem(target: string): Promise<string | null> {
+    if (!this.mgmt) return null;
+    let q: MgmtQueue;
+    try {
+      q = await this.mgmt.getQueue(this.vhost, target);
+    } catch {
+      return null;
+    }
+    if (q.type && q.type !== "classic") return `The queue "${target}" is a ${q.type} queue, not a classic one: reading it could cost letters too.`;
+    const policy = q.effective_policy_definition && !Array.isArray(q.effective_policy_definition) ? q.effective_policy_definition : {};
+    const unsafe = ["message-ttl", "expires", "max-length", "max-length-bytes"].filter((k) => k in policy);
+    if (unsafe.length) return `A policy on the queue "${target}" sets ${unsafe.join(", ")}: RabbitMQ would expire, drop or delete letters moved there.`;
+    return null;
   }
 
   async ping(): Promise<void> {

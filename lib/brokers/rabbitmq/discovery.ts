@@ -111,3 +111,20 @@ export function queueKindOf(q: MgmtQueue): QueueKind {
     ownDeadLetterExchange: t ? t.exchange : null,
   };
 }
+
+/**
+ * Queue argument the console's move to safety declares its target with (value: the DLQ's name).
+ * RabbitMQ keeps unknown x-arguments and leaves them out of its equivalence checks, so it marks the
+ * queue as a safe copy for as long as it exists, without changing how the queue behaves.
+ */
+export const SAFE_COPY_ARG = "x-dlq-safe-copy-of";
+
+/** Safe copy name → the DLQ it was made from, for queues carrying `SAFE_COPY_ARG`. */
+export function safeCopiesOf(queues: MgmtQueue[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const q of queues) {
+    const of = str(q.arguments?.[SAFE_COPY_ARG]);
+    if (of && of !== q.name) out.set(q.name, of);
+  }
+  return out;
+}

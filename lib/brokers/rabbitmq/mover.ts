@@ -337,8 +337,9 @@ export function originRoute(msg: ConsumeMessage, configOrigin: string | null): R
 }
 
 // ---------------------------------------------------------------------------------------------
-// One walk from the head of the DLQ, shared by move and remove: find each requested letter, check
-// its checksum, hand it to a "deliver" step, and ack it only when that step says its copy is safe.
+// One walk from the head of the DLQ, shared by move, remove and move to safety (safe-move.ts): find
+// each requested letter and check its checksum (or take every letter present at the start), hand it
+// to a "deliver" step, and ack it only when that step says its copy is safe.
 //
 // Read-ahead starts at the pipeline's size (2 × maxInFlight letters, at least 16) and the reader's
 // credit is refilled as letters are acked, so a walk whose letters are at the head reads barely more
@@ -383,27 +384,54 @@ export interface WalkedLetter {
 export interface Walk {
   ch: ConfirmChannel;
   reader: QueueReader;
-  /** Why RabbitMQ returned a publish, by x-dlq-replay-id. */
-  returned: Map<string, string>;
+  /** Letters in the DLQ when the walk opened: the reader stops after this many. */
+  depth: number;
+  /** Why RabbitMQ returned a publish, by the walk's return key (x-dlq-replay-id unless the walk set another); one reason per return. */
+  returned: Map<string, string[]>;
   channelError: unknown;
   /** Set when the walk itself closes the channel (a close then is not an error). */
   closing?: boolean;
 }
 
-/** What happens to one requested letter whose checksum matched. */
-interface DeliverStep<R, Out> {
+/** What happens to one selected letter (for requested letters: one whose checksum matched). */
+export interface DeliverStep<R, Out> {
   /** Letters whose delivery is pending at once; 1 makes deliveries strictly one after another. */
   maxInFlight: number;
   /** A result now (the letter stays), or a pending delivery whose settlement decides the ack. */
   deliver(req: R, l: WalkedLetter, w: Walk, position: number): Promise<{ done: Out } | { pending: Promise<Settled<Out>> }>;
-  duplicate(req: R): Out;
-  mismatch(req: R): Out;
-  missing(req: R): Out;
+}
+
+/** The letters a walk hands to its step. */
+export type WalkSelection<R, Out> =
+  | {
+      /** These letters, by letter id; each one's bytes must still match its checksum. */
+      requests: R[];
+      duplicate(req: R): Out;
+      mismatch(req: R): Out;
+      missing(req: R): Out;
+    }
+  | {
+      /** Every letter in the DLQ when the walk opens (its depth then, or until the DLQ is empty), in order, each as the request this makes of it. */
+      every(l: WalkedLetter): R;
+    };
+
+export interface WalkOptions {
+  signal?: AbortSignal;
+  acceptRisk?: boolean;
+  /** The key under which a basic.return is noted in `Walk.returned` (default: its x-dlq-replay-id header). */
+  returnKey?: (m: ConsumeMessage) => string | null;
+  /** Called once the walk has opened, before any letter is delivered. */
+  onOpen?: (w: Walk) => void;
+}
+
+function replayIdOf(m: ConsumeMessage): string | null {
+  const id = ((m.properties.headers ?? {}) as Record<string, unknown>)[REDRIVE_HEADERS.replayId];
+  return typeof id === "string" ? id : null;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function checkOnSideChannel(ctx: MoverContext, f: (ch: Channel) => Promise<unknown>): Promise<unknown> {
+export async function checkOnSideChannel(ctx: MoverContext, f: (ch: Channel) => Promise<unknown>): Promise<unknown> {
   const ch = await ctx.channel();
   try {
     await f(ch);
@@ -415,13 +443,13 @@ async function checkOnSideChannel(ctx: MoverContext, f: (ch: Channel) => Promise
   }
 }
 
-function is404(e: unknown): boolean {
+export function is404(e: unknown): boolean {
   const err = e as { code?: number; message?: string };
   return err?.code === 404 || /NOT.FOUND/.test(err?.message ?? "");
 }
 
 /** Risk guard, then one confirm channel with an exclusive consumer (retried while another reader holds the queue). */
-async function openWalk(ctx: MoverContext, dlq: string, opts: { acceptRisk?: boolean }, startWindow: number): Promise<Walk> {
+async function openWalk(ctx: MoverContext, dlq: string, opts: WalkOptions, startWindow: number): Promise<Walk> {
   const risk = await ctx.readRisk(dlq);
   if (risk && !opts.acceptRisk) throw new BrokerError("risky_read", { userMessage: risk.message, details: { readRisk: risk } });
   const started = Date.now();
@@ -432,11 +460,16 @@ async function openWalk(ctx: MoverContext, dlq: string, opts: { acceptRisk?: boo
       const depth = (await ch.checkQueue(dlq)).messageCount;
       const reader = new QueueReader(ch, dlq, { max: depth, idleMs: ctx.idleMs, bufferBytes: ctx.bufferBytes, minWindow: 4, maxWindow: 5000, startWindow, exclusive: true });
       await reader.start();
-      const w: Walk = { ch, reader, returned: new Map(), channelError: null };
+      const w: Walk = { ch, reader, depth, returned: new Map(), channelError: null };
+      const returnKey = opts.returnKey ?? replayIdOf;
       ch.on("return", (m: ConsumeMessage) => {
-        const id = ((m.properties.headers ?? {}) as Record<string, unknown>)[REDRIVE_HEADERS.replayId];
+        const key = returnKey(m);
         const f = m.fields as unknown as { replyCode?: number; replyText?: string; exchange: string; routingKey: string };
-        if (typeof id === "string") w.returned.set(id, `RabbitMQ returned it as unroutable (${f.replyCode ?? "?"} ${f.replyText ?? ""}): ${describeRoute(f.exchange, f.routingKey)} has no queue bound for it. It stays in the DLQ.`);
+        if (key === null) return;
+        const reason = `RabbitMQ returned it as unroutable (${f.replyCode ?? "?"} ${f.replyText ?? ""}): ${describeRoute(f.exchange, f.routingKey)} has no queue bound for it. It stays in the DLQ.`;
+        const noted = w.returned.get(key);
+        if (noted) noted.push(reason);
+        else w.returned.set(key, [reason]);
       });
       ch.on("error", (e: unknown) => {
         w.channelError ??= e;
@@ -460,26 +493,31 @@ async function openWalk(ctx: MoverContext, dlq: string, opts: { acceptRisk?: boo
   }
 }
 
-async function* forRequestedLetters<R extends { letterId: string; sha256: string }, Out>(
+export async function* forRequestedLetters<R extends { letterId: string; sha256: string }, Out>(
   ctx: MoverContext,
   dlq: string,
-  requests: R[],
-  opts: { signal?: AbortSignal; acceptRisk?: boolean },
+  selection: WalkSelection<R, Out>,
+  opts: WalkOptions,
   step: DeliverStep<R, Out>,
 ): AsyncGenerator<Out> {
+  const requested = "requests" in selection ? selection : null;
+  const every = "every" in selection ? selection.every : null;
   // 1. Requests: one per letter id.
   const wanted = new Map<string, R>();
-  for (const r of requests) {
-    if (wanted.has(r.letterId)) {
-      yield step.duplicate(r);
-      continue;
+  if (requested) {
+    for (const r of requested.requests) {
+      if (wanted.has(r.letterId)) {
+        yield requested.duplicate(r);
+        continue;
+      }
+      wanted.set(r.letterId, r);
     }
-    wanted.set(r.letterId, r);
+    if (wanted.size === 0) return;
   }
-  if (wanted.size === 0) return;
 
   // 2. One pass from the head on one confirm channel.
   const w = await openWalk(ctx, dlq, opts, Math.max(16, Math.min(5000, 2 * step.maxInFlight)));
+  opts.onOpen?.(w);
   // `done` turns true when the letter's outcome is known, so the loop checks the head without an await per letter.
   type InFlight = { l: WalkedLetter; p: Promise<Settled<Out>>; done: boolean };
   const inflight: InFlight[] = [];
@@ -512,23 +550,28 @@ async function* forRequestedLetters<R extends { letterId: string; sha256: string
   };
   try {
     const occ = new OccurrenceCounter();
-    for (let pos = 0; wanted.size > 0; pos++) {
+    for (let pos = 0; every || wanted.size > 0; pos++) {
       if (opts.signal?.aborted || w.channelError) break;
       // Results settle while we read on.
       while (inflight.length > 0 && (inflight.length >= step.maxInFlight || inflight[0].done)) yield* await settleHeads();
       const m = await w.reader.next(opts.signal);
       if (!m) break;
       const ident = letterIdOf(m, occ);
-      const req = wanted.get(ident.id);
-      if (!req) {
-        hole(m); // Not requested: stays unacked, returns in order when the channel closes.
-        continue;
-      }
-      wanted.delete(ident.id);
-      if (ident.sha256 !== req.sha256.toLowerCase()) {
-        hole(m);
-        yield step.mismatch(req);
-        continue;
+      let req: R;
+      if (every) req = every({ m, ident });
+      else {
+        const r = wanted.get(ident.id);
+        if (!r) {
+          hole(m); // Not requested: stays unacked, returns in order when the channel closes.
+          continue;
+        }
+        wanted.delete(ident.id);
+        if (ident.sha256 !== r.sha256.toLowerCase()) {
+          hole(m);
+          yield requested!.mismatch(r);
+          continue;
+        }
+        req = r;
       }
       const d = await step.deliver(req, { m, ident }, w, pos);
       if ("done" in d) {
@@ -552,7 +595,7 @@ async function* forRequestedLetters<R extends { letterId: string; sha256: string
     // answer the call fails, and the caller treats its removals as unconfirmed (the redrive's
     // leftover check).
     if (acked > 0) await w.ch.checkQueue(dlq);
-    if (!opts.signal?.aborted) for (const req of wanted.values()) yield step.missing(req);
+    if (requested && !opts.signal?.aborted) for (const req of wanted.values()) yield requested.missing(req);
   } catch (e) {
     throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: dlq });
   } finally {
@@ -562,12 +605,19 @@ async function* forRequestedLetters<R extends { letterId: string; sha256: string
   }
 }
 
-/** Publishes with mandatory + persistent on the walk's confirm channel; settles on the confirm (a nack or return fails). */
-function publishConfirmed(w: Walk, route: Route, content: Buffer, props: Buffer, replayId: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+/**
+ * Publishes with mandatory + persistent on the walk's confirm channel; settles on the confirm (a
+ * nack or return fails). `returnKey`: the key the walk notes this letter's basic.return under.
+ * `sharedKey`: other letters may have the same key, and a return cannot be told apart from theirs
+ * (confirms may come in any order), so a noted return is kept and fails every letter with that key
+ * confirmed after it: such a letter stays in the DLQ (a possible duplicate, never a loss).
+ */
+export function publishConfirmed(w: Walk, route: Route, content: Buffer, props: Buffer, returnKey: string, sharedKey = false): Promise<{ ok: true } | { ok: false; reason: string }> {
   return new Promise((resolve) => {
     publishRaw(w.ch, route.exchange, route.routingKey, content, props, (err) => {
-      const ret = w.returned.get(replayId);
-      w.returned.delete(replayId);
+      const noted = w.returned.get(returnKey);
+      const ret = sharedKey ? noted?.[0] : noted?.shift();
+      if (noted && noted.length === 0) w.returned.delete(returnKey);
       if (err) resolve({ ok: false, reason: `RabbitMQ did not confirm the copy (${(err as Error).message ?? err}). It stays in the DLQ.` });
       else if (ret) resolve({ ok: false, reason: ret });
       else resolve({ ok: true });
@@ -599,11 +649,14 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
   }
   const exchangeChecked = new Map<string, string | null>(); // exchange → problem or null
 
-  yield* forRequestedLetters<MoveRequest, MoveResult>(ctx, dlq, requests, opts, {
-    maxInFlight: Math.max(1, Math.min(5000, opts.maxInFlight ?? ctx.maxInFlight ?? 64)),
+  const selection: WalkSelection<MoveRequest, MoveResult> = {
+    requests,
     duplicate: (r) => moved(r, "failed", null, "This letter was requested twice in the same move; it is moved once."),
     mismatch: (r) => moved(r, "checksum_mismatch", null, "The letter's bytes no longer match the checksum recorded when it was indexed; it was not moved. Re-scan the DLQ and check it again."),
     missing: (r) => moved(r, "missing", null, `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`),
+  };
+  yield* forRequestedLetters<MoveRequest, MoveResult>(ctx, dlq, selection, opts, {
+    maxInFlight: Math.max(1, Math.min(5000, opts.maxInFlight ?? ctx.maxInFlight ?? 64)),
     async deliver(req, l, w) {
       const m = l.m;
       let route: Route;
@@ -672,11 +725,14 @@ export interface RabbitEnvelope {
 const removed = (req: RemoveRequest, outcome: RemoveResult["outcome"], reason: string | null): RemoveResult => ({ letterId: req.letterId, outcome, reason });
 
 export async function* removeLetters(ctx: MoverContext, dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncGenerator<RemoveResult> {
-  yield* forRequestedLetters<RemoveRequest, RemoveResult>(ctx, dlq, requests, opts, {
-    maxInFlight: 1,
+  const selection: WalkSelection<RemoveRequest, RemoveResult> = {
+    requests,
     duplicate: (r) => removed(r, "failed", "This letter was requested twice in the same discard; it is handled once."),
     mismatch: (r) => removed(r, "checksum_mismatch", "The letter's bytes no longer match the checksum recorded when it was indexed; it was not discarded. Re-scan the DLQ and check it again."),
     missing: (r) => removed(r, "missing", `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`),
+  };
+  yield* forRequestedLetters<RemoveRequest, RemoveResult>(ctx, dlq, selection, opts, {
+    maxInFlight: 1,
     async deliver(req, l, _w, position) {
       const raw = rawPropertiesOf(l.m.properties);
       if (!raw) return { done: removed(req, "failed", "The console did not capture this letter's raw headers, so it cannot keep an exact copy; it was not discarded.") };
