@@ -165,6 +165,7 @@ const MUTATING_ACTIONS = [
   { name: "createUserAction", page: "/admin/users", args: [{ email: "mallory@e2e.test", role: "admin", password: "mallory-password-123" }], permission: "users:manage", action: "user.create" },
   { name: "updateUserAction", page: "/admin/users", args: [{ id: "00000000-0000-0000-0000-000000000000", role: "admin" }], permission: "users:manage", action: "user.update" },
   { name: "confirmRiskyReadAction", page: dlqPath("demo.shipping.dlq"), args: [{ connectionId: DEMO.connectionId, queue: "demo.shipping.dlq" }], permission: "dlq:browse-risky", action: "dlq.read_risky_confirmed" },
+  { name: "startSafeMoveAction", page: dlqPath("demo.shipping.dlq"), args: [{ connectionId: DEMO.connectionId, queue: "demo.shipping.dlq", target: "demo.shipping.dlq.safe" }], permission: "dlq:safe-move", action: "dlq.safe_move_start" },
   { name: "verifyAuditAction", page: "/audit", args: [], permission: "audit:verify", action: "audit.verify" },
 ] as const;
 

@@ -156,6 +156,7 @@ export const MATRIX: MatrixRow[] = [
   action(app("archive/actions.ts"), "restoreArchivedAction", [{ ids: [], reason: "Discarded by mistake" }], { roles: ADMINS, permission: "archive:restore", audit: "archive.restore" }),
   action(app("audit/actions.ts"), "verifyAuditAction", [], { roles: ADMINS, permission: "audit:verify", audit: "audit.verify" }),
   action(app("dlqs/[connectionId]/[queue]/actions.ts"), "confirmRiskyReadAction", [{ ...NONE }], { roles: OPERATORS, permission: "dlq:browse-risky", audit: "dlq.read_risky_confirmed" }),
+  action(app("dlqs/[connectionId]/[queue]/actions.ts"), "startSafeMoveAction", [{ ...NONE, target: `${NONE.queue}.safe` }], { roles: OPERATORS, permission: "dlq:safe-move", audit: "dlq.safe_move_start" }),
   action(app("dlqs/[connectionId]/[queue]/letters/[letterId]/actions.ts"), "revealPayloadAction", [{ ...NONE, letterId: "m-bWF0cml4", reason: "Checking the card number format" }], { roles: ADMINS, permission: "payload:reveal", audit: "payload.reveal" }),
   action(app(DISCARD), "planDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }),
   action(app(DISCARD), "startDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.start" }),

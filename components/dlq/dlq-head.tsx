@@ -8,7 +8,8 @@ import { dlqHref } from "@/lib/dlq/links";
 import { unhandledCount } from "@/lib/dlq/partitions";
 import { letterLabels } from "@/lib/dlq/wording";
 import { formatCount } from "@/lib/format";
-import type { ScanView } from "@/lib/triage/use-cases";
+import { listScans, type ScanView } from "@/lib/triage/use-cases";
+import { RelativeTime } from "@/components/ui/relative-time";
 
 type Tab = "letters" | "triage" | "redrives" | "discards";
 
@@ -35,7 +36,11 @@ export async function DlqHead({
   depth?: number | null;
   scans?: ScanView[];
 }) {
-  const head = info ?? (await describeDlqHead(actor, await requestMeta(), { connectionId, queue }));
+  const meta = await requestMeta();
+  const head = info ?? (await describeDlqHead(actor, meta, { connectionId, queue }));
+  const list = scans ?? (await listScans(actor, meta, { connectionId, queue }).catch(() => [] as ScanView[]));
+  // Where reads cost letters, every tab is served from the snapshot: say how old it is.
+  const snapshot = head.dlq?.readRisk ? (list.find((s) => s.state === "succeeded") ?? null) : undefined;
   const { connection, dlq } = head;
   const labels = letterLabels(connection.capabilities, connection.vocabulary);
   const unhandled = dlq ? unhandledCount(dlq) : null;
@@ -67,7 +72,18 @@ export async function DlqHead({
             depth unknown: {head.problem}
           </span>
         )}
-        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current={current} scans={scans} />
+        {snapshot !== undefined ? (
+          <span className="badge badge-warn" data-testid="snapshot-badge" title="Reading this DLQ costs letters: its pages are served from the snapshot of its last confirmed read">
+            {snapshot ? (
+              <>
+                snapshot of <RelativeTime value={snapshot.finishedAt} />
+              </>
+            ) : (
+              "no snapshot yet"
+            )}
+          </span>
+        ) : null}
+        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current={current} scans={list} />
       </div>
     </>
   );

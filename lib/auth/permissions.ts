@@ -12,6 +12,8 @@ export const PERMISSIONS = {
   "dlq:browse": ["viewer", "operator", "admin"],
   /** Read a DLQ whose reading may cost letters (quorum queue with a delivery limit), after confirming. */
   "dlq:browse-risky": ["operator", "admin"],
+  /** Move a risky DLQ's letters into a queue where reading them costs nothing, before anything reads them (conserving, audited). */
+  "dlq:safe-move": ["operator", "admin"],
   /** See one letter's metadata and headers. */
   "letter:read": ["viewer", "operator", "admin"],
   /** See a letter's payload on its page, masked by the masking rules (viewers: never on sensitive DLQs). */

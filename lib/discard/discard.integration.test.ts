@@ -318,12 +318,12 @@ describe("discard on RabbitMQ", () => {
     await scan(dlq);
     const selection = { kind: "filter", filter: {} };
     const preview = await planDiscard(actors.admin, meta(), { connectionId: CONN, queue: dlq, selection });
-    expect(preview.warnings.join(" ")).toMatch(/delivery limit of 20[\s\S]*confirm the risky read/);
+    expect(preview.warnings.join(" ")).toMatch(/delivery limit of 20[\s\S]*move the letters to safety/);
     const refused = await startDiscard(actors.admin, meta(), { connectionId: CONN, queue: dlq, selection, reason: "no confirmation", confirmedCount: 2 });
     await worker().runOnce();
     const j = (await jobStore().get(refused.id))!;
     expect(j.state).toBe("failed");
-    expect(j.error).toMatch(/Confirm the risky read/);
+    expect(j.error).toMatch(/Move the letters to safety/);
     expect(await archiveRows(refused.id)).toHaveLength(0);
     await kit.waitDepth(dlq, 2);
     const ok = await startDiscard(actors.admin, meta(), { connectionId: CONN, queue: dlq, selection, reason: "confirmed risky read", confirmedCount: 2, acceptRisk: true });

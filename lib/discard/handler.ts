@@ -99,7 +99,7 @@ class DiscardRun {
       if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the discard resumes from its ledger when a console runs again." });
       if (e instanceof BrokerError && e.kind === "risky_read") {
         await resetRemoving(this.db, this.plan.jobId).catch(() => undefined);
-        throw new AppError(e.code, { userMessage: `${e.userMessage} Nothing more was discarded. Confirm the risky read on the DLQ's page, then start the discard again for the letters still there.`, cause: e });
+        throw new AppError(e.code, { userMessage: `${e.userMessage} Nothing more was discarded. Move the letters to safety from the DLQ's page, then discard them from the safe queue.`, cause: e });
       }
       if (e instanceof BrokerError) {
         await resetRemoving(this.db, this.plan.jobId).catch(() => undefined);

@@ -60,7 +60,7 @@ export async function planDiscard(actor: Actor, meta: RequestMeta, input: unknow
       if (count === 0) warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
       const summary = await adapter.describeDlq(p.queue).catch(() => null);
       if (summary?.readRisk) {
-        warnings.push(`${summary.readRisk.message} A discard reads each letter again: confirm the risky read on the DLQ's page first (remembered for a few minutes), then start the discard.`);
+        warnings.push(`${summary.readRisk.message} A discard reads the DLQ again, and every letter it does not discard would count that read: move the letters to safety from the DLQ's page first, then discard from the safe queue.`);
       }
       if (!adapter.capabilities.perLetterRemoval) {
         warnings.push(`${adapter.displayName} cannot delete a single record: discarded records stay in the ${adapter.vocabulary.queue} until its retention removes them, marked discarded by the console.`);

@@ -46,7 +46,7 @@ export async function downloadPayload(actor: Actor, meta: RequestMeta, input: Do
       const dlq = await withTimeout(adapter.describeDlq(input.queue), 30_000, "describeDlq");
       if (dlq.readRisk && !input.acceptRisk) {
         throw new AppError("confirmation_required:read", {
-          userMessage: "Reading this DLQ can cost letters. Confirm the risky read on the DLQ page first, then download again.",
+          userMessage: "Reading this DLQ costs letters, so the console does not read it again for a download. Move its letters to safety from the DLQ's page, then download from the safe queue.",
         });
       }
       const l = await withTimeout(adapter.getLetter(input.queue, input.letterId, { acceptRisk: input.acceptRisk }), 60_000, "getLetter");

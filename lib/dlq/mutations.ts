@@ -8,7 +8,8 @@ import { saveMaskingRules, viewMaskingConfig } from "@/lib/masking/use-cases";
 import { exportAudit, verifyAudit, viewAudit } from "./audit-log";
 import { downloadPayload } from "./download-payload";
 import { revealPayload } from "./reveal-payload";
-import { confirmRiskyRead } from "./risky-read";
+import { startSafeMove } from "@/lib/safety/use-cases";
+import { readRiskyOnce } from "./risky-read";
 
 export interface GuardedUseCase {
   name: string;
@@ -25,10 +26,16 @@ const NO_JOB = "00000000-0000-0000-0000-000000000000";
 /** Every use case that changes state. Tests walk this list as a viewer: each must be refused and audited. */
 export const MUTATING_USE_CASES: GuardedUseCase[] = [
   {
-    name: "confirmRiskyRead",
+    name: "readRiskyOnce",
     permission: "dlq:browse-risky",
     action: "dlq.read_risky_confirmed",
-    invoke: (a, m) => confirmRiskyRead(a, m, DEMO),
+    invoke: (a, m) => readRiskyOnce(a, m, DEMO),
+  },
+  {
+    name: "startSafeMove",
+    permission: "dlq:safe-move",
+    action: "dlq.safe_move_start",
+    invoke: (a, m) => startSafeMove(a, m, { ...DEMO, target: `${DEMO.queue}.safe` }),
   },
   {
     name: "createUserAsAdmin",

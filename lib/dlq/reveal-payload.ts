@@ -48,7 +48,7 @@ export async function revealPayload(actor: Actor, meta: RequestMeta, input: Reve
       const adapter = adapterFor(connectionId);
       const dlq = await withTimeout(adapter.describeDlq(queue), 30_000, "describeDlq");
       if (dlq.readRisk && !acceptRisk) {
-        throw new AppError("confirmation_required:read", { userMessage: "Reading this DLQ can cost letters. Confirm the risky read on the DLQ page first." });
+        throw new AppError("confirmation_required:read", { userMessage: "Reading this DLQ costs letters, so the console does not read it again to reveal a letter. Move its letters to safety from the DLQ's page, then reveal the letter in the safe queue." });
       }
       const l = await withTimeout(adapter.getLetter(queue, letterId, { maxBodyBytes: VIEW_MAX_BODY_BYTES, acceptRisk }), 30_000, "getLetter");
       if (!l) throw new AppError("not_found:letter", { userMessage: "This letter is no longer in the DLQ." });

@@ -4,6 +4,7 @@ import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DlqSummary, DlqWarning, Letter } from "@/lib/brokers/types";
 import { audited } from "./audit-trail";
+import { snapshotLetter, type SnapshotLetter } from "./snapshot-letter";
 import { adapterFor, connectionInfo, withTimeout } from "./connection";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { maskedPayloadView, maskLetterMeta } from "./mask-letter";
@@ -46,6 +47,11 @@ export interface ViewLetterResult {
   canReveal: boolean;
   /** The actor may confirm a risky read (dlq:browse-risky). */
   canConfirm: boolean;
+  /**
+   * Where reading the DLQ costs letters, the letter as its snapshot holds it (null: not in the
+   * snapshot); the broker is not read. Absent for every other DLQ.
+   */
+  snapshot?: SnapshotLetter | null;
 }
 
 export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLetterInput): Promise<ViewLetterResult> {
@@ -57,7 +63,7 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
   const showPayload = can(actor.role, "letter:view-payload") && policy.payload !== "none";
   const canReadPayload = showPayload && can(actor.role, "letter:read-payload");
 
-  return audited(
+  return audited<ViewLetterResult>(
     actor,
     meta,
     scope,
@@ -65,7 +71,7 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
       const adapter = adapterFor(input.connectionId);
       const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq");
       const base = { connection: connectionInfo(adapter), dlq, canReadPayload, canReveal: can(actor.role, "payload:reveal"), canConfirm: can(actor.role, "dlq:browse-risky") };
-      if (dlq.readRisk && !input.acceptRisk) return { ...base, letter: null, needsConfirmation: true };
+      if (dlq.readRisk && !input.acceptRisk) return { ...base, letter: null, needsConfirmation: true, snapshot: await snapshotLetter(input, policy, showPayload) };
       const l = await withTimeout(
         adapter.getLetter(input.queue, input.letterId, {
           // Roles that may not see a payload here never get its bytes, not even into this process.
@@ -103,8 +109,9 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
       return { ...base, letter, needsConfirmation: false };
     },
     (r) => ({
-      found: r.letter !== null,
+      found: r.letter !== null || (r.snapshot ?? null) !== null,
       read: !r.needsConfirmation,
+      ...(r.snapshot !== undefined ? { fromSnapshot: true } : {}),
       payloadShown: r.letter?.payload != null,
       masked: r.letter?.masking.maskedCount ?? 0,
       sensitive: policy.sensitive,

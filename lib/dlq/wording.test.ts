@@ -6,6 +6,15 @@ const sqs = { caps: { readHidesLetters: true, readCountsAsDelivery: true, random
 const kafka = { caps: { readHidesLetters: false, readCountsAsDelivery: false, randomAccess: true }, vocab: { queue: "topic", letterId: "offset", origin: "original topic" } };
 
 describe("readNotice", () => {
+  it("never calls a read non-destructive where the DLQ counts reads against its letters, on any broker", () => {
+    const risk = { kind: "delivery-limit" as const, message: "limit 3", limit: 3 };
+    for (const b of [rabbit, sqs, kafka]) {
+      const n = readNotice(b.caps, b.vocab, { queueType: "quorum", readRisk: risk });
+      expect(n.tone).toBe("danger");
+      expect(n.text).not.toMatch(/non-destructive/i);
+      expect(n.text).toContain("snapshot");
+    }
+  });
   it("keeps the non-destructive note for a broker that returns letters, with order for classic queues", () => {
     expect(readNotice(rabbit.caps, rabbit.vocab, { queueType: "classic" })).toEqual({
       tone: "info",

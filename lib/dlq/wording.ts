@@ -2,20 +2,27 @@
  * Broker-neutral wording for DLQ and letter pages, chosen from an adapter's capabilities and
  * vocabulary (never from its kind). Pure: shared by server components and client leaves.
  */
-import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/types";
+import type { BrokerCapabilities, BrokerVocabulary, ReadRisk } from "@/lib/brokers/types";
 
 export type Capabilities = Pick<BrokerCapabilities, "readHidesLetters" | "readCountsAsDelivery" | "randomAccess"> & Partial<Pick<BrokerCapabilities, "stableOrder">>;
 
 export interface ReadNotice {
-  tone: "info" | "warn";
+  tone: "info" | "warn" | "danger";
   text: string;
 }
 
 const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** What reading this DLQ does to its letters, said before the operator reads it. */
-export function readNotice(caps: Capabilities, vocab: BrokerVocabulary, opts: { queueType?: string } = {}): ReadNotice {
+export function readNotice(caps: Capabilities, vocab: BrokerVocabulary, opts: { queueType?: string; readRisk?: ReadRisk | null } = {}): ReadNotice {
   const q = vocab.queue;
+  // "Non-destructive" only where it is true for this DLQ.
+  if (opts.readRisk) {
+    return {
+      tone: "danger",
+      text: `Reading this ${q} from the broker is not harmless: it counts against its letters. What you see here is the console's snapshot of its last confirmed read; nothing is read again unless you confirm it.`,
+    };
+  }
   if (caps.randomAccess) {
     return {
       tone: "info",

@@ -4,6 +4,7 @@ import { sweepArchive } from "@/lib/archive/retention";
 import { discardHandler } from "@/lib/discard/handler";
 import { resumeReachable } from "@/lib/redrive/auto-resume";
 import { redriveHandler } from "@/lib/redrive/handler";
+import { safeMoveHandler } from "@/lib/safety/handler";
 import { scanHandler } from "@/lib/triage/scan";
 import { processState } from "@/lib/process-state";
 import { JobWorker } from "./worker";
@@ -19,7 +20,7 @@ export function startJobWorker(): JobWorker | null {
   if (process.env.DLQ_JOBS_WORKER === "0") return null;
   if (store.worker) return store.worker;
   const worker = new JobWorker({
-    handlers: { scan: scanHandler(), redrive: redriveHandler(), discard: discardHandler() },
+    handlers: { scan: scanHandler(), redrive: redriveHandler(), discard: discardHandler(), "safe-move": safeMoveHandler() },
     maintenance: [
       {
         name: "triage-retention",

@@ -10,6 +10,7 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { PAYLOAD_CAP_BYTES, rowWeight, toIndexRow, type IndexRow } from "./index-row";
 import { markGone, prepareLetters, refreshGroupSummary, writeLetters } from "./index-store";
+import { readLostLetters, watchRead, type ReadLoss } from "./read-watch";
 import { loadRules } from "./rules-store";
 
 export interface ScanParams {
@@ -60,11 +61,19 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
 
   const adapter = d.adapterFor(job.connectionId);
   const dlq = await adapter.describeDlq(job.queue);
-  if (dlq.readRisk && !params.acceptRisk) {
+  const risk = dlq.readRisk;
+  if (risk && !params.acceptRisk) {
     throw new AppError("confirmation_required:read", {
-      userMessage: `Reading this DLQ can cost letters (${dlq.readRisk.message}). Start the scan again and confirm the risk.`,
+      userMessage: `Reading this DLQ can cost letters (${risk.message}). Start the scan again and confirm the risk.`,
     });
   }
+  // One confirmed act, one read: a risky read that was interrupted is not read again by itself.
+  if (risk && prev) {
+    throw new AppError("conflict:read-interrupted", {
+      userMessage: "This read of a DLQ whose reads cost letters was interrupted (the console stopped while it ran). Reading it again counts against the letters once more, so it does not resume by itself: start a new read from the DLQ's page if you still need one.",
+    });
+  }
+  const watch = risk ? await watchRead(adapter, job.queue, dlq, risk) : null;
   const total = dlq.depth;
   const rules = (await loadRules(d.db())).rules;
   const ring = keyring();
@@ -137,6 +146,7 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
       batch.set(row.letter_id, row); // one row per id in a statement: ON CONFLICT cannot touch a row twice
       weight += rowWeight(row);
       read++;
+      watch?.seen(letter);
       if (batch.size >= d.batchSize! || weight >= d.batchBytes!) await flush();
       if (cancelled) break;
     }
@@ -149,18 +159,23 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
     throw e;
   }
 
+  // The read is over (the stream closed, so every letter went back): what did it cost?
+  const readLoss = watch ? await watch.finish() : null;
+  if (readLoss && readLostLetters(readLoss)) await auditReadLoss(job, readLoss);
+  const measured = readLoss ? { readLoss } : {};
+
   if (cancelled) {
     // A partial scan cannot tell which letters left: no reconciliation, but show what was read.
     await refreshGroupSummary(job.connectionId, job.queue, db);
-    await auditScanEnd(job.id, job.createdBy, job.connectionId, job.queue, "cancelled", { ...progress() });
-    return { state: "cancelled", progress: progress() };
+    await auditScanEnd(job.id, job.createdBy, job.connectionId, job.queue, "cancelled", { ...progress(), ...measured });
+    return { state: "cancelled", progress: { ...progress(), ...measured } };
   }
   // A read that left letters unread cannot tell which letters left: nothing is marked gone, and
   // the scan says why (progress.partial), like a cancelled one.
   const partial = shortfall as StreamShortfall | null;
   const gone = partial ? 0 : await markGone(job.connectionId, job.queue, cp.scanId, db);
   await refreshGroupSummary(job.connectionId, job.queue, db);
-  const final = { ...progress(), total: read, eta: 0, gone, ...(partial ? { partial } : {}) };
+  const final = { ...progress(), total: read, eta: 0, gone, ...(partial ? { partial } : {}), ...measured };
   await auditScanEnd(job.id, job.createdBy, job.connectionId, job.queue, "succeeded", final);
   return { state: "succeeded", progress: final };
 }
@@ -175,6 +190,20 @@ async function auditScanEnd(jobId: string, userId: string | null, connectionId: 
     connectionId,
     queue,
     target: jobId,
-    details: { state, read: details.read, total: details.total, gone: details.gone ?? null, runs: details.run, partial: details.partial ?? null },
+    details: { state, read: details.read, total: details.total, gone: details.gone ?? null, runs: details.run, partial: details.partial ?? null, readLoss: details.readLoss ?? null },
   }).catch((e) => console.error(`[triage] could not audit the end of scan ${jobId}: ${(e as Error).message}`));
+}
+
+/** Letters that left a risky DLQ during a read, on record apart from the scan's end (a security reviewer looks for these). */
+async function auditReadLoss(job: JobContext["job"], loss: ReadLoss) {
+  await recordAudit({
+    actor: { id: job.createdBy, email: null, role: null },
+    action: "dlq.read_loss",
+    outcome: "success",
+    operationId: job.id,
+    connectionId: job.connectionId,
+    queue: job.queue,
+    target: job.id,
+    details: { ...loss },
+  }).catch((e) => console.error(`[triage] could not audit the letters lost by scan ${job.id}: ${(e as Error).message}`));
 }

@@ -4,17 +4,21 @@ import { dlqProblem } from "@/components/dlq/dlq-problem";
 import { FactsTable } from "@/components/dlq/facts-table";
 import { LettersTable } from "@/components/dlq/letters-table";
 import { PositionControls } from "@/components/dlq/position-controls";
-import { RiskConfirm } from "@/components/dlq/risk-confirm";
+import { RiskyReadPanel } from "@/components/dlq/risky-read-panel";
+import { TriageLettersTable } from "@/components/triage/triage-letters-table";
 import { DlqCrumbTrail, DlqHead } from "@/components/dlq/dlq-head";
 import { Problem } from "@/components/ui/problem";
-import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { requestMeta, requirePageActor, type Actor } from "@/lib/auth/session";
+import type { ReadRisk } from "@/lib/brokers/types";
 import { parseBrowseParams } from "@/lib/dlq/browse-params";
 import { connectionName } from "@/lib/dlq/describe-dlq";
 import { decodeParam, dlqHref, PAGE_SIZES } from "@/lib/dlq/links";
 import { openDlq, type OpenDlqResult } from "@/lib/dlq/open-dlq";
-import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
+import { riskyReadView } from "@/lib/dlq/risky-read";
+import { listLetters } from "@/lib/triage/use-cases";
+import { triageBase } from "@/lib/triage/view-params";
 import { letterLabels, pagingNote, readNotice } from "@/lib/dlq/wording";
-import { formatRange } from "@/lib/format";
+import { formatCount, formatRange } from "@/lib/format";
 
 export const dynamic = "force-dynamic";
 
@@ -47,11 +51,10 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
   const position = { partition, from, order };
   const self = dlqHref(connectionId, queue, { page, size, ...position });
   const actor = await requirePageActor(self);
-  const acceptRisk = await hasRiskConfirmation(connectionId, queue);
 
   let result: OpenDlqResult;
   try {
-    result = await openDlq(actor, await requestMeta(), { connectionId, queue, page, pageSize: size, acceptRisk, partition, fromOffset: from, order });
+    result = await openDlq(actor, await requestMeta(), { connectionId, queue, page, pageSize: size, partition, fromOffset: from, order });
   } catch (e) {
     const problem = dlqProblem(e, { connectionId, queue, back: { href: "/", label: "← Back to all DLQs" } });
     if (!problem) throw e;
@@ -66,7 +69,7 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
   const { dlq, letters, connection } = result;
   const { capabilities: caps, vocabulary: vocab } = connection;
   const labels = letterLabels(caps, vocab);
-  const notice = readNotice(caps, vocab, { queueType: dlq.queueType });
+  const notice = readNotice(caps, vocab, { queueType: dlq.queueType, readRisk: dlq.readRisk });
   const unstable = pagingNote(caps, vocab);
   const count = letters?.length ?? 0;
   const at = (o: { page?: number; size?: number }) => dlqHref(connectionId, queue, { page, size, ...position, ...o });
@@ -82,15 +85,10 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
         </div>
       ))}
       <FactsTable facts={dlq.facts} />
-      {result.needsConfirmation && dlq.readRisk ? (
-        <RiskConfirm connectionId={connectionId} queue={queue} risk={dlq.readRisk} canConfirm={result.canConfirm} />
+      {dlq.readRisk ? (
+        <RiskySnapshot actor={actor} connectionId={connectionId} queue={queue} depth={result.depth ?? dlq.depth} risk={dlq.readRisk} size={size} />
       ) : (
         <>
-          {dlq.readRisk && acceptRisk ? (
-            <div className="banner banner-warn" role="status" data-testid="risk-accepted">
-              You confirmed a risky read of this DLQ: every page load counts as a delivery for the letters read. {dlq.readRisk.message}
-            </div>
-          ) : null}
           {caps.randomAccess && dlq.partitions?.length ? (
             <PositionControls
               connectionId={connectionId}
@@ -139,5 +137,32 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
         </>
       )}
     </main>
+  );
+}
+
+/**
+ * A DLQ whose reads cost letters is never read by a page: its letters come from the snapshot (the
+ * triage index of its latest confirmed read), with the choices to move them to safety or read again.
+ */
+async function RiskySnapshot({ actor, connectionId, queue, depth, risk, size }: { actor: Actor; connectionId: string; queue: string; depth: number | null; risk: ReadRisk; size: number }) {
+  const meta = await requestMeta();
+  const view = await riskyReadView(actor, meta, { connectionId, queue, risk });
+  const snapshot = view.snapshot ? await listLetters(actor, meta, { filter: { connectionId, queue }, limit: size }) : null;
+  return (
+    <>
+      <RiskyReadPanel connectionId={connectionId} queue={queue} depth={depth} view={view} />
+      {snapshot ? (
+        <section className="section" data-testid="snapshot-letters">
+          <div className="toolbar">
+            <h2 style={{ margin: 0 }}>Letters in the snapshot</h2>
+            <span className="hint" data-testid="snapshot-count">
+              {formatCount(snapshot.count)} letters · the newest {formatCount(snapshot.letters.length)} shown;{" "}
+              <Link href={triageBase(connectionId, queue)}>triage</Link> groups, filters and pages through all of them, from the same snapshot.
+            </span>
+          </div>
+          <TriageLettersTable connectionId={connectionId} queue={queue} letters={snapshot.letters} keyboard backHref="/" />
+        </section>
+      ) : null}
+    </>
   );
 }

@@ -3,7 +3,6 @@
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { toSafeError } from "@/lib/dlq/app-error";
 import { revealPayload, type RevealedLetter } from "@/lib/dlq/reveal-payload";
-import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
 import type { ActionResult } from "@/lib/errors";
 
 /**
@@ -17,8 +16,7 @@ export async function revealPayloadAction(input: unknown): Promise<ActionResult<
     // Anything goes to the use case, which authorizes before it validates (refusals are audited whatever was sent).
     const i = (input && typeof input === "object" ? input : {}) as { connectionId?: unknown; queue?: unknown; letterId?: unknown; reason?: unknown };
     const [connectionId, queue] = [String(i.connectionId ?? ""), String(i.queue ?? "")];
-    const acceptRisk = connectionId && queue ? await hasRiskConfirmation(connectionId, queue) : false;
-    const data = await revealPayload(actor, await requestMeta(), { connectionId, queue, letterId: String(i.letterId ?? ""), reason: String(i.reason ?? ""), acceptRisk });
+    const data = await revealPayload(actor, await requestMeta(), { connectionId, queue, letterId: String(i.letterId ?? ""), reason: String(i.reason ?? "") });
     return { ok: true, data };
   } catch (e) {
     return { ok: false, error: toSafeError(e) };

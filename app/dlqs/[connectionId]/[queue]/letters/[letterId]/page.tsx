@@ -7,7 +7,7 @@ import { EntriesTable } from "@/components/dlq/entries-table";
 import { HandledBadge } from "@/components/dlq/handled-badge";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
 import { RevealPanel } from "@/components/dlq/reveal-panel";
-import { RiskConfirm } from "@/components/dlq/risk-confirm";
+import { SnapshotLetterView } from "@/components/dlq/snapshot-letter-view";
 import { CopyButton } from "@/components/ui/copy-button";
 import { EscapeBack } from "@/components/ui/escape-back";
 import { RelativeTime } from "@/components/ui/relative-time";
@@ -16,7 +16,6 @@ import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { newDiscardHref } from "@/lib/discard/ui-links";
 import { filledFields } from "@/lib/dlq/failure-fields";
 import { decodeParam, dlqHref, letterHref, payloadHref } from "@/lib/dlq/links";
-import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
 import { viewLetter, type ViewLetterResult } from "@/lib/dlq/view-letter";
 import { letterLabels } from "@/lib/dlq/wording";
 import { DlqCrumbs } from "@/components/jobs/dlq-page";
@@ -57,7 +56,6 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
   const self = letterHref(connectionId, queue, letterId);
   const back = dlqHref(connectionId, queue);
   const actor = await requirePageActor(self);
-  const acceptRisk = await hasRiskConfirmation(connectionId, queue);
 
   const crumbs = (
     <DlqCrumbs connectionId={connectionId} queue={queue}>
@@ -67,7 +65,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
 
   let r: ViewLetterResult;
   try {
-    r = await viewLetter(actor, await requestMeta(), { connectionId, queue, letterId, acceptRisk });
+    r = await viewLetter(actor, await requestMeta(), { connectionId, queue, letterId });
   } catch (e) {
     const problem = dlqProblem(e, { connectionId, queue, back: { href: back, label: "← Back to the DLQ" } });
     if (!problem) throw e;
@@ -83,7 +81,8 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
     return (
       <main className="page">
         {crumbs}
-        <RiskConfirm connectionId={connectionId} queue={queue} risk={r.dlq.readRisk} canConfirm={r.canConfirm} />
+        <EscapeBack href={back} />
+        <SnapshotLetterView connectionId={connectionId} queue={queue} s={r.snapshot ?? null} />
       </main>
     );
   }

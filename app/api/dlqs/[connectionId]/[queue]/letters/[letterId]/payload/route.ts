@@ -1,7 +1,6 @@
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { downloadPayload } from "@/lib/dlq/download-payload";
 import { errorResponse } from "@/lib/dlq/http";
-import { hasRiskConfirmation } from "@/lib/dlq/risk-cookie";
 
 export const dynamic = "force-dynamic";
 
@@ -10,8 +9,7 @@ export async function GET(_req: Request, ctx: { params: Promise<{ connectionId: 
   try {
     const { connectionId, queue, letterId } = await ctx.params;
     const actor = await requireActor();
-    const acceptRisk = await hasRiskConfirmation(connectionId, queue);
-    const p = await downloadPayload(actor, await requestMeta(), { connectionId, queue, letterId, acceptRisk });
+    const p = await downloadPayload(actor, await requestMeta(), { connectionId, queue, letterId });
     return new Response(new Uint8Array(p.bytes), {
       headers: {
         "Content-Type": "application/octet-stream",

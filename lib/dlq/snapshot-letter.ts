@@ -1,0 +1,59 @@
+import "server-only";
+import type { HeaderEntry } from "@/lib/brokers/types";
+import { maskHeadersWithRules, maskTextWithRules } from "@/lib/masking/engine";
+import type { MaskingPolicy } from "@/lib/masking/policy";
+import { streamLetters, type ExportedLetter, type IndexedLetter } from "@/lib/triage/queries";
+import { maskedPayloadView } from "./mask-letter";
+import type { PayloadView } from "./payload-view";
+
+/**
+ * A letter of a DLQ whose reads cost letters, as the snapshot holds it (the triage index of its
+ * latest read): metadata, headers as text, and the payload as far as the index keeps it. Serving
+ * it reads nothing from the broker.
+ */
+export interface SnapshotLetter {
+  letter: Omit<IndexedLetter, "headers">;
+  headers: HeaderEntry[];
+  payload: PayloadView | null;
+  masking: { payloadMasked: boolean; maskedCount: number; sensitive: boolean };
+}
+
+/**
+ * The letter from the snapshot, masked for the policy's role; null when the snapshot does not hold
+ * it. The caller authorized and audits the view (viewLetter).
+ */
+export async function snapshotLetter(input: { connectionId: string; queue: string; letterId: string }, policy: MaskingPolicy, showPayload: boolean): Promise<SnapshotLetter | null> {
+  let found: ExportedLetter | null = null;
+  // The text filter matches an exact letter id (among other things): keep only that letter.
+  for await (const r of streamLetters({ connectionId: input.connectionId, queue: input.queue, text: input.letterId, includeGone: true }, { withPayload: showPayload, batchSize: 50 })) {
+    if (r.letterId === input.letterId) {
+      found = r;
+      break;
+    }
+  }
+  if (!found) return null;
+  const { headers: raw, payloadBase64, payloadText: _text, ...letter } = found;
+  let maskedCount = 0;
+  const heads = maskHeadersWithRules(
+    Object.entries(raw).map(([name, v]) => ({ name, value: { t: "string" as const, v } })),
+    policy.rules,
+    policy.hashKey,
+  );
+  maskedCount += heads.maskedCount;
+  const text = (t: string | null) => {
+    if (!t || policy.rules.length === 0) return t;
+    const m = maskTextWithRules(t, policy.rules, policy.hashKey);
+    maskedCount += m.maskedCount;
+    return m.text;
+  };
+  const shown =
+    showPayload && payloadBase64
+      ? maskedPayloadView(Buffer.from(payloadBase64, "base64"), { truncated: letter.payloadTruncated, contentType: raw["content-type"] ?? raw["content_type"] ?? null }, policy)
+      : null;
+  return {
+    letter: { ...letter, exceptionMessage: text(letter.exceptionMessage), groupLabel: text(letter.groupLabel) ?? letter.groupLabel },
+    headers: heads.entries,
+    payload: shown?.view ?? null,
+    masking: { payloadMasked: shown?.masked ?? false, maskedCount: maskedCount + (shown?.maskedCount ?? 0), sensitive: policy.sensitive },
+  };
+}
