@@ -47,7 +47,9 @@ export function RiskyReadActions(props: {
 
   const letters = depth === null ? "the" : formatCount(depth);
   const cost =
-    props.projected !== null
+    props.projected === 0
+      ? `The last read saw no letter at ${props.limit !== null ? `the limit of ${props.limit}` : "the limit"}: this read loses none, and brings every letter one read closer to it.`
+      : props.projected !== null
       ? `The last read saw ${formatCount(props.projected)} letter${props.projected === 1 ? "" : "s"} at ${props.limit !== null ? `the limit of ${props.limit}` : "the limit"}: this read would lose ${props.projected === 1 ? "it" : "them"}, and brings every other letter one read closer.`
       : props.hasSnapshot
         ? "The last read did not record how close the letters are to the limit: letters retried before may be at it, and this read would lose them."

@@ -143,7 +143,7 @@ export interface ReadRisk {
   /**
    * Where reading counts against letters, the per-letter count a read raises, as the triage index
    * keeps it (`FailureInfo.deliveryCount` for x-delivery-count, `FailureInfo.count` for SQS
-   * ApproximateReceiveCount): a read pushes a letter over the limit when count + 1 > limit.
+   * ApproximateReceiveCount). A letter without the count has a count of 0.
    */
   countField?: "deliveryCount" | "count";
   /**

@@ -30,7 +30,8 @@ export async function watchRead(adapter: BrokerAdapter, queue: string, dlq: DlqS
   const onwardBefore = onward ? await depthOf(adapter, onward) : null;
   let seen = 0;
   let lostByNextRead = 0;
-  const countOf = (l: Letter) => (risk.countField === "deliveryCount" ? l.failure.deliveryCount : risk.countField === "count" ? l.failure.count : null);
+  // A letter without the count has never been counted (RabbitMQ sets x-delivery-count from the first redelivery on).
+  const countOf = (l: Letter) => (risk.countField === "deliveryCount" ? (l.failure.deliveryCount ?? 0) : risk.countField === "count" ? (l.failure.count ?? 0) : null);
   return {
     seen(l: Letter) {
       seen++;
