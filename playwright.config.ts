@@ -1,5 +1,5 @@
 import { defineConfig } from "@playwright/test";
-import { chromiumProject } from "./e2e/chromium";
+import { chromiumProject, commonConfig } from "./e2e/chromium";
 
 const PORT = Number(process.env.E2E_PORT ?? 3100);
 const baseURL = `http://127.0.0.1:${PORT}`;
@@ -14,12 +14,7 @@ export default defineConfig({
   // The embedded-database run starts its own servers: e2e/embedded/playwright.config.ts.
   testIgnore: ["embedded/**"],
   fullyParallel: false,
-  workers: 1,
-  retries: 0,
-  forbidOnly: !!process.env.CI,
-  reporter: [["list"]],
-  timeout: 60_000,
-  expect: { timeout: 15_000 },
+  ...commonConfig,
   use: {
     baseURL,
     trace: "retain-on-failure",

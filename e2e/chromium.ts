@@ -1,5 +1,15 @@
 import { devices, type PlaywrightTestConfig } from "@playwright/test";
 
+/** What every e2e config here runs with: one worker (the specs share brokers and a database), no retries. */
+export const commonConfig = {
+  workers: 1,
+  retries: 0,
+  forbidOnly: !!process.env.CI,
+  reporter: [["list"]],
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+} satisfies PlaywrightTestConfig;
+
 /** Debian's Chromium (never a downloaded browser), as every e2e config here runs it. */
 export const chromiumProject: NonNullable<PlaywrightTestConfig["projects"]>[number] = {
   name: "chromium",

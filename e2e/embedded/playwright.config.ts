@@ -1,5 +1,5 @@
 import { defineConfig } from "@playwright/test";
-import { chromiumProject } from "../chromium";
+import { chromiumProject, commonConfig } from "../chromium";
 
 /**
  * The embedded-database run: its spec starts the console itself with `./scripts/start.sh` on a
@@ -8,12 +8,7 @@ import { chromiumProject } from "../chromium";
  */
 export default defineConfig({
   testDir: ".",
-  workers: 1,
-  retries: 0,
-  forbidOnly: !!process.env.CI,
-  reporter: [["list"]],
-  timeout: 60_000,
-  expect: { timeout: 15_000 },
+  ...commonConfig,
   use: { trace: "retain-on-failure", screenshot: "only-on-failure" },
   projects: [chromiumProject],
 });

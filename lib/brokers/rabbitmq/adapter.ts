@@ -75,6 +75,8 @@ interface Snapshot {
   discovered: Map<string, string[]>;
   /** Safe copy → its DLQ, for queues the console declared as safe copies (their queue argument says so). */
   safeCopies: Map<string, string>;
+  /** `rabbitmq_version` from the management API, when it answered. */
+  version: string | null;
   warning: DlqWarning | null;
 }
 
@@ -156,30 +158,42 @@ export class RabbitMqAdapter implements BrokerAdapter {
     return of !== null ? (this.configEntry(of)?.origin ?? null) : null;
   }
 
+  /** The broker's version, asked once (it changes only with an upgrade, which restarts connections anyway). */
+  private versionAsked: Promise<string | null> | null = null;
+  private brokerVersion(): Promise<string | null> {
+    this.versionAsked ??= this.mgmt!.brokerVersion().catch(() => {
+      this.versionAsked = null; // ask again next time
+      return null;
+    });
+    return this.versionAsked;
+  }
+
   /** Queues, discovered DLQs and a warning when the management API cannot help. Reused for a few seconds. */
   private async snapshot(fresh = false): Promise<Snapshot> {
     const c = this.snapshotCache;
     if (!fresh && c && Date.now() - c.at < this.opts.snapshotTtlMs) return c;
     let snap: Snapshot;
     if (!this.mgmt) {
-      snap = { at: Date.now(), queues: null, discovered: new Map(), safeCopies: new Map(), warning: this.config.discover ? { code: "management_unconfigured", label: "discovery off", message: "No management API is configured for this connection: only DLQs named in the config are shown." } : null };
+      snap = { at: Date.now(), queues: null, discovered: new Map(), safeCopies: new Map(), version: null, warning: this.config.discover ? { code: "management_unconfigured", label: "discovery off", message: "No management API is configured for this connection: only DLQs named in the config are shown." } : null };
     } else {
       try {
-        const [queues, bindings, exchanges] = await Promise.all([
+        const [queues, bindings, exchanges, version] = await Promise.all([
           this.mgmt.listQueues(this.vhost),
           this.config.discover ? this.mgmt.listBindings(this.vhost) : Promise.resolve([]),
           this.config.discover ? this.mgmt.listExchanges(this.vhost) : Promise.resolve([]),
+          this.brokerVersion(),
         ]);
         snap = {
           at: Date.now(),
           queues: new Map(queues.map((q) => [q.name, q])),
           discovered: this.config.discover ? discoverDlqs(queues, bindings, exchanges) : new Map(),
           safeCopies: safeCopiesOf(queues),
+          version,
           warning: null,
         };
       } catch (e) {
         const why = e instanceof ManagementError ? e.message : String(e);
-        snap = { at: Date.now(), queues: null, discovered: new Map(), safeCopies: new Map(), warning: { code: "management_unavailable", label: "no management API", message: `The RabbitMQ management API is not available (${why}): only DLQs named in the config are shown, without discovery.` } };
+        snap = { at: Date.now(), queues: null, discovered: new Map(), safeCopies: new Map(), version: null, warning: { code: "management_unavailable", label: "no management API", message: `The RabbitMQ management API is not available (${why}): only DLQs named in the config are shown, without discovery.` } };
       }
     }
     this.snapshotCache = snap;
@@ -188,7 +202,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
 
   /** Queue type and delivery limit: management API, else config, else a probe that delivers nothing from a quorum queue. */
   private async queueKind(name: string, q: MgmtQueue | undefined): Promise<{ kind: QueueKind; source: string }> {
-    if (q) return { kind: queueKindOf(q), source: "management" };
+    if (q) return { kind: queueKindOf(q, this.snapshotCache?.version ?? null), source: "management" };
     const entry = this.configEntry(name);
     if (entry?.queueType) return { kind: { queueType: entry.queueType, deliveryLimit: entry.deliveryLimit ?? null, ownDeadLetterExchange: null }, source: "config" };
     const cached = this.probed.get(name);

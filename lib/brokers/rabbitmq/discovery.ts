@@ -92,6 +92,8 @@ export function discoverDlqs(queues: MgmtQueue[], bindings: MgmtBinding[], excha
 export interface QueueKind {
   queueType: string; // classic | quorum | stream | unknown
   deliveryLimit: number | null;
+  /** The limit is RabbitMQ 4's default for quorum queues that set none, not one the queue sets. */
+  defaultLimit?: boolean;
   /** The DLQ's own dead-letter exchange, where letters over the delivery limit go instead of being dropped. */
   ownDeadLetterExchange: string | null;
 }
@@ -100,16 +102,34 @@ function num(v: unknown): number | null {
   return typeof v === "number" && Number.isFinite(v) ? v : null;
 }
 
-export function queueKindOf(q: MgmtQueue): QueueKind {
+/** RabbitMQ 4.0 gave quorum queues a delivery limit of 20 when they set none (-1 turns it off). */
+export const RABBITMQ4_DEFAULT_DELIVERY_LIMIT = 20;
+
+/** The major version of a `rabbitmq_version` string ("4.0.5" → 4), or null when it cannot be read. */
+export function majorVersionOf(version: string | null | undefined): number | null {
+  const m = /^(\d+)\./.exec(version ?? "");
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * Type and delivery limit of a queue as the management API describes it, on a broker of this
+ * version (`rabbitmq_version` from /api/overview; null when unknown: no default is assumed).
+ */
+export function queueKindOf(q: MgmtQueue, brokerVersion: string | null = null): QueueKind {
   const args = q.arguments ?? {};
   const pol = policyOf(q);
   const limits = [num(args["x-delivery-limit"]), num(pol["delivery-limit"])].filter((x): x is number => x !== null);
   const t = deadLetterTarget(q);
-  return {
-    queueType: q.type ?? str(args["x-queue-type"]) ?? "classic",
-    deliveryLimit: limits.length ? Math.min(...limits) : null,
-    ownDeadLetterExchange: t ? t.exchange : null,
-  };
+  const queueType = q.type ?? str(args["x-queue-type"]) ?? "classic";
+  const own = { queueType, ownDeadLetterExchange: t ? t.exchange : null };
+  // A negative limit is "no limit" (4.x: -1 turns the default off).
+  const set = limits.filter((x) => x >= 0);
+  if (set.length) return { ...own, deliveryLimit: Math.min(...set) };
+  const major = majorVersionOf(brokerVersion);
+  if (queueType === "quorum" && limits.length === 0 && major !== null && major >= 4) {
+    return { ...own, deliveryLimit: RABBITMQ4_DEFAULT_DELIVERY_LIMIT, defaultLimit: true };
+  }
+  return { ...own, deliveryLimit: null };
 }
 
 /**

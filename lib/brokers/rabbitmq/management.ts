@@ -65,6 +65,12 @@ export class ManagementClient {
     return (await res.json()) as T;
   }
 
+  /** The broker's version ("3.10.8", "4.0.5"): it decides whether quorum queues have a default delivery limit. */
+  async brokerVersion(): Promise<string | null> {
+    const o = await this.get<{ rabbitmq_version?: unknown }>("api/overview?columns=rabbitmq_version");
+    return typeof o.rabbitmq_version === "string" ? o.rabbitmq_version : null;
+  }
+
   listQueues(vhost: string): Promise<MgmtQueue[]> {
     const cols = "name,vhost,type,arguments,effective_policy_definition,policy,messages,messages_ready,messages_unacknowledged,consumers";
     return this.get(`api/queues/${encodeURIComponent(vhost)}?columns=${cols}`);

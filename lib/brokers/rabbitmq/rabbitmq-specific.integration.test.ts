@@ -99,8 +99,9 @@ describe("rabbitmq: quorum DLQ with a delivery limit", () => {
     expect(summary.queueType).toBe("quorum");
     expect(summary.readRisk).toMatchObject({ kind: "delivery-limit", limit: 2 });
 
-    for (const p of [adapter.browse(dlq, { offset: 0, limit: 10 }), adapter.getLetter(dlq, "f-x"), adapter.stream(dlq)[Symbol.asyncIterator]().next()]) {
-      const e = await Promise.resolve(p).catch((x: unknown) => x);
+    // One at a time: a read started early would reject while the loop awaits another, unobserved.
+    for (const read of [() => adapter.browse(dlq, { offset: 0, limit: 10 }), () => adapter.getLetter(dlq, "f-x"), () => adapter.stream(dlq)[Symbol.asyncIterator]().next()]) {
+      const e = await read().catch((x: unknown) => x);
       expect(e).toBeInstanceOf(BrokerError);
       expect((e as BrokerError).code).toBe("confirmation_required:read");
     }

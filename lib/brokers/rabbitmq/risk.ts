@@ -17,7 +17,7 @@ export function readRiskOf(kind: QueueKind, queue: string): ReadRisk | null {
       // Seen by reads with limit 2: x-delivery-count absent, 1, 2, then gone (the return after the read that saw 2 dropped it).
       nextReadLosesAt: kind.deliveryLimit - 1,
       message:
-        `"${queue}" is a quorum queue with a delivery limit of ${kind.deliveryLimit}. RabbitMQ counts every read by the console as a delivery, ` +
+        `"${queue}" is a quorum queue with a delivery limit of ${kind.deliveryLimit}${kind.defaultLimit ? " (RabbitMQ 4's default: the queue sets none)" : ""}. RabbitMQ counts every read by the console as a delivery, ` +
         `so a letter read more than ${kind.deliveryLimit} times in total is ${fate}. Letters already read or retried before are closer to the limit. ` +
         `Read only if you accept that risk; the confirmation is recorded.`,
     };
