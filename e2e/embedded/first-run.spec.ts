@@ -10,7 +10,8 @@ import { ConsoleProcess, firstUsers, newcomerEnv, runNpm, runStartScript } from 
  * The README's first command on its defaults, as a new user gets it: `./scripts/start.sh` with no
  * DATABASE_URL (the embedded PGlite database in a fresh folder), no config file (the local
  * brokers), the first users it creates and prints, and the demo letters it seeds. Every role signs
- * in; an operator opens a DLQ on each broker, scans one and redrives it to the end; the console is
+ * in; an operator opens a DLQ on each broker, scans one and redrives it to the end, an admin discards a
+ * letter; the console is
  * stopped with SIGTERM and started again on the same folder, and everything is still there.
  */
 const PORT = Number(process.env.E2E_EMBEDDED_PORT ?? 3200);
@@ -24,9 +25,11 @@ const queues = deadLetterQueues("firstrun", RUN);
 const N = 6;
 const CLASS = "java.net.ConnectException";
 const triagePath = `/dlqs/local-rabbitmq/${encodeURIComponent(queues.dlq)}/triage`;
+const toDiscard = deadLetterQueues("firstrun-discard", RUN);
 
 let server: ConsoleProcess | null = null;
 let jobId = "";
+let discardId = "";
 
 test.describe.configure({ mode: "serial" });
 test.use({ baseURL });
@@ -44,12 +47,19 @@ test.beforeAll(async () => {
       },
     })),
   );
+  await toDiscard.fill(
+    Array.from({ length: 3 }, (_, i) => ({
+      content: Buffer.from(`{"bad":${i}}`),
+      options: { persistent: true, messageId: `bad-${RUN}-${i}`, headers: { "x-exception-stacktrace": "com.acme.SchemaException: field 'sku' is missing\n\tat com.acme.Orders.parse(Orders.java:12)" } },
+    })),
+  );
   server = await ConsoleProcess.start(env, baseURL);
 });
 
 test.afterAll(async () => {
   await server?.stop();
   await queues.remove();
+  await toDiscard.remove();
   rmSync(home, { recursive: true, force: true });
 });
 
@@ -110,6 +120,25 @@ test("an operator scans a DLQ, sees its group and redrives it to the end: sample
   await expect(page.getByTestId("audit-row")).toHaveCount(N);
 });
 
+test("an admin discards a letter with a reason: it leaves the DLQ for the archive", async ({ page }) => {
+  test.setTimeout(120_000);
+  await signInAs(page, "admin");
+  await page.goto(`/dlqs/local-rabbitmq/${encodeURIComponent(toDiscard.dlq)}/triage`);
+  await scanToDone(page);
+  const row = page.getByTestId("triage-letter-row").first();
+  await row.getByTestId("pick-letter").check();
+  await page.getByTestId("discard-selected").click();
+  await expect(page.getByTestId("discard-scope")).toHaveAttribute("data-count", "1");
+  await page.getByTestId("discard-reason").fill("Orders without a SKU can never be processed (ORD-7)");
+  await page.getByTestId("discard-confirm").check();
+  await page.getByTestId("discard-submit").click();
+  await expect(page).toHaveURL(/\/discard\/[0-9a-f-]{36}$/);
+  discardId = page.url().split("/").pop()!;
+  await expect(page.getByTestId("discard-job")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
+  await expect(page.getByTestId("dn-discarded")).toHaveAttribute("data-value", "1");
+  expect(await toDiscard.depth(toDiscard.dlq)).toBe(2);
+});
+
 test("while it runs, a second start.sh and the audit check each say in one sentence why not, and change nothing", () => {
   const again = runStartScript(env);
   expect(again.status).not.toBe(0);
@@ -149,6 +178,8 @@ test("stopped with SIGTERM and started again on the same folder: users, scan, re
   await expect(page.getByTestId("group-row")).toHaveAttribute("data-count", String(N));
   await page.goto("/redrives");
   await expect(page.locator(`[data-testid="redrive-row"][data-id="${jobId}"]`)).toHaveAttribute("data-state", "succeeded");
+  await page.goto("/discards");
+  await expect(page.locator(`[data-testid="discard-row"][data-id="${discardId}"]`)).toHaveAttribute("data-state", "succeeded");
   await page.goto(`/audit?queue=${encodeURIComponent(queues.dlq)}&action=redrive.start`);
   await expect(page.getByTestId("audit-row")).toHaveCount(1);
   await page.goto(`/audit?queue=${encodeURIComponent(queues.dlq)}&action=letter.redrive`);
