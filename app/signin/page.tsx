@@ -5,18 +5,14 @@ import { signInMethods } from "@/lib/auth/options";
 import { signInErrorMessage } from "@/lib/auth/sign-in-errors";
 import { SignInForm } from "@/components/auth/sign-in-form";
 import { SsoButton } from "@/components/auth/sso-button";
+import { safeCallbackPath } from "@/lib/auth/callback-url";
 
 export const metadata: Metadata = { title: "Sign in · DLQ Console" };
 
 /** Only same-site paths are accepted as a destination after sign-in. */
-function safeCallback(raw: string | string[] | undefined): string {
-  const v = Array.isArray(raw) ? raw[0] : raw;
-  return v && v.startsWith("/") && !v.startsWith("//") && !v.startsWith("/\\") ? v : "/";
-}
-
 export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const params = await searchParams;
-  const callbackUrl = safeCallback(params.callbackUrl);
+  const callbackUrl = safeCallbackPath(params.callbackUrl);
   if (await getActor()) redirect(callbackUrl);
   const methods = signInMethods();
   // Errors from a redirect (single sign-on); the credentials form shows its own.
