@@ -219,3 +219,24 @@ test("state-changing routes refuse a foreign Origin, and server actions keep Nex
   await expect(page.getByTestId("sign-out")).toBeVisible();
   expect(baseURL).toBeTruthy();
 });
+
+test("the CSP report endpoint takes a report, and refuses a body past its cap without holding it", async ({ request }) => {
+  const report = { "csp-report": { "document-uri": "http://127.0.0.1/dlqs", "effective-directive": "script-src-elem", "blocked-uri": "https://evil.example/x.js?secret=1" } };
+  const ok = await request.post("/api/auth/csp-report", { headers: { "Content-Type": "application/csp-report" }, data: JSON.stringify(report) });
+  expect(ok.status()).toBe(204);
+  const huge = await request.post("/api/auth/csp-report", { headers: { "Content-Type": "application/csp-report" }, data: "x".repeat(8 * 1024 * 1024) });
+  expect(huge.status()).toBe(413);
+  // Sent in chunks with no length up front: the cap holds while reading, too.
+  const res = await fetch(`${new URL("/api/auth/csp-report", process.env.E2E_BASE_URL ?? `http://127.0.0.1:${process.env.E2E_PORT ?? 3100}`)}`, {
+    method: "POST",
+    body: new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 64; i++) c.enqueue(new Uint8Array(64 * 1024));
+        c.close();
+      },
+    }),
+    // @ts-expect-error Node's fetch needs this to stream a request body
+    duplex: "half",
+  });
+  expect(res.status).toBe(413);
+});

@@ -4,6 +4,8 @@
  * strings): a violation on our own pages means a page or a library needs the nonce, or an attack.
  * Takes no action and reads no session, so it needs no origin check.
  */
+import { processState } from "@/lib/process-state";
+
 export const dynamic = "force-dynamic";
 
 const MAX_BODY = 16 * 1024;
@@ -19,12 +21,52 @@ function originOnly(v: unknown): string {
   }
 }
 
+/** Log lines per minute per process: a flood of reports cannot flood the log. */
+const MAX_LINES_PER_MINUTE = 120;
+const logBudget = processState("csp-report-log", () => ({ windowStart: 0, lines: 0, dropped: 0 }));
+
+function mayLog(): boolean {
+  const now = Date.now();
+  if (now - logBudget.windowStart >= 60_000) {
+    if (logBudget.dropped > 0) console.warn(`csp-violation: ${logBudget.dropped} more report(s) in the last minute were not logged`);
+    Object.assign(logBudget, { windowStart: now, lines: 0, dropped: 0 });
+  }
+  if (logBudget.lines >= MAX_LINES_PER_MINUTE) {
+    logBudget.dropped++;
+    return false;
+  }
+  logBudget.lines++;
+  return true;
+}
+
+/** The body, or null when it is larger than `max` bytes: reading stops there, nothing more is held. */
+async function readCapped(req: Request, max: number): Promise<string | null> {
+  if (Number(req.headers.get("content-length") ?? 0) > max) return null;
+  const reader = req.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 export async function POST(req: Request) {
-  const text = (await req.text().catch(() => "")).slice(0, MAX_BODY);
+  const text = await readCapped(req, MAX_BODY).catch(() => "");
+  if (text === null) return new Response(null, { status: 413 });
   try {
     const body = JSON.parse(text) as Record<string, unknown>;
     const list = Array.isArray(body) ? body : [body];
     for (const item of list.slice(0, 5)) {
+      if (!mayLog()) break;
       const r = ((item as Record<string, unknown>)["csp-report"] ?? (item as Record<string, unknown>).body ?? item) as Record<string, unknown>;
       const directive = String(r["effective-directive"] ?? r.effectiveDirective ?? r["violated-directive"] ?? "").slice(0, 60);
       const page = originOnly(r["document-uri"] ?? r.documentURL);
