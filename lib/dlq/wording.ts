@@ -20,7 +20,7 @@ export function readNotice(caps: Capabilities, vocab: BrokerVocabulary, opts: { 
   if (opts.readRisk) {
     return {
       tone: "danger",
-      text: `Reading this ${q} from the broker is not harmless: it counts against its letters. What you see here is the console's snapshot of its last confirmed read; nothing is read again unless you confirm it.`,
+      text: `Reading this ${q} from the broker is not harmless: it counts against its letters. Its pages are served from the console's snapshot of the last read you confirmed, and the broker is read again only when you confirm it.`,
     };
   }
   if (caps.randomAccess) {
