@@ -24,13 +24,7 @@ export interface SnapshotLetter {
  */
 export async function snapshotLetter(input: { connectionId: string; queue: string; letterId: string }, policy: MaskingPolicy, showPayload: boolean): Promise<SnapshotLetter | null> {
   let found: ExportedLetter | null = null;
-  // The text filter matches an exact letter id (among other things): keep only that letter.
-  for await (const r of streamLetters({ connectionId: input.connectionId, queue: input.queue, text: input.letterId, includeGone: true }, { withPayload: showPayload, batchSize: 50 })) {
-    if (r.letterId === input.letterId) {
-      found = r;
-      break;
-    }
-  }
+  for await (const r of streamLetters({ connectionId: input.connectionId, queue: input.queue, letterId: input.letterId, includeGone: true }, { withPayload: showPayload, batchSize: 2 })) found = r;
   if (!found) return null;
   const { headers: raw, payloadBase64, payloadText: _text, ...letter } = found;
   let maskedCount = 0;
@@ -48,7 +42,7 @@ export async function snapshotLetter(input: { connectionId: string; queue: strin
   };
   const shown =
     showPayload && payloadBase64
-      ? maskedPayloadView(Buffer.from(payloadBase64, "base64"), { truncated: letter.payloadTruncated, contentType: raw["content-type"] ?? raw["content_type"] ?? null }, policy)
+      ? maskedPayloadView(Buffer.from(payloadBase64, "base64"), { truncated: letter.payloadTruncated, contentType: null }, policy)
       : null;
   return {
     letter: { ...letter, exceptionMessage: text(letter.exceptionMessage), groupLabel: text(letter.groupLabel) ?? letter.groupLabel },

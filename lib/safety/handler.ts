@@ -6,6 +6,7 @@ import type { BrokerAdapter, SafeMoveEvent } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { jobAuditEntry } from "@/lib/jobs/audit";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 
 export interface SafeMoveParams {
@@ -114,29 +115,20 @@ async function runSafeMove(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   p.dlqDepthAfter = (await adapter.describeDlq(job.queue).catch(() => null))?.depth ?? null;
   p.targetDepthAfter = (await adapter.describeDlq(target).catch(() => null))?.depth ?? null;
   p.total ??= p.moved + p.failed;
-  await recordAudit({
-    actor: { id: job.createdBy, email: null, role: null },
-    action: "dlq.safe_move_finished",
-    outcome: "success",
-    operationId: job.id,
-    connectionId: job.connectionId,
-    queue: job.queue,
-    target,
-    details: { state: cancelled ? "cancelled" : "succeeded", moved: p.moved, failed: p.failed, dlqDepthAfter: p.dlqDepthAfter, targetDepthAfter: p.targetDepthAfter },
-  });
+  await recordAudit(
+    jobAuditEntry(job, "dlq.safe_move_finished", {
+      target,
+      details: { state: cancelled ? "cancelled" : "succeeded", moved: p.moved, failed: p.failed, dlqDepthAfter: p.dlqDepthAfter, targetDepthAfter: p.targetDepthAfter },
+    }),
+  );
   return { state: cancelled ? "cancelled" : "succeeded", progress: p };
 }
 
 function letterAudit(job: JobContext["job"], target: string, e: LetterEvent): AuditEntry {
-  return {
-    actor: { id: job.createdBy, email: null, role: null },
-    action: "letter.safe_move",
+  return jobAuditEntry(job, "letter.safe_move", {
     outcome: e.outcome === "moved" ? "success" : "failure",
-    operationId: job.id,
     scope: "letter",
-    connectionId: job.connectionId,
-    queue: job.queue,
     target: e.letterId,
     details: { to: target, sha256: e.sha256, bodySize: e.bodySize, reason: e.reason },
-  };
+  });
 }

@@ -29,6 +29,8 @@ export interface LetterFilter {
   text?: string;
   /** Include letters a scan found gone (kept for the retention period). Default false. */
   includeGone?: boolean;
+  /** Exactly this letter (server-side lookups; not a search the pages offer). */
+  letterId?: string;
 }
 
 export interface IndexedLetter {
@@ -108,6 +110,7 @@ export function whereOf(f: LetterFilter): { sql: string; params: unknown[] } {
     parts.push(clause(`$${params.length}`));
   };
   if (!f.includeGone) parts.push("gone_at IS NULL");
+  if (f.letterId !== undefined) add((p) => `letter_id = ${p}`, f.letterId);
   if (f.groupKey) add((p) => `group_key = ${p}`, f.groupKey);
   if (f.exceptionClass) add((p) => `exception_class = ${p}`, f.exceptionClass);
   if (f.reason) add((p) => `reason = ${p}`, f.reason);

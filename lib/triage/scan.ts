@@ -7,6 +7,7 @@ import { keyring } from "@/lib/crypto/payload-cipher";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { jobAuditEntry } from "@/lib/jobs/audit";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { PAYLOAD_CAP_BYTES, rowWeight, toIndexRow, type IndexRow } from "./index-row";
 import { markGone, prepareLetters, refreshGroupSummary, writeLetters } from "./index-store";
@@ -167,7 +168,7 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   if (cancelled) {
     // A partial scan cannot tell which letters left: no reconciliation, but show what was read.
     await refreshGroupSummary(job.connectionId, job.queue, db);
-    await auditScanEnd(job.id, job.createdBy, job.connectionId, job.queue, "cancelled", { ...progress(), ...measured });
+    await auditScanEnd(job, "cancelled", { ...progress(), ...measured });
     return { state: "cancelled", progress: { ...progress(), ...measured } };
   }
   // A read that left letters unread cannot tell which letters left: nothing is marked gone, and
@@ -176,34 +177,20 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   const gone = partial ? 0 : await markGone(job.connectionId, job.queue, cp.scanId, db);
   await refreshGroupSummary(job.connectionId, job.queue, db);
   const final = { ...progress(), total: read, eta: 0, gone, ...(partial ? { partial } : {}), ...measured };
-  await auditScanEnd(job.id, job.createdBy, job.connectionId, job.queue, "succeeded", final);
+  await auditScanEnd(job, "succeeded", final);
   return { state: "succeeded", progress: final };
 }
 
 /** The scan's end in the audit log, under the job id as operation id (startScan wrote the start). */
-async function auditScanEnd(jobId: string, userId: string | null, connectionId: string, queue: string, state: string, details: Record<string, unknown>) {
-  await recordAudit({
-    actor: { id: userId, email: null, role: null },
-    action: "triage.scan_finished",
-    outcome: "success",
-    operationId: jobId,
-    connectionId,
-    queue,
-    target: jobId,
-    details: { state, read: details.read, total: details.total, gone: details.gone ?? null, runs: details.run, partial: details.partial ?? null, readLoss: details.readLoss ?? null },
-  }).catch((e) => console.error(`[triage] could not audit the end of scan ${jobId}: ${(e as Error).message}`));
+async function auditScanEnd(job: JobContext["job"], state: string, details: Record<string, unknown>) {
+  await recordAudit(
+    jobAuditEntry(job, "triage.scan_finished", {
+      details: { state, read: details.read, total: details.total, gone: details.gone ?? null, runs: details.run, partial: details.partial ?? null, readLoss: details.readLoss ?? null },
+    }),
+  ).catch((e) => console.error(`[triage] could not audit the end of scan ${job.id}: ${(e as Error).message}`));
 }
 
 /** Letters that left a risky DLQ during a read, on record apart from the scan's end (a security reviewer looks for these). */
 async function auditReadLoss(job: JobContext["job"], loss: ReadLoss) {
-  await recordAudit({
-    actor: { id: job.createdBy, email: null, role: null },
-    action: "dlq.read_loss",
-    outcome: "success",
-    operationId: job.id,
-    connectionId: job.connectionId,
-    queue: job.queue,
-    target: job.id,
-    details: { ...loss },
-  }).catch((e) => console.error(`[triage] could not audit the letters lost by scan ${job.id}: ${(e as Error).message}`));
+  await recordAudit(jobAuditEntry(job, "dlq.read_loss", { details: { ...loss } })).catch((e) => console.error(`[triage] could not audit the letters lost by scan ${job.id}: ${(e as Error).message}`));
 }
