@@ -121,6 +121,8 @@ test("moved to safety: every letter leaves the quorum DLQ for a classic queue wh
   await expect(page.getByTestId("safe-move-moved")).toHaveText("6");
   expect(await depth(dlq)).toBe(0);
   expect(await depth(`${dlq}.safe`)).toBe(6);
+  await expect(page.getByTestId("risk-empty")).toBeVisible(); // nothing left to move or read
+  await expect(page.getByTestId("safe-move-start")).toHaveCount(0);
 
   await page.getByTestId("safe-queue-link").click();
   await expect(page.getByTestId("dlq-name")).toHaveText(`${dlq}.safe`);

@@ -81,7 +81,7 @@ async function main() {
 
   const queues = [
     "demo.orders", "demo.orders.dlq", "demo.payments", "demo.payments.dlq", "demo.inventory", "demo.inventory.dlq",
-    "demo.notifications", "demo.notifications.dlq", "demo.shipping", "demo.shipping.dlq", "demo.billing", "demo.billing.dlq",
+    "demo.notifications", "demo.notifications.dlq", "demo.shipping", "demo.shipping.dlq", "demo.shipping.dlq.safe", "demo.billing", "demo.billing.dlq",
   ];
   for (const q of queues) await ch.deleteQueue(q);
   await ch.deleteExchange(DLX);

@@ -55,6 +55,13 @@ export function RiskyReadActions(props: {
         ? "The last read did not record how close the letters are to the limit: letters retried before may be at it, and this read would lose them."
         : "Nothing was read before, so the console cannot tell how close the letters are to the limit: letters retried before may be at it, and this read would lose them.";
 
+  if (depth === 0 && !props.busy) {
+    return (
+      <p className="hint" data-testid="risk-empty">
+        The DLQ is empty now: there is nothing to move or read.
+      </p>
+    );
+  }
   if (!props.canMove && !props.canRead) {
     return (
       <p data-testid="risk-not-allowed">
