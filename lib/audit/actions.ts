@@ -56,6 +56,7 @@ export const AUDIT_ACTIONS = {
   "triage.scan_cancel": "Cancelled a triage scan",
   "triage.scan_finished": "A triage scan ended",
   "triage.export": "Exported triage letters",
+  "triage.search": "Searched a sensitive DLQ's letters",
   "triage.rules_save": "Changed classification rules",
 } as const satisfies Record<string, string>;
 
