@@ -170,3 +170,14 @@ export function secretFromEnv(name: string | undefined, fallback?: string): stri
 export function resetConfigCache() {
   configCache.config = null;
 }
+
+/**
+ * DLQ_TRUSTED_PROXIES: the reverse proxies / load balancers allowed to tell the console who the
+ * client is (X-Forwarded-For, X-Real-IP) and which request id to record (X-Request-Id). A comma- or
+ * space-separated list of addresses and CIDR ranges, e.g. "10.0.0.0/8, 192.168.1.5, fd00::/8".
+ * Default none: the audit log and the sign-in limiter use the socket's peer address and a
+ * server-made request id. Entries are parsed (and bad ones reported) by lib/auth/client-ip.ts.
+ */
+export function trustedProxyEntries(env: Record<string, string | undefined> = process.env): string[] {
+  return (env.DLQ_TRUSTED_PROXIES ?? "").split(/[\s,]+/).filter(Boolean);
+}

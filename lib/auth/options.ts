@@ -6,7 +6,7 @@ import { credentialsSchema } from "@/lib/auth/credentials";
 import { recordAudit } from "@/lib/audit";
 import { getUserById, verifyCredentials, touchSignIn } from "@/lib/auth/users";
 import { isRole } from "@/lib/auth/permissions";
-import { clientIp, headerOf } from "@/lib/auth/client-ip";
+import { clientIdentity } from "@/lib/auth/client-ip";
 import { credentialsEnabled, sessionCookieName, sessionPolicy, useSecureCookies } from "@/lib/auth/config";
 import { beginSignInAttempt, finishSignInAttempt, retryMinutes } from "@/lib/auth/rate-limit";
 import { createSession, endSession } from "@/lib/auth/sessions";
@@ -22,7 +22,9 @@ const credentials = CredentialsProvider({
     password: { label: "Password", type: "password" },
   },
   async authorize(raw, req) {
-    const meta = { requestId: headerOf(req?.headers, "x-request-id"), ip: clientIp(req?.headers) };
+    // The same address as every audit row: the peer, or what a trusted proxy says (lib/auth/client-ip.ts).
+    const meta = clientIdentity(req?.headers);
+    const client = meta.clientRequestId ? { clientRequestId: meta.clientRequestId } : {};
     const parsed = credentialsSchema.safeParse(raw ?? {});
     const email = parsed.success ? parsed.data.email : typeof raw?.email === "string" ? raw.email.trim().toLowerCase().slice(0, 320) || null : null;
     // Decided before the password is looked at: a limited attempt costs no scrypt and learns nothing.
@@ -34,7 +36,7 @@ const credentials = CredentialsProvider({
         outcome: "denied",
         requestId: meta.requestId,
         ip: meta.ip,
-        details: { method: "credentials", scope: attempt.decision.scope, retryAfterSeconds: Math.ceil(attempt.decision.retryAfterMs / 1000) },
+        details: { method: "credentials", scope: attempt.decision.scope, retryAfterSeconds: Math.ceil(attempt.decision.retryAfterMs / 1000), ...client },
       });
       throw new Error(`${RATE_LIMITED_ERROR}:${retryMinutes(attempt.decision.retryAfterMs)}`);
     }
@@ -47,7 +49,7 @@ const credentials = CredentialsProvider({
         outcome: "failure",
         requestId: meta.requestId,
         ip: meta.ip,
-        details: { method: "credentials" },
+        details: { method: "credentials", ...client },
       });
       return null;
     }
@@ -58,7 +60,7 @@ const credentials = CredentialsProvider({
       outcome: "success",
       requestId: meta.requestId,
       ip: meta.ip,
-      details: { method: "credentials" },
+      details: { method: "credentials", ...client },
     });
     return { id: user.id, email: user.email, name: user.name ?? null, signInIp: meta.ip };
   },

@@ -1,12 +1,11 @@
 import "server-only";
-import { randomUUID } from "node:crypto";
 import { cache } from "react";
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cookies } from "next/headers";
 import { decode } from "next-auth/jwt";
 import { sessionCookieName } from "@/lib/auth/config";
-import { clientIp } from "@/lib/auth/client-ip";
+import { clientIdentity } from "@/lib/auth/client-ip";
 import { resumeSession } from "@/lib/auth/sessions";
 import { getUserById } from "@/lib/auth/users";
 import type { Role } from "@/lib/auth/permissions";
@@ -22,6 +21,8 @@ export interface Actor {
 export interface RequestMeta {
   requestId: string;
   ip: string | null;
+  /** An X-Request-Id sent by a client that is not a trusted proxy: recorded in details, never as requestId. */
+  clientRequestId?: string | null;
 }
 
 /**
@@ -60,8 +61,11 @@ export async function requireActor(): Promise<Actor> {
   return actor;
 }
 
-/** Request id (set by proxy.ts, or made here) and client address, for the audit log. */
+/**
+ * Request id and client address for the audit log: a trusted proxy's word (DLQ_TRUSTED_PROXIES),
+ * else the socket's peer and the id proxy.ts made (lib/auth/client-ip.ts).
+ */
 export const requestMeta = cache(async (): Promise<RequestMeta> => {
-  const h = await headers();
-  return { requestId: h.get("x-request-id") ?? randomUUID(), ip: clientIp(h) };
+  const { requestId, ip, clientRequestId } = clientIdentity(await headers());
+  return { requestId, ip, clientRequestId };
 });

@@ -35,7 +35,7 @@ export async function recordOutcome(
     target: scope.target ?? null,
     requestId: meta.requestId,
     ip: meta.ip,
-    details,
+    details: meta.clientRequestId ? { ...details, clientRequestId: meta.clientRequestId } : details,
   });
 }
 
