@@ -101,6 +101,9 @@ async function main() {
   const { scanHandler } = await import("../lib/triage/scan");
   const { redriveHandler } = await import("../lib/redrive/handler");
   const { populateLedger } = await import("../lib/redrive/ledger");
+  const { createUser } = await import("../lib/auth/users");
+  // A redrive runs only for an enabled user who may run it (lib/redrive/runner-check.ts).
+  const benchUser = await createUser({ email: `bench-${randomUUID().slice(0, 8)}@local.test`, role: "admin", password: "bench-only-password" });
 
   const conn = await amqp.connect(AMQP);
   const ch = await conn.createConfirmChannel();
@@ -137,7 +140,7 @@ async function main() {
       data: {
         jobId: job.id, connectionId: adapter.connectionId, queue: dlq, selection: { kind: "filter", filter: {} }, target: { kind: "queue", name: target },
         fix: "bench", sampleSize: 1, watchSeconds: 1, rate, redriveLimit: 3, parking: { kind: "mark" }, breakerThreshold: 0.1, breakerWindow: 200,
-        breakerMinLetters: 20, total, stage: "bulk", createdByEmail: "bench@local", createdByRole: "admin",
+        breakerMinLetters: 20, total, stage: "bulk", createdById: benchUser.id, createdByEmail: benchUser.email, createdByRole: "admin",
       },
     });
     const worker = new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => timed, returnCheckMs: 3_600_000 }) }, owner: "bench-redrive", leaseMs: 60_000 });

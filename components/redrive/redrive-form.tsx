@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { planRedriveAction, startRedriveAction } from "@/app/dlqs/[connectionId]/[queue]/redrive/actions";
 import { ScopeCard, StartErrorNote, useStartForm } from "@/components/jobs/start-form";
 import { formatCount } from "@/lib/format";
@@ -12,7 +12,9 @@ import { redriveJobHref } from "@/lib/redrive/ui-links";
 /**
  * The redrive form: the exact scope and count (from planRedrive), target, stated fix, sample, watch,
  * rate, count limit and parking, breaker (folded), and a confirmation that repeats the count.
- * A stale count (the set changed since the preview) offers to count again.
+ * A stale count (the set changed since the preview) offers to count again. A named target or
+ * parking queue is checked again shortly after it changes: where payloads would be less protected
+ * than in the DLQ the form says so, and only an admin can confirm going on.
  */
 export function RedriveForm({
   connectionId,
@@ -42,11 +44,28 @@ export function RedriveForm({
   const [parkName, setParkName] = useState("");
   const [breakerPct, setBreakerPct] = useState("10");
   const [breakerWindow, setBreakerWindow] = useState("200");
+  const [targetConfirmed, setTargetConfirmed] = useState(false);
+  const target = targetKind === "queue" && targetName.trim() ? { kind: "queue" as const, name: targetName.trim() } : { kind: "origin" as const };
+  const parking = parkKind === "queue" && parkName.trim() ? { kind: "queue" as const, name: parkName.trim() } : { kind: "mark" as const };
   const { preview, count, confirmed, setConfirmed, error, pending, recount, start } = useStartForm(
     initial,
-    () => planRedriveAction({ connectionId, queue, selection, target: targetKind === "queue" && targetName.trim() ? { kind: "queue", name: targetName.trim() } : { kind: "origin" } }),
+    () => planRedriveAction({ connectionId, queue, selection, target, parking }),
     (id) => redriveJobHref(connectionId, queue, id),
   );
+  // The destinations' protection is checked by planRedrive: ask again once typing pauses.
+  const destKey = JSON.stringify([target, parking]);
+  const checkedKey = useRef(destKey);
+  useEffect(() => {
+    if (destKey === checkedKey.current) return;
+    const t = setTimeout(() => {
+      checkedKey.current = destKey;
+      setTargetConfirmed(false);
+      recount();
+    }, 600);
+    return () => clearTimeout(t);
+    // Keyed on destKey only: recount is this render's closure over exactly those destinations.
+  }, [destKey]);
+  const protection = preview.targetProtection;
 
   const sample = parseSample(sampleText);
   const watchS = Number(watch);
@@ -63,7 +82,8 @@ export function RedriveForm({
   if (targetKind === "queue" && !targetName.trim()) problems.push("Name the target queue, or send letters back to their origin.");
   if (parkKind === "queue" && !parkName.trim()) problems.push("Name the parking queue, or leave parked letters in the DLQ.");
   if (!(pct > 0 && pct <= 100) || !Number.isInteger(windowN) || windowN < 1) problems.push("Breaker: a share from 1 to 100 % over a window of at least 1 letter.");
-  const ready = count > 0 && problems.length === 0 && confirmed;
+  if (protection.message && !protection.canConfirm) problems.push("A destination is less protected than this DLQ: choose another, or ask an admin.");
+  const ready = count > 0 && problems.length === 0 && confirmed && (!protection.message || targetConfirmed);
   const phrase = confirmPhrase(count);
   const k = sample && count > 0 ? sampleLetters(sample, count) : null;
   const secondsForRest = k !== null && rateN > 0 ? (count - k) / rateN : null;
@@ -77,6 +97,7 @@ export function RedriveForm({
         queue,
         selection,
         target: targetKind === "queue" ? { kind: "queue", name: targetName.trim() } : { kind: "origin" },
+        confirmLessProtected: Boolean(protection.message) && targetConfirmed,
         fix: fix.trim(),
         confirmedCount: count,
         sample,
@@ -207,6 +228,19 @@ export function RedriveForm({
               <li key={p}>{p}</li>
             ))}
           </ul>
+        ) : null}
+        {protection.message ? (
+          <div className="banner banner-warn" role="alert" data-testid="redrive-target-warning">
+            {protection.message}
+            {protection.canConfirm ? (
+              <label className="radio">
+                <input type="checkbox" checked={targetConfirmed} onChange={(e) => setTargetConfirmed(e.target.checked)} data-testid="redrive-target-confirm" />
+                <span>As an admin, I confirm moving these letters where their payloads are less protected. Recorded in the audit log.</span>
+              </label>
+            ) : (
+              <p className="hint">Only an admin can confirm this.</p>
+            )}
+          </div>
         ) : null}
         <label className="radio">
           <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} disabled={count === 0} data-testid="redrive-confirm" />

@@ -4,7 +4,8 @@ import { getAdapter } from "@/lib/brokers/registry";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { resumeJob } from "./control";
+import { loadPlan, pinPaused, resumeJob } from "./control";
+import { auditRefusal, runnerRefusal } from "./runner-check";
 
 /**
  * Resumes redrives that paused themselves because their broker could not be reached
@@ -12,7 +13,9 @@ import { resumeJob } from "./control";
  * worker as a maintenance task (DLQ_REDRIVE_AUTO_RESUME_MS, default 10 s): resuming is one
  * conditional UPDATE (paused → running with an expired lease), so when several consoles see the
  * broker back at once, one resumes the job and the next claim anywhere runs it. Audited
- * `redrive.auto_resume` as a system action. Returns the ids it resumed.
+ * `redrive.auto_resume` as a system action. A job whose users may no longer run it (runner-check.ts)
+ * is not resumed: it is pinned paused with the reason, audited as a denied auto-resume. Returns
+ * the ids it resumed.
  */
 export async function resumeReachable(deps: { db?: () => PrismaClient; adapterFor?: (connectionId: string) => BrokerAdapter; jobIds?: string[] } = {}): Promise<string[]> {
   const db = (deps.db ?? getDb)();
@@ -35,7 +38,15 @@ export async function resumeReachable(deps: { db?: () => PrismaClient; adapterFo
         .catch(() => false);
       answers.set(r.connection_id, up);
     }
-    if (!up || !(await resumeJob(db, r.id, { resetBreaker: false, onlyIfAutoResume: true }))) continue;
+    if (!up) continue;
+    const plan = await loadPlan(db, r.id);
+    const params = (await db.job.findUnique({ where: { id: r.id }, select: { params: true } }))?.params ?? null;
+    const refusal = plan ? await runnerRefusal(plan, params) : null;
+    if (plan && refusal) {
+      if (await pinPaused(db, r.id, refusal.reason)) await auditRefusal(plan, refusal, "redrive.auto_resume");
+      continue;
+    }
+    if (!(await resumeJob(db, r.id, { resetBreaker: false, onlyIfAutoResume: true }))) continue;
     resumed.push(r.id);
     await recordAudit({
       actor: { id: null, email: "system", role: null },

@@ -74,3 +74,26 @@ export async function resumeJob(db: Db, jobId: string, opts: { resetBreaker: boo
   });
   return true;
 }
+
+/**
+ * Stage 2: awaiting_bulk and paused → bulk and running (expired lease), in one statement guarded on
+ * both, so that of two concurrent starts (or a start racing a cancel) exactly one wins and the
+ * loser changes nothing: a read-then-write in two steps let a loser put the stage back to
+ * awaiting_bulk under a job the winner had already set running, and the next claim paused it again.
+ */
+export async function startBulkStage(db: Db, jobId: string, by: string, overrideReason: string | null): Promise<boolean> {
+  const n = await db.$executeRawUnsafe(
+    `WITH resumed AS (
+       UPDATE jobs SET state = 'running', lease_owner = NULL, lease_expires_at = now() - interval '1 millisecond'
+       WHERE id = $1::uuid AND state = 'paused' AND NOT cancel_requested
+         AND EXISTS (SELECT 1 FROM redrive_plans WHERE job_id = $1::uuid AND stage = 'awaiting_bulk')
+       RETURNING id)
+     UPDATE redrive_plans SET stage = 'bulk', bulk_started_by = $2, bulk_override_reason = $3, breaker_reset_at = now(),
+       pause_requested = false, pause_reason = NULL, updated_at = now()
+     WHERE job_id IN (SELECT id FROM resumed)`,
+    jobId,
+    by,
+    overrideReason,
+  );
+  return n === 1;
+}

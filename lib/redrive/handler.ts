@@ -34,6 +34,7 @@ import {
 } from "./ledger";
 import type { Parking, Stage } from "./plan";
 import { findReturns, markersOf } from "./returns";
+import { auditRefusal, runnerRefusal } from "./runner-check";
 import { TokenBucket, batchSizeFor, moveWindowFor } from "./token-bucket";
 
 export interface RedriveDeps {
@@ -57,6 +58,11 @@ export interface RedriveDeps {
    * lets the move go on waiting: an SQS long poll or a slow confirm is not a stall.
    */
   stallMs: number;
+  /**
+   * How often a running job asks again whether the users it acts for may still run it (runner-check.ts),
+   * besides at the start of every run (default 5 s): a demotion stops a long run within that time.
+   */
+  runnerCheckMs: number;
 }
 
 /** The broker cannot be reached or is busy: nothing about a letter, resumable. */
@@ -88,7 +94,7 @@ class Stop extends Error {
  * after the target confirmed it).
  */
 export function redriveHandler(deps: Partial<RedriveDeps> = {}): JobHandler {
-  const d: RedriveDeps = { adapterFor: getAdapter, db: getDb, clock: realClock, returnCheckMs: 10_000, sampleBatch: 50, stallMs: 15_000, ...deps };
+  const d: RedriveDeps = { adapterFor: getAdapter, db: getDb, clock: realClock, returnCheckMs: 10_000, sampleBatch: 50, stallMs: 15_000, runnerCheckMs: 5000, ...deps };
   return (ctx) => new RedriveRun(ctx, d).run();
 }
 
@@ -102,6 +108,7 @@ class RedriveRun {
   private bulkStartedAt: number | null = null;
   private bulkMovedAtStart = 0;
   private lastReturnCheck = 0;
+  private lastRunnerCheck = 0;
   /** When this run started, and whether it took the job over from a holder that may still run. */
   private runStartedAt = 0;
   private tookOver = false;
@@ -134,6 +141,8 @@ class RedriveRun {
     this.runStartedAt = this.d.clock.now();
     this.counts = await countStates(this.db, plan.jobId);
     try {
+      // Before anything touches the broker. A cancel still runs: it only finishes what was moved.
+      if (!this.ctx.job.cancelRequested) await this.checkRunners();
       await this.recoverInterrupted();
       await this.removeLeftovers();
       await flushAudit(this.db, this.audit);
@@ -579,6 +588,19 @@ class RedriveRun {
     if (r.cancelRequested) throw new Stop(await this.finish("cancelled"));
     const p = await this.db.redrivePlan.findUnique({ where: { jobId: this.plan.jobId }, select: { pauseRequested: true, pauseReason: true } });
     if (p?.pauseRequested) throw new Stop(await this.pause(p.pauseReason ?? "Paused by an operator."));
+    if (this.d.clock.now() - this.lastRunnerCheck >= this.d.runnerCheckMs) await this.checkRunners();
+  }
+
+  /** The users this job acts for may still run it, and its destinations are still allowed; else it pauses (audited) and stops. */
+  private async checkRunners() {
+    this.lastRunnerCheck = this.d.clock.now();
+    if (this.plan.stage === "awaiting_bulk" || this.plan.stage === "done") return; // nothing moves or reads
+    const job = await this.db.job.findUnique({ where: { id: this.plan.jobId }, select: { params: true } });
+    const refusal = await runnerRefusal(this.plan, job?.params ?? null);
+    if (!refusal) return;
+    await this.drainWrites();
+    await auditRefusal(this.plan, refusal, "redrive.auto_pause");
+    throw new Stop(await this.pause(refusal.reason));
   }
 
   /** `autoResume`: the broker went away; resumeReachable (auto-resume.ts) resumes it once the broker answers. */

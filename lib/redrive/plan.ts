@@ -57,7 +57,8 @@ export const sampleSchema = z.union([
 
 export const dlqSchema = z.object({ connectionId: z.string().min(1).max(200), queue: z.string().min(1).max(1000) });
 
-export const previewSchema = dlqSchema.extend({ selection: selectionSchema, target: targetSchema.default({ kind: "origin" }) });
+/** `parking` is optional here: the preview checks a named parking queue's protection when it is given. */
+export const previewSchema = dlqSchema.extend({ selection: selectionSchema, target: targetSchema.default({ kind: "origin" }), parking: parkingSchema.optional() });
 
 export const planSchema = previewSchema.extend({
   fix: z.string().trim().min(3, "State which fix this redrive follows.").max(2000),
@@ -71,6 +72,8 @@ export const planSchema = previewSchema.extend({
   breakerWindow: z.number().int().min(1).max(100_000).default(DEFAULTS.breakerWindow),
   breakerMinLetters: z.number().int().min(1).max(100_000).default(DEFAULTS.breakerMinLetters),
   acceptRisk: z.boolean().default(false),
+  /** An admin confirms sending letters where payloads are less protected than in the DLQ (target-protection.ts). */
+  confirmLessProtected: z.boolean().default(false),
 });
 export type PlanInput = z.input<typeof planSchema>;
 export type Plan = z.output<typeof planSchema>;

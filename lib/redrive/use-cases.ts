@@ -13,7 +13,11 @@ import { jobStore } from "@/lib/jobs/store";
 import { wakeJobWorker } from "@/lib/jobs/runtime";
 import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
-import { pinPaused, requestPause, resumeJob } from "./control";
+import { scopedFilter } from "@/lib/triage/masked-search";
+import { maskingPolicy } from "@/lib/masking/policy";
+import { pinPaused, requestPause, resumeJob, startBulkStage } from "./control";
+import { checkTargetProtection, type LessProtected } from "./target-protection";
+import type { RedriveParams } from "./runner-check";
 import { countStates, hasLeftovers, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
 import { assertConfirmedCount, describeSelection, filterOfSelection, LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type Selection } from "./plan";
 
@@ -58,6 +62,11 @@ export interface RedrivePreview {
   warnings: string[];
   /** Set when the broker's own bulk move could do this (whole DLQ back to its sources), with its trade-off. */
   nativeMoveNote: string | null;
+  /**
+   * Destinations (named target, parking queue) where some role would see these payloads less masked
+   * than in the DLQ: starting then needs an admin's explicit confirmation (`confirmLessProtected`).
+   */
+  targetProtection: { message: string | null; lessProtected: LessProtected[]; canConfirm: boolean };
 }
 
 /** What a redrive would apply to: the count the operator must confirm, the scope in words, warnings. */
@@ -72,7 +81,8 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
     scope,
     async () => {
       const adapter = adapterFor(p.connectionId);
-      const { filter, letterIds } = filterOfSelection(p, p.selection);
+      // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
+      const { filter, letterIds } = await selectionFor(actor, p);
       const count = await countSelection(filter, letterIds);
       const warnings: string[] = [];
       const orderedStream = adapter.capabilities.orderedKeys;
@@ -82,6 +92,7 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
         );
       }
       if (count === 0) warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
+      const protection = await checkTargetProtection(p.connectionId, p.queue, p);
       const nativeMoveNote =
         adapter.capabilities.nativeBulkMove && wholeDlq(p.selection) && p.target.kind === "origin"
           ? `${adapter.displayName} can move the whole DLQ back to its sources itself (its native bulk move, e.g. an SQS message move task, capped at 500 letters per second, or a RabbitMQ shovel): less to set up, but no sample, no watch, no rate you choose, no markers, no per-letter ledger and no parking. This console's redrive gives you those.`
@@ -95,9 +106,10 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
         orderedStream,
         warnings,
         nativeMoveNote,
+        targetProtection: { ...protection, canConfirm: can(actor.role, "masking:manage") },
       };
     },
-    (r) => ({ count: r.count, scope: r.scope, target: r.target }),
+    (r) => ({ count: r.count, scope: r.scope, target: r.target, lessProtected: r.targetProtection.lessProtected.length > 0 }),
   );
 }
 
@@ -215,12 +227,28 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
   const p = parse(planSchema, input);
   adapterFor(p.connectionId); // unknown connections are not_found before anything is counted
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
-  const { filter, letterIds } = filterOfSelection(p, p.selection);
+  // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
+      const { filter, letterIds } = await selectionFor(actor, p);
+  const failed = (e: unknown) =>
+    recordAudit({ actor: auditActor(actor), action: "redrive.start", outcome: "failure", connectionId: p.connectionId, queue: p.queue, requestId: meta.requestId, ip: meta.ip, details: { error: (e as AppError).code ?? "internal:server" } }).catch(() => undefined);
+
+  // A destination less protected than the DLQ: only an admin, explicitly (the confirmation is audited
+  // and kept in the job's params, where every run checks that its starter still may give it).
+  const protection = await checkTargetProtection(p.connectionId, p.queue, p);
+  const lessProtected = protection.lessProtected.length > 0;
+  if (lessProtected && !p.confirmLessProtected) {
+    const admin = can(actor.role, "masking:manage");
+    const e = new AppError("conflict:redrive-target", { userMessage: `${protection.message}${admin ? " Tick the confirmation to move them there anyway." : " Only an admin can confirm that."}`, details: { lessProtected: protection.lessProtected } });
+    await failed(e);
+    throw e;
+  }
+  if (lessProtected) await authorize(actor, "masking:manage", { ...base, meta });
+  const params: RedriveParams = lessProtected ? { redrive: true, lessProtectedConfirmedBy: actor.email } : { redrive: true };
 
   const db = getDb();
   const created = await db.$transaction(
     async (tx) => {
-      const job = await tx.job.create({ data: { kind: "redrive", connectionId: p.connectionId, queue: p.queue, params: { redrive: true }, createdBy: actor.id } });
+      const job = await tx.job.create({ data: { kind: "redrive", connectionId: p.connectionId, queue: p.queue, params: params as unknown as Prisma.InputJsonObject, createdBy: actor.id } });
       const n = await populateLedger(tx, job.id, filter, letterIds);
       assertConfirmedCount(n, p.confirmedCount, "preview");
       const plan = await tx.redrivePlan.create({
@@ -251,7 +279,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
     },
     { timeout: 120_000, maxWait: 15_000 },
   ).catch(async (e) => {
-    await recordAudit({ actor: auditActor(actor), action: "redrive.start", outcome: "failure", connectionId: p.connectionId, queue: p.queue, requestId: meta.requestId, ip: meta.ip, details: { error: (e as AppError).code ?? "internal:server" } }).catch(() => undefined);
+    await failed(e);
     throw e;
   });
   await recordAudit({
@@ -278,6 +306,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
       breakerThreshold: p.breakerThreshold,
       breakerWindow: p.breakerWindow,
       acceptRisk: p.acceptRisk,
+      lessProtectedTarget: lessProtected ? { confirmed: true, destinations: protection.lessProtected } : null,
     },
   });
   wakeJobWorker();
@@ -315,13 +344,11 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
           });
         }
       }
-      await getDb().redrivePlan.update({
-        where: { jobId: job.id },
-        data: { stage: "bulk", bulkStartedBy: actor.email, bulkOverrideReason: clean ? null : p.overrideReason!, breakerResetAt: new Date() },
-      });
-      if (!(await resumeJob(getDb(), job.id, { resetBreaker: false }))) {
-        await getDb().redrivePlan.update({ where: { jobId: job.id }, data: { stage: "awaiting_bulk" } });
-        throw new AppError("conflict:redrive", { userMessage: "This redrive changed meanwhile (cancelled?); reload it." });
+      if (!(await startBulkStage(getDb(), job.id, actor.email, clean ? null : p.overrideReason!))) {
+        const now = await loadRedrive(job.id);
+        throw new AppError("conflict:redrive", {
+          userMessage: now.plan.stage === "bulk" || now.plan.stage === "done" ? "The rest of this redrive has already been started." : "This redrive changed meanwhile (cancelled?); reload it.",
+        });
       }
       wakeJobWorker();
       const r = await loadRedrive(job.id);
@@ -453,4 +480,9 @@ export async function listRedrives(actor: Actor, meta: RequestMeta, input: { con
   const plans = await getDb().redrivePlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
   const byId = new Map(plans.map((p) => [p.jobId, p]));
   return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
+}
+
+async function selectionFor(actor: Actor, p: { connectionId: string; queue: string; selection: Selection }): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
+  const { filter, letterIds } = filterOfSelection(p, p.selection);
+  return { filter: scopedFilter(filter, await maskingPolicy(actor.role, p.connectionId, p.queue)), letterIds };
 }
