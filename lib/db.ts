@@ -107,6 +107,11 @@ export async function openPglite(dataDir = pgliteDataDir()): Promise<{ pglite: P
   };
 }
 
+/** Before migrations created the role (a first start), the session stays as it is. */
+const EMBEDDED_SESSION_ROLE = `DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'dlq_console_app') THEN SET ROLE dlq_console_app; END IF;
+END $$`;
+
 type DbState = { prisma: PrismaClient; close: () => Promise<void> };
 /** One client per process, however many copies of this module the bundler makes. */
 const db = processState("db", () => ({
@@ -142,6 +147,10 @@ function openDb(): DbState {
   const release = lockPgliteDir(dir);
   process.once("exit", release);
   const pglite = new PGlite(dir);
+  // Run as the console's role (migration *_audit_roles_and_key: only SELECT and INSERT on audit_log).
+  // The process is still the superuser underneath and owns the files: here the audit key and the
+  // checkpoints are what protect the chain. PGlite runs queries in order, so this precedes them all.
+  void pglite.exec(EMBEDDED_SESSION_ROLE).catch((e) => console.error(`[db] could not switch the embedded session to dlq_console_app: ${(e as Error).message}`));
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
   installPgliteShutdown();
   return {

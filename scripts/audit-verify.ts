@@ -1,7 +1,9 @@
 /**
  * npm run audit:verify
- * Recomputes the audit log's hash chain. Exit code 0: intact; 1: broken (the first bad row is
- * named); 2: could not check.
+ * Checks the audit log's MAC chain and holds it to every checkpoint of this database on file
+ * (DLQ_AUDIT_CHECKPOINTS, default <data dir>/audit-checkpoints.jsonl); when all holds, checkpoints
+ * the head. Needs the console's audit key (DLQ_AUDIT_KEY(S) or the generated <data dir>/audit-key).
+ * Exit code 0: intact; 1: broken (the first bad row, or the cut or emptied end, is named); 2: could not check.
  */
 import "dotenv/config";
 import { closeDb, databaseMode } from "@/lib/db";
@@ -10,10 +12,15 @@ import { isAppError } from "@/lib/errors";
 
 async function main() {
   const result = await verifyAuditChain();
+  const cp = result.checkpoints;
   if (result.ok) {
     console.log(`Audit chain intact: ${result.checked} row(s) checked.`);
+    console.log(`Checkpoints: ${cp.checked} held against the log (${cp.file})${cp.written ? "; the head was checkpointed" : ""}.`);
+    if (cp.writeError) console.error(`Warning: ${cp.writeError}.`);
+    if (result.legacyRows > 0) console.log(`${result.legacyRows} row(s) predate the keyed chain (unkeyed hash); the keyed rows after them protect them.`);
   } else {
-    console.error(`Audit chain BROKEN at row ${result.brokenAt?.id}: ${result.brokenAt?.reason} (${result.checked} row(s) before it are intact).`);
+    const where = result.brokenAt?.id ? ` at row ${result.brokenAt.id}` : "";
+    console.error(`Audit chain BROKEN${where}: ${result.brokenAt?.reason} (${result.checked} row(s) verified before that).`);
     process.exitCode = 1;
   }
 }

@@ -23,8 +23,13 @@ E2E_DB=${DLQ_E2E_DB:-dlq_console_e2e}
 log "fresh databases $TEST_DB and $E2E_DB"
 fresh_database "$TEST_DB"
 fresh_database "$E2E_DB"
-DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$TEST_DB" npm run --silent db:migrate
-DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$E2E_DB" npm run --silent db:migrate
+# Migrations run as the owner (postgres); the tests and the e2e console connect as dlq_console,
+# which may only SELECT and INSERT on audit_log, as a production console should (README "Audit log").
+ensure_console_role
+OWNER=postgresql://postgres@127.0.0.1:5432
+APP=postgresql://dlq_console@127.0.0.1:5432
+DATABASE_URL="$OWNER/$TEST_DB" npm run --silent db:migrate
+DATABASE_URL="$OWNER/$E2E_DB" npm run --silent db:migrate
 
 log "type check"
 npx tsc --noEmit
@@ -33,13 +38,13 @@ log "unit tests"
 npx vitest run --project unit
 
 log "integration tests (PostgreSQL, RabbitMQ)"
-DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$TEST_DB" npx vitest run --project integration
+DATABASE_URL="$APP/$TEST_DB" DATABASE_OWNER_URL="$OWNER/$TEST_DB" npx vitest run --project integration
 
 # After the integration tests, alone: they SIGKILL worker processes and stop and start RabbitMQ
 # (rabbitmqctl stop_app/start_app). Their workers claim only their own jobs, so the database the
 # integration tests left behind does not matter. Size: FAULT_RUNS x FAULT_LETTERS (default 2 x 2,000).
 log "redrive fault tests (SIGKILLed worker, two workers on one job, RabbitMQ stop_app/start_app)"
-DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$TEST_DB" npx vitest run --project faults
+DATABASE_URL="$APP/$TEST_DB" DATABASE_OWNER_URL="$OWNER/$TEST_DB" npx vitest run --project faults
 
 log "production build"
 npx next build >/tmp/dlq-console-build.log 2>&1 || { tail -60 /tmp/dlq-console-build.log; die "next build failed"; }
@@ -48,7 +53,10 @@ log "e2e (Chromium)"
 # Only the e2e server reads the e2e connections (one of them deliberately down); integration tests
 # use the default local connections.
 export DLQ_CONSOLE_CONFIG=${DLQ_CONSOLE_CONFIG:-$PWD/e2e/dlq-console.e2e.config.json}
-export DATABASE_URL="postgresql://postgres@127.0.0.1:5432/$E2E_DB"
+export DATABASE_URL="$APP/$E2E_DB"
+# The e2e database is created afresh each run: its audit checkpoints start afresh with it.
+export DLQ_AUDIT_CHECKPOINTS="$PWD/.cache/e2e-audit-checkpoints.jsonl"
+rm -f "$DLQ_AUDIT_CHECKPOINTS"
 for role in admin operator viewer; do
   # Test-only accounts; their passwords are in e2e/users.ts.
   pw="e2e-$role-password-1"
@@ -59,7 +67,7 @@ npx playwright test
 
 # The README's first command on its defaults: no DATABASE_URL, the embedded PGlite database.
 log "e2e on start.sh's defaults (embedded database, Chromium): sign in, browse, scan, redrive, restart"
-env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG npx playwright test --config e2e/embedded/playwright.config.ts
+env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG -u DLQ_AUDIT_CHECKPOINTS npx playwright test --config e2e/embedded/playwright.config.ts
 
 log "newcomer check: a fresh clone, ./scripts/start.sh, sign in over HTTP, restart, sign in again"
-env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG bash scripts/newcomer-check.sh
+env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG -u DLQ_AUDIT_CHECKPOINTS bash scripts/newcomer-check.sh

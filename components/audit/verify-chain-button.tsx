@@ -2,6 +2,7 @@
 
 import { useState, useTransition } from "react";
 import { verifyAuditAction } from "@/app/audit/actions";
+import type { AuditChainResult } from "@/lib/audit/types";
 
 export function VerifyChainButton() {
   const [pending, start] = useTransition();
@@ -17,10 +18,12 @@ export function VerifyChainButton() {
           start(async () => {
             const r = await verifyAuditAction();
             if (!r.ok) return setResult({ ok: false, text: r.error.message });
-            const d = r.data as { ok: boolean; checked: number; brokenAt?: { id: string; reason: string } };
+            const d = r.data as AuditChainResult;
+            const where = d.brokenAt?.id ? ` at row ${d.brokenAt.id}` : "";
+            const held = d.checkpoints.checked > 0 ? `, held to ${d.checkpoints.checked} checkpoint(s)` : "";
             setResult({
               ok: d.ok,
-              text: d.ok ? `Chain intact (${d.checked} rows checked)` : `Chain broken at row ${d.brokenAt?.id ?? "?"}: ${d.brokenAt?.reason ?? "unknown reason"}`,
+              text: d.ok ? `Chain intact (${d.checked} rows checked${held})` : `Chain broken${where}: ${d.brokenAt?.reason ?? "unknown reason"}`,
             });
           })
         }

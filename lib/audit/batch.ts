@@ -1,12 +1,13 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { auditHash, GENESIS_HASH, normaliseDetails, type HashedFields } from "./hash";
+import { auditMac, GENESIS_HASH, normaliseDetails, type HashedFields } from "./hash";
+import { auditKeyring, type AuditKeyring } from "./key";
 import type { AuditEntry } from "./types";
 
 /**
  * Many audit rows in ONE transaction: one advisory lock, one read of the chain's last hash, one
- * multi-row INSERT. Each row's hash links to the row before it exactly as single-row writes do
+ * multi-row INSERT. Each row's MAC (under the current audit key, lib/audit/key.ts) links to the row before it exactly as single-row writes do
  * (verifyAuditChain walks by id, and ids are assigned in VALUES order by the one INSERT while the
  * lock is held), so batch and single-row writers interleave without forking the chain.
  *
@@ -31,6 +32,7 @@ const COLUMNS = [
   "details",
   "prev_hash",
   "hash",
+  "key_id",
 ] as const;
 
 /** The fields of a row before it is chained (everything hashed except prevHash). */
@@ -57,8 +59,14 @@ export function auditFields(entry: AuditEntry, at: string = new Date().toISOStri
 type Tx = Pick<PrismaClient, "$queryRawUnsafe">;
 
 /** Inside a transaction: takes the chain lock, reads the last hash, inserts the rows chained. */
-export async function insertChained(tx: Tx, rows: Array<Omit<HashedFields, "prevHash">>): Promise<Array<{ id: string; operationId: string; hash: string }>> {
+export async function insertChained(
+  tx: Tx,
+  rows: Array<Omit<HashedFields, "prevHash">>,
+  ring: AuditKeyring = auditKeyring(),
+): Promise<Array<{ id: string; operationId: string; hash: string }>> {
   if (rows.length === 0) return [];
+  const keyId = ring.currentId;
+  const key = ring.keys.get(keyId)!;
   await tx.$queryRawUnsafe(`SELECT 1 AS locked FROM pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK})`);
   const last = await tx.$queryRawUnsafe<Array<{ hash: string }>>(`SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1`);
   let prevHash = last[0]?.hash ?? GENESIS_HASH;
@@ -68,23 +76,23 @@ export async function insertChained(tx: Tx, rows: Array<Omit<HashedFields, "prev
     const cols: unknown[][] = COLUMNS.map(() => []);
     const hashes: string[] = [];
     for (const f of chunk) {
-      const hash = auditHash({ ...f, prevHash });
+      const hash = auditMac({ ...f, prevHash }, keyId, key);
       const values = [
         f.operationId, f.scope, f.at, f.actorId, f.actorEmail, f.actorRole, f.action, f.outcome,
-        f.connectionId, f.queue, f.target, f.requestId, f.ip, f.details === null ? null : JSON.stringify(f.details), prevHash, hash,
+        f.connectionId, f.queue, f.target, f.requestId, f.ip, f.details === null ? null : JSON.stringify(f.details), prevHash, hash, keyId,
       ];
       values.forEach((v, k) => cols[k].push(v));
       hashes.push(hash);
       prevHash = hash;
     }
-    // One multi-row INSERT, its rows from parallel arrays (16 parameters whatever the row count).
+    // One multi-row INSERT, its rows from parallel arrays (17 parameters whatever the row count).
     // unnest ... WITH ORDINALITY and ORDER BY it: ids come from the sequence in chain order, checked
     // below rather than assumed (if they ever were not, the transaction rolls back rather than fork).
     const inserted = await tx.$queryRawUnsafe<Array<{ id: string; hash: string }>>(
       `INSERT INTO audit_log (${COLUMNS.join(", ")})
        SELECT u.${COLUMNS.join(", u.")} FROM unnest(
          $1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-         $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::jsonb[], $15::text[], $16::text[]
+         $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::jsonb[], $15::text[], $16::text[], $17::text[]
        ) WITH ORDINALITY AS u(${COLUMNS.join(", ")}, n) ORDER BY u.n
        RETURNING id::text AS id, hash`,
       ...cols,

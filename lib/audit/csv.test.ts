@@ -20,6 +20,7 @@ const row = (over: Partial<AuditRow> = {}): AuditRow => ({
   details: null,
   prevHash: "0".repeat(64),
   hash: "a".repeat(64),
+  keyId: "local",
   ...over,
 });
 

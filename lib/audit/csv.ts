@@ -18,6 +18,7 @@ export const AUDIT_CSV_COLUMNS = [
   "details",
   "prevHash",
   "hash",
+  "keyId",
 ] as const satisfies readonly (keyof AuditRow)[];
 
 const FORMULA_START = /^[=+\-@\t\r]/;

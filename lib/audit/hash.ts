@@ -1,12 +1,12 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import type { AuditRow } from "./types";
 
 /** prev_hash of the first row of the chain. */
 export const GENESIS_HASH = "0".repeat(64);
 export const MAX_DETAIL_STRING = 2048;
 
-/** The fields a row's hash covers (everything but id and hash itself). */
-export type HashedFields = Omit<AuditRow, "id" | "hash">;
+/** The fields a row's hash covers (everything but id, hash itself and the key id). */
+export type HashedFields = Omit<AuditRow, "id" | "hash" | "keyId">;
 
 /** JSON with object keys sorted at every depth, so the same value always serialises the same way. */
 export function canonicalJson(value: unknown): string {
@@ -37,9 +37,8 @@ export function normaliseDetails(details: Record<string, unknown> | undefined | 
   return text === undefined ? null : (JSON.parse(text) as Record<string, unknown>);
 }
 
-/** sha256 (hex) of the canonical JSON of the row's fields, its prev_hash included: the chain link. */
-export function auditHash(f: HashedFields): string {
-  const fields: HashedFields = {
+function linkFields(f: HashedFields): HashedFields {
+  return {
     prevHash: f.prevHash,
     operationId: f.operationId,
     scope: f.scope,
@@ -56,5 +55,21 @@ export function auditHash(f: HashedFields): string {
     ip: f.ip ?? null,
     details: f.details ?? null,
   };
-  return createHash("sha256").update(canonicalJson(fields)).digest("hex");
+}
+
+/**
+ * Legacy rows only (key_id NULL, written before the keyed chain): sha256 (hex) of the canonical
+ * JSON of the row's fields, its prev_hash included. Anyone can recompute it, so it proves nothing
+ * against someone who holds the database; it is kept so those rows still verify.
+ */
+export function auditHash(f: HashedFields): string {
+  return createHash("sha256").update(canonicalJson(linkFields(f))).digest("hex");
+}
+
+/**
+ * The chain link of a row: HMAC-SHA256 (hex) under the audit key `keyId`, over the canonical JSON
+ * of the row's fields, its prev_hash and its key id. Without the key it cannot be recomputed.
+ */
+export function auditMac(f: HashedFields, keyId: string, key: Buffer): string {
+  return createHmac("sha256", key).update(canonicalJson({ ...linkFields(f), keyId })).digest("hex");
 }

@@ -1,47 +1,28 @@
 import "server-only";
 import { getDb } from "@/lib/db";
 import type { Prisma } from "@/lib/generated/prisma/client";
-import type { AuditEvent } from "@/lib/generated/prisma/client";
 import { AppError } from "@/lib/errors";
 import { auditFields, insertChained } from "./batch";
-import { auditHash, GENESIS_HASH } from "./hash";
-import type { AuditEntry, AuditFilter, AuditOutcome, AuditRow } from "./types";
+import { toRow } from "./row";
+import type { AuditEntry, AuditFilter, AuditRow } from "./types";
 
 export { AUDIT_ACTIONS, auditActionLabel, type KnownAuditAction } from "./actions";
 export { auditRowsToCsv, csvCell, AUDIT_CSV_COLUMNS } from "./csv";
-export { GENESIS_HASH, auditHash } from "./hash";
+export { GENESIS_HASH, auditHash, auditMac } from "./hash";
+export { verifyAuditChain, type AuditChainResult } from "./verify";
+export { checkpointAuditChain } from "./checkpoint-task";
 export * from "./types";
 
 /**
- * The audit log: append-only rows (a database trigger refuses UPDATE, DELETE and TRUNCATE), each
- * chained to the previous one by hash so that a change made around the trigger is detectable.
+ * The audit log: append-only rows (the console's role may only SELECT and INSERT, and a trigger
+ * refuses UPDATE, DELETE and TRUNCATE even to the owner), each chained to the previous one by a MAC
+ * under a key kept out of the database, with the chain's head checkpointed outside it
+ * (checkpoints.ts), so a rewrite, a cut or an emptied table is detectable by verifyAuditChain.
  *
  * Writers are serialised by a transaction-scoped advisory lock, so concurrent requests (and
  * replicas) never fork the chain: lock, read the last hash, insert, commit.
  */
 const TX_OPTIONS = { maxWait: 15_000, timeout: 15_000 } as const;
-
-function toRow(e: AuditEvent): AuditRow {
-  return {
-    id: e.id.toString(),
-    operationId: e.operationId,
-    scope: e.scope,
-    at: e.at.toISOString(),
-    actorId: e.actorId,
-    actorEmail: e.actorEmail,
-    actorRole: e.actorRole,
-    action: e.action,
-    outcome: e.outcome as AuditOutcome,
-    connectionId: e.connectionId,
-    queue: e.queue,
-    target: e.target,
-    requestId: e.requestId,
-    ip: e.ip,
-    details: (e.details as Record<string, unknown> | null) ?? null,
-    prevHash: e.prevHash,
-    hash: e.hash,
-  };
-}
 
 /**
  * Appends one row. Callers pass ids, counts and filters in `details`, never payload bytes or
@@ -109,47 +90,5 @@ export async function* streamAudit(filter: AuditFilter, batchSize = 500): AsyncG
     yield* page.rows;
     if (!page.nextCursor) return;
     before = page.nextCursor;
-  }
-}
-
-export interface AuditChainResult {
-  ok: boolean;
-  checked: number;
-  brokenAt?: { id: string; reason: string };
-}
-
-/**
- * Walks the whole log in id order, in batches, recomputing each row's hash and checking it links to
- * the previous row. Reports the first row where the chain breaks.
- */
-export async function verifyAuditChain(batchSize = 1000): Promise<AuditChainResult> {
-  const db = getDb();
-  let expectedPrev = GENESIS_HASH;
-  let after: bigint | undefined;
-  let checked = 0;
-  for (;;) {
-    const batch = await db.auditEvent.findMany({
-      where: after === undefined ? {} : { id: { gt: after } },
-      orderBy: { id: "asc" },
-      take: batchSize,
-    });
-    for (const e of batch) {
-      const row = toRow(e);
-      const { id: _id, hash: _hash, ...fields } = row;
-      if (auditHash(fields) !== row.hash) {
-        return { ok: false, checked, brokenAt: { id: row.id, reason: "the row's contents do not match its hash: it was changed after it was written" } };
-      }
-      if (row.prevHash !== expectedPrev) {
-        return {
-          ok: false,
-          checked,
-          brokenAt: { id: row.id, reason: "the row does not link to the row before it: an earlier row was changed, removed or inserted out of order" },
-        };
-      }
-      expectedPrev = row.hash;
-      checked++;
-    }
-    if (batch.length < batchSize) return { ok: true, checked };
-    after = batch[batch.length - 1].id;
   }
 }

@@ -61,4 +61,19 @@ export interface AuditRow {
   details: Record<string, unknown> | null;
   prevHash: string;
   hash: string;
+  /** The audit key the row's MAC was made with; null on legacy rows (unkeyed sha256). */
+  keyId: string | null;
+}
+
+/** What verifyAuditChain found (also what the Audit page's "Verify chain" shows). */
+export interface AuditChainResult {
+  ok: boolean;
+  /** Rows whose link verified (up to the break, if any). */
+  checked: number;
+  /** Where and why the log fails; id is null when no single row is to blame (a cut end, an emptied table, a bad checkpoint). */
+  brokenAt?: { id: string | null; reason: string };
+  /** The checkpoint file, how many of its checkpoints of this database were held against the log, and whether this run added one. */
+  checkpoints: { file: string; checked: number; written: boolean; writeError?: string };
+  /** Rows from before the keyed chain (unkeyed sha256): verifiable, but only the keyed rows after them protect them. */
+  legacyRows: number;
 }

@@ -1,6 +1,7 @@
 import "server-only";
 import { deleteExpiredLetters, retentionDays } from "@/lib/triage/index-store";
 import { sweepArchive } from "@/lib/archive/retention";
+import { checkpointAuditChain } from "@/lib/audit/checkpoint-task";
 import { discardHandler } from "@/lib/discard/handler";
 import { resumeReachable } from "@/lib/redrive/auto-resume";
 import { redriveHandler } from "@/lib/redrive/handler";
@@ -41,6 +42,12 @@ export function startJobWorker(): JobWorker | null {
             store.worker?.wake();
           }
         },
+      },
+      {
+        // Signed checkpoints of the audit chain's head, outside the database (lib/audit/checkpoint-task.ts).
+        name: "audit-checkpoint",
+        everyMs: 60_000,
+        run: async () => void (await checkpointAuditChain()),
       },
       {
         name: "archive-retention",

@@ -54,6 +54,19 @@ fresh_database() {
   psql -h 127.0.0.1 -U postgres -d postgres -qtAc "CREATE DATABASE \"$db\"" >/dev/null
 }
 
+# The console's database login for the test suites: a member of dlq_console_app (the migrations
+# create that role and give it only SELECT and INSERT on audit_log) that owns nothing, so it can
+# neither rewrite nor cut the audit log. Migrations run as postgres, the owner.
+ensure_console_role() {
+  PGOPTIONS='-c client_min_messages=warning' psql -h 127.0.0.1 -U postgres -d postgres -qtA -v ON_ERROR_STOP=1 >/dev/null <<'SQL' || die "could not create the database role dlq_console"
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'dlq_console_app') THEN CREATE ROLE dlq_console_app NOLOGIN; END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'dlq_console') THEN CREATE ROLE dlq_console LOGIN; END IF;
+END $$;
+GRANT dlq_console_app TO dlq_console;
+SQL
+}
+
 rabbit_up() { timeout 5 bash -c '</dev/tcp/127.0.0.1/5672' 2>/dev/null; }
 management_up() { curl -fsS -u guest:guest -o /dev/null http://127.0.0.1:15672/api/overview 2>/dev/null; }
 
