@@ -2,6 +2,7 @@ import "server-only";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { keyedDigestPads, keyedDigestQuery, keyedDigestSql } from "@/lib/masking/digest";
 
 /** Reads of the archive: keyset pages on (discarded_at, id), newest first, never OFFSET. */
 
@@ -21,6 +22,11 @@ export interface ArchiveFilter {
   text?: string;
   /** Only these rows (export of a hand-picked set). */
   ids?: string[];
+  /**
+   * Which digest `text` may match exactly: the SHA-256 only for a role that sees every payload's
+   * bytes, else only the keyed digest it is shown (lib/masking/digest.ts). Set by the use case.
+   */
+  digest?: "raw" | "keyed";
 }
 
 export interface ArchivedSummary {
@@ -103,7 +109,16 @@ export function archiveWhere(f: ArchiveFilter): { sql: string; params: unknown[]
   if (f.text?.trim()) {
     const t = f.text.trim();
     params.push(`%${likeEscape(t)}%`, t);
-    parts.push(`(exception_class ILIKE $${params.length - 1} OR letter_id = $${params.length} OR message_id = $${params.length} OR sha256 = lower($${params.length}))`);
+    const like = `$${params.length - 1}`;
+    const exact = `$${params.length}`;
+    let digest = "";
+    if (f.digest === "raw") digest = ` OR sha256 = lower(${exact})`;
+    else if (keyedDigestQuery(t)) {
+      const { ipad, opad } = keyedDigestPads();
+      params.push(ipad, opad, keyedDigestQuery(t));
+      digest = ` OR ${keyedDigestSql("sha256", `$${params.length - 2}`, `$${params.length - 1}`)} = $${params.length}`;
+    }
+    parts.push(`(exception_class ILIKE ${like} OR letter_id = ${exact} OR message_id = ${exact}${digest})`);
   }
   return { sql: parts.join(" AND "), params };
 }

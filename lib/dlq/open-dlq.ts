@@ -10,6 +10,7 @@ import { audited } from "./audit-trail";
 import { adapterFor, connectionInfo, withTimeout } from "./connection";
 import { MAX_PAGE_SIZE } from "./links";
 import type { ConnectionInfo, LetterRow } from "./types";
+import { visibleSha256 } from "@/lib/masking/digest";
 
 /** Reading deeper than this means streaming that many letters from the head: refuse. */
 export const MAX_OFFSET = 100_000;
@@ -90,7 +91,7 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         position: l.position,
         messageId: l.messageId,
         bodySize: l.bodySize,
-        sha256: l.sha256,
+        sha256: visibleSha256(l.sha256, policy),
         contentType: l.contentType,
         failure: maskFailure(l.failure, policy),
         handled: l.handled ?? null,

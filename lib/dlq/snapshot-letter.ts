@@ -5,6 +5,7 @@ import type { MaskingPolicy } from "@/lib/masking/policy";
 import { streamLetters, type ExportedLetter, type IndexedLetter } from "@/lib/triage/queries";
 import { maskedPayloadView } from "./mask-letter";
 import type { PayloadView } from "./payload-view";
+import { visibleFingerprint, visibleSha256 } from "@/lib/masking/digest";
 
 /**
  * A letter of a DLQ whose reads cost letters, as the snapshot holds it (the triage index of its
@@ -45,7 +46,13 @@ export async function snapshotLetter(input: { connectionId: string; queue: strin
       ? maskedPayloadView(Buffer.from(payloadBase64, "base64"), { truncated: letter.payloadTruncated, contentType: null }, policy)
       : null;
   return {
-    letter: { ...letter, exceptionMessage: text(letter.exceptionMessage), groupLabel: text(letter.groupLabel) ?? letter.groupLabel },
+    letter: {
+      ...letter,
+      sha256: visibleSha256(letter.sha256, policy),
+      fingerprint: visibleFingerprint(letter.fingerprint, policy),
+      exceptionMessage: text(letter.exceptionMessage),
+      groupLabel: text(letter.groupLabel) ?? letter.groupLabel,
+    },
     headers: heads.entries,
     payload: shown?.view ?? null,
     masking: { payloadMasked: shown?.masked ?? false, maskedCount: maskedCount + (shown?.maskedCount ?? 0), sensitive: policy.sensitive },

@@ -10,6 +10,7 @@ import { maskingPolicy } from "@/lib/masking/policy";
 import { maskedPayloadView, maskLetterMeta } from "./mask-letter";
 import type { PayloadView } from "./payload-view";
 import type { ConnectionInfo } from "./types";
+import { visibleSha256 } from "@/lib/masking/digest";
 
 /** Bytes of a payload read for the letter page; the rest is downloadable. */
 export const VIEW_MAX_BODY_BYTES = 256 * 1024;
@@ -93,7 +94,7 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
         correlationId: l.correlationId,
         bodySize: l.bodySize,
         bodyTruncated: l.bodyTruncated,
-        sha256: l.sha256,
+        sha256: visibleSha256(l.sha256, policy),
         contentType: l.contentType,
         contentEncoding: l.contentEncoding,
         properties: meta.properties,

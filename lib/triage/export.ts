@@ -1,4 +1,5 @@
 import { csvCell } from "@/lib/audit/csv";
+import { visibleFingerprint, visibleSha256 } from "@/lib/masking/digest";
 import { maskHeaderRecord, maskPayloadWithRules, maskTextWithRules } from "@/lib/masking/engine";
 import type { MaskingRule } from "@/lib/masking/types";
 import type { ExportedLetter } from "./queries";
@@ -23,13 +24,16 @@ export function lettersToCsv(rows: Iterable<ExportedLetter>, opts: { header?: bo
 
 /**
  * A letter as the exporting role may see it: headers and exception text through the masking
- * rules; a payload masked to text (payloadBase64 dropped) unless no rule applies to the role.
+ * rules; a payload masked to text (payloadBase64 dropped) unless no rule applies to the role; the
+ * SHA-256 and fingerprint keyed unless the role sees the bytes (lib/masking/digest.ts).
  */
-export function maskExportedLetter(r: ExportedLetter, policy: { rules: MaskingRule[]; hashKey: Uint8Array | string }): ExportedLetter {
-  if (policy.rules.length === 0) return r;
+export function maskExportedLetter(r: ExportedLetter, policy: { rules: MaskingRule[]; hashKey: Uint8Array | string; payload: "none" | "masked" }): ExportedLetter {
+  const digests = { sha256: visibleSha256(r.sha256, policy), fingerprint: visibleFingerprint(r.fingerprint, policy) };
+  if (policy.rules.length === 0) return { ...r, ...digests };
   const text = (t: string | null) => (t ? maskTextWithRules(t, policy.rules, policy.hashKey).text : t);
   const out: ExportedLetter = {
     ...r,
+    ...digests,
     exceptionMessage: text(r.exceptionMessage),
     groupLabel: text(r.groupLabel) ?? "",
     headers: maskHeaderRecord(r.headers, policy.rules, policy.hashKey).headers,

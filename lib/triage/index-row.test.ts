@@ -16,7 +16,7 @@ const letter = (f: Partial<FailureInfo>, headers: Record<string, string> = {}): 
   headers: Object.entries(headers).map(([name, v]) => ({ name, value: { t: "string", v } })),
   failure: failure(f), history: [], orderingKey: null,
 });
-const row = (l: Letter) => toIndexRow(l, { connectionId: "c", queue: "q", rules: DEFAULT_CLASSIFICATION_RULES, ring, randomAccess: false });
+const row = (l: Letter) => toIndexRow(l, { connectionId: "c", queue: "q", rules: DEFAULT_CLASSIFICATION_RULES, ring, randomAccess: false, search: { version: 1, roles: [], hashKey: "k" } });
 
 const WRAPPER = "org.springframework.amqp.rabbit.support.ListenerExecutionFailedException";
 const KAFKA_WRAPPER = "org.springframework.kafka.listener.ListenerExecutionFailedException";

@@ -3,6 +3,7 @@ import { hash } from "node:crypto";
 import type { FailureInfo, Letter } from "@/lib/brokers/types";
 import { displayText } from "@/lib/brokers/display";
 import { encryptPayload, payloadAad, type Keyring } from "@/lib/crypto/payload-cipher";
+import { maskedSearchText, type SearchMasking } from "./masked-search";
 import { classify, groupKeyOf, receiveCountBucket, rootCauseOf, type ClassificationRule, type Disposition, type GroupKey } from "@/lib/triage";
 
 /** Bytes of each payload kept (encrypted) in the index; larger payloads are stored cut, flagged. */
@@ -25,6 +26,9 @@ export interface IndexRow {
   origin_queue: string | null;
   exception_class: string | null;
   exception_message: string | null;
+  /** { role: message as that role sees it } where masking changes it (masked-search.ts). */
+  exception_search: Record<string, string> | null;
+  search_version: number | null;
   normalized_message: string | null;
   top_frame: string | null;
   group_key: string;
@@ -194,12 +198,16 @@ function lastHeaderText(l: Letter, name: string): string | null {
   return null;
 }
 
-export function toIndexRow(l: Letter, ctx: { connectionId: string; queue: string; rules: ClassificationRule[] | undefined; ring: Keyring; randomAccess: boolean }): IndexRow {
+export function toIndexRow(
+  l: Letter,
+  ctx: { connectionId: string; queue: string; rules: ClassificationRule[] | undefined; ring: Keyring; randomAccess: boolean; search: SearchMasking },
+): IndexRow {
   const f = l.failure;
   const r = cachedResolveFailure(f, lastHeaderText(l, CAUSE_FQCN_HEADER), ctx.rules);
   const g = r.group;
   const sealed = encryptPayload(l.body, payloadAad(ctx.connectionId, ctx.queue, l.id), ctx.ring);
   const pos = ctx.randomAccess ? kafkaPosition(l) : { partition: null, offset: null };
+  const message = clean(r.exceptionMessage, MESSAGE_CAP);
   return {
     letter_id: l.id,
     position: l.position,
@@ -212,7 +220,9 @@ export function toIndexRow(l: Letter, ctx: { connectionId: string; queue: string
     // The root cause: what the groups, the class filter and classification use. The header's own
     // class and message (the wrapper's, for Spring) stay in `headers` as the broker gave them.
     exception_class: clean(r.exceptionClass, 500),
-    exception_message: clean(r.exceptionMessage, MESSAGE_CAP),
+    exception_message: message,
+    exception_search: maskedSearchText(message, ctx.search),
+    search_version: ctx.search.version,
     normalized_message: clean(g.normalizedMessage, MESSAGE_CAP),
     top_frame: clean(g.topFrame, 1000),
     group_key: g.key,

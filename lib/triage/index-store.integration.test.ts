@@ -24,7 +24,7 @@ function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
     top_frame: "com.acme.Thing.run", group_key: "g", group_label: "Thing", group_basis: "exception",
     disposition: "unknown", rule_id: null, receive_count: null, headers: { "x-tenant": "acme", "x-quote": "\"{}\"\\" }, body_size: 3,
     sha256: "0".repeat(64), fingerprint: "f".repeat(32), payload: Uint8Array.of(0, 1, 2, 255, 92, 120), payload_key_id: "k1", payload_truncated: true,
-    handled_outcome: null, ...over,
+    handled_outcome: null, exception_search: null, search_version: null, ...over,
   };
 }
 

@@ -17,7 +17,8 @@ const ON_CONFLICT = `ON CONFLICT (connection_id, queue, letter_id) DO UPDATE SET
        dead_lettered_at = EXCLUDED.dead_lettered_at,
        arrived_at = COALESCE(EXCLUDED.dead_lettered_at, triage_letters.first_seen_at),
        reason = EXCLUDED.reason, origin_queue = EXCLUDED.origin_queue, exception_class = EXCLUDED.exception_class,
-       exception_message = EXCLUDED.exception_message, normalized_message = EXCLUDED.normalized_message,
+       exception_message = EXCLUDED.exception_message, exception_search = EXCLUDED.exception_search,
+       search_version = EXCLUDED.search_version, normalized_message = EXCLUDED.normalized_message,
        top_frame = EXCLUDED.top_frame, group_key = EXCLUDED.group_key, group_label = EXCLUDED.group_label,
        group_basis = EXCLUDED.group_basis, disposition = EXCLUDED.disposition, rule_id = EXCLUDED.rule_id,
        receive_count = EXCLUDED.receive_count, headers = EXCLUDED.headers, body_size = EXCLUDED.body_size,
@@ -30,14 +31,16 @@ const INSERT_COLUMNS = `INSERT INTO triage_letters (
        first_seen_at, last_seen_at, gone_at, dead_lettered_at, arrived_at, reason, origin_queue,
        exception_class, exception_message, normalized_message, top_frame, group_key, group_label,
        group_basis, disposition, rule_id, receive_count, headers, body_size, sha256, fingerprint,
-       payload_ciphertext, payload_key_id, payload_truncated, handled_outcome, scan_id)`;
+       payload_ciphertext, payload_key_id, payload_truncated, handled_outcome, scan_id,
+       exception_search, search_version)`;
 
 /** The row from `r`; `payload` is the expression that yields the ciphertext bytes. */
 const selectRow = (payload: string) => `SELECT $1, $2, r.letter_id, r.position, r.kafka_partition, r.kafka_offset::bigint, r.message_id,
        now(), now(), NULL, r.dead_lettered_at::timestamptz, COALESCE(r.dead_lettered_at::timestamptz, now()), r.reason, r.origin_queue,
        r.exception_class, r.exception_message, r.normalized_message, r.top_frame, r.group_key, r.group_label,
        r.group_basis, r.disposition, r.rule_id, r.receive_count, COALESCE(r.headers::jsonb, '{}'::jsonb), r.body_size, r.sha256, r.fingerprint,
-       ${payload}, r.payload_key_id, r.payload_truncated, r.handled_outcome, $3::uuid`;
+       ${payload}, r.payload_key_id, r.payload_truncated, r.handled_outcome, $3::uuid,
+       r.exception_search::jsonb, r.search_version`;
 
 /** Through Prisma (PGlite, or a client other than the process one): the batch as one JSON parameter. */
 const UPSERT_JSON = `${INSERT_COLUMNS}
@@ -48,7 +51,8 @@ const UPSERT_JSON = `${INSERT_COLUMNS}
        exception_message text, normalized_message text, top_frame text, group_key text,
        group_label text, group_basis text, disposition text, rule_id text, receive_count int,
        headers jsonb, body_size int, sha256 text, fingerprint text, payload text,
-       payload_key_id text, payload_truncated boolean, handled_outcome text)
+       payload_key_id text, payload_truncated boolean, handled_outcome text,
+       exception_search jsonb, search_version int)
      ${ON_CONFLICT}`;
 
 /**
@@ -77,6 +81,8 @@ const UNNEST_COLUMNS: Column[] = [
   text("payload_key_id", (r) => r.payload_key_id),
   { name: "payload_truncated", sql: "boolean", encode: (rows) => binaryArray("bool", rows.map((r) => r.payload_truncated)) },
   text("handled_outcome", (r) => r.handled_outcome),
+  text("exception_search", (r) => (r.exception_search ? JSON.stringify(r.exception_search) : null)),
+  int4("search_version", (r) => r.search_version),
 ];
 const UPSERT_UNNEST = `${INSERT_COLUMNS}
      ${selectRow("r.payload")}

@@ -4,6 +4,8 @@ import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { classify, detectBurst, type ClassificationRule } from "@/lib/triage";
+import { keyedDigestPads, keyedDigestQuery, keyedDigestSql } from "@/lib/masking/digest";
+import type { SearchScope } from "./masked-search";
 
 /**
  * Reads of the triage index. All SQL over indexed columns; lists page by keyset on
@@ -31,6 +33,11 @@ export interface LetterFilter {
   includeGone?: boolean;
   /** Exactly this letter (server-side lookups; not a search the pages offer). */
   letterId?: string;
+  /**
+   * Whose eyes `text` and `header` are evaluated with (set by `scopedFilter` from the role's
+   * masking policy, never by the client): required when either is present.
+   */
+  search?: SearchScope;
 }
 
 export interface IndexedLetter {
@@ -117,13 +124,33 @@ export function whereOf(f: LetterFilter): { sql: string; params: unknown[] } {
   if (f.origin) add((p) => `origin_queue = ${p}`, f.origin);
   if (f.from) add((p) => `arrived_at >= ${p}::timestamptz`, f.from.toISOString());
   if (f.to) add((p) => `arrived_at <= ${p}::timestamptz`, f.to.toISOString());
+  if ((f.header || f.text?.trim()) && !f.search) {
+    // A text or header filter evaluated without the role's masking would be an oracle for masked values.
+    throw new AppError("internal:filter", { userMessage: "This filter could not be applied. Reload the page and try again." });
+  }
   if (f.header) add((p) => `headers @> ${p}::jsonb`, JSON.stringify({ [f.header.name]: f.header.value }));
   if (f.text && f.text.trim()) {
     const t = f.text.trim();
     params.push(`%${likeEscape(t)}%`, t);
     const like = `$${params.length - 1}`;
     const exact = `$${params.length}`;
-    parts.push(`(exception_message ILIKE ${like} OR exception_class ILIKE ${like} OR letter_id = ${exact} OR message_id = ${exact} OR sha256 = lower(${exact}))`);
+    const ids = `exception_class ILIKE ${like} OR letter_id = ${exact} OR message_id = ${exact}`;
+    if (f.search!.kind === "raw") {
+      parts.push(`(exception_message ILIKE ${like} OR ${ids} OR sha256 = lower(${exact}))`);
+    } else {
+      // The message as this role sees it, computed under the masking version in force; the digest
+      // only in its keyed form (what the role is shown), never the raw SHA-256.
+      params.push(f.search!.version, f.search!.role);
+      const message = `(search_version = $${params.length - 1} AND COALESCE(exception_search->>$${params.length}, exception_message) ILIKE ${like})`;
+      const digest = keyedDigestQuery(t);
+      let digestMatch = "";
+      if (digest) {
+        const { ipad, opad } = keyedDigestPads();
+        params.push(ipad, opad, digest);
+        digestMatch = ` OR ${keyedDigestSql("sha256", `$${params.length - 2}`, `$${params.length - 1}`)} = $${params.length}`;
+      }
+      parts.push(`(${message} OR ${ids}${digestMatch})`);
+    }
   }
   return { sql: parts.join(" AND "), params };
 }

@@ -33,7 +33,7 @@ function row(queue: string, i: number): IndexRow {
     reason: "rejected", origin_queue: null, exception_class: null, exception_message: null, normalized_message: null, top_frame: null,
     group_key: "g", group_label: "rejected", group_basis: "reason", disposition: "unknown", rule_id: null, receive_count: 1,
     headers: {}, body_size: 9, sha256: "0".repeat(64), fingerprint: "0".repeat(32), payload: sealed.data,
-    payload_key_id: sealed.keyId, payload_truncated: false, handled_outcome: null,
+    payload_key_id: sealed.keyId, payload_truncated: false, handled_outcome: null, exception_search: null, search_version: null,
   };
 }
 

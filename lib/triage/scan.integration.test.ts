@@ -104,8 +104,8 @@ describe("triage scan on RabbitMQ", () => {
     expect(p2.rows).toHaveLength(1);
     expect(p2.nextCursor).toBeNull();
     expect(new Set([...p1.rows, ...p2.rows].map((r) => r.messageId))).toEqual(new Set(["invalid-0", "invalid-1", "invalid-2", "invalid-3"]));
-    expect(await countLetters({ connectionId: adapter.connectionId, queue: dlq, header: { name: "x-app-version", value: "orders-2.3.1" } })).toBe(6);
-    expect(await countLetters({ connectionId: adapter.connectionId, queue: dlq, text: "read timed out" })).toBe(6);
+    expect(await countLetters({ connectionId: adapter.connectionId, queue: dlq, header: { name: "x-app-version", value: "orders-2.3.1" }, search: { kind: "raw" } })).toBe(6);
+    expect(await countLetters({ connectionId: adapter.connectionId, queue: dlq, text: "read timed out", search: { kind: "raw" } })).toBe(6);
     expect(await countLetters({ connectionId: adapter.connectionId, queue: dlq, exceptionClass: "com.acme.ValidationException" })).toBe(4);
 
     // Payloads come back exactly, decrypted, only through the export stream.

@@ -13,6 +13,9 @@ import { PAYLOAD_CAP_BYTES, rowWeight, toIndexRow, type IndexRow } from "./index
 import { markGone, prepareLetters, refreshGroupSummary, writeLetters } from "./index-store";
 import { readLostLetters, watchRead, type ReadLoss } from "./read-watch";
 import { loadRules } from "./rules-store";
+import { searchMaskingFor } from "./masked-search";
+import { loadMaskingConfig } from "@/lib/masking/store";
+import { maskingHashKey } from "@/lib/masking/key";
 
 export interface ScanParams {
   /** The operator accepted the DLQ's read risk (recorded and audited by startScan). */
@@ -78,6 +81,7 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   const total = dlq.depth;
   const rules = (await loadRules(d.db())).rules;
   const ring = keyring();
+  const search = searchMaskingFor(await loadMaskingConfig(d.db()), job.connectionId, job.queue, maskingHashKey());
   const db = d.db();
   const started = Date.now();
   let read = 0;
@@ -143,7 +147,7 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   try {
     for await (const letter of stream) {
       if (ctx.signal.aborted) throw new Aborted();
-      const row = toIndexRow(letter, { connectionId: job.connectionId, queue: job.queue, rules, ring, randomAccess: adapter.capabilities.randomAccess });
+      const row = toIndexRow(letter, { connectionId: job.connectionId, queue: job.queue, rules, ring, randomAccess: adapter.capabilities.randomAccess, search });
       batch.set(row.letter_id, row); // one row per id in a statement: ON CONFLICT cannot touch a row twice
       weight += rowWeight(row);
       read++;

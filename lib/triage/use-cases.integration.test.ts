@@ -35,7 +35,7 @@ function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
     top_frame: null, group_key: "g-flaky", group_label: "FlakyThing: thing <n> failed", group_basis: "exception",
     disposition: "unknown", rule_id: null, receive_count: 1, headers: { "x-tenant": "acme" }, body_size: 3,
     sha256: "0".repeat(64), fingerprint: "f".repeat(32), payload: null, payload_key_id: null, payload_truncated: false,
-    handled_outcome: null, ...over,
+    handled_outcome: null, exception_search: null, search_version: null, ...over,
   };
 }
 

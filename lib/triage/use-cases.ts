@@ -12,6 +12,7 @@ import { checkRules, loadRules, replaceRules, type RuleSet } from "./rules-store
 import { maskHeaderRecord, maskTextWithRules } from "@/lib/masking/engine";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
 import { maskExportedLetter } from "./export";
+import { scopedFilter } from "./masked-search";
 import type { ScanParams } from "./scan";
 import type { ProgressNumbers } from "./scan-progress";
 
@@ -147,7 +148,28 @@ export async function listGroups(actor: Actor, meta: RequestMeta, input: DlqRef 
   }
   const by = input.by as GroupByKey;
   const r = await queryGroupsBy(dlq.connectionId, dlq.queue, by);
-  return { by, ...r, groups: r.groups.map((g) => ({ ...g, value: maskGroupValue(by, g.value, policy) })), lastScan: scan };
+  return { by, ...r, groups: mergeMasked(r.groups.map((g) => ({ ...g, value: maskGroupValue(by, g.value, policy) }))), lastScan: scan };
+}
+
+type ValueGroup = { value: string | null; count: number; share: number; firstAt: string; lastAt: string };
+
+/**
+ * Groups whose values mask alike are one group to this role, ordered by what it sees (count, then
+ * the shown value): separate rows, or an order decided by the raw values, would tell masked values apart.
+ */
+function mergeMasked(groups: ValueGroup[]): ValueGroup[] {
+  const byValue = new Map<string | null, ValueGroup>();
+  for (const g of groups) {
+    const m = byValue.get(g.value);
+    if (!m) byValue.set(g.value, { ...g });
+    else {
+      m.count += g.count;
+      m.share += g.share;
+      if (g.firstAt < m.firstAt) m.firstAt = g.firstAt;
+      if (g.lastAt > m.lastAt) m.lastAt = g.lastAt;
+    }
+  }
+  return [...byValue.values()].sort((a, b) => b.count - a.count || (a.value ?? "").localeCompare(b.value ?? ""));
 }
 
 /** Group labels carry exception text, which can quote payload data: the role's masking rules apply. */
@@ -172,20 +194,29 @@ export async function listLetters(
   meta: RequestMeta,
   input: { filter: LetterFilter; after?: string | null; limit?: number },
 ): Promise<{ letters: IndexedLetter[]; count: number; nextCursor: string | null }> {
-  await authorize(actor, "triage:read", { action: "triage.letters", connectionId: input.filter?.connectionId ?? null, queue: input.filter?.queue ?? null, meta });
-  const filter = { ...input.filter, ...requireDlq(input.filter ?? {}) };
-  const [page, count, policy] = await Promise.all([
-    queryLetters(filter, { after: input.after, limit: input.limit }),
-    countLetters(filter),
-    maskingPolicy(actor.role, filter.connectionId, filter.queue),
-  ]);
-  // Headers and exception text pass through the role's masking rules before they leave the server.
-  return { letters: page.rows.map((r) => maskExportedLetter(r, policy)), count, nextCursor: page.nextCursor };
+  const scope = { action: "triage.letters", connectionId: input.filter?.connectionId ?? null, queue: input.filter?.queue ?? null };
+  await authorize(actor, "triage:read", { ...scope, meta });
+  const dlq = requireDlq(input.filter ?? {});
+  const policy = await maskingPolicy(actor.role, dlq.connectionId, dlq.queue);
+  const run = async () => {
+    // Filters are evaluated as the role sees the letters (masked-search.ts): no count or row can
+    // answer differently for a right and a wrong guess of a masked value.
+    const filter = scopedFilter({ ...input.filter, ...dlq }, policy);
+    const [page, count] = await Promise.all([queryLetters(filter, { after: input.after, limit: input.limit }), countLetters(filter)]);
+    // Headers, exception text and digests pass through the role's masking before they leave the server.
+    return { letters: page.rows.map((r) => maskExportedLetter(r, policy)), count, nextCursor: page.nextCursor };
+  };
+  // A search over a sensitive DLQ is on record, with what was searched for and how many matched.
+  if (!policy.sensitive || !searches(input.filter)) return run();
+  return audited(actor, meta, { ...scope, action: "triage.search" }, run, (r) => ({ filter: describeFilter(input.filter), count: r.count }));
 }
+
+const searches = (f: LetterFilter | undefined) => Boolean(f?.header || f?.text?.trim());
 
 /**
  * The filtered set for an export, streamed in keyset batches. Payloads (decrypted) only with
  * letter:read-payload. Audited `triage.export` with the filter and count before the first byte.
+ * The rows are unmasked: the caller masks each with `maskExportedLetter` for the actor's policy.
  */
 export async function exportLetters(
   actor: Actor,
@@ -195,7 +226,8 @@ export async function exportLetters(
   const scope = { action: "triage.export", connectionId: input.filter?.connectionId ?? null, queue: input.filter?.queue ?? null };
   await authorize(actor, "triage:export", { ...scope, meta });
   if (input.includePayload) await authorize(actor, "letter:read-payload", { ...scope, meta });
-  const filter = { ...input.filter, ...requireDlq(input.filter ?? {}) };
+  const dlq = requireDlq(input.filter ?? {});
+  const filter = scopedFilter({ ...input.filter, ...dlq }, await maskingPolicy(actor.role, dlq.connectionId, dlq.queue));
   const count = await audited(
     actor,
     meta,
