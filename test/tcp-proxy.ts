@@ -42,6 +42,17 @@ export class CuttableProxy {
     }
   }
 
+  /**
+   * What the console sends stops reaching the broker (held here, and lost at cut()): acks already
+   * "sent" by the console never arrive, as when a connection breaks right after them.
+   */
+  holdRequests(): void {
+    for (const [b, c] of this.fromBroker) {
+      c.unpipe(b);
+      c.pause();
+    }
+  }
+
   /** The broker's answers flow again (what was held back arrives first). */
   thaw(): void {
     for (const [b, c] of this.fromBroker) b.pipe(c);

@@ -11,6 +11,7 @@ import { adapterFor } from "@/lib/dlq/connection";
 import { maskedPayloadView, maskLetterMeta } from "@/lib/dlq/mask-letter";
 import type { PayloadView } from "@/lib/dlq/payload-view";
 import { getDb } from "@/lib/db";
+import { removeDiscardLeftovers } from "@/lib/discard/leftovers";
 import { AppError, asAppError } from "@/lib/errors";
 import { maskHeadersWithRules, maskPayloadWithRules } from "@/lib/masking/engine";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
@@ -246,6 +247,11 @@ export async function restoreArchived(actor: Actor, meta: RequestMeta, input: un
         if (f) requests.push({ id: r.id, envelope: openEnvelope(f), body: openPayload(f) });
       }
       const byId = new Map(rows.map((r) => [r.id, r]));
+      // Letters of this discard whose removal the broker may not have taken (connection broken
+      // right after the acks) can still be in the DLQ: those copies go first, or the undo makes two.
+      if (adapter.capabilities.removalUnconfirmed) {
+        await removeDiscardLeftovers(db, adapter, { connectionId, queue }, { actor: auditActor(actor), by: `undo ${operationId}`, jobIds: [discardJobId] });
+      }
       for await (const res of adapter.republish(queue, requests, { operationId: discardJobId })) {
         const r = byId.get(res.id);
         if (!r) continue;

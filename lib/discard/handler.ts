@@ -10,6 +10,7 @@ import { AppError, asAppError, loggableError } from "@/lib/errors";
 import type { DiscardPlan, PrismaClient } from "@/lib/generated/prisma/client";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
+import { countLeftovers, removeDiscardLeftovers } from "./leftovers";
 import {
   claimPending,
   countDiscardStates,
@@ -84,6 +85,7 @@ class DiscardRun {
     this.counts = await countDiscardStates(this.db, plan.jobId);
     this.settledAtStart = this.settled();
     try {
+      await this.removeLeftovers();
       for (;;) {
         await this.control();
         const rows = await claimPending(this.db, plan.jobId, this.d.batchSize);
@@ -97,14 +99,17 @@ class DiscardRun {
       if (e instanceof Stop) return e.outcome;
       if (e instanceof LeaseLostError) throw e;
       if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the discard resumes from its ledger when a console runs again." });
-      if (e instanceof BrokerError && e.kind === "risky_read") {
-        await resetRemoving(this.db, this.plan.jobId).catch(() => undefined);
-        throw new AppError(e.code, { userMessage: `${e.userMessage} Nothing more was discarded. Move the letters to safety from the DLQ's page, then discard them from the safe queue.`, cause: e });
-      }
       if (e instanceof BrokerError) {
         await resetRemoving(this.db, this.plan.jobId).catch(() => undefined);
+        // What was discarded leaves the triage index now, so that a new discard of the rest does not select it again.
+        await this.markIndex().catch(() => undefined);
+        const leftovers = await countLeftovers(this.db, this.plan.jobId).catch(() => 0);
+        const after = leftovers > 0 ? ` ${leftovers} letter(s) discarded just before the connection broke may be back in the DLQ (the broker does not confirm a removal): the next discard of this DLQ, or an undo of this one, removes those copies first; their archive copies are kept.` : "";
+        if (e.kind === "risky_read") {
+          throw new AppError(e.code, { userMessage: `${e.userMessage} Nothing more was discarded. Move the letters to safety from the DLQ's page, then discard them from the safe queue.${after}`, cause: e });
+        }
         // Letters not yet removed are still in the DLQ (rows left "removing" are asked again on a restart).
-        throw new AppError(e.code, { userMessage: `${e.userMessage} Letters not yet discarded are still in the DLQ; start a new discard for them when the broker is back.`, cause: e });
+        throw new AppError(e.code, { userMessage: `${e.userMessage} Letters not yet discarded are still in the DLQ; start a new discard for them when the broker is back.${after}`, cause: e });
       }
       throw e;
     }
@@ -133,10 +138,25 @@ class DiscardRun {
     });
   }
 
+  /**
+   * Before any letter of this run: the DLQ copies of letters that this discard, or an earlier one
+   * of the same DLQ, recorded discarded in a batch whose connection then broke (./leftovers.ts).
+   * A broker still away throws here, like a batch would.
+   */
+  private async removeLeftovers() {
+    if (!this.adapter.capabilities.removalUnconfirmed) return;
+    await removeDiscardLeftovers(this.db, this.adapter, { connectionId: this.plan.connectionId, queue: this.plan.queue }, {
+      actor: this.audit.actor as never,
+      by: `discard ${this.plan.jobId}`,
+      signal: this.ctx.signal,
+    });
+  }
+
   private async removeBatch(requests: Array<{ letterId: string; sha256: string }>) {
     const archived = new Map<string, string>();
     const archiveCtx: ArchiveContext = { jobId: this.plan.jobId, connectionId: this.plan.connectionId, queue: this.plan.queue, reason: this.plan.reason, actor: this.audit.actor };
     const results: RemoveResult[] = [];
+    let broken = false;
     const stream = this.adapter.removeLetters(this.plan.queue, requests, {
       operationId: this.plan.jobId,
       signal: this.ctx.signal,
@@ -153,18 +173,22 @@ class DiscardRun {
     });
     try {
       for await (const r of stream) results.push(r);
+    } catch (e) {
+      broken = true;
+      throw e;
     } finally {
       // Outcomes the broker already reported are written even when the batch broke off.
-      await this.settle(results, archived);
+      await this.settle(results, archived, broken && this.adapter.capabilities.removalUnconfirmed === true);
     }
   }
 
-  private async settle(results: RemoveResult[], archived: Map<string, string>) {
+  /** `unconfirmed`: the batch broke off on a broker that never confirms a removal; its removals are flagged for the leftover check. */
+  private async settle(results: RemoveResult[], archived: Map<string, string>, unconfirmed: boolean) {
     // "missing" for a letter archived by an earlier attempt of this job: that attempt removed it
     // after the archive row was committed (it crashed before writing the ledger).
     const earlier = await archivedIds(this.db, this.plan.jobId, results.filter((r) => r.outcome === "missing").map((r) => r.letterId));
     const settled: DiscardSettled[] = results.map((r) => {
-      if (r.outcome === "removed") return { letterId: r.letterId, state: "discarded", reason: null, archiveId: archived.get(r.letterId) ?? null };
+      if (r.outcome === "removed") return { letterId: r.letterId, state: "discarded", reason: null, archiveId: archived.get(r.letterId) ?? null, leftoverCheck: unconfirmed };
       if (r.outcome === "missing" && earlier.has(r.letterId)) {
         return { letterId: r.letterId, state: "discarded", reason: "Removed by an earlier attempt of this discard, after its archive copy was written.", archiveId: earlier.get(r.letterId)! };
       }

@@ -103,6 +103,12 @@ export interface DiscardSettled {
   state: Exclude<DiscardState, "pending" | "removing">;
   reason: string | null;
   archiveId: string | null;
+  /**
+   * Removed in a batch whose connection then broke, on a broker that never confirms a removal
+   * (`capabilities.removalUnconfirmed`): the DLQ copy may be back. Flagged in the same statement as
+   * the outcome, so no crash leaves such a letter recorded discarded and unflagged (./leftovers.ts).
+   */
+  leftoverCheck?: boolean;
 }
 
 /** Outcomes of a batch in one statement; their audit rows are owed (`audited = false`) until flushDiscardAudit. */
@@ -110,14 +116,16 @@ export async function recordDiscardOutcomes(db: Db, jobId: string, outcomes: Dis
   if (outcomes.length === 0) return;
   await db.$executeRawUnsafe(
     `UPDATE discard_letters d SET state = u.state, reason = u.reason, archive_id = COALESCE(u.archive_id::uuid, d.archive_id), audited = false, updated_at = now(),
-       discarded_at = CASE WHEN u.state = 'discarded' THEN now() ELSE d.discarded_at END
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS u(letter_id, state, reason, archive_id)
+       discarded_at = CASE WHEN u.state = 'discarded' THEN now() ELSE d.discarded_at END,
+       leftover_check = d.leftover_check OR (u.state = 'discarded' AND u.leftover)
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::boolean[]) AS u(letter_id, state, reason, archive_id, leftover)
      WHERE d.job_id = $1::uuid AND d.letter_id = u.letter_id AND d.state IN ('removing', 'pending')`,
     jobId,
     outcomes.map((o) => o.letterId),
     outcomes.map((o) => o.state),
     outcomes.map((o) => o.reason),
     outcomes.map((o) => o.archiveId),
+    outcomes.map((o) => o.leftoverCheck === true),
   );
 }
 
