@@ -1,7 +1,7 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { recordAuditBatch, type AuditEntry } from "@/lib/audit";
+import { recordAudit, recordAuditBatch, type AuditEntry } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
@@ -87,6 +87,42 @@ export async function viewArchived(actor: Actor, meta: RequestMeta, input: { id:
     },
     (r) => ({ payloadShown: r.payload !== null, masked: r.masking.maskedCount, sensitive: r.masking.sensitive }),
   );
+}
+
+/**
+ * The undo's attempt on record before anything is re-published (`archive.restore_started`, the
+ * claimed archive rows under the undo's operation id): a process that dies mid-way leaves the
+ * attempt in the log, and `archive.restore` (with one `letter.restore` per letter) says how it
+ * ended. When the attempt cannot be recorded nothing is re-published and the claims are let go.
+ */
+async function auditAttempt(actor: Actor, meta: RequestMeta, operationId: string, reason: string, requested: number, claimed: ArchivedSummary[]) {
+  if (claimed.length === 0) return;
+  const dlqs = [...new Set(claimed.map((c) => `${c.connectionId}/${c.queue}`))];
+  const single = dlqs.length === 1 ? claimed[0] : undefined;
+  try {
+    await recordAudit({
+      actor: auditActor(actor),
+      action: "archive.restore_started",
+      outcome: "success",
+      operationId,
+      connectionId: single?.connectionId ?? null,
+      queue: single?.queue ?? null,
+      target: operationId,
+      requestId: meta.requestId,
+      ip: meta.ip,
+      details: { reason, requested, claimed: claimed.length, archiveIds: claimed.map((c) => c.id), dlqs: dlqs.slice(0, 20) },
+    });
+  } catch (e) {
+    await getDb()
+      .$executeRawUnsafe(
+        `UPDATE archived_letters SET restore_state = 'failed', restore_error = $2 WHERE id = ANY($1::uuid[]) AND restore_operation_id = $3::uuid`,
+        claimed.map((c) => c.id),
+        "The undo could not be recorded in the audit log, so nothing was put back.",
+        operationId,
+      )
+      .catch(() => undefined);
+    throw e;
+  }
 }
 
 function limitsOf(connectionId: string): string[] {
@@ -210,6 +246,7 @@ export async function restoreArchived(actor: Actor, meta: RequestMeta, input: un
     )
   ).map(toSummary);
   const claimedIds = new Set(claimed.map((c) => c.id));
+  await auditAttempt(actor, meta, operationId, p.reason, ids.length, claimed);
   const outcomes: RestoreOutcome[] = [];
   const others = ids.filter((id) => !claimedIds.has(id));
   if (others.length) {
