@@ -1,6 +1,6 @@
 import "server-only";
 import type { AuditEntry } from "@/lib/audit/types";
-import type { JobRecord } from "./types";
+import type { JobKind, JobRecord } from "./types";
 
 /**
  * An audit entry a job writes on behalf of the user who started it: the job's DLQ, the job id as
@@ -18,4 +18,22 @@ export function jobAuditEntry(job: Pick<JobRecord, "id" | "createdBy" | "connect
     target: job.id,
     ...fields,
   };
+}
+
+/** The action under which each kind records its end (success, cancel, and failure alike). */
+const END_ACTIONS: Record<JobKind, string> = {
+  scan: "triage.scan_finished",
+  redrive: "redrive.finished",
+  discard: "discard.finished",
+  "safe-move": "dlq.safe_move_finished",
+};
+
+/**
+ * A job that ended failed, on record for its creator under its operation id, with the reason the
+ * job page shows (the user message, never the raw exception). Written by the worker for every kind,
+ * so no handler can forget it; a kind not listed (a test's or a script's own) records `job.failed`.
+ */
+export function jobFailedEntry(job: Pick<JobRecord, "id" | "kind" | "createdBy" | "connectionId" | "queue">, reason: string): AuditEntry {
+  const action = (END_ACTIONS as Record<string, string>)[job.kind] ?? "job.failed";
+  return jobAuditEntry(job, action, { outcome: "failure", details: { state: "failed", kind: job.kind, error: reason } });
 }

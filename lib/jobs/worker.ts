@@ -1,7 +1,9 @@
 import "server-only";
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
+import { recordAudit } from "@/lib/audit";
 import { asAppError, loggableError } from "@/lib/errors";
+import { jobFailedEntry } from "./audit";
 import { JobStore, LeaseLostError, jobStore, type ClaimScope } from "./store";
 import type { JobHandler, JobRecord } from "./types";
 
@@ -161,9 +163,12 @@ export class JobWorker {
       }
       const app = asAppError(e);
       if (!app) console.error(`[jobs] ${job.kind} job ${job.id} failed:`, loggableError(e));
-      await this.store
-        .finish(job.id, this.owner, { state: "failed", error: app?.userMessage ?? "The job stopped on an unexpected error; it was logged. Start it again." })
+      const reason = app?.userMessage ?? "The job stopped on an unexpected error; it was logged. Start it again.";
+      const ended = await this.store
+        .finish(job.id, this.owner, { state: "failed", error: reason })
         .catch((err) => console.error(`[jobs] could not record the failure of ${job.id}: ${(err as Error).message}`));
+      // Only the run that ended the job records the end (a lost lease wrote nothing).
+      if (ended) await recordAudit(jobFailedEntry(job, reason)).catch((err) => console.error(`[jobs] could not audit the failure of ${job.id}: ${(err as Error).message}`));
     } finally {
       clearInterval(beat);
     }
