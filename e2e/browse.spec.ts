@@ -28,7 +28,7 @@ test("an operator browses a seeded DLQ and opens a letter with its x-death histo
   await expect(deaths.first()).toContainText("rejected");
   await expect(page.getByTestId("header-row").filter({ hasText: "x-death" }).first()).toBeVisible();
   await expect(page.getByTestId("payload-view")).toBeVisible();
-  await expect(page.getByTestId("payload-sha256")).toHaveText(/^[0-9a-f]{64}$/);
+  await expect(page.getByTestId("payload-sha256")).toHaveText(/^hmac:[0-9a-f]{64}$/);
 
   // The letter's own URL reproduces the view.
   const url = page.url();

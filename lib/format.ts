@@ -80,3 +80,13 @@ export function formatRange(offset: number, count: number, depth: number | null)
   const of = depth === null ? "" : ` of ~${formatCount(depth)}`;
   return `letters ${formatCount(from)}–${formatCount(to)}${of}`;
 }
+
+/**
+ * The name of a payload digest as shown: a role that sees a payload masked is shown a keyed digest
+ * (`hmac:…`, lib/masking/digest.ts) that no one can recompute from a guessed payload.
+ */
+export function digestLabel(digest: string): { label: string; title: string } {
+  return digest.startsWith("hmac:")
+    ? { label: "Digest (keyed)", title: "A keyed digest of the payload: equal payloads have equal digests, but it cannot be compared with a SHA-256 computed elsewhere, so it reveals nothing masked." }
+    : { label: "SHA-256", title: "SHA-256 of the payload's bytes as read from the broker." };
+}

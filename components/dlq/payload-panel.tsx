@@ -1,7 +1,7 @@
 import { CopyButton } from "@/components/ui/copy-button";
 import { HiddenCharsBadge } from "@/components/ui/hidden-chars-badge";
 import type { PayloadView } from "@/lib/dlq/payload-view";
-import { formatBytes } from "@/lib/format";
+import { digestLabel, formatBytes } from "@/lib/format";
 
 const KIND_LABEL = { json: "JSON (pretty-printed)", text: "text", hex: "binary (hex dump)" } as const;
 
@@ -49,8 +49,8 @@ export function PayloadPanel(props: {
         <span>
           size <strong data-testid="payload-size">{formatBytes(size)}</strong> ({size.toLocaleString("en-US")} bytes)
         </span>
-        <span>
-          SHA-256 <code data-testid="payload-sha256">{sha256}</code>
+        <span title={digestLabel(sha256).title}>
+          {digestLabel(sha256).label} <code data-testid="payload-sha256">{sha256}</code>
         </span>
         {props.contentType ? <span>content-type <code>{props.contentType}</code></span> : null}
         {props.contentEncoding ? <span>encoding <code>{props.contentEncoding}</code></span> : null}

@@ -3,7 +3,7 @@ import { CopyButton } from "@/components/ui/copy-button";
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { SnapshotLetter } from "@/lib/dlq/snapshot-letter";
 import { dlqHref } from "@/lib/dlq/links";
-import { formatBytes } from "@/lib/format";
+import { digestLabel, formatBytes } from "@/lib/format";
 import { EntriesTable } from "./entries-table";
 import { PayloadPanel } from "./payload-panel";
 
@@ -33,7 +33,7 @@ export function SnapshotLetterView({ connectionId, queue, s }: { connectionId: s
     ["Exception message", l.exceptionMessage],
     ["Group", l.groupLabel],
     ["Size", formatBytes(l.bodySize)],
-    ["SHA-256", l.sha256],
+    [digestLabel(l.sha256).label, l.sha256],
   ];
   return (
     <>

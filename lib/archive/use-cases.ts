@@ -15,6 +15,9 @@ import { removeDiscardLeftovers } from "@/lib/discard/leftovers";
 import { AppError, asAppError } from "@/lib/errors";
 import { maskHeadersWithRules, maskPayloadWithRules } from "@/lib/masking/engine";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
+import { visibleSha256 } from "@/lib/masking/digest";
+import { rulesFor } from "@/lib/masking/engine";
+import { loadMaskingConfig } from "@/lib/masking/store";
 import { countArchive, getArchived, getArchivedMany, queryArchive, streamArchive, toSummary, SUMMARY_COLUMNS, type ArchivedSummary, type ArchiveFilter } from "./queries";
 import { openEnvelope, openPayload } from "./store";
 
@@ -30,8 +33,31 @@ const STALE_RESTORE_MINUTES = 10;
 
 export async function listArchive(actor: Actor, meta: RequestMeta, input: { filter: ArchiveFilter; after?: string | null; limit?: number }): Promise<{ rows: ArchivedSummary[]; count: number; nextCursor: string | null }> {
   await authorize(actor, "archive:read", { action: "archive.list", connectionId: input.filter.connectionId ?? null, queue: input.filter.queue ?? null, meta });
-  const [page, count] = await Promise.all([queryArchive(input.filter, { after: input.after, limit: input.limit }), countArchive(input.filter)]);
-  return { ...page, count };
+  const filter = await digestScoped(actor, input.filter);
+  const [page, count] = await Promise.all([queryArchive(filter, { after: input.after, limit: input.limit }), countArchive(filter)]);
+  const policyOf = policyCache(actor);
+  const rows = await Promise.all(page.rows.map(async (r) => ({ ...r, sha256: visibleSha256(r.sha256, await policyOf(r.connectionId, r.queue)) })));
+  return { ...page, rows, count };
+}
+
+/**
+ * The archive spans DLQs with different masking, so its search matches the raw SHA-256 only for a
+ * role that sees every payload's bytes; any other role matches the keyed digest it is shown.
+ */
+async function digestScoped(actor: Actor, filter: ArchiveFilter): Promise<ArchiveFilter> {
+  const config = await loadMaskingConfig();
+  const raw = rulesFor(config.rules, actor.role).length === 0 && config.sensitive.length === 0;
+  return { ...filter, digest: raw ? "raw" : "keyed" };
+}
+
+/** One masking policy per DLQ for the length of a request. */
+function policyCache(actor: Actor): (connectionId: string, queue: string) => Promise<MaskingPolicy> {
+  const policies = new Map<string, Promise<MaskingPolicy>>();
+  return (c, q) => {
+    const k = JSON.stringify([c, q]);
+    if (!policies.has(k)) policies.set(k, maskingPolicy(actor.role, c, q));
+    return policies.get(k)!;
+  };
 }
 
 export interface ArchivedLetterDetail extends ArchivedSummary {
@@ -73,6 +99,7 @@ export async function viewArchived(actor: Actor, meta: RequestMeta, input: { id:
       const { metadata: _m, payloadCiphertext: _p, payloadKeyId: _k, envelopeCiphertext: _e, envelopeKeyId: _ek, ...summary } = row;
       return {
         ...summary,
+        sha256: visibleSha256(summary.sha256, policy),
         correlationId: m.correlationId ?? null,
         contentEncoding: m.contentEncoding ?? null,
         orderingKey: m.orderingKey ?? null,
@@ -144,17 +171,14 @@ export async function exportArchive(actor: Actor, meta: RequestMeta, input: { fi
   const scope = { action: "archive.export", connectionId: input.filter.connectionId ?? null, queue: input.filter.queue ?? null };
   await authorize(actor, "archive:read", { ...scope, meta });
   if (input.includePayload) await authorize(actor, "letter:read-payload", { ...scope, meta });
-  const count = await audited(actor, meta, scope, () => countArchive(input.filter), (n) => ({ format: input.format, includePayload: Boolean(input.includePayload), count: n, filter: describeFilter(input.filter) }));
-  const policies = new Map<string, MaskingPolicy>();
-  const policyOf = async (c: string, q: string) => {
-    const k = JSON.stringify([c, q]);
-    if (!policies.has(k)) policies.set(k, await maskingPolicy(actor.role, c, q));
-    return policies.get(k)!;
-  };
+  const filter = await digestScoped(actor, input.filter);
+  const count = await audited(actor, meta, scope, () => countArchive(filter), (n) => ({ format: input.format, includePayload: Boolean(input.includePayload), count: n, filter: describeFilter(filter) }));
+  const policyOf = policyCache(actor);
   async function* rows(): AsyncGenerator<ExportedArchived> {
-    for await (const r of streamArchive(input.filter, { withSealed: Boolean(input.includePayload) })) {
+    for await (const r of streamArchive(filter, { withSealed: Boolean(input.includePayload) })) {
       const policy = await policyOf(r.connectionId, r.queue);
-      const { metadata, payloadCiphertext, payloadKeyId, ...summary } = r;
+      const { metadata, payloadCiphertext, payloadKeyId, ...unkeyed } = r;
+      const summary = { ...unkeyed, sha256: visibleSha256(unkeyed.sha256, policy) };
       const headers = maskHeadersWithRules(((metadata.headers as HeaderEntry[]) ?? []), policy.rules, policy.hashKey).entries;
       if (!input.includePayload) {
         yield { ...summary, headers };

@@ -16,6 +16,7 @@ import {
   MATRIX_ROLES,
   MISSING_ROW_HELP,
   missingRows,
+  NONE,
   rowKey,
   staleRows,
   type ActionRow,
@@ -240,4 +241,79 @@ describe.each(callable.map((r) => [rowKey(r), r] as const))("%s", (_key, row) =>
     expect(out.code, out.text.slice(0, 300)).toBe("unauthorized:session");
     if (row.kind === "route") expect(out.status).toBe(401);
   });
+});
+
+/**
+ * Issue 14: no route answers differently for a right and a wrong guess of a masked value. Every
+ * GET route that takes a DLQ in its query string is asked, by each role it allows, with filters
+ * that guess a masked header, a masked secret in the exception text and the payload's SHA-256;
+ * a new route that filters the index cannot reopen the oracle without failing here.
+ */
+describe("no filter, count or digest of any route tells a masked value apart", () => {
+  const ORACLE = { connectionId: NONE.connectionId, queue: `matrix.oracle.${randomUUID().slice(0, 8)}` };
+  const SECRET = "s3cr3t-Matrix";
+  const AUTH = "Basic bWF0cml4OnMzY3IzdA==";
+  const RAW_SHA = "ab".repeat(32);
+  const filterable = callable.filter((r): r is RouteRow => r.kind === "route" && r.method === "GET" && r.url.includes(`queue=${encodeURIComponent(NONE.queue)}`));
+
+  beforeAll(async () => {
+    const { upsertLetters } = await import("@/lib/triage/index-store");
+    const { loadMaskingConfig } = await import("@/lib/masking/store");
+    const { maskingHashKey } = await import("@/lib/masking/key");
+    const { maskedSearchText, searchMaskingFor } = await import("@/lib/triage/masked-search");
+    const search = searchMaskingFor(await loadMaskingConfig(), ORACLE.connectionId, ORACLE.queue, maskingHashKey());
+    const message = `login refused password=${SECRET}`;
+    const rows = [0, 1].map((i) => ({
+      letter_id: `oracle-${i}`, position: i, kafka_partition: null, kafka_offset: null, message_id: `oracle-${i}`,
+      dead_lettered_at: new Date().toISOString(), reason: "rejected", origin_queue: "orders", exception_class: "com.acme.LoginFailed",
+      exception_message: message, exception_search: maskedSearchText(message, search), search_version: search.version,
+      normalized_message: message, top_frame: null, group_key: "g-oracle", group_label: "LoginFailed", group_basis: "exception",
+      disposition: "unknown", rule_id: null, receive_count: 1, headers: { authorization: AUTH }, body_size: 2, sha256: RAW_SHA,
+      fingerprint: "f".repeat(32), payload: null, payload_key_id: null, payload_truncated: false, handled_outcome: null,
+    }));
+    await upsertLetters(ORACLE.connectionId, ORACLE.queue, randomUUID(), rows);
+  });
+
+  const guesses: Array<[string, string, string]> = [
+    ["a masked header", `header=${encodeURIComponent(`authorization:${AUTH}`)}`, `header=${encodeURIComponent("authorization:Basic d3Jvbmc=")}`],
+    ["a prefix of a masked secret", `q=${encodeURIComponent(SECRET.slice(0, 4))}`, `q=${encodeURIComponent("zzzz")}`],
+    ["the payload's SHA-256", `q=${RAW_SHA}`, `q=${"cd".repeat(32)}`],
+  ];
+
+  /** What an answer tells: its status, error code and how many letters it counts or carries. */
+  function measure(out: Outcome): unknown {
+    let count: unknown = null;
+    try {
+      const body = JSON.parse(out.text) as unknown;
+      if (Array.isArray(body)) count = body.length;
+      else {
+        const data = (body as { data?: Record<string, unknown> }).data;
+        count = data?.count ?? (Array.isArray(data?.letters) ? data.letters.length : null);
+      }
+    } catch {
+      count = out.text.split("\n").filter(Boolean).length;
+    }
+    return { status: out.status, code: out.code, count };
+  }
+
+  it("finds the routes it must ask", () => {
+    expect(filterable.map((r) => r.file)).toEqual(expect.arrayContaining(["api/triage/letters/route.ts", "api/triage/export/route.ts"]));
+  });
+
+  for (const row of filterable) {
+    for (const [what, right, wrong] of guesses) {
+      it(`${rowKey(row)}: ${what}`, async () => {
+        for (const role of row.roles) {
+          const ask = async (extra: string) => {
+            const url = `${row.url.replace(`queue=${encodeURIComponent(NONE.queue)}`, `queue=${encodeURIComponent(ORACLE.queue)}`)}&${extra}`;
+            return call({ ...row, url }, role, `matrix-oracle-${randomUUID()}`);
+          };
+          const [a, b] = [await ask(right), await ask(wrong)];
+          expect(measure(a), `${role} ${a.text.slice(0, 200)}`).toEqual(measure(b));
+          expect(a.text).not.toContain(RAW_SHA);
+          expect(a.text).not.toContain(SECRET);
+        }
+      });
+    }
+  }
 });

@@ -15,6 +15,9 @@ import type { Selection } from "@/lib/redrive/plan";
 import { countDiscardable, countDiscardStates, discardLedgerPage, DISCARD_STATES, populateDiscardLedger, type DiscardRow, type DiscardState } from "./ledger";
 import { assertConfirmedCount, describeSelection, filterOfSelection } from "@/lib/redrive/plan";
 import { discardPreviewSchema, discardStartSchema } from "./plan";
+import { maskingPolicy } from "@/lib/masking/policy";
+import { scopedFilter } from "@/lib/triage/masked-search";
+import type { LetterFilter } from "@/lib/triage/queries";
 
 /**
  * Discard use cases: authorize → validate (zod) → act → audit. Server actions and route handlers
@@ -54,7 +57,8 @@ export async function planDiscard(actor: Actor, meta: RequestMeta, input: unknow
     scope,
     async () => {
       const adapter = adapterFor(p.connectionId);
-      const { filter, letterIds } = filterOfSelection(p, p.selection);
+      // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
+      const { filter, letterIds } = await selectionFor(actor, p);
       const count = await countDiscardable(getDb(), filter, letterIds);
       const warnings: string[] = [];
       if (count === 0) warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
@@ -128,7 +132,8 @@ export async function startDiscard(actor: Actor, meta: RequestMeta, input: unkno
   const p = parse(discardStartSchema, input);
   adapterFor(p.connectionId);
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
-  const { filter, letterIds } = filterOfSelection(p, p.selection);
+  // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
+      const { filter, letterIds } = await selectionFor(actor, p);
   const created = await getDb()
     .$transaction(
       async (tx) => {
@@ -222,4 +227,9 @@ export async function listDiscards(actor: Actor, meta: RequestMeta, input: { con
   const plans = await getDb().discardPlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
   const byId = new Map(plans.map((p) => [p.jobId, p]));
   return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
+}
+
+async function selectionFor(actor: Actor, p: { connectionId: string; queue: string; selection: Selection }): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
+  const { filter, letterIds } = filterOfSelection(p, p.selection);
+  return { filter: scopedFilter(filter, await maskingPolicy(actor.role, p.connectionId, p.queue)), letterIds };
 }

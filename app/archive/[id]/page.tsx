@@ -17,6 +17,7 @@ import { discardJobHref } from "@/lib/discard/ui-links";
 import { asAppError } from "@/lib/dlq/app-error";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
 import { connectionName } from "@/lib/dlq/describe-dlq";
+import { digestLabel } from "@/lib/format";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Archived letter" };
@@ -105,7 +106,7 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
               {f.exceptionMessage ? <Field label="Exception message">{f.exceptionMessage}</Field> : null}
               <Field label="Message id">{l.messageId ? <span className="mono">{l.messageId}</span> : dash}</Field>
               {l.correlationId ? <Field label="Correlation id"><span className="mono">{l.correlationId}</span></Field> : null}
-              <Field label="SHA-256">
+              <Field label={digestLabel(l.sha256).label}>
                 <span className="mono">{l.sha256}</span>
               </Field>
             </tbody>

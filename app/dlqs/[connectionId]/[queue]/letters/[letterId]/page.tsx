@@ -19,6 +19,7 @@ import { decodeParam, dlqHref, letterHref, payloadHref } from "@/lib/dlq/links";
 import { viewLetter, type ViewLetterResult } from "@/lib/dlq/view-letter";
 import { letterLabels } from "@/lib/dlq/wording";
 import { DlqCrumbs } from "@/components/jobs/dlq-page";
+import { digestLabel } from "@/lib/format";
 
 export const dynamic = "force-dynamic";
 
@@ -178,7 +179,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
               {l.correlationId ? <Field label="Correlation id" copy={l.correlationId}><span className="mono">{l.correlationId}</span></Field> : null}
               {l.orderingKey ? <Field label="Ordering key" copy={l.orderingKey}><span className="mono">{l.orderingKey}</span></Field> : null}
               {l.contentType ? <Field label="Content type">{l.contentType}</Field> : null}
-              <Field label="SHA-256" copy={l.sha256}><span className="mono">{l.sha256}</span></Field>
+              <Field label={digestLabel(l.sha256).label} copy={l.sha256}><span className="mono">{l.sha256}</span></Field>
             </tbody>
           </table>
         </section>
