@@ -5,8 +5,9 @@ import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyMigrations } from "@/scripts/lib/migrations";
 import { createTestDatabase } from "@/scripts/lib/test-database";
-import { closeDb } from "@/lib/db";
-import { GENESIS_HASH, auditHash, queryAudit, recordAudit, recordAuditBatch, streamAudit, verifyAuditChain, type AuditEntry } from "./index";
+import { closeDb, getDb } from "@/lib/db";
+import { auditKeyring } from "./key";
+import { GENESIS_HASH, auditHash, auditMac, queryAudit, recordAudit, recordAuditBatch, streamAudit, verifyAuditChain, type AuditEntry } from "./index";
 
 // Own database: the tamper test breaks the chain on purpose, which must not leak into other suites.
 const sharedUrl = process.env.DATABASE_URL;
@@ -17,7 +18,7 @@ beforeAll(async () => {
   db = await createTestDatabase("dlq_audit");
   await applyMigrations({ databaseUrl: db.url });
   await closeDb();
-  process.env.DATABASE_URL = db.url;
+  process.env.DATABASE_URL = db.appUrl; // the console's role under scripts/test.sh; `sql` is the owner
   sql = new Client({ connectionString: db.url });
   await sql.connect();
 });
@@ -53,7 +54,7 @@ describe("audit log on PostgreSQL", () => {
     expect(rows[0].actorEmail).toBe("alice@example.com");
     expect(rows[0].details).toEqual({ occurrence: 1 });
     expect(rows[0].at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    expect(await verifyAuditChain()).toEqual({ ok: true, checked: 2 });
+    expect(await verifyAuditChain()).toMatchObject({ ok: true, checked: 2 });
   });
 
   it("keeps one unbroken chain under 20 concurrent writers", async () => {
@@ -62,7 +63,7 @@ describe("audit log on PostgreSQL", () => {
     expect(new Set(written.map((w) => w.hash)).size).toBe(20);
     const { rows } = await sql.query("SELECT prev_hash, count(*)::int AS n FROM audit_log GROUP BY prev_hash HAVING count(*) > 1");
     expect(rows).toEqual([]); // no two rows share a predecessor: no fork
-    expect(await verifyAuditChain(7)).toEqual({ ok: true, checked: before + 20 }); // small batches cross batch edges
+    expect(await verifyAuditChain(7)).toMatchObject({ ok: true, checked: before + 20 }); // small batches cross batch edges
   });
 
   it("shares an operation id between an operation and its per-letter rows", async () => {
@@ -130,11 +131,13 @@ describe("audit log on PostgreSQL", () => {
     expect(rows[1].prev_hash).toBe(op.hash);
     expect(rows.slice(1).map((r) => r.target)).toEqual(Array.from({ length: 5500 }, (_, i) => `l-${i}`));
     const page = (await queryAudit({ action: "letter.redrive" }, { limit: 1 })).rows[0];
-    const { id: _id, hash, ...fields } = page;
-    expect(auditHash(fields)).toBe(hash);
+    const { id: _id, hash, keyId, ...fields } = page;
+    expect(keyId).toBe(auditKeyring().currentId);
+    expect(auditMac(fields, keyId!, auditKeyring().keys.get(keyId!)!)).toBe(hash);
+    expect(auditHash(fields)).not.toBe(hash); // not the unkeyed sha256 anyone could recompute
     expect(page.details).toEqual({ i: 5499, reason: null });
     expect(await recordAuditBatch([])).toEqual([]);
-    expect(await verifyAuditChain(333)).toEqual({ ok: true, checked: before + 5501 });
+    expect(await verifyAuditChain(333)).toMatchObject({ ok: true, checked: before + 5501 });
   });
 
   it("keeps one chain with batch writers and single-row writers racing", async () => {
@@ -154,7 +157,7 @@ describe("audit log on PostgreSQL", () => {
       const at = seq.indexOf(`b${i}-0`);
       expect(seq.slice(at, at + 50)).toEqual(Array.from({ length: 50 }, (_, k) => `b${i}-${k}`));
     }
-    expect(await verifyAuditChain(64)).toEqual({ ok: true, checked: before + 520 });
+    expect(await verifyAuditChain(64)).toMatchObject({ ok: true, checked: before + 520 });
   });
 
   it("detects a row changed behind the trigger's back, at exactly that row", async () => {
@@ -193,7 +196,10 @@ describe("audit log on embedded PGlite", () => {
       ...Array.from({ length: 10 }, (_, i) => recordAudit(entry({ target: `m-${i}` }))),
       recordAuditBatch(Array.from({ length: 20 }, (_, i) => entry({ scope: "letter", target: `b-${i}` }))),
     ]);
-    expect(await verifyAuditChain(3)).toEqual({ ok: true, checked: 30 });
+    expect(await verifyAuditChain(3)).toMatchObject({ ok: true, checked: 30 });
+    // The embedded session runs as the console's role: read and append only.
+    await expect(getDb().$executeRawUnsafe("UPDATE audit_log SET outcome = 'denied'")).rejects.toThrow(/permission denied/);
+    await expect(getDb().$executeRawUnsafe("ALTER TABLE audit_log DISABLE TRIGGER ALL")).rejects.toThrow(/must be owner/);
     expect((await queryAudit({ actor: "alice" }, { limit: 4 })).nextCursor).not.toBeNull();
   });
 });

@@ -1,5 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { auditHash, canonicalJson, GENESIS_HASH, MAX_DETAIL_STRING, normaliseDetails, type HashedFields } from "./hash";
+import { auditHash, auditMac, canonicalJson, GENESIS_HASH, MAX_DETAIL_STRING, normaliseDetails, type HashedFields } from "./hash";
 
 const fields: HashedFields = {
   prevHash: GENESIS_HASH,
@@ -37,6 +38,20 @@ describe("auditHash", () => {
     expect(auditHash({ ...fields, prevHash: "1".repeat(64) })).not.toBe(h);
     expect(auditHash({ ...fields, at: "2026-01-02T03:04:05.679Z" })).not.toBe(h);
     expect(auditHash({ ...fields, ip: null })).not.toBe(h);
+  });
+});
+
+describe("auditMac", () => {
+  const key = randomBytes(32);
+  it("is keyed: another key, another key id, any field or the previous link changes it", () => {
+    const m = auditMac(fields, "a1", key);
+    expect(m).toMatch(/^[0-9a-f]{64}$/);
+    expect(m).toBe(auditMac({ ...fields, details: { a: { c: null, d: [1, "x"] }, b: 1 } }, "a1", key));
+    expect(m).not.toBe(auditHash(fields)); // not the unkeyed sha256 anyone could recompute
+    expect(auditMac(fields, "a1", randomBytes(32))).not.toBe(m);
+    expect(auditMac(fields, "a2", key)).not.toBe(m);
+    expect(auditMac({ ...fields, outcome: "denied" }, "a1", key)).not.toBe(m);
+    expect(auditMac({ ...fields, prevHash: "1".repeat(64) }, "a1", key)).not.toBe(m);
   });
 });
 

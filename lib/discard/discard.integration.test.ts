@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
+import { Client } from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openPayload } from "@/lib/archive/store";
 import { sweepArchive } from "@/lib/archive/retention";
@@ -13,6 +14,17 @@ import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
 import { discardHandler, type DiscardDeps } from "./handler";
 import { cancelDiscard, getDiscard, listDiscards, planDiscard, startDiscard } from "./use-cases";
+
+/** DDL is the owner's: scripts/test.sh runs the suite as the console's role, which may not create triggers. */
+async function asOwner(sql: string) {
+  const c = new Client({ connectionString: process.env.DATABASE_OWNER_URL ?? process.env.DATABASE_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
 
 /**
  * Discard end to end on the real RabbitMQ and Postgres: letters dead-lettered by real rejection,
@@ -183,11 +195,11 @@ describe("discard on RabbitMQ", () => {
   it("leaves a letter in the DLQ when its archive write fails, recorded with the reason", async () => {
     const { dlq } = await seeded(3);
     const fn = `dlq_test_fail_${randomUUID().replace(/-/g, "").slice(0, 8)}`;
-    await getDb().$executeRawUnsafe(
+    await asOwner(
       `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
          IF NEW.queue = '${dlq}' AND NEW.message_id = 'm-1' THEN RAISE EXCEPTION 'archive disk full (test)'; END IF; RETURN NEW; END $$`,
     );
-    await getDb().$executeRawUnsafe(`CREATE TRIGGER ${fn} BEFORE INSERT ON archived_letters FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
+    await asOwner(`CREATE TRIGGER ${fn} BEFORE INSERT ON archived_letters FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
     try {
       const job = await start(dlq, { kind: "filter", filter: {} });
       await worker().runOnce();
@@ -199,8 +211,8 @@ describe("discard on RabbitMQ", () => {
       expect(left[0].properties.messageId).toBe("m-1");
       expect((await archiveRows(job.id)).map((r) => r.message_id)).toEqual(["m-0", "m-2"]);
     } finally {
-      await getDb().$executeRawUnsafe(`DROP TRIGGER IF EXISTS ${fn} ON archived_letters`);
-      await getDb().$executeRawUnsafe(`DROP FUNCTION IF EXISTS ${fn}()`);
+      await asOwner(`DROP TRIGGER IF EXISTS ${fn} ON archived_letters`);
+      await asOwner(`DROP FUNCTION IF EXISTS ${fn}()`);
     }
   });
 
