@@ -1,26 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { NextRequest } from "next/server";
-import { proxy } from "@/proxy";
+import { asTheAppSeesIt } from "./forwarding-test-kit";
 import { clientIdentity, clientIp, normalizeIp, parseTrustedProxies, resolveClient } from "./client-ip";
-
-/**
- * A request as the app sees it under `next start` (Next 16.4, read from its source):
- * base-server.js fills X-Forwarded-For with the socket address when absent (`??=`) before the
- * proxy runs; resolve-routes.js then replaces the request headers with the proxy's
- * (`x-middleware-override-headers`: names not listed are deleted, listed ones take
- * `x-middleware-request-<name>`); base-server.js fills X-Forwarded-For (`??=`) again for the render.
- * The real proxy() of proxy.ts runs in between.
- */
-function asTheAppSeesIt(sent: Record<string, string>, socket: string): Headers {
-  const node: Record<string, string | undefined> = { ...sent };
-  node["x-forwarded-for"] ??= socket;
-  const res = proxy(new NextRequest("http://127.0.0.1:3000/audit", { headers: node as Record<string, string> }));
-  const keep = new Set((res.headers.get("x-middleware-override-headers") ?? "").split(",").map((k) => k.trim()));
-  for (const k of Object.keys(node)) if (!keep.has(k)) delete node[k];
-  for (const k of keep) node[k] = res.headers.get(`x-middleware-request-${k}`) ?? undefined;
-  node["x-forwarded-for"] ??= socket;
-  return new Headers(Object.entries(node).filter((e): e is [string, string] => e[1] !== undefined));
-}
 
 const NONE = parseTrustedProxies([]);
 const LB = parseTrustedProxies(["10.0.0.0/8", "fd00::/8"]);

@@ -30,7 +30,8 @@ import { mapKafkaError } from "@/lib/brokers/kafka/errors";
 import { DEFAULT_FETCH_LIMITS, readPartition, readPartitionConcurrently, type FetchedBatch, type FetchLimits } from "@/lib/brokers/kafka/fetcher";
 import { matchDeadLetterTopics, parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { toLetter } from "@/lib/brokers/kafka/letter";
-import { prismaHandledStore, refKey, type HandledMark, type HandledStore } from "@/lib/brokers/kafka/handled-store";
+import { markApplies, prismaHandledStore, refKey, type HandledMark, type HandledStore, type RecordRef } from "@/lib/brokers/kafka/handled-store";
+import { fetchTopicIds, type RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
 import { planPage, type Segment } from "@/lib/brokers/kafka/paging";
 import { formatDuration, retentionWarnings, type TopicConfig } from "@/lib/brokers/kafka/retention";
 import { lazyProducer, moveKafkaLetters, removeKafkaLetters, type MoverDeps } from "@/lib/brokers/kafka/mover";
@@ -58,6 +59,12 @@ export interface KafkaAdapterOptions {
   handledStore?: HandledStore | null;
   /** Warn when the oldest unhandled letter has lived this share of the topic's retention (default 0.8). */
   retentionWarnShare?: number;
+}
+
+/** A topic as the handled store keys it: name and current id (null on a broker without topic ids). */
+interface TopicKey {
+  name: string;
+  id: string | null;
 }
 
 interface TopicState {
@@ -139,6 +146,40 @@ export class KafkaAdapter implements BrokerAdapter {
     return c;
   }
 
+  /** The topic's current id, asked of the broker each time: a recreated topic has a new one. */
+  private async topicKey(name: string): Promise<TopicKey> {
+    const cluster = await this.getCluster(name);
+    let id: string | null | undefined;
+    try {
+      id = (await fetchTopicIds((await cluster.findControllerBroker()) as RawRequestBroker, [name])).get(name);
+    } catch (e) {
+      throw this.err(e, name);
+    }
+    if (id === undefined) throw this.notFound(name);
+    return { name, id };
+  }
+
+  /**
+   * The marks that count for these records of one partition: legacy marks (see handled-store.ts)
+   * only for records no younger than the mark, and those are then given the topic's id.
+   */
+  private settleMarks(key: TopicKey, partition: number, records: InternalRecord[], marks: Map<string, HandledMark> | undefined): Map<string, HandledMark> {
+    const out = new Map<string, HandledMark>();
+    if (!marks?.size) return out;
+    const adopt: RecordRef[] = [];
+    for (const r of records) {
+      const k = refKey(partition, r.offset);
+      const m = marks.get(k);
+      if (!markApplies(m, r.timestamp)) continue;
+      out.set(k, m);
+      if (m.legacy) adopt.push({ partition, offset: BigInt(r.offset) });
+    }
+    if (adopt.length && key.id && this.store?.adoptLegacy) {
+      this.store.adoptLegacy(this.connectionId, key, adopt).catch((e) => console.warn(`[kafka] adopting handled offsets of ${key.name}: ${(e as Error).message}`));
+    }
+    return out;
+  }
+
   private configEntry(name: string) {
     return this.config.dlqs.find((d) => d.name === name);
   }
@@ -210,7 +251,8 @@ export class KafkaAdapter implements BrokerAdapter {
     let firstUnhandled = new Map<number, bigint>(state.partitions.map((p) => [p.partition, p.start]));
     if (this.store) {
       try {
-        [handled, firstUnhandled] = await Promise.all([this.store.handledCounts(this.connectionId, name, state.partitions), this.store.firstUnhandled(this.connectionId, name, state.partitions)]);
+        const key = await this.topicKey(name);
+        [handled, firstUnhandled] = await Promise.all([this.store.handledCounts(this.connectionId, key, state.partitions), this.store.firstUnhandled(this.connectionId, key, state.partitions)]);
       } catch (e) {
         warnings.push({ code: "handled_unavailable", label: "handled offsets unknown", message: "The console's record of handled offsets could not be read: letters already redriven or discarded are not marked." });
         console.warn(`[kafka] handled offsets for ${name}: ${(e as Error).message}`);
@@ -326,34 +368,44 @@ export class KafkaAdapter implements BrokerAdapter {
     } catch (e) {
       throw this.err(e, name);
     }
-    const marks = records.length ? await this.marksBetween(name, seg.partition, BigInt(records[0].offset), BigInt(records[records.length - 1].offset)) : new Map<string, HandledMark>();
+    // The id is asked after the read: if the topic was recreated meanwhile, the records are checked
+    // against the new topic's marks and at worst shown as not handled, never the other way round.
+    let marks = new Map<string, HandledMark>();
+    if (records.length && this.store) {
+      const key = await this.topicKey(name).catch((e: unknown) => {
+        if (e instanceof BrokerError && e.kind === "not_found") throw e;
+        console.warn(`[kafka] topic id of ${name}: ${(e as Error).message}`);
+        return null;
+      });
+      if (key) marks = this.settleMarks(key, seg.partition, records, await this.marksBetween(key, seg.partition, BigInt(records[0].offset), BigInt(records[records.length - 1].offset)));
+    }
     return records.map((r) =>
       toLetter(name, seg.partition, r, firstPosition + Number(BigInt(r.offset) - seg.from), { maxBodyBytes: opts.maxBodyBytes, configOrigin, handled: marks.get(refKey(seg.partition, r.offset)) }),
     );
   }
 
   /** Marks of these records (in offset order, one partition): one range query where the store has it. */
-  private async marksBetween(name: string, partition: number, first: bigint, last: bigint): Promise<Map<string, HandledMark>> {
+  private async marksBetween(key: TopicKey, partition: number, first: bigint, last: bigint): Promise<Map<string, HandledMark>> {
     if (!this.store || last < first) return new Map();
     if (!this.store.handledBetween) {
       const refs: Array<{ offset: string }> = [];
       for (let o = first; o <= last && refs.length < 100_000; o++) refs.push({ offset: o.toString() });
-      return this.marksFor(name, partition, refs);
+      return this.marksFor(key, partition, refs);
     }
     try {
-      return await this.store.handledBetween(this.connectionId, name, partition, first, last);
+      return await this.store.handledBetween(this.connectionId, key, partition, first, last);
     } catch (e) {
-      console.warn(`[kafka] handled offsets for ${name}: ${(e as Error).message}`);
+      console.warn(`[kafka] handled offsets for ${key.name}: ${(e as Error).message}`);
       return new Map();
     }
   }
 
-  private async marksFor(name: string, partition: number, records: Array<{ offset: string }>): Promise<Map<string, HandledMark>> {
+  private async marksFor(key: TopicKey, partition: number, records: Array<{ offset: string }>): Promise<Map<string, HandledMark>> {
     if (!this.store || !records.length) return new Map();
     try {
-      return await this.store.handledAmong(this.connectionId, name, records.map((r) => ({ partition, offset: BigInt(r.offset) })));
+      return await this.store.handledAmong(this.connectionId, key, records.map((r) => ({ partition, offset: BigInt(r.offset) })));
     } catch (e) {
-      console.warn(`[kafka] handled offsets for ${name}: ${(e as Error).message}`);
+      console.warn(`[kafka] handled offsets for ${key.name}: ${(e as Error).message}`);
       return new Map();
     }
   }
@@ -391,12 +443,16 @@ export class KafkaAdapter implements BrokerAdapter {
     const state = await this.topicState(name);
     const cluster = await this.getCluster(name);
     const configOrigin = this.configEntry(name)?.origin ?? null;
+    // The id before the read (the lookups run while fetching) and again after it (see the end).
+    const key: TopicKey = this.store ? await this.topicKey(name) : { name, id: null };
     // One count per partition first: partitions without handled offsets need no lookups at all.
-    const handledCounts = this.store ? await this.store.handledCounts(this.connectionId, name, state.partitions).catch(() => null) : null;
+    // Legacy rows (id "", a bare name) are counted apart: they too need the lookup, to be checked.
+    const count = (k: TopicKey | string) => this.store!.handledCounts(this.connectionId, k, state.partitions);
+    const handledCounts = this.store ? await Promise.all([count(key), key.id === null ? null : count(name)]).catch(() => null) : null;
     const open = (p: TopicState["partitions"][number]) => {
-      const lookup = this.store !== null && (handledCounts === null || (handledCounts.get(p.partition) ?? 0) > 0);
+      const lookup = this.store !== null && (handledCounts === null || handledCounts.some((c) => (c?.get(p.partition) ?? 0) > 0));
       // The handled lookup of a batch runs as soon as its Fetch response is in: one range query per Fetch.
-      const annotate = lookup ? (first: bigint, last: bigint) => this.marksBetween(name, p.partition, first, last) : undefined;
+      const annotate = lookup ? (first: bigint, last: bigint) => this.marksBetween(key, p.partition, first, last) : undefined;
       return readPartitionConcurrently(cluster, name, p.partition, p.start, p.end, this.limits, opts.signal, annotate);
     };
     let base = 0;
@@ -428,11 +484,11 @@ export class KafkaAdapter implements BrokerAdapter {
             nextFirst.catch(() => undefined);
             ahead = { iter: nextIter, first: nextFirst };
           }
-          const withMarks = marks !== undefined && marks.size > 0;
+          const settled = marks !== undefined && marks.size > 0 ? this.settleMarks(key, p.partition, records, marks) : null;
           for (let i = 0; i < records.length; i++) {
             const r = records[i];
             const position = base + (exact ? Number(r.offset) - start : Number(BigInt(r.offset) - p.start));
-            yield toLetter(name, p.partition, r, position, { maxBodyBytes: opts.maxBodyBytes, configOrigin, handled: withMarks ? marks.get(refKey(p.partition, r.offset)) : undefined });
+            yield toLetter(name, p.partition, r, position, { maxBodyBytes: opts.maxBodyBytes, configOrigin, handled: settled?.get(refKey(p.partition, r.offset)) });
           }
         }
         finished = true;
@@ -444,6 +500,10 @@ export class KafkaAdapter implements BrokerAdapter {
         }
       }
       base += Number(p.end - p.start);
+    }
+    // Recreated while it was read: the marks may belong to the other topic. The read does not count.
+    if (key.id !== null && (await this.topicKey(name)).id !== key.id) {
+      throw new BrokerError("not_found", { userMessage: `Topic "${name}" was deleted and created again while it was read. Read it again.` });
     }
   }
 
@@ -476,6 +536,7 @@ export class KafkaAdapter implements BrokerAdapter {
       endpoint: this.endpoint,
       store: this.store,
       assertDlq: async (name) => void (await this.known(name)),
+      topicKey: (name) => this.topicKey(name),
       partitions: async (name) => (await this.topicState(name)).partitions,
       readRecords: (name, partition, from, to) =>
         (async function* (self: KafkaAdapter) {

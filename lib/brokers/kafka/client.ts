@@ -92,6 +92,8 @@ export interface InternalCluster {
   refreshMetadata(): Promise<void>;
   findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
   findBroker(args: { nodeId: string }): Promise<InternalBroker>;
+  /** Any connected broker will do for Metadata; this one is at hand once metadata is loaded. */
+  findControllerBroker(): Promise<unknown>;
 }
 
 /**
@@ -107,7 +109,7 @@ export function createCluster(kafka: Kafka): InternalCluster {
     throw new BrokerError("protocol", { message: "kafkajs internal cluster factory not found (kafkajs upgraded?)", userMessage: "This build's Kafka client cannot read topics without a consumer group. Pin kafkajs to 2.2.4." });
   }
   const cluster = factory({ allowAutoTopicCreation: false, isolationLevel: 1, metadataMaxAge: 60_000 }) as InternalCluster;
-  for (const m of ["connect", "disconnect", "addTargetTopic", "findLeaderForPartitions", "findBroker", "refreshMetadata"] as const) {
+  for (const m of ["connect", "disconnect", "addTargetTopic", "findLeaderForPartitions", "findBroker", "findControllerBroker", "refreshMetadata"] as const) {
     if (typeof cluster[m] !== "function") throw new BrokerError("protocol", { message: `kafkajs Cluster.${m} missing`, userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4)." });
   }
   return cluster;

@@ -74,9 +74,10 @@ describe("Kafka adapter on a real broker", () => {
     ]);
     expect(before.partitions?.every((p) => p.oldestUnhandledAt !== null)).toBe(true);
     const operationId = randomUUID();
-    expect(await store.markHandled(connectionId, spring.dlt, [{ partition: 1, offset: 0n }, { partition: 1, offset: 1n }, { partition: 2, offset: 0n }], { operationId, outcome: "redriven" })).toBe(3);
+    const topic = await kit.topicKey(spring.dlt);
+    expect(await store.markHandled(connectionId, topic, [{ partition: 1, offset: 0n }, { partition: 1, offset: 1n }, { partition: 2, offset: 0n }], { operationId, outcome: "redriven" })).toBe(3);
     // Marking again keeps the first decision.
-    expect(await store.markHandled(connectionId, spring.dlt, [{ partition: 2, offset: 0n }], { operationId: randomUUID(), outcome: "discarded" })).toBe(0);
+    expect(await store.markHandled(connectionId, topic, [{ partition: 2, offset: 0n }], { operationId: randomUUID(), outcome: "discarded" })).toBe(0);
     const after = await adapter.describeDlq(spring.dlt);
     expect(after.partitions?.map((p) => p.handled)).toEqual([0, 2, 1]);
     expect(after.partitions?.[1].oldestUnhandledAt).toBeNull();

@@ -58,7 +58,7 @@ import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
 import { sha256Of, toLetter } from "@/lib/brokers/kafka/letter";
-import { refKey, type HandledMark, type HandledOutcome, type HandledStore, type RecordRef } from "@/lib/brokers/kafka/handled-store";
+import { markApplies, refKey, type HandledMark, type HandledOutcome, type HandledStore, type RecordRef, type TopicRef } from "@/lib/brokers/kafka/handled-store";
 
 /** What the mover needs from the adapter (and what unit tests fake). */
 export interface MoverDeps {
@@ -68,6 +68,11 @@ export interface MoverDeps {
   store: HandledStore | null;
   /** Throws `not_found` when `dlq` is not a DLT the console knows. */
   assertDlq(dlq: string): Promise<void>;
+  /**
+   * The DLT as the handled store keys it (name and current topic id). Asked once per walk, before
+   * any record is read; without it marks are keyed by name alone (unit-test fakes).
+   */
+  topicKey?(dlq: string): Promise<TopicRef>;
   /** Start and end offsets of every partition of the DLT, now. */
   partitions(dlq: string): Promise<Array<{ partition: number; start: bigint; end: bigint }>>;
   /** Records of [from, to) of one partition, in offset order (committed records only). */
@@ -290,6 +295,13 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
     throw deps.mapError(e, dlq);
   });
   const ranges = new Map(states.map((s) => [s.partition, s]));
+  // Before any read: if the topic is recreated during the walk, its records carry other bytes than
+  // the index says (checksum_mismatch) and are marked under the old id, never shown handled wrongly.
+  const topic: TopicRef = deps.topicKey
+    ? await deps.topicKey(dlq).catch((e) => {
+        throw deps.mapError(e, dlq);
+      })
+    : dlq;
   const pending: Array<Pending<R>> = [];
   const seen = new Set<string>();
   for (const req of requests) {
@@ -365,7 +377,7 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
     let lastError: unknown = null;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await store.markHandled(deps.connectionId, dlq, [ref], step.mark(req));
+        await store.markHandled(deps.connectionId, topic, [ref], step.mark(req));
         return settled(req, "done", null, d.destination, orderingKey);
       } catch (e) {
         lastError = e;
@@ -389,7 +401,7 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
       // Handled marks of the run: one range query, read just before its records are handled.
       let marks: Map<string, HandledMark>;
       try {
-        marks = store.handledBetween ? await store.handledBetween(deps.connectionId, dlq, partition, first, last) : await store.handledAmong(deps.connectionId, dlq, run.map((p) => ({ partition, offset: p.offset })));
+        marks = store.handledBetween ? await store.handledBetween(deps.connectionId, topic, partition, first, last) : await store.handledAmong(deps.connectionId, topic, run.map((p) => ({ partition, offset: p.offset })));
       } catch (e) {
         throw new AppError("unavailable:database", { message: (e as Error).message, cause: e, userMessage: "The console's record of handled Kafka offsets could not be read, so nothing more was done (a handled letter must never be handled twice). Check the database, then resume." });
       }
@@ -409,7 +421,7 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
           if (!p) continue;
           wanted.delete(record.offset);
           const mark = marks.get(refKey(partition, p.offset));
-          if (mark) {
+          if (markApplies(mark, record.timestamp)) {
             emit(settled(p.req, "missing", `Already handled at ${mark.at.toISOString()} (${mark.outcome}, operation ${mark.operationId}): a handled offset is never handled twice.`, null, orderingKeyOf(record.key)));
             continue;
           }

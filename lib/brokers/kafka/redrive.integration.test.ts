@@ -100,7 +100,7 @@ describe("Kafka moveLetters on a real broker", () => {
 
     const after = await browseAll(dlt);
     expect(after.filter((l) => l.handled).map((l) => [l.id, l.handled!.outcome])).toEqual([["0-1", "redriven"], ["0-3", "redriven"]]);
-    const marks = await store.handledAmong(connectionId, dlt, [0, 1, 2, 3, 4].map((o) => ({ partition: 0, offset: BigInt(o) })));
+    const marks = await store.handledAmong(connectionId, await kit.topicKey(dlt), [0, 1, 2, 3, 4].map((o) => ({ partition: 0, offset: BigInt(o) })));
     expect([...marks.keys()].sort()).toEqual(["0-1", "0-3"]);
     expect([...marks.values()].every((m) => m.operationId === job)).toBe(true);
     expect((await adapter.describeDlq(dlt)).depth).toBe(5);

@@ -25,7 +25,7 @@ import { sha256Of } from "@/lib/brokers/kafka/letter";
 import { produceFailure, type KafkaEnvelope, type MoverDeps } from "@/lib/brokers/kafka/mover";
 import { refKey } from "@/lib/brokers/kafka/handled-store";
 
-export interface RepublishDeps extends Pick<MoverDeps, "connectionId" | "endpoint" | "store" | "assertDlq" | "partitions" | "readRecords" | "mapError"> {
+export interface RepublishDeps extends Pick<MoverDeps, "connectionId" | "endpoint" | "store" | "assertDlq" | "topicKey" | "partitions" | "readRecords" | "mapError"> {
   /** Produces one record (acks=all, idempotent); resolves with where it was written. */
   produceRecord(topic: string, message: Message): Promise<{ partition: number; offset: string }>;
 }
@@ -72,13 +72,14 @@ export async function* republishKafka(deps: RepublishDeps, dlq: string, requests
       if (rec && sha256Of(rec.value ?? new Uint8Array(0)) === env.sha256 && sameBytes(rec.key, key)) {
         const ref = { partition: env.partition, offset };
         try {
-          const marks = await store.handledAmong(deps.connectionId, dlq, [ref]);
+          const topic = deps.topicKey ? await deps.topicKey(dlq) : dlq;
+          const marks = await store.handledAmong(deps.connectionId, topic, [ref]);
           const mark = marks.get(refKey(ref.partition, ref.offset));
           if (mark && (mark.outcome !== "discarded" || (opts.operationId && mark.operationId !== opts.operationId))) {
             yield failed(req, `Record ${letterIdOf(ref.partition, env.offset)} is marked ${mark.outcome} by another operation (${mark.operationId}), not by this discard: it is left as it is.`);
             continue;
           }
-          if (mark) await store.clearDiscarded(deps.connectionId, dlq, ref, opts.operationId);
+          if (mark) await store.clearDiscarded(deps.connectionId, topic, ref, opts.operationId);
         } catch (e) {
           yield failed(req, `The console's record of handled offsets could not be changed (${(e as Error).message}): the letter still shows as discarded. Try again.`);
           continue;

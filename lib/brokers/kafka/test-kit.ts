@@ -7,6 +7,8 @@
 import { Kafka, logLevel, type Admin, type Producer, type IHeaders } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
 import type { ContractLetterInput } from "@/lib/brokers/contract";
+import { createCluster } from "@/lib/brokers/kafka/client";
+import { fetchTopicIds, type RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
 
 export const KAFKA_BROKERS = (process.env.KAFKA_BROKERS ?? "127.0.0.1:9092").split(",").map((b) => b.trim());
 
@@ -208,6 +210,19 @@ export class KafkaKit {
     const { group, failed } = await this.failingConsumer(source, dlt, letters.length, { style: "connect", fails });
     void group;
     return { source, dlt, connector: group, failed };
+  }
+
+  /** The topic as the handled store keys it (name and current topic id), for tests that mark offsets directly. */
+  async topicKey(topic: string): Promise<{ name: string; id: string | null }> {
+    const cluster = createCluster(this.kafka);
+    await cluster.connect();
+    try {
+      await cluster.addTargetTopic(topic);
+      const ids = await fetchTopicIds((await cluster.findControllerBroker()) as RawRequestBroker, [topic]);
+      return { name: topic, id: ids.get(topic) ?? null };
+    } finally {
+      await cluster.disconnect();
+    }
   }
 
   async cleanup() {
