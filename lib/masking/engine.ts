@@ -3,7 +3,7 @@ import type { Role } from "@/lib/auth/permissions";
 import type { DisplayValue, HeaderEntry } from "@/lib/brokers/types";
 import { valueText } from "@/lib/dlq/display-value";
 import { decodeUtf8, looksLikeText } from "@/lib/dlq/payload-view";
-import { detect, type Span } from "./detectors";
+import { detect, scanHeaderLines, scanKeyValues, scanXml, unescapedMarkup, type NamedSpan, type Span } from "./detectors";
 import { globMatch } from "./glob";
 import { compactJson, JsonLimitError, parseJson, stringifyJson, type JNode } from "./json";
 import { HIDDEN, parseFieldPath, type FieldPath, type MaskAction, type MaskContext, type MaskingRule } from "./types";
@@ -34,6 +34,13 @@ export interface MaskPayloadOptions {
 }
 
 const LIMITS = { maxChars: 300_000, maxDepth: 64, maxNodes: 200_000 };
+
+/**
+ * Changes when the same rules mask the same text differently (2: XML, forms, header dumps, whole
+ * long values, JSON inside strings). Masked text that is stored (search text) is stale once this
+ * moves, as it is when the rules' version does.
+ */
+export const MASKING_ENGINE_REVISION = 2;
 
 /** The enabled rules that apply to `role`. */
 export function rulesFor(rules: MaskingRule[], role: Role): MaskingRule[] {
@@ -68,6 +75,12 @@ interface Compiled {
   headers: Array<{ glob: string; rule: MaskingRule }>;
   detectors: MaskingRule[];
   hashKey: Uint8Array | string;
+  /** Names met in the payload, looked up once per call (a payload repeats its keys). */
+  lastKeyCache: Map<string, Compiled["fields"]>;
+  indexFields?: Compiled["fields"];
+  keyCache: Map<string, MaskingRule | null>;
+  headerCache: Map<string, MaskingRule | null>;
+  hashCache: Map<string, string>;
 }
 
 const pathCache = new Map<string, FieldPath | null>();
@@ -87,7 +100,7 @@ function fieldPath(p: string): FieldPath | null {
 
 function compile(ctx: MaskContext, preFiltered = false): Compiled {
   const rules = preFiltered ? ctx.rules : rulesFor(ctx.rules, ctx.role);
-  const c: Compiled = { rules, fields: [], headers: [], detectors: [], hashKey: ctx.hashKey };
+  const c: Compiled = { rules, fields: [], headers: [], detectors: [], hashKey: ctx.hashKey, lastKeyCache: new Map(), keyCache: new Map(), headerCache: new Map(), hashCache: new Map() };
   for (const rule of rules) {
     const t = rule.target;
     if (t.kind === "field") for (const p of t.paths) {
@@ -116,74 +129,207 @@ function pathMatches(p: FieldPath, path: Seg[]): boolean {
   return true;
 }
 
+const lastSegment = (f: Compiled["fields"][number]) => f.path.segments[f.path.segments.length - 1];
+
+/** The field rules whose last segment matches `last`, in rule order (each key's globs run once per call). */
+function fieldsEndingWith(c: Compiled, last: Seg): Compiled["fields"] {
+  if (typeof last === "number") return (c.indexFields ??= c.fields.filter((f) => segMatches(lastSegment(f), last) || "index" in lastSegment(f)));
+  let list = c.lastKeyCache.get(last);
+  if (list === undefined) {
+    list = c.fields.filter((f) => segMatches(lastSegment(f), last));
+    if (c.lastKeyCache.size > 5000) c.lastKeyCache.clear();
+    c.lastKeyCache.set(last, list);
+  }
+  return list;
+}
+
 function fieldRuleFor(c: Compiled, path: Seg[]): MaskingRule | null {
-  for (const f of c.fields) if (pathMatches(f.path, path)) return f.rule;
+  for (const f of fieldsEndingWith(c, path[path.length - 1])) if (pathMatches(f.path, path)) return f.rule;
   return null;
 }
 
 /** Field rules whose last segment is a key name, used to find `"key": value` / `key=value` in text. */
 function keyRuleFor(c: Compiled, key: string): MaskingRule | null {
-  for (const f of c.fields) {
-    const last = f.path.segments[f.path.segments.length - 1];
-    if ("key" in last && last.key !== "*" && globMatch(last.key, key)) return f.rule;
+  for (const f of fieldsEndingWith(c, key)) {
+    const last = lastSegment(f);
+    if ("key" in last && last.key !== "*") return f.rule;
   }
   return null;
 }
 
-interface RuleSpan extends Span {
-  rule: MaskingRule;
+function cached(cache: Map<string, MaskingRule | null>, name: string, find: () => MaskingRule | null): MaskingRule | null {
+  let r = cache.get(name);
+  if (r === undefined) {
+    r = find();
+    if (cache.size > 5000) cache.clear();
+    cache.set(name, r);
+  }
+  return r;
 }
 
-const JSONISH_KV = /"((?:[^"\\\n]|\\.){1,200})"\s*:\s*("(?:[^"\\]|\\.)*"?|[^\s,}\]]{1,400})/g;
-const PLAIN_KV = /(?<![\w"'-])([A-Za-z_][\w.-]{0,100})\s{0,3}[=:]\s{0,3}("[^"\n]{0,400}"?|'[^'\n]{0,400}'?|[^\s&,;"'{}[\]]{1,400})/g;
+/**
+ * The field rule for a name met in text: the name itself, or any part of a dotted or bracketed one
+ * (`spring.datasource.password`, `user[password]`, percent-encoded `user%5Bpassword%5D`), as in JSON
+ * a rule on a parent hides what is under it.
+ */
+function textKeyRule(c: Compiled, raw: string): MaskingRule | null {
+  return cached(c.keyCache, raw, () => {
+    const key = raw.includes("%") ? (formDecode(raw) ?? raw) : raw;
+    const whole = keyRuleFor(c, key);
+    if (whole) return whole;
+    const parts = key.split(/[.[\]:]+/);
+    if (parts.length < 2) return null;
+    for (const part of parts.slice(0, 16)) if (part && !/^\d+$/.test(part)) {
+      const r = keyRuleFor(c, part);
+      if (r) return r;
+    }
+    return null;
+  });
+}
 
-/** Masks secrets in free text (and in JSON that could not be parsed, e.g. a cut prefix). */
-function maskTextWith(c: Compiled, text: string, withKeys = true): { text: string; count: number } {
-  if (!text || (c.detectors.length === 0 && c.fields.length === 0)) return { text, count: 0 };
+function headerRuleFor(c: Compiled, name: string): MaskingRule | null {
+  return cached(c.headerCache, name, () => {
+    for (const h of c.headers) if (globMatch(h.glob, name)) return h.rule;
+    return null;
+  });
+}
+
+/** A span masked by a rule's action, or replaced by text masked already (a form value masked after decoding, `count` values in it). */
+type RuleSpan = Span & ({ rule: MaskingRule; replace?: undefined } | { replace: string; count: number });
+
+/** `+` and `%XX` of a form value decoded (bytes as UTF-8); null when there is nothing to decode. */
+const utf8 = new TextDecoder();
+function formDecode(v: string): string | null {
+  if (!/%[0-9A-Fa-f]{2}|\+/.test(v)) return null;
+  return v.replace(/\+/g, " ").replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => utf8.decode(Uint8Array.from(run.slice(1).split("%"), (h) => parseInt(h, 16))));
+}
+
+/** Masked text back into a form value; the placeholders' brackets and colons stay readable. */
+function formEncode(v: string): string {
+  try {
+    return encodeURIComponent(v).replace(/%20/g, "+").replace(/%5B/gi, "[").replace(/%5D/gi, "]").replace(/%3A/gi, ":");
+  } catch {
+    return HIDDEN; // a lone surrogate (from a JSON "\ud800" escape) cannot be encoded: hide the whole value
+  }
+}
+
+/**
+ * What to mask in free text (and in JSON that could not be parsed, e.g. a cut prefix): values
+ * under a field rule's name (`"key": value`, `key=value`, XML elements and attributes, escaped
+ * markup too), header lines under a header rule's name, and what the detectors recognise.
+ * `withKeys: false` runs the detectors only (JSON keys and numbers).
+ */
+function findSpans(c: Compiled, text: string, withKeys = true, decodeForms = true): RuleSpan[] {
   const spans: RuleSpan[] = [];
+  if (!text) return spans;
   if (withKeys && c.fields.length) {
-    for (const re of [JSONISH_KV, PLAIN_KV]) {
-      re.lastIndex = 0;
-      let m: RegExpExecArray | null;
-      while ((m = re.exec(text)) !== null) {
-        const rule = keyRuleFor(c, m[1].replace(/\\(.)/g, "$1"));
-        if (!rule) continue;
-        const v = m[2];
-        const quoted = v[0] === '"' || v[0] === "'";
-        const start = m.index + m[0].length - v.length + (quoted ? 1 : 0);
-        const end = m.index + m[0].length - (quoted && v.length > 1 && v[v.length - 1] === v[0] ? 1 : 0);
-        if (end > start) spans.push({ start, end, rule });
-      }
+    const lookup = (key: string) => textKeyRule(c, key);
+    // A form field's value is masked after decoding (`card=4111%201111…`, `email=ada%40example.com`).
+    // When the value also holds a secret as it stands (`note=ada+x@example.com`: "+" or a space?),
+    // the whole value is hidden, so neither reading leaves part of a secret in view.
+    const onBare = decodeForms
+      ? (start: number, end: number) => {
+          const raw = text.slice(start, end);
+          const decoded = formDecode(raw);
+          if (decoded === null) return;
+          const inner = findSpans(c, decoded, true, false);
+          if (inner.length === 0) return;
+          const asIs = findSpans(c, raw, true, false).length > 0;
+          const r = asIs ? null : applySpans(c, decoded, inner);
+          spans.push({ start, end, replace: r ? formEncode(r.text) : HIDDEN, count: r ? r.count : 1 });
+        }
+      : undefined;
+    if (text.includes(":") || text.includes("=")) scanKeyValues(text, lookup, spans, onBare);
+    if (text.includes("<")) scanXml(text, lookup, spans);
+    if (text.includes("&lt;")) {
+      // Escaped markup (an XML message inside another, or in HTML): scanned unescaped, masked in place.
+      const view = unescapedMarkup(text);
+      const found: NamedSpan<MaskingRule>[] = [];
+      scanXml(view.text, lookup, found);
+      scanKeyValues(view.text, lookup, found);
+      for (const s of found) spans.push({ start: view.at[s.start], end: view.at[s.end], rule: s.rule });
     }
   }
+  if (withKeys && c.headers.length && text.includes(":")) scanHeaderLines(text, (name) => headerRuleFor(c, name), spans);
   for (const rule of c.detectors) {
     if (rule.target.kind !== "detector") continue;
     for (const s of detect(rule.target.detector, text)) spans.push({ ...s, rule });
   }
+  return spans;
+}
+
+/** A rule's action on a value; keyed hashes are remembered for the call (payloads repeat values). */
+function act(c: Compiled, value: string, action: MaskAction): string {
+  if (action.kind !== "hash") return applyAction(value, action, c.hashKey);
+  let h = c.hashCache.get(value);
+  if (h === undefined) {
+    h = applyAction(value, action, c.hashKey);
+    if (c.hashCache.size > 10_000) c.hashCache.clear();
+    c.hashCache.set(value, h);
+  }
+  return h;
+}
+
+function applySpans(c: Compiled, text: string, spans: RuleSpan[]): { text: string; count: number } {
   if (spans.length === 0) return { text, count: 0 };
-  // Earliest first; on overlap the longer span wins, so a card inside a masked field is not masked twice.
+  // Earliest first; on overlap the longer span wins, so a card inside a masked field is not masked
+  // twice; a span that starts inside a masked one and runs past it masks the rest too.
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
   let out = "";
   let at = 0;
   let count = 0;
+  let lastHidden = false;
   for (const s of spans) {
-    if (s.start < at) continue;
+    if (s.end <= at || s.end <= s.start) continue;
+    if (s.start < at) {
+      // Runs past a masked span: the rest is masked too (after a "[hidden]", by the same placeholder).
+      if (!lastHidden) out += s.replace !== undefined ? HIDDEN : act(c, text.slice(at, s.end), s.rule.action);
+      at = s.end;
+      lastHidden = true;
+      continue;
+    }
     const keep = s.keepPrefix ?? 0;
-    out += text.slice(at, s.start + keep) + applyAction(text.slice(s.start + keep, s.end), s.rule.action, c.hashKey);
+    const masked = s.replace !== undefined ? s.replace : act(c, text.slice(s.start + keep, s.end), s.rule.action);
+    out += text.slice(at, s.start + keep) + masked;
+    lastHidden = masked === HIDDEN;
     at = s.end;
-    count++;
+    count += s.replace !== undefined ? s.count : 1;
   }
   return { text: out + text.slice(at), count };
 }
 
-/** Masks free text with the detectors and `key=value` field rules that apply to the role. */
+/** Masks free text: see findSpans. */
+function maskTextWith(c: Compiled, text: string, withKeys = true): { text: string; count: number } {
+  if (!text || (c.detectors.length === 0 && c.fields.length === 0 && c.headers.length === 0)) return { text, count: 0 };
+  return applySpans(c, text, findSpans(c, text, withKeys));
+}
+
+/** Masks free text (exception messages, stack traces) with the rules that apply to the role: see findSpans. */
 export function maskText(text: string, ctx: MaskContext): { text: string; maskedCount: number } {
   const r = maskTextWith(compile(ctx), text);
   return { text: r.text, maskedCount: r.count };
 }
 
+/** JSON held in a JSON string (`{"body":"{\\"password\\":…}"}`) is masked as JSON, this many levels deep. */
+const MAX_EMBEDDED = 8;
+
+/** The JSON document a string holds, or null (not JSON-shaped, invalid, or past the bounds: then it is masked as text). */
+function embeddedJson(v: string): JNode | null {
+  const t = v.trim();
+  const open = t[0];
+  const close = t[t.length - 1];
+  if (t.length < 2 || !((open === "{" && close === "}") || (open === "[" && close === "]"))) return null;
+  try {
+    return parseJson(t, { maxDepth: LIMITS.maxDepth, maxNodes: LIMITS.maxNodes });
+  } catch {
+    return null;
+  }
+}
+
 function maskJsonTree(c: Compiled, root: JNode): { node: JNode; count: number } {
   let count = 0;
+  let embedded = 0;
+  // Paths run on into embedded documents: `body.password` finds the password in a JSON body string.
   const path: Seg[] = [];
   const walk = (node: JNode): JNode => {
     if (path.length) {
@@ -191,12 +337,21 @@ function maskJsonTree(c: Compiled, root: JNode): { node: JNode; count: number } 
       if (rule) {
         count++;
         const plain = node.t === "str" ? node.v : node.t === "num" || node.t === "lit" ? node.raw : null;
-        if (plain === null) return { t: "str", v: rule.action.kind === "hash" ? applyAction(compactJson(node), rule.action, c.hashKey) : HIDDEN };
-        return { t: "str", v: applyAction(plain, rule.action, c.hashKey) };
+        if (plain === null) return { t: "str", v: rule.action.kind === "hash" ? act(c, compactJson(node), rule.action) : HIDDEN };
+        return { t: "str", v: act(c, plain, rule.action) };
       }
     }
     switch (node.t) {
       case "str": {
+        const inner = embedded < MAX_EMBEDDED ? embeddedJson(node.v) : null;
+        if (inner) {
+          const before = count;
+          embedded++;
+          const masked = walk(inner);
+          embedded--;
+          // Re-serialised (compact) only when something inside was masked; else the string as it was.
+          return count > before ? { t: "str", v: compactJson(masked) } : node;
+        }
         const r = maskTextWith(c, node.v);
         count += r.count;
         return r.count ? { t: "str", v: r.text } : node;
@@ -284,11 +439,6 @@ function maskCompiled(c: Compiled, bytes: Uint8Array, contentType: string | null
   return { kind: "text", bytes: null, text: r.text, maskedCount: r.count, truncated: opts.truncated || cut };
 }
 
-function headerRuleFor(c: Compiled, name: string): MaskingRule | null {
-  for (const h of c.headers) if (globMatch(h.glob, name)) return h.rule;
-  return null;
-}
-
 function maskValue(c: Compiled, v: DisplayValue, depth: number): { value: DisplayValue; count: number } {
   if (depth > 16) return { value: { t: "string", v: HIDDEN }, count: 1 };
   switch (v.t) {
@@ -318,7 +468,7 @@ function maskValue(c: Compiled, v: DisplayValue, depth: number): { value: Displa
         const rule = headerRuleFor(c, k);
         if (rule) {
           count++;
-          return [k, { t: "string", v: applyAction(valueText(item), rule.action, c.hashKey) }];
+          return [k, { t: "string", v: act(c, valueText(item), rule.action) }];
         }
         const r = maskValue(c, item, depth + 1);
         count += r.count;
@@ -338,7 +488,7 @@ function maskEntriesCompiled(c: Compiled, entries: HeaderEntry[]): { entries: He
     const rule = headerRuleFor(c, e.name);
     if (rule) {
       maskedCount++;
-      return { name: e.name, value: { t: "string", v: applyAction(valueText(e.value), rule.action, c.hashKey) } };
+      return { name: e.name, value: { t: "string", v: act(c, valueText(e.value), rule.action) } };
     }
     const r = maskValue(c, e.value, 0);
     maskedCount += r.count;

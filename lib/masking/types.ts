@@ -15,9 +15,14 @@ export const HIDDEN = "[hidden]";
 const pattern = z.string().trim().min(1).max(200);
 
 export const maskTargetSchema = z.discriminatedUnion("kind", [
-  /** `$.card.number`, `$.items[*].pan` (from the root); `password`, `*.email`, `card.number` (a path suffix, any depth). */
+  /**
+   * `$.card.number`, `$.items[*].pan` (from the root); `password`, `*.email`, `card.number` (a path
+   * suffix, any depth, on into JSON held in strings). In text, the last name also finds
+   * `"key": value`, `key=value` / `key: value` (form fields and dotted or bracketed names too),
+   * and XML elements and attributes.
+   */
   z.object({ kind: z.literal("field"), paths: z.array(pattern).min(1).max(50) }),
-  /** Header and property names, case-insensitive; `*` and `?` are globs. */
+  /** Header and property names, case-insensitive; `*` and `?` are globs. Also `Name: value` lines of header dumps in text. */
   z.object({ kind: z.literal("header"), names: z.array(pattern).min(1).max(50) }),
   z.object({ kind: z.literal("detector"), detector: z.enum(DETECTORS) }),
 ]);
