@@ -1,7 +1,7 @@
 import "server-only";
 import { ROLES, type Role } from "@/lib/auth/permissions";
 import { AppError } from "@/lib/errors";
-import { maskHeaderRecord, maskTextWithRules } from "@/lib/masking/engine";
+import { MASKING_ENGINE_REVISION, maskHeaderRecord, maskTextWithRules } from "@/lib/masking/engine";
 import { policyFrom, type MaskingPolicy } from "@/lib/masking/policy";
 import type { MaskingRule, SensitiveDlq } from "@/lib/masking/types";
 
@@ -16,6 +16,14 @@ import type { MaskingRule, SensitiveDlq } from "@/lib/masking/types";
  * matched by message text at all until a rescan recomputes it: a changed rule never searches text
  * masked under the old rules.
  */
+
+/**
+ * The stamp of stored search text: the masking configuration's version and the engine's revision
+ * (a new engine masks the same rules differently), so text masked either way before is never searched.
+ */
+export function searchStamp(configVersion: number): number {
+  return configVersion * 1000 + MASKING_ENGINE_REVISION;
+}
 
 /** What the scan needs to compute a row's search text: each role's rules on this DLQ. */
 export interface SearchMasking {
@@ -32,7 +40,7 @@ export function searchMaskingFor(
   hashKey: Buffer,
 ): SearchMasking {
   const roles = ROLES.map((role) => ({ role, rules: policyFrom(config, role, connectionId, queue, hashKey).rules })).filter((r) => r.rules.length > 0);
-  return { version: config.version, roles, hashKey };
+  return { version: searchStamp(config.version), roles, hashKey };
 }
 
 /**
@@ -62,7 +70,7 @@ export function maskedSearchText(message: string | null, m: SearchMasking): Reco
 export type SearchScope = { kind: "raw" } | { kind: "masked"; role: Role; version: number };
 
 export function searchScopeOf(policy: MaskingPolicy): SearchScope {
-  return policy.rules.length === 0 ? { kind: "raw" } : { kind: "masked", role: policy.role, version: policy.version };
+  return policy.rules.length === 0 ? { kind: "raw" } : { kind: "masked", role: policy.role, version: searchStamp(policy.version) };
 }
 
 /**
