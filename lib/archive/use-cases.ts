@@ -15,9 +15,7 @@ import { removeDiscardLeftovers } from "@/lib/discard/leftovers";
 import { AppError, asAppError } from "@/lib/errors";
 import { maskHeadersWithRules, maskPayloadWithRules } from "@/lib/masking/engine";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
-import { visibleSha256 } from "@/lib/masking/digest";
-import { rulesFor } from "@/lib/masking/engine";
-import { loadMaskingConfig } from "@/lib/masking/store";
+import { crossDlqDigest, visibleSha256 } from "@/lib/masking/digest";
 import { countArchive, getArchived, getArchivedMany, queryArchive, streamArchive, toSummary, SUMMARY_COLUMNS, type ArchivedSummary, type ArchiveFilter } from "./queries";
 import { openEnvelope, openPayload } from "./store";
 
@@ -45,9 +43,7 @@ export async function listArchive(actor: Actor, meta: RequestMeta, input: { filt
  * role that sees every payload's bytes; any other role matches the keyed digest it is shown.
  */
 async function digestScoped(actor: Actor, filter: ArchiveFilter): Promise<ArchiveFilter> {
-  const config = await loadMaskingConfig();
-  const raw = rulesFor(config.rules, actor.role).length === 0 && config.sensitive.length === 0;
-  return { ...filter, digest: raw ? "raw" : "keyed" };
+  return { ...filter, digest: (await crossDlqDigest(actor.role)).raw ? "raw" : "keyed" };
 }
 
 /** One masking policy per DLQ for the length of a request. */
@@ -116,6 +112,32 @@ export async function viewArchived(actor: Actor, meta: RequestMeta, input: { id:
   );
 }
 
+/** An undo's operation-level audit row; it names the DLQ when every letter came from one. */
+function undoEntry(
+  actor: Actor,
+  meta: RequestMeta,
+  operationId: string,
+  letters: Array<{ connectionId: string; queue: string }>,
+  action: string,
+  outcome: AuditEntry["outcome"],
+  details: Record<string, unknown>,
+): AuditEntry {
+  const dlqs = [...new Set(letters.map((l) => `${l.connectionId}/${l.queue}`))];
+  const single = dlqs.length === 1 ? letters[0] : undefined;
+  return {
+    actor: auditActor(actor),
+    action,
+    outcome,
+    operationId,
+    connectionId: single?.connectionId ?? null,
+    queue: single?.queue ?? null,
+    target: operationId,
+    requestId: meta.requestId,
+    ip: meta.ip,
+    details: { ...details, dlqs: dlqs.slice(0, 20) },
+  };
+}
+
 /**
  * The undo's attempt on record before anything is re-published (`archive.restore_started`, the
  * claimed archive rows under the undo's operation id): a process that dies mid-way leaves the
@@ -124,21 +146,10 @@ export async function viewArchived(actor: Actor, meta: RequestMeta, input: { id:
  */
 async function auditAttempt(actor: Actor, meta: RequestMeta, operationId: string, reason: string, requested: number, claimed: ArchivedSummary[]) {
   if (claimed.length === 0) return;
-  const dlqs = [...new Set(claimed.map((c) => `${c.connectionId}/${c.queue}`))];
-  const single = dlqs.length === 1 ? claimed[0] : undefined;
   try {
-    await recordAudit({
-      actor: auditActor(actor),
-      action: "archive.restore_started",
-      outcome: "success",
-      operationId,
-      connectionId: single?.connectionId ?? null,
-      queue: single?.queue ?? null,
-      target: operationId,
-      requestId: meta.requestId,
-      ip: meta.ip,
-      details: { reason, requested, claimed: claimed.length, archiveIds: claimed.map((c) => c.id), dlqs: dlqs.slice(0, 20) },
-    });
+    await recordAudit(
+      undoEntry(actor, meta, operationId, claimed, "archive.restore_started", "success", { reason, requested, claimed: claimed.length, archiveIds: claimed.map((c) => c.id) }),
+    );
   } catch (e) {
     await getDb()
       .$executeRawUnsafe(
@@ -364,21 +375,14 @@ export async function restoreArchived(actor: Actor, meta: RequestMeta, input: un
     skipped: outcomes.filter((o) => o.outcome === "skipped").length,
     outcomes,
   };
-  const dlqs = [...new Set(outcomes.filter((o) => o.connectionId).map((o) => `${o.connectionId}/${o.queue}`))];
-  const single = dlqs.length === 1 ? outcomes.find((o) => o.connectionId) : undefined;
   const entries: AuditEntry[] = [
-    {
-      actor: auditActor(actor),
-      action: "archive.restore",
-      outcome: result.restored > 0 || outcomes.length === 0 ? "success" : "failure",
-      operationId,
-      connectionId: single?.connectionId ?? null,
-      queue: single?.queue ?? null,
-      target: operationId,
-      requestId: meta.requestId,
-      ip: meta.ip,
-      details: { reason: p.reason, requested: ids.length, restored: result.restored, failed: result.failed, skipped: result.skipped, dlqs: dlqs.slice(0, 20) },
-    },
+    undoEntry(actor, meta, operationId, outcomes.filter((o) => o.connectionId), "archive.restore", result.restored > 0 || outcomes.length === 0 ? "success" : "failure", {
+      reason: p.reason,
+      requested: ids.length,
+      restored: result.restored,
+      failed: result.failed,
+      skipped: result.skipped,
+    }),
     ...outcomes.map(
       (o): AuditEntry => ({
         actor: auditActor(actor),

@@ -9,6 +9,7 @@ import { createUser, updateUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
+import { viewAudit } from "@/lib/dlq/audit-log";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
@@ -138,6 +139,13 @@ describe("discard on RabbitMQ", () => {
     expect(v.discard.state).toBe("succeeded");
     expect(v.counts).toMatchObject({ discarded: 3, failed: 0, pending: 0 });
     expect(v.discard.progress).toMatchObject({ discarded: 3, total: 3 });
+    // The ledger and the audit log record each letter's SHA-256: a reader who sees payloads masked
+    // is shown the keyed digest, never the SHA-256 a guessed payload could be checked against.
+    const rawShas = (await getDb().discardLetter.findMany({ where: { jobId: job.id } })).map((r) => r.sha256);
+    expect(v.ledger.map((r) => r.sha256.startsWith("hmac:"))).toEqual([true, true, true]);
+    const viewed = await viewAudit(actors.operator, meta(), { filter: { queue: dlq, action: "letter.discard" } });
+    expect(viewed.rows).toHaveLength(3);
+    for (const sha of rawShas) expect(JSON.stringify([v, viewed])).not.toContain(sha);
     // The lists (this DLQ's, and across every DLQ): read as the job page is, by any role.
     const listed = await listDiscards(actors.viewer, meta(), { connectionId: CONN, queue: dlq });
     expect(listed.map((d) => d.id)).toEqual([job.id]);

@@ -16,6 +16,7 @@ import { countDiscardable, countDiscardStates, discardLedgerPage, DISCARD_STATES
 import { assertConfirmedCount, describeSelection, filterOfSelection } from "@/lib/redrive/plan";
 import { discardPreviewSchema, discardStartSchema } from "./plan";
 import { maskingPolicy } from "@/lib/masking/policy";
+import { visibleSha256 } from "@/lib/masking/digest";
 import { scopedFilter } from "@/lib/triage/masked-search";
 import type { LetterFilter } from "@/lib/triage/queries";
 
@@ -217,7 +218,10 @@ export async function getDiscard(
   const q = parse(ledgerQuery, input);
   const { job, plan } = await loadDiscard(q.jobId);
   const [counts, page] = await Promise.all([countDiscardStates(getDb(), job.id), discardLedgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state })]);
-  return { discard: toView(job, plan), counts, ledger: page.rows, nextAfter: page.nextSeq };
+  // The ledger records each letter's SHA-256: shown as the reader's role may see it (lib/masking/digest.ts).
+  const policy = await maskingPolicy(actor.role, job.connectionId, job.queue);
+  const ledger = page.rows.map((r) => ({ ...r, sha256: visibleSha256(r.sha256, policy) }));
+  return { discard: toView(job, plan), counts, ledger, nextAfter: page.nextSeq };
 }
 
 /** Discards, newest 50, across every DLQ or one DLQ's. Read like a discard's page: `discard:read`, refusals audited `discard.list`. */

@@ -4,6 +4,7 @@ import { queryAudit, streamAudit, verifyAuditChain, type AuditFilter, type Audit
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { AppError } from "@/lib/errors";
+import { crossDlqDigest, KEYED_DIGEST_PREFIX } from "@/lib/masking/digest";
 import { recordOutcome } from "./audit-trail";
 
 const optionalText = z
@@ -85,7 +86,18 @@ export async function viewAudit(
   const limit = Math.min(Math.max(1, input.limit ?? AUDIT_PAGE_SIZE), 500);
   const page = await queryAudit(input.filter, { before: input.before || undefined, limit });
   await recordOutcome(actor, meta, { action: "audit.view" }, "success", { filter: filterDetails(input.filter), before: input.before ?? null, rows: page.rows.length });
-  return page;
+  const digest = await crossDlqDigest(actor.role);
+  return { ...page, rows: page.rows.map((r) => withVisibleDigest(r, digest.show)) };
+}
+
+/**
+ * Per-letter rows record the payload's SHA-256 (`details.sha256`): a reader is shown the digest
+ * its role may see, like everywhere else (lib/masking/digest.ts). The stored row, and so the hash
+ * chain, are untouched; verification reads the table itself.
+ */
+function withVisibleDigest(r: AuditRow, show: (sha256: string) => string): AuditRow {
+  const sha = r.details?.sha256;
+  return typeof sha === "string" && sha && !sha.startsWith(KEYED_DIGEST_PREFIX) ? { ...r, details: { ...r.details, sha256: show(sha) } } : r;
 }
 
 /**
@@ -99,7 +111,10 @@ export async function exportAudit(
 ): Promise<AsyncIterable<AuditRow>> {
   await authorize(actor, "audit:read", { action: "audit.export", meta });
   await recordOutcome(actor, meta, { action: "audit.export" }, "success", { format: input.format, filter: filterDetails(input.filter) });
-  return streamAudit(input.filter, 500);
+  const digest = await crossDlqDigest(actor.role);
+  return (async function* () {
+    for await (const r of streamAudit(input.filter, 500)) yield withVisibleDigest(r, digest.show);
+  })();
 }
 
 /** Recomputes the audit hash chain. Needs audit:verify; audited `audit.verify` with the result. */

@@ -6,6 +6,7 @@ import { audited } from "./audit-trail";
 import { maskPayloadWithRules } from "@/lib/masking/engine";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { adapterFor, withTimeout } from "./connection";
+import { visibleSha256 } from "@/lib/masking/digest";
 
 export interface DownloadPayloadInput {
   connectionId: string;
@@ -16,7 +17,10 @@ export interface DownloadPayloadInput {
 
 export interface PayloadDownload {
   bytes: Uint8Array;
+  /** The original payload's SHA-256 (audited); `digest` is what the downloader is shown. */
   sha256: string;
+  /** The SHA-256 for original bytes; the keyed digest for a masked copy (lib/masking/digest.ts). */
+  digest: string;
   size: number;
   contentType: string | null;
   filename: string;
@@ -59,7 +63,7 @@ export async function downloadPayload(actor: Actor, meta: RequestMeta, input: Do
       const policy = await maskingPolicy(actor.role, input.connectionId, input.queue);
       const m = maskPayloadWithRules(l.body, l.contentType, policy.rules, policy.hashKey, DOWNLOAD_MASK_LIMITS);
       if (m.kind === "original") {
-        return { bytes: l.body, sha256: l.sha256, size: l.bodySize, contentType: l.contentType, filename: `${safeId}.bin`, maskedCount: null };
+        return { bytes: l.body, sha256: l.sha256, digest: l.sha256, size: l.bodySize, contentType: l.contentType, filename: `${safeId}.bin`, maskedCount: null };
       }
       if (m.kind === "hidden") {
         throw new AppError("forbidden:masked", {
@@ -68,7 +72,7 @@ export async function downloadPayload(actor: Actor, meta: RequestMeta, input: Do
       }
       const bytes = new TextEncoder().encode(m.text ?? "");
       const ext = m.kind === "json" ? "json" : "txt";
-      return { bytes, sha256: l.sha256, size: l.bodySize, contentType: m.kind === "json" ? "application/json" : "text/plain", filename: `${safeId}.masked.${ext}`, maskedCount: m.maskedCount };
+      return { bytes, sha256: l.sha256, digest: visibleSha256(l.sha256, policy), size: l.bodySize, contentType: m.kind === "json" ? "application/json" : "text/plain", filename: `${safeId}.masked.${ext}`, maskedCount: m.maskedCount };
     },
     (r) => ({ size: r.size, sha256: r.sha256, masked: r.maskedCount !== null, maskedCount: r.maskedCount }),
   );

@@ -15,6 +15,7 @@ import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import { scopedFilter } from "@/lib/triage/masked-search";
 import { maskingPolicy } from "@/lib/masking/policy";
+import { visibleSha256 } from "@/lib/masking/digest";
 import { pinPaused, requestPause, resumeJob, startBulkStage } from "./control";
 import { checkTargetProtection, type LessProtected } from "./target-protection";
 import type { RedriveParams } from "./runner-check";
@@ -470,7 +471,10 @@ export async function getRedrive(
   const q = parse(ledgerQuery, input);
   const { job, plan } = await loadRedrive(q.jobId);
   const [counts, page] = await Promise.all([countStates(getDb(), job.id), ledgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state })]);
-  return { redrive: toView(job, plan), counts, ledger: page.rows, nextAfter: page.nextSeq };
+  // The ledger records each letter's SHA-256: shown as the reader's role may see it (lib/masking/digest.ts).
+  const policy = await maskingPolicy(actor.role, job.connectionId, job.queue);
+  const ledger = page.rows.map((r) => ({ ...r, sha256: visibleSha256(r.sha256, policy) }));
+  return { redrive: toView(job, plan), counts, ledger, nextAfter: page.nextSeq };
 }
 
 /** Redrives, newest first (at most 50), optionally of one DLQ. */

@@ -18,7 +18,7 @@ export async function GET(_req: Request, ctx: { params: Promise<{ connectionId: 
         "X-Content-Type-Options": "nosniff",
         "Content-Security-Policy": "default-src 'none'; sandbox",
         "Cache-Control": "no-store",
-        "X-Payload-SHA256": p.sha256,
+        "X-Payload-SHA256": p.digest,
         ...(p.maskedCount !== null ? { "X-Payload-Masked": String(p.maskedCount) } : {}),
       },
     });
