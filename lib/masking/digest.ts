@@ -1,25 +1,22 @@
 import "server-only";
-import { createHmac, hkdfSync } from "node:crypto";
-import { processState } from "@/lib/process-state";
-import { maskingHashKey } from "./key";
+import { createHmac } from "node:crypto";
+import { derivedKey } from "@/lib/crypto/derived-keys";
+import type { Role } from "@/lib/auth/permissions";
+import { rulesFor } from "./engine";
 import type { MaskingPolicy } from "./policy";
+import { loadMaskingConfig } from "./store";
 
 /**
  * Digests a role may see (issue 14, item 2). The SHA-256 of a payload is a perfect oracle for a
  * masked field: hash the visible JSON with a guessed password and compare. A role that sees the
  * payload masked gets an HMAC of that SHA-256 under a server key instead: equal payloads still
  * compare equal (and can be searched for), but a guess cannot be checked without the key. Roles
- * that see the bytes themselves get the real SHA-256.
+ * that see the bytes themselves get the real SHA-256. The key: lib/crypto/derived-keys.ts.
  */
 
 export const KEYED_DIGEST_PREFIX = "hmac:";
 
-const state = processState("digest-key", () => ({ key: null as Buffer | null }));
-
-function digestKey(): Buffer {
-  state.key ??= Buffer.from(hkdfSync("sha256", maskingHashKey(), Buffer.alloc(0), "dlq-console visible digest v1", 32));
-  return state.key;
-}
+const digestKey = () => derivedKey("visible digest v1");
 
 /** True when this policy shows the payload's bytes as they are, so the real SHA-256 tells nothing new. */
 export function seesRawBytes(policy: Pick<MaskingPolicy, "rules" | "payload">): boolean {
@@ -67,4 +64,15 @@ export function keyedDigestQuery(q: string): string | null {
   if (!t.startsWith(KEYED_DIGEST_PREFIX)) return null;
   const hex = t.slice(KEYED_DIGEST_PREFIX.length);
   return /^[0-9a-f]{64}$/.test(hex) ? hex : null;
+}
+
+/**
+ * For views across DLQs (the archive, the audit log): the digest a role is shown, decided once for
+ * every DLQ. The real SHA-256 only where no masking rule applies to the role and no DLQ is
+ * sensitive, so it sees every payload's bytes; else the keyed digest.
+ */
+export async function crossDlqDigest(role: Role): Promise<{ raw: boolean; show: (sha256: string) => string }> {
+  const config = await loadMaskingConfig();
+  const raw = rulesFor(config.rules, role).length === 0 && config.sensitive.length === 0;
+  return { raw, show: (sha256) => (raw ? sha256 : `${KEYED_DIGEST_PREFIX}${keyed(sha256)}`) };
 }

@@ -1,5 +1,6 @@
 import "server-only";
-import { hash } from "node:crypto";
+import { createHmac, hash } from "node:crypto";
+import { derivedKey } from "@/lib/crypto/derived-keys";
 import type { FailureInfo, Letter } from "@/lib/brokers/types";
 import { displayText } from "@/lib/brokers/display";
 import { encryptPayload, payloadAad, type Keyring } from "@/lib/crypto/payload-cipher";
@@ -198,6 +199,23 @@ function lastHeaderText(l: Letter, name: string): string | null {
   return null;
 }
 
+/**
+ * The group key as stored and shown: the grouping digest (class, normalised message, top frame)
+ * keyed with a server key. The normalised message can still hold a value masking hides (an
+ * unquoted `password=…`), and an unkeyed digest shown beside the masked label would let a role
+ * check guesses of it. Memoised: a DLQ has few groups, and a scan keys every letter's.
+ */
+const keyedGroups = new Map<string, string>();
+function keyedGroupKey(raw: string): string {
+  let k = keyedGroups.get(raw);
+  if (k === undefined) {
+    if (keyedGroups.size >= 4096) keyedGroups.clear();
+    k = createHmac("sha256", derivedKey("triage group key v1")).update(raw).digest("hex").slice(0, 32);
+    keyedGroups.set(raw, k);
+  }
+  return k;
+}
+
 export function toIndexRow(
   l: Letter,
   ctx: { connectionId: string; queue: string; rules: ClassificationRule[] | undefined; ring: Keyring; randomAccess: boolean; search: SearchMasking },
@@ -205,6 +223,7 @@ export function toIndexRow(
   const f = l.failure;
   const r = cachedResolveFailure(f, lastHeaderText(l, CAUSE_FQCN_HEADER), ctx.rules);
   const g = r.group;
+  const groupKey = keyedGroupKey(g.key);
   const sealed = encryptPayload(l.body, payloadAad(ctx.connectionId, ctx.queue, l.id), ctx.ring);
   const pos = ctx.randomAccess ? kafkaPosition(l) : { partition: null, offset: null };
   const message = clean(r.exceptionMessage, MESSAGE_CAP);
@@ -225,7 +244,7 @@ export function toIndexRow(
     search_version: ctx.search.version,
     normalized_message: clean(g.normalizedMessage, MESSAGE_CAP),
     top_frame: clean(g.topFrame, 1000),
-    group_key: g.key,
+    group_key: groupKey,
     group_label: clean(g.label, 1000)!,
     group_basis: g.basis,
     disposition: r.disposition,
@@ -235,7 +254,7 @@ export function toIndexRow(
     body_size: l.bodySize,
     sha256: l.sha256,
     // Same payload failing the same way: recognises a letter that came back after a redrive.
-    fingerprint: hash("sha256", `${g.key}\n${l.sha256}`, "hex").slice(0, 32),
+    fingerprint: hash("sha256", `${groupKey}\n${l.sha256}`, "hex").slice(0, 32),
     payload: sealed.data,
     payload_key_id: sealed.keyId,
     payload_truncated: l.bodyTruncated,

@@ -5,7 +5,10 @@ import type { Actor } from "@/lib/auth/session";
 import { createUser } from "@/lib/auth/users";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { canonicalJson } from "@/lib/brokers/display";
+import { isMutableHeader } from "@/lib/brokers/rabbitmq/identity";
 import { jobStore } from "@/lib/jobs/store";
+import { groupKeyOf } from "./grouping";
 import { JobWorker } from "@/lib/jobs/worker";
 import { loadMaskingConfig, saveMaskingConfig } from "@/lib/masking/store";
 import { scanHandler } from "./scan";
@@ -148,5 +151,33 @@ describe("digests are no oracle for masked payloads", () => {
     const groupKey = groups.by === "group" ? groups.groups[0].groupKey : "";
     const stored = createHash("sha256").update(`${groupKey}\n${rawSha}`).digest("hex").slice(0, 32);
     expect(fingerprint).not.toBe(stored);
+  });
+});
+
+describe("ids and group keys are no oracle either", () => {
+  it("a RabbitMQ letter without a message id gets a keyed id that no one can compute from a guessed payload", async () => {
+    const { dlq: bare } = await kit.dlqByReject([{ body: enc(BODY), headers: { "x-exception-message": `password=${PASSWORD}` } }]);
+    const page = await adapter.browse(bare, { offset: 0, limit: 5, maxBodyBytes: 0 });
+    expect(page.letters).toHaveLength(1);
+    const [l] = page.letters;
+    expect(l.id).toMatch(/^k-[A-Za-z0-9_-]{22}$/);
+    // The former id was this unkeyed digest of the body and immutable fields, shown to every role.
+    const full = (await adapter.getLetter(bare, l.id))!;
+    const h = createHash("sha256");
+    for (const p of full.properties) if (!["expiration", "redelivered", "exchange", "routingKey", "deliveryTag", "consumerTag"].includes(p.name)) h.update(`p:${p.name}=${canonicalJson(p.value)}\n`);
+    for (const e of full.headers) if (!isMutableHeader(e.name)) h.update(`h:${e.name}=${canonicalJson(e.value)}\n`);
+    h.update(`b:${createHash("sha256").update(BODY).digest("hex")}`);
+    expect(l.id.slice(2)).not.toBe(h.digest("base64url").slice(0, 22));
+    // Stable across reads, as an id must be.
+    expect((await adapter.browse(bare, { offset: 0, limit: 5, maxBodyBytes: 0 })).letters[0].id).toBe(l.id);
+  });
+
+  it("a group key is not the unkeyed digest of the exception text it groups", async () => {
+    const g = await listGroups(actors.viewer, meta(), { connectionId: adapter.connectionId, queue: dlq });
+    expect(g.by).toBe("group");
+    const key = g.by === "group" ? g.groups[0].groupKey : "";
+    const unkeyed = groupKeyOf({ exceptionClass: "com.acme.LoginFailed", exceptionMessage: `login refused password=${PASSWORD} card ${CARD} attempt 0`, stackTrace: null, reason: null, count: null }).key;
+    expect(key).toMatch(/^[0-9a-f]{32}$/);
+    expect(key).not.toBe(unkeyed);
   });
 });

@@ -1,10 +1,14 @@
 /**
  * Stable, URL-safe letter ids. A letter with a message_id is `m-<base64url(message_id)>`; without
- * one, `f-<base64url(sha256 of body + immutable properties and headers)[:22]>`. Identical letters
- * (same base id, which at-least-once dead-lettering can produce) are told apart by occurrence
- * order in the queue: the second is `<base>~2`, the third `<base>~3`.
+ * one, `k-<base64url(HMAC-SHA256 of body digest + immutable properties and headers)[:22]>`, keyed
+ * with a server key: the id is shown to every role, and an unkeyed digest of the body would let a
+ * role that sees the payload masked check guesses of the masked values against it (issue 14).
+ * Ids of the earlier unkeyed form (`f-`) are still accepted, and simply no longer found. Identical
+ * letters (same base id, which at-least-once dead-lettering can produce) are told apart by
+ * occurrence order in the queue: the second is `<base>~2`, the third `<base>~3`.
  */
-import { createHash } from "node:crypto";
+import { createHmac } from "node:crypto";
+import { derivedKey } from "@/lib/crypto/derived-keys";
 import type { HeaderEntry } from "@/lib/brokers/types";
 import { canonicalJson } from "@/lib/brokers/display";
 export { OccurrenceCounter } from "@/lib/brokers/occurrence";
@@ -26,7 +30,7 @@ export function isMutableHeader(name: string): boolean {
 const MUTABLE_PROPERTIES = new Set(["expiration", "redelivered", "exchange", "routingKey", "deliveryTag", "consumerTag"]);
 
 export function fingerprint(bodySha256: string, properties: HeaderEntry[], headers: HeaderEntry[]): string {
-  const h = createHash("sha256");
+  const h = createHmac("sha256", derivedKey("rabbitmq letter identity v1"));
   for (const p of properties) {
     if (MUTABLE_PROPERTIES.has(p.name)) continue;
     h.update(`p:${p.name}=${canonicalJson(p.value)}\n`);
@@ -41,9 +45,9 @@ export function fingerprint(bodySha256: string, properties: HeaderEntry[], heade
 
 export function baseLetterId(messageId: string | null, fp: () => string): string {
   if (messageId !== null && messageId !== "") return `m-${Buffer.from(messageId, "utf8").toString("base64url")}`;
-  return `f-${fp()}`;
+  return `k-${fp()}`;
 }
 
 export function isLetterId(id: string): boolean {
-  return /^[mf]-[A-Za-z0-9_-]+(~[1-9][0-9]*)?$/.test(id) && id.length <= 2048;
+  return /^[mfk]-[A-Za-z0-9_-]+(~[1-9][0-9]*)?$/.test(id) && id.length <= 2048;
 }
