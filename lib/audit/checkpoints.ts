@@ -3,7 +3,8 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { canonicalJson } from "./hash";
-import { checkpointKey, defaultDataRoot, type AuditKeyring } from "./key";
+import { defaultDataRoot } from "@/lib/crypto/keyring";
+import { checkpointKey, type AuditKeyring } from "./key";
 
 /**
  * Checkpoints of the audit chain's head, kept OUTSIDE the database: one signed JSON line per

@@ -1,9 +1,8 @@
 import "server-only";
-import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, randomFillSync, type KeyObject } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
+import { createCipheriv, createDecipheriv, createSecretKey, randomFillSync, type KeyObject } from "node:crypto";
 import { AppError } from "@/lib/errors";
 import { processState } from "@/lib/process-state";
+import { defaultDataRoot, keyringFromSpec, type Keyring, type KeyringSpec } from "./keyring";
 
 /**
  * Payload encryption for the triage index: AES-256-GCM, a random 96-bit nonce per payload, the key
@@ -18,54 +17,21 @@ import { processState } from "@/lib/process-state";
  * - Neither: a key generated once into <data dir>/index-key (mode 600, id "local"), with a warning.
  *   Fine for a laptop; in production set DLQ_INDEX_KEYS or DLQ_INDEX_KEY.
  */
-export interface Keyring {
-  currentId: string;
-  keys: Map<string, Buffer>;
-  source: "keyring" | "single" | "generated";
-}
+export type { Keyring } from "./keyring";
 
 const NONCE = 12;
 const TAG = 16;
 
-function decodeKey(id: string, b64: string): Buffer {
-  const key = Buffer.from(b64.trim(), "base64");
-  if (key.length !== 32) {
-    throw new AppError("internal:config", { userMessage: `Index key "${id}" must be 32 bytes in base64 (got ${key.length} bytes). Generate one with: openssl rand -base64 32` });
-  }
-  return key;
-}
+const INDEX_KEYS: KeyringSpec = {
+  prefix: "DLQ_INDEX",
+  label: "Index key",
+  file: "index-key",
+  generatedWarning: (file) => `[triage] no DLQ_INDEX_KEY set: generated a payload key in ${file}. Set DLQ_INDEX_KEY (or DLQ_INDEX_KEYS) in production.`,
+};
 
 /** Parses the keyring from an environment (exported for tests). */
-export function keyringFromEnv(env: Record<string, string | undefined>, dataDir = defaultKeyDir()): Keyring {
-  if (env.DLQ_INDEX_KEYS) {
-    const keys = new Map<string, Buffer>();
-    for (const part of env.DLQ_INDEX_KEYS.split(",").map((s) => s.trim()).filter(Boolean)) {
-      const i = part.indexOf(":");
-      if (i <= 0) throw new AppError("internal:config", { userMessage: 'DLQ_INDEX_KEYS must look like "id:base64,id2:base64".' });
-      const id = part.slice(0, i);
-      if (!/^[A-Za-z0-9._-]{1,32}$/.test(id)) throw new AppError("internal:config", { userMessage: `Index key id "${id}": use letters, digits, . _ - (at most 32).` });
-      keys.set(id, decodeKey(id, part.slice(i + 1)));
-    }
-    const currentId = env.DLQ_INDEX_KEY_ID ?? [...keys.keys()][0];
-    if (!currentId || !keys.has(currentId)) {
-      throw new AppError("internal:config", { userMessage: `DLQ_INDEX_KEY_ID "${currentId ?? ""}" is not one of the ids in DLQ_INDEX_KEYS.` });
-    }
-    return { currentId, keys, source: "keyring" };
-  }
-  if (env.DLQ_INDEX_KEY) return { currentId: "env", keys: new Map([["env", decodeKey("env", env.DLQ_INDEX_KEY)]]), source: "single" };
-  const file = path.join(dataDir, "index-key");
-  if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    writeFileSync(file, randomBytes(32).toString("base64"), { mode: 0o600, flag: "wx" });
-    console.warn(`[triage] no DLQ_INDEX_KEY set: generated a payload key in ${file}. Set DLQ_INDEX_KEY (or DLQ_INDEX_KEYS) in production.`);
-  }
-  return { currentId: "local", keys: new Map([["local", decodeKey("local", readFileSync(file, "utf8"))]]), source: "generated" };
-}
-
-function defaultKeyDir(): string {
-  // Beside the PGlite folder (.data/ by default), like start.sh's generated secrets.
-  const pglite = path.resolve(process.env.DLQ_CONSOLE_DATA_DIR || path.join(".data", "pglite"));
-  return path.dirname(pglite);
+export function keyringFromEnv(env: Record<string, string | undefined>, dataDir = defaultDataRoot()): Keyring {
+  return keyringFromSpec(INDEX_KEYS, env, dataDir);
 }
 
 const ring = processState("keyring", () => ({ keyring: null as Keyring | null }));

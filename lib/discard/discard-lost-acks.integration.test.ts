@@ -5,14 +5,12 @@ import { writeArchive } from "@/lib/archive/store";
 import { restoreArchived } from "@/lib/archive/use-cases";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
-import { createAdapter } from "@/lib/brokers/registry";
-import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
-import { CuttableProxy } from "@/test/tcp-proxy";
+import { proxiedRabbitAdapter } from "@/test/proxied-rabbitmq";
 import { discardHandler, type DiscardDeps } from "./handler";
 import { planDiscard, startDiscard } from "./use-cases";
 
@@ -31,19 +29,17 @@ const HOLD_AT = 15;
 const enc = (s: string) => new TextEncoder().encode(s);
 const meta = () => ({ requestId: `la-${randomUUID()}`, ip: "127.0.0.1" });
 const kit = new RabbitKit();
-const proxy = new CuttableProxy(Number(new URL(AMQP_URL).port || 5672));
-let adapter: BrokerAdapter;
+const rig = proxiedRabbitAdapter(CONN);
+const proxy = rig.proxy;
 let admin: Actor;
 
 beforeAll(async () => {
   const u = await createUser({ email: `admin-${randomUUID().slice(0, 8)}@lost-acks.test`, role: "admin", password: "a-long-enough-password" });
   admin = { id: u.id, email: u.email, name: null, role: "admin" };
-  await proxy.start();
-  adapter = createAdapter(testConfig({ id: CONN, url: `amqp://127.0.0.1:${proxy.port}` }));
+  await rig.start();
 });
 afterAll(async () => {
-  await adapter?.close();
-  await proxy.cut();
+  await rig.stop();
   await kit.cleanup();
   const { closeAllAdapters } = await import("@/lib/brokers/registry");
   await closeAllAdapters();
@@ -62,7 +58,7 @@ async function discard(dlq: string, deps: Partial<DiscardDeps> = {}) {
   const selection = { kind: "filter", filter: {} };
   const preview = await planDiscard(admin, meta(), { connectionId: CONN, queue: dlq, selection });
   const job = await startDiscard(admin, meta(), { connectionId: CONN, queue: dlq, selection, reason: "Orders for a retired product line", confirmedCount: preview.count });
-  await new JobWorker({ handlers: { discard: discardHandler({ adapterFor: () => adapter, batchSize: 10, ...deps }) }, owner: `la-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [job.id] } }).runOnce();
+  await new JobWorker({ handlers: { discard: discardHandler({ adapterFor: () => rig.adapter, batchSize: 10, ...deps }) }, owner: `la-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [job.id] } }).runOnce();
   return { job: (await jobStore().get(job.id))!, count: preview.count };
 }
 

@@ -3,11 +3,9 @@ import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
-import { createAdapter } from "@/lib/brokers/registry";
-import { AMQP_URL, RabbitKit, drainRedriven, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import { AMQP_URL, RabbitKit, drainRedriven } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
-import { CuttableProxy } from "@/test/tcp-proxy";
+import { proxiedRabbitAdapter } from "@/test/proxied-rabbitmq";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
@@ -31,18 +29,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const kit = new RabbitKit();
 let operator: Actor;
 
-const proxy = new CuttableProxy(Number(new URL(AMQP_URL).port || 5672));
-let adapter: BrokerAdapter;
+const rig = proxiedRabbitAdapter(CONN);
+const proxy = rig.proxy;
 
 beforeAll(async () => {
   const u = await createUser({ email: `op-${randomUUID().slice(0, 8)}@redrive-away.test`, role: "operator", password: "a-long-enough-password" });
   operator = { id: u.id, email: u.email, name: null, role: "operator" };
-  await proxy.start();
-  adapter = createAdapter(testConfig({ id: CONN, url: `amqp://127.0.0.1:${proxy.port}` }));
+  await rig.start();
 });
 afterAll(async () => {
-  await adapter?.close();
-  await proxy.cut();
+  await rig.stop();
   await kit.cleanup();
   const { closeAllAdapters } = await import("@/lib/brokers/registry");
   await closeAllAdapters();
@@ -84,7 +80,7 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
       // A rate high enough that the first bulk batch (500 letters) is still moving when the proxy freezes.
       const r = await startRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, fix: "broker away test", confirmedCount: n + 3, watchSeconds: 1, sample: { count: 5 }, rate: 1000 });
       const worker = () =>
-        new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => adapter, returnCheckMs: 60_000, verifyGraceMs: 1000 }) }, owner: `ba-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [r.id] } });
+        new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => rig.adapter, returnCheckMs: 60_000, verifyGraceMs: 1000 }) }, owner: `ba-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [r.id] } });
 
       // Sample: the 3 unroutable letters fail on a reachable broker (the check after the batch
       // finds it answering), so they stay failed; the 2 others move.
@@ -117,7 +113,7 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
       expect(await getDb().auditEvent.count({ where: { operationId: r.id, scope: "letter", outcome: "failure" } })).toBe(3); // the unroutable ones; nothing yet for the others
 
       // Not resumed while the broker does not answer; an operator can pin it paused.
-      const auto = () => resumeReachable({ adapterFor: () => adapter, jobIds: [r.id] });
+      const auto = () => resumeReachable({ adapterFor: () => rig.adapter, jobIds: [r.id] });
       expect(await auto()).toEqual([]);
       await pauseRedrive(operator, meta(), { jobId: r.id });
       await proxy.restore();
@@ -177,7 +173,7 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
       const r = await startRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, fix: "silent broker test", confirmedCount: n, watchSeconds: 1, sample: { count: 5 }, rate: 1000 });
       const stallMs = 700;
       const worker = () =>
-        new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => adapter, returnCheckMs: 60_000, verifyGraceMs: 1000, stallMs }) }, owner: `ba-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [r.id] } });
+        new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => rig.adapter, returnCheckMs: 60_000, verifyGraceMs: 1000, stallMs }) }, owner: `ba-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [r.id] } });
       await worker().runOnce();
       await startBulk(operator, meta(), { jobId: r.id });
 
@@ -200,7 +196,7 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
       // The network comes back: the frozen connection is dropped and a new one is made.
       await proxy.cut();
       await proxy.restore();
-      expect(await resumeReachable({ adapterFor: () => adapter, jobIds: [r.id] })).toEqual([r.id]);
+      expect(await resumeReachable({ adapterFor: () => rig.adapter, jobIds: [r.id] })).toEqual([r.id]);
       await worker().runOnce();
       expect((await jobStore().get(r.id))!.state).toBe("succeeded");
       expect(await ledgerStates(r.id)).toEqual({ moved: n });
