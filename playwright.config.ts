@@ -35,6 +35,9 @@ export default defineConfig({
       NEXT_MANUAL_SIG_HANDLE: "true",
       DATABASE_URL: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/dlq_console_e2e",
       DLQ_CONSOLE_CONFIG: process.env.DLQ_CONSOLE_CONFIG ?? "e2e/dlq-console.e2e.config.json",
+      // The tests stand where a reverse proxy on loopback would: their X-Forwarded-For and
+      // X-Request-Id are believed (lib/auth/client-ip.ts; the untrusted case has its own tests).
+      DLQ_TRUSTED_PROXIES: "127.0.0.1, ::1",
     },
   },
 });

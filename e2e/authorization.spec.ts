@@ -18,11 +18,8 @@ async function deniedRows(requestIds: string[]): Promise<Array<{ request_id: str
   const client = new pg.Client({ connectionString: DB_URL });
   await client.connect();
   try {
-    // The test is an untrusted client (DLQ_TRUSTED_PROXIES unset): its X-Request-Id is kept as details.clientRequestId.
-    const r = await client.query(
-      "SELECT details->>'clientRequestId' AS request_id, action, actor_role FROM audit_log WHERE outcome = 'denied' AND details->>'clientRequestId' = ANY($1)",
-      [requestIds],
-    );
+    // The e2e server trusts loopback as its proxy (playwright.config.ts): the test's X-Request-Id is the row's.
+    const r = await client.query("SELECT request_id, action, actor_role FROM audit_log WHERE outcome = 'denied' AND request_id = ANY($1)", [requestIds]);
     return r.rows;
   } finally {
     await client.end();

@@ -7,12 +7,14 @@ import type { Role } from "@/lib/auth/permissions";
 /**
  * Security headers, CSP with nonces (and no violations on the main pages for each role), session
  * cookies, server-side sign-out and idle timeout, sign-in rate limiting, and origin checks on
- * state-changing routes. Each rate-limit test sends its own X-Forwarded-For (the server takes the
- * last entry, which `next start` keeps when set) so its counters are its own.
+ * state-changing routes. Each rate-limit test sends its own X-Forwarded-For so its counters are its
+ * own: the e2e server trusts loopback as its reverse proxy (DLQ_TRUSTED_PROXIES in
+ * playwright.config.ts), so the test stands where such a proxy would, naming the client's address.
  */
 const DB_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/dlq_console_e2e";
 const tag = randomBytes(4).toString("hex");
-const testIp = () => `198.51.100.${1 + Math.floor(Math.random() * 250)}-${randomBytes(3).toString("hex")}`;
+const octet = () => 1 + Math.floor(Math.random() * 254);
+const testIp = () => `10.${octet()}.${octet()}.${octet()}`;
 
 async function sql<T extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: DB_URL });
