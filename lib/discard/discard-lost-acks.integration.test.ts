@@ -12,6 +12,7 @@ import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
 import { proxiedRabbitAdapter } from "@/test/proxied-rabbitmq";
 import { discardHandler, type DiscardDeps } from "./handler";
+import { sweepDiscardLeftovers } from "./leftovers";
 import { planDiscard, startDiscard } from "./use-cases";
 
 /**
@@ -165,5 +166,28 @@ describe("discard on RabbitMQ when the connection breaks right after the acks", 
     const removal = await leftoverAudit(first.id);
     expect(removal).toHaveLength(1);
     expect(removal[0].details).toMatchObject({ removed: both.length, by: `undo ${undo.operationId}` });
+  }, 90_000);
+
+  it("with nothing else touching the DLQ, the worker's leftover sweep removes the copies once the broker answers (audited): each letter ends once", async () => {
+    const dlq = await seeded();
+    const first = await discardLosingAcks(dlq);
+    expect(first.state).toBe("failed");
+    const recorded = await discardedIn([first.id]);
+    const back = await inQueue(dlq);
+    const both = recorded.filter((m) => back.includes(m));
+    expect(both.length).toBeGreaterThan(0);
+
+    const swept = await sweepDiscardLeftovers(getDb(), () => rig.adapter);
+    expect(swept.removed).toBe(both.length);
+    const left = await inQueue(dlq);
+    // Each letter is either still in the DLQ or discarded (and archived), never both.
+    expect(left.filter((m) => recorded.includes(m))).toEqual([]);
+    expect(sorted([...left, ...recorded])).toEqual(all);
+    expect(await getDb().discardLetter.count({ where: { jobId: first.id, leftoverCheck: true } })).toBe(0);
+    const removal = await leftoverAudit(first.id);
+    expect(removal).toHaveLength(1);
+    expect(removal[0].details).toMatchObject({ removed: both.length, by: "leftover sweep" });
+    // A second round finds nothing to do.
+    expect(await sweepDiscardLeftovers(getDb(), () => rig.adapter)).toMatchObject({ removed: 0 });
   }, 90_000);
 });

@@ -103,3 +103,34 @@ export async function countLeftovers(db: Db, jobId: string): Promise<number> {
   const r = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM discard_letters WHERE job_id = $1::uuid AND leftover_check`, jobId);
   return Number(r[0]?.n ?? 0);
 }
+
+/**
+ * The leftover check for DLQs that nothing else touches: letters flagged by a discard that ended
+ * failed wait for the next discard of their DLQ or an undo; this maintenance round (job worker,
+ * every minute) removes them once the broker answers, for DLQs no job holds right now. A DLQ whose
+ * broker is still away keeps its flags for the next round. Two replicas sweeping at once may both
+ * look; the second finds the copies gone and only adds an audit row saying so.
+ */
+export async function sweepDiscardLeftovers(db: Db, adapterFor: (connectionId: string) => BrokerAdapter, limit = 20): Promise<{ dlqs: number; removed: number }> {
+  const dlqs = await db.$queryRawUnsafe<Array<{ connection_id: string; queue: string }>>(
+    `SELECT DISTINCT p.connection_id, p.queue
+     FROM discard_letters d JOIN discard_plans p ON p.job_id = d.job_id
+     WHERE d.leftover_check
+       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.connection_id = p.connection_id AND j.queue = p.queue AND j.state IN ('queued', 'running', 'paused', 'cancelling'))
+     LIMIT $1`,
+    limit,
+  );
+  let removed = 0;
+  let swept = 0;
+  for (const d of dlqs) {
+    const dlq = { connectionId: d.connection_id, queue: d.queue };
+    try {
+      const r = await removeDiscardLeftovers(db, adapterFor(dlq.connectionId), dlq, { actor: { id: null, email: null, role: null }, by: "leftover sweep" });
+      removed += r.removed;
+      swept++;
+    } catch (e) {
+      console.warn(`[discard] leftover check of ${dlq.connectionId}/${dlq.queue} waits for its broker: ${(e as Error).message}`);
+    }
+  }
+  return { dlqs: swept, removed };
+}

@@ -3,6 +3,9 @@ import { deleteExpiredLetters, retentionDays } from "@/lib/triage/index-store";
 import { sweepArchive } from "@/lib/archive/retention";
 import { checkpointAuditChain } from "@/lib/audit/checkpoint-task";
 import { discardHandler } from "@/lib/discard/handler";
+import { sweepDiscardLeftovers } from "@/lib/discard/leftovers";
+import { adapterFor } from "@/lib/dlq/connection";
+import { getDb } from "@/lib/db";
 import { resumeReachable } from "@/lib/redrive/auto-resume";
 import { redriveHandler } from "@/lib/redrive/handler";
 import { safeMoveHandler } from "@/lib/safety/handler";
@@ -48,6 +51,15 @@ export function startJobWorker(): JobWorker | null {
         name: "audit-checkpoint",
         everyMs: 60_000,
         run: async () => void (await checkpointAuditChain()),
+      },
+      {
+        // Letters a failed discard left flagged (lost acks) are removed once their broker answers.
+        name: "discard-leftovers",
+        everyMs: 60_000,
+        run: async () => {
+          const r = await sweepDiscardLeftovers(getDb(), adapterFor);
+          if (r.removed > 0) console.log(`[discard] leftover check: removed ${r.removed} DLQ copies of discarded letters`);
+        },
       },
       {
         name: "archive-retention",
