@@ -8,6 +8,6 @@ export async function register() {
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();
   // Background jobs (triage scans): one worker per server process, sharing the database client.
-  const { startJobWorker } = await import("@/lib/jobs/runtime");
+  const { startJobWorker } = await import("@/lib/worker");
   startJobWorker();
 }

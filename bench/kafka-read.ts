@@ -94,7 +94,7 @@ async function bare(topic: string): Promise<SideResult> {
 async function adapterSide(topic: string, connectionId: string): Promise<SideResult> {
   const stopRss = rssSampler();
   const { KafkaAdapter } = await import("../lib/brokers/kafka/adapter");
-  const { prismaHandledStore } = await import("../lib/brokers/kafka/handled-store");
+  const { prismaHandledStore } = await import("../lib/connections/kafka-handled-store");
   const { testConfig } = await import("../lib/brokers/kafka/test-kit");
   const { closeDb } = await import("../lib/db");
   const store = prismaHandledStore();
@@ -150,7 +150,7 @@ async function seed(topic: string, connectionId: string): Promise<number> {
   const s = (performance.now() - t0) / 1000;
   await producer.disconnect();
   // 1% handled, spread over every partition: the adapter looks up every Fetch.
-  const { prismaHandledStore } = await import("../lib/brokers/kafka/handled-store");
+  const { prismaHandledStore } = await import("../lib/connections/kafka-handled-store");
   const refs = [];
   for (let p = 0; p < PARTITIONS; p++) {
     const inPartition = Math.ceil((COUNT - p) / PARTITIONS);

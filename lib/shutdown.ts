@@ -15,13 +15,13 @@ export function installShutdownHandlers() {
     hardExit.unref();
     try {
       // First: running jobs stop at their next batch and give their leases back.
-      const { stopJobWorker } = await import("@/lib/jobs/runtime");
+      const { stopJobWorker } = await import("@/lib/jobs/process-worker");
       await stopJobWorker();
     } catch (e) {
       console.error(`[shutdown] stopping the job worker failed: ${(e as Error).message}`);
     }
     try {
-      const { closeAllAdapters } = await import("@/lib/brokers/registry");
+      const { closeAllAdapters } = await import("@/lib/connections/registry");
       await closeAllAdapters();
     } catch (e) {
       console.error(`[shutdown] closing broker connections failed: ${(e as Error).message}`);

@@ -1,4 +1,4 @@
-import { createAdapter } from "@/lib/brokers/registry";
+import { createAdapter } from "@/lib/connections/registry";
 import { AMQP_URL, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import { CuttableProxy } from "./tcp-proxy";

@@ -1,9 +1,9 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
-import { restoreArchived, type RestoreResult } from "@/lib/archive/use-cases";
+import { restoreArchived, type RestoreResult } from "@/lib/discard/undo";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/dlq/app-error";
+import { toSafeError } from "@/lib/use-case/app-error";
 import type { ActionResult } from "@/lib/errors";
 
 /** Undo: re-publishes the chosen archived letters to their DLQ, with a reason (admin; audited per letter). */

@@ -8,7 +8,7 @@ import { archiveRetentionDays } from "@/lib/archive/store";
 import { listArchive } from "@/lib/archive/use-cases";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/dlq/app-error";
+import { asAppError } from "@/lib/use-case/app-error";
 import { formatCount } from "@/lib/format";
 
 export const metadata: Metadata = { title: "Archive" };

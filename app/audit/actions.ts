@@ -1,9 +1,9 @@
 "use server";
 
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { verifyAudit } from "@/lib/dlq/audit-log";
+import { verifyAudit } from "@/lib/audit-log/use-cases";
 import type { ActionResult } from "@/lib/errors";
-import { toSafeError } from "@/lib/dlq/app-error";
+import { toSafeError } from "@/lib/use-case/app-error";
 
 /** Recomputes the audit hash chain (admin). */
 export async function verifyAuditAction(): Promise<ActionResult<unknown>> {

@@ -7,8 +7,8 @@ import { AUDIT_ACTIONS } from "@/lib/audit/actions";
 import { can } from "@/lib/auth/permissions";
 import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { parseAuditFilter, viewAudit, type AuditPage } from "@/lib/dlq/audit-log";
-import { asAppError } from "@/lib/dlq/app-error";
+import { parseAuditFilter, viewAudit, type AuditPage } from "@/lib/audit-log/use-cases";
+import { asAppError } from "@/lib/use-case/app-error";
 import { VerifyChainButton } from "@/components/audit/verify-chain-button";
 
 export const metadata: Metadata = { title: "Audit" };

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { DiscardsTable } from "@/components/discard/discards-table";
 import { OperationsPage } from "@/components/jobs/operations-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { loadOrProblem } from "@/lib/dlq/app-error";
+import { loadOrProblem } from "@/lib/use-case/app-error";
 import { listDiscards } from "@/lib/discard/use-cases";
 
 export const dynamic = "force-dynamic";

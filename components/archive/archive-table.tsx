@@ -7,7 +7,7 @@ import { restoreArchivedAction } from "@/app/archive/actions";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { archivedLetterHref, archiveExportHref, type ArchiveParams } from "@/lib/archive/params";
 import type { ArchivedSummary } from "@/lib/archive/queries";
-import type { RestoreResult } from "@/lib/archive/use-cases";
+import type { RestoreResult } from "@/lib/discard/undo";
 import { formatBytes, truncate } from "@/lib/format";
 import { EmptyRow } from "@/components/ui/empty-row";
 

@@ -1,6 +1,6 @@
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { DeathRecord } from "@/lib/brokers/types";
-import { valueText } from "@/lib/dlq/display-value";
+import { valueText } from "@/lib/text";
 
 /** The full dead-lettering history, most recent first (as the adapter orders it). */
 export function DeathHistory({ history, countLabel = "Count" }: { history: DeathRecord[]; countLabel?: string }) {

@@ -1,5 +1,5 @@
 import { Problem } from "@/components/ui/problem";
-import { asAppError } from "@/lib/dlq/app-error";
+import { asAppError } from "@/lib/use-case/app-error";
 
 /**
  * Known failures of reading a DLQ, explained; returns null for anything else so the caller can

@@ -1,7 +1,8 @@
 import { CopyButton } from "@/components/ui/copy-button";
 import { HiddenCharsBadge } from "@/components/ui/hidden-chars-badge";
 import type { HeaderEntry } from "@/lib/brokers/types";
-import { entriesText, typeOf, valueText } from "@/lib/dlq/display-value";
+import { entriesText, typeOf } from "@/lib/letter/display-value";
+import { valueText } from "@/lib/text";
 
 /** Properties or headers: name, type, value (as text, wrapped, flagged when it holds hidden characters), with copy buttons. */
 export function EntriesTable({ title, entries, testId, rowTestId }: { title: string; entries: HeaderEntry[]; testId: string; rowTestId: string }) {

@@ -1,5 +1,5 @@
 import type { HeaderEntry } from "@/lib/brokers/types";
-import { valueText } from "@/lib/dlq/display-value";
+import { valueText } from "@/lib/text";
 
 /** The adapter's facts about a DLQ (retention, arguments, sources), folded away until asked for. */
 export function FactsTable({ facts }: { facts: HeaderEntry[] }) {

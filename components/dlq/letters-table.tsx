@@ -4,7 +4,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
-import { fieldsInUse } from "@/lib/dlq/failure-fields";
+import { fieldsInUse } from "@/lib/letter/failure-fields";
 import type { LetterRow } from "@/lib/dlq/types";
 import { letterHref } from "@/lib/dlq/links";
 import type { LetterLabels } from "@/lib/dlq/wording";

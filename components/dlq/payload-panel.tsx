@@ -1,6 +1,6 @@
 import { CopyButton } from "@/components/ui/copy-button";
 import { HiddenCharsBadge } from "@/components/ui/hidden-chars-badge";
-import type { PayloadView } from "@/lib/dlq/payload-view";
+import type { PayloadView } from "@/lib/letter/payload-view";
 import { digestLabel, formatBytes } from "@/lib/format";
 
 const KIND_LABEL = { json: "JSON (pretty-printed)", text: "text", hex: "binary (hex dump)" } as const;

@@ -1,4 +1,4 @@
-import { hiddenChars, hiddenCharsLabel } from "@/lib/dlq/hidden-chars";
+import { hiddenChars, hiddenCharsLabel } from "@/lib/letter/hidden-chars";
 
 /**
  * A warning beside text that holds direction controls or invisible characters (the text itself is

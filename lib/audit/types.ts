@@ -1,5 +1,3 @@
-import type { Role } from "@/lib/auth/permissions";
-
 export type AuditOutcome = "success" | "denied" | "failure";
 export const AUDIT_OUTCOMES: readonly AuditOutcome[] = ["success", "denied", "failure"];
 export type AuditScope = "operation" | "letter";
@@ -7,7 +5,8 @@ export type AuditScope = "operation" | "letter";
 export interface AuditActor {
   id: string | null;
   email: string | null;
-  role: Role | null;
+  /** The role as it was when the entry was written: kept as text, so history outlives a renamed role. */
+  role: string | null;
 }
 
 /**

@@ -56,7 +56,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters().catch(() => undefined);
 });
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeArchive } from "@/lib/archive/store";
-import { restoreArchived } from "@/lib/archive/use-cases";
+import { restoreArchived } from "@/lib/discard/undo";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
@@ -42,7 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await rig.stop();
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { restoreArchived } from "@/lib/archive/use-cases";
+import { restoreArchived } from "@/lib/discard/undo";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { KafkaKit } from "@/lib/brokers/kafka/test-kit";
@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sqsKit.cleanup();
   await kafkaKit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
 

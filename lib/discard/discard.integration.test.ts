@@ -4,12 +4,13 @@ import { Client } from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openPayload } from "@/lib/archive/store";
 import { sweepArchive } from "@/lib/archive/retention";
-import { exportArchive, listArchive, restoreArchived, viewArchived } from "@/lib/archive/use-cases";
+import { exportArchive, listArchive, viewArchived } from "@/lib/archive/use-cases";
+import { restoreArchived } from "@/lib/discard/undo";
 import { createUser, updateUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
-import { viewAudit } from "@/lib/dlq/audit-log";
+import { viewAudit } from "@/lib/audit-log/use-cases";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
@@ -51,7 +52,7 @@ beforeEach(async () => {
 });
 afterAll(async () => {
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
 

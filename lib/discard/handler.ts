@@ -3,7 +3,7 @@ import { recordAudit } from "@/lib/audit";
 import { can, isRole } from "@/lib/auth/permissions";
 import { getUserById } from "@/lib/auth/users";
 import { archivedIds, writeArchive, type ArchiveContext } from "@/lib/archive/store";
-import { getAdapter } from "@/lib/brokers/registry";
+import { getAdapter } from "@/lib/connections/registry";
 import { BrokerError, type BrokerAdapter, type LetterCopy, type RemoveResult } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { AppError, asAppError, loggableError } from "@/lib/errors";

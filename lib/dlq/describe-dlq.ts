@@ -2,9 +2,9 @@ import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DlqSummary } from "@/lib/brokers/types";
-import { toSafeError } from "./app-error";
-import { adapterFor, connectionInfo, withTimeout } from "./connection";
-import type { ConnectionInfo } from "./types";
+import { toSafeError } from "@/lib/use-case/app-error";
+import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
+import type { ConnectionInfo } from "@/lib/use-case/connection";
 
 const DESCRIBE_TIMEOUT_MS = 8_000;
 

@@ -2,10 +2,10 @@ import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { AppError } from "@/lib/errors";
-import { audited } from "./audit-trail";
+import { audited } from "@/lib/use-case/audited";
 import { maskPayloadWithRules } from "@/lib/masking/engine";
 import { maskingPolicy } from "@/lib/masking/policy";
-import { adapterFor, withTimeout } from "./connection";
+import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { visibleSha256 } from "@/lib/masking/digest";
 
 export interface DownloadPayloadInput {

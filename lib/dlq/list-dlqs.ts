@@ -1,9 +1,9 @@
 import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { listAdapters } from "@/lib/brokers/registry";
-import { toSafeError } from "./app-error";
-import { connectionInfo, withTimeout } from "./connection";
+import { listAdapters } from "@/lib/connections/registry";
+import { toSafeError } from "@/lib/use-case/app-error";
+import { connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import type { DlqListing } from "./types";
 import { processState } from "@/lib/process-state";
 

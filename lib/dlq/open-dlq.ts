@@ -1,15 +1,16 @@
 import "server-only";
 import { maskingPolicy } from "@/lib/masking/policy";
-import { maskFailure } from "./mask-letter";
+import { maskFailure } from "@/lib/letter/mask-letter";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DlqSummary } from "@/lib/brokers/types";
 import { AppError } from "@/lib/errors";
-import { audited } from "./audit-trail";
-import { adapterFor, connectionInfo, withTimeout } from "./connection";
+import { audited } from "@/lib/use-case/audited";
+import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import { MAX_PAGE_SIZE } from "./links";
-import type { ConnectionInfo, LetterRow } from "./types";
+import type { LetterRow } from "./types";
+import type { ConnectionInfo } from "@/lib/use-case/connection";
 import { visibleSha256 } from "@/lib/masking/digest";
 
 /** Reading deeper than this means streaming that many letters from the head: refuse. */

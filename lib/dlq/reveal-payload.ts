@@ -4,9 +4,9 @@ import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { FailureInfo, HeaderEntry } from "@/lib/brokers/types";
 import { AppError } from "@/lib/errors";
-import { audited } from "./audit-trail";
-import { adapterFor, withTimeout } from "./connection";
-import { buildPayloadView, type PayloadView } from "./payload-view";
+import { audited } from "@/lib/use-case/audited";
+import { adapterFor, withTimeout } from "@/lib/use-case/connection";
+import { buildPayloadView, type PayloadView } from "@/lib/letter/payload-view";
 import { VIEW_MAX_BODY_BYTES } from "./view-letter";
 
 export const revealPayloadSchema = z.object({

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queryAudit } from "@/lib/audit";
 import { createUser } from "@/lib/auth/users";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { closeAllAdapters } from "@/lib/brokers/registry";
+import { closeAllAdapters } from "@/lib/connections/registry";
 import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { ELASTICMQ_ENDPOINT, SqsKit } from "@/lib/brokers/sqs/test-kit";
 import { getDb } from "@/lib/db";

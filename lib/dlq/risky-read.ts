@@ -8,9 +8,9 @@ import { jobStore } from "@/lib/jobs/store";
 import { listSafeMoves, planSafeMove, type SafeMoveView } from "@/lib/safety/use-cases";
 import type { ReadLoss } from "@/lib/triage/read-watch";
 import { startScan, toScanView, type ScanView } from "@/lib/triage/use-cases";
-import { toSafeError } from "./app-error";
-import { audited } from "./audit-trail";
-import { adapterFor, withTimeout } from "./connection";
+import { toSafeError } from "@/lib/use-case/app-error";
+import { audited } from "@/lib/use-case/audited";
+import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 
 export interface DlqRef {
   connectionId: string;

@@ -3,8 +3,8 @@ import type { HeaderEntry } from "@/lib/brokers/types";
 import { maskHeadersWithRules, maskTextWithRules } from "@/lib/masking/engine";
 import type { MaskingPolicy } from "@/lib/masking/policy";
 import { streamLetters, type ExportedLetter, type IndexedLetter } from "@/lib/triage/queries";
-import { maskedPayloadView } from "./mask-letter";
-import type { PayloadView } from "./payload-view";
+import { maskedPayloadView } from "@/lib/letter/mask-letter";
+import type { PayloadView } from "@/lib/letter/payload-view";
 import { visibleFingerprint, visibleSha256 } from "@/lib/masking/digest";
 
 /**

@@ -1,13 +1,5 @@
-import type { BrokerCapabilities, BrokerKind, BrokerVocabulary, DlqSummary, FailureInfo, Letter } from "@/lib/brokers/types";
-
-/** What the UI knows about a connection; never its URL or credentials. */
-export interface ConnectionInfo {
-  connectionId: string;
-  displayName: string;
-  kind: BrokerKind;
-  capabilities: BrokerCapabilities;
-  vocabulary: BrokerVocabulary;
-}
+import type { DlqSummary, FailureInfo, Letter } from "@/lib/brokers/types";
+import type { ConnectionInfo } from "@/lib/use-case/connection";
 
 export interface ConnectionDlqs extends ConnectionInfo {
   status: "ok" | "error";

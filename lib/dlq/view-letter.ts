@@ -3,13 +3,13 @@ import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DlqSummary, DlqWarning, Letter } from "@/lib/brokers/types";
-import { audited } from "./audit-trail";
+import { audited } from "@/lib/use-case/audited";
 import { snapshotLetter, type SnapshotLetter } from "./snapshot-letter";
-import { adapterFor, connectionInfo, withTimeout } from "./connection";
+import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import { maskingPolicy } from "@/lib/masking/policy";
-import { maskedPayloadView, maskLetterMeta } from "./mask-letter";
-import type { PayloadView } from "./payload-view";
-import type { ConnectionInfo } from "./types";
+import { maskedPayloadView, maskLetterMeta } from "@/lib/letter/mask-letter";
+import type { PayloadView } from "@/lib/letter/payload-view";
+import type { ConnectionInfo } from "@/lib/use-case/connection";
 import { visibleSha256 } from "@/lib/masking/digest";
 
 /** Bytes of a payload read for the letter page; the rest is downloadable. */

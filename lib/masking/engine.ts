@@ -1,8 +1,7 @@
 import { createHmac } from "node:crypto";
 import type { Role } from "@/lib/auth/permissions";
 import type { DisplayValue, HeaderEntry } from "@/lib/brokers/types";
-import { valueText } from "@/lib/dlq/display-value";
-import { decodeUtf8, looksLikeText } from "@/lib/dlq/payload-view";
+import { decodeUtf8, looksLikeText, valueText } from "@/lib/text";
 import { detect, scanHeaderLines, scanKeyValues, scanXml, unescapedMarkup, type NamedSpan, type Span } from "./detectors";
 import { globMatch } from "./glob";
 import { compactJson, JsonLimitError, parseJson, stringifyJson, type JNode } from "./json";

@@ -1,7 +1,7 @@
 import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { audited } from "@/lib/dlq/audit-trail";
+import { audited } from "@/lib/use-case/audited";
 import { checkMaskingConfig, listMaskingVersions, loadMaskingConfig, saveMaskingConfig, type MaskingConfig } from "./store";
 
 /** The masking rules, sensitive DLQs and recent versions. Needs masking:manage. */

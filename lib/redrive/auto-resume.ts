@@ -1,6 +1,6 @@
 import "server-only";
 import { recordAudit } from "@/lib/audit";
-import { getAdapter } from "@/lib/brokers/registry";
+import { getAdapter } from "@/lib/connections/registry";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";

@@ -40,7 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await rig.stop();
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
 

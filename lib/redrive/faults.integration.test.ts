@@ -70,7 +70,7 @@ afterAll(async () => {
   // The kit's channel may have died with the broker (stop_app): let it open a new one for the cleanup.
   Object.assign(kit as unknown as Record<string, unknown>, { ch: null, conn: null });
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
 

@@ -1,7 +1,7 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import { recordAudit } from "@/lib/audit";
-import { getAdapter } from "@/lib/brokers/registry";
+import { getAdapter } from "@/lib/connections/registry";
 import { BrokerError, type BrokerAdapter, type MoveRequest, type MoveResult, type RedriveTarget } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";

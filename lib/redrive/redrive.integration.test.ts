@@ -3,7 +3,7 @@ import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
-import { getAdapter } from "@/lib/brokers/registry";
+import { getAdapter } from "@/lib/connections/registry";
 import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
@@ -34,7 +34,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
 

@@ -40,7 +40,7 @@ afterAll(async () => {
   const c = await loadMaskingConfig();
   await saveMaskingConfig({ rules: c.rules, sensitive: sensitiveBefore }, "trust-test");
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
 

@@ -1,7 +1,7 @@
 import "server-only";
 import { recordAudit, recordAuditBatch } from "@/lib/audit";
 import type { AuditEntry } from "@/lib/audit/types";
-import { getAdapter } from "@/lib/brokers/registry";
+import { getAdapter } from "@/lib/connections/registry";
 import type { BrokerAdapter, SafeMoveEvent } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";

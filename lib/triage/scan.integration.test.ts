@@ -18,6 +18,7 @@ import { JobWorker } from "@/lib/jobs/worker";
 import { countLetters, queryGroups, queryGroupsBy, queryLetters, streamLetters } from "./queries";
 import { loadRules } from "./rules-store";
 import { scanHandler, type ScanDeps } from "./scan";
+import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 
 /**
  * Scans DLQs filled by real dead-lettering on each broker into the index, and checks groups,
@@ -282,7 +283,7 @@ describe("triage scan on SQS (ElasticMQ)", () => {
 
 describe("triage scan on Kafka", () => {
   const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(kafkaConfig({ id: `tri-kafka-${randomUUID().slice(0, 6)}` }));
+  const adapter = new KafkaAdapter(kafkaConfig({ id: `tri-kafka-${randomUUID().slice(0, 6)}` }), { handledStore: prismaHandledStore() });
   cleanups.push(() => kit.cleanup(), () => adapter.close());
 
   it("indexes partition/offset positions and groups Spring DLT headers", async () => {

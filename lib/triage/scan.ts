@@ -1,7 +1,7 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import { recordAudit } from "@/lib/audit";
-import { getAdapter } from "@/lib/brokers/registry";
+import { getAdapter } from "@/lib/connections/registry";
 import type { BrokerAdapter, StreamShortfall } from "@/lib/brokers/types";
 import { keyring } from "@/lib/crypto/payload-cipher";
 import { getDb } from "@/lib/db";

@@ -1,11 +1,11 @@
 import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { audited } from "@/lib/dlq/audit-trail";
-import { adapterFor, withTimeout } from "@/lib/dlq/connection";
+import { audited } from "@/lib/use-case/audited";
+import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { AppError } from "@/lib/errors";
 import { jobStore } from "@/lib/jobs/store";
-import { wakeJobWorker } from "@/lib/jobs/runtime";
+import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import { ACTIVE_STATES, type JobProgress, type JobRecord, type JobState } from "@/lib/jobs/types";
 import { countLetters, queryGroups, queryGroupsBy, queryLetters, streamLetters, type ExportedLetter, type GroupByKey, type GroupView, type IndexedLetter, type LetterFilter } from "./queries";
 import { checkRules, loadRules, replaceRules, type RuleSet } from "./rules-store";

@@ -5,7 +5,7 @@ import { authorize } from "@/lib/auth/authorize";
 import { ROLES } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { AppError } from "@/lib/errors";
-import { audited } from "@/lib/dlq/audit-trail";
+import { audited } from "@/lib/use-case/audited";
 
 export const createUserSchema = z.object({
   email: z.string().trim().toLowerCase().email("Enter a valid email address").max(200),

@@ -3,7 +3,7 @@
 import { revalidatePath } from "next/cache";
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import type { ActionResult } from "@/lib/errors";
-import { toSafeError } from "@/lib/dlq/app-error";
+import { toSafeError } from "@/lib/use-case/app-error";
 import { createUserAsAdmin, updateUserAsAdmin } from "@/lib/users-admin";
 
 // Input validation (zod) happens inside the use cases, after authorization, so that a refused

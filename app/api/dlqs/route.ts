@@ -1,6 +1,6 @@
 import { NextResponse } from "next/server";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/dlq/http";
+import { errorResponse } from "@/lib/use-case/http";
 import { listDlqs } from "@/lib/dlq/list-dlqs";
 
 export const dynamic = "force-dynamic";

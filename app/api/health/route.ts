@@ -1,5 +1,5 @@
 import { NextResponse } from "next/server";
-import { checkHealth } from "@/lib/dlq/health";
+import { checkHealth } from "@/lib/operations/health";
 
 export const dynamic = "force-dynamic";
 

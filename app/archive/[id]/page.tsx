@@ -14,7 +14,7 @@ import { viewArchived, type ArchivedLetterDetail } from "@/lib/archive/use-cases
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { discardJobHref } from "@/lib/discard/ui-links";
-import { asAppError } from "@/lib/dlq/app-error";
+import { asAppError } from "@/lib/use-case/app-error";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
 import { connectionName } from "@/lib/dlq/describe-dlq";
 import { digestLabel } from "@/lib/format";

@@ -30,7 +30,7 @@ import { mapKafkaError } from "@/lib/brokers/kafka/errors";
 import { DEFAULT_FETCH_LIMITS, readPartition, readPartitionConcurrently, type FetchedBatch, type FetchLimits } from "@/lib/brokers/kafka/fetcher";
 import { matchDeadLetterTopics, parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { toLetter } from "@/lib/brokers/kafka/letter";
-import { markApplies, prismaHandledStore, refKey, type HandledMark, type HandledStore, type RecordRef } from "@/lib/brokers/kafka/handled-store";
+import { markApplies, refKey, type HandledMark, type HandledStore, type RecordRef } from "@/lib/brokers/kafka/handled-store";
 import { fetchTopicIds, type RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
 import { planPage, type Segment } from "@/lib/brokers/kafka/paging";
 import { formatDuration, retentionWarnings, type TopicConfig } from "@/lib/brokers/kafka/retention";
@@ -55,8 +55,11 @@ export const KAFKA_VOCABULARY: BrokerVocabulary = { queue: "topic", letterId: "o
 export interface KafkaAdapterOptions {
   client?: KafkaClientOptions;
   fetch?: Partial<FetchLimits>;
-  /** Where handled offsets are kept (default: Postgres through Prisma); null shows none. */
-  handledStore?: HandledStore | null;
+  /**
+   * Where handled offsets are kept, handed in by whoever builds the adapter (the console's
+   * registry: the database, lib/connections/kafka-handled-store.ts); null keeps and shows none.
+   */
+  handledStore: HandledStore | null;
   /** Warn when the oldest unhandled letter has lived this share of the topic's retention (default 0.8). */
   retentionWarnShare?: number;
 }
@@ -96,14 +99,14 @@ export class KafkaAdapter implements BrokerAdapter {
 
   constructor(
     private readonly config: KafkaConnectionConfig,
-    options: KafkaAdapterOptions = {},
+    options: KafkaAdapterOptions,
   ) {
     this.connectionId = config.id;
     this.displayName = config.name ?? config.id;
     this.endpoint = config.brokers.join(",");
     this.kafka = createKafka(config, options.client);
     this.limits = { ...DEFAULT_FETCH_LIMITS, ...options.fetch };
-    this.store = options.handledStore === undefined ? prismaHandledStore() : options.handledStore;
+    this.store = options.handledStore;
     this.warnShare = options.retentionWarnShare ?? 0.8;
   }
 

@@ -5,12 +5,13 @@ import type { LetterCopy, RemoveResult, RepublishResult } from "@/lib/brokers/ty
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { closeDb } from "@/lib/db";
+import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 
 const text = (s: string) => new TextEncoder().encode(s);
 
 describe("kafka discard undo when the record is gone from the log", () => {
   const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(testConfig({ id: `discard-gone-${randomUUID().slice(0, 8)}` }));
+  const adapter = new KafkaAdapter(testConfig({ id: `discard-gone-${randomUUID().slice(0, 8)}` }), { handledStore: prismaHandledStore() });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();

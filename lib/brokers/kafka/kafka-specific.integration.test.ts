@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { displayText } from "@/lib/brokers/display";
 import { BrokerError } from "@/lib/brokers/types";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
-import { prismaHandledStore } from "@/lib/brokers/kafka/handled-store";
+import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { closeDb } from "@/lib/db";
 
@@ -14,7 +14,7 @@ describe("Kafka adapter on a real broker", () => {
   const kit = new KafkaKit();
   const store = prismaHandledStore();
   const connectionId = `test-kafka-${randomUUID().slice(0, 8)}`;
-  const adapter = new KafkaAdapter(testConfig({ id: connectionId }));
+  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), { handledStore: prismaHandledStore() });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();

@@ -1,10 +1,11 @@
 import { runBrokerContract } from "@/lib/brokers/contract";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
+import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 
 runBrokerContract("kafka", async () => {
   const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(testConfig());
+  const adapter = new KafkaAdapter(testConfig(), { handledStore: prismaHandledStore() });
   return {
     adapter,
     // Real flow: records go to a source topic; the application's consumer fails on them and

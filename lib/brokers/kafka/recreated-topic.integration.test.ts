@@ -5,6 +5,7 @@ import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
 import { closeDb, getDb } from "@/lib/db";
+import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 
 const text = (s: string) => new TextEncoder().encode(s);
 
@@ -26,7 +27,7 @@ describe("Kafka handled offsets belong to one topic, not to its name", () => {
   const kit = new KafkaKit();
   const tag = randomUUID().slice(0, 8);
   const connectionId = `recreate-kafka-${tag}`;
-  const adapter = new KafkaAdapter(testConfig({ id: connectionId }));
+  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), { handledStore: prismaHandledStore() });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();

@@ -9,7 +9,7 @@ import { REDRIVE_HEADERS, type Letter, type MoveRequest, type MoveResult, type R
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/brokers/kafka/client";
 import { DEFAULT_FETCH_LIMITS, readPartition } from "@/lib/brokers/kafka/fetcher";
-import { prismaHandledStore } from "@/lib/brokers/kafka/handled-store";
+import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { KafkaKit, testConfig, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
 import { collectMoves, markersFor, runRedriveContract, type ArrivedLetter, type RedriveContractFixture } from "@/lib/brokers/contract-redrive";
 import { runRemoveContract } from "@/lib/brokers/contract-remove";
@@ -44,7 +44,7 @@ describe("Kafka moveLetters on a real broker", () => {
   const kit = new KafkaKit();
   const store = prismaHandledStore();
   const connectionId = `redrive-kafka-${randomUUID().slice(0, 8)}`;
-  const adapter = new KafkaAdapter(testConfig({ id: connectionId }));
+  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), { handledStore: prismaHandledStore() });
   let cluster: InternalCluster;
   beforeAll(async () => {
     cluster = createCluster(kit.kafka);
@@ -153,7 +153,7 @@ describe("Kafka moveLetters on a real broker", () => {
     expect(r.reason).toMatch(/no original topic/);
     expect((await browseAll(dlt))[0].handled).toBeUndefined();
 
-    const configured = new KafkaAdapter(testConfig({ id: connectionId, dlqs: [{ name: dlt, origin: source }] }));
+    const configured = new KafkaAdapter(testConfig({ id: connectionId, dlqs: [{ name: dlt, origin: source }] }), { handledStore: prismaHandledStore() });
     try {
       const [r2] = await move(dlt, [req(l, { kind: "origin" }, job)], configured);
       expect(r2).toMatchObject({ outcome: "moved", destination: `topic ${source}` });
@@ -249,7 +249,7 @@ describe("Kafka moveLetters on a real broker", () => {
 // The shared write contract. Letters die into `<source>.DLT` through the kit's failing consumer.
 const contractFixture = async (): Promise<RedriveContractFixture> => {
   const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(testConfig({ id: `redrive-contract-${randomUUID().slice(0, 8)}` }));
+  const adapter = new KafkaAdapter(testConfig({ id: `redrive-contract-${randomUUID().slice(0, 8)}` }), { handledStore: prismaHandledStore() });
   const cluster = createCluster(kit.kafka);
   await cluster.connect();
   const sources = new Map<string, { source: string; consumed: number }>();

@@ -2,7 +2,7 @@ import { archiveRowsToCsv } from "@/lib/archive/export";
 import { parseArchiveParams } from "@/lib/archive/params";
 import { exportArchive } from "@/lib/archive/use-cases";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/dlq/http";
+import { errorResponse } from "@/lib/use-case/http";
 import { AppError } from "@/lib/errors";
 import { exportFormat, exportResponse } from "@/lib/http/export-stream";
 

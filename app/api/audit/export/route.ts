@@ -1,7 +1,7 @@
 import { auditRowsToCsv } from "@/lib/audit";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { exportAudit, parseAuditFilter } from "@/lib/dlq/audit-log";
-import { errorResponse } from "@/lib/dlq/http";
+import { exportAudit, parseAuditFilter } from "@/lib/audit-log/use-cases";
+import { errorResponse } from "@/lib/use-case/http";
 import { exportFormat, exportResponse } from "@/lib/http/export-stream";
 
 export const dynamic = "force-dynamic";

@@ -1,6 +1,6 @@
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { getDiscard } from "@/lib/discard/use-cases";
-import { errorResponse } from "@/lib/dlq/http";
+import { errorResponse } from "@/lib/use-case/http";
 import { ok } from "@/lib/triage/http";
 
 export const dynamic = "force-dynamic";

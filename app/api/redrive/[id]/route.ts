@@ -1,5 +1,5 @@
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/dlq/http";
+import { errorResponse } from "@/lib/use-case/http";
 import { getRedrive } from "@/lib/redrive/use-cases";
 import { ok } from "@/lib/triage/http";
 

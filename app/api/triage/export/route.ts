@@ -1,5 +1,5 @@
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/dlq/http";
+import { errorResponse } from "@/lib/use-case/http";
 import { exportFormat, exportResponse } from "@/lib/http/export-stream";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { lettersToCsv, maskExportedLetter } from "@/lib/triage/export";

@@ -1,5 +1,5 @@
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/dlq/http";
+import { errorResponse } from "@/lib/use-case/http";
 import { jsonBody, ok, requireSameOrigin } from "@/lib/triage/http";
 import { listRules, saveRules } from "@/lib/triage/use-cases";
 

@@ -4,7 +4,7 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { authorize } from "@/lib/auth/authorize";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/dlq/app-error";
+import { toSafeError } from "@/lib/use-case/app-error";
 import { dlqHref } from "@/lib/dlq/links";
 import { readRiskyOnce } from "@/lib/dlq/risky-read";
 import { AppError, type ActionResult } from "@/lib/errors";

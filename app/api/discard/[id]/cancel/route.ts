@@ -1,5 +1,5 @@
 import { cancelDiscard } from "@/lib/discard/use-cases";
-import { jobControlRoute } from "@/lib/dlq/http";
+import { jobControlRoute } from "@/lib/use-case/http";
 
 export const dynamic = "force-dynamic";
 

@@ -1,4 +1,4 @@
-import { jobControlRoute } from "@/lib/dlq/http";
+import { jobControlRoute } from "@/lib/use-case/http";
 import { cancelRedrive } from "@/lib/redrive/use-cases";
 
 export const dynamic = "force-dynamic";

@@ -1,7 +1,7 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
-import { runAction } from "@/lib/auth/run-action";
+import { runAction } from "@/lib/use-case/run-action";
 import type { ActionResult } from "@/lib/errors";
 import { cancelDiscard, planDiscard, startDiscard, type DiscardPreview, type DiscardView } from "@/lib/discard/use-cases";
 import { discardJobHref } from "@/lib/discard/ui-links";

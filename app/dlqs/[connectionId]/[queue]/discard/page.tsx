@@ -5,7 +5,7 @@ import { DlqHead } from "@/components/dlq/dlq-head";
 import { Problem } from "@/components/ui/problem";
 import { archiveHref } from "@/lib/archive/params";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { loadOrProblem } from "@/lib/dlq/app-error";
+import { loadOrProblem } from "@/lib/use-case/app-error";
 import { decodeParam } from "@/lib/dlq/links";
 import { listDiscards } from "@/lib/discard/use-cases";
 import { discardsHref } from "@/lib/discard/ui-links";

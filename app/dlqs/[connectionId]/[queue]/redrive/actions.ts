@@ -1,7 +1,7 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
-import { runAction } from "@/lib/auth/run-action";
+import { runAction } from "@/lib/use-case/run-action";
 import type { ActionResult } from "@/lib/errors";
 import { cancelRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startRedrive, type RedrivePreview, type RedriveView } from "@/lib/redrive/use-cases";
 import { redriveJobHref } from "@/lib/redrive/ui-links";

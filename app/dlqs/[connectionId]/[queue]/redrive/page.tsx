@@ -4,7 +4,7 @@ import { RedrivesTable } from "@/components/redrive/redrives-table";
 import { DlqHead } from "@/components/dlq/dlq-head";
 import { Problem } from "@/components/ui/problem";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { loadOrProblem } from "@/lib/dlq/app-error";
+import { loadOrProblem } from "@/lib/use-case/app-error";
 import { decodeParam } from "@/lib/dlq/links";
 import { listRedrives } from "@/lib/redrive/use-cases";
 import { redrivesHref } from "@/lib/redrive/ui-links";

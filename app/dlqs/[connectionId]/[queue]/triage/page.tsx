@@ -10,7 +10,7 @@ import { ValuesTable } from "@/components/triage/values-table";
 import { Problem } from "@/components/ui/problem";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/dlq/app-error";
+import { asAppError } from "@/lib/use-case/app-error";
 import { connectionName } from "@/lib/dlq/describe-dlq";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
 import { formatCount } from "@/lib/format";

@@ -1,4 +1,4 @@
-import { jobControlRoute } from "@/lib/dlq/http";
+import { jobControlRoute } from "@/lib/use-case/http";
 import { cancelScan } from "@/lib/triage/use-cases";
 
 export const dynamic = "force-dynamic";

@@ -1,7 +1,7 @@
 "use server";
 
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/dlq/app-error";
+import { toSafeError } from "@/lib/use-case/app-error";
 import { revealPayload, type RevealedLetter } from "@/lib/dlq/reveal-payload";
 import type { ActionResult } from "@/lib/errors";
 

@@ -14,7 +14,7 @@ import { RelativeTime } from "@/components/ui/relative-time";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { newDiscardHref } from "@/lib/discard/ui-links";
-import { filledFields } from "@/lib/dlq/failure-fields";
+import { filledFields } from "@/lib/letter/failure-fields";
 import { decodeParam, dlqHref, letterHref, payloadHref } from "@/lib/dlq/links";
 import { viewLetter, type ViewLetterResult } from "@/lib/dlq/view-letter";
 import { letterLabels } from "@/lib/dlq/wording";

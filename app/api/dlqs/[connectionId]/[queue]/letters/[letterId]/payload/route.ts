@@ -1,6 +1,6 @@
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { downloadPayload } from "@/lib/dlq/download-payload";
-import { errorResponse } from "@/lib/dlq/http";
+import { errorResponse } from "@/lib/use-case/http";
 
 export const dynamic = "force-dynamic";
 

@@ -1,15 +1,29 @@
-import type { DisplayValue, HeaderEntry } from "@/lib/brokers/types";
-
 /**
- * Text forms of broker header/property values for tables and copy buttons. Pure; works in the
- * browser and on the server (atob only). Output is plain text, always rendered as React text.
+ * Plain text from bytes and broker values: strict UTF-8 decoding, "is this readable text", and
+ * the text form of a header or property value. Pure; works in the browser and on the server
+ * (atob only). The ground floor under masking and the presentation of a letter.
  */
+import type { DisplayValue } from "@/lib/brokers/types";
 
-export function typeOf(v: DisplayValue): string {
-  if (v.t === "bytes") return v.text !== undefined ? "bytes (utf-8)" : "bytes";
-  if (v.t === "array") return `array[${v.v.length}]`;
-  if (v.t === "table") return `table[${v.v.length}]`;
-  return v.t;
+/** Decodes strict UTF-8; null when the bytes are not valid UTF-8. A cut-off final character is tolerated when `truncated`. */
+export function decodeUtf8(bytes: Uint8Array, truncated = false): string | null {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes, { stream: truncated });
+  } catch {
+    return null;
+  }
+}
+
+/** Text that a person can read: no NUL and few control characters besides tab, newline, carriage return, form feed. */
+export function looksLikeText(text: string): boolean {
+  if (text.length === 0) return true;
+  let controls = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0) return false;
+    if ((c < 32 && c !== 9 && c !== 10 && c !== 13 && c !== 12) || c === 127) controls++;
+  }
+  return controls / text.length < 0.01;
 }
 
 export function base64ToHex(b64: string, maxBytes = 4096): { hex: string; cut: boolean } {
@@ -49,9 +63,4 @@ export function valueText(v: DisplayValue, depth = 0): string {
       if (v.v.length === 0) return "{}";
       return v.v.map(([k, item]) => `${k}: ${valueText(item, depth + 1).replace(/\n/g, "\n  ")}`).join("\n");
   }
-}
-
-/** "name: value" lines, for copying a whole header table. */
-export function entriesText(entries: HeaderEntry[]): string {
-  return entries.map((e) => `${e.name}: ${valueText(e.value).replace(/\n/g, "\n  ")}`).join("\n");
 }

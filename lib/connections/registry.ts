@@ -6,11 +6,13 @@ import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { processState } from "@/lib/process-state";
+import { prismaHandledStore } from "./kafka-handled-store";
 
 /**
- * One adapter per configured connection, built lazily from `loadConfig()` and kept for the life
- * of the process: one set for every copy of this module, so connections are neither doubled nor
- * leaked across Next's dev reloads.
+ * One adapter per configured connection, built lazily from `loadConfig()` and handed what it
+ * needs from outside the broker boundary (Kafka: the handled-offset store in the database). Kept
+ * for the life of the process: one set for every copy of this module, so connections are neither
+ * doubled nor leaked across Next's dev reloads.
  */
 const store = processState("adapters", () => ({ adapters: null as Map<string, BrokerAdapter> | null }));
 
@@ -21,7 +23,7 @@ export function createAdapter(c: ConnectionConfig): BrokerAdapter {
     case "sqs":
       return new SqsAdapter(c);
     case "kafka":
-      return new KafkaAdapter(c);
+      return new KafkaAdapter(c, { handledStore: prismaHandledStore() });
   }
 }
 

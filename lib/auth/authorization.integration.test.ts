@@ -6,7 +6,7 @@ import { can, PERMISSIONS, type Permission } from "@/lib/auth/permissions";
 import type { Actor } from "@/lib/auth/session";
 import { isAppError } from "@/lib/errors";
 import { MATRIX } from "@/test/access-matrix";
-import { GUARDED_READS, MUTATING_USE_CASES } from "./mutations";
+import { GUARDED_READS, MUTATING_USE_CASES } from "@/test/guarded-use-cases";
 
 /**
  * Walks every mutating use case (and the payload/audit reads) as a viewer, straight through the
@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters().catch(() => undefined);
 });
 

@@ -5,11 +5,11 @@ import { cancelRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, sta
 import { cancelScan, exportLetters, saveRules, startScan } from "@/lib/triage/use-cases";
 import { createUserAsAdmin, updateUserAsAdmin } from "@/lib/users-admin";
 import { saveMaskingRules, viewMaskingConfig } from "@/lib/masking/use-cases";
-import { exportAudit, verifyAudit, viewAudit } from "./audit-log";
-import { downloadPayload } from "./download-payload";
-import { revealPayload } from "./reveal-payload";
+import { exportAudit, verifyAudit, viewAudit } from "@/lib/audit-log/use-cases";
+import { downloadPayload } from "@/lib/dlq/download-payload";
+import { revealPayload } from "@/lib/dlq/reveal-payload";
 import { startSafeMove } from "@/lib/safety/use-cases";
-import { readRiskyOnce } from "./risky-read";
+import { readRiskyOnce } from "@/lib/dlq/risky-read";
 
 export interface GuardedUseCase {
   name: string;

@@ -4,6 +4,8 @@
  * original tokens (numbers, string escapes) are kept exactly, so a 64-bit id is never rounded.
  */
 
+import { decodeUtf8, looksLikeText } from "@/lib/text";
+
 export type PayloadView =
   | { kind: "json"; text: string; note: string | null }
   | { kind: "text"; text: string; note: string | null }
@@ -21,28 +23,8 @@ export interface PayloadViewOptions {
   contentType?: string | null;
 }
 
+
 const DEFAULTS = { maxDepth: 64, maxChars: 300_000, maxHexBytes: 64 * 1024 };
-
-/** Decodes strict UTF-8; null when the bytes are not valid UTF-8. A cut-off final character is tolerated when `truncated`. */
-export function decodeUtf8(bytes: Uint8Array, truncated = false): string | null {
-  try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes, { stream: truncated });
-  } catch {
-    return null;
-  }
-}
-
-/** Text that a person can read: no NUL and few control characters besides tab, newline, carriage return, form feed. */
-export function looksLikeText(text: string): boolean {
-  if (text.length === 0) return true;
-  let controls = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0) return false;
-    if ((c < 32 && c !== 9 && c !== 10 && c !== 13 && c !== 12) || c === 127) controls++;
-  }
-  return controls / text.length < 0.01;
-}
 
 /**
  * Re-indents valid JSON without parsing it into values: walks tokens, copies strings, numbers and

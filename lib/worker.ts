@@ -4,26 +4,21 @@ import { sweepArchive } from "@/lib/archive/retention";
 import { checkpointAuditChain } from "@/lib/audit/checkpoint-task";
 import { discardHandler } from "@/lib/discard/handler";
 import { sweepDiscardLeftovers } from "@/lib/discard/leftovers";
-import { adapterFor } from "@/lib/dlq/connection";
+import { adapterFor } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { resumeReachable } from "@/lib/redrive/auto-resume";
 import { redriveHandler } from "@/lib/redrive/handler";
 import { safeMoveHandler } from "@/lib/safety/handler";
 import { scanHandler } from "@/lib/triage/scan";
-import { processState } from "@/lib/process-state";
-import { JobWorker } from "./worker";
+import { JobWorker } from "@/lib/jobs/worker";
+import { runProcessWorker, wakeJobWorker } from "@/lib/jobs/process-worker";
 
 /**
- * The console process's one job worker (started by instrumentation.ts, stopped by lib/shutdown.ts),
- * the same for every copy of this module and across Next's dev reloads. DLQ_JOBS_WORKER=0 turns it
- * off (e.g. a replica that should only serve pages).
+ * Where the job worker is composed: the handler of every job kind and the maintenance rounds of
+ * every feature. lib/jobs is the engine and knows none of them. Started by instrumentation.ts.
  */
-const store = processState("job-worker", () => ({ worker: null as JobWorker | null }));
-
 export function startJobWorker(): JobWorker | null {
-  if (process.env.DLQ_JOBS_WORKER === "0") return null;
-  if (store.worker) return store.worker;
-  const worker = new JobWorker({
+  return runProcessWorker(() => new JobWorker({
     handlers: { scan: scanHandler(), redrive: redriveHandler(), discard: discardHandler(), "safe-move": safeMoveHandler() },
     maintenance: [
       {
@@ -42,7 +37,7 @@ export function startJobWorker(): JobWorker | null {
           const ids = await resumeReachable();
           if (ids.length > 0) {
             console.log(`[redrive] resumed ${ids.length} redrive(s) whose broker answers again`);
-            store.worker?.wake();
+            wakeJobWorker();
           }
         },
       },
@@ -70,19 +65,5 @@ export function startJobWorker(): JobWorker | null {
         },
       },
     ],
-  });
-  worker.start();
-  store.worker = worker;
-  return worker;
-}
-
-/** Polls at once (a job was just queued here); a no-op where no worker runs. */
-export function wakeJobWorker(): void {
-  store.worker?.wake();
-}
-
-export async function stopJobWorker(): Promise<void> {
-  const w = store.worker;
-  store.worker = null;
-  await w?.stop();
+  }));
 }

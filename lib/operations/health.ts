@@ -1,8 +1,8 @@
 import "server-only";
 import { queryAudit } from "@/lib/audit";
-import { listAdapters } from "@/lib/brokers/registry";
-import { asAppError } from "./app-error";
-import { withTimeout } from "./connection";
+import { listAdapters } from "@/lib/connections/registry";
+import { asAppError } from "@/lib/use-case/app-error";
+import { withTimeout } from "@/lib/use-case/connection";
 
 export interface Health {
   status: "ok" | "degraded" | "down";

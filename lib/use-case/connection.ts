@@ -1,8 +1,16 @@
 import "server-only";
-import { getAdapter } from "@/lib/brokers/registry";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import { getAdapter } from "@/lib/connections/registry";
+import type { BrokerAdapter, BrokerCapabilities, BrokerKind, BrokerVocabulary } from "@/lib/brokers/types";
 import { AppError } from "@/lib/errors";
-import type { ConnectionInfo } from "./types";
+
+/** What the UI knows about a connection; never its URL or credentials. */
+export interface ConnectionInfo {
+  connectionId: string;
+  displayName: string;
+  kind: BrokerKind;
+  capabilities: BrokerCapabilities;
+  vocabulary: BrokerVocabulary;
+}
 
 export function connectionInfo(a: BrokerAdapter): ConnectionInfo {
   return {

@@ -9,7 +9,7 @@ import { planDiscard, startDiscard } from "@/lib/discard/use-cases";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
-import { restoreArchived } from "./use-cases";
+import { restoreArchived } from "@/lib/discard/undo";
 
 /**
  * Undo on the real RabbitMQ and Postgres when re-publishing fails: the attempt is on record
@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/brokers/registry");
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
 

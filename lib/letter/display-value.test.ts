@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { base64ToHex, entriesText, typeOf, valueText } from "./display-value";
+import { entriesText, typeOf } from "./display-value";
+import { base64ToHex, valueText } from "@/lib/text";
 
 describe("valueText", () => {
   it("renders scalars", () => {

@@ -5,7 +5,7 @@ import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { AppError } from "@/lib/errors";
 import { crossDlqDigest, KEYED_DIGEST_PREFIX } from "@/lib/masking/digest";
-import { recordOutcome } from "./audit-trail";
+import { recordOutcome } from "@/lib/use-case/audited";
 
 const optionalText = z
   .string()

@@ -1,6 +1,6 @@
 import "server-only";
 import { requireActor, requestMeta, type Actor, type RequestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/dlq/app-error";
+import { toSafeError } from "./app-error";
 import type { ActionResult } from "@/lib/errors";
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildPayloadView, decodeUtf8, hexDump, looksLikeText, reindentJson } from "./payload-view";
+import { buildPayloadView, hexDump, reindentJson } from "./payload-view";
+import { decodeUtf8, looksLikeText } from "@/lib/text";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
