@@ -19,6 +19,8 @@ const dlqEntrySchema = z.object({
   queueType: z.enum(["classic", "quorum", "stream"]).optional(),
   /** Declared delivery limit of a quorum queue. */
   deliveryLimit: z.number().int().positive().optional(),
+  /** The letters' order matters (Kafka: a DLT with fewer partitions than its origin is then a finding). */
+  ordered: z.boolean().optional(),
 });
 
 const rabbitConnectionSchema = z.object({
@@ -90,8 +92,38 @@ const kafkaConnectionSchema = z.object({
 });
 
 export const connectionSchema = z.discriminatedUnion("kind", [rabbitConnectionSchema, sqsConnectionSchema, kafkaConnectionSchema]);
+/** Who owns which DLQs: the first entry that matches a DLQ names its team (shown with the DLQ, used by alerts). */
+const ownerSchema = z.object({
+  /** Connection id, or a glob over ids; absent: every connection. */
+  connection: z.string().min(1).optional(),
+  /** DLQ name glob, e.g. "orders.*" (`*` any run of characters, `?` one). */
+  queue: z.string().min(1),
+  team: z.string().trim().min(1).max(100),
+  /** How to reach the team: an address, a channel, a URL. Shown as text. */
+  contact: z.string().trim().min(1).max(300),
+});
+
+/** The operations sampler, configuration checks and alerts. Every field has a default. */
+const operationsSchema = z.object({
+  /** Seconds between sampling rounds. */
+  sampleIntervalSeconds: z.number().int().min(5).max(3600).default(30),
+  /** Days of DLQ samples kept (the week chart needs 7). */
+  sampleRetentionDays: z.number().int().min(1).max(400).default(14),
+  /** A Kafka DLT keeping letters for less than this many days is a finding. */
+  kafkaMinRetentionDays: z.number().min(0).default(7),
+  /** "Lost in" is shown as urgent below this many hours. */
+  deadlineWarnHours: z.number().positive().default(24),
+  /**
+   * Hosts an admin allows as alert webhook targets besides public https ones (for example an
+   * internal relay, or plain http on a private network). Entries are host names or host:port.
+   */
+  webhookAllowedHosts: z.array(z.string().trim().min(1)).default([]),
+});
+
 export const consoleConfigSchema = z.object({
   connections: z.array(connectionSchema).min(1),
+  owners: z.array(ownerSchema).default([]),
+  operations: operationsSchema.prefault({}),
 });
 
 export type RabbitConnectionConfig = z.infer<typeof rabbitConnectionSchema>;
@@ -100,6 +132,8 @@ export type KafkaConnectionConfig = z.infer<typeof kafkaConnectionSchema>;
 export type DlqEntryConfig = z.infer<typeof dlqEntrySchema>;
 export type ConnectionConfig = z.infer<typeof connectionSchema>;
 export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;
+export type OwnerConfig = z.infer<typeof ownerSchema>;
+export type OperationsConfig = z.infer<typeof operationsSchema>;
 
 /**
  * Without a config file: the local brokers that scripts/start.sh runs (RabbitMQ, ElasticMQ on
