@@ -54,6 +54,12 @@ export const PERMISSIONS = {
   "archive:restore": ["admin"],
   /** Create users, change roles, disable users. */
   "users:manage": ["admin"],
+  /** See the operations overview: DLQ vitals over time, retention deadlines, owners, configuration findings, alert rules and their deliveries. */
+  "ops:read": ["viewer", "operator", "admin"],
+  /** Acknowledge a configuration finding (it stays listed until the fault is fixed). */
+  "ops:acknowledge": ["operator", "admin"],
+  /** Create, change and delete alert rules and DLQ owners; send a test message to a webhook. */
+  "ops:manage": ["admin"],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -112,6 +112,21 @@ CREATE TABLE "alert_deliveries" (
     CONSTRAINT "alert_deliveries_pkey" PRIMARY KEY ("id")
 );
 
+-- CreateTable
+CREATE TABLE "dlq_owners" (
+    "id" UUID NOT NULL,
+    "position" INTEGER NOT NULL,
+    "connection_pattern" TEXT,
+    "queue_pattern" TEXT NOT NULL,
+    "team" TEXT NOT NULL,
+    "contact" TEXT NOT NULL,
+    "created_by" TEXT,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updated_at" TIMESTAMPTZ(3) NOT NULL,
+
+    CONSTRAINT "dlq_owners_pkey" PRIMARY KEY ("id")
+);
+
 -- CreateIndex
 CREATE INDEX "dlq_samples_resolution_bucket_at_idx" ON "dlq_samples"("resolution", "bucket_at");
 
@@ -126,6 +141,9 @@ CREATE INDEX "alert_deliveries_state_next_attempt_at_idx" ON "alert_deliveries"(
 
 -- CreateIndex
 CREATE INDEX "alert_deliveries_rule_id_created_at_idx" ON "alert_deliveries"("rule_id", "created_at");
+
+-- CreateIndex
+CREATE INDEX "dlq_owners_position_idx" ON "dlq_owners"("position");
 
 -- At most one open finding per connection, code and object (hand-written: partial index).
 CREATE UNIQUE INDEX "dlq_findings_open_key" ON "dlq_findings"("connection_id", "code", "object") WHERE "resolved_at" IS NULL;
