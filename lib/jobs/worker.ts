@@ -5,12 +5,17 @@ import { recordAudit } from "@/lib/audit";
 import { asAppError, loggableError } from "@/lib/errors";
 import { jobFailedEntry } from "./audit";
 import { JobStore, LeaseLostError, jobStore, type ClaimScope } from "./store";
+import { holdTaskLease, releaseTaskLease } from "./task-lease";
 import type { JobHandler, JobRecord } from "./types";
 
 export interface MaintenanceTask {
   name: string;
   everyMs: number;
   run: () => Promise<void>;
+  /** Runs in one replica at a time: only while this process holds the task's lease (lib/jobs/task-lease.ts). */
+  leased?: boolean;
+  /** First run this long after start (default: after `everyMs`). */
+  firstAfterMs?: number;
 }
 
 export interface JobWorkerOptions {
@@ -48,6 +53,7 @@ export class JobWorker {
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   private timer: NodeJS.Timeout | null = null;
   private maintenanceTimers: NodeJS.Timeout[] = [];
+  private readonly maintenanceRunning = new Set<string>();
   private stopped = true;
   private polling = false;
 
@@ -64,11 +70,29 @@ export class JobWorker {
     this.stopped = false;
     this.schedule(0);
     for (const task of this.opts.maintenance ?? []) {
-      const t = setInterval(() => {
-        task.run().catch((e) => console.error(`[jobs] maintenance ${task.name} failed: ${(e as Error).message}`));
-      }, task.everyMs);
+      const t = setInterval(() => void this.runMaintenance(task), task.everyMs);
       t.unref();
       this.maintenanceTimers.push(t);
+      if (task.firstAfterMs !== undefined) {
+        const first = setTimeout(() => void this.runMaintenance(task), task.firstAfterMs);
+        first.unref();
+        this.maintenanceTimers.push(first);
+      }
+    }
+  }
+
+  /** One run of a maintenance task: never two at once in this process; a leased task only while its lease is held. */
+  private async runMaintenance(task: MaintenanceTask): Promise<void> {
+    if (this.stopped || this.maintenanceRunning.has(task.name)) return;
+    this.maintenanceRunning.add(task.name);
+    try {
+      // The lease outlives three missed rounds, so a holder that is merely slow keeps it.
+      if (task.leased && !(await holdTaskLease(task.name, this.owner, task.everyMs * 3))) return;
+      await task.run();
+    } catch (e) {
+      console.error(`[jobs] maintenance ${task.name} failed: ${(e as Error).message}`);
+    } finally {
+      this.maintenanceRunning.delete(task.name);
     }
   }
 
@@ -84,6 +108,8 @@ export class JobWorker {
     this.timer = null;
     for (const t of this.maintenanceTimers) clearInterval(t);
     this.maintenanceTimers = [];
+    const leased = (this.opts.maintenance ?? []).filter((t) => t.leased);
+    await Promise.allSettled(leased.map((t) => releaseTaskLease(t.name, this.owner)));
     for (const r of this.running.values()) r.abort.abort();
     await Promise.allSettled([...this.running.values()].map((r) => r.done));
   }

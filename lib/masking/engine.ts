@@ -3,7 +3,7 @@ import type { Role } from "@/lib/auth/permissions";
 import type { DisplayValue, HeaderEntry } from "@/lib/brokers/types";
 import { decodeUtf8, looksLikeText, valueText } from "@/lib/text";
 import { detect, scanHeaderLines, scanKeyValues, scanXml, unescapedMarkup, type NamedSpan, type Span } from "./detectors";
-import { globMatch } from "./glob";
+import { globMatch } from "@/lib/glob";
 import { compactJson, JsonLimitError, parseJson, stringifyJson, type JNode } from "./json";
 import { HIDDEN, parseFieldPath, type FieldPath, type MaskAction, type MaskContext, type MaskingRule } from "./types";
 
