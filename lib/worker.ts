@@ -12,12 +12,18 @@ import { safeMoveHandler } from "@/lib/safety/handler";
 import { scanHandler } from "@/lib/triage/scan";
 import { JobWorker } from "@/lib/jobs/worker";
 import { runProcessWorker, wakeJobWorker } from "@/lib/jobs/process-worker";
+import { loadConfig } from "@/lib/config";
+import { sampleRound } from "@/lib/operations/sampler";
+import { pruneSamples } from "@/lib/operations/samples";
 
 /**
  * Where the job worker is composed: the handler of every job kind and the maintenance rounds of
  * every feature. lib/jobs is the engine and knows none of them. Started by instrumentation.ts.
  */
+const samplerErrors = new Map<string, string | null>();
+
 export function startJobWorker(): JobWorker | null {
+  const ops = loadConfig().operations;
   return runProcessWorker(() => new JobWorker({
     handlers: { scan: scanHandler(), redrive: redriveHandler(), discard: discardHandler(), "safe-move": safeMoveHandler() },
     maintenance: [
@@ -54,6 +60,31 @@ export function startJobWorker(): JobWorker | null {
         run: async () => {
           const r = await sweepDiscardLeftovers(getDb(), adapterFor);
           if (r.removed > 0) console.log(`[discard] leftover check: removed ${r.removed} DLQ copies of discarded letters`);
+        },
+      },
+      {
+        // DLQ vitals, retention deadlines and configuration findings (lib/operations/sampler.ts).
+        name: "operations-sampler",
+        everyMs: ops.sampleIntervalSeconds * 1000,
+        firstAfterMs: 2_000,
+        leased: true,
+        run: async () => {
+          // A broker that stays down is said once, and again when it answers.
+          for (const c of (await sampleRound()).connections) {
+            if ((c.error ?? null) !== (samplerErrors.get(c.connectionId) ?? null)) {
+              console.warn(c.ok ? `[operations] ${c.connectionId}: answering again` : `[operations] ${c.connectionId}: ${c.error}`);
+            }
+            samplerErrors.set(c.connectionId, c.error);
+          }
+        },
+      },
+      {
+        name: "operations-sample-retention",
+        everyMs: 60 * 60 * 1000,
+        leased: true,
+        run: async () => {
+          const n = await pruneSamples(ops.sampleRetentionDays);
+          if (n > 0) console.log(`[operations] retention: deleted ${n} DLQ samples past their span`);
         },
       },
       {

@@ -119,6 +119,12 @@ export interface Letter {
   history: DeathRecord[];
   /** Ordering key where the broker has one (Kafka key, FIFO group), else null. */
   orderingKey: string | null;
+  /**
+   * When the broker's retention clock for this letter started, where that differs from when it
+   * entered the DLQ and the broker tells it (SQS: SentTimestamp, which a standard queue keeps from
+   * the first enqueue). ISO 8601 UTC. Absent: the letter's time in the DLQ is what counts.
+   */
+  retentionFrom?: string | null;
   /** Set when the console already handled this letter but the broker keeps it (Kafka: no per-record delete). */
   handled?: { at: string; outcome: "redriven" | "discarded" };
   /** Problems found in this letter that did not stop the read (e.g. an SQS MD5 mismatch). */

@@ -23,6 +23,8 @@ export interface IndexRow {
   kafka_offset: string | null;
   message_id: string | null;
   dead_lettered_at: string | null;
+  /** Letter.retentionFrom: where the broker's retention clock started (SQS SentTimestamp). */
+  retention_from?: string | null;
   reason: string | null;
   origin_queue: string | null;
   exception_class: string | null;
@@ -234,6 +236,7 @@ export function toIndexRow(
     kafka_offset: pos.offset,
     message_id: clean(l.messageId, 1000),
     dead_lettered_at: f.deadLetteredAt,
+    retention_from: l.retentionFrom ?? null,
     reason: clean(f.reason, 200),
     origin_queue: clean(f.originQueue, 1000),
     // The root cause: what the groups, the class filter and classification use. The header's own

@@ -14,7 +14,7 @@ import { processState } from "@/lib/process-state";
 const ON_CONFLICT = `ON CONFLICT (connection_id, queue, letter_id) DO UPDATE SET
        position = EXCLUDED.position, kafka_partition = EXCLUDED.kafka_partition, kafka_offset = EXCLUDED.kafka_offset,
        message_id = EXCLUDED.message_id, last_seen_at = EXCLUDED.last_seen_at, gone_at = NULL,
-       dead_lettered_at = EXCLUDED.dead_lettered_at,
+       dead_lettered_at = EXCLUDED.dead_lettered_at, retention_from = EXCLUDED.retention_from,
        arrived_at = COALESCE(EXCLUDED.dead_lettered_at, triage_letters.first_seen_at),
        reason = EXCLUDED.reason, origin_queue = EXCLUDED.origin_queue, exception_class = EXCLUDED.exception_class,
        exception_message = EXCLUDED.exception_message, exception_search = EXCLUDED.exception_search,
@@ -32,7 +32,7 @@ const INSERT_COLUMNS = `INSERT INTO triage_letters (
        exception_class, exception_message, normalized_message, top_frame, group_key, group_label,
        group_basis, disposition, rule_id, receive_count, headers, body_size, sha256, fingerprint,
        payload_ciphertext, payload_key_id, payload_truncated, handled_outcome, scan_id,
-       exception_search, search_version)`;
+       exception_search, search_version, retention_from)`;
 
 /** The row from `r`; `payload` is the expression that yields the ciphertext bytes. */
 const selectRow = (payload: string) => `SELECT $1, $2, r.letter_id, r.position, r.kafka_partition, r.kafka_offset::bigint, r.message_id,
@@ -40,7 +40,7 @@ const selectRow = (payload: string) => `SELECT $1, $2, r.letter_id, r.position, 
        r.exception_class, r.exception_message, r.normalized_message, r.top_frame, r.group_key, r.group_label,
        r.group_basis, r.disposition, r.rule_id, r.receive_count, COALESCE(r.headers::jsonb, '{}'::jsonb), r.body_size, r.sha256, r.fingerprint,
        ${payload}, r.payload_key_id, r.payload_truncated, r.handled_outcome, $3::uuid,
-       r.exception_search::jsonb, r.search_version`;
+       r.exception_search::jsonb, r.search_version, r.retention_from::timestamptz`;
 
 /** Through Prisma (PGlite, or a client other than the process one): the batch as one JSON parameter. */
 const UPSERT_JSON = `${INSERT_COLUMNS}
@@ -52,7 +52,7 @@ const UPSERT_JSON = `${INSERT_COLUMNS}
        group_label text, group_basis text, disposition text, rule_id text, receive_count int,
        headers jsonb, body_size int, sha256 text, fingerprint text, payload text,
        payload_key_id text, payload_truncated boolean, handled_outcome text,
-       exception_search jsonb, search_version int)
+       exception_search jsonb, search_version int, retention_from timestamptz)
      ${ON_CONFLICT}`;
 
 /**
@@ -83,6 +83,7 @@ const UNNEST_COLUMNS: Column[] = [
   text("handled_outcome", (r) => r.handled_outcome),
   text("exception_search", (r) => (r.exception_search ? JSON.stringify(r.exception_search) : null)),
   int4("search_version", (r) => r.search_version),
+  text("retention_from", (r) => r.retention_from ?? null),
 ];
 const UPSERT_UNNEST = `${INSERT_COLUMNS}
      ${selectRow("r.payload")}

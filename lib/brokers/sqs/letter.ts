@@ -161,6 +161,12 @@ export interface LetterOptions extends FailureContext {
   maxBodyBytes?: number;
 }
 
+/** SQS epoch-millisecond attribute text as ISO 8601, or null. */
+function isoFromEpochMs(v: string | undefined): string | null {
+  const ms = Number(v);
+  return v && Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : null;
+}
+
 export function toLetter(msg: Message, id: string, position: number, opts: LetterOptions): Letter {
   // SQS bodies are Unicode strings; their bytes are the UTF-8 encoding, exactly what the producer sent.
   const whole = Buffer.from(msg.Body ?? "", "utf8");
@@ -195,6 +201,7 @@ export function toLetter(msg: Message, id: string, position: number, opts: Lette
     failure,
     history,
     orderingKey: sys.MessageGroupId ?? null,
+    retentionFrom: isoFromEpochMs(sys.SentTimestamp),
     ...(warnings.length ? { warnings } : {}),
   };
 }
