@@ -6,8 +6,10 @@ import {
   type BrokerAdapter,
   type BrokerCapabilities,
   type BrokerVocabulary,
+  type BrokerInspection,
   type BrowseOptions,
   type DlqSummary,
+  type InspectOptions,
   type Letter,
   type LetterPage,
   type MoveOptions,
@@ -28,6 +30,7 @@ import { moveSqsLetters, moveVisibilitySeconds, removeSqsLetters, type SqsMoveCo
 import { republishSqs } from "@/lib/brokers/sqs/republish";
 import { dlqOfSafeQueueName, moveSqsToSafety, planSqsSafeMove, type SafeMoveContext } from "@/lib/brokers/sqs/safe-move";
 import { createSqsClient } from "@/lib/brokers/sqs/client";
+import { inspectSqs } from "@/lib/brokers/sqs/inspect";
 import { mapSqsError } from "@/lib/brokers/sqs/errors";
 import { discoverDlqs, listQueueUrls, mapLimit, queueNameOfUrl } from "@/lib/brokers/sqs/discovery";
 import { buildSummary, type Attrs, type SourceInfo } from "@/lib/brokers/sqs/summary";
@@ -578,6 +581,11 @@ export class SqsAdapter implements BrokerAdapter {
       pollMs: this.o.safeMovePollMs,
       maxPerSecond: this.o.safeMoveMaxPerSecond,
     };
+  }
+
+  /** See `BrokerAdapter.inspect` and inspect.ts: attributes only, never a receive. */
+  inspect(opts: InspectOptions): Promise<BrokerInspection> {
+    return inspectSqs({ sqs: this.sqs, config: this.config, concurrency: this.o.describeConcurrency, err: (e, queue) => this.err(e, queue) }, opts);
   }
 
   async ping(): Promise<void> {

@@ -23,11 +23,18 @@ export async function mapLimit<T, R>(items: T[], n: number, fn: (x: T) => Promis
 
 export const queueNameOfUrl = (url: string) => decodeURIComponent(url.replace(/\/+$/, "").split("/").pop() ?? url);
 
-export async function listQueueUrls(sqs: SQSClient, prefix: string | undefined, maxQueues: number): Promise<{ urls: string[]; truncated: boolean }> {
+/** `onRequest` is called before each ListQueues page (inspect counts its requests). */
+export async function listQueueUrls(
+  sqs: SQSClient,
+  prefix: string | undefined,
+  maxQueues: number,
+  o: { onRequest?: () => void; abortSignal?: AbortSignal } = {},
+): Promise<{ urls: string[]; truncated: boolean }> {
   const urls: string[] = [];
   let token: string | undefined;
   do {
-    const out = await sqs.send(new ListQueuesCommand({ QueueNamePrefix: prefix || undefined, MaxResults: 1000, NextToken: token }));
+    o.onRequest?.();
+    const out = await sqs.send(new ListQueuesCommand({ QueueNamePrefix: prefix || undefined, MaxResults: 1000, NextToken: token }), { abortSignal: o.abortSignal });
     urls.push(...(out.QueueUrls ?? []));
     token = out.NextToken;
     if (urls.length >= maxQueues) return { urls: urls.slice(0, maxQueues), truncated: true };
@@ -37,23 +44,29 @@ export async function listQueueUrls(sqs: SQSClient, prefix: string | undefined, 
 
 /** DLQ name → names of the queues whose redrive policy targets it (same account and region only). */
 export async function discoverDlqs(sqs: SQSClient, urls: string[], concurrency: number): Promise<Map<string, string[]>> {
-  const found = new Map<string, string[]>();
-  await mapLimit(urls, concurrency, async (QueueUrl) => {
-    let policy: string | undefined;
+  const policies = await mapLimit(urls, concurrency, async (QueueUrl) => {
     try {
-      policy = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["RedrivePolicy"] }))).Attributes?.RedrivePolicy;
+      return { source: queueNameOfUrl(QueueUrl), policy: (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["RedrivePolicy"] }))).Attributes?.RedrivePolicy };
     } catch (e) {
       // A queue deleted between ListQueues and now is simply not a source any more.
-      if ((e as { name?: string }).name === "QueueDoesNotExist") return;
+      if ((e as { name?: string }).name === "QueueDoesNotExist") return null;
       throw e;
     }
+  });
+  return dlqTargetsOf(policies.filter((p) => p !== null));
+}
+
+/** DLQ name → names of the queues whose redrive policy targets it, from each queue's RedrivePolicy attribute. Pure. */
+export function dlqTargetsOf(policies: Iterable<{ source: string; policy: string | undefined }>): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const { source, policy } of policies) {
     const p = parseRedrivePolicy(policy);
     const dlq = p && queueNameOfArn(p.deadLetterTargetArn);
-    if (!dlq) return;
+    if (!dlq) continue;
     const list = found.get(dlq) ?? [];
-    list.push(queueNameOfUrl(QueueUrl));
+    list.push(source);
     found.set(dlq, list);
-  });
+  }
   for (const l of found.values()) l.sort();
   return found;
 }
