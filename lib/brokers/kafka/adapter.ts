@@ -7,6 +7,8 @@ import {
   type BrokerCapabilities,
   type BrokerVocabulary,
   type BrowseOptions,
+  type BrokerInspection,
+  type InspectOptions,
   type DlqSummary,
   type DlqWarning,
   type HeaderEntry,
@@ -36,6 +38,7 @@ import { planPage, type Segment } from "@/lib/brokers/kafka/paging";
 import { formatDuration, retentionWarnings, type TopicConfig } from "@/lib/brokers/kafka/retention";
 import { lazyProducer, moveKafkaLetters, removeKafkaLetters, type MoverDeps } from "@/lib/brokers/kafka/mover";
 import { republishKafka } from "@/lib/brokers/kafka/republish";
+import { inspectKafka } from "@/lib/brokers/kafka/inspect";
 
 export const KAFKA_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -128,7 +131,8 @@ export class KafkaAdapter implements BrokerAdapter {
     }
   }
 
-  private async getCluster(topic: string): Promise<InternalCluster> {
+  /** The group-less client, connected; with `topic`, that topic is added to its metadata. */
+  private async getCluster(topic?: string): Promise<InternalCluster> {
     this.cluster ??= (async () => {
       const c = createCluster(this.kafka);
       await c.connect();
@@ -141,6 +145,7 @@ export class KafkaAdapter implements BrokerAdapter {
       this.cluster = null;
       throw this.err(e);
     }
+    if (topic === undefined) return c;
     try {
       await c.addTargetTopic(topic);
     } catch (e) {
@@ -586,6 +591,11 @@ export class KafkaAdapter implements BrokerAdapter {
       requests,
       opts,
     );
+  }
+
+  /** See `BrokerAdapter.inspect` and inspect.ts: offsets, configs and the record at each partition's log start. */
+  inspect(opts: InspectOptions): Promise<BrokerInspection> {
+    return inspectKafka({ config: this.config, cluster: () => this.getCluster(), mapError: (e, topic) => this.err(e, topic) }, opts);
   }
 
   async ping(): Promise<void> {
