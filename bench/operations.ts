@@ -1,0 +1,128 @@
+/**
+ * The operations sampler's cost. Not part of CI.
+ *   npm run bench:operations      (BENCH_RABBIT_QUEUES, BENCH_SQS_QUEUES, BENCH_OVERVIEW_DLQS to change the sizes)
+ *
+ * 1. One inspect round over 1,000 RabbitMQ DLQs and 200 SQS DLQs (ElasticMQ): wall time and broker
+ *    calls, against a round over 10 of each in the same run. Goal: the RabbitMQ calls per round do
+ *    not grow with the number of queues (a constant number of management requests per broker).
+ * 2. The overview query over 14 days of samples for 1,000 DLQs (about 650 rows each, as the
+ *    downsampling keeps them), against `SELECT count(*)` of the samples table in the same run.
+ *    Goal: under 100 ms.
+ */
+import { randomUUID } from "node:crypto";
+import amqp from "amqplib";
+import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { applyMigrations } from "../scripts/lib/migrations";
+import { createTestDatabase } from "../scripts/lib/test-database";
+
+const RABBIT = Number(process.env.BENCH_RABBIT_QUEUES ?? 1000);
+const SQS = Number(process.env.BENCH_SQS_QUEUES ?? 200);
+const OVERVIEW_DLQS = Number(process.env.BENCH_OVERVIEW_DLQS ?? 1000);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function timed<T>(f: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const t0 = performance.now();
+  const value = await f();
+  return { ms: performance.now() - t0, value };
+}
+
+async function inspectRounds() {
+  const { RabbitMqAdapter } = await import("../lib/brokers/rabbitmq/adapter");
+  const { testConfig: rabbitConfig, AMQP_URL } = await import("../lib/brokers/rabbitmq/test-kit");
+  const { SqsAdapter } = await import("../lib/brokers/sqs/adapter");
+  const { testConfig: sqsConfig, ELASTICMQ_ENDPOINT } = await import("../lib/brokers/sqs/test-kit");
+  const tag = randomUUID().slice(0, 6);
+  const conn = await amqp.connect(AMQP_URL);
+  const ch = await conn.createChannel();
+  const rabbitNames = Array.from({ length: RABBIT }, (_, i) => `bench-ops-${tag}-${i}.dlq`);
+  const sqs = new SQSClient({ region: "us-east-1", endpoint: ELASTICMQ_ENDPOINT, credentials: { accessKeyId: "x", secretAccessKey: "x" } });
+  const sqsUrls: string[] = [];
+  try {
+    for (const n of rabbitNames) await ch.assertQueue(n, { durable: false, arguments: { "x-message-ttl": 86_400_000 } });
+    for (let i = 0; i < SQS; i++) sqsUrls.push((await sqs.send(new CreateQueueCommand({ QueueName: `bench-ops-${tag}-${i}-dlq` }))).QueueUrl!);
+    const measure = async (label: string, adapter: { inspect?: (o: { minRetentionMs: number }) => Promise<{ calls: number; dlqs: unknown[] }>; close(): Promise<void> }) => {
+      if (!adapter.inspect) throw new Error(`${label}: no inspect()`);
+      await adapter.inspect({ minRetentionMs: 7 * 86400_000 }); // warm-up (connections, version)
+      const runs = [];
+      for (let i = 0; i < 3; i++) runs.push(await timed(() => adapter.inspect!({ minRetentionMs: 7 * 86400_000 })));
+      const ms = median(runs.map((r) => r.ms));
+      const last = runs.at(-1)!.value;
+      console.log(`${label.padEnd(36)} ${String(last.dlqs.length).padStart(5)} DLQs  ${ms.toFixed(0).padStart(6)} ms  ${String(last.calls).padStart(5)} calls`);
+      await adapter.close();
+      return { ms, calls: last.calls };
+    };
+    const rabbitSmall = await measure("RabbitMQ, 10 DLQs", new RabbitMqAdapter(rabbitConfig({ id: `bench-r10-${tag}`, discover: false, dlqs: rabbitNames.slice(0, 10).map((name) => ({ name })) })));
+    const rabbitBig = await measure(`RabbitMQ, ${RABBIT} DLQs`, new RabbitMqAdapter(rabbitConfig({ id: `bench-r-${tag}`, discover: false, dlqs: rabbitNames.map((name) => ({ name })) })));
+    const sqsNames = sqsUrls.map((u) => u.split("/").pop()!);
+    const sqsSmall = await measure("SQS (ElasticMQ), 10 DLQs", new SqsAdapter(sqsConfig(ELASTICMQ_ENDPOINT, { id: `bench-s10-${tag}`, discover: false, dlqs: sqsNames.slice(0, 10).map((name) => ({ name })) })));
+    const sqsBig = await measure(`SQS (ElasticMQ), ${SQS} DLQs`, new SqsAdapter(sqsConfig(ELASTICMQ_ENDPOINT, { id: `bench-s-${tag}`, discover: false, dlqs: sqsNames.map((name) => ({ name })) })));
+    console.log(`RabbitMQ calls per round: ${rabbitSmall.calls} for 10 DLQs, ${rabbitBig.calls} for ${RABBIT}: ${rabbitBig.calls === rabbitSmall.calls ? "constant (goal met)" : "GROWS (goal not met)"}`);
+    console.log(`RabbitMQ time per round: ${(rabbitBig.ms / rabbitSmall.ms).toFixed(1)}x the 10-DLQ round; SQS: ${(sqsBig.ms / sqsSmall.ms).toFixed(1)}x (one attribute read per queue)`);
+  } finally {
+    for (const n of rabbitNames) await ch.deleteQueue(n).catch(() => undefined);
+    await conn.close().catch(() => undefined);
+    for (const u of sqsUrls) await sqs.send(new DeleteQueueCommand({ QueueUrl: u })).catch(() => undefined);
+  }
+}
+
+async function overviewQuery() {
+  const db = await createTestDatabase("dlq_bench_operations");
+  process.env.DATABASE_URL = db.url;
+  await applyMigrations({ databaseUrl: db.url });
+  const { getDb, closeDb } = await import("../lib/db");
+  const { overviewRows } = await import("../lib/operations/queries");
+  const { ownerMatcher } = await import("../lib/operations/owners");
+  const prisma = getDb();
+  try {
+    const t0 = performance.now();
+    // What 14 days of 30 s rounds leave after downsampling: 60 s buckets for 2 h, 900 s for 2 days, 3600 s for 14 days.
+    await prisma.$executeRawUnsafe(`
+      INSERT INTO dlq_samples (connection_id, queue, resolution, bucket_at, depth, depth_max, inflow, samples)
+      SELECT 'bench', 'dlq-' || d, r.s, to_timestamp(floor(extract(epoch FROM now()) / r.s) * r.s) - (k * r.s * interval '1 second'),
+             (d * 7 + k) % 5000, (d * 7 + k) % 5000 + 3, k % 11, r.s / 30
+        FROM generate_series(1, ${OVERVIEW_DLQS}) d
+        CROSS JOIN (VALUES (60, 120), (900, 192), (3600, 336)) AS r(s, n)
+        CROSS JOIN LATERAL generate_series(0, r.n - 1) k`);
+    await prisma.$executeRawUnsafe(`
+      INSERT INTO dlq_status (connection_id, queue, queue_type, sampled_at, depth, inflow_per_min, oldest_at, oldest_source, retention_ms, deadline_at)
+      SELECT 'bench', 'dlq-' || d, 'classic', now(), d % 5000, (d % 7)::float8, now() - interval '3 hours', 'broker', 86400000, now() + interval '21 hours'
+        FROM generate_series(1, ${OVERVIEW_DLQS}) d`);
+    await prisma.$executeRawUnsafe(`
+      INSERT INTO dlq_findings (id, connection_id, queue, code, severity, object, why, fix, first_seen_at, last_seen_at)
+      SELECT gen_random_uuid(), 'bench', 'dlq-' || d, 'bench.fault', 'warning', 'queue dlq-' || d, 'w', 'f', now(), now()
+        FROM generate_series(1, ${OVERVIEW_DLQS} / 10) d`);
+    await prisma.$executeRawUnsafe("VACUUM ANALYZE dlq_samples");
+    await prisma.$executeRawUnsafe("VACUUM ANALYZE dlq_status");
+    const [{ n }] = await prisma.$queryRawUnsafe<Array<{ n: bigint }>>("SELECT count(*) AS n FROM dlq_samples");
+    console.log(`seeded ${n} samples for ${OVERVIEW_DLQS} DLQs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const owners = ownerMatcher([{ connection: null, queue: "dlq-1*", team: "Bench", contact: "#bench", source: "config" }]);
+    const baselineRuns: number[] = [];
+    const overviewRuns: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      baselineRuns.push((await timed(() => prisma.$queryRawUnsafe("SELECT count(*) FROM dlq_samples"))).ms);
+      overviewRuns.push((await timed(() => overviewRows(owners))).ms);
+    }
+    const rows = await overviewRows(owners);
+    const base = median(baselineRuns);
+    const ms = median(overviewRuns);
+    console.log(`baseline SELECT count(*) of ${n} samples: ${base.toFixed(1)} ms (median of 7)`);
+    console.log(`overview of ${rows.length} DLQs: ${ms.toFixed(1)} ms (median of 7), ${(ms / base).toFixed(2)}x the baseline: ${ms < 100 ? "under 100 ms (goal met)" : "OVER 100 ms (goal not met)"}`);
+  } finally {
+    await closeDb();
+    await db.drop();
+  }
+}
+
+async function main() {
+  await inspectRounds();
+  await overviewQuery();
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,113 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, describe, expect, it } from "vitest";
+import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
+import { MOTO_ENDPOINT, SqsKit, testConfig as sqsConfig } from "@/lib/brokers/sqs/test-kit";
+import { getDb } from "@/lib/db";
+import { jobStore } from "@/lib/jobs/store";
+import { JobWorker } from "@/lib/jobs/worker";
+import { scanHandler } from "@/lib/triage/scan";
+import { sampleRound } from "./sampler";
+
+/**
+ * The sampler against real brokers and the real database: what a round records per DLQ, where
+ * the oldest age comes from when the broker cannot tell, findings that open and resolve, and a
+ * broker that goes away. Each test has its own connection id and queues.
+ */
+const cleanups: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c().catch(() => undefined);
+});
+const text = (s: string) => new TextEncoder().encode(s);
+
+async function status(connectionId: string, queue: string) {
+  return getDb().dlqStatus.findUnique({ where: { connectionId_queue: { connectionId, queue } } });
+}
+async function openFindings(connectionId: string) {
+  return getDb().dlqFinding.findMany({ where: { connectionId, resolvedAt: null }, orderBy: { code: "asc" } });
+}
+
+/** A real scan job (kind "scan", as the console runs them) of one DLQ, run to its end. */
+async function scan(adapter: SqsAdapter, queue: string) {
+  const job = await jobStore().enqueue({ kind: "scan", connectionId: adapter.connectionId, queue, params: { acceptRisk: true } });
+  const worker = new JobWorker({ handlers: { scan: scanHandler({ adapterFor: () => adapter }) }, owner: `ops-test-${job.id}`, scope: { jobIds: [job.id] } });
+  expect((await worker.runOnce())?.id).toBe(job.id);
+  expect((await jobStore().get(job.id))?.state).toBe("succeeded");
+}
+
+describe("operations sampler on SQS (moto)", () => {
+  it("records depth, takes the oldest age from the last scan (SentTimestamp) and says so, and puts the deadline at that plus the DLQ's retention", async () => {
+    const kit = new SqsKit(MOTO_ENDPOINT);
+    cleanups.push(() => kit.cleanup());
+    const dlq = await kit.queue(kit.name("dlq"), { MessageRetentionPeriod: String(2 * 86400) });
+    const before = Date.now();
+    for (const b of ["a", "b", "c"]) await kit.send(dlq.url, { body: text(b) });
+    const sent = Date.now();
+    const adapter = new SqsAdapter(sqsConfig(MOTO_ENDPOINT, { id: `ops-sqs-${randomUUID().slice(0, 6)}`, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }));
+    cleanups.push(() => adapter.close());
+
+    const first = await sampleRound({ adapters: [adapter] });
+    expect(first.connections).toEqual([expect.objectContaining({ connectionId: adapter.connectionId, ok: true, dlqs: 1 })]);
+    let s = await status(adapter.connectionId, dlq.name);
+    expect(s).toMatchObject({ depth: 3, retentionMs: BigInt(2 * 86400_000), oldestAt: null, oldestSource: null, deadlineAt: null });
+
+    // The scan runs well after the sends: an oldest age taken from when the scan saw the letters would be later than `sent`.
+    await new Promise((r) => setTimeout(r, 1500));
+    await scan(adapter, dlq.name);
+    await kit.send(dlq.url, { body: text("d") });
+    await sampleRound({ adapters: [adapter] });
+    s = await status(adapter.connectionId, dlq.name);
+    expect(s?.depth).toBe(4);
+    expect(s?.oldestSource).toBe("scan");
+    expect(s?.oldestAsOf).not.toBeNull();
+    // SQS keeps the first enqueue time: the oldest letter is the first one sent, not when the scan saw it.
+    expect(s!.oldestAt!.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expect(s!.oldestAt!.getTime()).toBeLessThanOrEqual(sent + 250);
+    expect(s!.deadlineAt!.getTime() - s!.oldestAt!.getTime()).toBe(2 * 86400_000);
+    // Without a counter, inflow is the depth's increase between the rounds.
+    const minute = await getDb().dlqSample.findMany({ where: { connectionId: adapter.connectionId, resolution: 60 }, orderBy: { bucketAt: "asc" } });
+    expect(minute.reduce((n, r) => n + (r.inflow ?? 0), 0)).toBe(1);
+  });
+
+  it("opens 'no owner' for an unowned DLQ and resolves it once an owner is named; keeps the history", async () => {
+    const kit = new SqsKit(MOTO_ENDPOINT);
+    cleanups.push(() => kit.cleanup());
+    const dlq = await kit.queue(kit.name("dlq"));
+    const adapter = new SqsAdapter(sqsConfig(MOTO_ENDPOINT, { id: `ops-own-${randomUUID().slice(0, 6)}`, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }));
+    cleanups.push(() => adapter.close());
+    await sampleRound({ adapters: [adapter] });
+    expect((await openFindings(adapter.connectionId)).map((f) => [f.code, f.queue])).toContainEqual(["dlq.no_owner", dlq.name]);
+
+    const owner = await getDb().dlqOwner.create({ data: { position: 0, connectionPattern: adapter.connectionId, queuePattern: `${kit.prefix}-*`, team: "Payments", contact: "#payments" } });
+    cleanups.push(() => getDb().dlqOwner.delete({ where: { id: owner.id } }));
+    await sampleRound({ adapters: [adapter] });
+    expect((await openFindings(adapter.connectionId)).map((f) => f.code)).not.toContain("dlq.no_owner");
+    const history = await getDb().dlqFinding.findMany({ where: { connectionId: adapter.connectionId, code: "dlq.no_owner" } });
+    expect(history).toHaveLength(1);
+    expect(history[0].resolvedAt).not.toBeNull();
+  });
+
+  it("keeps a DLQ's last figures and its findings when its broker does not answer, and marks the error", async () => {
+    const kit = new SqsKit(MOTO_ENDPOINT);
+    cleanups.push(() => kit.cleanup());
+    const dlq = await kit.queue(kit.name("dlq"));
+    await kit.send(dlq.url, { body: text("x") });
+    const id = `ops-down-${randomUUID().slice(0, 6)}`;
+    const live = new SqsAdapter(sqsConfig(MOTO_ENDPOINT, { id, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }));
+    const dead = new SqsAdapter(sqsConfig("http://127.0.0.1:1", { id, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }));
+    cleanups.push(() => live.close(), () => dead.close());
+    await sampleRound({ adapters: [live] });
+    const findings = (await openFindings(id)).map((f) => f.id);
+    expect(findings.length).toBeGreaterThan(0);
+
+    const r = await sampleRound({ adapters: [dead] });
+    expect(r.connections[0]).toMatchObject({ ok: false });
+    expect(r.connections[0].error).toMatch(/\S/);
+    const s = await status(id, dlq.name);
+    expect(s?.depth).toBe(1);
+    expect(s?.error).toBe(r.connections[0].error);
+    expect((await openFindings(id)).map((f) => f.id)).toEqual(findings);
+
+    await sampleRound({ adapters: [live] });
+    expect((await status(id, dlq.name))?.error).toBeNull();
+  });
+});
