@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
+import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
+import { KafkaKit, testConfig as kafkaConfig } from "@/lib/brokers/kafka/test-kit";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { MOTO_ENDPOINT, SqsKit, testConfig as sqsConfig } from "@/lib/brokers/sqs/test-kit";
 import { getDb } from "@/lib/db";
@@ -109,5 +111,35 @@ describe("operations sampler on SQS (moto)", () => {
 
     await sampleRound({ adapters: [live] });
     expect((await status(id, dlq.name))?.error).toBeNull();
+  });
+});
+
+describe("operations sampler on Kafka", () => {
+  it("counts inflow exactly from end offsets, and takes the oldest age and the deadline from the broker (log-start timestamp plus retention.ms)", async () => {
+    const kit = new KafkaKit(`ops-${randomUUID().slice(0, 8)}`);
+    cleanups.push(() => kit.cleanup());
+    const topic = await kit.createTopic(`${kit.prefix}-orders.DLT`, 2, { "retention.ms": String(3 * 86400_000) });
+    const producer = await kit.getProducer();
+    const t0 = Date.now() - 3600_000;
+    const send = (n: number, from: number) =>
+      producer.send({ topic, acks: -1, messages: Array.from({ length: n }, (_, i) => ({ partition: (from + i) % 2, key: `k${from + i}`, value: `letter ${from + i}`, timestamp: String(t0 + (from + i) * 1000) })) });
+    await send(3, 0);
+    const adapter = new KafkaAdapter(kafkaConfig({ id: `ops-kafka-${randomUUID().slice(0, 6)}`, discover: false, dlqs: [{ name: topic }] }), { handledStore: null });
+    cleanups.push(() => adapter.close());
+
+    await sampleRound({ adapters: [adapter] });
+    await send(4, 3);
+    // Letters that arrive and leave between two rounds still count: the counter, not the depth.
+    const admin = await kit.getAdmin();
+    await admin.fetchTopicMetadata({ topics: [topic] }); // kafkajs finds the partition leader only for topics it has metadata of
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: "1" }] });
+    await sampleRound({ adapters: [adapter] });
+    const s = await status(adapter.connectionId, topic);
+    expect(s).toMatchObject({ depth: 6, enteredTotal: 7n, oldestSource: "broker", retentionMs: BigInt(3 * 86400_000) });
+    // Record 0 (partition 0) was deleted: the oldest left is record 1 (partition 1).
+    expect(s!.oldestAt!.getTime()).toBe(t0 + 1000);
+    expect(s!.deadlineAt!.getTime()).toBe(t0 + 1000 + 3 * 86400_000);
+    const minute = await getDb().dlqSample.findMany({ where: { connectionId: adapter.connectionId, resolution: 60 } });
+    expect(minute.reduce((n, r) => n + (r.inflow ?? 0), 0)).toBe(4);
   });
 });
