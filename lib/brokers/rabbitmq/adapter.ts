@@ -8,8 +8,10 @@ import {
   type BrokerAdapter,
   type BrokerCapabilities,
   type BrokerVocabulary,
+  type BrokerInspection,
   type BrowseOptions,
   type DlqSummary,
+  type InspectOptions,
   type DlqWarning,
   type HeaderEntry,
   type Letter,
@@ -39,6 +41,7 @@ import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
 import { moveLetters, removeLetters, type MoverContext } from "@/lib/brokers/rabbitmq/mover";
 import { republishRabbit } from "@/lib/brokers/rabbitmq/republish";
 import { DEFAULT_SAFE_QUEUE_SUFFIX, moveToSafety, planSafeMove, type SafeMoveContext } from "@/lib/brokers/rabbitmq/safe-move";
+import { inspectRabbit } from "@/lib/brokers/rabbitmq/inspect";
 
 export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -305,9 +308,11 @@ export class RabbitMqAdapter implements BrokerAdapter {
     return new BrokerError("not_found", { userMessage: `DLQ "${name}" was not found on ${this.displayName}. It may have been deleted, or it is not a DLQ the console knows about.` });
   }
 
-  async listDlqs(): Promise<DlqSummary[]> {
-    await this.ping();
-    const snap = await this.snapshot(true);
+  /**
+   * The DLQs listDlqs lists: configured, discovered, and safe copies. Without the management API
+   * (`queues` null), safe copies are candidates that a passive check must find.
+   */
+  private dlqNames(snap: Pick<Snapshot, "queues" | "discovered" | "safeCopies">): { names: string[]; safeCopies: Set<string> } {
     const names = new Set<string>([...this.config.dlqs.map((d) => d.name), ...snap.discovered.keys()]);
     // Safe copies are listed where they exist; without the management API, where a passive check finds them.
     const safeCopies = new Set<string>([...snap.safeCopies.keys(), ...this.madeSafe.keys()]);
@@ -316,10 +321,17 @@ export class RabbitMqAdapter implements BrokerAdapter {
       if (names.has(name) || (snap.queues && !snap.queues.has(name))) safeCopies.delete(name);
       else names.add(name);
     }
+    return { names: [...names].sort(), safeCopies };
+  }
+
+  async listDlqs(): Promise<DlqSummary[]> {
+    await this.ping();
+    const snap = await this.snapshot(true);
+    const { names, safeCopies } = this.dlqNames(snap);
     const out: DlqSummary[] = [];
     let ch: Channel | null = null;
     const channelFor = async () => (ch ??= await this.amqp.channel());
-    for (const name of [...names].sort()) {
+    for (const name of names) {
       try {
         out.push(await this.summarize(name, snap, channelFor));
       } catch (e) {
@@ -573,6 +585,23 @@ export class RabbitMqAdapter implements BrokerAdapter {
     const unsafe = ["message-ttl", "expires", "max-length", "max-length-bytes"].filter((k) => k in policy);
     if (unsafe.length) return `A policy on the queue "${target}" sets ${unsafe.join(", ")}: RabbitMQ would expire, drop or delete letters moved there.`;
     return null;
+  }
+
+  /** See `BrokerAdapter.inspect` and inspect.ts: the same DLQs as listDlqs, from a constant number of management requests. */
+  inspect(opts: InspectOptions): Promise<BrokerInspection> {
+    return inspectRabbit(
+      {
+        vhost: this.vhost,
+        endpoint: this.amqp.endpoint,
+        displayName: this.displayName,
+        mgmt: this.mgmt,
+        discover: this.config.discover,
+        configured: this.config.dlqs,
+        dlqNames: (snap) => this.dlqNames(snap),
+        channel: () => this.amqp.channel(),
+      },
+      opts,
+    );
   }
 
   async ping(): Promise<void> {
