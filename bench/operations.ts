@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
 import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
+import type { BrokerAdapter } from "../lib/brokers/types";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
 
@@ -41,11 +42,10 @@ async function inspectRounds() {
   try {
     for (const n of rabbitNames) await ch.assertQueue(n, { durable: false, arguments: { "x-message-ttl": 86_400_000 } });
     for (let i = 0; i < SQS; i++) sqsUrls.push((await sqs.send(new CreateQueueCommand({ QueueName: `bench-ops-${tag}-${i}-dlq` }))).QueueUrl!);
-    const measure = async (label: string, adapter: { inspect?: (o: { minRetentionMs: number }) => Promise<{ calls: number; dlqs: unknown[] }>; close(): Promise<void> }) => {
-      if (!adapter.inspect) throw new Error(`${label}: no inspect()`);
+    const measure = async (label: string, adapter: BrokerAdapter) => {
       await adapter.inspect({ minRetentionMs: 7 * 86400_000 }); // warm-up (connections, version)
       const runs = [];
-      for (let i = 0; i < 3; i++) runs.push(await timed(() => adapter.inspect!({ minRetentionMs: 7 * 86400_000 })));
+      for (let i = 0; i < 3; i++) runs.push(await timed(() => adapter.inspect({ minRetentionMs: 7 * 86400_000 })));
       const ms = median(runs.map((r) => r.ms));
       const last = runs.at(-1)!.value;
       console.log(`${label.padEnd(36)} ${String(last.dlqs.length).padStart(5)} DLQs  ${ms.toFixed(0).padStart(6)} ms  ${String(last.calls).padStart(5)} calls`);

@@ -100,6 +100,22 @@ test("an operator opens a DLQ on each broker", async ({ page }) => {
   }
 });
 
+test("the operations sampler runs on the embedded database: each broker's demo DLQ gets its sampled figures", async ({ page }) => {
+  test.setTimeout(120_000);
+  await signInAs(page, "viewer");
+  const line = (connection: string, dlq: string) => new RegExp(`^dlq_console_dlq_depth\\{connection="${connection}",queue="${dlq.replace(/\./g, "\\.")}",owner="[^"]*"\\} \\d+$`, "m");
+  const metrics = async () => {
+    const res = await page.request.get("/api/metrics");
+    expect(res.status()).toBe(200);
+    return res.text();
+  };
+  await expect.poll(metrics, { timeout: 90_000, intervals: [2_000] }).toMatch(line("local-rabbitmq", "demo.orders.dlq"));
+  const text = await metrics();
+  expect(text).toMatch(line("local-sqs", "demo-orders-dlq"));
+  expect(text).toMatch(line("local-kafka", "demo.orders.DLT"));
+  expect(text).toMatch(/^dlq_console_dlq_sample_up\{connection="local-rabbitmq",queue="demo\.orders\.dlq",owner="[^"]*"\} 1$/m);
+});
+
 test("an operator scans a DLQ, sees its group and redrives it to the end: sample, clean verdict, the rest; audited", async ({ page }) => {
   test.setTimeout(180_000);
   await signInAs(page, "operator");

@@ -574,7 +574,7 @@ export interface BrokerAdapter {
    */
   moveToSafety?(dlq: string, target: string, opts?: { signal?: AbortSignal }): AsyncIterable<SafeMoveEvent>;
   /** The sampler's look at every DLQ and the configuration checks (see `BrokerInspection`). */
-  inspect?(opts: InspectOptions): Promise<BrokerInspection>;
+  inspect(opts: InspectOptions): Promise<BrokerInspection>;
   /** Cheap reachability check. */
   ping(): Promise<void>;
   close(): Promise<void>;
