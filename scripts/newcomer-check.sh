@@ -63,7 +63,7 @@ started=$(date +%s)
 start_console "$WORK/first.log"
 log "newcomer check: first start answered after $(( $(date +%s) - started )) s"
 read -r email password < <(grep '^admin@' .data/first-users.txt)
-grep -qF "$password" "$WORK/first.log" || die "newcomer check: start.sh did not print the admin password"
+grep -qF -e "$password" "$WORK/first.log" || die "newcomer check: start.sh did not print the admin password"
 sign_in_and_list "$email" "$password"
 stop_console
 
