@@ -1,0 +1,49 @@
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
+import { describe, expect, it } from "vitest";
+import { AlertStates, DeliveryLog } from "./delivery-log";
+import { RulesTable, type RuleRow } from "./rules-table";
+
+const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`;
+
+const rule: RuleRow = {
+  id: "6f1c2d9e-8a4b-4c1d-9e2f-0a1b2c3d4e5f",
+  name: `Orders ${HOSTILE}`,
+  kind: "depth_above",
+  params: { depth: 5 },
+  condition: "depth above 5",
+  connectionId: null,
+  queuePattern: HOSTILE,
+  ownerTeam: null,
+  scope: `DLQs ${HOSTILE}`,
+  webhookOrigin: "https://hooks.example.com",
+  enabled: true,
+  createdBy: "admin@example.test",
+  createdAt: "2026-12-02T12:00:00.000Z",
+  updatedAt: "2026-12-02T12:00:00.000Z",
+  firing: 2,
+  lastDelivery: null,
+};
+
+describe("alert tables", () => {
+  it("show hostile rule and DLQ names as text, never markup", () => {
+    const html = [
+      renderToStaticMarkup(createElement(RulesTable, { rules: [rule] })),
+      renderToStaticMarkup(
+        createElement(DeliveryLog, {
+          deliveries: [
+            { id: "1", connectionId: "c", queue: HOSTILE, event: "fire", state: "pending", attempts: 2, statusCode: 500, lastError: `receiver said ${HOSTILE}`, createdAt: rule.createdAt, nextAttemptAt: rule.createdAt, deliveredAt: null },
+          ],
+        }),
+      ),
+      renderToStaticMarkup(createElement(AlertStates, { states: [{ connectionId: "c", queue: HOSTILE, state: "firing", since: rule.createdAt, value: `critical finding on ${HOSTILE}` }] })),
+    ].join("\n");
+    expect(html).not.toContain("<img");
+    expect(html).not.toContain("<script");
+    expect(html).toContain("&lt;img src=x onerror=");
+    expect(html).toContain("firing for 2 DLQs");
+    expect(html).toContain("retrying (2 failed)");
+    // The DLQ link carries the name percent-encoded in its path.
+    expect(html).toContain(`href="/dlqs/c/${encodeURIComponent(HOSTILE)}"`);
+  });
+});
