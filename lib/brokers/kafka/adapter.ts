@@ -146,12 +146,35 @@ export class KafkaAdapter implements BrokerAdapter {
       throw this.err(e);
     }
     if (topic === undefined) return c;
-    try {
-      await c.addTargetTopic(topic);
-    } catch (e) {
-      throw this.err(e, topic);
-    }
+    await this.onTopic(c, topic, () => c.addTargetTopic(topic));
     return c;
+  }
+
+  /**
+   * Runs `op` about `topic` on the group-less client `c`. kafkajs refreshes a client's metadata for
+   * every topic it was ever given (its target topics); once someone else deletes one of them, each
+   * refresh fails with UNKNOWN_TOPIC_OR_PARTITION whatever topic is asked, so one deleted DLT would
+   * hide all the others. On an unknown topic, the target topics missing from a fresh list of all
+   * topics are dropped (as kafkajs's admin does for topics it deletes itself), the metadata is
+   * refreshed, and `op` runs once more. A `topic` that is itself gone is not_found.
+   */
+  private async onTopic<T>(c: InternalCluster, topic: string, op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (e) {
+      const mapped = this.err(e, topic);
+      if (mapped.kind !== "not_found") throw mapped;
+    }
+    const existing = new Set(await this.listTopicNames());
+    if (!existing.has(topic)) throw this.notFound(topic);
+    for (const t of [...c.targetTopics]) if (!existing.has(t)) c.targetTopics.delete(t);
+    try {
+      await c.refreshMetadata();
+      return await op();
+    } catch (e) {
+      const mapped = this.err(e, topic);
+      throw mapped.kind === "not_found" ? this.notFound(topic) : mapped;
+    }
   }
 
   /** The topic's current id, asked of the broker each time: a recreated topic has a new one. */
@@ -205,20 +228,32 @@ export class KafkaAdapter implements BrokerAdapter {
     }
   }
 
-  /** Start and end offsets of every partition, observed now. */
+  /**
+   * Start and end offsets (read_committed) of every partition, observed now. Asked as
+   * admin.fetchTopicOffsets does, but on the group-less client, whose target topics `onTopic` keeps
+   * to existing topics: the admin is given none, so its refreshes (listTopics, describeConfigs) ask
+   * for every topic and cannot fail on a deleted one.
+   */
   private async topicState(name: string): Promise<TopicState> {
-    const admin = await this.getAdmin();
-    try {
-      const offsets = await admin.fetchTopicOffsets(name);
-      const partitions = offsets
-        .map((o) => ({ partition: o.partition, start: BigInt(o.low), end: BigInt(o.high) }))
-        .sort((a, b) => a.partition - b.partition);
-      return { partitions, total: partitions.reduce((n, p) => n + Number(p.end - p.start), 0) };
-    } catch (e) {
-      const mapped = this.err(e, name);
-      if (mapped.kind === "not_found") throw this.notFound(name);
-      throw mapped;
-    }
+    const c = await this.getCluster();
+    const [low, high] = await this.onTopic(c, name, async () => {
+      await c.addTargetTopic(name);
+      await c.refreshMetadataIfNecessary();
+      const asked = c.findTopicPartitionMetadata(name).map((p) => ({ partition: p.partitionId }));
+      // Every topic has a partition: none means the cached metadata does not know the topic.
+      if (!asked.length) throw Object.assign(new Error(`no metadata for ${name}`), { type: "UNKNOWN_TOPIC_OR_PARTITION" });
+      return Promise.all(
+        [true, false].map(async (fromBeginning) => {
+          const [t] = await c.fetchTopicsOffset([{ topic: name, fromBeginning, partitions: asked }]);
+          const got = new Map((t?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+          // kafkajs leaves out partitions without a leader in its metadata.
+          if (got.size !== asked.length) throw Object.assign(new Error(`offsets of ${name}: ${got.size} of ${asked.length} partitions answered`), { type: "LEADER_NOT_AVAILABLE" });
+          return got;
+        }),
+      );
+    });
+    const partitions = [...low].map(([partition, start]) => ({ partition, start, end: high.get(partition)! })).sort((a, b) => a.partition - b.partition);
+    return { partitions, total: partitions.reduce((n, p) => n + Number(p.end - p.start), 0) };
   }
 
   private async topicConfigs(names: string[]): Promise<Map<string, TopicConfig>> {

@@ -88,8 +88,19 @@ export interface InternalCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   isConnected(): boolean;
+  /**
+   * The topics every metadata refresh asks for: those given to `addTargetTopic`, kept until removed.
+   * kafkajs may replace the Set: read it each time.
+   */
+  targetTopics: Set<string>;
   addTargetTopic(topic: string): Promise<void>;
   refreshMetadata(): Promise<void>;
+  /** Refreshes when the cached metadata is older than `metadataMaxAge`. */
+  refreshMetadataIfNecessary(): Promise<void>;
+  /** From the cached metadata; empty when the topic is not in it. */
+  findTopicPartitionMetadata(topic: string): Array<{ partitionId: number; leader: number }>;
+  /** ListOffsets to each partition's leader (cached metadata), at the client's isolation level. */
+  fetchTopicsOffset(topics: Array<{ topic: string; fromBeginning: boolean; partitions: Array<{ partition: number }> }>): Promise<Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>>;
   findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
   findBroker(args: { nodeId: string }): Promise<InternalBroker>;
   /** Any connected broker will do for Metadata; this one is at hand once metadata is loaded. */
@@ -109,8 +120,10 @@ export function createCluster(kafka: Kafka): InternalCluster {
     throw new BrokerError("protocol", { message: "kafkajs internal cluster factory not found (kafkajs upgraded?)", userMessage: "This build's Kafka client cannot read topics without a consumer group. Pin kafkajs to 2.2.4." });
   }
   const cluster = factory({ allowAutoTopicCreation: false, isolationLevel: 1, metadataMaxAge: 60_000 }) as InternalCluster;
-  for (const m of ["connect", "disconnect", "addTargetTopic", "findLeaderForPartitions", "findBroker", "findControllerBroker", "refreshMetadata"] as const) {
-    if (typeof cluster[m] !== "function") throw new BrokerError("protocol", { message: `kafkajs Cluster.${m} missing`, userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4)." });
+  const mismatch = (what: string) => new BrokerError("protocol", { message: `kafkajs Cluster.${what} missing`, userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4)." });
+  for (const m of ["connect", "disconnect", "addTargetTopic", "findLeaderForPartitions", "findBroker", "findControllerBroker", "refreshMetadata", "refreshMetadataIfNecessary", "findTopicPartitionMetadata", "fetchTopicsOffset"] as const) {
+    if (typeof cluster[m] !== "function") throw mismatch(m);
   }
+  if (!(cluster.targetTopics instanceof Set)) throw mismatch("targetTopics");
   return cluster;
 }
