@@ -41,7 +41,9 @@ async function inspectRounds() {
   const sqsUrls: string[] = [];
   try {
     for (const n of rabbitNames) await ch.assertQueue(n, { durable: false, arguments: { "x-message-ttl": 86_400_000 } });
-    for (let i = 0; i < SQS; i++) sqsUrls.push((await sqs.send(new CreateQueueCommand({ QueueName: `bench-ops-${tag}-${i}-dlq` }))).QueueUrl!);
+    // Two prefixes: the 10-queue round reads only its own queues (SQS lists and reads every queue under the prefix).
+    for (let i = 0; i < 10; i++) sqsUrls.push((await sqs.send(new CreateQueueCommand({ QueueName: `bench-ops-${tag}-small-${i}-dlq` }))).QueueUrl!);
+    for (let i = 0; i < SQS; i++) sqsUrls.push((await sqs.send(new CreateQueueCommand({ QueueName: `bench-ops-${tag}-big-${i}-dlq` }))).QueueUrl!);
     const measure = async (label: string, adapter: BrokerAdapter) => {
       await adapter.inspect({ minRetentionMs: 7 * 86400_000 }); // warm-up (connections, version)
       const runs = [];
@@ -55,10 +57,13 @@ async function inspectRounds() {
     const rabbitSmall = await measure("RabbitMQ, 10 DLQs", new RabbitMqAdapter(rabbitConfig({ id: `bench-r10-${tag}`, discover: false, dlqs: rabbitNames.slice(0, 10).map((name) => ({ name })) })));
     const rabbitBig = await measure(`RabbitMQ, ${RABBIT} DLQs`, new RabbitMqAdapter(rabbitConfig({ id: `bench-r-${tag}`, discover: false, dlqs: rabbitNames.map((name) => ({ name })) })));
     const sqsNames = sqsUrls.map((u) => u.split("/").pop()!);
-    const sqsSmall = await measure("SQS (ElasticMQ), 10 DLQs", new SqsAdapter(sqsConfig(ELASTICMQ_ENDPOINT, { id: `bench-s10-${tag}`, discover: false, dlqs: sqsNames.slice(0, 10).map((name) => ({ name })) })));
-    const sqsBig = await measure(`SQS (ElasticMQ), ${SQS} DLQs`, new SqsAdapter(sqsConfig(ELASTICMQ_ENDPOINT, { id: `bench-s-${tag}`, discover: false, dlqs: sqsNames.map((name) => ({ name })) })));
+    const sqsRound = (label: string, prefix: string) =>
+      measure(label, new SqsAdapter(sqsConfig(ELASTICMQ_ENDPOINT, { id: `bench-${prefix}-${tag}`, queueNamePrefix: `bench-ops-${tag}-${prefix}-`, discover: false, dlqs: sqsNames.filter((n) => n.includes(`-${prefix}-`)).map((name) => ({ name })) })));
+    const sqsSmall = await sqsRound("SQS (ElasticMQ), 10 DLQs", "small");
+    const sqsBig = await sqsRound(`SQS (ElasticMQ), ${SQS} DLQs`, "big");
     console.log(`RabbitMQ calls per round: ${rabbitSmall.calls} for 10 DLQs, ${rabbitBig.calls} for ${RABBIT}: ${rabbitBig.calls === rabbitSmall.calls ? "constant (goal met)" : "GROWS (goal not met)"}`);
-    console.log(`RabbitMQ time per round: ${(rabbitBig.ms / rabbitSmall.ms).toFixed(1)}x the 10-DLQ round; SQS: ${(sqsBig.ms / sqsSmall.ms).toFixed(1)}x (one attribute read per queue)`);
+    console.log(`RabbitMQ time per round: ${(rabbitBig.ms / rabbitSmall.ms).toFixed(1)}x the 10-DLQ round`);
+    console.log(`SQS: ${sqsSmall.calls} calls for 10 DLQs, ${sqsBig.calls} for ${SQS} (one list, one attribute read per queue: the floor on SQS); time ${(sqsBig.ms / sqsSmall.ms).toFixed(1)}x`);
   } finally {
     for (const n of rabbitNames) await ch.deleteQueue(n).catch(() => undefined);
     await conn.close().catch(() => undefined);
@@ -85,8 +90,10 @@ async function overviewQuery() {
         CROSS JOIN (VALUES (60, 120), (900, 192), (3600, 336)) AS r(s, n)
         CROSS JOIN LATERAL generate_series(0, r.n - 1) k`);
     await prisma.$executeRawUnsafe(`
-      INSERT INTO dlq_status (connection_id, queue, queue_type, sampled_at, depth, inflow_per_min, oldest_at, oldest_source, retention_ms, deadline_at)
-      SELECT 'bench', 'dlq-' || d, 'classic', now(), d % 5000, (d % 7)::float8, now() - interval '3 hours', 'broker', 86400000, now() + interval '21 hours'
+      INSERT INTO dlq_status (connection_id, queue, queue_type, sampled_at, depth, inflow_per_min, oldest_at, oldest_source, retention_ms, deadline_at, trend)
+      SELECT 'bench', 'dlq-' || d, 'classic', now(), d % 5000, (d % 7)::float8, now() - interval '3 hours', 'broker', 86400000, now() + interval '21 hours',
+             (SELECT jsonb_agg(jsonb_build_object('t', (floor(extract(epoch FROM now()) / 60) * 60 - k * 60)::bigint, 'd', (d * 7 + k) % 5000) ORDER BY k DESC)
+                FROM generate_series(0, 59) k)
         FROM generate_series(1, ${OVERVIEW_DLQS}) d`);
     await prisma.$executeRawUnsafe(`
       INSERT INTO dlq_findings (id, connection_id, queue, code, severity, object, why, fix, first_seen_at, last_seen_at)

@@ -14,6 +14,8 @@ import { JobWorker } from "@/lib/jobs/worker";
 import { runProcessWorker, wakeJobWorker } from "@/lib/jobs/process-worker";
 import { loadConfig } from "@/lib/config";
 import { sampleRound } from "@/lib/operations/sampler";
+import { evaluateAlerts } from "@/lib/alerts/evaluate";
+import { deliverAlerts, pruneAlerts } from "@/lib/alerts/deliver";
 import { pruneSamples } from "@/lib/operations/samples";
 
 /**
@@ -76,6 +78,8 @@ export function startJobWorker(): JobWorker | null {
             }
             samplerErrors.set(c.connectionId, c.error);
           }
+          // Alert rules judge what the round just recorded; a message goes out on each change only.
+          await evaluateAlerts().catch((e) => console.error(`[alerts] evaluation failed: ${(e as Error).message}`));
         },
       },
       {
@@ -86,6 +90,18 @@ export function startJobWorker(): JobWorker | null {
           const n = await pruneSamples(ops.sampleRetentionDays);
           if (n > 0) console.log(`[operations] retention: deleted ${n} DLQ samples past their span`);
         },
+      },
+      {
+        // Due webhook messages; every replica may send (a row is claimed with SKIP LOCKED).
+        name: "alert-delivery",
+        everyMs: 10_000,
+        run: async () => void (await deliverAlerts()),
+      },
+      {
+        name: "alert-prune",
+        everyMs: 60 * 60 * 1000,
+        leased: true,
+        run: async () => void (await pruneAlerts()),
       },
       {
         name: "archive-retention",

@@ -10,6 +10,8 @@ import { downloadPayload } from "@/lib/dlq/download-payload";
 import { revealPayload } from "@/lib/dlq/reveal-payload";
 import { startSafeMove } from "@/lib/safety/use-cases";
 import { readRiskyOnce } from "@/lib/dlq/risky-read";
+import { acknowledgeFinding, deleteOwner, saveOwner } from "@/lib/operations/use-cases";
+import { createAlertRule, deleteAlertRule, sendTestAlert, updateAlertRule } from "@/lib/alerts/use-cases";
 
 export interface GuardedUseCase {
   name: string;
@@ -85,6 +87,23 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
     action: "masking.save",
     invoke: (a, m) => saveMaskingRules(a, m, { rules: [], sensitive: [] }),
   },
+  { name: "acknowledgeFinding", permission: "ops:acknowledge", action: "finding.acknowledge", invoke: (a, m) => acknowledgeFinding(a, m, { id: NO_JOB }) },
+  {
+    name: "saveOwner",
+    permission: "ops:manage",
+    action: "owner.save",
+    invoke: (a, m) => saveOwner(a, m, { position: 0, queuePattern: "refused.*", team: "Refused", contact: "#refused" }),
+  },
+  { name: "deleteOwner", permission: "ops:manage", action: "owner.delete", invoke: (a, m) => deleteOwner(a, m, { id: NO_JOB }) },
+  {
+    name: "createAlertRule",
+    permission: "ops:manage",
+    action: "alert.rule_create",
+    invoke: (a, m) => createAlertRule(a, m, { name: "refused", kind: "depth_above", params: { depth: 1 }, webhookUrl: "https://hooks.example.test/x" }),
+  },
+  { name: "updateAlertRule", permission: "ops:manage", action: "alert.rule_update", invoke: (a, m) => updateAlertRule(a, m, { id: NO_JOB, name: "refused", kind: "depth_above", params: { depth: 1 } }) },
+  { name: "deleteAlertRule", permission: "ops:manage", action: "alert.rule_delete", invoke: (a, m) => deleteAlertRule(a, m, { id: NO_JOB }) },
+  { name: "sendTestAlert", permission: "ops:manage", action: "alert.test_send", invoke: (a, m) => sendTestAlert(a, m, { id: NO_JOB }) },
 ];
 
 /** Reads that some roles may not make (payload bytes, audit history): refused and audited the same way. */

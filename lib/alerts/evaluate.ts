@@ -1,4 +1,5 @@
 import "server-only";
+import { RESOLUTIONS } from "@/lib/operations/samples";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { ownerResolver, type OwnerOf } from "@/lib/operations/owners";
@@ -31,9 +32,9 @@ interface Candidate {
  * round; writes happen only on a change, each in one statement (./store.ts) that makes it exact
  * across restarts and replicas.
  *
- * Inflow rules read `inflow` of the 60 s buckets (dlq_samples, resolution 60) that overlap the
- * last m minutes (so at minute granularity, up to a minute more), not `inflowPerMin`, which is an
- * hour's average. A DLQ the sampler marks missing, or that left a rule's scope, resolves.
+ * Inflow rules read `inflow` of the finest buckets still kept over their window (dlq_samples: 60 s
+ * buckets for windows up to 2 h, else 900 s ones) that overlap the last m minutes (so up to one
+ * bucket more), not `inflowPerMin`, which is an hour's average. A DLQ the sampler marks missing, or that left a rule's scope, resolves.
  */
 export async function evaluateAlerts(opts: { db?: PrismaClient; now?: Date; owners?: OwnerOf } = {}): Promise<EvaluationResult> {
   const db = opts.db ?? getDb();
@@ -69,14 +70,18 @@ export async function evaluateAlerts(opts: { db?: PrismaClient; now?: Date; owne
   }
 
   const inflowWindows = parsed.flatMap((p) => (p.condition.kind === "inflow_within" ? [p.condition.params.minutes] : []));
-  const buckets = inflowWindows.length ? await inflowBuckets(db, now, Math.max(...inflowWindows)) : [];
+  const buckets = new Map<number, InflowBucket[]>();
+  for (const res of new Set(inflowWindows.map(inflowResolution))) {
+    buckets.set(res, await inflowBuckets(db, now, Math.max(...inflowWindows.filter((m) => inflowResolution(m) === res)), res));
+  }
 
   const owners = opts.owners ?? (await ownerResolver());
   const states = await db.alertState.findMany({ where: { ruleId: { in: parsed.map((p) => p.rule.id) } } });
   const stateOf = new Map(states.map((s) => [`${s.ruleId}\u0000${keyOf(s.connectionId, s.queue)}`, s]));
 
   for (const { rule, condition } of parsed) {
-    const inflowOf = condition.kind === "inflow_within" ? inflowSums(buckets, now, condition.params.minutes) : null;
+    const inflowOf =
+      condition.kind === "inflow_within" ? inflowSums(buckets.get(inflowResolution(condition.params.minutes)) ?? [], now, condition.params.minutes, inflowResolution(condition.params.minutes)) : null;
     const pool = condition.kind === "finding_at_least" ? [...candidates.values(), ...findingCandidates.values()] : [...candidates.values()];
     const seen = new Set<string>();
     for (const c of pool) {
@@ -146,19 +151,25 @@ interface InflowBucket {
   inflow: number;
 }
 
-/** 60 s buckets with inflow that overlap the longest window of any inflow rule. */
-async function inflowBuckets(db: PrismaClient, now: Date, minutes: number): Promise<InflowBucket[]> {
-  const since = new Date(now.getTime() - (minutes + 1) * 60_000);
+/** The finest sample resolution still kept over a window of `minutes` (lib/operations/samples.ts). */
+function inflowResolution(minutes: number): number {
+  const fit = RESOLUTIONS.find((r) => r.keepMs === null || r.keepMs >= minutes * 60_000 + r.seconds * 1000);
+  return fit?.seconds ?? RESOLUTIONS[RESOLUTIONS.length - 1].seconds;
+}
+
+/** Buckets of `resolution` seconds with inflow that overlap the longest window of the inflow rules read at it. */
+async function inflowBuckets(db: PrismaClient, now: Date, minutes: number, resolution: number): Promise<InflowBucket[]> {
+  const since = new Date(now.getTime() - minutes * 60_000 - resolution * 1000);
   const rows = await db.dlqSample.findMany({
-    where: { resolution: 60, bucketAt: { gt: since }, inflow: { gt: 0 } },
+    where: { resolution, bucketAt: { gt: since }, inflow: { gt: 0 } },
     select: { connectionId: true, queue: true, bucketAt: true, inflow: true },
   });
   return rows.map((r) => ({ key: keyOf(r.connectionId, r.queue), bucketAt: r.bucketAt.getTime(), inflow: r.inflow ?? 0 }));
 }
 
-/** Letters per DLQ in the buckets overlapping the last `minutes` (a bucket starting up to 60 s before the window counts). */
-function inflowSums(buckets: InflowBucket[], now: Date, minutes: number): Map<string, number> {
-  const from = now.getTime() - minutes * 60_000 - 60_000;
+/** Letters per DLQ in the buckets overlapping the last `minutes` (a bucket starting up to one width before the window counts). */
+function inflowSums(buckets: InflowBucket[], now: Date, minutes: number, resolution: number): Map<string, number> {
+  const from = now.getTime() - minutes * 60_000 - resolution * 1000;
   const sums = new Map<string, number>();
   for (const b of buckets) if (b.bucketAt > from && b.bucketAt <= now.getTime()) sums.set(b.key, (sums.get(b.key) ?? 0) + b.inflow);
   return sums;

@@ -61,6 +61,20 @@ export const AUDIT_ACTIONS = {
   "triage.export": "Exported triage letters",
   "triage.search": "Searched a sensitive DLQ's letters",
   "triage.rules_save": "Changed classification rules",
+  "ops.overview": "Viewed the operations overview",
+  "ops.dlq": "Viewed a DLQ's operations figures",
+  "ops.findings": "Listed configuration findings",
+  "ops.metrics": "Read the metrics",
+  "finding.acknowledge": "Acknowledged a configuration finding",
+  "owner.list": "Listed DLQ owners",
+  "owner.save": "Set a DLQ owner",
+  "owner.delete": "Removed a DLQ owner",
+  "alert.list": "Listed alert rules",
+  "alert.view": "Viewed an alert rule",
+  "alert.rule_create": "Created an alert rule",
+  "alert.rule_update": "Changed an alert rule",
+  "alert.rule_delete": "Deleted an alert rule",
+  "alert.test_send": "Sent a test alert",
 } as const satisfies Record<string, string>;
 
 export type KnownAuditAction = keyof typeof AUDIT_ACTIONS;

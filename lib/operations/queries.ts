@@ -35,8 +35,8 @@ export interface DlqOverviewRow {
 const SEVERITY_RANK: Record<string, number> = { critical: 3, warning: 2, info: 1 };
 
 /**
- * Every sampled DLQ with its open findings, alerts and last hour's depth, in one query: reads the
- * last hour of 60 s buckets and the small per-DLQ tables, never the whole history.
+ * Every sampled DLQ with its open findings, alerts and last hour's depth, in one query over the
+ * small per-DLQ tables (the trend is kept in dlq_status by each round), never the samples.
  */
 export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: PrismaClient = getDb()): Promise<DlqOverviewRow[]> {
   const rows = await db.$queryRawUnsafe<
@@ -58,7 +58,7 @@ export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: Prism
       worst: number | null;
       firing: number;
       last_alert_at: Date | null;
-      trend: Array<{ m: number; d: number | null }> | null;
+      trend: Array<{ t: number; d: number | null }> | null;
     }>
   >(
     `WITH f AS (
@@ -68,25 +68,22 @@ export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: Prism
      ), a AS (
        SELECT connection_id, queue, count(*) FILTER (WHERE state = 'firing')::int AS firing, max(since) AS last_at
          FROM alert_states GROUP BY connection_id, queue
-     ), t AS (
-       SELECT connection_id, queue,
-              json_agg(json_build_object('m', floor(extract(epoch FROM ($1::timestamptz - bucket_at)) / 60)::int, 'd', depth)) AS trend
-         FROM dlq_samples WHERE resolution = 60 AND bucket_at > $1::timestamptz - interval '1 hour'
-        GROUP BY connection_id, queue
      )
      SELECT s.connection_id, s.queue, s.queue_type, s.sampled_at, s.depth, s.inflow_per_min, s.oldest_at, s.oldest_source,
             s.oldest_as_of, s.retention_ms, s.deadline_at, s.error, s.missing_since,
-            COALESCE(f.n, 0) AS open_findings, f.worst, COALESCE(a.firing, 0) AS firing, a.last_at AS last_alert_at, t.trend
+            COALESCE(f.n, 0) AS open_findings, f.worst, COALESCE(a.firing, 0) AS firing, a.last_at AS last_alert_at, s.trend
        FROM dlq_status s
        LEFT JOIN f ON f.connection_id = s.connection_id AND f.queue = s.queue
-       LEFT JOIN a ON a.connection_id = s.connection_id AND a.queue = s.queue
-       LEFT JOIN t ON t.connection_id = s.connection_id AND t.queue = s.queue`,
-    now.toISOString(),
+       LEFT JOIN a ON a.connection_id = s.connection_id AND a.queue = s.queue`,
   );
   const worstName = (n: number | null): FindingSeverity | null => (n === 3 ? "critical" : n === 2 ? "warning" : n === 1 ? "info" : null);
   return rows.map((r) => {
     const trend: Array<number | null> = new Array(60).fill(null);
-    for (const p of r.trend ?? []) if (p.m >= 0 && p.m < 60) trend[59 - p.m] = p.d;
+    const nowMinute = Math.floor(now.getTime() / 60_000);
+    for (const p of r.trend ?? []) {
+      const ago = nowMinute - Math.floor(Number(p.t) / 60);
+      if (ago >= 0 && ago < 60) trend[59 - ago] = p.d;
+    }
     return {
       connectionId: r.connection_id,
       queue: r.queue,

@@ -142,8 +142,10 @@ describe("operations sampler on Kafka", () => {
     // Record 0 (partition 0) was deleted: the oldest left is record 1 (partition 1).
     expect(s!.oldestAt!.getTime()).toBe(t0 + 1000);
     expect(s!.deadlineAt!.getTime()).toBe(t0 + 1000 + 3 * 86400_000);
-    const minute = await getDb().dlqSample.findMany({ where: { connectionId: adapter.connectionId, resolution: 60 } });
+    const minute = await getDb().dlqSample.findMany({ where: { connectionId: adapter.connectionId, resolution: 60 }, orderBy: { bucketAt: "asc" } });
     expect(minute.reduce((n, r) => n + (r.inflow ?? 0), 0)).toBe(4);
+    // The round keeps the last hour's depth per minute with the status, for the overview.
+    expect(s!.trend).toEqual(minute.map((r) => ({ t: r.bucketAt.getTime() / 1000, d: r.depth })));
   });
 });
 
@@ -162,7 +164,7 @@ describe("operations sampler on RabbitMQ", () => {
     cleanups.push(() => adapter.close());
 
     // The management API's figures lag the broker by a few seconds (the depth and the head's timestamp not always together).
-    let s = null;
+    let s: Awaited<ReturnType<typeof status>> = null;
     const settled = () => s?.depth === 3 && s.oldestSource === "broker";
     for (let i = 0; i < 40 && !settled(); i++) {
       await sampleRound({ adapters: [adapter] });

@@ -83,18 +83,24 @@ async function recordConnection(db: PrismaClient, connectionId: string, look: Br
   }
   await writeSamples(at, rows, db);
   await db.$executeRawUnsafe(
-    `INSERT INTO dlq_status (connection_id, queue, queue_type, sampled_at, depth, inflow_per_min, entered_total, oldest_at, oldest_source, oldest_as_of, retention_ms, deadline_at, error, missing_since)
-     SELECT $1, r.queue, r.queue_type, $2::timestamptz, r.depth,
-            (SELECT sum(s.inflow)::float8 / 60 FROM dlq_samples s
-              WHERE s.connection_id = $1 AND s.queue = r.queue AND s.resolution = 60 AND s.bucket_at > $2::timestamptz - interval '1 hour'),
-            r.entered_total::bigint, r.oldest_at, r.oldest_source, r.oldest_as_of, r.retention_ms::bigint, r.deadline_at, NULL, NULL
+    `INSERT INTO dlq_status (connection_id, queue, queue_type, sampled_at, depth, inflow_per_min, entered_total, oldest_at, oldest_source,
+                             oldest_as_of, retention_ms, deadline_at, error, missing_since, trend)
+     SELECT $1, r.queue, r.queue_type, $2::timestamptz, r.depth, h.inflow, r.entered_total::bigint, r.oldest_at, r.oldest_source,
+            r.oldest_as_of, r.retention_ms::bigint, r.deadline_at, NULL, NULL, h.trend
        FROM json_to_recordset($3::json) AS r(queue text, queue_type text, depth int, entered_total text, oldest_at timestamptz,
                                               oldest_source text, oldest_as_of timestamptz, retention_ms text, deadline_at timestamptz)
+       -- The last hour of 60 s buckets (primary key range): inflow per minute and the depth trend.
+       CROSS JOIN LATERAL (
+         SELECT sum(s.inflow)::float8 / 60 AS inflow,
+                COALESCE(jsonb_agg(jsonb_build_object('t', extract(epoch FROM s.bucket_at)::bigint, 'd', s.depth) ORDER BY s.bucket_at), '[]'::jsonb) AS trend
+           FROM dlq_samples s
+          WHERE s.connection_id = $1 AND s.queue = r.queue AND s.resolution = 60 AND s.bucket_at > $2::timestamptz - interval '1 hour'
+       ) h
      ON CONFLICT (connection_id, queue) DO UPDATE SET
        queue_type = EXCLUDED.queue_type, sampled_at = EXCLUDED.sampled_at, depth = EXCLUDED.depth, inflow_per_min = EXCLUDED.inflow_per_min,
        entered_total = EXCLUDED.entered_total, oldest_at = EXCLUDED.oldest_at, oldest_source = EXCLUDED.oldest_source,
        oldest_as_of = EXCLUDED.oldest_as_of, retention_ms = EXCLUDED.retention_ms, deadline_at = EXCLUDED.deadline_at,
-       error = NULL, missing_since = NULL`,
+       error = NULL, missing_since = NULL, trend = EXCLUDED.trend`,
     connectionId,
     at.toISOString(),
     JSON.stringify(

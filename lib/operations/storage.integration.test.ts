@@ -96,18 +96,21 @@ function suite(name: string, open: () => Promise<{ db: PrismaClient; close: () =
       ]);
     });
 
-    it("reads the overview in one query: status, open findings, the last hour's trend and the owner", async () => {
+    it("reads the overview in one query: status, open findings, the last hour's trend placed by minute, and the owner", async () => {
       const c = conn();
       const now = new Date();
-      await db.dlqStatus.create({ data: { connectionId: c, queue: "orders.dlq", queueType: "classic", sampledAt: now, depth: 5, inflowPerMin: 1.5 } });
-      await writeSamples(new Date(now.getTime() - 120_000), [{ connectionId: c, queue: "orders.dlq", depth: 3, inflow: 1, oldestAt: null, deadlineAt: null }], db);
-      await writeSamples(now, [{ connectionId: c, queue: "orders.dlq", depth: 5, inflow: 2, oldestAt: null, deadlineAt: null }], db);
+      const minute = (ago: number) => Math.floor(now.getTime() / 60_000) * 60 - ago * 60;
+      // The trend as a round keeps it: bucket starts and depths; an hour-old point falls off the chart.
+      const trend = [{ t: minute(70), d: 9 }, { t: minute(2), d: 3 }, { t: minute(0), d: 5 }];
+      await db.dlqStatus.create({ data: { connectionId: c, queue: "orders.dlq", queueType: "classic", sampledAt: now, depth: 5, inflowPerMin: 1.5, trend } });
       await reconcileFindings(c, [{ code: "test.a", severity: "info", object: "a", dlq: "orders.dlq", why: "w", fix: "f" }, { code: "test.b", severity: "critical", object: "b", dlq: "orders.dlq", why: "w", fix: "f" }], now, db);
       const rows = (await overviewRows(ownerMatcher([{ connection: c, queue: "orders.*", team: "Payments", contact: "#payments", source: "config" }]), now, db)).filter((r) => r.connectionId === c);
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ depth: 5, inflowPerMin: 1.5, openFindings: 2, worstFinding: "critical", owner: { team: "Payments", contact: "#payments" } });
+      expect(rows[0].trend).toHaveLength(60);
       expect(rows[0].trend.filter((d) => d !== null)).toEqual([3, 5]);
       expect(rows[0].trend.at(-1)).toBe(5);
+      expect(rows[0].trend.at(-3)).toBe(3);
     });
   });
 }
