@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatCount, formatRange, formatRelative, formatUtc, truncate } from "./format";
+import { formatBytes, formatCount, formatRange, formatRate, formatRelative, formatSpan, formatUtc, truncate } from "./format";
 
 const now = new Date("2025-01-31T12:00:00Z");
 
@@ -54,5 +54,27 @@ describe("formatCount / truncate / formatRange", () => {
     expect(formatRange(50, 50, 1234)).toBe("letters 51–100 of ~1,234");
     expect(formatRange(0, 3, null)).toBe("letters 1–3");
     expect(formatRange(100, 0, 80)).toBe("no letters on this page (of ~80)");
+  });
+});
+
+describe("formatSpan / formatRate", () => {
+  it("uses at most two units, rounded down", () => {
+    expect(formatSpan(45_900)).toBe("45 s");
+    expect(formatSpan(12 * 60_000 + 59_000)).toBe("12 min");
+    expect(formatSpan(3 * 3600_000)).toBe("3 h");
+    expect(formatSpan(3 * 3600_000 + 20 * 60_000 + 59_000)).toBe("3 h 20 min");
+    expect(formatSpan(2 * 86400_000 + 4 * 3600_000 + 59 * 60_000)).toBe("2 d 4 h");
+    expect(formatSpan(7 * 86400_000)).toBe("7 d");
+    expect(formatSpan(0)).toBe("0 s");
+    expect(formatSpan(-1)).toBe("—");
+    expect(formatSpan(null)).toBe("—");
+    expect(formatSpan(Number.NaN)).toBe("—");
+  });
+  it("formats letters per minute", () => {
+    expect(formatRate(0)).toBe("0/min");
+    expect(formatRate(0.254)).toBe("0.25/min");
+    expect(formatRate(3)).toBe("3/min");
+    expect(formatRate(1234.4)).toBe("1,234/min");
+    expect(formatRate(null)).toBe("—");
   });
 });

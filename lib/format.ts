@@ -90,3 +90,26 @@ export function digestLabel(digest: string): { label: string; title: string } {
     ? { label: "Digest (keyed)", title: "A keyed digest of the payload: equal payloads have equal digests, but it cannot be compared with a SHA-256 computed elsewhere, so it reveals nothing masked." }
     : { label: "SHA-256", title: "SHA-256 of the payload's bytes as read from the broker." };
 }
+
+/**
+ * A span of time in at most two units, rounded down: "45 s", "12 min", "3 h 20 min", "2 d 4 h";
+ * "—" when unknown or negative. Rounding down errs early, which is the safe side for a deadline.
+ */
+export function formatSpan(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) return "—";
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
+}
+
+/** "0.25/min", "3/min", "1,200/min"; "—" when unknown. Rates under 10 keep up to two decimals. */
+export function formatRate(perMin: number | null | undefined): string {
+  if (perMin === null || perMin === undefined || !Number.isFinite(perMin) || perMin < 0) return "—";
+  const v = perMin < 10 ? Math.round(perMin * 100) / 100 : Math.round(perMin);
+  return `${new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 }).format(v)}/min`;
+}

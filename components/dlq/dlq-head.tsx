@@ -10,8 +10,10 @@ import { letterLabels } from "@/lib/dlq/wording";
 import { formatCount } from "@/lib/format";
 import { listScans, type ScanView } from "@/lib/triage/use-cases";
 import { RelativeTime } from "@/components/ui/relative-time";
+import { DlqOpsStrip } from "@/components/operations/dlq-ops-strip";
 
-type Tab = "letters" | "triage" | "redrives" | "discards";
+/** "health": the DLQ's operations page (figures, charts, findings), reached from the line under the header. */
+type Tab = "letters" | "triage" | "redrives" | "discards" | "health";
 
 /**
  * The header of every tab of a DLQ: breadcrumbs with the connection's name, the DLQ's name, broker
@@ -83,8 +85,10 @@ export async function DlqHead({
             )}
           </span>
         ) : null}
-        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current={current} scans={list} />
+        {/* DlqTabs has no "health" tab yet (components/triage/dlq-tabs.tsx): on that page no tab is current. */}
+        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current={(current === "health" ? null : current) as Exclude<Tab, "health">} scans={list} />
       </div>
+      {current === "health" ? null : <DlqOpsStrip actor={actor} connectionId={connectionId} queue={queue} />}
     </>
   );
 }

@@ -2,33 +2,29 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import {
-  createColumnHelper,
-  flexRender,
-  getCoreRowModel,
-  getSortedRowModel,
-  useReactTable,
-  type SortingState,
-} from "@tanstack/react-table";
 import { useEffect, useMemo, useState } from "react";
 import type { DlqSummary } from "@/lib/brokers/types";
 import type { DlqListing } from "@/lib/dlq/types";
 import { dlqHref } from "@/lib/dlq/links";
-import { unhandledCount } from "@/lib/dlq/partitions";
-import { formatCount } from "@/lib/format";
+import type { Overview } from "@/lib/operations/use-cases";
+import { dlqKey, FIRST_DIR, mergeOverview, overviewQuery, sortOverview, type OverviewItem, type SortDir, type SortKey } from "@/lib/operations/ui-overview";
 import { dlqKeys } from "./query-keys";
+import { opsKeys } from "@/components/operations/query-keys";
+import { DepthCell, LiveCells } from "./dlq-live-cells";
+import { FindingsCell, InflowCell, LastAlertCell, LostInCell, OldestCell, OwnerCell, StaleBadge } from "@/components/operations/overview-cells";
+import { DepthTrend } from "@/components/operations/depth-trend";
+import { useNow } from "@/components/operations/use-now";
 import { EmptyRow } from "@/components/ui/empty-row";
 
-type Row = DlqSummary & { connectionName: string };
+type Live = DlqSummary & { connectionName: string };
+type Item = OverviewItem<Live>;
 
-async function fetchListing(): Promise<DlqListing> {
-  const res = await fetch("/api/dlqs", { cache: "no-store", headers: { Accept: "application/json" } });
-  const body = (await res.json().catch(() => null)) as { ok: boolean; data?: DlqListing; error?: { message: string } } | null;
+async function fetchJson<T>(url: string): Promise<T> {
+  const res = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
+  const body = (await res.json().catch(() => null)) as { ok: boolean; data?: T; error?: { message: string } } | null;
   if (!res.ok || !body?.ok || !body.data) throw new Error(body?.error?.message ?? `The console answered ${res.status}.`);
   return body.data;
 }
-
-const col = createColumnHelper<Row>();
 
 function Updated({ at, failing }: { at: number; failing: boolean }) {
   const [now, setNow] = useState(() => Date.now());
@@ -45,106 +41,109 @@ function Updated({ at, failing }: { at: number; failing: boolean }) {
   );
 }
 
-export function DlqList({ initial }: { initial: DlqListing }) {
+function SamplerNote({ overview, now }: { overview: Overview | null; now: number }) {
+  if (!overview) return <span className="hint">The sampler&apos;s figures could not be read.</span>;
+  const last = overview.lastSampledAt ? Math.max(0, Math.round((now - new Date(overview.lastSampledAt).getTime()) / 1000)) : null;
+  return (
+    <span className="hint" data-testid="sampler-note" suppressHydrationWarning>
+      Depth is live from the broker; inflow, oldest, lost in and trend come from the sampler every {overview.sampleIntervalSeconds} s
+      {last === null ? " (no round yet)" : ` (last round ${last < 2 ? "just now" : `${last} s ago`})`}.
+    </span>
+  );
+}
+
+interface Column {
+  id: string;
+  header: string;
+  sort?: SortKey;
+  num?: boolean;
+  title?: string;
+}
+
+const COLUMNS: Column[] = [
+  { id: "name", header: "DLQ", sort: "name" },
+  { id: "connection", header: "Connection", sort: "connection" },
+  { id: "type", header: "Type" },
+  { id: "depth", header: "Depth", sort: "depth", num: true, title: "Letters in the DLQ, live from the broker" },
+  { id: "inflow", header: "Inflow", sort: "inflow", num: true, title: "Letters per minute over the last hour (sampler)" },
+  { id: "oldest", header: "Oldest", sort: "oldest", num: true, title: "Age of the oldest letter (broker or last scan)" },
+  { id: "lost", header: "Lost in", sort: "lost", title: "Time until the oldest letter is lost to the DLQ's retention" },
+  { id: "trend", header: "Last hour", title: "Depth per minute over the last hour (sampler)" },
+  { id: "owner", header: "Owner", sort: "owner" },
+  { id: "findings", header: "Findings", sort: "findings", title: "Open configuration findings: worst severity and count" },
+  { id: "alert", header: "Last alert", sort: "alert" },
+  { id: "inflight", header: "In flight / consumers", num: true },
+  { id: "origins", header: "Origins" },
+  { id: "source", header: "Source" },
+  { id: "warnings", header: "Warnings" },
+];
+
+export interface ListView {
+  key: SortKey;
+  dir: SortDir;
+  q: string;
+  /** Also list DLQs the sampler knows but their broker no longer has. */
+  gone: boolean;
+}
+
+/**
+ * The DLQ overview: the broker's live listing (depths, origins, warnings; polled every 10 s) merged
+ * with the sampler's figures (polled alike), needs attention first unless a column is chosen. The
+ * sort and the filter live in the URL, so a view can be pasted into an incident channel.
+ */
+export function DlqList({ initial, initialOverview, view, renderedAt }: { initial: DlqListing; initialOverview: Overview | null; view: ListView; renderedAt: number }) {
   const query = useQuery({
     queryKey: dlqKeys.list(),
-    queryFn: fetchListing,
+    queryFn: () => fetchJson<DlqListing>("/api/dlqs"),
     initialData: initial,
     initialDataUpdatedAt: new Date(initial.fetchedAt).getTime(),
     refetchInterval: 10_000,
     refetchIntervalInBackground: false,
   });
-  const data = query.data;
-  const [sorting, setSorting] = useState<SortingState>([]);
-  const [filter, setFilter] = useState("");
-
-  const rows = useMemo<Row[]>(() => {
-    const all = data.connections.flatMap((c) => c.dlqs.map((d) => ({ ...d, connectionName: c.displayName })));
-    const f = filter.trim().toLowerCase();
-    return f ? all.filter((r) => `${r.name} ${r.connectionId} ${r.origins.join(" ")}`.toLowerCase().includes(f)) : all;
-  }, [data, filter]);
-
-  const columns = useMemo(
-    () => [
-      col.accessor("name", {
-        header: "DLQ",
-        cell: (c) => (
-          <Link href={dlqHref(c.row.original.connectionId, c.row.original.name)} className="mono" data-testid="dlq-link">
-            {c.getValue()}
-          </Link>
-        ),
-      }),
-      col.accessor("connectionName", { header: "Connection", cell: (c) => <span title={c.row.original.connectionId}>{c.getValue()}</span> }),
-      col.accessor((r) => `${r.kind} · ${r.queueType}`, { id: "type", header: "Type" }),
-      col.accessor("depth", {
-        header: "Depth",
-        sortUndefined: "last",
-        cell: (c) => {
-          // Where letters stay after handling (no per-letter removal), depth counts them too.
-          const unhandled = unhandledCount(c.row.original);
-          return (
-            <>
-              <span data-testid="dlq-depth">{formatCount(c.getValue())}</span>
-              {unhandled !== null ? (
-                <span className="muted" data-testid="dlq-unhandled" title="Letters the console has not redriven or discarded yet">
-                  {" "}
-                  · {formatCount(unhandled)} unhandled
-                </span>
-              ) : null}
-            </>
-          );
-        },
-        meta: { num: true },
-      }),
-      col.accessor((r) => r.inFlight ?? -1, {
-        id: "inflight",
-        header: "In flight / consumers",
-        cell: (c) => `${formatCount(c.row.original.inFlight)} / ${formatCount(c.row.original.consumers)}`,
-        meta: { num: true },
-      }),
-      col.accessor((r) => r.origins.join(", "), {
-        id: "origins",
-        header: "Origins",
-        cell: (c) => (c.getValue() ? <span className="mono wrap-anywhere">{c.getValue()}</span> : <span className="muted">unknown</span>),
-      }),
-      col.accessor("source", { header: "Source", cell: (c) => <span className="badge">{c.getValue()}</span> }),
-      col.accessor((r) => (r.readRisk ? 1 : 0) + r.warnings.length, {
-        id: "warnings",
-        header: "Warnings",
-        cell: (c) => {
-          const r = c.row.original;
-          if (!r.readRisk && r.warnings.length === 0) return <span className="muted">—</span>;
-          return (
-            <span style={{ display: "inline-flex", gap: 4, flexWrap: "wrap" }}>
-              {r.readRisk ? (
-                <span className="badge badge-danger" title={r.readRisk.message} data-testid="dlq-risk">
-                  read risk: {r.readRisk.kind}
-                </span>
-              ) : null}
-              {r.warnings.map((w) => (
-                <span key={w.code} className="badge badge-warn" title={w.message} data-testid="dlq-warning" data-code={w.code}>
-                  {w.label}
-                </span>
-              ))}
-            </span>
-          );
-        },
-      }),
-    ],
-    [],
-  );
-
-  const table = useReactTable({
-    data: rows,
-    columns,
-    state: { sorting },
-    onSortingChange: setSorting,
-    getCoreRowModel: getCoreRowModel(),
-    getSortedRowModel: getSortedRowModel(),
-    getRowId: (r) => `${r.connectionId}/${r.name}`,
+  const ops = useQuery({
+    queryKey: opsKeys.overview(),
+    queryFn: () => fetchJson<Overview>("/api/operations/overview"),
+    ...(initialOverview ? { initialData: initialOverview } : {}),
+    refetchInterval: 10_000,
+    refetchIntervalInBackground: false,
   });
+  const data = query.data;
+  const overview = ops.data ?? null;
+  const now = useNow(renderedAt, 15_000);
+  const [sort, setSort] = useState<{ key: SortKey; dir: SortDir }>({ key: view.key, dir: view.dir });
+  const [filter, setFilter] = useState(view.q);
+  const [showGone, setShowGone] = useState(view.gone);
 
+  useEffect(() => {
+    const url = `${window.location.pathname}${overviewQuery({ ...sort, q: filter, gone: showGone })}`;
+    // Next's router follows history.replaceState: the URL reproduces the view without a server round trip.
+    if (url !== `${window.location.pathname}${window.location.search}`) window.history.replaceState(null, "", url);
+  }, [sort, filter, showGone]);
+
+  const names = useMemo(() => new Map(data.connections.map((c) => [c.connectionId, c.displayName])), [data]);
+  const kinds = useMemo(() => new Map(data.connections.map((c) => [c.connectionId, c.kind])), [data]);
+  const connectionName = (id: string) => names.get(id) ?? id;
+
+  const rows = useMemo<Item[]>(() => {
+    const live = data.connections.flatMap((c) => c.dlqs.map((d) => ({ ...d, connectionName: c.displayName })));
+    // DLQs gone from their broker keep their status for history: listed only on request.
+    const merged = mergeOverview(live, overview?.rows ?? []).filter((r) => showGone || r.live || !r.ops?.missingSince);
+    const f = filter.trim().toLowerCase();
+    const shown = f
+      ? merged.filter((r) =>
+          `${r.name} ${r.connectionId} ${names.get(r.connectionId) ?? ""} ${r.live?.origins.join(" ") ?? ""} ${r.ops?.owner?.team ?? ""}`.toLowerCase().includes(f),
+        )
+      : merged;
+    return sortOverview(shown, sort.key, sort.dir, (id) => names.get(id) ?? id, now);
+  }, [data, overview, filter, sort, names, now, showGone]);
+
+  const goneCount = useMemo(() => {
+    const listed = new Set(data.connections.flatMap((c) => c.dlqs.map((d) => dlqKey(c.connectionId, d.name))));
+    return (overview?.rows ?? []).filter((o) => o.missingSince && !listed.has(dlqKey(o.connectionId, o.queue))).length;
+  }, [data, overview]);
+  const toggle = (key: SortKey) => setSort((s) => (s.key === key ? { key, dir: s.dir === "asc" ? "desc" : "asc" } : { key, dir: FIRST_DIR[key] }));
   const down = data.connections.filter((c) => c.status === "error");
+  const warnHours = overview?.deadlineWarnHours ?? 24;
 
   return (
     <>
@@ -161,6 +160,11 @@ export function DlqList({ initial }: { initial: DlqListing }) {
           Could not refresh the list: {(query.error as Error).message} Showing the last known depths.
         </div>
       ) : null}
+      {ops.isError && !ops.isFetching ? (
+        <div className="banner banner-warn" role="status" data-testid="overview-error">
+          Could not refresh the sampler&apos;s figures: {(ops.error as Error).message} {overview ? "Showing the last ones read." : ""}
+        </div>
+      ) : null}
       <div className="toolbar">
         <label className="sr-only" htmlFor="dlq-filter">
           Filter DLQs
@@ -168,7 +172,7 @@ export function DlqList({ initial }: { initial: DlqListing }) {
         <input
           id="dlq-filter"
           data-testid="dlq-filter"
-          placeholder="Filter by name, connection, origin  ( / )"
+          placeholder="Filter by name, connection, origin, owner  ( / )"
           value={filter}
           onChange={(e) => setFilter(e.target.value)}
           style={{ width: 320 }}
@@ -176,43 +180,90 @@ export function DlqList({ initial }: { initial: DlqListing }) {
         <span className="hint">
           {rows.length} DLQ{rows.length === 1 ? "" : "s"} on {data.connections.length} connection{data.connections.length === 1 ? "" : "s"}
         </span>
+        {sort.key !== "attention" ? (
+          <button type="button" className="btn btn-small btn-quiet" data-testid="sort-attention" onClick={() => setSort({ key: "attention", dir: "asc" })}>
+            Needs attention first
+          </button>
+        ) : (
+          <span className="hint" data-testid="sort-note">
+            needs attention first
+          </span>
+        )}
+        {goneCount > 0 || showGone ? (
+          <label className="hint field-inline" title="DLQs the sampler has seen that their broker no longer lists (deleted, or no longer dead-lettered into)">
+            <input type="checkbox" checked={showGone} onChange={(e) => setShowGone(e.target.checked)} data-testid="show-gone" />
+            show {goneCount} gone
+          </label>
+        ) : null}
         <span className="spacer" />
         <Updated at={query.dataUpdatedAt} failing={query.isError} />
       </div>
+      <div className="toolbar">
+        <SamplerNote overview={overview} now={now} />
+      </div>
       <div className="table-wrap scroll">
-        <table className="grid" data-testid="dlq-table">
+        <table className="grid overview" data-testid="dlq-table" data-sort={sort.key} data-dir={sort.dir}>
           <thead>
-            {table.getHeaderGroups().map((hg) => (
-              <tr key={hg.id}>
-                {hg.headers.map((h) => {
-                  const sorted = h.column.getIsSorted();
-                  const num = (h.column.columnDef.meta as { num?: boolean } | undefined)?.num;
-                  return (
-                    <th key={h.id} className={num ? "num" : undefined} aria-sort={sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : "none"}>
-                      <button type="button" className="sort" onClick={h.column.getToggleSortingHandler()}>
-                        {flexRender(h.column.columnDef.header, h.getContext())}
+            <tr>
+              {COLUMNS.map((c) => {
+                const sorted = c.sort && sort.key === c.sort ? sort.dir : null;
+                return (
+                  <th key={c.id} className={c.num ? "num" : undefined} title={c.title} aria-sort={sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : "none"}>
+                    {c.sort ? (
+                      <button type="button" className="sort" data-testid={`sort-${c.id}`} onClick={() => toggle(c.sort!)}>
+                        {c.header}
                         <span aria-hidden>{sorted === "asc" ? "▲" : sorted === "desc" ? "▼" : ""}</span>
                       </button>
-                    </th>
-                  );
-                })}
-              </tr>
-            ))}
+                    ) : (
+                      c.header
+                    )}
+                  </th>
+                );
+              })}
+            </tr>
           </thead>
           <tbody>
-            {table.getRowModel().rows.map((row) => (
-              <tr key={row.id} data-testid="dlq-row" data-connection-id={row.original.connectionId} data-queue={row.original.name}>
-                {row.getVisibleCells().map((cell) => {
-                  const num = (cell.column.columnDef.meta as { num?: boolean } | undefined)?.num;
-                  return (
-                    <td key={cell.id} className={num ? "num nowrap" : undefined}>
-                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
-                    </td>
-                  );
-                })}
+            {rows.map((r) => (
+              <tr key={r.key} data-testid="dlq-row" data-connection-id={r.connectionId} data-queue={r.name} data-sampled={r.ops ? "yes" : "no"}>
+                <td>
+                  <Link href={dlqHref(r.connectionId, r.name)} className="mono" data-testid="dlq-link">
+                    {r.name}
+                  </Link>{" "}
+                  <StaleBadge ops={r.ops} now={now} />
+                  {r.ops ? null : (
+                    <span className="source-note" data-testid="not-sampled">
+                      not sampled yet
+                    </span>
+                  )}
+                </td>
+                <td>
+                  <span title={r.connectionId}>{connectionName(r.connectionId)}</span>
+                </td>
+                <td>{r.live ? `${r.live.kind} · ${r.live.queueType}` : `${kinds.get(r.connectionId) ?? "?"} · ${r.ops?.queueType ?? "unknown"}`}</td>
+                <DepthCell live={r.live} ops={r.ops} fetchedAt={query.dataUpdatedAt} now={now} />
+                <td className="num nowrap">
+                  <InflowCell ops={r.ops} now={now} />
+                </td>
+                <td className="num nowrap">
+                  <OldestCell ops={r.ops} now={now} />
+                </td>
+                <td className="nowrap">
+                  <LostInCell ops={r.ops} warnHours={warnHours} now={now} />
+                </td>
+                <td>{r.ops ? <DepthTrend trend={r.ops.trend} endAt={r.ops.sampledAt} /> : <span className="muted" data-testid="dlq-trend" data-points={0}>—</span>}</td>
+                <td>
+                  <OwnerCell ops={r.ops} />
+                </td>
+                <td className="nowrap">
+                  <FindingsCell ops={r.ops} />
+                </td>
+                <td className="nowrap">
+                  <LastAlertCell ops={r.ops} now={now} />
+                </td>
+                <LiveCells live={r.live} />
               </tr>
             ))}
-            <EmptyRow show={rows.length === 0} columns={columns.length}>
+            <EmptyRow show={rows.length === 0} columns={COLUMNS.length}>
               {filter ? "No DLQ matches the filter." : down.length ? "No DLQs to show while the broker is unreachable." : "No DLQs found. Name them in the config file, or enable discovery through the management API."}
             </EmptyRow>
           </tbody>

@@ -7,6 +7,11 @@ import { NavLinks } from "./nav-links";
 
 export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice }) {
   const links = [{ href: "/", label: "DLQs", testId: "nav-dlqs" }];
+  if (can(actor.role, "ops:read")) {
+    links.push({ href: "/findings", label: "Findings", testId: "nav-findings" });
+    links.push({ href: "/alerts", label: "Alerts", testId: "nav-alerts" });
+    links.push({ href: "/owners", label: "Owners", testId: "nav-owners" });
+  }
   if (can(actor.role, "redrive:read")) links.push({ href: "/redrives", label: "Redrives", testId: "nav-redrives" });
   if (can(actor.role, "discard:read")) links.push({ href: "/discards", label: "Discards", testId: "nav-discards" });
   if (can(actor.role, "archive:read")) links.push({ href: "/archive", label: "Archive", testId: "nav-archive" });

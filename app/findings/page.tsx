@@ -1,0 +1,109 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { FindingsFilter } from "@/components/operations/findings-filter";
+import { FindingsTable } from "@/components/operations/findings-table";
+import { Problem } from "@/components/ui/problem";
+import { can } from "@/lib/auth/permissions";
+import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { formatCount } from "@/lib/format";
+import type { FindingRow } from "@/lib/operations/findings";
+import { findingsHref, parseFindingsParams, type FindingsView } from "@/lib/operations/ui-links";
+import { connectionChoices } from "@/lib/operations/ui-settings";
+import { listFindings } from "@/lib/operations/use-cases";
+import { asAppError } from "@/lib/use-case/app-error";
+
+export const metadata: Metadata = { title: "Findings" };
+export const dynamic = "force-dynamic";
+
+type Search = Record<string, string | string[] | undefined>;
+
+const STATES: Array<{ state: FindingsView["state"]; label: string }> = [
+  { state: "open", label: "Open" },
+  { state: "resolved", label: "History (resolved)" },
+  { state: "all", label: "All" },
+];
+
+/**
+ * Configuration findings across every broker: faults that lose or risk dead letters, with why and
+ * how to fix them. Open ones by default; a finding is resolved when the sampler no longer sees the
+ * fault, and stays here as history.
+ */
+export default async function FindingsPage({ searchParams }: { searchParams: Promise<Search> }) {
+  const parsed = parseFindingsParams(await searchParams);
+  const actor = await requirePageActor(parsed.ok ? findingsHref(parsed.value) : "/findings");
+  const head = (
+    <div className="page-head">
+      <h1>Findings</h1>
+      <span className="meta">Broker configuration that loses or risks dead letters, checked by the sampler every round. A finding closes when the fault is fixed.</span>
+    </div>
+  );
+  if (!parsed.ok) {
+    return (
+      <main className="page">
+        {head}
+        <Problem title="This link's options are not valid." back={{ href: "/findings", label: "← All open findings" }} testId="bad-params">
+          <p>{parsed.message}</p>
+        </Problem>
+      </main>
+    );
+  }
+  const view = parsed.value;
+  const connections = connectionChoices();
+  let findings: FindingRow[];
+  try {
+    findings = await listFindings(actor, await requestMeta(), {
+      state: view.state,
+      ...(view.severity ? { severity: view.severity } : {}),
+      ...(view.connection ? { connectionId: view.connection } : {}),
+      ...(view.dlq ? { queue: view.dlq } : {}),
+    });
+  } catch (e) {
+    const err = asAppError(e);
+    if (!err) throw e;
+    return (
+      <main className="page">
+        {head}
+        <Problem title={err.type === "bad_request" ? "This view cannot be shown." : "The findings could not be read."} back={{ href: "/findings", label: "← All open findings" }}>
+          <p>{err.userMessage}</p>
+        </Problem>
+      </main>
+    );
+  }
+  const names = Object.fromEntries(connections.map((c) => [c.id, c.name]));
+  const filtered = !!(view.severity || view.connection || view.dlq);
+  return (
+    <main className="page">
+      {head}
+      <nav className="tabs findings-tabs" aria-label="Findings by state" data-testid="findings-tabs">
+        {STATES.map((s) => (
+          <Link key={s.state} href={findingsHref({ ...view, state: s.state })} aria-current={view.state === s.state ? "page" : undefined} data-testid={`findings-tab-${s.state}`}>
+            {s.label}
+          </Link>
+        ))}
+      </nav>
+      <FindingsFilter key={findingsHref(view)} view={view} connections={connections} />
+      <div className="toolbar">
+        <strong className="match-count" data-testid="findings-count" data-count={findings.length}>
+          {[formatCount(findings.length), view.state === "all" ? null : view.state, findings.length === 1 ? "finding" : "findings", filtered ? (findings.length === 1 ? "matches" : "match") : null]
+            .filter(Boolean)
+            .join(" ")}
+        </strong>
+        {findings.length >= 500 ? <span className="hint">showing the 500 most recently seen</span> : null}
+        <span className="spacer" />
+        {!can(actor.role, "ops:acknowledge") ? <span className="hint">Operators and admins acknowledge findings.</span> : null}
+      </div>
+      <FindingsTable
+        findings={findings}
+        canAcknowledge={can(actor.role, "ops:acknowledge")}
+        connectionNames={names}
+        empty={
+          filtered
+            ? "No finding matches these filters."
+            : view.state === "resolved"
+              ? "No finding has been resolved yet."
+              : "No open findings: the sampler found nothing that loses or risks letters."
+        }
+      />
+    </main>
+  );
+}
