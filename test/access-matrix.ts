@@ -117,6 +117,8 @@ export const MATRIX: MatrixRow[] = [
   route("api/health/route.ts", "GET", "/api/health", { roles: EVERYONE, public: true }),
   route("api/operations/dlq/route.ts", "GET", `/api/operations/dlq?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}&range=hour`, { roles: EVERYONE, permission: "ops:read", audit: "ops.dlq" }),
   route("api/operations/overview/route.ts", "GET", "/api/operations/overview", { roles: EVERYONE, permission: "ops:read", audit: "ops.overview" }),
+  // Also open to a scraper with DLQ_METRICS_TOKEN (lib/operations/metrics.test.ts); without it, a session with ops:read.
+  route("api/metrics/route.ts", "GET", "/api/metrics", { roles: EVERYONE, permission: "ops:read", audit: "ops.metrics" }),
   route("api/redrive/[id]/bulk/route.ts", "POST", `/api/redrive/${NO_JOB}/bulk`, { roles: OPERATORS, permission: "redrive:bulk", audit: "redrive.bulk_start" }, { params: { id: NO_JOB }, body: {} }),
   route(
     "api/redrive/[id]/bulk/route.ts",

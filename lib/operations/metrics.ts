@@ -72,4 +72,4 @@ export async function renderMetrics(who: { actor: Actor; meta: RequestMeta } | "
 }
 
 export const METRICS_UNAUTHORIZED = () =>
-  new AppError("unauthorized:metrics", { userMessage: "Send the metrics token (Authorization: Bearer <DLQ_METRICS_TOKEN>), or sign in." });
+  new AppError("unauthorized:session", { userMessage: "Send the metrics token (Authorization: Bearer <DLQ_METRICS_TOKEN>), or sign in." });
