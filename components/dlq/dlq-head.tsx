@@ -85,8 +85,7 @@ export async function DlqHead({
             )}
           </span>
         ) : null}
-        {/* DlqTabs has no "health" tab yet (components/triage/dlq-tabs.tsx): on that page no tab is current. */}
-        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current={(current === "health" ? null : current) as Exclude<Tab, "health">} scans={list} />
+        <DlqTabs actor={actor} connectionId={connectionId} queue={queue} current={current} scans={list} />
       </div>
       {current === "health" ? null : <DlqOpsStrip actor={actor} connectionId={connectionId} queue={queue} />}
     </>

@@ -9,9 +9,10 @@ import { redrivesHref } from "@/lib/redrive/ui-links";
 import { isActiveScan, progressFraction } from "@/lib/triage/scan-progress";
 import { listScans, type ScanView } from "@/lib/triage/use-cases";
 import { triageBase } from "@/lib/triage/view-params";
+import { healthHref } from "@/lib/operations/ui-links";
 
 /** Letters | Triage | Redrives | Discards tabs of a DLQ, with the triage index's state (running scan, or its age). */
-export async function DlqTabs({ actor, connectionId, queue, current, scans }: { actor: Actor; connectionId: string; queue: string; current: "letters" | "triage" | "redrives" | "discards"; scans?: ScanView[] }) {
+export async function DlqTabs({ actor, connectionId, queue, current, scans }: { actor: Actor; connectionId: string; queue: string; current: "letters" | "triage" | "redrives" | "discards" | "health"; scans?: ScanView[] }) {
   let list = scans;
   if (!list) {
     try {
@@ -36,6 +37,9 @@ export async function DlqTabs({ actor, connectionId, queue, current, scans }: { 
       </Link>
       <Link href={discardsHref(connectionId, queue)} aria-current={current === "discards" ? "page" : undefined} data-testid="tab-discards">
         Discards
+      </Link>
+      <Link href={healthHref(connectionId, queue)} aria-current={current === "health" ? "page" : undefined} data-testid="tab-health">
+        Health
       </Link>
       <span className="tabs-status hint" data-testid="triage-status">
         {running ? (

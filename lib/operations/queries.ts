@@ -38,7 +38,7 @@ const SEVERITY_RANK: Record<string, number> = { critical: 3, warning: 2, info: 1
  * Every sampled DLQ with its open findings, alerts and last hour's depth, in one query over the
  * small per-DLQ tables (the trend is kept in dlq_status by each round), never the samples.
  */
-export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: PrismaClient = getDb()): Promise<DlqOverviewRow[]> {
+export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: PrismaClient = getDb(), only?: { connectionId: string; queue: string }): Promise<DlqOverviewRow[]> {
   const rows = await db.$queryRawUnsafe<
     Array<{
       connection_id: string;
@@ -64,17 +64,22 @@ export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: Prism
     `WITH f AS (
        SELECT connection_id, queue, count(*)::int AS n,
               max(CASE severity WHEN 'critical' THEN 3 WHEN 'warning' THEN 2 ELSE 1 END)::int AS worst
-         FROM dlq_findings WHERE resolved_at IS NULL AND queue IS NOT NULL GROUP BY connection_id, queue
+         FROM dlq_findings
+        WHERE resolved_at IS NULL AND queue IS NOT NULL AND ($1::text IS NULL OR (connection_id = $1 AND queue = $2))
+        GROUP BY connection_id, queue
      ), a AS (
        SELECT connection_id, queue, count(*) FILTER (WHERE state = 'firing')::int AS firing, max(since) AS last_at
-         FROM alert_states GROUP BY connection_id, queue
+         FROM alert_states WHERE $1::text IS NULL OR (connection_id = $1 AND queue = $2) GROUP BY connection_id, queue
      )
      SELECT s.connection_id, s.queue, s.queue_type, s.sampled_at, s.depth, s.inflow_per_min, s.oldest_at, s.oldest_source,
             s.oldest_as_of, s.retention_ms, s.deadline_at, s.error, s.missing_since,
             COALESCE(f.n, 0) AS open_findings, f.worst, COALESCE(a.firing, 0) AS firing, a.last_at AS last_alert_at, s.trend
        FROM dlq_status s
        LEFT JOIN f ON f.connection_id = s.connection_id AND f.queue = s.queue
-       LEFT JOIN a ON a.connection_id = s.connection_id AND a.queue = s.queue`,
+       LEFT JOIN a ON a.connection_id = s.connection_id AND a.queue = s.queue
+      WHERE $1::text IS NULL OR (s.connection_id = $1 AND s.queue = $2)`,
+    only?.connectionId ?? null,
+    only?.queue ?? null,
   );
   const worstName = (n: number | null): FindingSeverity | null => (n === 3 ? "critical" : n === 2 ? "warning" : n === 1 ? "info" : null);
   return rows.map((r) => {

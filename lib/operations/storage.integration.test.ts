@@ -111,6 +111,10 @@ function suite(name: string, open: () => Promise<{ db: PrismaClient; close: () =
       expect(rows[0].trend.filter((d) => d !== null)).toEqual([3, 5]);
       expect(rows[0].trend.at(-1)).toBe(5);
       expect(rows[0].trend.at(-3)).toBe(3);
+      // One DLQ's row (its page's header): the same figures, without reading the others.
+      await db.dlqStatus.create({ data: { connectionId: c, queue: "other.dlq", queueType: "classic", sampledAt: now, depth: 1 } });
+      const one = await overviewRows(ownerMatcher([]), now, db, { connectionId: c, queue: "orders.dlq" });
+      expect(one.map((r) => [r.queue, r.depth, r.openFindings])).toEqual([["orders.dlq", 5, 2]]);
     });
   });
 }

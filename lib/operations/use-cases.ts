@@ -57,8 +57,8 @@ export interface DlqOperations {
 export async function viewDlqOperations(actor: Actor, meta: RequestMeta, input: z.input<typeof seriesSchema>): Promise<DlqOperations> {
   await authorize(actor, "ops:read", { action: "ops.dlq", connectionId: input?.connectionId ?? null, queue: input?.queue ?? null, meta });
   const p = parse(seriesSchema, input, "bad_request:range");
-  const [points, rows] = await Promise.all([dlqSeries(p.connectionId, p.queue, p.range), overviewRows(await ownerResolver())]);
-  return { range: p.range, points, status: rows.find((r) => r.connectionId === p.connectionId && r.queue === p.queue) ?? null };
+  const [points, rows] = await Promise.all([dlqSeries(p.connectionId, p.queue, p.range), overviewRows(await ownerResolver(), new Date(), getDb(), p)]);
+  return { range: p.range, points, status: rows[0] ?? null };
 }
 
 const findingFilterSchema = z.object({
