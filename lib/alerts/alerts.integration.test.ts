@@ -22,6 +22,7 @@ import { evaluateAlerts } from "./evaluate";
 import type { SlackMessage } from "./message";
 import { claimDue, fireState, resolveState } from "./store";
 import { createAlertRule, deleteAlertRule, listAlertRules, sendTestAlert, updateAlertRule, viewAlertRule } from "./use-cases";
+import { inRequestScope } from "@/test/request-scope";
 
 /**
  * Alerts end to end on the real Postgres: rules saved through the use cases, DLQ figures written
@@ -536,20 +537,3 @@ describe("who may", () => {
   }
 });
 
-/** Runs `fn` inside Next's request scope for `req`, as a server action runs (cookies() and headers() read it). */
-async function inRequestScope<T>(req: Request, fn: () => Promise<T>): Promise<T> {
-  const { workAsyncStorage } = await import("next/dist/server/app-render/work-async-storage.external");
-  const { workUnitAsyncStorage } = await import("next/dist/server/app-render/work-unit-async-storage.external");
-  const { createRequestStoreForAPI } = await import("next/dist/server/async-storage/request-store");
-  const url = new URL(req.url);
-  const requestStore = createRequestStoreForAPI(
-    req as never,
-    { pathname: url.pathname, search: url.search } as never,
-    { tags: [], expirationsByCacheKind: new Map() } as never,
-    undefined,
-    { previewModeId: "", previewModeEncryptionKey: "", previewModeSigningKey: "" },
-    undefined,
-  );
-  const workStore = { route: url.pathname, page: url.pathname, incrementalCache: {}, cacheLifeProfiles: {}, pendingRevalidatedTags: [] };
-  return workAsyncStorage.run(workStore as never, () => workUnitAsyncStorage.run(requestStore, fn));
-}
