@@ -62,9 +62,14 @@ export function FindingsTable({
               {dlqColumns ? (
                 <td className="wrap-anywhere">
                   {f.queue ? (
-                    <Link href={healthHref(f.connectionId, f.queue)} className="mono" data-testid="finding-dlq">
-                      {f.queue}
-                    </Link>
+                    <>
+                      <Link href={healthHref(f.connectionId, f.queue)} className="mono" data-testid="finding-dlq">
+                        {f.queue}
+                      </Link>
+                      <div className="source-note" data-testid="finding-owner">
+                        {f.ownerTeam ? `owner: ${f.ownerTeam}` : "no owner"}
+                      </div>
+                    </>
                   ) : (
                     <span className="muted">—</span>
                   )}

@@ -78,6 +78,8 @@ export interface FindingRow {
   resolvedAt: string | null;
   acknowledgedBy: string | null;
   acknowledgedAt: string | null;
+  /** The DLQ's owning team, where the finding names a DLQ and an owner matches it. */
+  ownerTeam?: string | null;
 }
 
 export interface FindingFilter {

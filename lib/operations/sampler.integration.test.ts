@@ -175,5 +175,18 @@ describe("operations sampler on RabbitMQ", () => {
     expect(s!.oldestAt!.getTime()).toBe(sentAt * 1000);
     expect(s!.deadlineAt!.getTime()).toBe(sentAt * 1000 + 6 * 3600_000);
     expect((await openFindings(adapter.connectionId)).map((f) => f.code)).toEqual(expect.arrayContaining(["rabbitmq.dlq_message_ttl", "dlq.no_owner"]));
+
+    // Inflow without a counter (3.10 does not count dead-lettered letters): the depth's increase.
+    const inflowSoFar = async () => (await getDb().dlqSample.findMany({ where: { connectionId: adapter.connectionId, resolution: 900 } })).reduce((n, r) => n + (r.inflow ?? 0), 0);
+    const before = await inflowSoFar();
+    for (let i = 3; i < 5; i++) ch.sendToQueue(name, Buffer.from(`letter ${i}`), { persistent: true, timestamp: sentAt + i });
+    await ch.waitForConfirms();
+    for (let i = 0; i < 40 && s?.depth !== 5; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      await sampleRound({ adapters: [adapter] });
+      s = await status(adapter.connectionId, name);
+    }
+    expect(s?.depth).toBe(5);
+    expect((await inflowSoFar()) - before).toBe(2);
   });
 });

@@ -70,7 +70,8 @@ const findingFilterSchema = z.object({
 
 export async function listFindings(actor: Actor, meta: RequestMeta, filter: FindingFilter = {}): Promise<FindingRow[]> {
   await authorize(actor, "ops:read", { action: "ops.findings", meta });
-  return queryFindings(parse(findingFilterSchema, filter, "bad_request:filter"));
+  const [rows, ownerOf] = await Promise.all([queryFindings(parse(findingFilterSchema, filter, "bad_request:filter")), ownerResolver()]);
+  return rows.map((f) => ({ ...f, ownerTeam: f.queue ? (ownerOf(f.connectionId, f.queue)?.team ?? null) : null }));
 }
 
 /** An operator says they have seen a finding; it stays listed until the fault is fixed. Audited `finding.acknowledge`. */
