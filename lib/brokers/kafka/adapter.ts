@@ -27,7 +27,7 @@ import {
   type StreamOptions,
 } from "@/lib/brokers/types";
 import { numberValue, timestampValue } from "@/lib/brokers/display";
-import { createCluster, createKafka, type InternalCluster, type InternalRecord, type KafkaClientOptions } from "@/lib/brokers/kafka/client";
+import { createCluster, createKafka, createProducerWithCluster, type InternalCluster, type InternalRecord, type KafkaClientOptions } from "@/lib/brokers/kafka/client";
 import { mapKafkaError } from "@/lib/brokers/kafka/errors";
 import { DEFAULT_FETCH_LIMITS, readPartition, readPartitionConcurrently, type FetchedBatch, type FetchLimits } from "@/lib/brokers/kafka/fetcher";
 import { matchDeadLetterTopics, parseLetterId } from "@/lib/brokers/kafka/discovery";
@@ -97,7 +97,7 @@ export class KafkaAdapter implements BrokerAdapter {
   private cluster: Promise<InternalCluster> | null = null;
   /** Redrive's producer: idempotent, acks=all, one request in flight, no topic auto-creation. */
   private readonly producer = lazyProducer(() =>
-    this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 } }),
+    createProducerWithCluster(this.kafka, { idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 } }),
   );
 
   constructor(
@@ -598,8 +598,7 @@ export class KafkaAdapter implements BrokerAdapter {
         }
       },
       produce: async (topic, message) => {
-        const producer = await this.producer.get();
-        await producer.send({ topic, acks: -1, messages: [message] });
+        await this.producer.send(topic, message);
       },
       configOrigin: (name) => this.configEntry(name)?.origin ?? null,
       mapError: (e, topic) => this.err(e, topic),
@@ -617,8 +616,7 @@ export class KafkaAdapter implements BrokerAdapter {
       {
         ...this.moverDeps(),
         produceRecord: async (topic, message) => {
-          const producer = await this.producer.get();
-          const [meta] = await producer.send({ topic, acks: -1, messages: [message] });
+          const [meta] = await this.producer.send(topic, message);
           return { partition: meta.partition, offset: meta.baseOffset ?? meta.offset ?? "?" };
         },
       },

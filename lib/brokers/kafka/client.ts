@@ -1,5 +1,5 @@
 import "server-only";
-import { Kafka, logLevel, type KafkaConfig, type logCreator, type SASLOptions } from "kafkajs";
+import { Kafka, logLevel, type KafkaConfig, type logCreator, type Producer, type ProducerConfig, type SASLOptions } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
 import { secretFromEnv } from "@/lib/config";
 import { BrokerError } from "@/lib/brokers/types";
@@ -114,11 +114,7 @@ export interface InternalCluster {
  * checked here, so an upgrade that moves it fails loudly instead of reading wrongly.
  */
 export function createCluster(kafka: Kafka): InternalCluster {
-  const sym = Object.getOwnPropertySymbols(kafka).find((s) => s.description === "private:Kafka:createCluster");
-  const factory = sym ? (kafka as unknown as Record<symbol, unknown>)[sym] : undefined;
-  if (typeof factory !== "function") {
-    throw new BrokerError("protocol", { message: "kafkajs internal cluster factory not found (kafkajs upgraded?)", userMessage: "This build's Kafka client cannot read topics without a consumer group. Pin kafkajs to 2.2.4." });
-  }
+  const { factory } = clusterFactory(kafka);
   const cluster = factory({ allowAutoTopicCreation: false, isolationLevel: 1, metadataMaxAge: 60_000 }) as InternalCluster;
   const mismatch = (what: string) => new BrokerError("protocol", { message: `kafkajs Cluster.${what} missing`, userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4)." });
   for (const m of ["connect", "disconnect", "addTargetTopic", "findLeaderForPartitions", "findBroker", "findControllerBroker", "refreshMetadata", "refreshMetadataIfNecessary", "findTopicPartitionMetadata", "fetchTopicsOffset"] as const) {
@@ -126,4 +122,42 @@ export function createCluster(kafka: Kafka): InternalCluster {
   }
   if (!(cluster.targetTopics instanceof Set)) throw mismatch("targetTopics");
   return cluster;
+}
+
+function clusterFactory(kafka: Kafka): { sym: symbol; factory: (opts: Record<string, unknown>) => unknown } {
+  const sym = Object.getOwnPropertySymbols(kafka).find((s) => s.description === "private:Kafka:createCluster");
+  const factory = sym ? (kafka as unknown as Record<symbol, unknown>)[sym] : undefined;
+  if (!sym || typeof factory !== "function") {
+    throw new BrokerError("protocol", { message: "kafkajs internal cluster factory not found (kafkajs upgraded?)", userMessage: "This build's Kafka client cannot read topics without a consumer group. Pin kafkajs to 2.2.4." });
+  }
+  return { sym, factory: factory as (opts: Record<string, unknown>) => unknown };
+}
+
+/** The parts of a producer's internal Cluster (kafkajs 2.2.4) that keep its metadata usable. */
+export interface InternalProducerCluster extends Pick<InternalCluster, "targetTopics" | "addTargetTopic" | "refreshMetadata" | "refreshMetadataIfNecessary" | "findTopicPartitionMetadata"> {
+  /** Held by kafkajs while it adds target topics (it puts the previous Set back when the refresh fails). */
+  mutatingTargetTopics: { acquire(): Promise<void>; release(): Promise<void> };
+  /** A Metadata request for `topics`; none: every topic of the cluster. Changes no target topic. */
+  metadata(args?: { topics?: string[] }): Promise<{ topicMetadata: Array<{ topic: string }> }>;
+}
+
+/**
+ * `kafka.producer(config)`, plus the internal Cluster it was given: kafkajs keeps no public handle
+ * on a producer's metadata. The producer is made by kafkajs's own `producer()`, called on a view of
+ * `kafka` whose cluster factory hands out the Cluster it creates; everything else is kafkajs's.
+ */
+export function createProducerWithCluster(kafka: Kafka, config: ProducerConfig): { producer: Producer; cluster: InternalProducerCluster } {
+  const { sym, factory } = clusterFactory(kafka);
+  let made: unknown = null;
+  const view = Object.create(kafka, { [sym]: { value: (opts: Record<string, unknown>) => (made = factory(opts)) } }) as Kafka;
+  const producer = kafka.producer.call(view, config);
+  const cluster = made as InternalProducerCluster | null;
+  const mismatch = (what: string) => new BrokerError("protocol", { message: `kafkajs producer Cluster.${what} missing`, userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4)." });
+  if (!cluster) throw mismatch("(none created)");
+  for (const m of ["addTargetTopic", "refreshMetadata", "refreshMetadataIfNecessary", "findTopicPartitionMetadata", "metadata"] as const) {
+    if (typeof cluster[m] !== "function") throw mismatch(m);
+  }
+  if (!(cluster.targetTopics instanceof Set)) throw mismatch("targetTopics");
+  if (typeof cluster.mutatingTargetTopics?.acquire !== "function" || typeof cluster.mutatingTargetTopics?.release !== "function") throw mismatch("mutatingTargetTopics");
+  return { producer, cluster };
 }

@@ -34,12 +34,14 @@
  *   the offset is still unhandled, and a later redrive of it makes a duplicate on the target. The
  *   duplicate is recognisable: a new `x-dlq-replay-id` with the same `x-dlq-original-message-id`,
  *   and the redrive job's ledger knows the letter was published. Never a loss.
+ * - A topic the producer wrote to and someone else deleted no longer fails the sends to the others
+ *   (`readyFor`, before each send: Metadata requests only, the record is handed to kafkajs once).
  * - Producer errors (record too large, no Write permission, ...) leave the offset unhandled and
  *   yield "failed" with a reason; a broker that stops answering also stops the move (after the
  *   letters in flight settle) with a typed `unreachable` error, so a job can pause.
  */
 import { isUtf8 } from "node:buffer";
-import type { IHeaders, Message, Producer } from "kafkajs";
+import type { IHeaders, Message, Producer, RecordMetadata } from "kafkajs";
 import { AppError, isAppError } from "@/lib/errors";
 import {
   BrokerError,
@@ -54,7 +56,7 @@ import {
   type RemoveResult,
 } from "@/lib/brokers/types";
 import { b64, beforeRemoveFailure, encodeEnvelope } from "@/lib/brokers/envelope";
-import type { InternalRecord } from "@/lib/brokers/kafka/client";
+import type { InternalProducerCluster, InternalRecord } from "@/lib/brokers/kafka/client";
 import { parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
 import { sha256Of, toLetter } from "@/lib/brokers/kafka/letter";
@@ -98,29 +100,110 @@ export interface MoverDeps {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MARKER_NAMES = new Set<string>(Object.values(REDRIVE_HEADERS));
 
-/** An idempotent producer (acks=all) that connects on first use. */
-export function lazyProducer(create: () => Producer) {
-  let p: Promise<Producer> | null = null;
+/** What `lazyProducer` is given: kafkajs's producer and its internal cluster (`createProducerWithCluster`). */
+export interface ProducerHandle {
+  producer: Producer;
+  cluster: InternalProducerCluster;
+}
+
+/**
+ * Redrive's producer (idempotent, acks=all; the adapter configures it), connected on first use and
+ * shared by every move and undo of the adapter, several at once.
+ * - `send` first makes the producer's metadata ready for the topic (`readyFor`: Metadata requests
+ *   only), then hands the record to kafkajs once. A send that fails is not sent again here: kafkajs
+ *   retries a Produce itself with the same producer id and sequence numbers, which the broker
+ *   deduplicates, but a second `send` of the same record would get new ones and could make a
+ *   duplicate when the first one's outcome is unknown.
+ * - `close` stops handing out the producer, waits for the sends in flight on it to settle, then
+ *   disconnects it: a disconnect under a send could lose the acknowledgement of a record written.
+ */
+export function lazyProducer(create: () => ProducerHandle) {
+  interface Current {
+    ready: Promise<ProducerHandle>;
+    sends: Set<Promise<unknown>>;
+  }
+  let cur: Current | null = null;
+  const current = (): Current => {
+    if (cur) return cur;
+    const c: Current = {
+      // Deferred so that `cur` is set before a failure can clear it.
+      ready: Promise.resolve().then(async () => {
+        const h = create();
+        await h.producer.connect();
+        return h;
+      }),
+      sends: new Set(),
+    };
+    c.ready.catch(() => {
+      if (cur === c) cur = null;
+    });
+    cur = c;
+    return c;
+  };
   return {
-    get(): Promise<Producer> {
-      p ??= (async () => {
-        const producer = create();
-        try {
-          await producer.connect();
-        } catch (e) {
-          p = null;
-          throw e;
-        }
-        return producer;
+    /** Produces one record to `topic` (acks=all); resolves with kafkajs's metadata once the broker acknowledged it. */
+    async send(topic: string, message: Message): Promise<RecordMetadata[]> {
+      const c = current();
+      const sending = (async () => {
+        const { producer, cluster } = await c.ready;
+        await readyFor(cluster, topic);
+        return producer.send({ topic, acks: -1, messages: [message] });
       })();
-      return p;
+      c.sends.add(sending);
+      try {
+        return await sending;
+      } finally {
+        c.sends.delete(sending);
+      }
     },
     async close() {
-      const cur = p;
-      p = null;
-      if (cur) await cur.then((x) => x.disconnect()).catch(() => undefined);
+      const c = cur;
+      cur = null;
+      if (!c) return;
+      await Promise.allSettled([...c.sends]);
+      await c.ready.then((h) => h.producer.disconnect()).catch(() => undefined);
     },
   };
+}
+
+const isUnknownTopic = (e: unknown) => errorChain(e).some((l) => l.type === "UNKNOWN_TOPIC_OR_PARTITION");
+const unknownTopic = (topic: string) => Object.assign(new Error(`Topic ${topic} is not in the broker's metadata`), { type: "UNKNOWN_TOPIC_OR_PARTITION" });
+
+/**
+ * Makes a producer's metadata ready for a send to `topic`, before kafkajs is given the record.
+ * kafkajs refreshes a client's metadata for every topic it was ever given (its target topics); once
+ * someone else deletes one of them, each refresh fails with UNKNOWN_TOPIC_OR_PARTITION whatever topic
+ * is asked, so one deleted topic would fail every send to a topic new to the producer, and to every
+ * topic once the metadata is older than metadataMaxAge. As the adapter's `onTopic` does for reading:
+ * on an unknown topic, the target topics missing from a fresh list of all topics are dropped (under
+ * kafkajs's own lock on them), the metadata is refreshed, and the check runs once more. Only
+ * Metadata requests are made here: repeating them produces nothing. A `topic` that is itself gone
+ * throws an UNKNOWN_TOPIC_OR_PARTITION error (produceFailure: "does not exist (any more)").
+ */
+export async function readyFor(c: InternalProducerCluster, topic: string): Promise<void> {
+  const check = async () => {
+    await c.addTargetTopic(topic);
+    await c.refreshMetadataIfNecessary();
+    // Every topic has a partition: none means the metadata does not know the topic.
+    if (!c.findTopicPartitionMetadata(topic).length) throw unknownTopic(topic);
+  };
+  try {
+    return await check();
+  } catch (e) {
+    if (!isUnknownTopic(e)) throw e;
+  }
+  const existing = new Set((await c.metadata()).topicMetadata.map((t) => t.topic));
+  if (!existing.has(topic)) throw unknownTopic(topic);
+  // Held across the refresh, as kafkajs holds it when it adds a topic: no add can put a dropped
+  // topic back meanwhile, and the refresh cannot join one started with the old list by an add.
+  await c.mutatingTargetTopics.acquire();
+  try {
+    for (const t of [...c.targetTopics]) if (!existing.has(t)) c.targetTopics.delete(t);
+    await c.refreshMetadata();
+  } finally {
+    await c.mutatingTargetTopics.release();
+  }
+  await check();
 }
 
 const textOf = (v: unknown): string | null => {
