@@ -97,6 +97,9 @@ describe("checkWebhookTarget", () => {
     expect((await refusal("http://169.254.1.1/", policy(allowAll))).message).toMatch(/link-local address, never/);
     expect((await refusal("http://0.0.0.0/", policy(allowAll))).message).toMatch(/unspecified address, never/);
     expect((await refusal("http://metadata.google.internal/computeMetadata/v1/", policy(allowAll))).message).toMatch(/cloud metadata service/);
+    // Without an allow-list entry too, the reason is the one no entry could change (not "must use https").
+    expect((await refusal("http://169.254.169.254/latest/meta-data", policy())).message).toBe("169.254.169.254 is a cloud metadata address, never a webhook target.");
+    expect((await refusal("http://metadata.google.internal/", policy())).message).toMatch(/cloud metadata service/);
     // A name that resolves to the metadata address.
     const r = await refusal("http://meta.internal/", policy({ ...allowAll, names: { "meta.internal": ["169.254.169.254"] } }));
     expect(r.message).toBe("meta.internal (169.254.169.254) is a cloud metadata address, never a webhook target.");

@@ -175,10 +175,16 @@ export async function checkWebhookTarget(raw: string, policy: TargetPolicy = def
   const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
   const allowListed = isAllowListed(policy.allowedHosts, hostname, port);
   const display = url.host;
+  // What no allow-list entry opens is said first, so the message never suggests listing it.
+  if (METADATA_NAMES.has(hostname)) refuse(`${display} is a cloud metadata service, never a webhook target.`);
+  if (net.isIP(hostname)) {
+    const cls = classifyAddress(hostname);
+    if (cls === "metadata") refuse(`${display} is a cloud metadata address, never a webhook target.`);
+    if (NEVER.has(cls)) refuse(`${display} is a ${cls} address, never a webhook target.`);
+  }
   if (url.protocol === "http:" && !allowListed) {
     refuse(`The webhook URL must use https. Plain http is only allowed to hosts an admin lists in operations.webhookAllowedHosts, and ${display} is not listed.`);
   }
-  if (METADATA_NAMES.has(hostname)) refuse(`${display} is a cloud metadata service, never a webhook target.`);
 
   let addresses: ResolvedAddress[];
   if (net.isIP(hostname)) {
