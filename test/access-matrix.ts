@@ -155,6 +155,10 @@ export const MATRIX: MatrixRow[] = [
   // ---- server actions (inputs that an allowed caller gets refused for by validation or "not found": nothing changes)
   action(app("admin/masking/actions.ts"), "saveMaskingRulesAction", [{ rules: [], sensitive: [], expectedVersion: 999_999 }], { roles: ADMINS, permission: "masking:manage", audit: "masking.save" }),
   action(app("admin/triage-rules/actions.ts"), "saveRulesAction", [{ rules: [], expectedVersion: 999_999 }], { roles: ADMINS, permission: "triage:rules", audit: "triage.rules_save" }),
+  // An empty name / no such token: allowed callers get a validation error or "not found", nothing is created or revoked.
+  action(app("admin/tokens/actions.ts"), "revokeAnyTokenAction", [{ id: NO_JOB }], { roles: ADMINS, permission: "tokens:manage", audit: "token.revoke" }),
+  action(app("profile/actions.ts"), "createTokenAction", [{ name: "", role: "viewer", expiresInDays: 30 }], { roles: EVERYONE, permission: "tokens:own", audit: "token.create" }),
+  action(app("profile/actions.ts"), "revokeMyTokenAction", [{ id: NO_JOB }], { roles: EVERYONE, permission: "tokens:own", audit: "token.revoke" }),
   action(app("admin/users/actions.ts"), "createUserAction", [{ email: "not an email", role: "admin", password: "x" }], { roles: ADMINS, permission: "users:manage", audit: "user.create" }),
   action(app("admin/users/actions.ts"), "updateUserAction", [{ id: NO_JOB, role: "admin" }], { roles: ADMINS, permission: "users:manage", audit: "user.update" }),
   action(app("archive/actions.ts"), "restoreArchivedAction", [{ ids: [], reason: "Discarded by mistake" }], { roles: ADMINS, permission: "archive:restore", audit: "archive.restore" }),
@@ -187,6 +191,7 @@ export const MATRIX: MatrixRow[] = [
   // ---- pages (e2e: on the seeded hostile DLQ, so an allowed role sees the page itself)
   page("admin/masking/page.tsx", "/admin/masking", { roles: ADMINS, permission: "masking:manage", audit: "masking.view" }, "forbidden"),
   page("admin/triage-rules/page.tsx", "/admin/triage-rules", { roles: EVERYONE, permission: "triage:read", audit: "triage.rules_view" }),
+  page("admin/tokens/page.tsx", "/admin/tokens", { roles: ADMINS, permission: "tokens:manage", audit: "token.list_all" }, "forbidden"),
   page("admin/users/page.tsx", "/admin/users", { roles: ADMINS, permission: "users:manage", audit: "user.list" }, "forbidden"),
   page("alerts/page.tsx", "/alerts", { roles: EVERYONE, permission: "ops:read", audit: "alert.list" }),
   page("alerts/[id]/page.tsx", `/alerts/${NO_JOB}`, { roles: EVERYONE, permission: "ops:read", audit: "alert.view" }),
@@ -209,6 +214,7 @@ export const MATRIX: MatrixRow[] = [
   page("findings/page.tsx", "/findings", { roles: EVERYONE, permission: "ops:read", audit: "ops.findings" }),
   page("owners/page.tsx", "/owners", { roles: EVERYONE, permission: "ops:read", audit: "owner.list" }),
   page("(home)/page.tsx", "/", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
+  page("profile/page.tsx", "/profile", { roles: EVERYONE, permission: "tokens:own", audit: "token.list" }),
   page("redrives/page.tsx", "/redrives", { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
   page("signin/page.tsx", "/signin", { roles: EVERYONE, public: true }),
 ];

@@ -12,6 +12,7 @@ import { startSafeMove } from "@/lib/safety/use-cases";
 import { readRiskyOnce } from "@/lib/dlq/risky-read";
 import { acknowledgeFinding, deleteOwner, saveOwner } from "@/lib/operations/use-cases";
 import { createAlertRule, deleteAlertRule, sendTestAlert, updateAlertRule } from "@/lib/alerts/use-cases";
+import { listAllTokens, revokeAnyToken } from "@/lib/api-tokens";
 
 export interface GuardedUseCase {
   name: string;
@@ -104,6 +105,8 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
   { name: "updateAlertRule", permission: "ops:manage", action: "alert.rule_update", invoke: (a, m) => updateAlertRule(a, m, { id: NO_JOB, name: "refused", kind: "depth_above", params: { depth: 1 } }) },
   { name: "deleteAlertRule", permission: "ops:manage", action: "alert.rule_delete", invoke: (a, m) => deleteAlertRule(a, m, { id: NO_JOB }) },
   { name: "sendTestAlert", permission: "ops:manage", action: "alert.test_send", invoke: (a, m) => sendTestAlert(a, m, { id: NO_JOB }) },
+  // createToken and revokeMyToken are not here: every role may create and revoke its own tokens (tokens:own).
+  { name: "revokeAnyToken", permission: "tokens:manage", action: "token.revoke", invoke: (a, m) => revokeAnyToken(a, m, { id: NO_JOB }) },
 ];
 
 /** Reads that some roles may not make (payload bytes, audit history): refused and audited the same way. */
@@ -135,4 +138,5 @@ export const GUARDED_READS: GuardedUseCase[] = [
     invoke: (a, m) => revealPayload(a, m, { ...DEMO, letterId: "any-letter", reason: "Checking the card number format" }),
   },
   { name: "viewMaskingConfig", permission: "masking:manage", action: "masking.view", invoke: (a, m) => viewMaskingConfig(a, m) },
+  { name: "listAllTokens", permission: "tokens:manage", action: "token.list_all", invoke: (a, m) => listAllTokens(a, m) },
 ];

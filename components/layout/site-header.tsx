@@ -30,6 +30,9 @@ export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice 
         <strong>{actor.name ?? actor.email}</strong> · <span data-testid="current-role">{actor.role}</span>
       </span>
       <ThemeToggle initial={theme} />
+      <Link href="/profile" className="btn btn-quiet" data-testid="nav-profile" title="Your profile and API tokens">
+        Profile
+      </Link>
       <SignOutButton />
     </header>
   );

@@ -75,6 +75,11 @@ export const AUDIT_ACTIONS = {
   "alert.rule_update": "Changed an alert rule",
   "alert.rule_delete": "Deleted an alert rule",
   "alert.test_send": "Sent a test alert",
+  "token.create": "Created an API token",
+  "token.revoke": "Revoked an API token",
+  "token.list": "Listed own API tokens",
+  "token.list_all": "Listed every user's API tokens",
+  "token.refused": "An expired or revoked API token, or one of a disabled user, was refused",
 } as const satisfies Record<string, string>;
 
 export type KnownAuditAction = keyof typeof AUDIT_ACTIONS;

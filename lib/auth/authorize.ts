@@ -28,7 +28,11 @@ export async function authorize(actor: Actor, permission: Permission, ctx: Autho
     target: ctx.target ?? null,
     requestId: ctx.meta?.requestId ?? null,
     ip: ctx.meta?.ip ?? null,
-    details: { permission, ...(ctx.meta?.clientRequestId ? { clientRequestId: ctx.meta.clientRequestId } : {}) },
+    details: {
+      permission,
+      ...(ctx.meta?.clientRequestId ? { clientRequestId: ctx.meta.clientRequestId } : {}),
+      ...(actor.tokenId ? { tokenId: actor.tokenId } : {}),
+    },
   });
   throw new AppError(`forbidden:${permission}`, {
     message: `${actor.email} (${actor.role}) lacks ${permission} for ${ctx.action}`,

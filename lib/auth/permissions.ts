@@ -60,6 +60,10 @@ export const PERMISSIONS = {
   "ops:acknowledge": ["operator", "admin"],
   /** Create, change and delete alert rules and DLQ owners; send a test message to a webhook. */
   "ops:manage": ["admin"],
+  /** Create, list and revoke one's own personal API tokens, each with a role no higher than one's own. */
+  "tokens:own": ["viewer", "operator", "admin"],
+  /** List and revoke every user's API tokens. */
+  "tokens:manage": ["admin"],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -16,6 +16,8 @@ export interface Actor {
   email: string;
   name: string | null;
   role: Role;
+  /** Set when the request authenticated with a personal API token (lib/api-tokens): audit rows name it. */
+  tokenId?: string;
 }
 
 export interface RequestMeta {

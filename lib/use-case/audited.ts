@@ -35,7 +35,9 @@ export async function recordOutcome(
     target: scope.target ?? null,
     requestId: meta.requestId,
     ip: meta.ip,
-    details: meta.clientRequestId ? { ...details, clientRequestId: meta.clientRequestId } : details,
+    details: meta.clientRequestId || actor.tokenId
+      ? { ...details, ...(meta.clientRequestId ? { clientRequestId: meta.clientRequestId } : {}), ...(actor.tokenId ? { tokenId: actor.tokenId } : {}) }
+      : details,
   });
 }
 
