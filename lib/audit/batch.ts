@@ -52,7 +52,8 @@ export function auditFields(entry: AuditEntry, at: string = new Date().toISOStri
     target: entry.target ?? null,
     requestId: entry.requestId ?? null,
     ip: entry.ip ?? null,
-    details: normaliseDetails(entry.details),
+    // Every row written for a token's request names the token, whichever use case wrote it.
+    details: normaliseDetails(entry.actor.tokenId ? { ...entry.details, tokenId: entry.actor.tokenId } : entry.details),
   };
 }
 

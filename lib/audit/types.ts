@@ -7,6 +7,8 @@ export interface AuditActor {
   email: string | null;
   /** The role as it was when the entry was written: kept as text, so history outlives a renamed role. */
   role: string | null;
+  /** The API token the actor came in with; recorded in the row's details (never the secret). */
+  tokenId?: string | null;
 }
 
 /**

@@ -20,7 +20,7 @@ export interface AuthorizeContext {
 export async function authorize(actor: Actor, permission: Permission, ctx: AuthorizeContext): Promise<void> {
   if (can(actor.role, permission)) return;
   await recordAudit({
-    actor: { id: actor.id, email: actor.email, role: actor.role },
+    actor: { id: actor.id, email: actor.email, role: actor.role, ...(actor.tokenId ? { tokenId: actor.tokenId } : {}) },
     action: ctx.action,
     outcome: "denied",
     connectionId: ctx.connectionId ?? null,
@@ -31,7 +31,6 @@ export async function authorize(actor: Actor, permission: Permission, ctx: Autho
     details: {
       permission,
       ...(ctx.meta?.clientRequestId ? { clientRequestId: ctx.meta.clientRequestId } : {}),
-      ...(actor.tokenId ? { tokenId: actor.tokenId } : {}),
     },
   });
   throw new AppError(`forbidden:${permission}`, {

@@ -11,7 +11,7 @@ export interface AuditScope {
 }
 
 export function auditActor(actor: Actor) {
-  return { id: actor.id, email: actor.email, role: actor.role };
+  return { id: actor.id, email: actor.email, role: actor.role, ...(actor.tokenId ? { tokenId: actor.tokenId } : {}) };
 }
 
 export function errorCodeOf(e: unknown): string {
@@ -35,9 +35,7 @@ export async function recordOutcome(
     target: scope.target ?? null,
     requestId: meta.requestId,
     ip: meta.ip,
-    details: meta.clientRequestId || actor.tokenId
-      ? { ...details, ...(meta.clientRequestId ? { clientRequestId: meta.clientRequestId } : {}), ...(actor.tokenId ? { tokenId: actor.tokenId } : {}) }
-      : details,
+    details: meta.clientRequestId ? { ...details, clientRequestId: meta.clientRequestId } : details,
   });
 }
 
