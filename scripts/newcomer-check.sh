@@ -30,7 +30,7 @@ start_console() {
   ./scripts/start.sh > "$log" 2>&1 &
   pid=$!
   for _ in $(seq 1 600); do
-    curl -fsS -o /dev/null "$URL/api/health" 2>/dev/null && return 0
+    curl -fsS -o /dev/null "$URL/api/ready" 2>/dev/null && return 0
     kill -0 "$pid" 2>/dev/null || { tail -40 "$log"; die "newcomer check: start.sh exited before the console answered"; }
     sleep 1
   done

@@ -37,6 +37,7 @@ npx tsc --noEmit
 log "unit tests"
 npx vitest run --project unit
 
+ensure_promtool
 log "integration tests (PostgreSQL, RabbitMQ)"
 DATABASE_URL="$APP/$TEST_DB" DATABASE_OWNER_URL="$OWNER/$TEST_DB" npx vitest run --project integration
 

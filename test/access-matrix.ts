@@ -114,11 +114,15 @@ export const MATRIX: MatrixRow[] = [
   route("api/discard/[id]/cancel/route.ts", "POST", `/api/discard/${NO_JOB}/cancel`, { roles: ADMINS, permission: "discard:run", audit: "discard.cancel" }, { params: { id: NO_JOB }, body: {} }),
   route("api/discard/[id]/route.ts", "GET", `/api/discard/${NO_JOB}`, { roles: EVERYONE, permission: "discard:read", audit: "discard.view" }, { params: { id: NO_JOB } }),
   route("api/dlqs/route.ts", "GET", "/api/dlqs", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
+  // Liveness: answers without a session and reads nothing (lib/operations/health.integration.test.ts).
   route("api/health/route.ts", "GET", "/api/health", { roles: EVERYONE, public: true }),
   route("api/operations/dlq/route.ts", "GET", `/api/operations/dlq?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}&range=hour`, { roles: EVERYONE, permission: "ops:read", audit: "ops.dlq" }),
   route("api/operations/overview/route.ts", "GET", "/api/operations/overview", { roles: EVERYONE, permission: "ops:read", audit: "ops.overview" }),
-  // Also open to a scraper with DLQ_METRICS_TOKEN (lib/operations/metrics.test.ts); without it, a session with ops:read.
+  // Also open to a scraper with DLQ_METRICS_TOKEN or from DLQ_METRICS_ALLOW (both unset here; lib/operations/metrics-route.integration.test.ts);
+  // otherwise a session with ops:read, and no session is 401 with no figures.
   route("api/metrics/route.ts", "GET", "/api/metrics", { roles: EVERYONE, permission: "ops:read", audit: "ops.metrics" }),
+  // Readiness: answers without a session, codes only (503 only when the database does not answer).
+  route("api/ready/route.ts", "GET", "/api/ready", { roles: EVERYONE, public: true }),
   route("api/redrive/[id]/bulk/route.ts", "POST", `/api/redrive/${NO_JOB}/bulk`, { roles: OPERATORS, permission: "redrive:bulk", audit: "redrive.bulk_start" }, { params: { id: NO_JOB }, body: {} }),
   route(
     "api/redrive/[id]/bulk/route.ts",

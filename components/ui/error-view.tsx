@@ -12,7 +12,7 @@ export function ErrorView({ error, reset, what }: { error: Error & { digest?: st
       <h1>{what} could not be shown.</h1>
       <p>
         Something failed on the server while preparing this page. Nothing was changed on any broker. Try again; if it keeps failing, check that the
-        database and brokers are up (<a href="/api/health">health</a>) and give the console&apos;s owners this reference:{" "}
+        database and brokers are up (<a href="/api/ready">readiness</a>) and give the console&apos;s owners this reference:{" "}
         <code>{error.digest ?? "no reference"}</code>.
       </p>
       <p style={{ display: "flex", gap: 8 }}>

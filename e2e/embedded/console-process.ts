@@ -58,7 +58,7 @@ export class ConsoleProcess {
     void c.exited.then((code) => (exitCode = code));
     while (Date.now() < deadline) {
       if (exitCode !== undefined) throw new Error(`start.sh exited with ${exitCode} before the console answered:\n${c.output}`);
-      const ok = await fetch(`${baseURL}/api/health`).then((r) => r.status < 500, () => false);
+      const ok = await fetch(`${baseURL}/api/ready`).then((r) => r.status < 500, () => false);
       if (ok) return c;
       await new Promise((r) => setTimeout(r, 500));
     }

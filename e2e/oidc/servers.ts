@@ -94,7 +94,7 @@ export async function startOidcServers(): Promise<() => Promise<void>> {
       },
       "oidc-console",
     );
-    await waitFor(`${OIDC_CONSOLE_URL}/api/health`, consoleServer, 120_000);
+    await waitFor(`${OIDC_CONSOLE_URL}/api/ready`, consoleServer, 120_000);
   } catch (e) {
     await Promise.all([stop(consoleServer), stop(idp)]);
     throw e;

@@ -1,34 +1,75 @@
 import "server-only";
-import { queryAudit } from "@/lib/audit";
+import type { BrokerAdapter } from "@/lib/brokers/types";
 import { listAdapters } from "@/lib/connections/registry";
+import { getDb } from "@/lib/db";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { asAppError } from "@/lib/use-case/app-error";
 import { withTimeout } from "@/lib/use-case/connection";
 
-export interface Health {
+/**
+ * Readiness (GET /api/ready): can this process serve the console? The database is required; a
+ * broker that does not answer is reported but does not make the process unready, because the
+ * console keeps serving every other broker and explains the one that is down (pulling every
+ * replica out of the load balancer over one broker would take the console away mid-incident).
+ * Liveness (GET /api/health) checks nothing here: it only shows that the process answers.
+ */
+export interface Readiness {
+  /** ok: everything answered; degraded: the database did, some broker did not; down: the database did not (HTTP 503). */
   status: "ok" | "degraded" | "down";
-  database: { ok: boolean };
+  database: { ok: boolean; error: string | null };
+  /** Codes only: never a host, URL or error text. */
   brokers: Array<{ connectionId: string; kind: string; ok: boolean; error: string | null }>;
   checkedAt: string;
 }
 
-/** Reachability of the database and every broker. No URLs, hosts or messages: codes only. */
-export async function checkHealth(): Promise<Health> {
-  const db = await withTimeout(queryAudit({}, { limit: 1 }), 5_000, "database")
-    .then(() => true)
-    .catch((e) => {
-      console.error("health: database check failed", e);
-      return false;
-    });
-  const brokers = await Promise.all(
-    listAdapters().map(async (a) => {
+/**
+ * Each check's limit. Checks run in parallel, so an answer comes within about this long whatever
+ * hangs: give the orchestrator's probe a timeout of 3 s or more.
+ */
+export const READY_CHECK_TIMEOUT_MS = 2_000;
+
+export interface ReadinessDeps {
+  db?: Pick<PrismaClient, "$queryRawUnsafe">;
+  adapters?: BrokerAdapter[];
+  timeoutMs?: number;
+}
+
+export async function checkReadiness(deps: ReadinessDeps = {}): Promise<Readiness> {
+  const ms = deps.timeoutMs ?? READY_CHECK_TIMEOUT_MS;
+  const database = (async () => {
+    try {
+      await withTimeout((deps.db ?? getDb()).$queryRawUnsafe("SELECT 1"), ms, "database");
+      return { ok: true, error: null };
+    } catch (e) {
+      // The server log may say why (the query is SELECT 1: its error quotes no data); the answer says only the code.
+      console.error(`ready: the database did not answer: ${e instanceof Error ? e.message : String(e)}`);
+      return { ok: false, error: "unavailable:database" };
+    }
+  })();
+  const brokers = Promise.all(
+    (deps.adapters ?? listAdapters()).map(async (a) => {
       try {
-        await withTimeout(a.ping(), 5_000, "ping");
+        await withTimeout(a.ping(), ms, "ping");
         return { connectionId: a.connectionId, kind: a.kind, ok: true, error: null };
       } catch (e) {
         return { connectionId: a.connectionId, kind: a.kind, ok: false, error: asAppError(e)?.code ?? "internal:broker" };
       }
     }),
   );
-  const status = !db ? "down" : brokers.every((b) => b.ok) ? "ok" : "degraded";
-  return { status, database: { ok: db }, brokers, checkedAt: new Date().toISOString() };
+  const [db, b] = await Promise.all([database, brokers]);
+  const status = !db.ok ? "down" : b.every((x) => x.ok) ? "ok" : "degraded";
+  return { status, database: db, brokers: b, checkedAt: new Date().toISOString() };
+}
+
+let inFlight: Promise<Readiness> | null = null;
+
+/**
+ * The process's readiness, one check at a time: probes that arrive while a check runs share its
+ * answer, so a hung broker cannot pile up pings however often the orchestrator asks.
+ */
+export function readiness(): Promise<Readiness> {
+  inFlight ??= checkReadiness().finally(() => {
+    inFlight = null;
+  });
+  return inFlight;
 }

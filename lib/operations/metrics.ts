@@ -1,30 +1,41 @@
 import "server-only";
-import { timingSafeEqual, createHash } from "node:crypto";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { AppError } from "@/lib/errors";
+import { loadConfig } from "@/lib/config";
+import { getDb } from "@/lib/db";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { JOB_DURATION_BUCKETS, jobDurations, letterTotals, type JobDurations, type LetterTotal } from "./metrics-figures";
+import { ownerResolver } from "./owners";
 import type { DlqOverviewRow } from "./queries";
 import { overviewRows } from "./queries";
-import { ownerResolver } from "./owners";
 
 /**
- * Prometheus exposition of every sampled DLQ's last figures (DESIGN: "It exposes Prometheus
- * metrics"). Read from dlq_status, so a scrape costs one query and never a broker call. A scraper
- * presents DLQ_METRICS_TOKEN as a bearer token; a signed-in user with ops:read may look too.
+ * Prometheus exposition (DESIGN: "It exposes Prometheus metrics"), built with prom-client in a
+ * Registry made for each scrape from what the database holds at that moment: the sampler's last
+ * figures per DLQ (dlq_status), the redrive and discard ledgers, the finished jobs. No figure is
+ * kept in a process, so every replica answers the same and a restart resets nothing. A scrape is
+ * three queries and never a broker call.
+ *
+ * Labels are bounded: connection ids (from the config), DLQ names the sampler lists for a
+ * configured connection, owner teams, job kinds and outcomes; never a letter, message or job id.
  */
 
-/** Label values escaped as the text format requires (backslash, double quote, newline). */
-export function labelValue(v: string): string {
-  return v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+export interface MetricFigures {
+  /** Connection ids in the config: their counters are written even at zero, so rate() sees the first letter. */
+  connections: string[];
+  dlqs: DlqOverviewRow[];
+  letters: LetterTotal[];
+  jobs: JobDurations[];
 }
 
-interface Family {
+interface DlqGauge {
   name: string;
   help: string;
   value: (r: DlqOverviewRow, now: number) => number | null;
 }
 
-const FAMILIES: Family[] = [
+const DLQ_GAUGES: DlqGauge[] = [
   { name: "dlq_console_dlq_depth", help: "Letters in the DLQ at the last sampling round.", value: (r) => r.depth },
   { name: "dlq_console_dlq_inflow_per_minute", help: "Letters entering the DLQ per minute over the last hour.", value: (r) => r.inflowPerMin },
   {
@@ -43,33 +54,108 @@ const FAMILIES: Family[] = [
   { name: "dlq_console_dlq_sampled_timestamp_seconds", help: "When the DLQ was last sampled (Unix time).", value: (r) => Date.parse(r.sampledAt) / 1000 },
 ];
 
-export function exposition(rows: DlqOverviewRow[], now = Date.now()): string {
-  const live = rows.filter((r) => !r.missingSince);
-  const out: string[] = [];
-  for (const f of FAMILIES) {
-    out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} gauge`);
+const LETTER_COUNTERS = [
+  { name: "dlq_console_letters_redriven_total", outcome: "redriven", help: "Letters redriven: published to their target, confirmed, then removed from the DLQ (including ones that came back later), from the redrive ledgers." },
+  { name: "dlq_console_letters_parked_total", outcome: "parked", help: "Letters parked by redrives because they had been redriven too often, from the redrive ledgers." },
+  { name: "dlq_console_letters_discarded_total", outcome: "discarded", help: "Letters discarded (archived, then removed from the DLQ), from the discard ledgers." },
+] as const;
+
+const JOB_DURATION = "dlq_console_job_duration_seconds";
+const JOB_DURATION_HELP = "Wall time of finished jobs from first start to end, pauses included, by kind (every job the jobs table keeps).";
+
+/**
+ * A histogram whose buckets were counted by the database (metrics-figures.ts): prom-client's
+ * Histogram only counts observations made in this process, so its output is replaced by the
+ * database's counts, in the same shape prom-client writes its own.
+ */
+class CountedHistogram extends Histogram<"kind"> {
+  constructor(
+    registry: Registry,
+    private readonly counted: Array<{ kind: string; count: number; sumSeconds: number; buckets: number[] }>,
+  ) {
+    super({ name: JOB_DURATION, help: JOB_DURATION_HELP, labelNames: ["kind"], buckets: [...JOB_DURATION_BUCKETS], registers: [registry] });
+  }
+
+  private values() {
+    return this.counted.flatMap((h) => [
+      ...JOB_DURATION_BUCKETS.map((le, i) => ({ metricName: `${JOB_DURATION}_bucket`, labels: { kind: h.kind, le }, value: h.buckets[i] })),
+      { metricName: `${JOB_DURATION}_bucket`, labels: { kind: h.kind, le: "+Inf" }, value: h.count },
+      { metricName: `${JOB_DURATION}_sum`, labels: { kind: h.kind }, value: h.sumSeconds },
+      { metricName: `${JOB_DURATION}_count`, labels: { kind: h.kind }, value: h.count },
+    ]);
+  }
+
+  override async get() {
+    // The fields Registry reads; typed through unknown because prom-client types `type` as an enum (numeric) that its runtime neither exports nor uses: the registry writes the string.
+    const metric = { name: JOB_DURATION, help: JOB_DURATION_HELP, type: "histogram", aggregator: "sum", collect: () => undefined, values: this.values() };
+    return metric as unknown as Awaited<ReturnType<Histogram<"kind">["get"]>>;
+  }
+
+  /** What Registry#metrics reads (prom-client's own histogram answers it with the in-process counts). */
+  async getForPromString() {
+    return this.get();
+  }
+}
+
+/** The exposition's registry for these figures. Pure: `now` fixes the ages. */
+export function metricsRegistry(f: MetricFigures, now = Date.now()): Registry {
+  const registry = new Registry();
+  const configured = new Set(f.connections);
+  // DLQs of a configured connection that the broker still lists: a connection taken out of the
+  // config leaves its last rows in dlq_status, which would otherwise look sampled forever.
+  const live = f.dlqs.filter((r) => !r.missingSince && configured.has(r.connectionId));
+  for (const g of DLQ_GAUGES) {
+    const gauge = new Gauge({ name: g.name, help: g.help, labelNames: ["connection", "queue", "owner"], registers: [registry] });
     for (const r of live) {
-      const v = f.value(r, now);
+      const v = g.value(r, now);
       if (v === null || !Number.isFinite(v)) continue;
-      const labels = [`connection="${labelValue(r.connectionId)}"`, `queue="${labelValue(r.queue)}"`, `owner="${labelValue(r.owner?.team ?? "")}"`];
-      out.push(`${f.name}{${labels.join(",")}} ${Number.isInteger(v) ? v : v.toFixed(3)}`);
+      gauge.set({ connection: r.connectionId, queue: r.queue, owner: r.owner?.team ?? "" }, v);
     }
   }
-  return out.join("\n") + "\n";
+
+  // A fresh registry each scrape: inc() from zero sets each counter to the ledgers' total.
+  for (const c of LETTER_COUNTERS) {
+    const counter = new Counter({ name: c.name, help: c.help, labelNames: ["connection"], registers: [registry] });
+    for (const id of configured) counter.inc({ connection: id }, 0);
+    for (const t of f.letters) if (t.outcome === c.outcome) counter.inc({ connection: t.connectionId }, t.letters);
+  }
+  const failed = new Counter({
+    name: "dlq_console_letters_failed_total",
+    help: "Letters a redrive or discard could not move or remove (refused by the broker, or their bytes no longer matched the index), from the ledgers.",
+    labelNames: ["connection", "operation"],
+    registers: [registry],
+  });
+  for (const id of configured) for (const operation of ["redrive", "discard"]) failed.inc({ connection: id, operation }, 0);
+  for (const t of f.letters) if (t.outcome === "failed") failed.inc({ connection: t.connectionId, operation: t.operation }, t.letters);
+
+  const finished = new Counter({ name: "dlq_console_jobs_finished_total", help: "Jobs that ran and ended, by kind and outcome.", labelNames: ["kind", "outcome"], registers: [registry] });
+  const byKind = new Map<string, { kind: string; count: number; sumSeconds: number; buckets: number[] }>();
+  for (const j of f.jobs) {
+    finished.inc({ kind: j.kind, outcome: j.outcome }, j.count);
+    const k = byKind.get(j.kind) ?? { kind: j.kind, count: 0, sumSeconds: 0, buckets: JOB_DURATION_BUCKETS.map(() => 0) };
+    k.count += j.count;
+    k.sumSeconds += j.sumSeconds;
+    j.buckets.forEach((n, i) => (k.buckets[i] += n));
+    byKind.set(j.kind, k);
+  }
+  new CountedHistogram(registry, [...byKind.values()].sort((a, b) => a.kind.localeCompare(b.kind)));
+  return registry;
 }
 
-/** The bearer token matches DLQ_METRICS_TOKEN (compared in constant time); false when none is set. */
-export function scraperTokenMatches(header: string | null, token = process.env.DLQ_METRICS_TOKEN): boolean {
-  if (!token || !header?.startsWith("Bearer ")) return false;
-  const digest = (s: string) => createHash("sha256").update(s).digest();
-  return timingSafeEqual(digest(header.slice("Bearer ".length)), digest(token));
+/** The figures as the database holds them now. */
+export async function loadMetricFigures(db: PrismaClient = getDb(), connections = loadConfig().connections.map((c) => c.id)): Promise<MetricFigures> {
+  const [dlqs, letters, jobs] = await Promise.all([ownerResolver().then((ownerOf) => overviewRows(ownerOf, new Date(), db)), letterTotals(db), jobDurations(db)]);
+  return { connections, dlqs, letters, jobs };
 }
 
-/** For a scraper that presented the token (no actor), or a signed-in user with ops:read. */
-export async function renderMetrics(who: { actor: Actor; meta: RequestMeta } | "scraper"): Promise<string> {
+/** The text exposition and its content type. */
+export async function exposition(f: MetricFigures, now = Date.now()): Promise<{ text: string; contentType: string }> {
+  const registry = metricsRegistry(f, now);
+  return { text: await registry.metrics(), contentType: registry.contentType };
+}
+
+/** For a scraper let in by token or network (no actor), or a signed-in user with ops:read. */
+export async function renderMetrics(who: { actor: Actor; meta: RequestMeta } | "scraper"): Promise<{ text: string; contentType: string }> {
   if (who !== "scraper") await authorize(who.actor, "ops:read", { action: "ops.metrics", meta: who.meta });
-  return exposition(await overviewRows(await ownerResolver()));
+  return exposition(await loadMetricFigures());
 }
-
-export const METRICS_UNAUTHORIZED = () =>
-  new AppError("unauthorized:session", { userMessage: "Send the metrics token (Authorization: Bearer <DLQ_METRICS_TOKEN>), or sign in." });

@@ -37,6 +37,17 @@ ensure_chromium() {
   apt_install chromium
 }
 
+# promtool (Debian's prometheus package) checks the /api/metrics exposition in the integration
+# tests. --no-install-recommends: only the package itself (no node exporter). Where a package may
+# start its service (no policy-rc.d denying it), Debian also starts and enables the prometheus
+# server on 127.0.0.1:9090; the tests use promtool alone.
+ensure_promtool() {
+  command -v promtool >/dev/null && return
+  log "installing Debian's prometheus package for promtool (the metrics tests)"
+  apt_install --no-install-recommends prometheus
+  command -v promtool >/dev/null || die "promtool is still missing after installing the prometheus package"
+}
+
 ensure_postgres() {
   if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
     log "starting PostgreSQL"
