@@ -10,6 +10,7 @@ export type ErrorType =
   | "conflict"
   | "unavailable"
   | "confirmation_required"
+  | "too_many_requests"
   | "internal";
 
 export type ErrorCode = `${ErrorType}:${string}`;
@@ -71,6 +72,8 @@ export function httpStatusOf(e: AppError): number {
     case "conflict":
     case "confirmation_required":
       return 409;
+    case "too_many_requests":
+      return 429;
     case "unavailable":
       return 503;
     default:

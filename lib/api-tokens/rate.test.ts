@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AppError } from "@/lib/errors";
+import { AppError, httpStatusOf } from "@/lib/errors";
 import { decideRate, retryAfterMs, tokenRateLimitError, tokenRateLimitOf, tokenRatePolicy, windowCapacity, windowOf } from "./rate";
 
 const P = { limit: 10, windowMs: 60_000 };
@@ -67,7 +67,8 @@ describe("the sliding-window decision", () => {
 describe("the refusal", () => {
   it("carries whole seconds for Retry-After, which tokenRateLimitOf reads back", () => {
     const e = tokenRateLimitError(6_001, P);
-    expect(e.code).toBe("unavailable:token-rate-limit");
+    expect(e.code).toBe("too_many_requests:token");
+    expect(httpStatusOf(e)).toBe(429);
     expect(tokenRateLimitOf(e)).toEqual({ retryAfterSeconds: 7 });
     expect(e.userMessage).toContain("Retry in 7 s");
     expect(tokenRateLimitOf(new AppError("unauthorized:token", { userMessage: "x" }))).toBeNull();

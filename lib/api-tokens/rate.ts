@@ -75,12 +75,11 @@ export function decideRate(previous: number, current: number, elapsedMs: number,
   return { limited: true, retryAfterMs: retryAfterMs(previous, current, elapsedMs, policy) };
 }
 
-export const RATE_LIMIT_CODE = "unavailable:token-rate-limit" as const;
+export const RATE_LIMIT_CODE = "too_many_requests:token" as const;
 
 /**
- * The error a limited request is refused with. Its type maps to 503 in lib/errors.ts (a retryable
- * status); the route layer answers it as 429 with `Retry-After: <retryAfterSeconds>` (see
- * `tokenRateLimitOf`).
+ * The error a limited request is refused with. Its type maps to 429 in lib/errors.ts; the route
+ * layer adds `Retry-After: <retryAfterSeconds>` (see `tokenRateLimitOf`).
  */
 export function tokenRateLimitError(retryAfter: number, policy: TokenRatePolicy): AppError {
   const seconds = Math.max(1, Math.ceil(retryAfter / 1000));

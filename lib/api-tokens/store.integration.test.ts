@@ -183,7 +183,7 @@ function suite(name: string, open: Open) {
       );
       expect(results.filter((r) => r === "ok")).toHaveLength(20);
       for (const r of results.filter((x) => x !== "ok")) {
-        expect(asAppError(r)?.code).toBe("unavailable:token-rate-limit");
+        expect(asAppError(r)?.code).toBe("too_many_requests:token");
         // A full window 1 s in: 59 s to the next one, where 20 × (60 − t)/60 + 1 ≤ 20 from t = 3 s.
         expect(tokenRateLimitOf(r)).toEqual({ retryAfterSeconds: 62 });
       }
