@@ -125,6 +125,8 @@ describe("the audit log", () => {
     expect(rows.map((r) => [r.action, r.outcome, r.actorId])).toEqual([["audit.view", "denied", actors.viewer.id]]);
     expect(rows[0].details).toMatchObject({ tokenId: tokens.viewer.id });
     expect(JSON.stringify({ ...rows[0], id: String(rows[0].id) })).not.toContain(tokens.viewer.token.slice(13));
+    // Refused before its query is read: a bad query earns a viewer the same 403, not a 400 that describes the query.
+    expect((await call(auditGET as Handler, "/api/v1/audit?limit=abc", { token: tokens.viewer.token })).res.status).toBe(403);
   });
 
   it("pages by cursor for an operator token, in the documented shape, audited with the token id", async () => {
