@@ -7,7 +7,7 @@ import type { DlqOverviewRow } from "@/lib/operations/queries";
 import { lostClass, lostIn, oldestAge } from "@/lib/operations/ui-figures";
 import { healthHref } from "@/lib/operations/ui-links";
 import { operationsDisplaySettings } from "@/lib/operations/ui-settings";
-import { viewDlqOperations } from "@/lib/operations/use-cases";
+import { viewDlqStatus } from "@/lib/operations/use-cases";
 import { SeverityBadge } from "./severity-badge";
 
 /**
@@ -18,7 +18,7 @@ import { SeverityBadge } from "./severity-badge";
 export async function DlqOpsStrip({ actor, connectionId, queue }: { actor: Actor; connectionId: string; queue: string }) {
   let status: DlqOverviewRow | null;
   try {
-    status = (await viewDlqOperations(actor, await requestMeta(), { connectionId, queue, range: "hour" })).status;
+    status = await viewDlqStatus(actor, await requestMeta(), { connectionId, queue });
   } catch (e) {
     console.error("dlq head: operations figures unavailable", loggableError(e));
     return (

@@ -2,6 +2,7 @@ import "server-only";
 import type { FindingSeverity } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { SEVERITY_RANK } from "./findings";
 import type { DlqOwnerInfo, OwnerOf } from "./owners";
 
 /** One DLQ as the overview shows it: its last sampled figures and what needs attention. */
@@ -32,7 +33,6 @@ export interface DlqOverviewRow {
   trend: Array<number | null>;
 }
 
-const SEVERITY_RANK: Record<string, number> = { critical: 3, warning: 2, info: 1 };
 
 /**
  * Every sampled DLQ with its open findings, alerts and last hour's depth, in one query over the

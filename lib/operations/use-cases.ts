@@ -47,6 +47,13 @@ const seriesSchema = z.object({
   range: z.enum(Object.keys(CHART_RANGES) as [ChartRange, ...ChartRange[]]).default("day"),
 });
 
+/** One DLQ's last sampled figures (the line under every DLQ page's header): its status row only. */
+export async function viewDlqStatus(actor: Actor, meta: RequestMeta, input: { connectionId: string; queue: string }): Promise<DlqOverviewRow | null> {
+  await authorize(actor, "ops:read", { action: "ops.dlq", connectionId: input?.connectionId ?? null, queue: input?.queue ?? null, meta });
+  const p = parse(seriesSchema.omit({ range: true }), input, "bad_request:range");
+  return (await overviewRows(await ownerResolver(), new Date(), getDb(), p))[0] ?? null;
+}
+
 export interface DlqOperations {
   range: ChartRange;
   points: SeriesPoint[];
