@@ -13,49 +13,17 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { HOSTILE_DLQS } from "@/lib/demo/hostile-corpus";
+import { ADMINS, EVERYONE, NONE, NO_JOB, OPERATORS, q, route, type Guard, type RouteRow } from "./matrix-kit";
+import { TOKEN_MATRIX } from "./token-matrix";
 
-export type Role = "viewer" | "operator" | "admin";
-export const MATRIX_ROLES: readonly Role[] = ["viewer", "operator", "admin"];
+export { ADMINS, EVERYONE, MATRIX_ROLES, NONE, NO_JOB, OPERATORS, type Guard, type Role, type RouteRow } from "./matrix-kit";
+export { TOKEN_MATRIX } from "./token-matrix";
 
 const ROOT = path.resolve(__dirname, "..");
 
-/** Who may: signed-in roles; `public` also lets a request without a session through. */
-export const EVERYONE: readonly Role[] = ["viewer", "operator", "admin"];
-export const OPERATORS: readonly Role[] = ["operator", "admin"];
-export const ADMINS: readonly Role[] = ["admin"];
-
-export const NO_JOB = "00000000-0000-0000-0000-000000000000";
-/** A DLQ that exists on no broker: allowed calls get as far as "not found", nothing is read or moved. */
-export const NONE = { connectionId: "local-rabbitmq", queue: "matrix.none.dlq" } as const;
-const q = (s: string) => encodeURIComponent(s);
 const DLQ = `/dlqs/${q(NONE.connectionId)}/${q(NONE.queue)}`;
 /** Pages are opened on a seeded DLQ (scripts/seed-demo.ts), so an allowed role sees real content. */
 const SEEDED = `/dlqs/${q(HOSTILE_DLQS.rabbitmq.connectionId)}/${q(HOSTILE_DLQS.rabbitmq.dlq)}`;
-
-interface Guard {
-  /** A distinct case of the same target (e.g. "with payloads"). */
-  variant?: string;
-  /** Roles the server lets through. Everyone else is refused with `forbidden:<permission>`. */
-  roles: readonly Role[];
-  /** The permission named in the refusal (the error code is `forbidden:<permission>`). */
-  permission?: string;
-  /** The audit action a refusal is recorded under (outcome "denied"). */
-  audit?: string;
-  /** No session needed (sign-in, health, CSP reports). */
-  public?: boolean;
-}
-
-export interface RouteRow extends Guard {
-  kind: "route";
-  /** Path of the route file under app/, e.g. "api/redrive/[id]/bulk/route.ts". */
-  file: string;
-  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS";
-  /** Concrete URL path and query. */
-  url: string;
-  /** The dynamic segments, as Next hands them to the handler. */
-  params?: Record<string, string | string[]>;
-  body?: unknown;
-}
 
 export interface ActionRow extends Guard {
   kind: "action";
@@ -81,7 +49,6 @@ export function rowKey(r: MatrixRow): string {
   return r.variant ? `${base} (${r.variant})` : base;
 }
 
-const route = (file: string, method: RouteRow["method"], url: string, g: Guard, extra: Partial<RouteRow> = {}): RouteRow => ({ kind: "route", file, method, url, ...g, ...extra });
 const action = (file: string, name: string, args: unknown[], g: Guard, variant?: string): ActionRow => ({ kind: "action", file, name, args, ...g, variant });
 const page = (file: string, url: string, g: Guard, deniedTestId?: string): PageRow => ({ kind: "page", file, url, ...g, deniedTestId });
 
@@ -221,20 +188,6 @@ export const MATRIX: MatrixRow[] = [
   page("profile/page.tsx", "/profile", { roles: EVERYONE, permission: "tokens:own", audit: "token.list" }),
   page("redrives/page.tsx", "/redrives", { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
   page("signin/page.tsx", "/signin", { roles: EVERYONE, public: true }),
-];
-
-/**
- * Token routes (app/api/v1): they take `Authorization: Bearer` and never a session cookie, and
- * answer problem details, so the cookie-driven checks of MATRIX cannot call them. They are kept
- * apart: discovery counts them as covered (missingRows, staleRows), and
- * lib/api/v1-matrix.integration.test.ts calls each with a real token per role (allowed; refused
- * with 403 and audited with the token id; no token and cookie only: 401).
- */
-export const TOKEN_MATRIX: RouteRow[] = [
-  route("api/v1/audit/route.ts", "GET", "/api/v1/audit?limit=1", { roles: OPERATORS, permission: "audit:read", audit: "audit.view" }),
-  route("api/v1/dlqs/route.ts", "GET", "/api/v1/dlqs", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
-  // The OpenAPI document: schemas and texts only, no token needed.
-  route("api/v1/openapi.json/route.ts", "GET", "/api/v1/openapi.json", { roles: EVERYONE, public: true }),
 ];
 
 // ---- discovery: what the source says exists

@@ -8,31 +8,51 @@ export const API_V1_BASE = "/api/v1";
  * What a v1 route declares about itself. The same `query` schema parses the request and the same
  * `response` schema shapes the answer (lib/api/v1/*.ts), and both are what the document says.
  */
-export interface ApiOperation<Q extends z.ZodObject | undefined, R extends z.ZodType> {
+export interface ApiOperation<
+  Q extends z.ZodObject | undefined = z.ZodObject | undefined,
+  R extends z.ZodType = z.ZodType,
+  P extends z.ZodObject | undefined = z.ZodObject | undefined,
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+> {
   method: "get" | "post" | "put" | "patch" | "delete";
   /** OpenAPI path under the base, e.g. "/dlqs" or "/jobs/{id}". */
   path: string;
   operationId: string;
   summary: string;
   description?: string;
+  /** Groups operations in the document and the reference page: "DLQs", "Triage", "Redrive", … */
+  tag: string;
   /** Problem statuses the operation answers besides 401, 429 and 500. */
   problems?: number[];
+  /** Path parameters ({id} in `path`), parsed by parseParams. */
+  params?: P;
   query?: Q;
+  /** A JSON request body, parsed by parseBody. */
+  body?: B;
+  /** The success status (200 unless given: 202 for a started job). */
+  status?: number;
   response: R;
+  /** Other media types of the success answer besides JSON (an export as CSV or NDJSON): schema per type. */
+  alsoAs?: Record<string, z.ZodType>;
   /** No token needed (the document itself). */
   public?: boolean;
 }
 
-const operations: ApiOperation<z.ZodObject | undefined, z.ZodType>[] = [];
+const operations: ApiOperation[] = [];
 
-/** Registers an operation for the document; returns it for the route to use. */
-export function defineOperation<Q extends z.ZodObject | undefined, R extends z.ZodType>(op: ApiOperation<Q, R>): ApiOperation<Q, R> {
+/** Registers an operation for the document; returns it for the route to use (lib/api/route.ts operationRoute). */
+export function defineOperation<
+  Q extends z.ZodObject | undefined = undefined,
+  R extends z.ZodType = z.ZodType,
+  P extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(op: ApiOperation<Q, R, P, B>): ApiOperation<Q, R, P, B> {
   if (operations.some((o) => o.method === op.method && o.path === op.path)) return op;
-  operations.push(op as unknown as ApiOperation<z.ZodObject | undefined, z.ZodType>);
+  operations.push(op as unknown as ApiOperation);
   return op;
 }
 
-export function registeredOperations(): readonly ApiOperation<z.ZodObject | undefined, z.ZodType>[] {
+export function registeredOperations(): readonly ApiOperation[] {
   return operations;
 }
 
@@ -64,9 +84,20 @@ export function openApiDocument(info: { version: string }) {
       summary: op.summary,
       description: op.description,
       security: op.public ? [] : [{ bearer: [] }],
-      request: op.query ? { query: op.query } : undefined,
+      tags: [op.tag],
+      request: {
+        ...(op.params ? { params: op.params } : {}),
+        ...(op.query ? { query: op.query } : {}),
+        ...(op.body ? { body: { required: true, content: { "application/json": { schema: op.body } } } } : {}),
+      },
       responses: {
-        200: { description: "OK", content: { "application/json": { schema: op.response } } },
+        [op.status ?? 200]: {
+          description: op.status === 202 ? "Accepted: the job runs in the background; poll it." : "OK",
+          content: {
+            "application/json": { schema: op.response },
+            ...Object.fromEntries(Object.entries(op.alsoAs ?? {}).map(([type, schema]) => [type, { schema }])),
+          },
+        },
         ...Object.fromEntries(
           problems.map((s) => [
             s,

@@ -2,16 +2,12 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import Ajv2020 from "ajv/dist/2020";
-import addFormats from "ajv-formats";
 import { encode } from "next-auth/jwt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createToken } from "@/lib/api-tokens";
 import { sessionCookieName } from "@/lib/auth/config";
-import type { Actor } from "@/lib/auth/session";
 import { createSession } from "@/lib/auth/sessions";
-import { createUser } from "@/lib/auth/users";
-import { getDb } from "@/lib/db";
+import { auditRowsOf, callV1, expectDocumented as documented, v1Document, v1Users, type V1Handler, type V1User } from "@/test/api-v1";
 import { GET as auditGET } from "@/app/api/v1/audit/route";
 import { GET as dlqsGET } from "@/app/api/v1/dlqs/route";
 import { GET as openapiGET } from "@/app/api/v1/openapi.json/route";
@@ -22,21 +18,19 @@ import { GET as openapiGET } from "@/app/api/v1/openapi.json/route";
  * answers are checked against the served OpenAPI document with validators from npm.
  */
 process.env.NEXTAUTH_SECRET ||= "api-v1-test-secret-0123456789abcdef0123456789";
-const ORIGIN = "http://127.0.0.1:3999";
 const ROOT = path.resolve(__dirname, "../..");
-type Handler = (req: Request, ctx: { params: Promise<Record<string, never>> }) => Promise<Response>;
+type Handler = V1Handler;
 
-const actors: Record<"viewer" | "operator", Actor> = {} as never;
-const tokens: Record<"viewer" | "operator", { token: string; id: string }> = {} as never;
+let users: Record<"viewer" | "operator", V1User>;
+const actors = {} as Record<"viewer" | "operator", V1User["actor"]>;
+const tokens = {} as Record<"viewer" | "operator", { token: string; id: string }>;
 let viewerCookie = "";
 
 beforeAll(async () => {
-  const tag = randomUUID().slice(0, 8);
+  users = await v1Users("api-v1", ["viewer", "operator"] as const);
   for (const role of ["viewer", "operator"] as const) {
-    const u = await createUser({ email: `${role}-${tag}@api-v1.test`, role, password: `${role}-api-v1-password` });
-    actors[role] = { id: u.id, email: u.email, name: null, role };
-    const { token, view } = await createToken(actors[role], { requestId: `setup-${randomUUID()}`, ip: null }, { name: `v1 ${role}`, role, expiresInDays: 7 });
-    tokens[role] = { token, id: view.id };
+    actors[role] = users[role].actor;
+    tokens[role] = { token: users[role].token, id: users[role].tokenId };
   }
   const sid = await createSession({ userId: actors.viewer.id, method: "credentials", ip: "127.0.0.1" });
   const jwt = await encode({ token: { sub: actors.viewer.id, sid, email: actors.viewer.email }, secret: process.env.NEXTAUTH_SECRET! });
@@ -48,38 +42,9 @@ afterAll(async () => {
   await closeAllAdapters().catch(() => undefined);
 });
 
-async function call(handler: Handler, url: string, opts: { token?: string; cookie?: string; authorization?: string } = {}) {
-  const requestId = `v1-${randomUUID()}`;
-  const headers = new Headers({ "x-request-id": requestId, "x-forwarded-for": "127.0.0.1" });
-  if (opts.token) headers.set("authorization", `Bearer ${opts.token}`);
-  if (opts.authorization) headers.set("authorization", opts.authorization);
-  if (opts.cookie) headers.set("cookie", opts.cookie);
-  const res = await handler(new Request(`${ORIGIN}${url}`, { headers }), { params: Promise.resolve({}) });
-  const text = await res.text();
-  return { res, requestId, text, body: JSON.parse(text) as Record<string, unknown> };
-}
-
-let doc: Record<string, any>;
-async function documentOf() {
-  doc ??= (await call(openapiGET as Handler, "/api/v1/openapi.json")).body;
-  return doc;
-}
-
-/** Validates a real answer against the schema the document gives for it (JSON Schema 2020-12, as OpenAPI 3.1 uses). */
-async function expectDocumented(pathKey: string, status: number, res: Response, body: unknown) {
-  const d = await documentOf();
-  const contentType = (res.headers.get("content-type") ?? "").split(";")[0];
-  const schema = d.paths[pathKey]?.get?.responses?.[String(status)]?.content?.[contentType]?.schema;
-  expect(schema, `${pathKey} ${status} ${contentType} is documented`).toBeDefined();
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  const validate = ajv.compile({ ...schema, components: d.components });
-  expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
-}
-
-async function auditRowsOf(requestId: string) {
-  return getDb().auditEvent.findMany({ where: { requestId }, orderBy: { id: "asc" } });
-}
+const call = (handler: Handler, url: string, opts: { token?: string; cookie?: string; authorization?: string } = {}) => callV1(handler, url, opts);
+const documentOf = v1Document;
+const expectDocumented = (pathKey: string, _status: number, res: Response, body: unknown) => documented("get", pathKey, res, body);
 
 describe("authentication", () => {
   it("lists DLQs with a bearer token, in the documented shape", async () => {

@@ -46,6 +46,7 @@ export const auditPageSchema = z
 
 export const listAuditOperation = defineOperation({
   method: "get",
+  tag: "Audit",
   path: "/audit",
   operationId: "listAudit",
   summary: "Audit log, newest first, by cursor",

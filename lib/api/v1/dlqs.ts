@@ -39,6 +39,7 @@ export const dlqListSchema = z
 
 export const listDlqsOperation = defineOperation({
   method: "get",
+  tag: "DLQs",
   path: "/dlqs",
   operationId: "listDlqs",
   summary: "Connections and their DLQs with depths",

@@ -3,6 +3,7 @@ import { defineOperation } from "../registry";
 
 export const openApiOperation = defineOperation({
   method: "get",
+  tag: "Document",
   path: "/openapi.json",
   operationId: "openApiDocument",
   summary: "This document",

@@ -1,0 +1,2 @@
+// Filled in by the groups operations of /api/v1 (see lib/api/v1/index.ts).
+export {};
