@@ -75,3 +75,8 @@ export function bearerToken(header: string | null | undefined): string | null {
   const m = /^\s*bearer[ \t]+(\S+)\s*$/i.exec(header);
   return m ? m[1] : null;
 }
+
+/** The header carries a bearer that looks like a personal token (by its prefix; validity is checked by actorFromBearer). */
+export function isPersonalToken(header: string | null | undefined): boolean {
+  return bearerToken(header)?.startsWith(TOKEN_PREFIX) ?? false;
+}

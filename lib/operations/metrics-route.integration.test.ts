@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ARRIVED_FORWARDED_FOR } from "@/lib/auth/forwarded-headers";
+import { v1Users } from "@/test/api-v1";
+import { getDb } from "@/lib/db";
 import { inRequestScope } from "@/test/request-scope";
 
 /**
@@ -70,5 +72,19 @@ describe("GET /api/metrics access", () => {
     expect((await scrape({ peer: "127.0.0.1", arrivedFor: "203.0.113.9" })).status).toBe(401);
     env({ DLQ_METRICS_ALLOW: "127.0.0.1", DLQ_TRUSTED_PROXIES: "127.0.0.1" });
     expect((await scrape({ peer: "127.0.0.1", arrivedFor: "203.0.113.9" })).status).toBe(401);
+  });
+
+  it("lets in a personal API token of a role with ops:read, attributed to the token; refuses a revoked one", async () => {
+    env({ DLQ_METRICS_TOKEN: "scrape-token-0123456789" });
+    const { viewer } = await v1Users("metrics-token", ["viewer"] as const);
+    const ok = await scrape({ peer: "203.0.113.9", authorization: `Bearer ${viewer.token}` });
+    expect(ok.status, ok.text.slice(0, 300)).toBe(200);
+    expect(ok.text).toContain(FIGURES);
+    const used = await getDb().apiToken.findUniqueOrThrow({ where: { id: viewer.tokenId } });
+    expect(used.lastUsedAt).not.toBeNull();
+    await getDb().apiToken.update({ where: { id: viewer.tokenId }, data: { revokedAt: new Date() } });
+    const refused = await scrape({ peer: "203.0.113.9", authorization: `Bearer ${viewer.token}` });
+    expect(refused.status).toBe(401);
+    expect(refused.text).not.toContain("dlq_console_");
   });
 });

@@ -26,7 +26,7 @@ function promtoolCheck(text: string): { status: number | null; output: string } 
   const r = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8", timeout: 30_000 });
   if (r.error) {
     throw new Error(
-      `promtool could not be run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}): it comes with Debian's prometheus package; scripts/test.sh installs it (ensure_promtool), or run apt-get install prometheus`,
+      `promtool could not be run (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}): it comes from Debian's prometheus package; scripts/test.sh unpacks it into .cache/tools/usr/bin (ensure_promtool) and puts it on PATH`,
     );
   }
   return { status: r.status, output: `${r.stdout}${r.stderr}` };

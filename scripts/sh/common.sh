@@ -37,15 +37,22 @@ ensure_chromium() {
   apt_install chromium
 }
 
-# promtool (Debian's prometheus package) checks the /api/metrics exposition in the integration
-# tests. --no-install-recommends: only the package itself (no node exporter). Where a package may
-# start its service (no policy-rc.d denying it), Debian also starts and enables the prometheus
-# server on 127.0.0.1:9090; the tests use promtool alone.
+# promtool (from Debian's prometheus package) checks the /api/metrics exposition in the integration
+# tests. Only its binary is needed: the package is downloaded and unpacked into .cache/tools (ignored),
+# not installed, so no prometheus server is started or enabled as a side effect (installing the
+# package starts one on 127.0.0.1:9090 wherever services may start). Exports PATH with it.
 ensure_promtool() {
+  local dir; dir="$(pwd)/.cache/tools"
+  export PATH="$dir/usr/bin:$PATH"
   command -v promtool >/dev/null && return
-  log "installing Debian's prometheus package for promtool (the metrics tests)"
-  apt_install --no-install-recommends prometheus
-  command -v promtool >/dev/null || die "promtool is still missing after installing the prometheus package"
+  log "unpacking promtool from Debian's prometheus package into .cache/tools (the metrics tests)"
+  mkdir -p "$dir/deb"
+  [ "$APT_UPDATED" = 1 ] || { as_root apt-get update -qq >/dev/null || die "apt-get update failed"; APT_UPDATED=1; }
+  # apt-get download writes as the _apt user where it can; a root-owned folder only earns a warning.
+  (cd "$dir/deb" && rm -f prometheus_*.deb && apt-get download -qq prometheus 2>/dev/null) || die "apt-get download prometheus failed"
+  dpkg-deb -x "$dir"/deb/prometheus_*.deb "$dir/unpacked"
+  mkdir -p "$dir/usr/bin" && cp "$dir/unpacked/usr/bin/promtool" "$dir/usr/bin/promtool" && rm -rf "$dir/unpacked" "$dir/deb"
+  command -v promtool >/dev/null || die "promtool is still missing after unpacking the prometheus package"
 }
 
 ensure_postgres() {
