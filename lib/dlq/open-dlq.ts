@@ -23,6 +23,11 @@ export interface OpenDlqInput {
   /** 1-based. */
   page: number;
   pageSize: number;
+  /**
+   * 0-based letter to start at, instead of the start of `page`: a cursor-paged caller (the v1 API)
+   * continues where its previous page ended whatever page size it asks for. Pages leave it unset.
+   */
+  offset?: number;
   /** The operator confirmed this DLQ's read risk (needs dlq:browse-risky). */
   acceptRisk?: boolean;
   /** Where the adapter has `randomAccess`: one partition, a start offset (decimal text) within it, and the order. */
@@ -53,7 +58,7 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
   if (input.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...scope, action: "dlq.read_risky", meta });
 
   const pageSize = Math.min(Math.max(1, Math.floor(input.pageSize)), MAX_PAGE_SIZE);
-  const offset = (Math.max(1, Math.floor(input.page)) - 1) * pageSize;
+  const offset = input.offset !== undefined ? Math.max(0, Math.floor(input.offset)) : (Math.max(1, Math.floor(input.page)) - 1) * pageSize;
   const canConfirm = can(actor.role, "dlq:browse-risky");
 
   return audited(

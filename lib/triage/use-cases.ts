@@ -4,6 +4,7 @@ import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { AppError } from "@/lib/errors";
+import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import { ACTIVE_STATES, type JobProgress, type JobRecord, type JobState } from "@/lib/jobs/types";
@@ -124,10 +125,28 @@ export async function getScan(actor: Actor, meta: RequestMeta, input: { jobId: s
   return toScanView(job);
 }
 
-/** Newest first (at most 50). */
-export async function listScans(actor: Actor, meta: RequestMeta, input: Partial<DlqRef>): Promise<ScanView[]> {
+/**
+ * Newest first (at most 50). `before` (a scan's id) and `limit` page on by keyset (createdAt, id),
+ * the order of the list, for the API; the pages ask for the newest and pass neither.
+ */
+export async function listScans(actor: Actor, meta: RequestMeta, input: Partial<DlqRef> & { before?: string | null; limit?: number }): Promise<ScanView[]> {
   await authorize(actor, "triage:read", { action: "triage.scan_list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
-  return (await jobStore().list({ kind: "scan", connectionId: input.connectionId, queue: input.queue }, 50)).map(toScanView);
+  const filter = { kind: "scan" as const, connectionId: input.connectionId, queue: input.queue };
+  const limit = Math.min(Math.max(Math.trunc(input.limit ?? 50) || 50, 1), 200);
+  if (!input.before) return (await jobStore().list(filter, limit)).map(toScanView);
+  const anchor = await jobStore().get(input.before);
+  if (!anchor || anchor.kind !== "scan") throw new AppError("bad_request:cursor", { userMessage: "The page cursor is not valid; start again from the first page." });
+  const rows = await getDb().job.findMany({
+    where: {
+      kind: "scan",
+      ...(filter.connectionId ? { connectionId: filter.connectionId } : {}),
+      ...(filter.queue ? { queue: filter.queue } : {}),
+      OR: [{ createdAt: { lt: anchor.createdAt } }, { createdAt: anchor.createdAt, id: { lt: anchor.id } }],
+    },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: limit,
+  });
+  return rows.map(toScanView);
 }
 
 export type GroupsResult =

@@ -1,0 +1,21 @@
+import { operationRoute } from "@/lib/api/route";
+import { getDlqLetterOperation, toLetter } from "@/lib/api/v1";
+import { decodeParam } from "@/lib/dlq/links";
+import { viewLetter } from "@/lib/dlq/view-letter";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * One letter (lib/api/v1/letters.ts) as its page shows it: viewLetter authorizes, decides whether
+ * the role sees the payload, masks headers, failure text and payload, and audits the view.
+ */
+export const GET = operationRoute(getDlqLetterOperation, { permission: "letter:read", action: "letter.view" }, async ({ actor, meta, params, query }) =>
+  toLetter(
+    await viewLetter(actor, meta, {
+      connectionId: decodeParam(params.connectionId),
+      queue: decodeParam(params.queue),
+      letterId: decodeParam(params.letterId),
+      acceptRisk: query.acceptRisk === "true",
+    }),
+  ),
+);

@@ -1,0 +1,24 @@
+import { operationRoute } from "@/lib/api/route";
+import { decodeLetterCursor, listDlqLettersOperation, riskyReadRefusal, toLetterPage } from "@/lib/api/v1";
+import { decodeParam } from "@/lib/dlq/links";
+import { openDlq } from "@/lib/dlq/open-dlq";
+import { listScans } from "@/lib/triage/use-cases";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * A page of a DLQ's letters by cursor (lib/api/v1/letters.ts), read as the DLQ page reads it:
+ * openDlq authorizes, masks and audits, and reads nothing from a DLQ whose reads cost letters
+ * unless the risk is accepted (which it authorizes again, as dlq:browse-risky).
+ */
+export const GET = operationRoute(listDlqLettersOperation, { permission: "dlq:browse", action: "dlq.open" }, async ({ actor, meta, params, query }) => {
+  const ref = { connectionId: decodeParam(params.connectionId), queue: decodeParam(params.queue) };
+  const offset = decodeLetterCursor(query.cursor);
+  const r = await openDlq(actor, meta, { ...ref, page: 1, pageSize: query.limit, offset, acceptRisk: query.acceptRisk === "true" });
+  if (r.needsConfirmation && r.dlq.readRisk) {
+    // The refusal says where the letters can be had without a read: the snapshot, when there is one.
+    const snapshot = (await listScans(actor, meta, ref)).some((s) => s.state === "succeeded");
+    throw riskyReadRefusal(r.dlq.readRisk, ref, snapshot);
+  }
+  return toLetterPage(r);
+});
