@@ -9,6 +9,7 @@ import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { Prisma, type DiscardPlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
+import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import type { Selection } from "@/lib/redrive/plan";
@@ -231,6 +232,22 @@ export async function listDiscards(actor: Actor, meta: RequestMeta, input: { con
   const plans = await getDb().discardPlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
   const byId = new Map(plans.map((p) => [p.jobId, p]));
   return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
+}
+
+/**
+ * Discards newest first, one keyset page at a time (the API's list); listDiscards, which the pages
+ * use, is unchanged. Same permission and refusal audit (`discard.list`).
+ */
+export async function listDiscardPage(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { connectionId?: string; queue?: string; cursor?: string; limit: number },
+): Promise<{ items: DiscardView[]; nextCursor: string | null }> {
+  await authorize(actor, "discard:read", { action: "discard.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+  const page = await jobsPage({ kinds: ["discard"], connectionId: input.connectionId, queue: input.queue }, { cursor: input.cursor, limit: input.limit });
+  const plans = await getDb().discardPlan.findMany({ where: { jobId: { in: page.jobs.map((j) => j.id) } } });
+  const byId = new Map(plans.map((p) => [p.jobId, p]));
+  return { items: page.jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!)), nextCursor: page.nextCursor };
 }
 
 async function selectionFor(actor: Actor, p: { connectionId: string; queue: string; selection: Selection }): Promise<{ filter: LetterFilter; letterIds?: string[] }> {

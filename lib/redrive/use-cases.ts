@@ -10,6 +10,7 @@ import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { Prisma, type RedrivePlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
+import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
@@ -484,6 +485,22 @@ export async function listRedrives(actor: Actor, meta: RequestMeta, input: { con
   const plans = await getDb().redrivePlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
   const byId = new Map(plans.map((p) => [p.jobId, p]));
   return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
+}
+
+/**
+ * Redrives newest first, one keyset page at a time (the API's list); listRedrives, which the pages
+ * use, is unchanged. Same permission and refusal audit (`redrive.list`).
+ */
+export async function listRedrivePage(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { connectionId?: string; queue?: string; cursor?: string; limit: number },
+): Promise<{ items: RedriveView[]; nextCursor: string | null }> {
+  await authorize(actor, "redrive:read", { action: "redrive.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+  const page = await jobsPage({ kinds: ["redrive"], connectionId: input.connectionId, queue: input.queue }, { cursor: input.cursor, limit: input.limit });
+  const plans = await getDb().redrivePlan.findMany({ where: { jobId: { in: page.jobs.map((j) => j.id) } } });
+  const byId = new Map(plans.map((p) => [p.jobId, p]));
+  return { items: page.jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!)), nextCursor: page.nextCursor };
 }
 
 async function selectionFor(actor: Actor, p: { connectionId: string; queue: string; selection: Selection }): Promise<{ filter: LetterFilter; letterIds?: string[] }> {

@@ -1,2 +1,317 @@
-// Filled in by the redrives operations of /api/v1 (see lib/api/v1/index.ts).
-export {};
+import { z } from "zod";
+import { JOB_STATES } from "@/lib/jobs/types";
+import { DEFAULTS, filterSchema, LEDGER_STATES, parkingSchema, planSchema, previewSchema, sampleSchema, selectionSchema, targetSchema } from "@/lib/redrive/plan";
+import { defineOperation } from "../registry";
+
+/**
+ * The redrive operations of /api/v1. The request schemas are the use case's own (lib/redrive/plan.ts)
+ * with descriptions added, so the document, the route's parse and the use case's parse cannot
+ * disagree; the use case parses again and decides.
+ */
+
+const f = filterSchema.shape;
+const filterDoc = filterSchema
+  .extend({
+    groupKey: f.groupKey.meta({ description: "A triage group's key (`groupKey` of a group in the groups list)." }),
+    exceptionClass: f.exceptionClass.meta({ description: "Exact exception class, e.g. `java.net.SocketTimeoutException`." }),
+    reason: f.reason.meta({ description: "The broker's dead-letter reason (RabbitMQ x-death reason: rejected, expired, maxlen, delivery_limit)." }),
+    origin: f.origin.meta({ description: "The queue or topic the letters came from." }),
+    from: f.from.meta({ description: "Letters dead-lettered at or after this instant (ISO 8601)." }),
+    to: f.to.meta({ description: "Letters dead-lettered at or before this instant (ISO 8601)." }),
+    header: f.header.meta({ description: "Letters carrying this header with exactly this value." }),
+    text: f.text.meta({ description: "Letters whose searchable text (ids, headers, payload as your role may see it) contains this." }),
+  })
+  .meta({ description: "Every field narrows (AND); no field at all selects every letter in the DLQ. Unknown fields are refused." });
+
+const [filterOption, groupOption, lettersOption] = selectionSchema.options;
+
+export const v1SelectionSchema = z
+  .discriminatedUnion("kind", [
+    filterOption.extend({ filter: filterDoc }).meta({ description: "`{ kind: \"filter\", filter: {} }` is every letter of the DLQ; fields narrow it as the letters list's filters do." }),
+    groupOption.meta({ description: "One triage group: every letter of the DLQ whose group key is `groupKey`." }),
+    lettersOption.meta({ description: "Letters chosen by id (`letterId` from the letters list), 1 to 10,000; ids no longer in the DLQ are not counted." }),
+  ])
+  .meta({
+    id: "Selection",
+    description:
+      "Which letters of the DLQ (as they are in the triage index: scan the DLQ first) an action applies to: all of them, a triage group, a filter, or chosen ids. Counted as your role sees the letters: a filter never matches on values masked for you.",
+  });
+
+const v1TargetSchema = z
+  .discriminatedUnion("kind", [
+    targetSchema.options[0].meta({ description: "Back to each letter's origin (its source queue, or the exchange and routing keys it was dead-lettered from)." }),
+    targetSchema.options[1].meta({ description: "A named queue (topic) on the same connection." }),
+  ])
+  .meta({ id: "RedriveTarget", description: "Where the letters go; each letter's origin unless given." });
+
+const v1ParkingSchema = z
+  .discriminatedUnion("kind", [
+    parkingSchema.options[0].meta({ description: "Move letters redriven too often to this queue." }),
+    parkingSchema.options[1].meta({ description: "Leave them in the DLQ, marked `parked` in the ledger." }),
+  ])
+  .meta({ id: "RedriveParking", description: `What happens to a letter already redriven \`redriveLimit\` times (default ${DEFAULTS.redriveLimit}): it is parked, not cycled again.` });
+
+export const redrivePlanRequestSchema = previewSchema
+  .extend({
+    connectionId: previewSchema.shape.connectionId.meta({ description: "The connection's id, as in GET /api/v1/dlqs." }),
+    queue: previewSchema.shape.queue.meta({ description: "The DLQ's name." }),
+    selection: v1SelectionSchema,
+    target: v1TargetSchema.default({ kind: "origin" }),
+    parking: v1ParkingSchema.optional().meta({ description: "Give it to check a named parking queue's protection too." }),
+  })
+  .meta({ id: "RedrivePlanRequest" });
+
+const p = planSchema.shape;
+export const redriveStartRequestSchema = redrivePlanRequestSchema
+  .extend({
+    fix: p.fix.meta({ description: "Which fix this redrive follows (free text, 3 to 2000 characters; recorded)." }),
+    confirmedCount: p.confirmedCount.meta({
+      description: "The `count` of the plan you reviewed. If the selection holds another number now, nothing starts: 409 `conflict:count`, the detail names the new count; plan again and confirm it.",
+    }),
+    sample: sampleSchema.default(DEFAULTS.sample).meta({ description: `Stage 1's size: \`{ count }\` letters or \`{ percent }\` of the set (default ${DEFAULTS.sample.count} letters).` }),
+    watchSeconds: p.watchSeconds.meta({ description: `How long the sample is watched for letters coming back to the DLQ (default ${DEFAULTS.watchSeconds}).` }),
+    rate: p.rate.meta({ description: `Stage 2's rate, letters per second (default ${DEFAULTS.rate}).` }),
+    redriveLimit: p.redriveLimit.meta({ description: `A letter redriven this many times already is parked (default ${DEFAULTS.redriveLimit}).` }),
+    parking: v1ParkingSchema.default({ kind: "mark" }),
+    breakerThreshold: p.breakerThreshold.meta({ description: `The job pauses itself when more than this share of redriven letters come back (default ${DEFAULTS.breakerThreshold}).` }),
+    breakerWindow: p.breakerWindow.meta({ description: `Over the last this many redriven letters (default ${DEFAULTS.breakerWindow}).` }),
+    breakerMinLetters: p.breakerMinLetters.meta({ description: `The breaker judges only after this many (default ${DEFAULTS.breakerMinLetters}).` }),
+    acceptRisk: p.acceptRisk.meta({ description: "Read a DLQ whose reading can cost letters (a quorum queue with a delivery limit); needs dlq:browse-risky." }),
+    confirmLessProtected: p.confirmLessProtected.meta({
+      description: "An admin confirms sending letters where some role sees their payloads less masked than in the DLQ (the plan's `targetProtection`); without it such a start is 409 `conflict:redrive-target`.",
+    }),
+  })
+  .meta({ id: "RedriveStartRequest" });
+
+export const redrivePreviewSchema = z
+  .object({
+    connectionId: z.string(),
+    queue: z.string(),
+    count: z.number().int().meta({ description: "Letters the selection holds now: pass it as `confirmedCount` to start." }),
+    scope: z.string().meta({ description: "The selection in words." }),
+    target: z.string().meta({ description: "Where the letters would go, in words." }),
+    orderedStream: z.boolean().meta({ description: "Letters of ordered streams (Kafka keys, FIFO groups): redriven in order, one at a time per key." }),
+    warnings: z.array(z.string()),
+    nativeMoveNote: z.string().nullable().meta({ description: "Set when the broker's own bulk move could do this instead, with its trade-off." }),
+    targetProtection: z.object({
+      message: z.string().nullable(),
+      lessProtected: z.array(z.object({ kind: z.enum(["target", "parking"]), queue: z.string(), roles: z.array(z.string()) })),
+      canConfirm: z.boolean().meta({ description: "Your role may confirm a less protected destination (`confirmLessProtected`)." }),
+    }),
+  })
+  .meta({ id: "RedrivePreview" });
+
+const STAGES = ["sample", "watching", "awaiting_bulk", "bulk", "done"] as const;
+
+export const redriveSchema = z
+  .object({
+    id: z.string().meta({ description: "The redrive's id (its job id, and the operation id of its audit rows)." }),
+    connectionId: z.string(),
+    queue: z.string(),
+    state: z.enum(JOB_STATES).meta({
+      description:
+        "The job's state: queued → running → paused (sample done, operator pause, breaker, broker away) → running → succeeded; or cancelling → cancelled, or failed. Terminal: succeeded, cancelled, failed.",
+    }),
+    stage: z.enum(STAGES).meta({
+      description: "sample (stage 1 moving), watching (waiting for sample letters to come back), awaiting_bulk (paused: read `sampleVerdict`, then POST …/bulk), bulk (stage 2), done.",
+    }),
+    progress: z.record(z.string(), z.unknown()).meta({ description: "Figures for a progress bar: total, pending, redriven, failed, parked, returned, rate, eta (seconds), …" }),
+    error: z.string().nullable(),
+    pauseReason: z.string().nullable().meta({ description: "Why it is paused, in words (null unless state is paused)." }),
+    pauseRequested: z.boolean(),
+    cancelRequested: z.boolean(),
+    sampleVerdict: z.enum(["clean", "returned"]).nullable().meta({ description: "After the watch: clean (no sample letter came back) or returned; null before." }),
+    sampleReturned: z.number().int(),
+    bulk: z
+      .object({ ready: z.boolean(), needsOverride: z.boolean() })
+      .meta({ description: "ready: stage 2 may be started now; needsOverride: only by an admin with an `overrideReason` (the sample was not clean)." }),
+    plan: z.object({
+      selection: v1SelectionSchema,
+      target: v1TargetSchema,
+      fix: z.string(),
+      total: z.number().int().meta({ description: "Letters in the redrive (its ledger)." }),
+      sampleSize: z.number().int(),
+      watchSeconds: z.number().int(),
+      rate: z.number(),
+      redriveLimit: z.number().int(),
+      parking: v1ParkingSchema,
+      breakerThreshold: z.number(),
+      breakerWindow: z.number().int(),
+      acceptRisk: z.boolean(),
+    }),
+    createdBy: z.string().nullable(),
+    bulkStartedBy: z.string().nullable(),
+    bulkOverrideReason: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    startedAt: z.iso.datetime().nullable(),
+    finishedAt: z.iso.datetime().nullable(),
+    heartbeatAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: "Redrive" });
+
+export const redriveLedgerRowSchema = z
+  .object({
+    seq: z.number().int().meta({ description: "Position in the ledger (the triage index's order)." }),
+    letterId: z.string(),
+    sha256: z.string().meta({ description: "The payload's SHA-256 as your role may see it (masked where the payload is)." }),
+    messageId: z.string().nullable(),
+    originalMessageId: z.string().nullable(),
+    prevCount: z.number().int().meta({ description: "Times the letter had been redriven before." }),
+    orderingKey: z.string().nullable(),
+    stage: z.string().nullable().meta({ description: "sample or bulk: which stage moved it." }),
+    state: z.enum(LEDGER_STATES as [string, ...string[]]),
+    attempts: z.number().int(),
+    destination: z.string().nullable(),
+    reason: z.string().nullable(),
+    replayId: z.string().nullable().meta({ description: "The `x-dlq-replay-id` the copy carries." }),
+    movedAt: z.iso.datetime().nullable(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: "RedriveLedgerRow" });
+
+export const redriveDetailSchema = z
+  .object({
+    redrive: redriveSchema,
+    counts: z.record(z.string(), z.number().int()).meta({ description: "Letters per ledger state (moved, pending, failed, parked, returned, …)." }),
+    ledger: z.array(redriveLedgerRowSchema).meta({ description: "One page of the ledger, by `seq`." }),
+    nextAfter: z.number().int().nullable().meta({ description: "Pass as `after` for the next ledger page; null on the last." }),
+  })
+  .meta({ id: "RedriveDetail" });
+
+export const redrivePageSchema = z
+  .object({ items: z.array(redriveSchema), nextCursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }) })
+  .meta({ id: "RedrivePage" });
+
+const idParams = z.object({ id: z.string().min(1).max(100).meta({ description: "The redrive's id." }) });
+
+export const planRedriveOperation = defineOperation({
+  method: "post",
+  tag: "Redrive",
+  path: "/redrives/plan",
+  operationId: "planRedrive",
+  summary: "Plan a redrive: the count, scope, target and warnings",
+  description:
+    "Counts the selection in the triage index (as your role sees it) and says where the letters would go. Moves nothing. The answer's `count` is what POST /api/v1/redrives needs as `confirmedCount`. Needs redrive:sample (operators, admins); audited `redrive.plan`.",
+  problems: [400, 403, 404, 503],
+  body: redrivePlanRequestSchema,
+  response: redrivePreviewSchema,
+});
+
+export const startRedriveOperation = defineOperation({
+  method: "post",
+  tag: "Redrive",
+  path: "/redrives",
+  operationId: "startRedrive",
+  summary: "Start a redrive (stage 1, the sample) with the confirmed count",
+  description: [
+    "Two steps, as in the console: POST /api/v1/redrives/plan, review its `count`, then start with the same selection and `confirmedCount` = that count.",
+    "The set is counted again when the job is created: if it no longer holds `confirmedCount` letters, nothing starts and the answer is 409 `conflict:count` whose detail names the new count, so a script never redrives more (or other) letters than it saw.",
+    "Answers 202 with the redrive (state `queued`, stage `sample`). Poll GET /api/v1/redrives/{id}: after the sample is moved and watched, the job pauses with stage `awaiting_bulk` and a `sampleVerdict`; then POST /api/v1/redrives/{id}/bulk starts the rest at `rate`.",
+    "Needs redrive:sample (operators, admins); audited `redrive.start` with the plan and the fix; operation id = the redrive's id.",
+  ].join("\n\n"),
+  problems: [400, 403, 404, 409, 503],
+  body: redriveStartRequestSchema,
+  status: 202,
+  response: redriveSchema,
+});
+
+export const listRedrivesQuerySchema = z.object({
+  connectionId: z.string().trim().min(1).max(200).optional(),
+  queue: z.string().trim().min(1).max(1000).optional().meta({ description: "Only this DLQ's redrives (with connectionId)." }),
+  cursor: z.string().trim().min(1).max(300).optional().meta({ description: "`nextCursor` of the previous page." }),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+export const listRedrivesOperation = defineOperation({
+  method: "get",
+  tag: "Redrive",
+  path: "/redrives",
+  operationId: "listRedrives",
+  summary: "Redrives, newest first, by cursor",
+  description: "Redrives of every DLQ or of one. Needs redrive:read (every role); a refusal is audited `redrive.list`.",
+  problems: [400, 403],
+  query: listRedrivesQuerySchema,
+  response: redrivePageSchema,
+});
+
+export const getRedriveQuerySchema = z.object({
+  after: z.coerce.number().int().min(0).optional().meta({ description: "`nextAfter` of the previous answer: the ledger page starts after this seq." }),
+  limit: z.coerce.number().int().min(1).max(1000).default(100).meta({ description: "Ledger rows per page." }),
+  state: z
+    .enum(LEDGER_STATES as [string, ...string[]])
+    .optional()
+    .meta({ description: "Only ledger rows in this state." }),
+});
+
+export const getRedriveOperation = defineOperation({
+  method: "get",
+  tag: "Redrive",
+  path: "/redrives/{id}",
+  operationId: "getRedrive",
+  summary: "One redrive: state, stage, sample verdict, counts and a ledger page",
+  description:
+    "Poll this while a redrive runs: `redrive.state`, `redrive.stage`, `redrive.sampleVerdict`, `redrive.bulk.ready`, `redrive.progress` and `counts`. The ledger (one row per letter) pages by `after`/`nextAfter`. Needs redrive:read (every role); a refusal is audited `redrive.view`.",
+  problems: [400, 403, 404],
+  params: idParams,
+  query: getRedriveQuerySchema,
+  response: redriveDetailSchema,
+});
+
+export const redriveBulkRequestSchema = z
+  .object({
+    overrideReason: z
+      .string()
+      .trim()
+      .min(3)
+      .max(2000)
+      .optional()
+      .meta({ description: "Only when the sample was not clean (`bulk.needsOverride`): why the rest goes anyway. Needs redrive:override (admins); recorded." }),
+  })
+  .meta({ id: "RedriveBulkRequest" });
+
+export const startRedriveBulkOperation = defineOperation({
+  method: "post",
+  tag: "Redrive",
+  path: "/redrives/{id}/bulk",
+  operationId: "startRedriveBulk",
+  summary: "Start stage 2: the rest of the letters, at the plan's rate",
+  description:
+    "Send `{}` after a clean sample (`sampleVerdict` clean, `bulk.ready`), or `{ overrideReason }` as an admin when letters came back. Before the verdict, or when stage 2 already started, 409 `conflict:redrive`; a sample that was not clean without a reason: 400 for an admin, 403 for others. Needs redrive:bulk (operators, admins); audited `redrive.bulk_start`. Answers the redrive (stage `bulk`); poll GET /api/v1/redrives/{id} until state `succeeded`.",
+  problems: [400, 403, 404, 409],
+  params: idParams,
+  body: redriveBulkRequestSchema,
+  response: redriveSchema,
+});
+
+const control = (verb: "pause" | "resume" | "cancel", summary: string, description: string) =>
+  defineOperation({
+    method: "post",
+    tag: "Redrive",
+    path: `/redrives/{id}/${verb}`,
+    operationId: `${verb}Redrive`,
+    summary,
+    description: `${description} No body is read. Needs redrive:sample (operators, admins); audited \`redrive.${verb}\`. Answers the redrive as it is now; a state that does not allow this is 409 \`conflict:redrive\`.`,
+    problems: [403, 404, 409],
+    params: idParams,
+    response: redriveSchema,
+  });
+
+export const pauseRedriveOperation = control("pause", "Pause a redrive", "A running redrive stops at its next batch (or during the watch): `pauseRequested` is true at once, state `paused` when it stopped.");
+export const resumeRedriveOperation = control(
+  "resume",
+  "Resume a paused redrive",
+  "Continues a redrive paused by an operator, its breaker or a broker outage (the breaker's window starts afresh). A sample awaiting its decision is continued with …/bulk instead.",
+);
+export const cancelRedriveOperation = control(
+  "cancel",
+  "Cancel a redrive",
+  "Queued or paused: cancelled at once; running: state `cancelling`, then `cancelled` at its next batch. Letters not yet moved stay in the DLQ, untouched.",
+);
+
+/**
+ * A use case's view as this API's schema reads it (the JSON columns are typed `unknown` in the
+ * view; they were parsed by the same schemas when the redrive was created). The route's operation
+ * parses it again, so nothing outside the schema leaves.
+ */
+export const asRedrive = (v: unknown) => v as z.input<typeof redriveSchema>;
+export const asRedriveDetail = (v: unknown) => v as z.input<typeof redriveDetailSchema>;
