@@ -469,6 +469,12 @@ export interface DlqVitals {
   queueType: string;
   depth: number | null;
   /**
+   * Letters delivered and not yet settled (held by a consumer or a console read; back in the DLQ if
+   * released): RabbitMQ messages_unacknowledged, SQS ApproximateNumberOfMessagesNotVisible. Null
+   * where the broker has no such state (Kafka: a read takes nothing from the topic).
+   */
+  inFlight: number | null;
+  /**
    * A counter of letters that ever entered the DLQ, as the broker keeps it (Kafka: the sum of end
    * offsets); null when it keeps none, and then inflow is taken from depth increases.
    */

@@ -11,6 +11,7 @@ const row = (queue: string, over: Partial<DlqOverviewRow> = {}): DlqOverviewRow 
   queueType: "classic",
   sampledAt: "2026-12-02T09:59:30.000Z",
   depth: 3,
+  inFlight: 1,
   inflowPerMin: 0.5,
   oldestAt: "2026-12-02T09:00:00.000Z",
   oldestSource: "broker",
@@ -35,6 +36,7 @@ describe("exposition", () => {
   it("writes one gauge line per DLQ and family, with the figures as of now", async () => {
     const t = await text(figures({ dlqs: [row("orders.dlq")] }));
     expect(t).toContain('dlq_console_dlq_depth{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 3\n');
+    expect(t).toContain('dlq_console_dlq_in_flight{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 1\n');
     expect(t).toContain('dlq_console_dlq_oldest_age_seconds{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 3600\n');
     expect(t).toContain('dlq_console_dlq_retention_deadline_seconds{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 3600\n');
     expect(t).toContain('dlq_console_dlq_inflow_per_minute{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 0.5\n');

@@ -37,6 +37,7 @@ interface DlqGauge {
 
 const DLQ_GAUGES: DlqGauge[] = [
   { name: "dlq_console_dlq_depth", help: "Letters in the DLQ at the last sampling round.", value: (r) => r.depth },
+  { name: "dlq_console_dlq_in_flight", help: "Letters delivered and not yet settled (held by a consumer or a read) at the last round; absent on Kafka.", value: (r) => r.inFlight },
   { name: "dlq_console_dlq_inflow_per_minute", help: "Letters entering the DLQ per minute over the last hour.", value: (r) => r.inflowPerMin },
   {
     name: "dlq_console_dlq_oldest_age_seconds",

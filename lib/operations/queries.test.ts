@@ -8,6 +8,7 @@ const row = (queue: string, over: Partial<DlqOverviewRow> = {}): DlqOverviewRow 
   queueType: "classic",
   sampledAt: "2026-12-02T10:00:00.000Z",
   depth: 0,
+  inFlight: null,
   inflowPerMin: 0,
   oldestAt: null,
   oldestSource: null,

@@ -12,6 +12,8 @@ export interface DlqOverviewRow {
   queueType: string;
   sampledAt: string;
   depth: number | null;
+  /** Letters delivered and not settled at sampledAt; null where the broker has no such state (Kafka). */
+  inFlight: number | null;
   /** Letters per minute over the last hour. */
   inflowPerMin: number | null;
   oldestAt: string | null;
@@ -46,6 +48,7 @@ export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: Prism
       queue_type: string;
       sampled_at: Date;
       depth: number | null;
+      in_flight: number | null;
       inflow_per_min: number | null;
       oldest_at: Date | null;
       oldest_source: string | null;
@@ -71,7 +74,7 @@ export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: Prism
        SELECT connection_id, queue, count(*) FILTER (WHERE state = 'firing')::int AS firing, max(since) AS last_at
          FROM alert_states WHERE $1::text IS NULL OR (connection_id = $1 AND queue = $2) GROUP BY connection_id, queue
      )
-     SELECT s.connection_id, s.queue, s.queue_type, s.sampled_at, s.depth, s.inflow_per_min, s.oldest_at, s.oldest_source,
+     SELECT s.connection_id, s.queue, s.queue_type, s.sampled_at, s.depth, s.in_flight, s.inflow_per_min, s.oldest_at, s.oldest_source,
             s.oldest_as_of, s.retention_ms, s.deadline_at, s.error, s.missing_since,
             COALESCE(f.n, 0) AS open_findings, f.worst, COALESCE(a.firing, 0) AS firing, a.last_at AS last_alert_at, s.trend
        FROM dlq_status s
@@ -95,6 +98,7 @@ export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: Prism
       queueType: r.queue_type,
       sampledAt: r.sampled_at.toISOString(),
       depth: r.depth,
+      inFlight: r.in_flight,
       inflowPerMin: r.inflow_per_min === null ? null : Math.round(r.inflow_per_min * 100) / 100,
       oldestAt: r.oldest_at?.toISOString() ?? null,
       oldestSource: (r.oldest_source as DlqOverviewRow["oldestSource"]) ?? null,

@@ -76,18 +76,18 @@ async function recordConnection(db: PrismaClient, connectionId: string, look: Br
   const known = new Map(prevRows.filter((r) => r.oldestSource === "scan" && r.oldestAsOf).map((r) => [r.queue, { oldestAt: r.oldestAt, asOf: r.oldestAsOf! }]));
   const needScan = look.dlqs.filter((d) => !d.oldestAt && d.depth !== 0).map((d) => d.name);
   const scans = await scanOldest(db, connectionId, needScan, known);
-  const rows: Array<SampleInput & { queueType: string; enteredTotal: bigint | null; oldestSource: string | null; oldestAsOf: Date | null; retentionMs: number | null }> = [];
+  const rows: Array<SampleInput & { queueType: string; inFlight: number | null; enteredTotal: bigint | null; oldestSource: string | null; oldestAsOf: Date | null; retentionMs: number | null }> = [];
   for (const d of look.dlqs) {
     const f = figuresOf(d, prev.get(d.name) ?? null, scans.get(d.name) ?? null);
-    rows.push({ connectionId, queue: d.name, queueType: d.queueType, depth: f.depth, inflow: f.inflow, enteredTotal: f.enteredTotal, oldestAt: f.oldestAt, oldestSource: f.oldestSource, oldestAsOf: f.oldestAsOf, retentionMs: f.retentionMs, deadlineAt: f.deadlineAt });
+    rows.push({ connectionId, queue: d.name, queueType: d.queueType, depth: f.depth, inFlight: d.inFlight, inflow: f.inflow, enteredTotal: f.enteredTotal, oldestAt: f.oldestAt, oldestSource: f.oldestSource, oldestAsOf: f.oldestAsOf, retentionMs: f.retentionMs, deadlineAt: f.deadlineAt });
   }
   await writeSamples(at, rows, db);
   await db.$executeRawUnsafe(
-    `INSERT INTO dlq_status (connection_id, queue, queue_type, sampled_at, depth, inflow_per_min, entered_total, oldest_at, oldest_source,
+    `INSERT INTO dlq_status (connection_id, queue, queue_type, sampled_at, depth, in_flight, inflow_per_min, entered_total, oldest_at, oldest_source,
                              oldest_as_of, retention_ms, deadline_at, error, missing_since, trend)
-     SELECT $1, r.queue, r.queue_type, $2::timestamptz, r.depth, h.inflow, r.entered_total::bigint, r.oldest_at, r.oldest_source,
+     SELECT $1, r.queue, r.queue_type, $2::timestamptz, r.depth, r.in_flight, h.inflow, r.entered_total::bigint, r.oldest_at, r.oldest_source,
             r.oldest_as_of, r.retention_ms::bigint, r.deadline_at, NULL, NULL, h.trend
-       FROM json_to_recordset($3::json) AS r(queue text, queue_type text, depth int, entered_total text, oldest_at timestamptz,
+       FROM json_to_recordset($3::json) AS r(queue text, queue_type text, depth int, in_flight int, entered_total text, oldest_at timestamptz,
                                               oldest_source text, oldest_as_of timestamptz, retention_ms text, deadline_at timestamptz)
        -- The last hour of 60 s buckets (primary key range): inflow per minute and the depth trend.
        CROSS JOIN LATERAL (
@@ -97,7 +97,7 @@ async function recordConnection(db: PrismaClient, connectionId: string, look: Br
           WHERE s.connection_id = $1 AND s.queue = r.queue AND s.resolution = 60 AND s.bucket_at > $2::timestamptz - interval '1 hour'
        ) h
      ON CONFLICT (connection_id, queue) DO UPDATE SET
-       queue_type = EXCLUDED.queue_type, sampled_at = EXCLUDED.sampled_at, depth = EXCLUDED.depth, inflow_per_min = EXCLUDED.inflow_per_min,
+       queue_type = EXCLUDED.queue_type, sampled_at = EXCLUDED.sampled_at, depth = EXCLUDED.depth, in_flight = EXCLUDED.in_flight, inflow_per_min = EXCLUDED.inflow_per_min,
        entered_total = EXCLUDED.entered_total, oldest_at = EXCLUDED.oldest_at, oldest_source = EXCLUDED.oldest_source,
        oldest_as_of = EXCLUDED.oldest_as_of, retention_ms = EXCLUDED.retention_ms, deadline_at = EXCLUDED.deadline_at,
        error = NULL, missing_since = NULL, trend = EXCLUDED.trend`,
@@ -108,6 +108,7 @@ async function recordConnection(db: PrismaClient, connectionId: string, look: Br
         queue: r.queue,
         queue_type: r.queueType,
         depth: r.depth,
+        in_flight: r.inFlight,
         entered_total: r.enteredTotal?.toString() ?? null,
         oldest_at: r.oldestAt?.toISOString() ?? null,
         oldest_source: r.oldestSource,

@@ -11,6 +11,7 @@ function ops(queue: string, over: Partial<DlqOverviewRow> = {}): DlqOverviewRow 
     queueType: "classic",
     sampledAt: "2025-03-01T11:59:50Z",
     depth: 1,
+    inFlight: null,
     inflowPerMin: 0,
     oldestAt: null,
     oldestSource: null,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { DlqVitals } from "@/lib/brokers/types";
 import { figuresOf, inflowOf } from "./vitals";
 
-const vitals = (over: Partial<DlqVitals> = {}): DlqVitals => ({ name: "orders.dlq", queueType: "classic", depth: 10, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival", ...over });
+const vitals = (over: Partial<DlqVitals> = {}): DlqVitals => ({ name: "orders.dlq", queueType: "classic", depth: 10, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival", ...over });
 const prev = (depth: number | null, entered: bigint | null = null) => ({ depth, enteredTotal: entered, sampledAt: new Date("2026-12-02T10:00:00Z") });
 
 describe("inflowOf", () => {

@@ -73,7 +73,7 @@ describe("Kafka inspect on a real broker", () => {
 
     const r = await inspect();
     expect(r.dlqs.map((d) => d.name)).toEqual([...dlts].sort());
-    expect(vitals(r, t.vitals)).toEqual({ name: t.vitals, queueType: "topic", depth: 6, enteredTotal: 6, oldestAt: new Date(p0[0]).toISOString(), retentionMs: 30 * DAY, retentionClock: "arrival" });
+    expect(vitals(r, t.vitals)).toEqual({ name: t.vitals, queueType: "topic", depth: 6, inFlight: null, enteredTotal: 6, oldestAt: new Date(p0[0]).toISOString(), retentionMs: 30 * DAY, retentionClock: "arrival" });
     expect(vitals(r, t.fewer)).toMatchObject({ depth: 0, enteredTotal: 0, oldestAt: null, retentionMs: 14 * DAY });
     expect(findings(r, t.vitals)).toEqual([]);
     // Six DLTs, one broker: Metadata, ListOffsets twice, one Fetch for the two non-empty partitions, DescribeConfigs.
@@ -166,7 +166,7 @@ describe("Kafka inspect on a real broker", () => {
     await (await kit.getAdmin()).deleteTopics({ topics: [t.gone], timeout: 10_000 });
     kit.topics.delete(t.gone);
     const r = await until((x) => vitals(x, t.gone)?.depth === null);
-    expect(vitals(r, t.gone)).toEqual({ name: t.gone, queueType: "topic", depth: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+    expect(vitals(r, t.gone)).toEqual({ name: t.gone, queueType: "topic", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
     expect(findings(r, t.gone)).toEqual([]);
     expect(vitals(r, t.vitals)).toMatchObject({ depth: 2, enteredTotal: 6 });
   });

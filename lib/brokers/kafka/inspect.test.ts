@@ -117,7 +117,7 @@ describe("vitals", () => {
       { partition: 2, start: 5n, end: 5n },
     ];
     const v = vitalsOf("orders.DLT", offsets, new Map([[0, letter(T0)], [1, letter(T0 - 60_000)]]), cfg({ retentionMs: 7 * DAY_MS }));
-    expect(v).toEqual({ name: "orders.DLT", queueType: "topic", depth: 11, enteredTotal: 19, oldestAt: new Date(T0 - 60_000).toISOString(), retentionMs: 7 * DAY_MS, retentionClock: "arrival" });
+    expect(v).toEqual({ name: "orders.DLT", queueType: "topic", depth: 11, inFlight: null, enteredTotal: 19, oldestAt: new Date(T0 - 60_000).toISOString(), retentionMs: 7 * DAY_MS, retentionClock: "arrival" });
   });
 
   it("oldestAt is null when any non-empty partition's start is unknown, or the topic is empty", () => {
@@ -132,7 +132,7 @@ describe("vitals", () => {
   });
 
   it("a missing topic or unknown offsets give nulls, infinite or compact-only retention null", () => {
-    expect(vitalsOf("gone.DLT", null, new Map(), null)).toEqual({ name: "gone.DLT", queueType: "topic", depth: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+    expect(vitalsOf("gone.DLT", null, new Map(), null)).toEqual({ name: "gone.DLT", queueType: "topic", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
     expect(vitalsOf("t", [], new Map(), cfg({ retentionMs: -1 })).retentionMs).toBeNull();
     expect(vitalsOf("t", [], new Map(), cfg({ cleanupPolicy: "compact" })).retentionMs).toBeNull();
   });

@@ -76,6 +76,8 @@ export function vitalsOf(name: string, offsets: PartitionOffsets[] | null, start
     name,
     queueType: "topic",
     depth,
+    // A read takes nothing from a topic: no letter is ever "in flight" in the DLT.
+    inFlight: null,
     enteredTotal,
     oldestAt: oldest === null ? null : new Date(oldest).toISOString(),
     retentionMs: config ? timeRetentionMs(config) : null,

@@ -95,10 +95,10 @@ describe("rabbitmq inspect: vitals", () => {
       "depths and the head's timestamp in the listing",
     );
     expect(r.dlqs.find((d) => d.name === dlq)).toEqual({
-      name: dlq, queueType: "classic", depth: n + 1, enteredTotal: null, oldestAt: new Date(stamped * 1000).toISOString(), retentionMs: 3_600_000, retentionClock: "arrival",
+      name: dlq, queueType: "classic", depth: n + 1, inFlight: 0, enteredTotal: null, oldestAt: new Date(stamped * 1000).toISOString(), retentionMs: 3_600_000, retentionClock: "arrival",
     });
     // Quorum queues have no head_message_timestamp on 3.10.
-    expect(r.dlqs.find((d) => d.name === qdlq)).toEqual({ name: qdlq, queueType: "quorum", depth: n, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+    expect(r.dlqs.find((d) => d.name === qdlq)).toEqual({ name: qdlq, queueType: "quorum", depth: n, inFlight: 0, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
 
     // The same DLQs as listDlqs (only this test's queues: other tests share the vhost).
     const mine = (names: string[]) => names.filter((x) => x.startsWith(kit.prefix)).sort();
@@ -269,8 +269,8 @@ describe("rabbitmq inspect: without or with a broken management API", () => {
     try {
       const r = await a.inspect(opts);
       expect(r.dlqs).toEqual([
-        { name: dlq, queueType: "unknown", depth: 1, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" },
-        { name: missing, queueType: "quorum", depth: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" },
+        { name: dlq, queueType: "unknown", depth: 1, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" },
+        { name: missing, queueType: "quorum", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" },
       ]);
       expect(r.findings.map((f) => [f.code, f.severity, f.object])).toEqual([["rabbitmq.management_unconfigured", "info", "vhost /"]]);
       expect(r.calls).toBeGreaterThan(0);

@@ -53,7 +53,7 @@ describe("vitals", () => {
   it("depth, head timestamp (classic) and retention from the TTL argument; no counter", () => {
     const q = classic("orders.dlq", { messages: 3, messages_ready: 3, head_message_timestamp: 1_772_366_400, arguments: { "x-queue-type": "classic", "x-message-ttl": 3_600_000 } });
     expect(vitalsOf("orders.dlq", q, undefined, now)).toEqual({
-      name: "orders.dlq", queueType: "classic", depth: 3, enteredTotal: null, oldestAt: "2026-03-01T12:00:00.000Z", retentionMs: 3_600_000, retentionClock: "arrival",
+      name: "orders.dlq", queueType: "classic", depth: 3, inFlight: 0, enteredTotal: null, oldestAt: "2026-03-01T12:00:00.000Z", retentionMs: 3_600_000, retentionClock: "arrival",
     });
   });
 
@@ -77,7 +77,7 @@ describe("vitals", () => {
   });
 
   it("a configured DLQ that does not exist has no vitals, under its configured type", () => {
-    expect(vitalsOf("gone", undefined, "quorum", now)).toEqual({ name: "gone", queueType: "quorum", depth: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+    expect(vitalsOf("gone", undefined, "quorum", now)).toEqual({ name: "gone", queueType: "quorum", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
   });
 
   it("one entry per listed DLQ, in the listed order, missing ones included", () => {
@@ -364,7 +364,7 @@ describe("inspectRabbit over the management API (answers as RabbitMQ 4.0.5 gives
     const r = await inspectRabbit(context(), { minRetentionMs: 0 });
     expect(r.calls).toBe(5);
     expect(seen.sort()).toEqual(["/api/bindings/%2F", "/api/exchanges/%2F", "/api/overview", "/api/policies/%2F", "/api/queues/%2F"]);
-    expect(r.dlqs).toEqual([{ name: "payments.dlq", queueType: "classic", depth: 4, enteredTotal: null, oldestAt: "2026-03-01T12:00:00.000Z", retentionMs: null, retentionClock: "arrival" }]);
+    expect(r.dlqs).toEqual([{ name: "payments.dlq", queueType: "classic", depth: 4, inFlight: 0, enteredTotal: null, oldestAt: "2026-03-01T12:00:00.000Z", retentionMs: null, retentionClock: "arrival" }]);
     expect(codes(r.findings)).toEqual(["rabbitmq.delivery_limit_without_dlx queue orders (vhost /) dlq=null"]);
   });
 

@@ -32,11 +32,12 @@ export function oldestAtOf(q: MgmtQueue, nowMs: number): string | null {
 
 /** A DLQ's vitals from its management listing entry; `q` undefined: the queue does not exist. */
 export function vitalsOf(name: string, q: MgmtQueue | undefined, configuredType: string | undefined, nowMs: number): DlqVitals {
-  if (!q) return { name, queueType: configuredType ?? "unknown", depth: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" };
+  if (!q) return { name, queueType: configuredType ?? "unknown", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" };
   return {
     name,
     queueType: queueTypeOf(q),
     depth: typeof q.messages === "number" ? q.messages : null,
+    inFlight: typeof q.messages_unacknowledged === "number" ? q.messages_unacknowledged : null,
     // RabbitMQ's per-queue publish counter (message_stats.publish) counts what channels publish to
     // the queue, not the letters the broker dead-letters into it (checked on 3.10.8 in
     // inspect.integration.test.ts): it would leave out exactly the letters that matter. No
@@ -146,7 +147,7 @@ async function inspectWithoutManagement(ctx: InspectContext, opts: InspectOption
       calls++;
       try {
         const ok = await ch.checkQueue(name);
-        dlqs.push({ name, queueType: configuredType ?? "unknown", depth: ok.messageCount, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+        dlqs.push({ name, queueType: configuredType ?? "unknown", depth: ok.messageCount, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
       } catch (e) {
         const mapped = mapAmqpError(e, { endpoint: ctx.endpoint, queue: name });
         if (mapped.kind !== "not_found") throw mapped;

@@ -126,13 +126,14 @@ export function vitalsOf(name: string, attrs: Attrs | null): DlqVitals {
   const fifo = isFifo(name, attrs);
   // A standard queue keeps a message's first SentTimestamp across the move to the DLQ; FIFO starts anew.
   const retentionClock = fifo ? "arrival" : "enqueue";
-  if (!attrs) return { name, queueType: "unknown", depth: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock };
+  if (!attrs) return { name, queueType: "unknown", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock };
   const visible = count(attrs.ApproximateNumberOfMessages);
   const retention = retentionOf(attrs);
   return {
     name,
     queueType: fifo ? "fifo" : "standard",
     depth: visible === null ? null : visible + (count(attrs.ApproximateNumberOfMessagesNotVisible) ?? 0) + (count(attrs.ApproximateNumberOfMessagesDelayed) ?? 0),
+    inFlight: visible === null ? null : (count(attrs.ApproximateNumberOfMessagesNotVisible) ?? 0),
     // SQS keeps no count of messages ever received outside CloudWatch (NumberOfMessagesSent).
     enteredTotal: null,
     // No attribute gives the oldest message's age without a receive (CloudWatch's ApproximateAgeOfOldestMessage does).

@@ -56,13 +56,15 @@ describe.each(EMULATORS)("SQS inspect on $server", ({ server, endpoint, over }) 
         name: dlq,
         queueType: "standard",
         depth: 5,
+        // The letter the consumer holds.
+        inFlight: 1,
         enteredTotal: null,
         oldestAt: null,
         // ElasticMQ neither reports MessageRetentionPeriod nor expires messages.
         retentionMs: server === "moto" ? 1_209_600_000 : null,
         retentionClock: "enqueue",
       });
-      expect(ff).toEqual({ name: fifo.name, queueType: "fifo", depth: 2, enteredTotal: null, oldestAt: null, retentionMs: server === "moto" ? 7_200_000 : null, retentionClock: "arrival" });
+      expect(ff).toEqual({ name: fifo.name, queueType: "fifo", depth: 2, inFlight: 0, enteredTotal: null, oldestAt: null, retentionMs: server === "moto" ? 7_200_000 : null, retentionClock: "arrival" });
       // ListQueues (one page) and GetQueueAttributes for each of the 4 queues: nothing else, no ReceiveMessage.
       expect(r.calls).toBe(1 + 4);
       expect(r.findings).toEqual([]);

@@ -106,6 +106,7 @@ describe("vitals", () => {
       name: "dlq",
       queueType: "standard",
       depth: 10,
+      inFlight: 2,
       enteredTotal: null,
       oldestAt: null,
       retentionMs: 1_209_600_000,
@@ -116,7 +117,7 @@ describe("vitals", () => {
 
   it("a server that reports no retention (ElasticMQ) gives null, and a missing configured DLQ gives nothing but its type from the name", () => {
     expect(vitalsOf("e", elasticmq("e", { ApproximateNumberOfMessages: "4" }).attrs)).toMatchObject({ depth: 4, retentionMs: null, retentionClock: "enqueue" });
-    expect(vitalsOf("gone.fifo", null)).toEqual({ name: "gone.fifo", queueType: "unknown", depth: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+    expect(vitalsOf("gone.fifo", null)).toEqual({ name: "gone.fifo", queueType: "unknown", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
     expect(vitalsOf("odd", { ApproximateNumberOfMessagesNotVisible: "3" }).depth).toBeNull();
   });
 });

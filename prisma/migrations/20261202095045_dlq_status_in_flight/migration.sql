@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "dlq_status" ADD COLUMN     "in_flight" INTEGER;
