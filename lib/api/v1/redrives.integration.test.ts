@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
+import { ELASTICMQ_ENDPOINT, SqsKit } from "@/lib/brokers/sqs/test-kit";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
@@ -27,6 +29,7 @@ import * as jobLedger from "@/app/api/v1/jobs/[id]/ledger/route";
 const CONN = "local-rabbitmq";
 const enc = (s: string) => new TextEncoder().encode(s);
 const kit = new RabbitKit();
+const sqsKit = new SqsKit(ELASTICMQ_ENDPOINT);
 const FAST: Partial<RedriveDeps> = { returnCheckMs: 300, verifyGraceMs: 1000 };
 let u: Record<"viewer" | "operator" | "admin", V1User>;
 const workers: JobWorker[] = [];
@@ -37,17 +40,22 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const w of workers) await w.stop();
   await kit.cleanup();
+  await sqsKit.cleanup();
   const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
 
+async function scan(connectionId: string, dlq: string) {
+  const kind = `scan-v1rd-${randomUUID().slice(0, 8)}`;
+  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId, queue: dlq, params: { acceptRisk: true } });
+  await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 30_000, scope: { jobIds: [job.id] } }).runOnce();
+  expect((await jobStore().get(job.id))?.state).toBe("succeeded");
+}
+
 async function seeded(n: number) {
   const letters = Array.from({ length: n }, (_, i) => ({ body: enc(`{"order":${i}}`), messageId: `v1-${i}`, headers: { "x-exception-class": "java.net.SocketTimeoutException" } }));
   const { dlq, source } = await kit.dlqByReject(letters);
-  const kind = `scan-v1rd-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId: CONN, queue: dlq, params: { acceptRisk: true } });
-  await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 10_000 }).runOnce();
-  expect((await jobStore().get(job.id))?.state).toBe("succeeded");
+  await scan(CONN, dlq);
   return { dlq, source };
 }
 
@@ -275,4 +283,41 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     expect(badCursor.status).toBe(400);
     await expectDocumented("get", "/api/v1/redrives", badCursor.res, badCursor.body);
   });
+
+  it("redrives an SQS DLQ (ElasticMQ) the same way: a changed count moves nothing, then every letter back in its source queue", async () => {
+    const N = 8;
+    const { dlq, dlqUrl, sourceUrl } = await sqsKit.dlqByRedrive(Array.from({ length: N }, (_, i) => ({ body: enc(`{"sqs":${i}}`) })));
+    await scan("local-sqs", dlq);
+    const selection = { kind: "filter", filter: {} };
+    const p = await post(plan.POST as V1Handler, "/api/v1/redrives/plan", u.operator.token, { connectionId: "local-sqs", queue: dlq, selection });
+    expect(p.status).toBe(200);
+    await expectDocumented("post", "/api/v1/redrives/plan", p.res, p.body);
+    expect(p.body.count).toBe(N);
+    // Reading an SQS DLQ that is itself a redrive source counts against its letters: the start accepts that risk.
+    const start = { connectionId: "local-sqs", queue: dlq, selection, fix: "sqs consumer fixed", watchSeconds: 1, sample: { count: 2 }, rate: 100, acceptRisk: true };
+    const wrong = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, { ...start, confirmedCount: N - 3 });
+    expect(wrong.status).toBe(409);
+    await expectDocumented("post", "/api/v1/redrives", wrong.res, wrong.body);
+    expect(await sqsKit.count(dlqUrl)).toBe(N);
+    expect(await sqsKit.count(sourceUrl)).toBe(0);
+
+    const started = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, { ...start, confirmedCount: N });
+    expect(started.status).toBe(202);
+    const id: string = started.body.id;
+    runWorker(id);
+    const verdict = await pollRedrive(id, (r) => r.sampleVerdict !== null && r.state === "paused");
+    expect(verdict.redrive).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean", bulk: { ready: true } });
+    expect((await post(bulk.POST as V1Handler, `/api/v1/redrives/${id}/bulk`, u.operator.token, {}, { id })).status).toBe(200);
+    const end = await pollRedrive(id, (r) => ["succeeded", "failed", "cancelled"].includes(r.state));
+    expect(end.redrive.state).toBe("succeeded");
+    expect(end.counts).toMatchObject({ moved: N });
+
+    expect(await sqsKit.count(dlqUrl)).toBe(0);
+    const bodies: string[] = [];
+    for (let i = 0; i < 20 && bodies.length < N; i++) {
+      const { Messages } = await sqsKit.sqs.send(new ReceiveMessageCommand({ QueueUrl: sourceUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }));
+      bodies.push(...(Messages ?? []).map((m) => m.Body ?? ""));
+    }
+    expect(bodies.sort()).toEqual(Array.from({ length: N }, (_, i) => `{"sqs":${i}}`).sort());
+  }, 120_000);
 });
