@@ -64,7 +64,8 @@ export const listScansQuerySchema = z.object({
   connectionId: connectionId.optional(),
   queue: queue.optional(),
   cursor: z.string().trim().min(1).max(100).optional().meta({ description: "`nextCursor` of the previous page." }),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  // At most 100: the route reads one more than the page, within listScans' own bound of 200.
+  limit: z.coerce.number().int().min(1).max(100).default(50),
 });
 
 export const scanPageSchema = z
