@@ -186,6 +186,8 @@ export const MATRIX: MatrixRow[] = [
   page("owners/page.tsx", "/owners", { roles: EVERYONE, permission: "ops:read", audit: "owner.list" }),
   page("(home)/page.tsx", "/", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
   page("profile/page.tsx", "/profile", { roles: EVERYONE, permission: "tokens:own", audit: "token.list" }),
+  // The OpenAPI document rendered: no data, so every role; under tokens:own, the permission of the tokens it documents.
+  page("api-reference/page.tsx", "/api-reference", { roles: EVERYONE, permission: "tokens:own", audit: "api.reference" }),
   page("redrives/page.tsx", "/redrives", { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
   page("signin/page.tsx", "/signin", { roles: EVERYONE, public: true }),
 ];

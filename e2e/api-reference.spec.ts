@@ -1,0 +1,80 @@
+import { test, expect, type Page } from "@playwright/test";
+import { signIn } from "./fixtures";
+
+/**
+ * The API reference page (/api-reference): reached from the profile page and the nav, it shows
+ * every operation of the served OpenAPI document (read here from /api/v1/openapi.json), the
+ * authentication and the problem shape, curl lines with a placeholder token, and no CSP violations.
+ */
+type Doc = { paths: Record<string, Record<string, { operationId: string; summary: string }>>; components: { schemas: Record<string, unknown> } };
+
+async function servedDocument(page: Page): Promise<Doc> {
+  const res = await page.request.get("/api/v1/openapi.json");
+  expect(res.status()).toBe(200);
+  return (await res.json()) as Doc;
+}
+
+/** Records CSP violations the page sees (DOM event and console), as e2e/security.spec.ts does. */
+async function watchCsp(page: Page): Promise<string[]> {
+  const seen: string[] = [];
+  await page.exposeFunction("__reportApiRefCsp", (v: string) => seen.push(v));
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) => {
+      (window as unknown as { __reportApiRefCsp: (v: string) => void }).__reportApiRefCsp(`${e.effectiveDirective} blocked ${e.blockedURI}`);
+    });
+  });
+  page.on("console", (m) => {
+    if (/Content.Security.Policy/i.test(m.text())) seen.push(`console: ${m.text()}`);
+  });
+  return seen;
+}
+
+test("a viewer reaches the reference from the nav and sees every operation of the served document", async ({ page }) => {
+  const violations = await watchCsp(page);
+  await signIn(page, "viewer");
+  await page.getByTestId("nav-api-reference").click();
+  await expect(page).toHaveURL(/\/api-reference$/);
+  await expect(page.getByRole("heading", { name: "API reference", level: 1 })).toBeVisible();
+
+  const doc = await servedDocument(page);
+  const expected = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase(), ...op })));
+  expect(expected.length).toBeGreaterThan(3);
+  await expect(page.getByTestId("api-operation")).toHaveCount(expected.length);
+  for (const op of expected) {
+    const card = page.locator(`[data-testid="api-operation"][data-operation-id="${op.operationId}"]`);
+    await expect(card, op.operationId).toHaveCount(1);
+    await expect(card, op.operationId).toHaveAttribute("data-path", op.path);
+    await expect(card, op.operationId).toHaveAttribute("data-method", op.method);
+    await expect(card.locator("h3"), op.operationId).toContainText(op.path);
+    await expect(card.locator("h3"), op.operationId).toContainText(op.summary);
+    await expect(card.getByTestId("api-curl"), op.operationId).toContainText(op.path.replace(/\?.*$/, ""));
+  }
+
+  // Authentication and the one problem shape every error uses.
+  await expect(page.getByTestId("api-auth")).toContainText("Authorization: Bearer");
+  const problem = page.getByTestId("api-problem");
+  for (const field of ["type", "title", "status", "detail", "instance", "code"]) await expect(problem).toContainText(field);
+
+  // The curl lines name a placeholder, never a token; the page has no field to paste one into.
+  const curls = await page.getByTestId("api-curl").allTextContents();
+  for (const c of curls) expect(c).not.toMatch(/dlqc_[0-9A-Za-z]{10,}/);
+  expect(curls.filter((c) => c.includes("Bearer $DLQ_CONSOLE_TOKEN")).length).toBeGreaterThan(0);
+  await expect(page.locator("main input, main textarea")).toHaveCount(0);
+
+  await page.waitForLoadState("networkidle");
+  expect(violations).toEqual([]);
+});
+
+test("an admin reaches the reference from the profile page, where tokens are made", async ({ page }) => {
+  await signIn(page, "admin");
+  await page.getByTestId("nav-profile").click();
+  await expect(page).toHaveURL(/\/profile$/);
+  await page.getByTestId("api-reference-link").click();
+  await expect(page).toHaveURL(/\/api-reference$/);
+  const doc = await servedDocument(page);
+  const first = Object.values(Object.values(doc.paths)[0])[0];
+  await expect(page.locator(`[data-operation-id="${first.operationId}"]`)).toBeVisible();
+  // The table of contents jumps to an operation.
+  await page.getByRole("navigation", { name: "Operations" }).getByRole("link", { name: first.summary }).click();
+  await expect(page).toHaveURL(new RegExp(`#${first.operationId}$`));
+});
