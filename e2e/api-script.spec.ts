@@ -99,7 +99,7 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
     const stale = await api.post("/api/v1/redrives", { data: { ...body, confirmedCount: N + 5 } });
     expect(stale.status()).toBe(409);
     expect(stale.headers()["content-type"]).toBe("application/problem+json");
-    expect(await stale.json()).toMatchObject({ status: 409, code: "conflict:count" });
+    expect(await stale.json()).toMatchObject({ status: 409, code: "conflict:count", count: N });
     expect(await queues.depth(DLQ)).toBe(N);
     expect(await queues.depth(WORK)).toBe(0);
 

@@ -11,6 +11,11 @@ export const problemSchema = z
     detail: z.string(),
     instance: z.string().meta({ description: "The request id, as recorded in the audit log and the server logs." }),
     code: z.string().meta({ description: "The console's error code, `type:surface`, e.g. `forbidden:audit:read`." }),
+    count: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "On `conflict:count`: the number of letters the selection holds now (plan again, review it, and confirm that count)." }),
   })
   .meta({ id: "Problem" });
 export type Problem = z.infer<typeof problemSchema>;
@@ -48,6 +53,9 @@ export function problemResponse(err: unknown, requestId: string): Response {
     instance: requestId,
     code: e ? e.code : "internal:server",
   };
+  // The one detail a script needs to act on without parsing words: the count a confirmation missed.
+  // Other details stay server-side (they may name internals).
+  if (e?.code === "conflict:count" && typeof e.details?.count === "number") body.count = e.details.count;
   const headers = new Headers({ "Content-Type": PROBLEM_CONTENT_TYPE, "Cache-Control": "no-store" });
   if (status === 401) headers.set("WWW-Authenticate", 'Bearer realm="dlq-console"');
   const limit = tokenRateLimitOf(e);

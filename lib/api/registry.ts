@@ -31,6 +31,8 @@ export interface ApiOperation<
   body?: B;
   /** The success status (200 unless given: 202 for a started job). */
   status?: number;
+  /** Other success statuses with the same answer, and when they are given (200: the job was already running). */
+  otherSuccess?: Array<{ status: number; description: string }>;
   response: R;
   /** Other media types of the success answer besides JSON (an export as CSV or NDJSON): schema per type. */
   alsoAs?: Record<string, z.ZodType>;
@@ -98,6 +100,7 @@ export function openApiDocument(info: { version: string }) {
             ...Object.fromEntries(Object.entries(op.alsoAs ?? {}).map(([type, schema]) => [type, { schema }])),
           },
         },
+        ...Object.fromEntries((op.otherSuccess ?? []).map((o) => [o.status, { description: o.description, content: { "application/json": { schema: op.response } } }])),
         ...Object.fromEntries(
           problems.map((s) => [
             s,

@@ -20,14 +20,6 @@ export const letterPathSchema = z.object({
   letterId: z.string().min(1).max(512).meta({ description: "The letter's `id` from a page of letters." }),
 });
 
-const acceptRiskQuery = z
-  .enum(["true", "false"])
-  .default("false")
-  .meta({
-    description:
-      "`true` confirms reading a DLQ whose reads cost letters (`readRisk` in GET /api/v1/dlqs): needs dlq:browse-risky (operators and admins), and each call is one audited read of the broker. Without it such a DLQ is answered 409 `confirmation_required:read` and nothing is read.",
-  });
-
 /**
  * A header or property value, tagged by `t` so its type survives JSON: string, number (decimal
  * text, exact for 64-bit integers), boolean, null, timestamp (ISO 8601), bytes (base64 `v`, `text`
@@ -84,7 +76,6 @@ const letterRowSchema = z
 export const lettersQuerySchema = z.object({
   cursor: z.string().trim().min(1).max(200).optional().meta({ description: "`nextCursor` of the previous page." }),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  acceptRisk: acceptRiskQuery,
 });
 
 export const letterPageSchema = z
@@ -102,7 +93,7 @@ export const listDlqLettersOperation = defineOperation({
   operationId: "listDlqLetters",
   summary: "A page of a DLQ's letters, read from the broker",
   description:
-    "Metadata and failure fields of a page of letters, read from the broker without removing any (payloads are not included). Pages are positions in the DLQ at the time of each read: letters that arrive or leave between pages shift them. Needs dlq:browse (every role); audited `dlq.open`. A DLQ whose reads cost letters (a quorum queue with a delivery limit, an SQS DLQ that is itself a redrive source) is answered 409 `confirmation_required:read` unless `acceptRisk=true`; its letters as the latest confirmed read saw them are served without reading it by GET /api/v1/letters, and POST /api/v1/scans with `acceptRisk` reads it once into that snapshot.",
+    "Metadata and failure fields of a page of letters, read from the broker without removing any (payloads are not included). Pages are positions in the DLQ at the time of each read: letters that arrive or leave between pages shift them. Needs dlq:browse (every role); audited `dlq.open`. A DLQ whose reads cost letters (a quorum queue with a delivery limit, an SQS DLQ that is itself a redrive source) is never read here, as its page never reads it: 409 `confirmation_required:read`. Its letters as the latest confirmed read saw them are served without reading it by GET /api/v1/letters, and POST /api/v1/scans with `acceptRisk` is the one confirmed read, into that snapshot.",
   problems: [400, 403, 404, 409, 503],
   params: dlqPathSchema,
   query: lettersQuerySchema,
@@ -134,9 +125,7 @@ export function riskyReadRefusal(risk: { message: string }, ref: { connectionId:
   const way = snapshot
     ? `Its letters as the latest confirmed read saw them are served without reading it: GET /api/v1/letters?${q}.`
     : "No confirmed read of it is on record: POST /api/v1/scans with acceptRisk true reads it once into a snapshot that GET /api/v1/letters then serves.";
-  return new AppError("confirmation_required:read", {
-    userMessage: `Reading this DLQ can cost letters: ${risk.message} ${way} To read the broker anyway, repeat with acceptRisk=true (operators and admins; audited).`,
-  });
+  return new AppError("confirmation_required:read", { userMessage: `Reading this DLQ can cost letters: ${risk.message} ${way}` });
 }
 
 export function toLetterPage(r: OpenDlqResult): z.output<typeof letterPageSchema> {
@@ -223,8 +212,6 @@ const snapshotLetterSchema = z
 
 export const letterSchema = z.discriminatedUnion("source", [brokerLetterSchema, snapshotLetterSchema]).meta({ id: "Letter" });
 
-export const letterQuerySchema = z.object({ acceptRisk: acceptRiskQuery });
-
 export const getDlqLetterOperation = defineOperation({
   method: "get",
   tag: "Letters",
@@ -232,10 +219,9 @@ export const getDlqLetterOperation = defineOperation({
   operationId: "getDlqLetter",
   summary: "One letter: headers, failure fields and payload view",
   description:
-    "The letter as its page shows it: properties, headers and failure fields, and the payload as a view (JSON, text or hex) for roles that may see payloads here, all masked by the rules for the token's role. Needs letter:read (every role); audited `letter.view`. On a DLQ whose reads cost letters the letter comes from the latest confirmed read's snapshot (`source: snapshot`) and the broker is not read; a letter the snapshot lacks is 409 `confirmation_required:read` unless `acceptRisk=true`. A letter that is no longer in the DLQ is 404.",
+    "The letter as its page shows it: properties, headers and failure fields, and the payload as a view (JSON, text or hex) for roles that may see payloads here, all masked by the rules for the token's role. Needs letter:read (every role); audited `letter.view`. On a DLQ whose reads cost letters the letter comes from the latest confirmed read's snapshot (`source: snapshot`) and the broker is never read; a letter the snapshot lacks is 409 `confirmation_required:read` (POST /api/v1/scans with `acceptRisk` reads the DLQ once into a new snapshot). A letter that is no longer in the DLQ is 404.",
   problems: [400, 403, 404, 409, 503],
   params: letterPathSchema,
-  query: letterQuerySchema,
   response: letterSchema,
 });
 
@@ -247,7 +233,7 @@ export function toLetter(r: ViewLetterResult): z.output<typeof letterSchema> {
   }
   if (r.needsConfirmation) {
     throw new AppError("confirmation_required:read", {
-      userMessage: `Reading this DLQ can cost letters: ${r.dlq.readRisk?.message ?? ""} No snapshot of a confirmed read holds this letter: POST /api/v1/scans with acceptRisk true reads the DLQ once into a new one. To read the broker for this letter anyway, repeat with acceptRisk=true (operators and admins; audited).`,
+      userMessage: `Reading this DLQ can cost letters: ${r.dlq.readRisk?.message ?? ""} No snapshot of a confirmed read holds this letter: POST /api/v1/scans with acceptRisk true reads the DLQ once into a new one.`,
     });
   }
   throw new AppError("not_found:letter", { userMessage: "This letter is not in the DLQ (any more): it was redriven, discarded or expired, or the id is wrong." });

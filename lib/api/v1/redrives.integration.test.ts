@@ -122,7 +122,7 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     const wrong = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, { ...start, confirmedCount: N + 2 });
     expect(wrong.status).toBe(409);
     await expectDocumented("post", "/api/v1/redrives", wrong.res, wrong.body);
-    expect(wrong.body).toMatchObject({ code: "conflict:count" });
+    expect(wrong.body).toMatchObject({ code: "conflict:count", count: N });
     expect(wrong.body.detail).toContain(`now holds ${N} letters`);
     expect(await getDb().redrivePlan.count({ where: { queue: dlq } })).toBe(0);
     expect(await kit.depth(dlq)).toBe(N);

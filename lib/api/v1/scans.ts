@@ -121,6 +121,7 @@ export const startScanOperation = defineOperation({
   problems: [400, 403, 404, 409, 503],
   body: startScanBodySchema,
   status: 202,
+  otherSuccess: [{ status: 200, description: "A scan of the DLQ was already queued or running: it is answered (`alreadyActive`), and no other was started." }],
   response: startedScanSchema,
 });
 
