@@ -2,7 +2,7 @@ import { test, expect, type Page } from "@playwright/test";
 import { signIn } from "./fixtures";
 
 /**
- * The API reference page (/api-reference): reached from the profile page and the nav, it shows
+ * The API reference page (/api-reference): reached from the header and the profile page, it shows
  * every operation of the served OpenAPI document (read here from /api/v1/openapi.json), the
  * authentication and the problem shape, curl lines with a placeholder token, and no CSP violations.
  */
@@ -29,7 +29,7 @@ async function watchCsp(page: Page): Promise<string[]> {
   return seen;
 }
 
-test("a viewer reaches the reference from the nav and sees every operation of the served document", async ({ page }) => {
+test("a viewer reaches the reference from the header and sees every operation of the served document", async ({ page }) => {
   const violations = await watchCsp(page);
   await signIn(page, "viewer");
   await page.getByTestId("nav-api-reference").click();

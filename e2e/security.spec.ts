@@ -77,7 +77,7 @@ test("every page carries the security headers and a fresh-nonce CSP without unsa
 // Operations pages too: the health page draws its charts with uPlot (canvas and its stylesheet).
 const OPS = [`${dlqPath(DEMO.rejectedDlq)}/health?range=day`, "/findings", "/owners", "/alerts", "/profile"];
 const PAGES: Record<Role, string[]> = {
-  viewer: ["/", dlqPath(DEMO.rejectedDlq), `${dlqPath(DEMO.rejectedDlq)}/triage`, "/audit", ...OPS],
+  viewer: ["/", dlqPath(DEMO.rejectedDlq), `${dlqPath(DEMO.rejectedDlq)}/triage`, "/audit", "/api-reference", ...OPS],
   operator: ["/", dlqPath(DEMO.rejectedDlq), `${dlqPath(DEMO.rejectedDlq)}/triage`, "/audit", ...OPS],
   admin: ["/", dlqPath(DEMO.rejectedDlq), `${dlqPath(DEMO.rejectedDlq)}/triage`, "/audit", "/admin/users", "/admin/triage-rules", ...OPS, "/alerts/new", "/admin/tokens"],
 };

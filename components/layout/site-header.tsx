@@ -30,6 +30,10 @@ export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice 
         <strong>{actor.name ?? actor.email}</strong> · <span data-testid="current-role">{actor.role}</span>
       </span>
       <ThemeToggle initial={theme} />
+      {/* Every role may read the API reference (it shows the document, no data); beside Profile, where tokens are made. */}
+      <Link href="/api-reference" className="btn btn-quiet" data-testid="nav-api-reference" title="API reference (/api/v1)">
+        API
+      </Link>
       <Link href="/profile" className="btn btn-quiet" data-testid="nav-profile" title="Your profile and API tokens">
         Profile
       </Link>

@@ -107,7 +107,7 @@ function withVisibleDigest(r: AuditRow, show: (sha256: string) => string): Audit
 export async function exportAudit(
   actor: Actor,
   meta: RequestMeta,
-  input: { filter: AuditFilter; format: "csv" | "json" },
+  input: { filter: AuditFilter; format: "csv" | "json" | "ndjson" },
 ): Promise<AsyncIterable<AuditRow>> {
   await authorize(actor, "audit:read", { action: "audit.export", meta });
   await recordOutcome(actor, meta, { action: "audit.export" }, "success", { format: input.format, filter: filterDetails(input.filter) });

@@ -57,7 +57,7 @@ describe("GET /api/v1/audit/export", () => {
     }
     const audit = await auditRowsOf(requestId);
     expect(audit.map((r) => [r.action, r.outcome, r.actorId])).toEqual([["audit.export", "success", users.operator.actor.id]]);
-    expect(audit[0].details).toMatchObject({ tokenId: users.operator.tokenId, filter: { actor: users.viewer.actor.email, action: "audit.view" } });
+    expect(audit[0].details).toMatchObject({ tokenId: users.operator.tokenId, format: "ndjson", filter: { actor: users.viewer.actor.email, action: "audit.view" } });
   });
 
   it("streams CSV with a header line of the documented fields, and a JSON array of documented rows, with the same rows", async () => {
