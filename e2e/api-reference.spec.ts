@@ -66,7 +66,14 @@ test("a viewer reaches the reference from the header and sees every operation of
 });
 
 test("an admin reaches the reference from the profile page, where tokens are made", async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
   await signIn(page, "admin");
+  // An admin has the most links: at 1280 px the account controls on the right are still on screen (the nav scrolls instead).
+  for (const id of ["nav-api-reference", "nav-profile", "sign-out"]) {
+    const box = (await page.getByTestId(id).boundingBox())!;
+    expect(box.x + box.width, id).toBeLessThanOrEqual(1280);
+    await expect(page.getByTestId(id)).toBeInViewport();
+  }
   await page.getByTestId("nav-profile").click();
   await expect(page).toHaveURL(/\/profile$/);
   await page.getByTestId("api-reference-link").click();
