@@ -1,4 +1,5 @@
 import { AppError } from "@/lib/errors";
+import { readCapped } from "@/lib/http/read-capped";
 import type { z } from "zod";
 
 /** A v1 request body is small JSON: a plan, a selection, a reason. Anything larger is refused unread. */
@@ -12,9 +13,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
 export async function parseBody<S extends z.ZodType>(schema: S, req: Request): Promise<z.output<S>> {
   const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (type !== "application/json") throw new AppError("bad_request:body", { userMessage: "Send the body as JSON with `Content-Type: application/json`." });
-  const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const text = await readLimited(req);
+  const text = await readCapped(req, MAX_BODY_BYTES);
+  if (text === null) throw tooLarge();
   let raw: unknown;
   try {
     raw = text.trim() === "" ? {} : JSON.parse(text);
@@ -39,22 +39,4 @@ export function parseParams<S extends z.ZodObject>(schema: S, params: unknown): 
 
 function tooLarge(): AppError {
   return new AppError("bad_request:body", { userMessage: `The body is larger than ${MAX_BODY_BYTES / 1024} KiB.` });
-}
-
-async function readLimited(req: Request): Promise<string> {
-  if (!req.body) return "";
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
 }

@@ -229,6 +229,11 @@ export async function getDiscard(
 export async function listDiscards(actor: Actor, meta: RequestMeta, input: { connectionId?: string; queue?: string }): Promise<DiscardView[]> {
   await authorize(actor, "discard:read", { action: "discard.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
   const jobs = await jobStore().list({ kind: "discard", connectionId: input.connectionId, queue: input.queue }, 50);
+  return viewsOf(jobs);
+}
+
+/** Jobs with their plans, in one query for the plans (a job without one is left out). */
+async function viewsOf(jobs: JobRecord[]): Promise<DiscardView[]> {
   const plans = await getDb().discardPlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
   const byId = new Map(plans.map((p) => [p.jobId, p]));
   return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
@@ -245,9 +250,7 @@ export async function listDiscardPage(
 ): Promise<{ items: DiscardView[]; nextCursor: string | null }> {
   await authorize(actor, "discard:read", { action: "discard.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
   const page = await jobsPage({ kinds: ["discard"], connectionId: input.connectionId, queue: input.queue }, { cursor: input.cursor, limit: input.limit });
-  const plans = await getDb().discardPlan.findMany({ where: { jobId: { in: page.jobs.map((j) => j.id) } } });
-  const byId = new Map(plans.map((p) => [p.jobId, p]));
-  return { items: page.jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!)), nextCursor: page.nextCursor };
+  return { items: await viewsOf(page.jobs), nextCursor: page.nextCursor };
 }
 
 async function selectionFor(actor: Actor, p: { connectionId: string; queue: string; selection: Selection }): Promise<{ filter: LetterFilter; letterIds?: string[] }> {

@@ -482,6 +482,11 @@ export async function getRedrive(
 export async function listRedrives(actor: Actor, meta: RequestMeta, input: { connectionId?: string; queue?: string }): Promise<RedriveView[]> {
   await authorize(actor, "redrive:read", { action: "redrive.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
   const jobs = await jobStore().list({ kind: "redrive", connectionId: input.connectionId, queue: input.queue }, 50);
+  return viewsOf(jobs);
+}
+
+/** Jobs with their plans, in one query for the plans (a job without one is left out). */
+async function viewsOf(jobs: JobRecord[]): Promise<RedriveView[]> {
   const plans = await getDb().redrivePlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
   const byId = new Map(plans.map((p) => [p.jobId, p]));
   return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
@@ -498,9 +503,7 @@ export async function listRedrivePage(
 ): Promise<{ items: RedriveView[]; nextCursor: string | null }> {
   await authorize(actor, "redrive:read", { action: "redrive.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
   const page = await jobsPage({ kinds: ["redrive"], connectionId: input.connectionId, queue: input.queue }, { cursor: input.cursor, limit: input.limit });
-  const plans = await getDb().redrivePlan.findMany({ where: { jobId: { in: page.jobs.map((j) => j.id) } } });
-  const byId = new Map(plans.map((p) => [p.jobId, p]));
-  return { items: page.jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!)), nextCursor: page.nextCursor };
+  return { items: await viewsOf(page.jobs), nextCursor: page.nextCursor };
 }
 
 async function selectionFor(actor: Actor, p: { connectionId: string; queue: string; selection: Selection }): Promise<{ filter: LetterFilter; letterIds?: string[] }> {

@@ -4,6 +4,7 @@
  * strings): a violation on our own pages means a page or a library needs the nonce, or an attack.
  * Takes no action and reads no session, so it needs no origin check.
  */
+import { readCapped } from "@/lib/http/read-capped";
 import { processState } from "@/lib/process-state";
 
 export const dynamic = "force-dynamic";
@@ -37,26 +38,6 @@ function mayLog(): boolean {
   }
   logBudget.lines++;
   return true;
-}
-
-/** The body, or null when it is larger than `max` bytes: reading stops there, nothing more is held. */
-async function readCapped(req: Request, max: number): Promise<string | null> {
-  if (Number(req.headers.get("content-length") ?? 0) > max) return null;
-  const reader = req.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 export async function POST(req: Request) {
