@@ -171,4 +171,27 @@ describe("the OpenAPI document", () => {
       for (const m of methods) expect(d.paths[apiPath]?.[m.toLowerCase()], `${m} ${apiPath} (app/api/v1/${f})`).toBeDefined();
     }
   });
+
+  it("has every documented operation's real answers validated against it by some integration test", async () => {
+    // Read from the test sources: each call `expectDocumented("<method>", "<path>", …)` (or with a
+    // path constant of the same file) validates a real answer of that operation against the document.
+    const files = (readdirSync(path.join(ROOT, "lib"), { recursive: true }) as string[]).filter((f) => f.endsWith(".integration.test.ts"));
+    const covered = new Set<string>();
+    for (const f of files) {
+      const src = readFileSync(path.join(ROOT, "lib", f), "utf8");
+      const consts = new Map([...src.matchAll(/const (\w+) = "(\/api\/v1[^"]*)"/g)].map((m) => [m[1], m[2]]));
+      for (const m of src.matchAll(/expectDocumented\(\s*"(get|post|put|patch|delete)",\s*(?:"([^"]+)"|(\w+))/g)) {
+        const p = m[2] ?? consts.get(m[3]);
+        if (p) covered.add(`${m[1]} ${p}`);
+      }
+      // This file's own shorthand: GETs by path.
+      for (const m of src.matchAll(/expectDocumented\(\s*"(\/api\/v1[^"]*)",\s*\d{3}/g)) covered.add(`get ${m[1]}`);
+    }
+    const d = await documentOf();
+    const documented = Object.entries(d.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m} ${p}`));
+    // The document itself is checked whole by the OpenAPI validator above.
+    const missing = documented.filter((op) => op !== "get /api/v1/openapi.json" && !covered.has(op));
+    expect(missing, "operations no integration test validates a real answer of").toEqual([]);
+    expect(documented.length).toBeGreaterThan(25);
+  });
 });
