@@ -40,6 +40,11 @@ export interface BrokerCapabilities {
   removalUnconfirmed?: boolean;
   /** `planSafeMove` and `moveToSafety` exist: a risky DLQ's letters can be moved where reading is safe. Absent means false. */
   safeMove?: boolean;
+  /**
+   * `moveLetters` applies `MoveRequest.repair` (repair and resubmit, issue 18). Absent means false:
+   * the console then refuses a repair on this broker before anything is read.
+   */
+  repair?: boolean;
 }
 
 /** Words the UI uses for this broker's concepts. */
@@ -310,12 +315,68 @@ export const REDRIVE_HEADERS = {
   originalMessageId: "x-dlq-original-message-id",
 } as const;
 
+/** The marker a repaired copy carries besides the redrive markers: the repair operation (a UUID). */
+export const REPAIR_HEADER = "x-dlq-repaired-by-operation";
+
+/**
+ * Repair and resubmit (issue 18): what the copy of a letter carries instead of the letter as it is.
+ * Everything not named here is kept byte for byte: body, properties, headers in their order and
+ * types, broker history (x-death, kafka_dlt-*), the redrive markers as for any move. The console
+ * checks edits against the locked fields before it asks (lib/repair); an adapter still refuses
+ * ("failed", nothing published) an edit of a name it manages itself (`lockedHeaderNames`).
+ */
+export interface LetterRepair {
+  /** The whole new payload; absent: the body is kept byte for byte. */
+  body?: Uint8Array;
+  /**
+   * Headers (SQS: message attributes) to set, as text values (String attributes on SQS). A name the
+   * letter has keeps its place and takes the new value as a string; a new one is added at the end.
+   */
+  setHeaders?: Record<string, string>;
+  /** Headers (message attributes) to drop. */
+  removeHeaders?: string[];
+  /**
+   * A new correlation id where the operator asks for one (AMQP correlation_id; on SQS and Kafka, the
+   * letter's `correlation-id`/`correlationId` header if it has one). Absent: kept.
+   */
+  correlationId?: string;
+  /** The repair operation: carried as `x-dlq-repaired-by-operation`. */
+  operationId: string;
+}
+
+/**
+ * Header names an adapter never lets a repair set or remove, because the broker or the console
+ * manages them: broker history (x-death, x-first-death-*, x-delivery-count, kafka_dlt-*,
+ * __connect.errors.*), the console's own `x-dlq-*` markers. SQS system attributes are not headers
+ * and cannot be named at all.
+ */
+export function isManagedHeaderName(name: string): boolean {
+  const n = name.toLowerCase();
+  return (
+    n.startsWith("x-dlq-") ||
+    n === "x-death" ||
+    n.startsWith("x-first-death-") ||
+    n.startsWith("x-last-death-") ||
+    n === "x-delivery-count" ||
+    n.startsWith("kafka_dlt-") ||
+    n.startsWith("__connect.errors.") ||
+    n.startsWith("__streams.errors.")
+  );
+}
+
 export interface MoveRequest {
   letterId: string;
   /** The checksum recorded when the letter was indexed; a letter whose bytes now differ is not moved. */
   sha256: string;
   target: RedriveTarget;
   markers: RedriveMarkers;
+  /**
+   * Repair and resubmit: the copy carries these edits and a new message id (where producers choose
+   * it: the new id is `markers.replayId`; SQS assigns its own), `x-dlq-repaired-by-operation`, and the
+   * letter's original id as `x-dlq-original-message-id`. Needs `capabilities.repair` and
+   * `MoveOptions.beforeRemove` (the original is archived before it leaves the DLQ).
+   */
+  repair?: LetterRepair;
 }
 
 export type MoveOutcome = "moved" | "failed" | "missing" | "checksum_mismatch";
@@ -328,6 +389,12 @@ export interface MoveResult {
   /** Operator-worded reason when the outcome is not "moved". */
   reason: string | null;
   orderingKey: string | null;
+  /**
+   * For a repaired letter that moved: the copy's identity at the target, as letters there are
+   * identified (RabbitMQ: its new message id; SQS: the MessageId SQS gave it; Kafka: the record's
+   * `<topic>/<partition>/<offset>`), so the letter page can link to it. Absent otherwise.
+   */
+  copyId?: string | null;
 }
 
 export interface MoveOptions {
@@ -349,6 +416,14 @@ export interface MoveOptions {
    * 10, one batch at a time, and ignores it.
    */
   maxInFlight?: number;
+  /**
+   * Called for each letter after its copy was confirmed at the target and before the letter is
+   * removed from the DLQ, one letter at a time, with the letter's complete copy as it was (the
+   * original, not the repaired copy). Resolve once the copy is durable (the archive row committed).
+   * If it throws, the letter stays in the DLQ and its result is "failed" with a reason that says the
+   * copy was published (a duplicate, never a loss). Required when any request has `repair`.
+   */
+  beforeRemove?: (copy: LetterCopy) => Promise<void>;
 }
 
 /** The reason given to a letter held back by `MoveOptions.heldKeys`. */
