@@ -48,6 +48,7 @@ export const KAFKA_CAPABILITIES: BrokerCapabilities = {
   perLetterRemoval: false,
   nativeBulkMove: false,
   orderedKeys: true,
+  repair: true,
   republishLimits: [
     "A record deleted by retention since its discard is produced again: new offset, and the time of the undo as its timestamp (key, value and headers as they were). A record still in the log is restored as it is.",
   ],
@@ -598,7 +599,9 @@ export class KafkaAdapter implements BrokerAdapter {
         }
       },
       produce: async (topic, message) => {
-        await this.producer.send(topic, message);
+        const [meta] = await this.producer.send(topic, message);
+        const offset = meta?.baseOffset ?? meta?.offset;
+        return meta && offset !== undefined ? { partition: meta.partition, offset } : undefined;
       },
       configOrigin: (name) => this.configEntry(name)?.origin ?? null,
       mapError: (e, topic) => this.err(e, topic),

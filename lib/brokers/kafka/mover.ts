@@ -46,7 +46,9 @@ import { AppError, isAppError } from "@/lib/errors";
 import {
   BrokerError,
   REDRIVE_HEADERS,
+  REPAIR_HEADER,
   heldBackReason,
+  type LetterCopy,
   type MoveOptions,
   type MoveRequest,
   type MoveResult,
@@ -60,6 +62,7 @@ import type { InternalProducerCluster, InternalRecord } from "@/lib/brokers/kafk
 import { parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
 import { sha256Of, toLetter } from "@/lib/brokers/kafka/letter";
+import { archiveFailure, copyIdOf, repairHeaders, repairProblem } from "@/lib/brokers/kafka/repair";
 import { markApplies, refKey, type HandledMark, type HandledOutcome, type HandledStore, type RecordRef, type TopicRef } from "@/lib/brokers/kafka/handled-store";
 
 /** What the mover needs from the adapter (and what unit tests fake). */
@@ -81,8 +84,11 @@ export interface MoverDeps {
   readRecords(dlq: string, partition: number, from: bigint, to: bigint): AsyncIterable<InternalRecord>;
   /** The topic exists (admin metadata); other failures throw. */
   topicExists(topic: string): Promise<boolean>;
-  /** Produces one record with acks=all on the idempotent producer; resolves when acknowledged. */
-  produce(topic: string, message: Message): Promise<void>;
+  /**
+   * Produces one record with acks=all on the idempotent producer; resolves when acknowledged, with
+   * where the record was written when the client says (a repaired copy's `copyId` needs it).
+   */
+  produce(topic: string, message: Message): Promise<{ partition: number; offset: string } | void>;
   /** The configured origin of this DLT, if any. */
   configOrigin(dlq: string): string | null;
   /** Any failure → a typed BrokerError. */
@@ -324,6 +330,8 @@ interface Settled<R> {
   reason: string | null;
   destination: string | null;
   orderingKey: string | null;
+  /** Where the delivery put a copy that can be linked to (a repaired copy's record), else null. */
+  copyId: string | null;
 }
 
 /** What happens to one requested record whose checksum matched, before its offset is marked handled. */
@@ -340,7 +348,11 @@ interface RecordStep<R> {
    * Delivers the record (its copy is safe elsewhere when this resolves ok). Null: stopped before
    * anything happened (no result). `stop`: the broker is unreachable, stop the walk.
    */
-  deliver(req: R, record: InternalRecord, at: { partition: number; offset: bigint; position: number; stopped(): boolean }): Promise<null | { ok: true; destination: string | null } | { ok: false; reason: string; destination: string | null; stop?: BrokerError }>;
+  deliver(
+    req: R,
+    record: InternalRecord,
+    at: { partition: number; offset: bigint; position: number; stopped(): boolean },
+  ): Promise<null | { ok: true; destination: string | null; copyId?: string | null } | { ok: false; reason: string; destination: string | null; stop?: BrokerError }>;
   /** Why a delivered record is still shown as waiting when recording its mark failed. */
   markFailed(req: R, destination: string | null, error: unknown): string;
   /** A noun for the duplicate-request reason ("move", "discard"). */
@@ -371,7 +383,14 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
     ready.push(toResult(r));
     wake?.();
   };
-  const settled = (req: R, outcome: Settled<R>["outcome"], reason: string | null, destination: string | null = null, orderingKey: string | null = null): Settled<R> => ({ req, outcome, reason, destination, orderingKey });
+  const settled = (req: R, outcome: Settled<R>["outcome"], reason: string | null, destination: string | null = null, orderingKey: string | null = null, copyId: string | null = null): Settled<R> => ({
+    req,
+    outcome,
+    reason,
+    destination,
+    orderingKey,
+    copyId,
+  });
 
   // Ids: parse, drop repeats, find those outside the log.
   const states = await deps.partitions(dlq).catch((e) => {
@@ -461,7 +480,7 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         await store.markHandled(deps.connectionId, topic, [ref], step.mark(req));
-        return settled(req, "done", null, d.destination, orderingKey);
+        return settled(req, "done", null, d.destination, orderingKey, d.copyId ?? null);
       } catch (e) {
         lastError = e;
         await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
@@ -593,11 +612,20 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
     }
     return p;
   };
+  const repairing = requests.some((r) => r.repair);
   const prepare = async () => {
-    requireStore(deps, "Redrive");
+    if (repairing && !opts.beforeRemove) {
+      throw new BrokerError("bad_request", {
+        userMessage: "A repair must archive the original letter before it is marked handled, and this request gave no archive. Nothing was read or published.",
+      });
+    }
+    requireStore(deps, repairing ? "Repair" : "Redrive");
     for (const r of requests) {
       if (!UUID.test(r.markers.redriveId)) {
         throw new BrokerError("bad_request", { userMessage: `Redrive id "${r.markers.redriveId}" is not a UUID: Kafka records the handled offsets under the job's id.` });
+      }
+      if (r.repair && !UUID.test(r.repair.operationId)) {
+        throw new BrokerError("bad_request", { userMessage: `Repair operation id "${r.repair.operationId}" is not a UUID: the repaired copy carries it as ${REPAIR_HEADER}.` });
       }
     }
     await deps.assertDlq(dlq);
@@ -634,6 +662,15 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
   };
 
   const topicOf = new Map<MoveRequest, string>();
+  const copyOf = new Map<MoveRequest, string | null>();
+  // `beforeRemove` is called one letter at a time (MoveOptions), while produces of different keys
+  // are pipelined: archiving is queued behind the previous letter's.
+  let archiving: Promise<unknown> = Promise.resolve();
+  const oneAtATime = (f: () => Promise<void>): Promise<void> => {
+    const run = archiving.then(f, f);
+    archiving = run.catch(() => undefined);
+    return run;
+  };
   return forRequestedRecords<MoveRequest, MoveResult>(
     deps,
     dlq,
@@ -645,33 +682,65 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
       heldKeys: new Set(opts.heldKeys ?? []),
       blocksLane: true,
       noun: "move",
+      // A repaired original is marked "redriven" too: the outcome column is a database enum with no
+      // "repaired" value. The mark is made under the job's id, as for a redrive; the copy carries
+      // the repair operation as REPAIR_HEADER.
       mark: (req) => ({ operationId: req.markers.redriveId, outcome: "redriven" }),
       markFailed: (req, _destination, e) =>
-        `Published to topic "${topicOf.get(req)}" (replay id ${req.markers.replayId}), but recording it as handled failed (${(e as Error)?.message ?? e}): it still shows as waiting in the DLT, and redriving it again would make a duplicate.`,
+        req.repair
+          ? `The repaired copy was published to topic "${topicOf.get(req)}"${copyOf.get(req) ? ` (${copyOf.get(req)})` : ""} and the original archived, but recording the original as handled failed: it still shows as waiting in the DLT, and repairing it again would publish a second copy.`
+          : `Published to topic "${topicOf.get(req)}" (replay id ${req.markers.replayId}), but recording it as handled failed (${(e as Error)?.message ?? e}): it still shows as waiting in the DLT, and redriving it again would make a duplicate.`,
       async deliver(req, record, at) {
+        const problem = req.repair ? repairProblem(req.repair) : null;
+        if (problem) return { ok: false, reason: problem, destination: null };
         const target = await resolveTarget(req, record);
         if ("reason" in target) return { ok: false, reason: target.reason, destination: null };
         const destination = `topic ${target.topic}`;
         topicOf.set(req, target.topic);
         let headers: IHeaders;
         try {
-          headers = redriveHeaders(record.headers, req.markers, { topic: dlq, partition: at.partition, offset: record.offset });
+          const source = req.repair ? repairHeaders(record.headers, req.repair, req.markers.replayId) : record.headers;
+          headers = redriveHeaders(source, req.markers, { topic: dlq, partition: at.partition, offset: record.offset });
         } catch (e) {
           if (!(e instanceof NullHeaderError)) throw e;
           return { ok: false, reason: `Header "${e.header}" has no value, which the console's Kafka client cannot write; the letter is not sent with changed headers. It is still in the DLT.`, destination };
         }
+        if (req.repair) {
+          // Once, at the end: a marker of an earlier repair is replaced, never appended.
+          delete headers[REPAIR_HEADER];
+          headers[REPAIR_HEADER] = req.repair.operationId;
+        }
+        const value = req.repair?.body !== undefined ? Buffer.from(req.repair.body) : record.value;
         // Stopped before its produce: untouched, no result.
         if (at.stopped()) return null;
+        let written: { partition: number; offset: string } | void;
         try {
-          await deps.produce(target.topic, { key: record.key, value: record.value, headers });
+          written = await deps.produce(target.topic, { key: record.key, value, headers });
         } catch (e) {
-          const f = produceFailure(e, target.topic, record.value?.byteLength ?? 0, deps.mapError);
+          const f = produceFailure(e, target.topic, value?.byteLength ?? 0, deps.mapError);
           return { ok: false, reason: f.reason, destination, stop: f.stop ?? undefined };
         }
-        return { ok: true, destination };
+        if (!req.repair) return { ok: true, destination };
+        // The copy is confirmed; the original's complete copy goes to the archive before the walk
+        // marks its offset handled. This runs even when the move was stopped meanwhile: the copy is out.
+        const copyId = written ? copyIdOf(target.topic, written) : null;
+        copyOf.set(req, copyId);
+        try {
+          await oneAtATime(() => opts.beforeRemove!(letterCopyOf(dlq, req.letterId, record, at, deps.configOrigin(dlq))));
+        } catch (e) {
+          return { ok: false, reason: archiveFailure(e, target.topic, copyId), destination };
+        }
+        return { ok: true, destination, copyId };
+      },
     },
-    },
-    (s) => ({ letterId: s.req.letterId, outcome: s.outcome === "done" ? "moved" : s.outcome, destination: s.destination, reason: s.reason, orderingKey: s.orderingKey }),
+    (s) => ({
+      letterId: s.req.letterId,
+      outcome: s.outcome === "done" ? "moved" : s.outcome,
+      destination: s.destination,
+      reason: s.reason,
+      orderingKey: s.orderingKey,
+      ...(s.req.repair && s.outcome === "done" ? { copyId: s.copyId } : {}),
+    }),
   );
 }
 
@@ -695,6 +764,20 @@ function envelopeHeaders(h: Record<string, unknown> | undefined): Array<[string,
     }
   }
   return out;
+}
+
+/** The complete copy of a DLT record handed to `beforeRemove` (discard, and the original of a repair). */
+function letterCopyOf(dlq: string, letterId: string, record: InternalRecord, at: { partition: number; position: number }, configOrigin: string | null): LetterCopy {
+  const letter = toLetter(dlq, at.partition, record, at.position, { configOrigin });
+  const envelope = encodeEnvelope<KafkaEnvelope>("kafka", record.value ?? new Uint8Array(0), {
+    topic: dlq,
+    partition: at.partition,
+    offset: record.offset,
+    timestamp: record.timestamp,
+    key: record.key === null ? null : b64(record.key),
+    headers: envelopeHeaders(record.headers),
+  });
+  return { letterId, letter, envelope };
 }
 
 /**
@@ -722,18 +805,8 @@ export function removeKafkaLetters(deps: MoverDeps, dlq: string, requests: Remov
     markFailed: (_req, _d, e) => `Its copy is in the archive, but recording the offset as discarded failed (${(e as Error)?.message ?? e}): it still shows as waiting in the DLT.`,
     async deliver(req, record, at) {
       if (at.stopped()) return null;
-      const letter = toLetter(dlq, at.partition, record, at.position, { configOrigin: deps.configOrigin(dlq) });
-      const value = record.value ?? new Uint8Array(0);
-      const envelope = encodeEnvelope<KafkaEnvelope>("kafka", value, {
-        topic: dlq,
-        partition: at.partition,
-        offset: record.offset,
-        timestamp: record.timestamp,
-        key: record.key === null ? null : b64(record.key),
-        headers: envelopeHeaders(record.headers),
-      });
       try {
-        await opts.beforeRemove({ letterId: req.letterId, letter, envelope });
+        await opts.beforeRemove(letterCopyOf(dlq, req.letterId, record, at, deps.configOrigin(dlq)));
       } catch (e) {
         return { ok: false, reason: beforeRemoveFailure(e), destination: null };
       }

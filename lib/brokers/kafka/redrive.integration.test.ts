@@ -8,33 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REDRIVE_HEADERS, type Letter, type MoveRequest, type MoveResult, type RedriveTarget } from "@/lib/brokers/types";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/brokers/kafka/client";
-import { DEFAULT_FETCH_LIMITS, readPartition } from "@/lib/brokers/kafka/fetcher";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { KafkaKit, testConfig, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
-import { collectMoves, markersFor, runRedriveContract, type ArrivedLetter, type RedriveContractFixture } from "@/lib/brokers/contract-redrive";
+import { collectMoves, markersFor, runRedriveContract } from "@/lib/brokers/contract-redrive";
+import { contractFixture, headerText, readTopic } from "@/lib/brokers/kafka/contract-fixture";
 import { runRemoveContract } from "@/lib/brokers/contract-remove";
 import { closeDb } from "@/lib/db";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const FAIL: FailureSpec = { exceptionClass: "com.acme.orders.OutOfStockException", message: "sku out of stock" };
 
-/** Every record of a topic, partition by partition, read with plain Fetches (no group). */
-async function readTopic(kit: KafkaKit, cluster: InternalCluster, topic: string): Promise<Array<InternalRecord & { partition: number }>> {
-  const admin = await kit.getAdmin();
-  const offsets = await admin.fetchTopicOffsets(topic);
-  await cluster.addTargetTopic(topic);
-  const out: Array<InternalRecord & { partition: number }> = [];
-  for (const o of offsets.sort((a, b) => a.partition - b.partition)) {
-    for await (const r of readPartition(cluster, topic, o.partition, BigInt(o.low), BigInt(o.high), { ...DEFAULT_FETCH_LIMITS, maxBytes: 16 * 1024 * 1024, maxBytesPerPartition: 16 * 1024 * 1024 })) out.push({ ...r, partition: o.partition });
-  }
-  return out;
-}
-
-const headerText = (r: InternalRecord, name: string): string | null => {
-  const v = r.headers?.[name];
-  const one = Array.isArray(v) ? v[v.length - 1] : v;
-  return one === undefined || one === null ? null : Buffer.from(one as Buffer).toString("utf8");
-};
 const headerBytes = (r: InternalRecord, name: string): Buffer[] => {
   const v = r.headers?.[name];
   return (Array.isArray(v) ? v : v === undefined ? [] : [v]).map((x) => Buffer.from(x as Buffer));
@@ -246,46 +229,6 @@ describe("Kafka moveLetters on a real broker", () => {
   });
 });
 
-// The shared write contract. Letters die into `<source>.DLT` through the kit's failing consumer.
-const contractFixture = async (): Promise<RedriveContractFixture> => {
-  const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(testConfig({ id: `redrive-contract-${randomUUID().slice(0, 8)}` }), { handledStore: prismaHandledStore() });
-  const cluster = createCluster(kit.kafka);
-  await cluster.connect();
-  const sources = new Map<string, { source: string; consumed: number }>();
-  const read = async (topic: string): Promise<ArrivedLetter[]> =>
-    (await readTopic(kit, cluster, topic)).map((r) => {
-      const headers: Record<string, string> = {};
-      for (const name of Object.keys(r.headers ?? {})) headers[name] = headerText(r, name) ?? "";
-      return { body: r.value ?? new Uint8Array(0), headers, messageId: headers["message-id"] ?? null, orderingKey: r.key ? Buffer.from(r.key).toString() : null };
-    });
-  return {
-    adapter,
-    createDlq: async (letters) => {
-      const { source, dlt } = await kit.springDlt(letters.map((l) => ({ ...l, key: l.orderingKey ?? null })));
-      sources.set(dlt, { source, consumed: letters.length });
-      return dlt;
-    },
-    originOf: (dlq) => ({ name: sources.get(dlq)!.source, read: () => read(sources.get(dlq)!.source) }),
-    createQueue: async () => {
-      const name = await kit.createTopic(kit.name("target"));
-      return { name, read: () => read(name) };
-    },
-    deadLetterAgain: async (dlq) => {
-      const s = sources.get(dlq)!;
-      const total = (await (await kit.getAdmin()).fetchTopicOffsets(s.source)).reduce((n, o) => n + Number(o.high) - Number(o.low), 0);
-      // The application consumes what arrived since and fails on it, as its error handler would.
-      await kit.failingConsumer(s.source, dlq, total, { fails: (_v, i) => (i >= s.consumed ? FAIL : null) });
-      s.consumed = total;
-    },
-    cleanup: async () => {
-      await adapter.close();
-      await cluster.disconnect();
-      await kit.cleanup();
-    },
-    removesFromDlq: false,
-    orderingKeys: true,
-  };
-};
+// The shared write contracts, on the fixture of contract-fixture.ts.
 runRedriveContract("kafka", contractFixture);
 runRemoveContract("kafka", contractFixture);
