@@ -58,6 +58,8 @@ export function sqsCapabilities(c: SqsConnectionConfig): BrokerCapabilities {
     // Standard queues have no order: pages are sorted by SentTimestamp within what one read receives.
     stableOrder: false,
     binaryBodies: false,
+    // moveLetters applies MoveRequest.repair (repair.ts): a new body must be SQS text, edits are String attributes.
+    repair: true,
     maxBodyBytes: c.maxMessageBytes ?? (c.endpoint ? 256 * 1024 : 1024 * 1024),
     producerMessageIds: false,
     republishLimits: [

@@ -33,6 +33,17 @@ import "server-only";
  * a standard queue (its group order and deduplication would be lost) and a standard letter cannot
  * go to a FIFO queue (it has no MessageGroupId): both are "failed" with a reason.
  *
+ * Repair (MoveRequest.repair, issue 18). The copy is made by repair.ts (new body, attributes set
+ * and removed, correlation id) plus the markers, x-dlq-repaired-by-operation among them; its
+ * x-dlq-original-message-id is the MessageId of the letter it was repaired from (the one archived,
+ * so the copy links back to it). A repaired letter is sent on its own (SendMessage, never in a
+ * batch); SQS's answer gives the copy's MessageId (`MoveResult.copyId`). Then the original's complete
+ * copy, as a discard archives it, goes to `opts.beforeRemove`, and only once that resolved is the
+ * original deleted. If it throws, the original is released and stays in the DLQ ("failed", the
+ * reason says the repaired copy was published). Checks that need no letter (managed or invalid
+ * names, a payload SQS cannot carry) fail the request before anything is received; a repair without
+ * `beforeRemove` is refused (bad_request) before the DLQ is even opened.
+ *
  * Origin. DeadLetterQueueSourceArn when the server sets it (per letter); else the one queue whose
  * redrive policy names the DLQ (ListDeadLetterSourceQueues) or the config's `origin` when these
  * agree on a single queue; several candidates and no DeadLetterQueueSourceArn → "failed", pick a
@@ -49,10 +60,13 @@ import {
   type SendMessageBatchRequestEntry,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
+import { isAppError } from "@/lib/errors";
 import {
   BrokerError,
   heldBackReason,
   type DlqSummary,
+  type LetterCopy,
+  type LetterRepair,
   type MoveOptions,
   type MoveRequest,
   type MoveResult,
@@ -66,6 +80,7 @@ import { sha256Hex } from "@/lib/brokers/display";
 import { baseIdOf, compareKeys, isSqsLetterId, sortKeyOf, toLetter, type SortKey } from "@/lib/brokers/sqs/letter";
 import type { Attrs } from "@/lib/brokers/sqs/summary";
 import { readMarkers, withMarkers } from "@/lib/brokers/sqs/markers";
+import { repairedAttributes, repairedBodyText, repairRequestProblem } from "@/lib/brokers/sqs/repair";
 
 export interface SqsMoveContext {
   sqs: SQSClient;
@@ -140,8 +155,14 @@ export function originFor(msg: Message, candidates: string[], dlqArn: { region: 
   };
 }
 
-/** The SendMessage fields of a redriven letter, or why it cannot be sent to this target. Pure. */
-export function sendEntryFor(msg: Message, markers: RedriveMarkers, target: { name: string; fifo: boolean }, dlqFifo: boolean): { entry: Omit<SendMessageBatchRequestEntry, "Id">; form: "separate" | "combined" } | { reason: string } {
+/** The SendMessage fields of a redriven (or, with `repair`, repaired) letter, or why it cannot be sent to this target. Pure. */
+export function sendEntryFor(
+  msg: Message,
+  markers: RedriveMarkers,
+  target: { name: string; fifo: boolean },
+  dlqFifo: boolean,
+  repair?: LetterRepair,
+): { entry: Omit<SendMessageBatchRequestEntry, "Id">; form: "separate" | "combined" } | { reason: string } {
   const sys = (msg.Attributes ?? {}) as Record<string, string>;
   const group = sys.MessageGroupId;
   if (target.fifo && !group) {
@@ -150,11 +171,25 @@ export function sendEntryFor(msg: Message, markers: RedriveMarkers, target: { na
   if (!target.fifo && dlqFifo) {
     return { reason: `"${target.name}" is a standard queue and this letter comes from a FIFO queue: its group order and deduplication would be lost. Pick a FIFO queue as the target.` };
   }
-  const existing = readMarkers(msg.MessageAttributes);
-  // The first message id a letter had wins: SQS gives every send a new MessageId.
-  const marked = withMarkers(msg.MessageAttributes, { ...markers, originalMessageId: existing.originalMessageId ?? markers.originalMessageId ?? msg.MessageId ?? null });
+  let marked: ReturnType<typeof withMarkers>;
+  let body = msg.Body ?? "";
+  if (repair) {
+    const attrs = repairedAttributes(msg, repair);
+    if ("reason" in attrs) return attrs;
+    if (repair.body !== undefined) {
+      const b = repairedBodyText(repair.body);
+      if ("reason" in b) return b;
+      body = b.text;
+    }
+    // The copy links back to the letter it was repaired from: that letter is the one archived.
+    marked = withMarkers(attrs.attributes, { ...markers, originalMessageId: msg.MessageId ?? markers.originalMessageId ?? null, repairedByOperation: repair.operationId });
+  } else {
+    const existing = readMarkers(msg.MessageAttributes);
+    // The first message id a letter had wins: SQS gives every send a new MessageId.
+    marked = withMarkers(msg.MessageAttributes, { ...markers, originalMessageId: existing.originalMessageId ?? markers.originalMessageId ?? msg.MessageId ?? null });
+  }
   if ("error" in marked) return { reason: marked.error };
-  const entry: Omit<SendMessageBatchRequestEntry, "Id"> = { MessageBody: msg.Body ?? "" };
+  const entry: Omit<SendMessageBatchRequestEntry, "Id"> = { MessageBody: body };
   if (Object.keys(marked.attributes).length) entry.MessageAttributes = marked.attributes;
   if (sys.AWSTraceHeader) entry.MessageSystemAttributes = { AWSTraceHeader: { DataType: "String", StringValue: sys.AWSTraceHeader } satisfies MessageSystemAttributeValue };
   if (target.fifo) {
@@ -249,6 +284,8 @@ interface Settled<R> {
   destination: string | null;
   reason: string | null;
   orderingKey: string | null;
+  /** What the delivery reported for a letter that settled "done" (a repaired copy's new MessageId). */
+  copyId?: string;
 }
 
 /** A letter ready to be delivered, batched with others of the same `batchKey`. */
@@ -262,7 +299,7 @@ interface Ready<R, P> {
   destination: string | null;
 }
 
-type Delivered = { ok: true; note: string } | { ok: false; reason: string };
+type Delivered = { ok: true; note: string; copyId?: string } | { ok: false; reason: string };
 
 /** What move and remove plug into the shared walk (see the file comment for the walk itself). */
 interface SqsStep<R extends { letterId: string; sha256: string }, P> {
@@ -270,6 +307,8 @@ interface SqsStep<R extends { letterId: string; sha256: string }, P> {
   past: string;
   /** Checks after the DLQ is opened and before anything is received (typed errors). */
   before?(d: Opened): Promise<void>;
+  /** Why a request fails on its own, before anything is received (the letter is then not touched); null to go on. */
+  refuse?(req: R): string | null;
   /** Per found letter, after its checksum matched: why it stays, or what to deliver. */
   prepare(f: Found<R>, d: Opened): Promise<{ stays: { reason: string; destination: string | null } } | Omit<Ready<R, P>, "f">>;
   /** Delivers a batch (one batchKey); one result per letter, in order. A fatal error stops the walk. */
@@ -320,6 +359,11 @@ async function* forRequestedSqsLetters<R extends { letterId: string; sha256: str
       continue;
     }
     seen.add(req.letterId);
+    const refusal = step.refuse?.(req) ?? null;
+    if (refusal) {
+      yield toResult(settled(req, "failed", refusal));
+      continue;
+    }
     if (!isSqsLetterId(req.letterId)) {
       yield toResult(settled(req, "missing", "No letter with this id is in the DLQ (it is not an SQS MessageId)."));
       continue;
@@ -447,9 +491,9 @@ async function* settleFound<R extends { letterId: string; sha256: string }, P>(
   signal: AbortSignal | undefined,
   step: SqsStep<R, P>,
 ): AsyncIterable<{ w: Wanted<R>; settled: Settled<R> }> {
-  const out = (f: Found<R>, outcome: Settled<R>["outcome"], destination: string | null, reason: string | null) => ({
+  const out = (f: Found<R>, outcome: Settled<R>["outcome"], destination: string | null, reason: string | null, copyId?: string) => ({
     w: f.w,
-    settled: { req: f.w.req, outcome, destination, reason, orderingKey: groupOf(f.m) },
+    settled: { req: f.w.req, outcome, destination, reason, orderingKey: groupOf(f.m), ...(copyId !== undefined ? { copyId } : {}) } as Settled<R>,
   });
   const handle = (f: Found<R>) => f.m.ReceiptHandle ?? "";
   const brokenGroups = new Map<string, string>();
@@ -519,7 +563,7 @@ async function* settleFound<R extends { letterId: string; sha256: string }, P>(
       const r = delivered.results[i];
       if (r.ok && !deleteFailed.has(i)) {
         holds.forget(handle(b.f));
-        results.push(out(b.f, "done", b.destination, null));
+        results.push(out(b.f, "done", b.destination, null, r.copyId));
       } else if (r.ok) {
         holds.forget(handle(b.f));
         breakGroup(b.f, "it is now in two places");
@@ -570,6 +614,8 @@ async function* settleFound<R extends { letterId: string; sha256: string }, P>(
 // Move: deliver = SendMessage(Batch) to the target.
 
 export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
+  const beforeRemove = opts.beforeRemove;
+  const repairing = requests.some((r) => r.repair);
   // Targets by name (and account), resolved once per move.
   const targets = new Map<string, Promise<Resolved>>();
   const resolve = (name: string, account?: string): Promise<Resolved> => {
@@ -592,7 +638,22 @@ export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveReq
   };
   type Send = { target: Target; entry: Omit<SendMessageBatchRequestEntry, "Id"> };
 
-  return forRequestedSqsLetters<MoveRequest, Send, MoveResult>(
+  /** After a repaired copy was sent: the original archived through `beforeRemove`, or why it stays. */
+  const archiveOriginal = async (b: Ready<MoveRequest, Send>, newMessageId: string): Promise<Delivered> => {
+    try {
+      await beforeRemove!(letterCopyOf(c, b.f.m, b.f.w.req.letterId));
+      return { ok: true, note: newMessageId, copyId: newMessageId };
+    } catch (e) {
+      // An AppError's operator message is written for the operator; anything else is not shown.
+      const why = isAppError(e) ? e.userMessage.replace(/\.$/, "") : "the console could not record the original's copy";
+      return {
+        ok: false,
+        reason: `The repaired copy was published to "${b.payload.target.name}" (new MessageId ${newMessageId}, x-dlq-replay-id ${b.f.w.req.markers.replayId}), but the original was not removed: ${why}. The original stays in the DLQ, so the letter is now in both places; check the copy before repairing it again.`,
+      };
+    }
+  };
+
+  const walk = forRequestedSqsLetters<MoveRequest, Send, MoveResult>(
     c,
     dlq,
     requests,
@@ -608,6 +669,7 @@ export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveReq
           if (!r.ok) throw new BrokerError("not_found", { userMessage: `The target queue "${name}" does not exist on this connection (region ${d.dlqArn?.region || c.region}). Nothing was moved: check the name, or create the queue first.` });
         }
       },
+      refuse: (req) => (req.repair ? repairRequestProblem(req.repair) : null),
       async prepare(f, d) {
         let r: Resolved;
         if (f.w.req.target.kind === "queue") r = await resolve(f.w.req.target.name);
@@ -616,9 +678,19 @@ export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveReq
           r = "reason" in o ? { ok: false, reason: o.reason } : await resolve(o.name, o.account);
         }
         if (!r.ok) return { stays: { reason: r.reason, destination: null } };
-        const s = sendEntryFor(f.m, f.w.req.markers, r.target, d.dlqFifo);
+        const s = sendEntryFor(f.m, f.w.req.markers, r.target, d.dlqFifo, f.w.req.repair);
         if ("reason" in s) return { stays: { reason: s.reason, destination: `queue ${r.target.name}` } };
-        return { batchKey: r.target.url, single: r.target.fifo, size: entrySize(s.entry), payload: { target: r.target, entry: s.entry }, destination: `queue ${r.target.name}` };
+        const size = entrySize(s.entry);
+        if (f.w.req.repair && size > c.maxBatchBytes) {
+          return {
+            stays: {
+              reason: `Not repaired: the repaired message would be ${size} bytes (payload and message attributes), more than the ${c.maxBatchBytes} bytes SQS accepts here. Nothing was sent; the letter stays in the DLQ.`,
+              destination: `queue ${r.target.name}`,
+            },
+          };
+        }
+        // A repaired letter goes alone: its original is archived and deleted before the next one is sent.
+        return { batchKey: r.target.url, single: r.target.fifo || Boolean(f.w.req.repair), size, payload: { target: r.target, entry: s.entry }, destination: `queue ${r.target.name}` };
       },
       async deliver(live) {
         const target = live[0].payload.target;
@@ -639,16 +711,47 @@ export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveReq
           if (be.kind === "unreachable" || be.kind === "auth" || be.kind === "throttled") fatal = be;
           live.forEach((_, i) => sendFailed.set(i, `${errText(be)}. If the request reached SQS before it failed, a copy tagged with this letter's x-dlq-replay-id may be in "${target.name}" too`));
         }
-        return {
-          fatal,
-          results: live.map((_, i): Delivered => (sent.has(i) ? { ok: true, note: sent.get(i)! } : { ok: false, reason: `Not sent to "${target.name}": ${sendFailed.get(i) ?? "unknown error"}. The letter stays in the DLQ.` })),
-        };
+        const results: Delivered[] = [];
+        for (const [i, b] of live.entries()) {
+          if (!sent.has(i)) results.push({ ok: false, reason: `Not sent to "${target.name}": ${sendFailed.get(i) ?? "unknown error"}. The letter stays in the DLQ.` });
+          else if (b.f.w.req.repair) results.push(await archiveOriginal(b, sent.get(i)!));
+          else results.push({ ok: true, note: sent.get(i)! });
+        }
+        return { fatal, results };
       },
       notDeleted: (b, newMessageId, code) =>
-        `Sent to "${b.payload.target.name}" (new MessageId ${newMessageId}), but SQS did not delete it from the DLQ (${code}): its receipt handle had expired. The letter is now in both queues; the copy in "${b.payload.target.name}" carries x-dlq-replay-id ${b.f.w.req.markers.replayId}. Nothing is lost; check before redriving it again.`,
+        b.f.w.req.repair
+          ? `The repaired copy was sent to "${b.payload.target.name}" (new MessageId ${newMessageId}) and the original archived, but SQS did not delete the original from the DLQ (${code}): its receipt handle had expired. The original is still in the DLQ as well; the copy carries x-dlq-replay-id ${b.f.w.req.markers.replayId}. Nothing is lost; check before repairing it again.`
+          : `Sent to "${b.payload.target.name}" (new MessageId ${newMessageId}), but SQS did not delete it from the DLQ (${code}): its receipt handle had expired. The letter is now in both queues; the copy in "${b.payload.target.name}" carries x-dlq-replay-id ${b.f.w.req.markers.replayId}. Nothing is lost; check before redriving it again.`,
     },
-    (s) => ({ letterId: s.req.letterId, outcome: s.outcome === "done" ? "moved" : s.outcome, destination: s.destination, reason: s.reason, orderingKey: s.orderingKey }),
+    (s): MoveResult => ({
+      letterId: s.req.letterId,
+      outcome: s.outcome === "done" ? "moved" : s.outcome,
+      destination: s.destination,
+      reason: s.reason,
+      orderingKey: s.orderingKey,
+      ...(s.req.repair ? { copyId: s.copyId ?? null } : {}),
+    }),
   );
+
+  if (!repairing) return walk;
+  return (async function* () {
+    // The original must be archived before it leaves the DLQ: without the hook, nothing is read.
+    if (!beforeRemove) {
+      throw new BrokerError("bad_request", {
+        message: "moveLetters: a repair request without MoveOptions.beforeRemove",
+        userMessage: "A repair needs the original's copy to be archived before it leaves the DLQ, and no archive was given. Nothing was read or sent.",
+      });
+    }
+    yield* walk;
+  })();
+}
+
+/** The complete copy of a received letter, as a discard archives it and a repair archives its original. */
+function letterCopyOf(c: SqsMoveContext, m: Message, letterId: string): LetterCopy {
+  const letter = toLetter(m, letterId, 0, c.letterOptions?.() ?? { soleSource: null, configOrigin: null });
+  const envelope = encodeEnvelope<SqsEnvelope>("sqs", Buffer.from(m.Body ?? "", "utf8"), envelopeOf(m));
+  return { letterId, letter, envelope };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -692,11 +795,8 @@ export function removeSqsLetters(c: SqsMoveContext, dlq: string, requests: Remov
         // One letter at a time, never concurrently; the deletes of the batch go together afterwards.
         const results: Delivered[] = [];
         for (const b of live) {
-          const m = b.f.m;
-          const letter = toLetter(m, b.f.w.req.letterId, 0, c.letterOptions?.() ?? { soleSource: null, configOrigin: null });
-          const envelope = encodeEnvelope<SqsEnvelope>("sqs", Buffer.from(m.Body ?? "", "utf8"), envelopeOf(m));
           try {
-            await opts.beforeRemove({ letterId: b.f.w.req.letterId, letter, envelope });
+            await opts.beforeRemove(letterCopyOf(c, b.f.m, b.f.w.req.letterId));
             results.push({ ok: true, note: "" });
           } catch (e) {
             results.push({ ok: false, reason: beforeRemoveFailure(e) });
