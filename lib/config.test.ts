@@ -39,6 +39,22 @@ describe("parseConfig", () => {
   });
 });
 
+describe("repair switch", () => {
+  it("is off by default: no DLQ may be repaired unless the file names it", () => {
+    expect(parseConfig(JSON.stringify(valid)).repair).toEqual([]);
+    expect(DEFAULT_CONFIG.repair).toEqual([]);
+  });
+
+  it("accepts connection and queue globs", () => {
+    const c = parseConfig(JSON.stringify({ ...valid, repair: [{ connection: "prod-*", queue: "orders.*" }] }));
+    expect(c.repair).toEqual([{ connection: "prod-*", queue: "orders.*" }]);
+  });
+
+  it("refuses an entry without a queue pattern, naming the path", () => {
+    expect(() => parseConfig(JSON.stringify({ ...valid, repair: [{ connection: "prod-rabbit" }] }), "x.json")).toThrow(/x\.json is invalid: repair\.0\.queue/);
+  });
+});
+
 describe("secretFromEnv", () => {
   it("reads the named variable and falls back when it is unset or empty", () => {
     process.env.DLQ_TEST_SECRET = "s3cret";

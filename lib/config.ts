@@ -103,6 +103,19 @@ const ownerSchema = z.object({
   contact: z.string().trim().min(1).max(300),
 });
 
+/**
+ * Where repair and resubmit (issue 18) is allowed: a DLQ may be repaired only when some entry
+ * matches its connection and name. Off by default (no entries): editing a letter before sending it
+ * on is the most dangerous thing the console does, so an operator of the console opts in per
+ * connection or DLQ pattern. The permission (letter:repair, admins) is checked as well.
+ */
+const repairScopeSchema = z.object({
+  /** Connection id, or a glob over ids (`*` any run of characters, `?` one). */
+  connection: z.string().min(1),
+  /** DLQ name glob, e.g. "orders.*" or "*" for every DLQ of the connection. */
+  queue: z.string().min(1),
+});
+
 /** The operations sampler, configuration checks and alerts. Every field has a default. */
 const operationsSchema = z.object({
   /** Seconds between sampling rounds. */
@@ -124,6 +137,8 @@ export const consoleConfigSchema = z.object({
   connections: z.array(connectionSchema).min(1),
   owners: z.array(ownerSchema).default([]),
   operations: operationsSchema.prefault({}),
+  /** DLQs whose letters may be repaired and resubmitted (see repairScopeSchema). Default: none. */
+  repair: z.array(repairScopeSchema).default([]),
 });
 
 export type RabbitConnectionConfig = z.infer<typeof rabbitConnectionSchema>;
@@ -134,6 +149,7 @@ export type ConnectionConfig = z.infer<typeof connectionSchema>;
 export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;
 export type OwnerConfig = z.infer<typeof ownerSchema>;
 export type OperationsConfig = z.infer<typeof operationsSchema>;
+export type RepairScopeConfig = z.infer<typeof repairScopeSchema>;
 
 /**
  * Without a config file: the local brokers that scripts/start.sh runs (RabbitMQ, ElasticMQ on

@@ -1,0 +1,77 @@
+/**
+ * One patch applied to many letters (the group repair of issue 18): RFC 6902 JSON Patch through
+ * fast-json-patch (pointer escaping, "-", move/copy/test, and its guard against `__proto__` paths
+ * are the solved problem), RFC 7396 JSON Merge Patch by hand (a dozen lines of the RFC's own
+ * pseudo-code). Documents are parsed by ./json-lossless, so numbers the patch does not touch keep
+ * their exact tokens; the result is written with the original's indentation. A patch that does not
+ * apply to a letter gives that letter's reason; it never throws.
+ */
+import { applyPatch as applyJsonPatch, JsonPatchError, type Operation } from "fast-json-patch";
+import { decodeUtf8 } from "@/lib/text";
+import { indentOf, parseLossless } from "./json-lossless";
+
+export type PayloadPatch = { kind: "json-patch"; operations: unknown[] } | { kind: "merge-patch"; patch: unknown };
+
+export type PatchOutcome = { ok: true; bytes: Uint8Array; changed: boolean } | { ok: false; reason: string };
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Own-property write: a "__proto__" key in a patch is data, never the object's prototype. */
+function put(target: Record<string, unknown>, key: string, value: unknown) {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** RFC 7396, section 2. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const out: Record<string, unknown> = isObject(target) ? target : {};
+  for (const key of Object.keys(patch)) {
+    const value = patch[key];
+    if (value === null) delete out[key];
+    else put(out, key, mergePatch(Object.prototype.hasOwnProperty.call(out, key) ? out[key] : undefined, value));
+  }
+  return out;
+}
+
+const REASONS: Partial<Record<string, string>> = {
+  TEST_OPERATION_FAILED: "its test does not match this letter",
+  OPERATION_PATH_UNRESOLVABLE: "the path does not exist in this letter",
+  OPERATION_FROM_UNRESOLVABLE: "the 'from' path does not exist in this letter",
+  OPERATION_PATH_CANNOT_ADD: "the parent of the path does not exist in this letter",
+  OPERATION_PATH_ILLEGAL_ARRAY_INDEX: "the array index is not a number",
+  OPERATION_VALUE_OUT_OF_BOUNDS: "the array index is past the end of the array",
+};
+
+/**
+ * The payload with the patch applied, or why it does not apply to this letter. The payload must be
+ * JSON (UTF-8); a JSON Patch applies whole or not at all.
+ */
+export function applyPatch(payload: Uint8Array, patch: PayloadPatch): PatchOutcome {
+  const text = decodeUtf8(payload);
+  if (text === null) return { ok: false, reason: "The payload is not UTF-8 text, so a JSON patch cannot apply to it." };
+  let doc: ReturnType<typeof parseLossless>;
+  try {
+    doc = parseLossless(text);
+  } catch {
+    return { ok: false, reason: "The payload is not JSON, so a JSON patch cannot apply to it." };
+  }
+  let result: unknown;
+  if (patch.kind === "merge-patch") {
+    result = mergePatch(doc.value, patch.patch);
+  } else {
+    try {
+      // Validated, applied to the freshly parsed copy (mutated: no JSON round trip), prototype paths refused.
+      result = applyJsonPatch(doc.value, patch.operations as Operation[], true, true, true).newDocument;
+    } catch (e) {
+      if (e instanceof JsonPatchError) {
+        const op = (e.operation ?? {}) as { op?: string; path?: string };
+        const which = e.index !== undefined ? `operation ${e.index + 1}${op.op ? ` (${op.op} ${op.path ?? ""})` : ""}` : "the patch";
+        return { ok: false, reason: `The patch does not apply: ${which}: ${REASONS[e.name] ?? e.message.split("\n")[0]}.` };
+      }
+      return { ok: false, reason: `The patch does not apply: ${(e as Error).message.split("\n")[0]}.` };
+    }
+  }
+  const out = doc.stringify(result, indentOf(text) || undefined);
+  const bytes = new TextEncoder().encode(out);
+  return { ok: true, bytes, changed: out !== text };
+}
