@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Message, MessageAttributeValue, SQSClient } from "@aws-sdk/client-sqs";
-import { REDRIVE_HEADERS, type DlqSummary, type MoveResult, type RedriveMarkers } from "@/lib/brokers/types";
+import { AppError } from "@/lib/errors";
+import { BrokerError, REDRIVE_HEADERS, REPAIR_HEADER, type DlqSummary, type LetterCopy, type MoveResult, type RedriveMarkers } from "@/lib/brokers/types";
 import { sha256Hex } from "@/lib/brokers/display";
 import { mapSqsError } from "@/lib/brokers/sqs/errors";
 import { toLetter } from "@/lib/brokers/sqs/letter";
@@ -218,5 +219,115 @@ describe("moveSqsLetters against a scripted SQS", () => {
     expect(r.outcome).toBe("failed");
     expect(calls.some((c) => c.name === "DeleteMessageBatchCommand")).toBe(false);
     expect(calls[calls.length - 1]).toMatchObject({ name: "ChangeMessageVisibilityBatchCommand", input: { Entries: [{ ReceiptHandle: "rh-0", VisibilityTimeout: 0 }] } });
+  });
+});
+
+describe("repair against a scripted SQS", () => {
+  const m = (i: number): Message => ({ MessageId: `id-${i}`, ReceiptHandle: `rh-${i}`, Body: `body-${i}`, Attributes: { SentTimestamp: String(1000 + i) }, MessageAttributes: { "x-debug": { DataType: "String", StringValue: "d" } } });
+  const op = "op-1";
+  const fix = (i: number, repair: Record<string, unknown> = { body: new TextEncoder().encode(`fixed-${i}`) }) => ({
+    letterId: `id-${i}`,
+    sha256: sha256Hex(`body-${i}`),
+    target: { kind: "origin" as const },
+    markers: { ...marks, replayId: `replay-${i}` },
+    repair: { operationId: op, ...repair },
+  });
+  const sends = (calls: Array<{ name: string; input: Record<string, unknown> }>) => calls.filter((c) => /^SendMessage/.test(c.name));
+
+  it("each repaired letter is sent alone, then archived as it was, then deleted; copyId is SQS's new MessageId", async () => {
+    const { ctx, calls } = fakeSqs([m(0), m(1)]);
+    const archived: LetterCopy[] = [];
+    const order: string[] = [];
+    const r = await all(
+      moveSqsLetters(ctx, "dlq", [fix(0, { body: new TextEncoder().encode("fixed-0"), removeHeaders: ["x-debug"] }), fix(1)], {
+        beforeRemove: async (copy) => {
+          order.push(`archive ${copy.letterId} after ${calls.filter((c) => /^SendMessage|^DeleteMessage/.test(c.name)).map((c) => c.name).join(",")}`);
+          archived.push(copy);
+        },
+      }),
+    );
+    expect(r).toEqual([
+      { letterId: "id-0", outcome: "moved", destination: "queue src", reason: null, orderingKey: null, copyId: "sent-0" },
+      { letterId: "id-1", outcome: "moved", destination: "queue src", reason: null, orderingKey: null, copyId: "sent-0" },
+    ]);
+    expect(sends(calls).map((c) => c.name)).toEqual(["SendMessageCommand", "SendMessageCommand"]);
+    expect(order).toEqual(["archive id-0 after SendMessageCommand", "archive id-1 after SendMessageCommand,DeleteMessageBatchCommand,SendMessageCommand"]);
+    const first = sends(calls)[0].input as { MessageBody: string; MessageAttributes: Record<string, MessageAttributeValue> };
+    expect(first.MessageBody).toBe("fixed-0");
+    expect(first.MessageAttributes).not.toHaveProperty("x-debug");
+    expect(first.MessageAttributes[REPAIR_HEADER].StringValue).toBe(op);
+    // The archive holds the original, not the repaired copy.
+    expect(Buffer.from(archived[0].letter.body).toString()).toBe("body-0");
+    expect(archived[0].letter.headers.map((h) => h.name)).toContain("x-debug");
+    expect(JSON.parse(Buffer.from(archived[0].envelope).toString())).toMatchObject({ kind: "sqs", messageId: "id-0" });
+  });
+
+  it("an archive that throws: the original is not deleted but released, the reason says the copy was published and hides the error", async () => {
+    const { ctx, calls } = fakeSqs([m(0), m(1)]);
+    const r = await all(
+      moveSqsLetters(ctx, "dlq", [fix(0), fix(1)], {
+        beforeRemove: async (copy) => {
+          if (copy.letterId === "id-0") throw new Error("secret db detail");
+          throw new AppError("unavailable:db", { userMessage: "The archive is not reachable." });
+        },
+      }),
+    );
+    expect(r.map((x) => x.outcome)).toEqual(["failed", "failed"]);
+    expect(r[0].reason).toMatch(/repaired copy was published/);
+    expect(r[0].reason).not.toContain("secret db detail");
+    expect(r[1].reason).toContain("The archive is not reachable");
+    expect(calls.some((c) => c.name === "DeleteMessageBatchCommand")).toBe(false);
+    const released = calls.filter((c) => c.name === "ChangeMessageVisibilityBatchCommand" && JSON.stringify(c.input).includes('"VisibilityTimeout":0')).flatMap((c) => (c.input.Entries as Array<{ ReceiptHandle: string }>).map((e) => e.ReceiptHandle));
+    expect(released.sort()).toEqual(["rh-0", "rh-1"]);
+  });
+
+  it("no beforeRemove: bad_request before the DLQ is opened or anything received", async () => {
+    const { ctx, calls } = fakeSqs([m(0)]);
+    let opened = false;
+    const e = await all(moveSqsLetters({ ...ctx, open: async () => ((opened = true), ctx.open()) }, "dlq", [fix(0)])).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(BrokerError);
+    expect((e as BrokerError).kind).toBe("bad_request");
+    expect(opened).toBe(false);
+    expect(calls).toHaveLength(0);
+  });
+
+  it("a request SQS cannot carry fails before anything is received; a managed name too", async () => {
+    const { ctx, calls } = fakeSqs([m(0), m(1)]);
+    let archived = 0;
+    const r = await all(
+      moveSqsLetters(ctx, "dlq", [fix(0, { body: Uint8Array.from([0xff]) }), fix(1, { setHeaders: { [REDRIVE_HEADERS.redriveCount]: "0" } })], {
+        beforeRemove: async () => {
+          archived++;
+        },
+      }),
+    );
+    expect(r.map((x) => [x.letterId, x.outcome])).toEqual([
+      ["id-0", "failed"],
+      ["id-1", "failed"],
+    ]);
+    expect(r[0].reason).toMatch(/UTF-8/);
+    expect(r[1].reason).toMatch(/managed/);
+    expect(archived).toBe(0);
+    expect(calls.map((c) => c.name)).not.toContain("ReceiveMessageCommand");
+  });
+
+  it("a letter whose repair does not fit (system attribute, too large) stays: nothing sent, released", async () => {
+    const { ctx, calls } = fakeSqs([m(0), m(1)]);
+    const r = await all(
+      moveSqsLetters({ ...ctx, maxBatchBytes: 100 }, "dlq", [fix(0, { setHeaders: { AWSTraceHeader: "Root=2" } }), fix(1, { body: new TextEncoder().encode("x".repeat(200)) })], { beforeRemove: async () => undefined }),
+    );
+    expect(r.map((x) => x.outcome)).toEqual(["failed", "failed"]);
+    expect(r[0].reason).toMatch(/system attribute/);
+    expect(r[1].reason).toMatch(/more than the 100 bytes/);
+    expect(sends(calls)).toHaveLength(0);
+  });
+
+  it("requests without repair still go in one batch and carry no copyId", async () => {
+    const { ctx, calls } = fakeSqs([m(0), m(1)]);
+    const plain = (i: number) => ({ ...fix(i), repair: undefined });
+    const r = await all(moveSqsLetters(ctx, "dlq", [plain(0), plain(1)]));
+    expect(r.map((x) => x.outcome)).toEqual(["moved", "moved"]);
+    expect(r[0]).not.toHaveProperty("copyId");
+    expect(sends(calls).map((c) => c.name)).toEqual(["SendMessageBatchCommand"]);
   });
 });
