@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message } from "kafkajs";
 import { describe, expect, it } from "vitest";
-import { BrokerError, REDRIVE_HEADERS, type MoveRequest, type MoveResult } from "@/lib/brokers/types";
+import { BrokerError, REDRIVE_HEADERS, REPAIR_HEADER, type MoveRequest, type MoveResult } from "@/lib/brokers/types";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import type { HandledMark, HandledStore } from "@/lib/brokers/kafka/handled-store";
 import { sha256Of } from "@/lib/brokers/kafka/letter";
@@ -72,6 +72,7 @@ function fake(records: InternalRecord[], over: Partial<MoverDeps> & { handled?: 
         if (e) throw e;
         f.produced.push({ topic, message, at: Date.now() });
         f.events.push(`ack ${message.value}`);
+        return { partition: 0, offset: String(f.produced.length - 1) };
       } finally {
         concurrent--;
       }
@@ -299,5 +300,135 @@ describe("moveKafkaLetters (fake broker)", () => {
     }
     expect(f.produced.length).toBeLessThanOrEqual(2);
     expect(f.marked.length).toBe(f.produced.length);
+  });
+});
+
+describe("moveKafkaLetters with a repair", () => {
+  const op = randomUUID();
+  const repairReq = (r: InternalRecord, repair: Partial<NonNullable<MoveRequest["repair"]>> = {}) => reqOf(r, { repair: { operationId: op, ...repair } });
+
+  it("produces the repaired copy, then archives the original, then marks it handled; the result links to the copy", async () => {
+    const recs = [record(0, "k", "old", { "kafka_dlt-original-topic": b("orders"), "x-tenant": b("acme"), "message-id": b("m-0") })];
+    const f = fake(recs);
+    const archived: string[] = [];
+    const req = repairReq(recs[0], { body: b("new"), setHeaders: { "x-tenant": "acme-eu" }, correlationId: "c-9" });
+    const results = await all(
+      moveKafkaLetters(f.deps, DLT, [req], {
+        beforeRemove: async (copy) => {
+          f.events.push(`archive ${copy.letterId}`);
+          archived.push(Buffer.from(copy.letter.body).toString());
+        },
+      }),
+    );
+    expect(results).toEqual([{ letterId: "0-0", outcome: "moved", destination: "topic orders", reason: null, orderingKey: "k", copyId: "orders/0/0" }]);
+    expect(f.events).toEqual(["start new", "ack new", "archive 0-0", "mark 0-0"]);
+    // The archive gets the original, not the copy.
+    expect(archived).toEqual(["old"]);
+    const { message } = f.produced[0];
+    expect(String(message.key)).toBe("k");
+    const h = message.headers!;
+    expect(String(h["x-tenant"])).toBe("acme-eu");
+    expect(String(h["message-id"])).toBe(req.markers.replayId);
+    expect(String(h["correlation-id"])).toBe("c-9");
+    expect(h[REPAIR_HEADER]).toBe(op);
+    expect(Object.keys(h).at(-1)).toBe(REPAIR_HEADER);
+    expect(h[REDRIVE_HEADERS.originalMessageId]).toBe(`${DLT}-0-0`);
+  });
+
+  it("keeps the value byte for byte without a new body, and replaces an earlier repair's marker", async () => {
+    const bytes = Buffer.from([0x00, 0xff, 0xc3, 0x28]);
+    const rec: InternalRecord = { offset: "0", timestamp: "1", key: null, value: bytes, headers: { "kafka_dlt-original-topic": b("orders"), [REPAIR_HEADER]: b("earlier-op") } };
+    const f = fake([rec]);
+    await all(moveKafkaLetters(f.deps, DLT, [repairReq(rec, { setHeaders: { "x-schema": "v2" } })], { beforeRemove: async () => undefined }));
+    const { message } = f.produced[0];
+    expect(Buffer.compare(message.value as Buffer, bytes)).toBe(0);
+    expect(message.headers![REPAIR_HEADER]).toBe(op);
+  });
+
+  it("a failing archive: the copy is out, the original not marked; the reason says so without the error's text", async () => {
+    const recs = [record(0, "k", "a"), record(1, "k", "b"), record(2, "other", "c")];
+    const f = fake(recs);
+    const results = await all(
+      moveKafkaLetters(f.deps, DLT, [repairReq(recs[0]), repairReq(recs[1]), repairReq(recs[2])], {
+        beforeRemove: async (copy) => {
+          if (copy.letterId === "0-0") throw new Error("archive password=secret");
+        },
+      }),
+    );
+    const byId = new Map(results.map((r) => [r.letterId, r]));
+    expect(byId.get("0-0")).toMatchObject({ outcome: "failed", destination: "topic orders" });
+    expect(byId.get("0-0")!.reason).toMatch(/repaired copy was published to topic "orders" \(orders\/0\/\d\)/);
+    expect(byId.get("0-0")!.reason).not.toContain("secret");
+    expect(byId.get("0-0")).not.toHaveProperty("copyId");
+    // The same key's next letter is held back (it would overtake the one still waiting); another key goes.
+    expect(byId.get("0-1")).toMatchObject({ outcome: "failed" });
+    expect(byId.get("0-2")).toMatchObject({ outcome: "moved" });
+    expect(f.marked).toEqual(["0-2"]);
+  });
+
+  it("an edit of a managed header fails that letter before anything is produced or archived", async () => {
+    const recs = [record(0, "k1", "a"), record(1, "k2", "b")];
+    const f = fake(recs);
+    let archived = 0;
+    const results = await all(
+      moveKafkaLetters(f.deps, DLT, [repairReq(recs[0], { removeHeaders: ["kafka_dlt-original-topic"] }), repairReq(recs[1], { setHeaders: { "x-ok": "1" } })], {
+        beforeRemove: async () => {
+          archived++;
+        },
+      }),
+    );
+    expect(results[0]).toMatchObject({ letterId: "0-0", outcome: "failed" });
+    expect(results[0]).not.toHaveProperty("copyId");
+    expect(results[0].reason).toMatch(/"kafka_dlt-original-topic".*cannot be changed/);
+    expect(f.produced.map((p) => String(p.message.value))).toEqual(["b"]);
+    expect(archived).toBe(1);
+    expect(f.marked).toEqual(["0-1"]);
+  });
+
+  it("refuses a repair without an archive hook, or with an operation id that is not a UUID, before anything is read", async () => {
+    const rec = record(0, "k", "a");
+    let reads = 0;
+    const f = fake([rec], {
+      partitions: async () => {
+        reads++;
+        return [{ partition: 0, start: 0n, end: 1n }];
+      },
+    });
+    await expect(all(moveKafkaLetters(f.deps, DLT, [reqOf(rec), repairReq(rec)]))).rejects.toMatchObject({ kind: "bad_request", userMessage: expect.stringMatching(/archive/) });
+    await expect(all(moveKafkaLetters(f.deps, DLT, [repairReq(rec, { operationId: "op-1" })], { beforeRemove: async () => undefined }))).rejects.toMatchObject({ kind: "bad_request" });
+    expect(reads).toBe(0);
+    expect(f.produced).toHaveLength(0);
+  });
+
+  it("archives one letter at a time while produces of different keys are pipelined", async () => {
+    const recs = Array.from({ length: 6 }, (_, i) => record(i, `key-${i}`, `v${i}`));
+    const f = fake(recs, { produceDelay: () => 5 });
+    let archiving = 0;
+    let most = 0;
+    const results = await all(
+      moveKafkaLetters(f.deps, DLT, recs.map((r) => repairReq(r)), {
+        beforeRemove: async () => {
+          archiving++;
+          most = Math.max(most, archiving);
+          await sleep(5);
+          archiving--;
+        },
+      }),
+    );
+    expect(results.every((r) => r.outcome === "moved")).toBe(true);
+    expect(f.maxConcurrent).toBeGreaterThan(1);
+    expect(most).toBe(1);
+    expect(new Set(results.map((r) => r.copyId)).size).toBe(6);
+  });
+
+  it("a plain redrive in the same call carries no repair marker and no copyId", async () => {
+    const recs = [record(0, "k1", "a", { "kafka_dlt-original-topic": b("orders"), "message-id": b("m") }), record(1, "k2", "b")];
+    const f = fake(recs);
+    const results = await all(moveKafkaLetters(f.deps, DLT, [reqOf(recs[0]), repairReq(recs[1])], { beforeRemove: async () => undefined }));
+    const plain = results.find((r) => r.letterId === "0-0")!;
+    expect(plain).not.toHaveProperty("copyId");
+    const produced = f.produced.find((p) => String(p.message.value) === "a")!;
+    expect(produced.message.headers).not.toHaveProperty(REPAIR_HEADER);
+    expect(String(produced.message.headers!["message-id"])).toBe("m");
   });
 });
