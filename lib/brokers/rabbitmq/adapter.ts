@@ -54,6 +54,7 @@ export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   republishLimits: ["An undone discard goes to the back of the DLQ, with delivery-mode 2 (persistent); every other property and header is as it was."],
   removalUnconfirmed: true,
   safeMove: true,
+  repair: true,
 };
 
 export const RABBITMQ_VOCABULARY: BrokerVocabulary = { queue: "queue", letterId: "message id", origin: "origin queue" };

@@ -16,6 +16,14 @@
  * writes the publish frames itself on the channel (amqplib still numbers the publish and tracks
  * its confirm). Without raw bytes a letter is not moved ("failed"): nothing is re-serialised.
  *
+ * Repair and resubmit (issue 18, `MoveRequest.repair`): the same byte-exact copy with the
+ * operator's edits (repair.ts says which): a new body where given, named headers replaced in place
+ * as longstr or dropped, a new message-id (the replay id: it is a new message), correlation-id only
+ * where the operator gave one, and x-dlq-repaired-by-operation beside the redrive markers. After the
+ * broker confirmed the copy, the original's complete copy goes to `opts.beforeRemove` (the archive),
+ * one letter at a time in DLQ order, and the original is acked only once that resolved; if it
+ * throws, the original stays (the copy is then a tagged duplicate, never a loss).
+ *
  * Crash window (exactly-once is impossible): a letter is acked only after its copy is confirmed,
  * never the reverse. If the process dies after a confirm and before the ack reaches the broker,
  * the letter is both in the target and back in the DLQ: a duplicate, never a loss, and the copy
@@ -26,6 +34,9 @@ import type { Channel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import {
   BrokerError,
   REDRIVE_HEADERS,
+  REPAIR_HEADER,
+  type LetterCopy,
+  type LetterRepair,
   type DlqSummary,
   type MoveOptions,
   type ReadRisk,
@@ -43,6 +54,7 @@ import { OccurrenceCounter } from "@/lib/brokers/rabbitmq/identity";
 import { decodeHeaders, letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
 import { parseXDeath } from "@/lib/brokers/rabbitmq/failure";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
+import { archiveFailure, headerEdits, nameKey, repairRefusal } from "@/lib/brokers/rabbitmq/repair";
 
 // ---------------------------------------------------------------------------------------------
 // basic.properties: parse the raw bytes, replace the markers, rebuild.
@@ -51,6 +63,7 @@ const F_HEADERS = 0x2000;
 const F_DELIVERY_MODE = 0x1000;
 const F_USER_ID = 0x0010;
 const F_MESSAGE_ID = 0x0080;
+const F_CORRELATION_ID = 0x0400;
 const F_CONTINUATION = 0x0001;
 
 /** Property flags in wire order, with how each is encoded. */
@@ -171,38 +184,57 @@ export interface MarkerValues {
 }
 
 /**
+ * What a repair changes besides the markers (repair.ts says which edits are allowed). Header
+ * names are keyed as `tableEntries` gives them (latin1: one char per raw byte).
+ */
+export interface PropertyEdits {
+  /** Entry bytes that replace the entry of that name in place (or are appended), or null: the entry is dropped. */
+  headers: Map<string, Buffer | null>;
+  /** Shortstr properties to set (message-id, correlation-id), by property flag. */
+  shortstrs: Map<number, string>;
+}
+
+/**
  * The letter's properties with the redrive markers set and delivery-mode 2; everything else byte
  * for byte. Markers already present are replaced in place (never appended twice);
- * x-dlq-original-message-id is kept when present. Header names are compared byte-exact.
+ * x-dlq-original-message-id is kept when present. Header names are compared byte-exact. `edits`
+ * (a repair) are applied the same way: a named entry is replaced in place or dropped, a new one
+ * appended before the markers; the shortstr properties it names are set.
  */
-export function rebuildProperties(raw: Buffer, m: MarkerValues): Buffer {
+export function rebuildProperties(raw: Buffer, m: MarkerValues, edits?: PropertyEdits): Buffer {
   const p = parseProperties(raw);
   const oldTable = p.fields.get(F_HEADERS);
   const entries = oldTable ? tableEntries(oldTable.subarray(4)) : [];
-  const replace = new Map<string, Buffer>([
-    [REDRIVE_HEADERS.redriveId, longstrEntry(REDRIVE_HEADERS.redriveId, m.redriveId)],
-    [REDRIVE_HEADERS.replayId, longstrEntry(REDRIVE_HEADERS.replayId, m.replayId)],
-    [REDRIVE_HEADERS.redriveCount, int32Entry(REDRIVE_HEADERS.redriveCount, m.redriveCount)],
-  ]);
+  const replace = new Map<string, Buffer | null>(edits?.headers);
+  replace.set(REDRIVE_HEADERS.redriveId, longstrEntry(REDRIVE_HEADERS.redriveId, m.redriveId));
+  replace.set(REDRIVE_HEADERS.replayId, longstrEntry(REDRIVE_HEADERS.replayId, m.replayId));
+  replace.set(REDRIVE_HEADERS.redriveCount, int32Entry(REDRIVE_HEADERS.redriveCount, m.redriveCount));
   const hasOriginal = entries.some((e) => e.name === REDRIVE_HEADERS.originalMessageId);
   if (!hasOriginal && m.originalMessageId !== null) replace.set(REDRIVE_HEADERS.originalMessageId, longstrEntry(REDRIVE_HEADERS.originalMessageId, m.originalMessageId));
   const parts: Buffer[] = [];
   const done = new Set<string>();
   for (const e of entries) {
+    if (!replace.has(e.name)) {
+      parts.push(e.bytes);
+      continue;
+    }
+    // A duplicate entry of a replaced name (only possible in a hand-made table) is dropped: one value each.
     const r = replace.get(e.name);
-    if (r) {
-      // A duplicate entry of a marker (only possible in a hand-made table) is dropped: one value each.
-      if (!done.has(e.name)) parts.push(r);
-      done.add(e.name);
-    } else parts.push(e.bytes);
+    if (r && !done.has(e.name)) parts.push(r);
+    done.add(e.name);
   }
-  for (const [name, r] of replace) if (!done.has(name)) parts.push(r);
+  for (const [name, r] of replace) if (r && !done.has(name)) parts.push(r);
   const body = Buffer.concat(parts);
   const len = Buffer.alloc(4);
   len.writeUInt32BE(body.length);
   p.fields.set(F_HEADERS, Buffer.concat([len, body]));
   p.fields.set(F_DELIVERY_MODE, Buffer.from([2]));
-  return serializeProperties(p.flags | F_HEADERS | F_DELIVERY_MODE, p.fields);
+  let flags = p.flags | F_HEADERS | F_DELIVERY_MODE;
+  for (const [flag, value] of edits?.shortstrs ?? []) {
+    p.fields.set(flag, shortstr(value));
+    flags |= flag;
+  }
+  return serializeProperties(flags, p.fields);
 }
 
 /** The properties byte for byte, with delivery-mode 2 (persistent). */
@@ -638,6 +670,11 @@ const moved = (req: MoveRequest, outcome: MoveResult["outcome"], destination: st
 
 /** `opts.heldKeys` never applies: RabbitMQ letters have no ordering key (`orderingKey` is always null). */
 export async function* moveLetters(ctx: MoverContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
+  // A repaired letter must be archived before it leaves the DLQ: without the hook it would be gone
+  // unrecorded once its copy is confirmed, so the whole call is refused before anything is read.
+  if (!opts.beforeRemove && requests.some((r) => r.repair)) {
+    throw new BrokerError("bad_request", { message: "moveLetters: repair without beforeRemove", userMessage: "A repair needs the original archived before it leaves the DLQ, and this move had no archive step. Nothing was moved." });
+  }
   // Up front: explicit targets exist (nothing has moved yet). The DLQ itself is checked when the walk opens.
   const targetQueues = new Set<string>();
   for (const r of requests) if (r.target.kind === "queue") targetQueues.add(r.target.name);
@@ -648,6 +685,7 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
     if (e) throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: name });
   }
   const exchangeChecked = new Map<string, string | null>(); // exchange → problem or null
+  let archiveChain: Promise<void> = Promise.resolve();
 
   const selection: WalkSelection<MoveRequest, MoveResult> = {
     requests,
@@ -657,8 +695,10 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
   };
   yield* forRequestedLetters<MoveRequest, MoveResult>(ctx, dlq, selection, opts, {
     maxInFlight: Math.max(1, Math.min(5000, opts.maxInFlight ?? ctx.maxInFlight ?? 64)),
-    async deliver(req, l, w) {
+    async deliver(req, l, w, position) {
       const m = l.m;
+      const refusedRepair = req.repair ? repairRefusal(req.repair) : null;
+      if (refusedRepair) return { done: moved(req, "failed", null, refusedRepair) };
       let route: Route;
       if (req.target.kind === "queue") route = { exchange: "", routingKey: req.target.name, words: describeRoute("", req.target.name) };
       else {
@@ -683,25 +723,67 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
         const refused = userIdRefusal(parsed, ctx.username);
         if (refused) return { done: moved(req, "failed", route.words, `${refused} It was not moved.`) };
         const existingMessageId = shortstrOf(parsed, F_MESSAGE_ID);
-        props = rebuildProperties(raw, {
+        const markers: MarkerValues = {
           redriveId: req.markers.redriveId,
           replayId: req.markers.replayId,
           redriveCount: req.markers.redriveCount,
           originalMessageId: existingMessageId && existingMessageId.length > 0 ? existingMessageId : req.markers.originalMessageId,
-        });
+        };
+        props = rebuildProperties(raw, markers, req.repair ? repairEditsOf(req.repair, req.markers.replayId) : undefined);
       } catch (e) {
         return { done: moved(req, "failed", route.words, `The letter's properties could not be copied exactly (${(e as Error).message}); it was not moved.`) };
       }
+      const body = req.repair?.body;
+      const content = body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : m.content;
       let confirmed: ReturnType<typeof publishConfirmed>;
       try {
-        confirmed = publishConfirmed(w, route, m.content, props, req.markers.replayId);
+        confirmed = publishConfirmed(w, route, content, props, req.markers.replayId);
       } catch (e) {
         if (e instanceof RangeError) return { done: moved(req, "failed", route.words, `The letter could not be republished: ${e.message}. It stays in the DLQ.`) };
         throw e;
       }
-      return { pending: confirmed.then((c) => (c.ok ? { ack: true, out: moved(req, "moved", route.words, null) } : { ack: false, out: moved(req, "failed", route.words, c.reason) })) };
+      const copyId = req.repair ? req.markers.replayId : null;
+      const beforeRemove = opts.beforeRemove;
+      if (!beforeRemove) return { pending: confirmed.then((c) => (c.ok ? { ack: true, out: moved(req, "moved", route.words, null) } : { ack: false, out: moved(req, "failed", route.words, c.reason) })) };
+      // The original's copy goes to the caller only once the broker confirmed the new message, one
+      // letter at a time in DLQ order (the chain), while later letters are already being published.
+      const settled = archiveChain.then(async (): Promise<{ ack: boolean; out: MoveResult }> => {
+        const c = await confirmed;
+        if (!c.ok) return { ack: false, out: moved(req, "failed", route.words, c.reason) };
+        try {
+          await beforeRemove(letterCopyOf(ctx, req.letterId, l, raw, position));
+        } catch (e) {
+          return { ack: false, out: moved(req, "failed", route.words, archiveFailure(e, route.words, copyId)) };
+        }
+        return { ack: true, out: copyId ? { ...moved(req, "moved", route.words, null), copyId } : moved(req, "moved", route.words, null) };
+      });
+      archiveChain = settled.then(
+        () => undefined,
+        () => undefined,
+      );
+      return { pending: settled };
     },
   });
+}
+
+/**
+ * A repair's edits as bytes: the operator's headers (text values, 'S'), the repair marker, and a
+ * new message (message-id = the replay id; correlation-id only where the operator gave one).
+ */
+export function repairEditsOf(repair: LetterRepair, newMessageId: string): PropertyEdits {
+  const headers = new Map<string, Buffer | null>();
+  for (const [key, value] of headerEdits(repair)) headers.set(key, value === null ? null : longstrEntry(key, value));
+  headers.set(nameKey(REPAIR_HEADER), longstrEntry(REPAIR_HEADER, repair.operationId));
+  const shortstrs = new Map<number, string>([[F_MESSAGE_ID, newMessageId]]);
+  if (repair.correlationId !== undefined) shortstrs.set(F_CORRELATION_ID, repair.correlationId);
+  return { headers, shortstrs };
+}
+
+/** The letter's complete copy, as the archive keeps it (the same for a discard and a repair). */
+function letterCopyOf(ctx: MoverContext, letterId: string, l: WalkedLetter, raw: Buffer, position: number): LetterCopy {
+  const letter = toLetter(l.m, l.ident, position, { configOrigin: ctx.configOrigin });
+  const envelope = encodeEnvelope<RabbitEnvelope>("rabbitmq", l.m.content, { properties: b64(raw), exchange: l.m.fields.exchange, routingKey: l.m.fields.routingKey });
+  return { letterId, letter, envelope };
 }
 
 /** RabbitMQ only accepts a user-id property equal to the publishing user: why this letter cannot be published, or null. */
@@ -736,10 +818,8 @@ export async function* removeLetters(ctx: MoverContext, dlq: string, requests: R
     async deliver(req, l, _w, position) {
       const raw = rawPropertiesOf(l.m.properties);
       if (!raw) return { done: removed(req, "failed", "The console did not capture this letter's raw headers, so it cannot keep an exact copy; it was not discarded.") };
-      const letter = toLetter(l.m, l.ident, position, { configOrigin: ctx.configOrigin });
-      const envelope = encodeEnvelope<RabbitEnvelope>("rabbitmq", l.m.content, { properties: b64(raw), exchange: l.m.fields.exchange, routingKey: l.m.fields.routingKey });
       return {
-        pending: opts.beforeRemove({ letterId: req.letterId, letter, envelope }).then(
+        pending: opts.beforeRemove(letterCopyOf(ctx, req.letterId, l, raw, position)).then(
           () => ({ ack: true, out: removed(req, "removed", null) }),
           (e) => ({ ack: false, out: removed(req, "failed", beforeRemoveFailure(e)) }),
         ),

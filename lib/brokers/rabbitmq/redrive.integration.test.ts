@@ -1,90 +1,19 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import amqp, { type ConsumeMessage } from "amqplib";
+import amqp from "amqplib";
 import { afterAll, describe, expect, it } from "vitest";
-import { runRedriveContract, collectMoves, markersFor, type ArrivedLetter, type RedriveContractFixture, type RedriveDestination } from "@/lib/brokers/contract-redrive";
+import { runRedriveContract, collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
 import { runRemoveContract } from "@/lib/brokers/contract-remove";
 import { REDRIVE_HEADERS, BrokerError, type Letter } from "@/lib/brokers/types";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
-import { installRawHeaderHook, rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
+import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
+import { arrived, contractFixture, peek } from "@/lib/brokers/rabbitmq/contract-fixture";
 import { installRawPublish, int32Entry, longstrEntry, parseProperties, publishRaw, tableEntries } from "@/lib/brokers/rabbitmq/mover";
 
 const text = (s: string) => new TextEncoder().encode(s);
 
-/** Every letter in `queue`, in order, without taking any away (consume without ack, then close), with raw properties. */
-async function peek(queue: string): Promise<ConsumeMessage[]> {
-  const conn = await amqp.connect(AMQP_URL);
-  conn.on("error", () => undefined);
-  installRawHeaderHook(conn);
-  const ch = await conn.createChannel();
-  ch.on("error", () => undefined);
-  try {
-    const n = (await ch.checkQueue(queue)).messageCount;
-    if (n === 0) return [];
-    await ch.prefetch(n);
-    const got: ConsumeMessage[] = [];
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, 2000);
-      void ch.consume(queue, (m) => {
-        if (m) got.push(m);
-        if (got.length >= n) {
-          clearTimeout(t);
-          resolve();
-        }
-      });
-    });
-    return got;
-  } finally {
-    await ch.close().catch(() => undefined);
-    await conn.close().catch(() => undefined);
-  }
-}
-
-function headerString(v: unknown): string {
-  if (Buffer.isBuffer(v)) return v.toString("utf8");
-  if (typeof v === "string") return v;
-  if (typeof v === "number" || typeof v === "bigint" || typeof v === "boolean") return String(v);
-  return JSON.stringify(v);
-}
-
-function arrived(m: ConsumeMessage): ArrivedLetter {
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries((m.properties.headers ?? {}) as Record<string, unknown>)) headers[k] = headerString(v);
-  return { body: new Uint8Array(m.content), headers, messageId: typeof m.properties.messageId === "string" ? m.properties.messageId : null };
-}
-
-const destination = (name: string): RedriveDestination => ({ name, read: async () => (await peek(name)).map(arrived) });
-
-const contractFixture = async (): Promise<RedriveContractFixture> => {
-  const kit = new RabbitKit();
-  const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
-  const sources = new Map<string, string>();
-  return {
-    adapter,
-    createDlq: async (letters) => {
-      const { dlq, source } = await kit.dlqByReject(letters);
-      sources.set(dlq, source);
-      return dlq;
-    },
-    originOf: (dlq) => destination(sources.get(dlq)!),
-    createQueue: async () => destination(await kit.queue(kit.name("target"))),
-    deadLetterAgain: async (dlq) => {
-      const source = sources.get(dlq)!;
-      const n = await kit.depth(source);
-      const before = await kit.depth(dlq);
-      await kit.rejectAll(source, n);
-      await kit.waitDepth(dlq, before + n);
-    },
-    cleanup: async () => {
-      await adapter.close();
-      await kit.cleanup();
-    },
-    removesFromDlq: true,
-    orderingKeys: false,
-  };
-};
 runRedriveContract("rabbitmq", contractFixture);
 runRemoveContract("rabbitmq", contractFixture);
 
