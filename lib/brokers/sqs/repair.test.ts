@@ -18,7 +18,8 @@ describe("repair checks that need no letter", () => {
   });
 
   it("refuses names the console or the broker manages, whatever their case", () => {
-    for (const r of [{ setHeaders: { [REDRIVE_HEADERS.redriveCount]: "0" } }, { removeHeaders: [REPAIR_HEADER] }, { setHeaders: { "X-Death": "x" } }, { removeHeaders: [COMBINED_MARKER] }, { setHeaders: { "kafka_dlt-original-topic": "t" } }]) {
+    const edits: Array<Omit<LetterRepair, "operationId">> = [{ setHeaders: { [REDRIVE_HEADERS.redriveCount]: "0" } }, { removeHeaders: [REPAIR_HEADER] }, { setHeaders: { "X-Death": "x" } }, { removeHeaders: [COMBINED_MARKER] }, { setHeaders: { "kafka_dlt-original-topic": "t" } }];
+    for (const r of edits) {
       expect(repairRequestProblem(repair(r)), JSON.stringify(r)).toMatch(/managed by the broker or the console.*Nothing was sent/);
     }
   });
