@@ -39,6 +39,11 @@
  * - Producer errors (record too large, no Write permission, ...) leave the offset unhandled and
  *   yield "failed" with a reason; a broker that stops answering also stops the move (after the
  *   letters in flight settle) with a typed `unreachable` error, so a job can pause.
+ * - Repair (`MoveRequest.repair`, issue 18): the same walk; the copy's value and headers are edited
+ *   as repair.ts says, the key, timestamp and partition rules are those above. After the produce is
+ *   acknowledged the original's complete copy goes to `opts.beforeRemove` (one letter at a time),
+ *   and only after that resolved is the offset marked handled, "redriven" under the job's id (the
+ *   outcome is a database enum without "repaired"). `copyId` is `<topic>/<partition>/<offset>`.
  */
 import { isUtf8 } from "node:buffer";
 import type { IHeaders, Message, Producer, RecordMetadata } from "kafkajs";
