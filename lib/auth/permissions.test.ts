@@ -75,4 +75,10 @@ describe("permissions table", () => {
       expect(can(r, "discard:read"), r).toBe(true);
     }
   });
+
+  it("lets only admins repair and resubmit a letter", () => {
+    expect(can("viewer", "letter:repair")).toBe(false);
+    expect(can("operator", "letter:repair")).toBe(false);
+    expect(can("admin", "letter:repair")).toBe(true);
+  });
 });

@@ -50,6 +50,11 @@ export const PERMISSIONS = {
   "discard:read": ["viewer", "operator", "admin"],
   /** List archived (discarded) letters and see one, payloads masked as on the letter page; export their metadata. */
   "archive:read": ["viewer", "operator", "admin"],
+  /**
+   * Repair and resubmit one letter: edit its payload or unlocked headers and send the copy on, the
+   * original archived; only where the console config's `repair` switch covers the DLQ.
+   */
+  "letter:repair": ["admin"],
   /** Re-publish archived letters to their DLQ ("undo" a discard), with a reason. */
   "archive:restore": ["admin"],
   /** Create users, change roles, disable users. */

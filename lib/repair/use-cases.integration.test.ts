@@ -1,0 +1,225 @@
+import { createHash, randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import amqp from "amqplib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPayload } from "@/lib/archive/store";
+import { createUser } from "@/lib/auth/users";
+import type { Actor } from "@/lib/auth/session";
+import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { REPAIR_HEADER } from "@/lib/brokers/types";
+import { getDb } from "@/lib/db";
+import { planRepair, repairLetter, type RepairLetterInput } from "./use-cases";
+
+/**
+ * Repair and resubmit of one letter on the real RabbitMQ and Postgres: letters dead-lettered by a
+ * real rejection, repaired through the use case (copy confirmed at the origin, original archived,
+ * then acked), and every refusal (switch off, roles, locked fields, a rejecting target) audited with
+ * nothing moved.
+ */
+const ON = "repair-on";
+const OFF = "repair-off";
+const enc = (s: string) => new TextEncoder().encode(s);
+const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
+const meta = () => ({ requestId: `rp-${randomUUID()}`, ip: "127.0.0.1" });
+const actors: Record<"viewer" | "operator" | "admin", Actor> = {} as never;
+const kit = new RabbitKit();
+let dir = "";
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "dlq-repair-"));
+  const config = {
+    connections: [testConfig({ id: ON }), testConfig({ id: OFF })],
+    repair: [{ connection: "repair-o?", queue: `${kit.prefix}.dlq.*` }],
+  };
+  // The switch covers ON only: OFF's id does not match "repair-o?" ("repair-off" is longer).
+  writeFileSync(path.join(dir, "config.json"), JSON.stringify(config));
+  process.env.DLQ_CONSOLE_CONFIG = path.join(dir, "config.json");
+  const { resetConfigCache } = await import("@/lib/config");
+  resetConfigCache();
+  for (const role of ["viewer", "operator", "admin"] as const) {
+    const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@repair.test`, role, password: "a-long-enough-password" });
+    actors[role] = { id: u.id, email: u.email, name: null, role };
+  }
+});
+
+afterAll(async () => {
+  await kit.cleanup();
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
+  await closeAllAdapters().catch(() => undefined);
+  const { resetConfigCache } = await import("@/lib/config");
+  delete process.env.DLQ_CONSOLE_CONFIG;
+  resetConfigCache();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Everything in a queue, read without taking it (consume without ack, then close). */
+async function peek(queue: string, expected: number): Promise<amqp.ConsumeMessage[]> {
+  await kit.waitDepth(queue, expected);
+  const conn = await amqp.connect(AMQP_URL);
+  const ch = await conn.createChannel();
+  const out: amqp.ConsumeMessage[] = [];
+  await new Promise<void>((resolve) => {
+    if (expected === 0) return resolve();
+    void ch.consume(queue, (m) => {
+      if (m) out.push(m);
+      if (out.length === expected) resolve();
+    });
+  });
+  await ch.close();
+  await conn.close();
+  return out;
+}
+
+const ORIGINAL = (i: number) => `{"order":${i},"status":"PAYED","token":"tok-old-${i}-s3cr3t"}`;
+
+/** A DLQ with two rejected letters (m-0, m-1), and the adapter's id of m-1. */
+async function seeded() {
+  const { dlq, source } = await kit.dlqByReject([0, 1].map((i) => ({ body: enc(ORIGINAL(i)), messageId: `m-${i}`, headers: { "x-tenant": "acme", "x-exception-class": "com.acme.BadStatus" } })));
+  const { adapterFor } = await import("@/lib/use-case/connection");
+  const page = await adapterFor(ON).browse(dlq, { offset: 0, limit: 10 });
+  const letter = page.letters.find((l) => l.messageId === "m-1")!;
+  return { dlq, source, letterId: letter.id };
+}
+
+const auditRows = (where: { operationId?: string; requestId?: string }) => getDb().auditEvent.findMany({ where, orderBy: { id: "asc" } });
+
+describe("repairLetter on RabbitMQ", () => {
+  it("sends the repaired copy to the origin with the edit and markers, archives the original, removes it, and audits both rows (masked diff, hashes)", async () => {
+    const { dlq, source, letterId } = await seeded();
+    const edited = '{"order":1,"status":"PAID","token":"tok-new-1-s3cr3t"}';
+    const input: RepairLetterInput = {
+      connectionId: ON,
+      queue: dlq,
+      letterId,
+      body: { kind: "json", text: edited },
+      setHeaders: { "x-tenant": "acme-eu" },
+      reason: "Status enum typo fixed by hand (PAYED → PAID), INC-42",
+    };
+
+    const plan = await planRepair(actors.admin, meta(), input);
+    expect(plan.ok, JSON.stringify(plan.problems)).toBe(true);
+    expect(plan.locked.map((l) => l.name)).toEqual(expect.arrayContaining(["x-death"]));
+    expect(plan.diff.payload).toMatchObject({ kind: "json" });
+    expect(await kit.depth(dlq)).toBe(2); // planning moves nothing
+
+    const r = await repairLetter(actors.admin, meta(), input);
+    expect(r, JSON.stringify(r)).toMatchObject({ outcome: "moved", reason: null });
+    expect(r.copyId).toMatch(/\S/);
+    expect(r.destination).toMatch(/\S/);
+
+    // The copy at the origin: the edit, the markers, a new message id; history kept.
+    const [copy] = await peek(source, 1);
+    expect(copy.content.toString("utf8")).toBe(edited);
+    const h = copy.properties.headers ?? {};
+    expect(String(h["x-tenant"])).toBe("acme-eu");
+    expect(String(h["x-exception-class"])).toBe("com.acme.BadStatus");
+    expect(String(h[REPAIR_HEADER])).toBe(r.operationId);
+    expect(String(h["x-dlq-original-message-id"])).toBe("m-1");
+    expect(String(h["x-dlq-redrive-id"])).toBe(r.operationId);
+    expect(h["x-death"]).toBeDefined();
+    expect(copy.properties.messageId).not.toBe("m-1");
+    expect(copy.properties.messageId).toBe(r.copyId);
+
+    // The original left the DLQ; the other letter did not.
+    const left = await peek(dlq, 1);
+    expect(left.map((m) => m.properties.messageId)).toEqual(["m-0"]);
+
+    // The original is in the archive under the repair's operation id, decryptable to its bytes.
+    const rows = await getDb().$queryRawUnsafe<Array<{ connection_id: string; queue: string; letter_id: string; discard_job_id: string; payload_ciphertext: Uint8Array; payload_key_id: string; discard_reason: string; sha256: string }>>(
+      `SELECT connection_id, queue, letter_id, discard_job_id::text AS discard_job_id, payload_ciphertext, payload_key_id, discard_reason, sha256 FROM archived_letters WHERE discard_job_id = $1::uuid`,
+      r.operationId,
+    );
+    expect(rows).toHaveLength(1);
+    const a = rows[0];
+    expect(openPayload({ connectionId: a.connection_id, queue: a.queue, letterId: a.letter_id, discardJobId: a.discard_job_id, payloadCiphertext: a.payload_ciphertext, payloadKeyId: a.payload_key_id }).toString("utf8")).toBe(ORIGINAL(1));
+    expect(a.discard_reason).toContain("INC-42");
+    expect(a.sha256).toBe(sha(ORIGINAL(1)));
+
+    // Audit: one operation row and one letter row, linked by the operation id.
+    const audit = await auditRows({ operationId: r.operationId });
+    expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual(["operation:letter.repair:success", "letter:letter.repaired:success"]);
+    expect(audit[0].details).toMatchObject({ reason: input.reason, target: "origin", outcome: "moved", copyId: r.copyId });
+    const d = audit[1].details as Record<string, unknown>;
+    expect(d).toMatchObject({ sha256: sha(ORIGINAL(1)), afterSha256: sha(edited) });
+    const diffText = JSON.stringify(d.diff);
+    expect(diffText).toContain("/status");
+    expect(diffText).toContain("PAID");
+    expect(diffText).toContain("acme-eu");
+    // The token field is masked by the default rules: its change is recorded, its values are not.
+    expect(diffText).toContain("/token");
+    expect(diffText).not.toMatch(/tok-(old|new)-1-s3cr3t/);
+  });
+
+  it("refuses where the config switch does not cover the DLQ: audited, nothing read or moved", async () => {
+    const { dlq, letterId } = await seeded();
+    const m = meta();
+    await expect(repairLetter(actors.admin, m, { connectionId: OFF, queue: dlq, letterId, setHeaders: { "x-tenant": "x" }, reason: "should be refused" })).rejects.toMatchObject({
+      code: "forbidden:repair-disabled",
+    });
+    const rows = await auditRows({ requestId: m.requestId });
+    expect(rows.map((x) => `${x.action}:${x.outcome}`)).toEqual(["letter.repair:denied"]);
+    expect(await kit.depth(dlq)).toBe(2);
+  });
+
+  it("refuses an operator and a viewer, audited, before reading anything", async () => {
+    const { dlq, source, letterId } = await seeded();
+    for (const role of ["operator", "viewer"] as const) {
+      const m = meta();
+      await expect(repairLetter(actors[role], m, { connectionId: ON, queue: dlq, letterId, setHeaders: { "x-tenant": "x" }, reason: "not allowed" })).rejects.toMatchObject({ code: "forbidden:letter:repair" });
+      await expect(planRepair(actors[role], meta(), { connectionId: ON, queue: dlq, letterId })).rejects.toMatchObject({ code: "forbidden:letter:repair" });
+      const rows = await auditRows({ requestId: m.requestId });
+      expect(rows.map((x) => `${x.action}:${x.outcome}:${x.actorRole}`)).toEqual([`letter.repair:denied:${role}`]);
+    }
+    expect(await kit.depth(dlq)).toBe(2);
+    expect(await kit.depth(source)).toBe(0);
+  });
+
+  it("refuses a crafted edit of x-death or a console marker: audited, nothing moves", async () => {
+    const { dlq, source, letterId } = await seeded();
+    const crafted: Array<Partial<RepairLetterInput>> = [{ removeHeaders: ["x-death"] }, { setHeaders: { "x-dlq-redrive-count": "0" } }, { setHeaders: { "x-first-death-queue": "elsewhere", "x-tenant": "ok" } }];
+    for (const edit of crafted) {
+      const m = meta();
+      await expect(repairLetter(actors.admin, m, { connectionId: ON, queue: dlq, letterId, reason: "crafted request", ...edit })).rejects.toMatchObject({
+        code: "bad_request:repair",
+        userMessage: expect.stringMatching(/cannot be (set|removed)/),
+      });
+      const rows = await auditRows({ requestId: m.requestId });
+      expect(rows.map((x) => `${x.action}:${x.outcome}`), JSON.stringify(edit)).toEqual(["letter.repair:failure"]);
+    }
+    expect(await kit.depth(dlq)).toBe(2);
+    expect(await kit.depth(source)).toBe(0);
+  });
+
+  it("reports a JSON syntax error with line and column in the plan, and refuses to send it", async () => {
+    const { dlq, letterId } = await seeded();
+    const input = { connectionId: ON, queue: dlq, letterId, body: { kind: "json" as const, text: '{\n  "order": 1,\n  "status": PAID\n}' }, reason: "typo" };
+    const plan = await planRepair(actors.admin, meta(), input);
+    expect(plan.ok).toBe(false);
+    expect(plan.problems[0]).toMatchObject({ field: "payload", line: 3 });
+    await expect(repairLetter(actors.admin, meta(), input)).rejects.toMatchObject({ code: "bad_request:repair", userMessage: expect.stringMatching(/line 3, column \d+/) });
+    expect(await kit.depth(dlq)).toBe(2);
+  });
+
+  it("leaves the original in place with the reason when the target rejects the copy", async () => {
+    const { dlq, letterId } = await seeded();
+    const r = await repairLetter(actors.admin, meta(), {
+      connectionId: ON,
+      queue: dlq,
+      letterId,
+      setHeaders: { "x-tenant": "acme-eu" },
+      target: { kind: "queue", name: `${kit.prefix}.missing-${randomUUID().slice(0, 6)}` },
+      reason: "send it elsewhere",
+    });
+    expect(r.outcome).toBe("failed");
+    expect(r.reason).toMatch(/\S/);
+    expect(r.copyId).toBeNull();
+    const left = await peek(dlq, 2);
+    expect(left.map((m) => m.properties.messageId).sort()).toEqual(["m-0", "m-1"]);
+    expect(await getDb().$queryRawUnsafe<unknown[]>(`SELECT 1 FROM archived_letters WHERE discard_job_id = $1::uuid`, r.operationId)).toHaveLength(0);
+    const audit = await auditRows({ operationId: r.operationId });
+    expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual(["operation:letter.repair:failure", "letter:letter.repaired:failure"]);
+    expect(audit[0].details).toMatchObject({ outcome: "failed", failure: r.reason });
+  });
+});
