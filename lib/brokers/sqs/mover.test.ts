@@ -291,24 +291,24 @@ describe("repair against a scripted SQS", () => {
     expect(calls).toHaveLength(0);
   });
 
-  it("a request SQS cannot carry fails before anything is received; a managed name too", async () => {
-    const { ctx, calls } = fakeSqs([m(0), m(1)]);
+  it("a request SQS cannot carry fails with nothing sent nor archived; in a FIFO group it holds back the later letters", async () => {
+    const g = (i: number): Message => ({ ...m(i), Attributes: { ...m(i).Attributes, MessageGroupId: "g1", SequenceNumber: String(10 + i) } });
+    const { ctx, calls } = fakeSqs([g(0), g(1), m(2)]);
     let archived = 0;
     const r = await all(
-      moveSqsLetters(ctx, "dlq", [fix(0, { body: Uint8Array.from([0xff]) }), fix(1, { setHeaders: { [REDRIVE_HEADERS.redriveCount]: "0" } })], {
+      moveSqsLetters(ctx, "dlq", [fix(0, { body: Uint8Array.from([0xff]) }), fix(1), fix(2, { setHeaders: { [REDRIVE_HEADERS.redriveCount]: "0" } })], {
         beforeRemove: async () => {
           archived++;
         },
       }),
     );
-    expect(r.map((x) => [x.letterId, x.outcome])).toEqual([
-      ["id-0", "failed"],
-      ["id-1", "failed"],
-    ]);
-    expect(r[0].reason).toMatch(/UTF-8/);
-    expect(r[1].reason).toMatch(/managed/);
+    const by = new Map(r.map((x) => [x.letterId, x]));
+    expect(by.get("id-0")).toMatchObject({ outcome: "failed", orderingKey: "g1", reason: expect.stringMatching(/UTF-8/) });
+    expect(by.get("id-1")).toMatchObject({ outcome: "failed", orderingKey: "g1", reason: expect.stringMatching(/message group "g1"/) });
+    expect(by.get("id-2")).toMatchObject({ outcome: "failed", reason: expect.stringMatching(/managed/) });
     expect(archived).toBe(0);
-    expect(calls.map((c) => c.name)).not.toContain("ReceiveMessageCommand");
+    expect(sends(calls)).toHaveLength(0);
+    expect(calls.some((c) => c.name === "DeleteMessageBatchCommand")).toBe(false);
   });
 
   it("a letter whose repair does not fit (system attribute, too large) stays: nothing sent, released", async () => {

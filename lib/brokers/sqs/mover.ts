@@ -41,7 +41,8 @@ import "server-only";
  * copy, as a discard archives it, goes to `opts.beforeRemove`, and only once that resolved is the
  * original deleted. If it throws, the original is released and stays in the DLQ ("failed", the
  * reason says the repaired copy was published). Checks that need no letter (managed or invalid
- * names, a payload SQS cannot carry) fail the request before anything is received; a repair without
+ * names, a payload SQS cannot carry) fail the letter before its target is resolved; a FIFO letter
+ * refused so holds back the later letters of its group, as any letter that stays. A repair without
  * `beforeRemove` is refused (bad_request) before the DLQ is even opened.
  *
  * Origin. DeadLetterQueueSourceArn when the server sets it (per letter); else the one queue whose
@@ -307,8 +308,6 @@ interface SqsStep<R extends { letterId: string; sha256: string }, P> {
   past: string;
   /** Checks after the DLQ is opened and before anything is received (typed errors). */
   before?(d: Opened): Promise<void>;
-  /** Why a request fails on its own, before anything is received (the letter is then not touched); null to go on. */
-  refuse?(req: R): string | null;
   /** Per found letter, after its checksum matched: why it stays, or what to deliver. */
   prepare(f: Found<R>, d: Opened): Promise<{ stays: { reason: string; destination: string | null } } | Omit<Ready<R, P>, "f">>;
   /** Delivers a batch (one batchKey); one result per letter, in order. A fatal error stops the walk. */
@@ -359,11 +358,6 @@ async function* forRequestedSqsLetters<R extends { letterId: string; sha256: str
       continue;
     }
     seen.add(req.letterId);
-    const refusal = step.refuse?.(req) ?? null;
-    if (refusal) {
-      yield toResult(settled(req, "failed", refusal));
-      continue;
-    }
     if (!isSqsLetterId(req.letterId)) {
       yield toResult(settled(req, "missing", "No letter with this id is in the DLQ (it is not an SQS MessageId)."));
       continue;
@@ -669,8 +663,11 @@ export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveReq
           if (!r.ok) throw new BrokerError("not_found", { userMessage: `The target queue "${name}" does not exist on this connection (region ${d.dlqArn?.region || c.region}). Nothing was moved: check the name, or create the queue first.` });
         }
       },
-      refuse: (req) => (req.repair ? repairRequestProblem(req.repair) : null),
       async prepare(f, d) {
+        // Checked on the received letter, not before: a refused FIFO letter must hold back the later
+        // letters of its group like any letter that stays (and the walk reads the DLQ anyway).
+        const refusal = f.w.req.repair ? repairRequestProblem(f.w.req.repair) : null;
+        if (refusal) return { stays: { reason: refusal, destination: null } };
         let r: Resolved;
         if (f.w.req.target.kind === "queue") r = await resolve(f.w.req.target.name);
         else {
