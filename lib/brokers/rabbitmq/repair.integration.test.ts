@@ -71,4 +71,56 @@ describe("rabbitmq repair: AMQP properties and broker history", () => {
     }
     await kit.waitDepth(dlq, 0);
   });
+
+  it("hands the archive one original at a time, in DLQ order, while copies are confirmed in a window", async () => {
+    const bodies = Array.from({ length: 8 }, (_, i) => `window-${i}`);
+    const { dlq, source } = await kit.dlqByReject(bodies.map((b) => ({ body: new TextEncoder().encode(b), messageId: `${b}-${randomUUID()}` })));
+    const letters = (await adapter.browse(dlq, { offset: 0, limit: 20 })).letters;
+    const operationId = randomUUID();
+    const reqs = letters.map((l) => ({ letterId: l.id, sha256: l.sha256, target: { kind: "origin" as const }, markers: markersFor(operationId, 1, l.messageId), repair: { operationId, setHeaders: { "x-fixed": "yes" } } }));
+    const order: string[] = [];
+    let active = 0;
+    let most = 0;
+    const results = await collectMoves(
+      adapter.moveLetters(dlq, reqs, {
+        maxInFlight: 8,
+        beforeRemove: async (c) => {
+          most = Math.max(most, ++active);
+          // Later letters finish sooner: a concurrent archive would reorder them.
+          await new Promise((r) => setTimeout(r, 40 - 4 * order.length));
+          order.push(Buffer.from(c.letter.body).toString());
+          active--;
+        },
+      }),
+    );
+    expect(results.map((r) => r.outcome)).toEqual(bodies.map(() => "moved"));
+    expect(order).toEqual(bodies);
+    expect(most).toBe(1);
+    await kit.waitDepth(source, bodies.length);
+    await kit.waitDepth(dlq, 0);
+  });
+
+  it("a copy RabbitMQ returns as unroutable is not archived, and the original stays with the reason", async () => {
+    const { dlq, source } = await kit.dlqByReject([{ body: new TextEncoder().encode("gone-origin"), messageId: `go-${randomUUID()}` }]);
+    // The origin queue is gone, so the default exchange has nowhere to route the copy: a basic.return.
+    await (await kit.channel()).deleteQueue(source);
+    // Configured: with its source gone, discovery no longer names it a DLQ.
+    const own = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], discover: false }), { idleMs: 500 });
+    const [l] = (await own.browse(dlq, { offset: 0, limit: 5 })).letters;
+    const operationId = randomUUID();
+    let archived = 0;
+    const results = await collectMoves(
+      own.moveLetters(dlq, [{ letterId: l.id, sha256: l.sha256, target: { kind: "origin" }, markers: markersFor(operationId, 1, l.messageId), repair: { operationId, body: new TextEncoder().encode("fixed") } }], {
+        beforeRemove: async () => {
+          archived++;
+        },
+      }),
+    );
+    expect(results[0]).toMatchObject({ outcome: "failed", reason: expect.stringMatching(/unroutable.*stays in the DLQ/) });
+    expect(results[0].copyId ?? null).toBeNull();
+    await own.close();
+    expect(archived).toBe(0);
+    const [still] = await peek(dlq);
+    expect(still.content.toString()).toBe("gone-origin");
+  });
 });
