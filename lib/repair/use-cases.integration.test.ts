@@ -8,7 +8,9 @@ import { openPayload } from "@/lib/archive/store";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
-import { REPAIR_HEADER } from "@/lib/brokers/types";
+import { arrived, peekAll } from "@/lib/brokers/sqs/contract-fixture";
+import { ELASTICMQ_ENDPOINT, SqsKit, testConfig as sqsTestConfig } from "@/lib/brokers/sqs/test-kit";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { planRepair, repairLetter, type RepairLetterInput } from "./use-cases";
 
@@ -19,19 +21,24 @@ import { planRepair, repairLetter, type RepairLetterInput } from "./use-cases";
  * nothing moved.
  */
 const ON = "repair-on";
+const SQS = "repair-sqs";
 const OFF = "repair-off";
 const enc = (s: string) => new TextEncoder().encode(s);
 const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
 const meta = () => ({ requestId: `rp-${randomUUID()}`, ip: "127.0.0.1" });
 const actors: Record<"viewer" | "operator" | "admin", Actor> = {} as never;
 const kit = new RabbitKit();
+const sqsKit = new SqsKit(ELASTICMQ_ENDPOINT);
 let dir = "";
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "dlq-repair-"));
   const config = {
-    connections: [testConfig({ id: ON }), testConfig({ id: OFF })],
-    repair: [{ connection: "repair-o?", queue: `${kit.prefix}.dlq.*` }],
+    connections: [testConfig({ id: ON }), testConfig({ id: OFF }), sqsTestConfig(ELASTICMQ_ENDPOINT, { id: SQS, queueNamePrefix: sqsKit.prefix })],
+    repair: [
+      { connection: "repair-o?", queue: `${kit.prefix}.dlq.*` },
+      { connection: SQS, queue: "*" },
+    ],
   };
   // The switch covers ON only: OFF's id does not match "repair-o?" ("repair-off" is longer).
   writeFileSync(path.join(dir, "config.json"), JSON.stringify(config));
@@ -46,6 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await kit.cleanup();
+  await sqsKit.cleanup();
   const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters().catch(() => undefined);
   const { resetConfigCache } = await import("@/lib/config");
@@ -221,5 +229,44 @@ describe("repairLetter on RabbitMQ", () => {
     const audit = await auditRows({ operationId: r.operationId });
     expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual(["operation:letter.repair:failure", "letter:letter.repaired:failure"]);
     expect(audit[0].details).toMatchObject({ outcome: "failed", failure: r.reason });
+  });
+});
+
+describe("repairLetter on SQS (ElasticMQ)", () => {
+  async function seededSqs() {
+    const d = await sqsKit.dlqByRedrive([0, 1].map((i) => ({ body: enc(ORIGINAL(i)), messageId: null, headers: { "x-tenant": "acme" } })));
+    const { adapterFor } = await import("@/lib/use-case/connection");
+    const letters = (await adapterFor(SQS).browse(d.dlq, { offset: 0, limit: 10 })).letters;
+    const letter = letters.find((l) => l.messageId === d.messageIds[1])!;
+    return { ...d, letterId: letter.id, messageId: letter.messageId };
+  }
+
+  it("sends the repaired copy to the origin with the edit and markers, archives the original and deletes it", async () => {
+    const { dlq, dlqUrl, sourceUrl, letterId, messageId } = await seededSqs();
+    const edited = '{"order":1,"status":"PAID","token":"tok-old-1-s3cr3t"}';
+    const r = await repairLetter(actors.admin, meta(), { connectionId: SQS, queue: dlq, letterId, body: { kind: "json", text: edited }, setHeaders: { "x-tenant": "acme-eu" }, reason: "Status enum typo, INC-43" });
+    expect(r, JSON.stringify(r)).toMatchObject({ outcome: "moved", reason: null });
+    const copies = (await peekAll(sqsKit, sourceUrl)).map(arrived);
+    expect(copies).toHaveLength(1);
+    expect(Buffer.from(copies[0].body).toString("utf8")).toBe(edited);
+    expect(copies[0].headers["x-tenant"]).toBe("acme-eu");
+    expect(copies[0].headers[REPAIR_HEADER]).toBe(r.operationId);
+    expect(copies[0].headers[REDRIVE_HEADERS.originalMessageId]).toBe(messageId);
+    expect(copies[0].messageId).toBe(r.copyId);
+    expect(copies[0].messageId).not.toBe(messageId);
+    // Only the other letter is left in the DLQ; the original is archived under the operation id.
+    const left = (await peekAll(sqsKit, dlqUrl)).map((m) => m.Body);
+    expect(left).toEqual([ORIGINAL(0)]);
+    const rows = await getDb().$queryRawUnsafe<Array<{ sha256: string }>>(`SELECT sha256 FROM archived_letters WHERE discard_job_id = $1::uuid`, r.operationId);
+    expect(rows).toEqual([{ sha256: sha(ORIGINAL(1)) }]);
+    const audit = await auditRows({ operationId: r.operationId });
+    expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual(["operation:letter.repair:success", "letter:letter.repaired:success"]);
+  });
+
+  it("refuses a crafted edit of a console marker attribute, and nothing moves", async () => {
+    const { dlq, dlqUrl, sourceUrl, letterId } = await seededSqs();
+    await expect(repairLetter(actors.admin, meta(), { connectionId: SQS, queue: dlq, letterId, setHeaders: { "x-dlq-redrive": "count=0" }, reason: "crafted" })).rejects.toMatchObject({ code: "bad_request:repair" });
+    expect(await peekAll(sqsKit, dlqUrl)).toHaveLength(2);
+    expect(await peekAll(sqsKit, sourceUrl)).toHaveLength(0);
   });
 });
