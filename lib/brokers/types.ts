@@ -323,7 +323,7 @@ export const REPAIR_HEADER = "x-dlq-repaired-by-operation";
  * Everything not named here is kept byte for byte: body, properties, headers in their order and
  * types, broker history (x-death, kafka_dlt-*), the redrive markers as for any move. The console
  * checks edits against the locked fields before it asks (lib/repair); an adapter still refuses
- * ("failed", nothing published) an edit of a name it manages itself (`lockedHeaderNames`).
+ * ("failed", nothing published) an edit of a name it manages itself (`isManagedHeaderName`).
  */
 export interface LetterRepair {
   /** The whole new payload; absent: the body is kept byte for byte. */
