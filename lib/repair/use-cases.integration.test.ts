@@ -234,7 +234,7 @@ describe("repairLetter on RabbitMQ", () => {
 
 describe("repairLetter on SQS (ElasticMQ)", () => {
   async function seededSqs() {
-    const d = await sqsKit.dlqByRedrive([0, 1].map((i) => ({ body: enc(ORIGINAL(i)), messageId: null, headers: { "x-tenant": "acme" } })));
+    const d = await sqsKit.dlqByRedrive([0, 1].map((i) => ({ body: enc(ORIGINAL(i)), headers: { "x-tenant": "acme" } })));
     const { adapterFor } = await import("@/lib/use-case/connection");
     const letters = (await adapterFor(SQS).browse(d.dlq, { offset: 0, limit: 10 })).letters;
     const letter = letters.find((l) => l.messageId === d.messageIds[1])!;
