@@ -13,6 +13,7 @@ import { readRiskyOnce } from "@/lib/dlq/risky-read";
 import { acknowledgeFinding, deleteOwner, saveOwner } from "@/lib/operations/use-cases";
 import { createAlertRule, deleteAlertRule, sendTestAlert, updateAlertRule } from "@/lib/alerts/use-cases";
 import { listAllTokens, revokeAnyToken } from "@/lib/api-tokens";
+import { repairLetter } from "@/lib/repair/use-cases";
 
 export interface GuardedUseCase {
   name: string;
@@ -53,6 +54,12 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
     invoke: (a, m) => updateUserAsAdmin(a, m, { id: "some-user-id", role: "admin" }),
   },
   { name: "startScan", permission: "triage:scan", action: "triage.scan_start", invoke: (a, m) => startScan(a, m, DEMO) },
+  {
+    name: "repairLetter",
+    permission: "letter:repair",
+    action: "letter.repair",
+    invoke: (a, m) => repairLetter(a, m, { ...DEMO, letterId: "m-bWF0cml4", setHeaders: { "x-note": "1" }, reason: "Fixing a typo" }),
+  },
   {
     name: "cancelScan",
     permission: "triage:scan",

@@ -91,13 +91,20 @@ export async function viewAudit(
 }
 
 /**
- * Per-letter rows record the payload's SHA-256 (`details.sha256`): a reader is shown the digest
- * its role may see, like everywhere else (lib/masking/digest.ts). The stored row, and so the hash
- * chain, are untouched; verification reads the table itself.
+ * Per-letter rows record the payload's SHA-256 (`details.sha256`; a repaired letter also the
+ * copy's, `details.afterSha256`): a reader is shown the digest its role may see, like everywhere
+ * else (lib/masking/digest.ts), so a raw digest cannot confirm a guess of a masked value. The stored
+ * row, and so the hash chain, are untouched; verification reads the table itself.
  */
+const DIGEST_FIELDS = ["sha256", "afterSha256"] as const;
 function withVisibleDigest(r: AuditRow, show: (sha256: string) => string): AuditRow {
-  const sha = r.details?.sha256;
-  return typeof sha === "string" && sha && !sha.startsWith(KEYED_DIGEST_PREFIX) ? { ...r, details: { ...r.details, sha256: show(sha) } } : r;
+  if (!r.details) return r;
+  let details: Record<string, unknown> | null = null;
+  for (const key of DIGEST_FIELDS) {
+    const sha = r.details[key];
+    if (typeof sha === "string" && sha && !sha.startsWith(KEYED_DIGEST_PREFIX)) (details ??= { ...r.details })[key] = show(sha);
+  }
+  return details ? { ...r, details } : r;
 }
 
 /**

@@ -174,20 +174,21 @@ export function sendEntryFor(
   }
   let marked: ReturnType<typeof withMarkers>;
   let body = msg.Body ?? "";
+  if (repair?.body !== undefined) {
+    const b = repairedBodyText(repair.body);
+    if ("reason" in b) return b;
+    body = b.text;
+  }
+  // The first message id a letter had wins, for a repaired copy too (as on RabbitMQ and Kafka): SQS
+  // gives every send a new MessageId, and the chain of copies keeps pointing at the message that
+  // first died. The archive row of this repair is found by its operation id.
+  const existing = readMarkers(msg.MessageAttributes);
+  const originalMessageId = existing.originalMessageId ?? markers.originalMessageId ?? msg.MessageId ?? null;
   if (repair) {
     const attrs = repairedAttributes(msg, repair);
-    if ("reason" in attrs) return attrs;
-    if (repair.body !== undefined) {
-      const b = repairedBodyText(repair.body);
-      if ("reason" in b) return b;
-      body = b.text;
-    }
-    // The copy links back to the letter it was repaired from: that letter is the one archived.
-    marked = withMarkers(attrs.attributes, { ...markers, originalMessageId: msg.MessageId ?? markers.originalMessageId ?? null, repairedByOperation: repair.operationId });
+    marked = "reason" in attrs ? { error: attrs.reason } : withMarkers(attrs.attributes, { ...markers, originalMessageId, repairedByOperation: repair.operationId });
   } else {
-    const existing = readMarkers(msg.MessageAttributes);
-    // The first message id a letter had wins: SQS gives every send a new MessageId.
-    marked = withMarkers(msg.MessageAttributes, { ...markers, originalMessageId: existing.originalMessageId ?? markers.originalMessageId ?? msg.MessageId ?? null });
+    marked = withMarkers(msg.MessageAttributes, { ...markers, originalMessageId });
   }
   if ("error" in marked) return { reason: marked.error };
   const entry: Omit<SendMessageBatchRequestEntry, "Id"> = { MessageBody: body };

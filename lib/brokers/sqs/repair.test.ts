@@ -140,7 +140,7 @@ describe("the send entry of a repaired letter", () => {
     Attributes: { AWSTraceHeader: "Root=1-abc", MessageGroupId: "g", MessageDeduplicationId: "old" },
   };
 
-  it("new body, edits, markers with the repair operation; links back to the letter it was repaired from; FIFO group kept, new deduplication id", () => {
+  it("new body, edits, markers with the repair operation; keeps the first message id the letter ever had, as a redrive does; FIFO group kept, new deduplication id", () => {
     const r = sendEntryFor(fifoMsg, marks, { name: "q.fifo", fifo: true }, true, repair({ body: bytes('{"status":"PAID"}'), setHeaders: { "x-fixed": "1" } }));
     if ("reason" in r) throw new Error(r.reason);
     expect(r.entry.MessageBody).toBe('{"status":"PAID"}');
@@ -148,7 +148,7 @@ describe("the send entry of a repaired letter", () => {
     expect(a["x-app"].StringValue).toBe("a");
     expect(a["x-fixed"].StringValue).toBe("1");
     expect(a[REPAIR_HEADER].StringValue).toBe(op);
-    expect(a[REDRIVE_HEADERS.originalMessageId].StringValue).toBe("m-2");
+    expect(a[REDRIVE_HEADERS.originalMessageId].StringValue).toBe("m-first");
     expect(a[REDRIVE_HEADERS.replayId].StringValue).toBe(marks.replayId);
     expect(r.entry.MessageSystemAttributes?.AWSTraceHeader?.StringValue).toBe("Root=1-abc");
     expect(r.entry).toMatchObject({ MessageGroupId: "g", MessageDeduplicationId: marks.replayId });
