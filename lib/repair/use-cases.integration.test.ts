@@ -5,6 +5,7 @@ import path from "node:path";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPayload } from "@/lib/archive/store";
+import { viewAudit } from "@/lib/audit-log/use-cases";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
@@ -158,6 +159,15 @@ describe("repairLetter on RabbitMQ", () => {
     // The token field is masked by the default rules: its change is recorded, its values are not.
     expect(diffText).toContain("/token");
     expect(diffText).not.toMatch(/tok-(old|new)-1-s3cr3t/);
+    // An operator reading the audit log sees this payload masked (its token field), so neither digest
+    // is shown raw: a SHA-256 of the before or after bytes would let them confirm a guessed token.
+    const viewed = await viewAudit(actors.operator, meta(), { filter: { action: "letter.repaired", queue: dlq } });
+    expect(viewed.rows).toHaveLength(1);
+    const shown = viewed.rows[0].details as Record<string, unknown>;
+    expect(String(shown.sha256)).not.toBe(sha(ORIGINAL(1)));
+    expect(String(shown.afterSha256)).not.toBe(sha(edited));
+    expect(JSON.stringify(viewed)).not.toContain(sha(edited));
+    expect(JSON.stringify(viewed)).not.toContain(sha(ORIGINAL(1)));
   });
 
   it("refuses where the config switch does not cover the DLQ: audited, nothing read or moved", async () => {
