@@ -107,10 +107,12 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
     const start = await api.post("/api/v1/redrives", { data: { ...body, confirmedCount: plan.count } });
     expect(start.status(), await start.text()).toBe(202);
     const redriveId = ((await start.json()) as { id: string }).id;
-    const sampled = await pollJson<{ redrive: { stage: string; sampleVerdict: string | null; bulk: { ready: boolean } } }>(
+    // The stage and verdict are written a moment before the job settles into "paused": a script waits
+    // for `bulk.ready` (or `bulk.needsOverride`, or an end), as the document says.
+    const sampled = await pollJson<{ redrive: { state: string; stage: string; sampleVerdict: string | null; bulk: { ready: boolean; needsOverride: boolean } } }>(
       api,
       `/api/v1/redrives/${redriveId}`,
-      (r) => r.redrive.stage === "awaiting_bulk" || r.redrive.sampleVerdict !== null,
+      (r) => r.redrive.bulk.ready || r.redrive.bulk.needsOverride || ["succeeded", "failed", "cancelled"].includes(r.redrive.state),
     );
     expect(sampled.redrive).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean", bulk: { ready: true } });
     expect(await queues.depth(WORK)).toBe(SAMPLE);

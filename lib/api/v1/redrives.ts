@@ -113,7 +113,7 @@ export const redriveSchema = z
         "The job's state: queued → running → paused (sample done, operator pause, breaker, broker away) → running → succeeded; or cancelling → cancelled, or failed. Terminal: succeeded, cancelled, failed.",
     }),
     stage: z.enum(STAGES).meta({
-      description: "sample (stage 1 moving), watching (waiting for sample letters to come back), awaiting_bulk (paused: read `sampleVerdict`, then POST …/bulk), bulk (stage 2), done.",
+      description: "sample (stage 1 moving), watching (waiting for sample letters to come back), awaiting_bulk (the sample is done: wait for `bulk.ready`, read `sampleVerdict`, then POST …/bulk), bulk (stage 2), done.",
     }),
     progress: z.record(z.string(), z.unknown()).meta({ description: "Figures for a progress bar: total, pending, redriven, failed, parked, returned, rate, eta (seconds), …" }),
     error: z.string().nullable(),
@@ -124,7 +124,7 @@ export const redriveSchema = z
     sampleReturned: z.number().int(),
     bulk: z
       .object({ ready: z.boolean(), needsOverride: z.boolean() })
-      .meta({ description: "ready: stage 2 may be started now; needsOverride: only by an admin with an `overrideReason` (the sample was not clean)." }),
+      .meta({ description: "ready: stage 2 may be started now (the job has paused after its sample: poll for this, not for `stage`); needsOverride: only by an admin with an `overrideReason` (the sample was not clean)." }),
     plan: z.object({
       selection: v1SelectionSchema,
       target: v1TargetSchema,
