@@ -55,6 +55,7 @@ const page = (file: string, url: string, g: Guard, deniedTestId?: string): PageR
 const REDRIVE = "dlqs/[connectionId]/[queue]/redrive/actions.ts";
 const TRIAGE = "dlqs/[connectionId]/[queue]/triage/actions.ts";
 const DISCARD = "dlqs/[connectionId]/[queue]/discard/actions.ts";
+const REPAIR = "dlqs/[connectionId]/[queue]/letters/[letterId]/repair/actions.ts";
 const app = (f: string) => `app/${f}`;
 
 export const MATRIX: MatrixRow[] = [
@@ -137,6 +138,9 @@ export const MATRIX: MatrixRow[] = [
   action(app("dlqs/[connectionId]/[queue]/actions.ts"), "confirmRiskyReadAction", [{ ...NONE }], { roles: OPERATORS, permission: "dlq:browse-risky", audit: "dlq.read_risky_confirmed" }),
   action(app("dlqs/[connectionId]/[queue]/actions.ts"), "startSafeMoveAction", [{ ...NONE, target: `${NONE.queue}.safe` }], { roles: OPERATORS, permission: "dlq:safe-move", audit: "dlq.safe_move_start" }),
   action(app("dlqs/[connectionId]/[queue]/letters/[letterId]/actions.ts"), "revealPayloadAction", [{ ...NONE, letterId: "m-bWF0cml4", reason: "Checking the card number format" }], { roles: ADMINS, permission: "payload:reveal", audit: "payload.reveal" }),
+  // No DLQ named: an admin gets the use case's validation error before the switch is looked at; nothing is read or sent.
+  action(app(REPAIR), "planRepairAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "letter.repair_plan" }),
+  action(app(REPAIR), "repairLetterAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "letter.repair" }),
   action(app(DISCARD), "planDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }),
   action(app(DISCARD), "startDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.start" }),
   action(app(DISCARD), "cancelDiscardAction", [{ jobId: NO_JOB }], { roles: ADMINS, permission: "discard:run", audit: "discard.cancel" }),
@@ -172,7 +176,15 @@ export const MATRIX: MatrixRow[] = [
   page("archive/page.tsx", "/archive", { roles: EVERYONE, permission: "archive:read", audit: "archive.list" }),
   page("audit/page.tsx", "/audit", { roles: OPERATORS, permission: "audit:read", audit: "audit.view" }, "forbidden"),
   page("discards/page.tsx", "/discards", { roles: EVERYONE, permission: "discard:read", audit: "discard.list" }),
-  page("dlqs/[connectionId]/[queue]/letters/[letterId]/page.tsx", `${SEEDED}/letters/m-${Buffer.from("hostile-json").toString("base64url")}`, { roles: EVERYONE, permission: "letter:read", audit: "letter.view" }),
+  // The letter page sits in a route group with its loading.tsx, so that the repair page below it has none (it answers 403).
+  page("dlqs/[connectionId]/[queue]/letters/[letterId]/(letter)/page.tsx", `${SEEDED}/letters/m-${Buffer.from("hostile-json").toString("base64url")}`, { roles: EVERYONE, permission: "letter:read", audit: "letter.view" }),
+  // The seeded DLQ is not under the repair switch: an admin gets the page saying so (nothing read); others get 403.
+  page(
+    "dlqs/[connectionId]/[queue]/letters/[letterId]/repair/page.tsx",
+    `${SEEDED}/letters/m-${Buffer.from("hostile-json").toString("base64url")}/repair`,
+    { roles: ADMINS, permission: "letter:repair", audit: "letter.repair_plan" },
+    "repair-forbidden",
+  ),
   page("dlqs/[connectionId]/[queue]/discard/page.tsx", `${SEEDED}/discard`, { roles: EVERYONE, permission: "discard:read", audit: "discard.list" }),
   page("dlqs/[connectionId]/[queue]/discard/[jobId]/page.tsx", `${SEEDED}/discard/${NO_JOB}`, { roles: EVERYONE, permission: "discard:read", audit: "discard.view" }),
   page("dlqs/[connectionId]/[queue]/discard/new/page.tsx", `${SEEDED}/discard/new`, { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }, "discard-forbidden"),

@@ -11,6 +11,8 @@ import { SnapshotLetterView } from "@/components/dlq/snapshot-letter-view";
 import { CopyButton } from "@/components/ui/copy-button";
 import { EscapeBack } from "@/components/ui/escape-back";
 import { RelativeTime } from "@/components/ui/relative-time";
+import { archivedOriginalHref } from "@/components/repair/edit";
+import { repairProvenance } from "@/components/repair/provenance";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { newDiscardHref } from "@/lib/discard/ui-links";
@@ -20,6 +22,8 @@ import { viewLetter, type ViewLetterResult } from "@/lib/dlq/view-letter";
 import { letterLabels } from "@/lib/dlq/wording";
 import { DlqCrumbs } from "@/components/jobs/dlq-page";
 import { digestLabel } from "@/lib/format";
+import { loadConfig } from "@/lib/config";
+import { repairEnabled } from "@/lib/repair/policy";
 
 export const dynamic = "force-dynamic";
 
@@ -112,6 +116,9 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
   // Facts this broker did not record for this letter are left out rather than shown as dashes.
   const has = filledFields(f);
   const stable = r.connection.capabilities.stableOrder !== false;
+  // The UI only reflects the switch and the permission: the repair page and its use cases check both again.
+  const mayRepair = can(actor.role, "letter:repair") && !l.handled && repairEnabled(loadConfig().repair, connectionId, queue);
+  const repaired = repairProvenance(l.headers);
   return (
     <main className="page">
       <EscapeBack href={back} />
@@ -128,6 +135,11 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
             Discard…
           </Link>
         ) : null}
+        {mayRepair ? (
+          <Link className="btn btn-small" href={`${self}/repair`} data-testid="letter-repair">
+            Repair and resubmit…
+          </Link>
+        ) : null}
         <span className="meta">
           position {l.position + 1}
           {stable ? "" : " in this read"} in <span className="mono">{queue}</span> · read without removing it
@@ -136,6 +148,15 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
       {l.handled ? (
         <div className="banner banner-info" role="status" data-testid="handled-note">
           The console has already {l.handled.outcome} this letter; the {labels.queue} still keeps it because it cannot remove a single letter.
+        </div>
+      ) : null}
+      {repaired ? (
+        <div className="banner banner-info" role="status" data-testid="repaired-note">
+          Repaired copy of{" "}
+          <Link href={archivedOriginalHref(connectionId, null, repaired.originalMessageId ?? "")} className="mono" data-testid="repaired-original-link">
+            {repaired.originalMessageId ?? "a letter without a message id"}
+          </Link>{" "}
+          <span className="muted">(repair operation {repaired.operationId}; the original is in the archive)</span>
         </div>
       ) : null}
       {l.warnings.map((w) => (
