@@ -258,7 +258,7 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
           <ul>
             {plan.problems.map((p, i) => (
               <li key={i} data-testid={p.field === "payload" ? "payload-error" : "repair-problem"} data-line={p.line} data-column={p.column}>
-                {p.line !== undefined ? `Line ${p.line}, column ${p.column}: ` : ""}
+                {/* The server's message names the line and column of a JSON error itself. */}
                 {p.message}
               </li>
             ))}
