@@ -1,13 +1,19 @@
 import "server-only";
-import { randomUUID } from "node:crypto";
-import { recordAudit } from "@/lib/audit";
+import { createHash, randomUUID } from "node:crypto";
+import { recordAudit, recordAuditBatch, type AuditEntry } from "@/lib/audit";
+import { writeArchive } from "@/lib/archive/store";
+import { isRole } from "@/lib/auth/permissions";
+import { getUserByEmail } from "@/lib/auth/users";
 import { getAdapter } from "@/lib/connections/registry";
-import { BrokerError, type BrokerAdapter, type MoveRequest, type MoveResult, type RedriveTarget } from "@/lib/brokers/types";
+import { BrokerError, type BrokerAdapter, type LetterCopy, type MoveRequest, type MoveResult, type RedriveTarget } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";
+import { creatorRefusal } from "@/lib/jobs/creator";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
+import { payloadDiff } from "@/lib/repair/diff";
+import { assertGroupRepairAllowed, auditDiffMasking, indexedPayloads, patchIndexed, type LetterPatch } from "@/lib/repair/group";
 import { breakerVerdict } from "./breaker";
 import { realClock, type Clock } from "./clock";
 import { loadPlan, pauseSelf, setStage } from "./control";
@@ -32,9 +38,9 @@ import {
   type LetterAuditContext,
   type Settled,
 } from "./ledger";
-import type { Parking, Stage } from "./plan";
+import type { Parking, RedriveRepair, Stage } from "./plan";
 import { findReturns, markersOf } from "./returns";
-import { auditRefusal, runnerRefusal } from "./runner-check";
+import { auditRefusal, runnerRefusal, type RunnerRefusal } from "./runner-check";
 import { TokenBucket, batchSizeFor, moveWindowFor } from "./token-bucket";
 
 export interface RedriveDeps {
@@ -102,6 +108,8 @@ class RedriveRun {
   private readonly db: PrismaClient;
   private readonly owner: string;
   private plan!: RedrivePlan;
+  /** Set when the plan repairs each letter it moves (issue 18, group repair). */
+  private repair: RedriveRepair | null = null;
   private adapter!: BrokerAdapter;
   private audit!: LetterAuditContext;
   private counts!: Awaited<ReturnType<typeof countStates>>;
@@ -131,6 +139,7 @@ class RedriveRun {
     const plan = await loadPlan(this.db, this.ctx.job.id);
     if (!plan) throw new AppError("internal:redrive", { userMessage: "This redrive has no plan; start a new one." });
     this.plan = plan;
+    this.repair = (plan.repair as RedriveRepair | null) ?? null;
     this.adapter = this.d.adapterFor(plan.connectionId);
     this.audit = {
       jobId: plan.jobId,
@@ -389,6 +398,21 @@ class RedriveRun {
     const settled: Settled[] = [];
     let broken: unknown = null;
     let brokerAway = false;
+    // A repairing redrive patches each letter's indexed payload (whose SHA-256 the mover checks
+    // against the broker's copy); a letter the patch does not apply to is not moved at all.
+    const patches = this.repair && move.length > 0 ? await this.patchesFor(move) : null;
+    const archived = new Map<string, string>();
+    const copyIds = new Map<string, string>();
+    let toMove = move;
+    // Not the broker's doing: kept apart from the move's outcomes until the broker checks are done.
+    const notApplied: Settled[] = [];
+    if (patches) {
+      toMove = move.filter((r) => patches.get(r.letterId)!.ok);
+      for (const r of move) {
+        const pt = patches.get(r.letterId)!;
+        if (!pt.ok) notApplied.push({ letterId: r.letterId, state: "failed", destination: null, reason: `Not repaired: ${pt.reason} It stays in the DLQ.`, orderingKey: r.orderingKey });
+      }
+    }
 
     try {
       if (park.length > 0) {
@@ -404,9 +428,19 @@ class RedriveRun {
           }
         }
       }
-      if (move.length > 0) {
+      if (toMove.length > 0) {
         const target = this.plan.target as RedriveTarget;
-        for await (const res of this.move(move.map((r) => request(r, target, r.prevCount + 1)))) settled.push(settledOf(res, "moved", byId.get(res.letterId)));
+        const reqs = toMove.map((r) => {
+          const req = request(r, target, r.prevCount + 1);
+          const pt = patches?.get(r.letterId);
+          if (pt?.ok) req.repair = { ...(pt.changed ? { body: pt.bytes } : {}), operationId: this.plan.jobId };
+          return req;
+        });
+        const beforeRemove = patches ? (copy: LetterCopy) => this.archiveOriginal(copy, archived) : undefined;
+        for await (const res of this.move(reqs, beforeRemove)) {
+          if (res.copyId) copyIds.set(res.letterId, res.copyId);
+          settled.push(settledOf(res, "moved", byId.get(res.letterId)));
+        }
       }
     } catch (e) {
       broken = e;
@@ -435,6 +469,7 @@ class RedriveRun {
         s.destination = null;
       }
     }
+    settled.push(...notApplied);
     if (missingReasons) {
       // Asked again in the verification pass and still not there: keep the reason it had.
       for (const s of settled) if (s.state === "missing" && missingReasons.get(s.letterId)) s.reason = missingReasons.get(s.letterId)!;
@@ -457,7 +492,10 @@ class RedriveRun {
       if ((s.state === "failed" || s.state === "checksum_mismatch") && s.orderingKey !== null) this.heldKeys.add(s.orderingKey);
     }
     await this.drainWrites();
+    const repairedRows = patches ? await this.repairedAudit(move, patches, settled, { archived, copyIds }) : [];
     const write = (async () => {
+      // Before the outcomes: a crash in between writes these rows again on resume (a duplicate, never a gap).
+      if (repairedRows.length > 0) await recordAuditBatch(repairedRows);
       await recordOutcomes(this.db, this.plan.jobId, settled);
       await flushAudit(this.db, this.audit);
     })();
@@ -483,9 +521,88 @@ class RedriveRun {
     if (w) await w;
   }
 
-  private move(reqs: MoveRequest[]): AsyncIterable<MoveResult> {
+  private move(reqs: MoveRequest[], beforeRemove?: (copy: LetterCopy) => Promise<void>): AsyncIterable<MoveResult> {
     const heldKeys = this.heldKeys.size > 0 ? [...this.heldKeys] : undefined;
-    return this.watched(this.adapter.moveLetters!(this.plan.queue, reqs, { signal: this.ctx.signal, acceptRisk: this.plan.acceptRisk, heldKeys, maxInFlight: moveWindowFor(this.plan.rate) }));
+    return this.watched(
+      this.adapter.moveLetters!(this.plan.queue, reqs, { signal: this.ctx.signal, acceptRisk: this.plan.acceptRisk, heldKeys, maxInFlight: moveWindowFor(this.plan.rate), ...(beforeRemove ? { beforeRemove } : {}) }),
+    );
+  }
+
+  // ---- repair (a redrive whose plan carries `repair`) ---------------------------------------
+
+  /** The plan's patch applied to each row's indexed payload, by letter id. */
+  private async patchesFor(rows: LedgerRow[]): Promise<Map<string, LetterPatch>> {
+    const { connectionId, queue } = this.plan;
+    const indexed = await indexedPayloads(connectionId, queue, rows.map((r) => r.letterId));
+    const out = new Map<string, LetterPatch>();
+    for (const r of rows) {
+      const p = indexed.get(r.letterId);
+      // The ledger's checksum is the one the mover verifies: the patched payload must be of those bytes.
+      if (!p) out.set(r.letterId, { ok: false, reason: "The letter is no longer in the triage index: scan the DLQ again, then retry." });
+      else out.set(r.letterId, patchIndexed(connectionId, queue, { ...p, sha256: r.sha256 }, this.repair!.patch));
+    }
+    return out;
+  }
+
+  /**
+   * The original goes to the encrypted archive (under the job's id, with the stated reason) after
+   * its repaired copy was confirmed and before it leaves the DLQ; a failed write keeps it there.
+   */
+  private async archiveOriginal(copy: LetterCopy, archived: Map<string, string>): Promise<void> {
+    const ctx = {
+      jobId: this.plan.jobId,
+      connectionId: this.plan.connectionId,
+      queue: this.plan.queue,
+      reason: `Repaired and resubmitted: ${this.repair!.reason}`,
+      actor: this.audit.actor,
+    };
+    try {
+      archived.set(copy.letterId, await writeArchive(this.db, ctx, copy));
+    } catch (e) {
+      if (e instanceof AppError) throw e;
+      throw new AppError("unavailable:archive", { userMessage: "Its archive copy could not be written (database error), so the original was not removed: it stays in the DLQ.", cause: e });
+    }
+  }
+
+  /**
+   * One `letter.repaired` row per letter this batch tried to repair and settled (moved, or failed
+   * with its reason; letters handed back because the broker went away get theirs when tried
+   * again): the diff masked for every audit reader, SHA-256 before and after, the copy and archive
+   * ids, under the job's operation id, in the name of the redrive's starter.
+   */
+  private async repairedAudit(rows: LedgerRow[], patches: Map<string, LetterPatch>, settled: Settled[], ids: { archived: Map<string, string>; copyIds: Map<string, string> }): Promise<AuditEntry[]> {
+    const byId = new Map(settled.map((s) => [s.letterId, s]));
+    const final = rows.filter((r) => ["moved", "failed", "missing", "checksum_mismatch"].includes(byId.get(r.letterId)?.state ?? ""));
+    if (final.length === 0) return [];
+    const mask = await auditDiffMasking(this.plan.connectionId, this.plan.queue);
+    return final.map((r) => {
+      const s = byId.get(r.letterId)!;
+      const pt = patches.get(r.letterId)!;
+      const moved = s.state === "moved";
+      const after = pt.ok ? (pt.changed ? pt.bytes : pt.before) : null;
+      return {
+        actor: { id: this.audit.actor.id, email: this.audit.actor.email, role: (isRole(this.audit.actor.role) ? this.audit.actor.role : null) },
+        action: "letter.repaired",
+        outcome: moved ? "success" : "failure",
+        operationId: this.plan.jobId,
+        scope: "letter",
+        connectionId: this.plan.connectionId,
+        queue: this.plan.queue,
+        target: r.letterId,
+        details: {
+          outcome: s.state,
+          reason: moved ? null : s.reason,
+          repairReason: this.repair!.reason,
+          messageId: r.messageId,
+          sha256: r.sha256,
+          afterSha256: after ? createHash("sha256").update(after).digest("hex") : null,
+          diff: pt.ok ? { payload: payloadDiff(pt.before, pt.changed ? pt.bytes : null, "json", mask), headers: [], newCorrelationId: false } : null,
+          copyId: moved ? (ids.copyIds.get(r.letterId) ?? null) : null,
+          archiveId: ids.archived.get(r.letterId) ?? null,
+          replayId: r.replayId,
+        },
+      } satisfies AuditEntry;
+    });
   }
 
   /**
@@ -596,11 +713,46 @@ class RedriveRun {
     this.lastRunnerCheck = this.d.clock.now();
     if (this.plan.stage === "awaiting_bulk" || this.plan.stage === "done") return; // nothing moves or reads
     const job = await this.db.job.findUnique({ where: { id: this.plan.jobId }, select: { params: true } });
-    const refusal = await runnerRefusal(this.plan, job?.params ?? null);
+    const refusal = (await runnerRefusal(this.plan, job?.params ?? null)) ?? (await this.repairRefusal());
     if (!refusal) return;
     await this.drainWrites();
     await auditRefusal(this.plan, refusal, "redrive.auto_pause");
     throw new Stop(await this.pause(refusal.reason));
+  }
+
+  /**
+   * A repairing redrive also needs, at every check, the config switch for its DLQ and letter:repair
+   * for whoever started it (and its second stage): a switch turned off or a demoted admin stops it.
+   */
+  private async repairRefusal(): Promise<RunnerRefusal | null> {
+    if (!this.repair) return null;
+    const plan = this.plan;
+    const still = "Letters not yet moved are still in the DLQ.";
+    try {
+      assertGroupRepairAllowed(plan.connectionId, plan.queue, this.adapter);
+    } catch (e) {
+      const why = e instanceof AppError ? e.userMessage : "Repair is no longer allowed here.";
+      return {
+        reason: `Paused: ${why} ${still} Resume it once repair is allowed again, or cancel it.`,
+        details: { permission: "letter:repair", why: "repair_disabled", stage: plan.stage },
+        actor: { id: plan.createdById, email: plan.createdByEmail, role: isRole(plan.createdByRole) ? plan.createdByRole : null },
+      };
+    }
+    const users: Array<{ who: string; id: string | null; email: string | null }> = [{ who: "the user who started it", id: plan.createdById, email: plan.createdByEmail }];
+    if (plan.stage === "bulk" && plan.bulkStartedBy && plan.bulkStartedBy !== plan.createdByEmail) {
+      users.push({ who: "the user who started its second stage", id: (await getUserByEmail(plan.bulkStartedBy))?.id ?? null, email: plan.bulkStartedBy });
+    }
+    for (const u of users) {
+      const r = await creatorRefusal(u.id, ["letter:repair"]);
+      if (r) {
+        return {
+          reason: `Paused: ${u.who} (${u.email ?? "unknown"}) may no longer repair letters: ${r.text}. ${still} An admin can restore that account or role and then resume it, or cancel it.`,
+          details: { permission: r.permission, why: r.why, stage: plan.stage, user: u.email },
+          actor: { id: u.id, email: u.email, role: r.role },
+        };
+      }
+    }
+    return null;
   }
 
   /** `autoResume`: the broker went away; resumeReachable (auto-resume.ts) resumes it once the broker answers. */

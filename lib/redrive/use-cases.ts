@@ -17,11 +17,12 @@ import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import { scopedFilter } from "@/lib/triage/masked-search";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { visibleSha256 } from "@/lib/masking/digest";
+import { assertGroupRepairAllowed } from "@/lib/repair/group";
 import { pinPaused, requestPause, resumeJob, startBulkStage } from "./control";
 import { checkTargetProtection, type LessProtected } from "./target-protection";
 import type { RedriveParams } from "./runner-check";
 import { countStates, hasLeftovers, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
-import { assertConfirmedCount, describeSelection, filterOfSelection, LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type Selection } from "./plan";
+import { assertConfirmedCount, describeSelection, filterOfSelection, LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type RedriveRepair, type Selection } from "./plan";
 
 /**
  * Redrive use cases: authorize → validate (zod) → act → audit. Route handlers (app/api/redrive/**)
@@ -77,12 +78,14 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
   const scope = { action: "redrive.plan", connectionId: (raw.connectionId as string) ?? null, queue: (raw.queue as string) ?? null };
   await authorize(actor, "redrive:sample", { ...scope, meta });
   const p = parse(previewSchema, input);
+  if (p.repair) await authorize(actor, "letter:repair", { ...scope, meta });
   return audited(
     actor,
     meta,
     scope,
     async () => {
       const adapter = adapterFor(p.connectionId);
+      if (p.repair) assertGroupRepairAllowed(p.connectionId, p.queue, adapter);
       // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
       const { filter, letterIds } = await selectionFor(actor, p);
       const count = await countSelection(filter, letterIds);
@@ -111,7 +114,7 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
         targetProtection: { ...protection, canConfirm: can(actor.role, "masking:manage") },
       };
     },
-    (r) => ({ count: r.count, scope: r.scope, target: r.target, lessProtected: r.targetProtection.lessProtected.length > 0 }),
+    (r) => ({ count: r.count, scope: r.scope, target: r.target, lessProtected: r.targetProtection.lessProtected.length > 0, ...(p.repair ? { repair: repairSummary(p.repair) } : {}) }),
   );
 }
 
@@ -143,6 +146,8 @@ export interface RedriveView {
     breakerThreshold: number;
     breakerWindow: number;
     acceptRisk: boolean;
+    /** A redrive that repairs each letter (issue 18): the patch and the stated reason; null for a plain redrive. */
+    repair: RedriveRepair | null;
   };
   createdBy: string | null;
   bulkStartedBy: string | null;
@@ -183,6 +188,7 @@ function toView(j: JobRecord, p: RedrivePlan): RedriveView {
       breakerThreshold: p.breakerThreshold,
       breakerWindow: p.breakerWindow,
       acceptRisk: p.acceptRisk,
+      repair: (p.repair as RedriveRepair | null) ?? null,
     },
     createdBy: p.createdByEmail,
     bulkStartedBy: p.bulkStartedBy,
@@ -227,12 +233,22 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
   const base = { action: "redrive.start", connectionId: (raw.connectionId as string) ?? null, queue: (raw.queue as string) ?? null };
   await authorize(actor, "redrive:sample", { ...base, meta });
   const p = parse(planSchema, input);
-  adapterFor(p.connectionId); // unknown connections are not_found before anything is counted
+  const adapter = adapterFor(p.connectionId); // unknown connections are not_found before anything is counted
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
+  if (p.repair) await authorize(actor, "letter:repair", { ...base, meta });
   // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
       const { filter, letterIds } = await selectionFor(actor, p);
   const failed = (e: unknown) =>
     recordAudit({ actor: auditActor(actor), action: "redrive.start", outcome: "failure", connectionId: p.connectionId, queue: p.queue, requestId: meta.requestId, ip: meta.ip, details: { error: (e as AppError).code ?? "internal:server" } }).catch(() => undefined);
+  if (p.repair) {
+    try {
+      assertGroupRepairAllowed(p.connectionId, p.queue, adapter);
+    } catch (e) {
+      const code = errorCodeOf(e);
+      await recordAudit({ actor: auditActor(actor), action: "redrive.start", outcome: code.startsWith("forbidden:") ? "denied" : "failure", connectionId: p.connectionId, queue: p.queue, requestId: meta.requestId, ip: meta.ip, details: { error: code, repair: true } }).catch(() => undefined);
+      throw e;
+    }
+  }
 
   // A destination less protected than the DLQ: only an admin, explicitly (the confirmation is audited
   // and kept in the job's params, where every run checks that its starter still may give it).
@@ -270,6 +286,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
           breakerWindow: p.breakerWindow,
           breakerMinLetters: p.breakerMinLetters,
           acceptRisk: p.acceptRisk,
+          ...(p.repair ? { repair: p.repair as unknown as Prisma.InputJsonObject } : {}),
           total: n,
           createdById: actor.id,
           createdByEmail: actor.email,
@@ -308,6 +325,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
       breakerThreshold: p.breakerThreshold,
       breakerWindow: p.breakerWindow,
       acceptRisk: p.acceptRisk,
+      repair: p.repair ? repairSummary(p.repair) : null,
       lessProtectedTarget: lessProtected ? { confirmed: true, destinations: protection.lessProtected } : null,
     },
   });
@@ -329,6 +347,8 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
   await authorize(actor, "redrive:bulk", { ...scope, meta });
   const p = parse(bulkSchema, input);
   const { job, plan } = await loadRedrive(p.jobId);
+  // The rest of a repairing redrive repairs letters too: the same permission as starting one.
+  if (plan.repair) await authorize(actor, "letter:repair", { ...scope, connectionId: job.connectionId, queue: job.queue, meta });
   return auditedOp(
     actor,
     meta,
@@ -509,4 +529,18 @@ export async function listRedrivePage(
 async function selectionFor(actor: Actor, p: { connectionId: string; queue: string; selection: Selection }): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
   const { filter, letterIds } = filterOfSelection(p, p.selection);
   return { filter: scopedFilter(filter, await maskingPolicy(actor.role, p.connectionId, p.queue)), letterIds };
+}
+
+/**
+ * A repair as the audit log records it: the patch's kind and the paths it touches, and the reason;
+ * never the values, which may be as sensitive as the payload (the per-letter rows carry the diff,
+ * masked for every audit reader).
+ */
+function repairSummary(r: RedriveRepair): Record<string, unknown> {
+  const p = r.patch;
+  if (p.kind === "json-patch") {
+    return { reason: r.reason, patch: "json-patch", operations: p.operations.map((o) => ({ op: o.op, path: o.path, ...(o.from !== undefined ? { from: o.from } : {}) })) };
+  }
+  const keys = p.patch !== null && typeof p.patch === "object" && !Array.isArray(p.patch) ? Object.keys(p.patch).slice(0, 100) : [];
+  return { reason: r.reason, patch: "merge-patch", topLevelKeys: keys };
 }

@@ -1,0 +1,246 @@
+import { createHash, randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import amqp from "amqplib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPayload } from "@/lib/archive/store";
+import { createUser } from "@/lib/auth/users";
+import type { Actor } from "@/lib/auth/session";
+import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
+import { getDb } from "@/lib/db";
+import { jobStore } from "@/lib/jobs/store";
+import { JobWorker } from "@/lib/jobs/worker";
+import { redriveHandler, type RedriveDeps } from "@/lib/redrive/handler";
+import { getRedrive, planRedrive, startBulk, startRedrive } from "@/lib/redrive/use-cases";
+import { scanHandler } from "@/lib/triage/scan";
+import { previewGroupRepair } from "./group";
+
+/**
+ * Group repair on the real RabbitMQ and Postgres (issue 18): ten letters of one group dead-lettered
+ * by a real rejection and scanned into the triage index; one JSON Patch previewed letter by letter,
+ * then sent as a redrive with a repair through the use cases and the job worker (sample, watch,
+ * bulk); refusals (role, switch) audited with nothing moved.
+ */
+const ON = "grouprepair-on";
+const OFF = "grouprepair-off";
+const enc = (s: string) => new TextEncoder().encode(s);
+const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
+const meta = () => ({ requestId: `gr-${randomUUID()}`, ip: "127.0.0.1" });
+const actors: Record<"viewer" | "operator" | "admin", Actor> = {} as never;
+const kit = new RabbitKit();
+const FAST: Partial<RedriveDeps> = { returnCheckMs: 300, verifyGraceMs: 1000 };
+let dir = "";
+
+const PATCH = {
+  kind: "json-patch" as const,
+  operations: [
+    { op: "test", path: "/status", value: "PAYED" },
+    { op: "replace", path: "/status", value: "PAID" },
+  ],
+};
+const REASON = "Status enum typo (PAYED) fixed in orders 2.3.3, INC-77";
+/** Letter 7 has no status field: the patch's test cannot match it. */
+const body = (i: number) => (i === 7 ? `{"order":${i},"amount":"12.50"}` : `{"order":${i},"status":"PAYED","amount":"12.50"}`);
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "dlq-group-repair-"));
+  const config = { connections: [testConfig({ id: ON }), testConfig({ id: OFF })], repair: [{ connection: ON, queue: `${kit.prefix}.dlq.*` }] };
+  writeFileSync(path.join(dir, "config.json"), JSON.stringify(config));
+  process.env.DLQ_CONSOLE_CONFIG = path.join(dir, "config.json");
+  const { resetConfigCache } = await import("@/lib/config");
+  resetConfigCache();
+  for (const role of ["viewer", "operator", "admin"] as const) {
+    const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@group-repair.test`, role, password: "a-long-enough-password" });
+    actors[role] = { id: u.id, email: u.email, name: null, role };
+  }
+});
+
+afterAll(async () => {
+  await kit.cleanup();
+  const { closeAllAdapters } = await import("@/lib/connections/registry");
+  await closeAllAdapters().catch(() => undefined);
+  const { resetConfigCache } = await import("@/lib/config");
+  delete process.env.DLQ_CONSOLE_CONFIG;
+  resetConfigCache();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function scan(connectionId: string, queue: string) {
+  const kind = `scan-gr-${randomUUID().slice(0, 8)}`;
+  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId, queue, params: { acceptRisk: true } });
+  await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 10_000 }).runOnce();
+  expect((await jobStore().get(job.id))?.state).toBe("succeeded");
+}
+
+/** Ten letters of one group (same exception class) in a fresh DLQ of `connectionId`, scanned. */
+async function seeded(connectionId: string) {
+  const letters = Array.from({ length: 10 }, (_, i) => ({ body: enc(body(i)), messageId: `m-${i}`, headers: { "x-exception-class": "com.acme.orders.UnknownStatusException" } }));
+  const { dlq, source } = await kit.dlqByReject(letters);
+  await scan(connectionId, dlq);
+  const groups = await getDb().$queryRawUnsafe<Array<{ group_key: string; n: number }>>(
+    `SELECT group_key, count(*)::int AS n FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL GROUP BY group_key`,
+    connectionId,
+    dlq,
+  );
+  expect(groups).toHaveLength(1);
+  return { dlq, source, groupKey: groups[0].group_key };
+}
+
+/** Everything in a queue, read without taking it (consume without ack, then close). */
+async function peek(queue: string, expected: number): Promise<amqp.ConsumeMessage[]> {
+  await kit.waitDepth(queue, expected);
+  const conn = await amqp.connect(AMQP_URL);
+  const ch = await conn.createChannel();
+  const out: amqp.ConsumeMessage[] = [];
+  await new Promise<void>((resolve) => {
+    if (expected === 0) return resolve();
+    void ch.consume(queue, (m) => {
+      if (m) out.push(m);
+      if (out.length === expected) resolve();
+    });
+  });
+  await ch.close();
+  await conn.close();
+  return out;
+}
+
+const worker = (jobId: string) =>
+  new JobWorker({ handlers: { redrive: redriveHandler(FAST) }, owner: `gr-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, pollMs: 50, scope: { jobIds: [jobId] } });
+
+describe("group repair on RabbitMQ", () => {
+  it("previews the patch letter by letter, then resubmits the nine it applies to as a redrive; the tenth stays in the DLQ with the reason", async () => {
+    const { dlq, source, groupKey } = await seeded(ON);
+    const selection = { kind: "group" as const, groupKey };
+
+    const preview = await previewGroupRepair(actors.admin, meta(), { connectionId: ON, queue: dlq, selection, patch: PATCH, limit: 4 });
+    expect(preview).toMatchObject({ total: 10, applies: 9, doesNotApply: 1, truncated: true });
+    expect(preview.letters).toHaveLength(4);
+    const all = await previewGroupRepair(actors.admin, meta(), { connectionId: ON, queue: dlq, selection, patch: PATCH, limit: 10 });
+    expect(all.letters).toHaveLength(10);
+    const refusedLetter = all.letters.filter((l) => !l.applies);
+    expect(refusedLetter).toHaveLength(1);
+    expect(refusedLetter[0]).toMatchObject({ messageId: "m-7", diff: null });
+    expect(refusedLetter[0].reason).toMatch(/test/);
+    for (const l of all.letters.filter((x) => x.applies)) {
+      expect(l.reason).toBeNull();
+      expect(l.diff).toMatchObject({ kind: "json", entries: [{ op: "change", path: "/status", before: '"PAYED"', after: '"PAID"' }] });
+    }
+    expect(await kit.depth(dlq)).toBe(10); // a preview moves nothing
+
+    const repair = { patch: PATCH, reason: REASON };
+    const plan = await planRedrive(actors.admin, meta(), { connectionId: ON, queue: dlq, selection, repair });
+    expect(plan.count).toBe(10);
+    const started = await startRedrive(actors.admin, meta(), { connectionId: ON, queue: dlq, selection, repair, fix: "orders 2.3.3 accepts PAID", confirmedCount: plan.count, watchSeconds: 1, sample: { count: 3 }, rate: 50 });
+    expect(started.plan.repair).toEqual(repair);
+
+    await worker(started.id).runOnce(); // sample of 3, watched 1 s, paused with the verdict
+    let v = (await getRedrive(actors.admin, meta(), { jobId: started.id })).redrive;
+    expect(v).toMatchObject({ state: "paused", stage: "awaiting_bulk", sampleVerdict: "clean" });
+    expect(await kit.depth(source)).toBe(3);
+
+    await startBulk(actors.admin, meta(), { jobId: started.id });
+    await worker(started.id).runOnce();
+    const done = await getRedrive(actors.admin, meta(), { jobId: started.id, limit: 100 });
+    v = done.redrive;
+    expect(v.state).toBe("succeeded");
+    expect(done.counts).toMatchObject({ moved: 9, failed: 1 });
+
+    // Nine repaired copies at the origin: PAID, everything else byte for byte, the repair marker.
+    const arrived = await peek(source, 9);
+    expect(arrived.map((m) => JSON.parse(m.content.toString("utf8")).order).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 8, 9]);
+    for (const m of arrived) {
+      const order = JSON.parse(m.content.toString("utf8")).order as number;
+      expect(m.content.toString("utf8")).toBe(body(order).replace('"PAYED"', '"PAID"'));
+      expect(String(m.properties.headers?.[REPAIR_HEADER])).toBe(started.id);
+      expect(String(m.properties.headers?.[REDRIVE_HEADERS.originalMessageId])).toBe(`m-${order}`);
+      expect(m.properties.headers?.["x-death"]).toBeDefined();
+    }
+
+    // The tenth is still in the DLQ, untouched, and the ledger says why.
+    const left = await peek(dlq, 1);
+    expect(left.map((m) => m.properties.messageId)).toEqual(["m-7"]);
+    expect(left[0].content.toString("utf8")).toBe(body(7));
+    const failedRow = done.ledger.find((r) => r.state === "failed")!;
+    expect(failedRow.messageId).toBe("m-7");
+    expect(failedRow.reason).toMatch(/^Not repaired: The patch does not apply: operation 1 \(test \/status\).*It stays in the DLQ\.$/);
+
+    // The nine originals are in the archive under the job's id, with the reason, as they were.
+    const archived = await getDb().$queryRawUnsafe<Array<{ connection_id: string; queue: string; letter_id: string; discard_job_id: string; payload_ciphertext: Uint8Array; payload_key_id: string; discard_reason: string; message_id: string }>>(
+      `SELECT connection_id, queue, letter_id, discard_job_id::text AS discard_job_id, payload_ciphertext, payload_key_id, discard_reason, message_id FROM archived_letters WHERE discard_job_id = $1::uuid`,
+      started.id,
+    );
+    expect(archived.map((a) => a.message_id).sort()).toEqual(["m-0", "m-1", "m-2", "m-3", "m-4", "m-5", "m-6", "m-8", "m-9"]);
+    for (const a of archived) {
+      const text = openPayload({ connectionId: a.connection_id, queue: a.queue, letterId: a.letter_id, discardJobId: a.discard_job_id, payloadCiphertext: a.payload_ciphertext, payloadKeyId: a.payload_key_id }).toString("utf8");
+      expect(text).toBe(body(Number(a.message_id.slice(2))));
+      expect(a.discard_reason).toContain("INC-77");
+    }
+
+    // Audit: a letter.repaired row per letter under the job's operation id, with the diff and hashes.
+    const audit = await getDb().auditEvent.findMany({ where: { operationId: started.id }, orderBy: { id: "asc" } });
+    const start = audit.find((a) => a.action === "redrive.start")!;
+    expect(start.details).toMatchObject({ repair: { reason: REASON, patch: "json-patch", operations: [{ op: "test", path: "/status" }, { op: "replace", path: "/status" }] } });
+    const repaired = audit.filter((a) => a.action === "letter.repaired" && a.scope === "letter");
+    expect(repaired).toHaveLength(10);
+    const ok = repaired.filter((a) => a.outcome === "success");
+    expect(ok).toHaveLength(9);
+    for (const a of ok) {
+      const d = a.details as Record<string, unknown>;
+      const order = Number(String(d.messageId).slice(2));
+      expect(d).toMatchObject({ outcome: "moved", sha256: sha(body(order)), afterSha256: sha(body(order).replace('"PAYED"', '"PAID"')), repairReason: REASON });
+      expect(d.diff).toMatchObject({ payload: { kind: "json", entries: [{ op: "change", path: "/status", before: '"PAYED"', after: '"PAID"' }] } });
+      expect(d.archiveId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(d.copyId).toMatch(/\S/);
+    }
+    const notRepaired = repaired.find((a) => a.outcome === "failure")!;
+    expect(notRepaired.details).toMatchObject({ outcome: "failed", messageId: "m-7", diff: null, afterSha256: null });
+    expect(String((notRepaired.details as Record<string, unknown>).reason)).toMatch(/does not apply/);
+    expect(audit.filter((a) => a.action === "letter.redrive" && a.scope === "letter")).toHaveLength(10);
+  });
+
+  it("an operator cannot preview, plan or start a repairing redrive (audited), and nothing moves", async () => {
+    const { dlq, groupKey } = await seeded(ON);
+    const selection = { kind: "group" as const, groupKey };
+    const repair = { patch: PATCH, reason: REASON };
+    const m = meta();
+    await expect(startRedrive(actors.operator, m, { connectionId: ON, queue: dlq, selection, repair, fix: "orders 2.3.3", confirmedCount: 10 })).rejects.toMatchObject({ code: "forbidden:letter:repair" });
+    const p = meta();
+    await expect(planRedrive(actors.operator, p, { connectionId: ON, queue: dlq, selection, repair })).rejects.toMatchObject({ code: "forbidden:letter:repair" });
+    const q = meta();
+    await expect(previewGroupRepair(actors.operator, q, { connectionId: ON, queue: dlq, selection, patch: PATCH })).rejects.toMatchObject({ code: "forbidden:letter:repair" });
+    for (const [req, action] of [
+      [m, "redrive.start"],
+      [p, "redrive.plan"],
+      [q, "redrive.repair_preview"],
+    ] as const) {
+      const rows = await getDb().auditEvent.findMany({ where: { requestId: req.requestId } });
+      expect(rows.map((r) => [r.action, r.outcome])).toEqual([[action, "denied"]]);
+    }
+    expect(await getDb().redrivePlan.count({ where: { queue: dlq } })).toBe(0);
+    expect(await kit.depth(dlq)).toBe(10);
+    // The same operator may still redrive these letters as they are.
+    const plain = await planRedrive(actors.operator, meta(), { connectionId: ON, queue: dlq, selection });
+    expect(plain.count).toBe(10);
+  });
+
+  it("the switch off refuses the preview and the start (audited); nothing is created or moved", async () => {
+    const { dlq, groupKey } = await seeded(OFF);
+    const selection = { kind: "group" as const, groupKey };
+    const m = meta();
+    await expect(startRedrive(actors.admin, m, { connectionId: OFF, queue: dlq, selection, repair: { patch: PATCH, reason: REASON }, fix: "orders 2.3.3", confirmedCount: 10 })).rejects.toMatchObject({ code: "forbidden:repair-disabled" });
+    expect((await getDb().auditEvent.findMany({ where: { requestId: m.requestId } })).map((r) => [r.action, r.outcome, (r.details as { error?: string }).error])).toEqual([["redrive.start", "denied", "forbidden:repair-disabled"]]);
+    const q = meta();
+    await expect(previewGroupRepair(actors.admin, q, { connectionId: OFF, queue: dlq, selection, patch: PATCH })).rejects.toMatchObject({ code: "forbidden:repair-disabled" });
+    expect((await getDb().auditEvent.findMany({ where: { requestId: q.requestId } })).map((r) => [r.action, r.outcome])).toEqual([["redrive.repair_preview", "denied"]]);
+    expect(await getDb().redrivePlan.count({ where: { queue: dlq } })).toBe(0);
+    expect(await kit.depth(dlq)).toBe(10);
+  });
+
+  it("refuses a malformed JSON Patch before anything is counted", async () => {
+    await expect(
+      previewGroupRepair(actors.admin, meta(), { connectionId: ON, queue: `${kit.prefix}.dlq.none`, selection: { kind: "filter", filter: {} }, patch: { kind: "json-patch", operations: [{ op: "frobnicate", path: "/x" }] } }),
+    ).rejects.toMatchObject({ code: "bad_request:repair" });
+  });
+});
