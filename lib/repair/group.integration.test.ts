@@ -238,6 +238,29 @@ describe("group repair on RabbitMQ", () => {
     expect(await kit.depth(dlq)).toBe(10);
   });
 
+  it("a repairing redrive whose DLQ the switch no longer covers pauses at its next run (audited) and moves nothing", async () => {
+    const { dlq, groupKey } = await seeded(ON);
+    const selection = { kind: "group" as const, groupKey };
+    const started = await startRedrive(actors.admin, meta(), { connectionId: ON, queue: dlq, selection, repair: { patch: PATCH, reason: REASON }, fix: "orders 2.3.3", confirmedCount: 10, watchSeconds: 1 });
+    const { resetConfigCache } = await import("@/lib/config");
+    const file = process.env.DLQ_CONSOLE_CONFIG!;
+    const before = (await import("node:fs")).readFileSync(file, "utf8");
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(before), repair: [] }));
+    resetConfigCache();
+    try {
+      await worker(started.id).runOnce();
+    } finally {
+      writeFileSync(file, before);
+      resetConfigCache();
+    }
+    const v = (await getRedrive(actors.admin, meta(), { jobId: started.id })).redrive;
+    expect(v.state).toBe("paused");
+    expect(v.pauseReason).toMatch(/not enabled for this DLQ/);
+    expect(await kit.depth(dlq)).toBe(10);
+    const pause = await getDb().auditEvent.findMany({ where: { operationId: started.id, action: "redrive.auto_pause" } });
+    expect(pause.map((a) => [a.outcome, (a.details as { why?: string }).why])).toEqual([["denied", "repair_disabled"]]);
+  });
+
   it("refuses a malformed JSON Patch before anything is counted", async () => {
     await expect(
       previewGroupRepair(actors.admin, meta(), { connectionId: ON, queue: `${kit.prefix}.dlq.none`, selection: { kind: "filter", filter: {} }, patch: { kind: "json-patch", operations: [{ op: "frobnicate", path: "/x" }] } }),

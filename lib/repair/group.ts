@@ -11,7 +11,7 @@ import { decryptPayload, payloadAad } from "@/lib/crypto/payload-cipher";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { maskingHashKey } from "@/lib/masking/key";
-import { maskingPolicy, policyFrom } from "@/lib/masking/policy";
+import { maskingPolicy, policyFrom, type MaskingPolicy } from "@/lib/masking/policy";
 import { loadMaskingConfig } from "@/lib/masking/store";
 import type { MaskingRule } from "@/lib/masking/types";
 import { dlqSchema, filterOfSelection, payloadPatchSchema, selectionSchema } from "@/lib/redrive/plan";
@@ -43,6 +43,18 @@ export function assertGroupRepairAllowed(connectionId: string, queue: string, ad
   }
   if (!adapter.capabilities.repair) {
     throw new AppError("bad_request:repair-unsupported", { userMessage: `Repair and resubmit is not available on this ${adapter.vocabulary.queue}'s broker yet; nothing was read or sent.` });
+  }
+}
+
+/**
+ * A patch is an oracle on the payloads it is tried on (a `test` operation, or whether it applies at
+ * all, answers for the real values): on a DLQ where masking hides something from the actor's role,
+ * only a role that may reveal payloads may try one. letter:repair is an admin's today, and admins
+ * may reveal; this keeps it so if the permissions table ever changes.
+ */
+export function assertMayPatchMasked(actor: Actor, policy: Pick<MaskingPolicy, "rules" | "payload">): void {
+  if ((policy.rules.length > 0 || policy.payload === "none") && !can(actor.role, "payload:reveal")) {
+    throw new AppError("forbidden:payload:reveal", { userMessage: "Masking rules hide parts of these payloads from your role; only a role that may reveal them can repair them." });
   }
 }
 
@@ -174,6 +186,7 @@ export async function previewGroupRepair(actor: Actor, meta: RequestMeta, input:
     const p = r.data;
     assertGroupRepairAllowed(p.connectionId, p.queue);
     const policy = await maskingPolicy(actor.role, p.connectionId, p.queue);
+    assertMayPatchMasked(actor, policy);
     const { filter, letterIds } = filterOfSelection(p, p.selection);
     const scoped = scopedFilter(filter, policy);
     const chosen = letterIds ? new Set(letterIds) : null;
