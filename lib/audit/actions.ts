@@ -42,6 +42,7 @@ export const AUDIT_ACTIONS = {
   "letter.redrive_returned": "A redriven letter came back",
   "letter.discard": "Discarded a letter",
   "letter.repair_plan": "Previewed a repair of a letter",
+  "redrive.repair_preview": "Previewed a group repair",
   "letter.repair": "Repaired and resubmitted a letter",
   "letter.repaired": "A letter was repaired (the diff)",
   "discard.plan": "Previewed a discard",

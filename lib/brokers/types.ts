@@ -342,6 +342,13 @@ export interface LetterRepair {
   correlationId?: string;
   /** The repair operation: carried as `x-dlq-repaired-by-operation`. */
   operationId: string;
+  /**
+   * The console decided not to send this letter (a group repair's patch does not fit it): the
+   * adapter reports it "failed" with this reason in its place in the DLQ order, publishes nothing,
+   * archives nothing, and holds back later letters of its ordering key as for any failure, so none
+   * of them overtakes it.
+   */
+  refuse?: string;
 }
 
 /**

@@ -406,11 +406,16 @@ class RedriveRun {
     let toMove = move;
     // Not the broker's doing: kept apart from the move's outcomes until the broker checks are done.
     const notApplied: Settled[] = [];
-    if (patches) {
+    const notRepaired = (reason: string) => `Not repaired: ${reason} It stays in the DLQ.`;
+    // On an ordered stream (Kafka keys, FIFO groups) a letter the patch does not fit goes to the
+    // adapter as a refusal in its place (LetterRepair.refuse): it fails there, in DLQ order, and its
+    // key is held back, so no later letter of that key overtakes it. Elsewhere it is not sent at all.
+    const inPlace = this.adapter.capabilities.orderedKeys;
+    if (patches && !inPlace) {
       toMove = move.filter((r) => patches.get(r.letterId)!.ok);
       for (const r of move) {
         const pt = patches.get(r.letterId)!;
-        if (!pt.ok) notApplied.push({ letterId: r.letterId, state: "failed", destination: null, reason: `Not repaired: ${pt.reason} It stays in the DLQ.`, orderingKey: r.orderingKey });
+        if (!pt.ok) notApplied.push({ letterId: r.letterId, state: "failed", destination: null, reason: notRepaired(pt.reason), orderingKey: r.orderingKey });
       }
     }
 
@@ -434,6 +439,7 @@ class RedriveRun {
           const req = request(r, target, r.prevCount + 1);
           const pt = patches?.get(r.letterId);
           if (pt?.ok) req.repair = { ...(pt.changed ? { body: pt.bytes } : {}), operationId: this.plan.jobId };
+          else if (pt) req.repair = { operationId: this.plan.jobId, refuse: notRepaired(pt.reason) };
           return req;
         });
         const beforeRemove = patches ? (copy: LetterCopy) => this.archiveOriginal(copy, archived) : undefined;

@@ -30,6 +30,7 @@ const CORRELATION_NAMES = new Set(["correlation-id", "correlationid"]);
  * before anything is produced: a refused letter stays in the DLT and nothing is archived.
  */
 export function repairProblem(repair: LetterRepair): string | null {
+  if (repair.refuse) return repair.refuse;
   const set = Object.keys(repair.setHeaders ?? {});
   const removed = repair.removeHeaders ?? [];
   const managed = [...set, ...removed].filter(isManagedHeaderName);

@@ -26,6 +26,7 @@ const quoted = (name: string) => `"${name.length > 80 ? `${name.slice(0, 80)}…
  * crafted request, so a broker-managed or console header is never rewritten whoever calls.
  */
 export function repairRefusal(repair: LetterRepair): string | null {
+  if (repair.refuse) return repair.refuse;
   const set = Object.keys(repair.setHeaders ?? {});
   const remove = repair.removeHeaders ?? [];
   const managed = [...set, ...remove].find((n) => isManagedHeaderName(n));

@@ -82,6 +82,7 @@ export function repairedBodyText(body: Uint8Array): { text: string } | { reason:
  * refuses, a name both set and removed, the new body. Null when the repair can be tried.
  */
 export function repairRequestProblem(repair: LetterRepair): string | null {
+  if (repair.refuse) return repair.refuse;
   if (typeof repair.operationId !== "string" || repair.operationId.length === 0) return refused("the repair has no operation id");
   const set = Object.entries(repair.setHeaders ?? {});
   const removed = repair.removeHeaders ?? [];
