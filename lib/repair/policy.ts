@@ -13,9 +13,13 @@
 import { isManagedHeaderName, type HeaderEntry } from "@/lib/brokers/types";
 import { globMatch } from "@/lib/glob";
 import { buildPayloadView } from "@/lib/letter/payload-view";
+import { jsonSyntaxError } from "@/lib/repair/json-syntax";
 import { maskHeadersWithRules, maskPayloadWithRules } from "@/lib/masking/engine";
 import type { MaskingRule } from "@/lib/masking/types";
 import { decodeUtf8, valueText } from "@/lib/text";
+
+// The syntax check lives in its own browser-safe module (the editor checks as the admin types); re-exported for the server callers.
+export { jsonSyntaxError };
 
 /** How a payload can be edited: JSON in a JSON editor, text as text, anything else only replaced by a file. */
 export type PayloadKind = "json" | "text" | "binary";
@@ -145,54 +149,6 @@ export function headerEditProblems(headers: HeaderEntry[], locked: LockedField[]
     if (set.includes(name)) problems.push({ field: `header ${name}`, message: `"${name}" is both set and removed; choose one.` });
   }
   return problems;
-}
-
-/** Where a JSON text stops being JSON: 1-based line and column, and the parser's reason without the echoed input. */
-export function jsonSyntaxError(text: string): { line: number; column: number; message: string } | null {
-  try {
-    JSON.parse(text);
-    return null;
-  } catch (e) {
-    const raw = (e as Error).message;
-    const at = /at position (\d+)/.exec(raw);
-    let pos: number;
-    if (at) pos = Number(at[1]);
-    else if (/end of JSON input/i.test(raw)) pos = text.length;
-    else pos = firstBadPosition(text);
-    // V8 echoes the whole input ("…, "{…}" is not valid JSON"): keep only its first clause.
-    const reason = raw.replace(/,\s*".*$/s, "").replace(/\s*in JSON at position \d+.*$/s, "").replace(/^Unexpected token '(.)'$/s, 'Unexpected "$1"');
-    const before = text.slice(0, pos);
-    const line = before.split("\n").length;
-    const column = pos - before.lastIndexOf("\n");
-    return { line, column, message: reason || "Not valid JSON" };
-  }
-}
-
-/**
- * The offset of the first character JSON.parse cannot have accepted, for V8 messages that do not
- * say where ("Unexpected token 'x', "…" is not valid JSON"): the shortest prefix that no JSON text
- * can continue is found by asking the parser about prefixes, a binary search over their length.
- */
-function firstBadPosition(text: string): number {
-  const viable = (n: number) => {
-    try {
-      JSON.parse(text.slice(0, n));
-      return true;
-    } catch (e) {
-      // A prefix that fails only at its end could still be continued into JSON.
-      const m = (e as Error).message;
-      const at = /at position (\d+)/.exec(m);
-      return /end of JSON input/i.test(m) || (at !== null && Number(at[1]) >= n);
-    }
-  };
-  let lo = 0;
-  let hi = text.length;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (viable(mid)) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
 
 /** Strict base64 (padding optional), so a truncated or mangled upload is refused rather than half decoded. */
