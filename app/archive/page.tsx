@@ -3,6 +3,7 @@ import Link from "next/link";
 import { ArchiveTable } from "@/components/archive/archive-table";
 import { Problem } from "@/components/ui/problem";
 import { SlashFocus } from "@/components/ui/slash-focus";
+import { shortOperation } from "@/components/archive/repaired";
 import { archiveExportHref, archiveHref, parseArchiveParams } from "@/lib/archive/params";
 import { archiveRetentionDays } from "@/lib/archive/store";
 import { listArchive } from "@/lib/archive/use-cases";
@@ -17,7 +18,7 @@ export const dynamic = "force-dynamic";
 type Search = Record<string, string | string[] | undefined>;
 const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? "";
 
-/** Discarded letters kept in the archive: filters (DLQ, time, who, why, state), export, undo (admins). */
+/** Discarded letters and repaired originals kept in the archive: filters (DLQ, time, who, why, state, operation), export, undo (admins). */
 export default async function ArchivePage({ searchParams }: { searchParams: Promise<Search> }) {
   const sp = await searchParams;
   const parsed = parseArchiveParams(sp);
@@ -41,7 +42,7 @@ export default async function ArchivePage({ searchParams }: { searchParams: Prom
       <div className="page-head">
         <h1>Archive</h1>
         <span className="meta">
-          Discarded letters, newest first. Each is kept {archiveRetentionDays()} days after its discard (DLQ_ARCHIVE_RETENTION_DAYS), payload encrypted.
+          Discarded letters and the originals of repaired ones, newest first. Each is kept {archiveRetentionDays()} days after its discard (DLQ_ARCHIVE_RETENTION_DAYS), payload encrypted.
         </span>
       </div>
       <SlashFocus targetId="archive-q" />
@@ -82,6 +83,8 @@ export default async function ArchivePage({ searchParams }: { searchParams: Prom
           Letter, message id, SHA-256 or class
           <input id="archive-q" name="q" defaultValue={raw.q} style={{ width: 200 }} />
         </label>
+        {/* The operation has no field of its own (it arrives from a discard or repair link): kept across a new filter, removed by its chip. */}
+        {raw.operation ? <input type="hidden" name="operation" value={raw.operation} /> : null}
         <button type="submit" className="btn btn-primary" data-testid="archive-filter-submit">
           Filter
         </button>
@@ -89,6 +92,14 @@ export default async function ArchivePage({ searchParams }: { searchParams: Prom
           Clear
         </Link>
       </form>
+      {raw.operation ? (
+        <div className="toolbar" data-testid="archive-operation-filter">
+          <span className="hint">Only the letters of</span>
+          <Link href={archiveHref({ ...raw, operation: undefined })} className="chip" title={`Operation ${raw.operation}: remove this filter`} aria-label={`Remove the filter by operation ${raw.operation}`} data-testid="archive-operation-chip">
+            <span className="chip-value">operation {shortOperation(raw.operation)}</span> <span aria-hidden="true">×</span>
+          </Link>
+        </div>
+      ) : null}
       {problem ? (
         <Problem title={problem.title} back={{ href: "/archive", label: "← The whole archive" }}>
           <p>{problem.message}</p>

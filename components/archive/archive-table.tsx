@@ -10,11 +10,12 @@ import type { ArchivedSummary } from "@/lib/archive/queries";
 import type { RestoreResult } from "@/lib/discard/undo";
 import { formatBytes, truncate } from "@/lib/format";
 import { EmptyRow } from "@/components/ui/empty-row";
+import { isRepairedOriginal, repairReason, REPAIRED_PUT_BACK_WARNING } from "./repaired";
 
 const ONE_LINE = { overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" } as const;
 
 /**
- * One page of archived letters, newest first. Admins tick letters to put them back into their DLQ
+ * One page of archived letters (discarded ones and the originals of repaired ones), newest first. Admins tick letters to put them back into their DLQ
  * ("undo", with a reason); anyone who may read the archive can export the ticked ones.
  */
 export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: ArchivedSummary[]; raw: ArchiveParams; canRestore: boolean; canPayload: boolean }) {
@@ -27,6 +28,7 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
   const pickable = rows.filter((r) => r.restoreState !== "restored" && r.restoreState !== "restoring").map((r) => r.id);
   const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id]));
   const allPicked = pickable.length > 0 && pickable.every((id) => picked.includes(id));
+  const pickedRepaired = rows.filter((r) => picked.includes(r.id) && isRepairedOriginal(r.discardReason)).length;
 
   const undo = () => {
     setError(null);
@@ -68,6 +70,13 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
             </span>
             <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} maxLength={2000} data-testid="archive-undo-reason" />
           </label>
+          {pickedRepaired ? (
+            <p className="banner banner-warn" data-testid="archive-undo-repaired">
+              {picked.length === 1
+                ? REPAIRED_PUT_BACK_WARNING
+                : `${pickedRepaired} of the ticked letters ${pickedRepaired === 1 ? "was" : "were"} repaired and resubmitted; putting ${pickedRepaired === 1 ? "its original" : "their originals"} back makes a second copy in the DLQ.`}
+            </p>
+          ) : null}
           <div className="toolbar">
             <button type="button" className="btn btn-primary" onClick={undo} disabled={pending || reason.trim().length < 3} data-testid="archive-undo-submit">
               {pending ? "Putting back…" : `Put back ${picked.length} ${picked.length === 1 ? "letter" : "letters"}`}
@@ -137,7 +146,16 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
                 </td>
                 <td className="small">{r.discardedBy ?? "—"}</td>
                 <td className="truncate small" style={{ maxWidth: 260 }} title={r.discardReason}>
-                  {truncate(r.discardReason, 80)}
+                  {isRepairedOriginal(r.discardReason) ? (
+                    <>
+                      <span className="badge badge-info" title="The original of a repaired letter: the repaired copy was sent on" data-testid="archive-repaired">
+                        repaired
+                      </span>{" "}
+                      {truncate(repairReason(r.discardReason), 72)}
+                    </>
+                  ) : (
+                    truncate(r.discardReason, 80)
+                  )}
                 </td>
                 <td className="num nowrap">{formatBytes(r.bodySize)}</td>
                 <td className="nowrap">

@@ -34,4 +34,16 @@ describe("archive URL params", () => {
     const back = parseArchiveParams(u.searchParams);
     expect(back.ok && back.filter).toEqual({ queue: "a b&c", reason: "x" });
   });
+
+  it("filters by operation: a UUID (case folded) is kept in links and exports; anything else is refused, naming it", () => {
+    const op = "0B6F3C1E-2D4A-4F5B-8C9D-0E1F2A3B4C5D";
+    const r = parseArchiveParams({ operation: ` ${op} ` });
+    expect(r).toMatchObject({ ok: true, filter: { operation: op.toLowerCase() } });
+    if (!r.ok) return;
+    expect(archiveHref(r.raw)).toBe(`/archive?operation=${op}`);
+    const exported = new URL(archiveExportHref({ ...r.raw, connectionId: "c" }, "csv"), "http://x").searchParams;
+    expect(parseArchiveParams(exported)).toMatchObject({ ok: true, filter: { connectionId: "c", operation: op.toLowerCase() } });
+    expect(parseArchiveParams({ operation: "1234abcd" })).toMatchObject({ ok: false, message: expect.stringContaining('"1234abcd" is not an operation id') });
+    expect(parseArchiveParams({ operation: "" })).toMatchObject({ ok: true, filter: {} });
+  });
 });

@@ -2,7 +2,7 @@
  * The archive page's filters as they appear in URLs (`/archive?…`, `/api/archive/export?…`), so a
  * view can be pasted and the export link carries the same query. Pure (client-safe). Times are UTC.
  */
-export const ARCHIVE_FIELDS = ["connectionId", "queue", "from", "to", "actor", "reason", "state", "q"] as const;
+export const ARCHIVE_FIELDS = ["connectionId", "queue", "from", "to", "actor", "reason", "state", "q", "operation"] as const;
 export type ArchiveField = (typeof ARCHIVE_FIELDS)[number];
 export type ArchiveParams = Partial<Record<ArchiveField, string>>;
 
@@ -27,7 +27,11 @@ export interface ParsedArchiveFilter {
   reason?: string;
   state?: "archived" | "restored";
   text?: string;
+  /** The discard or repair operation whose letters these are (archived_letters.discard_job_id). */
+  operation?: string;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The raw params (for forms and links) and the filter they name, or the reason they are not valid. */
 export function parseArchiveParams(sp: Search): { ok: true; raw: ArchiveParams; filter: ParsedArchiveFilter } | { ok: false; raw: ArchiveParams; message: string } {
@@ -48,6 +52,10 @@ export function parseArchiveParams(sp: Search): { ok: true; raw: ArchiveParams; 
     filter.state = raw.state;
   }
   if (raw.q) filter.text = raw.q;
+  if (raw.operation) {
+    if (!UUID.test(raw.operation)) return { ok: false, raw, message: `"${raw.operation}" is not an operation id (a UUID such as 0b6f…-…).` };
+    filter.operation = raw.operation.toLowerCase();
+  }
   return { ok: true, raw, filter };
 }
 

@@ -20,6 +20,8 @@ export interface ArchiveFilter {
   state?: "archived" | "restored";
   /** Exact letter id, message id or SHA-256, or a substring of the exception class. */
   text?: string;
+  /** The discard job or repair operation that archived them (discard_job_id; a UUID, checked by the caller). */
+  operation?: string;
   /** Only these rows (export of a hand-picked set). */
   ids?: string[];
   /**
@@ -105,6 +107,11 @@ export function archiveWhere(f: ArchiveFilter): { sql: string; params: unknown[]
   if (f.reason?.trim()) add((p) => `discard_reason ILIKE ${p}`, `%${likeEscape(f.reason.trim())}%`);
   if (f.state === "restored") parts.push(`restore_state = 'restored'`);
   if (f.state === "archived") parts.push(`restore_state IS DISTINCT FROM 'restored'`);
+  // Served by the unique index on (discard_job_id, letter_id), whose leading column this is.
+  if (f.operation) {
+    if (!UUID.test(f.operation)) throw new AppError("bad_request:filter", { userMessage: "The operation filter is not an operation id (a UUID)." });
+    add((p) => `discard_job_id = ${p}::uuid`, f.operation);
+  }
   if (f.ids) add((p) => `id = ANY(${p}::uuid[])`, f.ids.filter((id) => UUID.test(id)));
   if (f.text?.trim()) {
     const t = f.text.trim();

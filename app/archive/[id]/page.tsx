@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { ArchiveTable } from "@/components/archive/archive-table";
+import { isRepairedOriginal, repairReason } from "@/components/archive/repaired";
 import { DeathHistory } from "@/components/dlq/death-history";
 import { EntriesTable } from "@/components/dlq/entries-table";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
@@ -34,7 +35,7 @@ function Field({ label, children, testId }: { label: string; children: ReactNode
 }
 const dash = <span className="muted">—</span>;
 
-/** One archived letter: why and by whom it was discarded, its metadata and payload with the letter page's masking, and undo for admins. */
+/** One archived letter: why and by whom it was discarded (or repaired, for a repair's original), its metadata and payload with the letter page's masking, and undo for admins. */
 export default async function ArchivedLetterPage({ params }: { params: Promise<{ id: string }> }) {
   const id = decodeParam((await params).id);
   const actor = await requirePageActor(`/archive/${encodeURIComponent(id)}`);
@@ -54,6 +55,8 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
     );
   }
   const f = l.failure;
+  // The original of a repair is archived like a discard, under the repair's operation id; it is named for what happened to it.
+  const repaired = isRepairedOriginal(l.discardReason);
   const { headers: _h, properties: _p, failure: _f, history: _hi, payload: _pl, masking: _m, correlationId: _c, contentEncoding: _ce, orderingKey: _o, republishLimits, ...summary } = l;
   return (
     <main className="page">
@@ -68,19 +71,25 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
         </code>
         <CopyButton text={l.letterId} label="Copy id" />
         {l.restoreState === "restored" ? <span className="badge badge-ok">put back</span> : <span className="badge">archived</span>}
+        {repaired ? (
+          <span className="badge badge-info" title="The original of a repaired letter: the repaired copy was sent on" data-testid="archived-repaired">
+            repaired
+          </span>
+        ) : null}
       </div>
       <div className="grid-2">
         <section className="card" data-testid="archived-discard">
-          <h2>Discard</h2>
+          <h2>{repaired ? "Repair" : "Discard"}</h2>
           <table className="kv grid">
             <tbody>
-              <Field label="Discarded">
+              <Field label={repaired ? "Repaired" : "Discarded"}>
                 <RelativeTime value={l.discardedAt} /> <span className="muted">({l.discardedAt})</span>
               </Field>
               <Field label="By" testId="archived-by">{l.discardedBy ?? dash}</Field>
-              <Field label="Reason" testId="archived-reason">{l.discardReason}</Field>
+              <Field label="Reason" testId="archived-reason">{repaired ? repairReason(l.discardReason) : l.discardReason}</Field>
               <Field label="Operation">
-                <Link href={discardJobHref(l.connectionId, l.queue, l.discardJobId)} className="mono">
+                {/* A repair's operation is not a discard job: its link is the archive of that operation's originals. */}
+                <Link href={repaired ? archiveHref({ operation: l.discardJobId }) : discardJobHref(l.connectionId, l.queue, l.discardJobId)} className="mono" data-testid="archived-operation">
                   {l.discardJobId}
                 </Link>
               </Field>
