@@ -50,11 +50,16 @@ describe("offsetOf", () => {
 });
 
 describe("links and words", () => {
-  it("names the target and links the archive filtered to the original", () => {
+  it("names the target and links the archive filtered to the repair's operation", () => {
     expect(targetText({ kind: "origin" }, "orders")).toBe("its origin, orders");
     expect(targetText({ kind: "queue", name: "orders.retry" }, "orders")).toBe("orders.retry");
-    expect(archivedOriginalHref("local-rabbitmq", "orders.dlq", "m-1")).toBe("/archive?connectionId=local-rabbitmq&queue=orders.dlq&q=m-1");
-    expect(archivedOriginalHref("c", null, "id 1")).toBe("/archive?connectionId=c&q=id+1");
+    const op = "0b6f3c1e-2d4a-4f5b-8c9d-0e1f2a3b4c5d";
+    expect(archivedOriginalHref(op, { connectionId: "local-rabbitmq", queue: "orders.dlq", id: "m-1" })).toBe(`/archive?operation=${op}`);
+  });
+
+  it("falls back to searching for the original's id when a copy's marker is not an operation id", () => {
+    expect(archivedOriginalHref("forged", { connectionId: "c", id: "id 1" })).toBe("/archive?connectionId=c&q=id+1");
+    expect(archivedOriginalHref("", { connectionId: "c", queue: "q.dlq", id: null })).toBe("/archive?connectionId=c&queue=q.dlq");
   });
 
   it("encodes file bytes as base64", () => {

@@ -68,9 +68,18 @@ export function targetText(target: RedriveTarget, originQueue: string | null): s
   return originQueue ? `its origin, ${originQueue}` : "its origin (as the broker recorded it)";
 }
 
-/** The archive filtered to the original letter (the archive matches `q` against letter and message ids exactly). */
-export function archivedOriginalHref(connectionId: string, queue: string | null, id: string): string {
-  return archiveHref({ connectionId, ...(queue ? { queue } : {}), q: id });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The archive filtered to the originals a repair archived: they are kept under the repair's
+ * operation id (one letter's repair, or a group repair's job), so `operation` finds exactly them.
+ * A copy's marker is only a header, which anyone publishing to the queue can set: one that is not
+ * an operation id falls back to searching the connection's archive for the original's id.
+ */
+export function archivedOriginalHref(operationId: string, fallback: { connectionId: string; queue?: string | null; id?: string | null }): string {
+  if (UUID.test(operationId)) return archiveHref({ operation: operationId });
+  const { connectionId, queue, id } = fallback;
+  return archiveHref({ connectionId, ...(queue ? { queue } : {}), ...(id ? { q: id } : {}) });
 }
 
 /** A base64 string of a file's bytes (the server decodes it strictly). */

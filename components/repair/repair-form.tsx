@@ -1,13 +1,14 @@
 "use client";
 
 import Link from "next/link";
-import { useMemo, useRef, useState, type FormEvent } from "react";
+import { useDeferredValue, useMemo, useRef, useState, type FormEvent } from "react";
 import { useMutation } from "@tanstack/react-query";
 import { revealPayloadAction } from "@/app/dlqs/[connectionId]/[queue]/letters/[letterId]/actions";
 import { planRepairAction, repairLetterAction } from "@/app/dlqs/[connectionId]/[queue]/letters/[letterId]/repair/actions";
 import { EntriesTable } from "@/components/dlq/entries-table";
 import type { HeaderEntry } from "@/lib/brokers/types";
 import type { RevealedLetter } from "@/lib/dlq/reveal-payload";
+import { jsonSyntaxError } from "@/lib/repair/json-syntax";
 import type { LockedField } from "@/lib/repair/policy";
 import type { RepairPlan, RepairResult } from "@/lib/repair/use-cases";
 import { valueText } from "@/lib/text";
@@ -106,6 +107,10 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
   const [error, setError] = useState<string | null>(null);
   const editorRef = useRef<HTMLTextAreaElement>(null);
   const payloadLock = props.locked.find((l) => l.kind === "payload");
+  // Checked as the admin types, with the same function the server uses, so both name the same line
+  // and column; deferred so that a large payload never holds up the keystrokes.
+  const typed = useDeferredValue(text);
+  const syntax = useMemo(() => (payloadKind === "json" && !payloadLock && initialText !== null ? jsonSyntaxError(typed) : null), [payloadKind, payloadLock, initialText, typed]);
 
   const edit = useMemo(() => {
     const h = headerEdits(rows);
@@ -125,6 +130,13 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
   // A preview holds only for the edit it was made of: any change asks for a new one before Send.
   const plan = previewed && previewed.key === editKey ? previewed.plan : null;
 
+  const caretAt = (line: number, column: number) => {
+    const area = editorRef.current;
+    if (!area) return;
+    const at = offsetOf(area.value, line, column);
+    area.focus();
+    area.setSelectionRange(at, at);
+  };
   const preview = useMutation({
     mutationFn: () => planRepairAction(edit),
     onSuccess: (r) => {
@@ -132,12 +144,7 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
       setError(null);
       setPreviewed({ key: editKey, plan: r.data });
       const bad = r.data.problems.find((p) => p.line !== undefined);
-      const area = editorRef.current;
-      if (bad && area) {
-        const at = offsetOf(area.value, bad.line!, bad.column ?? 1);
-        area.focus();
-        area.setSelectionRange(at, at);
-      }
+      if (bad) caretAt(bad.line!, bad.column ?? 1);
     },
   });
   const send = useMutation({
@@ -149,8 +156,10 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
     },
   });
 
-  const ready = plan?.ok === true && reason.trim().length >= 3 && !result;
-  const sendHint = !plan ? "Preview the repair first." : !plan.ok ? "Fix the problems above, then preview again." : reason.trim().length < 3 ? "Give a reason." : null;
+  // The server's answer to a preview of this very text already names the JSON error: not said twice.
+  const liveSyntax = syntax && !plan?.problems.some((p) => p.field === "payload" && p.line !== undefined) ? syntax : null;
+  const ready = plan?.ok === true && !syntax && reason.trim().length >= 3 && !result;
+  const sendHint = syntax ? "Fix the JSON, then preview." : !plan ? "Preview the repair first." : !plan.ok ? "Fix the problems above, then preview again." : reason.trim().length < 3 ? "Give a reason." : null;
   const busy = preview.isPending || send.isPending;
   const locked = result !== null;
 
@@ -180,7 +189,7 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
           <>
             <label htmlFor="repair-payload-text" className="hint">
               {payloadKind === "json"
-                ? "Edit the JSON. It is checked when you preview; nothing is sent while it is not valid. The edited text is sent as you leave it (formatting included)."
+                ? "Edit the JSON. It is checked as you type and again when you preview; nothing is sent while it is not valid. The edited text is sent as you leave it (formatting included)."
                 : "Edit the text; it is sent as UTF-8."}
             </label>
             <textarea
@@ -193,8 +202,18 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
               spellCheck={false}
               disabled={locked}
               style={{ width: "100%" }}
+              aria-invalid={syntax ? true : undefined}
+              aria-describedby={liveSyntax ? "repair-payload-syntax" : undefined}
               data-testid="repair-payload-editor"
             />
+            {liveSyntax ? (
+              <p id="repair-payload-syntax" className="form-error" aria-live="polite" data-testid="payload-syntax" data-line={liveSyntax.line} data-column={liveSyntax.column}>
+                Not valid JSON at line {liveSyntax.line}, column {liveSyntax.column}: {liveSyntax.message}.{" "}
+                <button type="button" className="btn btn-small" onClick={() => caretAt(liveSyntax.line, liveSyntax.column)} data-testid="payload-syntax-go">
+                  Go there
+                </button>
+              </p>
+            ) : null}
           </>
         ) : (
           <>
@@ -308,7 +327,7 @@ function RepairOutcome({ result, connectionId, queue, letterId }: { result: Repa
           . The original was archived, then removed from <span className="mono">{queue}</span>.
         </p>
         <p>
-          <Link href={archivedOriginalHref(connectionId, queue, letterId)} data-testid="repair-archive-link">
+          <Link href={archivedOriginalHref(result.operationId, { connectionId, queue, id: letterId })} data-testid="repair-archive-link">
             The archived original
           </Link>{" "}
           <span className="muted">(operation {result.operationId})</span>

@@ -153,7 +153,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
       {repaired ? (
         <div className="banner banner-info" role="status" data-testid="repaired-note">
           Repaired copy of{" "}
-          <Link href={archivedOriginalHref(connectionId, null, repaired.originalMessageId ?? "")} className="mono" data-testid="repaired-original-link">
+          <Link href={archivedOriginalHref(repaired.operationId, { connectionId, id: repaired.originalMessageId })} className="mono" data-testid="repaired-original-link">
             {repaired.originalMessageId ?? "a letter without a message id"}
           </Link>{" "}
           <span className="muted">(repair operation {repaired.operationId}; the original is in the archive)</span>
