@@ -56,6 +56,7 @@ const REDRIVE = "dlqs/[connectionId]/[queue]/redrive/actions.ts";
 const TRIAGE = "dlqs/[connectionId]/[queue]/triage/actions.ts";
 const DISCARD = "dlqs/[connectionId]/[queue]/discard/actions.ts";
 const REPAIR = "dlqs/[connectionId]/[queue]/letters/[letterId]/repair/actions.ts";
+const GROUP_REPAIR = "dlqs/[connectionId]/[queue]/repair/actions.ts";
 const app = (f: string) => `app/${f}`;
 
 export const MATRIX: MatrixRow[] = [
@@ -141,6 +142,10 @@ export const MATRIX: MatrixRow[] = [
   // No DLQ named: an admin gets the use case's validation error before the switch is looked at; nothing is read or sent.
   action(app(REPAIR), "planRepairAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "letter.repair_plan" }),
   action(app(REPAIR), "repairLetterAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "letter.repair" }),
+  // Group repair: no DLQ named, so an admin gets a validation error (preview) or "needs the patch" (start); nothing is read or started.
+  // The start is a redrive (audited redrive.start) that asks letter:repair before anything else.
+  action(app(GROUP_REPAIR), "previewGroupRepairAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "redrive.repair_preview" }),
+  action(app(GROUP_REPAIR), "startGroupRepairAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "redrive.start" }),
   action(app(DISCARD), "planDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }),
   action(app(DISCARD), "startDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.start" }),
   action(app(DISCARD), "cancelDiscardAction", [{ jobId: NO_JOB }], { roles: ADMINS, permission: "discard:run", audit: "discard.cancel" }),
@@ -185,6 +190,8 @@ export const MATRIX: MatrixRow[] = [
     { roles: ADMINS, permission: "letter:repair", audit: "letter.repair_plan" },
     "repair-forbidden",
   ),
+  // Like the single-letter repair page: the seeded DLQ is not under the switch, so an admin is told so (nothing counted); others get 403.
+  page("dlqs/[connectionId]/[queue]/repair/page.tsx", `${SEEDED}/repair?group=matrix`, { roles: ADMINS, permission: "letter:repair", audit: "redrive.repair_preview" }, "repair-group-forbidden"),
   page("dlqs/[connectionId]/[queue]/discard/page.tsx", `${SEEDED}/discard`, { roles: EVERYONE, permission: "discard:read", audit: "discard.list" }),
   page("dlqs/[connectionId]/[queue]/discard/[jobId]/page.tsx", `${SEEDED}/discard/${NO_JOB}`, { roles: EVERYONE, permission: "discard:read", audit: "discard.view" }),
   page("dlqs/[connectionId]/[queue]/discard/new/page.tsx", `${SEEDED}/discard/new`, { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }, "discard-forbidden"),

@@ -220,6 +220,7 @@ export function RedriveJob({
       <JobFacts
         rows={[
           { label: "Fix it follows", value: r.plan.fix, testId: "redrive-fix" },
+          ...(r.plan.repair ? [{ label: "Repair", value: `Repairs each letter with a ${r.plan.repair.patch.kind === "json-patch" ? "JSON Patch" : "JSON merge patch"} (reason “${r.plan.repair.reason}”); a letter it does not fit stays in the DLQ, failed with the reason.`, testId: "redrive-repair" }] : []),
           {
             label: "Started by",
             testId: "redrive-by",

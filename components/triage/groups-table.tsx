@@ -27,6 +27,7 @@ export function GroupsTable({
   keyboard,
   backHref,
   redriveBase,
+  repairBase,
 }: {
   connectionId: string;
   queue: string;
@@ -37,6 +38,8 @@ export function GroupsTable({
   backHref: string;
   /** The new-redrive URL (without query) when the viewer may start redrives. */
   redriveBase?: string;
+  /** The group repair URL (without query) when the viewer may repair and the config enables repair for this DLQ. */
+  repairBase?: string;
 }) {
   const rows = sortGroups(groups, view.sort);
   const hrefOf = useCallback((i: number) => (rows[i] ? triageHref(connectionId, queue, withFilter(view, { group: rows[i].groupKey })) : null), [rows, connectionId, queue, view]);
@@ -89,6 +92,11 @@ export function GroupsTable({
                     {redriveBase ? (
                       <Link href={`${redriveBase}${newRedriveQuery({ view: { group: g.groupKey } })}`} className="btn btn-small group-redrive" data-testid="group-redrive" title={`Redrive the ${g.count} letters of this group: sample first, then the rest`}>
                         Redrive…
+                      </Link>
+                    ) : null}
+                    {repairBase ? (
+                      <Link href={`${repairBase}${newRedriveQuery({ view: { group: g.groupKey } })}`} className="btn btn-small group-redrive" data-testid="group-repair" title={`Repair the ${g.count} letters of this group with one JSON patch, previewed letter by letter, then redrive them`}>
+                        Repair…
                       </Link>
                     ) : null}
                   </div>

@@ -16,6 +16,9 @@ import { decodeParam, dlqHref } from "@/lib/dlq/links";
 import { formatCount } from "@/lib/format";
 import { newDiscardHref } from "@/lib/discard/ui-links";
 import { newRedriveHref } from "@/lib/redrive/ui-links";
+import { groupRepairHref } from "@/components/repair-group/links";
+import { loadConfig } from "@/lib/config";
+import { repairEnabled } from "@/lib/repair/policy";
 import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import { listGroups, listLetters, listRules, listScans, type GroupsResult } from "@/lib/triage/use-cases";
 import { appliedFilters, EMPTY_VIEW, exportHref, filterPairs, parseTriageParams, toLetterFilter, triageBase, triageHref, withFilter } from "@/lib/triage/view-params";
@@ -84,6 +87,8 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
   const canPayload = can(actor.role, "letter:read-payload");
   const redriveBase = can(actor.role, "redrive:sample") ? newRedriveHref(connectionId, queue) : undefined;
   const discardBase = can(actor.role, "discard:run") ? newDiscardHref(connectionId, queue) : undefined;
+  // Only a hint: the repair page and its actions check the permission and the switch themselves.
+  const repairBase = can(actor.role, "letter:repair") && repairEnabled(loadConfig().repair, connectionId, queue) ? groupRepairHref(connectionId, queue) : undefined;
   const onlyGroup = chips.length === 1 && chips[0].key === "group";
 
   return (
@@ -103,7 +108,7 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
           <GroupBy connectionId={connectionId} queue={queue} view={view} />
         </div>
         {groups.by === "group" ? (
-          <GroupsTable connectionId={connectionId} queue={queue} view={view} groups={groups.groups} ruleText={ruleText} keyboard={!filtered} backHref={dlqHref(connectionId, queue)} redriveBase={redriveBase} />
+          <GroupsTable connectionId={connectionId} queue={queue} view={view} groups={groups.groups} ruleText={ruleText} keyboard={!filtered} backHref={dlqHref(connectionId, queue)} redriveBase={redriveBase} repairBase={repairBase} />
         ) : (
           <ValuesTable connectionId={connectionId} queue={queue} view={view} groups={groups.groups} keyboard={!filtered} backHref={dlqHref(connectionId, queue)} />
         )}

@@ -1,0 +1,264 @@
+"use client";
+
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useState, useTransition, type FormEvent } from "react";
+import { previewGroupRepairAction, startGroupRepairAction } from "@/app/dlqs/[connectionId]/[queue]/repair/actions";
+import { formatCount } from "@/lib/format";
+import type { GroupRepairPreview } from "@/lib/repair/group";
+import { describeScope, formatDuration, letters, parseSample, sampleLetters, type UiSelection } from "@/lib/redrive/ui-format";
+import { redriveJobHref } from "@/lib/redrive/ui-links";
+import type { RedrivePreview } from "@/lib/redrive/use-cases";
+import { GroupRepairPreviewView } from "./group-repair-preview";
+import { readPatch, type PatchKind } from "./patch-text";
+
+const EXAMPLES: Record<PatchKind, string> = {
+  "json-patch": '[\n  { "op": "test", "path": "/status", "value": "PAYED" },\n  { "op": "replace", "path": "/status", "value": "PAID" }\n]',
+  "merge-patch": '{ "status": "PAID" }',
+};
+
+/** The phrase the admin confirms: "Repair 5 letters". */
+export const repairPhrase = (n: number) => `Repair ${letters(n)}`;
+
+/**
+ * The group repair form: the group's scope and count, the patch (JSON Patch or merge patch; a JSON
+ * error is shown at its line and column and blocks the preview), the reason, the preview letter by
+ * letter, then the stages as the redrive form has them and a confirmation naming the count the
+ * preview counted. A preview answers for the patch it was made with: editing the patch afterwards
+ * asks for a new one before anything can start.
+ */
+export function GroupRepairForm({
+  connectionId,
+  queue,
+  selection,
+  initial,
+  groupLabel,
+  origins,
+  backHref,
+}: {
+  connectionId: string;
+  queue: string;
+  selection: UiSelection;
+  initial: RedrivePreview;
+  groupLabel: string | null;
+  origins: string[];
+  backHref: string;
+}) {
+  const router = useRouter();
+  const [kind, setKind] = useState<PatchKind>("json-patch");
+  const [text, setText] = useState("");
+  const [reason, setReason] = useState("");
+  const [fix, setFix] = useState("");
+  const [sampleText, setSampleText] = useState("5");
+  const [watch, setWatch] = useState("120");
+  const [rate, setRate] = useState("50");
+  const [preview, setPreview] = useState<{ key: string; data: GroupRepairPreview } | null>(null);
+  const [confirmed, setConfirmed] = useState(false);
+  const [error, setError] = useState<{ message: string; stale: boolean } | null>(null);
+  const [pending, transition] = useTransition();
+
+  const read = readPatch(kind, text);
+  const key = JSON.stringify([kind, text]);
+  const current = preview && preview.key === key ? preview.data : null;
+  const count = current?.total ?? initial.count;
+
+  const runPreview = () => {
+    if (!read.ok) return;
+    setError(null);
+    transition(async () => {
+      const r = await previewGroupRepairAction({ connectionId, queue, selection, patch: read.patch, limit: 50 });
+      if (!r.ok) return setError({ message: r.error.message, stale: false });
+      setPreview({ key, data: r.data });
+      setConfirmed(false);
+    });
+  };
+
+  const sample = parseSample(sampleText);
+  const watchS = Number(watch);
+  const rateN = Number(rate);
+  const problems: string[] = [];
+  if (!current) problems.push("Preview the patch first.");
+  else if (current.applies === 0) problems.push("The patch applies to none of these letters: change it and preview again.");
+  if (reason.trim().length < 3) problems.push("Give the reason for the repair (at least 3 characters).");
+  if (fix.trim().length < 3) problems.push("State which fix this redrive follows.");
+  if (!sample) problems.push("Sample: a number of letters (5) or a percentage (10%).");
+  if (!Number.isInteger(watchS) || watchS < 1 || watchS > 3600) problems.push("Watch time: 1 to 3,600 seconds.");
+  if (!(rateN > 0 && rateN <= 10_000)) problems.push("Rate: more than 0 and at most 10,000 letters per second.");
+  const ready = current !== null && read.ok && count > 0 && problems.length === 0 && confirmed;
+  const k = sample && count > 0 ? sampleLetters(sample, count) : null;
+  const phrase = repairPhrase(count);
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!ready || !sample || !read.ok) return;
+    setError(null);
+    transition(async () => {
+      const r = await startGroupRepairAction({
+        connectionId,
+        queue,
+        selection,
+        target: { kind: "origin" },
+        repair: { patch: read.patch, reason: reason.trim() },
+        fix: fix.trim(),
+        confirmedCount: count,
+        sample,
+        watchSeconds: watchS,
+        rate: rateN,
+      });
+      if (!r.ok) {
+        const stale = r.error.code === "conflict:count";
+        setError({ message: r.error.message, stale });
+        if (stale) setConfirmed(false);
+        return;
+      }
+      router.push(redriveJobHref(connectionId, queue, r.data.id));
+    });
+  };
+
+  return (
+    <form className="redrive-form" onSubmit={submit} data-testid="group-repair-form" noValidate>
+      <section className="card redrive-scope" aria-label="Scope">
+        <div className="hint">You are about to repair and redrive</div>
+        <p className="redrive-scope-text" data-testid="group-repair-scope" data-count={count}>
+          <strong>{describeScope(selection, count, queue, groupLabel)}</strong>
+        </p>
+        <p className="hint">
+          {current ? "Counted by the preview." : "Counted in the triage index when the page opened; the preview counts again."} <Link href={backHref}>← Back to triage</Link>
+        </p>
+        {initial.warnings.map((w) => (
+          <div key={w} className="banner banner-warn" data-testid="group-repair-warning">
+            {w}
+          </div>
+        ))}
+        <p className="hint">
+          Repaired copies go back to {origins.length ? <span className="mono" data-testid="group-repair-origins">{origins.slice(0, 5).join(", ")}</span> : "each letter's origin"}
+          {origins.length > 5 ? ` and ${origins.length - 5} more` : ""}, as new messages carrying x-dlq-repaired-by-operation and x-dlq-original-message-id.
+        </p>
+      </section>
+
+      <fieldset className="card">
+        <legend>Patch</legend>
+        <div className="segmented" role="group" aria-label="Patch format">
+          {(["json-patch", "merge-patch"] as const).map((k2) => (
+            <button key={k2} type="button" className="btn btn-small" aria-pressed={kind === k2} aria-current={kind === k2 ? "true" : undefined} onClick={() => setKind(k2)} data-testid={`group-repair-kind-${k2}`}>
+              {k2 === "json-patch" ? "JSON Patch (RFC 6902)" : "JSON Merge Patch (RFC 7396)"}
+            </button>
+          ))}
+        </div>
+        <label>
+          <span className="hint block">
+            {kind === "json-patch"
+              ? "An array of operations applied in order; a \"test\" operation leaves letters it does not match untouched."
+              : "An object merged into each payload; null removes a field."}{" "}
+            For example: <code className="mono">{EXAMPLES[kind].replace(/\s+/g, " ")}</code>
+          </span>
+          <textarea
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+            rows={8}
+            spellCheck={false}
+            className="mono"
+            aria-invalid={text.trim() !== "" && !read.ok}
+            aria-describedby="group-repair-patch-error"
+            placeholder={EXAMPLES[kind]}
+            data-testid="group-repair-patch"
+          />
+        </label>
+        {text.trim() !== "" && !read.ok ? (
+          <p className="form-error" id="group-repair-patch-error" role="alert" data-testid="group-repair-patch-error" data-line={read.line ?? undefined} data-column={read.column ?? undefined}>
+            {read.message}
+          </p>
+        ) : null}
+        <label>
+          <span className="hint block">Reason for the repair: recorded with every letter it changes and in the audit log.</span>
+          <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} maxLength={2000} placeholder="Payments wrote PAYED before 2.3.3 (INC-77)" data-testid="group-repair-reason" />
+        </label>
+        <div className="toolbar">
+          <button type="button" className="btn" onClick={runPreview} disabled={pending || !read.ok} data-testid="group-repair-preview-button">
+            {pending && !current ? "Previewing…" : "Preview"}
+          </button>
+          {preview && !current ? (
+            <span className="hint" data-testid="group-repair-preview-stale">
+              The patch changed since the preview: preview again.
+            </span>
+          ) : null}
+        </div>
+      </fieldset>
+
+      {current ? <GroupRepairPreviewView preview={current} /> : null}
+
+      <fieldset className="card">
+        <legend>Which fix does this redrive follow?</legend>
+        <label>
+          <span className="hint">Free text, recorded with the redrive and in the audit log: a deploy, a ticket, a config change.</span>
+          <textarea value={fix} onChange={(e) => setFix(e.target.value)} rows={2} maxLength={2000} placeholder="orders-service 2.3.3 accepts PAID (ORD-812)" data-testid="group-repair-fix" />
+        </label>
+      </fieldset>
+
+      <fieldset className="card">
+        <legend>Stages</legend>
+        <div className="form-row">
+          <label>
+            Sample (letters, or %)
+            <input value={sampleText} onChange={(e) => setSampleText(e.target.value)} style={{ width: 90 }} data-testid="group-repair-sample" />
+          </label>
+          <label>
+            Watch for (seconds)
+            <input type="number" min={1} max={3600} value={watch} onChange={(e) => setWatch(e.target.value)} style={{ width: 110 }} data-testid="group-repair-watch" />
+          </label>
+          <label>
+            Then the rest at (letters/s)
+            <input type="number" min={0.1} step="any" value={rate} onChange={(e) => setRate(e.target.value)} style={{ width: 130 }} data-testid="group-repair-rate" />
+          </label>
+        </div>
+        <p className="hint" data-testid="group-repair-stage-summary">
+          {k !== null ? (
+            <>
+              Stage 1 repairs and sends {formatCount(k)} of {formatCount(count)} and watches {Number.isFinite(watchS) ? formatDuration(watchS) : "—"} for any to come back. Stage 2 (you start it after a clean verdict) handles the other{" "}
+              {formatCount(count - k)}
+              {rateN > 0 ? <> at {formatCount(rateN)}/s</> : null}.
+            </>
+          ) : (
+            "Enter a sample size."
+          )}
+        </p>
+      </fieldset>
+
+      <section className="card redrive-confirm" aria-label="Confirm">
+        {problems.length && (fix.length || reason.length || current) ? (
+          <ul className="hint redrive-problems" data-testid="group-repair-problems">
+            {problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
+        ) : null}
+        <label className="radio">
+          <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} disabled={!current || count === 0} data-testid="group-repair-confirm" />
+          <span>
+            <strong>{phrase}</strong> from <span className="mono">{queue}</span>
+            {current && current.doesNotApply > 0 ? <> ({formatCount(current.doesNotApply)} the patch does not fit will stay there)</> : null}. I have checked the preview and the fix is deployed.
+          </span>
+        </label>
+        <div className="toolbar">
+          <button type="submit" className="btn btn-primary" disabled={!ready || pending} data-testid="group-repair-submit" title={ready ? undefined : (problems[0] ?? "Tick the confirmation first.")}>
+            {pending && current ? "Starting…" : `${phrase}: start the sample`}
+          </button>
+          <Link href={backHref} className="btn btn-quiet">
+            Cancel
+          </Link>
+          <span className="hint">The start is recorded in the audit log with the patch, the reason and the fix.</span>
+        </div>
+        {error ? (
+          <div className="form-error" role="alert" data-testid="group-repair-error">
+            {error.message}{" "}
+            {error.stale ? (
+              <button type="button" className="btn btn-small" onClick={runPreview} disabled={pending || !read.ok} data-testid="group-repair-replan">
+                Preview again
+              </button>
+            ) : null}
+          </div>
+        ) : null}
+      </section>
+    </form>
+  );
+}
