@@ -165,6 +165,7 @@ function describeFilter(f: ArchiveFilter): Record<string, unknown> {
     reason: f.reason ?? null,
     state: f.state ?? null,
     text: f.text ?? null,
+    operation: f.operation ?? null,
     ids: f.ids?.length ?? null,
   };
 }
