@@ -55,6 +55,7 @@ export function GroupRepairForm({
   const [preview, setPreview] = useState<{ key: string; data: GroupRepairPreview } | null>(null);
   const [confirmed, setConfirmed] = useState(false);
   const [error, setError] = useState<{ message: string; stale: boolean } | null>(null);
+  const [previewError, setPreviewError] = useState<string | null>(null);
   const [pending, transition] = useTransition();
 
   const read = readPatch(kind, text);
@@ -65,9 +66,10 @@ export function GroupRepairForm({
   const runPreview = () => {
     if (!read.ok) return;
     setError(null);
+    setPreviewError(null);
     transition(async () => {
       const r = await previewGroupRepairAction({ connectionId, queue, selection, patch: read.patch, limit: 50 });
-      if (!r.ok) return setError({ message: r.error.message, stale: false });
+      if (!r.ok) return setPreviewError(r.error.message);
       setPreview({ key, data: r.data });
       setConfirmed(false);
     });
@@ -183,6 +185,11 @@ export function GroupRepairForm({
             </span>
           ) : null}
         </div>
+        {previewError ? (
+          <div className="form-error" role="alert" data-testid="group-repair-preview-error">
+            {previewError}
+          </div>
+        ) : null}
       </fieldset>
 
       {current ? <GroupRepairPreviewView preview={current} /> : null}
