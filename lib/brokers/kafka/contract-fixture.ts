@@ -8,8 +8,8 @@ import { randomUUID } from "node:crypto";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/brokers/kafka/client";
 import { DEFAULT_FETCH_LIMITS, readPartition } from "@/lib/brokers/kafka/fetcher";
-import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { KafkaKit, testConfig, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
+import type { HandledStore } from "@/lib/brokers/kafka/handled-store";
 import type { ArrivedLetter, RedriveContractFixture } from "@/lib/brokers/contract-redrive";
 
 const FAIL: FailureSpec = { exceptionClass: "com.acme.orders.OutOfStockException", message: "sku out of stock" };
@@ -31,10 +31,14 @@ export const headerText = (r: InternalRecord, name: string): string | null => {
   const one = Array.isArray(v) ? v[v.length - 1] : v;
   return one === undefined || one === null ? null : Buffer.from(one as Buffer).toString("utf8");
 };
-// The shared write contract. Letters die into `<source>.DLT` through the kit's failing consumer.
-export const contractFixture = async (): Promise<RedriveContractFixture> => {
+/**
+ * The shared write contract's fixture. Letters die into `<source>.DLT` through the kit's failing
+ * consumer. The handled-offset store comes from the test (lib/connections' Postgres store), so this
+ * file, which sits in lib/brokers, reaches no database itself (lib/layout.test.ts).
+ */
+export const contractFixtureWith = (handledStore: HandledStore) => async (): Promise<RedriveContractFixture> => {
   const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(testConfig({ id: `redrive-contract-${randomUUID().slice(0, 8)}` }), { handledStore: prismaHandledStore() });
+  const adapter = new KafkaAdapter(testConfig({ id: `redrive-contract-${randomUUID().slice(0, 8)}` }), { handledStore });
   const cluster = createCluster(kit.kafka);
   await cluster.connect();
   const sources = new Map<string, { source: string; consumed: number }>();

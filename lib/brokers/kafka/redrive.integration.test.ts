@@ -11,7 +11,7 @@ import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { KafkaKit, testConfig, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
 import { collectMoves, markersFor, runRedriveContract } from "@/lib/brokers/contract-redrive";
-import { contractFixture, headerText, readTopic } from "@/lib/brokers/kafka/contract-fixture";
+import { contractFixtureWith, headerText, readTopic } from "@/lib/brokers/kafka/contract-fixture";
 import { runRemoveContract } from "@/lib/brokers/contract-remove";
 import { closeDb } from "@/lib/db";
 
@@ -230,5 +230,6 @@ describe("Kafka moveLetters on a real broker", () => {
 });
 
 // The shared write contracts, on the fixture of contract-fixture.ts.
+const contractFixture = contractFixtureWith(prismaHandledStore());
 runRedriveContract("kafka", contractFixture);
 runRemoveContract("kafka", contractFixture);

@@ -11,12 +11,12 @@ import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
 import { runRepairContract } from "@/lib/brokers/contract-repair";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/brokers/kafka/client";
-import { contractFixture, readTopic } from "@/lib/brokers/kafka/contract-fixture";
+import { contractFixtureWith, readTopic } from "@/lib/brokers/kafka/contract-fixture";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { closeDb } from "@/lib/db";
 
-runRepairContract("kafka", contractFixture);
+runRepairContract("kafka", contractFixtureWith(prismaHandledStore()));
 
 describe("Kafka repair on a real broker: what only Kafka has", () => {
   const kit = new KafkaKit();
