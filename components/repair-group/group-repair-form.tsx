@@ -5,7 +5,7 @@ import { useRouter } from "next/navigation";
 import { useState, useTransition, type FormEvent } from "react";
 import { previewGroupRepairAction, startGroupRepairAction } from "@/app/dlqs/[connectionId]/[queue]/repair/actions";
 import { formatCount } from "@/lib/format";
-import type { GroupRepairPreview } from "@/lib/repair/group";
+import type { GroupRepairPreview } from "@/lib/redrive/repair-preview";
 import { describeScope, formatDuration, letters, parseSample, sampleLetters, type UiSelection } from "@/lib/redrive/ui-format";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 import type { RedrivePreview } from "@/lib/redrive/use-cases";

@@ -1,5 +1,5 @@
 import { formatCount, truncate } from "@/lib/format";
-import type { GroupRepairPreview } from "@/lib/repair/group";
+import type { GroupRepairPreview } from "@/lib/redrive/repair-preview";
 import type { PayloadDiff } from "@/lib/repair/diff";
 
 /** One letter's change as the server masked it for the viewer's role. */

@@ -15,7 +15,7 @@ import { JobWorker } from "@/lib/jobs/worker";
 import { redriveHandler, type RedriveDeps } from "@/lib/redrive/handler";
 import { getRedrive, planRedrive, startBulk, startRedrive } from "@/lib/redrive/use-cases";
 import { scanHandler } from "@/lib/triage/scan";
-import { previewGroupRepair } from "./group";
+import { previewGroupRepair } from "@/lib/redrive/repair-preview";
 
 /**
  * Group repair on the real RabbitMQ and Postgres (issue 18): ten letters of one group dead-lettered

@@ -6,7 +6,8 @@
  * their exact tokens; the result is written with the original's indentation. A patch that does not
  * apply to a letter gives that letter's reason; it never throws.
  */
-import { applyPatch as applyJsonPatch, JsonPatchError, type Operation } from "fast-json-patch";
+import { applyPatch as applyJsonPatch, JsonPatchError, validate as validateJsonPatch, type Operation } from "fast-json-patch";
+import { z } from "zod";
 import { decodeUtf8 } from "@/lib/text";
 import { indentOf, parseLossless } from "./json-lossless";
 
@@ -75,3 +76,29 @@ export function applyPatch(payload: Uint8Array, patch: PayloadPatch): PatchOutco
   const bytes = new TextEncoder().encode(out);
   return { ok: true, bytes, changed: out !== text };
 }
+
+/** A patch's JSON text is kept with the plan and applied to every letter: bounded like a payload edit's form. */
+const MAX_PATCH_CHARS = 64 * 1024;
+const boundedJson = (v: unknown) => {
+  try {
+    return (JSON.stringify(v) ?? "").length <= MAX_PATCH_CHARS;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The same payload change for every letter (issue 18, group repair): RFC 6902 JSON Patch
+ * operations, or an RFC 7396 JSON merge patch (lib/repair/patch.ts applies either). A JSON Patch
+ * is checked as a patch here (ops, paths, values), so a malformed one is refused before anything
+ * is counted, not found letter by letter.
+ */
+export const payloadPatchSchema = z.discriminatedUnion("kind", [
+  z
+    .object({ kind: z.literal("json-patch"), operations: z.array(z.record(z.string(), z.unknown())).min(1).max(1000) })
+    .superRefine((p, ctx) => {
+      const e = validateJsonPatch(p.operations as unknown as Operation[]);
+      if (e) ctx.addIssue({ code: "custom", path: ["operations", ...(e.index !== undefined ? [e.index] : [])], message: `not a valid JSON Patch operation (${e.name})` });
+    }),
+  z.object({ kind: z.literal("merge-patch"), patch: z.unknown().refine((v) => v !== undefined, "a merge patch is required") }),
+]).refine((p) => boundedJson(p), `The patch must stay under ${MAX_PATCH_CHARS} characters of JSON.`);

@@ -3,7 +3,7 @@
 import { authorize } from "@/lib/auth/authorize";
 import type { ActionResult } from "@/lib/errors";
 import { AppError } from "@/lib/errors";
-import { previewGroupRepair, type GroupRepairPreview } from "@/lib/repair/group";
+import { previewGroupRepair, type GroupRepairPreview } from "@/lib/redrive/repair-preview";
 import { startRedrive, type RedriveView } from "@/lib/redrive/use-cases";
 import { runAction } from "@/lib/use-case/run-action";
 
