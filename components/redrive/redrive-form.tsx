@@ -4,9 +4,9 @@ import Link from "next/link";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { planRedriveAction, startRedriveAction } from "@/app/dlqs/[connectionId]/[queue]/redrive/actions";
 import { ScopeCard, StartErrorNote, useStartForm } from "@/components/jobs/start-form";
-import { formatCount } from "@/lib/format";
 import type { RedrivePreview } from "@/lib/redrive/use-cases";
-import { confirmPhrase, formatDuration, parseSample, sampleLetters, type UiSelection } from "@/lib/redrive/ui-format";
+import { confirmPhrase, type UiSelection } from "@/lib/redrive/ui-format";
+import { FixAndStages, useStageFields } from "./stage-fields";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 
 /**
@@ -35,10 +35,6 @@ export function RedriveForm({
 }) {
   const [targetKind, setTargetKind] = useState<"origin" | "queue">("origin");
   const [targetName, setTargetName] = useState("");
-  const [fix, setFix] = useState("");
-  const [sampleText, setSampleText] = useState("5");
-  const [watch, setWatch] = useState("120");
-  const [rate, setRate] = useState("50");
   const [limit, setLimit] = useState("3");
   const [parkKind, setParkKind] = useState<"mark" | "queue">("mark");
   const [parkName, setParkName] = useState("");
@@ -67,17 +63,12 @@ export function RedriveForm({
   }, [destKey]);
   const protection = preview.targetProtection;
 
-  const sample = parseSample(sampleText);
-  const watchS = Number(watch);
-  const rateN = Number(rate);
+  const stages = useStageFields(count);
+  const { fix, sample } = stages;
   const limitN = Number(limit);
   const pct = Number(breakerPct);
   const windowN = Number(breakerWindow);
-  const problems: string[] = [];
-  if (fix.trim().length < 3) problems.push("State which fix this redrive follows.");
-  if (!sample) problems.push("Sample: a number of letters (5) or a percentage (10%).");
-  if (!Number.isInteger(watchS) || watchS < 1 || watchS > 3600) problems.push("Watch time: 1 to 3,600 seconds.");
-  if (!(rateN > 0 && rateN <= 10_000)) problems.push("Rate: more than 0 and at most 10,000 letters per second.");
+  const problems: string[] = [...stages.problems];
   if (!Number.isInteger(limitN) || limitN < 1 || limitN > 100) problems.push("Redrive-count limit: 1 to 100.");
   if (targetKind === "queue" && !targetName.trim()) problems.push("Name the target queue, or send letters back to their origin.");
   if (parkKind === "queue" && !parkName.trim()) problems.push("Name the parking queue, or leave parked letters in the DLQ.");
@@ -85,8 +76,6 @@ export function RedriveForm({
   if (protection.message && !protection.canConfirm) problems.push("A destination is less protected than this DLQ: choose another, or ask an admin.");
   const ready = count > 0 && problems.length === 0 && confirmed && (!protection.message || targetConfirmed);
   const phrase = confirmPhrase(count);
-  const k = sample && count > 0 ? sampleLetters(sample, count) : null;
-  const secondsForRest = k !== null && rateN > 0 ? (count - k) / rateN : null;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -101,8 +90,8 @@ export function RedriveForm({
         fix: fix.trim(),
         confirmedCount: count,
         sample,
-        watchSeconds: watchS,
-        rate: rateN,
+        watchSeconds: stages.watchSeconds,
+        rate: stages.rate,
         redriveLimit: limitN,
         parking: parkKind === "queue" ? { kind: "queue", name: parkName.trim() } : { kind: "mark" },
         breakerThreshold: pct / 100,
@@ -151,41 +140,7 @@ export function RedriveForm({
         </label>
       </fieldset>
 
-      <fieldset className="card">
-        <legend>Which fix does this redrive follow?</legend>
-        <label>
-          <span className="hint">Free text, recorded with the redrive and in the audit log: a deploy, a ticket, a config change.</span>
-          <textarea value={fix} onChange={(e) => setFix(e.target.value)} rows={2} maxLength={2000} required placeholder="orders-service 2.14.1 (ORD-812) raises the payment client timeout to 10 s" data-testid="redrive-fix" />
-        </label>
-      </fieldset>
-
-      <fieldset className="card">
-        <legend>Stages</legend>
-        <div className="form-row">
-          <label>
-            Sample (letters, or %)
-            <input value={sampleText} onChange={(e) => setSampleText(e.target.value)} style={{ width: 90 }} data-testid="redrive-sample" />
-          </label>
-          <label>
-            Watch for (seconds)
-            <input type="number" min={1} max={3600} value={watch} onChange={(e) => setWatch(e.target.value)} style={{ width: 110 }} data-testid="redrive-watch" />
-          </label>
-          <label>
-            Then the rest at (letters/s)
-            <input type="number" min={0.1} step="any" value={rate} onChange={(e) => setRate(e.target.value)} style={{ width: 130 }} data-testid="redrive-rate" />
-          </label>
-        </div>
-        <p className="hint" data-testid="redrive-stage-summary">
-          {k !== null ? (
-            <>
-              Stage 1 redrives {formatCount(k)} of {formatCount(count)} and watches {Number.isFinite(watchS) ? formatDuration(watchS) : "—"} for any to come back. Stage 2 (you start it after a clean verdict) moves the other {formatCount(count - k)}
-              {secondsForRest !== null ? <> at {formatCount(rateN)}/s, about {formatDuration(secondsForRest)}</> : null}.
-            </>
-          ) : (
-            "Enter a sample size."
-          )}
-        </p>
-      </fieldset>
+      <FixAndStages s={stages} testIdPrefix="redrive" stage1Verb="redrives" stage2Verb="moves" placeholder="orders-service 2.14.1 (ORD-812) raises the payment client timeout to 10 s" />
 
       <fieldset className="card">
         <legend>Letters that keep failing</legend>

@@ -6,7 +6,8 @@ import { useState, useTransition, type FormEvent } from "react";
 import { previewGroupRepairAction, startGroupRepairAction } from "@/app/dlqs/[connectionId]/[queue]/repair/actions";
 import { formatCount } from "@/lib/format";
 import type { GroupRepairPreview } from "@/lib/redrive/repair-preview";
-import { describeScope, formatDuration, letters, parseSample, sampleLetters, type UiSelection } from "@/lib/redrive/ui-format";
+import { describeScope, letters, type UiSelection } from "@/lib/redrive/ui-format";
+import { FixAndStages, useStageFields } from "@/components/redrive/stage-fields";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 import type { RedrivePreview } from "@/lib/redrive/use-cases";
 import { GroupRepairPreviewView } from "./group-repair-preview";
@@ -48,10 +49,6 @@ export function GroupRepairForm({
   const [kind, setKind] = useState<PatchKind>("json-patch");
   const [text, setText] = useState("");
   const [reason, setReason] = useState("");
-  const [fix, setFix] = useState("");
-  const [sampleText, setSampleText] = useState("5");
-  const [watch, setWatch] = useState("120");
-  const [rate, setRate] = useState("50");
   const [preview, setPreview] = useState<{ key: string; data: GroupRepairPreview } | null>(null);
   const [confirmed, setConfirmed] = useState(false);
   const [error, setError] = useState<{ message: string; stale: boolean } | null>(null);
@@ -62,6 +59,8 @@ export function GroupRepairForm({
   const key = JSON.stringify([kind, text]);
   const current = preview && preview.key === key ? preview.data : null;
   const count = current?.total ?? initial.count;
+  const stages = useStageFields(count);
+  const { fix, sample } = stages;
 
   const runPreview = () => {
     if (!read.ok) return;
@@ -75,19 +74,12 @@ export function GroupRepairForm({
     });
   };
 
-  const sample = parseSample(sampleText);
-  const watchS = Number(watch);
-  const rateN = Number(rate);
   const problems: string[] = [];
   if (!current) problems.push("Preview the patch first.");
   else if (current.applies === 0) problems.push("The patch applies to none of these letters: change it and preview again.");
   if (reason.trim().length < 3) problems.push("Give the reason for the repair (at least 3 characters).");
-  if (fix.trim().length < 3) problems.push("State which fix this redrive follows.");
-  if (!sample) problems.push("Sample: a number of letters (5) or a percentage (10%).");
-  if (!Number.isInteger(watchS) || watchS < 1 || watchS > 3600) problems.push("Watch time: 1 to 3,600 seconds.");
-  if (!(rateN > 0 && rateN <= 10_000)) problems.push("Rate: more than 0 and at most 10,000 letters per second.");
+  problems.push(...stages.problems);
   const ready = current !== null && read.ok && count > 0 && problems.length === 0 && confirmed;
-  const k = sample && count > 0 ? sampleLetters(sample, count) : null;
   const phrase = repairPhrase(count);
 
   const submit = (e: FormEvent) => {
@@ -104,8 +96,8 @@ export function GroupRepairForm({
         fix: fix.trim(),
         confirmedCount: count,
         sample,
-        watchSeconds: watchS,
-        rate: rateN,
+        watchSeconds: stages.watchSeconds,
+        rate: stages.rate,
       });
       if (!r.ok) {
         const stale = r.error.code === "conflict:count";
@@ -194,42 +186,7 @@ export function GroupRepairForm({
 
       {current ? <GroupRepairPreviewView preview={current} /> : null}
 
-      <fieldset className="card">
-        <legend>Which fix does this redrive follow?</legend>
-        <label>
-          <span className="hint">Free text, recorded with the redrive and in the audit log: a deploy, a ticket, a config change.</span>
-          <textarea value={fix} onChange={(e) => setFix(e.target.value)} rows={2} maxLength={2000} placeholder="orders-service 2.3.3 accepts PAID (ORD-812)" data-testid="group-repair-fix" />
-        </label>
-      </fieldset>
-
-      <fieldset className="card">
-        <legend>Stages</legend>
-        <div className="form-row">
-          <label>
-            Sample (letters, or %)
-            <input value={sampleText} onChange={(e) => setSampleText(e.target.value)} style={{ width: 90 }} data-testid="group-repair-sample" />
-          </label>
-          <label>
-            Watch for (seconds)
-            <input type="number" min={1} max={3600} value={watch} onChange={(e) => setWatch(e.target.value)} style={{ width: 110 }} data-testid="group-repair-watch" />
-          </label>
-          <label>
-            Then the rest at (letters/s)
-            <input type="number" min={0.1} step="any" value={rate} onChange={(e) => setRate(e.target.value)} style={{ width: 130 }} data-testid="group-repair-rate" />
-          </label>
-        </div>
-        <p className="hint" data-testid="group-repair-stage-summary">
-          {k !== null ? (
-            <>
-              Stage 1 repairs and sends {formatCount(k)} of {formatCount(count)} and watches {Number.isFinite(watchS) ? formatDuration(watchS) : "—"} for any to come back. Stage 2 (you start it after a clean verdict) handles the other{" "}
-              {formatCount(count - k)}
-              {rateN > 0 ? <> at {formatCount(rateN)}/s</> : null}.
-            </>
-          ) : (
-            "Enter a sample size."
-          )}
-        </p>
-      </fieldset>
+      <FixAndStages s={stages} testIdPrefix="group-repair" stage1Verb="repairs and sends" stage2Verb="handles" placeholder="orders-service 2.3.3 accepts PAID (ORD-812)" />
 
       <section className="card redrive-confirm" aria-label="Confirm">
         {problems.length && (fix.length || reason.length || current) ? (

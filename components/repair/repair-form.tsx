@@ -237,7 +237,10 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
       </section>
 
       <HeaderEditor rows={rows} onChange={setRows} disabled={locked} />
-      <EntriesTable title="Properties (locked: broker properties travel unchanged)" entries={props.properties} testId="repair-properties" rowTestId="repair-property-row" />
+      <p className="muted" data-testid="repair-properties-note">
+        Properties are locked: they travel unchanged, except the message id, which is new on the copy (and the correlation id, if you ask for a new one).
+      </p>
+      <EntriesTable title="Properties" entries={props.properties} testId="repair-properties" rowTestId="repair-property-row" />
 
       <fieldset className="card section">
         <legend>Target</legend>
