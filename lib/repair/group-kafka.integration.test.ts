@@ -102,38 +102,9 @@ describe("group repair on Kafka (keys keep their order)", () => {
     expect(reasons.some((r) => /Held back/.test(r))).toBe(true);
 
     // At the origin: the repaired copies of orders 0 and 3 only; order 2 did not overtake order 1.
-    const copies = await readOrigin(source);
+    const copies = (await kit.readAll(source)).map((c) => ({ body: c.value, headers: c.headers }));
     const repaired = copies.filter((c) => c.headers[REPAIR_HEADER] === started.id);
     expect(repaired.map((c) => JSON.parse(c.body).order).sort()).toEqual([0, 3]);
     for (const c of repaired) expect(JSON.parse(c.body).status).toBe("PAID");
   });
 });
-
-/** Records at the source topic after the failing consumer's run, with headers as text. */
-async function readOrigin(topic: string): Promise<Array<{ body: string; headers: Record<string, string> }>> {
-  const consumer = kit.kafka.consumer({ groupId: `${kit.prefix}-read-${randomUUID().slice(0, 6)}`, maxWaitTimeInMs: 100 });
-  await consumer.connect();
-  const out: Array<{ body: string; headers: Record<string, string> }> = [];
-  try {
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    const admin = await kit.getAdmin();
-    const end = (await admin.fetchTopicOffsets(topic)).reduce((n, o) => n + Number(o.high) - Number(o.low), 0);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${out.length} of ${end} records`)), 20_000);
-      void consumer.run({
-        eachMessage: async ({ message }) => {
-          const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = Buffer.isBuffer(v) ? v.toString("utf8") : String(v);
-          out.push({ body: message.value?.toString("utf8") ?? "", headers });
-          if (out.length >= end) {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-      });
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return out;
-}

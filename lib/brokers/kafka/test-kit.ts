@@ -225,6 +225,41 @@ export class KafkaKit {
     }
   }
 
+  /**
+   * Every record in `topic` now, with key, value and headers as text, read by a throwaway consumer
+   * group from the beginning (nothing is committed that matters: the group is deleted on cleanup).
+   */
+  async readAll(topic: string): Promise<Array<{ key: string | null; value: string; headers: Record<string, string> }>> {
+    const group = `${this.prefix}-read-${++this.n}`;
+    this.groups.add(group);
+    const admin = await this.getAdmin();
+    const expected = (await admin.fetchTopicOffsets(topic)).reduce((n, o) => n + Number(o.high) - Number(o.low), 0);
+    const out: Array<{ key: string | null; value: string; headers: Record<string, string> }> = [];
+    if (expected === 0) return out;
+    const consumer = this.kafka.consumer({ groupId: group, maxWaitTimeInMs: 100 });
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`read ${out.length} of ${expected} records of ${topic}`)), 20_000);
+        void consumer.run({
+          eachMessage: async ({ message }) => {
+            const headers: Record<string, string> = {};
+            for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = Buffer.isBuffer(v) ? v.toString("utf8") : String(v);
+            out.push({ key: message.key ? message.key.toString("utf8") : null, value: message.value?.toString("utf8") ?? "", headers });
+            if (out.length >= expected) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        });
+      });
+    } finally {
+      await consumer.disconnect();
+    }
+    return out;
+  }
+
   async cleanup() {
     const admin = await this.getAdmin().catch(() => null);
     if (admin && this.topics.size) await admin.deleteTopics({ topics: [...this.topics], timeout: 10_000 }).catch(() => undefined);
