@@ -2,12 +2,11 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPayload } from "@/lib/archive/store";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
-import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
@@ -88,23 +87,7 @@ async function seeded(connectionId: string) {
   return { dlq, source, groupKey: groups[0].group_key };
 }
 
-/** Everything in a queue, read without taking it (consume without ack, then close). */
-async function peek(queue: string, expected: number): Promise<amqp.ConsumeMessage[]> {
-  await kit.waitDepth(queue, expected);
-  const conn = await amqp.connect(AMQP_URL);
-  const ch = await conn.createChannel();
-  const out: amqp.ConsumeMessage[] = [];
-  await new Promise<void>((resolve) => {
-    if (expected === 0) return resolve();
-    void ch.consume(queue, (m) => {
-      if (m) out.push(m);
-      if (out.length === expected) resolve();
-    });
-  });
-  await ch.close();
-  await conn.close();
-  return out;
-}
+const peek = (queue: string, expected: number) => kit.peek(queue, expected);
 
 const worker = (jobId: string) =>
   new JobWorker({ handlers: { redrive: redriveHandler(FAST) }, owner: `gr-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, pollMs: 50, scope: { jobIds: [jobId] } });

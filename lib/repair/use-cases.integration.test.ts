@@ -2,13 +2,12 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPayload } from "@/lib/archive/store";
 import { viewAudit } from "@/lib/audit-log/use-cases";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
-import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { arrived, peekAll } from "@/lib/brokers/sqs/contract-fixture";
 import { ELASTICMQ_ENDPOINT, SqsKit, testConfig as sqsTestConfig } from "@/lib/brokers/sqs/test-kit";
 import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
@@ -63,23 +62,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Everything in a queue, read without taking it (consume without ack, then close). */
-async function peek(queue: string, expected: number): Promise<amqp.ConsumeMessage[]> {
-  await kit.waitDepth(queue, expected);
-  const conn = await amqp.connect(AMQP_URL);
-  const ch = await conn.createChannel();
-  const out: amqp.ConsumeMessage[] = [];
-  await new Promise<void>((resolve) => {
-    if (expected === 0) return resolve();
-    void ch.consume(queue, (m) => {
-      if (m) out.push(m);
-      if (out.length === expected) resolve();
-    });
-  });
-  await ch.close();
-  await conn.close();
-  return out;
-}
+const peek = (queue: string, expected: number) => kit.peek(queue, expected);
 
 const ORIGINAL = (i: number) => `{"order":${i},"status":"PAYED","token":"tok-old-${i}-s3cr3t"}`;
 

@@ -93,6 +93,30 @@ export class RabbitKit {
     }
   }
 
+  /**
+   * The `expected` letters of `queue`, read without taking them: consumed without ack on a
+   * connection of its own, which is then closed, so they go back in order.
+   */
+  async peek(queue: string, expected: number): Promise<amqp.ConsumeMessage[]> {
+    await this.waitDepth(queue, expected);
+    const out: amqp.ConsumeMessage[] = [];
+    if (expected === 0) return out;
+    const conn = await amqp.connect(AMQP_URL);
+    conn.on("error", () => undefined);
+    try {
+      const ch = await conn.createChannel();
+      await new Promise<void>((resolve) => {
+        void ch.consume(queue, (m) => {
+          if (m) out.push(m);
+          if (out.length === expected) resolve();
+        });
+      });
+    } finally {
+      await conn.close().catch(() => undefined);
+    }
+    return out;
+  }
+
   /** Consumes `count` letters from `queue` and nacks them without requeue: RabbitMQ dead-letters them (reason rejected). */
   async rejectAll(queue: string, count: number) {
     const conn = await amqp.connect(AMQP_URL);
