@@ -7,8 +7,10 @@ import { dlqPath, signIn } from "./fixtures";
  * into a DLQ this run makes (the e2e config's `repair` switch covers e2e.repair.*.dlq). An admin
  * opens it, chooses Repair and resubmit, types JSON with a syntax error (told where, nothing can be
  * sent), fixes the typo'd status, previews the diff and the target, gives a reason and sends; the
- * work queue then holds the repaired copy with the console's markers and the DLQ is empty; the
- * archived original is one link away. Operators and viewers get 403 and no link.
+ * work queue then holds the repaired copy with the console's markers and the DLQ is empty. The
+ * answer links to the resubmitted message: its page says where it went, and once the consumer
+ * rejects it again it shows the letter, which links back to the archived original. Operators and
+ * viewers get 403 and no link.
  */
 const RUN = runId();
 const queues = deadLetterQueues("repair", RUN);
@@ -96,6 +98,14 @@ test("an admin repairs a typo'd status: a JSON error is shown where it is and bl
   // The work queue holds the repaired copy, marked; the DLQ is empty.
   await expect.poll(() => queues.depth(WORK)).toBe(1);
   expect(await queues.depth(DLQ)).toBe(0);
+
+  // The link to the resubmitted message: its page knows where it went, before it ever comes back.
+  await page.getByTestId("repair-copy-link").click();
+  await expect(page.getByTestId("trail-copy-of")).toContainText(WORK);
+  const copyUrl = page.url();
+  expect(copyUrl).not.toContain(letterPath);
+
+  // The consumer fails on the copy too (a real rejection): it is dead-lettered again, marked.
   const ch = await queues.channel();
   try {
     const m = await ch.get(WORK, { noAck: false });
@@ -105,14 +115,27 @@ test("an admin repairs a typo'd status: a JSON error is shown where it is and bl
       expect(String(m.properties.headers?.["x-dlq-repaired-by-operation"] ?? "")).toMatch(/^[0-9a-f-]{36}$/);
       expect(String(m.properties.headers?.["x-dlq-original-message-id"] ?? "")).toBe(MESSAGE_ID);
       expect(m.properties.messageId).not.toBe(MESSAGE_ID);
-      ch.nack(m, false, true);
+      expect(copyUrl).toContain(`m-${Buffer.from(String(m.properties.messageId)).toString("base64url")}`);
+      ch.nack(m, false, false);
     }
   } finally {
     await ch.close();
   }
+  await expect.poll(() => queues.depth(DLQ)).toBe(1);
+
+  // Now the same link shows the letter itself, which links back to its original in the archive.
+  await page.reload();
+  await expect(page.getByTestId("payload-view")).toContainText('"status": "PAID"');
+  await expect(page.getByTestId("repaired-note")).toContainText(MESSAGE_ID);
+
+  // The original's own page says it was repaired and links to the copy.
+  await page.goto(letterPath);
+  await expect(page.getByTestId("trail-repaired-as")).toContainText(WORK);
+  await page.getByTestId("trail-copy-link").click();
+  await expect(page).toHaveURL(copyUrl);
 
   // The archived original, with the repair's reason.
-  await page.getByTestId("repair-archive-link").click();
+  await page.getByTestId("repaired-original-link").click();
   await expect(page).toHaveURL(/\/archive\?/);
   const archived = page.getByTestId("archive-row");
   await expect(archived).toHaveCount(1);

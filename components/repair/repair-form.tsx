@@ -8,6 +8,7 @@ import { planRepairAction, repairLetterAction } from "@/app/dlqs/[connectionId]/
 import { EntriesTable } from "@/components/dlq/entries-table";
 import type { HeaderEntry } from "@/lib/brokers/types";
 import type { RevealedLetter } from "@/lib/dlq/reveal-payload";
+import { letterHref } from "@/lib/dlq/links";
 import { jsonSyntaxError } from "@/lib/repair/json-syntax";
 import type { LockedField } from "@/lib/repair/policy";
 import type { RepairPlan, RepairResult } from "@/lib/repair/use-cases";
@@ -330,6 +331,15 @@ function RepairOutcome({ result, connectionId, queue, letterId }: { result: Repa
           . The original was archived, then removed from <span className="mono">{queue}</span>.
         </p>
         <p>
+          {result.copyLetterId ? (
+            <>
+              <Link href={letterHref(connectionId, queue, result.copyLetterId)} data-testid="repair-copy-link">
+                The resubmitted message
+              </Link>{" "}
+              <span className="muted">(its page here says where it went, and shows it if it fails again and comes back)</span>
+              {" · "}
+            </>
+          ) : null}
           <Link href={archivedOriginalHref(result.operationId, { connectionId, queue, id: letterId })} data-testid="repair-archive-link">
             The archived original
           </Link>{" "}

@@ -650,6 +650,13 @@ export interface BrokerAdapter {
    * queue, whether it exists, the permissions needed). Changes nothing; reads no letter.
    * Throws `not_found` for a DLQ that does not exist.
    */
+  /**
+   * Where `capabilities.repair`: the letter id a repaired copy (`MoveResult.copyId`) will have in a
+   * DLQ of this connection if it fails again and is dead-lettered, so the console can link the copy
+   * before it comes back (RabbitMQ keeps the copy's message_id; SQS keeps its MessageId). Absent
+   * where that id is not known in advance (Kafka: a new record at a new offset).
+   */
+  copyLetterId?(copyId: string): string | null;
   planSafeMove?(dlq: string): Promise<SafeMovePlan>;
   /**
    * Where `capabilities.safeMove`: moves every letter that is in `dlq` when the call starts into

@@ -10,8 +10,10 @@ import type { Actor } from "@/lib/auth/session";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { arrived, peekAll } from "@/lib/brokers/sqs/contract-fixture";
 import { ELASTICMQ_ENDPOINT, SqsKit, testConfig as sqsTestConfig } from "@/lib/brokers/sqs/test-kit";
-import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS, REPAIR_HEADER, type Letter } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
+import { valueText } from "@/lib/text";
+import { repairTrail } from "./trail";
 import { planRepair, repairLetter, type RepairLetterInput } from "./use-cases";
 
 /**
@@ -73,6 +75,12 @@ async function seeded() {
   const page = await adapterFor(ON).browse(dlq, { offset: 0, limit: 10 });
   const letter = page.letters.find((l) => l.messageId === "m-1")!;
   return { dlq, source, letterId: letter.id };
+}
+
+/** A letter's header as text, or null. */
+function headerOf(l: Letter | null, name: string): string | null {
+  const h = l?.headers.find((x) => x.name === name);
+  return h ? valueText(h.value) : null;
 }
 
 const auditRows = (where: { operationId?: string; requestId?: string }) => getDb().auditEvent.findMany({ where, orderBy: { id: "asc" } });
@@ -151,6 +159,31 @@ describe("repairLetter on RabbitMQ", () => {
     expect(String(shown.afterSha256)).not.toBe(sha(edited));
     expect(JSON.stringify(viewed)).not.toContain(sha(edited));
     expect(JSON.stringify(viewed)).not.toContain(sha(ORIGINAL(1)));
+  });
+
+  it("links the two ends: the copy's letter id finds it when it fails again, and until then its page knows it from the audit log", async () => {
+    const { dlq, source, letterId } = await seeded();
+    const r = await repairLetter(actors.admin, meta(), { connectionId: ON, queue: dlq, letterId, body: { kind: "json", text: '{"order":1,"status":"PAID"}' }, reason: "Link both ends, INC-44" });
+    expect(r.outcome).toBe("moved");
+    expect(r.copyLetterId).toMatch(/\S/);
+    const { adapterFor } = await import("@/lib/use-case/connection");
+    // Not come back yet: the DLQ has no such letter; the audit trail has both ends, for a viewer too.
+    expect(await adapterFor(ON).getLetter(dlq, r.copyLetterId!)).toBeNull();
+    const ofOriginal = await repairTrail(actors.viewer, meta(), { connectionId: ON, queue: dlq, letterId });
+    expect(ofOriginal.repairedAs).toMatchObject({ operationId: r.operationId, copyId: r.copyId, copyLetterId: r.copyLetterId, destination: r.destination, originalLetterId: letterId, queue: dlq });
+    expect(ofOriginal.repairedAs?.archiveId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ofOriginal.copyOf).toBeNull();
+    const ofCopy = await repairTrail(actors.viewer, meta(), { connectionId: ON, queue: dlq, letterId: r.copyLetterId! });
+    expect(ofCopy.copyOf).toMatchObject({ operationId: r.operationId, originalLetterId: letterId, archiveId: ofOriginal.repairedAs?.archiveId });
+    expect(ofCopy.repairedAs).toBeNull();
+    // The copy fails again (a real rejection at the origin): it is in the DLQ under that very id, marked.
+    await kit.rejectAll(source, 1);
+    await kit.waitDepth(dlq, 2);
+    const back = await adapterFor(ON).getLetter(dlq, r.copyLetterId!);
+    expect(back?.messageId).toBe(r.copyId);
+    expect(headerOf(back, REPAIR_HEADER)).toBe(r.operationId);
+    // Another connection's letter with the same id is not this repair's copy.
+    expect((await repairTrail(actors.viewer, meta(), { connectionId: OFF, queue: dlq, letterId: r.copyLetterId! })).copyOf).toBeNull();
   });
 
   it("refuses where the config switch does not cover the DLQ: audited, nothing read or moved", async () => {
@@ -254,6 +287,20 @@ describe("repairLetter on SQS (ElasticMQ)", () => {
     expect(rows).toEqual([{ sha256: sha(ORIGINAL(1)) }]);
     const audit = await auditRows({ operationId: r.operationId });
     expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual(["operation:letter.repair:success", "letter:letter.repaired:success"]);
+  });
+
+  it("the copy's letter id finds it in the DLQ once the redrive policy moves it back", async () => {
+    const { dlq, dlqUrl, sourceUrl, letterId } = await seededSqs();
+    const r = await repairLetter(actors.admin, meta(), { connectionId: SQS, queue: dlq, letterId, body: { kind: "json", text: '{"order":1,"status":"PAID"}' }, reason: "Link both ends, INC-45" });
+    expect(r.outcome).toBe("moved");
+    expect(r.copyLetterId).toMatch(/\S/);
+    const { adapterFor } = await import("@/lib/use-case/connection");
+    // Received and not deleted at the origin (maxReceiveCount 1): ElasticMQ moves it to the DLQ.
+    await sqsKit.failUntilMoved(sourceUrl, dlqUrl, 2);
+    const back = await adapterFor(SQS).getLetter(dlq, r.copyLetterId!);
+    expect(back?.messageId).toBe(r.copyId);
+    expect(headerOf(back, REPAIR_HEADER)).toBe(r.operationId);
+    expect((await repairTrail(actors.viewer, meta(), { connectionId: SQS, queue: dlq, letterId: r.copyLetterId! })).copyOf?.operationId).toBe(r.operationId);
   });
 
   it("refuses a crafted edit of a console marker attribute, and nothing moves", async () => {

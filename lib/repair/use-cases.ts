@@ -109,6 +109,8 @@ export interface RepairResult {
   outcome: MoveOutcome;
   /** The copy's identity at the target (for the link to it), when it moved. */
   copyId: string | null;
+  /** The copy's letter id in a DLQ of this connection if it fails again (`BrokerAdapter.copyLetterId`): the link to it. */
+  copyLetterId: string | null;
   destination: string | null;
   /** Operator words when the outcome is not "moved": the original is still in the DLQ. */
   reason: string | null;
@@ -395,6 +397,7 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
   const outcome: RepairResult = {
     outcome: settled.outcome,
     copyId: settled.outcome === "moved" ? (settled.copyId ?? null) : null,
+    copyLetterId: settled.outcome === "moved" && settled.copyId ? (adapter.copyLetterId?.(settled.copyId) ?? null) : null,
     destination: settled.destination,
     reason: settled.outcome === "moved" ? null : settled.reason,
     operationId,
@@ -426,6 +429,8 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
           afterSha256: createHash("sha256").update(after).digest("hex"),
           diff,
           copyId: outcome.copyId,
+          copyLetterId: outcome.copyLetterId,
+          destination: outcome.destination,
           archiveId,
         },
         operationId,

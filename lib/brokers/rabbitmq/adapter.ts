@@ -36,7 +36,7 @@ import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers
 import { discoverDlqs, queueKindOf, safeCopiesOf, type QueueKind } from "@/lib/brokers/rabbitmq/discovery";
 import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
 import { readRiskOf } from "@/lib/brokers/rabbitmq/risk";
-import { OccurrenceCounter, isLetterId } from "@/lib/brokers/rabbitmq/identity";
+import { OccurrenceCounter, baseLetterId, isLetterId } from "@/lib/brokers/rabbitmq/identity";
 import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
 import { moveLetters, removeLetters, type MoverContext } from "@/lib/brokers/rabbitmq/mover";
 import { republishRabbit } from "@/lib/brokers/rabbitmq/republish";
@@ -542,6 +542,11 @@ export class RabbitMqAdapter implements BrokerAdapter {
   /** See `BrokerAdapter.republish` and republish.ts. */
   republish(dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
     return republishRabbit(this.moverContext(dlq), dlq, requests, opts);
+  }
+
+  /** See `BrokerAdapter.copyLetterId`: a repaired copy's message_id is its copyId, and dead-lettering keeps it. */
+  copyLetterId(copyId: string): string | null {
+    return copyId === "" ? null : baseLetterId(copyId, () => "");
   }
 
   /** See `BrokerAdapter.planSafeMove` and safe-move.ts: the target is the DLQ's name + `safeQueueSuffix`. */

@@ -547,6 +547,11 @@ export class SqsAdapter implements BrokerAdapter {
     );
   }
 
+  /** See `BrokerAdapter.copyLetterId`: the copy's MessageId (SendMessage's answer) is kept by the redrive policy's move. */
+  copyLetterId(copyId: string): string | null {
+    return copyId === "" ? null : baseIdOf(copyId);
+  }
+
   /** See `BrokerAdapter.planSafeMove` and safe-move.ts. */
   planSafeMove(name: string): Promise<SafeMovePlan> {
     return planSqsSafeMove(this.safeMoveContext(), name);

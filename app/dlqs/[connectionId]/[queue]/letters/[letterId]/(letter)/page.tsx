@@ -13,6 +13,7 @@ import { EscapeBack } from "@/components/ui/escape-back";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { archivedOriginalHref } from "@/components/repair/edit";
 import { repairProvenance } from "@/components/repair/provenance";
+import { RepairTrailNotes } from "@/components/repair/repair-trail";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { newDiscardHref } from "@/lib/discard/ui-links";
@@ -24,6 +25,7 @@ import { DlqCrumbs } from "@/components/jobs/dlq-page";
 import { digestLabel } from "@/lib/format";
 import { loadConfig } from "@/lib/config";
 import { repairEnabled } from "@/lib/repair/policy";
+import { repairTrail } from "@/lib/repair/trail";
 
 export const dynamic = "force-dynamic";
 
@@ -94,19 +96,23 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
 
   const l = r.letter;
   if (!l) {
+    // The audit log knows whether this letter was repaired, or is a repair's copy that has not come back.
+    const trail = await repairTrail(actor, await requestMeta(), { connectionId, queue, letterId });
+    const known = trail.repairedAs !== null || trail.copyOf !== null;
     return (
       <main className="page">
         <EscapeBack href={back} />
         {crumbs}
         <div className="banner banner-warn" role="status" data-testid="letter-gone">
           <p>
-            <strong>Letter no longer in this DLQ.</strong>
+            <strong>{known ? "Not in this DLQ." : "Letter no longer in this DLQ."}</strong>
           </p>
           <p>
-            It was redriven, discarded, expired or consumed since the list was read. Nothing else changed. <Link href={back}>Back to the DLQ</Link> to see
-            what is there now.
+            {known ? null : "It was redriven, discarded, expired or consumed since the list was read. Nothing else changed. "}
+            <Link href={back}>Back to the DLQ</Link> to see what is there now.
           </p>
         </div>
+        <RepairTrailNotes connectionId={connectionId} trail={trail} />
       </main>
     );
   }
