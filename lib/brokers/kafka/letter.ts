@@ -15,7 +15,9 @@ export interface KafkaRecordLike {
 }
 
 const withLower = (names: string[]) => names.map((n) => [n, n.toLowerCase()] as const);
-const MESSAGE_ID_HEADERS = withLower(["message-id", "messageId", "message_id", "x-message-id", "ce_id"]);
+/** Headers read as a record's message id (any case); a repair gives each of them the new id. */
+export const MESSAGE_ID_NAMES = ["message-id", "messageId", "message_id", "x-message-id", "ce_id"];
+const MESSAGE_ID_HEADERS = withLower(MESSAGE_ID_NAMES);
 const CORRELATION_HEADERS = withLower(["correlation-id", "correlationId", "x-correlation-id", "kafka_correlationId"]);
 const CONTENT_TYPE_HEADERS = withLower(["content-type", "contentType", "ce_datacontenttype"]);
 

@@ -21,8 +21,9 @@
  */
 import { isAppError } from "@/lib/errors";
 import { isManagedHeaderName, type LetterRepair } from "@/lib/brokers/types";
+import { MESSAGE_ID_NAMES } from "@/lib/brokers/kafka/letter";
 
-const MESSAGE_ID_NAMES = new Set(["message-id", "messageid", "message_id", "x-message-id", "ce_id"]);
+const MESSAGE_ID_LOWER = new Set(MESSAGE_ID_NAMES.map((n) => n.toLowerCase()));
 const CORRELATION_NAMES = new Set(["correlation-id", "correlationid"]);
 
 /**
@@ -60,7 +61,7 @@ export function repairHeaders(original: Record<string, unknown> | undefined, rep
   for (const [name, v] of Object.entries(original ?? {})) {
     if (removed.has(name)) continue;
     if (Object.hasOwn(set, name)) out[name] = Buffer.from(set[name], "utf8");
-    else if (MESSAGE_ID_NAMES.has(name.toLowerCase())) out[name] = Buffer.from(newMessageId, "utf8");
+    else if (MESSAGE_ID_LOWER.has(name.toLowerCase())) out[name] = Buffer.from(newMessageId, "utf8");
     else out[name] = v as HeaderValue;
   }
   for (const [name, value] of Object.entries(set)) if (!Object.hasOwn(out, name)) out[name] = Buffer.from(value, "utf8");

@@ -37,7 +37,8 @@ export function decodeAttributes(msg: Message): HeaderEntry[] {
 
 const TIMESTAMPS = new Set(["SentTimestamp", "ApproximateFirstReceiveTimestamp"]);
 const NUMBERS = new Set(["ApproximateReceiveCount", "SequenceNumber"]);
-const SYSTEM_ORDER = [
+/** SQS system attributes, in the order the letter view shows them. */
+export const SYSTEM_ORDER = [
   "SentTimestamp",
   "ApproximateFirstReceiveTimestamp",
   "ApproximateReceiveCount",

@@ -24,26 +24,13 @@ import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
 import { isManagedHeaderName, type LetterRepair } from "@/lib/brokers/types";
 import { isValidUtf8 } from "@/lib/brokers/display";
 import { SQS_MAX_MESSAGE_ATTRIBUTES, isMarkerAttribute } from "@/lib/brokers/sqs/markers";
+import { SYSTEM_ORDER } from "@/lib/brokers/sqs/letter";
 
 // What SQS accepts in a body or a String attribute value.
 const SQS_FORBIDDEN = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
 
 /** Names SQS itself gives a message (system attributes and the receive fields the console shows as properties). */
-export const SQS_SYSTEM_NAMES = new Set([
-  "MessageId",
-  "ReceiptHandle",
-  "MD5OfBody",
-  "MD5OfMessageAttributes",
-  "SentTimestamp",
-  "ApproximateFirstReceiveTimestamp",
-  "ApproximateReceiveCount",
-  "DeadLetterQueueSourceArn",
-  "SenderId",
-  "AWSTraceHeader",
-  "MessageGroupId",
-  "MessageDeduplicationId",
-  "SequenceNumber",
-]);
+export const SQS_SYSTEM_NAMES = new Set(["MessageId", "ReceiptHandle", "MD5OfBody", "MD5OfMessageAttributes", ...SYSTEM_ORDER]);
 
 /** The correlation attributes the reader recognises (letter.ts), in its order. */
 export const CORRELATION_ATTRIBUTES = ["correlationId", "correlation-id", "correlation_id"] as const;
