@@ -13,7 +13,7 @@ import { creatorRefusal } from "@/lib/jobs/creator";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { payloadDiff } from "@/lib/repair/diff";
-import { assertGroupRepairAllowed, auditDiffMasking, indexedPayloads, patchIndexed, type LetterPatch } from "@/lib/repair/group";
+import { assertRepairAllowed, auditDiffMasking, indexedPayloads, patchIndexed, type LetterPatch } from "@/lib/repair/group";
 import { breakerVerdict } from "./breaker";
 import { realClock, type Clock } from "./clock";
 import { loadPlan, pauseSelf, setStage } from "./control";
@@ -735,7 +735,7 @@ class RedriveRun {
     const plan = this.plan;
     const still = "Letters not yet moved are still in the DLQ.";
     try {
-      assertGroupRepairAllowed(plan.connectionId, plan.queue, this.adapter);
+      assertRepairAllowed(plan.connectionId, plan.queue, this.adapter);
     } catch (e) {
       const why = e instanceof AppError ? e.userMessage : "Repair is no longer allowed here.";
       return {

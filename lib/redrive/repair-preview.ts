@@ -7,7 +7,7 @@ import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { payloadDiff, type DiffMasking, type PayloadDiff } from "@/lib/repair/diff";
-import { assertGroupRepairAllowed, assertMayPatchMasked, patchIndexed } from "@/lib/repair/group";
+import { assertRepairAllowed, assertMayPatchMasked, patchIndexed } from "@/lib/repair/group";
 import { payloadPatchSchema } from "@/lib/repair/patch";
 import { scopedFilter } from "@/lib/triage/masked-search";
 import { queryLetters } from "@/lib/triage/queries";
@@ -78,7 +78,7 @@ export async function previewGroupRepair(actor: Actor, meta: RequestMeta, input:
     const r = previewGroupRepairSchema.safeParse(input);
     if (!r.success) throw invalid(r.error);
     const p = r.data;
-    assertGroupRepairAllowed(p.connectionId, p.queue);
+    assertRepairAllowed(p.connectionId, p.queue);
     const policy = await maskingPolicy(actor.role, p.connectionId, p.queue);
     assertMayPatchMasked(actor, policy);
     const { filter, letterIds } = filterOfSelection(p, p.selection);

@@ -17,7 +17,7 @@ import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import { scopedFilter } from "@/lib/triage/masked-search";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { visibleSha256 } from "@/lib/masking/digest";
-import { assertGroupRepairAllowed, assertMayPatchMasked } from "@/lib/repair/group";
+import { assertRepairAllowed, assertMayPatchMasked } from "@/lib/repair/group";
 import { pinPaused, requestPause, resumeJob, startBulkStage } from "./control";
 import { checkTargetProtection, type LessProtected } from "./target-protection";
 import type { RedriveParams } from "./runner-check";
@@ -86,7 +86,7 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
     async () => {
       const adapter = adapterFor(p.connectionId);
       if (p.repair) {
-        assertGroupRepairAllowed(p.connectionId, p.queue, adapter);
+        assertRepairAllowed(p.connectionId, p.queue, adapter);
         assertMayPatchMasked(actor, await maskingPolicy(actor.role, p.connectionId, p.queue));
       }
       // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
@@ -245,7 +245,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
     recordAudit({ actor: auditActor(actor), action: "redrive.start", outcome: "failure", connectionId: p.connectionId, queue: p.queue, requestId: meta.requestId, ip: meta.ip, details: { error: (e as AppError).code ?? "internal:server" } }).catch(() => undefined);
   if (p.repair) {
     try {
-      assertGroupRepairAllowed(p.connectionId, p.queue, adapter);
+      assertRepairAllowed(p.connectionId, p.queue, adapter);
       assertMayPatchMasked(actor, await maskingPolicy(actor.role, p.connectionId, p.queue));
     } catch (e) {
       const code = errorCodeOf(e);

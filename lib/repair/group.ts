@@ -25,10 +25,11 @@ import { repairEnabled } from "./policy";
  */
 
 /**
- * What a redrive with a repair needs besides its permission (letter:repair): the config switch for
- * this DLQ and a broker that can repair. Throws the refusal (the caller audits it).
+ * What a repair (of one letter, or a redrive with a repair) needs besides its permission
+ * (letter:repair): the config switch for this DLQ and a broker that can repair. Throws the refusal
+ * (the caller audits it).
  */
-export function assertGroupRepairAllowed(connectionId: string, queue: string, adapter: BrokerAdapter = adapterFor(connectionId)): void {
+export function assertRepairAllowed(connectionId: string, queue: string, adapter: BrokerAdapter = adapterFor(connectionId)): void {
   if (!repairEnabled(loadConfig().repair, connectionId, queue)) {
     throw new AppError("forbidden:repair-disabled", {
       userMessage: "Repair and resubmit is not enabled for this DLQ. It is off by default; the console's configuration (repair) names the connections and DLQs where it may be used.",
@@ -54,7 +55,7 @@ export function assertMayPatchMasked(actor: Actor, policy: Pick<MaskingPolicy, "
 /**
  * The rules a per-letter audit row's diff is masked with: those in force for every role that may
  * read the audit log, so no reader learns from the row a value its role is shown masked elsewhere
- * (the same rule lib/repair/use-cases.ts applies to a single repair).
+ * (a single repair's row and a group repair's rows alike).
  */
 export async function auditDiffMasking(connectionId: string, queue: string): Promise<DiffMasking> {
   const config = await loadMaskingConfig();

@@ -4,20 +4,17 @@ import { z } from "zod";
 import { recordAudit, recordAuditBatch, type AuditEntry } from "@/lib/audit";
 import { writeArchive } from "@/lib/archive/store";
 import { authorize } from "@/lib/auth/authorize";
-import { can, ROLES } from "@/lib/auth/permissions";
+import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { REDRIVE_HEADERS, type BrokerAdapter, type DlqSummary, type HeaderEntry, type Letter, type LetterCopy, type MoveOutcome, type MoveResult, type RedriveTarget } from "@/lib/brokers/types";
-import { loadConfig } from "@/lib/config";
 import { getDb } from "@/lib/db";
 import { AppError, asAppError, loggableError } from "@/lib/errors";
-import { maskingHashKey } from "@/lib/masking/key";
-import { maskingPolicy, policyFrom, type MaskingPolicy } from "@/lib/masking/policy";
-import { loadMaskingConfig } from "@/lib/masking/store";
-import type { MaskingRule } from "@/lib/masking/types";
+import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
 import { visibleSha256 } from "@/lib/masking/digest";
 import { valueText } from "@/lib/text";
 import { auditActor, errorCodeOf } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
+import { assertRepairAllowed, auditDiffMasking } from "./group";
 import { headerDiff, payloadDiff, type DiffMasking, type HeaderDiffEntry, type PayloadDiff } from "./diff";
 import {
   bodyBytes,
@@ -26,7 +23,6 @@ import {
   looksEditedFromMask,
   payloadKindOf,
   payloadMaskedFor,
-  repairEnabled,
   type EditProblem,
   type LockedField,
   type PayloadKind,
@@ -181,15 +177,8 @@ interface Prepared {
  */
 async function prepare(actor: Actor, input: z.infer<typeof editSchema>): Promise<Prepared> {
   const { connectionId, queue, letterId } = input;
-  if (!repairEnabled(loadConfig().repair, connectionId, queue)) {
-    throw new AppError("forbidden:repair-disabled", {
-      userMessage: "Repair and resubmit is not enabled for this DLQ. It is off by default; the console's configuration (repair) names the connections and DLQs where it may be used.",
-    });
-  }
   const adapter = adapterFor(connectionId);
-  if (!adapter.capabilities.repair) {
-    throw new AppError("bad_request:repair-unsupported", { userMessage: `Repair and resubmit is not available on this ${adapter.vocabulary.queue}'s broker yet; nothing was read or sent.` });
-  }
+  assertRepairAllowed(connectionId, queue, adapter);
   const dlq = await withTimeout(adapter.describeDlq(queue), READ_TIMEOUT_MS, "describeDlq");
   if (dlq.readRisk) {
     throw new AppError("confirmation_required:read", {
@@ -239,21 +228,6 @@ function diffFor(p: Prepared, mask: DiffMasking, newCorrelationId: boolean): Rep
     headers: headerDiff(p.letter.headers, { setHeaders: p.setHeaders, removeHeaders: p.removeHeaders }, mask),
     newCorrelationId,
   };
-}
-
-/**
- * The rules the audit row's diff is masked with: those in force for every role that may read the
- * audit log (on a sensitive DLQ, every enabled rule), so no reader of the row learns a value its
- * role would be shown masked on the letter page, whatever the repairing admin could see.
- */
-async function auditMasking(connectionId: string, queue: string): Promise<DiffMasking> {
-  const config = await loadMaskingConfig();
-  const hashKey = maskingHashKey();
-  const rules = new Map<string, MaskingRule>();
-  for (const role of ROLES.filter((r) => can(r, "audit:read"))) {
-    for (const r of policyFrom(config, role, connectionId, queue, hashKey).rules) if (!rules.has(r.id)) rules.set(r.id, r);
-  }
-  return { rules: [...rules.values()], hashKey };
 }
 
 function headerNumber(headers: HeaderEntry[], name: string): string | null {
@@ -405,7 +379,7 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
 
   const moved = outcome.outcome === "moved";
   const after = p.newBody ?? letter.body;
-  const diff = diffFor(p, await auditMasking(connectionId, queue), Boolean(correlationId));
+  const diff = diffFor(p, await auditDiffMasking(connectionId, queue), Boolean(correlationId));
   const targetText = target.kind === "origin" ? "origin" : `queue ${target.name}`;
   await recordAuditBatch([
     entry(
