@@ -11,7 +11,8 @@ import { Prisma, type DiscardPlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
 import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
-import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
+import type { JobRecord } from "@/lib/jobs/types";
+import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import type { Selection } from "@/lib/redrive/plan";
 import { countDiscardable, countDiscardStates, discardLedgerPage, DISCARD_STATES, populateDiscardLedger, type DiscardRow, type DiscardState } from "./ledger";
 import { assertConfirmedCount, describeSelection, filterOfSelection } from "@/lib/redrive/plan";
@@ -78,42 +79,15 @@ export async function planDiscard(actor: Actor, meta: RequestMeta, input: unknow
   );
 }
 
-export interface DiscardView {
-  id: string;
-  connectionId: string;
-  queue: string;
-  state: JobState;
-  progress: JobProgress;
-  error: string | null;
-  cancelRequested: boolean;
+export interface DiscardView extends JobViewBase {
   selection: Selection;
   reason: string;
   total: number;
   createdBy: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
 function toView(j: JobRecord, p: DiscardPlan): DiscardView {
-  return {
-    id: j.id,
-    connectionId: j.connectionId,
-    queue: j.queue,
-    state: j.state as JobState,
-    progress: (j.progress ?? {}) as JobProgress,
-    error: j.error,
-    cancelRequested: j.cancelRequested,
-    selection: p.selection as Selection,
-    reason: p.reason,
-    total: p.total,
-    createdBy: p.createdByEmail,
-    createdAt: j.createdAt.toISOString(),
-    startedAt: iso(j.startedAt),
-    finishedAt: iso(j.finishedAt),
-  };
+  return { ...jobViewBase(j), selection: p.selection as Selection, reason: p.reason, total: p.total, createdBy: p.createdByEmail };
 }
 
 async function loadDiscard(jobId: unknown): Promise<{ job: JobRecord; plan: DiscardPlan }> {

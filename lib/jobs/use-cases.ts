@@ -5,7 +5,8 @@ import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { AppError } from "@/lib/errors";
 import { jobsPage } from "./page";
 import { jobStore } from "./store";
-import type { JobKind, JobProgress, JobRecord, JobState } from "./types";
+import type { JobKind, JobRecord, JobState } from "./types";
+import { jobViewBase, type JobViewBase } from "./view";
 
 /**
  * Who may see a job of each kind: the permission that already guards that kind's own pages and
@@ -31,40 +32,13 @@ export function readableJobKinds(actor: Actor): JobKind[] {
 }
 
 /** Any job of any kind, as the generic job views show it: no params (they may name people), no ledger. */
-export interface JobView {
-  id: string;
+export interface JobView extends JobViewBase {
   kind: string;
-  connectionId: string;
-  queue: string;
-  state: JobState;
-  progress: JobProgress;
-  error: string | null;
-  cancelRequested: boolean;
   attempts: number;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  heartbeatAt: string | null;
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
 export function toJobView(j: JobRecord): JobView {
-  return {
-    id: j.id,
-    kind: j.kind,
-    connectionId: j.connectionId,
-    queue: j.queue,
-    state: j.state as JobState,
-    progress: (j.progress ?? {}) as JobProgress,
-    error: j.error,
-    cancelRequested: j.cancelRequested,
-    attempts: j.attempts,
-    createdAt: j.createdAt.toISOString(),
-    startedAt: iso(j.startedAt),
-    finishedAt: iso(j.finishedAt),
-    heartbeatAt: iso(j.heartbeatAt),
-  };
+  return { ...jobViewBase(j), kind: j.kind, attempts: j.attempts };
 }
 
 export interface JobListInput {

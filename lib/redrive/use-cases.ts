@@ -12,7 +12,8 @@ import { Prisma, type RedrivePlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
 import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
-import type { JobProgress, JobRecord, JobState } from "@/lib/jobs/types";
+import type { JobRecord } from "@/lib/jobs/types";
+import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import { scopedFilter } from "@/lib/triage/masked-search";
 import { maskingPolicy } from "@/lib/masking/policy";
@@ -121,17 +122,10 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
   );
 }
 
-export interface RedriveView {
-  id: string;
-  connectionId: string;
-  queue: string;
-  state: JobState;
+export interface RedriveView extends JobViewBase {
   stage: string;
-  progress: JobProgress;
-  error: string | null;
   pauseReason: string | null;
   pauseRequested: boolean;
-  cancelRequested: boolean;
   sampleVerdict: string | null;
   sampleReturned: number;
   /** The operator may start stage 2 now (clean sample), or only with an override. */
@@ -155,26 +149,14 @@ export interface RedriveView {
   createdBy: string | null;
   bulkStartedBy: string | null;
   bulkOverrideReason: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  heartbeatAt: string | null;
 }
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 function toView(j: JobRecord, p: RedrivePlan): RedriveView {
   return {
-    id: j.id,
-    connectionId: j.connectionId,
-    queue: j.queue,
-    state: j.state as JobState,
+    ...jobViewBase(j),
     stage: p.stage,
-    progress: (j.progress ?? {}) as JobProgress,
-    error: j.error,
     pauseReason: j.state === "paused" ? p.pauseReason : null,
     pauseRequested: p.pauseRequested,
-    cancelRequested: j.cancelRequested,
     sampleVerdict: p.sampleVerdict,
     sampleReturned: p.sampleReturned,
     bulk: { ready: j.state === "paused" && p.stage === "awaiting_bulk", needsOverride: p.stage === "awaiting_bulk" && p.sampleVerdict !== "clean" },
@@ -196,10 +178,6 @@ function toView(j: JobRecord, p: RedrivePlan): RedriveView {
     createdBy: p.createdByEmail,
     bulkStartedBy: p.bulkStartedBy,
     bulkOverrideReason: p.bulkOverrideReason,
-    createdAt: j.createdAt.toISOString(),
-    startedAt: iso(j.startedAt),
-    finishedAt: iso(j.finishedAt),
-    heartbeatAt: iso(j.heartbeatAt),
   };
 }
 

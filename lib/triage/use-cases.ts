@@ -7,7 +7,8 @@ import { AppError } from "@/lib/errors";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
-import { ACTIVE_STATES, type JobProgress, type JobRecord, type JobState } from "@/lib/jobs/types";
+import { ACTIVE_STATES, type JobProgress, type JobRecord } from "@/lib/jobs/types";
+import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import { countLetters, queryGroups, queryGroupsBy, queryLetters, streamLetters, type ExportedLetter, type GroupByKey, type GroupView, type IndexedLetter, type LetterFilter } from "./queries";
 import { checkRules, loadRules, replaceRules, type RuleSet } from "./rules-store";
 import { maskHeaderRecord, maskTextWithRules } from "@/lib/masking/engine";
@@ -27,40 +28,14 @@ export interface DlqRef {
   queue: string;
 }
 
-export interface ScanView {
-  id: string;
-  connectionId: string;
-  queue: string;
-  state: JobState;
+export interface ScanView extends JobViewBase {
   progress: JobProgress & Pick<ProgressNumbers, "partial">;
-  error: string | null;
   acceptRisk: boolean;
-  cancelRequested: boolean;
   createdBy: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  heartbeatAt: string | null;
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
 export function toScanView(j: JobRecord): ScanView {
-  return {
-    id: j.id,
-    connectionId: j.connectionId,
-    queue: j.queue,
-    state: j.state as JobState,
-    progress: (j.progress ?? {}) as ScanView["progress"],
-    error: j.error,
-    acceptRisk: Boolean((j.params as ScanParams | null)?.acceptRisk),
-    cancelRequested: j.cancelRequested,
-    createdBy: j.createdBy,
-    createdAt: j.createdAt.toISOString(),
-    startedAt: iso(j.startedAt),
-    finishedAt: iso(j.finishedAt),
-    heartbeatAt: iso(j.heartbeatAt),
-  };
+  return { ...jobViewBase(j), acceptRisk: Boolean((j.params as ScanParams | null)?.acceptRisk), createdBy: j.createdBy };
 }
 
 function requireDlq(input: Partial<DlqRef>): DlqRef {
