@@ -9,6 +9,7 @@ import { createUser } from "@/lib/auth/users";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
+import { repairTrail } from "./trail";
 import { repairLetter } from "./use-cases";
 
 /**
@@ -92,5 +93,10 @@ describe("repairLetter on Kafka", () => {
     expect(openPayload({ connectionId: a.connection_id, queue: a.queue, letterId: a.letter_id, discardJobId: a.discard_job_id, payloadCiphertext: a.payload_ciphertext, payloadKeyId: a.payload_key_id }).toString("utf8")).toBe(
       '{"order":1,"status":"PAYED"}',
     );
+    // The handled original's page learns from the audit log where its copy went (a new record whose
+    // letter id, should it fail again, is not known in advance: no copy link on Kafka).
+    const trail = await repairTrail(admin, meta(), { connectionId: CONN, queue: dlt, letterId: original.id });
+    expect(trail.repairedAs).toMatchObject({ operationId: r.operationId, copyId: r.copyId, copyLetterId: null, archiveId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(r.copyLetterId).toBeNull();
   });
 });

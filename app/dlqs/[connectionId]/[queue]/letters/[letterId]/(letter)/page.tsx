@@ -125,6 +125,8 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
   // The UI only reflects the switch and the permission: the repair page and its use cases check both again.
   const mayRepair = can(actor.role, "letter:repair") && !l.handled && repairEnabled(loadConfig().repair, connectionId, queue);
   const repaired = repairProvenance(l.headers);
+  // A letter the DLQ keeps after the console handled it (Kafka) may have been repaired: where its copy went.
+  const handledTrail = l.handled ? await repairTrail(actor, await requestMeta(), { connectionId, queue, letterId }) : null;
   return (
     <main className="page">
       <EscapeBack href={back} />
@@ -156,6 +158,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
           The console has already {l.handled.outcome} this letter; the {labels.queue} still keeps it because it cannot remove a single letter.
         </div>
       ) : null}
+      {handledTrail?.repairedAs ? <RepairTrailNotes connectionId={connectionId} trail={{ repairedAs: handledTrail.repairedAs, copyOf: null }} /> : null}
       {repaired ? (
         <div className="banner banner-info" role="status" data-testid="repaired-note">
           Repaired copy of{" "}
