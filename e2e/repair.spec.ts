@@ -143,6 +143,11 @@ test("an admin repairs a typo'd status: a JSON error is shown where it is and bl
   await archived.getByTestId("archive-letter-link").click();
   await expect(page.getByTestId("archived-reason")).toContainText(REASON);
   await expect(page.getByTestId("payload-view")).toContainText('"status": "PAYED"');
+  // From the archived original, forward to the copy again.
+  await expect(page.getByTestId("archived-copy")).toContainText(WORK);
+  await page.getByTestId("archived-copy-link").click();
+  await expect(page).toHaveURL(copyUrl);
+  await expect(page.getByTestId("repaired-note")).toBeVisible();
 
   // Audit: the operation, and the letter's row with the diff.
   await page.goto(`/audit?queue=${encodeURIComponent(DLQ)}&action=letter.repair`);

@@ -58,3 +58,14 @@ export async function repairTrail(actor: Actor, meta: RequestMeta, input: { conn
   ]);
   return { repairedAs: original ? endOf(original) : null, copyOf: copy ? endOf(copy) : null };
 }
+
+/** The repair an archived original was archived by (its operation id), for the archive's page: where the copy went. */
+export async function repairOfArchived(actor: Actor, meta: RequestMeta, input: { connectionId: string; queue: string; letterId: string; operationId: string }): Promise<RepairEnd | null> {
+  const { connectionId, queue, letterId, operationId } = input;
+  await authorize(actor, "archive:read", { action: "archive.view", connectionId, queue, target: letterId, meta });
+  const row = await getDb().auditEvent.findFirst({
+    where: { action: "letter.repaired", outcome: "success", operationId, connectionId, queue, target: letterId },
+    select: { operationId: true, at: true, queue: true, target: true, details: true },
+  });
+  return row ? endOf(row) : null;
+}

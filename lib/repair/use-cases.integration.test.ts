@@ -13,7 +13,7 @@ import { ELASTICMQ_ENDPOINT, SqsKit, testConfig as sqsTestConfig } from "@/lib/b
 import { REDRIVE_HEADERS, REPAIR_HEADER, type Letter } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { valueText } from "@/lib/text";
-import { repairTrail } from "./trail";
+import { repairOfArchived, repairTrail } from "./trail";
 import { planRepair, repairLetter, type RepairLetterInput } from "./use-cases";
 
 /**
@@ -176,6 +176,9 @@ describe("repairLetter on RabbitMQ", () => {
     const ofCopy = await repairTrail(actors.viewer, meta(), { connectionId: ON, queue: dlq, letterId: r.copyLetterId! });
     expect(ofCopy.copyOf).toMatchObject({ operationId: r.operationId, originalLetterId: letterId, archiveId: ofOriginal.repairedAs?.archiveId });
     expect(ofCopy.repairedAs).toBeNull();
+    // The archived original's page knows its copy by the operation it was archived under.
+    const archived = await repairOfArchived(actors.admin, meta(), { connectionId: ON, queue: dlq, letterId, operationId: r.operationId });
+    expect(archived).toMatchObject({ copyId: r.copyId, copyLetterId: r.copyLetterId });
     // The copy fails again (a real rejection at the origin): it is in the DLQ under that very id, marked.
     await kit.rejectAll(source, 1);
     await kit.waitDepth(dlq, 2);

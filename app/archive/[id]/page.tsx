@@ -16,7 +16,8 @@ import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { discardJobHref } from "@/lib/discard/ui-links";
 import { asAppError } from "@/lib/use-case/app-error";
-import { decodeParam, dlqHref } from "@/lib/dlq/links";
+import { decodeParam, dlqHref, letterHref } from "@/lib/dlq/links";
+import { repairOfArchived } from "@/lib/repair/trail";
 import { connectionName } from "@/lib/dlq/describe-dlq";
 import { digestLabel } from "@/lib/format";
 
@@ -57,6 +58,7 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
   const f = l.failure;
   // The original of a repair is archived like a discard, under the repair's operation id; it is named for what happened to it.
   const repaired = isRepairedOriginal(l.discardReason);
+  const copy = repaired ? await repairOfArchived(actor, await requestMeta(), { connectionId: l.connectionId, queue: l.queue, letterId: l.letterId, operationId: l.discardJobId }) : null;
   const { headers: _h, properties: _p, failure: _f, history: _hi, payload: _pl, masking: _m, correlationId: _c, contentEncoding: _ce, orderingKey: _o, republishLimits, ...summary } = l;
   return (
     <main className="page">
@@ -93,6 +95,19 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
                   {l.discardJobId}
                 </Link>
               </Field>
+              {copy ? (
+                <Field label="Sent as" testId="archived-copy">
+                  {copy.copyId ? <span className="mono">{copy.copyId}</span> : "a new message"} to <span className="mono">{copy.destination ?? "its target"}</span>
+                  {copy.copyLetterId ? (
+                    <>
+                      {" · "}
+                      <Link href={letterHref(l.connectionId, l.queue, copy.copyLetterId)} data-testid="archived-copy-link">
+                        the resubmitted message
+                      </Link>
+                    </>
+                  ) : null}
+                </Field>
+              ) : null}
               <Field label="Kept until">
                 <RelativeTime value={l.expiresAt} /> <span className="muted">({l.expiresAt})</span>
               </Field>
