@@ -1,5 +1,5 @@
 import "server-only";
-import type { Admin, IHeaders, Kafka, Message } from "kafkajs";
+import { ConfigResourceTypes, type Admin, type IHeaders, type Kafka, type Message } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import { BrokerError, type Letter } from "@/lib/brokers/types";
@@ -9,6 +9,7 @@ import { DEFAULT_FETCH_LIMITS, readPartition, type FetchLimits } from "@/lib/bro
 import { SPRING } from "@/lib/brokers/kafka/headers";
 import { toLetter } from "@/lib/brokers/kafka/letter";
 import { lazyProducer } from "@/lib/brokers/kafka/mover";
+import { formatDuration } from "@/lib/brokers/kafka/retention";
 
 /**
  * A partition stuck behind one poison record (issue 19, part 1): the record a group waits on, and
@@ -29,6 +30,10 @@ import { lazyProducer } from "@/lib/brokers/kafka/mover";
  *      as a consumer (a member) and seeks, which is neither atomic nor invisible to the group.
  * A crash between 2 and 3 leaves copies in the DLT and the offset where it was: a retry copies them
  * again (duplicates, never a loss). Nothing else in the partition or the group is touched.
+ *
+ * Copies keep the original timestamp, so the DLT's time-based retention counts from it: a skip is
+ * refused, before anything is copied, when a copy would have less than an hour left in the DLT
+ * (unless the DLT stamps LogAppendTime, where the broker sets the time).
  *
  * Copies: original headers are kept in their order, except headers named like the `kafka_dlt-*`
  * headers written here (an earlier dead-lettering's), which this dead-lettering replaces, so the
@@ -251,8 +256,15 @@ export interface SkipResult {
   copies: SkipCopy[];
 }
 
-/** The group's members now (DescribeGroups); refuses groups that are not consumer groups. */
-async function membersOf(deps: GroupClientDeps, groupId: string): Promise<GroupMemberRef[]> {
+/**
+ * The group's members now (DescribeGroups): empty when Kafka would let the console set its offsets.
+ * A job waiting for a group to be scaled to zero polls this. Refuses groups that are not consumer groups.
+ */
+export async function groupMembers(deps: Pick<GroupClientDeps, "admin" | "mapError">, groupId: string): Promise<GroupMemberRef[]> {
+  return membersOf(deps, groupId);
+}
+
+async function membersOf(deps: Pick<GroupClientDeps, "admin" | "mapError">, groupId: string): Promise<GroupMemberRef[]> {
   let d: Awaited<ReturnType<Admin["describeGroups"]>>["groups"][number] | undefined;
   try {
     d = (await deps.admin.describeGroups([groupId])).groups.find((g) => g.groupId === groupId);
@@ -339,6 +351,28 @@ export class NullHeader extends Error {
   }
 }
 
+/** A copy must have at least this long in the DLT before its retention may delete it. */
+const MIN_TIME_IN_DLT_MS = 60 * 60_000;
+
+async function assertRetentionKeeps(deps: GroupClientDeps, dlt: string, topic: string, partition: number, oldest: { offset: string; ms: number }): Promise<void> {
+  let entries: Array<{ configName: string; configValue: string }>;
+  try {
+    const res = await deps.admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: dlt, configNames: ["retention.ms", "message.timestamp.type"] }] });
+    entries = res.resources.find((r) => r.resourceName === dlt)?.configEntries ?? [];
+  } catch (e) {
+    throw deps.mapError(e, dlt);
+  }
+  const get = (n: string) => entries.find((c) => c.configName === n)?.configValue;
+  if (get("message.timestamp.type") === "LogAppendTime") return;
+  const retentionMs = Number(get("retention.ms") ?? "-1");
+  if (!Number.isFinite(retentionMs) || retentionMs < 0) return;
+  if (oldest.ms + retentionMs < Date.now() + MIN_TIME_IN_DLT_MS) {
+    throw new BrokerError("bad_request", {
+      userMessage: `Record ${oldest.offset} of ${topic}/${partition} is from ${new Date(oldest.ms).toISOString()}; its copy keeps that timestamp, and "${dlt}" keeps records for ${formatDuration(retentionMs)}, so the copy would be deleted within the hour. Raise the DLT's retention.ms (or choose another DLT) first. Nothing was copied.`,
+    });
+  }
+}
+
 /** Topic names and partition counts of the cluster now (one Metadata request). */
 async function topicPartitionCount(deps: GroupClientDeps, topic: string): Promise<number | null> {
   try {
@@ -385,11 +419,14 @@ export async function skipToDlt(deps: GroupClientDeps, req: SkipRequest): Promis
 
   // Everything that could refuse a copy is checked before the first one is made.
   let count = 0;
+  let oldest: { offset: string; ms: number } | null = null;
   try {
     for await (const r of records()) {
       signal?.throwIfAborted();
       dltCopyOf(r, { topic, partition, groupId, reason });
       count++;
+      const ms = Number(r.timestamp);
+      if (Number.isFinite(ms) && (!oldest || ms < oldest.ms)) oldest = { offset: r.offset, ms };
     }
   } catch (e) {
     if (e instanceof NullHeader) throw new BrokerError("bad_request", { userMessage: `Record ${e.offset} of ${topic}/${partition} has a header "${e.header}" without value, which the console's Kafka client cannot write: the skip is refused, nothing was copied.` });
@@ -409,6 +446,7 @@ export async function skipToDlt(deps: GroupClientDeps, req: SkipRequest): Promis
     dltPartitions = await topicPartitionCount(deps, dlt);
     if (dltPartitions === null) throw new BrokerError("unreachable", { userMessage: `The dead-letter topic "${dlt}" was created but is not ready yet. Try again in a moment.` });
   }
+  if (oldest) await assertRetentionKeeps(deps, dlt, topic, partition, oldest);
   const dltPartition = partition < dltPartitions ? partition : partition % dltPartitions;
 
   const copies: SkipCopy[] = [];

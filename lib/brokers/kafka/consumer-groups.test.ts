@@ -169,7 +169,7 @@ describe("dltCopyOf", () => {
 });
 
 /** A fake cluster, admin and producer around one source partition (payments/1) and a log of calls. */
-function fakeKafka(opts: { records: InternalRecord[]; committed: bigint | null; start?: bigint; end: bigint; dltPartitions?: number | null }) {
+function fakeKafka(opts: { records: InternalRecord[]; committed: bigint | null; start?: bigint; end: bigint; dltPartitions?: number | null; dltConfig?: Record<string, string> }) {
   const calls: string[] = [];
   const state = { members: [] as Array<{ memberId: string; clientId: string; clientHost: string }>, committed: opts.committed, dltPartitions: opts.dltPartitions === undefined ? 3 : opts.dltPartitions, commitError: null as Error | null };
   const hooks = { onProduce: (_n: number) => undefined as void | Promise<void>, produceError: null as ((n: number) => Error | null) | null };
@@ -212,6 +212,9 @@ function fakeKafka(opts: { records: InternalRecord[]; committed: bigint | null; 
       return true;
     },
     listTopics: async () => ["payments"],
+    describeConfigs: async () => ({
+      resources: [{ resourceName: "payments.DLT", configEntries: Object.entries({ "retention.ms": "604800000", "message.timestamp.type": "CreateTime", ...opts.dltConfig }).map(([configName, configValue]) => ({ configName, configValue })) }],
+    }),
   };
   const deps: GroupClientDeps = {
     cluster: cluster as unknown as GroupClientDeps["cluster"],
@@ -323,6 +326,20 @@ describe("skipToDlt (order and refusals, on fakes)", () => {
     const res = await skipToDlt(noDlt.deps, { ...skip, expectedCommitted: 4n, createDlt: true });
     expect(res.dltCreated).toBe(true);
     expect(noDlt.calls.indexOf("create")).toBeLessThan(noDlt.calls.findIndex((c) => c.startsWith("produce")));
+  });
+
+  it("refuses, before copying, when the DLT's retention would delete a copy (it keeps its old timestamp) within the hour", async () => {
+    const old = [rec(4, { timestamp: String(Date.now() - 23.5 * 3600_000) }), rec(5)];
+    const short = fakeKafka({ records: old, committed: 4n, end: 6n, dltConfig: { "retention.ms": String(24 * 3600_000) } });
+    const e = await skipToDlt(short.deps, { ...skip, expectedCommitted: 4n, upToOffset: 5n }).catch((x: unknown) => x);
+    expect((e as BrokerError).kind).toBe("bad_request");
+    expect((e as BrokerError).userMessage).toMatch(/Record 4 of payments\/1 is from .*keeps records for .*Nothing was copied/);
+    expect(short.calls.some((c) => c.startsWith("produce"))).toBe(false);
+    // Enough time left, unlimited retention, or a DLT that stamps its own time: copied.
+    for (const dltConfig of [{ "retention.ms": String(25 * 3600_000) } as Record<string, string>, { "retention.ms": "-1" }, { "retention.ms": "1000", "message.timestamp.type": "LogAppendTime" }]) {
+      const k = fakeKafka({ records: old, committed: 4n, end: 6n, dltConfig });
+      expect((await skipToDlt(k.deps, { ...skip, expectedCommitted: 4n, upToOffset: 5n })).copies).toHaveLength(2);
+    }
   });
 
   it("puts all copies in one DLT partition: the same number when the DLT has it, else partition modulo its count", async () => {
