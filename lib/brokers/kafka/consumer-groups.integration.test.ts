@@ -233,5 +233,6 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
     // One broker here: 1 Metadata + 1 ListGroups + 1 DescribeGroups + 1 OffsetFetch + 2 ListOffsets.
     expect(after.calls).toBe(6);
     expect(before.calls).toBe(6);
+    expect(after.brokersNotListed).toEqual([]);
   });
 });

@@ -81,6 +81,11 @@ export interface ConsumerGroupsRound {
   groups: ConsumerGroup[];
   /** Groups not shown: other protocols (share groups, Connect workers), and groups with nothing to show. */
   skipped: SkippedGroup[];
+  /**
+   * Brokers that did not list their groups this round: the groups they coordinate are missing from
+   * `groups` (not "moved"); a sampler should not read their absence as anything.
+   */
+  brokersNotListed: number[];
   /** Requests sent this round (see the file's comment). */
   calls: number;
 }
@@ -283,7 +288,7 @@ export async function readConsumerGroups(deps: ReadGroupsDeps, opts: { signal?: 
   }
   groups.sort((a, b) => a.groupId.localeCompare(b.groupId));
   skipped.sort((a, b) => a.groupId.localeCompare(b.groupId));
-  return { sampledAt, groups, skipped, calls: counter.calls };
+  return { sampledAt, groups, skipped, brokersNotListed: failed.map((f) => f.nodeId).sort((a, b) => a - b), calls: counter.calls };
 }
 
 type Described = { group: RawGroup } | { error: string };
