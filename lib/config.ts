@@ -71,6 +71,27 @@ const sqsConnectionSchema = z.object({
   maxMessageBytes: z.number().int().positive().optional(),
 });
 
+/**
+ * A Kafka connection's consumer groups: the operations sampler reads every group's committed and
+ * end offsets each round; a partition whose committed offset has not moved for `stuckAfterSeconds`
+ * while it has lag is flagged stuck. An admin may move the records it is stuck on to a DLT.
+ */
+const consumerGroupsSchema = z.object({
+  /** Sample this connection's consumer groups (lag, stuck partitions). */
+  sample: z.boolean().default(true),
+  /** A partition with lag whose committed offset has not moved for this long is stuck. */
+  stuckAfterSeconds: z.number().int().min(1).max(7 * 86400).default(300),
+  /** Group ids (globs) the console leaves out, e.g. its own or tooling groups. */
+  exclude: z.array(z.string().min(1)).default([]),
+  /**
+   * The DLT a group's skipped records go to: the first entry whose `group` glob matches; `{topic}`
+   * in `dlt` is the record's topic. Default for every group: "{topic}.DLT".
+   */
+  dlts: z.array(z.object({ group: z.string().min(1), dlt: z.string().min(1).max(249) })).default([]),
+  /** Create a missing DLT (with the source topic's partition count) when records are skipped to it. */
+  createDlt: z.boolean().default(false),
+});
+
 const kafkaConnectionSchema = z.object({
   kind: z.literal("kafka"),
   id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and dashes"),
@@ -89,6 +110,8 @@ const kafkaConnectionSchema = z.object({
   dltPatterns: z.array(z.string().min(1)).default(["*.DLT", "*-dlt", "*.dlq", "dlq.*", "*-dead-letter"]),
   discover: z.boolean().default(true),
   dlqs: z.array(dlqEntrySchema).default([]),
+  /** Consumer groups (issue 19): sampled for lag, and a stuck partition's records moved to a DLT. */
+  consumerGroups: consumerGroupsSchema.prefault({}),
 });
 
 export const connectionSchema = z.discriminatedUnion("kind", [rabbitConnectionSchema, sqsConnectionSchema, kafkaConnectionSchema]);

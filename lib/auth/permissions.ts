@@ -65,6 +65,13 @@ export const PERMISSIONS = {
   "ops:acknowledge": ["operator", "admin"],
   /** Create, change and delete alert rules and DLQ owners; send a test message to a webhook. */
   "ops:manage": ["admin"],
+  /** See a Kafka connection's consumer groups: members, committed and end offsets, lag, stuck partitions, and skips. */
+  "groups:read": ["viewer", "operator", "admin"],
+  /**
+   * Move the records a consumer group is stuck on to a DLT (copied, confirmed) and set the group's
+   * committed offset past them, with a reason; only while the group has no active members.
+   */
+  "groups:skip": ["admin"],
   /** Create, list and revoke one's own personal API tokens, each with a role no higher than one's own. */
   "tokens:own": ["viewer", "operator", "admin"],
   /** List and revoke every user's API tokens. */

@@ -23,6 +23,7 @@ export function testConfig(over: Partial<KafkaConnectionConfig> = {}): KafkaConn
     dltPatterns: ["*.DLT", "*-dlt", "*.dlq", "dlq.*", "*-dead-letter"],
     discover: true,
     dlqs: [],
+    consumerGroups: { sample: true, stuckAfterSeconds: 300, exclude: [], dlts: [], createDlt: false },
     ...over,
   };
 }
