@@ -2,6 +2,7 @@
  * The broker boundary. Everything above `lib/brokers` talks to these types only; nothing outside
  * this folder branches on broker kind. Adapters convert their client's types to these at the edge.
  */
+import type { ConsumerGroupOps } from "@/lib/brokers/consumer-groups";
 import { AppError, type ErrorCode } from "@/lib/errors";
 
 export type BrokerKind = "rabbitmq" | "sqs" | "kafka";
@@ -657,6 +658,8 @@ export interface BrokerAdapter {
    * where that id is not known in advance (Kafka: a new record at a new offset).
    */
   copyLetterId?(copyId: string): string | null;
+  /** Consumer groups and their committed offsets (Kafka; lib/brokers/consumer-groups.ts). Absent on other brokers. */
+  readonly consumerGroups?: ConsumerGroupOps;
   planSafeMove?(dlq: string): Promise<SafeMovePlan>;
   /**
    * Where `capabilities.safeMove`: moves every letter that is in `dlq` when the call starts into

@@ -39,6 +39,9 @@ import { formatDuration, retentionWarnings, type TopicConfig } from "@/lib/broke
 import { lazyProducer, moveKafkaLetters, removeKafkaLetters, type MoverDeps } from "@/lib/brokers/kafka/mover";
 import { republishKafka } from "@/lib/brokers/kafka/republish";
 import { inspectKafka } from "@/lib/brokers/kafka/inspect";
+import { readConsumerGroups } from "@/lib/brokers/kafka/consumer-groups";
+import { groupMembers, readRecordAt, skipToDlt, type GroupClientDeps } from "@/lib/brokers/kafka/consumer-group-skip";
+import type { ConsumerGroupOps } from "@/lib/brokers/consumer-groups";
 
 export const KAFKA_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -112,6 +115,30 @@ export class KafkaAdapter implements BrokerAdapter {
     this.limits = { ...DEFAULT_FETCH_LIMITS, ...options.fetch };
     this.store = options.handledStore;
     this.warnShare = options.retentionWarnShare ?? 0.8;
+  }
+
+  /** See `BrokerAdapter.consumerGroups` (consumer-groups.ts, consumer-group-skip.ts); the adapter's own clients and producer. */
+  readonly consumerGroups: ConsumerGroupOps = {
+    read: (opts) => readConsumerGroups({ cluster: () => this.getCluster(), mapError: (e, topic) => this.err(e, topic) }, opts),
+    recordAt: async (at, opts) => readRecordAt(await this.groupDeps(at.topic), at, { maxBodyBytes: opts?.maxBodyBytes }),
+    members: async (groupId) => groupMembers({ admin: await this.getAdmin(), mapError: (e, topic) => this.err(e, topic) }, groupId),
+    skipToDlt: async (req) => skipToDlt(await this.groupDeps(req.topic), req),
+  };
+
+  private async groupDeps(topic: string): Promise<GroupClientDeps> {
+    const [cluster, admin] = await Promise.all([this.getCluster(topic), this.getAdmin()]);
+    return {
+      cluster,
+      admin,
+      fetch: this.limits,
+      mapError: (e, t) => this.err(e, t),
+      produce: async (t, message) => {
+        const [meta] = await this.producer.send(t, message);
+        const offset = meta?.baseOffset ?? meta?.offset;
+        if (!meta || offset === undefined) throw this.err(new Error("the broker acknowledged the record without its offset"), t);
+        return { partition: meta.partition, offset: String(offset) };
+      },
+    };
   }
 
   private err(e: unknown, topic?: string): BrokerError {
