@@ -138,6 +138,13 @@ ready() {
     moto) sqs_ready "$MOTO_PORT" ;;
   esac
 }
+# Once a service answers: what it still needs before the tests can use it.
+after_ready() {
+  case $1 in
+    kafka) kafka_upgrade_features ;;
+    *) return 0 ;;
+  esac
+}
 port_of() {
   case $1 in kafka) echo "$KAFKA_PORT" ;; elasticmq) echo "$ELASTICMQ_PORT" ;; moto) echo "$MOTO_PORT" ;; esac
 }
@@ -163,11 +170,56 @@ launch_kafka() {
       log_tail kafka-format 30
       exit 1
     fi
+    # A fresh format already sets every feature to this release's default (share.version=2 on 4.4).
+    kafka_version >"$(kafka_features_stamp)"
   fi
+  KAFKA_LAUNCHED=1
   # shellcheck disable=SC2086 # heap options are a word list on purpose
   launch kafka "$JAVA" -Ddlq.services=kafka $KAFKA_HEAP_OPTS "${JVM_COMMON[@]}" \
     -Dlog4j2.configurationFile="$SPEC/kafka/log4j2.xml" -Dkafka.logs.dir="$LOGS" \
     -cp "$lib/*" kafka.Kafka "$props"
+}
+
+# The Kafka version of the jars in $CACHE/kafka/lib, from kafka_2.13-<version>.jar.
+kafka_version() {
+  local jar
+  jar=$(ls "$CACHE/kafka/lib"/kafka_2.13-*.jar 2>/dev/null | head -n 1)
+  jar=${jar##*/kafka_2.13-}
+  echo "${jar%.jar}"
+}
+# Holds the Kafka version whose default feature levels the data dir has (Kafka reads only the
+# directories in a log dir, never a file like this one).
+kafka_features_stamp() { echo "$CACHE/kafka-data/.dlq-features-version"; }
+
+# A data dir that an older Kafka formatted keeps that release's feature levels after the jars are
+# upgraded (from 4.1: metadata.version 4.1-IV1 and share.version=0, so no share groups) until
+# they are upgraded on the running broker. Once per Kafka version, this raises every feature to
+# the release's default, as a fresh format sets them; all but kraft.version, which a format with a
+# static controller.quorum.voters leaves at 0 too.
+kafka_upgrade_features() {
+  local want stamp mapping line args=() tool
+  # Only for a broker this run started: one already running may still be an older Kafka's.
+  [ "${KAFKA_LAUNCHED:-0}" = 1 ] || return 0
+  want=$(kafka_version)
+  stamp=$(kafka_features_stamp)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  tool=("$JAVA" -Xmx128m "${JVM_COMMON[@]}" -Dlog4j2.configurationFile="$SPEC/kafka/log4j2.xml"
+    -cp "$CACHE/kafka/lib/*" org.apache.kafka.tools.FeatureCommand --bootstrap-server "127.0.0.1:$KAFKA_PORT")
+  log "upgrading the features of $CACHE/kafka-data to Kafka $want's defaults"
+  # version-mapping prints this release's defaults, one "name=level" (and a note) a line.
+  if mapping=$("${tool[@]}" version-mapping 2>"$LOGS/kafka-features.log"); then
+    while read -r line; do
+      case $line in kraft.version=* | "") ;; *=*) args+=(--feature "${line%% *}") ;; esac
+    done <<<"$mapping"
+  fi
+  if [ "${#args[@]}" -gt 0 ] && "${tool[@]}" upgrade "${args[@]}" >>"$LOGS/kafka-features.log" 2>&1; then
+    echo "$want" >"$stamp"
+    return 0
+  fi
+  # Everything but share groups works without it: say so loudly, and try again at the next start.
+  warn "upgrading the Kafka features failed: share groups may be off"
+  log_tail kafka-features 20
+  return 0
 }
 
 launch_elasticmq() {
@@ -306,7 +358,7 @@ case $cmd in
       [ "$rc" = 0 ] && waiting+=("$s")
     done
     failed=0
-    for s in "${waiting[@]}"; do wait_ready "$s" "$t0" || failed=1; done
+    for s in "${waiting[@]}"; do wait_ready "$s" "$t0" && after_ready "$s" || failed=1; done
     [ "$failed" = 0 ] || die "start failed (logs in $LOGS)"
     ;;
   stop)
