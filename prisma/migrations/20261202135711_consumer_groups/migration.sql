@@ -6,6 +6,7 @@ CREATE TABLE "consumer_group_status" (
     "protocol" TEXT,
     "members" JSONB NOT NULL DEFAULT '[]',
     "problem" TEXT,
+    "coordinator" INTEGER NOT NULL,
     "sampled_at" TIMESTAMPTZ(3) NOT NULL,
 
     CONSTRAINT "consumer_group_status_pkey" PRIMARY KEY ("connection_id","group_id")
