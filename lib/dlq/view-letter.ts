@@ -6,7 +6,7 @@ import type { DlqSummary, DlqWarning, Letter } from "@/lib/brokers/types";
 import { audited } from "@/lib/use-case/audited";
 import { snapshotLetter, type SnapshotLetter } from "./snapshot-letter";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
-import { maskingPolicy } from "@/lib/masking/policy";
+import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
 import { maskedPayloadView, maskLetterMeta } from "@/lib/letter/mask-letter";
 import type { PayloadView } from "@/lib/letter/payload-view";
 import type { ConnectionInfo } from "@/lib/use-case/connection";
@@ -55,6 +55,36 @@ export interface ViewLetterResult {
   snapshot?: SnapshotLetter | null;
 }
 
+/**
+ * A letter read from the broker as the browser may see it under `policy`: headers, properties and
+ * failure fields masked, the payload only as a masked view and only when `showPayload`. The letter
+ * must have been read with maxBodyBytes 0 when not `showPayload`.
+ */
+export function letterDetailOf(l: Letter, policy: MaskingPolicy, showPayload: boolean): LetterDetail {
+  const meta = maskLetterMeta(l, policy);
+  const shown = showPayload ? maskedPayloadView(l.body, { truncated: l.bodyTruncated || l.body.length < l.bodySize, contentType: l.contentType }, policy) : null;
+  return {
+    id: l.id,
+    position: l.position,
+    messageId: l.messageId,
+    correlationId: l.correlationId,
+    bodySize: l.bodySize,
+    bodyTruncated: l.bodyTruncated,
+    sha256: visibleSha256(l.sha256, policy),
+    contentType: l.contentType,
+    contentEncoding: l.contentEncoding,
+    properties: meta.properties,
+    headers: meta.headers,
+    failure: meta.failure,
+    history: meta.history,
+    orderingKey: l.orderingKey,
+    handled: l.handled ?? null,
+    warnings: l.warnings ?? [],
+    payload: shown?.view ?? null,
+    masking: { payloadMasked: shown?.masked ?? false, maskedCount: meta.maskedCount + (shown?.maskedCount ?? 0), sensitive: policy.sensitive },
+  };
+}
+
 export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLetterInput): Promise<ViewLetterResult> {
   const scope = { action: "letter.view", connectionId: input.connectionId, queue: input.queue, target: input.letterId };
   await authorize(actor, "letter:read", { ...scope, meta });
@@ -83,30 +113,7 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
         "getLetter",
       );
       if (!l) return { ...base, letter: null, needsConfirmation: false };
-      const meta = maskLetterMeta(l, policy);
-      const shown = showPayload
-        ? maskedPayloadView(l.body, { truncated: l.bodyTruncated || l.body.length < l.bodySize, contentType: l.contentType }, policy)
-        : null;
-      const letter: LetterDetail = {
-        id: l.id,
-        position: l.position,
-        messageId: l.messageId,
-        correlationId: l.correlationId,
-        bodySize: l.bodySize,
-        bodyTruncated: l.bodyTruncated,
-        sha256: visibleSha256(l.sha256, policy),
-        contentType: l.contentType,
-        contentEncoding: l.contentEncoding,
-        properties: meta.properties,
-        headers: meta.headers,
-        failure: meta.failure,
-        history: meta.history,
-        orderingKey: l.orderingKey,
-        handled: l.handled ?? null,
-        warnings: l.warnings ?? [],
-        payload: shown?.view ?? null,
-        masking: { payloadMasked: shown?.masked ?? false, maskedCount: meta.maskedCount + (shown?.maskedCount ?? 0), sensitive: policy.sensitive },
-      };
+      const letter = letterDetailOf(l, policy, showPayload);
       return { ...base, letter, needsConfirmation: false };
     },
     (r) => ({
