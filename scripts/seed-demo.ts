@@ -8,7 +8,7 @@
  */
 import amqp, { type Channel, type ConfirmChannel } from "amqplib";
 import { SQS_DEMO_ENDPOINT, seedSqsDemo, seedSqsHostile, sqsAnswers } from "../lib/demo/sqs";
-import { KAFKA_DEMO_BROKERS, kafkaAnswers, seedKafkaDemo, seedKafkaHostile } from "../lib/demo/kafka";
+import { KAFKA_DEMO_BROKERS, kafkaAnswers, seedKafkaDemo, seedKafkaHostile, seedKafkaStuckGroup } from "../lib/demo/kafka";
 import { seedRabbitHostile } from "../lib/demo/rabbitmq";
 
 const URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
@@ -195,6 +195,7 @@ async function main() {
   if (await kafkaAnswers()) {
     console.log(`Demo dead letters seeded into Kafka at ${KAFKA_DEMO_BROKERS.join(",")}:`);
     for (const [t, n] of Object.entries(await seedKafkaDemo(KAFKA_DEMO_BROKERS))) console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} letters`);
+    for (const [t, n] of Object.entries(await seedKafkaStuckGroup(KAFKA_DEMO_BROKERS))) console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} records waiting behind a poison record`);
   } else {
     console.log(`No Kafka broker answers at ${KAFKA_DEMO_BROKERS.join(",")}: Kafka demo skipped (start one with \`bash scripts/services.sh start kafka\`).`);
   }

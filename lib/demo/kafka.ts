@@ -8,6 +8,9 @@ import { HOSTILE, HOSTILE_DLQS, HOSTILE_EXCEPTION, HOSTILE_LETTERS, HOSTILE_INVA
 
 export const KAFKA_DEMO = { orders: "demo.orders.DLT", sink: "dlq.demo.jdbc-sink" } as const;
 
+/** A consumer group stuck behind one poison record (issue 19): its topic, group, and the stuck partition and offset. */
+export const KAFKA_STUCK_DEMO = { topic: "demo.payments", group: "demo.payments-service", partition: 1, offset: 2 } as const;
+
 const json = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
 async function recreate(kit: KafkaKit, topic: string, partitions: number, configs: Record<string, string> = {}) {
@@ -61,6 +64,37 @@ export async function seedKafkaDemo(brokers?: string[]): Promise<Record<string, 
     const out: Record<string, number> = {};
     for (const t of Object.values(KAFKA_DEMO)) out[t] = (await admin.fetchTopicOffsets(t)).reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
     return out;
+  } finally {
+    await kit.cleanup();
+  }
+}
+
+/**
+ * A payments service whose consumer group stopped behind one record it cannot parse: three
+ * partitions of demo.payments, two consumed to the end, the third committed at the poison record
+ * with the records after it waiting (lag). The service is scaled down (no members), as after a
+ * crash loop, so an admin may move the record to demo.payments.DLT and skip it. The console flags
+ * the partition once its committed offset has stood still for stuckAfterSeconds.
+ */
+export async function seedKafkaStuckGroup(brokers?: string[]): Promise<Record<string, number>> {
+  const kit = new KafkaKit("demo", brokers);
+  const { topic, group, partition, offset } = KAFKA_STUCK_DEMO;
+  try {
+    await recreate(kit, topic, 3);
+    const payment = (i: number, p: number) => ({ body: json({ paymentId: 9000 + i, amount: (i * 7.25).toFixed(2), currency: "EUR" }), key: `acct-${i % 5}`, partition: p });
+    const records = [];
+    for (let p = 0; p < 3; p++) {
+      for (let i = 0; i < 6; i++) {
+        // The poison record: a payment whose amount the service's parser refuses.
+        if (p === partition && i === offset) records.push({ body: new TextEncoder().encode('{"paymentId":9102,"amount":"12,50 EUR","currency":"EUR"}'), key: "acct-2", partition: p, headers: { "x-origin": "legacy-gateway" } });
+        else records.push(payment(p * 10 + i, p));
+      }
+    }
+    await kit.produce(topic, records);
+    const admin = await kit.getAdmin();
+    await admin.deleteGroups([group]).catch(() => undefined);
+    await admin.setOffsets({ groupId: group, topic, partitions: [0, 1, 2].map((p) => ({ partition: p, offset: String(p === partition ? offset : 6) })) });
+    return { [`${topic} (group ${group})`]: 6 - offset };
   } finally {
     await kit.cleanup();
   }
