@@ -14,6 +14,7 @@ import { acknowledgeFinding, deleteOwner, saveOwner } from "@/lib/operations/use
 import { createAlertRule, deleteAlertRule, sendTestAlert, updateAlertRule } from "@/lib/alerts/use-cases";
 import { listAllTokens, revokeAnyToken } from "@/lib/api-tokens";
 import { repairLetter } from "@/lib/repair/use-cases";
+import { cancelSkip, planSkip, startSkip } from "@/lib/consumer-groups/skip";
 
 export interface GuardedUseCase {
   name: string;
@@ -112,6 +113,20 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
   { name: "updateAlertRule", permission: "ops:manage", action: "alert.rule_update", invoke: (a, m) => updateAlertRule(a, m, { id: NO_JOB, name: "refused", kind: "depth_above", params: { depth: 1 } }) },
   { name: "deleteAlertRule", permission: "ops:manage", action: "alert.rule_delete", invoke: (a, m) => deleteAlertRule(a, m, { id: NO_JOB }) },
   { name: "sendTestAlert", permission: "ops:manage", action: "alert.test_send", invoke: (a, m) => sendTestAlert(a, m, { id: NO_JOB }) },
+  {
+    name: "planSkip",
+    permission: "groups:skip",
+    action: "group.skip_plan",
+    invoke: (a, m) => planSkip(a, m, { connectionId: "local-kafka", groupId: "refused-app", topic: "refused", partition: 0 }),
+  },
+  {
+    name: "startSkip",
+    permission: "groups:skip",
+    action: "group.skip",
+    invoke: (a, m) =>
+      startSkip(a, m, { connectionId: "local-kafka", groupId: "refused-app", topic: "refused", partition: 0, expectedCommitted: "0", upToOffset: "0", confirmedCount: 1, reason: "poison record", waitForEmpty: false }),
+  },
+  { name: "cancelSkip", permission: "groups:skip", action: "group.skip_cancel", invoke: (a, m) => cancelSkip(a, m, { jobId: NO_JOB }) },
   // createToken and revokeMyToken are not here: every role may create and revoke its own tokens (tokens:own).
   { name: "revokeAnyToken", permission: "tokens:manage", action: "token.revoke", invoke: (a, m) => revokeAnyToken(a, m, { id: NO_JOB }) },
 ];

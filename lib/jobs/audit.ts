@@ -26,6 +26,7 @@ const END_ACTIONS: Record<JobKind, string> = {
   redrive: "redrive.finished",
   discard: "discard.finished",
   "safe-move": "dlq.safe_move_finished",
+  "group-skip": "group.skip_finished",
 };
 
 /**

@@ -1,6 +1,6 @@
 import type { Job } from "@/lib/generated/prisma/client";
 
-export type JobKind = "scan" | "redrive" | "discard" | "safe-move";
+export type JobKind = "scan" | "redrive" | "discard" | "safe-move" | "group-skip";
 export const JOB_STATES = ["queued", "running", "paused", "cancelling", "cancelled", "succeeded", "failed"] as const;
 export type JobState = (typeof JOB_STATES)[number];
 /** States that hold their DLQ (one at a time per DLQ, enforced by a partial unique index). */

@@ -15,6 +15,7 @@ import { jobViewBase, type JobViewBase } from "./view";
  * - redrive: `redrive:read`, as listRedrives/getRedrive.
  * - discard: `discard:read`, as listDiscards/getDiscard.
  * - safe-move: `dlq:browse`, as listSafeMoves (shown on the DLQ's page to whoever may browse it).
+ * - group-skip: `groups:read`, as listSkips/viewSkip (a consumer group's skips to its DLT).
  * A kind missing here (a new one) is shown to nobody until its rule is written down.
  */
 export const JOB_READ_PERMISSION: Record<JobKind, Permission> = {
@@ -22,6 +23,7 @@ export const JOB_READ_PERMISSION: Record<JobKind, Permission> = {
   redrive: "redrive:read",
   discard: "discard:read",
   "safe-move": "dlq:browse",
+  "group-skip": "groups:read",
 };
 
 export const JOB_KINDS = Object.keys(JOB_READ_PERMISSION) as JobKind[];

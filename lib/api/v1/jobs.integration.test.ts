@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Actor } from "@/lib/auth/session";
 import { can } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db";
+import { listSkips } from "@/lib/consumer-groups/skip";
 import { listDiscards } from "@/lib/discard/use-cases";
 import { JOB_KINDS, JOB_READ_PERMISSION } from "@/lib/jobs/use-cases";
 import type { JobKind } from "@/lib/jobs/types";
@@ -50,6 +51,7 @@ async function ownListAllows(actor: Actor, kind: JobKind): Promise<boolean> {
     redrive: () => listRedrives(actor, meta(), ref),
     discard: () => listDiscards(actor, meta(), ref),
     "safe-move": () => listSafeMoves(actor, meta(), ref),
+    "group-skip": () => listSkips(actor, meta(), { connectionId: CONN }),
   };
   return lists[kind]().then(
     () => true,
