@@ -17,6 +17,7 @@ import { sampleRound } from "@/lib/operations/sampler";
 import { evaluateAlerts } from "@/lib/alerts/evaluate";
 import { deliverAlerts, pruneAlerts } from "@/lib/alerts/deliver";
 import { pruneSamples } from "@/lib/operations/samples";
+import { sampleConsumerGroups } from "@/lib/consumer-groups/sampler";
 
 /**
  * Where the job worker is composed: the handler of every job kind and the maintenance rounds of
@@ -80,6 +81,22 @@ export function startJobWorker(): JobWorker | null {
           }
           // Alert rules judge what the round just recorded; a message goes out on each change only.
           await evaluateAlerts().catch((e) => console.error(`[alerts] evaluation failed: ${(e as Error).message}`));
+        },
+      },
+      {
+        // Consumer groups of Kafka connections: offsets, lag, stuck partitions (lib/consumer-groups/sampler.ts).
+        name: "consumer-groups-sampler",
+        everyMs: ops.sampleIntervalSeconds * 1000,
+        firstAfterMs: 3_000,
+        leased: true,
+        run: async () => {
+          for (const c of (await sampleConsumerGroups()).connections) {
+            const key = `groups:${c.connectionId}`;
+            if ((c.error ?? null) !== (samplerErrors.get(key) ?? null)) {
+              console.warn(c.ok ? `[consumer-groups] ${c.connectionId}: answering again` : `[consumer-groups] ${c.connectionId}: ${c.error}`);
+            }
+            samplerErrors.set(key, c.error);
+          }
         },
       },
       {
