@@ -292,6 +292,59 @@ describe("skipping a poison record to the DLT as a job", () => {
     await again.stop();
   }, 180_000);
 
+  it("fails a skip whose committed offset moved before it ran, with nothing copied; a resumed run whose earlier run committed ends succeeded", async () => {
+    const topic = await kit.createTopic(kit.name("ledger"), 1);
+    const producer = await kit.getProducer();
+    for (const v of ["a", "b", "c", "d"]) await producer.send({ topic, acks: -1, messages: [{ partition: 0, value: v }] });
+    /** An empty group that only stores offsets (as tools make), committed at `offset`. */
+    const commit = async (groupId: string, offset: number) => {
+      kit.groups.add(groupId);
+      const coord = await (client.cluster as unknown as { findGroupCoordinator(a: { groupId: string }): Promise<{ offsetCommit(r: unknown): Promise<unknown> }> }).findGroupCoordinator({ groupId });
+      await coord.offsetCommit({ groupId, groupGenerationId: -1, memberId: "", topics: [{ topic, partitions: [{ partition: 0, offset: String(offset) }] }] });
+    };
+    const dlt = `${topic}.DLT`;
+    kit.topics.add(dlt);
+
+    // Moved on between the start and the run: the job fails with the reason, nothing is copied.
+    const moved = `${kit.prefix}-ledger-moved`;
+    await commit(moved, 1);
+    const ref = { connectionId: CONN, groupId: moved, topic, partition: 0 };
+    await planUntil(ref, (p) => p.committed === "1");
+    const job = await startSkip(actors.admin, meta(), { ...ref, expectedCommitted: "1", upToOffset: "1", confirmedCount: 1, reason: "bad row", waitForEmpty: false });
+    await commit(moved, 2);
+    await worker(job.id).runOnce();
+    const failed = await viewSkip(actors.admin, meta(), { jobId: job.id });
+    expect(failed.state).toBe("failed");
+    expect(failed.error).toContain("is 2, not 1");
+    expect(failed.error).toContain("Nothing was skipped");
+    expect(await client.admin.listTopics()).not.toContain(dlt);
+    const rows = await auditOf(job.id);
+    expect(rows.map((x) => [x.action, x.outcome])).toEqual([
+      ["group.skip", "success"],
+      ["group.skip_finished", "failure"],
+    ]);
+
+    // The earlier run committed and stopped before recording it: the resumed run sees its own commit.
+    const resumed = `${kit.prefix}-ledger-resumed`;
+    await commit(resumed, 1);
+    const ref2 = { ...ref, groupId: resumed };
+    await planUntil(ref2, (p) => p.committed === "1");
+    const job2 = await startSkip(actors.admin, meta(), { ...ref2, expectedCommitted: "1", upToOffset: "2", confirmedCount: 2, reason: "two bad rows", waitForEmpty: false });
+    const { skipToDlt } = await import("@/lib/brokers/kafka/consumer-group-skip");
+    const first = await skipToDlt(client, { groupId: resumed, topic, partition: 0, expectedCommitted: 1n, upToOffset: 2n, dlt, createDlt: true, reason: "two bad rows" });
+    expect(first.committedAfter).toBe(3n);
+    await getDb().job.update({ where: { id: job2.id }, data: { checkpoint: { phase: "skipping" } } });
+    await worker(job2.id).runOnce();
+    const ok = await viewSkip(actors.admin, meta(), { jobId: job2.id });
+    expect(ok.state).toBe("succeeded");
+    expect(ok.progress).toMatchObject({ phase: "done", resumed: true, committedBefore: "1", committedAfter: "3" });
+    expect(await endOffsets(dlt)).toEqual([[0, "2"]]);
+    expect((await auditOf(job2.id)).map((x) => [x.action, x.outcome, (x.details as { resumed?: boolean }).resumed ?? null])).toEqual([
+      ["group.skip", "success", null],
+      ["group.skip_finished", "success", true],
+    ]);
+  }, 120_000);
+
   it("refuses viewers and operators before anything is read, and on record; every role may read skips", async () => {
     const cases = [
       { run: (a: Actor, m: ReturnType<typeof meta>) => planSkip(a, m, { connectionId: "no-such-connection", groupId: "g", topic: "t", partition: 0 }), action: "group.skip_plan" },
