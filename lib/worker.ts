@@ -18,6 +18,7 @@ import { evaluateAlerts } from "@/lib/alerts/evaluate";
 import { deliverAlerts, pruneAlerts } from "@/lib/alerts/deliver";
 import { pruneSamples } from "@/lib/operations/samples";
 import { sampleConsumerGroups } from "@/lib/consumer-groups/sampler";
+import { groupSkipHandler } from "@/lib/consumer-groups/skip-handler";
 
 /**
  * Where the job worker is composed: the handler of every job kind and the maintenance rounds of
@@ -28,7 +29,7 @@ const samplerErrors = new Map<string, string | null>();
 export function startJobWorker(): JobWorker | null {
   const ops = loadConfig().operations;
   return runProcessWorker(() => new JobWorker({
-    handlers: { scan: scanHandler(), redrive: redriveHandler(), discard: discardHandler(), "safe-move": safeMoveHandler() },
+    handlers: { scan: scanHandler(), redrive: redriveHandler(), discard: discardHandler(), "safe-move": safeMoveHandler(), "group-skip": groupSkipHandler() },
     maintenance: [
       {
         name: "triage-retention",

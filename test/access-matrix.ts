@@ -13,6 +13,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { HOSTILE_DLQS } from "@/lib/demo/hostile-corpus";
+import { KAFKA_STUCK_DEMO } from "@/lib/demo/kafka";
 import { ADMINS, EVERYONE, NONE, NO_JOB, OPERATORS, q, route, type Guard, type RouteRow } from "./matrix-kit";
 import { TOKEN_MATRIX } from "./token-matrix";
 
@@ -57,6 +58,9 @@ const TRIAGE = "dlqs/[connectionId]/[queue]/triage/actions.ts";
 const DISCARD = "dlqs/[connectionId]/[queue]/discard/actions.ts";
 const REPAIR = "dlqs/[connectionId]/[queue]/letters/[letterId]/repair/actions.ts";
 const GROUP_REPAIR = "dlqs/[connectionId]/[queue]/repair/actions.ts";
+const GROUP_SKIP = "groups/[connectionId]/[groupId]/[topic]/[partition]/actions.ts";
+/** The demo seed's consumer group stuck behind a poison record (lib/demo/kafka.ts KAFKA_STUCK_DEMO). */
+const STUCK_GROUP = `/groups/local-kafka/${q(KAFKA_STUCK_DEMO.group)}`;
 const app = (f: string) => `app/${f}`;
 
 export const MATRIX: MatrixRow[] = [
@@ -83,6 +87,7 @@ export const MATRIX: MatrixRow[] = [
   route("api/discard/[id]/cancel/route.ts", "POST", `/api/discard/${NO_JOB}/cancel`, { roles: ADMINS, permission: "discard:run", audit: "discard.cancel" }, { params: { id: NO_JOB }, body: {} }),
   route("api/discard/[id]/route.ts", "GET", `/api/discard/${NO_JOB}`, { roles: EVERYONE, permission: "discard:read", audit: "discard.view" }, { params: { id: NO_JOB } }),
   route("api/dlqs/route.ts", "GET", "/api/dlqs", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
+  route("api/groups/skips/[id]/route.ts", "GET", `/api/groups/skips/${NO_JOB}`, { roles: EVERYONE, permission: "groups:read", audit: "group.skip_view" }, { params: { id: NO_JOB } }),
   // Liveness: answers without a session and reads nothing (lib/operations/health.integration.test.ts).
   route("api/health/route.ts", "GET", "/api/health", { roles: EVERYONE, public: true }),
   route("api/operations/dlq/route.ts", "GET", `/api/operations/dlq?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}&range=hour`, { roles: EVERYONE, permission: "ops:read", audit: "ops.dlq" }),
@@ -146,6 +151,9 @@ export const MATRIX: MatrixRow[] = [
   // The start is a redrive (audited redrive.start) that asks letter:repair before anything else.
   action(app(GROUP_REPAIR), "previewGroupRepairAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "redrive.repair_preview" }),
   action(app(GROUP_REPAIR), "startGroupRepairAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "redrive.start" }),
+  action(app(GROUP_SKIP), "planSkipAction", [{}], { roles: ADMINS, permission: "groups:skip", audit: "group.skip_plan" }),
+  action(app(GROUP_SKIP), "startSkipAction", [{}], { roles: ADMINS, permission: "groups:skip", audit: "group.skip" }),
+  action(app(GROUP_SKIP), "cancelSkipAction", [{ jobId: NO_JOB }], { roles: ADMINS, permission: "groups:skip", audit: "group.skip_cancel" }),
   action(app(DISCARD), "planDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }),
   action(app(DISCARD), "startDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.start" }),
   action(app(DISCARD), "cancelDiscardAction", [{ jobId: NO_JOB }], { roles: ADMINS, permission: "discard:run", audit: "discard.cancel" }),
@@ -207,6 +215,13 @@ export const MATRIX: MatrixRow[] = [
   page("profile/page.tsx", "/profile", { roles: EVERYONE, permission: "tokens:own", audit: "token.list" }),
   // The OpenAPI document rendered: no data, so every role; under tokens:own, the permission of the tokens it documents.
   page("api-reference/page.tsx", "/api-reference", { roles: EVERYONE, permission: "tokens:own", audit: "api.reference" }),
+  page("groups/page.tsx", "/groups", { roles: EVERYONE, permission: "groups:read", audit: "groups.list" }),
+  page("groups/[connectionId]/[groupId]/page.tsx", STUCK_GROUP, { roles: EVERYONE, permission: "groups:read", audit: "groups.view" }),
+  page(
+    "groups/[connectionId]/[groupId]/[topic]/[partition]/page.tsx",
+    `${STUCK_GROUP}/${q(KAFKA_STUCK_DEMO.topic)}/${KAFKA_STUCK_DEMO.partition}`,
+    { roles: EVERYONE, permission: "groups:read", audit: "groups.record_view" },
+  ),
   page("redrives/page.tsx", "/redrives", { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
   page("signin/page.tsx", "/signin", { roles: EVERYONE, public: true }),
 ];

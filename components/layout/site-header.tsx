@@ -12,6 +12,7 @@ export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice 
     links.push({ href: "/alerts", label: "Alerts", testId: "nav-alerts" });
     links.push({ href: "/owners", label: "Owners", testId: "nav-owners" });
   }
+  if (can(actor.role, "groups:read")) links.push({ href: "/groups", label: "Groups", testId: "nav-groups" });
   if (can(actor.role, "redrive:read")) links.push({ href: "/redrives", label: "Redrives", testId: "nav-redrives" });
   if (can(actor.role, "discard:read")) links.push({ href: "/discards", label: "Discards", testId: "nav-discards" });
   if (can(actor.role, "archive:read")) links.push({ href: "/archive", label: "Archive", testId: "nav-archive" });
