@@ -1,5 +1,5 @@
 import "server-only";
-import type { ConsumerGroup, ConsumerGroupsRound } from "@/lib/brokers/consumer-groups";
+import type { ConsumerGroupsRound } from "@/lib/brokers/consumer-groups";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import { loadConfig, type KafkaConnectionConfig } from "@/lib/config";
 import { listAdapters } from "@/lib/connections/registry";
@@ -8,7 +8,7 @@ import { asAppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { globMatch } from "@/lib/glob";
 import { withTimeout } from "@/lib/use-case/connection";
-import { memberLabel, nextSince, stuckForMs, type StoredPartitionState } from "./stuck";
+import { partitionKey, partitionWrites, stuckForMs, type PartitionWrite } from "./stuck";
 
 /** A cluster that takes longer than this for one round is reported down for the round. */
 const READ_TIMEOUT_MS = 25_000;
@@ -73,52 +73,8 @@ export async function sampleConsumerGroups(opts: GroupsRoundOptions = {}): Promi
   return report;
 }
 
-interface PartitionWrite {
-  group_id: string;
-  topic: string;
-  partition: number;
-  committed: string | null;
-  start_offset: string | null;
-  end_offset: string;
-  lag: string;
-  member: string | null;
-  since: string | null;
-}
-
 /**
- * The partitions to write for one group, and the keys of its partitions to keep. A partition whose
- * log offsets are unknown this round (topic deleted, leader down) keeps its row as it was. A group
- * with a problem (part of it unread) gets only its partitions with a committed offset written and
- * none deleted, so a failed read neither resets a `since` nor removes a row.
- */
-export function partitionWrites(g: ConsumerGroup, prev: Map<string, StoredPartitionState>, at: Date): { writes: PartitionWrite[]; keep: Array<{ topic: string; partition: number }> } {
-  const labels = new Map(g.members.map((m) => [m.memberId, memberLabel(m)]));
-  const writes: PartitionWrite[] = [];
-  const keep: Array<{ topic: string; partition: number }> = [];
-  for (const p of g.partitions) {
-    keep.push({ topic: p.topic, partition: p.partition });
-    if (p.end === null || p.lag === null) continue;
-    if (g.problem !== null && p.committed === null) continue;
-    const since = nextSince(prev.get(partitionKey(g.groupId, p.topic, p.partition)) ?? null, { committed: p.committed, lag: p.lag }, at);
-    writes.push({
-      group_id: g.groupId,
-      topic: p.topic,
-      partition: p.partition,
-      committed: p.committed?.toString() ?? null,
-      start_offset: p.start?.toString() ?? null,
-      end_offset: p.end.toString(),
-      lag: p.lag.toString(),
-      member: p.memberId ? (labels.get(p.memberId) ?? null) : null,
-      since: since?.toISOString() ?? null,
-    });
-  }
-  return { writes, keep };
-}
-
-const partitionKey = (groupId: string, topic: string, partition: number) => JSON.stringify([groupId, topic, partition]);
-
-/**
- * One connection's round in one transaction of seven statements (a select, two upserts, two
+ * One connection's round in one transaction of six statements (a select, two upserts, two
  * deletes, the round row), whatever the number of groups. Returns how many partitions are stuck.
  */
 async function recordRound(db: PrismaClient, connectionId: string, round: ConsumerGroupsRound, at: Date, stuckAfterMs: number): Promise<number> {

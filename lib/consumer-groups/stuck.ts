@@ -1,8 +1,10 @@
 /**
  * When a partition's run of "same committed offset with lag" began, from one sample and the row
  * the previous round left (the stored state replaces the series flagStuckPartitions works on, so
- * storage stays one row per partition). Pure: unit-tested in stuck.test.ts.
+ * storage stays one row per partition), and the partition rows a round writes. Pure: unit-tested
+ * in stuck.test.ts.
  */
+import type { ConsumerGroup } from "@/lib/brokers/consumer-groups";
 
 export interface PartitionState {
   /** null: the group never committed an offset here (its lag counts from the log start). */
@@ -36,3 +38,47 @@ export function stuckForMs(p: { lag: bigint; since: Date | null }, now: Date, st
 export function memberLabel(m: { clientId: string; host: string }): string {
   return `${m.clientId}/${m.host.replace(/^\//, "")}`;
 }
+
+export interface PartitionWrite {
+  group_id: string;
+  topic: string;
+  partition: number;
+  committed: string | null;
+  start_offset: string | null;
+  end_offset: string;
+  lag: string;
+  member: string | null;
+  since: string | null;
+}
+
+/**
+ * The partitions to write for one group, and the keys of its partitions to keep. A partition whose
+ * log offsets are unknown this round (topic deleted, leader down) keeps its row as it was. A group
+ * with a problem (part of it unread) gets only its partitions with a committed offset written and
+ * none deleted, so a failed read neither resets a `since` nor removes a row.
+ */
+export function partitionWrites(g: ConsumerGroup, prev: Map<string, StoredPartitionState>, at: Date): { writes: PartitionWrite[]; keep: Array<{ topic: string; partition: number }> } {
+  const labels = new Map(g.members.map((m) => [m.memberId, memberLabel(m)]));
+  const writes: PartitionWrite[] = [];
+  const keep: Array<{ topic: string; partition: number }> = [];
+  for (const p of g.partitions) {
+    keep.push({ topic: p.topic, partition: p.partition });
+    if (p.end === null || p.lag === null) continue;
+    if (g.problem !== null && p.committed === null) continue;
+    const since = nextSince(prev.get(partitionKey(g.groupId, p.topic, p.partition)) ?? null, { committed: p.committed, lag: p.lag }, at);
+    writes.push({
+      group_id: g.groupId,
+      topic: p.topic,
+      partition: p.partition,
+      committed: p.committed?.toString() ?? null,
+      start_offset: p.start?.toString() ?? null,
+      end_offset: p.end.toString(),
+      lag: p.lag.toString(),
+      member: p.memberId ? (labels.get(p.memberId) ?? null) : null,
+      since: since?.toISOString() ?? null,
+    });
+  }
+  return { writes, keep };
+}
+
+export const partitionKey = (groupId: string, topic: string, partition: number) => JSON.stringify([groupId, topic, partition]);
