@@ -4,10 +4,9 @@ import { recordAudit } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { CommittedOffsetMovedError, ConsumerGroupActiveError, type ConsumerGroupOps, type GroupMemberRef } from "@/lib/brokers/consumer-groups";
-import { BrokerError } from "@/lib/brokers/types";
 import { loadConfig } from "@/lib/config";
 import { getDb } from "@/lib/db";
-import { AppError } from "@/lib/errors";
+import { AppError, asAppError } from "@/lib/errors";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import { jobStore } from "@/lib/jobs/store";
 import type { JobRecord } from "@/lib/jobs/types";
@@ -93,7 +92,9 @@ async function topicExists(ops: ConsumerGroupOps, topic: string): Promise<boolea
     await ops.recordAt({ topic, partition: 0, offset: 2n ** 62n });
     return true;
   } catch (e) {
-    if (e instanceof BrokerError && e.kind === "not_found") return false;
+    // By the error's brand, not instanceof: the adapter may come from another bundle of the server
+    // (instrumentation's), whose BrokerError class is not this one.
+    if (asAppError(e)?.type === "not_found") return false;
     throw e;
   }
 }
