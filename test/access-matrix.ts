@@ -13,7 +13,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { HOSTILE_DLQS } from "@/lib/demo/hostile-corpus";
-import { KAFKA_STUCK_DEMO } from "@/lib/demo/kafka";
+import { KAFKA_STUCK_DEMO } from "@/lib/demo/stuck-group";
 import { ADMINS, EVERYONE, NONE, NO_JOB, OPERATORS, q, route, type Guard, type RouteRow } from "./matrix-kit";
 import { TOKEN_MATRIX } from "./token-matrix";
 

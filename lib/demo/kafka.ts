@@ -4,12 +4,10 @@
  * headers. Idempotent: demo topics are deleted and recreated. Used by scripts/seed-demo.ts.
  */
 import { KafkaKit, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
+import { KAFKA_STUCK_DEMO } from "./stuck-group";
 import { HOSTILE, HOSTILE_DLQS, HOSTILE_EXCEPTION, HOSTILE_LETTERS, HOSTILE_INVALID_UTF8 } from "./hostile-corpus";
 
 export const KAFKA_DEMO = { orders: "demo.orders.DLT", sink: "dlq.demo.jdbc-sink" } as const;
-
-/** A consumer group stuck behind one poison record (issue 19): its topic, group, and the stuck partition and offset. */
-export const KAFKA_STUCK_DEMO = { topic: "demo.payments", group: "demo.payments-service", partition: 1, offset: 2 } as const;
 
 const json = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
