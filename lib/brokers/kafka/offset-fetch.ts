@@ -1,5 +1,5 @@
 import "server-only";
-import type { RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
+import { sendRaw, uvarint, WireReader, type RawRequestBroker } from "@/lib/brokers/kafka/wire";
 
 /**
  * Committed offsets of many consumer groups in one request (OffsetFetch v8, KIP-709, Kafka 3.0+).
@@ -15,16 +15,6 @@ import type { RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
 const OFFSET_FETCH = 9;
 export const OFFSET_FETCH_VERSION = 8;
 
-function uvarint(n: number): number[] {
-  const out: number[] = [];
-  while (n >= 0x80) {
-    out.push((n & 0x7f) | 0x80);
-    n >>>= 7;
-  }
-  out.push(n);
-  return out;
-}
-
 /** The OffsetFetch v8 request body asking for every committed offset (topics: null) of each group. */
 export function encodeOffsetFetchRequest(groupIds: string[]): Buffer {
   const parts: number[] = [0]; // request header v2: empty tagged fields
@@ -38,55 +28,6 @@ export function encodeOffsetFetchRequest(groupIds: string[]): Buffer {
   parts.push(0); // require_stable: false (a pending transactional commit shows the last stable one)
   parts.push(0); // tagged fields
   return Buffer.from(parts);
-}
-
-class Reader {
-  private at = 0;
-  constructor(private readonly buf: Buffer) {}
-  uvarint(): number {
-    let n = 0;
-    for (let shift = 0; shift < 35; shift += 7) {
-      const b = this.buf.readUInt8(this.at++);
-      n += (b & 0x7f) * 2 ** shift;
-      if (!(b & 0x80)) return n;
-    }
-    throw new Error("varint too long");
-  }
-  skip(n: number) {
-    if (this.at + n > this.buf.length) throw new RangeError("truncated OffsetFetch response");
-    this.at += n;
-  }
-  int16() {
-    const v = this.buf.readInt16BE(this.at);
-    this.at += 2;
-    return v;
-  }
-  int32() {
-    const v = this.buf.readInt32BE(this.at);
-    this.at += 4;
-    return v;
-  }
-  int64() {
-    const v = this.buf.readBigInt64BE(this.at);
-    this.at += 8;
-    return v;
-  }
-  string(): string | null {
-    const n = this.uvarint();
-    if (n === 0) return null;
-    const s = this.buf.toString("utf8", this.at, this.at + n - 1);
-    this.skip(n - 1);
-    return s;
-  }
-  tags() {
-    for (let n = this.uvarint(); n > 0; n--) {
-      this.uvarint();
-      this.skip(this.uvarint());
-    }
-  }
-  array(each: () => void) {
-    for (let n = this.uvarint() - 1; n > 0; n--) each();
-  }
 }
 
 export interface CommittedOffset {
@@ -107,7 +48,7 @@ export interface GroupOffsets {
 
 /** Groups of an OffsetFetch v8 response (the bytes after the correlation id). */
 export function decodeOffsetFetchResponse(payload: Buffer): GroupOffsets[] {
-  const r = new Reader(payload);
+  const r = new WireReader(payload, "OffsetFetch");
   r.tags(); // response header v1
   r.skip(4); // throttle_time_ms
   const groups: GroupOffsets[] = [];
@@ -147,14 +88,5 @@ export function supportsBatchedOffsetFetch(broker: Pick<RawRequestBroker, "versi
 export async function fetchGroupOffsets(broker: RawRequestBroker, groupIds: string[]): Promise<GroupOffsets[]> {
   if (!groupIds.length) return [];
   const body = encodeOffsetFetchRequest(groupIds);
-  return (await broker.connectionPool.send({
-    request: {
-      apiKey: OFFSET_FETCH,
-      apiVersion: OFFSET_FETCH_VERSION,
-      apiName: "OffsetFetch",
-      // kafkajs's request writer takes an Encoder: it checks `.buf` and copies `.buffer`.
-      encode: async () => ({ buf: body, buffer: body }),
-    },
-    response: { decode: async (payload: Buffer) => payload, parse: async (payload: Buffer) => decodeOffsetFetchResponse(payload) },
-  })) as GroupOffsets[];
+  return sendRaw(broker, { apiKey: OFFSET_FETCH, apiVersion: OFFSET_FETCH_VERSION, apiName: "OffsetFetch", body }, decodeOffsetFetchResponse);
 }

@@ -1,4 +1,7 @@
 import "server-only";
+import { sendRaw, uvarint, WireReader, type RawRequestBroker } from "@/lib/brokers/kafka/wire";
+
+export type { RawRequestBroker } from "@/lib/brokers/kafka/wire";
 
 /**
  * Topic ids (KIP-516, Kafka 2.8+): a topic deleted and created again under the same name gets a
@@ -13,22 +16,6 @@ const METADATA = 3;
 const MIN_VERSION = 10;
 const MAX_VERSION = 12;
 const UNKNOWN_TOPIC_OR_PARTITION = 3;
-
-/** The part of kafkajs's internal Broker this needs (kafkajs 2.2.4, pinned exactly). */
-export interface RawRequestBroker {
-  versions: Record<number, { minVersion: number; maxVersion: number }> | null;
-  connectionPool: { send(protocolRequest: unknown): Promise<unknown> };
-}
-
-function uvarint(n: number): number[] {
-  const out: number[] = [];
-  while (n >= 0x80) {
-    out.push((n & 0x7f) | 0x80);
-    n >>>= 7;
-  }
-  out.push(n);
-  return out;
-}
 
 /** The Metadata request body for `version` (10–12), asking for `topics` by name only. */
 export function encodeMetadataRequest(version: number, topics: string[]): Buffer {
@@ -46,50 +33,6 @@ export function encodeMetadataRequest(version: number, topics: string[]): Buffer
   return Buffer.from(parts);
 }
 
-class Reader {
-  private at = 0;
-  constructor(private readonly buf: Buffer) {}
-  uvarint(): number {
-    let n = 0;
-    for (let shift = 0; shift < 35; shift += 7) {
-      const b = this.buf.readUInt8(this.at++);
-      n += (b & 0x7f) * 2 ** shift;
-      if (!(b & 0x80)) return n;
-    }
-    throw new Error("varint too long");
-  }
-  skip(n: number) {
-    if (this.at + n > this.buf.length) throw new RangeError("truncated Metadata response");
-    this.at += n;
-  }
-  int16() {
-    const v = this.buf.readInt16BE(this.at);
-    this.at += 2;
-    return v;
-  }
-  string(): string | null {
-    const n = this.uvarint();
-    if (n === 0) return null;
-    const s = this.buf.toString("utf8", this.at, this.at + n - 1);
-    this.skip(n - 1);
-    return s;
-  }
-  uuid(): string | null {
-    const hex = this.buf.toString("hex", this.at, this.at + 16);
-    this.skip(16);
-    return /^0+$/.test(hex) ? null : `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  }
-  tags() {
-    for (let n = this.uvarint(); n > 0; n--) {
-      this.uvarint();
-      this.skip(this.uvarint());
-    }
-  }
-  array(each: () => void) {
-    for (let n = this.uvarint() - 1; n > 0; n--) each();
-  }
-}
-
 export interface TopicIdAnswer {
   name: string | null;
   /** null: the broker has no id for it (an all-zero id). */
@@ -99,7 +42,7 @@ export interface TopicIdAnswer {
 
 /** Topics of a Metadata v10–v12 response (the bytes after the correlation id). */
 export function decodeMetadataResponse(payload: Buffer): TopicIdAnswer[] {
-  const r = new Reader(payload);
+  const r = new WireReader(payload, "Metadata");
   r.tags(); // response header v1
   r.skip(4); // throttle_time_ms
   r.array(() => {
@@ -142,16 +85,7 @@ export async function fetchTopicIds(broker: RawRequestBroker, topics: string[]):
   }
   const version = Math.min(range.maxVersion, MAX_VERSION);
   const body = encodeMetadataRequest(version, topics);
-  const answers = (await broker.connectionPool.send({
-    request: {
-      apiKey: METADATA,
-      apiVersion: version,
-      apiName: "Metadata",
-      // kafkajs's request writer takes an Encoder: it checks `.buf` and copies `.buffer`.
-      encode: async () => ({ buf: body, buffer: body }),
-    },
-    response: { decode: async (payload: Buffer) => payload, parse: async (payload: Buffer) => decodeMetadataResponse(payload) },
-  })) as TopicIdAnswer[];
+  const answers = await sendRaw(broker, { apiKey: METADATA, apiVersion: version, apiName: "Metadata", body }, decodeMetadataResponse);
   for (const t of topics) {
     const a = answers.find((x) => x.name === t);
     if (!a || a.errorCode === UNKNOWN_TOPIC_OR_PARTITION) out.set(t, undefined);
