@@ -9,11 +9,14 @@
  * - Kafka Streams (KIP-1034, `__streams.errors.*`): UTF-8 text; a null exception message is a
  *   header with a null value.
  *
+ * - Share groups' broker-side DLQ (KIP-1191, Kafka 4.4, `__dlq.errors.*`): UTF-8 text, see share-dlq.ts.
+ *
  * Anything else: text when the bytes are valid UTF-8, otherwise bytes (shown as hex).
  */
 import type { DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
 import { isUtf8 } from "node:buffer";
 import { displayText, timestampValue } from "@/lib/brokers/display";
+import { SHARE_PREFIX, shareFailureOf } from "@/lib/brokers/kafka/share-dlq";
 
 /** A header as it came off the wire, in record order; a null value is a header without value. */
 export type RawHeader = [name: string, value: Uint8Array | null];
@@ -173,15 +176,17 @@ function text(headers: HeaderEntry[], name: string, which: "first" | "last" = "f
   return t === null || t === "" ? null : t;
 }
 
-export type Convention = "spring" | "connect" | "streams" | null;
+export type Convention = "share" | "spring" | "connect" | "streams" | null;
 
 export function conventionOf(headers: HeaderEntry[]): Convention {
-  // One pass; Spring wins over Connect over Streams when a letter carries several.
+  // One pass; a share group's broker-side DLQ wins (the broker copies no original headers, so its
+  // headers are the record's own), then Spring over Connect over Streams when a letter carries several.
   let found: Convention = null;
   for (const h of headers) {
     const n = h.name;
-    if (n.startsWith("kafka_dlt-")) return "spring";
-    if (found !== "connect" && n.startsWith("__connect.errors.")) found = "connect";
+    if (n.startsWith(SHARE_PREFIX)) return "share";
+    if (n.startsWith("kafka_dlt-")) found = "spring";
+    else if (found !== "spring" && found !== "connect" && n.startsWith("__connect.errors.")) found = "connect";
     else if (found === null && n.startsWith("__streams.errors.")) found = "streams";
   }
   return found;
@@ -192,13 +197,17 @@ export interface Origin {
   topic: string | null;
   partition: string | null;
   offset: string | null;
-  /** Spring: original consumer group; Connect: connector name and task. */
+  /** Spring: original consumer group; Connect: connector name and task; share: the share group. */
   group: string | null;
 }
 
 export function originOf(headers: HeaderEntry[]): Origin {
   const convention = conventionOf(headers);
   switch (convention) {
+    case "share": {
+      const f = shareFailureOf(headers);
+      return { convention, topic: f.topic, partition: f.partition, offset: f.offset, group: f.group };
+    }
     case "spring":
       // Spring keeps the first dead-lettering's original-* headers when a letter dies again.
       return {
@@ -232,7 +241,16 @@ export function failureFromHeaders(headers: HeaderEntry[], recordTimestampMs: nu
   let exceptionMessage: string | null = null;
   let stackTrace: string | null = null;
   let reason: string | null = null;
+  let deliveryCount: number | null = null;
   switch (origin.convention) {
+    case "share": {
+      // The broker gives no exception: its message says which of its two reasons archived the record.
+      const f = shareFailureOf(headers);
+      reason = f.reason;
+      exceptionMessage = f.message;
+      deliveryCount = f.deliveryCount;
+      break;
+    }
     case "spring":
       // The most recent failure is the last exception header (Spring may keep earlier ones).
       exceptionClass = text(headers, SPRING.exceptionFqcn, "last") ?? text(headers, SPRING.keyExceptionFqcn, "last");
@@ -262,7 +280,7 @@ export function failureFromHeaders(headers: HeaderEntry[], recordTimestampMs: nu
     exchange: null,
     routingKeys: [],
     count: null,
-    deliveryCount: null,
+    deliveryCount,
     exceptionClass,
     exceptionMessage,
     stackTrace,

@@ -4,6 +4,7 @@ import type { HeaderEntry, Letter } from "@/lib/brokers/types";
 import { displayText, sha256Hex } from "@/lib/brokers/display";
 import { bytesValueOf, decodeKafkajsHeaders, failureFromHeaders, isoOfMs, originOf, timestampOfMs } from "@/lib/brokers/kafka/headers";
 import { letterIdOf } from "@/lib/brokers/kafka/discovery";
+import { isMetadataOnly } from "@/lib/brokers/kafka/share-dlq";
 
 export interface KafkaRecordLike {
   offset: string;
@@ -48,13 +49,18 @@ export function toLetter(
   ];
   const tsType = record.batchContext?.timestampType;
   if (tsType === 0 || tsType === 1) properties.push({ name: "timestampType", value: { t: "string", v: tsType === 1 ? "LogAppendTime" : "CreateTime" } });
-  if (record.value === null) properties.push({ name: "tombstone", value: { t: "boolean", v: true } });
+  // A share group's DLQ record without key and value is not a tombstone: it says where the original is.
+  const shareMetadataOnly = origin.convention === "share" && isMetadataOnly(record);
+  if (shareMetadataOnly) properties.push({ name: "record data", value: { t: "string", v: "metadata only: the original record is in its topic, at the original offset" } });
+  else if (record.value === null) properties.push({ name: "tombstone", value: { t: "boolean", v: true } });
   const extra: HeaderEntry[] = [];
   if (origin.convention) properties.push({ name: "convention", value: { t: "string", v: origin.convention } });
   if (origin.topic) properties.push({ name: "original topic", value: { t: "string", v: origin.topic } });
   if (origin.partition) pushBoth(properties, extra, { name: "original partition", value: { t: "number", v: origin.partition } });
   if (origin.offset) pushBoth(properties, extra, { name: "original offset", value: { t: "number", v: origin.offset } });
-  if (origin.group) pushBoth(properties, extra, { name: origin.convention === "connect" ? "connector" : "original consumer group", value: { t: "string", v: origin.group } });
+  if (origin.group) pushBoth(properties, extra, { name: GROUP_LABEL[origin.convention ?? "spring"] ?? "original consumer group", value: { t: "string", v: origin.group } });
+  const failure = failureFromHeaders(headers, tsValid ? tsMs : null, opts.configOrigin, origin);
+  if (failure.deliveryCount !== null) properties.push({ name: "delivery count", value: { t: "number", v: String(failure.deliveryCount) } });
   const keyText = key === null ? null : displayText(key);
   const letter: Letter = {
     id: letterIdOf(partition, record.offset),
@@ -70,9 +76,9 @@ export function toLetter(
     contentEncoding: null,
     properties,
     headers,
-    failure: failureFromHeaders(headers, tsValid ? tsMs : null, opts.configOrigin, origin),
+    failure,
     history: origin.convention
-      ? [{ queue: origin.topic, reason: origin.convention, count: null, time: iso, exchange: null, routingKeys: [], extra }]
+      ? [{ queue: origin.topic, reason: origin.convention === "share" ? failure.reason : origin.convention, count: origin.convention === "share" ? failure.deliveryCount : null, time: iso, exchange: null, routingKeys: [], extra }]
       : [],
     orderingKey: record.key === null ? null : (keyText ?? `base64:${Buffer.from(record.key).toString("base64")}`),
   };
@@ -81,6 +87,7 @@ export function toLetter(
 }
 
 const EMPTY = new Uint8Array(0);
+const GROUP_LABEL: Record<string, string> = { connect: "connector", share: "share group" };
 
 function pushBoth(a: HeaderEntry[], b: HeaderEntry[], entry: HeaderEntry) {
   a.push(entry);
