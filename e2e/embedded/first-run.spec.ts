@@ -5,6 +5,7 @@ import path from "node:path";
 import { deadLetterQueues, runId } from "../dead-letters";
 import { awaitCleanVerdict, runRestToEnd, scanToDone, startRedrive } from "../redrive-steps";
 import { ConsoleProcess, firstUsers, newcomerEnv, runNpm, runStartScript } from "./console-process";
+import { KAFKA_STUCK_DEMO } from "../../lib/demo/stuck-group";
 
 /**
  * The README's first command on its defaults, as a new user gets it: `./scripts/start.sh` with no
@@ -114,6 +115,23 @@ test("the operations sampler runs on the embedded database: each broker's demo D
   expect(text).toMatch(line("local-sqs", "demo-orders-dlq"));
   expect(text).toMatch(line("local-kafka", "demo.orders.DLT"));
   expect(text).toMatch(/^dlq_console_dlq_sample_up\{connection="local-rabbitmq",queue="demo\.orders\.dlq",owner="[^"]*"\} 1$/m);
+});
+
+test("the consumer-group sampler runs on the embedded database: the demo's payments group is listed with its lag, and the record it waits on opens", async ({ page }) => {
+  test.setTimeout(120_000);
+  await signInAs(page, "viewer");
+  const row = page.locator(`[data-testid="group-row"][data-group="${KAFKA_STUCK_DEMO.group}"]`);
+  await expect(async () => {
+    await page.goto("/groups");
+    await expect(row).toBeVisible({ timeout: 1000 });
+  }).toPass({ timeout: 90_000, intervals: [2_000] });
+  await expect(row).toContainText("4"); // four records wait behind the poison one
+  await row.getByTestId("group-link").click();
+  const p = page.locator(`[data-testid="partition-row"][data-partition="${KAFKA_STUCK_DEMO.partition}"]`);
+  await expect(p).toContainText(String(KAFKA_STUCK_DEMO.offset));
+  await p.getByTestId("partition-link").click();
+  await expect(page.getByTestId("partition-record")).toHaveAttribute("data-offset", String(KAFKA_STUCK_DEMO.offset));
+  await expect(page.getByTestId("payload-view")).toContainText("12,50 EUR");
 });
 
 test("an operator scans a DLQ, sees its group and redrives it to the end: sample, clean verdict, the rest; audited", async ({ page }) => {
