@@ -42,6 +42,9 @@ import { inspectKafka } from "@/lib/brokers/kafka/inspect";
 import { readConsumerGroups } from "@/lib/brokers/kafka/consumer-groups";
 import { groupMembers, readRecordAt, skipToDlt, type GroupClientDeps } from "@/lib/brokers/kafka/consumer-group-skip";
 import type { ConsumerGroupOps } from "@/lib/brokers/consumer-groups";
+import { originalRef, type OriginalLookup } from "@/lib/brokers/kafka/share-dlq";
+import { joinedLetter, lookupOriginal, type OriginalRef } from "@/lib/brokers/kafka/share-original";
+import { originOf } from "@/lib/brokers/kafka/headers";
 
 export const KAFKA_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -413,6 +416,11 @@ export class KafkaAdapter implements BrokerAdapter {
     return out;
   }
 
+  /** The original record of a share-group dead letter, while its topic retains it (share-original.ts). */
+  private originalOf(ref: OriginalRef): Promise<OriginalLookup> {
+    return lookupOriginal(() => this.groupDeps(ref.topic), ref);
+  }
+
   private async known(name: string): Promise<DlqSummary["source"]> {
     const topics = await this.listTopicNames();
     const configured = this.configEntry(name) !== undefined;
@@ -589,11 +597,23 @@ export class KafkaAdapter implements BrokerAdapter {
         if (ref.offset < p.start || ref.offset >= p.end) return null;
         const got = await this.readRange(name, { partition: p.partition, from: ref.offset, to: ref.offset + 1n, positionOf: () => 0 }, before + Number(ref.offset - p.start), opts);
         const l = got.find((x) => x.id === id);
-        return l ? { ...l, position: before + Number(ref.offset - p.start) } : null;
+        if (!l) return null;
+        const found = { ...l, position: before + Number(ref.offset - p.start) };
+        return originOf(found.headers).convention === "share" ? this.withOriginal(name, ref, found, opts) : found;
       }
       before += Number(p.end - p.start);
     }
     return null;
+  }
+
+  /** A share-group dead letter joined with its original record, or warned that it is gone. */
+  private async withOriginal(name: string, at: { partition: number; offset: bigint }, letter: Letter, opts: StreamOptions): Promise<Letter> {
+    const record = await this.recordAt(name, at.partition, at.offset).catch((e: unknown) => {
+      throw this.err(e, name);
+    });
+    const ref = record ? originalRef(record.headers) : null;
+    if (!record || !ref) return letter;
+    return joinedLetter(letter, record, await this.originalOf(ref), ref, { maxBodyBytes: opts.maxBodyBytes });
   }
 
   /** See lib/brokers/kafka/mover.ts. */
@@ -632,6 +652,7 @@ export class KafkaAdapter implements BrokerAdapter {
       },
       configOrigin: (name) => this.configEntry(name)?.origin ?? null,
       mapError: (e, topic) => this.err(e, topic),
+      originalOf: (ref) => this.originalOf(ref),
     };
   }
 

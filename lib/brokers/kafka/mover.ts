@@ -68,6 +68,7 @@ import { parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
 import { sha256Of, toLetter } from "@/lib/brokers/kafka/letter";
 import { archiveFailure, copyIdOf, repairHeaders, repairProblem } from "@/lib/brokers/kafka/repair";
+import { isShareDeadLetter, joinOriginal, originalGoneReason, originalRef, type OriginalLookup, type RecordData } from "@/lib/brokers/kafka/share-dlq";
 import { markApplies, refKey, type HandledMark, type HandledOutcome, type HandledStore, type RecordRef, type TopicRef } from "@/lib/brokers/kafka/handled-store";
 
 /** What the mover needs from the adapter (and what unit tests fake). */
@@ -98,6 +99,11 @@ export interface MoverDeps {
   configOrigin(dlq: string): string | null;
   /** Any failure → a typed BrokerError. */
   mapError(e: unknown, topic?: string): BrokerError;
+  /**
+   * The original record of a share-group dead letter (KIP-1191) while its topic retains it: a
+   * redrive publishes the original's key, value and headers. Absent: the DLQ record as it is.
+   */
+  originalOf?(ref: { topic: string; partition: number; offset: bigint }): Promise<OriginalLookup>;
   /** Letters in flight at once (default 16). */
   concurrency?: number;
   /** Bytes of fetched letters held at once (default 16 MiB; one larger letter alone still goes). */
@@ -356,7 +362,7 @@ interface RecordStep<R> {
   deliver(
     req: R,
     record: InternalRecord,
-    at: { partition: number; offset: bigint; position: number; stopped(): boolean },
+    at: { partition: number; offset: bigint; position: number; stopped(): boolean; data?: RecordData },
   ): Promise<null | { ok: true; destination: string | null; copyId?: string | null } | { ok: false; reason: string; destination: string | null; stop?: BrokerError }>;
   /** Why a delivered record is still shown as waiting when recording its mark failed. */
   markFailed(req: R, destination: string | null, error: unknown): string;
@@ -364,6 +370,11 @@ interface RecordStep<R> {
   noun: string;
   /** Checks before anything is read (typed errors: nothing has happened yet). */
   prepare?(): Promise<void>;
+  /**
+   * The data the record stands for, when it is not its own (a share-group dead letter: its
+   * original), with the checksums a request may carry for it; a reason when there is none.
+   */
+  resolve?(record: InternalRecord): Promise<null | { data: RecordData; checksums: string[] } | { reason: string }>;
 }
 
 /**
@@ -467,12 +478,17 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
     if (orderingKey !== null && step.heldKeys.has(orderingKey)) return settled(req, "failed", heldBackReason(orderingKey), null, orderingKey);
     if (lane.blockedBy) return settled(req, "failed", `Held back to keep the key's order: letter ${lane.blockedBy} with the same key was not moved. It is still in the DLT.`, null, orderingKey);
     const value = record.value ?? new Uint8Array(0);
-    if (sha256Of(value) !== req.sha256) {
+    const resolved = step.resolve ? await step.resolve(record) : null;
+    if (resolved && "reason" in resolved) {
+      block();
+      return settled(req, "failed", resolved.reason, null, orderingKey);
+    }
+    if (sha256Of(value) !== req.sha256 && !resolved?.checksums.includes(req.sha256)) {
       block();
       return settled(req, "checksum_mismatch", `The letter's bytes differ from when it was indexed (sha256 ${sha256Of(value).slice(0, 12)}…, expected ${req.sha256.slice(0, 12)}…). It was left as it is; scan the DLT again.`, null, orderingKey);
     }
     const position = Number(p.offset - (ranges.get(p.partition)?.start ?? 0n));
-    const d = await step.deliver(req, record, { partition: p.partition, offset: p.offset, position, stopped });
+    const d = await step.deliver(req, record, { partition: p.partition, offset: p.offset, position, stopped, data: resolved?.data });
     if (d === null) return null;
     if (!d.ok) {
       if (d.stop && !stopError) stopError = d.stop;
@@ -691,6 +707,24 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
       // "repaired" value. The mark is made under the job's id, as for a redrive; the copy carries
       // the repair operation as REPAIR_HEADER.
       mark: (req) => ({ operationId: req.markers.redriveId, outcome: "redriven" }),
+      // A share-group dead letter stands for its original record: fetched while retained; the
+      // request's checksum may be the DLQ record's (the index) or the joined letter's (getLetter).
+      resolve: deps.originalOf
+        ? async (record) => {
+            if (!isShareDeadLetter(record.headers)) return null;
+            const ref = originalRef(record.headers);
+            if (!ref) return null;
+            let lookup: OriginalLookup;
+            try {
+              lookup = await deps.originalOf!(ref);
+            } catch (e) {
+              return { reason: `The original record (offset ${ref.offset} of partition ${ref.partition} of "${ref.topic}") could not be read: ${deps.mapError(e, ref.topic).userMessage} It is still in the DLQ.` };
+            }
+            const j = joinOriginal(record, lookup);
+            if (j.data === null) return { reason: originalGoneReason(ref, j.why) };
+            return { data: j.data, checksums: [sha256Of(j.data.value ?? new Uint8Array(0))] };
+          }
+        : undefined,
       markFailed: (req, _destination, e) =>
         req.repair
           ? `The repaired copy was published to topic "${topicOf.get(req)}"${copyOf.get(req) ? ` (${copyOf.get(req)})` : ""} and the original archived, but recording the original as handled failed: it still shows as waiting in the DLT, and repairing it again would publish a second copy.`
@@ -702,9 +736,11 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
         if ("reason" in target) return { ok: false, reason: target.reason, destination: null };
         const destination = `topic ${target.topic}`;
         topicOf.set(req, target.topic);
+        // A share-group dead letter publishes its original's data (at.data), never the DLQ record's own headers.
+        const data = at.data ?? record;
         let headers: IHeaders;
         try {
-          const source = req.repair ? repairHeaders(record.headers, req.repair, req.markers.replayId) : record.headers;
+          const source = req.repair ? repairHeaders(data.headers, req.repair, req.markers.replayId) : data.headers;
           headers = redriveHeaders(source, req.markers, { topic: dlq, partition: at.partition, offset: record.offset });
         } catch (e) {
           if (!(e instanceof NullHeaderError)) throw e;
@@ -715,12 +751,12 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
           delete headers[REPAIR_HEADER];
           headers[REPAIR_HEADER] = req.repair.operationId;
         }
-        const value = req.repair?.body !== undefined ? Buffer.from(req.repair.body) : record.value;
+        const value = req.repair?.body !== undefined ? Buffer.from(req.repair.body) : data.value;
         // Stopped before its produce: untouched, no result.
         if (at.stopped()) return null;
         let written: { partition: number; offset: string } | void;
         try {
-          written = await deps.produce(target.topic, { key: record.key, value, headers });
+          written = await deps.produce(target.topic, { key: asBuffer(data.key), value: asBuffer(value), headers });
         } catch (e) {
           const f = produceFailure(e, target.topic, value?.byteLength ?? 0, deps.mapError);
           return { ok: false, reason: f.reason, destination, stop: f.stop ?? undefined };
@@ -748,6 +784,9 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
     }),
   );
 }
+
+/** The same bytes as a Buffer, without a copy. */
+const asBuffer = (u: Uint8Array | null): Buffer | null => (u === null || Buffer.isBuffer(u) ? (u as Buffer | null) : Buffer.from(u.buffer, u.byteOffset, u.byteLength));
 
 /** Everything `republish` needs to produce a discarded record again (bytes base64, header values in order). */
 export interface KafkaEnvelope {

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeHeaders, failureFromHeaders, originOf, type RawHeader } from "@/lib/brokers/kafka/headers";
 import { toLetter } from "@/lib/brokers/kafka/letter";
-import { joinOriginal, originalRef, sharePatterns, shareFailureOf } from "@/lib/brokers/kafka/share-dlq";
-import { matchDeadLetterTopics } from "@/lib/brokers/kafka/discovery";
+import { joinOriginal, originalRef, shareFailureOf } from "@/lib/brokers/kafka/share-dlq";
 
 const utf8 = (s: string) => Buffer.from(s, "utf8");
 
@@ -80,13 +79,5 @@ describe("joinOriginal", () => {
   it("a copied letter without its original keeps its copy, without headers", () => {
     expect(joinOriginal({ timestamp: "2000", key: utf8("k"), value: utf8("other") }, { kind: "found", record: original })).toMatchObject({ original: false, data: { key: utf8("k"), value: utf8("other"), headers: {} } });
     expect(joinOriginal({ timestamp: "2000", key: null, value: utf8("v") }, { kind: "gone", why: "gone" })).toMatchObject({ original: false, data: { value: utf8("v"), headers: {} } });
-  });
-});
-
-describe("share-group DLQ discovery patterns", () => {
-  it("adds the broker's dlq. prefix once", () => {
-    expect(sharePatterns(["*.DLT"])).toEqual(["*.DLT", "dlq.*"]);
-    expect(sharePatterns(["*.DLT", "dlq.*"])).toEqual(["*.DLT", "dlq.*"]);
-    expect(matchDeadLetterTopics(["dlq.orders", "orders", "__dlq.x"], sharePatterns(["*.DLT"]))).toEqual(["dlq.orders"]);
   });
 });

@@ -20,9 +20,6 @@ export const SHARE = {
 
 export const SHARE_PREFIX = "__dlq.errors.";
 
-/** The broker's default name prefix of share-group DLQ topics (`errors.deadletterqueue.topic.name.prefix`). */
-export const SHARE_DLQ_TOPIC_PREFIX = "dlq.";
-
 /** The broker's two reasons, as the broker words them (Kafka 4.4.0). */
 const REASONS: Record<string, string> = {
   "Offset rejected by client.": "rejected",
@@ -146,12 +143,3 @@ export function originalGoneWarning(ref: { topic: string; partition: number; off
 /** Reason of a failed redrive of a metadata-only letter whose original is gone. */
 export const originalGoneReason = (ref: { topic: string; partition: number; offset: bigint }, why: string) =>
   `The original record (offset ${ref.offset} of partition ${ref.partition} of "${ref.topic}") is no longer retained (${why}), and this dead letter holds only its metadata: there is nothing to redrive. It is still in the DLQ.`;
-
-/**
- * Share-group DLQ topic names to look for besides the connection's patterns: the broker's
- * `dlq.` prefix when no pattern covers it, and each group's configured topic.
- */
-export function sharePatterns(patterns: string[], prefix = SHARE_DLQ_TOPIC_PREFIX): string[] {
-  const p = `${prefix}*`;
-  return patterns.includes(p) ? patterns : [...patterns, p];
-}

@@ -1,0 +1,118 @@
+/**
+ * Share-group dead letters on a real Kafka 4.4 (share.version=2, KIP-1191): a real share consumer
+ * (Kafka's ConsoleShareConsumer) rejects records, the broker writes them to the group's DLQ topic
+ * (metadata only), and the adapter discovers, reads, joins and redrives them.
+ * Needs Kafka 4.4 (`bash scripts/services.sh start kafka`) and Postgres (DATABASE_URL, migrated).
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REDRIVE_HEADERS, type Letter, type MoveRequest } from "@/lib/brokers/types";
+import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
+import { createCluster, type InternalCluster } from "@/lib/brokers/kafka/client";
+import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
+import { KAFKA_BROKERS, KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
+import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
+import { headerText, readTopic } from "@/lib/brokers/kafka/contract-fixture";
+import { configureShareGroupDlq, rejectWithShareConsumer } from "@/lib/brokers/kafka/share-consumer-fixture";
+import { closeDb } from "@/lib/db";
+
+const prop = (l: Letter, name: string) => l.properties.find((p) => p.name === name)?.value;
+const bodyText = (l: Letter) => Buffer.from(l.body).toString("utf8");
+
+describe("share-group dead letters on a real Kafka 4.4", () => {
+  const kit = new KafkaKit();
+  // The default patterns: `dlq.*` is the broker's default prefix of share-group DLQ topics too.
+  const adapter = new KafkaAdapter(testConfig({ id: `share-dlq-${randomUUID().slice(0, 8)}` }), { handledStore: prismaHandledStore() });
+  let cluster: InternalCluster;
+  let source: string;
+  let dlq: string;
+  let group: string;
+
+  beforeAll(async () => {
+    cluster = createCluster(kit.kafka);
+    await cluster.connect();
+    source = await kit.createTopic(kit.name("orders"));
+    dlq = await kit.createTopic(`dlq.${source}`, 1, { "errors.deadletterqueue.group.enable": "true" });
+    await kit.produce(
+      source,
+      [0, 1, 2].map((i) => ({ body: Buffer.from(`order-${i}`), key: `customer-${i}`, messageId: `m-${i}`, headers: { "x-app": `app-${i}`, traceparent: `00-${i}` } })),
+    );
+    group = `${kit.prefix}-share`;
+    kit.groups.add(group);
+    await configureShareGroupDlq(KAFKA_BROKERS[0], group, { dlqTopic: dlq, copyRecord: false });
+    await rejectWithShareConsumer(KAFKA_BROKERS[0], source, group, 3);
+    // The broker writes to the DLQ as it archives the rejected records.
+    const admin = await kit.getAdmin();
+    for (let i = 0; i < 100; i++) {
+      const [o] = await admin.fetchTopicOffsets(dlq);
+      if (Number(o.high) >= 3) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await adapter.close();
+    await cluster?.disconnect();
+    await kit.cleanup();
+    await closeDb();
+  });
+
+  const req = (l: Letter, job: string): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target: { kind: "origin" }, markers: markersFor(job) });
+
+  it("lists the DLQ topic and reads each letter's share-group metadata", async () => {
+    expect((await adapter.listDlqs()).find((d) => d.name === dlq)).toMatchObject({ source: "discovered", depth: 3 });
+    const { letters } = await adapter.browse(dlq, { offset: 0, limit: 10 });
+    expect(letters).toHaveLength(3);
+    letters.forEach((l, i) => {
+      expect(l.failure).toMatchObject({ originQueue: source, reason: "rejected", exceptionMessage: "Offset rejected by client.", deliveryCount: 1 });
+      expect(prop(l, "share group")).toEqual({ t: "string", v: group });
+      expect(prop(l, "original topic")).toEqual({ t: "string", v: source });
+      expect(prop(l, "original partition")).toEqual({ t: "number", v: "0" });
+      expect(prop(l, "original offset")).toEqual({ t: "number", v: String(i) });
+      expect(prop(l, "record data")).toMatchObject({ t: "string" });
+      // Metadata only: the DLQ record has no data of its own.
+      expect(l.bodySize).toBe(0);
+    });
+  });
+
+  it("getLetter joins the original: its value and headers; a redrive puts it back on its topic with the markers and marks the DLQ offset handled", async () => {
+    const originals = await readTopic(kit, cluster, source);
+    const joined = (await adapter.getLetter(dlq, "0-1"))!;
+    expect(bodyText(joined)).toBe("order-1");
+    expect(joined.messageId).toBe("m-1");
+    expect(prop(joined, "key")).toMatchObject({ text: "customer-1" });
+    const own = joined.headers.filter((h) => !h.name.startsWith("__dlq.errors."));
+    expect(own.map((h) => [h.name, (h.value as { text?: string }).text])).toEqual(Object.keys(originals[1].headers ?? {}).map((n) => [n, headerText(originals[1], n)]));
+    expect(joined.warnings ?? []).toEqual([]);
+
+    // One letter redriven with the checksum of the joined letter, one with that of the DLQ record (the triage index's).
+    const browsed = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
+    const job = randomUUID();
+    const results = await collectMoves(adapter.moveLetters(dlq, [req(joined, job), req(browsed[2], job)]));
+    expect(results.map((r) => [r.letterId, r.outcome, r.reason, r.destination]).sort()).toEqual([
+      ["0-1", "moved", null, `topic ${source}`],
+      ["0-2", "moved", null, `topic ${source}`],
+    ]);
+    const arrived = (await readTopic(kit, cluster, source)).filter((r) => headerText(r, REDRIVE_HEADERS.redriveId) === job);
+    expect(arrived.map((r) => [Buffer.from(r.key!).toString(), Buffer.from(r.value!).toString(), headerText(r, "x-app"), headerText(r, "traceparent"), headerText(r, "message-id")])).toEqual([
+      ["customer-1", "order-1", "app-1", "00-1", "m-1"],
+      ["customer-2", "order-2", "app-2", "00-2", "m-2"],
+    ]);
+    // The broker's __dlq.errors.* headers are the DLQ record's, not the original's: they do not travel.
+    expect(arrived.every((r) => Object.keys(r.headers ?? {}).every((n) => !n.startsWith("__dlq.errors.")))).toBe(true);
+    expect(headerText(arrived[0], REDRIVE_HEADERS.redriveCount)).toBe("1");
+    const after = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
+    expect(after.map((l) => l.handled?.outcome ?? null)).toEqual([null, "redriven", "redriven"]);
+  });
+
+  it("a metadata-only letter whose original was deleted says so, and its redrive fails with that reason and leaves it", async () => {
+    const admin = await kit.getAdmin();
+    await admin.deleteTopicRecords({ topic: source, partitions: [{ partition: 0, offset: "3" }] });
+    const gone = (await adapter.getLetter(dlq, "0-0"))!;
+    expect(gone.bodySize).toBe(0);
+    expect(gone.warnings).toEqual([expect.objectContaining({ code: "original_gone", message: expect.stringContaining("no longer retained") })]);
+    const results = await collectMoves(adapter.moveLetters(dlq, [req(gone, randomUUID())]));
+    expect(results).toEqual([expect.objectContaining({ letterId: "0-0", outcome: "failed", reason: expect.stringContaining("no longer retained") })]);
+    expect((await adapter.browse(dlq, { offset: 0, limit: 10 })).letters[0].handled).toBeUndefined();
+  });
+});
