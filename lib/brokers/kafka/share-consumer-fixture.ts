@@ -60,11 +60,15 @@ export async function configureShareGroupDlq(bootstrap: string, group: string, o
   await runKafkaTool("org.apache.kafka.tools.ConfigCommand", ["--bootstrap-server", bootstrap, "--entity-type", "groups", "--entity-name", group, "--alter", "--add-config", configs.join(",")]);
 }
 
-/** A real share consumer in `group` that rejects the first `count` records it reads from `topic`, then exits. */
-export async function rejectWithShareConsumer(bootstrap: string, topic: string, group: string, count: number, timeoutMs = 30_000) {
+/**
+ * A real share consumer in `group` that rejects (or releases, so they are delivered again) the first
+ * `count` records it reads from `topic`, then exits. A released record comes back until the
+ * group's `share.delivery.count.limit`, then the broker dead-letters it: count the deliveries.
+ */
+export async function rejectWithShareConsumer(bootstrap: string, topic: string, group: string, count: number, opts: { release?: boolean; timeoutMs?: number } = {}) {
   return runKafkaTool(
     "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
-    ["--bootstrap-server", bootstrap, "--topic", topic, "--group", group, "--reject", "--max-messages", String(count)],
-    timeoutMs,
+    ["--bootstrap-server", bootstrap, "--topic", topic, "--group", group, opts.release ? "--release" : "--reject", "--max-messages", String(count)],
+    opts.timeoutMs ?? 30_000,
   );
 }

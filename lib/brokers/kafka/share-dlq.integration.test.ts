@@ -18,6 +18,13 @@ import { closeDb } from "@/lib/db";
 
 const prop = (l: Letter, name: string) => l.properties.find((p) => p.name === name)?.value;
 const bodyText = (l: Letter) => Buffer.from(l.body).toString("utf8");
+/** deleteRecords on partition 0 (the admin's metadata refreshed first: it may not know the topic's leader yet). */
+const deleteUpTo = async (kit: KafkaKit, topic: string, offset: string) => {
+  const admin = await kit.getAdmin();
+  await admin.fetchTopicMetadata({ topics: [topic] });
+  await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset }] });
+};
+const req = (l: Letter, job: string): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target: { kind: "origin" }, markers: markersFor(job) });
 
 describe("share-group dead letters on a real Kafka 4.4", () => {
   const kit = new KafkaKit();
@@ -57,7 +64,6 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
     await closeDb();
   });
 
-  const req = (l: Letter, job: string): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target: { kind: "origin" }, markers: markersFor(job) });
 
   it("lists the DLQ topic and reads each letter's share-group metadata", async () => {
     expect((await adapter.listDlqs()).find((d) => d.name === dlq)).toMatchObject({ source: "discovered", depth: 3 });
@@ -106,13 +112,76 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
   });
 
   it("a metadata-only letter whose original was deleted says so, and its redrive fails with that reason and leaves it", async () => {
-    const admin = await kit.getAdmin();
-    await admin.deleteTopicRecords({ topic: source, partitions: [{ partition: 0, offset: "3" }] });
+    await deleteUpTo(kit, source, "3");
     const gone = (await adapter.getLetter(dlq, "0-0"))!;
     expect(gone.bodySize).toBe(0);
     expect(gone.warnings).toEqual([expect.objectContaining({ code: "original_gone", message: expect.stringContaining("no longer retained") })]);
     const results = await collectMoves(adapter.moveLetters(dlq, [req(gone, randomUUID())]));
     expect(results).toEqual([expect.objectContaining({ letterId: "0-0", outcome: "failed", reason: expect.stringContaining("no longer retained") })]);
     expect((await adapter.browse(dlq, { offset: 0, limit: 10 })).letters[0].handled).toBeUndefined();
+  });
+});
+
+describe("share-group dead letters with copy.record.enable, and past the delivery limit", () => {
+  const kit = new KafkaKit();
+  const adapter = new KafkaAdapter(testConfig({ id: `share-copy-${randomUUID().slice(0, 8)}` }), { handledStore: prismaHandledStore() });
+  let cluster: InternalCluster;
+
+  beforeAll(async () => {
+    cluster = createCluster(kit.kafka);
+    await cluster.connect();
+  });
+  afterAll(async () => {
+    await adapter.close();
+    await cluster?.disconnect();
+    await kit.cleanup();
+    await closeDb();
+  });
+
+  /** A source topic with these records, its share group's DLQ topic, and the consumer run that fills it. */
+  const shareDlq = async (n: number, group: { copyRecord: boolean; deliveryCountLimit?: number; release?: boolean; reads: number }) => {
+    const source = await kit.createTopic(kit.name("orders"));
+    const dlq = await kit.createTopic(`dlq.${source}`, 1, { "errors.deadletterqueue.group.enable": "true" });
+    await kit.produce(source, Array.from({ length: n }, (_, i) => ({ body: Buffer.from(`order-${i}`), key: `customer-${i}`, headers: { "x-app": `app-${i}` } })));
+    const name = `${kit.prefix}-share-${kit.groups.size}`;
+    kit.groups.add(name);
+    await configureShareGroupDlq(KAFKA_BROKERS[0], name, { dlqTopic: dlq, copyRecord: group.copyRecord, deliveryCountLimit: group.deliveryCountLimit });
+    await rejectWithShareConsumer(KAFKA_BROKERS[0], source, name, group.reads, { release: group.release });
+    const admin = await kit.getAdmin();
+    for (let i = 0; i < 100 && Number((await admin.fetchTopicOffsets(dlq))[0].high) < n; i++) await new Promise((r) => setTimeout(r, 100));
+    return { source, dlq, group: name };
+  };
+
+  it("a copied letter holds key and value but not the original's headers: getLetter and redrive take them from the original; once it is gone, the copy is redriven without them", async () => {
+    const { source, dlq } = await shareDlq(2, { copyRecord: true, reads: 2 });
+    const browsed = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
+    expect(browsed.map((l) => [bodyText(l), prop(l, "record data"), l.headers.some((h) => h.name === "x-app")])).toEqual([
+      ["order-0", undefined, false],
+      ["order-1", undefined, false],
+    ]);
+    const joined = (await adapter.getLetter(dlq, "0-0"))!;
+    expect(joined.headers.find((h) => h.name === "x-app")?.value).toMatchObject({ text: "app-0" });
+    expect(joined.sha256).toBe(browsed[0].sha256);
+    const job: string = randomUUID();
+    expect((await collectMoves(adapter.moveLetters(dlq, [req(joined, job)])))[0]).toMatchObject({ outcome: "moved", destination: `topic ${source}` });
+
+    await deleteUpTo(kit, source, "2");
+    const copied = (await adapter.getLetter(dlq, "0-1"))!;
+    expect(bodyText(copied)).toBe("order-1");
+    expect(copied.warnings).toEqual([expect.objectContaining({ code: "original_gone", message: expect.stringContaining("without the original headers") })]);
+    const job2: string = randomUUID();
+    expect((await collectMoves(adapter.moveLetters(dlq, [req(copied, job2)])))[0]).toMatchObject({ outcome: "moved" });
+    const arrived = (await readTopic(kit, cluster, source)).filter((r) => [job, job2].includes(headerText(r, REDRIVE_HEADERS.redriveId)!));
+    expect(arrived.map((r) => [Buffer.from(r.key!).toString(), Buffer.from(r.value!).toString(), headerText(r, "x-app")])).toEqual([
+      ["customer-0", "order-0", "app-0"],
+      ["customer-1", "order-1", null],
+    ]);
+  });
+
+  it("a record released until the group's delivery limit is dead-lettered with that reason and its delivery count", async () => {
+    const { source, group, dlq } = await shareDlq(1, { copyRecord: false, deliveryCountLimit: 2, release: true, reads: 2 });
+    const [l] = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
+    expect(l.failure).toMatchObject({ originQueue: source, reason: "delivery_limit", exceptionMessage: "Offset delivery count exceeded the threshold.", deliveryCount: 2 });
+    expect(prop(l, "share group")).toEqual({ t: "string", v: group });
   });
 });
