@@ -14,6 +14,8 @@ import { KAFKA_BROKERS, KafkaKit, testConfig } from "@/lib/brokers/kafka/test-ki
 import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
 import { headerText, readTopic } from "@/lib/brokers/kafka/contract-fixture";
 import { configureShareGroupDlq, rejectWithShareConsumer } from "@/lib/brokers/kafka/share-consumer-fixture";
+import { shareGroupDlqTopics } from "@/lib/brokers/kafka/group-configs";
+import type { RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
 import { closeDb } from "@/lib/db";
 
 const prop = (l: Letter, name: string) => l.properties.find((p) => p.name === name)?.value;
@@ -79,6 +81,15 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
       // Metadata only: the DLQ record has no data of its own.
       expect(l.bodySize).toBe(0);
     });
+  });
+
+  it("reads the share group's DLQ topic from its group config (raw DescribeConfigs, resource type 32)", async () => {
+    await cluster.addTargetTopic(dlq);
+    const broker = (await cluster.findControllerBroker()) as RawRequestBroker;
+    const groups = (await (await kit.getAdmin()).listGroups()).groups;
+    expect(groups.find((g) => g.groupId === group)).toMatchObject({ protocolType: "share" });
+    const topics = await shareGroupDlqTopics(broker, [group, `${kit.prefix}-no-such-group`]);
+    expect(topics).toEqual(new Map([[group, dlq]]));
   });
 
   it("getLetter joins the original: its value and headers; a redrive puts it back on its topic with the markers and marks the DLQ offset handled", async () => {
