@@ -374,7 +374,7 @@ interface RecordStep<R> {
    * The data the record stands for, when it is not its own (a share-group dead letter: its
    * original), with the checksums a request may carry for it; a reason when there is none.
    */
-  resolve?(record: InternalRecord): Promise<null | { data: RecordData; checksums: string[] } | { reason: string }>;
+  resolve?(record: InternalRecord): Promise<null | { data: RecordData; checksums: string[] } | { reason: string; holdsBack: boolean }>;
 }
 
 /**
@@ -480,7 +480,7 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
     const value = record.value ?? new Uint8Array(0);
     const resolved = step.resolve ? await step.resolve(record) : null;
     if (resolved && "reason" in resolved) {
-      block();
+      if (resolved.holdsBack) block();
       return settled(req, "failed", resolved.reason, null, orderingKey);
     }
     if (sha256Of(value) !== req.sha256 && !resolved?.checksums.includes(req.sha256)) {
@@ -718,10 +718,11 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
             try {
               lookup = await deps.originalOf!(ref);
             } catch (e) {
-              return { reason: `The original record (offset ${ref.offset} of partition ${ref.partition} of "${ref.topic}") could not be read: ${deps.mapError(e, ref.topic).userMessage} It is still in the DLQ.` };
+              return { reason: `The original record (offset ${ref.offset} of partition ${ref.partition} of "${ref.topic}") could not be read: ${deps.mapError(e, ref.topic).userMessage} It is still in the DLQ.`, holdsBack: true };
             }
             const j = joinOriginal(record, lookup);
-            if (j.data === null) return { reason: originalGoneReason(ref, j.why) };
+            // Gone for good: it can never be redriven, so it holds back no later letter of its lane.
+            if (j.data === null) return { reason: originalGoneReason(ref, j.why), holdsBack: false };
             return { data: j.data, checksums: [sha256Of(j.data.value ?? new Uint8Array(0))] };
           }
         : undefined,
