@@ -109,6 +109,11 @@ const kafkaConnectionSchema = z.object({
   /** Glob patterns of dead-letter topic names. */
   dltPatterns: z.array(z.string().min(1)).default(["*.DLT", "*-dlt", "*.dlq", "dlq.*", "*-dead-letter"]),
   discover: z.boolean().default(true),
+  /**
+   * With `discover`: also the DLQ topics share groups name in their configuration
+   * (`errors.deadletterqueue.topic.name`, Kafka 4.4+), whatever the patterns; read at most every 30 s.
+   */
+  shareGroupDlqs: z.boolean().default(true),
   dlqs: z.array(dlqEntrySchema).default([]),
   /** Consumer groups (issue 19): sampled for lag, and a stuck partition's records moved to a DLT. */
   consumerGroups: consumerGroupsSchema.prefault({}),

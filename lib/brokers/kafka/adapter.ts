@@ -34,6 +34,7 @@ import { matchDeadLetterTopics, parseLetterId } from "@/lib/brokers/kafka/discov
 import { toLetter } from "@/lib/brokers/kafka/letter";
 import { markApplies, refKey, type HandledMark, type HandledStore, type RecordRef } from "@/lib/brokers/kafka/handled-store";
 import { fetchTopicIds, type RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
+import { shareGroupDlqTopics } from "@/lib/brokers/kafka/group-configs";
 import { planPage, type Segment } from "@/lib/brokers/kafka/paging";
 import { formatDuration, retentionWarnings, type TopicConfig } from "@/lib/brokers/kafka/retention";
 import { lazyProducer, moveKafkaLetters, removeKafkaLetters, type MoverDeps } from "@/lib/brokers/kafka/mover";
@@ -387,10 +388,40 @@ export class KafkaAdapter implements BrokerAdapter {
     };
   }
 
+  /** Share groups' DLQ topics (shareGroupDlqNames), read at most every 30 s. */
+  private shareDlqs: { at: number; names: Set<string> } | null = null;
+  private shareDlqWarned = false;
+
+  /**
+   * The DLQ topics share groups name in their configuration (`errors.deadletterqueue.topic.name`,
+   * KIP-1191): one ListGroups and one DescribeConfigs for all share groups (group-configs.ts). A
+   * help to the patterns, not a must: a broker that cannot answer (before Kafka 4.4, or an ACL)
+   * leaves the patterns alone, said once in the log.
+   */
+  private async shareGroupDlqNames(topics: string[]): Promise<Set<string>> {
+    if (!this.config.discover || !this.config.shareGroupDlqs || topics.length === 0) return new Set();
+    if (this.shareDlqs && Date.now() - this.shareDlqs.at < 30_000) return this.shareDlqs.names;
+    let names = new Set<string>();
+    try {
+      const groups = (await (await this.getAdmin()).listGroups()).groups.filter((g) => g.protocolType === "share").map((g) => g.groupId);
+      if (groups.length > 0) {
+        // A raw request needs the client's metadata loaded: any existing topic will do.
+        const c = await this.getCluster(topics[0]);
+        const named = await shareGroupDlqTopics((await c.findControllerBroker()) as RawRequestBroker, groups);
+        names = new Set([...(named?.values() ?? [])].filter((t) => topics.includes(t)));
+      }
+    } catch (e) {
+      if (!this.shareDlqWarned) console.warn(`[kafka] ${this.connectionId}: the share groups' DLQ topics could not be read (${this.err(e).userMessage}); discovery goes by the patterns.`);
+      this.shareDlqWarned = true;
+    }
+    this.shareDlqs = { at: Date.now(), names };
+    return names;
+  }
+
   async listDlqs(): Promise<DlqSummary[]> {
     const topics = await this.listTopicNames();
     const existing = new Set(topics);
-    const discovered = new Set(this.config.discover ? matchDeadLetterTopics(topics, this.config.dltPatterns) : []);
+    const discovered = new Set(this.config.discover ? [...matchDeadLetterTopics(topics, this.config.dltPatterns), ...(await this.shareGroupDlqNames(topics))] : []);
     const configured = new Set(this.config.dlqs.map((d) => d.name));
     const names = [...new Set([...configured, ...discovered])].sort();
     const present = names.filter((n) => existing.has(n));
@@ -424,7 +455,7 @@ export class KafkaAdapter implements BrokerAdapter {
   private async known(name: string): Promise<DlqSummary["source"]> {
     const topics = await this.listTopicNames();
     const configured = this.configEntry(name) !== undefined;
-    const discovered = this.config.discover && matchDeadLetterTopics([name], this.config.dltPatterns).length === 1;
+    const discovered = this.config.discover && (matchDeadLetterTopics([name], this.config.dltPatterns).length === 1 || (await this.shareGroupDlqNames(topics)).has(name));
     if (!topics.includes(name) || (!configured && !discovered)) throw this.notFound(name);
     return configured && discovered ? "config+discovered" : configured ? "config" : "discovered";
   }

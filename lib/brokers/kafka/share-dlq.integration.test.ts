@@ -92,6 +92,20 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
     expect(topics).toEqual(new Map([[group, dlq]]));
   });
 
+  it("discovers the DLQ topic a share group names in its configuration, with no pattern matching it (shareGroupDlqs)", async () => {
+    const byConfig = new KafkaAdapter(testConfig({ id: `share-cfg-${randomUUID().slice(0, 8)}`, dltPatterns: [], shareGroupDlqs: true }), { handledStore: prismaHandledStore() });
+    const switchedOff = new KafkaAdapter(testConfig({ id: `share-off-${randomUUID().slice(0, 8)}`, dltPatterns: [], shareGroupDlqs: false }), { handledStore: prismaHandledStore() });
+    try {
+      expect((await byConfig.listDlqs()).find((d) => d.name === dlq)).toMatchObject({ source: "discovered", depth: 3 });
+      expect((await byConfig.describeDlq(dlq)).name).toBe(dlq);
+      expect((await switchedOff.listDlqs()).map((d) => d.name)).not.toContain(dlq);
+      await expect(switchedOff.describeDlq(dlq)).rejects.toMatchObject({ kind: "not_found" });
+    } finally {
+      await byConfig.close();
+      await switchedOff.close();
+    }
+  });
+
   it("getLetter joins the original: its value and headers; a redrive puts it back on its topic with the markers and marks the DLQ offset handled", async () => {
     const originals = await readTopic(kit, cluster, source);
     const joined = (await adapter.getLetter(dlq, "0-1"))!;

@@ -22,6 +22,8 @@ export function testConfig(over: Partial<KafkaConnectionConfig> = {}): KafkaConn
     ssl: false,
     dltPatterns: ["*.DLT", "*-dlt", "*.dlq", "dlq.*", "*-dead-letter"],
     discover: true,
+    // Off in tests unless a test is about it: share groups other test files make would join exact lists.
+    shareGroupDlqs: false,
     dlqs: [],
     consumerGroups: { sample: true, stuckAfterSeconds: 300, exclude: [], dlts: [], createDlt: false },
     ...over,
