@@ -1,10 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import type { IHeaders } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUser } from "@/lib/auth/users";
+import { testActors, useConsoleConfig } from "@/test/console-config";
 import type { Actor } from "@/lib/auth/session";
 import { openGroupClient, SKIP_EXCEPTION_FQCN } from "@/lib/brokers/kafka/consumer-group-skip";
 import { startCrashLoopConsumer, type CrashLoopConsumer } from "@/lib/brokers/kafka/crash-loop-consumer";
@@ -27,27 +24,18 @@ const actors = {} as Record<"viewer" | "operator" | "admin", Actor>;
 const meta = () => ({ requestId: `skip-${randomUUID()}`, ip: "127.0.0.1" });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const buf = (v: unknown) => (Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
-let dir = "";
+let consoleConfig: Awaited<ReturnType<typeof useConsoleConfig>>;
 let client: Awaited<ReturnType<typeof openGroupClient>>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "dlq-group-skip-"));
   const config = {
     connections: [
       testConfig({ id: CONN, consumerGroups: { sample: false, stuckAfterSeconds: 300, exclude: [], dlts: [{ group: `${kit.prefix}-custom-*`, dlt: "{topic}.custom-dead" }], createDlt: true } }),
       { kind: "rabbitmq", id: RABBIT, url: "amqp://127.0.0.1:5672" },
     ],
   };
-  writeFileSync(path.join(dir, "config.json"), JSON.stringify(config));
-  process.env.DLQ_CONSOLE_CONFIG = path.join(dir, "config.json");
-  const { resetConfigCache } = await import("@/lib/config");
-  resetConfigCache();
-  const { closeAllAdapters } = await import("@/lib/connections/registry");
-  await closeAllAdapters();
-  for (const role of ["viewer", "operator", "admin"] as const) {
-    const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@group-skip.test`, role, password: "a-long-enough-password" });
-    actors[role] = { id: u.id, email: u.email, name: null, role };
-  }
+  consoleConfig = await useConsoleConfig(config);
+  Object.assign(actors, await testActors("group-skip.test", ["viewer", "operator", "admin"]));
   client = await openGroupClient(testConfig());
 });
 
@@ -55,12 +43,7 @@ afterAll(async () => {
   for (const c of consumers) await c.stop().catch(() => undefined);
   await client?.close();
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/connections/registry");
-  await closeAllAdapters().catch(() => undefined);
-  const { resetConfigCache } = await import("@/lib/config");
-  delete process.env.DLQ_CONSOLE_CONFIG;
-  resetConfigCache();
-  rmSync(dir, { recursive: true, force: true });
+  await consoleConfig.restore();
 });
 
 const startApp = async (groupId: string, topic: string, isPoison: Parameters<typeof startCrashLoopConsumer>[1]["isPoison"]) => {

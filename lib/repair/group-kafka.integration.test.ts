@@ -1,9 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUser } from "@/lib/auth/users";
+import { testActors, useConsoleConfig } from "@/test/console-config";
 import type { Actor } from "@/lib/auth/session";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { REPAIR_HEADER } from "@/lib/brokers/types";
@@ -25,7 +22,7 @@ const meta = () => ({ requestId: `grk-${randomUUID()}`, ip: "127.0.0.1" });
 const kit = new KafkaKit();
 const FAST: Partial<RedriveDeps> = { returnCheckMs: 300, verifyGraceMs: 1000 };
 let admin: Actor;
-let dir = "";
+let consoleConfig: Awaited<ReturnType<typeof useConsoleConfig>>;
 
 /** In DLT order: key k1 gets a letter the patch fits, one it does not (no status), then another it fits; k2 one it fits. */
 const LETTERS = [
@@ -43,23 +40,13 @@ const PATCH = {
 };
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "dlq-group-repair-kafka-"));
-  writeFileSync(path.join(dir, "config.json"), JSON.stringify({ connections: [testConfig({ id: CONN })], repair: [{ connection: CONN, queue: `${kit.prefix}*` }] }));
-  process.env.DLQ_CONSOLE_CONFIG = path.join(dir, "config.json");
-  const { resetConfigCache } = await import("@/lib/config");
-  resetConfigCache();
-  const u = await createUser({ email: `admin-${randomUUID().slice(0, 8)}@group-repair-kafka.test`, role: "admin", password: "a-long-enough-password" });
-  admin = { id: u.id, email: u.email, name: null, role: "admin" };
+  consoleConfig = await useConsoleConfig({ connections: [testConfig({ id: CONN })], repair: [{ connection: CONN, queue: `${kit.prefix}*` }] });
+  ({ admin } = await testActors("group-repair-kafka.test", ["admin"]));
 });
 
 afterAll(async () => {
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/connections/registry");
-  await closeAllAdapters().catch(() => undefined);
-  const { resetConfigCache } = await import("@/lib/config");
-  delete process.env.DLQ_CONSOLE_CONFIG;
-  resetConfigCache();
-  rmSync(dir, { recursive: true, force: true });
+  await consoleConfig.restore();
 });
 
 const worker = (kind: string, handler: ReturnType<typeof redriveHandler> | ReturnType<typeof scanHandler>, jobId?: string) =>

@@ -1,10 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testActors, useConsoleConfig } from "@/test/console-config";
 import { openPayload } from "@/lib/archive/store";
-import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
@@ -30,7 +28,7 @@ const meta = () => ({ requestId: `gr-${randomUUID()}`, ip: "127.0.0.1" });
 const actors: Record<"viewer" | "operator" | "admin", Actor> = {} as never;
 const kit = new RabbitKit();
 const FAST: Partial<RedriveDeps> = { returnCheckMs: 300, verifyGraceMs: 1000 };
-let dir = "";
+let consoleConfig: Awaited<ReturnType<typeof useConsoleConfig>>;
 
 const PATCH = {
   kind: "json-patch" as const,
@@ -44,26 +42,14 @@ const REASON = "Status enum typo (PAYED) fixed in orders 2.3.3, INC-77";
 const body = (i: number) => (i === 7 ? `{"order":${i},"amount":"12.50"}` : `{"order":${i},"status":"PAYED","amount":"12.50"}`);
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "dlq-group-repair-"));
   const config = { connections: [testConfig({ id: ON }), testConfig({ id: OFF })], repair: [{ connection: ON, queue: `${kit.prefix}.dlq.*` }] };
-  writeFileSync(path.join(dir, "config.json"), JSON.stringify(config));
-  process.env.DLQ_CONSOLE_CONFIG = path.join(dir, "config.json");
-  const { resetConfigCache } = await import("@/lib/config");
-  resetConfigCache();
-  for (const role of ["viewer", "operator", "admin"] as const) {
-    const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@group-repair.test`, role, password: "a-long-enough-password" });
-    actors[role] = { id: u.id, email: u.email, name: null, role };
-  }
+  consoleConfig = await useConsoleConfig(config);
+  Object.assign(actors, await testActors("group-repair.test", ["viewer", "operator", "admin"]));
 });
 
 afterAll(async () => {
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/connections/registry");
-  await closeAllAdapters().catch(() => undefined);
-  const { resetConfigCache } = await import("@/lib/config");
-  delete process.env.DLQ_CONSOLE_CONFIG;
-  resetConfigCache();
-  rmSync(dir, { recursive: true, force: true });
+  await consoleConfig.restore();
 });
 
 async function scan(connectionId: string, queue: string) {

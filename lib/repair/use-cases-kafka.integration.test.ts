@@ -1,11 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testActors, useConsoleConfig } from "@/test/console-config";
 import { openPayload } from "@/lib/archive/store";
 import type { Actor } from "@/lib/auth/session";
-import { createUser } from "@/lib/auth/users";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
@@ -22,26 +19,16 @@ const CONN = "repair-kafka";
 const meta = () => ({ requestId: `rk-${randomUUID()}`, ip: "127.0.0.1" });
 const kit = new KafkaKit();
 let admin: Actor;
-let dir = "";
+let consoleConfig: Awaited<ReturnType<typeof useConsoleConfig>>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "dlq-repair-kafka-"));
-  writeFileSync(path.join(dir, "config.json"), JSON.stringify({ connections: [testConfig({ id: CONN })], repair: [{ connection: CONN, queue: `${kit.prefix}*` }] }));
-  process.env.DLQ_CONSOLE_CONFIG = path.join(dir, "config.json");
-  const { resetConfigCache } = await import("@/lib/config");
-  resetConfigCache();
-  const u = await createUser({ email: `admin-${randomUUID().slice(0, 8)}@repair-kafka.test`, role: "admin", password: "a-long-enough-password" });
-  admin = { id: u.id, email: u.email, name: null, role: "admin" };
+  consoleConfig = await useConsoleConfig({ connections: [testConfig({ id: CONN })], repair: [{ connection: CONN, queue: `${kit.prefix}*` }] });
+  ({ admin } = await testActors("repair-kafka.test", ["admin"]));
 });
 
 afterAll(async () => {
   await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/connections/registry");
-  await closeAllAdapters().catch(() => undefined);
-  const { resetConfigCache } = await import("@/lib/config");
-  delete process.env.DLQ_CONSOLE_CONFIG;
-  resetConfigCache();
-  rmSync(dir, { recursive: true, force: true });
+  await consoleConfig.restore();
 });
 
 describe("repairLetter on Kafka", () => {

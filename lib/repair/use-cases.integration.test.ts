@@ -1,11 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testActors, useConsoleConfig } from "@/test/console-config";
 import { openPayload } from "@/lib/archive/store";
 import { viewAudit } from "@/lib/audit-log/use-cases";
-import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { arrived, peekAll } from "@/lib/brokers/sqs/contract-fixture";
@@ -31,10 +28,9 @@ const meta = () => ({ requestId: `rp-${randomUUID()}`, ip: "127.0.0.1" });
 const actors: Record<"viewer" | "operator" | "admin", Actor> = {} as never;
 const kit = new RabbitKit();
 const sqsKit = new SqsKit(ELASTICMQ_ENDPOINT);
-let dir = "";
+let consoleConfig: Awaited<ReturnType<typeof useConsoleConfig>>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "dlq-repair-"));
   const config = {
     connections: [testConfig({ id: ON }), testConfig({ id: OFF }), sqsTestConfig(ELASTICMQ_ENDPOINT, { id: SQS, queueNamePrefix: sqsKit.prefix })],
     repair: [
@@ -43,25 +39,14 @@ beforeAll(async () => {
     ],
   };
   // The switch covers ON only: OFF's id does not match "repair-o?" ("repair-off" is longer).
-  writeFileSync(path.join(dir, "config.json"), JSON.stringify(config));
-  process.env.DLQ_CONSOLE_CONFIG = path.join(dir, "config.json");
-  const { resetConfigCache } = await import("@/lib/config");
-  resetConfigCache();
-  for (const role of ["viewer", "operator", "admin"] as const) {
-    const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@repair.test`, role, password: "a-long-enough-password" });
-    actors[role] = { id: u.id, email: u.email, name: null, role };
-  }
+  consoleConfig = await useConsoleConfig(config);
+  Object.assign(actors, await testActors("repair.test", ["viewer", "operator", "admin"]));
 });
 
 afterAll(async () => {
   await kit.cleanup();
   await sqsKit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/connections/registry");
-  await closeAllAdapters().catch(() => undefined);
-  const { resetConfigCache } = await import("@/lib/config");
-  delete process.env.DLQ_CONSOLE_CONFIG;
-  resetConfigCache();
-  rmSync(dir, { recursive: true, force: true });
+  await consoleConfig.restore();
 });
 
 const peek = (queue: string, expected: number) => kit.peek(queue, expected);
