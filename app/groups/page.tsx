@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { offsetText } from "@/components/consumer-groups/figures";
-import { Problem } from "@/components/ui/problem";
+import { OperationsPage } from "@/components/jobs/operations-page";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { EmptyRow } from "@/components/ui/empty-row";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
@@ -21,23 +21,14 @@ export const metadata: Metadata = { title: "Consumer groups" };
 export default async function GroupsPage() {
   const actor = await requirePageActor("/groups");
   const { value: connections, problem } = await loadOrProblem(async () => listConsumerGroups(actor, await requestMeta()));
-  if (problem !== null) {
-    return (
-      <main className="page">
-        <Problem title="The consumer groups could not be listed." back={{ href: "/", label: "← Back to the DLQs" }}>
-          <p>{problem}</p>
-        </Problem>
-      </main>
-    );
-  }
   return (
-    <main className="page">
-      <div className="page-head">
-        <h1>Consumer groups</h1>
-        <span className="meta">Kafka consumer groups, from the console&apos;s periodic samples. A partition is stuck when its committed offset stands still while it has lag.</span>
-      </div>
-      {connections.length === 0 ? <p className="muted">No Kafka connection samples its consumer groups (consumerGroups.sample in the console&apos;s configuration).</p> : null}
-      {connections.map((c) => (
+    <OperationsPage
+      title="Consumer groups"
+      note="Kafka consumer groups, from the console's periodic samples. A partition is stuck when its committed offset stands still while it has lag."
+      problem={problem}
+    >
+      {(connections ?? []).length === 0 ? <p className="muted">No Kafka connection samples its consumer groups (consumerGroups.sample in the console&apos;s configuration).</p> : null}
+      {(connections ?? []).map((c) => (
         <section key={c.connectionId} id={c.connectionId} className="card section" data-testid="groups-connection" data-connection={c.connectionId}>
           <div className="card-head">
             <h2>{c.name}</h2>
@@ -91,6 +82,6 @@ export default async function GroupsPage() {
           </div>
         </section>
       ))}
-    </main>
+    </OperationsPage>
   );
 }
