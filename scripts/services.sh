@@ -256,6 +256,9 @@ start_one() {
   if port_open "$port"; then
     if ready "$name"; then
       warn "$name: something not started by this script already answers on 127.0.0.1:$port; leaving it alone"
+      # The tests run Kafka's own tools (the console share consumer, ConfigCommand) from this
+      # checkout's jars, whoever runs the broker (a CI clone on a machine where it already runs).
+      if [ "$name" = kafka ]; then fetch_jars kafka; fi
       return 2
     fi
     die "$name: port 127.0.0.1:$port is taken by another process"
