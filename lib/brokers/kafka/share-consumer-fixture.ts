@@ -7,6 +7,7 @@
  * used by the app.
  */
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import * as path from "node:path";
 
 const ROOT = process.cwd();
@@ -16,6 +17,7 @@ const JAVA = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, "bin/java"
 
 /** Runs one of Kafka's tools; resolves with its output when it exits 0, rejects otherwise or at the deadline. */
 export function runKafkaTool(mainClass: string, args: string[], timeoutMs = 30_000): Promise<{ stdout: string; stderr: string }> {
+  if (!existsSync(LIB)) return Promise.reject(new Error(`Kafka's jars are not in ${LIB}: run \`bash scripts/services.sh start kafka\` from this checkout (it fetches them even when a broker already runs).`));
   return new Promise((resolve, reject) => {
     const child = spawn(
       JAVA,
