@@ -203,7 +203,8 @@ export const DEFAULT_CONFIG: ConsoleConfig = consoleConfigSchema.parse({
       accessKeyIdEnv: "SQS_ACCESS_KEY_ID",
       secretAccessKeyEnv: "SQS_SECRET_ACCESS_KEY",
     },
-    { kind: "kafka", id: "local-kafka", name: "Local Kafka", brokers: ["127.0.0.1:9092"] },
+    // The local demo broker: a skipped record's DLT is created when missing (the demo's payments group has none yet).
+    { kind: "kafka", id: "local-kafka", name: "Local Kafka", brokers: ["127.0.0.1:9092"], consumerGroups: { createDlt: true } },
   ],
 });
 

@@ -105,8 +105,7 @@ function SkipForm({ connectionId, groupId, topic, partition, onStarted }: Props 
             <strong data-testid="skip-count">
               {plan.count} record{plan.count === 1 ? "" : "s"}
             </strong>{" "}
-            (offsets {plan.firstOffset}
-            {plan.upToOffset !== plan.firstOffset ? `–${plan.upToOffset}` : ""}) will be copied to{" "}
+            ({plan.upToOffset !== plan.firstOffset ? `offsets ${plan.firstOffset}–${plan.upToOffset}` : `offset ${plan.firstOffset}`}) will be copied to{" "}
             <span className="mono" data-testid="skip-dlt">{plan.dlt}</span>
             {plan.dltExists ? "" : plan.willCreate ? " (created, as the connection allows)" : ""}, then the committed offset moves from {plan.committed ?? "none"} to{" "}
             {(BigInt(plan.upToOffset) + 1n).toString()}.
@@ -128,10 +127,13 @@ function SkipForm({ connectionId, groupId, topic, partition, onStarted }: Props 
               </label>
             </div>
           ) : null}
-          <label className="block">
-            Reason (travels with each copy as kafka_dlt-exception-message)
-            <textarea className="input" rows={2} value={reason} onChange={(e) => setReason(e.target.value)} data-testid="skip-reason" required minLength={3} maxLength={1000} />
-          </label>
+          <fieldset className="card section">
+            <legend>Why are these records skipped?</legend>
+            <label>
+              <span className="hint">Required. Travels with each copy as kafka_dlt-exception-message, and is recorded in the audit log.</span>
+              <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} maxLength={1000} required style={{ width: "100%" }} data-testid="skip-reason" />
+            </label>
+          </fieldset>
           <div className="toolbar">
             <button type="submit" className="btn btn-danger" disabled={!ready} data-testid="skip-start">
               {mustWait ? "Wait, then copy and skip" : `Copy ${plan.count} to the DLT and skip`}

@@ -134,6 +134,24 @@ test("the consumer-group sampler runs on the embedded database: the demo's payme
   await expect(page.getByTestId("payload-view")).toContainText("12,50 EUR");
 });
 
+test("on the embedded database an admin moves the payments group's poison record to its DLT (created by the default config) and the offset moves past it", async ({ page }) => {
+  test.setTimeout(120_000);
+  await signInAs(page, "admin");
+  const { group, topic, partition, offset } = KAFKA_STUCK_DEMO;
+  await page.goto(`/groups/local-kafka/${encodeURIComponent(group)}/${encodeURIComponent(topic)}/${partition}`);
+  await page.getByTestId("skip-preview").click();
+  await expect(page.getByTestId("skip-count")).toContainText("1 record");
+  await expect(page.getByTestId("skip-dlt")).toHaveText(`${topic}.DLT`);
+  await page.getByTestId("skip-reason").fill("Amount in a locale format the parser refuses (first-run check)");
+  await page.getByTestId("skip-start").click();
+  const job = page.getByTestId("skip-job").first();
+  await expect(job).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
+  await expect(page.getByTestId("skip-done")).toContainText(`from ${offset} to ${offset + 1}`);
+  await page.getByTestId("skip-copy-link").first().click();
+  await expect(page.getByTestId("payload-view")).toContainText("12,50 EUR");
+  await expect(page.getByTestId("letter-origin")).toContainText(topic);
+});
+
 test("an operator scans a DLQ, sees its group and redrives it to the end: sample, clean verdict, the rest; audited", async ({ page }) => {
   test.setTimeout(180_000);
   await signInAs(page, "operator");

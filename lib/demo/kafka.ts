@@ -79,6 +79,9 @@ export async function seedKafkaStuckGroup(brokers?: string[]): Promise<Record<st
   const { topic, group, partition, offset } = KAFKA_STUCK_DEMO;
   try {
     await recreate(kit, topic, 3);
+    // A DLT an earlier demo's skip created goes too: the demo starts from the stuck state.
+    const admin = await kit.getAdmin();
+    if ((await admin.listTopics()).includes(`${topic}.DLT`)) await admin.deleteTopics({ topics: [`${topic}.DLT`], timeout: 10_000 });
     const payment = (i: number, p: number) => ({ body: json({ paymentId: 9000 + i, amount: (i * 7.25).toFixed(2), currency: "EUR" }), key: `acct-${i % 5}`, partition: p });
     const records = [];
     for (let p = 0; p < 3; p++) {
@@ -89,7 +92,6 @@ export async function seedKafkaStuckGroup(brokers?: string[]): Promise<Record<st
       }
     }
     await kit.produce(topic, records);
-    const admin = await kit.getAdmin();
     await admin.deleteGroups([group]).catch(() => undefined);
     await admin.setOffsets({ groupId: group, topic, partitions: [0, 1, 2].map((p) => ({ partition: p, offset: String(p === partition ? offset : 6) })) });
     return { [`${topic} (group ${group})`]: 6 - offset };
