@@ -4,18 +4,25 @@
 #   kafka      Apache Kafka (KRaft, one combined broker+controller)  127.0.0.1:9092 (controller :9093)
 #   elasticmq  ElasticMQ, an SQS-compatible server                    http://127.0.0.1:9324
 #   moto       moto_server, a second SQS emulator (if installed)      http://127.0.0.1:9325
+#   pulsar     Apache Pulsar standalone (broker + one bookie)         http://127.0.0.1:8080 (admin and
+#              WebSocket API; binary protocol :6650, bookie :3181)
 #
-# Usage: bash scripts/services.sh start|stop|restart|status [kafka|elasticmq|moto|all]   (default all)
+# Usage: bash scripts/services.sh start|stop|restart|status [kafka|elasticmq|moto|pulsar|all]   (default all)
 #
 # Jars come from Maven Central (scripts/services/<name>/pom.xml, maven-dependency-plugin
 # copy-dependencies) into .cache/services/<name>/lib and are fetched again only when the pom changes.
-# Kafka's data lives in .cache/services/kafka-data, PID files in .cache/services/run, logs in
-# .cache/services/logs. `start` waits until each service answers a real request (Kafka: a metadata
-# request; SQS servers: ListQueues) and is idempotent; `stop` sends SIGTERM, waits, then SIGKILL.
+# A scripts/services/<name>/settings.xml, if present, is passed to Maven (Pulsar's: a mirror of every
+# repository to Central). Kafka's data lives in .cache/services/kafka-data, Pulsar's in
+# .cache/services/pulsar-data, PID files in .cache/services/run, logs in .cache/services/logs.
+# `start` waits until each service answers a real request (Kafka: a metadata request; SQS servers:
+# ListQueues; Pulsar: the broker health check, which produces and consumes a message, and the
+# public/default namespace) and is idempotent; `stop` sends SIGTERM, waits, then SIGKILL.
 #
 # Environment: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), ELASTICMQ_PORT (9324),
-# MOTO_PORT (9325), SERVICES_START_TIMEOUT (seconds, 120), KAFKA_HEAP_OPTS (-Xms128m -Xmx512m),
-# ELASTICMQ_HEAP_OPTS (-Xms64m -Xmx256m), DLQ_SERVICES_CACHE (.cache/services), JAVA_HOME.
+# MOTO_PORT (9325), PULSAR_PORT (6650), PULSAR_WEB_PORT (8080), PULSAR_BOOKIE_PORT (3181),
+# SERVICES_START_TIMEOUT (seconds, 120), KAFKA_HEAP_OPTS (-Xms128m -Xmx512m),
+# ELASTICMQ_HEAP_OPTS (-Xms64m -Xmx256m), PULSAR_HEAP_OPTS (-Xms128m -Xmx512m),
+# DLQ_SERVICES_CACHE (.cache/services), JAVA_HOME.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,15 +34,19 @@ KAFKA_PORT=${KAFKA_PORT:-9092}
 KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
 ELASTICMQ_PORT=${ELASTICMQ_PORT:-9324}
 MOTO_PORT=${MOTO_PORT:-9325}
+PULSAR_PORT=${PULSAR_PORT:-6650}
+PULSAR_WEB_PORT=${PULSAR_WEB_PORT:-8080}
+PULSAR_BOOKIE_PORT=${PULSAR_BOOKIE_PORT:-3181}
 START_TIMEOUT=${SERVICES_START_TIMEOUT:-120}
 STOP_TIMEOUT=${SERVICES_STOP_TIMEOUT:-30}
 KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xms128m -Xmx512m}
 ELASTICMQ_HEAP_OPTS=${ELASTICMQ_HEAP_OPTS:--Xms64m -Xmx256m}
+PULSAR_HEAP_OPTS=${PULSAR_HEAP_OPTS:--Xms128m -Xmx512m}
 if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then JAVA="$JAVA_HOME/bin/java"; else JAVA=java; fi
 # Modest JVMs for a 2-core machine: small code cache, few GC and compiler threads.
 JVM_COMMON=(-XX:+UseSerialGC -XX:ReservedCodeCacheSize=64m -XX:CICompilerCount=2 -XX:+ExitOnOutOfMemoryError
   -Djava.awt.headless=true -Djava.net.preferIPv4Stack=true)
-ALL_SERVICES=(kafka elasticmq moto)
+ALL_SERVICES=(kafka elasticmq moto pulsar)
 
 log() { printf '\033[1m[services]\033[0m %s\n' "$*"; }
 warn() { printf '\033[33m[services] %s\033[0m\n' "$*" >&2; }
@@ -51,6 +62,7 @@ marker() {
     kafka) echo "-Ddlq.services=kafka" ;;
     elasticmq) echo "-Ddlq.services=elasticmq" ;;
     moto) echo "moto_server" ;;
+    pulsar) echo "-Ddlq.services=pulsar" ;;
   esac
 }
 # Prints the PID if the service started by this script is alive.
@@ -86,16 +98,17 @@ need_java() {
 # Copies the runtime dependencies of scripts/services/$1/pom.xml into $CACHE/$1/lib, unless they are
 # already there for this very pom.
 fetch_jars() {
-  local name=$1 pom="$SPEC/$1/pom.xml" lib="$CACHE/$1/lib" stamp want tmp
+  local name=$1 pom="$SPEC/$1/pom.xml" lib="$CACHE/$1/lib" stamp want tmp settings=()
   want=$(sha256sum "$pom" | cut -d' ' -f1)
   stamp="$lib/.pom.sha256"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
   command -v mvn >/dev/null || die "mvn not found: Maven is needed to fetch the $name jars (apt-get install maven)"
   log "fetching $name jars from Maven Central (first run only)"
   tmp="$CACHE/$name/lib.tmp.$$"
+  [ -f "$SPEC/$name/settings.xml" ] && settings=(-s "$SPEC/$name/settings.xml")
   rm -rf "$tmp"; mkdir -p "$tmp"
   # Run from the cache so that nothing Maven writes lands in the source tree.
-  if ! (cd "$CACHE/$name" && mvn -B -q -Dstyle.color=never -f "$pom" \
+  if ! (cd "$CACHE/$name" && mvn -B -q -Dstyle.color=never "${settings[@]}" -f "$pom" \
       dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" \
       >"$LOGS/$name-maven.log" 2>&1); then
     rm -rf "$tmp"
@@ -107,10 +120,11 @@ fetch_jars() {
   echo "$want" >"$stamp"
 }
 
-# Starts "$@" in the background, detached from this shell, with output to the service's log.
+# Starts "$@" in the background, detached from this shell, with output to the service's log; in
+# $LAUNCH_DIR if set (default the cache).
 launch() {
   local name=$1; shift
-  (cd "$CACHE" && exec setsid nohup "$@" >"$(log_file "$name")" 2>&1 </dev/null) &
+  (cd "${LAUNCH_DIR:-$CACHE}" && exec setsid nohup "$@" >"$(log_file "$name")" 2>&1 </dev/null) &
   echo $! >"$(pidfile "$name")"
 }
 
@@ -125,6 +139,13 @@ kafka_ready() {
     grep -q "Kafka Server started" "$(log_file kafka)" 2>/dev/null
   fi
 }
+# The broker health check produces and reads a message on a heartbeat topic; public/default, which
+# the tests and the demo use, is created by the standalone starter a moment after the broker is up.
+pulsar_ready() {
+  local admin="http://127.0.0.1:$PULSAR_WEB_PORT/admin/v2"
+  curl -fsS -m 10 -o /dev/null "$admin/brokers/health" 2>/dev/null || return 1
+  curl -fsS -m 5 "$admin/namespaces/public" 2>/dev/null | grep -qF '"public/default"'
+}
 sqs_ready() {
   curl -fsS -m 3 -o /dev/null -X POST "http://127.0.0.1:$1/" \
     -H 'Content-Type: application/x-amz-json-1.0' -H 'X-Amz-Target: AmazonSQS.ListQueues' \
@@ -136,6 +157,7 @@ ready() {
     kafka) kafka_ready ;;
     elasticmq) sqs_ready "$ELASTICMQ_PORT" ;;
     moto) sqs_ready "$MOTO_PORT" ;;
+    pulsar) pulsar_ready ;;
   esac
 }
 # Once a service answers: what it still needs before the tests can use it.
@@ -145,8 +167,20 @@ after_ready() {
     *) return 0 ;;
   esac
 }
+# The port a client of the service uses (Pulsar: the web port, for its admin and WebSocket APIs).
 port_of() {
-  case $1 in kafka) echo "$KAFKA_PORT" ;; elasticmq) echo "$ELASTICMQ_PORT" ;; moto) echo "$MOTO_PORT" ;; esac
+  case $1 in
+    kafka) echo "$KAFKA_PORT" ;; elasticmq) echo "$ELASTICMQ_PORT" ;; moto) echo "$MOTO_PORT" ;;
+    pulsar) echo "$PULSAR_WEB_PORT" ;;
+  esac
+}
+# The other ports it listens on, which must be free before it starts (Pulsar's bookie takes
+# PULSAR_BOOKIE_PORT on its first start; later starts reuse the port written in its cookie).
+other_ports_of() {
+  case $1 in
+    kafka) echo "$KAFKA_CONTROLLER_PORT" ;;
+    pulsar) echo "$PULSAR_PORT $PULSAR_BOOKIE_PORT" ;;
+  esac
 }
 
 # ---------- per service: launch ----------
@@ -237,6 +271,29 @@ launch_moto() {
   MOTO_ACCOUNT_ID=${MOTO_ACCOUNT_ID:-000000000000} launch moto moto_server -H 127.0.0.1 -p "$MOTO_PORT"
 }
 
+launch_pulsar() {
+  need_java
+  fetch_jars pulsar
+  # The starter keeps data/metadata (RocksDB) and data/standalone/bookkeeper relative to its working
+  # directory, which is this one.
+  local lib="$CACHE/pulsar/lib" data="$CACHE/pulsar-data" conf="$RUN/pulsar-standalone.conf"
+  mkdir -p "$data"
+  sed -e "s|@BROKER_PORT@|$PULSAR_PORT|g" -e "s|@WEB_PORT@|$PULSAR_WEB_PORT|g" \
+    -e "s|@BOOKIE_PORT@|$PULSAR_BOOKIE_PORT|g" "$SPEC/pulsar/standalone.conf.template" >"$conf"
+  # The --add-opens are those of Pulsar's own bin/pulsar: without them the load manager and the GC
+  # metrics cannot read the JVM's CPU and GC figures, and log a stack trace each.
+  # shellcheck disable=SC2086 # heap options are a word list on purpose
+  LAUNCH_DIR=$data launch pulsar "$JAVA" -Ddlq.services=pulsar $PULSAR_HEAP_OPTS "${JVM_COMMON[@]}" \
+    -Dio.netty.tryReflectionSetAccessible=true --add-opens java.base/java.io=ALL-UNNAMED \
+    --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/jdk.internal.misc=ALL-UNNAMED \
+    --add-opens java.base/java.util.zip=ALL-UNNAMED --add-opens java.base/sun.net=ALL-UNNAMED \
+    --add-opens java.base/jdk.internal.platform=ALL-UNNAMED \
+    --add-opens java.management/sun.management=ALL-UNNAMED \
+    --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED \
+    -cp "$lib/*" org.apache.pulsar.PulsarStandaloneStarter --config "$conf" \
+    --bookkeeper-port "$PULSAR_BOOKIE_PORT" --no-functions-worker --no-stream-storage
+}
+
 # ---------- commands ----------
 
 # Returns 0 when launched (or already up), 2 when skipped.
@@ -253,6 +310,10 @@ start_one() {
     warn "moto_server is not installed: skipping moto"
     return 2
   fi
+  local other
+  for other in $(other_ports_of "$name"); do
+    if port_open "$other" && ! port_open "$port"; then die "$name: port 127.0.0.1:$other is taken by another process"; fi
+  done
   if port_open "$port"; then
     if ready "$name"; then
       warn "$name: something not started by this script already answers on 127.0.0.1:$port; leaving it alone"
@@ -336,7 +397,7 @@ status_one() {
 }
 
 usage() {
-  echo "usage: bash scripts/services.sh start|stop|restart|status [kafka|elasticmq|moto|all]" >&2
+  echo "usage: bash scripts/services.sh start|stop|restart|status [kafka|elasticmq|moto|pulsar|all]" >&2
   exit 2
 }
 
@@ -345,7 +406,7 @@ target=${2:-all}
 [ $# -le 2 ] || usage
 case $target in
   all) services=("${ALL_SERVICES[@]}"); EXPLICIT=0 ;;
-  kafka | elasticmq | moto) services=("$target"); EXPLICIT=1 ;;
+  kafka | elasticmq | moto | pulsar) services=("$target"); EXPLICIT=1 ;;
   *) usage ;;
 esac
 mkdir -p "$RUN" "$LOGS"

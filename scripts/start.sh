@@ -22,13 +22,13 @@ ensure_node
 ensure_node_modules
 ensure_rabbitmq
 if [ "${DLQ_LOCAL_SERVICES:-1}" = 1 ] && command -v java >/dev/null && command -v mvn >/dev/null; then
-  log "starting local Kafka and ElasticMQ (SQS) on loopback; the first start fetches their jars from Maven Central"
+  log "starting local Kafka, ElasticMQ (SQS) and Pulsar on loopback; the first start fetches their jars from Maven Central"
   # Exit 2: something else already answers on the port (services.sh says so); the console uses it.
-  for svc in kafka elasticmq; do
+  for svc in kafka elasticmq pulsar; do
     bash scripts/services.sh start "$svc" || [ $? = 2 ] || log "warning: $svc did not start; its connection will show as unreachable"
   done
 else
-  log "local Kafka and ElasticMQ skipped (need Java and Maven; DLQ_LOCAL_SERVICES=0 skips them on purpose)"
+  log "local Kafka, ElasticMQ and Pulsar skipped (need Java and Maven; DLQ_LOCAL_SERVICES=0 skips them on purpose)"
 fi
 
 mkdir -p "$DATA" && chmod 700 "$DATA"

@@ -12,7 +12,7 @@ ensure_node_modules
 ensure_chromium
 ensure_postgres
 ensure_rabbitmq
-log "starting Kafka, ElasticMQ and moto on loopback (jars cached in .cache/services)"
+log "starting Kafka, ElasticMQ, moto and Pulsar on loopback (jars cached in .cache/services)"
 bash scripts/services.sh start
 
 export NEXT_TELEMETRY_DISABLED=1
