@@ -17,7 +17,7 @@ const securityHeaders = [
 const nextConfig: NextConfig = {
   // PGlite loads its data files from its package folder at run time; bundling it breaks that.
   // The broker clients keep sockets and timers that are best left as plain Node modules.
-  serverExternalPackages: ["@electric-sql/pglite", "amqplib", "kafkajs"],
+  serverExternalPackages: ["@electric-sql/pglite", "amqplib", "kafkajs", "ws"],
   // A separate build folder lets a second build (e.g. a test run beside a dev server) not clobber .next.
   distDir: process.env.NEXT_DIST_DIR || ".next",
   poweredByHeader: false,

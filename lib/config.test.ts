@@ -32,10 +32,11 @@ describe("parseConfig", () => {
   });
 
   it("defaults to the local brokers that scripts/start.sh runs, with schema defaults filled", () => {
-    expect(DEFAULT_CONFIG.connections.map((c) => c.kind)).toEqual(["rabbitmq", "sqs", "kafka"]);
+    expect(DEFAULT_CONFIG.connections.map((c) => c.kind)).toEqual(["rabbitmq", "sqs", "kafka", "pulsar"]);
     expect(DEFAULT_CONFIG.connections[0]).toMatchObject({ kind: "rabbitmq", url: "amqp://127.0.0.1:5672", discover: true, dlqs: [] });
     expect(DEFAULT_CONFIG.connections[1]).toMatchObject({ kind: "sqs", endpoint: "http://127.0.0.1:9324" });
     expect(DEFAULT_CONFIG.connections[2]).toMatchObject({ kind: "kafka", brokers: ["127.0.0.1:9092"], dltPatterns: expect.arrayContaining(["*.DLT"]) });
+    expect(DEFAULT_CONFIG.connections[3]).toMatchObject({ kind: "pulsar", adminUrl: "http://127.0.0.1:8080", dlqPatterns: ["*-DLQ"], subscription: "dlq-console", createSubscription: true });
   });
 });
 

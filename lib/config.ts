@@ -119,7 +119,40 @@ const kafkaConnectionSchema = z.object({
   consumerGroups: consumerGroupsSchema.prefault({}),
 });
 
-export const connectionSchema = z.discriminatedUnion("kind", [rabbitConnectionSchema, sqsConnectionSchema, kafkaConnectionSchema]);
+/**
+ * An Apache Pulsar cluster, reached through its admin REST API and its WebSocket API (both served
+ * on the broker's web service port; the binary protocol needs a native client library). DLQ topics
+ * are `tenant/namespace/topic` names; the console keeps a durable subscription of its own on each
+ * one: its backlog is the DLQ's depth, and acknowledging a letter on it is how a letter leaves.
+ */
+const pulsarConnectionSchema = z.object({
+  kind: z.literal("pulsar"),
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and dashes"),
+  name: z.string().min(1).optional(),
+  /** The admin REST API, http(s)://host:8080 (the broker's or a proxy's web service). */
+  adminUrl: z.string().url(),
+  /** The WebSocket service, ws(s)://host:8080. Default: `adminUrl` with ws(s) for http(s). */
+  serviceUrl: z.string().url().optional(),
+  /** Token authentication: the environment variable holding the JWT (sent as a Bearer token). */
+  tokenEnv: z.string().optional(),
+  /** Namespaces ("tenant/namespace") whose topics discovery looks at. Default: every namespace of every tenant but `pulsar`. */
+  namespaces: z.array(z.string().regex(/^[^/\s]+\/[^/\s]+$/, "tenant/namespace")).optional(),
+  /** Glob patterns of dead-letter topic names (the topic part). Default: the client's `<topic>-<subscription>-DLQ`. */
+  dlqPatterns: z.array(z.string().min(1)).default(["*-DLQ"]),
+  discover: z.boolean().default(true),
+  /** Topics named here ("tenant/namespace/topic") are DLQs whatever their name. */
+  dlqs: z.array(dlqEntrySchema).default([]),
+  /** The console's own subscription on each DLQ topic. */
+  subscription: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default("dlq-console"),
+  /** Create the console's subscription (from the earliest letter still stored) on a DLQ topic that lacks it. */
+  createSubscription: z.boolean().default(true),
+  /** The consumers' maxRedeliverCount, when known: Pulsar does not put the redelivery count on a dead letter. */
+  maxRedeliverCount: z.number().int().min(0).optional(),
+  /** Seconds to wait for any one answer from Pulsar. */
+  timeoutSeconds: z.number().int().min(1).max(300).default(15),
+});
+
+export const connectionSchema = z.discriminatedUnion("kind", [rabbitConnectionSchema, sqsConnectionSchema, kafkaConnectionSchema, pulsarConnectionSchema]);
 /** Who owns which DLQs: the first entry that matches a DLQ names its team (shown with the DLQ, used by alerts). */
 const ownerSchema = z.object({
   /** Connection id, or a glob over ids; absent: every connection. */
@@ -172,6 +205,7 @@ export const consoleConfigSchema = z.object({
 export type RabbitConnectionConfig = z.infer<typeof rabbitConnectionSchema>;
 export type SqsConnectionConfig = z.infer<typeof sqsConnectionSchema>;
 export type KafkaConnectionConfig = z.infer<typeof kafkaConnectionSchema>;
+export type PulsarConnectionConfig = z.infer<typeof pulsarConnectionSchema>;
 export type DlqEntryConfig = z.infer<typeof dlqEntrySchema>;
 export type ConnectionConfig = z.infer<typeof connectionSchema>;
 export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;
@@ -181,7 +215,7 @@ export type RepairScopeConfig = z.infer<typeof repairScopeSchema>;
 
 /**
  * Without a config file: the local brokers that scripts/start.sh runs (RabbitMQ, ElasticMQ on
- * :9324, Kafka on :9092). One that is not running shows as unreachable; the others work.
+ * :9324, Kafka on :9092, Pulsar on :8080). One that is not running shows as unreachable; the others work.
  */
 export const DEFAULT_CONFIG: ConsoleConfig = consoleConfigSchema.parse({
   connections: [
@@ -205,6 +239,7 @@ export const DEFAULT_CONFIG: ConsoleConfig = consoleConfigSchema.parse({
     },
     // The local demo broker: a skipped record's DLT is created when missing (the demo's payments group has none yet).
     { kind: "kafka", id: "local-kafka", name: "Local Kafka", brokers: ["127.0.0.1:9092"], consumerGroups: { createDlt: true } },
+    { kind: "pulsar", id: "local-pulsar", name: "Local Pulsar", adminUrl: "http://127.0.0.1:8080" },
   ],
 });
 

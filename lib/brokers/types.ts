@@ -5,7 +5,7 @@
 import type { ConsumerGroupOps } from "@/lib/brokers/consumer-groups";
 import { AppError, type ErrorCode } from "@/lib/errors";
 
-export type BrokerKind = "rabbitmq" | "sqs" | "kafka";
+export type BrokerKind = "rabbitmq" | "sqs" | "kafka" | "pulsar";
 
 /** What an adapter can do; the UI reads these instead of asking which broker it is. */
 export interface BrokerCapabilities {

@@ -5,6 +5,7 @@ import type { BrokerAdapter } from "@/lib/brokers/types";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
+import { PulsarAdapter } from "@/lib/brokers/pulsar/adapter";
 import { processState } from "@/lib/process-state";
 import { prismaHandledStore } from "./kafka-handled-store";
 
@@ -24,6 +25,8 @@ export function createAdapter(c: ConnectionConfig): BrokerAdapter {
       return new SqsAdapter(c);
     case "kafka":
       return new KafkaAdapter(c, { handledStore: prismaHandledStore() });
+    case "pulsar":
+      return new PulsarAdapter(c);
   }
 }
 

@@ -76,7 +76,7 @@ const connectionSchema = z
   .object({
     connectionId: z.string(),
     displayName: z.string(),
-    kind: z.enum(["rabbitmq", "sqs", "kafka"]),
+    kind: z.enum(["rabbitmq", "sqs", "kafka", "pulsar"]),
     status: z.enum(["ok", "error"]).meta({ description: "error: the broker could not be listed; `error` says why, `dlqs` is empty." }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     dlqs: z.array(dlqSchema),

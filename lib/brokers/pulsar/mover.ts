@@ -1,0 +1,272 @@
+/**
+ * Letters leaving a Pulsar DLQ topic: redrive (publish the copy, wait for the producer's
+ * confirmation, then acknowledge the letter on the console's subscription), discard (archive
+ * first, then acknowledge) and undo (publish the archived letter to the DLQ topic again).
+ *
+ * One read of the DLQ per call finds the requested letters in log order; letters not requested
+ * are neither acknowledged nor reordered. Acknowledgements go through a Shared consumer in pull
+ * mode on the console's subscription, which asks for no message, so the broker delivers it none:
+ * it only carries acknowledgements of message ids, and closing it flushes them.
+ */
+import { REDRIVE_HEADERS, heldBackReason, type MoveOptions, type MoveRequest, type MoveResult, type RemoveOptions, type RemoveRequest, type RemoveResult, type RepublishOptions, type RepublishRequest, type RepublishResult } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/types";
+import { b64, beforeRemoveFailure, encodeEnvelope, openEach, republishFailed } from "@/lib/brokers/envelope";
+import { isAppError } from "@/lib/errors";
+import { PulsarSocket, parseTopicName, shortName, topicPath, type PulsarAdmin, type PulsarEndpoint, type TopicName } from "@/lib/brokers/pulsar/client";
+import { bareTopic, toLetter, REAL_TOPIC, type LetterContext, type PulsarMessageFrame } from "@/lib/brokers/pulsar/letter";
+import { decodeMessageId, letterIdOf } from "@/lib/brokers/pulsar/message-id";
+import { missingTopic, readUnacked, type ReadMessage } from "@/lib/brokers/pulsar/reader";
+
+export interface MoverDeps {
+  subscription: string;
+  /** True when the console's subscription exists (created if allowed). */
+  ensureSubscription(t: TopicName): Promise<boolean>;
+  letterContext(name: string): LetterContext;
+}
+
+/** What an archived Pulsar letter keeps besides its body (`LetterCopy.envelope`). */
+interface PulsarEnvelope {
+  topic: string;
+  messageId: string;
+  properties: Array<[string, string]>;
+  key: string | null;
+  eventTime: string | null;
+  publishTime: string | null;
+}
+
+const reasonOf = (e: unknown) => (isAppError(e) ? e.userMessage : "Pulsar refused it for a reason the console could not read.");
+
+/** A producer on one topic, one message in flight at a time (so a key's letters keep their order). */
+class Producer {
+  private seq = 0;
+  private constructor(
+    private readonly socket: PulsarSocket,
+    private readonly ep: PulsarEndpoint,
+  ) {}
+
+  static async open(ep: PulsarEndpoint, t: TopicName): Promise<Producer> {
+    return new Producer(await PulsarSocket.open(ep, `producer/persistent/${topicPath(t)}?sendTimeoutMillis=${ep.timeoutMs}`, `publish to topic ${shortName(t)}`), ep);
+  }
+
+  /** The new message's id once Pulsar confirmed it was stored; throws a BrokerError when refused. */
+  async send(msg: { payload: Uint8Array; properties: Record<string, string>; key: string | null; eventTime: string | null }): Promise<string> {
+    const context = String(++this.seq);
+    this.socket.send({
+      payload: b64(msg.payload),
+      properties: msg.properties,
+      context,
+      ...(msg.key !== null ? { key: msg.key } : {}),
+      ...(msg.eventTime ? { eventTime: msg.eventTime } : {}),
+    });
+    for (;;) {
+      const f = await this.socket.next(this.ep.timeoutMs + 5000);
+      if (!f) {
+        if (this.socket.endedWith) throw this.socket.closedError();
+        throw new BrokerError("unreachable", { userMessage: `Pulsar did not confirm the copy within ${Math.round(this.ep.timeoutMs / 1000) + 5} s; it may or may not have been stored. The letter stays in the DLQ.` });
+      }
+      if (f.context !== context) continue;
+      if (f.result === "ok" && typeof f.messageId === "string") return f.messageId;
+      throw new BrokerError("bad_request", { message: JSON.stringify(f), userMessage: `Pulsar refused the copy (${String(f.result)}${f.errorMsg ? `: ${String(f.errorMsg).slice(0, 200)}` : ""}).` });
+    }
+  }
+
+  close() {
+    return this.socket.close();
+  }
+}
+
+export class PulsarMover {
+  constructor(
+    private readonly ep: PulsarEndpoint,
+    private readonly admin: PulsarAdmin,
+    private readonly deps: MoverDeps,
+  ) {}
+
+  private async topicExists(t: TopicName): Promise<boolean> {
+    const what = `look up topic ${shortName(t)}`;
+    if (await this.admin.get(`persistent/${topicPath(t)}/stats`, what, { notFound: "null" })) return true;
+    return !!(await this.admin.get(`persistent/${topicPath(t)}/partitioned-stats`, what, { notFound: "null" }));
+  }
+
+  /** The DLQ exists and the console can acknowledge on it; else a BrokerError before anything moves. */
+  private async prepare(dlq: TopicName): Promise<void> {
+    if (!(await this.deps.ensureSubscription(dlq))) {
+      throw new BrokerError("bad_request", {
+        userMessage: `Topic ${shortName(dlq)} has no subscription "${this.deps.subscription}", and the connection does not let the console create it (createSubscription is off): letters cannot be taken off the DLQ without it. Create it from the earliest message, then retry.`,
+      });
+    }
+  }
+
+  private ackSocket(dlq: TopicName): Promise<PulsarSocket> {
+    return PulsarSocket.open(this.ep, `consumer/persistent/${topicPath(dlq)}/${encodeURIComponent(this.deps.subscription)}?subscriptionType=Shared&pullMode=true`, `acknowledge letters on ${shortName(dlq)}`);
+  }
+
+  /** The requested letters as the DLQ holds them, in log order. */
+  private async *find<R extends { letterId: string }>(dlq: TopicName, requests: R[], signal?: AbortSignal): AsyncGenerator<{ req: R; msg: ReadMessage }> {
+    const wanted = new Map(requests.map((r) => [r.letterId, r]));
+    for await (const msg of readUnacked(this.ep, this.admin, dlq, this.deps.subscription, { signal })) {
+      const req = wanted.get(letterIdOf(msg.id));
+      if (!req) continue;
+      wanted.delete(req.letterId);
+      yield { req, msg };
+      if (wanted.size === 0 || signal?.aborted) return;
+    }
+  }
+
+  private resolveTarget(dlq: TopicName, req: MoveRequest, frame: PulsarMessageFrame, configOrigin: string | null): TopicName | string {
+    if (req.target.kind === "queue") {
+      const named = req.target.name.includes("/") ? parseTopicName(req.target.name) : { tenant: dlq.tenant, namespace: dlq.namespace, topic: req.target.name };
+      return named ?? `"${req.target.name}" is not a topic name (tenant/namespace/topic, or a topic of the DLQ's namespace).`;
+    }
+    const real = frame.properties?.[REAL_TOPIC];
+    const origin = real ? bareTopic(real) : configOrigin;
+    if (!origin) return "The letter has no REAL_TOPIC property and the DLQ has no configured origin: choose a target topic.";
+    return parseTopicName(origin) ?? `The letter's origin "${origin}" is not a persistent topic the console can publish to.`;
+  }
+
+  async *move(dlq: TopicName, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
+    if (requests.length === 0) return;
+    await this.prepare(dlq);
+    const name = shortName(dlq);
+    const ctx = this.deps.letterContext(name);
+    const held = new Set(opts.heldKeys ?? []);
+    const producers = new Map<string, Producer | BrokerError>();
+    const exists = new Map<string, boolean>();
+    const seen = new Set<string>();
+    const acks = await this.ackSocket(dlq);
+    try {
+      for await (const { req, msg } of this.find(dlq, requests, opts.signal)) {
+        seen.add(req.letterId);
+        const letter = toLetter(msg.frame, msg.id, 0, ctx);
+        const key = letter.orderingKey;
+        const result = (outcome: MoveResult["outcome"], destination: string | null, reason: string | null): MoveResult => ({ letterId: req.letterId, outcome, destination, reason, orderingKey: key });
+        if (letter.sha256 !== req.sha256) {
+          if (key !== null) held.add(key);
+          yield result("checksum_mismatch", null, "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ; scan again.");
+          continue;
+        }
+        if (req.repair) {
+          yield result("failed", null, "Repair and resubmit is not available for Pulsar yet. The letter stays in the DLQ.");
+          if (key !== null) held.add(key);
+          continue;
+        }
+        if (key !== null && held.has(key)) {
+          yield result("failed", null, heldBackReason(key));
+          continue;
+        }
+        const target = this.resolveTarget(dlq, req, msg.frame, ctx.configOrigin);
+        if (typeof target === "string") {
+          if (key !== null) held.add(key);
+          yield result("failed", null, `${target} It stays in the DLQ.`);
+          continue;
+        }
+        const tName = shortName(target);
+        const destination = `topic ${tName}`;
+        try {
+          if (tName === name) throw new BrokerError("bad_request", { userMessage: "The target is the DLQ itself." });
+          if (!exists.has(tName)) exists.set(tName, await this.topicExists(target));
+          if (!exists.get(tName)) throw new BrokerError("not_found", { userMessage: `Topic ${tName} does not exist (the console does not create topics by publishing to them).` });
+          let producer = producers.get(tName);
+          if (!producer) {
+            producer = await Producer.open(this.ep, target).catch((e: unknown) => (e instanceof BrokerError ? e : new BrokerError("protocol", { userMessage: reasonOf(e) })));
+            producers.set(tName, producer);
+          }
+          if (producer instanceof BrokerError) throw producer;
+          await producer.send({ payload: letter.body, properties: withMarkers(msg.frame.properties ?? {}, req, letter.messageId), key, eventTime: msg.frame.eventTime ?? null });
+        } catch (e) {
+          if (key !== null) held.add(key);
+          yield result("failed", destination, `${reasonOf(e).replace(/\.$/, "")}. The letter stays in the DLQ.`);
+          continue;
+        }
+        acks.send({ messageId: msg.frame.messageId });
+        yield result("moved", destination, null);
+      }
+    } finally {
+      await acks.close();
+      for (const p of producers.values()) if (!(p instanceof BrokerError)) await p.close();
+    }
+    if (opts.signal?.aborted) return;
+    for (const r of requests) {
+      if (!seen.has(r.letterId)) yield { letterId: r.letterId, outcome: "missing", destination: null, reason: "The letter is no longer in the DLQ.", orderingKey: null };
+    }
+  }
+
+  async *remove(dlq: TopicName, requests: RemoveRequest[], opts: RemoveOptions): AsyncGenerator<RemoveResult> {
+    if (requests.length === 0) return;
+    await this.prepare(dlq);
+    const name = shortName(dlq);
+    const ctx = this.deps.letterContext(name);
+    const seen = new Set<string>();
+    const acks = await this.ackSocket(dlq);
+    try {
+      for await (const { req, msg } of this.find(dlq, requests, opts.signal)) {
+        seen.add(req.letterId);
+        const letter = toLetter(msg.frame, msg.id, 0, ctx);
+        if (letter.sha256 !== req.sha256) {
+          yield { letterId: req.letterId, outcome: "checksum_mismatch", reason: "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ." };
+          continue;
+        }
+        const envelope: PulsarEnvelope = {
+          topic: name,
+          messageId: letter.messageId ?? "",
+          properties: Object.entries(msg.frame.properties ?? {}),
+          key: msg.frame.key ?? null,
+          eventTime: msg.frame.eventTime ?? null,
+          publishTime: msg.frame.publishTime ?? null,
+        };
+        try {
+          await opts.beforeRemove({ letterId: req.letterId, letter, envelope: encodeEnvelope("pulsar", letter.body, envelope) });
+        } catch (e) {
+          yield { letterId: req.letterId, outcome: "failed", reason: beforeRemoveFailure(e) };
+          continue;
+        }
+        acks.send({ messageId: msg.frame.messageId });
+        yield { letterId: req.letterId, outcome: "removed", reason: null };
+      }
+    } finally {
+      await acks.close();
+    }
+    if (opts.signal?.aborted) return;
+    for (const r of requests) if (!seen.has(r.letterId)) yield { letterId: r.letterId, outcome: "missing", reason: "The letter is no longer in the DLQ." };
+  }
+
+  async *republish(dlq: TopicName, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncGenerator<RepublishResult> {
+    if (requests.length === 0) return;
+    if (!(await this.topicExists(dlq))) throw missingTopic(dlq);
+    let producer: Producer | null = null;
+    try {
+      for (const item of openEach<PulsarEnvelope>("pulsar", requests, opts.signal)) {
+        if ("failed" in item) {
+          yield item.failed;
+          continue;
+        }
+        const { req, env } = item;
+        try {
+          producer ??= await Producer.open(this.ep, dlq);
+          const id = await producer.send({ payload: req.body, properties: Object.fromEntries(env.properties), key: env.key, eventTime: env.eventTime });
+          yield { id: req.id, outcome: "published", how: "published", letterId: letterIdOf(decodeMessageId(id)), reason: null };
+        } catch (e) {
+          yield republishFailed(req, `${reasonOf(e).replace(/\.$/, "")}. Nothing was published.`);
+        }
+      }
+    } finally {
+      await producer?.close();
+    }
+  }
+}
+
+/** The letter's properties in their order, the console's markers replaced (never appended). */
+function withMarkers(properties: Record<string, string>, req: MoveRequest, messageId: string | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  const previousOriginal = properties[REDRIVE_HEADERS.originalMessageId];
+  for (const [k, v] of Object.entries(properties)) {
+    if (k === REDRIVE_HEADERS.redriveId || k === REDRIVE_HEADERS.replayId || k === REDRIVE_HEADERS.redriveCount || k === REDRIVE_HEADERS.originalMessageId) continue;
+    out[k] = v;
+  }
+  out[REDRIVE_HEADERS.redriveId] = req.markers.redriveId;
+  out[REDRIVE_HEADERS.replayId] = req.markers.replayId;
+  out[REDRIVE_HEADERS.redriveCount] = String(req.markers.redriveCount);
+  const original = previousOriginal ?? req.markers.originalMessageId ?? messageId;
+  if (original) out[REDRIVE_HEADERS.originalMessageId] = original;
+  return out;
+}
