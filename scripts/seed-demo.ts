@@ -1,7 +1,7 @@
 /**
  * Seeds demo dead letters into the local RabbitMQ by REAL dead-lettering (reject, TTL expiry,
  * max-length overflow, quorum delivery limit) plus Spring AMQP-style republishing, and into SQS and
- * Kafka when they answer; plus one DLQ per broker holding the hostile-content corpus
+ * Kafka and Pulsar when they answer; plus one DLQ per broker holding the hostile-content corpus
  * (lib/demo/hostile-corpus.ts). Idempotent: every demo queue is deleted and recreated.
  * `npm run seed:demo`; `npm run seed:demo -- --only=hostile` re-seeds only the hostile DLQs.
  * RABBITMQ_URL, SQS_ENDPOINT and KAFKA_BROKERS override the brokers.
@@ -10,6 +10,8 @@ import amqp, { type Channel, type ConfirmChannel } from "amqplib";
 import { SQS_DEMO_ENDPOINT, seedSqsDemo, seedSqsHostile, sqsAnswers } from "../lib/demo/sqs";
 import { KAFKA_DEMO_BROKERS, kafkaAnswers, seedKafkaDemo, seedKafkaHostile, seedKafkaStuckGroup } from "../lib/demo/kafka";
 import { seedRabbitHostile } from "../lib/demo/rabbitmq";
+import { PULSAR_ADMIN_URL } from "../lib/brokers/pulsar/test-kit";
+import { pulsarAnswers, seedPulsarDemo } from "../lib/demo/pulsar";
 
 const URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
 const DLX = "demo.dlx";
@@ -198,6 +200,14 @@ async function main() {
     for (const [t, n] of Object.entries(await seedKafkaStuckGroup(KAFKA_DEMO_BROKERS))) console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} records waiting behind a poison record`);
   } else {
     console.log(`No Kafka broker answers at ${KAFKA_DEMO_BROKERS.join(",")}: Kafka demo skipped (start one with \`bash scripts/services.sh start kafka\`).`);
+  }
+
+  // Pulsar demo DLQ, dead-lettered by a real consumer's dead-letter policy, when Pulsar answers.
+  if (await pulsarAnswers()) {
+    console.log(`Demo dead letters seeded into Pulsar at ${PULSAR_ADMIN_URL}:`);
+    for (const [t, n] of Object.entries(await seedPulsarDemo())) console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} letters`);
+  } else {
+    console.log(`No Pulsar answers at ${PULSAR_ADMIN_URL}: Pulsar demo skipped (start one with \`bash scripts/services.sh start pulsar\`).`);
   }
 
   await seedHostile();

@@ -94,6 +94,7 @@ test("an operator opens a DLQ on each broker", async ({ page }) => {
     ["local-rabbitmq", "demo.orders.dlq"],
     ["local-sqs", "demo-orders-dlq"],
     ["local-kafka", "demo.orders.DLT"],
+    ["local-pulsar", "public/demo/payments-payments-service-DLQ"],
   ]) {
     await page.goto(`/dlqs/${connection}/${encodeURIComponent(dlq)}`);
     await expect(page.getByTestId("dlq-name")).toHaveText(dlq);
@@ -114,6 +115,7 @@ test("the operations sampler runs on the embedded database: each broker's demo D
   const text = await metrics();
   expect(text).toMatch(line("local-sqs", "demo-orders-dlq"));
   expect(text).toMatch(line("local-kafka", "demo.orders.DLT"));
+  expect(text).toMatch(line("local-pulsar", "public/demo/payments-payments-service-DLQ"));
   expect(text).toMatch(/^dlq_console_dlq_sample_up\{connection="local-rabbitmq",queue="demo\.orders\.dlq",owner="[^"]*"\} 1$/m);
 });
 
