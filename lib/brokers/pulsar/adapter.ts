@@ -10,7 +10,7 @@
  * take nothing and change no consumer's redelivery count.
  */
 import { secretFromEnv, type PulsarConnectionConfig } from "@/lib/config";
-import { globMatch } from "@/lib/glob";
+import { globRegExp } from "@/lib/glob";
 import { numberValue, timestampValue } from "@/lib/brokers/display";
 import {
   BrokerError,
@@ -75,6 +75,8 @@ interface TopicStats {
   subscriptions?: Record<string, { msgBacklog?: number; unackedMessages?: number; earliestMsgPublishTimeInBacklog?: number; consumers?: unknown[]; type?: string }>;
 }
 
+const entries = (n: number) => `${n} entr${n === 1 ? "y" : "ies"}`;
+
 export class PulsarAdapter implements BrokerAdapter {
   readonly kind = "pulsar" as const;
   readonly connectionId: string;
@@ -123,9 +125,17 @@ export class PulsarAdapter implements BrokerAdapter {
     return lists.flatMap((l) => l ?? []);
   }
 
+  /**
+   * Pulsar's topic names are case-sensitive, and listing a DLQ gives it a durable subscription that
+   * keeps every message: so patterns match case-sensitively here (a live topic "orders-dlq" is not
+   * taken for the client's "<topic>-<subscription>-DLQ").
+   */
+  private patterns: RegExp[] | null = null;
+
   private isDlqTopic(topic: string): boolean {
     const base = topic.replace(/-partition-\d+$/, "");
-    return !base.startsWith("__") && this.config.dlqPatterns.some((p) => globMatch(p, base));
+    this.patterns ??= this.config.dlqPatterns.map((p) => new RegExp(globRegExp(p).source, "s"));
+    return !base.startsWith("__") && this.patterns.some((re) => re.test(base));
   }
 
   /** DLQ topic names ("tenant/namespace/topic"), configured first, then discovered, with their source. */
@@ -209,7 +219,8 @@ export class PulsarAdapter implements BrokerAdapter {
       warnings.push({ code: f.code, label: f.code.replace(/^pulsar\./, "").replace(/_/g, " "), message: `${f.why} ${f.fix}` });
     }
     const facts: HeaderEntry[] = [
-      { name: "console subscription", value: { t: "string", v: sub ? `${this.config.subscription} (backlog ${sub.msgBacklog ?? 0})` : `none: ${this.config.subscription} does not exist` } },
+      // Pulsar counts entries: letters a batching producer wrote into one entry count once.
+      { name: "console subscription", value: { t: "string", v: sub ? `${this.config.subscription} (backlog ${entries(sub.msgBacklog ?? 0)}; a batched entry holds several letters)` : `none: ${this.config.subscription} does not exist` } },
       { name: "other subscriptions", value: { t: "string", v: others.length ? others.map(([n, s]) => `${n} (backlog ${s.msgBacklog ?? 0})`).join(", ") : "none" } },
     ];
     if (stats.storageSize !== undefined) facts.push({ name: "storage size (bytes)", value: numberValue(stats.storageSize) });

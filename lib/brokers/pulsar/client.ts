@@ -62,6 +62,21 @@ function reasonOf(body: string): string {
   return text.slice(0, 300);
 }
 
+/** Refusals that stay until someone changes the topic: [what Pulsar's exception says, the operator's words]. */
+const LASTING_REFUSALS: Array<[RegExp, string]> = [
+  [/TopicTerminated|already terminated/i, "the topic was terminated (it takes no more messages)"],
+  [/TopicFenced|fenced/i, "the topic is fenced (being deleted or moved)"],
+  [/NotAllowed|not allowed/i, "the topic or namespace does not allow it"],
+  [/IncompatibleSchema/i, "the topic's schema does not accept these bytes"],
+  [/ProducerBlockedQuotaExceeded|QuotaExceeded/i, "the topic's backlog quota is full"],
+];
+
+/** The `errorMsg` inside a WebSocket handshake's error page, else the text itself. */
+function errorMsgOf(reason: string): string {
+  const m = /"errorMsg"\s*:\s*"([^"]*)"/.exec(reason);
+  return (m ? m[1] : reason).replace(/^[\w.$]+Exception\$?\w*:\s*/, "").slice(0, 200);
+}
+
 /** An HTTP status from Pulsar (admin call or WebSocket handshake) as a BrokerError. */
 export function statusError(ep: PulsarEndpoint, status: number, body: string, what: string): BrokerError {
   const reason = reasonOf(body);
@@ -73,7 +88,10 @@ export function statusError(ep: PulsarEndpoint, status: number, body: string, wh
     });
   }
   if (status === 404) return new BrokerError("not_found", { message, userMessage: `Pulsar says: ${reason || "not found"} (${what}).` });
-  if (status === 429 || status === 503) return new BrokerError("throttled", { message, userMessage: `Pulsar at ${ep.adminUrl} is busy (${status}) and did not ${what}. Retry in a moment.` });
+  // A refusal that retrying will not change, whatever the status (a terminated topic's producer handshake answers 503).
+  const lasting = LASTING_REFUSALS.find(([re]) => re.test(reason));
+  if (lasting) return new BrokerError("bad_request", { message, userMessage: `Pulsar refused to ${what}: ${lasting[1]} (${errorMsgOf(reason)}).` });
+  if (status === 429 || status === 503) return new BrokerError("throttled", { message, userMessage: `Pulsar at ${ep.adminUrl} is busy (${status}${reason ? `: ${errorMsgOf(reason)}` : ""}) and did not ${what}. Retry in a moment.` });
   if (status >= 400 && status < 500) return new BrokerError("bad_request", { message, userMessage: `Pulsar refused to ${what}: ${reason || `HTTP ${status}`}.` });
   return new BrokerError("protocol", { message, userMessage: `Pulsar at ${ep.adminUrl} failed to ${what} (HTTP ${status}${reason ? `: ${reason}` : ""}). Retry; if it persists, check the broker logs.` });
 }

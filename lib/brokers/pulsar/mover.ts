@@ -14,7 +14,7 @@ import { b64, beforeRemoveFailure, encodeEnvelope, openEach, republishFailed } f
 import { isAppError } from "@/lib/errors";
 import { PulsarSocket, parseTopicName, shortName, topicPath, type PulsarAdmin, type PulsarEndpoint, type TopicName } from "@/lib/brokers/pulsar/client";
 import { bareTopic, toLetter, REAL_TOPIC, type LetterContext, type PulsarMessageFrame } from "@/lib/brokers/pulsar/letter";
-import { decodeMessageId, letterIdOf } from "@/lib/brokers/pulsar/message-id";
+import { decodeMessageId, encodeMessageId, letterIdOf } from "@/lib/brokers/pulsar/message-id";
 import { missingTopic, readUnacked, type ReadMessage } from "@/lib/brokers/pulsar/reader";
 
 export interface MoverDeps {
@@ -22,6 +22,12 @@ export interface MoverDeps {
   /** True when the console's subscription exists (created if allowed). */
   ensureSubscription(t: TopicName): Promise<boolean>;
   letterContext(name: string): LetterContext;
+}
+
+/** The letters of one entry still in the DLQ, and the requested ones among them. */
+interface EntryGroup<R> {
+  members: ReadMessage[];
+  picked: Array<{ req: R; msg: ReadMessage }>;
 }
 
 /** What an archived Pulsar letter keeps besides its body (`LetterCopy.envelope`). */
@@ -101,16 +107,45 @@ export class PulsarMover {
     return PulsarSocket.open(this.ep, `consumer/persistent/${topicPath(dlq)}/${encodeURIComponent(this.deps.subscription)}?subscriptionType=Shared&pullMode=true`, `acknowledge letters on ${shortName(dlq)}`);
   }
 
-  /** The requested letters as the DLQ holds them, in log order. */
-  private async *find<R extends { letterId: string }>(dlq: TopicName, requests: R[], signal?: AbortSignal): AsyncGenerator<{ req: R; msg: ReadMessage }> {
+  /**
+   * The requested letters as the DLQ holds them, in log order, entry by entry: each entry that
+   * holds a requested letter comes with every letter of it still in the DLQ (more than one where a
+   * batching producer wrote several letters into one entry) and the requests among them.
+   */
+  private async *entries<R extends { letterId: string }>(dlq: TopicName, requests: R[], signal?: AbortSignal): AsyncGenerator<EntryGroup<R>> {
     const wanted = new Map(requests.map((r) => [r.letterId, r]));
+    let group: EntryGroup<R> | null = null;
+    const flush = function* () {
+      if (group && group.picked.length) yield group;
+      group = null;
+    };
     for await (const msg of readUnacked(this.ep, this.admin, dlq, this.deps.subscription, { signal })) {
+      if (group && (group.members[0].id.ledger !== msg.id.ledger || group.members[0].id.entry !== msg.id.entry)) {
+        yield* flush();
+        if (wanted.size === 0 || signal?.aborted) return;
+      }
+      group ??= { members: [], picked: [] };
+      group.members.push(msg);
       const req = wanted.get(letterIdOf(msg.id));
-      if (!req) continue;
-      wanted.delete(req.letterId);
-      yield { req, msg };
-      if (wanted.size === 0 || signal?.aborted) return;
+      if (req) {
+        wanted.delete(req.letterId);
+        group.picked.push({ req, msg });
+      }
     }
+    yield* flush();
+  }
+
+  /** What acknowledges a whole entry: its message id without the batch index. */
+  private static entryAck(members: ReadMessage[]): string {
+    const id = members[0].id;
+    return members.length === 1 && id.batchIndex < 0 ? members[0].frame.messageId : encodeMessageId({ ledger: id.ledger, entry: id.entry, partition: id.partition });
+  }
+
+  /** Why the picked letters of a batched entry cannot leave alone (Pulsar removes whole entries), or null when they can. */
+  private static partialBatch(group: EntryGroup<unknown & { letterId: string }>): string | null {
+    if (group.picked.length === group.members.length) return null;
+    const others = group.members.length - group.picked.length;
+    return `This letter shares one Pulsar entry with ${others} other letter${others === 1 ? "" : "s"} not selected (a batching producer wrote them together), and Pulsar removes whole entries only. Select every letter of the entry (${group.members.map((m) => letterIdOf(m.id)).join(", ")}) to move it. It stays in the DLQ.`;
   }
 
   private resolveTarget(dlq: TopicName, req: MoveRequest, frame: PulsarMessageFrame, configOrigin: string | null): TopicName | string {
@@ -134,52 +169,58 @@ export class PulsarMover {
     const exists = new Map<string, boolean>();
     const seen = new Set<string>();
     const acks = await this.ackSocket(dlq);
+
+    /** Publishes one letter's copy; the result ("moved" meaning confirmed at the target, not yet acknowledged). */
+    const publish = async (req: MoveRequest, msg: ReadMessage): Promise<MoveResult> => {
+      const letter = toLetter(msg.frame, msg.id, 0, ctx);
+      const key = letter.orderingKey;
+      const result = (outcome: MoveResult["outcome"], destination: string | null, reason: string | null): MoveResult => ({ letterId: req.letterId, outcome, destination, reason, orderingKey: key });
+      if (letter.sha256 !== req.sha256) return result("checksum_mismatch", null, "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ; scan again.");
+      if (req.repair) return result("failed", null, "Repair and resubmit is not available for Pulsar yet. The letter stays in the DLQ.");
+      if (key !== null && held.has(key)) return result("failed", null, heldBackReason(key));
+      const target = this.resolveTarget(dlq, req, msg.frame, ctx.configOrigin);
+      if (typeof target === "string") return result("failed", null, `${target} It stays in the DLQ.`);
+      const tName = shortName(target);
+      const destination = `topic ${tName}`;
+      try {
+        if (tName === name) throw new BrokerError("bad_request", { userMessage: "The target is the DLQ itself." });
+        if (!exists.has(tName)) exists.set(tName, await this.topicExists(target));
+        if (!exists.get(tName)) throw new BrokerError("not_found", { userMessage: `Topic ${tName} does not exist (the console does not create topics by publishing to them).` });
+        let producer = producers.get(tName);
+        if (!producer) {
+          producer = await Producer.open(this.ep, target).catch((e: unknown) => (e instanceof BrokerError ? e : new BrokerError("protocol", { userMessage: reasonOf(e) })));
+          producers.set(tName, producer);
+        }
+        if (producer instanceof BrokerError) throw producer;
+        await producer.send({ payload: letter.body, properties: withMarkers(msg.frame.properties ?? {}, req, letter.messageId), key, eventTime: msg.frame.eventTime ?? null });
+      } catch (e) {
+        return result("failed", destination, `${reasonOf(e).replace(/\.$/, "")}. The letter stays in the DLQ.`);
+      }
+      return result("moved", destination, null);
+    };
+
     try {
-      for await (const { req, msg } of this.find(dlq, requests, opts.signal)) {
-        seen.add(req.letterId);
-        const letter = toLetter(msg.frame, msg.id, 0, ctx);
-        const key = letter.orderingKey;
-        const result = (outcome: MoveResult["outcome"], destination: string | null, reason: string | null): MoveResult => ({ letterId: req.letterId, outcome, destination, reason, orderingKey: key });
-        if (letter.sha256 !== req.sha256) {
-          if (key !== null) held.add(key);
-          yield result("checksum_mismatch", null, "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ; scan again.");
-          continue;
-        }
-        if (req.repair) {
-          yield result("failed", null, "Repair and resubmit is not available for Pulsar yet. The letter stays in the DLQ.");
-          if (key !== null) held.add(key);
-          continue;
-        }
-        if (key !== null && held.has(key)) {
-          yield result("failed", null, heldBackReason(key));
-          continue;
-        }
-        const target = this.resolveTarget(dlq, req, msg.frame, ctx.configOrigin);
-        if (typeof target === "string") {
-          if (key !== null) held.add(key);
-          yield result("failed", null, `${target} It stays in the DLQ.`);
-          continue;
-        }
-        const tName = shortName(target);
-        const destination = `topic ${tName}`;
-        try {
-          if (tName === name) throw new BrokerError("bad_request", { userMessage: "The target is the DLQ itself." });
-          if (!exists.has(tName)) exists.set(tName, await this.topicExists(target));
-          if (!exists.get(tName)) throw new BrokerError("not_found", { userMessage: `Topic ${tName} does not exist (the console does not create topics by publishing to them).` });
-          let producer = producers.get(tName);
-          if (!producer) {
-            producer = await Producer.open(this.ep, target).catch((e: unknown) => (e instanceof BrokerError ? e : new BrokerError("protocol", { userMessage: reasonOf(e) })));
-            producers.set(tName, producer);
+      for await (const group of this.entries(dlq, requests, opts.signal)) {
+        const partial = PulsarMover.partialBatch(group);
+        const results: MoveResult[] = [];
+        for (const { req, msg } of group.picked) {
+          seen.add(req.letterId);
+          if (partial) {
+            results.push({ letterId: req.letterId, outcome: "failed", destination: null, reason: partial, orderingKey: msg.frame.key ?? null });
+            continue;
           }
-          if (producer instanceof BrokerError) throw producer;
-          await producer.send({ payload: letter.body, properties: withMarkers(msg.frame.properties ?? {}, req, letter.messageId), key, eventTime: msg.frame.eventTime ?? null });
-        } catch (e) {
-          if (key !== null) held.add(key);
-          yield result("failed", destination, `${reasonOf(e).replace(/\.$/, "")}. The letter stays in the DLQ.`);
-          continue;
+          results.push(await publish(req, msg));
         }
-        acks.send({ messageId: msg.frame.messageId });
-        yield result("moved", destination, null);
+        const allMoved = results.every((r) => r.outcome === "moved");
+        if (allMoved) acks.send({ messageId: PulsarMover.entryAck(group.members) });
+        for (const r of results) {
+          if (r.outcome !== "moved" && r.orderingKey !== null) held.add(r.orderingKey);
+          if (r.outcome === "moved" && !allMoved) {
+            // A batched entry goes as a whole or not at all: its other letter failed, so this one's copy is a duplicate.
+            if (r.orderingKey !== null) held.add(r.orderingKey);
+            yield { ...r, outcome: "failed", reason: `Its copy was published to ${r.destination}, but another letter of the same Pulsar entry failed, and Pulsar removes whole entries only: it stays in the DLQ (the copy at the target is a duplicate).` };
+          } else yield r;
+        }
       }
     } finally {
       await acks.close();
@@ -198,30 +239,42 @@ export class PulsarMover {
     const ctx = this.deps.letterContext(name);
     const seen = new Set<string>();
     const acks = await this.ackSocket(dlq);
+
+    /** Checks one letter and hands its complete copy over; "removed" meaning archived, not yet acknowledged. */
+    const archive = async (req: RemoveRequest, msg: ReadMessage): Promise<RemoveResult> => {
+      const letter = toLetter(msg.frame, msg.id, 0, ctx);
+      if (letter.sha256 !== req.sha256) return { letterId: req.letterId, outcome: "checksum_mismatch", reason: "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ." };
+      const envelope: PulsarEnvelope = {
+        topic: name,
+        messageId: letter.messageId ?? "",
+        properties: Object.entries(msg.frame.properties ?? {}),
+        key: msg.frame.key ?? null,
+        eventTime: msg.frame.eventTime ?? null,
+        publishTime: msg.frame.publishTime ?? null,
+      };
+      try {
+        await opts.beforeRemove({ letterId: req.letterId, letter, envelope: encodeEnvelope("pulsar", letter.body, envelope) });
+      } catch (e) {
+        return { letterId: req.letterId, outcome: "failed", reason: beforeRemoveFailure(e) };
+      }
+      return { letterId: req.letterId, outcome: "removed", reason: null };
+    };
+
     try {
-      for await (const { req, msg } of this.find(dlq, requests, opts.signal)) {
-        seen.add(req.letterId);
-        const letter = toLetter(msg.frame, msg.id, 0, ctx);
-        if (letter.sha256 !== req.sha256) {
-          yield { letterId: req.letterId, outcome: "checksum_mismatch", reason: "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ." };
-          continue;
+      for await (const group of this.entries(dlq, requests, opts.signal)) {
+        const partial = PulsarMover.partialBatch(group);
+        const results: RemoveResult[] = [];
+        for (const { req, msg } of group.picked) {
+          seen.add(req.letterId);
+          results.push(partial ? { letterId: req.letterId, outcome: "failed", reason: partial.replace("to move it", "to discard it") } : await archive(req, msg));
         }
-        const envelope: PulsarEnvelope = {
-          topic: name,
-          messageId: letter.messageId ?? "",
-          properties: Object.entries(msg.frame.properties ?? {}),
-          key: msg.frame.key ?? null,
-          eventTime: msg.frame.eventTime ?? null,
-          publishTime: msg.frame.publishTime ?? null,
-        };
-        try {
-          await opts.beforeRemove({ letterId: req.letterId, letter, envelope: encodeEnvelope("pulsar", letter.body, envelope) });
-        } catch (e) {
-          yield { letterId: req.letterId, outcome: "failed", reason: beforeRemoveFailure(e) };
-          continue;
+        const all = results.every((r) => r.outcome === "removed");
+        if (all) acks.send({ messageId: PulsarMover.entryAck(group.members) });
+        for (const r of results) {
+          yield r.outcome === "removed" && !all
+            ? { ...r, outcome: "failed", reason: "Archived, but another letter of the same Pulsar entry was not, and Pulsar removes whole entries only: it stays in the DLQ (and its copy is in the archive)." }
+            : r;
         }
-        acks.send({ messageId: msg.frame.messageId });
-        yield { letterId: req.letterId, outcome: "removed", reason: null };
       }
     } finally {
       await acks.close();
