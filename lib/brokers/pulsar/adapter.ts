@@ -172,10 +172,32 @@ export class PulsarAdapter implements BrokerAdapter {
     );
   }
 
-  async describeDlq(name: string): Promise<DlqSummary> {
+  /** Where a DLQ comes from, as listing would say, without listing every namespace; null: not a DLQ of this connection. */
+  private sourceOf(t: TopicName): DlqSummary["source"] | null {
+    const configured = this.config.dlqs.some((d) => shortName(topicOf(d.name)) === shortName(t));
+    const namespaced = !this.config.namespaces || this.config.namespaces.includes(`${t.tenant}/${t.namespace}`);
+    const discovered = this.config.discover && namespaced && t.tenant !== "pulsar" && this.isDlqTopic(t.topic);
+    return configured && discovered ? "config+discovered" : configured ? "config" : discovered ? "discovered" : null;
+  }
+
+  /**
+   * The topic a DLQ name names, when it is one of this connection's DLQs; else `not_found`. The
+   * console reads, subscribes to and moves letters of DLQs only: its durable subscription on a live
+   * topic would keep every message that topic ever gets.
+   */
+  private dlqTopic(name: string): TopicName {
     const t = topicOf(name);
-    const source = (await this.dlqNames().catch(() => new Map<string, DlqSummary["source"]>())).get(shortName(t)) ?? "config";
-    const summary = await this.summarize(shortName(t), t, source, readNamespacePolicies(this.admin, t.tenant, t.namespace).catch(() => null) as ReturnType<typeof readNamespacePolicies>);
+    if (!this.sourceOf(t)) {
+      throw new BrokerError("not_found", {
+        userMessage: `Topic ${shortName(t)} is not a DLQ of connection "${this.connectionId}": it is not in its dlqs, and its name does not match dlqPatterns (${this.config.dlqPatterns.join(", ")})${this.config.namespaces ? ` in the namespaces ${this.config.namespaces.join(", ")}` : ""}.`,
+      });
+    }
+    return t;
+  }
+
+  async describeDlq(name: string): Promise<DlqSummary> {
+    const t = this.dlqTopic(name);
+    const summary = await this.summarize(shortName(t), t, this.sourceOf(t)!, readNamespacePolicies(this.admin, t.tenant, t.namespace).catch(() => null) as ReturnType<typeof readNamespacePolicies>);
     if (summary.warnings.some((w) => w.code === "missing")) throw missingTopic(t);
     return summary;
   }
@@ -189,7 +211,7 @@ export class PulsarAdapter implements BrokerAdapter {
     const stats = await this.stats(t);
     if (!stats) throw missingTopic(t);
     if (stats.subscriptions?.[this.config.subscription]) return true;
-    if (!this.config.createSubscription) return false;
+    if (!this.config.createSubscription || !this.sourceOf(t)) return false;
     try {
       // MessageId (-1, -1, -1) is Pulsar's "earliest".
       await this.admin.request("PUT", `persistent/${topicPath(t)}/subscription/${encodeURIComponent(this.config.subscription)}`, `create the console's subscription on ${shortName(t)}`, {
@@ -243,7 +265,7 @@ export class PulsarAdapter implements BrokerAdapter {
   // ---------- reading ----------
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
-    const t = topicOf(name);
+    const t = this.dlqTopic(name);
     const ctx = this.letterContext(shortName(t), opts.maxBodyBytes);
     let position = 0;
     for await (const m of readUnacked(this.ep, this.admin, t, this.config.subscription, { signal: opts.signal })) {
@@ -252,7 +274,7 @@ export class PulsarAdapter implements BrokerAdapter {
   }
 
   async browse(name: string, opts: BrowseOptions): Promise<LetterPage> {
-    const t = topicOf(name);
+    const t = this.dlqTopic(name);
     const offset = Math.max(0, Math.floor(opts.offset));
     const limit = Math.max(1, Math.min(1000, Math.floor(opts.limit)));
     // The console's subscription is what keeps a DLQ's letters: made on the first look, as listing does.
@@ -284,15 +306,15 @@ export class PulsarAdapter implements BrokerAdapter {
   // ---------- moving ----------
 
   async *moveLetters(dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
-    yield* this.mover.move(topicOf(dlq), requests, opts);
+    yield* this.mover.move(this.dlqTopic(dlq), requests, opts);
   }
 
   async *removeLetters(dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncIterable<RemoveResult> {
-    yield* this.mover.remove(topicOf(dlq), requests, opts);
+    yield* this.mover.remove(this.dlqTopic(dlq), requests, opts);
   }
 
   async *republish(dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
-    yield* this.mover.republish(topicOf(dlq), requests, opts);
+    yield* this.mover.republish(this.dlqTopic(dlq), requests, opts);
   }
 
   // ---------- operations ----------

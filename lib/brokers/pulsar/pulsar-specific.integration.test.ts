@@ -323,6 +323,21 @@ describe("Pulsar discovery and the console's subscription", () => {
     expect(e!.userMessage).toContain(gone());
   });
 
+  it("a live topic that is not a DLQ is refused (not_found) and gets no subscription: the console's would keep every message it ever gets", async () => {
+    await kit.ensureNamespace();
+    const reader = new PulsarAdapter(testConfig({ namespaces: [kit.ns] }));
+    const live = await kit.createTopic(kit.name("live-orders"));
+    await kit.produce(live, [{ body: text("a live order") }]);
+    for (const p of [reader.describeDlq(shortName(live)), reader.browse(shortName(live), { offset: 0, limit: 10 })]) {
+      const e = await errorOf(p);
+      expect(e).toBeInstanceOf(BrokerError);
+      expect(e!.kind).toBe("not_found");
+      expect(e!.userMessage).toMatch(/is not a DLQ of connection/);
+    }
+    expect(Object.keys((await stats(kit, live))!.subscriptions ?? {})).toEqual([]);
+    await reader.close();
+  });
+
   it("with createSubscription off: no subscription is made, depth is unknown, a move fails clearly and the letters stay", async () => {
     const own = new PulsarKit();
     const cautious = new PulsarAdapter(testConfig({ id: "cautious-pulsar", namespaces: [own.ns], createSubscription: false }));
