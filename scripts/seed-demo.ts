@@ -11,7 +11,7 @@ import { SQS_DEMO_ENDPOINT, seedSqsDemo, seedSqsHostile, sqsAnswers } from "../l
 import { KAFKA_DEMO_BROKERS, kafkaAnswers, seedKafkaDemo, seedKafkaHostile, seedKafkaStuckGroup } from "../lib/demo/kafka";
 import { seedRabbitHostile } from "../lib/demo/rabbitmq";
 import { PULSAR_ADMIN_URL } from "../lib/brokers/pulsar/test-kit";
-import { pulsarAnswers, seedPulsarDemo } from "../lib/demo/pulsar";
+import { pulsarAnswers, seedPulsarDemo, seedPulsarHostile } from "../lib/demo/pulsar";
 
 const URL = process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672";
 const DLX = "demo.dlx";
@@ -73,6 +73,8 @@ async function seedHostile() {
   else console.log(`  no SQS server at ${SQS_DEMO_ENDPOINT}: skipped`);
   if (await kafkaAnswers()) print(await seedKafkaHostile(KAFKA_DEMO_BROKERS));
   else console.log(`  no Kafka broker at ${KAFKA_DEMO_BROKERS.join(",")}: skipped`);
+  if (await pulsarAnswers()) print(await seedPulsarHostile());
+  else console.log(`  no Pulsar at ${PULSAR_ADMIN_URL}: skipped`);
 }
 
 async function main() {

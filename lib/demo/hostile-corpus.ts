@@ -53,6 +53,7 @@ export const HOSTILE_DLQS = {
   rabbitmq: { connectionId: "local-rabbitmq", source: "demo.hostile", dlq: "demo.hostile.dlq" },
   sqs: { connectionId: "local-sqs", source: "demo-hostile", dlq: "demo-hostile-dlq" },
   kafka: { connectionId: "local-kafka", source: "demo.hostile", dlq: "demo.hostile.DLT" },
+  pulsar: { connectionId: "local-pulsar", source: "public/demo/hostile", dlq: "public/demo/hostile-hostile-service-DLQ" },
 } as const;
 
 /** RabbitMQ queue names are any UTF-8 (SQS and Kafka names cannot hold markup): a DLQ whose name is markup. */

@@ -10,7 +10,8 @@
  * exception classes to group by, and one letter has none (grouped by Pulsar's own reason).
  */
 import { PulsarKit, PULSAR_ADMIN_URL, type KitLetter } from "@/lib/brokers/pulsar/test-kit";
-import { topicPath } from "@/lib/brokers/pulsar/client";
+import { parseTopicName, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
+import { HOSTILE, HOSTILE_DLQS, HOSTILE_EXCEPTION, HOSTILE_LETTERS } from "./hostile-corpus";
 
 export const PULSAR_DEMO = {
   namespace: "public/demo",
@@ -30,17 +31,20 @@ export async function pulsarAnswers(): Promise<boolean> {
   }
 }
 
+/** The demo namespace exists and these topics are new (the console's subscription on them goes too). */
+async function fresh(kit: PulsarKit, topics: TopicName[]): Promise<void> {
+  await kit.ensureNamespace();
+  for (const t of topics) await kit.admin.request("DELETE", `persistent/${topicPath(t)}?force=true`, "delete a demo topic", { notFound: "null" });
+  await kit.createTopic(topics[0].topic);
+}
+
 /** Returns the demo DLQ and its letter count. */
 export async function seedPulsarDemo(): Promise<Record<string, number>> {
-  const [tenant, namespace] = PULSAR_DEMO.namespace.split("/");
+  const namespace = PULSAR_DEMO.namespace.split("/")[1];
   const kit = new PulsarKit(namespace);
-  // Start from nothing: the demo namespace's topics go (with the console's subscription on them).
-  const existing = (await kit.admin.get<string[]>(`persistent/${tenant}/${namespace}`, "list the demo topics", { notFound: "null" })) ?? [];
-  for (const full of existing) await kit.admin.request("DELETE", `persistent/${topicPath(kit.topic(full.split("/").pop()!))}?force=true`, "delete a demo topic");
-  if (!(await kit.admin.get(`namespaces/${tenant}/${namespace}`, "look up the demo namespace", { notFound: "null" }))) await kit.ensureNamespace();
   const source = kit.topic("payments");
   const dlq = kit.topic(PULSAR_DEMO.dlq.split("/")[2]);
-  await kit.createTopic(source.topic);
+  await fresh(kit, [source, dlq]);
   const letters: KitLetter[] = [
     { body: json({ paymentId: 7001, amount: "12,50", currency: "EUR" }), properties: { "content-type": "application/json", "x-exception-class": "java.lang.NumberFormatException", "x-exception-message": 'For input string: "12,50"', tenant: "acme" }, key: "acct-1" },
     { body: json({ paymentId: 7002, amount: "99.00", currency: "XXX" }), properties: { "content-type": "application/json", "x-exception-class": "com.acme.payments.UnknownCurrencyException", "x-exception-message": "Currency XXX is not supported", tenant: "acme" }, key: "acct-2" },
@@ -49,4 +53,34 @@ export async function seedPulsarDemo(): Promise<Record<string, number>> {
   ];
   await kit.deadLetter(source, dlq, PULSAR_DEMO.subscription, letters.map((l, i) => ({ ...l, eventTime: new Date(Date.UTC(2026, 11, 1, 9, i)).toISOString() })));
   return { [PULSAR_DEMO.dlq]: letters.length };
+}
+
+/**
+ * The hostile-content corpus (lib/demo/hostile-corpus.ts) dead-lettered into its Pulsar DLQ by a
+ * real consumer, each letter's failure and the corpus entries as message properties (Pulsar's
+ * properties are text: the invalid UTF-8 letter carries its bytes as the payload only).
+ */
+export async function seedPulsarHostile(): Promise<Record<string, number>> {
+  const { source: sourceName, dlq: dlqName } = HOSTILE_DLQS.pulsar;
+  const source = parseTopicName(sourceName)!;
+  const dlq = parseTopicName(dlqName)!;
+  const kit = new PulsarKit(source.namespace);
+  await fresh(kit, [source, dlq]);
+  const keys = [HOSTILE.script, HOSTILE.rtl, HOSTILE.zeroWidth, HOSTILE.imgOnerror, null];
+  const letters: KitLetter[] = HOSTILE_LETTERS.map((l, i) => ({
+    body: l.body,
+    key: keys[i] ?? null,
+    properties: {
+      "x-hostile-letter": l.label,
+      "content-type": l.contentType,
+      "x-exception-class": HOSTILE_EXCEPTION.className,
+      "x-exception-message": HOSTILE_EXCEPTION.message,
+      ...l.headers,
+      ...l.extraHeaders,
+      ...l.secretHeaders,
+    },
+  }));
+  // The DLQ is the client's default name for subscription "hostile-service" of topic "hostile".
+  await kit.deadLetter(source, dlq, "hostile-service", letters);
+  return { [dlqName]: letters.length };
 }

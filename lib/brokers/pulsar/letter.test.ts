@@ -89,6 +89,17 @@ describe("toLetter", () => {
     expect(read(frame(), { maxRedeliverCount: 0 }).failure.count).toBe(1);
   });
 
+  it("takes the count a retry-letter topic recorded (RECONSUMETIMES) over any inferred one", () => {
+    const f = frame();
+    f.properties = { ...f.properties, RECONSUMETIMES: "3", DELAY_TIME: "1000" };
+    const l = read(f, { maxRedeliverCount: 5 });
+    expect(l.failure.count).toBe(3);
+    expect(prop(l, "retries (RECONSUMETIMES)")).toBe("3");
+    expect(prop(l, "deliveries (inferred)")).toBeNull();
+    f.properties = { ...f.properties, RECONSUMETIMES: "not a number" };
+    expect(read(f, { maxRedeliverCount: 5 }).failure.count).toBe(6);
+  });
+
   it("cuts the body to maxBodyBytes and hashes the whole payload", () => {
     const l = read(frame(), { maxBodyBytes: 5 });
     expect(Buffer.from(l.body).toString()).toBe("hello");

@@ -25,6 +25,8 @@ export interface PulsarMessageFrame {
 export const REAL_TOPIC = "REAL_TOPIC";
 export const REAL_SUBSCRIPTION = "REAL_SUBSCRIPTION";
 export const ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID";
+/** Written by the retry-letter topic's `reconsumeLater`: how many times the message was retried. */
+export const RECONSUME_TIMES = "RECONSUMETIMES";
 /** Properties only Pulsar's dead-lettering writes: a repair never sets or removes them. */
 export const DEAD_LETTER_PROPERTIES = [REAL_TOPIC, REAL_SUBSCRIPTION, ORIGIN_MESSAGE_ID, "ORIGIN_MESSAGE_IDY_TIME", "RECONSUMETIMES", "DELAY_TIME", "REAL_TOPIC_PARTITION"];
 
@@ -65,7 +67,12 @@ export function toLetter(frame: PulsarMessageFrame, id: MessageId, position: num
   const realTopic = headerText(headers, REAL_TOPIC);
   const origin = realTopic ? bareTopic(realTopic) : ctx.configOrigin;
   const subscription = headerText(headers, REAL_SUBSCRIPTION);
-  const count = ctx.maxRedeliverCount !== undefined && realTopic ? ctx.maxRedeliverCount + 1 : null;
+  // A letter that went through the retry-letter topic (`reconsumeLater`) carries how often it was
+  // retried: a count Pulsar recorded. Else only the configured policy can say (and it says so).
+  const reconsumed = Number(headerText(headers, RECONSUME_TIMES) ?? NaN);
+  const recorded = Number.isInteger(reconsumed) && reconsumed >= 0 ? reconsumed : null;
+  const inferred = recorded === null && ctx.maxRedeliverCount !== undefined && realTopic ? ctx.maxRedeliverCount + 1 : null;
+  const count = recorded ?? inferred;
   const reason = realTopic ? "maxRedeliverCount" : null;
 
   const properties: HeaderEntry[] = [{ name: "message id", value: { t: "string", v: messageId } }];
@@ -75,7 +82,8 @@ export function toLetter(frame: PulsarMessageFrame, id: MessageId, position: num
   if (subscription) properties.push({ name: "origin subscription", value: { t: "string", v: subscription } });
   const originId = headerText(headers, ORIGIN_MESSAGE_ID);
   if (originId) properties.push({ name: "origin message id", value: { t: "string", v: originId } });
-  if (count !== null) properties.push({ name: "deliveries (inferred)", value: { t: "string", v: `${count}: maxRedeliverCount ${ctx.maxRedeliverCount} + 1, from the connection's configuration; Pulsar does not record the count on a dead letter` } });
+  if (recorded !== null) properties.push({ name: "retries (RECONSUMETIMES)", value: { t: "number", v: String(recorded) } });
+  if (inferred !== null) properties.push({ name: "deliveries (inferred)", value: { t: "string", v: `${inferred}: maxRedeliverCount ${ctx.maxRedeliverCount} + 1, from the connection's configuration; Pulsar does not record the count on a dead letter` } });
 
   const failure: FailureInfo = {
     deadLetteredAt: publishedAt,

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { PulsarConnectionConfig } from "@/lib/config";
+import { BrokerError } from "@/lib/brokers/types";
 import { PulsarAdmin, PulsarSocket, topicPath, type PulsarEndpoint, type TopicName } from "@/lib/brokers/pulsar/client";
 import { readUnacked } from "@/lib/brokers/pulsar/reader";
 
@@ -65,7 +66,10 @@ export class PulsarKit {
 
   async ensureNamespace(): Promise<void> {
     if (this.created) return;
-    await this.admin.request("PUT", `namespaces/${this.tenant}/${this.namespace}`, "create a test namespace", { body: {} });
+    await this.admin.request("PUT", `namespaces/${this.tenant}/${this.namespace}`, "create a namespace", { body: {} }).catch((e: unknown) => {
+      // A named namespace (the demo's) made by an earlier run.
+      if (!(e instanceof BrokerError && /already exists/i.test(e.userMessage))) throw e;
+    });
     this.created = true;
   }
 
