@@ -42,9 +42,14 @@ interface PulsarEnvelope {
 
 const reasonOf = (e: unknown) => (isAppError(e) ? e.userMessage : "Pulsar refused it for a reason the console could not read.");
 
-/** A producer on one topic, one message in flight at a time (so a key's letters keep their order). */
+/**
+ * A producer on one topic. Several messages may be in flight at once (each confirmation is matched
+ * to its message by the frame's context); Pulsar stores one producer's messages in the order sent.
+ */
 class Producer {
   private seq = 0;
+  private readonly waiting = new Map<string, { resolve: (id: string) => void; reject: (e: BrokerError) => void; timer: NodeJS.Timeout }>();
+  private pumping = false;
   private constructor(
     private readonly socket: PulsarSocket,
     private readonly ep: PulsarEndpoint,
@@ -54,26 +59,56 @@ class Producer {
     return new Producer(await PulsarSocket.open(ep, `producer/persistent/${topicPath(t)}?sendTimeoutMillis=${ep.timeoutMs}`, `publish to topic ${shortName(t)}`), ep);
   }
 
-  /** The new message's id once Pulsar confirmed it was stored; throws a BrokerError when refused. */
-  async send(msg: { payload: Uint8Array; properties: Record<string, string>; key: string | null; eventTime: string | null }): Promise<string> {
+  /** The new message's id once Pulsar confirmed it was stored; rejects with a BrokerError when refused or unconfirmed. */
+  send(msg: { payload: Uint8Array; properties: Record<string, string>; key: string | null; eventTime: string | null }): Promise<string> {
     const context = String(++this.seq);
-    this.socket.send({
-      payload: b64(msg.payload),
-      properties: msg.properties,
-      context,
-      ...(msg.key !== null ? { key: msg.key } : {}),
-      ...(msg.eventTime ? { eventTime: msg.eventTime } : {}),
+    const confirmed = new Promise<string>((resolve, reject) => {
+      const limit = this.ep.timeoutMs + 5000;
+      const timer = setTimeout(() => {
+        this.waiting.delete(context);
+        reject(new BrokerError("unreachable", { userMessage: `Pulsar did not confirm the copy within ${Math.round(limit / 1000)} s; it may or may not have been stored. The letter stays in the DLQ.` }));
+      }, limit);
+      this.waiting.set(context, { resolve, reject, timer });
     });
-    for (;;) {
-      const f = await this.socket.next(this.ep.timeoutMs + 5000);
-      if (!f) {
-        if (this.socket.endedWith) throw this.socket.closedError();
-        throw new BrokerError("unreachable", { userMessage: `Pulsar did not confirm the copy within ${Math.round(this.ep.timeoutMs / 1000) + 5} s; it may or may not have been stored. The letter stays in the DLQ.` });
-      }
-      if (f.context !== context) continue;
-      if (f.result === "ok" && typeof f.messageId === "string") return f.messageId;
-      throw new BrokerError("bad_request", { message: JSON.stringify(f), userMessage: `Pulsar refused the copy (${String(f.result)}${f.errorMsg ? `: ${String(f.errorMsg).slice(0, 200)}` : ""}).` });
+    try {
+      this.socket.send({
+        payload: b64(msg.payload),
+        properties: msg.properties,
+        context,
+        ...(msg.key !== null ? { key: msg.key } : {}),
+        ...(msg.eventTime ? { eventTime: msg.eventTime } : {}),
+      });
+    } catch (e) {
+      this.settle(context, e instanceof BrokerError ? e : this.socket.closedError());
     }
+    void this.pump();
+    return confirmed;
+  }
+
+  private settle(context: string, outcome: string | BrokerError): void {
+    const w = this.waiting.get(context);
+    if (!w) return;
+    this.waiting.delete(context);
+    clearTimeout(w.timer);
+    if (typeof outcome === "string") w.resolve(outcome);
+    else w.reject(outcome);
+  }
+
+  /** Reads confirmations while any message waits for one. */
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    while (this.waiting.size > 0) {
+      const f = await this.socket.next(1000);
+      if (!f) {
+        if (this.socket.endedWith) for (const c of [...this.waiting.keys()]) this.settle(c, this.socket.closedError());
+        continue;
+      }
+      const context = String(f.context ?? "");
+      if (f.result === "ok" && typeof f.messageId === "string") this.settle(context, f.messageId);
+      else this.settle(context, new BrokerError("bad_request", { message: JSON.stringify(f), userMessage: `Pulsar refused the copy (${String(f.result)}${f.errorMsg ? `: ${String(f.errorMsg).slice(0, 200)}` : ""}).` }));
+    }
+    this.pumping = false;
   }
 
   close() {
@@ -170,11 +205,17 @@ export class PulsarMover {
     const seen = new Set<string>();
     const acks = await this.ackSocket(dlq);
 
-    /** Publishes one letter's copy; the result ("moved" meaning confirmed at the target, not yet acknowledged). */
-    const publish = async (req: MoveRequest, msg: ReadMessage): Promise<MoveResult> => {
+    /**
+     * Checks one letter and sends its copy; resolves to its result once settled ("moved" meaning
+     * confirmed at the target, not yet acknowledged). The outer promise resolves once the copy is
+     * sent, so the caller can send the next before this one is confirmed.
+     */
+    const dispatch = async (req: MoveRequest, msg: ReadMessage): Promise<{ settled: Promise<MoveResult> }> => {
       const letter = toLetter(msg.frame, msg.id, 0, ctx);
       const key = letter.orderingKey;
-      const result = (outcome: MoveResult["outcome"], destination: string | null, reason: string | null): MoveResult => ({ letterId: req.letterId, outcome, destination, reason, orderingKey: key });
+      const result = (outcome: MoveResult["outcome"], destination: string | null, reason: string | null): { settled: Promise<MoveResult> } => ({
+        settled: Promise.resolve({ letterId: req.letterId, outcome, destination, reason, orderingKey: key }),
+      });
       if (letter.sha256 !== req.sha256) return result("checksum_mismatch", null, "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ; scan again.");
       if (req.repair) return result("failed", null, "Repair and resubmit is not available for Pulsar yet. The letter stays in the DLQ.");
       if (key !== null && held.has(key)) return result("failed", null, heldBackReason(key));
@@ -182,6 +223,7 @@ export class PulsarMover {
       if (typeof target === "string") return result("failed", null, `${target} It stays in the DLQ.`);
       const tName = shortName(target);
       const destination = `topic ${tName}`;
+      const failed = (e: unknown): MoveResult => ({ letterId: req.letterId, outcome: "failed", destination, reason: `${reasonOf(e).replace(/\.$/, "")}. The letter stays in the DLQ.`, orderingKey: key });
       try {
         if (tName === name) throw new BrokerError("bad_request", { userMessage: "The target is the DLQ itself." });
         if (!exists.has(tName)) exists.set(tName, await this.topicExists(target));
@@ -192,15 +234,41 @@ export class PulsarMover {
           producers.set(tName, producer);
         }
         if (producer instanceof BrokerError) throw producer;
-        await producer.send({ payload: letter.body, properties: withMarkers(msg.frame.properties ?? {}, req, letter.messageId), key, eventTime: msg.frame.eventTime ?? null });
+        const confirmed = producer.send({ payload: letter.body, properties: withMarkers(msg.frame.properties ?? {}, req, letter.messageId), key, eventTime: msg.frame.eventTime ?? null });
+        return { settled: confirmed.then(() => ({ letterId: req.letterId, outcome: "moved" as const, destination, reason: null, orderingKey: key }), failed) };
       } catch (e) {
-        return result("failed", destination, `${reasonOf(e).replace(/\.$/, "")}. The letter stays in the DLQ.`);
+        return { settled: Promise.resolve(failed(e)) };
       }
-      return result("moved", destination, null);
+    };
+    const publish = async (req: MoveRequest, msg: ReadMessage): Promise<MoveResult> => (await dispatch(req, msg)).settled;
+
+    // Copies in flight, oldest first: at most `window`, and at most one per ordering key, so a key's
+    // letters are confirmed (or held back) in DLQ order. Each is acknowledged once confirmed.
+    const window = Math.max(1, Math.min(256, opts.maxInFlight ?? 32));
+    const pending: Array<{ settled: Promise<MoveResult>; key: string | null; ackId: string }> = [];
+    const keysInFlight = new Map<string, number>();
+    const settleOldest = async (): Promise<MoveResult> => {
+      const p = pending.shift()!;
+      const r = await p.settled;
+      if (p.key !== null) keysInFlight.set(p.key, (keysInFlight.get(p.key) ?? 1) - 1);
+      if (r.outcome === "moved") acks.send({ messageId: p.ackId });
+      else if (r.orderingKey !== null) held.add(r.orderingKey);
+      return r;
     };
 
     try {
       for await (const group of this.entries(dlq, requests, opts.signal)) {
+        if (group.members.length === 1 && group.members[0].id.batchIndex < 0) {
+          const { req, msg } = group.picked[0];
+          seen.add(req.letterId);
+          const key = msg.frame.key ?? null;
+          while (pending.length > 0 && ((key !== null && (keysInFlight.get(key) ?? 0) > 0) || pending.length >= window)) yield await settleOldest();
+          pending.push({ settled: (await dispatch(req, msg)).settled, key, ackId: msg.frame.messageId });
+          if (key !== null) keysInFlight.set(key, (keysInFlight.get(key) ?? 0) + 1);
+          continue;
+        }
+        // A batched entry: everything before it settles first, then its letters go together or not at all.
+        while (pending.length > 0) yield await settleOldest();
         const partial = PulsarMover.partialBatch(group);
         const results: MoveResult[] = [];
         for (const { req, msg } of group.picked) {
@@ -222,6 +290,8 @@ export class PulsarMover {
           } else yield r;
         }
       }
+      // Copies already sent are settled (and acknowledged when confirmed) even when the move was stopped.
+      while (pending.length > 0) yield await settleOldest();
     } finally {
       await acks.close();
       for (const p of producers.values()) if (!(p instanceof BrokerError)) await p.close();

@@ -168,6 +168,27 @@ describe("Pulsar adapter on the real broker", () => {
     expect((await browseAll(adapter, name)).map((l) => l.id)).toEqual(before.map((l) => l.id));
   });
 
+  it("many copies in flight: a key whose letter failed is held back in DLQ order, the other keys move in order, and only moved letters leave", async () => {
+    const keys = ["a", "b", "a", "c", "b", "a", "c"];
+    const { source, dlq, name } = await deadLettered(kit, keys.map((k, i) => ({ body: text(`w-${i}`), key: k })));
+    const before = await browseAll(adapter, name);
+    const job = randomUUID();
+    // The first letter of key "a" fails (its bytes "changed since the scan"): every later "a" must stay behind it.
+    const reqs = before.map((l, i) => ({ ...request(l, { kind: "origin" }, job), ...(i === 0 ? { sha256: "0".repeat(64) } : {}) }));
+    const results = await collectMoves(adapter.moveLetters(name, reqs, { maxInFlight: 32 }));
+    expect(results.map((r) => r.letterId)).toEqual(before.map((l) => l.id));
+    expect(results.map((r) => r.outcome)).toEqual(["checksum_mismatch", "moved", "failed", "moved", "moved", "failed", "moved"]);
+    for (const i of [2, 5]) expect(results[i].reason).toMatch(/Held back/);
+    const arrived = (await kit.readAll(source)).filter((m) => m.properties?.["x-dlq-redrive-id"] === job);
+    expect(arrived.map((m) => Buffer.from(m.payload, "base64").toString())).toEqual(["w-1", "w-3", "w-4", "w-6"]);
+    const left = await until(
+      async () => (await browseAll(adapter, name)).map((l) => bodyText(l.body)),
+      (ls) => ls.length === 3,
+    );
+    expect(left).toEqual(["w-0", "w-2", "w-5"]);
+    expect(await backlog(kit, dlq, CONSOLE_SUB)).toBe(3);
+  });
+
   it("redrive to the origin keeps the key, event time and properties, sets the markers, and takes the letter off the DLQ", async () => {
     const { source, dlq, name } = await deadLettered(kit, [
       { body: text("again-0"), key: "k-0", properties: { app: "a0" } },
