@@ -36,7 +36,7 @@ import {
   type StreamOptions,
 } from "@/lib/brokers/types";
 import { PulsarAdmin, parseTopicName, shortName, topicOf, topicPath, type PulsarEndpoint, type TopicName } from "@/lib/brokers/pulsar/client";
-import { toLetter, type LetterContext } from "@/lib/brokers/pulsar/letter";
+import { bareTopic, toLetter, type LetterContext } from "@/lib/brokers/pulsar/letter";
 import { missingTopic, readUnacked } from "@/lib/brokers/pulsar/reader";
 import { positionOfLetterId } from "@/lib/brokers/pulsar/message-id";
 import { PulsarMover } from "@/lib/brokers/pulsar/mover";
@@ -199,7 +199,23 @@ export class PulsarAdapter implements BrokerAdapter {
     const t = this.dlqTopic(name);
     const summary = await this.summarize(shortName(t), t, this.sourceOf(t)!, readNamespacePolicies(this.admin, t.tenant, t.namespace).catch(() => null) as ReturnType<typeof readNamespacePolicies>);
     if (summary.warnings.some((w) => w.code === "missing")) throw missingTopic(t);
+    if (summary.origins.length === 0 && summary.depth) summary.origins = await this.headOrigin(t);
     return summary;
+  }
+
+  /**
+   * The original topic of the oldest letter (REAL_TOPIC, from a peek of the console subscription's
+   * first letter: one request, nothing acknowledged), as the DLQ's origin; empty when it has none.
+   * A DLQ named `<topic>-<subscription>-DLQ` holds one topic's letters.
+   */
+  private async headOrigin(t: TopicName): Promise<string[]> {
+    try {
+      const h = await this.admin.headersOf(`persistent/${topicPath(t)}/subscription/${encodeURIComponent(this.config.subscription)}/position/1`, `peek the oldest letter of ${shortName(t)}`);
+      const props = JSON.parse(h?.get("x-pulsar-property") ?? "{}") as Record<string, unknown>;
+      return typeof props.REAL_TOPIC === "string" ? [bareTopic(props.REAL_TOPIC)] : [];
+    } catch {
+      return [];
+    }
   }
 
   private async stats(t: TopicName): Promise<TopicStats | null> {

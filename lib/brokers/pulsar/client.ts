@@ -135,6 +135,24 @@ export class PulsarAdmin {
   get<T>(path: string, what: string, opts?: { notFound?: "null"; signal?: AbortSignal }) {
     return this.request<T>("GET", path, what, opts);
   }
+
+  /** The response headers of a GET whose body is a message (a peek), without reading the body; null for 404. */
+  async headersOf(path: string, what: string): Promise<Headers | null> {
+    this.calls++;
+    let res: Response;
+    try {
+      res = await fetch(`${this.ep.adminUrl.replace(/\/$/, "")}/admin/v2/${path}`, { headers: this.headers(false), signal: AbortSignal.timeout(this.ep.timeoutMs) });
+    } catch (e) {
+      throw unreachable(this.ep, e);
+    }
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return null;
+    }
+    if (!res.ok) throw statusError(this.ep, res.status, await res.text().catch(() => ""), what);
+    await res.body?.cancel();
+    return res.headers;
+  }
 }
 
 /** A parsed WebSocket frame from Pulsar. */

@@ -336,7 +336,11 @@ describe("Pulsar discovery and the console's subscription", () => {
     // Listing made the console's subscription, from the earliest stored letter.
     expect(await backlog(kit, dlq, CONSOLE_SUB)).toBe(3);
     expect((await browseAll(adapter, name)).map((l) => bodyText(l.body))).toEqual(["early-0", "early-1", "early-2"]);
-    expect((await adapter.describeDlq(name)).depth).toBe(3);
+    const described = await adapter.describeDlq(name);
+    expect(described.depth).toBe(3);
+    // The origin from the oldest letter's REAL_TOPIC (a peek: nothing acknowledged).
+    expect(described.origins).toEqual([shortName(source)]);
+    expect(await backlog(kit, dlq, CONSOLE_SUB)).toBe(3);
 
     const e = await errorOf(adapter.describeDlq(gone()));
     expect(e).toBeInstanceOf(BrokerError);
