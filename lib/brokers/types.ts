@@ -352,15 +352,19 @@ export interface LetterRepair {
   refuse?: string;
 }
 
+/** Properties Pulsar's client writes when it dead-letters or retries a message (lower case). */
+const PULSAR_HISTORY = new Set(["real_topic", "real_subscription", "origin_message_id", "origin_message_idy_time", "reconsumetimes", "delay_time", "real_topic_partition"]);
+
 /**
  * Header names an adapter never lets a repair set or remove, because the broker or the console
  * manages them: broker history (x-death, x-first-death-*, x-delivery-count, kafka_dlt-*,
- * __connect.errors.*), the console's own `x-dlq-*` markers. SQS system attributes are not headers
- * and cannot be named at all.
+ * __connect.errors.*, Pulsar's REAL_TOPIC and siblings), the console's own `x-dlq-*` markers. SQS
+ * system attributes are not headers and cannot be named at all.
  */
 export function isManagedHeaderName(name: string): boolean {
   const n = name.toLowerCase();
   return (
+    PULSAR_HISTORY.has(n) ||
     n.startsWith("x-dlq-") ||
     n === "x-death" ||
     n.startsWith("x-first-death-") ||

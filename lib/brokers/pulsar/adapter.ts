@@ -66,6 +66,8 @@ const CAPABILITIES: BrokerCapabilities = {
   // Pulsar answers no acknowledgement: a letter reported moved by a move that then broke off may
   // still be on the console's subscription, and the redrive engine looks for it when it resumes.
   removalUnconfirmed: true,
+  // Repair and resubmit: the copy carries the edits (lib/brokers/pulsar/repair.ts); the original is archived before it leaves.
+  repair: true,
 };
 
 interface TopicStats {

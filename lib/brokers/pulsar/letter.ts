@@ -27,8 +27,6 @@ export const REAL_SUBSCRIPTION = "REAL_SUBSCRIPTION";
 export const ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID";
 /** Written by the retry-letter topic's `reconsumeLater`: how many times the message was retried. */
 export const RECONSUME_TIMES = "RECONSUMETIMES";
-/** Properties only Pulsar's dead-lettering writes: a repair never sets or removes them. */
-export const DEAD_LETTER_PROPERTIES = [REAL_TOPIC, REAL_SUBSCRIPTION, ORIGIN_MESSAGE_ID, "ORIGIN_MESSAGE_IDY_TIME", "RECONSUMETIMES", "DELAY_TIME", "REAL_TOPIC_PARTITION"];
 
 const EMPTY = new Uint8Array(0);
 const CORRELATION = ["correlation-id", "correlationId", "x-correlation-id"];

@@ -8,13 +8,14 @@
  * mode on the console's subscription, which asks for no message, so the broker delivers it none:
  * it only carries acknowledgements of message ids, and closing it flushes them.
  */
-import { REDRIVE_HEADERS, heldBackReason, type MoveOptions, type MoveRequest, type MoveResult, type RemoveOptions, type RemoveRequest, type RemoveResult, type RepublishOptions, type RepublishRequest, type RepublishResult } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS, REPAIR_HEADER, heldBackReason, type Letter, type LetterCopy, type MoveOptions, type MoveRequest, type MoveResult, type RemoveOptions, type RemoveRequest, type RemoveResult, type RepublishOptions, type RepublishRequest, type RepublishResult } from "@/lib/brokers/types";
 import { BrokerError } from "@/lib/brokers/types";
 import { b64, beforeRemoveFailure, encodeEnvelope, openEach, republishFailed } from "@/lib/brokers/envelope";
 import { isAppError } from "@/lib/errors";
 import { PulsarSocket, parseTopicName, shortName, topicPath, type PulsarAdmin, type PulsarEndpoint, type TopicName } from "@/lib/brokers/pulsar/client";
 import { bareTopic, toLetter, REAL_TOPIC, type LetterContext, type PulsarMessageFrame } from "@/lib/brokers/pulsar/letter";
-import { decodeMessageId, encodeMessageId, letterIdOf } from "@/lib/brokers/pulsar/message-id";
+import { decodeMessageId, encodeMessageId, letterIdOf, messageIdText } from "@/lib/brokers/pulsar/message-id";
+import { archiveFailure, repairProblem, repairProperties } from "@/lib/brokers/pulsar/repair";
 import { missingTopic, readUnacked, type ReadMessage } from "@/lib/brokers/pulsar/reader";
 
 export interface MoverDeps {
@@ -196,6 +197,9 @@ export class PulsarMover {
 
   async *move(dlq: TopicName, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
     if (requests.length === 0) return;
+    if (requests.some((r) => r.repair) && !opts.beforeRemove) {
+      throw new BrokerError("bad_request", { userMessage: "A repair must archive the original letter before it leaves the DLQ, and this request gave no archive. Nothing was read or published." });
+    }
     await this.prepare(dlq);
     const name = shortName(dlq);
     const ctx = this.deps.letterContext(name);
@@ -217,7 +221,11 @@ export class PulsarMover {
         settled: Promise.resolve({ letterId: req.letterId, outcome, destination, reason, orderingKey: key }),
       });
       if (letter.sha256 !== req.sha256) return result("checksum_mismatch", null, "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ; scan again.");
-      if (req.repair) return result("failed", null, "Repair and resubmit is not available for Pulsar yet. The letter stays in the DLQ.");
+      if (req.repair) {
+        const problem = repairProblem(req.repair);
+        if (problem) return result("failed", null, problem);
+        if (msg.id.batchIndex >= 0) return result("failed", null, "A letter of a batched Pulsar entry cannot be repaired on its own (Pulsar removes whole entries). It stays in the DLQ.");
+      }
       if (key !== null && held.has(key)) return result("failed", null, heldBackReason(key));
       const target = this.resolveTarget(dlq, req, msg.frame, ctx.configOrigin);
       if (typeof target === "string") return result("failed", null, `${target} It stays in the DLQ.`);
@@ -234,8 +242,15 @@ export class PulsarMover {
           producers.set(tName, producer);
         }
         if (producer instanceof BrokerError) throw producer;
-        const confirmed = producer.send({ payload: letter.body, properties: withMarkers(msg.frame.properties ?? {}, req, letter.messageId), key, eventTime: msg.frame.eventTime ?? null });
-        return { settled: confirmed.then(() => ({ letterId: req.letterId, outcome: "moved" as const, destination, reason: null, orderingKey: key }), failed) };
+        const properties = withMarkers(req.repair ? repairProperties(msg.frame.properties ?? {}, req.repair, req.markers.replayId) : (msg.frame.properties ?? {}), req, letter.messageId);
+        if (req.repair) properties[REPAIR_HEADER] = req.repair.operationId;
+        const confirmed = producer.send({ payload: req.repair?.body ?? letter.body, properties, key, eventTime: msg.frame.eventTime ?? null });
+        return {
+          settled: confirmed.then(
+            (id): MoveResult => ({ letterId: req.letterId, outcome: "moved", destination, reason: null, orderingKey: key, ...(req.repair ? { copyId: `${tName}/${messageIdText(decodeMessageId(id))}` } : {}) }),
+            failed,
+          ),
+        };
       } catch (e) {
         return { settled: Promise.resolve(failed(e)) };
       }
@@ -245,11 +260,21 @@ export class PulsarMover {
     // Copies in flight, oldest first: at most `window`, and at most one per ordering key, so a key's
     // letters are confirmed (or held back) in DLQ order. Each is acknowledged once confirmed.
     const window = Math.max(1, Math.min(256, opts.maxInFlight ?? 32));
-    const pending: Array<{ settled: Promise<MoveResult>; key: string | null; ackId: string }> = [];
+    const pending: Array<{ settled: Promise<MoveResult>; key: string | null; ackId: string; req: MoveRequest; msg: ReadMessage }> = [];
     const keysInFlight = new Map<string, number>();
+    /** A repaired letter's original goes to the archive (one at a time) once its copy is confirmed, before it leaves. */
+    const archived = async (r: MoveResult, req: MoveRequest, msg: ReadMessage): Promise<MoveResult> => {
+      if (r.outcome !== "moved" || !req.repair) return r;
+      try {
+        await opts.beforeRemove!(copyOf(name, req.letterId, toLetter(msg.frame, msg.id, 0, ctx), msg.frame));
+        return r;
+      } catch (e) {
+        return { ...r, outcome: "failed", reason: archiveFailure(e, r.destination?.replace(/^topic /, "") ?? "?", r.copyId ?? null) };
+      }
+    };
     const settleOldest = async (): Promise<MoveResult> => {
       const p = pending.shift()!;
-      const r = await p.settled;
+      const r = await archived(await p.settled, p.req, p.msg);
       if (p.key !== null) keysInFlight.set(p.key, (keysInFlight.get(p.key) ?? 1) - 1);
       if (r.outcome === "moved") acks.send({ messageId: p.ackId });
       else if (r.orderingKey !== null) held.add(r.orderingKey);
@@ -263,7 +288,7 @@ export class PulsarMover {
           seen.add(req.letterId);
           const key = msg.frame.key ?? null;
           while (pending.length > 0 && ((key !== null && (keysInFlight.get(key) ?? 0) > 0) || pending.length >= window)) yield await settleOldest();
-          pending.push({ settled: (await dispatch(req, msg)).settled, key, ackId: msg.frame.messageId });
+          pending.push({ settled: (await dispatch(req, msg)).settled, key, ackId: msg.frame.messageId, req, msg });
           if (key !== null) keysInFlight.set(key, (keysInFlight.get(key) ?? 0) + 1);
           continue;
         }
@@ -314,16 +339,8 @@ export class PulsarMover {
     const archive = async (req: RemoveRequest, msg: ReadMessage): Promise<RemoveResult> => {
       const letter = toLetter(msg.frame, msg.id, 0, ctx);
       if (letter.sha256 !== req.sha256) return { letterId: req.letterId, outcome: "checksum_mismatch", reason: "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ." };
-      const envelope: PulsarEnvelope = {
-        topic: name,
-        messageId: letter.messageId ?? "",
-        properties: Object.entries(msg.frame.properties ?? {}),
-        key: msg.frame.key ?? null,
-        eventTime: msg.frame.eventTime ?? null,
-        publishTime: msg.frame.publishTime ?? null,
-      };
       try {
-        await opts.beforeRemove({ letterId: req.letterId, letter, envelope: encodeEnvelope("pulsar", letter.body, envelope) });
+        await opts.beforeRemove(copyOf(name, req.letterId, letter, msg.frame));
       } catch (e) {
         return { letterId: req.letterId, outcome: "failed", reason: beforeRemoveFailure(e) };
       }
@@ -392,4 +409,17 @@ function withMarkers(properties: Record<string, string>, req: MoveRequest, messa
   const original = previousOriginal ?? req.markers.originalMessageId ?? messageId;
   if (original) out[REDRIVE_HEADERS.originalMessageId] = original;
   return out;
+}
+
+/** The complete copy of a DLQ letter handed to `beforeRemove` (discard, and the original of a repair). */
+function copyOf(dlq: string, letterId: string, letter: Letter, frame: PulsarMessageFrame): LetterCopy {
+  const envelope: PulsarEnvelope = {
+    topic: dlq,
+    messageId: letter.messageId ?? "",
+    properties: Object.entries(frame.properties ?? {}),
+    key: frame.key ?? null,
+    eventTime: frame.eventTime ?? null,
+    publishTime: frame.publishTime ?? null,
+  };
+  return { letterId, letter, envelope: encodeEnvelope("pulsar", letter.body, envelope) };
 }
