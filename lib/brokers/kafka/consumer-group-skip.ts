@@ -89,6 +89,8 @@ export interface GroupClientDeps {
   produce(topic: string, message: Message): Promise<{ partition: number; offset: string }>;
   mapError(e: unknown, topic?: string): BrokerError;
   fetch?: Partial<FetchLimits>;
+  /** The clock retention checks compare against (epoch ms); Date.now when absent. */
+  now?: () => number;
 }
 
 /**
@@ -366,7 +368,7 @@ async function assertRetentionKeeps(deps: GroupClientDeps, dlt: string, topic: s
   if (get("message.timestamp.type") === "LogAppendTime") return;
   const retentionMs = Number(get("retention.ms") ?? "-1");
   if (!Number.isFinite(retentionMs) || retentionMs < 0) return;
-  if (oldest.ms + retentionMs < Date.now() + MIN_TIME_IN_DLT_MS) {
+  if (oldest.ms + retentionMs < (deps.now ?? Date.now)() + MIN_TIME_IN_DLT_MS) {
     throw new BrokerError("bad_request", {
       userMessage: `Record ${oldest.offset} of ${topic}/${partition} is from ${new Date(oldest.ms).toISOString()}; its copy keeps that timestamp, and "${dlt}" keeps records for ${formatDuration(retentionMs)}, so the copy would be deleted within the hour. Raise the DLT's retention.ms (or choose another DLT) first. Nothing was copied.`,
     });

@@ -7,7 +7,10 @@ import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { mapKafkaError } from "@/lib/brokers/kafka/errors";
 import { BrokerError } from "@/lib/brokers/types";
 
+// Records are stamped relative to T0, and skips run on a clock injected one minute after it, so no
+// assertion depends on the day the suite runs.
 const T0 = Date.parse("2026-12-02T10:00:00Z");
+const NOW = T0 + 60_000;
 const s = (partition: number, committed: bigint | null, end: bigint, atSec: number, over: Partial<GroupSample> = {}): GroupSample => ({ group: "billing", topic: "payments", partition, committed, end, sampledAt: T0 + atSec * 1000, ...over });
 
 describe("flagStuckPartitions", () => {
@@ -220,6 +223,7 @@ function fakeKafka(opts: { records: InternalRecord[]; committed: bigint | null; 
     cluster: cluster as unknown as GroupClientDeps["cluster"],
     admin: admin as unknown as GroupClientDeps["admin"],
     mapError: (e, topic) => mapKafkaError(e, { endpoint: "fake:9092", topic, connection: "fake" }),
+    now: () => NOW,
     async produce(topic: string, m: Message) {
       const n = produced++;
       const err = hooks.produceError?.(n);
@@ -329,7 +333,7 @@ describe("skipToDlt (order and refusals, on fakes)", () => {
   });
 
   it("refuses, before copying, when the DLT's retention would delete a copy (it keeps its old timestamp) within the hour", async () => {
-    const old = [rec(4, { timestamp: String(Date.now() - 23.5 * 3600_000) }), rec(5)];
+    const old = [rec(4, { timestamp: String(NOW - 23.5 * 3600_000) }), rec(5)];
     const short = fakeKafka({ records: old, committed: 4n, end: 6n, dltConfig: { "retention.ms": String(24 * 3600_000) } });
     const e = await skipToDlt(short.deps, { ...skip, expectedCommitted: 4n, upToOffset: 5n }).catch((x: unknown) => x);
     expect((e as BrokerError).kind).toBe("bad_request");
