@@ -14,10 +14,35 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null || die "apt-get install $* failed"
 }
 
+# The Node.js the console, its scripts and CI run on: 24 LTS (22 also supported). A `node` of
+# major 22 or 24 on PATH is used as it is; otherwise Node 24 is unpacked from the npm registry's
+# `node-linux-<arch>` package (the official Linux binary, no download from anywhere else) into
+# .cache/node and put first on PATH. The machine's npm keeps working: it runs on that node.
+# DLQ_NODE_VERSION pins another 24.x.
+NODE_PINNED=${DLQ_NODE_VERSION:-24.22.3}
+node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 ensure_node() {
+  local major arch dir tgz
   command -v node >/dev/null || apt_install nodejs npm
-  local major; major=$(node -p 'process.versions.node.split(".")[0]')
-  [ "$major" -ge 20 ] || die "Node.js 20 or newer is needed (found $(node -v))."
+  major=$(node_major)
+  if [ "$major" = 22 ] || [ "$major" = 24 ]; then return; fi
+  case "$(uname -m)" in
+    x86_64) arch=x64 ;;
+    aarch64) arch=arm64 ;;
+    *) die "Node.js 24 is needed (found $(node -v)); install Node.js 24 LTS for $(uname -m) and run this again." ;;
+  esac
+  dir="$(pwd)/.cache/node/v$NODE_PINNED-linux-$arch"
+  if [ ! -x "$dir/bin/node" ]; then
+    log "installing Node.js $NODE_PINNED from the npm registry (node-linux-$arch) into .cache/node (found $(node -v) on PATH)"
+    rm -rf "$dir.partial" && mkdir -p "$dir.partial"
+    tgz=$(cd "$dir.partial" && npm pack --silent "node-linux-$arch@$NODE_PINNED") || die "npm pack node-linux-$arch@$NODE_PINNED failed"
+    tar -xzf "$dir.partial/$tgz" -C "$dir.partial" --strip-components=1 && rm -f "$dir.partial/$tgz"
+    "$dir.partial/bin/node" -v >/dev/null || die "the Node.js binary from node-linux-$arch@$NODE_PINNED does not run on this machine"
+    rm -rf "$dir" && mv "$dir.partial" "$dir"
+  fi
+  export PATH="$dir/bin:$PATH"
+  hash -r
+  [ "$(node_major)" = 24 ] || die "Node.js 24 from .cache/node did not take over PATH (node is $(command -v node))"
 }
 
 # npm ci when node_modules is missing or older than package-lock.json; always in CI.
