@@ -42,7 +42,12 @@ export type Cpu = { node: number; gc: number; postgres: number; rabbitmq: number
 
 export function cpuNow(): Cpu {
   const u = process.cpuUsage();
-  return { node: (u.user + u.system) / 1e6, gc: gcSeconds, postgres: processCpu("postgres"), rabbitmq: processCpu("beam.smp", RABBIT_NODE ? `RABBITMQ_NODENAME=${RABBIT_NODE}` : undefined) };
+  return {
+    node: (u.user + u.system) / 1e6,
+    gc: gcSeconds,
+    postgres: processCpu("postgres"),
+    rabbitmq: processCpu("beam.smp", RABBIT_NODE ? `RABBITMQ_NODENAME=${RABBIT_NODE}` : undefined),
+  };
 }
 
 /** CPU seconds per process between two readings (gc read after a tick, so the observer has reported). */
@@ -50,7 +55,12 @@ export async function cpuSince(c0: Cpu): Promise<Cpu> {
   const c1 = cpuNow();
   await new Promise((r) => setImmediate(r));
   const c2 = cpuNow();
-  return { node: c1.node - c0.node, gc: c2.gc - c0.gc, postgres: c1.postgres - c0.postgres, rabbitmq: c1.rabbitmq - c0.rabbitmq };
+  return {
+    node: c1.node - c0.node,
+    gc: c2.gc - c0.gc,
+    postgres: c1.postgres - c0.postgres,
+    rabbitmq: c1.rabbitmq - c0.rabbitmq,
+  };
 }
 
 /** "Node 53 µs (gc 4), Postgres 40, RabbitMQ 50 = 143 µs of CPU per letter" */

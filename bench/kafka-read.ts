@@ -98,12 +98,16 @@ async function adapterSide(topic: string, connectionId: string): Promise<SideRes
   const { testConfig } = await import("../lib/brokers/kafka/test-kit");
   const { closeDb } = await import("../lib/db");
   const store = prismaHandledStore();
-  const adapter = new KafkaAdapter(testConfig({ id: connectionId, brokers: BROKERS, discover: false, dlqs: [{ name: topic }] }), { handledStore: store });
+  const adapter = new KafkaAdapter(
+    testConfig({ id: connectionId, brokers: BROKERS, discover: false, dlqs: [{ name: topic }] }),
+    { handledStore: store },
+  );
   // Connections first, as the consumer's connect and join are: admin client, Postgres.
   await adapter.ping();
   await store.handledCounts(connectionId, topic, [{ partition: 0, start: 0n, end: 1n }]);
   await adapter.getLetter(topic, "0-0"); // connects the fetch cluster
-  if (process.env.BENCH_DEBUG) console.error(`adapter rss before stream(): ${Math.round(process.memoryUsage.rss() / 1048576)} MB`);
+  if (process.env.BENCH_DEBUG)
+    console.error(`adapter rss before stream(): ${Math.round(process.memoryUsage.rss() / 1048576)} MB`);
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   let n = 0;
@@ -124,7 +128,10 @@ async function adapterSide(topic: string, connectionId: string): Promise<SideRes
 async function seed(topic: string, connectionId: string): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }] });
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }],
+  });
   await admin.disconnect();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
@@ -157,12 +164,18 @@ async function seed(topic: string, connectionId: string): Promise<number> {
     for (let o = 0; o < inPartition; o += HANDLED_EVERY) refs.push({ partition: p, offset: BigInt(o) });
   }
   await prismaHandledStore().markHandled(connectionId, topic, refs, { operationId: randomUUID(), outcome: "redriven" });
-  console.log(`seeded ${COUNT} records in ${PARTITIONS} partitions in ${s.toFixed(1)} s; ${refs.length} marked handled`);
+  console.log(
+    `seeded ${COUNT} records in ${PARTITIONS} partitions in ${s.toFixed(1)} s; ${refs.length} marked handled`,
+  );
   return refs.length;
 }
 
 function child(side: "bare" | "adapter", topic: string, connectionId: string): SideResult {
-  const out = execFileSync(process.execPath, [...process.execArgv, process.argv[1], side, topic, connectionId], { env: process.env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const out = execFileSync(process.execPath, [...process.execArgv, process.argv[1], side, topic, connectionId], {
+    env: process.env,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return JSON.parse(out.trim().split("\n").pop()!) as SideResult;
 }
 
@@ -175,7 +188,10 @@ async function main() {
     console.log(JSON.stringify(r));
     return;
   }
-  if (!process.env.DATABASE_URL) throw new Error("DATABASE_URL must point at a migrated database (the adapter's handled-offset lookups are part of the bench)");
+  if (!process.env.DATABASE_URL)
+    throw new Error(
+      "DATABASE_URL must point at a migrated database (the adapter's handled-offset lookups are part of the bench)",
+    );
   const topic = `bench.read.${Date.now().toString(36)}.DLT`;
   const connectionId = `bench-${randomUUID().slice(0, 8)}`;
   const { getDb, closeDb } = await import("../lib/db");
@@ -185,28 +201,44 @@ async function main() {
     for (let r = 0; r < ROUNDS; r++) {
       for (const s of ["bare", "adapter"] as const) {
         const res = child(s, topic, connectionId);
-        if (res.side === "adapter" && res.handled !== marked) throw new Error(`adapter marked ${res.handled} letters handled, expected ${marked}`);
+        if (res.side === "adapter" && res.handled !== marked)
+          throw new Error(`adapter marked ${res.handled} letters handled, expected ${marked}`);
         results.push(res);
-        console.log(`round ${r + 1} ${s.padEnd(7)} ${Math.round(res.records / res.seconds).toString().padStart(7)} records/s  ${res.seconds.toFixed(2)} s (CPU ${res.cpuSeconds.toFixed(2)} s)  peak RSS ${res.peakRssMb} MB`);
+        console.log(
+          `round ${r + 1} ${s.padEnd(7)} ${Math.round(res.records / res.seconds)
+            .toString()
+            .padStart(
+              7,
+            )} records/s  ${res.seconds.toFixed(2)} s (CPU ${res.cpuSeconds.toFixed(2)} s)  peak RSS ${res.peakRssMb} MB`,
+        );
       }
     }
-    const rate = (s: SideResult["side"]) => median(results.filter((x) => x.side === s).map((x) => x.records / x.seconds));
+    const rate = (s: SideResult["side"]) =>
+      median(results.filter((x) => x.side === s).map((x) => x.records / x.seconds));
     const rss = (s: SideResult["side"]) => Math.max(...results.filter((x) => x.side === s).map((x) => x.peakRssMb));
     const admin = kafka.admin();
     await admin.connect();
     const left = (await admin.fetchTopicOffsets(topic)).reduce((t, p) => t + Number(p.high) - Number(p.low), 0);
     await admin.disconnect();
-    console.log(`bare kafkajs consumer (group, eachBatch, no per-record work): ${Math.round(rate("bare"))} records/s (median of ${ROUNDS}; from GROUP_JOIN to the last record)`);
-    console.log(`adapter.stream() (no group; headers, sha256, ids, handled lookups):  ${Math.round(rate("adapter"))} records/s (median of ${ROUNDS}; from stream() to the last letter)`);
+    console.log(
+      `bare kafkajs consumer (group, eachBatch, no per-record work): ${Math.round(rate("bare"))} records/s (median of ${ROUNDS}; from GROUP_JOIN to the last record)`,
+    );
+    console.log(
+      `adapter.stream() (no group; headers, sha256, ids, handled lookups):  ${Math.round(rate("adapter"))} records/s (median of ${ROUNDS}; from stream() to the last letter)`,
+    );
     console.log(`ratio adapter/bare: ${(rate("adapter") / rate("bare")).toFixed(2)} (goal >= 0.8)`);
-    console.log(`peak RSS: adapter ${rss("adapter")} MB (goal < 300 MB), bare consumer ${rss("bare")} MB (each in its own process)`);
+    console.log(
+      `peak RSS: adapter ${rss("adapter")} MB (goal < 300 MB), bare consumer ${rss("bare")} MB (each in its own process)`,
+    );
     console.log(`records still in the topic after all reads: ${left} of ${COUNT}`);
   } finally {
     const admin = kafka.admin();
     await admin.connect();
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
     await admin.disconnect();
-    await getDb().kafkaHandledOffset.deleteMany({ where: { connectionId } }).catch(() => undefined);
+    await getDb()
+      .kafkaHandledOffset.deleteMany({ where: { connectionId } })
+      .catch(() => undefined);
     await closeDb();
   }
 }

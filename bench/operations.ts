@@ -37,33 +37,72 @@ async function inspectRounds() {
   const conn = await amqp.connect(AMQP_URL);
   const ch = await conn.createChannel();
   const rabbitNames = Array.from({ length: RABBIT }, (_, i) => `bench-ops-${tag}-${i}.dlq`);
-  const sqs = new SQSClient({ region: "us-east-1", endpoint: ELASTICMQ_ENDPOINT, credentials: { accessKeyId: "x", secretAccessKey: "x" } });
+  const sqs = new SQSClient({
+    region: "us-east-1",
+    endpoint: ELASTICMQ_ENDPOINT,
+    credentials: { accessKeyId: "x", secretAccessKey: "x" },
+  });
   const sqsUrls: string[] = [];
   try {
-    for (const n of rabbitNames) await ch.assertQueue(n, { durable: false, arguments: { "x-message-ttl": 86_400_000 } });
+    for (const n of rabbitNames)
+      await ch.assertQueue(n, { durable: false, arguments: { "x-message-ttl": 86_400_000 } });
     // Two prefixes: the 10-queue round reads only its own queues (SQS lists and reads every queue under the prefix).
-    for (let i = 0; i < 10; i++) sqsUrls.push((await sqs.send(new CreateQueueCommand({ QueueName: `bench-ops-${tag}-small-${i}-dlq` }))).QueueUrl!);
-    for (let i = 0; i < SQS; i++) sqsUrls.push((await sqs.send(new CreateQueueCommand({ QueueName: `bench-ops-${tag}-big-${i}-dlq` }))).QueueUrl!);
+    for (let i = 0; i < 10; i++)
+      sqsUrls.push(
+        (await sqs.send(new CreateQueueCommand({ QueueName: `bench-ops-${tag}-small-${i}-dlq` }))).QueueUrl!,
+      );
+    for (let i = 0; i < SQS; i++)
+      sqsUrls.push((await sqs.send(new CreateQueueCommand({ QueueName: `bench-ops-${tag}-big-${i}-dlq` }))).QueueUrl!);
     const measure = async (label: string, adapter: BrokerAdapter) => {
       await adapter.inspect({ minRetentionMs: 7 * 86400_000 }); // warm-up (connections, version)
       const runs = [];
       for (let i = 0; i < 3; i++) runs.push(await timed(() => adapter.inspect({ minRetentionMs: 7 * 86400_000 })));
       const ms = median(runs.map((r) => r.ms));
       const last = runs.at(-1)!.value;
-      console.log(`${label.padEnd(36)} ${String(last.dlqs.length).padStart(5)} DLQs  ${ms.toFixed(0).padStart(6)} ms  ${String(last.calls).padStart(5)} calls`);
+      console.log(
+        `${label.padEnd(36)} ${String(last.dlqs.length).padStart(5)} DLQs  ${ms.toFixed(0).padStart(6)} ms  ${String(last.calls).padStart(5)} calls`,
+      );
       await adapter.close();
       return { ms, calls: last.calls };
     };
-    const rabbitSmall = await measure("RabbitMQ, 10 DLQs", new RabbitMqAdapter(rabbitConfig({ id: `bench-r10-${tag}`, discover: false, dlqs: rabbitNames.slice(0, 10).map((name) => ({ name })) })));
-    const rabbitBig = await measure(`RabbitMQ, ${RABBIT} DLQs`, new RabbitMqAdapter(rabbitConfig({ id: `bench-r-${tag}`, discover: false, dlqs: rabbitNames.map((name) => ({ name })) })));
+    const rabbitSmall = await measure(
+      "RabbitMQ, 10 DLQs",
+      new RabbitMqAdapter(
+        rabbitConfig({
+          id: `bench-r10-${tag}`,
+          discover: false,
+          dlqs: rabbitNames.slice(0, 10).map((name) => ({ name })),
+        }),
+      ),
+    );
+    const rabbitBig = await measure(
+      `RabbitMQ, ${RABBIT} DLQs`,
+      new RabbitMqAdapter(
+        rabbitConfig({ id: `bench-r-${tag}`, discover: false, dlqs: rabbitNames.map((name) => ({ name })) }),
+      ),
+    );
     const sqsNames = sqsUrls.map((u) => u.split("/").pop()!);
     const sqsRound = (label: string, prefix: string) =>
-      measure(label, new SqsAdapter(sqsConfig(ELASTICMQ_ENDPOINT, { id: `bench-${prefix}-${tag}`, queueNamePrefix: `bench-ops-${tag}-${prefix}-`, discover: false, dlqs: sqsNames.filter((n) => n.includes(`-${prefix}-`)).map((name) => ({ name })) })));
+      measure(
+        label,
+        new SqsAdapter(
+          sqsConfig(ELASTICMQ_ENDPOINT, {
+            id: `bench-${prefix}-${tag}`,
+            queueNamePrefix: `bench-ops-${tag}-${prefix}-`,
+            discover: false,
+            dlqs: sqsNames.filter((n) => n.includes(`-${prefix}-`)).map((name) => ({ name })),
+          }),
+        ),
+      );
     const sqsSmall = await sqsRound("SQS (ElasticMQ), 10 DLQs", "small");
     const sqsBig = await sqsRound(`SQS (ElasticMQ), ${SQS} DLQs`, "big");
-    console.log(`RabbitMQ calls per round: ${rabbitSmall.calls} for 10 DLQs, ${rabbitBig.calls} for ${RABBIT}: ${rabbitBig.calls === rabbitSmall.calls ? "constant (goal met)" : "GROWS (goal not met)"}`);
+    console.log(
+      `RabbitMQ calls per round: ${rabbitSmall.calls} for 10 DLQs, ${rabbitBig.calls} for ${RABBIT}: ${rabbitBig.calls === rabbitSmall.calls ? "constant (goal met)" : "GROWS (goal not met)"}`,
+    );
     console.log(`RabbitMQ time per round: ${(rabbitBig.ms / rabbitSmall.ms).toFixed(1)}x the 10-DLQ round`);
-    console.log(`SQS: ${sqsSmall.calls} calls for 10 DLQs, ${sqsBig.calls} for ${SQS} (one list, one attribute read per queue: the floor on SQS); time ${(sqsBig.ms / sqsSmall.ms).toFixed(1)}x`);
+    console.log(
+      `SQS: ${sqsSmall.calls} calls for 10 DLQs, ${sqsBig.calls} for ${SQS} (one list, one attribute read per queue: the floor on SQS); time ${(sqsBig.ms / sqsSmall.ms).toFixed(1)}x`,
+    );
   } finally {
     for (const n of rabbitNames) await ch.deleteQueue(n).catch(() => undefined);
     await conn.close().catch(() => undefined);
@@ -103,7 +142,9 @@ async function overviewQuery() {
     await prisma.$executeRawUnsafe("VACUUM ANALYZE dlq_status");
     const [{ n }] = await prisma.$queryRawUnsafe<Array<{ n: bigint }>>("SELECT count(*) AS n FROM dlq_samples");
     console.log(`seeded ${n} samples for ${OVERVIEW_DLQS} DLQs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const owners = ownerMatcher([{ connection: null, queue: "dlq-1*", team: "Bench", contact: "#bench", source: "config" }]);
+    const owners = ownerMatcher([
+      { connection: null, queue: "dlq-1*", team: "Bench", contact: "#bench", source: "config" },
+    ]);
     const baselineRuns: number[] = [];
     const overviewRuns: number[] = [];
     for (let i = 0; i < 7; i++) {
@@ -114,7 +155,9 @@ async function overviewQuery() {
     const base = median(baselineRuns);
     const ms = median(overviewRuns);
     console.log(`baseline SELECT count(*) of ${n} samples: ${base.toFixed(1)} ms (median of 7)`);
-    console.log(`overview of ${rows.length} DLQs: ${ms.toFixed(1)} ms (median of 7), ${(ms / base).toFixed(2)}x the baseline: ${ms < 100 ? "under 100 ms (goal met)" : "OVER 100 ms (goal not met)"}`);
+    console.log(
+      `overview of ${rows.length} DLQs: ${ms.toFixed(1)} ms (median of 7), ${(ms / base).toFixed(2)}x the baseline: ${ms < 100 ? "under 100 ms (goal met)" : "OVER 100 ms (goal not met)"}`,
+    );
   } finally {
     await closeDb();
     await db.drop();

@@ -20,7 +20,10 @@ const BODY = new TextEncoder().encode(JSON.stringify({ orderId: "o-1", note: "x"
 async function filledDlq(kit: PulsarKit, label: string): Promise<{ dlq: TopicName; target: TopicName }> {
   const dlq = await kit.createTopic(`${label}-sub-DLQ`);
   const target = await kit.createTopic(`${label}-target`);
-  await kit.produce(dlq, Array.from({ length: COUNT }, (_, i) => ({ body: BODY, key: `k-${i % KEYS}`, properties: { i: String(i) } })));
+  await kit.produce(
+    dlq,
+    Array.from({ length: COUNT }, (_, i) => ({ body: BODY, key: `k-${i % KEYS}`, properties: { i: String(i) } })),
+  );
   return { dlq, target };
 }
 
@@ -37,7 +40,12 @@ async function main() {
       for await (const l of adapter.stream(shortName(dlq))) letters.push({ ...l, body: new Uint8Array(0) });
       const readRate = letters.length / ((performance.now() - r0) / 1000);
       const job = randomUUID();
-      const reqs: MoveRequest[] = letters.map((l) => ({ letterId: l.id, sha256: l.sha256, target: { kind: "queue", name: shortName(target) }, markers: { redriveId: job, replayId: randomUUID(), redriveCount: 1, originalMessageId: l.messageId } }));
+      const reqs: MoveRequest[] = letters.map((l) => ({
+        letterId: l.id,
+        sha256: l.sha256,
+        target: { kind: "queue", name: shortName(target) },
+        markers: { redriveId: job, replayId: randomUUID(), redriveCount: 1, originalMessageId: l.messageId },
+      }));
       const t0 = performance.now();
       let moved = 0;
       for await (const r of adapter.moveLetters(shortName(dlq), reqs, { maxInFlight: window })) {
@@ -47,7 +55,9 @@ async function main() {
       const rate = moved / ((performance.now() - t0) / 1000);
       rates.set(window, rate);
       const base = rates.get(IN_FLIGHT[0])!;
-      console.log(`read ${letters.length} letters: ${readRate.toFixed(0)}/s; moveLetters, ${window} in flight: ${rate.toFixed(0)}/s (${(rate / base).toFixed(2)} of ${IN_FLIGHT[0]} in flight)`);
+      console.log(
+        `read ${letters.length} letters: ${readRate.toFixed(0)}/s; moveLetters, ${window} in flight: ${rate.toFixed(0)}/s (${(rate / base).toFixed(2)} of ${IN_FLIGHT[0]} in flight)`,
+      );
     }
     await adapter.close();
   } finally {

@@ -22,7 +22,8 @@ async function seed() {
   const body = Buffer.alloc(1024, "x");
   const t0 = performance.now();
   for (let i = 0; i < COUNT; i += 1000) {
-    for (let j = i; j < Math.min(COUNT, i + 1000); j++) ch.sendToQueue(QUEUE, body, { persistent: true, headers: { "x-seq": j } });
+    for (let j = i; j < Math.min(COUNT, i + 1000); j++)
+      ch.sendToQueue(QUEUE, body, { persistent: true, headers: { "x-seq": j } });
     await ch.waitForConfirms();
   }
   const s = (performance.now() - t0) / 1000;
@@ -77,7 +78,9 @@ async function main() {
   console.log(`bare amqplib consumer: ${Math.round(bareRate)} letters/s`);
   console.log(`adapter.stream():      ${Math.round(adapterRate)} letters/s (parses headers, sha256, ids)`);
   console.log(`ratio adapter/bare:    ${(adapterRate / bareRate).toFixed(2)} (goal >= 0.8)`);
-  console.log(`peak RSS:              ${Math.round(peakRss / 1048576)} MB (goal < 300 MB; ${Math.round(rssBefore / 1048576)} MB after seeding)`);
+  console.log(
+    `peak RSS:              ${Math.round(peakRss / 1048576)} MB (goal < 300 MB; ${Math.round(rssBefore / 1048576)} MB after seeding)`,
+  );
   console.log(`letters still in the queue after both reads: ${left} of ${COUNT}`);
 }
 

@@ -8,7 +8,8 @@ export async function fill(ch: amqp.ConfirmChannel, queue: string, n: number, he
   await ch.deleteQueue(queue);
   await ch.assertQueue(queue, { durable: true });
   for (let i = 0; i < n; i += 1000) {
-    for (let j = i; j < Math.min(n, i + 1000); j++) ch.sendToQueue(queue, BENCH_BODY, { persistent: true, messageId: `b-${j}`, headers });
+    for (let j = i; j < Math.min(n, i + 1000); j++)
+      ch.sendToQueue(queue, BENCH_BODY, { persistent: true, messageId: `b-${j}`, headers });
     await ch.waitForConfirms();
   }
 }
@@ -17,7 +18,12 @@ export async function fill(ch: amqp.ConfirmChannel, queue: string, n: number, he
  * The bare loop: consume (prefetch 1000) → confirm-publish to `<dlq>.target` → ack after the
  * confirm, until n letters moved; letters per second.
  */
-export async function bareMove(conn: amqp.ChannelModel, ch: amqp.ConfirmChannel, dlq: string, n: number): Promise<number> {
+export async function bareMove(
+  conn: amqp.ChannelModel,
+  ch: amqp.ConfirmChannel,
+  dlq: string,
+  n: number,
+): Promise<number> {
   await ch.assertQueue(`${dlq}.target`, { durable: true });
   const cch = await conn.createChannel();
   await cch.prefetch(1000);

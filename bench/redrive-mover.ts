@@ -22,7 +22,9 @@ const BATCHES = (process.env.BENCH_BATCH ?? "500,2000").split(",").map(Number);
 const IN_FLIGHT = (process.env.BENCH_INFLIGHT ?? "64").split(",").map(Number);
 
 async function mover(dlq: string, batch: number, moveInFlight: number): Promise<{ rate: number; perCallMs: number }> {
-  const adapter = new RabbitMqAdapter(testConfig({ id: "bench-mover", dlqs: [{ name: dlq }], discover: false }), { moveInFlight });
+  const adapter = new RabbitMqAdapter(testConfig({ id: "bench-mover", dlqs: [{ name: dlq }], discover: false }), {
+    moveInFlight,
+  });
   const sha256 = sha256Hex(BENCH_BODY);
   const job = randomUUID();
   const t0 = performance.now();
@@ -31,7 +33,12 @@ async function mover(dlq: string, batch: number, moveInFlight: number): Promise<
   for (let i = 0; i < COUNT; i += batch) {
     const reqs: MoveRequest[] = [];
     for (let j = i; j < Math.min(COUNT, i + batch); j++) {
-      reqs.push({ letterId: baseLetterId(`b-${j}`, () => ""), sha256, target: { kind: "queue", name: `${dlq}.target` }, markers: { redriveId: job, replayId: randomUUID(), redriveCount: 1, originalMessageId: `b-${j}` } });
+      reqs.push({
+        letterId: baseLetterId(`b-${j}`, () => ""),
+        sha256,
+        target: { kind: "queue", name: `${dlq}.target` },
+        markers: { redriveId: job, replayId: randomUUID(), redriveCount: 1, originalMessageId: `b-${j}` },
+      });
     }
     calls++;
     for await (const r of adapter.moveLetters(dlq, reqs)) {
@@ -57,7 +64,9 @@ async function main() {
       await fill(ch, dlq, COUNT);
       await ch.assertQueue(`${dlq}.target`, { durable: true });
       const r = await mover(dlq, batch, inFlight);
-      console.log(`moveLetters, calls of ${batch}, ${inFlight} in flight: ${r.rate.toFixed(0)}/s (${(r.rate / bareRate).toFixed(2)} of bare), ${r.perCallMs.toFixed(0)} ms per call`);
+      console.log(
+        `moveLetters, calls of ${batch}, ${inFlight} in flight: ${r.rate.toFixed(0)}/s (${(r.rate / bareRate).toFixed(2)} of bare), ${r.perCallMs.toFixed(0)} ms per call`,
+      );
       await ch.deleteQueue(dlq);
       await ch.deleteQueue(`${dlq}.target`);
     }

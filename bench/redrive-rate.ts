@@ -38,7 +38,8 @@ const PROFILE = process.env.BENCH_PROFILE;
 async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
   const session = new Session();
   session.connect();
-  const post = (method: string, params?: object) => new Promise<unknown>((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));
   await post("Profiler.enable");
   await post("Profiler.setSamplingInterval", { interval: 100 });
   await post("Profiler.start");
@@ -52,15 +53,22 @@ async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
   };
 }
 
-const MGMT = process.env.RABBITMQ_MANAGEMENT_URL ?? `http://guest:guest@127.0.0.1:${process.env.DLQ_TEST_RABBITMQ_MGMT_PORT ?? "15672"}`;
+const MGMT =
+  process.env.RABBITMQ_MANAGEMENT_URL ??
+  `http://guest:guest@127.0.0.1:${process.env.DLQ_TEST_RABBITMQ_MGMT_PORT ?? "15672"}`;
 
 async function mgmt(method: string, path: string, body?: unknown): Promise<Response> {
   const u = new URL(MGMT);
   const auth = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString("base64");
   u.username = "";
   u.password = "";
-  const res = await fetch(new URL(`/api${path}`, u), { method, headers: { authorization: `Basic ${auth}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (!res.ok && res.status !== 404) throw new Error(`management API ${method} ${path}: ${res.status} ${await res.text()}`);
+  const res = await fetch(new URL(`/api${path}`, u), {
+    method,
+    headers: { authorization: `Basic ${auth}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok && res.status !== 404)
+    throw new Error(`management API ${method} ${path}: ${res.status} ${await res.text()}`);
   return res;
 }
 
@@ -74,7 +82,16 @@ async function shovelRate(ch: amqp.ConfirmChannel, n: number): Promise<{ rate: n
   const c0 = cpuNow();
   const t0 = performance.now();
   await mgmt("PUT", `/parameters/shovel/%2F/${name}`, {
-    value: { "src-protocol": "amqp091", "src-uri": "amqp://", "src-queue": dlq, "dest-protocol": "amqp091", "dest-uri": "amqp://", "dest-queue": target, "ack-mode": "on-confirm", "src-delete-after": "never" },
+    value: {
+      "src-protocol": "amqp091",
+      "src-uri": "amqp://",
+      "src-queue": dlq,
+      "dest-protocol": "amqp091",
+      "dest-uri": "amqp://",
+      "dest-queue": target,
+      "ack-mode": "on-confirm",
+      "src-delete-after": "never",
+    },
   });
   try {
     for (;;) {
@@ -103,14 +120,22 @@ async function main() {
   const { populateLedger } = await import("../lib/redrive/ledger");
   const { createUser } = await import("../lib/auth/users");
   // A redrive runs only for an enabled user who may run it (lib/redrive/runner-check.ts).
-  const benchUser = await createUser({ email: `bench-${randomUUID().slice(0, 8)}@local.test`, role: "admin", password: "bench-only-password" });
+  const benchUser = await createUser({
+    email: `bench-${randomUUID().slice(0, 8)}@local.test`,
+    role: "admin",
+    password: "bench-only-password",
+  });
 
   const conn = await amqp.connect(AMQP);
   const ch = await conn.createConfirmChannel();
   const db = getDb();
 
   /** Fills a DLQ, scans it, runs one bulk-stage redrive to a target queue; returns letters/s. */
-  async function engine(n: number, rate: number, inFlight: number): Promise<{ moved: number; secs: number; rate: number; moverShare: number; cpu: Cpu }> {
+  async function engine(
+    n: number,
+    rate: number,
+    inFlight: number,
+  ): Promise<{ moved: number; secs: number; rate: number; moverShare: number; cpu: Cpu }> {
     const dlq = `bench.redrive.dlq.${randomUUID().slice(0, 6)}`;
     const target = `${dlq}.target`;
     const adapter = new RabbitMqAdapter(testConfig({ id: "bench-rmq", dlqs: [{ name: dlq }], discover: false }));
@@ -131,19 +156,42 @@ async function main() {
     await ch.assertQueue(target, { durable: true });
     const scanKind = `scan-${randomUUID().slice(0, 6)}`;
     await jobStore().enqueue({ kind: scanKind as "scan", connectionId: adapter.connectionId, queue: dlq });
-    const scanned = await new JobWorker({ handlers: { [scanKind]: scanHandler({ adapterFor: () => adapter }) }, owner: "bench-scan" }).runOnce();
+    const scanned = await new JobWorker({
+      handlers: { [scanKind]: scanHandler({ adapterFor: () => adapter }) },
+      owner: "bench-scan",
+    }).runOnce();
     const scanJob = (await jobStore().get(scanned!.id))!;
     if (scanJob.state !== "succeeded") throw new Error(`scan ${scanJob.state}: ${scanJob.error}`);
     const job = await db.job.create({ data: { kind: "redrive", connectionId: adapter.connectionId, queue: dlq } });
     const total = await populateLedger(db, job.id, { connectionId: adapter.connectionId, queue: dlq });
     await db.redrivePlan.create({
       data: {
-        jobId: job.id, connectionId: adapter.connectionId, queue: dlq, selection: { kind: "filter", filter: {} }, target: { kind: "queue", name: target },
-        fix: "bench", sampleSize: 1, watchSeconds: 1, rate, redriveLimit: 3, parking: { kind: "mark" }, breakerThreshold: 0.1, breakerWindow: 200,
-        breakerMinLetters: 20, total, stage: "bulk", createdById: benchUser.id, createdByEmail: benchUser.email, createdByRole: "admin",
+        jobId: job.id,
+        connectionId: adapter.connectionId,
+        queue: dlq,
+        selection: { kind: "filter", filter: {} },
+        target: { kind: "queue", name: target },
+        fix: "bench",
+        sampleSize: 1,
+        watchSeconds: 1,
+        rate,
+        redriveLimit: 3,
+        parking: { kind: "mark" },
+        breakerThreshold: 0.1,
+        breakerWindow: 200,
+        breakerMinLetters: 20,
+        total,
+        stage: "bulk",
+        createdById: benchUser.id,
+        createdByEmail: benchUser.email,
+        createdByRole: "admin",
       },
     });
-    const worker = new JobWorker({ handlers: { redrive: redriveHandler({ adapterFor: () => timed, returnCheckMs: 3_600_000 }) }, owner: "bench-redrive", leaseMs: 60_000 });
+    const worker = new JobWorker({
+      handlers: { redrive: redriveHandler({ adapterFor: () => timed, returnCheckMs: 3_600_000 }) },
+      owner: "bench-redrive",
+      leaseMs: 60_000,
+    });
     const c0 = cpuNow();
     const profiling = PROFILE && rate >= 100_000 ? await startProfile() : null;
     const t0 = performance.now();
@@ -164,7 +212,9 @@ async function main() {
   for (const w of ENGINE_IN_FLIGHT) {
     for (const target of RATES) {
       const r = await engine(Math.round(target * SECONDS), target, w);
-      console.log(`rate ${target}/s over ${SECONDS} s${windowWords(w)}: moved ${r.moved} in ${r.secs.toFixed(2)} s = ${r.rate.toFixed(1)}/s (${((r.rate / target - 1) * 100).toFixed(1)}% vs target); inside moveLetters ${(r.moverShare * 100).toFixed(0)}% of the time`);
+      console.log(
+        `rate ${target}/s over ${SECONDS} s${windowWords(w)}: moved ${r.moved} in ${r.secs.toFixed(2)} s = ${r.rate.toFixed(1)}/s (${((r.rate / target - 1) * 100).toFixed(1)}% vs target); inside moveLetters ${(r.moverShare * 100).toFixed(0)}% of the time`,
+      );
     }
   }
 
@@ -182,10 +232,14 @@ async function main() {
   console.log(`  CPU, shovel:    ${perLetter(shovelCpu, UNTHROTTLED)}`);
   // What 0.8 of the bare rate allows: the machine's cores, shared by Node, Postgres and RabbitMQ.
   const cores = availableParallelism();
-  console.log(`  at 0.8 of the bare rate, ${cores} cores allow at most ${Math.round((cores * 1e6) / (0.8 * bare))} µs of CPU per letter, all processes together`);
+  console.log(
+    `  at 0.8 of the bare rate, ${cores} cores allow at most ${Math.round((cores * 1e6) / (0.8 * bare))} µs of CPU per letter, all processes together`,
+  );
   for (const w of ENGINE_IN_FLIGHT) {
     const eng = await engine(UNTHROTTLED, 100_000, w);
-    console.log(`unthrottled${windowWords(w)}: engine ${eng.rate.toFixed(0)}/s, ratio to bare ${(eng.rate / bare).toFixed(2)}, to shovel ${(eng.rate / shovel).toFixed(2)}; inside moveLetters ${(eng.moverShare * 100).toFixed(0)}% of the time`);
+    console.log(
+      `unthrottled${windowWords(w)}: engine ${eng.rate.toFixed(0)}/s, ratio to bare ${(eng.rate / bare).toFixed(2)}, to shovel ${(eng.rate / shovel).toFixed(2)}; inside moveLetters ${(eng.moverShare * 100).toFixed(0)}% of the time`,
+    );
     console.log(`  CPU, engine:    ${perLetter(eng.cpu, eng.moved)}`);
   }
   await conn.close();

@@ -24,13 +24,19 @@ const CONCURRENCY = 4;
 
 let peakRss = 0;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
-const sqs = new SQSClient({ endpoint: ENDPOINT, region: "us-east-1", credentials: { accessKeyId: "test", secretAccessKey: "test" }, maxAttempts: 2 });
+const sqs = new SQSClient({
+  endpoint: ENDPOINT,
+  region: "us-east-1",
+  credentials: { accessKeyId: "test", secretAccessKey: "test" },
+  maxAttempts: 2,
+});
 
 async function fresh(name: string, attributes: Record<string, string> = {}) {
   const old = await sqs.send(new GetQueueUrlCommand({ QueueName: name })).catch(() => null);
   if (old?.QueueUrl) await sqs.send(new DeleteQueueCommand({ QueueUrl: old.QueueUrl }));
   const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
-  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }))).Attributes!.QueueArn!;
+  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }))).Attributes!
+    .QueueArn!;
   return { url: QueueUrl!, arn };
 }
 
@@ -47,7 +53,16 @@ async function seed(): Promise<string> {
         const start = next;
         next += 10;
         const n = Math.min(10, COUNT - start);
-        await sqs.send(new SendMessageBatchCommand({ QueueUrl: dlq.url, Entries: Array.from({ length: n }, (_, i) => ({ Id: String(i), MessageBody: body, MessageAttributes: { seq: { DataType: "Number", StringValue: String(start + i) } } })) }));
+        await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: dlq.url,
+            Entries: Array.from({ length: n }, (_, i) => ({
+              Id: String(i),
+              MessageBody: body,
+              MessageAttributes: { seq: { DataType: "Number", StringValue: String(start + i) } },
+            })),
+          }),
+        );
       }
     }),
   );
@@ -63,7 +78,16 @@ async function bare(url: string): Promise<number> {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (handles.length < COUNT && empties < 2) {
-        const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 30, WaitTimeSeconds: 1, MessageSystemAttributeNames: ["All"], MessageAttributeNames: ["All"] }));
+        const out = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: url,
+            MaxNumberOfMessages: 10,
+            VisibilityTimeout: 30,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ["All"],
+            MessageAttributeNames: ["All"],
+          }),
+        );
         const msgs = out.Messages ?? [];
         if (msgs.length === 0) empties++;
         for (const m of msgs) handles.push(m.ReceiptHandle!);
@@ -71,7 +95,14 @@ async function bare(url: string): Promise<number> {
     }),
   );
   for (let i = 0; i < handles.length; i += 10) {
-    await sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: url, Entries: handles.slice(i, i + 10).map((ReceiptHandle, j) => ({ Id: String(j), ReceiptHandle, VisibilityTimeout: 0 })) }));
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: url,
+        Entries: handles
+          .slice(i, i + 10)
+          .map((ReceiptHandle, j) => ({ Id: String(j), ReceiptHandle, VisibilityTimeout: 0 })),
+      }),
+    );
   }
   const s = (performance.now() - t0) / 1000;
   if (handles.length !== COUNT) throw new Error(`bare loop read ${handles.length} of ${COUNT}`);
@@ -79,7 +110,9 @@ async function bare(url: string): Promise<number> {
 }
 
 async function viaAdapter(): Promise<number> {
-  const adapter = new SqsAdapter(testConfig(ENDPOINT, { queueNamePrefix: "bench-" }), { receiveConcurrency: CONCURRENCY });
+  const adapter = new SqsAdapter(testConfig(ENDPOINT, { queueNamePrefix: "bench-" }), {
+    receiveConcurrency: CONCURRENCY,
+  });
   const t0 = performance.now();
   let n = 0;
   for await (const l of adapter.stream(DLQ)) {
@@ -96,7 +129,11 @@ async function main() {
   const url = await seed();
   const waitVisible = async () => {
     for (let i = 0; i < 100; i++) {
-      const a = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessages"] }))).Attributes!;
+      const a = (
+        await sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessages"] }),
+        )
+      ).Attributes!;
       if (Number(a.ApproximateNumberOfMessages) === COUNT) return;
       await new Promise((r) => setTimeout(r, 100));
     }

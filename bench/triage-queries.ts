@@ -59,11 +59,27 @@ async function main() {
     );
     const deepCursor = q.encodeCursor({ at: new Date(deep[0].arrived_at).toISOString(), id: String(deep[0].id) });
     const views: Array<[string, () => Promise<unknown>]> = [
-      ["groups view (summary, labelled, bursts)", () => q.queryGroups("bench", "big.dlq", DEFAULT_CLASSIFICATION_RULES)],
+      [
+        "groups view (summary, labelled, bursts)",
+        () => q.queryGroups("bench", "big.dlq", DEFAULT_CLASSIFICATION_RULES),
+      ],
       ["filtered list, group, first page (50)", () => q.queryLetters({ ...big, groupKey: "g3" }, { limit: 50 })],
-      ["filtered list, group, page 400 deep (keyset)", () => q.queryLetters({ ...big, groupKey: "g3" }, { limit: 50, after: deepCursor })],
-      ["filtered list, header x-tenant=t7, first page", () => q.queryLetters({ ...big, header: { name: "x-tenant", value: "t7" } }, { limit: 50 })],
-      ["filtered list, class + time range, first page", () => q.queryLetters({ ...big, exceptionClass: "com.acme.Error12", from: new Date(Date.now() - 2 * 86_400_000) }, { limit: 50 })],
+      [
+        "filtered list, group, page 400 deep (keyset)",
+        () => q.queryLetters({ ...big, groupKey: "g3" }, { limit: 50, after: deepCursor }),
+      ],
+      [
+        "filtered list, header x-tenant=t7, first page",
+        () => q.queryLetters({ ...big, header: { name: "x-tenant", value: "t7" } }, { limit: 50 }),
+      ],
+      [
+        "filtered list, class + time range, first page",
+        () =>
+          q.queryLetters(
+            { ...big, exceptionClass: "com.acme.Error12", from: new Date(Date.now() - 2 * 86_400_000) },
+            { limit: 50 },
+          ),
+      ],
       ["count of group g3 (filtered-set count)", () => q.countLetters({ ...big, groupKey: "g3" })],
       ["group by origin (live GROUP BY)", () => q.queryGroupsBy("bench", "big.dlq", "origin")],
       ["group by reason (live GROUP BY)", () => q.queryGroupsBy("bench", "big.dlq", "reason")],
@@ -76,7 +92,9 @@ async function main() {
       const ms = await time(fn);
       const ratio = ms / baseline;
       const okay = ms < 300 && ratio < 10;
-      console.log(`${okay ? "ok  " : "SLOW"} ${name.padEnd(48)} ${ms.toFixed(1).padStart(8)} ms  ${ratio.toFixed(2).padStart(6)}x baseline`);
+      console.log(
+        `${okay ? "ok  " : "SLOW"} ${name.padEnd(48)} ${ms.toFixed(1).padStart(8)} ms  ${ratio.toFixed(2).padStart(6)}x baseline`,
+      );
     }
   } finally {
     await closeDb();

@@ -27,8 +27,15 @@ const QUEUE = `bench.triage.dlq.${process.pid}`;
 const CLASSES = [
   ["java.net.SocketTimeoutException", (i: number) => `Read timed out after ${3000 + (i % 7)} ms calling order ${i}`],
   ["com.acme.ValidationException", (i: number) => `Field 'email' is invalid for customer ${randomUUID()}`],
-  ["java.lang.NullPointerException", (i: number) => `Cannot invoke "String.length()" because "name" is null at record ${i}`],
-  ["org.postgresql.util.PSQLException", (i: number) => `ERROR: duplicate key value violates unique constraint "orders_pkey" Detail: Key (id)=(${i}) already exists.`],
+  [
+    "java.lang.NullPointerException",
+    (i: number) => `Cannot invoke "String.length()" because "name" is null at record ${i}`,
+  ],
+  [
+    "org.postgresql.util.PSQLException",
+    (i: number) =>
+      `ERROR: duplicate key value violates unique constraint "orders_pkey" Detail: Key (id)=(${i}) already exists.`,
+  ],
 ] as const;
 
 async function seed() {
@@ -111,7 +118,8 @@ async function main() {
   let peak: Mem = { rss: 0, heapUsed: 0, external: 0, arrayBuffers: 0 };
   const sample = () => {
     const m = process.memoryUsage();
-    if (m.rss > peak.rss) peak = { rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers };
+    if (m.rss > peak.rss)
+      peak = { rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers };
   };
   const sampler = setInterval(sample, 50);
   try {
@@ -150,27 +158,41 @@ async function main() {
     // machine the load drifts between phases; the ratio is against the mean of both bare reads.
     const bareAfter = await phase("bare after", bare);
     const bareRate = (bareBefore + bareAfter) / 2;
-    console.log(`bare amqplib read      ${Math.round(bareRate)} letters/s  (before the scan ${Math.round(bareBefore)}, after ${Math.round(bareAfter)})`);
+    console.log(
+      `bare amqplib read      ${Math.round(bareRate)} letters/s  (before the scan ${Math.round(bareBefore)}, after ${Math.round(bareAfter)})`,
+    );
     console.log(`adapter stream()       ${Math.round(streamRate)} letters/s`);
-    console.log(`scan job (end to end)  ${Math.round(scanRate)} letters/s  (${read} read, ${rows[0].n} rows, ${groups[0].n} groups, ${scanS.toFixed(1)} s incl. reconciliation + summary)`);
+    console.log(
+      `scan job (end to end)  ${Math.round(scanRate)} letters/s  (${read} read, ${rows[0].n} rows, ${groups[0].n} groups, ${scanS.toFixed(1)} s incl. reconciliation + summary)`,
+    );
     console.log(`ratio scan / bare read ${(scanRate / bareRate).toFixed(2)}  (goal >= 0.70)`);
     console.log(`ratio scan / stream()  ${(scanRate / streamRate).toFixed(2)}`);
     const mb = (x: number) => `${Math.round(x / 1024 / 1024)} MB`;
-    console.log(`peak RSS               bare ${mb(peaks.bare.rss)}, stream ${mb(peaks.stream.rss)}, scan ${mb(peaks.scan.rss)} (seeding excluded)`);
+    console.log(
+      `peak RSS               bare ${mb(peaks.bare.rss)}, stream ${mb(peaks.stream.rss)}, scan ${mb(peaks.scan.rss)} (seeding excluded)`,
+    );
     for (const [name, m] of Object.entries(peaks)) {
-      console.log(`  at ${name} peak: heap used ${mb(m.heapUsed)}, external ${mb(m.external)} (array buffers ${mb(m.arrayBuffers)}); load average after ${loads[name]}`);
+      console.log(
+        `  at ${name} peak: heap used ${mb(m.heapUsed)}, external ${mb(m.external)} (array buffers ${mb(m.arrayBuffers)}); load average after ${loads[name]}`,
+      );
     }
     // Where the CPU goes: on 2 cores the scan's Node, Postgres and RabbitMQ compete for the same
     // cores, so the sum per letter bounds the rate as much as the Node thread alone does.
     const us = (s: number) => `${Math.round((s * 1e6) / COUNT)}`.padStart(4);
-    console.log("CPU µs per letter      node (gc pauses)  postgres  rabbitmq   wall  (postgres: every such process; rabbitmq: the benchmark's node, see bench/cpu.ts)");
+    console.log(
+      "CPU µs per letter      node (gc pauses)  postgres  rabbitmq   wall  (postgres: every such process; rabbitmq: the benchmark's node, see bench/cpu.ts)",
+    );
     for (const [name, c] of Object.entries(cpus)) {
-      console.log(`  ${name.padEnd(20)} ${us(c.node)}  (${us(c.gc)})       ${us(c.postgres)}      ${us(c.rabbitmq)}      ${us(c.wall)}`);
+      console.log(
+        `  ${name.padEnd(20)} ${us(c.node)}  (${us(c.gc)})       ${us(c.postgres)}      ${us(c.rabbitmq)}      ${us(c.wall)}`,
+      );
     }
     // What the goal allows: 0.7 of the bare rate on this machine's cores, shared by all three.
     const cores = availableParallelism();
     const scanCpu = cpus.scan.node + cpus.scan.postgres + cpus.scan.rabbitmq;
-    console.log(`at 0.7 of the bare rate, ${cores} cores allow at most ${Math.round((cores * 1e6) / (0.7 * bareRate))} µs of CPU per letter, all processes together; the scan used ${Math.round((scanCpu * 1e6) / read)}`);
+    console.log(
+      `at 0.7 of the bare rate, ${cores} cores allow at most ${Math.round((cores * 1e6) / (0.7 * bareRate))} µs of CPU per letter, all processes together; the scan used ${Math.round((scanCpu * 1e6) / read)}`,
+    );
   } finally {
     clearInterval(sampler);
     await adapter.close();

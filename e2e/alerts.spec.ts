@@ -89,11 +89,17 @@ test("an admin creates an alert rule", async ({ page }) => {
   );
   expect(audit).toHaveLength(1);
   expect(audit[0].outcome).toBe("success");
-  expect(audit[0].details).toMatchObject({ name: NAME, webhook: "https://93.184.215.14", scope: { connectionId: "local-rabbitmq", queuePattern: PATTERN } });
+  expect(audit[0].details).toMatchObject({
+    name: NAME,
+    webhook: "https://93.184.215.14",
+    scope: { connectionId: "local-rabbitmq", queuePattern: PATTERN },
+  });
   expect(JSON.stringify(audit[0].details)).not.toContain(TOKEN);
 });
 
-test("a viewer sees the rule without controls, and the server refuses the viewer's direct action calls", async ({ page }) => {
+test("a viewer sees the rule without controls, and the server refuses the viewer's direct action calls", async ({
+  page,
+}) => {
   expect(ruleId).not.toBe("");
   await signIn(page, "viewer");
   await page.goto("/alerts");
@@ -116,8 +122,16 @@ test("a viewer sees the rule without controls, and the server refuses the viewer
 
   const started = new Date(Date.now() - 1000);
   const calls = [
-    { name: "createAlertRuleAction", args: [{ name: `${NAME} by a viewer`, kind: "depth_above", params: { depth: 1 }, webhookUrl: WEBHOOK }], action: "alert.rule_create" },
-    { name: "updateAlertRuleAction", args: [{ id: ruleId, name: `${NAME} renamed`, kind: "depth_above", params: { depth: 1 }, enabled: false }], action: "alert.rule_update" },
+    {
+      name: "createAlertRuleAction",
+      args: [{ name: `${NAME} by a viewer`, kind: "depth_above", params: { depth: 1 }, webhookUrl: WEBHOOK }],
+      action: "alert.rule_create",
+    },
+    {
+      name: "updateAlertRuleAction",
+      args: [{ id: ruleId, name: `${NAME} renamed`, kind: "depth_above", params: { depth: 1 }, enabled: false }],
+      action: "alert.rule_update",
+    },
     { name: "sendTestAlertAction", args: [{ id: ruleId }], action: "alert.test_send" },
     { name: "deleteAlertRuleAction", args: [{ id: ruleId }], action: "alert.rule_delete" },
   ];
@@ -129,7 +143,10 @@ test("a viewer sees the rule without controls, and the server refuses the viewer
   }
 
   // Nothing changed.
-  const rules = await sql<{ name: string; enabled: boolean }>("SELECT name, enabled FROM alert_rules WHERE name LIKE $1 ORDER BY name", [`${NAME}%`]);
+  const rules = await sql<{ name: string; enabled: boolean }>(
+    "SELECT name, enabled FROM alert_rules WHERE name LIKE $1 ORDER BY name",
+    [`${NAME}%`],
+  );
   expect(rules).toEqual([{ name: NAME, enabled: true }]);
 
   // Every refusal is on record with the viewer as actor.
@@ -137,5 +154,9 @@ test("a viewer sees the rule without controls, and the server refuses the viewer
     "SELECT action FROM audit_log WHERE outcome = 'denied' AND actor_role = 'viewer' AND action LIKE 'alert.%' AND at >= $1",
     [started],
   );
-  for (const c of calls) expect(denied.map((d) => d.action), c.action).toContain(c.action);
+  for (const c of calls)
+    expect(
+      denied.map((d) => d.action),
+      c.action,
+    ).toContain(c.action);
 });

@@ -6,7 +6,10 @@ import { signIn } from "./fixtures";
  * every operation of the served OpenAPI document (read here from /api/v1/openapi.json), the
  * authentication and the problem shape, curl lines with a placeholder token, and no CSP violations.
  */
-type Doc = { paths: Record<string, Record<string, { operationId: string; summary: string }>>; components: { schemas: Record<string, unknown> } };
+type Doc = {
+  paths: Record<string, Record<string, { operationId: string; summary: string }>>;
+  components: { schemas: Record<string, unknown> };
+};
 
 async function servedDocument(page: Page): Promise<Doc> {
   const res = await page.request.get("/api/v1/openapi.json");
@@ -20,7 +23,9 @@ async function watchCsp(page: Page): Promise<string[]> {
   await page.exposeFunction("__reportApiRefCsp", (v: string) => seen.push(v));
   await page.addInitScript(() => {
     document.addEventListener("securitypolicyviolation", (e) => {
-      (window as unknown as { __reportApiRefCsp: (v: string) => void }).__reportApiRefCsp(`${e.effectiveDirective} blocked ${e.blockedURI}`);
+      (window as unknown as { __reportApiRefCsp: (v: string) => void }).__reportApiRefCsp(
+        `${e.effectiveDirective} blocked ${e.blockedURI}`,
+      );
     });
   });
   page.on("console", (m) => {
@@ -29,7 +34,9 @@ async function watchCsp(page: Page): Promise<string[]> {
   return seen;
 }
 
-test("a viewer reaches the reference from the header and sees every operation of the served document", async ({ page }) => {
+test("a viewer reaches the reference from the header and sees every operation of the served document", async ({
+  page,
+}) => {
   const violations = await watchCsp(page);
   await signIn(page, "viewer");
   await page.getByTestId("nav-api-reference").click();
@@ -37,7 +44,9 @@ test("a viewer reaches the reference from the header and sees every operation of
   await expect(page.getByRole("heading", { name: "API reference", level: 1 })).toBeVisible();
 
   const doc = await servedDocument(page);
-  const expected = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase(), ...op })));
+  const expected = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase(), ...op })),
+  );
   expect(expected.length).toBeGreaterThan(3);
   await expect(page.getByTestId("api-operation")).toHaveCount(expected.length);
   for (const op of expected) {
@@ -53,7 +62,8 @@ test("a viewer reaches the reference from the header and sees every operation of
   // Authentication and the one problem shape every error uses.
   await expect(page.getByTestId("api-auth")).toContainText("Authorization: Bearer");
   const problem = page.getByTestId("api-problem");
-  for (const field of ["type", "title", "status", "detail", "instance", "code"]) await expect(problem).toContainText(field);
+  for (const field of ["type", "title", "status", "detail", "instance", "code"])
+    await expect(problem).toContainText(field);
 
   // The curl lines name a placeholder, never a token; the page has no field to paste one into.
   const curls = await page.getByTestId("api-curl").allTextContents();

@@ -28,7 +28,11 @@ test.beforeAll(async () => {
         persistent: true,
         messageId: `inv-${RUN}-${i}`,
         contentType: "application/json",
-        headers: { "x-exception-message": `Connection refused to ledger-db (attempt ${i})`, "x-exception-stacktrace": "java.net.ConnectException: Connection refused\n\tat com.acme.billing.Ledger.post(Ledger.java:42)" },
+        headers: {
+          "x-exception-message": `Connection refused to ledger-db (attempt ${i})`,
+          "x-exception-stacktrace":
+            "java.net.ConnectException: Connection refused\n\tat com.acme.billing.Ledger.post(Ledger.java:42)",
+        },
       },
     })),
   );
@@ -37,7 +41,12 @@ test.beforeAll(async () => {
 test.afterAll(() => queues.remove());
 
 /** Polls a GET until `done` holds for its JSON, or fails with the last answer. */
-async function pollJson<T>(api: APIRequestContext, url: string, done: (body: T) => boolean, timeoutMs = 90_000): Promise<T> {
+async function pollJson<T>(
+  api: APIRequestContext,
+  url: string,
+  done: (body: T) => boolean,
+  timeoutMs = 90_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let last: T | null = null;
   while (Date.now() < until) {
@@ -50,7 +59,9 @@ async function pollJson<T>(api: APIRequestContext, url: string, done: (body: T) 
   throw new Error(`${url} did not get there in ${timeoutMs} ms; last answer: ${JSON.stringify(last).slice(0, 500)}`);
 }
 
-test("a script with an operator's token scans, plans, samples and redrives a group, then reads the ledger and the audit log", async ({ page }) => {
+test("a script with an operator's token scans, plans, samples and redrives a group, then reads the ledger and the audit log", async ({
+  page,
+}) => {
   test.setTimeout(180_000);
 
   // The one browser step: the token is made where a user makes it, and shown once.
@@ -64,13 +75,18 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
   await page.close();
 
   // From here on: HTTP with the token only. A fresh request context holds no session cookie.
-  const api = await playwrightRequest.newContext({ baseURL: BASE, extraHTTPHeaders: { Authorization: `Bearer ${token}`, "X-Request-Id": `script-${RUN}` } });
+  const api = await playwrightRequest.newContext({
+    baseURL: BASE,
+    extraHTTPHeaders: { Authorization: `Bearer ${token}`, "X-Request-Id": `script-${RUN}` },
+  });
   const anonymous = await playwrightRequest.newContext({ baseURL: BASE });
   try {
     expect((await anonymous.get("/api/v1/dlqs")).status()).toBe(401);
 
     // Find the DLQ with its depth.
-    const listing = (await (await api.get("/api/v1/dlqs")).json()) as { connections: Array<{ connectionId: string; dlqs: Array<{ name: string; depth: number | null }> }> };
+    const listing = (await (await api.get("/api/v1/dlqs")).json()) as {
+      connections: Array<{ connectionId: string; dlqs: Array<{ name: string; depth: number | null }> }>;
+    };
     const dlq = listing.connections.find((c) => c.connectionId === CONNECTION)?.dlqs.find((d) => d.name === DLQ);
     expect(dlq, `${DLQ} in GET /api/v1/dlqs`).toBeDefined();
     expect(dlq!.depth).toBe(N);
@@ -79,23 +95,37 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
     const started = await api.post("/api/v1/scans", { data: { connectionId: CONNECTION, queue: DLQ } });
     expect(started.status(), await started.text()).toBe(202);
     const scanId = ((await started.json()) as { scan: { id: string } }).scan.id;
-    const scan = await pollJson<{ state: string }>(api, `/api/v1/scans/${scanId}`, (s) => ["succeeded", "failed", "cancelled"].includes(s.state));
+    const scan = await pollJson<{ state: string }>(api, `/api/v1/scans/${scanId}`, (s) =>
+      ["succeeded", "failed", "cancelled"].includes(s.state),
+    );
     expect(scan.state).toBe("succeeded");
 
     // Its one group.
     const q = `connectionId=${encodeURIComponent(CONNECTION)}&queue=${encodeURIComponent(DLQ)}`;
-    const groups = (await (await api.get(`/api/v1/groups?${q}`)).json()) as { groups: Array<{ groupKey: string; count: number; exceptionClass: string | null }> };
+    const groups = (await (await api.get(`/api/v1/groups?${q}`)).json()) as {
+      groups: Array<{ groupKey: string; count: number; exceptionClass: string | null }>;
+    };
     expect(groups.groups).toHaveLength(1);
     const [group] = groups.groups;
     expect(group).toMatchObject({ count: N, exceptionClass: "java.net.ConnectException" });
 
     // Plan; a start with another count than the plan's is refused and moves nothing.
     const selection = { kind: "group", groupKey: group.groupKey };
-    const planRes = await api.post("/api/v1/redrives/plan", { data: { connectionId: CONNECTION, queue: DLQ, selection } });
+    const planRes = await api.post("/api/v1/redrives/plan", {
+      data: { connectionId: CONNECTION, queue: DLQ, selection },
+    });
     expect(planRes.status(), await planRes.text()).toBe(200);
     const plan = (await planRes.json()) as { count: number };
     expect(plan.count).toBe(N);
-    const body = { connectionId: CONNECTION, queue: DLQ, selection, fix: `ledger-db connection pool raised (${RUN})`, sample: { count: SAMPLE }, watchSeconds: 2, rate: 50 };
+    const body = {
+      connectionId: CONNECTION,
+      queue: DLQ,
+      selection,
+      fix: `ledger-db connection pool raised (${RUN})`,
+      sample: { count: SAMPLE },
+      watchSeconds: 2,
+      rate: 50,
+    };
     const stale = await api.post("/api/v1/redrives", { data: { ...body, confirmedCount: N + 5 } });
     expect(stale.status()).toBe(409);
     expect(stale.headers()["content-type"]).toBe("application/problem+json");
@@ -109,10 +139,20 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
     const redriveId = ((await start.json()) as { id: string }).id;
     // The stage and verdict are written a moment before the job settles into "paused": a script waits
     // for `bulk.ready` (or `bulk.needsOverride`, or an end), as the document says.
-    const sampled = await pollJson<{ redrive: { state: string; stage: string; sampleVerdict: string | null; bulk: { ready: boolean; needsOverride: boolean } } }>(
+    const sampled = await pollJson<{
+      redrive: {
+        state: string;
+        stage: string;
+        sampleVerdict: string | null;
+        bulk: { ready: boolean; needsOverride: boolean };
+      };
+    }>(
       api,
       `/api/v1/redrives/${redriveId}`,
-      (r) => r.redrive.bulk.ready || r.redrive.bulk.needsOverride || ["succeeded", "failed", "cancelled"].includes(r.redrive.state),
+      (r) =>
+        r.redrive.bulk.ready ||
+        r.redrive.bulk.needsOverride ||
+        ["succeeded", "failed", "cancelled"].includes(r.redrive.state),
     );
     expect(sampled.redrive).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean", bulk: { ready: true } });
     expect(await queues.depth(WORK)).toBe(SAMPLE);
@@ -120,8 +160,10 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
     // Stage 2, the rest, to the end.
     const bulk = await api.post(`/api/v1/redrives/${redriveId}/bulk`, { data: {} });
     expect(bulk.status(), await bulk.text()).toBe(200);
-    const done = await pollJson<{ redrive: { state: string }; counts: Record<string, number> }>(api, `/api/v1/redrives/${redriveId}`, (r) =>
-      ["succeeded", "failed", "cancelled"].includes(r.redrive.state),
+    const done = await pollJson<{ redrive: { state: string }; counts: Record<string, number> }>(
+      api,
+      `/api/v1/redrives/${redriveId}`,
+      (r) => ["succeeded", "failed", "cancelled"].includes(r.redrive.state),
     );
     expect(done.redrive.state).toBe("succeeded");
     expect(done.counts.moved).toBe(N);
@@ -145,14 +187,27 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
     expect(await queues.depth(DLQ)).toBe(0);
 
     // The audit log names the operator and the token for each step the script took.
-    const audit = (await (await api.get(`/api/v1/audit?action=redrive.&actor=${encodeURIComponent(E2E_USERS.operator.email)}&limit=100`)).json()) as {
-      items: Array<{ action: string; outcome: string; target: string | null; queue: string | null; details: Record<string, unknown> | null }>;
+    const audit = (await (
+      await api.get(`/api/v1/audit?action=redrive.&actor=${encodeURIComponent(E2E_USERS.operator.email)}&limit=100`)
+    ).json()) as {
+      items: Array<{
+        action: string;
+        outcome: string;
+        target: string | null;
+        queue: string | null;
+        details: Record<string, unknown> | null;
+      }>;
     };
     const ours = audit.items.filter((r) => r.queue === DLQ);
     const actions = new Set(ours.map((r) => `${r.action} ${r.outcome}`));
-    for (const a of ["redrive.plan success", "redrive.start success", "redrive.bulk_start success"]) expect(actions, [...actions].join(", ")).toContain(a);
+    for (const a of ["redrive.plan success", "redrive.start success", "redrive.bulk_start success"])
+      expect(actions, [...actions].join(", ")).toContain(a);
     expect(ours.some((r) => r.action === "redrive.start" && r.outcome === "failure")).toBe(true);
-    expect(ours.filter((r) => ["redrive.start", "redrive.bulk_start"].includes(r.action)).every((r) => typeof r.details?.tokenId === "string")).toBe(true);
+    expect(
+      ours
+        .filter((r) => ["redrive.start", "redrive.bulk_start"].includes(r.action))
+        .every((r) => typeof r.details?.tokenId === "string"),
+    ).toBe(true);
     // …and never the token itself.
     expect(JSON.stringify(audit)).not.toContain(token.slice(13));
   } finally {
@@ -169,7 +224,10 @@ test("a viewer's token reads the redrive but cannot plan or start one: 403 probl
   const token = (await page.getByTestId("new-token-value").textContent())!.trim();
   await page.close();
 
-  const api = await playwrightRequest.newContext({ baseURL: BASE, extraHTTPHeaders: { Authorization: `Bearer ${token}` } });
+  const api = await playwrightRequest.newContext({
+    baseURL: BASE,
+    extraHTTPHeaders: { Authorization: `Bearer ${token}` },
+  });
   try {
     const q = `connectionId=${encodeURIComponent(CONNECTION)}&queue=${encodeURIComponent(DLQ)}`;
     const list = await api.get(`/api/v1/redrives?${q}`);
@@ -178,7 +236,9 @@ test("a viewer's token reads the redrive but cannot plan or start one: 403 probl
     expect(items.length).toBeGreaterThan(0);
     expect(items.every((r) => r.queue === DLQ)).toBe(true);
 
-    const refused = await api.post("/api/v1/redrives/plan", { data: { connectionId: CONNECTION, queue: DLQ, selection: { kind: "filter", filter: {} } } });
+    const refused = await api.post("/api/v1/redrives/plan", {
+      data: { connectionId: CONNECTION, queue: DLQ, selection: { kind: "filter", filter: {} } },
+    });
     expect(refused.status()).toBe(403);
     expect(refused.headers()["content-type"]).toBe("application/problem+json");
     expect(await refused.json()).toMatchObject({ status: 403, code: "forbidden:redrive:sample" });

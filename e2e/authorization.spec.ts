@@ -2,7 +2,16 @@ import { test, expect, type APIRequestContext, type Page } from "@playwright/tes
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { signIn, dlqPath, DEMO, serverActionId, callServerAction } from "./fixtures";
-import { discover, MATRIX, MATRIX_ROLES, MISSING_ROW_HELP, missingRows, rowKey, type PageRow, type RouteRow } from "../test/access-matrix";
+import {
+  discover,
+  MATRIX,
+  MATRIX_ROLES,
+  MISSING_ROW_HELP,
+  missingRows,
+  rowKey,
+  type PageRow,
+  type RouteRow,
+} from "../test/access-matrix";
 
 /**
  * The authorization matrix (test/access-matrix.ts) over raw HTTP against the production server:
@@ -14,12 +23,17 @@ import { discover, MATRIX, MATRIX_ROLES, MISSING_ROW_HELP, missingRows, rowKey, 
 const DB_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/dlq_console_e2e";
 const ORIGIN = `http://127.0.0.1:${process.env.E2E_PORT ?? 3100}`;
 
-async function deniedRows(requestIds: string[]): Promise<Array<{ request_id: string; action: string; actor_role: string }>> {
+async function deniedRows(
+  requestIds: string[],
+): Promise<Array<{ request_id: string; action: string; actor_role: string }>> {
   const client = new pg.Client({ connectionString: DB_URL });
   await client.connect();
   try {
     // The e2e server trusts loopback as its proxy (playwright.config.ts): the test's X-Request-Id is the row's.
-    const r = await client.query("SELECT request_id, action, actor_role FROM audit_log WHERE outcome = 'denied' AND request_id = ANY($1)", [requestIds]);
+    const r = await client.query(
+      "SELECT request_id, action, actor_role FROM audit_log WHERE outcome = 'denied' AND request_id = ANY($1)",
+      [requestIds],
+    );
     return r.rows;
   } finally {
     await client.end();
@@ -71,7 +85,10 @@ for (const role of MATRIX_ROLES) {
     const audited = await deniedRows(refusals.map((r) => r.id));
     for (const { id, row } of refusals) {
       const rows = audited.filter((a) => a.request_id === id);
-      expect(rows.map((a) => [a.action, a.actor_role]), `${rowKey(row)} as ${role}: denied audit row`).toEqual([[row.audit, role]]);
+      expect(
+        rows.map((a) => [a.action, a.actor_role]),
+        `${rowKey(row)} as ${role}: denied audit row`,
+      ).toEqual([[row.audit, role]]);
     }
   });
 }
@@ -135,7 +152,10 @@ for (const role of MATRIX_ROLES) {
     const audited = await deniedRows(refusals.map((r) => r.id));
     for (const { id, row } of refusals) {
       const rows = audited.filter((a) => a.request_id === id);
-      expect(rows.map((a) => [a.action, a.actor_role]), `${rowKey(row)} as ${role}: denied audit row`).toEqual([[row.audit, role]]);
+      expect(
+        rows.map((a) => [a.action, a.actor_role]),
+        `${rowKey(row)} as ${role}: denied audit row`,
+      ).toEqual([[row.audit, role]]);
     }
   });
 }
@@ -163,10 +183,34 @@ test("pages without a session send to sign-in and come back, with no data on the
  * the audit log. (Every action × role is walked by lib/auth/matrix.integration.test.ts.)
  */
 const MUTATING_ACTIONS = [
-  { name: "createUserAction", page: "/admin/users", args: [{ email: "mallory@e2e.test", role: "admin", password: "mallory-password-123" }], permission: "users:manage", action: "user.create" },
-  { name: "updateUserAction", page: "/admin/users", args: [{ id: "00000000-0000-0000-0000-000000000000", role: "admin" }], permission: "users:manage", action: "user.update" },
-  { name: "confirmRiskyReadAction", page: dlqPath("demo.shipping.dlq"), args: [{ connectionId: DEMO.connectionId, queue: "demo.shipping.dlq" }], permission: "dlq:browse-risky", action: "dlq.read_risky_confirmed" },
-  { name: "startSafeMoveAction", page: dlqPath("demo.shipping.dlq"), args: [{ connectionId: DEMO.connectionId, queue: "demo.shipping.dlq", target: "demo.shipping.dlq.safe" }], permission: "dlq:safe-move", action: "dlq.safe_move_start" },
+  {
+    name: "createUserAction",
+    page: "/admin/users",
+    args: [{ email: "mallory@e2e.test", role: "admin", password: "mallory-password-123" }],
+    permission: "users:manage",
+    action: "user.create",
+  },
+  {
+    name: "updateUserAction",
+    page: "/admin/users",
+    args: [{ id: "00000000-0000-0000-0000-000000000000", role: "admin" }],
+    permission: "users:manage",
+    action: "user.update",
+  },
+  {
+    name: "confirmRiskyReadAction",
+    page: dlqPath("demo.shipping.dlq"),
+    args: [{ connectionId: DEMO.connectionId, queue: "demo.shipping.dlq" }],
+    permission: "dlq:browse-risky",
+    action: "dlq.read_risky_confirmed",
+  },
+  {
+    name: "startSafeMoveAction",
+    page: dlqPath("demo.shipping.dlq"),
+    args: [{ connectionId: DEMO.connectionId, queue: "demo.shipping.dlq", target: "demo.shipping.dlq.safe" }],
+    permission: "dlq:safe-move",
+    action: "dlq.safe_move_start",
+  },
   { name: "verifyAuditAction", page: "/audit", args: [], permission: "audit:verify", action: "audit.verify" },
 ] as const;
 
@@ -194,4 +238,3 @@ test("a viewer's direct calls to mutating server actions are refused and audited
   const actions = await rows.evaluateAll((r) => r.map((x) => x.getAttribute("data-action")));
   for (const a of MUTATING_ACTIONS) expect(actions, a.action).toContain(a.action);
 });
-

@@ -22,6 +22,11 @@ test("readiness reports the degraded broker by code only, and stays ready", asyn
   expect(res.status()).toBe(200);
   const h = await res.json();
   expect(h.status).toBe("degraded");
-  expect(h.brokers).toContainEqual({ connectionId: "down-rabbitmq", kind: "rabbitmq", ok: false, error: "unavailable:broker" });
+  expect(h.brokers).toContainEqual({
+    connectionId: "down-rabbitmq",
+    kind: "rabbitmq",
+    ok: false,
+    error: "unavailable:broker",
+  });
   expect(JSON.stringify(h)).not.toContain("5999");
 });

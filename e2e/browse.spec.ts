@@ -5,7 +5,9 @@ test("an operator browses a seeded DLQ and opens a letter with its x-death histo
   await signIn(page, "operator");
   await page.goto("/");
   // Other connections have look-alike names (demo.orders.DLT on Kafka): pick the RabbitMQ one exactly.
-  const row = page.getByTestId("dlq-row").filter({ has: page.getByRole("link", { name: DEMO.rejectedDlq, exact: true }) });
+  const row = page
+    .getByTestId("dlq-row")
+    .filter({ has: page.getByRole("link", { name: DEMO.rejectedDlq, exact: true }) });
   await expect(row).toHaveCount(1);
   await expect(row).toContainText("Local RabbitMQ");
   await row.getByRole("link", { name: DEMO.rejectedDlq, exact: true }).click();
@@ -61,7 +63,9 @@ test("hostile header values are shown as text and never run", async ({ page }) =
   // Seeded with message id "order-1007-html-headers"; a letter's id is m-<base64url(message id)>.
   const id = `m-${Buffer.from("order-1007-html-headers").toString("base64url")}`;
   await page.goto(`${dlqPath(DEMO.rejectedDlq)}/letters/${id}`);
-  await expect(page.getByTestId("header-row").filter({ hasText: "<script>alert('xss')</script>" }).first()).toBeVisible();
+  await expect(
+    page.getByTestId("header-row").filter({ hasText: "<script>alert('xss')</script>" }).first(),
+  ).toBeVisible();
   await expect(page.getByTestId("header-row").filter({ hasText: "javascript:alert(1)" }).first()).toBeVisible();
   // Rendered as text: no element was created from the header's markup.
   expect(await page.locator("main script, main img[src=x]").count()).toBe(0);
@@ -81,7 +85,9 @@ test("a DLQ named in config that does not exist says so and the console stays up
   await expect(page.getByTestId("dlq-row").first()).toBeVisible();
 });
 
-test("every tab of a DLQ has the same header: the connection's name, the broker and type, the depth and the tabs", async ({ page }) => {
+test("every tab of a DLQ has the same header: the connection's name, the broker and type, the depth and the tabs", async ({
+  page,
+}) => {
   await signIn(page, "operator");
   const base = dlqPath(DEMO.rejectedDlq);
   const heads: string[] = [];

@@ -30,10 +30,27 @@ test.beforeAll(async () => {
   const producer = kafka.producer();
   await producer.connect();
   const ok = (n: number) => JSON.stringify({ paymentId: 100 + n, amount: "4.20", run: RUN });
-  await producer.send({ topic: TOPIC, acks: -1, messages: [0, 1, 2].map((n) => ({ partition: 0, key: `k${n}`, value: ok(n) })) });
-  await producer.send({ topic: TOPIC, acks: -1, messages: [{ partition: 1, value: ok(10) }, { partition: 1, key: "acct-7", value: POISON, headers: { "x-origin": "legacy-gateway" } }, { partition: 1, value: ok(12) }, { partition: 1, value: ok(13) }] });
+  await producer.send({
+    topic: TOPIC,
+    acks: -1,
+    messages: [0, 1, 2].map((n) => ({ partition: 0, key: `k${n}`, value: ok(n) })),
+  });
+  await producer.send({
+    topic: TOPIC,
+    acks: -1,
+    messages: [
+      { partition: 1, value: ok(10) },
+      { partition: 1, key: "acct-7", value: POISON, headers: { "x-origin": "legacy-gateway" } },
+      { partition: 1, value: ok(12) },
+      { partition: 1, value: ok(13) },
+    ],
+  });
   await producer.disconnect();
-  consumer = await startCrashLoopConsumer(kafka, { groupId: GROUP, topic: TOPIC, isPoison: (m) => m.value?.toString("utf8") === POISON });
+  consumer = await startCrashLoopConsumer(kafka, {
+    groupId: GROUP,
+    topic: TOPIC,
+    isPoison: (m) => m.value?.toString("utf8") === POISON,
+  });
   await consumer.until((c) => c.filter((r) => r.partition === 0).length === 3 && c.some((r) => r.partition === 1));
 });
 
@@ -46,7 +63,9 @@ test.afterAll(async () => {
   await admin.disconnect();
 });
 
-test("the stuck partition is flagged, and an admin moves its record to the DLT once the group is scaled to zero", async ({ page }) => {
+test("the stuck partition is flagged, and an admin moves its record to the DLT once the group is scaled to zero", async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   await signIn(page, "admin");
   await page.goto("/groups");
@@ -61,7 +80,10 @@ test("the stuck partition is flagged, and an admin moves its record to the DLT o
   await expect(page.getByTestId("member-row")).toHaveCount(1);
   const p1 = page.locator('[data-testid="partition-row"][data-partition="1"]');
   await expect(p1).toHaveAttribute("data-stuck", "true");
-  await expect(page.locator('[data-testid="partition-row"][data-partition="0"]')).toHaveAttribute("data-stuck", "false");
+  await expect(page.locator('[data-testid="partition-row"][data-partition="0"]')).toHaveAttribute(
+    "data-stuck",
+    "false",
+  );
 
   // The record it is stuck on, read live.
   await p1.getByTestId("partition-link").click();
@@ -103,9 +125,19 @@ test("the stuck partition is flagged, and an admin moves its record to the DLT o
   await expect(page.getByTestId("letter-summary")).toContainText(`INC-${RUN}`);
 
   // The restarted service drains the partition without meeting the poison record again.
-  const again = await startCrashLoopConsumer(kafka, { groupId: GROUP, topic: TOPIC, isPoison: (m) => m.value?.toString("utf8") === POISON });
+  const again = await startCrashLoopConsumer(kafka, {
+    groupId: GROUP,
+    topic: TOPIC,
+    isPoison: (m) => m.value?.toString("utf8") === POISON,
+  });
   try {
-    await again.until((c) => c.filter((r) => r.partition === 1).map((r) => r.offset).join(",") === "2,3");
+    await again.until(
+      (c) =>
+        c
+          .filter((r) => r.partition === 1)
+          .map((r) => r.offset)
+          .join(",") === "2,3",
+    );
     expect(again.failures).toBe(0);
   } finally {
     await again.stop();

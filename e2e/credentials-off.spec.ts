@@ -20,27 +20,40 @@ let server: ChildProcess | null = null;
 test.beforeAll(async () => {
   test.setTimeout(180_000);
   // Own process group, so stopping it stops `next start`'s children too.
-  server = spawn(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(OFF_PORT)], {
-    cwd: root,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      NEXTAUTH_URL: OFF_URL,
-      NEXTAUTH_SECRET: process.env.NEXTAUTH_SECRET ?? "e2e-secret-not-for-production-0123456789abcdef",
-      NEXT_TELEMETRY_DISABLED: "1",
-      NEXT_MANUAL_SIG_HANDLE: "true",
-      DATABASE_URL: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/dlq_console_e2e",
-      DLQ_CONSOLE_CONFIG: process.env.DLQ_CONSOLE_CONFIG ?? "e2e/dlq-console.e2e.config.json",
-      DLQ_AUTH_CREDENTIALS: "off",
+  server = spawn(
+    process.execPath,
+    [
+      path.join(root, "node_modules/next/dist/bin/next"),
+      "start",
+      "--hostname",
+      "127.0.0.1",
+      "--port",
+      String(OFF_PORT),
+    ],
+    {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        NEXTAUTH_URL: OFF_URL,
+        NEXTAUTH_SECRET: process.env.NEXTAUTH_SECRET ?? "e2e-secret-not-for-production-0123456789abcdef",
+        NEXT_TELEMETRY_DISABLED: "1",
+        NEXT_MANUAL_SIG_HANDLE: "true",
+        DATABASE_URL: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/dlq_console_e2e",
+        DLQ_CONSOLE_CONFIG: process.env.DLQ_CONSOLE_CONFIG ?? "e2e/dlq-console.e2e.config.json",
+        DLQ_AUTH_CREDENTIALS: "off",
+      },
     },
-  });
+  );
   server.stderr?.on("data", (c: Buffer) => process.stderr.write(`[credentials-off] ${c}`));
   const until = Date.now() + 120_000;
   for (;;) {
     if (server.exitCode !== null) throw new Error(`the credentials-off server exited with ${server.exitCode}`);
     if (Date.now() > until) throw new Error(`${OFF_URL} did not answer`);
-    const up = await fetch(`${OFF_URL}/api/health`).then((r) => r.status < 600).catch(() => false);
+    const up = await fetch(`${OFF_URL}/api/health`)
+      .then((r) => r.status < 600)
+      .catch(() => false);
     if (up) break;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -70,7 +83,13 @@ test.afterAll(async () => {
 async function postCredentials(api: APIRequestContext, baseURL: string) {
   const { csrfToken } = (await (await api.get(`${baseURL}/api/auth/csrf`)).json()) as { csrfToken: string };
   const res = await api.post(`${baseURL}/api/auth/callback/credentials`, {
-    form: { csrfToken, email: E2E_USERS.admin.email, password: E2E_USERS.admin.password, callbackUrl: `${baseURL}/`, json: "true" },
+    form: {
+      csrfToken,
+      email: E2E_USERS.admin.email,
+      password: E2E_USERS.admin.password,
+      callbackUrl: `${baseURL}/`,
+      json: "true",
+    },
     headers: { Origin: baseURL },
     maxRedirects: 0,
   });

@@ -26,7 +26,10 @@ export function deadLetterQueues(name: string, run: string) {
       await ch.assertExchange(dlx, "direct", { durable: false, autoDelete: false });
       await ch.assertQueue(dlq, { durable: true });
       await ch.bindQueue(dlq, dlx, dlq);
-      await ch.assertQueue(work, { durable: true, arguments: { "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": dlq } });
+      await ch.assertQueue(work, {
+        durable: true,
+        arguments: { "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": dlq },
+      });
       for (const l of letters) ch.sendToQueue(work, l.content, l.options);
       await ch.waitForConfirms();
       const n = letters.length;
@@ -41,7 +44,8 @@ export function deadLetterQueues(name: string, run: string) {
         });
       });
       await consumer.close();
-      for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).messageCount < n; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).messageCount < n; i++)
+        await new Promise((r) => setTimeout(r, 50));
       expect((await ch.checkQueue(dlq)).messageCount).toBe(n);
       await ch.close();
     },

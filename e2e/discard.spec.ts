@@ -28,12 +28,17 @@ test.describe.configure({ mode: "serial" });
 test.beforeAll(async () => {
   await queues.fill(
     Array.from({ length: N }, (_, i) => ({
-      content: Buffer.from(JSON.stringify({ orderId: `ord-${RUN}-${i}`, token: SECRET, note: `<img src=x onerror="window.__pwned=1">` })),
+      content: Buffer.from(
+        JSON.stringify({ orderId: `ord-${RUN}-${i}`, token: SECRET, note: `<img src=x onerror="window.__pwned=1">` }),
+      ),
       options: {
         persistent: true,
         messageId: `ord-${RUN}-${i}`,
         contentType: "application/json",
-        headers: { "x-exception-class": "com.acme.checkout.UnsupportedVersion", "x-exception-message": `checkout v1 is retired <script>window.__pwned=1</script>` },
+        headers: {
+          "x-exception-class": "com.acme.checkout.UnsupportedVersion",
+          "x-exception-message": `checkout v1 is retired <script>window.__pwned=1</script>`,
+        },
       },
     })),
   );
@@ -41,7 +46,9 @@ test.beforeAll(async () => {
 
 test.afterAll(() => queues.remove());
 
-test("an admin discards two ticked letters with a reason, finds them in the archive, exports, puts one back, audited per letter", async ({ page }) => {
+test("an admin discards two ticked letters with a reason, finds them in the archive, exports, puts one back, audited per letter", async ({
+  page,
+}) => {
   test.setTimeout(150_000);
   await signIn(page, "admin");
   await page.goto(triagePath);
@@ -51,7 +58,10 @@ test("an admin discards two ticked letters with a reason, finds them in the arch
   await expect(page.getByTestId("discard-set")).toBeVisible();
 
   const rows = page.getByTestId("triage-letter-row");
-  const picked = [await rows.nth(0).getAttribute("data-letter-id"), await rows.nth(1).getAttribute("data-letter-id")] as string[];
+  const picked = [
+    await rows.nth(0).getAttribute("data-letter-id"),
+    await rows.nth(1).getAttribute("data-letter-id"),
+  ] as string[];
   await rows.nth(0).getByTestId("pick-letter").check();
   await rows.nth(1).getByTestId("pick-letter").check();
   await page.getByTestId("discard-selected").click();
@@ -75,7 +85,11 @@ test("an admin discards two ticked letters with a reason, finds them in the arch
   await expect(page.getByTestId("dn-discarded")).toHaveAttribute("data-value", "2");
   await expect(page.getByTestId("discard-job-reason")).toHaveText(REASON);
   await expect(page.getByTestId("discard-ledger-row")).toHaveCount(2);
-  expect((await page.getByTestId("discard-ledger-row").evaluateAll((r) => r.map((x) => x.getAttribute("data-letter-id")))).sort()).toEqual([...picked].sort());
+  expect(
+    (
+      await page.getByTestId("discard-ledger-row").evaluateAll((r) => r.map((x) => x.getAttribute("data-letter-id")))
+    ).sort(),
+  ).toEqual([...picked].sort());
   expect(await depth(DLQ)).toBe(N - 2);
 
   // The list of discards, from the main nav: this one with its DLQ, counts, reason and who; it opens the job page.
@@ -116,7 +130,11 @@ test("an admin discards two ticked letters with a reason, finds them in the arch
   // Export: the filtered set as JSON, with the reason; payloads masked by the rules for the admin's role.
   const exported = await page.request.get(`/api/archive/export?format=json&payload=1&queue=${encodeURIComponent(DLQ)}`);
   expect(exported.status()).toBe(200);
-  const body = (await exported.json()) as Array<{ letterId: string; discardReason: string; payloadText: string | null }>;
+  const body = (await exported.json()) as Array<{
+    letterId: string;
+    discardReason: string;
+    payloadText: string | null;
+  }>;
   expect(body.map((r) => r.letterId).sort()).toEqual([...picked].sort());
   expect(body.every((r) => r.discardReason === REASON)).toBe(true);
   expect(JSON.stringify(body)).not.toContain(SECRET);
@@ -147,7 +165,9 @@ test("an admin discards two ticked letters with a reason, finds them in the arch
 });
 
 for (const role of ["operator", "viewer"] as const) {
-  test(`a${role === "operator" ? "n" : ""} ${role} sees no discard or undo control, and direct calls are refused`, async ({ page }) => {
+  test(`a${role === "operator" ? "n" : ""} ${role} sees no discard or undo control, and direct calls are refused`, async ({
+    page,
+  }) => {
     await signIn(page, role);
     await page.goto(triagePath);
     await expect(page.getByTestId("match-count")).toBeVisible();
@@ -172,7 +192,10 @@ for (const role of ["operator", "viewer"] as const) {
     if (jobId) {
       // The lists of discards are read like a discard's page (discard:read): shown, read-only.
       await page.goto("/discards");
-      await expect(page.locator(`[data-testid="discard-row"][data-id="${jobId}"]`)).toHaveAttribute("data-state", "succeeded");
+      await expect(page.locator(`[data-testid="discard-row"][data-id="${jobId}"]`)).toHaveAttribute(
+        "data-state",
+        "succeeded",
+      );
       await page.goto(`${dlqPath(DLQ)}/discard`);
       await expect(page.getByTestId("discard-row")).toHaveCount(1);
       await expect(page.getByTestId("discard-cancel")).toHaveCount(0);
@@ -193,10 +216,14 @@ for (const role of ["operator", "viewer"] as const) {
       expect(r.text, name).toContain("forbidden:discard:run");
       expect(r.text, name).not.toContain('"ok":true');
     }
-    const undo = await callServerAction(page.request, "/archive", serverActionId("restoreArchivedAction"), [{ ids: archiveIds.length ? archiveIds : [NIL], reason: "sneaky undo" }]);
+    const undo = await callServerAction(page.request, "/archive", serverActionId("restoreArchivedAction"), [
+      { ids: archiveIds.length ? archiveIds : [NIL], reason: "sneaky undo" },
+    ]);
     expect(undo.text).toContain("forbidden:archive:restore");
     expect(undo.text).not.toContain('"ok":true');
-    const cancel = await page.request.post(`/api/discard/${jobId || NIL}/cancel`, { headers: { Origin: `http://127.0.0.1:${process.env.E2E_PORT ?? 3100}` } });
+    const cancel = await page.request.post(`/api/discard/${jobId || NIL}/cancel`, {
+      headers: { Origin: `http://127.0.0.1:${process.env.E2E_PORT ?? 3100}` },
+    });
     expect(cancel.status()).toBe(403);
     expect(await depth(DLQ)).toBe(N - 1);
 
@@ -218,7 +245,9 @@ for (const role of ["operator", "viewer"] as const) {
           expect(text, u).not.toContain(SECRET);
         }
       }
-      const payloadExport = await page.request.get(`/api/archive/export?format=json&payload=1&queue=${encodeURIComponent(DLQ)}`);
+      const payloadExport = await page.request.get(
+        `/api/archive/export?format=json&payload=1&queue=${encodeURIComponent(DLQ)}`,
+      );
       expect(payloadExport.status()).toBe(403);
       await page.goto(`/archive/${archiveIds[0]}`);
       await expect(page.getByTestId("payload-view")).toContainText('"token": "[hidden]"');

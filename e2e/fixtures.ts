@@ -39,7 +39,12 @@ export function serverActionId(exportedName: string): string {
 }
 
 /** Calls a server action with the page's cookies, as the browser would, and returns the raw response text. */
-export async function callServerAction(request: APIRequestContext, pagePath: string, actionId: string, args: unknown[]) {
+export async function callServerAction(
+  request: APIRequestContext,
+  pagePath: string,
+  actionId: string,
+  args: unknown[],
+) {
   const res = await request.post(pagePath, {
     headers: {
       "Next-Action": actionId,

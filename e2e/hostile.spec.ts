@@ -37,7 +37,9 @@ async function watch(page: Page): Promise<Watch> {
   await page.exposeFunction("__reportCspViolation", (v: string) => w.csp.push(v));
   await page.addInitScript(() => {
     document.addEventListener("securitypolicyviolation", (e) => {
-      (window as unknown as { __reportCspViolation: (v: string) => void }).__reportCspViolation(`${e.effectiveDirective} blocked ${e.blockedURI} on ${location.pathname}`);
+      (window as unknown as { __reportCspViolation: (v: string) => void }).__reportCspViolation(
+        `${e.effectiveDirective} blocked ${e.blockedURI} on ${location.pathname}`,
+      );
     });
   });
   page.on("console", (m) => {
@@ -57,11 +59,17 @@ async function expectInert(page: Page, w: Watch, where: string) {
     hostileGlobal: (window as unknown as { __hostile?: unknown }).__hostile ?? null,
     polluted: ({} as Record<string, unknown>).hostilePolluted ?? null,
     injected: [
-      ...document.querySelectorAll('main script, main style, main iframe, main object, main embed, [onerror], [onload], [onclick], img[src="x"], #hostile-a, #hostile-css, svg circle[r="9"]'),
-      ...[...document.querySelectorAll("a[href], [src], [action]")].filter((e) => /^\s*javascript:/i.test(e.getAttribute("href") ?? e.getAttribute("src") ?? e.getAttribute("action") ?? "")),
+      ...document.querySelectorAll(
+        'main script, main style, main iframe, main object, main embed, [onerror], [onload], [onclick], img[src="x"], #hostile-a, #hostile-css, svg circle[r="9"]',
+      ),
+      ...[...document.querySelectorAll("a[href], [src], [action]")].filter((e) =>
+        /^\s*javascript:/i.test(e.getAttribute("href") ?? e.getAttribute("src") ?? e.getAttribute("action") ?? ""),
+      ),
     ].map((e) => e.outerHTML.slice(0, 120)),
     // React's flight data carries values inside inline scripts as JSON strings: they must not close the script.
-    inlineCloses: [...document.querySelectorAll("script:not([src])")].filter((s) => (s.textContent ?? "").toLowerCase().includes("</script")).length,
+    inlineCloses: [...document.querySelectorAll("script:not([src])")].filter((s) =>
+      (s.textContent ?? "").toLowerCase().includes("</script"),
+    ).length,
     bodyBackground: getComputedStyle(document.body).backgroundImage,
   }));
   expect(w.dialogs, `${where}: dialogs`).toEqual([]);
@@ -78,21 +86,36 @@ async function expectInert(page: Page, w: Watch, where: string) {
 async function headerValue(page: Page, name: string): Promise<string> {
   const cells = await page
     .getByTestId("header-row")
-    .evaluateAll((rows, n) => rows.filter((r) => r.getAttribute("data-name") === n).map((r) => r.querySelector(".value-cell")?.textContent ?? ""), name);
+    .evaluateAll(
+      (rows, n) =>
+        rows
+          .filter((r) => r.getAttribute("data-name") === n)
+          .map((r) => r.querySelector(".value-cell")?.textContent ?? ""),
+      name,
+    );
   expect(cells, `header ${JSON.stringify(name.slice(0, 40))}`).toHaveLength(1);
   return cells[0];
 }
 
 async function startScan(page: Page, connectionId: string, queue: string) {
-  const res = await page.request.post("/api/triage/scans", { headers: { Origin: ORIGIN }, data: { connectionId, queue } });
+  const res = await page.request.post("/api/triage/scans", {
+    headers: { Origin: ORIGIN },
+    data: { connectionId, queue },
+  });
   expect([200, 202], await res.text()).toContain(res.status());
   const id = ((await res.json()) as { data: { scan: { id: string } } }).data.scan.id;
   await expect
-    .poll(async () => ((await (await page.request.get(`/api/triage/scans/${id}`)).json()) as { data: { state: string } }).data.state, { timeout: 120_000, intervals: [500, 1000] })
+    .poll(
+      async () =>
+        ((await (await page.request.get(`/api/triage/scans/${id}`)).json()) as { data: { state: string } }).data.state,
+      { timeout: 120_000, intervals: [500, 1000] },
+    )
     .toBe("succeeded");
 }
 
-const brokers = Object.entries(HOSTILE_DLQS) as Array<[keyof typeof HOSTILE_DLQS, (typeof HOSTILE_DLQS)[keyof typeof HOSTILE_DLQS]]>;
+const brokers = Object.entries(HOSTILE_DLQS) as Array<
+  [keyof typeof HOSTILE_DLQS, (typeof HOSTILE_DLQS)[keyof typeof HOSTILE_DLQS]]
+>;
 
 for (const [broker, { connectionId, dlq }] of brokers) {
   test(`${broker}: hostile payloads and headers are shown literally and never run`, async ({ page }) => {
@@ -105,9 +128,15 @@ for (const [broker, { connectionId, dlq }] of brokers) {
     await page.goto(base);
     const rows = page.getByTestId("letter-row");
     await expect(rows).toHaveCount(HOSTILE_LETTERS.length);
-    const titles = await page.getByTestId("letters-table").locator("td[title]").evaluateAll((tds) => tds.map((td) => td.getAttribute("title") ?? ""));
+    const titles = await page
+      .getByTestId("letters-table")
+      .locator("td[title]")
+      .evaluateAll((tds) => tds.map((td) => td.getAttribute("title") ?? ""));
     // The exception column shows it truncated; its title holds the whole text.
-    expect(titles.filter((t) => t.includes(HOSTILE_EXCEPTION.message)), "exception shown in the list").toHaveLength(HOSTILE_LETTERS.length);
+    expect(
+      titles.filter((t) => t.includes(HOSTILE_EXCEPTION.message)),
+      "exception shown in the list",
+    ).toHaveLength(HOSTILE_LETTERS.length);
     await expectInert(page, w, `${broker} letter list`);
 
     // Every letter's page.
@@ -119,28 +148,42 @@ for (const [broker, { connectionId, dlq }] of brokers) {
       // RabbitMQ: the label is the message id (letter id m-<base64url>); SQS and Kafka carry it in a header.
       const label = broker === "rabbitmq" ? null : await headerValue(page, "x-hostile-letter");
       const letter = HOSTILE_LETTERS.find((l) =>
-        label === null ? new URL(page.url()).pathname.endsWith(`/letters/m-${Buffer.from(l.label).toString("base64url")}`) : l.label === label,
+        label === null
+          ? new URL(page.url()).pathname.endsWith(`/letters/m-${Buffer.from(l.label).toString("base64url")}`)
+          : l.label === label,
       );
       expect(letter, `which hostile letter is ${href}`).toBeDefined();
       seen.add(letter!.label);
       const where = `${broker} ${letter!.label}`;
 
-      for (const [name, value] of Object.entries(letter!.headers)) expect(await headerValue(page, name), `${where} ${name}`).toBe(value);
+      for (const [name, value] of Object.entries(letter!.headers))
+        expect(await headerValue(page, name), `${where} ${name}`).toBe(value);
       // Text that holds direction controls or invisible characters is shown as received and flagged.
       for (const [name, value] of Object.entries(letter!.headers)) {
-        const flagged = page.getByTestId("header-row").and(page.locator(`[data-name="${name}"]`)).getByTestId("hidden-chars");
-        if (/[\u202E\u200B]/.test(value)) await expect(flagged, `${where} ${name} flagged`).toHaveText(/\u202E/.test(value) ? "direction controls" : "invisible characters");
+        const flagged = page
+          .getByTestId("header-row")
+          .and(page.locator(`[data-name="${name}"]`))
+          .getByTestId("hidden-chars");
+        if (/[\u202E\u200B]/.test(value))
+          await expect(flagged, `${where} ${name} flagged`).toHaveText(
+            /\u202E/.test(value) ? "direction controls" : "invisible characters",
+          );
         else await expect(flagged, `${where} ${name} not flagged`).toHaveCount(0);
       }
       if (broker !== "sqs" && letter!.extraHeaders) {
-        for (const [name, value] of Object.entries(letter!.extraHeaders)) expect(await headerValue(page, name), `${where} header named ${name}`).toBe(value);
+        for (const [name, value] of Object.entries(letter!.extraHeaders))
+          expect(await headerValue(page, name), `${where} header named ${name}`).toBe(value);
       }
       // Masked values (default rules: *token* headers, password fields) are replaced on the server.
-      for (const name of Object.keys(letter!.secretHeaders ?? {})) expect(await headerValue(page, name), `${where} ${name} masked`).not.toContain(HOSTILE_SECRET);
+      for (const name of Object.keys(letter!.secretHeaders ?? {}))
+        expect(await headerValue(page, name), `${where} ${name} masked`).not.toContain(HOSTILE_SECRET);
       const payload = (await page.getByTestId("payload-view").textContent()) ?? "";
       if (letter!.label === "hostile-text") {
-        for (const k of Object.keys(HOSTILE) as HostileKey[]) expect(payload, `${where} payload has ${k}`).toContain(HOSTILE[k]);
-        await expect(page.getByTestId("payload-hidden-chars"), `${where} payload flagged`).toHaveText("direction controls");
+        for (const k of Object.keys(HOSTILE) as HostileKey[])
+          expect(payload, `${where} payload has ${k}`).toContain(HOSTILE[k]);
+        await expect(page.getByTestId("payload-hidden-chars"), `${where} payload flagged`).toHaveText(
+          "direction controls",
+        );
       }
       if (letter!.label === "hostile-json") {
         expect(payload).toContain('"__proto__"');
@@ -178,7 +221,10 @@ for (const [broker, { connectionId, dlq }] of brokers) {
     await page.goto(`${base}/triage?q=${enc(q)}`);
     await expect(page.getByTestId("match-count")).toHaveAttribute("data-count", String(HOSTILE_LETTERS.length));
     await expect(page.getByTestId("triage-letter-row")).toHaveCount(HOSTILE_LETTERS.length);
-    await expect(page.getByTestId("triage-letter-row").first().locator("td[title]").first()).toHaveAttribute("title", new RegExp(HOSTILE_EXCEPTION.message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+    await expect(page.getByTestId("triage-letter-row").first().locator("td[title]").first()).toHaveAttribute(
+      "title",
+      new RegExp(HOSTILE_EXCEPTION.message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
+    );
     await expect(page.getByTestId("filter-q")).toHaveValue(q);
     await expectInert(page, w, `${broker} search results`);
   });
@@ -195,7 +241,9 @@ test("the hostile header name is shown as text on RabbitMQ and Kafka", async ({ 
     for (const href of hrefs) {
       await page.goto(href);
       await expect(page.getByTestId("payload-view")).toBeVisible();
-      const names = await page.getByTestId("header-row").evaluateAll((rows) => rows.map((r) => r.querySelector("td")?.textContent ?? ""));
+      const names = await page
+        .getByTestId("header-row")
+        .evaluateAll((rows) => rows.map((r) => r.querySelector("td")?.textContent ?? ""));
       if (names.includes(HOSTILE_HEADER_NAME)) found++;
       await expectInert(page, w, `${broker} ${href}`);
     }
@@ -210,7 +258,10 @@ test("the checks above can fail: markup put into the page is caught", async ({ p
   await page.goto(`/dlqs/${enc(connectionId)}/${enc(dlq)}`);
   await expect(page.getByTestId("letter-row").first()).toBeVisible();
   // What a rendering bug (dangerouslySetInnerHTML of a header) would do.
-  await page.evaluate((html) => document.querySelector("main")!.insertAdjacentHTML("beforeend", html), HOSTILE.imgOnerror);
+  await page.evaluate(
+    (html) => document.querySelector("main")!.insertAdjacentHTML("beforeend", html),
+    HOSTILE.imgOnerror,
+  );
   let caught: unknown = null;
   try {
     await expectInert(page, w, "after an injection");
@@ -251,7 +302,10 @@ for (const broker of Object.keys(HOSTILE_DLQS) as Array<keyof typeof HOSTILE_DLQ
     for (const label of ["hostile-json", "hostile-headers"] as const) {
       await page.goto(pages.get(label)!);
       // A reveal is offered only where something was masked: missing means the DLQ holds an older seed.
-      await expect(page.getByTestId("reveal-open"), `${broker} ${label}: no reveal offered (re-seed: npm run seed:demo -- --only=hostile)`).toBeVisible({ timeout: 20_000 });
+      await expect(
+        page.getByTestId("reveal-open"),
+        `${broker} ${label}: no reveal offered (re-seed: npm run seed:demo -- --only=hostile)`,
+      ).toBeVisible({ timeout: 20_000 });
       await page.getByTestId("reveal-open").click();
       await page.getByTestId("reveal-reason").fill("Checking how hostile content is rendered");
       await page.getByTestId("reveal-submit").click();
@@ -262,12 +316,19 @@ for (const broker of Object.keys(HOSTILE_DLQS) as Array<keyof typeof HOSTILE_DLQ
         expect(text).toContain('"__proto__"');
         expect(text, "the password field, unmasked").toContain(HOSTILE_SECRET);
       }
-      await expect(page.getByTestId("revealed-exception")).toHaveText(new RegExp(HOSTILE_EXCEPTION.message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+      await expect(page.getByTestId("revealed-exception")).toHaveText(
+        new RegExp(HOSTILE_EXCEPTION.message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
+      );
       const letter = HOSTILE_LETTERS.find((l) => l.label === label)!;
       const revealedHeaders = await page
         .getByTestId("revealed-header-row")
-        .evaluateAll((rows) => Object.fromEntries(rows.map((r) => [r.getAttribute("data-name") ?? "", r.querySelector(".value-cell")?.textContent ?? ""])));
-      for (const [name, value] of Object.entries({ ...letter.headers, ...letter.secretHeaders })) expect(revealedHeaders[name], `${broker} ${label} revealed ${name}`).toBe(value);
+        .evaluateAll((rows) =>
+          Object.fromEntries(
+            rows.map((r) => [r.getAttribute("data-name") ?? "", r.querySelector(".value-cell")?.textContent ?? ""]),
+          ),
+        );
+      for (const [name, value] of Object.entries({ ...letter.headers, ...letter.secretHeaders }))
+        expect(revealedHeaders[name], `${broker} ${label} revealed ${name}`).toBe(value);
       await expectInert(page, w, `${broker} ${label} revealed`);
     }
   });
@@ -278,12 +339,16 @@ test("a RabbitMQ DLQ whose name is markup is listed, opened and read as text", a
   const w = await watch(page);
   await signIn(page, "operator");
   await page.goto("/");
-  const row = page.getByTestId("dlq-row").filter({ has: page.getByRole("link", { name: HOSTILE_NAMED_DLQ.dlq, exact: true }) });
+  const row = page
+    .getByTestId("dlq-row")
+    .filter({ has: page.getByRole("link", { name: HOSTILE_NAMED_DLQ.dlq, exact: true }) });
   await expect(row).toHaveCount(1);
   await expectInert(page, w, "DLQ list");
   await row.getByRole("link", { name: HOSTILE_NAMED_DLQ.dlq, exact: true }).click();
   await expect(page.getByTestId("letter-row")).toHaveCount(1);
-  expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(`/dlqs/${HOSTILE_NAMED_DLQ.connectionId}/${HOSTILE_NAMED_DLQ.dlq}`);
+  expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(
+    `/dlqs/${HOSTILE_NAMED_DLQ.connectionId}/${HOSTILE_NAMED_DLQ.dlq}`,
+  );
   await expect(page.getByText(HOSTILE_NAMED_DLQ.dlq, { exact: true }).first()).toBeVisible();
   await expectInert(page, w, "DLQ page");
   await page.getByTestId("letter-link").first().click();

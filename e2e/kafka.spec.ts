@@ -5,7 +5,9 @@ import { signIn, dlqPath } from "./fixtures";
 // application consumer published them to demo.orders.DLT with Spring Kafka's kafka_dlt-* headers.
 const KAFKA = { connectionId: "local-kafka", dlt: "demo.orders.DLT", source: "demo.orders" } as const;
 
-test("an operator opens a Kafka DLT and a letter, and sees its exception class and original offset", async ({ page }) => {
+test("an operator opens a Kafka DLT and a letter, and sees its exception class and original offset", async ({
+  page,
+}) => {
   await signIn(page, "operator");
   await page.goto("/");
   const row = page.getByTestId("dlq-row").filter({ hasText: KAFKA.dlt });
@@ -31,7 +33,9 @@ test("an operator opens a Kafka DLT and a letter, and sees its exception class a
   await expect(originalOffset).toBeVisible();
   await expect(originalOffset).toContainText(/original offset\D*\d+/);
   await expect(page.getByTestId("property-row").filter({ hasText: "original partition" })).toContainText("0");
-  await expect(page.getByTestId("header-row").filter({ hasText: "kafka_dlt-exception-stacktrace" }).first()).toBeVisible();
+  await expect(
+    page.getByTestId("header-row").filter({ hasText: "kafka_dlt-exception-stacktrace" }).first(),
+  ).toBeVisible();
   await expect(page.getByTestId("payload-sha256")).toHaveText(/^hmac:[0-9a-f]{64}$/);
 
   // Reading is non-destructive: the topic still holds every letter.

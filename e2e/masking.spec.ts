@@ -33,15 +33,24 @@ const PASSWORD = `hunter2-${RUN}`;
 const SECRETS = [CARD, EMAIL, IBAN, JWT, PASSWORD, "4111 1111 1111 1111"];
 
 const letterPath = (queue: string, id: string) => `${dlqPath(queue)}/letters/${encodeURIComponent(id)}`;
-const downloadPath = (queue: string, id: string) => `/api/dlqs/local-rabbitmq/${encodeURIComponent(queue)}/letters/${encodeURIComponent(id)}/payload`;
+const downloadPath = (queue: string, id: string) =>
+  `/api/dlqs/local-rabbitmq/${encodeURIComponent(queue)}/letters/${encodeURIComponent(id)}/payload`;
 
 let conn: amqp.ChannelModel;
 
 async function deadLetter(work: string, dlq: string, messageId: string) {
   const ch = await conn.createConfirmChannel();
   await ch.assertQueue(dlq, { durable: true });
-  await ch.assertQueue(work, { durable: true, arguments: { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq } });
-  const body = { orderId: messageId, customer: { email: EMAIL, card: CARD, iban: IBAN }, password: PASSWORD, note: `refund to ${IBAN} for ${EMAIL}` };
+  await ch.assertQueue(work, {
+    durable: true,
+    arguments: { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq },
+  });
+  const body = {
+    orderId: messageId,
+    customer: { email: EMAIL, card: CARD, iban: IBAN },
+    password: PASSWORD,
+    note: `refund to ${IBAN} for ${EMAIL}`,
+  };
   const bytes = Buffer.from(JSON.stringify(body));
   SECRETS.push(createHash("sha256").update(bytes).digest("hex"));
   ch.sendToQueue(work, bytes, {
@@ -66,7 +75,8 @@ async function deadLetter(work: string, dlq: string, messageId: string) {
     });
   });
   await consumer.close();
-  for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).messageCount < 1; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).messageCount < 1; i++)
+    await new Promise((r) => setTimeout(r, 50));
   expect((await ch.checkQueue(dlq)).messageCount).toBe(1);
   await ch.close();
 }
@@ -94,7 +104,9 @@ async function saveSensitive(page: Page, sensitive: Array<{ connectionId: string
   await page.goto("/admin/masking");
   const version = Number(await page.getByTestId("masking-version").textContent());
   const rules = JSON.parse(await page.getByTestId("masking-rules").inputValue());
-  const res = await callServerAction(page.request, "/admin/masking", serverActionId("saveMaskingRulesAction"), [{ rules, sensitive, expectedVersion: version }]);
+  const res = await callServerAction(page.request, "/admin/masking", serverActionId("saveMaskingRulesAction"), [
+    { rules, sensitive, expectedVersion: version },
+  ]);
   expect(res.text).toContain('"ok":true');
 }
 
@@ -154,7 +166,9 @@ async function scanToDone(page: Page, queue: string) {
   await expect(progress).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
 }
 
-test("triage exports (CSV and JSON, with payloads) are masked for operators, and headers for viewers", async ({ page }) => {
+test("triage exports (CSV and JSON, with payloads) are masked for operators, and headers for viewers", async ({
+  page,
+}) => {
   await signInAs(page, "operator");
   await scanToDone(page, DLQ);
   const q = `connectionId=local-rabbitmq&queue=${encodeURIComponent(DLQ)}`;
@@ -181,7 +195,9 @@ test("an admin sees masked values until a reveal with a reason, which is audited
   expectNoSecrets(await rawLetter(page.request, path), "admin letter page");
 
   // The action refuses a missing or short reason, whatever the form does.
-  const short = await callServerAction(page.request, path, serverActionId("revealPayloadAction"), [{ connectionId: "local-rabbitmq", queue: DLQ, letterId: ID, reason: "" }]);
+  const short = await callServerAction(page.request, path, serverActionId("revealPayloadAction"), [
+    { connectionId: "local-rabbitmq", queue: DLQ, letterId: ID, reason: "" },
+  ]);
   expect(short.text).toContain("bad_request:reason");
   expectNoSecrets(short.text, "refused reveal");
 
@@ -207,7 +223,9 @@ test("an admin sees masked values until a reveal with a reason, which is audited
 
   // Operators cannot reveal by calling the action directly.
   await signInAs(page, "operator");
-  const denied = await callServerAction(page.request, path, serverActionId("revealPayloadAction"), [{ connectionId: "local-rabbitmq", queue: DLQ, letterId: ID, reason }]);
+  const denied = await callServerAction(page.request, path, serverActionId("revealPayloadAction"), [
+    { connectionId: "local-rabbitmq", queue: DLQ, letterId: ID, reason },
+  ]);
   expect(denied.text).toContain("forbidden:payload:reveal");
   expectNoSecrets(denied.text, "operator reveal");
 });
@@ -239,7 +257,9 @@ test("only admins open the masking rules page and save rules", async ({ page }) 
   await signInAs(page, "operator");
   await page.goto("/admin/masking");
   await expect(page.getByTestId("forbidden")).toBeVisible();
-  const res = await callServerAction(page.request, "/admin/masking", serverActionId("saveMaskingRulesAction"), [{ rules: [], sensitive: [], expectedVersion: 1 }]);
+  const res = await callServerAction(page.request, "/admin/masking", serverActionId("saveMaskingRulesAction"), [
+    { rules: [], sensitive: [], expectedVersion: 1 },
+  ]);
   expect(res.text).toContain("forbidden:masking:manage");
   await signInAs(page, "admin");
   await page.goto("/admin/masking");

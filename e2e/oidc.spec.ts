@@ -47,7 +47,9 @@ test("the sign-in page offers the provider by name beside the password form", as
   await expect(page.getByLabel("Email")).toBeVisible();
 });
 
-test("an admin group member signs in, is created as admin, reads the audit log, and the sign-in is audited", async ({ page }) => {
+test("an admin group member signs in, is created as admin, reads the audit log, and the sign-in is audited", async ({
+  page,
+}) => {
   const started = new Date();
   // On a re-run against the same database the user exists: demote it so the sign-in re-maps it.
   await sql("update users set role = 'viewer' where email = 'admin-sso@sso.test'");
@@ -55,7 +57,9 @@ test("an admin group member signs in, is created as admin, reads the audit log, 
   await expect(page).toHaveURL(/\/audit/);
   await expect(page.getByTestId("current-user")).toContainText("admin");
   await expect(page.getByTestId("audit-row").first()).toBeVisible();
-  const [user] = await sql<{ role: string; password_hash: string | null }>("select role, password_hash from users where email = 'admin-sso@sso.test'");
+  const [user] = await sql<{ role: string; password_hash: string | null }>(
+    "select role, password_hash from users where email = 'admin-sso@sso.test'",
+  );
   expect(user).toEqual({ role: "admin", password_hash: null });
   const rows = await sql<{ action: string; details: Record<string, unknown> }>(
     "select action, details from audit_log where actor_email = 'admin-sso@sso.test' and at >= $1 order by id",
@@ -75,7 +79,9 @@ test("a viewer group member gets the viewer role and cannot read the audit log",
 
 test("the role is re-mapped from the groups at every sign-in", async ({ page }) => {
   // Someone made the operator an admin by hand; the identity provider still says dlq-operators.
-  await sql("insert into users (id, email, role, updated_at) values (gen_random_uuid(), 'ops-sso@sso.test', 'admin', now()) on conflict (email) do update set role = 'admin'");
+  await sql(
+    "insert into users (id, email, role, updated_at) values (gen_random_uuid(), 'ops-sso@sso.test', 'admin', now()) on conflict (email) do update set role = 'admin'",
+  );
   await ssoSignIn(page, "ops-sso");
   await expect(page.getByTestId("current-user")).toContainText("operator");
   const [row] = await sql<{ details: Record<string, unknown> }>(
@@ -93,5 +99,8 @@ test("a user in no mapped group is refused with a message, and the refusal is au
   const rows = await sql<{ outcome: string; details: Record<string, unknown> }>(
     "select outcome, details from audit_log where actor_email = 'nobody-sso@sso.test' and action = 'auth.sign_in_refused'",
   );
-  expect(rows.at(-1)).toMatchObject({ outcome: "denied", details: { method: "oidc", reason: "no_role", groups: ["other"] } });
+  expect(rows.at(-1)).toMatchObject({
+    outcome: "denied",
+    details: { method: "oidc", reason: "no_role", groups: ["other"] },
+  });
 });

@@ -38,13 +38,19 @@ let conn: amqp.ChannelModel;
 async function deadLetter(source: string, dlq: string, n: number, timestamp: number) {
   const ch = await conn.createConfirmChannel();
   const before = (await ch.checkQueue(dlq)).messageCount;
-  for (let i = 0; i < n; i++) ch.sendToQueue(source, Buffer.from(JSON.stringify({ order: i, run: RUN })), { persistent: true, contentType: "application/json", timestamp });
+  for (let i = 0; i < n; i++)
+    ch.sendToQueue(source, Buffer.from(JSON.stringify({ order: i, run: RUN })), {
+      persistent: true,
+      contentType: "application/json",
+      timestamp,
+    });
   await ch.waitForConfirms();
   for (let i = 0; i < n; i++) {
     const m = await ch.get(source, { noAck: false });
     if (m) ch.nack(m, false, false);
   }
-  for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).messageCount < before + n; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).messageCount < before + n; i++)
+    await new Promise((r) => setTimeout(r, 50));
   expect((await ch.checkQueue(dlq)).messageCount).toBe(before + n);
   await ch.close();
 }
@@ -68,9 +74,11 @@ async function sampled(page: Page, queue: string): Promise<OverviewRow | null> {
   return body.data.rows.find((r) => r.connectionId === CONNECTION && r.queue === queue) ?? null;
 }
 
-const healthPath = (queue: string, range?: string) => `${dlqPath(queue, CONNECTION)}/health${range ? `?range=${range}` : ""}`;
+const healthPath = (queue: string, range?: string) =>
+  `${dlqPath(queue, CONNECTION)}/health${range ? `?range=${range}` : ""}`;
 const findingsPath = (queue: string) => `/findings?connection=${CONNECTION}&dlq=${encodeURIComponent(queue)}`;
-const rowOf = (page: Page, queue: string) => page.locator(`[data-testid="dlq-row"][data-connection-id="${CONNECTION}"][data-queue="${queue}"]`);
+const rowOf = (page: Page, queue: string) =>
+  page.locator(`[data-testid="dlq-row"][data-connection-id="${CONNECTION}"][data-queue="${queue}"]`);
 
 test.beforeAll(async () => {
   conn = await amqp.connect(URL);
@@ -78,10 +86,16 @@ test.beforeAll(async () => {
   await ch.assertExchange(DLX, "direct", { durable: false, autoDelete: false });
   await ch.assertQueue(FILLING.dlq, { durable: true, arguments: { "x-message-ttl": TTL_MS } });
   await ch.bindQueue(FILLING.dlq, DLX, FILLING.dlq);
-  await ch.assertQueue(FILLING.source, { durable: true, arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": FILLING.dlq } });
+  await ch.assertQueue(FILLING.source, {
+    durable: true,
+    arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": FILLING.dlq },
+  });
   await ch.assertQueue(QUIET.dlq, { durable: true });
   await ch.bindQueue(QUIET.dlq, DLX, QUIET.dlq);
-  await ch.assertQueue(QUIET.source, { durable: true, arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": QUIET.dlq } });
+  await ch.assertQueue(QUIET.source, {
+    durable: true,
+    arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": QUIET.dlq },
+  });
   await ch.close();
   await deadLetter(FILLING.source, FILLING.dlq, 2, nowSeconds() - HEAD_AGE_MIN * 60);
   await deadLetter(QUIET.source, QUIET.dlq, 8, nowSeconds() - 5 * 60);
@@ -89,7 +103,8 @@ test.beforeAll(async () => {
 
 test.afterAll(async () => {
   const ch = await conn.createChannel();
-  for (const q of [FILLING.source, FILLING.dlq, QUIET.source, QUIET.dlq]) await ch.deleteQueue(q).catch(() => undefined);
+  for (const q of [FILLING.source, FILLING.dlq, QUIET.source, QUIET.dlq])
+    await ch.deleteQueue(q).catch(() => undefined);
   await ch.deleteExchange(DLX).catch(() => undefined);
   await conn.close().catch(() => undefined);
   // Only when the owner test failed before deleting its entry through the page.
@@ -107,15 +122,22 @@ test("the overview puts a filling DLQ first, with its trend and when its oldest 
   await signIn(page, "operator");
 
   // The sampler sees both DLQs (every 5 s; the management API's figures lag up to 5 s more).
-  await expect.poll(async () => (await sampled(page, FILLING.dlq))?.depth ?? null, { timeout: 60_000, intervals: [1000] }).toBe(2);
-  await expect.poll(async () => (await sampled(page, QUIET.dlq))?.depth ?? null, { timeout: 60_000, intervals: [1000] }).toBe(8);
+  await expect
+    .poll(async () => (await sampled(page, FILLING.dlq))?.depth ?? null, { timeout: 60_000, intervals: [1000] })
+    .toBe(2);
+  await expect
+    .poll(async () => (await sampled(page, QUIET.dlq))?.depth ?? null, { timeout: 60_000, intervals: [1000] })
+    .toBe(8);
   // More letters arrive after it was first seen: it is filling.
   await deadLetter(FILLING.source, FILLING.dlq, 3, nowSeconds());
   await expect
-    .poll(async () => {
-      const r = await sampled(page, FILLING.dlq);
-      return r && r.depth === 5 && (r.inflowPerMin ?? 0) > 0 && r.oldestSource === "broker" && r.deadlineAt !== null;
-    }, { timeout: 60_000, intervals: [1000] })
+    .poll(
+      async () => {
+        const r = await sampled(page, FILLING.dlq);
+        return r && r.depth === 5 && (r.inflowPerMin ?? 0) > 0 && r.oldestSource === "broker" && r.deadlineAt !== null;
+      },
+      { timeout: 60_000, intervals: [1000] },
+    )
     .toBe(true);
 
   await page.goto("/");
@@ -137,12 +159,18 @@ test("the overview puts a filling DLQ first, with its trend and when its oldest 
   await expect(row.getByTestId("dlq-findings")).toHaveAttribute("data-severity", "critical");
 
   // Needs attention first: only DLQs whose letters are as close to being lost come before it.
-  const order = await page.getByTestId("dlq-row").evaluateAll((rows) =>
-    rows.map((r) => ({ queue: r.getAttribute("data-queue"), tone: r.querySelector('[data-testid="dlq-lost"]')?.getAttribute("data-tone") ?? null })),
-  );
+  const order = await page
+    .getByTestId("dlq-row")
+    .evaluateAll((rows) =>
+      rows.map((r) => ({
+        queue: r.getAttribute("data-queue"),
+        tone: r.querySelector('[data-testid="dlq-lost"]')?.getAttribute("data-tone") ?? null,
+      })),
+    );
   const at = order.findIndex((r) => r.queue === FILLING.dlq);
   expect(at).toBeGreaterThanOrEqual(0);
-  for (const before of order.slice(0, at)) expect(["past", "urgent"], `${before.queue} is listed before the filling DLQ`).toContain(before.tone);
+  for (const before of order.slice(0, at))
+    expect(["past", "urgent"], `${before.queue} is listed before the filling DLQ`).toContain(before.tone);
   expect(order.findIndex((r) => r.queue === QUIET.dlq)).toBeGreaterThan(at);
 
   // Among this run's DLQs, the filling one is first though the quiet one is deeper; a column sort
@@ -186,8 +214,12 @@ test("a DLQ's health page draws depth and inflow over the chosen range", async (
     }
   }
   // The depth series holds the letters the DLQ has now.
-  const res = await page.request.get(`/api/operations/dlq?connectionId=${CONNECTION}&queue=${encodeURIComponent(FILLING.dlq)}&range=hour`);
-  const series = (await res.json()) as { data: { points: Array<{ depth: number | null; inflowPerMin: number | null }> } };
+  const res = await page.request.get(
+    `/api/operations/dlq?connectionId=${CONNECTION}&queue=${encodeURIComponent(FILLING.dlq)}&range=hour`,
+  );
+  const series = (await res.json()) as {
+    data: { points: Array<{ depth: number | null; inflowPerMin: number | null }> };
+  };
   expect(series.data.points.some((p) => p.depth === 5)).toBe(true);
   expect(series.data.points.some((p) => (p.inflowPerMin ?? 0) > 0)).toBe(true);
   // Its open findings, with their fix, are on the same page.
@@ -202,14 +234,18 @@ test("a finding is listed with its fix; an operator acknowledges it, a viewer ca
   await rowOf(page, FILLING.dlq).getByTestId("dlq-findings").click();
   await expect(page).toHaveURL(/\/findings\?/);
   await expect(page.getByTestId("filter-dlq")).toHaveValue(FILLING.dlq);
-  const finding = page.locator(`[data-testid="finding-row"][data-code="rabbitmq.dlq_message_ttl"][data-queue="${FILLING.dlq}"]`);
+  const finding = page.locator(
+    `[data-testid="finding-row"][data-code="rabbitmq.dlq_message_ttl"][data-queue="${FILLING.dlq}"]`,
+  );
   await expect(finding).toHaveCount(1);
   await expect(finding).toHaveAttribute("data-severity", "critical");
   await expect(finding.getByTestId("finding-object")).toContainText(`queue ${FILLING.dlq}`);
   await expect(finding.getByTestId("finding-why")).toContainText("expires letters 2 hours");
   await expect(finding.getByTestId("finding-fix")).toContainText("declare a new DLQ without x-message-ttl");
   // Nobody owns it yet: that is a finding too.
-  await expect(page.locator(`[data-testid="finding-row"][data-code="dlq.no_owner"][data-queue="${FILLING.dlq}"]`)).toHaveCount(1);
+  await expect(
+    page.locator(`[data-testid="finding-row"][data-code="dlq.no_owner"][data-queue="${FILLING.dlq}"]`),
+  ).toHaveCount(1);
 
   await finding.getByTestId("finding-ack").click();
   await expect(finding.getByTestId("finding-ack-by")).toContainText("operator@e2e.test");
@@ -222,11 +258,18 @@ test("a finding is listed with its fix; an operator acknowledges it, a viewer ca
   try {
     await signIn(vpage, "viewer");
     await vpage.goto(findingsPath(FILLING.dlq));
-    const seen = vpage.locator(`[data-testid="finding-row"][data-code="rabbitmq.dlq_message_ttl"][data-queue="${FILLING.dlq}"]`);
+    const seen = vpage.locator(
+      `[data-testid="finding-row"][data-code="rabbitmq.dlq_message_ttl"][data-queue="${FILLING.dlq}"]`,
+    );
     await expect(seen.getByTestId("finding-fix")).toContainText("x-message-ttl");
     await expect(vpage.getByTestId("finding-ack")).toHaveCount(0);
     const id = await seen.getAttribute("data-id");
-    const res = await callServerAction(vpage.request, findingsPath(FILLING.dlq), serverActionId("acknowledgeFindingAction"), [{ id }]);
+    const res = await callServerAction(
+      vpage.request,
+      findingsPath(FILLING.dlq),
+      serverActionId("acknowledgeFindingAction"),
+      [{ id }],
+    );
     expect(res.text).toContain("forbidden:ops:acknowledge");
     expect(res.text).not.toContain('"ok":true');
   } finally {
@@ -274,7 +317,9 @@ test("an admin names the DLQ's owner on the Owners page and the DLQ shows it", a
     await opage.goto("/owners");
     await expect(opage.getByTestId("owner-add-form")).toHaveCount(0);
     await expect(opage.getByTestId("owner-edit")).toHaveCount(0);
-    const save = await callServerAction(opage.request, "/owners", serverActionId("saveOwnerAction"), [{ queuePattern: "*", team: "Mallory", contact: "x" }]);
+    const save = await callServerAction(opage.request, "/owners", serverActionId("saveOwnerAction"), [
+      { queuePattern: "*", team: "Mallory", contact: "x" },
+    ]);
     expect(save.text).toContain("forbidden:ops:manage");
     expect(save.text).not.toContain('"ok":true');
     const del = await callServerAction(opage.request, "/owners", serverActionId("deleteOwnerAction"), [{ id }]);

@@ -12,7 +12,11 @@ import { awaitCleanVerdict, runRestToEnd, scanToDone, startRedrive } from "./red
  * DLQ has none left.
  */
 const CONNECTION = "local-pulsar";
-const DEMO = { dlq: "public/demo/payments-payments-service-DLQ", source: "public/demo/payments", subscription: "payments-service" } as const;
+const DEMO = {
+  dlq: "public/demo/payments-payments-service-DLQ",
+  source: "public/demo/payments",
+  subscription: "payments-service",
+} as const;
 const CLASS = "com.acme.orders.ReservationExpiredException";
 const N = 3;
 
@@ -20,7 +24,10 @@ const kit = new PulsarKit();
 let run: { source: TopicName; dlq: TopicName };
 
 async function backlog(t: TopicName): Promise<number | null> {
-  const s = await kit.admin.get<{ subscriptions?: Record<string, { msgBacklog?: number }> }>(`persistent/${topicPath(t)}/stats`, "read stats");
+  const s = await kit.admin.get<{ subscriptions?: Record<string, { msgBacklog?: number }> }>(
+    `persistent/${topicPath(t)}/stats`,
+    "read stats",
+  );
   return s?.subscriptions?.["dlq-console"]?.msgBacklog ?? null;
 }
 
@@ -39,7 +46,9 @@ test.beforeAll(async () => {
 
 test.afterAll(() => kit.cleanup());
 
-test("an operator opens the demo Pulsar DLQ and a letter: origin topic and subscription, properties; reading takes nothing", async ({ page }) => {
+test("an operator opens the demo Pulsar DLQ and a letter: origin topic and subscription, properties; reading takes nothing", async ({
+  page,
+}) => {
   await signIn(page, "operator");
   await page.goto("/");
   const row = page.getByTestId("dlq-row").filter({ hasText: DEMO.dlq });
@@ -55,17 +64,23 @@ test("an operator opens the demo Pulsar DLQ and a letter: origin topic and subsc
   const summary = page.getByTestId("letter-summary");
   await expect(summary).toContainText(DEMO.source);
   await expect(summary).toContainText("java.lang.NumberFormatException");
-  await expect(page.getByTestId("property-row").filter({ hasText: "origin subscription" })).toContainText(DEMO.subscription);
+  await expect(page.getByTestId("property-row").filter({ hasText: "origin subscription" })).toContainText(
+    DEMO.subscription,
+  );
   await expect(page.getByTestId("property-row").filter({ hasText: "origin message id" })).toBeVisible();
   await expect(page.getByTestId("property-row").filter({ hasText: /^key/ })).toContainText("acct-1");
-  await expect(page.getByTestId("header-row").filter({ hasText: "REAL_TOPIC" })).toContainText(`persistent://${DEMO.source}`);
+  await expect(page.getByTestId("header-row").filter({ hasText: "REAL_TOPIC" })).toContainText(
+    `persistent://${DEMO.source}`,
+  );
 
   // Reading took nothing: the console's subscription still holds all four.
   const [tenant, namespace, topic] = DEMO.dlq.split("/");
   expect(await backlog({ tenant, namespace, topic })).toBe(4);
 });
 
-test("an operator redrives a Pulsar group: a sample, then the rest; the letters are back on their topic with markers and gone from the DLQ", async ({ page }) => {
+test("an operator redrives a Pulsar group: a sample, then the rest; the letters are back on their topic with markers and gone from the DLQ", async ({
+  page,
+}) => {
   test.setTimeout(150_000);
   await signIn(page, "operator");
   await page.goto(`${dlqPath(shortName(run.dlq), CONNECTION)}/triage`);
@@ -76,7 +91,13 @@ test("an operator redrives a Pulsar group: a sample, then the rest; the letters 
   await group.getByTestId("group-redrive").click();
   await expect(page.getByTestId("redrive-scope")).toHaveAttribute("data-count", String(N));
   await expect(page.getByTestId("target-origins")).toContainText(shortName(run.source));
-  const { jobId } = await startRedrive(page, { count: N, fix: "booking-service 3.1 extends holds to 15 min (BOOK-88)", sample: 1, watchSeconds: 2, rate: 20 });
+  const { jobId } = await startRedrive(page, {
+    count: N,
+    fix: "booking-service 3.1 extends holds to 15 min (BOOK-88)",
+    sample: 1,
+    watchSeconds: 2,
+    rate: 20,
+  });
   await awaitCleanVerdict(page, 1);
   await runRestToEnd(page, N);
 

@@ -10,7 +10,10 @@ export async function scanToDone(page: Page) {
  * On the redrive form opened from a group: states the fix and the stages, confirms the count the
  * form names, submits, and returns the job's path and id once its page shows.
  */
-export async function startRedrive(page: Page, o: { count: number; fix: string; sample: number; watchSeconds: number; rate: number }) {
+export async function startRedrive(
+  page: Page,
+  o: { count: number; fix: string; sample: number; watchSeconds: number; rate: number },
+) {
   const submit = page.getByTestId("redrive-submit");
   await expect(submit).toBeDisabled();
   await page.getByTestId("redrive-fix").fill(o.fix);

@@ -46,7 +46,9 @@ test.beforeAll(async () => {
 
 test.afterAll(() => queues.remove());
 
-test("an operator redrives a group: sample, clean verdict, the rest at a rate, 100 %, letters back in the work queue, audited", async ({ page }) => {
+test("an operator redrives a group: sample, clean verdict, the rest at a rate, 100 %, letters back in the work queue, audited", async ({
+  page,
+}) => {
   test.setTimeout(150_000);
   await signIn(page, "operator");
   await page.goto(triagePath);
@@ -64,20 +66,31 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
   await expect(scope).toContainText(`${N} letters of group ${CLASS}`);
   await expect(scope).toContainText(`in ${DLQ}`);
   await expect(page.getByTestId("target-origins")).toContainText(WORK);
-  ({ jobPath, jobId } = await startRedrive(page, { count: N, fix: "payments-api 4.2.0 raises the read timeout to 10 s (PAY-311)", sample: 3, watchSeconds: 3, rate: 20 }));
+  ({ jobPath, jobId } = await startRedrive(page, {
+    count: N,
+    fix: "payments-api 4.2.0 raises the read timeout to 10 s (PAY-311)",
+    sample: 3,
+    watchSeconds: 3,
+    rate: 20,
+  }));
 
   // The job page: the sample, the watch, a clean verdict.
   await expect(page.getByTestId("redrive-fix")).toContainText("PAY-311");
   await expect(page.getByTestId("redrive-by")).toContainText("operator@e2e.test");
   await awaitCleanVerdict(page, 3);
-  await expect(page.getByTestId("redrive-timeline").locator('[data-step="verdict"]')).toHaveAttribute("data-step-state", "current");
+  await expect(page.getByTestId("redrive-timeline").locator('[data-step="verdict"]')).toHaveAttribute(
+    "data-step-state",
+    "current",
+  );
   await expect(page.getByTestId("redrive-resume")).toBeDisabled();
 
   // Stage 2 at 20/s, to 100 %.
   await runRestToEnd(page, N);
   await expect(page.getByTestId("redrive-pause")).toBeDisabled();
   await expect(page.getByTestId("ledger-row")).toHaveCount(N);
-  expect(new Set(await page.getByTestId("ledger-row").evaluateAll((r) => r.map((x) => x.getAttribute("data-state"))))).toEqual(new Set(["moved"]));
+  expect(
+    new Set(await page.getByTestId("ledger-row").evaluateAll((r) => r.map((x) => x.getAttribute("data-state")))),
+  ).toEqual(new Set(["moved"]));
 
   // Every letter is back in the work queue, marked with this redrive; none is left in the DLQ.
   await expect.poll(() => depth(WORK)).toBe(N);
@@ -90,7 +103,10 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
 
   // The lists show it.
   await page.goto("/redrives");
-  await expect(page.locator(`[data-testid="redrive-row"][data-id="${jobId}"]`)).toHaveAttribute("data-state", "succeeded");
+  await expect(page.locator(`[data-testid="redrive-row"][data-id="${jobId}"]`)).toHaveAttribute(
+    "data-state",
+    "succeeded",
+  );
 
   // Audit: one row for the operation, one per letter.
   await page.goto(`/audit?queue=${encodeURIComponent(DLQ)}&action=redrive.start`);
@@ -99,7 +115,9 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
   await expect(page.getByTestId("audit-row")).toHaveCount(N);
 });
 
-test("a viewer follows a redrive read-only: no start, no controls, and direct action calls are refused", async ({ page }) => {
+test("a viewer follows a redrive read-only: no start, no controls, and direct action calls are refused", async ({
+  page,
+}) => {
   await signIn(page, "viewer");
   await page.goto(triagePath);
   await expect(page.getByTestId("group-row")).toHaveCount(1);
@@ -112,8 +130,11 @@ test("a viewer follows a redrive read-only: no start, no controls, and direct ac
   if (jobPath) {
     await page.goto(jobPath);
     await expect(page.getByTestId("redrive-job")).toBeVisible();
-    for (const b of ["redrive-pause", "redrive-resume", "redrive-cancel"]) await expect(page.getByTestId(b)).toBeDisabled();
-    await expect(page.getByTestId("controls-why")).toContainText("Your role (viewer) can watch redrives but not control them.");
+    for (const b of ["redrive-pause", "redrive-resume", "redrive-cancel"])
+      await expect(page.getByTestId(b)).toBeDisabled();
+    await expect(page.getByTestId("controls-why")).toContainText(
+      "Your role (viewer) can watch redrives but not control them.",
+    );
     await page.goto(triagePath);
     await page.getByTestId("tab-redrives").click();
     await expect(page.getByTestId("redrive-row")).toHaveCount(1);
@@ -122,7 +143,13 @@ test("a viewer follows a redrive read-only: no start, no controls, and direct ac
 
   const path = `${dlqPath(DLQ)}/redrive`;
   const start = await callServerAction(page.request, path, serverActionId("startRedriveAction"), [
-    { connectionId: "local-rabbitmq", queue: DLQ, selection: { kind: "filter", filter: {} }, fix: "sneaky", confirmedCount: N },
+    {
+      connectionId: "local-rabbitmq",
+      queue: DLQ,
+      selection: { kind: "filter", filter: {} },
+      fix: "sneaky",
+      confirmedCount: N,
+    },
   ]);
   expect(start.status).toBe(200);
   expect(start.text).toContain("forbidden:redrive:sample");
@@ -134,6 +161,8 @@ test("a viewer follows a redrive read-only: no start, no controls, and direct ac
   }
   const bulk = await callServerAction(page.request, path, serverActionId("startBulkAction"), [{ jobId: jobId || NIL }]);
   expect(bulk.text).toContain("forbidden:redrive:bulk");
-  const plan = await callServerAction(page.request, path, serverActionId("planRedriveAction"), [{ connectionId: "local-rabbitmq", queue: DLQ, selection: { kind: "filter", filter: {} } }]);
+  const plan = await callServerAction(page.request, path, serverActionId("planRedriveAction"), [
+    { connectionId: "local-rabbitmq", queue: DLQ, selection: { kind: "filter", filter: {} } },
+  ]);
   expect(plan.text).toContain("forbidden:redrive:sample");
 });

@@ -46,7 +46,9 @@ test.beforeAll(async () => {
 
 test.afterAll(() => queues.remove());
 
-test("an admin repairs a group with one JSON Patch: previewed letter by letter, sampled, the rest run; the letter it does not fit stays with the reason", async ({ page }) => {
+test("an admin repairs a group with one JSON Patch: previewed letter by letter, sampled, the rest run; the letter it does not fit stays with the reason", async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   await signIn(page, "admin");
   await page.goto(triagePath);

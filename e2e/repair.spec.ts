@@ -28,7 +28,12 @@ test.beforeAll(async () => {
   await queues.fill([
     {
       content: Buffer.from(JSON.stringify({ order: 1, status: "PAYED" })),
-      options: { persistent: true, messageId: MESSAGE_ID, contentType: "application/json", headers: { "x-exception-class": "com.acme.orders.UnknownStatus" } },
+      options: {
+        persistent: true,
+        messageId: MESSAGE_ID,
+        contentType: "application/json",
+        headers: { "x-exception-class": "com.acme.orders.UnknownStatus" },
+      },
     },
   ]);
 });
@@ -37,7 +42,9 @@ test.afterAll(() => queues.remove());
 
 // Refusals first, while the letter is still in the DLQ.
 for (const role of ["operator", "viewer"] as const) {
-  test(`a${role === "operator" ? "n" : ""} ${role} sees no repair link and gets 403 on the repair page`, async ({ page }) => {
+  test(`a${role === "operator" ? "n" : ""} ${role} sees no repair link and gets 403 on the repair page`, async ({
+    page,
+  }) => {
     await signIn(page, role);
     const res = await page.goto(`${letterPath}/repair`);
     expect(res?.status()).toBe(403);
@@ -50,7 +57,9 @@ for (const role of ["operator", "viewer"] as const) {
   });
 }
 
-test("an admin repairs a typo'd status: a JSON error is shown where it is and blocks sending; the fix is previewed, sent, confirmed and the original archived", async ({ page }) => {
+test("an admin repairs a typo'd status: a JSON error is shown where it is and blocks sending; the fix is previewed, sent, confirmed and the original archived", async ({
+  page,
+}) => {
   test.setTimeout(120_000);
   await signIn(page, "admin");
   await page.goto(dlqPath(DLQ));
@@ -63,8 +72,13 @@ test("an admin repairs a typo'd status: a JSON error is shown where it is and bl
   const editor = page.getByTestId("repair-payload-editor");
   await expect(editor).toHaveValue(/"status": "PAYED"/);
   // Locked fields are shown, not editable: RabbitMQ's x-death history among them.
-  await expect(page.locator('[data-testid="repair-header-row"][data-name="x-death"]')).toHaveAttribute("data-locked", "true");
-  await expect(page.locator('[data-testid="repair-header-row"][data-name="x-death"]').getByTestId("repair-header-value")).toHaveCount(0);
+  await expect(page.locator('[data-testid="repair-header-row"][data-name="x-death"]')).toHaveAttribute(
+    "data-locked",
+    "true",
+  );
+  await expect(
+    page.locator('[data-testid="repair-header-row"][data-name="x-death"]').getByTestId("repair-header-value"),
+  ).toHaveCount(0);
 
   const send = page.getByTestId("repair-send");
   await page.getByTestId("repair-reason").fill(REASON);

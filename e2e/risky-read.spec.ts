@@ -31,8 +31,19 @@ async function quorumDlq(name: string, n: number, limit: number) {
   made.push(work, dlq, `${dlq}.safe`);
   const ch = await conn.createConfirmChannel();
   await ch.assertQueue(dlq, { durable: true, arguments: { "x-queue-type": "quorum", "x-delivery-limit": limit } });
-  await ch.assertQueue(work, { durable: true, arguments: { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq } });
-  for (let i = 0; i < n; i++) ch.sendToQueue(work, Buffer.from(JSON.stringify({ parcel: `${name}-${i}` })), { persistent: true, messageId: `${name}-${i}`, contentType: "application/json", headers: { "x-exception-stacktrace": `java.net.ConnectException: Connection refused\n\tat com.acme.Carrier.book(Carrier.java:${i + 10})` } });
+  await ch.assertQueue(work, {
+    durable: true,
+    arguments: { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq },
+  });
+  for (let i = 0; i < n; i++)
+    ch.sendToQueue(work, Buffer.from(JSON.stringify({ parcel: `${name}-${i}` })), {
+      persistent: true,
+      messageId: `${name}-${i}`,
+      contentType: "application/json",
+      headers: {
+        "x-exception-stacktrace": `java.net.ConnectException: Connection refused\n\tat com.acme.Carrier.book(Carrier.java:${i + 10})`,
+      },
+    });
   await ch.waitForConfirms();
   const c = await conn.createChannel();
   await c.prefetch(n);
@@ -79,7 +90,9 @@ async function readOnce(page: Page) {
   await expect(page.getByTestId("snapshot-age")).toContainText("Snapshot:", { timeout: 30_000 });
 }
 
-test("a quorum DLQ warns with two choices; one confirmed read fills the snapshot, and reloads, triage and a letter read nothing more", async ({ page }) => {
+test("a quorum DLQ warns with two choices; one confirmed read fills the snapshot, and reloads, triage and a letter read nothing more", async ({
+  page,
+}) => {
   const dlq = await quorumDlq("snap", 5, 3);
   await signIn(page, "operator");
   await page.goto(dlqPath(dlq));
@@ -110,7 +123,9 @@ test("a quorum DLQ warns with two choices; one confirmed read fills the snapshot
   await expect(page.getByTestId("audit-row")).toHaveCount(1);
 });
 
-test("moved to safety: every letter leaves the quorum DLQ for a classic queue where reading costs nothing", async ({ page }) => {
+test("moved to safety: every letter leaves the quorum DLQ for a classic queue where reading costs nothing", async ({
+  page,
+}) => {
   const dlq = await quorumDlq("safe", 6, 3);
   await signIn(page, "operator");
   await page.goto(dlqPath(dlq));
@@ -142,9 +157,14 @@ test("a read the operator chose that cost letters is said beforehand and shown a
   await expect(page.getByTestId("read-loss")).toHaveCount(0);
   // The first read saw every letter at delivery count 0; with a limit of 1, the next read loses them, and the page says so.
   await page.getByTestId("read-once-start").click();
-  await expect(page.getByTestId("read-cost")).toContainText("The last read saw 4 letters at the limit of 1: this read would lose them");
+  await expect(page.getByTestId("read-cost")).toContainText(
+    "The last read saw 4 letters at the limit of 1: this read would lose them",
+  );
   await page.getByTestId("confirm-risky-read").click();
-  await expect(page.getByTestId("read-loss")).toContainText("4 letters left this DLQ during the last read (delivery limit 1)", { timeout: 30_000 });
+  await expect(page.getByTestId("read-loss")).toContainText(
+    "4 letters left this DLQ during the last read (delivery limit 1)",
+    { timeout: 30_000 },
+  );
   expect(await depth(dlq)).toBe(0);
   await page.goto(`/audit?action=dlq.read_loss&queue=${encodeURIComponent(dlq)}`);
   await expect(page.getByTestId("audit-row")).toHaveCount(1);

@@ -32,7 +32,9 @@ async function watchCsp(page: Page): Promise<string[]> {
   await page.exposeFunction("__reportCspViolation", (v: string) => seen.push(v));
   await page.addInitScript(() => {
     document.addEventListener("securitypolicyviolation", (e) => {
-      (window as unknown as { __reportCspViolation: (v: string) => void }).__reportCspViolation(`${e.effectiveDirective} blocked ${e.blockedURI} on ${location.pathname}`);
+      (window as unknown as { __reportCspViolation: (v: string) => void }).__reportCspViolation(
+        `${e.effectiveDirective} blocked ${e.blockedURI} on ${location.pathname}`,
+      );
     });
   });
   page.on("console", (m) => {
@@ -42,10 +44,18 @@ async function watchCsp(page: Page): Promise<string[]> {
 }
 
 function directives(csp: string): Record<string, string> {
-  return Object.fromEntries(csp.split(";").map((d) => d.trim().split(/\s+/)).filter((p) => p[0]).map(([k, ...v]) => [k, v.join(" ")]));
+  return Object.fromEntries(
+    csp
+      .split(";")
+      .map((d) => d.trim().split(/\s+/))
+      .filter((p) => p[0])
+      .map(([k, ...v]) => [k, v.join(" ")]),
+  );
 }
 
-test("every page carries the security headers and a fresh-nonce CSP without unsafe-inline scripts", async ({ request }) => {
+test("every page carries the security headers and a fresh-nonce CSP without unsafe-inline scripts", async ({
+  request,
+}) => {
   const a = await request.get("/signin");
   const b = await request.get("/signin");
   expect(a.status()).toBe(200);
@@ -79,7 +89,17 @@ const OPS = [`${dlqPath(DEMO.rejectedDlq)}/health?range=day`, "/findings", "/own
 const PAGES: Record<Role, string[]> = {
   viewer: ["/", dlqPath(DEMO.rejectedDlq), `${dlqPath(DEMO.rejectedDlq)}/triage`, "/audit", "/api-reference", ...OPS],
   operator: ["/", dlqPath(DEMO.rejectedDlq), `${dlqPath(DEMO.rejectedDlq)}/triage`, "/audit", ...OPS],
-  admin: ["/", dlqPath(DEMO.rejectedDlq), `${dlqPath(DEMO.rejectedDlq)}/triage`, "/audit", "/admin/users", "/admin/triage-rules", ...OPS, "/alerts/new", "/admin/tokens"],
+  admin: [
+    "/",
+    dlqPath(DEMO.rejectedDlq),
+    `${dlqPath(DEMO.rejectedDlq)}/triage`,
+    "/audit",
+    "/admin/users",
+    "/admin/triage-rules",
+    ...OPS,
+    "/alerts/new",
+    "/admin/tokens",
+  ],
 };
 
 for (const role of Object.keys(PAGES) as Role[]) {
@@ -117,7 +137,10 @@ test("the session cookie is httpOnly and SameSite=Lax, and is useless after sign
   const stolen = await thief.newPage();
   await stolen.goto("/audit");
   await expect(stolen).toHaveURL(/\/signin/);
-  const res = await thief.request.post("/api/redrive/plan", { headers: { Origin: new URL(page.url()).origin }, data: {} });
+  const res = await thief.request.post("/api/redrive/plan", {
+    headers: { Origin: new URL(page.url()).origin },
+    data: {},
+  });
   expect(res.status()).toBe(401);
   await thief.close();
 });
@@ -142,10 +165,15 @@ async function makeUser(email: string, password: string, role: Role = "viewer") 
   const salt = randomBytes(16);
   const key = scryptSync(password.normalize("NFKC"), salt, 64, { N: 1 << 14, r: 8, p: 1 });
   const hash = ["scrypt", 1 << 14, 8, 1, salt.toString("base64url"), key.toString("base64url")].join("$");
-  await sql("insert into users (id, email, role, password_hash, updated_at) values (gen_random_uuid(), $1, $2, $3, now())", [email, role, hash]);
+  await sql(
+    "insert into users (id, email, role, password_hash, updated_at) values (gen_random_uuid(), $1, $2, $3, now())",
+    [email, role, hash],
+  );
 }
 
-test("five failures for one email lock it for 15 minutes, even with the right password, and it is audited", async ({ page }) => {
+test("five failures for one email lock it for 15 minutes, even with the right password, and it is audited", async ({
+  page,
+}) => {
   const email = `locked-${tag}@e2e.test`;
   const password = "the-right-password-1";
   await makeUser(email, password);
@@ -174,12 +202,21 @@ test("five failures for one email lock it for 15 minutes, even with the right pa
   expect(audit[0].details.scope).toBe("email");
   expect(audit[0].details.retryAfterSeconds).toBeGreaterThan(800);
   // The password was never checked: the attempt is recorded as limited, not as a success.
-  const attempts = await sql<{ outcome: string }>("select outcome from sign_in_attempts where email = $1 order by id", [email]);
+  const attempts = await sql<{ outcome: string }>("select outcome from sign_in_attempts where email = $1 order by id", [
+    email,
+  ]);
   expect(attempts.map((a) => a.outcome)).toEqual(["failure", "failure", "failure", "failure", "failure", "limited"]);
 });
 
-async function apiSignIn(request: APIRequestContext, ip: string, email: string, password: string): Promise<string | null> {
-  const { csrfToken } = (await (await request.get("/api/auth/csrf", { headers: { "X-Forwarded-For": ip } })).json()) as { csrfToken: string };
+async function apiSignIn(
+  request: APIRequestContext,
+  ip: string,
+  email: string,
+  password: string,
+): Promise<string | null> {
+  const { csrfToken } = (await (
+    await request.get("/api/auth/csrf", { headers: { "X-Forwarded-For": ip } })
+  ).json()) as { csrfToken: string };
   const res = await request.post("/api/auth/callback/credentials", {
     headers: { "X-Forwarded-For": ip, Origin: "http://127.0.0.1" },
     form: { email, password, csrfToken, json: "true", callbackUrl: "/" },
@@ -189,10 +226,14 @@ async function apiSignIn(request: APIRequestContext, ip: string, email: string, 
   return new URL(location, "http://x").searchParams.get("error");
 }
 
-test("twenty failures from one address lock it for every email; a success in between does not reset it", async ({ playwright, baseURL }) => {
+test("twenty failures from one address lock it for every email; a success in between does not reset it", async ({
+  playwright,
+  baseURL,
+}) => {
   const request = await playwright.request.newContext({ baseURL });
   const ip = testIp();
-  for (let i = 0; i < 19; i++) expect(await apiSignIn(request, ip, `spray-${i}-${tag}@e2e.test`, "guess")).toBe("CredentialsSignin");
+  for (let i = 0; i < 19; i++)
+    expect(await apiSignIn(request, ip, `spray-${i}-${tag}@e2e.test`, "guess")).toBe("CredentialsSignin");
   const ok = `ok-${tag}@e2e.test`;
   await makeUser(ok, "the-right-password-2");
   expect(await apiSignIn(request, ip, ok, "the-right-password-2")).toBeNull();
@@ -201,12 +242,18 @@ test("twenty failures from one address lock it for every email; a success in bet
   expect(await apiSignIn(request, ip, ok, "the-right-password-2")).toMatch(/^RateLimited:\d+$/);
   // Another address is unaffected.
   expect(await apiSignIn(request, testIp(), ok, "the-right-password-2")).toBeNull();
-  const audit = await sql<{ n: string }>("select count(*) as n from audit_log where action = 'auth.sign_in_limited' and ip = $1 and details->>'scope' = 'ip'", [ip]);
+  const audit = await sql<{ n: string }>(
+    "select count(*) as n from audit_log where action = 'auth.sign_in_limited' and ip = $1 and details->>'scope' = 'ip'",
+    [ip],
+  );
   expect(Number(audit[0].n)).toBe(2);
   await request.dispose();
 });
 
-test("state-changing routes refuse a foreign Origin, and server actions keep Next's origin check", async ({ page, baseURL }) => {
+test("state-changing routes refuse a foreign Origin, and server actions keep Next's origin check", async ({
+  page,
+  baseURL,
+}) => {
   await signIn(page, "operator");
   const body = { connectionId: DEMO.connectionId, queue: DEMO.rejectedDlq, selection: { kind: "all" } };
   for (const path of ["/api/redrive/plan", "/api/triage/scans"]) {
@@ -217,30 +264,51 @@ test("state-changing routes refuse a foreign Origin, and server actions keep Nex
     expect(none.status(), `${path} without Origin`).toBe(403);
   }
   // The sign-out endpoint is protected by next-auth's CSRF token.
-  const signOut = await page.request.post("/api/auth/signout", { headers: { Origin: "https://evil.example" }, form: { callbackUrl: "/" }, maxRedirects: 0 });
+  const signOut = await page.request.post("/api/auth/signout", {
+    headers: { Origin: "https://evil.example" },
+    form: { callbackUrl: "/" },
+    maxRedirects: 0,
+  });
   expect(signOut.status()).toBe(302);
   await page.goto("/");
   await expect(page.getByTestId("sign-out")).toBeVisible();
   expect(baseURL).toBeTruthy();
 });
 
-test("the CSP report endpoint takes a report, and refuses a body past its cap without holding it", async ({ request }) => {
-  const report = { "csp-report": { "document-uri": "http://127.0.0.1/dlqs", "effective-directive": "script-src-elem", "blocked-uri": "https://evil.example/x.js?secret=1" } };
-  const ok = await request.post("/api/auth/csp-report", { headers: { "Content-Type": "application/csp-report" }, data: JSON.stringify(report) });
+test("the CSP report endpoint takes a report, and refuses a body past its cap without holding it", async ({
+  request,
+}) => {
+  const report = {
+    "csp-report": {
+      "document-uri": "http://127.0.0.1/dlqs",
+      "effective-directive": "script-src-elem",
+      "blocked-uri": "https://evil.example/x.js?secret=1",
+    },
+  };
+  const ok = await request.post("/api/auth/csp-report", {
+    headers: { "Content-Type": "application/csp-report" },
+    data: JSON.stringify(report),
+  });
   expect(ok.status()).toBe(204);
-  const huge = await request.post("/api/auth/csp-report", { headers: { "Content-Type": "application/csp-report" }, data: "x".repeat(8 * 1024 * 1024) });
+  const huge = await request.post("/api/auth/csp-report", {
+    headers: { "Content-Type": "application/csp-report" },
+    data: "x".repeat(8 * 1024 * 1024),
+  });
   expect(huge.status()).toBe(413);
   // Sent in chunks with no length up front: the cap holds while reading, too.
-  const res = await fetch(`${new URL("/api/auth/csp-report", process.env.E2E_BASE_URL ?? `http://127.0.0.1:${process.env.E2E_PORT ?? 3100}`)}`, {
-    method: "POST",
-    body: new ReadableStream({
-      start(c) {
-        for (let i = 0; i < 64; i++) c.enqueue(new Uint8Array(64 * 1024));
-        c.close();
-      },
-    }),
-    // @ts-expect-error Node's fetch needs this to stream a request body
-    duplex: "half",
-  });
+  const res = await fetch(
+    `${new URL("/api/auth/csp-report", process.env.E2E_BASE_URL ?? `http://127.0.0.1:${process.env.E2E_PORT ?? 3100}`)}`,
+    {
+      method: "POST",
+      body: new ReadableStream({
+        start(c) {
+          for (let i = 0; i < 64; i++) c.enqueue(new Uint8Array(64 * 1024));
+          c.close();
+        },
+      }),
+      // @ts-expect-error Node's fetch needs this to stream a request body
+      duplex: "half",
+    },
+  );
   expect(res.status).toBe(413);
 });

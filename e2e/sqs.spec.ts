@@ -28,7 +28,9 @@ test("an operator opens an SQS DLQ and a letter, and sees its receive count and 
   await expect(receiveCount).toBeVisible();
   // Two receives in demo-orders (maxReceiveCount 2) plus the console's own reads: at least 3.
   await expect(receiveCount).toContainText(/ApproximateReceiveCount\D*([3-9]|[1-9]\d+)/);
-  await expect(page.getByTestId("property-row").filter({ hasText: "DeadLetterQueueSourceArn" })).toContainText(`:${SQS.source}`);
+  await expect(page.getByTestId("property-row").filter({ hasText: "DeadLetterQueueSourceArn" })).toContainText(
+    `:${SQS.source}`,
+  );
   await expect(page.getByTestId("payload-sha256")).toHaveText(/^hmac:[0-9a-f]{64}$/);
 
   // Browsing released the letters: the DLQ still holds all five.

@@ -48,7 +48,10 @@ test("an operator creates a token, sees it once, and revokes it; its hostile nam
   await expect(page.getByTestId("token-row").filter({ hasText: name })).toHaveAttribute("data-state", "revoked");
 });
 
-test("a viewer may only mint viewer tokens; an admin lists everyone's tokens with their owners", async ({ page, browser }) => {
+test("a viewer may only mint viewer tokens; an admin lists everyone's tokens with their owners", async ({
+  page,
+  browser,
+}) => {
   await signIn(page, "viewer");
   await page.goto("/profile");
   await expect(page.getByTestId("token-role").locator("option")).toHaveText(["viewer"]);

@@ -22,7 +22,9 @@ async function scanToDone(page: Page) {
   await expect(page.getByTestId("index-age")).toContainText("Index as of");
 }
 
-test("an operator scans a DLQ, sees its groups, filters to one, opens a letter and exports the set", async ({ page }) => {
+test("an operator scans a DLQ, sees its groups, filters to one, opens a letter and exports the set", async ({
+  page,
+}) => {
   const started = new Date(Date.now() - 1000).toISOString();
   await signIn(page, "operator");
   await page.goto(dlqPath(BILLING));
@@ -34,7 +36,11 @@ test("an operator scans a DLQ, sees its groups, filters to one, opens a letter a
   await expect(rows).toHaveCount(4);
   const declined = rows.filter({ has: page.getByText("com.acme.billing.CardDeclinedException") });
   await expect(declined).toHaveAttribute("data-count", "2");
-  for (const cls of ["org.springframework.amqp.support.converter.MessageConversionException", "java.lang.NullPointerException", "java.util.concurrent.TimeoutException"]) {
+  for (const cls of [
+    "org.springframework.amqp.support.converter.MessageConversionException",
+    "java.lang.NullPointerException",
+    "java.util.concurrent.TimeoutException",
+  ]) {
     await expect(rows.filter({ has: page.getByText(cls, { exact: true }) })).toHaveAttribute("data-count", "1");
   }
   await expect(page.getByTestId("match-count")).toHaveAttribute("data-count", "5");
@@ -42,7 +48,11 @@ test("an operator scans a DLQ, sees its groups, filters to one, opens a letter a
   const npe = rows.filter({ has: page.getByText("java.lang.NullPointerException", { exact: true }) });
   await expect(npe.getByTestId("disposition")).toHaveAttribute("data-disposition", "permanent");
   await expect(npe.getByTestId("permanent-warning")).toBeVisible();
-  await expect(rows.filter({ has: page.getByText("java.util.concurrent.TimeoutException", { exact: true }) }).getByTestId("disposition")).toHaveAttribute("data-disposition", "transient");
+  await expect(
+    rows
+      .filter({ has: page.getByText("java.util.concurrent.TimeoutException", { exact: true }) })
+      .getByTestId("disposition"),
+  ).toHaveAttribute("data-disposition", "transient");
 
   // Filter to one group: the URL carries it, the count matches the group's.
   await declined.getByTestId("group-link").click();
@@ -71,7 +81,9 @@ test("an operator scans a DLQ, sees its groups, filters to one, opens a letter a
   const firstId = await page.getByTestId("triage-letter-row").first().getAttribute("data-letter-id");
   await page.getByTestId("triage-letter-link").first().click();
   await expect(page.getByTestId("letter-id")).toBeVisible();
-  await expect(page).toHaveURL(new RegExp(`/letters/${encodeURIComponent(firstId!).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+  await expect(page).toHaveURL(
+    new RegExp(`/letters/${encodeURIComponent(firstId!).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`),
+  );
 
   // The scan and the export are in the audit log.
   await page.goto(`/audit?actor=operator%40e2e.test&from=${encodeURIComponent(started)}`);
@@ -108,13 +120,19 @@ test("a viewer cannot start a scan: the button is disabled and a direct action c
   await page.goto(triagePath(BILLING));
   await expect(page.getByTestId("scan-start")).toBeDisabled();
   await expect(page.getByTestId("scan-not-allowed")).toBeVisible();
-  const res = await callServerAction(page.request, triagePath(BILLING), serverActionId("startScanAction"), [{ connectionId: "local-rabbitmq", queue: BILLING }]);
+  const res = await callServerAction(page.request, triagePath(BILLING), serverActionId("startScanAction"), [
+    { connectionId: "local-rabbitmq", queue: BILLING },
+  ]);
   expect(res.status).toBe(200);
   expect(res.text).toContain("forbidden:triage:scan");
   expect(res.text).not.toContain('"ok":true');
-  const cancel = await callServerAction(page.request, triagePath(BILLING), serverActionId("cancelScanAction"), [{ jobId: "00000000-0000-0000-0000-000000000000" }]);
+  const cancel = await callServerAction(page.request, triagePath(BILLING), serverActionId("cancelScanAction"), [
+    { jobId: "00000000-0000-0000-0000-000000000000" },
+  ]);
   expect(cancel.text).toContain("forbidden:triage:scan");
-  const rules = await callServerAction(page.request, "/admin/triage-rules", serverActionId("saveRulesAction"), [{ rules: [], expectedVersion: 1 }]);
+  const rules = await callServerAction(page.request, "/admin/triage-rules", serverActionId("saveRulesAction"), [
+    { rules: [], expectedVersion: 1 },
+  ]);
   expect(rules.text).toContain("forbidden:triage:rules");
   expect(rules.text).not.toContain('"ok":true');
 });
@@ -130,14 +148,18 @@ for (const [connectionId, queue] of [
     await expect(page.getByTestId("group-row").first()).toBeVisible();
     const total = await page.getByTestId("match-count").getAttribute("data-count");
     expect(Number(total)).toBeGreaterThan(0);
-    const counts = await page.getByTestId("group-row").evaluateAll((r) => r.map((x) => Number(x.getAttribute("data-count"))));
+    const counts = await page
+      .getByTestId("group-row")
+      .evaluateAll((r) => r.map((x) => Number(x.getAttribute("data-count"))));
     expect(counts.reduce((a, b) => a + b, 0)).toBe(Number(total));
     // A whole read: no partial-scan warning.
     await expect(page.getByTestId("scan-partial")).toHaveCount(0);
   });
 }
 
-test("a scan of an SQS FIFO DLQ whose group holds more than ten letters says it read only the head of the group", async ({ page }) => {
+test("a scan of an SQS FIFO DLQ whose group holds more than ten letters says it read only the head of the group", async ({
+  page,
+}) => {
   // demo-journal-dlq.fifo (lib/demo/sqs.ts): 14 letters in one message group.
   await signIn(page, "operator");
   await page.goto(triagePath("demo-journal-dlq.fifo", "local-sqs"));
@@ -157,7 +179,9 @@ test("a scan of an SQS FIFO DLQ whose group holds more than ten letters says it 
   expect(read + unread).toBe(14);
   // The letters page says the same before anyone scans.
   await page.goto(dlqPath("demo-journal-dlq.fifo", "local-sqs"));
-  await expect(page.getByRole("status").filter({ hasText: "at most the first 10 letters of each group" })).toBeVisible();
+  await expect(
+    page.getByRole("status").filter({ hasText: "at most the first 10 letters of each group" }),
+  ).toBeVisible();
 });
 
 test("an admin edits the classification rules; an invalid pattern is explained per rule", async ({ page }) => {

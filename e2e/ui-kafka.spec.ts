@@ -52,7 +52,9 @@ test("bad browse options in a link are explained, not a crash", async ({ page })
   await expect(page.getByTestId("bad-params")).toContainText("digits only");
 });
 
-test("a Kafka letter shows its original offset and exception class; a 5 MB record is cut with a download", async ({ page }) => {
+test("a Kafka letter shows its original offset and exception class; a 5 MB record is cut with a download", async ({
+  page,
+}) => {
   await signIn(page, "operator");
   await page.goto(`${base}?partition=0`);
   await page.getByTestId("letter-link").first().click();

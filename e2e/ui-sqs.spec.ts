@@ -2,7 +2,12 @@ import { test, expect } from "@playwright/test";
 import { signIn, dlqPath } from "./fixtures";
 
 // Seeded by scripts/seed-demo.ts into ElasticMQ through real redrive policies (`local-sqs`).
-const SQS = { connectionId: "local-sqs", dlq: "demo-orders-dlq", fifoDlq: "demo-ledger-dlq.fifo", source: "demo-orders" } as const;
+const SQS = {
+  connectionId: "local-sqs",
+  dlq: "demo-orders-dlq",
+  fifoDlq: "demo-ledger-dlq.fifo",
+  source: "demo-orders",
+} as const;
 
 test("an SQS DLQ page says that browsing hides letters and counts receives, in SQS words", async ({ page }) => {
   await signIn(page, "operator");
@@ -39,13 +44,19 @@ test("an SQS FIFO letter shows its group, deduplication id and sequence number",
   }
   // Message attributes are headers; their SQS DataTypes are listed among the properties.
   await expect(page.getByTestId("header-row").first()).toBeVisible();
-  await expect(page.locator('[data-testid="property-row"][data-name="MessageAttribute DataTypes"]')).toContainText("String");
+  await expect(page.locator('[data-testid="property-row"][data-name="MessageAttribute DataTypes"]')).toContainText(
+    "String",
+  );
 });
 
-test("the DLQ list words a warning in a few words, with the whole sentence on hover, never as a raw code", async ({ page }) => {
+test("the DLQ list words a warning in a few words, with the whole sentence on hover, never as a raw code", async ({
+  page,
+}) => {
   await signIn(page, "viewer");
   await page.goto("/");
-  const row = page.getByTestId("dlq-row").filter({ has: page.getByRole("link", { name: "demo-journal-dlq.fifo", exact: true }) });
+  const row = page
+    .getByTestId("dlq-row")
+    .filter({ has: page.getByRole("link", { name: "demo-journal-dlq.fifo", exact: true }) });
   const badge = row.locator('[data-testid="dlq-warning"][data-code="fifo_group_read_limit"]');
   await expect(badge).toHaveText("FIFO: 10 per group readable");
   await expect(badge).toHaveAttribute("title", /at most the first 10 letters of each group/);

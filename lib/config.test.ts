@@ -3,14 +3,24 @@ import { DEFAULT_CONFIG, parseConfig, secretFromEnv } from "./config";
 
 const valid = {
   connections: [
-    { kind: "rabbitmq", id: "prod-rabbit", url: "amqp://rabbit.internal:5672/vh", passwordEnv: "P", dlqs: [{ name: "orders.dlq", origin: "orders" }] },
+    {
+      kind: "rabbitmq",
+      id: "prod-rabbit",
+      url: "amqp://rabbit.internal:5672/vh",
+      passwordEnv: "P",
+      dlqs: [{ name: "orders.dlq", origin: "orders" }],
+    },
   ],
 };
 
 describe("parseConfig", () => {
   it("accepts a valid file and fills defaults", () => {
     const c = parseConfig(JSON.stringify(valid));
-    expect(c.connections[0]).toMatchObject({ id: "prod-rabbit", discover: true, dlqs: [{ name: "orders.dlq", origin: "orders" }] });
+    expect(c.connections[0]).toMatchObject({
+      id: "prod-rabbit",
+      discover: true,
+      dlqs: [{ name: "orders.dlq", origin: "orders" }],
+    });
   });
 
   it("names the offending path in its error", () => {
@@ -28,15 +38,32 @@ describe("parseConfig", () => {
   });
 
   it("rejects an unknown broker kind", () => {
-    expect(() => parseConfig(JSON.stringify({ connections: [{ ...valid.connections[0], kind: "mqtt" }] }))).toThrow(/invalid/);
+    expect(() => parseConfig(JSON.stringify({ connections: [{ ...valid.connections[0], kind: "mqtt" }] }))).toThrow(
+      /invalid/,
+    );
   });
 
   it("defaults to the local brokers that scripts/start.sh runs, with schema defaults filled", () => {
     expect(DEFAULT_CONFIG.connections.map((c) => c.kind)).toEqual(["rabbitmq", "sqs", "kafka", "pulsar"]);
-    expect(DEFAULT_CONFIG.connections[0]).toMatchObject({ kind: "rabbitmq", url: "amqp://127.0.0.1:5672", discover: true, dlqs: [] });
+    expect(DEFAULT_CONFIG.connections[0]).toMatchObject({
+      kind: "rabbitmq",
+      url: "amqp://127.0.0.1:5672",
+      discover: true,
+      dlqs: [],
+    });
     expect(DEFAULT_CONFIG.connections[1]).toMatchObject({ kind: "sqs", endpoint: "http://127.0.0.1:9324" });
-    expect(DEFAULT_CONFIG.connections[2]).toMatchObject({ kind: "kafka", brokers: ["127.0.0.1:9092"], dltPatterns: expect.arrayContaining(["*.DLT"]) });
-    expect(DEFAULT_CONFIG.connections[3]).toMatchObject({ kind: "pulsar", adminUrl: "http://127.0.0.1:8080", dlqPatterns: ["*-DLQ"], subscription: "dlq-console", createSubscription: true });
+    expect(DEFAULT_CONFIG.connections[2]).toMatchObject({
+      kind: "kafka",
+      brokers: ["127.0.0.1:9092"],
+      dltPatterns: expect.arrayContaining(["*.DLT"]),
+    });
+    expect(DEFAULT_CONFIG.connections[3]).toMatchObject({
+      kind: "pulsar",
+      adminUrl: "http://127.0.0.1:8080",
+      dlqPatterns: ["*-DLQ"],
+      subscription: "dlq-console",
+      createSubscription: true,
+    });
   });
 });
 
@@ -52,7 +79,9 @@ describe("repair switch", () => {
   });
 
   it("refuses an entry without a queue pattern, naming the path", () => {
-    expect(() => parseConfig(JSON.stringify({ ...valid, repair: [{ connection: "prod-rabbit" }] }), "x.json")).toThrow(/x\.json is invalid: repair\.0\.queue/);
+    expect(() => parseConfig(JSON.stringify({ ...valid, repair: [{ connection: "prod-rabbit" }] }), "x.json")).toThrow(
+      /x\.json is invalid: repair\.0\.queue/,
+    );
   });
 });
 

@@ -80,7 +80,12 @@ const consumerGroupsSchema = z.object({
   /** Sample this connection's consumer groups (lag, stuck partitions). */
   sample: z.boolean().default(true),
   /** A partition with lag whose committed offset has not moved for this long is stuck. */
-  stuckAfterSeconds: z.number().int().min(1).max(7 * 86400).default(300),
+  stuckAfterSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86400)
+    .default(300),
   /** Group ids (globs) the console leaves out, e.g. its own or tooling groups. */
   exclude: z.array(z.string().min(1)).default([]),
   /**
@@ -143,7 +148,10 @@ const pulsarConnectionSchema = z.object({
   /** Topics named here ("tenant/namespace/topic") are DLQs whatever their name. */
   dlqs: z.array(dlqEntrySchema).default([]),
   /** The console's own subscription on each DLQ topic. */
-  subscription: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default("dlq-console"),
+  subscription: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/)
+    .default("dlq-console"),
   /** Create the console's subscription (from the earliest letter still stored) on a DLQ topic that lacks it. */
   createSubscription: z.boolean().default(true),
   /** The consumers' maxRedeliverCount, when known: Pulsar does not put the redelivery count on a dead letter. */
@@ -152,7 +160,12 @@ const pulsarConnectionSchema = z.object({
   timeoutSeconds: z.number().int().min(1).max(300).default(15),
 });
 
-export const connectionSchema = z.discriminatedUnion("kind", [rabbitConnectionSchema, sqsConnectionSchema, kafkaConnectionSchema, pulsarConnectionSchema]);
+export const connectionSchema = z.discriminatedUnion("kind", [
+  rabbitConnectionSchema,
+  sqsConnectionSchema,
+  kafkaConnectionSchema,
+  pulsarConnectionSchema,
+]);
 /** Who owns which DLQs: the first entry that matches a DLQ names its team (shown with the DLQ, used by alerts). */
 const ownerSchema = z.object({
   /** Connection id, or a glob over ids; absent: every connection. */
@@ -238,7 +251,13 @@ export const DEFAULT_CONFIG: ConsoleConfig = consoleConfigSchema.parse({
       secretAccessKeyEnv: "SQS_SECRET_ACCESS_KEY",
     },
     // The local demo broker: a skipped record's DLT is created when missing (the demo's payments group has none yet).
-    { kind: "kafka", id: "local-kafka", name: "Local Kafka", brokers: ["127.0.0.1:9092"], consumerGroups: { createDlt: true } },
+    {
+      kind: "kafka",
+      id: "local-kafka",
+      name: "Local Kafka",
+      brokers: ["127.0.0.1:9092"],
+      consumerGroups: { createDlt: true },
+    },
     { kind: "pulsar", id: "local-pulsar", name: "Local Pulsar", adminUrl: "http://127.0.0.1:8080" },
   ],
 });
@@ -258,7 +277,8 @@ export function parseConfig(text: string, source = "config"): ConsoleConfig {
   }
   const ids = new Set<string>();
   for (const c of parsed.data.connections) {
-    if (ids.has(c.id)) throw new AppError("bad_request:config", { userMessage: `${source}: connection id "${c.id}" appears twice` });
+    if (ids.has(c.id))
+      throw new AppError("bad_request:config", { userMessage: `${source}: connection id "${c.id}" appears twice` });
     ids.add(c.id);
   }
   return parsed.data;

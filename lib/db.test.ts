@@ -34,7 +34,9 @@ describe("the database module loaded twice in one process", () => {
     return import("./db");
   }
 
-  it("share one PGlite client: both copies query, and a closed client is closed for both", { timeout: 60_000 }, async () => {
+  it("share one PGlite client: both copies query, and a closed client is closed for both", {
+    timeout: 60_000,
+  }, async () => {
     const first = await freshCopy();
     const second = await freshCopy();
     expect(first).not.toBe(second); // two module instances, as the bundler makes them

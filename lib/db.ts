@@ -150,7 +150,11 @@ function openDb(): DbState {
   // Run as the console's role (migration *_audit_roles_and_key: only SELECT and INSERT on audit_log).
   // The process is still the superuser underneath and owns the files: here the audit key and the
   // checkpoints are what protect the chain. PGlite runs queries in order, so this precedes them all.
-  void pglite.exec(EMBEDDED_SESSION_ROLE).catch((e) => console.error(`[db] could not switch the embedded session to dlq_console_app: ${(e as Error).message}`));
+  void pglite
+    .exec(EMBEDDED_SESSION_ROLE)
+    .catch((e) =>
+      console.error(`[db] could not switch the embedded session to dlq_console_app: ${(e as Error).message}`),
+    );
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
   installPgliteShutdown();
   return {

@@ -33,7 +33,13 @@ describe("AppError recognition", () => {
 
   it("maps error types to HTTP statuses", () => {
     const status = (code: `${string}:${string}`) => httpStatusOf(new AppError(code as never, { userMessage: "m" }));
-    expect([status("forbidden:x"), status("unauthorized:x"), status("unavailable:broker"), status("confirmation_required:read"), status("internal:x")]).toEqual([403, 401, 503, 409, 500]);
+    expect([
+      status("forbidden:x"),
+      status("unauthorized:x"),
+      status("unavailable:broker"),
+      status("confirmation_required:read"),
+      status("internal:x"),
+    ]).toEqual([403, 401, 503, 409, 500]);
   });
 });
 

@@ -45,7 +45,10 @@ export class AppError extends Error {
 }
 
 export function isAppError(e: unknown): e is AppError {
-  return e instanceof AppError || (typeof e === "object" && e !== null && (e as Record<symbol, unknown>)[APP_ERROR_BRAND] === true);
+  return (
+    e instanceof AppError ||
+    (typeof e === "object" && e !== null && (e as Record<symbol, unknown>)[APP_ERROR_BRAND] === true)
+  );
 }
 
 /** The AppError this is (from any bundle layer), or null. */
@@ -81,16 +84,15 @@ export function httpStatusOf(e: AppError): number {
   }
 }
 
-export type ActionResult<T> =
-  | { ok: true; data: T }
-  | { ok: false; error: { code: ErrorCode; message: string } };
+export type ActionResult<T> = { ok: true; data: T } | { ok: false; error: { code: ErrorCode; message: string } };
 
 /** Maps anything thrown to what a browser may see; unknown errors become a generic message. */
 export function toActionError(e: unknown): { code: ErrorCode; message: string } {
   if (isAppError(e)) return { code: e.code, message: e.userMessage };
   return {
     code: "internal:server",
-    message: "Something went wrong on the server. The error was logged; try again, and tell the console's owners if it persists.",
+    message:
+      "Something went wrong on the server. The error was logged; try again, and tell the console's owners if it persists.",
   };
 }
 
@@ -100,6 +102,9 @@ export function toActionError(e: unknown): { code: ErrorCode; message: string } 
  */
 export function loggableError(err: unknown): string {
   if (!(err instanceof Error)) return typeof err;
-  const frames = (err.stack ?? "").split("\n").filter((l) => /^\s+at /.test(l)).slice(0, 8);
+  const frames = (err.stack ?? "")
+    .split("\n")
+    .filter((l) => /^\s+at /.test(l))
+    .slice(0, 8);
   return [err.name, ...frames].join("\n");
 }

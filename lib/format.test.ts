@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatCount, formatRange, formatRate, formatRelative, formatSpan, formatUtc, truncate } from "./format";
+import {
+  formatBytes,
+  formatCount,
+  formatRange,
+  formatRate,
+  formatRelative,
+  formatSpan,
+  formatUtc,
+  truncate,
+} from "./format";
 
 const now = new Date("2025-01-31T12:00:00Z");
 

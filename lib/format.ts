@@ -20,7 +20,10 @@ function toDate(value: Date | string | number | null | undefined): Date | null {
 }
 
 /** "12 min ago", "3 h ago", "in 5 s"; "—" when unknown. Stable output for a given `now`. */
-export function formatRelative(value: Date | string | number | null | undefined, now: Date | number = Date.now()): string {
+export function formatRelative(
+  value: Date | string | number | null | undefined,
+  now: Date | number = Date.now(),
+): string {
   const d = toDate(value);
   if (!d) return "—";
   const nowMs = typeof now === "number" ? now : now.getTime();
@@ -87,7 +90,11 @@ export function formatRange(offset: number, count: number, depth: number | null)
  */
 export function digestLabel(digest: string): { label: string; title: string } {
   return digest.startsWith("hmac:")
-    ? { label: "Digest (keyed)", title: "A keyed digest of the payload: equal payloads have equal digests, but it cannot be compared with a SHA-256 computed elsewhere, so it reveals nothing masked." }
+    ? {
+        label: "Digest (keyed)",
+        title:
+          "A keyed digest of the payload: equal payloads have equal digests, but it cannot be compared with a SHA-256 computed elsewhere, so it reveals nothing masked.",
+      }
     : { label: "SHA-256", title: "SHA-256 of the payload's bytes as read from the broker." };
 }
 

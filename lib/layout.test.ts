@@ -11,7 +11,19 @@ import { describe, expect, it } from "vitest";
 const LIB = path.resolve(__dirname);
 
 /** Rooms every feature may lean on. Any other folder under lib/ is a feature. */
-const FOUNDATION = new Set(["generated", "crypto", "brokers", "audit", "auth", "jobs", "masking", "use-case", "letter", "connections", "http"]);
+const FOUNDATION = new Set([
+  "generated",
+  "crypto",
+  "brokers",
+  "audit",
+  "auth",
+  "jobs",
+  "masking",
+  "use-case",
+  "letter",
+  "connections",
+  "http",
+]);
 /** Rooms below the features: they never import one. */
 const LOWER = ["brokers", "audit", "jobs", "masking", "crypto"];
 
@@ -129,12 +141,16 @@ describe("lib/ layout", () => {
   it("keeps the lower rooms and the top-level files free of features", () => {
     const lower = (room: string) => LOWER.includes(room) || room.endsWith(".ts");
     const composition = new Set(["worker.ts", "shutdown.ts"]);
-    const bad = all.filter((e) => lower(e.from) && !composition.has(e.from) && isFeature(e.to)).map((e) => `${e.file} imports ${e.spec}`);
+    const bad = all
+      .filter((e) => lower(e.from) && !composition.has(e.from) && isFeature(e.to))
+      .map((e) => `${e.file} imports ${e.spec}`);
     expect(bad).toEqual([]);
   });
 
   it("keeps the database out of the broker boundary", () => {
-    const bad = all.filter((e) => e.from === "brokers" && (e.to === "db.ts" || e.to === "generated")).map((e) => `${e.file} imports ${e.spec}`);
+    const bad = all
+      .filter((e) => e.from === "brokers" && (e.to === "db.ts" || e.to === "generated"))
+      .map((e) => `${e.file} imports ${e.spec}`);
     expect(bad).toEqual([]);
   });
 });

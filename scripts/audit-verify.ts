@@ -15,12 +15,19 @@ async function main() {
   const cp = result.checkpoints;
   if (result.ok) {
     console.log(`Audit chain intact: ${result.checked} row(s) checked.`);
-    console.log(`Checkpoints: ${cp.checked} held against the log (${cp.file})${cp.written ? "; the head was checkpointed" : ""}.`);
+    console.log(
+      `Checkpoints: ${cp.checked} held against the log (${cp.file})${cp.written ? "; the head was checkpointed" : ""}.`,
+    );
     if (cp.writeError) console.error(`Warning: ${cp.writeError}.`);
-    if (result.legacyRows > 0) console.log(`${result.legacyRows} row(s) predate the keyed chain (unkeyed hash); the keyed rows after them protect them.`);
+    if (result.legacyRows > 0)
+      console.log(
+        `${result.legacyRows} row(s) predate the keyed chain (unkeyed hash); the keyed rows after them protect them.`,
+      );
   } else {
     const where = result.brokenAt?.id ? ` at row ${result.brokenAt.id}` : "";
-    console.error(`Audit chain BROKEN${where}: ${result.brokenAt?.reason} (${result.checked} row(s) verified before that).`);
+    console.error(
+      `Audit chain BROKEN${where}: ${result.brokenAt?.reason} (${result.checked} row(s) verified before that).`,
+    );
     process.exitCode = 1;
   }
 }
@@ -28,7 +35,9 @@ async function main() {
 main()
   .catch((e) => {
     const busy = isAppError(e) && e.code === "unavailable:database" && databaseMode() === "pglite";
-    console.error(`audit:verify could not check the chain: ${isAppError(e) ? e.userMessage : e instanceof Error ? e.message : String(e)}`);
+    console.error(
+      `audit:verify could not check the chain: ${isAppError(e) ? e.userMessage : e instanceof Error ? e.message : String(e)}`,
+    );
     // The running console owns the embedded database; it can verify the chain itself.
     if (busy) console.error("While the console runs, an admin can verify the chain on its Audit page (Verify chain).");
     process.exitCode = 2;

@@ -27,7 +27,10 @@ async function main() {
     },
     strict: true,
   });
-  if (values.password !== undefined) fail("passwords are not accepted as arguments (they show in `ps`); put it in an environment variable and pass --password-env VAR");
+  if (values.password !== undefined)
+    fail(
+      "passwords are not accepted as arguments (they show in `ps`); put it in an environment variable and pass --password-env VAR",
+    );
   if (!values.email) fail("--email is required");
   if (!isRole(values.role)) fail("--role must be viewer, operator or admin");
   const envName = values["password-env"] ?? "DLQ_ADMIN_PASSWORD";
@@ -37,7 +40,11 @@ async function main() {
   const existing = await getUserByEmail(values.email);
   if (existing) {
     await setPassword(existing.id, password);
-    await updateUser(existing.id, { role: values.role, disabled: false, ...(values.name !== undefined ? { name: values.name } : {}) });
+    await updateUser(existing.id, {
+      role: values.role,
+      disabled: false,
+      ...(values.name !== undefined ? { name: values.name } : {}),
+    });
     console.log(`Updated ${existing.email}: role ${values.role}, password changed.`);
   } else {
     const user = await createUser({ email: values.email, name: values.name, role: values.role, password });

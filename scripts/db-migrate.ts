@@ -26,7 +26,12 @@ function redact(url: string): string {
 }
 
 main().catch((e) => {
-  const msg = e && typeof e === "object" && "userMessage" in e ? String((e as { userMessage: unknown }).userMessage) : e instanceof Error ? e.message : String(e);
+  const msg =
+    e && typeof e === "object" && "userMessage" in e
+      ? String((e as { userMessage: unknown }).userMessage)
+      : e instanceof Error
+        ? e.message
+        : String(e);
   console.error(`Migration failed: ${msg}`);
   process.exit(1);
 });

@@ -36,7 +36,12 @@ interface InteractionCtx {
   oidc: {
     client?: { clientId: string };
     session?: { accountId?: string; grantIdFor(clientId: string): string | undefined };
-    provider: { Grant: { new (init: { clientId: string; accountId: string }): GrantLike; find(id: string): Promise<GrantLike | undefined> } };
+    provider: {
+      Grant: {
+        new (init: { clientId: string; accountId: string }): GrantLike;
+        find(id: string): Promise<GrantLike | undefined>;
+      };
+    };
   };
 }
 

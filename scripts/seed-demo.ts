@@ -8,7 +8,13 @@
  */
 import amqp, { type Channel, type ConfirmChannel } from "amqplib";
 import { SQS_DEMO_ENDPOINT, seedSqsDemo, seedSqsHostile, sqsAnswers } from "../lib/demo/sqs";
-import { KAFKA_DEMO_BROKERS, kafkaAnswers, seedKafkaDemo, seedKafkaHostile, seedKafkaStuckGroup } from "../lib/demo/kafka";
+import {
+  KAFKA_DEMO_BROKERS,
+  kafkaAnswers,
+  seedKafkaDemo,
+  seedKafkaHostile,
+  seedKafkaStuckGroup,
+} from "../lib/demo/kafka";
 import { seedRabbitHostile } from "../lib/demo/rabbitmq";
 import { PULSAR_ADMIN_URL } from "../lib/brokers/pulsar/test-kit";
 import { pulsarAnswers, seedPulsarDemo, seedPulsarHostile } from "../lib/demo/pulsar";
@@ -43,7 +49,13 @@ async function waitDepth(ch: Channel, q: string, n: number) {
 }
 
 /** Consumes n letters and nacks them (requeue=false → dead-lettered, reason "rejected"; requeue=true → redelivered). */
-async function nackAll(conn: amqp.ChannelModel, q: string, n: number, requeue: boolean, until?: () => Promise<boolean>) {
+async function nackAll(
+  conn: amqp.ChannelModel,
+  q: string,
+  n: number,
+  requeue: boolean,
+  until?: () => Promise<boolean>,
+) {
   const ch = await conn.createChannel();
   await ch.prefetch(10);
   let seen = 0;
@@ -84,8 +96,19 @@ async function main() {
   const ch: ConfirmChannel = await conn.createConfirmChannel();
 
   const queues = [
-    "demo.orders", "demo.orders.dlq", "demo.payments", "demo.payments.dlq", "demo.inventory", "demo.inventory.dlq",
-    "demo.notifications", "demo.notifications.dlq", "demo.shipping", "demo.shipping.dlq", "demo.shipping.dlq.safe", "demo.billing", "demo.billing.dlq",
+    "demo.orders",
+    "demo.orders.dlq",
+    "demo.payments",
+    "demo.payments.dlq",
+    "demo.inventory",
+    "demo.inventory.dlq",
+    "demo.notifications",
+    "demo.notifications.dlq",
+    "demo.shipping",
+    "demo.shipping.dlq",
+    "demo.shipping.dlq.safe",
+    "demo.billing",
+    "demo.billing.dlq",
   ];
   for (const q of queues) await ch.deleteQueue(q);
   await ch.deleteExchange(DLX);
@@ -96,9 +119,21 @@ async function main() {
     await ch.bindQueue(name, DLX, name);
   };
   const work = async (name: string, target: string, args: Record<string, unknown> = {}) =>
-    ch.assertQueue(name, { durable: true, arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": target, ...args } });
+    ch.assertQueue(name, {
+      durable: true,
+      arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": target, ...args },
+    });
   const publish = async (q: string, letters: Letter[], extra: amqp.Options.Publish = {}) => {
-    for (const l of letters) ch.sendToQueue(q, l.body, { persistent: true, messageId: l.messageId, contentType: l.contentType, headers: l.headers, timestamp: Math.floor(Date.now() / 1000), appId: "demo-seed", ...extra });
+    for (const l of letters)
+      ch.sendToQueue(q, l.body, {
+        persistent: true,
+        messageId: l.messageId,
+        contentType: l.contentType,
+        headers: l.headers,
+        timestamp: Math.floor(Date.now() / 1000),
+        appId: "demo-seed",
+        ...extra,
+      });
     await ch.waitForConfirms();
   };
 
@@ -110,19 +145,45 @@ async function main() {
   const big = Buffer.alloc(5 * 1024 * 1024);
   for (let i = 0; i < big.length; i++) big[i] = 0x61 + (i % 26);
   const orders: Letter[] = [
-    { body: json({ orderId: 1001, customer: "c-77", total: "129.90", currency: "EUR" }), messageId: "order-1001", contentType: "application/json" },
-    { body: json({ orderId: 1002, customer: null, total: "15.00" }), messageId: "order-1002", contentType: "application/json" },
+    {
+      body: json({ orderId: 1001, customer: "c-77", total: "129.90", currency: "EUR" }),
+      messageId: "order-1001",
+      contentType: "application/json",
+    },
+    {
+      body: json({ orderId: 1002, customer: null, total: "15.00" }),
+      messageId: "order-1002",
+      contentType: "application/json",
+    },
     { body: text("ORDER 1003 qty=2 sku=AB-12 (plain text)"), contentType: "text/plain" },
-    { body: Buffer.from([0x08, 0x96, 0x01, 0x12, 0x04, 0x74, 0x65, 0x73, 0x74, 0x00, 0xff]), contentType: "application/x-protobuf", messageId: "order-1004-binary" },
-    { body: Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0xa0, 0xa1, 0x22, 0x7d]), contentType: "application/json", messageId: "order-1005-bad-utf8" },
+    {
+      body: Buffer.from([0x08, 0x96, 0x01, 0x12, 0x04, 0x74, 0x65, 0x73, 0x74, 0x00, 0xff]),
+      contentType: "application/x-protobuf",
+      messageId: "order-1004-binary",
+    },
+    {
+      body: Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0xa0, 0xa1, 0x22, 0x7d]),
+      contentType: "application/json",
+      messageId: "order-1005-bad-utf8",
+    },
     { body: big, contentType: "text/plain", messageId: "order-1006-5mb" },
     {
       body: json({ orderId: 1007, note: "<b>bold</b>" }),
       contentType: "application/json",
       messageId: "order-1007-html-headers",
-      headers: { "x-customer-note": "<script>alert('xss')</script>", "x-link": "javascript:alert(1)", "x-rtl": "invoice\u202Efdp.exe", "x-zero-width": "ad\u200Bmin" },
+      headers: {
+        "x-customer-note": "<script>alert('xss')</script>",
+        "x-link": "javascript:alert(1)",
+        "x-rtl": "invoice\u202Efdp.exe",
+        "x-zero-width": "ad\u200Bmin",
+      },
     },
-    { body: json({ orderId: 1008 }), contentType: "application/json", messageId: "order-1008-many-headers", headers: many },
+    {
+      body: json({ orderId: 1008 }),
+      contentType: "application/json",
+      messageId: "order-1008-many-headers",
+      headers: many,
+    },
     { body: json(nested(60)), contentType: "application/json", messageId: "order-1009-deep-json" },
     { body: json({ orderId: 1010, retry: true }), contentType: "application/json" },
     { body: json({ orderId: 1010, retry: true }), contentType: "application/json" }, // identical twin, no message id
@@ -133,35 +194,84 @@ async function main() {
   // demo.payments: per-message TTL expires → reason "expired".
   await dlq("demo.payments.dlq");
   await work("demo.payments", "demo.payments.dlq");
-  await publish("demo.payments", [1, 2, 3].map((i) => ({ body: json({ paymentId: `p-${i}`, amount: i * 10 }), messageId: `payment-${i}`, contentType: "application/json" })), { expiration: "1" });
+  await publish(
+    "demo.payments",
+    [1, 2, 3].map((i) => ({
+      body: json({ paymentId: `p-${i}`, amount: i * 10 }),
+      messageId: `payment-${i}`,
+      contentType: "application/json",
+    })),
+    { expiration: "1" },
+  );
 
   // demo.inventory: max-length 3 overflows → reason "maxlen" for the oldest.
   await dlq("demo.inventory.dlq");
   await work("demo.inventory", "demo.inventory.dlq", { "x-max-length": 3 });
-  await publish("demo.inventory", [1, 2, 3, 4, 5, 6, 7].map((i) => ({ body: json({ sku: `SKU-${i}`, delta: -i }), contentType: "application/json" })));
+  await publish(
+    "demo.inventory",
+    [1, 2, 3, 4, 5, 6, 7].map((i) => ({ body: json({ sku: `SKU-${i}`, delta: -i }), contentType: "application/json" })),
+  );
 
   // demo.notifications: quorum queue with delivery limit 2, a consumer keeps requeueing → reason "delivery_limit".
   await dlq("demo.notifications.dlq");
   await work("demo.notifications", "demo.notifications.dlq", { "x-queue-type": "quorum", "x-delivery-limit": 2 });
-  await publish("demo.notifications", [1, 2].map((i) => ({ body: json({ to: `user${i}@example.com`, template: "welcome" }), contentType: "application/json" })));
-  await nackAll(conn, "demo.notifications", 0, true, async () => (await ch.checkQueue("demo.notifications.dlq")).messageCount >= 2);
+  await publish(
+    "demo.notifications",
+    [1, 2].map((i) => ({
+      body: json({ to: `user${i}@example.com`, template: "welcome" }),
+      contentType: "application/json",
+    })),
+  );
+  await nackAll(
+    conn,
+    "demo.notifications",
+    0,
+    true,
+    async () => (await ch.checkQueue("demo.notifications.dlq")).messageCount >= 2,
+  );
 
   // demo.shipping.dlq: a quorum DLQ with its own delivery limit: reading it can drop letters (the console warns).
-  await ch.assertQueue("demo.shipping.dlq", { durable: true, arguments: { "x-queue-type": "quorum", "x-delivery-limit": 5 } });
+  await ch.assertQueue("demo.shipping.dlq", {
+    durable: true,
+    arguments: { "x-queue-type": "quorum", "x-delivery-limit": 5 },
+  });
   await ch.bindQueue("demo.shipping.dlq", DLX, "demo.shipping.dlq");
   await work("demo.shipping", "demo.shipping.dlq");
-  await publish("demo.shipping", [1, 2, 3].map((i) => ({ body: json({ shipmentId: `s-${i}`, carrier: "ACME" }), contentType: "application/json" })));
+  await publish(
+    "demo.shipping",
+    [1, 2, 3].map((i) => ({ body: json({ shipmentId: `s-${i}`, carrier: "ACME" }), contentType: "application/json" })),
+  );
   await nackAll(conn, "demo.shipping", 3, false);
 
   // demo.billing.dlq: Spring AMQP's RepublishMessageRecoverer republishes the failed message with exception headers.
   await dlq("demo.billing.dlq");
   await work("demo.billing", "demo.billing.dlq");
   const failures: Array<[string, string, string]> = [
-    ["com.acme.billing.CardDeclinedException", "Card ending 4242 declined: insufficient funds", "com.acme.billing.ChargeService.charge(ChargeService.java:88)"],
-    ["com.acme.billing.CardDeclinedException", "Card ending 1881 declined: insufficient funds", "com.acme.billing.ChargeService.charge(ChargeService.java:88)"],
-    ["org.springframework.amqp.support.converter.MessageConversionException", "Failed to convert message content", "org.springframework.amqp.support.converter.Jackson2JsonMessageConverter.fromMessage(Jackson2JsonMessageConverter.java:120)"],
-    ["java.lang.NullPointerException", "Cannot invoke \"Invoice.getCustomer()\" because \"invoice\" is null", "com.acme.billing.InvoiceHandler.handle(InvoiceHandler.java:31)"],
-    ["java.util.concurrent.TimeoutException", "Tax service did not answer within 5000 ms", "com.acme.billing.TaxClient.quote(TaxClient.java:57)"],
+    [
+      "com.acme.billing.CardDeclinedException",
+      "Card ending 4242 declined: insufficient funds",
+      "com.acme.billing.ChargeService.charge(ChargeService.java:88)",
+    ],
+    [
+      "com.acme.billing.CardDeclinedException",
+      "Card ending 1881 declined: insufficient funds",
+      "com.acme.billing.ChargeService.charge(ChargeService.java:88)",
+    ],
+    [
+      "org.springframework.amqp.support.converter.MessageConversionException",
+      "Failed to convert message content",
+      "org.springframework.amqp.support.converter.Jackson2JsonMessageConverter.fromMessage(Jackson2JsonMessageConverter.java:120)",
+    ],
+    [
+      "java.lang.NullPointerException",
+      'Cannot invoke "Invoice.getCustomer()" because "invoice" is null',
+      "com.acme.billing.InvoiceHandler.handle(InvoiceHandler.java:31)",
+    ],
+    [
+      "java.util.concurrent.TimeoutException",
+      "Tax service did not answer within 5000 ms",
+      "com.acme.billing.TaxClient.quote(TaxClient.java:57)",
+    ],
   ];
   await publish(
     "demo.billing.dlq",
@@ -171,14 +281,24 @@ async function main() {
       contentType: "application/json",
       headers: {
         "x-exception-message": msg,
-        "x-exception-stacktrace": stack(cls, msg, [frame, "org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer.doInvokeListener(AbstractMessageListenerContainer.java:1664)"]),
+        "x-exception-stacktrace": stack(cls, msg, [
+          frame,
+          "org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer.doInvokeListener(AbstractMessageListenerContainer.java:1664)",
+        ]),
         "x-original-exchange": "",
         "x-original-routingKey": "demo.billing",
       },
     })),
   );
 
-  const expected: Record<string, number> = { "demo.orders.dlq": orders.length, "demo.payments.dlq": 3, "demo.inventory.dlq": 4, "demo.notifications.dlq": 2, "demo.shipping.dlq": 3, "demo.billing.dlq": failures.length };
+  const expected: Record<string, number> = {
+    "demo.orders.dlq": orders.length,
+    "demo.payments.dlq": 3,
+    "demo.inventory.dlq": 4,
+    "demo.notifications.dlq": 2,
+    "demo.shipping.dlq": 3,
+    "demo.billing.dlq": failures.length,
+  };
   console.log("Demo dead letters seeded into RabbitMQ:");
   for (const [q, n] of Object.entries(expected)) {
     await waitDepth(ch, q, n);
@@ -190,26 +310,36 @@ async function main() {
   // SQS demo letters, by the server's own redrive, when a local SQS server (ElasticMQ) answers.
   if (await sqsAnswers()) {
     console.log(`Demo dead letters seeded into SQS at ${SQS_DEMO_ENDPOINT}:`);
-    for (const [q, n] of Object.entries(await seedSqsDemo())) console.log(`  ${q.padEnd(24)} ${String(n).padStart(3)} letters`);
+    for (const [q, n] of Object.entries(await seedSqsDemo()))
+      console.log(`  ${q.padEnd(24)} ${String(n).padStart(3)} letters`);
   } else {
-    console.log(`No SQS server answers at ${SQS_DEMO_ENDPOINT}: SQS demo skipped (start one with \`bash scripts/services.sh start elasticmq\`).`);
+    console.log(
+      `No SQS server answers at ${SQS_DEMO_ENDPOINT}: SQS demo skipped (start one with \`bash scripts/services.sh start elasticmq\`).`,
+    );
   }
 
   // Kafka demo DLTs, written by failing consumers with Spring / Connect headers, when Kafka answers.
   if (await kafkaAnswers()) {
     console.log(`Demo dead letters seeded into Kafka at ${KAFKA_DEMO_BROKERS.join(",")}:`);
-    for (const [t, n] of Object.entries(await seedKafkaDemo(KAFKA_DEMO_BROKERS))) console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} letters`);
-    for (const [t, n] of Object.entries(await seedKafkaStuckGroup(KAFKA_DEMO_BROKERS))) console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} records waiting behind a poison record`);
+    for (const [t, n] of Object.entries(await seedKafkaDemo(KAFKA_DEMO_BROKERS)))
+      console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} letters`);
+    for (const [t, n] of Object.entries(await seedKafkaStuckGroup(KAFKA_DEMO_BROKERS)))
+      console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} records waiting behind a poison record`);
   } else {
-    console.log(`No Kafka broker answers at ${KAFKA_DEMO_BROKERS.join(",")}: Kafka demo skipped (start one with \`bash scripts/services.sh start kafka\`).`);
+    console.log(
+      `No Kafka broker answers at ${KAFKA_DEMO_BROKERS.join(",")}: Kafka demo skipped (start one with \`bash scripts/services.sh start kafka\`).`,
+    );
   }
 
   // Pulsar demo DLQ, dead-lettered by a real consumer's dead-letter policy, when Pulsar answers.
   if (await pulsarAnswers()) {
     console.log(`Demo dead letters seeded into Pulsar at ${PULSAR_ADMIN_URL}:`);
-    for (const [t, n] of Object.entries(await seedPulsarDemo())) console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} letters`);
+    for (const [t, n] of Object.entries(await seedPulsarDemo()))
+      console.log(`  ${t.padEnd(24)} ${String(n).padStart(3)} letters`);
   } else {
-    console.log(`No Pulsar answers at ${PULSAR_ADMIN_URL}: Pulsar demo skipped (start one with \`bash scripts/services.sh start pulsar\`).`);
+    console.log(
+      `No Pulsar answers at ${PULSAR_ADMIN_URL}: Pulsar demo skipped (start one with \`bash scripts/services.sh start pulsar\`).`,
+    );
   }
 
   await seedHostile();

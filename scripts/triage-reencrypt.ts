@@ -13,12 +13,16 @@ async function main() {
   const ring = keyring();
   console.log(`Re-encrypting index payloads under key "${ring.currentId}"…`);
   const n = await reencryptIndex({ log: (done) => process.stdout.write(`\r  ${done} payloads`) });
-  console.log(`\nDone: ${n} payload(s) re-encrypted. Keys other than "${ring.currentId}" can now be removed from DLQ_INDEX_KEYS.`);
+  console.log(
+    `\nDone: ${n} payload(s) re-encrypted. Keys other than "${ring.currentId}" can now be removed from DLQ_INDEX_KEYS.`,
+  );
 }
 
 main()
   .catch((e) => {
-    console.error(`Re-encryption failed: ${e && typeof e === "object" && "userMessage" in e ? String((e as { userMessage: unknown }).userMessage) : (e as Error).message}`);
+    console.error(
+      `Re-encryption failed: ${e && typeof e === "object" && "userMessage" in e ? String((e as { userMessage: unknown }).userMessage) : (e as Error).message}`,
+    );
     process.exitCode = 1;
   })
   .finally(() => closeDb());

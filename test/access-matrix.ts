@@ -17,7 +17,17 @@ import { KAFKA_STUCK_DEMO } from "@/lib/demo/stuck-group";
 import { ADMINS, EVERYONE, NONE, NO_JOB, OPERATORS, q, route, type Guard, type RouteRow } from "./matrix-kit";
 import { TOKEN_MATRIX } from "./token-matrix";
 
-export { ADMINS, EVERYONE, MATRIX_ROLES, NONE, NO_JOB, OPERATORS, type Guard, type Role, type RouteRow } from "./matrix-kit";
+export {
+  ADMINS,
+  EVERYONE,
+  MATRIX_ROLES,
+  NONE,
+  NO_JOB,
+  OPERATORS,
+  type Guard,
+  type Role,
+  type RouteRow,
+} from "./matrix-kit";
 export { TOKEN_MATRIX } from "./token-matrix";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -46,12 +56,30 @@ export interface PageRow extends Guard {
 export type MatrixRow = RouteRow | ActionRow | PageRow;
 
 export function rowKey(r: MatrixRow): string {
-  const base = r.kind === "route" ? `${r.method} app/${r.file}` : r.kind === "action" ? `action ${r.file}#${r.name}` : `page app/${r.file}`;
+  const base =
+    r.kind === "route"
+      ? `${r.method} app/${r.file}`
+      : r.kind === "action"
+        ? `action ${r.file}#${r.name}`
+        : `page app/${r.file}`;
   return r.variant ? `${base} (${r.variant})` : base;
 }
 
-const action = (file: string, name: string, args: unknown[], g: Guard, variant?: string): ActionRow => ({ kind: "action", file, name, args, ...g, variant });
-const page = (file: string, url: string, g: Guard, deniedTestId?: string): PageRow => ({ kind: "page", file, url, ...g, deniedTestId });
+const action = (file: string, name: string, args: unknown[], g: Guard, variant?: string): ActionRow => ({
+  kind: "action",
+  file,
+  name,
+  args,
+  ...g,
+  variant,
+});
+const page = (file: string, url: string, g: Guard, deniedTestId?: string): PageRow => ({
+  kind: "page",
+  file,
+  url,
+  ...g,
+  deniedTestId,
+});
 
 const REDRIVE = "dlqs/[connectionId]/[queue]/redrive/actions.ts";
 const TRIAGE = "dlqs/[connectionId]/[queue]/triage/actions.ts";
@@ -65,7 +93,11 @@ const app = (f: string) => `app/${f}`;
 
 export const MATRIX: MatrixRow[] = [
   // ---- route handlers
-  route("api/archive/export/route.ts", "GET", "/api/archive/export?format=json&queue=matrix.none.dlq", { roles: EVERYONE, permission: "archive:read", audit: "archive.export" }),
+  route("api/archive/export/route.ts", "GET", "/api/archive/export?format=json&queue=matrix.none.dlq", {
+    roles: EVERYONE,
+    permission: "archive:read",
+    audit: "archive.export",
+  }),
   route(
     "api/archive/export/route.ts",
     "GET",
@@ -73,10 +105,32 @@ export const MATRIX: MatrixRow[] = [
     { roles: OPERATORS, permission: "letter:read-payload", audit: "archive.export" },
     { variant: "with payloads" },
   ),
-  route("api/audit/export/route.ts", "GET", "/api/audit/export?format=json", { roles: OPERATORS, permission: "audit:read", audit: "audit.export" }),
-  route("api/auth/[...nextauth]/route.ts", "GET", "/api/auth/csrf", { roles: EVERYONE, public: true }, { params: { nextauth: ["csrf"] } }),
-  route("api/auth/[...nextauth]/route.ts", "POST", "/api/auth/signin/credentials", { roles: EVERYONE, public: true }, { params: { nextauth: ["signin", "credentials"] }, body: "" }),
-  route("api/auth/csp-report/route.ts", "POST", "/api/auth/csp-report", { roles: EVERYONE, public: true }, { body: { "csp-report": { "effective-directive": "script-src", "blocked-uri": "inline" } } }),
+  route("api/audit/export/route.ts", "GET", "/api/audit/export?format=json", {
+    roles: OPERATORS,
+    permission: "audit:read",
+    audit: "audit.export",
+  }),
+  route(
+    "api/auth/[...nextauth]/route.ts",
+    "GET",
+    "/api/auth/csrf",
+    { roles: EVERYONE, public: true },
+    { params: { nextauth: ["csrf"] } },
+  ),
+  route(
+    "api/auth/[...nextauth]/route.ts",
+    "POST",
+    "/api/auth/signin/credentials",
+    { roles: EVERYONE, public: true },
+    { params: { nextauth: ["signin", "credentials"] }, body: "" },
+  ),
+  route(
+    "api/auth/csp-report/route.ts",
+    "POST",
+    "/api/auth/csp-report",
+    { roles: EVERYONE, public: true },
+    { body: { "csp-report": { "effective-directive": "script-src", "blocked-uri": "inline" } } },
+  ),
   route(
     "api/dlqs/[connectionId]/[queue]/letters/[letterId]/payload/route.ts",
     "GET",
@@ -84,35 +138,121 @@ export const MATRIX: MatrixRow[] = [
     { roles: OPERATORS, permission: "letter:read-payload", audit: "letter.payload_download" },
     { params: { ...NONE, letterId: "m-bWF0cml4" } },
   ),
-  route("api/discard/[id]/cancel/route.ts", "POST", `/api/discard/${NO_JOB}/cancel`, { roles: ADMINS, permission: "discard:run", audit: "discard.cancel" }, { params: { id: NO_JOB }, body: {} }),
-  route("api/discard/[id]/route.ts", "GET", `/api/discard/${NO_JOB}`, { roles: EVERYONE, permission: "discard:read", audit: "discard.view" }, { params: { id: NO_JOB } }),
+  route(
+    "api/discard/[id]/cancel/route.ts",
+    "POST",
+    `/api/discard/${NO_JOB}/cancel`,
+    { roles: ADMINS, permission: "discard:run", audit: "discard.cancel" },
+    { params: { id: NO_JOB }, body: {} },
+  ),
+  route(
+    "api/discard/[id]/route.ts",
+    "GET",
+    `/api/discard/${NO_JOB}`,
+    { roles: EVERYONE, permission: "discard:read", audit: "discard.view" },
+    { params: { id: NO_JOB } },
+  ),
   route("api/dlqs/route.ts", "GET", "/api/dlqs", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
-  route("api/groups/skips/[id]/route.ts", "GET", `/api/groups/skips/${NO_JOB}`, { roles: EVERYONE, permission: "groups:read", audit: "group.skip_view" }, { params: { id: NO_JOB } }),
+  route(
+    "api/groups/skips/[id]/route.ts",
+    "GET",
+    `/api/groups/skips/${NO_JOB}`,
+    { roles: EVERYONE, permission: "groups:read", audit: "group.skip_view" },
+    { params: { id: NO_JOB } },
+  ),
   // Liveness: answers without a session and reads nothing (lib/operations/health.integration.test.ts).
   route("api/health/route.ts", "GET", "/api/health", { roles: EVERYONE, public: true }),
-  route("api/operations/dlq/route.ts", "GET", `/api/operations/dlq?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}&range=hour`, { roles: EVERYONE, permission: "ops:read", audit: "ops.dlq" }),
-  route("api/operations/overview/route.ts", "GET", "/api/operations/overview", { roles: EVERYONE, permission: "ops:read", audit: "ops.overview" }),
+  route(
+    "api/operations/dlq/route.ts",
+    "GET",
+    `/api/operations/dlq?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}&range=hour`,
+    { roles: EVERYONE, permission: "ops:read", audit: "ops.dlq" },
+  ),
+  route("api/operations/overview/route.ts", "GET", "/api/operations/overview", {
+    roles: EVERYONE,
+    permission: "ops:read",
+    audit: "ops.overview",
+  }),
   // Also open to a scraper with DLQ_METRICS_TOKEN or from DLQ_METRICS_ALLOW (both unset here; lib/operations/metrics-route.integration.test.ts);
   // otherwise a session with ops:read, and no session is 401 with no figures.
-  route("api/metrics/route.ts", "GET", "/api/metrics", { roles: EVERYONE, permission: "ops:read", audit: "ops.metrics" }),
+  route("api/metrics/route.ts", "GET", "/api/metrics", {
+    roles: EVERYONE,
+    permission: "ops:read",
+    audit: "ops.metrics",
+  }),
   // Readiness: answers without a session, codes only (503 only when the database does not answer).
   route("api/ready/route.ts", "GET", "/api/ready", { roles: EVERYONE, public: true }),
-  route("api/redrive/[id]/bulk/route.ts", "POST", `/api/redrive/${NO_JOB}/bulk`, { roles: OPERATORS, permission: "redrive:bulk", audit: "redrive.bulk_start" }, { params: { id: NO_JOB }, body: {} }),
+  route(
+    "api/redrive/[id]/bulk/route.ts",
+    "POST",
+    `/api/redrive/${NO_JOB}/bulk`,
+    { roles: OPERATORS, permission: "redrive:bulk", audit: "redrive.bulk_start" },
+    { params: { id: NO_JOB }, body: {} },
+  ),
   route(
     "api/redrive/[id]/bulk/route.ts",
     "POST",
     `/api/redrive/${NO_JOB}/bulk`,
     { roles: ADMINS, permission: "redrive:override", audit: "redrive.bulk_start" },
-    { params: { id: NO_JOB }, body: { overrideReason: "The returns were a known flaky consumer" }, variant: "override without a clean sample" },
+    {
+      params: { id: NO_JOB },
+      body: { overrideReason: "The returns were a known flaky consumer" },
+      variant: "override without a clean sample",
+    },
   ),
-  route("api/redrive/[id]/cancel/route.ts", "POST", `/api/redrive/${NO_JOB}/cancel`, { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.cancel" }, { params: { id: NO_JOB }, body: {} }),
-  route("api/redrive/[id]/pause/route.ts", "POST", `/api/redrive/${NO_JOB}/pause`, { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.pause" }, { params: { id: NO_JOB }, body: {} }),
-  route("api/redrive/[id]/resume/route.ts", "POST", `/api/redrive/${NO_JOB}/resume`, { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.resume" }, { params: { id: NO_JOB }, body: {} }),
-  route("api/redrive/[id]/route.ts", "GET", `/api/redrive/${NO_JOB}`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.view" }, { params: { id: NO_JOB } }),
-  route("api/redrive/plan/route.ts", "POST", "/api/redrive/plan", { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" }, { body: {} }),
-  route("api/redrive/route.ts", "GET", `/api/redrive?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
-  route("api/redrive/route.ts", "POST", "/api/redrive", { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.start" }, { body: {} }),
-  route("api/triage/export/route.ts", "GET", `/api/triage/export?format=json&connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, { roles: EVERYONE, permission: "triage:export", audit: "triage.export" }),
+  route(
+    "api/redrive/[id]/cancel/route.ts",
+    "POST",
+    `/api/redrive/${NO_JOB}/cancel`,
+    { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.cancel" },
+    { params: { id: NO_JOB }, body: {} },
+  ),
+  route(
+    "api/redrive/[id]/pause/route.ts",
+    "POST",
+    `/api/redrive/${NO_JOB}/pause`,
+    { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.pause" },
+    { params: { id: NO_JOB }, body: {} },
+  ),
+  route(
+    "api/redrive/[id]/resume/route.ts",
+    "POST",
+    `/api/redrive/${NO_JOB}/resume`,
+    { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.resume" },
+    { params: { id: NO_JOB }, body: {} },
+  ),
+  route(
+    "api/redrive/[id]/route.ts",
+    "GET",
+    `/api/redrive/${NO_JOB}`,
+    { roles: EVERYONE, permission: "redrive:read", audit: "redrive.view" },
+    { params: { id: NO_JOB } },
+  ),
+  route(
+    "api/redrive/plan/route.ts",
+    "POST",
+    "/api/redrive/plan",
+    { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" },
+    { body: {} },
+  ),
+  route("api/redrive/route.ts", "GET", `/api/redrive?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, {
+    roles: EVERYONE,
+    permission: "redrive:read",
+    audit: "redrive.list",
+  }),
+  route(
+    "api/redrive/route.ts",
+    "POST",
+    "/api/redrive",
+    { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.start" },
+    { body: {} },
+  ),
+  route(
+    "api/triage/export/route.ts",
+    "GET",
+    `/api/triage/export?format=json&connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`,
+    { roles: EVERYONE, permission: "triage:export", audit: "triage.export" },
+  ),
   route(
     "api/triage/export/route.ts",
     "GET",
@@ -120,77 +260,306 @@ export const MATRIX: MatrixRow[] = [
     { roles: OPERATORS, permission: "letter:read-payload", audit: "triage.export" },
     { variant: "with payloads" },
   ),
-  route("api/triage/groups/route.ts", "GET", `/api/triage/groups?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, { roles: EVERYONE, permission: "triage:read", audit: "triage.groups" }),
-  route("api/triage/letters/route.ts", "GET", `/api/triage/letters?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, { roles: EVERYONE, permission: "triage:read", audit: "triage.letters" }),
-  route("api/triage/rules/route.ts", "GET", "/api/triage/rules", { roles: EVERYONE, permission: "triage:read", audit: "triage.rules_view" }),
+  route(
+    "api/triage/groups/route.ts",
+    "GET",
+    `/api/triage/groups?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`,
+    { roles: EVERYONE, permission: "triage:read", audit: "triage.groups" },
+  ),
+  route(
+    "api/triage/letters/route.ts",
+    "GET",
+    `/api/triage/letters?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`,
+    { roles: EVERYONE, permission: "triage:read", audit: "triage.letters" },
+  ),
+  route("api/triage/rules/route.ts", "GET", "/api/triage/rules", {
+    roles: EVERYONE,
+    permission: "triage:read",
+    audit: "triage.rules_view",
+  }),
   // An empty rule list with a stale version: allowed callers get a conflict, nothing is saved.
-  route("api/triage/rules/route.ts", "POST", "/api/triage/rules", { roles: ADMINS, permission: "triage:rules", audit: "triage.rules_save" }, { body: { rules: "not a list" } }),
-  route("api/triage/scans/[id]/cancel/route.ts", "POST", `/api/triage/scans/${NO_JOB}/cancel`, { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_cancel" }, { params: { id: NO_JOB }, body: {} }),
-  route("api/triage/scans/[id]/route.ts", "GET", `/api/triage/scans/${NO_JOB}`, { roles: EVERYONE, permission: "triage:read", audit: "triage.scan_view" }, { params: { id: NO_JOB } }),
-  route("api/triage/scans/route.ts", "GET", `/api/triage/scans?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`, { roles: EVERYONE, permission: "triage:read", audit: "triage.scan_list" }),
-  route("api/triage/scans/route.ts", "POST", "/api/triage/scans", { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_start" }, { body: { connectionId: "", queue: "" } }),
+  route(
+    "api/triage/rules/route.ts",
+    "POST",
+    "/api/triage/rules",
+    { roles: ADMINS, permission: "triage:rules", audit: "triage.rules_save" },
+    { body: { rules: "not a list" } },
+  ),
+  route(
+    "api/triage/scans/[id]/cancel/route.ts",
+    "POST",
+    `/api/triage/scans/${NO_JOB}/cancel`,
+    { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_cancel" },
+    { params: { id: NO_JOB }, body: {} },
+  ),
+  route(
+    "api/triage/scans/[id]/route.ts",
+    "GET",
+    `/api/triage/scans/${NO_JOB}`,
+    { roles: EVERYONE, permission: "triage:read", audit: "triage.scan_view" },
+    { params: { id: NO_JOB } },
+  ),
+  route(
+    "api/triage/scans/route.ts",
+    "GET",
+    `/api/triage/scans?connectionId=${q(NONE.connectionId)}&queue=${q(NONE.queue)}`,
+    { roles: EVERYONE, permission: "triage:read", audit: "triage.scan_list" },
+  ),
+  route(
+    "api/triage/scans/route.ts",
+    "POST",
+    "/api/triage/scans",
+    { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_start" },
+    { body: { connectionId: "", queue: "" } },
+  ),
 
   // ---- server actions (inputs that an allowed caller gets refused for by validation or "not found": nothing changes)
-  action(app("admin/masking/actions.ts"), "saveMaskingRulesAction", [{ rules: [], sensitive: [], expectedVersion: 999_999 }], { roles: ADMINS, permission: "masking:manage", audit: "masking.save" }),
-  action(app("admin/triage-rules/actions.ts"), "saveRulesAction", [{ rules: [], expectedVersion: 999_999 }], { roles: ADMINS, permission: "triage:rules", audit: "triage.rules_save" }),
+  action(
+    app("admin/masking/actions.ts"),
+    "saveMaskingRulesAction",
+    [{ rules: [], sensitive: [], expectedVersion: 999_999 }],
+    { roles: ADMINS, permission: "masking:manage", audit: "masking.save" },
+  ),
+  action(app("admin/triage-rules/actions.ts"), "saveRulesAction", [{ rules: [], expectedVersion: 999_999 }], {
+    roles: ADMINS,
+    permission: "triage:rules",
+    audit: "triage.rules_save",
+  }),
   // An empty name / no such token: allowed callers get a validation error or "not found", nothing is created or revoked.
-  action(app("admin/tokens/actions.ts"), "revokeAnyTokenAction", [{ id: NO_JOB }], { roles: ADMINS, permission: "tokens:manage", audit: "token.revoke" }),
-  action(app("profile/actions.ts"), "createTokenAction", [{ name: "", role: "viewer", expiresInDays: 30 }], { roles: EVERYONE, permission: "tokens:own", audit: "token.create" }),
-  action(app("profile/actions.ts"), "revokeMyTokenAction", [{ id: NO_JOB }], { roles: EVERYONE, permission: "tokens:own", audit: "token.revoke" }),
-  action(app("admin/users/actions.ts"), "createUserAction", [{ email: "not an email", role: "admin", password: "x" }], { roles: ADMINS, permission: "users:manage", audit: "user.create" }),
-  action(app("admin/users/actions.ts"), "updateUserAction", [{ id: NO_JOB, role: "admin" }], { roles: ADMINS, permission: "users:manage", audit: "user.update" }),
-  action(app("archive/actions.ts"), "restoreArchivedAction", [{ ids: [], reason: "Discarded by mistake" }], { roles: ADMINS, permission: "archive:restore", audit: "archive.restore" }),
-  action(app("audit/actions.ts"), "verifyAuditAction", [], { roles: ADMINS, permission: "audit:verify", audit: "audit.verify" }),
-  action(app("dlqs/[connectionId]/[queue]/actions.ts"), "confirmRiskyReadAction", [{ ...NONE }], { roles: OPERATORS, permission: "dlq:browse-risky", audit: "dlq.read_risky_confirmed" }),
-  action(app("dlqs/[connectionId]/[queue]/actions.ts"), "startSafeMoveAction", [{ ...NONE, target: `${NONE.queue}.safe` }], { roles: OPERATORS, permission: "dlq:safe-move", audit: "dlq.safe_move_start" }),
-  action(app("dlqs/[connectionId]/[queue]/letters/[letterId]/actions.ts"), "revealPayloadAction", [{ ...NONE, letterId: "m-bWF0cml4", reason: "Checking the card number format" }], { roles: ADMINS, permission: "payload:reveal", audit: "payload.reveal" }),
+  action(app("admin/tokens/actions.ts"), "revokeAnyTokenAction", [{ id: NO_JOB }], {
+    roles: ADMINS,
+    permission: "tokens:manage",
+    audit: "token.revoke",
+  }),
+  action(app("profile/actions.ts"), "createTokenAction", [{ name: "", role: "viewer", expiresInDays: 30 }], {
+    roles: EVERYONE,
+    permission: "tokens:own",
+    audit: "token.create",
+  }),
+  action(app("profile/actions.ts"), "revokeMyTokenAction", [{ id: NO_JOB }], {
+    roles: EVERYONE,
+    permission: "tokens:own",
+    audit: "token.revoke",
+  }),
+  action(app("admin/users/actions.ts"), "createUserAction", [{ email: "not an email", role: "admin", password: "x" }], {
+    roles: ADMINS,
+    permission: "users:manage",
+    audit: "user.create",
+  }),
+  action(app("admin/users/actions.ts"), "updateUserAction", [{ id: NO_JOB, role: "admin" }], {
+    roles: ADMINS,
+    permission: "users:manage",
+    audit: "user.update",
+  }),
+  action(app("archive/actions.ts"), "restoreArchivedAction", [{ ids: [], reason: "Discarded by mistake" }], {
+    roles: ADMINS,
+    permission: "archive:restore",
+    audit: "archive.restore",
+  }),
+  action(app("audit/actions.ts"), "verifyAuditAction", [], {
+    roles: ADMINS,
+    permission: "audit:verify",
+    audit: "audit.verify",
+  }),
+  action(app("dlqs/[connectionId]/[queue]/actions.ts"), "confirmRiskyReadAction", [{ ...NONE }], {
+    roles: OPERATORS,
+    permission: "dlq:browse-risky",
+    audit: "dlq.read_risky_confirmed",
+  }),
+  action(
+    app("dlqs/[connectionId]/[queue]/actions.ts"),
+    "startSafeMoveAction",
+    [{ ...NONE, target: `${NONE.queue}.safe` }],
+    { roles: OPERATORS, permission: "dlq:safe-move", audit: "dlq.safe_move_start" },
+  ),
+  action(
+    app("dlqs/[connectionId]/[queue]/letters/[letterId]/actions.ts"),
+    "revealPayloadAction",
+    [{ ...NONE, letterId: "m-bWF0cml4", reason: "Checking the card number format" }],
+    { roles: ADMINS, permission: "payload:reveal", audit: "payload.reveal" },
+  ),
   // No DLQ named: an admin gets the use case's validation error before the switch is looked at; nothing is read or sent.
-  action(app(REPAIR), "planRepairAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "letter.repair_plan" }),
-  action(app(REPAIR), "repairLetterAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "letter.repair" }),
+  action(app(REPAIR), "planRepairAction", [{}], {
+    roles: ADMINS,
+    permission: "letter:repair",
+    audit: "letter.repair_plan",
+  }),
+  action(app(REPAIR), "repairLetterAction", [{}], {
+    roles: ADMINS,
+    permission: "letter:repair",
+    audit: "letter.repair",
+  }),
   // Group repair: no DLQ named, so an admin gets a validation error (preview) or "needs the patch" (start); nothing is read or started.
   // The start is a redrive (audited redrive.start) that asks letter:repair before anything else.
-  action(app(GROUP_REPAIR), "previewGroupRepairAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "redrive.repair_preview" }),
-  action(app(GROUP_REPAIR), "startGroupRepairAction", [{}], { roles: ADMINS, permission: "letter:repair", audit: "redrive.start" }),
-  action(app(GROUP_SKIP), "planSkipAction", [{}], { roles: ADMINS, permission: "groups:skip", audit: "group.skip_plan" }),
+  action(app(GROUP_REPAIR), "previewGroupRepairAction", [{}], {
+    roles: ADMINS,
+    permission: "letter:repair",
+    audit: "redrive.repair_preview",
+  }),
+  action(app(GROUP_REPAIR), "startGroupRepairAction", [{}], {
+    roles: ADMINS,
+    permission: "letter:repair",
+    audit: "redrive.start",
+  }),
+  action(app(GROUP_SKIP), "planSkipAction", [{}], {
+    roles: ADMINS,
+    permission: "groups:skip",
+    audit: "group.skip_plan",
+  }),
   action(app(GROUP_SKIP), "startSkipAction", [{}], { roles: ADMINS, permission: "groups:skip", audit: "group.skip" }),
-  action(app(GROUP_SKIP), "cancelSkipAction", [{ jobId: NO_JOB }], { roles: ADMINS, permission: "groups:skip", audit: "group.skip_cancel" }),
+  action(app(GROUP_SKIP), "cancelSkipAction", [{ jobId: NO_JOB }], {
+    roles: ADMINS,
+    permission: "groups:skip",
+    audit: "group.skip_cancel",
+  }),
   action(app(DISCARD), "planDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }),
-  action(app(DISCARD), "startDiscardAction", [{}], { roles: ADMINS, permission: "discard:run", audit: "discard.start" }),
-  action(app(DISCARD), "cancelDiscardAction", [{ jobId: NO_JOB }], { roles: ADMINS, permission: "discard:run", audit: "discard.cancel" }),
-  action(app(REDRIVE), "planRedriveAction", [{}], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" }),
-  action(app(REDRIVE), "startRedriveAction", [{}], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.start" }),
-  action(app(REDRIVE), "startBulkAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "redrive:bulk", audit: "redrive.bulk_start" }),
-  action(app(REDRIVE), "startBulkAction", [{ jobId: NO_JOB, overrideReason: "The returns were a known flaky consumer" }], { roles: ADMINS, permission: "redrive:override", audit: "redrive.bulk_start" }, "override without a clean sample"),
-  action(app(REDRIVE), "pauseRedriveAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.pause" }),
-  action(app(REDRIVE), "resumeRedriveAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.resume" }),
-  action(app(REDRIVE), "cancelRedriveAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.cancel" }),
+  action(app(DISCARD), "startDiscardAction", [{}], {
+    roles: ADMINS,
+    permission: "discard:run",
+    audit: "discard.start",
+  }),
+  action(app(DISCARD), "cancelDiscardAction", [{ jobId: NO_JOB }], {
+    roles: ADMINS,
+    permission: "discard:run",
+    audit: "discard.cancel",
+  }),
+  action(app(REDRIVE), "planRedriveAction", [{}], {
+    roles: OPERATORS,
+    permission: "redrive:sample",
+    audit: "redrive.plan",
+  }),
+  action(app(REDRIVE), "startRedriveAction", [{}], {
+    roles: OPERATORS,
+    permission: "redrive:sample",
+    audit: "redrive.start",
+  }),
+  action(app(REDRIVE), "startBulkAction", [{ jobId: NO_JOB }], {
+    roles: OPERATORS,
+    permission: "redrive:bulk",
+    audit: "redrive.bulk_start",
+  }),
+  action(
+    app(REDRIVE),
+    "startBulkAction",
+    [{ jobId: NO_JOB, overrideReason: "The returns were a known flaky consumer" }],
+    { roles: ADMINS, permission: "redrive:override", audit: "redrive.bulk_start" },
+    "override without a clean sample",
+  ),
+  action(app(REDRIVE), "pauseRedriveAction", [{ jobId: NO_JOB }], {
+    roles: OPERATORS,
+    permission: "redrive:sample",
+    audit: "redrive.pause",
+  }),
+  action(app(REDRIVE), "resumeRedriveAction", [{ jobId: NO_JOB }], {
+    roles: OPERATORS,
+    permission: "redrive:sample",
+    audit: "redrive.resume",
+  }),
+  action(app(REDRIVE), "cancelRedriveAction", [{ jobId: NO_JOB }], {
+    roles: OPERATORS,
+    permission: "redrive:sample",
+    audit: "redrive.cancel",
+  }),
   // No such rule, or an empty rule: allowed callers get "not found" or a validation error, nothing is created, changed or sent.
-  action(app("alerts/actions.ts"), "createAlertRuleAction", [{}], { roles: ADMINS, permission: "ops:manage", audit: "alert.rule_create" }),
-  action(app("alerts/actions.ts"), "updateAlertRuleAction", [{ id: NO_JOB }], { roles: ADMINS, permission: "ops:manage", audit: "alert.rule_update" }),
-  action(app("alerts/actions.ts"), "deleteAlertRuleAction", [{ id: NO_JOB }], { roles: ADMINS, permission: "ops:manage", audit: "alert.rule_delete" }),
-  action(app("alerts/actions.ts"), "sendTestAlertAction", [{ id: NO_JOB }], { roles: ADMINS, permission: "ops:manage", audit: "alert.test_send" }),
+  action(app("alerts/actions.ts"), "createAlertRuleAction", [{}], {
+    roles: ADMINS,
+    permission: "ops:manage",
+    audit: "alert.rule_create",
+  }),
+  action(app("alerts/actions.ts"), "updateAlertRuleAction", [{ id: NO_JOB }], {
+    roles: ADMINS,
+    permission: "ops:manage",
+    audit: "alert.rule_update",
+  }),
+  action(app("alerts/actions.ts"), "deleteAlertRuleAction", [{ id: NO_JOB }], {
+    roles: ADMINS,
+    permission: "ops:manage",
+    audit: "alert.rule_delete",
+  }),
+  action(app("alerts/actions.ts"), "sendTestAlertAction", [{ id: NO_JOB }], {
+    roles: ADMINS,
+    permission: "ops:manage",
+    audit: "alert.test_send",
+  }),
   // No such finding / owner entry, or an empty pattern: allowed callers get "not found" or a validation error, nothing changes.
-  action(app("findings/actions.ts"), "acknowledgeFindingAction", [{ id: NO_JOB }], { roles: OPERATORS, permission: "ops:acknowledge", audit: "finding.acknowledge" }),
-  action(app("owners/actions.ts"), "saveOwnerAction", [{ queuePattern: "", team: "", contact: "" }], { roles: ADMINS, permission: "ops:manage", audit: "owner.save" }),
-  action(app("owners/actions.ts"), "deleteOwnerAction", [{ id: NO_JOB }], { roles: ADMINS, permission: "ops:manage", audit: "owner.delete" }),
-  action(app(TRIAGE), "startScanAction", [{ ...NONE }], { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_start" }),
-  action(app(TRIAGE), "cancelScanAction", [{ jobId: NO_JOB }], { roles: OPERATORS, permission: "triage:scan", audit: "triage.scan_cancel" }),
+  action(app("findings/actions.ts"), "acknowledgeFindingAction", [{ id: NO_JOB }], {
+    roles: OPERATORS,
+    permission: "ops:acknowledge",
+    audit: "finding.acknowledge",
+  }),
+  action(app("owners/actions.ts"), "saveOwnerAction", [{ queuePattern: "", team: "", contact: "" }], {
+    roles: ADMINS,
+    permission: "ops:manage",
+    audit: "owner.save",
+  }),
+  action(app("owners/actions.ts"), "deleteOwnerAction", [{ id: NO_JOB }], {
+    roles: ADMINS,
+    permission: "ops:manage",
+    audit: "owner.delete",
+  }),
+  action(app(TRIAGE), "startScanAction", [{ ...NONE }], {
+    roles: OPERATORS,
+    permission: "triage:scan",
+    audit: "triage.scan_start",
+  }),
+  action(app(TRIAGE), "cancelScanAction", [{ jobId: NO_JOB }], {
+    roles: OPERATORS,
+    permission: "triage:scan",
+    audit: "triage.scan_cancel",
+  }),
 
   // ---- pages (e2e: on the seeded hostile DLQ, so an allowed role sees the page itself)
-  page("admin/masking/page.tsx", "/admin/masking", { roles: ADMINS, permission: "masking:manage", audit: "masking.view" }, "forbidden"),
-  page("admin/triage-rules/page.tsx", "/admin/triage-rules", { roles: EVERYONE, permission: "triage:read", audit: "triage.rules_view" }),
-  page("admin/tokens/page.tsx", "/admin/tokens", { roles: ADMINS, permission: "tokens:manage", audit: "token.list_all" }, "forbidden"),
-  page("admin/users/page.tsx", "/admin/users", { roles: ADMINS, permission: "users:manage", audit: "user.list" }, "forbidden"),
+  page(
+    "admin/masking/page.tsx",
+    "/admin/masking",
+    { roles: ADMINS, permission: "masking:manage", audit: "masking.view" },
+    "forbidden",
+  ),
+  page("admin/triage-rules/page.tsx", "/admin/triage-rules", {
+    roles: EVERYONE,
+    permission: "triage:read",
+    audit: "triage.rules_view",
+  }),
+  page(
+    "admin/tokens/page.tsx",
+    "/admin/tokens",
+    { roles: ADMINS, permission: "tokens:manage", audit: "token.list_all" },
+    "forbidden",
+  ),
+  page(
+    "admin/users/page.tsx",
+    "/admin/users",
+    { roles: ADMINS, permission: "users:manage", audit: "user.list" },
+    "forbidden",
+  ),
   page("alerts/page.tsx", "/alerts", { roles: EVERYONE, permission: "ops:read", audit: "alert.list" }),
   page("alerts/[id]/page.tsx", `/alerts/${NO_JOB}`, { roles: EVERYONE, permission: "ops:read", audit: "alert.view" }),
-  page("alerts/[id]/edit/page.tsx", `/alerts/${NO_JOB}/edit`, { roles: ADMINS, permission: "ops:manage", audit: "alert.rule_update" }, "forbidden"),
-  page("alerts/new/page.tsx", "/alerts/new", { roles: ADMINS, permission: "ops:manage", audit: "alert.rule_create" }, "forbidden"),
-  page("archive/[id]/page.tsx", `/archive/${NO_JOB}`, { roles: EVERYONE, permission: "archive:read", audit: "archive.view" }),
+  page(
+    "alerts/[id]/edit/page.tsx",
+    `/alerts/${NO_JOB}/edit`,
+    { roles: ADMINS, permission: "ops:manage", audit: "alert.rule_update" },
+    "forbidden",
+  ),
+  page(
+    "alerts/new/page.tsx",
+    "/alerts/new",
+    { roles: ADMINS, permission: "ops:manage", audit: "alert.rule_create" },
+    "forbidden",
+  ),
+  page("archive/[id]/page.tsx", `/archive/${NO_JOB}`, {
+    roles: EVERYONE,
+    permission: "archive:read",
+    audit: "archive.view",
+  }),
   page("archive/page.tsx", "/archive", { roles: EVERYONE, permission: "archive:read", audit: "archive.list" }),
   page("audit/page.tsx", "/audit", { roles: OPERATORS, permission: "audit:read", audit: "audit.view" }, "forbidden"),
   page("discards/page.tsx", "/discards", { roles: EVERYONE, permission: "discard:read", audit: "discard.list" }),
   // The letter page sits in a route group with its loading.tsx, so that the repair page below it has none (it answers 403).
-  page("dlqs/[connectionId]/[queue]/letters/[letterId]/(letter)/page.tsx", `${SEEDED}/letters/m-${Buffer.from("hostile-json").toString("base64url")}`, { roles: EVERYONE, permission: "letter:read", audit: "letter.view" }),
+  page(
+    "dlqs/[connectionId]/[queue]/letters/[letterId]/(letter)/page.tsx",
+    `${SEEDED}/letters/m-${Buffer.from("hostile-json").toString("base64url")}`,
+    { roles: EVERYONE, permission: "letter:read", audit: "letter.view" },
+  ),
   // The seeded DLQ is not under the repair switch: an admin gets the page saying so (nothing read); others get 403.
   page(
     "dlqs/[connectionId]/[queue]/letters/[letterId]/repair/page.tsx",
@@ -199,24 +568,75 @@ export const MATRIX: MatrixRow[] = [
     "repair-forbidden",
   ),
   // Like the single-letter repair page: the seeded DLQ is not under the switch, so an admin is told so (nothing counted); others get 403.
-  page("dlqs/[connectionId]/[queue]/repair/page.tsx", `${SEEDED}/repair?group=matrix`, { roles: ADMINS, permission: "letter:repair", audit: "redrive.repair_preview" }, "repair-group-forbidden"),
-  page("dlqs/[connectionId]/[queue]/discard/page.tsx", `${SEEDED}/discard`, { roles: EVERYONE, permission: "discard:read", audit: "discard.list" }),
-  page("dlqs/[connectionId]/[queue]/discard/[jobId]/page.tsx", `${SEEDED}/discard/${NO_JOB}`, { roles: EVERYONE, permission: "discard:read", audit: "discard.view" }),
-  page("dlqs/[connectionId]/[queue]/discard/new/page.tsx", `${SEEDED}/discard/new`, { roles: ADMINS, permission: "discard:run", audit: "discard.plan" }, "discard-forbidden"),
-  page("dlqs/[connectionId]/[queue]/(letters)/page.tsx", SEEDED, { roles: EVERYONE, permission: "dlq:browse", audit: "dlq.browse" }),
-  page("dlqs/[connectionId]/[queue]/redrive/[jobId]/page.tsx", `${SEEDED}/redrive/${NO_JOB}`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.view" }),
-  page("dlqs/[connectionId]/[queue]/redrive/new/page.tsx", `${SEEDED}/redrive/new`, { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" }, "redrive-forbidden"),
-  page("dlqs/[connectionId]/[queue]/redrive/page.tsx", `${SEEDED}/redrive`, { roles: EVERYONE, permission: "redrive:read", audit: "redrive.list" }),
-  page("dlqs/[connectionId]/[queue]/triage/page.tsx", `${SEEDED}/triage`, { roles: EVERYONE, permission: "triage:read", audit: "triage.groups" }),
-  page("dlqs/[connectionId]/[queue]/health/page.tsx", `${SEEDED}/health`, { roles: EVERYONE, permission: "ops:read", audit: "ops.dlq" }),
+  page(
+    "dlqs/[connectionId]/[queue]/repair/page.tsx",
+    `${SEEDED}/repair?group=matrix`,
+    { roles: ADMINS, permission: "letter:repair", audit: "redrive.repair_preview" },
+    "repair-group-forbidden",
+  ),
+  page("dlqs/[connectionId]/[queue]/discard/page.tsx", `${SEEDED}/discard`, {
+    roles: EVERYONE,
+    permission: "discard:read",
+    audit: "discard.list",
+  }),
+  page("dlqs/[connectionId]/[queue]/discard/[jobId]/page.tsx", `${SEEDED}/discard/${NO_JOB}`, {
+    roles: EVERYONE,
+    permission: "discard:read",
+    audit: "discard.view",
+  }),
+  page(
+    "dlqs/[connectionId]/[queue]/discard/new/page.tsx",
+    `${SEEDED}/discard/new`,
+    { roles: ADMINS, permission: "discard:run", audit: "discard.plan" },
+    "discard-forbidden",
+  ),
+  page("dlqs/[connectionId]/[queue]/(letters)/page.tsx", SEEDED, {
+    roles: EVERYONE,
+    permission: "dlq:browse",
+    audit: "dlq.browse",
+  }),
+  page("dlqs/[connectionId]/[queue]/redrive/[jobId]/page.tsx", `${SEEDED}/redrive/${NO_JOB}`, {
+    roles: EVERYONE,
+    permission: "redrive:read",
+    audit: "redrive.view",
+  }),
+  page(
+    "dlqs/[connectionId]/[queue]/redrive/new/page.tsx",
+    `${SEEDED}/redrive/new`,
+    { roles: OPERATORS, permission: "redrive:sample", audit: "redrive.plan" },
+    "redrive-forbidden",
+  ),
+  page("dlqs/[connectionId]/[queue]/redrive/page.tsx", `${SEEDED}/redrive`, {
+    roles: EVERYONE,
+    permission: "redrive:read",
+    audit: "redrive.list",
+  }),
+  page("dlqs/[connectionId]/[queue]/triage/page.tsx", `${SEEDED}/triage`, {
+    roles: EVERYONE,
+    permission: "triage:read",
+    audit: "triage.groups",
+  }),
+  page("dlqs/[connectionId]/[queue]/health/page.tsx", `${SEEDED}/health`, {
+    roles: EVERYONE,
+    permission: "ops:read",
+    audit: "ops.dlq",
+  }),
   page("findings/page.tsx", "/findings", { roles: EVERYONE, permission: "ops:read", audit: "ops.findings" }),
   page("owners/page.tsx", "/owners", { roles: EVERYONE, permission: "ops:read", audit: "owner.list" }),
   page("(home)/page.tsx", "/", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
   page("profile/page.tsx", "/profile", { roles: EVERYONE, permission: "tokens:own", audit: "token.list" }),
   // The OpenAPI document rendered: no data, so every role; under tokens:own, the permission of the tokens it documents.
-  page("api-reference/page.tsx", "/api-reference", { roles: EVERYONE, permission: "tokens:own", audit: "api.reference" }),
+  page("api-reference/page.tsx", "/api-reference", {
+    roles: EVERYONE,
+    permission: "tokens:own",
+    audit: "api.reference",
+  }),
   page("groups/page.tsx", "/groups", { roles: EVERYONE, permission: "groups:read", audit: "groups.list" }),
-  page("groups/[connectionId]/[groupId]/page.tsx", STUCK_GROUP, { roles: EVERYONE, permission: "groups:read", audit: "groups.view" }),
+  page("groups/[connectionId]/[groupId]/page.tsx", STUCK_GROUP, {
+    roles: EVERYONE,
+    permission: "groups:read",
+    audit: "groups.view",
+  }),
   page(
     "groups/[connectionId]/[groupId]/[topic]/[partition]/page.tsx",
     `${STUCK_GROUP}/${q(KAFKA_STUCK_DEMO.topic)}/${KAFKA_STUCK_DEMO.partition}`,
@@ -237,7 +657,6 @@ function walk(dir: string, out: string[] = []): string[] {
   }
   return out;
 }
-
 
 const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const;
 
@@ -290,7 +709,8 @@ export function discover(root: string = ROOT): Discovered {
       const src = readFileSync(f, "utf8");
       const exported = exportedNames(src);
       for (const m of HTTP_METHODS) if (exported.includes(m)) out.routes.push({ file, method: m });
-      if (exported.includes("*") || exported.includes("default")) out.routes.push({ file, method: exported.includes("*") ? "export *" : "default" });
+      if (exported.includes("*") || exported.includes("default"))
+        out.routes.push({ file, method: exported.includes("*") ? "export *" : "default" });
     }
     if (/^page\.(ts|tsx|js|jsx)$/.test(name)) out.pages.push({ file });
   }
@@ -313,10 +733,17 @@ export function discover(root: string = ROOT): Discovered {
 export function missingRows(d: Discovered, matrix: MatrixRow[] = [...MATRIX, ...TOKEN_MATRIX]): string[] {
   const missing: string[] = [];
   const has = (pred: (r: MatrixRow) => boolean) => matrix.some(pred);
-  for (const r of d.routes) if (!has((x) => x.kind === "route" && x.file === r.file && x.method === r.method)) missing.push(`route ${r.method} app/${r.file}`);
-  for (const a of d.actions) if (!has((x) => x.kind === "action" && x.file === a.file && x.name === a.name)) missing.push(`server action ${a.name} in ${a.file}`);
+  for (const r of d.routes)
+    if (!has((x) => x.kind === "route" && x.file === r.file && x.method === r.method))
+      missing.push(`route ${r.method} app/${r.file}`);
+  for (const a of d.actions)
+    if (!has((x) => x.kind === "action" && x.file === a.file && x.name === a.name))
+      missing.push(`server action ${a.name} in ${a.file}`);
   for (const p of d.pages) if (!has((x) => x.kind === "page" && x.file === p.file)) missing.push(`page app/${p.file}`);
-  for (const f of d.inlineActions) missing.push(`inline "use server" function in ${f} (move it to an actions.ts with "use server" at the top, so it can be listed)`);
+  for (const f of d.inlineActions)
+    missing.push(
+      `inline "use server" function in ${f} (move it to an actions.ts with "use server" at the top, so it can be listed)`,
+    );
   return missing;
 }
 
@@ -343,7 +770,8 @@ export function loadingFilesAbove(pageFile: string, root: string = ROOT): string
   const found: string[] = [];
   for (let i = 0; i <= parts.length; i++) {
     const dir = ["app", ...parts.slice(0, i)].join("/");
-    for (const ext of ["tsx", "ts", "jsx", "js"]) if (existsSync(path.join(root, dir, `loading.${ext}`))) found.push(`${dir}/loading.${ext}`);
+    for (const ext of ["tsx", "ts", "jsx", "js"])
+      if (existsSync(path.join(root, dir, `loading.${ext}`))) found.push(`${dir}/loading.${ext}`);
   }
   return found;
 }

@@ -27,9 +27,17 @@ export async function v1Users<R extends V1Role>(label: string, roles: readonly R
   const tag = randomUUID().slice(0, 8);
   const out = {} as Record<R, V1User>;
   for (const role of roles) {
-    const u = await createUser({ email: `${role}-${tag}@${label}.test`, role, password: `${role}-${label}-password-1` });
+    const u = await createUser({
+      email: `${role}-${tag}@${label}.test`,
+      role,
+      password: `${role}-${label}-password-1`,
+    });
     const actor: Actor = { id: u.id, email: u.email, name: null, role };
-    const { token, view } = await createToken(actor, { requestId: `setup-${randomUUID()}`, ip: null }, { name: `${label} ${role}`, role, expiresInDays: 7 });
+    const { token, view } = await createToken(
+      actor,
+      { requestId: `setup-${randomUUID()}`, ip: null },
+      { name: `${label} ${role}`, role, expiresInDays: 7 },
+    );
     out[role] = { actor, token, tokenId: view.id };
   }
   return out;
@@ -58,7 +66,9 @@ export async function callV1(handler: V1Handler, url: string, opts: V1Call = {})
     body = JSON.stringify(opts.json);
   }
   const method = opts.method ?? (opts.json !== undefined ? "POST" : "GET");
-  const res = await handler(new Request(`${V1_ORIGIN}${url}`, { method, headers, body }), { params: Promise.resolve(opts.params ?? {}) });
+  const res = await handler(new Request(`${V1_ORIGIN}${url}`, { method, headers, body }), {
+    params: Promise.resolve(opts.params ?? {}),
+  });
   const text = await res.text();
   let json: Record<string, any> = {};
   try {
@@ -84,7 +94,8 @@ export async function v1Document(): Promise<Record<string, any>> {
 export async function expectDocumented(method: string, pathKey: string, res: Response, body: unknown) {
   const d = await v1Document();
   const contentType = (res.headers.get("content-type") ?? "").split(";")[0];
-  const schema = d.paths[pathKey]?.[method.toLowerCase()]?.responses?.[String(res.status)]?.content?.[contentType]?.schema;
+  const schema =
+    d.paths[pathKey]?.[method.toLowerCase()]?.responses?.[String(res.status)]?.content?.[contentType]?.schema;
   expect(schema, `${method} ${pathKey} ${res.status} ${contentType} is documented`).toBeDefined();
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);

@@ -35,7 +35,11 @@ export async function testActors<R extends Role>(domain: string, roles: readonly
   const { createUser } = await import("@/lib/auth/users");
   const out = {} as Record<R, Actor>;
   for (const role of roles) {
-    const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@${domain}`, role, password: "a-long-enough-password" });
+    const u = await createUser({
+      email: `${role}-${randomUUID().slice(0, 8)}@${domain}`,
+      role,
+      password: "a-long-enough-password",
+    });
     out[role] = { id: u.id, email: u.email, name: null, role };
   }
   return out;

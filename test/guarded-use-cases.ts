@@ -1,7 +1,14 @@
 import "server-only";
 import type { Permission } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { cancelRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "@/lib/redrive/use-cases";
+import {
+  cancelRedrive,
+  pauseRedrive,
+  planRedrive,
+  resumeRedrive,
+  startBulk,
+  startRedrive,
+} from "@/lib/redrive/use-cases";
 import { cancelScan, exportLetters, saveRules, startScan } from "@/lib/triage/use-cases";
 import { createUserAsAdmin, updateUserAsAdmin } from "@/lib/users-admin";
 import { saveMaskingRules, viewMaskingConfig } from "@/lib/masking/use-cases";
@@ -46,7 +53,8 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
     name: "createUserAsAdmin",
     permission: "users:manage",
     action: "user.create",
-    invoke: (a, m) => createUserAsAdmin(a, m, { email: "refused@example.test", role: "viewer", password: "long-enough-password" }),
+    invoke: (a, m) =>
+      createUserAsAdmin(a, m, { email: "refused@example.test", role: "viewer", password: "long-enough-password" }),
   },
   {
     name: "updateUserAsAdmin",
@@ -54,12 +62,18 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
     action: "user.update",
     invoke: (a, m) => updateUserAsAdmin(a, m, { id: "some-user-id", role: "admin" }),
   },
-  { name: "startScan", permission: "triage:scan", action: "triage.scan_start", invoke: (a, m) => startScan(a, m, DEMO) },
+  {
+    name: "startScan",
+    permission: "triage:scan",
+    action: "triage.scan_start",
+    invoke: (a, m) => startScan(a, m, DEMO),
+  },
   {
     name: "repairLetter",
     permission: "letter:repair",
     action: "letter.repair",
-    invoke: (a, m) => repairLetter(a, m, { ...DEMO, letterId: "m-bWF0cml4", setHeaders: { "x-note": "1" }, reason: "Fixing a typo" }),
+    invoke: (a, m) =>
+      repairLetter(a, m, { ...DEMO, letterId: "m-bWF0cml4", setHeaders: { "x-note": "1" }, reason: "Fixing a typo" }),
   },
   {
     name: "cancelScan",
@@ -67,7 +81,12 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
     action: "triage.scan_cancel",
     invoke: (a, m) => cancelScan(a, m, { jobId: "00000000-0000-0000-0000-000000000000" }),
   },
-  { name: "saveRules", permission: "triage:rules", action: "triage.rules_save", invoke: (a, m) => saveRules(a, m, { rules: [] }) },
+  {
+    name: "saveRules",
+    permission: "triage:rules",
+    action: "triage.rules_save",
+    invoke: (a, m) => saveRules(a, m, { rules: [] }),
+  },
   {
     name: "planRedrive",
     permission: "redrive:sample",
@@ -78,57 +97,135 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
     name: "startRedrive",
     permission: "redrive:sample",
     action: "redrive.start",
-    invoke: (a, m) => startRedrive(a, m, { ...DEMO, selection: { kind: "filter", filter: {} }, fix: "Deployed the fix", confirmedCount: 1 }),
+    invoke: (a, m) =>
+      startRedrive(a, m, {
+        ...DEMO,
+        selection: { kind: "filter", filter: {} },
+        fix: "Deployed the fix",
+        confirmedCount: 1,
+      }),
   },
-  { name: "startBulk", permission: "redrive:bulk", action: "redrive.bulk_start", invoke: (a, m) => startBulk(a, m, { jobId: NO_JOB }) },
+  {
+    name: "startBulk",
+    permission: "redrive:bulk",
+    action: "redrive.bulk_start",
+    invoke: (a, m) => startBulk(a, m, { jobId: NO_JOB }),
+  },
   {
     name: "startBulk without a clean sample",
     permission: "redrive:override",
     action: "redrive.bulk_start",
     invoke: (a, m) => startBulk(a, m, { jobId: NO_JOB, overrideReason: "The returns were a known flaky consumer" }),
   },
-  { name: "pauseRedrive", permission: "redrive:sample", action: "redrive.pause", invoke: (a, m) => pauseRedrive(a, m, { jobId: NO_JOB }) },
-  { name: "resumeRedrive", permission: "redrive:sample", action: "redrive.resume", invoke: (a, m) => resumeRedrive(a, m, { jobId: NO_JOB }) },
-  { name: "cancelRedrive", permission: "redrive:sample", action: "redrive.cancel", invoke: (a, m) => cancelRedrive(a, m, { jobId: NO_JOB }) },
+  {
+    name: "pauseRedrive",
+    permission: "redrive:sample",
+    action: "redrive.pause",
+    invoke: (a, m) => pauseRedrive(a, m, { jobId: NO_JOB }),
+  },
+  {
+    name: "resumeRedrive",
+    permission: "redrive:sample",
+    action: "redrive.resume",
+    invoke: (a, m) => resumeRedrive(a, m, { jobId: NO_JOB }),
+  },
+  {
+    name: "cancelRedrive",
+    permission: "redrive:sample",
+    action: "redrive.cancel",
+    invoke: (a, m) => cancelRedrive(a, m, { jobId: NO_JOB }),
+  },
   {
     name: "saveMaskingRules",
     permission: "masking:manage",
     action: "masking.save",
     invoke: (a, m) => saveMaskingRules(a, m, { rules: [], sensitive: [] }),
   },
-  { name: "acknowledgeFinding", permission: "ops:acknowledge", action: "finding.acknowledge", invoke: (a, m) => acknowledgeFinding(a, m, { id: NO_JOB }) },
+  {
+    name: "acknowledgeFinding",
+    permission: "ops:acknowledge",
+    action: "finding.acknowledge",
+    invoke: (a, m) => acknowledgeFinding(a, m, { id: NO_JOB }),
+  },
   {
     name: "saveOwner",
     permission: "ops:manage",
     action: "owner.save",
     invoke: (a, m) => saveOwner(a, m, { position: 0, queuePattern: "refused.*", team: "Refused", contact: "#refused" }),
   },
-  { name: "deleteOwner", permission: "ops:manage", action: "owner.delete", invoke: (a, m) => deleteOwner(a, m, { id: NO_JOB }) },
+  {
+    name: "deleteOwner",
+    permission: "ops:manage",
+    action: "owner.delete",
+    invoke: (a, m) => deleteOwner(a, m, { id: NO_JOB }),
+  },
   {
     name: "createAlertRule",
     permission: "ops:manage",
     action: "alert.rule_create",
-    invoke: (a, m) => createAlertRule(a, m, { name: "refused", kind: "depth_above", params: { depth: 1 }, webhookUrl: "https://hooks.example.test/x" }),
+    invoke: (a, m) =>
+      createAlertRule(a, m, {
+        name: "refused",
+        kind: "depth_above",
+        params: { depth: 1 },
+        webhookUrl: "https://hooks.example.test/x",
+      }),
   },
-  { name: "updateAlertRule", permission: "ops:manage", action: "alert.rule_update", invoke: (a, m) => updateAlertRule(a, m, { id: NO_JOB, name: "refused", kind: "depth_above", params: { depth: 1 } }) },
-  { name: "deleteAlertRule", permission: "ops:manage", action: "alert.rule_delete", invoke: (a, m) => deleteAlertRule(a, m, { id: NO_JOB }) },
-  { name: "sendTestAlert", permission: "ops:manage", action: "alert.test_send", invoke: (a, m) => sendTestAlert(a, m, { id: NO_JOB }) },
+  {
+    name: "updateAlertRule",
+    permission: "ops:manage",
+    action: "alert.rule_update",
+    invoke: (a, m) => updateAlertRule(a, m, { id: NO_JOB, name: "refused", kind: "depth_above", params: { depth: 1 } }),
+  },
+  {
+    name: "deleteAlertRule",
+    permission: "ops:manage",
+    action: "alert.rule_delete",
+    invoke: (a, m) => deleteAlertRule(a, m, { id: NO_JOB }),
+  },
+  {
+    name: "sendTestAlert",
+    permission: "ops:manage",
+    action: "alert.test_send",
+    invoke: (a, m) => sendTestAlert(a, m, { id: NO_JOB }),
+  },
   {
     name: "planSkip",
     permission: "groups:skip",
     action: "group.skip_plan",
-    invoke: (a, m) => planSkip(a, m, { connectionId: "local-kafka", groupId: "refused-app", topic: "refused", partition: 0 }),
+    invoke: (a, m) =>
+      planSkip(a, m, { connectionId: "local-kafka", groupId: "refused-app", topic: "refused", partition: 0 }),
   },
   {
     name: "startSkip",
     permission: "groups:skip",
     action: "group.skip",
     invoke: (a, m) =>
-      startSkip(a, m, { connectionId: "local-kafka", groupId: "refused-app", topic: "refused", partition: 0, expectedCommitted: "0", upToOffset: "0", confirmedCount: 1, reason: "poison record", waitForEmpty: false }),
+      startSkip(a, m, {
+        connectionId: "local-kafka",
+        groupId: "refused-app",
+        topic: "refused",
+        partition: 0,
+        expectedCommitted: "0",
+        upToOffset: "0",
+        confirmedCount: 1,
+        reason: "poison record",
+        waitForEmpty: false,
+      }),
   },
-  { name: "cancelSkip", permission: "groups:skip", action: "group.skip_cancel", invoke: (a, m) => cancelSkip(a, m, { jobId: NO_JOB }) },
+  {
+    name: "cancelSkip",
+    permission: "groups:skip",
+    action: "group.skip_cancel",
+    invoke: (a, m) => cancelSkip(a, m, { jobId: NO_JOB }),
+  },
   // createToken and revokeMyToken are not here: every role may create and revoke its own tokens (tokens:own).
-  { name: "revokeAnyToken", permission: "tokens:manage", action: "token.revoke", invoke: (a, m) => revokeAnyToken(a, m, { id: NO_JOB }) },
+  {
+    name: "revokeAnyToken",
+    permission: "tokens:manage",
+    action: "token.revoke",
+    invoke: (a, m) => revokeAnyToken(a, m, { id: NO_JOB }),
+  },
 ];
 
 /** Reads that some roles may not make (payload bytes, audit history): refused and audited the same way. */
@@ -139,7 +236,12 @@ export const GUARDED_READS: GuardedUseCase[] = [
     action: "letter.payload_download",
     invoke: (a, m) => downloadPayload(a, m, { ...DEMO, letterId: "any-letter" }),
   },
-  { name: "viewAudit", permission: "audit:read", action: "audit.view", invoke: (a, m) => viewAudit(a, m, { filter: {} }) },
+  {
+    name: "viewAudit",
+    permission: "audit:read",
+    action: "audit.view",
+    invoke: (a, m) => viewAudit(a, m, { filter: {} }),
+  },
   {
     name: "exportAudit",
     permission: "audit:read",
@@ -157,8 +259,19 @@ export const GUARDED_READS: GuardedUseCase[] = [
     name: "revealPayload",
     permission: "payload:reveal",
     action: "payload.reveal",
-    invoke: (a, m) => revealPayload(a, m, { ...DEMO, letterId: "any-letter", reason: "Checking the card number format" }),
+    invoke: (a, m) =>
+      revealPayload(a, m, { ...DEMO, letterId: "any-letter", reason: "Checking the card number format" }),
   },
-  { name: "viewMaskingConfig", permission: "masking:manage", action: "masking.view", invoke: (a, m) => viewMaskingConfig(a, m) },
-  { name: "listAllTokens", permission: "tokens:manage", action: "token.list_all", invoke: (a, m) => listAllTokens(a, m) },
+  {
+    name: "viewMaskingConfig",
+    permission: "masking:manage",
+    action: "masking.view",
+    invoke: (a, m) => viewMaskingConfig(a, m),
+  },
+  {
+    name: "listAllTokens",
+    permission: "tokens:manage",
+    action: "token.list_all",
+    invoke: (a, m) => listAllTokens(a, m),
+  },
 ];

@@ -41,4 +41,10 @@ export interface RouteRow extends Guard {
   body?: unknown;
 }
 
-export const route = (file: string, method: RouteRow["method"], url: string, g: Guard, extra: Partial<RouteRow> = {}): RouteRow => ({ kind: "route", file, method, url, ...g, ...extra });
+export const route = (
+  file: string,
+  method: RouteRow["method"],
+  url: string,
+  g: Guard,
+  extra: Partial<RouteRow> = {},
+): RouteRow => ({ kind: "route", file, method, url, ...g, ...extra });

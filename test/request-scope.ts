@@ -16,6 +16,12 @@ export async function inRequestScope<T>(req: Request, fn: () => Promise<T>): Pro
     { previewModeId: "", previewModeEncryptionKey: "", previewModeSigningKey: "" },
     undefined,
   );
-  const workStore = { route: url.pathname, page: url.pathname, incrementalCache: {}, cacheLifeProfiles: {}, pendingRevalidatedTags: [] };
+  const workStore = {
+    route: url.pathname,
+    page: url.pathname,
+    incrementalCache: {},
+    cacheLifeProfiles: {},
+    pendingRevalidatedTags: [],
+  };
   return workAsyncStorage.run(workStore as never, () => workUnitAsyncStorage.run(requestStore, fn));
 }

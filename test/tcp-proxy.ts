@@ -28,7 +28,9 @@ export class CuttableProxy {
       client.pipe(broker);
       broker.pipe(client);
     });
-    await new Promise<void>((resolve, reject) => server.once("error", reject).listen(this.port, "127.0.0.1", () => resolve()));
+    await new Promise<void>((resolve, reject) =>
+      server.once("error", reject).listen(this.port, "127.0.0.1", () => resolve()),
+    );
     this.port = (server.address() as net.AddressInfo).port;
     this.server = server;
   }

@@ -25,12 +25,18 @@ export default async function DlqListPage({ searchParams }: { searchParams: Prom
       return null;
     }),
   ]);
-  const view = { ...parseSort(one(sp.sort), one(sp.dir)), q: (one(sp.q) ?? "").slice(0, 200), gone: one(sp.gone) === "1" };
+  const view = {
+    ...parseSort(one(sp.sort), one(sp.dir)),
+    q: (one(sp.q) ?? "").slice(0, 200),
+    gone: one(sp.gone) === "1",
+  };
   return (
     <main className="page">
       <div className="page-head">
         <h1>Dead-letter queues</h1>
-        <span className="meta">Depths refresh on their own. Opening a DLQ reads its letters without removing them.</span>
+        <span className="meta">
+          Depths refresh on their own. Opening a DLQ reads its letters without removing them.
+        </span>
       </div>
       <SlashFocus targetId="dlq-filter" />
       <DlqList initial={listing} initialOverview={overview} view={view} renderedAt={Date.now()} />

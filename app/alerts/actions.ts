@@ -3,7 +3,13 @@
 import { revalidatePath } from "next/cache";
 import type { ActionResult } from "@/lib/errors";
 import { runAction } from "@/lib/use-case/run-action";
-import { createAlertRule, deleteAlertRule, sendTestAlert, updateAlertRule, type AlertRuleView } from "@/lib/alerts/use-cases";
+import {
+  createAlertRule,
+  deleteAlertRule,
+  sendTestAlert,
+  updateAlertRule,
+  type AlertRuleView,
+} from "@/lib/alerts/use-cases";
 
 // The use cases authorize (ops:manage) before they validate anything, so a refused caller is
 // refused and audited whatever it sent.
@@ -36,7 +42,9 @@ export async function deleteAlertRuleAction(input: unknown): Promise<ActionResul
 }
 
 /** Sends one test message to a rule's webhook now (admins). Audited `alert.test_send`. */
-export async function sendTestAlertAction(input: unknown): Promise<ActionResult<{ delivered: boolean; statusCode: number | null; error: string | null }>> {
+export async function sendTestAlertAction(
+  input: unknown,
+): Promise<ActionResult<{ delivered: boolean; statusCode: number | null; error: string | null }>> {
   return runAction(
     (actor, meta) => sendTestAlert(actor, meta, input as never),
     () => {

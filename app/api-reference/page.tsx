@@ -91,27 +91,36 @@ export default async function ApiReferencePage() {
               </p>
             ))}
             <p className="hint">
-              Send <code>Authorization: Bearer &lt;token&gt;</code> with every call. Make a token on your <Link href="/profile">profile page</Link>; it acts as you,
-              with the role you gave it and never above your role at the time of the call, and every call is in the audit log under your name and the token.
-              Cookies are never read by these routes: a signed-in browser cannot call them. Over the token&apos;s rate limit a call gets 429 with{" "}
-              <code>Retry-After</code>.
+              Send <code>Authorization: Bearer &lt;token&gt;</code> with every call. Make a token on your{" "}
+              <Link href="/profile">profile page</Link>; it acts as you, with the role you gave it and never above your
+              role at the time of the call, and every call is in the audit log under your name and the token. Cookies
+              are never read by these routes: a signed-in browser cannot call them. Over the token&apos;s rate limit a
+              call gets 429 with <code>Retry-After</code>.
             </p>
             <p className="hint">
-              The examples read the token and the console&apos;s address from your shell, so neither is pasted into a page or a command history:
+              The examples read the token and the console&apos;s address from your shell, so neither is pasted into a
+              page or a command history:
             </p>
             <pre className="block">{`export ${BASE_PLACEHOLDER.slice(1)}=<this console's address, e.g. https://dlq.example.com>\nread -rs ${TOKEN_PLACEHOLDER.slice(1)} && export ${TOKEN_PLACEHOLDER.slice(1)}   # paste the dlqc_… token, Enter`}</pre>
           </section>
           <section className="section" id="errors" aria-labelledby="errors-h" data-testid="api-errors">
             <h2 id="errors-h">Errors</h2>
             <p className="hint">
-              Every error is problem details (RFC 9457), <code>application/problem+json</code>. <code>detail</code> says what happened in words meant for
-              people; <code>code</code> is stable for scripts; <code>instance</code> is the request id to quote when asking the console&apos;s owners. A 401
-              carries <code>WWW-Authenticate: Bearer</code>.
+              Every error is problem details (RFC 9457), <code>application/problem+json</code>. <code>detail</code> says
+              what happened in words meant for people; <code>code</code> is stable for scripts; <code>instance</code> is
+              the request id to quote when asking the console&apos;s owners. A 401 carries{" "}
+              <code>WWW-Authenticate: Bearer</code>.
             </p>
             {view.problem ? <FieldTree node={view.problem} testId="api-problem" /> : null}
           </section>
           {view.tags.map((t) => (
-            <section key={t.name} className="section" aria-labelledby={`tag-${t.name}`} data-testid="api-tag" data-tag={t.name}>
+            <section
+              key={t.name}
+              className="section"
+              aria-labelledby={`tag-${t.name}`}
+              data-testid="api-tag"
+              data-tag={t.name}
+            >
               <h2 id={`tag-${t.name}`}>{t.name}</h2>
               {t.operations.map((o) => (
                 <OperationCard key={o.operationId} op={o} />

@@ -26,14 +26,24 @@ export default async function ArchivePage({ searchParams }: { searchParams: Prom
   const raw = parsed.raw;
   const after = first(sp.after) || null;
   let data: Awaited<ReturnType<typeof listArchive>> | null = null;
-  let problem: { title: string; message: string } | null = parsed.ok ? null : { title: "The filter is not valid.", message: parsed.message };
+  let problem: { title: string; message: string } | null = parsed.ok
+    ? null
+    : { title: "The filter is not valid.", message: parsed.message };
   if (parsed.ok) {
     try {
       data = await listArchive(actor, await requestMeta(), { filter: parsed.filter, after, limit: 50 });
     } catch (e) {
       const err = asAppError(e);
       if (!err) throw e;
-      problem = { title: err.type === "forbidden" ? "Your role cannot read the archive." : err.type === "bad_request" ? "The filter is not valid." : "The archive could not be read.", message: err.userMessage };
+      problem = {
+        title:
+          err.type === "forbidden"
+            ? "Your role cannot read the archive."
+            : err.type === "bad_request"
+              ? "The filter is not valid."
+              : "The archive could not be read.",
+        message: err.userMessage,
+      };
     }
   }
   const canPayload = can(actor.role, "letter:read-payload");
@@ -42,7 +52,8 @@ export default async function ArchivePage({ searchParams }: { searchParams: Prom
       <div className="page-head">
         <h1>Archive</h1>
         <span className="meta">
-          Discarded letters and the originals of repaired ones, newest first. Each is kept {archiveRetentionDays()} days after its discard (DLQ_ARCHIVE_RETENTION_DAYS), payload encrypted.
+          Discarded letters and the originals of repaired ones, newest first. Each is kept {archiveRetentionDays()} days
+          after its discard (DLQ_ARCHIVE_RETENTION_DAYS), payload encrypted.
         </span>
       </div>
       <SlashFocus targetId="archive-q" />
@@ -95,8 +106,15 @@ export default async function ArchivePage({ searchParams }: { searchParams: Prom
       {raw.operation ? (
         <div className="toolbar" data-testid="archive-operation-filter">
           <span className="hint">Only the letters of</span>
-          <Link href={archiveHref({ ...raw, operation: undefined })} className="chip" title={`Operation ${raw.operation}: remove this filter`} aria-label={`Remove the filter by operation ${raw.operation}`} data-testid="archive-operation-chip">
-            <span className="chip-value">operation {shortOperation(raw.operation)}</span> <span aria-hidden="true">×</span>
+          <Link
+            href={archiveHref({ ...raw, operation: undefined })}
+            className="chip"
+            title={`Operation ${raw.operation}: remove this filter`}
+            aria-label={`Remove the filter by operation ${raw.operation}`}
+            data-testid="archive-operation-chip"
+          >
+            <span className="chip-value">operation {shortOperation(raw.operation)}</span>{" "}
+            <span aria-hidden="true">×</span>
           </Link>
         </div>
       ) : null}
@@ -116,16 +134,32 @@ export default async function ArchivePage({ searchParams }: { searchParams: Prom
             <a className="btn btn-small" href={archiveExportHref(raw, "csv")} download data-testid="archive-export-csv">
               CSV
             </a>
-            <a className="btn btn-small" href={archiveExportHref(raw, "json")} download data-testid="archive-export-json">
+            <a
+              className="btn btn-small"
+              href={archiveExportHref(raw, "json")}
+              download
+              data-testid="archive-export-json"
+            >
               JSON
             </a>
             {canPayload ? (
-              <a className="btn btn-small" href={archiveExportHref(raw, "json", true)} download title="JSON with the payloads, masked by the rules for your role; the export is audited" data-testid="archive-export-json-payload">
+              <a
+                className="btn btn-small"
+                href={archiveExportHref(raw, "json", true)}
+                download
+                title="JSON with the payloads, masked by the rules for your role; the export is audited"
+                data-testid="archive-export-json-payload"
+              >
                 JSON + payloads
               </a>
             ) : null}
           </div>
-          <ArchiveTable rows={data.rows} raw={raw} canRestore={can(actor.role, "archive:restore")} canPayload={canPayload} />
+          <ArchiveTable
+            rows={data.rows}
+            raw={raw}
+            canRestore={can(actor.role, "archive:restore")}
+            canPayload={canPayload}
+          />
           <nav className="pager toolbar" aria-label="Pages">
             {after ? (
               <Link className="btn btn-small" href={archiveHref(raw)}>

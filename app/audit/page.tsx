@@ -36,18 +36,22 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
     const filter = parseAuditFilter(raw);
     page = await viewAudit(actor, await requestMeta(), { filter, before });
   } catch (e) {
-    if (asAppError(e)?.type === "bad_request") problem = { title: "The filter is not valid.", message: asAppError(e)!.userMessage };
+    if (asAppError(e)?.type === "bad_request")
+      problem = { title: "The filter is not valid.", message: asAppError(e)!.userMessage };
     else throw e;
   }
 
   const olderHref = page?.nextCursor ? `/audit?${new URLSearchParams([...query, ["before", page.nextCursor]])}` : null;
-  const exportHref = (format: "csv" | "json") => `/api/audit/export?${new URLSearchParams([["format", format], ...query])}`;
+  const exportHref = (format: "csv" | "json") =>
+    `/api/audit/export?${new URLSearchParams([["format", format], ...query])}`;
 
   return (
     <main className="page">
       <div className="page-head">
         <h1>Audit log</h1>
-        <span className="meta">Newest first. Times in UTC on hover. Every view and export of this log is itself recorded.</span>
+        <span className="meta">
+          Newest first. Times in UTC on hover. Every view and export of this log is itself recorded.
+        </span>
       </div>
       <SlashFocus targetId="audit-actor" />
       <form method="get" action="/audit" className="form-row card" data-testid="audit-filter">
@@ -57,7 +61,13 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
         </label>
         <label>
           Action
-          <input name="action" defaultValue={raw.action} list="audit-actions" placeholder="letter.view or auth." style={{ width: 190 }} />
+          <input
+            name="action"
+            defaultValue={raw.action}
+            list="audit-actions"
+            placeholder="letter.view or auth."
+            style={{ width: 190 }}
+          />
           <datalist id="audit-actions">
             {Object.entries(AUDIT_ACTIONS).map(([k, label]) => (
               <option key={k} value={k}>
@@ -102,7 +112,9 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
       ) : null}
       <div className="toolbar">
         <span className="hint" data-testid="audit-count">
-          {page ? `${page.rows.length} entr${page.rows.length === 1 ? "y" : "ies"}${before ? " (older page)" : ""}` : ""}
+          {page
+            ? `${page.rows.length} entr${page.rows.length === 1 ? "y" : "ies"}${before ? " (older page)" : ""}`
+            : ""}
         </span>
         {before ? (
           <Link className="btn btn-small" href={`/audit${query.size ? `?${query}` : ""}`}>

@@ -13,7 +13,11 @@ export default async function DiscardsPage() {
   const actor = await requirePageActor("/discards");
   const { value: discards, problem } = await loadOrProblem(async () => listDiscards(actor, await requestMeta(), {}));
   return (
-    <OperationsPage title="Discards" note="Across every DLQ, newest 50. Discarded letters are kept in the archive." problem={problem}>
+    <OperationsPage
+      title="Discards"
+      note="Across every DLQ, newest 50. Discarded letters are kept in the archive."
+      problem={problem}
+    >
       <DiscardsTable discards={discards ?? []} showDlq />
     </OperationsPage>
   );

@@ -34,14 +34,21 @@ export default async function FindingsPage({ searchParams }: { searchParams: Pro
   const head = (
     <div className="page-head">
       <h1>Findings</h1>
-      <span className="meta">Broker configuration that loses or risks dead letters, checked by the sampler every round. A finding closes when the fault is fixed.</span>
+      <span className="meta">
+        Broker configuration that loses or risks dead letters, checked by the sampler every round. A finding closes when
+        the fault is fixed.
+      </span>
     </div>
   );
   if (!parsed.ok) {
     return (
       <main className="page">
         {head}
-        <Problem title="This link's options are not valid." back={{ href: "/findings", label: "← All open findings" }} testId="bad-params">
+        <Problem
+          title="This link's options are not valid."
+          back={{ href: "/findings", label: "← All open findings" }}
+          testId="bad-params"
+        >
           <p>{parsed.message}</p>
         </Problem>
       </main>
@@ -63,7 +70,10 @@ export default async function FindingsPage({ searchParams }: { searchParams: Pro
     return (
       <main className="page">
         {head}
-        <Problem title={err.type === "bad_request" ? "This view cannot be shown." : "The findings could not be read."} back={{ href: "/findings", label: "← All open findings" }}>
+        <Problem
+          title={err.type === "bad_request" ? "This view cannot be shown." : "The findings could not be read."}
+          back={{ href: "/findings", label: "← All open findings" }}
+        >
           <p>{err.userMessage}</p>
         </Problem>
       </main>
@@ -76,7 +86,12 @@ export default async function FindingsPage({ searchParams }: { searchParams: Pro
       {head}
       <nav className="tabs findings-tabs" aria-label="Findings by state" data-testid="findings-tabs">
         {STATES.map((s) => (
-          <Link key={s.state} href={findingsHref({ ...view, state: s.state })} aria-current={view.state === s.state ? "page" : undefined} data-testid={`findings-tab-${s.state}`}>
+          <Link
+            key={s.state}
+            href={findingsHref({ ...view, state: s.state })}
+            aria-current={view.state === s.state ? "page" : undefined}
+            data-testid={`findings-tab-${s.state}`}
+          >
             {s.label}
           </Link>
         ))}
@@ -84,13 +99,20 @@ export default async function FindingsPage({ searchParams }: { searchParams: Pro
       <FindingsFilter key={findingsHref(view)} view={view} connections={connections} />
       <div className="toolbar">
         <strong className="match-count" data-testid="findings-count" data-count={findings.length}>
-          {[formatCount(findings.length), view.state === "all" ? null : view.state, findings.length === 1 ? "finding" : "findings", filtered ? (findings.length === 1 ? "matches" : "match") : null]
+          {[
+            formatCount(findings.length),
+            view.state === "all" ? null : view.state,
+            findings.length === 1 ? "finding" : "findings",
+            filtered ? (findings.length === 1 ? "matches" : "match") : null,
+          ]
             .filter(Boolean)
             .join(" ")}
         </strong>
         {findings.length >= 500 ? <span className="hint">showing the 500 most recently seen</span> : null}
         <span className="spacer" />
-        {!can(actor.role, "ops:acknowledge") ? <span className="hint">Operators and admins acknowledge findings.</span> : null}
+        {!can(actor.role, "ops:acknowledge") ? (
+          <span className="hint">Operators and admins acknowledge findings.</span>
+        ) : null}
       </div>
       <FindingsTable
         findings={findings}

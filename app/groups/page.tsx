@@ -20,23 +20,36 @@ export const metadata: Metadata = { title: "Consumer groups" };
  */
 export default async function GroupsPage() {
   const actor = await requirePageActor("/groups");
-  const { value: connections, problem } = await loadOrProblem(async () => listConsumerGroups(actor, await requestMeta()));
+  const { value: connections, problem } = await loadOrProblem(async () =>
+    listConsumerGroups(actor, await requestMeta()),
+  );
   return (
     <OperationsPage
       title="Consumer groups"
       note="Kafka consumer groups, from the console's periodic samples. A partition is stuck when its committed offset stands still while it has lag."
       problem={problem}
     >
-      {(connections ?? []).length === 0 ? <p className="muted">No Kafka connection samples its consumer groups (consumerGroups.sample in the console&apos;s configuration).</p> : null}
+      {(connections ?? []).length === 0 ? (
+        <p className="muted">
+          No Kafka connection samples its consumer groups (consumerGroups.sample in the console&apos;s configuration).
+        </p>
+      ) : null}
       {(connections ?? []).map((c) => (
-        <section key={c.connectionId} id={c.connectionId} className="card section" data-testid="groups-connection" data-connection={c.connectionId}>
+        <section
+          key={c.connectionId}
+          id={c.connectionId}
+          className="card section"
+          data-testid="groups-connection"
+          data-connection={c.connectionId}
+        >
           <div className="card-head">
             <h2>{c.name}</h2>
             <span className="spacer" />
             <span className="muted">
               {c.round ? (
                 <>
-                  sampled <RelativeTime value={c.round.sampledAt.toISOString()} /> · stuck after {formatSpan(c.stuckAfterMs)}
+                  sampled <RelativeTime value={c.round.sampledAt.toISOString()} /> · stuck after{" "}
+                  {formatSpan(c.stuckAfterMs)}
                 </>
               ) : (
                 "not sampled yet"
@@ -45,7 +58,8 @@ export default async function GroupsPage() {
           </div>
           {c.round?.error ? (
             <div className="banner banner-warn" role="status" data-testid="groups-round-error">
-              <strong>The last round could not read this connection:</strong> {c.round.error} The figures below are from the last round that could.
+              <strong>The last round could not read this connection:</strong> {c.round.error} The figures below are from
+              the last round that could.
             </div>
           ) : null}
           <div className="table-wrap">
@@ -54,14 +68,20 @@ export default async function GroupsPage() {
                 <tr>
                   <th scope="col">Group</th>
                   <th scope="col">State</th>
-                  <th scope="col" className="num">Members</th>
+                  <th scope="col" className="num">
+                    Members
+                  </th>
                   <th scope="col">Topics</th>
-                  <th scope="col" className="num">Lag</th>
+                  <th scope="col" className="num">
+                    Lag
+                  </th>
                   <th scope="col">Stuck partitions</th>
                 </tr>
               </thead>
               <tbody>
-                <EmptyRow show={c.groups.length === 0} columns={6}>No consumer groups with members or committed offsets.</EmptyRow>
+                <EmptyRow show={c.groups.length === 0} columns={6}>
+                  No consumer groups with members or committed offsets.
+                </EmptyRow>
                 {c.groups.map((g) => (
                   <tr key={g.groupId} data-testid="group-row" data-group={g.groupId} data-stuck={g.stuck}>
                     <td className="wrap-anywhere">
@@ -74,7 +94,15 @@ export default async function GroupsPage() {
                     <td className="num">{g.members.length}</td>
                     <td className="wrap-anywhere mono">{g.topics.join(", ") || "—"}</td>
                     <td className="num mono">{offsetText(g.lag)}</td>
-                    <td>{g.stuck > 0 ? <span className="badge badge-danger" data-testid="group-stuck">{g.stuck} stuck</span> : <span className="muted">none</span>}</td>
+                    <td>
+                      {g.stuck > 0 ? (
+                        <span className="badge badge-danger" data-testid="group-stuck">
+                          {g.stuck} stuck
+                        </span>
+                      ) : (
+                        <span className="muted">none</span>
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -19,7 +19,10 @@ export default async function OwnersPage() {
   const head = (
     <div className="page-head">
       <h1>Owners</h1>
-      <span className="meta">The first entry whose connection and DLQ name pattern match a DLQ names its owner: the console&apos;s entries by position, then the config file&apos;s, in order.</span>
+      <span className="meta">
+        The first entry whose connection and DLQ name pattern match a DLQ names its owner: the console&apos;s entries by
+        position, then the config file&apos;s, in order.
+      </span>
     </div>
   );
   let entries: OwnerEntryView[];
@@ -44,15 +47,21 @@ export default async function OwnersPage() {
     <main className="page owners-page">
       {head}
       <p className="hint">
-        Patterns: <span className="kbd">*</span> any run of characters, <span className="kbd">?</span> one character, case-insensitive. Entries from the config file are read-only here: change them in the config file.
+        Patterns: <span className="kbd">*</span> any run of characters, <span className="kbd">?</span> one character,
+        case-insensitive. Entries from the config file are read-only here: change them in the config file.
         {canManage ? " Every change is recorded in the audit log." : " Only admins change owner entries."}
       </p>
       <OwnersTable entries={entries} canManage={canManage} />
       {canManage ? (
         <section className="section" aria-labelledby="add-owner-h">
           <h2 id="add-owner-h">Add an owner</h2>
-          <OwnerForm testId="owner-add-form" draft={{ position: nextPosition, connectionPattern: null, queuePattern: "", team: "", contact: "" }} />
-          <p className="hint">Lower positions match first; a new entry goes after the others unless you give it a lower position.</p>
+          <OwnerForm
+            testId="owner-add-form"
+            draft={{ position: nextPosition, connectionPattern: null, queuePattern: "", team: "", contact: "" }}
+          />
+          <p className="hint">
+            Lower positions match first; a new entry goes after the others unless you give it a lower position.
+          </p>
         </section>
       ) : null}
     </main>

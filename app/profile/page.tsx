@@ -28,10 +28,11 @@ export default async function ProfilePage() {
       <section className="section" aria-labelledby="tokens-h">
         <h2 id="tokens-h">API tokens</h2>
         <p className="hint">
-          Scripts and CI call the console&apos;s API with <code>Authorization: Bearer &lt;token&gt;</code>. A token acts as you, with the role you give
-          it, and never above your role at the time of each call: if your role is lowered or your account disabled, your tokens follow at once. Tokens
-          start with <code>dlqc_</code> so secret scanners can find leaked ones; they live at most {MAX_TOKEN_DAYS} days. Every call is recorded in the
-          audit log under your name and the token.{" "}
+          Scripts and CI call the console&apos;s API with <code>Authorization: Bearer &lt;token&gt;</code>. A token acts
+          as you, with the role you give it, and never above your role at the time of each call: if your role is lowered
+          or your account disabled, your tokens follow at once. Tokens start with <code>dlqc_</code> so secret scanners
+          can find leaked ones; they live at most {MAX_TOKEN_DAYS} days. Every call is recorded in the audit log under
+          your name and the token.{" "}
           <Link href="/api-reference" data-testid="api-reference-link">
             What a token can call: the API reference →
           </Link>

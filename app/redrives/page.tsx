@@ -13,7 +13,11 @@ export default async function RedrivesPage() {
   const actor = await requirePageActor("/redrives");
   const { value: redrives, problem } = await loadOrProblem(async () => listRedrives(actor, await requestMeta(), {}));
   return (
-    <OperationsPage title="Redrives" note="Across every DLQ, newest 50. Start one from a DLQ's triage view." problem={problem}>
+    <OperationsPage
+      title="Redrives"
+      note="Across every DLQ, newest 50. Start one from a DLQ's triage view."
+      problem={problem}
+    >
       <RedrivesTable redrives={redrives ?? []} showDlq />
     </OperationsPage>
   );

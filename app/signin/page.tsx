@@ -10,7 +10,11 @@ import { safeCallbackPath } from "@/lib/auth/callback-url";
 export const metadata: Metadata = { title: "Sign in · DLQ Console" };
 
 /** Only same-site paths are accepted as a destination after sign-in. */
-export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function SignInPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const params = await searchParams;
   const callbackUrl = safeCallbackPath(params.callbackUrl);
   if (await getActor()) redirect(callbackUrl);
@@ -27,10 +31,16 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
             {error}
           </p>
         ) : null}
-        {methods.oidc ? <SsoButton providerId={methods.oidc.id} name={methods.oidc.name} callbackUrl={callbackUrl} /> : null}
+        {methods.oidc ? (
+          <SsoButton providerId={methods.oidc.id} name={methods.oidc.name} callbackUrl={callbackUrl} />
+        ) : null}
         {methods.oidc && methods.credentials ? <p className="muted">or</p> : null}
         {methods.credentials ? <SignInForm callbackUrl={callbackUrl} /> : null}
-        {!methods.oidc && !methods.credentials ? <p className="form-error">No sign-in method is configured (DLQ_AUTH_CREDENTIALS is off and OIDC is not set up).</p> : null}
+        {!methods.oidc && !methods.credentials ? (
+          <p className="form-error">
+            No sign-in method is configured (DLQ_AUTH_CREDENTIALS is off and OIDC is not set up).
+          </p>
+        ) : null}
       </div>
     </main>
   );

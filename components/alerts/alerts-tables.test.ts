@@ -32,11 +32,35 @@ describe("alert tables", () => {
       renderToStaticMarkup(
         createElement(DeliveryLog, {
           deliveries: [
-            { id: "1", connectionId: "c", queue: HOSTILE, event: "fire", state: "pending", attempts: 2, statusCode: 500, lastError: `receiver said ${HOSTILE}`, createdAt: rule.createdAt, nextAttemptAt: rule.createdAt, deliveredAt: null },
+            {
+              id: "1",
+              connectionId: "c",
+              queue: HOSTILE,
+              event: "fire",
+              state: "pending",
+              attempts: 2,
+              statusCode: 500,
+              lastError: `receiver said ${HOSTILE}`,
+              createdAt: rule.createdAt,
+              nextAttemptAt: rule.createdAt,
+              deliveredAt: null,
+            },
           ],
         }),
       ),
-      renderToStaticMarkup(createElement(AlertStates, { states: [{ connectionId: "c", queue: HOSTILE, state: "firing", since: rule.createdAt, value: `critical finding on ${HOSTILE}` }] })),
+      renderToStaticMarkup(
+        createElement(AlertStates, {
+          states: [
+            {
+              connectionId: "c",
+              queue: HOSTILE,
+              state: "firing",
+              since: rule.createdAt,
+              value: `critical finding on ${HOSTILE}`,
+            },
+          ],
+        }),
+      ),
     ].join("\n");
     expect(html).not.toContain("<img");
     expect(html).not.toContain("<script");

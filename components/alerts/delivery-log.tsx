@@ -3,12 +3,14 @@ import { EmptyRow } from "@/components/ui/empty-row";
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { AlertStateView, DeliveryView } from "@/lib/alerts/use-cases";
 
-const dlqHref = (connectionId: string, queue: string) => `/dlqs/${encodeURIComponent(connectionId)}/${encodeURIComponent(queue)}`;
+const dlqHref = (connectionId: string, queue: string) =>
+  `/dlqs/${encodeURIComponent(connectionId)}/${encodeURIComponent(queue)}`;
 
 const EVENT_LABEL: Record<string, string> = { fire: "firing", resolve: "resolved", test: "test message" };
 
 export function DeliveryStateBadge({ d }: { d: Pick<DeliveryView, "state" | "attempts"> }) {
-  if (d.state === "delivered") return <span className="badge badge-ok">delivered{d.attempts > 1 ? ` (attempt ${d.attempts})` : ""}</span>;
+  if (d.state === "delivered")
+    return <span className="badge badge-ok">delivered{d.attempts > 1 ? ` (attempt ${d.attempts})` : ""}</span>;
   if (d.state === "failed") return <span className="badge badge-danger">failed</span>;
   return <span className="badge badge-warn">{d.attempts === 0 ? "waiting" : `retrying (${d.attempts} failed)`}</span>;
 }
@@ -60,7 +62,13 @@ export function DeliveryLog({ deliveries }: { deliveries: DeliveryView[] }) {
               <td className="num">{d.statusCode ?? <span className="muted">—</span>}</td>
               <td className="wrap-anywhere small">{d.lastError ?? <span className="muted">—</span>}</td>
               <td className="nowrap">
-                {d.state === "pending" ? <RelativeTime value={d.nextAttemptAt} /> : d.state === "delivered" ? <RelativeTime value={d.deliveredAt} /> : <span className="muted">gave up</span>}
+                {d.state === "pending" ? (
+                  <RelativeTime value={d.nextAttemptAt} />
+                ) : d.state === "delivered" ? (
+                  <RelativeTime value={d.deliveredAt} />
+                ) : (
+                  <span className="muted">gave up</span>
+                )}
               </td>
             </tr>
           ))}
@@ -92,7 +100,13 @@ export function AlertStates({ states }: { states: AlertStateView[] }) {
               <td>
                 <Dlq connectionId={s.connectionId} queue={s.queue} />
               </td>
-              <td>{s.state === "firing" ? <span className="badge badge-danger">firing</span> : <span className="badge badge-ok">resolved</span>}</td>
+              <td>
+                {s.state === "firing" ? (
+                  <span className="badge badge-danger">firing</span>
+                ) : (
+                  <span className="badge badge-ok">resolved</span>
+                )}
+              </td>
               <td className="nowrap">
                 <RelativeTime value={s.since} />
               </td>

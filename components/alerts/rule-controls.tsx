@@ -17,7 +17,11 @@ export function RuleControls({ id, name }: { id: string; name: string }) {
       setMsg(null);
       const r = await sendTestAlertAction({ id });
       if (!r.ok) return setMsg({ ok: false, text: r.error.message });
-      setMsg(r.data.delivered ? { ok: true, text: `Test message delivered (HTTP ${r.data.statusCode}).` } : { ok: false, text: `Test message not delivered: ${r.data.error}` });
+      setMsg(
+        r.data.delivered
+          ? { ok: true, text: `Test message delivered (HTTP ${r.data.statusCode}).` }
+          : { ok: false, text: `Test message not delivered: ${r.data.error}` },
+      );
       router.refresh();
     });
 
@@ -31,7 +35,11 @@ export function RuleControls({ id, name }: { id: string; name: string }) {
     });
 
   return (
-    <div className="toolbar" data-testid="alert-rule-controls" style={{ display: "flex", gap: 8, alignItems: "center", flexWrap: "wrap" }}>
+    <div
+      className="toolbar"
+      data-testid="alert-rule-controls"
+      style={{ display: "flex", gap: 8, alignItems: "center", flexWrap: "wrap" }}
+    >
       <Link className="btn" href={`/alerts/${id}/edit`} data-testid="alert-rule-edit">
         Edit
       </Link>
@@ -40,7 +48,13 @@ export function RuleControls({ id, name }: { id: string; name: string }) {
       </button>
       {confirming ? (
         <>
-          <button type="button" className="btn btn-danger" disabled={pending} onClick={remove} data-testid="alert-rule-delete-confirm">
+          <button
+            type="button"
+            className="btn btn-danger"
+            disabled={pending}
+            onClick={remove}
+            data-testid="alert-rule-delete-confirm"
+          >
             Delete “{name}” with its delivery log
           </button>
           <button type="button" className="btn btn-quiet" disabled={pending} onClick={() => setConfirming(false)}>
@@ -48,7 +62,13 @@ export function RuleControls({ id, name }: { id: string; name: string }) {
           </button>
         </>
       ) : (
-        <button type="button" className="btn btn-danger" disabled={pending} onClick={() => setConfirming(true)} data-testid="alert-rule-delete">
+        <button
+          type="button"
+          className="btn btn-danger"
+          disabled={pending}
+          onClick={() => setConfirming(true)}
+          data-testid="alert-rule-delete"
+        >
           Delete…
         </button>
       )}

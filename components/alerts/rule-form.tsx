@@ -38,13 +38,25 @@ function thresholdOf(kind: AlertKind, params: Record<string, unknown> | undefine
 }
 
 /** Create or change an alert rule. Editing never shows the saved webhook URL (its path may hold a token): an empty field keeps it. */
-export function RuleForm({ initial, connections, teams }: { initial?: RuleFormValues; connections: Array<{ id: string; name: string }>; teams: string[] }) {
+export function RuleForm({
+  initial,
+  connections,
+  teams,
+}: {
+  initial?: RuleFormValues;
+  connections: Array<{ id: string; name: string }>;
+  teams: string[];
+}) {
   const router = useRouter();
   const [pending, start] = useTransition();
   const [error, setError] = useState<string | null>(null);
-  const [kind, setKind] = useState<AlertKind>((ALERT_KINDS as readonly string[]).includes(initial?.kind ?? "") ? (initial!.kind as AlertKind) : "depth_above");
+  const [kind, setKind] = useState<AlertKind>(
+    (ALERT_KINDS as readonly string[]).includes(initial?.kind ?? "") ? (initial!.kind as AlertKind) : "depth_above",
+  );
   const [threshold, setThreshold] = useState(() => thresholdOf(kind, initial?.params));
-  const [severity, setSeverity] = useState(typeof initial?.params?.severity === "string" ? (initial.params.severity as string) : "warning");
+  const [severity, setSeverity] = useState(
+    typeof initial?.params?.severity === "string" ? (initial.params.severity as string) : "warning",
+  );
 
   return (
     <form
@@ -68,7 +80,9 @@ export function RuleForm({ initial, connections, teams }: { initial?: RuleFormVa
         };
         setError(null);
         start(async () => {
-          const r = initial ? await updateAlertRuleAction({ ...fields, id: initial.id }) : await createAlertRuleAction(fields);
+          const r = initial
+            ? await updateAlertRuleAction({ ...fields, id: initial.id })
+            : await createAlertRuleAction(fields);
           if (!r.ok) return setError(r.error.message);
           router.push(`/alerts/${r.data.id}`);
           router.refresh();
@@ -77,7 +91,14 @@ export function RuleForm({ initial, connections, teams }: { initial?: RuleFormVa
     >
       <label>
         Name
-        <input name="name" required maxLength={100} defaultValue={initial?.name ?? ""} autoComplete="off" data-testid="alert-rule-name" />
+        <input
+          name="name"
+          required
+          maxLength={100}
+          defaultValue={initial?.name ?? ""}
+          autoComplete="off"
+          data-testid="alert-rule-name"
+        />
       </label>
       <fieldset className="form-row" style={{ border: 0, padding: 0, margin: 0 }}>
         <legend className="small muted">Fires when</legend>
@@ -103,7 +124,12 @@ export function RuleForm({ initial, connections, teams }: { initial?: RuleFormVa
         {kind === "finding_at_least" ? (
           <label>
             Severity
-            <select name="severity" value={severity} onChange={(e) => setSeverity(e.target.value)} data-testid="alert-rule-severity">
+            <select
+              name="severity"
+              value={severity}
+              onChange={(e) => setSeverity(e.target.value)}
+              data-testid="alert-rule-severity"
+            >
               {[...FINDING_SEVERITIES].reverse().map((s) => (
                 <option key={s} value={s}>
                   {s}
@@ -143,11 +169,26 @@ export function RuleForm({ initial, connections, teams }: { initial?: RuleFormVa
         </label>
         <label>
           DLQ name pattern
-          <input name="queuePattern" maxLength={200} defaultValue={initial?.queuePattern ?? ""} placeholder="orders.* (any when empty)" autoComplete="off" data-testid="alert-rule-pattern" />
+          <input
+            name="queuePattern"
+            maxLength={200}
+            defaultValue={initial?.queuePattern ?? ""}
+            placeholder="orders.* (any when empty)"
+            autoComplete="off"
+            data-testid="alert-rule-pattern"
+          />
         </label>
         <label>
           Owning team
-          <input name="ownerTeam" maxLength={100} list="alert-rule-teams" defaultValue={initial?.ownerTeam ?? ""} placeholder="any team" autoComplete="off" data-testid="alert-rule-team" />
+          <input
+            name="ownerTeam"
+            maxLength={100}
+            list="alert-rule-teams"
+            defaultValue={initial?.ownerTeam ?? ""}
+            placeholder="any team"
+            autoComplete="off"
+            data-testid="alert-rule-team"
+          />
           <datalist id="alert-rule-teams">
             {teams.map((t) => (
               <option key={t} value={t} />
@@ -167,12 +208,19 @@ export function RuleForm({ initial, connections, teams }: { initial?: RuleFormVa
           data-testid="alert-rule-webhook"
         />
         <span className="hint">
-          {initial ? "Leave empty to keep the saved URL; only its origin is ever shown, since the path may hold a token. " : ""}
+          {initial
+            ? "Leave empty to keep the saved URL; only its origin is ever shown, since the path may hold a token. "
+            : ""}
           https to a public host, or a host listed in the configuration&apos;s operations.webhookAllowedHosts.
         </span>
       </label>
       <label style={{ flexDirection: "row", alignItems: "center", gap: 6 }}>
-        <input name="enabled" type="checkbox" defaultChecked={initial?.enabled ?? true} data-testid="alert-rule-enabled" />
+        <input
+          name="enabled"
+          type="checkbox"
+          defaultChecked={initial?.enabled ?? true}
+          data-testid="alert-rule-enabled"
+        />
         Enabled
       </label>
       <div className="form-row">

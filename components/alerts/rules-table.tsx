@@ -47,7 +47,13 @@ export function RulesTable({ rules }: { rules: RuleRow[] }) {
               <td>
                 {r.lastDelivery ? (
                   <span style={{ display: "inline-flex", gap: 6, alignItems: "center", flexWrap: "wrap" }}>
-                    <span>{r.lastDelivery.event === "fire" ? "firing" : r.lastDelivery.event === "resolve" ? "resolved" : "test"}</span>
+                    <span>
+                      {r.lastDelivery.event === "fire"
+                        ? "firing"
+                        : r.lastDelivery.event === "resolve"
+                          ? "resolved"
+                          : "test"}
+                    </span>
                     <DeliveryStateBadge d={r.lastDelivery} />
                     <RelativeTime value={r.lastDelivery.createdAt} />
                   </span>

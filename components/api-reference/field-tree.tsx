@@ -14,7 +14,8 @@ function FieldLine({ node }: { node: FieldNode }) {
   ].filter(Boolean);
   return (
     <>
-      {node.name !== null ? <span className={styles.fieldName}>{node.name}</span> : null} <span className={styles.fieldType}>{node.type}</span>
+      {node.name !== null ? <span className={styles.fieldName}>{node.name}</span> : null}{" "}
+      <span className={styles.fieldType}>{node.type}</span>
       {notes.length ? <span className={styles.fieldNote}> · {notes.join(" · ")}</span> : null}
       {node.description ? <span className={styles.fieldDesc}> — {node.description}</span> : null}
     </>

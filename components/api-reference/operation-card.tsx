@@ -6,7 +6,14 @@ import { FieldTree } from "./field-tree";
 /** One operation: what it does, what it takes, what it answers, and a curl line to try it from a shell. */
 export function OperationCard({ op }: { op: OperationView }) {
   return (
-    <article id={op.operationId} className={styles.operation} data-testid="api-operation" data-operation-id={op.operationId} data-path={op.path} data-method={op.method}>
+    <article
+      id={op.operationId}
+      className={styles.operation}
+      data-testid="api-operation"
+      data-operation-id={op.operationId}
+      data-path={op.path}
+      data-method={op.method}
+    >
       <h3 className={styles.opHead}>
         <span className={styles.method} data-method={op.method}>
           {op.method}
@@ -21,7 +28,8 @@ export function OperationCard({ op }: { op: OperationView }) {
           <span className="badge badge-ok">no token needed</span>
         ) : (
           <>
-            <span className="badge badge-info">bearer token</span> <code>Authorization: Bearer dlqc_…</code>, a personal token (see Authentication)
+            <span className="badge badge-info">bearer token</span> <code>Authorization: Bearer dlqc_…</code>, a personal
+            token (see Authentication)
           </>
         )}
       </p>
@@ -49,7 +57,11 @@ export function OperationCard({ op }: { op: OperationView }) {
                     <td>{p.in}</td>
                     <td>
                       <code>{p.type}</code>
-                      {p.enumValues ? <div className="small muted">one of {p.enumValues.map((v) => JSON.stringify(v)).join(", ")}</div> : null}
+                      {p.enumValues ? (
+                        <div className="small muted">
+                          one of {p.enumValues.map((v) => JSON.stringify(v)).join(", ")}
+                        </div>
+                      ) : null}
                       {p.defaultValue !== null ? <div className="small muted">default {p.defaultValue}</div> : null}
                       {p.constraints.length ? <div className="small muted">{p.constraints.join(" · ")}</div> : null}
                     </td>

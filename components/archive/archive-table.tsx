@@ -18,7 +18,17 @@ const ONE_LINE = { overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "no
  * One page of archived letters (discarded ones and the originals of repaired ones), newest first. Admins tick letters to put them back into their DLQ
  * ("undo", with a reason); anyone who may read the archive can export the ticked ones.
  */
-export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: ArchivedSummary[]; raw: ArchiveParams; canRestore: boolean; canPayload: boolean }) {
+export function ArchiveTable({
+  rows,
+  raw,
+  canRestore,
+  canPayload,
+}: {
+  rows: ArchivedSummary[];
+  raw: ArchiveParams;
+  canRestore: boolean;
+  canPayload: boolean;
+}) {
   const router = useRouter();
   const [picked, setPicked] = useState<string[]>([]);
   const [reason, setReason] = useState("");
@@ -47,15 +57,29 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
     <>
       <div className="toolbar pick-bar" data-testid="archive-pick-bar">
         <span className="hint" data-testid="archive-picked">
-          {picked.length ? `${picked.length} ${picked.length === 1 ? "letter" : "letters"} ticked` : canRestore ? "Tick letters to export or put back just those." : "Tick letters to export just those."}
+          {picked.length
+            ? `${picked.length} ${picked.length === 1 ? "letter" : "letters"} ticked`
+            : canRestore
+              ? "Tick letters to export or put back just those."
+              : "Tick letters to export just those."}
         </span>
         {picked.length ? (
           <>
-            <a className="btn btn-small" href={archiveExportHref(raw, "json", false, picked)} download data-testid="archive-export-picked">
+            <a
+              className="btn btn-small"
+              href={archiveExportHref(raw, "json", false, picked)}
+              download
+              data-testid="archive-export-picked"
+            >
               Export ticked (JSON)
             </a>
             {canPayload ? (
-              <a className="btn btn-small" href={archiveExportHref(raw, "json", true, picked)} download data-testid="archive-export-picked-payload">
+              <a
+                className="btn btn-small"
+                href={archiveExportHref(raw, "json", true, picked)}
+                download
+                data-testid="archive-export-picked-payload"
+              >
                 + payloads
               </a>
             ) : null}
@@ -66,9 +90,16 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
         <section className="card" aria-label="Undo" data-testid="archive-undo">
           <label>
             <span className="hint">
-              Put {picked.length} {picked.length === 1 ? "letter" : "letters"} back into {picked.length === 1 ? "its" : "their"} DLQ. Why? Recorded on each letter and in the audit log.
+              Put {picked.length} {picked.length === 1 ? "letter" : "letters"} back into{" "}
+              {picked.length === 1 ? "its" : "their"} DLQ. Why? Recorded on each letter and in the audit log.
             </span>
-            <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} maxLength={2000} data-testid="archive-undo-reason" />
+            <textarea
+              value={reason}
+              onChange={(e) => setReason(e.target.value)}
+              rows={2}
+              maxLength={2000}
+              data-testid="archive-undo-reason"
+            />
           </label>
           {pickedRepaired ? (
             <p className="banner banner-warn" data-testid="archive-undo-repaired">
@@ -78,7 +109,13 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
             </p>
           ) : null}
           <div className="toolbar">
-            <button type="button" className="btn btn-primary" onClick={undo} disabled={pending || reason.trim().length < 3} data-testid="archive-undo-submit">
+            <button
+              type="button"
+              className="btn btn-primary"
+              onClick={undo}
+              disabled={pending || reason.trim().length < 3}
+              data-testid="archive-undo-submit"
+            >
               {pending ? "Putting back…" : `Put back ${picked.length} ${picked.length === 1 ? "letter" : "letters"}`}
             </button>
           </div>
@@ -90,7 +127,11 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
         </p>
       ) : null}
       {result ? (
-        <div className={`banner ${result.failed ? "banner-warn" : "banner-info"}`} role="status" data-testid="archive-undo-result">
+        <div
+          className={`banner ${result.failed ? "banner-warn" : "banner-info"}`}
+          role="status"
+          data-testid="archive-undo-result"
+        >
           Put back {result.restored}; failed {result.failed}; skipped {result.skipped}.
           {result.outcomes
             .filter((o) => o.outcome !== "restored")
@@ -107,7 +148,19 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
           <thead>
             <tr>
               <th className="pick">
-                <input type="checkbox" aria-label="Tick every letter on this page" checked={allPicked} onChange={() => setPicked(allPicked ? picked.filter((id) => !pickable.includes(id)) : [...new Set([...picked, ...pickable])])} data-testid="archive-pick-all" />
+                <input
+                  type="checkbox"
+                  aria-label="Tick every letter on this page"
+                  checked={allPicked}
+                  onChange={() =>
+                    setPicked(
+                      allPicked
+                        ? picked.filter((id) => !pickable.includes(id))
+                        : [...new Set([...picked, ...pickable])],
+                    )
+                  }
+                  data-testid="archive-pick-all"
+                />
               </th>
               <th>Discarded</th>
               <th>DLQ</th>
@@ -121,9 +174,23 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
           </thead>
           <tbody>
             {rows.map((r) => (
-              <tr key={r.id} data-testid="archive-row" data-archive-id={r.id} data-letter-id={r.letterId} data-state={r.restoreState ?? "archived"}>
+              <tr
+                key={r.id}
+                data-testid="archive-row"
+                data-archive-id={r.id}
+                data-letter-id={r.letterId}
+                data-state={r.restoreState ?? "archived"}
+              >
                 <td className="pick">
-                  {pickable.includes(r.id) ? <input type="checkbox" aria-label={`Tick archived letter ${r.letterId}`} checked={picked.includes(r.id)} onChange={() => toggle(r.id)} data-testid="archive-pick" /> : null}
+                  {pickable.includes(r.id) ? (
+                    <input
+                      type="checkbox"
+                      aria-label={`Tick archived letter ${r.letterId}`}
+                      checked={picked.includes(r.id)}
+                      onChange={() => toggle(r.id)}
+                      data-testid="archive-pick"
+                    />
+                  ) : null}
                 </td>
                 <td className="nowrap">
                   <RelativeTime value={r.discardedAt} />
@@ -141,14 +208,22 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
                     {truncate(r.letterId, 28)}
                   </Link>
                 </td>
-                <td className="truncate" style={{ maxWidth: 260 }} title={r.exceptionClass ?? r.failureReason ?? undefined}>
+                <td
+                  className="truncate"
+                  style={{ maxWidth: 260 }}
+                  title={r.exceptionClass ?? r.failureReason ?? undefined}
+                >
                   {r.exceptionClass ?? r.failureReason ?? <span className="muted">—</span>}
                 </td>
                 <td className="small">{r.discardedBy ?? "—"}</td>
                 <td className="truncate small" style={{ maxWidth: 260 }} title={r.discardReason}>
                   {isRepairedOriginal(r.discardReason) ? (
                     <>
-                      <span className="badge badge-info" title="The original of a repaired letter: the repaired copy was sent on" data-testid="archive-repaired">
+                      <span
+                        className="badge badge-info"
+                        title="The original of a repaired letter: the repaired copy was sent on"
+                        data-testid="archive-repaired"
+                      >
                         repaired
                       </span>{" "}
                       {truncate(repairReason(r.discardReason), 72)}
@@ -160,7 +235,11 @@ export function ArchiveTable({ rows, raw, canRestore, canPayload }: { rows: Arch
                 <td className="num nowrap">{formatBytes(r.bodySize)}</td>
                 <td className="nowrap">
                   {r.restoreState === "restored" ? (
-                    <span className="badge badge-ok" title={`by ${r.restoredBy ?? "?"}: ${r.restoreReason ?? ""}`} data-testid="archive-restored">
+                    <span
+                      className="badge badge-ok"
+                      title={`by ${r.restoredBy ?? "?"}: ${r.restoreReason ?? ""}`}
+                      data-testid="archive-restored"
+                    >
                       put back <RelativeTime value={r.restoredAt} />
                     </span>
                   ) : r.restoreState === "restoring" ? (

@@ -16,7 +16,8 @@ export function repairReason(discardReason: string): string {
 }
 
 /** Put back on a repaired original: the repaired copy is still out there, so the DLQ would hold a second copy of the letter. */
-export const REPAIRED_PUT_BACK_WARNING = "This letter was repaired and resubmitted; putting the original back makes a second copy in the DLQ.";
+export const REPAIRED_PUT_BACK_WARNING =
+  "This letter was repaired and resubmitted; putting the original back makes a second copy in the DLQ.";
 
 /** The archive chip's short form of an operation id. */
 export const shortOperation = (id: string) => (id.length > 8 ? `${id.slice(0, 8)}…` : id);

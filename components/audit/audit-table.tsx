@@ -49,8 +49,14 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
                   <span className="muted">—</span>
                 )}
               </td>
-              <td className="mono wrap-anywhere" style={{ maxWidth: 220 }}>{r.target ?? <span className="muted">—</span>}</td>
-              <td className="mono truncate" style={{ maxWidth: 110 }} title={`request ${r.requestId ?? "—"}${r.ip ? ` from ${r.ip}` : ""} · operation ${r.operationId}`}>
+              <td className="mono wrap-anywhere" style={{ maxWidth: 220 }}>
+                {r.target ?? <span className="muted">—</span>}
+              </td>
+              <td
+                className="mono truncate"
+                style={{ maxWidth: 110 }}
+                title={`request ${r.requestId ?? "—"}${r.ip ? ` from ${r.ip}` : ""} · operation ${r.operationId}`}
+              >
                 {r.requestId ?? "—"}
               </td>
               <td>

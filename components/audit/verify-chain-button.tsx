@@ -23,7 +23,9 @@ export function VerifyChainButton() {
             const held = d.checkpoints.checked > 0 ? `, held to ${d.checkpoints.checked} checkpoint(s)` : "";
             setResult({
               ok: d.ok,
-              text: d.ok ? `Chain intact (${d.checked} rows checked${held})` : `Chain broken${where}: ${d.brokenAt?.reason ?? "unknown reason"}`,
+              text: d.ok
+                ? `Chain intact (${d.checked} rows checked${held})`
+                : `Chain broken${where}: ${d.brokenAt?.reason ?? "unknown reason"}`,
             });
           })
         }

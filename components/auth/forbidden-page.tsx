@@ -6,7 +6,15 @@ import { getActor } from "@/lib/auth/session";
  * What a forbidden.tsx renders (Next answers it with HTTP 403): the refusal in the operator's
  * words, the role that was refused, and that the attempt is on record. No data of the page.
  */
-export async function ForbiddenPage({ title, children, testId = "forbidden" }: { title: string; children?: ReactNode; testId?: string }) {
+export async function ForbiddenPage({
+  title,
+  children,
+  testId = "forbidden",
+}: {
+  title: string;
+  children?: ReactNode;
+  testId?: string;
+}) {
   const actor = await getActor();
   return (
     <main className="page" data-testid={testId}>

@@ -5,7 +5,15 @@ import { useState } from "react";
 import { useHydrated } from "@/components/ui/use-hydrated";
 
 /** Starts the OpenID Connect sign-in (next-auth posts, then the browser goes to the provider). */
-export function SsoButton({ providerId, name, callbackUrl }: { providerId: string; name: string; callbackUrl: string }) {
+export function SsoButton({
+  providerId,
+  name,
+  callbackUrl,
+}: {
+  providerId: string;
+  name: string;
+  callbackUrl: string;
+}) {
   const [busy, setBusy] = useState(false);
   const hydrated = useHydrated();
   return (

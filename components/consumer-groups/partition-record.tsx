@@ -8,15 +8,16 @@ export function PartitionRecordView({ record }: { record: PartitionRecord }) {
   if (record.kind === "gone") {
     return (
       <div className="banner banner-warn" role="status" data-testid="record-gone">
-        The committed offset lies before the partition&apos;s first record ({record.start}): retention deleted it. The group&apos;s consumer will jump to where its
-        auto.offset.reset says.
+        The committed offset lies before the partition&apos;s first record ({record.start}): retention deleted it. The
+        group&apos;s consumer will jump to where its auto.offset.reset says.
       </div>
     );
   }
   if (record.kind === "none") {
     return (
       <div className="banner banner-info" role="status" data-testid="record-none">
-        No record at or after the committed offset (the partition ends at {record.end}): the group has caught up since the last sample.
+        No record at or after the committed offset (the partition ends at {record.end}): the group has caught up since
+        the last sample.
       </div>
     );
   }

@@ -3,7 +3,11 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { useState, useTransition, type FormEvent } from "react";
-import { cancelSkipAction, planSkipAction, startSkipAction } from "@/app/groups/[connectionId]/[groupId]/[topic]/[partition]/actions";
+import {
+  cancelSkipAction,
+  planSkipAction,
+  startSkipAction,
+} from "@/app/groups/[connectionId]/[groupId]/[topic]/[partition]/actions";
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { SkipPlan, SkipView } from "@/lib/consumer-groups/skip";
 import { skipApiHref } from "@/lib/consumer-groups/links";
@@ -44,7 +48,13 @@ export function SkipPanel(props: Props) {
   );
 }
 
-function SkipForm({ connectionId, groupId, topic, partition, onStarted }: Props & { onStarted: (v: SkipView) => void }) {
+function SkipForm({
+  connectionId,
+  groupId,
+  topic,
+  partition,
+  onStarted,
+}: Props & { onStarted: (v: SkipView) => void }) {
   const [upTo, setUpTo] = useState("");
   const [plan, setPlan] = useState<SkipPlan | null>(null);
   const [reason, setReason] = useState("");
@@ -70,7 +80,14 @@ function SkipForm({ connectionId, groupId, topic, partition, onStarted }: Props 
     if (!plan) return;
     setError(null);
     start(async () => {
-      const r = await startSkipAction({ ...ref, expectedCommitted: plan.committed, upToOffset: plan.upToOffset, confirmedCount: plan.count, reason, waitForEmpty: wait });
+      const r = await startSkipAction({
+        ...ref,
+        expectedCommitted: plan.committed,
+        upToOffset: plan.upToOffset,
+        confirmedCount: plan.count,
+        reason,
+        waitForEmpty: wait,
+      });
       if (r.ok) {
         onStarted(r.data);
         setPlan(null);
@@ -87,13 +104,25 @@ function SkipForm({ connectionId, groupId, topic, partition, onStarted }: Props 
     <form className="card section" onSubmit={submit} data-testid="skip-form" aria-label="Move to the DLT and skip">
       <h2>Move to the DLT and skip</h2>
       <p className="muted">
-        The record is copied to the group&apos;s DLT with its key, value, headers and timestamp and the reason; only once Kafka confirmed every copy is the
-        group&apos;s committed offset set past it. Nothing else in the partition is skipped. Kafka allows this only while the group has no members.
+        The record is copied to the group&apos;s DLT with its key, value, headers and timestamp and the reason; only
+        once Kafka confirmed every copy is the group&apos;s committed offset set past it. Nothing else in the partition
+        is skipped. Kafka allows this only while the group has no members.
       </p>
       <div className="toolbar">
         <label>
           Skip up to offset{" "}
-          <input className="input mono" inputMode="numeric" value={upTo} onChange={(e) => { setUpTo(e.target.value); setPlan(null); }} placeholder="just the next record" data-testid="skip-up-to" size={16} />
+          <input
+            className="input mono"
+            inputMode="numeric"
+            value={upTo}
+            onChange={(e) => {
+              setUpTo(e.target.value);
+              setPlan(null);
+            }}
+            placeholder="just the next record"
+            data-testid="skip-up-to"
+            size={16}
+          />
         </label>
         <button type="button" className="btn" onClick={preview} disabled={pending} data-testid="skip-preview">
           {pending && !plan ? "Looking…" : "Preview"}
@@ -105,33 +134,60 @@ function SkipForm({ connectionId, groupId, topic, partition, onStarted }: Props 
             <strong data-testid="skip-count">
               {plan.count} record{plan.count === 1 ? "" : "s"}
             </strong>{" "}
-            ({plan.upToOffset !== plan.firstOffset ? `offsets ${plan.firstOffset}–${plan.upToOffset}` : `offset ${plan.firstOffset}`}) will be copied to{" "}
-            <span className="mono" data-testid="skip-dlt">{plan.dlt}</span>
-            {plan.dltExists ? "" : plan.willCreate ? " (created, as the connection allows)" : ""}, then the committed offset moves from {plan.committed ?? "none"} to{" "}
-            {(BigInt(plan.upToOffset) + 1n).toString()}.
+            (
+            {plan.upToOffset !== plan.firstOffset
+              ? `offsets ${plan.firstOffset}–${plan.upToOffset}`
+              : `offset ${plan.firstOffset}`}
+            ) will be copied to{" "}
+            <span className="mono" data-testid="skip-dlt">
+              {plan.dlt}
+            </span>
+            {plan.dltExists ? "" : plan.willCreate ? " (created, as the connection allows)" : ""}, then the committed
+            offset moves from {plan.committed ?? "none"} to {(BigInt(plan.upToOffset) + 1n).toString()}.
           </p>
           {blocked ? (
             <div className="banner banner-error" role="alert">
-              The DLT <span className="mono">{plan.dlt}</span> does not exist and this connection does not let the console create it (consumerGroups.createDlt). Create it, or name another DLT for this group (consumerGroups.dlts).
+              The DLT <span className="mono">{plan.dlt}</span> does not exist and this connection does not let the
+              console create it (consumerGroups.createDlt). Create it, or name another DLT for this group
+              (consumerGroups.dlts).
             </div>
           ) : null}
           {mustWait ? (
             <div className="banner banner-warn" role="status" data-testid="skip-members">
               <p>
-                <strong>The group has {plan.members.length} active member{plan.members.length === 1 ? "" : "s"}</strong>, so Kafka will not let its offset be set now:{" "}
-                {plan.members.map((m) => `${m.clientId} (${m.host})`).join(", ")}. Scale the consumers to zero, or let the console wait for that.
+                <strong>
+                  The group has {plan.members.length} active member{plan.members.length === 1 ? "" : "s"}
+                </strong>
+                , so Kafka will not let its offset be set now:{" "}
+                {plan.members.map((m) => `${m.clientId} (${m.host})`).join(", ")}. Scale the consumers to zero, or let
+                the console wait for that.
               </p>
               <label>
-                <input type="checkbox" checked={wait} onChange={(e) => setWait(e.target.checked)} data-testid="skip-wait" /> Wait until the group has no members, then skip
-                (cancel at any time before that)
+                <input
+                  type="checkbox"
+                  checked={wait}
+                  onChange={(e) => setWait(e.target.checked)}
+                  data-testid="skip-wait"
+                />{" "}
+                Wait until the group has no members, then skip (cancel at any time before that)
               </label>
             </div>
           ) : null}
           <fieldset className="card section">
             <legend>Why are these records skipped?</legend>
             <label>
-              <span className="hint">Required. Travels with each copy as kafka_dlt-exception-message, and is recorded in the audit log.</span>
-              <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} maxLength={1000} required style={{ width: "100%" }} data-testid="skip-reason" />
+              <span className="hint">
+                Required. Travels with each copy as kafka_dlt-exception-message, and is recorded in the audit log.
+              </span>
+              <textarea
+                value={reason}
+                onChange={(e) => setReason(e.target.value)}
+                rows={2}
+                maxLength={1000}
+                required
+                style={{ width: "100%" }}
+                data-testid="skip-reason"
+              />
             </label>
           </fieldset>
           <div className="toolbar">
@@ -152,12 +208,25 @@ function SkipForm({ connectionId, groupId, topic, partition, onStarted }: Props 
 
 async function fetchSkip(id: string): Promise<SkipView> {
   const res = await fetch(skipApiHref(id), { cache: "no-store" });
-  const body = (await res.json().catch(() => null)) as { ok: boolean; data?: SkipView; error?: { message: string } } | null;
-  if (!res.ok || !body?.ok || !body.data) throw new Error(body?.error?.message ?? `The skip's progress could not be read (HTTP ${res.status}). Retrying.`);
+  const body = (await res.json().catch(() => null)) as {
+    ok: boolean;
+    data?: SkipView;
+    error?: { message: string };
+  } | null;
+  if (!res.ok || !body?.ok || !body.data)
+    throw new Error(body?.error?.message ?? `The skip's progress could not be read (HTTP ${res.status}). Retrying.`);
   return body.data;
 }
 
-function SkipJob({ initial, connectionId, canCancel }: { initial: SkipView; connectionId: string; canCancel: boolean }) {
+function SkipJob({
+  initial,
+  connectionId,
+  canCancel,
+}: {
+  initial: SkipView;
+  connectionId: string;
+  canCancel: boolean;
+}) {
   const q = useQuery({
     queryKey: ["group-skip", initial.id],
     queryFn: () => fetchSkip(initial.id),
@@ -179,7 +248,8 @@ function SkipJob({ initial, connectionId, canCancel }: { initial: SkipView; conn
   return (
     <div className="section" data-testid="skip-job" data-state={j.state} data-phase={pr.phase ?? ""}>
       <p>
-        <span className="badge">{j.state}</span> Skip of {j.params.count} record{j.params.count === 1 ? "" : "s"} up to offset {j.params.upToOffset} to{" "}
+        <span className="badge">{j.state}</span> Skip of {j.params.count} record{j.params.count === 1 ? "" : "s"} up to
+        offset {j.params.upToOffset} to{" "}
         <Link href={dlqHref(connectionId, dlt)} className="mono">
           {dlt}
         </Link>{" "}
@@ -189,23 +259,31 @@ function SkipJob({ initial, connectionId, canCancel }: { initial: SkipView; conn
       </p>
       {pr.phase === "waiting" && isActive(j.state) ? (
         <p data-testid="skip-waiting">
-          Waiting for the group to have no members; now: {(pr.members ?? []).map((m) => `${m.clientId} (${m.host})`).join(", ") || "none"}
+          Waiting for the group to have no members; now:{" "}
+          {(pr.members ?? []).map((m) => `${m.clientId} (${m.host})`).join(", ") || "none"}
           {pr.checkedAt ? (
             <>
               {" "}
-              <span className="muted">(looked <RelativeTime value={pr.checkedAt} />)</span>
+              <span className="muted">
+                (looked <RelativeTime value={pr.checkedAt} />)
+              </span>
             </>
           ) : null}
         </p>
       ) : null}
       {j.state === "succeeded" ? (
         <p data-testid="skip-done">
-          Committed offset moved from {pr.committedBefore ?? "none"} to <span className="mono">{pr.committedAfter}</span>
+          Committed offset moved from {pr.committedBefore ?? "none"} to{" "}
+          <span className="mono">{pr.committedAfter}</span>
           {pr.dltCreated ? "; the DLT was created" : ""}. Copies in the DLT:{" "}
           {(pr.copies ?? []).map((c, i) => (
             <span key={c.offset}>
               {i ? ", " : ""}
-              <Link href={letterHref(connectionId, dlt, `${c.dltPartition}-${c.dltOffset}`)} className="mono" data-testid="skip-copy-link">
+              <Link
+                href={letterHref(connectionId, dlt, `${c.dltPartition}-${c.dltOffset}`)}
+                className="mono"
+                data-testid="skip-copy-link"
+              >
                 offset {c.offset} → {c.dltPartition}-{c.dltOffset}
               </Link>
             </span>
@@ -215,7 +293,10 @@ function SkipJob({ initial, connectionId, canCancel }: { initial: SkipView; conn
       ) : null}
       {j.state === "failed" ? (
         <div className="banner banner-error" role="alert" data-testid="skip-failed">
-          {j.error ?? "The skip failed."} {(pr.copies ?? []).length ? `${(pr.copies ?? []).length} cop${(pr.copies ?? []).length === 1 ? "y" : "ies"} already in the DLT were kept; the offset did not move.` : "Nothing was skipped."}
+          {j.error ?? "The skip failed."}{" "}
+          {(pr.copies ?? []).length
+            ? `${(pr.copies ?? []).length} cop${(pr.copies ?? []).length === 1 ? "y" : "ies"} already in the DLT were kept; the offset did not move.`
+            : "Nothing was skipped."}
         </div>
       ) : null}
       {j.state === "cancelled" ? <p className="muted">Cancelled: nothing was skipped.</p> : null}

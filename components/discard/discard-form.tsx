@@ -40,15 +40,25 @@ export function DiscardForm({
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (ready) start(() => startDiscardAction({ connectionId, queue, selection, reason: reason.trim(), confirmedCount: count }));
+    if (ready)
+      start(() => startDiscardAction({ connectionId, queue, selection, reason: reason.trim(), confirmedCount: count }));
   };
 
   return (
     <form className="redrive-form" onSubmit={submit} data-testid="discard-form" noValidate>
-      <ScopeCard kind="discard" selection={selection} count={count} queue={queue} groupLabel={groupLabel} onRecount={recount} pending={pending} back={{ href: backHref, label: "← Back" }}>
+      <ScopeCard
+        kind="discard"
+        selection={selection}
+        count={count}
+        queue={queue}
+        groupLabel={groupLabel}
+        onRecount={recount}
+        pending={pending}
+        back={{ href: backHref, label: "← Back" }}
+      >
         <p className="hint">
-          Each letter is copied into the console&apos;s archive (payload encrypted) before it leaves the DLQ, kept for {retentionDays} days, and can be exported or put back
-          (undo) from the archive by an admin.
+          Each letter is copied into the console&apos;s archive (payload encrypted) before it leaves the DLQ, kept for{" "}
+          {retentionDays} days, and can be exported or put back (undo) from the archive by an admin.
         </p>
         {preview.warnings.map((w) => (
           <div key={w} className="banner banner-warn" data-testid="discard-warning">
@@ -60,14 +70,30 @@ export function DiscardForm({
       <fieldset className="card">
         <legend>Why are these letters discarded?</legend>
         <label>
-          <span className="hint">Required. Recorded with the discard, on every archived letter and in the audit log.</span>
-          <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} maxLength={2000} required placeholder="Orders for the retired v1 checkout; they can never be processed (ORD-931)" data-testid="discard-reason" />
+          <span className="hint">
+            Required. Recorded with the discard, on every archived letter and in the audit log.
+          </span>
+          <textarea
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            rows={2}
+            maxLength={2000}
+            required
+            placeholder="Orders for the retired v1 checkout; they can never be processed (ORD-931)"
+            data-testid="discard-reason"
+          />
         </label>
       </fieldset>
 
       <section className="card redrive-confirm" aria-label="Confirm">
         <label className="radio">
-          <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} disabled={count === 0} data-testid="discard-confirm" />
+          <input
+            type="checkbox"
+            checked={confirmed}
+            onChange={(e) => setConfirmed(e.target.checked)}
+            disabled={count === 0}
+            data-testid="discard-confirm"
+          />
           <span>
             <strong>{phrase}</strong> from <span className="mono">{queue}</span>. I have checked the scope.
           </span>
@@ -78,7 +104,15 @@ export function DiscardForm({
             className="btn btn-danger"
             disabled={!ready || pending}
             data-testid="discard-submit"
-            title={ready ? undefined : count === 0 ? "Nothing to discard." : reason.trim().length < 3 ? "State the reason first." : "Tick the confirmation first."}
+            title={
+              ready
+                ? undefined
+                : count === 0
+                  ? "Nothing to discard."
+                  : reason.trim().length < 3
+                    ? "State the reason first."
+                    : "Tick the confirmation first."
+            }
           >
             {pending ? "Starting…" : phrase}
           </button>

@@ -26,7 +26,19 @@ const LEDGER_WORDS: Record<string, string> = {
 };
 
 /** A discard's live view, polled every second while it is active: progress with numbers, cancel, and the per-letter ledger. */
-export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel }: { initial: Data; ledgerState: string | null; after: number | null; canCancel: boolean; groupLabel: string | null }) {
+export function DiscardJob({
+  initial,
+  ledgerState,
+  after,
+  canCancel,
+  groupLabel,
+}: {
+  initial: Data;
+  ledgerState: string | null;
+  after: number | null;
+  canCancel: boolean;
+  groupLabel: string | null;
+}) {
   const id = initial.discard.id;
   const qc = useQueryClient();
   const query = useQuery({
@@ -44,7 +56,8 @@ export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel 
   const fraction = d.total ? settled / d.total : 1;
   const rate = Number((d.progress as { rate?: number }).rate ?? 0);
   const eta = (d.progress as { eta?: number | null }).eta ?? null;
-  const href = (state: string | null, a: number | null = null) => discardJobHref(d.connectionId, d.queue, d.id, { state, after: a });
+  const href = (state: string | null, a: number | null = null) =>
+    discardJobHref(d.connectionId, d.queue, d.id, { state, after: a });
 
   const cancel = () => {
     setError(null);
@@ -57,10 +70,18 @@ export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel 
 
   return (
     <div className="redrive-job" data-testid="discard-job" data-state={d.state}>
-      <JobHeader kind="discard" id={d.id} state={d.state} cancelRequested={d.cancelRequested} scope={describeScope(d.selection as UiSelection, d.total, d.queue, groupLabel)} scopeTestId="discard-job-scope" />
+      <JobHeader
+        kind="discard"
+        id={d.id}
+        state={d.state}
+        cancelRequested={d.cancelRequested}
+        scope={describeScope(d.selection as UiSelection, d.total, d.queue, groupLabel)}
+        scopeTestId="discard-job-scope"
+      />
       {d.state === "failed" ? (
         <div className="banner banner-danger" role="alert">
-          <strong>The discard failed:</strong> {d.error ?? "no reason was recorded"} Letters not yet discarded are still in the DLQ; the ledger below shows each one.
+          <strong>The discard failed:</strong> {d.error ?? "no reason was recorded"} Letters not yet discarded are still
+          in the DLQ; the ledger below shows each one.
         </div>
       ) : null}
 
@@ -75,7 +96,12 @@ export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel 
         numberPrefix="dn"
         numbers={[
           ["discarded", "Discarded", counts.discarded, ""],
-          ["failed", "Failed", counts.failed + counts.checksum_mismatch, counts.failed + counts.checksum_mismatch ? "is-bad" : ""],
+          [
+            "failed",
+            "Failed",
+            counts.failed + counts.checksum_mismatch,
+            counts.failed + counts.checksum_mismatch ? "is-bad" : "",
+          ],
           ["missing", "Missing", counts.missing, counts.missing ? "is-warn" : ""],
           ["pending", "Waiting", counts.pending + counts.removing, ""],
         ]}
@@ -83,17 +109,29 @@ export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel 
 
       <div className="toolbar redrive-controls">
         {canCancel ? (
-          <button type="button" className="btn btn-danger" onClick={cancel} disabled={!active || d.cancelRequested || pending} data-testid="discard-cancel">
+          <button
+            type="button"
+            className="btn btn-danger"
+            onClick={cancel}
+            disabled={!active || d.cancelRequested || pending}
+            data-testid="discard-cancel"
+          >
             Cancel discard
           </button>
         ) : null}
         <span className="hint">
-          {active ? "Cancel stops at the next batch; letters not yet discarded stay in the DLQ, untouched." : "This discard has ended."}
+          {active
+            ? "Cancel stops at the next batch; letters not yet discarded stay in the DLQ, untouched."
+            : "This discard has ended."}
           <EndedNote state={d.state} finishedAt={d.finishedAt} />
         </span>
         <span className="spacer" />
         {counts.discarded > 0 ? (
-          <Link className="btn btn-small" href={archiveHref({ connectionId: d.connectionId, queue: d.queue })} data-testid="discard-archive-link">
+          <Link
+            className="btn btn-small"
+            href={archiveHref({ connectionId: d.connectionId, queue: d.queue })}
+            data-testid="discard-archive-link"
+          >
             Open in the archive →
           </Link>
         ) : null}
@@ -123,7 +161,12 @@ export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel 
           {Object.entries(counts)
             .filter(([, n]) => n > 0)
             .map(([s, n]) => (
-              <Link key={s} href={href(s)} className={`chip${ledgerState === s ? " is-current" : ""}`} data-testid={`discard-filter-${s}`}>
+              <Link
+                key={s}
+                href={href(s)}
+                className={`chip${ledgerState === s ? " is-current" : ""}`}
+                data-testid={`discard-filter-${s}`}
+              >
                 {s.replace("_", " ")} {formatCount(n)}
               </Link>
             ))}
@@ -147,7 +190,11 @@ export function DiscardJob({ initial, ledgerState, after, canCancel, groupLabel 
                     {truncate(r.letterId, 32)}
                   </td>
                   <td>
-                    <span className={`badge ${r.state === "discarded" ? "badge-ok" : r.state === "pending" || r.state === "removing" ? "" : "badge-danger"}`}>{LEDGER_WORDS[r.state] ?? r.state}</span>
+                    <span
+                      className={`badge ${r.state === "discarded" ? "badge-ok" : r.state === "pending" || r.state === "removing" ? "" : "badge-danger"}`}
+                    >
+                      {LEDGER_WORDS[r.state] ?? r.state}
+                    </span>
                   </td>
                   <td className="wrap-anywhere small">{r.reason ?? <span className="muted">—</span>}</td>
                   <td className="nowrap">

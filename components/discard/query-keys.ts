@@ -2,5 +2,6 @@
 export const discardKeys = {
   all: ["discard"] as const,
   job: (id: string) => [...discardKeys.all, "job", id] as const,
-  page: (id: string, state: string | null, after: number | null) => [...discardKeys.job(id), state ?? "", after ?? 0] as const,
+  page: (id: string, state: string | null, after: number | null) =>
+    [...discardKeys.job(id), state ?? "", after ?? 0] as const,
 };

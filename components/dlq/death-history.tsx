@@ -42,9 +42,27 @@ export function DeathHistory({ history, countLabel = "Count" }: { history: Death
                       <RelativeTime value={d.time} />
                     </td>
                   ) : null}
-                  {route ? <td className="mono wrap-anywhere">{d.exchange === null ? "—" : d.exchange === "" ? <span className="muted">(default)</span> : d.exchange}</td> : null}
-                  {route ? <td className="mono wrap-anywhere">{d.routingKeys.length ? d.routingKeys.join(", ") : "—"}</td> : null}
-                  <td className="value-cell">{d.extra.length ? d.extra.map((x) => `${x.name}: ${valueText(x.value)}`).join("\n") : <span className="muted">—</span>}</td>
+                  {route ? (
+                    <td className="mono wrap-anywhere">
+                      {d.exchange === null ? (
+                        "—"
+                      ) : d.exchange === "" ? (
+                        <span className="muted">(default)</span>
+                      ) : (
+                        d.exchange
+                      )}
+                    </td>
+                  ) : null}
+                  {route ? (
+                    <td className="mono wrap-anywhere">{d.routingKeys.length ? d.routingKeys.join(", ") : "—"}</td>
+                  ) : null}
+                  <td className="value-cell">
+                    {d.extra.length ? (
+                      d.extra.map((x) => `${x.name}: ${valueText(x.value)}`).join("\n")
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>

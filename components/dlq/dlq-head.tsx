@@ -48,7 +48,12 @@ export async function DlqHead({
   const unhandled = dlq ? unhandledCount(dlq) : null;
   return (
     <>
-      <DlqCrumbTrail name={connection.displayName} connectionId={connectionId} queue={queue} current={current === "letters" ? null : current} />
+      <DlqCrumbTrail
+        name={connection.displayName}
+        connectionId={connectionId}
+        queue={queue}
+        current={current === "letters" ? null : current}
+      />
       <div className="page-head" data-testid="dlq-head">
         <h1 className="mono" data-testid="dlq-name">
           {dlq?.name ?? queue}
@@ -67,7 +72,8 @@ export async function DlqHead({
               </>
             ) : null}
             {dlq.inFlight ? ` · in flight ${formatCount(dlq.inFlight)}` : null} · {labels.origin.toLowerCase()}
-            {dlq.origins.length === 1 ? "" : "s"} {dlq.origins.length ? <span className="mono">{dlq.origins.join(", ")}</span> : "unknown"}
+            {dlq.origins.length === 1 ? "" : "s"}{" "}
+            {dlq.origins.length ? <span className="mono">{dlq.origins.join(", ")}</span> : "unknown"}
           </span>
         ) : (
           <span className="meta" data-testid="dlq-head-problem">
@@ -75,7 +81,11 @@ export async function DlqHead({
           </span>
         )}
         {snapshot !== undefined ? (
-          <span className="badge badge-warn" data-testid="snapshot-badge" title="Reading this DLQ costs letters: its pages are served from the snapshot of its last confirmed read">
+          <span
+            className="badge badge-warn"
+            data-testid="snapshot-badge"
+            title="Reading this DLQ costs letters: its pages are served from the snapshot of its last confirmed read"
+          >
             {snapshot ? (
               <>
                 snapshot of <RelativeTime value={snapshot.finishedAt} />
@@ -93,7 +103,19 @@ export async function DlqHead({
 }
 
 /** DLQs / connection name / queue / what is open, as every page under a DLQ shows it. */
-export function DlqCrumbTrail({ name, connectionId, queue, current, children }: { name: string; connectionId: string; queue: string; current?: string | null; children?: ReactNode }) {
+export function DlqCrumbTrail({
+  name,
+  connectionId,
+  queue,
+  current,
+  children,
+}: {
+  name: string;
+  connectionId: string;
+  queue: string;
+  current?: string | null;
+  children?: ReactNode;
+}) {
   const last = children ?? current;
   return (
     <div className="breadcrumbs" data-testid="breadcrumbs">

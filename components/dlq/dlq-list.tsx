@@ -7,11 +7,28 @@ import type { DlqSummary } from "@/lib/brokers/types";
 import type { DlqListing } from "@/lib/dlq/types";
 import { dlqHref } from "@/lib/dlq/links";
 import type { Overview } from "@/lib/operations/use-cases";
-import { dlqKey, FIRST_DIR, mergeOverview, overviewQuery, sortOverview, type OverviewItem, type SortDir, type SortKey } from "@/lib/operations/ui-overview";
+import {
+  dlqKey,
+  FIRST_DIR,
+  mergeOverview,
+  overviewQuery,
+  sortOverview,
+  type OverviewItem,
+  type SortDir,
+  type SortKey,
+} from "@/lib/operations/ui-overview";
 import { dlqKeys } from "./query-keys";
 import { opsKeys } from "@/components/operations/query-keys";
 import { DepthCell, LiveCells } from "./dlq-live-cells";
-import { FindingsCell, InflowCell, LastAlertCell, LostInCell, OldestCell, OwnerCell, StaleBadge } from "@/components/operations/overview-cells";
+import {
+  FindingsCell,
+  InflowCell,
+  LastAlertCell,
+  LostInCell,
+  OldestCell,
+  OwnerCell,
+  StaleBadge,
+} from "@/components/operations/overview-cells";
 import { DepthTrend } from "@/components/operations/depth-trend";
 import { useNow } from "@/components/operations/use-now";
 import { EmptyRow } from "@/components/ui/empty-row";
@@ -22,7 +39,8 @@ type Item = OverviewItem<Live>;
 async function fetchJson<T>(url: string): Promise<T> {
   const res = await fetch(url, { cache: "no-store", headers: { Accept: "application/json" } });
   const body = (await res.json().catch(() => null)) as { ok: boolean; data?: T; error?: { message: string } } | null;
-  if (!res.ok || !body?.ok || !body.data) throw new Error(body?.error?.message ?? `The console answered ${res.status}.`);
+  if (!res.ok || !body?.ok || !body.data)
+    throw new Error(body?.error?.message ?? `The console answered ${res.status}.`);
   return body.data;
 }
 
@@ -43,10 +61,13 @@ function Updated({ at, failing }: { at: number; failing: boolean }) {
 
 function SamplerNote({ overview, now }: { overview: Overview | null; now: number }) {
   if (!overview) return <span className="hint">The sampler&apos;s figures could not be read.</span>;
-  const last = overview.lastSampledAt ? Math.max(0, Math.round((now - new Date(overview.lastSampledAt).getTime()) / 1000)) : null;
+  const last = overview.lastSampledAt
+    ? Math.max(0, Math.round((now - new Date(overview.lastSampledAt).getTime()) / 1000))
+    : null;
   return (
     <span className="hint" data-testid="sampler-note" suppressHydrationWarning>
-      Depth is live from the broker; inflow, oldest, lost in and trend come from the sampler every {overview.sampleIntervalSeconds} s
+      Depth is live from the broker; inflow, oldest, lost in and trend come from the sampler every{" "}
+      {overview.sampleIntervalSeconds} s
       {last === null ? " (no round yet)" : ` (last round ${last < 2 ? "just now" : `${last} s ago`})`}.
     </span>
   );
@@ -65,12 +86,29 @@ const COLUMNS: Column[] = [
   { id: "connection", header: "Connection", sort: "connection" },
   { id: "type", header: "Type" },
   { id: "depth", header: "Depth", sort: "depth", num: true, title: "Letters in the DLQ, live from the broker" },
-  { id: "inflow", header: "Inflow", sort: "inflow", num: true, title: "Letters per minute over the last hour (sampler)" },
-  { id: "oldest", header: "Oldest", sort: "oldest", num: true, title: "Age of the oldest letter (broker or last scan)" },
+  {
+    id: "inflow",
+    header: "Inflow",
+    sort: "inflow",
+    num: true,
+    title: "Letters per minute over the last hour (sampler)",
+  },
+  {
+    id: "oldest",
+    header: "Oldest",
+    sort: "oldest",
+    num: true,
+    title: "Age of the oldest letter (broker or last scan)",
+  },
   { id: "lost", header: "Lost in", sort: "lost", title: "Time until the oldest letter is lost to the DLQ's retention" },
   { id: "trend", header: "Last hour", title: "Depth per minute over the last hour (sampler)" },
   { id: "owner", header: "Owner", sort: "owner" },
-  { id: "findings", header: "Findings", sort: "findings", title: "Open configuration findings: worst severity and count" },
+  {
+    id: "findings",
+    header: "Findings",
+    sort: "findings",
+    title: "Open configuration findings: worst severity and count",
+  },
   { id: "alert", header: "Last alert", sort: "alert" },
   { id: "inflight", header: "In flight / consumers", num: true },
   { id: "origins", header: "Origins" },
@@ -91,7 +129,17 @@ export interface ListView {
  * with the sampler's figures (polled alike), needs attention first unless a column is chosen. The
  * sort and the filter live in the URL, so a view can be pasted into an incident channel.
  */
-export function DlqList({ initial, initialOverview, view, renderedAt }: { initial: DlqListing; initialOverview: Overview | null; view: ListView; renderedAt: number }) {
+export function DlqList({
+  initial,
+  initialOverview,
+  view,
+  renderedAt,
+}: {
+  initial: DlqListing;
+  initialOverview: Overview | null;
+  view: ListView;
+  renderedAt: number;
+}) {
   const query = useQuery({
     queryKey: dlqKeys.list(),
     queryFn: () => fetchJson<DlqListing>("/api/dlqs"),
@@ -131,7 +179,9 @@ export function DlqList({ initial, initialOverview, view, renderedAt }: { initia
     const f = filter.trim().toLowerCase();
     const shown = f
       ? merged.filter((r) =>
-          `${r.name} ${r.connectionId} ${names.get(r.connectionId) ?? ""} ${r.live?.origins.join(" ") ?? ""} ${r.ops?.owner?.team ?? ""}`.toLowerCase().includes(f),
+          `${r.name} ${r.connectionId} ${names.get(r.connectionId) ?? ""} ${r.live?.origins.join(" ") ?? ""} ${r.ops?.owner?.team ?? ""}`
+            .toLowerCase()
+            .includes(f),
         )
       : merged;
     return sortOverview(shown, sort.key, sort.dir, (id) => names.get(id) ?? id, now);
@@ -141,7 +191,8 @@ export function DlqList({ initial, initialOverview, view, renderedAt }: { initia
     const listed = new Set(data.connections.flatMap((c) => c.dlqs.map((d) => dlqKey(c.connectionId, d.name))));
     return (overview?.rows ?? []).filter((o) => o.missingSince && !listed.has(dlqKey(o.connectionId, o.queue))).length;
   }, [data, overview]);
-  const toggle = (key: SortKey) => setSort((s) => (s.key === key ? { key, dir: s.dir === "asc" ? "desc" : "asc" } : { key, dir: FIRST_DIR[key] }));
+  const toggle = (key: SortKey) =>
+    setSort((s) => (s.key === key ? { key, dir: s.dir === "asc" ? "desc" : "asc" } : { key, dir: FIRST_DIR[key] }));
   const down = data.connections.filter((c) => c.status === "error");
   const warnHours = overview?.deadlineWarnHours ?? 24;
 
@@ -162,7 +213,8 @@ export function DlqList({ initial, initialOverview, view, renderedAt }: { initia
       ) : null}
       {ops.isError && !ops.isFetching ? (
         <div className="banner banner-warn" role="status" data-testid="overview-error">
-          Could not refresh the sampler&apos;s figures: {(ops.error as Error).message} {overview ? "Showing the last ones read." : ""}
+          Could not refresh the sampler&apos;s figures: {(ops.error as Error).message}{" "}
+          {overview ? "Showing the last ones read." : ""}
         </div>
       ) : null}
       <div className="toolbar">
@@ -178,10 +230,16 @@ export function DlqList({ initial, initialOverview, view, renderedAt }: { initia
           style={{ width: 320 }}
         />
         <span className="hint">
-          {rows.length} DLQ{rows.length === 1 ? "" : "s"} on {data.connections.length} connection{data.connections.length === 1 ? "" : "s"}
+          {rows.length} DLQ{rows.length === 1 ? "" : "s"} on {data.connections.length} connection
+          {data.connections.length === 1 ? "" : "s"}
         </span>
         {sort.key !== "attention" ? (
-          <button type="button" className="btn btn-small btn-quiet" data-testid="sort-attention" onClick={() => setSort({ key: "attention", dir: "asc" })}>
+          <button
+            type="button"
+            className="btn btn-small btn-quiet"
+            data-testid="sort-attention"
+            onClick={() => setSort({ key: "attention", dir: "asc" })}
+          >
             Needs attention first
           </button>
         ) : (
@@ -190,8 +248,16 @@ export function DlqList({ initial, initialOverview, view, renderedAt }: { initia
           </span>
         )}
         {goneCount > 0 || showGone ? (
-          <label className="hint field-inline" title="DLQs the sampler has seen that their broker no longer lists (deleted, or no longer dead-lettered into)">
-            <input type="checkbox" checked={showGone} onChange={(e) => setShowGone(e.target.checked)} data-testid="show-gone" />
+          <label
+            className="hint field-inline"
+            title="DLQs the sampler has seen that their broker no longer lists (deleted, or no longer dead-lettered into)"
+          >
+            <input
+              type="checkbox"
+              checked={showGone}
+              onChange={(e) => setShowGone(e.target.checked)}
+              data-testid="show-gone"
+            />
             show {goneCount} gone
           </label>
         ) : null}
@@ -208,9 +274,19 @@ export function DlqList({ initial, initialOverview, view, renderedAt }: { initia
               {COLUMNS.map((c) => {
                 const sorted = c.sort && sort.key === c.sort ? sort.dir : null;
                 return (
-                  <th key={c.id} className={c.num ? "num" : undefined} title={c.title} aria-sort={sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : "none"}>
+                  <th
+                    key={c.id}
+                    className={c.num ? "num" : undefined}
+                    title={c.title}
+                    aria-sort={sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : "none"}
+                  >
                     {c.sort ? (
-                      <button type="button" className="sort" data-testid={`sort-${c.id}`} onClick={() => toggle(c.sort!)}>
+                      <button
+                        type="button"
+                        className="sort"
+                        data-testid={`sort-${c.id}`}
+                        onClick={() => toggle(c.sort!)}
+                      >
                         {c.header}
                         <span aria-hidden>{sorted === "asc" ? "▲" : sorted === "desc" ? "▼" : ""}</span>
                       </button>
@@ -224,7 +300,13 @@ export function DlqList({ initial, initialOverview, view, renderedAt }: { initia
           </thead>
           <tbody>
             {rows.map((r) => (
-              <tr key={r.key} data-testid="dlq-row" data-connection-id={r.connectionId} data-queue={r.name} data-sampled={r.ops ? "yes" : "no"}>
+              <tr
+                key={r.key}
+                data-testid="dlq-row"
+                data-connection-id={r.connectionId}
+                data-queue={r.name}
+                data-sampled={r.ops ? "yes" : "no"}
+              >
                 <td>
                   <Link href={dlqHref(r.connectionId, r.name)} className="mono" data-testid="dlq-link">
                     {r.name}
@@ -239,7 +321,11 @@ export function DlqList({ initial, initialOverview, view, renderedAt }: { initia
                 <td>
                   <span title={r.connectionId}>{connectionName(r.connectionId)}</span>
                 </td>
-                <td>{r.live ? `${r.live.kind} · ${r.live.queueType}` : `${kinds.get(r.connectionId) ?? "?"} · ${r.ops?.queueType ?? "unknown"}`}</td>
+                <td>
+                  {r.live
+                    ? `${r.live.kind} · ${r.live.queueType}`
+                    : `${kinds.get(r.connectionId) ?? "?"} · ${r.ops?.queueType ?? "unknown"}`}
+                </td>
                 <DepthCell live={r.live} ops={r.ops} fetchedAt={query.dataUpdatedAt} now={now} />
                 <td className="num nowrap">
                   <InflowCell ops={r.ops} now={now} />
@@ -250,7 +336,15 @@ export function DlqList({ initial, initialOverview, view, renderedAt }: { initia
                 <td className="nowrap">
                   <LostInCell ops={r.ops} warnHours={warnHours} now={now} />
                 </td>
-                <td>{r.ops ? <DepthTrend trend={r.ops.trend} endAt={r.ops.sampledAt} /> : <span className="muted" data-testid="dlq-trend" data-points={0}>—</span>}</td>
+                <td>
+                  {r.ops ? (
+                    <DepthTrend trend={r.ops.trend} endAt={r.ops.sampledAt} />
+                  ) : (
+                    <span className="muted" data-testid="dlq-trend" data-points={0}>
+                      —
+                    </span>
+                  )}
+                </td>
                 <td>
                   <OwnerCell ops={r.ops} />
                 </td>
@@ -264,7 +358,11 @@ export function DlqList({ initial, initialOverview, view, renderedAt }: { initia
               </tr>
             ))}
             <EmptyRow show={rows.length === 0} columns={COLUMNS.length}>
-              {filter ? "No DLQ matches the filter." : down.length ? "No DLQs to show while the broker is unreachable." : "No DLQs found. Name them in the config file, or enable discovery through the management API."}
+              {filter
+                ? "No DLQ matches the filter."
+                : down.length
+                  ? "No DLQs to show while the broker is unreachable."
+                  : "No DLQs found. Name them in the config file, or enable discovery through the management API."}
             </EmptyRow>
           </tbody>
         </table>

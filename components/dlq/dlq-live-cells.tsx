@@ -8,11 +8,28 @@ import { sampledWords } from "@/lib/operations/ui-figures";
  * The cells of a DLQ row that come from the broker's live listing. A DLQ the listing does not
  * have now (its broker is unreachable, or it is gone) shows the sampler's last depth, and says so.
  */
-export function DepthCell({ live, ops, fetchedAt, now }: { live: DlqSummary | null; ops: DlqOverviewRow | null; fetchedAt: number; now: number }) {
+export function DepthCell({
+  live,
+  ops,
+  fetchedAt,
+  now,
+}: {
+  live: DlqSummary | null;
+  ops: DlqOverviewRow | null;
+  fetchedAt: number;
+  now: number;
+}) {
   if (!live) {
     return (
       <td className="num nowrap">
-        <span data-testid="dlq-depth" data-source="sampler" title={ops ? `Not listed by the broker now: the sampler's depth, ${sampledWords(ops.sampledAt, now)}` : "Unknown"} suppressHydrationWarning>
+        <span
+          data-testid="dlq-depth"
+          data-source="sampler"
+          title={
+            ops ? `Not listed by the broker now: the sampler's depth, ${sampledWords(ops.sampledAt, now)}` : "Unknown"
+          }
+          suppressHydrationWarning
+        >
           {formatCount(ops?.depth)}
         </span>
       </td>
@@ -22,11 +39,20 @@ export function DepthCell({ live, ops, fetchedAt, now }: { live: DlqSummary | nu
   const unhandled = unhandledCount(live);
   return (
     <td className="num nowrap">
-      <span data-testid="dlq-depth" data-source="broker" title={`Live from the broker, read ${formatRelative(fetchedAt, now)}`} suppressHydrationWarning>
+      <span
+        data-testid="dlq-depth"
+        data-source="broker"
+        title={`Live from the broker, read ${formatRelative(fetchedAt, now)}`}
+        suppressHydrationWarning
+      >
         {formatCount(live.depth)}
       </span>
       {unhandled !== null ? (
-        <span className="muted" data-testid="dlq-unhandled" title="Letters the console has not redriven or discarded yet">
+        <span
+          className="muted"
+          data-testid="dlq-unhandled"
+          title="Letters the console has not redriven or discarded yet"
+        >
           {" "}
           · {formatCount(unhandled)} unhandled
         </span>
@@ -53,7 +79,13 @@ export function LiveCells({ live }: { live: DlqSummary | null }) {
       <td className="num nowrap">
         {formatCount(live.inFlight)} / {formatCount(live.consumers)}
       </td>
-      <td>{live.origins.length ? <span className="mono wrap-anywhere">{live.origins.join(", ")}</span> : <span className="muted">unknown</span>}</td>
+      <td>
+        {live.origins.length ? (
+          <span className="mono wrap-anywhere">{live.origins.join(", ")}</span>
+        ) : (
+          <span className="muted">unknown</span>
+        )}
+      </td>
       <td>
         <span className="badge">{live.source}</span>
       </td>
@@ -68,7 +100,13 @@ export function LiveCells({ live }: { live: DlqSummary | null }) {
               </span>
             ) : null}
             {live.warnings.map((w) => (
-              <span key={w.code} className="badge badge-warn" title={w.message} data-testid="dlq-warning" data-code={w.code}>
+              <span
+                key={w.code}
+                className="badge badge-warn"
+                title={w.message}
+                data-testid="dlq-warning"
+                data-code={w.code}
+              >
                 {w.label}
               </span>
             ))}

@@ -5,7 +5,17 @@ import { entriesText, typeOf } from "@/lib/letter/display-value";
 import { valueText } from "@/lib/text";
 
 /** Properties or headers: name, type, value (as text, wrapped, flagged when it holds hidden characters), with copy buttons. */
-export function EntriesTable({ title, entries, testId, rowTestId }: { title: string; entries: HeaderEntry[]; testId: string; rowTestId: string }) {
+export function EntriesTable({
+  title,
+  entries,
+  testId,
+  rowTestId,
+}: {
+  title: string;
+  entries: HeaderEntry[];
+  testId: string;
+  rowTestId: string;
+}) {
   return (
     <section className="card section" data-testid={testId}>
       <div className="card-head">
@@ -13,7 +23,9 @@ export function EntriesTable({ title, entries, testId, rowTestId }: { title: str
           {title} <span className="muted">({entries.length})</span>
         </h2>
         <span className="spacer" />
-        {entries.length ? <CopyButton text={entriesText(entries)} label={`Copy all ${title.toLowerCase()}`} testId={`${testId}-copy`} /> : null}
+        {entries.length ? (
+          <CopyButton text={entriesText(entries)} label={`Copy all ${title.toLowerCase()}`} testId={`${testId}-copy`} />
+        ) : null}
       </div>
       {entries.length === 0 ? (
         <p className="muted">None.</p>

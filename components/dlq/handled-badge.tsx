@@ -6,7 +6,11 @@ import { formatUtc } from "@/lib/format";
 export function HandledBadge({ handled }: { handled: Letter["handled"] | null | undefined }) {
   if (!handled) return null;
   return (
-    <span className="badge badge-ok" data-testid="handled-badge" title={`Handled by the console: ${handled.outcome} at ${formatUtc(handled.at)}`}>
+    <span
+      className="badge badge-ok"
+      data-testid="handled-badge"
+      title={`Handled by the console: ${handled.outcome} at ${formatUtc(handled.at)}`}
+    >
       handled · {handled.outcome} <RelativeTime value={handled.at} />
     </span>
   );

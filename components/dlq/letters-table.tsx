@@ -45,7 +45,16 @@ export function LettersTable({
     const f = filter.trim().toLowerCase();
     if (!f) return letters;
     return letters.filter((l) =>
-      [l.id, l.messageId, l.failure.reason, l.failure.originQueue, l.failure.exchange, l.failure.exceptionClass, l.failure.exceptionMessage, ...l.failure.routingKeys]
+      [
+        l.id,
+        l.messageId,
+        l.failure.reason,
+        l.failure.originQueue,
+        l.failure.exchange,
+        l.failure.exceptionClass,
+        l.failure.exceptionMessage,
+        ...l.failure.routingKeys,
+      ]
         .filter(Boolean)
         .join(" ")
         .toLowerCase()
@@ -120,8 +129,8 @@ export function LettersTable({
           style={{ width: 360 }}
         />
         <span className="hint">
-          <span className="kbd">j</span>/<span className="kbd">k</span> move · <span className="kbd">Enter</span> open · <span className="kbd">/</span> filter ·{" "}
-          <span className="kbd">Esc</span> back
+          <span className="kbd">j</span>/<span className="kbd">k</span> move · <span className="kbd">Enter</span> open ·{" "}
+          <span className="kbd">/</span> filter · <span className="kbd">Esc</span> back
         </span>
       </div>
       <div className="table-wrap scroll">
@@ -167,7 +176,11 @@ export function LettersTable({
                     </td>
                   ) : null}
                   <td className="nowrap">
-                    {f.reason ? <span className="badge badge-info">{f.reason}</span> : l.handled ? null : <span className="muted">—</span>}
+                    {f.reason ? (
+                      <span className="badge badge-info">{f.reason}</span>
+                    ) : l.handled ? null : (
+                      <span className="muted">—</span>
+                    )}
                     {l.handled ? (
                       <>
                         {" "}
@@ -175,10 +188,18 @@ export function LettersTable({
                       </>
                     ) : null}
                   </td>
-                  {show.origin ? <td className="mono wrap-anywhere">{f.originQueue ?? <span className="muted">—</span>}</td> : null}
+                  {show.origin ? (
+                    <td className="mono wrap-anywhere">{f.originQueue ?? <span className="muted">—</span>}</td>
+                  ) : null}
                   {show.route ? (
                     <td className="mono wrap-anywhere">
-                      {f.exchange === null ? <span className="muted">—</span> : f.exchange === "" ? <span className="muted">(default)</span> : f.exchange}
+                      {f.exchange === null ? (
+                        <span className="muted">—</span>
+                      ) : f.exchange === "" ? (
+                        <span className="muted">(default)</span>
+                      ) : (
+                        f.exchange
+                      )}
                       {f.routingKeys.length ? <span className="muted"> · {f.routingKeys.join(", ")}</span> : null}
                     </td>
                   ) : null}
@@ -196,7 +217,9 @@ export function LettersTable({
               );
             })}
             <EmptyRow show={visible.length === 0} columns={columns}>
-              {letters.length === 0 ? "No letters on this page. The DLQ may be empty, or the page is past its end." : "No letter on this page matches the filter."}
+              {letters.length === 0
+                ? "No letters on this page. The DLQ may be empty, or the page is past its end."
+                : "No letter on this page matches the filter."}
             </EmptyRow>
           </tbody>
         </table>

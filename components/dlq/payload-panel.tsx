@@ -28,15 +28,27 @@ export function PayloadPanel(props: {
         {view ? <span className="badge">{KIND_LABEL[view.kind]}</span> : null}
         {view && view.kind !== "hex" ? <HiddenCharsBadge text={view.text} testId="payload-hidden-chars" /> : null}
         {props.masked ? (
-          <span className="badge" data-testid="payload-masked" title="Values matched by the masking rules are replaced on the server before the page is sent.">
+          <span
+            className="badge"
+            data-testid="payload-masked"
+            title="Values matched by the masking rules are replaced on the server before the page is sent."
+          >
             masked
           </span>
         ) : null}
-        {props.sensitive ? <span className="badge" data-testid="dlq-sensitive">sensitive DLQ</span> : null}
+        {props.sensitive ? (
+          <span className="badge" data-testid="dlq-sensitive">
+            sensitive DLQ
+          </span>
+        ) : null}
         <span className="spacer" />
         {view ? (
           <>
-            <CopyButton text={view.text} label={view.kind === "hex" ? "Copy hex dump" : "Copy payload"} testId="copy-payload" />
+            <CopyButton
+              text={view.text}
+              label={view.kind === "hex" ? "Copy hex dump" : "Copy payload"}
+              testId="copy-payload"
+            />
             {props.canDownload ? (
               <a className="btn btn-small" href={props.downloadHref} download data-testid="download-payload">
                 {props.masked ? "Download masked copy" : "Download original bytes"}
@@ -52,8 +64,16 @@ export function PayloadPanel(props: {
         <span title={digestLabel(sha256).title}>
           {digestLabel(sha256).label} <code data-testid="payload-sha256">{sha256}</code>
         </span>
-        {props.contentType ? <span>content-type <code>{props.contentType}</code></span> : null}
-        {props.contentEncoding ? <span>encoding <code>{props.contentEncoding}</code></span> : null}
+        {props.contentType ? (
+          <span>
+            content-type <code>{props.contentType}</code>
+          </span>
+        ) : null}
+        {props.contentEncoding ? (
+          <span>
+            encoding <code>{props.contentEncoding}</code>
+          </span>
+        ) : null}
       </div>
       {view ? (
         <>
@@ -62,7 +82,12 @@ export function PayloadPanel(props: {
               {view.note}
             </p>
           ) : null}
-          <pre className={`block${view.kind === "text" ? " wrap" : ""}`} data-testid="payload-view" data-kind={view.kind} tabIndex={0}>
+          <pre
+            className={`block${view.kind === "text" ? " wrap" : ""}`}
+            data-testid="payload-view"
+            data-kind={view.kind}
+            tabIndex={0}
+          >
             {view.text}
           </pre>
         </>

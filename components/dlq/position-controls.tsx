@@ -50,9 +50,13 @@ export function PositionControls(props: Props) {
         <select
           data-testid="partition-select"
           value={partition === null ? "" : String(partition)}
-          onChange={(e) => router.push(href({ partition: e.target.value === "" ? null : Number(e.target.value), from: null }))}
+          onChange={(e) =>
+            router.push(href({ partition: e.target.value === "" ? null : Number(e.target.value), from: null }))
+          }
         >
-          <option value="">All {formatCount(partitions.length)} partitions ({formatCount(total)} letters)</option>
+          <option value="">
+            All {formatCount(partitions.length)} partitions ({formatCount(total)} letters)
+          </option>
           {shown.map((p) => (
             <option key={p.partition} value={p.partition}>
               {optionText(p, now)}
@@ -97,16 +101,27 @@ export function PositionControls(props: Props) {
         ) : null}
       </form>
       <span className="segmented" role="group" aria-label="Order">
-        <Link className="btn btn-small" href={href({ order: "oldest" })} aria-current={order === "oldest" ? "true" : undefined} data-testid="order-oldest">
+        <Link
+          className="btn btn-small"
+          href={href({ order: "oldest" })}
+          aria-current={order === "oldest" ? "true" : undefined}
+          data-testid="order-oldest"
+        >
           Oldest first
         </Link>
-        <Link className="btn btn-small" href={href({ order: "newest" })} aria-current={order === "newest" ? "true" : undefined} data-testid="order-newest">
+        <Link
+          className="btn btn-small"
+          href={href({ order: "newest" })}
+          aria-current={order === "newest" ? "true" : undefined}
+          data-testid="order-newest"
+        >
           Newest first
         </Link>
       </span>
       {current ? (
         <span className="hint" data-testid="partition-facts">
-          {positionWord}s {current.letters > 0 ? `${current.start}–${(BigInt(current.end) - 1n).toString()}` : "none"} · {formatCount(current.letters)} letters · {formatCount(current.handled)} handled · oldest unhandled{" "}
+          {positionWord}s {current.letters > 0 ? `${current.start}–${(BigInt(current.end) - 1n).toString()}` : "none"} ·{" "}
+          {formatCount(current.letters)} letters · {formatCount(current.handled)} handled · oldest unhandled{" "}
           {current.oldestUnhandledAt ? <RelativeTime value={current.oldestUnhandledAt} /> : "none"}
         </span>
       ) : null}

@@ -10,7 +10,17 @@ import type { RevealedLetter } from "@/lib/dlq/reveal-payload";
  * payload and headers from the server action's answer. Held in this component's state only, so
  * navigation or a reload forgets it; every reveal is a new audited request.
  */
-export function RevealPanel({ connectionId, queue, letterId, maskedCount }: { connectionId: string; queue: string; letterId: string; maskedCount: number }) {
+export function RevealPanel({
+  connectionId,
+  queue,
+  letterId,
+  maskedCount,
+}: {
+  connectionId: string;
+  queue: string;
+  letterId: string;
+  maskedCount: number;
+}) {
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -40,9 +50,16 @@ export function RevealPanel({ connectionId, queue, letterId, maskedCount }: { co
             Hide again
           </button>
         </div>
-        <p className="banner banner-warn">This reveal is recorded in the audit log with your reason. It is not kept: leaving or reloading the page masks it again.</p>
+        <p className="banner banner-warn">
+          This reveal is recorded in the audit log with your reason. It is not kept: leaving or reloading the page masks
+          it again.
+        </p>
         {revealed.payload.note ? <p className="banner banner-warn">{revealed.payload.note}</p> : null}
-        <pre className={`block${revealed.payload.kind === "text" ? " wrap" : ""}`} data-testid="revealed-payload" tabIndex={0}>
+        <pre
+          className={`block${revealed.payload.kind === "text" ? " wrap" : ""}`}
+          data-testid="revealed-payload"
+          tabIndex={0}
+        >
           {revealed.payload.text}
         </pre>
         {revealed.failure.exceptionMessage ? (
@@ -50,8 +67,18 @@ export function RevealPanel({ connectionId, queue, letterId, maskedCount }: { co
             Exception message: <span data-testid="revealed-exception">{revealed.failure.exceptionMessage}</span>
           </p>
         ) : null}
-        <EntriesTable title="Properties (unmasked)" entries={revealed.properties} testId="revealed-properties" rowTestId="revealed-property-row" />
-        <EntriesTable title="Headers (unmasked)" entries={revealed.headers} testId="revealed-headers" rowTestId="revealed-header-row" />
+        <EntriesTable
+          title="Properties (unmasked)"
+          entries={revealed.properties}
+          testId="revealed-properties"
+          rowTestId="revealed-property-row"
+        />
+        <EntriesTable
+          title="Headers (unmasked)"
+          entries={revealed.headers}
+          testId="revealed-headers"
+          rowTestId="revealed-header-row"
+        />
       </section>
     );
   }
@@ -60,7 +87,9 @@ export function RevealPanel({ connectionId, queue, letterId, maskedCount }: { co
     <section className="card section" data-testid="reveal">
       <div className="card-head">
         <h2>Masked values</h2>
-        <span className="muted">{maskedCount} value{maskedCount === 1 ? "" : "s"} masked on this page</span>
+        <span className="muted">
+          {maskedCount} value{maskedCount === 1 ? "" : "s"} masked on this page
+        </span>
         <span className="spacer" />
         {!open ? (
           <button type="button" className="btn btn-small" onClick={() => setOpen(true)} data-testid="reveal-open">

@@ -39,7 +39,10 @@ export function RiskyReadActions(props: {
   const run = (what: "move" | "read") =>
     start(async () => {
       setError(null);
-      const r = what === "move" ? await startSafeMoveAction({ connectionId, queue, target: plan!.target }) : await confirmRiskyReadAction({ connectionId, queue });
+      const r =
+        what === "move"
+          ? await startSafeMoveAction({ connectionId, queue, target: plan!.target })
+          : await confirmRiskyReadAction({ connectionId, queue });
       if (!r.ok) setError(r.error.message);
       else setAsking(null);
       router.refresh();
@@ -50,10 +53,10 @@ export function RiskyReadActions(props: {
     props.projected === 0
       ? `The last read saw no letter at ${props.limit !== null ? `the limit of ${props.limit}` : "the limit"}: this read loses none, and brings every letter one read closer to it.`
       : props.projected !== null
-      ? `The last read saw ${formatCount(props.projected)} letter${props.projected === 1 ? "" : "s"} at ${props.limit !== null ? `the limit of ${props.limit}` : "the limit"}: this read would lose ${props.projected === 1 ? "it" : "them"}, and brings every other letter one read closer.`
-      : props.hasSnapshot
-        ? "The last read did not record how close the letters are to the limit: letters retried before may be at it, and this read would lose them."
-        : "Nothing was read before, so the console cannot tell how close the letters are to the limit: letters retried before may be at it, and this read would lose them.";
+        ? `The last read saw ${formatCount(props.projected)} letter${props.projected === 1 ? "" : "s"} at ${props.limit !== null ? `the limit of ${props.limit}` : "the limit"}: this read would lose ${props.projected === 1 ? "it" : "them"}, and brings every other letter one read closer.`
+        : props.hasSnapshot
+          ? "The last read did not record how close the letters are to the limit: letters retried before may be at it, and this read would lose them."
+          : "Nothing was read before, so the console cannot tell how close the letters are to the limit: letters retried before may be at it, and this read would lose them.";
 
   if (depth === 0 && !props.busy) {
     return (
@@ -77,7 +80,10 @@ export function RiskyReadActions(props: {
             Move the letters to safety first <span className="badge badge-ok">recommended</span>
           </h3>
           <p>
-            Moves all {letters} letters to <span className="mono" data-testid="safe-target">{plan.target}</span>
+            Moves all {letters} letters to{" "}
+            <span className="mono" data-testid="safe-target">
+              {plan.target}
+            </span>
             {plan.targetExists ? " (it exists already)" : " (created by the move)"}: {plan.description}
           </p>
           <details>
@@ -95,9 +101,16 @@ export function RiskyReadActions(props: {
           ) : asking === "move" ? (
             <p>
               <strong>
-                Move {letters} letters from <span className="mono">{queue}</span> to <span className="mono">{plan.target}</span>?
+                Move {letters} letters from <span className="mono">{queue}</span> to{" "}
+                <span className="mono">{plan.target}</span>?
               </strong>{" "}
-              <button type="button" className="btn btn-primary" disabled={pending || props.busy} onClick={() => run("move")} data-testid="safe-move-confirm">
+              <button
+                type="button"
+                className="btn btn-primary"
+                disabled={pending || props.busy}
+                onClick={() => run("move")}
+                data-testid="safe-move-confirm"
+              >
                 {pending ? "Starting…" : `Move ${letters} letters`}
               </button>{" "}
               <button type="button" className="btn" onClick={() => setAsking(null)}>
@@ -105,7 +118,13 @@ export function RiskyReadActions(props: {
               </button>
             </p>
           ) : (
-            <button type="button" className="btn btn-primary" disabled={props.busy} onClick={() => setAsking("move")} data-testid="safe-move-start">
+            <button
+              type="button"
+              className="btn btn-primary"
+              disabled={props.busy}
+              onClick={() => setAsking("move")}
+              data-testid="safe-move-start"
+            >
               Move {letters} letters to {plan.target}…
             </button>
           )}
@@ -125,7 +144,13 @@ export function RiskyReadActions(props: {
         ) : asking === "read" ? (
           <p>
             <strong>Read {letters} letters once, at that cost?</strong>{" "}
-            <button type="button" className="btn btn-danger" disabled={pending || props.busy} onClick={() => run("read")} data-testid="confirm-risky-read">
+            <button
+              type="button"
+              className="btn btn-danger"
+              disabled={pending || props.busy}
+              onClick={() => run("read")}
+              data-testid="confirm-risky-read"
+            >
               {pending ? "Starting…" : "Read once"}
             </button>{" "}
             <button type="button" className="btn" onClick={() => setAsking(null)}>
@@ -134,7 +159,13 @@ export function RiskyReadActions(props: {
             <span className="hint">Your confirmation is recorded in the audit log.</span>
           </p>
         ) : (
-          <button type="button" className="btn btn-danger" disabled={props.busy} onClick={() => setAsking("read")} data-testid="read-once-start">
+          <button
+            type="button"
+            className="btn btn-danger"
+            disabled={props.busy}
+            onClick={() => setAsking("read")}
+            data-testid="read-once-start"
+          >
             {props.hasSnapshot ? "Read again…" : "Read once…"}
           </button>
         )}

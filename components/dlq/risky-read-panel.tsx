@@ -13,7 +13,17 @@ const ACTIVE = new Set(["queued", "running", "paused", "cancelling"]);
  * snapshot the pages are served from and its age, what the last read cost, and the two choices
  * (move the letters to safety first, recommended where the broker can; or read once).
  */
-export function RiskyReadPanel({ connectionId, queue, depth, view }: { connectionId: string; queue: string; depth: number | null; view: RiskyReadView }) {
+export function RiskyReadPanel({
+  connectionId,
+  queue,
+  depth,
+  view,
+}: {
+  connectionId: string;
+  queue: string;
+  depth: number | null;
+  view: RiskyReadView;
+}) {
   const { risk, snapshot, lastRead, readLoss, safeMove } = view;
   const reading = lastRead !== null && ACTIVE.has(lastRead.state);
   const move = safeMove.latest;
@@ -26,8 +36,8 @@ export function RiskyReadPanel({ connectionId, queue, depth, view }: { connectio
           <strong>Reading this DLQ from the broker costs letters.</strong> {risk.message}
         </p>
         <p>
-          The console reads it only when you confirm a read, once per confirmation, and serves every page, letter and group of it from that
-          read&apos;s snapshot. Opening or reloading this page reads nothing.
+          The console reads it only when you confirm a read, once per confirmation, and serves every page, letter and
+          group of it from that read&apos;s snapshot. Opening or reloading this page reads nothing.
         </p>
       </div>
       {readLoss && readLostLetters(readLoss) ? (
@@ -35,18 +45,23 @@ export function RiskyReadPanel({ connectionId, queue, depth, view }: { connectio
           <strong>{lossHeadline(readLoss)}</strong>{" "}
           {readLoss.onwardQueue && (readLoss.movedOnward ?? 0) > 0 ? (
             <>
-              They are in <Link href={dlqHref(connectionId, readLoss.onwardQueue)} className="mono" data-testid="read-loss-link">{readLoss.onwardQueue}</Link>.{" "}
+              They are in{" "}
+              <Link href={dlqHref(connectionId, readLoss.onwardQueue)} className="mono" data-testid="read-loss-link">
+                {readLoss.onwardQueue}
+              </Link>
+              .{" "}
             </>
           ) : null}
-          The read {lastRead?.finishedAt ? <RelativeTime value={lastRead.finishedAt} /> : null} found {formatCount(readLoss.before ?? 0)} letters before it and{" "}
-          {formatCount(readLoss.after ?? 0)} after it; it is recorded in the audit log (dlq.read_loss).
+          The read {lastRead?.finishedAt ? <RelativeTime value={lastRead.finishedAt} /> : null} found{" "}
+          {formatCount(readLoss.before ?? 0)} letters before it and {formatCount(readLoss.after ?? 0)} after it; it is
+          recorded in the audit log (dlq.read_loss).
         </div>
       ) : null}
       <p className="hint" data-testid="snapshot-age">
         {snapshot ? (
           <>
-            Snapshot: <strong>{formatCount(Number(snapshot.progress.read ?? 0))}</strong> letters read <RelativeTime value={snapshot.finishedAt} />. The broker has
-            not been read since.
+            Snapshot: <strong>{formatCount(Number(snapshot.progress.read ?? 0))}</strong> letters read{" "}
+            <RelativeTime value={snapshot.finishedAt} />. The broker has not been read since.
           </>
         ) : reading ? (
           "Reading the DLQ into its snapshot…"
@@ -79,12 +94,19 @@ export function RiskyReadPanel({ connectionId, queue, depth, view }: { connectio
 
 function lossHeadline(l: NonNullable<RiskyReadView["readLoss"]>): string {
   const onward = l.movedOnward ?? 0;
-  if (l.onwardQueue && onward > 0) return `${formatCount(onward)} letter${onward === 1 ? "" : "s"} moved to ${l.onwardQueue} during the last read.`;
+  if (l.onwardQueue && onward > 0)
+    return `${formatCount(onward)} letter${onward === 1 ? "" : "s"} moved to ${l.onwardQueue} during the last read.`;
   const gone = l.vanished ?? 0;
   return `${formatCount(gone)} letter${gone === 1 ? "" : "s"} left this DLQ during the last read${l.limit !== null ? ` (delivery limit ${l.limit})` : ""}: the broker dropped or moved them on.`;
 }
 
-function SafeMoveStatus({ connectionId, move }: { connectionId: string; move: NonNullable<RiskyReadView["safeMove"]["latest"]> }) {
+function SafeMoveStatus({
+  connectionId,
+  move,
+}: {
+  connectionId: string;
+  move: NonNullable<RiskyReadView["safeMove"]["latest"]>;
+}) {
   if (ACTIVE.has(move.state)) {
     return (
       <div className="banner banner-info" role="status" data-testid="safe-move-progress" data-state={move.state}>
@@ -101,8 +123,8 @@ function SafeMoveStatus({ connectionId, move }: { connectionId: string; move: No
         <>The move to safety failed: {move.error}. Letters not moved are still in this DLQ. </>
       ) : (
         <>
-          Moved <strong data-testid="safe-move-moved">{formatCount(move.moved)}</strong> letter{move.moved === 1 ? "" : "s"} to safety{" "}
-          <RelativeTime value={move.finishedAt} />
+          Moved <strong data-testid="safe-move-moved">{formatCount(move.moved)}</strong> letter
+          {move.moved === 1 ? "" : "s"} to safety <RelativeTime value={move.finishedAt} />
           {move.failed ? `; ${formatCount(move.failed)} could not be moved and stay here` : ""}.{" "}
         </>
       )}

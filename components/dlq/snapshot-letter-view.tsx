@@ -11,13 +11,22 @@ import { PayloadPanel } from "./payload-panel";
  * A letter of a DLQ whose reads cost letters, from its snapshot: the broker is not read for it.
  * The index keeps headers as text and the payload up to its cap; what it does not keep is said.
  */
-export function SnapshotLetterView({ connectionId, queue, s }: { connectionId: string; queue: string; s: SnapshotLetter | null }) {
+export function SnapshotLetterView({
+  connectionId,
+  queue,
+  s,
+}: {
+  connectionId: string;
+  queue: string;
+  s: SnapshotLetter | null;
+}) {
   if (!s) {
     return (
       <div className="banner banner-warn" role="status" data-testid="letter-gone">
         <p>
-          <strong>This letter is not in the snapshot of this DLQ.</strong> The snapshot holds the letters of the last confirmed read;{" "}
-          <Link href={dlqHref(connectionId, queue)}>back to the DLQ</Link> to see them, or to read it again.
+          <strong>This letter is not in the snapshot of this DLQ.</strong> The snapshot holds the letters of the last
+          confirmed read; <Link href={dlqHref(connectionId, queue)}>back to the DLQ</Link> to see them, or to read it
+          again.
         </p>
       </div>
     );
@@ -52,7 +61,8 @@ export function SnapshotLetterView({ connectionId, queue, s }: { connectionId: s
           </>
         ) : null}
         . The broker was not read for this page. The snapshot keeps headers as text and the payload
-        {l.payloadTruncated ? " only up to its first bytes" : ""}; the letter&apos;s full x-death history and properties are in the broker.
+        {l.payloadTruncated ? " only up to its first bytes" : ""}; the letter&apos;s full x-death history and properties
+        are in the broker.
       </div>
       <section className="card section" data-testid="letter-summary">
         <table className="kv grid">

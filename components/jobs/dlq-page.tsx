@@ -7,7 +7,15 @@ import { decodeParam } from "@/lib/dlq/links";
 import type { JobKind } from "./operation-job";
 
 /** Breadcrumbs of a page under one DLQ: DLQs / connection name / queue / `children`. */
-export function DlqCrumbs({ connectionId, queue, children }: { connectionId: string; queue: string; children: ReactNode }) {
+export function DlqCrumbs({
+  connectionId,
+  queue,
+  children,
+}: {
+  connectionId: string;
+  queue: string;
+  children: ReactNode;
+}) {
   return (
     <DlqCrumbTrail name={connectionName(connectionId)} connectionId={connectionId} queue={queue}>
       {children}
@@ -16,7 +24,19 @@ export function DlqCrumbs({ connectionId, queue, children }: { connectionId: str
 }
 
 /** A page that shows only a problem, under its breadcrumbs. */
-export function ProblemPage({ crumbs, title, message, back, testId }: { crumbs: ReactNode; title: string; message?: string; back: { href: string; label: string }; testId?: string }) {
+export function ProblemPage({
+  crumbs,
+  title,
+  message,
+  back,
+  testId,
+}: {
+  crumbs: ReactNode;
+  title: string;
+  message?: string;
+  back: { href: string; label: string };
+  testId?: string;
+}) {
   return (
     <main className="page">
       {crumbs}
@@ -31,7 +51,12 @@ export function ProblemPage({ crumbs, title, message, back, testId }: { crumbs: 
 export function jobReadProblem(kind: JobKind, e: unknown): { title: string; message: string } {
   const err = asAppError(e);
   if (!err) throw e;
-  const title = err.type === "not_found" ? `There is no such ${kind}.` : err.type === "forbidden" ? "Your role does not allow this." : `The ${kind} could not be read.`;
+  const title =
+    err.type === "not_found"
+      ? `There is no such ${kind}.`
+      : err.type === "forbidden"
+        ? "Your role does not allow this."
+        : `The ${kind} could not be read.`;
   return { title, message: err.userMessage };
 }
 

@@ -13,13 +13,19 @@ export type JobKind = "discard" | "redrive";
 const TITLE: Record<JobKind, string> = { discard: "Discard", redrive: "Redrive" };
 
 /** One page of a job's view from `/api/<kind>/<id>` (ledger filtered by `state`, from cursor `after`). Throws the server's words, or says the progress could not be read. */
-export async function fetchJobPage<T>(kind: JobKind, id: string, state: string | null, after: number | null): Promise<T> {
+export async function fetchJobPage<T>(
+  kind: JobKind,
+  id: string,
+  state: string | null,
+  after: number | null,
+): Promise<T> {
   const q = new URLSearchParams({ limit: "50" });
   if (state) q.set("state", state);
   if (after) q.set("after", String(after));
   const res = await fetch(`/api/${kind}/${encodeURIComponent(id)}?${q}`, { cache: "no-store" });
   const body = (await res.json().catch(() => null)) as { ok: boolean; data?: T; error?: { message: string } } | null;
-  if (!res.ok || !body?.ok || !body.data) throw new Error(body?.error?.message ?? `The ${kind}'s progress could not be read (HTTP ${res.status}). Retrying.`);
+  if (!res.ok || !body?.ok || !body.data)
+    throw new Error(body?.error?.message ?? `The ${kind}'s progress could not be read (HTTP ${res.status}). Retrying.`);
   return body.data;
 }
 
@@ -89,7 +95,12 @@ export function JobProgress({
 }) {
   const pct = Math.round(fraction * 1000) / 10;
   return (
-    <section className="card redrive-progress" aria-label="Progress" data-testid={`${kind}-progress`} data-fraction={fraction}>
+    <section
+      className="card redrive-progress"
+      aria-label="Progress"
+      data-testid={`${kind}-progress`}
+      data-fraction={fraction}
+    >
       <div className="scan-progress-head">
         <strong data-testid={`${kind}-settled`}>
           {formatCount(settled)} of {formatCount(total)} letters handled ({pct}%)
@@ -103,7 +114,15 @@ export function JobProgress({
           ETA {state === "running" && eta !== null ? formatDuration(eta) : isActive(state) ? "—" : "done"}
         </span>
       </div>
-      <div className="progress progress-lg" role="progressbar" aria-label={`${TITLE[kind]} progress`} aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(fraction * 100)} data-testid={`${kind}-bar`}>
+      <div
+        className="progress progress-lg"
+        role="progressbar"
+        aria-label={`${TITLE[kind]} progress`}
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={Math.round(fraction * 100)}
+        data-testid={`${kind}-bar`}
+      >
         <div className="progress-fill" style={{ width: `${fraction * 100}%` }} />
       </div>
       <dl className="redrive-numbers" data-testid={`${kind}-numbers`}>

@@ -35,7 +35,19 @@ const TITLE: Record<JobKind, string> = { discard: "Discard", redrive: "Redrive" 
  * when. Test ids are prefixed with the kind: `<kind>s-table`, `<kind>-row` (with `data-id` and
  * `data-state`), `<kind>-link`.
  */
-export function OperationsTable({ kind, rows, showDlq, noteLabel, empty }: { kind: JobKind; rows: OperationRow[]; showDlq: boolean; noteLabel: string; empty: string }) {
+export function OperationsTable({
+  kind,
+  rows,
+  showDlq,
+  noteLabel,
+  empty,
+}: {
+  kind: JobKind;
+  rows: OperationRow[];
+  showDlq: boolean;
+  noteLabel: string;
+  empty: string;
+}) {
   return (
     <div className="table-wrap scroll">
       <table className="grid" data-testid={`${kind}s-table`}>
@@ -70,7 +82,14 @@ export function OperationsTable({ kind, rows, showDlq, noteLabel, empty }: { kin
                 {r.stateNote ? <div className="small muted">{r.stateNote}</div> : null}
               </td>
               <td className="nowrap" style={{ minWidth: 200 }}>
-                <div className="progress" role="progressbar" aria-label="Progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(r.fraction * 100)}>
+                <div
+                  className="progress"
+                  role="progressbar"
+                  aria-label="Progress"
+                  aria-valuemin={0}
+                  aria-valuemax={100}
+                  aria-valuenow={Math.round(r.fraction * 100)}
+                >
                   <div className="progress-fill" style={{ width: `${r.fraction * 100}%` }} />
                 </div>
                 <div className="small muted">{r.counts}</div>

@@ -15,7 +15,11 @@ type StartError = { message: string; stale: boolean };
  * changed since the preview) unticks the confirmation and offers to count again. A start that
  * succeeds opens the new job's page.
  */
-export function useStartForm<T extends { count: number }>(initial: T, plan: () => Promise<ActionResult<T>>, jobHref: (id: string) => string) {
+export function useStartForm<T extends { count: number }>(
+  initial: T,
+  plan: () => Promise<ActionResult<T>>,
+  jobHref: (id: string) => string,
+) {
   const router = useRouter();
   const [preview, setPreview] = useState(initial);
   const [confirmed, setConfirmed] = useState(false);
@@ -78,7 +82,13 @@ export function ScopeCard({
       </p>
       <p className="hint">
         Counted in the triage index just now.{" "}
-        <button type="button" className="btn btn-small btn-quiet" onClick={onRecount} disabled={pending} data-testid={`${kind}-recount`}>
+        <button
+          type="button"
+          className="btn btn-small btn-quiet"
+          onClick={onRecount}
+          disabled={pending}
+          data-testid={`${kind}-recount`}
+        >
           Count again
         </button>{" "}
         <Link href={back.href}>{back.label}</Link>
@@ -89,13 +99,29 @@ export function ScopeCard({
 }
 
 /** A refused start in the operator's words; a stale count offers to count again. */
-export function StartErrorNote({ kind, error, onRecount, pending }: { kind: JobKind; error: StartError | null; onRecount: () => void; pending: boolean }) {
+export function StartErrorNote({
+  kind,
+  error,
+  onRecount,
+  pending,
+}: {
+  kind: JobKind;
+  error: StartError | null;
+  onRecount: () => void;
+  pending: boolean;
+}) {
   if (!error) return null;
   return (
     <div className="form-error" role="alert" data-testid={`${kind}-error`}>
       {error.message}{" "}
       {error.stale ? (
-        <button type="button" className="btn btn-small" onClick={onRecount} disabled={pending} data-testid={`${kind}-replan`}>
+        <button
+          type="button"
+          className="btn btn-small"
+          onClick={onRecount}
+          disabled={pending}
+          data-testid={`${kind}-replan`}
+        >
           Count again and review
         </button>
       ) : null}

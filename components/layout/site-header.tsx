@@ -18,8 +18,10 @@ export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice 
   if (can(actor.role, "archive:read")) links.push({ href: "/archive", label: "Archive", testId: "nav-archive" });
   if (can(actor.role, "audit:read")) links.push({ href: "/audit", label: "Audit", testId: "nav-audit" });
   if (can(actor.role, "users:manage")) links.push({ href: "/admin/users", label: "Users", testId: "nav-users" });
-  if (can(actor.role, "triage:rules")) links.push({ href: "/admin/triage-rules", label: "Triage rules", testId: "nav-triage-rules" });
-  if (can(actor.role, "masking:manage")) links.push({ href: "/admin/masking", label: "Masking", testId: "nav-masking" });
+  if (can(actor.role, "triage:rules"))
+    links.push({ href: "/admin/triage-rules", label: "Triage rules", testId: "nav-triage-rules" });
+  if (can(actor.role, "masking:manage"))
+    links.push({ href: "/admin/masking", label: "Masking", testId: "nav-masking" });
   return (
     <header className="site-header">
       <Link href="/" className="brand">
@@ -32,7 +34,12 @@ export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice 
       </span>
       <ThemeToggle initial={theme} />
       {/* Every role may read the API reference (it shows the document, no data); beside Profile, where tokens are made. */}
-      <Link href="/api-reference" className="btn btn-quiet" data-testid="nav-api-reference" title="API reference (/api/v1)">
+      <Link
+        href="/api-reference"
+        className="btn btn-quiet"
+        data-testid="nav-api-reference"
+        title="API reference (/api/v1)"
+      >
         API
       </Link>
       <Link href="/profile" className="btn btn-quiet" data-testid="nav-profile" title="Your profile and API tokens">

@@ -14,7 +14,8 @@ function parseSensitive(text: string): SensitiveDlq[] {
     .filter((l) => l && !l.startsWith("#"))
     .map((l, i) => {
       const parts = l.split(/\s+/);
-      if (parts.length !== 2) throw new Error(`Sensitive DLQ line ${i + 1}: write "<connection id or *> <DLQ name glob>".`);
+      if (parts.length !== 2)
+        throw new Error(`Sensitive DLQ line ${i + 1}: write "<connection id or *> <DLQ name glob>".`);
       return { connectionId: parts[0], pattern: parts[1] };
     });
 }
@@ -23,7 +24,17 @@ function parseSensitive(text: string): SensitiveDlq[] {
  * The masking rules as JSON (checked as typed with the same validation the server runs) and the
  * sensitive DLQ patterns, one per line. Saving sends both with the version they were read at.
  */
-export function MaskingEditor({ rules, sensitive, version, detectors }: { rules: MaskingRule[]; sensitive: SensitiveDlq[]; version: number; detectors: string[] }) {
+export function MaskingEditor({
+  rules,
+  sensitive,
+  version,
+  detectors,
+}: {
+  rules: MaskingRule[];
+  sensitive: SensitiveDlq[];
+  version: number;
+  detectors: string[];
+}) {
   const router = useRouter();
   const [rulesText, setRulesText] = useState(() => JSON.stringify(rules, null, 2));
   const [sensText, setSensText] = useState(() => sensitiveText(sensitive));
@@ -34,7 +45,10 @@ export function MaskingEditor({ rules, sensitive, version, detectors }: { rules:
   let problem: string | null = null;
   let parsed: { rules: MaskingRule[]; sensitive: SensitiveDlq[] } | null = null;
   try {
-    parsed = { rules: validateMaskingRules(JSON.parse(rulesText)), sensitive: validateSensitiveDlqs(parseSensitive(sensText)) };
+    parsed = {
+      rules: validateMaskingRules(JSON.parse(rulesText)),
+      sensitive: validateSensitiveDlqs(parseSensitive(sensText)),
+    };
   } catch (e) {
     problem = e instanceof SyntaxError ? `Rules JSON: ${e.message}` : (e as Error).message;
   }
@@ -49,7 +63,10 @@ export function MaskingEditor({ rules, sensitive, version, detectors }: { rules:
       setBase(r.data.version);
       setRulesText(JSON.stringify(r.data.rules, null, 2));
       setSensText(sensitiveText(r.data.sensitive));
-      setMessage({ tone: "ok", text: `Saved as version ${r.data.version}. It applies to the next page, download or export.` });
+      setMessage({
+        tone: "ok",
+        text: `Saved as version ${r.data.version}. It applies to the next page, download or export.`,
+      });
       router.refresh();
     });
   };
@@ -59,9 +76,12 @@ export function MaskingEditor({ rules, sensitive, version, detectors }: { rules:
       <section className="card section">
         <h2>Rules</h2>
         <p className="hint">
-          Each rule: <code>id</code>, <code>target</code> (<code>{`{"kind":"field","paths":["$.card.number","*.email","password"]}`}</code>,{" "}
-          <code>{`{"kind":"header","names":["authorization","x-*-token"]}`}</code> or <code>{`{"kind":"detector","detector":"card"}`}</code> with detectors{" "}
-          {detectors.join(", ")}), <code>action</code> (<code>hide</code>, <code>{`{"kind":"keep-last","n":4}`}</code>, <code>hash</code>), <code>roles</code>, <code>enabled</code>.
+          Each rule: <code>id</code>, <code>target</code> (
+          <code>{`{"kind":"field","paths":["$.card.number","*.email","password"]}`}</code>,{" "}
+          <code>{`{"kind":"header","names":["authorization","x-*-token"]}`}</code> or{" "}
+          <code>{`{"kind":"detector","detector":"card"}`}</code> with detectors {detectors.join(", ")}),{" "}
+          <code>action</code> (<code>hide</code>, <code>{`{"kind":"keep-last","n":4}`}</code>, <code>hash</code>),{" "}
+          <code>roles</code>, <code>enabled</code>.
         </p>
         <textarea
           aria-label="Masking rules (JSON)"
@@ -77,8 +97,8 @@ export function MaskingEditor({ rules, sensitive, version, detectors }: { rules:
       <section className="card section">
         <h2>Sensitive DLQs</h2>
         <p className="hint">
-          One per line: a connection id (or <code>*</code> for all) and a DLQ name glob, e.g. <code>* payments.*</code>. Viewers see no payloads there; every rule
-          applies to operators and admins.
+          One per line: a connection id (or <code>*</code> for all) and a DLQ name glob, e.g. <code>* payments.*</code>.
+          Viewers see no payloads there; every rule applies to operators and admins.
         </p>
         <textarea
           aria-label="Sensitive DLQs"
@@ -97,7 +117,11 @@ export function MaskingEditor({ rules, sensitive, version, detectors }: { rules:
         </p>
       ) : null}
       {message ? (
-        <p className={`banner ${message.tone === "ok" ? "banner-info" : "banner-warn"}`} role="status" data-testid="masking-message">
+        <p
+          className={`banner ${message.tone === "ok" ? "banner-info" : "banner-warn"}`}
+          role="status"
+          data-testid="masking-message"
+        >
           {message.text}
         </p>
       ) : null}
@@ -105,7 +129,13 @@ export function MaskingEditor({ rules, sensitive, version, detectors }: { rules:
         <span className="hint">
           version <span data-testid="masking-version">{base}</span>
         </span>
-        <button type="button" className="btn btn-primary" onClick={save} disabled={pending || !parsed} data-testid="masking-save">
+        <button
+          type="button"
+          className="btn btn-primary"
+          onClick={save}
+          disabled={pending || !parsed}
+          data-testid="masking-save"
+        >
           {pending ? "Saving…" : "Save rules"}
         </button>
       </div>

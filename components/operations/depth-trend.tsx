@@ -19,12 +19,24 @@ export function DepthTrend({ trend, endAt }: { trend: Array<number | null> | nul
   }
   const end = new Date(endAt).getTime();
   // Every minute is a bucket (null as 0), so the axis is the whole hour whatever was sampled.
-  const buckets = trend.map((d, i) => ({ start: new Date(end - (trend.length - 1 - i) * 60_000).toISOString(), count: d ?? 0 }));
+  const buckets = trend.map((d, i) => ({
+    start: new Date(end - (trend.length - 1 - i) * 60_000).toISOString(),
+    count: d ?? 0,
+  }));
   const { bars, peak } = sparkBars(buckets, W, H, trend.length);
   const known = trend.filter((d): d is number => d !== null);
   const label = `Depth over the last hour, per minute (sampler): latest ${formatCount(known[known.length - 1])}, peak ${formatCount(peak)}, ${points} of ${trend.length} minutes sampled`;
   return (
-    <svg className="spark trend" width={W} height={H} viewBox={`0 0 ${W} ${H}`} role="img" aria-label={label} data-testid="dlq-trend" data-points={points}>
+    <svg
+      className="spark trend"
+      width={W}
+      height={H}
+      viewBox={`0 0 ${W} ${H}`}
+      role="img"
+      aria-label={label}
+      data-testid="dlq-trend"
+      data-points={points}
+    >
       <title>{label}</title>
       <line x1={0} y1={H - 0.5} x2={W} y2={H - 0.5} className="spark-axis" />
       {bars.map((b) => (

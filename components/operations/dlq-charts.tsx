@@ -16,8 +16,13 @@ const RANGE_WORDS: Record<string, { span: string; bucket: string }> = {
 async function fetchSeries(connectionId: string, queue: string, range: string): Promise<DlqOperations> {
   const qs = new URLSearchParams({ connectionId, queue, range });
   const res = await fetch(`/api/operations/dlq?${qs}`, { cache: "no-store", headers: { Accept: "application/json" } });
-  const body = (await res.json().catch(() => null)) as { ok: boolean; data?: DlqOperations; error?: { message: string } } | null;
-  if (!res.ok || !body?.ok || !body.data) throw new Error(body?.error?.message ?? `The console answered ${res.status}.`);
+  const body = (await res.json().catch(() => null)) as {
+    ok: boolean;
+    data?: DlqOperations;
+    error?: { message: string };
+  } | null;
+  if (!res.ok || !body?.ok || !body.data)
+    throw new Error(body?.error?.message ?? `The console answered ${res.status}.`);
   return body.data;
 }
 

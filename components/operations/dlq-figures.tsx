@@ -15,7 +15,8 @@ export function DlqFigures(props: DlqOpsProps & { warnHours: number; renderedAt:
   if (!s) {
     return (
       <p className="muted" data-testid="ops-not-sampled">
-        Not sampled yet: the sampler has not reached this DLQ. Its figures appear after the next round (every {props.refreshSeconds} s).
+        Not sampled yet: the sampler has not reached this DLQ. Its figures appear after the next round (every{" "}
+        {props.refreshSeconds} s).
       </p>
     );
   }
@@ -44,19 +45,24 @@ export function DlqFigures(props: DlqOpsProps & { warnHours: number; renderedAt:
         </tr>
         <tr>
           <th>Retention</th>
-          <td data-testid="ops-retention">{s.retentionMs === null ? "none seen: letters stay until removed" : formatSpan(s.retentionMs)}</td>
+          <td data-testid="ops-retention">
+            {s.retentionMs === null ? "none seen: letters stay until removed" : formatSpan(s.retentionMs)}
+          </td>
         </tr>
         <tr>
           <th>Depth (sampled)</th>
           <td suppressHydrationWarning>
-            <span data-testid="ops-depth">{formatCount(s.depth)}</span> <span className="source-note">{sampledWords(s.sampledAt, now)}</span> <StaleBadge ops={s} now={now} />
+            <span data-testid="ops-depth">{formatCount(s.depth)}</span>{" "}
+            <span className="source-note">{sampledWords(s.sampledAt, now)}</span> <StaleBadge ops={s} now={now} />
           </td>
         </tr>
         <tr>
           <th>Inflow, last hour</th>
           <td suppressHydrationWarning>
             <span data-testid="ops-inflow">{formatRate(s.inflowPerMin)}</span>{" "}
-            <span className="source-note">{s.inflowPerMin === null ? "not known yet: inflow needs two rounds" : "from the sampler's rounds"}</span>
+            <span className="source-note">
+              {s.inflowPerMin === null ? "not known yet: inflow needs two rounds" : "from the sampler's rounds"}
+            </span>
           </td>
         </tr>
         <tr>
@@ -65,7 +71,9 @@ export function DlqFigures(props: DlqOpsProps & { warnHours: number; renderedAt:
             {s.owner ? (
               <>
                 <span className="strong">{s.owner.team}</span> · <span>{s.owner.contact}</span>{" "}
-                <span className="source-note">{s.owner.source === "console" ? "set on the Owners page" : "from the config file"}</span>
+                <span className="source-note">
+                  {s.owner.source === "console" ? "set on the Owners page" : "from the config file"}
+                </span>
               </>
             ) : (
               <>
@@ -77,8 +85,14 @@ export function DlqFigures(props: DlqOpsProps & { warnHours: number; renderedAt:
         <tr>
           <th>Alerts</th>
           <td data-testid="ops-alerts">
-            {s.firingAlerts > 0 ? <span className="badge badge-danger">firing {formatCount(s.firingAlerts)}</span> : <span className="muted">none firing</span>}
-            {s.lastAlertAt ? <span className="source-note"> · last fired or resolved {formatUtc(s.lastAlertAt)}</span> : null}
+            {s.firingAlerts > 0 ? (
+              <span className="badge badge-danger">firing {formatCount(s.firingAlerts)}</span>
+            ) : (
+              <span className="muted">none firing</span>
+            )}
+            {s.lastAlertAt ? (
+              <span className="source-note"> · last fired or resolved {formatUtc(s.lastAlertAt)}</span>
+            ) : null}
           </td>
         </tr>
       </tbody>

@@ -15,7 +15,15 @@ import { SeverityBadge } from "./severity-badge";
  * where that comes from, inflow, owner, open findings, and the way to its charts. Never fails the
  * page: without the sampler's figures it says so.
  */
-export async function DlqOpsStrip({ actor, connectionId, queue }: { actor: Actor; connectionId: string; queue: string }) {
+export async function DlqOpsStrip({
+  actor,
+  connectionId,
+  queue,
+}: {
+  actor: Actor;
+  connectionId: string;
+  queue: string;
+}) {
   let status: DlqOverviewRow | null;
   try {
     status = await viewDlqStatus(actor, await requestMeta(), { connectionId, queue });
@@ -55,11 +63,14 @@ export async function DlqOpsStrip({ actor, connectionId, queue }: { actor: Actor
         oldest <span data-testid="dlq-ops-oldest">{oldest.text}</span>
         {status.oldestSource === "scan" ? <span className="source-note"> (as of the scan)</span> : null}
       </span>
-      <span title="Letters per minute over the last hour, from the sampler">inflow {formatRate(status.inflowPerMin)}</span>
+      <span title="Letters per minute over the last hour, from the sampler">
+        inflow {formatRate(status.inflowPerMin)}
+      </span>
       <span data-testid="dlq-ops-owner" data-owner={status.owner?.team ?? ""}>
         {status.owner ? (
           <>
-            owner <span className="strong">{status.owner.team}</span> <span className="owner-contact">{status.owner.contact}</span>
+            owner <span className="strong">{status.owner.team}</span>{" "}
+            <span className="owner-contact">{status.owner.contact}</span>
           </>
         ) : (
           <Link href="/owners" className="muted">
@@ -68,7 +79,11 @@ export async function DlqOpsStrip({ actor, connectionId, queue }: { actor: Actor
         )}
       </span>
       {status.openFindings > 0 && status.worstFinding ? (
-        <Link href={healthHref(connectionId, queue)} data-testid="dlq-ops-findings" title="Open configuration findings of this DLQ">
+        <Link
+          href={healthHref(connectionId, queue)}
+          data-testid="dlq-ops-findings"
+          title="Open configuration findings of this DLQ"
+        >
           <SeverityBadge severity={status.worstFinding}>
             {formatCount(status.openFindings)} finding{status.openFindings === 1 ? "" : "s"}
           </SeverityBadge>

@@ -3,7 +3,13 @@ import Link from "next/link";
 import { findingsHref, type FindingsView } from "@/lib/operations/ui-links";
 
 /** Severity, connection and DLQ filters of the findings page: a GET form, so the URL is the view. */
-export function FindingsFilter({ view, connections }: { view: FindingsView; connections: Array<{ id: string; name: string }> }) {
+export function FindingsFilter({
+  view,
+  connections,
+}: {
+  view: FindingsView;
+  connections: Array<{ id: string; name: string }>;
+}) {
   const filtered = view.severity || view.connection || view.dlq;
   return (
     <Form action="/findings" className="filter-bar findings-filter" data-testid="findings-filter">
@@ -27,12 +33,21 @@ export function FindingsFilter({ view, connections }: { view: FindingsView; conn
                 {c.name}
               </option>
             ))}
-            {view.connection && !connections.some((c) => c.id === view.connection) ? <option value={view.connection}>{view.connection}</option> : null}
+            {view.connection && !connections.some((c) => c.id === view.connection) ? (
+              <option value={view.connection}>{view.connection}</option>
+            ) : null}
           </select>
         </label>
         <label className="fb-wide">
           DLQ (exact name)
-          <input name="dlq" defaultValue={view.dlq ?? ""} placeholder="any DLQ" className="mono" data-testid="filter-dlq" maxLength={1000} />
+          <input
+            name="dlq"
+            defaultValue={view.dlq ?? ""}
+            placeholder="any DLQ"
+            className="mono"
+            data-testid="filter-dlq"
+            maxLength={1000}
+          />
         </label>
         <button type="submit" className="btn" data-testid="filter-apply">
           Apply

@@ -46,7 +46,15 @@ export function FindingsTable({
         </thead>
         <tbody>
           {findings.map((f) => (
-            <tr key={f.id} data-testid="finding-row" data-id={f.id} data-code={f.code} data-severity={f.severity} data-state={f.resolvedAt ? "resolved" : "open"} data-queue={f.queue ?? ""}>
+            <tr
+              key={f.id}
+              data-testid="finding-row"
+              data-id={f.id}
+              data-code={f.code}
+              data-severity={f.severity}
+              data-state={f.resolvedAt ? "resolved" : "open"}
+              data-queue={f.queue ?? ""}
+            >
               <td>
                 <SeverityBadge severity={f.severity} />
               </td>
@@ -89,13 +97,18 @@ export function FindingsTable({
               </td>
               {history ? (
                 <td className="nowrap" data-testid="finding-resolved">
-                  {f.resolvedAt ? <RelativeTime value={f.resolvedAt} /> : <span className="badge badge-warn">open</span>}
+                  {f.resolvedAt ? (
+                    <RelativeTime value={f.resolvedAt} />
+                  ) : (
+                    <span className="badge badge-warn">open</span>
+                  )}
                 </td>
               ) : null}
               <td data-testid="finding-acknowledged">
                 {f.acknowledgedAt ? (
                   <span data-testid="finding-ack-by">
-                    <span className="wrap-anywhere">{f.acknowledgedBy}</span> · <RelativeTime value={f.acknowledgedAt} />
+                    <span className="wrap-anywhere">{f.acknowledgedBy}</span> ·{" "}
+                    <RelativeTime value={f.acknowledgedAt} />
                   </span>
                 ) : canAcknowledge && !f.resolvedAt ? (
                   <AcknowledgeButton id={f.id} />

@@ -16,7 +16,12 @@ type Ops = DlqOverviewRow | null;
 const NOT_SAMPLED = "Not sampled yet: the sampler has not reached this DLQ.";
 
 export function InflowCell({ ops, now }: { ops: Ops; now: number }) {
-  if (!ops) return <span className="muted" data-testid="dlq-inflow" title={NOT_SAMPLED}>—</span>;
+  if (!ops)
+    return (
+      <span className="muted" data-testid="dlq-inflow" title={NOT_SAMPLED}>
+        —
+      </span>
+    );
   const title =
     ops.inflowPerMin === null
       ? `Not known yet: inflow needs two rounds of the sampler (${sampledWords(ops.sampledAt, now)}).`
@@ -31,7 +36,13 @@ export function InflowCell({ ops, now }: { ops: Ops; now: number }) {
 export function OldestCell({ ops, now }: { ops: Ops; now: number }) {
   const f = oldestAge(ops, now);
   return (
-    <span data-testid="dlq-oldest" data-source={ops?.oldestSource ?? ""} title={f.title} className={ops ? undefined : "muted"} suppressHydrationWarning>
+    <span
+      data-testid="dlq-oldest"
+      data-source={ops?.oldestSource ?? ""}
+      title={f.title}
+      className={ops ? undefined : "muted"}
+      suppressHydrationWarning
+    >
       {f.text}
       {ops?.oldestSource === "scan" && ops.depth !== 0 ? (
         <span className="source-note" suppressHydrationWarning>
@@ -48,29 +59,56 @@ export function LostInCell({ ops, warnHours, now }: { ops: Ops; warnHours: numbe
   if (ops && l.tone === "unknown") {
     // The age comes from a scan where the broker does not tell it: the way to one.
     return (
-      <Link href={triageBase(ops.connectionId, ops.queue)} data-testid="dlq-lost" data-tone={l.tone} className={lostClass(l.tone)} title={l.title}>
+      <Link
+        href={triageBase(ops.connectionId, ops.queue)}
+        data-testid="dlq-lost"
+        data-tone={l.tone}
+        className={lostClass(l.tone)}
+        title={l.title}
+      >
         {l.text}
       </Link>
     );
   }
   return (
-    <span data-testid="dlq-lost" data-tone={l.tone} className={lostClass(l.tone)} title={l.title} suppressHydrationWarning>
+    <span
+      data-testid="dlq-lost"
+      data-tone={l.tone}
+      className={lostClass(l.tone)}
+      title={l.title}
+      suppressHydrationWarning
+    >
       {l.text}
     </span>
   );
 }
 
 export function OwnerCell({ ops }: { ops: Ops }) {
-  if (!ops) return <span className="muted" data-testid="dlq-owner" title={NOT_SAMPLED}>—</span>;
+  if (!ops)
+    return (
+      <span className="muted" data-testid="dlq-owner" title={NOT_SAMPLED}>
+        —
+      </span>
+    );
   if (!ops.owner) {
     return (
-      <Link href="/owners" className="muted" data-testid="dlq-owner" data-owner="" title="No owner entry matches this DLQ: name one on the Owners page">
+      <Link
+        href="/owners"
+        className="muted"
+        data-testid="dlq-owner"
+        data-owner=""
+        title="No owner entry matches this DLQ: name one on the Owners page"
+      >
         no owner
       </Link>
     );
   }
   return (
-    <span data-testid="dlq-owner" data-owner={ops.owner.team} title={ops.owner.source === "console" ? "Owner set on the Owners page" : "Owner from the console's config file"}>
+    <span
+      data-testid="dlq-owner"
+      data-owner={ops.owner.team}
+      title={ops.owner.source === "console" ? "Owner set on the Owners page" : "Owner from the console's config file"}
+    >
       <span className="strong">{ops.owner.team}</span>
       <span className="owner-contact">{ops.owner.contact}</span>
     </span>
@@ -78,7 +116,12 @@ export function OwnerCell({ ops }: { ops: Ops }) {
 }
 
 export function FindingsCell({ ops }: { ops: Ops }) {
-  if (!ops) return <span className="muted" data-testid="dlq-findings" data-count={0} title={NOT_SAMPLED}>—</span>;
+  if (!ops)
+    return (
+      <span className="muted" data-testid="dlq-findings" data-count={0} title={NOT_SAMPLED}>
+        —
+      </span>
+    );
   if (ops.openFindings === 0 || !ops.worstFinding) {
     return (
       <span className="muted" data-testid="dlq-findings" data-count={0} title="No open configuration finding">
@@ -106,14 +149,23 @@ export function FindingsCell({ ops }: { ops: Ops }) {
 export function LastAlertCell({ ops, now }: { ops: Ops; now: number }) {
   if (!ops?.lastAlertAt) {
     return (
-      <span className="muted" data-testid="dlq-last-alert" title={ops ? "No alert has fired for this DLQ" : NOT_SAMPLED}>
+      <span
+        className="muted"
+        data-testid="dlq-last-alert"
+        title={ops ? "No alert has fired for this DLQ" : NOT_SAMPLED}
+      >
         —
       </span>
     );
   }
   return (
-    <span data-testid="dlq-last-alert" title={`An alert last fired or resolved at ${formatUtc(ops.lastAlertAt)}`} suppressHydrationWarning>
-      {ops.firingAlerts > 0 ? <span className="badge badge-danger">firing {formatCount(ops.firingAlerts)}</span> : null} {formatRelative(ops.lastAlertAt, now)}
+    <span
+      data-testid="dlq-last-alert"
+      title={`An alert last fired or resolved at ${formatUtc(ops.lastAlertAt)}`}
+      suppressHydrationWarning
+    >
+      {ops.firingAlerts > 0 ? <span className="badge badge-danger">firing {formatCount(ops.firingAlerts)}</span> : null}{" "}
+      {formatRelative(ops.lastAlertAt, now)}
     </span>
   );
 }
@@ -123,14 +175,24 @@ export function StaleBadge({ ops, now }: { ops: Ops; now: number }) {
   if (!ops) return null;
   if (ops.missingSince) {
     return (
-      <span className="badge badge-warn" data-testid="dlq-gone" title={`Not seen on its broker since ${formatUtc(ops.missingSince)}`} suppressHydrationWarning>
+      <span
+        className="badge badge-warn"
+        data-testid="dlq-gone"
+        title={`Not seen on its broker since ${formatUtc(ops.missingSince)}`}
+        suppressHydrationWarning
+      >
         gone {formatRelative(ops.missingSince, now)}
       </span>
     );
   }
   if (ops.error) {
     return (
-      <span className="badge badge-warn" data-testid="dlq-stale" title={`The last sampling round could not reach the broker: figures are from ${formatUtc(ops.sampledAt)}`} suppressHydrationWarning>
+      <span
+        className="badge badge-warn"
+        data-testid="dlq-stale"
+        title={`The last sampling round could not reach the broker: figures are from ${formatUtc(ops.sampledAt)}`}
+        suppressHydrationWarning
+      >
         stale · {formatRelative(ops.sampledAt, now)}
       </span>
     );

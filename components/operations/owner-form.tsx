@@ -54,15 +54,39 @@ export function OwnerForm({ draft, onDone, testId }: { draft: OwnerDraft; onDone
     >
       <label>
         Position
-        <input name="position" type="number" min={0} max={100000} step={1} defaultValue={draft.position} style={{ width: 80 }} data-testid="owner-position" />
+        <input
+          name="position"
+          type="number"
+          min={0}
+          max={100000}
+          step={1}
+          defaultValue={draft.position}
+          style={{ width: 80 }}
+          data-testid="owner-position"
+        />
       </label>
       <label>
         Connection (id or pattern; empty: any)
-        <input name="connectionPattern" defaultValue={draft.connectionPattern ?? ""} className="mono" placeholder="any" maxLength={300} data-testid="owner-connection" />
+        <input
+          name="connectionPattern"
+          defaultValue={draft.connectionPattern ?? ""}
+          className="mono"
+          placeholder="any"
+          maxLength={300}
+          data-testid="owner-connection"
+        />
       </label>
       <label>
         DLQ name pattern
-        <input name="queuePattern" defaultValue={draft.queuePattern} className="mono" placeholder="orders.*" required maxLength={300} data-testid="owner-queue" />
+        <input
+          name="queuePattern"
+          defaultValue={draft.queuePattern}
+          className="mono"
+          placeholder="orders.*"
+          required
+          maxLength={300}
+          data-testid="owner-queue"
+        />
       </label>
       <label>
         Team
@@ -70,7 +94,14 @@ export function OwnerForm({ draft, onDone, testId }: { draft: OwnerDraft; onDone
       </label>
       <label>
         Contact
-        <input name="contact" defaultValue={draft.contact} required maxLength={300} placeholder="#channel, address or URL" data-testid="owner-contact" />
+        <input
+          name="contact"
+          defaultValue={draft.contact}
+          required
+          maxLength={300}
+          placeholder="#channel, address or URL"
+          data-testid="owner-contact"
+        />
       </label>
       <button type="submit" className="btn btn-primary" disabled={!hydrated || pending} data-testid="owner-save">
         {pending ? "Saving…" : editing ? "Save" : "Add owner"}

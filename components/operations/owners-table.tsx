@@ -38,7 +38,14 @@ export function OwnersTable({ entries, canManage }: { entries: OwnerEntryView[];
       for (const [k, e] of order.entries()) {
         const position = k * 10;
         if (e.position === position) continue;
-        const r = await saveOwnerAction({ id: e.id, position, connectionPattern: e.connectionPattern ?? "", queuePattern: e.queuePattern, team: e.team, contact: e.contact });
+        const r = await saveOwnerAction({
+          id: e.id,
+          position,
+          connectionPattern: e.connectionPattern ?? "",
+          queuePattern: e.queuePattern,
+          team: e.team,
+          contact: e.contact,
+        });
         if (!r.ok) {
           setError(r.error.message);
           break;
@@ -85,7 +92,13 @@ export function OwnersTable({ entries, canManage }: { entries: OwnerEntryView[];
               const ci = e.id ? consoleRows.findIndex((c) => c.id === e.id) : -1;
               return (
                 <Fragment key={key}>
-                  <tr data-testid="owner-row" data-source={e.source} data-id={e.id ?? ""} data-queue-pattern={e.queuePattern} data-team={e.team}>
+                  <tr
+                    data-testid="owner-row"
+                    data-source={e.source}
+                    data-id={e.id ?? ""}
+                    data-queue-pattern={e.queuePattern}
+                    data-team={e.team}
+                  >
                     <td className="num">{i + 1}</td>
                     <td className="mono wrap-anywhere">{e.connectionPattern ?? <span className="muted">any</span>}</td>
                     <td className="mono wrap-anywhere" data-testid="owner-pattern">
@@ -101,7 +114,11 @@ export function OwnersTable({ entries, canManage }: { entries: OwnerEntryView[];
                           console
                         </span>
                       ) : (
-                        <span className="badge" title="From the console's config file (owners): change it there" data-testid="owner-config-badge">
+                        <span
+                          className="badge"
+                          title="From the console's config file (owners): change it there"
+                          data-testid="owner-config-badge"
+                        >
                           config file · read-only
                         </span>
                       )}
@@ -113,25 +130,64 @@ export function OwnersTable({ entries, canManage }: { entries: OwnerEntryView[];
                           confirming === e.id ? (
                             <span className="owner-actions">
                               Delete this entry?
-                              <button type="button" className="btn btn-small btn-danger" disabled={busy} onClick={() => remove(e.id!)} data-testid="owner-delete-confirm">
+                              <button
+                                type="button"
+                                className="btn btn-small btn-danger"
+                                disabled={busy}
+                                onClick={() => remove(e.id!)}
+                                data-testid="owner-delete-confirm"
+                              >
                                 Delete
                               </button>
-                              <button type="button" className="btn btn-small btn-quiet" disabled={busy} onClick={() => setConfirming(null)}>
+                              <button
+                                type="button"
+                                className="btn btn-small btn-quiet"
+                                disabled={busy}
+                                onClick={() => setConfirming(null)}
+                              >
                                 Keep
                               </button>
                             </span>
                           ) : (
                             <span className="owner-actions">
-                              <button type="button" className="btn btn-small" disabled={busy || ci <= 0} onClick={() => move(e.id!, -1)} title="Match earlier" aria-label="Move up" data-testid="owner-up">
+                              <button
+                                type="button"
+                                className="btn btn-small"
+                                disabled={busy || ci <= 0}
+                                onClick={() => move(e.id!, -1)}
+                                title="Match earlier"
+                                aria-label="Move up"
+                                data-testid="owner-up"
+                              >
                                 ↑
                               </button>
-                              <button type="button" className="btn btn-small" disabled={busy || ci < 0 || ci >= consoleRows.length - 1} onClick={() => move(e.id!, 1)} title="Match later" aria-label="Move down" data-testid="owner-down">
+                              <button
+                                type="button"
+                                className="btn btn-small"
+                                disabled={busy || ci < 0 || ci >= consoleRows.length - 1}
+                                onClick={() => move(e.id!, 1)}
+                                title="Match later"
+                                aria-label="Move down"
+                                data-testid="owner-down"
+                              >
                                 ↓
                               </button>
-                              <button type="button" className="btn btn-small" disabled={busy} onClick={() => setEditing(editing === e.id ? null : e.id)} data-testid="owner-edit">
+                              <button
+                                type="button"
+                                className="btn btn-small"
+                                disabled={busy}
+                                onClick={() => setEditing(editing === e.id ? null : e.id)}
+                                data-testid="owner-edit"
+                              >
                                 Edit
                               </button>
-                              <button type="button" className="btn btn-small btn-danger" disabled={busy} onClick={() => setConfirming(e.id)} data-testid="owner-delete">
+                              <button
+                                type="button"
+                                className="btn btn-small btn-danger"
+                                disabled={busy}
+                                onClick={() => setConfirming(e.id)}
+                                data-testid="owner-delete"
+                              >
                                 Delete
                               </button>
                             </span>
@@ -147,7 +203,14 @@ export function OwnersTable({ entries, canManage }: { entries: OwnerEntryView[];
                       <td colSpan={columns}>
                         <OwnerForm
                           testId="owner-edit-form"
-                          draft={{ id: e.id, position: e.position, connectionPattern: e.connectionPattern, queuePattern: e.queuePattern, team: e.team, contact: e.contact }}
+                          draft={{
+                            id: e.id,
+                            position: e.position,
+                            connectionPattern: e.connectionPattern,
+                            queuePattern: e.queuePattern,
+                            team: e.team,
+                            contact: e.contact,
+                          }}
                           onDone={() => setEditing(null)}
                         />
                       </td>
@@ -157,7 +220,8 @@ export function OwnersTable({ entries, canManage }: { entries: OwnerEntryView[];
               );
             })}
             <EmptyRow show={entries.length === 0} columns={columns}>
-              No owner entries yet. {canManage ? "Add one below, or" : "An admin adds them here, or"} in the console&apos;s config file (owners).
+              No owner entries yet. {canManage ? "Add one below, or" : "An admin adds them here, or"} in the
+              console&apos;s config file (owners).
             </EmptyRow>
           </tbody>
         </table>

@@ -47,7 +47,10 @@ function options(p: TimeSeriesChartProps, width: number): uPlot.Options {
     legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
     series: [
-      { label: "UTC", value: (_u, v) => (v === null ? "—" : new Date(v * 1000).toISOString().slice(0, 16).replace("T", " ")) },
+      {
+        label: "UTC",
+        value: (_u, v) => (v === null ? "—" : new Date(v * 1000).toISOString().slice(0, 16).replace("T", " ")),
+      },
       {
         label: p.label,
         stroke: accent,
@@ -55,7 +58,9 @@ function options(p: TimeSeriesChartProps, width: number): uPlot.Options {
         fill: withAlpha(accent, p.style === "bars" ? "99" : "26"),
         spanGaps: false,
         value: (_u, v) => (v === null || v === undefined ? "—" : p.format(v)),
-        ...(p.style === "bars" && uPlot.paths.bars ? { paths: uPlot.paths.bars({ size: [0.7, 24] }), points: { show: false } } : {}),
+        ...(p.style === "bars" && uPlot.paths.bars
+          ? { paths: uPlot.paths.bars({ size: [0.7, 24] }), points: { show: false } }
+          : {}),
       },
     ],
     axes: [axis, { ...axis, size: 56, values: (_u, splits) => splits.map((v) => p.format(v)) }],
@@ -79,7 +84,8 @@ export function TimeSeriesChart(props: TimeSeriesChartProps) {
     build();
     const resize = new ResizeObserver(() => {
       const w = Math.max(200, el.clientWidth);
-      if (plot.current && plot.current.width !== w) plot.current.setSize({ width: w, height: latest.current.height ?? 180 });
+      if (plot.current && plot.current.width !== w)
+        plot.current.setSize({ width: w, height: latest.current.height ?? 180 });
     });
     resize.observe(el);
     const theme = new MutationObserver(build);
@@ -106,7 +112,13 @@ export function TimeSeriesChart(props: TimeSeriesChartProps) {
         <span className="strong">{props.label}</span> <span className="hint">{props.summary}</span>
       </figcaption>
       {/* The canvas is drawn on mount; the fixed height keeps the page from shifting meanwhile. */}
-      <div ref={wrap} className="chart-canvas" role="img" aria-label={`${props.label}: ${props.summary}`} style={{ minHeight: (props.height ?? 180) + 30 }} />
+      <div
+        ref={wrap}
+        className="chart-canvas"
+        role="img"
+        aria-label={`${props.label}: ${props.summary}`}
+        style={{ minHeight: (props.height ?? 180) + 30 }}
+      />
     </figure>
   );
 }

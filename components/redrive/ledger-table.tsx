@@ -11,7 +11,19 @@ import type { RedriveView } from "@/lib/redrive/use-cases";
 import { EmptyRow } from "@/components/ui/empty-row";
 
 /** Outcomes first, then letters still being worked on. */
-const FILTERS: readonly LedgerState[] = ["moved", "failed", "missing", "checksum_mismatch", "parked", "returned", "skipped", "unconfirmed", "interrupted", "pending", "moving"];
+const FILTERS: readonly LedgerState[] = [
+  "moved",
+  "failed",
+  "missing",
+  "checksum_mismatch",
+  "parked",
+  "returned",
+  "skipped",
+  "unconfirmed",
+  "interrupted",
+  "pending",
+  "moving",
+];
 const BADGE: Record<LedgerState, string> = {
   moved: "badge-ok",
   failed: "badge-danger",
@@ -28,7 +40,8 @@ const BADGE: Record<LedgerState, string> = {
 
 /** A letter is still in its DLQ (so its page can open) unless it was moved, went missing (or is gone after an interrupted attempt), or was parked elsewhere. */
 function stillInDlq(row: LedgerRow, parking: unknown): boolean {
-  if (row.state === "moved" || row.state === "missing" || row.state === "returned" || row.state === "unconfirmed") return false;
+  if (row.state === "moved" || row.state === "missing" || row.state === "returned" || row.state === "unconfirmed")
+    return false;
   if (row.state === "parked") return (parking as { kind?: string })?.kind !== "queue";
   return true;
 }
@@ -49,7 +62,11 @@ export function LedgerTable({
   state: string | null;
   after: number | null;
 }) {
-  const href = (o: { state?: string | null; after?: number | null }) => redriveJobHref(redrive.connectionId, redrive.queue, redrive.id, { state: o.state === undefined ? state : o.state, after: o.after ?? null });
+  const href = (o: { state?: string | null; after?: number | null }) =>
+    redriveJobHref(redrive.connectionId, redrive.queue, redrive.id, {
+      state: o.state === undefined ? state : o.state,
+      after: o.after ?? null,
+    });
   const total = FILTERS.reduce((a, f) => a + (counts[f] ?? 0), 0);
   const now = Date.now();
   return (
@@ -59,11 +76,22 @@ export function LedgerTable({
           Every letter
         </h2>
         <nav className="ledger-filters" aria-label="Filter by outcome" data-testid="ledger-filters">
-          <Link href={href({ state: null })} className="chip" aria-current={!state ? "true" : undefined} data-testid="ledger-filter-all">
+          <Link
+            href={href({ state: null })}
+            className="chip"
+            aria-current={!state ? "true" : undefined}
+            data-testid="ledger-filter-all"
+          >
             all <span className="muted">{formatCount(total)}</span>
           </Link>
           {FILTERS.filter((f) => counts[f] || f === state).map((f) => (
-            <Link key={f} href={href({ state: f })} className="chip" aria-current={state === f ? "true" : undefined} data-testid={`ledger-filter-${f}`}>
+            <Link
+              key={f}
+              href={href({ state: f })}
+              className="chip"
+              aria-current={state === f ? "true" : undefined}
+              data-testid={`ledger-filter-${f}`}
+            >
               {LEDGER_WORDS[f]} <span className="muted">{formatCount(counts[f] ?? 0)}</span>
             </Link>
           ))}
@@ -89,13 +117,18 @@ export function LedgerTable({
                 <td className="num muted">{row.seq}</td>
                 <td className="mono nowrap" title={row.letterId}>
                   {stillInDlq(row, redrive.plan.parking) ? (
-                    <Link href={letterHref(redrive.connectionId, redrive.queue, row.letterId)} data-testid="ledger-letter-link">
+                    <Link
+                      href={letterHref(redrive.connectionId, redrive.queue, row.letterId)}
+                      data-testid="ledger-letter-link"
+                    >
                       {truncate(row.letterId, 30)}
                     </Link>
                   ) : (
                     <span title={`${row.letterId} is no longer in ${redrive.queue}`}>{truncate(row.letterId, 30)}</span>
                   )}
-                  {row.messageId && row.messageId !== row.letterId ? <div className="muted small">{truncate(row.messageId, 36)}</div> : null}
+                  {row.messageId && row.messageId !== row.letterId ? (
+                    <div className="muted small">{truncate(row.messageId, 36)}</div>
+                  ) : null}
                 </td>
                 <td>
                   <span className={`badge ${BADGE[row.state] ?? ""}`}>{LEDGER_WORDS[row.state] ?? row.state}</span>
@@ -105,10 +138,16 @@ export function LedgerTable({
                 <td className="small wrap-anywhere" style={{ maxWidth: 360 }}>
                   {row.reason ?? <span className="muted">—</span>}
                 </td>
-                <td className="num">{row.state === "moved" || row.state === "returned" ? row.prevCount + 1 : row.prevCount}</td>
+                <td className="num">
+                  {row.state === "moved" || row.state === "returned" ? row.prevCount + 1 : row.prevCount}
+                </td>
                 <td className="nowrap">
                   {/* Relative to this render: the table re-renders with every poll. */}
-                  <time dateTime={row.movedAt ?? row.updatedAt} title={formatUtc(row.movedAt ?? row.updatedAt)} suppressHydrationWarning>
+                  <time
+                    dateTime={row.movedAt ?? row.updatedAt}
+                    title={formatUtc(row.movedAt ?? row.updatedAt)}
+                    suppressHydrationWarning
+                  >
                     {formatRelative(row.movedAt ?? row.updatedAt, now)}
                   </time>
                 </td>

@@ -41,8 +41,14 @@ export function RedriveForm({
   const [breakerPct, setBreakerPct] = useState("10");
   const [breakerWindow, setBreakerWindow] = useState("200");
   const [targetConfirmed, setTargetConfirmed] = useState(false);
-  const target = targetKind === "queue" && targetName.trim() ? { kind: "queue" as const, name: targetName.trim() } : { kind: "origin" as const };
-  const parking = parkKind === "queue" && parkName.trim() ? { kind: "queue" as const, name: parkName.trim() } : { kind: "mark" as const };
+  const target =
+    targetKind === "queue" && targetName.trim()
+      ? { kind: "queue" as const, name: targetName.trim() }
+      : { kind: "origin" as const };
+  const parking =
+    parkKind === "queue" && parkName.trim()
+      ? { kind: "queue" as const, name: parkName.trim() }
+      : { kind: "mark" as const };
   const { preview, count, confirmed, setConfirmed, error, pending, recount, start } = useStartForm(
     initial,
     () => planRedriveAction({ connectionId, queue, selection, target, parking }),
@@ -70,10 +76,14 @@ export function RedriveForm({
   const windowN = Number(breakerWindow);
   const problems: string[] = [...stages.problems];
   if (!Number.isInteger(limitN) || limitN < 1 || limitN > 100) problems.push("Redrive-count limit: 1 to 100.");
-  if (targetKind === "queue" && !targetName.trim()) problems.push("Name the target queue, or send letters back to their origin.");
-  if (parkKind === "queue" && !parkName.trim()) problems.push("Name the parking queue, or leave parked letters in the DLQ.");
-  if (!(pct > 0 && pct <= 100) || !Number.isInteger(windowN) || windowN < 1) problems.push("Breaker: a share from 1 to 100 % over a window of at least 1 letter.");
-  if (protection.message && !protection.canConfirm) problems.push("A destination is less protected than this DLQ: choose another, or ask an admin.");
+  if (targetKind === "queue" && !targetName.trim())
+    problems.push("Name the target queue, or send letters back to their origin.");
+  if (parkKind === "queue" && !parkName.trim())
+    problems.push("Name the parking queue, or leave parked letters in the DLQ.");
+  if (!(pct > 0 && pct <= 100) || !Number.isInteger(windowN) || windowN < 1)
+    problems.push("Breaker: a share from 1 to 100 % over a window of at least 1 letter.");
+  if (protection.message && !protection.canConfirm)
+    problems.push("A destination is less protected than this DLQ: choose another, or ask an admin.");
   const ready = count > 0 && problems.length === 0 && confirmed && (!protection.message || targetConfirmed);
   const phrase = confirmPhrase(count);
 
@@ -102,7 +112,16 @@ export function RedriveForm({
 
   return (
     <form className="redrive-form" onSubmit={submit} data-testid="redrive-form" noValidate>
-      <ScopeCard kind="redrive" selection={selection} count={count} queue={queue} groupLabel={groupLabel} onRecount={recount} pending={pending} back={{ href: backHref, label: "← Back to triage" }}>
+      <ScopeCard
+        kind="redrive"
+        selection={selection}
+        count={count}
+        queue={queue}
+        groupLabel={groupLabel}
+        onRecount={recount}
+        pending={pending}
+        back={{ href: backHref, label: "← Back to triage" }}
+      >
         {preview.warnings.map((w) => (
           <div key={w} className="banner banner-warn" data-testid="redrive-warning">
             {w}
@@ -118,15 +137,25 @@ export function RedriveForm({
       <fieldset className="card">
         <legend>Target</legend>
         <label className="radio">
-          <input type="radio" name="target" checked={targetKind === "origin"} onChange={() => setTargetKind("origin")} data-testid="target-origin" />
+          <input
+            type="radio"
+            name="target"
+            checked={targetKind === "origin"}
+            onChange={() => setTargetKind("origin")}
+            data-testid="target-origin"
+          />
           <span>
             Back to {preview.target.startsWith("each letter") ? preview.target : "each letter's origin"}
             <span className="hint block">
-              Each letter goes back to where it failed, as the broker recorded it (on RabbitMQ the queue named in its x-death history; on SQS its source queue; on Kafka its original topic).
+              Each letter goes back to where it failed, as the broker recorded it (on RabbitMQ the queue named in its
+              x-death history; on SQS its source queue; on Kafka its original topic).
               {origins.length ? (
                 <>
                   {" "}
-                  Here: <span className="mono" data-testid="target-origins">{origins.slice(0, 5).join(", ")}</span>
+                  Here:{" "}
+                  <span className="mono" data-testid="target-origins">
+                    {origins.slice(0, 5).join(", ")}
+                  </span>
                   {origins.length > 5 ? ` and ${origins.length - 5} more` : ""}.
                 </>
               ) : null}
@@ -134,44 +163,116 @@ export function RedriveForm({
           </span>
         </label>
         <label className="radio">
-          <input type="radio" name="target" checked={targetKind === "queue"} onChange={() => setTargetKind("queue")} data-testid="target-named" />
+          <input
+            type="radio"
+            name="target"
+            checked={targetKind === "queue"}
+            onChange={() => setTargetKind("queue")}
+            data-testid="target-named"
+          />
           <span>Another queue or topic</span>
-          <input value={targetName} onChange={(e) => { setTargetName(e.target.value); setTargetKind("queue"); }} placeholder="orders.retry" className="mono" aria-label="Target queue or topic" data-testid="target-name" />
+          <input
+            value={targetName}
+            onChange={(e) => {
+              setTargetName(e.target.value);
+              setTargetKind("queue");
+            }}
+            placeholder="orders.retry"
+            className="mono"
+            aria-label="Target queue or topic"
+            data-testid="target-name"
+          />
         </label>
       </fieldset>
 
-      <FixAndStages s={stages} testIdPrefix="redrive" stage1Verb="redrives" stage2Verb="moves" placeholder="orders-service 2.14.1 (ORD-812) raises the payment client timeout to 10 s" />
+      <FixAndStages
+        s={stages}
+        testIdPrefix="redrive"
+        stage1Verb="redrives"
+        stage2Verb="moves"
+        placeholder="orders-service 2.14.1 (ORD-812) raises the payment client timeout to 10 s"
+      />
 
       <fieldset className="card">
         <legend>Letters that keep failing</legend>
         <div className="form-row">
           <label>
             Park after (redrives)
-            <input type="number" min={1} max={100} value={limit} onChange={(e) => setLimit(e.target.value)} style={{ width: 90 }} data-testid="redrive-limit" />
+            <input
+              type="number"
+              min={1}
+              max={100}
+              value={limit}
+              onChange={(e) => setLimit(e.target.value)}
+              style={{ width: 90 }}
+              data-testid="redrive-limit"
+            />
           </label>
           <label className="radio">
-            <input type="radio" name="parking" checked={parkKind === "mark"} onChange={() => setParkKind("mark")} data-testid="parking-mark" />
+            <input
+              type="radio"
+              name="parking"
+              checked={parkKind === "mark"}
+              onChange={() => setParkKind("mark")}
+              data-testid="parking-mark"
+            />
             <span>Leave them in the DLQ, marked parked</span>
           </label>
           <label className="radio">
-            <input type="radio" name="parking" checked={parkKind === "queue"} onChange={() => setParkKind("queue")} data-testid="parking-queue" />
+            <input
+              type="radio"
+              name="parking"
+              checked={parkKind === "queue"}
+              onChange={() => setParkKind("queue")}
+              data-testid="parking-queue"
+            />
             <span>Move them to</span>
-            <input value={parkName} onChange={(e) => { setParkName(e.target.value); setParkKind("queue"); }} placeholder="orders.parking" className="mono" aria-label="Parking queue" data-testid="parking-name" />
+            <input
+              value={parkName}
+              onChange={(e) => {
+                setParkName(e.target.value);
+                setParkKind("queue");
+              }}
+              placeholder="orders.parking"
+              className="mono"
+              aria-label="Parking queue"
+              data-testid="parking-name"
+            />
           </label>
         </div>
-        <p className="hint">A letter that has already been redriven this many times is parked instead of going round again.</p>
+        <p className="hint">
+          A letter that has already been redriven this many times is parked instead of going round again.
+        </p>
       </fieldset>
 
       <details className="card redrive-advanced">
-        <summary>Circuit breaker (advanced): pause when {breakerPct || "?"} % of the last {breakerWindow || "?"} letters come back</summary>
+        <summary>
+          Circuit breaker (advanced): pause when {breakerPct || "?"} % of the last {breakerWindow || "?"} letters come
+          back
+        </summary>
         <div className="form-row" style={{ marginTop: 8 }}>
           <label>
             Threshold (%)
-            <input type="number" min={1} max={100} value={breakerPct} onChange={(e) => setBreakerPct(e.target.value)} style={{ width: 90 }} data-testid="redrive-breaker" />
+            <input
+              type="number"
+              min={1}
+              max={100}
+              value={breakerPct}
+              onChange={(e) => setBreakerPct(e.target.value)}
+              style={{ width: 90 }}
+              data-testid="redrive-breaker"
+            />
           </label>
           <label>
             Window (letters)
-            <input type="number" min={1} value={breakerWindow} onChange={(e) => setBreakerWindow(e.target.value)} style={{ width: 110 }} data-testid="redrive-breaker-window" />
+            <input
+              type="number"
+              min={1}
+              value={breakerWindow}
+              onChange={(e) => setBreakerWindow(e.target.value)}
+              style={{ width: 110 }}
+              data-testid="redrive-breaker-window"
+            />
           </label>
         </div>
       </details>
@@ -189,8 +290,16 @@ export function RedriveForm({
             {protection.message}
             {protection.canConfirm ? (
               <label className="radio">
-                <input type="checkbox" checked={targetConfirmed} onChange={(e) => setTargetConfirmed(e.target.checked)} data-testid="redrive-target-confirm" />
-                <span>As an admin, I confirm moving these letters where their payloads are less protected. Recorded in the audit log.</span>
+                <input
+                  type="checkbox"
+                  checked={targetConfirmed}
+                  onChange={(e) => setTargetConfirmed(e.target.checked)}
+                  data-testid="redrive-target-confirm"
+                />
+                <span>
+                  As an admin, I confirm moving these letters where their payloads are less protected. Recorded in the
+                  audit log.
+                </span>
               </label>
             ) : (
               <p className="hint">Only an admin can confirm this.</p>
@@ -198,13 +307,30 @@ export function RedriveForm({
           </div>
         ) : null}
         <label className="radio">
-          <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} disabled={count === 0} data-testid="redrive-confirm" />
+          <input
+            type="checkbox"
+            checked={confirmed}
+            onChange={(e) => setConfirmed(e.target.checked)}
+            disabled={count === 0}
+            data-testid="redrive-confirm"
+          />
           <span>
-            <strong>{phrase}</strong> from <span className="mono">{queue}</span>. I have checked the scope and the fix is deployed.
+            <strong>{phrase}</strong> from <span className="mono">{queue}</span>. I have checked the scope and the fix
+            is deployed.
           </span>
         </label>
         <div className="toolbar">
-          <button type="submit" className="btn btn-primary" disabled={!ready || pending} data-testid="redrive-submit" title={ready ? undefined : problems[0] ?? (count === 0 ? "Nothing to redrive." : "Tick the confirmation first.")}>
+          <button
+            type="submit"
+            className="btn btn-primary"
+            disabled={!ready || pending}
+            data-testid="redrive-submit"
+            title={
+              ready
+                ? undefined
+                : (problems[0] ?? (count === 0 ? "Nothing to redrive." : "Tick the confirmation first."))
+            }
+          >
             {pending ? "Starting…" : `${phrase}: start the sample`}
           </button>
           <Link href={backHref} className="btn btn-quiet">

@@ -2,7 +2,12 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, useTransition } from "react";
-import { cancelRedriveAction, pauseRedriveAction, resumeRedriveAction, startBulkAction } from "@/app/dlqs/[connectionId]/[queue]/redrive/actions";
+import {
+  cancelRedriveAction,
+  pauseRedriveAction,
+  resumeRedriveAction,
+  startBulkAction,
+} from "@/app/dlqs/[connectionId]/[queue]/redrive/actions";
 import { EndedNote, fetchJobPage, JobErrors, JobFacts, JobHeader, JobProgress } from "@/components/jobs/operation-job";
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { ActionResult } from "@/lib/errors";
@@ -38,9 +43,31 @@ function useCountdown(iso: string | null): number | null {
   return iso ? Math.max(0, Math.ceil((Date.parse(iso) - now) / 1000)) : null;
 }
 
-function ControlButton({ label, control, onClick, pending, testId, kind = "" }: { label: string; control: Control; onClick: () => void; pending: boolean; testId: string; kind?: string }) {
+function ControlButton({
+  label,
+  control,
+  onClick,
+  pending,
+  testId,
+  kind = "",
+}: {
+  label: string;
+  control: Control;
+  onClick: () => void;
+  pending: boolean;
+  testId: string;
+  kind?: string;
+}) {
   return (
-    <button type="button" className={`btn ${kind}`} onClick={onClick} disabled={!control.enabled || pending} title={control.why ?? undefined} aria-describedby={control.why ? `${testId}-why` : undefined} data-testid={testId}>
+    <button
+      type="button"
+      className={`btn ${kind}`}
+      onClick={onClick}
+      disabled={!control.enabled || pending}
+      title={control.why ?? undefined}
+      aria-describedby={control.why ? `${testId}-why` : undefined}
+      data-testid={testId}
+    >
       {label}
     </button>
   );
@@ -100,9 +127,12 @@ export function RedriveJob({
 
   const stepNote = (key: string): string | null => {
     if (key === "sample") return `${formatCount(r.plan.sampleSize)} letters`;
-    if (key === "watching") return countdown !== null ? `${formatDuration(countdown)} left` : formatDuration(r.plan.watchSeconds);
-    if (key === "verdict") return r.sampleVerdict ? (r.sampleVerdict === "clean" ? "clean" : `${r.sampleReturned} came back`) : null;
-    if (key === "bulk") return `${formatCount(Math.max(0, r.plan.total - r.plan.sampleSize))} at ${formatCount(r.plan.rate)}/s`;
+    if (key === "watching")
+      return countdown !== null ? `${formatDuration(countdown)} left` : formatDuration(r.plan.watchSeconds);
+    if (key === "verdict")
+      return r.sampleVerdict ? (r.sampleVerdict === "clean" ? "clean" : `${r.sampleReturned} came back`) : null;
+    if (key === "bulk")
+      return `${formatCount(Math.max(0, r.plan.total - r.plan.sampleSize))} at ${formatCount(r.plan.rate)}/s`;
     return null;
   };
 
@@ -120,7 +150,12 @@ export function RedriveJob({
 
       <ol className="redrive-timeline" aria-label="Stages" data-testid="redrive-timeline">
         {steps.map((s) => (
-          <li key={s.key} data-step={s.key} data-step-state={s.state} aria-current={s.state === "current" ? "step" : undefined}>
+          <li
+            key={s.key}
+            data-step={s.key}
+            data-step-state={s.state}
+            aria-current={s.state === "current" ? "step" : undefined}
+          >
             <span className="step-dot" aria-hidden="true" />
             <span className="step-label">{s.label}</span>
             <span className="step-note" data-testid={s.key === "watching" ? "watch-countdown" : undefined}>
@@ -131,28 +166,53 @@ export function RedriveJob({
       </ol>
 
       {breakerPause ? (
-        <div className={`banner ${r.pauseReason?.startsWith("Paused by ") ? "banner-warn" : "banner-danger"} redrive-pause-reason`} role="alert" data-testid="redrive-pause-reason">
-          <strong>Paused:</strong> {r.pauseReason} {role.control ? "Resume when the cause is dealt with, or cancel; letters not yet moved stay in the DLQ." : null}
+        <div
+          className={`banner ${r.pauseReason?.startsWith("Paused by ") ? "banner-warn" : "banner-danger"} redrive-pause-reason`}
+          role="alert"
+          data-testid="redrive-pause-reason"
+        >
+          <strong>Paused:</strong> {r.pauseReason}{" "}
+          {role.control
+            ? "Resume when the cause is dealt with, or cancel; letters not yet moved stay in the DLQ."
+            : null}
         </div>
       ) : null}
       {r.state === "failed" ? (
         <div className="banner banner-danger" role="alert">
-          <strong>The redrive failed:</strong> {r.error ?? "no reason was recorded"}. Letters not yet moved are still in the DLQ; the ledger below shows each one.
+          <strong>The redrive failed:</strong> {r.error ?? "no reason was recorded"}. Letters not yet moved are still in
+          the DLQ; the ledger below shows each one.
         </div>
       ) : null}
 
       {verdict ? (
-        <section className={`card redrive-verdict ${r.sampleVerdict === "clean" ? "is-clean" : "is-dirty"}`} aria-label="Sample verdict" data-testid="redrive-verdict" data-verdict={r.sampleVerdict}>
+        <section
+          className={`card redrive-verdict ${r.sampleVerdict === "clean" ? "is-clean" : "is-dirty"}`}
+          aria-label="Sample verdict"
+          data-testid="redrive-verdict"
+          data-verdict={r.sampleVerdict}
+        >
           <div className="card-head">
             <h2>Sample verdict</h2>
-            <span className={`badge ${r.sampleVerdict === "clean" ? "badge-ok" : "badge-danger"}`} data-testid="verdict-badge">
-              {r.sampleVerdict === "clean" ? "clean" : `${r.sampleReturned} of ${n.sampleSize ?? r.plan.sampleSize} came back`}
+            <span
+              className={`badge ${r.sampleVerdict === "clean" ? "badge-ok" : "badge-danger"}`}
+              data-testid="verdict-badge"
+            >
+              {r.sampleVerdict === "clean"
+                ? "clean"
+                : `${r.sampleReturned} of ${n.sampleSize ?? r.plan.sampleSize} came back`}
             </span>
           </div>
           <p>{verdict}</p>
           {r.stage === "awaiting_bulk" ? (
             <div className="toolbar">
-              <ControlButton label={`Start the rest: ${formatCount(n.pending)} letters at ${formatCount(r.plan.rate)}/s`} control={controls.bulk} onClick={() => act(() => startBulkAction({ jobId: r.id }))} pending={pending} testId="redrive-bulk" kind="btn-primary" />
+              <ControlButton
+                label={`Start the rest: ${formatCount(n.pending)} letters at ${formatCount(r.plan.rate)}/s`}
+                control={controls.bulk}
+                onClick={() => act(() => startBulkAction({ jobId: r.id }))}
+                pending={pending}
+                testId="redrive-bulk"
+                kind="btn-primary"
+              />
               {controls.bulk.why ? (
                 <span className="hint" id="redrive-bulk-why">
                   {controls.bulk.why}
@@ -166,9 +226,21 @@ export function RedriveJob({
                 <>
                   <label>
                     <span className="hint">Why start anyway? Recorded with your name in the audit log.</span>
-                    <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} maxLength={2000} data-testid="override-reason" />
+                    <textarea
+                      value={reason}
+                      onChange={(e) => setReason(e.target.value)}
+                      rows={2}
+                      maxLength={2000}
+                      data-testid="override-reason"
+                    />
                   </label>
-                  <button type="button" className="btn btn-danger" disabled={pending || reason.trim().length < 3} onClick={() => act(() => startBulkAction({ jobId: r.id, overrideReason: reason.trim() }))} data-testid="redrive-override-start">
+                  <button
+                    type="button"
+                    className="btn btn-danger"
+                    disabled={pending || reason.trim().length < 3}
+                    onClick={() => act(() => startBulkAction({ jobId: r.id, overrideReason: reason.trim() }))}
+                    data-testid="redrive-override-start"
+                  >
                     Start anyway
                   </button>
                 </>
@@ -207,11 +279,34 @@ export function RedriveJob({
       />
 
       <div className="toolbar redrive-controls" data-testid="redrive-controls">
-        <ControlButton label="Pause" control={controls.pause} onClick={() => act(() => pauseRedriveAction({ jobId: r.id }))} pending={pending} testId="redrive-pause" />
-        <ControlButton label="Resume" control={controls.resume} onClick={() => act(() => resumeRedriveAction({ jobId: r.id }))} pending={pending} testId="redrive-resume" />
-        <ControlButton label="Cancel redrive" control={controls.cancel} onClick={() => act(() => cancelRedriveAction({ jobId: r.id }))} pending={pending} testId="redrive-cancel" kind="btn-danger" />
+        <ControlButton
+          label="Pause"
+          control={controls.pause}
+          onClick={() => act(() => pauseRedriveAction({ jobId: r.id }))}
+          pending={pending}
+          testId="redrive-pause"
+        />
+        <ControlButton
+          label="Resume"
+          control={controls.resume}
+          onClick={() => act(() => resumeRedriveAction({ jobId: r.id }))}
+          pending={pending}
+          testId="redrive-resume"
+        />
+        <ControlButton
+          label="Cancel redrive"
+          control={controls.cancel}
+          onClick={() => act(() => cancelRedriveAction({ jobId: r.id }))}
+          pending={pending}
+          testId="redrive-cancel"
+          kind="btn-danger"
+        />
         <span className="hint" data-testid="controls-why">
-          {!role.control ? controls.pause.why : active ? "Cancel leaves every letter not yet moved in the DLQ, untouched." : "This redrive has ended."}
+          {!role.control
+            ? controls.pause.why
+            : active
+              ? "Cancel leaves every letter not yet moved in the DLQ, untouched."
+              : "This redrive has ended."}
           <EndedNote state={r.state} finishedAt={r.finishedAt} />
         </span>
       </div>
@@ -220,7 +315,15 @@ export function RedriveJob({
       <JobFacts
         rows={[
           { label: "Fix it follows", value: r.plan.fix, testId: "redrive-fix" },
-          ...(r.plan.repair ? [{ label: "Repair", value: `Repairs each letter with a ${r.plan.repair.patch.kind === "json-patch" ? "JSON Patch" : "JSON merge patch"} (reason “${r.plan.repair.reason}”); a letter it does not fit stays in the DLQ, failed with the reason.`, testId: "redrive-repair" }] : []),
+          ...(r.plan.repair
+            ? [
+                {
+                  label: "Repair",
+                  value: `Repairs each letter with a ${r.plan.repair.patch.kind === "json-patch" ? "JSON Patch" : "JSON merge patch"} (reason “${r.plan.repair.reason}”); a letter it does not fit stays in the DLQ, failed with the reason.`,
+                  testId: "redrive-repair",
+                },
+              ]
+            : []),
           {
             label: "Started by",
             testId: "redrive-by",
@@ -237,11 +340,21 @@ export function RedriveJob({
             value: `${formatCount(r.plan.sampleSize)} letters · ${formatDuration(r.plan.watchSeconds)} · ${formatCount(r.plan.rate)} letters/s`,
           },
           { label: "Park after", value: `${r.plan.redriveLimit} redrives (${parkingWords(r.plan.parking)})` },
-          { label: "Breaker", value: `pauses when ${Math.round(r.plan.breakerThreshold * 100)} % of the last ${formatCount(r.plan.breakerWindow)} letters come back` },
+          {
+            label: "Breaker",
+            value: `pauses when ${Math.round(r.plan.breakerThreshold * 100)} % of the last ${formatCount(r.plan.breakerWindow)} letters come back`,
+          },
         ]}
       />
 
-      <LedgerTable redrive={r} counts={data.counts} rows={data.ledger} nextAfter={data.nextAfter} state={ledgerState} after={after} />
+      <LedgerTable
+        redrive={r}
+        counts={data.counts}
+        rows={data.ledger}
+        nextAfter={data.nextAfter}
+        state={ledgerState}
+        after={after}
+      />
     </div>
   );
 }

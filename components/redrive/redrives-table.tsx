@@ -4,7 +4,13 @@ import { describeScope, fractionOf, readNumbers, type UiSelection } from "@/lib/
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 import type { RedriveView } from "@/lib/redrive/use-cases";
 
-const STAGE_WORDS: Record<string, string> = { sample: "sample", watching: "watching the sample", awaiting_bulk: "sample verdict", bulk: "the rest", done: "done" };
+const STAGE_WORDS: Record<string, string> = {
+  sample: "sample",
+  watching: "watching the sample",
+  awaiting_bulk: "sample verdict",
+  bulk: "the rest",
+  done: "done",
+};
 
 /** Redrives, newest first: state, stage, progress with numbers, the fix it follows, who, when. */
 export function RedrivesTable({ redrives, showDlq }: { redrives: RedriveView[]; showDlq: boolean }) {

@@ -14,7 +14,8 @@ import { GroupRepairPreviewView } from "./group-repair-preview";
 import { readPatch, type PatchKind } from "./patch-text";
 
 const EXAMPLES: Record<PatchKind, string> = {
-  "json-patch": '[\n  { "op": "test", "path": "/status", "value": "PAYED" },\n  { "op": "replace", "path": "/status", "value": "PAID" }\n]',
+  "json-patch":
+    '[\n  { "op": "test", "path": "/status", "value": "PAYED" },\n  { "op": "replace", "path": "/status", "value": "PAID" }\n]',
   "merge-patch": '{ "status": "PAID" }',
 };
 
@@ -76,7 +77,8 @@ export function GroupRepairForm({
 
   const problems: string[] = [];
   if (!current) problems.push("Preview the patch first.");
-  else if (current.applies === 0) problems.push("The patch applies to none of these letters: change it and preview again.");
+  else if (current.applies === 0)
+    problems.push("The patch applies to none of these letters: change it and preview again.");
   if (reason.trim().length < 3) problems.push("Give the reason for the repair (at least 3 characters).");
   problems.push(...stages.problems);
   const ready = current !== null && read.ok && count > 0 && problems.length === 0 && confirmed;
@@ -117,7 +119,10 @@ export function GroupRepairForm({
           <strong>{describeScope(selection, count, queue, groupLabel)}</strong>
         </p>
         <p className="hint">
-          {current ? "Counted by the preview." : "Counted in the triage index when the page opened; the preview counts again."} <Link href={backHref}>← Back to triage</Link>
+          {current
+            ? "Counted by the preview."
+            : "Counted in the triage index when the page opened; the preview counts again."}{" "}
+          <Link href={backHref}>← Back to triage</Link>
         </p>
         {initial.warnings.map((w) => (
           <div key={w} className="banner banner-warn" data-testid="group-repair-warning">
@@ -125,8 +130,16 @@ export function GroupRepairForm({
           </div>
         ))}
         <p className="hint">
-          Repaired copies go back to {origins.length ? <span className="mono" data-testid="group-repair-origins">{origins.slice(0, 5).join(", ")}</span> : "each letter's origin"}
-          {origins.length > 5 ? ` and ${origins.length - 5} more` : ""}, as new messages carrying x-dlq-repaired-by-operation and x-dlq-original-message-id.
+          Repaired copies go back to{" "}
+          {origins.length ? (
+            <span className="mono" data-testid="group-repair-origins">
+              {origins.slice(0, 5).join(", ")}
+            </span>
+          ) : (
+            "each letter's origin"
+          )}
+          {origins.length > 5 ? ` and ${origins.length - 5} more` : ""}, as new messages carrying
+          x-dlq-repaired-by-operation and x-dlq-original-message-id.
         </p>
       </section>
 
@@ -134,7 +147,15 @@ export function GroupRepairForm({
         <legend>Patch</legend>
         <div className="segmented" role="group" aria-label="Patch format">
           {(["json-patch", "merge-patch"] as const).map((k2) => (
-            <button key={k2} type="button" className="btn btn-small" aria-pressed={kind === k2} aria-current={kind === k2 ? "true" : undefined} onClick={() => setKind(k2)} data-testid={`group-repair-kind-${k2}`}>
+            <button
+              key={k2}
+              type="button"
+              className="btn btn-small"
+              aria-pressed={kind === k2}
+              aria-current={kind === k2 ? "true" : undefined}
+              onClick={() => setKind(k2)}
+              data-testid={`group-repair-kind-${k2}`}
+            >
               {k2 === "json-patch" ? "JSON Patch (RFC 6902)" : "JSON Merge Patch (RFC 7396)"}
             </button>
           ))}
@@ -142,7 +163,7 @@ export function GroupRepairForm({
         <label>
           <span className="hint block">
             {kind === "json-patch"
-              ? "An array of operations applied in order; a \"test\" operation leaves letters it does not match untouched."
+              ? 'An array of operations applied in order; a "test" operation leaves letters it does not match untouched.'
               : "An object merged into each payload; null removes a field."}{" "}
             For example: <code className="mono">{EXAMPLES[kind].replace(/\s+/g, " ")}</code>
           </span>
@@ -159,16 +180,38 @@ export function GroupRepairForm({
           />
         </label>
         {text.trim() !== "" && !read.ok ? (
-          <p className="form-error" id="group-repair-patch-error" role="alert" data-testid="group-repair-patch-error" data-line={read.line ?? undefined} data-column={read.column ?? undefined}>
+          <p
+            className="form-error"
+            id="group-repair-patch-error"
+            role="alert"
+            data-testid="group-repair-patch-error"
+            data-line={read.line ?? undefined}
+            data-column={read.column ?? undefined}
+          >
             {read.message}
           </p>
         ) : null}
         <label>
-          <span className="hint block">Reason for the repair: recorded with every letter it changes and in the audit log.</span>
-          <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} maxLength={2000} placeholder="Payments wrote PAYED before 2.3.3 (INC-77)" data-testid="group-repair-reason" />
+          <span className="hint block">
+            Reason for the repair: recorded with every letter it changes and in the audit log.
+          </span>
+          <textarea
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            rows={2}
+            maxLength={2000}
+            placeholder="Payments wrote PAYED before 2.3.3 (INC-77)"
+            data-testid="group-repair-reason"
+          />
         </label>
         <div className="toolbar">
-          <button type="button" className="btn" onClick={runPreview} disabled={pending || !read.ok} data-testid="group-repair-preview-button">
+          <button
+            type="button"
+            className="btn"
+            onClick={runPreview}
+            disabled={pending || !read.ok}
+            data-testid="group-repair-preview-button"
+          >
             {pending && !current ? "Previewing…" : "Preview"}
           </button>
           {preview && !current ? (
@@ -186,7 +229,13 @@ export function GroupRepairForm({
 
       {current ? <GroupRepairPreviewView preview={current} /> : null}
 
-      <FixAndStages s={stages} testIdPrefix="group-repair" stage1Verb="repairs and sends" stage2Verb="handles" placeholder="orders-service 2.3.3 accepts PAID (ORD-812)" />
+      <FixAndStages
+        s={stages}
+        testIdPrefix="group-repair"
+        stage1Verb="repairs and sends"
+        stage2Verb="handles"
+        placeholder="orders-service 2.3.3 accepts PAID (ORD-812)"
+      />
 
       <section className="card redrive-confirm" aria-label="Confirm">
         {problems.length && (fix.length || reason.length || current) ? (
@@ -197,14 +246,29 @@ export function GroupRepairForm({
           </ul>
         ) : null}
         <label className="radio">
-          <input type="checkbox" checked={confirmed} onChange={(e) => setConfirmed(e.target.checked)} disabled={!current || count === 0} data-testid="group-repair-confirm" />
+          <input
+            type="checkbox"
+            checked={confirmed}
+            onChange={(e) => setConfirmed(e.target.checked)}
+            disabled={!current || count === 0}
+            data-testid="group-repair-confirm"
+          />
           <span>
             <strong>{phrase}</strong> from <span className="mono">{queue}</span>
-            {current && current.doesNotApply > 0 ? <> ({formatCount(current.doesNotApply)} the patch does not fit will stay there)</> : null}. I have checked the preview and the fix is deployed.
+            {current && current.doesNotApply > 0 ? (
+              <> ({formatCount(current.doesNotApply)} the patch does not fit will stay there)</>
+            ) : null}
+            . I have checked the preview and the fix is deployed.
           </span>
         </label>
         <div className="toolbar">
-          <button type="submit" className="btn btn-primary" disabled={!ready || pending} data-testid="group-repair-submit" title={ready ? undefined : (problems[0] ?? "Tick the confirmation first.")}>
+          <button
+            type="submit"
+            className="btn btn-primary"
+            disabled={!ready || pending}
+            data-testid="group-repair-submit"
+            title={ready ? undefined : (problems[0] ?? "Tick the confirmation first.")}
+          >
             {pending && current ? "Starting…" : `${phrase}: start the sample`}
           </button>
           <Link href={backHref} className="btn btn-quiet">
@@ -216,7 +280,13 @@ export function GroupRepairForm({
           <div className="form-error" role="alert" data-testid="group-repair-error">
             {error.message}{" "}
             {error.stale ? (
-              <button type="button" className="btn btn-small" onClick={runPreview} disabled={pending || !read.ok} data-testid="group-repair-replan">
+              <button
+                type="button"
+                className="btn btn-small"
+                onClick={runPreview}
+                disabled={pending || !read.ok}
+                data-testid="group-repair-replan"
+              >
                 Preview again
               </button>
             ) : null}

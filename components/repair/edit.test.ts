@@ -1,17 +1,42 @@
 import { describe, expect, it } from "vitest";
-import { archivedOriginalHref, bodyEdit, bytesToBase64, headerEdits, offsetOf, targetText, wholeText, type HeaderRow } from "./edit";
+import {
+  archivedOriginalHref,
+  bodyEdit,
+  bytesToBase64,
+  headerEdits,
+  offsetOf,
+  targetText,
+  wholeText,
+  type HeaderRow,
+} from "./edit";
 import { repairProvenance } from "./provenance";
 
-const row = (p: Partial<HeaderRow> & { name: string }): HeaderRow => ({ key: p.name, original: "v", value: "v", removed: false, lockedBecause: null, ...p });
+const row = (p: Partial<HeaderRow> & { name: string }): HeaderRow => ({
+  key: p.name,
+  original: "v",
+  value: "v",
+  removed: false,
+  lockedBecause: null,
+  ...p,
+});
 
 describe("headerEdits", () => {
   it("sends only what changed: a changed value, a removal and a new header; an untouched header is not set again", () => {
-    const rows = [row({ name: "same" }), row({ name: "changed", value: "w" }), row({ name: "gone", removed: true }), row({ name: " x-new ", original: null, value: "1" })];
+    const rows = [
+      row({ name: "same" }),
+      row({ name: "changed", value: "w" }),
+      row({ name: "gone", removed: true }),
+      row({ name: " x-new ", original: null, value: "1" }),
+    ];
     expect(headerEdits(rows)).toEqual({ setHeaders: { changed: "w", "x-new": "1" }, removeHeaders: ["gone"] });
   });
 
   it("never sends an edit of a locked header, and drops a new header without a name or one removed again", () => {
-    const rows = [row({ name: "x-death", value: "forged", lockedBecause: "managed" }), row({ name: "", original: null, value: "1" }), row({ name: "x-b", original: null, value: "2", removed: true })];
+    const rows = [
+      row({ name: "x-death", value: "forged", lockedBecause: "managed" }),
+      row({ name: "", original: null, value: "1" }),
+      row({ name: "x-b", original: null, value: "2", removed: true }),
+    ];
     expect(headerEdits(rows)).toEqual({ setHeaders: {}, removeHeaders: [] });
   });
 });
@@ -32,8 +57,12 @@ describe("bodyEdit", () => {
 describe("wholeText", () => {
   it("is true only when the letter page's view is the whole payload", () => {
     expect(wholeText({ kind: "json", note: null }, 10, 100)).toBe(true);
-    expect(wholeText({ kind: "text", note: "JSON nested deeper than 64 levels: shown as raw text." }, 10, 100)).toBe(true);
-    expect(wholeText({ kind: "text", note: "Text cut short; download the original bytes for all of it." }, 10, 100)).toBe(false);
+    expect(wholeText({ kind: "text", note: "JSON nested deeper than 64 levels: shown as raw text." }, 10, 100)).toBe(
+      true,
+    );
+    expect(
+      wholeText({ kind: "text", note: "Text cut short; download the original bytes for all of it." }, 10, 100),
+    ).toBe(false);
     expect(wholeText({ kind: "json", note: null }, 101, 100)).toBe(false);
     expect(wholeText({ kind: "hex", note: null }, 10, 100)).toBe(false);
     expect(wholeText(null, 10, 100)).toBe(false);
@@ -43,7 +72,7 @@ describe("wholeText", () => {
 describe("offsetOf", () => {
   it("finds a 1-based line and column in the text, clamped to its end", () => {
     const t = '{\n  "a": 1,\n  "b" 2\n}';
-    expect(t.slice(offsetOf(t, 3, 7))).toBe('2\n}');
+    expect(t.slice(offsetOf(t, 3, 7))).toBe("2\n}");
     expect(offsetOf(t, 1, 1)).toBe(0);
     expect(offsetOf(t, 9, 1)).toBe(t.length);
   });
@@ -54,12 +83,16 @@ describe("links and words", () => {
     expect(targetText({ kind: "origin" }, "orders")).toBe("its origin, orders");
     expect(targetText({ kind: "queue", name: "orders.retry" }, "orders")).toBe("orders.retry");
     const op = "0b6f3c1e-2d4a-4f5b-8c9d-0e1f2a3b4c5d";
-    expect(archivedOriginalHref(op, { connectionId: "local-rabbitmq", queue: "orders.dlq", id: "m-1" })).toBe(`/archive?operation=${op}`);
+    expect(archivedOriginalHref(op, { connectionId: "local-rabbitmq", queue: "orders.dlq", id: "m-1" })).toBe(
+      `/archive?operation=${op}`,
+    );
   });
 
   it("falls back to searching for the original's id when a copy's marker is not an operation id", () => {
     expect(archivedOriginalHref("forged", { connectionId: "c", id: "id 1" })).toBe("/archive?connectionId=c&q=id+1");
-    expect(archivedOriginalHref("", { connectionId: "c", queue: "q.dlq", id: null })).toBe("/archive?connectionId=c&queue=q.dlq");
+    expect(archivedOriginalHref("", { connectionId: "c", queue: "q.dlq", id: null })).toBe(
+      "/archive?connectionId=c&queue=q.dlq",
+    );
   });
 
   it("encodes file bytes as base64", () => {

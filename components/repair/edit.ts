@@ -46,7 +46,12 @@ export type PayloadKind = "json" | "text" | "binary";
 /** The body edit as the server takes it (lib/repair/use-cases.ts), or undefined when the payload is left as it is. */
 export type BodyEdit = { kind: "json" | "text"; text: string } | { kind: "file"; base64: string };
 
-export function bodyEdit(kind: PayloadKind, initialText: string | null, text: string, fileBase64: string | null): BodyEdit | undefined {
+export function bodyEdit(
+  kind: PayloadKind,
+  initialText: string | null,
+  text: string,
+  fileBase64: string | null,
+): BodyEdit | undefined {
   if (fileBase64 !== null) return { kind: "file", base64: fileBase64 };
   if (kind === "binary" || initialText === null || text === initialText) return undefined;
   return { kind, text };
@@ -57,7 +62,11 @@ export function bodyEdit(kind: PayloadKind, initialText: string | null, text: st
  * cannot drop the rest: a view read or printed only in part (its note says so) can only be
  * replaced by a file. A JSON view shown as raw text because of its depth is still whole.
  */
-export function wholeText(view: { kind: "json" | "text" | "hex"; note: string | null } | null, bodySize: number, viewMaxBytes: number): boolean {
+export function wholeText(
+  view: { kind: "json" | "text" | "hex"; note: string | null } | null,
+  bodySize: number,
+  viewMaxBytes: number,
+): boolean {
   if (!view || view.kind === "hex" || bodySize > viewMaxBytes) return false;
   return view.note === null || /nested deeper/i.test(view.note);
 }
@@ -76,7 +85,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * A copy's marker is only a header, which anyone publishing to the queue can set: one that is not
  * an operation id falls back to searching the connection's archive for the original's id.
  */
-export function archivedOriginalHref(operationId: string, fallback: { connectionId: string; queue?: string | null; id?: string | null }): string {
+export function archivedOriginalHref(
+  operationId: string,
+  fallback: { connectionId: string; queue?: string | null; id?: string | null },
+): string {
   if (UUID.test(operationId)) return archiveHref({ operation: operationId });
   const { connectionId, queue, id } = fallback;
   return archiveHref({ connectionId, ...(queue ? { queue } : {}), ...(id ? { q: id } : {}) });

@@ -7,9 +7,29 @@ import type { HeaderRow } from "./edit";
  * headers added; locked ones (broker history, provenance, the console's x-dlq-* markers) are shown
  * with the reason and cannot be touched.
  */
-export function HeaderEditor({ rows, onChange, disabled }: { rows: HeaderRow[]; onChange: (rows: HeaderRow[]) => void; disabled?: boolean }) {
-  const update = (key: string, patch: Partial<HeaderRow>) => onChange(rows.map((r) => (r.key === key ? { ...r, ...patch } : r)));
-  const add = () => onChange([...rows, { key: `new-${rows.length}-${Date.now()}`, name: "", original: null, value: "", removed: false, lockedBecause: null }]);
+export function HeaderEditor({
+  rows,
+  onChange,
+  disabled,
+}: {
+  rows: HeaderRow[];
+  onChange: (rows: HeaderRow[]) => void;
+  disabled?: boolean;
+}) {
+  const update = (key: string, patch: Partial<HeaderRow>) =>
+    onChange(rows.map((r) => (r.key === key ? { ...r, ...patch } : r)));
+  const add = () =>
+    onChange([
+      ...rows,
+      {
+        key: `new-${rows.length}-${Date.now()}`,
+        name: "",
+        original: null,
+        value: "",
+        removed: false,
+        lockedBecause: null,
+      },
+    ]);
   return (
     <section className="card section" data-testid="repair-headers">
       <div className="card-head">
@@ -17,7 +37,13 @@ export function HeaderEditor({ rows, onChange, disabled }: { rows: HeaderRow[]; 
           Headers <span className="muted">({rows.filter((r) => !r.removed).length})</span>
         </h2>
         <span className="spacer" />
-        <button type="button" className="btn btn-small" onClick={add} disabled={disabled} data-testid="repair-header-add">
+        <button
+          type="button"
+          className="btn btn-small"
+          onClick={add}
+          disabled={disabled}
+          data-testid="repair-header-add"
+        >
           Add a header
         </button>
       </div>
@@ -34,10 +60,22 @@ export function HeaderEditor({ rows, onChange, disabled }: { rows: HeaderRow[]; 
             </thead>
             <tbody>
               {rows.map((r) => (
-                <tr key={r.key} data-testid="repair-header-row" data-name={r.name} data-locked={r.lockedBecause ? "true" : "false"}>
+                <tr
+                  key={r.key}
+                  data-testid="repair-header-row"
+                  data-name={r.name}
+                  data-locked={r.lockedBecause ? "true" : "false"}
+                >
                   <td className="mono wrap-anywhere">
                     {r.original === null ? (
-                      <input value={r.name} onChange={(e) => update(r.key, { name: e.target.value })} placeholder="x-header-name" aria-label="New header name" disabled={disabled} data-testid="repair-header-name" />
+                      <input
+                        value={r.name}
+                        onChange={(e) => update(r.key, { name: e.target.value })}
+                        placeholder="x-header-name"
+                        aria-label="New header name"
+                        disabled={disabled}
+                        data-testid="repair-header-name"
+                      />
                     ) : (
                       r.name
                     )}
@@ -65,7 +103,13 @@ export function HeaderEditor({ rows, onChange, disabled }: { rows: HeaderRow[]; 
                   </td>
                   <td>
                     {r.lockedBecause ? null : (
-                      <input type="checkbox" checked={r.removed} onChange={(e) => update(r.key, { removed: e.target.checked })} aria-label={`Remove ${r.name || "the new header"}`} disabled={disabled} />
+                      <input
+                        type="checkbox"
+                        checked={r.removed}
+                        onChange={(e) => update(r.key, { removed: e.target.checked })}
+                        aria-label={`Remove ${r.name || "the new header"}`}
+                        disabled={disabled}
+                      />
                     )}
                   </td>
                 </tr>

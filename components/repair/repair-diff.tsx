@@ -8,8 +8,9 @@ export function RepairDiff({ plan }: { plan: RepairPlan }) {
     <section className="card section" data-testid="repair-preview">
       <h2>What will be sent</h2>
       <p>
-        To <strong data-testid="repair-target">{targetText(plan.target, plan.originQueue)}</strong>, as a new message (new message id), with the console&apos;s markers
-        (x-dlq-repaired-by-operation, x-dlq-original-message-id). Everything not listed below travels unchanged.
+        To <strong data-testid="repair-target">{targetText(plan.target, plan.originQueue)}</strong>, as a new message
+        (new message id), with the console&apos;s markers (x-dlq-repaired-by-operation, x-dlq-original-message-id).
+        Everything not listed below travels unchanged.
       </p>
       <h3>Payload</h3>
       {p.kind === "unchanged" ? (
@@ -50,7 +51,10 @@ export function RepairDiff({ plan }: { plan: RepairPlan }) {
       ) : p.kind === "text" ? (
         p.hunk ? (
           <div data-testid="diff-payload-text">
-            <p className="muted">From line {p.hunk.line}{p.masked ? " (masked)" : ""}:</p>
+            <p className="muted">
+              From line {p.hunk.line}
+              {p.masked ? " (masked)" : ""}:
+            </p>
             <pre className="block wrap">- {p.hunk.before}</pre>
             <pre className="block wrap">+ {p.hunk.after}</pre>
           </div>

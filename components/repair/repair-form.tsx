@@ -4,7 +4,10 @@ import Link from "next/link";
 import { useDeferredValue, useMemo, useRef, useState, type FormEvent } from "react";
 import { useMutation } from "@tanstack/react-query";
 import { revealPayloadAction } from "@/app/dlqs/[connectionId]/[queue]/letters/[letterId]/actions";
-import { planRepairAction, repairLetterAction } from "@/app/dlqs/[connectionId]/[queue]/letters/[letterId]/repair/actions";
+import {
+  planRepairAction,
+  repairLetterAction,
+} from "@/app/dlqs/[connectionId]/[queue]/letters/[letterId]/repair/actions";
 import { EntriesTable } from "@/components/dlq/entries-table";
 import type { HeaderEntry } from "@/lib/brokers/types";
 import type { RevealedLetter } from "@/lib/dlq/reveal-payload";
@@ -13,7 +16,16 @@ import { jsonSyntaxError } from "@/lib/repair/json-syntax";
 import type { LockedField } from "@/lib/repair/policy";
 import type { RepairPlan, RepairResult } from "@/lib/repair/use-cases";
 import { valueText } from "@/lib/text";
-import { archivedOriginalHref, bodyEdit, bytesToBase64, headerEdits, offsetOf, wholeText, type HeaderRow, type PayloadKind } from "./edit";
+import {
+  archivedOriginalHref,
+  bodyEdit,
+  bytesToBase64,
+  headerEdits,
+  offsetOf,
+  wholeText,
+  type HeaderRow,
+  type PayloadKind,
+} from "./edit";
 import { HeaderEditor } from "./header-editor";
 import { RepairDiff } from "./repair-diff";
 
@@ -46,15 +58,19 @@ export interface RepairFormProps {
 export function RepairForm(props: RepairFormProps) {
   const [revealed, setRevealed] = useState<RevealedLetter | null>(null);
   const [reason, setReason] = useState("");
-  const reveal = useMutation({ mutationFn: () => revealPayloadAction({ connectionId: props.connectionId, queue: props.queue, letterId: props.letterId, reason }) });
+  const reveal = useMutation({
+    mutationFn: () =>
+      revealPayloadAction({ connectionId: props.connectionId, queue: props.queue, letterId: props.letterId, reason }),
+  });
 
   if (props.maskedCount > 0 && !revealed) {
     return (
       <section className="card section" data-testid="repair-reveal">
         <h2>Masked values</h2>
         <p>
-          {props.maskedCount} value{props.maskedCount === 1 ? " is" : "s are"} masked for your role. Editing starts from the real values, so reveal them first; the reveal is recorded in the
-          audit log with your reason, and kept only on this page.
+          {props.maskedCount} value{props.maskedCount === 1 ? " is" : "s are"} masked for your role. Editing starts from
+          the real values, so reveal them first; the reveal is recorded in the audit log with your reason, and kept only
+          on this page.
         </p>
         {props.canReveal ? (
           <form
@@ -63,14 +79,31 @@ export function RepairForm(props: RepairFormProps) {
               reveal.mutate(undefined, { onSuccess: (r) => (r.ok ? setRevealed(r.data) : undefined) });
             }}
           >
-            <label htmlFor="repair-reveal-reason">Why do you need the unmasked payload? (recorded in the audit log)</label>
-            <textarea id="repair-reveal-reason" value={reason} onChange={(e) => setReason(e.target.value)} required minLength={10} maxLength={500} rows={2} style={{ width: "100%" }} data-testid="repair-reveal-reason" />
+            <label htmlFor="repair-reveal-reason">
+              Why do you need the unmasked payload? (recorded in the audit log)
+            </label>
+            <textarea
+              id="repair-reveal-reason"
+              value={reason}
+              onChange={(e) => setReason(e.target.value)}
+              required
+              minLength={10}
+              maxLength={500}
+              rows={2}
+              style={{ width: "100%" }}
+              data-testid="repair-reveal-reason"
+            />
             {reveal.data && !reveal.data.ok ? (
               <p className="banner banner-error" role="alert">
                 {reveal.data.error.message}
               </p>
             ) : null}
-            <button type="submit" className="btn btn-primary" disabled={reveal.isPending} data-testid="repair-reveal-submit">
+            <button
+              type="submit"
+              className="btn btn-primary"
+              disabled={reveal.isPending}
+              data-testid="repair-reveal-submit"
+            >
               {reveal.isPending ? "Revealing…" : "Reveal to edit"}
             </button>
           </form>
@@ -81,16 +114,38 @@ export function RepairForm(props: RepairFormProps) {
     );
   }
   const source = revealed
-    ? { text: props.payloadKind !== "binary" && wholeText(revealed.payload, props.bodySize, props.viewMaxBytes) ? revealed.payload.text : null, headers: revealed.headers, note: revealed.payload.note }
+    ? {
+        text:
+          props.payloadKind !== "binary" && wholeText(revealed.payload, props.bodySize, props.viewMaxBytes)
+            ? revealed.payload.text
+            : null,
+        headers: revealed.headers,
+        note: revealed.payload.note,
+      }
     : { text: props.initialText, headers: props.headers, note: props.payloadNote };
-  return <RepairEditor {...props} initialText={source.text} headers={source.headers} payloadNote={source.note} revealed={revealed !== null} />;
+  return (
+    <RepairEditor
+      {...props}
+      initialText={source.text}
+      headers={source.headers}
+      payloadNote={source.note}
+      revealed={revealed !== null}
+    />
+  );
 }
 
 function rowsOf(headers: HeaderEntry[], locked: LockedField[]): HeaderRow[] {
   const lockedBy = new Map(locked.filter((l) => l.kind === "header").map((l) => [l.name.toLowerCase(), l.message]));
   return headers.map((h, i) => {
     const text = valueText(h.value);
-    return { key: `h-${i}`, name: h.name, original: text, value: text, removed: false, lockedBecause: lockedBy.get(h.name.toLowerCase()) ?? null };
+    return {
+      key: `h-${i}`,
+      name: h.name,
+      original: text,
+      value: text,
+      removed: false,
+      lockedBecause: lockedBy.get(h.name.toLowerCase()) ?? null,
+    };
   });
 }
 
@@ -111,7 +166,10 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
   // Checked as the admin types, with the same function the server uses, so both name the same line
   // and column; deferred so that a large payload never holds up the keystrokes.
   const typed = useDeferredValue(text);
-  const syntax = useMemo(() => (payloadKind === "json" && !payloadLock && initialText !== null ? jsonSyntaxError(typed) : null), [payloadKind, payloadLock, initialText, typed]);
+  const syntax = useMemo(
+    () => (payloadKind === "json" && !payloadLock && initialText !== null ? jsonSyntaxError(typed) : null),
+    [payloadKind, payloadLock, initialText, typed],
+  );
 
   const edit = useMemo(() => {
     const h = headerEdits(rows);
@@ -124,9 +182,23 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
       ...(Object.keys(h.setHeaders).length ? { setHeaders: h.setHeaders } : {}),
       ...(h.removeHeaders.length ? { removeHeaders: h.removeHeaders } : {}),
       ...(newCorrelationId ? { newCorrelationId } : {}),
-      target: targetKind === "origin" ? ({ kind: "origin" } as const) : ({ kind: "queue", name: targetName.trim() } as const),
+      target:
+        targetKind === "origin" ? ({ kind: "origin" } as const) : ({ kind: "queue", name: targetName.trim() } as const),
     };
-  }, [rows, payloadLock, payloadKind, initialText, text, file, newCorrelationId, targetKind, targetName, connectionId, queue, letterId]);
+  }, [
+    rows,
+    payloadLock,
+    payloadKind,
+    initialText,
+    text,
+    file,
+    newCorrelationId,
+    targetKind,
+    targetName,
+    connectionId,
+    queue,
+    letterId,
+  ]);
   const editKey = JSON.stringify(edit);
   // A preview holds only for the edit it was made of: any change asks for a new one before Send.
   const plan = previewed && previewed.key === editKey ? previewed.plan : null;
@@ -158,9 +230,18 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
   });
 
   // The server's answer to a preview of this very text already names the JSON error: not said twice.
-  const liveSyntax = syntax && !plan?.problems.some((p) => p.field === "payload" && p.line !== undefined) ? syntax : null;
+  const liveSyntax =
+    syntax && !plan?.problems.some((p) => p.field === "payload" && p.line !== undefined) ? syntax : null;
   const ready = plan?.ok === true && !syntax && reason.trim().length >= 3 && !result;
-  const sendHint = syntax ? "Fix the JSON, then preview." : !plan ? "Preview the repair first." : !plan.ok ? "Fix the problems above, then preview again." : reason.trim().length < 3 ? "Give a reason." : null;
+  const sendHint = syntax
+    ? "Fix the JSON, then preview."
+    : !plan
+      ? "Preview the repair first."
+      : !plan.ok
+        ? "Fix the problems above, then preview again."
+        : reason.trim().length < 3
+          ? "Give a reason."
+          : null;
   const busy = preview.isPending || send.isPending;
   const locked = result !== null;
 
@@ -208,9 +289,21 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
               data-testid="repair-payload-editor"
             />
             {liveSyntax ? (
-              <p id="repair-payload-syntax" className="form-error" aria-live="polite" data-testid="payload-syntax" data-line={liveSyntax.line} data-column={liveSyntax.column}>
+              <p
+                id="repair-payload-syntax"
+                className="form-error"
+                aria-live="polite"
+                data-testid="payload-syntax"
+                data-line={liveSyntax.line}
+                data-column={liveSyntax.column}
+              >
                 Not valid JSON at line {liveSyntax.line}, column {liveSyntax.column}: {liveSyntax.message}.{" "}
-                <button type="button" className="btn btn-small" onClick={() => caretAt(liveSyntax.line, liveSyntax.column)} data-testid="payload-syntax-go">
+                <button
+                  type="button"
+                  className="btn btn-small"
+                  onClick={() => caretAt(liveSyntax.line, liveSyntax.column)}
+                  data-testid="payload-syntax-go"
+                >
                   Go there
                 </button>
               </p>
@@ -225,7 +318,12 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
             </p>
             <label>
               Replace with a file{" "}
-              <input type="file" onChange={(e) => void onFile(e.target.files?.[0])} disabled={locked} data-testid="repair-payload-file" />
+              <input
+                type="file"
+                onChange={(e) => void onFile(e.target.files?.[0])}
+                disabled={locked}
+                data-testid="repair-payload-file"
+              />
             </label>
             {file ? (
               <p className="muted">
@@ -234,36 +332,79 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
             ) : null}
           </>
         )}
-        {props.maxBodyBytes ? <p className="muted">This broker takes payloads of at most {props.maxBodyBytes} bytes.</p> : null}
+        {props.maxBodyBytes ? (
+          <p className="muted">This broker takes payloads of at most {props.maxBodyBytes} bytes.</p>
+        ) : null}
       </section>
 
       <HeaderEditor rows={rows} onChange={setRows} disabled={locked} />
       <p className="muted" data-testid="repair-properties-note">
-        Properties are locked: they travel unchanged, except the message id, which is new on the copy (and the correlation id, if you ask for a new one).
+        Properties are locked: they travel unchanged, except the message id, which is new on the copy (and the
+        correlation id, if you ask for a new one).
       </p>
-      <EntriesTable title="Properties" entries={props.properties} testId="repair-properties" rowTestId="repair-property-row" />
+      <EntriesTable
+        title="Properties"
+        entries={props.properties}
+        testId="repair-properties"
+        rowTestId="repair-property-row"
+      />
 
       <fieldset className="card section">
         <legend>Target</legend>
         <label className="radio">
-          <input type="radio" name="repair-target" checked={targetKind === "origin"} onChange={() => setTargetKind("origin")} disabled={locked} data-testid="repair-target-origin" />
+          <input
+            type="radio"
+            name="repair-target"
+            checked={targetKind === "origin"}
+            onChange={() => setTargetKind("origin")}
+            disabled={locked}
+            data-testid="repair-target-origin"
+          />
           <span>
             The letter&apos;s origin{props.originQueue ? <span className="mono"> ({props.originQueue})</span> : null}
           </span>
         </label>
         <label className="radio">
-          <input type="radio" name="repair-target" checked={targetKind === "queue"} onChange={() => setTargetKind("queue")} disabled={locked} data-testid="repair-target-queue" />
+          <input
+            type="radio"
+            name="repair-target"
+            checked={targetKind === "queue"}
+            onChange={() => setTargetKind("queue")}
+            disabled={locked}
+            data-testid="repair-target-queue"
+          />
           <span>Another queue:</span>{" "}
-          <input value={targetName} onChange={(e) => setTargetName(e.target.value)} onFocus={() => setTargetKind("queue")} disabled={locked} aria-label="Target queue name" data-testid="repair-target-name" />
+          <input
+            value={targetName}
+            onChange={(e) => setTargetName(e.target.value)}
+            onFocus={() => setTargetKind("queue")}
+            disabled={locked}
+            aria-label="Target queue name"
+            data-testid="repair-target-name"
+          />
         </label>
         <label className="radio">
-          <input type="checkbox" checked={newCorrelationId} onChange={(e) => setNewCorrelationId(e.target.checked)} disabled={locked} data-testid="repair-new-correlation" />
-          <span>Give the copy a new correlation id (many consumers correlate on it: leave it unless they must see a new one)</span>
+          <input
+            type="checkbox"
+            checked={newCorrelationId}
+            onChange={(e) => setNewCorrelationId(e.target.checked)}
+            disabled={locked}
+            data-testid="repair-new-correlation"
+          />
+          <span>
+            Give the copy a new correlation id (many consumers correlate on it: leave it unless they must see a new one)
+          </span>
         </label>
       </fieldset>
 
       <div className="toolbar">
-        <button type="button" className="btn" onClick={() => preview.mutate()} disabled={busy || locked} data-testid="repair-preview-button">
+        <button
+          type="button"
+          className="btn"
+          onClick={() => preview.mutate()}
+          disabled={busy || locked}
+          data-testid="repair-preview-button"
+        >
           {preview.isPending ? "Checking…" : "Preview"}
         </button>
       </div>
@@ -280,7 +421,12 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
           </p>
           <ul>
             {plan.problems.map((p, i) => (
-              <li key={i} data-testid={p.field === "payload" ? "payload-error" : "repair-problem"} data-line={p.line} data-column={p.column}>
+              <li
+                key={i}
+                data-testid={p.field === "payload" ? "payload-error" : "repair-problem"}
+                data-line={p.line}
+                data-column={p.column}
+              >
                 {/* The server's message names the line and column of a JSON error itself. */}
                 {p.message}
               </li>
@@ -293,8 +439,19 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
       <fieldset className="card section">
         <legend>Why is this letter repaired?</legend>
         <label>
-          <span className="hint">Required. Recorded with the repair in the audit log and on the archived original.</span>
-          <textarea value={reason} onChange={(e) => setReason(e.target.value)} rows={2} maxLength={2000} required disabled={locked} style={{ width: "100%" }} data-testid="repair-reason" />
+          <span className="hint">
+            Required. Recorded with the repair in the audit log and on the archived original.
+          </span>
+          <textarea
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            rows={2}
+            maxLength={2000}
+            required
+            disabled={locked}
+            style={{ width: "100%" }}
+            data-testid="repair-reason"
+          />
         </label>
       </fieldset>
 
@@ -316,16 +473,30 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
   );
 }
 
-function RepairOutcome({ result, connectionId, queue, letterId }: { result: RepairResult; connectionId: string; queue: string; letterId: string }) {
+function RepairOutcome({
+  result,
+  connectionId,
+  queue,
+  letterId,
+}: {
+  result: RepairResult;
+  connectionId: string;
+  queue: string;
+  letterId: string;
+}) {
   if (result.outcome === "moved") {
     return (
       <section className="banner banner-info" role="status" data-testid="repair-result" data-outcome="moved">
         <p>
-          <strong>Sent.</strong> The repaired copy is at <span className="mono">{result.destination ?? "its target"}</span>
+          <strong>Sent.</strong> The repaired copy is at{" "}
+          <span className="mono">{result.destination ?? "its target"}</span>
           {result.copyId ? (
             <>
               {" "}
-              with id <span className="mono" data-testid="repair-copy-id">{result.copyId}</span>
+              with id{" "}
+              <span className="mono" data-testid="repair-copy-id">
+                {result.copyId}
+              </span>
             </>
           ) : null}
           . The original was archived, then removed from <span className="mono">{queue}</span>.
@@ -336,11 +507,16 @@ function RepairOutcome({ result, connectionId, queue, letterId }: { result: Repa
               <Link href={letterHref(connectionId, queue, result.copyLetterId)} data-testid="repair-copy-link">
                 The resubmitted message
               </Link>{" "}
-              <span className="muted">(its page here says where it went, and shows it if it fails again and comes back)</span>
+              <span className="muted">
+                (its page here says where it went, and shows it if it fails again and comes back)
+              </span>
               {" · "}
             </>
           ) : null}
-          <Link href={archivedOriginalHref(result.operationId, { connectionId, queue, id: letterId })} data-testid="repair-archive-link">
+          <Link
+            href={archivedOriginalHref(result.operationId, { connectionId, queue, id: letterId })}
+            data-testid="repair-archive-link"
+          >
             The archived original
           </Link>{" "}
           <span className="muted">(operation {result.operationId})</span>

@@ -20,7 +20,9 @@ export function RepairTrailNotes({ connectionId, trail }: { connectionId: string
 }
 
 function originalHref(connectionId: string, end: RepairEnd) {
-  return end.archiveId ? archivedLetterHref(end.archiveId) : archivedOriginalHref(end.operationId, { connectionId, queue: end.queue, id: end.originalLetterId });
+  return end.archiveId
+    ? archivedLetterHref(end.archiveId)
+    : archivedOriginalHref(end.operationId, { connectionId, queue: end.queue, id: end.originalLetterId });
 }
 
 function Sent({ end }: { end: RepairEnd }) {
@@ -30,7 +32,10 @@ function Sent({ end }: { end: RepairEnd }) {
       {end.copyId ? (
         <>
           {" "}
-          as message <span className="mono" data-testid="trail-copy-id">{end.copyId}</span>
+          as message{" "}
+          <span className="mono" data-testid="trail-copy-id">
+            {end.copyId}
+          </span>
         </>
       ) : null}{" "}
       <RelativeTime value={end.at.toISOString()} /> <span className="muted">(repair operation {end.operationId})</span>
@@ -65,7 +70,8 @@ function CopyOf({ connectionId, end }: { connectionId: string; end: RepairEnd })
   return (
     <div className="banner banner-info" role="status" data-testid="trail-copy-of">
       <p>
-        <strong>A repaired and resubmitted message.</strong> It was <Sent end={end} />, and has not come back to this DLQ: it is here only if it fails again.
+        <strong>A repaired and resubmitted message.</strong> It was <Sent end={end} />, and has not come back to this
+        DLQ: it is here only if it fails again.
       </p>
       <p>
         Repaired from <span className="mono">{end.originalLetterId}</span> of <span className="mono">{end.queue}</span>:{" "}

@@ -10,7 +10,15 @@ import type { Role } from "@/lib/auth/permissions";
  * Creates a personal API token and shows it once. The raw token lives in this component's state
  * only: it is gone when the user dismisses it or leaves the page, and the server cannot show it again.
  */
-export function CreateTokenForm({ roles, dayChoices, defaultDays }: { roles: Role[]; dayChoices: readonly number[]; defaultDays: number }) {
+export function CreateTokenForm({
+  roles,
+  dayChoices,
+  defaultDays,
+}: {
+  roles: Role[];
+  dayChoices: readonly number[];
+  defaultDays: number;
+}) {
   const router = useRouter();
   const formRef = useRef<HTMLFormElement>(null);
   const [pending, start] = useTransition();
@@ -42,7 +50,15 @@ export function CreateTokenForm({ roles, dayChoices, defaultDays }: { roles: Rol
       >
         <label>
           Name (what will use it)
-          <input name="name" required maxLength={100} autoComplete="off" placeholder="e.g. nightly redrive job" style={{ width: 240 }} data-testid="token-name" />
+          <input
+            name="name"
+            required
+            maxLength={100}
+            autoComplete="off"
+            placeholder="e.g. nightly redrive job"
+            style={{ width: 240 }}
+            data-testid="token-name"
+          />
         </label>
         <label>
           Role (at most yours)
@@ -76,15 +92,21 @@ export function CreateTokenForm({ roles, dayChoices, defaultDays }: { roles: Rol
       {created ? (
         <div className="banner banner-warn" role="status" data-testid="new-token">
           <p style={{ marginTop: 0 }}>
-            <strong>Copy the token “{created.name}” now: it is shown this once.</strong> The console keeps only a hash of it and cannot show it again.
-            Keep it in a secret store; never in a repository, a URL or a log. Send it as <code>Authorization: Bearer &lt;token&gt;</code>.
+            <strong>Copy the token “{created.name}” now: it is shown this once.</strong> The console keeps only a hash
+            of it and cannot show it again. Keep it in a secret store; never in a repository, a URL or a log. Send it as{" "}
+            <code>Authorization: Bearer &lt;token&gt;</code>.
           </p>
           <p style={{ display: "flex", gap: 8, alignItems: "center", flexWrap: "wrap", marginBottom: 0 }}>
             <code className="wrap-anywhere" data-testid="new-token-value" style={{ userSelect: "all" }}>
               {created.token}
             </code>
             <CopyButton text={created.token} label="Copy token" testId="copy-token" />
-            <button type="button" className="btn btn-small" data-testid="dismiss-token" onClick={() => setCreated(null)}>
+            <button
+              type="button"
+              className="btn btn-small"
+              data-testid="dismiss-token"
+              onClick={() => setCreated(null)}
+            >
               I have stored it
             </button>
           </p>

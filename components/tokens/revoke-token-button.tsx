@@ -13,7 +13,12 @@ export function RevokeTokenButton({ id, name, scope }: { id: string; name: strin
   const [error, setError] = useState<string | null>(null);
   if (!confirming) {
     return (
-      <button type="button" className="btn btn-small btn-danger" data-testid="revoke-token" onClick={() => setConfirming(true)}>
+      <button
+        type="button"
+        className="btn btn-small btn-danger"
+        data-testid="revoke-token"
+        onClick={() => setConfirming(true)}
+      >
         Revoke
       </button>
     );

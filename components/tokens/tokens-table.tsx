@@ -3,13 +3,27 @@ import { RelativeTime } from "@/components/ui/relative-time";
 import type { TokenAdminView, TokenState, TokenView } from "@/lib/api-tokens";
 import { RevokeTokenButton } from "./revoke-token-button";
 
-const STATE_BADGE: Record<TokenState, string> = { active: "badge badge-ok", expired: "badge", revoked: "badge badge-danger" };
+const STATE_BADGE: Record<TokenState, string> = {
+  active: "badge badge-ok",
+  expired: "badge",
+  revoked: "badge badge-danger",
+};
 
 /**
  * A list of API tokens: never their secret (the server has none to give). With `owners`, each row
  * names its user and who revoked it (the admin page). Names are whatever their owners typed: text.
  */
-export function TokensTable({ tokens, owners, scope, emptyText }: { tokens: Array<TokenView | TokenAdminView>; owners?: boolean; scope: "own" | "any"; emptyText: string }) {
+export function TokensTable({
+  tokens,
+  owners,
+  scope,
+  emptyText,
+}: {
+  tokens: Array<TokenView | TokenAdminView>;
+  owners?: boolean;
+  scope: "own" | "any";
+  emptyText: string;
+}) {
   const columns = owners ? 10 : 9;
   return (
     <div className="table-wrap">
@@ -36,7 +50,11 @@ export function TokensTable({ tokens, owners, scope, emptyText }: { tokens: Arra
           </EmptyRow>
           {tokens.map((t) => (
             <tr key={t.id} data-testid="token-row" data-token-id={t.id} data-state={t.state}>
-              {owners ? <td className="wrap-anywhere">{"userEmail" in t ? (t.userEmail ?? <span className="muted">deleted user</span>) : null}</td> : null}
+              {owners ? (
+                <td className="wrap-anywhere">
+                  {"userEmail" in t ? (t.userEmail ?? <span className="muted">deleted user</span>) : null}
+                </td>
+              ) : null}
               <td className="wrap-anywhere" data-testid="token-name-cell">
                 {t.name}
               </td>
@@ -50,7 +68,9 @@ export function TokensTable({ tokens, owners, scope, emptyText }: { tokens: Arra
               <td className="nowrap">
                 <RelativeTime value={t.createdAt} />
               </td>
-              <td className="nowrap">{t.lastUsedAt ? <RelativeTime value={t.lastUsedAt} /> : <span className="muted">never</span>}</td>
+              <td className="nowrap">
+                {t.lastUsedAt ? <RelativeTime value={t.lastUsedAt} /> : <span className="muted">never</span>}
+              </td>
               <td className="nowrap">
                 <RelativeTime value={t.expiresAt} />
               </td>
@@ -58,7 +78,9 @@ export function TokensTable({ tokens, owners, scope, emptyText }: { tokens: Arra
                 {t.revokedAt ? (
                   <>
                     <RelativeTime value={t.revokedAt} />
-                    {"revokedByEmail" in t && t.revokedByEmail ? <span className="muted wrap-anywhere"> by {t.revokedByEmail}</span> : null}
+                    {"revokedByEmail" in t && t.revokedByEmail ? (
+                      <span className="muted wrap-anywhere"> by {t.revokedByEmail}</span>
+                    ) : null}
                   </>
                 ) : (
                   <span className="muted">—</span>

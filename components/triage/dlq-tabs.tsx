@@ -12,7 +12,19 @@ import { triageBase } from "@/lib/triage/view-params";
 import { healthHref } from "@/lib/operations/ui-links";
 
 /** Letters | Triage | Redrives | Discards tabs of a DLQ, with the triage index's state (running scan, or its age). */
-export async function DlqTabs({ actor, connectionId, queue, current, scans }: { actor: Actor; connectionId: string; queue: string; current: "letters" | "triage" | "redrives" | "discards" | "health"; scans?: ScanView[] }) {
+export async function DlqTabs({
+  actor,
+  connectionId,
+  queue,
+  current,
+  scans,
+}: {
+  actor: Actor;
+  connectionId: string;
+  queue: string;
+  current: "letters" | "triage" | "redrives" | "discards" | "health";
+  scans?: ScanView[];
+}) {
   let list = scans;
   if (!list) {
     try {
@@ -26,24 +38,49 @@ export async function DlqTabs({ actor, connectionId, queue, current, scans }: { 
   const fraction = running ? progressFraction(running.progress) : null;
   return (
     <nav className="tabs" aria-label="DLQ views" data-testid="dlq-tabs">
-      <Link href={dlqHref(connectionId, queue)} aria-current={current === "letters" ? "page" : undefined} data-testid="tab-letters">
+      <Link
+        href={dlqHref(connectionId, queue)}
+        aria-current={current === "letters" ? "page" : undefined}
+        data-testid="tab-letters"
+      >
         Letters
       </Link>
-      <Link href={triageBase(connectionId, queue)} aria-current={current === "triage" ? "page" : undefined} data-testid="tab-triage">
+      <Link
+        href={triageBase(connectionId, queue)}
+        aria-current={current === "triage" ? "page" : undefined}
+        data-testid="tab-triage"
+      >
         Triage
       </Link>
-      <Link href={redrivesHref(connectionId, queue)} aria-current={current === "redrives" ? "page" : undefined} data-testid="tab-redrives">
+      <Link
+        href={redrivesHref(connectionId, queue)}
+        aria-current={current === "redrives" ? "page" : undefined}
+        data-testid="tab-redrives"
+      >
         Redrives
       </Link>
-      <Link href={discardsHref(connectionId, queue)} aria-current={current === "discards" ? "page" : undefined} data-testid="tab-discards">
+      <Link
+        href={discardsHref(connectionId, queue)}
+        aria-current={current === "discards" ? "page" : undefined}
+        data-testid="tab-discards"
+      >
         Discards
       </Link>
-      <Link href={healthHref(connectionId, queue)} aria-current={current === "health" ? "page" : undefined} data-testid="tab-health">
+      <Link
+        href={healthHref(connectionId, queue)}
+        aria-current={current === "health" ? "page" : undefined}
+        data-testid="tab-health"
+      >
         Health
       </Link>
       <span className="tabs-status hint" data-testid="triage-status">
         {running ? (
-          <>scan {running.state}{fraction !== null ? ` · ${Math.round(fraction * 100)}%` : ` · ${formatCount(running.progress.read ?? 0)} read`}</>
+          <>
+            scan {running.state}
+            {fraction !== null
+              ? ` · ${Math.round(fraction * 100)}%`
+              : ` · ${formatCount(running.progress.read ?? 0)} read`}
+          </>
         ) : done ? (
           <>
             index as of <RelativeTime value={done.finishedAt} />

@@ -19,7 +19,8 @@ export function FilterBar({ connectionId, queue, view }: { connectionId: string;
     gone: view.gone,
   });
   const [error, setError] = useState<string | null>(null);
-  const set = (k: keyof typeof f) => (e: { target: { value: string; checked?: boolean; type?: string } }) => setF((x) => ({ ...x, [k]: e.target.type === "checkbox" ? !!e.target.checked : e.target.value }));
+  const set = (k: keyof typeof f) => (e: { target: { value: string; checked?: boolean; type?: string } }) =>
+    setF((x) => ({ ...x, [k]: e.target.type === "checkbox" ? !!e.target.checked : e.target.value }));
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -56,7 +57,12 @@ export function FilterBar({ connectionId, queue, view }: { connectionId: string;
         </label>
         <label>
           <span>Exception class</span>
-          <input value={f.exceptionClass} onChange={set("exceptionClass")} className="mono" data-testid="filter-class" />
+          <input
+            value={f.exceptionClass}
+            onChange={set("exceptionClass")}
+            className="mono"
+            data-testid="filter-class"
+          />
         </label>
         <label>
           <span>Reason</span>
@@ -72,7 +78,12 @@ export function FilterBar({ connectionId, queue, view }: { connectionId: string;
         </label>
         <label>
           <span>= value</span>
-          <input value={f.headerValue} onChange={set("headerValue")} className="mono" data-testid="filter-header-value" />
+          <input
+            value={f.headerValue}
+            onChange={set("headerValue")}
+            className="mono"
+            data-testid="filter-header-value"
+          />
         </label>
       </div>
       <div className="fb-row">
@@ -85,7 +96,8 @@ export function FilterBar({ connectionId, queue, view }: { connectionId: string;
           <input type="datetime-local" value={f.to} onChange={set("to")} data-testid="filter-to" />
         </label>
         <label className="fb-check">
-          <input type="checkbox" checked={f.gone} onChange={set("gone")} data-testid="filter-gone" /> <span>include gone</span>
+          <input type="checkbox" checked={f.gone} onChange={set("gone")} data-testid="filter-gone" />{" "}
+          <span>include gone</span>
         </label>
         <button type="submit" className="btn btn-primary" data-testid="filter-apply">
           Apply

@@ -16,13 +16,25 @@ const KEYS = [
 export function GroupBy({ connectionId, queue, view }: { connectionId: string; queue: string; view: TriageView }) {
   const router = useRouter();
   const [header, setHeader] = useState(view.by.startsWith("header:") ? view.by.slice(7) : "");
-  const at = (by: TriageView["by"]) => triageHref(connectionId, queue, { ...withFilter(view, {}), after: view.after, by, sort: { key: "count", dir: "desc" } });
+  const at = (by: TriageView["by"]) =>
+    triageHref(connectionId, queue, {
+      ...withFilter(view, {}),
+      after: view.after,
+      by,
+      sort: { key: "count", dir: "desc" },
+    });
   return (
     <div className="group-by" data-testid="group-by">
       <span className="hint">Group by</span>
       <span className="segmented">
         {KEYS.map((k) => (
-          <Link key={k.by} href={at(k.by)} className="btn btn-small" aria-current={view.by === k.by ? "true" : undefined} data-testid={`group-by-${k.by}`}>
+          <Link
+            key={k.by}
+            href={at(k.by)}
+            className="btn btn-small"
+            aria-current={view.by === k.by ? "true" : undefined}
+            data-testid={`group-by-${k.by}`}
+          >
             {k.label}
           </Link>
         ))}

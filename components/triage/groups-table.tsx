@@ -7,7 +7,14 @@ import { formatCount, formatUtc, truncate } from "@/lib/format";
 import { letterHref } from "@/lib/dlq/links";
 import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import type { GroupView } from "@/lib/triage/queries";
-import { nextSort, sortGroups, triageHref, withFilter, type GroupSortKey, type TriageView } from "@/lib/triage/view-params";
+import {
+  nextSort,
+  sortGroups,
+  triageHref,
+  withFilter,
+  type GroupSortKey,
+  type TriageView,
+} from "@/lib/triage/view-params";
 import { ArrivalsChart } from "./arrivals-chart";
 import { DispositionBadge } from "./disposition-badge";
 import { ShareBar } from "./share-bar";
@@ -42,14 +49,22 @@ export function GroupsTable({
   repairBase?: string;
 }) {
   const rows = sortGroups(groups, view.sort);
-  const hrefOf = useCallback((i: number) => (rows[i] ? triageHref(connectionId, queue, withFilter(view, { group: rows[i].groupKey })) : null), [rows, connectionId, queue, view]);
+  const hrefOf = useCallback(
+    (i: number) => (rows[i] ? triageHref(connectionId, queue, withFilter(view, { group: rows[i].groupKey })) : null),
+    [rows, connectionId, queue, view],
+  );
   const { rowProps } = useRowKeys({ count: rows.length, hrefOf, backHref, searchId: "triage-q", enabled: keyboard });
 
   const sortHeader = (key: GroupSortKey, label: string, className?: string) => {
     const active = view.sort.key === key;
     return (
       <th className={className} aria-sort={active ? (view.sort.dir === "asc" ? "ascending" : "descending") : "none"}>
-        <Link href={triageHref(connectionId, queue, { ...view, sort: nextSort(view.sort, key) })} className="sort-link" scroll={false} data-testid={`sort-${key}`}>
+        <Link
+          href={triageHref(connectionId, queue, { ...view, sort: nextSort(view.sort, key) })}
+          className="sort-link"
+          scroll={false}
+          data-testid={`sort-${key}`}
+        >
           {label}
           <span aria-hidden="true">{active ? (view.sort.dir === "asc" ? " ▲" : " ▼") : ""}</span>
         </Link>
@@ -77,33 +92,75 @@ export function GroupsTable({
             const href = triageHref(connectionId, queue, withFilter(view, { group: g.groupKey }));
             const current = view.group === g.groupKey;
             return (
-              <tr key={g.groupKey} {...rowProps(i)} data-testid="group-row" data-group-key={g.groupKey} data-count={g.count} data-class={g.exceptionClass ?? ""} className={current ? "is-current" : undefined}>
+              <tr
+                key={g.groupKey}
+                {...rowProps(i)}
+                data-testid="group-row"
+                data-group-key={g.groupKey}
+                data-count={g.count}
+                data-class={g.exceptionClass ?? ""}
+                className={current ? "is-current" : undefined}
+              >
                 <td className="group-label">
                   <div className="group-title">
-                    <Link href={href} data-testid="group-link" aria-current={current ? "true" : undefined} title={g.label}>
-                      {g.basis === "exception" ? <span className="mono strong">{g.exceptionClass ?? "(no class)"}</span> : <span>{g.reason ?? "No reason given"}</span>}
+                    <Link
+                      href={href}
+                      data-testid="group-link"
+                      aria-current={current ? "true" : undefined}
+                      title={g.label}
+                    >
+                      {g.basis === "exception" ? (
+                        <span className="mono strong">{g.exceptionClass ?? "(no class)"}</span>
+                      ) : (
+                        <span>{g.reason ?? "No reason given"}</span>
+                      )}
                     </Link>{" "}
-                    <DispositionBadge disposition={g.disposition} ruleId={g.ruleId} ruleText={g.ruleId ? ruleText[g.ruleId] : undefined} />
+                    <DispositionBadge
+                      disposition={g.disposition}
+                      ruleId={g.ruleId}
+                      ruleText={g.ruleId ? ruleText[g.ruleId] : undefined}
+                    />
                     {g.disposition === "transient" && g.burst.burst ? (
-                      <span className="badge badge-warn" title={`${formatUtc(g.burst.from)} – ${formatUtc(g.burst.to)}: ${Math.round(g.burst.share * 100)}% of the group arrived together`} data-testid="burst-flag">
+                      <span
+                        className="badge badge-warn"
+                        title={`${formatUtc(g.burst.from)} – ${formatUtc(g.burst.to)}: ${Math.round(g.burst.share * 100)}% of the group arrived together`}
+                        data-testid="burst-flag"
+                      >
                         likely dependency outage
                       </span>
                     ) : null}
                     {redriveBase ? (
-                      <Link href={`${redriveBase}${newRedriveQuery({ view: { group: g.groupKey } })}`} className="btn btn-small group-redrive" data-testid="group-redrive" title={`Redrive the ${g.count} letters of this group: sample first, then the rest`}>
+                      <Link
+                        href={`${redriveBase}${newRedriveQuery({ view: { group: g.groupKey } })}`}
+                        className="btn btn-small group-redrive"
+                        data-testid="group-redrive"
+                        title={`Redrive the ${g.count} letters of this group: sample first, then the rest`}
+                      >
                         Redrive…
                       </Link>
                     ) : null}
                     {repairBase ? (
-                      <Link href={`${repairBase}${newRedriveQuery({ view: { group: g.groupKey } })}`} className="btn btn-small group-redrive" data-testid="group-repair" title={`Repair the ${g.count} letters of this group with one JSON patch, previewed letter by letter, then redrive them`}>
+                      <Link
+                        href={`${repairBase}${newRedriveQuery({ view: { group: g.groupKey } })}`}
+                        className="btn btn-small group-redrive"
+                        data-testid="group-repair"
+                        title={`Repair the ${g.count} letters of this group with one JSON patch, previewed letter by letter, then redrive them`}
+                      >
                         Repair…
                       </Link>
                     ) : null}
                   </div>
                   {g.basis === "exception" ? (
                     <div className="group-sub">
-                      {g.normalizedMessage ? <span title={g.normalizedMessage}>{truncate(g.normalizedMessage, 140)}</span> : null}
-                      {g.topFrame ? <span className="mono muted" title={g.topFrame}> @ {truncate(g.topFrame, 90)}</span> : null}
+                      {g.normalizedMessage ? (
+                        <span title={g.normalizedMessage}>{truncate(g.normalizedMessage, 140)}</span>
+                      ) : null}
+                      {g.topFrame ? (
+                        <span className="mono muted" title={g.topFrame}>
+                          {" "}
+                          @ {truncate(g.topFrame, 90)}
+                        </span>
+                      ) : null}
                     </div>
                   ) : (
                     <div className="group-sub muted">{g.label}</div>

@@ -6,7 +6,13 @@ import { useEffect, useRef, useState, useTransition } from "react";
 import { cancelScanAction, startScanAction } from "@/app/dlqs/[connectionId]/[queue]/triage/actions";
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { ScanView } from "@/lib/triage/use-cases";
-import { describeProgress, isActiveScan, progressFraction, STATE_WORDS, type ScanStateName } from "@/lib/triage/scan-progress";
+import {
+  describeProgress,
+  isActiveScan,
+  progressFraction,
+  STATE_WORDS,
+  type ScanStateName,
+} from "@/lib/triage/scan-progress";
 import { triageKeys } from "./query-keys";
 
 /** Scans started or seen running in this tab: they keep their bar after they end, even if the panel remounts. */
@@ -14,8 +20,13 @@ const watchedScans = new Set<string>();
 
 async function fetchScan(id: string): Promise<ScanView> {
   const res = await fetch(`/api/triage/scans/${encodeURIComponent(id)}`, { cache: "no-store" });
-  const body = (await res.json().catch(() => null)) as { ok: boolean; data?: ScanView; error?: { message: string } } | null;
-  if (!res.ok || !body?.ok || !body.data) throw new Error(body?.error?.message ?? `The scan's progress could not be read (HTTP ${res.status}).`);
+  const body = (await res.json().catch(() => null)) as {
+    ok: boolean;
+    data?: ScanView;
+    error?: { message: string };
+  } | null;
+  if (!res.ok || !body?.ok || !body.data)
+    throw new Error(body?.error?.message ?? `The scan's progress could not be read (HTTP ${res.status}).`);
   return body.data;
 }
 
@@ -99,13 +110,23 @@ export function ScanPanel({
           className="btn btn-primary"
           onClick={() => startScan(false)}
           disabled={!canScan || pending || active}
-          title={canScan ? "Read every letter of this DLQ into the triage index" : "Scanning needs the operator or admin role"}
+          title={
+            canScan
+              ? "Read every letter of this DLQ into the triage index"
+              : "Scanning needs the operator or admin role"
+          }
           data-testid="scan-start"
         >
           {active ? "Scanning…" : lastCompleted ? "Rescan" : "Scan"}
         </button>
         {active ? (
-          <button type="button" className="btn" onClick={cancel} disabled={!canScan || pending || scan?.state === "cancelling"} data-testid="scan-cancel">
+          <button
+            type="button"
+            className="btn"
+            onClick={cancel}
+            disabled={!canScan || pending || scan?.state === "cancelling"}
+            data-testid="scan-cancel"
+          >
             Cancel scan
           </button>
         ) : null}
@@ -144,14 +165,23 @@ export function ScanPanel({
             aria-valuemax={100}
             aria-valuenow={fraction === null ? undefined : Math.round(fraction * 100)}
           >
-            <div className="progress-fill" style={{ width: `${Math.round((fraction ?? (scan.state === "succeeded" ? 1 : 0)) * 100)}%` }} />
+            <div
+              className="progress-fill"
+              style={{ width: `${Math.round((fraction ?? (scan.state === "succeeded" ? 1 : 0)) * 100)}%` }}
+            />
           </div>
           {scan.state === "succeeded" && scan.progress.partial ? (
             <p className="banner banner-warn" role="status" data-testid="scan-partial" style={{ marginTop: 6 }}>
-              <strong>Not every letter was read.</strong> {scan.progress.partial.reason} The index keeps the letters it had; none was marked gone by this scan.
+              <strong>Not every letter was read.</strong> {scan.progress.partial.reason} The index keeps the letters it
+              had; none was marked gone by this scan.
             </p>
           ) : null}
-          {scan.state === "failed" ? <p className="form-error" style={{ marginTop: 6 }}>The scan failed: {scan.error ?? "no reason was recorded"}. Start it again; it resumes from where it stopped.</p> : null}
+          {scan.state === "failed" ? (
+            <p className="form-error" style={{ marginTop: 6 }}>
+              The scan failed: {scan.error ?? "no reason was recorded"}. Start it again; it resumes from where it
+              stopped.
+            </p>
+          ) : null}
         </div>
       ) : null}
       {scanQuery.error ? <p className="form-error">{(scanQuery.error as Error).message}</p> : null}
@@ -160,7 +190,13 @@ export function ScanPanel({
           <p>
             <strong>Scanning this DLQ can lose letters.</strong> {risk}
           </p>
-          <button type="button" className="btn btn-danger" onClick={() => startScan(true)} disabled={pending} data-testid="scan-confirm-risk">
+          <button
+            type="button"
+            className="btn btn-danger"
+            onClick={() => startScan(true)}
+            disabled={pending}
+            data-testid="scan-confirm-risk"
+          >
             I accept the risk: scan this DLQ
           </button>{" "}
           <button type="button" className="btn btn-quiet" onClick={() => setRisk(null)}>

@@ -35,7 +35,8 @@ export function TriageLettersTable({
   const pickable = letters.filter((l) => !l.goneAt).map((l) => l.letterId);
   const allPicked = pickable.length > 0 && pickable.every((id) => picked.includes(id));
   const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id]));
-  const hrefOf = (i: number) => (letters[i] && !letters[i].goneAt ? letterHref(connectionId, queue, letters[i].letterId) : null);
+  const hrefOf = (i: number) =>
+    letters[i] && !letters[i].goneAt ? letterHref(connectionId, queue, letters[i].letterId) : null;
   const pick = Boolean(redriveBase || discardBase);
   const { rowProps } = useRowKeys({ count: letters.length, hrefOf, backHref, searchId: "triage-q", enabled: keyboard });
   return (
@@ -43,17 +44,27 @@ export function TriageLettersTable({
       {pick ? (
         <div className="toolbar pick-bar" data-testid="pick-bar">
           <span className="hint" data-testid="picked-count">
-            {picked.length ? `${picked.length} ${picked.length === 1 ? "letter" : "letters"} ticked` : `Tick letters to ${redriveBase && discardBase ? "redrive or discard" : redriveBase ? "redrive" : "discard"} just those.`}
+            {picked.length
+              ? `${picked.length} ${picked.length === 1 ? "letter" : "letters"} ticked`
+              : `Tick letters to ${redriveBase && discardBase ? "redrive or discard" : redriveBase ? "redrive" : "discard"} just those.`}
           </span>
           {picked.length ? (
             <>
               {redriveBase ? (
-                <Link className="btn btn-small" href={`${redriveBase}${newRedriveQuery({ letterIds: picked })}`} data-testid="redrive-selected">
+                <Link
+                  className="btn btn-small"
+                  href={`${redriveBase}${newRedriveQuery({ letterIds: picked })}`}
+                  data-testid="redrive-selected"
+                >
                   Redrive selected ({picked.length})…
                 </Link>
               ) : null}
               {discardBase ? (
-                <Link className="btn btn-small btn-danger" href={`${discardBase}${newRedriveQuery({ letterIds: picked })}`} data-testid="discard-selected">
+                <Link
+                  className="btn btn-small btn-danger"
+                  href={`${discardBase}${newRedriveQuery({ letterIds: picked })}`}
+                  data-testid="discard-selected"
+                >
                   Discard selected ({picked.length})…
                 </Link>
               ) : null}
@@ -64,68 +75,101 @@ export function TriageLettersTable({
           ) : null}
         </div>
       ) : null}
-    <div className="table-wrap scroll letters-wrap">
-      <table className="grid" data-testid="triage-letters">
-        <thead>
-          <tr>
-            {pick ? (
-              <th className="pick">
-                <input type="checkbox" aria-label="Tick every letter on this page" checked={allPicked} onChange={() => setPicked(allPicked ? picked.filter((id) => !pickable.includes(id)) : [...new Set([...picked, ...pickable])])} data-testid="pick-all" />
-              </th>
-            ) : null}
-            <th>Arrived</th>
-            <th>Exception or reason</th>
-            <th>Disposition</th>
-            <th>Origin</th>
-            <th className="num">Size</th>
-            <th>Letter</th>
-          </tr>
-        </thead>
-        <tbody>
-          {letters.map((l, i) => {
-            const href = letterHref(connectionId, queue, l.letterId);
-            const exception = [l.exceptionClass, l.exceptionMessage].filter(Boolean).join(": ");
-            return (
-              <tr key={l.letterId} {...rowProps(i)} data-testid="triage-letter-row" data-letter-id={l.letterId} data-gone={l.goneAt ? "1" : undefined} className={l.goneAt ? "is-gone" : undefined}>
-                {pick ? (
-                  <td className="pick" onClick={(e) => e.stopPropagation()}>
-                    {l.goneAt ? null : <input type="checkbox" aria-label={`Tick letter ${l.letterId}`} checked={picked.includes(l.letterId)} onChange={() => toggle(l.letterId)} data-testid="pick-letter" />}
+      <div className="table-wrap scroll letters-wrap">
+        <table className="grid" data-testid="triage-letters">
+          <thead>
+            <tr>
+              {pick ? (
+                <th className="pick">
+                  <input
+                    type="checkbox"
+                    aria-label="Tick every letter on this page"
+                    checked={allPicked}
+                    onChange={() =>
+                      setPicked(
+                        allPicked
+                          ? picked.filter((id) => !pickable.includes(id))
+                          : [...new Set([...picked, ...pickable])],
+                      )
+                    }
+                    data-testid="pick-all"
+                  />
+                </th>
+              ) : null}
+              <th>Arrived</th>
+              <th>Exception or reason</th>
+              <th>Disposition</th>
+              <th>Origin</th>
+              <th className="num">Size</th>
+              <th>Letter</th>
+            </tr>
+          </thead>
+          <tbody>
+            {letters.map((l, i) => {
+              const href = letterHref(connectionId, queue, l.letterId);
+              const exception = [l.exceptionClass, l.exceptionMessage].filter(Boolean).join(": ");
+              return (
+                <tr
+                  key={l.letterId}
+                  {...rowProps(i)}
+                  data-testid="triage-letter-row"
+                  data-letter-id={l.letterId}
+                  data-gone={l.goneAt ? "1" : undefined}
+                  className={l.goneAt ? "is-gone" : undefined}
+                >
+                  {pick ? (
+                    <td className="pick" onClick={(e) => e.stopPropagation()}>
+                      {l.goneAt ? null : (
+                        <input
+                          type="checkbox"
+                          aria-label={`Tick letter ${l.letterId}`}
+                          checked={picked.includes(l.letterId)}
+                          onChange={() => toggle(l.letterId)}
+                          data-testid="pick-letter"
+                        />
+                      )}
+                    </td>
+                  ) : null}
+                  <td className="nowrap">
+                    <RelativeTime value={l.arrivedAt} />
                   </td>
-                ) : null}
-                <td className="nowrap">
-                  <RelativeTime value={l.arrivedAt} />
-                </td>
-                <td className="truncate" title={exception || l.reason || undefined} style={{ maxWidth: 460 }}>
-                  {exception ? truncate(exception, 110) : l.reason ? <span className="badge badge-info">{l.reason}</span> : <span className="muted">—</span>}
-                </td>
-                <td>
-                  <DispositionBadge disposition={l.disposition} ruleId={l.ruleId} />
-                </td>
-                <td className="mono wrap-anywhere small">{l.originQueue ?? <span className="muted">—</span>}</td>
-                <td className="num nowrap">{formatBytes(l.bodySize)}</td>
-                <td className="mono nowrap" title={l.letterId}>
-                  {l.goneAt ? (
-                    <>
-                      <span className="muted">{truncate(l.letterId, 24)}</span>{" "}
-                      <span className="badge" data-testid="gone-badge">
-                        gone <RelativeTime value={l.goneAt} />
-                      </span>
-                    </>
-                  ) : (
-                    <Link href={href} data-testid="triage-letter-link">
-                      {truncate(l.letterId, 28)}
-                    </Link>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-          <EmptyRow show={letters.length === 0} columns={pick ? 7 : 6}>
-            No letter in the index matches these filters.
-          </EmptyRow>
-        </tbody>
-      </table>
-    </div>
+                  <td className="truncate" title={exception || l.reason || undefined} style={{ maxWidth: 460 }}>
+                    {exception ? (
+                      truncate(exception, 110)
+                    ) : l.reason ? (
+                      <span className="badge badge-info">{l.reason}</span>
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
+                  </td>
+                  <td>
+                    <DispositionBadge disposition={l.disposition} ruleId={l.ruleId} />
+                  </td>
+                  <td className="mono wrap-anywhere small">{l.originQueue ?? <span className="muted">—</span>}</td>
+                  <td className="num nowrap">{formatBytes(l.bodySize)}</td>
+                  <td className="mono nowrap" title={l.letterId}>
+                    {l.goneAt ? (
+                      <>
+                        <span className="muted">{truncate(l.letterId, 24)}</span>{" "}
+                        <span className="badge" data-testid="gone-badge">
+                          gone <RelativeTime value={l.goneAt} />
+                        </span>
+                      </>
+                    ) : (
+                      <Link href={href} data-testid="triage-letter-link">
+                        {truncate(l.letterId, 28)}
+                      </Link>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+            <EmptyRow show={letters.length === 0} columns={pick ? 7 : 6}>
+              No letter in the index matches these filters.
+            </EmptyRow>
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }

@@ -13,7 +13,19 @@ function isTyping(t: EventTarget | null) {
  * `/` focuses `searchId`, Esc leaves an input or goes to `backHref`. Only the table with
  * `enabled` listens, so two tables on one page do not both move.
  */
-export function useRowKeys({ count, hrefOf, backHref, searchId, enabled = true }: { count: number; hrefOf: (i: number) => string | null; backHref: string; searchId?: string; enabled?: boolean }) {
+export function useRowKeys({
+  count,
+  hrefOf,
+  backHref,
+  searchId,
+  enabled = true,
+}: {
+  count: number;
+  hrefOf: (i: number) => string | null;
+  backHref: string;
+  searchId?: string;
+  enabled?: boolean;
+}) {
   const router = useRouter();
   const [selected, setSelected] = useState(0);
   const rowsRef = useRef<Array<HTMLTableRowElement | null>>([]);

@@ -3,7 +3,15 @@
 import Link from "next/link";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { formatCount } from "@/lib/format";
-import { filterForValue, nextSort, sortGroups, triageHref, withFilter, type GroupSortKey, type TriageView } from "@/lib/triage/view-params";
+import {
+  filterForValue,
+  nextSort,
+  sortGroups,
+  triageHref,
+  withFilter,
+  type GroupSortKey,
+  type TriageView,
+} from "@/lib/triage/view-params";
 import { ShareBar } from "./share-bar";
 import { useRowKeys } from "./use-row-keys";
 import { EmptyRow } from "@/components/ui/empty-row";
@@ -19,7 +27,21 @@ export interface ValueGroup {
 const TITLES: Record<string, string> = { origin: "Origin queue", reason: "Reason", class: "Exception class" };
 
 /** Letters grouped by origin, reason, exception class or a header's value; a value filters the list. */
-export function ValuesTable({ connectionId, queue, view, groups, keyboard, backHref }: { connectionId: string; queue: string; view: TriageView; groups: ValueGroup[]; keyboard: boolean; backHref: string }) {
+export function ValuesTable({
+  connectionId,
+  queue,
+  view,
+  groups,
+  keyboard,
+  backHref,
+}: {
+  connectionId: string;
+  queue: string;
+  view: TriageView;
+  groups: ValueGroup[];
+  keyboard: boolean;
+  backHref: string;
+}) {
   const rows = sortGroups(
     groups.map((g) => ({ ...g, label: g.value ?? "" })),
     view.sort,
@@ -35,7 +57,11 @@ export function ValuesTable({ connectionId, queue, view, groups, keyboard, backH
     const active = view.sort.key === key;
     return (
       <th className={className} aria-sort={active ? (view.sort.dir === "asc" ? "ascending" : "descending") : "none"}>
-        <Link href={triageHref(connectionId, queue, { ...view, sort: nextSort(view.sort, key) })} className="sort-link" scroll={false}>
+        <Link
+          href={triageHref(connectionId, queue, { ...view, sort: nextSort(view.sort, key) })}
+          className="sort-link"
+          scroll={false}
+        >
           {label}
           <span aria-hidden="true">{active ? (view.sort.dir === "asc" ? " ▲" : " ▼") : ""}</span>
         </Link>
@@ -59,7 +85,13 @@ export function ValuesTable({ connectionId, queue, view, groups, keyboard, backH
             const href = hrefFor(g.value);
             return (
               <tr key={g.value ?? "\u0000null"} {...rowProps(i)} data-testid="value-row" data-value={g.value ?? ""}>
-                <td className="mono wrap-anywhere">{href ? <Link href={href}>{g.value === "" ? "(empty)" : g.value}</Link> : <span className="muted">(none)</span>}</td>
+                <td className="mono wrap-anywhere">
+                  {href ? (
+                    <Link href={href}>{g.value === "" ? "(empty)" : g.value}</Link>
+                  ) : (
+                    <span className="muted">(none)</span>
+                  )}
+                </td>
                 <td className="num strong">{formatCount(g.count)}</td>
                 <td className="nowrap">
                   <ShareBar share={g.share} />

@@ -2,7 +2,17 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 
 /** What happened and what to do, in an operator's words. */
-export function Problem({ title, children, back, testId = "problem" }: { title: string; children?: ReactNode; back?: { href: string; label: string }; testId?: string }) {
+export function Problem({
+  title,
+  children,
+  back,
+  testId = "problem",
+}: {
+  title: string;
+  children?: ReactNode;
+  back?: { href: string; label: string };
+  testId?: string;
+}) {
   return (
     <div className="banner banner-danger" role="alert" data-testid={testId}>
       <p>

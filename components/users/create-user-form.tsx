@@ -50,7 +50,14 @@ export function CreateUserForm() {
       </label>
       <label>
         Initial password (12+ characters)
-        <input name="password" type="password" required minLength={12} autoComplete="new-password" style={{ width: 200 }} />
+        <input
+          name="password"
+          type="password"
+          required
+          minLength={12}
+          autoComplete="new-password"
+          style={{ width: 200 }}
+        />
       </label>
       <button type="submit" className="btn btn-primary" disabled={pending} data-testid="create-user-submit">
         {pending ? "Creating…" : "Create user"}

@@ -5,7 +5,17 @@ import { useState, useTransition } from "react";
 import { updateUserAction } from "@/app/admin/users/actions";
 import type { Role } from "@/lib/auth/permissions";
 
-export function UserRowActions({ id, role, disabled, isSelf }: { id: string; role: Role; disabled: boolean; isSelf: boolean }) {
+export function UserRowActions({
+  id,
+  role,
+  disabled,
+  isSelf,
+}: {
+  id: string;
+  role: Role;
+  disabled: boolean;
+  isSelf: boolean;
+}) {
   const router = useRouter();
   const [pending, start] = useTransition();
   const [error, setError] = useState<string | null>(null);

@@ -28,8 +28,12 @@ export function runNpm(script: string, env: NodeJS.ProcessEnv) {
 }
 
 /** The accounts start.sh printed and kept beside the database: email → password. */
-export function firstUsers(dataDir: string): Record<"admin" | "operator" | "viewer", { email: string; password: string }> {
-  const lines = readFileSync(path.join(path.dirname(dataDir), "first-users.txt"), "utf8").trim().split("\n");
+export function firstUsers(
+  dataDir: string,
+): Record<"admin" | "operator" | "viewer", { email: string; password: string }> {
+  const lines = readFileSync(path.join(path.dirname(dataDir), "first-users.txt"), "utf8")
+    .trim()
+    .split("\n");
   const byRole = Object.fromEntries(
     lines.map((l) => {
       const [email, password] = l.trim().split(/\s+/);
@@ -57,8 +61,12 @@ export class ConsoleProcess {
     let exitCode: number | null | undefined;
     void c.exited.then((code) => (exitCode = code));
     while (Date.now() < deadline) {
-      if (exitCode !== undefined) throw new Error(`start.sh exited with ${exitCode} before the console answered:\n${c.output}`);
-      const ok = await fetch(`${baseURL}/api/ready`).then((r) => r.status < 500, () => false);
+      if (exitCode !== undefined)
+        throw new Error(`start.sh exited with ${exitCode} before the console answered:\n${c.output}`);
+      const ok = await fetch(`${baseURL}/api/ready`).then(
+        (r) => r.status < 500,
+        () => false,
+      );
       if (ok) return c;
       await new Promise((r) => setTimeout(r, 500));
     }

@@ -44,14 +44,23 @@ test.beforeAll(async () => {
         persistent: true,
         messageId: `shp-${RUN}-${i}`,
         contentType: "application/json",
-        headers: { "x-exception-stacktrace": `${CLASS}: Connection refused: carrier-api/10.0.0.${i}:443\n\tat com.acme.shipping.CarrierClient.book(CarrierClient.java:41)` },
+        headers: {
+          "x-exception-stacktrace": `${CLASS}: Connection refused: carrier-api/10.0.0.${i}:443\n\tat com.acme.shipping.CarrierClient.book(CarrierClient.java:41)`,
+        },
       },
     })),
   );
   await toDiscard.fill(
     Array.from({ length: 3 }, (_, i) => ({
       content: Buffer.from(`{"bad":${i}}`),
-      options: { persistent: true, messageId: `bad-${RUN}-${i}`, headers: { "x-exception-stacktrace": "com.acme.SchemaException: field 'sku' is missing\n\tat com.acme.Orders.parse(Orders.java:12)" } },
+      options: {
+        persistent: true,
+        messageId: `bad-${RUN}-${i}`,
+        headers: {
+          "x-exception-stacktrace":
+            "com.acme.SchemaException: field 'sku' is missing\n\tat com.acme.Orders.parse(Orders.java:12)",
+        },
+      },
     })),
   );
   server = await ConsoleProcess.start(env, baseURL);
@@ -73,9 +82,12 @@ async function signInAs(page: Page, role: "admin" | "operator" | "viewer") {
   await expect(page.getByTestId("sign-out")).toBeVisible();
 }
 
-const dlqRow = (page: Page, name: string) => page.getByTestId("dlq-row").filter({ has: page.getByRole("link", { name, exact: true }) });
+const dlqRow = (page: Page, name: string) =>
+  page.getByTestId("dlq-row").filter({ has: page.getByRole("link", { name, exact: true }) });
 
-test("start.sh set up a fresh embedded database: it printed three accounts and each role signs in and sees the DLQ list", async ({ page }) => {
+test("start.sh set up a fresh embedded database: it printed three accounts and each role signs in and sees the DLQ list", async ({
+  page,
+}) => {
   expect(server!.log).toContain(`embedded PGlite in ${dataDir}`);
   expect(server!.log).toContain("created the first users");
   expect(server!.log).toContain("seeding demo dead letters");
@@ -102,24 +114,36 @@ test("an operator opens a DLQ on each broker", async ({ page }) => {
   }
 });
 
-test("the operations sampler runs on the embedded database: each broker's demo DLQ gets its sampled figures", async ({ page }) => {
+test("the operations sampler runs on the embedded database: each broker's demo DLQ gets its sampled figures", async ({
+  page,
+}) => {
   test.setTimeout(120_000);
   await signInAs(page, "viewer");
-  const line = (connection: string, dlq: string) => new RegExp(`^dlq_console_dlq_depth\\{connection="${connection}",queue="${dlq.replace(/\./g, "\\.")}",owner="[^"]*"\\} \\d+$`, "m");
+  const line = (connection: string, dlq: string) =>
+    new RegExp(
+      `^dlq_console_dlq_depth\\{connection="${connection}",queue="${dlq.replace(/\./g, "\\.")}",owner="[^"]*"\\} \\d+$`,
+      "m",
+    );
   const metrics = async () => {
     const res = await page.request.get("/api/metrics");
     expect(res.status()).toBe(200);
     return res.text();
   };
-  await expect.poll(metrics, { timeout: 90_000, intervals: [2_000] }).toMatch(line("local-rabbitmq", "demo.orders.dlq"));
+  await expect
+    .poll(metrics, { timeout: 90_000, intervals: [2_000] })
+    .toMatch(line("local-rabbitmq", "demo.orders.dlq"));
   const text = await metrics();
   expect(text).toMatch(line("local-sqs", "demo-orders-dlq"));
   expect(text).toMatch(line("local-kafka", "demo.orders.DLT"));
   expect(text).toMatch(line("local-pulsar", "public/demo/payments-payments-service-DLQ"));
-  expect(text).toMatch(/^dlq_console_dlq_sample_up\{connection="local-rabbitmq",queue="demo\.orders\.dlq",owner="[^"]*"\} 1$/m);
+  expect(text).toMatch(
+    /^dlq_console_dlq_sample_up\{connection="local-rabbitmq",queue="demo\.orders\.dlq",owner="[^"]*"\} 1$/m,
+  );
 });
 
-test("the consumer-group sampler runs on the embedded database: the demo's payments group is listed with its lag, and the record it waits on opens", async ({ page }) => {
+test("the consumer-group sampler runs on the embedded database: the demo's payments group is listed with its lag, and the record it waits on opens", async ({
+  page,
+}) => {
   test.setTimeout(120_000);
   await signInAs(page, "viewer");
   const row = page.locator(`[data-testid="group-row"][data-group="${KAFKA_STUCK_DEMO.group}"]`);
@@ -136,7 +160,9 @@ test("the consumer-group sampler runs on the embedded database: the demo's payme
   await expect(page.getByTestId("payload-view")).toContainText("12,50 EUR");
 });
 
-test("on the embedded database an admin moves the payments group's poison record to its DLT (created by the default config) and the offset moves past it", async ({ page }) => {
+test("on the embedded database an admin moves the payments group's poison record to its DLT (created by the default config) and the offset moves past it", async ({
+  page,
+}) => {
   test.setTimeout(120_000);
   await signInAs(page, "admin");
   const { group, topic, partition, offset } = KAFKA_STUCK_DEMO;
@@ -154,7 +180,9 @@ test("on the embedded database an admin moves the payments group's poison record
   await expect(page.getByTestId("letter-origin")).toContainText(topic);
 });
 
-test("an operator scans a DLQ, sees its group and redrives it to the end: sample, clean verdict, the rest; audited", async ({ page }) => {
+test("an operator scans a DLQ, sees its group and redrives it to the end: sample, clean verdict, the rest; audited", async ({
+  page,
+}) => {
   test.setTimeout(180_000);
   await signInAs(page, "operator");
   await page.goto(triagePath);
@@ -164,7 +192,13 @@ test("an operator scans a DLQ, sees its group and redrives it to the end: sample
   await expect(group).toHaveAttribute("data-count", String(N));
   await expect(group).toContainText(CLASS);
   await group.getByTestId("group-redrive").click();
-  ({ jobId } = await startRedrive(page, { count: N, fix: "carrier-api allow-list fixed (SHIP-88)", sample: 2, watchSeconds: 2, rate: 20 }));
+  ({ jobId } = await startRedrive(page, {
+    count: N,
+    fix: "carrier-api allow-list fixed (SHIP-88)",
+    sample: 2,
+    watchSeconds: 2,
+    rate: 20,
+  }));
   await awaitCleanVerdict(page, 2);
   await runRestToEnd(page, N);
   await expect.poll(() => queues.depth(queues.work)).toBe(N);
@@ -210,7 +244,9 @@ test("while it runs, a second start.sh and the audit check each say in one sente
   expect(verify.output).toContain("Audit page (Verify chain)");
 });
 
-test("stopped with SIGTERM and started again on the same folder: users, scan, redrive and audit are kept; nothing is created twice; the chain verifies", async ({ page }) => {
+test("stopped with SIGTERM and started again on the same folder: users, scan, redrive and audit are kept; nothing is created twice; the chain verifies", async ({
+  page,
+}) => {
   test.setTimeout(240_000);
   expect(await server!.stop()).toBe(0);
   expect(server!.log).toContain("[shutdown] SIGTERM: closed cleanly");
@@ -231,9 +267,15 @@ test("stopped with SIGTERM and started again on the same folder: users, scan, re
   await expect(page.getByTestId("index-age")).toContainText("Index as of");
   await expect(page.getByTestId("group-row")).toHaveAttribute("data-count", String(N));
   await page.goto("/redrives");
-  await expect(page.locator(`[data-testid="redrive-row"][data-id="${jobId}"]`)).toHaveAttribute("data-state", "succeeded");
+  await expect(page.locator(`[data-testid="redrive-row"][data-id="${jobId}"]`)).toHaveAttribute(
+    "data-state",
+    "succeeded",
+  );
   await page.goto("/discards");
-  await expect(page.locator(`[data-testid="discard-row"][data-id="${discardId}"]`)).toHaveAttribute("data-state", "succeeded");
+  await expect(page.locator(`[data-testid="discard-row"][data-id="${discardId}"]`)).toHaveAttribute(
+    "data-state",
+    "succeeded",
+  );
   await page.goto(`/audit?queue=${encodeURIComponent(queues.dlq)}&action=redrive.start`);
   await expect(page.getByTestId("audit-row")).toHaveCount(1);
   await page.goto(`/audit?queue=${encodeURIComponent(queues.dlq)}&action=letter.redrive`);

@@ -66,7 +66,14 @@ function stop(child: ChildProcess | null): Promise<void> {
 export async function startOidcServers(): Promise<() => Promise<void>> {
   const idp = start(
     process.execPath,
-    [path.join(root, "node_modules/tsx/dist/cli.mjs"), "scripts/oidc-test-idp.ts", "--port", String(OIDC_IDP_PORT), "--redirect", `${OIDC_CONSOLE_URL}/api/auth/callback/oidc`],
+    [
+      path.join(root, "node_modules/tsx/dist/cli.mjs"),
+      "scripts/oidc-test-idp.ts",
+      "--port",
+      String(OIDC_IDP_PORT),
+      "--redirect",
+      `${OIDC_CONSOLE_URL}/api/auth/callback/oidc`,
+    ],
     { ...process.env },
     "test-idp",
   );
@@ -75,7 +82,14 @@ export async function startOidcServers(): Promise<() => Promise<void>> {
     await waitFor(`${OIDC_IDP_URL}/.well-known/openid-configuration`, idp, 30_000);
     consoleServer = start(
       process.execPath,
-      [path.join(root, "node_modules/next/dist/bin/next"), "start", "--hostname", "127.0.0.1", "--port", String(OIDC_CONSOLE_PORT)],
+      [
+        path.join(root, "node_modules/next/dist/bin/next"),
+        "start",
+        "--hostname",
+        "127.0.0.1",
+        "--port",
+        String(OIDC_CONSOLE_PORT),
+      ],
       {
         ...process.env,
         NEXTAUTH_URL: OIDC_CONSOLE_URL,

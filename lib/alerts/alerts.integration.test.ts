@@ -21,7 +21,14 @@ import { deliverAlerts, pruneAlerts } from "./deliver";
 import { evaluateAlerts } from "./evaluate";
 import type { SlackMessage } from "./message";
 import { claimDue, fireState, resolveState } from "./store";
-import { createAlertRule, deleteAlertRule, listAlertRules, sendTestAlert, updateAlertRule, viewAlertRule } from "./use-cases";
+import {
+  createAlertRule,
+  deleteAlertRule,
+  listAlertRules,
+  sendTestAlert,
+  updateAlertRule,
+  viewAlertRule,
+} from "./use-cases";
 import { inRequestScope } from "@/test/request-scope";
 
 /**
@@ -85,13 +92,22 @@ beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   port = (receiver.address() as AddressInfo).port;
   writeConfig(["127.0.0.1"]);
-  const a = await createUser({ email: `admin-${RUN}@alerts.test`, role: "admin", password: "admin-password-long-enough" });
-  const v = await createUser({ email: `viewer-${RUN}@alerts.test`, role: "viewer", password: "viewer-password-long-enough" });
+  const a = await createUser({
+    email: `admin-${RUN}@alerts.test`,
+    role: "admin",
+    password: "admin-password-long-enough",
+  });
+  const v = await createUser({
+    email: `viewer-${RUN}@alerts.test`,
+    role: "viewer",
+    password: "viewer-password-long-enough",
+  });
   admin = { id: a.id, email: a.email, name: null, role: "admin" };
   viewer = { id: v.id, email: v.email, name: null, role: "viewer" };
   const sid = await createSession({ userId: v.id, method: "credentials", ip: "127.0.0.1" });
   viewerCookie = `${sessionCookieName()}=${await encode({ token: { sub: v.id, sid, email: v.email }, secret: process.env.NEXTAUTH_SECRET! })}`;
-  for (let i = 0; i < 2; i++) replicas.push(new PrismaClient({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL! }) }));
+  for (let i = 0; i < 2; i++)
+    replicas.push(new PrismaClient({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL! }) }));
 });
 
 afterAll(async () => {
@@ -120,13 +136,48 @@ afterEach(async () => {
   await getDb().dlqFinding.deleteMany({ where: { connectionId: CONN, queue: { startsWith: RUN } } });
 });
 
-async function status(queue: string, v: { depth?: number | null; oldestAt?: Date | null; deadlineAt?: Date | null; missingSince?: Date | null; error?: string | null } = {}) {
-  const data = { queueType: "classic", sampledAt: new Date(), depth: v.depth === undefined ? 0 : v.depth, oldestAt: v.oldestAt ?? null, oldestSource: "broker", deadlineAt: v.deadlineAt ?? null, missingSince: v.missingSince ?? null, error: v.error ?? null };
-  await getDb().dlqStatus.upsert({ where: { connectionId_queue: { connectionId: CONN, queue } }, create: { connectionId: CONN, queue, ...data }, update: data });
+async function status(
+  queue: string,
+  v: {
+    depth?: number | null;
+    oldestAt?: Date | null;
+    deadlineAt?: Date | null;
+    missingSince?: Date | null;
+    error?: string | null;
+  } = {},
+) {
+  const data = {
+    queueType: "classic",
+    sampledAt: new Date(),
+    depth: v.depth === undefined ? 0 : v.depth,
+    oldestAt: v.oldestAt ?? null,
+    oldestSource: "broker",
+    deadlineAt: v.deadlineAt ?? null,
+    missingSince: v.missingSince ?? null,
+    error: v.error ?? null,
+  };
+  await getDb().dlqStatus.upsert({
+    where: { connectionId_queue: { connectionId: CONN, queue } },
+    create: { connectionId: CONN, queue, ...data },
+    update: data,
+  });
 }
 
-async function rule(name: string, kind: string, params: Record<string, unknown>, scope: { queuePattern?: string; ownerTeam?: string } = {}) {
-  return createAlertRule(admin, meta(), { name: `${RUN} ${name}`, kind: kind as never, params, connectionId: CONN, queuePattern: scope.queuePattern ?? null, ownerTeam: scope.ownerTeam ?? null, webhookUrl: hook(name) });
+async function rule(
+  name: string,
+  kind: string,
+  params: Record<string, unknown>,
+  scope: { queuePattern?: string; ownerTeam?: string } = {},
+) {
+  return createAlertRule(admin, meta(), {
+    name: `${RUN} ${name}`,
+    kind: kind as never,
+    params,
+    connectionId: CONN,
+    queuePattern: scope.queuePattern ?? null,
+    ownerTeam: scope.ownerTeam ?? null,
+    webhookUrl: hook(name),
+  });
 }
 
 async function round(opts: { now?: Date } = {}) {
@@ -140,7 +191,12 @@ const deliveriesOf = (ruleId: string) => getDb().alertDelivery.findMany({ where:
 describe("a rule's life", () => {
   it("fires once, stays quiet while the condition holds, resolves once", async () => {
     const queue = `${RUN}.owned.orders.dlq`;
-    const r = await rule("depth", "depth_above", { depth: 10 }, { queuePattern: `${RUN}.owned.*`, ownerTeam: "payments" });
+    const r = await rule(
+      "depth",
+      "depth_above",
+      { depth: 10 },
+      { queuePattern: `${RUN}.owned.*`, ownerTeam: "payments" },
+    );
     await status(queue, { depth: 50 });
 
     await round();
@@ -173,13 +229,19 @@ describe("a rule's life", () => {
       ["fire", "delivered", 1, 200],
       ["resolve", "delivered", 1, 200],
     ]);
-    const state = await getDb().alertState.findUnique({ where: { ruleId_connectionId_queue: { ruleId: r.id, connectionId: CONN, queue } } });
+    const state = await getDb().alertState.findUnique({
+      where: { ruleId_connectionId_queue: { ruleId: r.id, connectionId: CONN, queue } },
+    });
     expect(state).toMatchObject({ state: "resolved", value: "depth 2" });
 
     // Firing again after resolving is a new message.
     await status(queue, { depth: 99 });
     await round();
-    expect(gotFor("depth").map((g) => g.body.text.split(":")[1])).toEqual(["rotating_light", "white_check_mark", "rotating_light"]);
+    expect(gotFor("depth").map((g) => g.body.text.split(":")[1])).toEqual([
+      "rotating_light",
+      "white_check_mark",
+      "rotating_light",
+    ]);
   });
 
   it("applies only to the DLQs of its scope: another team's DLQ does not fire", async () => {
@@ -214,15 +276,30 @@ describe("a rule's life", () => {
     await rule("inflow", "inflow_within", { minutes: 10 }, { queuePattern: queue });
     await status(queue, { depth: 4 });
     const bucketAt = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 3 * 60_000);
-    await getDb().dlqSample.create({ data: { connectionId: CONN, queue, resolution: 60, bucketAt, depth: 4, depthMax: 4, inflow: 4 } });
+    await getDb().dlqSample.create({
+      data: { connectionId: CONN, queue, resolution: 60, bucketAt, depth: 4, depthMax: 4, inflow: 4 },
+    });
     // A bucket of a coarser resolution is not read twice.
-    await getDb().dlqSample.create({ data: { connectionId: CONN, queue, resolution: 900, bucketAt: new Date(Math.floor(bucketAt.getTime() / 900_000) * 900_000), inflow: 4 } });
+    await getDb().dlqSample.create({
+      data: {
+        connectionId: CONN,
+        queue,
+        resolution: 900,
+        bucketAt: new Date(Math.floor(bucketAt.getTime() / 900_000) * 900_000),
+        inflow: 4,
+      },
+    });
     await round();
-    expect(gotFor("inflow").map((g) => g.body.text.split("\n")[1])).toEqual(["Seen: 4 letters entered in the last 10 min"]);
+    expect(gotFor("inflow").map((g) => g.body.text.split("\n")[1])).toEqual([
+      "Seen: 4 letters entered in the last 10 min",
+    ]);
     await round({ now: new Date(Date.now() + 5 * 60_000) });
     expect(gotFor("inflow")).toHaveLength(1);
     await round({ now: new Date(Date.now() + 15 * 60_000) });
-    expect(gotFor("inflow").map((g) => g.body.text.split("\n")[1])).toEqual(["Seen: 4 letters entered in the last 10 min", "Now: 0 letters entered in the last 10 min"]);
+    expect(gotFor("inflow").map((g) => g.body.text.split("\n")[1])).toEqual([
+      "Seen: 4 letters entered in the last 10 min",
+      "Now: 0 letters entered in the last 10 min",
+    ]);
   });
 
   it("fires for an open finding at or above the severity, and resolves when it is fixed", async () => {
@@ -230,7 +307,17 @@ describe("a rule's life", () => {
     await rule("finding", "finding_at_least", { severity: "warning" }, { queuePattern: queue });
     const now = new Date();
     const f = await getDb().dlqFinding.create({
-      data: { connectionId: CONN, queue, code: "rabbitmq.dlq_ttl", severity: "warning", object: `queue ${queue}`, why: "<b>its own TTL</b>", fix: "remove it", firstSeenAt: now, lastSeenAt: now },
+      data: {
+        connectionId: CONN,
+        queue,
+        code: "rabbitmq.dlq_ttl",
+        severity: "warning",
+        object: `queue ${queue}`,
+        why: "<b>its own TTL</b>",
+        fix: "remove it",
+        firstSeenAt: now,
+        lastSeenAt: now,
+      },
     });
     await round();
     expect(gotFor("finding")).toHaveLength(1);
@@ -247,11 +334,29 @@ describe("a rule's life", () => {
     await status(queue, { depth: 5 });
     await round();
     expect(gotFor("disable")).toHaveLength(1);
-    await updateAlertRule(admin, meta(), { id: r.id, name: r.name, kind: "depth_above", params: { depth: 0 }, connectionId: CONN, queuePattern: queue, ownerTeam: null, enabled: false });
+    await updateAlertRule(admin, meta(), {
+      id: r.id,
+      name: r.name,
+      kind: "depth_above",
+      params: { depth: 0 },
+      connectionId: CONN,
+      queuePattern: queue,
+      ownerTeam: null,
+      enabled: false,
+    });
     expect(await getDb().alertState.count({ where: { ruleId: r.id } })).toBe(0);
     await round();
     // Enabled again: it starts over, so the DLQ above the threshold fires anew.
-    await updateAlertRule(admin, meta(), { id: r.id, name: r.name, kind: "depth_above", params: { depth: 0 }, connectionId: CONN, queuePattern: queue, ownerTeam: null, enabled: true });
+    await updateAlertRule(admin, meta(), {
+      id: r.id,
+      name: r.name,
+      kind: "depth_above",
+      params: { depth: 0 },
+      connectionId: CONN,
+      queuePattern: queue,
+      ownerTeam: null,
+      enabled: true,
+    });
     await round();
     expect(gotFor("disable").map((g) => g.body.text.slice(0, 16))).toEqual([":rotating_light:", ":rotating_light:"]);
     await deleteAlertRule(admin, meta(), { id: r.id });
@@ -273,9 +378,17 @@ describe("replicas racing", () => {
 
     // The transition statements themselves, many at once: one wins each way.
     const key = { ruleId: r.id, connectionId: CONN, queue };
-    const resolves = await Promise.all(Array.from({ length: 8 }, (_, i) => resolveState(replicas[i % 2], key, new Date(), "depth 0", { text: "resolved by the race", blocks: [] })));
+    const resolves = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        resolveState(replicas[i % 2], key, new Date(), "depth 0", { text: "resolved by the race", blocks: [] }),
+      ),
+    );
     expect(resolves.filter(Boolean)).toHaveLength(1);
-    const fires = await Promise.all(Array.from({ length: 8 }, (_, i) => fireState(replicas[i % 2], key, new Date(), "depth 9", { text: "fired again by the race", blocks: [] })));
+    const fires = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        fireState(replicas[i % 2], key, new Date(), "depth 9", { text: "fired again by the race", blocks: [] }),
+      ),
+    );
     expect(fires.filter(Boolean)).toHaveLength(1);
     expect((await deliveriesOf(r.id)).map((d) => d.event)).toEqual(["fire", "resolve", "fire"]);
 
@@ -288,7 +401,11 @@ describe("replicas racing", () => {
       attempted += rounds.reduce((n, x) => n + x.attempted, 0);
     }
     expect(attempted).toBe(3);
-    expect(gotFor("race").map((g) => g.body.text)).toEqual([expect.stringContaining("Firing"), "resolved by the race", "fired again by the race"]);
+    expect(gotFor("race").map((g) => g.body.text)).toEqual([
+      expect.stringContaining("Firing"),
+      "resolved by the race",
+      "fired again by the race",
+    ]);
   });
 
   it("a row one replica has claimed is skipped by another (not waited for, not sent twice), and retried after the claim's lease if its sender died", async () => {
@@ -300,7 +417,10 @@ describe("replicas racing", () => {
       async (tx) => {
         expect(await claimDue(tx, 10, 60_000)).toHaveLength(1);
         // The row is locked by this open transaction: the other replica must skip it at once.
-        const other = await Promise.race([claimDue(replicas[1], 10, 60_000), new Promise((r) => setTimeout(() => r("waited for the lock"), 3_000))]);
+        const other = await Promise.race([
+          claimDue(replicas[1], 10, 60_000),
+          new Promise((r) => setTimeout(() => r("waited for the lock"), 3_000)),
+        ]);
         expect(other).toEqual([]);
       },
       { timeout: 10_000 },
@@ -309,7 +429,10 @@ describe("replicas racing", () => {
     expect(await claimDue(replicas[1], 10, 60_000)).toEqual([]);
     expect(await deliverAlerts()).toMatchObject({ attempted: 0 });
     // ...then (its sender never recorded an outcome) it is tried again, counted as a second attempt.
-    await getDb().alertDelivery.updateMany({ where: { ruleId: r.id }, data: { nextAttemptAt: new Date(Date.now() - 1000) } });
+    await getDb().alertDelivery.updateMany({
+      where: { ruleId: r.id },
+      data: { nextAttemptAt: new Date(Date.now() - 1000) },
+    });
     expect(await deliverAlerts()).toMatchObject({ attempted: 1, delivered: 1 });
     expect((await deliveriesOf(r.id)).map((d) => [d.state, d.attempts])).toEqual([["delivered", 2]]);
     expect(gotFor("claim")).toHaveLength(1);
@@ -327,7 +450,12 @@ describe("delivery", () => {
     const t1 = Date.now();
     expect(await deliverAlerts()).toMatchObject({ attempted: 1, retrying: 1 });
     let [row] = await deliveriesOf(r.id);
-    expect(row).toMatchObject({ state: "pending", attempts: 1, statusCode: 500, lastError: `127.0.0.1:${port} answered HTTP 500: receiver is down` });
+    expect(row).toMatchObject({
+      state: "pending",
+      attempts: 1,
+      statusCode: 500,
+      lastError: `127.0.0.1:${port} answered HTTP 500: receiver is down`,
+    });
     expect(row.nextAttemptAt.getTime() - t1).toBeGreaterThan(25_000);
     expect(row.nextAttemptAt.getTime() - t1).toBeLessThan(35_000);
 
@@ -336,7 +464,15 @@ describe("delivery", () => {
 
     // The delivery log, as a viewer reads it.
     const seen = await viewAlertRule(viewer, meta(), { id: r.id });
-    expect(seen.deliveries).toEqual([expect.objectContaining({ event: "fire", state: "pending", attempts: 1, statusCode: 500, lastError: `127.0.0.1:${port} answered HTTP 500: receiver is down` })]);
+    expect(seen.deliveries).toEqual([
+      expect.objectContaining({
+        event: "fire",
+        state: "pending",
+        attempts: 1,
+        statusCode: 500,
+        lastError: `127.0.0.1:${port} answered HTTP 500: receiver is down`,
+      }),
+    ]);
     expect(seen.rule.webhookOrigin).toBe(`http://127.0.0.1:${port}`);
     expect(JSON.stringify(seen)).not.toContain("SECRET-TOKEN");
 
@@ -352,13 +488,21 @@ describe("delivery", () => {
     await getDb().alertDelivery.update({ where: { id: row.id }, data: { nextAttemptAt: new Date(Date.now() - 1000) } });
     expect(await deliverAlerts()).toMatchObject({ attempted: 1, delivered: 1 });
     [row] = await deliveriesOf(r.id);
-    expect(row).toMatchObject({ state: "delivered", attempts: 3, statusCode: 200, lastError: `127.0.0.1:${port} answered HTTP 500: receiver is down` });
+    expect(row).toMatchObject({
+      state: "delivered",
+      attempts: 3,
+      statusCode: 200,
+      lastError: `127.0.0.1:${port} answered HTTP 500: receiver is down`,
+    });
     expect(row.deliveredAt).not.toBeNull();
     expect(gotFor("retry")).toHaveLength(3);
     expect(new Set(gotFor("retry").map((g) => JSON.stringify(g.body))).size).toBe(1);
 
     const list = await listAlertRules(viewer, meta());
-    expect(list.find((x) => x.id === r.id)).toMatchObject({ firing: 1, lastDelivery: { state: "delivered", attempts: 3 } });
+    expect(list.find((x) => x.id === r.id)).toMatchObject({
+      firing: 1,
+      lastDelivery: { state: "delivered", attempts: 3 },
+    });
   });
 
   it("gives up after the last attempt (state failed)", async () => {
@@ -368,13 +512,19 @@ describe("delivery", () => {
     script = Array(10).fill(503);
     await evaluateAlerts();
     for (let i = 0; i < 6; i++) {
-      await getDb().alertDelivery.updateMany({ where: { ruleId: r.id }, data: { nextAttemptAt: new Date(Date.now() - 1000) } });
+      await getDb().alertDelivery.updateMany({
+        where: { ruleId: r.id },
+        data: { nextAttemptAt: new Date(Date.now() - 1000) },
+      });
       await deliverAlerts();
     }
     const [row] = await deliveriesOf(r.id);
     expect(row).toMatchObject({ state: "failed", attempts: 6, statusCode: 503 });
     expect(row.lastError).toMatch(/answered HTTP 503: receiver is down \(gave up after 6 attempts\)$/);
-    await getDb().alertDelivery.updateMany({ where: { ruleId: r.id }, data: { nextAttemptAt: new Date(Date.now() - 1000) } });
+    await getDb().alertDelivery.updateMany({
+      where: { ruleId: r.id },
+      data: { nextAttemptAt: new Date(Date.now() - 1000) },
+    });
     expect(await deliverAlerts()).toMatchObject({ attempted: 0 });
     expect(gotFor("giveup")).toHaveLength(6);
   });
@@ -385,7 +535,11 @@ describe("delivery", () => {
     expect(await sendTestAlert(admin, m, { id: r.id })).toEqual({ delivered: true, statusCode: 200, error: null });
     expect(gotFor("test")[0].body.text).toContain(`Test message from DLQ Console for rule "${RUN} test"`);
     script = [500];
-    expect(await sendTestAlert(admin, meta(), { id: r.id })).toEqual({ delivered: false, statusCode: 500, error: `127.0.0.1:${port} answered HTTP 500: receiver is down` });
+    expect(await sendTestAlert(admin, meta(), { id: r.id })).toEqual({
+      delivered: false,
+      statusCode: 500,
+      error: `127.0.0.1:${port} answered HTTP 500: receiver is down`,
+    });
     expect((await deliveriesOf(r.id)).map((d) => [d.event, d.state])).toEqual([
       ["test", "delivered"],
       ["test", "failed"],
@@ -407,7 +561,13 @@ describe("housekeeping", () => {
       data: [
         { ...base, queue: `${RUN}.a`, state: "delivered", createdAt: old },
         { ...base, queue: `${RUN}.b`, state: "failed", createdAt: old },
-        { ...base, queue: `${RUN}.c`, state: "pending", createdAt: old, nextAttemptAt: new Date(Date.now() + 3600_000) },
+        {
+          ...base,
+          queue: `${RUN}.c`,
+          state: "pending",
+          createdAt: old,
+          nextAttemptAt: new Date(Date.now() + 3600_000),
+        },
         { ...base, queue: `${RUN}.d`, state: "delivered" },
       ],
     });
@@ -415,19 +575,37 @@ describe("housekeeping", () => {
       data: [
         { ruleId: r.id, connectionId: CONN, queue: `${RUN}.a`, state: "resolved", since: old, updatedAt: old },
         { ruleId: r.id, connectionId: CONN, queue: `${RUN}.b`, state: "firing", since: old, updatedAt: old },
-        { ruleId: r.id, connectionId: CONN, queue: `${RUN}.c`, state: "resolved", since: new Date(), updatedAt: new Date() },
+        {
+          ruleId: r.id,
+          connectionId: CONN,
+          queue: `${RUN}.c`,
+          state: "resolved",
+          since: new Date(),
+          updatedAt: new Date(),
+        },
       ],
     });
     await pruneAlerts({ days: 30 });
-    expect((await getDb().alertDelivery.findMany({ where: { ruleId: r.id }, orderBy: { queue: "asc" } })).map((d) => d.queue)).toEqual([`${RUN}.c`, `${RUN}.d`]);
-    expect((await getDb().alertState.findMany({ where: { ruleId: r.id }, orderBy: { queue: "asc" } })).map((s) => s.queue)).toEqual([`${RUN}.b`, `${RUN}.c`]);
+    expect(
+      (await getDb().alertDelivery.findMany({ where: { ruleId: r.id }, orderBy: { queue: "asc" } })).map(
+        (d) => d.queue,
+      ),
+    ).toEqual([`${RUN}.c`, `${RUN}.d`]);
+    expect(
+      (await getDb().alertState.findMany({ where: { ruleId: r.id }, orderBy: { queue: "asc" } })).map((s) => s.queue),
+    ).toEqual([`${RUN}.b`, `${RUN}.c`]);
   });
 });
 
 describe("webhook targets", () => {
   async function refusedAtSave(url: string): Promise<string> {
     try {
-      await createAlertRule(admin, meta(), { name: `${RUN} refused`, kind: "depth_above", params: { depth: 1 }, webhookUrl: url });
+      await createAlertRule(admin, meta(), {
+        name: `${RUN} refused`,
+        kind: "depth_above",
+        params: { depth: 1 },
+        webhookUrl: url,
+      });
     } catch (e) {
       if (isAppError(e) && e.code === "bad_request:webhook") return e.userMessage;
       throw e;
@@ -438,26 +616,40 @@ describe("webhook targets", () => {
   it("refuses at save a target on loopback or a metadata address without an allow-list entry, with a clear message", async () => {
     writeConfig([]);
     expect(await refusedAtSave(`http://127.0.0.1:${port}/hook`)).toBe(
-      "The webhook URL must use https. Plain http is only allowed to hosts an admin lists in operations.webhookAllowedHosts, and 127.0.0.1:" + port + " is not listed.",
+      "The webhook URL must use https. Plain http is only allowed to hosts an admin lists in operations.webhookAllowedHosts, and 127.0.0.1:" +
+        port +
+        " is not listed.",
     );
     expect(await refusedAtSave(`https://127.0.0.1:${port}/hook`)).toBe(
       `127.0.0.1:${port} is a loopback address. Webhooks go to public hosts unless an admin lists the host in operations.webhookAllowedHosts.`,
     );
     // A name (resolved by the system resolver) that lands on loopback.
-    expect(await refusedAtSave(`https://localhost:${port}/hook`)).toMatch(new RegExp(`^localhost:${port} \\((127\\.0\\.0\\.1|::1)\\) is a loopback address\\.`));
-    expect(await refusedAtSave("https://169.254.169.254/latest/meta-data/")).toBe("169.254.169.254 is a cloud metadata address, never a webhook target.");
+    expect(await refusedAtSave(`https://localhost:${port}/hook`)).toMatch(
+      new RegExp(`^localhost:${port} \\((127\\.0\\.0\\.1|::1)\\) is a loopback address\\.`),
+    );
+    expect(await refusedAtSave("https://169.254.169.254/latest/meta-data/")).toBe(
+      "169.254.169.254 is a cloud metadata address, never a webhook target.",
+    );
     expect(await getDb().alertRule.count({ where: { name: `${RUN} refused` } })).toBe(0);
 
     // Allow-listed hosts open loopback, never the metadata address or the console's own database.
     writeConfig(["127.0.0.1", "169.254.169.254"]);
-    expect(await refusedAtSave("http://169.254.169.254/latest/meta-data/")).toBe("169.254.169.254 is a cloud metadata address, never a webhook target.");
+    expect(await refusedAtSave("http://169.254.169.254/latest/meta-data/")).toBe(
+      "169.254.169.254 is a cloud metadata address, never a webhook target.",
+    );
     const dbPort = new URL(process.env.DATABASE_URL!).port || "5432";
-    expect(await refusedAtSave(`http://127.0.0.1:${dbPort}/`)).toBe(`127.0.0.1:${dbPort} is the console's own database, never a webhook target.`);
+    expect(await refusedAtSave(`http://127.0.0.1:${dbPort}/`)).toBe(
+      `127.0.0.1:${dbPort} is the console's own database, never a webhook target.`,
+    );
     expect(await refusedAtSave(`http://user:pw@127.0.0.1:${port}/`)).toMatch(/must not hold a user name or password/);
 
     // The refused attempt is on record, as a failure with its code.
     const { rows } = await queryAudit({ actor: admin.email, action: "alert.rule_create" }, { limit: 50 });
-    expect(rows.some((r) => r.outcome === "failure" && (r.details as { error?: string } | null)?.error === "bad_request:webhook")).toBe(true);
+    expect(
+      rows.some(
+        (r) => r.outcome === "failure" && (r.details as { error?: string } | null)?.error === "bad_request:webhook",
+      ),
+    ).toBe(true);
   });
 
   it("checks the target again before each send: a host taken off the allow-list is not posted to", async () => {
@@ -477,7 +669,15 @@ describe("webhook targets", () => {
 describe("who may", () => {
   it("records a rule's change in the audit log with its name and scope, the webhook only as its origin", async () => {
     const m = meta();
-    const r = await createAlertRule(admin, m, { name: `${RUN} audited`, kind: "deadline_within", params: { minutes: 90 }, connectionId: CONN, queuePattern: "orders.*", ownerTeam: "payments", webhookUrl: hook("audited") });
+    const r = await createAlertRule(admin, m, {
+      name: `${RUN} audited`,
+      kind: "deadline_within",
+      params: { minutes: 90 },
+      connectionId: CONN,
+      queuePattern: "orders.*",
+      ownerTeam: "payments",
+      webhookUrl: hook("audited"),
+    });
     const { rows } = await queryAudit({ action: "alert.rule_create" }, { limit: 50 });
     const row = rows.find((x) => x.requestId === m.requestId)!;
     expect(row.outcome).toBe("success");
@@ -492,15 +692,32 @@ describe("who may", () => {
     expect(JSON.stringify(row)).not.toContain("SECRET-TOKEN");
     // Every role reads rules, with the webhook as its origin only.
     const list = await listAlertRules(viewer, meta());
-    expect(list.find((x) => x.id === r.id)).toMatchObject({ condition: "oldest letter lost to retention within 1 h 30 min", webhookOrigin: `http://127.0.0.1:${port}` });
+    expect(list.find((x) => x.id === r.id)).toMatchObject({
+      condition: "oldest letter lost to retention within 1 h 30 min",
+      webhookOrigin: `http://127.0.0.1:${port}`,
+    });
     expect(JSON.stringify(list)).not.toContain("SECRET-TOKEN");
   });
 
   it("refuses a viewer every change through the use cases, and audits each refusal", async () => {
     const r = await rule("guarded", "depth_above", { depth: 1 });
     const calls: Array<[string, (m: RequestMeta) => Promise<unknown>]> = [
-      ["alert.rule_create", (m) => createAlertRule(viewer, m, { name: "x", kind: "depth_above", params: { depth: 1 }, webhookUrl: hook("x") })],
-      ["alert.rule_update", (m) => updateAlertRule(viewer, m, { id: r.id, name: "x", kind: "depth_above", params: { depth: 1 }, webhookUrl: null })],
+      [
+        "alert.rule_create",
+        (m) =>
+          createAlertRule(viewer, m, { name: "x", kind: "depth_above", params: { depth: 1 }, webhookUrl: hook("x") }),
+      ],
+      [
+        "alert.rule_update",
+        (m) =>
+          updateAlertRule(viewer, m, {
+            id: r.id,
+            name: "x",
+            kind: "depth_above",
+            params: { depth: 1 },
+            webhookUrl: null,
+          }),
+      ],
       ["alert.rule_delete", (m) => deleteAlertRule(viewer, m, { id: r.id })],
       ["alert.test_send", (m) => sendTestAlert(viewer, m, { id: r.id })],
     ];
@@ -509,7 +726,10 @@ describe("who may", () => {
       const e = await call(m).catch((x: unknown) => x);
       expect(isAppError(e) && e.code, action).toBe("forbidden:ops:manage");
       const { rows } = await queryAudit({ actor: viewer.email, action }, { limit: 20 });
-      expect(rows.filter((x) => x.requestId === m.requestId).map((x) => x.outcome), action).toEqual(["denied"]);
+      expect(
+        rows.filter((x) => x.requestId === m.requestId).map((x) => x.outcome),
+        action,
+      ).toEqual(["denied"]);
     }
     expect(await getDb().alertRule.findUnique({ where: { id: r.id } })).toMatchObject({ name: r.name });
     expect(gotFor("guarded")).toHaveLength(0);
@@ -519,14 +739,31 @@ describe("who may", () => {
     const requestId = `alerts-action-${randomUUID()}`;
     const req = new Request(`${ORIGIN}/alerts`, {
       method: "POST",
-      headers: { "x-request-id": requestId, "x-forwarded-for": "127.0.0.1", origin: ORIGIN, host: new URL(ORIGIN).host, cookie: viewerCookie },
+      headers: {
+        "x-request-id": requestId,
+        "x-forwarded-for": "127.0.0.1",
+        origin: ORIGIN,
+        host: new URL(ORIGIN).host,
+        cookie: viewerCookie,
+      },
     });
     const deniedBefore = await deniedCreates();
     const { createAlertRuleAction } = await import("@/app/alerts/actions");
     const res = await inRequestScope(req, () =>
-      createAlertRuleAction({ name: `${RUN} by a viewer`, kind: "depth_above", params: { depth: 1 }, webhookUrl: hook("viewer") }),
+      createAlertRuleAction({
+        name: `${RUN} by a viewer`,
+        kind: "depth_above",
+        params: { depth: 1 },
+        webhookUrl: hook("viewer"),
+      }),
     );
-    expect(res).toEqual({ ok: false, error: { code: "forbidden:ops:manage", message: "Your role (viewer) does not allow this. Ask an admin if you need it." } });
+    expect(res).toEqual({
+      ok: false,
+      error: {
+        code: "forbidden:ops:manage",
+        message: "Your role (viewer) does not allow this. Ask an admin if you need it.",
+      },
+    });
     expect(await getDb().alertRule.count({ where: { name: `${RUN} by a viewer` } })).toBe(0);
     expect(await deniedCreates()).toBe(deniedBefore + 1);
   });
@@ -536,4 +773,3 @@ describe("who may", () => {
     return rows.filter((r) => r.outcome === "denied" && r.actorRole === "viewer").length;
   }
 });
-

@@ -13,10 +13,18 @@ describe("retryPolicy", () => {
     expect(waits.map((w) => w.retryInMs)).toEqual([30_000, 120_000, 600_000, 3_600_000, 3_600_000]);
     expect(MAX_ATTEMPTS).toBe(6);
     expect(BACKOFF_MS).toHaveLength(5);
-    expect(retryPolicy(fail, 6)).toEqual({ state: "failed", statusCode: 500, error: "127.0.0.1 answered HTTP 500 (gave up after 6 attempts)" });
+    expect(retryPolicy(fail, 6)).toEqual({
+      state: "failed",
+      statusCode: 500,
+      error: "127.0.0.1 answered HTTP 500 (gave up after 6 attempts)",
+    });
   });
   it("gives up at once when retrying cannot help, and records a success", () => {
-    expect(retryPolicy({ ok: false, statusCode: 404, error: "no_service", permanent: true }, 1)).toEqual({ state: "failed", statusCode: 404, error: "no_service" });
+    expect(retryPolicy({ ok: false, statusCode: 404, error: "no_service", permanent: true }, 1)).toEqual({
+      state: "failed",
+      statusCode: 404,
+      error: "no_service",
+    });
     expect(retryPolicy({ ok: true, statusCode: 200 }, 3)).toEqual({ state: "delivered", statusCode: 200, error: null });
   });
 });
@@ -45,7 +53,13 @@ describe("sending", () => {
   it("connects to the vetted address, never resolving the name again (no DNS rebinding)", async () => {
     seen.length = 0;
     // "rebind.invalid" resolves nowhere: the request can only reach the server through the vetted address.
-    const target = { url: new URL(`http://rebind.invalid:${port}/hook?x=1`), hostname: "rebind.invalid", port, addresses: [{ address: "127.0.0.1", family: 4 as const }], allowListed: true };
+    const target = {
+      url: new URL(`http://rebind.invalid:${port}/hook?x=1`),
+      hostname: "rebind.invalid",
+      port,
+      addresses: [{ address: "127.0.0.1", family: 4 as const }],
+      allowListed: true,
+    };
     const r = await postJson(target, JSON.stringify({ text: "hi" }));
     expect(r.statusCode).toBe(200);
     expect(seen).toEqual([{ host: `rebind.invalid:${port}`, body: '{"text":"hi"}', path: "/hook?x=1" }]);
@@ -60,7 +74,12 @@ describe("sending", () => {
       res.end();
     };
     const r = await attempt(`http://127.0.0.1:${port}/hook`, { text: "x" }, allow);
-    expect(r).toEqual({ ok: false, statusCode: 302, error: `127.0.0.1:${port} redirected (redirects are not followed; give the final URL)`, permanent: true });
+    expect(r).toEqual({
+      ok: false,
+      statusCode: 302,
+      error: `127.0.0.1:${port} redirected (redirects are not followed; give the final URL)`,
+      permanent: true,
+    });
     expect(seen.map((s) => s.path)).toEqual(["/hook"]);
   });
 
@@ -79,7 +98,12 @@ describe("sending", () => {
       res.end("invalid_payload\n\u001b[31mred");
     };
     const r = await attempt(`http://127.0.0.1:${port}/bad`, { text: "x" }, allow);
-    expect(r).toEqual({ ok: false, statusCode: 400, error: `127.0.0.1:${port} answered HTTP 400: invalid_payload [31mred`, permanent: true });
+    expect(r).toEqual({
+      ok: false,
+      statusCode: 400,
+      error: `127.0.0.1:${port} answered HTTP 400: invalid_payload [31mred`,
+      permanent: true,
+    });
   });
 
   it("refuses a target the policy refuses, without sending", async () => {

@@ -28,13 +28,22 @@ export interface DeliveryRoundResult {
  * once: rows are claimed with FOR UPDATE SKIP LOCKED and leased (./store.ts). Each attempt's status
  * code or error is recorded on the row (the rule page's delivery log).
  */
-export async function deliverAlerts(opts: { db?: PrismaClient; policy?: TargetPolicy; limit?: number; timeoutMs?: number } = {}): Promise<DeliveryRoundResult> {
+export async function deliverAlerts(
+  opts: { db?: PrismaClient; policy?: TargetPolicy; limit?: number; timeoutMs?: number } = {},
+): Promise<DeliveryRoundResult> {
   const db = opts.db ?? getDb();
   const claimed = await claimDue(db, opts.limit ?? 50, CLAIM_LEASE_MS);
   const result: DeliveryRoundResult = { attempted: claimed.length, delivered: 0, retrying: 0, failed: 0 };
   if (claimed.length === 0) return result;
   const policy = opts.policy ?? defaultPolicy();
-  const rules = new Map((await db.alertRule.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.ruleId))] } }, select: { id: true, webhookUrl: true, enabled: true } })).map((r) => [r.id, r]));
+  const rules = new Map(
+    (
+      await db.alertRule.findMany({
+        where: { id: { in: [...new Set(claimed.map((c) => c.ruleId))] } },
+        select: { id: true, webhookUrl: true, enabled: true },
+      })
+    ).map((r) => [r.id, r]),
+  );
 
   let next = 0;
   const worker = async () => {
@@ -42,8 +51,10 @@ export async function deliverAlerts(opts: { db?: PrismaClient; policy?: TargetPo
       const row = claimed[next++];
       const rule = rules.get(row.ruleId);
       let outcome: AttemptOutcome;
-      if (!rule) outcome = { state: "failed", statusCode: null, error: "The rule was deleted before the message went out." };
-      else if (!rule.enabled && row.event !== "test") outcome = { state: "failed", statusCode: null, error: "The rule was disabled before the message went out." };
+      if (!rule)
+        outcome = { state: "failed", statusCode: null, error: "The rule was deleted before the message went out." };
+      else if (!rule.enabled && row.event !== "test")
+        outcome = { state: "failed", statusCode: null, error: "The rule was disabled before the message went out." };
       else outcome = retryPolicy(await attempt(rule.webhookUrl, row.payload, policy, opts.timeoutMs), row.attempts);
       if (!(await recordAttempt(db, row, outcome))) continue;
       result[outcome.state === "delivered" ? "delivered" : outcome.state === "failed" ? "failed" : "retrying"]++;
@@ -54,30 +65,54 @@ export async function deliverAlerts(opts: { db?: PrismaClient; policy?: TargetPo
 }
 
 /** One attempt, as the log records it. `permanent`: retrying cannot help (a refused target, a 4xx that is not a rate limit). */
-export type AttemptResult = { ok: true; statusCode: number } | { ok: false; statusCode: number | null; error: string; permanent: boolean };
+export type AttemptResult =
+  | { ok: true; statusCode: number }
+  | { ok: false; statusCode: number | null; error: string; permanent: boolean };
 
 /** Checks the target again (the allow-list or DNS may have changed since the rule was saved), then posts. */
-export async function attempt(webhookUrl: string, payload: unknown, policy: TargetPolicy, timeoutMs = SEND_TIMEOUT_MS): Promise<AttemptResult> {
+export async function attempt(
+  webhookUrl: string,
+  payload: unknown,
+  policy: TargetPolicy,
+  timeoutMs = SEND_TIMEOUT_MS,
+): Promise<AttemptResult> {
   let target: CheckedTarget;
   try {
     target = await checkWebhookTarget(webhookUrl, policy);
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
-    return { ok: false, statusCode: null, error: `Not sent: ${err.userMessage}`, permanent: err.code === "bad_request:webhook" };
+    return {
+      ok: false,
+      statusCode: null,
+      error: `Not sent: ${err.userMessage}`,
+      permanent: err.code === "bad_request:webhook",
+    };
   }
   let res: SendResult;
   try {
     res = await postJson(target, JSON.stringify(payload), timeoutMs);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    return { ok: false, statusCode: null, error: `No answer from ${target.url.host}: ${code ? `${code}, ` : ""}${(e as Error).message}`.slice(0, 500), permanent: false };
+    return {
+      ok: false,
+      statusCode: null,
+      error: `No answer from ${target.url.host}: ${code ? `${code}, ` : ""}${(e as Error).message}`.slice(0, 500),
+      permanent: false,
+    };
   }
   if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, statusCode: res.statusCode };
   const redirect = res.statusCode >= 300 && res.statusCode < 400;
   const retryable = res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 425 || res.statusCode === 429;
-  const words = redirect ? "redirected (redirects are not followed; give the final URL)" : `answered HTTP ${res.statusCode}`;
-  return { ok: false, statusCode: res.statusCode, error: `${target.url.host} ${words}${res.answer ? `: ${res.answer}` : ""}`, permanent: !retryable };
+  const words = redirect
+    ? "redirected (redirects are not followed; give the final URL)"
+    : `answered HTTP ${res.statusCode}`;
+  return {
+    ok: false,
+    statusCode: res.statusCode,
+    error: `${target.url.host} ${words}${res.answer ? `: ${res.answer}` : ""}`,
+    permanent: !retryable,
+  };
 }
 
 /** What an attempt's result makes of the row after its `attempts`-th attempt. */
@@ -87,7 +122,12 @@ export function retryPolicy(r: AttemptResult, attempts: number): AttemptOutcome 
     const why = r.permanent ? "" : ` (gave up after ${attempts} attempts)`;
     return { state: "failed", statusCode: r.statusCode, error: `${r.error}${why}` };
   }
-  return { state: "pending", statusCode: r.statusCode, error: r.error, retryInMs: BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length) - 1] };
+  return {
+    state: "pending",
+    statusCode: r.statusCode,
+    error: r.error,
+    retryInMs: BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length) - 1],
+  };
 }
 
 /**
@@ -95,13 +135,18 @@ export function retryPolicy(r: AttemptResult, attempts: number): AttemptOutcome 
  * states resolved, more than `days` ago are deleted (pending messages and firing states never).
  * An hourly maintenance task.
  */
-export async function pruneAlerts(opts: { db?: PrismaClient; days?: number } = {}): Promise<{ deliveries: number; states: number }> {
+export async function pruneAlerts(
+  opts: { db?: PrismaClient; days?: number } = {},
+): Promise<{ deliveries: number; states: number }> {
   const db = opts.db ?? getDb();
   const days = opts.days ?? 30;
   const deliveries = await db.$executeRawUnsafe(
     `DELETE FROM alert_deliveries WHERE state IN ('delivered', 'failed') AND created_at < now() - ($1::int * interval '1 day')`,
     days,
   );
-  const states = await db.$executeRawUnsafe(`DELETE FROM alert_states WHERE state = 'resolved' AND since < now() - ($1::int * interval '1 day')`, days);
+  const states = await db.$executeRawUnsafe(
+    `DELETE FROM alert_states WHERE state = 'resolved' AND since < now() - ($1::int * interval '1 day')`,
+    days,
+  );
   return { deliveries, states };
 }

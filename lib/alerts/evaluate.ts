@@ -36,7 +36,9 @@ interface Candidate {
  * buckets for windows up to 2 h, else 900 s ones) that overlap the last m minutes (so up to one
  * bucket more), not `inflowPerMin`, which is an hour's average. A DLQ the sampler marks missing, or that left a rule's scope, resolves.
  */
-export async function evaluateAlerts(opts: { db?: PrismaClient; now?: Date; owners?: OwnerOf } = {}): Promise<EvaluationResult> {
+export async function evaluateAlerts(
+  opts: { db?: PrismaClient; now?: Date; owners?: OwnerOf } = {},
+): Promise<EvaluationResult> {
   const db = opts.db ?? getDb();
   const now = opts.now ?? new Date();
   const rules = await db.alertRule.findMany({ where: { enabled: true }, orderBy: { createdAt: "asc" } });
@@ -53,26 +55,47 @@ export async function evaluateAlerts(opts: { db?: PrismaClient; now?: Date; owne
   });
 
   const statuses = await db.dlqStatus.findMany({
-    select: { connectionId: true, queue: true, depth: true, oldestAt: true, oldestSource: true, oldestAsOf: true, deadlineAt: true, error: true, missingSince: true },
+    select: {
+      connectionId: true,
+      queue: true,
+      depth: true,
+      oldestAt: true,
+      oldestSource: true,
+      oldestAsOf: true,
+      deadlineAt: true,
+      error: true,
+      missingSince: true,
+    },
   });
-  const candidates = new Map<string, Candidate>(statuses.map((s) => [keyOf(s.connectionId, s.queue), { connectionId: s.connectionId, queue: s.queue, vitals: s }]));
+  const candidates = new Map<string, Candidate>(
+    statuses.map((s) => [keyOf(s.connectionId, s.queue), { connectionId: s.connectionId, queue: s.queue, vitals: s }]),
+  );
 
   const findings = new Map<string, OpenFinding>();
   const findingCandidates = new Map<string, Candidate>();
   if (parsed.some((p) => p.condition.kind === "finding_at_least")) {
-    const open = await db.dlqFinding.findMany({ where: { resolvedAt: null, queue: { not: null } }, select: { connectionId: true, queue: true, severity: true, code: true, object: true } });
+    const open = await db.dlqFinding.findMany({
+      where: { resolvedAt: null, queue: { not: null } },
+      select: { connectionId: true, queue: true, severity: true, code: true, object: true },
+    });
     for (const f of open) {
       const k = keyOf(f.connectionId, f.queue!);
       const worst = findings.get(k);
-      if (!worst || severityRank(f.severity) > severityRank(worst.severity)) findings.set(k, { severity: f.severity, code: f.code, object: f.object });
+      if (!worst || severityRank(f.severity) > severityRank(worst.severity))
+        findings.set(k, { severity: f.severity, code: f.code, object: f.object });
       if (!candidates.has(k)) findingCandidates.set(k, { connectionId: f.connectionId, queue: f.queue!, vitals: null });
     }
   }
 
-  const inflowWindows = parsed.flatMap((p) => (p.condition.kind === "inflow_within" ? [p.condition.params.minutes] : []));
+  const inflowWindows = parsed.flatMap((p) =>
+    p.condition.kind === "inflow_within" ? [p.condition.params.minutes] : [],
+  );
   const buckets = new Map<number, InflowBucket[]>();
   for (const res of new Set(inflowWindows.map(inflowResolution))) {
-    buckets.set(res, await inflowBuckets(db, now, Math.max(...inflowWindows.filter((m) => inflowResolution(m) === res)), res));
+    buckets.set(
+      res,
+      await inflowBuckets(db, now, Math.max(...inflowWindows.filter((m) => inflowResolution(m) === res)), res),
+    );
   }
 
   const owners = opts.owners ?? (await ownerResolver());
@@ -81,8 +104,18 @@ export async function evaluateAlerts(opts: { db?: PrismaClient; now?: Date; owne
 
   for (const { rule, condition } of parsed) {
     const inflowOf =
-      condition.kind === "inflow_within" ? inflowSums(buckets.get(inflowResolution(condition.params.minutes)) ?? [], now, condition.params.minutes, inflowResolution(condition.params.minutes)) : null;
-    const pool = condition.kind === "finding_at_least" ? [...candidates.values(), ...findingCandidates.values()] : [...candidates.values()];
+      condition.kind === "inflow_within"
+        ? inflowSums(
+            buckets.get(inflowResolution(condition.params.minutes)) ?? [],
+            now,
+            condition.params.minutes,
+            inflowResolution(condition.params.minutes),
+          )
+        : null;
+    const pool =
+      condition.kind === "finding_at_least"
+        ? [...candidates.values(), ...findingCandidates.values()]
+        : [...candidates.values()];
     const seen = new Set<string>();
     for (const c of pool) {
       const owner = owners(c.connectionId, c.queue);
@@ -90,7 +123,12 @@ export async function evaluateAlerts(opts: { db?: PrismaClient; now?: Date; owne
       const k = keyOf(c.connectionId, c.queue);
       seen.add(k);
       result.checked++;
-      const verdict = judge(condition, { now, vitals: c.vitals, inflow: inflowOf?.get(k) ?? 0, finding: findings.get(k) ?? null });
+      const verdict = judge(condition, {
+        now,
+        vitals: c.vitals,
+        inflow: inflowOf?.get(k) ?? 0,
+        finding: findings.get(k) ?? null,
+      });
       const current = stateOf.get(`${rule.id}\u0000${k}`)?.state ?? null;
       await apply(db, { rule, condition, dlq: c, owner, verdict, current, now }, result);
     }
@@ -98,8 +136,17 @@ export async function evaluateAlerts(opts: { db?: PrismaClient; now?: Date; owne
     for (const s of states) {
       if (s.ruleId !== rule.id || s.state !== "firing" || seen.has(keyOf(s.connectionId, s.queue))) continue;
       const dlq = { connectionId: s.connectionId, queue: s.queue, vitals: null };
-      const verdict: Verdict = { state: "clear", value: candidates.has(keyOf(s.connectionId, s.queue)) ? "the DLQ no longer matches the rule's scope" : "the DLQ is no longer sampled" };
-      await apply(db, { rule, condition, dlq, owner: owners(s.connectionId, s.queue), verdict, current: "firing", now }, result);
+      const verdict: Verdict = {
+        state: "clear",
+        value: candidates.has(keyOf(s.connectionId, s.queue))
+          ? "the DLQ no longer matches the rule's scope"
+          : "the DLQ is no longer sampled",
+      };
+      await apply(
+        db,
+        { rule, condition, dlq, owner: owners(s.connectionId, s.queue), verdict, current: "firing", now },
+        result,
+      );
     }
   }
   return result;
@@ -158,19 +205,29 @@ function inflowResolution(minutes: number): number {
 }
 
 /** Buckets of `resolution` seconds with inflow that overlap the longest window of the inflow rules read at it. */
-async function inflowBuckets(db: PrismaClient, now: Date, minutes: number, resolution: number): Promise<InflowBucket[]> {
+async function inflowBuckets(
+  db: PrismaClient,
+  now: Date,
+  minutes: number,
+  resolution: number,
+): Promise<InflowBucket[]> {
   const since = new Date(now.getTime() - minutes * 60_000 - resolution * 1000);
   const rows = await db.dlqSample.findMany({
     where: { resolution, bucketAt: { gt: since }, inflow: { gt: 0 } },
     select: { connectionId: true, queue: true, bucketAt: true, inflow: true },
   });
-  return rows.map((r) => ({ key: keyOf(r.connectionId, r.queue), bucketAt: r.bucketAt.getTime(), inflow: r.inflow ?? 0 }));
+  return rows.map((r) => ({
+    key: keyOf(r.connectionId, r.queue),
+    bucketAt: r.bucketAt.getTime(),
+    inflow: r.inflow ?? 0,
+  }));
 }
 
 /** Letters per DLQ in the buckets overlapping the last `minutes` (a bucket starting up to one width before the window counts). */
 function inflowSums(buckets: InflowBucket[], now: Date, minutes: number, resolution: number): Map<string, number> {
   const from = now.getTime() - minutes * 60_000 - resolution * 1000;
   const sums = new Map<string, number>();
-  for (const b of buckets) if (b.bucketAt > from && b.bucketAt <= now.getTime()) sums.set(b.key, (sums.get(b.key) ?? 0) + b.inflow);
+  for (const b of buckets)
+    if (b.bucketAt > from && b.bucketAt <= now.getTime()) sums.set(b.key, (sums.get(b.key) ?? 0) + b.inflow);
   return sums;
 }

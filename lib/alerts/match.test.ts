@@ -7,7 +7,16 @@ const min = (n: number) => new Date(NOW.getTime() - n * 60_000);
 const later = (n: number) => new Date(NOW.getTime() + n * 60_000);
 
 function vitals(v: Partial<DlqVitals> = {}): DlqVitals {
-  return { depth: 5, oldestAt: null, oldestSource: "broker", oldestAsOf: null, deadlineAt: null, error: null, missingSince: null, ...v };
+  return {
+    depth: 5,
+    oldestAt: null,
+    oldestSource: "broker",
+    oldestAsOf: null,
+    deadlineAt: null,
+    error: null,
+    missingSince: null,
+    ...v,
+  };
 }
 
 function cond(kind: string, params: unknown): AlertCondition {
@@ -16,7 +25,10 @@ function cond(kind: string, params: unknown): AlertCondition {
   return p.condition;
 }
 
-const ctx = (v: DlqVitals | null, extra: Partial<{ inflow: number; finding: { severity: string; code: string; object: string } | null }> = {}) => ({
+const ctx = (
+  v: DlqVitals | null,
+  extra: Partial<{ inflow: number; finding: { severity: string; code: string; object: string } | null }> = {},
+) => ({
   now: NOW,
   vitals: v,
   inflow: extra.inflow ?? 0,
@@ -50,7 +62,10 @@ describe("parseCondition", () => {
     expect(parseCondition("inflow_within", { minutes: 0 }).ok).toBe(false);
     expect(parseCondition("finding_at_least", { severity: "fatal" }).ok).toBe(false);
     expect(parseCondition("nonsense", {}).ok).toBe(false);
-    expect(parseCondition("oldest_above", { minutes: "90" })).toMatchObject({ ok: true, condition: { params: { minutes: 90 } } });
+    expect(parseCondition("oldest_above", { minutes: "90" })).toMatchObject({
+      ok: true,
+      condition: { params: { minutes: 90 } },
+    });
   });
 });
 
@@ -65,32 +80,50 @@ describe("judge", () => {
   it("keeps the state (unknown) when the sampler could not read the DLQ, and clears when the DLQ is gone", () => {
     const c = cond("depth_above", { depth: 0 });
     expect(judge(c, ctx(vitals({ depth: 50, error: "broker unreachable" })))).toEqual({ state: "unknown" });
-    expect(judge(c, ctx(vitals({ depth: 50, missingSince: min(1) })))).toEqual({ state: "clear", value: "the DLQ is gone from its broker" });
+    expect(judge(c, ctx(vitals({ depth: 50, missingSince: min(1) })))).toEqual({
+      state: "clear",
+      value: "the DLQ is gone from its broker",
+    });
     expect(judge(c, ctx(null))).toEqual({ state: "unknown" });
   });
 
   it("inflow_within fires on any letter in the window", () => {
     const c = cond("inflow_within", { minutes: 15 });
-    expect(judge(c, ctx(vitals(), { inflow: 3 }))).toEqual({ state: "firing", value: "3 letters entered in the last 15 min" });
-    expect(judge(c, ctx(vitals(), { inflow: 0 }))).toEqual({ state: "clear", value: "0 letters entered in the last 15 min" });
+    expect(judge(c, ctx(vitals(), { inflow: 3 }))).toEqual({
+      state: "firing",
+      value: "3 letters entered in the last 15 min",
+    });
+    expect(judge(c, ctx(vitals(), { inflow: 0 }))).toEqual({
+      state: "clear",
+      value: "0 letters entered in the last 15 min",
+    });
   });
 
   it("oldest_above compares the oldest letter's age and says when the figure comes from a scan", () => {
     const c = cond("oldest_above", { minutes: 60 });
-    expect(judge(c, ctx(vitals({ oldestAt: min(90) })))).toEqual({ state: "firing", value: "oldest letter 1 h 30 min old" });
+    expect(judge(c, ctx(vitals({ oldestAt: min(90) })))).toEqual({
+      state: "firing",
+      value: "oldest letter 1 h 30 min old",
+    });
     expect(judge(c, ctx(vitals({ oldestAt: min(30) })))).toMatchObject({ state: "clear" });
     expect(judge(c, ctx(vitals({ oldestAt: min(125), oldestSource: "scan", oldestAsOf: min(12) })))).toEqual({
       state: "firing",
       value: "oldest letter 2 h 5 min old, as of the scan 12 min ago",
     });
-    expect(judge(c, ctx(vitals({ depth: 0, oldestAt: min(500) })))).toEqual({ state: "clear", value: "the DLQ is empty" });
+    expect(judge(c, ctx(vitals({ depth: 0, oldestAt: min(500) })))).toEqual({
+      state: "clear",
+      value: "the DLQ is empty",
+    });
     expect(judge(c, ctx(vitals({ oldestAt: null })))).toEqual({ state: "unknown" });
   });
 
   it("deadline_within fires when the oldest letter is lost within t, or already being lost", () => {
     const c = cond("deadline_within", { minutes: 120 });
     const soon = judge(c, ctx(vitals({ oldestAt: min(60), deadlineAt: later(45) })));
-    expect(soon).toEqual({ state: "firing", value: "oldest letter lost to retention in 45 min (at 2026-12-02 12:45:00 UTC)" });
+    expect(soon).toEqual({
+      state: "firing",
+      value: "oldest letter lost to retention in 45 min (at 2026-12-02 12:45:00 UTC)",
+    });
     expect(judge(c, ctx(vitals({ oldestAt: min(60), deadlineAt: later(600) })))).toMatchObject({ state: "clear" });
     const past = judge(c, ctx(vitals({ oldestAt: min(60), deadlineAt: min(5) })));
     expect(past.state).toBe("firing");
@@ -102,7 +135,10 @@ describe("judge", () => {
   it("finding_at_least ranks info < warning < critical", () => {
     const warn = cond("finding_at_least", { severity: "warning" });
     const f = (severity: string) => ({ severity, code: "rabbitmq.dlx_missing", object: "exchange dlx" });
-    expect(judge(warn, ctx(vitals(), { finding: f("critical") }))).toEqual({ state: "firing", value: "critical finding rabbitmq.dlx_missing on exchange dlx" });
+    expect(judge(warn, ctx(vitals(), { finding: f("critical") }))).toEqual({
+      state: "firing",
+      value: "critical finding rabbitmq.dlx_missing on exchange dlx",
+    });
     expect(judge(warn, ctx(vitals(), { finding: f("warning") })).state).toBe("firing");
     expect(judge(warn, ctx(vitals(), { finding: f("info") })).state).toBe("clear");
     expect(judge(warn, ctx(null, { finding: null })).state).toBe("clear");

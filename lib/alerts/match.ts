@@ -13,10 +13,15 @@ export interface RuleScope {
 }
 
 /** A rule applies to a DLQ matching every scope field it sets (none set: every DLQ). */
-export function ruleApplies(scope: RuleScope, dlq: { connectionId: string; queue: string }, owner: { team: string } | null): boolean {
+export function ruleApplies(
+  scope: RuleScope,
+  dlq: { connectionId: string; queue: string },
+  owner: { team: string } | null,
+): boolean {
   if (scope.connectionId !== null && scope.connectionId !== dlq.connectionId) return false;
   if (scope.queuePattern !== null && !globMatch(scope.queuePattern, dlq.queue)) return false;
-  if (scope.ownerTeam !== null && (!owner || owner.team.trim().toLowerCase() !== scope.ownerTeam.trim().toLowerCase())) return false;
+  if (scope.ownerTeam !== null && (!owner || owner.team.trim().toLowerCase() !== scope.ownerTeam.trim().toLowerCase()))
+    return false;
   return true;
 }
 
@@ -56,7 +61,9 @@ export interface JudgeContext {
 export type Verdict = { state: "firing"; value: string } | { state: "clear"; value: string } | { state: "unknown" };
 
 function scanNote(v: DlqVitals, now: Date): string {
-  return v.oldestSource === "scan" ? `, as of the scan ${v.oldestAsOf ? formatRelative(v.oldestAsOf, now) : "(time unknown)"}` : "";
+  return v.oldestSource === "scan"
+    ? `, as of the scan ${v.oldestAsOf ? formatRelative(v.oldestAsOf, now) : "(time unknown)"}`
+    : "";
 }
 
 function plural(n: number, one: string, many: string) {
@@ -67,7 +74,8 @@ export function judge(c: AlertCondition, ctx: JudgeContext): Verdict {
   const { now, vitals: v } = ctx;
   if (c.kind === "finding_at_least") {
     const f = ctx.finding;
-    if (f && severityRank(f.severity) >= severityRank(c.params.severity)) return { state: "firing", value: `${f.severity} finding ${f.code} on ${f.object}` };
+    if (f && severityRank(f.severity) >= severityRank(c.params.severity))
+      return { state: "firing", value: `${f.severity} finding ${f.code} on ${f.object}` };
     return { state: "clear", value: `no open finding of severity ${c.params.severity} or worse` };
   }
   if (!v) return { state: "unknown" };
@@ -90,7 +98,10 @@ export function judge(c: AlertCondition, ctx: JudgeContext): Verdict {
     }
     case "deadline_within": {
       if (v.depth === 0) return { state: "clear", value: "the DLQ is empty" };
-      if (!v.deadlineAt) return v.oldestAt ? { state: "clear", value: "the DLQ keeps its letters until they are removed" } : { state: "unknown" };
+      if (!v.deadlineAt)
+        return v.oldestAt
+          ? { state: "clear", value: "the DLQ keeps its letters until they are removed" }
+          : { state: "unknown" };
       const leftMin = (v.deadlineAt.getTime() - now.getTime()) / 60_000;
       const value =
         leftMin <= 0

@@ -23,7 +23,8 @@ describe("alert messages", () => {
       ].join("\n"),
     );
     const json = JSON.stringify(m.blocks);
-    for (const part of ["orders.dlq", "prod-rabbit", "payments", "depth 250", "2026-12-02 12:00:00 UTC"]) expect(json).toContain(part);
+    for (const part of ["orders.dlq", "prod-rabbit", "payments", "depth 250", "2026-12-02 12:00:00 UTC"])
+      expect(json).toContain(part);
   });
 
   it("says resolved with the value now, and 'none set' without an owner", () => {
@@ -36,7 +37,12 @@ describe("alert messages", () => {
       link: "/dlqs/c/q",
       at: AT,
     });
-    expect(m.text.split("\n")).toEqual([':white_check_mark: Resolved: q on c: depth above 100 (rule "r")', "Now: depth 3", "Owner: none set", "Open the DLQ in DLQ Console: /dlqs/c/q (on the console)"]);
+    expect(m.text.split("\n")).toEqual([
+      ':white_check_mark: Resolved: q on c: depth above 100 (rule "r")',
+      "Now: depth 3",
+      "Owner: none set",
+      "Open the DLQ in DLQ Console: /dlqs/c/q (on the console)",
+    ]);
   });
 
   it("keeps hostile names as data: no mentions, links or extra lines in Slack markup", () => {
@@ -57,7 +63,9 @@ describe("alert messages", () => {
     expect(lines).toHaveLength(4);
     // The only raw "<" opens our own link, whose URL has the name percent-encoded.
     expect(m.text.match(/</g)).toHaveLength(1);
-    expect(lines[3]).toMatch(/^<https:\/\/dlq\.example\.com\/dlqs\/c\/%3C!channel%3E%20%3Chttps%3A%2F%2Fevil\.example%7Cclick%20me%3E%20%26%20co%0A/);
+    expect(lines[3]).toMatch(
+      /^<https:\/\/dlq\.example\.com\/dlqs\/c\/%3C!channel%3E%20%3Chttps%3A%2F%2Fevil\.example%7Cclick%20me%3E%20%26%20co%0A/,
+    );
     const json = JSON.stringify(m);
     expect(json).not.toContain("<!channel>");
     expect(json).not.toContain("<!here>");
@@ -69,13 +77,25 @@ describe("alert messages", () => {
   });
 
   it("builds the DLQ link from the console's URL, relative without one", () => {
-    expect(dlqLink("local-rabbitmq", "a/b c", "https://dlq.example.com/some/path")).toBe("https://dlq.example.com/dlqs/local-rabbitmq/a%2Fb%20c");
+    expect(dlqLink("local-rabbitmq", "a/b c", "https://dlq.example.com/some/path")).toBe(
+      "https://dlq.example.com/dlqs/local-rabbitmq/a%2Fb%20c",
+    );
     expect(dlqLink("local-rabbitmq", "q", undefined)).toBe("/dlqs/local-rabbitmq/q");
     expect(dlqLink("local-rabbitmq", "q", "not a url")).toBe("/dlqs/local-rabbitmq/q");
   });
 
   it("a test message names the rule and needs no DLQ", () => {
-    const m = buildAlertMessage({ event: "test", rule: { name: "Orders", condition: "depth above 5, every DLQ" }, dlq: null, owner: null, value: null, link: null, at: AT });
-    expect(m.text).toBe(':test_tube: Test message from DLQ Console for rule "Orders" (depth above 5, every DLQ). Alerts of this rule will arrive here.');
+    const m = buildAlertMessage({
+      event: "test",
+      rule: { name: "Orders", condition: "depth above 5, every DLQ" },
+      dlq: null,
+      owner: null,
+      value: null,
+      link: null,
+      at: AT,
+    });
+    expect(m.text).toBe(
+      ':test_tube: Test message from DLQ Console for rule "Orders" (depth above 5, every DLQ). Alerts of this rule will arrive here.',
+    );
   });
 });

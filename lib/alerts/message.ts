@@ -59,7 +59,8 @@ export function buildAlertMessage(m: AlertMessageInput): SlackMessage {
       : `${HEADLINE[m.event]}: ${where ?? "a DLQ"}: ${condition} (rule "${rule}")`;
   const lines = [head];
   if (m.value) lines.push(`${m.event === "resolve" ? "Now" : "Seen"}: ${slackText(m.value)}`);
-  if (m.dlq) lines.push(`Owner: ${m.owner ? `${slackText(m.owner.team, 100)} (${slackText(m.owner.contact)})` : "none set"}`);
+  if (m.dlq)
+    lines.push(`Owner: ${m.owner ? `${slackText(m.owner.team, 100)} (${slackText(m.owner.contact)})` : "none set"}`);
   if (m.link) lines.push(slackLink(m.link, "Open the DLQ in DLQ Console"));
   const text = lines.join("\n");
 
@@ -67,9 +68,13 @@ export function buildAlertMessage(m: AlertMessageInput): SlackMessage {
   if (m.dlq) {
     fields.push({ type: "mrkdwn", text: `*DLQ*\n${slackText(m.dlq.queue)}` });
     fields.push({ type: "mrkdwn", text: `*Connection*\n${slackText(m.dlq.connectionId, 63)}` });
-    fields.push({ type: "mrkdwn", text: `*Owner*\n${m.owner ? `${slackText(m.owner.team, 100)}\n${slackText(m.owner.contact)}` : "none set"}` });
+    fields.push({
+      type: "mrkdwn",
+      text: `*Owner*\n${m.owner ? `${slackText(m.owner.team, 100)}\n${slackText(m.owner.contact)}` : "none set"}`,
+    });
   }
-  if (m.value) fields.push({ type: "mrkdwn", text: `*${m.event === "resolve" ? "Now" : "Value"}*\n${slackText(m.value)}` });
+  if (m.value)
+    fields.push({ type: "mrkdwn", text: `*${m.event === "resolve" ? "Now" : "Value"}*\n${slackText(m.value)}` });
   const blocks: Array<Record<string, unknown>> = [{ type: "section", text: { type: "mrkdwn", text: head } }];
   if (fields.length) blocks.push({ type: "section", fields });
   const context = [`Rule "${rule}"`, `at ${m.at.toISOString().slice(0, 19).replace("T", " ")} UTC`];
@@ -79,7 +84,11 @@ export function buildAlertMessage(m: AlertMessageInput): SlackMessage {
 }
 
 /** `/dlqs/<connection>/<queue>` under the console's public URL (NEXTAUTH_URL's origin), or relative when it is not set. */
-export function dlqLink(connectionId: string, queue: string, publicUrl: string | undefined = process.env.NEXTAUTH_URL): string {
+export function dlqLink(
+  connectionId: string,
+  queue: string,
+  publicUrl: string | undefined = process.env.NEXTAUTH_URL,
+): string {
   const path = `/dlqs/${encodeURIComponent(connectionId)}/${encodeURIComponent(queue)}`;
   if (!publicUrl) return path;
   try {

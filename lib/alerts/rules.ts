@@ -4,7 +4,13 @@ import { z } from "zod";
  * Alert rules: what fires, for which DLQs, and where the message goes. Pure (no server-only
  * imports), so the rule form shares the schema and the wording with the server.
  */
-export const ALERT_KINDS = ["depth_above", "inflow_within", "oldest_above", "deadline_within", "finding_at_least"] as const;
+export const ALERT_KINDS = [
+  "depth_above",
+  "inflow_within",
+  "oldest_above",
+  "deadline_within",
+  "finding_at_least",
+] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
 export const FINDING_SEVERITIES = ["info", "warning", "critical"] as const;
@@ -17,10 +23,20 @@ export function severityRank(severity: string): number {
 
 const YEAR_MINUTES = 366 * 24 * 60;
 const minutes = (max: number) =>
-  z.coerce.number("Enter a number of minutes").int("Enter whole minutes").min(1, "At least 1 minute").max(max, `At most ${max} minutes`);
+  z.coerce
+    .number("Enter a number of minutes")
+    .int("Enter whole minutes")
+    .min(1, "At least 1 minute")
+    .max(max, `At most ${max} minutes`);
 
 export const paramsSchemas = {
-  depth_above: z.object({ depth: z.coerce.number("Enter a depth").int("Enter a whole number").min(0, "The depth cannot be negative").max(1_000_000_000) }),
+  depth_above: z.object({
+    depth: z.coerce
+      .number("Enter a depth")
+      .int("Enter a whole number")
+      .min(0, "The depth cannot be negative")
+      .max(1_000_000_000),
+  }),
   // Read from the 60 s samples (lib/alerts/evaluate.ts): a day is the longest window they are meant to cover.
   inflow_within: z.object({ minutes: minutes(24 * 60) }),
   oldest_above: z.object({ minutes: minutes(YEAR_MINUTES) }),
@@ -49,7 +65,11 @@ export const ruleInputSchema = z.object({
   connectionId: optionalText(63, "Connection"),
   queuePattern: optionalText(200, "DLQ name pattern"),
   ownerTeam: optionalText(100, "Owning team"),
-  webhookUrl: z.string("Give a webhook URL").trim().min(1, "Give a webhook URL").max(2000, "The webhook URL has at most 2000 characters"),
+  webhookUrl: z
+    .string("Give a webhook URL")
+    .trim()
+    .min(1, "Give a webhook URL")
+    .max(2000, "The webhook URL has at most 2000 characters"),
   enabled: z.boolean().default(true),
 });
 
@@ -68,7 +88,10 @@ export type RuleInput = z.input<typeof ruleInputSchema>;
 export type RuleUpdateInput = z.input<typeof ruleUpdateSchema>;
 
 /** Checks a kind's values; `null` with the reason when they do not fit the kind. */
-export function parseCondition(kind: string, params: unknown): { ok: true; condition: AlertCondition } | { ok: false; message: string } {
+export function parseCondition(
+  kind: string,
+  params: unknown,
+): { ok: true; condition: AlertCondition } | { ok: false; message: string } {
   if (!(ALERT_KINDS as readonly string[]).includes(kind)) return { ok: false, message: "Choose what the rule watches" };
   const r = paramsSchemas[kind as AlertKind].safeParse(params);
   if (!r.success) return { ok: false, message: r.error.issues.map((i) => i.message).join("; ") };
@@ -97,12 +120,18 @@ export function describeCondition(c: AlertCondition): string {
     case "deadline_within":
       return `oldest letter lost to retention within ${formatMinutes(c.params.minutes)}`;
     case "finding_at_least":
-      return c.params.severity === "critical" ? "an open critical finding" : `an open finding of severity ${c.params.severity} or worse`;
+      return c.params.severity === "critical"
+        ? "an open critical finding"
+        : `an open finding of severity ${c.params.severity} or worse`;
   }
 }
 
 /** Which DLQs: "connection prod-rabbit, DLQs orders.*, team payments", or "every DLQ". */
-export function describeScope(s: { connectionId: string | null; queuePattern: string | null; ownerTeam: string | null }): string {
+export function describeScope(s: {
+  connectionId: string | null;
+  queuePattern: string | null;
+  ownerTeam: string | null;
+}): string {
   const parts = [
     s.connectionId ? `connection ${s.connectionId}` : null,
     s.queuePattern ? `DLQs ${s.queuePattern}` : null,

@@ -24,7 +24,11 @@ export interface SendResult {
 export function postJson(target: CheckedTarget, body: string, timeoutMs = SEND_TIMEOUT_MS): Promise<SendResult> {
   const vetted = target.addresses[0];
   const lookup: LookupFunction = (_hostname, options, callback) => {
-    const cb = callback as (err: NodeJS.ErrnoException | null, address: string | Array<{ address: string; family: number }>, family?: number) => void;
+    const cb = callback as (
+      err: NodeJS.ErrnoException | null,
+      address: string | Array<{ address: string; family: number }>,
+      family?: number,
+    ) => void;
     if (options && (options as { all?: boolean }).all) cb(null, [{ address: vetted.address, family: vetted.family }]);
     else cb(null, vetted.address, vetted.family);
   };
@@ -59,7 +63,10 @@ export function postJson(target: CheckedTarget, body: string, timeoutMs = SEND_T
           finish(() =>
             resolve({
               statusCode: res.statusCode ?? 0,
-              answer: answer.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim().slice(0, MAX_ANSWER_CHARS),
+              answer: answer
+                .replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ")
+                .trim()
+                .slice(0, MAX_ANSWER_CHARS),
             }),
           );
         res.on("end", done);

@@ -16,7 +16,13 @@ export interface StateKey {
  * row change (ON CONFLICT locks the row; the others find it firing already), so one message goes
  * out. Nothing happens for a rule that is gone or disabled. Returns whether this call made the change.
  */
-export async function fireState(db: Db, key: StateKey, at: Date, value: string, payload: SlackMessage): Promise<boolean> {
+export async function fireState(
+  db: Db,
+  key: StateKey,
+  at: Date,
+  value: string,
+  payload: SlackMessage,
+): Promise<boolean> {
   const rows = await db.$queryRawUnsafe<Array<{ id: bigint }>>(
     `WITH changed AS (
        INSERT INTO alert_states (rule_id, connection_id, queue, state, since, value, updated_at)
@@ -41,7 +47,13 @@ export async function fireState(db: Db, key: StateKey, at: Date, value: string, 
 }
 
 /** A firing rule resolves for a DLQ: state `resolved` and the "resolve" message queued, once, in one statement (an UPDATE guarded by `state = 'firing'`). */
-export async function resolveState(db: Db, key: StateKey, at: Date, value: string, payload: SlackMessage): Promise<boolean> {
+export async function resolveState(
+  db: Db,
+  key: StateKey,
+  at: Date,
+  value: string,
+  payload: SlackMessage,
+): Promise<boolean> {
   const rows = await db.$queryRawUnsafe<Array<{ id: bigint }>>(
     `WITH changed AS (
        UPDATE alert_states SET state = 'resolved', since = $4::timestamptz, value = $5, updated_at = $4::timestamptz
@@ -79,7 +91,17 @@ export interface ClaimedDelivery {
  * message of the same rule and DLQ is still pending, so "resolved" never overtakes "firing".
  */
 export async function claimDue(db: Db, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  const rows = await db.$queryRawUnsafe<Array<{ id: bigint; rule_id: string; connection_id: string; queue: string; event: string; payload: unknown; attempts: number }>>(
+  const rows = await db.$queryRawUnsafe<
+    Array<{
+      id: bigint;
+      rule_id: string;
+      connection_id: string;
+      queue: string;
+      event: string;
+      payload: unknown;
+      attempts: number;
+    }>
+  >(
     `UPDATE alert_deliveries d
         SET attempts = d.attempts + 1, next_attempt_at = now() + ($2::int * interval '1 millisecond')
       WHERE d.id IN (
@@ -120,7 +142,11 @@ export interface AttemptOutcome {
  * Records one attempt's outcome, only while the row is still the claim this round made. A success
  * keeps the last failure's words, so the log still says why it took more than one attempt.
  */
-export async function recordAttempt(db: Db, claim: { id: bigint; attempts: number }, o: AttemptOutcome): Promise<boolean> {
+export async function recordAttempt(
+  db: Db,
+  claim: { id: bigint; attempts: number },
+  o: AttemptOutcome,
+): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
     `UPDATE alert_deliveries SET
         state = $3,

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { isAppError } from "@/lib/errors";
-import { checkWebhookTarget, classifyAddress, databaseEndpoints, isAllowListed, targetOrigin, type Lookup, type TargetPolicy } from "./target";
+import {
+  checkWebhookTarget,
+  classifyAddress,
+  databaseEndpoints,
+  isAllowListed,
+  targetOrigin,
+  type Lookup,
+  type TargetPolicy,
+} from "./target";
 
 const PUBLIC_V4 = "93.184.215.14";
 const PUBLIC_V6 = "2606:4700:4700::1111";
@@ -64,24 +72,40 @@ describe("classifyAddress", () => {
 
 describe("checkWebhookTarget", () => {
   it("accepts https to a public address and keeps the vetted addresses for the send", async () => {
-    const t = await checkWebhookTarget("https://hooks.example.com/services/T000/B000/secret", policy({ names: { "hooks.example.com": [PUBLIC_V4, PUBLIC_V6] } }));
+    const t = await checkWebhookTarget(
+      "https://hooks.example.com/services/T000/B000/secret",
+      policy({ names: { "hooks.example.com": [PUBLIC_V4, PUBLIC_V6] } }),
+    );
     expect(t.addresses.map((a) => a.address)).toEqual([PUBLIC_V4, PUBLIC_V6]);
     expect(t.port).toBe(443);
     expect(t.allowListed).toBe(false);
-    await expect(checkWebhookTarget(`https://${PUBLIC_V4}/hook`, policy())).resolves.toMatchObject({ hostname: PUBLIC_V4 });
-    await expect(checkWebhookTarget(`https://[${PUBLIC_V6}]:8443/hook`, policy())).resolves.toMatchObject({ hostname: PUBLIC_V6, port: 8443 });
+    await expect(checkWebhookTarget(`https://${PUBLIC_V4}/hook`, policy())).resolves.toMatchObject({
+      hostname: PUBLIC_V4,
+    });
+    await expect(checkWebhookTarget(`https://[${PUBLIC_V6}]:8443/hook`, policy())).resolves.toMatchObject({
+      hostname: PUBLIC_V6,
+      port: 8443,
+    });
   });
 
   it("refuses loopback, private and reserved literal addresses unless the host is allow-listed", async () => {
     for (const host of ["127.0.0.1", "[::1]", "10.0.0.5", "192.168.1.20", "[fd12::1]", "192.0.2.1"]) {
       const r = await refusal(`https://${host}/hook`, policy());
       expect(r.code, host).toBe("bad_request:webhook");
-      expect(r.message, host).toMatch(/address\. Webhooks go to public hosts unless an admin lists the host in operations\.webhookAllowedHosts/);
+      expect(r.message, host).toMatch(
+        /address\. Webhooks go to public hosts unless an admin lists the host in operations\.webhookAllowedHosts/,
+      );
     }
-    await expect(checkWebhookTarget("http://127.0.0.1:9999/hook", policy({ allowedHosts: ["127.0.0.1"] }))).resolves.toMatchObject({ allowListed: true });
-    await expect(checkWebhookTarget("http://10.0.0.5:8080/hook", policy({ allowedHosts: ["10.0.0.5:8080"] }))).resolves.toMatchObject({ allowListed: true });
+    await expect(
+      checkWebhookTarget("http://127.0.0.1:9999/hook", policy({ allowedHosts: ["127.0.0.1"] })),
+    ).resolves.toMatchObject({ allowListed: true });
+    await expect(
+      checkWebhookTarget("http://10.0.0.5:8080/hook", policy({ allowedHosts: ["10.0.0.5:8080"] })),
+    ).resolves.toMatchObject({ allowListed: true });
     // host:port entries allow that port only.
-    expect((await refusal("http://10.0.0.5:8081/hook", policy({ allowedHosts: ["10.0.0.5:8080"] }))).message).toMatch(/must use https/);
+    expect((await refusal("http://10.0.0.5:8081/hook", policy({ allowedHosts: ["10.0.0.5:8080"] }))).message).toMatch(
+      /must use https/,
+    );
   });
 
   it("understands the address forms URLs normalise (decimal, hex, short IPv4)", async () => {
@@ -91,23 +115,43 @@ describe("checkWebhookTarget", () => {
   });
 
   it("never allows metadata, link-local or unspecified addresses, even for an allow-listed host", async () => {
-    const allowAll = { allowedHosts: ["169.254.169.254", "[fd00:ec2::254]", "169.254.1.1", "0.0.0.0", "metadata.google.internal", "meta.internal"] };
-    expect((await refusal("http://169.254.169.254/latest/meta-data", policy(allowAll))).message).toBe("169.254.169.254 is a cloud metadata address, never a webhook target.");
+    const allowAll = {
+      allowedHosts: [
+        "169.254.169.254",
+        "[fd00:ec2::254]",
+        "169.254.1.1",
+        "0.0.0.0",
+        "metadata.google.internal",
+        "meta.internal",
+      ],
+    };
+    expect((await refusal("http://169.254.169.254/latest/meta-data", policy(allowAll))).message).toBe(
+      "169.254.169.254 is a cloud metadata address, never a webhook target.",
+    );
     expect((await refusal("http://[fd00:ec2::254]/", policy(allowAll))).message).toMatch(/cloud metadata address/);
     expect((await refusal("http://169.254.1.1/", policy(allowAll))).message).toMatch(/link-local address, never/);
     expect((await refusal("http://0.0.0.0/", policy(allowAll))).message).toMatch(/unspecified address, never/);
-    expect((await refusal("http://metadata.google.internal/computeMetadata/v1/", policy(allowAll))).message).toMatch(/cloud metadata service/);
+    expect((await refusal("http://metadata.google.internal/computeMetadata/v1/", policy(allowAll))).message).toMatch(
+      /cloud metadata service/,
+    );
     // Without an allow-list entry too, the reason is the one no entry could change (not "must use https").
-    expect((await refusal("http://169.254.169.254/latest/meta-data", policy())).message).toBe("169.254.169.254 is a cloud metadata address, never a webhook target.");
+    expect((await refusal("http://169.254.169.254/latest/meta-data", policy())).message).toBe(
+      "169.254.169.254 is a cloud metadata address, never a webhook target.",
+    );
     expect((await refusal("http://metadata.google.internal/", policy())).message).toMatch(/cloud metadata service/);
     // A name that resolves to the metadata address.
-    const r = await refusal("http://meta.internal/", policy({ ...allowAll, names: { "meta.internal": ["169.254.169.254"] } }));
+    const r = await refusal(
+      "http://meta.internal/",
+      policy({ ...allowAll, names: { "meta.internal": ["169.254.169.254"] } }),
+    );
     expect(r.message).toBe("meta.internal (169.254.169.254) is a cloud metadata address, never a webhook target.");
   });
 
   it("checks every address a name resolves to", async () => {
     const pol = policy({ names: { "mixed.example.com": [PUBLIC_V4, "10.0.0.7"] } });
-    expect((await refusal("https://mixed.example.com/hook", pol)).message).toMatch(/^mixed\.example\.com \(10\.0\.0\.7\) is a private address/);
+    expect((await refusal("https://mixed.example.com/hook", pol)).message).toMatch(
+      /^mixed\.example\.com \(10\.0\.0\.7\) is a private address/,
+    );
   });
 
   it("says when a name does not resolve (unavailable, so a send retries)", async () => {
@@ -117,8 +161,12 @@ describe("checkWebhookTarget", () => {
   });
 
   it("refuses credentials in the URL, other schemes and plain http to hosts not allow-listed", async () => {
-    expect((await refusal(`https://user:pass@${PUBLIC_V4}/hook`, policy())).message).toMatch(/must not hold a user name or password/);
-    expect((await refusal(`https://token@${PUBLIC_V4}/hook`, policy({ allowedHosts: [PUBLIC_V4] }))).message).toMatch(/must not hold a user name/);
+    expect((await refusal(`https://user:pass@${PUBLIC_V4}/hook`, policy())).message).toMatch(
+      /must not hold a user name or password/,
+    );
+    expect((await refusal(`https://token@${PUBLIC_V4}/hook`, policy({ allowedHosts: [PUBLIC_V4] }))).message).toMatch(
+      /must not hold a user name/,
+    );
     expect((await refusal(`http://${PUBLIC_V4}/hook`, policy())).message).toMatch(/must use https/);
     expect((await refusal("ftp://example.com/x", policy())).message).toMatch(/must start with https/);
     expect((await refusal("javascript:alert(1)", policy())).message).toMatch(/must start with https/);
@@ -126,13 +174,22 @@ describe("checkWebhookTarget", () => {
   });
 
   it("never targets the console's own database, even on an allow-listed host", async () => {
-    const databases = databaseEndpoints({ DATABASE_URL: "postgresql://postgres@127.0.0.1:5432/dlq", DATABASE_OWNER_URL: "postgresql://owner@db.internal/dlq" });
+    const databases = databaseEndpoints({
+      DATABASE_URL: "postgresql://postgres@127.0.0.1:5432/dlq",
+      DATABASE_OWNER_URL: "postgresql://owner@db.internal/dlq",
+    });
     expect(databases).toEqual([
       { host: "127.0.0.1", port: 5432 },
       { host: "db.internal", port: 5432 },
     ]);
-    const pol = policy({ allowedHosts: ["127.0.0.1", "localhost", "relay.internal"], databases, names: { localhost: ["127.0.0.1", "::1"], "relay.internal": ["10.9.9.9"], "db.internal": ["10.9.9.9"] } });
-    expect((await refusal("http://127.0.0.1:5432/", pol)).message).toBe("127.0.0.1:5432 is the console's own database, never a webhook target.");
+    const pol = policy({
+      allowedHosts: ["127.0.0.1", "localhost", "relay.internal"],
+      databases,
+      names: { localhost: ["127.0.0.1", "::1"], "relay.internal": ["10.9.9.9"], "db.internal": ["10.9.9.9"] },
+    });
+    expect((await refusal("http://127.0.0.1:5432/", pol)).message).toBe(
+      "127.0.0.1:5432 is the console's own database, never a webhook target.",
+    );
     expect((await refusal("http://localhost:5432/", pol)).message).toMatch(/console's own database/);
     expect((await refusal("http://relay.internal:5432/", pol)).message).toMatch(/console's own database/);
     await expect(checkWebhookTarget("http://127.0.0.1:8080/", pol)).resolves.toBeDefined();

@@ -12,7 +12,15 @@ import { AppError } from "@/lib/errors";
  * address the name resolves to is checked, and the send connects to a checked address
  * (lib/alerts/send.ts), so a name cannot resolve differently between the check and the send.
  */
-export type AddressClass = "public" | "loopback" | "private" | "reserved" | "link-local" | "metadata" | "unspecified" | "multicast";
+export type AddressClass =
+  | "public"
+  | "loopback"
+  | "private"
+  | "reserved"
+  | "link-local"
+  | "metadata"
+  | "unspecified"
+  | "multicast";
 
 function blockList(v4: Array<[string, number]>, v6: Array<[string, number]>): net.BlockList {
   const b = new net.BlockList();
@@ -24,18 +32,68 @@ function blockList(v4: Array<[string, number]>, v6: Array<[string, number]>): ne
 /** Checked in this order: the first list that holds an address names its class. */
 const CLASSES: Array<[AddressClass, net.BlockList]> = [
   // AWS/GCP/Azure IMDS, AWS ECS task metadata, Alibaba, Oracle; AWS IMDS over IPv6.
-  ["metadata", blockList([["169.254.169.254", 32], ["169.254.170.2", 32], ["100.100.100.200", 32], ["192.0.0.192", 32]], [["fd00:ec2::254", 128], ["fd00:ec2::23", 128]])],
+  [
+    "metadata",
+    blockList(
+      [
+        ["169.254.169.254", 32],
+        ["169.254.170.2", 32],
+        ["100.100.100.200", 32],
+        ["192.0.0.192", 32],
+      ],
+      [
+        ["fd00:ec2::254", 128],
+        ["fd00:ec2::23", 128],
+      ],
+    ),
+  ],
   ["unspecified", blockList([["0.0.0.0", 8]], [["::", 128]])],
   ["loopback", blockList([["127.0.0.0", 8]], [["::1", 128]])],
   ["link-local", blockList([["169.254.0.0", 16]], [["fe80::", 10]])],
-  ["multicast", blockList([["224.0.0.0", 4], ["255.255.255.255", 32]], [["ff00::", 8]])],
-  ["private", blockList([["10.0.0.0", 8], ["172.16.0.0", 12], ["192.168.0.0", 16], ["100.64.0.0", 10]], [["fc00::", 7]])],
+  [
+    "multicast",
+    blockList(
+      [
+        ["224.0.0.0", 4],
+        ["255.255.255.255", 32],
+      ],
+      [["ff00::", 8]],
+    ),
+  ],
+  [
+    "private",
+    blockList(
+      [
+        ["10.0.0.0", 8],
+        ["172.16.0.0", 12],
+        ["192.168.0.0", 16],
+        ["100.64.0.0", 10],
+      ],
+      [["fc00::", 7]],
+    ),
+  ],
   [
     "reserved",
     blockList(
-      [["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["198.18.0.0", 15], ["198.51.100.0", 24], ["203.0.113.0", 24], ["240.0.0.0", 4]],
+      [
+        ["192.0.0.0", 24],
+        ["192.0.2.0", 24],
+        ["192.88.99.0", 24],
+        ["198.18.0.0", 15],
+        ["198.51.100.0", 24],
+        ["203.0.113.0", 24],
+        ["240.0.0.0", 4],
+      ],
       // Documentation, discard, Teredo, 6to4 and NAT64 (they carry an IPv4 address that is not checked here), deprecated site-local.
-      [["2001:db8::", 32], ["100::", 64], ["2001::", 32], ["2002::", 16], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["fec0::", 10]],
+      [
+        ["2001:db8::", 32],
+        ["100::", 64],
+        ["2001::", 32],
+        ["2002::", 16],
+        ["64:ff9b::", 96],
+        ["64:ff9b:1::", 48],
+        ["fec0::", 10],
+      ],
     ),
   ],
 ];
@@ -58,7 +116,13 @@ export function classifyAddress(ip: string): AddressClass {
 /** Classes no allow-list entry opens: no webhook receiver lives there, and the metadata services do. */
 const NEVER: ReadonlySet<AddressClass> = new Set(["metadata", "link-local", "unspecified", "multicast"]);
 /** Host names of metadata services, refused before any lookup. */
-const METADATA_NAMES = new Set(["metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"]);
+const METADATA_NAMES = new Set([
+  "metadata.google.internal",
+  "metadata.goog",
+  "metadata",
+  "instance-data",
+  "instance-data.ec2.internal",
+]);
 
 export interface ResolvedAddress {
   address: string;
@@ -73,7 +137,10 @@ const LOOKUP_TIMEOUT_MS = 5_000;
 export const systemLookup: Lookup = async (hostname) => {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`lookup of ${hostname} took over ${LOOKUP_TIMEOUT_MS} ms`)), LOOKUP_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`lookup of ${hostname} took over ${LOOKUP_TIMEOUT_MS} ms`)),
+      LOOKUP_TIMEOUT_MS,
+    );
   });
   try {
     const rows = await Promise.race([dnsLookup(hostname, { all: true, verbatim: true }), timeout]);
@@ -92,7 +159,9 @@ export interface TargetPolicy {
 }
 
 /** The database URLs the console uses (DATABASE_URL, DATABASE_OWNER_URL); none with the embedded database. */
-export function databaseEndpoints(env: Record<string, string | undefined> = process.env): Array<{ host: string; port: number }> {
+export function databaseEndpoints(
+  env: Record<string, string | undefined> = process.env,
+): Array<{ host: string; port: number }> {
   const out: Array<{ host: string; port: number }> = [];
   for (const raw of [env.DATABASE_URL, env.DATABASE_OWNER_URL]) {
     if (!raw) continue;
@@ -108,11 +177,18 @@ export function databaseEndpoints(env: Record<string, string | undefined> = proc
 }
 
 export function defaultPolicy(): TargetPolicy {
-  return { allowedHosts: loadConfig().operations.webhookAllowedHosts, databases: databaseEndpoints(), lookup: systemLookup };
+  return {
+    allowedHosts: loadConfig().operations.webhookAllowedHosts,
+    databases: databaseEndpoints(),
+    lookup: systemLookup,
+  };
 }
 
 function normalHost(hostname: string): string {
-  return hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  return hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
 }
 
 function parseAllowEntry(entry: string): { host: string; port: number | null } {
@@ -133,7 +209,10 @@ export function isAllowListed(allowedHosts: readonly string[], host: string, por
   });
 }
 
-function refuse(userMessage: string, code: "bad_request:webhook" | "unavailable:webhook" = "bad_request:webhook"): never {
+function refuse(
+  userMessage: string,
+  code: "bad_request:webhook" | "unavailable:webhook" = "bad_request:webhook",
+): never {
   throw new AppError(code, { userMessage });
 }
 
@@ -169,7 +248,8 @@ export async function checkWebhookTarget(raw: string, policy: TargetPolicy = def
     refuse("The webhook URL is not a valid URL.");
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") refuse("The webhook URL must start with https://.");
-  if (url.username || url.password) refuse("The webhook URL must not hold a user name or password; use a token in its path, as Slack's do.");
+  if (url.username || url.password)
+    refuse("The webhook URL must not hold a user name or password; use a token in its path, as Slack's do.");
   const hostname = normalHost(url.hostname);
   if (!hostname) refuse("The webhook URL has no host.");
   const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
@@ -183,7 +263,9 @@ export async function checkWebhookTarget(raw: string, policy: TargetPolicy = def
     if (NEVER.has(cls)) refuse(`${display} is a ${cls} address, never a webhook target.`);
   }
   if (url.protocol === "http:" && !allowListed) {
-    refuse(`The webhook URL must use https. Plain http is only allowed to hosts an admin lists in operations.webhookAllowedHosts, and ${display} is not listed.`);
+    refuse(
+      `The webhook URL must use https. Plain http is only allowed to hosts an admin lists in operations.webhookAllowedHosts, and ${display} is not listed.`,
+    );
   }
 
   let addresses: ResolvedAddress[];
@@ -193,7 +275,10 @@ export async function checkWebhookTarget(raw: string, policy: TargetPolicy = def
     try {
       addresses = await policy.lookup(hostname);
     } catch (e) {
-      refuse(`The webhook host ${hostname} could not be resolved (${(e as NodeJS.ErrnoException).code ?? "no answer"}).`, "unavailable:webhook");
+      refuse(
+        `The webhook host ${hostname} could not be resolved (${(e as NodeJS.ErrnoException).code ?? "no answer"}).`,
+        "unavailable:webhook",
+      );
     }
     if (addresses.length === 0) refuse(`The webhook host ${hostname} has no address.`, "unavailable:webhook");
   }
@@ -204,7 +289,9 @@ export async function checkWebhookTarget(raw: string, policy: TargetPolicy = def
     if (cls === "metadata") refuse(`${at} is a cloud metadata address, never a webhook target.`);
     if (NEVER.has(cls)) refuse(`${at} is a ${cls} address, never a webhook target.`);
     if (cls !== "public" && !allowListed) {
-      refuse(`${at} is a ${cls} address. Webhooks go to public hosts unless an admin lists the host in operations.webhookAllowedHosts.`);
+      refuse(
+        `${at} is a ${cls} address. Webhooks go to public hosts unless an admin lists the host in operations.webhookAllowedHosts.`,
+      );
     }
   }
   await refuseDatabase(hostname, port, addresses, policy);
@@ -218,7 +305,11 @@ async function refuseDatabase(hostname: string, port: number, addresses: Resolve
   for (const db of policy.databases) {
     if (db.port !== port) continue;
     let dbAddresses: string[] = [db.host];
-    if (!net.isIP(db.host)) dbAddresses = await policy.lookup(db.host).then((r) => r.map((a) => a.address)).catch(() => [db.host]);
+    if (!net.isIP(db.host))
+      dbAddresses = await policy
+        .lookup(db.host)
+        .then((r) => r.map((a) => a.address))
+        .catch(() => [db.host]);
     const same =
       db.host === hostname ||
       dbAddresses.some((a) => mine.has(canonical(a))) ||

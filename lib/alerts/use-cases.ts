@@ -9,7 +9,16 @@ import type { AlertRule, Prisma } from "@/lib/generated/prisma/client";
 import { audited } from "@/lib/use-case/audited";
 import { attempt } from "./deliver";
 import { buildAlertMessage } from "./message";
-import { describeCondition, describeScope, parseCondition, ruleInputSchema, ruleUpdateSchema, type AlertCondition, type RuleInput, type RuleUpdateInput } from "./rules";
+import {
+  describeCondition,
+  describeScope,
+  parseCondition,
+  ruleInputSchema,
+  ruleUpdateSchema,
+  type AlertCondition,
+  type RuleInput,
+  type RuleUpdateInput,
+} from "./rules";
 import { checkWebhookTarget, defaultPolicy, targetOrigin } from "./target";
 
 /**
@@ -80,7 +89,19 @@ function toView(r: AlertRule): AlertRuleView {
   };
 }
 
-function toDelivery(d: { id: bigint; connectionId: string; queue: string; event: string; state: string; attempts: number; statusCode: number | null; lastError: string | null; createdAt: Date; nextAttemptAt: Date; deliveredAt: Date | null }): DeliveryView {
+function toDelivery(d: {
+  id: bigint;
+  connectionId: string;
+  queue: string;
+  event: string;
+  state: string;
+  attempts: number;
+  statusCode: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  nextAttemptAt: Date;
+  deliveredAt: Date | null;
+}): DeliveryView {
   return {
     id: d.id.toString(),
     connectionId: d.connectionId || null,
@@ -97,7 +118,16 @@ function toDelivery(d: { id: bigint; connectionId: string; queue: string; event:
 }
 
 /** What the audit log keeps of a rule: name, condition, scope and the webhook's origin. */
-function auditShape(r: { name: string; kind: string; params: unknown; connectionId: string | null; queuePattern: string | null; ownerTeam: string | null; webhookUrl: string; enabled: boolean }) {
+function auditShape(r: {
+  name: string;
+  kind: string;
+  params: unknown;
+  connectionId: string | null;
+  queuePattern: string | null;
+  ownerTeam: string | null;
+  webhookUrl: string;
+  enabled: boolean;
+}) {
   return {
     name: r.name,
     kind: r.kind,
@@ -148,23 +178,41 @@ export async function listAlertRules(actor: Actor, meta: RequestMeta) {
         rules.map((r) => r.id),
       )
     : [];
-  const lastRows = last.length ? await db.alertDelivery.findMany({ where: { id: { in: last.map((l) => BigInt(l.id)) } } }) : [];
+  const lastRows = last.length
+    ? await db.alertDelivery.findMany({ where: { id: { in: last.map((l) => BigInt(l.id)) } } })
+    : [];
   const lastOf = new Map(lastRows.map((d) => [d.ruleId, toDelivery(d)]));
   return rules.map((r) => ({ ...toView(r), firing: firingOf.get(r.id) ?? 0, lastDelivery: lastOf.get(r.id) ?? null }));
 }
 
 /** One rule, the DLQs it fires or fired for, and its delivery log, newest first (ops:read). */
 export async function viewAlertRule(actor: Actor, meta: RequestMeta, input: { id: string }) {
-  await authorize(actor, "ops:read", { action: "alert.view", target: typeof input?.id === "string" ? input.id : null, meta });
+  await authorize(actor, "ops:read", {
+    action: "alert.view",
+    target: typeof input?.id === "string" ? input.id : null,
+    meta,
+  });
   const id = ruleIdOf(typeof input?.id === "string" ? input.id : null);
   const db = getDb();
   const rule = await db.alertRule.findUnique({ where: { id } });
   if (!rule) notFound();
-  const states = await db.alertState.findMany({ where: { ruleId: id }, orderBy: [{ state: "asc" }, { since: "desc" }], take: 200 });
+  const states = await db.alertState.findMany({
+    where: { ruleId: id },
+    orderBy: [{ state: "asc" }, { since: "desc" }],
+    take: 200,
+  });
   const deliveries = await db.alertDelivery.findMany({ where: { ruleId: id }, orderBy: { id: "desc" }, take: 100 });
   return {
     rule: toView(rule),
-    states: states.map((s): AlertStateView => ({ connectionId: s.connectionId, queue: s.queue, state: s.state, since: s.since.toISOString(), value: s.value })),
+    states: states.map(
+      (s): AlertStateView => ({
+        connectionId: s.connectionId,
+        queue: s.queue,
+        state: s.state,
+        since: s.since.toISOString(),
+        value: s.value,
+      }),
+    ),
     deliveries: deliveries.map(toDelivery),
   };
 }
@@ -233,7 +281,9 @@ export async function updateAlertRule(actor: Actor, meta: RequestMeta, input: Ru
           enabled: data.enabled,
         },
       });
-      const after = restart ? (await db.$transaction([update, db.alertState.deleteMany({ where: { ruleId: data.id } })]))[0] : await update;
+      const after = restart
+        ? (await db.$transaction([update, db.alertState.deleteMany({ where: { ruleId: data.id } })]))[0]
+        : await update;
       return after;
     },
     (after) => ({ ruleId: after.id, before: before ? auditShape(before) : null, after: auditShape(after) }),
@@ -301,7 +351,13 @@ export async function sendTestAlert(actor: Actor, meta: RequestMeta, input: { id
       });
       return { rule, delivered: r.ok, statusCode: r.statusCode, error: r.ok ? null : r.error };
     },
-    (r) => ({ ruleId: r.rule.id, name: r.rule.name, webhook: targetOrigin(r.rule.webhookUrl), delivered: r.delivered, statusCode: r.statusCode }),
+    (r) => ({
+      ruleId: r.rule.id,
+      name: r.rule.name,
+      webhook: targetOrigin(r.rule.webhookUrl),
+      delivered: r.delivered,
+      statusCode: r.statusCode,
+    }),
   ).then((r) => ({ delivered: r.delivered, statusCode: r.statusCode, error: r.error }));
 }
 
@@ -310,6 +366,8 @@ export async function alertFormOptions(actor: Actor, meta: RequestMeta) {
   await authorize(actor, "ops:read", { action: "alert.list", meta });
   const config = loadConfig();
   const consoleTeams = await getDb().dlqOwner.findMany({ select: { team: true }, distinct: ["team"] });
-  const teams = [...new Set([...consoleTeams.map((t) => t.team), ...config.owners.map((o) => o.team)])].sort((a, b) => a.localeCompare(b));
+  const teams = [...new Set([...consoleTeams.map((t) => t.team), ...config.owners.map((o) => o.team)])].sort((a, b) =>
+    a.localeCompare(b),
+  );
   return { connections: config.connections.map((c) => ({ id: c.id, name: c.name ?? c.id })), teams };
 }

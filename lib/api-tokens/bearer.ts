@@ -54,7 +54,10 @@ function refused(reason: "unknown" | RefusalReason): AppError {
  * database index or a short-circuiting comparison. A refused use of a known token (expired, revoked,
  * user disabled) is recorded as `token.refused`, at most once a minute per token.
  */
-export async function actorFromBearer(authorization: string | null | undefined, opts: BearerOptions = {}): Promise<BearerActor> {
+export async function actorFromBearer(
+  authorization: string | null | undefined,
+  opts: BearerOptions = {},
+): Promise<BearerActor> {
   const db = opts.db ?? getDb();
   const now = opts.now ?? new Date();
   const token = bearerToken(authorization);
@@ -62,15 +65,29 @@ export async function actorFromBearer(authorization: string | null | undefined, 
 
   const hash = tokenHash(token);
   let match: Awaited<ReturnType<typeof tokensWithPrefix>>[number] | null = null;
-  for (const row of await tokensWithPrefix(displayPrefix(token), db)) if (sameHash(row.hash, hash) && !match) match = row;
+  for (const row of await tokensWithPrefix(displayPrefix(token), db))
+    if (sameHash(row.hash, hash) && !match) match = row;
   if (!match) throw refused("unknown");
 
-  const user = await db.user.findUnique({ where: { id: match.userId }, select: { id: true, email: true, name: true, role: true, disabled: true } });
-  const reason: RefusalReason | null = match.revokedAt ? "revoked" : !user || user.disabled ? "user_disabled" : match.expiresAt.getTime() <= now.getTime() ? "expired" : null;
+  const user = await db.user.findUnique({
+    where: { id: match.userId },
+    select: { id: true, email: true, name: true, role: true, disabled: true },
+  });
+  const reason: RefusalReason | null = match.revokedAt
+    ? "revoked"
+    : !user || user.disabled
+      ? "user_disabled"
+      : match.expiresAt.getTime() <= now.getTime()
+        ? "expired"
+        : null;
   if (reason) {
     if (await markRefused(match.id, now, db)) {
       await (opts.audit ?? recordAudit)({
-        actor: { id: match.userId, email: user?.email ?? null, role: user ? lowerRole(match.role, user.role) : match.role },
+        actor: {
+          id: match.userId,
+          email: user?.email ?? null,
+          role: user ? lowerRole(match.role, user.role) : match.role,
+        },
         action: "token.refused",
         outcome: "denied",
         target: match.id,
@@ -89,6 +106,12 @@ export async function actorFromBearer(authorization: string | null | undefined, 
   const staleUse = !match.lastUsedAt || now.getTime() - match.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS;
   if (staleUse) await touchLastUsed(match.id, now, db);
 
-  const actor = { id: user!.id, email: user!.email, name: user!.name ?? null, role: lowerRole(match.role, user!.role), tokenId: match.id };
+  const actor = {
+    id: user!.id,
+    email: user!.email,
+    name: user!.name ?? null,
+    role: lowerRole(match.role, user!.role),
+    tokenId: match.id,
+  };
   return { actor, tokenId: match.id };
 }

@@ -1,6 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { base62, bearerToken, displayPrefix, isWellFormedToken, mintToken, TOKEN_LENGTH, TOKEN_PATTERN } from "./format";
+import {
+  base62,
+  bearerToken,
+  displayPrefix,
+  isWellFormedToken,
+  mintToken,
+  TOKEN_LENGTH,
+  TOKEN_PATTERN,
+} from "./format";
 
 describe("token format", () => {
   it("is dlqc_ + 49 base62 characters, found by the documented pattern inside other text", () => {
@@ -54,7 +62,17 @@ describe("bearer header", () => {
     expect(bearerToken("BEARER\tabc")).toBe("abc");
   });
   it("refuses anything else", () => {
-    for (const h of [null, undefined, "", "Bearer", "Bearer ", "Basic YWJjOmRlZg==", "Bearer a b", "Token abc", `Bearer ${"x".repeat(2000)}`]) {
+    for (const h of [
+      null,
+      undefined,
+      "",
+      "Bearer",
+      "Bearer ",
+      "Basic YWJjOmRlZg==",
+      "Bearer a b",
+      "Token abc",
+      `Bearer ${"x".repeat(2000)}`,
+    ]) {
       expect(bearerToken(h), String(h)).toBeNull();
     }
   });

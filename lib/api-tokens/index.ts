@@ -28,7 +28,10 @@ export const createTokenSchema = z.object({
     .min(1, "Give the token a name, e.g. what script or pipeline will use it")
     .max(100, "The name can be at most 100 characters")
     // Control and bidirectional-override characters could make a name read as another in the lists.
-    .refine((v) => !/[\p{Cc}\u202A-\u202E\u2066-\u2069]/u.test(v), "The name cannot contain control or text-direction characters"),
+    .refine(
+      (v) => !/[\p{Cc}\u202A-\u202E\u2066-\u2069]/u.test(v),
+      "The name cannot contain control or text-direction characters",
+    ),
   role: z.enum(ROLES, { message: "Role must be viewer, operator or admin" }),
   expiresInDays: z.coerce
     .number()
@@ -81,7 +84,8 @@ function toView(t: TokenRecord, now: Date): TokenView {
 
 function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   const r = schema.safeParse(input);
-  if (!r.success) throw new AppError("bad_request:token", { userMessage: r.error.issues.map((i) => i.message).join("; ") });
+  if (!r.success)
+    throw new AppError("bad_request:token", { userMessage: r.error.issues.map((i) => i.message).join("; ") });
   return r.data;
 }
 
@@ -99,7 +103,11 @@ function idOf(input: unknown): string | null {
  * expiry of at most a year. Needs tokens:own; audited `token.create` (id, name, prefix, role,
  * expiry; never the secret). The raw token is in the result and nowhere else, ever: show it once.
  */
-export async function createToken(actor: Actor, meta: RequestMeta, input: CreateTokenInput): Promise<{ token: string; view: TokenView }> {
+export async function createToken(
+  actor: Actor,
+  meta: RequestMeta,
+  input: CreateTokenInput,
+): Promise<{ token: string; view: TokenView }> {
   await authorize(actor, "tokens:own", { action: "token.create", meta });
   const data = parse(createTokenSchema, input);
   return audited(
@@ -109,7 +117,9 @@ export async function createToken(actor: Actor, meta: RequestMeta, input: Create
     async () => {
       if (actor.tokenId) {
         // A token that could mint tokens would outlive its own revocation and expiry.
-        throw new AppError("forbidden:token-from-token", { userMessage: "API tokens are created on your profile page while signed in, not with another token." });
+        throw new AppError("forbidden:token-from-token", {
+          userMessage: "API tokens are created on your profile page while signed in, not with another token.",
+        });
       }
       if (roleRank(data.role) > roleRank(actor.role)) {
         throw new AppError("bad_request:token-role", {
@@ -118,7 +128,9 @@ export async function createToken(actor: Actor, meta: RequestMeta, input: Create
       }
       const now = new Date();
       if ((await countLiveTokens(actor.id, now)) >= MAX_LIVE_TOKENS) {
-        throw new AppError("conflict:token-limit", { userMessage: `You already have ${MAX_LIVE_TOKENS} live API tokens. Revoke the ones you no longer use first.` });
+        throw new AppError("conflict:token-limit", {
+          userMessage: `You already have ${MAX_LIVE_TOKENS} live API tokens. Revoke the ones you no longer use first.`,
+        });
       }
       const { token, record } = await issueToken({
         userId: actor.id,
@@ -129,7 +141,13 @@ export async function createToken(actor: Actor, meta: RequestMeta, input: Create
       });
       return { token, view: toView(record, now) };
     },
-    (r) => ({ tokenId: r.view.id, name: r.view.name, prefix: r.view.prefix, role: r.view.role, expiresAt: r.view.expiresAt }),
+    (r) => ({
+      tokenId: r.view.id,
+      name: r.view.name,
+      prefix: r.view.prefix,
+      role: r.view.role,
+      expiresAt: r.view.expiresAt,
+    }),
   );
 }
 

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { AppError, httpStatusOf } from "@/lib/errors";
-import { decideRate, retryAfterMs, tokenRateLimitError, tokenRateLimitOf, tokenRatePolicy, windowCapacity, windowOf } from "./rate";
+import {
+  decideRate,
+  retryAfterMs,
+  tokenRateLimitError,
+  tokenRateLimitOf,
+  tokenRatePolicy,
+  windowCapacity,
+  windowOf,
+} from "./rate";
 
 const P = { limit: 10, windowMs: 60_000 };
 
@@ -10,7 +18,8 @@ describe("token rate policy", () => {
     expect(tokenRatePolicy({ DLQ_API_RATE_PER_MINUTE: " 42 " })).toEqual({ limit: 42, windowMs: 60_000 });
   });
   it("refuses a value that is not a whole number in range", () => {
-    for (const v of ["0", "-1", "1.5", "abc", "100001"]) expect(() => tokenRatePolicy({ DLQ_API_RATE_PER_MINUTE: v }), v).toThrow(/DLQ_API_RATE_PER_MINUTE/);
+    for (const v of ["0", "-1", "1.5", "abc", "100001"])
+      expect(() => tokenRatePolicy({ DLQ_API_RATE_PER_MINUTE: v }), v).toThrow(/DLQ_API_RATE_PER_MINUTE/);
   });
 });
 

@@ -70,7 +70,12 @@ export function retryAfterMs(previous: number, current: number, elapsedMs: numbe
 export type RateDecision = { limited: false } | { limited: true; retryAfterMs: number };
 
 /** The pure decision for one request, given both windows' counts (as the store reads them). */
-export function decideRate(previous: number, current: number, elapsedMs: number, policy: TokenRatePolicy): RateDecision {
+export function decideRate(
+  previous: number,
+  current: number,
+  elapsedMs: number,
+  policy: TokenRatePolicy,
+): RateDecision {
   if (current < windowCapacity(previous, elapsedMs, policy)) return { limited: false };
   return { limited: true, retryAfterMs: retryAfterMs(previous, current, elapsedMs, policy) };
 }

@@ -32,7 +32,11 @@ function suite(name: string, open: Open) {
     let second: PrismaClient;
     let close: () => Promise<void>;
     const audits: AuditEntry[] = [];
-    const opts = (extra: BearerOptions = {}): BearerOptions => ({ db, audit: async (e) => void audits.push(e), ...extra });
+    const opts = (extra: BearerOptions = {}): BearerOptions => ({
+      db,
+      audit: async (e) => void audits.push(e),
+      ...extra,
+    });
 
     beforeAll(async () => {
       ({ db, second, close } = await open());
@@ -40,10 +44,22 @@ function suite(name: string, open: Open) {
     afterAll(async () => close?.());
 
     const user = async (role: Role) =>
-      db.user.create({ data: { email: `tok-${role}-${randomUUID().slice(0, 8)}@store.test`, role }, select: { id: true, email: true, role: true } });
+      db.user.create({
+        data: { email: `tok-${role}-${randomUUID().slice(0, 8)}@store.test`, role },
+        select: { id: true, email: true, role: true },
+      });
     const mint = async (userId: string, role: Role, opts2: { days?: number; createdAt?: Date; name?: string } = {}) => {
       const createdAt = opts2.createdAt ?? new Date();
-      return issueToken({ userId, name: opts2.name ?? "ci pipeline", role, createdAt, expiresAt: new Date(createdAt.getTime() + (opts2.days ?? 30) * DAY) }, db);
+      return issueToken(
+        {
+          userId,
+          name: opts2.name ?? "ci pipeline",
+          role,
+          createdAt,
+          expiresAt: new Date(createdAt.getTime() + (opts2.days ?? 30) * DAY),
+        },
+        db,
+      );
     };
     const refusal = async (p: Promise<unknown>) => {
       const e = await p.then(
@@ -61,10 +77,27 @@ function suite(name: string, open: Open) {
       expect(token).toMatch(/^dlqc_[0-9A-Za-z]{49}$/);
       expect(record.prefix).toBe(token.slice(0, 13));
       await actorFromBearer(`Bearer ${token}`, opts());
-      const rows = await db.$queryRawUnsafe<Array<Record<string, unknown>>>(`SELECT * FROM api_tokens WHERE id = $1::uuid`, record.id);
+      const rows = await db.$queryRawUnsafe<Array<Record<string, unknown>>>(
+        `SELECT * FROM api_tokens WHERE id = $1::uuid`,
+        record.id,
+      );
       expect(rows).toHaveLength(1);
       const columns = Object.keys(rows[0]);
-      expect(columns).toEqual(expect.arrayContaining(["id", "user_id", "name", "prefix", "hash", "role", "created_at", "expires_at", "last_used_at", "revoked_at", "revoked_by"]));
+      expect(columns).toEqual(
+        expect.arrayContaining([
+          "id",
+          "user_id",
+          "name",
+          "prefix",
+          "hash",
+          "role",
+          "created_at",
+          "expires_at",
+          "last_used_at",
+          "revoked_at",
+          "revoked_by",
+        ]),
+      );
       for (const [col, value] of Object.entries(rows[0])) {
         const text = value instanceof Date ? value.toISOString() : String(value);
         expect(text, col).not.toContain(token);
@@ -72,7 +105,10 @@ function suite(name: string, open: Open) {
         expect(text, col).not.toContain(token.slice(5, 30));
       }
       expect(rows[0].hash).toMatch(/^[0-9a-f]{64}$/);
-      const windows = await db.$queryRawUnsafe<Array<Record<string, unknown>>>(`SELECT * FROM api_token_windows WHERE token_id = $1::uuid`, record.id);
+      const windows = await db.$queryRawUnsafe<Array<Record<string, unknown>>>(
+        `SELECT * FROM api_token_windows WHERE token_id = $1::uuid`,
+        record.id,
+      );
       expect(windows).toHaveLength(1);
       for (const value of Object.values(windows[0])) expect(String(value)).not.toContain(token.slice(13));
     });
@@ -84,7 +120,8 @@ function suite(name: string, open: Open) {
       const got = await actorFromBearer(`Bearer ${token}`, opts({ now: t0 }));
       expect(got.tokenId).toBe(record.id);
       expect(got.actor).toMatchObject({ id: u.id, email: u.email, role: "operator", tokenId: record.id });
-      const used = async () => (await db.apiToken.findUniqueOrThrow({ where: { id: record.id } })).lastUsedAt?.getTime();
+      const used = async () =>
+        (await db.apiToken.findUniqueOrThrow({ where: { id: record.id } })).lastUsedAt?.getTime();
       expect(await used()).toBe(t0.getTime());
       await actorFromBearer(`bearer ${token}`, opts({ now: new Date(t0.getTime() + 30_000) }));
       expect(await used()).toBe(t0.getTime());
@@ -101,9 +138,15 @@ function suite(name: string, open: Open) {
       expect((await revokeToken(revoked.record.id, u.id, new Date(), u.id, db))?.changed).toBe(true);
 
       const answers = await Promise.all(
-        [undefined, "", "Basic abc", "Bearer nope", `Bearer ${mintToken()}`, `Bearer ${live.token.slice(0, -1)}x`, `Bearer ${revoked.token}`].map((h) =>
-          refusal(actorFromBearer(h, opts())),
-        ),
+        [
+          undefined,
+          "",
+          "Basic abc",
+          "Bearer nope",
+          `Bearer ${mintToken()}`,
+          `Bearer ${live.token.slice(0, -1)}x`,
+          `Bearer ${revoked.token}`,
+        ].map((h) => refusal(actorFromBearer(h, opts()))),
       );
       for (const a of answers) {
         expect(a.code).toBe("unauthorized:token");
@@ -139,7 +182,9 @@ function suite(name: string, open: Open) {
       await revokeToken(record.id, u.id, new Date(), null, db);
       const before = audits.length;
       const t0 = new Date();
-      await refusal(actorFromBearer(`Bearer ${token}`, opts({ now: t0, meta: { requestId: "req-refused", ip: "10.0.0.9" } })));
+      await refusal(
+        actorFromBearer(`Bearer ${token}`, opts({ now: t0, meta: { requestId: "req-refused", ip: "10.0.0.9" } })),
+      );
       await refusal(actorFromBearer(`Bearer ${token}`, opts({ now: new Date(t0.getTime() + 10_000) })));
       const mine = audits.slice(before);
       expect(mine).toHaveLength(1);
@@ -187,11 +232,15 @@ function suite(name: string, open: Open) {
         // A full window 1 s in: 59 s to the next one, where 20 × (60 − t)/60 + 1 ≤ 20 from t = 3 s.
         expect(tokenRateLimitOf(r)).toEqual({ retryAfterSeconds: 62 });
       }
-      const row = await second.apiTokenWindow.findUniqueOrThrow({ where: { tokenId_windowStart: { tokenId: record.id, windowStart: new Date(now.getTime() - 1_000) } } });
+      const row = await second.apiTokenWindow.findUniqueOrThrow({
+        where: { tokenId_windowStart: { tokenId: record.id, windowStart: new Date(now.getTime() - 1_000) } },
+      });
       expect(row.count).toBe(20);
       // Half way through the next window half of the previous one still counts: 10 more fit.
       const mid = new Date(now.getTime() - 1_000 + 90_000);
-      const next = await Promise.all(Array.from({ length: 12 }, (_, i) => takeTokenRequest(record.id, mid, policy, i % 2 ? second : db)));
+      const next = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => takeTokenRequest(record.id, mid, policy, i % 2 ? second : db)),
+      );
       expect(next.filter((d) => !d.limited)).toHaveLength(10);
     });
   });

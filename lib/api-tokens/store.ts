@@ -42,7 +42,10 @@ export async function issueToken(
   db: PrismaClient = getDb(),
 ): Promise<{ token: string; record: TokenRecord }> {
   const token = mintToken();
-  const record = await db.apiToken.create({ data: { ...input, prefix: displayPrefix(token), hash: tokenHash(token) }, select: RECORD });
+  const record = await db.apiToken.create({
+    data: { ...input, prefix: displayPrefix(token), hash: tokenHash(token) },
+    select: RECORD,
+  });
   return { token, record };
 }
 
@@ -52,7 +55,11 @@ export async function countLiveTokens(userId: string, now: Date, db: PrismaClien
 }
 
 /** Newest first; one user's, or everyone's. */
-export async function listTokens(filter: { userId?: string }, limit: number, db: PrismaClient = getDb()): Promise<TokenRecord[]> {
+export async function listTokens(
+  filter: { userId?: string },
+  limit: number,
+  db: PrismaClient = getDb(),
+): Promise<TokenRecord[]> {
   return db.apiToken.findMany({
     where: filter.userId ? { userId: filter.userId } : {},
     orderBy: [{ createdAt: "desc" }, { id: "asc" }],
@@ -66,7 +73,10 @@ export async function getToken(id: string, db: PrismaClient = getDb()): Promise<
 }
 
 /** Rows whose display prefix matches, with their hashes, for the constant-time comparison. */
-export async function tokensWithPrefix(prefix: string, db: PrismaClient = getDb()): Promise<Array<TokenRecord & { hash: string; lastRefusedAt: Date | null }>> {
+export async function tokensWithPrefix(
+  prefix: string,
+  db: PrismaClient = getDb(),
+): Promise<Array<TokenRecord & { hash: string; lastRefusedAt: Date | null }>> {
   return db.apiToken.findMany({ where: { prefix }, select: { ...RECORD, hash: true, lastRefusedAt: true }, take: 16 });
 }
 
@@ -82,7 +92,10 @@ export async function revokeToken(
   db: PrismaClient = getDb(),
 ): Promise<{ token: TokenRecord; changed: boolean } | null> {
   const where = ownerId ? { id, userId: ownerId } : { id };
-  const { count } = await db.apiToken.updateMany({ where: { ...where, revokedAt: null }, data: { revokedAt: now, revokedBy: by } });
+  const { count } = await db.apiToken.updateMany({
+    where: { ...where, revokedAt: null },
+    data: { revokedAt: now, revokedBy: by },
+  });
   const token = await db.apiToken.findFirst({ where, select: RECORD });
   return token ? { token, changed: count === 1 } : null;
 }
@@ -112,10 +125,20 @@ export async function markRefused(id: string, now: Date, db: PrismaClient = getD
  * The count is one INSERT … ON CONFLICT DO UPDATE … WHERE count < capacity: Postgres row-locks the
  * window's row, so requests racing on several replicas never let more through than the capacity.
  */
-export async function takeTokenRequest(tokenId: string, now: Date, policy: TokenRatePolicy, db: PrismaClient = getDb()): Promise<RateDecision> {
+export async function takeTokenRequest(
+  tokenId: string,
+  now: Date,
+  policy: TokenRatePolicy,
+  db: PrismaClient = getDb(),
+): Promise<RateDecision> {
   const { startMs, elapsedMs } = windowOf(now.getTime(), policy);
   const countAt = async (ms: number) =>
-    (await db.apiTokenWindow.findUnique({ where: { tokenId_windowStart: { tokenId, windowStart: new Date(ms) } }, select: { count: true } }))?.count ?? 0;
+    (
+      await db.apiTokenWindow.findUnique({
+        where: { tokenId_windowStart: { tokenId, windowStart: new Date(ms) } },
+        select: { count: true },
+      })
+    )?.count ?? 0;
   const previous = await countAt(startMs - policy.windowMs);
   const capacity = windowCapacity(previous, elapsedMs, policy);
   if (capacity >= 1) {

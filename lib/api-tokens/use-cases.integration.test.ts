@@ -42,9 +42,19 @@ describe("creating a token", () => {
   it("gives the raw token once, stores it hashed, and audits token.create with its id and name but never the secret", async () => {
     const m = meta();
     const name = `<img src=x onerror=alert(1)> deploy "bot" ${randomUUID().slice(0, 4)}`;
-    const { token, view } = await createToken(actors.operator!, m, { name: `  ${name} `, role: "operator", expiresInDays: 30 });
+    const { token, view } = await createToken(actors.operator!, m, {
+      name: `  ${name} `,
+      role: "operator",
+      expiresInDays: 30,
+    });
     expect(token).toMatch(/^dlqc_[0-9A-Za-z]{49}$/);
-    expect(view).toMatchObject({ name, role: "operator", state: "active", prefix: token.slice(0, 13), lastUsedAt: null });
+    expect(view).toMatchObject({
+      name,
+      role: "operator",
+      state: "active",
+      prefix: token.slice(0, 13),
+      lastUsedAt: null,
+    });
     expect(new Date(view.expiresAt).getTime() - new Date(view.createdAt).getTime()).toBe(30 * 86_400_000);
     expect(JSON.stringify(view)).not.toContain(token.slice(13));
 
@@ -64,12 +74,18 @@ describe("creating a token", () => {
     const e = await failure(createToken(actors.viewer!, m, { name: "escalate", role: "operator", expiresInDays: 7 }));
     expect(e.code).toBe("bad_request:token-role");
     expect(e.userMessage).toContain("viewer");
-    expect((await rowsOf(m.requestId)).map((r) => [r.action, r.outcome, r.details?.error])).toEqual([["token.create", "failure", "bad_request:token-role"]]);
+    expect((await rowsOf(m.requestId)).map((r) => [r.action, r.outcome, r.details?.error])).toEqual([
+      ["token.create", "failure", "bad_request:token-role"],
+    ]);
     expect((await listMyTokens(actors.viewer!, meta())).some((t) => t.name === "escalate")).toBe(false);
   });
 
   it("lets a viewer mint a viewer token, and refuses expiries over a year, empty names and unknown roles", async () => {
-    const { view } = await createToken(actors.viewer!, meta(), { name: "viewer's own", role: "viewer", expiresInDays: 365 });
+    const { view } = await createToken(actors.viewer!, meta(), {
+      name: "viewer's own",
+      role: "viewer",
+      expiresInDays: 365,
+    });
     expect(view.role).toBe("viewer");
     for (const bad of [
       { name: "x", role: "viewer", expiresInDays: 366 },
@@ -80,22 +96,35 @@ describe("creating a token", () => {
       { name: "x", role: "root", expiresInDays: 7 },
       null,
     ]) {
-      expect((await failure(createToken(actors.viewer!, meta(), bad as never))).code, JSON.stringify(bad)).toBe("bad_request:token");
+      expect((await failure(createToken(actors.viewer!, meta(), bad as never))).code, JSON.stringify(bad)).toBe(
+        "bad_request:token",
+      );
     }
   });
 });
 
 describe("using a token", () => {
   it("makes audit rows of the token's requests name it, on success and on refusal", async () => {
-    const { token, view } = await createToken(actors.operator!, meta(), { name: "script", role: "viewer", expiresInDays: 7 });
+    const { token, view } = await createToken(actors.operator!, meta(), {
+      name: "script",
+      role: "viewer",
+      expiresInDays: 7,
+    });
     const { actor } = await actorFromBearer(`Bearer ${token}`);
     expect(actor).toMatchObject({ id: actors.operator!.id, role: "viewer", tokenId: view.id });
 
     // A refusal: a viewer token of an operator cannot do what operators can.
     const denied = meta();
-    expect((await failure(authorize(actor, "redrive:sample", { action: "redrive.plan", meta: denied }))).code).toBe("forbidden:redrive:sample");
+    expect((await failure(authorize(actor, "redrive:sample", { action: "redrive.plan", meta: denied }))).code).toBe(
+      "forbidden:redrive:sample",
+    );
     const [d] = await rowsOf(denied.requestId);
-    expect(d).toMatchObject({ action: "redrive.plan", outcome: "denied", actorRole: "viewer", actorId: actors.operator!.id });
+    expect(d).toMatchObject({
+      action: "redrive.plan",
+      outcome: "denied",
+      actorRole: "viewer",
+      actorId: actors.operator!.id,
+    });
     expect(d.details).toMatchObject({ tokenId: view.id, permission: "redrive:sample" });
 
     // A success: the token revokes itself.
@@ -109,9 +138,15 @@ describe("using a token", () => {
   });
 
   it("will not mint a token with a token", async () => {
-    const { token } = await createToken(actors.admin!, meta(), { name: "admin script", role: "admin", expiresInDays: 7 });
+    const { token } = await createToken(actors.admin!, meta(), {
+      name: "admin script",
+      role: "admin",
+      expiresInDays: 7,
+    });
     const { actor } = await actorFromBearer(`Bearer ${token}`);
-    expect((await failure(createToken(actor, meta(), { name: "child", role: "viewer", expiresInDays: 365 }))).code).toBe("forbidden:token-from-token");
+    expect(
+      (await failure(createToken(actor, meta(), { name: "child", role: "viewer", expiresInDays: 365 }))).code,
+    ).toBe("forbidden:token-from-token");
   });
 });
 
@@ -127,15 +162,26 @@ describe("listing and revoking", () => {
   });
 
   it("lets an admin list everyone's tokens with their owners and revoke any, audited with the owner", async () => {
-    const { view } = await createToken(actors.operator!, meta(), { name: "operator's pipeline", role: "operator", expiresInDays: 90 });
+    const { view } = await createToken(actors.operator!, meta(), {
+      name: "operator's pipeline",
+      role: "operator",
+      expiresInDays: 90,
+    });
     const all = await listAllTokens(actors.admin!, meta());
-    expect(all.find((t) => t.id === view.id)).toMatchObject({ userEmail: actors.operator!.email, state: "active", revokedByEmail: null });
+    expect(all.find((t) => t.id === view.id)).toMatchObject({
+      userEmail: actors.operator!.email,
+      state: "active",
+      revokedByEmail: null,
+    });
     const m = meta();
     const revoked = await revokeAnyToken(actors.admin!, m, { id: view.id });
     expect(revoked.state).toBe("revoked");
     const [row] = await rowsOf(m.requestId);
     expect(row.details).toMatchObject({ tokenId: view.id, name: "operator's pipeline", ownerId: actors.operator!.id });
-    expect((await listAllTokens(actors.admin!, meta())).find((t) => t.id === view.id)).toMatchObject({ state: "revoked", revokedByEmail: actors.admin!.email });
+    expect((await listAllTokens(actors.admin!, meta())).find((t) => t.id === view.id)).toMatchObject({
+      state: "revoked",
+      revokedByEmail: actors.admin!.email,
+    });
     const db = getDb();
     expect((await db.apiToken.findUniqueOrThrow({ where: { id: view.id } })).revokedBy).toBe(actors.admin!.id);
   });
@@ -148,7 +194,9 @@ describe("listing and revoking", () => {
       expect((await rowsOf(m1.requestId)).map((r) => [r.action, r.outcome])).toEqual([["token.list_all", "denied"]]);
       const m2 = meta();
       expect((await failure(revokeAnyToken(actors[role]!, m2, { id: view.id }))).code).toBe("forbidden:tokens:manage");
-      expect((await rowsOf(m2.requestId)).map((r) => [r.action, r.outcome, r.target])).toEqual([["token.revoke", "denied", view.id]]);
+      expect((await rowsOf(m2.requestId)).map((r) => [r.action, r.outcome, r.target])).toEqual([
+        ["token.revoke", "denied", view.id],
+      ]);
     }
     expect((await listMyTokens(actors.admin!, meta())).find((t) => t.id === view.id)?.state).toBe("active");
   });

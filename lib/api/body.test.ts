@@ -6,7 +6,12 @@ import { MAX_BODY_BYTES, parseBody } from "./body";
 const schema = z.object({ queue: z.string().min(1), count: z.number().int() });
 
 function request(body: BodyInit | null, headers: Record<string, string> = { "content-type": "application/json" }) {
-  return new Request("http://127.0.0.1/api/v1/x", { method: "POST", body, headers, ...(body instanceof ReadableStream ? { duplex: "half" } : {}) } as RequestInit);
+  return new Request("http://127.0.0.1/api/v1/x", {
+    method: "POST",
+    body,
+    headers,
+    ...(body instanceof ReadableStream ? { duplex: "half" } : {}),
+  } as RequestInit);
 }
 
 async function refusal(req: Request) {
@@ -20,7 +25,10 @@ async function refusal(req: Request) {
 
 describe("parseBody", () => {
   it("parses JSON with the operation's schema", async () => {
-    expect(await parseBody(schema, request(JSON.stringify({ queue: "orders.dlq", count: 3 })))).toEqual({ queue: "orders.dlq", count: 3 });
+    expect(await parseBody(schema, request(JSON.stringify({ queue: "orders.dlq", count: 3 })))).toEqual({
+      queue: "orders.dlq",
+      count: 3,
+    });
   });
 
   it("names the fields that fail the schema, never the values sent", async () => {
@@ -33,7 +41,9 @@ describe("parseBody", () => {
 
   it("refuses a body that is not JSON, or not sent as JSON", async () => {
     expect((await refusal(request("{queue:"))).userMessage).toBe("The body is not valid JSON.");
-    expect((await refusal(request(JSON.stringify({ queue: "q", count: 1 }), { "content-type": "text/plain" }))).userMessage).toContain("Content-Type: application/json");
+    expect(
+      (await refusal(request(JSON.stringify({ queue: "q", count: 1 }), { "content-type": "text/plain" }))).userMessage,
+    ).toContain("Content-Type: application/json");
   });
 
   it("stops reading a body past the cap, declared or streamed without a length", async () => {

@@ -12,7 +12,10 @@ export const MAX_BODY_BYTES = 64 * 1024;
  */
 export async function parseBody<S extends z.ZodType>(schema: S, req: Request): Promise<z.output<S>> {
   const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-  if (type !== "application/json") throw new AppError("bad_request:body", { userMessage: "Send the body as JSON with `Content-Type: application/json`." });
+  if (type !== "application/json")
+    throw new AppError("bad_request:body", {
+      userMessage: "Send the body as JSON with `Content-Type: application/json`.",
+    });
   const text = await readCapped(req, MAX_BODY_BYTES);
   if (text === null) throw tooLarge();
   let raw: unknown;

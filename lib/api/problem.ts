@@ -15,7 +15,10 @@ export const problemSchema = z
       .number()
       .int()
       .optional()
-      .meta({ description: "On `conflict:count`: the number of letters the selection holds now (plan again, review it, and confirm that count)." }),
+      .meta({
+        description:
+          "On `conflict:count`: the number of letters the selection holds now (plan again, review it, and confirm that count).",
+      }),
   })
   .meta({ id: "Problem" });
 export type Problem = z.infer<typeof problemSchema>;
@@ -32,7 +35,8 @@ const TITLES: Record<ErrorType, string> = {
   internal: "Internal server error",
 };
 
-const INTERNAL_DETAIL = "Something went wrong on the server. The error was logged under this request id; tell the console's owners if it persists.";
+const INTERNAL_DETAIL =
+  "Something went wrong on the server. The error was logged under this request id; tell the console's owners if it persists.";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { openApiDocument } from "@/lib/api/registry";
 import "@/lib/api/v1";
-import { curlFor, exampleValue, fieldTree, referenceView, TOKEN_PLACEHOLDER, type FieldNode, type OpenApiDoc } from "./reference";
+import {
+  curlFor,
+  exampleValue,
+  fieldTree,
+  referenceView,
+  TOKEN_PLACEHOLDER,
+  type FieldNode,
+  type OpenApiDoc,
+} from "./reference";
 
 /** The API reference page's model, from a small hand-written document and from the real one. */
 const doc: OpenApiDoc = {
@@ -10,8 +18,19 @@ const doc: OpenApiDoc = {
   components: {
     securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "A token." } },
     schemas: {
-      Problem: { type: "object", properties: { status: { type: "integer" }, detail: { type: "string" } }, required: ["status", "detail"] },
-      Node: { type: "object", properties: { id: { type: "string", format: "uuid" }, next: { anyOf: [{ $ref: "#/components/schemas/Node" }, { type: "null" }] } }, required: ["id"] },
+      Problem: {
+        type: "object",
+        properties: { status: { type: "integer" }, detail: { type: "string" } },
+        required: ["status", "detail"],
+      },
+      Node: {
+        type: "object",
+        properties: {
+          id: { type: "string", format: "uuid" },
+          next: { anyOf: [{ $ref: "#/components/schemas/Node" }, { type: "null" }] },
+        },
+        required: ["id"],
+      },
       Start: {
         type: "object",
         properties: {
@@ -33,10 +52,19 @@ const doc: OpenApiDoc = {
         parameters: [
           { name: "id", in: "path", required: true, schema: { type: "string" } },
           { name: "view", in: "query", required: true, schema: { type: "string", enum: ["full", "short"] } },
-          { name: "limit", in: "query", required: false, description: "Rows per page.", schema: { type: "integer", minimum: 1, maximum: 500, default: 100 } },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            description: "Rows per page.",
+            schema: { type: "integer", minimum: 1, maximum: 500, default: 100 },
+          },
         ],
         responses: {
-          "404": { description: "Not found.", content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } },
+          "404": {
+            description: "Not found.",
+            content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+          },
           "200": {
             description: "OK",
             content: {
@@ -52,11 +80,22 @@ const doc: OpenApiDoc = {
         operationId: "start",
         summary: "Start",
         tags: ["Starts"],
-        requestBody: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/Start" } } } },
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { $ref: "#/components/schemas/Start" } } },
+        },
         responses: { "202": { description: "Accepted" } },
       },
     },
-    "/api/v1/doc": { get: { operationId: "doc", summary: "Document", tags: ["Document"], security: [], responses: { "200": { description: "OK" } } } },
+    "/api/v1/doc": {
+      get: {
+        operationId: "doc",
+        summary: "Document",
+        tags: ["Document"],
+        security: [],
+        responses: { "200": { description: "OK" } },
+      },
+    },
   },
 };
 
@@ -67,16 +106,29 @@ describe("fieldTree", () => {
     const tree = fieldTree(doc, { type: "array", items: { $ref: "#/components/schemas/Node" } });
     expect(tree.type).toBe("Node[]");
     expect(find(tree, "id")).toMatchObject({ type: "string", format: "uuid", required: true, nullable: false });
-    expect(find(tree, "next")).toMatchObject({ type: "Node", ref: "Node", nullable: true, required: false, circular: true, children: [] });
+    expect(find(tree, "next")).toMatchObject({
+      type: "Node",
+      ref: "Node",
+      nullable: true,
+      required: false,
+      circular: true,
+      children: [],
+    });
     const start = fieldTree(doc, { $ref: "#/components/schemas/Start" });
-    expect(find(start, "queue")).toMatchObject({ description: "The DLQ.", constraints: ["1–200 chars"], required: true });
+    expect(find(start, "queue")).toMatchObject({
+      description: "The DLQ.",
+      constraints: ["1–200 chars"],
+      required: true,
+    });
     expect(find(start, "mode")?.enumValues).toEqual(["sample", "bulk"]);
     expect(find(start, "rate")).toMatchObject({ defaultValue: "50", constraints: ["≥ 1"] });
     expect(find(start, "note")).toMatchObject({ type: "string", nullable: true });
   });
 
   it("shows a map's values as a [key] child and an object of any keys as such", () => {
-    expect(fieldTree(doc, { type: "object", additionalProperties: { type: "integer" } }).children).toEqual([expect.objectContaining({ name: "[key]", type: "integer" })]);
+    expect(fieldTree(doc, { type: "object", additionalProperties: { type: "integer" } }).children).toEqual([
+      expect.objectContaining({ name: "[key]", type: "integer" }),
+    ]);
     expect(fieldTree(doc, { type: "object", additionalProperties: {} }).type).toBe("object (any keys)");
   });
 });
@@ -96,9 +148,22 @@ describe("curl lines", () => {
 
   it("quote a body for the shell", () => {
     const d: OpenApiDoc = { info: { title: "", version: "" }, paths: {} };
-    expect(curlFor(d, "post", "/x", { requestBody: { content: { "application/json": { schema: { type: "object", properties: { a: { const: "it's" } }, required: ["a"] } } } } }, true, [])).toContain(
-      `-d '{"a":"it'\\''s"}'`,
-    );
+    expect(
+      curlFor(
+        d,
+        "post",
+        "/x",
+        {
+          requestBody: {
+            content: {
+              "application/json": { schema: { type: "object", properties: { a: { const: "it's" } }, required: ["a"] } },
+            },
+          },
+        },
+        true,
+        [],
+      ),
+    ).toContain(`-d '{"a":"it'\\''s"}'`);
     expect(exampleValue(d, { type: "integer", exclusiveMinimum: 0 })).toBe(1);
   });
 });
@@ -114,13 +179,21 @@ describe("referenceView", () => {
       ["view", "query", true],
       ["limit", "query", false],
     ]);
-    expect(get.parameters[2]).toMatchObject({ type: "integer", description: "Rows per page.", defaultValue: "100", constraints: ["≥ 1", "≤ 500"] });
+    expect(get.parameters[2]).toMatchObject({
+      type: "integer",
+      description: "Rows per page.",
+      defaultValue: "100",
+      constraints: ["≥ 1", "≤ 500"],
+    });
     expect(get.responses.map((r) => [r.status, r.problem])).toEqual([
       ["200", false],
       ["404", true],
     ]);
     expect(get.responses[0].content.map((c) => c.mediaType)).toEqual(["application/json", "text/csv"]);
-    expect(view.tags[1].operations[0].requestBody).toMatchObject({ required: true, content: [{ mediaType: "application/json", schema: { type: "Start", ref: "Start" } }] });
+    expect(view.tags[1].operations[0].requestBody).toMatchObject({
+      required: true,
+      content: [{ mediaType: "application/json", schema: { type: "Start", ref: "Start" } }],
+    });
     expect(view.tags[2].operations[0].public).toBe(true);
     expect(view.auth).toEqual([{ name: "bearer", type: "http", scheme: "bearer", description: "A token." }]);
     expect(view.problem?.children.map((c) => c.name)).toEqual(["status", "detail"]);
@@ -139,12 +212,16 @@ describe("referenceView", () => {
     const walk = (n: FieldNode | null) => {
       if (!n) return;
       const schema = n.ref ? real.components?.schemas?.[n.ref] : null;
-      if (schema && (schema.properties as object | undefined) && n.children.length === 0 && !n.circular) unexpanded.push(n.ref!);
+      if (schema && (schema.properties as object | undefined) && n.children.length === 0 && !n.circular)
+        unexpanded.push(n.ref!);
       n.children.forEach(walk);
     };
-    for (const t of view.tags) for (const o of t.operations) for (const r of o.responses) for (const c of r.content) walk(c.schema);
+    for (const t of view.tags)
+      for (const o of t.operations) for (const r of o.responses) for (const c of r.content) walk(c.schema);
     expect(unexpanded).toEqual([]);
-    expect(view.problem?.children.map((c) => c.name)).toEqual(expect.arrayContaining(["type", "title", "status", "detail", "instance", "code"]));
+    expect(view.problem?.children.map((c) => c.name)).toEqual(
+      expect.arrayContaining(["type", "title", "status", "detail", "instance", "code"]),
+    );
     for (const t of view.tags) for (const o of t.operations) expect(o.curl).not.toMatch(/dlqc_/);
   });
 });
@@ -153,8 +230,16 @@ describe("unions", () => {
   it("name each variant by the field that tells it apart", () => {
     const tree = fieldTree(doc, {
       oneOf: [
-        { type: "object", properties: { kind: { type: "string", enum: ["group"] }, groupKey: { type: "string" } }, required: ["kind", "groupKey"] },
-        { type: "object", properties: { kind: { type: "string", const: "letters" }, ids: { type: "array", items: { type: "string" } } }, required: ["kind"] },
+        {
+          type: "object",
+          properties: { kind: { type: "string", enum: ["group"] }, groupKey: { type: "string" } },
+          required: ["kind", "groupKey"],
+        },
+        {
+          type: "object",
+          properties: { kind: { type: "string", const: "letters" }, ids: { type: "array", items: { type: "string" } } },
+          required: ["kind"],
+        },
       ],
       discriminator: { propertyName: "kind" },
     });

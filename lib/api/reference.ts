@@ -37,7 +37,14 @@ interface OperationObject {
   security?: Array<Record<string, string[]>>;
   parameters?: ParameterObject[];
   requestBody?: { required?: boolean; content?: Record<string, MediaObject> };
-  responses?: Record<string, { description?: string; content?: Record<string, MediaObject>; headers?: Record<string, { description?: string; schema?: JsonSchema }> }>;
+  responses?: Record<
+    string,
+    {
+      description?: string;
+      content?: Record<string, MediaObject>;
+      headers?: Record<string, { description?: string; schema?: JsonSchema }>;
+    }
+  >;
 }
 
 /** One field of a schema, as the page shows it: what it is called, what it holds, what it means. */
@@ -145,7 +152,14 @@ function constraintsOf(s: JsonSchema): string[] {
  * itself is named, not expanded), `["string", "null"]` and `anyOf [X, null]` read as a nullable X,
  * arrays as "X[]" with X's fields, maps as a "[key]" child.
  */
-export function fieldTree(doc: OpenApiDoc, schema: JsonSchema | undefined, name: string | null = null, required = false, seen: readonly string[] = [], depth = 0): FieldNode {
+export function fieldTree(
+  doc: OpenApiDoc,
+  schema: JsonSchema | undefined,
+  name: string | null = null,
+  required = false,
+  seen: readonly string[] = [],
+  depth = 0,
+): FieldNode {
   const node: FieldNode = {
     name,
     type: "any",
@@ -169,7 +183,12 @@ export function fieldTree(doc: OpenApiDoc, schema: JsonSchema | undefined, name:
     const target = doc.components?.schemas?.[ref];
     const inner = fieldTree(doc, target, name, required, [...seen, ref], depth + 1);
     // The description at the place of use says more about this field than the component's own.
-    return { ...inner, ref, type: inner.type === "object" || inner.type === "any" ? ref : inner.type, description: node.description ?? inner.description };
+    return {
+      ...inner,
+      ref,
+      type: inner.type === "object" || inner.type === "any" ? ref : inner.type,
+      description: node.description ?? inner.description,
+    };
   }
 
   const variants = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
@@ -190,7 +209,10 @@ export function fieldTree(doc: OpenApiDoc, schema: JsonSchema | undefined, name:
         const child = fieldTree(doc, v, null, false, seen, depth + 1);
         // A variant is best named by the field that tells it apart (kind: "filter").
         const tagField = child.children.find((c) => c.enumValues?.length === 1 && (disc ? c.name === disc : true));
-        return { ...child, name: tagField ? `${tagField.name} = "${tagField.enumValues![0]}"` : (child.ref ?? `variant ${i + 1}`) };
+        return {
+          ...child,
+          name: tagField ? `${tagField.name} = "${tagField.enumValues![0]}"` : (child.ref ?? `variant ${i + 1}`),
+        };
       }),
     };
   }
@@ -231,14 +253,21 @@ export function fieldTree(doc: OpenApiDoc, schema: JsonSchema | undefined, name:
     const req = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
     node.children = Object.entries(props).map(([k, v]) => fieldTree(doc, v, k, req.has(k), seen, depth + 1));
     const extra = schema.additionalProperties;
-    if (extra && typeof extra === "object" && Object.keys(extra).length) node.children.push(fieldTree(doc, extra as JsonSchema, "[key]", false, seen, depth + 1));
-    else if (extra === true || (extra && typeof extra === "object") || (!schema.properties && extra === undefined)) node.type = "object (any keys)";
+    if (extra && typeof extra === "object" && Object.keys(extra).length)
+      node.children.push(fieldTree(doc, extra as JsonSchema, "[key]", false, seen, depth + 1));
+    else if (extra === true || (extra && typeof extra === "object") || (!schema.properties && extra === undefined))
+      node.type = "object (any keys)";
   }
   return node;
 }
 
 /** A value of the schema's shape for a request example: required fields only, enums' first value. */
-export function exampleValue(doc: OpenApiDoc, schema: JsonSchema | undefined, seen: readonly string[] = [], depth = 0): unknown {
+export function exampleValue(
+  doc: OpenApiDoc,
+  schema: JsonSchema | undefined,
+  seen: readonly string[] = [],
+  depth = 0,
+): unknown {
   if (!schema || depth > MAX_DEPTH) return null;
   if (schema.default !== undefined) return schema.default;
   if (typeof schema.$ref === "string") {
@@ -246,7 +275,13 @@ export function exampleValue(doc: OpenApiDoc, schema: JsonSchema | undefined, se
     return seen.includes(ref) ? null : exampleValue(doc, doc.components?.schemas?.[ref], [...seen, ref], depth + 1);
   }
   const variants = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
-  if (Array.isArray(variants)) return exampleValue(doc, variants.find((v) => v?.type !== "null"), seen, depth + 1);
+  if (Array.isArray(variants))
+    return exampleValue(
+      doc,
+      variants.find((v) => v?.type !== "null"),
+      seen,
+      depth + 1,
+    );
   if (Array.isArray(schema.enum)) return schema.enum.find((v) => v !== null) ?? null;
   if (schema.const !== undefined) return schema.const;
   const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
@@ -255,17 +290,27 @@ export function exampleValue(doc: OpenApiDoc, schema: JsonSchema | undefined, se
     case "object": {
       const req = Array.isArray(schema.required) ? (schema.required as string[]) : [];
       const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
-      return Object.fromEntries(req.filter((k) => props[k]).map((k) => [k, exampleValue(doc, props[k], seen, depth + 1)]));
+      return Object.fromEntries(
+        req.filter((k) => props[k]).map((k) => [k, exampleValue(doc, props[k], seen, depth + 1)]),
+      );
     }
     case "array":
       return [];
     case "integer":
     case "number":
-      return typeof schema.minimum === "number" ? schema.minimum : typeof schema.exclusiveMinimum === "number" ? schema.exclusiveMinimum + 1 : 1;
+      return typeof schema.minimum === "number"
+        ? schema.minimum
+        : typeof schema.exclusiveMinimum === "number"
+          ? schema.exclusiveMinimum + 1
+          : 1;
     case "boolean":
       return false;
     case "string":
-      return schema.format === "date-time" ? "2026-01-01T00:00:00Z" : schema.format === "uuid" ? "00000000-0000-0000-0000-000000000000" : "…";
+      return schema.format === "date-time"
+        ? "2026-01-01T00:00:00Z"
+        : schema.format === "uuid"
+          ? "00000000-0000-0000-0000-000000000000"
+          : "…";
     default:
       return null;
   }
@@ -279,10 +324,20 @@ const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
  * reader sets (the page never holds a token), path parameters as {name} to fill in, required query
  * parameters with an example value, and a body of the required fields.
  */
-export function curlFor(doc: OpenApiDoc, method: string, path: string, op: OperationObject, isPublic: boolean, params: ParameterView[]): string {
+export function curlFor(
+  doc: OpenApiDoc,
+  method: string,
+  path: string,
+  op: OperationObject,
+  isPublic: boolean,
+  params: ParameterView[],
+): string {
   const query = params
     .filter((p) => p.in === "query" && p.required)
-    .map((p) => `${encodeURIComponent(p.name)}=${p.enumValues?.[0] ?? p.defaultValue?.replaceAll('"', "") ?? `<${p.name}>`}`);
+    .map(
+      (p) =>
+        `${encodeURIComponent(p.name)}=${p.enumValues?.[0] ?? p.defaultValue?.replaceAll('"', "") ?? `<${p.name}>`}`,
+    );
   const url = `${BASE_PLACEHOLDER}${path}${query.length ? `?${query.join("&")}` : ""}`;
   const lines = [`curl -sS${method === "get" ? "" : ` -X ${method.toUpperCase()}`}`];
   if (!isPublic) lines.push(`-H "Authorization: Bearer ${TOKEN_PLACEHOLDER}"`);
@@ -311,7 +366,10 @@ function parameterView(doc: OpenApiDoc, p: ParameterObject): ParameterView {
 }
 
 function contentViews(doc: OpenApiDoc, content: Record<string, MediaObject> | undefined): ContentView[] {
-  return Object.entries(content ?? {}).map(([mediaType, m]) => ({ mediaType, schema: m.schema ? fieldTree(doc, m.schema) : null }));
+  return Object.entries(content ?? {}).map(([mediaType, m]) => ({
+    mediaType,
+    schema: m.schema ? fieldTree(doc, m.schema) : null,
+  }));
 }
 
 /** The whole page's model: tags in the order their first operation appears, operations in document order. */
@@ -333,7 +391,9 @@ export function referenceView(doc: OpenApiDoc): ReferenceView {
         description: str(op.description),
         public: isPublic,
         parameters,
-        requestBody: op.requestBody ? { required: Boolean(op.requestBody.required), content: contentViews(doc, op.requestBody.content) } : null,
+        requestBody: op.requestBody
+          ? { required: Boolean(op.requestBody.required), content: contentViews(doc, op.requestBody.content) }
+          : null,
         responses: Object.entries(op.responses ?? {})
           .sort(([a], [b]) => a.localeCompare(b))
           .map(([status, r]) => ({
@@ -341,7 +401,11 @@ export function referenceView(doc: OpenApiDoc): ReferenceView {
             description: r.description ?? "",
             problem: Object.keys(r.content ?? {}).includes(PROBLEM_MEDIA_TYPE),
             content: contentViews(doc, r.content),
-            headers: Object.entries(r.headers ?? {}).map(([name, h]) => ({ name, description: str(h.description), type: fieldTree(doc, h.schema).type })),
+            headers: Object.entries(r.headers ?? {}).map(([name, h]) => ({
+              name,
+              description: str(h.description),
+              type: fieldTree(doc, h.schema).type,
+            })),
           })),
         curl: curlFor(doc, method, path, op, isPublic, parameters),
       };
@@ -353,7 +417,12 @@ export function referenceView(doc: OpenApiDoc): ReferenceView {
     title: doc.info.title,
     version: doc.info.version,
     description: str(doc.info.description),
-    auth: Object.entries(doc.components?.securitySchemes ?? {}).map(([name, s]) => ({ name, type: s.type, scheme: str(s.scheme), description: str(s.description) })),
+    auth: Object.entries(doc.components?.securitySchemes ?? {}).map(([name, s]) => ({
+      name,
+      type: s.type,
+      scheme: str(s.scheme),
+      description: str(s.description),
+    })),
     problem: problemSchema ? { ...fieldTree(doc, { $ref: "#/components/schemas/Problem" }), name: null } : null,
     tags: [...tags].map(([name, operations]) => ({ name, operations })),
   };

@@ -100,14 +100,25 @@ export function openApiDocument(info: { version: string }) {
             ...Object.fromEntries(Object.entries(op.alsoAs ?? {}).map(([type, schema]) => [type, { schema }])),
           },
         },
-        ...Object.fromEntries((op.otherSuccess ?? []).map((o) => [o.status, { description: o.description, content: { "application/json": { schema: op.response } } }])),
+        ...Object.fromEntries(
+          (op.otherSuccess ?? []).map((o) => [
+            o.status,
+            { description: o.description, content: { "application/json": { schema: op.response } } },
+          ]),
+        ),
         ...Object.fromEntries(
           problems.map((s) => [
             s,
             {
               description: PROBLEM_TEXT[s] ?? "Problem",
               content: { [PROBLEM_CONTENT_TYPE]: { schema: problemSchema } },
-              ...(s === 429 ? { headers: { "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" as const } } } } : {}),
+              ...(s === 429
+                ? {
+                    headers: {
+                      "Retry-After": { description: "Seconds to wait.", schema: { type: "integer" as const } },
+                    },
+                  }
+                : {}),
             },
           ]),
         ),
@@ -116,7 +127,11 @@ export function openApiDocument(info: { version: string }) {
   }
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",
-    info: { title: "DLQ Console API", version: info.version, description: "Versioned API of the DLQ Console. Errors are problem details (RFC 9457)." },
+    info: {
+      title: "DLQ Console API",
+      version: info.version,
+      description: "Versioned API of the DLQ Console. Errors are problem details (RFC 9457).",
+    },
     servers: [{ url: "/" }],
     security: [{ bearer: [] }],
   });

@@ -10,7 +10,12 @@ import { problemResponse } from "./problem";
 import { parseQuery } from "./query";
 import type { ApiOperation } from "./registry";
 
-export type ApiHandler<P> = (actor: Actor & { tokenId: string }, meta: RequestMeta, req: Request, params: P) => Promise<Response>;
+export type ApiHandler<P> = (
+  actor: Actor & { tokenId: string },
+  meta: RequestMeta,
+  req: Request,
+  params: P,
+) => Promise<Response>;
 
 /**
  * A route handler under app/api/v1: the caller is the token in `Authorization: Bearer` and nothing
@@ -61,7 +66,12 @@ export interface OperationInput<P, Q, B> {
  * The guard is the first check, not the only one: the use case the handler calls authorizes again
  * (with the DLQ it concerns) and audits the outcome, as it does for the pages.
  */
-export function operationRoute<Q extends z.ZodObject | undefined, R extends z.ZodType, P extends z.ZodObject | undefined, B extends z.ZodType | undefined>(
+export function operationRoute<
+  Q extends z.ZodObject | undefined,
+  R extends z.ZodType,
+  P extends z.ZodObject | undefined,
+  B extends z.ZodType | undefined,
+>(
   op: ApiOperation<Q, R, P, B>,
   guard: { permission: Permission; action: string } | null,
   handler: (input: OperationInput<Parsed<P>, Parsed<Q>, Parsed<B>>) => Promise<z.input<R> | Response>,

@@ -24,9 +24,17 @@ const users: Partial<Record<Role, { id: string; token: string; tokenId: string; 
 beforeAll(async () => {
   const tag = randomUUID().slice(0, 8);
   for (const role of MATRIX_ROLES) {
-    const u = await createUser({ email: `${role}-${tag}@v1-matrix.test`, role, password: `${role}-v1-matrix-password` });
+    const u = await createUser({
+      email: `${role}-${tag}@v1-matrix.test`,
+      role,
+      password: `${role}-v1-matrix-password`,
+    });
     const actor = { id: u.id, email: u.email, name: null, role };
-    const { token, view } = await createToken(actor, { requestId: `setup-${randomUUID()}`, ip: null }, { name: `v1 matrix ${role}`, role, expiresInDays: 1 });
+    const { token, view } = await createToken(
+      actor,
+      { requestId: `setup-${randomUUID()}`, ip: null },
+      { name: `v1 matrix ${role}`, role, expiresInDays: 1 },
+    );
     const sid = await createSession({ userId: u.id, method: "credentials", ip: "127.0.0.1" });
     const jwt = await encode({ token: { sub: u.id, sid, email: u.email }, secret: process.env.NEXTAUTH_SECRET! });
     users[role] = { id: u.id, token, tokenId: view.id, cookie: `${sessionCookieName()}=${jwt}` };
@@ -42,13 +50,18 @@ async function call(row: RouteRow, auth: { token?: string; cookie?: string }, re
   const headers = new Headers({ "x-request-id": requestId, "x-forwarded-for": "127.0.0.1", origin: ORIGIN });
   if (auth.token) headers.set("authorization", `Bearer ${auth.token}`);
   if (auth.cookie) headers.set("cookie", auth.cookie);
-  const mod = (await import(path.join(ROOT, `app/${row.file}`))) as Record<string, (req: Request, ctx: unknown) => Promise<Response>>;
+  const mod = (await import(path.join(ROOT, `app/${row.file}`))) as Record<
+    string,
+    (req: Request, ctx: unknown) => Promise<Response>
+  >;
   let body: string | undefined;
   if (row.body !== undefined) {
     headers.set("content-type", "application/json");
     body = JSON.stringify(row.body);
   }
-  const res = await mod[row.method](new Request(`${ORIGIN}${row.url}`, { method: row.method, headers, body }), { params: Promise.resolve(row.params ?? {}) });
+  const res = await mod[row.method](new Request(`${ORIGIN}${row.url}`, { method: row.method, headers, body }), {
+    params: Promise.resolve(row.params ?? {}),
+  });
   const text = await res.text();
   let json: Record<string, unknown> = {};
   try {
@@ -64,12 +77,16 @@ const denialsOf = (requestId: string) => getDb().auditEvent.findMany({ where: { 
 describe("v1 token matrix", () => {
   it("has a row for every v1 route, and only v1 routes", () => {
     const v1 = discover().routes.filter((r) => r.file.startsWith("api/v1/"));
-    expect(v1.map((r) => `${r.method} ${r.file}`).sort()).toEqual(TOKEN_MATRIX.map((r) => `${r.method} ${r.file}`).sort());
+    expect(v1.map((r) => `${r.method} ${r.file}`).sort()).toEqual(
+      TOKEN_MATRIX.map((r) => `${r.method} ${r.file}`).sort(),
+    );
   });
 
   it("agrees with the permissions table", () => {
     for (const row of TOKEN_MATRIX.filter((r) => !r.public)) {
-      expect([...row.roles].sort(), rowKey(row)).toEqual([...(PERMISSIONS[row.permission as Permission] as readonly string[])].sort());
+      expect([...row.roles].sort(), rowKey(row)).toEqual(
+        [...(PERMISSIONS[row.permission as Permission] as readonly string[])].sort(),
+      );
     }
   });
 });

@@ -7,7 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createToken } from "@/lib/api-tokens";
 import { sessionCookieName } from "@/lib/auth/config";
 import { createSession } from "@/lib/auth/sessions";
-import { auditRowsOf, callV1, expectDocumented as documented, v1Document, v1Users, type V1Handler, type V1User } from "@/test/api-v1";
+import {
+  auditRowsOf,
+  callV1,
+  expectDocumented as documented,
+  v1Document,
+  v1Users,
+  type V1Handler,
+  type V1User,
+} from "@/test/api-v1";
 import { GET as auditGET } from "@/app/api/v1/audit/route";
 import { GET as dlqsGET } from "@/app/api/v1/dlqs/route";
 import { GET as openapiGET } from "@/app/api/v1/openapi.json/route";
@@ -33,7 +41,10 @@ beforeAll(async () => {
     tokens[role] = { token: users[role].token, id: users[role].tokenId };
   }
   const sid = await createSession({ userId: actors.viewer.id, method: "credentials", ip: "127.0.0.1" });
-  const jwt = await encode({ token: { sub: actors.viewer.id, sid, email: actors.viewer.email }, secret: process.env.NEXTAUTH_SECRET! });
+  const jwt = await encode({
+    token: { sub: actors.viewer.id, sid, email: actors.viewer.email },
+    secret: process.env.NEXTAUTH_SECRET!,
+  });
   viewerCookie = `${sessionCookieName()}=${jwt}`;
 });
 
@@ -42,9 +53,11 @@ afterAll(async () => {
   await closeAllAdapters().catch(() => undefined);
 });
 
-const call = (handler: Handler, url: string, opts: { token?: string; cookie?: string; authorization?: string } = {}) => callV1(handler, url, opts);
+const call = (handler: Handler, url: string, opts: { token?: string; cookie?: string; authorization?: string } = {}) =>
+  callV1(handler, url, opts);
 const documentOf = v1Document;
-const expectDocumented = (pathKey: string, _status: number, res: Response, body: unknown) => documented("get", pathKey, res, body);
+const expectDocumented = (pathKey: string, _status: number, res: Response, body: unknown) =>
+  documented("get", pathKey, res, body);
 
 describe("authentication", () => {
   it("lists DLQs with a bearer token, in the documented shape", async () => {
@@ -60,7 +73,11 @@ describe("authentication", () => {
     const { res, body } = await call(dlqsGET as Handler, "/api/v1/dlqs", { cookie: viewerCookie });
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
-    expect(body).toMatchObject({ status: 401, code: "unauthorized:token", type: "urn:dlq-console:problem:unauthorized" });
+    expect(body).toMatchObject({
+      status: 401,
+      code: "unauthorized:token",
+      type: "urn:dlq-console:problem:unauthorized",
+    });
     expect(body).not.toHaveProperty("connections");
   });
 
@@ -91,22 +108,33 @@ describe("the audit log", () => {
     expect(rows[0].details).toMatchObject({ tokenId: tokens.viewer.id });
     expect(JSON.stringify({ ...rows[0], id: String(rows[0].id) })).not.toContain(tokens.viewer.token.slice(13));
     // Refused before its query is read: a bad query earns a viewer the same 403, not a 400 that describes the query.
-    expect((await call(auditGET as Handler, "/api/v1/audit?limit=abc", { token: tokens.viewer.token })).res.status).toBe(403);
+    expect(
+      (await call(auditGET as Handler, "/api/v1/audit?limit=abc", { token: tokens.viewer.token })).res.status,
+    ).toBe(403);
   });
 
   it("pages by cursor for an operator token, in the documented shape, audited with the token id", async () => {
     // The viewer's own rows (token.create, two refusals) are the pages read back.
-    for (let i = 0; i < 2; i++) expect((await call(auditGET as Handler, "/api/v1/audit", { token: tokens.viewer.token })).res.status).toBe(403);
-    const first = await call(auditGET as Handler, `/api/v1/audit?limit=2&actor=${encodeURIComponent(actors.viewer.email!)}`, { token: tokens.operator.token });
+    for (let i = 0; i < 2; i++)
+      expect((await call(auditGET as Handler, "/api/v1/audit", { token: tokens.viewer.token })).res.status).toBe(403);
+    const first = await call(
+      auditGET as Handler,
+      `/api/v1/audit?limit=2&actor=${encodeURIComponent(actors.viewer.email!)}`,
+      { token: tokens.operator.token },
+    );
     expect(first.res.status).toBe(200);
     await expectDocumented("/api/v1/audit", 200, first.res, first.body);
     const items = first.body.items as Array<{ id: string; actorEmail: string }>;
     expect(items).toHaveLength(2);
     expect(items.every((r) => r.actorEmail === actors.viewer.email)).toBe(true);
     expect(typeof first.body.nextCursor).toBe("string");
-    const second = await call(auditGET as Handler, `/api/v1/audit?limit=2&actor=${encodeURIComponent(actors.viewer.email!)}&cursor=${first.body.nextCursor}`, {
-      token: tokens.operator.token,
-    });
+    const second = await call(
+      auditGET as Handler,
+      `/api/v1/audit?limit=2&actor=${encodeURIComponent(actors.viewer.email!)}&cursor=${first.body.nextCursor}`,
+      {
+        token: tokens.operator.token,
+      },
+    );
     expect(second.res.status).toBe(200);
     const again = second.body.items as Array<{ id: string }>;
     expect(again.length).toBeGreaterThan(0);
@@ -117,7 +145,9 @@ describe("the audit log", () => {
   });
 
   it("answers a bad query with 400 problem details", async () => {
-    const { res, body } = await call(auditGET as Handler, "/api/v1/audit?limit=9999&outcome=maybe", { token: tokens.operator.token });
+    const { res, body } = await call(auditGET as Handler, "/api/v1/audit?limit=9999&outcome=maybe", {
+      token: tokens.operator.token,
+    });
     expect(res.status).toBe(400);
     expect(body).toMatchObject({ code: "bad_request:query", status: 400 });
     expect(String(body.detail)).toContain("limit");
@@ -130,7 +160,11 @@ describe("the rate limit", () => {
     const before = process.env.DLQ_API_RATE_PER_MINUTE;
     process.env.DLQ_API_RATE_PER_MINUTE = "2";
     try {
-      const { token } = await createToken(actors.viewer, { requestId: `setup-${randomUUID()}`, ip: null }, { name: "v1 rate", role: "viewer", expiresInDays: 1 });
+      const { token } = await createToken(
+        actors.viewer,
+        { requestId: `setup-${randomUUID()}`, ip: null },
+        { name: "v1 rate", role: "viewer", expiresInDays: 1 },
+      );
       const statuses: number[] = [];
       let last: Awaited<ReturnType<typeof call>> | null = null;
       for (let i = 0; i < 3; i++) {
@@ -139,7 +173,11 @@ describe("the rate limit", () => {
       }
       expect(statuses).toEqual([403, 403, 429]);
       expect(Number(last!.res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-      expect(last!.body).toMatchObject({ status: 429, code: "too_many_requests:token", type: "urn:dlq-console:problem:too_many_requests" });
+      expect(last!.body).toMatchObject({
+        status: 429,
+        code: "too_many_requests:token",
+        type: "urn:dlq-console:problem:too_many_requests",
+      });
       await expectDocumented("/api/v1/audit", 429, last!.res, last!.body);
     } finally {
       if (before === undefined) delete process.env.DLQ_API_RATE_PER_MINUTE;
@@ -166,16 +204,23 @@ describe("the OpenAPI document", () => {
     expect(files.length).toBeGreaterThanOrEqual(3);
     for (const f of files) {
       const apiPath = `/api/v1/${path.dirname(f)}`.replace(/\[(\.\.\.)?([^\]]+)\]/g, "{$2}");
-      const methods = [...readFileSync(path.join(dir, f), "utf8").matchAll(/export (?:const|async function|function) (GET|POST|PUT|PATCH|DELETE)\b/g)].map((m) => m[1]);
+      const methods = [
+        ...readFileSync(path.join(dir, f), "utf8").matchAll(
+          /export (?:const|async function|function) (GET|POST|PUT|PATCH|DELETE)\b/g,
+        ),
+      ].map((m) => m[1]);
       expect(methods.length, f).toBeGreaterThan(0);
-      for (const m of methods) expect(d.paths[apiPath]?.[m.toLowerCase()], `${m} ${apiPath} (app/api/v1/${f})`).toBeDefined();
+      for (const m of methods)
+        expect(d.paths[apiPath]?.[m.toLowerCase()], `${m} ${apiPath} (app/api/v1/${f})`).toBeDefined();
     }
   });
 
   it("has every documented operation's real answers validated against it by some integration test", async () => {
     // Read from the test sources: each call `expectDocumented("<method>", "<path>", …)` (or with a
     // path constant of the same file) validates a real answer of that operation against the document.
-    const files = (readdirSync(path.join(ROOT, "lib"), { recursive: true }) as string[]).filter((f) => f.endsWith(".integration.test.ts"));
+    const files = (readdirSync(path.join(ROOT, "lib"), { recursive: true }) as string[]).filter((f) =>
+      f.endsWith(".integration.test.ts"),
+    );
     const covered = new Set<string>();
     for (const f of files) {
       const src = readFileSync(path.join(ROOT, "lib", f), "utf8");
@@ -188,7 +233,9 @@ describe("the OpenAPI document", () => {
       for (const m of src.matchAll(/expectDocumented\(\s*"(\/api\/v1[^"]*)",\s*\d{3}/g)) covered.add(`get ${m[1]}`);
     }
     const d = await documentOf();
-    const documented = Object.entries(d.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m} ${p}`));
+    const documented = Object.entries(d.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) =>
+      Object.keys(ops).map((m) => `${m} ${p}`),
+    );
     // The document itself is checked whole by the OpenAPI validator above.
     const missing = documented.filter((op) => op !== "get /api/v1/openapi.json" && !covered.has(op));
     expect(missing, "operations no integration test validates a real answer of").toEqual([]);

@@ -3,7 +3,16 @@ import { archiveExportHref, archiveHref, parseArchiveParams } from "./params";
 
 describe("archive URL params", () => {
   it("parses every filter, with UTC dates", () => {
-    const r = parseArchiveParams({ connectionId: "local-rabbitmq", queue: "orders.dlq", from: "2026-11-01", to: "2026-11-02T10:30", actor: "alice@", reason: "retired", state: "restored", q: "m-1" });
+    const r = parseArchiveParams({
+      connectionId: "local-rabbitmq",
+      queue: "orders.dlq",
+      from: "2026-11-01",
+      to: "2026-11-02T10:30",
+      actor: "alice@",
+      reason: "retired",
+      state: "restored",
+      q: "m-1",
+    });
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.filter).toEqual({
@@ -19,7 +28,10 @@ describe("archive URL params", () => {
   });
 
   it("refuses a date that is not one and an unknown state, naming the value", () => {
-    expect(parseArchiveParams({ from: "yesterday" })).toMatchObject({ ok: false, message: expect.stringContaining('"yesterday"') });
+    expect(parseArchiveParams({ from: "yesterday" })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('"yesterday"'),
+    });
     expect(parseArchiveParams({ state: "gone" })).toMatchObject({ ok: false });
   });
 
@@ -42,8 +54,14 @@ describe("archive URL params", () => {
     if (!r.ok) return;
     expect(archiveHref(r.raw)).toBe(`/archive?operation=${op}`);
     const exported = new URL(archiveExportHref({ ...r.raw, connectionId: "c" }, "csv"), "http://x").searchParams;
-    expect(parseArchiveParams(exported)).toMatchObject({ ok: true, filter: { connectionId: "c", operation: op.toLowerCase() } });
-    expect(parseArchiveParams({ operation: "1234abcd" })).toMatchObject({ ok: false, message: expect.stringContaining('"1234abcd" is not an operation id') });
+    expect(parseArchiveParams(exported)).toMatchObject({
+      ok: true,
+      filter: { connectionId: "c", operation: op.toLowerCase() },
+    });
+    expect(parseArchiveParams({ operation: "1234abcd" })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('"1234abcd" is not an operation id'),
+    });
     expect(parseArchiveParams({ operation: "" })).toMatchObject({ ok: true, filter: {} });
   });
 });

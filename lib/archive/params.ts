@@ -2,7 +2,17 @@
  * The archive page's filters as they appear in URLs (`/archive?…`, `/api/archive/export?…`), so a
  * view can be pasted and the export link carries the same query. Pure (client-safe). Times are UTC.
  */
-export const ARCHIVE_FIELDS = ["connectionId", "queue", "from", "to", "actor", "reason", "state", "q", "operation"] as const;
+export const ARCHIVE_FIELDS = [
+  "connectionId",
+  "queue",
+  "from",
+  "to",
+  "actor",
+  "reason",
+  "state",
+  "q",
+  "operation",
+] as const;
 export type ArchiveField = (typeof ARCHIVE_FIELDS)[number];
 export type ArchiveParams = Partial<Record<ArchiveField, string>>;
 
@@ -34,7 +44,9 @@ export interface ParsedArchiveFilter {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The raw params (for forms and links) and the filter they name, or the reason they are not valid. */
-export function parseArchiveParams(sp: Search): { ok: true; raw: ArchiveParams; filter: ParsedArchiveFilter } | { ok: false; raw: ArchiveParams; message: string } {
+export function parseArchiveParams(
+  sp: Search,
+): { ok: true; raw: ArchiveParams; filter: ParsedArchiveFilter } | { ok: false; raw: ArchiveParams; message: string } {
   const raw = Object.fromEntries(ARCHIVE_FIELDS.map((k) => [k, one(sp, k)]).filter(([, v]) => v)) as ArchiveParams;
   const filter: ParsedArchiveFilter = {};
   if (raw.connectionId) filter.connectionId = raw.connectionId;
@@ -48,24 +60,30 @@ export function parseArchiveParams(sp: Search): { ok: true; raw: ArchiveParams; 
   if (raw.actor) filter.actor = raw.actor;
   if (raw.reason) filter.reason = raw.reason;
   if (raw.state) {
-    if (raw.state !== "archived" && raw.state !== "restored") return { ok: false, raw, message: 'State is "archived" or "restored".' };
+    if (raw.state !== "archived" && raw.state !== "restored")
+      return { ok: false, raw, message: 'State is "archived" or "restored".' };
     filter.state = raw.state;
   }
   if (raw.q) filter.text = raw.q;
   if (raw.operation) {
-    if (!UUID.test(raw.operation)) return { ok: false, raw, message: `"${raw.operation}" is not an operation id (a UUID such as 0b6f…-…).` };
+    if (!UUID.test(raw.operation))
+      return { ok: false, raw, message: `"${raw.operation}" is not an operation id (a UUID such as 0b6f…-…).` };
     filter.operation = raw.operation.toLowerCase();
   }
   return { ok: true, raw, filter };
 }
 
 export function archiveQuery(raw: ArchiveParams, extra: Array<[string, string]> = []): string {
-  const q = new URLSearchParams([...ARCHIVE_FIELDS.filter((k) => raw[k]).map((k) => [k, raw[k]!] as [string, string]), ...extra]);
+  const q = new URLSearchParams([
+    ...ARCHIVE_FIELDS.filter((k) => raw[k]).map((k) => [k, raw[k]!] as [string, string]),
+    ...extra,
+  ]);
   const s = q.toString();
   return s ? `?${s}` : "";
 }
 
-export const archiveHref = (raw: ArchiveParams = {}, after?: string | null) => `/archive${archiveQuery(raw, after ? [["after", after]] : [])}`;
+export const archiveHref = (raw: ArchiveParams = {}, after?: string | null) =>
+  `/archive${archiveQuery(raw, after ? [["after", after]] : [])}`;
 export const archivedLetterHref = (id: string) => `/archive/${encodeURIComponent(id)}`;
 export const archiveExportHref = (raw: ArchiveParams, format: "csv" | "json", withPayload = false, ids?: string[]) =>
   `/api/archive/export${archiveQuery(raw, [["format", format], ...(withPayload ? ([["payload", "1"]] as Array<[string, string]>) : []), ...(ids ?? []).map((id) => ["id", id] as [string, string])])}`;

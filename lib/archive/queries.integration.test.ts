@@ -56,13 +56,21 @@ describe("archive filter by operation", () => {
   });
 
   it("combines with the other filters, and an operation id in capitals names the same operation", async () => {
-    expect((await queryArchive(filterOf(`connectionId=${CONN}&queue=orders.dlq&operation=${REPAIR.toUpperCase()}`), {})).rows.map((r) => r.letterId)).toEqual(["m-1"]);
-    expect((await queryArchive(filterOf(`connectionId=${CONN}&operation=${DISCARD}`), {})).rows.map((r) => r.letterId)).toEqual(["m-3"]);
+    expect(
+      (
+        await queryArchive(filterOf(`connectionId=${CONN}&queue=orders.dlq&operation=${REPAIR.toUpperCase()}`), {})
+      ).rows.map((r) => r.letterId),
+    ).toEqual(["m-1"]);
+    expect(
+      (await queryArchive(filterOf(`connectionId=${CONN}&operation=${DISCARD}`), {})).rows.map((r) => r.letterId),
+    ).toEqual(["m-3"]);
     expect(await countArchive(filterOf(`connectionId=${CONN}&operation=${randomUUID()}`))).toBe(0);
   });
 
   it("refuses an operation id that is not a UUID at the query too, rather than letting Postgres fail", async () => {
-    await expect(queryArchive({ connectionId: CONN, operation: "1; DROP TABLE archived_letters" }, {})).rejects.toMatchObject({ code: "bad_request:filter" });
+    await expect(
+      queryArchive({ connectionId: CONN, operation: "1; DROP TABLE archived_letters" }, {}),
+    ).rejects.toMatchObject({ code: "bad_request:filter" });
     expect(await countArchive({ connectionId: CONN })).toBe(3);
   });
 });

@@ -109,10 +109,17 @@ export function archiveWhere(f: ArchiveFilter): { sql: string; params: unknown[]
   if (f.state === "archived") parts.push(`restore_state IS DISTINCT FROM 'restored'`);
   // Served by the unique index on (discard_job_id, letter_id), whose leading column this is.
   if (f.operation) {
-    if (!UUID.test(f.operation)) throw new AppError("bad_request:filter", { userMessage: "The operation filter is not an operation id (a UUID)." });
+    if (!UUID.test(f.operation))
+      throw new AppError("bad_request:filter", {
+        userMessage: "The operation filter is not an operation id (a UUID).",
+      });
     add((p) => `discard_job_id = ${p}::uuid`, f.operation);
   }
-  if (f.ids) add((p) => `id = ANY(${p}::uuid[])`, f.ids.filter((id) => UUID.test(id)));
+  if (f.ids)
+    add(
+      (p) => `id = ANY(${p}::uuid[])`,
+      f.ids.filter((id) => UUID.test(id)),
+    );
   if (f.text?.trim()) {
     const t = f.text.trim();
     params.push(`%${likeEscape(t)}%`, t);
@@ -140,11 +147,17 @@ function decodeCursor(s: string | null | undefined): { at: string; id: string } 
     if (Number.isNaN(Date.parse(at)) || !UUID.test(id)) throw new Error("shape");
     return { at, id };
   } catch {
-    throw new AppError("bad_request:cursor", { userMessage: "The page cursor is not valid; start again from the first page." });
+    throw new AppError("bad_request:cursor", {
+      userMessage: "The page cursor is not valid; start again from the first page.",
+    });
   }
 }
 
-export async function queryArchive(filter: ArchiveFilter, page: { after?: string | null; limit?: number }, db: PrismaClient = getDb()): Promise<{ rows: ArchivedSummary[]; nextCursor: string | null }> {
+export async function queryArchive(
+  filter: ArchiveFilter,
+  page: { after?: string | null; limit?: number },
+  db: PrismaClient = getDb(),
+): Promise<{ rows: ArchivedSummary[]; nextCursor: string | null }> {
   const limit = Math.min(Math.max(Math.trunc(page.limit ?? 50) || 50, 1), 1000);
   const w = archiveWhere(filter);
   const params = [...w.params];
@@ -155,7 +168,10 @@ export async function queryArchive(filter: ArchiveFilter, page: { after?: string
     sql += ` AND (discarded_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`;
   }
   params.push(limit + 1);
-  const found = await db.$queryRawUnsafe<Row[]>(`SELECT ${SUMMARY_COLUMNS} FROM archived_letters WHERE ${sql} ORDER BY discarded_at DESC, id DESC LIMIT $${params.length}`, ...params);
+  const found = await db.$queryRawUnsafe<Row[]>(
+    `SELECT ${SUMMARY_COLUMNS} FROM archived_letters WHERE ${sql} ORDER BY discarded_at DESC, id DESC LIMIT $${params.length}`,
+    ...params,
+  );
   const rows = found.slice(0, limit).map(toSummary);
   const last = found.length > limit ? rows[rows.length - 1] : null;
   return { rows, nextCursor: last ? encodeCursor(last.discardedAt, last.id) : null };
@@ -163,7 +179,10 @@ export async function queryArchive(filter: ArchiveFilter, page: { after?: string
 
 export async function countArchive(filter: ArchiveFilter, db: PrismaClient = getDb()): Promise<number> {
   const w = archiveWhere(filter);
-  const r = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM archived_letters WHERE ${w.sql}`, ...w.params);
+  const r = await db.$queryRawUnsafe<Array<{ n: number }>>(
+    `SELECT count(*)::int AS n FROM archived_letters WHERE ${w.sql}`,
+    ...w.params,
+  );
   return Number(r[0]?.n ?? 0);
 }
 
@@ -197,12 +216,21 @@ export async function getArchived(id: string, db: PrismaClient = getDb()): Promi
 export async function getArchivedMany(ids: string[], db: PrismaClient = getDb()): Promise<Map<string, ArchivedFull>> {
   const valid = ids.filter((id) => UUID.test(id));
   if (valid.length === 0) return new Map();
-  const rows = await db.$queryRawUnsafe<Row[]>(`SELECT ${FULL_COLUMNS} FROM archived_letters WHERE id = ANY($1::uuid[])`, valid);
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT ${FULL_COLUMNS} FROM archived_letters WHERE id = ANY($1::uuid[])`,
+    valid,
+  );
   return new Map(rows.map((r) => [String(r.id), toFull(r)]));
 }
 
 /** Every row of the filter in keyset batches (bounded memory), with the sealed payload when asked. */
-export async function* streamArchive(filter: ArchiveFilter, opts: { withSealed: boolean; batchSize?: number }, db: PrismaClient = getDb()): AsyncGenerator<ArchivedSummary & { metadata: Record<string, unknown>; payloadCiphertext?: Uint8Array; payloadKeyId?: string }> {
+export async function* streamArchive(
+  filter: ArchiveFilter,
+  opts: { withSealed: boolean; batchSize?: number },
+  db: PrismaClient = getDb(),
+): AsyncGenerator<
+  ArchivedSummary & { metadata: Record<string, unknown>; payloadCiphertext?: Uint8Array; payloadKeyId?: string }
+> {
   const w = archiveWhere(filter);
   const size = opts.batchSize ?? 200;
   let cursor: { at: string; id: string } | null = null;
@@ -215,12 +243,17 @@ export async function* streamArchive(filter: ArchiveFilter, opts: { withSealed: 
     }
     params.push(size);
     const cols = `${SUMMARY_COLUMNS}, metadata${opts.withSealed ? ", payload_ciphertext, payload_key_id" : ""}`;
-    const rows = await db.$queryRawUnsafe<Row[]>(`SELECT ${cols} FROM archived_letters WHERE ${sql} ORDER BY discarded_at DESC, id DESC LIMIT $${params.length}`, ...params);
+    const rows = await db.$queryRawUnsafe<Row[]>(
+      `SELECT ${cols} FROM archived_letters WHERE ${sql} ORDER BY discarded_at DESC, id DESC LIMIT $${params.length}`,
+      ...params,
+    );
     for (const r of rows) {
       yield {
         ...toSummary(r),
         metadata: (typeof r.metadata === "string" ? JSON.parse(r.metadata) : r.metadata) as Record<string, unknown>,
-        ...(opts.withSealed ? { payloadCiphertext: r.payload_ciphertext as Uint8Array, payloadKeyId: r.payload_key_id as string } : {}),
+        ...(opts.withSealed
+          ? { payloadCiphertext: r.payload_ciphertext as Uint8Array, payloadKeyId: r.payload_key_id as string }
+          : {}),
       };
     }
     if (rows.length < size) return;

@@ -17,7 +17,11 @@ export async function sweepArchive(db: PrismaClient = getDb()): Promise<number> 
     actor: { id: null, email: "system", role: null },
     action: "archive.retention",
     outcome: "success",
-    details: { deleted: r.count, byDlq: r.byDlq.slice(0, 50).map((d) => `${d.connectionId}/${d.queue}: ${d.n}`), retentionDays: archiveRetentionDays() },
+    details: {
+      deleted: r.count,
+      byDlq: r.byDlq.slice(0, 50).map((d) => `${d.connectionId}/${d.queue}: ${d.n}`),
+      retentionDays: archiveRetentionDays(),
+    },
   });
   return r.count;
 }

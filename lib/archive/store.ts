@@ -21,7 +21,10 @@ export function archiveRetentionDays(env: Record<string, string | undefined> = p
   return Number.isFinite(n) && n >= 0 ? n : 30;
 }
 
-export function archiveAad(row: { connectionId: string; queue: string; letterId: string; discardJobId: string }, part: "payload" | "envelope"): string {
+export function archiveAad(
+  row: { connectionId: string; queue: string; letterId: string; discardJobId: string },
+  part: "payload" | "envelope",
+): string {
   return JSON.stringify(["archive", part, row.connectionId, row.queue, row.letterId, row.discardJobId]);
 }
 
@@ -38,11 +41,19 @@ export interface ArchiveContext {
  * a copy whose body is not whole or does not match its checksum: the letter then stays in the DLQ.
  * Resolves only after the INSERT committed (one statement, autocommit).
  */
-export async function writeArchive(db: Db, ctx: ArchiveContext, copy: LetterCopy, retentionDays = archiveRetentionDays()): Promise<string> {
+export async function writeArchive(
+  db: Db,
+  ctx: ArchiveContext,
+  copy: LetterCopy,
+  retentionDays = archiveRetentionDays(),
+): Promise<string> {
   const l = copy.letter;
   const sha = createHash("sha256").update(l.body).digest("hex");
   if (l.bodyTruncated || l.body.length !== l.bodySize || sha !== l.sha256) {
-    throw new AppError("internal:archive-copy", { userMessage: "The copy of this letter was incomplete or did not match its checksum, so it was not archived; it stays in the DLQ." });
+    throw new AppError("internal:archive-copy", {
+      userMessage:
+        "The copy of this letter was incomplete or did not match its checksum, so it was not archived; it stays in the DLQ.",
+    });
   }
   const key = { connectionId: ctx.connectionId, queue: ctx.queue, letterId: copy.letterId, discardJobId: ctx.jobId };
   const payload = encryptPayload(l.body, archiveAad(key, "payload"));
@@ -121,12 +132,15 @@ export function openPayload(r: SealedArchiveRow): Buffer {
 }
 
 export function openEnvelope(r: SealedArchiveRow): Buffer {
-  if (!r.envelopeCiphertext || !r.envelopeKeyId) throw new AppError("internal:archive", { userMessage: "This archived letter has no re-publish envelope." });
+  if (!r.envelopeCiphertext || !r.envelopeKeyId)
+    throw new AppError("internal:archive", { userMessage: "This archived letter has no re-publish envelope." });
   return decryptPayload({ keyId: r.envelopeKeyId, data: Buffer.from(r.envelopeCiphertext) }, archiveAad(r, "envelope"));
 }
 
 /** Deletes archive rows past their expiry (a restore in progress keeps its row). Returns how many. */
-export async function deleteExpiredArchive(db: Db = getDb()): Promise<{ count: number; byDlq: Array<{ connectionId: string; queue: string; n: number }> }> {
+export async function deleteExpiredArchive(
+  db: Db = getDb(),
+): Promise<{ count: number; byDlq: Array<{ connectionId: string; queue: string; n: number }> }> {
   const rows = await db.$queryRawUnsafe<Array<{ connection_id: string; queue: string; n: number }>>(
     `WITH gone AS (
        DELETE FROM archived_letters WHERE expires_at < now() AND (restore_state IS DISTINCT FROM 'restoring')

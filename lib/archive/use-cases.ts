@@ -11,7 +11,14 @@ import { AppError } from "@/lib/errors";
 import { maskHeadersWithRules, maskPayloadWithRules } from "@/lib/masking/engine";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
 import { crossDlqDigest, visibleSha256 } from "@/lib/masking/digest";
-import { countArchive, getArchived, queryArchive, streamArchive, type ArchivedSummary, type ArchiveFilter } from "./queries";
+import {
+  countArchive,
+  getArchived,
+  queryArchive,
+  streamArchive,
+  type ArchivedSummary,
+  type ArchiveFilter,
+} from "./queries";
 import { openPayload } from "./store";
 
 /**
@@ -22,12 +29,26 @@ import { openPayload } from "./store";
 
 const PAYLOAD_VIEW_BYTES = 256 * 1024;
 
-export async function listArchive(actor: Actor, meta: RequestMeta, input: { filter: ArchiveFilter; after?: string | null; limit?: number }): Promise<{ rows: ArchivedSummary[]; count: number; nextCursor: string | null }> {
-  await authorize(actor, "archive:read", { action: "archive.list", connectionId: input.filter.connectionId ?? null, queue: input.filter.queue ?? null, meta });
+export async function listArchive(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { filter: ArchiveFilter; after?: string | null; limit?: number },
+): Promise<{ rows: ArchivedSummary[]; count: number; nextCursor: string | null }> {
+  await authorize(actor, "archive:read", {
+    action: "archive.list",
+    connectionId: input.filter.connectionId ?? null,
+    queue: input.filter.queue ?? null,
+    meta,
+  });
   const filter = await digestScoped(actor, input.filter);
-  const [page, count] = await Promise.all([queryArchive(filter, { after: input.after, limit: input.limit }), countArchive(filter)]);
+  const [page, count] = await Promise.all([
+    queryArchive(filter, { after: input.after, limit: input.limit }),
+    countArchive(filter),
+  ]);
   const policyOf = policyCache(actor);
-  const rows = await Promise.all(page.rows.map(async (r) => ({ ...r, sha256: visibleSha256(r.sha256, await policyOf(r.connectionId, r.queue)) })));
+  const rows = await Promise.all(
+    page.rows.map(async (r) => ({ ...r, sha256: visibleSha256(r.sha256, await policyOf(r.connectionId, r.queue)) })),
+  );
   return { ...page, rows, count };
 }
 
@@ -65,11 +86,16 @@ export interface ArchivedLetterDetail extends ArchivedSummary {
 }
 
 /** One archived letter with the letter page's masking rules. Audited `archive.view`. */
-export async function viewArchived(actor: Actor, meta: RequestMeta, input: { id: string }): Promise<ArchivedLetterDetail> {
+export async function viewArchived(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { id: string },
+): Promise<ArchivedLetterDetail> {
   const scope = { action: "archive.view", target: typeof input?.id === "string" ? input.id : null };
   await authorize(actor, "archive:read", { ...scope, meta });
   const row = await getArchived(String(input?.id ?? ""));
-  if (!row) throw new AppError("not_found:archive", { userMessage: "There is no such archived letter (it may have expired)." });
+  if (!row)
+    throw new AppError("not_found:archive", { userMessage: "There is no such archived letter (it may have expired)." });
   const policy = await maskingPolicy(actor.role, row.connectionId, row.queue);
   const showPayload = can(actor.role, "letter:view-payload") && policy.payload !== "none";
   return audited(
@@ -77,15 +103,37 @@ export async function viewArchived(actor: Actor, meta: RequestMeta, input: { id:
     meta,
     { ...scope, connectionId: row.connectionId, queue: row.queue },
     async () => {
-      const m = row.metadata as { correlationId?: string | null; contentEncoding?: string | null; orderingKey?: string | null; headers?: HeaderEntry[]; properties?: HeaderEntry[]; failure: FailureInfo; history?: DeathRecord[] };
-      const masked = maskLetterMeta({ headers: m.headers ?? [], properties: m.properties ?? [], failure: m.failure, history: m.history ?? [] }, policy);
+      const m = row.metadata as {
+        correlationId?: string | null;
+        contentEncoding?: string | null;
+        orderingKey?: string | null;
+        headers?: HeaderEntry[];
+        properties?: HeaderEntry[];
+        failure: FailureInfo;
+        history?: DeathRecord[];
+      };
+      const masked = maskLetterMeta(
+        { headers: m.headers ?? [], properties: m.properties ?? [], failure: m.failure, history: m.history ?? [] },
+        policy,
+      );
       let shown: ReturnType<typeof maskedPayloadView> | null = null;
       if (showPayload) {
         const body = openPayload(row);
         const cut = body.length > PAYLOAD_VIEW_BYTES;
-        shown = maskedPayloadView(cut ? body.subarray(0, PAYLOAD_VIEW_BYTES) : body, { truncated: cut, contentType: row.contentType }, policy);
+        shown = maskedPayloadView(
+          cut ? body.subarray(0, PAYLOAD_VIEW_BYTES) : body,
+          { truncated: cut, contentType: row.contentType },
+          policy,
+        );
       }
-      const { metadata: _m, payloadCiphertext: _p, payloadKeyId: _k, envelopeCiphertext: _e, envelopeKeyId: _ek, ...summary } = row;
+      const {
+        metadata: _m,
+        payloadCiphertext: _p,
+        payloadKeyId: _k,
+        envelopeCiphertext: _e,
+        envelopeKeyId: _ek,
+        ...summary
+      } = row;
       return {
         ...summary,
         sha256: visibleSha256(summary.sha256, policy),
@@ -97,7 +145,11 @@ export async function viewArchived(actor: Actor, meta: RequestMeta, input: { id:
         failure: masked.failure,
         history: masked.history,
         payload: shown?.view ?? null,
-        masking: { payloadMasked: shown?.masked ?? false, maskedCount: masked.maskedCount + (shown?.maskedCount ?? 0), sensitive: policy.sensitive },
+        masking: {
+          payloadMasked: shown?.masked ?? false,
+          maskedCount: masked.maskedCount + (shown?.maskedCount ?? 0),
+          sensitive: policy.sensitive,
+        },
         republishLimits: limitsOf(row.connectionId),
       };
     },
@@ -113,26 +165,53 @@ function limitsOf(connectionId: string): string[] {
   }
 }
 
-export type ExportedArchived = ArchivedSummary & { headers: HeaderEntry[]; payloadText?: string | null; payloadBase64?: string | null };
+export type ExportedArchived = ArchivedSummary & {
+  headers: HeaderEntry[];
+  payloadText?: string | null;
+  payloadBase64?: string | null;
+};
 
 /**
  * The filtered archive as rows for a streamed export. Headers pass through the role's masking
  * rules; payloads only with `letter:read-payload`, and then as original bytes only where no rule
  * applies to the role, else as masked text. Audited `archive.export` with the filter and count.
  */
-export async function exportArchive(actor: Actor, meta: RequestMeta, input: { filter: ArchiveFilter; format: "csv" | "json"; includePayload?: boolean }): Promise<{ count: number; rows: AsyncIterable<ExportedArchived> }> {
-  const scope = { action: "archive.export", connectionId: input.filter.connectionId ?? null, queue: input.filter.queue ?? null };
+export async function exportArchive(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { filter: ArchiveFilter; format: "csv" | "json"; includePayload?: boolean },
+): Promise<{ count: number; rows: AsyncIterable<ExportedArchived> }> {
+  const scope = {
+    action: "archive.export",
+    connectionId: input.filter.connectionId ?? null,
+    queue: input.filter.queue ?? null,
+  };
   await authorize(actor, "archive:read", { ...scope, meta });
   if (input.includePayload) await authorize(actor, "letter:read-payload", { ...scope, meta });
   const filter = await digestScoped(actor, input.filter);
-  const count = await audited(actor, meta, scope, () => countArchive(filter), (n) => ({ format: input.format, includePayload: Boolean(input.includePayload), count: n, filter: describeFilter(filter) }));
+  const count = await audited(
+    actor,
+    meta,
+    scope,
+    () => countArchive(filter),
+    (n) => ({
+      format: input.format,
+      includePayload: Boolean(input.includePayload),
+      count: n,
+      filter: describeFilter(filter),
+    }),
+  );
   const policyOf = policyCache(actor);
   async function* rows(): AsyncGenerator<ExportedArchived> {
     for await (const r of streamArchive(filter, { withSealed: Boolean(input.includePayload) })) {
       const policy = await policyOf(r.connectionId, r.queue);
       const { metadata, payloadCiphertext, payloadKeyId, ...unkeyed } = r;
       const summary = { ...unkeyed, sha256: visibleSha256(unkeyed.sha256, policy) };
-      const headers = maskHeadersWithRules(((metadata.headers as HeaderEntry[]) ?? []), policy.rules, policy.hashKey).entries;
+      const headers = maskHeadersWithRules(
+        (metadata.headers as HeaderEntry[]) ?? [],
+        policy.rules,
+        policy.hashKey,
+      ).entries;
       if (!input.includePayload) {
         yield { ...summary, headers };
         continue;
@@ -146,7 +225,9 @@ export async function exportArchive(actor: Actor, meta: RequestMeta, input: { fi
           const t = body.toString("utf8");
           payloadText = Buffer.from(t, "utf8").equals(body) ? t : null;
         } else {
-          payloadText = maskPayloadWithRules(body, r.contentType, policy.rules, policy.hashKey, { maxChars: 4 * 1024 * 1024 }).text ?? null;
+          payloadText =
+            maskPayloadWithRules(body, r.contentType, policy.rules, policy.hashKey, { maxChars: 4 * 1024 * 1024 })
+              .text ?? null;
         }
       }
       yield { ...summary, headers, payloadText, payloadBase64 };
@@ -169,4 +250,3 @@ function describeFilter(f: ArchiveFilter): Record<string, unknown> {
     ids: f.ids?.length ?? null,
   };
 }
-

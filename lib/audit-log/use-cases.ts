@@ -49,7 +49,7 @@ export type { AuditFilter };
 export function parseAuditFilter(params: Record<string, string | string[] | undefined> | URLSearchParams): AuditFilter {
   const obj: Record<string, string | undefined> = {};
   for (const key of ["actor", "action", "queue", "connectionId", "outcome", "from", "to"]) {
-    const v = params instanceof URLSearchParams ? params.get(key) ?? undefined : params[key];
+    const v = params instanceof URLSearchParams ? (params.get(key) ?? undefined) : params[key];
     obj[key] = Array.isArray(v) ? v[0] : v;
   }
   const parsed = auditFilterSchema.safeParse(obj);
@@ -85,7 +85,11 @@ export async function viewAudit(
   await authorize(actor, "audit:read", { action: "audit.view", meta });
   const limit = Math.min(Math.max(1, input.limit ?? AUDIT_PAGE_SIZE), 500);
   const page = await queryAudit(input.filter, { before: input.before || undefined, limit });
-  await recordOutcome(actor, meta, { action: "audit.view" }, "success", { filter: filterDetails(input.filter), before: input.before ?? null, rows: page.rows.length });
+  await recordOutcome(actor, meta, { action: "audit.view" }, "success", {
+    filter: filterDetails(input.filter),
+    before: input.before ?? null,
+    rows: page.rows.length,
+  });
   const digest = await crossDlqDigest(actor.role);
   return { ...page, rows: page.rows.map((r) => withVisibleDigest(r, digest.show)) };
 }
@@ -102,7 +106,8 @@ function withVisibleDigest(r: AuditRow, show: (sha256: string) => string): Audit
   let details: Record<string, unknown> | null = null;
   for (const key of DIGEST_FIELDS) {
     const sha = r.details[key];
-    if (typeof sha === "string" && sha && !sha.startsWith(KEYED_DIGEST_PREFIX)) (details ??= { ...r.details })[key] = show(sha);
+    if (typeof sha === "string" && sha && !sha.startsWith(KEYED_DIGEST_PREFIX))
+      (details ??= { ...r.details })[key] = show(sha);
   }
   return details ? { ...r, details } : r;
 }
@@ -117,7 +122,10 @@ export async function exportAudit(
   input: { filter: AuditFilter; format: "csv" | "json" | "ndjson" },
 ): Promise<AsyncIterable<AuditRow>> {
   await authorize(actor, "audit:read", { action: "audit.export", meta });
-  await recordOutcome(actor, meta, { action: "audit.export" }, "success", { format: input.format, filter: filterDetails(input.filter) });
+  await recordOutcome(actor, meta, { action: "audit.export" }, "success", {
+    format: input.format,
+    filter: filterDetails(input.filter),
+  });
   const digest = await crossDlqDigest(actor.role);
   return (async function* () {
     for await (const r of streamAudit(input.filter, 500)) yield withVisibleDigest(r, digest.show);
@@ -128,6 +136,8 @@ export async function exportAudit(
 export async function verifyAudit(actor: Actor, meta: RequestMeta) {
   await authorize(actor, "audit:verify", { action: "audit.verify", meta });
   const result = await verifyAuditChain();
-  await recordOutcome(actor, meta, { action: "audit.verify" }, "success", { result: result as unknown as Record<string, unknown> });
+  await recordOutcome(actor, meta, { action: "audit.verify" }, "success", {
+    result: result as unknown as Record<string, unknown>,
+  });
   return result;
 }

@@ -32,7 +32,8 @@ export const AUDIT_ACTIONS = {
   "redrive.bulk_start": "Started the rest of a redrive",
   "redrive.auto_pause": "A redrive paused itself",
   "redrive.auto_resume": "A redrive resumed itself (its broker answers again)",
-  "redrive.leftovers_removed": "A resumed redrive removed DLQ copies of letters it had moved (their removal was lost with the broker connection)",
+  "redrive.leftovers_removed":
+    "A resumed redrive removed DLQ copies of letters it had moved (their removal was lost with the broker connection)",
   "redrive.finished": "A redrive ended",
   "redrive.pause": "Paused a redrive",
   "redrive.resume": "Resumed a redrive",
@@ -50,7 +51,8 @@ export const AUDIT_ACTIONS = {
   "discard.cancel": "Cancelled a discard",
   "discard.run": "A discard job ran (checked its starter's permission)",
   "discard.finished": "A discard ended",
-  "discard.leftovers_removed": "DLQ copies of discarded letters removed (their removal was lost with the broker connection)",
+  "discard.leftovers_removed":
+    "DLQ copies of discarded letters removed (their removal was lost with the broker connection)",
   "archive.list": "Listed archived letters",
   "archive.view": "Viewed an archived letter",
   "archive.export": "Exported archived letters",

@@ -7,7 +7,17 @@ import { applyMigrations } from "@/scripts/lib/migrations";
 import { createTestDatabase } from "@/scripts/lib/test-database";
 import { closeDb, getDb } from "@/lib/db";
 import { auditKeyring } from "./key";
-import { GENESIS_HASH, auditHash, auditMac, queryAudit, recordAudit, recordAuditBatch, streamAudit, verifyAuditChain, type AuditEntry } from "./index";
+import {
+  GENESIS_HASH,
+  auditHash,
+  auditMac,
+  queryAudit,
+  recordAudit,
+  recordAuditBatch,
+  streamAudit,
+  verifyAuditChain,
+  type AuditEntry,
+} from "./index";
 
 // Own database: the tamper test breaks the chain on purpose, which must not leak into other suites.
 const sharedUrl = process.env.DATABASE_URL;
@@ -59,9 +69,13 @@ describe("audit log on PostgreSQL", () => {
 
   it("keeps one unbroken chain under 20 concurrent writers", async () => {
     const before = (await verifyAuditChain()).checked;
-    const written = await Promise.all(Array.from({ length: 20 }, (_, i) => recordAudit(entry({ target: `msg-${i}`, details: { i, text: "é,\"x\"\n" } }))));
+    const written = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => recordAudit(entry({ target: `msg-${i}`, details: { i, text: 'é,"x"\n' } }))),
+    );
     expect(new Set(written.map((w) => w.hash)).size).toBe(20);
-    const { rows } = await sql.query("SELECT prev_hash, count(*)::int AS n FROM audit_log GROUP BY prev_hash HAVING count(*) > 1");
+    const { rows } = await sql.query(
+      "SELECT prev_hash, count(*)::int AS n FROM audit_log GROUP BY prev_hash HAVING count(*) > 1",
+    );
     expect(rows).toEqual([]); // no two rows share a predecessor: no fork
     expect(await verifyAuditChain(7)).toMatchObject({ ok: true, checked: before + 20 }); // small batches cross batch edges
   });
@@ -69,7 +83,9 @@ describe("audit log on PostgreSQL", () => {
   it("shares an operation id between an operation and its per-letter rows", async () => {
     const op = await recordAudit(entry({ action: "redrive.start" }));
     await recordAudit(entry({ action: "letter.redrive", operationId: op.operationId, scope: "letter" }));
-    const { rows } = await sql.query("SELECT scope FROM audit_log WHERE operation_id = $1 ORDER BY id", [op.operationId]);
+    const { rows } = await sql.query("SELECT scope FROM audit_log WHERE operation_id = $1 ORDER BY id", [
+      op.operationId,
+    ]);
     expect(rows.map((r) => r.scope)).toEqual(["operation", "letter"]);
   });
 
@@ -82,19 +98,43 @@ describe("audit log on PostgreSQL", () => {
   it("filters by actor, action (exact and prefix), queue, outcome and time; pages by keyset", async () => {
     await new Promise((r) => setTimeout(r, 5)); // earlier rows must be strictly older than t0
     const t0 = new Date();
-    await recordAudit(entry({ actor: { id: "u-2", email: "bob@corp.test", role: "viewer" }, action: "auth.sign_in_failed", outcome: "failure", queue: null }));
-    await recordAudit(entry({ actor: { id: "u-2", email: "bob@corp.test", role: "viewer" }, action: "dlq.open", outcome: "denied", queue: "payments.dlq" }));
-    await recordAudit(entry({ actor: { id: "u-2", email: "bob@corp.test", role: "viewer" }, action: "auth.sign_out", queue: null }));
+    await recordAudit(
+      entry({
+        actor: { id: "u-2", email: "bob@corp.test", role: "viewer" },
+        action: "auth.sign_in_failed",
+        outcome: "failure",
+        queue: null,
+      }),
+    );
+    await recordAudit(
+      entry({
+        actor: { id: "u-2", email: "bob@corp.test", role: "viewer" },
+        action: "dlq.open",
+        outcome: "denied",
+        queue: "payments.dlq",
+      }),
+    );
+    await recordAudit(
+      entry({ actor: { id: "u-2", email: "bob@corp.test", role: "viewer" }, action: "auth.sign_out", queue: null }),
+    );
 
     const byActor = await queryAudit({ actor: "BOB@corp" }, { limit: 50 });
     expect(byActor.rows.map((r) => r.action)).toEqual(["auth.sign_out", "dlq.open", "auth.sign_in_failed"]);
     expect((await queryAudit({ actor: "bob", action: "auth." }, { limit: 50 })).rows).toHaveLength(2);
     expect((await queryAudit({ actor: "bob", action: "auth.*" }, { limit: 50 })).rows).toHaveLength(2);
-    expect((await queryAudit({ action: "auth.sign_in" }, { limit: 50 })).rows.map((r) => r.actorEmail)).toEqual(["alice@example.com"]);
+    expect((await queryAudit({ action: "auth.sign_in" }, { limit: 50 })).rows.map((r) => r.actorEmail)).toEqual([
+      "alice@example.com",
+    ]);
     expect((await queryAudit({ queue: "payments.dlq" }, { limit: 50 })).rows.map((r) => r.outcome)).toEqual(["denied"]);
-    expect((await queryAudit({ outcome: "failure" }, { limit: 50 })).rows.map((r) => r.action)).toEqual(["auth.sign_in_failed"]);
+    expect((await queryAudit({ outcome: "failure" }, { limit: 50 })).rows.map((r) => r.action)).toEqual([
+      "auth.sign_in_failed",
+    ]);
     expect((await queryAudit({ from: t0 }, { limit: 50 })).rows).toHaveLength(3);
-    expect((await queryAudit({ to: new Date(t0.getTime() - 1) }, { limit: 500 })).rows.every((r) => r.actorEmail === "alice@example.com")).toBe(true);
+    expect(
+      (await queryAudit({ to: new Date(t0.getTime() - 1) }, { limit: 500 })).rows.every(
+        (r) => r.actorEmail === "alice@example.com",
+      ),
+    ).toBe(true);
 
     const all = (await queryAudit({}, { limit: 1000 })).rows.map((r) => r.id);
     const paged: string[] = [];
@@ -122,11 +162,24 @@ describe("audit log on PostgreSQL", () => {
     const last = (await queryAudit({}, { limit: 1 })).rows[0];
     const op = await recordAudit(entry({ action: "redrive.start" }));
     const written = await recordAuditBatch(
-      Array.from({ length: 5500 }, (_, i) => entry({ action: "letter.redrive", scope: "letter", operationId: op.operationId, target: `l-${i}`, details: { i, reason: i % 2 ? null : "x\u0000y" } })),
+      Array.from({ length: 5500 }, (_, i) =>
+        entry({
+          action: "letter.redrive",
+          scope: "letter",
+          operationId: op.operationId,
+          target: `l-${i}`,
+          details: { i, reason: i % 2 ? null : "x\u0000y" },
+        }),
+      ),
     ); // > one INSERT chunk (5,000 rows)
     expect(written).toHaveLength(5500);
-    expect(written.map((w) => BigInt(w.id))).toEqual([...written.map((w) => BigInt(w.id))].sort((a, b) => (a < b ? -1 : 1)));
-    const { rows } = await sql.query("SELECT id::text AS id, prev_hash, hash, target FROM audit_log WHERE audit_log.id > $1 ORDER BY audit_log.id", [last.id]);
+    expect(written.map((w) => BigInt(w.id))).toEqual(
+      [...written.map((w) => BigInt(w.id))].sort((a, b) => (a < b ? -1 : 1)),
+    );
+    const { rows } = await sql.query(
+      "SELECT id::text AS id, prev_hash, hash, target FROM audit_log WHERE audit_log.id > $1 ORDER BY audit_log.id",
+      [last.id],
+    );
     expect(rows[0].prev_hash).toBe(last.hash);
     expect(rows[1].prev_hash).toBe(op.hash);
     expect(rows.slice(1).map((r) => r.target)).toEqual(Array.from({ length: 5500 }, (_, i) => `l-${i}`));
@@ -144,14 +197,20 @@ describe("audit log on PostgreSQL", () => {
     const before = (await verifyAuditChain()).checked;
     const jobs: Array<Promise<unknown>> = [];
     for (let i = 0; i < 10; i++) {
-      jobs.push(recordAuditBatch(Array.from({ length: 50 }, (_, k) => entry({ scope: "letter", target: `b${i}-${k}` }))));
+      jobs.push(
+        recordAuditBatch(Array.from({ length: 50 }, (_, k) => entry({ scope: "letter", target: `b${i}-${k}` }))),
+      );
       jobs.push(recordAudit(entry({ target: `s-${i}` })), recordAudit(entry({ target: `t-${i}` })));
     }
     await Promise.all(jobs);
-    const { rows } = await sql.query("SELECT prev_hash, count(*)::int AS n FROM audit_log GROUP BY prev_hash HAVING count(*) > 1");
+    const { rows } = await sql.query(
+      "SELECT prev_hash, count(*)::int AS n FROM audit_log GROUP BY prev_hash HAVING count(*) > 1",
+    );
     expect(rows).toEqual([]);
     // Each batch is contiguous in the chain: no single row lands inside one.
-    const b = await sql.query("SELECT target FROM audit_log WHERE target LIKE 'b%-%' OR target LIKE 's-%' OR target LIKE 't-%' ORDER BY id DESC LIMIT 520");
+    const b = await sql.query(
+      "SELECT target FROM audit_log WHERE target LIKE 'b%-%' OR target LIKE 's-%' OR target LIKE 't-%' ORDER BY id DESC LIMIT 520",
+    );
     const seq = b.rows.map((r) => String(r.target)).reverse();
     for (let i = 0; i < 10; i++) {
       const at = seq.indexOf(`b${i}-0`);
@@ -198,8 +257,12 @@ describe("audit log on embedded PGlite", () => {
     ]);
     expect(await verifyAuditChain(3)).toMatchObject({ ok: true, checked: 30 });
     // The embedded session runs as the console's role: read and append only.
-    await expect(getDb().$executeRawUnsafe("UPDATE audit_log SET outcome = 'denied'")).rejects.toThrow(/permission denied/);
-    await expect(getDb().$executeRawUnsafe("ALTER TABLE audit_log DISABLE TRIGGER ALL")).rejects.toThrow(/must be owner/);
+    await expect(getDb().$executeRawUnsafe("UPDATE audit_log SET outcome = 'denied'")).rejects.toThrow(
+      /permission denied/,
+    );
+    await expect(getDb().$executeRawUnsafe("ALTER TABLE audit_log DISABLE TRIGGER ALL")).rejects.toThrow(
+      /must be owner/,
+    );
     expect((await queryAudit({ actor: "alice" }, { limit: 4 })).nextCursor).not.toBeNull();
   });
 });

@@ -79,8 +79,23 @@ export async function insertChained(
     for (const f of chunk) {
       const hash = auditMac({ ...f, prevHash }, keyId, key);
       const values = [
-        f.operationId, f.scope, f.at, f.actorId, f.actorEmail, f.actorRole, f.action, f.outcome,
-        f.connectionId, f.queue, f.target, f.requestId, f.ip, f.details === null ? null : JSON.stringify(f.details), prevHash, hash, keyId,
+        f.operationId,
+        f.scope,
+        f.at,
+        f.actorId,
+        f.actorEmail,
+        f.actorRole,
+        f.action,
+        f.outcome,
+        f.connectionId,
+        f.queue,
+        f.target,
+        f.requestId,
+        f.ip,
+        f.details === null ? null : JSON.stringify(f.details),
+        prevHash,
+        hash,
+        keyId,
       ];
       values.forEach((v, k) => cols[k].push(v));
       hashes.push(hash);
@@ -100,9 +115,12 @@ export async function insertChained(
     );
     const byId = [...inserted].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
     if (byId.length !== chunk.length || byId.some((r, k) => r.hash !== hashes[k])) {
-      throw new Error("audit_log ids were not assigned in chain order; the batch was rolled back to keep the chain intact");
+      throw new Error(
+        "audit_log ids were not assigned in chain order; the batch was rolled back to keep the chain intact",
+      );
     }
-    for (let k = 0; k < chunk.length; k++) out.push({ id: byId[k].id, operationId: chunk[k].operationId, hash: hashes[k] });
+    for (let k = 0; k < chunk.length; k++)
+      out.push({ id: byId[k].id, operationId: chunk[k].operationId, hash: hashes[k] });
   }
   return out;
 }

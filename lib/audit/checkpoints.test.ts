@@ -4,9 +4,19 @@ import { canonicalJson } from "./hash";
 import { latestCheckpoint, parseCheckpoints, signCheckpoint, type CheckpointBody } from "./checkpoints";
 import { auditKeyringFromEnv, checkpointKey, type AuditKeyring } from "./key";
 
-const ring = (id = "a1", key = randomBytes(32)): AuditKeyring => ({ currentId: id, keys: new Map([[id, key]]), source: "keyring" });
+const ring = (id = "a1", key = randomBytes(32)): AuditKeyring => ({
+  currentId: id,
+  keys: new Map([[id, key]]),
+  source: "keyring",
+});
 const body = (over: Partial<CheckpointBody> = {}): CheckpointBody => ({
-  db: "7714546063589890173/dlq", lastId: "42", lastHash: "f".repeat(64), count: 40, at: "2026-12-02T03:00:00.000Z", keyId: "a1", ...over,
+  db: "7714546063589890173/dlq",
+  lastId: "42",
+  lastHash: "f".repeat(64),
+  count: 40,
+  at: "2026-12-02T03:00:00.000Z",
+  keyId: "a1",
+  ...over,
 });
 const lines = (...cps: object[]) => cps.map((c) => JSON.stringify(c)).join("\n");
 
@@ -23,8 +33,24 @@ describe("checkpoint signatures", () => {
     const r = ring();
     const cp = signCheckpoint(body(), r);
     const other = signCheckpoint(body(), ring("a1"));
-    const text = lines({ ...cp, count: 41 }, { ...cp, lastId: "43" }, { ...cp, lastHash: "e".repeat(64) }, { ...cp, db: "x/other" }, other, { ...cp, sig: "" }) + "\nnot json";
-    expect(parseCheckpoints(text, r).map((l) => l.kind)).toEqual(["invalid", "invalid", "invalid", "invalid", "invalid", "invalid", "invalid"]);
+    const text =
+      lines(
+        { ...cp, count: 41 },
+        { ...cp, lastId: "43" },
+        { ...cp, lastHash: "e".repeat(64) },
+        { ...cp, db: "x/other" },
+        other,
+        { ...cp, sig: "" },
+      ) + "\nnot json";
+    expect(parseCheckpoints(text, r).map((l) => l.kind)).toEqual([
+      "invalid",
+      "invalid",
+      "invalid",
+      "invalid",
+      "invalid",
+      "invalid",
+      "invalid",
+    ]);
   });
 
   it("a line signed with a key id this console lacks is told apart (rotation), not taken as valid", () => {
@@ -41,7 +67,15 @@ describe("checkpoint signatures", () => {
 
   it("the latest checkpoint of a database is the one with the highest row id", () => {
     const r = ring();
-    const parsed = parseCheckpoints(lines(signCheckpoint(body({ lastId: "9" }), r), signCheckpoint(body({ lastId: "100" }), r), signCheckpoint(body({ lastId: "20" }), r), signCheckpoint(body({ lastId: "500", db: "other" }), r)), r);
+    const parsed = parseCheckpoints(
+      lines(
+        signCheckpoint(body({ lastId: "9" }), r),
+        signCheckpoint(body({ lastId: "100" }), r),
+        signCheckpoint(body({ lastId: "20" }), r),
+        signCheckpoint(body({ lastId: "500", db: "other" }), r),
+      ),
+      r,
+    );
     expect(latestCheckpoint(parsed, body().db)?.lastId).toBe("100");
     expect(latestCheckpoint(parsed, "none")).toBeNull();
     expect(canonicalJson({ b: 1, a: 2 })).toBe('{"a":2,"b":1}');
@@ -51,11 +85,16 @@ describe("checkpoint signatures", () => {
 describe("auditKeyringFromEnv", () => {
   const b64 = () => randomBytes(32).toString("base64");
   it("reads a keyring with a current id, or one key, and refuses short keys and unknown ids", () => {
-    const k = auditKeyringFromEnv({ DLQ_AUDIT_KEYS: `a2:${b64()},a1:${b64()}`, DLQ_AUDIT_KEY_ID: "a1" }, "/nonexistent");
+    const k = auditKeyringFromEnv(
+      { DLQ_AUDIT_KEYS: `a2:${b64()},a1:${b64()}`, DLQ_AUDIT_KEY_ID: "a1" },
+      "/nonexistent",
+    );
     expect(k.currentId).toBe("a1");
     expect([...k.keys.keys()]).toEqual(["a2", "a1"]);
     expect(auditKeyringFromEnv({ DLQ_AUDIT_KEY: b64() }, "/nonexistent").currentId).toBe("env");
     expect(() => auditKeyringFromEnv({ DLQ_AUDIT_KEY: "c2hvcnQ=" }, "/nonexistent")).toThrow();
-    expect(() => auditKeyringFromEnv({ DLQ_AUDIT_KEYS: `a1:${b64()}`, DLQ_AUDIT_KEY_ID: "zz" }, "/nonexistent")).toThrow();
+    expect(() =>
+      auditKeyringFromEnv({ DLQ_AUDIT_KEYS: `a1:${b64()}`, DLQ_AUDIT_KEY_ID: "zz" }, "/nonexistent"),
+    ).toThrow();
   });
 });

@@ -54,9 +54,16 @@ export type ParsedLine =
 function isCheckpointShape(x: unknown): x is Checkpoint {
   const c = x as Record<string, unknown> | null;
   return (
-    !!c && c.v === 1 && typeof c.db === "string" && typeof c.lastId === "string" && /^\d{1,19}$/.test(c.lastId) &&
-    typeof c.lastHash === "string" && Number.isSafeInteger(c.count) && typeof c.at === "string" &&
-    typeof c.keyId === "string" && typeof c.sig === "string"
+    !!c &&
+    c.v === 1 &&
+    typeof c.db === "string" &&
+    typeof c.lastId === "string" &&
+    /^\d{1,19}$/.test(c.lastId) &&
+    typeof c.lastHash === "string" &&
+    Number.isSafeInteger(c.count) &&
+    typeof c.at === "string" &&
+    typeof c.keyId === "string" &&
+    typeof c.sig === "string"
   );
 }
 

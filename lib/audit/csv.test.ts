@@ -36,12 +36,12 @@ describe("csvCell", () => {
   });
 
   it("defuses cells a spreadsheet would run as formulas", () => {
-    expect(csvCell("=HYPERLINK(\"http://x\")")).toBe("\"'=HYPERLINK(\"\"http://x\"\")\"");
+    expect(csvCell('=HYPERLINK("http://x")')).toBe('"\'=HYPERLINK(""http://x"")"');
     expect(csvCell("+1+1")).toBe("'+1+1");
     expect(csvCell("-2+3")).toBe("'-2+3");
     expect(csvCell("@SUM(A1)")).toBe("'@SUM(A1)");
     expect(csvCell("\tcmd")).toBe("'\tcmd");
-    expect(csvCell("\rcmd")).toBe("\"'\rcmd\"");
+    expect(csvCell("\rcmd")).toBe('"\'\rcmd"');
     expect(csvCell("a=b")).toBe("a=b");
   });
 

@@ -1,6 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { auditHash, auditMac, canonicalJson, GENESIS_HASH, MAX_DETAIL_STRING, normaliseDetails, type HashedFields } from "./hash";
+import {
+  auditHash,
+  auditMac,
+  canonicalJson,
+  GENESIS_HASH,
+  MAX_DETAIL_STRING,
+  normaliseDetails,
+  type HashedFields,
+} from "./hash";
 
 const fields: HashedFields = {
   prevHash: GENESIS_HASH,
@@ -22,7 +30,9 @@ const fields: HashedFields = {
 
 describe("canonicalJson", () => {
   it("sorts keys at every depth and drops undefined", () => {
-    expect(canonicalJson({ b: 1, a: { d: 2, c: undefined, b: [3, { z: 1, y: 2 }] } })).toBe('{"a":{"b":[3,{"y":2,"z":1}],"d":2},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: 2, c: undefined, b: [3, { z: 1, y: 2 }] } })).toBe(
+      '{"a":{"b":[3,{"y":2,"z":1}],"d":2},"b":1}',
+    );
   });
 });
 
@@ -57,14 +67,21 @@ describe("auditMac", () => {
 
 describe("normaliseDetails", () => {
   it("truncates long strings, strips NUL, stringifies bigints and dates, drops undefined", () => {
-    const d = normaliseDetails({ long: "x".repeat(5000), nul: "a\u0000b", big: 12n, when: new Date(0), gone: undefined, nested: { s: "y".repeat(3000) } });
+    const d = normaliseDetails({
+      long: "x".repeat(5000),
+      nul: "a\u0000b",
+      big: 12n,
+      when: new Date(0),
+      gone: undefined,
+      nested: { s: "y".repeat(3000) },
+    });
     expect((d!.long as string).startsWith("x".repeat(MAX_DETAIL_STRING))).toBe(true);
     expect((d!.long as string).length).toBeLessThan(MAX_DETAIL_STRING + 40);
     expect(d!.nul).toBe("ab");
     expect(d!.big).toBe("12");
     expect(d!.when).toBe("1970-01-01T00:00:00.000Z");
     expect("gone" in d!).toBe(false);
-    expect(((d!.nested as { s: string }).s).length).toBeLessThan(MAX_DETAIL_STRING + 40);
+    expect((d!.nested as { s: string }).s.length).toBeLessThan(MAX_DETAIL_STRING + 40);
     expect(normaliseDetails(undefined)).toBeNull();
   });
 });

@@ -30,7 +30,9 @@ export function normaliseDetails(details: Record<string, unknown> | undefined | 
     if (typeof value === "bigint") return value.toString();
     if (typeof value === "string") {
       const clean = value.includes("\u0000") ? value.replaceAll("\u0000", "") : value;
-      return clean.length > MAX_DETAIL_STRING ? `${clean.slice(0, MAX_DETAIL_STRING)}…[truncated ${clean.length - MAX_DETAIL_STRING} chars]` : clean;
+      return clean.length > MAX_DETAIL_STRING
+        ? `${clean.slice(0, MAX_DETAIL_STRING)}…[truncated ${clean.length - MAX_DETAIL_STRING} chars]`
+        : clean;
     }
     return value;
   });
@@ -63,7 +65,9 @@ function linkFields(f: HashedFields): HashedFields {
  * against someone who holds the database; it is kept so those rows still verify.
  */
 export function auditHash(f: HashedFields): string {
-  return createHash("sha256").update(canonicalJson(linkFields(f))).digest("hex");
+  return createHash("sha256")
+    .update(canonicalJson(linkFields(f)))
+    .digest("hex");
 }
 
 /**
@@ -71,5 +75,7 @@ export function auditHash(f: HashedFields): string {
  * of the row's fields, its prev_hash and its key id. Without the key it cannot be recomputed.
  */
 export function auditMac(f: HashedFields, keyId: string, key: Buffer): string {
-  return createHmac("sha256", key).update(canonicalJson({ ...linkFields(f), keyId })).digest("hex");
+  return createHmac("sha256", key)
+    .update(canonicalJson({ ...linkFields(f), keyId }))
+    .digest("hex");
 }

@@ -39,7 +39,9 @@ export async function recordAudit(entry: AuditEntry): Promise<{ id: string; oper
  * order given, exactly as that many recordAudit calls would chain them. All or none are written.
  * Used for per-letter rows, where one transaction per row capped a redrive at ~260 letters/s.
  */
-export async function recordAuditBatch(entries: AuditEntry[]): Promise<Array<{ id: string; operationId: string; hash: string }>> {
+export async function recordAuditBatch(
+  entries: AuditEntry[],
+): Promise<Array<{ id: string; operationId: string; hash: string }>> {
   if (entries.length === 0) return [];
   const at = new Date().toISOString();
   const rows = entries.map((e) => auditFields(e, at));
@@ -48,7 +50,10 @@ export async function recordAuditBatch(entries: AuditEntry[]): Promise<Array<{ i
 
 function parseCursor(cursor: string | undefined): bigint | undefined {
   if (cursor === undefined || cursor === "") return undefined;
-  if (!/^\d{1,19}$/.test(cursor)) throw new AppError("bad_request:audit", { userMessage: "The page cursor is not valid; start again from the first page." });
+  if (!/^\d{1,19}$/.test(cursor))
+    throw new AppError("bad_request:audit", {
+      userMessage: "The page cursor is not valid; start again from the first page.",
+    });
   return BigInt(cursor);
 }
 
@@ -64,7 +69,8 @@ function whereOf(filter: AuditFilter): Prisma.AuditEventWhereInput {
   if (filter.queue) where.queue = filter.queue;
   if (filter.connectionId) where.connectionId = filter.connectionId;
   if (filter.outcome) where.outcome = filter.outcome;
-  if (filter.from || filter.to) where.at = { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lte: filter.to } : {}) };
+  if (filter.from || filter.to)
+    where.at = { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lte: filter.to } : {}) };
   return where;
 }
 

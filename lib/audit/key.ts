@@ -19,11 +19,15 @@ const AUDIT_KEYS: KeyringSpec = {
   prefix: "DLQ_AUDIT",
   label: "Audit key",
   file: "audit-key",
-  generatedWarning: (file) => `[audit] no DLQ_AUDIT_KEY set: generated the audit chain's key in ${file}. Keep it out of the database's reach; in production set DLQ_AUDIT_KEY (or DLQ_AUDIT_KEYS).`,
+  generatedWarning: (file) =>
+    `[audit] no DLQ_AUDIT_KEY set: generated the audit chain's key in ${file}. Keep it out of the database's reach; in production set DLQ_AUDIT_KEY (or DLQ_AUDIT_KEYS).`,
 };
 
 /** Parses the audit keyring from an environment (exported for tests). */
-export function auditKeyringFromEnv(env: Record<string, string | undefined>, dataDir = defaultDataRoot()): AuditKeyring {
+export function auditKeyringFromEnv(
+  env: Record<string, string | undefined>,
+  dataDir = defaultDataRoot(),
+): AuditKeyring {
   return keyringFromSpec(AUDIT_KEYS, env, dataDir);
 }
 

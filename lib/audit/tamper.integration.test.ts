@@ -71,7 +71,10 @@ async function chain(rows: number) {
   const owner = new Client({ connectionString: db.url });
   await owner.connect();
   const file = path.join(dir, `${db.name}.jsonl`);
-  cleanups.push(() => db.drop(), () => owner.end());
+  cleanups.push(
+    () => db.drop(),
+    () => owner.end(),
+  );
   process.env.DATABASE_URL = app.toString();
   process.env.DLQ_AUDIT_CHECKPOINTS = file;
   for (let i = 0; i < rows; i++) await recordAudit(entry(i));
@@ -80,25 +83,66 @@ async function chain(rows: number) {
   return { owner, appUrl: app.toString(), file };
 }
 
-type Row = { id: string; operation_id: string; scope: string; at: Date; actor_id: string | null; actor_email: string | null; actor_role: string | null; action: string; outcome: string; connection_id: string | null; queue: string | null; target: string | null; request_id: string | null; ip: string | null; details: Record<string, unknown> | null; prev_hash: string; hash: string };
+type Row = {
+  id: string;
+  operation_id: string;
+  scope: string;
+  at: Date;
+  actor_id: string | null;
+  actor_email: string | null;
+  actor_role: string | null;
+  action: string;
+  outcome: string;
+  connection_id: string | null;
+  queue: string | null;
+  target: string | null;
+  request_id: string | null;
+  ip: string | null;
+  details: Record<string, unknown> | null;
+  prev_hash: string;
+  hash: string;
+};
 
 const fieldsOf = (r: Row, prevHash: string) => ({
-  prevHash, operationId: r.operation_id, scope: r.scope, at: r.at.toISOString(), actorId: r.actor_id, actorEmail: r.actor_email, actorRole: r.actor_role,
-  action: r.action, outcome: r.outcome as "success", connectionId: r.connection_id, queue: r.queue, target: r.target, requestId: r.request_id, ip: r.ip, details: r.details,
+  prevHash,
+  operationId: r.operation_id,
+  scope: r.scope,
+  at: r.at.toISOString(),
+  actorId: r.actor_id,
+  actorEmail: r.actor_email,
+  actorRole: r.actor_role,
+  action: r.action,
+  outcome: r.outcome as "success",
+  connectionId: r.connection_id,
+  queue: r.queue,
+  target: r.target,
+  requestId: r.request_id,
+  ip: r.ip,
+  details: r.details,
 });
 
 /**
  * As the owner: trigger off, change `outcome` of the row at `fromIndex`, and re-chain it and every
  * later row with `link` (what a forger can compute), trigger back on.
  */
-async function rewrite(owner: Client, fromIndex: number, link: (f: ReturnType<typeof fieldsOf>) => { hash: string; keyId: string | null }) {
+async function rewrite(
+  owner: Client,
+  fromIndex: number,
+  link: (f: ReturnType<typeof fieldsOf>) => { hash: string; keyId: string | null },
+) {
   const { rows } = await owner.query<Row>("SELECT *, id::text AS id FROM audit_log ORDER BY audit_log.id");
   await owner.query("ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update_delete");
   let prev = fromIndex === 0 ? GENESIS_HASH : rows[fromIndex - 1].hash;
   for (let i = fromIndex; i < rows.length; i++) {
     const r = { ...rows[i], outcome: i === fromIndex ? "denied" : rows[i].outcome };
     const { hash, keyId } = link(fieldsOf(r, prev));
-    await owner.query("UPDATE audit_log SET outcome = $2, prev_hash = $3, hash = $4, key_id = $5 WHERE id = $1", [r.id, r.outcome, prev, hash, keyId]);
+    await owner.query("UPDATE audit_log SET outcome = $2, prev_hash = $3, hash = $4, key_id = $5 WHERE id = $1", [
+      r.id,
+      r.outcome,
+      prev,
+      hash,
+      keyId,
+    ]);
     prev = hash;
   }
   await owner.query("ALTER TABLE audit_log ENABLE TRIGGER audit_log_no_update_delete");
@@ -127,7 +171,9 @@ describe("the console's database role", () => {
       await expect(app.query(stmt), stmt).rejects.toThrow(/permission denied|must be owner/);
     }
     // Still the console's ordinary work on other tables.
-    const { rows } = await app.query("INSERT INTO sign_in_attempts (outcome) VALUES ('pending') RETURNING id::text AS id");
+    const { rows } = await app.query(
+      "INSERT INTO sign_in_attempts (outcome) VALUES ('pending') RETURNING id::text AS id",
+    );
     await app.query("UPDATE sign_in_attempts SET outcome = 'failure' WHERE id = $1", [rows[0].id]);
     expect((await app.query("DELETE FROM sign_in_attempts WHERE id = $1", [rows[0].id])).rowCount).toBe(1);
     expect(await verifyAuditChain()).toMatchObject({ ok: true, checked: 3 });
@@ -167,7 +213,9 @@ describe("the owner, with the trigger switched off", () => {
     await owner.query("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log ORDER BY id DESC LIMIT 3)");
     const r = await verifyAuditChain();
     expect(r).toMatchObject({ ok: false, checked: 4, brokenAt: { id: null } });
-    expect(r.brokenAt?.reason).toMatch(/the log ends at row \d+ \(4 rows\), but checkpoint line 1 .* recorded 7 rows .*: rows were cut off the end/);
+    expect(r.brokenAt?.reason).toMatch(
+      /the log ends at row \d+ \(4 rows\), but checkpoint line 1 .* recorded 7 rows .*: rows were cut off the end/,
+    );
   });
 
   it("empties the table (TRUNCATE with the trigger off): caught against the checkpoint", async () => {
@@ -176,7 +224,9 @@ describe("the owner, with the trigger switched off", () => {
     await owner.query("TRUNCATE audit_log");
     const r = await verifyAuditChain();
     expect(r).toMatchObject({ ok: false, checked: 0, brokenAt: { id: null } });
-    expect(r.brokenAt?.reason).toMatch(/the audit log is empty, but checkpoint line 1 .* recorded 4 row\(s\).*emptied or the database replaced/);
+    expect(r.brokenAt?.reason).toMatch(
+      /the audit log is empty, but checkpoint line 1 .* recorded 4 row\(s\).*emptied or the database replaced/,
+    );
   });
 });
 
@@ -188,9 +238,16 @@ describe("checkpoints", () => {
     await recordAudit(entry(4));
     expect(await checkpointAuditChain({ everyRows: 10, everyMinutes: 10 })).toBe("not-due");
     expect(await checkpointAuditChain({ everyRows: 2 })).toBe("written");
-    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.count)).toEqual([3, 5]);
-    expect(await verifyAuditChain()).toMatchObject({ ok: true, checked: 5, checkpoints: { checked: 2, written: false } });
+    expect(await verifyAuditChain()).toMatchObject({
+      ok: true,
+      checked: 5,
+      checkpoints: { checked: 2, written: false },
+    });
 
     // A newer head, "signed" by someone without the key.
     const forged = { ...lines[1], lastId: "999", count: 999 };

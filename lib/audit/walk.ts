@@ -28,22 +28,38 @@ export function checkRow(row: AuditRow, state: WalkState, ring: AuditKeyring): B
   const { id: _id, hash: _hash, keyId, ...fields } = row;
   if (keyId === null) {
     if (state.keyedSeen) {
-      return { id: row.id, reason: "the row carries an unkeyed hash after rows chained with the audit key: it was written or rewritten by someone without the key" };
+      return {
+        id: row.id,
+        reason:
+          "the row carries an unkeyed hash after rows chained with the audit key: it was written or rewritten by someone without the key",
+      };
     }
-    if (auditHash(fields) !== row.hash) return { id: row.id, reason: "the row's contents do not match its hash: it was changed after it was written" };
+    if (auditHash(fields) !== row.hash)
+      return { id: row.id, reason: "the row's contents do not match its hash: it was changed after it was written" };
     state.legacy++;
   } else {
     const key = ring.keys.get(keyId);
     if (!key) {
-      return { id: row.id, reason: `the row was chained with audit key "${keyId}", which this console does not have: add that key to DLQ_AUDIT_KEYS to verify the log` };
+      return {
+        id: row.id,
+        reason: `the row was chained with audit key "${keyId}", which this console does not have: add that key to DLQ_AUDIT_KEYS to verify the log`,
+      };
     }
     if (auditMac(fields, keyId, key) !== row.hash) {
-      return { id: row.id, reason: "the row's contents do not match its MAC: it was changed after it was written, or written without the audit key" };
+      return {
+        id: row.id,
+        reason:
+          "the row's contents do not match its MAC: it was changed after it was written, or written without the audit key",
+      };
     }
     state.keyedSeen = true;
   }
   if (row.prevHash !== state.expectedPrev) {
-    return { id: row.id, reason: "the row does not link to the row before it: an earlier row was changed, removed or inserted out of order" };
+    return {
+      id: row.id,
+      reason:
+        "the row does not link to the row before it: an earlier row was changed, removed or inserted out of order",
+    };
   }
   state.expectedPrev = row.hash;
   state.checked++;

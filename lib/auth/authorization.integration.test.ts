@@ -32,7 +32,10 @@ describe("the list of guarded use cases", () => {
     const lacking = (Object.keys(PERMISSIONS) as Permission[]).filter((p) => !can("viewer", p));
     // The matrix (test/access-matrix.ts, lib/auth/matrix.integration.test.ts) walks every handler and action;
     // this list walks the use cases underneath for the ones it names.
-    const covered = new Set<string>([...ALL.map((u) => u.permission), ...MATRIX.filter((r) => !r.roles.includes("viewer") && r.permission).map((r) => r.permission!)]);
+    const covered = new Set<string>([
+      ...ALL.map((u) => u.permission),
+      ...MATRIX.filter((r) => !r.roles.includes("viewer") && r.permission).map((r) => r.permission!),
+    ]);
     expect(lacking.length).toBeGreaterThan(0);
     for (const p of lacking) expect(covered, `no use case exercises ${p}`).toContain(p);
   });

@@ -10,7 +10,9 @@ type Authorize = (raw: Record<string, string>, req: { headers: Record<string, st
 
 /** The credentials provider's own authorize, as next-auth calls it for POST /api/auth/callback/credentials. */
 function credentialsAuthorize(): Authorize {
-  const p = authOptions.providers.find((x) => x.id === "credentials") as unknown as { options: { authorize: Authorize } };
+  const p = authOptions.providers.find((x) => x.id === "credentials") as unknown as {
+    options: { authorize: Authorize };
+  };
   return p.options.authorize;
 }
 
@@ -20,8 +22,14 @@ describe("sign-in limiter and audit rows behind no trusted proxy (DLQ_TRUSTED_PR
     const tag = randomBytes(4).toString("hex");
     const peer = `198.18.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
     const attempt = async (i: number) => {
-      const h = asTheAppSeesIt({ "x-forwarded-for": `10.${i}.0.1`, "x-real-ip": `10.${i}.0.2`, "x-request-id": `spoof-${tag}-${i}` }, peer);
-      return authorize({ email: `nobody-${tag}-${i}@it.test`, password: "wrong-password" }, { headers: Object.fromEntries(h) }).then(
+      const h = asTheAppSeesIt(
+        { "x-forwarded-for": `10.${i}.0.1`, "x-real-ip": `10.${i}.0.2`, "x-request-id": `spoof-${tag}-${i}` },
+        peer,
+      );
+      return authorize(
+        { email: `nobody-${tag}-${i}@it.test`, password: "wrong-password" },
+        { headers: Object.fromEntries(h) },
+      ).then(
         (v) => ({ ok: true as const, v }),
         (e: Error) => ({ ok: false as const, message: e.message }),
       );
@@ -29,9 +37,15 @@ describe("sign-in limiter and audit rows behind no trusted proxy (DLQ_TRUSTED_PR
     for (let i = 0; i < 20; i++) expect(await attempt(i)).toEqual({ ok: true, v: null });
     expect(await attempt(20)).toMatchObject({ ok: false, message: expect.stringMatching(/^RateLimited:/) });
 
-    const tries = await getDb().signInAttempt.findMany({ where: { email: { startsWith: `nobody-${tag}-` } }, select: { ip: true } });
+    const tries = await getDb().signInAttempt.findMany({
+      where: { email: { startsWith: `nobody-${tag}-` } },
+      select: { ip: true },
+    });
     expect(new Set(tries.map((t) => t.ip))).toEqual(new Set([peer]));
-    const rows = await getDb().auditEvent.findMany({ where: { actorEmail: { startsWith: `nobody-${tag}-` } }, select: { action: true, ip: true, requestId: true, details: true } });
+    const rows = await getDb().auditEvent.findMany({
+      where: { actorEmail: { startsWith: `nobody-${tag}-` } },
+      select: { action: true, ip: true, requestId: true, details: true },
+    });
     expect(rows).toHaveLength(21);
     for (const r of rows) {
       expect(r.ip).toBe(peer);

@@ -7,7 +7,10 @@ const LB = parseTrustedProxies(["10.0.0.0/8", "fd00::/8"]);
 
 describe("client address and request id: trusted only from configured proxies", () => {
   it("ignores forwarding headers and a request id from a peer that is not a trusted proxy", () => {
-    const h = asTheAppSeesIt({ "x-forwarded-for": "6.6.6.6", "x-real-ip": "7.7.7.7", "x-request-id": "i-choose-this-id" }, "203.0.113.9");
+    const h = asTheAppSeesIt(
+      { "x-forwarded-for": "6.6.6.6", "x-real-ip": "7.7.7.7", "x-request-id": "i-choose-this-id" },
+      "203.0.113.9",
+    );
     // The default setting (DLQ_TRUSTED_PROXIES unset): what the sign-in limiter and the audit rows use.
     expect(clientIp(h)).toBe("203.0.113.9");
     for (const trusted of [NONE, LB]) {
@@ -27,8 +30,16 @@ describe("client address and request id: trusted only from configured proxies", 
 
   it("behind trusted proxies: walks X-Forwarded-For from the right past them, believes their request id", () => {
     // client 198.51.100.23 → proxy 10.1.1.1 → proxy 10.2.2.2 → console; what the client wrote first is not believed.
-    const h = asTheAppSeesIt({ "x-forwarded-for": "6.6.6.6, 198.51.100.23, 10.1.1.1", "x-request-id": "lb-req-42" }, "10.2.2.2");
-    expect(clientIdentity(h, LB)).toMatchObject({ ip: "198.51.100.23", requestId: "lb-req-42", clientRequestId: null, viaTrustedProxy: true });
+    const h = asTheAppSeesIt(
+      { "x-forwarded-for": "6.6.6.6, 198.51.100.23, 10.1.1.1", "x-request-id": "lb-req-42" },
+      "10.2.2.2",
+    );
+    expect(clientIdentity(h, LB)).toMatchObject({
+      ip: "198.51.100.23",
+      requestId: "lb-req-42",
+      clientRequestId: null,
+      viaTrustedProxy: true,
+    });
     // The same request with nothing trusted: the proxy is the client.
     expect(clientIdentity(h, NONE).ip).toBe("10.2.2.2");
   });
@@ -39,8 +50,24 @@ describe("client address and request id: trusted only from configured proxies", 
   });
 
   it("stops at an unreadable hop with the last address it could believe, and when all hops are trusted takes the furthest", () => {
-    expect(resolveClient({ peer: "10.0.0.1", forwardedFor: "1.2.3.4, <script>, 10.9.9.9", realIp: null, requestId: null, serverRequestId: null }, LB).ip).toBe("10.9.9.9");
-    expect(resolveClient({ peer: "10.0.0.1", forwardedFor: "10.0.0.7, 10.0.0.8", realIp: null, requestId: null, serverRequestId: null }, LB).ip).toBe("10.0.0.7");
+    expect(
+      resolveClient(
+        {
+          peer: "10.0.0.1",
+          forwardedFor: "1.2.3.4, <script>, 10.9.9.9",
+          realIp: null,
+          requestId: null,
+          serverRequestId: null,
+        },
+        LB,
+      ).ip,
+    ).toBe("10.9.9.9");
+    expect(
+      resolveClient(
+        { peer: "10.0.0.1", forwardedFor: "10.0.0.7, 10.0.0.8", realIp: null, requestId: null, serverRequestId: null },
+        LB,
+      ).ip,
+    ).toBe("10.0.0.7");
   });
 
   it("matches CIDR ranges, IPv6 and IPv4-mapped peers (a dual-stack socket's IPv4 clients)", () => {
@@ -51,8 +78,13 @@ describe("client address and request id: trusted only from configured proxies", 
     expect(t.has("2001:db9::1")).toBe(false);
     const mapped = asTheAppSeesIt({ "x-forwarded-for": "2001:db8::5, 198.51.100.1" }, "::ffff:127.0.0.1");
     expect(clientIdentity(mapped, t)).toMatchObject({ ip: "198.51.100.1", viaTrustedProxy: true });
-    expect(clientIdentity(asTheAppSeesIt({ "x-forwarded-for": "[2001:DB8:0::9]:443" }, "::1"), parseTrustedProxies(["::1"])).ip).toBe("2001:db8::9");
-    expect(clientIdentity(asTheAppSeesIt({ "x-forwarded-for": "198.51.100.1" }, "::ffff:203.0.113.4"), t).ip).toBe("203.0.113.4");
+    expect(
+      clientIdentity(asTheAppSeesIt({ "x-forwarded-for": "[2001:DB8:0::9]:443" }, "::1"), parseTrustedProxies(["::1"]))
+        .ip,
+    ).toBe("2001:db8::9");
+    expect(clientIdentity(asTheAppSeesIt({ "x-forwarded-for": "198.51.100.1" }, "::ffff:203.0.113.4"), t).ip).toBe(
+      "203.0.113.4",
+    );
   });
 
   it("reports bad setting entries and ignores them", () => {
@@ -66,11 +98,23 @@ describe("client address and request id: trusted only from configured proxies", 
     expect(normalizeIp("::FFFF:7F00:1")).toBe("127.0.0.1");
     expect(normalizeIp("1.2.3.4:8080")).toBe("1.2.3.4");
     expect(normalizeIp("fe80::1%eth0")).toBe("fe80::1");
-    const who = resolveClient({ peer: "192.0.2.1", forwardedFor: null, realIp: null, requestId: `a\u0000b\u001bc${"x".repeat(500)}`, serverRequestId: "srv-1" }, NONE);
+    const who = resolveClient(
+      {
+        peer: "192.0.2.1",
+        forwardedFor: null,
+        realIp: null,
+        requestId: `a\u0000b\u001bc${"x".repeat(500)}`,
+        serverRequestId: "srv-1",
+      },
+      NONE,
+    );
     expect(who.requestId).toBe("srv-1");
     expect(who.clientRequestId).toMatch(/^abcx{125}$/);
     // A trusted proxy's id with characters outside the set is not the row's id either.
-    const odd = resolveClient({ peer: "10.0.0.1", forwardedFor: null, realIp: null, requestId: "id with spaces", serverRequestId: "srv-2" }, LB);
+    const odd = resolveClient(
+      { peer: "10.0.0.1", forwardedFor: null, realIp: null, requestId: "id with spaces", serverRequestId: "srv-2" },
+      LB,
+    );
     expect(odd).toMatchObject({ requestId: "srv-2", clientRequestId: "idwithspaces" });
   });
 });

@@ -100,7 +100,10 @@ export function resolveClient(req: ArrivedRequest, trusted: TrustedProxies): Cli
   const viaTrustedProxy = peer !== null && trusted.has(peer);
   let ip = peer;
   if (viaTrustedProxy) {
-    const hops = (req.forwardedFor ?? "").split(",").map((h) => h.trim()).filter(Boolean);
+    const hops = (req.forwardedFor ?? "")
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean);
     // Next fills a missing X-Forwarded-For with the socket address before proxy.ts moves it: a
     // chain that is just the peer came from no proxy's header.
     if (hops.length && normalizeIp(hops[hops.length - 1]) === peer) hops.pop();
@@ -117,7 +120,8 @@ export function resolveClient(req: ArrivedRequest, trusted: TrustedProxies): Cli
   }
   const arrived = req.requestId?.trim() ?? "";
   const server = req.serverRequestId && REQUEST_ID.test(req.serverRequestId) ? req.serverRequestId : randomUUID();
-  if (viaTrustedProxy && REQUEST_ID.test(arrived)) return { ip, requestId: arrived, clientRequestId: null, viaTrustedProxy };
+  if (viaTrustedProxy && REQUEST_ID.test(arrived))
+    return { ip, requestId: arrived, clientRequestId: null, viaTrustedProxy };
   const cleaned = arrived.replace(/[^A-Za-z0-9._:-]/g, "").slice(0, 128);
   return { ip, requestId: server, clientRequestId: cleaned || null, viaTrustedProxy };
 }
@@ -129,7 +133,10 @@ export function trustedProxies(env: Record<string, string | undefined> = process
   const raw = env.DLQ_TRUSTED_PROXIES ?? "";
   if (cached?.raw === raw) return cached.trusted;
   const trusted = parseTrustedProxies(trustedProxyEntries(env));
-  if (trusted.invalid.length) console.warn(`[auth] DLQ_TRUSTED_PROXIES: ignored entries that are not an address or CIDR range: ${trusted.invalid.join(", ")}`);
+  if (trusted.invalid.length)
+    console.warn(
+      `[auth] DLQ_TRUSTED_PROXIES: ignored entries that are not an address or CIDR range: ${trusted.invalid.join(", ")}`,
+    );
   cached = { raw, trusted };
   return trusted;
 }

@@ -8,7 +8,8 @@ describe("credentialsSchema", () => {
   });
 
   it("refuses what cannot be an address, empty passwords and oversized input", () => {
-    for (const email of ["", "admin", "a b@c", "@x", "x@"]) expect(credentialsSchema.safeParse({ email, password: "x" }).success, email).toBe(false);
+    for (const email of ["", "admin", "a b@c", "@x", "x@"])
+      expect(credentialsSchema.safeParse({ email, password: "x" }).success, email).toBe(false);
     expect(credentialsSchema.safeParse({ email: "a@b", password: "" }).success).toBe(false);
     expect(credentialsSchema.safeParse({ email: "a@b", password: "x".repeat(1025) }).success).toBe(false);
     expect(credentialsSchema.safeParse({ email: `${"a".repeat(320)}@b`, password: "x" }).success).toBe(false);

@@ -6,6 +6,12 @@ import { z } from "zod";
  * only a lookup key, so it only has to be plausible and bounded.
  */
 export const credentialsSchema = z.object({
-  email: z.string().trim().toLowerCase().min(3).max(320).regex(/^[^\s@]+@[^\s@]+$/),
+  email: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .min(3)
+    .max(320)
+    .regex(/^[^\s@]+@[^\s@]+$/),
   password: z.string().min(1).max(1024),
 });

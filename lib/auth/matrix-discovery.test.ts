@@ -17,11 +17,23 @@ const put = (file: string, text: string) => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe("discovery of routes, actions and pages", () => {
-  put("app/api/widgets/[id]/route.ts", `export const dynamic = "force-dynamic";\nexport async function GET() {}\nexport const DELETE = handler;\n`);
-  put("app/api/auth/[...nextauth]/route.ts", `const handler = NextAuth(o);\nexport { handler as GET, handler as POST };\n`);
-  put("app/widgets/actions.ts", `// comment first\n"use server";\n\nexport async function dropWidgetAction() {}\nexport const renameWidgetAction = async () => {};\n`);
+  put(
+    "app/api/widgets/[id]/route.ts",
+    `export const dynamic = "force-dynamic";\nexport async function GET() {}\nexport const DELETE = handler;\n`,
+  );
+  put(
+    "app/api/auth/[...nextauth]/route.ts",
+    `const handler = NextAuth(o);\nexport { handler as GET, handler as POST };\n`,
+  );
+  put(
+    "app/widgets/actions.ts",
+    `// comment first\n"use server";\n\nexport async function dropWidgetAction() {}\nexport const renameWidgetAction = async () => {};\n`,
+  );
   put("app/widgets/page.tsx", `export default function Page() {}\n`);
-  put("components/widgets/inline.tsx", `export function Form() {\n  async function go() {\n    "use server";\n  }\n}\n`);
+  put(
+    "components/widgets/inline.tsx",
+    `export function Form() {\n  async function go() {\n    "use server";\n  }\n}\n`,
+  );
   put("lib/widgets/use-cases.ts", `export async function notAnAction() {}\n`);
   const found = discover(root);
 
@@ -37,7 +49,7 @@ describe("discovery of routes, actions and pages", () => {
     expect(found.routes).toHaveLength(4);
   });
 
-  it("finds every export of a \"use server\" file, and only there", () => {
+  it('finds every export of a "use server" file, and only there', () => {
     expect(found.actions).toEqual([
       { file: "app/widgets/actions.ts", name: "dropWidgetAction" },
       { file: "app/widgets/actions.ts", name: "renameWidgetAction" },

@@ -68,27 +68,44 @@ interface Outcome {
   text: string;
 }
 
-
 function requestFor(row: MatrixRow, role: Role | null, requestId: string, origin = ORIGIN): Request {
   const method = row.kind === "route" ? row.method : "POST";
   const url = `${ORIGIN}${row.kind === "route" ? row.url : "/"}`;
-  const headers = new Headers({ "x-request-id": requestId, "x-forwarded-for": "127.0.0.1", origin, host: new URL(ORIGIN).host });
+  const headers = new Headers({
+    "x-request-id": requestId,
+    "x-forwarded-for": "127.0.0.1",
+    origin,
+    host: new URL(ORIGIN).host,
+  });
   if (role) headers.set("cookie", cookies[role]!);
   let body: string | undefined;
   if (row.kind === "route" && method !== "GET" && row.body !== undefined) {
     body = typeof row.body === "string" ? row.body : JSON.stringify(row.body);
-    headers.set("content-type", typeof row.body === "string" ? "application/x-www-form-urlencoded" : "application/json");
+    headers.set(
+      "content-type",
+      typeof row.body === "string" ? "application/x-www-form-urlencoded" : "application/json",
+    );
   }
   return new Request(url, { method, headers, body });
 }
 
-async function call(row: RouteRow | ActionRow, role: Role | null, requestId: string, origin?: string): Promise<Outcome> {
+async function call(
+  row: RouteRow | ActionRow,
+  role: Role | null,
+  requestId: string,
+  origin?: string,
+): Promise<Outcome> {
   const req = requestFor(row, role, requestId, origin);
-  const mod = (await import(path.join(ROOT, row.kind === "route" ? `app/${row.file}` : row.file))) as Record<string, unknown>;
+  const mod = (await import(path.join(ROOT, row.kind === "route" ? `app/${row.file}` : row.file))) as Record<
+    string,
+    unknown
+  >;
   if (row.kind === "route") {
     const handler = mod[row.method] as (req: Request, ctx: unknown) => Promise<Response>;
     const { NextRequest } = await import("next/server");
-    const res = await inRequestScope(req, () => handler(new NextRequest(req), { params: Promise.resolve(row.params ?? {}) }));
+    const res = await inRequestScope(req, () =>
+      handler(new NextRequest(req), { params: Promise.resolve(row.params ?? {}) }),
+    );
     const text = await res.text();
     let code: string | null = null;
     try {
@@ -116,7 +133,10 @@ describe("the matrix covers the source", () => {
     expect(found.routes.length).toBeGreaterThanOrEqual(24);
     expect(found.actions.length).toBeGreaterThanOrEqual(15);
     expect(found.pages.length).toBeGreaterThanOrEqual(13);
-    expect(found.actions).toContainEqual({ file: "app/dlqs/[connectionId]/[queue]/redrive/actions.ts", name: "startBulkAction" });
+    expect(found.actions).toContainEqual({
+      file: "app/dlqs/[connectionId]/[queue]/redrive/actions.ts",
+      name: "startBulkAction",
+    });
     expect(found.routes).toContainEqual({ file: "api/auth/[...nextauth]/route.ts", method: "POST" });
   });
 
@@ -140,9 +160,23 @@ describe("the matrix covers the source", () => {
     for (const file of new Set([...found.routes.map((r) => `app/${r.file}`), ...found.actions.map((a) => a.file)])) {
       const { readFileSync } = await import("node:fs");
       const scanned = exportedNames(readFileSync(path.join(ROOT, file), "utf8")).sort();
-      const real = Object.keys(await import(path.join(ROOT, file))).filter((k) => k !== "__esModule").sort();
-      const routeConfig = new Set(["dynamic", "revalidate", "runtime", "fetchCache", "preferredRegion", "maxDuration", "dynamicParams", "generateStaticParams"]);
-      expect(scanned.filter((n) => !routeConfig.has(n)), file).toEqual(real.filter((n) => !routeConfig.has(n)));
+      const real = Object.keys(await import(path.join(ROOT, file)))
+        .filter((k) => k !== "__esModule")
+        .sort();
+      const routeConfig = new Set([
+        "dynamic",
+        "revalidate",
+        "runtime",
+        "fetchCache",
+        "preferredRegion",
+        "maxDuration",
+        "dynamicParams",
+        "generateStaticParams",
+      ]);
+      expect(
+        scanned.filter((n) => !routeConfig.has(n)),
+        file,
+      ).toEqual(real.filter((n) => !routeConfig.has(n)));
     }
   });
 
@@ -197,7 +231,8 @@ describe.each(callable.map((r) => [rowKey(r), r] as const))("%s", (_key, row) =>
     it(`${refused[0]} with malformed input: still refused and audited`, async () => {
       const role = refused[0];
       const requestId = `matrix-junk-${randomUUID()}`;
-      const junk: RouteRow | ActionRow = row.kind === "action" ? { ...row, args: [null] } : { ...row, body: "{not json" };
+      const junk: RouteRow | ActionRow =
+        row.kind === "action" ? { ...row, args: [null] } : { ...row, body: "{not json" };
       const out = await call(junk, role, requestId);
       expect(out.code, out.text.slice(0, 300)).toBe(`forbidden:${row.permission}`);
       const denials = (await auditRows(role, undefined, requestId)).filter((r) => r.outcome === "denied");
@@ -208,7 +243,12 @@ describe.each(callable.map((r) => [rowKey(r), r] as const))("%s", (_key, row) =>
   // State-changing routes take requests from the console's own pages only (server actions: Next's own check).
   if (row.kind === "route" && row.method !== "GET" && !row.public) {
     it(`${row.roles[row.roles.length - 1]} from another origin: refused`, async () => {
-      const out = await call(row, row.roles[row.roles.length - 1], `matrix-origin-${randomUUID()}`, "https://evil.example");
+      const out = await call(
+        row,
+        row.roles[row.roles.length - 1],
+        `matrix-origin-${randomUUID()}`,
+        "https://evil.example",
+      );
       expect(out.status, out.text.slice(0, 300)).toBe(403);
       expect(out.code).toBe("forbidden:origin");
     });
@@ -238,7 +278,10 @@ describe("no filter, count or digest of any route tells a masked value apart", (
   const SECRET = "s3cr3t-Matrix";
   const AUTH = "Basic bWF0cml4OnMzY3IzdA==";
   const RAW_SHA = "ab".repeat(32);
-  const filterable = callable.filter((r): r is RouteRow => r.kind === "route" && r.method === "GET" && r.url.includes(`queue=${encodeURIComponent(NONE.queue)}`));
+  const filterable = callable.filter(
+    (r): r is RouteRow =>
+      r.kind === "route" && r.method === "GET" && r.url.includes(`queue=${encodeURIComponent(NONE.queue)}`),
+  );
 
   beforeAll(async () => {
     const { upsertLetters } = await import("@/lib/triage/index-store");
@@ -248,18 +291,44 @@ describe("no filter, count or digest of any route tells a masked value apart", (
     const search = searchMaskingFor(await loadMaskingConfig(), ORACLE.connectionId, ORACLE.queue, maskingHashKey());
     const message = `login refused password=${SECRET}`;
     const rows = [0, 1].map((i) => ({
-      letter_id: `oracle-${i}`, position: i, kafka_partition: null, kafka_offset: null, message_id: `oracle-${i}`,
-      dead_lettered_at: new Date().toISOString(), reason: "rejected", origin_queue: "orders", exception_class: "com.acme.LoginFailed",
-      exception_message: message, exception_search: maskedSearchText(message, search), search_version: search.version,
-      normalized_message: message, top_frame: null, group_key: "g-oracle", group_label: "LoginFailed", group_basis: "exception",
-      disposition: "unknown", rule_id: null, receive_count: 1, headers: { authorization: AUTH }, body_size: 2, sha256: RAW_SHA,
-      fingerprint: "f".repeat(32), payload: null, payload_key_id: null, payload_truncated: false, handled_outcome: null,
+      letter_id: `oracle-${i}`,
+      position: i,
+      kafka_partition: null,
+      kafka_offset: null,
+      message_id: `oracle-${i}`,
+      dead_lettered_at: new Date().toISOString(),
+      reason: "rejected",
+      origin_queue: "orders",
+      exception_class: "com.acme.LoginFailed",
+      exception_message: message,
+      exception_search: maskedSearchText(message, search),
+      search_version: search.version,
+      normalized_message: message,
+      top_frame: null,
+      group_key: "g-oracle",
+      group_label: "LoginFailed",
+      group_basis: "exception",
+      disposition: "unknown",
+      rule_id: null,
+      receive_count: 1,
+      headers: { authorization: AUTH },
+      body_size: 2,
+      sha256: RAW_SHA,
+      fingerprint: "f".repeat(32),
+      payload: null,
+      payload_key_id: null,
+      payload_truncated: false,
+      handled_outcome: null,
     }));
     await upsertLetters(ORACLE.connectionId, ORACLE.queue, randomUUID(), rows);
   });
 
   const guesses: Array<[string, string, string]> = [
-    ["a masked header", `header=${encodeURIComponent(`authorization:${AUTH}`)}`, `header=${encodeURIComponent("authorization:Basic d3Jvbmc=")}`],
+    [
+      "a masked header",
+      `header=${encodeURIComponent(`authorization:${AUTH}`)}`,
+      `header=${encodeURIComponent("authorization:Basic d3Jvbmc=")}`,
+    ],
     ["a prefix of a masked secret", `q=${encodeURIComponent(SECRET.slice(0, 4))}`, `q=${encodeURIComponent("zzzz")}`],
     ["the payload's SHA-256", `q=${RAW_SHA}`, `q=${"cd".repeat(32)}`],
   ];
@@ -281,7 +350,9 @@ describe("no filter, count or digest of any route tells a masked value apart", (
   }
 
   it("finds the routes it must ask", () => {
-    expect(filterable.map((r) => r.file)).toEqual(expect.arrayContaining(["api/triage/letters/route.ts", "api/triage/export/route.ts"]));
+    expect(filterable.map((r) => r.file)).toEqual(
+      expect.arrayContaining(["api/triage/letters/route.ts", "api/triage/export/route.ts"]),
+    );
   });
 
   for (const row of filterable) {

@@ -5,7 +5,9 @@ import { claimValues, mapRole, type OidcConfig } from "@/lib/auth/oidc";
 import type { Role } from "@/lib/auth/permissions";
 import { getUserByEmail, touchSignIn, updateUser } from "@/lib/auth/users";
 
-export type OidcSignIn = { ok: true; userId: string } | { ok: false; reason: "no_email" | "email_unverified" | "no_role" | "disabled" };
+export type OidcSignIn =
+  | { ok: true; userId: string }
+  | { ok: false; reason: "no_email" | "email_unverified" | "no_role" | "disabled" };
 
 /**
  * Creates or updates the console user for an OIDC sign-in, keyed by email, with the role mapped
@@ -15,14 +17,28 @@ export type OidcSignIn = { ok: true; userId: string } | { ok: false; reason: "no
  */
 export async function signInOidcUser(claims: Record<string, unknown>, cfg: OidcConfig): Promise<OidcSignIn> {
   const email = typeof claims.email === "string" ? claims.email.trim().toLowerCase() : "";
-  const name = typeof claims.name === "string" ? claims.name.slice(0, 200) : typeof claims.preferred_username === "string" ? claims.preferred_username.slice(0, 200) : null;
+  const name =
+    typeof claims.name === "string"
+      ? claims.name.slice(0, 200)
+      : typeof claims.preferred_username === "string"
+        ? claims.preferred_username.slice(0, 200)
+        : null;
   const groups = claimValues(claims, cfg.rolesClaim).slice(0, 50);
-  const refuse = async (reason: Exclude<OidcSignIn, { ok: true }>["reason"], role: Role | null = null, id: string | null = null): Promise<OidcSignIn> => {
+  const refuse = async (
+    reason: Exclude<OidcSignIn, { ok: true }>["reason"],
+    role: Role | null = null,
+    id: string | null = null,
+  ): Promise<OidcSignIn> => {
     await recordAudit({
       actor: { id, email: email || null, role },
       action: "auth.sign_in_refused",
       outcome: "denied",
-      details: { method: "oidc", reason, groups, subject: typeof claims.sub === "string" ? claims.sub.slice(0, 200) : null },
+      details: {
+        method: "oidc",
+        reason,
+        groups,
+        subject: typeof claims.sub === "string" ? claims.sub.slice(0, 200) : null,
+      },
     });
     return { ok: false, reason };
   };
@@ -36,11 +52,15 @@ export async function signInOidcUser(claims: Record<string, unknown>, cfg: OidcC
 
   let userId: string;
   if (!existing) {
-    const created = await getDb().user.create({ data: { email, name, role, passwordHash: null }, select: { id: true } });
+    const created = await getDb().user.create({
+      data: { email, name, role, passwordHash: null },
+      select: { id: true },
+    });
     userId = created.id;
   } else {
     userId = existing.id;
-    if (existing.role !== role || (name && existing.name !== name)) await updateUser(existing.id, { role, ...(name ? { name } : {}) });
+    if (existing.role !== role || (name && existing.name !== name))
+      await updateUser(existing.id, { role, ...(name ? { name } : {}) });
   }
   if (!existing || existing.role !== role) {
     await recordAudit({
@@ -52,6 +72,11 @@ export async function signInOidcUser(claims: Record<string, unknown>, cfg: OidcC
     });
   }
   await touchSignIn(userId);
-  await recordAudit({ actor: { id: userId, email, role }, action: "auth.sign_in", outcome: "success", details: { method: "oidc", groups } });
+  await recordAudit({
+    actor: { id: userId, email, role },
+    action: "auth.sign_in",
+    outcome: "success",
+    details: { method: "oidc", groups },
+  });
   return { ok: true, userId };
 }

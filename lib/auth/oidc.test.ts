@@ -18,8 +18,18 @@ describe("oidcConfig", () => {
 
   it("reads defaults: groups claim, no default role, SSO label", () => {
     const c = oidcConfig(env)!;
-    expect(c).toMatchObject({ issuer: "https://idp.example/realms/x", rolesClaim: "groups", defaultRole: null, name: "SSO", scope: "openid email profile" });
-    expect([...c.roleMap]).toEqual([["dlq-admins", "admin"], ["dlq-operators", "operator"], ["dlq-viewers", "viewer"]]);
+    expect(c).toMatchObject({
+      issuer: "https://idp.example/realms/x",
+      rolesClaim: "groups",
+      defaultRole: null,
+      name: "SSO",
+      scope: "openid email profile",
+    });
+    expect([...c.roleMap]).toEqual([
+      ["dlq-admins", "admin"],
+      ["dlq-operators", "operator"],
+      ["dlq-viewers", "viewer"],
+    ]);
     expect(parseRoleMap("cn=ops,ou=groups:operator").get("cn=ops,ou=groups")).toBeUndefined(); // commas split pairs
     expect(parseRoleMap("team:a:admin").get("team:a")).toBe("admin");
   });
@@ -41,7 +51,9 @@ describe("mapRole", () => {
 
   it("follows a dotted claim path and ignores inherited or non-string values", () => {
     expect(claimValues({ realm_access: { roles: ["dlq-admins", 3] } }, "realm_access.roles")).toEqual(["dlq-admins"]);
-    expect(mapRole({ realm_access: { roles: ["dlq-admins"] } }, { ...cfg, rolesClaim: "realm_access.roles" })).toBe("admin");
+    expect(mapRole({ realm_access: { roles: ["dlq-admins"] } }, { ...cfg, rolesClaim: "realm_access.roles" })).toBe(
+      "admin",
+    );
     expect(claimValues({}, "constructor")).toEqual([]);
     expect(claimValues({ groups: { a: 1 } }, "groups")).toEqual([]);
   });

@@ -41,9 +41,11 @@ export function oidcConfig(env: Env = process.env): OidcConfig | null {
   const clientId = env.DLQ_OIDC_CLIENT_ID?.trim();
   const clientSecret = env.DLQ_OIDC_CLIENT_SECRET;
   if (!issuer && !clientId && !clientSecret) return null;
-  if (!issuer || !clientId || !clientSecret) throw new Error("OIDC needs DLQ_OIDC_ISSUER, DLQ_OIDC_CLIENT_ID and DLQ_OIDC_CLIENT_SECRET together");
+  if (!issuer || !clientId || !clientSecret)
+    throw new Error("OIDC needs DLQ_OIDC_ISSUER, DLQ_OIDC_CLIENT_ID and DLQ_OIDC_CLIENT_SECRET together");
   const defaultRole = env.DLQ_OIDC_DEFAULT_ROLE?.trim() || null;
-  if (defaultRole !== null && !isRole(defaultRole)) throw new Error(`DLQ_OIDC_DEFAULT_ROLE: "${defaultRole}" is not a role`);
+  if (defaultRole !== null && !isRole(defaultRole))
+    throw new Error(`DLQ_OIDC_DEFAULT_ROLE: "${defaultRole}" is not a role`);
   return {
     issuer: issuer.replace(/\/+$/, ""),
     clientId,
@@ -71,7 +73,10 @@ export function claimValues(claims: Record<string, unknown>, path: string): stri
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
 
 /** The highest role any of the user's groups maps to, else the default role, else null (refused). */
-export function mapRole(claims: Record<string, unknown>, cfg: Pick<OidcConfig, "rolesClaim" | "roleMap" | "defaultRole">): Role | null {
+export function mapRole(
+  claims: Record<string, unknown>,
+  cfg: Pick<OidcConfig, "rolesClaim" | "roleMap" | "defaultRole">,
+): Role | null {
   let best: Role | null = null;
   for (const g of claimValues(claims, cfg.rolesClaim)) {
     const r = cfg.roleMap.get(g);

@@ -26,7 +26,11 @@ const credentials = CredentialsProvider({
     const meta = clientIdentity(req?.headers);
     const client = meta.clientRequestId ? { clientRequestId: meta.clientRequestId } : {};
     const parsed = credentialsSchema.safeParse(raw ?? {});
-    const email = parsed.success ? parsed.data.email : typeof raw?.email === "string" ? raw.email.trim().toLowerCase().slice(0, 320) || null : null;
+    const email = parsed.success
+      ? parsed.data.email
+      : typeof raw?.email === "string"
+        ? raw.email.trim().toLowerCase().slice(0, 320) || null
+        : null;
     // Decided before the password is looked at: a limited attempt costs no scrypt and learns nothing.
     const attempt = await beginSignInAttempt({ email, ip: meta.ip });
     if (attempt.decision.limited) {
@@ -36,7 +40,12 @@ const credentials = CredentialsProvider({
         outcome: "denied",
         requestId: meta.requestId,
         ip: meta.ip,
-        details: { method: "credentials", scope: attempt.decision.scope, retryAfterSeconds: Math.ceil(attempt.decision.retryAfterMs / 1000), ...client },
+        details: {
+          method: "credentials",
+          scope: attempt.decision.scope,
+          retryAfterSeconds: Math.ceil(attempt.decision.retryAfterMs / 1000),
+          ...client,
+        },
       });
       throw new Error(`${RATE_LIMITED_ERROR}:${retryMinutes(attempt.decision.retryAfterMs)}`);
     }
@@ -79,7 +88,11 @@ function oidcProvider(cfg: OidcConfig): Provider {
     idToken: true,
     checks: ["pkce", "state", "nonce"],
     // Replaced by the console user's id in the signIn callback.
-    profile: (p: Record<string, unknown>) => ({ id: String(p.sub), email: typeof p.email === "string" ? p.email : null, name: typeof p.name === "string" ? p.name : null }),
+    profile: (p: Record<string, unknown>) => ({
+      id: String(p.sub),
+      email: typeof p.email === "string" ? p.email : null,
+      name: typeof p.name === "string" ? p.name : null,
+    }),
   };
 }
 
@@ -123,7 +136,11 @@ export const authOptions: NextAuthOptions = {
       if (user) {
         token.sub = user.id;
         const ip = (user as { signInIp?: string | null }).signInIp ?? null;
-        token.sid = await createSession({ userId: user.id, method: account?.provider === "oidc" ? "oidc" : "credentials", ip });
+        token.sid = await createSession({
+          userId: user.id,
+          method: account?.provider === "oidc" ? "oidc" : "credentials",
+          ip,
+        });
       }
       return token;
     },
@@ -138,7 +155,11 @@ export const authOptions: NextAuthOptions = {
       if (typeof token?.sid === "string") await endSession(token.sid, "sign_out");
       const user = token?.sub ? await getUserById(token.sub) : null;
       await recordAudit({
-        actor: { id: token?.sub ?? null, email: user?.email ?? (token?.email as string | undefined) ?? null, role: user && isRole(user.role) ? user.role : null },
+        actor: {
+          id: token?.sub ?? null,
+          email: user?.email ?? (token?.email as string | undefined) ?? null,
+          role: user && isRole(user.role) ? user.role : null,
+        },
         action: "auth.sign_out",
         outcome: "success",
       });

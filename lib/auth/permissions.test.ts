@@ -16,7 +16,13 @@ describe("permissions table", () => {
   });
 
   it("keeps payloads, risky reads, audit and user management from viewers", () => {
-    const viewerDenied: Permission[] = ["letter:read-payload", "dlq:browse-risky", "audit:read", "audit:verify", "users:manage"];
+    const viewerDenied: Permission[] = [
+      "letter:read-payload",
+      "dlq:browse-risky",
+      "audit:read",
+      "audit:verify",
+      "users:manage",
+    ];
     for (const p of viewerDenied) expect(can("viewer", p), p).toBe(false);
     expect(can("operator", "users:manage")).toBe(false);
     expect(can("operator", "audit:verify")).toBe(false);
@@ -33,7 +39,8 @@ describe("permissions table", () => {
 
   it("lets operators sample and bulk redrive; only admins start the rest without a clean sample", () => {
     expect(can("viewer", "redrive:read")).toBe(true);
-    for (const p of ["redrive:sample", "redrive:bulk", "redrive:override"] as const) expect(can("viewer", p), p).toBe(false);
+    for (const p of ["redrive:sample", "redrive:bulk", "redrive:override"] as const)
+      expect(can("viewer", p), p).toBe(false);
     expect(can("operator", "redrive:sample")).toBe(true);
     expect(can("operator", "redrive:bulk")).toBe(true);
     expect(can("operator", "redrive:override")).toBe(false);

@@ -8,7 +8,9 @@ const times = (n: number, fromMinute = 0, step = 1) => Array.from({ length: n },
 
 describe("evaluateSignInLimit (fake clock)", () => {
   it("allows up to N-1 failures per email and refuses at N", () => {
-    expect(evaluateSignInLimit({ emailFailures: times(4), ipFailures: times(4), now: at(5) }, policy)).toEqual({ limited: false });
+    expect(evaluateSignInLimit({ emailFailures: times(4), ipFailures: times(4), now: at(5) }, policy)).toEqual({
+      limited: false,
+    });
     const d = evaluateSignInLimit({ emailFailures: times(5), ipFailures: times(5), now: at(5) }, policy);
     expect(d).toEqual({ limited: true, scope: "email", retryAfterMs: 10 * 60_000 });
   });
@@ -16,9 +18,14 @@ describe("evaluateSignInLimit (fake clock)", () => {
   it("frees the email once enough failures age out of the window", () => {
     const failures = times(5); // minutes 0..4
     // At minute 14:59 the first failure is still inside the 15-minute window.
-    expect(evaluateSignInLimit({ emailFailures: failures, ipFailures: [], now: new Date(T0 + 15 * 60_000 - 1000) }, policy).limited).toBe(true);
+    expect(
+      evaluateSignInLimit({ emailFailures: failures, ipFailures: [], now: new Date(T0 + 15 * 60_000 - 1000) }, policy)
+        .limited,
+    ).toBe(true);
     // The caller passes only failures inside the window: at minute 15 the first has left it.
-    expect(evaluateSignInLimit({ emailFailures: failures.slice(1), ipFailures: [], now: at(15) }, policy)).toEqual({ limited: false });
+    expect(evaluateSignInLimit({ emailFailures: failures.slice(1), ipFailures: [], now: at(15) }, policy)).toEqual({
+      limited: false,
+    });
   });
 
   it("waits for the right failure when more than N are in the window", () => {
@@ -28,15 +35,19 @@ describe("evaluateSignInLimit (fake clock)", () => {
   });
 
   it("limits an address trying many emails, with its own larger budget", () => {
-    expect(evaluateSignInLimit({ emailFailures: [at(1)], ipFailures: times(19, 0, 0.5), now: at(10) }, policy)).toEqual({ limited: false });
+    expect(evaluateSignInLimit({ emailFailures: [at(1)], ipFailures: times(19, 0, 0.5), now: at(10) }, policy)).toEqual(
+      { limited: false },
+    );
     const d = evaluateSignInLimit({ emailFailures: [at(1)], ipFailures: times(20, 0, 0.5), now: at(10) }, policy);
     expect(d).toEqual({ limited: true, scope: "ip", retryAfterMs: 5 * 60_000 });
   });
 
   it("reports the longer wait when both are limited, and never less than a second", () => {
-    const d = evaluateSignInLimit({ emailFailures: times(5, 3), ipFailures: times(20, 0, 0) , now: at(8) }, policy);
+    const d = evaluateSignInLimit({ emailFailures: times(5, 3), ipFailures: times(20, 0, 0), now: at(8) }, policy);
     expect(d).toEqual({ limited: true, scope: "email", retryAfterMs: 10 * 60_000 });
-    expect(evaluateSignInLimit({ emailFailures: times(5, 0, 0), ipFailures: [], now: at(15) }, policy)).toMatchObject({ retryAfterMs: 1000 });
+    expect(evaluateSignInLimit({ emailFailures: times(5, 0, 0), ipFailures: [], now: at(15) }, policy)).toMatchObject({
+      retryAfterMs: 1000,
+    });
   });
 
   it("says how long to wait in whole minutes, rounded up", () => {

@@ -22,7 +22,8 @@ export function evaluateSignInLimit(
   const byEmail = retryAfter(input.emailFailures, policy.perEmail);
   const byIp = retryAfter(input.ipFailures, policy.perIp);
   if (byEmail === null && byIp === null) return { limited: false };
-  if (byIp === null || (byEmail !== null && byEmail >= byIp)) return { limited: true, scope: "email", retryAfterMs: byEmail! };
+  if (byIp === null || (byEmail !== null && byEmail >= byIp))
+    return { limited: true, scope: "email", retryAfterMs: byEmail! };
   return { limited: true, scope: "ip", retryAfterMs: byIp };
 }
 
@@ -55,7 +56,10 @@ export async function beginSignInAttempt(
   policy = signInLimitPolicy(),
 ): Promise<SignInAttempt> {
   const db = getDb();
-  const { id } = await db.signInAttempt.create({ data: { at: now, email: who.email, ip: who.ip, outcome: "pending" }, select: { id: true } });
+  const { id } = await db.signInAttempt.create({
+    data: { at: now, email: who.email, ip: who.ip, outcome: "pending" },
+    select: { id: true },
+  });
   const since = new Date(now.getTime() - policy.windowMs);
   let emailFailures: Date[] = [];
   if (who.email) {
@@ -71,12 +75,16 @@ export async function beginSignInAttempt(
     emailFailures = rows.map((r) => r.at);
   }
   const ipRows = who.ip
-    ? await db.signInAttempt.findMany({ where: { ip: who.ip, outcome: { in: COUNTED }, at: { gt: since }, id: { not: id } }, select: { at: true } })
+    ? await db.signInAttempt.findMany({
+        where: { ip: who.ip, outcome: { in: COUNTED }, at: { gt: since }, id: { not: id } },
+        select: { at: true },
+      })
     : [];
   const decision = evaluateSignInLimit({ emailFailures, ipFailures: ipRows.map((r) => r.at), now }, policy);
   if (decision.limited) await db.signInAttempt.update({ where: { id }, data: { outcome: "limited" } });
   // Old rows are of no further use; clearing them now and then keeps the table small.
-  if (Math.random() < 0.05) await db.signInAttempt.deleteMany({ where: { at: { lt: new Date(Date.now() - KEEP_MS) } } });
+  if (Math.random() < 0.05)
+    await db.signInAttempt.deleteMany({ where: { at: { lt: new Date(Date.now() - KEEP_MS) } } });
   return { id, decision };
 }
 

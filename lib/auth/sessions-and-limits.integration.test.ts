@@ -21,20 +21,38 @@ describe("sign-in attempts in Postgres", () => {
       expect(a.decision.limited).toBe(false);
       await finishSignInAttempt(a.id, "failure");
     }
-    expect((await beginSignInAttempt({ email, ip }, at(5), limits)).decision).toEqual({ limited: true, scope: "email", retryAfterMs: 10 * 60_000 });
+    expect((await beginSignInAttempt({ email, ip }, at(5), limits)).decision).toEqual({
+      limited: true,
+      scope: "email",
+      retryAfterMs: 10 * 60_000,
+    });
     // The refused attempt does not count: at minute 15 the first failure has aged out.
     const later = await beginSignInAttempt({ email, ip }, at(15), limits);
     expect(later.decision.limited).toBe(false);
     await finishSignInAttempt(later.id, "success");
     // After a success the email starts over, but the address keeps its failures.
-    const rows = await getDb().signInAttempt.findMany({ where: { email }, orderBy: { id: "asc" }, select: { outcome: true } });
-    expect(rows.map((r) => r.outcome)).toEqual(["failure", "failure", "failure", "failure", "failure", "limited", "success"]);
+    const rows = await getDb().signInAttempt.findMany({
+      where: { email },
+      orderBy: { id: "asc" },
+      select: { outcome: true },
+    });
+    expect(rows.map((r) => r.outcome)).toEqual([
+      "failure",
+      "failure",
+      "failure",
+      "failure",
+      "failure",
+      "limited",
+      "success",
+    ]);
     expect((await beginSignInAttempt({ email, ip }, at(16), limits)).decision.limited).toBe(false);
   });
 
   it("counts attempts still in flight, so parallel guesses cannot slip past the limit", async () => {
     const email = `burst-${tag}@it.test`;
-    const results = await Promise.all(Array.from({ length: 12 }, () => beginSignInAttempt({ email, ip: null }, at(0), limits)));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => beginSignInAttempt({ email, ip: null }, at(0), limits)),
+    );
     expect(results.filter((r) => !r.decision.limited).length).toBeLessThanOrEqual(5);
   });
 });
@@ -48,7 +66,9 @@ describe("sessions in Postgres", () => {
     for (const m of [10, 35, 60]) expect(await resumeSession(sid, userId, at(m), policy), `minute ${m}`).toBe(true);
     expect(await resumeSession(sid, randomUUID(), at(61), policy)).toBe(false); // another user's cookie cannot name it
     expect(await resumeSession(sid, userId, at(91), policy)).toBe(false);
-    expect(await getDb().authSession.findUnique({ where: { id: sid }, select: { endReason: true } })).toEqual({ endReason: "idle" });
+    expect(await getDb().authSession.findUnique({ where: { id: sid }, select: { endReason: true } })).toEqual({
+      endReason: "idle",
+    });
     expect(await resumeSession(sid, userId, at(92), policy)).toBe(false);
   });
 

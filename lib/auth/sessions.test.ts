@@ -5,13 +5,20 @@ import { sessionPolicy } from "./config";
 const policy = sessionPolicy({ DLQ_SESSION_MAX_AGE_SECONDS: "43200", DLQ_SESSION_IDLE_SECONDS: "1800" });
 const T0 = Date.parse("2026-11-30T08:00:00Z");
 const min = (m: number) => new Date(T0 + m * 60_000);
-const live = (lastSeenMin: number) => ({ endedAt: null, endReason: null, lastSeenAt: min(lastSeenMin), expiresAt: min(12 * 60) });
+const live = (lastSeenMin: number) => ({
+  endedAt: null,
+  endReason: null,
+  lastSeenAt: min(lastSeenMin),
+  expiresAt: min(12 * 60),
+});
 
 describe("session policy", () => {
   it("defaults to 12 h absolute, 30 min idle, last-seen written at most once a minute", () => {
     expect(sessionPolicy({})).toEqual({ maxAgeMs: 12 * 3600_000, idleMs: 30 * 60_000, touchMs: 60_000 });
     expect(sessionPolicy({ DLQ_SESSION_IDLE_SECONDS: "60" }).touchMs).toBe(6000);
-    expect(sessionPolicy({ DLQ_SESSION_IDLE_SECONDS: "0", DLQ_SESSION_MAX_AGE_SECONDS: "nope" })).toEqual(sessionPolicy({}));
+    expect(sessionPolicy({ DLQ_SESSION_IDLE_SECONDS: "0", DLQ_SESSION_MAX_AGE_SECONDS: "nope" })).toEqual(
+      sessionPolicy({}),
+    );
   });
 });
 
@@ -40,7 +47,10 @@ describe("checkSession (fake clock)", () => {
   });
 
   it("refuses a signed-out or unknown session", () => {
-    expect(checkSession({ ...live(0), endedAt: min(1), endReason: "sign_out" }, min(2), policy)).toEqual({ ok: false, reason: "sign_out" });
+    expect(checkSession({ ...live(0), endedAt: min(1), endReason: "sign_out" }, min(2), policy)).toEqual({
+      ok: false,
+      reason: "sign_out",
+    });
     expect(checkSession(null, min(0), policy)).toEqual({ ok: false, reason: "unknown" });
   });
 });

@@ -37,7 +37,14 @@ export async function createSession(
   policy = sessionPolicy(),
 ): Promise<string> {
   const row = await getDb().authSession.create({
-    data: { userId: input.userId, method: input.method, ip: input.ip ?? null, createdAt: now, lastSeenAt: now, expiresAt: new Date(now.getTime() + policy.maxAgeMs) },
+    data: {
+      userId: input.userId,
+      method: input.method,
+      ip: input.ip ?? null,
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: new Date(now.getTime() + policy.maxAgeMs),
+    },
     select: { id: true },
   });
   return row.id;
@@ -48,7 +55,12 @@ export async function createSession(
  * authenticated page render, server action and route handler calls this through getActor). A
  * session found idle or expired is ended for good, so later activity cannot revive it.
  */
-export async function resumeSession(sid: string, userId: string, now = new Date(), policy = sessionPolicy()): Promise<boolean> {
+export async function resumeSession(
+  sid: string,
+  userId: string,
+  now = new Date(),
+  policy = sessionPolicy(),
+): Promise<boolean> {
   if (!UUID_RE.test(sid)) return false;
   const db = getDb();
   const row = await db.authSession.findUnique({ where: { id: sid } });
@@ -64,5 +76,8 @@ export async function resumeSession(sid: string, userId: string, now = new Date(
 
 export async function endSession(sid: string, reason: SessionEnd, now = new Date()): Promise<void> {
   if (!UUID_RE.test(sid)) return;
-  await getDb().authSession.updateMany({ where: { id: sid, endedAt: null }, data: { endedAt: now, endReason: reason } });
+  await getDb().authSession.updateMany({
+    where: { id: sid, endedAt: null },
+    data: { endedAt: now, endReason: reason },
+  });
 }

@@ -37,7 +37,13 @@ describe("user store", () => {
   it("creates a user with a lowercased email and a salted scrypt hash, and verifies the password", async () => {
     const before = await countUsers();
     const u = await createUser({ email: email("Ann"), name: " Ann ", role: "operator", password: PASSWORD });
-    expect(u).toMatchObject({ email: email("ann").toLowerCase(), name: "Ann", role: "operator", disabled: false, hasPassword: true });
+    expect(u).toMatchObject({
+      email: email("ann").toLowerCase(),
+      name: "Ann",
+      role: "operator",
+      disabled: false,
+      hasPassword: true,
+    });
     expect("passwordHash" in u).toBe(false);
     expect(await countUsers()).toBe(before + 1);
     expect((await getUserById(u.id))?.email).toBe(u.email);
@@ -79,10 +85,18 @@ describe("user store", () => {
     expect(short.userMessage).toMatch(/at least 12 characters/);
     expect(await getUserByEmail(email("short"))).toBeNull();
 
-    expect((await appErrorOf(createUser({ email: "not-an-email", role: "viewer", password: PASSWORD }))).code).toBe("bad_request:user");
-    expect((await appErrorOf(createUser({ email: email("role"), role: "root" as never, password: PASSWORD }))).code).toBe("bad_request:user");
-    expect((await appErrorOf(updateUser("00000000-0000-4000-8000-000000000000", { role: "admin" }))).code).toBe("not_found:user");
-    expect((await appErrorOf(setPassword("00000000-0000-4000-8000-000000000000", PASSWORD))).code).toBe("not_found:user");
+    expect((await appErrorOf(createUser({ email: "not-an-email", role: "viewer", password: PASSWORD }))).code).toBe(
+      "bad_request:user",
+    );
+    expect(
+      (await appErrorOf(createUser({ email: email("role"), role: "root" as never, password: PASSWORD }))).code,
+    ).toBe("bad_request:user");
+    expect((await appErrorOf(updateUser("00000000-0000-4000-8000-000000000000", { role: "admin" }))).code).toBe(
+      "not_found:user",
+    );
+    expect((await appErrorOf(setPassword("00000000-0000-4000-8000-000000000000", PASSWORD))).code).toBe(
+      "not_found:user",
+    );
     expect(await getUserById("not-a-uuid")).toBeNull();
   });
 });

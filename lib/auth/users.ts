@@ -73,30 +73,42 @@ function toRecord(u: User): UserRecord {
 }
 
 export function normaliseEmail(email: string): string {
-  const e = String(email ?? "").trim().toLowerCase();
+  const e = String(email ?? "")
+    .trim()
+    .toLowerCase();
   if (!EMAIL_RE.test(e) || e.length > 254) {
-    throw new AppError("bad_request:user", { userMessage: `"${String(email ?? "").slice(0, 80)}" is not a valid email address.` });
+    throw new AppError("bad_request:user", {
+      userMessage: `"${String(email ?? "").slice(0, 80)}" is not a valid email address.`,
+    });
   }
   return e;
 }
 
 function checkPassword(password: string) {
   if (typeof password !== "string" || password.length < MIN_PASSWORD_LENGTH) {
-    throw new AppError("bad_request:password", { userMessage: `The password must be at least ${MIN_PASSWORD_LENGTH} characters long.` });
+    throw new AppError("bad_request:password", {
+      userMessage: `The password must be at least ${MIN_PASSWORD_LENGTH} characters long.`,
+    });
   }
   if (password.length > MAX_PASSWORD_LENGTH) {
-    throw new AppError("bad_request:password", { userMessage: `The password must be at most ${MAX_PASSWORD_LENGTH} characters long.` });
+    throw new AppError("bad_request:password", {
+      userMessage: `The password must be at most ${MAX_PASSWORD_LENGTH} characters long.`,
+    });
   }
 }
 
 function checkRole(role: unknown): Role {
-  if (!isRole(role)) throw new AppError("bad_request:user", { userMessage: `Role must be viewer, operator or admin (got "${String(role)}").` });
+  if (!isRole(role))
+    throw new AppError("bad_request:user", {
+      userMessage: `Role must be viewer, operator or admin (got "${String(role)}").`,
+    });
   return role;
 }
 
 function checkName(name: string | null | undefined): string | null {
   const n = name?.trim() ?? "";
-  if (n.length > 200) throw new AppError("bad_request:user", { userMessage: "The name must be at most 200 characters long." });
+  if (n.length > 200)
+    throw new AppError("bad_request:user", { userMessage: "The name must be at most 200 characters long." });
   return n || null;
 }
 
@@ -107,7 +119,12 @@ function notFound(id: string): AppError {
   return new AppError("not_found:user", { message: `user ${id} not found`, userMessage: "That user does not exist." });
 }
 
-export async function createUser(input: { email: string; name?: string | null; role: Role; password: string }): Promise<UserRecord> {
+export async function createUser(input: {
+  email: string;
+  name?: string | null;
+  role: Role;
+  password: string;
+}): Promise<UserRecord> {
   const email = normaliseEmail(input.email);
   const role = checkRole(input.role);
   const name = checkName(input.name);
@@ -117,7 +134,11 @@ export async function createUser(input: { email: string; name?: string | null; r
     return toRecord(await getDb().user.create({ data: { email, name, role, passwordHash } }));
   } catch (e) {
     if (isUniqueViolation(e)) {
-      throw new AppError("conflict:user", { message: `duplicate email ${email}`, userMessage: `A user with the email ${email} already exists.`, cause: e });
+      throw new AppError("conflict:user", {
+        message: `duplicate email ${email}`,
+        userMessage: `A user with the email ${email} already exists.`,
+        cause: e,
+      });
     }
     throw e;
   }
@@ -126,7 +147,9 @@ export async function createUser(input: { email: string; name?: string | null; r
 /** The user for these credentials, or null (unknown email, wrong password, disabled, no password). */
 export async function verifyCredentials(email: string, password: string): Promise<UserRecord | null> {
   if (typeof password !== "string" || password.length === 0 || password.length > MAX_PASSWORD_LENGTH) return null;
-  const normalised = String(email ?? "").trim().toLowerCase();
+  const normalised = String(email ?? "")
+    .trim()
+    .toLowerCase();
   const user = normalised ? await getDb().user.findUnique({ where: { email: normalised } }) : null;
   const ok = await verifyPassword(password, user?.passwordHash ?? (await getDummyHash()));
   if (!user || !user.passwordHash || !ok || user.disabled) return null;
@@ -142,7 +165,13 @@ export async function getUserById(id: string): Promise<UserRecord | null> {
 }
 
 export async function getUserByEmail(email: string): Promise<UserRecord | null> {
-  const u = await getDb().user.findUnique({ where: { email: String(email ?? "").trim().toLowerCase() } });
+  const u = await getDb().user.findUnique({
+    where: {
+      email: String(email ?? "")
+        .trim()
+        .toLowerCase(),
+    },
+  });
   return u ? toRecord(u) : null;
 }
 
@@ -151,7 +180,10 @@ export async function listUsers(): Promise<UserRecord[]> {
   return users.map(toRecord);
 }
 
-export async function updateUser(id: string, patch: { role?: Role; disabled?: boolean; name?: string | null }): Promise<UserRecord> {
+export async function updateUser(
+  id: string,
+  patch: { role?: Role; disabled?: boolean; name?: string | null },
+): Promise<UserRecord> {
   if (typeof id !== "string" || !UUID_RE.test(id)) throw notFound(String(id));
   const data: Prisma.UserUpdateInput = {};
   if (patch.role !== undefined) data.role = checkRole(patch.role);

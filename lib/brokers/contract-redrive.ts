@@ -87,7 +87,11 @@ export function headerOf(l: Letter, name: string): string | null {
   return h ? displayText(h.value) : null;
 }
 
-export function markersFor(redriveId: string, redriveCount = 1, originalMessageId: string | null = null): RedriveMarkers {
+export function markersFor(
+  redriveId: string,
+  redriveCount = 1,
+  originalMessageId: string | null = null,
+): RedriveMarkers {
   return { redriveId, replayId: randomUUID(), redriveCount, originalMessageId };
 }
 
@@ -122,7 +126,12 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
     const browseAll = async (dlq: string) => (await fx.adapter.browse(dlq, { offset: 0, limit: 1000, ...ro })).letters;
     /** Letters still waiting in the DLQ: present and not handled. */
     const waiting = (ls: Letter[]) => ls.filter((l) => !l.handled);
-    const request = (l: Letter, target: RedriveTarget, markers: RedriveMarkers): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target, markers });
+    const request = (l: Letter, target: RedriveTarget, markers: RedriveMarkers): MoveRequest => ({
+      letterId: l.id,
+      sha256: l.sha256,
+      target,
+      markers,
+    });
 
     /** Polls `read` until `done` holds (or the settle time passes) and returns the last read. */
     async function until<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
@@ -163,15 +172,34 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
 
     it("moves 2 of 5 to the origin byte-exact with markers; the other 3 stay in order; absent ids are missing", async () => {
       const binary = caps().binaryBodies !== false;
-      const bodies = [text("letter-0"), binary ? Uint8Array.from([0x00, 0xff, 0xc3, 0x28, 0x7f]) : text("lettre-1 Ünïcödé 💥"), text("letter-2"), text("letter-3 \r\n\t"), text("letter-4")];
-      const dlq = await fx.createDlq(bodies.map((body, i) => ({ body, messageId: `redrive-msg-${i}-${randomUUID()}`, headers: { "x-app": `app-${i}` } })));
+      const bodies = [
+        text("letter-0"),
+        binary ? Uint8Array.from([0x00, 0xff, 0xc3, 0x28, 0x7f]) : text("lettre-1 Ünïcödé 💥"),
+        text("letter-2"),
+        text("letter-3 \r\n\t"),
+        text("letter-4"),
+      ];
+      const dlq = await fx.createDlq(
+        bodies.map((body, i) => ({
+          body,
+          messageId: `redrive-msg-${i}-${randomUUID()}`,
+          headers: { "x-app": `app-${i}` },
+        })),
+      );
       const before = await browseAll(dlq);
       expect(before).toHaveLength(5);
       const chosen = [before[1], before[3]];
       const job = randomUUID();
       const marks = chosen.map(() => markersFor(job));
-      const reqs = chosen.map((l, i) => request(l, { kind: "origin" }, { ...marks[i], originalMessageId: l.messageId }));
-      reqs.push({ letterId: "no-such-letter-id", sha256: "0".repeat(64), target: { kind: "origin" }, markers: markersFor(job) });
+      const reqs = chosen.map((l, i) =>
+        request(l, { kind: "origin" }, { ...marks[i], originalMessageId: l.messageId }),
+      );
+      reqs.push({
+        letterId: "no-such-letter-id",
+        sha256: "0".repeat(64),
+        target: { kind: "origin" },
+        markers: markersFor(job),
+      });
 
       const results = await move(dlq, reqs);
       expect(results.map((r) => r.letterId).sort()).toEqual(reqs.map((r) => r.letterId).sort());
@@ -183,7 +211,10 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
       expect(by.get("no-such-letter-id")).toMatchObject({ outcome: "missing" });
       expect(by.get("no-such-letter-id")!.reason).toMatch(/\S/);
 
-      const arrived = await arrivedWith(fx.originOf(dlq), marks.map((m) => m.replayId));
+      const arrived = await arrivedWith(
+        fx.originOf(dlq),
+        marks.map((m) => m.replayId),
+      );
       expect(arrived).toHaveLength(2);
       chosen.forEach((l, i) => {
         const a = arrived.find((x) => x.headers[REDRIVE_HEADERS.replayId] === marks[i].replayId)!;
@@ -196,9 +227,14 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
         expect(a.headers["x-app"]).toBe(headerOf(l, "x-app"));
         if (caps().producerMessageIds !== false) expect(a.messageId).toBe(l.messageId);
       });
-      if (ordered()) expect(arrived.map((a) => a.headers[REDRIVE_HEADERS.replayId])).toEqual(marks.map((m) => m.replayId));
+      if (ordered())
+        expect(arrived.map((a) => a.headers[REDRIVE_HEADERS.replayId])).toEqual(marks.map((m) => m.replayId));
 
-      await expectDlqHolds(dlq, [before[0], before[2], before[4]].map((l) => bodyText(l.body)), 5);
+      await expectDlqHolds(
+        dlq,
+        [before[0], before[2], before[4]].map((l) => bodyText(l.body)),
+        5,
+      );
       // Ids of the letters left are unchanged: the index still finds them.
       const after = waiting(await browseAll(dlq));
       expect(after.map((l) => l.id).sort()).toEqual([before[0], before[2], before[4]].map((l) => l.id).sort());
@@ -208,17 +244,23 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
       const dlq = await fx.createDlq([0, 1].map((i) => ({ body: text(`checksum-${i}`) })));
       const before = await browseAll(dlq);
       const job = randomUUID();
-      const results = await move(dlq, [{ ...request(before[0], { kind: "origin" }, markersFor(job)), sha256: "f".repeat(64) }]);
+      const results = await move(dlq, [
+        { ...request(before[0], { kind: "origin" }, markersFor(job)), sha256: "f".repeat(64) },
+      ]);
       expect(results).toHaveLength(1);
       expect(results[0]).toMatchObject({ letterId: before[0].id, outcome: "checksum_mismatch" });
       expect(results[0].reason).toMatch(/\S/);
       await expectDlqHolds(dlq, ["checksum-0", "checksum-1"], 2);
       await sleep(300);
-      expect((await fx.originOf(dlq).read()).filter((a) => a.headers[REDRIVE_HEADERS.redriveId] === job)).toHaveLength(0);
+      expect((await fx.originOf(dlq).read()).filter((a) => a.headers[REDRIVE_HEADERS.redriveId] === job)).toHaveLength(
+        0,
+      );
     });
 
     it("moves to an explicitly named other queue", async () => {
-      const dlq = await fx.createDlq([0, 1, 2].map((i) => ({ body: text(`explicit-${i}`), messageId: `explicit-${i}-${randomUUID()}` })));
+      const dlq = await fx.createDlq(
+        [0, 1, 2].map((i) => ({ body: text(`explicit-${i}`), messageId: `explicit-${i}-${randomUUID()}` })),
+      );
       const before = await browseAll(dlq);
       const target = await fx.createQueue();
       const job = randomUUID();
@@ -232,7 +274,9 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
       expect(bodyText(arrived[0].body)).toBe("explicit-2");
       await expectDlqHolds(dlq, ["explicit-0", "explicit-1"], 3);
       await sleep(300);
-      expect((await fx.originOf(dlq).read()).filter((a) => a.headers[REDRIVE_HEADERS.redriveId] === job)).toHaveLength(0);
+      expect((await fx.originOf(dlq).read()).filter((a) => a.headers[REDRIVE_HEADERS.redriveId] === job)).toHaveLength(
+        0,
+      );
     });
 
     it("a target that does not exist: a typed error or 'failed', and the DLQ keeps every letter", async () => {
@@ -243,7 +287,10 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
       let results: MoveResult[] = [];
       let error: unknown = null;
       try {
-        results = await move(dlq, before.map((l) => request(l, { kind: "queue", name: missing }, markersFor(job))));
+        results = await move(
+          dlq,
+          before.map((l) => request(l, { kind: "queue", name: missing }, markersFor(job))),
+        );
       } catch (e) {
         error = e;
       }
@@ -263,7 +310,9 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
     });
 
     it("markers across two cycles: count replaced (2, not appended), original message id kept", async () => {
-      const dlq = await fx.createDlq([{ body: text("cycle"), messageId: `cycle-${randomUUID()}`, headers: { "x-app": "cycle" } }]);
+      const dlq = await fx.createDlq([
+        { body: text("cycle"), messageId: `cycle-${randomUUID()}`, headers: { "x-app": "cycle" } },
+      ]);
       const [first] = await browseAll(dlq);
       const origin = fx.originOf(dlq);
       const job1 = randomUUID();
@@ -298,18 +347,26 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
 
     it("ordering: letters arrive in DLQ order (per ordering key where the broker has keys)", async () => {
       const keys = ["k-a", "k-b", "k-a", "k-c", "k-b", "k-a", "k-c", "k-a"];
-      const dlq = await fx.createDlq(keys.map((k, i) => ({ body: text(`order-${i}`), orderingKey: fx.orderingKeys ? k : undefined })));
+      const dlq = await fx.createDlq(
+        keys.map((k, i) => ({ body: text(`order-${i}`), orderingKey: fx.orderingKeys ? k : undefined })),
+      );
       const before = await browseAll(dlq);
       expect(before).toHaveLength(keys.length);
       const job = randomUUID();
       const marks = before.map(() => markersFor(job));
       // Requested in reverse: the adapter, not the caller's list, decides the order.
-      const reqs = before.map((l, i) => request(l, { kind: "origin" }, { ...marks[i], originalMessageId: l.messageId })).reverse();
+      const reqs = before
+        .map((l, i) => request(l, { kind: "origin" }, { ...marks[i], originalMessageId: l.messageId }))
+        .reverse();
       const results = await move(dlq, reqs);
       expect(results.filter((r) => r.outcome === "moved")).toHaveLength(keys.length);
-      const arrived = await arrivedWith(fx.originOf(dlq), marks.map((m) => m.replayId));
+      const arrived = await arrivedWith(
+        fx.originOf(dlq),
+        marks.map((m) => m.replayId),
+      );
       expect(arrived).toHaveLength(keys.length);
-      const dlqOrderOf = (a: ArrivedLetter) => marks.findIndex((m) => m.replayId === a.headers[REDRIVE_HEADERS.replayId]);
+      const dlqOrderOf = (a: ArrivedLetter) =>
+        marks.findIndex((m) => m.replayId === a.headers[REDRIVE_HEADERS.replayId]);
       if (fx.orderingKeys) {
         for (const l of before) expect(l.orderingKey, "createDlq honours ordering keys").not.toBeNull();
         const perKey = new Map<string, number[]>();

@@ -11,8 +11,22 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectMoves, headerOf, markersFor, type RedriveContractFixture, type RedriveDestination } from "@/lib/brokers/contract-redrive";
-import { REDRIVE_HEADERS, REPAIR_HEADER, type Letter, type LetterCopy, type LetterRepair, type MoveRequest, type RedriveTarget } from "@/lib/brokers/types";
+import {
+  collectMoves,
+  headerOf,
+  markersFor,
+  type RedriveContractFixture,
+  type RedriveDestination,
+} from "@/lib/brokers/contract-redrive";
+import {
+  REDRIVE_HEADERS,
+  REPAIR_HEADER,
+  type Letter,
+  type LetterCopy,
+  type LetterRepair,
+  type MoveRequest,
+  type RedriveTarget,
+} from "@/lib/brokers/types";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const bodyText = (b: Uint8Array) => Buffer.from(b).toString("utf8");
@@ -54,7 +68,13 @@ export function runRepairContract(name: string, factory: () => Promise<RedriveCo
     function repairOf(l: Letter, target: RedriveTarget, repair: Omit<LetterRepair, "operationId">) {
       const operationId = randomUUID();
       const markers = { ...markersFor(operationId, 1), originalMessageId: l.messageId };
-      const req: MoveRequest = { letterId: l.id, sha256: l.sha256, target, markers, repair: { ...repair, operationId } };
+      const req: MoveRequest = {
+        letterId: l.id,
+        sha256: l.sha256,
+        target,
+        markers,
+        repair: { ...repair, operationId },
+      };
       return { req, operationId, markers };
     }
     async function run(dlq: string, reqs: MoveRequest[], beforeRemove: (copy: LetterCopy) => Promise<void>) {
@@ -66,29 +86,48 @@ export function runRepairContract(name: string, factory: () => Promise<RedriveCo
         () => browseAll(dlq),
         (x) => waiting(x).length === bodies.length,
       );
-      expect(waiting(ls).map((l) => bodyText(l.body)).sort()).toEqual([...bodies].sort());
+      expect(
+        waiting(ls)
+          .map((l) => bodyText(l.body))
+          .sort(),
+      ).toEqual([...bodies].sort());
       return ls;
     }
 
     it("publishes the repaired copy with the edits and markers, archives the original, then removes it; the others stay", async () => {
       const ids = [0, 1, 2].map((i) => `repair-${i}-${randomUUID()}`);
       const dlq = await fx.createDlq(
-        ids.map((messageId, i) => ({ body: text(`{"order":${i},"status":"PAYED"}`), messageId, headers: { "x-app": `app-${i}`, "x-tenant": "acme", "x-debug": "remove me" } })),
+        ids.map((messageId, i) => ({
+          body: text(`{"order":${i},"status":"PAYED"}`),
+          messageId,
+          headers: { "x-app": `app-${i}`, "x-tenant": "acme", "x-debug": "remove me" },
+        })),
       );
       const before = await browseAll(dlq);
       expect(before).toHaveLength(3);
       const original = before[1];
       const fixed = text('{"order":1,"status":"PAID"}');
-      const { req, operationId, markers } = repairOf(original, { kind: "origin" }, { body: fixed, setHeaders: { "x-tenant": "acme-eu", "x-fixed-by": "ops" }, removeHeaders: ["x-debug"] });
+      const { req, operationId, markers } = repairOf(
+        original,
+        { kind: "origin" },
+        { body: fixed, setHeaders: { "x-tenant": "acme-eu", "x-fixed-by": "ops" }, removeHeaders: ["x-debug"] },
+      );
       const archived: LetterCopy[] = [];
       const results = await run(dlq, [req], async (copy) => {
         // At this point the copy is already confirmed at the origin, and the original is still in the DLQ.
         const there = await fx.originOf(dlq).read();
-        expect(there.some((a) => a.headers[REDRIVE_HEADERS.replayId] === markers.replayId), "copy confirmed before the archive").toBe(true);
+        expect(
+          there.some((a) => a.headers[REDRIVE_HEADERS.replayId] === markers.replayId),
+          "copy confirmed before the archive",
+        ).toBe(true);
         archived.push(copy);
       });
       expect(results).toHaveLength(1);
-      expect(results[0], JSON.stringify(results[0])).toMatchObject({ letterId: original.id, outcome: "moved", reason: null });
+      expect(results[0], JSON.stringify(results[0])).toMatchObject({
+        letterId: original.id,
+        outcome: "moved",
+        reason: null,
+      });
       expect(results[0].copyId).toMatch(/\S/);
 
       // The archive got the original as it was, not the repaired copy.
@@ -132,7 +171,11 @@ export function runRepairContract(name: string, factory: () => Promise<RedriveCo
     it("refuses to edit a broker-managed or console header: nothing published, nothing archived, the letter stays", async () => {
       const dlq = await fx.createDlq([{ body: text("locked"), messageId: `locked-${randomUUID()}` }]);
       const [l] = await browseAll(dlq);
-      const edits: Array<Omit<LetterRepair, "operationId">> = [{ setHeaders: { [REDRIVE_HEADERS.redriveCount]: "0" } }, { removeHeaders: ["x-death"] }, { setHeaders: { "kafka_dlt-original-topic": "elsewhere" } }];
+      const edits: Array<Omit<LetterRepair, "operationId">> = [
+        { setHeaders: { [REDRIVE_HEADERS.redriveCount]: "0" } },
+        { removeHeaders: ["x-death"] },
+        { setHeaders: { "kafka_dlt-original-topic": "elsewhere" } },
+      ];
       for (const edit of edits) {
         const { req, markers } = repairOf(l, { kind: "origin" }, edit);
         let archivedCalls = 0;
@@ -143,7 +186,12 @@ export function runRepairContract(name: string, factory: () => Promise<RedriveCo
         expect(results[0].reason).toMatch(/\S/);
         expect(archivedCalls).toBe(0);
         await sleep(200);
-        expect(await fx.originOf(dlq).read().then((as) => as.filter((a) => a.headers[REDRIVE_HEADERS.replayId] === markers.replayId))).toHaveLength(0);
+        expect(
+          await fx
+            .originOf(dlq)
+            .read()
+            .then((as) => as.filter((a) => a.headers[REDRIVE_HEADERS.replayId] === markers.replayId)),
+        ).toHaveLength(0);
       }
       await expectWaiting(dlq, ["locked"]);
     });
@@ -166,7 +214,11 @@ export function runRepairContract(name: string, factory: () => Promise<RedriveCo
     it("a target that rejects leaves the original in place with the reason, and archives nothing", async () => {
       const dlq = await fx.createDlq([{ body: text("no-target"), messageId: `nt-${randomUUID()}` }]);
       const [l] = await browseAll(dlq);
-      const { req } = repairOf(l, { kind: "queue", name: `dlq-console-missing-${randomUUID().slice(0, 8)}` }, { body: text("no-target (repaired)") });
+      const { req } = repairOf(
+        l,
+        { kind: "queue", name: `dlq-console-missing-${randomUUID().slice(0, 8)}` },
+        { body: text("no-target (repaired)") },
+      );
       let archivedCalls = 0;
       let results: Awaited<ReturnType<typeof run>> = [];
       try {
@@ -187,7 +239,9 @@ export function runRepairContract(name: string, factory: () => Promise<RedriveCo
       const dlq = await fx.createDlq([{ body: text("no-hook"), messageId: `nh-${randomUUID()}` }]);
       const [l] = await browseAll(dlq);
       const { req } = repairOf(l, { kind: "origin" }, { body: text("no-hook (repaired)") });
-      await expect(collectMoves(fx.adapter.moveLetters(dlq, [req], { ...ro }))).rejects.toMatchObject({ code: expect.stringMatching(/^bad_request:/) });
+      await expect(collectMoves(fx.adapter.moveLetters(dlq, [req], { ...ro }))).rejects.toMatchObject({
+        code: expect.stringMatching(/^bad_request:/),
+      });
       await expectWaiting(dlq, ["no-hook"]);
     });
   });

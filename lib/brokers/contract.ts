@@ -96,12 +96,15 @@ export function runBrokerContract(name: string, factory: () => Promise<BrokerCon
     });
 
     it("reads without losing letters: same ids twice, depth unchanged, stream sees all", async () => {
-      const dlq = await fx.createDlq([0, 1, 2, 3].map((i) => ({ body: text(`letter-${i}`), messageId: i % 2 ? `msg-${i}` : undefined })));
+      const dlq = await fx.createDlq(
+        [0, 1, 2, 3].map((i) => ({ body: text(`letter-${i}`), messageId: i % 2 ? `msg-${i}` : undefined })),
+      );
       const a = await fx.adapter.browse(dlq, { offset: 0, limit: 10, ...ro });
       const b = await fx.adapter.browse(dlq, { offset: 0, limit: 10, ...ro });
       expect(a.letters.map((l) => l.id)).toEqual(b.letters.map((l) => l.id));
       expect(a.letters).toHaveLength(4);
-      if (caps().producerMessageIds !== false && caps().stableOrder !== false) expect(a.letters[1].messageId).toBe("msg-1");
+      if (caps().producerMessageIds !== false && caps().stableOrder !== false)
+        expect(a.letters[1].messageId).toBe("msg-1");
       else for (const l of a.letters) expect(l.messageId).toMatch(/\S/);
       for (const l of a.letters) expect(l.id).toMatch(/^[A-Za-z0-9_~.-]+$/);
       const streamed = await collect(fx.adapter.stream(dlq, ro));

@@ -39,7 +39,9 @@ export function bytesValue(bytes: Uint8Array): DisplayValue {
 
 export function timestampValue(msSinceEpoch: number | bigint): DisplayValue {
   const d = new Date(Number(msSinceEpoch));
-  return Number.isFinite(d.getTime()) ? { t: "timestamp", v: d.toISOString() } : { t: "number", v: String(msSinceEpoch) };
+  return Number.isFinite(d.getTime())
+    ? { t: "timestamp", v: d.toISOString() }
+    : { t: "number", v: String(msSinceEpoch) };
 }
 
 export function numberValue(n: number | bigint): DisplayValue {
@@ -60,7 +62,10 @@ export function toDisplayValue(value: unknown, depth = 0): DisplayValue {
   if (value instanceof Uint8Array) return bytesValue(value);
   if (Array.isArray(value)) return { t: "array", v: value.map((x) => toDisplayValue(x, depth + 1)) };
   if (typeof value === "object") {
-    return { t: "table", v: Object.entries(value as Record<string, unknown>).map(([k, x]) => [k, toDisplayValue(x, depth + 1)]) };
+    return {
+      t: "table",
+      v: Object.entries(value as Record<string, unknown>).map(([k, x]) => [k, toDisplayValue(x, depth + 1)]),
+    };
   }
   return { t: "string", v: String(value) };
 }

@@ -22,17 +22,32 @@ export function encodeEnvelope<F extends object>(kind: BrokerKind, body: Uint8Ar
 }
 
 /** The envelope's fields, after checking its kind and that `body` is the body it was made for; else why not. */
-export function openEnvelope<F extends object>(kind: BrokerKind, envelope: Uint8Array, body: Uint8Array): { fields: EnvelopeHead & F } | { reason: string } {
+export function openEnvelope<F extends object>(
+  kind: BrokerKind,
+  envelope: Uint8Array,
+  body: Uint8Array,
+): { fields: EnvelopeHead & F } | { reason: string } {
   let parsed: EnvelopeHead & F;
   try {
     parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(envelope)) as EnvelopeHead & F;
   } catch {
-    return { reason: "The archived copy's envelope cannot be read (it is not one the console wrote). Nothing was published." };
+    return {
+      reason: "The archived copy's envelope cannot be read (it is not one the console wrote). Nothing was published.",
+    };
   }
-  if (parsed?.v !== ENVELOPE_VERSION) return { reason: `The archived copy's envelope has version ${String(parsed?.v)}, which this console does not know. Nothing was published.` };
-  if (parsed.kind !== kind) return { reason: `The archived copy comes from a ${parsed.kind} DLQ and cannot be put into a ${kind} one. Nothing was published.` };
+  if (parsed?.v !== ENVELOPE_VERSION)
+    return {
+      reason: `The archived copy's envelope has version ${String(parsed?.v)}, which this console does not know. Nothing was published.`,
+    };
+  if (parsed.kind !== kind)
+    return {
+      reason: `The archived copy comes from a ${parsed.kind} DLQ and cannot be put into a ${kind} one. Nothing was published.`,
+    };
   if (body.byteLength !== parsed.size || sha256Hex(body) !== parsed.sha256) {
-    return { reason: "The archived payload does not match the checksum recorded when the letter was discarded. Nothing was published." };
+    return {
+      reason:
+        "The archived payload does not match the checksum recorded when the letter was discarded. Nothing was published.",
+    };
   }
   return { fields: parsed };
 }
@@ -55,7 +70,11 @@ export function republishFailed(req: RepublishRequest, reason: string): Republis
  * The requests in order with their envelopes opened (kind and body checked); one that does not fit
  * comes as its "failed" result. Stops when `signal` is aborted.
  */
-export function* openEach<F extends object>(kind: BrokerKind, requests: RepublishRequest[], signal?: AbortSignal): Generator<{ req: RepublishRequest; env: EnvelopeHead & F } | { failed: RepublishResult }> {
+export function* openEach<F extends object>(
+  kind: BrokerKind,
+  requests: RepublishRequest[],
+  signal?: AbortSignal,
+): Generator<{ req: RepublishRequest; env: EnvelopeHead & F } | { failed: RepublishResult }> {
   for (const req of requests) {
     if (signal?.aborted) return;
     const opened = openEnvelope<F>(kind, req.envelope, req.body);

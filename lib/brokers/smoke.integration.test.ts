@@ -60,7 +60,9 @@ describe("Kafka broker (kafkajs)", () => {
     } catch (error) {
       throw new Error(`Kafka is not reachable at ${KAFKA_BROKERS.join(",")}: ${HOW_TO_START} (${error})`);
     }
-    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 2, replicationFactor: 1 }], waitForLeaders: true })).toBe(true);
+    expect(
+      await admin.createTopics({ topics: [{ topic, numPartitions: 2, replicationFactor: 1 }], waitForLeaders: true }),
+    ).toBe(true);
 
     // Headers the way Spring's DeadLetterPublishingRecoverer writes them: partition/offset are
     // binary big-endian, plus bytes that are not valid UTF-8 and an empty value.
@@ -78,7 +80,11 @@ describe("Kafka broker (kafkajs)", () => {
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     try {
-      const [meta] = await producer.send({ topic, acks: -1, messages: [{ partition: 1, key: "order-42", value, headers }] });
+      const [meta] = await producer.send({
+        topic,
+        acks: -1,
+        messages: [{ partition: 1, key: "order-42", value, headers }],
+      });
       expect(meta).toMatchObject({ topicName: topic, partition: 1, errorCode: 0 });
       expect(meta.baseOffset).toBe("0");
     } finally {
@@ -102,12 +108,21 @@ describe("Kafka broker (kafkajs)", () => {
         }));
       },
       protocol({ topics }) {
-        return { name: "DlqConsoleFixed", metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.alloc(0) }) };
+        return {
+          name: "DlqConsoleFixed",
+          metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: Buffer.alloc(0) }),
+        };
       },
     });
     const consumer = kafka.consumer({ groupId, partitionAssigners: [onlyPartition1], maxWaitTimeInMs: 500 });
     await consumer.connect();
-    const got: { partition: number; offset: string; key: Buffer | null; value: Buffer | null; headers: Record<string, unknown> }[] = [];
+    const got: {
+      partition: number;
+      offset: string;
+      key: Buffer | null;
+      value: Buffer | null;
+      headers: Record<string, unknown>;
+    }[] = [];
     try {
       // Seek once the group is joined (seek before that throws in kafkajs); without the seek the
       // consumer would start at the end (fromBeginning false) and read nothing.
@@ -120,7 +135,13 @@ describe("Kafka broker (kafkajs)", () => {
       await consumer.run({
         autoCommit: false,
         eachMessage: async ({ partition, message }) => {
-          got.push({ partition, offset: message.offset, key: message.key, value: message.value, headers: message.headers ?? {} });
+          got.push({
+            partition,
+            offset: message.offset,
+            key: message.key,
+            value: message.value,
+            headers: message.headers ?? {},
+          });
         },
       });
       await eventually("the record to be read back", async () => (got.length > 0 ? true : undefined), 30_000);
@@ -147,7 +168,9 @@ describe("Kafka broker (kafkajs)", () => {
     await admin.deleteGroups([groupId]).catch(() => {});
 
     await admin.deleteTopics({ topics: [topic], timeout: 10_000 });
-    await eventually("the topic to disappear", async () => ((await admin.listTopics()).includes(topic) ? undefined : true));
+    await eventually("the topic to disappear", async () =>
+      (await admin.listTopics()).includes(topic) ? undefined : true,
+    );
   });
 });
 
@@ -207,7 +230,9 @@ describe("SQS server (@aws-sdk/client-sqs against ElasticMQ)", () => {
       "x-attempt": { DataType: "Number", StringValue: "3" },
       "x-binary": { DataType: "Binary", BinaryValue: new Uint8Array([0x00, 0xff, 0x80, 0x7f]) },
     };
-    const { MessageId } = await sqs.send(new SendMessageCommand({ QueueUrl: source.url, MessageBody: body, MessageAttributes: attributes }));
+    const { MessageId } = await sqs.send(
+      new SendMessageCommand({ QueueUrl: source.url, MessageBody: body, MessageAttributes: attributes }),
+    );
 
     // First receive: receive count 1. The next receive exceeds maxReceiveCount and the server itself
     // moves the message to the DLQ.
@@ -225,13 +250,18 @@ describe("SQS server (@aws-sdk/client-sqs against ElasticMQ)", () => {
     expect(letter.Body).toBe(body);
     expect(letter.Attributes?.DeadLetterQueueSourceArn).toBe(source.arn);
     expect(letter.Attributes?.SentTimestamp).toMatch(/^\d+$/);
-    expect(letter.MessageAttributes?.["x-exception-class"]).toMatchObject({ DataType: "String", StringValue: "java.lang.IllegalStateException" });
+    expect(letter.MessageAttributes?.["x-exception-class"]).toMatchObject({
+      DataType: "String",
+      StringValue: "java.lang.IllegalStateException",
+    });
     expect(letter.MessageAttributes?.["x-attempt"]).toMatchObject({ DataType: "Number", StringValue: "3" });
     expect(letter.MessageAttributes?.["x-binary"]?.DataType).toBe("Binary");
     expect(Buffer.from(letter.MessageAttributes!["x-binary"].BinaryValue!).toString("hex")).toBe("00ff807f");
 
     // The native bulk move: back to the queue it came from.
-    const { TaskHandle } = await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlq.arn, MaxNumberOfMessagesPerSecond: 10 }));
+    const { TaskHandle } = await sqs.send(
+      new StartMessageMoveTaskCommand({ SourceArn: dlq.arn, MaxNumberOfMessagesPerSecond: 10 }),
+    );
     expect(TaskHandle).toBeTruthy();
     const { Results } = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlq.arn }));
     expect(Results?.length).toBeGreaterThan(0);

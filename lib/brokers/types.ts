@@ -353,7 +353,15 @@ export interface LetterRepair {
 }
 
 /** Properties Pulsar's client writes when it dead-letters or retries a message (lower case). */
-const PULSAR_HISTORY = new Set(["real_topic", "real_subscription", "origin_message_id", "origin_message_idy_time", "reconsumetimes", "delay_time", "real_topic_partition"]);
+const PULSAR_HISTORY = new Set([
+  "real_topic",
+  "real_subscription",
+  "origin_message_id",
+  "origin_message_idy_time",
+  "reconsumetimes",
+  "delay_time",
+  "real_topic_partition",
+]);
 
 /**
  * Header names an adapter never lets a repair set or remove, because the broker or the console
@@ -682,7 +690,14 @@ export interface BrokerAdapter {
   close(): Promise<void>;
 }
 
-export type BrokerErrorKind = "unreachable" | "auth" | "not_found" | "throttled" | "risky_read" | "bad_request" | "protocol";
+export type BrokerErrorKind =
+  | "unreachable"
+  | "auth"
+  | "not_found"
+  | "throttled"
+  | "risky_read"
+  | "bad_request"
+  | "protocol";
 
 const CODES: Record<BrokerErrorKind, ErrorCode> = {
   unreachable: "unavailable:broker",
@@ -697,7 +712,10 @@ const CODES: Record<BrokerErrorKind, ErrorCode> = {
 /** Typed failure from an adapter; `userMessage` is written for the operator. */
 export class BrokerError extends AppError {
   readonly kind: BrokerErrorKind;
-  constructor(kind: BrokerErrorKind, opts: { message?: string; userMessage: string; cause?: unknown; details?: Record<string, unknown> }) {
+  constructor(
+    kind: BrokerErrorKind,
+    opts: { message?: string; userMessage: string; cause?: unknown; details?: Record<string, unknown> },
+  ) {
     super(CODES[kind], opts);
     this.name = "BrokerError";
     this.kind = kind;

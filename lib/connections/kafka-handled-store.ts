@@ -1,7 +1,14 @@
 import "server-only";
 import { Prisma, type PrismaClient } from "@/lib/generated/prisma/client";
 import { getDb } from "@/lib/db";
-import { keyOf, refKey, type HandledMark, type HandledOutcome, type HandledStore, type TopicRef } from "@/lib/brokers/kafka/handled-store";
+import {
+  keyOf,
+  refKey,
+  type HandledMark,
+  type HandledOutcome,
+  type HandledStore,
+  type TopicRef,
+} from "@/lib/brokers/kafka/handled-store";
 
 /**
  * The Kafka adapter's handled-offset store in the console's database (table kafka_handled_offsets).
@@ -15,12 +22,28 @@ export function prismaHandledStore(db: () => PrismaClient = getDb): HandledStore
     return { topic, topicId, ids: topicId ? [topicId, ""] : [""] };
   };
   /** One mark per record: a row of the current id wins over a legacy one. */
-  const collect = (out: Map<string, HandledMark>, topicId: string, rows: Array<{ partition: number; offset: bigint; handledAt: Date; outcome: HandledOutcome; operationId: string; topicId: string }>) => {
+  const collect = (
+    out: Map<string, HandledMark>,
+    topicId: string,
+    rows: Array<{
+      partition: number;
+      offset: bigint;
+      handledAt: Date;
+      outcome: HandledOutcome;
+      operationId: string;
+      topicId: string;
+    }>,
+  ) => {
     for (const r of rows) {
       const key = refKey(r.partition, r.offset);
       const legacy = topicId !== "" && r.topicId === "";
       if (legacy && out.has(key)) continue;
-      out.set(key, { at: r.handledAt, outcome: r.outcome, operationId: r.operationId, ...(legacy ? { legacy: true } : {}) });
+      out.set(key, {
+        at: r.handledAt,
+        outcome: r.outcome,
+        operationId: r.operationId,
+        ...(legacy ? { legacy: true } : {}),
+      });
     }
     return out;
   };
@@ -30,7 +53,16 @@ export function prismaHandledStore(db: () => PrismaClient = getDb): HandledStore
       if (!refs.length) return 0;
       const { topic, topicId } = keyOf(t);
       const res = await db().kafkaHandledOffset.createMany({
-        data: refs.map((r) => ({ connectionId, topic, topicId, partition: r.partition, offset: r.offset, operationId: mark.operationId, outcome: mark.outcome, handledAt: mark.at ?? new Date() })),
+        data: refs.map((r) => ({
+          connectionId,
+          topic,
+          topicId,
+          partition: r.partition,
+          offset: r.offset,
+          operationId: mark.operationId,
+          outcome: mark.outcome,
+          handledAt: mark.at ?? new Date(),
+        })),
         // A record handled twice keeps its first mark: the first decision is the one that happened.
         skipDuplicates: true,
       });
@@ -44,7 +76,12 @@ export function prismaHandledStore(db: () => PrismaClient = getDb): HandledStore
       const byPartition = new Map<number, bigint[]>();
       for (const r of refs) byPartition.set(r.partition, [...(byPartition.get(r.partition) ?? []), r.offset]);
       const rows = await db().kafkaHandledOffset.findMany({
-        where: { connectionId, topic, topicId: { in: ids }, OR: [...byPartition].map(([partition, offsets]) => ({ partition, offset: { in: offsets } })) },
+        where: {
+          connectionId,
+          topic,
+          topicId: { in: ids },
+          OR: [...byPartition].map(([partition, offsets]) => ({ partition, offset: { in: offsets } })),
+        },
         select: { partition: true, offset: true, handledAt: true, outcome: true, operationId: true, topicId: true },
         orderBy: { topicId: "desc" },
       });
@@ -55,7 +92,15 @@ export function prismaHandledStore(db: () => PrismaClient = getDb): HandledStore
       // Callers have checked the record's bytes against the discard's archive: a legacy mark is its mark.
       const { topic, ids } = candidates(t);
       const res = await db().kafkaHandledOffset.deleteMany({
-        where: { connectionId, topic, topicId: { in: ids }, partition: ref.partition, offset: ref.offset, outcome: "discarded", ...(operationId ? { operationId } : {}) },
+        where: {
+          connectionId,
+          topic,
+          topicId: { in: ids },
+          partition: ref.partition,
+          offset: ref.offset,
+          outcome: "discarded",
+          ...(operationId ? { operationId } : {}),
+        },
       });
       return res.count;
     },
@@ -64,11 +109,24 @@ export function prismaHandledStore(db: () => PrismaClient = getDb): HandledStore
       const out = new Map<string, HandledMark>();
       if (to < from) return out;
       const { topic, topicId, ids } = candidates(t);
-      const rows = await db().$queryRaw<Array<{ offset: bigint; handled_at: Date; outcome: HandledOutcome; operation_id: string; topic_id: string }>>`
+      const rows = await db().$queryRaw<
+        Array<{ offset: bigint; handled_at: Date; outcome: HandledOutcome; operation_id: string; topic_id: string }>
+      >`
         select "offset", handled_at, outcome::text as outcome, operation_id::text as operation_id, topic_id from kafka_handled_offsets
         where connection_id = ${connectionId} and topic = ${topic} and topic_id = any(${ids}) and partition = ${partition} and "offset" between ${from} and ${to}
         order by topic_id desc`;
-      return collect(out, topicId, rows.map((r) => ({ partition, offset: r.offset, handledAt: r.handled_at, outcome: r.outcome, operationId: r.operation_id, topicId: r.topic_id })));
+      return collect(
+        out,
+        topicId,
+        rows.map((r) => ({
+          partition,
+          offset: r.offset,
+          handledAt: r.handled_at,
+          outcome: r.outcome,
+          operationId: r.operation_id,
+          topicId: r.topic_id,
+        })),
+      );
     },
 
     async adoptLegacy(connectionId, t, refs) {
@@ -92,7 +150,12 @@ export function prismaHandledStore(db: () => PrismaClient = getDb): HandledStore
       const { topic, topicId } = keyOf(t);
       const rows = await db().kafkaHandledOffset.groupBy({
         by: ["partition"],
-        where: { connectionId, topic, topicId, OR: live.map((r) => ({ partition: r.partition, offset: { gte: r.start, lt: r.end } })) },
+        where: {
+          connectionId,
+          topic,
+          topicId,
+          OR: live.map((r) => ({ partition: r.partition, offset: { gte: r.start, lt: r.end } })),
+        },
         _count: { _all: true },
       });
       for (const r of rows) out.set(r.partition, r._count._all);
@@ -105,7 +168,9 @@ export function prismaHandledStore(db: () => PrismaClient = getDb): HandledStore
       if (!live.length) return out;
       const { topic, topicId } = keyOf(t);
       // Per partition: `start` when it is not handled, else the first handled offset whose successor is not.
-      const values = Prisma.join(live.map((r) => Prisma.sql`(${r.partition}::int, ${r.start}::bigint, ${r.end}::bigint)`));
+      const values = Prisma.join(
+        live.map((r) => Prisma.sql`(${r.partition}::int, ${r.start}::bigint, ${r.end}::bigint)`),
+      );
       const rows = await db().$queryRaw<Array<{ partition: number; first: bigint }>>`
         with r(partition, start_offset, end_offset) as (values ${values})
         select r.partition,

@@ -42,7 +42,8 @@ export function listAdapters(): BrokerAdapter[] {
 /** Throws `not_found:connection` for an id that is not configured. */
 export function getAdapter(connectionId: string): BrokerAdapter {
   const a = adapters().get(connectionId);
-  if (!a) throw new AppError("not_found:connection", { userMessage: `There is no broker connection "${connectionId}".` });
+  if (!a)
+    throw new AppError("not_found:connection", { userMessage: `There is no broker connection "${connectionId}".` });
   return a;
 }
 

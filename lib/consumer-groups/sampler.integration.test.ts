@@ -41,7 +41,17 @@ async function adapterOf(connection: KafkaConnectionConfig): Promise<BrokerAdapt
 }
 
 const connection = (over: Partial<KafkaConnectionConfig> = {}) =>
-  testConfig({ id: CG, consumerGroups: { sample: true, stuckAfterSeconds: STUCK_AFTER_MS / 1000, exclude: [`${kit.prefix}-tool*`, ...others], dlts: [], createDlt: true }, ...over });
+  testConfig({
+    id: CG,
+    consumerGroups: {
+      sample: true,
+      stuckAfterSeconds: STUCK_AFTER_MS / 1000,
+      exclude: [`${kit.prefix}-tool*`, ...others],
+      dlts: [],
+      createDlt: true,
+    },
+    ...over,
+  });
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "dlq-cg-sampler-"));
@@ -74,7 +84,8 @@ describe("sampleConsumerGroups on a real Kafka", () => {
     const tooling = `${kit.prefix}-tooling`;
     kit.groups.add(group).add(gone).add(tooling);
     const producer = await kit.getProducer();
-    const send = (partition: number, value: string, key = `k-${partition}`) => producer.send({ topic, acks: -1, messages: [{ partition, key, value }] });
+    const send = (partition: number, value: string, key = `k-${partition}`) =>
+      producer.send({ topic, acks: -1, messages: [{ partition, key, value }] });
     for (let i = 0; i < 3; i++) for (const p of [0, 2]) await send(p, `ok ${p}/${i}`);
     for (let i = 0; i < 2; i++) await send(1, `ok 1/${i}`);
     await send(1, "poison", "poison");
@@ -82,21 +93,36 @@ describe("sampleConsumerGroups on a real Kafka", () => {
 
     // Two groups that only hold committed offsets: one to delete later, one excluded by the config.
     const admin = await kit.getAdmin();
-    for (const g of [gone, tooling]) await admin.setOffsets({ groupId: g, topic, partitions: [0, 1, 2].map((partition) => ({ partition, offset: "1" })) });
+    for (const g of [gone, tooling])
+      await admin.setOffsets({
+        groupId: g,
+        topic,
+        partitions: [0, 1, 2].map((partition) => ({ partition, offset: "1" })),
+      });
 
-    const app = await startCrashLoopConsumer(kit.kafka, { groupId: group, topic, isPoison: (m) => m.key?.toString() === "poison" });
+    const app = await startCrashLoopConsumer(kit.kafka, {
+      groupId: group,
+      topic,
+      isPoison: (m) => m.key?.toString() === "poison",
+    });
     consumers.push(app);
     const committed = async () => {
       const r = await ops.read();
       const g = r.groups.find((x) => x.groupId === group);
-      return { state: g?.state, offsets: [0, 1, 2].map((p) => g?.partitions.find((x) => x.topic === topic && x.partition === p)?.committed ?? null) };
+      return {
+        state: g?.state,
+        offsets: [0, 1, 2].map(
+          (p) => g?.partitions.find((x) => x.topic === topic && x.partition === p)?.committed ?? null,
+        ),
+      };
     };
     const waitFor = async (done: (c: Awaited<ReturnType<typeof committed>>) => boolean) => {
       const deadline = Date.now() + 30_000;
       for (;;) {
         const c = await committed();
         if (done(c)) return c;
-        if (Date.now() > deadline) throw new Error(`not reached: ${JSON.stringify(c, (_k, v) => (typeof v === "bigint" ? String(v) : v))}`);
+        if (Date.now() > deadline)
+          throw new Error(`not reached: ${JSON.stringify(c, (_k, v) => (typeof v === "bigint" ? String(v) : v))}`);
         await sleep(200);
       }
     };
@@ -125,9 +151,20 @@ describe("sampleConsumerGroups on a real Kafka", () => {
     const opts2 = { now: t2, stuckAfterMs: STUCK_AFTER_MS };
     const rows = await listGroupRows(CG, opts2);
     const row = rows.find((g) => g.groupId === group)!;
-    expect(row).toMatchObject({ connectionId: CG, state: "Stable", stuck: 1, partitions: 3, topics: [topic], lag: 4n, problem: null, sampledAt: t2 });
+    expect(row).toMatchObject({
+      connectionId: CG,
+      state: "Stable",
+      stuck: 1,
+      partitions: 3,
+      topics: [topic],
+      lag: 4n,
+      problem: null,
+      sampledAt: t2,
+    });
     expect(row.protocol).toBeTruthy();
-    expect(row.members).toEqual([expect.objectContaining({ clientId: "dlq-console-test-kit", assignments: [{ topic, partitions: [0, 1, 2] }] })]);
+    expect(row.members).toEqual([
+      expect.objectContaining({ clientId: "dlq-console-test-kit", assignments: [{ topic, partitions: [0, 1, 2] }] }),
+    ]);
     // Stuck groups first, then by lag, then by id.
     const firstUnstuck = rows.findIndex((g) => g.stuck === 0);
     expect(rows.slice(firstUnstuck === -1 ? rows.length : firstUnstuck).every((g) => g.stuck === 0)).toBe(true);
@@ -137,7 +174,9 @@ describe("sampleConsumerGroups on a real Kafka", () => {
     expect(rows.some((g) => g.groupId === tooling)).toBe(false);
 
     const detail = (await groupDetail(CG, group, opts2))!;
-    expect(detail.partitions.map((p) => [p.partition, p.committed, p.end, p.lag, p.stuck, p.since, p.stuckForMs])).toEqual([
+    expect(
+      detail.partitions.map((p) => [p.partition, p.committed, p.end, p.lag, p.stuck, p.since, p.stuckForMs]),
+    ).toEqual([
       [0, 4n, 4n, 0n, false, null, null],
       [1, 2n, 6n, 4n, true, t0, 2 * STUCK_AFTER_MS],
       [2, 4n, 4n, 0n, false, null, null],
@@ -145,13 +184,30 @@ describe("sampleConsumerGroups on a real Kafka", () => {
     expect(detail.partitions[1]).toMatchObject({ start: 0n, sampledAt: t2 });
     expect(detail.partitions[1].member).toMatch(/^dlq-console-test-kit\/.+/);
     // Read with a clock before the threshold, the same row is not stuck yet.
-    expect(await partitionRow(CG, group, topic, 1, { now: new Date(t0.getTime() + STUCK_AFTER_MS - 1), stuckAfterMs: STUCK_AFTER_MS })).toMatchObject({ stuck: false, stuckForMs: null, since: t0 });
-    expect(await roundOf(CG)).toEqual({ sampledAt: t2, error: null, calls: r2.connections[0].calls, groups: r2.connections[0].groups });
+    expect(
+      await partitionRow(CG, group, topic, 1, {
+        now: new Date(t0.getTime() + STUCK_AFTER_MS - 1),
+        stuckAfterMs: STUCK_AFTER_MS,
+      }),
+    ).toMatchObject({ stuck: false, stuckForMs: null, since: t0 });
+    expect(await roundOf(CG)).toEqual({
+      sampledAt: t2,
+      error: null,
+      calls: r2.connections[0].calls,
+      groups: r2.connections[0].groups,
+    });
 
     // The consumer is scaled to zero, the poison record skipped to the DLT, a group deleted.
     await app.stop();
     await waitFor((c) => c.state === "Empty");
-    const skip = await ops.skipToDlt({ groupId: group, topic, partition: 1, expectedCommitted: 2n, reason: "poison", createDlt: true });
+    const skip = await ops.skipToDlt({
+      groupId: group,
+      topic,
+      partition: 1,
+      expectedCommitted: 2n,
+      reason: "poison",
+      createDlt: true,
+    });
     expect(skip).toMatchObject({ committedBefore: 2n, committedAfter: 3n });
     await admin.deleteGroups([gone]);
 
@@ -160,11 +216,24 @@ describe("sampleConsumerGroups on a real Kafka", () => {
     const r3 = await sampleConsumerGroups({ adapters: [adapter], now: () => t3 });
     expect(r3.connections[0]).toMatchObject({ ok: true });
     const opts3 = { now: t3, stuckAfterMs: STUCK_AFTER_MS };
-    expect((await listGroupRows(CG, opts3)).find((g) => g.groupId === group)).toMatchObject({ state: "Empty", stuck: 0, lag: 3n, members: [] });
-    expect(await partitionRow(CG, group, topic, 1, opts3)).toMatchObject({ committed: 3n, lag: 3n, since: t3, stuck: false, member: null });
+    expect((await listGroupRows(CG, opts3)).find((g) => g.groupId === group)).toMatchObject({
+      state: "Empty",
+      stuck: 0,
+      lag: 3n,
+      members: [],
+    });
+    expect(await partitionRow(CG, group, topic, 1, opts3)).toMatchObject({
+      committed: 3n,
+      lag: 3n,
+      since: t3,
+      stuck: false,
+      member: null,
+    });
     expect(await groupDetail(CG, gone, opts3)).toBeNull();
     expect(await partitionRow(CG, gone, topic, 0, opts3)).toBeNull();
-    expect(await getDb().consumerGroupPartition.count({ where: { connectionId: CG, groupId: { in: [gone, tooling] } } })).toBe(0);
+    expect(
+      await getDb().consumerGroupPartition.count({ where: { connectionId: CG, groupId: { in: [gone, tooling] } } }),
+    ).toBe(0);
 
     // The same connection with its broker down: the error is recorded and every row kept as it was.
     const before = await groupDetail(CG, group, opts3);
@@ -181,7 +250,10 @@ describe("sampleConsumerGroups on a real Kafka", () => {
     const adapter = await adapterOf(connection());
     const topic = await kit.createTopic(kit.name("counted"), 2);
     const admin = await kit.getAdmin();
-    const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL! }), log: [{ emit: "event", level: "query" }] });
+    const db = new PrismaClient({
+      adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL! }),
+      log: [{ emit: "event", level: "query" }],
+    });
     const statements: string[] = [];
     db.$on("query", (e) => statements.push(e.query));
     try {
@@ -190,12 +262,19 @@ describe("sampleConsumerGroups on a real Kafka", () => {
         const r = await sampleConsumerGroups({ adapters: [adapter], db });
         expect(r.connections[0]).toMatchObject({ ok: true });
         // Each statement by its first words and table (BEGIN is not logged by the pg adapter).
-        return { statements: statements.map((q) => q.replace(/\s+/g, " ").trim().split(" ").slice(0, 3).join(" ")), groups: r.connections[0].groups };
+        return {
+          statements: statements.map((q) => q.replace(/\s+/g, " ").trim().split(" ").slice(0, 3).join(" ")),
+          groups: r.connections[0].groups,
+        };
       };
       const first = await counted();
       const extra = [1, 2, 3, 4, 5].map((i) => `${kit.prefix}-extra-${i}`);
       for (const g of extra) kit.groups.add(g);
-      await Promise.all(extra.map((groupId) => admin.setOffsets({ groupId, topic, partitions: [0, 1].map((partition) => ({ partition, offset: "0" })) })));
+      await Promise.all(
+        extra.map((groupId) =>
+          admin.setOffsets({ groupId, topic, partitions: [0, 1].map((partition) => ({ partition, offset: "0" })) }),
+        ),
+      );
       const second = await counted();
       const stored = await db.consumerGroupStatus.count({ where: { connectionId: CG, groupId: { in: extra } } });
       expect(stored).toBe(extra.length);

@@ -15,7 +15,14 @@ const READ_TIMEOUT_MS = 25_000;
 
 export interface GroupsRoundReport {
   at: Date;
-  connections: Array<{ connectionId: string; ok: boolean; groups: number; stuck: number; calls: number; error: string | null }>;
+  connections: Array<{
+    connectionId: string;
+    ok: boolean;
+    groups: number;
+    stuck: number;
+    calls: number;
+    error: string | null;
+  }>;
 }
 
 export interface GroupsRoundOptions {
@@ -35,19 +42,32 @@ export interface GroupsRoundOptions {
  */
 export async function sampleConsumerGroups(opts: GroupsRoundOptions = {}): Promise<GroupsRoundReport> {
   const db = opts.db ?? getDb();
-  const configs = new Map(loadConfig().connections.filter((c): c is KafkaConnectionConfig => c.kind === "kafka" && c.consumerGroups.sample).map((c) => [c.id, c]));
+  const configs = new Map(
+    loadConfig()
+      .connections.filter((c): c is KafkaConnectionConfig => c.kind === "kafka" && c.consumerGroups.sample)
+      .map((c) => [c.id, c]),
+  );
   const targets = (opts.adapters ?? listAdapters()).filter((a) => a.consumerGroups && configs.has(a.connectionId));
   const reads = await Promise.all(
     targets.map(async (a) => {
       const abort = new AbortController();
       try {
-        const round = await withTimeout(a.consumerGroups!.read({ signal: abort.signal }), READ_TIMEOUT_MS, `consumer groups of ${a.connectionId}`);
+        const round = await withTimeout(
+          a.consumerGroups!.read({ signal: abort.signal }),
+          READ_TIMEOUT_MS,
+          `consumer groups of ${a.connectionId}`,
+        );
         return { a, round, error: null };
       } catch (e) {
         abort.abort();
         const err = asAppError(e);
-        if (!err) console.error(`[consumer-groups] reading ${a.connectionId} failed:`, e instanceof Error ? e.message : e);
-        return { a, round: null, error: err?.userMessage ?? "The consumer groups could not be read; the error was logged." };
+        if (!err)
+          console.error(`[consumer-groups] reading ${a.connectionId} failed:`, e instanceof Error ? e.message : e);
+        return {
+          a,
+          round: null,
+          error: err?.userMessage ?? "The consumer groups could not be read; the error was logged.",
+        };
       }
     }),
   );
@@ -68,7 +88,14 @@ export async function sampleConsumerGroups(opts: GroupsRoundOptions = {}): Promi
     }
     const groups = round.groups.filter((g) => !cfg.exclude.some((glob) => globMatch(glob, g.groupId)));
     const stuck = await recordRound(db, a.connectionId, { ...round, groups }, at, cfg.stuckAfterSeconds * 1000);
-    report.connections.push({ connectionId: a.connectionId, ok: true, groups: groups.length, stuck, calls: round.calls, error: null });
+    report.connections.push({
+      connectionId: a.connectionId,
+      ok: true,
+      groups: groups.length,
+      stuck,
+      calls: round.calls,
+      error: null,
+    });
   }
   return report;
 }
@@ -77,15 +104,35 @@ export async function sampleConsumerGroups(opts: GroupsRoundOptions = {}): Promi
  * One connection's round in one transaction of six statements (a select, two upserts, two
  * deletes, the round row), whatever the number of groups. Returns how many partitions are stuck.
  */
-async function recordRound(db: PrismaClient, connectionId: string, round: ConsumerGroupsRound, at: Date, stuckAfterMs: number): Promise<number> {
+async function recordRound(
+  db: PrismaClient,
+  connectionId: string,
+  round: ConsumerGroupsRound,
+  at: Date,
+  stuckAfterMs: number,
+): Promise<number> {
   const iso = at.toISOString();
   return db.$transaction(
     async (tx) => {
-      const prevRows = await tx.$queryRawUnsafe<Array<{ group_id: string; topic: string; partition: number; committed: string | null; lag: string; since: Date | null }>>(
+      const prevRows = await tx.$queryRawUnsafe<
+        Array<{
+          group_id: string;
+          topic: string;
+          partition: number;
+          committed: string | null;
+          lag: string;
+          since: Date | null;
+        }>
+      >(
         `SELECT group_id, topic, partition, committed::text, lag::text, since FROM consumer_group_partitions WHERE connection_id = $1`,
         connectionId,
       );
-      const prev = new Map(prevRows.map((r) => [partitionKey(r.group_id, r.topic, Number(r.partition)), { committed: r.committed === null ? null : BigInt(r.committed), lag: BigInt(r.lag), since: r.since }]));
+      const prev = new Map(
+        prevRows.map((r) => [
+          partitionKey(r.group_id, r.topic, Number(r.partition)),
+          { committed: r.committed === null ? null : BigInt(r.committed), lag: BigInt(r.lag), since: r.since },
+        ]),
+      );
       const writes: PartitionWrite[] = [];
       const keep: Array<{ group_id: string; topic: string; partition: number }> = [];
       for (const g of round.groups) {
@@ -105,7 +152,16 @@ async function recordRound(db: PrismaClient, connectionId: string, round: Consum
            coordinator = EXCLUDED.coordinator, sampled_at = EXCLUDED.sampled_at`,
         connectionId,
         iso,
-        JSON.stringify(round.groups.map((g) => ({ group_id: g.groupId, state: g.state, protocol: g.protocol, members: g.members, problem: g.problem, coordinator: g.coordinator }))),
+        JSON.stringify(
+          round.groups.map((g) => ({
+            group_id: g.groupId,
+            state: g.state,
+            protocol: g.protocol,
+            members: g.members,
+            problem: g.problem,
+            coordinator: g.coordinator,
+          })),
+        ),
       );
       await tx.$executeRawUnsafe(
         `INSERT INTO consumer_group_partitions (connection_id, group_id, topic, partition, committed, start_offset, end_offset, lag, member, since, sampled_at)
@@ -147,7 +203,11 @@ async function recordRound(db: PrismaClient, connectionId: string, round: Consum
         round.calls,
         round.groups.length,
       );
-      return writes.filter((w) => stuckForMs({ lag: BigInt(w.lag), since: w.since === null ? null : new Date(w.since) }, at, stuckAfterMs) !== null).length;
+      return writes.filter(
+        (w) =>
+          stuckForMs({ lag: BigInt(w.lag), since: w.since === null ? null : new Date(w.since) }, at, stuckAfterMs) !==
+          null,
+      ).length;
     },
     { timeout: 60_000 },
   );

@@ -6,7 +6,9 @@ describe("dltNameFor", () => {
     expect(DEFAULT_GROUP_DLT).toBe("{topic}.DLT");
     expect(dltNameFor(undefined, "payments-app", "payments")).toBe("payments.DLT");
     expect(dltNameFor({ dlts: [] }, "payments-app", "payments")).toBe("payments.DLT");
-    expect(dltNameFor({ dlts: [{ group: "orders-*", dlt: "orders-dead" }] }, "payments-app", "payments")).toBe("payments.DLT");
+    expect(dltNameFor({ dlts: [{ group: "orders-*", dlt: "orders-dead" }] }, "payments-app", "payments")).toBe(
+      "payments.DLT",
+    );
   });
 
   it("takes the first entry whose group glob matches, with {topic} replaced everywhere", () => {

@@ -56,7 +56,11 @@ interface Deps {
   pollMs: number;
 }
 
-const copyView = (c: SkipCopy): SkipCopyView => ({ offset: c.offset.toString(), dltPartition: c.dltPartition, dltOffset: c.dltOffset.toString() });
+const copyView = (c: SkipCopy): SkipCopyView => ({
+  offset: c.offset.toString(),
+  dltPartition: c.dltPartition,
+  dltOffset: c.dltOffset.toString(),
+});
 /** A Kafka letter's id in the console (lib/brokers/kafka/discovery.ts letterIdOf): partition-offset. */
 const dltLetterId = (c: SkipCopyView) => `${c.dltPartition}-${c.dltOffset}`;
 
@@ -105,17 +109,34 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-const stopping = () => new AppError("unavailable:stopping", { userMessage: "The console stopped; the skip resumes when a console runs again." });
+const stopping = () =>
+  new AppError("unavailable:stopping", {
+    userMessage: "The console stopped; the skip resumes when a console runs again.",
+  });
 
 async function runGroupSkip(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   const { job } = ctx;
   const p = job.params as unknown as GroupSkipParams;
   const ops = d.adapterFor(job.connectionId).consumerGroups;
-  if (!ops) throw new AppError("bad_request:consumer-groups", { userMessage: "This connection has no consumer groups: nothing was skipped." });
+  if (!ops)
+    throw new AppError("bad_request:consumer-groups", {
+      userMessage: "This connection has no consumer groups: nothing was skipped.",
+    });
   const resumedFromSkipping = (job.checkpoint as { phase?: string } | null)?.phase === "skipping";
-  const progress: GroupSkipProgress = { phase: "waiting", waiting: false, members: [], checkedAt: new Date().toISOString() };
+  const progress: GroupSkipProgress = {
+    phase: "waiting",
+    waiting: false,
+    members: [],
+    checkedAt: new Date().toISOString(),
+  };
   const cancelled = async () => {
-    await recordAudit(endEntry(job, p, "cancelled", { committedBefore: p.expectedCommitted, committedAfter: p.expectedCommitted, copied: 0 }));
+    await recordAudit(
+      endEntry(job, p, "cancelled", {
+        committedBefore: p.expectedCommitted,
+        committedAfter: p.expectedCommitted,
+        copied: 0,
+      }),
+    );
     return { state: "cancelled", progress: { ...progress, waiting: false } } as const;
   };
 
@@ -155,12 +176,29 @@ async function runGroupSkip(ctx: JobContext, d: Deps): Promise<JobOutcome> {
     // CommittedOffsetMovedError, by code: Next may bundle more than one copy of its class.
     if (resumedFromSkipping && err?.code === "conflict:committed-offset" && actual === (upTo + 1n).toString()) {
       // This job's earlier run committed and stopped before recording it (see the file's comment).
-      Object.assign(progress, { phase: "done", resumed: true, committedBefore: p.expectedCommitted, committedAfter: actual, dlt: p.dlt, copies: [] });
-      await recordAudit(endEntry(job, p, "succeeded", { committedBefore: p.expectedCommitted, committedAfter: actual, copied: null, resumed: true }));
+      Object.assign(progress, {
+        phase: "done",
+        resumed: true,
+        committedBefore: p.expectedCommitted,
+        committedAfter: actual,
+        dlt: p.dlt,
+        copies: [],
+      });
+      await recordAudit(
+        endEntry(job, p, "succeeded", {
+          committedBefore: p.expectedCommitted,
+          committedAfter: actual,
+          copied: null,
+          resumed: true,
+        }),
+      );
       return { state: "succeeded", progress };
     }
     if (ctx.signal.aborted && !err) throw stopping();
-    const copies = ((err?.details as { copies?: Array<{ offset: string; dltPartition: number; dltOffset: string }> } | undefined)?.copies ?? []).map((c) => ({ ...c }));
+    const copies = (
+      (err?.details as { copies?: Array<{ offset: string; dltPartition: number; dltOffset: string }> } | undefined)
+        ?.copies ?? []
+    ).map((c) => ({ ...c }));
     if (copies.length) {
       await recordAuditBatch(copies.map((c) => copyEntry(job, p, c, "group.skip_copied", "failure")));
       Object.assign(progress, { copies, committedBefore: p.expectedCommitted, dlt: p.dlt });
@@ -172,24 +210,72 @@ async function runGroupSkip(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   const copies = res.copies.map(copyView);
   const committedBefore = res.committedBefore === null ? null : res.committedBefore.toString();
   const committedAfter = res.committedAfter.toString();
-  Object.assign(progress, { phase: "done", committedBefore, committedAfter, dlt: res.dlt, dltCreated: res.dltCreated, copies, members: [] });
-  await recordAuditBatch(copies.map((c) => copyEntry(job, p, c, "group.skipped", "success", { committedBefore, committedAfter })));
-  await recordAudit(endEntry(job, p, "succeeded", { committedBefore, committedAfter, copied: copies.length, dltCreated: res.dltCreated }));
+  Object.assign(progress, {
+    phase: "done",
+    committedBefore,
+    committedAfter,
+    dlt: res.dlt,
+    dltCreated: res.dltCreated,
+    copies,
+    members: [],
+  });
+  await recordAuditBatch(
+    copies.map((c) => copyEntry(job, p, c, "group.skipped", "success", { committedBefore, committedAfter })),
+  );
+  await recordAudit(
+    endEntry(job, p, "succeeded", {
+      committedBefore,
+      committedAfter,
+      copied: copies.length,
+      dltCreated: res.dltCreated,
+    }),
+  );
   return { state: "succeeded", progress };
 }
 
-function copyEntry(job: JobRecord, p: GroupSkipParams, c: SkipCopyView, action: string, outcome: "success" | "failure", extra: Record<string, unknown> = {}): AuditEntry {
+function copyEntry(
+  job: JobRecord,
+  p: GroupSkipParams,
+  c: SkipCopyView,
+  action: string,
+  outcome: "success" | "failure",
+  extra: Record<string, unknown> = {},
+): AuditEntry {
   return jobAuditEntry(job, action, {
     outcome,
     scope: "letter",
     queue: p.dlt,
     target: dltLetterId(c),
-    details: { groupId: p.groupId, topic: p.topic, partition: p.partition, offset: c.offset, dlt: p.dlt, dltPartition: c.dltPartition, dltOffset: c.dltOffset, reason: p.reason, ...extra },
+    details: {
+      groupId: p.groupId,
+      topic: p.topic,
+      partition: p.partition,
+      offset: c.offset,
+      dlt: p.dlt,
+      dltPartition: c.dltPartition,
+      dltOffset: c.dltOffset,
+      reason: p.reason,
+      ...extra,
+    },
   });
 }
 
-function endEntry(job: JobRecord, p: GroupSkipParams, state: "succeeded" | "cancelled", extra: Record<string, unknown>): AuditEntry {
+function endEntry(
+  job: JobRecord,
+  p: GroupSkipParams,
+  state: "succeeded" | "cancelled",
+  extra: Record<string, unknown>,
+): AuditEntry {
   return jobAuditEntry(job, "group.skip_finished", {
-    details: { state, groupId: p.groupId, topic: p.topic, partition: p.partition, upToOffset: p.upToOffset, dlt: p.dlt, reason: p.reason, ...extra },
+    details: {
+      state,
+      groupId: p.groupId,
+      topic: p.topic,
+      partition: p.partition,
+      upToOffset: p.upToOffset,
+      dlt: p.dlt,
+      reason: p.reason,
+      ...extra,
+    },
   });
 }

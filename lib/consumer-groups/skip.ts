@@ -3,7 +3,12 @@ import { z } from "zod";
 import { recordAudit } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { CommittedOffsetMovedError, ConsumerGroupActiveError, type ConsumerGroupOps, type GroupMemberRef } from "@/lib/brokers/consumer-groups";
+import {
+  CommittedOffsetMovedError,
+  ConsumerGroupActiveError,
+  type ConsumerGroupOps,
+  type GroupMemberRef,
+} from "@/lib/brokers/consumer-groups";
 import { loadConfig } from "@/lib/config";
 import { getDb } from "@/lib/db";
 import { AppError, asAppError } from "@/lib/errors";
@@ -24,15 +29,34 @@ import type { GroupSkipParams, GroupSkipProgress } from "./skip-handler";
  * group.skip_copied (copies kept by a failed skip) and group.skip_finished.
  */
 
-const offset = z.union([z.bigint(), z.number().int(), z.string().trim().regex(/^\d{1,19}$/, "an offset is a whole number")]).transform((v) => BigInt(v)).pipe(z.bigint().min(0n));
+const offset = z
+  .union([
+    z.bigint(),
+    z.number().int(),
+    z
+      .string()
+      .trim()
+      .regex(/^\d{1,19}$/, "an offset is a whole number"),
+  ])
+  .transform((v) => BigInt(v))
+  .pipe(z.bigint().min(0n));
 const name = z.string().trim().min(1).max(255);
-const partitionRef = z.object({ connectionId: z.string().min(1).max(100), groupId: name, topic: name, partition: z.coerce.number().int().min(0).max(1_000_000) });
+const partitionRef = z.object({
+  connectionId: z.string().min(1).max(100),
+  groupId: name,
+  topic: name,
+  partition: z.coerce.number().int().min(0).max(1_000_000),
+});
 const planSchema = partitionRef.extend({ upToOffset: offset.optional() });
 const startSchema = partitionRef.extend({
   expectedCommitted: offset.nullable(),
   upToOffset: offset,
   confirmedCount: z.coerce.number().int().min(1),
-  reason: z.string().trim().min(3, "State why the records are skipped (at least 3 characters): the reason travels with each copy in the DLT.").max(1000),
+  reason: z
+    .string()
+    .trim()
+    .min(3, "State why the records are skipped (at least 3 characters): the reason travels with each copy in the DLT.")
+    .max(1000),
   waitForEmpty: z.boolean(),
 });
 const jobRef = z.object({ jobId: z.string().min(1).max(100) });
@@ -43,14 +67,22 @@ function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
   if (r.success) return r.data;
   const first = r.error.issues[0];
   const where = first?.path.length ? `${first.path.join(".")}: ` : "";
-  throw new AppError("bad_request:group-skip", { message: r.error.message, userMessage: `${where}${first?.message ?? "The skip request is not valid."}` });
+  throw new AppError("bad_request:group-skip", {
+    message: r.error.message,
+    userMessage: `${where}${first?.message ?? "The skip request is not valid."}`,
+  });
 }
 
 /** The audit scope of an input not yet validated: what it names, as far as it can be read. */
 function rawScope(input: unknown, action: string) {
   const raw = (input ?? {}) as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === "string" ? v : null);
-  return { action, connectionId: str(raw.connectionId), queue: str(raw.topic), target: str(raw.groupId) ?? str(raw.jobId) };
+  return {
+    action,
+    connectionId: str(raw.connectionId),
+    queue: str(raw.topic),
+    target: str(raw.groupId) ?? str(raw.jobId),
+  };
 }
 
 export interface SkipPlan {
@@ -77,11 +109,17 @@ export interface SkipPlan {
   canRunNow: boolean;
 }
 
-function groupOps(connectionId: string): { ops: ConsumerGroupOps; createDlt: boolean; dlts: Array<{ group: string; dlt: string }> } {
+function groupOps(connectionId: string): {
+  ops: ConsumerGroupOps;
+  createDlt: boolean;
+  dlts: Array<{ group: string; dlt: string }>;
+} {
   const adapter = adapterFor(connectionId);
   const conn = loadConfig().connections.find((c) => c.id === connectionId);
   if (!adapter.consumerGroups || conn?.kind !== "kafka") {
-    throw new AppError("bad_request:consumer-groups", { userMessage: `${adapter.displayName} has no consumer groups with committed offsets: there is nothing to skip.` });
+    throw new AppError("bad_request:consumer-groups", {
+      userMessage: `${adapter.displayName} has no consumer groups with committed offsets: there is nothing to skip.`,
+    });
   }
   return { ops: adapter.consumerGroups, createDlt: conn.consumerGroups.createDlt, dlts: conn.consumerGroups.dlts };
 }
@@ -106,20 +144,42 @@ async function lookAt(input: z.output<typeof planSchema>): Promise<SkipPlan> {
   const round = await withTimeout(ops.read(), 30_000, "read consumer groups");
   const group = round.groups.find((g) => g.groupId === groupId);
   if (!group) {
-    if (round.brokersNotListed.length) throw new AppError("unavailable:broker", { userMessage: `Some brokers did not list their consumer groups just now, and "${groupId}" was not among the others. Try again in a moment.` });
-    throw new AppError("not_found:consumer-group", { userMessage: `There is no consumer group "${groupId}" on this connection.` });
+    if (round.brokersNotListed.length)
+      throw new AppError("unavailable:broker", {
+        userMessage: `Some brokers did not list their consumer groups just now, and "${groupId}" was not among the others. Try again in a moment.`,
+      });
+    throw new AppError("not_found:consumer-group", {
+      userMessage: `There is no consumer group "${groupId}" on this connection.`,
+    });
   }
   const p = group.partitions.find((x) => x.topic === topic && x.partition === partition);
-  if (!p) throw new AppError("not_found:consumer-group", { userMessage: `Consumer group "${groupId}" has no committed offset or assignment on ${topic}/${partition}.` });
-  if (p.end === null) throw new AppError("unavailable:broker", { userMessage: `The end of ${topic}/${partition} could not be read just now. Try again in a moment.` });
-  const at = await withTimeout(ops.recordAt({ topic, partition, offset: p.committed }, { maxBodyBytes: 1 }), 30_000, "read the record at the committed offset");
+  if (!p)
+    throw new AppError("not_found:consumer-group", {
+      userMessage: `Consumer group "${groupId}" has no committed offset or assignment on ${topic}/${partition}.`,
+    });
+  if (p.end === null)
+    throw new AppError("unavailable:broker", {
+      userMessage: `The end of ${topic}/${partition} could not be read just now. Try again in a moment.`,
+    });
+  const at = await withTimeout(
+    ops.recordAt({ topic, partition, offset: p.committed }, { maxBodyBytes: 1 }),
+    30_000,
+    "read the record at the committed offset",
+  );
   if (at.kind === "gone") {
-    throw new AppError("bad_request:group-skip", { userMessage: `The records at the committed offset of ${topic}/${partition} were deleted by retention (the log starts at ${at.start}): there is nothing to copy. The group's consumer resets by its auto.offset.reset.` });
+    throw new AppError("bad_request:group-skip", {
+      userMessage: `The records at the committed offset of ${topic}/${partition} were deleted by retention (the log starts at ${at.start}): there is nothing to copy. The group's consumer resets by its auto.offset.reset.`,
+    });
   }
-  if (at.kind === "none") throw new AppError("bad_request:group-skip", { userMessage: `Group "${groupId}" has read everything in ${topic}/${partition}: nothing to skip.` });
+  if (at.kind === "none")
+    throw new AppError("bad_request:group-skip", {
+      userMessage: `Group "${groupId}" has read everything in ${topic}/${partition}: nothing to skip.`,
+    });
   const upTo = input.upToOffset ?? at.offset;
   if (upTo < at.offset || upTo >= p.end) {
-    throw new AppError("bad_request:group-skip", { userMessage: `Skip up to offset ${upTo} is outside what the group has left to read in ${topic}/${partition} (${at.offset} to ${p.end - 1n}).` });
+    throw new AppError("bad_request:group-skip", {
+      userMessage: `Skip up to offset ${upTo} is outside what the group has left to read in ${topic}/${partition} (${at.offset} to ${p.end - 1n}).`,
+    });
   }
   const dlt = dltNameFor({ dlts }, groupId, topic);
   const dltExists = await withTimeout(topicExists(ops, dlt), 30_000, "look for the DLT");
@@ -157,7 +217,16 @@ export async function planSkip(actor: Actor, meta: RequestMeta, input: unknown):
     meta,
     scope,
     async () => lookAt(parse(planSchema, input)),
-    (r) => ({ groupId: r.groupId, topic: r.topic, partition: r.partition, committed: r.committed, upToOffset: r.upToOffset, count: r.count, dlt: r.dlt, members: r.members.length }),
+    (r) => ({
+      groupId: r.groupId,
+      topic: r.topic,
+      partition: r.partition,
+      committed: r.committed,
+      upToOffset: r.upToOffset,
+      count: r.count,
+      dlt: r.dlt,
+      members: r.members.length,
+    }),
   );
 }
 
@@ -170,7 +239,12 @@ export interface SkipView extends JobViewBase {
 }
 
 function toView(j: JobRecord): SkipView {
-  return { ...jobViewBase(j), params: j.params as unknown as GroupSkipParams, progress: (j.progress ?? {}) as Partial<GroupSkipProgress>, createdBy: j.createdBy };
+  return {
+    ...jobViewBase(j),
+    params: j.params as unknown as GroupSkipParams,
+    progress: (j.progress ?? {}) as Partial<GroupSkipProgress>,
+    createdBy: j.createdBy,
+  };
 }
 
 function assertConfirmedCount(n: number, confirmed: number): void {
@@ -192,7 +266,17 @@ export async function startSkip(actor: Actor, meta: RequestMeta, input: unknown)
   const scope = rawScope(input, "group.skip");
   await authorize(actor, "groups:skip", { ...scope, meta });
   const refused = (e: unknown) =>
-    recordAudit({ actor: auditActor(actor), action: scope.action, outcome: "failure", connectionId: scope.connectionId, queue: scope.queue, target: scope.target, requestId: meta.requestId, ip: meta.ip, details: { error: errorCodeOf(e), ...membersOf(e) } }).catch(() => undefined);
+    recordAudit({
+      actor: auditActor(actor),
+      action: scope.action,
+      outcome: "failure",
+      connectionId: scope.connectionId,
+      queue: scope.queue,
+      target: scope.target,
+      requestId: meta.requestId,
+      ip: meta.ip,
+      details: { error: errorCodeOf(e), ...membersOf(e) },
+    }).catch(() => undefined);
   let job: JobRecord;
   let params: GroupSkipParams;
   try {
@@ -200,7 +284,13 @@ export async function startSkip(actor: Actor, meta: RequestMeta, input: unknown)
     const plan = await lookAt(s);
     const expected = s.expectedCommitted === null ? null : s.expectedCommitted.toString();
     if (plan.committed !== expected) {
-      throw new CommittedOffsetMovedError(s.groupId, s.topic, s.partition, s.expectedCommitted, plan.committed === null ? null : BigInt(plan.committed));
+      throw new CommittedOffsetMovedError(
+        s.groupId,
+        s.topic,
+        s.partition,
+        s.expectedCommitted,
+        plan.committed === null ? null : BigInt(plan.committed),
+      );
     }
     assertConfirmedCount(plan.count, s.confirmedCount);
     if (!plan.canRunNow && !s.waitForEmpty) throw new ConsumerGroupActiveError(s.groupId, plan.members);
@@ -216,7 +306,13 @@ export async function startSkip(actor: Actor, meta: RequestMeta, input: unknown)
       reason: s.reason,
       waitForEmpty: s.waitForEmpty,
     };
-    job = await jobStore().enqueue({ kind: "group-skip", connectionId: s.connectionId, queue: s.topic, params: { ...params }, createdBy: actor.id });
+    job = await jobStore().enqueue({
+      kind: "group-skip",
+      connectionId: s.connectionId,
+      queue: s.topic,
+      params: { ...params },
+      createdBy: actor.id,
+    });
   } catch (e) {
     await refused(e);
     throw e;
@@ -244,7 +340,8 @@ function membersOf(e: unknown): Record<string, unknown> {
 
 async function loadSkip(jobId: string): Promise<JobRecord> {
   const job = await jobStore().get(jobId);
-  if (!job || job.kind !== "group-skip") throw new AppError("not_found:group-skip", { userMessage: "There is no such skip." });
+  if (!job || job.kind !== "group-skip")
+    throw new AppError("not_found:group-skip", { userMessage: "There is no such skip." });
   return job;
 }
 
@@ -255,7 +352,18 @@ export async function cancelSkip(actor: Actor, meta: RequestMeta, input: unknown
   await authorize(actor, "groups:skip", { ...scope, meta });
   const job = await loadSkip(parse(jobRef, input).jobId);
   const row = (outcome: "success" | "failure", details: Record<string, unknown>) =>
-    recordAudit({ actor: auditActor(actor), action: scope.action, outcome, operationId: job.id, connectionId: job.connectionId, queue: job.queue, target: job.id, requestId: meta.requestId, ip: meta.ip, details });
+    recordAudit({
+      actor: auditActor(actor),
+      action: scope.action,
+      outcome,
+      operationId: job.id,
+      connectionId: job.connectionId,
+      queue: job.queue,
+      target: job.id,
+      requestId: meta.requestId,
+      ip: meta.ip,
+      details,
+    });
   try {
     await jobStore().requestCancel(job.id);
   } catch (e) {
@@ -263,14 +371,24 @@ export async function cancelSkip(actor: Actor, meta: RequestMeta, input: unknown
     throw e;
   }
   const v = toView((await jobStore().get(job.id))!);
-  await row("success", { jobId: v.id, state: v.state, groupId: v.params.groupId, topic: v.params.topic, partition: v.params.partition });
+  await row("success", {
+    jobId: v.id,
+    state: v.state,
+    groupId: v.params.groupId,
+    topic: v.params.topic,
+    partition: v.params.partition,
+  });
   return v;
 }
 
 /** One skip with its progress. `groups:read`; a refusal is audited `group.skip_view`. */
 export async function viewSkip(actor: Actor, meta: RequestMeta, input: unknown): Promise<SkipView> {
   const raw = (input ?? {}) as Record<string, unknown>;
-  await authorize(actor, "groups:read", { action: "group.skip_view", target: typeof raw.jobId === "string" ? raw.jobId : null, meta });
+  await authorize(actor, "groups:read", {
+    action: "group.skip_view",
+    target: typeof raw.jobId === "string" ? raw.jobId : null,
+    meta,
+  });
   return toView(await loadSkip(parse(jobRef, input).jobId));
 }
 
@@ -280,7 +398,11 @@ export async function listSkips(actor: Actor, meta: RequestMeta, input: unknown)
   await authorize(actor, "groups:read", { ...scope, meta });
   const q = parse(listSchema, input);
   const jobs = await getDb().job.findMany({
-    where: { kind: "group-skip", connectionId: q.connectionId, ...(q.groupId ? { params: { path: ["groupId"], equals: q.groupId } } : {}) },
+    where: {
+      kind: "group-skip",
+      connectionId: q.connectionId,
+      ...(q.groupId ? { params: { path: ["groupId"], equals: q.groupId } } : {}),
+    },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: 50,
   });

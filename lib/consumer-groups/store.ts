@@ -90,7 +90,12 @@ const big = (v: string | null) => (v === null ? null : BigInt(v));
 const cutoff = (o: StuckOptions) => new Date(o.now.getTime() - o.stuckAfterMs).toISOString();
 
 /** Groups with their partitions' aggregates, in one statement; `groupId` narrows it to one group. */
-async function queryGroups(db: PrismaClient, connectionId: string, o: StuckOptions, groupId?: string): Promise<GroupRow[]> {
+async function queryGroups(
+  db: PrismaClient,
+  connectionId: string,
+  o: StuckOptions,
+  groupId?: string,
+): Promise<GroupRow[]> {
   const rows = await db.$queryRawUnsafe<RawGroup[]>(
     `SELECT g.connection_id, g.group_id, g.state, g.protocol, g.members, g.problem, g.coordinator, g.sampled_at,
             count(p.partition)::int AS partitions,
@@ -144,12 +149,21 @@ function partitionOf(r: RawPartition, o: StuckOptions): PartitionRow {
 const PARTITION_COLUMNS = `group_id, topic, partition, committed::text, start_offset::text, end_offset::text, lag::text, member, since, sampled_at`;
 
 /** Every group of the connection as of its last round: stuck ones first, then by lag, then by id. */
-export async function listGroupRows(connectionId: string, opts: StuckOptions, db: PrismaClient = getDb()): Promise<GroupRow[]> {
+export async function listGroupRows(
+  connectionId: string,
+  opts: StuckOptions,
+  db: PrismaClient = getDb(),
+): Promise<GroupRow[]> {
   return queryGroups(db, connectionId, opts);
 }
 
 /** One group and its partitions (by topic, then partition); null when the group is not stored. */
-export async function groupDetail(connectionId: string, groupId: string, opts: StuckOptions, db: PrismaClient = getDb()): Promise<{ group: GroupRow; partitions: PartitionRow[] } | null> {
+export async function groupDetail(
+  connectionId: string,
+  groupId: string,
+  opts: StuckOptions,
+  db: PrismaClient = getDb(),
+): Promise<{ group: GroupRow; partitions: PartitionRow[] } | null> {
   const [group] = await queryGroups(db, connectionId, opts, groupId);
   if (!group) return null;
   const rows = await db.$queryRawUnsafe<RawPartition[]>(
@@ -161,7 +175,14 @@ export async function groupDetail(connectionId: string, groupId: string, opts: S
 }
 
 /** One partition of one group as of the last round; null when not stored. */
-export async function partitionRow(connectionId: string, groupId: string, topic: string, partition: number, opts: StuckOptions, db: PrismaClient = getDb()): Promise<PartitionRow | null> {
+export async function partitionRow(
+  connectionId: string,
+  groupId: string,
+  topic: string,
+  partition: number,
+  opts: StuckOptions,
+  db: PrismaClient = getDb(),
+): Promise<PartitionRow | null> {
   const [row] = await db.$queryRawUnsafe<RawPartition[]>(
     `SELECT ${PARTITION_COLUMNS} FROM consumer_group_partitions WHERE connection_id = $1 AND group_id = $2 AND topic = $3 AND partition = $4`,
     connectionId,
@@ -173,6 +194,12 @@ export async function partitionRow(connectionId: string, groupId: string, topic:
 }
 
 /** The connection's last round: when, its error (operator words) when the broker could not be read, requests sent, groups stored. */
-export async function roundOf(connectionId: string, db: PrismaClient = getDb()): Promise<{ sampledAt: Date; error: string | null; calls: number; groups: number } | null> {
-  return db.consumerGroupRound.findUnique({ where: { connectionId }, select: { sampledAt: true, error: true, calls: true, groups: true } });
+export async function roundOf(
+  connectionId: string,
+  db: PrismaClient = getDb(),
+): Promise<{ sampledAt: Date; error: string | null; calls: number; groups: number } | null> {
+  return db.consumerGroupRound.findUnique({
+    where: { connectionId },
+    select: { sampledAt: true, error: true, calls: true, groups: true },
+  });
 }

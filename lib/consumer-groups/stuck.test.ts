@@ -49,7 +49,12 @@ describe("memberLabel", () => {
 });
 
 describe("partitionWrites", () => {
-  const part = (partition: number, committed: bigint | null, end: bigint | null, memberId: string | null = null): GroupPartition => ({
+  const part = (
+    partition: number,
+    committed: bigint | null,
+    end: bigint | null,
+    memberId: string | null = null,
+  ): GroupPartition => ({
     topic: "orders",
     partition,
     committed,
@@ -64,23 +69,58 @@ describe("partitionWrites", () => {
     state: "Stable",
     protocol: "range",
     coordinator: 1,
-    members: [{ memberId: "m-1", clientId: "billing-app", host: "/10.0.0.9", assignments: [{ topic: "orders", partitions: [0, 1, 2] }] }],
+    members: [
+      {
+        memberId: "m-1",
+        clientId: "billing-app",
+        host: "/10.0.0.9",
+        assignments: [{ topic: "orders", partitions: [0, 1, 2] }],
+      },
+    ],
     partitions,
     problem,
   });
   const prev = new Map([[partitionKey("billing", "orders", 0), { committed: 5n, lag: 2n, since: t0 }]]);
 
   it("carries since per partition, labels the member, and keeps a partition whose log offsets are unknown without writing it", () => {
-    const { writes, keep } = partitionWrites(group([part(0, 5n, 9n, "m-1"), part(1, 3n, 3n), part(2, 1n, null, "m-1")]), prev, t1);
+    const { writes, keep } = partitionWrites(
+      group([part(0, 5n, 9n, "m-1"), part(1, 3n, 3n), part(2, 1n, null, "m-1")]),
+      prev,
+      t1,
+    );
     expect(writes).toEqual([
-      { group_id: "billing", topic: "orders", partition: 0, committed: "5", start_offset: "0", end_offset: "9", lag: "4", member: "billing-app/10.0.0.9", since: t0.toISOString() },
-      { group_id: "billing", topic: "orders", partition: 1, committed: "3", start_offset: "0", end_offset: "3", lag: "0", member: null, since: null },
+      {
+        group_id: "billing",
+        topic: "orders",
+        partition: 0,
+        committed: "5",
+        start_offset: "0",
+        end_offset: "9",
+        lag: "4",
+        member: "billing-app/10.0.0.9",
+        since: t0.toISOString(),
+      },
+      {
+        group_id: "billing",
+        topic: "orders",
+        partition: 1,
+        committed: "3",
+        start_offset: "0",
+        end_offset: "3",
+        lag: "0",
+        member: null,
+        since: null,
+      },
     ]);
     expect(keep).toEqual([0, 1, 2].map((partition) => ({ topic: "orders", partition })));
   });
 
   it("in a group read with a problem, writes no partition whose committed offset is unknown (its since is kept)", () => {
-    const { writes } = partitionWrites(group([part(0, null, 9n), part(1, 3n, 8n)], "This round its committed offsets could not be read."), prev, t1);
+    const { writes } = partitionWrites(
+      group([part(0, null, 9n), part(1, 3n, 8n)], "This round its committed offsets could not be read."),
+      prev,
+      t1,
+    );
     expect(writes.map((w) => [w.partition, w.committed, w.since])).toEqual([[1, "3", t1.toISOString()]]);
   });
 });

@@ -57,7 +57,11 @@ export interface PartitionWrite {
  * with a problem (part of it unread) gets only its partitions with a committed offset written and
  * none deleted, so a failed read neither resets a `since` nor removes a row.
  */
-export function partitionWrites(g: ConsumerGroup, prev: Map<string, StoredPartitionState>, at: Date): { writes: PartitionWrite[]; keep: Array<{ topic: string; partition: number }> } {
+export function partitionWrites(
+  g: ConsumerGroup,
+  prev: Map<string, StoredPartitionState>,
+  at: Date,
+): { writes: PartitionWrite[]; keep: Array<{ topic: string; partition: number }> } {
   const labels = new Map(g.members.map((m) => [m.memberId, memberLabel(m)]));
   const writes: PartitionWrite[] = [];
   const keep: Array<{ topic: string; partition: number }> = [];
@@ -65,7 +69,11 @@ export function partitionWrites(g: ConsumerGroup, prev: Map<string, StoredPartit
     keep.push({ topic: p.topic, partition: p.partition });
     if (p.end === null || p.lag === null) continue;
     if (g.problem !== null && p.committed === null) continue;
-    const since = nextSince(prev.get(partitionKey(g.groupId, p.topic, p.partition)) ?? null, { committed: p.committed, lag: p.lag }, at);
+    const since = nextSince(
+      prev.get(partitionKey(g.groupId, p.topic, p.partition)) ?? null,
+      { committed: p.committed, lag: p.lag },
+      at,
+    );
     writes.push({
       group_id: g.groupId,
       topic: p.topic,
@@ -81,4 +89,5 @@ export function partitionWrites(g: ConsumerGroup, prev: Map<string, StoredPartit
   return { writes, keep };
 }
 
-export const partitionKey = (groupId: string, topic: string, partition: number) => JSON.stringify([groupId, topic, partition]);
+export const partitionKey = (groupId: string, topic: string, partition: number) =>
+  JSON.stringify([groupId, topic, partition]);

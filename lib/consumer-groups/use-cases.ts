@@ -46,19 +46,35 @@ function requireSampled(connectionId: string): { adapter: BrokerAdapter; stuckAf
   const cfg = groupsConfig(connectionId);
   const adapter = cfg ? adapterFor(connectionId) : null;
   if (!cfg || !adapter?.consumerGroups) {
-    throw new AppError("not_found:connection", { userMessage: "This connection has no consumer groups the console samples (only Kafka connections do, unless their consumerGroups.sample is off)." });
+    throw new AppError("not_found:connection", {
+      userMessage:
+        "This connection has no consumer groups the console samples (only Kafka connections do, unless their consumerGroups.sample is off).",
+    });
   }
   return { adapter, stuckAfterMs: cfg.stuckAfterSeconds * 1000 };
 }
 
-export async function listConsumerGroups(actor: Actor, meta: RequestMeta, input: { now?: Date } = {}): Promise<GroupsConnection[]> {
+export async function listConsumerGroups(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { now?: Date } = {},
+): Promise<GroupsConnection[]> {
   await authorize(actor, "groups:read", { action: "groups.list", meta });
   const now = input.now ?? new Date();
   return Promise.all(
     sampledAdapters().map(async (a) => {
       const stuckAfterMs = groupsConfig(a.connectionId)!.stuckAfterSeconds * 1000;
-      const [round, groups] = await Promise.all([roundOf(a.connectionId), listGroupRows(a.connectionId, { now, stuckAfterMs })]);
-      return { connectionId: a.connectionId, name: a.displayName, stuckAfterMs, round: round ? { sampledAt: round.sampledAt, error: round.error, groups: round.groups } : null, groups };
+      const [round, groups] = await Promise.all([
+        roundOf(a.connectionId),
+        listGroupRows(a.connectionId, { now, stuckAfterMs }),
+      ]);
+      return {
+        connectionId: a.connectionId,
+        name: a.displayName,
+        stuckAfterMs,
+        round: round ? { sampledAt: round.sampledAt, error: round.error, groups: round.groups } : null,
+        groups,
+      };
     }),
   );
 }
@@ -72,13 +88,29 @@ export interface GroupView {
   partitions: PartitionRow[];
 }
 
-export async function viewConsumerGroup(actor: Actor, meta: RequestMeta, input: { connectionId: string; groupId: string; now?: Date }): Promise<GroupView> {
+export async function viewConsumerGroup(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { connectionId: string; groupId: string; now?: Date },
+): Promise<GroupView> {
   const { connectionId, groupId } = input;
   await authorize(actor, "groups:read", { action: "groups.view", connectionId, target: groupId, meta });
   const { adapter, stuckAfterMs } = requireSampled(connectionId);
-  const [round, detail] = await Promise.all([roundOf(connectionId), groupDetail(connectionId, groupId, { now: input.now ?? new Date(), stuckAfterMs })]);
-  if (!detail) throw new AppError("not_found:group", { userMessage: `The console has not seen a consumer group "${groupId}" on this connection (it is sampled every round; a group with no members and no committed offsets is not listed).` });
-  return { connectionId, connectionName: adapter.displayName, stuckAfterMs, round: round ? { sampledAt: round.sampledAt, error: round.error } : null, ...detail };
+  const [round, detail] = await Promise.all([
+    roundOf(connectionId),
+    groupDetail(connectionId, groupId, { now: input.now ?? new Date(), stuckAfterMs }),
+  ]);
+  if (!detail)
+    throw new AppError("not_found:group", {
+      userMessage: `The console has not seen a consumer group "${groupId}" on this connection (it is sampled every round; a group with no members and no committed offsets is not listed).`,
+    });
+  return {
+    connectionId,
+    connectionName: adapter.displayName,
+    stuckAfterMs,
+    round: round ? { sampledAt: round.sampledAt, error: round.error } : null,
+    ...detail,
+  };
 }
 
 export type PartitionRecord =
@@ -96,7 +128,11 @@ export interface PartitionView extends GroupView {
  * One partition of a group and the record at its committed offset (the one a stuck consumer keeps
  * failing on), read from the broker without joining the group. Audited like a letter view.
  */
-export async function viewGroupPartition(actor: Actor, meta: RequestMeta, input: { connectionId: string; groupId: string; topic: string; partition: number; now?: Date }): Promise<PartitionView> {
+export async function viewGroupPartition(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { connectionId: string; groupId: string; topic: string; partition: number; now?: Date },
+): Promise<PartitionView> {
   const { connectionId, groupId, topic, partition } = input;
   const scope = { action: "groups.record_view", connectionId, queue: topic, target: `${groupId}/${partition}` };
   await authorize(actor, "groups:read", { ...scope, meta });
@@ -110,13 +146,33 @@ export async function viewGroupPartition(actor: Actor, meta: RequestMeta, input:
     async () => {
       const group = await viewConsumerGroup(actor, meta, input);
       const { adapter, stuckAfterMs } = requireSampled(connectionId);
-      const row = await partitionRow(connectionId, groupId, topic, partition, { now: input.now ?? new Date(), stuckAfterMs });
-      if (!row) throw new AppError("not_found:partition", { userMessage: `Group "${groupId}" has no committed offset or assignment on ${topic} partition ${partition}.` });
-      const at: RecordAt = await withTimeout(adapter.consumerGroups!.recordAt({ topic, partition, offset: row.committed }, { maxBodyBytes: showPayload ? VIEW_MAX_BODY_BYTES : 0 }), READ_TIMEOUT_MS, "recordAt");
+      const row = await partitionRow(connectionId, groupId, topic, partition, {
+        now: input.now ?? new Date(),
+        stuckAfterMs,
+      });
+      if (!row)
+        throw new AppError("not_found:partition", {
+          userMessage: `Group "${groupId}" has no committed offset or assignment on ${topic} partition ${partition}.`,
+        });
+      const at: RecordAt = await withTimeout(
+        adapter.consumerGroups!.recordAt(
+          { topic, partition, offset: row.committed },
+          { maxBodyBytes: showPayload ? VIEW_MAX_BODY_BYTES : 0 },
+        ),
+        READ_TIMEOUT_MS,
+        "recordAt",
+      );
       const record: PartitionRecord =
-        at.kind === "record" ? { kind: "record", offset: at.offset.toString(), letter: letterDetailOf(at.letter, policy, showPayload) } : { kind: at.kind, start: at.start.toString(), end: at.end.toString() };
+        at.kind === "record"
+          ? { kind: "record", offset: at.offset.toString(), letter: letterDetailOf(at.letter, policy, showPayload) }
+          : { kind: at.kind, start: at.start.toString(), end: at.end.toString() };
       return { ...group, partition: row, record };
     },
-    (r) => ({ found: r.record.kind === "record", offset: r.record.kind === "record" ? r.record.offset : null, payloadShown: r.record.kind === "record" && r.record.letter.payload !== null, sensitive: policy.sensitive }),
+    (r) => ({
+      found: r.record.kind === "record",
+      offset: r.record.kind === "record" ? r.record.offset : null,
+      payloadShown: r.record.kind === "record" && r.record.letter.payload !== null,
+      sensitive: policy.sensitive,
+    }),
   );
 }

@@ -20,6 +20,10 @@ function secret(): Buffer {
 
 export function derivedKey(purpose: string): Buffer {
   let key = cache.get(purpose);
-  if (!key) cache.set(purpose, (key = Buffer.from(hkdfSync("sha256", secret(), Buffer.alloc(0), `dlq-console ${purpose}`, 32))));
+  if (!key)
+    cache.set(
+      purpose,
+      (key = Buffer.from(hkdfSync("sha256", secret(), Buffer.alloc(0), `dlq-console ${purpose}`, 32))),
+    );
   return key;
 }

@@ -38,26 +38,41 @@ export function defaultDataRoot(): string {
 function decodeKey(label: string, id: string, b64: string): Buffer {
   const key = Buffer.from(b64.trim(), "base64");
   if (key.length !== 32) {
-    throw new AppError("internal:config", { userMessage: `${label} "${id}" must be 32 bytes in base64 (got ${key.length} bytes). Generate one with: openssl rand -base64 32` });
+    throw new AppError("internal:config", {
+      userMessage: `${label} "${id}" must be 32 bytes in base64 (got ${key.length} bytes). Generate one with: openssl rand -base64 32`,
+    });
   }
   return key;
 }
 
-export function keyringFromSpec(spec: KeyringSpec, env: Record<string, string | undefined>, dataDir = defaultDataRoot()): Keyring {
+export function keyringFromSpec(
+  spec: KeyringSpec,
+  env: Record<string, string | undefined>,
+  dataDir = defaultDataRoot(),
+): Keyring {
   const { prefix, label } = spec;
   const list = env[`${prefix}_KEYS`];
   if (list) {
     const keys = new Map<string, Buffer>();
-    for (const part of list.split(",").map((s) => s.trim()).filter(Boolean)) {
+    for (const part of list
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const i = part.indexOf(":");
-      if (i <= 0) throw new AppError("internal:config", { userMessage: `${prefix}_KEYS must look like "id:base64,id2:base64".` });
+      if (i <= 0)
+        throw new AppError("internal:config", { userMessage: `${prefix}_KEYS must look like "id:base64,id2:base64".` });
       const id = part.slice(0, i);
-      if (!/^[A-Za-z0-9._-]{1,32}$/.test(id)) throw new AppError("internal:config", { userMessage: `${label} id "${id}": use letters, digits, . _ - (at most 32).` });
+      if (!/^[A-Za-z0-9._-]{1,32}$/.test(id))
+        throw new AppError("internal:config", {
+          userMessage: `${label} id "${id}": use letters, digits, . _ - (at most 32).`,
+        });
       keys.set(id, decodeKey(label, id, part.slice(i + 1)));
     }
     const currentId = env[`${prefix}_KEY_ID`] ?? [...keys.keys()][0];
     if (!currentId || !keys.has(currentId)) {
-      throw new AppError("internal:config", { userMessage: `${prefix}_KEY_ID "${currentId ?? ""}" is not one of the ids in ${prefix}_KEYS.` });
+      throw new AppError("internal:config", {
+        userMessage: `${prefix}_KEY_ID "${currentId ?? ""}" is not one of the ids in ${prefix}_KEYS.`,
+      });
     }
     return { currentId, keys, source: "keyring" };
   }
@@ -73,5 +88,9 @@ export function keyringFromSpec(spec: KeyringSpec, env: Record<string, string | 
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e; // another process generated it first
     }
   }
-  return { currentId: "local", keys: new Map([["local", decodeKey(label, "local", readFileSync(file, "utf8"))]]), source: "generated" };
+  return {
+    currentId: "local",
+    keys: new Map([["local", decodeKey(label, "local", readFileSync(file, "utf8"))]]),
+    source: "generated",
+  };
 }

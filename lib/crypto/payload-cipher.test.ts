@@ -36,14 +36,18 @@ describe("payload encryption", () => {
     for (const at of [0, 14, sealed.data.length - 1]) {
       const bad = Buffer.from(sealed.data);
       bad[at] ^= 0x01;
-      expect(() => decryptPayload({ keyId: sealed.keyId, data: bad }, aad, ring)).toThrow(expect.objectContaining({ code: "internal:payload-integrity" }));
+      expect(() => decryptPayload({ keyId: sealed.keyId, data: bad }, aad, ring)).toThrow(
+        expect.objectContaining({ code: "internal:payload-integrity" }),
+      );
     }
   });
 
   it("refuses a ciphertext moved to another row (AAD binds it to its letter)", () => {
     const ring = keyringFromEnv({ DLQ_INDEX_KEY: k1 });
     const sealed = encryptPayload(body, aad, ring);
-    expect(() => decryptPayload(sealed, payloadAad("conn", "orders.dlq", "letter-2"), ring)).toThrow(expect.objectContaining({ code: "internal:payload-integrity" }));
+    expect(() => decryptPayload(sealed, payloadAad("conn", "orders.dlq", "letter-2"), ring)).toThrow(
+      expect.objectContaining({ code: "internal:payload-integrity" }),
+    );
   });
 
   it("rotates: new payloads use the current key id, old ones still decrypt while their key is kept", () => {
@@ -59,7 +63,9 @@ describe("payload encryption", () => {
     const dropped = keyringFromEnv({ DLQ_INDEX_KEYS: `k2:${k2}`, DLQ_INDEX_KEY_ID: "k2" });
     expect(() => decryptPayload(old, aad, dropped)).toThrow(expect.objectContaining({ code: "unavailable:index-key" }));
     // A key id stored beside a ciphertext of another key fails authentication, not silently.
-    expect(() => decryptPayload({ keyId: "k2", data: old.data }, aad, after)).toThrow(expect.objectContaining({ code: "internal:payload-integrity" }));
+    expect(() => decryptPayload({ keyId: "k2", data: old.data }, aad, after)).toThrow(
+      expect.objectContaining({ code: "internal:payload-integrity" }),
+    );
   });
 
   it("refuses malformed keys and an unknown current id", () => {

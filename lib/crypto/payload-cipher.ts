@@ -26,7 +26,8 @@ const INDEX_KEYS: KeyringSpec = {
   prefix: "DLQ_INDEX",
   label: "Index key",
   file: "index-key",
-  generatedWarning: (file) => `[triage] no DLQ_INDEX_KEY set: generated a payload key in ${file}. Set DLQ_INDEX_KEY (or DLQ_INDEX_KEYS) in production.`,
+  generatedWarning: (file) =>
+    `[triage] no DLQ_INDEX_KEY set: generated a payload key in ${file}. Set DLQ_INDEX_KEY (or DLQ_INDEX_KEYS) in production.`,
 };
 
 /** Parses the keyring from an environment (exported for tests). */
@@ -90,14 +91,19 @@ export function encryptPayload(plain: Uint8Array, aad: string, ring: Keyring = k
   c.setAAD(Buffer.from(aad, "utf8"));
   const body = c.update(plain);
   const last = c.final();
-  return { keyId: ring.currentId, data: Buffer.concat([nonce, body, last, c.getAuthTag()], NONCE + body.length + last.length + TAG) };
+  return {
+    keyId: ring.currentId,
+    data: Buffer.concat([nonce, body, last, c.getAuthTag()], NONCE + body.length + last.length + TAG),
+  };
 }
 
 /** Throws `internal:payload-integrity` when the ciphertext, its row or its key do not match. */
 export function decryptPayload(sealed: Sealed, aad: string, ring: Keyring = keyring()): Buffer {
   const key = ring.keys.get(sealed.keyId);
   if (!key) {
-    throw new AppError("unavailable:index-key", { userMessage: `The payload was encrypted with key "${sealed.keyId}", which this console no longer has. Add it back to DLQ_INDEX_KEYS to read it.` });
+    throw new AppError("unavailable:index-key", {
+      userMessage: `The payload was encrypted with key "${sealed.keyId}", which this console no longer has. Add it back to DLQ_INDEX_KEYS to read it.`,
+    });
   }
   if (sealed.data.length < NONCE + TAG) throw integrity();
   const d = createDecipheriv("aes-256-gcm", keyObject(key), sealed.data.subarray(0, NONCE));
@@ -114,7 +120,8 @@ function integrity(cause?: unknown) {
   return new AppError("internal:payload-integrity", {
     cause,
     message: "GCM authentication failed for an index payload",
-    userMessage: "A stored payload failed its integrity check (it was altered or belongs to another letter). Rescan the DLQ to index it again.",
+    userMessage:
+      "A stored payload failed its integrity check (it was altered or belongs to another letter). Rescan the DLQ to index it again.",
   });
 }
 

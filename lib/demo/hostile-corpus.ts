@@ -46,18 +46,34 @@ export const HOSTILE_SVG = `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2
 export const HOSTILE_TEXT = Object.values(HOSTILE).join("\n");
 
 /** "<script>" followed by bytes that are not UTF-8 (a lone continuation, an overlong lead, 0xFF/0xFE). */
-export const HOSTILE_INVALID_UTF8 = Uint8Array.from([...new TextEncoder().encode(`<script>alert('hostile-bytes')</script>`), 0xc3, 0x28, 0xa0, 0xa1, 0xff, 0xfe]);
+export const HOSTILE_INVALID_UTF8 = Uint8Array.from([
+  ...new TextEncoder().encode(`<script>alert('hostile-bytes')</script>`),
+  0xc3,
+  0x28,
+  0xa0,
+  0xa1,
+  0xff,
+  0xfe,
+]);
 
 /** Where the corpus lives per broker (names outside other demo and test queues). */
 export const HOSTILE_DLQS = {
   rabbitmq: { connectionId: "local-rabbitmq", source: "demo.hostile", dlq: "demo.hostile.dlq" },
   sqs: { connectionId: "local-sqs", source: "demo-hostile", dlq: "demo-hostile-dlq" },
   kafka: { connectionId: "local-kafka", source: "demo.hostile", dlq: "demo.hostile.DLT" },
-  pulsar: { connectionId: "local-pulsar", source: "public/demo/hostile", dlq: "public/demo/hostile-hostile-service-DLQ" },
+  pulsar: {
+    connectionId: "local-pulsar",
+    source: "public/demo/hostile",
+    dlq: "public/demo/hostile-hostile-service-DLQ",
+  },
 } as const;
 
 /** RabbitMQ queue names are any UTF-8 (SQS and Kafka names cannot hold markup): a DLQ whose name is markup. */
-export const HOSTILE_NAMED_DLQ = { connectionId: "local-rabbitmq", source: "demo.hostile-named", dlq: `demo.hostile.<img src=x onerror=alert(document.domain)>.dlq` } as const;
+export const HOSTILE_NAMED_DLQ = {
+  connectionId: "local-rabbitmq",
+  source: "demo.hostile-named",
+  dlq: `demo.hostile.<img src=x onerror=alert(document.domain)>.dlq`,
+} as const;
 
 export interface HostileLetter {
   /** Stable label; also the message id (RabbitMQ) / a `x-hostile-letter` header (SQS, Kafka). */
@@ -82,7 +98,12 @@ const pick = (...keys: HostileKey[]) => Object.fromEntries(keys.map((k) => [host
  */
 export const HOSTILE_LETTERS: HostileLetter[] = [
   { label: "hostile-text", body: utf8(HOSTILE_TEXT), contentType: "text/plain", headers: pick("script", "imgOnerror") },
-  { label: "hostile-json", body: utf8(HOSTILE_JSON), contentType: "application/json", headers: pick("jsUrl", "anchor", "svg", "css") },
+  {
+    label: "hostile-json",
+    body: utf8(HOSTILE_JSON),
+    contentType: "application/json",
+    headers: pick("jsUrl", "anchor", "svg", "css"),
+  },
   {
     label: "hostile-headers",
     body: utf8("headers only"),

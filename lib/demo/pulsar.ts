@@ -34,7 +34,10 @@ export async function pulsarAnswers(): Promise<boolean> {
 /** The demo namespace exists and these topics are new (the console's subscription on them goes too). */
 async function fresh(kit: PulsarKit, topics: TopicName[]): Promise<void> {
   await kit.ensureNamespace();
-  for (const t of topics) await kit.admin.request("DELETE", `persistent/${topicPath(t)}?force=true`, "delete a demo topic", { notFound: "null" });
+  for (const t of topics)
+    await kit.admin.request("DELETE", `persistent/${topicPath(t)}?force=true`, "delete a demo topic", {
+      notFound: "null",
+    });
   await kit.createTopic(topics[0].topic);
 }
 
@@ -46,12 +49,48 @@ export async function seedPulsarDemo(): Promise<Record<string, number>> {
   const dlq = kit.topic(PULSAR_DEMO.dlq.split("/")[2]);
   await fresh(kit, [source, dlq]);
   const letters: KitLetter[] = [
-    { body: json({ paymentId: 7001, amount: "12,50", currency: "EUR" }), properties: { "content-type": "application/json", "x-exception-class": "java.lang.NumberFormatException", "x-exception-message": 'For input string: "12,50"', tenant: "acme" }, key: "acct-1" },
-    { body: json({ paymentId: 7002, amount: "99.00", currency: "XXX" }), properties: { "content-type": "application/json", "x-exception-class": "com.acme.payments.UnknownCurrencyException", "x-exception-message": "Currency XXX is not supported", tenant: "acme" }, key: "acct-2" },
-    { body: json({ paymentId: 7003, amount: "5,00", currency: "EUR" }), properties: { "content-type": "application/json", "x-exception-class": "java.lang.NumberFormatException", "x-exception-message": 'For input string: "5,00"', tenant: "globex" }, key: "acct-3" },
-    { body: new TextEncoder().encode("not json at all"), properties: { "content-type": "text/plain", tenant: "globex" }, key: "acct-4" },
+    {
+      body: json({ paymentId: 7001, amount: "12,50", currency: "EUR" }),
+      properties: {
+        "content-type": "application/json",
+        "x-exception-class": "java.lang.NumberFormatException",
+        "x-exception-message": 'For input string: "12,50"',
+        tenant: "acme",
+      },
+      key: "acct-1",
+    },
+    {
+      body: json({ paymentId: 7002, amount: "99.00", currency: "XXX" }),
+      properties: {
+        "content-type": "application/json",
+        "x-exception-class": "com.acme.payments.UnknownCurrencyException",
+        "x-exception-message": "Currency XXX is not supported",
+        tenant: "acme",
+      },
+      key: "acct-2",
+    },
+    {
+      body: json({ paymentId: 7003, amount: "5,00", currency: "EUR" }),
+      properties: {
+        "content-type": "application/json",
+        "x-exception-class": "java.lang.NumberFormatException",
+        "x-exception-message": 'For input string: "5,00"',
+        tenant: "globex",
+      },
+      key: "acct-3",
+    },
+    {
+      body: new TextEncoder().encode("not json at all"),
+      properties: { "content-type": "text/plain", tenant: "globex" },
+      key: "acct-4",
+    },
   ];
-  await kit.deadLetter(source, dlq, PULSAR_DEMO.subscription, letters.map((l, i) => ({ ...l, eventTime: new Date(Date.UTC(2026, 11, 1, 9, i)).toISOString() })));
+  await kit.deadLetter(
+    source,
+    dlq,
+    PULSAR_DEMO.subscription,
+    letters.map((l, i) => ({ ...l, eventTime: new Date(Date.UTC(2026, 11, 1, 9, i)).toISOString() })),
+  );
   return { [PULSAR_DEMO.dlq]: letters.length };
 }
 

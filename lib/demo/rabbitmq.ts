@@ -21,7 +21,10 @@ export async function seedRabbitHostile(url = RABBITMQ_DEMO_URL): Promise<Record
     await ch.assertExchange(DLX, "direct", { durable: true });
     await ch.assertQueue(dlq, { durable: true });
     await ch.bindQueue(dlq, DLX, dlq);
-    await ch.assertQueue(source, { durable: true, arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": dlq } });
+    await ch.assertQueue(source, {
+      durable: true,
+      arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": dlq },
+    });
     const stack = `${HOSTILE_EXCEPTION.className}: ${HOSTILE_EXCEPTION.message}\n\tat com.acme.hostile.Renderer.render(Renderer.java:13)`;
     for (const l of HOSTILE_LETTERS) {
       ch.sendToQueue(source, Buffer.from(l.body), {
@@ -30,7 +33,13 @@ export async function seedRabbitHostile(url = RABBITMQ_DEMO_URL): Promise<Record
         contentType: l.contentType,
         appId: "demo-seed",
         timestamp: Math.floor(Date.now() / 1000),
-        headers: { ...l.headers, ...l.extraHeaders, ...l.secretHeaders, "x-exception-message": HOSTILE_EXCEPTION.message, "x-exception-stacktrace": stack },
+        headers: {
+          ...l.headers,
+          ...l.extraHeaders,
+          ...l.secretHeaders,
+          "x-exception-message": HOSTILE_EXCEPTION.message,
+          "x-exception-stacktrace": stack,
+        },
       });
     }
     await ch.waitForConfirms();
@@ -47,7 +56,8 @@ export async function seedRabbitHostile(url = RABBITMQ_DEMO_URL): Promise<Record
       });
     });
     await consumer.close();
-    for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).messageCount < HOSTILE_LETTERS.length; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).messageCount < HOSTILE_LETTERS.length; i++)
+      await new Promise((r) => setTimeout(r, 50));
 
     // A DLQ whose very name is markup, with one letter dead-lettered into it the same way.
     const named = HOSTILE_NAMED_DLQ;
@@ -55,13 +65,24 @@ export async function seedRabbitHostile(url = RABBITMQ_DEMO_URL): Promise<Record
     await ch.deleteQueue(named.dlq);
     await ch.assertQueue(named.dlq, { durable: true });
     await ch.bindQueue(named.dlq, DLX, named.dlq);
-    await ch.assertQueue(named.source, { durable: true, arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": named.dlq } });
-    ch.sendToQueue(named.source, Buffer.from("a letter in a DLQ whose name is markup"), { persistent: true, messageId: "hostile-named", contentType: "text/plain" });
+    await ch.assertQueue(named.source, {
+      durable: true,
+      arguments: { "x-dead-letter-exchange": DLX, "x-dead-letter-routing-key": named.dlq },
+    });
+    ch.sendToQueue(named.source, Buffer.from("a letter in a DLQ whose name is markup"), {
+      persistent: true,
+      messageId: "hostile-named",
+      contentType: "text/plain",
+    });
     await ch.waitForConfirms();
     const m = await ch.get(named.source, { noAck: false });
     if (m) ch.nack(m, false, false);
-    for (let i = 0; i < 200 && (await ch.checkQueue(named.dlq)).messageCount < 1; i++) await new Promise((r) => setTimeout(r, 50));
-    return { [dlq]: (await ch.checkQueue(dlq)).messageCount, [named.dlq]: (await ch.checkQueue(named.dlq)).messageCount };
+    for (let i = 0; i < 200 && (await ch.checkQueue(named.dlq)).messageCount < 1; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    return {
+      [dlq]: (await ch.checkQueue(dlq)).messageCount,
+      [named.dlq]: (await ch.checkQueue(named.dlq)).messageCount,
+    };
   } finally {
     await conn.close();
   }

@@ -35,7 +35,11 @@ const proxy = rig.proxy;
 let admin: Actor;
 
 beforeAll(async () => {
-  const u = await createUser({ email: `admin-${randomUUID().slice(0, 8)}@lost-acks.test`, role: "admin", password: "a-long-enough-password" });
+  const u = await createUser({
+    email: `admin-${randomUUID().slice(0, 8)}@lost-acks.test`,
+    role: "admin",
+    password: "a-long-enough-password",
+  });
   admin = { id: u.id, email: u.email, name: null, role: "admin" };
   await rig.start();
 });
@@ -47,10 +51,26 @@ afterAll(async () => {
 });
 
 async function seeded(): Promise<string> {
-  const { dlq } = await kit.dlqByReject(Array.from({ length: N }, (_, i) => ({ body: enc(JSON.stringify({ order: i })), messageId: `m-${i}`, headers: { "x-exception-class": "com.acme.InvalidOrder" } })));
+  const { dlq } = await kit.dlqByReject(
+    Array.from({ length: N }, (_, i) => ({
+      body: enc(JSON.stringify({ order: i })),
+      messageId: `m-${i}`,
+      headers: { "x-exception-class": "com.acme.InvalidOrder" },
+    })),
+  );
   const kind = `scan-la-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId: CONN, queue: dlq, params: { acceptRisk: true } });
-  await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: kind, leaseMs: 10_000, scope: { jobIds: [job.id] } }).runOnce();
+  const job = await jobStore().enqueue({
+    kind: kind as "scan",
+    connectionId: CONN,
+    queue: dlq,
+    params: { acceptRisk: true },
+  });
+  await new JobWorker({
+    handlers: { [kind]: scanHandler() },
+    owner: kind,
+    leaseMs: 10_000,
+    scope: { jobIds: [job.id] },
+  }).runOnce();
   expect((await jobStore().get(job.id))?.state).toBe("succeeded");
   return dlq;
 }
@@ -58,8 +78,19 @@ async function seeded(): Promise<string> {
 async function discard(dlq: string, deps: Partial<DiscardDeps> = {}) {
   const selection = { kind: "filter", filter: {} };
   const preview = await planDiscard(admin, meta(), { connectionId: CONN, queue: dlq, selection });
-  const job = await startDiscard(admin, meta(), { connectionId: CONN, queue: dlq, selection, reason: "Orders for a retired product line", confirmedCount: preview.count });
-  await new JobWorker({ handlers: { discard: discardHandler({ adapterFor: () => rig.adapter, batchSize: 10, ...deps }) }, owner: `la-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [job.id] } }).runOnce();
+  const job = await startDiscard(admin, meta(), {
+    connectionId: CONN,
+    queue: dlq,
+    selection,
+    reason: "Orders for a retired product line",
+    confirmedCount: preview.count,
+  });
+  await new JobWorker({
+    handlers: { discard: discardHandler({ adapterFor: () => rig.adapter, batchSize: 10, ...deps }) },
+    owner: `la-${randomUUID().slice(0, 6)}`,
+    leaseMs: 10_000,
+    scope: { jobIds: [job.id] },
+  }).runOnce();
   return { job: (await jobStore().get(job.id))!, count: preview.count };
 }
 
@@ -103,10 +134,20 @@ async function inQueue(queue: string): Promise<string[]> {
 }
 
 const discardedIn = async (jobIds: string[]) =>
-  (await getDb().$queryRawUnsafe<Array<{ message_id: string }>>(`SELECT message_id FROM discard_letters WHERE job_id = ANY($1::uuid[]) AND state = 'discarded'`, jobIds)).map((r) => r.message_id);
+  (
+    await getDb().$queryRawUnsafe<Array<{ message_id: string }>>(
+      `SELECT message_id FROM discard_letters WHERE job_id = ANY($1::uuid[]) AND state = 'discarded'`,
+      jobIds,
+    )
+  ).map((r) => r.message_id);
 const archiveOf = (dlq: string) =>
-  getDb().$queryRawUnsafe<Array<{ id: string; message_id: string }>>(`SELECT id::text AS id, message_id FROM archived_letters WHERE connection_id = $1 AND queue = $2`, CONN, dlq);
-const leftoverAudit = (jobId: string) => getDb().auditEvent.findMany({ where: { operationId: jobId, action: "discard.leftovers_removed" } });
+  getDb().$queryRawUnsafe<Array<{ id: string; message_id: string }>>(
+    `SELECT id::text AS id, message_id FROM archived_letters WHERE connection_id = $1 AND queue = $2`,
+    CONN,
+    dlq,
+  );
+const leftoverAudit = (jobId: string) =>
+  getDb().auditEvent.findMany({ where: { operationId: jobId, action: "discard.leftovers_removed" } });
 const all = Array.from({ length: N }, (_, i) => `m-${i}`).sort();
 const sorted = (xs: string[]) => [...xs].sort();
 
@@ -115,17 +156,24 @@ describe("discard on RabbitMQ when the connection breaks right after the acks", 
     const dlq = await seeded();
     const first = await discardLosingAcks(dlq);
     expect(first.state).toBe("failed");
-    expect(first.error).toMatch(/still in the DLQ; start a new discard for them when the broker is back\. \d+ letter\(s\) discarded just before the connection broke may be back in the DLQ/);
+    expect(first.error).toMatch(
+      /still in the DLQ; start a new discard for them when the broker is back\. \d+ letter\(s\) discarded just before the connection broke may be back in the DLQ/,
+    );
     // The job's failure is on record for the admin who started it, with the reason the job page shows.
     const ended = await getDb().auditEvent.findMany({ where: { operationId: first.id, action: "discard.finished" } });
-    expect(ended.map((e) => [e.outcome, e.actorId, (e.details as { error: string }).error])).toEqual([["failure", admin.id, first.error]]);
+    expect(ended.map((e) => [e.outcome, e.actorId, (e.details as { error: string }).error])).toEqual([
+      ["failure", admin.id, first.error],
+    ]);
 
     const recorded = await discardedIn([first.id]);
     const back = await inQueue(dlq);
     const both = recorded.filter((m) => back.includes(m));
     console.log(`[lost-acks] discarded ${recorded.length}, back in the DLQ though recorded discarded: ${both.length}`);
     expect(both).toContain(`m-${HOLD_AT - 1}`); // its ack never reached the broker
-    const flagged = await getDb().discardLetter.findMany({ where: { jobId: first.id, leftoverCheck: true }, select: { messageId: true } });
+    const flagged = await getDb().discardLetter.findMany({
+      where: { jobId: first.id, leftoverCheck: true },
+      select: { messageId: true },
+    });
     for (const m of both) expect(flagged.map((f) => f.messageId)).toContain(m);
 
     // The admin discards what is left (the selection no longer holds what the first one discarded).
@@ -136,7 +184,11 @@ describe("discard on RabbitMQ when the connection breaks right after the acks", 
     const removal = await leftoverAudit(first.id);
     expect(removal).toHaveLength(1);
     expect(removal[0]).toMatchObject({ outcome: "success", actorId: admin.id });
-    expect(removal[0].details).toMatchObject({ removed: both.length, checked: flagged.length, by: `discard ${second.job.id}` });
+    expect(removal[0].details).toMatchObject({
+      removed: both.length,
+      checked: flagged.length,
+      by: `discard ${second.job.id}`,
+    });
     expect(await getDb().discardLetter.count({ where: { jobId: first.id, leftoverCheck: true } })).toBe(0);
 
     // Every letter once: recorded discarded by exactly one of the two jobs, one archive row each.
@@ -144,7 +196,10 @@ describe("discard on RabbitMQ when the connection breaks right after the acks", 
     const archive = await archiveOf(dlq);
     expect(sorted(archive.map((a) => a.message_id))).toEqual(all);
 
-    const undo = await restoreArchived(admin, meta(), { ids: archive.map((a) => a.id), reason: "Put back after the lost-acks test" });
+    const undo = await restoreArchived(admin, meta(), {
+      ids: archive.map((a) => a.id),
+      reason: "Put back after the lost-acks test",
+    });
     expect(undo).toMatchObject({ restored: N, failed: 0 });
     expect(sorted(await inQueue(dlq))).toEqual(all);
   }, 90_000);
@@ -160,7 +215,10 @@ describe("discard on RabbitMQ when the connection breaks right after the acks", 
 
     const archive = await archiveOf(dlq);
     expect(sorted(archive.map((a) => a.message_id))).toEqual(sorted(recorded));
-    const undo = await restoreArchived(admin, meta(), { ids: archive.map((a) => a.id), reason: "Put back the broken discard" });
+    const undo = await restoreArchived(admin, meta(), {
+      ids: archive.map((a) => a.id),
+      reason: "Put back the broken discard",
+    });
     expect(undo).toMatchObject({ restored: recorded.length, failed: 0 });
     expect(sorted(await inQueue(dlq))).toEqual(all);
     const removal = await leftoverAudit(first.id);

@@ -25,9 +25,15 @@ let admin: Actor;
 const text = (s: string) => new TextEncoder().encode(s);
 
 beforeAll(async () => {
-  const u = await createUser({ email: `admin-${randomUUID().slice(0, 8)}@discard-brokers.test`, role: "admin", password: "a-long-enough-password" });
+  const u = await createUser({
+    email: `admin-${randomUUID().slice(0, 8)}@discard-brokers.test`,
+    role: "admin",
+    password: "a-long-enough-password",
+  });
   admin = { id: u.id, email: u.email, name: null, role: "admin" };
-  await getDb().$executeRawUnsafe(`UPDATE jobs SET state = 'cancelled', lease_owner = NULL WHERE kind = 'discard' AND state IN ('queued', 'running', 'cancelling', 'paused')`);
+  await getDb().$executeRawUnsafe(
+    `UPDATE jobs SET state = 'cancelled', lease_owner = NULL WHERE kind = 'discard' AND state IN ('queued', 'running', 'cancelling', 'paused')`,
+  );
 });
 afterAll(async () => {
   await sqsKit.cleanup();
@@ -48,17 +54,36 @@ async function discard(connectionId: string, queue: string, letterIds: string[])
   const selection = { kind: "letters", letterIds };
   const preview = await planDiscard(admin, meta(), { connectionId, queue, selection });
   expect(preview.count).toBe(letterIds.length);
-  const job = await startDiscard(admin, meta(), { connectionId, queue, selection, reason: "broker discard test", confirmedCount: letterIds.length, acceptRisk: true });
-  await new JobWorker({ handlers: { discard: discardHandler() }, owner: `dk-${randomUUID().slice(0, 6)}`, leaseMs: 30_000, scope: { jobIds: [job.id] } }).runOnce();
+  const job = await startDiscard(admin, meta(), {
+    connectionId,
+    queue,
+    selection,
+    reason: "broker discard test",
+    confirmedCount: letterIds.length,
+    acceptRisk: true,
+  });
+  await new JobWorker({
+    handlers: { discard: discardHandler() },
+    owner: `dk-${randomUUID().slice(0, 6)}`,
+    leaseMs: 30_000,
+    scope: { jobIds: [job.id] },
+  }).runOnce();
   const v = await getDiscard(admin, meta(), { jobId: job.id });
   expect(v.discard.state).toBe("succeeded");
   expect(v.counts.discarded).toBe(letterIds.length);
-  const rows = await getDb().$queryRawUnsafe<Array<{ id: string; letter_id: string }>>(`SELECT id::text AS id, letter_id FROM archived_letters WHERE discard_job_id = $1::uuid ORDER BY letter_id`, job.id);
+  const rows = await getDb().$queryRawUnsafe<Array<{ id: string; letter_id: string }>>(
+    `SELECT id::text AS id, letter_id FROM archived_letters WHERE discard_job_id = $1::uuid ORDER BY letter_id`,
+    job.id,
+  );
   return { job, rows };
 }
 
 const indexed = (connectionId: string, queue: string) =>
-  getDb().$queryRawUnsafe<Array<{ letter_id: string }>>(`SELECT letter_id FROM triage_letters WHERE connection_id = $1 AND queue = $2 ORDER BY kafka_partition NULLS FIRST, kafka_offset NULLS FIRST, position, id`, connectionId, queue);
+  getDb().$queryRawUnsafe<Array<{ letter_id: string }>>(
+    `SELECT letter_id FROM triage_letters WHERE connection_id = $1 AND queue = $2 ORDER BY kafka_partition NULLS FIRST, kafka_offset NULLS FIRST, position, id`,
+    connectionId,
+    queue,
+  );
 
 describe("discard on SQS (ElasticMQ)", () => {
   it("removes only the chosen letters after archiving them; undo sends a byte-identical copy back", async () => {
@@ -75,7 +100,9 @@ describe("discard on SQS (ElasticMQ)", () => {
     expect(r).toMatchObject({ restored: 2, failed: 0 });
     const got: string[] = [];
     for (let i = 0; i < 20 && got.length < 5; i++) {
-      const { Messages } = await sqsKit.sqs.send(new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }));
+      const { Messages } = await sqsKit.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+      );
       for (const m of Messages ?? []) got.push(m.Body ?? "");
     }
     expect(got.sort()).toEqual([...bodies].sort());
@@ -91,7 +118,11 @@ describe("discard on Kafka", () => {
     // A record the console already redrove stays in the log, marked handled: it is not offered for discard.
     const all = { connectionId: "local-kafka", queue: dlt, selection: { kind: "filter", filter: {} } };
     expect((await planDiscard(admin, meta(), all)).count).toBe(4);
-    await getDb().$executeRawUnsafe(`UPDATE triage_letters SET handled_outcome = 'redriven' WHERE connection_id = 'local-kafka' AND queue = $1 AND letter_id = $2`, dlt, ids[3]);
+    await getDb().$executeRawUnsafe(
+      `UPDATE triage_letters SET handled_outcome = 'redriven' WHERE connection_id = 'local-kafka' AND queue = $1 AND letter_id = $2`,
+      dlt,
+      ids[3],
+    );
     expect((await planDiscard(admin, meta(), all)).count).toBe(3);
     const { job, rows } = await discard("local-kafka", dlt, [ids[1], ids[2]]);
     const marks = await getDb().$queryRawUnsafe<Array<{ offset: string; outcome: string; operation_id: string }>>(
@@ -105,7 +136,10 @@ describe("discard on Kafka", () => {
     const r = await restoreArchived(admin, meta(), { ids: rows.map((x) => x.id), reason: "kafka undo test" });
     expect(r).toMatchObject({ restored: 2, failed: 0 });
     expect(r.outcomes.map((o) => o.newLetterId).sort()).toEqual([ids[1], ids[2]].sort());
-    const after = await getDb().$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM kafka_handled_offsets WHERE connection_id = 'local-kafka' AND topic = $1`, dlt);
+    const after = await getDb().$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM kafka_handled_offsets WHERE connection_id = 'local-kafka' AND topic = $1`,
+      dlt,
+    );
     expect(after[0].n).toBe(0);
   }, 120_000);
 });

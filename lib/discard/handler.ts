@@ -98,18 +98,30 @@ class DiscardRun {
     } catch (e) {
       if (e instanceof Stop) return e.outcome;
       if (e instanceof LeaseLostError) throw e;
-      if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the discard resumes from its ledger when a console runs again." });
+      if (this.ctx.signal.aborted)
+        throw new AppError("unavailable:stopping", {
+          userMessage: "The console stopped; the discard resumes from its ledger when a console runs again.",
+        });
       if (e instanceof BrokerError) {
         await resetRemoving(this.db, this.plan.jobId).catch(() => undefined);
         // What was discarded leaves the triage index now, so that a new discard of the rest does not select it again.
         await this.markIndex().catch(() => undefined);
         const leftovers = await countLeftovers(this.db, this.plan.jobId).catch(() => 0);
-        const after = leftovers > 0 ? ` ${leftovers} letter(s) discarded just before the connection broke may be back in the DLQ (the broker does not confirm a removal): the next discard of this DLQ, or an undo of this one, removes those copies first; their archive copies are kept.` : "";
+        const after =
+          leftovers > 0
+            ? ` ${leftovers} letter(s) discarded just before the connection broke may be back in the DLQ (the broker does not confirm a removal): the next discard of this DLQ, or an undo of this one, removes those copies first; their archive copies are kept.`
+            : "";
         if (e.kind === "risky_read") {
-          throw new AppError(e.code, { userMessage: `${e.userMessage} Nothing more was discarded. Move the letters to safety from the DLQ's page, then discard them from the safe queue.${after}`, cause: e });
+          throw new AppError(e.code, {
+            userMessage: `${e.userMessage} Nothing more was discarded. Move the letters to safety from the DLQ's page, then discard them from the safe queue.${after}`,
+            cause: e,
+          });
         }
         // Letters not yet removed are still in the DLQ (rows left "removing" are asked again on a restart).
-        throw new AppError(e.code, { userMessage: `${e.userMessage} Letters not yet discarded are still in the DLQ; start a new discard for them when the broker is back.${after}`, cause: e });
+        throw new AppError(e.code, {
+          userMessage: `${e.userMessage} Letters not yet discarded are still in the DLQ; start a new discard for them when the broker is back.${after}`,
+          cause: e,
+        });
       }
       throw e;
     }
@@ -124,7 +136,11 @@ class DiscardRun {
     const user = this.plan.createdById ? await getUserById(this.plan.createdById) : null;
     if (user && !user.disabled && isRole(user.role) && can(user.role, "discard:run")) return;
     await recordAudit({
-      actor: { id: this.plan.createdById, email: this.plan.createdByEmail, role: user && isRole(user.role) ? user.role : null },
+      actor: {
+        id: this.plan.createdById,
+        email: this.plan.createdByEmail,
+        role: user && isRole(user.role) ? user.role : null,
+      },
       action: "discard.run",
       outcome: "denied",
       operationId: this.plan.jobId,
@@ -134,7 +150,8 @@ class DiscardRun {
       details: { permission: "discard:run", disabled: user?.disabled ?? null },
     });
     throw new AppError("forbidden:discard:run", {
-      userMessage: "The admin who started this discard may no longer discard letters (role changed or account disabled), so it stopped; letters not yet discarded are still in the DLQ.",
+      userMessage:
+        "The admin who started this discard may no longer discard letters (role changed or account disabled), so it stopped; letters not yet discarded are still in the DLQ.",
     });
   }
 
@@ -145,16 +162,27 @@ class DiscardRun {
    */
   private async removeLeftovers() {
     if (!this.adapter.capabilities.removalUnconfirmed) return;
-    await removeDiscardLeftovers(this.db, this.adapter, { connectionId: this.plan.connectionId, queue: this.plan.queue }, {
-      actor: this.audit.actor as never,
-      by: `discard ${this.plan.jobId}`,
-      signal: this.ctx.signal,
-    });
+    await removeDiscardLeftovers(
+      this.db,
+      this.adapter,
+      { connectionId: this.plan.connectionId, queue: this.plan.queue },
+      {
+        actor: this.audit.actor as never,
+        by: `discard ${this.plan.jobId}`,
+        signal: this.ctx.signal,
+      },
+    );
   }
 
   private async removeBatch(requests: Array<{ letterId: string; sha256: string }>) {
     const archived = new Map<string, string>();
-    const archiveCtx: ArchiveContext = { jobId: this.plan.jobId, connectionId: this.plan.connectionId, queue: this.plan.queue, reason: this.plan.reason, actor: this.audit.actor };
+    const archiveCtx: ArchiveContext = {
+      jobId: this.plan.jobId,
+      connectionId: this.plan.connectionId,
+      queue: this.plan.queue,
+      reason: this.plan.reason,
+      actor: this.audit.actor,
+    };
     const results: RemoveResult[] = [];
     let broken = false;
     const stream = this.adapter.removeLetters(this.plan.queue, requests, {
@@ -167,7 +195,11 @@ class DiscardRun {
         } catch (e) {
           if (asAppError(e)) throw e;
           console.error("[discard] archive write failed:", loggableError(e));
-          throw new AppError("unavailable:archive", { userMessage: "Its archive copy could not be written (database error), so it was not removed: it stays in the DLQ.", cause: e });
+          throw new AppError("unavailable:archive", {
+            userMessage:
+              "Its archive copy could not be written (database error), so it was not removed: it stays in the DLQ.",
+            cause: e,
+          });
         }
       },
     });
@@ -186,11 +218,27 @@ class DiscardRun {
   private async settle(results: RemoveResult[], archived: Map<string, string>, unconfirmed: boolean) {
     // "missing" for a letter archived by an earlier attempt of this job: that attempt removed it
     // after the archive row was committed (it crashed before writing the ledger).
-    const earlier = await archivedIds(this.db, this.plan.jobId, results.filter((r) => r.outcome === "missing").map((r) => r.letterId));
+    const earlier = await archivedIds(
+      this.db,
+      this.plan.jobId,
+      results.filter((r) => r.outcome === "missing").map((r) => r.letterId),
+    );
     const settled: DiscardSettled[] = results.map((r) => {
-      if (r.outcome === "removed") return { letterId: r.letterId, state: "discarded", reason: null, archiveId: archived.get(r.letterId) ?? null, leftoverCheck: unconfirmed };
+      if (r.outcome === "removed")
+        return {
+          letterId: r.letterId,
+          state: "discarded",
+          reason: null,
+          archiveId: archived.get(r.letterId) ?? null,
+          leftoverCheck: unconfirmed,
+        };
       if (r.outcome === "missing" && earlier.has(r.letterId)) {
-        return { letterId: r.letterId, state: "discarded", reason: "Removed by an earlier attempt of this discard, after its archive copy was written.", archiveId: earlier.get(r.letterId)! };
+        return {
+          letterId: r.letterId,
+          state: "discarded",
+          reason: "Removed by an earlier attempt of this discard, after its archive copy was written.",
+          archiveId: earlier.get(r.letterId)!,
+        };
       }
       return { letterId: r.letterId, state: r.outcome, reason: r.reason, archiveId: null };
     });
@@ -215,7 +263,10 @@ class DiscardRun {
 
   /** Between batches: saves progress, extends the lease, honours a cancel. */
   private async control() {
-    if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the discard resumes from its ledger." });
+    if (this.ctx.signal.aborted)
+      throw new AppError("unavailable:stopping", {
+        userMessage: "The console stopped; the discard resumes from its ledger.",
+      });
     const r = await this.ctx.checkpoint({ progress: this.progress() });
     if (r.cancelRequested) {
       await this.markIndex();

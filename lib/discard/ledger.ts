@@ -31,12 +31,20 @@ function discardWhere(filter: LetterFilter, letterIds?: string[]): { sql: string
 
 export async function countDiscardable(db: Db, filter: LetterFilter, letterIds?: string[]): Promise<number> {
   const w = discardWhere(filter, letterIds);
-  const r = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM triage_letters WHERE ${w.sql}`, ...w.params);
+  const r = await db.$queryRawUnsafe<Array<{ n: number }>>(
+    `SELECT count(*)::int AS n FROM triage_letters WHERE ${w.sql}`,
+    ...w.params,
+  );
   return Number(r[0]?.n ?? 0);
 }
 
 /** Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. */
-export async function populateDiscardLedger(db: Db, jobId: string, filter: LetterFilter, letterIds?: string[]): Promise<number> {
+export async function populateDiscardLedger(
+  db: Db,
+  jobId: string,
+  filter: LetterFilter,
+  letterIds?: string[],
+): Promise<number> {
   const { sql, params } = discardWhere(filter, letterIds);
   params.push(jobId);
   return db.$executeRawUnsafe(
@@ -83,7 +91,10 @@ function toRow(r: Row): DiscardRow {
 
 /** After a crash or a lost lease: rows left "removing" go back to "pending" (attempts kept). */
 export async function resetRemoving(db: Db, jobId: string): Promise<number> {
-  return db.$executeRawUnsafe(`UPDATE discard_letters SET state = 'pending', updated_at = now() WHERE job_id = $1::uuid AND state = 'removing'`, jobId);
+  return db.$executeRawUnsafe(
+    `UPDATE discard_letters SET state = 'pending', updated_at = now() WHERE job_id = $1::uuid AND state = 'removing'`,
+    jobId,
+  );
 }
 
 /** Claims the next pending letters in index order in one statement (SKIP LOCKED: two runs never claim one letter). */
@@ -132,13 +143,20 @@ export async function recordDiscardOutcomes(db: Db, jobId: string, outcomes: Dis
 export type DiscardCounts = Record<DiscardState, number>;
 
 export async function countDiscardStates(db: Db, jobId: string): Promise<DiscardCounts> {
-  const rows = await db.$queryRawUnsafe<Row[]>(`SELECT state, count(*)::int AS n FROM discard_letters WHERE job_id = $1::uuid GROUP BY state`, jobId);
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT state, count(*)::int AS n FROM discard_letters WHERE job_id = $1::uuid GROUP BY state`,
+    jobId,
+  );
   const out = Object.fromEntries(DISCARD_STATES.map((s) => [s, 0])) as DiscardCounts;
   for (const r of rows) out[r.state as DiscardState] = Number(r.n);
   return out;
 }
 
-export async function discardLedgerPage(db: Db, jobId: string, opts: { afterSeq?: number; limit?: number; state?: DiscardState }): Promise<{ rows: DiscardRow[]; nextSeq: number | null }> {
+export async function discardLedgerPage(
+  db: Db,
+  jobId: string,
+  opts: { afterSeq?: number; limit?: number; state?: DiscardState },
+): Promise<{ rows: DiscardRow[]; nextSeq: number | null }> {
   const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 100) || 100, 1), 1000);
   const rows = await db.$queryRawUnsafe<Row[]>(
     `SELECT ${COLS} FROM discard_letters WHERE job_id = $1::uuid AND seq > $2 AND ($3::text IS NULL OR state = $3) ORDER BY seq LIMIT $4`,
@@ -185,10 +203,21 @@ export async function flushDiscardAudit(db: Db, ctx: DiscardAuditContext, batch 
         connectionId: ctx.connectionId,
         queue: ctx.queue,
         target: r.letterId,
-        details: { state: r.state, reason: r.reason, discardReason: ctx.reason, archiveId: r.archiveId, attempts: r.attempts, messageId: r.messageId, sha256: r.sha256 },
+        details: {
+          state: r.state,
+          reason: r.reason,
+          discardReason: ctx.reason,
+          archiveId: r.archiveId,
+          attempts: r.attempts,
+          messageId: r.messageId,
+          sha256: r.sha256,
+        },
       })),
     );
-    await db.$executeRawUnsafe(`UPDATE discard_letters SET audited = true WHERE id = ANY($1::bigint[])`, rows.map((r) => r.id));
+    await db.$executeRawUnsafe(
+      `UPDATE discard_letters SET audited = true WHERE id = ANY($1::bigint[])`,
+      rows.map((r) => r.id),
+    );
     written += rows.length;
   }
 }

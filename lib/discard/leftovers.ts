@@ -16,8 +16,15 @@ type Db = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
  */
 
 /** Flagged letters per discard of this DLQ (or of these discards), at most `limit` (a broken batch flags at most one batch). */
-async function flaggedRows(db: Db, dlq: { connectionId: string; queue: string }, jobIds: string[] | null, limit: number) {
-  return db.$queryRawUnsafe<Array<{ job_id: string; letter_id: string; sha256: string; accept_risk: boolean; archived: boolean }>>(
+async function flaggedRows(
+  db: Db,
+  dlq: { connectionId: string; queue: string },
+  jobIds: string[] | null,
+  limit: number,
+) {
+  return db.$queryRawUnsafe<
+    Array<{ job_id: string; letter_id: string; sha256: string; accept_risk: boolean; archived: boolean }>
+  >(
     `SELECT d.job_id::text AS job_id, d.letter_id, d.sha256, p.accept_risk,
             (a.id IS NOT NULL AND a.restore_state IS DISTINCT FROM 'restored') AS archived
      FROM discard_letters d
@@ -59,7 +66,12 @@ export interface LeftoverCheck {
  * undo is not removed (the copy in the DLQ may be the one the undo put back). A broker that cannot
  * be reached throws: the flags stay for the next time. Returns the counts.
  */
-export async function removeDiscardLeftovers(db: Db, adapter: BrokerAdapter, dlq: { connectionId: string; queue: string }, check: LeftoverCheck): Promise<{ checked: number; removed: number }> {
+export async function removeDiscardLeftovers(
+  db: Db,
+  adapter: BrokerAdapter,
+  dlq: { connectionId: string; queue: string },
+  check: LeftoverCheck,
+): Promise<{ checked: number; removed: number }> {
   let checked = 0;
   let removedTotal = 0;
   for (;;) {
@@ -71,13 +83,17 @@ export async function removeDiscardLeftovers(db: Db, adapter: BrokerAdapter, dlq
       const wanted = letters.filter((r) => r.archived);
       const removed: string[] = [];
       if (wanted.length > 0 && adapter.removeLetters) {
-        const results = adapter.removeLetters(dlq.queue, wanted.map((r) => ({ letterId: r.letter_id, sha256: r.sha256 })), {
-          operationId: jobId,
-          acceptRisk: letters[0].accept_risk,
-          signal: check.signal,
-          // Its archive copy was written (and committed) by the discard: nothing to write again.
-          beforeRemove: async () => undefined,
-        });
+        const results = adapter.removeLetters(
+          dlq.queue,
+          wanted.map((r) => ({ letterId: r.letter_id, sha256: r.sha256 })),
+          {
+            operationId: jobId,
+            acceptRisk: letters[0].accept_risk,
+            signal: check.signal,
+            // Its archive copy was written (and committed) by the discard: nothing to write again.
+            beforeRemove: async () => undefined,
+          },
+        );
         for await (const r of results) if (r.outcome === "removed") removed.push(r.letterId);
       }
       // Audited before the flags go: a crash between the two checks again (and finds nothing), never a silent removal.
@@ -89,9 +105,20 @@ export async function removeDiscardLeftovers(db: Db, adapter: BrokerAdapter, dlq
         connectionId: dlq.connectionId,
         queue: dlq.queue,
         target: jobId,
-        details: { checked: letters.length, removed: removed.length, letterIds: removed, skipped: letters.length - wanted.length, by: check.by },
+        details: {
+          checked: letters.length,
+          removed: removed.length,
+          letterIds: removed,
+          skipped: letters.length - wanted.length,
+          by: check.by,
+        },
       });
-      await clearFlags(db, jobId, letters.map((r) => r.letter_id), removed);
+      await clearFlags(
+        db,
+        jobId,
+        letters.map((r) => r.letter_id),
+        removed,
+      );
       checked += letters.length;
       removedTotal += removed.length;
     }
@@ -100,7 +127,10 @@ export async function removeDiscardLeftovers(db: Db, adapter: BrokerAdapter, dlq
 
 /** How many letters of this discard wait for the leftover check. */
 export async function countLeftovers(db: Db, jobId: string): Promise<number> {
-  const r = await db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM discard_letters WHERE job_id = $1::uuid AND leftover_check`, jobId);
+  const r = await db.$queryRawUnsafe<Array<{ n: number }>>(
+    `SELECT count(*)::int AS n FROM discard_letters WHERE job_id = $1::uuid AND leftover_check`,
+    jobId,
+  );
   return Number(r[0]?.n ?? 0);
 }
 
@@ -111,7 +141,11 @@ export async function countLeftovers(db: Db, jobId: string): Promise<number> {
  * broker is still away keeps its flags for the next round. Two replicas sweeping at once may both
  * look; the second finds the copies gone and only adds an audit row saying so.
  */
-export async function sweepDiscardLeftovers(db: Db, adapterFor: (connectionId: string) => BrokerAdapter, limit = 20): Promise<{ dlqs: number; removed: number }> {
+export async function sweepDiscardLeftovers(
+  db: Db,
+  adapterFor: (connectionId: string) => BrokerAdapter,
+  limit = 20,
+): Promise<{ dlqs: number; removed: number }> {
   const dlqs = await db.$queryRawUnsafe<Array<{ connection_id: string; queue: string }>>(
     `SELECT DISTINCT p.connection_id, p.queue
      FROM discard_letters d JOIN discard_plans p ON p.job_id = d.job_id
@@ -125,11 +159,16 @@ export async function sweepDiscardLeftovers(db: Db, adapterFor: (connectionId: s
   for (const d of dlqs) {
     const dlq = { connectionId: d.connection_id, queue: d.queue };
     try {
-      const r = await removeDiscardLeftovers(db, adapterFor(dlq.connectionId), dlq, { actor: { id: null, email: null, role: null }, by: "leftover sweep" });
+      const r = await removeDiscardLeftovers(db, adapterFor(dlq.connectionId), dlq, {
+        actor: { id: null, email: null, role: null },
+        by: "leftover sweep",
+      });
       removed += r.removed;
       swept++;
     } catch (e) {
-      console.warn(`[discard] leftover check of ${dlq.connectionId}/${dlq.queue} waits for its broker: ${(e as Error).message}`);
+      console.warn(
+        `[discard] leftover check of ${dlq.connectionId}/${dlq.queue} waits for its broker: ${(e as Error).message}`,
+      );
     }
   }
   return { dlqs: swept, removed };

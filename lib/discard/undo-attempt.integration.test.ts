@@ -23,7 +23,11 @@ const kit = new RabbitKit();
 let admin: Actor;
 
 beforeAll(async () => {
-  const u = await createUser({ email: `admin-${randomUUID().slice(0, 8)}@undo-attempt.test`, role: "admin", password: "a-long-enough-password" });
+  const u = await createUser({
+    email: `admin-${randomUUID().slice(0, 8)}@undo-attempt.test`,
+    role: "admin",
+    password: "a-long-enough-password",
+  });
   admin = { id: u.id, email: u.email, name: null, role: "admin" };
 });
 afterAll(async () => {
@@ -33,14 +37,37 @@ afterAll(async () => {
 });
 
 async function discarded(n: number): Promise<{ dlq: string; archiveIds: string[] }> {
-  const { dlq } = await kit.dlqByReject(Array.from({ length: n }, (_, i) => ({ body: enc(`{"order":${i}}`), messageId: `m-${i}` })));
+  const { dlq } = await kit.dlqByReject(
+    Array.from({ length: n }, (_, i) => ({ body: enc(`{"order":${i}}`), messageId: `m-${i}` })),
+  );
   const kind = `scan-ua-${randomUUID().slice(0, 8)}`;
-  const scan = await jobStore().enqueue({ kind: kind as "scan", connectionId: CONN, queue: dlq, params: { acceptRisk: true } });
-  await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: kind, leaseMs: 10_000, scope: { jobIds: [scan.id] } }).runOnce();
+  const scan = await jobStore().enqueue({
+    kind: kind as "scan",
+    connectionId: CONN,
+    queue: dlq,
+    params: { acceptRisk: true },
+  });
+  await new JobWorker({
+    handlers: { [kind]: scanHandler() },
+    owner: kind,
+    leaseMs: 10_000,
+    scope: { jobIds: [scan.id] },
+  }).runOnce();
   const selection = { kind: "filter", filter: {} };
   const preview = await planDiscard(admin, meta(), { connectionId: CONN, queue: dlq, selection });
-  const job = await startDiscard(admin, meta(), { connectionId: CONN, queue: dlq, selection, reason: "Invalid forever", confirmedCount: preview.count });
-  await new JobWorker({ handlers: { discard: discardHandler() }, owner: `ua-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, scope: { jobIds: [job.id] } }).runOnce();
+  const job = await startDiscard(admin, meta(), {
+    connectionId: CONN,
+    queue: dlq,
+    selection,
+    reason: "Invalid forever",
+    confirmedCount: preview.count,
+  });
+  await new JobWorker({
+    handlers: { discard: discardHandler() },
+    owner: `ua-${randomUUID().slice(0, 6)}`,
+    leaseMs: 10_000,
+    scope: { jobIds: [job.id] },
+  }).runOnce();
   expect((await jobStore().get(job.id))?.state).toBe("succeeded");
   await kit.waitDepth(dlq, 0);
   const rows = await getDb().archivedLetter.findMany({ where: { discardJobId: job.id }, select: { id: true } });
@@ -56,12 +83,27 @@ describe("undo when re-publishing fails", () => {
 
     const failed = await restoreArchived(admin, meta(), { ids: archiveIds, reason: "Put back after the fix" });
     expect(failed).toMatchObject({ restored: 0, failed: 3 });
-    const rows = await getDb().auditEvent.findMany({ where: { operationId: failed.operationId }, orderBy: { id: "asc" } });
-    expect(rows[0]).toMatchObject({ action: "archive.restore_started", outcome: "success", actorId: admin.id, connectionId: CONN, queue: dlq });
+    const rows = await getDb().auditEvent.findMany({
+      where: { operationId: failed.operationId },
+      orderBy: { id: "asc" },
+    });
+    expect(rows[0]).toMatchObject({
+      action: "archive.restore_started",
+      outcome: "success",
+      actorId: admin.id,
+      connectionId: CONN,
+      queue: dlq,
+    });
     expect(rows[0].details).toMatchObject({ claimed: 3, requested: 3, reason: "Put back after the fix" });
-    expect([...((rows[0].details as { archiveIds: string[] }).archiveIds)].sort()).toEqual([...archiveIds].sort());
-    expect(rows.slice(1).map((r) => [r.action, r.outcome])).toEqual([["archive.restore", "failure"], ...archiveIds.map(() => ["letter.restore", "failure"])]);
-    const archived = await getDb().archivedLetter.findMany({ where: { id: { in: archiveIds } }, select: { restoreState: true } });
+    expect([...(rows[0].details as { archiveIds: string[] }).archiveIds].sort()).toEqual([...archiveIds].sort());
+    expect(rows.slice(1).map((r) => [r.action, r.outcome])).toEqual([
+      ["archive.restore", "failure"],
+      ...archiveIds.map(() => ["letter.restore", "failure"]),
+    ]);
+    const archived = await getDb().archivedLetter.findMany({
+      where: { id: { in: archiveIds } },
+      select: { restoreState: true },
+    });
     expect(archived.map((a) => a.restoreState)).toEqual(["failed", "failed", "failed"]);
 
     // The DLQ is back: the undo is tried again and each letter arrives once.
@@ -69,6 +111,9 @@ describe("undo when re-publishing fails", () => {
     const again = await restoreArchived(admin, meta(), { ids: archiveIds, reason: "Put back after the fix" });
     expect(again).toMatchObject({ restored: 3, failed: 0 });
     expect(await kit.depth(dlq)).toBe(3);
-    expect((await getDb().auditEvent.findMany({ where: { operationId: again.operationId }, orderBy: { id: "asc" } }))[0].action).toBe("archive.restore_started");
+    expect(
+      (await getDb().auditEvent.findMany({ where: { operationId: again.operationId }, orderBy: { id: "asc" } }))[0]
+        .action,
+    ).toBe("archive.restore_started");
   });
 });

@@ -52,11 +52,23 @@ function undoEntry(
  * attempt in the log, and `archive.restore` (with one `letter.restore` per letter) says how it
  * ended. When the attempt cannot be recorded nothing is re-published and the claims are let go.
  */
-async function auditAttempt(actor: Actor, meta: RequestMeta, operationId: string, reason: string, requested: number, claimed: ArchivedSummary[]) {
+async function auditAttempt(
+  actor: Actor,
+  meta: RequestMeta,
+  operationId: string,
+  reason: string,
+  requested: number,
+  claimed: ArchivedSummary[],
+) {
   if (claimed.length === 0) return;
   try {
     await recordAudit(
-      undoEntry(actor, meta, operationId, claimed, "archive.restore_started", "success", { reason, requested, claimed: claimed.length, archiveIds: claimed.map((c) => c.id) }),
+      undoEntry(actor, meta, operationId, claimed, "archive.restore_started", "success", {
+        reason,
+        requested,
+        claimed: claimed.length,
+        archiveIds: claimed.map((c) => c.id),
+      }),
     );
   } catch (e) {
     await getDb()
@@ -72,7 +84,10 @@ async function auditAttempt(actor: Actor, meta: RequestMeta, operationId: string
 }
 
 const restoreSchema = z.object({
-  ids: z.array(z.string().uuid()).min(1, "Choose at least one archived letter.").max(500, "Undo at most 500 letters at a time."),
+  ids: z
+    .array(z.string().uuid())
+    .min(1, "Choose at least one archived letter.")
+    .max(500, "Undo at most 500 letters at a time."),
   reason: z.string().trim().min(3, "State why these letters are put back.").max(2000),
 });
 
@@ -129,7 +144,12 @@ export async function restoreArchived(actor: Actor, meta: RequestMeta, input: un
   const outcomes: RestoreOutcome[] = [];
   const others = ids.filter((id) => !claimedIds.has(id));
   if (others.length) {
-    const rows = (await db.$queryRawUnsafe<Array<Record<string, unknown>>>(`SELECT ${SUMMARY_COLUMNS} FROM archived_letters WHERE id = ANY($1::uuid[])`, others)).map(toSummary);
+    const rows = (
+      await db.$queryRawUnsafe<Array<Record<string, unknown>>>(
+        `SELECT ${SUMMARY_COLUMNS} FROM archived_letters WHERE id = ANY($1::uuid[])`,
+        others,
+      )
+    ).map(toSummary);
     const found = new Map(rows.map((r) => [r.id, r]));
     for (const id of others) {
       const r = found.get(id);
@@ -140,7 +160,11 @@ export async function restoreArchived(actor: Actor, meta: RequestMeta, input: un
         queue: r?.queue ?? "",
         outcome: "skipped",
         newLetterId: null,
-        reason: !r ? "Not in the archive (expired, or never there)." : r.restoreState === "restored" ? `Already put back ${r.restoredAt} by ${r.restoredBy ?? "someone"}.` : "Another undo of this letter is in progress.",
+        reason: !r
+          ? "Not in the archive (expired, or never there)."
+          : r.restoreState === "restored"
+            ? `Already put back ${r.restoredAt} by ${r.restoredBy ?? "someone"}.`
+            : "Another undo of this letter is in progress.",
       });
     }
   }
@@ -166,20 +190,52 @@ export async function restoreArchived(actor: Actor, meta: RequestMeta, input: un
       // Letters of this discard whose removal the broker may not have taken (connection broken
       // right after the acks) can still be in the DLQ: those copies go first, or the undo makes two.
       if (adapter.capabilities.removalUnconfirmed) {
-        await removeDiscardLeftovers(db, adapter, { connectionId, queue }, { actor: auditActor(actor), by: `undo ${operationId}`, jobIds: [discardJobId] });
+        await removeDiscardLeftovers(
+          db,
+          adapter,
+          { connectionId, queue },
+          { actor: auditActor(actor), by: `undo ${operationId}`, jobIds: [discardJobId] },
+        );
       }
       for await (const res of adapter.republish(queue, requests, { operationId: discardJobId })) {
         const r = byId.get(res.id);
         if (!r) continue;
-        settled.set(r.id, { id: r.id, letterId: r.letterId, connectionId, queue, outcome: res.outcome === "published" ? "restored" : "failed", newLetterId: res.letterId, reason: res.reason });
+        settled.set(r.id, {
+          id: r.id,
+          letterId: r.letterId,
+          connectionId,
+          queue,
+          outcome: res.outcome === "published" ? "restored" : "failed",
+          newLetterId: res.letterId,
+          reason: res.reason,
+        });
       }
     } catch (e) {
       const why = asAppError(e)?.userMessage ?? "The letters could not be re-published; the error was logged.";
       if (!asAppError(e)) console.error("[archive] republish failed:", e instanceof Error ? e.name : typeof e);
-      for (const r of rows) if (!settled.has(r.id)) settled.set(r.id, { id: r.id, letterId: r.letterId, connectionId, queue, outcome: "failed", newLetterId: null, reason: why });
+      for (const r of rows)
+        if (!settled.has(r.id))
+          settled.set(r.id, {
+            id: r.id,
+            letterId: r.letterId,
+            connectionId,
+            queue,
+            outcome: "failed",
+            newLetterId: null,
+            reason: why,
+          });
     }
     for (const r of rows) {
-      if (!settled.has(r.id)) settled.set(r.id, { id: r.id, letterId: r.letterId, connectionId, queue, outcome: "failed", newLetterId: null, reason: "The broker did not confirm this letter; it was not put back." });
+      if (!settled.has(r.id))
+        settled.set(r.id, {
+          id: r.id,
+          letterId: r.letterId,
+          connectionId,
+          queue,
+          outcome: "failed",
+          newLetterId: null,
+          reason: "The broker did not confirm this letter; it was not put back.",
+        });
     }
     const done = [...settled.values()];
     await db.$executeRawUnsafe(
@@ -220,13 +276,21 @@ export async function restoreArchived(actor: Actor, meta: RequestMeta, input: un
     outcomes,
   };
   const entries: AuditEntry[] = [
-    undoEntry(actor, meta, operationId, outcomes.filter((o) => o.connectionId), "archive.restore", result.restored > 0 || outcomes.length === 0 ? "success" : "failure", {
-      reason: p.reason,
-      requested: ids.length,
-      restored: result.restored,
-      failed: result.failed,
-      skipped: result.skipped,
-    }),
+    undoEntry(
+      actor,
+      meta,
+      operationId,
+      outcomes.filter((o) => o.connectionId),
+      "archive.restore",
+      result.restored > 0 || outcomes.length === 0 ? "success" : "failure",
+      {
+        reason: p.reason,
+        requested: ids.length,
+        restored: result.restored,
+        failed: result.failed,
+        skipped: result.skipped,
+      },
+    ),
     ...outcomes.map(
       (o): AuditEntry => ({
         actor: auditActor(actor),
@@ -239,7 +303,13 @@ export async function restoreArchived(actor: Actor, meta: RequestMeta, input: un
         target: o.letterId || o.id,
         requestId: meta.requestId,
         ip: meta.ip,
-        details: { archiveId: o.id, state: o.outcome, newLetterId: o.newLetterId, reason: o.reason, restoreReason: p.reason },
+        details: {
+          archiveId: o.id,
+          state: o.outcome,
+          newLetterId: o.newLetterId,
+          reason: o.reason,
+          restoreReason: p.reason,
+        },
       }),
     ),
   ];

@@ -14,7 +14,15 @@ import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import type { Selection } from "@/lib/redrive/plan";
-import { countDiscardable, countDiscardStates, discardLedgerPage, DISCARD_STATES, populateDiscardLedger, type DiscardRow, type DiscardState } from "./ledger";
+import {
+  countDiscardable,
+  countDiscardStates,
+  discardLedgerPage,
+  DISCARD_STATES,
+  populateDiscardLedger,
+  type DiscardRow,
+  type DiscardState,
+} from "./ledger";
 import { assertConfirmedCount, describeSelection, filterOfSelection } from "@/lib/redrive/plan";
 import { discardPreviewSchema, discardStartSchema } from "./plan";
 import { maskingPolicy } from "@/lib/masking/policy";
@@ -32,12 +40,19 @@ function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
   if (r.success) return r.data;
   const first = r.error.issues[0];
   const where = first?.path.length ? `${first.path.join(".")}: ` : "";
-  throw new AppError("bad_request:discard", { message: r.error.message, userMessage: `${where}${first?.message ?? "The discard request is not valid."}` });
+  throw new AppError("bad_request:discard", {
+    message: r.error.message,
+    userMessage: `${where}${first?.message ?? "The discard request is not valid."}`,
+  });
 }
 
 const rawScope = (input: unknown, action: string) => {
   const raw = (input ?? {}) as Record<string, unknown>;
-  return { action, connectionId: typeof raw.connectionId === "string" ? raw.connectionId : null, queue: typeof raw.queue === "string" ? raw.queue : null };
+  return {
+    action,
+    connectionId: typeof raw.connectionId === "string" ? raw.connectionId : null,
+    queue: typeof raw.queue === "string" ? raw.queue : null,
+  };
 };
 
 export interface DiscardPreview {
@@ -64,13 +79,18 @@ export async function planDiscard(actor: Actor, meta: RequestMeta, input: unknow
       const { filter, letterIds } = await selectionFor(actor, p);
       const count = await countDiscardable(getDb(), filter, letterIds);
       const warnings: string[] = [];
-      if (count === 0) warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
+      if (count === 0)
+        warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
       const summary = await adapter.describeDlq(p.queue).catch(() => null);
       if (summary?.readRisk) {
-        warnings.push(`${summary.readRisk.message} A discard reads the DLQ again, and every letter it does not discard would count that read: move the letters to safety from the DLQ's page first, then discard from the safe queue.`);
+        warnings.push(
+          `${summary.readRisk.message} A discard reads the DLQ again, and every letter it does not discard would count that read: move the letters to safety from the DLQ's page first, then discard from the safe queue.`,
+        );
       }
       if (!adapter.capabilities.perLetterRemoval) {
-        warnings.push(`${adapter.displayName} cannot delete a single record: discarded records stay in the ${adapter.vocabulary.queue} until its retention removes them, marked discarded by the console.`);
+        warnings.push(
+          `${adapter.displayName} cannot delete a single record: discarded records stay in the ${adapter.vocabulary.queue} until its retention removes them, marked discarded by the console.`,
+        );
       }
       for (const limit of adapter.capabilities.republishLimits ?? []) warnings.push(`If you undo this later: ${limit}`);
       return { connectionId: p.connectionId, queue: p.queue, count, scope: describeSelection(p.selection), warnings };
@@ -87,7 +107,13 @@ export interface DiscardView extends JobViewBase {
 }
 
 function toView(j: JobRecord, p: DiscardPlan): DiscardView {
-  return { ...jobViewBase(j), selection: p.selection as Selection, reason: p.reason, total: p.total, createdBy: p.createdByEmail };
+  return {
+    ...jobViewBase(j),
+    selection: p.selection as Selection,
+    reason: p.reason,
+    total: p.total,
+    createdBy: p.createdByEmail,
+  };
 }
 
 async function loadDiscard(jobId: unknown): Promise<{ job: JobRecord; plan: DiscardPlan }> {
@@ -109,11 +135,19 @@ export async function startDiscard(actor: Actor, meta: RequestMeta, input: unkno
   adapterFor(p.connectionId);
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
   // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
-      const { filter, letterIds } = await selectionFor(actor, p);
+  const { filter, letterIds } = await selectionFor(actor, p);
   const created = await getDb()
     .$transaction(
       async (tx) => {
-        const job = await tx.job.create({ data: { kind: "discard", connectionId: p.connectionId, queue: p.queue, params: { discard: true }, createdBy: actor.id } });
+        const job = await tx.job.create({
+          data: {
+            kind: "discard",
+            connectionId: p.connectionId,
+            queue: p.queue,
+            params: { discard: true },
+            createdBy: actor.id,
+          },
+        });
         const n = await populateDiscardLedger(tx, job.id, filter, letterIds);
         assertConfirmedCount(n, p.confirmedCount, "count");
         const plan = await tx.discardPlan.create({
@@ -130,13 +164,25 @@ export async function startDiscard(actor: Actor, meta: RequestMeta, input: unkno
             createdByRole: actor.role,
           },
         });
-        await tx.job.update({ where: { id: job.id }, data: { progress: { read: 0, total: n, pending: n, discarded: 0, failed: 0 } } });
+        await tx.job.update({
+          where: { id: job.id },
+          data: { progress: { read: 0, total: n, pending: n, discarded: 0, failed: 0 } },
+        });
         return { job, plan };
       },
       { timeout: 120_000, maxWait: 15_000 },
     )
     .catch(async (e) => {
-      await recordAudit({ actor: auditActor(actor), action: "discard.start", outcome: "failure", connectionId: p.connectionId, queue: p.queue, requestId: meta.requestId, ip: meta.ip, details: { error: errorCodeOf(e) } }).catch(() => undefined);
+      await recordAudit({
+        actor: auditActor(actor),
+        action: "discard.start",
+        outcome: "failure",
+        connectionId: p.connectionId,
+        queue: p.queue,
+        requestId: meta.requestId,
+        ip: meta.ip,
+        details: { error: errorCodeOf(e) },
+      }).catch(() => undefined);
       throw e;
     });
   await recordAudit({
@@ -149,7 +195,13 @@ export async function startDiscard(actor: Actor, meta: RequestMeta, input: unkno
     target: created.job.id,
     requestId: meta.requestId,
     ip: meta.ip,
-    details: { reason: p.reason, count: created.plan.total, scope: describeSelection(p.selection), selection: p.selection, acceptRisk: p.acceptRisk },
+    details: {
+      reason: p.reason,
+      count: created.plan.total,
+      scope: describeSelection(p.selection),
+      selection: p.selection,
+      acceptRisk: p.acceptRisk,
+    },
   });
   wakeJobWorker();
   return toView((await jobStore().get(created.job.id))!, created.plan);
@@ -162,7 +214,18 @@ export async function cancelDiscard(actor: Actor, meta: RequestMeta, input: unkn
   await authorize(actor, "discard:run", { ...scope, meta });
   const { job } = await loadDiscard(parse(z.object({ jobId: z.string() }), input).jobId);
   const row = (outcome: "success" | "failure", details: Record<string, unknown>) =>
-    recordAudit({ actor: auditActor(actor), action: scope.action, outcome, operationId: job.id, connectionId: job.connectionId, queue: job.queue, target: job.id, requestId: meta.requestId, ip: meta.ip, details });
+    recordAudit({
+      actor: auditActor(actor),
+      action: scope.action,
+      outcome,
+      operationId: job.id,
+      connectionId: job.connectionId,
+      queue: job.queue,
+      target: job.id,
+      requestId: meta.requestId,
+      ip: meta.ip,
+      details,
+    });
   try {
     await jobStore().requestCancel(job.id);
   } catch (e) {
@@ -187,12 +250,24 @@ export async function getDiscard(
   actor: Actor,
   meta: RequestMeta,
   input: unknown,
-): Promise<{ discard: DiscardView; counts: Record<DiscardState, number>; ledger: DiscardRow[]; nextAfter: number | null }> {
+): Promise<{
+  discard: DiscardView;
+  counts: Record<DiscardState, number>;
+  ledger: DiscardRow[];
+  nextAfter: number | null;
+}> {
   const raw = (input ?? {}) as Record<string, unknown>;
-  await authorize(actor, "discard:read", { action: "discard.view", target: typeof raw.jobId === "string" ? raw.jobId : null, meta });
+  await authorize(actor, "discard:read", {
+    action: "discard.view",
+    target: typeof raw.jobId === "string" ? raw.jobId : null,
+    meta,
+  });
   const q = parse(ledgerQuery, input);
   const { job, plan } = await loadDiscard(q.jobId);
-  const [counts, page] = await Promise.all([countDiscardStates(getDb(), job.id), discardLedgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state })]);
+  const [counts, page] = await Promise.all([
+    countDiscardStates(getDb(), job.id),
+    discardLedgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state }),
+  ]);
   // The ledger records each letter's SHA-256: shown as the reader's role may see it (lib/masking/digest.ts).
   const policy = await maskingPolicy(actor.role, job.connectionId, job.queue);
   const ledger = page.rows.map((r) => ({ ...r, sha256: visibleSha256(r.sha256, policy) }));
@@ -200,8 +275,17 @@ export async function getDiscard(
 }
 
 /** Discards, newest 50, across every DLQ or one DLQ's. Read like a discard's page: `discard:read`, refusals audited `discard.list`. */
-export async function listDiscards(actor: Actor, meta: RequestMeta, input: { connectionId?: string; queue?: string }): Promise<DiscardView[]> {
-  await authorize(actor, "discard:read", { action: "discard.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+export async function listDiscards(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { connectionId?: string; queue?: string },
+): Promise<DiscardView[]> {
+  await authorize(actor, "discard:read", {
+    action: "discard.list",
+    connectionId: input.connectionId ?? null,
+    queue: input.queue ?? null,
+    meta,
+  });
   const jobs = await jobStore().list({ kind: "discard", connectionId: input.connectionId, queue: input.queue }, 50);
   return viewsOf(jobs);
 }
@@ -222,12 +306,23 @@ export async function listDiscardPage(
   meta: RequestMeta,
   input: { connectionId?: string; queue?: string; cursor?: string; limit: number },
 ): Promise<{ items: DiscardView[]; nextCursor: string | null }> {
-  await authorize(actor, "discard:read", { action: "discard.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
-  const page = await jobsPage({ kinds: ["discard"], connectionId: input.connectionId, queue: input.queue }, { cursor: input.cursor, limit: input.limit });
+  await authorize(actor, "discard:read", {
+    action: "discard.list",
+    connectionId: input.connectionId ?? null,
+    queue: input.queue ?? null,
+    meta,
+  });
+  const page = await jobsPage(
+    { kinds: ["discard"], connectionId: input.connectionId, queue: input.queue },
+    { cursor: input.cursor, limit: input.limit },
+  );
   return { items: await viewsOf(page.jobs), nextCursor: page.nextCursor };
 }
 
-async function selectionFor(actor: Actor, p: { connectionId: string; queue: string; selection: Selection }): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
+async function selectionFor(
+  actor: Actor,
+  p: { connectionId: string; queue: string; selection: Selection },
+): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
   const { filter, letterIds } = filterOfSelection(p, p.selection);
   return { filter: scopedFilter(filter, await maskingPolicy(actor.role, p.connectionId, p.queue)), letterIds };
 }

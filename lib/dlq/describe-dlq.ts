@@ -20,12 +20,25 @@ export interface DlqHeadInfo {
  * broker's description of the queue (no letter is read). Not audited, like the DLQ list: the
  * pages that show it audit what they read.
  */
-export async function describeDlqHead(actor: Actor, meta: RequestMeta, input: { connectionId: string; queue: string }): Promise<DlqHeadInfo> {
-  await authorize(actor, "dlq:browse", { action: "dlq.describe", connectionId: input.connectionId, queue: input.queue, meta });
+export async function describeDlqHead(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { connectionId: string; queue: string },
+): Promise<DlqHeadInfo> {
+  await authorize(actor, "dlq:browse", {
+    action: "dlq.describe",
+    connectionId: input.connectionId,
+    queue: input.queue,
+    meta,
+  });
   const adapter = adapterFor(input.connectionId);
   const connection = connectionInfo(adapter);
   try {
-    const dlq = await withTimeout(adapter.describeDlq(input.queue), DESCRIBE_TIMEOUT_MS, `describeDlq(${input.connectionId})`);
+    const dlq = await withTimeout(
+      adapter.describeDlq(input.queue),
+      DESCRIBE_TIMEOUT_MS,
+      `describeDlq(${input.connectionId})`,
+    );
     return { connection, dlq, problem: null };
   } catch (e) {
     return { connection, dlq: null, problem: toSafeError(e).message };

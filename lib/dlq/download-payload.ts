@@ -37,8 +37,17 @@ const DOWNLOAD_MASK_LIMITS = { maxChars: 64 * 1024 * 1024, maxNodes: 5_000_000, 
  * rendition (UTF-8 text, `<id>.masked.json|txt`), and `forbidden:masked` when the payload cannot be
  * masked (binary, or JSON past the bounds). Admins get the original through reveal only.
  */
-export async function downloadPayload(actor: Actor, meta: RequestMeta, input: DownloadPayloadInput): Promise<PayloadDownload> {
-  const scope = { action: "letter.payload_download", connectionId: input.connectionId, queue: input.queue, target: input.letterId };
+export async function downloadPayload(
+  actor: Actor,
+  meta: RequestMeta,
+  input: DownloadPayloadInput,
+): Promise<PayloadDownload> {
+  const scope = {
+    action: "letter.payload_download",
+    connectionId: input.connectionId,
+    queue: input.queue,
+    target: input.letterId,
+  };
   await authorize(actor, "letter:read-payload", { ...scope, meta });
   if (input.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...scope, action: "dlq.read_risky", meta });
   return audited(
@@ -50,29 +59,52 @@ export async function downloadPayload(actor: Actor, meta: RequestMeta, input: Do
       const dlq = await withTimeout(adapter.describeDlq(input.queue), 30_000, "describeDlq");
       if (dlq.readRisk && !input.acceptRisk) {
         throw new AppError("confirmation_required:read", {
-          userMessage: "Reading this DLQ costs letters, so the console does not read it again for a download. Move its letters to safety from the DLQ's page, then download from the safe queue.",
+          userMessage:
+            "Reading this DLQ costs letters, so the console does not read it again for a download. Move its letters to safety from the DLQ's page, then download from the safe queue.",
         });
       }
-      const l = await withTimeout(adapter.getLetter(input.queue, input.letterId, { acceptRisk: input.acceptRisk }), 60_000, "getLetter");
+      const l = await withTimeout(
+        adapter.getLetter(input.queue, input.letterId, { acceptRisk: input.acceptRisk }),
+        60_000,
+        "getLetter",
+      );
       if (!l) {
         throw new AppError("not_found:letter", {
-          userMessage: "This letter is no longer in the DLQ: it was redriven, discarded or expired since the list was read.",
+          userMessage:
+            "This letter is no longer in the DLQ: it was redriven, discarded or expired since the list was read.",
         });
       }
       const safeId = input.letterId.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80) || "letter";
       const policy = await maskingPolicy(actor.role, input.connectionId, input.queue);
       const m = maskPayloadWithRules(l.body, l.contentType, policy.rules, policy.hashKey, DOWNLOAD_MASK_LIMITS);
       if (m.kind === "original") {
-        return { bytes: l.body, sha256: l.sha256, digest: l.sha256, size: l.bodySize, contentType: l.contentType, filename: `${safeId}.bin`, maskedCount: null };
+        return {
+          bytes: l.body,
+          sha256: l.sha256,
+          digest: l.sha256,
+          size: l.bodySize,
+          contentType: l.contentType,
+          filename: `${safeId}.bin`,
+          maskedCount: null,
+        };
       }
       if (m.kind === "hidden") {
         throw new AppError("forbidden:masked", {
-          userMessage: "Masking rules apply to your role and this payload cannot be masked (binary or too large), so it cannot be downloaded. An admin can reveal it with a reason.",
+          userMessage:
+            "Masking rules apply to your role and this payload cannot be masked (binary or too large), so it cannot be downloaded. An admin can reveal it with a reason.",
         });
       }
       const bytes = new TextEncoder().encode(m.text ?? "");
       const ext = m.kind === "json" ? "json" : "txt";
-      return { bytes, sha256: l.sha256, digest: visibleSha256(l.sha256, policy), size: l.bodySize, contentType: m.kind === "json" ? "application/json" : "text/plain", filename: `${safeId}.masked.${ext}`, maskedCount: m.maskedCount };
+      return {
+        bytes,
+        sha256: l.sha256,
+        digest: visibleSha256(l.sha256, policy),
+        size: l.bodySize,
+        contentType: m.kind === "json" ? "application/json" : "text/plain",
+        filename: `${safeId}.masked.${ext}`,
+        maskedCount: m.maskedCount,
+      };
     },
     (r) => ({ size: r.size, sha256: r.sha256, masked: r.maskedCount !== null, maskedCount: r.maskedCount }),
   );

@@ -13,7 +13,11 @@ export interface Position {
   order?: "oldest" | "newest";
 }
 
-export function dlqHref(connectionId: string, queue: string, opts: { page?: number; size?: number } & Position = {}): string {
+export function dlqHref(
+  connectionId: string,
+  queue: string,
+  opts: { page?: number; size?: number } & Position = {},
+): string {
   const q = new URLSearchParams();
   if (opts.partition !== undefined && opts.partition !== null) q.set("partition", String(opts.partition));
   if (opts.from && opts.partition !== undefined && opts.partition !== null) q.set("from", opts.from);

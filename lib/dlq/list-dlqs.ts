@@ -15,7 +15,8 @@ const { lastState } = processState("dlq-list-states", () => ({ lastState: new Ma
 function noteState(connectionId: string, state: "ok" | "error", e?: unknown) {
   const before = lastState.get(connectionId);
   lastState.set(connectionId, state);
-  if (state === "error" && before !== "error") console.error(`listing DLQs of ${connectionId} failed: ${(e as Error)?.message ?? String(e)}`);
+  if (state === "error" && before !== "error")
+    console.error(`listing DLQs of ${connectionId} failed: ${(e as Error)?.message ?? String(e)}`);
   if (state === "ok" && before === "error") console.info(`listing DLQs of ${connectionId} works again`);
 }
 

@@ -58,7 +58,10 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
   if (input.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...scope, action: "dlq.read_risky", meta });
 
   const pageSize = Math.min(Math.max(1, Math.floor(input.pageSize)), MAX_PAGE_SIZE);
-  const offset = input.offset !== undefined ? Math.max(0, Math.floor(input.offset)) : (Math.max(1, Math.floor(input.page)) - 1) * pageSize;
+  const offset =
+    input.offset !== undefined
+      ? Math.max(0, Math.floor(input.offset))
+      : (Math.max(1, Math.floor(input.page)) - 1) * pageSize;
   const canConfirm = can(actor.role, "dlq:browse-risky");
 
   return audited(
@@ -77,16 +80,31 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
       const position = randomAccess
         ? {
             partition: input.partition ?? undefined,
-            fromOffset: input.partition !== null && input.partition !== undefined ? (input.fromOffset ?? undefined) : undefined,
+            fromOffset:
+              input.partition !== null && input.partition !== undefined ? (input.fromOffset ?? undefined) : undefined,
             order: input.order ?? "oldest",
           }
         : {};
-      const base = { connection: connectionInfo(adapter), dlq, offset, pageSize, canConfirm, partition: position.partition ?? null, order: position.order ?? ("oldest" as const) };
+      const base = {
+        connection: connectionInfo(adapter),
+        dlq,
+        offset,
+        pageSize,
+        canConfirm,
+        partition: position.partition ?? null,
+        order: position.order ?? ("oldest" as const),
+      };
       if (dlq.readRisk && !input.acceptRisk) {
         return { ...base, letters: null, hasMore: false, depth: dlq.depth, needsConfirmation: true };
       }
       const page = await withTimeout(
-        adapter.browse(input.queue, { offset, limit: pageSize, maxBodyBytes: 0, acceptRisk: input.acceptRisk, ...position }),
+        adapter.browse(input.queue, {
+          offset,
+          limit: pageSize,
+          maxBodyBytes: 0,
+          acceptRisk: input.acceptRisk,
+          ...position,
+        }),
         READ_TIMEOUT_MS,
         "browse",
       );
@@ -115,7 +133,9 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
     (r) => ({
       offset,
       pageSize,
-      ...(r.connection.capabilities.randomAccess ? { partition: r.partition, fromOffset: input.fromOffset ?? null, order: r.order } : {}),
+      ...(r.connection.capabilities.randomAccess
+        ? { partition: r.partition, fromOffset: input.fromOffset ?? null, order: r.order }
+        : {}),
       read: r.letters !== null,
       letters: r.letters?.length ?? 0,
       ...(r.dlq.readRisk ? { readRisk: r.dlq.readRisk.kind, riskAccepted: Boolean(input.acceptRisk) } : {}),

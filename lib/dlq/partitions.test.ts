@@ -7,7 +7,14 @@ describe("unhandledCount", () => {
     expect(unhandledCount({ partitions: [] })).toBeNull();
   });
   it("sums letters minus handled over partitions", () => {
-    const p = (partition: number, letters: number, handled: number) => ({ partition, start: "0", end: String(letters), letters, handled, oldestUnhandledAt: null });
+    const p = (partition: number, letters: number, handled: number) => ({
+      partition,
+      start: "0",
+      end: String(letters),
+      letters,
+      handled,
+      oldestUnhandledAt: null,
+    });
     expect(unhandledCount({ partitions: [p(0, 10, 3), p(1, 5, 0)] })).toBe(12);
   });
 });

@@ -13,7 +13,11 @@ export const revealPayloadSchema = z.object({
   connectionId: z.string().min(1).max(200),
   queue: z.string().min(1).max(500),
   letterId: z.string().min(1).max(1000),
-  reason: z.string().trim().min(10, "Give a reason of at least 10 characters.").max(500, "Keep the reason under 500 characters."),
+  reason: z
+    .string()
+    .trim()
+    .min(10, "Give a reason of at least 10 characters.")
+    .max(500, "Keep the reason under 500 characters."),
   acceptRisk: z.boolean().optional(),
 });
 
@@ -32,8 +36,17 @@ export interface RevealedLetter {
  * `payload.reveal` with the reason (never with payload content). The result is returned to the
  * caller only: nothing is cached or stored.
  */
-export async function revealPayload(actor: Actor, meta: RequestMeta, input: RevealPayloadInput): Promise<RevealedLetter> {
-  const scope = { action: "payload.reveal", connectionId: input.connectionId ?? null, queue: input.queue ?? null, target: input.letterId ?? null };
+export async function revealPayload(
+  actor: Actor,
+  meta: RequestMeta,
+  input: RevealPayloadInput,
+): Promise<RevealedLetter> {
+  const scope = {
+    action: "payload.reveal",
+    connectionId: input.connectionId ?? null,
+    queue: input.queue ?? null,
+    target: input.letterId ?? null,
+  };
   await authorize(actor, "payload:reveal", { ...scope, meta });
   const parsed = revealPayloadSchema.safeParse(input);
   if (!parsed.success) {
@@ -48,12 +61,22 @@ export async function revealPayload(actor: Actor, meta: RequestMeta, input: Reve
       const adapter = adapterFor(connectionId);
       const dlq = await withTimeout(adapter.describeDlq(queue), 30_000, "describeDlq");
       if (dlq.readRisk && !acceptRisk) {
-        throw new AppError("confirmation_required:read", { userMessage: "Reading this DLQ costs letters, so the console does not read it again to reveal a letter. Move its letters to safety from the DLQ's page, then reveal the letter in the safe queue." });
+        throw new AppError("confirmation_required:read", {
+          userMessage:
+            "Reading this DLQ costs letters, so the console does not read it again to reveal a letter. Move its letters to safety from the DLQ's page, then reveal the letter in the safe queue.",
+        });
       }
-      const l = await withTimeout(adapter.getLetter(queue, letterId, { maxBodyBytes: VIEW_MAX_BODY_BYTES, acceptRisk }), 30_000, "getLetter");
+      const l = await withTimeout(
+        adapter.getLetter(queue, letterId, { maxBodyBytes: VIEW_MAX_BODY_BYTES, acceptRisk }),
+        30_000,
+        "getLetter",
+      );
       if (!l) throw new AppError("not_found:letter", { userMessage: "This letter is no longer in the DLQ." });
       return {
-        payload: buildPayloadView(l.body, { truncated: l.bodyTruncated || l.body.length < l.bodySize, contentType: l.contentType }),
+        payload: buildPayloadView(l.body, {
+          truncated: l.bodyTruncated || l.body.length < l.bodySize,
+          contentType: l.contentType,
+        }),
         headers: l.headers,
         properties: l.properties,
         failure: { exceptionMessage: l.failure.exceptionMessage, stackTrace: l.failure.stackTrace },

@@ -28,7 +28,11 @@ const meta = (): RequestMeta => ({ requestId: `risky-${randomUUID()}`, ip: "127.
 const cleanups: Array<() => Promise<unknown>> = [];
 
 beforeAll(async () => {
-  const u = await createUser({ email: `op-${randomUUID().slice(0, 8)}@risky.test`, role: "operator", password: "operator-password-long-enough" });
+  const u = await createUser({
+    email: `op-${randomUUID().slice(0, 8)}@risky.test`,
+    role: "operator",
+    password: "operator-password-long-enough",
+  });
   operator = { id: u.id, email: u.email, name: u.name, role: "operator" };
 });
 afterAll(async () => {
@@ -38,7 +42,12 @@ afterAll(async () => {
 
 /** Runs the queued job with this id to its end, as the console's worker would. */
 async function runJob(jobId: string) {
-  const worker = new JobWorker({ handlers: { scan: scanHandler(), "safe-move": safeMoveHandler() }, owner: `risky-${jobId}`, leaseMs: 20_000, scope: { jobIds: [jobId] } });
+  const worker = new JobWorker({
+    handlers: { scan: scanHandler(), "safe-move": safeMoveHandler() },
+    owner: `risky-${jobId}`,
+    leaseMs: 20_000,
+    scope: { jobIds: [jobId] },
+  });
   expect((await worker.runOnce())?.id).toBe(jobId);
   return (await jobStore().get(jobId))!;
 }
@@ -56,7 +65,11 @@ async function drain(queue: string): Promise<Map<string, { body: Buffer; deliver
     for (;;) {
       const m = await ch.get(queue, { noAck: true });
       if (!m) break;
-      out.set(String(m.properties.messageId), { body: m.content, deliveryCount: m.properties.headers?.["x-delivery-count"], xDeath: m.properties.headers?.["x-death"] });
+      out.set(String(m.properties.messageId), {
+        body: m.content,
+        deliveryCount: m.properties.headers?.["x-delivery-count"],
+        xDeath: m.properties.headers?.["x-death"],
+      });
     }
     return out;
   } finally {
@@ -70,7 +83,10 @@ describe("a RabbitMQ quorum DLQ with a delivery limit of 3", () => {
   const letters = Array.from({ length: 10 }, (_, i) => ({
     body: enc(JSON.stringify({ order: i, note: `letter ${i}` })),
     messageId: `quorum-${i}`,
-    headers: { "x-exception-class": "java.net.ConnectException", "x-exception-message": `Connection refused calling stock ${i}` },
+    headers: {
+      "x-exception-class": "java.net.ConnectException",
+      "x-exception-message": `Connection refused calling stock ${i}`,
+    },
   }));
   const quorum = { "x-queue-type": "quorum", "x-delivery-limit": 3 };
   const ref = (queue: string) => ({ connectionId: "local-rabbitmq", queue });
@@ -86,7 +102,10 @@ describe("a RabbitMQ quorum DLQ with a delivery limit of 3", () => {
     const { scan } = await readRiskyOnce(operator, meta(), ref(dlq));
     const done = await runJob(scan.id);
     expect(done.state).toBe("succeeded");
-    expect(done.progress).toMatchObject({ read: 10, readLoss: { before: 10, after: 10, seen: 10, vanished: 0, lostByNextRead: 0 } });
+    expect(done.progress).toMatchObject({
+      read: 10,
+      readLoss: { before: 10, after: 10, seen: 10, vanished: 0, lostByNextRead: 0 },
+    });
     expect(await auditCount("dlq.read_risky_confirmed", dlq)).toBe(1);
     expect(await auditCount("triage.scan_start", dlq)).toBe(1);
 
@@ -97,7 +116,9 @@ describe("a RabbitMQ quorum DLQ with a delivery limit of 3", () => {
       const view = await riskyReadView(operator, meta(), { ...ref(dlq), risk: page.dlq.readRisk! });
       expect(view.snapshot?.id).toBe(scan.id);
     }
-    const snap = await getDb().triageLetter.findFirst({ where: { connectionId: "local-rabbitmq", queue: dlq, messageId: "quorum-3" } });
+    const snap = await getDb().triageLetter.findFirst({
+      where: { connectionId: "local-rabbitmq", queue: dlq, messageId: "quorum-3" },
+    });
     const opened = await viewLetter(operator, meta(), { ...ref(dlq), letterId: snap!.letterId });
     expect(opened.snapshot?.letter.messageId).toBe("quorum-3");
     expect(opened.letter).toBeNull(); // not read from the broker
@@ -148,7 +169,10 @@ describe("a RabbitMQ quorum DLQ with a delivery limit of 3", () => {
     expect(await auditCount("dlq.safe_move_finished", dlq)).toBe(1);
 
     // The safe queue is not risky: browsing it five times costs nothing.
-    for (let i = 0; i < 5; i++) expect((await openDlq(operator, meta(), { ...ref(plan!.target), page: 1, pageSize: 50 })).letters).toHaveLength(10);
+    for (let i = 0; i < 5; i++)
+      expect((await openDlq(operator, meta(), { ...ref(plan!.target), page: 1, pageSize: 50 })).letters).toHaveLength(
+        10,
+      );
     expect((await drain(dlq)).size).toBe(0);
     const safe = await drain(plan!.target);
     expect(safe.size).toBe(10);
@@ -168,13 +192,17 @@ describe("an SQS DLQ that is itself a redrive source (maxReceiveCount 3) on Elas
 
   async function chained() {
     const next = await kit.queue(kit.name("dlq-dlq"));
-    const r = await kit.dlqByRedrive(letters, { maxReceiveCount: 3, dlqAttributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: next.arn, maxReceiveCount: 3 }) } });
+    const r = await kit.dlqByRedrive(letters, {
+      maxReceiveCount: 3,
+      dlqAttributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: next.arn, maxReceiveCount: 3 }) },
+    });
     return { ...r, next };
   }
 
   it("browsing moves nothing; a confirmed read names where the letters went and how many, on the page and in the audit log", async () => {
     const c = await chained();
-    for (let i = 0; i < 3; i++) expect((await openDlq(operator, meta(), { ...ref(c.dlq), page: 1, pageSize: 50 })).letters).toBeNull();
+    for (let i = 0; i < 3; i++)
+      expect((await openDlq(operator, meta(), { ...ref(c.dlq), page: 1, pageSize: 50 })).letters).toBeNull();
     expect(await kit.depth(c.dlqUrl)).toBe(8);
     expect(await kit.depth(c.next.url)).toBe(0);
 
@@ -182,7 +210,10 @@ describe("an SQS DLQ that is itself a redrive source (maxReceiveCount 3) on Elas
     const job = await runJob(scan.id);
     const loss = (job.progress as { readLoss: Record<string, unknown> }).readLoss;
     expect(loss).toMatchObject({ before: 8, onwardQueue: c.next.name, movedOnward: 8, vanished: 8 });
-    const view = await riskyReadView(operator, meta(), { ...ref(c.dlq), risk: (await openDlq(operator, meta(), { ...ref(c.dlq), page: 1, pageSize: 1 })).dlq.readRisk! });
+    const view = await riskyReadView(operator, meta(), {
+      ...ref(c.dlq),
+      risk: (await openDlq(operator, meta(), { ...ref(c.dlq), page: 1, pageSize: 1 })).dlq.readRisk!,
+    });
     expect(view.readLoss).toMatchObject({ movedOnward: 8, onwardQueue: c.next.name });
     const rows = (await queryAudit({ action: "dlq.read_loss", queue: c.dlq }, { limit: 5 })).rows;
     expect(rows).toHaveLength(1);
@@ -199,7 +230,10 @@ describe("an SQS DLQ that is itself a redrive source (maxReceiveCount 3) on Elas
     expect(job.progress).toMatchObject({ moved: 8, dlqDepthAfter: 0, targetDepthAfter: 8 });
     const safeUrl = (await kit.queue(plan!.target)).url; // exists already: CreateQueue answers its url, and the kit deletes it after
     expect(await kit.depth(c.next.url)).toBe(0);
-    for (let i = 0; i < 3; i++) expect((await openDlq(operator, meta(), { ...ref(plan!.target), page: 1, pageSize: 50 })).letters).toHaveLength(8);
+    for (let i = 0; i < 3; i++)
+      expect((await openDlq(operator, meta(), { ...ref(plan!.target), page: 1, pageSize: 50 })).letters).toHaveLength(
+        8,
+      );
     expect(await kit.depth(c.next.url)).toBe(0);
     expect(await kit.depth(safeUrl)).toBe(8);
     expect(await auditCount("dlq.safe_move_finished", c.dlq)).toBe(1);

@@ -35,7 +35,11 @@ export interface RiskyReadView {
   canMove: boolean;
 }
 
-export async function riskyReadView(actor: Actor, meta: RequestMeta, ref: DlqRef & { risk: ReadRisk }): Promise<RiskyReadView> {
+export async function riskyReadView(
+  actor: Actor,
+  meta: RequestMeta,
+  ref: DlqRef & { risk: ReadRisk },
+): Promise<RiskyReadView> {
   await authorize(actor, "dlq:browse", { action: "dlq.open", ...ref, meta });
   const scans = (await jobStore().list({ kind: "scan", ...ref }, 20)).map(toScanView);
   const lastRead = scans[0] ?? null;
@@ -61,7 +65,9 @@ export async function riskyReadView(actor: Actor, meta: RequestMeta, ref: DlqRef
 
 /** What another read would cost, from the snapshot: letters it would push past the limit, when the snapshot says. */
 export function projectedLoss(view: Pick<RiskyReadView, "snapshot">): number | null {
-  return ((view.snapshot?.progress as { readLoss?: ReadLoss } | undefined)?.readLoss?.lostByNextRead ?? null) as number | null;
+  return ((view.snapshot?.progress as { readLoss?: ReadLoss } | undefined)?.readLoss?.lostByNextRead ?? null) as
+    | number
+    | null;
 }
 
 /**
@@ -70,7 +76,11 @@ export function projectedLoss(view: Pick<RiskyReadView, "snapshot">): number | n
  * and triage:scan; audited `dlq.read_risky_confirmed` with the risk and what the snapshot said the
  * read would cost, and the scan itself `triage.scan_start`.
  */
-export async function readRiskyOnce(actor: Actor, meta: RequestMeta, input: DlqRef): Promise<{ scan: ScanView; alreadyActive: boolean }> {
+export async function readRiskyOnce(
+  actor: Actor,
+  meta: RequestMeta,
+  input: DlqRef,
+): Promise<{ scan: ScanView; alreadyActive: boolean }> {
   const scope = { action: "dlq.read_risky_confirmed", connectionId: input.connectionId, queue: input.queue };
   await authorize(actor, "dlq:browse-risky", { ...scope, meta });
   await authorize(actor, "triage:scan", { ...scope, meta });
@@ -79,13 +89,28 @@ export async function readRiskyOnce(actor: Actor, meta: RequestMeta, input: DlqR
     meta,
     scope,
     async () => {
-      const dlq: DlqSummary = await withTimeout(adapterFor(input.connectionId).describeDlq(input.queue), 30_000, "describeDlq");
-      if (!dlq.readRisk) throw new AppError("conflict:no-risk", { userMessage: "This DLQ has no read risk any more; open it normally." });
+      const dlq: DlqSummary = await withTimeout(
+        adapterFor(input.connectionId).describeDlq(input.queue),
+        30_000,
+        "describeDlq",
+      );
+      if (!dlq.readRisk)
+        throw new AppError("conflict:no-risk", {
+          userMessage: "This DLQ has no read risk any more; open it normally.",
+        });
       const previous = (await jobStore().list({ kind: "scan", ...input, states: ["succeeded"] }, 1)).map(toScanView);
       const projected = projectedLoss({ snapshot: previous[0] ?? null });
       const started = await startScan(actor, meta, { ...input, acceptRisk: true });
       return { ...started, risk: dlq.readRisk, projected, depth: dlq.depth };
     },
-    (r) => ({ risk: r.risk.kind, limit: r.risk.limit ?? null, message: r.risk.message, depth: r.depth, projectedLoss: r.projected, jobId: r.scan.id, alreadyActive: r.alreadyActive }),
+    (r) => ({
+      risk: r.risk.kind,
+      limit: r.risk.limit ?? null,
+      message: r.risk.message,
+      depth: r.depth,
+      projectedLoss: r.projected,
+      jobId: r.scan.id,
+      alreadyActive: r.alreadyActive,
+    }),
   ).then(({ scan, alreadyActive }) => ({ scan, alreadyActive }));
 }

@@ -23,9 +23,17 @@ export interface SnapshotLetter {
  * The letter from the snapshot, masked for the policy's role; null when the snapshot does not hold
  * it. The caller authorized and audits the view (viewLetter).
  */
-export async function snapshotLetter(input: { connectionId: string; queue: string; letterId: string }, policy: MaskingPolicy, showPayload: boolean): Promise<SnapshotLetter | null> {
+export async function snapshotLetter(
+  input: { connectionId: string; queue: string; letterId: string },
+  policy: MaskingPolicy,
+  showPayload: boolean,
+): Promise<SnapshotLetter | null> {
   let found: ExportedLetter | null = null;
-  for await (const r of streamLetters({ connectionId: input.connectionId, queue: input.queue, letterId: input.letterId, includeGone: true }, { withPayload: showPayload, batchSize: 2 })) found = r;
+  for await (const r of streamLetters(
+    { connectionId: input.connectionId, queue: input.queue, letterId: input.letterId, includeGone: true },
+    { withPayload: showPayload, batchSize: 2 },
+  ))
+    found = r;
   if (!found) return null;
   const { headers: raw, payloadBase64, payloadText: _text, ...letter } = found;
   let maskedCount = 0;
@@ -43,7 +51,11 @@ export async function snapshotLetter(input: { connectionId: string; queue: strin
   };
   const shown =
     showPayload && payloadBase64
-      ? maskedPayloadView(Buffer.from(payloadBase64, "base64"), { truncated: letter.payloadTruncated, contentType: null }, policy)
+      ? maskedPayloadView(
+          Buffer.from(payloadBase64, "base64"),
+          { truncated: letter.payloadTruncated, contentType: null },
+          policy,
+        )
       : null;
   return {
     letter: {
@@ -55,6 +67,10 @@ export async function snapshotLetter(input: { connectionId: string; queue: strin
     },
     headers: heads.entries,
     payload: shown?.view ?? null,
-    masking: { payloadMasked: shown?.masked ?? false, maskedCount: maskedCount + (shown?.maskedCount ?? 0), sensitive: policy.sensitive },
+    masking: {
+      payloadMasked: shown?.masked ?? false,
+      maskedCount: maskedCount + (shown?.maskedCount ?? 0),
+      sensitive: policy.sensitive,
+    },
   };
 }

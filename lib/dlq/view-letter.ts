@@ -62,7 +62,13 @@ export interface ViewLetterResult {
  */
 export function letterDetailOf(l: Letter, policy: MaskingPolicy, showPayload: boolean): LetterDetail {
   const meta = maskLetterMeta(l, policy);
-  const shown = showPayload ? maskedPayloadView(l.body, { truncated: l.bodyTruncated || l.body.length < l.bodySize, contentType: l.contentType }, policy) : null;
+  const shown = showPayload
+    ? maskedPayloadView(
+        l.body,
+        { truncated: l.bodyTruncated || l.body.length < l.bodySize, contentType: l.contentType },
+        policy,
+      )
+    : null;
   return {
     id: l.id,
     position: l.position,
@@ -81,7 +87,11 @@ export function letterDetailOf(l: Letter, policy: MaskingPolicy, showPayload: bo
     handled: l.handled ?? null,
     warnings: l.warnings ?? [],
     payload: shown?.view ?? null,
-    masking: { payloadMasked: shown?.masked ?? false, maskedCount: meta.maskedCount + (shown?.maskedCount ?? 0), sensitive: policy.sensitive },
+    masking: {
+      payloadMasked: shown?.masked ?? false,
+      maskedCount: meta.maskedCount + (shown?.maskedCount ?? 0),
+      sensitive: policy.sensitive,
+    },
   };
 }
 
@@ -101,8 +111,20 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
     async () => {
       const adapter = adapterFor(input.connectionId);
       const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq");
-      const base = { connection: connectionInfo(adapter), dlq, canReadPayload, canReveal: can(actor.role, "payload:reveal"), canConfirm: can(actor.role, "dlq:browse-risky") };
-      if (dlq.readRisk && !input.acceptRisk) return { ...base, letter: null, needsConfirmation: true, snapshot: await snapshotLetter(input, policy, showPayload) };
+      const base = {
+        connection: connectionInfo(adapter),
+        dlq,
+        canReadPayload,
+        canReveal: can(actor.role, "payload:reveal"),
+        canConfirm: can(actor.role, "dlq:browse-risky"),
+      };
+      if (dlq.readRisk && !input.acceptRisk)
+        return {
+          ...base,
+          letter: null,
+          needsConfirmation: true,
+          snapshot: await snapshotLetter(input, policy, showPayload),
+        };
       const l = await withTimeout(
         adapter.getLetter(input.queue, input.letterId, {
           // Roles that may not see a payload here never get its bytes, not even into this process.

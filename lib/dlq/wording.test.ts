@@ -1,9 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { letterLabels, pagingNote, readNotice } from "./wording";
 
-const rabbit = { caps: { readHidesLetters: false, readCountsAsDelivery: false, randomAccess: false }, vocab: { queue: "queue", letterId: "message id", origin: "origin queue" } };
-const sqs = { caps: { readHidesLetters: true, readCountsAsDelivery: true, randomAccess: false, stableOrder: false }, vocab: { queue: "queue", letterId: "MessageId", origin: "source queue" } };
-const kafka = { caps: { readHidesLetters: false, readCountsAsDelivery: false, randomAccess: true }, vocab: { queue: "topic", letterId: "offset", origin: "original topic" } };
+const rabbit = {
+  caps: { readHidesLetters: false, readCountsAsDelivery: false, randomAccess: false },
+  vocab: { queue: "queue", letterId: "message id", origin: "origin queue" },
+};
+const sqs = {
+  caps: { readHidesLetters: true, readCountsAsDelivery: true, randomAccess: false, stableOrder: false },
+  vocab: { queue: "queue", letterId: "MessageId", origin: "source queue" },
+};
+const kafka = {
+  caps: { readHidesLetters: false, readCountsAsDelivery: false, randomAccess: true },
+  vocab: { queue: "topic", letterId: "offset", origin: "original topic" },
+};
 
 describe("readNotice", () => {
   it("never calls a read non-destructive where the DLQ counts reads against its letters, on any broker", () => {
@@ -37,7 +46,10 @@ describe("readNotice", () => {
 
   it("says a random-access read commits nothing, in the broker's words", () => {
     const n = readNotice(kafka.caps, kafka.vocab);
-    expect(n).toEqual({ tone: "info", text: "Reading is non-destructive: letters are read by offset from the topic's log, and nothing is committed or consumed." });
+    expect(n).toEqual({
+      tone: "info",
+      text: "Reading is non-destructive: letters are read by offset from the topic's log, and nothing is committed or consumed.",
+    });
   });
 
   it("mentions deliveries when a returning read counts as one", () => {
@@ -57,8 +69,22 @@ describe("pagingNote", () => {
 
 describe("letterLabels", () => {
   it("takes words from the vocabulary and the count label from capabilities", () => {
-    expect(letterLabels(rabbit.caps, rabbit.vocab)).toEqual({ origin: "Origin queue", letterId: "Message id", count: "Count", queue: "queue" });
-    expect(letterLabels(sqs.caps, sqs.vocab)).toEqual({ origin: "Source queue", letterId: "MessageId", count: "Receive count", queue: "queue" });
-    expect(letterLabels(kafka.caps, kafka.vocab)).toMatchObject({ origin: "Original topic", letterId: "Offset", queue: "topic" });
+    expect(letterLabels(rabbit.caps, rabbit.vocab)).toEqual({
+      origin: "Origin queue",
+      letterId: "Message id",
+      count: "Count",
+      queue: "queue",
+    });
+    expect(letterLabels(sqs.caps, sqs.vocab)).toEqual({
+      origin: "Source queue",
+      letterId: "MessageId",
+      count: "Receive count",
+      queue: "queue",
+    });
+    expect(letterLabels(kafka.caps, kafka.vocab)).toMatchObject({
+      origin: "Original topic",
+      letterId: "Offset",
+      queue: "topic",
+    });
   });
 });

@@ -4,7 +4,8 @@
  */
 import type { BrokerCapabilities, BrokerVocabulary, ReadRisk } from "@/lib/brokers/types";
 
-export type Capabilities = Pick<BrokerCapabilities, "readHidesLetters" | "readCountsAsDelivery" | "randomAccess"> & Partial<Pick<BrokerCapabilities, "stableOrder">>;
+export type Capabilities = Pick<BrokerCapabilities, "readHidesLetters" | "readCountsAsDelivery" | "randomAccess"> &
+  Partial<Pick<BrokerCapabilities, "stableOrder">>;
 
 export interface ReadNotice {
   tone: "info" | "warn" | "danger";
@@ -14,7 +15,11 @@ export interface ReadNotice {
 const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** What reading this DLQ does to its letters, said before the operator reads it. */
-export function readNotice(caps: Capabilities, vocab: BrokerVocabulary, opts: { queueType?: string; readRisk?: ReadRisk | null } = {}): ReadNotice {
+export function readNotice(
+  caps: Capabilities,
+  vocab: BrokerVocabulary,
+  opts: { queueType?: string; readRisk?: ReadRisk | null } = {},
+): ReadNotice {
   const q = vocab.queue;
   // "Non-destructive" only where it is true for this DLQ.
   if (opts.readRisk) {

@@ -20,7 +20,9 @@ describe("exportChunks", () => {
   });
 
   it("writes the CSV header once, also for an empty export, and applies the row map", async () => {
-    const out = await text(exportChunks({ rows: gen(5), format: "csv", toCsv, batchSize: 2, map: (r) => ({ ...r, note: "masked" }) }));
+    const out = await text(
+      exportChunks({ rows: gen(5), format: "csv", toCsv, batchSize: 2, map: (r) => ({ ...r, note: "masked" }) }),
+    );
     const lines = out.trim().split("\r\n");
     expect(lines[0]).toBe("id,note");
     expect(lines).toHaveLength(6);
@@ -47,6 +49,8 @@ describe("exportFormat", () => {
   it("reads csv (the default) or json, and refuses anything else with a clear 400", () => {
     expect(exportFormat(new URLSearchParams())).toBe("csv");
     expect(exportFormat(new URLSearchParams("format=json"))).toBe("json");
-    expect(() => exportFormat(new URLSearchParams("format=xml"))).toThrow(expect.objectContaining({ code: "bad_request:format" }));
+    expect(() => exportFormat(new URLSearchParams("format=xml"))).toThrow(
+      expect.objectContaining({ code: "bad_request:format" }),
+    );
   });
 });

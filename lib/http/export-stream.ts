@@ -5,7 +5,8 @@ export type ExportFormat = "csv" | "json";
 /** `?format=csv|json` of an export request (default csv); anything else is a clear 400. */
 export function exportFormat(params: URLSearchParams): ExportFormat {
   const format = params.get("format") ?? "csv";
-  if (format !== "csv" && format !== "json") throw new AppError("bad_request:format", { userMessage: 'format must be "csv" or "json".' });
+  if (format !== "csv" && format !== "json")
+    throw new AppError("bad_request:format", { userMessage: 'format must be "csv" or "json".' });
   return format;
 }
 
@@ -26,7 +27,9 @@ export interface ExportStreamOptions<T> {
  * Builds the chunks of an export: CSV with its header line once, or one JSON array, batch by batch
  * as the consumer pulls. Separate from the Response so it can be tested on its own.
  */
-export function exportChunks<T>(o: Omit<ExportStreamOptions<T>, "filenamePrefix" | "headers">): ReadableStream<Uint8Array> {
+export function exportChunks<T>(
+  o: Omit<ExportStreamOptions<T>, "filenamePrefix" | "headers">,
+): ReadableStream<Uint8Array> {
   const size = o.batchSize ?? 200;
   const iterator = o.rows[Symbol.asyncIterator]();
   const encoder = new TextEncoder();

@@ -7,7 +7,11 @@ import type { JobKind, JobRecord } from "./types";
  * operation id (the use case that queued it wrote the start under the same id). By default an
  * operation-level success whose target is the job; `fields` overrides (per-letter rows, outcomes).
  */
-export function jobAuditEntry(job: Pick<JobRecord, "id" | "createdBy" | "connectionId" | "queue">, action: string, fields: Partial<AuditEntry> = {}): AuditEntry {
+export function jobAuditEntry(
+  job: Pick<JobRecord, "id" | "createdBy" | "connectionId" | "queue">,
+  action: string,
+  fields: Partial<AuditEntry> = {},
+): AuditEntry {
   return {
     actor: { id: job.createdBy, email: null, role: null },
     action,
@@ -34,7 +38,13 @@ const END_ACTIONS: Record<JobKind, string> = {
  * job page shows (the user message, never the raw exception). Written by the worker for every kind,
  * so no handler can forget it; a kind not listed (a test's or a script's own) records `job.failed`.
  */
-export function jobFailedEntry(job: Pick<JobRecord, "id" | "kind" | "createdBy" | "connectionId" | "queue">, reason: string): AuditEntry {
+export function jobFailedEntry(
+  job: Pick<JobRecord, "id" | "kind" | "createdBy" | "connectionId" | "queue">,
+  reason: string,
+): AuditEntry {
   const action = (END_ACTIONS as Record<string, string>)[job.kind] ?? "job.failed";
-  return jobAuditEntry(job, action, { outcome: "failure", details: { state: "failed", kind: job.kind, error: reason } });
+  return jobAuditEntry(job, action, {
+    outcome: "failure",
+    details: { state: "failed", kind: job.kind, error: reason },
+  });
 }

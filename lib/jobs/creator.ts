@@ -18,13 +18,22 @@ export interface CreatorRefusal {
  * run asks again whether that user still exists, is enabled, and holds every permission the next
  * step needs. Looked up fresh (no cache), so a demotion takes effect at the next check.
  */
-export async function creatorRefusal(userId: string | null, permissions: readonly Permission[]): Promise<CreatorRefusal | null> {
+export async function creatorRefusal(
+  userId: string | null,
+  permissions: readonly Permission[],
+): Promise<CreatorRefusal | null> {
   const user = userId ? await getUserById(userId) : null;
   const first = permissions[0]!;
   if (!user) return { why: "deleted", role: null, permission: first, text: "their account no longer exists" };
   const role = isRole(user.role) ? user.role : null;
   if (user.disabled) return { why: "disabled", role, permission: first, text: "their account is disabled" };
   const missing = permissions.find((p) => !can(role, p));
-  if (missing) return { why: "role", role, permission: missing, text: `their role (${role ?? "none"}) no longer allows ${missing}` };
+  if (missing)
+    return {
+      why: "role",
+      role,
+      permission: missing,
+      text: `their role (${role ?? "none"}) no longer allows ${missing}`,
+    };
   return null;
 }

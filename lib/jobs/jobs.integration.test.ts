@@ -51,7 +51,9 @@ function suite(name: string, open: () => Promise<{ db: PrismaClient; close: () =
       expect((await store.claim("w2", [kind], 5000))?.id).toBe(other.id); // another DLQ is free
       expect(await store.claim("w3", [kind], 5000)).toBeNull();
       // The index refuses a second holder even when the claim query is bypassed.
-      await expect(db.$executeRawUnsafe(`UPDATE jobs SET state = 'running' WHERE id = $1::uuid`, second.id)).rejects.toThrow();
+      await expect(
+        db.$executeRawUnsafe(`UPDATE jobs SET state = 'running' WHERE id = $1::uuid`, second.id),
+      ).rejects.toThrow();
       expect(await store.finish(first.id, "w1", { state: "succeeded" })).toBe(true);
       expect((await store.claim("w3", [kind], 5000))?.id).toBe(second.id);
     });
@@ -61,12 +63,20 @@ function suite(name: string, open: () => Promise<{ db: PrismaClient; close: () =
       const leftover = await store.enqueue({ kind: kind as "scan", ...dlq() });
       const stale = await store.enqueue({ kind: kind as "scan", ...dlq() });
       await store.claim("dead", [kind], 5000, { jobIds: [stale.id] });
-      await db.$executeRawUnsafe(`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`, stale.id);
+      await db.$executeRawUnsafe(
+        `UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`,
+        stale.id,
+      );
       const mine = await store.enqueue({ kind: kind as "scan", ...dlq() });
       expect(await store.claim("w", [kind], 5000, { jobIds: [] })).toBeNull();
       expect(await store.claim("w", [kind], 5000, { jobIds: ["not-a-uuid"] })).toBeNull();
       const seen: string[] = [];
-      const worker = new JobWorker({ handlers: { [kind]: async (ctx) => (seen.push(ctx.job.id), { state: "succeeded" }) }, store, owner: "scoped", scope: { jobIds: [mine.id] } });
+      const worker = new JobWorker({
+        handlers: { [kind]: async (ctx) => (seen.push(ctx.job.id), { state: "succeeded" }) },
+        store,
+        owner: "scoped",
+        scope: { jobIds: [mine.id] },
+      });
       expect((await worker.runOnce())?.id).toBe(mine.id);
       expect(await worker.runOnce()).toBeNull(); // the older queued job and the expired lease are not its business
       expect(seen).toEqual([mine.id]);
@@ -82,7 +92,10 @@ function suite(name: string, open: () => Promise<{ db: PrismaClient; close: () =
       await store.claim("dead-worker", [kind], 5000);
       await store.heartbeat(job.id, "dead-worker", 5000, { checkpoint: { at: 7 }, progress: { read: 7 } });
       expect(await store.claim("live-worker", [kind], 5000)).toBeNull(); // lease still valid
-      await db.$executeRawUnsafe(`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`, job.id);
+      await db.$executeRawUnsafe(
+        `UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`,
+        job.id,
+      );
       const seen: unknown[] = [];
       const handler: JobHandler = async (ctx) => {
         seen.push(ctx.job.checkpoint);
@@ -131,7 +144,11 @@ function suite(name: string, open: () => Promise<{ db: PrismaClient; close: () =
       const job = await store.enqueue({ kind: kind as "scan", ...d });
       const { AppError } = await import("@/lib/errors");
       const worker = new JobWorker({
-        handlers: { [kind]: async () => { throw new AppError("unavailable:broker", { userMessage: "The broker is down." }); } },
+        handlers: {
+          [kind]: async () => {
+            throw new AppError("unavailable:broker", { userMessage: "The broker is down." });
+          },
+        },
         store,
         owner: "w",
       });
@@ -153,7 +170,13 @@ function suite(name: string, open: () => Promise<{ db: PrismaClient; close: () =
         await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()));
         throw new Error("stopped");
       };
-      const worker = new JobWorker({ handlers: { [kind]: handler }, store, owner: "poller", pollMs: 50, leaseMs: 60_000 });
+      const worker = new JobWorker({
+        handlers: { [kind]: handler },
+        store,
+        owner: "poller",
+        pollMs: 50,
+        leaseMs: 60_000,
+      });
       worker.start();
       await running;
       await worker.stop();
@@ -170,7 +193,13 @@ suite("jobs on PostgreSQL", async () => {
   pg = await createTestDatabase("dlq_jobs");
   await applyMigrations({ databaseUrl: pg.url });
   const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: pg.url }) });
-  return { db, close: async () => { await db.$disconnect(); await pg?.drop(); } };
+  return {
+    db,
+    close: async () => {
+      await db.$disconnect();
+      await pg?.drop();
+    },
+  };
 });
 
 suite("jobs on PGlite (one connection)", async () => {

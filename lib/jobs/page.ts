@@ -20,7 +20,9 @@ function encodeCursor(j: JobRecord): string {
 }
 
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  const bad = new AppError("bad_request:cursor", { userMessage: "The cursor is not valid: pass the `nextCursor` of the previous page unchanged." });
+  const bad = new AppError("bad_request:cursor", {
+    userMessage: "The cursor is not valid: pass the `nextCursor` of the previous page unchanged.",
+  });
   try {
     const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
     if (!Array.isArray(v) || v.length !== 2 || typeof v[0] !== "string" || typeof v[1] !== "string") throw bad;
@@ -36,7 +38,10 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
  * Jobs newest first, one keyset page at a time (JobStore.list has no cursor). `nextCursor` is null
  * on the last page. Does no authorization: callers filter `kinds` to what the actor may read.
  */
-export async function jobsPage(filter: JobPageFilter, page: { cursor?: string; limit: number }): Promise<{ jobs: JobRecord[]; nextCursor: string | null }> {
+export async function jobsPage(
+  filter: JobPageFilter,
+  page: { cursor?: string; limit: number },
+): Promise<{ jobs: JobRecord[]; nextCursor: string | null }> {
   const limit = Math.min(Math.max(Math.trunc(page.limit), 1), 200);
   const after = page.cursor ? decodeCursor(page.cursor) : null;
   const where: Prisma.JobWhereInput = {
@@ -44,7 +49,9 @@ export async function jobsPage(filter: JobPageFilter, page: { cursor?: string; l
     ...(filter.connectionId ? { connectionId: filter.connectionId } : {}),
     ...(filter.queue ? { queue: filter.queue } : {}),
     ...(filter.state ? { state: filter.state } : {}),
-    ...(after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}),
+    ...(after
+      ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] }
+      : {}),
   };
   const rows = await getDb().job.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: limit + 1 });
   const jobs = rows.slice(0, limit);

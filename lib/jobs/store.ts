@@ -37,7 +37,13 @@ export class JobStore {
   constructor(private readonly db: () => PrismaClient = getDb) {}
 
   /** Queues a job; `conflict:job` when the DLQ already has an active job of this kind. */
-  async enqueue(input: { kind: JobKind; connectionId: string; queue: string; params?: Record<string, unknown>; createdBy?: string | null }): Promise<JobRecord> {
+  async enqueue(input: {
+    kind: JobKind;
+    connectionId: string;
+    queue: string;
+    params?: Record<string, unknown>;
+    createdBy?: string | null;
+  }): Promise<JobRecord> {
     return this.db().job.create({
       data: {
         kind: input.kind,
@@ -55,7 +61,10 @@ export class JobStore {
   }
 
   /** Newest first; keyset on (createdAt, id) via `before` (a job id). */
-  async list(filter: { kind?: JobKind; connectionId?: string; queue?: string; states?: JobState[] }, limit = 50): Promise<JobRecord[]> {
+  async list(
+    filter: { kind?: JobKind; connectionId?: string; queue?: string; states?: JobState[] },
+    limit = 50,
+  ): Promise<JobRecord[]> {
     return this.db().job.findMany({
       where: {
         ...(filter.kind ? { kind: filter.kind } : {}),
@@ -75,7 +84,12 @@ export class JobStore {
    * `scope.jobIds` narrows the pick to these jobs (a test's or a script's worker that must not run
    * jobs left by others); ids that are not uuids claim nothing.
    */
-  async claim(owner: string, kinds: readonly string[], leaseMs: number, scope: ClaimScope = {}): Promise<JobRecord | null> {
+  async claim(
+    owner: string,
+    kinds: readonly string[],
+    leaseMs: number,
+    scope: ClaimScope = {},
+  ): Promise<JobRecord | null> {
     const ids = scope.jobIds ? scope.jobIds.filter((id) => UUID.test(id)) : null;
     if (ids && ids.length === 0) return null;
     const sql = `
@@ -105,7 +119,9 @@ export class JobStore {
       RETURNING jobs.id`;
     let rows: Array<{ id: string }>;
     try {
-      rows = await this.db().$transaction((tx) => tx.$queryRawUnsafe<Array<{ id: string }>>(sql, kinds.join(","), owner, Math.round(leaseMs), ids));
+      rows = await this.db().$transaction((tx) =>
+        tx.$queryRawUnsafe<Array<{ id: string }>>(sql, kinds.join(","), owner, Math.round(leaseMs), ids),
+      );
     } catch (e) {
       if (isUniqueViolation(e)) return null;
       throw e;
@@ -115,7 +131,12 @@ export class JobStore {
   }
 
   /** Extends the lease and saves progress/checkpoint; throws LeaseLostError when the job is no longer ours. */
-  async heartbeat(jobId: string, owner: string, leaseMs: number, update: { progress?: JobProgress; checkpoint?: unknown } = {}): Promise<{ cancelRequested: boolean }> {
+  async heartbeat(
+    jobId: string,
+    owner: string,
+    leaseMs: number,
+    update: { progress?: JobProgress; checkpoint?: unknown } = {},
+  ): Promise<{ cancelRequested: boolean }> {
     const rows = await this.db().$queryRawUnsafe<Array<{ cancel_requested: boolean }>>(
       `UPDATE jobs SET
          lease_expires_at = now() + ($3::int * interval '1 millisecond'),
@@ -135,7 +156,11 @@ export class JobStore {
   }
 
   /** Ends a run; only the lease holder can. Returns false when the lease was lost meanwhile. */
-  async finish(jobId: string, owner: string, outcome: { state: "succeeded" | "cancelled" | "failed"; error?: string | null; progress?: JobProgress }): Promise<boolean> {
+  async finish(
+    jobId: string,
+    owner: string,
+    outcome: { state: "succeeded" | "cancelled" | "failed"; error?: string | null; progress?: JobProgress },
+  ): Promise<boolean> {
     const n = await this.db().$executeRawUnsafe(
       `UPDATE jobs SET state = $3, error = $4, progress = COALESCE($5::jsonb, progress), finished_at = now(),
          lease_owner = NULL, lease_expires_at = NULL

@@ -8,7 +8,12 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
  * One statement: the insert wins for the first replica, the update only for the holder or once the
  * lease has expired, so two replicas racing can never both hold it.
  */
-export async function holdTaskLease(name: string, owner: string, ttlMs: number, db: PrismaClient = getDb()): Promise<boolean> {
+export async function holdTaskLease(
+  name: string,
+  owner: string,
+  ttlMs: number,
+  db: PrismaClient = getDb(),
+): Promise<boolean> {
   const rows = await db.$queryRawUnsafe<Array<{ owner: string }>>(
     `INSERT INTO task_leases (name, owner, expires_at) VALUES ($1, $2, now() + ($3::int * interval '1 millisecond'))
      ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at

@@ -57,13 +57,20 @@ export interface JobListInput {
  * for one kind the role may not read is refused and audited under `job.list`, with that kind's
  * permission, as the kind's own list would be.
  */
-export async function listJobs(actor: Actor, meta: RequestMeta, input: JobListInput): Promise<{ items: JobView[]; nextCursor: string | null }> {
+export async function listJobs(
+  actor: Actor,
+  meta: RequestMeta,
+  input: JobListInput,
+): Promise<{ items: JobView[]; nextCursor: string | null }> {
   const scope = { action: "job.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta };
   await authorize(actor, "dlq:list", scope);
   if (input.kind) await authorize(actor, JOB_READ_PERMISSION[input.kind], scope);
   const kinds = input.kind ? [input.kind] : readableJobKinds(actor);
   if (kinds.length === 0) return { items: [], nextCursor: null };
-  const page = await jobsPage({ kinds, connectionId: input.connectionId, queue: input.queue, state: input.state }, { cursor: input.cursor, limit: input.limit });
+  const page = await jobsPage(
+    { kinds, connectionId: input.connectionId, queue: input.queue, state: input.state },
+    { cursor: input.cursor, limit: input.limit },
+  );
   return { items: page.jobs.map(toJobView), nextCursor: page.nextCursor };
 }
 

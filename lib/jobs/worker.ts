@@ -164,14 +164,17 @@ export class JobWorker {
     const handler = this.opts.handlers[job.kind];
     let leaseLost = false;
     // Extends the lease while a batch takes long; a lost lease aborts the handler.
-    const beat = setInterval(() => {
-      this.store.heartbeat(job.id, this.owner, this.leaseMs).catch((e) => {
-        if (e instanceof LeaseLostError) {
-          leaseLost = true;
-          abort.abort();
-        }
-      });
-    }, Math.max(250, Math.floor(this.leaseMs / 3)));
+    const beat = setInterval(
+      () => {
+        this.store.heartbeat(job.id, this.owner, this.leaseMs).catch((e) => {
+          if (e instanceof LeaseLostError) {
+            leaseLost = true;
+            abort.abort();
+          }
+        });
+      },
+      Math.max(250, Math.floor(this.leaseMs / 3)),
+    );
     beat.unref();
     try {
       const outcome = await handler({
@@ -194,7 +197,10 @@ export class JobWorker {
         .finish(job.id, this.owner, { state: "failed", error: reason })
         .catch((err) => console.error(`[jobs] could not record the failure of ${job.id}: ${(err as Error).message}`));
       // Only the run that ended the job records the end (a lost lease wrote nothing).
-      if (ended) await recordAudit(jobFailedEntry(job, reason)).catch((err) => console.error(`[jobs] could not audit the failure of ${job.id}: ${(err as Error).message}`));
+      if (ended)
+        await recordAudit(jobFailedEntry(job, reason)).catch((err) =>
+          console.error(`[jobs] could not audit the failure of ${job.id}: ${(err as Error).message}`),
+        );
     } finally {
       clearInterval(beat);
     }

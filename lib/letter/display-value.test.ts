@@ -16,13 +16,26 @@ describe("valueText", () => {
   it("renders nested arrays and tables", () => {
     const v = {
       t: "array" as const,
-      v: [{ t: "table" as const, v: [["queue", { t: "string" as const, v: "orders" }], ["count", { t: "number" as const, v: "2" }]] as Array<[string, any]> }],
+      v: [
+        {
+          t: "table" as const,
+          v: [
+            ["queue", { t: "string" as const, v: "orders" }],
+            ["count", { t: "number" as const, v: "2" }],
+          ] as Array<[string, any]>,
+        },
+      ],
     };
     expect(valueText(v)).toBe("- queue: orders\n  count: 2");
     expect(typeOf(v)).toBe("array[1]");
   });
   it("copies a header table as lines", () => {
-    expect(entriesText([{ name: "a", value: { t: "string", v: "1" } }, { name: "b", value: { t: "null" } }])).toBe("a: 1\nb: null");
+    expect(
+      entriesText([
+        { name: "a", value: { t: "string", v: "1" } },
+        { name: "b", value: { t: "null" } },
+      ]),
+    ).toBe("a: 1\nb: null");
   });
   it("caps hex output", () => {
     expect(base64ToHex(btoa("abcdef"), 3)).toEqual({ hex: "61 62 63", cut: true });

@@ -2,7 +2,18 @@ import { describe, expect, it } from "vitest";
 import type { FailureInfo } from "@/lib/brokers/types";
 import { fieldsInUse, filledFields } from "./failure-fields";
 
-const empty: FailureInfo = { deadLetteredAt: null, reason: null, originQueue: null, exchange: null, routingKeys: [], count: null, deliveryCount: null, exceptionClass: null, exceptionMessage: null, stackTrace: null };
+const empty: FailureInfo = {
+  deadLetteredAt: null,
+  reason: null,
+  originQueue: null,
+  exchange: null,
+  routingKeys: [],
+  count: null,
+  deliveryCount: null,
+  exceptionClass: null,
+  exceptionMessage: null,
+  stackTrace: null,
+};
 
 describe("failure fields", () => {
   it("reports nothing for an empty failure", () => {

@@ -1,7 +1,16 @@
 /** Which failure facts a letter (or a page of letters) actually has, so empty ones are not shown. Pure. */
 import type { FailureInfo } from "@/lib/brokers/types";
 
-export type FailureField = "deadLetteredAt" | "reason" | "origin" | "exchange" | "routingKeys" | "count" | "deliveryCount" | "exceptionClass" | "exceptionMessage";
+export type FailureField =
+  | "deadLetteredAt"
+  | "reason"
+  | "origin"
+  | "exchange"
+  | "routingKeys"
+  | "count"
+  | "deliveryCount"
+  | "exceptionClass"
+  | "exceptionMessage";
 
 export function filledFields(f: FailureInfo): Set<FailureField> {
   const out = new Set<FailureField>();

@@ -13,7 +13,11 @@ describe("hidden characters", () => {
     const h = hiddenChars("pay\u200Bpal\u200B.com\u200D\uFEFF")!;
     expect(h.count).toBe(4);
     expect(h.bidi).toBe(0);
-    expect(h.summary).toEqual(["U+200B ZERO WIDTH SPACE ×2", "U+200D ZERO WIDTH JOINER", "U+FEFF ZERO WIDTH NO-BREAK SPACE (BOM)"]);
+    expect(h.summary).toEqual([
+      "U+200B ZERO WIDTH SPACE ×2",
+      "U+200D ZERO WIDTH JOINER",
+      "U+FEFF ZERO WIDTH NO-BREAK SPACE (BOM)",
+    ]);
     expect(hiddenCharsLabel(h).label).toBe("invisible characters");
   });
 

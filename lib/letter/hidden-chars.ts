@@ -51,15 +51,26 @@ export function hiddenChars(text: string, limit = 1_000_000): HiddenChars | null
     if (cp === 0x200d && m.index! > 0 && PICTOGRAPH.test(s.slice(Math.max(0, m.index! - 2), m.index!))) continue;
     seen.set(cp, (seen.get(cp) ?? 0) + 1);
     count++;
-    if (cp === 0x061c || (cp >= 0x200e && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) bidi++;
+    if (
+      cp === 0x061c ||
+      (cp >= 0x200e && cp <= 0x200f) ||
+      (cp >= 0x202a && cp <= 0x202e) ||
+      (cp >= 0x2066 && cp <= 0x2069)
+    )
+      bidi++;
   }
   if (count === 0) return null;
-  const summary = [...seen].map(([cp, n]) => `U+${cp.toString(16).toUpperCase().padStart(4, "0")} ${NAMES[cp]}${n > 1 ? ` ×${n}` : ""}`);
+  const summary = [...seen].map(
+    ([cp, n]) => `U+${cp.toString(16).toUpperCase().padStart(4, "0")} ${NAMES[cp]}${n > 1 ? ` ×${n}` : ""}`,
+  );
   return { count, bidi, summary };
 }
 
 /** The badge's words: short, with the details for a tooltip. */
 export function hiddenCharsLabel(h: HiddenChars): { label: string; title: string } {
   const label = h.bidi > 0 ? "direction controls" : "invisible characters";
-  return { label, title: `Shown as received, but this text holds ${h.count} character${h.count === 1 ? "" : "s"} you cannot see: ${h.summary.join(", ")}. What it looks like may not be what it is.` };
+  return {
+    label,
+    title: `Shown as received, but this text holds ${h.count} character${h.count === 1 ? "" : "s"} you cannot see: ${h.summary.join(", ")}. What it looks like may not be what it is.`,
+  };
 }

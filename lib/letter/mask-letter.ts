@@ -8,7 +8,13 @@ import { buildPayloadView, type PayloadView } from "./payload-view";
 export function maskLetterMeta(
   l: { headers: HeaderEntry[]; properties: HeaderEntry[]; failure: FailureInfo; history: DeathRecord[] },
   policy: MaskingPolicy,
-): { headers: HeaderEntry[]; properties: HeaderEntry[]; failure: FailureInfo; history: DeathRecord[]; maskedCount: number } {
+): {
+  headers: HeaderEntry[];
+  properties: HeaderEntry[];
+  failure: FailureInfo;
+  history: DeathRecord[];
+  maskedCount: number;
+} {
   if (policy.rules.length === 0) return { ...l, maskedCount: 0 };
   const { rules, hashKey } = policy;
   let maskedCount = 0;
@@ -23,7 +29,11 @@ export function maskLetterMeta(
     maskedCount += r.maskedCount;
     return r.text;
   };
-  const failure = { ...l.failure, exceptionMessage: text(l.failure.exceptionMessage), stackTrace: text(l.failure.stackTrace) };
+  const failure = {
+    ...l.failure,
+    exceptionMessage: text(l.failure.exceptionMessage),
+    stackTrace: text(l.failure.stackTrace),
+  };
   const history = l.history.map((h) => ({ ...h, extra: entries(h.extra) }));
   return { headers: entries(l.headers), properties: entries(l.properties), failure, history, maskedCount };
 }
@@ -42,7 +52,11 @@ export function maskedPayloadView(
       : m.truncated
         ? "Masked view of the first part of the payload."
         : null;
-  return { view: { kind: m.kind === "json" ? "json" : "text", text: m.text ?? "", note }, maskedCount: m.maskedCount, masked: true };
+  return {
+    view: { kind: m.kind === "json" ? "json" : "text", text: m.text ?? "", note },
+    maskedCount: m.maskedCount,
+    masked: true,
+  };
 }
 
 /** Exception message and stack trace through the detectors and key=value rules (the DLQ page's list). */

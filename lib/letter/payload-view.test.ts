@@ -8,7 +8,9 @@ describe("buildPayloadView", () => {
   it("pretty-prints JSON and keeps number tokens exactly", () => {
     const v = buildPayloadView(enc('{"id":12345678901234567890,"a":[1,2,{}],"s":"x,\\"y:]"}'));
     expect(v.kind).toBe("json");
-    expect(v.text).toBe('{\n  "id": 12345678901234567890,\n  "a": [\n    1,\n    2,\n    {}\n  ],\n  "s": "x,\\"y:]"\n}');
+    expect(v.text).toBe(
+      '{\n  "id": 12345678901234567890,\n  "a": [\n    1,\n    2,\n    {}\n  ],\n  "s": "x,\\"y:]"\n}',
+    );
   });
   it("shows plain text as text", () => {
     const v = buildPayloadView(enc("order 42 failed\nretry later"));

@@ -23,7 +23,6 @@ export interface PayloadViewOptions {
   contentType?: string | null;
 }
 
-
 const DEFAULTS = { maxDepth: 64, maxChars: 300_000, maxHexBytes: 64 * 1024 };
 
 /**
@@ -80,7 +79,7 @@ export function reindentJson(text: string, maxDepth: number, maxChars: number): 
       i++;
     } else {
       let j = i;
-      while (j < n && !' \n\r\t,:]}'.includes(text[j])) j++;
+      while (j < n && !" \n\r\t,:]}".includes(text[j])) j++;
       push(text.slice(i, j));
       i = j;
     }
@@ -133,26 +132,38 @@ export function buildPayloadView(bytes: Uint8Array, opts: PayloadViewOptions = {
   const maxDepth = opts.maxDepth ?? DEFAULTS.maxDepth;
   const maxChars = opts.maxChars ?? DEFAULTS.maxChars;
   const maxHexBytes = opts.maxHexBytes ?? DEFAULTS.maxHexBytes;
-  const truncatedNote = opts.truncated ? "Only the first part of the payload was read; download the original bytes for all of it." : null;
+  const truncatedNote = opts.truncated
+    ? "Only the first part of the payload was read; download the original bytes for all of it."
+    : null;
 
   const text = decodeUtf8(bytes, opts.truncated);
   if (text !== null && looksLikeText(text)) {
     if (!opts.truncated && isJson(text)) {
       const pretty = reindentJson(text, maxDepth, maxChars);
       if (pretty) {
-        return { kind: "json", text: pretty.text, note: pretty.cut ? "Pretty-printed view cut short; download the original bytes for all of it." : null };
+        return {
+          kind: "json",
+          text: pretty.text,
+          note: pretty.cut ? "Pretty-printed view cut short; download the original bytes for all of it." : null,
+        };
       }
       const raw = cutText(text, maxChars);
       return { kind: "text", text: raw.text, note: `JSON nested deeper than ${maxDepth} levels: shown as raw text.` };
     }
     const raw = cutText(text, maxChars);
-    return { kind: "text", text: raw.text, note: truncatedNote ?? (raw.cut ? "Text cut short; download the original bytes for all of it." : null) };
+    return {
+      kind: "text",
+      text: raw.text,
+      note: truncatedNote ?? (raw.cut ? "Text cut short; download the original bytes for all of it." : null),
+    };
   }
   const dump = hexDump(bytes, maxHexBytes);
   const cut = bytes.length > maxHexBytes;
   return {
     kind: "hex",
     text: dump,
-    note: cut ? `Showing the first ${maxHexBytes} bytes as hex; download the original bytes for all of it.` : truncatedNote,
+    note: cut
+      ? `Showing the first ${maxHexBytes} bytes as hex; download the original bytes for all of it.`
+      : truncatedNote,
   };
 }

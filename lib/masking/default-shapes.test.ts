@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { HeaderEntry } from "@/lib/brokers/types";
-import { HOSTILE, HOSTILE_EXCEPTION, HOSTILE_JSON, HOSTILE_SECRET, HOSTILE_SVG, HOSTILE_TEXT } from "@/lib/demo/hostile-corpus";
+import {
+  HOSTILE,
+  HOSTILE_EXCEPTION,
+  HOSTILE_JSON,
+  HOSTILE_SECRET,
+  HOSTILE_SVG,
+  HOSTILE_TEXT,
+} from "@/lib/demo/hostile-corpus";
 import { DEFAULT_MASKING_RULES } from "./defaults";
 import { detect } from "./detectors";
 import { applyAction, maskHeaderRecord, maskHeaders, maskPayload, maskText } from "./engine";
@@ -15,8 +22,10 @@ import type { MaskingRule } from "./types";
 const KEY = "test-key";
 const enc = (s: string) => new TextEncoder().encode(s);
 const ctx = (rules: MaskingRule[] = DEFAULT_MASKING_RULES) => ({ rules, role: "viewer" as const, hashKey: KEY });
-const payload = (text: string, contentType: string | null = null, opts?: { truncated?: boolean }) => maskPayload(enc(text), contentType, ctx(), opts);
-const shown = (text: string, contentType: string | null = null, opts?: { truncated?: boolean }) => payload(text, contentType, opts).text ?? "";
+const payload = (text: string, contentType: string | null = null, opts?: { truncated?: boolean }) =>
+  maskPayload(enc(text), contentType, ctx(), opts);
+const shown = (text: string, contentType: string | null = null, opts?: { truncated?: boolean }) =>
+  payload(text, contentType, opts).text ?? "";
 const headerValue = (r: { entries: HeaderEntry[] }, name: string) => {
   const v = r.entries.find((e) => e.name === name)!.value;
   return v.t === "string" ? v.v : JSON.stringify(v);
@@ -34,14 +43,20 @@ function expectNone(text: string, ...secrets: string[]) {
 describe("XML", () => {
   it("hides the content of secret elements and keeps the document", () => {
     expect(shown("<password>hunter2</password>", "application/xml")).toBe("<password>[hidden]</password>");
-    expect(shown('<user><apiKey attr="x">abc</apiKey><name>Ada</name></user>')).toBe('<user><apiKey attr="x">[hidden]</apiKey><name>Ada</name></user>');
+    expect(shown('<user><apiKey attr="x">abc</apiKey><name>Ada</name></user>')).toBe(
+      '<user><apiKey attr="x">[hidden]</apiKey><name>Ada</name></user>',
+    );
     expect(shown(`<login><Password>${SECRET}</Password></login>`)).toBe("<login><Password>[hidden]</Password></login>");
   });
 
   it("CDATA, namespaces, children and same-named nesting", () => {
     expect(shown(`<password><![CDATA[${SECRET}]]></password>`)).toBe("<password>[hidden]</password>");
-    expect(shown(`<ns:token xmlns:ns="urn:x">${SECRET}</ns:token>`)).toBe('<ns:token xmlns:ns="urn:x">[hidden]</ns:token>');
-    expect(shown(`<credentials><user>bob</user><pass>${SECRET}</pass></credentials><next>1</next>`)).toBe("<credentials>[hidden]</credentials><next>1</next>");
+    expect(shown(`<ns:token xmlns:ns="urn:x">${SECRET}</ns:token>`)).toBe(
+      '<ns:token xmlns:ns="urn:x">[hidden]</ns:token>',
+    );
+    expect(shown(`<credentials><user>bob</user><pass>${SECRET}</pass></credentials><next>1</next>`)).toBe(
+      "<credentials>[hidden]</credentials><next>1</next>",
+    );
     expect(shown(`<token><token>a</token>${SECRET}</token><after/>`)).toBe("<token>[hidden]</token><after/>");
     // An end tag inside CDATA or a comment does not end the element.
     const cdata = `<secret><![CDATA[a</secret>${SECRET}]]></secret>ok`;
@@ -50,7 +65,9 @@ describe("XML", () => {
   });
 
   it("secret attributes, quoted either way or bare, at any length", () => {
-    expect(shown(`<user name="ada" password="${SECRET}" token='${SECRET}'/>`)).toBe(`<user name="ada" password="[hidden]" token='[hidden]'/>`);
+    expect(shown(`<user name="ada" password="${SECRET}" token='${SECRET}'/>`)).toBe(
+      `<user name="ada" password="[hidden]" token='[hidden]'/>`,
+    );
     expect(shown(`<conn password=${SECRET} host=db>x</conn>`)).toBe("<conn password=[hidden] host=db>x</conn>");
     const long = "p".repeat(1000) + "TAIL";
     expect(shown(`<user password="${long}"/>`)).toBe('<user password="[hidden]"/>');
@@ -66,7 +83,9 @@ describe("XML", () => {
   });
 
   it("markup quoted in comments and CDATA of other elements is scanned too", () => {
-    expect(shown(`<note><![CDATA[<password>${SECRET}</password>]]></note>`)).toBe("<note><![CDATA[<password>[hidden]</password>]]></note>");
+    expect(shown(`<note><![CDATA[<password>${SECRET}</password>]]></note>`)).toBe(
+      "<note><![CDATA[<password>[hidden]</password>]]></note>",
+    );
     expect(shown(`<!-- <password>${SECRET}</password> -->`)).toBe("<!-- <password>[hidden]</password> -->");
   });
 
@@ -76,7 +95,9 @@ describe("XML", () => {
     expect(shown(`<envelope><payload>${escaped}</payload></envelope>`)).toBe(
       "<envelope><payload>&lt;login&gt;&lt;user&gt;ada&lt;/user&gt;&lt;password&gt;[hidden]&lt;/password&gt;&lt;/login&gt;</payload></envelope>",
     );
-    expect(shown(`&lt;user password=&quot;${SECRET}&quot; pass=&#39;${SECRET}&#39;/&gt;`)).toBe("&lt;user password=&quot;[hidden]&quot; pass=&#39;[hidden]&#39;/&gt;");
+    expect(shown(`&lt;user password=&quot;${SECRET}&quot; pass=&#39;${SECRET}&#39;/&gt;`)).toBe(
+      "&lt;user password=&quot;[hidden]&quot; pass=&#39;[hidden]&#39;/&gt;",
+    );
   });
 
   it("a secret element that never ends (a cut payload) is hidden to the end", () => {
@@ -89,15 +110,25 @@ describe("XML", () => {
 
 describe("form-encoded bodies", () => {
   it("masks fields by name and cards by the last-4 rule", () => {
-    expect(shown("user=a&password=hunter2&card=4111111111111111", "application/x-www-form-urlencoded")).toBe("user=a&password=[hidden]&card=****1111");
-    expect(shown(`grant_type=password&username=ada&client_secret=${SECRET}&refresh_token=${SECRET}`)).toBe("grant_type=password&username=ada&client_secret=[hidden]&refresh_token=[hidden]");
+    expect(shown("user=a&password=hunter2&card=4111111111111111", "application/x-www-form-urlencoded")).toBe(
+      "user=a&password=[hidden]&card=****1111",
+    );
+    expect(shown(`grant_type=password&username=ada&client_secret=${SECRET}&refresh_token=${SECRET}`)).toBe(
+      "grant_type=password&username=ada&client_secret=[hidden]&refresh_token=[hidden]",
+    );
   });
 
   it("percent-encoded values and keys are decoded before they are judged", () => {
-    const out = shown(`user=a&password=hun%26ter2%3D%3D&card=4111%201111%201111%201111&card2=4111+1111+1111+1111&email=ada%40example.com`);
+    const out = shown(
+      `user=a&password=hun%26ter2%3D%3D&card=4111%201111%201111%201111&card2=4111+1111+1111+1111&email=ada%40example.com`,
+    );
     expectNone(out, "hun", "ter2", "4111%201111", "4111+1111", "ada%40example.com", "ada@example.com");
-    expect(out).toBe(`user=a&password=[hidden]&card=****1111&card2=****1111&email=${applyAction("ada@example.com", { kind: "hash" }, KEY)}`);
-    expect(shown(`user%5Bname%5D=ada&user%5Bpassword%5D=${SECRET}&user[pin]=1234`)).toBe("user%5Bname%5D=ada&user%5Bpassword%5D=[hidden]&user[pin]=[hidden]");
+    expect(out).toBe(
+      `user=a&password=[hidden]&card=****1111&card2=****1111&email=${applyAction("ada@example.com", { kind: "hash" }, KEY)}`,
+    );
+    expect(shown(`user%5Bname%5D=ada&user%5Bpassword%5D=${SECRET}&user[pin]=1234`)).toBe(
+      "user%5Bname%5D=ada&user%5Bpassword%5D=[hidden]&user[pin]=[hidden]",
+    );
   });
 
   it("JSON and text inside an encoded value are masked, the rest of the value stays encoded", () => {
@@ -105,7 +136,9 @@ describe("form-encoded bodies", () => {
     const out = shown(`id=7&data=${data}`);
     expectNone(out, SECRET, CARD, "4111");
     expect(out.startsWith("id=7&data=%7B%22password%22")).toBe(true);
-    expect(decodeURIComponent(out.slice("id=7&data=".length).replace(/\+/g, " "))).toBe('{"password":"[hidden]","note":"pay with ****1111"}');
+    expect(decodeURIComponent(out.slice("id=7&data=".length).replace(/\+/g, " "))).toBe(
+      '{"password":"[hidden]","note":"pay with ****1111"}',
+    );
   });
 
   it("a value with a secret read either way (`+` as plus or as space) is hidden whole", () => {
@@ -118,8 +151,12 @@ describe("form-encoded bodies", () => {
   });
 
   it("dotted and bracketed names in properties and logs", () => {
-    expect(maskText(`spring.datasource.password=${SECRET} spring.datasource.url=jdbc:x`, ctx()).text).toBe("spring.datasource.password=[hidden] spring.datasource.url=jdbc:x");
-    expect(maskText(`User{name=ada, apiKey=${SECRET}, passwordHash=${SECRET}}`, ctx()).text).toBe("User{name=ada, apiKey=[hidden], passwordHash=[hidden]}");
+    expect(maskText(`spring.datasource.password=${SECRET} spring.datasource.url=jdbc:x`, ctx()).text).toBe(
+      "spring.datasource.password=[hidden] spring.datasource.url=jdbc:x",
+    );
+    expect(maskText(`User{name=ada, apiKey=${SECRET}, passwordHash=${SECRET}}`, ctx()).text).toBe(
+      "User{name=ada, apiKey=[hidden], passwordHash=[hidden]}",
+    );
     // A bare value ends at a space or , ; & and brackets only: a closing parenthesis may be part of a secret.
     expect(maskText(`User(name=ada, password=${SECRET})`, ctx()).text).toBe("User(name=ada, password=[hidden]");
   });
@@ -162,7 +199,9 @@ describe("HTTP header dumps in text", () => {
     const curl = `> GET / HTTP/1.1\n> Authorization: Bearer ${JWT}\n< HTTP/1.1 200 OK\n< Set-Cookie: sid=${SECRET}; Path=/; HttpOnly\n< Content-Length: 2`;
     const out = maskText(curl, ctx()).text;
     expectNone(out, SECRET, JWT);
-    expect(out).toBe("> GET / HTTP/1.1\n> Authorization: [hidden]\n< HTTP/1.1 200 OK\n< Set-Cookie: [hidden]\n< Content-Length: 2");
+    expect(out).toBe(
+      "> GET / HTTP/1.1\n> Authorization: [hidden]\n< HTTP/1.1 200 OK\n< Set-Cookie: [hidden]\n< Content-Length: 2",
+    );
     expect(maskText(`Cookie: a=1;\n b=${SECRET}\nHost: x`, ctx()).text).toBe("Cookie: [hidden]\nHost: x");
   });
 
@@ -179,14 +218,20 @@ describe("HTTP header dumps in text", () => {
   });
 
   it("Basic credentials anywhere in text are recognised by decoding them", () => {
-    expect(maskText(`upstream said: Authorization=Basic ${BASIC} was refused`, ctx()).text).toBe("upstream said: Authorization=Basic [hidden] was refused");
+    expect(maskText(`upstream said: Authorization=Basic ${BASIC} was refused`, ctx()).text).toBe(
+      "upstream said: Authorization=Basic [hidden] was refused",
+    );
     expect(maskText(`calling with Basic ${BASIC} failed`, ctx()).text).toBe("calling with Basic [hidden] failed");
     expect(detect("bearer", "Basic authentication failed for the Basic plan")).toEqual([]);
     expect(detect("bearer", `Negotiate TlRMTVNTUAABAAAAB4IIogAAAAAAAAAA`)).toMatchObject([{ keepPrefix: 10 }]);
   });
 
   it("exception lines that look like headers are left alone", () => {
-    for (const line of ["TokenExpiredError: jwt expired", "com.acme.auth.InvalidTokenException: signature rejected by issuer", "Unexpected token O in JSON at position 0"]) {
+    for (const line of [
+      "TokenExpiredError: jwt expired",
+      "com.acme.auth.InvalidTokenException: signature rejected by issuer",
+      "Unexpected token O in JSON at position 0",
+    ]) {
       expect(maskText(line, ctx()).text).toBe(line);
     }
   });
@@ -218,10 +263,13 @@ describe("long values", () => {
   });
 
   it("a quoted value over several lines (a PEM key) and a JSON value that is an object", () => {
-    const pem = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----";
+    const pem =
+      "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----";
     expect(maskText(`private_key="${pem}" region=eu`, ctx()).text).toBe('private_key="[hidden]" region=eu');
     const cut = `{"user":"ada","secret":{"k":"${SECRET}","n":[1,{"m":"x"}]},"next":1,"cut`;
-    expect(payload(cut, "application/json", { truncated: true }).text).toBe('{"user":"ada","secret":[hidden],"next":1,"cut');
+    expect(payload(cut, "application/json", { truncated: true }).text).toBe(
+      '{"user":"ada","secret":[hidden],"next":1,"cut',
+    );
   });
 });
 
@@ -235,11 +283,27 @@ describe("JSON inside JSON strings", () => {
       expect(r.kind).toBe("json");
       expectNone(r.text!, SECRET, CARD);
     }
-    expect(JSON.parse(payload(JSON.stringify(once), null).text!)).toEqual({ body: '{"password":"[hidden]","user":"ada"}' });
+    expect(JSON.parse(payload(JSON.stringify(once), null).text!)).toEqual({
+      body: '{"password":"[hidden]","user":"ada"}',
+    });
     const t = JSON.parse(payload(JSON.stringify(twice), null).text!);
     expect(JSON.parse(JSON.parse(t.body).inner)).toEqual({ password: "[hidden]", card: "****1111" });
     // A rule on a path runs on into the embedded document.
-    const byPath = maskPayload(enc(JSON.stringify(once)), null, ctx([{ id: "p", description: "", enabled: true, target: { kind: "field", paths: ["$.body.user"] }, action: { kind: "hide" }, roles: ["viewer"] }]), {});
+    const byPath = maskPayload(
+      enc(JSON.stringify(once)),
+      null,
+      ctx([
+        {
+          id: "p",
+          description: "",
+          enabled: true,
+          target: { kind: "field", paths: ["$.body.user"] },
+          action: { kind: "hide" },
+          roles: ["viewer"],
+        },
+      ]),
+      {},
+    );
     expect(JSON.parse(byPath.text!)).toEqual({ body: '{"password":"' + SECRET + '","user":"[hidden]"}' });
   });
 
@@ -249,12 +313,23 @@ describe("JSON inside JSON strings", () => {
   });
 
   it("nested JSON seen as text (a cut prefix, a header) is masked at every escaping depth", () => {
-    const twice = JSON.stringify({ body: JSON.stringify({ inner: JSON.stringify({ password: SECRET, n: 1 }) }), tail: "x".repeat(40) });
+    const twice = JSON.stringify({
+      body: JSON.stringify({ inner: JSON.stringify({ password: SECRET, n: 1 }) }),
+      tail: "x".repeat(40),
+    });
     const cut = payload(twice.slice(0, -20), "application/json", { truncated: true });
     expect(cut.kind).toBe("text");
     expectNone(cut.text!, SECRET);
     expect(cut.text).toContain('\\\\\\"password\\\\\\":\\\\\\"[hidden]\\\\\\",\\\\\\"n\\\\\\":1');
-    const h = maskHeaders([{ name: "x-original-body", value: { t: "string", v: JSON.stringify({ inner: JSON.stringify({ token: SECRET }) }) } }], ctx());
+    const h = maskHeaders(
+      [
+        {
+          name: "x-original-body",
+          value: { t: "string", v: JSON.stringify({ inner: JSON.stringify({ token: SECRET }) }) },
+        },
+      ],
+      ctx(),
+    );
     expectNone(headerValue(h, "x-original-body"), SECRET);
     expect(headerValue(h, "x-original-body")).toBe('{"inner":"{\\"token\\":\\"[hidden]\\"}"}');
   });
@@ -281,7 +356,11 @@ describe("message headers and attributes", () => {
   });
 
   it("the triage index's flat header map", () => {
-    const r = maskHeaderRecord({ "x-upstream-auth": `Basic ${BASIC}`, "x-raw": `Authorization: Basic ${BASIC}` }, DEFAULT_MASKING_RULES, KEY);
+    const r = maskHeaderRecord(
+      { "x-upstream-auth": `Basic ${BASIC}`, "x-raw": `Authorization: Basic ${BASIC}` },
+      DEFAULT_MASKING_RULES,
+      KEY,
+    );
     expect(r.headers).toEqual({ "x-upstream-auth": "Basic [hidden]", "x-raw": "Authorization: [hidden]" });
   });
 });
@@ -301,7 +380,7 @@ describe("what stays as it was", () => {
     for (const line of [
       "ORDER 5004 qty=2 sku=AB-12 (plain text)",
       "checkout v1 is retired <script>window.__pwned=1</script>",
-      "<order id=\"7\"><sku>AB-12</sku><qty>2</qty></order>",
+      '<order id="7"><sku>AB-12</sku><qty>2</qty></order>',
       "Read timed out after 3000 ms calling payments-api",
       "Host: api.example.com\nAccept: */*",
       "a < b and c > d; x=1&y=2",

@@ -77,8 +77,17 @@ export function basicCredential(b64: string): boolean {
   return raw.includes(":") && !/[\u0000-\u001f\u007f\ufffd]/.test(raw);
 }
 
-const isEmailLocal = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 46 || c === 95 || c === 37 || c === 43 || c === 45;
-const isBase64Url = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 45;
+const isEmailLocal = (c: number) =>
+  (c >= 97 && c <= 122) ||
+  (c >= 65 && c <= 90) ||
+  (c >= 48 && c <= 57) ||
+  c === 46 ||
+  c === 95 ||
+  c === 37 ||
+  c === 43 ||
+  c === 45;
+const isBase64Url = (c: number) =>
+  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 45;
 
 /**
  * E-mail addresses, found from each "@": as `[A-Za-z0-9._%+-]{1,64}@domain` would match, without
@@ -276,7 +285,12 @@ function stopAt(re: RegExp, text: string, from: number): number {
 }
 
 /** The value that starts at `at` in text whose quotes are at escaping `depth`: a string, a structure, or a bare token. */
-function valueSpan(text: string, at: number, depth: number, plain: boolean): { start: number; end: number; bare: boolean } {
+function valueSpan(
+  text: string,
+  at: number,
+  depth: number,
+  plain: boolean,
+): { start: number; end: number; bare: boolean } {
   let b = 0;
   while (text.charCodeAt(at + b) === BACKSLASH) b++;
   if (text.charCodeAt(at + b) === QUOTE) {
@@ -307,7 +321,10 @@ export function scanKeyValues<T>(
   out: SpanSink<T>,
   onBare?: (start: number, end: number) => void,
 ): void {
-  for (const [re, plain] of [[JSON_KEY, false], [PLAIN_KEY, true]] as const) {
+  for (const [re, plain] of [
+    [JSON_KEY, false],
+    [PLAIN_KEY, true],
+  ] as const) {
     re.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = re.exec(text)) !== null) {
@@ -353,7 +370,12 @@ const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
  * stops at its quote or at `<`, which XML does not allow inside one, so a broken tag never swallows
  * the rest of a document. Each attribute whose name `lookup` knows is reported.
  */
-function startTag<T>(text: string, at: number, lookup: ((name: string) => T | null) | null, out: SpanSink<T>): { end: number; closed: boolean; selfClosing: boolean } {
+function startTag<T>(
+  text: string,
+  at: number,
+  lookup: ((name: string) => T | null) | null,
+  out: SpanSink<T>,
+): { end: number; closed: boolean; selfClosing: boolean } {
   const n = text.length;
   let i = at;
   while (i < n) {
@@ -446,7 +468,10 @@ export function scanXml<T>(text: string, lookup: (name: string) => T | null, out
     if (lt < 0) return;
     const name = sticky(XML_NAME, text, lt + 1);
     const after = name === null ? -1 : lt + 1 + name.length;
-    if (name === null || (after < n && !isSpace(text.charCodeAt(after)) && text[after] !== ">" && text[after] !== "/")) {
+    if (
+      name === null ||
+      (after < n && !isSpace(text.charCodeAt(after)) && text[after] !== ">" && text[after] !== "/")
+    ) {
       i = lt + 1;
       continue;
     }
@@ -465,7 +490,8 @@ export function scanXml<T>(text: string, lookup: (name: string) => T | null, out
 // A header line: at a line start (or after an escaped `\n` of a JSON string), optionally after
 // curl's `> ` / `< `. Names with a dot are left out (exception class names: `com.acme.TokenError: …`),
 // as are names ending in Error/Exception (`TokenExpiredError: jwt expired`).
-const HEADER_LINE = /(?:^|(?<=\\[nr]))[ \t]{0,16}(?:[<>][ \t]{0,4})?([A-Za-z0-9][A-Za-z0-9!#$%&'*+^_`|~-]{0,99})[ \t]{0,16}:[ \t]*/gm;
+const HEADER_LINE =
+  /(?:^|(?<=\\[nr]))[ \t]{0,16}(?:[<>][ \t]{0,4})?([A-Za-z0-9][A-Za-z0-9!#$%&'*+^_`|~-]{0,99})[ \t]{0,16}:[ \t]*/gm;
 
 /**
  * `Name: value` lines of header dumps (HTTP requests, curl -v, mail) whose name `lookup` knows:
@@ -511,7 +537,18 @@ export function scanHeaderLines<T>(text: string, lookup: (name: string) => T | n
 }
 
 const XML_ENTITY = /&(?:lt|gt|quot|apos|amp|#(?:60|62|34|39|38)|#x(?:3[cCeE]|2[2267]));/g;
-const ENTITY_CHAR: Record<string, string> = { lt: "<", gt: ">", quot: '"', apos: "'", amp: "&", "#60": "<", "#62": ">", "#34": '"', "#39": "'", "#38": "&" };
+const ENTITY_CHAR: Record<string, string> = {
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  amp: "&",
+  "#60": "<",
+  "#62": ">",
+  "#34": '"',
+  "#39": "'",
+  "#38": "&",
+};
 
 /**
  * Markup escaped as text (`&lt;password&gt;…`, an XML document carried inside another or in

@@ -2,7 +2,16 @@ import { describe, expect, it } from "vitest";
 import type { HeaderEntry } from "@/lib/brokers/types";
 import { DEFAULT_MASKING_RULES } from "./defaults";
 import { detect, ibanValid, luhnValid } from "./detectors";
-import { applyAction, isSensitiveDlq, maskHeaderRecord, maskHeaders, maskPayload, maskText, rulesFor, sensitiveRules } from "./engine";
+import {
+  applyAction,
+  isSensitiveDlq,
+  maskHeaderRecord,
+  maskHeaders,
+  maskPayload,
+  maskText,
+  rulesFor,
+  sensitiveRules,
+} from "./engine";
 import { parseJson } from "./json";
 import { parseFieldPath, validateMaskingRules, type MaskingRule } from "./types";
 
@@ -20,7 +29,14 @@ const rule = (over: Partial<MaskingRule> & Pick<MaskingRule, "target">): Masking
   roles: ["viewer", "operator"],
   ...over,
 });
-const field = (...paths: string[]) => rule({ id: `f-${paths.join("-").toLowerCase().replace(/[^a-z0-9]/g, "")}`, target: { kind: "field", paths } });
+const field = (...paths: string[]) =>
+  rule({
+    id: `f-${paths
+      .join("-")
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, "")}`,
+    target: { kind: "field", paths },
+  });
 const json = (v: unknown, rules: MaskingRule[], role: MaskingRule["roles"][number] = "operator") => {
   const r = maskPayload(enc(JSON.stringify(v)), "application/json", ctx(rules, role));
   return { ...r, value: r.text ? JSON.parse(r.text) : null };
@@ -49,7 +65,12 @@ describe("detectors", () => {
     expect(detect("bearer", "Authorization: Bearer abc.def-123456")[0]).toMatchObject({ keepPrefix: 7 });
     expect(detect("jwt", `token=${JWT};`)).toHaveLength(1);
     expect(detect("jwt", "eyJnotatoken")).toHaveLength(0);
-    for (const k of ["sk_live_51HabcdefghijklmnopQRS", "AKIAIOSFODNN7EXAMPLE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "xoxb-1234567890-abcdef"]) {
+    for (const k of [
+      "sk_live_51HabcdefghijklmnopQRS",
+      "AKIAIOSFODNN7EXAMPLE",
+      "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+      "xoxb-1234567890-abcdef",
+    ]) {
       expect(detect("api-key", `key ${k} end`), k).toHaveLength(1);
     }
     expect(detect("api-key", "skip the sk_ prefix alone")).toHaveLength(0);
@@ -79,11 +100,17 @@ describe("field paths", () => {
   });
   it("rooted path masks only there; suffix and bare names at any depth", () => {
     const v = { card: { number: "1234", holder: "Ada" }, nested: { card: { number: "5678" } } };
-    expect(json(v, [field("$.card.number")]).value).toEqual({ card: { number: "[hidden]", holder: "Ada" }, nested: { card: { number: "5678" } } });
+    expect(json(v, [field("$.card.number")]).value).toEqual({
+      card: { number: "[hidden]", holder: "Ada" },
+      nested: { card: { number: "5678" } },
+    });
     expect(json(v, [field("card.number")]).value.nested.card.number).toBe("[hidden]");
     const deep = { a: { b: { c: [{ password: "p1" }, { password: "p2" }] } }, password: "p0" };
     const r = json(deep, [field("password")]);
-    expect(r.value).toEqual({ a: { b: { c: [{ password: "[hidden]" }, { password: "[hidden]" }] } }, password: "[hidden]" });
+    expect(r.value).toEqual({
+      a: { b: { c: [{ password: "[hidden]" }, { password: "[hidden]" }] } },
+      password: "[hidden]",
+    });
     expect(r.maskedCount).toBe(3);
   });
   it("arrays: [n], [*], and * matching an index", () => {
@@ -100,12 +127,22 @@ describe("field paths", () => {
 
 describe("maskPayload", () => {
   const defaults = DEFAULT_MASKING_RULES;
-  const payload = { customer: { email: "ada@example.com", card: CARD.replace(/ /g, ""), iban: IBAN }, auth: `Bearer ${JWT}`, id: 12345678901234567890, password: "hunter2" };
+  const payload = {
+    customer: { email: "ada@example.com", card: CARD.replace(/ /g, ""), iban: IBAN },
+    auth: `Bearer ${JWT}`,
+    id: 12345678901234567890,
+    password: "hunter2",
+  };
 
   it("masks the seeded secrets with the default rules and keeps 64-bit numbers exact", () => {
-    const r = maskPayload(enc(JSON.stringify(payload).replace('"id":12345678901234567000', '"id":12345678901234567890')), "application/json", ctx(defaults));
+    const r = maskPayload(
+      enc(JSON.stringify(payload).replace('"id":12345678901234567000', '"id":12345678901234567890')),
+      "application/json",
+      ctx(defaults),
+    );
     expect(r.kind).toBe("json");
-    for (const secret of ["ada@example.com", "4111111111111111", IBAN, JWT, "hunter2"]) expect(r.text).not.toContain(secret);
+    for (const secret of ["ada@example.com", "4111111111111111", IBAN, JWT, "hunter2"])
+      expect(r.text).not.toContain(secret);
     expect(r.text).toContain("****1111");
     expect(r.text).toContain("****3000");
     expect(r.text).toContain('"auth": "Bearer [hidden]"');
@@ -120,10 +157,23 @@ describe("maskPayload", () => {
     expect(r.kind).toBe("original");
     expect(r.bytes).toBe(bytes);
     expect(maskPayload(bytes, null, ctx(only, "viewer")).kind).toBe("json");
-    expect(maskPayload(bytes, null, ctx(defaults.map((r) => ({ ...r, enabled: false })), "viewer")).kind).toBe("original");
+    expect(
+      maskPayload(
+        bytes,
+        null,
+        ctx(
+          defaults.map((r) => ({ ...r, enabled: false })),
+          "viewer",
+        ),
+      ).kind,
+    ).toBe("original");
   });
   it("text is masked by detectors and key=value field rules", () => {
-    const r = maskPayload(enc(`charge failed for ada@example.com card=${CARD} password=hunter2 iban ${IBAN}`), "text/plain", ctx(defaults));
+    const r = maskPayload(
+      enc(`charge failed for ada@example.com card=${CARD} password=hunter2 iban ${IBAN}`),
+      "text/plain",
+      ctx(defaults),
+    );
     expect(r.kind).toBe("text");
     expect(r.text).toBe(r.text!.replace(/ada@example|hunter2|4111 1111 1111 1111|DE8937/g, "LEAK"));
     expect(r.text).toContain("password=[hidden]");
@@ -143,7 +193,9 @@ describe("maskPayload", () => {
   it("__proto__ keys are plain data and never pollute prototypes", () => {
     const text = '{"__proto__":{"polluted":true,"password":"p"},"constructor":{"prototype":{"x":1}}}';
     const r = maskPayload(enc(text), "application/json", ctx([field("password")]));
-    expect(JSON.parse(r.text!)).toEqual(JSON.parse('{"__proto__":{"polluted":true,"password":"[hidden]"},"constructor":{"prototype":{"x":1}}}'));
+    expect(JSON.parse(r.text!)).toEqual(
+      JSON.parse('{"__proto__":{"polluted":true,"password":"[hidden]"},"constructor":{"prototype":{"x":1}}}'),
+    );
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     const node = parseJson(text, { maxDepth: 10, maxNodes: 100 });
     expect(node.t === "obj" && node.members[0][0]).toBe("__proto__");
@@ -175,7 +227,16 @@ describe("maskHeaders", () => {
     { name: "Authorization", value: { t: "string", v: `Bearer ${JWT}` } },
     { name: "x-customer", value: { t: "bytes", v: "", size: 15, text: "ada@example.com" } },
     { name: "x-plain", value: { t: "string", v: "ok" } },
-    { name: "x-nested", value: { t: "table", v: [["session-token", { t: "string", v: "abc" }], ["card", { t: "number", v: "4111111111111111" }]] } },
+    {
+      name: "x-nested",
+      value: {
+        t: "table",
+        v: [
+          ["session-token", { t: "string", v: "abc" }],
+          ["card", { t: "number", v: "4111111111111111" }],
+        ],
+      },
+    },
   ];
   it("named headers by glob, values by detectors, nested tables", () => {
     const r = maskHeaders(entries, ctx(DEFAULT_MASKING_RULES));
@@ -185,11 +246,21 @@ describe("maskHeaders", () => {
     expect(text).not.toContain('"abc"');
     expect(r.entries[0].value).toEqual({ t: "string", v: "[hidden]" });
     expect(r.entries[2]).toBe(entries[2]);
-    expect(r.entries[3].value).toEqual({ t: "table", v: [["session-token", { t: "string", v: "[hidden]" }], ["card", { t: "string", v: "****1111" }]] });
+    expect(r.entries[3].value).toEqual({
+      t: "table",
+      v: [
+        ["session-token", { t: "string", v: "[hidden]" }],
+        ["card", { t: "string", v: "****1111" }],
+      ],
+    });
     expect(r.maskedCount).toBe(4);
   });
   it("the triage index's flat header map", () => {
-    const r = maskHeaderRecord({ authorization: "Bearer abcdefghijk", "x-mail": "ada@example.com", __proto__x: "1" }, DEFAULT_MASKING_RULES, KEY);
+    const r = maskHeaderRecord(
+      { authorization: "Bearer abcdefghijk", "x-mail": "ada@example.com", __proto__x: "1" },
+      DEFAULT_MASKING_RULES,
+      KEY,
+    );
     expect(r.headers.authorization).toBe("[hidden]");
     expect(r.headers["x-mail"]).toMatch(/^\[hash:/);
   });
@@ -200,17 +271,33 @@ describe("maskHeaders", () => {
 
 describe("roles and sensitive DLQs", () => {
   it("rulesFor picks enabled rules for the role", () => {
-    const rs = [rule({ id: "a", target: { kind: "detector", detector: "email" }, roles: ["viewer"] }), rule({ id: "b", enabled: false, target: { kind: "detector", detector: "card" } })];
+    const rs = [
+      rule({ id: "a", target: { kind: "detector", detector: "email" }, roles: ["viewer"] }),
+      rule({ id: "b", enabled: false, target: { kind: "detector", detector: "card" } }),
+    ];
     expect(rulesFor(rs, "viewer").map((r) => r.id)).toEqual(["a"]);
     expect(rulesFor(rs, "operator")).toEqual([]);
   });
   it("sensitive: every enabled rule applies, and viewers only get hide", () => {
-    const rs = [rule({ id: "a", target: { kind: "detector", detector: "card" }, action: { kind: "keep-last", n: 4 }, roles: ["viewer"] })];
-    expect(sensitiveRules(rs, "operator")[0]).toMatchObject({ roles: ["operator"], action: { kind: "keep-last", n: 4 } });
+    const rs = [
+      rule({
+        id: "a",
+        target: { kind: "detector", detector: "card" },
+        action: { kind: "keep-last", n: 4 },
+        roles: ["viewer"],
+      }),
+    ];
+    expect(sensitiveRules(rs, "operator")[0]).toMatchObject({
+      roles: ["operator"],
+      action: { kind: "keep-last", n: 4 },
+    });
     expect(sensitiveRules(rs, "viewer")[0].action).toEqual({ kind: "hide" });
   });
   it("isSensitiveDlq matches per connection or all, by glob", () => {
-    const list = [{ connectionId: "*", pattern: "payments.*" }, { connectionId: "local-sqs", pattern: "hr-*" }];
+    const list = [
+      { connectionId: "*", pattern: "payments.*" },
+      { connectionId: "local-sqs", pattern: "hr-*" },
+    ];
     expect(isSensitiveDlq(list, "local-rabbitmq", "payments.dlq")).toBe(true);
     expect(isSensitiveDlq(list, "local-sqs", "hr-dlq")).toBe(true);
     expect(isSensitiveDlq(list, "local-rabbitmq", "hr-dlq")).toBe(false);
@@ -221,10 +308,27 @@ describe("roles and sensitive DLQs", () => {
 describe("validateMaskingRules", () => {
   it("accepts the defaults and names the bad rule", () => {
     expect(validateMaskingRules(DEFAULT_MASKING_RULES)).toHaveLength(DEFAULT_MASKING_RULES.length);
-    expect(() => validateMaskingRules([{ id: "x", target: { kind: "field", paths: ["$.a[x]"] }, action: { kind: "hide" }, roles: ["viewer"] }])).toThrow(/\$\.a\[x\]/);
-    expect(() => validateMaskingRules([{ id: "Bad Id", target: { kind: "detector", detector: "card" }, action: { kind: "hide" }, roles: ["viewer"] }])).toThrow(/Rule "Bad Id"/);
-    expect(() => validateMaskingRules([{ id: "x", target: { kind: "detector", detector: "ssn" }, action: { kind: "hide" }, roles: ["viewer"] }])).toThrow();
-    const dup = { id: "x", target: { kind: "detector", detector: "card" }, action: { kind: "hide" }, roles: ["viewer"] };
+    expect(() =>
+      validateMaskingRules([
+        { id: "x", target: { kind: "field", paths: ["$.a[x]"] }, action: { kind: "hide" }, roles: ["viewer"] },
+      ]),
+    ).toThrow(/\$\.a\[x\]/);
+    expect(() =>
+      validateMaskingRules([
+        { id: "Bad Id", target: { kind: "detector", detector: "card" }, action: { kind: "hide" }, roles: ["viewer"] },
+      ]),
+    ).toThrow(/Rule "Bad Id"/);
+    expect(() =>
+      validateMaskingRules([
+        { id: "x", target: { kind: "detector", detector: "ssn" }, action: { kind: "hide" }, roles: ["viewer"] },
+      ]),
+    ).toThrow();
+    const dup = {
+      id: "x",
+      target: { kind: "detector", detector: "card" },
+      action: { kind: "hide" },
+      roles: ["viewer"],
+    };
     expect(() => validateMaskingRules([dup, dup])).toThrow(/twice/);
   });
 });

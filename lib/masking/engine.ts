@@ -2,7 +2,15 @@ import { createHmac } from "node:crypto";
 import type { Role } from "@/lib/auth/permissions";
 import type { DisplayValue, HeaderEntry } from "@/lib/brokers/types";
 import { decodeUtf8, looksLikeText, valueText } from "@/lib/text";
-import { detect, scanHeaderLines, scanKeyValues, scanXml, unescapedMarkup, type NamedSpan, type Span } from "./detectors";
+import {
+  detect,
+  scanHeaderLines,
+  scanKeyValues,
+  scanXml,
+  unescapedMarkup,
+  type NamedSpan,
+  type Span,
+} from "./detectors";
 import { globMatch } from "@/lib/glob";
 import { compactJson, JsonLimitError, parseJson, stringifyJson, type JNode } from "./json";
 import { HIDDEN, parseFieldPath, type FieldPath, type MaskAction, type MaskContext, type MaskingRule } from "./types";
@@ -99,13 +107,24 @@ function fieldPath(p: string): FieldPath | null {
 
 function compile(ctx: MaskContext, preFiltered = false): Compiled {
   const rules = preFiltered ? ctx.rules : rulesFor(ctx.rules, ctx.role);
-  const c: Compiled = { rules, fields: [], headers: [], detectors: [], hashKey: ctx.hashKey, lastKeyCache: new Map(), keyCache: new Map(), headerCache: new Map(), hashCache: new Map() };
+  const c: Compiled = {
+    rules,
+    fields: [],
+    headers: [],
+    detectors: [],
+    hashKey: ctx.hashKey,
+    lastKeyCache: new Map(),
+    keyCache: new Map(),
+    headerCache: new Map(),
+    hashCache: new Map(),
+  };
   for (const rule of rules) {
     const t = rule.target;
-    if (t.kind === "field") for (const p of t.paths) {
-      const path = fieldPath(p);
-      if (path) c.fields.push({ path, rule });
-    }
+    if (t.kind === "field")
+      for (const p of t.paths) {
+        const path = fieldPath(p);
+        if (path) c.fields.push({ path, rule });
+      }
     else if (t.kind === "header") for (const glob of t.names) c.headers.push({ glob, rule });
     else c.detectors.push(rule);
   }
@@ -132,7 +151,8 @@ const lastSegment = (f: Compiled["fields"][number]) => f.path.segments[f.path.se
 
 /** The field rules whose last segment matches `last`, in rule order (each key's globs run once per call). */
 function fieldsEndingWith(c: Compiled, last: Seg): Compiled["fields"] {
-  if (typeof last === "number") return (c.indexFields ??= c.fields.filter((f) => segMatches(lastSegment(f), last) || "index" in lastSegment(f)));
+  if (typeof last === "number")
+    return (c.indexFields ??= c.fields.filter((f) => segMatches(lastSegment(f), last) || "index" in lastSegment(f)));
   let list = c.lastKeyCache.get(last);
   if (list === undefined) {
     list = c.fields.filter((f) => segMatches(lastSegment(f), last));
@@ -156,7 +176,11 @@ function keyRuleFor(c: Compiled, key: string): MaskingRule | null {
   return null;
 }
 
-function cached(cache: Map<string, MaskingRule | null>, name: string, find: () => MaskingRule | null): MaskingRule | null {
+function cached(
+  cache: Map<string, MaskingRule | null>,
+  name: string,
+  find: () => MaskingRule | null,
+): MaskingRule | null {
   let r = cache.get(name);
   if (r === undefined) {
     r = find();
@@ -178,10 +202,11 @@ function textKeyRule(c: Compiled, raw: string): MaskingRule | null {
     if (whole) return whole;
     const parts = key.split(/[.[\]:]+/);
     if (parts.length < 2) return null;
-    for (const part of parts.slice(0, 16)) if (part && !/^\d+$/.test(part)) {
-      const r = keyRuleFor(c, part);
-      if (r) return r;
-    }
+    for (const part of parts.slice(0, 16))
+      if (part && !/^\d+$/.test(part)) {
+        const r = keyRuleFor(c, part);
+        if (r) return r;
+      }
     return null;
   });
 }
@@ -200,7 +225,11 @@ type RuleSpan = Span & ({ rule: MaskingRule; replace?: undefined } | { replace: 
 const utf8 = new TextDecoder();
 function formDecode(v: string): string | null {
   if (!/%[0-9A-Fa-f]{2}|\+/.test(v)) return null;
-  return v.replace(/\+/g, " ").replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => utf8.decode(Uint8Array.from(run.slice(1).split("%"), (h) => parseInt(h, 16))));
+  return v
+    .replace(/\+/g, " ")
+    .replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) =>
+      utf8.decode(Uint8Array.from(run.slice(1).split("%"), (h) => parseInt(h, 16))),
+    );
 }
 
 /** Masked text back into a form value; the placeholders' brackets and colons stay readable. */
@@ -249,7 +278,8 @@ function findSpans(c: Compiled, text: string, withKeys = true, decodeForms = tru
       for (const s of found) spans.push({ start: view.at[s.start], end: view.at[s.end], rule: s.rule });
     }
   }
-  if (withKeys && c.headers.length && text.includes(":")) scanHeaderLines(text, (name) => headerRuleFor(c, name), spans);
+  if (withKeys && c.headers.length && text.includes(":"))
+    scanHeaderLines(text, (name) => headerRuleFor(c, name), spans);
   for (const rule of c.detectors) {
     if (rule.target.kind !== "detector") continue;
     for (const s of detect(rule.target.detector, text)) spans.push({ ...s, rule });
@@ -336,7 +366,8 @@ function maskJsonTree(c: Compiled, root: JNode): { node: JNode; count: number } 
       if (rule) {
         count++;
         const plain = node.t === "str" ? node.v : node.t === "num" || node.t === "lit" ? node.raw : null;
-        if (plain === null) return { t: "str", v: rule.action.kind === "hash" ? act(c, compactJson(node), rule.action) : HIDDEN };
+        if (plain === null)
+          return { t: "str", v: rule.action.kind === "hash" ? act(c, compactJson(node), rule.action) : HIDDEN };
         return { t: "str", v: act(c, plain, rule.action) };
       }
     }
@@ -399,7 +430,12 @@ function looksLikeJson(text: string, contentType: string | null): boolean {
  * What `ctx.role` may see of a payload. Returns the input bytes untouched ("original") only when
  * no rule applies to the role.
  */
-export function maskPayload(bytes: Uint8Array, contentType: string | null, ctx: MaskContext, opts: MaskPayloadOptions = {}): MaskedPayload {
+export function maskPayload(
+  bytes: Uint8Array,
+  contentType: string | null,
+  ctx: MaskContext,
+  opts: MaskPayloadOptions = {},
+): MaskedPayload {
   const c = compile(ctx);
   const truncated = Boolean(opts.truncated);
   if (c.rules.length === 0) return { kind: "original", bytes, text: null, maskedCount: 0, truncated };
@@ -407,28 +443,54 @@ export function maskPayload(bytes: Uint8Array, contentType: string | null, ctx: 
 }
 
 /** As maskPayload, with `rules` already chosen for the role (e.g. by sensitiveRules). */
-export function maskPayloadWithRules(bytes: Uint8Array, contentType: string | null, rules: MaskingRule[], hashKey: Uint8Array | string, opts: MaskPayloadOptions = {}): MaskedPayload {
+export function maskPayloadWithRules(
+  bytes: Uint8Array,
+  contentType: string | null,
+  rules: MaskingRule[],
+  hashKey: Uint8Array | string,
+  opts: MaskPayloadOptions = {},
+): MaskedPayload {
   const c = compile({ rules, role: "viewer", hashKey }, true);
   const truncated = Boolean(opts.truncated);
   if (c.rules.length === 0) return { kind: "original", bytes, text: null, maskedCount: 0, truncated };
   return maskCompiled(c, bytes, contentType, { ...opts, truncated });
 }
 
-function maskCompiled(c: Compiled, bytes: Uint8Array, contentType: string | null, opts: MaskPayloadOptions & { truncated: boolean }): MaskedPayload {
+function maskCompiled(
+  c: Compiled,
+  bytes: Uint8Array,
+  contentType: string | null,
+  opts: MaskPayloadOptions & { truncated: boolean },
+): MaskedPayload {
   const maxChars = opts.maxChars ?? LIMITS.maxChars;
   const text = decodeUtf8(bytes, opts.truncated);
   if (text === null || !looksLikeText(text)) {
-    return { kind: "hidden", bytes: null, text: `binary payload hidden (${bytes.length} bytes)`, maskedCount: 1, truncated: opts.truncated };
+    return {
+      kind: "hidden",
+      bytes: null,
+      text: `binary payload hidden (${bytes.length} bytes)`,
+      maskedCount: 1,
+      truncated: opts.truncated,
+    };
   }
   if (!opts.truncated && looksLikeJson(text, contentType)) {
     try {
-      const root = parseJson(text, { maxDepth: opts.maxDepth ?? LIMITS.maxDepth, maxNodes: opts.maxNodes ?? LIMITS.maxNodes });
+      const root = parseJson(text, {
+        maxDepth: opts.maxDepth ?? LIMITS.maxDepth,
+        maxNodes: opts.maxNodes ?? LIMITS.maxNodes,
+      });
       const masked = maskJsonTree(c, root);
       const out = stringifyJson(masked.node, maxChars);
       return { kind: "json", bytes: null, text: out.text, maskedCount: masked.count, truncated: out.cut };
     } catch (e) {
       if (e instanceof JsonLimitError) {
-        return { kind: "hidden", bytes: null, text: `payload hidden: JSON too deep or too large to mask (${bytes.length} bytes, ${e.message})`, maskedCount: 1, truncated: opts.truncated };
+        return {
+          kind: "hidden",
+          bytes: null,
+          text: `payload hidden: JSON too deep or too large to mask (${bytes.length} bytes, ${e.message})`,
+          maskedCount: 1,
+          truncated: opts.truncated,
+        };
       }
       // Not valid JSON: masked as text below (field rules still apply to "key": value pairs).
     }
@@ -506,13 +568,21 @@ export function maskHeadersWithRules(entries: HeaderEntry[], rules: MaskingRule[
 }
 
 /** Free text (exception messages, stack traces) with already chosen rules. */
-export function maskTextWithRules(text: string, rules: MaskingRule[], hashKey: Uint8Array | string): { text: string; maskedCount: number } {
+export function maskTextWithRules(
+  text: string,
+  rules: MaskingRule[],
+  hashKey: Uint8Array | string,
+): { text: string; maskedCount: number } {
   const r = maskTextWith(compile({ rules, role: "viewer", hashKey }, true), text);
   return { text: r.text, maskedCount: r.count };
 }
 
 /** The triage index's flat header map (name → text). */
-export function maskHeaderRecord(record: Record<string, string>, rules: MaskingRule[], hashKey: Uint8Array | string): { headers: Record<string, string>; maskedCount: number } {
+export function maskHeaderRecord(
+  record: Record<string, string>,
+  rules: MaskingRule[],
+  hashKey: Uint8Array | string,
+): { headers: Record<string, string>; maskedCount: number } {
   const entries = Object.entries(record).map(([name, v]) => ({ name, value: { t: "string", v } as DisplayValue }));
   const r = maskHeadersWithRules(entries, rules, hashKey);
   const headers: Record<string, string> = Object.create(null);
@@ -521,6 +591,10 @@ export function maskHeaderRecord(record: Record<string, string>, rules: MaskingR
 }
 
 /** A DLQ is sensitive when a pattern on its connection (or on "*") matches its name. */
-export function isSensitiveDlq(list: Array<{ connectionId: string; pattern: string }>, connectionId: string, queue: string): boolean {
+export function isSensitiveDlq(
+  list: Array<{ connectionId: string; pattern: string }>,
+  connectionId: string,
+  queue: string,
+): boolean {
   return list.some((s) => (s.connectionId === "*" || s.connectionId === connectionId) && globMatch(s.pattern, queue));
 }

@@ -15,7 +15,9 @@ export function maskingHashKey(): Buffer {
   if (env) hashKey.key = Buffer.from(env, "utf8");
   else {
     const ring = keyring();
-    hashKey.key = Buffer.from(hkdfSync("sha256", ring.keys.get(ring.currentId)!, Buffer.alloc(0), "dlq-console masking hash v1", 32));
+    hashKey.key = Buffer.from(
+      hkdfSync("sha256", ring.keys.get(ring.currentId)!, Buffer.alloc(0), "dlq-console masking hash v1", 32),
+    );
   }
   return hashKey.key;
 }

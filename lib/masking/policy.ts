@@ -28,7 +28,14 @@ export function policyFrom(
   const sensitive = isSensitiveDlq(config.sensitive, connectionId, queue);
   const version = config.version ?? 0;
   if (!sensitive) return { role, version, sensitive, payload: "masked", rules: rulesFor(config.rules, role), hashKey };
-  return { role, version, sensitive, payload: role === "viewer" ? "none" : "masked", rules: sensitiveRules(config.rules, role), hashKey };
+  return {
+    role,
+    version,
+    sensitive,
+    payload: role === "viewer" ? "none" : "masked",
+    rules: sensitiveRules(config.rules, role),
+    hashKey,
+  };
 }
 
 export async function maskingPolicy(role: Role, connectionId: string, queue: string): Promise<MaskingPolicy> {

@@ -16,7 +16,11 @@ const actors = {} as Record<"viewer" | "operator" | "admin", Actor>;
 beforeAll(async () => {
   await getDb().maskingConfigVersion.deleteMany({});
   for (const role of ["viewer", "operator", "admin"] as const) {
-    const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@masking.test`, role, password: "a-long-enough-password" });
+    const u = await createUser({
+      email: `${role}-${randomUUID().slice(0, 8)}@masking.test`,
+      role,
+      password: "a-long-enough-password",
+    });
     actors[role] = { id: u.id, email: u.email, name: null, role };
   }
 });
@@ -33,7 +37,11 @@ describe("masking store", () => {
   it("saves versions, audits each save, and refuses a stale version", async () => {
     const m = meta();
     const rules = DEFAULT_MASKING_RULES.map((r) => (r.id === "emails" ? { ...r, enabled: false } : r));
-    const saved = await saveMaskingRules(actors.admin, m, { rules, sensitive: [{ connectionId: "*", pattern: "payments.*" }], expectedVersion: 1 });
+    const saved = await saveMaskingRules(actors.admin, m, {
+      rules,
+      sensitive: [{ connectionId: "*", pattern: "payments.*" }],
+      expectedVersion: 1,
+    });
     expect(saved.version).toBe(2);
     expect(saved.updatedBy).toBe(actors.admin.email);
     const { rows } = await queryAudit({ action: "masking.save", actor: actors.admin.email }, { limit: 10 });
@@ -42,7 +50,9 @@ describe("masking store", () => {
     expect(row.details).toMatchObject({ version: 2, sensitive: "*/payments.*" });
     expect(String((row.details as Record<string, unknown>).rules)).toContain("emails (off)");
 
-    await expect(saveMaskingRules(actors.admin, meta(), { rules, sensitive: [], expectedVersion: 1 })).rejects.toMatchObject({ code: "conflict:masking" });
+    await expect(
+      saveMaskingRules(actors.admin, meta(), { rules, sensitive: [], expectedVersion: 1 }),
+    ).rejects.toMatchObject({ code: "conflict:masking" });
     const { versions } = await viewMaskingConfig(actors.admin, meta());
     expect(versions.map((v) => v.version)).toEqual([2, 1]);
   });
@@ -50,7 +60,12 @@ describe("masking store", () => {
   it("rejects invalid rules with the rule named, and audits the failure", async () => {
     const m = meta();
     await expect(
-      saveMaskingRules(actors.admin, m, { rules: [{ id: "bad", target: { kind: "field", paths: ["$.a[x]"] }, action: { kind: "hide" }, roles: ["viewer"] }], sensitive: [] }),
+      saveMaskingRules(actors.admin, m, {
+        rules: [
+          { id: "bad", target: { kind: "field", paths: ["$.a[x]"] }, action: { kind: "hide" }, roles: ["viewer"] },
+        ],
+        sensitive: [],
+      }),
     ).rejects.toMatchObject({ code: "bad_request:masking" });
     const { rows } = await queryAudit({ action: "masking.save", actor: actors.admin.email }, { limit: 10 });
     expect(rows.find((r) => r.requestId === m.requestId)?.outcome).toBe("failure");
@@ -59,7 +74,9 @@ describe("masking store", () => {
   it("refuses operators and viewers, audited as denied", async () => {
     for (const role of ["viewer", "operator"] as const) {
       const m = meta();
-      await expect(saveMaskingRules(actors[role], m, { rules: [], sensitive: [] })).rejects.toMatchObject({ code: "forbidden:masking:manage" });
+      await expect(saveMaskingRules(actors[role], m, { rules: [], sensitive: [] })).rejects.toMatchObject({
+        code: "forbidden:masking:manage",
+      });
       await expect(viewMaskingConfig(actors[role], meta())).rejects.toMatchObject({ code: "forbidden:masking:manage" });
       const { rows } = await queryAudit({ action: "masking.save", actor: actors[role].email }, { limit: 10 });
       expect(rows.find((r) => r.requestId === m.requestId)?.outcome).toBe("denied");
@@ -80,10 +97,19 @@ describe("masking store", () => {
   });
 
   it("reveal needs payload:reveal and a reason; a missing reason is refused before any read", async () => {
-    await expect(revealPayload(actors.operator, meta(), { connectionId: "c", queue: "q", letterId: "l", reason: "a good long reason" })).rejects.toMatchObject({
+    await expect(
+      revealPayload(actors.operator, meta(), {
+        connectionId: "c",
+        queue: "q",
+        letterId: "l",
+        reason: "a good long reason",
+      }),
+    ).rejects.toMatchObject({
       code: "forbidden:payload:reveal",
     });
-    await expect(revealPayload(actors.admin, meta(), { connectionId: "c", queue: "q", letterId: "l", reason: "short" })).rejects.toMatchObject({
+    await expect(
+      revealPayload(actors.admin, meta(), { connectionId: "c", queue: "q", letterId: "l", reason: "short" }),
+    ).rejects.toMatchObject({
       code: "bad_request:reason",
     });
   });

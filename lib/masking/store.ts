@@ -13,7 +13,13 @@ export interface MaskingConfig {
   updatedAt: string | null;
 }
 
-function toConfig(row: { version: number; rules: unknown; sensitive: unknown; createdBy: string | null; createdAt: Date }): MaskingConfig {
+function toConfig(row: {
+  version: number;
+  rules: unknown;
+  sensitive: unknown;
+  createdBy: string | null;
+  createdAt: Date;
+}): MaskingConfig {
   return {
     rules: row.rules as MaskingRule[],
     sensitive: row.sensitive as SensitiveDlq[],
@@ -28,7 +34,14 @@ export async function loadMaskingConfig(db: PrismaClient = getDb()): Promise<Mas
   let row = await db.maskingConfigVersion.findFirst({ orderBy: { version: "desc" } });
   if (!row) {
     await db.maskingConfigVersion.createMany({
-      data: [{ version: 1, rules: DEFAULT_MASKING_RULES as unknown as Prisma.InputJsonArray, sensitive: [], createdBy: null }],
+      data: [
+        {
+          version: 1,
+          rules: DEFAULT_MASKING_RULES as unknown as Prisma.InputJsonArray,
+          sensitive: [],
+          createdBy: null,
+        },
+      ],
       skipDuplicates: true,
     });
     row = await db.maskingConfigVersion.findFirstOrThrow({ orderBy: { version: "desc" } });
@@ -37,7 +50,10 @@ export async function loadMaskingConfig(db: PrismaClient = getDb()): Promise<Mas
 }
 
 /** Earlier versions, newest first, for the admin page's history. */
-export async function listMaskingVersions(limit = 20, db: PrismaClient = getDb()): Promise<Array<{ version: number; rules: number; sensitive: number; by: string | null; at: string }>> {
+export async function listMaskingVersions(
+  limit = 20,
+  db: PrismaClient = getDb(),
+): Promise<Array<{ version: number; rules: number; sensitive: number; by: string | null; at: string }>> {
   const rows = await db.maskingConfigVersion.findMany({ orderBy: { version: "desc" }, take: limit });
   return rows.map((r) => ({
     version: r.version,
@@ -48,11 +64,16 @@ export async function listMaskingVersions(limit = 20, db: PrismaClient = getDb()
   }));
 }
 
-export function checkMaskingConfig(input: { rules: unknown; sensitive: unknown }): { rules: MaskingRule[]; sensitive: SensitiveDlq[] } {
+export function checkMaskingConfig(input: { rules: unknown; sensitive: unknown }): {
+  rules: MaskingRule[];
+  sensitive: SensitiveDlq[];
+} {
   try {
     return { rules: validateMaskingRules(input.rules), sensitive: validateSensitiveDlqs(input.sensitive) };
   } catch (e) {
-    throw new AppError("bad_request:masking", { userMessage: e instanceof Error ? e.message : "The masking rules are not valid." });
+    throw new AppError("bad_request:masking", {
+      userMessage: e instanceof Error ? e.message : "The masking rules are not valid.",
+    });
   }
 }
 
@@ -67,10 +88,20 @@ export async function saveMaskingConfig(
   db: PrismaClient = getDb(),
 ): Promise<MaskingConfig> {
   const current = await loadMaskingConfig(db);
-  const conflict = () => new AppError("conflict:masking", { userMessage: "Someone changed the masking rules since you opened them. Reload and apply your change again." });
+  const conflict = () =>
+    new AppError("conflict:masking", {
+      userMessage: "Someone changed the masking rules since you opened them. Reload and apply your change again.",
+    });
   if (expectedVersion !== undefined && expectedVersion !== current.version) throw conflict();
   const n = await db.maskingConfigVersion.createMany({
-    data: [{ version: current.version + 1, rules: input.rules as unknown as Prisma.InputJsonArray, sensitive: input.sensitive as unknown as Prisma.InputJsonArray, createdBy: by }],
+    data: [
+      {
+        version: current.version + 1,
+        rules: input.rules as unknown as Prisma.InputJsonArray,
+        sensitive: input.sensitive as unknown as Prisma.InputJsonArray,
+        createdBy: by,
+      },
+    ],
     skipDuplicates: true,
   });
   if (n.count !== 1) throw conflict();

@@ -67,8 +67,12 @@ export function validateMaskingRules(input: unknown): MaskingRule[] {
   const seen = new Set<string>();
   return input.map((raw, i) => {
     const r = maskingRuleSchema.safeParse(raw);
-    const label = typeof (raw as { id?: unknown })?.id === "string" ? `Rule "${(raw as { id: string }).id}"` : `Rule ${i + 1}`;
-    if (!r.success) throw new Error(`${label}: ${r.error.issues.map((x) => `${x.path.join(".") || "rule"}: ${x.message}`).join("; ")}`);
+    const label =
+      typeof (raw as { id?: unknown })?.id === "string" ? `Rule "${(raw as { id: string }).id}"` : `Rule ${i + 1}`;
+    if (!r.success)
+      throw new Error(
+        `${label}: ${r.error.issues.map((x) => `${x.path.join(".") || "rule"}: ${x.message}`).join("; ")}`,
+      );
     if (seen.has(r.data.id)) throw new Error(`${label}: the id is used twice.`);
     seen.add(r.data.id);
     if (r.data.target.kind === "field") for (const p of r.data.target.paths) parseFieldPath(p);
@@ -81,7 +85,10 @@ export function validateSensitiveDlqs(input: unknown): SensitiveDlq[] {
   if (input.length > 500) throw new Error("At most 500 sensitive DLQ patterns.");
   return input.map((raw, i) => {
     const r = sensitiveDlqSchema.safeParse(raw);
-    if (!r.success) throw new Error(`Sensitive DLQ ${i + 1}: ${r.error.issues.map((x) => `${x.path.join(".")}: ${x.message}`).join("; ")}`);
+    if (!r.success)
+      throw new Error(
+        `Sensitive DLQ ${i + 1}: ${r.error.issues.map((x) => `${x.path.join(".")}: ${x.message}`).join("; ")}`,
+      );
     return r.data;
   });
 }

@@ -2,7 +2,13 @@ import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { audited } from "@/lib/use-case/audited";
-import { checkMaskingConfig, listMaskingVersions, loadMaskingConfig, saveMaskingConfig, type MaskingConfig } from "./store";
+import {
+  checkMaskingConfig,
+  listMaskingVersions,
+  loadMaskingConfig,
+  saveMaskingConfig,
+  type MaskingConfig,
+} from "./store";
 
 /** The masking rules, sensitive DLQs and recent versions. Needs masking:manage. */
 export async function viewMaskingConfig(actor: Actor, meta: RequestMeta) {
@@ -29,8 +35,14 @@ export async function saveMaskingRules(
     async () => saveMaskingConfig(checkMaskingConfig(input), actor.email, input.expectedVersion),
     (c) => ({
       version: c.version,
-      rules: c.rules.map((r) => `${r.id}${r.enabled ? "" : " (off)"}`).join(",").slice(0, 1500),
-      sensitive: c.sensitive.map((s) => `${s.connectionId}/${s.pattern}`).join(",").slice(0, 1500),
+      rules: c.rules
+        .map((r) => `${r.id}${r.enabled ? "" : " (off)"}`)
+        .join(",")
+        .slice(0, 1500),
+      sensitive: c.sensitive
+        .map((s) => `${s.connectionId}/${s.pattern}`)
+        .join(",")
+        .slice(0, 1500),
     }),
   );
 }

@@ -22,14 +22,26 @@ export function noOwnerFinding(queue: string): ConfigFinding {
  * present ones are refreshed (last seen, words), missing ones are resolved (the fault was fixed).
  * Resolved rows stay as history; a fault that comes back opens a new row.
  */
-export async function reconcileFindings(connectionId: string, found: ConfigFinding[], at: Date, db: PrismaClient = getDb()): Promise<{ opened: number; resolved: number }> {
+export async function reconcileFindings(
+  connectionId: string,
+  found: ConfigFinding[],
+  at: Date,
+  db: PrismaClient = getDb(),
+): Promise<{ opened: number; resolved: number }> {
   const unique = new Map<string, ConfigFinding>();
   for (const f of found) {
     const k = `${f.code}\u0000${f.object}`;
     const had = unique.get(k);
     if (!had || SEVERITY_RANK[f.severity] > SEVERITY_RANK[had.severity]) unique.set(k, f);
   }
-  const rows = [...unique.values()].map((f) => ({ code: f.code, object: f.object, queue: f.dlq, severity: f.severity, why: f.why, fix: f.fix }));
+  const rows = [...unique.values()].map((f) => ({
+    code: f.code,
+    object: f.object,
+    queue: f.dlq,
+    severity: f.severity,
+    why: f.why,
+    fix: f.fix,
+  }));
   return db.$transaction(async (tx) => {
     const resolved = await tx.$executeRawUnsafe(
       `UPDATE dlq_findings d SET resolved_at = $2::timestamptz
@@ -119,5 +131,11 @@ export async function queryFindings(f: FindingFilter, limit = 500, db: PrismaCli
       acknowledgedBy: r.acknowledgedBy,
       acknowledgedAt: r.acknowledgedAt?.toISOString() ?? null,
     }))
-    .sort((a, b) => (a.resolvedAt === null) !== (b.resolvedAt === null) ? (a.resolvedAt === null ? -1 : 1) : SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity]);
+    .sort((a, b) =>
+      (a.resolvedAt === null) !== (b.resolvedAt === null)
+        ? a.resolvedAt === null
+          ? -1
+          : 1
+        : SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity],
+    );
 }

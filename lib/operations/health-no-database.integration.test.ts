@@ -38,6 +38,7 @@ describe("without a database", () => {
     expect(body.status).toBe("down");
     expect(body.database).toEqual({ ok: false, error: "unavailable:database" });
     const raw = JSON.stringify(body);
-    for (const leak of [String(port), "127.0.0.1", "postgresql", "dlq_unreachable", "ECONNREFUSED"]) expect(raw).not.toContain(leak);
+    for (const leak of [String(port), "127.0.0.1", "postgresql", "dlq_unreachable", "ECONNREFUSED"])
+      expect(raw).not.toContain(leak);
   });
 });

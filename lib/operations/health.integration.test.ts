@@ -57,7 +57,12 @@ beforeAll(async () => {
     connections: [
       rabbitConfig({ id: "ready-up", discover: false }),
       rabbitConfig({ id: "ready-refused", url: `amqp://127.0.0.1:${refused}`, management: undefined, discover: false }),
-      rabbitConfig({ id: "ready-hung", url: `amqp://127.0.0.1:${silent.port}`, management: undefined, discover: false }),
+      rabbitConfig({
+        id: "ready-hung",
+        url: `amqp://127.0.0.1:${silent.port}`,
+        management: undefined,
+        discover: false,
+      }),
     ],
   };
   writeFileSync(path.join(dir, "config.json"), JSON.stringify(config));
@@ -102,14 +107,17 @@ describe("GET /api/ready (readiness)", () => {
     // The hung broker is cut off at the timeout (2 s), not waited for.
     expect(took).toBeLessThan(4_000);
     const raw = JSON.stringify(body);
-    for (const leak of ["127.0.0.1", String(refused), String(silent.port), "amqp", "ECONNREFUSED", "timed out", "5432"]) expect(raw).not.toContain(leak);
+    for (const leak of ["127.0.0.1", String(refused), String(silent.port), "amqp", "ECONNREFUSED", "timed out", "5432"])
+      expect(raw).not.toContain(leak);
   });
 
   it("is down when the database does not answer (refused or hung), and says so by code", async () => {
     const up = new RabbitMqAdapter(rabbitConfig({ id: "ready-up-2", discover: false }));
     cleanups.push(() => up.close());
     for (const port of [refused, silent.port]) {
-      const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: `postgresql://postgres@127.0.0.1:${port}/none` }) });
+      const db = new PrismaClient({
+        adapter: new PrismaPg({ connectionString: `postgresql://postgres@127.0.0.1:${port}/none` }),
+      });
       const started = Date.now();
       const r = await checkReadiness({ db, adapters: [up], timeoutMs: 500 });
       expect(Date.now() - started).toBeLessThan(3_000);
@@ -125,6 +133,10 @@ describe("GET /api/ready (readiness)", () => {
     cleanups.push(() => up.close());
     const { getDb } = await import("@/lib/db");
     const r = await checkReadiness({ db: getDb(), adapters: [up] });
-    expect(r).toMatchObject({ status: "ok", database: { ok: true }, brokers: [{ connectionId: "ready-up-3", ok: true }] });
+    expect(r).toMatchObject({
+      status: "ok",
+      database: { ok: true },
+      brokers: [{ connectionId: "ready-up-3", ok: true }],
+    });
   });
 });

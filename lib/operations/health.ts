@@ -52,7 +52,12 @@ export async function checkReadiness(deps: ReadinessDeps = {}): Promise<Readines
         await withTimeout(a.ping(), ms, "ping");
         return { connectionId: a.connectionId, kind: a.kind, ok: true, error: null };
       } catch (e) {
-        return { connectionId: a.connectionId, kind: a.kind, ok: false, error: asAppError(e)?.code ?? "internal:broker" };
+        return {
+          connectionId: a.connectionId,
+          kind: a.kind,
+          ok: false,
+          error: asAppError(e)?.code ?? "internal:broker",
+        };
       }
     }),
   );

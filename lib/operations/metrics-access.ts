@@ -31,7 +31,10 @@ export function metricsAllowList(env: Record<string, string | undefined> = proce
   if (cached?.raw === raw) return cached.allowed;
   // Same grammar as DLQ_TRUSTED_PROXIES, so the same parser (a BlockList of addresses and ranges).
   const allowed = parseTrustedProxies(metricsAllowEntries(env));
-  if (allowed.invalid.length) console.warn(`[metrics] DLQ_METRICS_ALLOW: ignored entries that are not an address or CIDR range: ${allowed.invalid.join(", ")}`);
+  if (allowed.invalid.length)
+    console.warn(
+      `[metrics] DLQ_METRICS_ALLOW: ignored entries that are not an address or CIDR range: ${allowed.invalid.join(", ")}`,
+    );
   cached = { raw, allowed };
   return allowed;
 }
@@ -40,7 +43,11 @@ export function metricsAllowList(env: Record<string, string | undefined> = proce
  * The scraper's way in, or null when the caller must have a session: the token, else the client
  * address (as lib/auth/client-ip.ts resolved it) inside DLQ_METRICS_ALLOW.
  */
-export function scraperAccess(authorization: string | null, clientIp: string | null, env: Record<string, string | undefined> = process.env): "token" | "network" | null {
+export function scraperAccess(
+  authorization: string | null,
+  clientIp: string | null,
+  env: Record<string, string | undefined> = process.env,
+): "token" | "network" | null {
   if (scraperTokenMatches(authorization, env.DLQ_METRICS_TOKEN)) return "token";
   if (clientIp && metricsAllowList(env).has(clientIp)) return "network";
   return null;
@@ -48,5 +55,6 @@ export function scraperAccess(authorization: string | null, clientIp: string | n
 
 export const METRICS_UNAUTHORIZED = () =>
   new AppError("unauthorized:session", {
-    userMessage: "Send the metrics token (Authorization: Bearer <DLQ_METRICS_TOKEN>), scrape from a network in DLQ_METRICS_ALLOW, or sign in.",
+    userMessage:
+      "Send the metrics token (Authorization: Bearer <DLQ_METRICS_TOKEN>), scrape from a network in DLQ_METRICS_ALLOW, or sign in.",
   });

@@ -37,7 +37,11 @@ const OPERATIONS = [
   { operation: "discard", kind: "discard", table: "discard_letters" },
 ] as const;
 
-type JobCounts = { connectionId: string; operation: "redrive" | "discard"; counts: Partial<Record<LetterOutcome, number>> };
+type JobCounts = {
+  connectionId: string;
+  operation: "redrive" | "discard";
+  counts: Partial<Record<LetterOutcome, number>>;
+};
 
 /**
  * Ledger totals of finished jobs, by job id. A finished job's ledger states no longer change: they
@@ -83,7 +87,12 @@ export async function letterTotals(db: Db, memo: Map<string, JobCounts> = finish
     };
     if (uncounted.length > FEW) {
       // A process's first scrape: one pass over the ledger beats thousands of index lookups.
-      add(await db.$queryRawUnsafe(`SELECT job_id::text AS job_id, state, count(*)::bigint AS n FROM ${op.table} WHERE state = ANY($1::text[]) GROUP BY job_id, state`, states));
+      add(
+        await db.$queryRawUnsafe(
+          `SELECT job_id::text AS job_id, state, count(*)::bigint AS n FROM ${op.table} WHERE state = ANY($1::text[]) GROUP BY job_id, state`,
+          states,
+        ),
+      );
     } else if (uncounted.length > 0) {
       add(
         await db.$queryRawUnsafe(
@@ -102,7 +111,12 @@ export async function letterTotals(db: Db, memo: Map<string, JobCounts> = finish
     if (!counted) continue;
     for (const [outcome, n] of Object.entries(counted.counts) as Array<[LetterOutcome, number]>) {
       const key = `${counted.connectionId}\u0000${counted.operation}\u0000${outcome}`;
-      const t = totals.get(key) ?? { connectionId: counted.connectionId, operation: counted.operation, outcome, letters: 0 };
+      const t = totals.get(key) ?? {
+        connectionId: counted.connectionId,
+        operation: counted.operation,
+        outcome,
+        letters: 0,
+      };
       t.letters += n;
       totals.set(key, t);
     }
@@ -131,7 +145,9 @@ export interface JobDurations {
  */
 export async function jobDurations(db: Db): Promise<JobDurations[]> {
   const cols = JOB_DURATION_BUCKETS.map((le, i) => `count(*) FILTER (WHERE d <= ${le})::bigint AS b${i}`).join(", ");
-  const rows = await db.$queryRawUnsafe<Array<Record<string, unknown> & { kind: string; state: JobDurations["outcome"]; n: bigint; s: number }>>(
+  const rows = await db.$queryRawUnsafe<
+    Array<Record<string, unknown> & { kind: string; state: JobDurations["outcome"]; n: bigint; s: number }>
+  >(
     `SELECT kind, state, count(*)::bigint AS n, COALESCE(sum(d), 0)::float8 AS s, ${cols}
        FROM (SELECT kind, state, GREATEST(0, extract(epoch FROM finished_at - started_at))::float8 AS d
                FROM jobs

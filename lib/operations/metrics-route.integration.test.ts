@@ -28,7 +28,11 @@ function env(values: Partial<Record<(typeof ENV)[number], string>>) {
 }
 
 async function scrape(h: { peer: string; arrivedFor?: string; authorization?: string }) {
-  const headers = new Headers({ "x-forwarded-for": h.peer, "x-request-id": crypto.randomUUID(), host: "127.0.0.1:3999" });
+  const headers = new Headers({
+    "x-forwarded-for": h.peer,
+    "x-request-id": crypto.randomUUID(),
+    host: "127.0.0.1:3999",
+  });
   if (h.arrivedFor) headers.set(ARRIVED_FORWARDED_FOR, h.arrivedFor);
   if (h.authorization) headers.set("authorization", h.authorization);
   const req = new Request("http://127.0.0.1:3999/api/metrics", { headers });
@@ -42,7 +46,11 @@ const FIGURES = "# TYPE dlq_console_dlq_depth gauge";
 describe("GET /api/metrics access", () => {
   it("refuses an anonymous caller with 401 and no figures, whatever it claims to be", async () => {
     env({ DLQ_METRICS_TOKEN: "scrape-token-0123456789", DLQ_METRICS_ALLOW: "10.0.0.0/8" });
-    for (const h of [{ peer: "203.0.113.9" }, { peer: "203.0.113.9", authorization: "Bearer wrong" }, { peer: "203.0.113.9", arrivedFor: "10.1.2.3" }]) {
+    for (const h of [
+      { peer: "203.0.113.9" },
+      { peer: "203.0.113.9", authorization: "Bearer wrong" },
+      { peer: "203.0.113.9", arrivedFor: "10.1.2.3" },
+    ]) {
       const r = await scrape(h);
       expect(r.status, JSON.stringify(h)).toBe(401);
       expect(JSON.parse(r.text)).toMatchObject({ ok: false, error: { code: "unauthorized:session" } });

@@ -58,23 +58,72 @@ describe("metrics exposition on PostgreSQL, checked by promtool", () => {
       await db.$executeRawUnsafe(`DELETE FROM dlq_findings WHERE connection_id = ANY($1::text[])`, [a, b, idle]);
       await db.$executeRawUnsafe(`DELETE FROM dlq_owners WHERE connection_pattern = $1`, a);
       for (const table of ["redrive_letters", "discard_letters"]) {
-        await db.$executeRawUnsafe(`DELETE FROM ${table} WHERE job_id IN (SELECT id FROM jobs WHERE connection_id = ANY($1::text[]))`, [a, b]);
+        await db.$executeRawUnsafe(
+          `DELETE FROM ${table} WHERE job_id IN (SELECT id FROM jobs WHERE connection_id = ANY($1::text[]))`,
+          [a, b],
+        );
       }
       await db.$executeRawUnsafe(`DELETE FROM jobs WHERE connection_id = ANY($1::text[])`, [a, b]);
     });
 
-    await db.dlqOwner.create({ data: { position: 0, connectionPattern: a, queuePattern: "orders*", team: 'Pay "ments"', contact: "#pay" } });
+    await db.dlqOwner.create({
+      data: { position: 0, connectionPattern: a, queuePattern: "orders*", team: 'Pay "ments"', contact: "#pay" },
+    });
     await db.dlqStatus.createMany({
       data: [
-        { connectionId: a, queue: "orders.dlq", queueType: "quorum", sampledAt: ago(10_000), depth: 42, inflowPerMin: 1.5, oldestAt: ago(3600_000), oldestSource: "broker", retentionMs: BigInt(7200_000), deadlineAt: new Date(now.getTime() + 3600_000) },
+        {
+          connectionId: a,
+          queue: "orders.dlq",
+          queueType: "quorum",
+          sampledAt: ago(10_000),
+          depth: 42,
+          inflowPerMin: 1.5,
+          oldestAt: ago(3600_000),
+          oldestSource: "broker",
+          retentionMs: BigInt(7200_000),
+          deadlineAt: new Date(now.getTime() + 3600_000),
+        },
         { connectionId: a, queue: hostile, queueType: "classic", sampledAt: ago(10_000), depth: 0 },
-        { connectionId: a, queue: "unreachable.dlq", queueType: "classic", sampledAt: ago(60_000), depth: 5, error: "The broker did not answer." },
-        { connectionId: a, queue: "deleted.dlq", queueType: "classic", sampledAt: ago(60_000), depth: 9, missingSince: ago(30_000) },
-        { connectionId: b, queue: "payments-dlt", queueType: "kafka", sampledAt: ago(5_000), depth: 7, oldestAt: ago(90_000), oldestSource: "scan", oldestAsOf: ago(60_000) },
+        {
+          connectionId: a,
+          queue: "unreachable.dlq",
+          queueType: "classic",
+          sampledAt: ago(60_000),
+          depth: 5,
+          error: "The broker did not answer.",
+        },
+        {
+          connectionId: a,
+          queue: "deleted.dlq",
+          queueType: "classic",
+          sampledAt: ago(60_000),
+          depth: 9,
+          missingSince: ago(30_000),
+        },
+        {
+          connectionId: b,
+          queue: "payments-dlt",
+          queueType: "kafka",
+          sampledAt: ago(5_000),
+          depth: 7,
+          oldestAt: ago(90_000),
+          oldestSource: "scan",
+          oldestAsOf: ago(60_000),
+        },
       ],
     });
     await db.dlqFinding.createMany({
-      data: ["one", "two"].map((code) => ({ connectionId: a, queue: "orders.dlq", code: `test.${code}`, severity: "warning", object: "orders.dlq", why: "test", fix: "test", firstSeenAt: now, lastSeenAt: now })),
+      data: ["one", "two"].map((code) => ({
+        connectionId: a,
+        queue: "orders.dlq",
+        code: `test.${code}`,
+        severity: "warning",
+        object: "orders.dlq",
+        why: "test",
+        fix: "test",
+        firstSeenAt: now,
+        lastSeenAt: now,
+      })),
     });
 
     // Redrive and discard jobs with their ledgers (on this test's connections), and jobs of kinds
@@ -82,7 +131,15 @@ describe("metrics exposition on PostgreSQL, checked by promtool", () => {
     const job = async (k: string, connectionId: string, state: string, seconds: number | null) => {
       const id = randomUUID();
       await db.job.create({
-        data: { id, kind: k, connectionId, queue: `q-${id.slice(0, 8)}`, state, startedAt: seconds === null ? null : ago(seconds * 1000 + 1000), finishedAt: seconds === null ? null : ago(1000) },
+        data: {
+          id,
+          kind: k,
+          connectionId,
+          queue: `q-${id.slice(0, 8)}`,
+          state,
+          startedAt: seconds === null ? null : ago(seconds * 1000 + 1000),
+          finishedAt: seconds === null ? null : ago(1000),
+        },
       });
       return id;
     };
@@ -90,7 +147,11 @@ describe("metrics exposition on PostgreSQL, checked by promtool", () => {
     const r2 = await job("redrive", a, "failed", 30);
     const r3 = await job("redrive", b, "running", null);
     const d1 = await job("discard", a, "succeeded", 30);
-    const ledger = async (table: "redrive_letters" | "discard_letters", jobId: string, states: Record<string, number>) => {
+    const ledger = async (
+      table: "redrive_letters" | "discard_letters",
+      jobId: string,
+      states: Record<string, number>,
+    ) => {
       const list = Object.entries(states).flatMap(([s, n]) => new Array<string>(n).fill(s));
       await db.$executeRawUnsafe(
         `INSERT INTO ${table} (job_id, seq, letter_id, sha256, state) SELECT $1::uuid, i, 'l-' || i, 'x', s FROM unnest($2::text[]) WITH ORDINALITY AS t(s, i)`,
@@ -98,7 +159,16 @@ describe("metrics exposition on PostgreSQL, checked by promtool", () => {
         list,
       );
     };
-    await ledger("redrive_letters", r1, { moved: 10, returned: 2, parked: 1, failed: 1, checksum_mismatch: 1, pending: 4, missing: 2, skipped: 1 });
+    await ledger("redrive_letters", r1, {
+      moved: 10,
+      returned: 2,
+      parked: 1,
+      failed: 1,
+      checksum_mismatch: 1,
+      pending: 4,
+      missing: 2,
+      skipped: 1,
+    });
     await ledger("redrive_letters", r2, { moved: 3, failed: 2, interrupted: 1, unconfirmed: 1 });
     await ledger("redrive_letters", r3, { moved: 5, moving: 3 });
     await ledger("discard_letters", d1, { discarded: 6, failed: 1, removing: 2, missing: 1 });
@@ -143,7 +213,8 @@ describe("metrics exposition on PostgreSQL, checked by promtool", () => {
     expect(sample(text, "dlq_console_letters_discarded_total", { connection: a })).toBe(6);
     expect(sample(text, "dlq_console_letters_failed_total", { connection: a, operation: "discard" })).toBe(1);
     expect(sample(text, "dlq_console_letters_discarded_total", { connection: b })).toBe(0);
-    for (const name of ["redriven", "parked", "discarded"]) expect(sample(text, `dlq_console_letters_${name}_total`, { connection: idle })).toBe(0);
+    for (const name of ["redriven", "parked", "discarded"])
+      expect(sample(text, `dlq_console_letters_${name}_total`, { connection: idle })).toBe(0);
 
     // Job durations: finished jobs that ran, cumulative buckets per kind.
     const bucket = (k: string, le: string) => sample(text, "dlq_console_job_duration_seconds_bucket", { kind: k, le });
@@ -158,7 +229,9 @@ describe("metrics exposition on PostgreSQL, checked by promtool", () => {
     expect(bucket(kind.discard, String(JOB_DURATION_BUCKETS.at(-1)))).toBe(1);
     expect(sample(text, "dlq_console_job_duration_seconds_count", { kind: kind.discard })).toBe(1);
     expect(sample(text, "dlq_console_jobs_finished_total", { kind: kind.redrive, outcome: "failed" })).toBe(1);
-    expect(sample(text, "dlq_console_jobs_finished_total", { kind: kind.discard, outcome: "cancelled" })).toBeUndefined();
+    expect(
+      sample(text, "dlq_console_jobs_finished_total", { kind: kind.discard, outcome: "cancelled" }),
+    ).toBeUndefined();
 
     // Later scrapes: finished jobs are counted once per process, running ones each time; the
     // counters only grow while ledger rows are kept, and drop with a job that is deleted.
@@ -168,8 +241,14 @@ describe("metrics exposition on PostgreSQL, checked by promtool", () => {
     expect(totalOf(await letterTotals(db, memo), a, "redriven")).toBe(15);
     expect([r1, r2, d1].every((id) => memo.has(id))).toBe(true);
     expect(memo.has(r3)).toBe(false);
-    await db.$executeRawUnsafe(`UPDATE redrive_letters SET state = 'moved' WHERE job_id = $1::uuid AND state = 'moving'`, r3);
-    await db.$executeRawUnsafe(`UPDATE redrive_letters SET state = 'returned' WHERE job_id = $1::uuid AND state = 'moved'`, r2);
+    await db.$executeRawUnsafe(
+      `UPDATE redrive_letters SET state = 'moved' WHERE job_id = $1::uuid AND state = 'moving'`,
+      r3,
+    );
+    await db.$executeRawUnsafe(
+      `UPDATE redrive_letters SET state = 'returned' WHERE job_id = $1::uuid AND state = 'moved'`,
+      r2,
+    );
     let later = await letterTotals(db, memo);
     expect(totalOf(later, a, "redriven")).toBe(15);
     expect(totalOf(later, b, "redriven")).toBe(8);
@@ -189,12 +268,22 @@ describe("metrics exposition on PostgreSQL, checked by promtool", () => {
     const ch = await conn.createConfirmChannel();
     await ch.assertQueue(name, { durable: true });
     cleanups.push(() => ch.deleteQueue(name));
-    for (let i = 0; i < 4; i++) ch.sendToQueue(name, Buffer.from(`letter ${i}`), { persistent: true, timestamp: Math.floor(Date.now() / 1000) - 600 });
+    for (let i = 0; i < 4; i++)
+      ch.sendToQueue(name, Buffer.from(`letter ${i}`), {
+        persistent: true,
+        timestamp: Math.floor(Date.now() / 1000) - 600,
+      });
     await ch.waitForConfirms();
-    const adapter = new RabbitMqAdapter(rabbitConfig({ id: `metrics-rmq-${randomUUID().slice(0, 6)}`, discover: false, dlqs: [{ name }] }));
+    const adapter = new RabbitMqAdapter(
+      rabbitConfig({ id: `metrics-rmq-${randomUUID().slice(0, 6)}`, discover: false, dlqs: [{ name }] }),
+    );
     cleanups.push(() => adapter.close());
-    cleanups.push(() => getDb().$executeRawUnsafe(`DELETE FROM dlq_status WHERE connection_id = $1`, adapter.connectionId));
-    cleanups.push(() => getDb().$executeRawUnsafe(`DELETE FROM dlq_findings WHERE connection_id = $1`, adapter.connectionId));
+    cleanups.push(() =>
+      getDb().$executeRawUnsafe(`DELETE FROM dlq_status WHERE connection_id = $1`, adapter.connectionId),
+    );
+    cleanups.push(() =>
+      getDb().$executeRawUnsafe(`DELETE FROM dlq_findings WHERE connection_id = $1`, adapter.connectionId),
+    );
 
     // The management API's figures lag the broker by a few seconds, and the depth and the head's
     // timestamp do not always arrive in the same answer.
@@ -203,7 +292,11 @@ describe("metrics exposition on PostgreSQL, checked by promtool", () => {
     for (let i = 0; i < 40; i++) {
       await sampleRound({ adapters: [adapter] });
       text = (await exposition(await loadMetricFigures(getDb(), [adapter.connectionId]))).text;
-      if (sample(text, "dlq_console_dlq_depth", labels) === 4 && sample(text, "dlq_console_dlq_oldest_age_seconds", labels) !== undefined) break;
+      if (
+        sample(text, "dlq_console_dlq_depth", labels) === 4 &&
+        sample(text, "dlq_console_dlq_oldest_age_seconds", labels) !== undefined
+      )
+        break;
       await new Promise((r) => setTimeout(r, 500));
     }
     expect(sample(text, "dlq_console_dlq_depth", labels)).toBe(4);

@@ -28,19 +28,36 @@ const row = (queue: string, over: Partial<DlqOverviewRow> = {}): DlqOverviewRow 
   trend: [],
   ...over,
 });
-const figures = (over: Partial<MetricFigures> = {}): MetricFigures => ({ connections: ["local-rabbitmq"], dlqs: [], letters: [], jobs: [], ...over });
+const figures = (over: Partial<MetricFigures> = {}): MetricFigures => ({
+  connections: ["local-rabbitmq"],
+  dlqs: [],
+  letters: [],
+  jobs: [],
+  ...over,
+});
 const text = async (f: MetricFigures) => (await exposition(f, NOW)).text;
-const samples = (t: string, name: string) => t.split("\n").filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+const samples = (t: string, name: string) =>
+  t.split("\n").filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
 
 describe("exposition", () => {
   it("writes one gauge line per DLQ and family, with the figures as of now", async () => {
     const t = await text(figures({ dlqs: [row("orders.dlq")] }));
     expect(t).toContain('dlq_console_dlq_depth{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 3\n');
-    expect(t).toContain('dlq_console_dlq_in_flight{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 1\n');
-    expect(t).toContain('dlq_console_dlq_oldest_age_seconds{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 3600\n');
-    expect(t).toContain('dlq_console_dlq_retention_deadline_seconds{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 3600\n');
-    expect(t).toContain('dlq_console_dlq_inflow_per_minute{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 0.5\n');
-    expect(t).toContain('dlq_console_dlq_sample_up{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 1\n');
+    expect(t).toContain(
+      'dlq_console_dlq_in_flight{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 1\n',
+    );
+    expect(t).toContain(
+      'dlq_console_dlq_oldest_age_seconds{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 3600\n',
+    );
+    expect(t).toContain(
+      'dlq_console_dlq_retention_deadline_seconds{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 3600\n',
+    );
+    expect(t).toContain(
+      'dlq_console_dlq_inflow_per_minute{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 0.5\n',
+    );
+    expect(t).toContain(
+      'dlq_console_dlq_sample_up{connection="local-rabbitmq",queue="orders.dlq",owner="Payments"} 1\n',
+    );
     expect(t).toContain("# TYPE dlq_console_dlq_depth gauge\n");
   });
 
@@ -84,7 +101,9 @@ describe("exposition", () => {
       'dlq_console_letters_redriven_total{connection="local-rabbitmq"} 1200',
       'dlq_console_letters_redriven_total{connection="local-sqs"} 0',
     ]);
-    expect(samples(t, "dlq_console_letters_discarded_total")).toContain('dlq_console_letters_discarded_total{connection="old-kafka"} 7');
+    expect(samples(t, "dlq_console_letters_discarded_total")).toContain(
+      'dlq_console_letters_discarded_total{connection="old-kafka"} 7',
+    );
     expect(samples(t, "dlq_console_letters_failed_total")).toEqual(
       expect.arrayContaining([
         'dlq_console_letters_failed_total{connection="local-rabbitmq",operation="redrive"} 3',
@@ -96,7 +115,8 @@ describe("exposition", () => {
 
   it("writes the database's job duration counts as a cumulative histogram per kind", async () => {
     const n = JOB_DURATION_BUCKETS.length;
-    const cumulative = (upTo: Record<number, number>) => JOB_DURATION_BUCKETS.map((le) => Object.entries(upTo).reduce((s, [b, c]) => s + (le >= Number(b) ? c : 0), 0));
+    const cumulative = (upTo: Record<number, number>) =>
+      JOB_DURATION_BUCKETS.map((le) => Object.entries(upTo).reduce((s, [b, c]) => s + (le >= Number(b) ? c : 0), 0));
     const t = await text(
       figures({
         jobs: [
@@ -124,7 +144,9 @@ describe("exposition", () => {
       figures({
         dlqs: [row("orders.dlq")],
         letters: [{ connectionId: "local-rabbitmq", operation: "redrive", outcome: "redriven", letters: 1 }],
-        jobs: [{ kind: "scan", outcome: "succeeded", count: 1, sumSeconds: 1, buckets: JOB_DURATION_BUCKETS.map(() => 1) }],
+        jobs: [
+          { kind: "scan", outcome: "succeeded", count: 1, sumSeconds: 1, buckets: JOB_DURATION_BUCKETS.map(() => 1) },
+        ],
       }),
     );
     const labelNames = new Set([...t.matchAll(/[{,]([a-z_]+)="/g)].map((m) => m[1]));

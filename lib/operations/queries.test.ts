@@ -36,14 +36,28 @@ describe("byAttention", () => {
       row("calm"),
       row("finding", { worstFinding: "critical", openFindings: 1 }),
     ];
-    expect(byAttention(rows, 24, NOW).map((r) => r.queue)).toEqual(["soon", "later", "finding", "filling", "deep", "calm"]);
+    expect(byAttention(rows, 24, NOW).map((r) => r.queue)).toEqual([
+      "soon",
+      "later",
+      "finding",
+      "filling",
+      "deep",
+      "calm",
+    ]);
   });
   it("does not count a deadline beyond the warning window as urgent", () => {
-    const rows = [row("far", { depth: 1, deadlineAt: "2026-12-09T10:00:00.000Z" }), row("filling", { depth: 1, inflowPerMin: 1 })];
+    const rows = [
+      row("far", { depth: 1, deadlineAt: "2026-12-09T10:00:00.000Z" }),
+      row("filling", { depth: 1, inflowPerMin: 1 }),
+    ];
     expect(byAttention(rows, 24, NOW).map((r) => r.queue)).toEqual(["filling", "far"]);
   });
   it("puts a firing alert before a mere finding, and a DLQ gone from the broker last", () => {
-    const rows = [row("gone", { depth: 9, inflowPerMin: 3, missingSince: "2026-12-02T09:00:00.000Z" }), row("warned", { worstFinding: "warning" }), row("alerting", { firingAlerts: 1 })];
+    const rows = [
+      row("gone", { depth: 9, inflowPerMin: 3, missingSince: "2026-12-02T09:00:00.000Z" }),
+      row("warned", { worstFinding: "warning" }),
+      row("alerting", { firingAlerts: 1 }),
+    ];
     expect(byAttention(rows, 24, NOW).map((r) => r.queue)).toEqual(["alerting", "warned", "gone"]);
   });
 });

@@ -35,12 +35,16 @@ export interface DlqOverviewRow {
   trend: Array<number | null>;
 }
 
-
 /**
  * Every sampled DLQ with its open findings, alerts and last hour's depth, in one query over the
  * small per-DLQ tables (the trend is kept in dlq_status by each round), never the samples.
  */
-export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: PrismaClient = getDb(), only?: { connectionId: string; queue: string }): Promise<DlqOverviewRow[]> {
+export async function overviewRows(
+  ownerOf: OwnerOf,
+  now = new Date(),
+  db: PrismaClient = getDb(),
+  only?: { connectionId: string; queue: string },
+): Promise<DlqOverviewRow[]> {
   const rows = await db.$queryRawUnsafe<
     Array<{
       connection_id: string;
@@ -84,7 +88,8 @@ export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: Prism
     only?.connectionId ?? null,
     only?.queue ?? null,
   );
-  const worstName = (n: number | null): FindingSeverity | null => (n === 3 ? "critical" : n === 2 ? "warning" : n === 1 ? "info" : null);
+  const worstName = (n: number | null): FindingSeverity | null =>
+    n === 3 ? "critical" : n === 2 ? "warning" : n === 1 ? "info" : null;
   return rows.map((r) => {
     const trend: Array<number | null> = new Array(60).fill(null);
     const nowMinute = Math.floor(now.getTime() / 60_000);
@@ -121,7 +126,11 @@ export async function overviewRows(ownerOf: OwnerOf, now = new Date(), db: Prism
  * How urgently a DLQ needs someone, for "needs attention first": letters about to be lost, then
  * firing alerts and critical findings, then letters arriving, then letters waiting. Pure.
  */
-export function attentionScore(r: Pick<DlqOverviewRow, "deadlineAt" | "firingAlerts" | "worstFinding" | "inflowPerMin" | "depth" | "missingSince">, warnHours: number, now = Date.now()): number {
+export function attentionScore(
+  r: Pick<DlqOverviewRow, "deadlineAt" | "firingAlerts" | "worstFinding" | "inflowPerMin" | "depth" | "missingSince">,
+  warnHours: number,
+  now = Date.now(),
+): number {
   if (r.missingSince) return 0;
   let score = 0;
   if (r.deadlineAt) {
@@ -141,7 +150,8 @@ export function byAttention(rows: DlqOverviewRow[], warnHours: number, now = Dat
   scored.sort(
     (a, b) =>
       b.s - a.s ||
-      (a.r.deadlineAt ? new Date(a.r.deadlineAt).getTime() : Infinity) - (b.r.deadlineAt ? new Date(b.r.deadlineAt).getTime() : Infinity) ||
+      (a.r.deadlineAt ? new Date(a.r.deadlineAt).getTime() : Infinity) -
+        (b.r.deadlineAt ? new Date(b.r.deadlineAt).getTime() : Infinity) ||
       (b.r.depth ?? -1) - (a.r.depth ?? -1) ||
       a.r.queue.localeCompare(b.r.queue),
   );

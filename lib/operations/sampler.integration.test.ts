@@ -33,8 +33,17 @@ async function openFindings(connectionId: string) {
 
 /** A real scan job (kind "scan", as the console runs them) of one DLQ, run to its end. */
 async function scan(adapter: SqsAdapter, queue: string) {
-  const job = await jobStore().enqueue({ kind: "scan", connectionId: adapter.connectionId, queue, params: { acceptRisk: true } });
-  const worker = new JobWorker({ handlers: { scan: scanHandler({ adapterFor: () => adapter }) }, owner: `ops-test-${job.id}`, scope: { jobIds: [job.id] } });
+  const job = await jobStore().enqueue({
+    kind: "scan",
+    connectionId: adapter.connectionId,
+    queue,
+    params: { acceptRisk: true },
+  });
+  const worker = new JobWorker({
+    handlers: { scan: scanHandler({ adapterFor: () => adapter }) },
+    owner: `ops-test-${job.id}`,
+    scope: { jobIds: [job.id] },
+  });
   expect((await worker.runOnce())?.id).toBe(job.id);
   expect((await jobStore().get(job.id))?.state).toBe("succeeded");
 }
@@ -47,13 +56,28 @@ describe("operations sampler on SQS (moto)", () => {
     const before = Date.now();
     for (const b of ["a", "b", "c"]) await kit.send(dlq.url, { body: text(b) });
     const sent = Date.now();
-    const adapter = new SqsAdapter(sqsConfig(MOTO_ENDPOINT, { id: `ops-sqs-${randomUUID().slice(0, 6)}`, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }));
+    const adapter = new SqsAdapter(
+      sqsConfig(MOTO_ENDPOINT, {
+        id: `ops-sqs-${randomUUID().slice(0, 6)}`,
+        discover: false,
+        messageMoveTasks: false,
+        dlqs: [{ name: dlq.name }],
+      }),
+    );
     cleanups.push(() => adapter.close());
 
     const first = await sampleRound({ adapters: [adapter] });
-    expect(first.connections).toEqual([expect.objectContaining({ connectionId: adapter.connectionId, ok: true, dlqs: 1 })]);
+    expect(first.connections).toEqual([
+      expect.objectContaining({ connectionId: adapter.connectionId, ok: true, dlqs: 1 }),
+    ]);
     let s = await status(adapter.connectionId, dlq.name);
-    expect(s).toMatchObject({ depth: 3, retentionMs: BigInt(2 * 86400_000), oldestAt: null, oldestSource: null, deadlineAt: null });
+    expect(s).toMatchObject({
+      depth: 3,
+      retentionMs: BigInt(2 * 86400_000),
+      oldestAt: null,
+      oldestSource: null,
+      deadlineAt: null,
+    });
 
     // The scan runs well after the sends: an oldest age taken from when the scan saw the letters would be later than `sent`.
     await new Promise((r) => setTimeout(r, 1500));
@@ -69,7 +93,10 @@ describe("operations sampler on SQS (moto)", () => {
     expect(s!.oldestAt!.getTime()).toBeLessThanOrEqual(sent + 250);
     expect(s!.deadlineAt!.getTime() - s!.oldestAt!.getTime()).toBe(2 * 86400_000);
     // Without a counter, inflow is the depth's increase between the rounds.
-    const minute = await getDb().dlqSample.findMany({ where: { connectionId: adapter.connectionId, resolution: 60 }, orderBy: { bucketAt: "asc" } });
+    const minute = await getDb().dlqSample.findMany({
+      where: { connectionId: adapter.connectionId, resolution: 60 },
+      orderBy: { bucketAt: "asc" },
+    });
     expect(minute.reduce((n, r) => n + (r.inflow ?? 0), 0)).toBe(1);
   });
 
@@ -77,16 +104,36 @@ describe("operations sampler on SQS (moto)", () => {
     const kit = new SqsKit(MOTO_ENDPOINT);
     cleanups.push(() => kit.cleanup());
     const dlq = await kit.queue(kit.name("dlq"));
-    const adapter = new SqsAdapter(sqsConfig(MOTO_ENDPOINT, { id: `ops-own-${randomUUID().slice(0, 6)}`, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }));
+    const adapter = new SqsAdapter(
+      sqsConfig(MOTO_ENDPOINT, {
+        id: `ops-own-${randomUUID().slice(0, 6)}`,
+        discover: false,
+        messageMoveTasks: false,
+        dlqs: [{ name: dlq.name }],
+      }),
+    );
     cleanups.push(() => adapter.close());
     await sampleRound({ adapters: [adapter] });
-    expect((await openFindings(adapter.connectionId)).map((f) => [f.code, f.queue])).toContainEqual(["dlq.no_owner", dlq.name]);
+    expect((await openFindings(adapter.connectionId)).map((f) => [f.code, f.queue])).toContainEqual([
+      "dlq.no_owner",
+      dlq.name,
+    ]);
 
-    const owner = await getDb().dlqOwner.create({ data: { position: 0, connectionPattern: adapter.connectionId, queuePattern: `${kit.prefix}-*`, team: "Payments", contact: "#payments" } });
+    const owner = await getDb().dlqOwner.create({
+      data: {
+        position: 0,
+        connectionPattern: adapter.connectionId,
+        queuePattern: `${kit.prefix}-*`,
+        team: "Payments",
+        contact: "#payments",
+      },
+    });
     cleanups.push(() => getDb().dlqOwner.delete({ where: { id: owner.id } }));
     await sampleRound({ adapters: [adapter] });
     expect((await openFindings(adapter.connectionId)).map((f) => f.code)).not.toContain("dlq.no_owner");
-    const history = await getDb().dlqFinding.findMany({ where: { connectionId: adapter.connectionId, code: "dlq.no_owner" } });
+    const history = await getDb().dlqFinding.findMany({
+      where: { connectionId: adapter.connectionId, code: "dlq.no_owner" },
+    });
     expect(history).toHaveLength(1);
     expect(history[0].resolvedAt).not.toBeNull();
   });
@@ -97,9 +144,16 @@ describe("operations sampler on SQS (moto)", () => {
     const dlq = await kit.queue(kit.name("dlq"));
     await kit.send(dlq.url, { body: text("x") });
     const id = `ops-down-${randomUUID().slice(0, 6)}`;
-    const live = new SqsAdapter(sqsConfig(MOTO_ENDPOINT, { id, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }));
-    const dead = new SqsAdapter(sqsConfig("http://127.0.0.1:1", { id, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }));
-    cleanups.push(() => live.close(), () => dead.close());
+    const live = new SqsAdapter(
+      sqsConfig(MOTO_ENDPOINT, { id, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }),
+    );
+    const dead = new SqsAdapter(
+      sqsConfig("http://127.0.0.1:1", { id, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }),
+    );
+    cleanups.push(
+      () => live.close(),
+      () => dead.close(),
+    );
     await sampleRound({ adapters: [live] });
     const findings = (await openFindings(id)).map((f) => f.id);
     expect(findings.length).toBeGreaterThan(0);
@@ -125,9 +179,21 @@ describe("operations sampler on Kafka", () => {
     const producer = await kit.getProducer();
     const t0 = Date.now() - 3600_000;
     const send = (n: number, from: number) =>
-      producer.send({ topic, acks: -1, messages: Array.from({ length: n }, (_, i) => ({ partition: (from + i) % 2, key: `k${from + i}`, value: `letter ${from + i}`, timestamp: String(t0 + (from + i) * 1000) })) });
+      producer.send({
+        topic,
+        acks: -1,
+        messages: Array.from({ length: n }, (_, i) => ({
+          partition: (from + i) % 2,
+          key: `k${from + i}`,
+          value: `letter ${from + i}`,
+          timestamp: String(t0 + (from + i) * 1000),
+        })),
+      });
     await send(3, 0);
-    const adapter = new KafkaAdapter(kafkaConfig({ id: `ops-kafka-${randomUUID().slice(0, 6)}`, discover: false, dlqs: [{ name: topic }] }), { handledStore: null });
+    const adapter = new KafkaAdapter(
+      kafkaConfig({ id: `ops-kafka-${randomUUID().slice(0, 6)}`, discover: false, dlqs: [{ name: topic }] }),
+      { handledStore: null },
+    );
     cleanups.push(() => adapter.close());
 
     await sampleRound({ adapters: [adapter] });
@@ -142,7 +208,10 @@ describe("operations sampler on Kafka", () => {
     // Record 0 (partition 0) was deleted: the oldest left is record 1 (partition 1).
     expect(s!.oldestAt!.getTime()).toBe(t0 + 1000);
     expect(s!.deadlineAt!.getTime()).toBe(t0 + 1000 + 3 * 86400_000);
-    const minute = await getDb().dlqSample.findMany({ where: { connectionId: adapter.connectionId, resolution: 60 }, orderBy: { bucketAt: "asc" } });
+    const minute = await getDb().dlqSample.findMany({
+      where: { connectionId: adapter.connectionId, resolution: 60 },
+      orderBy: { bucketAt: "asc" },
+    });
     expect(minute.reduce((n, r) => n + (r.inflow ?? 0), 0)).toBe(4);
     // The round keeps the last hour's depth per minute with the status, for the overview.
     expect(s!.trend).toEqual(minute.map((r) => ({ t: r.bucketAt.getTime() / 1000, d: r.depth })));
@@ -158,9 +227,12 @@ describe("operations sampler on RabbitMQ", () => {
     await ch.assertQueue(name, { durable: true, arguments: { "x-message-ttl": 6 * 3600_000 } });
     cleanups.push(() => ch.deleteQueue(name));
     const sentAt = Math.floor(Date.now() / 1000) - 2 * 3600;
-    for (let i = 0; i < 3; i++) ch.sendToQueue(name, Buffer.from(`letter ${i}`), { persistent: true, timestamp: sentAt + i });
+    for (let i = 0; i < 3; i++)
+      ch.sendToQueue(name, Buffer.from(`letter ${i}`), { persistent: true, timestamp: sentAt + i });
     await ch.waitForConfirms();
-    const adapter = new RabbitMqAdapter(rabbitConfig({ id: `ops-rmq-${randomUUID().slice(0, 6)}`, discover: false, dlqs: [{ name }] }));
+    const adapter = new RabbitMqAdapter(
+      rabbitConfig({ id: `ops-rmq-${randomUUID().slice(0, 6)}`, discover: false, dlqs: [{ name }] }),
+    );
     cleanups.push(() => adapter.close());
 
     // The management API's figures lag the broker by a few seconds (the depth and the head's timestamp not always together).
@@ -174,12 +246,19 @@ describe("operations sampler on RabbitMQ", () => {
     expect(s).toMatchObject({ depth: 3, oldestSource: "broker", retentionMs: BigInt(6 * 3600_000) });
     expect(s!.oldestAt!.getTime()).toBe(sentAt * 1000);
     expect(s!.deadlineAt!.getTime()).toBe(sentAt * 1000 + 6 * 3600_000);
-    expect((await openFindings(adapter.connectionId)).map((f) => f.code)).toEqual(expect.arrayContaining(["rabbitmq.dlq_message_ttl", "dlq.no_owner"]));
+    expect((await openFindings(adapter.connectionId)).map((f) => f.code)).toEqual(
+      expect.arrayContaining(["rabbitmq.dlq_message_ttl", "dlq.no_owner"]),
+    );
 
     // Inflow without a counter (3.10 does not count dead-lettered letters): the depth's increase.
-    const inflowSoFar = async () => (await getDb().dlqSample.findMany({ where: { connectionId: adapter.connectionId, resolution: 900 } })).reduce((n, r) => n + (r.inflow ?? 0), 0);
+    const inflowSoFar = async () =>
+      (await getDb().dlqSample.findMany({ where: { connectionId: adapter.connectionId, resolution: 900 } })).reduce(
+        (n, r) => n + (r.inflow ?? 0),
+        0,
+      );
     const before = await inflowSoFar();
-    for (let i = 3; i < 5; i++) ch.sendToQueue(name, Buffer.from(`letter ${i}`), { persistent: true, timestamp: sentAt + i });
+    for (let i = 3; i < 5; i++)
+      ch.sendToQueue(name, Buffer.from(`letter ${i}`), { persistent: true, timestamp: sentAt + i });
     await ch.waitForConfirms();
     for (let i = 0; i < 40 && s?.depth !== 5; i++) {
       await new Promise((r) => setTimeout(r, 500));

@@ -16,7 +16,15 @@ const INSPECT_TIMEOUT_MS = 25_000;
 
 export interface RoundReport {
   at: Date;
-  connections: Array<{ connectionId: string; ok: boolean; dlqs: number; findings: number; calls: number; ms: number; error: string | null }>;
+  connections: Array<{
+    connectionId: string;
+    ok: boolean;
+    dlqs: number;
+    findings: number;
+    calls: number;
+    ms: number;
+    error: string | null;
+  }>;
 }
 
 export interface RoundOptions {
@@ -45,8 +53,14 @@ export async function sampleRound(opts: RoundOptions = {}): Promise<RoundReport>
         return { a, look, error: null, ms: Date.now() - started };
       } catch (e) {
         const err = asAppError(e);
-        if (!err) console.error(`[operations] inspecting ${a.connectionId} failed:`, e instanceof Error ? e.message : e);
-        return { a, look: null, error: err?.userMessage ?? "The broker could not be inspected; the error was logged.", ms: Date.now() - started };
+        if (!err)
+          console.error(`[operations] inspecting ${a.connectionId} failed:`, e instanceof Error ? e.message : e);
+        return {
+          a,
+          look: null,
+          error: err?.userMessage ?? "The broker could not be inspected; the error was logged.",
+          ms: Date.now() - started,
+        };
       }
     }),
   );
@@ -58,28 +72,80 @@ export async function sampleRound(opts: RoundOptions = {}): Promise<RoundReport>
       report.connections.push({ connectionId: a.connectionId, ok: false, dlqs: 0, findings: 0, calls: 0, ms, error });
       continue;
     }
-    const findings: ConfigFinding[] = [...look.findings, ...look.dlqs.filter((d) => !ownerOf(a.connectionId, d.name)).map((d) => noOwnerFinding(d.name))];
+    const findings: ConfigFinding[] = [
+      ...look.findings,
+      ...look.dlqs.filter((d) => !ownerOf(a.connectionId, d.name)).map((d) => noOwnerFinding(d.name)),
+    ];
     await recordConnection(db, a.connectionId, look, at);
     await reconcileFindings(a.connectionId, findings, at, db);
-    report.connections.push({ connectionId: a.connectionId, ok: true, dlqs: look.dlqs.length, findings: findings.length, calls: look.calls, ms, error: null });
+    report.connections.push({
+      connectionId: a.connectionId,
+      ok: true,
+      dlqs: look.dlqs.length,
+      findings: findings.length,
+      calls: look.calls,
+      ms,
+      error: null,
+    });
   }
   return report;
 }
 
-async function recordConnection(db: PrismaClient, connectionId: string, look: BrokerInspection, at: Date): Promise<void> {
+async function recordConnection(
+  db: PrismaClient,
+  connectionId: string,
+  look: BrokerInspection,
+  at: Date,
+): Promise<void> {
   const names = look.dlqs.map((d) => d.name);
   const prevRows = await db.dlqStatus.findMany({
     where: { connectionId, queue: { in: names } },
-    select: { queue: true, depth: true, enteredTotal: true, sampledAt: true, oldestAt: true, oldestSource: true, oldestAsOf: true },
+    select: {
+      queue: true,
+      depth: true,
+      enteredTotal: true,
+      sampledAt: true,
+      oldestAt: true,
+      oldestSource: true,
+      oldestAsOf: true,
+    },
   });
-  const prev = new Map<string, PreviousStatus>(prevRows.map((r) => [r.queue, { depth: r.depth, enteredTotal: r.enteredTotal, sampledAt: r.sampledAt }]));
-  const known = new Map(prevRows.filter((r) => r.oldestSource === "scan" && r.oldestAsOf).map((r) => [r.queue, { oldestAt: r.oldestAt, asOf: r.oldestAsOf! }]));
+  const prev = new Map<string, PreviousStatus>(
+    prevRows.map((r) => [r.queue, { depth: r.depth, enteredTotal: r.enteredTotal, sampledAt: r.sampledAt }]),
+  );
+  const known = new Map(
+    prevRows
+      .filter((r) => r.oldestSource === "scan" && r.oldestAsOf)
+      .map((r) => [r.queue, { oldestAt: r.oldestAt, asOf: r.oldestAsOf! }]),
+  );
   const needScan = look.dlqs.filter((d) => !d.oldestAt && d.depth !== 0).map((d) => d.name);
   const scans = await scanOldest(db, connectionId, needScan, known);
-  const rows: Array<SampleInput & { queueType: string; inFlight: number | null; enteredTotal: bigint | null; oldestSource: string | null; oldestAsOf: Date | null; retentionMs: number | null }> = [];
+  const rows: Array<
+    SampleInput & {
+      queueType: string;
+      inFlight: number | null;
+      enteredTotal: bigint | null;
+      oldestSource: string | null;
+      oldestAsOf: Date | null;
+      retentionMs: number | null;
+    }
+  > = [];
   for (const d of look.dlqs) {
     const f = figuresOf(d, prev.get(d.name) ?? null, scans.get(d.name) ?? null);
-    rows.push({ connectionId, queue: d.name, queueType: d.queueType, depth: f.depth, inFlight: d.inFlight, inflow: f.inflow, enteredTotal: f.enteredTotal, oldestAt: f.oldestAt, oldestSource: f.oldestSource, oldestAsOf: f.oldestAsOf, retentionMs: f.retentionMs, deadlineAt: f.deadlineAt });
+    rows.push({
+      connectionId,
+      queue: d.name,
+      queueType: d.queueType,
+      depth: f.depth,
+      inFlight: d.inFlight,
+      inflow: f.inflow,
+      enteredTotal: f.enteredTotal,
+      oldestAt: f.oldestAt,
+      oldestSource: f.oldestSource,
+      oldestAsOf: f.oldestAsOf,
+      retentionMs: f.retentionMs,
+      deadlineAt: f.deadlineAt,
+    });
   }
   await writeSamples(at, rows, db);
   await db.$executeRawUnsafe(
@@ -134,7 +200,12 @@ async function recordConnection(db: PrismaClient, connectionId: string, look: Br
  * again only for DLQs scanned since the figure was last taken, so a round costs one small query
  * on the jobs table, plus one over the index only after a scan.
  */
-async function scanOldest(db: PrismaClient, connectionId: string, queues: string[], known: Map<string, ScanOldest>): Promise<Map<string, ScanOldest>> {
+async function scanOldest(
+  db: PrismaClient,
+  connectionId: string,
+  queues: string[],
+  known: Map<string, ScanOldest>,
+): Promise<Map<string, ScanOldest>> {
   const out = new Map<string, ScanOldest>();
   if (queues.length === 0) return out;
   const scans = await db.$queryRawUnsafe<Array<{ queue: string; finished: Date }>>(

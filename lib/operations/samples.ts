@@ -65,11 +65,19 @@ export async function writeSamples(at: Date, rows: SampleInput[], db: PrismaClie
 }
 
 /** Deletes buckets past their resolution's span; returns how many. Uses the (resolution, bucket_at) index. */
-export async function pruneSamples(retentionDays: number, now = new Date(), db: PrismaClient = getDb()): Promise<number> {
+export async function pruneSamples(
+  retentionDays: number,
+  now = new Date(),
+  db: PrismaClient = getDb(),
+): Promise<number> {
   let n = 0;
   for (const r of RESOLUTIONS) {
     const keep = r.keepMs ?? retentionDays * 86400_000;
-    n += await db.$executeRawUnsafe(`DELETE FROM dlq_samples WHERE resolution = $1 AND bucket_at < $2::timestamptz`, r.seconds, new Date(now.getTime() - keep).toISOString());
+    n += await db.$executeRawUnsafe(
+      `DELETE FROM dlq_samples WHERE resolution = $1 AND bucket_at < $2::timestamptz`,
+      r.seconds,
+      new Date(now.getTime() - keep).toISOString(),
+    );
   }
   return n;
 }
@@ -84,9 +92,17 @@ export interface SeriesPoint {
 }
 
 /** One DLQ's chart data for a range, oldest first. */
-export async function dlqSeries(connectionId: string, queue: string, range: ChartRange, now = new Date(), db: PrismaClient = getDb()): Promise<SeriesPoint[]> {
+export async function dlqSeries(
+  connectionId: string,
+  queue: string,
+  range: ChartRange,
+  now = new Date(),
+  db: PrismaClient = getDb(),
+): Promise<SeriesPoint[]> {
   const { resolution, spanMs } = CHART_RANGES[range];
-  const rows = await db.$queryRawUnsafe<Array<{ t: number; depth: number | null; depth_max: number | null; inflow: number | null }>>(
+  const rows = await db.$queryRawUnsafe<
+    Array<{ t: number; depth: number | null; depth_max: number | null; inflow: number | null }>
+  >(
     `SELECT extract(epoch FROM bucket_at)::float8 AS t, depth, depth_max, inflow
        FROM dlq_samples
       WHERE connection_id = $1 AND queue = $2 AND resolution = $3 AND bucket_at >= $4::timestamptz

@@ -29,10 +29,16 @@ describe("lostIn", () => {
     expect(lostClass(r.tone)).not.toContain("urgent");
   });
   it("says past due once the deadline has passed", () => {
-    expect(lostIn({ ...base, deadlineAt: "2025-03-01T11:00:00Z" }, 24, now)).toMatchObject({ text: "past due", tone: "past" });
+    expect(lostIn({ ...base, deadlineAt: "2025-03-01T11:00:00Z" }, 24, now)).toMatchObject({
+      text: "past due",
+      tone: "past",
+    });
   });
   it("says kept until removed without a retention", () => {
-    expect(lostIn({ ...base, retentionMs: null, deadlineAt: null }, 24, now)).toMatchObject({ text: "kept until removed", tone: "none" });
+    expect(lostIn({ ...base, retentionMs: null, deadlineAt: null }, 24, now)).toMatchObject({
+      text: "kept until removed",
+      tone: "none",
+    });
   });
   it("asks for a scan when the age is unknown", () => {
     const r = lostIn({ ...base, oldestAt: null, oldestSource: null, deadlineAt: null }, 24, now);
@@ -50,19 +56,28 @@ describe("lostIn", () => {
     expect(lostIn(null, 24, now).title).toMatch(/not sampled yet/i);
   });
   it("says when the figures are from an earlier round", () => {
-    expect(lostIn({ ...base, error: "unavailable:broker", sampledAt: "2025-03-01T11:30:00Z" }, 24, now).title).toContain("could not reach the broker: these figures are from 30 min ago");
+    expect(
+      lostIn({ ...base, error: "unavailable:broker", sampledAt: "2025-03-01T11:30:00Z" }, 24, now).title,
+    ).toContain("could not reach the broker: these figures are from 30 min ago");
   });
 });
 
 describe("oldestAge", () => {
   it("gives the age and its source", () => {
-    expect(oldestAge(base, now)).toEqual({ text: "2 h", title: expect.stringContaining("from the broker, sampled 20 s ago") });
+    expect(oldestAge(base, now)).toEqual({
+      text: "2 h",
+      title: expect.stringContaining("from the broker, sampled 20 s ago"),
+    });
     expect(oldestAge({ ...base, oldestAt: null }, now).text).toBe("unknown");
     expect(oldestAge({ ...base, depth: 0 }, now).text).toBe("—");
     expect(oldestAge(null, now).text).toBe("—");
   });
   it("words the source", () => {
-    expect(oldestSourceWords({ oldestSource: "scan", oldestAsOf: "2025-03-01T11:00:00Z", sampledAt: base.sampledAt }, now)).toBe("as of the scan 1 h ago");
-    expect(oldestSourceWords({ oldestSource: null, oldestAsOf: null, sampledAt: base.sampledAt }, now)).toBe("sampled 20 s ago");
+    expect(
+      oldestSourceWords({ oldestSource: "scan", oldestAsOf: "2025-03-01T11:00:00Z", sampledAt: base.sampledAt }, now),
+    ).toBe("as of the scan 1 h ago");
+    expect(oldestSourceWords({ oldestSource: null, oldestAsOf: null, sampledAt: base.sampledAt }, now)).toBe(
+      "sampled 20 s ago",
+    );
   });
 });

@@ -5,7 +5,18 @@
 import { formatRelative, formatSpan, formatUtc } from "@/lib/format";
 import type { DlqOverviewRow } from "./queries";
 
-type Figures = Pick<DlqOverviewRow, "depth" | "sampledAt" | "oldestAt" | "oldestSource" | "oldestAsOf" | "retentionMs" | "deadlineAt" | "error" | "missingSince">;
+type Figures = Pick<
+  DlqOverviewRow,
+  | "depth"
+  | "sampledAt"
+  | "oldestAt"
+  | "oldestSource"
+  | "oldestAsOf"
+  | "retentionMs"
+  | "deadlineAt"
+  | "error"
+  | "missingSince"
+>;
 
 /**
  * past: the deadline has passed (letters may already be gone); urgent: under the warning
@@ -48,9 +59,14 @@ export function lostIn(r: Figures | null, warnHours: number, now: number): LostI
   if (!r) return { text: "—", tone: "unsampled", title: "Not sampled yet: the sampler has not reached this DLQ." };
   const stale = staleWords(r, now);
   if (r.missingSince) return { text: "—", tone: "empty", title: `Gone:${stale}` };
-  if (r.depth === 0) return { text: "—", tone: "empty", title: `Empty: nothing to lose (${sampledWords(r.sampledAt, now)}).${stale}` };
+  if (r.depth === 0)
+    return { text: "—", tone: "empty", title: `Empty: nothing to lose (${sampledWords(r.sampledAt, now)}).${stale}` };
   if (r.retentionMs === null) {
-    return { text: "kept until removed", tone: "none", title: `The DLQ has no retention limit the sampler can see: letters stay until someone removes them (${sampledWords(r.sampledAt, now)}).${stale}` };
+    return {
+      text: "kept until removed",
+      tone: "none",
+      title: `The DLQ has no retention limit the sampler can see: letters stay until someone removes them (${sampledWords(r.sampledAt, now)}).${stale}`,
+    };
   }
   const retention = formatSpan(r.retentionMs);
   if (!r.deadlineAt || !r.oldestAt) {
@@ -62,7 +78,12 @@ export function lostIn(r: Figures | null, warnHours: number, now: number): LostI
   }
   const left = new Date(r.deadlineAt).getTime() - now;
   const basis = `Retention ${retention} from the oldest letter, ${oldestSourceWords(r, now)}; lost at ${formatUtc(r.deadlineAt)}.${stale}`;
-  if (left <= 0) return { text: "past due", tone: "past", title: `The oldest letter's retention has run out: it may already be lost. ${basis}` };
+  if (left <= 0)
+    return {
+      text: "past due",
+      tone: "past",
+      title: `The oldest letter's retention has run out: it may already be lost. ${basis}`,
+    };
   return { text: `lost in ${formatSpan(left)}`, tone: left < warnHours * 3600_000 ? "urgent" : "ok", title: basis };
 }
 
@@ -71,8 +92,15 @@ export function oldestAge(r: Figures | null, now: number): Figure {
   if (!r) return { text: "—", title: "Not sampled yet." };
   const stale = staleWords(r, now);
   if (r.depth === 0) return { text: "—", title: `Empty (${sampledWords(r.sampledAt, now)}).${stale}` };
-  if (!r.oldestAt) return { text: "unknown", title: `The broker does not tell the oldest letter's age and no scan has seen it: a triage scan reads it (${sampledWords(r.sampledAt, now)}).${stale}` };
-  return { text: formatSpan(now - new Date(r.oldestAt).getTime()), title: `Oldest letter from ${formatUtc(r.oldestAt)}, ${oldestSourceWords(r, now)}.${stale}` };
+  if (!r.oldestAt)
+    return {
+      text: "unknown",
+      title: `The broker does not tell the oldest letter's age and no scan has seen it: a triage scan reads it (${sampledWords(r.sampledAt, now)}).${stale}`,
+    };
+  return {
+    text: formatSpan(now - new Date(r.oldestAt).getTime()),
+    title: `Oldest letter from ${formatUtc(r.oldestAt)}, ${oldestSourceWords(r, now)}.${stale}`,
+  };
 }
 
 /** CSS class of a "lost in" figure. */
@@ -80,4 +108,8 @@ export function lostClass(tone: LostTone): string {
   return tone === "past" || tone === "urgent" ? "lost lost-urgent" : tone === "unknown" ? "lost lost-unknown" : "lost";
 }
 
-export const SEVERITY_BADGE: Record<string, string> = { critical: "badge badge-danger", warning: "badge badge-warn", info: "badge badge-info" };
+export const SEVERITY_BADGE: Record<string, string> = {
+  critical: "badge badge-danger",
+  warning: "badge badge-warn",
+  info: "badge badge-info",
+};

@@ -15,15 +15,26 @@ describe("health page links", () => {
 
 describe("findings page links", () => {
   it("round-trips a view through its URL", () => {
-    const href = findingsHref({ state: "resolved", severity: "critical", connection: "local-rabbitmq", dlq: "orders&<x>.dlq" });
+    const href = findingsHref({
+      state: "resolved",
+      severity: "critical",
+      connection: "local-rabbitmq",
+      dlq: "orders&<x>.dlq",
+    });
     expect(href).toBe("/findings?state=resolved&severity=critical&connection=local-rabbitmq&dlq=orders%26%3Cx%3E.dlq");
     const sp = Object.fromEntries(new URL(href, "http://x").searchParams);
-    expect(parseFindingsParams(sp)).toEqual({ ok: true, value: { state: "resolved", severity: "critical", connection: "local-rabbitmq", dlq: "orders&<x>.dlq" } });
+    expect(parseFindingsParams(sp)).toEqual({
+      ok: true,
+      value: { state: "resolved", severity: "critical", connection: "local-rabbitmq", dlq: "orders&<x>.dlq" },
+    });
     expect(findingsHref()).toBe("/findings");
   });
   it("says what is wrong with a bad link", () => {
     expect(parseFindingsParams({ state: "closed" })).toMatchObject({ ok: false });
     expect(parseFindingsParams({ severity: "fatal" })).toMatchObject({ ok: false });
-    expect(parseFindingsParams({})).toEqual({ ok: true, value: { state: "open", severity: null, connection: null, dlq: null } });
+    expect(parseFindingsParams({})).toEqual({
+      ok: true,
+      value: { state: "open", severity: null, connection: null, dlq: null },
+    });
   });
 });

@@ -42,13 +42,21 @@ export function findingsHref(v: Partial<FindingsView> = {}): string {
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
 /** The findings page's search params; unknown values are an error to show, not silently dropped. */
-export function parseFindingsParams(sp: Record<string, string | string[] | undefined>): { ok: true; value: FindingsView } | { ok: false; message: string } {
+export function parseFindingsParams(
+  sp: Record<string, string | string[] | undefined>,
+): { ok: true; value: FindingsView } | { ok: false; message: string } {
   const state = one(sp.state) || "open";
-  if (!["open", "resolved", "all"].includes(state)) return { ok: false, message: "state must be open, resolved or all." };
+  if (!["open", "resolved", "all"].includes(state))
+    return { ok: false, message: "state must be open, resolved or all." };
   const severity = one(sp.severity) || null;
-  if (severity !== null && !["critical", "warning", "info"].includes(severity)) return { ok: false, message: "severity must be critical, warning or info." };
+  if (severity !== null && !["critical", "warning", "info"].includes(severity))
+    return { ok: false, message: "severity must be critical, warning or info." };
   const connection = one(sp.connection)?.trim() || null;
   const dlq = one(sp.dlq)?.trim() || null;
-  if ((connection?.length ?? 0) > 100 || (dlq?.length ?? 0) > 1000) return { ok: false, message: "The connection or DLQ name is too long." };
-  return { ok: true, value: { state: state as FindingState, severity: severity as FindingSeverityName | null, connection, dlq } };
+  if ((connection?.length ?? 0) > 100 || (dlq?.length ?? 0) > 1000)
+    return { ok: false, message: "The connection or DLQ name is too long." };
+  return {
+    ok: true,
+    value: { state: state as FindingState, severity: severity as FindingSeverityName | null, connection, dlq },
+  };
 }

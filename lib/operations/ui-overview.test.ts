@@ -52,15 +52,34 @@ describe("sortOverview", () => {
   const items = mergeOverview(
     [live("soon", 5), live("later", 50), live("none", 7), live("unsampled", 100)],
     [
-      ops("soon", { deadlineAt: "2025-03-01T13:00:00Z", oldestAt: "2025-03-01T08:00:00Z", inflowPerMin: 2, worstFinding: "warning", openFindings: 1, owner: { team: "Zeta", contact: "z", source: "console" } }),
-      ops("later", { deadlineAt: "2025-03-03T13:00:00Z", oldestAt: "2025-03-01T11:00:00Z", inflowPerMin: 0.5, worstFinding: "critical", openFindings: 1, owner: { team: "alpha", contact: "a", source: "config" } }),
+      ops("soon", {
+        deadlineAt: "2025-03-01T13:00:00Z",
+        oldestAt: "2025-03-01T08:00:00Z",
+        inflowPerMin: 2,
+        worstFinding: "warning",
+        openFindings: 1,
+        owner: { team: "Zeta", contact: "z", source: "console" },
+      }),
+      ops("later", {
+        deadlineAt: "2025-03-03T13:00:00Z",
+        oldestAt: "2025-03-01T11:00:00Z",
+        inflowPerMin: 0.5,
+        worstFinding: "critical",
+        openFindings: 1,
+        owner: { team: "alpha", contact: "a", source: "config" },
+      }),
       ops("none", { inflowPerMin: null, openFindings: 0 }),
     ],
   );
   const names = (xs: typeof items) => xs.map((i) => i.name);
 
   it("defaults to the needs-attention order", () => {
-    expect(names(sortOverview(items, "attention", "asc", undefined, now))).toEqual(["soon", "later", "none", "unsampled"]);
+    expect(names(sortOverview(items, "attention", "asc", undefined, now))).toEqual([
+      "soon",
+      "later",
+      "none",
+      "unsampled",
+    ]);
   });
   it("sorts by the deadline, soonest first, unknown last in both directions", () => {
     expect(names(sortOverview(items, "lost", "asc", undefined, now))).toEqual(["soon", "later", "none", "unsampled"]);
@@ -70,11 +89,26 @@ describe("sortOverview", () => {
     expect(names(sortOverview(items, "depth", "desc", undefined, now))).toEqual(["unsampled", "later", "none", "soon"]);
   });
   it("sorts by inflow and by age of the oldest letter", () => {
-    expect(names(sortOverview(items, "inflow", "desc", undefined, now))).toEqual(["soon", "later", "none", "unsampled"]);
-    expect(names(sortOverview(items, "oldest", "desc", undefined, now))).toEqual(["soon", "later", "none", "unsampled"]);
+    expect(names(sortOverview(items, "inflow", "desc", undefined, now))).toEqual([
+      "soon",
+      "later",
+      "none",
+      "unsampled",
+    ]);
+    expect(names(sortOverview(items, "oldest", "desc", undefined, now))).toEqual([
+      "soon",
+      "later",
+      "none",
+      "unsampled",
+    ]);
   });
   it("sorts findings by worst severity, owners by team name ignoring case", () => {
-    expect(names(sortOverview(items, "findings", "desc", undefined, now))).toEqual(["later", "soon", "none", "unsampled"]);
+    expect(names(sortOverview(items, "findings", "desc", undefined, now))).toEqual([
+      "later",
+      "soon",
+      "none",
+      "unsampled",
+    ]);
     expect(names(sortOverview(items, "owner", "asc", undefined, now))).toEqual(["later", "soon", "none", "unsampled"]);
   });
   it("sorts by name and by the connection's display name", () => {

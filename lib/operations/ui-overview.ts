@@ -48,7 +48,18 @@ export function mergeOverview<L extends LiveDlq>(live: L[], ops: DlqOverviewRow[
   return out;
 }
 
-export const SORT_KEYS = ["attention", "name", "connection", "depth", "inflow", "oldest", "lost", "owner", "findings", "alert"] as const;
+export const SORT_KEYS = [
+  "attention",
+  "name",
+  "connection",
+  "depth",
+  "inflow",
+  "oldest",
+  "lost",
+  "owner",
+  "findings",
+  "alert",
+] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 export type SortDir = "asc" | "desc";
 
@@ -70,7 +81,12 @@ const SEVERITY: Record<string, number> = { critical: 3, warning: 2, info: 1 };
 const time = (iso: string | null | undefined) => (iso ? new Date(iso).getTime() : null);
 
 /** The value a column sorts by; null sorts last whichever the direction. */
-export function sortValue<L extends LiveDlq>(item: OverviewItem<L>, key: SortKey, connectionName: (id: string) => string, now: number): number | string | null {
+export function sortValue<L extends LiveDlq>(
+  item: OverviewItem<L>,
+  key: SortKey,
+  connectionName: (id: string) => string,
+  now: number,
+): number | string | null {
   const o = item.ops;
   switch (key) {
     case "attention":
@@ -99,14 +115,23 @@ export function sortValue<L extends LiveDlq>(item: OverviewItem<L>, key: SortKey
 }
 
 /** A stable sort by one column; ties keep the needs-attention order. */
-export function sortOverview<L extends LiveDlq>(items: Array<OverviewItem<L>>, key: SortKey, dir: SortDir, connectionName: (id: string) => string = (id) => id, now = Date.now()): Array<OverviewItem<L>> {
+export function sortOverview<L extends LiveDlq>(
+  items: Array<OverviewItem<L>>,
+  key: SortKey,
+  dir: SortDir,
+  connectionName: (id: string) => string = (id) => id,
+  now = Date.now(),
+): Array<OverviewItem<L>> {
   const sign = dir === "asc" ? 1 : -1;
   const keyed = items.map((item) => ({ item, v: sortValue(item, key, connectionName, now) }));
   keyed.sort((a, b) => {
     if (a.v === null || b.v === null) {
       if (a.v !== b.v) return a.v === null ? 1 : -1;
     } else if (a.v !== b.v) {
-      const c = typeof a.v === "string" && typeof b.v === "string" ? a.v.localeCompare(b.v, "en", { sensitivity: "base", numeric: true }) : (a.v as number) - (b.v as number);
+      const c =
+        typeof a.v === "string" && typeof b.v === "string"
+          ? a.v.localeCompare(b.v, "en", { sensitivity: "base", numeric: true })
+          : (a.v as number) - (b.v as number);
       if (c !== 0) return c * sign;
     }
     return a.item.attention - b.item.attention;
@@ -116,7 +141,8 @@ export function sortOverview<L extends LiveDlq>(items: Array<OverviewItem<L>>, k
 
 /** `?sort=lost&dir=asc` → a valid sort; anything else is the default (needs attention first). */
 export function parseSort(sort: unknown, dir: unknown): { key: SortKey; dir: SortDir } {
-  const key = typeof sort === "string" && (SORT_KEYS as readonly string[]).includes(sort) ? (sort as SortKey) : "attention";
+  const key =
+    typeof sort === "string" && (SORT_KEYS as readonly string[]).includes(sort) ? (sort as SortKey) : "attention";
   const d = dir === "asc" || dir === "desc" ? dir : FIRST_DIR[key];
   return { key, dir: d };
 }

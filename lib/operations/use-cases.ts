@@ -38,7 +38,12 @@ export async function viewOverview(actor: Actor, meta: RequestMeta): Promise<Ove
   const cfg = loadConfig().operations;
   const rows = byAttention(await overviewRows(await ownerResolver()), cfg.deadlineWarnHours);
   const last = rows.reduce<string | null>((m, r) => (m === null || r.sampledAt > m ? r.sampledAt : m), null);
-  return { rows, deadlineWarnHours: cfg.deadlineWarnHours, sampleIntervalSeconds: cfg.sampleIntervalSeconds, lastSampledAt: last };
+  return {
+    rows,
+    deadlineWarnHours: cfg.deadlineWarnHours,
+    sampleIntervalSeconds: cfg.sampleIntervalSeconds,
+    lastSampledAt: last,
+  };
 }
 
 const seriesSchema = z.object({
@@ -48,8 +53,17 @@ const seriesSchema = z.object({
 });
 
 /** One DLQ's last sampled figures (the line under every DLQ page's header): its status row only. */
-export async function viewDlqStatus(actor: Actor, meta: RequestMeta, input: { connectionId: string; queue: string }): Promise<DlqOverviewRow | null> {
-  await authorize(actor, "ops:read", { action: "ops.dlq", connectionId: input?.connectionId ?? null, queue: input?.queue ?? null, meta });
+export async function viewDlqStatus(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { connectionId: string; queue: string },
+): Promise<DlqOverviewRow | null> {
+  await authorize(actor, "ops:read", {
+    action: "ops.dlq",
+    connectionId: input?.connectionId ?? null,
+    queue: input?.queue ?? null,
+    meta,
+  });
   const p = parse(seriesSchema.omit({ range: true }), input, "bad_request:range");
   return (await overviewRows(await ownerResolver(), new Date(), getDb(), p))[0] ?? null;
 }
@@ -61,10 +75,22 @@ export interface DlqOperations {
 }
 
 /** One DLQ's figures and its depth and inflow over an hour, a day or a week. */
-export async function viewDlqOperations(actor: Actor, meta: RequestMeta, input: z.input<typeof seriesSchema>): Promise<DlqOperations> {
-  await authorize(actor, "ops:read", { action: "ops.dlq", connectionId: input?.connectionId ?? null, queue: input?.queue ?? null, meta });
+export async function viewDlqOperations(
+  actor: Actor,
+  meta: RequestMeta,
+  input: z.input<typeof seriesSchema>,
+): Promise<DlqOperations> {
+  await authorize(actor, "ops:read", {
+    action: "ops.dlq",
+    connectionId: input?.connectionId ?? null,
+    queue: input?.queue ?? null,
+    meta,
+  });
   const p = parse(seriesSchema, input, "bad_request:range");
-  const [points, rows] = await Promise.all([dlqSeries(p.connectionId, p.queue, p.range), overviewRows(await ownerResolver(), new Date(), getDb(), p)]);
+  const [points, rows] = await Promise.all([
+    dlqSeries(p.connectionId, p.queue, p.range),
+    overviewRows(await ownerResolver(), new Date(), getDb(), p),
+  ]);
   return { range: p.range, points, status: rows[0] ?? null };
 }
 
@@ -77,13 +103,24 @@ const findingFilterSchema = z.object({
 
 export async function listFindings(actor: Actor, meta: RequestMeta, filter: FindingFilter = {}): Promise<FindingRow[]> {
   await authorize(actor, "ops:read", { action: "ops.findings", meta });
-  const [rows, ownerOf] = await Promise.all([queryFindings(parse(findingFilterSchema, filter, "bad_request:filter")), ownerResolver()]);
+  const [rows, ownerOf] = await Promise.all([
+    queryFindings(parse(findingFilterSchema, filter, "bad_request:filter")),
+    ownerResolver(),
+  ]);
   return rows.map((f) => ({ ...f, ownerTeam: f.queue ? (ownerOf(f.connectionId, f.queue)?.team ?? null) : null }));
 }
 
 /** An operator says they have seen a finding; it stays listed until the fault is fixed. Audited `finding.acknowledge`. */
-export async function acknowledgeFinding(actor: Actor, meta: RequestMeta, input: { id: string }): Promise<{ id: string }> {
-  await authorize(actor, "ops:acknowledge", { action: "finding.acknowledge", target: typeof input?.id === "string" ? input.id : null, meta });
+export async function acknowledgeFinding(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { id: string },
+): Promise<{ id: string }> {
+  await authorize(actor, "ops:acknowledge", {
+    action: "finding.acknowledge",
+    target: typeof input?.id === "string" ? input.id : null,
+    meta,
+  });
   const { id } = parse(z.object({ id: z.string().uuid("Unknown finding.") }), input, "bad_request:finding");
   const row = await getDb().dlqFinding.findUnique({ where: { id } });
   if (!row) throw new AppError("not_found:finding", { userMessage: "That finding does not exist." });
@@ -92,7 +129,10 @@ export async function acknowledgeFinding(actor: Actor, meta: RequestMeta, input:
     meta,
     { action: "finding.acknowledge", connectionId: row.connectionId, queue: row.queue, target: id },
     async () => {
-      await getDb().dlqFinding.update({ where: { id }, data: { acknowledgedBy: actor.email, acknowledgedAt: new Date() } });
+      await getDb().dlqFinding.update({
+        where: { id },
+        data: { acknowledgedBy: actor.email, acknowledgedAt: new Date() },
+      });
       return { id };
     },
     () => ({ code: row.code, object: row.object, severity: row.severity }),
@@ -114,8 +154,24 @@ export async function listOwners(actor: Actor, meta: RequestMeta): Promise<Owner
   await authorize(actor, "ops:read", { action: "owner.list", meta });
   const rows = await getDb().dlqOwner.findMany({ orderBy: [{ position: "asc" }, { createdAt: "asc" }] });
   return [
-    ...rows.map((r) => ({ id: r.id, position: r.position, connectionPattern: r.connectionPattern, queuePattern: r.queuePattern, team: r.team, contact: r.contact, source: "console" as const })),
-    ...configOwnerEntries(loadConfig().owners).map((o, i) => ({ id: null, position: i, connectionPattern: o.connection, queuePattern: o.queue, team: o.team, contact: o.contact, source: "config" as const })),
+    ...rows.map((r) => ({
+      id: r.id,
+      position: r.position,
+      connectionPattern: r.connectionPattern,
+      queuePattern: r.queuePattern,
+      team: r.team,
+      contact: r.contact,
+      source: "console" as const,
+    })),
+    ...configOwnerEntries(loadConfig().owners).map((o, i) => ({
+      id: null,
+      position: i,
+      connectionPattern: o.connection,
+      queuePattern: o.queue,
+      team: o.team,
+      contact: o.contact,
+      source: "config" as const,
+    })),
   ];
 }
 
@@ -142,10 +198,20 @@ export const ownerSchema = z.object({
 });
 
 /** Creates or changes an owner row; audited `owner.save`. */
-export async function saveOwner(actor: Actor, meta: RequestMeta, input: z.input<typeof ownerSchema>): Promise<{ id: string }> {
+export async function saveOwner(
+  actor: Actor,
+  meta: RequestMeta,
+  input: z.input<typeof ownerSchema>,
+): Promise<{ id: string }> {
   await authorize(actor, "ops:manage", { action: "owner.save", meta });
   const p = parse(ownerSchema, input, "bad_request:owner");
-  const data = { position: p.position, connectionPattern: p.connectionPattern, queuePattern: p.queuePattern, team: p.team, contact: p.contact };
+  const data = {
+    position: p.position,
+    connectionPattern: p.connectionPattern,
+    queuePattern: p.queuePattern,
+    team: p.team,
+    contact: p.contact,
+  };
   return audited(
     actor,
     meta,
@@ -153,7 +219,8 @@ export async function saveOwner(actor: Actor, meta: RequestMeta, input: z.input<
     async () => {
       if (p.id) {
         const done = await getDb().dlqOwner.updateMany({ where: { id: p.id }, data });
-        if (done.count === 0) throw new AppError("not_found:owner", { userMessage: "That owner entry no longer exists." });
+        if (done.count === 0)
+          throw new AppError("not_found:owner", { userMessage: "That owner entry no longer exists." });
         return { id: p.id };
       }
       const row = await getDb().dlqOwner.create({ data: { ...data, createdBy: actor.email } });
@@ -165,12 +232,22 @@ export async function saveOwner(actor: Actor, meta: RequestMeta, input: z.input<
 
 /** Audited `owner.delete`. */
 export async function deleteOwner(actor: Actor, meta: RequestMeta, input: { id: string }): Promise<{ id: string }> {
-  await authorize(actor, "ops:manage", { action: "owner.delete", target: typeof input?.id === "string" ? input.id : null, meta });
+  await authorize(actor, "ops:manage", {
+    action: "owner.delete",
+    target: typeof input?.id === "string" ? input.id : null,
+    meta,
+  });
   const { id } = parse(z.object({ id: z.string().uuid("Unknown owner entry.") }), input, "bad_request:owner");
-  return audited(actor, meta, { action: "owner.delete", target: id }, async () => {
-    const row = await getDb().dlqOwner.findUnique({ where: { id } });
-    if (!row) throw new AppError("not_found:owner", { userMessage: "That owner entry no longer exists." });
-    await getDb().dlqOwner.delete({ where: { id } });
-    return { id };
-  }, () => ({ id }));
+  return audited(
+    actor,
+    meta,
+    { action: "owner.delete", target: id },
+    async () => {
+      const row = await getDb().dlqOwner.findUnique({ where: { id } });
+      if (!row) throw new AppError("not_found:owner", { userMessage: "That owner entry no longer exists." });
+      await getDb().dlqOwner.delete({ where: { id } });
+      return { id };
+    },
+    () => ({ id }),
+  );
 }

@@ -2,8 +2,22 @@ import { describe, expect, it } from "vitest";
 import type { DlqVitals } from "@/lib/brokers/types";
 import { figuresOf, inflowOf } from "./vitals";
 
-const vitals = (over: Partial<DlqVitals> = {}): DlqVitals => ({ name: "orders.dlq", queueType: "classic", depth: 10, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival", ...over });
-const prev = (depth: number | null, entered: bigint | null = null) => ({ depth, enteredTotal: entered, sampledAt: new Date("2026-12-02T10:00:00Z") });
+const vitals = (over: Partial<DlqVitals> = {}): DlqVitals => ({
+  name: "orders.dlq",
+  queueType: "classic",
+  depth: 10,
+  inFlight: null,
+  enteredTotal: null,
+  oldestAt: null,
+  retentionMs: null,
+  retentionClock: "arrival",
+  ...over,
+});
+const prev = (depth: number | null, entered: bigint | null = null) => ({
+  depth,
+  enteredTotal: entered,
+  sampledAt: new Date("2026-12-02T10:00:00Z"),
+});
 
 describe("inflowOf", () => {
   it("is the counter's delta where the broker keeps one", () => {
@@ -36,7 +50,10 @@ describe("figuresOf", () => {
   });
   it("has no deadline where letters are kept until removed, and no oldest letter in an empty DLQ", () => {
     expect(figuresOf(vitals({ oldestAt: "2026-12-02T08:00:00.000Z" }), null, null).deadlineAt).toBeNull();
-    const empty = figuresOf(vitals({ depth: 0, oldestAt: "2026-12-02T08:00:00.000Z", retentionMs: 1000 }), null, { oldestAt: new Date(), asOf: new Date() });
+    const empty = figuresOf(vitals({ depth: 0, oldestAt: "2026-12-02T08:00:00.000Z", retentionMs: 1000 }), null, {
+      oldestAt: new Date(),
+      asOf: new Date(),
+    });
     expect(empty.oldestAt).toBeNull();
     expect(empty.deadlineAt).toBeNull();
   });

@@ -17,10 +17,14 @@ import { auditRefusal, runnerRefusal } from "./runner-check";
  * is not resumed: it is pinned paused with the reason, audited as a denied auto-resume. Returns
  * the ids it resumed.
  */
-export async function resumeReachable(deps: { db?: () => PrismaClient; adapterFor?: (connectionId: string) => BrokerAdapter; jobIds?: string[] } = {}): Promise<string[]> {
+export async function resumeReachable(
+  deps: { db?: () => PrismaClient; adapterFor?: (connectionId: string) => BrokerAdapter; jobIds?: string[] } = {},
+): Promise<string[]> {
   const db = (deps.db ?? getDb)();
   const adapterFor = deps.adapterFor ?? getAdapter;
-  const rows = await db.$queryRawUnsafe<Array<{ id: string; connection_id: string; queue: string; reason: string | null }>>(
+  const rows = await db.$queryRawUnsafe<
+    Array<{ id: string; connection_id: string; queue: string; reason: string | null }>
+  >(
     `SELECT id::text AS id, connection_id, queue, progress->>'pauseReason' AS reason FROM jobs
      WHERE kind = 'redrive' AND state = 'paused' AND NOT cancel_requested AND progress->>'autoResume' = 'true'
        AND ($1::uuid[] IS NULL OR id = ANY($1::uuid[]))

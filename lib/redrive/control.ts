@@ -16,7 +16,12 @@ export function loadPlan(db: Db, jobId: string): Promise<RedrivePlan | null> {
   return db.redrivePlan.findUnique({ where: { jobId } });
 }
 
-export async function setStage(db: Db, jobId: string, stage: Stage, extra: { watchUntil?: Date | null; sampleVerdict?: string | null; sampleReturned?: number } = {}): Promise<void> {
+export async function setStage(
+  db: Db,
+  jobId: string,
+  stage: Stage,
+  extra: { watchUntil?: Date | null; sampleVerdict?: string | null; sampleReturned?: number } = {},
+): Promise<void> {
   await db.redrivePlan.update({ where: { jobId }, data: { stage, ...extra } });
 }
 
@@ -24,7 +29,13 @@ export async function setStage(db: Db, jobId: string, stage: Stage, extra: { wat
  * Called by the handler under its lease. Returns false when the job was not running under this
  * owner any more (cancel requested, or lease lost): the caller then stops.
  */
-export async function pauseSelf(db: Db, jobId: string, owner: string, reason: string, progress: JobProgress): Promise<boolean> {
+export async function pauseSelf(
+  db: Db,
+  jobId: string,
+  owner: string,
+  reason: string,
+  progress: JobProgress,
+): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
     `UPDATE jobs SET state = 'paused', lease_owner = NULL, lease_expires_at = NULL, heartbeat_at = now(), progress = COALESCE($3::jsonb, progress)
      WHERE id = $1::uuid AND lease_owner = $2 AND state = 'running' AND NOT cancel_requested`,
@@ -60,7 +71,11 @@ export async function requestPause(db: Db, jobId: string, reason: string): Promi
 }
 
 /** paused → running with an expired lease: the next claim (any console) resumes it from the ledger. */
-export async function resumeJob(db: Db, jobId: string, opts: { resetBreaker: boolean; onlyIfAutoResume?: boolean }): Promise<boolean> {
+export async function resumeJob(
+  db: Db,
+  jobId: string,
+  opts: { resetBreaker: boolean; onlyIfAutoResume?: boolean },
+): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
     `UPDATE jobs SET state = 'running', lease_owner = NULL, lease_expires_at = now() - interval '1 millisecond'
      WHERE id = $1::uuid AND state = 'paused' AND NOT cancel_requested AND (NOT $2 OR progress->>'autoResume' = 'true')`,
@@ -81,7 +96,12 @@ export async function resumeJob(db: Db, jobId: string, opts: { resetBreaker: boo
  * loser changes nothing: a read-then-write in two steps let a loser put the stage back to
  * awaiting_bulk under a job the winner had already set running, and the next claim paused it again.
  */
-export async function startBulkStage(db: Db, jobId: string, by: string, overrideReason: string | null): Promise<boolean> {
+export async function startBulkStage(
+  db: Db,
+  jobId: string,
+  by: string,
+  overrideReason: string | null,
+): Promise<boolean> {
   const n = await db.$executeRawUnsafe(
     `WITH resumed AS (
        UPDATE jobs SET state = 'running', lease_owner = NULL, lease_expires_at = now() - interval '1 millisecond'

@@ -5,7 +5,14 @@ import { writeArchive } from "@/lib/archive/store";
 import { isRole } from "@/lib/auth/permissions";
 import { getUserByEmail } from "@/lib/auth/users";
 import { getAdapter } from "@/lib/connections/registry";
-import { BrokerError, type BrokerAdapter, type LetterCopy, type MoveRequest, type MoveResult, type RedriveTarget } from "@/lib/brokers/types";
+import {
+  BrokerError,
+  type BrokerAdapter,
+  type LetterCopy,
+  type MoveRequest,
+  type MoveResult,
+  type RedriveTarget,
+} from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";
@@ -13,7 +20,13 @@ import { creatorRefusal } from "@/lib/jobs/creator";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { payloadDiff } from "@/lib/repair/diff";
-import { assertRepairAllowed, auditDiffMasking, indexedPayloads, patchIndexed, type LetterPatch } from "@/lib/repair/group";
+import {
+  assertRepairAllowed,
+  auditDiffMasking,
+  indexedPayloads,
+  patchIndexed,
+  type LetterPatch,
+} from "@/lib/repair/group";
 import { breakerVerdict } from "./breaker";
 import { realClock, type Clock } from "./clock";
 import { loadPlan, pauseSelf, setStage } from "./control";
@@ -100,7 +113,16 @@ class Stop extends Error {
  * after the target confirmed it).
  */
 export function redriveHandler(deps: Partial<RedriveDeps> = {}): JobHandler {
-  const d: RedriveDeps = { adapterFor: getAdapter, db: getDb, clock: realClock, returnCheckMs: 10_000, sampleBatch: 50, stallMs: 15_000, runnerCheckMs: 5000, ...deps };
+  const d: RedriveDeps = {
+    adapterFor: getAdapter,
+    db: getDb,
+    clock: realClock,
+    returnCheckMs: 10_000,
+    sampleBatch: 50,
+    stallMs: 15_000,
+    runnerCheckMs: 5000,
+    ...deps,
+  };
   return (ctx) => new RedriveRun(ctx, d).run();
 }
 
@@ -170,10 +192,16 @@ class RedriveRun {
       // stay "moving" and the next run asks for them again as "interrupted" (recoverInterrupted).
       await this.drainWrites().catch(() => undefined);
       if (e instanceof LeaseLostError) throw e;
-      if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the redrive resumes from its ledger when a console runs again." });
+      if (this.ctx.signal.aborted)
+        throw new AppError("unavailable:stopping", {
+          userMessage: "The console stopped; the redrive resumes from its ledger when a console runs again.",
+        });
       // The broker is away: pause (resumable) rather than fail, and say so.
       if (isBrokerAway(e)) {
-        return this.pause(`Paused: ${e.userMessage} Letters not yet confirmed are still in the DLQ; the redrive resumes by itself once the broker answers again (or resume it then).`, true);
+        return this.pause(
+          `Paused: ${e.userMessage} Letters not yet confirmed are still in the DLQ; the redrive resumes by itself once the broker answers again (or resume it then).`,
+          true,
+        );
       }
       // A queue not found or credentials refused: nothing moved in that step, and an operator can
       // put it right (or the broker's answer was a passing one): pause for them, do not fail the job.
@@ -220,19 +248,33 @@ class RedriveRun {
     const removed: string[] = [];
     if (this.adapter.removeLetters) {
       const jobId = this.plan.jobId;
-      const results = this.adapter.removeLetters(this.plan.queue, rows.map((r) => ({ letterId: r.letterId, sha256: r.sha256 })), {
-        operationId: jobId,
-        acceptRisk: this.plan.acceptRisk,
-        signal: this.ctx.signal,
-        beforeRemove: async ({ letter }) => {
-          if (markersOf(letter.headers, letter.properties).redriveId === jobId) throw new Error("a copy this job redrove that came back: not a leftover");
+      const results = this.adapter.removeLetters(
+        this.plan.queue,
+        rows.map((r) => ({ letterId: r.letterId, sha256: r.sha256 })),
+        {
+          operationId: jobId,
+          acceptRisk: this.plan.acceptRisk,
+          signal: this.ctx.signal,
+          beforeRemove: async ({ letter }) => {
+            if (markersOf(letter.headers, letter.properties).redriveId === jobId)
+              throw new Error("a copy this job redrove that came back: not a leftover");
+          },
         },
-      });
+      );
       for await (const r of results) if (r.outcome === "removed") removed.push(r.letterId);
     }
-    await clearLeftoverCheck(this.db, this.plan.jobId, rows.map((r) => r.letterId), removed);
+    await clearLeftoverCheck(
+      this.db,
+      this.plan.jobId,
+      rows.map((r) => r.letterId),
+      removed,
+    );
     if (removed.length > 0) {
-      await this.operationAudit("redrive.leftovers_removed", { removed: removed.length, checked: rows.length, letterIds: removed });
+      await this.operationAudit("redrive.leftovers_removed", {
+        removed: removed.length,
+        checked: rows.length,
+        letterIds: removed,
+      });
     }
   }
 
@@ -293,7 +335,12 @@ class RedriveRun {
     const reason = this.verdictText(returned);
     await setStage(this.db, this.plan.jobId, "awaiting_bulk", { sampleVerdict: verdict, sampleReturned: returned });
     this.plan = { ...this.plan, stage: "awaiting_bulk", sampleVerdict: verdict, sampleReturned: returned };
-    await this.operationAudit("redrive.sample_verdict", { verdict, returned, sample: this.counts.sample, watchSeconds: this.plan.watchSeconds });
+    await this.operationAudit("redrive.sample_verdict", {
+      verdict,
+      returned,
+      sample: this.counts.sample,
+      watchSeconds: this.plan.watchSeconds,
+    });
     await this.pause(reason);
   }
 
@@ -358,7 +405,8 @@ class RedriveRun {
       recovered = before - gone();
     }
     const parking = this.plan.parking as Parking;
-    if ((await confirmUnconfirmed(this.db, this.plan.jobId, this.plan.redriveLimit, parking.kind === "queue")) > 0) await flushAudit(this.db, this.audit);
+    if ((await confirmUnconfirmed(this.db, this.plan.jobId, this.plan.redriveLimit, parking.kind === "queue")) > 0)
+      await flushAudit(this.db, this.audit);
     // The previous holder may have written outcomes meanwhile: the ledger's counts are the truth.
     this.counts = await countStates(this.db, this.plan.jobId);
   }
@@ -378,7 +426,12 @@ class RedriveRun {
    * when it threw are "interrupted" (their outcome is unknown). Outcomes reported before the error
    * are recorded as they are. Then the error is thrown: the run pauses with the broker's reason.
    */
-  private async moveBatch(rows: LedgerRow[], stage: "sample" | "bulk", overlap = false, missingReasons?: Map<string, string | null>) {
+  private async moveBatch(
+    rows: LedgerRow[],
+    stage: "sample" | "bulk",
+    overlap = false,
+    missingReasons?: Map<string, string | null>,
+  ) {
     void stage;
     for (const r of rows) {
       const from = r.prevState ?? "pending";
@@ -393,7 +446,12 @@ class RedriveRun {
       letterId: r.letterId,
       sha256: r.sha256,
       target,
-      markers: { redriveId: this.plan.jobId, replayId: r.replayId ?? randomUUID(), redriveCount: count, originalMessageId: r.originalMessageId },
+      markers: {
+        redriveId: this.plan.jobId,
+        replayId: r.replayId ?? randomUUID(),
+        redriveCount: count,
+        originalMessageId: r.originalMessageId,
+      },
     });
     const settled: Settled[] = [];
     let broken: unknown = null;
@@ -415,21 +473,38 @@ class RedriveRun {
       toMove = move.filter((r) => patches.get(r.letterId)!.ok);
       for (const r of move) {
         const pt = patches.get(r.letterId)!;
-        if (!pt.ok) notApplied.push({ letterId: r.letterId, state: "failed", destination: null, reason: notRepaired(pt.reason), orderingKey: r.orderingKey });
+        if (!pt.ok)
+          notApplied.push({
+            letterId: r.letterId,
+            state: "failed",
+            destination: null,
+            reason: notRepaired(pt.reason),
+            orderingKey: r.orderingKey,
+          });
       }
     }
 
     try {
       if (park.length > 0) {
         const parking = this.plan.parking as Parking;
-        const why = (r: LedgerRow) => `Redriven ${r.prevCount} times already (limit ${this.plan.redriveLimit}): parked instead of cycling again.`;
+        const why = (r: LedgerRow) =>
+          `Redriven ${r.prevCount} times already (limit ${this.plan.redriveLimit}): parked instead of cycling again.`;
         if (parking.kind === "mark") {
-          for (const r of park) settled.push({ letterId: r.letterId, state: "parked", destination: "left in the DLQ (marked parked)", reason: why(r), orderingKey: null });
+          for (const r of park)
+            settled.push({
+              letterId: r.letterId,
+              state: "parked",
+              destination: "left in the DLQ (marked parked)",
+              reason: why(r),
+              orderingKey: null,
+            });
         } else {
           const reqs = park.map((r) => request(r, { kind: "queue", name: parking.name }, r.prevCount));
           for await (const res of this.move(reqs)) {
             const s = settledOf(res, "parked", byId.get(res.letterId));
-            settled.push(s.state === "parked" && res.outcome === "moved" ? { ...s, reason: why(byId.get(res.letterId)!) } : s);
+            settled.push(
+              s.state === "parked" && res.outcome === "moved" ? { ...s, reason: why(byId.get(res.letterId)!) } : s,
+            );
           }
         }
       }
@@ -457,7 +532,12 @@ class RedriveRun {
       try {
         await this.adapter.ping();
       } catch (e) {
-        broken = isBrokerAway(e) ? e : new BrokerError("unreachable", { cause: e, userMessage: "The broker did not answer the console's check after letters failed." });
+        broken = isBrokerAway(e)
+          ? e
+          : new BrokerError("unreachable", {
+              cause: e,
+              userMessage: "The broker did not answer the console's check after letters failed.",
+            });
         brokerAway = true;
       }
     }
@@ -478,24 +558,35 @@ class RedriveRun {
     settled.push(...notApplied);
     if (missingReasons) {
       // Asked again in the verification pass and still not there: keep the reason it had.
-      for (const s of settled) if (s.state === "missing" && missingReasons.get(s.letterId)) s.reason = missingReasons.get(s.letterId)!;
+      for (const s of settled)
+        if (s.state === "missing" && missingReasons.get(s.letterId)) s.reason = missingReasons.get(s.letterId)!;
     }
     // Every claimed row gets a state: letters the move did not report on are "interrupted" when it
     // threw (outcome unknown), else back where they were (it stopped before them: nothing was sent).
     // A refusal before any result (queue not found, bad request, risky read, credentials: what
     // the adapter contract checks before anything moves) sent nothing either.
-    const upFront = settled.length === 0 && broken instanceof BrokerError && ["not_found", "bad_request", "risky_read", "auth"].includes(broken.kind);
+    const upFront =
+      settled.length === 0 &&
+      broken instanceof BrokerError &&
+      ["not_found", "bad_request", "risky_read", "auth"].includes(broken.kind);
     const reported = new Set(settled.map((s) => s.letterId));
     for (const r of rows) {
       if (reported.has(r.letterId)) continue;
       const unknown = broken !== null && !upFront;
-      settled.push({ letterId: r.letterId, state: unknown ? "interrupted" : (r.prevState ?? "pending"), destination: null, reason: unknown ? null : r.reason, orderingKey: null });
+      settled.push({
+        letterId: r.letterId,
+        state: unknown ? "interrupted" : (r.prevState ?? "pending"),
+        destination: null,
+        reason: unknown ? null : r.reason,
+        orderingKey: null,
+      });
     }
     this.counts.moving = Math.max(0, this.counts.moving - rows.length);
     if (settled.some((x) => x.state === "unconfirmed")) this.lastUnconfirmedAt = this.d.clock.now();
     for (const s of settled) {
       this.counts[s.state]++;
-      if ((s.state === "failed" || s.state === "checksum_mismatch") && s.orderingKey !== null) this.heldKeys.add(s.orderingKey);
+      if ((s.state === "failed" || s.state === "checksum_mismatch") && s.orderingKey !== null)
+        this.heldKeys.add(s.orderingKey);
     }
     await this.drainWrites();
     const repairedRows = patches ? await this.repairedAudit(move, patches, settled, { archived, copyIds }) : [];
@@ -512,7 +603,11 @@ class RedriveRun {
       // copy in place. The next run looks for those (removeLeftovers).
       if (this.adapter.capabilities.removalUnconfirmed) {
         const parkedAway = (this.plan.parking as Parking).kind !== "mark";
-        await markLeftoverCheck(this.db, this.plan.jobId, settled.filter((x) => x.state === "moved" || (parkedAway && x.state === "parked")).map((x) => x.letterId));
+        await markLeftoverCheck(
+          this.db,
+          this.plan.jobId,
+          settled.filter((x) => x.state === "moved" || (parkedAway && x.state === "parked")).map((x) => x.letterId),
+        );
       }
       throw broken;
     }
@@ -530,7 +625,13 @@ class RedriveRun {
   private move(reqs: MoveRequest[], beforeRemove?: (copy: LetterCopy) => Promise<void>): AsyncIterable<MoveResult> {
     const heldKeys = this.heldKeys.size > 0 ? [...this.heldKeys] : undefined;
     return this.watched(
-      this.adapter.moveLetters!(this.plan.queue, reqs, { signal: this.ctx.signal, acceptRisk: this.plan.acceptRisk, heldKeys, maxInFlight: moveWindowFor(this.plan.rate), ...(beforeRemove ? { beforeRemove } : {}) }),
+      this.adapter.moveLetters!(this.plan.queue, reqs, {
+        signal: this.ctx.signal,
+        acceptRisk: this.plan.acceptRisk,
+        heldKeys,
+        maxInFlight: moveWindowFor(this.plan.rate),
+        ...(beforeRemove ? { beforeRemove } : {}),
+      }),
     );
   }
 
@@ -539,12 +640,20 @@ class RedriveRun {
   /** The plan's patch applied to each row's indexed payload, by letter id. */
   private async patchesFor(rows: LedgerRow[]): Promise<Map<string, LetterPatch>> {
     const { connectionId, queue } = this.plan;
-    const indexed = await indexedPayloads(connectionId, queue, rows.map((r) => r.letterId));
+    const indexed = await indexedPayloads(
+      connectionId,
+      queue,
+      rows.map((r) => r.letterId),
+    );
     const out = new Map<string, LetterPatch>();
     for (const r of rows) {
       const p = indexed.get(r.letterId);
       // The ledger's checksum is the one the mover verifies: the patched payload must be of those bytes.
-      if (!p) out.set(r.letterId, { ok: false, reason: "The letter is no longer in the triage index: scan the DLQ again, then retry." });
+      if (!p)
+        out.set(r.letterId, {
+          ok: false,
+          reason: "The letter is no longer in the triage index: scan the DLQ again, then retry.",
+        });
       else out.set(r.letterId, patchIndexed(connectionId, queue, { ...p, sha256: r.sha256 }, this.repair!.patch));
     }
     return out;
@@ -566,7 +675,11 @@ class RedriveRun {
       archived.set(copy.letterId, await writeArchive(this.db, ctx, copy));
     } catch (e) {
       if (e instanceof AppError) throw e;
-      throw new AppError("unavailable:archive", { userMessage: "Its archive copy could not be written (database error), so the original was not removed: it stays in the DLQ.", cause: e });
+      throw new AppError("unavailable:archive", {
+        userMessage:
+          "Its archive copy could not be written (database error), so the original was not removed: it stays in the DLQ.",
+        cause: e,
+      });
     }
   }
 
@@ -576,9 +689,16 @@ class RedriveRun {
    * again): the diff masked for every audit reader, SHA-256 before and after, the copy and archive
    * ids, under the job's operation id, in the name of the redrive's starter.
    */
-  private async repairedAudit(rows: LedgerRow[], patches: Map<string, LetterPatch>, settled: Settled[], ids: { archived: Map<string, string>; copyIds: Map<string, string> }): Promise<AuditEntry[]> {
+  private async repairedAudit(
+    rows: LedgerRow[],
+    patches: Map<string, LetterPatch>,
+    settled: Settled[],
+    ids: { archived: Map<string, string>; copyIds: Map<string, string> },
+  ): Promise<AuditEntry[]> {
     const byId = new Map(settled.map((s) => [s.letterId, s]));
-    const final = rows.filter((r) => ["moved", "failed", "missing", "checksum_mismatch"].includes(byId.get(r.letterId)?.state ?? ""));
+    const final = rows.filter((r) =>
+      ["moved", "failed", "missing", "checksum_mismatch"].includes(byId.get(r.letterId)?.state ?? ""),
+    );
     if (final.length === 0) return [];
     const mask = await auditDiffMasking(this.plan.connectionId, this.plan.queue);
     return final.map((r) => {
@@ -587,7 +707,11 @@ class RedriveRun {
       const moved = s.state === "moved";
       const after = pt.ok ? (pt.changed ? pt.bytes : pt.before) : null;
       return {
-        actor: { id: this.audit.actor.id, email: this.audit.actor.email, role: (isRole(this.audit.actor.role) ? this.audit.actor.role : null) },
+        actor: {
+          id: this.audit.actor.id,
+          email: this.audit.actor.email,
+          role: isRole(this.audit.actor.role) ? this.audit.actor.role : null,
+        },
         action: "letter.repaired",
         outcome: moved ? "success" : "failure",
         operationId: this.plan.jobId,
@@ -602,7 +726,13 @@ class RedriveRun {
           messageId: r.messageId,
           sha256: r.sha256,
           afterSha256: after ? createHash("sha256").update(after).digest("hex") : null,
-          diff: pt.ok ? { payload: payloadDiff(pt.before, pt.changed ? pt.bytes : null, "json", mask), headers: [], newCorrelationId: false } : null,
+          diff: pt.ok
+            ? {
+                payload: payloadDiff(pt.before, pt.changed ? pt.bytes : null, "json", mask),
+                headers: [],
+                newCorrelationId: false,
+              }
+            : null,
           copyId: moved ? (ids.copyIds.get(r.letterId) ?? null) : null,
           archiveId: ids.archived.get(r.letterId) ?? null,
           replayId: r.replayId,
@@ -628,15 +758,18 @@ class RedriveRun {
     const abandoned = new Promise<never>((_, reject) => (abandon = reject));
     abandoned.catch(() => undefined);
     let pinging = false;
-    const watchdog = setInterval(() => {
-      if (pinging || Date.now() - last < this.d.stallMs) return;
-      pinging = true;
-      void this.pingFails().then((away) => {
-        pinging = false;
-        if (away && Date.now() - last >= this.d.stallMs) abandon(away);
-        else last = Date.now(); // the broker answers: wait a whole stallMs before asking again
-      });
-    }, Math.max(50, Math.round(this.d.stallMs / 4)));
+    const watchdog = setInterval(
+      () => {
+        if (pinging || Date.now() - last < this.d.stallMs) return;
+        pinging = true;
+        void this.pingFails().then((away) => {
+          pinging = false;
+          if (away && Date.now() - last >= this.d.stallMs) abandon(away);
+          else last = Date.now(); // the broker answers: wait a whole stallMs before asking again
+        });
+      },
+      Math.max(50, Math.round(this.d.stallMs / 4)),
+    );
     let finished = false;
     try {
       for (;;) {
@@ -669,11 +802,21 @@ class RedriveRun {
   /** The broker's error when it does not answer a ping within stallMs, else null. */
   private async pingFails(): Promise<BrokerError | null> {
     try {
-      const answered = await raceTimeout(this.adapter.ping().then(() => true), this.d.stallMs);
+      const answered = await raceTimeout(
+        this.adapter.ping().then(() => true),
+        this.d.stallMs,
+      );
       if (answered) return null;
-      return new BrokerError("unreachable", { userMessage: `The broker did not answer within ${Math.round(this.d.stallMs / 1000)} s while a move was waiting on it.` });
+      return new BrokerError("unreachable", {
+        userMessage: `The broker did not answer within ${Math.round(this.d.stallMs / 1000)} s while a move was waiting on it.`,
+      });
     } catch (e) {
-      return isBrokerAway(e) ? e : new BrokerError("unreachable", { cause: e, userMessage: "The broker did not answer the console's check while a move was waiting on it." });
+      return isBrokerAway(e)
+        ? e
+        : new BrokerError("unreachable", {
+            cause: e,
+            userMessage: "The broker did not answer the console's check while a move was waiting on it.",
+          });
     }
   }
 
@@ -682,7 +825,10 @@ class RedriveRun {
   private async checkReturns() {
     await this.drainWrites();
     this.lastReturnCheck = this.d.clock.now();
-    const found = await findReturns(this.adapter, this.plan.queue, this.plan.jobId, { acceptRisk: this.plan.acceptRisk, signal: this.ctx.signal });
+    const found = await findReturns(this.adapter, this.plan.queue, this.plan.jobId, {
+      acceptRisk: this.plan.acceptRisk,
+      signal: this.ctx.signal,
+    });
     const n = await markReturned(this.db, this.plan.jobId, found.replayIds);
     if (n > 0) {
       this.counts = await countStates(this.db, this.plan.jobId);
@@ -695,9 +841,19 @@ class RedriveRun {
   private async checkBreaker() {
     await this.checkReturns();
     const w = await breakerWindow(this.db, this.plan.jobId, this.plan.breakerWindow, this.plan.breakerResetAt);
-    const v = breakerVerdict(w, { threshold: this.plan.breakerThreshold, window: this.plan.breakerWindow, minLetters: this.plan.breakerMinLetters });
+    const v = breakerVerdict(w, {
+      threshold: this.plan.breakerThreshold,
+      window: this.plan.breakerWindow,
+      minLetters: this.plan.breakerMinLetters,
+    });
     if (v.trip) {
-      await this.operationAudit("redrive.auto_pause", { breaker: true, redriven: w.redriven, returned: w.returned, share: v.share, threshold: this.plan.breakerThreshold });
+      await this.operationAudit("redrive.auto_pause", {
+        breaker: true,
+        redriven: w.redriven,
+        returned: w.returned,
+        share: v.share,
+        threshold: this.plan.breakerThreshold,
+      });
       throw new Stop(await this.pause(v.reason!));
     }
   }
@@ -706,10 +862,16 @@ class RedriveRun {
 
   /** Between batches: saves progress, extends the lease, honours cancel and pause requests. */
   private async control() {
-    if (this.ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the redrive resumes from its ledger." });
+    if (this.ctx.signal.aborted)
+      throw new AppError("unavailable:stopping", {
+        userMessage: "The console stopped; the redrive resumes from its ledger.",
+      });
     const r = await this.ctx.checkpoint({ progress: this.progress() });
     if (r.cancelRequested) throw new Stop(await this.finish("cancelled"));
-    const p = await this.db.redrivePlan.findUnique({ where: { jobId: this.plan.jobId }, select: { pauseRequested: true, pauseReason: true } });
+    const p = await this.db.redrivePlan.findUnique({
+      where: { jobId: this.plan.jobId },
+      select: { pauseRequested: true, pauseReason: true },
+    });
     if (p?.pauseRequested) throw new Stop(await this.pause(p.pauseReason ?? "Paused by an operator."));
     if (this.d.clock.now() - this.lastRunnerCheck >= this.d.runnerCheckMs) await this.checkRunners();
   }
@@ -741,12 +903,22 @@ class RedriveRun {
       return {
         reason: `Paused: ${why} ${still} Resume it once repair is allowed again, or cancel it.`,
         details: { permission: "letter:repair", why: "repair_disabled", stage: plan.stage },
-        actor: { id: plan.createdById, email: plan.createdByEmail, role: isRole(plan.createdByRole) ? plan.createdByRole : null },
+        actor: {
+          id: plan.createdById,
+          email: plan.createdByEmail,
+          role: isRole(plan.createdByRole) ? plan.createdByRole : null,
+        },
       };
     }
-    const users: Array<{ who: string; id: string | null; email: string | null }> = [{ who: "the user who started it", id: plan.createdById, email: plan.createdByEmail }];
+    const users: Array<{ who: string; id: string | null; email: string | null }> = [
+      { who: "the user who started it", id: plan.createdById, email: plan.createdByEmail },
+    ];
     if (plan.stage === "bulk" && plan.bulkStartedBy && plan.bulkStartedBy !== plan.createdByEmail) {
-      users.push({ who: "the user who started its second stage", id: (await getUserByEmail(plan.bulkStartedBy))?.id ?? null, email: plan.bulkStartedBy });
+      users.push({
+        who: "the user who started its second stage",
+        id: (await getUserByEmail(plan.bulkStartedBy))?.id ?? null,
+        email: plan.bulkStartedBy,
+      });
     }
     for (const u of users) {
       const r = await creatorRefusal(u.id, ["letter:repair"]);
@@ -817,7 +989,12 @@ class RedriveRun {
       parked: c.parked,
       returned: c.returned,
       pending: c.pending + c.interrupted,
-      sample: { size: c.sample, returned: c.sampleReturned, verdict: this.plan.sampleVerdict, watchUntil: this.plan.watchUntil?.toISOString() ?? null },
+      sample: {
+        size: c.sample,
+        returned: c.sampleReturned,
+        verdict: this.plan.sampleVerdict,
+        watchUntil: this.plan.watchUntil?.toISOString() ?? null,
+      },
       targetRate: this.plan.rate,
       rate,
       eta,
@@ -825,4 +1002,3 @@ class RedriveRun {
     };
   }
 }
-

@@ -22,7 +22,12 @@ const PREV_COUNT_SQL = `COALESCE(
   0)`;
 
 /** Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. */
-export async function populateLedger(db: Db, jobId: string, filter: LetterFilter, letterIds?: string[]): Promise<number> {
+export async function populateLedger(
+  db: Db,
+  jobId: string,
+  filter: LetterFilter,
+  letterIds?: string[],
+): Promise<number> {
   const w = whereOf(filter);
   const params = [...w.params];
   let sql = w.sql;
@@ -64,7 +69,9 @@ export interface LedgerRow {
 }
 
 type Row = Record<string, unknown>;
-const colsOf = (a: string) => `${a}id::text AS id, ${a}seq, ${a}letter_id, ${a}sha256, ${a}message_id, ${a}original_message_id, ${a}prev_count, ${a}ordering_key,
+const colsOf = (
+  a: string,
+) => `${a}id::text AS id, ${a}seq, ${a}letter_id, ${a}sha256, ${a}message_id, ${a}original_message_id, ${a}prev_count, ${a}ordering_key,
   ${a}stage, ${a}state, ${a}attempts, ${a}destination, ${a}reason, ${a}replay_id::text AS replay_id, ${a}moved_at, ${a}updated_at`;
 const COLS = colsOf("");
 function toRow(r: Row): LedgerRow {
@@ -115,7 +122,10 @@ function toRow(r: Row): LedgerRow {
  * moved this way: gone from the DLQ, it is "missing".
  */
 export async function countMoving(db: Db, jobId: string): Promise<number> {
-  const r = await db.$queryRawUnsafe<Row[]>(`SELECT count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid AND state = 'moving'`, jobId);
+  const r = await db.$queryRawUnsafe<Row[]>(
+    `SELECT count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid AND state = 'moving'`,
+    jobId,
+  );
   return Number(r[0]?.n ?? 0);
 }
 
@@ -200,7 +210,11 @@ export interface Settled {
  * an interrupted attempt is "unconfirmed" (see "Interrupted attempts"), and stays so when asked
  * for again and still not there.
  */
-export function settledOf(r: MoveResult, movedState: "moved" | "parked", row?: Pick<LedgerRow, "prevState" | "replayId">): Settled {
+export function settledOf(
+  r: MoveResult,
+  movedState: "moved" | "parked",
+  row?: Pick<LedgerRow, "prevState" | "replayId">,
+): Settled {
   if (r.outcome === "missing" && (row?.prevState === "interrupted" || row?.prevState === "unconfirmed")) {
     return {
       letterId: r.letterId,
@@ -211,7 +225,10 @@ export function settledOf(r: MoveResult, movedState: "moved" | "parked", row?: P
     };
   }
   const state: LedgerState = r.outcome === "moved" ? movedState : r.outcome;
-  const reason = r.outcome === "failed" && movedState === "parked" ? `Could not park it: ${r.reason ?? "the parking target refused it"}` : r.reason;
+  const reason =
+    r.outcome === "failed" && movedState === "parked"
+      ? `Could not park it: ${r.reason ?? "the parking target refused it"}`
+      : r.reason;
   return { letterId: r.letterId, state, destination: r.destination, reason, orderingKey: r.orderingKey };
 }
 
@@ -220,7 +237,12 @@ export function settledOf(r: MoveResult, movedState: "moved" | "parked", row?: P
  * are recorded as moved (or parked, when the job parks by moving and the letter was due to be
  * parked) by the interrupted attempt; their audit rows are owed. Returns how many.
  */
-export async function confirmUnconfirmed(db: Db, jobId: string, redriveLimit: number, parksByMoving: boolean): Promise<number> {
+export async function confirmUnconfirmed(
+  db: Db,
+  jobId: string,
+  redriveLimit: number,
+  parksByMoving: boolean,
+): Promise<number> {
   return db.$executeRawUnsafe(
     `UPDATE redrive_letters SET
        state = CASE WHEN $3 AND prev_count >= $2 THEN 'parked' ELSE 'moved' END,
@@ -276,13 +298,19 @@ export async function markLeftoverCheck(db: Db, jobId: string, letterIds: string
 
 /** Whether any letter of the job is flagged for the leftover check. */
 export async function hasLeftovers(db: Db, jobId: string): Promise<boolean> {
-  const rows = await db.$queryRawUnsafe<Array<{ one: number }>>(`SELECT 1 AS one FROM redrive_letters WHERE job_id = $1::uuid AND leftover_check LIMIT 1`, jobId);
+  const rows = await db.$queryRawUnsafe<Array<{ one: number }>>(
+    `SELECT 1 AS one FROM redrive_letters WHERE job_id = $1::uuid AND leftover_check LIMIT 1`,
+    jobId,
+  );
   return rows.length > 0;
 }
 
 /** The letters `markLeftoverCheck` flagged, with what it takes to find their DLQ copy (at most one window per broken batch). */
 export async function leftoverRows(db: Db, jobId: string): Promise<Array<{ letterId: string; sha256: string }>> {
-  const rows = await db.$queryRawUnsafe<Row[]>(`SELECT letter_id, sha256 FROM redrive_letters WHERE job_id = $1::uuid AND leftover_check ORDER BY seq`, jobId);
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT letter_id, sha256 FROM redrive_letters WHERE job_id = $1::uuid AND leftover_check ORDER BY seq`,
+    jobId,
+  );
   return rows.map((r) => ({ letterId: r.letter_id as string, sha256: r.sha256 as string }));
 }
 
@@ -321,12 +349,29 @@ export async function failedKeys(db: Db, jobId: string): Promise<string[]> {
 }
 
 /** Counts per state (one indexed GROUP BY; run at the start of a run, then kept in memory). */
-export async function countStates(db: Db, jobId: string): Promise<Record<LedgerState, number> & { sample: number; sampleReturned: number }> {
+export async function countStates(
+  db: Db,
+  jobId: string,
+): Promise<Record<LedgerState, number> & { sample: number; sampleReturned: number }> {
   const rows = await db.$queryRawUnsafe<Row[]>(
     `SELECT state, count(*)::int AS n, count(*) FILTER (WHERE stage = 'sample')::int AS s FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`,
     jobId,
   );
-  const out = { pending: 0, moving: 0, interrupted: 0, unconfirmed: 0, moved: 0, failed: 0, missing: 0, checksum_mismatch: 0, parked: 0, skipped: 0, returned: 0, sample: 0, sampleReturned: 0 };
+  const out = {
+    pending: 0,
+    moving: 0,
+    interrupted: 0,
+    unconfirmed: 0,
+    moved: 0,
+    failed: 0,
+    missing: 0,
+    checksum_mismatch: 0,
+    parked: 0,
+    skipped: 0,
+    returned: 0,
+    sample: 0,
+    sampleReturned: 0,
+  };
   for (const r of rows) {
     out[r.state as LedgerState] = Number(r.n);
     out.sample += Number(r.s);
@@ -336,7 +381,12 @@ export async function countStates(db: Db, jobId: string): Promise<Record<LedgerS
 }
 
 /** The breaker's sliding window: the last `window` letters this job moved since `since`, and how many came back. */
-export async function breakerWindow(db: Db, jobId: string, window: number, since: Date | null): Promise<{ redriven: number; returned: number }> {
+export async function breakerWindow(
+  db: Db,
+  jobId: string,
+  window: number,
+  since: Date | null,
+): Promise<{ redriven: number; returned: number }> {
   const rows = await db.$queryRawUnsafe<Row[]>(
     `SELECT count(*)::int AS redriven, count(*) FILTER (WHERE state = 'returned')::int AS returned FROM (
        SELECT state FROM redrive_letters
@@ -350,7 +400,11 @@ export async function breakerWindow(db: Db, jobId: string, window: number, since
 }
 
 /** A keyset page of the ledger in index order, optionally one state. */
-export async function ledgerPage(db: Db, jobId: string, opts: { afterSeq?: number; limit?: number; state?: LedgerState }): Promise<{ rows: LedgerRow[]; nextSeq: number | null }> {
+export async function ledgerPage(
+  db: Db,
+  jobId: string,
+  opts: { afterSeq?: number; limit?: number; state?: LedgerState },
+): Promise<{ rows: LedgerRow[]; nextSeq: number | null }> {
   const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 100) || 100, 1), 1000);
   const rows = await db.$queryRawUnsafe<Row[]>(
     `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND seq > $2 AND ($3::text IS NULL OR state = $3) ORDER BY seq LIMIT $4`,
@@ -413,7 +467,10 @@ export async function flushAudit(db: Db, ctx: LetterAuditContext, batch = 1000):
         },
       })),
     );
-    await db.$executeRawUnsafe(`UPDATE redrive_letters SET audited = true WHERE id = ANY($1::bigint[])`, rows.map((r) => r.id));
+    await db.$executeRawUnsafe(
+      `UPDATE redrive_letters SET audited = true WHERE id = ANY($1::bigint[])`,
+      rows.map((r) => r.id),
+    );
     written += rows.length;
   }
 }

@@ -61,7 +61,11 @@ export const dlqSchema = z.object({ connectionId: z.string().min(1).max(200), qu
 /** A redrive that repairs: the patch applied to each letter it moves, and why (recorded with every letter). */
 export const redriveRepairSchema = z.object({
   patch: payloadPatchSchema,
-  reason: z.string().trim().min(3, "Give a reason of at least 3 characters.").max(2000, "Keep the reason under 2000 characters."),
+  reason: z
+    .string()
+    .trim()
+    .min(3, "Give a reason of at least 3 characters.")
+    .max(2000, "Keep the reason under 2000 characters."),
 });
 export type RedriveRepair = z.output<typeof redriveRepairSchema>;
 
@@ -105,25 +109,56 @@ export function sampleCount(sample: Plan["sample"], total: number): number {
  * an attempt and not in the DLQ: most likely moved by it; confirmed as moved before the job ends
  * when it is still not in the DLQ then (see ledger.ts, "Interrupted attempts").
  */
-export type LedgerState = "pending" | "moving" | "interrupted" | "unconfirmed" | "moved" | "failed" | "missing" | "checksum_mismatch" | "parked" | "skipped" | "returned";
-export const LEDGER_STATES: readonly LedgerState[] = ["pending", "moving", "interrupted", "unconfirmed", "moved", "failed", "missing", "checksum_mismatch", "parked", "skipped", "returned"];
+export type LedgerState =
+  | "pending"
+  | "moving"
+  | "interrupted"
+  | "unconfirmed"
+  | "moved"
+  | "failed"
+  | "missing"
+  | "checksum_mismatch"
+  | "parked"
+  | "skipped"
+  | "returned";
+export const LEDGER_STATES: readonly LedgerState[] = [
+  "pending",
+  "moving",
+  "interrupted",
+  "unconfirmed",
+  "moved",
+  "failed",
+  "missing",
+  "checksum_mismatch",
+  "parked",
+  "skipped",
+  "returned",
+];
 export type Stage = "sample" | "watching" | "awaiting_bulk" | "bulk" | "done";
 
 /** The index filter (and hand-picked ids) a selection stands for, in one DLQ. Shared by redrive and discard. */
-export function filterOfSelection(input: { connectionId: string; queue: string }, s: Selection): { filter: LetterFilter; letterIds?: string[] } {
+export function filterOfSelection(
+  input: { connectionId: string; queue: string },
+  s: Selection,
+): { filter: LetterFilter; letterIds?: string[] } {
   // Only the DLQ: the input's own `reason` (why to discard) is not the letters' failure reason.
   const dlq = { connectionId: input.connectionId, queue: input.queue };
   if (s.kind === "group") return { filter: { ...dlq, groupKey: s.groupKey } };
   if (s.kind === "letters") return { filter: { ...dlq }, letterIds: [...new Set(s.letterIds)] };
   const f = s.filter;
-  return { filter: { ...dlq, ...f, from: f.from ? new Date(f.from) : undefined, to: f.to ? new Date(f.to) : undefined } };
+  return {
+    filter: { ...dlq, ...f, from: f.from ? new Date(f.from) : undefined, to: f.to ? new Date(f.to) : undefined },
+  };
 }
 
 /** A selection in the operator's words, for audit rows and confirmations. */
 export function describeSelection(s: Selection): string {
   if (s.kind === "group") return `group ${s.groupKey}`;
   if (s.kind === "letters") return `${s.letterIds.length} chosen letter${s.letterIds.length === 1 ? "" : "s"}`;
-  const parts = Object.entries(s.filter).map(([k, v]) => `${k} ${typeof v === "object" ? `${(v as { name: string }).name}=${(v as { value: string }).value}` : v}`);
+  const parts = Object.entries(s.filter).map(
+    ([k, v]) =>
+      `${k} ${typeof v === "object" ? `${(v as { name: string }).name}=${(v as { value: string }).value}` : v}`,
+  );
   return parts.length ? `letters where ${parts.join(", ")}` : "every letter in the DLQ";
 }
 

@@ -24,7 +24,11 @@ let operator: Actor;
 const text = (s: string) => new TextEncoder().encode(s);
 
 beforeAll(async () => {
-  const u = await createUser({ email: `op-${randomUUID().slice(0, 8)}@redrive-kafka.test`, role: "operator", password: "a-long-enough-password" });
+  const u = await createUser({
+    email: `op-${randomUUID().slice(0, 8)}@redrive-kafka.test`,
+    role: "operator",
+    password: "a-long-enough-password",
+  });
   operator = { id: u.id, email: u.email, name: null, role: "operator" };
 });
 afterAll(async () => {
@@ -35,81 +39,91 @@ afterAll(async () => {
 
 async function scan(queue: string) {
   const kind = `scan-rk-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId: CONN, queue, params: { acceptRisk: true } });
+  const job = await jobStore().enqueue({
+    kind: kind as "scan",
+    connectionId: CONN,
+    queue,
+    params: { acceptRisk: true },
+  });
   await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 30_000 }).runOnce();
   expect((await jobStore().get(job.id))?.state).toBe("succeeded");
 }
 /** A worker that runs only this job (never one left by another test). */
 const worker = (jobId: string) =>
-  new JobWorker({ handlers: { redrive: redriveHandler({ returnCheckMs: 300 }) }, owner: `rk-${randomUUID().slice(0, 6)}`, leaseMs: 30_000, scope: { jobIds: [jobId] } });
+  new JobWorker({
+    handlers: { redrive: redriveHandler({ returnCheckMs: 300 }) },
+    owner: `rk-${randomUUID().slice(0, 6)}`,
+    leaseMs: 30_000,
+    scope: { jobIds: [jobId] },
+  });
 
 describe("redrive engine on Kafka", () => {
-  it(
-    "sample then bulk at a rate (one letter per call): a key whose letter failed in the sample is held back in every later call; other keys move",
-    async () => {
-      // Offset 0 (key a) is 2 MB: the target topic (1 MiB limit) refuses it. Keys: a b a c a b.
-      const big = new Uint8Array(2 * 1024 * 1024).fill(7);
-      const keys = ["a", "b", "a", "c", "a", "b"];
-      const { dlt } = await kit.springDlt(keys.map((key, i) => ({ body: i === 0 ? big : text(`seq-${i}`), key })));
-      const target = await kit.createTopic(kit.name("small"), 1, { "max.message.bytes": String(1024 * 1024) });
-      await scan(dlt);
-      const selection = { kind: "filter", filter: {} };
-      const preview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlt, selection });
-      expect(preview.count).toBe(6);
-      const r = await startRedrive(operator, meta(), {
-        connectionId: CONN,
-        queue: dlt,
-        selection,
-        target: { kind: "queue", name: target },
-        fix: "engine held-keys test",
-        confirmedCount: 6,
-        watchSeconds: 1,
-        sample: { count: 1 },
-        rate: 2, // batches of one letter: every later letter is its own moveLetters call
-        acceptRisk: true,
-      });
-      await worker(r.id).runOnce();
-      const afterSample = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
-      expect(afterSample).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean" });
-      await startBulk(operator, meta(), { jobId: r.id });
-      await worker(r.id).runOnce();
-      expect((await jobStore().get(r.id))?.state).toBe("succeeded");
+  it("sample then bulk at a rate (one letter per call): a key whose letter failed in the sample is held back in every later call; other keys move", async () => {
+    // Offset 0 (key a) is 2 MB: the target topic (1 MiB limit) refuses it. Keys: a b a c a b.
+    const big = new Uint8Array(2 * 1024 * 1024).fill(7);
+    const keys = ["a", "b", "a", "c", "a", "b"];
+    const { dlt } = await kit.springDlt(keys.map((key, i) => ({ body: i === 0 ? big : text(`seq-${i}`), key })));
+    const target = await kit.createTopic(kit.name("small"), 1, { "max.message.bytes": String(1024 * 1024) });
+    await scan(dlt);
+    const selection = { kind: "filter", filter: {} };
+    const preview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlt, selection });
+    expect(preview.count).toBe(6);
+    const r = await startRedrive(operator, meta(), {
+      connectionId: CONN,
+      queue: dlt,
+      selection,
+      target: { kind: "queue", name: target },
+      fix: "engine held-keys test",
+      confirmedCount: 6,
+      watchSeconds: 1,
+      sample: { count: 1 },
+      rate: 2, // batches of one letter: every later letter is its own moveLetters call
+      acceptRisk: true,
+    });
+    await worker(r.id).runOnce();
+    const afterSample = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
+    expect(afterSample).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean" });
+    await startBulk(operator, meta(), { jobId: r.id });
+    await worker(r.id).runOnce();
+    expect((await jobStore().get(r.id))?.state).toBe("succeeded");
 
-      const rows = await getDb().redriveLetter.findMany({ where: { jobId: r.id }, orderBy: { seq: "asc" } });
-      expect(rows.map((x) => [x.letterId, x.state, x.orderingKey])).toEqual([
-        ["0-0", "failed", "a"],
-        ["0-1", "moved", "b"],
-        ["0-2", "failed", "a"],
-        ["0-3", "moved", "c"],
-        ["0-4", "failed", "a"],
-        ["0-5", "moved", "b"],
-      ]);
-      expect(rows[0].reason).toMatch(/too large/);
-      for (const i of [2, 4]) expect(rows[i].reason).toMatch(/^Held back: an earlier letter with the same key failed/);
+    const rows = await getDb().redriveLetter.findMany({ where: { jobId: r.id }, orderBy: { seq: "asc" } });
+    expect(rows.map((x) => [x.letterId, x.state, x.orderingKey])).toEqual([
+      ["0-0", "failed", "a"],
+      ["0-1", "moved", "b"],
+      ["0-2", "failed", "a"],
+      ["0-3", "moved", "c"],
+      ["0-4", "failed", "a"],
+      ["0-5", "moved", "b"],
+    ]);
+    expect(rows[0].reason).toMatch(/too large/);
+    for (const i of [2, 4]) expect(rows[i].reason).toMatch(/^Held back: an earlier letter with the same key failed/);
 
-      // Over the broker: only b, c, b arrived, in DLT order, with the job's markers.
-      const admin = await kit.getAdmin();
-      const [o] = await admin.fetchTopicOffsets(target);
-      expect(Number(o.high) - Number(o.low)).toBe(3);
-      const consumer = kit.kafka.consumer({ groupId: `rk-${randomUUID()}` });
-      await consumer.connect();
-      await consumer.subscribe({ topic: target, fromBeginning: true });
-      const got: Array<{ key: string; value: string; job: string }> = [];
-      await new Promise<void>((resolve) => {
-        void consumer.run({
-          eachMessage: async ({ message }) => {
-            got.push({ key: String(message.key), value: String(message.value), job: String(message.headers?.[REDRIVE_HEADERS.redriveId]) });
-            if (got.length === 3) resolve();
-          },
-        });
+    // Over the broker: only b, c, b arrived, in DLT order, with the job's markers.
+    const admin = await kit.getAdmin();
+    const [o] = await admin.fetchTopicOffsets(target);
+    expect(Number(o.high) - Number(o.low)).toBe(3);
+    const consumer = kit.kafka.consumer({ groupId: `rk-${randomUUID()}` });
+    await consumer.connect();
+    await consumer.subscribe({ topic: target, fromBeginning: true });
+    const got: Array<{ key: string; value: string; job: string }> = [];
+    await new Promise<void>((resolve) => {
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          got.push({
+            key: String(message.key),
+            value: String(message.value),
+            job: String(message.headers?.[REDRIVE_HEADERS.redriveId]),
+          });
+          if (got.length === 3) resolve();
+        },
       });
-      await consumer.disconnect();
-      expect(got).toEqual([
-        { key: "b", value: "seq-1", job: r.id },
-        { key: "c", value: "seq-3", job: r.id },
-        { key: "b", value: "seq-5", job: r.id },
-      ]);
-    },
-    120_000,
-  );
+    });
+    await consumer.disconnect();
+    expect(got).toEqual([
+      { key: "b", value: "seq-1", job: r.id },
+      { key: "c", value: "seq-3", job: r.id },
+      { key: "b", value: "seq-5", job: r.id },
+    ]);
+  }, 120_000);
 });

@@ -34,20 +34,37 @@ afterAll(async () => {
   await closeAllAdapters();
 });
 
-const worker = (kind: string, handler: ConstructorParameters<typeof JobWorker>[0]["handlers"][string], jobId?: string) =>
-  new JobWorker({ handlers: { [kind]: handler }, owner: `rs-${randomUUID().slice(0, 6)}`, leaseMs: 30_000, ...(jobId ? { scope: { jobIds: [jobId] } } : {}) });
+const worker = (
+  kind: string,
+  handler: ConstructorParameters<typeof JobWorker>[0]["handlers"][string],
+  jobId?: string,
+) =>
+  new JobWorker({
+    handlers: { [kind]: handler },
+    owner: `rs-${randomUUID().slice(0, 6)}`,
+    leaseMs: 30_000,
+    ...(jobId ? { scope: { jobIds: [jobId] } } : {}),
+  });
 
 describe("redrive engine on share-group dead letters", () => {
   it("scans the share group's DLQ topic and redrives the originals to their topic: sample, then the rest; every letter moved", async () => {
     const source = await kit.createTopic(kit.name("billing"));
     const dlq = await kit.createTopic(`dlq.${source}`, 1, { "errors.deadletterqueue.group.enable": "true" });
-    await kit.produce(source, [0, 1, 2].map((i) => ({ body: new TextEncoder().encode(`{"invoice":${i}}`), key: `acct-${i}`, headers: { "x-app": `billing-${i}` } })));
+    await kit.produce(
+      source,
+      [0, 1, 2].map((i) => ({
+        body: new TextEncoder().encode(`{"invoice":${i}}`),
+        key: `acct-${i}`,
+        headers: { "x-app": `billing-${i}` },
+      })),
+    );
     const group = `${kit.prefix}-billing`;
     kit.groups.add(group);
     await configureShareGroupDlq("127.0.0.1:9092", group, { dlqTopic: dlq });
     await rejectWithShareConsumer("127.0.0.1:9092", source, group, 3);
     const admin = await kit.getAdmin();
-    for (let i = 0; i < 100 && Number((await admin.fetchTopicOffsets(dlq))[0].high) < 3; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && Number((await admin.fetchTopicOffsets(dlq))[0].high) < 3; i++)
+      await new Promise((r) => setTimeout(r, 100));
 
     const scanKind = `scan-rs-${randomUUID().slice(0, 8)}`;
     const scan = await jobStore().enqueue({ kind: scanKind as "scan", connectionId: CONN, queue: dlq, params: {} });
@@ -56,9 +73,22 @@ describe("redrive engine on share-group dead letters", () => {
 
     const selection = { kind: "filter", filter: {} };
     expect((await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection })).count).toBe(3);
-    const r = await startRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, target: { kind: "origin" }, fix: "billing parser fixed in 4.2.1", confirmedCount: 3, watchSeconds: 1, sample: { count: 1 }, rate: 600 });
+    const r = await startRedrive(operator, meta(), {
+      connectionId: CONN,
+      queue: dlq,
+      selection,
+      target: { kind: "origin" },
+      fix: "billing parser fixed in 4.2.1",
+      confirmedCount: 3,
+      watchSeconds: 1,
+      sample: { count: 1 },
+      rate: 600,
+    });
     await worker("redrive", redriveHandler({ returnCheckMs: 300 }), r.id).runOnce();
-    expect((await getRedrive(operator, meta(), { jobId: r.id })).redrive).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean" });
+    expect((await getRedrive(operator, meta(), { jobId: r.id })).redrive).toMatchObject({
+      stage: "awaiting_bulk",
+      sampleVerdict: "clean",
+    });
     await startBulk(operator, meta(), { jobId: r.id });
     await worker("redrive", redriveHandler({ returnCheckMs: 300 }), r.id).runOnce();
     expect((await jobStore().get(r.id))?.state).toBe("succeeded");
@@ -68,7 +98,9 @@ describe("redrive engine on share-group dead letters", () => {
     // The source now holds the three originals and their three redriven copies: same key, value and headers, plus the markers.
     const all = await kit.readAll(source);
     const copies = all.filter((m) => m.headers[REDRIVE_HEADERS.redriveId] === r.id);
-    expect(copies.map((m) => [m.key, m.value, m.headers["x-app"]]).sort()).toEqual([0, 1, 2].map((i) => [`acct-${i}`, `{"invoice":${i}}`, `billing-${i}`]));
+    expect(copies.map((m) => [m.key, m.value, m.headers["x-app"]]).sort()).toEqual(
+      [0, 1, 2].map((i) => [`acct-${i}`, `{"invoice":${i}}`, `billing-${i}`]),
+    );
     for (const c of copies) expect(Object.keys(c.headers).some((h) => h.startsWith("__dlq.errors."))).toBe(false);
   }, 120_000);
 });

@@ -12,7 +12,15 @@ import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
 import { moveWindowFor } from "./token-bucket";
 import { redriveHandler, type RedriveDeps } from "./handler";
-import { cancelRedrive, getRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "./use-cases";
+import {
+  cancelRedrive,
+  getRedrive,
+  pauseRedrive,
+  planRedrive,
+  resumeRedrive,
+  startBulk,
+  startRedrive,
+} from "./use-cases";
 
 /**
  * The redrive engine end to end on the real RabbitMQ (the registry's local-rabbitmq connection and
@@ -28,7 +36,11 @@ const FAST: Partial<RedriveDeps> = { returnCheckMs: 300, verifyGraceMs: 1000 };
 
 beforeAll(async () => {
   for (const role of ["viewer", "operator", "admin"] as const) {
-    const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@redrive.test`, role, password: "a-long-enough-password" });
+    const u = await createUser({
+      email: `${role}-${randomUUID().slice(0, 8)}@redrive.test`,
+      role,
+      password: "a-long-enough-password",
+    });
     actors[role] = { id: u.id, email: u.email, name: null, role };
   }
 });
@@ -39,11 +51,20 @@ afterAll(async () => {
 });
 
 const letters = (n: number, over: (i: number) => Record<string, unknown> = () => ({})) =>
-  Array.from({ length: n }, (_, i) => ({ body: enc(`{"order":${i}}`), messageId: `m-${i}`, headers: { "x-exception-class": "java.net.SocketTimeoutException", ...over(i) } }));
+  Array.from({ length: n }, (_, i) => ({
+    body: enc(`{"order":${i}}`),
+    messageId: `m-${i}`,
+    headers: { "x-exception-class": "java.net.SocketTimeoutException", ...over(i) },
+  }));
 
 async function scan(queue: string) {
   const kind = `scan-rd-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId: CONN, queue, params: { acceptRisk: true } });
+  const job = await jobStore().enqueue({
+    kind: kind as "scan",
+    connectionId: CONN,
+    queue,
+    params: { acceptRisk: true },
+  });
   await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 10_000 }).runOnce();
   expect((await jobStore().get(job.id))?.state).toBe("succeeded");
 }
@@ -56,12 +77,26 @@ async function seeded(n: number, over?: (i: number) => Record<string, unknown>) 
 
 /** A worker that runs only this job (never one left by another test). */
 const worker = (deps: Partial<RedriveDeps>, jobId: string) =>
-  new JobWorker({ handlers: { redrive: redriveHandler(deps) }, owner: `rd-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, pollMs: 50, scope: { jobIds: [jobId] } });
+  new JobWorker({
+    handlers: { redrive: redriveHandler(deps) },
+    owner: `rd-${randomUUID().slice(0, 6)}`,
+    leaseMs: 10_000,
+    pollMs: 50,
+    scope: { jobIds: [jobId] },
+  });
 
 async function start(dlq: string, plan: Record<string, unknown> = {}) {
   const selection = { kind: "filter", filter: {} };
   const preview = await planRedrive(actors.operator, meta(), { connectionId: CONN, queue: dlq, selection });
-  return startRedrive(actors.operator, meta(), { connectionId: CONN, queue: dlq, selection, fix: "Deployed orders 2.3.2 (timeout raised)", confirmedCount: preview.count, watchSeconds: 1, ...plan });
+  return startRedrive(actors.operator, meta(), {
+    connectionId: CONN,
+    queue: dlq,
+    selection,
+    fix: "Deployed orders 2.3.2 (timeout raised)",
+    confirmedCount: preview.count,
+    watchSeconds: 1,
+    ...plan,
+  });
 }
 
 /** Everything in a queue, read without taking it (consume without ack, then close). */
@@ -94,23 +129,52 @@ async function waitState(jobId: string, states: string[], ms = 30_000) {
 
 const ledgerStates = async (jobId: string) =>
   Object.fromEntries(
-    (await getDb().$queryRawUnsafe<Array<{ state: string; n: number }>>(`SELECT state, count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`, jobId)).map((r) => [r.state, r.n]),
+    (
+      await getDb().$queryRawUnsafe<Array<{ state: string; n: number }>>(
+        `SELECT state, count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`,
+        jobId,
+      )
+    ).map((r) => [r.state, r.n]),
   );
 
 describe("redrive on RabbitMQ", () => {
   it("samples, watches (clean), then redrives the rest at the rate: every letter at its origin with markers, ledger and audit per letter", async () => {
     const { dlq, source } = await seeded(30);
-    const preview = await planRedrive(actors.operator, meta(), { connectionId: CONN, queue: dlq, selection: { kind: "filter", filter: {} } });
+    const preview = await planRedrive(actors.operator, meta(), {
+      connectionId: CONN,
+      queue: dlq,
+      selection: { kind: "filter", filter: {} },
+    });
     expect(preview).toMatchObject({ count: 30, scope: "every letter in the DLQ", orderedStream: false });
     expect(preview.nativeMoveNote).toMatch(/no sample/);
-    await expect(startRedrive(actors.operator, meta(), { connectionId: CONN, queue: dlq, selection: { kind: "filter", filter: {} }, fix: "x fixed", confirmedCount: 29 })).rejects.toMatchObject({ code: "conflict:count" });
-    await expect(startRedrive(actors.operator, meta(), { connectionId: CONN, queue: dlq, selection: { kind: "filter", filter: {} }, confirmedCount: 30 })).rejects.toMatchObject({ code: "bad_request:redrive" });
+    await expect(
+      startRedrive(actors.operator, meta(), {
+        connectionId: CONN,
+        queue: dlq,
+        selection: { kind: "filter", filter: {} },
+        fix: "x fixed",
+        confirmedCount: 29,
+      }),
+    ).rejects.toMatchObject({ code: "conflict:count" });
+    await expect(
+      startRedrive(actors.operator, meta(), {
+        connectionId: CONN,
+        queue: dlq,
+        selection: { kind: "filter", filter: {} },
+        confirmedCount: 30,
+      }),
+    ).rejects.toMatchObject({ code: "bad_request:redrive" });
 
     const r = await start(dlq, { rate: 20 });
     expect(r).toMatchObject({ state: "queued", stage: "sample", plan: { total: 30, sampleSize: 5 } });
     await worker(FAST, r.id).runOnce(); // sample, watch 1 s, pause with the verdict
     let v = (await getRedrive(actors.viewer, meta(), { jobId: r.id })).redrive;
-    expect(v).toMatchObject({ state: "paused", stage: "awaiting_bulk", sampleVerdict: "clean", bulk: { ready: true, needsOverride: false } });
+    expect(v).toMatchObject({
+      state: "paused",
+      stage: "awaiting_bulk",
+      sampleVerdict: "clean",
+      bulk: { ready: true, needsOverride: false },
+    });
     expect(v.pauseReason).toMatch(/^Sample done: clean/);
     expect(await kit.depth(source)).toBe(5);
     expect(await kit.depth(dlq)).toBe(25);
@@ -137,10 +201,14 @@ describe("redrive on RabbitMQ", () => {
     }
     expect(await ledgerStates(r.id)).toEqual({ moved: 30 });
     const audit = await getDb().auditEvent.findMany({ where: { operationId: r.id } });
-    expect(audit.filter((a) => a.scope === "letter" && a.action === "letter.redrive" && a.outcome === "success")).toHaveLength(30);
+    expect(
+      audit.filter((a) => a.scope === "letter" && a.action === "letter.redrive" && a.outcome === "success"),
+    ).toHaveLength(30);
     const startRow = audit.find((a) => a.action === "redrive.start")!;
     expect(startRow.details).toMatchObject({ fix: "Deployed orders 2.3.2 (timeout raised)", count: 30 });
-    expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(["redrive.sample_verdict", "redrive.bulk_start", "redrive.finished"]));
+    expect(audit.map((a) => a.action)).toEqual(
+      expect.arrayContaining(["redrive.sample_verdict", "redrive.bulk_start", "redrive.finished"]),
+    );
   });
 
   it("pauses and resumes between batches without losing or repeating a letter", async () => {
@@ -193,7 +261,9 @@ describe("redrive on RabbitMQ", () => {
 
   it("parks letters at the redrive-count limit instead of cycling them again", async () => {
     const park = await kit.queue(kit.name("parking"));
-    const { dlq, source } = await seeded(6, (i) => (i % 2 === 0 ? { "x-dlq-redrive-count": 3 } : { "x-dlq-redrive-count": 1 }));
+    const { dlq, source } = await seeded(6, (i) =>
+      i % 2 === 0 ? { "x-dlq-redrive-count": 3 } : { "x-dlq-redrive-count": 1 },
+    );
     const r = await start(dlq, { sample: { percent: 100 }, parking: { kind: "queue", name: park } });
     await worker(FAST, r.id).runOnce();
     expect(await ledgerStates(r.id)).toEqual({ moved: 3, parked: 3 });
@@ -213,13 +283,28 @@ describe("redrive on RabbitMQ", () => {
     const ch = await conn.createChannel();
     await ch.consume(source, (m) => m && ch.nack(m, false, false));
     try {
-      const r = await start(dlq, { rate: 20, sample: { count: 3 }, watchSeconds: 2, breakerMinLetters: 5, breakerWindow: 50 });
+      const r = await start(dlq, {
+        rate: 20,
+        sample: { count: 3 },
+        watchSeconds: 2,
+        breakerMinLetters: 5,
+        breakerWindow: 50,
+      });
       await worker(FAST, r.id).runOnce();
       const v = (await getRedrive(actors.operator, meta(), { jobId: r.id })).redrive;
-      expect(v).toMatchObject({ state: "paused", sampleVerdict: "returned", sampleReturned: 3, bulk: { ready: true, needsOverride: true } });
+      expect(v).toMatchObject({
+        state: "paused",
+        sampleVerdict: "returned",
+        sampleReturned: 3,
+        bulk: { ready: true, needsOverride: true },
+      });
       expect(v.pauseReason).toMatch(/Sample returned 3 of 3/);
-      await expect(startBulk(actors.operator, meta(), { jobId: r.id })).rejects.toMatchObject({ code: "forbidden:redrive:override" });
-      await expect(startBulk(actors.operator, meta(), { jobId: r.id, overrideReason: "known flaky" })).rejects.toMatchObject({ code: "forbidden:redrive:override" });
+      await expect(startBulk(actors.operator, meta(), { jobId: r.id })).rejects.toMatchObject({
+        code: "forbidden:redrive:override",
+      });
+      await expect(
+        startBulk(actors.operator, meta(), { jobId: r.id, overrideReason: "known flaky" }),
+      ).rejects.toMatchObject({ code: "forbidden:redrive:override" });
       await startBulk(actors.admin, meta(), { jobId: r.id, overrideReason: "Returns were the old consumer draining" });
       await worker(FAST, r.id).runOnce();
       const after = (await getRedrive(actors.operator, meta(), { jobId: r.id })).redrive;
@@ -246,7 +331,11 @@ describe("redrive on RabbitMQ", () => {
     const real = getAdapter(CONN);
     let results = 0;
     const dying: BrokerAdapter = Object.assign(Object.create(real) as BrokerAdapter, {
-      moveLetters: async function* (q: string, reqs: Parameters<BrokerAdapter["moveLetters"]>[1], o?: Parameters<BrokerAdapter["moveLetters"]>[2]) {
+      moveLetters: async function* (
+        q: string,
+        reqs: Parameters<BrokerAdapter["moveLetters"]>[1],
+        o?: Parameters<BrokerAdapter["moveLetters"]>[2],
+      ) {
         for await (const res of real.moveLetters(q, reqs, o)) {
           results++;
           if (results <= 10) yield res;
@@ -257,7 +346,11 @@ describe("redrive on RabbitMQ", () => {
     const claimed = (await jobStore().claim("doomed", ["redrive"], 60_000, { jobIds: [r.id] }))!;
     expect(claimed.id).toBe(r.id);
     await expect(
-      redriveHandler({ ...FAST, adapterFor: () => dying })({ job: claimed, signal: new AbortController().signal, checkpoint: (u) => jobStore().heartbeat(r.id, "doomed", 60_000, u) }),
+      redriveHandler({ ...FAST, adapterFor: () => dying })({
+        job: claimed,
+        signal: new AbortController().signal,
+        checkpoint: (u) => jobStore().heartbeat(r.id, "doomed", 60_000, u),
+      }),
     ).rejects.toThrow(/killed/);
     const crashed = await ledgerStates(r.id);
     expect(crashed).toEqual({ moved: 12, interrupted: 18 }); // 2 sample + 10 reported; the rest of the batch's outcome unknown
@@ -265,7 +358,10 @@ describe("redrive on RabbitMQ", () => {
     // group of settled letters before reporting them, so a few more can be gone from the DLQ).
     const unheard = 18 - (await kit.depth(dlq));
     expect(unheard).toBeGreaterThanOrEqual(5);
-    await getDb().$executeRawUnsafe(`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`, r.id);
+    await getDb().$executeRawUnsafe(
+      `UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`,
+      r.id,
+    );
 
     await worker(FAST, r.id).runOnce();
     const done = (await jobStore().get(r.id))!;
@@ -294,29 +390,55 @@ describe("redrive on RabbitMQ", () => {
     const { dlq, source } = await seeded(6);
     const r = await start(dlq, { rate: 20, sample: { count: 2 } });
     await worker(FAST, r.id).runOnce();
-    const moved = await getDb().redriveLetter.findMany({ where: { jobId: r.id, state: "moved" }, orderBy: { seq: "asc" } });
+    const moved = await getDb().redriveLetter.findMany({
+      where: { jobId: r.id, state: "moved" },
+      orderBy: { seq: "asc" },
+    });
     expect(moved).toHaveLength(2);
     const [lost, back] = moved;
     const order = (messageId: string | null) => Number(/m-(\d+)/.exec(messageId ?? "")![1]);
     // What a lost ack leaves: the letter's DLQ copy, as it was dead-lettered, still there.
-    await kit.publish(dlq, { body: enc(`{"order":${order(lost.messageId)}}`), messageId: lost.messageId!, headers: { "x-exception-class": "java.net.SocketTimeoutException" } });
+    await kit.publish(dlq, {
+      body: enc(`{"order":${order(lost.messageId)}}`),
+      messageId: lost.messageId!,
+      headers: { "x-exception-class": "java.net.SocketTimeoutException" },
+    });
     // And a copy of the other one that came back after the redrive (it carries the job's markers).
-    await kit.publish(dlq, { body: enc(`{"order":${order(back.messageId)}}`), messageId: back.messageId!, headers: { "x-exception-class": "java.net.SocketTimeoutException", "x-dlq-redrive-id": r.id, "x-dlq-replay-id": back.replayId! } });
-    await getDb().redriveLetter.updateMany({ where: { jobId: r.id, letterId: { in: [lost.letterId, back.letterId] } }, data: { leftoverCheck: true } });
+    await kit.publish(dlq, {
+      body: enc(`{"order":${order(back.messageId)}}`),
+      messageId: back.messageId!,
+      headers: {
+        "x-exception-class": "java.net.SocketTimeoutException",
+        "x-dlq-redrive-id": r.id,
+        "x-dlq-replay-id": back.replayId!,
+      },
+    });
+    await getDb().redriveLetter.updateMany({
+      where: { jobId: r.id, letterId: { in: [lost.letterId, back.letterId] } },
+      data: { leftoverCheck: true },
+    });
     await kit.waitDepth(dlq, 6);
 
     await startBulk(actors.operator, meta(), { jobId: r.id });
     await worker(FAST, r.id).runOnce();
     expect((await jobStore().get(r.id))!.state).toBe("succeeded");
     expect(await getDb().redriveLetter.count({ where: { jobId: r.id, leftoverCheck: true } })).toBe(0);
-    const audit = await getDb().auditEvent.findMany({ where: { operationId: r.id, action: "redrive.leftovers_removed" } });
+    const audit = await getDb().auditEvent.findMany({
+      where: { operationId: r.id, action: "redrive.leftovers_removed" },
+    });
     expect(audit).toHaveLength(1);
     expect(audit[0].details).toMatchObject({ removed: 1, checked: 2, letterIds: [lost.letterId] });
-    expect((await getDb().redriveLetter.findFirst({ where: { jobId: r.id, letterId: lost.letterId } }))!.reason).toMatch(/came back to the DLQ and was removed when the job resumed/);
+    expect(
+      (await getDb().redriveLetter.findFirst({ where: { jobId: r.id, letterId: lost.letterId } }))!.reason,
+    ).toMatch(/came back to the DLQ and was removed when the job resumed/);
     // Left in the DLQ: only the copy that came back (the return check counts it as returned).
     const left = await peek(dlq, 1);
-    expect(left.map((m) => [m.properties.messageId, m.properties.headers?.["x-dlq-redrive-id"]])).toEqual([[back.messageId, r.id]]);
-    expect((await getDb().redriveLetter.findFirst({ where: { jobId: r.id, letterId: back.letterId } }))!.state).toBe("returned");
+    expect(left.map((m) => [m.properties.messageId, m.properties.headers?.["x-dlq-redrive-id"]])).toEqual([
+      [back.messageId, r.id],
+    ]);
+    expect((await getDb().redriveLetter.findFirst({ where: { jobId: r.id, letterId: back.letterId } }))!.state).toBe(
+      "returned",
+    );
     expect(new Set((await peek(source, 6)).map((m) => m.properties.messageId)).size).toBe(6); // every letter at its origin once
   });
 
@@ -325,10 +447,20 @@ describe("redrive on RabbitMQ", () => {
     const r = await start(dlq, { rate: 20, sample: { count: 2 } });
     await worker(FAST, r.id).runOnce();
     expect((await jobStore().get(r.id))!.state).toBe("paused"); // awaiting the bulk stage
-    const [lost] = await getDb().redriveLetter.findMany({ where: { jobId: r.id, state: "moved" }, orderBy: { seq: "asc" } });
+    const [lost] = await getDb().redriveLetter.findMany({
+      where: { jobId: r.id, state: "moved" },
+      orderBy: { seq: "asc" },
+    });
     const order = Number(/m-(\d+)/.exec(lost.messageId ?? "")![1]);
-    await kit.publish(dlq, { body: enc(`{"order":${order}}`), messageId: lost.messageId!, headers: { "x-exception-class": "java.net.SocketTimeoutException" } });
-    await getDb().redriveLetter.updateMany({ where: { jobId: r.id, letterId: lost.letterId }, data: { leftoverCheck: true } });
+    await kit.publish(dlq, {
+      body: enc(`{"order":${order}}`),
+      messageId: lost.messageId!,
+      headers: { "x-exception-class": "java.net.SocketTimeoutException" },
+    });
+    await getDb().redriveLetter.updateMany({
+      where: { jobId: r.id, letterId: lost.letterId },
+      data: { leftoverCheck: true },
+    });
     await kit.waitDepth(dlq, 5);
 
     const cancelled = await cancelRedrive(actors.operator, meta(), { jobId: r.id });
@@ -336,7 +468,10 @@ describe("redrive on RabbitMQ", () => {
     await worker(FAST, r.id).runOnce();
     expect((await jobStore().get(r.id))!.state).toBe("cancelled");
     expect(await getDb().redriveLetter.count({ where: { jobId: r.id, leftoverCheck: true } })).toBe(0);
-    const audit = await getDb().auditEvent.findMany({ where: { operationId: r.id, action: { in: ["redrive.leftovers_removed", "redrive.finished"] } }, orderBy: { id: "asc" } });
+    const audit = await getDb().auditEvent.findMany({
+      where: { operationId: r.id, action: { in: ["redrive.leftovers_removed", "redrive.finished"] } },
+      orderBy: { id: "asc" },
+    });
     expect(audit.map((a) => a.action)).toEqual(["redrive.leftovers_removed", "redrive.finished"]);
     expect(audit[0].details).toMatchObject({ removed: 1, letterIds: [lost.letterId] });
     expect(audit[1].details).toMatchObject({ state: "cancelled" });

@@ -57,7 +57,10 @@ const PREVIEW_BATCH = 200;
 function invalid(e: z.ZodError): AppError {
   const first = e.issues[0];
   const where = first?.path.length ? `${first.path.join(".")}: ` : "";
-  return new AppError("bad_request:repair", { message: e.message, userMessage: `${where}${first?.message ?? "The repair request is not valid."}` });
+  return new AppError("bad_request:repair", {
+    message: e.message,
+    userMessage: `${where}${first?.message ?? "The repair request is not valid."}`,
+  });
 }
 
 /**
@@ -70,10 +73,23 @@ function invalid(e: z.ZodError): AppError {
  */
 export async function previewGroupRepair(actor: Actor, meta: RequestMeta, input: unknown): Promise<GroupRepairPreview> {
   const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action: "redrive.repair_preview", connectionId: typeof raw.connectionId === "string" ? raw.connectionId : null, queue: typeof raw.queue === "string" ? raw.queue : null };
+  const scope = {
+    action: "redrive.repair_preview",
+    connectionId: typeof raw.connectionId === "string" ? raw.connectionId : null,
+    queue: typeof raw.queue === "string" ? raw.queue : null,
+  };
   await authorize(actor, "letter:repair", { ...scope, meta });
   const audit = (outcome: "success" | "failure" | "denied", details: Record<string, unknown>) =>
-    recordAudit({ actor: auditActor(actor), action: scope.action, outcome, connectionId: scope.connectionId, queue: scope.queue, requestId: meta.requestId, ip: meta.ip, details });
+    recordAudit({
+      actor: auditActor(actor),
+      action: scope.action,
+      outcome,
+      connectionId: scope.connectionId,
+      queue: scope.queue,
+      requestId: meta.requestId,
+      ip: meta.ip,
+      details,
+    });
   try {
     const r = previewGroupRepairSchema.safeParse(input);
     if (!r.success) throw invalid(r.error);
@@ -85,7 +101,15 @@ export async function previewGroupRepair(actor: Actor, meta: RequestMeta, input:
     const scoped = scopedFilter(filter, policy);
     const chosen = letterIds ? new Set(letterIds) : null;
     const mask: DiffMasking = { rules: policy.rules, hashKey: policy.hashKey };
-    const out: GroupRepairPreview = { connectionId: p.connectionId, queue: p.queue, total: 0, applies: 0, doesNotApply: 0, letters: [], truncated: false };
+    const out: GroupRepairPreview = {
+      connectionId: p.connectionId,
+      queue: p.queue,
+      total: 0,
+      applies: 0,
+      doesNotApply: 0,
+      letters: [],
+      truncated: false,
+    };
     let after: string | null = null;
     do {
       const page = await queryLetters(scoped, { after, limit: PREVIEW_BATCH }, getDb(), { withPayload: true });
@@ -94,7 +118,13 @@ export async function previewGroupRepair(actor: Actor, meta: RequestMeta, input:
         const patched = patchIndexed(
           p.connectionId,
           p.queue,
-          { letterId: l.letterId, sha256: l.sha256, truncated: l.payloadTruncated, ciphertext: l.payloadCiphertext ?? null, keyId: l.payloadKeyId ?? null },
+          {
+            letterId: l.letterId,
+            sha256: l.sha256,
+            truncated: l.payloadTruncated,
+            ciphertext: l.payloadCiphertext ?? null,
+            keyId: l.payloadKeyId ?? null,
+          },
           p.patch,
         );
         out.total++;
@@ -113,7 +143,13 @@ export async function previewGroupRepair(actor: Actor, meta: RequestMeta, input:
       after = page.nextCursor;
     } while (after);
     out.truncated = out.total > out.letters.length;
-    await audit("success", { scope: p.selection.kind, patch: p.patch.kind, total: out.total, applies: out.applies, doesNotApply: out.doesNotApply });
+    await audit("success", {
+      scope: p.selection.kind,
+      patch: p.patch.kind,
+      total: out.total,
+      applies: out.applies,
+      doesNotApply: out.doesNotApply,
+    });
     return out;
   } catch (e) {
     const code = errorCodeOf(e);

@@ -3,7 +3,10 @@ import { displayText } from "@/lib/brokers/display";
 import { REDRIVE_HEADERS, type BrokerAdapter, type HeaderEntry } from "@/lib/brokers/types";
 
 /** Markers a letter carries, from its headers (or the combined SQS marker attribute `x-dlq-redrive`). */
-export function markersOf(headers: HeaderEntry[], properties: HeaderEntry[] = []): { redriveId: string | null; replayId: string | null } {
+export function markersOf(
+  headers: HeaderEntry[],
+  properties: HeaderEntry[] = [],
+): { redriveId: string | null; replayId: string | null } {
   let redriveId: string | null = null;
   let replayId: string | null = null;
   for (const h of [...headers, ...properties]) {
@@ -25,12 +28,21 @@ export function markersOf(headers: HeaderEntry[], properties: HeaderEntry[] = []
  * i.e. letters this job redrove that came back. Must not run while a move of the same DLQ is in
  * flight (the read holds letters the mover would look for), so the handler calls it between batches.
  */
-export async function findReturns(adapter: BrokerAdapter, queue: string, jobId: string, opts: { acceptRisk?: boolean; signal?: AbortSignal; cap?: number } = {}): Promise<{ replayIds: string[]; count: number; read: number }> {
+export async function findReturns(
+  adapter: BrokerAdapter,
+  queue: string,
+  jobId: string,
+  opts: { acceptRisk?: boolean; signal?: AbortSignal; cap?: number } = {},
+): Promise<{ replayIds: string[]; count: number; read: number }> {
   const cap = opts.cap ?? 100_000;
   const replayIds = new Set<string>();
   let count = 0;
   let read = 0;
-  for await (const letter of adapter.stream(queue, { maxBodyBytes: 64, acceptRisk: opts.acceptRisk, signal: opts.signal })) {
+  for await (const letter of adapter.stream(queue, {
+    maxBodyBytes: 64,
+    acceptRisk: opts.acceptRisk,
+    signal: opts.signal,
+  })) {
     read++;
     const m = markersOf(letter.headers, letter.properties);
     if (m.redriveId !== jobId) continue;

@@ -33,7 +33,12 @@ const STILL = "Letters not yet moved are still in the DLQ.";
 const AFTER_USER = "An admin can restore that account or role and then resume it, or cancel it.";
 const AFTER_TARGET = "Resume it once the destination is protected the same way, or cancel it.";
 
-function refused(who: string, user: { id: string | null; email: string | null }, r: CreatorRefusal, stage: string): RunnerRefusal {
+function refused(
+  who: string,
+  user: { id: string | null; email: string | null },
+  r: CreatorRefusal,
+  stage: string,
+): RunnerRefusal {
   const email = user.email;
   return {
     reason: `Paused: ${who} (${email ?? "unknown"}) may no longer run this redrive: ${r.text}. ${STILL} ${AFTER_USER}`,
@@ -45,26 +50,45 @@ function refused(who: string, user: { id: string | null; email: string | null },
 export async function runnerRefusal(plan: RedrivePlan, params: unknown): Promise<RunnerRefusal | null> {
   const stage = plan.stage;
   const bulk = stage === "bulk";
-  const protection = await checkTargetProtection(plan.connectionId, plan.queue, { target: plan.target as { kind: string; name?: string }, parking: plan.parking as Parking });
+  const protection = await checkTargetProtection(plan.connectionId, plan.queue, {
+    target: plan.target as { kind: string; name?: string },
+    parking: plan.parking as Parking,
+  });
   const confirmed = Boolean((params as Partial<RedriveParams> | null)?.lessProtectedConfirmedBy);
   const creatorNeeds: Permission[] = [bulk ? "redrive:bulk" : "redrive:sample"];
   if (protection.message) {
     if (!confirmed) {
       return {
         reason: `Paused: ${protection.message} ${STILL} ${AFTER_TARGET}`,
-        details: { permission: "masking:manage", why: "less_protected_target", stage, lessProtected: protection.lessProtected },
-        actor: { id: plan.createdById, email: plan.createdByEmail, role: isRole(plan.createdByRole) ? plan.createdByRole : null },
+        details: {
+          permission: "masking:manage",
+          why: "less_protected_target",
+          stage,
+          lessProtected: protection.lessProtected,
+        },
+        actor: {
+          id: plan.createdById,
+          email: plan.createdByEmail,
+          role: isRole(plan.createdByRole) ? plan.createdByRole : null,
+        },
       };
     }
     creatorNeeds.push("masking:manage");
   }
   const creator = await creatorRefusal(plan.createdById, creatorNeeds);
-  if (creator) return refused("the user who started it", { id: plan.createdById, email: plan.createdByEmail }, creator, stage);
+  if (creator)
+    return refused("the user who started it", { id: plan.createdById, email: plan.createdByEmail }, creator, stage);
   if (bulk && plan.bulkStartedBy && plan.bulkStartedBy !== plan.createdByEmail) {
     const starter = await getUserByEmail(plan.bulkStartedBy);
     const needs: Permission[] = plan.bulkOverrideReason ? ["redrive:bulk", "redrive:override"] : ["redrive:bulk"];
     const r = await creatorRefusal(starter?.id ?? null, needs);
-    if (r) return refused("the user who started its second stage", { id: starter?.id ?? null, email: plan.bulkStartedBy }, r, stage);
+    if (r)
+      return refused(
+        "the user who started its second stage",
+        { id: starter?.id ?? null, email: plan.bulkStartedBy },
+        r,
+        stage,
+      );
   }
   return null;
 }

@@ -3,7 +3,10 @@ import { DEFAULT_MASKING_RULES } from "@/lib/masking/defaults";
 import type { MaskingRule } from "@/lib/masking/types";
 import { compareProtection, destinationsOf } from "./target-protection";
 
-const config = (sensitive: string[], rules: MaskingRule[] = DEFAULT_MASKING_RULES) => ({ rules, sensitive: sensitive.map((pattern) => ({ connectionId: "c", pattern })) });
+const config = (sensitive: string[], rules: MaskingRule[] = DEFAULT_MASKING_RULES) => ({
+  rules,
+  sensitive: sensitive.map((pattern) => ({ connectionId: "c", pattern })),
+});
 const to = (queue: string) => [{ kind: "target" as const, queue }];
 
 describe("a redrive destination is at least as protected as its DLQ", () => {
@@ -20,7 +23,14 @@ describe("a redrive destination is at least as protected as its DLQ", () => {
   });
 
   it("operators lose rules meant for viewers only when a sensitive DLQ's letters leave it", () => {
-    const viewerOnly: MaskingRule = { id: "names", description: "", enabled: true, target: { kind: "field", paths: ["name"] }, action: { kind: "hide" }, roles: ["viewer"] };
+    const viewerOnly: MaskingRule = {
+      id: "names",
+      description: "",
+      enabled: true,
+      target: { kind: "field", paths: ["name"] },
+      action: { kind: "hide" },
+      roles: ["viewer"],
+    };
     const r = compareProtection(config(["payments.*"], [viewerOnly]), "c", "payments.dlq", to("orders.retry"));
     expect(r.lessProtected[0]!.roles).toEqual(["viewer", "operator", "admin"]);
   });

@@ -40,7 +40,10 @@ function atLeastAsStrict(from: MaskingPolicy, to: MaskingPolicy): boolean {
   });
 }
 
-export function destinationsOf(plan: { target: { kind: string; name?: string }; parking?: Parking }): Array<{ kind: DestinationKind; queue: string }> {
+export function destinationsOf(plan: {
+  target: { kind: string; name?: string };
+  parking?: Parking;
+}): Array<{ kind: DestinationKind; queue: string }> {
   const out: Array<{ kind: DestinationKind; queue: string }> = [];
   if (plan.target.kind === "queue" && plan.target.name) out.push({ kind: "target", queue: plan.target.name });
   if (plan.parking?.kind === "queue") out.push({ kind: "parking", queue: plan.parking.name });
@@ -48,16 +51,29 @@ export function destinationsOf(plan: { target: { kind: string; name?: string }; 
 }
 
 /** Pure: the destinations where some role would see the source's payloads less masked. */
-export function compareProtection(config: Config, connectionId: string, source: string, destinations: Array<{ kind: DestinationKind; queue: string }>): TargetProtection {
+export function compareProtection(
+  config: Config,
+  connectionId: string,
+  source: string,
+  destinations: Array<{ kind: DestinationKind; queue: string }>,
+): TargetProtection {
   const lessProtected: LessProtected[] = [];
   for (const d of destinations) {
     if (d.queue === source) continue;
-    const roles = ROLES.filter((role) => !atLeastAsStrict(policyFrom(config, role, connectionId, source, NO_KEY), policyFrom(config, role, connectionId, d.queue, NO_KEY)));
+    const roles = ROLES.filter(
+      (role) =>
+        !atLeastAsStrict(
+          policyFrom(config, role, connectionId, source, NO_KEY),
+          policyFrom(config, role, connectionId, d.queue, NO_KEY),
+        ),
+    );
     if (roles.length > 0) lessProtected.push({ ...d, roles });
   }
   if (lessProtected.length === 0) return { lessProtected, message: null };
   const sourceSensitive = policyFrom(config, "viewer", connectionId, source, NO_KEY).sensitive;
-  const where = lessProtected.map((l) => `${l.kind === "target" ? "target" : "parking queue"} ${l.queue} (${l.roles.join(", ")} would see more)`).join("; ");
+  const where = lessProtected
+    .map((l) => `${l.kind === "target" ? "target" : "parking queue"} ${l.queue} (${l.roles.join(", ")} would see more)`)
+    .join("; ");
   const why = sourceSensitive ? `${source} is marked sensitive and ` : `${source} is masked more strictly than `;
   return {
     lessProtected,
@@ -65,7 +81,11 @@ export function compareProtection(config: Config, connectionId: string, source: 
   };
 }
 
-export async function checkTargetProtection(connectionId: string, source: string, plan: { target: { kind: string; name?: string }; parking?: Parking }): Promise<TargetProtection> {
+export async function checkTargetProtection(
+  connectionId: string,
+  source: string,
+  plan: { target: { kind: string; name?: string }; parking?: Parking },
+): Promise<TargetProtection> {
   const destinations = destinationsOf(plan);
   if (destinations.length === 0) return { lessProtected: [], message: null };
   return compareProtection(await loadMaskingConfig(), connectionId, source, destinations);

@@ -27,7 +27,11 @@ const FAST: Partial<RedriveDeps> = { returnCheckMs: 300, verifyGraceMs: 1000 };
 const admin = {} as Actor;
 
 async function user(role: Role): Promise<Actor> {
-  const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@trust.test`, role, password: "a-long-enough-password" });
+  const u = await createUser({
+    email: `${role}-${randomUUID().slice(0, 8)}@trust.test`,
+    role,
+    password: "a-long-enough-password",
+  });
   return { id: u.id, email: u.email, name: null, role };
 }
 
@@ -46,27 +50,53 @@ afterAll(async () => {
 
 async function markSensitive(...patterns: string[]) {
   const c = await loadMaskingConfig();
-  await saveMaskingConfig({ rules: c.rules, sensitive: [...c.sensitive, ...patterns.map((pattern) => ({ connectionId: CONN, pattern }))] }, "trust-test");
+  await saveMaskingConfig(
+    { rules: c.rules, sensitive: [...c.sensitive, ...patterns.map((pattern) => ({ connectionId: CONN, pattern }))] },
+    "trust-test",
+  );
 }
 
 async function seeded(n: number) {
-  const letters = Array.from({ length: n }, (_, i) => ({ body: enc(`{"order":${i},"card":"4111 1111 1111 1111"}`), messageId: `m-${i}`, headers: { "x-exception-class": "java.net.SocketTimeoutException" } }));
+  const letters = Array.from({ length: n }, (_, i) => ({
+    body: enc(`{"order":${i},"card":"4111 1111 1111 1111"}`),
+    messageId: `m-${i}`,
+    headers: { "x-exception-class": "java.net.SocketTimeoutException" },
+  }));
   const { dlq, source } = await kit.dlqByReject(letters);
   const kind = `scan-trust-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId: CONN, queue: dlq, params: { acceptRisk: true } });
+  const job = await jobStore().enqueue({
+    kind: kind as "scan",
+    connectionId: CONN,
+    queue: dlq,
+    params: { acceptRisk: true },
+  });
   await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 10_000 }).runOnce();
   expect((await jobStore().get(job.id))?.state).toBe("succeeded");
   return { dlq, source };
 }
 
 const worker = (jobId: string, deps: Partial<RedriveDeps> = {}) =>
-  new JobWorker({ handlers: { redrive: redriveHandler({ ...FAST, ...deps }) }, owner: `trust-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, pollMs: 50, scope: { jobIds: [jobId] } });
+  new JobWorker({
+    handlers: { redrive: redriveHandler({ ...FAST, ...deps }) },
+    owner: `trust-${randomUUID().slice(0, 6)}`,
+    leaseMs: 10_000,
+    pollMs: 50,
+    scope: { jobIds: [jobId] },
+  });
 
 const selection = { kind: "filter", filter: {} } as const;
 
 async function start(actor: Actor, dlq: string, plan: Record<string, unknown> = {}) {
   const preview = await planRedrive(actor, meta(), { connectionId: CONN, queue: dlq, selection, ...plan });
-  return startRedrive(actor, meta(), { connectionId: CONN, queue: dlq, selection, fix: "orders 2.3.2 raises the timeout", confirmedCount: preview.count, watchSeconds: 1, ...plan });
+  return startRedrive(actor, meta(), {
+    connectionId: CONN,
+    queue: dlq,
+    selection,
+    fix: "orders 2.3.2 raises the timeout",
+    confirmedCount: preview.count,
+    watchSeconds: 1,
+    ...plan,
+  });
 }
 
 /** A redrive of `n` letters by `actor` whose clean sample of 5 is done: paused, awaiting stage 2. */
@@ -74,13 +104,25 @@ async function sampled(actor: Actor, n = 30, plan: Record<string, unknown> = {})
   const { dlq, source } = await seeded(n);
   const r = await start(actor, dlq, plan);
   await worker(r.id).runOnce();
-  expect((await getRedrive(actor, meta(), { jobId: r.id })).redrive).toMatchObject({ state: "paused", stage: "awaiting_bulk", sampleVerdict: "clean" });
+  expect((await getRedrive(actor, meta(), { jobId: r.id })).redrive).toMatchObject({
+    state: "paused",
+    stage: "awaiting_bulk",
+    sampleVerdict: "clean",
+  });
   return { dlq, source, id: r.id };
 }
 
 const moved = async (jobId: string) =>
-  Number((await getDb().$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid AND state = 'moved'`, jobId))[0]!.n);
-const auditRows = (jobId: string, action: string) => getDb().auditEvent.findMany({ where: { operationId: jobId, action }, orderBy: { id: "asc" } });
+  Number(
+    (
+      await getDb().$queryRawUnsafe<Array<{ n: number }>>(
+        `SELECT count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid AND state = 'moved'`,
+        jobId,
+      )
+    )[0]!.n,
+  );
+const auditRows = (jobId: string, action: string) =>
+  getDb().auditEvent.findMany({ where: { operationId: jobId, action }, orderBy: { id: "asc" } });
 
 describe("the redrive re-checks who it acts for", () => {
   it("a job whose operator was demoted before stage 2 ran stops at its next run, says why, keeps the rest in the DLQ, and is audited", async () => {
@@ -92,7 +134,9 @@ describe("the redrive re-checks who it acts for", () => {
     await worker(id).runOnce();
     const v = (await getRedrive(admin, meta(), { jobId: id })).redrive;
     expect(v.state).toBe("paused");
-    expect(v.pauseReason).toMatch(/may no longer run this redrive: their role \(viewer\) no longer allows redrive:bulk/);
+    expect(v.pauseReason).toMatch(
+      /may no longer run this redrive: their role \(viewer\) no longer allows redrive:bulk/,
+    );
     expect(v.pauseReason).toMatch(/still in the DLQ/);
     expect(await kit.depth(dlq)).toBe(25);
     expect(await kit.depth(source)).toBe(5);
@@ -160,19 +204,54 @@ describe("the redrive target must be as protected as the DLQ", () => {
     const guarded = await kit.queue(kit.name("guarded"));
     await markSensitive(dlq, guarded);
 
-    const preview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, target: { kind: "queue", name: open } });
-    expect(preview.targetProtection).toMatchObject({ canConfirm: false, lessProtected: [{ kind: "target", queue: open, roles: ["viewer"] }] });
+    const preview = await planRedrive(operator, meta(), {
+      connectionId: CONN,
+      queue: dlq,
+      selection,
+      target: { kind: "queue", name: open },
+    });
+    expect(preview.targetProtection).toMatchObject({
+      canConfirm: false,
+      lessProtected: [{ kind: "target", queue: open, roles: ["viewer"] }],
+    });
     expect(preview.targetProtection.message).toMatch(/marked sensitive/);
-    const parkingPreview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, parking: { kind: "queue", name: open } });
-    expect(parkingPreview.targetProtection.lessProtected).toEqual([{ kind: "parking", queue: open, roles: ["viewer"] }]);
-    expect((await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection, target: { kind: "queue", name: guarded } })).targetProtection.message).toBeNull();
-    expect((await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection })).targetProtection.message).toBeNull();
+    const parkingPreview = await planRedrive(operator, meta(), {
+      connectionId: CONN,
+      queue: dlq,
+      selection,
+      parking: { kind: "queue", name: open },
+    });
+    expect(parkingPreview.targetProtection.lessProtected).toEqual([
+      { kind: "parking", queue: open, roles: ["viewer"] },
+    ]);
+    expect(
+      (
+        await planRedrive(operator, meta(), {
+          connectionId: CONN,
+          queue: dlq,
+          selection,
+          target: { kind: "queue", name: guarded },
+        })
+      ).targetProtection.message,
+    ).toBeNull();
+    expect(
+      (await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection })).targetProtection.message,
+    ).toBeNull();
 
     const jobsBefore = await getDb().job.count({ where: { kind: "redrive", queue: dlq } });
-    await expect(start(operator, dlq, { target: { kind: "queue", name: open } })).rejects.toMatchObject({ code: "conflict:redrive-target", userMessage: expect.stringMatching(/Only an admin can confirm/) });
-    await expect(start(operator, dlq, { parking: { kind: "queue", name: open } })).rejects.toMatchObject({ code: "conflict:redrive-target" });
-    await expect(start(operator, dlq, { target: { kind: "queue", name: open }, confirmLessProtected: true })).rejects.toMatchObject({ code: "forbidden:masking:manage" });
-    await expect(start(admin, dlq, { target: { kind: "queue", name: open } })).rejects.toMatchObject({ code: "conflict:redrive-target" });
+    await expect(start(operator, dlq, { target: { kind: "queue", name: open } })).rejects.toMatchObject({
+      code: "conflict:redrive-target",
+      userMessage: expect.stringMatching(/Only an admin can confirm/),
+    });
+    await expect(start(operator, dlq, { parking: { kind: "queue", name: open } })).rejects.toMatchObject({
+      code: "conflict:redrive-target",
+    });
+    await expect(
+      start(operator, dlq, { target: { kind: "queue", name: open }, confirmLessProtected: true }),
+    ).rejects.toMatchObject({ code: "forbidden:masking:manage" });
+    await expect(start(admin, dlq, { target: { kind: "queue", name: open } })).rejects.toMatchObject({
+      code: "conflict:redrive-target",
+    });
     expect(await getDb().job.count({ where: { kind: "redrive", queue: dlq } })).toBe(jobsBefore);
     expect(await kit.depth(open)).toBe(0);
 
@@ -189,9 +268,15 @@ describe("the redrive target must be as protected as the DLQ", () => {
     const open = await kit.queue(kit.name("open"));
     await markSensitive(dlq);
 
-    const r = await start(boss, dlq, { target: { kind: "queue", name: open }, confirmLessProtected: true, sample: { count: 3 } });
+    const r = await start(boss, dlq, {
+      target: { kind: "queue", name: open },
+      confirmLessProtected: true,
+      sample: { count: 3 },
+    });
     const startRow = (await auditRows(r.id, "redrive.start")).at(-1)!;
-    expect(startRow.details).toMatchObject({ lessProtectedTarget: { confirmed: true, destinations: [{ kind: "target", queue: open, roles: ["viewer"] }] } });
+    expect(startRow.details).toMatchObject({
+      lessProtectedTarget: { confirmed: true, destinations: [{ kind: "target", queue: open, roles: ["viewer"] }] },
+    });
     await worker(r.id).runOnce();
     expect(await kit.depth(open)).toBe(3);
 
@@ -212,7 +297,8 @@ describe("starting stage 2", () => {
     const { dlq, source, id } = await sampled(operator);
     const tries = await Promise.allSettled(Array.from({ length: 4 }, () => startBulk(operator, meta(), { jobId: id })));
     expect(tries.filter((t) => t.status === "fulfilled")).toHaveLength(1);
-    for (const t of tries.filter((x) => x.status === "rejected")) expect((t as PromiseRejectedResult).reason).toMatchObject({ code: "conflict:redrive" });
+    for (const t of tries.filter((x) => x.status === "rejected"))
+      expect((t as PromiseRejectedResult).reason).toMatchObject({ code: "conflict:redrive" });
     const plan = await getDb().redrivePlan.findUniqueOrThrow({ where: { jobId: id } });
     expect(plan.stage).toBe("bulk");
     expect((await jobStore().get(id))!.state).toBe("running");

@@ -1,12 +1,29 @@
 import { describe, expect, it } from "vitest";
-import { confirmPhrase, controlsFor, describeScope, formatDuration, newRedriveQuery, parseSample, readNumbers, fractionOf, sampleLetters, selectionFromSearch, timeline, verdictWords } from "./ui-format";
+import {
+  confirmPhrase,
+  controlsFor,
+  describeScope,
+  formatDuration,
+  newRedriveQuery,
+  parseSample,
+  readNumbers,
+  fractionOf,
+  sampleLetters,
+  selectionFromSearch,
+  timeline,
+  verdictWords,
+} from "./ui-format";
 
 describe("redrive scope and confirmation", () => {
   it("names the count, the group and the DLQ", () => {
-    expect(describeScope({ kind: "group", groupKey: "k1" }, 23, "demo.orders.dlq", "java.net.SocketTimeoutException")).toBe("23 letters of group java.net.SocketTimeoutException in demo.orders.dlq");
+    expect(
+      describeScope({ kind: "group", groupKey: "k1" }, 23, "demo.orders.dlq", "java.net.SocketTimeoutException"),
+    ).toBe("23 letters of group java.net.SocketTimeoutException in demo.orders.dlq");
     expect(describeScope({ kind: "letters", letterIds: ["a"] }, 1, "q")).toBe("1 letter chosen by hand in q");
     expect(describeScope({ kind: "filter", filter: {} }, 1200, "q")).toBe("all 1,200 letters in q");
-    expect(describeScope({ kind: "filter", filter: { groupKey: "k", text: "Tax", exceptionClass: "X" } }, 2, "q", "G")).toBe("2 letters of group G where text contains “Tax”, exception X in q");
+    expect(
+      describeScope({ kind: "filter", filter: { groupKey: "k", text: "Tax", exceptionClass: "X" } }, 2, "q", "G"),
+    ).toBe("2 letters of group G where text contains “Tax”, exception X in q");
     expect(confirmPhrase(23)).toBe("Redrive 23 letters");
     expect(confirmPhrase(1)).toBe("Redrive 1 letter");
   });
@@ -37,8 +54,31 @@ describe("redrive scope and confirmation", () => {
 
 describe("redrive progress", () => {
   it("reads the job's progress as numbers, tolerating missing fields", () => {
-    const n = readNumbers({ read: 10, total: 20, redriven: 8, failed: 1, missing: 1, pending: 10, rate: 4.9, targetRate: 5, eta: 2, sample: { size: 5, returned: 0, watchUntil: "2026-01-01T00:00:00Z" } }, 20);
-    expect(n).toMatchObject({ settled: 10, redriven: 8, failed: 1, pending: 10, rate: 4.9, targetRate: 5, eta: 2, sampleSize: 5 });
+    const n = readNumbers(
+      {
+        read: 10,
+        total: 20,
+        redriven: 8,
+        failed: 1,
+        missing: 1,
+        pending: 10,
+        rate: 4.9,
+        targetRate: 5,
+        eta: 2,
+        sample: { size: 5, returned: 0, watchUntil: "2026-01-01T00:00:00Z" },
+      },
+      20,
+    );
+    expect(n).toMatchObject({
+      settled: 10,
+      redriven: 8,
+      failed: 1,
+      pending: 10,
+      rate: 4.9,
+      targetRate: 5,
+      eta: 2,
+      sampleSize: 5,
+    });
     expect(fractionOf(n)).toBe(0.5);
     const empty = readNumbers({}, 7);
     expect(empty).toMatchObject({ total: 7, settled: 0, pending: 7, targetRate: null, eta: null });
@@ -55,7 +95,13 @@ describe("redrive progress", () => {
 
   it("places the job on its timeline", () => {
     expect(timeline("watching", "running").map((s) => s.state)).toEqual(["done", "current", "todo", "todo", "todo"]);
-    expect(timeline("awaiting_bulk", "paused").map((s) => s.state)).toEqual(["done", "done", "current", "todo", "todo"]);
+    expect(timeline("awaiting_bulk", "paused").map((s) => s.state)).toEqual([
+      "done",
+      "done",
+      "current",
+      "todo",
+      "todo",
+    ]);
     expect(timeline("done", "succeeded").every((s) => s.state === "done")).toBe(true);
     const c = timeline("bulk", "cancelled");
     expect(c.map((s) => s.state)).toEqual(["done", "done", "done", "skipped", "current"]);
@@ -70,7 +116,13 @@ describe("redrive progress", () => {
 });
 
 describe("redrive controls", () => {
-  const base = { state: "running", stage: "bulk", pauseRequested: false, cancelRequested: false, bulk: { ready: false, needsOverride: false } };
+  const base = {
+    state: "running",
+    stage: "bulk",
+    pauseRequested: false,
+    cancelRequested: false,
+    bulk: { ready: false, needsOverride: false },
+  };
   const operator = { control: true, override: false, name: "operator" };
   const admin = { control: true, override: true, name: "admin" };
 

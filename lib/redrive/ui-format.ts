@@ -35,15 +35,21 @@ export function filterOfView(v: TriageView): Record<string, unknown> {
  * The selection a "new redrive" URL names: `id` (repeated) for hand-picked letters, else the
  * triage filters (`group` alone is a group). The same query string as the triage page's.
  */
-export function selectionFromSearch(sp: Search): { ok: true; selection: UiSelection; view: TriageView } | { ok: false; message: string } {
-  const ids = ([] as string[]).concat(sp.id ?? []).map((s) => s.trim()).filter(Boolean);
+export function selectionFromSearch(
+  sp: Search,
+): { ok: true; selection: UiSelection; view: TriageView } | { ok: false; message: string } {
+  const ids = ([] as string[])
+    .concat(sp.id ?? [])
+    .map((s) => s.trim())
+    .filter(Boolean);
   const parsed = parseTriageParams({ ...sp, id: undefined });
   if (!parsed.ok) return parsed;
   const view = parsed.value;
   if (ids.length) return { ok: true, selection: { kind: "letters", letterIds: [...new Set(ids)] }, view };
   const filter = filterOfView(view);
   const keys = Object.keys(filter);
-  if (keys.length === 1 && keys[0] === "groupKey") return { ok: true, selection: { kind: "group", groupKey: view.group! }, view };
+  if (keys.length === 1 && keys[0] === "groupKey")
+    return { ok: true, selection: { kind: "group", groupKey: view.group! }, view };
   return { ok: true, selection: { kind: "filter", filter }, view };
 }
 
@@ -66,7 +72,13 @@ export function newRedriveQuery(sel: { letterIds: string[] } | { view: Partial<T
   return s ? `?${s}` : "";
 }
 
-const FILTER_WORDS: Record<string, string> = { exceptionClass: "exception", reason: "reason", origin: "origin", from: "arrived from", to: "arrived until" };
+const FILTER_WORDS: Record<string, string> = {
+  exceptionClass: "exception",
+  reason: "reason",
+  origin: "origin",
+  from: "arrived from",
+  to: "arrived until",
+};
 
 /** "23 letters of group java.net.SocketTimeoutException … in demo.orders.dlq". */
 export function describeScope(sel: UiSelection, count: number, queue: string, groupLabel?: string | null): string {
@@ -217,7 +229,13 @@ const off = (why: string): Control => ({ enabled: false, why });
 
 /** Which buttons apply, for a role that may control redrives or not. */
 export function controlsFor(
-  r: { state: string; stage: string; pauseRequested: boolean; cancelRequested: boolean; bulk: { ready: boolean; needsOverride: boolean } },
+  r: {
+    state: string;
+    stage: string;
+    pauseRequested: boolean;
+    cancelRequested: boolean;
+    bulk: { ready: boolean; needsOverride: boolean };
+  },
   role: { control: boolean; override: boolean; name: string },
 ): Controls {
   if (!role.control) {
@@ -226,7 +244,15 @@ export function controlsFor(
   }
   const ended = !isActive(r.state);
   const endedWhy = `This redrive is ${r.state}.`;
-  const pause = ended ? off(endedWhy) : r.state === "paused" ? off("Already paused.") : r.cancelRequested ? off("Cancelling.") : r.pauseRequested ? off("Pausing at the next batch.") : on;
+  const pause = ended
+    ? off(endedWhy)
+    : r.state === "paused"
+      ? off("Already paused.")
+      : r.cancelRequested
+        ? off("Cancelling.")
+        : r.pauseRequested
+          ? off("Pausing at the next batch.")
+          : on;
   const resume = ended
     ? off(endedWhy)
     : r.stage === "awaiting_bulk"
@@ -244,7 +270,12 @@ export function controlsFor(
       : ended
         ? off(endedWhy)
         : off("Wait for the sample's verdict.");
-  const override = r.bulk.ready && r.bulk.needsOverride ? (role.override ? on : off("Only an admin can start the rest after an unclean sample.")) : null;
+  const override =
+    r.bulk.ready && r.bulk.needsOverride
+      ? role.override
+        ? on
+        : off("Only an admin can start the rest after an unclean sample.")
+      : null;
   return { pause, resume, cancel, bulk, override };
 }
 

@@ -23,7 +23,18 @@ import { pinPaused, requestPause, resumeJob, startBulkStage } from "./control";
 import { checkTargetProtection, type LessProtected } from "./target-protection";
 import type { RedriveParams } from "./runner-check";
 import { countStates, hasLeftovers, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
-import { assertConfirmedCount, describeSelection, filterOfSelection, LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type RedriveRepair, type Selection } from "./plan";
+import {
+  assertConfirmedCount,
+  describeSelection,
+  filterOfSelection,
+  LEDGER_STATES,
+  planSchema,
+  previewSchema,
+  sampleCount,
+  type LedgerState,
+  type RedriveRepair,
+  type Selection,
+} from "./plan";
 
 /**
  * Redrive use cases: authorize → validate (zod) → act → audit. Route handlers (app/api/redrive/**)
@@ -34,7 +45,10 @@ import { assertConfirmedCount, describeSelection, filterOfSelection, LEDGER_STAT
 function invalid(e: z.ZodError): AppError {
   const first = e.issues[0];
   const where = first?.path.length ? `${first.path.join(".")}: ` : "";
-  return new AppError("bad_request:redrive", { message: e.message, userMessage: `${where}${first?.message ?? "The redrive request is not valid."}` });
+  return new AppError("bad_request:redrive", {
+    message: e.message,
+    userMessage: `${where}${first?.message ?? "The redrive request is not valid."}`,
+  });
 }
 function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
   const r = schema.safeParse(input);
@@ -76,7 +90,11 @@ export interface RedrivePreview {
 /** What a redrive would apply to: the count the operator must confirm, the scope in words, warnings. */
 export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedrivePreview> {
   const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action: "redrive.plan", connectionId: (raw.connectionId as string) ?? null, queue: (raw.queue as string) ?? null };
+  const scope = {
+    action: "redrive.plan",
+    connectionId: (raw.connectionId as string) ?? null,
+    queue: (raw.queue as string) ?? null,
+  };
   await authorize(actor, "redrive:sample", { ...scope, meta });
   const p = parse(previewSchema, input);
   if (p.repair) await authorize(actor, "letter:repair", { ...scope, meta });
@@ -100,7 +118,8 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
           `Letters on ${adapter.displayName} can belong to ordered streams (${adapter.vocabulary.queue} keys). They are redriven in their original order, one at a time per key; consumers will see them after newer messages of the same key that already went through.`,
         );
       }
-      if (count === 0) warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
+      if (count === 0)
+        warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
       const protection = await checkTargetProtection(p.connectionId, p.queue, p);
       const nativeMoveNote =
         adapter.capabilities.nativeBulkMove && wholeDlq(p.selection) && p.target.kind === "origin"
@@ -111,14 +130,23 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
         queue: p.queue,
         count,
         scope: describeSelection(p.selection),
-        target: p.target.kind === "origin" ? `each letter's ${adapter.vocabulary.origin}` : `${adapter.vocabulary.queue} ${p.target.name}`,
+        target:
+          p.target.kind === "origin"
+            ? `each letter's ${adapter.vocabulary.origin}`
+            : `${adapter.vocabulary.queue} ${p.target.name}`,
         orderedStream,
         warnings,
         nativeMoveNote,
         targetProtection: { ...protection, canConfirm: can(actor.role, "masking:manage") },
       };
     },
-    (r) => ({ count: r.count, scope: r.scope, target: r.target, lessProtected: r.targetProtection.lessProtected.length > 0, ...(p.repair ? { repair: repairSummary(p.repair) } : {}) }),
+    (r) => ({
+      count: r.count,
+      scope: r.scope,
+      target: r.target,
+      lessProtected: r.targetProtection.lessProtected.length > 0,
+      ...(p.repair ? { repair: repairSummary(p.repair) } : {}),
+    }),
   );
 }
 
@@ -159,7 +187,10 @@ function toView(j: JobRecord, p: RedrivePlan): RedriveView {
     pauseRequested: p.pauseRequested,
     sampleVerdict: p.sampleVerdict,
     sampleReturned: p.sampleReturned,
-    bulk: { ready: j.state === "paused" && p.stage === "awaiting_bulk", needsOverride: p.stage === "awaiting_bulk" && p.sampleVerdict !== "clean" },
+    bulk: {
+      ready: j.state === "paused" && p.stage === "awaiting_bulk",
+      needsOverride: p.stage === "awaiting_bulk" && p.sampleVerdict !== "clean",
+    },
     plan: {
       selection: p.selection as Selection,
       target: p.target,
@@ -182,14 +213,34 @@ function toView(j: JobRecord, p: RedrivePlan): RedriveView {
 }
 
 /** `audited`, under the redrive's operation id, so every row of one redrive shares it. */
-async function auditedOp<T>(actor: Actor, meta: RequestMeta, operationId: string, scope: AuditScope, work: () => Promise<T>, details: (r: T) => Record<string, unknown>): Promise<T> {
+async function auditedOp<T>(
+  actor: Actor,
+  meta: RequestMeta,
+  operationId: string,
+  scope: AuditScope,
+  work: () => Promise<T>,
+  details: (r: T) => Record<string, unknown>,
+): Promise<T> {
   const row = (outcome: "success" | "failure", d: Record<string, unknown>) =>
-    recordAudit({ actor: auditActor(actor), action: scope.action, outcome, operationId, connectionId: scope.connectionId ?? null, queue: scope.queue ?? null, target: operationId, requestId: meta.requestId, ip: meta.ip, details: d });
+    recordAudit({
+      actor: auditActor(actor),
+      action: scope.action,
+      outcome,
+      operationId,
+      connectionId: scope.connectionId ?? null,
+      queue: scope.queue ?? null,
+      target: operationId,
+      requestId: meta.requestId,
+      ip: meta.ip,
+      details: d,
+    });
   let result: T;
   try {
     result = await work();
   } catch (e) {
-    await row("failure", { error: errorCodeOf(e) }).catch((err) => console.error("audit write failed after a failed action", err));
+    await row("failure", { error: errorCodeOf(e) }).catch((err) =>
+      console.error("audit write failed after a failed action", err),
+    );
     throw e;
   }
   await row("success", details(result));
@@ -211,23 +262,45 @@ async function loadRedrive(jobId: unknown): Promise<{ job: JobRecord; plan: Redr
  */
 export async function startRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
   const raw = (input ?? {}) as Record<string, unknown>;
-  const base = { action: "redrive.start", connectionId: (raw.connectionId as string) ?? null, queue: (raw.queue as string) ?? null };
+  const base = {
+    action: "redrive.start",
+    connectionId: (raw.connectionId as string) ?? null,
+    queue: (raw.queue as string) ?? null,
+  };
   await authorize(actor, "redrive:sample", { ...base, meta });
   const p = parse(planSchema, input);
   const adapter = adapterFor(p.connectionId); // unknown connections are not_found before anything is counted
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
   if (p.repair) await authorize(actor, "letter:repair", { ...base, meta });
   // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
-      const { filter, letterIds } = await selectionFor(actor, p);
+  const { filter, letterIds } = await selectionFor(actor, p);
   const failed = (e: unknown) =>
-    recordAudit({ actor: auditActor(actor), action: "redrive.start", outcome: "failure", connectionId: p.connectionId, queue: p.queue, requestId: meta.requestId, ip: meta.ip, details: { error: (e as AppError).code ?? "internal:server" } }).catch(() => undefined);
+    recordAudit({
+      actor: auditActor(actor),
+      action: "redrive.start",
+      outcome: "failure",
+      connectionId: p.connectionId,
+      queue: p.queue,
+      requestId: meta.requestId,
+      ip: meta.ip,
+      details: { error: (e as AppError).code ?? "internal:server" },
+    }).catch(() => undefined);
   if (p.repair) {
     try {
       assertRepairAllowed(p.connectionId, p.queue, adapter);
       assertMayPatchMasked(actor, await maskingPolicy(actor.role, p.connectionId, p.queue));
     } catch (e) {
       const code = errorCodeOf(e);
-      await recordAudit({ actor: auditActor(actor), action: "redrive.start", outcome: code.startsWith("forbidden:") ? "denied" : "failure", connectionId: p.connectionId, queue: p.queue, requestId: meta.requestId, ip: meta.ip, details: { error: code, repair: true } }).catch(() => undefined);
+      await recordAudit({
+        actor: auditActor(actor),
+        action: "redrive.start",
+        outcome: code.startsWith("forbidden:") ? "denied" : "failure",
+        connectionId: p.connectionId,
+        queue: p.queue,
+        requestId: meta.requestId,
+        ip: meta.ip,
+        details: { error: code, repair: true },
+      }).catch(() => undefined);
       throw e;
     }
   }
@@ -238,51 +311,69 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
   const lessProtected = protection.lessProtected.length > 0;
   if (lessProtected && !p.confirmLessProtected) {
     const admin = can(actor.role, "masking:manage");
-    const e = new AppError("conflict:redrive-target", { userMessage: `${protection.message}${admin ? " Tick the confirmation to move them there anyway." : " Only an admin can confirm that."}`, details: { lessProtected: protection.lessProtected } });
+    const e = new AppError("conflict:redrive-target", {
+      userMessage: `${protection.message}${admin ? " Tick the confirmation to move them there anyway." : " Only an admin can confirm that."}`,
+      details: { lessProtected: protection.lessProtected },
+    });
     await failed(e);
     throw e;
   }
   if (lessProtected) await authorize(actor, "masking:manage", { ...base, meta });
-  const params: RedriveParams = lessProtected ? { redrive: true, lessProtectedConfirmedBy: actor.email } : { redrive: true };
+  const params: RedriveParams = lessProtected
+    ? { redrive: true, lessProtectedConfirmedBy: actor.email }
+    : { redrive: true };
 
   const db = getDb();
-  const created = await db.$transaction(
-    async (tx) => {
-      const job = await tx.job.create({ data: { kind: "redrive", connectionId: p.connectionId, queue: p.queue, params: params as unknown as Prisma.InputJsonObject, createdBy: actor.id } });
-      const n = await populateLedger(tx, job.id, filter, letterIds);
-      assertConfirmedCount(n, p.confirmedCount, "preview");
-      const plan = await tx.redrivePlan.create({
-        data: {
-          jobId: job.id,
-          connectionId: p.connectionId,
-          queue: p.queue,
-          selection: p.selection as Prisma.InputJsonObject,
-          target: p.target as Prisma.InputJsonObject,
-          fix: p.fix,
-          sampleSize: sampleCount(p.sample, n),
-          watchSeconds: p.watchSeconds,
-          rate: p.rate,
-          redriveLimit: p.redriveLimit,
-          parking: p.parking as Prisma.InputJsonObject,
-          breakerThreshold: p.breakerThreshold,
-          breakerWindow: p.breakerWindow,
-          breakerMinLetters: p.breakerMinLetters,
-          acceptRisk: p.acceptRisk,
-          ...(p.repair ? { repair: p.repair as unknown as Prisma.InputJsonObject } : {}),
-          total: n,
-          createdById: actor.id,
-          createdByEmail: actor.email,
-          createdByRole: actor.role,
-        },
-      });
-      await tx.job.update({ where: { id: job.id }, data: { progress: { stage: "sample", read: 0, total: n, pending: n } } });
-      return { job, plan };
-    },
-    { timeout: 120_000, maxWait: 15_000 },
-  ).catch(async (e) => {
-    await failed(e);
-    throw e;
-  });
+  const created = await db
+    .$transaction(
+      async (tx) => {
+        const job = await tx.job.create({
+          data: {
+            kind: "redrive",
+            connectionId: p.connectionId,
+            queue: p.queue,
+            params: params as unknown as Prisma.InputJsonObject,
+            createdBy: actor.id,
+          },
+        });
+        const n = await populateLedger(tx, job.id, filter, letterIds);
+        assertConfirmedCount(n, p.confirmedCount, "preview");
+        const plan = await tx.redrivePlan.create({
+          data: {
+            jobId: job.id,
+            connectionId: p.connectionId,
+            queue: p.queue,
+            selection: p.selection as Prisma.InputJsonObject,
+            target: p.target as Prisma.InputJsonObject,
+            fix: p.fix,
+            sampleSize: sampleCount(p.sample, n),
+            watchSeconds: p.watchSeconds,
+            rate: p.rate,
+            redriveLimit: p.redriveLimit,
+            parking: p.parking as Prisma.InputJsonObject,
+            breakerThreshold: p.breakerThreshold,
+            breakerWindow: p.breakerWindow,
+            breakerMinLetters: p.breakerMinLetters,
+            acceptRisk: p.acceptRisk,
+            ...(p.repair ? { repair: p.repair as unknown as Prisma.InputJsonObject } : {}),
+            total: n,
+            createdById: actor.id,
+            createdByEmail: actor.email,
+            createdByRole: actor.role,
+          },
+        });
+        await tx.job.update({
+          where: { id: job.id },
+          data: { progress: { stage: "sample", read: 0, total: n, pending: n } },
+        });
+        return { job, plan };
+      },
+      { timeout: 120_000, maxWait: 15_000 },
+    )
+    .catch(async (e) => {
+      await failed(e);
+      throw e;
+    });
   await recordAudit({
     actor: auditActor(actor),
     action: "redrive.start",
@@ -330,7 +421,8 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
   const p = parse(bulkSchema, input);
   const { job, plan } = await loadRedrive(p.jobId);
   // The rest of a repairing redrive repairs letters too: the same permission as starting one.
-  if (plan.repair) await authorize(actor, "letter:repair", { ...scope, connectionId: job.connectionId, queue: job.queue, meta });
+  if (plan.repair)
+    await authorize(actor, "letter:repair", { ...scope, connectionId: job.connectionId, queue: job.queue, meta });
   return auditedOp(
     actor,
     meta,
@@ -338,27 +430,43 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
     { ...scope, connectionId: job.connectionId, queue: job.queue },
     async () => {
       if (job.state !== "paused" || plan.stage !== "awaiting_bulk") {
-        throw new AppError("conflict:redrive", { userMessage: plan.stage === "bulk" || plan.stage === "done" ? "The rest of this redrive has already been started." : "The sample is not done yet: wait for its verdict." });
+        throw new AppError("conflict:redrive", {
+          userMessage:
+            plan.stage === "bulk" || plan.stage === "done"
+              ? "The rest of this redrive has already been started."
+              : "The sample is not done yet: wait for its verdict.",
+        });
       }
       const clean = plan.sampleVerdict === "clean";
       if (!clean) {
         if (!p.overrideReason) {
-          throw new AppError(can(actor.role, "redrive:override") ? "bad_request:override-reason" : "forbidden:redrive:override", {
-            userMessage: `The sample returned ${plan.sampleReturned} letter${plan.sampleReturned === 1 ? "" : "s"}. Starting the rest anyway needs an admin${can(actor.role, "redrive:override") ? " and a reason" : ""}.`,
-          });
+          throw new AppError(
+            can(actor.role, "redrive:override") ? "bad_request:override-reason" : "forbidden:redrive:override",
+            {
+              userMessage: `The sample returned ${plan.sampleReturned} letter${plan.sampleReturned === 1 ? "" : "s"}. Starting the rest anyway needs an admin${can(actor.role, "redrive:override") ? " and a reason" : ""}.`,
+            },
+          );
         }
       }
       if (!(await startBulkStage(getDb(), job.id, actor.email, clean ? null : p.overrideReason!))) {
         const now = await loadRedrive(job.id);
         throw new AppError("conflict:redrive", {
-          userMessage: now.plan.stage === "bulk" || now.plan.stage === "done" ? "The rest of this redrive has already been started." : "This redrive changed meanwhile (cancelled?); reload it.",
+          userMessage:
+            now.plan.stage === "bulk" || now.plan.stage === "done"
+              ? "The rest of this redrive has already been started."
+              : "This redrive changed meanwhile (cancelled?); reload it.",
         });
       }
       wakeJobWorker();
       const r = await loadRedrive(job.id);
       return toView(r.job, r.plan);
     },
-    (v) => ({ jobId: v.id, cleanSample: plan.sampleVerdict === "clean", overrideReason: p.overrideReason ?? null, pending: (v.progress.pending as number) ?? null }),
+    (v) => ({
+      jobId: v.id,
+      cleanSample: plan.sampleVerdict === "clean",
+      overrideReason: p.overrideReason ?? null,
+      pending: (v.progress.pending as number) ?? null,
+    }),
   );
 }
 
@@ -407,8 +515,19 @@ export async function pauseRedrive(actor: Actor, meta: RequestMeta, input: unkno
     "redrive.pause",
     async ({ job }) => {
       // Paused because its broker went away: pinned, it no longer resumes by itself.
-      if (job.state === "paused" && (await pinPaused(getDb(), job.id, `Paused by ${actor.email} (after the broker could not be reached); it waits for a resume.`))) return;
-      if (!["queued", "running"].includes(job.state)) throw new AppError("conflict:redrive", { userMessage: `This redrive is ${job.state}; only a running one can be paused.` });
+      if (
+        job.state === "paused" &&
+        (await pinPaused(
+          getDb(),
+          job.id,
+          `Paused by ${actor.email} (after the broker could not be reached); it waits for a resume.`,
+        ))
+      )
+        return;
+      if (!["queued", "running"].includes(job.state))
+        throw new AppError("conflict:redrive", {
+          userMessage: `This redrive is ${job.state}; only a running one can be paused.`,
+        });
       await requestPause(getDb(), job.id, `Paused by ${actor.email}.`);
     },
     (v) => ({ jobId: v.id, state: v.state }),
@@ -426,11 +545,19 @@ export async function resumeRedrive(actor: Actor, meta: RequestMeta, input: unkn
     input,
     "redrive.resume",
     async ({ job, plan }) => {
-      if (plan.stage === "awaiting_bulk") throw new AppError("conflict:redrive", { userMessage: "The sample is done: start the rest (stage 2) instead of resuming." });
+      if (plan.stage === "awaiting_bulk")
+        throw new AppError("conflict:redrive", {
+          userMessage: "The sample is done: start the rest (stage 2) instead of resuming.",
+        });
       if (job.state === "running" && plan.pauseRequested) {
-        await getDb().redrivePlan.update({ where: { jobId: job.id }, data: { pauseRequested: false, pauseReason: null } });
+        await getDb().redrivePlan.update({
+          where: { jobId: job.id },
+          data: { pauseRequested: false, pauseReason: null },
+        });
       } else if (!(await resumeJob(getDb(), job.id, { resetBreaker: true }))) {
-        throw new AppError("conflict:redrive", { userMessage: `This redrive is ${job.state}; only a paused one can be resumed.` });
+        throw new AppError("conflict:redrive", {
+          userMessage: `This redrive is ${job.state}; only a paused one can be resumed.`,
+        });
       }
       wakeJobWorker();
     },
@@ -470,10 +597,17 @@ export async function getRedrive(
   input: unknown,
 ): Promise<{ redrive: RedriveView; counts: Record<string, number>; ledger: LedgerRow[]; nextAfter: number | null }> {
   const raw = (input ?? {}) as Record<string, unknown>;
-  await authorize(actor, "redrive:read", { action: "redrive.view", target: typeof raw.jobId === "string" ? raw.jobId : null, meta });
+  await authorize(actor, "redrive:read", {
+    action: "redrive.view",
+    target: typeof raw.jobId === "string" ? raw.jobId : null,
+    meta,
+  });
   const q = parse(ledgerQuery, input);
   const { job, plan } = await loadRedrive(q.jobId);
-  const [counts, page] = await Promise.all([countStates(getDb(), job.id), ledgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state })]);
+  const [counts, page] = await Promise.all([
+    countStates(getDb(), job.id),
+    ledgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state }),
+  ]);
   // The ledger records each letter's SHA-256: shown as the reader's role may see it (lib/masking/digest.ts).
   const policy = await maskingPolicy(actor.role, job.connectionId, job.queue);
   const ledger = page.rows.map((r) => ({ ...r, sha256: visibleSha256(r.sha256, policy) }));
@@ -481,8 +615,17 @@ export async function getRedrive(
 }
 
 /** Redrives, newest first (at most 50), optionally of one DLQ. */
-export async function listRedrives(actor: Actor, meta: RequestMeta, input: { connectionId?: string; queue?: string }): Promise<RedriveView[]> {
-  await authorize(actor, "redrive:read", { action: "redrive.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+export async function listRedrives(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { connectionId?: string; queue?: string },
+): Promise<RedriveView[]> {
+  await authorize(actor, "redrive:read", {
+    action: "redrive.list",
+    connectionId: input.connectionId ?? null,
+    queue: input.queue ?? null,
+    meta,
+  });
   const jobs = await jobStore().list({ kind: "redrive", connectionId: input.connectionId, queue: input.queue }, 50);
   return viewsOf(jobs);
 }
@@ -503,12 +646,23 @@ export async function listRedrivePage(
   meta: RequestMeta,
   input: { connectionId?: string; queue?: string; cursor?: string; limit: number },
 ): Promise<{ items: RedriveView[]; nextCursor: string | null }> {
-  await authorize(actor, "redrive:read", { action: "redrive.list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
-  const page = await jobsPage({ kinds: ["redrive"], connectionId: input.connectionId, queue: input.queue }, { cursor: input.cursor, limit: input.limit });
+  await authorize(actor, "redrive:read", {
+    action: "redrive.list",
+    connectionId: input.connectionId ?? null,
+    queue: input.queue ?? null,
+    meta,
+  });
+  const page = await jobsPage(
+    { kinds: ["redrive"], connectionId: input.connectionId, queue: input.queue },
+    { cursor: input.cursor, limit: input.limit },
+  );
   return { items: await viewsOf(page.jobs), nextCursor: page.nextCursor };
 }
 
-async function selectionFor(actor: Actor, p: { connectionId: string; queue: string; selection: Selection }): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
+async function selectionFor(
+  actor: Actor,
+  p: { connectionId: string; queue: string; selection: Selection },
+): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
   const { filter, letterIds } = filterOfSelection(p, p.selection);
   return { filter: scopedFilter(filter, await maskingPolicy(actor.role, p.connectionId, p.queue)), letterIds };
 }
@@ -521,8 +675,19 @@ async function selectionFor(actor: Actor, p: { connectionId: string; queue: stri
 function repairSummary(r: RedriveRepair): Record<string, unknown> {
   const p = r.patch;
   if (p.kind === "json-patch") {
-    return { reason: r.reason, patch: "json-patch", operations: p.operations.map((o) => ({ op: o.op, path: o.path, ...(o.from !== undefined ? { from: o.from } : {}) })) };
+    return {
+      reason: r.reason,
+      patch: "json-patch",
+      operations: p.operations.map((o) => ({
+        op: o.op,
+        path: o.path,
+        ...(o.from !== undefined ? { from: o.from } : {}),
+      })),
+    };
   }
-  const keys = p.patch !== null && typeof p.patch === "object" && !Array.isArray(p.patch) ? Object.keys(p.patch).slice(0, 100) : [];
+  const keys =
+    p.patch !== null && typeof p.patch === "object" && !Array.isArray(p.patch)
+      ? Object.keys(p.patch).slice(0, 100)
+      : [];
   return { reason: r.reason, patch: "merge-patch", topLevelKeys: keys };
 }

@@ -8,9 +8,30 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => Buffer.from(b).toString("utf8");
 const str = (name: string, v: string): HeaderEntry => ({ name, value: { t: "string", v } });
 
-const hidePassword: MaskingRule = { id: "pw", description: "", enabled: true, target: { kind: "field", paths: ["password"] }, action: { kind: "hide" }, roles: ["operator"] };
-const hashEmails: MaskingRule = { id: "mail", description: "", enabled: true, target: { kind: "detector", detector: "email" }, action: { kind: "hash" }, roles: ["operator"] };
-const hideToken: MaskingRule = { id: "tok", description: "", enabled: true, target: { kind: "header", names: ["*token*"] }, action: { kind: "hide" }, roles: ["operator"] };
+const hidePassword: MaskingRule = {
+  id: "pw",
+  description: "",
+  enabled: true,
+  target: { kind: "field", paths: ["password"] },
+  action: { kind: "hide" },
+  roles: ["operator"],
+};
+const hashEmails: MaskingRule = {
+  id: "mail",
+  description: "",
+  enabled: true,
+  target: { kind: "detector", detector: "email" },
+  action: { kind: "hash" },
+  roles: ["operator"],
+};
+const hideToken: MaskingRule = {
+  id: "tok",
+  description: "",
+  enabled: true,
+  target: { kind: "header", names: ["*token*"] },
+  action: { kind: "hide" },
+  roles: ["operator"],
+};
 const mask = { rules: [hidePassword, hashEmails, hideToken], hashKey: "test-key" };
 
 describe("lossless JSON", () => {
@@ -25,7 +46,10 @@ describe("lossless JSON", () => {
 
 describe("JSON diff", () => {
   it("lists added, removed and changed values by JSON Pointer", () => {
-    const d = jsonDiff(enc('{"status":"PAYED","items":[{"sku":"a"}],"old":true,"a/b":1}'), enc('{"status":"PAID","items":[{"sku":"a"},{"sku":"b"}],"a/b":2}'))!;
+    const d = jsonDiff(
+      enc('{"status":"PAYED","items":[{"sku":"a"}],"old":true,"a/b":1}'),
+      enc('{"status":"PAID","items":[{"sku":"a"},{"sku":"b"}],"a/b":2}'),
+    )!;
     expect(d.truncated).toBe(false);
     expect(d.entries).toEqual(
       expect.arrayContaining([
@@ -40,11 +64,15 @@ describe("JSON diff", () => {
 
   it("sees a change to a 64-bit id that doubles cannot tell apart", () => {
     const d = jsonDiff(enc('{"id":12345678901234567891}'), enc('{"id":12345678901234567892}'))!;
-    expect(d.entries).toEqual([{ op: "change", path: "/id", before: "12345678901234567891", after: "12345678901234567892" }]);
+    expect(d.entries).toEqual([
+      { op: "change", path: "/id", before: "12345678901234567891", after: "12345678901234567892" },
+    ]);
   });
 
   it("reports a changed root as one entry", () => {
-    expect(jsonDiff(enc("[1]"), enc('{"a":1}'))!.entries).toEqual([{ op: "change", path: "", before: "[1]", after: '{"a":1}' }]);
+    expect(jsonDiff(enc("[1]"), enc('{"a":1}'))!.entries).toEqual([
+      { op: "change", path: "", before: "[1]", after: '{"a":1}' },
+    ]);
   });
 
   it("masks a masked field's old and new values, but still shows that it changed", () => {
@@ -52,8 +80,15 @@ describe("JSON diff", () => {
     const after = enc('{"user":{"password":"correct horse","email":"bob@example.com"},"n":2}');
     const d = jsonDiff(before, after, mask)!;
     const text = JSON.stringify(d);
-    for (const secret of ["hunter2", "correct horse", "ann@example.com", "bob@example.com"]) expect(text).not.toContain(secret);
-    expect(d.entries).toContainEqual({ op: "change", path: "/user/password", before: '"[hidden]"', after: '"[hidden]"', masked: true });
+    for (const secret of ["hunter2", "correct horse", "ann@example.com", "bob@example.com"])
+      expect(text).not.toContain(secret);
+    expect(d.entries).toContainEqual({
+      op: "change",
+      path: "/user/password",
+      before: '"[hidden]"',
+      after: '"[hidden]"',
+      masked: true,
+    });
     const email = d.entries.find((e) => e.path === "/user/email")!;
     expect(email.masked).toBe(true);
     expect(email.before).not.toBe(email.after); // keyed hashes differ: the change is visible
@@ -68,7 +103,8 @@ describe("JSON diff", () => {
   });
 
   it("is bounded: at most 200 entries, and says when it cut", () => {
-    const many = (v: number) => enc(JSON.stringify(Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, v]))));
+    const many = (v: number) =>
+      enc(JSON.stringify(Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, v]))));
     const d = jsonDiff(many(1), many(2))!;
     expect(d.entries).toHaveLength(200);
     expect(d.truncated).toBe(true);
@@ -81,21 +117,34 @@ describe("payload diff", () => {
   });
 
   it("shows the changed lines of a text, masked", () => {
-    const d = payloadDiff(enc("line 1\nmail ann@example.com\nline 3"), enc("line 1\nmail bob@example.com\nline 3"), "text", mask);
+    const d = payloadDiff(
+      enc("line 1\nmail ann@example.com\nline 3"),
+      enc("line 1\nmail bob@example.com\nline 3"),
+      "text",
+      mask,
+    );
     expect(d).toMatchObject({ kind: "text", masked: true, hunk: { line: 2 } });
     expect(JSON.stringify(d)).not.toMatch(/ann@|bob@/);
     expect(textHunk("a\nb\nc", "a\nB\nc")).toEqual({ line: 2, before: "b", after: "B" });
   });
 
   it("gives sizes only for a binary payload", () => {
-    expect(payloadDiff(Uint8Array.from([0, 0xff]), Uint8Array.from([0, 0xfe, 1]), "binary")).toEqual({ kind: "binary", beforeSize: 2, afterSize: 3 });
+    expect(payloadDiff(Uint8Array.from([0, 0xff]), Uint8Array.from([0, 0xfe, 1]), "binary")).toEqual({
+      kind: "binary",
+      beforeSize: 2,
+      afterSize: 3,
+    });
   });
 });
 
 describe("header diff", () => {
   it("lists set, added and removed headers, masking values a header rule covers", () => {
     const headers = [str("x-tenant", "acme"), str("x-auth-token", "s3cr3t"), str("x-debug", "1")];
-    const d = headerDiff(headers, { setHeaders: { "x-tenant": "acme-eu", "x-auth-token": "n3w", "x-new": "v" }, removeHeaders: ["x-debug"] }, mask);
+    const d = headerDiff(
+      headers,
+      { setHeaders: { "x-tenant": "acme-eu", "x-auth-token": "n3w", "x-new": "v" }, removeHeaders: ["x-debug"] },
+      mask,
+    );
     expect(d).toEqual([
       { name: "x-tenant", op: "change", before: "acme", after: "acme-eu" },
       { name: "x-auth-token", op: "change", before: "[hidden]", after: "[hidden]", masked: true },
@@ -113,7 +162,14 @@ describe("applyPatch", () => {
   const doc = enc('{"id":12345678901234567891,"status":"PAYED","amount":10.50,"items":[1,2]}');
 
   it("applies an RFC 6902 patch and keeps untouched numbers exactly", () => {
-    const r = applyPatch(doc, { kind: "json-patch", operations: [{ op: "test", path: "/status", value: "PAYED" }, { op: "replace", path: "/status", value: "PAID" }, { op: "add", path: "/items/-", value: 3 }] });
+    const r = applyPatch(doc, {
+      kind: "json-patch",
+      operations: [
+        { op: "test", path: "/status", value: "PAYED" },
+        { op: "replace", path: "/status", value: "PAID" },
+        { op: "add", path: "/items/-", value: 3 },
+      ],
+    });
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(dec(r.bytes)).toBe('{"id":12345678901234567891,"status":"PAID","amount":10.50,"items":[1,2,3]}');
@@ -127,15 +183,35 @@ describe("applyPatch", () => {
   });
 
   it("gives a per-letter reason when the patch does not apply, and changes nothing", () => {
-    const r = applyPatch(doc, { kind: "json-patch", operations: [{ op: "test", path: "/status", value: "NEW" }, { op: "replace", path: "/status", value: "PAID" }] });
-    expect(r).toEqual({ ok: false, reason: expect.stringMatching(/operation 1 \(test \/status\).*test does not match/) });
-    expect(applyPatch(doc, { kind: "json-patch", operations: [{ op: "replace", path: "/missing/x", value: 1 }] })).toMatchObject({ ok: false, reason: expect.stringMatching(/does not exist/) });
-    expect(applyPatch(enc("not json"), { kind: "json-patch", operations: [] })).toMatchObject({ ok: false, reason: expect.stringMatching(/not JSON/) });
-    expect(applyPatch(Uint8Array.from([0xff]), { kind: "merge-patch", patch: {} })).toMatchObject({ ok: false, reason: expect.stringMatching(/not UTF-8/) });
+    const r = applyPatch(doc, {
+      kind: "json-patch",
+      operations: [
+        { op: "test", path: "/status", value: "NEW" },
+        { op: "replace", path: "/status", value: "PAID" },
+      ],
+    });
+    expect(r).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/operation 1 \(test \/status\).*test does not match/),
+    });
+    expect(
+      applyPatch(doc, { kind: "json-patch", operations: [{ op: "replace", path: "/missing/x", value: 1 }] }),
+    ).toMatchObject({ ok: false, reason: expect.stringMatching(/does not exist/) });
+    expect(applyPatch(enc("not json"), { kind: "json-patch", operations: [] })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/not JSON/),
+    });
+    expect(applyPatch(Uint8Array.from([0xff]), { kind: "merge-patch", patch: {} })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/not UTF-8/),
+    });
   });
 
   it("refuses a JSON Patch that reaches for an object's prototype", () => {
-    const r = applyPatch(enc("{}"), { kind: "json-patch", operations: [{ op: "add", path: "/__proto__/polluted", value: true }] });
+    const r = applyPatch(enc("{}"), {
+      kind: "json-patch",
+      operations: [{ op: "add", path: "/__proto__/polluted", value: true }],
+    });
     expect(r.ok).toBe(false);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

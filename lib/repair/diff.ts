@@ -60,12 +60,14 @@ const MAX_JSON_DEPTH = 64;
 
 const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
-const pointer = (path: Array<string | number>) => path.map((p) => "/" + String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
+const pointer = (path: Array<string | number>) =>
+  path.map((p) => "/" + String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
 
 function at(root: unknown, path: Array<string | number>): { found: boolean; value: unknown } {
   let v: unknown = root;
   for (const p of path) {
-    if (v === null || typeof v !== "object" || !Object.prototype.hasOwnProperty.call(v, p)) return { found: false, value: undefined };
+    if (v === null || typeof v !== "object" || !Object.prototype.hasOwnProperty.call(v, p))
+      return { found: false, value: undefined };
     v = (v as Record<string | number, unknown>)[p];
   }
   return { found: true, value: v };
@@ -88,17 +90,29 @@ function maskedDoc(bytes: Uint8Array, mask: DiffMasking): LosslessJson | null {
 }
 
 /** A structural diff of two JSON texts; null when either is not JSON or is nested too deep to compare. */
-export function jsonDiff(beforeBytes: Uint8Array, afterBytes: Uint8Array, mask: DiffMasking | null = null): { entries: JsonDiffEntry[]; truncated: boolean } | null {
+export function jsonDiff(
+  beforeBytes: Uint8Array,
+  afterBytes: Uint8Array,
+  mask: DiffMasking | null = null,
+): { entries: JsonDiffEntry[]; truncated: boolean } | null {
   const before = tryParse(decodeUtf8(beforeBytes));
   const after = tryParse(decodeUtf8(afterBytes));
   if (!before || !after || before.depth > MAX_JSON_DEPTH || after.depth > MAX_JSON_DEPTH) return null;
   // Wrapped, so that a changed root (another type, or a scalar payload) is one entry at "".
-  const changes = microdiff({ r: before.value } as Record<string, unknown>, { r: after.value } as Record<string, unknown>);
+  const changes = microdiff(
+    { r: before.value } as Record<string, unknown>,
+    { r: after.value } as Record<string, unknown>,
+  );
   const masking = mask && mask.rules.length > 0;
   const mb = masking ? maskedDoc(beforeBytes, mask) : null;
   const ma = masking ? maskedDoc(afterBytes, mask) : null;
   /** The value to show: the masked document's value at the same place when the rules changed it. */
-  const show = (doc: LosslessJson, maskedDocument: LosslessJson | null, path: Array<string | number>, value: unknown) => {
+  const show = (
+    doc: LosslessJson,
+    maskedDocument: LosslessJson | null,
+    path: Array<string | number>,
+    value: unknown,
+  ) => {
     const text = doc.stringify(value);
     if (!masking) return { text: cut(text, MAX_VALUE_CHARS), masked: false };
     const m = maskedDocument ? at({ r: maskedDocument.value }, ["r", ...path]) : { found: false, value: undefined };
@@ -108,7 +122,10 @@ export function jsonDiff(beforeBytes: Uint8Array, afterBytes: Uint8Array, mask: 
   const entries: JsonDiffEntry[] = [];
   for (const c of changes.slice(0, MAX_DIFF_ENTRIES)) {
     const path = c.path.slice(1);
-    const e: JsonDiffEntry = { op: c.type === "CREATE" ? "add" : c.type === "REMOVE" ? "remove" : "change", path: pointer(path) };
+    const e: JsonDiffEntry = {
+      op: c.type === "CREATE" ? "add" : c.type === "REMOVE" ? "remove" : "change",
+      path: pointer(path),
+    };
     if (c.type !== "CREATE") {
       const b = show(before, mb, path, c.oldValue);
       e.before = b.text;
@@ -144,8 +161,14 @@ export function textHunk(before: string, after: string): TextHunk | null {
  * The payload's diff. `after` null: the body is kept byte for byte. JSON is compared structurally;
  * text by its changed lines (masked as text); binary, or a change of kind, by sizes only.
  */
-export function payloadDiff(before: Uint8Array, after: Uint8Array | null, kind: PayloadKind, mask: DiffMasking | null = null): PayloadDiff {
-  if (after === null || Buffer.from(before).equals(Buffer.from(after))) return { kind: "unchanged", size: before.length };
+export function payloadDiff(
+  before: Uint8Array,
+  after: Uint8Array | null,
+  kind: PayloadKind,
+  mask: DiffMasking | null = null,
+): PayloadDiff {
+  if (after === null || Buffer.from(before).equals(Buffer.from(after)))
+    return { kind: "unchanged", size: before.length };
   if (kind === "json") {
     const d = jsonDiff(before, after, mask);
     if (d) return { kind: "json", ...d };
@@ -158,7 +181,11 @@ export function payloadDiff(before: Uint8Array, after: Uint8Array | null, kind: 
   // Masked as whole texts first, so a value split over the hunk's edge is still recognised.
   const mb = maskTextWithRules(hunk.before, mask.rules, mask.hashKey);
   const ma = maskTextWithRules(hunk.after, mask.rules, mask.hashKey);
-  return { kind: "text", hunk: { ...hunk, before: mb.text, after: ma.text }, masked: mb.maskedCount + ma.maskedCount > 0 };
+  return {
+    kind: "text",
+    hunk: { ...hunk, before: mb.text, after: ma.text },
+    masked: mb.maskedCount + ma.maskedCount > 0,
+  };
 }
 
 /** The header edits as entries, values masked by header rules and detectors. */
@@ -185,7 +212,13 @@ export function headerDiff(
     }
     if (old.value.t === "string" && old.value.v === v) continue;
     const before = shown(name, old.value);
-    out.push({ name, op: "change", before: before.text, after: after.text, ...(before.masked || after.masked ? { masked: true } : {}) });
+    out.push({
+      name,
+      op: "change",
+      before: before.text,
+      after: after.text,
+      ...(before.masked || after.masked ? { masked: true } : {}),
+    });
   }
   for (const name of edit.removeHeaders ?? []) {
     const old = byName.get(name);

@@ -40,7 +40,10 @@ const PATCH = {
 };
 
 beforeAll(async () => {
-  consoleConfig = await useConsoleConfig({ connections: [testConfig({ id: CONN })], repair: [{ connection: CONN, queue: `${kit.prefix}*` }] });
+  consoleConfig = await useConsoleConfig({
+    connections: [testConfig({ id: CONN })],
+    repair: [{ connection: CONN, queue: `${kit.prefix}*` }],
+  });
   ({ admin } = await testActors("group-repair-kafka.test", ["admin"]));
 });
 
@@ -49,8 +52,18 @@ afterAll(async () => {
   await consoleConfig.restore();
 });
 
-const worker = (kind: string, handler: ReturnType<typeof redriveHandler> | ReturnType<typeof scanHandler>, jobId?: string) =>
-  new JobWorker({ handlers: { [kind]: handler }, owner: `grk-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, pollMs: 50, ...(jobId ? { scope: { jobIds: [jobId] } } : {}) });
+const worker = (
+  kind: string,
+  handler: ReturnType<typeof redriveHandler> | ReturnType<typeof scanHandler>,
+  jobId?: string,
+) =>
+  new JobWorker({
+    handlers: { [kind]: handler },
+    owner: `grk-${randomUUID().slice(0, 6)}`,
+    leaseMs: 10_000,
+    pollMs: 50,
+    ...(jobId ? { scope: { jobIds: [jobId] } } : {}),
+  });
 
 describe("group repair on Kafka (keys keep their order)", () => {
   it("repairs the letters the patch fits; the one it does not fit holds back the later letter of its key", async () => {
@@ -62,14 +75,28 @@ describe("group repair on Kafka (keys keep their order)", () => {
     const scan = await jobStore().enqueue({ kind: kind as "scan", connectionId: CONN, queue: dlt, params: {} });
     await worker(kind, scanHandler()).runOnce();
     expect((await jobStore().get(scan.id))?.state).toBe("succeeded");
-    const groups = await getDb().$queryRawUnsafe<Array<{ group_key: string }>>(`SELECT DISTINCT group_key FROM triage_letters WHERE connection_id = $1 AND queue = $2`, CONN, dlt);
+    const groups = await getDb().$queryRawUnsafe<Array<{ group_key: string }>>(
+      `SELECT DISTINCT group_key FROM triage_letters WHERE connection_id = $1 AND queue = $2`,
+      CONN,
+      dlt,
+    );
     expect(groups).toHaveLength(1);
     const selection = { kind: "group" as const, groupKey: groups[0].group_key };
     const repair = { patch: PATCH, reason: "Status enum typo fixed, INC-78" };
 
     const plan = await planRedrive(admin, meta(), { connectionId: CONN, queue: dlt, selection, repair });
     expect(plan.count).toBe(4);
-    const started = await startRedrive(admin, meta(), { connectionId: CONN, queue: dlt, selection, repair, fix: "orders 2.3.3", confirmedCount: 4, watchSeconds: 1, sample: { count: 1 }, rate: 50 });
+    const started = await startRedrive(admin, meta(), {
+      connectionId: CONN,
+      queue: dlt,
+      selection,
+      repair,
+      fix: "orders 2.3.3",
+      confirmedCount: 4,
+      watchSeconds: 1,
+      sample: { count: 1 },
+      rate: 50,
+    });
     await worker("redrive", redriveHandler(FAST), started.id).runOnce();
     let v = (await getRedrive(admin, meta(), { jobId: started.id })).redrive;
     if (v.state === "paused" && v.bulk.ready) {

@@ -29,14 +29,21 @@ import { repairEnabled } from "./policy";
  * (letter:repair): the config switch for this DLQ and a broker that can repair. Throws the refusal
  * (the caller audits it).
  */
-export function assertRepairAllowed(connectionId: string, queue: string, adapter: BrokerAdapter = adapterFor(connectionId)): void {
+export function assertRepairAllowed(
+  connectionId: string,
+  queue: string,
+  adapter: BrokerAdapter = adapterFor(connectionId),
+): void {
   if (!repairEnabled(loadConfig().repair, connectionId, queue)) {
     throw new AppError("forbidden:repair-disabled", {
-      userMessage: "Repair and resubmit is not enabled for this DLQ. It is off by default; the console's configuration (repair) names the connections and DLQs where it may be used.",
+      userMessage:
+        "Repair and resubmit is not enabled for this DLQ. It is off by default; the console's configuration (repair) names the connections and DLQs where it may be used.",
     });
   }
   if (!adapter.capabilities.repair) {
-    throw new AppError("bad_request:repair-unsupported", { userMessage: `Repair and resubmit is not available on this ${adapter.vocabulary.queue}'s broker yet; nothing was read or sent.` });
+    throw new AppError("bad_request:repair-unsupported", {
+      userMessage: `Repair and resubmit is not available on this ${adapter.vocabulary.queue}'s broker yet; nothing was read or sent.`,
+    });
   }
 }
 
@@ -48,7 +55,10 @@ export function assertRepairAllowed(connectionId: string, queue: string, adapter
  */
 export function assertMayPatchMasked(actor: Actor, policy: Pick<MaskingPolicy, "rules" | "payload">): void {
   if ((policy.rules.length > 0 || policy.payload === "none") && !can(actor.role, "payload:reveal")) {
-    throw new AppError("forbidden:payload:reveal", { userMessage: "Masking rules hide parts of these payloads from your role; only a role that may reveal them can repair them." });
+    throw new AppError("forbidden:payload:reveal", {
+      userMessage:
+        "Masking rules hide parts of these payloads from your role; only a role that may reveal them can repair them.",
+    });
   }
 }
 
@@ -62,7 +72,8 @@ export async function auditDiffMasking(connectionId: string, queue: string): Pro
   const hashKey = maskingHashKey();
   const rules = new Map<string, MaskingRule>();
   for (const role of ROLES.filter((r) => can(r, "audit:read"))) {
-    for (const r of policyFrom(config, role, connectionId, queue, hashKey).rules) if (!rules.has(r.id)) rules.set(r.id, r);
+    for (const r of policyFrom(config, role, connectionId, queue, hashKey).rules)
+      if (!rules.has(r.id)) rules.set(r.id, r);
   }
   return { rules: [...rules.values()], hashKey };
 }
@@ -80,23 +91,43 @@ export interface IndexedPayload {
 export type LetterPatch = (PatchOutcome & { ok: true; before: Uint8Array }) | { ok: false; reason: string };
 
 export function patchIndexed(connectionId: string, queue: string, p: IndexedPayload, patch: PayloadPatch): LetterPatch {
-  if (!p.ciphertext || !p.keyId) return { ok: false, reason: "The triage index holds no payload for this letter: scan the DLQ again, then retry." };
-  if (p.truncated) return { ok: false, reason: "The payload is larger than the triage index keeps whole, so the patch cannot be applied to it here; repair this letter on its own." };
+  if (!p.ciphertext || !p.keyId)
+    return { ok: false, reason: "The triage index holds no payload for this letter: scan the DLQ again, then retry." };
+  if (p.truncated)
+    return {
+      ok: false,
+      reason:
+        "The payload is larger than the triage index keeps whole, so the patch cannot be applied to it here; repair this letter on its own.",
+    };
   let before: Uint8Array;
   try {
-    before = decryptPayload({ keyId: p.keyId, data: Buffer.from(p.ciphertext) }, payloadAad(connectionId, queue, p.letterId));
+    before = decryptPayload(
+      { keyId: p.keyId, data: Buffer.from(p.ciphertext) },
+      payloadAad(connectionId, queue, p.letterId),
+    );
   } catch {
-    return { ok: false, reason: "The indexed payload could not be decrypted (its key is no longer in the keyring): scan the DLQ again, then retry." };
+    return {
+      ok: false,
+      reason:
+        "The indexed payload could not be decrypted (its key is no longer in the keyring): scan the DLQ again, then retry.",
+    };
   }
   if (createHash("sha256").update(before).digest("hex") !== p.sha256) {
-    return { ok: false, reason: "The indexed payload does not match the letter's checksum: scan the DLQ again, then retry." };
+    return {
+      ok: false,
+      reason: "The indexed payload does not match the letter's checksum: scan the DLQ again, then retry.",
+    };
   }
   const r = applyPatch(before, patch);
   return r.ok ? { ...r, before } : r;
 }
 
 /** The indexed payloads of these letters of one DLQ, by letter id (one query; gone letters included). */
-export async function indexedPayloads(connectionId: string, queue: string, letterIds: string[]): Promise<Map<string, IndexedPayload>> {
+export async function indexedPayloads(
+  connectionId: string,
+  queue: string,
+  letterIds: string[],
+): Promise<Map<string, IndexedPayload>> {
   if (letterIds.length === 0) return new Map();
   const rows = await getDb().$queryRawUnsafe<Array<Record<string, unknown>>>(
     `SELECT letter_id, sha256, payload_truncated, payload_ciphertext, payload_key_id FROM triage_letters

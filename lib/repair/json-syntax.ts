@@ -62,7 +62,7 @@ function locate(text: string): { pos: number; message: string } | null {
           if (!HEX4.test(text.slice(i + 2, i + 6))) fail("\\u must be followed by four hex digits");
           i += 6;
         } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
-        else fail("Not a valid escape in a string (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)");
+        else fail('Not a valid escape in a string (\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)');
       } else i++;
     }
   };
@@ -135,7 +135,9 @@ function locate(text: string): { pos: number; message: string } | null {
           i++;
           stack.pop();
         } else {
-          fail(`Expected ',' or '${close}' after ${close === "}" ? "a property value" : "an array element"}, found ${found()}`);
+          fail(
+            `Expected ',' or '${close}' after ${close === "}" ? "a property value" : "an array element"}, found ${found()}`,
+          );
         }
       }
     }

@@ -6,7 +6,12 @@
  * their exact tokens; the result is written with the original's indentation. A patch that does not
  * apply to a letter gives that letter's reason; it never throws.
  */
-import { applyPatch as applyJsonPatch, JsonPatchError, validate as validateJsonPatch, type Operation } from "fast-json-patch";
+import {
+  applyPatch as applyJsonPatch,
+  JsonPatchError,
+  validate as validateJsonPatch,
+  type Operation,
+} from "fast-json-patch";
 import { z } from "zod";
 import { decodeUtf8 } from "@/lib/text";
 import { indentOf, parseLossless } from "./json-lossless";
@@ -66,8 +71,14 @@ export function applyPatch(payload: Uint8Array, patch: PayloadPatch): PatchOutco
     } catch (e) {
       if (e instanceof JsonPatchError) {
         const op = (e.operation ?? {}) as { op?: string; path?: string };
-        const which = e.index !== undefined ? `operation ${e.index + 1}${op.op ? ` (${op.op} ${op.path ?? ""})` : ""}` : "the patch";
-        return { ok: false, reason: `The patch does not apply: ${which}: ${REASONS[e.name] ?? e.message.split("\n")[0]}.` };
+        const which =
+          e.index !== undefined
+            ? `operation ${e.index + 1}${op.op ? ` (${op.op} ${op.path ?? ""})` : ""}`
+            : "the patch";
+        return {
+          ok: false,
+          reason: `The patch does not apply: ${which}: ${REASONS[e.name] ?? e.message.split("\n")[0]}.`,
+        };
       }
       return { ok: false, reason: `The patch does not apply: ${(e as Error).message.split("\n")[0]}.` };
     }
@@ -93,12 +104,25 @@ const boundedJson = (v: unknown) => {
  * is checked as a patch here (ops, paths, values), so a malformed one is refused before anything
  * is counted, not found letter by letter.
  */
-export const payloadPatchSchema = z.discriminatedUnion("kind", [
-  z
-    .object({ kind: z.literal("json-patch"), operations: z.array(z.record(z.string(), z.unknown())).min(1).max(1000) })
-    .superRefine((p, ctx) => {
-      const e = validateJsonPatch(p.operations as unknown as Operation[]);
-      if (e) ctx.addIssue({ code: "custom", path: ["operations", ...(e.index !== undefined ? [e.index] : [])], message: `not a valid JSON Patch operation (${e.name})` });
+export const payloadPatchSchema = z
+  .discriminatedUnion("kind", [
+    z
+      .object({
+        kind: z.literal("json-patch"),
+        operations: z.array(z.record(z.string(), z.unknown())).min(1).max(1000),
+      })
+      .superRefine((p, ctx) => {
+        const e = validateJsonPatch(p.operations as unknown as Operation[]);
+        if (e)
+          ctx.addIssue({
+            code: "custom",
+            path: ["operations", ...(e.index !== undefined ? [e.index] : [])],
+            message: `not a valid JSON Patch operation (${e.name})`,
+          });
+      }),
+    z.object({
+      kind: z.literal("merge-patch"),
+      patch: z.unknown().refine((v) => v !== undefined, "a merge patch is required"),
     }),
-  z.object({ kind: z.literal("merge-patch"), patch: z.unknown().refine((v) => v !== undefined, "a merge patch is required") }),
-]).refine((p) => boundedJson(p), `The patch must stay under ${MAX_PATCH_CHARS} characters of JSON.`);
+  ])
+  .refine((p) => boundedJson(p), `The patch must stay under ${MAX_PATCH_CHARS} characters of JSON.`);

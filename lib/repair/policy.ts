@@ -63,7 +63,11 @@ export interface EditProblem {
 }
 
 /** The config switch: a DLQ may be repaired only when some entry's globs match its connection and name. */
-export function repairEnabled(scopes: ReadonlyArray<{ connection: string; queue: string }>, connectionId: string, queue: string): boolean {
+export function repairEnabled(
+  scopes: ReadonlyArray<{ connection: string; queue: string }>,
+  connectionId: string,
+  queue: string,
+): boolean {
   return scopes.some((s) => globMatch(s.connection, connectionId) && globMatch(s.queue, queue));
 }
 
@@ -74,10 +78,12 @@ export function payloadKindOf(bytes: Uint8Array, contentType: string | null): Pa
   return kind === "hex" ? "binary" : kind;
 }
 
-const MANAGED_MESSAGE = "Managed by the broker or the console (history, provenance or a console marker); it travels unchanged.";
+const MANAGED_MESSAGE =
+  "Managed by the broker or the console (history, provenance or a console marker); it travels unchanged.";
 const PROPERTY_MESSAGE = "A broker property, not a header: it travels unchanged.";
 const MASKED_HEADER_MESSAGE = "Hidden from your role by a masking rule; only a role that may reveal it can change it.";
-const MASKED_PAYLOAD_MESSAGE = "Masking rules hide parts of this payload from your role; only a role that may reveal it can change it.";
+const MASKED_PAYLOAD_MESSAGE =
+  "Masking rules hide parts of this payload from your role; only a role that may reveal it can change it.";
 
 /** Names of headers whose value masking changes for this role. */
 function maskedHeaderNames(headers: HeaderEntry[], m: RepairMasking): Set<string> {
@@ -91,7 +97,11 @@ function maskedHeaderNames(headers: HeaderEntry[], m: RepairMasking): Set<string
 }
 
 /** True when masking rules change what this role is shown of the payload. */
-export function payloadMaskedFor(body: Uint8Array, contentType: string | null, m: Pick<RepairMasking, "rules" | "hashKey">): boolean {
+export function payloadMaskedFor(
+  body: Uint8Array,
+  contentType: string | null,
+  m: Pick<RepairMasking, "rules" | "hashKey">,
+): boolean {
   if (m.rules.length === 0) return false;
   const r = maskPayloadWithRules(body, contentType, m.rules, m.hashKey);
   return r.kind !== "original" && r.maskedCount > 0;
@@ -105,10 +115,13 @@ export function lockedFields(
   const locked: LockedField[] = [];
   const masked = m.canReveal ? new Set<string>() : maskedHeaderNames(letter.headers, m);
   for (const h of letter.headers) {
-    if (isManagedHeaderName(h.name)) locked.push({ kind: "header", name: h.name, reason: "managed", message: MANAGED_MESSAGE });
-    else if (masked.has(h.name.toLowerCase())) locked.push({ kind: "header", name: h.name, reason: "masked", message: MASKED_HEADER_MESSAGE });
+    if (isManagedHeaderName(h.name))
+      locked.push({ kind: "header", name: h.name, reason: "managed", message: MANAGED_MESSAGE });
+    else if (masked.has(h.name.toLowerCase()))
+      locked.push({ kind: "header", name: h.name, reason: "masked", message: MASKED_HEADER_MESSAGE });
   }
-  for (const p of letter.properties) locked.push({ kind: "property", name: p.name, reason: "property", message: PROPERTY_MESSAGE });
+  for (const p of letter.properties)
+    locked.push({ kind: "property", name: p.name, reason: "property", message: PROPERTY_MESSAGE });
   if (!m.canReveal && payloadMaskedFor(letter.body, letter.contentType, m)) {
     locked.push({ kind: "payload", name: "payload", reason: "masked", message: MASKED_PAYLOAD_MESSAGE });
   }
@@ -136,17 +149,26 @@ export function headerEditProblems(headers: HeaderEntry[], locked: LockedField[]
     } else if (isManagedHeaderName(name)) {
       problems.push({ field, message: `"${name}" cannot be ${verb}: ${MANAGED_MESSAGE}` });
     } else if (lockedHeaders.has(name.toLowerCase())) {
-      problems.push({ field, message: `"${name}" cannot be ${verb}: ${lockedHeaders.get(name.toLowerCase())!.message}` });
+      problems.push({
+        field,
+        message: `"${name}" cannot be ${verb}: ${lockedHeaders.get(name.toLowerCase())!.message}`,
+      });
     }
   };
   for (const name of set) {
     check(name, "set");
-    if (edit.setHeaders![name].length > MAX_HEADER_VALUE) problems.push({ field: `header ${name}`, message: `The value of "${name}" is longer than ${MAX_HEADER_VALUE} characters.` });
+    if (edit.setHeaders![name].length > MAX_HEADER_VALUE)
+      problems.push({
+        field: `header ${name}`,
+        message: `The value of "${name}" is longer than ${MAX_HEADER_VALUE} characters.`,
+      });
   }
   for (const name of removed) {
     check(name, "removed");
-    if (!present.has(name)) problems.push({ field: `header ${name}`, message: `The letter has no header "${name}" to remove.` });
-    if (set.includes(name)) problems.push({ field: `header ${name}`, message: `"${name}" is both set and removed; choose one.` });
+    if (!present.has(name))
+      problems.push({ field: `header ${name}`, message: `The letter has no header "${name}" to remove.` });
+    if (set.includes(name))
+      problems.push({ field: `header ${name}`, message: `"${name}" is both set and removed; choose one.` });
   }
   return problems;
 }
@@ -182,20 +204,31 @@ export function bodyBytes(
   limits: BodyLimits,
 ): { ok: true; bytes: Uint8Array } | { ok: false; problem: EditProblem } {
   const kind = payloadKindOf(original.body, original.contentType);
-  const fail = (message: string, extra: Partial<EditProblem> = {}) => ({ ok: false as const, problem: { field: "payload", message, ...extra } });
+  const fail = (message: string, extra: Partial<EditProblem> = {}) => ({
+    ok: false as const,
+    problem: { field: "payload", message, ...extra },
+  });
   let bytes: Uint8Array;
   if (edit.kind === "file") {
     const decoded = decodeBase64(edit.base64);
     if (!decoded) return fail("The uploaded file did not arrive whole (its base64 is not valid); upload it again.");
-    if (limits.binaryBodies === false && decodeUtf8(decoded) === null) return fail("This broker only carries text payloads, and the file is not valid UTF-8 text.");
+    if (limits.binaryBodies === false && decodeUtf8(decoded) === null)
+      return fail("This broker only carries text payloads, and the file is not valid UTF-8 text.");
     bytes = decoded;
   } else {
-    if (kind === "binary") return fail("This payload is binary: it can only be replaced by uploading a file, not edited as text.");
-    if (edit.kind === "text" && kind === "json") return fail("This payload is JSON: edit it as JSON, or replace it by uploading a file.");
-    if (LONE_SURROGATE.test(edit.text)) return fail("The text holds a broken character (a lone surrogate) that cannot be sent as UTF-8.");
+    if (kind === "binary")
+      return fail("This payload is binary: it can only be replaced by uploading a file, not edited as text.");
+    if (edit.kind === "text" && kind === "json")
+      return fail("This payload is JSON: edit it as JSON, or replace it by uploading a file.");
+    if (LONE_SURROGATE.test(edit.text))
+      return fail("The text holds a broken character (a lone surrogate) that cannot be sent as UTF-8.");
     if (edit.kind === "json") {
       const err = jsonSyntaxError(edit.text);
-      if (err) return fail(`The JSON is not valid at line ${err.line}, column ${err.column}: ${err.message}.`, { line: err.line, column: err.column });
+      if (err)
+        return fail(`The JSON is not valid at line ${err.line}, column ${err.column}: ${err.message}.`, {
+          line: err.line,
+          column: err.column,
+        });
     }
     bytes = new TextEncoder().encode(edit.text);
   }

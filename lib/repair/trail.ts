@@ -32,7 +32,13 @@ export interface RepairTrail {
 
 const text = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
 
-function endOf(row: { operationId: string; at: Date; queue: string | null; target: string | null; details: Prisma.JsonValue }): RepairEnd {
+function endOf(row: {
+  operationId: string;
+  at: Date;
+  queue: string | null;
+  target: string | null;
+  details: Prisma.JsonValue;
+}): RepairEnd {
   const d = (row.details ?? {}) as Record<string, unknown>;
   return {
     operationId: row.operationId,
@@ -46,7 +52,11 @@ function endOf(row: { operationId: string; at: Date; queue: string | null; targe
   };
 }
 
-export async function repairTrail(actor: Actor, meta: RequestMeta, input: { connectionId: string; queue: string; letterId: string }): Promise<RepairTrail> {
+export async function repairTrail(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { connectionId: string; queue: string; letterId: string },
+): Promise<RepairTrail> {
   const { connectionId, queue, letterId } = input;
   await authorize(actor, "letter:read", { action: "letter.view", connectionId, queue, target: letterId, meta });
   const db = getDb();
@@ -54,13 +64,21 @@ export async function repairTrail(actor: Actor, meta: RequestMeta, input: { conn
   const base = { action: "letter.repaired", outcome: "success", connectionId } as const;
   const [original, copy] = await Promise.all([
     db.auditEvent.findFirst({ where: { ...base, queue, target: letterId }, orderBy: { at: "desc" }, select }),
-    db.auditEvent.findFirst({ where: { ...base, details: { path: ["copyLetterId"], equals: letterId } }, orderBy: { at: "desc" }, select }),
+    db.auditEvent.findFirst({
+      where: { ...base, details: { path: ["copyLetterId"], equals: letterId } },
+      orderBy: { at: "desc" },
+      select,
+    }),
   ]);
   return { repairedAs: original ? endOf(original) : null, copyOf: copy ? endOf(copy) : null };
 }
 
 /** The repair an archived original was archived by (its operation id), for the archive's page: where the copy went. */
-export async function repairOfArchived(actor: Actor, meta: RequestMeta, input: { connectionId: string; queue: string; letterId: string; operationId: string }): Promise<RepairEnd | null> {
+export async function repairOfArchived(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { connectionId: string; queue: string; letterId: string; operationId: string },
+): Promise<RepairEnd | null> {
   const { connectionId, queue, letterId, operationId } = input;
   await authorize(actor, "archive:read", { action: "archive.view", connectionId, queue, target: letterId, meta });
   const row = await getDb().auditEvent.findFirst({

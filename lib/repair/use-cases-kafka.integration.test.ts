@@ -22,7 +22,10 @@ let admin: Actor;
 let consoleConfig: Awaited<ReturnType<typeof useConsoleConfig>>;
 
 beforeAll(async () => {
-  consoleConfig = await useConsoleConfig({ connections: [testConfig({ id: CONN })], repair: [{ connection: CONN, queue: `${kit.prefix}*` }] });
+  consoleConfig = await useConsoleConfig({
+    connections: [testConfig({ id: CONN })],
+    repair: [{ connection: CONN, queue: `${kit.prefix}*` }],
+  });
   ({ admin } = await testActors("repair-kafka.test", ["admin"]));
 });
 
@@ -46,7 +49,13 @@ describe("repairLetter on Kafka", () => {
 
     // A crafted request editing a Spring DLT header: refused, nothing produced, nothing handled.
     await expect(
-      repairLetter(admin, meta(), { connectionId: CONN, queue: dlt, letterId: original.id, setHeaders: { "kafka_dlt-original-topic": "elsewhere" }, reason: "crafted" }),
+      repairLetter(admin, meta(), {
+        connectionId: CONN,
+        queue: dlt,
+        letterId: original.id,
+        setHeaders: { "kafka_dlt-original-topic": "elsewhere" },
+        reason: "crafted",
+      }),
     ).rejects.toMatchObject({ code: expect.stringMatching(/^bad_request:/) });
 
     const r = await repairLetter(admin, meta(), {
@@ -71,19 +80,40 @@ describe("repairLetter on Kafka", () => {
     const after = (await adapter.browse(dlt, { offset: 0, limit: 10 })).letters;
     expect(after.find((l) => l.id === original.id)?.handled).toBeTruthy();
     expect(after.filter((l) => !l.handled)).toHaveLength(1);
-    const rows = await getDb().$queryRawUnsafe<Array<{ connection_id: string; queue: string; letter_id: string; discard_job_id: string; payload_ciphertext: Uint8Array; payload_key_id: string }>>(
+    const rows = await getDb().$queryRawUnsafe<
+      Array<{
+        connection_id: string;
+        queue: string;
+        letter_id: string;
+        discard_job_id: string;
+        payload_ciphertext: Uint8Array;
+        payload_key_id: string;
+      }>
+    >(
       `SELECT connection_id, queue, letter_id, discard_job_id::text AS discard_job_id, payload_ciphertext, payload_key_id FROM archived_letters WHERE discard_job_id = $1::uuid`,
       r.operationId,
     );
     expect(rows).toHaveLength(1);
     const a = rows[0];
-    expect(openPayload({ connectionId: a.connection_id, queue: a.queue, letterId: a.letter_id, discardJobId: a.discard_job_id, payloadCiphertext: a.payload_ciphertext, payloadKeyId: a.payload_key_id }).toString("utf8")).toBe(
-      '{"order":1,"status":"PAYED"}',
-    );
+    expect(
+      openPayload({
+        connectionId: a.connection_id,
+        queue: a.queue,
+        letterId: a.letter_id,
+        discardJobId: a.discard_job_id,
+        payloadCiphertext: a.payload_ciphertext,
+        payloadKeyId: a.payload_key_id,
+      }).toString("utf8"),
+    ).toBe('{"order":1,"status":"PAYED"}');
     // The handled original's page learns from the audit log where its copy went (a new record whose
     // letter id, should it fail again, is not known in advance: no copy link on Kafka).
     const trail = await repairTrail(admin, meta(), { connectionId: CONN, queue: dlt, letterId: original.id });
-    expect(trail.repairedAs).toMatchObject({ operationId: r.operationId, copyId: r.copyId, copyLetterId: null, archiveId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(trail.repairedAs).toMatchObject({
+      operationId: r.operationId,
+      copyId: r.copyId,
+      copyLetterId: null,
+      archiveId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     expect(r.copyLetterId).toBeNull();
   });
 });

@@ -32,7 +32,11 @@ let consoleConfig: Awaited<ReturnType<typeof useConsoleConfig>>;
 
 beforeAll(async () => {
   const config = {
-    connections: [testConfig({ id: ON }), testConfig({ id: OFF }), sqsTestConfig(ELASTICMQ_ENDPOINT, { id: SQS, queueNamePrefix: sqsKit.prefix })],
+    connections: [
+      testConfig({ id: ON }),
+      testConfig({ id: OFF }),
+      sqsTestConfig(ELASTICMQ_ENDPOINT, { id: SQS, queueNamePrefix: sqsKit.prefix }),
+    ],
     repair: [
       { connection: "repair-o?", queue: `${kit.prefix}.dlq.*` },
       { connection: SQS, queue: "*" },
@@ -55,7 +59,13 @@ const ORIGINAL = (i: number) => `{"order":${i},"status":"PAYED","token":"tok-old
 
 /** A DLQ with two rejected letters (m-0, m-1), and the adapter's id of m-1. */
 async function seeded() {
-  const { dlq, source } = await kit.dlqByReject([0, 1].map((i) => ({ body: enc(ORIGINAL(i)), messageId: `m-${i}`, headers: { "x-tenant": "acme", "x-exception-class": "com.acme.BadStatus" } })));
+  const { dlq, source } = await kit.dlqByReject(
+    [0, 1].map((i) => ({
+      body: enc(ORIGINAL(i)),
+      messageId: `m-${i}`,
+      headers: { "x-tenant": "acme", "x-exception-class": "com.acme.BadStatus" },
+    })),
+  );
   const { adapterFor } = await import("@/lib/use-case/connection");
   const page = await adapterFor(ON).browse(dlq, { offset: 0, limit: 10 });
   const letter = page.letters.find((l) => l.messageId === "m-1")!;
@@ -68,7 +78,8 @@ function headerOf(l: Letter | null, name: string): string | null {
   return h ? valueText(h.value) : null;
 }
 
-const auditRows = (where: { operationId?: string; requestId?: string }) => getDb().auditEvent.findMany({ where, orderBy: { id: "asc" } });
+const auditRows = (where: { operationId?: string; requestId?: string }) =>
+  getDb().auditEvent.findMany({ where, orderBy: { id: "asc" } });
 
 describe("repairLetter on RabbitMQ", () => {
   it("sends the repaired copy to the origin with the edit and markers, archives the original, removes it, and audits both rows (masked diff, hashes)", async () => {
@@ -112,20 +123,48 @@ describe("repairLetter on RabbitMQ", () => {
     expect(left.map((m) => m.properties.messageId)).toEqual(["m-0"]);
 
     // The original is in the archive under the repair's operation id, decryptable to its bytes.
-    const rows = await getDb().$queryRawUnsafe<Array<{ connection_id: string; queue: string; letter_id: string; discard_job_id: string; payload_ciphertext: Uint8Array; payload_key_id: string; discard_reason: string; sha256: string }>>(
+    const rows = await getDb().$queryRawUnsafe<
+      Array<{
+        connection_id: string;
+        queue: string;
+        letter_id: string;
+        discard_job_id: string;
+        payload_ciphertext: Uint8Array;
+        payload_key_id: string;
+        discard_reason: string;
+        sha256: string;
+      }>
+    >(
       `SELECT connection_id, queue, letter_id, discard_job_id::text AS discard_job_id, payload_ciphertext, payload_key_id, discard_reason, sha256 FROM archived_letters WHERE discard_job_id = $1::uuid`,
       r.operationId,
     );
     expect(rows).toHaveLength(1);
     const a = rows[0];
-    expect(openPayload({ connectionId: a.connection_id, queue: a.queue, letterId: a.letter_id, discardJobId: a.discard_job_id, payloadCiphertext: a.payload_ciphertext, payloadKeyId: a.payload_key_id }).toString("utf8")).toBe(ORIGINAL(1));
+    expect(
+      openPayload({
+        connectionId: a.connection_id,
+        queue: a.queue,
+        letterId: a.letter_id,
+        discardJobId: a.discard_job_id,
+        payloadCiphertext: a.payload_ciphertext,
+        payloadKeyId: a.payload_key_id,
+      }).toString("utf8"),
+    ).toBe(ORIGINAL(1));
     expect(a.discard_reason).toContain("INC-42");
     expect(a.sha256).toBe(sha(ORIGINAL(1)));
 
     // Audit: one operation row and one letter row, linked by the operation id.
     const audit = await auditRows({ operationId: r.operationId });
-    expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual(["operation:letter.repair:success", "letter:letter.repaired:success"]);
-    expect(audit[0].details).toMatchObject({ reason: input.reason, target: "origin", outcome: "moved", copyId: r.copyId });
+    expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual([
+      "operation:letter.repair:success",
+      "letter:letter.repaired:success",
+    ]);
+    expect(audit[0].details).toMatchObject({
+      reason: input.reason,
+      target: "origin",
+      outcome: "moved",
+      copyId: r.copyId,
+    });
     const d = audit[1].details as Record<string, unknown>;
     expect(d).toMatchObject({ sha256: sha(ORIGINAL(1)), afterSha256: sha(edited) });
     const diffText = JSON.stringify(d.diff);
@@ -148,21 +187,47 @@ describe("repairLetter on RabbitMQ", () => {
 
   it("links the two ends: the copy's letter id finds it when it fails again, and until then its page knows it from the audit log", async () => {
     const { dlq, source, letterId } = await seeded();
-    const r = await repairLetter(actors.admin, meta(), { connectionId: ON, queue: dlq, letterId, body: { kind: "json", text: '{"order":1,"status":"PAID"}' }, reason: "Link both ends, INC-44" });
+    const r = await repairLetter(actors.admin, meta(), {
+      connectionId: ON,
+      queue: dlq,
+      letterId,
+      body: { kind: "json", text: '{"order":1,"status":"PAID"}' },
+      reason: "Link both ends, INC-44",
+    });
     expect(r.outcome).toBe("moved");
     expect(r.copyLetterId).toMatch(/\S/);
     const { adapterFor } = await import("@/lib/use-case/connection");
     // Not come back yet: the DLQ has no such letter; the audit trail has both ends, for a viewer too.
     expect(await adapterFor(ON).getLetter(dlq, r.copyLetterId!)).toBeNull();
     const ofOriginal = await repairTrail(actors.viewer, meta(), { connectionId: ON, queue: dlq, letterId });
-    expect(ofOriginal.repairedAs).toMatchObject({ operationId: r.operationId, copyId: r.copyId, copyLetterId: r.copyLetterId, destination: r.destination, originalLetterId: letterId, queue: dlq });
+    expect(ofOriginal.repairedAs).toMatchObject({
+      operationId: r.operationId,
+      copyId: r.copyId,
+      copyLetterId: r.copyLetterId,
+      destination: r.destination,
+      originalLetterId: letterId,
+      queue: dlq,
+    });
     expect(ofOriginal.repairedAs?.archiveId).toMatch(/^[0-9a-f-]{36}$/);
     expect(ofOriginal.copyOf).toBeNull();
-    const ofCopy = await repairTrail(actors.viewer, meta(), { connectionId: ON, queue: dlq, letterId: r.copyLetterId! });
-    expect(ofCopy.copyOf).toMatchObject({ operationId: r.operationId, originalLetterId: letterId, archiveId: ofOriginal.repairedAs?.archiveId });
+    const ofCopy = await repairTrail(actors.viewer, meta(), {
+      connectionId: ON,
+      queue: dlq,
+      letterId: r.copyLetterId!,
+    });
+    expect(ofCopy.copyOf).toMatchObject({
+      operationId: r.operationId,
+      originalLetterId: letterId,
+      archiveId: ofOriginal.repairedAs?.archiveId,
+    });
     expect(ofCopy.repairedAs).toBeNull();
     // The archived original's page knows its copy by the operation it was archived under.
-    const archived = await repairOfArchived(actors.admin, meta(), { connectionId: ON, queue: dlq, letterId, operationId: r.operationId });
+    const archived = await repairOfArchived(actors.admin, meta(), {
+      connectionId: ON,
+      queue: dlq,
+      letterId,
+      operationId: r.operationId,
+    });
     expect(archived).toMatchObject({ copyId: r.copyId, copyLetterId: r.copyLetterId });
     // The copy fails again (a real rejection at the origin): it is in the DLQ under that very id, marked.
     await kit.rejectAll(source, 1);
@@ -171,13 +236,23 @@ describe("repairLetter on RabbitMQ", () => {
     expect(back?.messageId).toBe(r.copyId);
     expect(headerOf(back, REPAIR_HEADER)).toBe(r.operationId);
     // Another connection's letter with the same id is not this repair's copy.
-    expect((await repairTrail(actors.viewer, meta(), { connectionId: OFF, queue: dlq, letterId: r.copyLetterId! })).copyOf).toBeNull();
+    expect(
+      (await repairTrail(actors.viewer, meta(), { connectionId: OFF, queue: dlq, letterId: r.copyLetterId! })).copyOf,
+    ).toBeNull();
   });
 
   it("refuses where the config switch does not cover the DLQ: audited, nothing read or moved", async () => {
     const { dlq, letterId } = await seeded();
     const m = meta();
-    await expect(repairLetter(actors.admin, m, { connectionId: OFF, queue: dlq, letterId, setHeaders: { "x-tenant": "x" }, reason: "should be refused" })).rejects.toMatchObject({
+    await expect(
+      repairLetter(actors.admin, m, {
+        connectionId: OFF,
+        queue: dlq,
+        letterId,
+        setHeaders: { "x-tenant": "x" },
+        reason: "should be refused",
+      }),
+    ).rejects.toMatchObject({
       code: "forbidden:repair-disabled",
     });
     const rows = await auditRows({ requestId: m.requestId });
@@ -189,8 +264,18 @@ describe("repairLetter on RabbitMQ", () => {
     const { dlq, source, letterId } = await seeded();
     for (const role of ["operator", "viewer"] as const) {
       const m = meta();
-      await expect(repairLetter(actors[role], m, { connectionId: ON, queue: dlq, letterId, setHeaders: { "x-tenant": "x" }, reason: "not allowed" })).rejects.toMatchObject({ code: "forbidden:letter:repair" });
-      await expect(planRepair(actors[role], meta(), { connectionId: ON, queue: dlq, letterId })).rejects.toMatchObject({ code: "forbidden:letter:repair" });
+      await expect(
+        repairLetter(actors[role], m, {
+          connectionId: ON,
+          queue: dlq,
+          letterId,
+          setHeaders: { "x-tenant": "x" },
+          reason: "not allowed",
+        }),
+      ).rejects.toMatchObject({ code: "forbidden:letter:repair" });
+      await expect(planRepair(actors[role], meta(), { connectionId: ON, queue: dlq, letterId })).rejects.toMatchObject({
+        code: "forbidden:letter:repair",
+      });
       const rows = await auditRows({ requestId: m.requestId });
       expect(rows.map((x) => `${x.action}:${x.outcome}:${x.actorRole}`)).toEqual([`letter.repair:denied:${role}`]);
     }
@@ -200,15 +285,24 @@ describe("repairLetter on RabbitMQ", () => {
 
   it("refuses a crafted edit of x-death or a console marker: audited, nothing moves", async () => {
     const { dlq, source, letterId } = await seeded();
-    const crafted: Array<Partial<RepairLetterInput>> = [{ removeHeaders: ["x-death"] }, { setHeaders: { "x-dlq-redrive-count": "0" } }, { setHeaders: { "x-first-death-queue": "elsewhere", "x-tenant": "ok" } }];
+    const crafted: Array<Partial<RepairLetterInput>> = [
+      { removeHeaders: ["x-death"] },
+      { setHeaders: { "x-dlq-redrive-count": "0" } },
+      { setHeaders: { "x-first-death-queue": "elsewhere", "x-tenant": "ok" } },
+    ];
     for (const edit of crafted) {
       const m = meta();
-      await expect(repairLetter(actors.admin, m, { connectionId: ON, queue: dlq, letterId, reason: "crafted request", ...edit })).rejects.toMatchObject({
+      await expect(
+        repairLetter(actors.admin, m, { connectionId: ON, queue: dlq, letterId, reason: "crafted request", ...edit }),
+      ).rejects.toMatchObject({
         code: "bad_request:repair",
         userMessage: expect.stringMatching(/cannot be (set|removed)/),
       });
       const rows = await auditRows({ requestId: m.requestId });
-      expect(rows.map((x) => `${x.action}:${x.outcome}`), JSON.stringify(edit)).toEqual(["letter.repair:failure"]);
+      expect(
+        rows.map((x) => `${x.action}:${x.outcome}`),
+        JSON.stringify(edit),
+      ).toEqual(["letter.repair:failure"]);
     }
     expect(await kit.depth(dlq)).toBe(2);
     expect(await kit.depth(source)).toBe(0);
@@ -216,11 +310,20 @@ describe("repairLetter on RabbitMQ", () => {
 
   it("reports a JSON syntax error with line and column in the plan, and refuses to send it", async () => {
     const { dlq, letterId } = await seeded();
-    const input = { connectionId: ON, queue: dlq, letterId, body: { kind: "json" as const, text: '{\n  "order": 1,\n  "status": PAID\n}' }, reason: "typo" };
+    const input = {
+      connectionId: ON,
+      queue: dlq,
+      letterId,
+      body: { kind: "json" as const, text: '{\n  "order": 1,\n  "status": PAID\n}' },
+      reason: "typo",
+    };
     const plan = await planRepair(actors.admin, meta(), input);
     expect(plan.ok).toBe(false);
     expect(plan.problems[0]).toMatchObject({ field: "payload", line: 3 });
-    await expect(repairLetter(actors.admin, meta(), input)).rejects.toMatchObject({ code: "bad_request:repair", userMessage: expect.stringMatching(/line 3, column \d+/) });
+    await expect(repairLetter(actors.admin, meta(), input)).rejects.toMatchObject({
+      code: "bad_request:repair",
+      userMessage: expect.stringMatching(/line 3, column \d+/),
+    });
     expect(await kit.depth(dlq)).toBe(2);
   });
 
@@ -239,16 +342,26 @@ describe("repairLetter on RabbitMQ", () => {
     expect(r.copyId).toBeNull();
     const left = await peek(dlq, 2);
     expect(left.map((m) => m.properties.messageId).sort()).toEqual(["m-0", "m-1"]);
-    expect(await getDb().$queryRawUnsafe<unknown[]>(`SELECT 1 FROM archived_letters WHERE discard_job_id = $1::uuid`, r.operationId)).toHaveLength(0);
+    expect(
+      await getDb().$queryRawUnsafe<unknown[]>(
+        `SELECT 1 FROM archived_letters WHERE discard_job_id = $1::uuid`,
+        r.operationId,
+      ),
+    ).toHaveLength(0);
     const audit = await auditRows({ operationId: r.operationId });
-    expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual(["operation:letter.repair:failure", "letter:letter.repaired:failure"]);
+    expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual([
+      "operation:letter.repair:failure",
+      "letter:letter.repaired:failure",
+    ]);
     expect(audit[0].details).toMatchObject({ outcome: "failed", failure: r.reason });
   });
 });
 
 describe("repairLetter on SQS (ElasticMQ)", () => {
   async function seededSqs() {
-    const d = await sqsKit.dlqByRedrive([0, 1].map((i) => ({ body: enc(ORIGINAL(i)), headers: { "x-tenant": "acme" } })));
+    const d = await sqsKit.dlqByRedrive(
+      [0, 1].map((i) => ({ body: enc(ORIGINAL(i)), headers: { "x-tenant": "acme" } })),
+    );
     const { adapterFor } = await import("@/lib/use-case/connection");
     const letters = (await adapterFor(SQS).browse(d.dlq, { offset: 0, limit: 10 })).letters;
     const letter = letters.find((l) => l.messageId === d.messageIds[1])!;
@@ -258,7 +371,14 @@ describe("repairLetter on SQS (ElasticMQ)", () => {
   it("sends the repaired copy to the origin with the edit and markers, archives the original and deletes it", async () => {
     const { dlq, dlqUrl, sourceUrl, letterId, messageId } = await seededSqs();
     const edited = '{"order":1,"status":"PAID","token":"tok-old-1-s3cr3t"}';
-    const r = await repairLetter(actors.admin, meta(), { connectionId: SQS, queue: dlq, letterId, body: { kind: "json", text: edited }, setHeaders: { "x-tenant": "acme-eu" }, reason: "Status enum typo, INC-43" });
+    const r = await repairLetter(actors.admin, meta(), {
+      connectionId: SQS,
+      queue: dlq,
+      letterId,
+      body: { kind: "json", text: edited },
+      setHeaders: { "x-tenant": "acme-eu" },
+      reason: "Status enum typo, INC-43",
+    });
     expect(r, JSON.stringify(r)).toMatchObject({ outcome: "moved", reason: null });
     const copies = (await peekAll(sqsKit, sourceUrl)).map(arrived);
     expect(copies).toHaveLength(1);
@@ -271,15 +391,27 @@ describe("repairLetter on SQS (ElasticMQ)", () => {
     // Only the other letter is left in the DLQ; the original is archived under the operation id.
     const left = (await peekAll(sqsKit, dlqUrl)).map((m) => m.Body);
     expect(left).toEqual([ORIGINAL(0)]);
-    const rows = await getDb().$queryRawUnsafe<Array<{ sha256: string }>>(`SELECT sha256 FROM archived_letters WHERE discard_job_id = $1::uuid`, r.operationId);
+    const rows = await getDb().$queryRawUnsafe<Array<{ sha256: string }>>(
+      `SELECT sha256 FROM archived_letters WHERE discard_job_id = $1::uuid`,
+      r.operationId,
+    );
     expect(rows).toEqual([{ sha256: sha(ORIGINAL(1)) }]);
     const audit = await auditRows({ operationId: r.operationId });
-    expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual(["operation:letter.repair:success", "letter:letter.repaired:success"]);
+    expect(audit.map((x) => `${x.scope}:${x.action}:${x.outcome}`)).toEqual([
+      "operation:letter.repair:success",
+      "letter:letter.repaired:success",
+    ]);
   });
 
   it("the copy's letter id finds it in the DLQ once the redrive policy moves it back", async () => {
     const { dlq, dlqUrl, sourceUrl, letterId } = await seededSqs();
-    const r = await repairLetter(actors.admin, meta(), { connectionId: SQS, queue: dlq, letterId, body: { kind: "json", text: '{"order":1,"status":"PAID"}' }, reason: "Link both ends, INC-45" });
+    const r = await repairLetter(actors.admin, meta(), {
+      connectionId: SQS,
+      queue: dlq,
+      letterId,
+      body: { kind: "json", text: '{"order":1,"status":"PAID"}' },
+      reason: "Link both ends, INC-45",
+    });
     expect(r.outcome).toBe("moved");
     expect(r.copyLetterId).toMatch(/\S/);
     const { adapterFor } = await import("@/lib/use-case/connection");
@@ -288,12 +420,23 @@ describe("repairLetter on SQS (ElasticMQ)", () => {
     const back = await adapterFor(SQS).getLetter(dlq, r.copyLetterId!);
     expect(back?.messageId).toBe(r.copyId);
     expect(headerOf(back, REPAIR_HEADER)).toBe(r.operationId);
-    expect((await repairTrail(actors.viewer, meta(), { connectionId: SQS, queue: dlq, letterId: r.copyLetterId! })).copyOf?.operationId).toBe(r.operationId);
+    expect(
+      (await repairTrail(actors.viewer, meta(), { connectionId: SQS, queue: dlq, letterId: r.copyLetterId! })).copyOf
+        ?.operationId,
+    ).toBe(r.operationId);
   });
 
   it("refuses a crafted edit of a console marker attribute, and nothing moves", async () => {
     const { dlq, dlqUrl, sourceUrl, letterId } = await seededSqs();
-    await expect(repairLetter(actors.admin, meta(), { connectionId: SQS, queue: dlq, letterId, setHeaders: { "x-dlq-redrive": "count=0" }, reason: "crafted" })).rejects.toMatchObject({ code: "bad_request:repair" });
+    await expect(
+      repairLetter(actors.admin, meta(), {
+        connectionId: SQS,
+        queue: dlq,
+        letterId,
+        setHeaders: { "x-dlq-redrive": "count=0" },
+        reason: "crafted",
+      }),
+    ).rejects.toMatchObject({ code: "bad_request:repair" });
     expect(await peekAll(sqsKit, dlqUrl)).toHaveLength(2);
     expect(await peekAll(sqsKit, sourceUrl)).toHaveLength(0);
   });

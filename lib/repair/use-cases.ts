@@ -6,7 +6,17 @@ import { writeArchive } from "@/lib/archive/store";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { REDRIVE_HEADERS, type BrokerAdapter, type DlqSummary, type HeaderEntry, type Letter, type LetterCopy, type MoveOutcome, type MoveResult, type RedriveTarget } from "@/lib/brokers/types";
+import {
+  REDRIVE_HEADERS,
+  type BrokerAdapter,
+  type DlqSummary,
+  type HeaderEntry,
+  type Letter,
+  type LetterCopy,
+  type MoveOutcome,
+  type MoveResult,
+  type RedriveTarget,
+} from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { AppError, asAppError, loggableError } from "@/lib/errors";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
@@ -45,7 +55,10 @@ const bodyEditSchema = z.union([
   z.object({ kind: z.literal("file"), base64: z.string().max(Math.ceil((MAX_REPAIR_READ_BYTES * 4) / 3) + 4) }),
 ]);
 
-const targetSchema = z.union([z.object({ kind: z.literal("origin") }), z.object({ kind: z.literal("queue"), name: z.string().trim().min(1).max(500) })]);
+const targetSchema = z.union([
+  z.object({ kind: z.literal("origin") }),
+  z.object({ kind: z.literal("queue"), name: z.string().trim().min(1).max(500) }),
+]);
 
 const editSchema = z.object({
   connectionId: z.string().min(1).max(200),
@@ -61,7 +74,11 @@ const editSchema = z.object({
 
 export const planRepairSchema = editSchema.extend({ reason: z.string().max(2000).optional() });
 export const repairLetterSchema = editSchema.extend({
-  reason: z.string().trim().min(3, "Give a reason of at least 3 characters.").max(2000, "Keep the reason under 2000 characters."),
+  reason: z
+    .string()
+    .trim()
+    .min(3, "Give a reason of at least 3 characters.")
+    .max(2000, "Keep the reason under 2000 characters."),
 });
 
 export type PlanRepairInput = z.input<typeof planRepairSchema>;
@@ -123,7 +140,14 @@ const scopeOf = (action: string, input: { connectionId?: unknown; queue?: unknow
   target: typeof input.letterId === "string" ? input.letterId : null,
 });
 
-function entry(actor: Actor, meta: RequestMeta, scope: Scope, outcome: AuditEntry["outcome"], details: Record<string, unknown>, operationId?: string): AuditEntry {
+function entry(
+  actor: Actor,
+  meta: RequestMeta,
+  scope: Scope,
+  outcome: AuditEntry["outcome"],
+  details: Record<string, unknown>,
+  operationId?: string,
+): AuditEntry {
   return {
     actor: auditActor(actor),
     action: scope.action,
@@ -139,10 +163,26 @@ function entry(actor: Actor, meta: RequestMeta, scope: Scope, outcome: AuditEntr
 }
 
 /** A refusal after authorization (switch off, bad edit, broker away): audited, "denied" when it is a forbidden:* one. */
-async function auditRefusal(actor: Actor, meta: RequestMeta, scope: Scope, e: unknown, operationId?: string, extra: Record<string, unknown> = {}) {
+async function auditRefusal(
+  actor: Actor,
+  meta: RequestMeta,
+  scope: Scope,
+  e: unknown,
+  operationId?: string,
+  extra: Record<string, unknown> = {},
+) {
   const code = errorCodeOf(e);
   try {
-    await recordAudit(entry(actor, meta, scope, code.startsWith("forbidden:") ? "denied" : "failure", { error: code, ...extra }, operationId));
+    await recordAudit(
+      entry(
+        actor,
+        meta,
+        scope,
+        code.startsWith("forbidden:") ? "denied" : "failure",
+        { error: code, ...extra },
+        operationId,
+      ),
+    );
   } catch (auditError) {
     console.error("audit write failed after a refused repair", loggableError(auditError));
   }
@@ -151,7 +191,11 @@ async function auditRefusal(actor: Actor, meta: RequestMeta, scope: Scope, e: un
 function parse<T>(schema: z.ZodType<T>, input: unknown): T {
   const r = schema.safeParse(input);
   if (!r.success) {
-    throw new AppError("bad_request:repair", { userMessage: r.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join(" ") });
+    throw new AppError("bad_request:repair", {
+      userMessage: r.error.issues
+        .map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message))
+        .join(" "),
+    });
   }
   return r.data;
 }
@@ -182,23 +226,38 @@ async function prepare(actor: Actor, input: z.infer<typeof editSchema>): Promise
   const dlq = await withTimeout(adapter.describeDlq(queue), READ_TIMEOUT_MS, "describeDlq");
   if (dlq.readRisk) {
     throw new AppError("confirmation_required:read", {
-      userMessage: "Reading this DLQ costs letters, so the console does not read it to repair a letter. Move its letters to safety from the DLQ's page, then repair the letter in the safe queue.",
+      userMessage:
+        "Reading this DLQ costs letters, so the console does not read it to repair a letter. Move its letters to safety from the DLQ's page, then repair the letter in the safe queue.",
     });
   }
   const readLimit = Math.min(adapter.capabilities.maxBodyBytes ?? MAX_REPAIR_READ_BYTES, MAX_REPAIR_READ_BYTES);
   // One byte past the limit tells a letter that fits from one that does not.
-  const letter = await withTimeout(adapter.getLetter(queue, letterId, { maxBodyBytes: readLimit + 1 }), READ_TIMEOUT_MS, "getLetter");
+  const letter = await withTimeout(
+    adapter.getLetter(queue, letterId, { maxBodyBytes: readLimit + 1 }),
+    READ_TIMEOUT_MS,
+    "getLetter",
+  );
   if (!letter) throw new AppError("not_found:letter", { userMessage: "This letter is no longer in the DLQ." });
-  if (letter.handled) throw new AppError("conflict:repair", { userMessage: `This letter was already ${letter.handled.outcome} by the console; there is nothing left to repair.` });
+  if (letter.handled)
+    throw new AppError("conflict:repair", {
+      userMessage: `This letter was already ${letter.handled.outcome} by the console; there is nothing left to repair.`,
+    });
   if (letter.bodyTruncated || letter.body.length < letter.bodySize) {
-    throw new AppError("bad_request:repair-too-large", { userMessage: `This letter's payload (${letter.bodySize} bytes) is larger than the console repairs (${readLimit} bytes).` });
+    throw new AppError("bad_request:repair-too-large", {
+      userMessage: `This letter's payload (${letter.bodySize} bytes) is larger than the console repairs (${readLimit} bytes).`,
+    });
   }
 
   const policy = await maskingPolicy(actor.role, connectionId, queue);
   const canReveal = can(actor.role, "payload:reveal");
   const locked = lockedFields(letter, { rules: policy.rules, hashKey: policy.hashKey, canReveal });
   if (policy.payload === "none" && !locked.some((l) => l.kind === "payload")) {
-    locked.push({ kind: "payload", name: "payload", reason: "masked", message: "Payloads of this DLQ are not shown to your role." });
+    locked.push({
+      kind: "payload",
+      name: "payload",
+      reason: "masked",
+      message: "Payloads of this DLQ are not shown to your role.",
+    });
   }
   const setHeaders = input.setHeaders ?? {};
   const removeHeaders = input.removeHeaders ?? [];
@@ -208,10 +267,17 @@ async function prepare(actor: Actor, input: z.infer<typeof editSchema>): Promise
     const lock = locked.find((l) => l.kind === "payload");
     if (lock) problems.push({ field: "payload", message: `The payload cannot be changed: ${lock.message}` });
     else {
-      const r = bodyBytes(letter, input.body, { maxBodyBytes: adapter.capabilities.maxBodyBytes, binaryBodies: adapter.capabilities.binaryBodies });
+      const r = bodyBytes(letter, input.body, {
+        maxBodyBytes: adapter.capabilities.maxBodyBytes,
+        binaryBodies: adapter.capabilities.binaryBodies,
+      });
       if (!r.ok) problems.push(r.problem);
       else if (payloadMaskedFor(letter.body, letter.contentType, policy) && looksEditedFromMask(letter.body, r.bytes)) {
-        problems.push({ field: "payload", message: "The new payload holds masked values ([hidden], [hash:…]): it looks edited from the masked view. Reveal the payload first and edit the real values." });
+        problems.push({
+          field: "payload",
+          message:
+            "The new payload holds masked values ([hidden], [hash:…]): it looks edited from the masked view. Reveal the payload first and edit the real values.",
+        });
       } else if (!Buffer.from(r.bytes).equals(Buffer.from(letter.body))) newBody = r.bytes;
     }
   }
@@ -219,7 +285,18 @@ async function prepare(actor: Actor, input: z.infer<typeof editSchema>): Promise
   if (problems.length === 0 && !newBody && !headersChange && !input.newCorrelationId) {
     problems.push({ field: "letter", message: "The edit changes nothing. To send the letter as it is, redrive it." });
   }
-  return { adapter, dlq, letter, policy, locked, problems, newBody, setHeaders, removeHeaders, target: input.target ?? { kind: "origin" } };
+  return {
+    adapter,
+    dlq,
+    letter,
+    policy,
+    locked,
+    problems,
+    newBody,
+    setHeaders,
+    removeHeaders,
+    target: input.target ?? { kind: "origin" },
+  };
 }
 
 function diffFor(p: Prepared, mask: DiffMasking, newCorrelationId: boolean): RepairDiff {
@@ -278,7 +355,9 @@ export async function planRepair(actor: Actor, meta: RequestMeta, input: PlanRep
       originQueue: summary(p).originQueue,
       maxBodyBytes: p.adapter.capabilities.maxBodyBytes ?? null,
     };
-    await recordAudit(entry(actor, meta, scope, "success", { ok: plan.ok, problems: plan.problems.length, target: plan.target }));
+    await recordAudit(
+      entry(actor, meta, scope, "success", { ok: plan.ok, problems: plan.problems.length, target: plan.target }),
+    );
     return plan;
   } catch (e) {
     await auditRefusal(actor, meta, scope, e);
@@ -306,7 +385,10 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
     parsed = parse(repairLetterSchema, input);
     p = await prepare(actor, parsed);
     if (p.problems.length > 0) {
-      throw new AppError("bad_request:repair", { userMessage: p.problems.map((x) => x.message).join(" "), details: { problems: p.problems } });
+      throw new AppError("bad_request:repair", {
+        userMessage: p.problems.map((x) => x.message).join(" "),
+        details: { problems: p.problems },
+      });
     }
   } catch (e) {
     await auditRefusal(actor, meta, scope, e, operationId, { problems: asAppError(e)?.details?.problems });
@@ -319,7 +401,13 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
   const correlationId = parsed.newCorrelationId ? randomUUID() : undefined;
   const originalMessageId = headerNumber(letter.headers, REDRIVE_HEADERS.originalMessageId) || letter.messageId;
   let archiveId: string | null = null;
-  const archiveCtx = { jobId: operationId, connectionId, queue, reason: `Repaired and resubmitted: ${reason}`, actor: { id: actor.id, email: actor.email, role: actor.role } };
+  const archiveCtx = {
+    jobId: operationId,
+    connectionId,
+    queue,
+    reason: `Repaired and resubmitted: ${reason}`,
+    actor: { id: actor.id, email: actor.email, role: actor.role },
+  };
 
   let result: MoveResult | null = null;
   let moveError: unknown = null;
@@ -331,7 +419,12 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
           letterId: letter.id,
           sha256: letter.sha256,
           target,
-          markers: { redriveId: operationId, replayId, redriveCount: previousCount(letter.headers) + 1, originalMessageId },
+          markers: {
+            redriveId: operationId,
+            replayId,
+            redriveCount: previousCount(letter.headers) + 1,
+            originalMessageId,
+          },
           repair: {
             ...(p.newBody ? { body: p.newBody } : {}),
             ...(Object.keys(p.setHeaders).length ? { setHeaders: p.setHeaders } : {}),
@@ -348,7 +441,11 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
           } catch (e) {
             if (asAppError(e)) throw e;
             console.error("[repair] archive write failed:", loggableError(e));
-            throw new AppError("unavailable:archive", { userMessage: "Its archive copy could not be written (database error), so the original was not removed: it stays in the DLQ.", cause: e });
+            throw new AppError("unavailable:archive", {
+              userMessage:
+                "Its archive copy could not be written (database error), so the original was not removed: it stays in the DLQ.",
+              cause: e,
+            });
           }
         },
       },
@@ -371,7 +468,8 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
   const outcome: RepairResult = {
     outcome: settled.outcome,
     copyId: settled.outcome === "moved" ? (settled.copyId ?? null) : null,
-    copyLetterId: settled.outcome === "moved" && settled.copyId ? (adapter.copyLetterId?.(settled.copyId) ?? null) : null,
+    copyLetterId:
+      settled.outcome === "moved" && settled.copyId ? (adapter.copyLetterId?.(settled.copyId) ?? null) : null,
     destination: settled.destination,
     reason: settled.outcome === "moved" ? null : settled.reason,
     operationId,
@@ -387,7 +485,17 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
       meta,
       scope,
       moved ? "success" : "failure",
-      { reason, target: targetText, outcome: outcome.outcome, copyId: outcome.copyId, destination: outcome.destination, failure: outcome.reason, archiveId, replayId, ...(moveError ? { error: errorCodeOf(moveError) } : {}) },
+      {
+        reason,
+        target: targetText,
+        outcome: outcome.outcome,
+        copyId: outcome.copyId,
+        destination: outcome.destination,
+        failure: outcome.reason,
+        archiveId,
+        replayId,
+        ...(moveError ? { error: errorCodeOf(moveError) } : {}),
+      },
       operationId,
     ),
     {

@@ -50,7 +50,9 @@ async function runSafeMove(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   const { target } = job.params as unknown as SafeMoveParams;
   const adapter = d.adapterFor(job.connectionId);
   if (!adapter.capabilities.safeMove || !adapter.moveToSafety) {
-    throw new AppError("bad_request:safe-move", { userMessage: `${adapter.displayName} cannot move letters to safety.` });
+    throw new AppError("bad_request:safe-move", {
+      userMessage: `${adapter.displayName} cannot move letters to safety.`,
+    });
   }
   const db = d.db();
   const prev = (job.progress ?? {}) as Partial<SafeMoveProgress>;
@@ -110,7 +112,10 @@ async function runSafeMove(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   } finally {
     ctx.signal.removeEventListener("abort", onAbort);
   }
-  if (ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the move resumes when a console runs again." });
+  if (ctx.signal.aborted)
+    throw new AppError("unavailable:stopping", {
+      userMessage: "The console stopped; the move resumes when a console runs again.",
+    });
 
   p.dlqDepthAfter = (await adapter.describeDlq(job.queue).catch(() => null))?.depth ?? null;
   p.targetDepthAfter = (await adapter.describeDlq(target).catch(() => null))?.depth ?? null;
@@ -118,7 +123,13 @@ async function runSafeMove(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   await recordAudit(
     jobAuditEntry(job, "dlq.safe_move_finished", {
       target,
-      details: { state: cancelled ? "cancelled" : "succeeded", moved: p.moved, failed: p.failed, dlqDepthAfter: p.dlqDepthAfter, targetDepthAfter: p.targetDepthAfter },
+      details: {
+        state: cancelled ? "cancelled" : "succeeded",
+        moved: p.moved,
+        failed: p.failed,
+        dlqDepthAfter: p.dlqDepthAfter,
+        targetDepthAfter: p.targetDepthAfter,
+      },
     }),
   );
   return { state: cancelled ? "cancelled" : "succeeded", progress: p };

@@ -65,7 +65,11 @@ export async function listSafeMoves(actor: Actor, meta: RequestMeta, ref: DlqRef
  * confirms the target the plan named (`target`): a plan that changed since is refused, nothing
  * moves. Audited `dlq.safe_move_start`, operation id = job id (its letters are audited under it).
  */
-export async function startSafeMove(actor: Actor, meta: RequestMeta, input: DlqRef & { target: string }): Promise<SafeMoveView> {
+export async function startSafeMove(
+  actor: Actor,
+  meta: RequestMeta,
+  input: DlqRef & { target: string },
+): Promise<SafeMoveView> {
   const scope = { action: "dlq.safe_move_start", connectionId: input.connectionId ?? null, queue: input.queue ?? null };
   await authorize(actor, "dlq:safe-move", { ...scope, meta });
   return audited(
@@ -75,13 +79,22 @@ export async function startSafeMove(actor: Actor, meta: RequestMeta, input: DlqR
     async () => {
       const adapter = adapterFor(input.connectionId);
       if (!adapter.capabilities.safeMove || !adapter.planSafeMove) {
-        throw new AppError("bad_request:safe-move", { userMessage: `${adapter.displayName} cannot move letters to safety; read the DLQ once into a snapshot instead.` });
+        throw new AppError("bad_request:safe-move", {
+          userMessage: `${adapter.displayName} cannot move letters to safety; read the DLQ once into a snapshot instead.`,
+        });
       }
       const plan = await withTimeout(adapter.planSafeMove(input.queue), 15_000, "planSafeMove");
       if (plan.target !== input.target) {
-        throw new AppError("conflict:safe-move", { userMessage: `The safe queue is now "${plan.target}", not "${input.target}". Nothing was moved; check the plan and confirm again.` });
+        throw new AppError("conflict:safe-move", {
+          userMessage: `The safe queue is now "${plan.target}", not "${input.target}". Nothing was moved; check the plan and confirm again.`,
+        });
       }
-      const job = await jobStore().enqueue({ kind: "safe-move", ...input, params: { target: plan.target }, createdBy: actor.id });
+      const job = await jobStore().enqueue({
+        kind: "safe-move",
+        ...input,
+        params: { target: plan.target },
+        createdBy: actor.id,
+      });
       wakeJobWorker();
       return { view: toView(job), plan };
     },

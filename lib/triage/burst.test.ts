@@ -4,7 +4,8 @@ import { bucketize, detectBurst } from "./burst";
 const MIN = 60_000;
 const T0 = Date.UTC(2025, 0, 31, 0, 0);
 /** One bucket per minute over `minutes`, counts from `f`. */
-const series = (minutes: number, f: (i: number) => number) => Array.from({ length: minutes }, (_, i) => ({ start: T0 + i * MIN, count: f(i) }));
+const series = (minutes: number, f: (i: number) => number) =>
+  Array.from({ length: minutes }, (_, i) => ({ start: T0 + i * MIN, count: f(i) }));
 
 describe("detectBurst", () => {
   it("flags most letters arriving within a short window (a dependency outage)", () => {
@@ -23,7 +24,12 @@ describe("detectBurst", () => {
 
   it("does not flag too few letters", () => {
     expect(detectBurst(series(240, (i) => (i === 50 ? 5 : 0))).burst).toBe(false);
-    expect(detectBurst(series(240, (i) => (i === 50 ? 5 : 0)), { minLetters: 5, range: { from: T0, to: T0 + 240 * MIN } }).burst).toBe(true);
+    expect(
+      detectBurst(
+        series(240, (i) => (i === 50 ? 5 : 0)),
+        { minLetters: 5, range: { from: T0, to: T0 + 240 * MIN } },
+      ).burst,
+    ).toBe(true);
   });
 
   it("flags a spike far above the median even when the background holds most letters", () => {
@@ -40,12 +46,25 @@ describe("detectBurst", () => {
   it("needs a range to judge letters that all arrived in one bucket", () => {
     const one = [{ start: T0, count: 500 }];
     expect(detectBurst(one)).toMatchObject({ burst: false, share: 1 });
-    expect(detectBurst(one, { bucketMs: MIN, range: { from: T0 - 23 * 60 * MIN, to: T0 + MIN } })).toMatchObject({ burst: true, from: T0, to: T0 + MIN });
+    expect(detectBurst(one, { bucketMs: MIN, range: { from: T0 - 23 * 60 * MIN, to: T0 + MIN } })).toMatchObject({
+      burst: true,
+      from: T0,
+      to: T0 + MIN,
+    });
   });
 
   it("does not flag when the window is not much shorter than the span", () => {
     // Three buckets: a tenth of the span is less than a bucket, so the window is a third of it.
-    expect(detectBurst([{ start: T0, count: 50 }, { start: T0 + MIN, count: 1 }, { start: T0 + 2 * MIN, count: 1 }], { spikeFactor: 1000 }).burst).toBe(false);
+    expect(
+      detectBurst(
+        [
+          { start: T0, count: 50 },
+          { start: T0 + MIN, count: 1 },
+          { start: T0 + 2 * MIN, count: 1 },
+        ],
+        { spikeFactor: 1000 },
+      ).burst,
+    ).toBe(false);
   });
 
   it("handles empty, zero and unsorted input", () => {
@@ -85,6 +104,9 @@ describe("detectBurst", () => {
 
 describe("bucketize", () => {
   it("counts arrivals per aligned bucket, sorted, skipping bad times", () => {
-    expect(bucketize([T0 + 61_000, T0 + 5_000, T0 + 1_000, Number.NaN], MIN)).toEqual([{ start: T0, count: 2 }, { start: T0 + MIN, count: 1 }]);
+    expect(bucketize([T0 + 61_000, T0 + 5_000, T0 + 1_000, Number.NaN], MIN)).toEqual([
+      { start: T0, count: 2 },
+      { start: T0 + MIN, count: 1 },
+    ]);
   });
 });

@@ -53,7 +53,10 @@ function median(xs: number[]): number {
  * span (at most a quarter of it), or (b) one bucket holding at least `minLetters` letters and
  * `spikeFactor` times the median non-empty bucket: an outage on top of a steady trickle.
  */
-export function detectBurst(bucketCounts: Array<{ start: number; count: number }>, opts: BurstOptions = {}): BurstResult {
+export function detectBurst(
+  bucketCounts: Array<{ start: number; count: number }>,
+  opts: BurstOptions = {},
+): BurstResult {
   const minLetters = opts.minLetters ?? 10;
   const shareNeeded = opts.share ?? 0.6;
   const spikeFactor = opts.spikeFactor ?? 10;
@@ -63,8 +66,10 @@ export function detectBurst(bucketCounts: Array<{ start: number; count: number }
   if (!buckets.length) return none(0);
 
   let width = opts.bucketMs ?? Infinity;
-  if (!opts.bucketMs) for (let i = 1; i < buckets.length; i++) width = Math.min(width, buckets[i].start - buckets[i - 1].start);
-  if (!Number.isFinite(width) || width <= 0) width = opts.range ? Math.max(1, (opts.range.to - opts.range.from) / 100) : 0;
+  if (!opts.bucketMs)
+    for (let i = 1; i < buckets.length; i++) width = Math.min(width, buckets[i].start - buckets[i - 1].start);
+  if (!Number.isFinite(width) || width <= 0)
+    width = opts.range ? Math.max(1, (opts.range.to - opts.range.from) / 100) : 0;
   const from = opts.range?.from ?? buckets[0].start;
   const to = opts.range?.to ?? buckets[buckets.length - 1].start + width;
   const span = to - from;

@@ -1,8 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { classify, DEFAULT_CLASSIFICATION_RULES, validateRule, validateRules, type ClassificationRule } from "./classify";
+import {
+  classify,
+  DEFAULT_CLASSIFICATION_RULES,
+  validateRule,
+  validateRules,
+  type ClassificationRule,
+} from "./classify";
 import { normalizeMessage } from "./normalize";
 
-const c = (exceptionClass: string | null, exceptionMessage: string | null = null, reason: string | null = null) => classify({ exceptionClass, exceptionMessage, reason });
+const c = (exceptionClass: string | null, exceptionMessage: string | null = null, reason: string | null = null) =>
+  classify({ exceptionClass, exceptionMessage, reason });
 
 describe("classify with the default rules", () => {
   // [rule, class, message]: realistic failures from Java, .NET, Python, Node, Go and the brokers.
@@ -15,25 +22,57 @@ describe("classify with the default rules", () => {
     ["transient.connection", "java.net.ConnectException", "Connection refused"],
     ["transient.connection", "ConnectionResetError", "[Errno 104] Connection reset by peer"],
     ["transient.connection", "Error", "socket hang up"],
-    ["transient.http-unavailable", "org.springframework.web.client.HttpServerErrorException$ServiceUnavailable", "503 Service Unavailable"],
+    [
+      "transient.http-unavailable",
+      "org.springframework.web.client.HttpServerErrorException$ServiceUnavailable",
+      "503 Service Unavailable",
+    ],
     ["transient.http-unavailable", "com.acme.GatewayError", "upstream returned HTTP 502"],
     ["transient.http-unavailable", "Error", "Request failed with status code 504"],
     ["transient.throttled", "Error", "Request failed with status code 429"],
-    ["transient.throttled", "com.amazonaws.services.dynamodbv2.model.ProvisionedThroughputExceededException", "The level of configured provisioned throughput for the table was exceeded"],
-    ["transient.throttled", "botocore.exceptions.ClientError", "An error occurred (ThrottlingException) when calling the PutItem operation: Rate exceeded"],
+    [
+      "transient.throttled",
+      "com.amazonaws.services.dynamodbv2.model.ProvisionedThroughputExceededException",
+      "The level of configured provisioned throughput for the table was exceeded",
+    ],
+    [
+      "transient.throttled",
+      "botocore.exceptions.ClientError",
+      "An error occurred (ThrottlingException) when calling the PutItem operation: Rate exceeded",
+    ],
     ["transient.lock", "org.postgresql.util.PSQLException", "ERROR: deadlock detected"],
-    ["transient.lock", "com.mysql.cj.jdbc.exceptions.MySQLTransactionRollbackException", "Lock wait timeout exceeded; try restarting transaction"],
-    ["transient.lock", "org.springframework.orm.ObjectOptimisticLockingFailureException", "Row was updated or deleted by another transaction"],
+    [
+      "transient.lock",
+      "com.mysql.cj.jdbc.exceptions.MySQLTransactionRollbackException",
+      "Lock wait timeout exceeded; try restarting transaction",
+    ],
+    [
+      "transient.lock",
+      "org.springframework.orm.ObjectOptimisticLockingFailureException",
+      "Row was updated or deleted by another transaction",
+    ],
     ["transient.lock", "psycopg2.errors.SerializationFailure", "could not serialize access due to concurrent update"],
-    ["transient.unavailable", "org.apache.kafka.common.errors.NotLeaderOrFollowerException", "LeaderNotAvailable for partition orders-3"],
+    [
+      "transient.unavailable",
+      "org.apache.kafka.common.errors.NotLeaderOrFollowerException",
+      "LeaderNotAvailable for partition orders-3",
+    ],
     ["transient.unavailable", "Microsoft.Azure.ServiceBus.ServerBusyException", "The server is busy"],
     ["transient.unavailable", "redis.exceptions.BusyLoadingError", "Resource temporarily unavailable"],
     ["permanent.null-dereference", "java.lang.NullPointerException", null],
-    ["permanent.null-dereference", "System.NullReferenceException", "Object reference not set to an instance of an object."],
+    [
+      "permanent.null-dereference",
+      "System.NullReferenceException",
+      "Object reference not set to an instance of an object.",
+    ],
     ["permanent.null-dereference", "TypeError", "Cannot read properties of undefined (reading 'sku')"],
     ["permanent.null-dereference", "panic", "runtime error: invalid memory address or nil pointer dereference"],
     ["permanent.null-dereference", "AttributeError", "'NoneType' object has no attribute 'id'"],
-    ["permanent.deserialization", "com.fasterxml.jackson.databind.exc.MismatchedInputException", "Cannot deserialize value of type `int`"],
+    [
+      "permanent.deserialization",
+      "com.fasterxml.jackson.databind.exc.MismatchedInputException",
+      "Cannot deserialize value of type `int`",
+    ],
     ["permanent.deserialization", "json.decoder.JSONDecodeError", "Expecting value: line 1 column 1 (char 0)"],
     ["permanent.deserialization", "SyntaxError", "Unexpected token } in JSON at position 12"],
     ["permanent.deserialization", "org.apache.kafka.common.errors.SerializationException", "Unknown magic byte!"],
@@ -41,15 +80,35 @@ describe("classify with the default rules", () => {
     ["permanent.validation", "pydantic_core._pydantic_core.ValidationError", "1 validation error for Order"],
     ["permanent.validation", "com.networknt.schema.JsonSchemaException", "$.id: is missing but it is required"],
     ["permanent.constraint", "org.springframework.dao.DataIntegrityViolationException", "could not execute statement"],
-    ["permanent.constraint", "Npgsql.PostgresException", "23505: duplicate key value violates unique constraint \"orders_pkey\""],
-    ["permanent.constraint", "sqlalchemy.exc.IntegrityError", "(psycopg2.errors.ForeignKeyViolation) insert or update violates foreign key"],
-    ["permanent.illegal-argument", "java.lang.IllegalArgumentException", "No enum constant com.acme.Status.SHIPPED_LATE"],
-    ["permanent.illegal-argument", "System.ArgumentOutOfRangeException", "Specified argument was out of the range of valid values."],
+    [
+      "permanent.constraint",
+      "Npgsql.PostgresException",
+      '23505: duplicate key value violates unique constraint "orders_pkey"',
+    ],
+    [
+      "permanent.constraint",
+      "sqlalchemy.exc.IntegrityError",
+      "(psycopg2.errors.ForeignKeyViolation) insert or update violates foreign key",
+    ],
+    [
+      "permanent.illegal-argument",
+      "java.lang.IllegalArgumentException",
+      "No enum constant com.acme.Status.SHIPPED_LATE",
+    ],
+    [
+      "permanent.illegal-argument",
+      "System.ArgumentOutOfRangeException",
+      "Specified argument was out of the range of valid values.",
+    ],
     ["permanent.illegal-argument", "ValueError", "invalid literal for int() with base 10: 'x'"],
     ["permanent.unsupported", "java.lang.UnsupportedOperationException", null],
     ["permanent.unsupported", "com.acme.RoutingException", "Unknown event type order.archived"],
     ["permanent.unsupported", "System.InvalidCastException", "Unable to cast object of type 'A' to type 'B'."],
-    ["permanent.http-client-error", "org.springframework.web.client.HttpClientErrorException$BadRequest", "400 Bad Request"],
+    [
+      "permanent.http-client-error",
+      "org.springframework.web.client.HttpClientErrorException$BadRequest",
+      "400 Bad Request",
+    ],
     ["permanent.http-client-error", "Error", "Request failed with status code 422"],
   ];
 
@@ -65,13 +124,18 @@ describe("classify with the default rules", () => {
   });
 
   it("says unknown when nothing matches", () => {
-    expect(c("com.acme.InsufficientFundsException", "balance too low for order 12")).toEqual({ disposition: "unknown", ruleId: null });
+    expect(c("com.acme.InsufficientFundsException", "balance too low for order 12")).toEqual({
+      disposition: "unknown",
+      ruleId: null,
+    });
     expect(c(null, null)).toEqual({ disposition: "unknown", ruleId: null });
     expect(c(null, null, "rejected")).toEqual({ disposition: "unknown", ruleId: null });
   });
 
   it("trusts the class over words in the message", () => {
-    expect(c("java.lang.NullPointerException", 'Cannot invoke "Duration.toMillis()" because "timeout" is null').ruleId).toBe("permanent.null-dereference");
+    expect(
+      c("java.lang.NullPointerException", 'Cannot invoke "Duration.toMillis()" because "timeout" is null').ruleId,
+    ).toBe("permanent.null-dereference");
     expect(c("com.acme.ValidationException", "validation service timed out").ruleId).toBe("permanent.validation");
   });
 
@@ -88,14 +152,26 @@ describe("classify with custom rules", () => {
   ];
 
   it("respects field and order, case-insensitively", () => {
-    expect(classify({ exceptionClass: null, exceptionMessage: "INSUFFICIENT FUNDS" }, rules)).toEqual({ disposition: "permanent", ruleId: "a" });
-    expect(classify({ exceptionClass: "com.acme.InsufficientFundsException", exceptionMessage: "insufficient funds" }, rules).ruleId).toBe("b");
+    expect(classify({ exceptionClass: null, exceptionMessage: "INSUFFICIENT FUNDS" }, rules)).toEqual({
+      disposition: "permanent",
+      ruleId: "a",
+    });
+    expect(
+      classify({ exceptionClass: "com.acme.InsufficientFundsException", exceptionMessage: "insufficient funds" }, rules)
+        .ruleId,
+    ).toBe("b");
     expect(classify({ exceptionClass: null, exceptionMessage: "insufficient stock" }, rules).ruleId).toBe("c");
     expect(classify({ exceptionClass: null, exceptionMessage: "Funds" }, rules).ruleId).toBeNull(); // "b" is for classes only
   });
 
   it("caps the text it matches, so a huge message stays fast", () => {
-    const slow = validateRule({ id: "slow", disposition: "transient", pattern: "a.*a.{0,50}b", field: "message", description: "" });
+    const slow = validateRule({
+      id: "slow",
+      disposition: "transient",
+      pattern: "a.*a.{0,50}b",
+      field: "message",
+      description: "",
+    });
     const start = performance.now();
     expect(classify({ exceptionClass: null, exceptionMessage: "a".repeat(5_000_000) }, [slow]).ruleId).toBeNull();
     expect(performance.now() - start).toBeLessThan(1000);
@@ -103,10 +179,18 @@ describe("classify with custom rules", () => {
 });
 
 describe("validateRule", () => {
-  const good = { id: "transient.my-timeout", disposition: "transient", pattern: "gave up waiting", field: "message", description: "Our client's timeout" };
+  const good = {
+    id: "transient.my-timeout",
+    disposition: "transient",
+    pattern: "gave up waiting",
+    field: "message",
+    description: "Our client's timeout",
+  };
 
   it("accepts a good rule and returns a clean copy", () => {
-    expect(validateRule({ ...good, pattern: "connection\\s+(?:was )?refused|(?<![a-z])EPIPE\\b|x{2}" }).pattern).toContain("EPIPE");
+    expect(
+      validateRule({ ...good, pattern: "connection\\s+(?:was )?refused|(?<![a-z])EPIPE\\b|x{2}" }).pattern,
+    ).toContain("EPIPE");
     expect(validateRule({ ...good, extra: 1 })).toEqual(good);
     for (const r of DEFAULT_CLASSIFICATION_RULES) expect(validateRule(r)).toEqual(r);
   });

@@ -15,7 +15,13 @@ export interface ClassificationRule {
   description: string;
 }
 
-const rule = (id: string, disposition: ClassificationRule["disposition"], field: ClassificationRule["field"], pattern: string, description: string): ClassificationRule => ({ id, disposition, field, pattern, description });
+const rule = (
+  id: string,
+  disposition: ClassificationRule["disposition"],
+  field: ClassificationRule["field"],
+  pattern: string,
+  description: string,
+): ClassificationRule => ({ id, disposition, field, pattern, description });
 
 // Lock rules come before timeouts: "lock wait timeout" is a lock conflict.
 // HTTP status codes survive normalizeMessage, so these rules work on raw and normalised messages alike.
@@ -27,27 +33,105 @@ const MAX_CLASS = 300;
 const MAX_TEXT = 1000;
 
 export const DEFAULT_CLASSIFICATION_RULES: ClassificationRule[] = [
-  rule("transient.lock", "transient", "any", String.raw`deadlock|lock wait timeout|could not obtain lock|lock (?:conflict|contention|not available)|LockAcquisition|PessimisticLock|CannotAcquireLock|could not serialize access|serialization failure|OptimisticLock|StaleObjectState`, "Lock conflicts, deadlocks and serialization failures: retrying usually succeeds"),
-  rule("transient.timeout", "transient", "any", String.raw`time[ds]?[ _-]?out|deadline exceeded|ETIMEDOUT|ESOCKETTIMEDOUT`, "Timeouts: the dependency was slow, not the message wrong"),
-  rule("transient.connection", "transient", "any", String.raw`connection (?:was )?(?:refused|reset|closed|aborted|lost)|ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|broken pipe|socket hang up|ConnectException|NoRouteToHost|UnknownHostException|EAI_AGAIN|connection is not available`, "Connection refused, reset or lost"),
-  rule("transient.http-unavailable", "transient", "any", String.raw`${HTTP}(?:502|503|504)\b|service unavailable|bad gateway|gateway time-?out|ServiceUnavailable|BadGateway`, "HTTP 502, 503, 504 from a dependency"),
-  rule("transient.throttled", "transient", "any", String.raw`${HTTP}429\b|too many requests|TooManyRequests|throttl|rate[ _-]?limit|ProvisionedThroughputExceeded|RequestLimitExceeded|SlowDown`, "Throttling and rate limits (HTTP 429)"),
-  rule("transient.unavailable", "transient", "any", String.raw`temporar(?:il)?y unavailable|currently unavailable|try again later|TransientException|SQLTransient|TransientError|EAGAIN|server (?:is )?busy|ServerBusy|LeaderNotAvailable|NotLeaderForPartition|NotEnoughReplicas|UnavailableException`, "Temporarily unavailable"),
-  rule("permanent.null-dereference", "permanent", "any", String.raw`NullPointerException|NullReferenceException|Cannot read propert(?:y|ies) of (?:undefined|null)|Cannot set propert(?:y|ies) of (?:undefined|null)|undefined is not an object|null is not an object|nil pointer dereference|NoneType`, "Null dereference: a bug or a message missing a field"),
-  rule("permanent.deserialization", "permanent", "any", String.raw`deseriali[sz]|unmarshal|JsonParse|JsonMapping|MismatchedInput|InvalidFormatException|UnrecognizedProperty|JSONDecodeError|Unexpected token|Unexpected end of JSON|is not valid JSON|SyntaxError|SerializationException|InvalidProtocolBuffer|Unknown magic byte|malformed|parse error|ParseException|could not parse|failed to parse|cannot parse`, "The payload could not be read"),
-  rule("permanent.validation", "permanent", "any", String.raw`validation|ValidationError|MethodArgumentNotValid|schema|must not be (?:null|blank|empty)|missing required|required field|is required|invalid (?:payload|message|input|request|format|value|field)`, "Schema or validation failure: the message is wrong"),
-  rule("permanent.constraint", "permanent", "any", String.raw`constraint|duplicate key|Duplicate entry|unique violation|foreign key|IntegrityError|DataIntegrityViolation`, "Database constraint violation"),
-  rule("permanent.illegal-argument", "permanent", "any", String.raw`IllegalArgument|IllegalState|ArgumentException|ArgumentNullException|ArgumentOutOfRange|ValueError|InvalidArgument|invalid argument|RangeError`, "Illegal argument or state"),
-  rule("permanent.unsupported", "permanent", "any", String.raw`unsupported|not supported|NotSupported|NotImplemented|unknown (?:type|event|message type|enum|variant|subtype)|unrecognized (?:type|event)|no handler (?:found|for)|ClassCastException|InvalidCastException|ClassNotFoundException`, "Unsupported or unknown type"),
-  rule("permanent.http-client-error", "permanent", "any", String.raw`${HTTP}(?:400|422)\b|bad request|unprocessable (?:entity|content)|BadRequest|UnprocessableEntity`, "HTTP 400 or 422: the request will be rejected again"),
+  rule(
+    "transient.lock",
+    "transient",
+    "any",
+    String.raw`deadlock|lock wait timeout|could not obtain lock|lock (?:conflict|contention|not available)|LockAcquisition|PessimisticLock|CannotAcquireLock|could not serialize access|serialization failure|OptimisticLock|StaleObjectState`,
+    "Lock conflicts, deadlocks and serialization failures: retrying usually succeeds",
+  ),
+  rule(
+    "transient.timeout",
+    "transient",
+    "any",
+    String.raw`time[ds]?[ _-]?out|deadline exceeded|ETIMEDOUT|ESOCKETTIMEDOUT`,
+    "Timeouts: the dependency was slow, not the message wrong",
+  ),
+  rule(
+    "transient.connection",
+    "transient",
+    "any",
+    String.raw`connection (?:was )?(?:refused|reset|closed|aborted|lost)|ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|broken pipe|socket hang up|ConnectException|NoRouteToHost|UnknownHostException|EAI_AGAIN|connection is not available`,
+    "Connection refused, reset or lost",
+  ),
+  rule(
+    "transient.http-unavailable",
+    "transient",
+    "any",
+    String.raw`${HTTP}(?:502|503|504)\b|service unavailable|bad gateway|gateway time-?out|ServiceUnavailable|BadGateway`,
+    "HTTP 502, 503, 504 from a dependency",
+  ),
+  rule(
+    "transient.throttled",
+    "transient",
+    "any",
+    String.raw`${HTTP}429\b|too many requests|TooManyRequests|throttl|rate[ _-]?limit|ProvisionedThroughputExceeded|RequestLimitExceeded|SlowDown`,
+    "Throttling and rate limits (HTTP 429)",
+  ),
+  rule(
+    "transient.unavailable",
+    "transient",
+    "any",
+    String.raw`temporar(?:il)?y unavailable|currently unavailable|try again later|TransientException|SQLTransient|TransientError|EAGAIN|server (?:is )?busy|ServerBusy|LeaderNotAvailable|NotLeaderForPartition|NotEnoughReplicas|UnavailableException`,
+    "Temporarily unavailable",
+  ),
+  rule(
+    "permanent.null-dereference",
+    "permanent",
+    "any",
+    String.raw`NullPointerException|NullReferenceException|Cannot read propert(?:y|ies) of (?:undefined|null)|Cannot set propert(?:y|ies) of (?:undefined|null)|undefined is not an object|null is not an object|nil pointer dereference|NoneType`,
+    "Null dereference: a bug or a message missing a field",
+  ),
+  rule(
+    "permanent.deserialization",
+    "permanent",
+    "any",
+    String.raw`deseriali[sz]|unmarshal|JsonParse|JsonMapping|MismatchedInput|InvalidFormatException|UnrecognizedProperty|JSONDecodeError|Unexpected token|Unexpected end of JSON|is not valid JSON|SyntaxError|SerializationException|InvalidProtocolBuffer|Unknown magic byte|malformed|parse error|ParseException|could not parse|failed to parse|cannot parse`,
+    "The payload could not be read",
+  ),
+  rule(
+    "permanent.validation",
+    "permanent",
+    "any",
+    String.raw`validation|ValidationError|MethodArgumentNotValid|schema|must not be (?:null|blank|empty)|missing required|required field|is required|invalid (?:payload|message|input|request|format|value|field)`,
+    "Schema or validation failure: the message is wrong",
+  ),
+  rule(
+    "permanent.constraint",
+    "permanent",
+    "any",
+    String.raw`constraint|duplicate key|Duplicate entry|unique violation|foreign key|IntegrityError|DataIntegrityViolation`,
+    "Database constraint violation",
+  ),
+  rule(
+    "permanent.illegal-argument",
+    "permanent",
+    "any",
+    String.raw`IllegalArgument|IllegalState|ArgumentException|ArgumentNullException|ArgumentOutOfRange|ValueError|InvalidArgument|invalid argument|RangeError`,
+    "Illegal argument or state",
+  ),
+  rule(
+    "permanent.unsupported",
+    "permanent",
+    "any",
+    String.raw`unsupported|not supported|NotSupported|NotImplemented|unknown (?:type|event|message type|enum|variant|subtype)|unrecognized (?:type|event)|no handler (?:found|for)|ClassCastException|InvalidCastException|ClassNotFoundException`,
+    "Unsupported or unknown type",
+  ),
+  rule(
+    "permanent.http-client-error",
+    "permanent",
+    "any",
+    String.raw`${HTTP}(?:400|422)\b|bad request|unprocessable (?:entity|content)|BadRequest|UnprocessableEntity`,
+    "HTTP 400 or 422: the request will be rejected again",
+  ),
 ];
-
 
 /**
  * A repeated group that holds a repetition or an alternation, "(a+)+", "(\\w*\\s?)*", "(a|aa)*": the
  * shapes behind exponential backtracking. Rejecting the shape is cruder than analysing it, and safe.
  */
-const NESTED_QUANTIFIER = /\((?:\?(?::|=|!|<[=!]?\w*>?))?(?:[^()\\]|\\.)*(?:[+*?|]|\{\d+,\d*\})(?:[^()\\]|\\.)*\)(?:[+*]|\{\d+,\d*\})/;
+const NESTED_QUANTIFIER =
+  /\((?:\?(?::|=|!|<[=!]?\w*>?))?(?:[^()\\]|\\.)*(?:[+*?|]|\{\d+,\d*\})(?:[^()\\]|\\.)*\)(?:[+*]|\{\d+,\d*\})/;
 
 /**
  * Polynomial backtracking: ".*a.*b" tries every pair of positions. A crude bound on the steps per
@@ -59,9 +143,18 @@ function backtrackingBudget(pattern: string): number {
   let steps = 1;
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i];
-    if (ch === "\\") { i++; continue; }
-    if (ch === "[") { while (i < pattern.length && pattern[i] !== "]") i += pattern[i] === "\\" ? 2 : 1; continue; }
-    if (ch === "(" && pattern[i + 1] === "?") { i++; continue; } // group syntax, not a quantifier
+    if (ch === "\\") {
+      i++;
+      continue;
+    }
+    if (ch === "[") {
+      while (i < pattern.length && pattern[i] !== "]") i += pattern[i] === "\\" ? 2 : 1;
+      continue;
+    }
+    if (ch === "(" && pattern[i + 1] === "?") {
+      i++;
+      continue;
+    } // group syntax, not a quantifier
     if (ch === "*" || ch === "+") steps *= MAX_TEXT;
     else if (ch === "?" && !"*+?}".includes(pattern[i - 1])) steps *= 2;
     else if (ch === "{") {
@@ -76,10 +169,13 @@ function backtrackingBudget(pattern: string): number {
 export function validateRule(input: unknown): ClassificationRule {
   if (typeof input !== "object" || input === null || Array.isArray(input)) throw new Error("A rule must be an object");
   const r = input as Record<string, unknown>;
-  if (typeof r.id !== "string" || !/^[\w.:-]{1,64}$/.test(r.id)) throw new Error("Rule id must be 1-64 letters, digits, '.', ':', '_' or '-'");
+  if (typeof r.id !== "string" || !/^[\w.:-]{1,64}$/.test(r.id))
+    throw new Error("Rule id must be 1-64 letters, digits, '.', ':', '_' or '-'");
   const at = `Rule "${r.id}"`;
-  if (r.disposition !== "transient" && r.disposition !== "permanent") throw new Error(`${at}: disposition must be "transient" or "permanent"`);
-  if (r.field !== "class" && r.field !== "message" && r.field !== "any") throw new Error(`${at}: field must be "class", "message" or "any"`);
+  if (r.disposition !== "transient" && r.disposition !== "permanent")
+    throw new Error(`${at}: disposition must be "transient" or "permanent"`);
+  if (r.field !== "class" && r.field !== "message" && r.field !== "any")
+    throw new Error(`${at}: field must be "class", "message" or "any"`);
   if (typeof r.description !== "string") throw new Error(`${at}: description must be a string`);
   if (typeof r.pattern !== "string" || !r.pattern.trim()) throw new Error(`${at}: pattern must be a non-empty string`);
   if (r.pattern.length > MAX_PATTERN) throw new Error(`${at}: pattern is longer than ${MAX_PATTERN} characters`);
@@ -89,8 +185,14 @@ export function validateRule(input: unknown): ClassificationRule {
   } catch (e) {
     throw new Error(`${at}: pattern is not a valid regular expression (${(e as Error).message})`);
   }
-  if (NESTED_QUANTIFIER.test(r.pattern)) throw new Error(`${at}: pattern repeats a group that contains a repetition, which can take exponential time; rewrite it without nesting`);
-  if (backtrackingBudget(r.pattern) > MAX_STEPS_PER_START) throw new Error(`${at}: pattern has too many open-ended repetitions (.*, +, {n,}) and could be slow on long messages; use one, or bounded ones such as .{0,50}`);
+  if (NESTED_QUANTIFIER.test(r.pattern))
+    throw new Error(
+      `${at}: pattern repeats a group that contains a repetition, which can take exponential time; rewrite it without nesting`,
+    );
+  if (backtrackingBudget(r.pattern) > MAX_STEPS_PER_START)
+    throw new Error(
+      `${at}: pattern has too many open-ended repetitions (.*, +, {n,}) and could be slow on long messages; use one, or bounded ones such as .{0,50}`,
+    );
   if (re.test("")) throw new Error(`${at}: pattern matches the empty string, so it would match every letter`);
   return { id: r.id, disposition: r.disposition, pattern: r.pattern, field: r.field, description: r.description };
 }
@@ -129,11 +231,15 @@ export function classify(
 ): { disposition: Disposition; ruleId: string | null } {
   const cls = input.exceptionClass?.slice(0, MAX_CLASS) ?? "";
   const text = [input.exceptionMessage, input.reason].filter(Boolean).join("\n").slice(0, MAX_TEXT);
-  const passes: Array<[string, ClassificationRule["field"]]> = [[cls, "class"], [text, "message"]];
+  const passes: Array<[string, ClassificationRule["field"]]> = [
+    [cls, "class"],
+    [text, "message"],
+  ];
   for (const [value, field] of passes) {
     if (!value) continue;
     for (const r of rules) {
-      if ((r.field === field || r.field === "any") && regex(r.pattern).test(value)) return { disposition: r.disposition, ruleId: r.id };
+      if ((r.field === field || r.field === "any") && regex(r.pattern).test(value))
+        return { disposition: r.disposition, ruleId: r.id };
     }
   }
   return { disposition: "unknown", ruleId: null };

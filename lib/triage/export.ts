@@ -6,12 +6,37 @@ import type { ExportedLetter } from "./queries";
 
 /** Columns of a CSV export, in order; times are absolute UTC. Headers as one JSON cell. */
 export const LETTER_CSV_COLUMNS = [
-  "letterId", "messageId", "arrivedAt", "deadLetteredAt", "firstSeenAt", "lastSeenAt", "goneAt", "reason", "originQueue",
-  "exceptionClass", "exceptionMessage", "groupKey", "groupLabel", "disposition", "ruleId", "receiveCount", "position",
-  "kafkaPartition", "kafkaOffset", "bodySize", "sha256", "fingerprint", "payloadTruncated", "handledOutcome", "headers",
+  "letterId",
+  "messageId",
+  "arrivedAt",
+  "deadLetteredAt",
+  "firstSeenAt",
+  "lastSeenAt",
+  "goneAt",
+  "reason",
+  "originQueue",
+  "exceptionClass",
+  "exceptionMessage",
+  "groupKey",
+  "groupLabel",
+  "disposition",
+  "ruleId",
+  "receiveCount",
+  "position",
+  "kafkaPartition",
+  "kafkaOffset",
+  "bodySize",
+  "sha256",
+  "fingerprint",
+  "payloadTruncated",
+  "handledOutcome",
+  "headers",
 ] as const;
 
-export function lettersToCsv(rows: Iterable<ExportedLetter>, opts: { header?: boolean; withPayload?: boolean } = {}): string {
+export function lettersToCsv(
+  rows: Iterable<ExportedLetter>,
+  opts: { header?: boolean; withPayload?: boolean } = {},
+): string {
   const cols: string[] = [...LETTER_CSV_COLUMNS, ...(opts.withPayload ? ["payloadText", "payloadBase64"] : [])];
   const lines: string[] = [];
   if (opts.header) lines.push(cols.join(","));
@@ -27,7 +52,10 @@ export function lettersToCsv(rows: Iterable<ExportedLetter>, opts: { header?: bo
  * rules; a payload masked to text (payloadBase64 dropped) unless no rule applies to the role; the
  * SHA-256 and fingerprint keyed unless the role sees the bytes (lib/masking/digest.ts).
  */
-export function maskExportedLetter(r: ExportedLetter, policy: { rules: MaskingRule[]; hashKey: Uint8Array | string; payload: "none" | "masked" }): ExportedLetter {
+export function maskExportedLetter(
+  r: ExportedLetter,
+  policy: { rules: MaskingRule[]; hashKey: Uint8Array | string; payload: "none" | "masked" },
+): ExportedLetter {
   const digests = { sha256: visibleSha256(r.sha256, policy), fingerprint: visibleFingerprint(r.fingerprint, policy) };
   if (policy.rules.length === 0) return { ...r, ...digests };
   const text = (t: string | null) => (t ? maskTextWithRules(t, policy.rules, policy.hashKey).text : t);
@@ -40,7 +68,12 @@ export function maskExportedLetter(r: ExportedLetter, policy: { rules: MaskingRu
   };
   if (r.payloadBase64 !== undefined || r.payloadText !== undefined) {
     const bytes = r.payloadBase64 ? Buffer.from(r.payloadBase64, "base64") : null;
-    const m = bytes ? maskPayloadWithRules(bytes, null, policy.rules, policy.hashKey, { truncated: r.payloadTruncated, maxChars: 4 * 1024 * 1024 }) : null;
+    const m = bytes
+      ? maskPayloadWithRules(bytes, null, policy.rules, policy.hashKey, {
+          truncated: r.payloadTruncated,
+          maxChars: 4 * 1024 * 1024,
+        })
+      : null;
     out.payloadBase64 = null;
     out.payloadText = m ? m.text : null;
   }

@@ -3,7 +3,11 @@ import { parseLetterFilter, requireSameOrigin } from "./http";
 
 describe("parseLetterFilter", () => {
   it("reads every filter from the URL", () => {
-    const f = parseLetterFilter(new URLSearchParams("connectionId=c&queue=q&group=g1&class=X&reason=rejected&origin=o&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z&header=x-tenant:acme:eu&q=timeout&gone=1"));
+    const f = parseLetterFilter(
+      new URLSearchParams(
+        "connectionId=c&queue=q&group=g1&class=X&reason=rejected&origin=o&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z&header=x-tenant:acme:eu&q=timeout&gone=1",
+      ),
+    );
     expect(f).toEqual({
       connectionId: "c",
       queue: "q",
@@ -19,19 +23,30 @@ describe("parseLetterFilter", () => {
     });
   });
   it("refuses a missing DLQ, a bad date or a bad header filter", () => {
-    expect(() => parseLetterFilter(new URLSearchParams("queue=q"))).toThrow(expect.objectContaining({ code: "bad_request:dlq" }));
-    expect(() => parseLetterFilter(new URLSearchParams("connectionId=c&queue=q&from=yesterday"))).toThrow(expect.objectContaining({ code: "bad_request:filter" }));
-    expect(() => parseLetterFilter(new URLSearchParams("connectionId=c&queue=q&header=novalue"))).toThrow(expect.objectContaining({ code: "bad_request:filter" }));
+    expect(() => parseLetterFilter(new URLSearchParams("queue=q"))).toThrow(
+      expect.objectContaining({ code: "bad_request:dlq" }),
+    );
+    expect(() => parseLetterFilter(new URLSearchParams("connectionId=c&queue=q&from=yesterday"))).toThrow(
+      expect.objectContaining({ code: "bad_request:filter" }),
+    );
+    expect(() => parseLetterFilter(new URLSearchParams("connectionId=c&queue=q&header=novalue"))).toThrow(
+      expect.objectContaining({ code: "bad_request:filter" }),
+    );
   });
 });
 
 describe("requireSameOrigin", () => {
-  const req = (h: Record<string, string>) => new Request("http://127.0.0.1:3000/api/triage/scans", { method: "POST", headers: h });
+  const req = (h: Record<string, string>) =>
+    new Request("http://127.0.0.1:3000/api/triage/scans", { method: "POST", headers: h });
   it("accepts the console's own origin", () => {
     expect(() => requireSameOrigin(req({ host: "127.0.0.1:3000", origin: "http://127.0.0.1:3000" }))).not.toThrow();
   });
   it("refuses another origin or none", () => {
-    expect(() => requireSameOrigin(req({ host: "127.0.0.1:3000", origin: "https://evil.test" }))).toThrow(expect.objectContaining({ code: "forbidden:origin" }));
-    expect(() => requireSameOrigin(req({ host: "127.0.0.1:3000" }))).toThrow(expect.objectContaining({ code: "forbidden:origin" }));
+    expect(() => requireSameOrigin(req({ host: "127.0.0.1:3000", origin: "https://evil.test" }))).toThrow(
+      expect.objectContaining({ code: "forbidden:origin" }),
+    );
+    expect(() => requireSameOrigin(req({ host: "127.0.0.1:3000" }))).toThrow(
+      expect.objectContaining({ code: "forbidden:origin" }),
+    );
   });
 });

@@ -28,7 +28,8 @@ export function ok<T>(data: T, status = 200): NextResponse {
 function date(v: string | null, name: string): Date | undefined {
   if (!v) return undefined;
   const d = new Date(v);
-  if (Number.isNaN(d.getTime())) throw new AppError("bad_request:filter", { userMessage: `${name} must be a date and time (ISO 8601).` });
+  if (Number.isNaN(d.getTime()))
+    throw new AppError("bad_request:filter", { userMessage: `${name} must be a date and time (ISO 8601).` });
   return d;
 }
 
@@ -39,7 +40,8 @@ function date(v: string | null, name: string): Date | undefined {
 export function parseLetterFilter(p: URLSearchParams): LetterFilter {
   const connectionId = p.get("connectionId") ?? "";
   const queue = p.get("queue") ?? "";
-  if (!connectionId || !queue) throw new AppError("bad_request:dlq", { userMessage: "Name the connection and the DLQ (connectionId, queue)." });
+  if (!connectionId || !queue)
+    throw new AppError("bad_request:dlq", { userMessage: "Name the connection and the DLQ (connectionId, queue)." });
   const header = p.get("header");
   let h: LetterFilter["header"];
   if (header) {

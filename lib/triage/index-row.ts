@@ -5,7 +5,15 @@ import type { FailureInfo, Letter } from "@/lib/brokers/types";
 import { displayText } from "@/lib/brokers/display";
 import { encryptPayload, payloadAad, type Keyring } from "@/lib/crypto/payload-cipher";
 import { maskedSearchText, type SearchMasking } from "./masked-search";
-import { classify, groupKeyOf, receiveCountBucket, rootCauseOf, type ClassificationRule, type Disposition, type GroupKey } from "@/lib/triage";
+import {
+  classify,
+  groupKeyOf,
+  receiveCountBucket,
+  rootCauseOf,
+  type ClassificationRule,
+  type Disposition,
+  type GroupKey,
+} from "@/lib/triage";
 
 /** Bytes of each payload kept (encrypted) in the index; larger payloads are stored cut, flagged. */
 export const PAYLOAD_CAP_BYTES = 1024 * 1024;
@@ -72,7 +80,9 @@ function headersOf(l: Letter): Record<string, string> {
 function kafkaPosition(l: Letter): { partition: number | null; offset: string | null } {
   const p = displayText(l.properties.find((x) => x.name === "partition")?.value);
   const o = displayText(l.properties.find((x) => x.name === "offset")?.value);
-  return p !== null && o !== null && /^\d+$/.test(p) && /^\d+$/.test(o) ? { partition: Number(p), offset: o } : { partition: null, offset: null };
+  return p !== null && o !== null && /^\d+$/.test(p) && /^\d+$/.test(o)
+    ? { partition: Number(p), offset: o }
+    : { partition: null, offset: null };
 }
 
 /** Spring Kafka's DeadLetterPublishingRecoverer names the wrapper's direct cause here. */
@@ -110,7 +120,13 @@ export function resolveFailure(
   causeFqcn: string | null,
   rules: ClassificationRule[] | undefined,
 ): ResolvedFailure {
-  let g = groupKeyOf({ exceptionClass: f.exceptionClass, exceptionMessage: f.exceptionMessage, stackTrace: f.stackTrace, reason: f.reason, count: f.count });
+  let g = groupKeyOf({
+    exceptionClass: f.exceptionClass,
+    exceptionMessage: f.exceptionMessage,
+    stackTrace: f.stackTrace,
+    reason: f.reason,
+    count: f.count,
+  });
   const headerClass = blank(f.exceptionClass);
   const headerMessage = blank(f.exceptionMessage);
   let exceptionMessage: string | null = headerMessage;
@@ -129,7 +145,13 @@ export function resolveFailure(
     // No cause chain in the stack, but the Spring header names the cause: group and classify by it.
     const nested = nestedMessage(headerMessage, cause);
     exceptionMessage = nested !== undefined ? nested : headerMessage;
-    g = groupKeyOf({ exceptionClass: cause, exceptionMessage, stackTrace: f.stackTrace, reason: f.reason, count: f.count });
+    g = groupKeyOf({
+      exceptionClass: cause,
+      exceptionMessage,
+      stackTrace: f.stackTrace,
+      reason: f.reason,
+      count: f.count,
+    });
     wrapperClass = headerClass;
   }
   const exceptionClass = g.exceptionClass ?? headerClass;
@@ -163,14 +185,25 @@ interface FailureCache {
 const caches = new WeakMap<object, FailureCache>();
 const NO_RULES = {};
 
-export function cachedResolveFailure(f: FailureInfo, causeFqcn: string | null, rules: ClassificationRule[] | undefined): ResolvedFailure {
+export function cachedResolveFailure(
+  f: FailureInfo,
+  causeFqcn: string | null,
+  rules: ClassificationRule[] | undefined,
+): ResolvedFailure {
   let cache = caches.get(rules ?? NO_RULES);
   if (!cache) caches.set(rules ?? NO_RULES, (cache = { entries: new Map(), lookups: 0, hits: 0, bypass: 0 }));
   if (cache.bypass > 0) {
     cache.bypass--;
     return resolveFailure(f, causeFqcn, rules);
   }
-  const key = JSON.stringify([f.exceptionClass, f.exceptionMessage, f.stackTrace, f.reason, receiveCountBucket(f.count), causeFqcn]);
+  const key = JSON.stringify([
+    f.exceptionClass,
+    f.exceptionMessage,
+    f.stackTrace,
+    f.reason,
+    receiveCountBucket(f.count),
+    causeFqcn,
+  ]);
   if (key.length > CACHE_KEY_MAX) return resolveFailure(f, causeFqcn, rules);
   if (++cache.lookups === WINDOW) {
     if (cache.hits < MIN_HITS) cache.bypass = BYPASS;
@@ -197,7 +230,8 @@ export function failureCacheStats(rules: ClassificationRule[] | undefined): { si
 }
 
 function lastHeaderText(l: Letter, name: string): string | null {
-  for (let i = l.headers.length - 1; i >= 0; i--) if (l.headers[i].name === name) return displayText(l.headers[i].value);
+  for (let i = l.headers.length - 1; i >= 0; i--)
+    if (l.headers[i].name === name) return displayText(l.headers[i].value);
   return null;
 }
 
@@ -220,7 +254,14 @@ function keyedGroupKey(raw: string): string {
 
 export function toIndexRow(
   l: Letter,
-  ctx: { connectionId: string; queue: string; rules: ClassificationRule[] | undefined; ring: Keyring; randomAccess: boolean; search: SearchMasking },
+  ctx: {
+    connectionId: string;
+    queue: string;
+    rules: ClassificationRule[] | undefined;
+    ring: Keyring;
+    randomAccess: boolean;
+    search: SearchMasking;
+  },
 ): IndexRow {
   const f = l.failure;
   const r = cachedResolveFailure(f, lastHeaderText(l, CAUSE_FQCN_HEADER), ctx.rules);

@@ -18,13 +18,35 @@ afterAll(async () => {
 
 function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
   return {
-    letter_id: `l-${i}`, position: i, kafka_partition: 3, kafka_offset: "9007199254740993", message_id: null,
-    dead_lettered_at: "2026-01-01T00:00:00.123Z", reason: "rejected", origin_queue: "orders",
-    exception_class: "com.acme.Thing", exception_message: `thing ${i} failed: "é€😀" {a,b} back\\slash`, normalized_message: "thing <num> failed: <str> {a,b} back\\slash",
-    top_frame: "com.acme.Thing.run", group_key: "g", group_label: "Thing", group_basis: "exception",
-    disposition: "unknown", rule_id: null, receive_count: null, headers: { "x-tenant": "acme", "x-quote": "\"{}\"\\" }, body_size: 3,
-    sha256: "0".repeat(64), fingerprint: "f".repeat(32), payload: Uint8Array.of(0, 1, 2, 255, 92, 120), payload_key_id: "k1", payload_truncated: true,
-    handled_outcome: null, exception_search: null, search_version: null, ...over,
+    letter_id: `l-${i}`,
+    position: i,
+    kafka_partition: 3,
+    kafka_offset: "9007199254740993",
+    message_id: null,
+    dead_lettered_at: "2026-01-01T00:00:00.123Z",
+    reason: "rejected",
+    origin_queue: "orders",
+    exception_class: "com.acme.Thing",
+    exception_message: `thing ${i} failed: "é€😀" {a,b} back\\slash`,
+    normalized_message: "thing <num> failed: <str> {a,b} back\\slash",
+    top_frame: "com.acme.Thing.run",
+    group_key: "g",
+    group_label: "Thing",
+    group_basis: "exception",
+    disposition: "unknown",
+    rule_id: null,
+    receive_count: null,
+    headers: { "x-tenant": "acme", "x-quote": '"{}"\\' },
+    body_size: 3,
+    sha256: "0".repeat(64),
+    fingerprint: "f".repeat(32),
+    payload: Uint8Array.of(0, 1, 2, 255, 92, 120),
+    payload_key_id: "k1",
+    payload_truncated: true,
+    handled_outcome: null,
+    exception_search: null,
+    search_version: null,
+    ...over,
   };
 }
 
@@ -44,17 +66,33 @@ describe("upsertLetters", () => {
   it("stores the same rows through pg binary arrays and through Prisma JSON", async () => {
     const q1 = `store-${randomUUID()}`;
     const q2 = `store-${randomUUID()}`;
-    const rows = [row(0), row(1, { payload: null, payload_key_id: null, dead_lettered_at: null, kafka_partition: null, kafka_offset: null, headers: {} })];
+    const rows = [
+      row(0),
+      row(1, {
+        payload: null,
+        payload_key_id: null,
+        dead_lettered_at: null,
+        kafka_partition: null,
+        kafka_offset: null,
+        headers: {},
+      }),
+    ];
     await upsertLetters("store-conn", q1, randomUUID(), rows, getDb());
     await upsertLetters("store-conn", q2, randomUUID(), rows, other as unknown as ReturnType<typeof getDb>);
     const a = await stored(q1);
     const b = await stored(q2);
     expect(a).toHaveLength(2);
     // arrived_at is the dead-lettering time, else now() (which differs between the two writes).
-    const comparable = (rs: Array<Record<string, unknown>>) => rs.map((r) => ({ ...r, arrived_at: r.dead_lettered_at ? r.arrived_at : "now" }));
+    const comparable = (rs: Array<Record<string, unknown>>) =>
+      rs.map((r) => ({ ...r, arrived_at: r.dead_lettered_at ? r.arrived_at : "now" }));
     expect(comparable(a)).toEqual(comparable(b));
     expect(a[0].arrived_at).toEqual(a[0].dead_lettered_at);
-    expect(a[0]).toMatchObject({ payload: "000102ff5c78", kafka_offset: "9007199254740993", headers: { "x-tenant": "acme", "x-quote": "\"{}\"\\" }, exception_message: rows[0].exception_message });
+    expect(a[0]).toMatchObject({
+      payload: "000102ff5c78",
+      kafka_offset: "9007199254740993",
+      headers: { "x-tenant": "acme", "x-quote": '"{}"\\' },
+      exception_message: rows[0].exception_message,
+    });
     expect(a[0].dead_lettered_at).toEqual(new Date("2026-01-01T00:00:00.123Z"));
     expect(a[1]).toMatchObject({ payload: null, headers: {}, dead_lettered_at: null, receive_count: null });
   });
@@ -63,7 +101,13 @@ describe("upsertLetters", () => {
     const q = `store-${randomUUID()}`;
     await upsertLetters("store-conn", q, randomUUID(), [row(0)], getDb());
     await getDb().$executeRawUnsafe(`UPDATE triage_letters SET gone_at = now() WHERE queue = $1`, q);
-    await upsertLetters("store-conn", q, randomUUID(), [row(0, { exception_message: "again", payload: Uint8Array.of(7) })], getDb());
+    await upsertLetters(
+      "store-conn",
+      q,
+      randomUUID(),
+      [row(0, { exception_message: "again", payload: Uint8Array.of(7) })],
+      getDb(),
+    );
     const [r] = await stored(q);
     expect(r).toMatchObject({ exception_message: "again", payload: "07", gone_at: null });
     expect(await stored(q)).toHaveLength(1);

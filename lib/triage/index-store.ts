@@ -35,7 +35,9 @@ const INSERT_COLUMNS = `INSERT INTO triage_letters (
        exception_search, search_version, retention_from)`;
 
 /** The row from `r`; `payload` is the expression that yields the ciphertext bytes. */
-const selectRow = (payload: string) => `SELECT $1, $2, r.letter_id, r.position, r.kafka_partition, r.kafka_offset::bigint, r.message_id,
+const selectRow = (
+  payload: string,
+) => `SELECT $1, $2, r.letter_id, r.position, r.kafka_partition, r.kafka_offset::bigint, r.message_id,
        now(), now(), NULL, r.dead_lettered_at::timestamptz, COALESCE(r.dead_lettered_at::timestamptz, now()), r.reason, r.origin_queue,
        r.exception_class, r.exception_message, r.normalized_message, r.top_frame, r.group_key, r.group_label,
        r.group_basis, r.disposition, r.rule_id, r.receive_count, COALESCE(r.headers::jsonb, '{}'::jsonb), r.body_size, r.sha256, r.fingerprint,
@@ -66,20 +68,58 @@ const UPSERT_JSON = `${INSERT_COLUMNS}
  */
 type Column = { name: keyof IndexRow; sql: string; encode: (rows: IndexRow[]) => Buffer };
 // One getter per column (monomorphic property reads; `row[name]` with a varying name was not).
-const text = (name: keyof IndexRow, get: (r: IndexRow) => string | null): Column => ({ name, sql: "text", encode: (rows) => binaryArray("text", rows.map(get)) });
-const int4 = (name: keyof IndexRow, get: (r: IndexRow) => number | null): Column => ({ name, sql: "int", encode: (rows) => binaryArray("int4", rows.map(get)) });
+const text = (name: keyof IndexRow, get: (r: IndexRow) => string | null): Column => ({
+  name,
+  sql: "text",
+  encode: (rows) => binaryArray("text", rows.map(get)),
+});
+const int4 = (name: keyof IndexRow, get: (r: IndexRow) => number | null): Column => ({
+  name,
+  sql: "int",
+  encode: (rows) => binaryArray("int4", rows.map(get)),
+});
 const UNNEST_COLUMNS: Column[] = [
-  text("letter_id", (r) => r.letter_id), int4("position", (r) => r.position), int4("kafka_partition", (r) => r.kafka_partition),
-  text("kafka_offset", (r) => r.kafka_offset), text("message_id", (r) => r.message_id), text("dead_lettered_at", (r) => r.dead_lettered_at),
-  text("reason", (r) => r.reason), text("origin_queue", (r) => r.origin_queue), text("exception_class", (r) => r.exception_class),
-  text("exception_message", (r) => r.exception_message), text("normalized_message", (r) => r.normalized_message), text("top_frame", (r) => r.top_frame),
-  text("group_key", (r) => r.group_key), text("group_label", (r) => r.group_label), text("group_basis", (r) => r.group_basis),
-  text("disposition", (r) => r.disposition), text("rule_id", (r) => r.rule_id), int4("receive_count", (r) => r.receive_count),
-  text("headers", (r) => JSON.stringify(r.headers ?? {})), int4("body_size", (r) => r.body_size), text("sha256", (r) => r.sha256),
+  text("letter_id", (r) => r.letter_id),
+  int4("position", (r) => r.position),
+  int4("kafka_partition", (r) => r.kafka_partition),
+  text("kafka_offset", (r) => r.kafka_offset),
+  text("message_id", (r) => r.message_id),
+  text("dead_lettered_at", (r) => r.dead_lettered_at),
+  text("reason", (r) => r.reason),
+  text("origin_queue", (r) => r.origin_queue),
+  text("exception_class", (r) => r.exception_class),
+  text("exception_message", (r) => r.exception_message),
+  text("normalized_message", (r) => r.normalized_message),
+  text("top_frame", (r) => r.top_frame),
+  text("group_key", (r) => r.group_key),
+  text("group_label", (r) => r.group_label),
+  text("group_basis", (r) => r.group_basis),
+  text("disposition", (r) => r.disposition),
+  text("rule_id", (r) => r.rule_id),
+  int4("receive_count", (r) => r.receive_count),
+  text("headers", (r) => JSON.stringify(r.headers ?? {})),
+  int4("body_size", (r) => r.body_size),
+  text("sha256", (r) => r.sha256),
   text("fingerprint", (r) => r.fingerprint),
-  { name: "payload", sql: "bytea", encode: (rows) => binaryArray("bytea", rows.map((r) => r.payload)) },
+  {
+    name: "payload",
+    sql: "bytea",
+    encode: (rows) =>
+      binaryArray(
+        "bytea",
+        rows.map((r) => r.payload),
+      ),
+  },
   text("payload_key_id", (r) => r.payload_key_id),
-  { name: "payload_truncated", sql: "boolean", encode: (rows) => binaryArray("bool", rows.map((r) => r.payload_truncated)) },
+  {
+    name: "payload_truncated",
+    sql: "boolean",
+    encode: (rows) =>
+      binaryArray(
+        "bool",
+        rows.map((r) => r.payload_truncated),
+      ),
+  },
   text("handled_outcome", (r) => r.handled_outcome),
   text("exception_search", (r) => (r.exception_search ? JSON.stringify(r.exception_search) : null)),
   int4("search_version", (r) => r.search_version),
@@ -141,7 +181,13 @@ export type PreparedLetters =
 export function prepareLetters(rows: IndexRow[], db: PrismaClient = getDb()): PreparedLetters {
   const pool = bulkPool(db);
   if (pool) return { count: rows.length, via: "pg", pool, values: columnArrays(rows) };
-  const json = JSON.stringify(rows.map((r) => ({ ...r, payload: r.payload && Buffer.from(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength).toString("base64") })));
+  const json = JSON.stringify(
+    rows.map((r) => ({
+      ...r,
+      payload:
+        r.payload && Buffer.from(r.payload.buffer, r.payload.byteOffset, r.payload.byteLength).toString("base64"),
+    })),
+  );
   return { count: rows.length, via: "prisma", db, json };
 }
 
@@ -149,10 +195,19 @@ export function prepareLetters(rows: IndexRow[], db: PrismaClient = getDb()): Pr
  * Inserts or refreshes a batch of letters of one DLQ with one INSERT … ON CONFLICT. A letter seen
  * again keeps its first-seen time, gets this scan's id and is present again (gone_at NULL).
  */
-export async function writeLetters(connectionId: string, queue: string, scanId: string, batch: PreparedLetters): Promise<void> {
+export async function writeLetters(
+  connectionId: string,
+  queue: string,
+  scanId: string,
+  batch: PreparedLetters,
+): Promise<void> {
   if (batch.count === 0) return;
   if (batch.via === "pg") {
-    await batch.pool.query({ name: "triage_upsert_letters", text: UPSERT_UNNEST, values: [connectionId, queue, scanId, ...batch.values] });
+    await batch.pool.query({
+      name: "triage_upsert_letters",
+      text: UPSERT_UNNEST,
+      values: [connectionId, queue, scanId, ...batch.values],
+    });
     return;
   }
   await batch.db.$executeRawUnsafe(UPSERT_JSON, connectionId, queue, scanId, batch.json);
@@ -170,7 +225,12 @@ export async function upsertLetters(
 }
 
 /** After a complete scan: letters of this DLQ the scan did not see have left it. Returns how many. */
-export async function markGone(connectionId: string, queue: string, scanId: string, db: PrismaClient = getDb()): Promise<number> {
+export async function markGone(
+  connectionId: string,
+  queue: string,
+  scanId: string,
+  db: PrismaClient = getDb(),
+): Promise<number> {
   return db.$executeRawUnsafe(
     `UPDATE triage_letters SET gone_at = now()
      WHERE connection_id = $1 AND queue = $2 AND scan_id <> $3::uuid AND gone_at IS NULL`,
@@ -192,7 +252,11 @@ export function bucketSecondsFor(spanMs: number): number {
  * origins, versions (VERSION_HEADERS), three newest sample ids and arrivals per time bucket.
  * Runs at the end of every scan; redrive calls it after removing letters.
  */
-export async function refreshGroupSummary(connectionId: string, queue: string, db: PrismaClient = getDb()): Promise<void> {
+export async function refreshGroupSummary(
+  connectionId: string,
+  queue: string,
+  db: PrismaClient = getDb(),
+): Promise<void> {
   const span = await db.$queryRawUnsafe<Array<{ lo: Date | null; hi: Date | null }>>(
     `SELECT min(arrived_at) AS lo, max(arrived_at) AS hi FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL`,
     connectionId,
@@ -204,7 +268,11 @@ export async function refreshGroupSummary(connectionId: string, queue: string, d
   const versionExpr = `COALESCE(${VERSION_HEADERS.map((h) => `l.headers->>'${h.replace(/'/g, "''")}'`).join(", ")})`;
   await db.$transaction(
     async (tx) => {
-      await tx.$executeRawUnsafe(`DELETE FROM triage_groups WHERE connection_id = $1 AND queue = $2`, connectionId, queue);
+      await tx.$executeRawUnsafe(
+        `DELETE FROM triage_groups WHERE connection_id = $1 AND queue = $2`,
+        connectionId,
+        queue,
+      );
       await tx.$executeRawUnsafe(
         // `present` is read three times, so Postgres materialises it: only the columns used (with
         // SELECT * every payload was copied, spilling ~100 MB to disk for 50,000 letters).
@@ -251,7 +319,10 @@ export async function refreshGroupSummary(connectionId: string, queue: string, d
 
 /** Deletes index rows whose letter left its DLQ more than `days` ago. Returns how many. */
 export async function deleteExpiredLetters(days: number, db: PrismaClient = getDb()): Promise<number> {
-  return db.$executeRawUnsafe(`DELETE FROM triage_letters WHERE gone_at < now() - ($1::int * interval '1 day')`, Math.max(0, Math.floor(days)));
+  return db.$executeRawUnsafe(
+    `DELETE FROM triage_letters WHERE gone_at < now() - ($1::int * interval '1 day')`,
+    Math.max(0, Math.floor(days)),
+  );
 }
 
 export function retentionDays(): number {

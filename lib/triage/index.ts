@@ -1,5 +1,12 @@
 /** The pure triage core: message and stack normalisation, grouping keys, classification, bursts. */
-export { normalizeMessage, topStackFrame, exceptionClassFromStack, rootCauseOf, parseStack, MAX_MESSAGE_LENGTH } from "./normalize";
+export {
+  normalizeMessage,
+  topStackFrame,
+  exceptionClassFromStack,
+  rootCauseOf,
+  parseStack,
+  MAX_MESSAGE_LENGTH,
+} from "./normalize";
 export type { ParsedStack, ParsedFrame, StackLanguage } from "./normalize";
 export { groupKeyOf, receiveCountBucket, GROUPING_VERSION } from "./grouping";
 export type { GroupingInput, GroupKey } from "./grouping";

@@ -39,7 +39,10 @@ export function searchMaskingFor(
   queue: string,
   hashKey: Buffer,
 ): SearchMasking {
-  const roles = ROLES.map((role) => ({ role, rules: policyFrom(config, role, connectionId, queue, hashKey).rules })).filter((r) => r.rules.length > 0);
+  const roles = ROLES.map((role) => ({
+    role,
+    rules: policyFrom(config, role, connectionId, queue, hashKey).rules,
+  })).filter((r) => r.rules.length > 0);
   return { version: searchStamp(config.version), roles, hashKey };
 }
 
@@ -70,7 +73,9 @@ export function maskedSearchText(message: string | null, m: SearchMasking): Reco
 export type SearchScope = { kind: "raw" } | { kind: "masked"; role: Role; version: number };
 
 export function searchScopeOf(policy: MaskingPolicy): SearchScope {
-  return policy.rules.length === 0 ? { kind: "raw" } : { kind: "masked", role: policy.role, version: searchStamp(policy.version) };
+  return policy.rules.length === 0
+    ? { kind: "raw" }
+    : { kind: "masked", role: policy.role, version: searchStamp(policy.version) };
 }
 
 /**
@@ -80,7 +85,10 @@ export function searchScopeOf(policy: MaskingPolicy): SearchScope {
  * value masking would change (a secret header, a card number, an address) is refused, whatever
  * the letters hold, so the answer never depends on a masked value.
  */
-export function scopedFilter<F extends { header?: { name: string; value: string }; search?: SearchScope }>(filter: F, policy: MaskingPolicy): F {
+export function scopedFilter<F extends { header?: { name: string; value: string }; search?: SearchScope }>(
+  filter: F,
+  policy: MaskingPolicy,
+): F {
   if (filter.header && policy.rules.length > 0) {
     const { name, value } = filter.header;
     const seen = maskHeaderRecord({ [name]: value }, policy.rules, policy.hashKey).headers[name];

@@ -35,7 +35,11 @@ const filter = (over: Record<string, unknown> = {}) => ({ connectionId: adapter.
 
 beforeAll(async () => {
   for (const role of ["viewer", "operator", "admin"] as const) {
-    const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@oracle.test`, role, password: "a-long-enough-password" });
+    const u = await createUser({
+      email: `${role}-${randomUUID().slice(0, 8)}@oracle.test`,
+      role,
+      password: "a-long-enough-password",
+    });
     actors[role] = { id: u.id, email: u.email, name: null, role };
   }
   ({ dlq } = await kit.dlqByReject(
@@ -51,8 +55,17 @@ beforeAll(async () => {
     })),
   ));
   const kind = `scan-oracle-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId: adapter.connectionId, queue: dlq, params: { acceptRisk: true } });
-  const worker = new JobWorker({ handlers: { [kind]: scanHandler({ adapterFor: () => adapter }) }, owner: `test-${kind}`, leaseMs: 10_000 });
+  const job = await jobStore().enqueue({
+    kind: kind as "scan",
+    connectionId: adapter.connectionId,
+    queue: dlq,
+    params: { acceptRisk: true },
+  });
+  const worker = new JobWorker({
+    handlers: { [kind]: scanHandler({ adapterFor: () => adapter }) },
+    owner: `test-${kind}`,
+    leaseMs: 10_000,
+  });
   await worker.runOnce();
   expect((await jobStore().get(job.id))?.state).toBe("succeeded");
 });
@@ -102,7 +115,11 @@ describe("filters are no oracle for masked values", () => {
   });
 
   it("grouping by a masked header merges its values and orders groups by what the role sees", async () => {
-    const g = await listGroups(actors.viewer, meta(), { connectionId: adapter.connectionId, queue: dlq, by: "header:authorization" });
+    const g = await listGroups(actors.viewer, meta(), {
+      connectionId: adapter.connectionId,
+      queue: dlq,
+      by: "header:authorization",
+    });
     expect(JSON.stringify(g)).not.toContain("dXNlcjpodW50ZXIy");
     expect(g.groups).toHaveLength(1);
     expect(g.groups[0].count).toBe(3);
@@ -110,12 +127,18 @@ describe("filters are no oracle for masked values", () => {
 
   it("a search over a sensitive DLQ is on record with what was searched for", async () => {
     const current = await loadMaskingConfig();
-    await saveMaskingConfig({ rules: current.rules, sensitive: [...current.sensitive, { connectionId: adapter.connectionId, pattern: dlq }] }, "test");
+    await saveMaskingConfig(
+      { rules: current.rules, sensitive: [...current.sensitive, { connectionId: adapter.connectionId, pattern: dlq }] },
+      "test",
+    );
     try {
       const m = meta();
       await listLetters(actors.operator, m, { filter: filter({ text: "login" }) });
       const rows = await queryAudit({ action: "triage.search", queue: dlq }, { limit: 5 });
-      expect(rows.rows.find((r) => r.requestId === m.requestId)).toMatchObject({ outcome: "success", details: expect.objectContaining({ filter: expect.objectContaining({ text: "login" }) }) });
+      expect(rows.rows.find((r) => r.requestId === m.requestId)).toMatchObject({
+        outcome: "success",
+        details: expect.objectContaining({ filter: expect.objectContaining({ text: "login" }) }),
+      });
     } finally {
       const now = await loadMaskingConfig();
       await saveMaskingConfig({ rules: now.rules, sensitive: now.sensitive.filter((s) => s.pattern !== dlq) }, "test");
@@ -138,7 +161,9 @@ describe("digests are no oracle for masked payloads", () => {
     const policy = await maskingPolicy("viewer", adapter.connectionId, dlq);
     expect(JSON.stringify(rows.map((r) => maskExportedLetter(r, policy)))).not.toContain(rawSha);
     // Guessing the payload and searching by its SHA-256 answers like a wrong guess.
-    expect(await answer(actors.viewer, { text: rawSha })).toEqual(await answer(actors.viewer, { text: "0".repeat(64) }));
+    expect(await answer(actors.viewer, { text: rawSha })).toEqual(
+      await answer(actors.viewer, { text: "0".repeat(64) }),
+    );
     // The keyed digest the role is shown is stable across letters with the same bytes and can be searched.
     const shown = list.letters[0].sha256;
     expect(shown.startsWith("hmac:")).toBe(true);
@@ -156,7 +181,9 @@ describe("digests are no oracle for masked payloads", () => {
 
 describe("ids and group keys are no oracle either", () => {
   it("a RabbitMQ letter without a message id gets a keyed id that no one can compute from a guessed payload", async () => {
-    const { dlq: bare } = await kit.dlqByReject([{ body: enc(BODY), headers: { "x-exception-message": `password=${PASSWORD}` } }]);
+    const { dlq: bare } = await kit.dlqByReject([
+      { body: enc(BODY), headers: { "x-exception-message": `password=${PASSWORD}` } },
+    ]);
     const page = await adapter.browse(bare, { offset: 0, limit: 5, maxBodyBytes: 0 });
     expect(page.letters).toHaveLength(1);
     const [l] = page.letters;
@@ -164,7 +191,9 @@ describe("ids and group keys are no oracle either", () => {
     // The former id was this unkeyed digest of the body and immutable fields, shown to every role.
     const full = (await adapter.getLetter(bare, l.id))!;
     const h = createHash("sha256");
-    for (const p of full.properties) if (!["expiration", "redelivered", "exchange", "routingKey", "deliveryTag", "consumerTag"].includes(p.name)) h.update(`p:${p.name}=${canonicalJson(p.value)}\n`);
+    for (const p of full.properties)
+      if (!["expiration", "redelivered", "exchange", "routingKey", "deliveryTag", "consumerTag"].includes(p.name))
+        h.update(`p:${p.name}=${canonicalJson(p.value)}\n`);
     for (const e of full.headers) if (!isMutableHeader(e.name)) h.update(`h:${e.name}=${canonicalJson(e.value)}\n`);
     h.update(`b:${createHash("sha256").update(BODY).digest("hex")}`);
     expect(l.id.slice(2)).not.toBe(h.digest("base64url").slice(0, 22));
@@ -176,7 +205,13 @@ describe("ids and group keys are no oracle either", () => {
     const g = await listGroups(actors.viewer, meta(), { connectionId: adapter.connectionId, queue: dlq });
     expect(g.by).toBe("group");
     const key = g.by === "group" ? g.groups[0].groupKey : "";
-    const unkeyed = groupKeyOf({ exceptionClass: "com.acme.LoginFailed", exceptionMessage: `login refused password=${PASSWORD} card ${CARD} attempt 0`, stackTrace: null, reason: null, count: null }).key;
+    const unkeyed = groupKeyOf({
+      exceptionClass: "com.acme.LoginFailed",
+      exceptionMessage: `login refused password=${PASSWORD} card ${CARD} attempt 0`,
+      stackTrace: null,
+      reason: null,
+      count: null,
+    }).key;
     expect(key).toMatch(/^[0-9a-f]{32}$/);
     expect(key).not.toBe(unkeyed);
   });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { exceptionClassFromStack, normalizeMessage, parseStack, rootCauseOf, topStackFrame, MAX_MESSAGE_LENGTH } from "./normalize";
+import {
+  exceptionClassFromStack,
+  normalizeMessage,
+  parseStack,
+  rootCauseOf,
+  topStackFrame,
+  MAX_MESSAGE_LENGTH,
+} from "./normalize";
 import * as F from "./fixtures.test-data";
 
 describe("normalizeMessage", () => {
@@ -12,23 +19,47 @@ describe("normalizeMessage", () => {
     ["0x literals", "bad pointer 0xc000184000", "bad pointer <hex>"],
     ["Java identity hashes", "Rejected com.acme.Task@1b6d3586", "Rejected com.acme.Task@<hex>"],
     ["single quotes", "Duplicate entry 'ORD-1' for key 'PRIMARY'", "Duplicate entry <str> for key <str>"],
-    ["double quotes", 'Cannot invoke "Customer.getEmail()" because "customer" is null', "Cannot invoke <str> because <str> is null"],
+    [
+      "double quotes",
+      'Cannot invoke "Customer.getEmail()" because "customer" is null',
+      "Cannot invoke <str> because <str> is null",
+    ],
     ["backticks", "Cannot deserialize value of type `java.time.Instant`", "Cannot deserialize value of type <str>"],
     ["apostrophes in words are not quotes", "Can't find 'x' and won't retry", "Can't find <str> and won't retry"],
-    ["ISO timestamps", "expired at 2024-03-05T14:03:12.123Z (now 2024-03-05 14:05:00+01:00)", "expired at <ts> (now <ts>)"],
+    [
+      "ISO timestamps",
+      "expired at 2024-03-05T14:03:12.123Z (now 2024-03-05 14:05:00+01:00)",
+      "expired at <ts> (now <ts>)",
+    ],
     ["dates and times", "batch of 2024-03-05 closed at 23:59:59", "batch of <ts> closed at <ts>"],
     ["RFC 1123 and java.util.Date", "Mon, 02 Jan 2006 15:04:05 GMT / Tue Mar 05 14:03:12 UTC 2024", "<ts> / <ts>"],
     ["epoch millis", "message 1709647392123 too old", "message <ts> too old"],
     ["emails", "user jane.doe+test@example.co.uk not found", "user <email> not found"],
     ["IPv4 with port", "connect ECONNREFUSED 10.0.3.7:5432", "connect ECONNREFUSED <ip>"],
-    ["IPv6", "no route to fe80::1ff:fe23:4567:890a or 2001:0db8:85a3:0000:0000:8a2e:0370:7334", "no route to <ip> or <ip>"],
-    ["URLs keep scheme, host and path shape", "GET https://api.acme.com/v2/orders/123?token=abc&x=1#frag failed", "GET https://api.acme.com/v<num>/orders/<num>?<query> failed"],
+    [
+      "IPv6",
+      "no route to fe80::1ff:fe23:4567:890a or 2001:0db8:85a3:0000:0000:8a2e:0370:7334",
+      "no route to <ip> or <ip>",
+    ],
+    [
+      "URLs keep scheme, host and path shape",
+      "GET https://api.acme.com/v2/orders/123?token=abc&x=1#frag failed",
+      "GET https://api.acme.com/v<num>/orders/<num>?<query> failed",
+    ],
     ["order ids", "Order ORD-12345 and INV2024000123 rejected", "Order ORD-<num> and INV<num> rejected"],
     ["hex ids that happen to have no letter", "trace 4bf92f35 / 40892135", "trace <hex> / <hex>"],
     ["words made of hex letters are kept", "facade decade accede", "facade decade accede"],
     ["random tokens", "request id 7fJk2LmQ9xPz4RtW8 failed", "request id <id> failed"],
-    ["HTTP status codes are kept", "HTTP 503 Service Unavailable; status code: 429; status=400", "HTTP 503 Service Unavailable; status code: 429; status=400"],
-    ["names with digits are kept", "invalid utf8 in base64 payload (sha256 mismatch)", "invalid utf8 in base64 payload (sha256 mismatch)"],
+    [
+      "HTTP status codes are kept",
+      "HTTP 503 Service Unavailable; status code: 429; status=400",
+      "HTTP 503 Service Unavailable; status code: 429; status=400",
+    ],
+    [
+      "names with digits are kept",
+      "invalid utf8 in base64 payload (sha256 mismatch)",
+      "invalid utf8 in base64 payload (sha256 mismatch)",
+    ],
     ["whitespace collapsed", "  line one\n\tline   two  ", "line one line two"],
   ])("replaces %s", (_, input, expected) => {
     expect(normalizeMessage(input)).toBe(expected);
@@ -66,7 +97,9 @@ describe("normalizeMessage", () => {
       const msg = `Order ORD-${rnd(1e6)} for '${hex(rnd(10) + 1)}' (${uuid}) from 10.${rnd(256)}.${rnd(256)}.${rnd(256)}:${rnd(65535)} failed at ${ts} after ${rnd(1e5)} ms, user u${rnd(999)}@acme.io, trace ${hex(32)}`;
       shapes.add(normalizeMessage(msg));
     }
-    expect([...shapes]).toEqual(["Order ORD-<num> for <str> (<uuid>) from <ip> failed at <ts> after <num> ms, user <email>, trace <hex>"]);
+    expect([...shapes]).toEqual([
+      "Order ORD-<num> for <str> (<uuid>) from <ip> failed at <ts> after <num> ms, user <email>, trace <hex>",
+    ]);
   });
 });
 
@@ -79,10 +112,16 @@ describe("parseStack: Java", () => {
       "org.springframework.web.client.ResourceAccessException",
       "java.net.SocketTimeoutException",
     ]);
-    expect(rootCauseOf(F.JAVA_SPRING)).toEqual({ exceptionClass: "java.net.SocketTimeoutException", message: "Read timed out after 30000 ms", depth: 3 });
+    expect(rootCauseOf(F.JAVA_SPRING)).toEqual({
+      exceptionClass: "java.net.SocketTimeoutException",
+      message: "Read timed out after 30000 ms",
+      depth: 3,
+    });
     // The root's frames are JDK and Apache; its elided tail comes from the enclosing exception.
     expect(topStackFrame(F.JAVA_SPRING)).toBe("com.acme.orders.PaymentClient.charge");
-    expect(exceptionClassFromStack(F.JAVA_SPRING)).toBe("org.springframework.amqp.rabbit.support.ListenerExecutionFailedException");
+    expect(exceptionClassFromStack(F.JAVA_SPRING)).toBe(
+      "org.springframework.amqp.rabbit.support.ListenerExecutionFailedException",
+    );
   });
 
   it("reconstructs '... N more' frames, skips Suppressed blocks and normalises lambdas and proxies", () => {
@@ -101,7 +140,10 @@ describe("parseStack: Java", () => {
 
   it("reads 'Exception in thread', module prefixes and anonymous classes", () => {
     expect(exceptionClassFromStack(F.JAVA_NPE)).toBe("java.lang.NullPointerException");
-    expect(parseStack(F.JAVA_NPE)!.frames.map((f) => f.name)).toEqual(["com.acme.notify.Mailer.send", "com.acme.notify.Mailer$<n>.run"]);
+    expect(parseStack(F.JAVA_NPE)!.frames.map((f) => f.name)).toEqual([
+      "com.acme.notify.Mailer.send",
+      "com.acme.notify.Mailer$<n>.run",
+    ]);
   });
 
   it("gives the same top frame whatever the line numbers", () => {
@@ -113,8 +155,15 @@ describe("parseStack: .NET", () => {
   it("takes the innermost exception after ---> and its frames before the end of the inner trace", () => {
     const p = parseStack(F.DOTNET)!;
     expect(p.language).toBe("dotnet");
-    expect(p.chain.map((c) => c.exceptionClass)).toEqual(["System.InvalidOperationException", "System.TimeoutException"]);
-    expect(p.frames.map((f) => f.name)).toEqual(["Npgsql.NpgsqlConnector.ReadMessage", "Acme.Orders.OrderRepository.SaveAsync", "Acme.Orders.OrderHandler.Handle.<lambda>"]);
+    expect(p.chain.map((c) => c.exceptionClass)).toEqual([
+      "System.InvalidOperationException",
+      "System.TimeoutException",
+    ]);
+    expect(p.frames.map((f) => f.name)).toEqual([
+      "Npgsql.NpgsqlConnector.ReadMessage",
+      "Acme.Orders.OrderRepository.SaveAsync",
+      "Acme.Orders.OrderHandler.Handle.<lambda>",
+    ]);
     expect(topStackFrame(F.DOTNET)).toBe("Acme.Orders.OrderRepository.SaveAsync");
     expect(rootCauseOf(F.DOTNET)?.message).toBe("The operation has timed out after 00:00:30.");
     expect(exceptionClassFromStack(F.DOTNET)).toBe("System.InvalidOperationException");
@@ -146,7 +195,10 @@ describe("parseStack: Node", () => {
   it("strips async and skips node:internal frames", () => {
     const p = parseStack(F.NODE)!;
     expect(p.language).toBe("node");
-    expect(p.frames.map((f) => f.name)).toEqual(["OrderService.reserve (services/order-service.js)", "OrderConsumer.handle (consumers/order-consumer.js)"]);
+    expect(p.frames.map((f) => f.name)).toEqual([
+      "OrderService.reserve (services/order-service.js)",
+      "OrderConsumer.handle (consumers/order-consumer.js)",
+    ]);
     expect(exceptionClassFromStack(F.NODE)).toBe("TypeError");
   });
 
@@ -158,7 +210,11 @@ describe("parseStack: Node", () => {
   });
 
   it("follows [cause]", () => {
-    expect(rootCauseOf(F.NODE_CAUSE)).toEqual({ exceptionClass: "SyntaxError", message: "Unexpected token } in JSON at position 12", depth: 2 });
+    expect(rootCauseOf(F.NODE_CAUSE)).toEqual({
+      exceptionClass: "SyntaxError",
+      message: "Unexpected token } in JSON at position 12",
+      depth: 2,
+    });
     expect(topStackFrame(F.NODE_CAUSE)).toBe("parseBody (src/body.js)");
   });
 });
@@ -166,7 +222,9 @@ describe("parseStack: Node", () => {
 describe("parseStack: Go", () => {
   it("reads a panic, skipping the runtime and the standard library", () => {
     const p = parseStack(F.GO_PANIC)!;
-    expect(p.chain).toEqual([{ exceptionClass: "panic", message: "runtime error: invalid memory address or nil pointer dereference" }]);
+    expect(p.chain).toEqual([
+      { exceptionClass: "panic", message: "runtime error: invalid memory address or nil pointer dereference" },
+    ]);
     expect(p.frames.map((f) => [f.name, f.app])).toEqual([
       ["encoding/json.(*decodeState).object", false],
       ["github.com/acme/orders/internal/consumer.(*Handler).Handle.func<n>", true],

@@ -31,14 +31,33 @@ const REPLACEMENTS: Array<[RegExp, string, string | RegExp]> = [
   [/\b([a-z][a-z0-9+.-]*:\/\/[^\s?#<>'"]*)[?#][^\s<>'"]*/gi, "$1?<query>", "://"],
   [/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, "<email>", "@"],
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>", "-"],
-  [/\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})\b)?/g, "<ts>", "-"],
-  [new RegExp(`\\b${DAY},?\\s+\\d{1,2}\\s+${MONTH}\\s+\\d{4}\\s+\\d{2}:\\d{2}:\\d{2}(?:\\s+(?:GMT|UTC|[+-]\\d{4}))?`, "g"), "<ts>", ":"],
-  [new RegExp(`\\b${DAY}\\s+${MONTH}\\s+\\d{1,2}\\s+\\d{2}:\\d{2}:\\d{2}(?:\\s+[A-Z]{2,5})?\\s+\\d{4}`, "g"), "<ts>", ":"], // java.util.Date
+  [
+    /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2})\b)?/g,
+    "<ts>",
+    "-",
+  ],
+  [
+    new RegExp(
+      `\\b${DAY},?\\s+\\d{1,2}\\s+${MONTH}\\s+\\d{4}\\s+\\d{2}:\\d{2}:\\d{2}(?:\\s+(?:GMT|UTC|[+-]\\d{4}))?`,
+      "g",
+    ),
+    "<ts>",
+    ":",
+  ],
+  [
+    new RegExp(`\\b${DAY}\\s+${MONTH}\\s+\\d{1,2}\\s+\\d{2}:\\d{2}:\\d{2}(?:\\s+[A-Z]{2,5})?\\s+\\d{4}`, "g"),
+    "<ts>",
+    ":",
+  ], // java.util.Date
   [/\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/g, "<ts>", ":"],
   [/\b1\d{12}\b/g, "<ts>", DIGIT], // epoch millis, 2001–2286
   [/\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b/g, "<ip>", "."],
   [/(?<![\w:])(?=[0-9a-f:]*\d)(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}(?![\w:])/gi, "<ip>", ":"],
-  [/(?<![\w:])(?=[0-9a-f:]*\d)(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?(?![\w:])/gi, "<ip>", "::"],
+  [
+    /(?<![\w:])(?=[0-9a-f:]*\d)(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?(?![\w:])/gi,
+    "<ip>",
+    "::",
+  ],
   [/\b0x[0-9a-f]+\b/gi, "<hex>", /0x/i],
   [/(?<=\w)@[0-9a-f]{1,16}\b/gi, "@<hex>", "@"], // Java identity hash: com.foo.Bar@1b6d3586
   // Hex ids and hashes. From 8 characters a run of digits counts too: some hex ids happen to have no
@@ -53,7 +72,8 @@ const REPLACEMENTS: Array<[RegExp, string, string | RegExp]> = [
  * Digits that carry meaning, kept through the number pass: HTTP status codes (503 and 400 are
  * different failures, and classification reads them) and names with digits in them.
  */
-const KEEP = /\b(?:(?:HTTP(?:\/\d(?:\.\d)?)?|status(?:[ _]?code)?|response code)[\s:=]{0,3}[1-5]\d\d\b|utf-?(?:8|16)|base64|sha-?(?:1|256|384|512)|md5|s3|ec2|ipv[46]|log4j2?|u?int(?:8|16|32|64)|float(?:32|64)|oauth2|http\/[12](?:\.[01])?|tls\s?v?1\.[0-3]|k8s|i18n)\b/gi;
+const KEEP =
+  /\b(?:(?:HTTP(?:\/\d(?:\.\d)?)?|status(?:[ _]?code)?|response code)[\s:=]{0,3}[1-5]\d\d\b|utf-?(?:8|16)|base64|sha-?(?:1|256|384|512)|md5|s3|ec2|ipv[46]|log4j2?|u?int(?:8|16|32|64)|float(?:32|64)|oauth2|http\/[12](?:\.[01])?|tls\s?v?1\.[0-3]|k8s|i18n)\b/gi;
 const PRIVATE = /[\uE000-\uF8FF]/g;
 
 /** Replaces placeholders' lists ("<num>, <num>, <num>") with one, so list length does not split groups. */
@@ -62,7 +82,8 @@ const LIST = /<(\w+)>(?:\s*[,;|]\s*<\1>)+/g;
 /** Exception message with its variable parts replaced by placeholders; see the module comment. */
 export function normalizeMessage(message: string): string {
   let s = message.slice(0, MAX_INPUT).replace(PRIVATE, "");
-  for (const [re, to, needs] of REPLACEMENTS) if (typeof needs === "string" ? s.includes(needs) : needs.test(s)) s = s.replace(re, to);
+  for (const [re, to, needs] of REPLACEMENTS)
+    if (typeof needs === "string" ? s.includes(needs) : needs.test(s)) s = s.replace(re, to);
   // Every KEEP alternative holds a digit.
   if (DIGIT.test(s)) {
     const kept: string[] = [];
@@ -95,7 +116,12 @@ export interface ParsedStack {
 }
 
 /** Lines capped too: frame patterns backtrack on pathological single lines. */
-const lines = (s: string) => s.slice(0, MAX_STACK).replace(PRIVATE, "").split(/\r?\n/).map((l) => l.slice(0, 2000));
+const lines = (s: string) =>
+  s
+    .slice(0, MAX_STACK)
+    .replace(PRIVATE, "")
+    .split(/\r?\n/)
+    .map((l) => l.slice(0, 2000));
 
 /** "pkg.Class: message" → parts. `loose` accepts bare words ("KeyError"), which Python prints. */
 function splitHeader(text: string, loose = false): { exceptionClass: string | null; message: string | null } | null {
@@ -109,9 +135,11 @@ function splitHeader(text: string, loose = false): { exceptionClass: string | nu
 
 // Java / Kotlin / Scala ------------------------------------------------------------------------
 
-const JAVA_FRAME = /^\s*at\s+([^\s(]+)\((?:[^()]*\.(?:java|kt|kts|scala|groovy|clj)(?::\d+)?|Native Method|Unknown Source|<generated>)\)/;
+const JAVA_FRAME =
+  /^\s*at\s+([^\s(]+)\((?:[^()]*\.(?:java|kt|kts|scala|groovy|clj)(?::\d+)?|Native Method|Unknown Source|<generated>)\)/;
 const JAVA_MORE = /^\s*\.\.\.\s+(\d+)\s+(?:more|common frames omitted)/;
-const JAVA_LIB = /^(?:java|javax|jdk|sun|com\.sun|kotlin|kotlinx|scala|groovy|org\.springframework|org\.apache|org\.hibernate|org\.postgresql|com\.mysql|com\.zaxxer|com\.fasterxml|io\.netty|reactor|io\.micrometer|io\.grpc|okhttp3|feign|retrofit2|software\.amazon|com\.amazonaws|com\.rabbitmq|io\.opentelemetry|brave|net\.bytebuddy|org\.junit)\.|\$Proxy|GeneratedMethodAccessor|\$\$Lambda/;
+const JAVA_LIB =
+  /^(?:java|javax|jdk|sun|com\.sun|kotlin|kotlinx|scala|groovy|org\.springframework|org\.apache|org\.hibernate|org\.postgresql|com\.mysql|com\.zaxxer|com\.fasterxml|io\.netty|reactor|io\.micrometer|io\.grpc|okhttp3|feign|retrofit2|software\.amazon|com\.amazonaws|com\.rabbitmq|io\.opentelemetry|brave|net\.bytebuddy|org\.junit)\.|\$Proxy|GeneratedMethodAccessor|\$\$Lambda/;
 
 export function normalizeJavaFrame(raw: string): string {
   return raw
@@ -127,7 +155,13 @@ export function normalizeJavaFrame(raw: string): string {
 }
 
 function parseJava(ls: string[]): ParsedStack | null {
-  type Section = { exceptionClass: string | null; message: string | null; frames: string[]; more: number; header: string[] };
+  type Section = {
+    exceptionClass: string | null;
+    message: string | null;
+    frames: string[];
+    more: number;
+    header: string[];
+  };
   const sections: Section[] = [];
   let current: Section | null = null;
   let suppressed = false;
@@ -154,7 +188,10 @@ function parseJava(ls: string[]): ParsedStack | null {
   let full: string[] = [];
   for (const s of sections) {
     full = s.frames.concat(s.more > 0 ? full.slice(Math.max(0, full.length - s.more)) : []);
-    Object.assign(s, splitHeader(s.header.join("\n"), true) ?? { exceptionClass: null, message: s.header.join("\n").trim() || null });
+    Object.assign(
+      s,
+      splitHeader(s.header.join("\n"), true) ?? { exceptionClass: null, message: s.header.join("\n").trim() || null },
+    );
   }
   return {
     language: "java",
@@ -184,7 +221,8 @@ function javaFrame(raw: string): ParsedFrame {
 // .NET -------------------------------------------------------------------------------------------
 
 const DOTNET_FRAME = /^\s*at\s+(.+?)\((?:[^()]|\([^()]*\))*\)(?:\s+in\s+.+?:line\s+\d+)?\s*$/;
-const DOTNET_LIB = /^(?:System|Microsoft|Newtonsoft|Npgsql|Polly|MassTransit|NServiceBus|Confluent|Amazon|RabbitMQ\.Client|Grpc|StackExchange|Dapper)\./;
+const DOTNET_LIB =
+  /^(?:System|Microsoft|Newtonsoft|Npgsql|Polly|MassTransit|NServiceBus|Confluent|Amazon|RabbitMQ\.Client|Grpc|StackExchange|Dapper)\./;
 
 export function normalizeDotnetFrame(raw: string): string {
   return raw
@@ -197,21 +235,30 @@ export function normalizeDotnetFrame(raw: string): string {
 function parseDotnet(ls: string[]): ParsedStack | null {
   const firstFrame = ls.findIndex((l) => DOTNET_FRAME.test(l));
   if (firstFrame < 0) return null;
-  const header = ls.slice(0, firstFrame).join("\n").replace(/^\s*Unhandled exception\.\s*/, "");
+  const header = ls
+    .slice(0, firstFrame)
+    .join("\n")
+    .replace(/^\s*Unhandled exception\.\s*/, "");
   // Inner exceptions print inside the header: "Outer: msg ---> Inner: msg"; their frames print first.
-  const chain = header.split(/\s*--->\s*/).map((h) => splitHeader(h.trim(), true) ?? { exceptionClass: null, message: h.trim() || null });
+  const chain = header
+    .split(/\s*--->\s*/)
+    .map((h) => splitHeader(h.trim(), true) ?? { exceptionClass: null, message: h.trim() || null });
   const frames: ParsedFrame[] = [];
   for (const l of ls.slice(firstFrame)) {
     if (/---\s*End of inner exception stack trace\s*---/.test(l)) break;
     const m = DOTNET_FRAME.exec(l);
-    if (m) { const name = normalizeDotnetFrame(m[1].trim()); frames.push({ name, app: !DOTNET_LIB.test(name) }); }
+    if (m) {
+      const name = normalizeDotnetFrame(m[1].trim());
+      frames.push({ name, app: !DOTNET_LIB.test(name) });
+    }
   }
   return { language: "dotnet", chain, frames };
 }
 
 // Python -----------------------------------------------------------------------------------------
 
-const PY_CHAIN = /^(?:During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)\s*$/;
+const PY_CHAIN =
+  /^(?:During handling of the above exception, another exception occurred:|The above exception was the direct cause of the following exception:)\s*$/;
 const PY_FRAME = /^\s*File "([^"]+)", line \d+, in (.+?)\s*$/;
 
 function pythonPath(path: string): { path: string; lib: boolean } {
@@ -224,18 +271,25 @@ function pythonPath(path: string): { path: string; lib: boolean } {
 
 function parsePython(ls: string[]): ParsedStack | null {
   const blocks: string[][] = [[]];
-  for (const l of ls) if (PY_CHAIN.test(l.trim())) blocks.push([]); else blocks[blocks.length - 1].push(l);
-  const parsed = blocks.map((b) => {
-    const frames: ParsedFrame[] = [];
-    for (const l of b) {
-      const m = PY_FRAME.exec(l);
-      if (m) { const { path, lib } = pythonPath(m[1]); frames.push({ name: `${path} in ${m[2]}`, app: !lib }); }
-    }
-    // The exception line is the last unindented line; later lines continue a multi-line message.
-    const last = b.findLastIndex((l) => /^[A-Za-z_][\w.]*(?::|$)/.test(l) && !l.startsWith("Traceback"));
-    const head = last >= 0 ? splitHeader(b.slice(last).join("\n").trim(), true) : null;
-    return { frames: frames.reverse(), head };
-  }).filter((b) => b.frames.length || b.head);
+  for (const l of ls)
+    if (PY_CHAIN.test(l.trim())) blocks.push([]);
+    else blocks[blocks.length - 1].push(l);
+  const parsed = blocks
+    .map((b) => {
+      const frames: ParsedFrame[] = [];
+      for (const l of b) {
+        const m = PY_FRAME.exec(l);
+        if (m) {
+          const { path, lib } = pythonPath(m[1]);
+          frames.push({ name: `${path} in ${m[2]}`, app: !lib });
+        }
+      }
+      // The exception line is the last unindented line; later lines continue a multi-line message.
+      const last = b.findLastIndex((l) => /^[A-Za-z_][\w.]*(?::|$)/.test(l) && !l.startsWith("Traceback"));
+      const head = last >= 0 ? splitHeader(b.slice(last).join("\n").trim(), true) : null;
+      return { frames: frames.reverse(), head };
+    })
+    .filter((b) => b.frames.length || b.head);
   if (!parsed.length) return null;
   // Python prints the root cause first and the exception as raised last.
   const chain = parsed.map((b) => b.head ?? { exceptionClass: null, message: null }).reverse();
@@ -264,7 +318,10 @@ function parseNode(ls: string[]): ParsedStack | null {
   const sections: Array<{ header: string[]; frames: ParsedFrame[] }> = [];
   for (const l of ls) {
     const cause = /^\s*(?:\[cause\]:|Caused by:)\s*(.*)$/i.exec(l);
-    if (cause || (!sections.length && l.trim())) { sections.push({ header: [cause ? cause[1] : l], frames: [] }); continue; }
+    if (cause || (!sections.length && l.trim())) {
+      sections.push({ header: [cause ? cause[1] : l], frames: [] });
+      continue;
+    }
     const s = sections[sections.length - 1];
     if (!s) continue;
     const frame = parseNodeFrame(l);
@@ -272,7 +329,13 @@ function parseNode(ls: string[]): ParsedStack | null {
     else if (!frame && !s.frames.length && l.trim()) s.header.push(l); // multi-line messages
   }
   if (!sections.length) return null;
-  const chain = sections.map((s) => splitHeader(s.header.join("\n").trim(), true) ?? { exceptionClass: null, message: s.header.join("\n").trim() || null });
+  const chain = sections.map(
+    (s) =>
+      splitHeader(s.header.join("\n").trim(), true) ?? {
+        exceptionClass: null,
+        message: s.header.join("\n").trim() || null,
+      },
+  );
   // The root's own frames, or the nearest enclosing error's when the cause printed none.
   const frames = [...sections].reverse().find((s) => s.frames.length)?.frames ?? [];
   return { language: "node", chain, frames };
@@ -293,7 +356,11 @@ function parseGo(ls: string[]): ParsedStack | null {
   let inGoroutine = false;
   for (let i = start + 1; i < ls.length; i++) {
     const l = ls[i];
-    if (/^goroutine \d+ \[/.test(l)) { if (inGoroutine) break; inGoroutine = true; continue; } // only the panicking goroutine
+    if (/^goroutine \d+ \[/.test(l)) {
+      if (inGoroutine) break;
+      inGoroutine = true;
+      continue;
+    } // only the panicking goroutine
     if (!inGoroutine || /^\s/.test(l) || !l.trim() || /^created by /.test(l)) continue;
     const name = normalizeGoFrame(l.trim());
     if (/^(?:runtime|runtime\/debug)\.|^panic$/.test(name)) continue; // the panic machinery itself
@@ -324,10 +391,17 @@ let lastParse: { input: string | null; result: ParsedStack | null } = { input: n
 
 function parseStackUncached(stackTrace: string): ParsedStack | null {
   const ls = lines(stackTrace);
-  if (ls.some((l) => /^Traceback \(most recent call last\):/.test(l.trim()) || PY_FRAME.test(l))) return parsePython(ls);
+  if (ls.some((l) => /^Traceback \(most recent call last\):/.test(l.trim()) || PY_FRAME.test(l)))
+    return parsePython(ls);
   if (ls.some((l) => /^(?:panic|fatal error): /.test(l))) return parseGo(ls);
   if (ls.some((l) => JAVA_FRAME.test(l))) return parseJava(ls);
-  if (ls.some((l) => { const f = parseNodeFrame(l); return f !== null; })) return parseNode(ls);
+  if (
+    ls.some((l) => {
+      const f = parseNodeFrame(l);
+      return f !== null;
+    })
+  )
+    return parseNode(ls);
   if (ls.some((l) => DOTNET_FRAME.test(l))) return parseDotnet(ls);
   return null;
 }
@@ -355,11 +429,17 @@ export function exceptionClassFromStack(stackTrace: string): string | null {
   if (!first) return null;
   const go = /^(panic|fatal error): /.exec(first);
   if (go) return go[1];
-  return splitHeader(first.replace(/^\s*(?:Unhandled exception\.\s*|Exception in thread "[^"]*"\s+)/, "").split(/\s*--->\s*/)[0])?.exceptionClass ?? null;
+  return (
+    splitHeader(
+      first.replace(/^\s*(?:Unhandled exception\.\s*|Exception in thread "[^"]*"\s+)/, "").split(/\s*--->\s*/)[0],
+    )?.exceptionClass ?? null
+  );
 }
 
 /** The innermost exception of the chain (Java "Caused by:", .NET "--->", Python chained tracebacks). */
-export function rootCauseOf(stackTrace: string | null): { exceptionClass: string | null; message: string | null; depth: number } | null {
+export function rootCauseOf(
+  stackTrace: string | null,
+): { exceptionClass: string | null; message: string | null; depth: number } | null {
   const parsed = parseStack(stackTrace);
   const root = parsed?.chain[parsed.chain.length - 1];
   return root ? { ...root, depth: parsed!.chain.length } : null;

@@ -8,18 +8,25 @@ afterAll(() => pool.end());
 
 describe("binary arrays through Postgres", () => {
   it("round-trips text, int, boolean and bytea elements, NULLs included, in order", async () => {
-    const text = ["plain", null, "", "é€😀 \"quoted\" {braces} back\\slash, comma", "x".repeat(5000)];
+    const text = ["plain", null, "", 'é€😀 "quoted" {braces} back\\slash, comma', "x".repeat(5000)];
     const ints = [0, -2147483648, 2147483647, null, 42];
     const bools = [true, false, null, true, false];
     const bytes = [Buffer.from([0, 1, 255]), null, Buffer.alloc(0), Buffer.from("\\x00"), Buffer.alloc(3000, 7)];
     const r = await pool.query({
       text: "SELECT t, i, b, y, ord FROM unnest($1::text[], $2::int[], $3::boolean[], $4::bytea[]) WITH ORDINALITY AS r(t, i, b, y, ord) ORDER BY ord",
-      values: [binaryArray("text", text), binaryArray("int4", ints), binaryArray("bool", bools), binaryArray("bytea", bytes)],
+      values: [
+        binaryArray("text", text),
+        binaryArray("int4", ints),
+        binaryArray("bool", bools),
+        binaryArray("bytea", bytes),
+      ],
     });
     expect(r.rows.map((x) => x.t)).toEqual(text);
     expect(r.rows.map((x) => x.i)).toEqual(ints);
     expect(r.rows.map((x) => x.b)).toEqual(bools);
-    expect(r.rows.map((x) => (x.y === null ? null : Buffer.from(x.y).toString("hex")))).toEqual(bytes.map((b) => (b === null ? null : b.toString("hex"))));
+    expect(r.rows.map((x) => (x.y === null ? null : Buffer.from(x.y).toString("hex")))).toEqual(
+      bytes.map((b) => (b === null ? null : b.toString("hex"))),
+    );
   });
 
   it("text cast to jsonb and timestamptz in SQL, as the bulk upsert does", async () => {

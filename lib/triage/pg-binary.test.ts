@@ -32,7 +32,12 @@ describe("binaryArray", () => {
   });
 
   it("int4, bool and bytea", () => {
-    expect(parse(binaryArray("int4", [0, -1, 2147483647, null])).items.map((b) => b?.readInt32BE(0) ?? null)).toEqual([0, -1, 2147483647, null]);
+    expect(parse(binaryArray("int4", [0, -1, 2147483647, null])).items.map((b) => b?.readInt32BE(0) ?? null)).toEqual([
+      0,
+      -1,
+      2147483647,
+      null,
+    ]);
     expect(parse(binaryArray("int4", [1])).oid).toBe(23);
     expect(() => binaryArray("int4", [2 ** 31])).toThrow(RangeError);
     expect(() => binaryArray("int4", [1.5])).toThrow(RangeError);

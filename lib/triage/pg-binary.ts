@@ -17,7 +17,10 @@ export function binaryArray(type: "text", values: ReadonlyArray<string | null>):
 export function binaryArray(type: "int4", values: ReadonlyArray<number | null>): Buffer;
 export function binaryArray(type: "bool", values: ReadonlyArray<boolean | null>): Buffer;
 export function binaryArray(type: "bytea", values: ReadonlyArray<Uint8Array | null>): Buffer;
-export function binaryArray(type: BinaryElement, values: ReadonlyArray<string | number | boolean | Uint8Array | null>): Buffer {
+export function binaryArray(
+  type: BinaryElement,
+  values: ReadonlyArray<string | number | boolean | Uint8Array | null>,
+): Buffer {
   return type === "text" ? textArray(values as ReadonlyArray<string | null>) : fixedArray(type, values);
 }
 
@@ -73,9 +76,14 @@ function textArray(values: ReadonlyArray<string | null>): Buffer {
   return Buffer.from(buf.subarray(0, at)); // a copy: the scratch is reused by the next call
 }
 
-function fixedArray(type: Exclude<BinaryElement, "text">, values: ReadonlyArray<string | number | boolean | Uint8Array | null>): Buffer {
+function fixedArray(
+  type: Exclude<BinaryElement, "text">,
+  values: ReadonlyArray<string | number | boolean | Uint8Array | null>,
+): Buffer {
   const n = values.length;
-  const { size, hasNull } = measure(values, (v) => (type === "int4" ? 4 : type === "bool" ? 1 : (v as Uint8Array).byteLength));
+  const { size, hasNull } = measure(values, (v) =>
+    type === "int4" ? 4 : type === "bool" ? 1 : (v as Uint8Array).byteLength,
+  );
   const buf = Buffer.allocUnsafe(size);
   header(buf, type, n, hasNull);
   let at = HEADER;
@@ -85,7 +93,8 @@ function fixedArray(type: Exclude<BinaryElement, "text">, values: ReadonlyArray<
       buf.writeInt32BE(-1, at);
       at += 4;
     } else if (type === "int4") {
-      if (!Number.isInteger(v) || (v as number) < -2147483648 || (v as number) > 2147483647) throw new RangeError(`not an int4: ${String(v)}`);
+      if (!Number.isInteger(v) || (v as number) < -2147483648 || (v as number) > 2147483647)
+        throw new RangeError(`not an int4: ${String(v)}`);
       buf.writeInt32BE(4, at);
       buf.writeInt32BE(v as number, at + 4);
       at += 8;

@@ -126,7 +126,9 @@ export function whereOf(f: LetterFilter): { sql: string; params: unknown[] } {
   if (f.to) add((p) => `arrived_at <= ${p}::timestamptz`, f.to.toISOString());
   if ((f.header || f.text?.trim()) && !f.search) {
     // A text or header filter evaluated without the role's masking would be an oracle for masked values.
-    throw new AppError("internal:filter", { userMessage: "This filter could not be applied. Reload the page and try again." });
+    throw new AppError("internal:filter", {
+      userMessage: "This filter could not be applied. Reload the page and try again.",
+    });
   }
   if (f.header) add((p) => `headers @> ${p}::jsonb`, JSON.stringify({ [f.header.name]: f.header.value }));
   if (f.text && f.text.trim()) {
@@ -168,10 +170,13 @@ export function decodeCursor(s: string | undefined | null): Cursor | null {
   if (!s) return null;
   try {
     const [at, id] = JSON.parse(Buffer.from(s, "base64url").toString("utf8")) as [string, string];
-    if (typeof at !== "string" || Number.isNaN(Date.parse(at)) || !/^\d{1,19}$/.test(String(id))) throw new Error("shape");
+    if (typeof at !== "string" || Number.isNaN(Date.parse(at)) || !/^\d{1,19}$/.test(String(id)))
+      throw new Error("shape");
     return { at, id: String(id) };
   } catch {
-    throw new AppError("bad_request:cursor", { userMessage: "The page cursor is not valid; start again from the first page." });
+    throw new AppError("bad_request:cursor", {
+      userMessage: "The page cursor is not valid; start again from the first page.",
+    });
   }
 }
 
@@ -181,7 +186,10 @@ export async function queryLetters(
   page: { after?: string | null; limit?: number },
   db: PrismaClient = getDb(),
   opts: { withPayload?: boolean } = {},
-): Promise<{ rows: Array<IndexedLetter & { payloadCiphertext?: Uint8Array | null; payloadKeyId?: string | null }>; nextCursor: string | null }> {
+): Promise<{
+  rows: Array<IndexedLetter & { payloadCiphertext?: Uint8Array | null; payloadKeyId?: string | null }>;
+  nextCursor: string | null;
+}> {
   const limit = Math.min(Math.max(Math.trunc(page.limit ?? 50) || 50, 1), 1000);
   const w = whereOf(filter);
   const cursor = decodeCursor(page.after);
@@ -199,7 +207,12 @@ export async function queryLetters(
   );
   const rows = found.slice(0, limit).map((r) => ({
     ...toLetter(r),
-    ...(opts.withPayload ? { payloadCiphertext: (r.payload_ciphertext as Uint8Array | null) ?? null, payloadKeyId: (r.payload_key_id as string | null) ?? null } : {}),
+    ...(opts.withPayload
+      ? {
+          payloadCiphertext: (r.payload_ciphertext as Uint8Array | null) ?? null,
+          payloadKeyId: (r.payload_key_id as string | null) ?? null,
+        }
+      : {}),
   }));
   const last = found.length > limit ? found[limit - 1] : null;
   return { rows, nextCursor: last ? encodeCursor({ at: iso(last.arrived_at)!, id: String(last.id) }) : null };
@@ -207,7 +220,10 @@ export async function queryLetters(
 
 export async function countLetters(filter: LetterFilter, db: PrismaClient = getDb()): Promise<number> {
   const w = whereOf(filter);
-  const r = await db.$queryRawUnsafe<Array<{ n: bigint | number }>>(`SELECT count(*) AS n FROM triage_letters WHERE ${w.sql}`, ...w.params);
+  const r = await db.$queryRawUnsafe<Array<{ n: bigint | number }>>(
+    `SELECT count(*) AS n FROM triage_letters WHERE ${w.sql}`,
+    ...w.params,
+  );
   return Number(r[0]?.n ?? 0);
 }
 
@@ -237,17 +253,37 @@ export interface GroupView {
 }
 
 /** The groups of a DLQ, largest first, labelled with the current rules (so edits apply at once). */
-export async function queryGroups(connectionId: string, queue: string, rules: unknown[] | undefined, db: PrismaClient = getDb()): Promise<{ groups: GroupView[]; total: number }> {
-  const rows = await db.triageGroup.findMany({ where: { connectionId, queue }, orderBy: [{ count: "desc" }, { groupKey: "asc" }], take: 500 });
+export async function queryGroups(
+  connectionId: string,
+  queue: string,
+  rules: unknown[] | undefined,
+  db: PrismaClient = getDb(),
+): Promise<{ groups: GroupView[]; total: number }> {
+  const rows = await db.triageGroup.findMany({
+    where: { connectionId, queue },
+    orderBy: [{ count: "desc" }, { groupKey: "asc" }],
+    take: 500,
+  });
   const total = rows.reduce((n, g) => n + g.count, 0);
   const groups = rows.map((g): GroupView => {
-    const c = classify({ exceptionClass: g.exceptionClass, exceptionMessage: g.sampleMessage, reason: g.reason }, rules as ClassificationRule[] | undefined);
-    const buckets = (g.buckets as Array<{ start: string; count: number }>).map((b) => ({ start: new Date(b.start).toISOString(), count: b.count }));
+    const c = classify(
+      { exceptionClass: g.exceptionClass, exceptionMessage: g.sampleMessage, reason: g.reason },
+      rules as ClassificationRule[] | undefined,
+    );
+    const buckets = (g.buckets as Array<{ start: string; count: number }>).map((b) => ({
+      start: new Date(b.start).toISOString(),
+      count: b.count,
+    }));
     const b = detectBurst(
       buckets.map((x) => ({ start: Date.parse(x.start), count: x.count })),
       { bucketMs: g.bucketSeconds * 1000 },
     );
-    const burst = { burst: b.burst, from: b.from === null ? null : new Date(b.from).toISOString(), to: b.to === null ? null : new Date(b.to).toISOString(), share: b.share };
+    const burst = {
+      burst: b.burst,
+      from: b.from === null ? null : new Date(b.from).toISOString(),
+      to: b.to === null ? null : new Date(b.to).toISOString(),
+      share: b.share,
+    };
     return {
       groupKey: g.groupKey,
       label: g.label,
@@ -283,7 +319,10 @@ export async function queryGroupsBy(
   queue: string,
   by: GroupByKey,
   db: PrismaClient = getDb(),
-): Promise<{ groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>; total: number }> {
+): Promise<{
+  groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>;
+  total: number;
+}> {
   const params: unknown[] = [connectionId, queue];
   let expr: string;
   if (by === "origin") expr = "origin_queue";
@@ -292,7 +331,10 @@ export async function queryGroupsBy(
   else if (by.startsWith("header:") && by.length > 7) {
     params.push(by.slice(7));
     expr = `headers->>$3`;
-  } else throw new AppError("bad_request:group-by", { userMessage: 'Group by "origin", "reason", "class" or "header:<name>".' });
+  } else
+    throw new AppError("bad_request:group-by", {
+      userMessage: 'Group by "origin", "reason", "class" or "header:<name>".',
+    });
   const rows = await db.$queryRawUnsafe<Row[]>(
     `SELECT ${expr} AS value, count(*)::int AS n, min(arrived_at) AS first_at, max(arrived_at) AS last_at
      FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL
@@ -302,17 +344,29 @@ export async function queryGroupsBy(
   const total = rows.reduce((n, r) => n + Number(r.n), 0);
   return {
     total,
-    groups: rows.map((r) => ({ value: (r.value as string) ?? null, count: Number(r.n), share: total ? Number(r.n) / total : 0, firstAt: iso(r.first_at)!, lastAt: iso(r.last_at)! })),
+    groups: rows.map((r) => ({
+      value: (r.value as string) ?? null,
+      count: Number(r.n),
+      share: total ? Number(r.n) / total : 0,
+      firstAt: iso(r.first_at)!,
+      lastAt: iso(r.last_at)!,
+    })),
   };
 }
 
 export type ExportedLetter = IndexedLetter & { payloadBase64?: string | null; payloadText?: string | null };
 
 /** Every letter of the filter, in keyset batches (bounded memory); payloads decrypted only when asked. */
-export async function* streamLetters(filter: LetterFilter, opts: { withPayload: boolean; batchSize?: number }, db: PrismaClient = getDb()): AsyncGenerator<ExportedLetter> {
+export async function* streamLetters(
+  filter: LetterFilter,
+  opts: { withPayload: boolean; batchSize?: number },
+  db: PrismaClient = getDb(),
+): AsyncGenerator<ExportedLetter> {
   let after: string | null = null;
   for (;;) {
-    const page = await queryLetters(filter, { after, limit: opts.batchSize ?? 500 }, db, { withPayload: opts.withPayload });
+    const page = await queryLetters(filter, { after, limit: opts.batchSize ?? 500 }, db, {
+      withPayload: opts.withPayload,
+    });
     for (const r of page.rows) {
       const { payloadCiphertext, payloadKeyId, ...rest } = r;
       if (!opts.withPayload) {
@@ -322,7 +376,10 @@ export async function* streamLetters(filter: LetterFilter, opts: { withPayload: 
       let payloadBase64: string | null = null;
       let payloadText: string | null = null;
       if (payloadCiphertext && payloadKeyId) {
-        const plain = decryptPayload({ keyId: payloadKeyId, data: Buffer.from(payloadCiphertext) }, payloadAad(filter.connectionId, filter.queue, r.letterId));
+        const plain = decryptPayload(
+          { keyId: payloadKeyId, data: Buffer.from(payloadCiphertext) },
+          payloadAad(filter.connectionId, filter.queue, r.letterId),
+        );
         payloadBase64 = plain.toString("base64");
         const text = plain.toString("utf8");
         payloadText = Buffer.from(text, "utf8").equals(plain) ? text : null;

@@ -21,17 +21,29 @@ export interface ReadLoss {
   lostByNextRead: number | null;
 }
 
-const depthOf = async (adapter: BrokerAdapter, queue: string): Promise<number | null> => (await adapter.describeDlq(queue).catch(() => null))?.depth ?? null;
+const depthOf = async (adapter: BrokerAdapter, queue: string): Promise<number | null> =>
+  (await adapter.describeDlq(queue).catch(() => null))?.depth ?? null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts watching a risky read: call `seen` for each letter the read returns, then `finish` after the read has closed. */
-export async function watchRead(adapter: BrokerAdapter, queue: string, dlq: DlqSummary, risk: ReadRisk, settleMs = 3000) {
+export async function watchRead(
+  adapter: BrokerAdapter,
+  queue: string,
+  dlq: DlqSummary,
+  risk: ReadRisk,
+  settleMs = 3000,
+) {
   const onward = risk.onwardQueue ?? null;
   const onwardBefore = onward ? await depthOf(adapter, onward) : null;
   let seen = 0;
   let lostByNextRead = 0;
   // A letter without the count has never been counted (RabbitMQ sets x-delivery-count from the first redelivery on).
-  const countOf = (l: Letter) => (risk.countField === "deliveryCount" ? (l.failure.deliveryCount ?? 0) : risk.countField === "count" ? (l.failure.count ?? 0) : null);
+  const countOf = (l: Letter) =>
+    risk.countField === "deliveryCount"
+      ? (l.failure.deliveryCount ?? 0)
+      : risk.countField === "count"
+        ? (l.failure.count ?? 0)
+        : null;
   return {
     seen(l: Letter) {
       seen++;

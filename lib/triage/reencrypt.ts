@@ -8,14 +8,31 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
  * batches (bounded memory, resumable: run it again after an interruption). Afterwards the old key
  * can be removed from DLQ_INDEX_KEYS. Returns how many payloads were rewritten.
  */
-export async function reencryptIndex(opts: { batchSize?: number; ring?: Keyring; db?: PrismaClient; log?: (n: number) => void; connectionId?: string } = {}): Promise<number> {
+export async function reencryptIndex(
+  opts: {
+    batchSize?: number;
+    ring?: Keyring;
+    db?: PrismaClient;
+    log?: (n: number) => void;
+    connectionId?: string;
+  } = {},
+): Promise<number> {
   const ring = opts.ring ?? keyring();
   const db = opts.db ?? getDb();
   const batch = opts.batchSize ?? 500;
   let after = 0n;
   let total = 0;
   for (;;) {
-    const rows = await db.$queryRawUnsafe<Array<{ id: bigint; connection_id: string; queue: string; letter_id: string; payload_key_id: string; payload_ciphertext: Uint8Array }>>(
+    const rows = await db.$queryRawUnsafe<
+      Array<{
+        id: bigint;
+        connection_id: string;
+        queue: string;
+        letter_id: string;
+        payload_key_id: string;
+        payload_ciphertext: Uint8Array;
+      }>
+    >(
       `SELECT id, connection_id, queue, letter_id, payload_key_id, payload_ciphertext FROM triage_letters
        WHERE id > $1::bigint AND payload_ciphertext IS NOT NULL AND payload_key_id <> $2 AND ($4::text IS NULL OR connection_id = $4)
        ORDER BY id LIMIT $3`,

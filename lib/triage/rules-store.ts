@@ -25,29 +25,52 @@ export async function loadRules(db: PrismaClient = getDb()): Promise<RuleSet> {
     });
     row = await db.triageRuleSet.findUniqueOrThrow({ where: { id: ROW_ID } });
   }
-  return { rules: row.rules as unknown as ClassificationRule[], version: row.version, updatedBy: row.updatedBy, updatedAt: row.updatedAt.toISOString() };
+  return {
+    rules: row.rules as unknown as ClassificationRule[],
+    version: row.version,
+    updatedBy: row.updatedBy,
+    updatedAt: row.updatedAt.toISOString(),
+  };
 }
 
 /** Checks the list with validateRules; throws `bad_request:rules` with its reason. */
 export function checkRules(input: unknown): ClassificationRule[] {
-  if (Array.isArray(input) && input.length > 500) throw new AppError("bad_request:rules", { userMessage: "At most 500 rules." });
+  if (Array.isArray(input) && input.length > 500)
+    throw new AppError("bad_request:rules", { userMessage: "At most 500 rules." });
   try {
     return validateRules(input);
   } catch (e) {
-    throw new AppError("bad_request:rules", { userMessage: e instanceof Error ? e.message : "The rules are not valid." });
+    throw new AppError("bad_request:rules", {
+      userMessage: e instanceof Error ? e.message : "The rules are not valid.",
+    });
   }
 }
 
 /** Replaces the whole list atomically; `expectedVersion` guards against overwriting a concurrent edit. */
-export async function replaceRules(rules: ClassificationRule[], by: string, expectedVersion?: number, db: PrismaClient = getDb()): Promise<RuleSet> {
+export async function replaceRules(
+  rules: ClassificationRule[],
+  by: string,
+  expectedVersion?: number,
+  db: PrismaClient = getDb(),
+): Promise<RuleSet> {
   const current = await loadRules(db);
   if (expectedVersion !== undefined && expectedVersion !== current.version) {
-    throw new AppError("conflict:rules", { userMessage: "Someone changed the rules since you opened them. Reload and apply your change again." });
+    throw new AppError("conflict:rules", {
+      userMessage: "Someone changed the rules since you opened them. Reload and apply your change again.",
+    });
   }
   const n = await db.triageRuleSet.updateMany({
     where: { id: ROW_ID, version: current.version },
-    data: { rules: rules as unknown as Prisma.InputJsonArray, version: current.version + 1, updatedBy: by, updatedAt: new Date() },
+    data: {
+      rules: rules as unknown as Prisma.InputJsonArray,
+      version: current.version + 1,
+      updatedBy: by,
+      updatedAt: new Date(),
+    },
   });
-  if (n.count !== 1) throw new AppError("conflict:rules", { userMessage: "Someone changed the rules at the same moment. Reload and apply your change again." });
+  if (n.count !== 1)
+    throw new AppError("conflict:rules", {
+      userMessage: "Someone changed the rules at the same moment. Reload and apply your change again.",
+    });
   return loadRules(db);
 }

@@ -19,7 +19,9 @@ describe("scan progress", () => {
     expect(formatDuration(null)).toBe("—");
   });
   it("describes letters read, rate and ETA", () => {
-    expect(describeProgress({ read: 1200, total: 5000, rate: 340.4, eta: 11 })).toBe("1,200 / 5,000 letters read · 340/s · about 11 s left");
+    expect(describeProgress({ read: 1200, total: 5000, rate: 340.4, eta: 11 })).toBe(
+      "1,200 / 5,000 letters read · 340/s · about 11 s left",
+    );
     expect(describeProgress({ read: 3, rate: 2.5 })).toBe("3 letters read · 2.5/s");
     expect(describeProgress({})).toBe("0 letters read");
   });

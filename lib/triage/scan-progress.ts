@@ -40,7 +40,8 @@ export function describeProgress(p: ProgressNumbers): string {
   const read = formatCount(p.read ?? 0);
   const parts = [p.total ? `${read} / ${formatCount(p.total)} letters read` : `${read} letters read`];
   if (p.rate && p.rate > 0) parts.push(`${p.rate >= 10 ? Math.round(p.rate) : p.rate.toFixed(1)}/s`);
-  if (p.eta !== null && p.eta !== undefined && Number.isFinite(p.eta)) parts.push(`about ${formatDuration(p.eta)} left`);
+  if (p.eta !== null && p.eta !== undefined && Number.isFinite(p.eta))
+    parts.push(`about ${formatDuration(p.eta)} left`);
   return parts.join(" · ");
 }
 

@@ -51,7 +51,14 @@ class Aborted extends Error {}
  * id: the adapters can only stream from the head, and upserts are idempotent.
  */
 export function scanHandler(deps: Partial<ScanDeps> = {}): JobHandler {
-  const d: ScanDeps = { adapterFor: getAdapter, db: getDb, batchSize: 500, batchBytes: 8 * 1024 * 1024, writers: 3, ...deps };
+  const d: ScanDeps = {
+    adapterFor: getAdapter,
+    db: getDb,
+    batchSize: 500,
+    batchBytes: 8 * 1024 * 1024,
+    writers: 3,
+    ...deps,
+  };
   return (ctx) => runScan(ctx, d);
 }
 
@@ -74,7 +81,8 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   // One confirmed act, one read: a risky read that was interrupted is not read again by itself.
   if (risk && prev) {
     throw new AppError("conflict:read-interrupted", {
-      userMessage: "This read of a DLQ whose reads cost letters was interrupted (the console stopped while it ran). Reading it again counts against the letters once more, so it does not resume by itself: start a new read from the DLQ's page if you still need one.",
+      userMessage:
+        "This read of a DLQ whose reads cost letters was interrupted (the console stopped while it ran). Reading it again counts against the letters once more, so it does not resume by itself: start a new read from the DLQ's page if you still need one.",
     });
   }
   const watch = risk ? await watchRead(adapter, job.queue, dlq, risk) : null;
@@ -92,7 +100,15 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
     const secs = Math.max((Date.now() - started) / 1000, 0.001);
     const rate = Math.round((read / secs) * 10) / 10;
     const left = total === null ? null : Math.max(total - read, 0);
-    return { read, written, total, rate, eta: left === null || rate <= 0 ? null : Math.round(left / rate), run: cp.runs, scanId: cp.scanId };
+    return {
+      read,
+      written,
+      total,
+      rate,
+      eta: left === null || rate <= 0 ? null : Math.round(left / rate),
+      run: cp.runs,
+      scanId: cp.scanId,
+    };
   };
 
   let batch = new Map<string, IndexRow>();
@@ -107,7 +123,8 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   let inFlightBytes = 0;
   let writeError: unknown = null;
   const settle = async (atMost: number, bytesFree = 0) => {
-    while (inFlight.size > atMost || (inFlight.size > 0 && inFlightBytes + bytesFree > maxInFlightBytes)) await Promise.race(inFlight);
+    while (inFlight.size > atMost || (inFlight.size > 0 && inFlightBytes + bytesFree > maxInFlightBytes))
+      await Promise.race(inFlight);
     if (writeError) throw writeError;
   };
   const flush = async () => {
@@ -147,7 +164,14 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   try {
     for await (const letter of stream) {
       if (ctx.signal.aborted) throw new Aborted();
-      const row = toIndexRow(letter, { connectionId: job.connectionId, queue: job.queue, rules, ring, randomAccess: adapter.capabilities.randomAccess, search });
+      const row = toIndexRow(letter, {
+        connectionId: job.connectionId,
+        queue: job.queue,
+        rules,
+        ring,
+        randomAccess: adapter.capabilities.randomAccess,
+        search,
+      });
       batch.set(row.letter_id, row); // one row per id in a statement: ON CONFLICT cannot touch a row twice
       weight += rowWeight(row);
       read++;
@@ -160,7 +184,10 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   } catch (e) {
     // Let in-flight writes settle so nothing writes after the job gave up its lease.
     await Promise.allSettled([...inFlight]);
-    if (e instanceof Aborted || ctx.signal.aborted) throw new AppError("unavailable:stopping", { userMessage: "The console stopped; the scan resumes when a console runs again." });
+    if (e instanceof Aborted || ctx.signal.aborted)
+      throw new AppError("unavailable:stopping", {
+        userMessage: "The console stopped; the scan resumes when a console runs again.",
+      });
     throw e;
   }
 
@@ -189,12 +216,22 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
 async function auditScanEnd(job: JobContext["job"], state: string, details: Record<string, unknown>) {
   await recordAudit(
     jobAuditEntry(job, "triage.scan_finished", {
-      details: { state, read: details.read, total: details.total, gone: details.gone ?? null, runs: details.run, partial: details.partial ?? null, readLoss: details.readLoss ?? null },
+      details: {
+        state,
+        read: details.read,
+        total: details.total,
+        gone: details.gone ?? null,
+        runs: details.run,
+        partial: details.partial ?? null,
+        readLoss: details.readLoss ?? null,
+      },
     }),
   ).catch((e) => console.error(`[triage] could not audit the end of scan ${job.id}: ${(e as Error).message}`));
 }
 
 /** Letters that left a risky DLQ during a read, on record apart from the scan's end (a security reviewer looks for these). */
 async function auditReadLoss(job: JobContext["job"], loss: ReadLoss) {
-  await recordAudit(jobAuditEntry(job, "dlq.read_loss", { details: { ...loss } })).catch((e) => console.error(`[triage] could not audit the letters lost by scan ${job.id}: ${(e as Error).message}`));
+  await recordAudit(jobAuditEntry(job, "dlq.read_loss", { details: { ...loss } })).catch((e) =>
+    console.error(`[triage] could not audit the letters lost by scan ${job.id}: ${(e as Error).message}`),
+  );
 }

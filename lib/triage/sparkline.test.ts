@@ -15,7 +15,16 @@ describe("sparkBars", () => {
     expect(r.total).toBe(3);
   });
   it("places buckets by time, tallest at the peak, within the box", () => {
-    const r = sparkBars([{ start: at(10), count: 1 }, { start: at(0), count: 4 }, { start: at(20), count: 2 }], 96, 20, 48);
+    const r = sparkBars(
+      [
+        { start: at(10), count: 1 },
+        { start: at(0), count: 4 },
+        { start: at(20), count: 2 },
+      ],
+      96,
+      20,
+      48,
+    );
     expect(r.peak).toBe(4);
     expect(r.bars.map((b) => b.count)).toEqual([4, 1, 2]);
     for (const b of r.bars) {

@@ -17,8 +17,15 @@ export interface SparkBar {
  * Bars for `buckets` in a width × height box, in time order; gaps between buckets stay empty so
  * a burst looks like one. At most `maxBars` bars: older buckets are merged when there are more.
  */
-export function sparkBars(buckets: Bucket[], width: number, height: number, maxBars = 48): { bars: SparkBar[]; peak: number; total: number } {
-  const sorted = [...buckets].filter((b) => !Number.isNaN(Date.parse(b.start))).sort((a, b) => Date.parse(a.start) - Date.parse(b.start));
+export function sparkBars(
+  buckets: Bucket[],
+  width: number,
+  height: number,
+  maxBars = 48,
+): { bars: SparkBar[]; peak: number; total: number } {
+  const sorted = [...buckets]
+    .filter((b) => !Number.isNaN(Date.parse(b.start)))
+    .sort((a, b) => Date.parse(a.start) - Date.parse(b.start));
   if (sorted.length === 0) return { bars: [], peak: 0, total: 0 };
   const t0 = Date.parse(sorted[0].start);
   const t1 = Date.parse(sorted[sorted.length - 1].start);
@@ -27,7 +34,8 @@ export function sparkBars(buckets: Bucket[], width: number, height: number, maxB
   const span = Math.max(1, t1 - t0);
   const merged: Array<{ count: number; start: string } | null> = Array.from({ length: slots }, () => null);
   for (const b of sorted) {
-    const i = t1 === t0 ? slots - 1 : Math.min(slots - 1, Math.floor(((Date.parse(b.start) - t0) / span) * (slots - 1) + 0.5));
+    const i =
+      t1 === t0 ? slots - 1 : Math.min(slots - 1, Math.floor(((Date.parse(b.start) - t0) / span) * (slots - 1) + 0.5));
     const cur = merged[i];
     merged[i] = cur ? { count: cur.count + b.count, start: cur.start } : { count: b.count, start: b.start };
   }
@@ -39,7 +47,14 @@ export function sparkBars(buckets: Bucket[], width: number, height: number, maxB
   merged.forEach((m, i) => {
     if (!m || m.count <= 0) return;
     const h = Math.max(1.5, (m.count / (peak || 1)) * (height - 1));
-    bars.push({ x: +(i * slot).toFixed(2), y: +(height - h).toFixed(2), width: +barW.toFixed(2), height: +h.toFixed(2), count: m.count, start: m.start });
+    bars.push({
+      x: +(i * slot).toFixed(2),
+      y: +(height - h).toFixed(2),
+      width: +barW.toFixed(2),
+      height: +h.toFixed(2),
+      count: m.count,
+      start: m.start,
+    });
   });
   return { bars, peak, total };
 }

@@ -8,7 +8,16 @@ import { getDb } from "@/lib/db";
 import { DEFAULT_CLASSIFICATION_RULES } from "@/lib/triage";
 import { upsertLetters, refreshGroupSummary } from "./index-store";
 import type { IndexRow } from "./index-row";
-import { cancelScan, exportLetters, getScan, listGroups, listLetters, listRules, saveRules, startScan } from "./use-cases";
+import {
+  cancelScan,
+  exportLetters,
+  getScan,
+  listGroups,
+  listLetters,
+  listRules,
+  saveRules,
+  startScan,
+} from "./use-cases";
 
 /** The use cases through their authorize → act → audit path (the registry's local-rabbitmq connection). */
 const meta = () => ({ requestId: `uc-${randomUUID()}`, ip: "127.0.0.1" });
@@ -17,7 +26,11 @@ const kit = new RabbitKit();
 
 beforeAll(async () => {
   for (const role of ["viewer", "operator", "admin"] as const) {
-    const u = await createUser({ email: `${role}-${randomUUID().slice(0, 8)}@triage.test`, role, password: "a-long-enough-password" });
+    const u = await createUser({
+      email: `${role}-${randomUUID().slice(0, 8)}@triage.test`,
+      role,
+      password: "a-long-enough-password",
+    });
     actors[role] = { id: u.id, email: u.email, name: null, role };
   }
 });
@@ -29,13 +42,35 @@ afterAll(async () => {
 
 function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
   return {
-    letter_id: `l-${i}`, position: i, kafka_partition: null, kafka_offset: null, message_id: `m-${i}`,
-    dead_lettered_at: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(), reason: "rejected", origin_queue: "orders",
-    exception_class: "com.acme.FlakyThing", exception_message: `thing ${i} failed`, normalized_message: "thing <n> failed",
-    top_frame: null, group_key: "g-flaky", group_label: "FlakyThing: thing <n> failed", group_basis: "exception",
-    disposition: "unknown", rule_id: null, receive_count: 1, headers: { "x-tenant": "acme" }, body_size: 3,
-    sha256: "0".repeat(64), fingerprint: "f".repeat(32), payload: null, payload_key_id: null, payload_truncated: false,
-    handled_outcome: null, exception_search: null, search_version: null, ...over,
+    letter_id: `l-${i}`,
+    position: i,
+    kafka_partition: null,
+    kafka_offset: null,
+    message_id: `m-${i}`,
+    dead_lettered_at: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+    reason: "rejected",
+    origin_queue: "orders",
+    exception_class: "com.acme.FlakyThing",
+    exception_message: `thing ${i} failed`,
+    normalized_message: "thing <n> failed",
+    top_frame: null,
+    group_key: "g-flaky",
+    group_label: "FlakyThing: thing <n> failed",
+    group_basis: "exception",
+    disposition: "unknown",
+    rule_id: null,
+    receive_count: 1,
+    headers: { "x-tenant": "acme" },
+    body_size: 3,
+    sha256: "0".repeat(64),
+    fingerprint: "f".repeat(32),
+    payload: null,
+    payload_key_id: null,
+    payload_truncated: false,
+    handled_outcome: null,
+    exception_search: null,
+    search_version: null,
+    ...over,
   };
 }
 
@@ -50,7 +85,10 @@ describe("triage use cases", () => {
     const again = await startScan(actors.operator, meta(), dlqRef);
     expect(again).toMatchObject({ alreadyActive: true, scan: { id: first.scan.id } });
     const { rows } = await queryAudit({ action: "triage.scan_start", queue: dlq }, { limit: 10 });
-    expect(rows.find((r) => r.requestId === m.requestId)).toMatchObject({ outcome: "success", actorEmail: actors.operator.email });
+    expect(rows.find((r) => r.requestId === m.requestId)).toMatchObject({
+      outcome: "success",
+      actorEmail: actors.operator.email,
+    });
     expect((await getScan(actors.viewer, meta(), { jobId: first.scan.id })).id).toBe(first.scan.id);
     const cancelled = await cancelScan(actors.operator, meta(), { jobId: first.scan.id });
     expect(cancelled.state).toBe("cancelled");
@@ -58,31 +96,59 @@ describe("triage use cases", () => {
 
   it("startScan of a missing DLQ fails in operator words and is audited as a failure", async () => {
     const m = meta();
-    await expect(startScan(actors.operator, m, { connectionId: "local-rabbitmq", queue: `missing-${randomUUID()}` })).rejects.toMatchObject({ code: "not_found:queue" });
+    await expect(
+      startScan(actors.operator, m, { connectionId: "local-rabbitmq", queue: `missing-${randomUUID()}` }),
+    ).rejects.toMatchObject({ code: "not_found:queue" });
     const { rows } = await queryAudit({ action: "triage.scan_start" }, { limit: 20 });
     expect(rows.find((r) => r.requestId === m.requestId)).toMatchObject({ outcome: "failure" });
   });
 
   it("saving rules re-labels groups on the next read; invalid rules are refused", async () => {
     const queue = `uc-rules-${randomUUID().slice(0, 8)}`;
-    await upsertLetters("uc-conn", queue, randomUUID(), Array.from({ length: 3 }, (_, i) => row(i)), getDb());
+    await upsertLetters(
+      "uc-conn",
+      queue,
+      randomUUID(),
+      Array.from({ length: 3 }, (_, i) => row(i)),
+      getDb(),
+    );
     await refreshGroupSummary("uc-conn", queue);
     const before = await listGroups(actors.viewer, meta(), { connectionId: "uc-conn", queue });
     expect(before.by === "group" && before.groups[0].disposition).toBe("unknown");
 
     const current = await listRules(actors.viewer, meta());
-    await expect(saveRules(actors.admin, meta(), { rules: [{ id: "bad" }] })).rejects.toMatchObject({ code: "bad_request:rules" });
+    await expect(saveRules(actors.admin, meta(), { rules: [{ id: "bad" }] })).rejects.toMatchObject({
+      code: "bad_request:rules",
+    });
     const saved = await saveRules(actors.admin, meta(), {
-      rules: [{ id: "local.flaky", disposition: "transient", field: "class", pattern: "FlakyThing", description: "Our flaky dependency" }, ...DEFAULT_CLASSIFICATION_RULES],
+      rules: [
+        {
+          id: "local.flaky",
+          disposition: "transient",
+          field: "class",
+          pattern: "FlakyThing",
+          description: "Our flaky dependency",
+        },
+        ...DEFAULT_CLASSIFICATION_RULES,
+      ],
       expectedVersion: current.version,
     });
     expect(saved.version).toBe(current.version + 1);
-    await expect(saveRules(actors.admin, meta(), { rules: DEFAULT_CLASSIFICATION_RULES, expectedVersion: current.version })).rejects.toMatchObject({ code: "conflict:rules" });
+    await expect(
+      saveRules(actors.admin, meta(), { rules: DEFAULT_CLASSIFICATION_RULES, expectedVersion: current.version }),
+    ).rejects.toMatchObject({ code: "conflict:rules" });
     const after = await listGroups(actors.viewer, meta(), { connectionId: "uc-conn", queue });
-    expect(after.by === "group" && after.groups[0]).toMatchObject({ disposition: "transient", ruleId: "local.flaky", count: 3 });
+    expect(after.by === "group" && after.groups[0]).toMatchObject({
+      disposition: "transient",
+      ruleId: "local.flaky",
+      count: 3,
+    });
     await saveRules(actors.admin, meta(), { rules: DEFAULT_CLASSIFICATION_RULES });
 
-    const page = await listLetters(actors.viewer, meta(), { filter: { connectionId: "uc-conn", queue, header: { name: "x-tenant", value: "acme" } }, limit: 2 });
+    const page = await listLetters(actors.viewer, meta(), {
+      filter: { connectionId: "uc-conn", queue, header: { name: "x-tenant", value: "acme" } },
+      limit: 2,
+    });
     expect(page.count).toBe(3);
     expect(page.letters).toHaveLength(2);
     expect(page.nextCursor).not.toBeNull();
@@ -90,7 +156,13 @@ describe("triage use cases", () => {
 
   it("a viewer exports metadata (audited with the filter and count) but not payloads", async () => {
     const queue = `uc-export-${randomUUID().slice(0, 8)}`;
-    await upsertLetters("uc-conn", queue, randomUUID(), Array.from({ length: 5 }, (_, i) => row(i)), getDb());
+    await upsertLetters(
+      "uc-conn",
+      queue,
+      randomUUID(),
+      Array.from({ length: 5 }, (_, i) => row(i)),
+      getDb(),
+    );
     const m = meta();
     const out = await exportLetters(actors.viewer, m, { filter: { connectionId: "uc-conn", queue }, format: "csv" });
     expect(out.count).toBe(5);
@@ -99,8 +171,17 @@ describe("triage use cases", () => {
     expect(rows).toHaveLength(5);
     expect(rows[0]).not.toHaveProperty("payloadBase64");
     const audit = await queryAudit({ action: "triage.export", queue }, { limit: 5 });
-    expect(audit.rows.find((r) => r.requestId === m.requestId)).toMatchObject({ outcome: "success", details: expect.objectContaining({ count: 5, includePayload: false }) });
-    await expect(exportLetters(actors.viewer, meta(), { filter: { connectionId: "uc-conn", queue }, format: "json", includePayload: true })).rejects.toMatchObject({ code: "forbidden:letter:read-payload" });
+    expect(audit.rows.find((r) => r.requestId === m.requestId)).toMatchObject({
+      outcome: "success",
+      details: expect.objectContaining({ count: 5, includePayload: false }),
+    });
+    await expect(
+      exportLetters(actors.viewer, meta(), {
+        filter: { connectionId: "uc-conn", queue },
+        format: "json",
+        includePayload: true,
+      }),
+    ).rejects.toMatchObject({ code: "forbidden:letter:read-payload" });
   });
 });
 
@@ -121,7 +202,11 @@ describe("triage results pass through the masking rules", () => {
 
     const letters = await listLetters(actors.viewer, meta(), { filter: { connectionId: "uc-conn", queue } });
     const groups = await listGroups(actors.viewer, meta(), { connectionId: "uc-conn", queue });
-    const byHeader = await listGroups(actors.viewer, meta(), { connectionId: "uc-conn", queue, by: "header:x-customer-email" });
+    const byHeader = await listGroups(actors.viewer, meta(), {
+      connectionId: "uc-conn",
+      queue,
+      by: "header:x-customer-email",
+    });
     const seen = JSON.stringify({ letters, groups, byHeader });
     expect(letters.letters).toHaveLength(2);
     expect(seen).not.toContain(secretMail);

@@ -9,7 +9,18 @@ import { jobStore } from "@/lib/jobs/store";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import { ACTIVE_STATES, type JobProgress, type JobRecord } from "@/lib/jobs/types";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
-import { countLetters, queryGroups, queryGroupsBy, queryLetters, streamLetters, type ExportedLetter, type GroupByKey, type GroupView, type IndexedLetter, type LetterFilter } from "./queries";
+import {
+  countLetters,
+  queryGroups,
+  queryGroupsBy,
+  queryLetters,
+  streamLetters,
+  type ExportedLetter,
+  type GroupByKey,
+  type GroupView,
+  type IndexedLetter,
+  type LetterFilter,
+} from "./queries";
 import { checkRules, loadRules, replaceRules, type RuleSet } from "./rules-store";
 import { maskHeaderRecord, maskTextWithRules } from "@/lib/masking/engine";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
@@ -35,11 +46,16 @@ export interface ScanView extends JobViewBase {
 }
 
 export function toScanView(j: JobRecord): ScanView {
-  return { ...jobViewBase(j), acceptRisk: Boolean((j.params as ScanParams | null)?.acceptRisk), createdBy: j.createdBy };
+  return {
+    ...jobViewBase(j),
+    acceptRisk: Boolean((j.params as ScanParams | null)?.acceptRisk),
+    createdBy: j.createdBy,
+  };
 }
 
 function requireDlq(input: Partial<DlqRef>): DlqRef {
-  if (!input.connectionId || !input.queue) throw new AppError("bad_request:dlq", { userMessage: "Name the connection and the DLQ." });
+  if (!input.connectionId || !input.queue)
+    throw new AppError("bad_request:dlq", { userMessage: "Name the connection and the DLQ." });
   return { connectionId: input.connectionId, queue: input.queue };
 }
 
@@ -48,7 +64,11 @@ function requireDlq(input: Partial<DlqRef>): DlqRef {
  * A DLQ whose reading may cost letters needs `acceptRisk` (operator+), recorded in the job.
  * Audited `triage.scan_start`, operation id = job id.
  */
-export async function startScan(actor: Actor, meta: RequestMeta, input: DlqRef & { acceptRisk?: boolean }): Promise<{ scan: ScanView; alreadyActive: boolean }> {
+export async function startScan(
+  actor: Actor,
+  meta: RequestMeta,
+  input: DlqRef & { acceptRisk?: boolean },
+): Promise<{ scan: ScanView; alreadyActive: boolean }> {
   const scope = { action: "triage.scan_start", connectionId: input.connectionId ?? null, queue: input.queue ?? null };
   await authorize(actor, "triage:scan", { ...scope, meta });
   if (input.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...scope, meta });
@@ -67,7 +87,12 @@ export async function startScan(actor: Actor, meta: RequestMeta, input: DlqRef &
           details: { risk: summary.readRisk.kind },
         });
       }
-      const job = await jobStore().enqueue({ kind: "scan", ...dlq, params: { acceptRisk: Boolean(input.acceptRisk && summary.readRisk) }, createdBy: actor.id });
+      const job = await jobStore().enqueue({
+        kind: "scan",
+        ...dlq,
+        params: { acceptRisk: Boolean(input.acceptRisk && summary.readRisk) },
+        createdBy: actor.id,
+      });
       wakeJobWorker();
       return { scan: toScanView(job), alreadyActive: false, risk: summary.readRisk?.kind ?? null };
     },
@@ -104,13 +129,25 @@ export async function getScan(actor: Actor, meta: RequestMeta, input: { jobId: s
  * Newest first (at most 50). `before` (a scan's id) and `limit` page on by keyset (createdAt, id),
  * the order of the list, for the API; the pages ask for the newest and pass neither.
  */
-export async function listScans(actor: Actor, meta: RequestMeta, input: Partial<DlqRef> & { before?: string | null; limit?: number }): Promise<ScanView[]> {
-  await authorize(actor, "triage:read", { action: "triage.scan_list", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+export async function listScans(
+  actor: Actor,
+  meta: RequestMeta,
+  input: Partial<DlqRef> & { before?: string | null; limit?: number },
+): Promise<ScanView[]> {
+  await authorize(actor, "triage:read", {
+    action: "triage.scan_list",
+    connectionId: input.connectionId ?? null,
+    queue: input.queue ?? null,
+    meta,
+  });
   const filter = { kind: "scan" as const, connectionId: input.connectionId, queue: input.queue };
   const limit = Math.min(Math.max(Math.trunc(input.limit ?? 50) || 50, 1), 200);
   if (!input.before) return (await jobStore().list(filter, limit)).map(toScanView);
   const anchor = await jobStore().get(input.before);
-  if (!anchor || anchor.kind !== "scan") throw new AppError("bad_request:cursor", { userMessage: "The page cursor is not valid; start again from the first page." });
+  if (!anchor || anchor.kind !== "scan")
+    throw new AppError("bad_request:cursor", {
+      userMessage: "The page cursor is not valid; start again from the first page.",
+    });
   const rows = await getDb().job.findMany({
     where: {
       kind: "scan",
@@ -126,11 +163,25 @@ export async function listScans(actor: Actor, meta: RequestMeta, input: Partial<
 
 export type GroupsResult =
   | { by: "group"; groups: GroupView[]; total: number; lastScan: ScanView | null }
-  | { by: GroupByKey; groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>; total: number; lastScan: ScanView | null };
+  | {
+      by: GroupByKey;
+      groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>;
+      total: number;
+      lastScan: ScanView | null;
+    };
 
 /** The DLQ's groups (by grouping key, or by origin / reason / class / header:<name>). */
-export async function listGroups(actor: Actor, meta: RequestMeta, input: DlqRef & { by?: string | null }): Promise<GroupsResult> {
-  await authorize(actor, "triage:read", { action: "triage.groups", connectionId: input.connectionId ?? null, queue: input.queue ?? null, meta });
+export async function listGroups(
+  actor: Actor,
+  meta: RequestMeta,
+  input: DlqRef & { by?: string | null },
+): Promise<GroupsResult> {
+  await authorize(actor, "triage:read", {
+    action: "triage.groups",
+    connectionId: input.connectionId ?? null,
+    queue: input.queue ?? null,
+    meta,
+  });
   const dlq = requireDlq(input);
   const lastScan = (await jobStore().list({ kind: "scan", ...dlq }, 1))[0];
   const scan = lastScan ? toScanView(lastScan) : null;
@@ -142,7 +193,12 @@ export async function listGroups(actor: Actor, meta: RequestMeta, input: DlqRef 
   }
   const by = input.by as GroupByKey;
   const r = await queryGroupsBy(dlq.connectionId, dlq.queue, by);
-  return { by, ...r, groups: mergeMasked(r.groups.map((g) => ({ ...g, value: maskGroupValue(by, g.value, policy) }))), lastScan: scan };
+  return {
+    by,
+    ...r,
+    groups: mergeMasked(r.groups.map((g) => ({ ...g, value: maskGroupValue(by, g.value, policy) }))),
+    lastScan: scan,
+  };
 }
 
 type ValueGroup = { value: string | null; count: number; share: number; firstAt: string; lastAt: string };
@@ -188,7 +244,11 @@ export async function listLetters(
   meta: RequestMeta,
   input: { filter: LetterFilter; after?: string | null; limit?: number },
 ): Promise<{ letters: IndexedLetter[]; count: number; nextCursor: string | null }> {
-  const scope = { action: "triage.letters", connectionId: input.filter?.connectionId ?? null, queue: input.filter?.queue ?? null };
+  const scope = {
+    action: "triage.letters",
+    connectionId: input.filter?.connectionId ?? null,
+    queue: input.filter?.queue ?? null,
+  };
   await authorize(actor, "triage:read", { ...scope, meta });
   const dlq = requireDlq(input.filter ?? {});
   const policy = await maskingPolicy(actor.role, dlq.connectionId, dlq.queue);
@@ -196,13 +256,19 @@ export async function listLetters(
     // Filters are evaluated as the role sees the letters (masked-search.ts): no count or row can
     // answer differently for a right and a wrong guess of a masked value.
     const filter = scopedFilter({ ...input.filter, ...dlq }, policy);
-    const [page, count] = await Promise.all([queryLetters(filter, { after: input.after, limit: input.limit }), countLetters(filter)]);
+    const [page, count] = await Promise.all([
+      queryLetters(filter, { after: input.after, limit: input.limit }),
+      countLetters(filter),
+    ]);
     // Headers, exception text and digests pass through the role's masking before they leave the server.
     return { letters: page.rows.map((r) => maskExportedLetter(r, policy)), count, nextCursor: page.nextCursor };
   };
   // A search over a sensitive DLQ is on record, with what was searched for and how many matched.
   if (!policy.sensitive || !searches(input.filter)) return run();
-  return audited(actor, meta, { ...scope, action: "triage.search" }, run, (r) => ({ filter: describeFilter(input.filter), count: r.count }));
+  return audited(actor, meta, { ...scope, action: "triage.search" }, run, (r) => ({
+    filter: describeFilter(input.filter),
+    count: r.count,
+  }));
 }
 
 const searches = (f: LetterFilter | undefined) => Boolean(f?.header || f?.text?.trim());
@@ -217,17 +283,29 @@ export async function exportLetters(
   meta: RequestMeta,
   input: { filter: LetterFilter; format: "csv" | "json"; includePayload?: boolean },
 ): Promise<{ count: number; rows: AsyncIterable<ExportedLetter> }> {
-  const scope = { action: "triage.export", connectionId: input.filter?.connectionId ?? null, queue: input.filter?.queue ?? null };
+  const scope = {
+    action: "triage.export",
+    connectionId: input.filter?.connectionId ?? null,
+    queue: input.filter?.queue ?? null,
+  };
   await authorize(actor, "triage:export", { ...scope, meta });
   if (input.includePayload) await authorize(actor, "letter:read-payload", { ...scope, meta });
   const dlq = requireDlq(input.filter ?? {});
-  const filter = scopedFilter({ ...input.filter, ...dlq }, await maskingPolicy(actor.role, dlq.connectionId, dlq.queue));
+  const filter = scopedFilter(
+    { ...input.filter, ...dlq },
+    await maskingPolicy(actor.role, dlq.connectionId, dlq.queue),
+  );
   const count = await audited(
     actor,
     meta,
     scope,
     () => countLetters(filter),
-    (n) => ({ format: input.format, includePayload: Boolean(input.includePayload), count: n, filter: describeFilter(filter) }),
+    (n) => ({
+      format: input.format,
+      includePayload: Boolean(input.includePayload),
+      count: n,
+      filter: describeFilter(filter),
+    }),
   );
   return { count, rows: streamLetters(filter, { withPayload: Boolean(input.includePayload) }) };
 }
@@ -252,7 +330,11 @@ export async function listRules(actor: Actor, meta: RequestMeta): Promise<RuleSe
 }
 
 /** Replaces the classification rules (validated); groups are re-labelled on their next read. Audited `triage.rules_save`. */
-export async function saveRules(actor: Actor, meta: RequestMeta, input: { rules: unknown; expectedVersion?: number }): Promise<RuleSet> {
+export async function saveRules(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { rules: unknown; expectedVersion?: number },
+): Promise<RuleSet> {
   const scope = { action: "triage.rules_save" };
   await authorize(actor, "triage:rules", { ...scope, meta });
   return audited(
@@ -260,6 +342,13 @@ export async function saveRules(actor: Actor, meta: RequestMeta, input: { rules:
     meta,
     scope,
     async () => replaceRules(checkRules(input.rules), actor.email, input.expectedVersion),
-    (r) => ({ version: r.version, rules: r.rules.length, ids: r.rules.map((x) => x.id).join(",").slice(0, 1500) }),
+    (r) => ({
+      version: r.version,
+      rules: r.rules.length,
+      ids: r.rules
+        .map((x) => x.id)
+        .join(",")
+        .slice(0, 1500),
+    }),
   );
 }

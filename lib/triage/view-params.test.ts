@@ -76,7 +76,16 @@ describe("parseTriageParams", () => {
 
 describe("triageHref", () => {
   it("round-trips through parseTriageParams", () => {
-    const view = { ...EMPTY_VIEW, by: "origin" as const, group: "g1", header: { name: "h", value: "a b&c" }, q: "x/y", from: "2025-01-31T14:05:00.000Z", sort: { key: "label" as const, dir: "asc" as const }, after: "abc_-1" };
+    const view = {
+      ...EMPTY_VIEW,
+      by: "origin" as const,
+      group: "g1",
+      header: { name: "h", value: "a b&c" },
+      q: "x/y",
+      from: "2025-01-31T14:05:00.000Z",
+      sort: { key: "label" as const, dir: "asc" as const },
+      after: "abc_-1",
+    };
     const href = triageHref("local rabbit", "demo/billing.dlq", view);
     expect(href.startsWith("/dlqs/local%20rabbit/demo%2Fbilling.dlq/triage?")).toBe(true);
     const sp = Object.fromEntries(new URL(href, "http://x").searchParams);
@@ -95,16 +104,33 @@ describe("triageHref", () => {
 
 describe("exportHref", () => {
   it("carries the same filters as the page, in parseLetterFilter's names", () => {
-    const href = exportHref("c1", "q1", { ...EMPTY_VIEW, group: "g", header: { name: "x", value: "1" }, gone: true, after: "zzz", by: "reason" }, "csv");
+    const href = exportHref(
+      "c1",
+      "q1",
+      { ...EMPTY_VIEW, group: "g", header: { name: "x", value: "1" }, gone: true, after: "zzz", by: "reason" },
+      "csv",
+    );
     const p = new URL(href, "http://x").searchParams;
-    expect(Object.fromEntries(p)).toEqual({ format: "csv", connectionId: "c1", queue: "q1", group: "g", header: "x:1", gone: "1" });
+    expect(Object.fromEntries(p)).toEqual({
+      format: "csv",
+      connectionId: "c1",
+      queue: "q1",
+      group: "g",
+      header: "x:1",
+      gone: "1",
+    });
     expect(exportHref("c1", "q1", EMPTY_VIEW, "json", true)).toContain("payload=1");
   });
 });
 
 describe("toLetterFilter", () => {
   it("maps the view to the backend filter", () => {
-    const f = toLetterFilter("c", "q", { ...EMPTY_VIEW, exceptionClass: "E", from: "2025-01-01T00:00:00.000Z", gone: true });
+    const f = toLetterFilter("c", "q", {
+      ...EMPTY_VIEW,
+      exceptionClass: "E",
+      from: "2025-01-01T00:00:00.000Z",
+      gone: true,
+    });
     expect(f).toMatchObject({ connectionId: "c", queue: "q", exceptionClass: "E", includeGone: true });
     expect(f.from?.toISOString()).toBe("2025-01-01T00:00:00.000Z");
     expect(f.groupKey).toBeUndefined();
@@ -147,8 +173,17 @@ describe("UTC inputs", () => {
 });
 
 describe("sortGroups", () => {
-  const g = (label: string, count: number, lastAt: string) => ({ label, count, firstAt: "2025-01-01T00:00:00Z", lastAt });
-  const groups = [g("b", 2, "2025-01-03T00:00:00Z"), g("a", 5, "2025-01-02T00:00:00Z"), g("c", 2, "2025-01-04T00:00:00Z")];
+  const g = (label: string, count: number, lastAt: string) => ({
+    label,
+    count,
+    firstAt: "2025-01-01T00:00:00Z",
+    lastAt,
+  });
+  const groups = [
+    g("b", 2, "2025-01-03T00:00:00Z"),
+    g("a", 5, "2025-01-02T00:00:00Z"),
+    g("c", 2, "2025-01-04T00:00:00Z"),
+  ];
   it("sorts by each column, ties by count then label", () => {
     expect(sortGroups(groups, { key: "count", dir: "desc" }).map((x) => x.label)).toEqual(["a", "b", "c"]);
     expect(sortGroups(groups, { key: "count", dir: "asc" }).map((x) => x.label)).toEqual(["b", "c", "a"]);

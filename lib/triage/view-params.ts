@@ -59,7 +59,10 @@ const when = (what: string) =>
     blank,
     z
       .string(once(what))
-      .refine((v) => !Number.isNaN(Date.parse(v)), `"${what}" must be a date and time in UTC, such as 2025-01-31T14:05:00Z.`)
+      .refine(
+        (v) => !Number.isNaN(Date.parse(v)),
+        `"${what}" must be a date and time in UTC, such as 2025-01-31T14:05:00Z.`,
+      )
       .transform((v) => new Date(v).toISOString())
       .optional(),
   );
@@ -92,16 +95,28 @@ const triageParamsSchema = z
     ),
     q: text("q", 500),
     gone: z.preprocess(blank, z.enum(["1", "0"], { error: 'gone must be "1" or "0".' }).optional()),
-    after: z.preprocess(blank, z.string(once("after")).regex(/^[A-Za-z0-9_-]{1,400}$/, "The page cursor is not valid; start again from the first page.").optional()),
+    after: z.preprocess(
+      blank,
+      z
+        .string(once("after"))
+        .regex(/^[A-Za-z0-9_-]{1,400}$/, "The page cursor is not valid; start again from the first page.")
+        .optional(),
+    ),
     sort: z.preprocess(
       blank,
       z
         .string(once("sort"))
-        .regex(/^-?(count|last|first|label)$/, 'Sort must be one of count, last, first, label (with "-" for descending).')
+        .regex(
+          /^-?(count|last|first|label)$/,
+          'Sort must be one of count, last, first, label (with "-" for descending).',
+        )
         .optional(),
     ),
   })
-  .refine((p) => !p.from || !p.to || p.from <= p.to, { message: "The time range ends before it starts: swap from and to.", path: ["to"] });
+  .refine((p) => !p.from || !p.to || p.from <= p.to, {
+    message: "The time range ends before it starts: swap from and to.",
+    path: ["to"],
+  });
 
 export function parseSort(s: string | undefined | null): GroupSort {
   if (!s) return DEFAULT_SORT;
@@ -118,7 +133,14 @@ function sortParam(s: GroupSort): string | null {
 /** The triage page's search params, validated; a bad URL gets a message, never a crash. */
 export function parseTriageParams(sp: Search): { ok: true; value: TriageView } | { ok: false; message: string } {
   const pick = (k: string) => sp[k];
-  const r = triageParamsSchema.safeParse(Object.fromEntries(["by", "group", "class", "reason", "origin", "from", "to", "header", "q", "gone", "after", "sort"].map((k) => [k, pick(k)])));
+  const r = triageParamsSchema.safeParse(
+    Object.fromEntries(
+      ["by", "group", "class", "reason", "origin", "from", "to", "header", "q", "gone", "after", "sort"].map((k) => [
+        k,
+        pick(k),
+      ]),
+    ),
+  );
   if (!r.success) return { ok: false, message: r.error.issues.map((i) => i.message).join(" ") };
   const d = r.data;
   let header: TriageView["header"] = null;
@@ -184,8 +206,19 @@ export function withFilter(v: TriageView, change: Partial<TriageView>): TriageVi
 }
 
 /** GET /api/triage/export for the view's filtered set. */
-export function exportHref(connectionId: string, queue: string, v: Partial<TriageView>, format: "csv" | "json", withPayload = false): string {
-  const q = new URLSearchParams([["format", format], ["connectionId", connectionId], ["queue", queue], ...filterPairs(v)]);
+export function exportHref(
+  connectionId: string,
+  queue: string,
+  v: Partial<TriageView>,
+  format: "csv" | "json",
+  withPayload = false,
+): string {
+  const q = new URLSearchParams([
+    ["format", format],
+    ["connectionId", connectionId],
+    ["queue", queue],
+    ...filterPairs(v),
+  ]);
   if (withPayload) q.set("payload", "1");
   return `/api/triage/export?${q}`;
 }
@@ -217,7 +250,8 @@ export interface AppliedFilter {
 /** The filters in force, each with the view that removes it (for the "×" on each chip). */
 export function appliedFilters(v: TriageView, groupLabel?: (key: string) => string | undefined): AppliedFilter[] {
   const out: AppliedFilter[] = [];
-  const add = (key: AppliedFilter["key"], label: string, value: string, change: Partial<TriageView>) => out.push({ key, label, value, without: withFilter(v, change) });
+  const add = (key: AppliedFilter["key"], label: string, value: string, change: Partial<TriageView>) =>
+    out.push({ key, label, value, without: withFilter(v, change) });
   if (v.group) add("group", "Group", groupLabel?.(v.group) ?? v.group, { group: null });
   if (v.exceptionClass) add("class", "Exception", v.exceptionClass, { exceptionClass: null });
   if (v.reason) add("reason", "Reason", v.reason, { reason: null });
@@ -268,7 +302,14 @@ export interface SortableGroup {
 /** Groups in the view's order; ties fall back to count (desc), then label, so the order is stable. */
 export function sortGroups<G extends SortableGroup>(groups: G[], sort: GroupSort): G[] {
   const sign = sort.dir === "asc" ? 1 : -1;
-  const by = (g: G): number | string => (sort.key === "count" ? g.count : sort.key === "last" ? Date.parse(g.lastAt) : sort.key === "first" ? Date.parse(g.firstAt) : g.label.toLowerCase());
+  const by = (g: G): number | string =>
+    sort.key === "count"
+      ? g.count
+      : sort.key === "last"
+        ? Date.parse(g.lastAt)
+        : sort.key === "first"
+          ? Date.parse(g.firstAt)
+          : g.label.toLowerCase();
   return [...groups].sort((a, b) => {
     const x = by(a);
     const y = by(b);

@@ -28,7 +28,10 @@ export function adapterFor(connectionId: string): BrokerAdapter {
     return getAdapter(connectionId);
   } catch (e) {
     if (e instanceof AppError) throw e;
-    throw new AppError("not_found:connection", { message: String(e), userMessage: `There is no connection "${connectionId}".` });
+    throw new AppError("not_found:connection", {
+      message: String(e),
+      userMessage: `There is no connection "${connectionId}".`,
+    });
   }
 }
 

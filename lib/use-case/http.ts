@@ -12,7 +12,10 @@ export function errorResponse(err: unknown): NextResponse {
   const e = asAppError(err);
   if (!e) console.error("route handler failed:", loggableError(err));
   const status = e ? httpStatusOf(e) : 500;
-  return NextResponse.json({ ok: false, error: toActionError(e ?? err) }, { status, headers: { "Cache-Control": "no-store" } });
+  return NextResponse.json(
+    { ok: false, error: toActionError(e ?? err) },
+    { status, headers: { "Cache-Control": "no-store" } },
+  );
 }
 
 /**
@@ -25,7 +28,10 @@ export function jobControlRoute<T>(useCase: (actor: Actor, meta: RequestMeta, in
       assertSameOrigin(req);
       const { id } = await ctx.params;
       const actor = await requireActor();
-      return NextResponse.json({ ok: true, data: await useCase(actor, await requestMeta(), { jobId: id }) }, { headers: { "Cache-Control": "no-store" } });
+      return NextResponse.json(
+        { ok: true, data: await useCase(actor, await requestMeta(), { jobId: id }) },
+        { headers: { "Cache-Control": "no-store" } },
+      );
     } catch (e) {
       return errorResponse(e);
     }

@@ -8,7 +8,10 @@ import type { ActionResult } from "@/lib/errors";
  * validates and audits), then `after` (e.g. revalidatePath) on success. Returns `{ ok, data | error }`
  * with only the operator-facing message.
  */
-export async function runAction<T>(work: (actor: Actor, meta: RequestMeta) => Promise<T>, after?: (r: T) => void): Promise<ActionResult<T>> {
+export async function runAction<T>(
+  work: (actor: Actor, meta: RequestMeta) => Promise<T>,
+  after?: (r: T) => void,
+): Promise<ActionResult<T>> {
   try {
     const data = await work(await requireActor(), await requestMeta());
     after?.(data);

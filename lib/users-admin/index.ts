@@ -54,7 +54,11 @@ export async function listUsersAsAdmin(actor: Actor, meta: RequestMeta) {
 
 /** Needs users:manage; audited `user.create` (never the password). */
 export async function createUserAsAdmin(actor: Actor, meta: RequestMeta, input: CreateUserInput) {
-  await authorize(actor, "users:manage", { action: "user.create", target: typeof input?.email === "string" ? input.email : null, meta });
+  await authorize(actor, "users:manage", {
+    action: "user.create",
+    target: typeof input?.email === "string" ? input.email : null,
+    meta,
+  });
   const data = parse(createUserSchema, input);
   return audited(
     actor,
@@ -70,7 +74,11 @@ export async function createUserAsAdmin(actor: Actor, meta: RequestMeta, input: 
 
 /** Change a role or disable/enable. Needs users:manage; audited `user.update`. Admins cannot lock themselves out. */
 export async function updateUserAsAdmin(actor: Actor, meta: RequestMeta, input: UpdateUserInput) {
-  await authorize(actor, "users:manage", { action: "user.update", target: typeof input?.id === "string" ? input.id : null, meta });
+  await authorize(actor, "users:manage", {
+    action: "user.update",
+    target: typeof input?.id === "string" ? input.id : null,
+    meta,
+  });
   const data = parse(updateUserSchema, input);
   return audited(
     actor,
@@ -78,11 +86,17 @@ export async function updateUserAsAdmin(actor: Actor, meta: RequestMeta, input: 
     { action: "user.update", target: data.id },
     async () => {
       if (data.id === actor.id && (data.disabled === true || (data.role && data.role !== "admin"))) {
-        throw new AppError("conflict:self", { userMessage: "You cannot disable yourself or remove your own admin role; ask another admin." });
+        throw new AppError("conflict:self", {
+          userMessage: "You cannot disable yourself or remove your own admin role; ask another admin.",
+        });
       }
       const u = await updateUser(data.id, { role: data.role, disabled: data.disabled });
       return { id: u.id, email: u.email, role: u.role, disabled: Boolean(u.disabled) };
     },
-    (r) => ({ email: r.email, ...(data.role ? { role: data.role } : {}), ...(data.disabled !== undefined ? { disabled: data.disabled } : {}) }),
+    (r) => ({
+      email: r.email,
+      ...(data.role ? { role: data.role } : {}),
+      ...(data.disabled !== undefined ? { disabled: data.disabled } : {}),
+    }),
   );
 }

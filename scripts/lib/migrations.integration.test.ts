@@ -9,7 +9,10 @@ import { applyMigrations, createMigration, MIGRATIONS_DIR, readMigrationsList, S
 import { createTestDatabase } from "./test-database";
 
 const folders = readMigrationsList().migrationDirectories.map((d) => d.path);
-const sha256 = (name: string) => createHash("sha256").update(readFileSync(path.join(MIGRATIONS_DIR, name, "migration.sql"))).digest("hex");
+const sha256 = (name: string) =>
+  createHash("sha256")
+    .update(readFileSync(path.join(MIGRATIONS_DIR, name, "migration.sql")))
+    .digest("hex");
 
 describe("migrations on PostgreSQL", () => {
   const cleanup: Array<() => Promise<void>> = [];
@@ -26,7 +29,9 @@ describe("migrations on PostgreSQL", () => {
     const c = new Client({ connectionString: db.url });
     await c.connect();
     try {
-      const { rows } = await c.query("SELECT migration_name, checksum, finished_at, rolled_back_at FROM _prisma_migrations ORDER BY migration_name");
+      const { rows } = await c.query(
+        "SELECT migration_name, checksum, finished_at, rolled_back_at FROM _prisma_migrations ORDER BY migration_name",
+      );
       expect(rows.map((r) => r.migration_name)).toEqual(folders);
       for (const r of rows) {
         expect(r.checksum).toBe(sha256(r.migration_name)); // what `prisma migrate deploy` checks
@@ -34,7 +39,9 @@ describe("migrations on PostgreSQL", () => {
         expect(r.rolled_back_at).toBeNull();
       }
       // The hand-written plpgsql migration arrived whole (adapter-pg alone splits it on ";").
-      const triggers = await c.query("SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit_log'::regclass AND NOT tgisinternal ORDER BY tgname");
+      const triggers = await c.query(
+        "SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit_log'::regclass AND NOT tgisinternal ORDER BY tgname",
+      );
       expect(triggers.rows.map((r) => r.tgname)).toEqual(["audit_log_no_truncate", "audit_log_no_update_delete"]);
     } finally {
       await c.end();
@@ -54,7 +61,9 @@ describe("migrations on embedded PGlite", () => {
 
     const pg = new PGlite(dataDir);
     try {
-      const { rows } = await pg.query<{ migration_name: string; checksum: string }>("SELECT migration_name, checksum FROM _prisma_migrations ORDER BY migration_name");
+      const { rows } = await pg.query<{ migration_name: string; checksum: string }>(
+        "SELECT migration_name, checksum FROM _prisma_migrations ORDER BY migration_name",
+      );
       expect(rows.map((r) => r.migration_name)).toEqual(folders);
       expect(rows.map((r) => r.checksum)).toEqual(folders.map(sha256));
       await expect(pg.query("DELETE FROM audit_log")).resolves.toBeDefined(); // no rows: no row trigger fires
@@ -81,7 +90,10 @@ describe("creating migrations by diffing schema snapshots", () => {
       expect(await createMigration("noop", { dir })).toBeNull();
 
       const schemaFile = path.join(dir, "schema.prisma");
-      writeFileSync(schemaFile, `${readFileSync(SCHEMA_FILE, "utf8")}\nmodel Probe {\n  id Int @id\n  @@map("probe")\n}\n`);
+      writeFileSync(
+        schemaFile,
+        `${readFileSync(SCHEMA_FILE, "utf8")}\nmodel Probe {\n  id Int @id\n  @@map("probe")\n}\n`,
+      );
       const created = await createMigration("add_probe", { dir, schemaFile, now: new Date("2099-01-02T03:04:05Z") });
       expect(created?.folder).toBe("20990102030405_add_probe");
       expect(created?.sql).toContain('CREATE TABLE "probe"');

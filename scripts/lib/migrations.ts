@@ -2,7 +2,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { DriverAdapterError, type SqlDriverAdapter, type SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import {
+  DriverAdapterError,
+  type SqlDriverAdapter,
+  type SqlMigrationAwareDriverAdapterFactory,
+} from "@prisma/driver-adapter-utils";
 import type { MigrationList } from "@prisma/schema-engine-wasm";
 import type { Pool } from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
@@ -98,17 +102,36 @@ const pgScriptRunner: ScriptRunner = (adapter) => async (script) => {
   try {
     await pool.query(script);
   } catch (e) {
-    throw new DriverAdapterError({ kind: "postgres", code: (e as { code?: string }).code ?? "", severity: "ERROR", message: (e as Error).message, detail: undefined, column: undefined, hint: undefined });
+    throw new DriverAdapterError({
+      kind: "postgres",
+      code: (e as { code?: string }).code ?? "",
+      severity: "ERROR",
+      message: (e as Error).message,
+      detail: undefined,
+      column: undefined,
+      hint: undefined,
+    });
   }
 };
 
-const pgliteScriptRunner = (pglite: PGlite): ScriptRunner => () => async (script) => {
-  try {
-    await pglite.exec(script);
-  } catch (e) {
-    throw new DriverAdapterError({ kind: "postgres", code: (e as { code?: string }).code ?? "", severity: "ERROR", message: (e as Error).message, detail: undefined, column: undefined, hint: undefined });
-  }
-};
+const pgliteScriptRunner =
+  (pglite: PGlite): ScriptRunner =>
+  () =>
+  async (script) => {
+    try {
+      await pglite.exec(script);
+    } catch (e) {
+      throw new DriverAdapterError({
+        kind: "postgres",
+        code: (e as { code?: string }).code ?? "",
+        severity: "ERROR",
+        message: (e as Error).message,
+        detail: undefined,
+        column: undefined,
+        hint: undefined,
+      });
+    }
+  };
 
 export type MigrateTarget = { databaseUrl: string } | { dataDir: string };
 
@@ -151,7 +174,8 @@ export async function createMigration(
   name: string,
   opts: { schemaFile?: string; dir?: string; now?: Date } = {},
 ): Promise<{ folder: string; sql: string } | null> {
-  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`Migration name "${name}": use lowercase letters, digits and underscores`);
+  if (!/^[a-z0-9_]+$/.test(name))
+    throw new Error(`Migration name "${name}": use lowercase letters, digits and underscores`);
   const schemaFile = opts.schemaFile ?? SCHEMA_FILE;
   const dir = opts.dir ?? MIGRATIONS_DIR;
   const schema = readFileSync(schemaFile, "utf8");
@@ -165,7 +189,10 @@ export async function createMigration(
   try {
     sql = await withEngine(new PrismaPGlite(scratch), pgliteScriptRunner(scratch), async (engine) => {
       const out = await engine.diff({
-        from: previous === null ? { tag: "empty" } : { tag: "schemaDatamodel", files: [{ path: "schema.prisma", content: previous }] },
+        from:
+          previous === null
+            ? { tag: "empty" }
+            : { tag: "schemaDatamodel", files: [{ path: "schema.prisma", content: previous }] },
         to: { tag: "schemaDatamodel", files: [{ path: "schema.prisma", content: schema }] },
         script: true,
         exitCode: null,

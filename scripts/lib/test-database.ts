@@ -10,7 +10,9 @@ import { Client } from "pg";
  * database is created, and `url` connects, as the owner (DATABASE_OWNER_URL, else DATABASE_URL);
  * `appUrl` connects to it as DATABASE_URL's role, the way the console would.
  */
-export async function createTestDatabase(prefix = "dlq_test"): Promise<{ url: string; appUrl: string; name: string; drop: () => Promise<void> }> {
+export async function createTestDatabase(
+  prefix = "dlq_test",
+): Promise<{ url: string; appUrl: string; name: string; drop: () => Promise<void> }> {
   const app = new URL(process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres");
   const base = new URL(process.env.DATABASE_OWNER_URL ?? app.toString());
   const name = `${prefix}_${Date.now()}_${randomBytes(3).toString("hex")}`;
@@ -30,5 +32,10 @@ export async function createTestDatabase(prefix = "dlq_test"): Promise<{ url: st
   url.pathname = `/${name}`;
   const appUrl = new URL(app);
   appUrl.pathname = `/${name}`;
-  return { url: url.toString(), appUrl: appUrl.toString(), name, drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  return {
+    url: url.toString(),
+    appUrl: appUrl.toString(),
+    name,
+    drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+  };
 }

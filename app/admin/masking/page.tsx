@@ -19,8 +19,8 @@ export default async function MaskingPage() {
       <div className="page-head">
         <h1>Masking rules</h1>
         <span className="meta">
-          Applied on the server to payloads, headers, exception text and exports before they leave it; stored and redriven bytes are never changed.
-          Admins see unmasked values only through an audited reveal.
+          Applied on the server to payloads, headers, exception text and exports before they leave it; stored and
+          redriven bytes are never changed. Admins see unmasked values only through an audited reveal.
           {config.updatedAt ? (
             <>
               {" "}
@@ -30,7 +30,12 @@ export default async function MaskingPage() {
           ) : null}
         </span>
       </div>
-      <MaskingEditor rules={config.rules} sensitive={config.sensitive} version={config.version} detectors={[...DETECTORS]} />
+      <MaskingEditor
+        rules={config.rules}
+        sensitive={config.sensitive}
+        version={config.version}
+        detectors={[...DETECTORS]}
+      />
       <section className="card section" data-testid="masking-versions">
         <h2>Versions</h2>
         <table className="grid">

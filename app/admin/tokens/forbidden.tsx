@@ -1,5 +1,9 @@
 import { ForbiddenPage } from "@/components/auth/forbidden-page";
 
 export default function Forbidden() {
-  return <ForbiddenPage title="Only admins see and revoke every user's API tokens.">Your own tokens are on your profile page.</ForbiddenPage>;
+  return (
+    <ForbiddenPage title="Only admins see and revoke every user's API tokens.">
+      Your own tokens are on your profile page.
+    </ForbiddenPage>
+  );
 }

@@ -18,7 +18,10 @@ export default async function AdminTokensPage() {
     <main className="page">
       <div className="page-head">
         <h1>API tokens</h1>
-        <span className="meta">Every user&apos;s personal API tokens (the newest 500). Revoking one stops it at once; each revocation is recorded in the audit log.</span>
+        <span className="meta">
+          Every user&apos;s personal API tokens (the newest 500). Revoking one stops it at once; each revocation is
+          recorded in the audit log.
+        </span>
       </div>
       <TokensTable tokens={tokens} owners scope="any" emptyText="No one has created an API token yet." />
     </main>

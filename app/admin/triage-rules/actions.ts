@@ -9,7 +9,6 @@ import { AppError, type ActionResult } from "@/lib/errors";
 import { saveRules } from "@/lib/triage/use-cases";
 import type { RuleSet } from "@/lib/triage/rules-store";
 
-
 // The rules themselves are checked by validateRules in the use case; this only bounds the envelope.
 const saveSchema = z.object({ rules: z.array(z.unknown()).max(500), expectedVersion: z.number().int().min(0) });
 
@@ -20,7 +19,8 @@ export async function saveRulesAction(input: unknown): Promise<ActionResult<Rule
     // Authorize before validating, so a refused caller is refused and audited whatever it sent.
     await authorize(actor, "triage:rules", { action: "triage.rules_save", meta: await requestMeta() });
     const parsed = saveSchema.safeParse(input);
-    if (!parsed.success) throw new AppError("bad_request:input", { userMessage: "Send the list of rules and the version you edited." });
+    if (!parsed.success)
+      throw new AppError("bad_request:input", { userMessage: "Send the list of rules and the version you edited." });
     const data = await saveRules(actor, await requestMeta(), parsed.data);
     revalidatePath("/admin/triage-rules");
     return { ok: true, data };

@@ -33,7 +33,8 @@ export default async function TriageRulesPage() {
       <div className="page-head">
         <h1>Triage rules</h1>
         <span className="meta">
-          Label groups transient-looking or permanent-looking. Advisory only: nothing is redriven or discarded by a rule. Every save is recorded in the audit log.
+          Label groups transient-looking or permanent-looking. Advisory only: nothing is redriven or discarded by a
+          rule. Every save is recorded in the audit log.
           {set.updatedAt ? (
             <>
               {" "}

@@ -18,7 +18,9 @@ export default async function UsersPage() {
     <main className="page">
       <div className="page-head">
         <h1>Users</h1>
-        <span className="meta">Every change is recorded in the audit log. Disabled users are signed out on their next request.</span>
+        <span className="meta">
+          Every change is recorded in the audit log. Disabled users are signed out on their next request.
+        </span>
       </div>
       <h2>Create a user</h2>
       <CreateUserForm />
@@ -43,7 +45,13 @@ export default async function UsersPage() {
                 </td>
                 <td>{u.name ?? <span className="muted">—</span>}</td>
                 <td>{u.role}</td>
-                <td>{u.disabled ? <span className="badge badge-danger">disabled</span> : <span className="badge badge-ok">active</span>}</td>
+                <td>
+                  {u.disabled ? (
+                    <span className="badge badge-danger">disabled</span>
+                  ) : (
+                    <span className="badge badge-ok">active</span>
+                  )}
+                </td>
                 <td className="nowrap">
                   <RelativeTime value={u.createdAt} />
                 </td>

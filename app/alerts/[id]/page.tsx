@@ -37,7 +37,10 @@ export default async function AlertRulePage({ params }: { params: Promise<{ id: 
     if (!err) throw e;
     return (
       <main className="page">
-        <Problem title={err.type === "not_found" ? "There is no such alert rule." : "The alert rule could not be read."} back={{ href: "/alerts", label: "← Alerts" }}>
+        <Problem
+          title={err.type === "not_found" ? "There is no such alert rule." : "The alert rule could not be read."}
+          back={{ href: "/alerts", label: "← Alerts" }}
+        >
           <p>{err.userMessage}</p>
         </Problem>
       </main>
@@ -54,16 +57,27 @@ export default async function AlertRulePage({ params }: { params: Promise<{ id: 
         <h1 className="wrap-anywhere" data-testid="alert-rule-title">
           {rule.name}
         </h1>
-        {!rule.enabled ? <span className="badge">disabled</span> : firing > 0 ? <span className="badge badge-danger">firing for {firing}</span> : <span className="badge badge-ok">quiet</span>}
+        {!rule.enabled ? (
+          <span className="badge">disabled</span>
+        ) : firing > 0 ? (
+          <span className="badge badge-danger">firing for {firing}</span>
+        ) : (
+          <span className="badge badge-ok">quiet</span>
+        )}
       </div>
       {can(actor.role, "ops:manage") ? <RuleControls id={rule.id} name={rule.name} /> : null}
       <section className="card section">
         <table className="kv grid">
           <tbody>
-            <Field label="Fires when" testId="alert-rule-condition">{rule.condition}</Field>
-            <Field label="For" testId="alert-rule-scope">{rule.scope}</Field>
+            <Field label="Fires when" testId="alert-rule-condition">
+              {rule.condition}
+            </Field>
+            <Field label="For" testId="alert-rule-scope">
+              {rule.scope}
+            </Field>
             <Field label="Posts to" testId="alert-rule-webhook-origin">
-              <span className="mono">{rule.webhookOrigin}</span> <span className="muted small">(origin only: the path may hold a token)</span>
+              <span className="mono">{rule.webhookOrigin}</span>{" "}
+              <span className="muted small">(origin only: the path may hold a token)</span>
             </Field>
             <Field label="Created">
               <RelativeTime value={rule.createdAt} />
@@ -81,7 +95,9 @@ export default async function AlertRulePage({ params }: { params: Promise<{ id: 
       </section>
       <section className="section">
         <h2>Delivery log</h2>
-        <p className="hint">Newest 100 messages. A failed attempt is retried after 30 s, 2 min, 10 min, 1 h and 1 h, then given up.</p>
+        <p className="hint">
+          Newest 100 messages. A failed attempt is retried after 30 s, 2 min, 10 min, 1 h and 1 h, then given up.
+        </p>
         <DeliveryLog deliveries={deliveries} />
       </section>
     </main>

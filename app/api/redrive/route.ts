@@ -10,7 +10,12 @@ export async function GET(req: Request) {
   try {
     const p = new URL(req.url).searchParams;
     const actor = await requireActor();
-    return ok(await listRedrives(actor, await requestMeta(), { connectionId: p.get("connectionId") ?? undefined, queue: p.get("queue") ?? undefined }));
+    return ok(
+      await listRedrives(actor, await requestMeta(), {
+        connectionId: p.get("connectionId") ?? undefined,
+        queue: p.get("queue") ?? undefined,
+      }),
+    );
   } catch (e) {
     return errorResponse(e);
   }

@@ -49,7 +49,16 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
     if (!err) throw e;
     return (
       <main className="page">
-        <Problem title={err.type === "not_found" ? "There is no such archived letter." : err.type === "forbidden" ? "Your role cannot read the archive." : "The archived letter could not be read."} back={{ href: back, label: "← The archive" }}>
+        <Problem
+          title={
+            err.type === "not_found"
+              ? "There is no such archived letter."
+              : err.type === "forbidden"
+                ? "Your role cannot read the archive."
+                : "The archived letter could not be read."
+          }
+          back={{ href: back, label: "← The archive" }}
+        >
           <p>{err.userMessage}</p>
         </Problem>
       </main>
@@ -58,13 +67,35 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
   const f = l.failure;
   // The original of a repair is archived like a discard, under the repair's operation id; it is named for what happened to it.
   const repaired = isRepairedOriginal(l.discardReason);
-  const copy = repaired ? await repairOfArchived(actor, await requestMeta(), { connectionId: l.connectionId, queue: l.queue, letterId: l.letterId, operationId: l.discardJobId }) : null;
-  const { headers: _h, properties: _p, failure: _f, history: _hi, payload: _pl, masking: _m, correlationId: _c, contentEncoding: _ce, orderingKey: _o, republishLimits, ...summary } = l;
+  const copy = repaired
+    ? await repairOfArchived(actor, await requestMeta(), {
+        connectionId: l.connectionId,
+        queue: l.queue,
+        letterId: l.letterId,
+        operationId: l.discardJobId,
+      })
+    : null;
+  const {
+    headers: _h,
+    properties: _p,
+    failure: _f,
+    history: _hi,
+    payload: _pl,
+    masking: _m,
+    correlationId: _c,
+    contentEncoding: _ce,
+    orderingKey: _o,
+    republishLimits,
+    ...summary
+  } = l;
   return (
     <main className="page">
       <EscapeBack href={back} />
       <div className="breadcrumbs">
-        <Link href={back}>Archive</Link> / {connectionName(l.connectionId)} / <Link href={dlqHref(l.connectionId, l.queue)} className="mono">{l.queue}</Link>
+        <Link href={back}>Archive</Link> / {connectionName(l.connectionId)} /{" "}
+        <Link href={dlqHref(l.connectionId, l.queue)} className="mono">
+          {l.queue}
+        </Link>
       </div>
       <div className="page-head">
         <h1>Archived letter</h1>
@@ -72,9 +103,17 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
           {l.letterId}
         </code>
         <CopyButton text={l.letterId} label="Copy id" />
-        {l.restoreState === "restored" ? <span className="badge badge-ok">put back</span> : <span className="badge">archived</span>}
+        {l.restoreState === "restored" ? (
+          <span className="badge badge-ok">put back</span>
+        ) : (
+          <span className="badge">archived</span>
+        )}
         {repaired ? (
-          <span className="badge badge-info" title="The original of a repaired letter: the repaired copy was sent on" data-testid="archived-repaired">
+          <span
+            className="badge badge-info"
+            title="The original of a repaired letter: the repaired copy was sent on"
+            data-testid="archived-repaired"
+          >
             repaired
           </span>
         ) : null}
@@ -87,21 +126,37 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
               <Field label={repaired ? "Repaired" : "Discarded"}>
                 <RelativeTime value={l.discardedAt} /> <span className="muted">({l.discardedAt})</span>
               </Field>
-              <Field label="By" testId="archived-by">{l.discardedBy ?? dash}</Field>
-              <Field label="Reason" testId="archived-reason">{repaired ? repairReason(l.discardReason) : l.discardReason}</Field>
+              <Field label="By" testId="archived-by">
+                {l.discardedBy ?? dash}
+              </Field>
+              <Field label="Reason" testId="archived-reason">
+                {repaired ? repairReason(l.discardReason) : l.discardReason}
+              </Field>
               <Field label="Operation">
                 {/* A repair's operation is not a discard job: its link is the archive of that operation's originals. */}
-                <Link href={repaired ? archiveHref({ operation: l.discardJobId }) : discardJobHref(l.connectionId, l.queue, l.discardJobId)} className="mono" data-testid="archived-operation">
+                <Link
+                  href={
+                    repaired
+                      ? archiveHref({ operation: l.discardJobId })
+                      : discardJobHref(l.connectionId, l.queue, l.discardJobId)
+                  }
+                  className="mono"
+                  data-testid="archived-operation"
+                >
                   {l.discardJobId}
                 </Link>
               </Field>
               {copy ? (
                 <Field label="Sent as" testId="archived-copy">
-                  {copy.copyId ? <span className="mono">{copy.copyId}</span> : "a new message"} to <span className="mono">{copy.destination ?? "its target"}</span>
+                  {copy.copyId ? <span className="mono">{copy.copyId}</span> : "a new message"} to{" "}
+                  <span className="mono">{copy.destination ?? "its target"}</span>
                   {copy.copyLetterId ? (
                     <>
                       {" · "}
-                      <Link href={letterHref(l.connectionId, l.queue, copy.copyLetterId)} data-testid="archived-copy-link">
+                      <Link
+                        href={letterHref(l.connectionId, l.queue, copy.copyLetterId)}
+                        data-testid="archived-copy-link"
+                      >
                         the resubmitted message
                       </Link>
                     </>
@@ -126,10 +181,16 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
             <tbody>
               <Field label="Reason">{f.reason ?? dash}</Field>
               <Field label="Origin">{f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}</Field>
-              <Field label="Exception class">{f.exceptionClass ? <span className="mono">{f.exceptionClass}</span> : dash}</Field>
+              <Field label="Exception class">
+                {f.exceptionClass ? <span className="mono">{f.exceptionClass}</span> : dash}
+              </Field>
               {f.exceptionMessage ? <Field label="Exception message">{f.exceptionMessage}</Field> : null}
               <Field label="Message id">{l.messageId ? <span className="mono">{l.messageId}</span> : dash}</Field>
-              {l.correlationId ? <Field label="Correlation id"><span className="mono">{l.correlationId}</span></Field> : null}
+              {l.correlationId ? (
+                <Field label="Correlation id">
+                  <span className="mono">{l.correlationId}</span>
+                </Field>
+              ) : null}
               <Field label={digestLabel(l.sha256).label}>
                 <span className="mono">{l.sha256}</span>
               </Field>
@@ -146,7 +207,17 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
         </section>
       ) : null}
       <DeathHistory history={l.history} />
-      <PayloadPanel view={l.payload} masked={l.masking.payloadMasked} sensitive={l.masking.sensitive} canDownload={false} size={l.bodySize} sha256={l.sha256} contentType={l.contentType} contentEncoding={l.contentEncoding} downloadHref="" />
+      <PayloadPanel
+        view={l.payload}
+        masked={l.masking.payloadMasked}
+        sensitive={l.masking.sensitive}
+        canDownload={false}
+        size={l.bodySize}
+        sha256={l.sha256}
+        contentType={l.contentType}
+        contentEncoding={l.contentEncoding}
+        downloadHref=""
+      />
       <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
       <EntriesTable title="Headers" entries={l.headers} testId="headers" rowTestId="header-row" />
       {can(actor.role, "archive:restore") && l.restoreState !== "restored" ? (

@@ -14,7 +14,8 @@ const handler = exportGET as V1Handler;
 beforeAll(async () => {
   users = await v1Users("audit-export", ["viewer", "operator"] as const);
   // Rows to export: the viewer's refused reads of the audit log (one row each, under the viewer's email).
-  for (let i = 0; i < 3; i++) expect((await callV1(auditGET as V1Handler, "/api/v1/audit", { token: users.viewer.token })).status).toBe(403);
+  for (let i = 0; i < 3; i++)
+    expect((await callV1(auditGET as V1Handler, "/api/v1/audit", { token: users.viewer.token })).status).toBe(403);
 });
 
 afterAll(async () => {
@@ -29,7 +30,11 @@ async function pagedIds(filter: string): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | null = null;
   do {
-    const page = await callV1(auditGET as V1Handler, `/api/v1/audit?${filter}&limit=2${cursor ? `&cursor=${cursor}` : ""}`, { token: users.operator.token });
+    const page = await callV1(
+      auditGET as V1Handler,
+      `/api/v1/audit?${filter}&limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+      { token: users.operator.token },
+    );
     expect(page.status).toBe(200);
     ids.push(...(page.body.items as Array<{ id: string }>).map((r) => r.id));
     cursor = page.body.nextCursor as string | null;
@@ -42,7 +47,9 @@ describe("GET /api/v1/audit/export", () => {
     const filter = `${byViewer()}&action=audit.view`;
     const expected = await pagedIds(filter);
     expect(expected.length).toBe(3);
-    const { res, text, requestId } = await callV1(handler, `${PATH}?format=ndjson&${filter}`, { token: users.operator.token });
+    const { res, text, requestId } = await callV1(handler, `${PATH}?format=ndjson&${filter}`, {
+      token: users.operator.token,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
     expect(res.headers.get("content-disposition")).toMatch(/attachment; filename="audit-.*\.ndjson"/);
@@ -56,8 +63,14 @@ describe("GET /api/v1/audit/export", () => {
       await expectDocumented("get", PATH, res, row);
     }
     const audit = await auditRowsOf(requestId);
-    expect(audit.map((r) => [r.action, r.outcome, r.actorId])).toEqual([["audit.export", "success", users.operator.actor.id]]);
-    expect(audit[0].details).toMatchObject({ tokenId: users.operator.tokenId, format: "ndjson", filter: { actor: users.viewer.actor.email, action: "audit.view" } });
+    expect(audit.map((r) => [r.action, r.outcome, r.actorId])).toEqual([
+      ["audit.export", "success", users.operator.actor.id],
+    ]);
+    expect(audit[0].details).toMatchObject({
+      tokenId: users.operator.tokenId,
+      format: "ndjson",
+      filter: { actor: users.viewer.actor.email, action: "audit.view" },
+    });
   });
 
   it("streams CSV with a header line of the documented fields, and a JSON array of documented rows, with the same rows", async () => {
@@ -68,7 +81,9 @@ describe("GET /api/v1/audit/export", () => {
     await expectDocumented("get", PATH, csv.res, csv.text);
     const [header, ...body] = csv.text.trimEnd().split("\r\n");
     const columns = header.split(",");
-    expect(columns).toEqual(expect.arrayContaining(["id", "at", "actorEmail", "action", "outcome", "details", "prevHash", "hash"]));
+    expect(columns).toEqual(
+      expect.arrayContaining(["id", "at", "actorEmail", "action", "outcome", "details", "prevHash", "hash"]),
+    );
     expect(body.map((line) => line.split(",")[columns.indexOf("id")])).toEqual(expected);
 
     const json = await callV1(handler, `${PATH}?format=json&${byViewer()}`, { token: users.operator.token });
@@ -92,13 +107,17 @@ describe("GET /api/v1/audit/export", () => {
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ code: "forbidden:audit:read" });
     await expectDocumented("get", PATH, refused.res, refused.body);
-    expect((await auditRowsOf(refused.requestId)).map((r) => [r.action, r.outcome])).toEqual([["audit.export", "denied"]]);
+    expect((await auditRowsOf(refused.requestId)).map((r) => [r.action, r.outcome])).toEqual([
+      ["audit.export", "denied"],
+    ]);
 
     const bad = await callV1(handler, `${PATH}?format=xml`, { token: users.operator.token });
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/format/);
     await expectDocumented("get", PATH, bad.res, bad.body);
-    const reversed = await callV1(handler, `${PATH}?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z`, { token: users.operator.token });
+    const reversed = await callV1(handler, `${PATH}?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z`, {
+      token: users.operator.token,
+    });
     expect(reversed.status).toBe(400);
     // Nothing was exported, so nothing was audited as an export.
     expect(await auditRowsOf(bad.requestId)).toEqual([]);

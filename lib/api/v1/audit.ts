@@ -32,7 +32,10 @@ const auditRowSchema = z
     target: z.string().nullable(),
     requestId: z.string().nullable(),
     ip: z.string().nullable(),
-    details: z.record(z.string(), z.unknown()).nullable().meta({ description: "Action-specific; rows of token requests carry tokenId." }),
+    details: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .meta({ description: "Action-specific; rows of token requests carry tokenId." }),
     hash: z.string(),
   })
   .meta({ id: "AuditRow" });
@@ -40,7 +43,10 @@ const auditRowSchema = z
 export const auditPageSchema = z
   .object({
     items: z.array(auditRowSchema),
-    nextCursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
   })
   .meta({ id: "AuditPage" });
 
@@ -50,7 +56,8 @@ export const listAuditOperation = defineOperation({
   path: "/audit",
   operationId: "listAudit",
   summary: "Audit log, newest first, by cursor",
-  description: "One page of audit rows matching the filter. Needs audit:read (operators and admins); the read is audited audit.view, a refusal audit.view denied.",
+  description:
+    "One page of audit rows matching the filter. Needs audit:read (operators and admins); the read is audited audit.view, a refusal audit.view denied.",
   problems: [400, 403],
   query: auditQuerySchema,
   response: auditPageSchema,
@@ -66,7 +73,8 @@ export function auditFilterOf(q: Omit<z.output<typeof auditQuerySchema>, "cursor
   if (q.outcome) f.outcome = q.outcome;
   if (q.from) f.from = new Date(q.from);
   if (q.to) f.to = new Date(q.to);
-  if (f.from && f.to && f.from > f.to) throw new AppError("bad_request:query", { userMessage: "`from` is after `to`." });
+  if (f.from && f.to && f.from > f.to)
+    throw new AppError("bad_request:query", { userMessage: "`from` is after `to`." });
   return f;
 }
 
@@ -83,7 +91,10 @@ export const auditExportRowSchema = auditRowSchema
     operationId: z.string().meta({ description: "Links an action's row with the rows of the letters it affected." }),
     scope: z.string().meta({ description: "The hash chain the row belongs to." }),
     prevHash: z.string().meta({ description: "`hash` of the previous row of the same chain." }),
-    keyId: z.string().nullable().meta({ description: "The audit key the row's MAC was made with; null on rows written before keys." }),
+    keyId: z
+      .string()
+      .nullable()
+      .meta({ description: "The audit key the row's MAC was made with; null on rows written before keys." }),
   })
   .meta({ id: "AuditExportRow" });
 
@@ -93,7 +104,10 @@ export const auditExportQuerySchema = auditQuerySchema.omit({ cursor: true, limi
   format: z
     .enum(AUDIT_EXPORT_FORMATS)
     .default("csv")
-    .meta({ description: "csv (text/csv, a header line then one row per line), ndjson (application/x-ndjson, one AuditExportRow per line) or json (one array)." }),
+    .meta({
+      description:
+        "csv (text/csv, a header line then one row per line), ndjson (application/x-ndjson, one AuditExportRow per line) or json (one array).",
+    }),
 });
 
 export const exportAuditOperation = defineOperation({
@@ -111,13 +125,20 @@ export const exportAuditOperation = defineOperation({
   query: auditExportQuerySchema,
   response: z.array(auditExportRowSchema).meta({ id: "AuditExport" }),
   alsoAs: {
-    "text/csv": z.string().meta({ description: "CSV (RFC 4180, CRLF lines): a header line of the AuditExportRow field names, then one line per row." }),
+    "text/csv": z
+      .string()
+      .meta({
+        description:
+          "CSV (RFC 4180, CRLF lines): a header line of the AuditExportRow field names, then one line per row.",
+      }),
     "application/x-ndjson": auditExportRowSchema,
   },
 });
 
 /** The rows of the JSON and NDJSON exports in their documented shape (the CSV writes the same fields), one at a time. */
-export async function* toAuditExportRows(rows: AsyncIterable<unknown>): AsyncGenerator<z.output<typeof auditExportRowSchema>> {
+export async function* toAuditExportRows(
+  rows: AsyncIterable<unknown>,
+): AsyncGenerator<z.output<typeof auditExportRowSchema>> {
   for await (const row of rows) yield auditExportRowSchema.parse(row);
 }
 
@@ -125,7 +146,10 @@ export async function* toAuditExportRows(rows: AsyncIterable<unknown>): AsyncGen
  * Newline-delimited JSON, one row per line, pulled batch by batch as the client reads: memory
  * stays bounded whatever the export's size, and a client that stops reading stops the query.
  */
-export function ndjsonResponse(rows: AsyncIterable<unknown>, o: { filenamePrefix: string; batchSize?: number }): Response {
+export function ndjsonResponse(
+  rows: AsyncIterable<unknown>,
+  o: { filenamePrefix: string; batchSize?: number },
+): Response {
   const size = o.batchSize ?? 200;
   const iterator = rows[Symbol.asyncIterator]();
   const encoder = new TextEncoder();

@@ -12,7 +12,9 @@ import { v1SelectionSchema } from "./redrives";
 
 export const discardPlanRequestSchema = discardPreviewSchema
   .extend({
-    connectionId: discardPreviewSchema.shape.connectionId.meta({ description: "The connection's id, as in GET /api/v1/dlqs." }),
+    connectionId: discardPreviewSchema.shape.connectionId.meta({
+      description: "The connection's id, as in GET /api/v1/dlqs.",
+    }),
     queue: discardPreviewSchema.shape.queue.meta({ description: "The DLQ's name." }),
     selection: v1SelectionSchema,
   })
@@ -21,11 +23,16 @@ export const discardPlanRequestSchema = discardPreviewSchema
 const s = discardStartSchema.shape;
 export const discardStartRequestSchema = discardPlanRequestSchema
   .extend({
-    reason: s.reason.meta({ description: "Why these letters are discarded (3 to 2000 characters); recorded with every letter's archive row." }),
-    confirmedCount: s.confirmedCount.meta({
-      description: "The `count` of the plan you reviewed. If the selection holds another number now, nothing is discarded: 409 `conflict:count`, the detail names the new count.",
+    reason: s.reason.meta({
+      description: "Why these letters are discarded (3 to 2000 characters); recorded with every letter's archive row.",
     }),
-    acceptRisk: s.acceptRisk.meta({ description: "Read a DLQ whose reading can cost letters; needs dlq:browse-risky." }),
+    confirmedCount: s.confirmedCount.meta({
+      description:
+        "The `count` of the plan you reviewed. If the selection holds another number now, nothing is discarded: 409 `conflict:count`, the detail names the new count.",
+    }),
+    acceptRisk: s.acceptRisk.meta({
+      description: "Read a DLQ whose reading can cost letters; needs dlq:browse-risky.",
+    }),
   })
   .meta({ id: "DiscardStartRequest" });
 
@@ -33,9 +40,14 @@ export const discardPreviewResponseSchema = z
   .object({
     connectionId: z.string(),
     queue: z.string(),
-    count: z.number().int().meta({ description: "Letters the selection holds now: pass it as `confirmedCount` to start." }),
+    count: z
+      .number()
+      .int()
+      .meta({ description: "Letters the selection holds now: pass it as `confirmedCount` to start." }),
     scope: z.string().meta({ description: "The selection in words." }),
-    warnings: z.array(z.string()).meta({ description: "How long the archive keeps what is discarded, what an undo would keep, read risks." }),
+    warnings: z
+      .array(z.string())
+      .meta({ description: "How long the archive keeps what is discarded, what an undo would keep, read risks." }),
   })
   .meta({ id: "DiscardPreview" });
 
@@ -44,7 +56,9 @@ export const discardSchema = z
     id: z.string().meta({ description: "The discard's id (its job id, and the operation id of its audit rows)." }),
     connectionId: z.string(),
     queue: z.string(),
-    state: z.enum(JOB_STATES).meta({ description: "queued → running → succeeded; or cancelling → cancelled, or failed." }),
+    state: z
+      .enum(JOB_STATES)
+      .meta({ description: "queued → running → succeeded; or cancelling → cancelled, or failed." }),
     progress: z.record(z.string(), z.unknown()).meta({ description: "total, pending, discarded, failed, read, …" }),
     error: z.string().nullable(),
     cancelRequested: z.boolean(),
@@ -78,12 +92,22 @@ export const discardDetailSchema = z
     discard: discardSchema,
     counts: z.record(z.string(), z.number().int()).meta({ description: "Letters per ledger state." }),
     ledger: z.array(discardLedgerRowSchema),
-    nextAfter: z.number().int().nullable().meta({ description: "Pass as `after` for the next ledger page; null on the last." }),
+    nextAfter: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "Pass as `after` for the next ledger page; null on the last." }),
   })
   .meta({ id: "DiscardDetail" });
 
 export const discardPageSchema = z
-  .object({ items: z.array(discardSchema), nextCursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }) })
+  .object({
+    items: z.array(discardSchema),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
+  })
   .meta({ id: "DiscardPage" });
 
 const idParams = z.object({ id: z.string().min(1).max(100).meta({ description: "The discard's id." }) });
@@ -120,7 +144,13 @@ export const startDiscardOperation = defineOperation({
 
 export const listDiscardsQuerySchema = z.object({
   connectionId: z.string().trim().min(1).max(200).optional(),
-  queue: z.string().trim().min(1).max(1000).optional().meta({ description: "Only this DLQ's discards (with connectionId)." }),
+  queue: z
+    .string()
+    .trim()
+    .min(1)
+    .max(1000)
+    .optional()
+    .meta({ description: "Only this DLQ's discards (with connectionId)." }),
   cursor: z.string().trim().min(1).max(300).optional().meta({ description: "`nextCursor` of the previous page." }),
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
@@ -149,7 +179,8 @@ export const getDiscardOperation = defineOperation({
   path: "/discards/{id}",
   operationId: "getDiscard",
   summary: "One discard with counts and a ledger page",
-  description: "Poll `discard.state` and `discard.progress`. Needs discard:read (every role); a refusal is audited `discard.view`.",
+  description:
+    "Poll `discard.state` and `discard.progress`. Needs discard:read (every role); a refusal is audited `discard.view`.",
   problems: [400, 403, 404],
   params: idParams,
   query: getDiscardQuerySchema,

@@ -25,15 +25,23 @@ let users: Record<"viewer" | "admin", V1User>;
 /** A DLQ (with a message TTL: a retention the deadline follows) and a source queue dead-lettering into it through the default exchange. */
 async function declareDlq(ch: amqp.ConfirmChannel, name: string) {
   await ch.assertQueue(name, { durable: true, arguments: { "x-message-ttl": SIX_HOURS } });
-  await ch.assertQueue(`${name}.source`, { durable: true, arguments: { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": name } });
-  cleanups.push(() => ch.deleteQueue(`${name}.source`), () => ch.deleteQueue(name));
+  await ch.assertQueue(`${name}.source`, {
+    durable: true,
+    arguments: { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": name },
+  });
+  cleanups.push(
+    () => ch.deleteQueue(`${name}.source`),
+    () => ch.deleteQueue(name),
+  );
 }
 
 type Listed = { name: string; operations: Record<string, any> | null };
 async function listed(token: string) {
   const r = await callV1(dlqsGET as V1Handler, "/api/v1/dlqs", { token });
   expect(r.status).toBe(200);
-  const conn = (r.body.connections as Array<{ connectionId: string; dlqs: Listed[] }>).find((c) => c.connectionId === CONNECTION);
+  const conn = (r.body.connections as Array<{ connectionId: string; dlqs: Listed[] }>).find(
+    (c) => c.connectionId === CONNECTION,
+  );
   return { ...r, dlqs: conn?.dlqs ?? [] };
 }
 
@@ -43,16 +51,28 @@ beforeAll(async () => {
   cleanups.push(() => conn.close());
   const ch = await conn.createConfirmChannel();
   await declareDlq(ch, dlq);
-  for (let i = 0; i < 3; i++) ch.sendToQueue(dlq, Buffer.from(`letter ${i}`), { persistent: true, timestamp: sentAt + i });
+  for (let i = 0; i < 3; i++)
+    ch.sendToQueue(dlq, Buffer.from(`letter ${i}`), { persistent: true, timestamp: sentAt + i });
   await ch.waitForConfirms();
-  const owner = await getDb().dlqOwner.create({ data: { position: 0, connectionPattern: CONNECTION, queuePattern: dlq, team: `team-${tag}`, contact: `#dlq-${tag}`, createdBy: "api-v1-dlqs@test" } });
+  const owner = await getDb().dlqOwner.create({
+    data: {
+      position: 0,
+      connectionPattern: CONNECTION,
+      queuePattern: dlq,
+      team: `team-${tag}`,
+      contact: `#dlq-${tag}`,
+      createdBy: "api-v1-dlqs@test",
+    },
+  });
   cleanups.push(() => getDb().dlqOwner.delete({ where: { id: owner.id } }));
 
   // One round of the sampler over the connection, repeated only while the management API still lags (depth and head timestamp arrive separately).
   const adapter = getAdapter(CONNECTION);
   for (let i = 0; i < 40; i++) {
     await sampleRound({ adapters: [adapter] });
-    const s = await getDb().dlqStatus.findUnique({ where: { connectionId_queue: { connectionId: CONNECTION, queue: dlq } } });
+    const s = await getDb().dlqStatus.findUnique({
+      where: { connectionId_queue: { connectionId: CONNECTION, queue: dlq } },
+    });
     if (s?.depth === 3 && s.oldestSource === "broker") break;
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -74,7 +94,9 @@ describe("GET /api/v1/dlqs with the operations figures", () => {
     const ops = dlqs.find((d) => d.name === dlq)?.operations;
     expect(ops).toBeTruthy();
 
-    const status = await getDb().dlqStatus.findUniqueOrThrow({ where: { connectionId_queue: { connectionId: CONNECTION, queue: dlq } } });
+    const status = await getDb().dlqStatus.findUniqueOrThrow({
+      where: { connectionId_queue: { connectionId: CONNECTION, queue: dlq } },
+    });
     expect(ops!.sampledAt).toBe(status.sampledAt.toISOString());
     expect(ops!.oldestAt).toBe(new Date(sentAt * 1000).toISOString());
     expect(ops!.oldestSource).toBe("broker");
@@ -88,7 +110,9 @@ describe("GET /api/v1/dlqs with the operations figures", () => {
     expect(ops!.owner).toEqual({ team: `team-${tag}`, contact: `#dlq-${tag}`, source: "console" });
 
     // The findings as the sampler recorded them: a message TTL on a DLQ is one, and the owner silenced "no owner".
-    const open = await getDb().dlqFinding.findMany({ where: { connectionId: CONNECTION, queue: dlq, resolvedAt: null } });
+    const open = await getDb().dlqFinding.findMany({
+      where: { connectionId: CONNECTION, queue: dlq, resolvedAt: null },
+    });
     expect(open.map((f) => f.code)).toContain("rabbitmq.dlq_message_ttl");
     expect(open.map((f) => f.code)).not.toContain("dlq.no_owner");
     expect(ops!.openFindings).toBe(open.length);
@@ -106,6 +130,8 @@ describe("GET /api/v1/dlqs with the operations figures", () => {
     }
     expect(dlqs.find((d) => d.name === unsampled)).toMatchObject({ operations: null });
     const viewer = await listed(users.viewer.token);
-    expect(dlqs.find((d) => d.name === dlq)?.operations?.sampledAt).toBe(viewer.dlqs.find((d) => d.name === dlq)?.operations?.sampledAt);
+    expect(dlqs.find((d) => d.name === dlq)?.operations?.sampledAt).toBe(
+      viewer.dlqs.find((d) => d.name === dlq)?.operations?.sampledAt,
+    );
   });
 });

@@ -11,13 +11,28 @@ const iso = z.iso.datetime();
  */
 const dlqOperationsSchema = z
   .object({
-    sampledAt: iso.meta({ description: "When the sampler last looked at this DLQ; every figure below is from then unless it says otherwise." }),
+    sampledAt: iso.meta({
+      description:
+        "When the sampler last looked at this DLQ; every figure below is from then unless it says otherwise.",
+    }),
     sampleError: z
       .string()
       .nullable()
-      .meta({ description: "Set when the last round could not reach the broker: the figures are from the round before." }),
-    missingSince: iso.nullable().meta({ description: "Set when the DLQ was gone from the broker at the last rounds, from the first round that missed it." }),
-    oldestAt: iso.nullable().meta({ description: "When the oldest letter was dead-lettered (or enqueued); null when neither the broker nor a scan told." }),
+      .meta({
+        description: "Set when the last round could not reach the broker: the figures are from the round before.",
+      }),
+    missingSince: iso
+      .nullable()
+      .meta({
+        description:
+          "Set when the DLQ was gone from the broker at the last rounds, from the first round that missed it.",
+      }),
+    oldestAt: iso
+      .nullable()
+      .meta({
+        description:
+          "When the oldest letter was dead-lettered (or enqueued); null when neither the broker nor a scan told.",
+      }),
     oldestAgeSeconds: z
       .number()
       .int()
@@ -26,26 +41,47 @@ const dlqOperationsSchema = z
     oldestSource: z
       .enum(["broker", "scan"])
       .nullable()
-      .meta({ description: "broker: read from the broker at sampledAt; scan: from the last scan of the DLQ, at oldestAsOf." }),
+      .meta({
+        description: "broker: read from the broker at sampledAt; scan: from the last scan of the DLQ, at oldestAsOf.",
+      }),
     oldestAsOf: iso.nullable().meta({ description: "When the oldest letter's time was read." }),
     retentionMs: z
       .number()
       .int()
       .nullable()
-      .meta({ description: "How long the broker keeps a letter in this DLQ (SQS retention, RabbitMQ message TTL, Kafka retention.ms); null when unlimited or unknown." }),
-    deadlineAt: iso.nullable().meta({ description: "When the oldest letter will be lost to retention (oldestAt + retentionMs); null where either is unknown." }),
+      .meta({
+        description:
+          "How long the broker keeps a letter in this DLQ (SQS retention, RabbitMQ message TTL, Kafka retention.ms); null when unlimited or unknown.",
+      }),
+    deadlineAt: iso
+      .nullable()
+      .meta({
+        description:
+          "When the oldest letter will be lost to retention (oldestAt + retentionMs); null where either is unknown.",
+      }),
     inflowPerMin: z.number().nullable().meta({ description: "Letters arriving per minute over the last hour." }),
     trend: z
       .array(z.number().int().nullable())
       .meta({ description: "Depth at each of the last 60 minutes, oldest first; null where no sample." }),
-    openFindings: z.number().int().meta({ description: "Open configuration findings about this DLQ (a missing DLX binding, retention shorter than the source's, no owner, ...)." }),
-    worstFinding: z.enum(["critical", "warning", "info"]).nullable().meta({ description: "The highest severity among the open findings; null when there are none." }),
+    openFindings: z
+      .number()
+      .int()
+      .meta({
+        description:
+          "Open configuration findings about this DLQ (a missing DLX binding, retention shorter than the source's, no owner, ...).",
+      }),
+    worstFinding: z
+      .enum(["critical", "warning", "info"])
+      .nullable()
+      .meta({ description: "The highest severity among the open findings; null when there are none." }),
     firingAlerts: z.number().int().meta({ description: "Alerts on this DLQ firing now." }),
     owner: z
       .object({
         team: z.string(),
         contact: z.string(),
-        source: z.enum(["console", "config"]).meta({ description: "console: set on the owners page; config: the config file's owners." }),
+        source: z
+          .enum(["console", "config"])
+          .meta({ description: "console: set on the owners page; config: the config file's owners." }),
       })
       .nullable()
       .meta({ description: "The team that owns this DLQ; null when no owner entry matches." }),
@@ -59,7 +95,9 @@ const dlqSchema = z
     depth: z.number().int().nullable().meta({ description: "Letters in the DLQ, where the broker tells." }),
     inFlight: z.number().int().nullable(),
     consumers: z.number().int().nullable(),
-    origins: z.array(z.string()).meta({ description: "Queues or topics that dead-letter into this one, as far as the console can tell." }),
+    origins: z
+      .array(z.string())
+      .meta({ description: "Queues or topics that dead-letter into this one, as far as the console can tell." }),
     source: z.enum(["config", "discovered", "config+discovered"]),
     readRisk: z
       .object({ kind: z.string(), message: z.string() })
@@ -68,7 +106,10 @@ const dlqSchema = z
     warnings: z.array(z.object({ code: z.string(), label: z.string(), message: z.string() })),
     operations: dlqOperationsSchema
       .nullable()
-      .meta({ description: "The operations sampler's latest figures; null when the DLQ was never sampled or the token's role lacks ops:read." }),
+      .meta({
+        description:
+          "The operations sampler's latest figures; null when the DLQ was never sampled or the token's role lacks ops:read.",
+      }),
   })
   .meta({ id: "Dlq" });
 
@@ -77,7 +118,9 @@ const connectionSchema = z
     connectionId: z.string(),
     displayName: z.string(),
     kind: z.enum(["rabbitmq", "sqs", "kafka", "pulsar"]),
-    status: z.enum(["ok", "error"]).meta({ description: "error: the broker could not be listed; `error` says why, `dlqs` is empty." }),
+    status: z
+      .enum(["ok", "error"])
+      .meta({ description: "error: the broker could not be listed; `error` says why, `dlqs` is empty." }),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     dlqs: z.array(dlqSchema),
   })
@@ -110,7 +153,8 @@ function operationsOf(r: DlqOverviewRow | undefined, now: number): z.input<typeo
     sampleError: r.error,
     missingSince: r.missingSince,
     oldestAt: r.oldestAt,
-    oldestAgeSeconds: r.oldestAt === null ? null : Math.max(0, Math.floor((now - new Date(r.oldestAt).getTime()) / 1000)),
+    oldestAgeSeconds:
+      r.oldestAt === null ? null : Math.max(0, Math.floor((now - new Date(r.oldestAt).getTime()) / 1000)),
     oldestSource: r.oldestSource,
     oldestAsOf: r.oldestAsOf,
     retentionMs: r.retentionMs,
@@ -129,7 +173,10 @@ function operationsOf(r: DlqOverviewRow | undefined, now: number): z.input<typeo
  * out. `status` is every sampled DLQ's status row (the operations overview's rows), or null when
  * the caller may not see them: then every DLQ's `operations` is null.
  */
-export function toDlqList(listing: DlqListing, status: readonly DlqOverviewRow[] | null): z.output<typeof dlqListSchema> {
+export function toDlqList(
+  listing: DlqListing,
+  status: readonly DlqOverviewRow[] | null,
+): z.output<typeof dlqListSchema> {
   const byDlq = new Map((status ?? []).map((r) => [`${r.connectionId}\u0000${r.queue}`, r]));
   const now = new Date(listing.fetchedAt).getTime();
   return dlqListSchema.parse({

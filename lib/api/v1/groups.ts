@@ -21,7 +21,10 @@ export const groupsQuerySchema = z.object({
     .string()
     .regex(/^(group|origin|reason|class|header:.{1,200})$/)
     .default("group")
-    .meta({ description: "`group` (the grouping key: exception class, normalised message, top frame), or `origin`, `reason`, `class`, `header:<name>`." }),
+    .meta({
+      description:
+        "`group` (the grouping key: exception class, normalised message, top frame), or `origin`, `reason`, `class`, `header:<name>`.",
+    }),
 });
 
 const exceptionGroupSchema = z
@@ -41,18 +44,30 @@ const exceptionGroupSchema = z
     origins: z.array(z.string()),
     versions: z.array(z.string()),
     sampleLetterIds: z.array(z.string()),
-    disposition: z.enum(["transient", "permanent", "unknown"]).meta({ description: "As the classification rules say." }),
+    disposition: z
+      .enum(["transient", "permanent", "unknown"])
+      .meta({ description: "As the classification rules say." }),
     ruleId: z.string().nullable(),
     buckets: z.array(z.object({ start: z.iso.datetime(), count: z.number().int() })),
     bucketSeconds: z.number().int(),
-    burst: z.object({ burst: z.boolean(), from: z.iso.datetime().nullable(), to: z.iso.datetime().nullable(), share: z.number() }),
+    burst: z.object({
+      burst: z.boolean(),
+      from: z.iso.datetime().nullable(),
+      to: z.iso.datetime().nullable(),
+      share: z.number(),
+    }),
     refreshedAt: z.iso.datetime(),
   })
   .meta({ id: "Group" });
 
 const valueGroupSchema = z
   .object({
-    value: z.string().nullable().meta({ description: "The value grouped by (masked as the role sees it; values that mask alike are one group)." }),
+    value: z
+      .string()
+      .nullable()
+      .meta({
+        description: "The value grouped by (masked as the role sees it; values that mask alike are one group).",
+      }),
     count: z.number().int(),
     share: z.number(),
     firstAt: z.iso.datetime(),
@@ -64,8 +79,12 @@ export const groupListSchema = z
   .object({
     by: z.string(),
     total: z.number().int().meta({ description: "Letters in the groups." }),
-    groups: z.array(z.union([exceptionGroupSchema, valueGroupSchema])).meta({ description: "Largest first, at most 500: `Group` for by=group, else `ValueGroup`." }),
-    lastScan: scanSchema.nullable().meta({ description: "The latest scan of the DLQ, which the groups reflect once it succeeded." }),
+    groups: z
+      .array(z.union([exceptionGroupSchema, valueGroupSchema]))
+      .meta({ description: "Largest first, at most 500: `Group` for by=group, else `ValueGroup`." }),
+    lastScan: scanSchema
+      .nullable()
+      .meta({ description: "The latest scan of the DLQ, which the groups reflect once it succeeded." }),
   })
   .meta({ id: "GroupList" });
 
@@ -98,12 +117,18 @@ export const indexedLettersQuerySchema = z.object({
     .string()
     .max(1000)
     .optional()
-    .meta({ description: "`name:value`, an exact header value. Refused (403 `forbidden:filter`) when the role's masking rules hide values like it." }),
+    .meta({
+      description:
+        "`name:value`, an exact header value. Refused (403 `forbidden:filter`) when the role's masking rules hide values like it.",
+    }),
   q: z
     .string()
     .max(500)
     .optional()
-    .meta({ description: "Text in the exception class or message as the role sees it (masked text is not searchable), or an exact letter id, message id or digest." }),
+    .meta({
+      description:
+        "Text in the exception class or message as the role sees it (masked text is not searchable), or an exact letter id, message id or digest.",
+    }),
   gone: z.enum(["0", "1"]).default("0").meta({ description: "`1` includes letters a later scan found gone." }),
   cursor: z.string().trim().min(1).max(200).optional().meta({ description: "`nextCursor` of the previous page." }),
   limit: z.coerce.number().int().min(1).max(500).default(50),
@@ -112,7 +137,19 @@ export const indexedLettersQuerySchema = z.object({
 /** The filter's query parameters as lib/triage/http.ts parseLetterFilter reads them (one meaning for the pages and the API). */
 export function letterFilterParams(q: z.output<typeof indexedLettersQuerySchema>): URLSearchParams {
   const p = new URLSearchParams();
-  for (const key of ["connectionId", "queue", "group", "class", "reason", "origin", "from", "to", "header", "q", "gone"] as const) {
+  for (const key of [
+    "connectionId",
+    "queue",
+    "group",
+    "class",
+    "reason",
+    "origin",
+    "from",
+    "to",
+    "header",
+    "q",
+    "gone",
+  ] as const) {
     const v = q[key];
     if (v !== undefined && v !== "") p.set(key, v);
   }
@@ -121,7 +158,9 @@ export function letterFilterParams(q: z.output<typeof indexedLettersQuerySchema>
 
 const indexedLetterSchema = z
   .object({
-    letterId: z.string().meta({ description: "Open it with GET /api/v1/dlqs/{connectionId}/{queue}/letters/{letterId}." }),
+    letterId: z
+      .string()
+      .meta({ description: "Open it with GET /api/v1/dlqs/{connectionId}/{queue}/letters/{letterId}." }),
     position: z.number().int(),
     kafkaPartition: z.number().int().nullable(),
     kafkaOffset: z.string().nullable(),
@@ -153,7 +192,10 @@ export const indexedLetterPageSchema = z
   .object({
     items: z.array(indexedLetterSchema),
     count: z.number().int().meta({ description: "Letters in the whole filtered set." }),
-    nextCursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
   })
   .meta({ id: "IndexedLetterPage" });
 
@@ -170,6 +212,10 @@ export const listIndexedLettersOperation = defineOperation({
   response: indexedLetterPageSchema,
 });
 
-export function toIndexedLetterPage(r: { letters: IndexedLetter[]; count: number; nextCursor: string | null }): z.output<typeof indexedLetterPageSchema> {
+export function toIndexedLetterPage(r: {
+  letters: IndexedLetter[];
+  count: number;
+  nextCursor: string | null;
+}): z.output<typeof indexedLetterPageSchema> {
   return indexedLetterPageSchema.parse({ items: r.letters, count: r.count, nextCursor: r.nextCursor });
 }

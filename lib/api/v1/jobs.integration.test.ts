@@ -33,7 +33,15 @@ beforeAll(async () => {
   const t0 = Date.now() - 60_000;
   for (const [i, kind] of [...JOB_KINDS, "unlisted-kind"].entries()) {
     const job = await getDb().job.create({
-      data: { kind, connectionId: CONN, queue, state: i % 2 ? "succeeded" : "cancelled", params: kind === "safe-move" ? { target: `${queue}.safe` } : {}, createdAt: new Date(t0 + i * 1000), finishedAt: new Date() },
+      data: {
+        kind,
+        connectionId: CONN,
+        queue,
+        state: i % 2 ? "succeeded" : "cancelled",
+        params: kind === "safe-move" ? { target: `${queue}.safe` } : {},
+        createdAt: new Date(t0 + i * 1000),
+        finishedAt: new Date(),
+      },
     });
     created[kind] = job.id;
   }
@@ -65,7 +73,11 @@ async function ownListAllows(actor: Actor, kind: JobKind): Promise<boolean> {
 describe("background jobs through /api/v1", () => {
   it("shows each role exactly the kinds its role may read on the kinds' own pages; a kind no rule names to nobody", async () => {
     for (const role of ROLES) {
-      const r = await callV1(jobs.GET as V1Handler, `/api/v1/jobs?connectionId=${CONN}&queue=${encodeURIComponent(queue)}&limit=100`, { token: u[role].token });
+      const r = await callV1(
+        jobs.GET as V1Handler,
+        `/api/v1/jobs?connectionId=${CONN}&queue=${encodeURIComponent(queue)}&limit=100`,
+        { token: u[role].token },
+      );
       expect(r.status).toBe(200);
       await expectDocumented("get", "/api/v1/jobs", r.res, r.body);
       const kinds = r.body.items.map((j: { kind: string }) => j.kind).sort();
@@ -93,7 +105,10 @@ describe("background jobs through /api/v1", () => {
         }
       }
       const hidden = created["unlisted-kind"];
-      const h = await callV1(one.GET as V1Handler, `/api/v1/jobs/${hidden}`, { token: u[role].token, params: { id: hidden } });
+      const h = await callV1(one.GET as V1Handler, `/api/v1/jobs/${hidden}`, {
+        token: u[role].token,
+        params: { id: hidden },
+      });
       expect(h.status).toBe(404);
       await expectDocumented("get", "/api/v1/jobs/{id}", h.res, h.body);
     }
@@ -103,7 +118,11 @@ describe("background jobs through /api/v1", () => {
     const ids: string[] = [];
     let cursor: string | null = null;
     do {
-      const r: Awaited<ReturnType<typeof callV1>> = await callV1(jobs.GET as V1Handler, `/api/v1/jobs?queue=${encodeURIComponent(queue)}&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { token: u.admin.token });
+      const r: Awaited<ReturnType<typeof callV1>> = await callV1(
+        jobs.GET as V1Handler,
+        `/api/v1/jobs?queue=${encodeURIComponent(queue)}&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        { token: u.admin.token },
+      );
       expect(r.status).toBe(200);
       await expectDocumented("get", "/api/v1/jobs", r.res, r.body);
       ids.push(...r.body.items.map((j: { id: string }) => j.id));
@@ -112,13 +131,23 @@ describe("background jobs through /api/v1", () => {
     // Newest first: the kinds in reverse order of creation, each once.
     expect(ids).toEqual([...JOB_KINDS].reverse().map((k) => created[k]));
 
-    const redrivesOnly = await callV1(jobs.GET as V1Handler, `/api/v1/jobs?queue=${encodeURIComponent(queue)}&kind=redrive`, { token: u.viewer.token });
+    const redrivesOnly = await callV1(
+      jobs.GET as V1Handler,
+      `/api/v1/jobs?queue=${encodeURIComponent(queue)}&kind=redrive`,
+      { token: u.viewer.token },
+    );
     expect(redrivesOnly.body.items.map((j: { id: string }) => j.id)).toEqual([created.redrive]);
-    const cancelled = await callV1(jobs.GET as V1Handler, `/api/v1/jobs?queue=${encodeURIComponent(queue)}&state=cancelled`, { token: u.viewer.token });
+    const cancelled = await callV1(
+      jobs.GET as V1Handler,
+      `/api/v1/jobs?queue=${encodeURIComponent(queue)}&state=cancelled`,
+      { token: u.viewer.token },
+    );
     expect(cancelled.body.items.every((j: { state: string }) => j.state === "cancelled")).toBe(true);
     expect(cancelled.body.items.length).toBeGreaterThan(0);
 
-    const bad = await callV1(jobs.GET as V1Handler, `/api/v1/jobs?cursor=${encodeURIComponent("bm90IGEgY3Vyc29y")}`, { token: u.viewer.token });
+    const bad = await callV1(jobs.GET as V1Handler, `/api/v1/jobs?cursor=${encodeURIComponent("bm90IGEgY3Vyc29y")}`, {
+      token: u.viewer.token,
+    });
     expect(bad.status).toBe(400);
     await expectDocumented("get", "/api/v1/jobs", bad.res, bad.body);
     expect(bad.body).toMatchObject({ code: "bad_request:cursor" });
@@ -128,7 +157,10 @@ describe("background jobs through /api/v1", () => {
 
   it("answers 404 for the ledger of a kind that keeps none", async () => {
     const id = created.scan;
-    const r = await callV1(ledger.GET as V1Handler, `/api/v1/jobs/${id}/ledger`, { token: u.operator.token, params: { id } });
+    const r = await callV1(ledger.GET as V1Handler, `/api/v1/jobs/${id}/ledger`, {
+      token: u.operator.token,
+      params: { id },
+    });
     expect(r.status).toBe(404);
     await expectDocumented("get", "/api/v1/jobs/{id}/ledger", r.res, r.body);
     expect(r.body).toMatchObject({ code: "not_found:ledger" });

@@ -18,8 +18,12 @@ export const jobSchema = z
     kind: z.string().meta({ description: `What the job does: ${JOB_KINDS.join(", ")}.` }),
     connectionId: z.string(),
     queue: z.string().meta({ description: "The DLQ the job works on." }),
-    state: z.enum(JOB_STATES).meta({ description: "queued, running, paused, cancelling; terminal: succeeded, cancelled, failed." }),
-    progress: z.record(z.string(), z.unknown()).meta({ description: "Figures of the kind's progress (read, total, rate, eta, …)." }),
+    state: z
+      .enum(JOB_STATES)
+      .meta({ description: "queued, running, paused, cancelling; terminal: succeeded, cancelled, failed." }),
+    progress: z
+      .record(z.string(), z.unknown())
+      .meta({ description: "Figures of the kind's progress (read, total, rate, eta, …)." }),
     error: z.string().nullable(),
     cancelRequested: z.boolean(),
     attempts: z.number().int().meta({ description: "Runs so far (a job resumes after a restart)." }),
@@ -31,7 +35,13 @@ export const jobSchema = z
   .meta({ id: "BackgroundJob" });
 
 export const jobPageSchema = z
-  .object({ items: z.array(jobSchema), nextCursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }) })
+  .object({
+    items: z.array(jobSchema),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
+  })
   .meta({ id: "BackgroundJobPage" });
 
 const LEDGER_STATE_VALUES = [...new Set<string>([...LEDGER_STATES, ...DISCARD_STATES])] as [string, ...string[]];
@@ -40,13 +50,20 @@ export const jobLedgerPageSchema = z
   .object({
     jobId: z.string(),
     kind: z.enum(["redrive", "discard"]),
-    items: z.array(z.union([redriveLedgerRowSchema, discardLedgerRowSchema])).meta({ description: "Ledger rows in `seq` order: RedriveLedgerRow for a redrive, DiscardLedgerRow for a discard." }),
+    items: z
+      .array(z.union([redriveLedgerRowSchema, discardLedgerRowSchema]))
+      .meta({
+        description: "Ledger rows in `seq` order: RedriveLedgerRow for a redrive, DiscardLedgerRow for a discard.",
+      }),
     nextCursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next page; null on the last." }),
   })
   .meta({ id: "JobLedgerPage" });
 
 export const listJobsQuerySchema = z.object({
-  kind: z.enum(JOB_KINDS as [string, ...string[]]).optional().meta({ description: "Only jobs of this kind (403 if your role may not read it)." }),
+  kind: z
+    .enum(JOB_KINDS as [string, ...string[]])
+    .optional()
+    .meta({ description: "Only jobs of this kind (403 if your role may not read it)." }),
   state: z.enum(JOB_STATES).optional(),
   connectionId: z.string().trim().min(1).max(200).optional(),
   queue: z.string().trim().min(1).max(1000).optional(),
@@ -75,16 +92,25 @@ export const getJobOperation = defineOperation({
   path: "/jobs/{id}",
   operationId: "getJob",
   summary: "One background job",
-  description: "A job of a kind your role may not read answers 404, as an unknown id does (the refusal is audited `job.view`). Needs dlq:list.",
+  description:
+    "A job of a kind your role may not read answers 404, as an unknown id does (the refusal is audited `job.view`). Needs dlq:list.",
   problems: [403, 404],
   params: idParams,
   response: jobSchema,
 });
 
 export const jobLedgerQuerySchema = z.object({
-  cursor: z.string().trim().regex(/^\d{1,15}$/, "must be the `nextCursor` of the previous page").optional().meta({ description: "`nextCursor` of the previous page." }),
+  cursor: z
+    .string()
+    .trim()
+    .regex(/^\d{1,15}$/, "must be the `nextCursor` of the previous page")
+    .optional()
+    .meta({ description: "`nextCursor` of the previous page." }),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  state: z.enum(LEDGER_STATE_VALUES).optional().meta({ description: "Only rows in this state (a redrive's or a discard's ledger states)." }),
+  state: z
+    .enum(LEDGER_STATE_VALUES)
+    .optional()
+    .meta({ description: "Only rows in this state (a redrive's or a discard's ledger states)." }),
 });
 
 export const getJobLedgerOperation = defineOperation({

@@ -43,14 +43,27 @@ const headerEntrySchema = z.object({ name: z.string(), value: displayValueSchema
 const failureSchema = z
   .object({
     deadLetteredAt: z.iso.datetime().nullable(),
-    reason: z.string().nullable().meta({ description: "rejected | expired | maxlen | delivery_limit | maxReceiveCount | exception …, as the broker tells it." }),
+    reason: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          "rejected | expired | maxlen | delivery_limit | maxReceiveCount | exception …, as the broker tells it.",
+      }),
     originQueue: z.string().nullable(),
     exchange: z.string().nullable(),
     routingKeys: z.array(z.string()),
-    count: z.number().int().nullable().meta({ description: "How many times it died or was received (x-death count, ApproximateReceiveCount)." }),
+    count: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "How many times it died or was received (x-death count, ApproximateReceiveCount)." }),
     deliveryCount: z.number().int().nullable(),
     exceptionClass: z.string().nullable(),
-    exceptionMessage: z.string().nullable().meta({ description: "Masked by the masking rules that apply to the token's role." }),
+    exceptionMessage: z
+      .string()
+      .nullable()
+      .meta({ description: "Masked by the masking rules that apply to the token's role." }),
     stackTrace: z.string().nullable(),
   })
   .meta({ id: "Failure", description: "Why and where the letter died. Absent facts are null, never guessed." });
@@ -66,7 +79,9 @@ const letterRowSchema = z
     position: z.number().int().meta({ description: "0-based position in the DLQ at the time of the read." }),
     messageId: z.string().nullable(),
     bodySize: z.number().int(),
-    sha256: z.string().meta({ description: "SHA-256 of the payload; a keyed digest where masking rules apply to the role." }),
+    sha256: z
+      .string()
+      .meta({ description: "SHA-256 of the payload; a keyed digest where masking rules apply to the role." }),
     contentType: z.string().nullable(),
     failure: failureSchema,
     handled: handledSchema,
@@ -82,7 +97,11 @@ export const letterPageSchema = z
   .object({
     items: z.array(letterRowSchema),
     nextCursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next page; null on the last." }),
-    depth: z.number().int().nullable().meta({ description: "Letters in the DLQ as the broker told it during this read." }),
+    depth: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "Letters in the DLQ as the broker told it during this read." }),
   })
   .meta({ id: "LetterPage" });
 
@@ -113,19 +132,27 @@ export function decodeLetterCursor(cursor: string | undefined): number {
   } catch {
     /* answered below */
   }
-  throw new AppError("bad_request:cursor", { userMessage: "The page cursor is not valid; start again from the first page." });
+  throw new AppError("bad_request:cursor", {
+    userMessage: "The page cursor is not valid; start again from the first page.",
+  });
 }
 
 /**
  * The refusal of a read that would cost letters: what the risk is, and how to get the letters
  * without it (the snapshot of the latest confirmed read, or one confirmed read into a snapshot).
  */
-export function riskyReadRefusal(risk: { message: string }, ref: { connectionId: string; queue: string }, snapshot: boolean): AppError {
+export function riskyReadRefusal(
+  risk: { message: string },
+  ref: { connectionId: string; queue: string },
+  snapshot: boolean,
+): AppError {
   const q = `connectionId=${encodeURIComponent(ref.connectionId)}&queue=${encodeURIComponent(ref.queue)}`;
   const way = snapshot
     ? `Its letters as the latest confirmed read saw them are served without reading it: GET /api/v1/letters?${q}.`
     : "No confirmed read of it is on record: POST /api/v1/scans with acceptRisk true reads it once into a snapshot that GET /api/v1/letters then serves.";
-  return new AppError("confirmation_required:read", { userMessage: `Reading this DLQ can cost letters: ${risk.message} ${way}` });
+  return new AppError("confirmation_required:read", {
+    userMessage: `Reading this DLQ can cost letters: ${risk.message} ${way}`,
+  });
 }
 
 export function toLetterPage(r: OpenDlqResult): z.output<typeof letterPageSchema> {
@@ -138,11 +165,19 @@ export function toLetterPage(r: OpenDlqResult): z.output<typeof letterPageSchema
 const payloadViewSchema = z
   .object({
     kind: z.enum(["json", "text", "hex"]),
-    text: z.string().meta({ description: "JSON pretty-printed, text as text, anything else as a hex dump; masked by the rules for the token's role." }),
+    text: z
+      .string()
+      .meta({
+        description:
+          "JSON pretty-printed, text as text, anything else as a hex dump; masked by the rules for the token's role.",
+      }),
     note: z.string().nullable().meta({ description: "Why the view is shortened or shown as it is, when it is." }),
   })
   .nullable()
-  .meta({ id: "PayloadView", description: "Null when the token's role may not see this DLQ's payloads (viewers on a sensitive DLQ)." });
+  .meta({
+    id: "PayloadView",
+    description: "Null when the token's role may not see this DLQ's payloads (viewers on a sensitive DLQ).",
+  });
 
 const maskingSchema = z
   .object({
@@ -188,7 +223,12 @@ const brokerLetterSchema = z
 
 const snapshotLetterSchema = z
   .object({
-    source: z.literal("snapshot").meta({ description: "From the triage index of the DLQ's latest read; the broker was not read (its reads cost letters)." }),
+    source: z
+      .literal("snapshot")
+      .meta({
+        description:
+          "From the triage index of the DLQ's latest read; the broker was not read (its reads cost letters).",
+      }),
     id: z.string(),
     messageId: z.string().nullable(),
     arrivedAt: z.iso.datetime(),
@@ -210,7 +250,9 @@ const snapshotLetterSchema = z
   })
   .meta({ id: "SnapshotLetter" });
 
-export const letterSchema = z.discriminatedUnion("source", [brokerLetterSchema, snapshotLetterSchema]).meta({ id: "Letter" });
+export const letterSchema = z
+  .discriminatedUnion("source", [brokerLetterSchema, snapshotLetterSchema])
+  .meta({ id: "Letter" });
 
 export const getDlqLetterOperation = defineOperation({
   method: "get",
@@ -236,5 +278,7 @@ export function toLetter(r: ViewLetterResult): z.output<typeof letterSchema> {
       userMessage: `Reading this DLQ can cost letters: ${r.dlq.readRisk?.message ?? ""} No snapshot of a confirmed read holds this letter: POST /api/v1/scans with acceptRisk true reads the DLQ once into a new one.`,
     });
   }
-  throw new AppError("not_found:letter", { userMessage: "This letter is not in the DLQ (any more): it was redriven, discarded or expired, or the id is wrong." });
+  throw new AppError("not_found:letter", {
+    userMessage: "This letter is not in the DLQ (any more): it was redriven, discarded or expired, or the id is wrong.",
+  });
 }

@@ -47,13 +47,27 @@ afterAll(async () => {
 
 async function scan(connectionId: string, dlq: string) {
   const kind = `scan-v1rd-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId, queue: dlq, params: { acceptRisk: true } });
-  await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 30_000, scope: { jobIds: [job.id] } }).runOnce();
+  const job = await jobStore().enqueue({
+    kind: kind as "scan",
+    connectionId,
+    queue: dlq,
+    params: { acceptRisk: true },
+  });
+  await new JobWorker({
+    handlers: { [kind]: scanHandler() },
+    owner: `scan-${kind}`,
+    leaseMs: 30_000,
+    scope: { jobIds: [job.id] },
+  }).runOnce();
   expect((await jobStore().get(job.id))?.state).toBe("succeeded");
 }
 
 async function seeded(n: number) {
-  const letters = Array.from({ length: n }, (_, i) => ({ body: enc(`{"order":${i}}`), messageId: `v1-${i}`, headers: { "x-exception-class": "java.net.SocketTimeoutException" } }));
+  const letters = Array.from({ length: n }, (_, i) => ({
+    body: enc(`{"order":${i}}`),
+    messageId: `v1-${i}`,
+    headers: { "x-exception-class": "java.net.SocketTimeoutException" },
+  }));
   const { dlq, source } = await kit.dlqByReject(letters);
   await scan(CONN, dlq);
   return { dlq, source };
@@ -61,14 +75,22 @@ async function seeded(n: number) {
 
 /** Runs this redrive (and only it) in the background, as the console's worker would. */
 function runWorker(jobId: string) {
-  const w = new JobWorker({ handlers: { redrive: redriveHandler(FAST) }, owner: `v1rd-${randomUUID().slice(0, 6)}`, leaseMs: 10_000, pollMs: 50, scope: { jobIds: [jobId] } });
+  const w = new JobWorker({
+    handlers: { redrive: redriveHandler(FAST) },
+    owner: `v1rd-${randomUUID().slice(0, 6)}`,
+    leaseMs: 10_000,
+    pollMs: 50,
+    scope: { jobIds: [jobId] },
+  });
   w.start();
   workers.push(w);
   return w;
 }
 
-const post = (h: V1Handler, url: string, token: string, json: unknown, params?: Record<string, string>) => callV1(h, url, { token, json, params });
-const get = (h: V1Handler, url: string, token: string, params?: Record<string, string>) => callV1(h, url, { token, params });
+const post = (h: V1Handler, url: string, token: string, json: unknown, params?: Record<string, string>) =>
+  callV1(h, url, { token, json, params });
+const get = (h: V1Handler, url: string, token: string, params?: Record<string, string>) =>
+  callV1(h, url, { token, params });
 
 /** Polls GET /api/v1/redrives/{id} until `done` says so. */
 async function pollRedrive(id: string, done: (r: Record<string, any>) => boolean, ms = 45_000) {
@@ -80,7 +102,10 @@ async function pollRedrive(id: string, done: (r: Record<string, any>) => boolean
       await expectDocumented("get", "/api/v1/redrives/{id}", r.res, r.body);
       return r.body;
     }
-    if (Date.now() > until) throw new Error(`redrive ${id} still ${JSON.stringify({ state: r.body.redrive.state, stage: r.body.redrive.stage })}`);
+    if (Date.now() > until)
+      throw new Error(
+        `redrive ${id} still ${JSON.stringify({ state: r.body.redrive.state, stage: r.body.redrive.stage })}`,
+      );
     await new Promise((res) => setTimeout(res, 100));
   }
 }
@@ -108,18 +133,43 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     const { dlq, source } = await seeded(N);
     const selection = { kind: "filter", filter: {} };
 
-    const refused = await post(plan.POST as V1Handler, "/api/v1/redrives/plan", u.viewer.token, { connectionId: CONN, queue: dlq, selection });
+    const refused = await post(plan.POST as V1Handler, "/api/v1/redrives/plan", u.viewer.token, {
+      connectionId: CONN,
+      queue: dlq,
+      selection,
+    });
     expect(refused.status).toBe(403);
     await expectDocumented("post", "/api/v1/redrives/plan", refused.res, refused.body);
 
-    const p = await post(plan.POST as V1Handler, "/api/v1/redrives/plan", u.operator.token, { connectionId: CONN, queue: dlq, selection });
+    const p = await post(plan.POST as V1Handler, "/api/v1/redrives/plan", u.operator.token, {
+      connectionId: CONN,
+      queue: dlq,
+      selection,
+    });
     expect(p.status).toBe(200);
     await expectDocumented("post", "/api/v1/redrives/plan", p.res, p.body);
-    expect(p.body).toMatchObject({ connectionId: CONN, queue: dlq, count: N, scope: "every letter in the DLQ", orderedStream: false });
+    expect(p.body).toMatchObject({
+      connectionId: CONN,
+      queue: dlq,
+      count: N,
+      scope: "every letter in the DLQ",
+      orderedStream: false,
+    });
 
-    const start = { connectionId: CONN, queue: dlq, selection, fix: "Deployed orders 2.3.2 (timeout raised)", watchSeconds: 1, sample: { count: 4 }, rate: 200 };
+    const start = {
+      connectionId: CONN,
+      queue: dlq,
+      selection,
+      fix: "Deployed orders 2.3.2 (timeout raised)",
+      watchSeconds: 1,
+      sample: { count: 4 },
+      rate: 200,
+    };
     // A script that saw another count redrives nothing: the DLQ still holds every letter.
-    const wrong = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, { ...start, confirmedCount: N + 2 });
+    const wrong = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, {
+      ...start,
+      confirmedCount: N + 2,
+    });
     expect(wrong.status).toBe(409);
     await expectDocumented("post", "/api/v1/redrives", wrong.res, wrong.body);
     expect(wrong.body).toMatchObject({ code: "conflict:count", count: N });
@@ -128,16 +178,33 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     expect(await kit.depth(dlq)).toBe(N);
     expect(await kit.depth(source)).toBe(0);
 
-    const bad = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, { ...start, fix: undefined, confirmedCount: N });
+    const bad = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, {
+      ...start,
+      fix: undefined,
+      confirmedCount: N,
+    });
     expect(bad.status).toBe(400);
     await expectDocumented("post", "/api/v1/redrives", bad.res, bad.body);
 
-    const started = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, { ...start, confirmedCount: N });
+    const started = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, {
+      ...start,
+      confirmedCount: N,
+    });
     expect(started.status).toBe(202);
     await expectDocumented("post", "/api/v1/redrives", started.res, started.body);
-    expect(started.body).toMatchObject({ state: "queued", stage: "sample", sampleVerdict: null, plan: { total: N, sampleSize: 4, fix: start.fix }, createdBy: u.operator.actor.email });
+    expect(started.body).toMatchObject({
+      state: "queued",
+      stage: "sample",
+      sampleVerdict: null,
+      plan: { total: N, sampleSize: 4, fix: start.fix },
+      createdBy: u.operator.actor.email,
+    });
     const id: string = started.body.id;
-    expect((await auditRowsOf(started.requestId)).map((r) => [r.action, r.outcome, r.operationId])).toContainEqual(["redrive.start", "success", id]);
+    expect((await auditRowsOf(started.requestId)).map((r) => [r.action, r.outcome, r.operationId])).toContainEqual([
+      "redrive.start",
+      "success",
+      id,
+    ]);
 
     // Stage 2 before the verdict is a conflict.
     const early = await post(bulk.POST as V1Handler, `/api/v1/redrives/${id}/bulk`, u.operator.token, {}, { id });
@@ -146,16 +213,29 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
 
     runWorker(id);
     const verdict = await pollRedrive(id, (r) => r.sampleVerdict !== null && r.state === "paused");
-    expect(verdict.redrive).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean", sampleReturned: 0, bulk: { ready: true, needsOverride: false } });
+    expect(verdict.redrive).toMatchObject({
+      stage: "awaiting_bulk",
+      sampleVerdict: "clean",
+      sampleReturned: 0,
+      bulk: { ready: true, needsOverride: false },
+    });
     expect(verdict.counts).toMatchObject({ moved: 4, pending: N - 4 });
     expect(await kit.depth(source)).toBe(4);
     expect(await kit.depth(dlq)).toBe(N - 4);
 
     // An override reason needs redrive:override, which an operator lacks (asked by the use case, audited).
-    const override = await post(bulk.POST as V1Handler, `/api/v1/redrives/${id}/bulk`, u.operator.token, { overrideReason: "The returns were a flaky consumer" }, { id });
+    const override = await post(
+      bulk.POST as V1Handler,
+      `/api/v1/redrives/${id}/bulk`,
+      u.operator.token,
+      { overrideReason: "The returns were a flaky consumer" },
+      { id },
+    );
     expect(override.status).toBe(403);
     expect(override.body).toMatchObject({ code: "forbidden:redrive:override" });
-    expect((await auditRowsOf(override.requestId)).map((r) => [r.action, r.outcome])).toEqual([["redrive.bulk_start", "denied"]]);
+    expect((await auditRowsOf(override.requestId)).map((r) => [r.action, r.outcome])).toEqual([
+      ["redrive.bulk_start", "denied"],
+    ]);
 
     const b = await post(bulk.POST as V1Handler, `/api/v1/redrives/${id}/bulk`, u.operator.token, {}, { id });
     expect(b.status).toBe(200);
@@ -163,7 +243,11 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     expect(b.body).toMatchObject({ id, stage: "bulk", bulkStartedBy: u.operator.actor.email });
 
     const end = await pollRedrive(id, (r) => ["succeeded", "failed", "cancelled"].includes(r.state));
-    expect(end.redrive).toMatchObject({ state: "succeeded", stage: "done", progress: { redriven: N, failed: 0, pending: 0 } });
+    expect(end.redrive).toMatchObject({
+      state: "succeeded",
+      stage: "done",
+      progress: { redriven: N, failed: 0, pending: 0 },
+    });
     expect(end.counts).toMatchObject({ moved: N });
 
     // The ledger by cursor, two ways: every letter once.
@@ -190,7 +274,9 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     const byAfter: string[] = [];
     let after: number | null = 0;
     while (after !== null) {
-      const page = await get(one.GET as V1Handler, `/api/v1/redrives/${id}?limit=10&after=${after}`, u.viewer.token, { id });
+      const page = await get(one.GET as V1Handler, `/api/v1/redrives/${id}?limit=10&after=${after}`, u.viewer.token, {
+        id,
+      });
       expect(page.status).toBe(200);
       await expectDocumented("get", "/api/v1/redrives/{id}", page.res, page.body);
       byAfter.push(...page.body.ledger.map((r: { letterId: string }) => r.letterId));
@@ -201,10 +287,14 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     // The brokers: every letter at its origin, marked with this redrive; none left in the DLQ.
     const arrived = await peek(source, N);
     expect(await kit.depth(dlq)).toBe(0);
-    expect(arrived.map((m) => m.properties.messageId).sort()).toEqual(Array.from({ length: N }, (_, i) => `v1-${i}`).sort());
+    expect(arrived.map((m) => m.properties.messageId).sort()).toEqual(
+      Array.from({ length: N }, (_, i) => `v1-${i}`).sort(),
+    );
     for (const m of arrived) expect(m.properties.headers?.["x-dlq-redrive-id"]).toBe(id);
 
-    const missing = await get(one.GET as V1Handler, `/api/v1/redrives/${randomUUID()}`, u.viewer.token, { id: randomUUID() });
+    const missing = await get(one.GET as V1Handler, `/api/v1/redrives/${randomUUID()}`, u.viewer.token, {
+      id: randomUUID(),
+    });
     expect(missing.status).toBe(404);
     await expectDocumented("get", "/api/v1/redrives/{id}", missing.res, missing.body);
   }, 120_000);
@@ -213,7 +303,11 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     const N = 6;
     const { dlq, source } = await seeded(N);
     const selection = { kind: "filter", filter: {} };
-    const p = await post(plan.POST as V1Handler, "/api/v1/redrives/plan", u.admin.token, { connectionId: CONN, queue: dlq, selection });
+    const p = await post(plan.POST as V1Handler, "/api/v1/redrives/plan", u.admin.token, {
+      connectionId: CONN,
+      queue: dlq,
+      selection,
+    });
     const started = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.admin.token, {
       connectionId: CONN,
       queue: dlq,
@@ -226,7 +320,13 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     expect(started.status).toBe(202);
     const id: string = started.body.id;
 
-    const notPaused = await post(resume.POST as V1Handler, `/api/v1/redrives/${id}/resume`, u.operator.token, {}, { id });
+    const notPaused = await post(
+      resume.POST as V1Handler,
+      `/api/v1/redrives/${id}/resume`,
+      u.operator.token,
+      {},
+      { id },
+    );
     expect(notPaused.status).toBe(409);
     await expectDocumented("post", "/api/v1/redrives/{id}/resume", notPaused.res, notPaused.body);
     expect(notPaused.body).toMatchObject({ code: "conflict:redrive" });
@@ -237,7 +337,9 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     expect(paused.status).toBe(200);
     await expectDocumented("post", "/api/v1/redrives/{id}/pause", paused.res, paused.body);
     expect(paused.body).toMatchObject({ id, pauseRequested: true });
-    expect((await auditRowsOf(paused.requestId)).map((r) => [r.action, r.outcome, r.operationId])).toEqual([["redrive.pause", "success", id]]);
+    expect((await auditRowsOf(paused.requestId)).map((r) => [r.action, r.outcome, r.operationId])).toEqual([
+      ["redrive.pause", "success", id],
+    ]);
     const stopped = await pollRedrive(id, (r) => r.state === "paused");
     expect(stopped.redrive.pauseReason).toContain(u.operator.actor.email);
 
@@ -246,11 +348,23 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     await expectDocumented("post", "/api/v1/redrives/{id}/resume", resumed.res, resumed.body);
     expect(["running", "queued"]).toContain(resumed.body.state);
 
-    const viewerCancel = await post(cancel.POST as V1Handler, `/api/v1/redrives/${id}/cancel`, u.viewer.token, {}, { id });
+    const viewerCancel = await post(
+      cancel.POST as V1Handler,
+      `/api/v1/redrives/${id}/cancel`,
+      u.viewer.token,
+      {},
+      { id },
+    );
     expect(viewerCancel.status).toBe(403);
     await expectDocumented("post", "/api/v1/redrives/{id}/cancel", viewerCancel.res, viewerCancel.body);
 
-    const cancelled = await post(cancel.POST as V1Handler, `/api/v1/redrives/${id}/cancel`, u.operator.token, {}, { id });
+    const cancelled = await post(
+      cancel.POST as V1Handler,
+      `/api/v1/redrives/${id}/cancel`,
+      u.operator.token,
+      {},
+      { id },
+    );
     expect(cancelled.status).toBe(200);
     await expectDocumented("post", "/api/v1/redrives/{id}/cancel", cancelled.res, cancelled.body);
     expect(cancelled.body).toMatchObject({ id, cancelRequested: true });
@@ -273,7 +387,11 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     await expectDocumented("get", "/api/v1/redrives", first.res, first.body);
     expect(first.body.items).toHaveLength(1);
     expect(first.body.nextCursor).toEqual(expect.any(String));
-    const second = await get(redrives.GET as V1Handler, `/api/v1/redrives?connectionId=${CONN}&limit=1&cursor=${encodeURIComponent(first.body.nextCursor)}`, u.viewer.token);
+    const second = await get(
+      redrives.GET as V1Handler,
+      `/api/v1/redrives?connectionId=${CONN}&limit=1&cursor=${encodeURIComponent(first.body.nextCursor)}`,
+      u.viewer.token,
+    );
     expect(second.status).toBe(200);
     expect(second.body.items).toHaveLength(1);
     expect(second.body.items[0].id).not.toBe(first.body.items[0].id);
@@ -286,28 +404,51 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
 
   it("redrives an SQS DLQ (ElasticMQ) the same way: a changed count moves nothing, then every letter back in its source queue", async () => {
     const N = 8;
-    const { dlq, dlqUrl, sourceUrl } = await sqsKit.dlqByRedrive(Array.from({ length: N }, (_, i) => ({ body: enc(`{"sqs":${i}}`) })));
+    const { dlq, dlqUrl, sourceUrl } = await sqsKit.dlqByRedrive(
+      Array.from({ length: N }, (_, i) => ({ body: enc(`{"sqs":${i}}`) })),
+    );
     await scan("local-sqs", dlq);
     const selection = { kind: "filter", filter: {} };
-    const p = await post(plan.POST as V1Handler, "/api/v1/redrives/plan", u.operator.token, { connectionId: "local-sqs", queue: dlq, selection });
+    const p = await post(plan.POST as V1Handler, "/api/v1/redrives/plan", u.operator.token, {
+      connectionId: "local-sqs",
+      queue: dlq,
+      selection,
+    });
     expect(p.status).toBe(200);
     await expectDocumented("post", "/api/v1/redrives/plan", p.res, p.body);
     expect(p.body.count).toBe(N);
     // Reading an SQS DLQ that is itself a redrive source counts against its letters: the start accepts that risk.
-    const start = { connectionId: "local-sqs", queue: dlq, selection, fix: "sqs consumer fixed", watchSeconds: 1, sample: { count: 2 }, rate: 100, acceptRisk: true };
-    const wrong = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, { ...start, confirmedCount: N - 3 });
+    const start = {
+      connectionId: "local-sqs",
+      queue: dlq,
+      selection,
+      fix: "sqs consumer fixed",
+      watchSeconds: 1,
+      sample: { count: 2 },
+      rate: 100,
+      acceptRisk: true,
+    };
+    const wrong = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, {
+      ...start,
+      confirmedCount: N - 3,
+    });
     expect(wrong.status).toBe(409);
     await expectDocumented("post", "/api/v1/redrives", wrong.res, wrong.body);
     expect(await sqsKit.count(dlqUrl)).toBe(N);
     expect(await sqsKit.count(sourceUrl)).toBe(0);
 
-    const started = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, { ...start, confirmedCount: N });
+    const started = await post(redrives.POST as V1Handler, "/api/v1/redrives", u.operator.token, {
+      ...start,
+      confirmedCount: N,
+    });
     expect(started.status).toBe(202);
     const id: string = started.body.id;
     runWorker(id);
     const verdict = await pollRedrive(id, (r) => r.sampleVerdict !== null && r.state === "paused");
     expect(verdict.redrive).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean", bulk: { ready: true } });
-    expect((await post(bulk.POST as V1Handler, `/api/v1/redrives/${id}/bulk`, u.operator.token, {}, { id })).status).toBe(200);
+    expect(
+      (await post(bulk.POST as V1Handler, `/api/v1/redrives/${id}/bulk`, u.operator.token, {}, { id })).status,
+    ).toBe(200);
     const end = await pollRedrive(id, (r) => ["succeeded", "failed", "cancelled"].includes(r.state));
     expect(end.redrive.state).toBe("succeeded");
     expect(end.counts).toMatchObject({ moved: N });
@@ -315,7 +456,9 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     expect(await sqsKit.count(dlqUrl)).toBe(0);
     const bodies: string[] = [];
     for (let i = 0; i < 20 && bodies.length < N; i++) {
-      const { Messages } = await sqsKit.sqs.send(new ReceiveMessageCommand({ QueueUrl: sourceUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }));
+      const { Messages } = await sqsKit.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: sourceUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+      );
       bodies.push(...(Messages ?? []).map((m) => m.Body ?? ""));
     }
     expect(bodies.sort()).toEqual(Array.from({ length: N }, (_, i) => `{"sqs":${i}}`).sort());

@@ -1,6 +1,16 @@
 import { z } from "zod";
 import { JOB_STATES } from "@/lib/jobs/types";
-import { DEFAULTS, filterSchema, LEDGER_STATES, parkingSchema, planSchema, previewSchema, sampleSchema, selectionSchema, targetSchema } from "@/lib/redrive/plan";
+import {
+  DEFAULTS,
+  filterSchema,
+  LEDGER_STATES,
+  parkingSchema,
+  planSchema,
+  previewSchema,
+  sampleSchema,
+  selectionSchema,
+  targetSchema,
+} from "@/lib/redrive/plan";
 import { defineOperation } from "../registry";
 
 /**
@@ -13,23 +23,41 @@ const f = filterSchema.shape;
 const filterDoc = filterSchema
   .extend({
     groupKey: f.groupKey.meta({ description: "A triage group's key (`groupKey` of a group in the groups list)." }),
-    exceptionClass: f.exceptionClass.meta({ description: "Exact exception class, e.g. `java.net.SocketTimeoutException`." }),
-    reason: f.reason.meta({ description: "The broker's dead-letter reason (RabbitMQ x-death reason: rejected, expired, maxlen, delivery_limit)." }),
+    exceptionClass: f.exceptionClass.meta({
+      description: "Exact exception class, e.g. `java.net.SocketTimeoutException`.",
+    }),
+    reason: f.reason.meta({
+      description:
+        "The broker's dead-letter reason (RabbitMQ x-death reason: rejected, expired, maxlen, delivery_limit).",
+    }),
     origin: f.origin.meta({ description: "The queue or topic the letters came from." }),
     from: f.from.meta({ description: "Letters dead-lettered at or after this instant (ISO 8601)." }),
     to: f.to.meta({ description: "Letters dead-lettered at or before this instant (ISO 8601)." }),
     header: f.header.meta({ description: "Letters carrying this header with exactly this value." }),
-    text: f.text.meta({ description: "Letters whose searchable text (ids, headers, payload as your role may see it) contains this." }),
+    text: f.text.meta({
+      description: "Letters whose searchable text (ids, headers, payload as your role may see it) contains this.",
+    }),
   })
-  .meta({ description: "Every field narrows (AND); no field at all selects every letter in the DLQ. Unknown fields are refused." });
+  .meta({
+    description:
+      "Every field narrows (AND); no field at all selects every letter in the DLQ. Unknown fields are refused.",
+  });
 
 const [filterOption, groupOption, lettersOption] = selectionSchema.options;
 
 export const v1SelectionSchema = z
   .discriminatedUnion("kind", [
-    filterOption.extend({ filter: filterDoc }).meta({ description: "`{ kind: \"filter\", filter: {} }` is every letter of the DLQ; fields narrow it as the letters list's filters do." }),
+    filterOption
+      .extend({ filter: filterDoc })
+      .meta({
+        description:
+          '`{ kind: "filter", filter: {} }` is every letter of the DLQ; fields narrow it as the letters list\'s filters do.',
+      }),
     groupOption.meta({ description: "One triage group: every letter of the DLQ whose group key is `groupKey`." }),
-    lettersOption.meta({ description: "Letters chosen by id (`letterId` from the letters list), 1 to 10,000; ids no longer in the DLQ are not counted." }),
+    lettersOption.meta({
+      description:
+        "Letters chosen by id (`letterId` from the letters list), 1 to 10,000; ids no longer in the DLQ are not counted.",
+    }),
   ])
   .meta({
     id: "Selection",
@@ -39,7 +67,10 @@ export const v1SelectionSchema = z
 
 const v1TargetSchema = z
   .discriminatedUnion("kind", [
-    targetSchema.options[0].meta({ description: "Back to each letter's origin (its source queue, or the exchange and routing keys it was dead-lettered from)." }),
+    targetSchema.options[0].meta({
+      description:
+        "Back to each letter's origin (its source queue, or the exchange and routing keys it was dead-lettered from).",
+    }),
     targetSchema.options[1].meta({ description: "A named queue (topic) on the same connection." }),
   ])
   .meta({ id: "RedriveTarget", description: "Where the letters go; each letter's origin unless given." });
@@ -49,15 +80,22 @@ const v1ParkingSchema = z
     parkingSchema.options[0].meta({ description: "Move letters redriven too often to this queue." }),
     parkingSchema.options[1].meta({ description: "Leave them in the DLQ, marked `parked` in the ledger." }),
   ])
-  .meta({ id: "RedriveParking", description: `What happens to a letter already redriven \`redriveLimit\` times (default ${DEFAULTS.redriveLimit}): it is parked, not cycled again.` });
+  .meta({
+    id: "RedriveParking",
+    description: `What happens to a letter already redriven \`redriveLimit\` times (default ${DEFAULTS.redriveLimit}): it is parked, not cycled again.`,
+  });
 
 export const redrivePlanRequestSchema = previewSchema
   .extend({
-    connectionId: previewSchema.shape.connectionId.meta({ description: "The connection's id, as in GET /api/v1/dlqs." }),
+    connectionId: previewSchema.shape.connectionId.meta({
+      description: "The connection's id, as in GET /api/v1/dlqs.",
+    }),
     queue: previewSchema.shape.queue.meta({ description: "The DLQ's name." }),
     selection: v1SelectionSchema,
     target: v1TargetSchema.default({ kind: "origin" }),
-    parking: v1ParkingSchema.optional().meta({ description: "Give it to check a named parking queue's protection too." }),
+    parking: v1ParkingSchema
+      .optional()
+      .meta({ description: "Give it to check a named parking queue's protection too." }),
   })
   .meta({ id: "RedrivePlanRequest" });
 
@@ -66,19 +104,38 @@ export const redriveStartRequestSchema = redrivePlanRequestSchema
   .extend({
     fix: p.fix.meta({ description: "Which fix this redrive follows (free text, 3 to 2000 characters; recorded)." }),
     confirmedCount: p.confirmedCount.meta({
-      description: "The `count` of the plan you reviewed. If the selection holds another number now, nothing starts: 409 `conflict:count`, the detail names the new count; plan again and confirm it.",
+      description:
+        "The `count` of the plan you reviewed. If the selection holds another number now, nothing starts: 409 `conflict:count`, the detail names the new count; plan again and confirm it.",
     }),
-    sample: sampleSchema.default(DEFAULTS.sample).meta({ description: `Stage 1's size: \`{ count }\` letters or \`{ percent }\` of the set (default ${DEFAULTS.sample.count} letters).` }),
-    watchSeconds: p.watchSeconds.meta({ description: `How long the sample is watched for letters coming back to the DLQ (default ${DEFAULTS.watchSeconds}).` }),
+    sample: sampleSchema
+      .default(DEFAULTS.sample)
+      .meta({
+        description: `Stage 1's size: \`{ count }\` letters or \`{ percent }\` of the set (default ${DEFAULTS.sample.count} letters).`,
+      }),
+    watchSeconds: p.watchSeconds.meta({
+      description: `How long the sample is watched for letters coming back to the DLQ (default ${DEFAULTS.watchSeconds}).`,
+    }),
     rate: p.rate.meta({ description: `Stage 2's rate, letters per second (default ${DEFAULTS.rate}).` }),
-    redriveLimit: p.redriveLimit.meta({ description: `A letter redriven this many times already is parked (default ${DEFAULTS.redriveLimit}).` }),
+    redriveLimit: p.redriveLimit.meta({
+      description: `A letter redriven this many times already is parked (default ${DEFAULTS.redriveLimit}).`,
+    }),
     parking: v1ParkingSchema.default({ kind: "mark" }),
-    breakerThreshold: p.breakerThreshold.meta({ description: `The job pauses itself when more than this share of redriven letters come back (default ${DEFAULTS.breakerThreshold}).` }),
-    breakerWindow: p.breakerWindow.meta({ description: `Over the last this many redriven letters (default ${DEFAULTS.breakerWindow}).` }),
-    breakerMinLetters: p.breakerMinLetters.meta({ description: `The breaker judges only after this many (default ${DEFAULTS.breakerMinLetters}).` }),
-    acceptRisk: p.acceptRisk.meta({ description: "Read a DLQ whose reading can cost letters (a quorum queue with a delivery limit); needs dlq:browse-risky." }),
+    breakerThreshold: p.breakerThreshold.meta({
+      description: `The job pauses itself when more than this share of redriven letters come back (default ${DEFAULTS.breakerThreshold}).`,
+    }),
+    breakerWindow: p.breakerWindow.meta({
+      description: `Over the last this many redriven letters (default ${DEFAULTS.breakerWindow}).`,
+    }),
+    breakerMinLetters: p.breakerMinLetters.meta({
+      description: `The breaker judges only after this many (default ${DEFAULTS.breakerMinLetters}).`,
+    }),
+    acceptRisk: p.acceptRisk.meta({
+      description:
+        "Read a DLQ whose reading can cost letters (a quorum queue with a delivery limit); needs dlq:browse-risky.",
+    }),
     confirmLessProtected: p.confirmLessProtected.meta({
-      description: "An admin confirms sending letters where some role sees their payloads less masked than in the DLQ (the plan's `targetProtection`); without it such a start is 409 `conflict:redrive-target`.",
+      description:
+        "An admin confirms sending letters where some role sees their payloads less masked than in the DLQ (the plan's `targetProtection`); without it such a start is 409 `conflict:redrive-target`.",
     }),
   })
   .meta({ id: "RedriveStartRequest" });
@@ -87,16 +144,30 @@ export const redrivePreviewSchema = z
   .object({
     connectionId: z.string(),
     queue: z.string(),
-    count: z.number().int().meta({ description: "Letters the selection holds now: pass it as `confirmedCount` to start." }),
+    count: z
+      .number()
+      .int()
+      .meta({ description: "Letters the selection holds now: pass it as `confirmedCount` to start." }),
     scope: z.string().meta({ description: "The selection in words." }),
     target: z.string().meta({ description: "Where the letters would go, in words." }),
-    orderedStream: z.boolean().meta({ description: "Letters of ordered streams (Kafka keys, FIFO groups): redriven in order, one at a time per key." }),
+    orderedStream: z
+      .boolean()
+      .meta({
+        description: "Letters of ordered streams (Kafka keys, FIFO groups): redriven in order, one at a time per key.",
+      }),
     warnings: z.array(z.string()),
-    nativeMoveNote: z.string().nullable().meta({ description: "Set when the broker's own bulk move could do this instead, with its trade-off." }),
+    nativeMoveNote: z
+      .string()
+      .nullable()
+      .meta({ description: "Set when the broker's own bulk move could do this instead, with its trade-off." }),
     targetProtection: z.object({
       message: z.string().nullable(),
-      lessProtected: z.array(z.object({ kind: z.enum(["target", "parking"]), queue: z.string(), roles: z.array(z.string()) })),
-      canConfirm: z.boolean().meta({ description: "Your role may confirm a less protected destination (`confirmLessProtected`)." }),
+      lessProtected: z.array(
+        z.object({ kind: z.enum(["target", "parking"]), queue: z.string(), roles: z.array(z.string()) }),
+      ),
+      canConfirm: z
+        .boolean()
+        .meta({ description: "Your role may confirm a less protected destination (`confirmLessProtected`)." }),
     }),
   })
   .meta({ id: "RedrivePreview" });
@@ -113,18 +184,33 @@ export const redriveSchema = z
         "The job's state: queued → running → paused (sample done, operator pause, breaker, broker away) → running → succeeded; or cancelling → cancelled, or failed. Terminal: succeeded, cancelled, failed.",
     }),
     stage: z.enum(STAGES).meta({
-      description: "sample (stage 1 moving), watching (waiting for sample letters to come back), awaiting_bulk (the sample is done: wait for `bulk.ready`, read `sampleVerdict`, then POST …/bulk), bulk (stage 2), done.",
+      description:
+        "sample (stage 1 moving), watching (waiting for sample letters to come back), awaiting_bulk (the sample is done: wait for `bulk.ready`, read `sampleVerdict`, then POST …/bulk), bulk (stage 2), done.",
     }),
-    progress: z.record(z.string(), z.unknown()).meta({ description: "Figures for a progress bar: total, pending, redriven, failed, parked, returned, rate, eta (seconds), …" }),
+    progress: z
+      .record(z.string(), z.unknown())
+      .meta({
+        description:
+          "Figures for a progress bar: total, pending, redriven, failed, parked, returned, rate, eta (seconds), …",
+      }),
     error: z.string().nullable(),
-    pauseReason: z.string().nullable().meta({ description: "Why it is paused, in words (null unless state is paused)." }),
+    pauseReason: z
+      .string()
+      .nullable()
+      .meta({ description: "Why it is paused, in words (null unless state is paused)." }),
     pauseRequested: z.boolean(),
     cancelRequested: z.boolean(),
-    sampleVerdict: z.enum(["clean", "returned"]).nullable().meta({ description: "After the watch: clean (no sample letter came back) or returned; null before." }),
+    sampleVerdict: z
+      .enum(["clean", "returned"])
+      .nullable()
+      .meta({ description: "After the watch: clean (no sample letter came back) or returned; null before." }),
     sampleReturned: z.number().int(),
     bulk: z
       .object({ ready: z.boolean(), needsOverride: z.boolean() })
-      .meta({ description: "ready: stage 2 may be started now (the job has paused after its sample: poll for this, not for `stage`); needsOverride: only by an admin with an `overrideReason` (the sample was not clean)." }),
+      .meta({
+        description:
+          "ready: stage 2 may be started now (the job has paused after its sample: poll for this, not for `stage`); needsOverride: only by an admin with an `overrideReason` (the sample was not clean).",
+      }),
     plan: z.object({
       selection: v1SelectionSchema,
       target: v1TargetSchema,
@@ -153,7 +239,9 @@ export const redriveLedgerRowSchema = z
   .object({
     seq: z.number().int().meta({ description: "Position in the ledger (the triage index's order)." }),
     letterId: z.string(),
-    sha256: z.string().meta({ description: "The payload's SHA-256 as your role may see it (masked where the payload is)." }),
+    sha256: z
+      .string()
+      .meta({ description: "The payload's SHA-256 as your role may see it (masked where the payload is)." }),
     messageId: z.string().nullable(),
     originalMessageId: z.string().nullable(),
     prevCount: z.number().int().meta({ description: "Times the letter had been redriven before." }),
@@ -172,14 +260,26 @@ export const redriveLedgerRowSchema = z
 export const redriveDetailSchema = z
   .object({
     redrive: redriveSchema,
-    counts: z.record(z.string(), z.number().int()).meta({ description: "Letters per ledger state (moved, pending, failed, parked, returned, …)." }),
+    counts: z
+      .record(z.string(), z.number().int())
+      .meta({ description: "Letters per ledger state (moved, pending, failed, parked, returned, …)." }),
     ledger: z.array(redriveLedgerRowSchema).meta({ description: "One page of the ledger, by `seq`." }),
-    nextAfter: z.number().int().nullable().meta({ description: "Pass as `after` for the next ledger page; null on the last." }),
+    nextAfter: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "Pass as `after` for the next ledger page; null on the last." }),
   })
   .meta({ id: "RedriveDetail" });
 
 export const redrivePageSchema = z
-  .object({ items: z.array(redriveSchema), nextCursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }) })
+  .object({
+    items: z.array(redriveSchema),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
+  })
   .meta({ id: "RedrivePage" });
 
 const idParams = z.object({ id: z.string().min(1).max(100).meta({ description: "The redrive's id." }) });
@@ -217,7 +317,13 @@ export const startRedriveOperation = defineOperation({
 
 export const listRedrivesQuerySchema = z.object({
   connectionId: z.string().trim().min(1).max(200).optional(),
-  queue: z.string().trim().min(1).max(1000).optional().meta({ description: "Only this DLQ's redrives (with connectionId)." }),
+  queue: z
+    .string()
+    .trim()
+    .min(1)
+    .max(1000)
+    .optional()
+    .meta({ description: "Only this DLQ's redrives (with connectionId)." }),
   cursor: z.string().trim().min(1).max(300).optional().meta({ description: "`nextCursor` of the previous page." }),
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
@@ -235,7 +341,12 @@ export const listRedrivesOperation = defineOperation({
 });
 
 export const getRedriveQuerySchema = z.object({
-  after: z.coerce.number().int().min(0).optional().meta({ description: "`nextAfter` of the previous answer: the ledger page starts after this seq." }),
+  after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .meta({ description: "`nextAfter` of the previous answer: the ledger page starts after this seq." }),
   limit: z.coerce.number().int().min(1).max(1000).default(100).meta({ description: "Ledger rows per page." }),
   state: z
     .enum(LEDGER_STATES as [string, ...string[]])
@@ -265,7 +376,10 @@ export const redriveBulkRequestSchema = z
       .min(3)
       .max(2000)
       .optional()
-      .meta({ description: "Only when the sample was not clean (`bulk.needsOverride`): why the rest goes anyway. Needs redrive:override (admins); recorded." }),
+      .meta({
+        description:
+          "Only when the sample was not clean (`bulk.needsOverride`): why the rest goes anyway. Needs redrive:override (admins); recorded.",
+      }),
   })
   .meta({ id: "RedriveBulkRequest" });
 
@@ -296,7 +410,11 @@ const control = (verb: "pause" | "resume" | "cancel", summary: string, descripti
     response: redriveSchema,
   });
 
-export const pauseRedriveOperation = control("pause", "Pause a redrive", "A running redrive stops at its next batch (or during the watch): `pauseRequested` is true at once, state `paused` when it stopped.");
+export const pauseRedriveOperation = control(
+  "pause",
+  "Pause a redrive",
+  "A running redrive stops at its next batch (or during the watch): `pauseRequested` is true at once, state `paused` when it stopped.",
+);
 export const resumeRedriveOperation = control(
   "resume",
   "Resume a paused redrive",

@@ -45,7 +45,9 @@ export const scanSchema = z
     id: z.string(),
     connectionId: z.string(),
     queue: z.string(),
-    state: z.enum(JOB_STATES).meta({ description: "queued → running → succeeded | failed | cancelled (cancelling while it stops)." }),
+    state: z
+      .enum(JOB_STATES)
+      .meta({ description: "queued → running → succeeded | failed | cancelled (cancelling while it stops)." }),
     progress: scanProgressSchema,
     error: z.string().nullable().meta({ description: "Why a failed scan failed, in operator words." }),
     acceptRisk: z.boolean().meta({ description: "The scan was started with the DLQ's read risk confirmed." }),
@@ -71,7 +73,10 @@ export const listScansQuerySchema = z.object({
 export const scanPageSchema = z
   .object({
     items: z.array(scanSchema),
-    nextCursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
   })
   .meta({ id: "ScanPage" });
 
@@ -98,7 +103,8 @@ export const startScanBodySchema = z
     connectionId,
     queue,
     acceptRisk: z.boolean().default(false).meta({
-      description: "Confirms reading a DLQ whose reads cost letters (needs dlq:browse-risky): the scan is then that DLQ's one confirmed read, into the snapshot its letters are served from.",
+      description:
+        "Confirms reading a DLQ whose reads cost letters (needs dlq:browse-risky): the scan is then that DLQ's one confirmed read, into the snapshot its letters are served from.",
     }),
   })
   .meta({ id: "StartScan" });
@@ -106,7 +112,12 @@ export const startScanBodySchema = z
 export const startedScanSchema = z
   .object({
     scan: scanSchema,
-    alreadyActive: z.boolean().meta({ description: "A scan of this DLQ was already queued or running: it is the one answered (status 200), and no other was started." }),
+    alreadyActive: z
+      .boolean()
+      .meta({
+        description:
+          "A scan of this DLQ was already queued or running: it is the one answered (status 200), and no other was started.",
+      }),
   })
   .meta({ id: "StartedScan" });
 
@@ -121,7 +132,13 @@ export const startScanOperation = defineOperation({
   problems: [400, 403, 404, 409, 503],
   body: startScanBodySchema,
   status: 202,
-  otherSuccess: [{ status: 200, description: "A scan of the DLQ was already queued or running: it is answered (`alreadyActive`), and no other was started." }],
+  otherSuccess: [
+    {
+      status: 200,
+      description:
+        "A scan of the DLQ was already queued or running: it is answered (`alreadyActive`), and no other was started.",
+    },
+  ],
   response: startedScanSchema,
 });
 

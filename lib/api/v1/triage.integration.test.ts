@@ -55,7 +55,12 @@ function expectNoSecret(text: string) {
 
 /** Runs one queued scan to its end as the console's worker would, while the test polls it over the API. */
 function runScan(jobId: string) {
-  const worker = new JobWorker({ handlers: { scan: scanHandler() }, owner: `v1t-${randomUUID().slice(0, 6)}`, leaseMs: 30_000, scope: { jobIds: [jobId] } });
+  const worker = new JobWorker({
+    handlers: { scan: scanHandler() },
+    owner: `v1t-${randomUUID().slice(0, 6)}`,
+    leaseMs: 30_000,
+    scope: { jobIds: [jobId] },
+  });
   return worker.runOnce().then(
     (job) => ({ job, error: null as unknown }),
     (error: unknown) => ({ job: null, error }),
@@ -72,8 +77,10 @@ async function pollScan(id: string, token: string) {
   throw new Error(`scan ${id} did not end`);
 }
 
-const dlqPath = (conn: string, queue: string) => `/api/v1/dlqs/${encodeURIComponent(conn)}/${encodeURIComponent(queue)}/letters`;
-const of = (conn: string, queue: string) => `connectionId=${encodeURIComponent(conn)}&queue=${encodeURIComponent(queue)}`;
+const dlqPath = (conn: string, queue: string) =>
+  `/api/v1/dlqs/${encodeURIComponent(conn)}/${encodeURIComponent(queue)}/letters`;
+const of = (conn: string, queue: string) =>
+  `connectionId=${encodeURIComponent(conn)}&queue=${encodeURIComponent(queue)}`;
 
 beforeAll(async () => {
   users = await v1Users("v1-triage", ["viewer", "operator"] as const);
@@ -89,7 +96,10 @@ afterAll(async () => {
 
 describe("letters of a DLQ, read from the broker", () => {
   it("pages by cursor: two pages, no overlap, every letter seen, failure fields masked for a viewer", async () => {
-    const first = await callV1(H(dlqLettersGET), `${dlqPath(RABBIT, dlq)}?limit=4`, { token: users.viewer.token, params: { connectionId: RABBIT, queue: dlq } });
+    const first = await callV1(H(dlqLettersGET), `${dlqPath(RABBIT, dlq)}?limit=4`, {
+      token: users.viewer.token,
+      params: { connectionId: RABBIT, queue: dlq },
+    });
     expect(first.status, first.text).toBe(200);
     await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters", first.res, first.body);
     expect(first.body.items).toHaveLength(4);
@@ -113,18 +123,27 @@ describe("letters of a DLQ, read from the broker", () => {
   });
 
   it("answers a bad cursor with 400 and a DLQ that does not exist with 404, as documented", async () => {
-    const bad = await callV1(H(dlqLettersGET), `${dlqPath(RABBIT, dlq)}?cursor=not-a-cursor`, { token: users.viewer.token, params: { connectionId: RABBIT, queue: dlq } });
+    const bad = await callV1(H(dlqLettersGET), `${dlqPath(RABBIT, dlq)}?cursor=not-a-cursor`, {
+      token: users.viewer.token,
+      params: { connectionId: RABBIT, queue: dlq },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: "bad_request:cursor" });
     await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters", bad.res, bad.body);
     const missing = `v1t-missing-${randomUUID().slice(0, 8)}`;
-    const none = await callV1(H(dlqLettersGET), dlqPath(RABBIT, missing), { token: users.viewer.token, params: { connectionId: RABBIT, queue: missing } });
+    const none = await callV1(H(dlqLettersGET), dlqPath(RABBIT, missing), {
+      token: users.viewer.token,
+      params: { connectionId: RABBIT, queue: missing },
+    });
     expect(none.status).toBe(404);
     await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters", none.res, none.body);
   });
 
   it("opens one letter for a viewer: headers, failure fields and payload view, with no secret in any of it", async () => {
-    const page = await callV1(H(dlqLettersGET), `${dlqPath(RABBIT, dlq)}?limit=1`, { token: users.viewer.token, params: { connectionId: RABBIT, queue: dlq } });
+    const page = await callV1(H(dlqLettersGET), `${dlqPath(RABBIT, dlq)}?limit=1`, {
+      token: users.viewer.token,
+      params: { connectionId: RABBIT, queue: dlq },
+    });
     const letterId = page.body.items[0].id as string;
     const r = await callV1(H(dlqLetterGET), `${dlqPath(RABBIT, dlq)}/${encodeURIComponent(letterId)}`, {
       token: users.viewer.token,
@@ -133,7 +152,9 @@ describe("letters of a DLQ, read from the broker", () => {
     expect(r.status, r.text).toBe(200);
     await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters/{letterId}", r.res, r.body);
     expect(r.body).toMatchObject({ source: "broker", id: letterId, messageId: page.body.items[0].messageId });
-    expect(r.body.headers.map((h: { name: string }) => h.name)).toEqual(expect.arrayContaining(["authorization", "x-tenant"]));
+    expect(r.body.headers.map((h: { name: string }) => h.name)).toEqual(
+      expect.arrayContaining(["authorization", "x-tenant"]),
+    );
     expect(r.body.payload?.kind).toBe("json");
     expect(r.body.payload.text).toContain('"user": "jane"');
     expect(r.body.masking.maskedCount).toBeGreaterThan(0);
@@ -141,7 +162,10 @@ describe("letters of a DLQ, read from the broker", () => {
     const rows = await auditRowsOf(r.requestId);
     expect(rows.map((x) => [x.action, x.outcome, x.target])).toEqual([["letter.view", "success", letterId]]);
 
-    const gone = await callV1(H(dlqLetterGET), `${dlqPath(RABBIT, dlq)}/m-bm9uZQ`, { token: users.viewer.token, params: { connectionId: RABBIT, queue: dlq, letterId: "m-bm9uZQ" } });
+    const gone = await callV1(H(dlqLetterGET), `${dlqPath(RABBIT, dlq)}/m-bm9uZQ`, {
+      token: users.viewer.token,
+      params: { connectionId: RABBIT, queue: dlq, letterId: "m-bm9uZQ" },
+    });
     expect(gone.status).toBe(404);
     await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters/{letterId}", gone.res, gone.body);
   });
@@ -151,18 +175,32 @@ describe("scans, groups and the filtered set", () => {
   let scanId = "";
 
   it("starts a scan (202), answers the active one with 200, and polls it to done", async () => {
-    const refused = await callV1(H(scansPOST), "/api/v1/scans", { token: users.viewer.token, json: { connectionId: RABBIT, queue: dlq } });
+    const refused = await callV1(H(scansPOST), "/api/v1/scans", {
+      token: users.viewer.token,
+      json: { connectionId: RABBIT, queue: dlq },
+    });
     expect(refused.status).toBe(403);
     await expectDocumented("post", "/api/v1/scans", refused.res, refused.body);
 
-    const started = await callV1(H(scansPOST), "/api/v1/scans", { token: users.operator.token, json: { connectionId: RABBIT, queue: dlq } });
+    const started = await callV1(H(scansPOST), "/api/v1/scans", {
+      token: users.operator.token,
+      json: { connectionId: RABBIT, queue: dlq },
+    });
     expect(started.status, started.text).toBe(202);
     await expectDocumented("post", "/api/v1/scans", started.res, started.body);
-    expect(started.body).toMatchObject({ alreadyActive: false, scan: { state: "queued", queue: dlq, acceptRisk: false } });
+    expect(started.body).toMatchObject({
+      alreadyActive: false,
+      scan: { state: "queued", queue: dlq, acceptRisk: false },
+    });
     scanId = started.body.scan.id;
-    expect((await auditRowsOf(started.requestId)).map((x) => [x.action, x.outcome])).toEqual([["triage.scan_start", "success"]]);
+    expect((await auditRowsOf(started.requestId)).map((x) => [x.action, x.outcome])).toEqual([
+      ["triage.scan_start", "success"],
+    ]);
 
-    const again = await callV1(H(scansPOST), "/api/v1/scans", { token: users.operator.token, json: { connectionId: RABBIT, queue: dlq } });
+    const again = await callV1(H(scansPOST), "/api/v1/scans", {
+      token: users.operator.token,
+      json: { connectionId: RABBIT, queue: dlq },
+    });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ alreadyActive: true, scan: { id: scanId } });
     await expectDocumented("post", "/api/v1/scans", again.res, again.body);
@@ -173,28 +211,51 @@ describe("scans, groups and the filtered set", () => {
     await expectDocumented("get", "/api/v1/scans/{id}", done.res, done.body);
     expect(done.body).toMatchObject({ id: scanId, state: "succeeded", progress: { read: N } });
 
-    const unknown = await callV1(H(scanGET), `/api/v1/scans/${NO_JOB}`, { token: users.viewer.token, params: { id: NO_JOB } });
+    const unknown = await callV1(H(scanGET), `/api/v1/scans/${NO_JOB}`, {
+      token: users.viewer.token,
+      params: { id: NO_JOB },
+    });
     expect(unknown.status).toBe(404);
     await expectDocumented("get", "/api/v1/scans/{id}", unknown.res, unknown.body);
-    const bad = await callV1(H(scansPOST), "/api/v1/scans", { token: users.operator.token, json: { connectionId: RABBIT } });
+    const bad = await callV1(H(scansPOST), "/api/v1/scans", {
+      token: users.operator.token,
+      json: { connectionId: RABBIT },
+    });
     expect(bad.status).toBe(400);
     await expectDocumented("post", "/api/v1/scans", bad.res, bad.body);
   });
 
   it("cancels a queued scan, and refuses a viewer's cancel", async () => {
-    const started = await callV1(H(scansPOST), "/api/v1/scans", { token: users.operator.token, json: { connectionId: RABBIT, queue: dlq } });
+    const started = await callV1(H(scansPOST), "/api/v1/scans", {
+      token: users.operator.token,
+      json: { connectionId: RABBIT, queue: dlq },
+    });
     expect(started.status).toBe(202);
     const id = started.body.scan.id as string;
-    const refused = await callV1(H(scanCancelPOST), `/api/v1/scans/${id}/cancel`, { token: users.viewer.token, method: "POST", params: { id } });
+    const refused = await callV1(H(scanCancelPOST), `/api/v1/scans/${id}/cancel`, {
+      token: users.viewer.token,
+      method: "POST",
+      params: { id },
+    });
     expect(refused.status).toBe(403);
     await expectDocumented("post", "/api/v1/scans/{id}/cancel", refused.res, refused.body);
-    const r = await callV1(H(scanCancelPOST), `/api/v1/scans/${id}/cancel`, { token: users.operator.token, method: "POST", params: { id } });
+    const r = await callV1(H(scanCancelPOST), `/api/v1/scans/${id}/cancel`, {
+      token: users.operator.token,
+      method: "POST",
+      params: { id },
+    });
     expect(r.status, r.text).toBe(200);
     await expectDocumented("post", "/api/v1/scans/{id}/cancel", r.res, r.body);
     expect(r.body).toMatchObject({ id, state: "cancelled", cancelRequested: true });
     expect((await jobStore().get(id))?.state).toBe("cancelled");
-    expect((await auditRowsOf(r.requestId)).map((x) => [x.action, x.outcome])).toEqual([["triage.scan_cancel", "success"]]);
-    const none = await callV1(H(scanCancelPOST), `/api/v1/scans/${NO_JOB}/cancel`, { token: users.operator.token, method: "POST", params: { id: NO_JOB } });
+    expect((await auditRowsOf(r.requestId)).map((x) => [x.action, x.outcome])).toEqual([
+      ["triage.scan_cancel", "success"],
+    ]);
+    const none = await callV1(H(scanCancelPOST), `/api/v1/scans/${NO_JOB}/cancel`, {
+      token: users.operator.token,
+      method: "POST",
+      params: { id: NO_JOB },
+    });
     expect(none.status).toBe(404);
     await expectDocumented("post", "/api/v1/scans/{id}/cancel", none.res, none.body);
   });
@@ -222,12 +283,16 @@ describe("scans, groups and the filtered set", () => {
     expect(r.body.groups).toHaveLength(1);
     expect(r.body.groups[0]).toMatchObject({ exceptionClass: "com.acme.LoginFailed", count: N });
     expectNoSecret(r.text);
-    const byHeader = await callV1(H(groupsGET), `/api/v1/groups?${of(RABBIT, dlq)}&by=header:authorization`, { token: users.viewer.token });
+    const byHeader = await callV1(H(groupsGET), `/api/v1/groups?${of(RABBIT, dlq)}&by=header:authorization`, {
+      token: users.viewer.token,
+    });
     expect(byHeader.status).toBe(200);
     await expectDocumented("get", "/api/v1/groups", byHeader.res, byHeader.body);
     expect(byHeader.body.groups).toEqual([expect.objectContaining({ count: N })]);
     expectNoSecret(byHeader.text);
-    const bad = await callV1(H(groupsGET), `/api/v1/groups?${of(RABBIT, dlq)}&by=colour`, { token: users.viewer.token });
+    const bad = await callV1(H(groupsGET), `/api/v1/groups?${of(RABBIT, dlq)}&by=colour`, {
+      token: users.viewer.token,
+    });
     expect(bad.status).toBe(400);
     await expectDocumented("get", "/api/v1/groups", bad.res, bad.body);
   });
@@ -246,16 +311,27 @@ describe("scans, groups and the filtered set", () => {
     const ids = [...first.body.items, ...second.body.items].map((l: { messageId: string }) => l.messageId);
     expect([...ids].sort()).toEqual(Array.from({ length: N }, (_, i) => `v1t-${i}`).sort());
     expectNoSecret(first.text + second.text);
-    const other = await callV1(H(lettersGET), `/api/v1/letters?${of(RABBIT, dlq)}&class=com.acme.Other`, { token: users.viewer.token });
+    const other = await callV1(H(lettersGET), `/api/v1/letters?${of(RABBIT, dlq)}&class=com.acme.Other`, {
+      token: users.viewer.token,
+    });
     expect(other.body).toMatchObject({ count: 0, items: [], nextCursor: null });
-    const bad = await callV1(H(lettersGET), `/api/v1/letters?${of(RABBIT, dlq)}&from=yesterday`, { token: users.viewer.token });
+    const bad = await callV1(H(lettersGET), `/api/v1/letters?${of(RABBIT, dlq)}&from=yesterday`, {
+      token: users.viewer.token,
+    });
     expect(bad.status).toBe(400);
     await expectDocumented("get", "/api/v1/letters", bad.res, bad.body);
   });
 
   it("cannot be used to learn a masked value: a right guess answers as a wrong one", async () => {
-    const ask = (extra: string) => callV1(H(lettersGET), `/api/v1/letters?${of(RABBIT, dlq)}${extra}`, { token: users.viewer.token });
-    const shape = (r: Awaited<ReturnType<typeof ask>>) => ({ status: r.status, count: r.body.count, items: r.body.items, code: r.body.code, detail: r.body.detail });
+    const ask = (extra: string) =>
+      callV1(H(lettersGET), `/api/v1/letters?${of(RABBIT, dlq)}${extra}`, { token: users.viewer.token });
+    const shape = (r: Awaited<ReturnType<typeof ask>>) => ({
+      status: r.status,
+      count: r.body.count,
+      items: r.body.items,
+      code: r.body.code,
+      detail: r.body.detail,
+    });
     for (const [right, wrong] of [
       [PASSWORD, "hunter3-Vq9x"],
       [PASSWORD.slice(0, 4), "hunz"],
@@ -297,12 +373,17 @@ describe("a DLQ whose reads cost letters (RabbitMQ quorum queue, delivery limit 
     expect(r.body).toMatchObject({ code: "confirmation_required:read" });
     expect(r.body.detail).toContain("POST /api/v1/scans");
     await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters", r.res, r.body);
-    expect((await auditRowsOf(r.requestId)).map((x) => [x.action, x.outcome, (x.details as { read?: boolean }).read])).toEqual([["dlq.open", "success", false]]);
+    expect(
+      (await auditRowsOf(r.requestId)).map((x) => [x.action, x.outcome, (x.details as { read?: boolean }).read]),
+    ).toEqual([["dlq.open", "success", false]]);
 
     // The page has no "read it anyway", and neither has the API: each page would be a read from the
     // head that spends deliveries. An unknown query parameter changes nothing.
     for (let i = 0; i < 4; i++) {
-      const again = await callV1(H(dlqLettersGET), `${dlqPath(RABBIT, risky)}?acceptRisk=true`, { token: users.operator.token, params: params() });
+      const again = await callV1(H(dlqLettersGET), `${dlqPath(RABBIT, risky)}?acceptRisk=true`, {
+        token: users.operator.token,
+        params: params(),
+      });
       expect(again.status).toBe(409);
       expect((await auditRowsOf(again.requestId)).map((x) => (x.details as { read?: boolean }).read)).toEqual([false]);
     }
@@ -316,11 +397,17 @@ describe("a DLQ whose reads cost letters (RabbitMQ quorum queue, delivery limit 
     expect(refused.body).toMatchObject({ code: "confirmation_required:read" });
     await expectDocumented("post", "/api/v1/scans", refused.res, refused.body);
 
-    const before = await callV1(H(dlqLetterGET), `${dlqPath(RABBIT, risky)}/anything`, { token: users.viewer.token, params: { ...params(), letterId: "anything" } });
+    const before = await callV1(H(dlqLetterGET), `${dlqPath(RABBIT, risky)}/anything`, {
+      token: users.viewer.token,
+      params: { ...params(), letterId: "anything" },
+    });
     expect(before.status).toBe(409);
     await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters/{letterId}", before.res, before.body);
 
-    const started = await callV1(H(scansPOST), "/api/v1/scans", { token: users.operator.token, json: { ...params(), acceptRisk: true } });
+    const started = await callV1(H(scansPOST), "/api/v1/scans", {
+      token: users.operator.token,
+      json: { ...params(), acceptRisk: true },
+    });
     expect(started.status, started.text).toBe(202);
     expect(started.body.scan.acceptRisk).toBe(true);
     const running = runScan(started.body.scan.id);
@@ -330,14 +417,20 @@ describe("a DLQ whose reads cost letters (RabbitMQ quorum queue, delivery limit 
     const set = await callV1(H(lettersGET), `/api/v1/letters?${of(RABBIT, risky)}`, { token: users.viewer.token });
     expect(set.body.count).toBe(3);
     const letterId = set.body.items[0].letterId as string;
-    const r = await callV1(H(dlqLetterGET), `${dlqPath(RABBIT, risky)}/${encodeURIComponent(letterId)}`, { token: users.viewer.token, params: { ...params(), letterId } });
+    const r = await callV1(H(dlqLetterGET), `${dlqPath(RABBIT, risky)}/${encodeURIComponent(letterId)}`, {
+      token: users.viewer.token,
+      params: { ...params(), letterId },
+    });
     expect(r.status, r.text).toBe(200);
     await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters/{letterId}", r.res, r.body);
     expect(r.body).toMatchObject({ source: "snapshot", id: letterId, messageId: set.body.items[0].messageId });
     expect((await auditRowsOf(r.requestId))[0].details).toMatchObject({ read: false, fromSnapshot: true });
 
     // With a snapshot on record, the refusal of a page points to it.
-    const page = await callV1(H(dlqLettersGET), dlqPath(RABBIT, risky), { token: users.viewer.token, params: params() });
+    const page = await callV1(H(dlqLettersGET), dlqPath(RABBIT, risky), {
+      token: users.viewer.token,
+      params: params(),
+    });
     expect(page.status).toBe(409);
     expect(page.body.detail).toContain("GET /api/v1/letters?");
   });
@@ -346,41 +439,67 @@ describe("a DLQ whose reads cost letters (RabbitMQ quorum queue, delivery limit 
 describe("an SQS DLQ (ElasticMQ)", () => {
   it("pages its letters, opens one, and scans it", async () => {
     const SQS = "local-sqs";
-    const { dlq: q, messageIds } = await sqsKit.dlqByRedrive(Array.from({ length: 3 }, (_, i) => ({ body: enc(`{"invoice":${i}}`) })));
-    const page = await callV1(H(dlqLettersGET), `${dlqPath(SQS, q)}?limit=10`, { token: users.viewer.token, params: { connectionId: SQS, queue: q } });
+    const { dlq: q, messageIds } = await sqsKit.dlqByRedrive(
+      Array.from({ length: 3 }, (_, i) => ({ body: enc(`{"invoice":${i}}`) })),
+    );
+    const page = await callV1(H(dlqLettersGET), `${dlqPath(SQS, q)}?limit=10`, {
+      token: users.viewer.token,
+      params: { connectionId: SQS, queue: q },
+    });
     expect(page.status, page.text).toBe(200);
     await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters", page.res, page.body);
     expect(page.body.items.map((l: { messageId: string }) => l.messageId).sort()).toEqual([...messageIds].sort());
     expect(page.body.nextCursor).toBeNull();
     const letterId = page.body.items[0].id as string;
-    const one = await callV1(H(dlqLetterGET), `${dlqPath(SQS, q)}/${encodeURIComponent(letterId)}`, { token: users.viewer.token, params: { connectionId: SQS, queue: q, letterId } });
+    const one = await callV1(H(dlqLetterGET), `${dlqPath(SQS, q)}/${encodeURIComponent(letterId)}`, {
+      token: users.viewer.token,
+      params: { connectionId: SQS, queue: q, letterId },
+    });
     expect(one.status, one.text).toBe(200);
     await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters/{letterId}", one.res, one.body);
     expect(one.body.payload.text).toContain('"invoice"');
 
-    const started = await callV1(H(scansPOST), "/api/v1/scans", { token: users.operator.token, json: { connectionId: SQS, queue: q } });
+    const started = await callV1(H(scansPOST), "/api/v1/scans", {
+      token: users.operator.token,
+      json: { connectionId: SQS, queue: q },
+    });
     expect(started.status, started.text).toBe(202);
     const running = runScan(started.body.scan.id);
-    expect((await pollScan(started.body.scan.id, users.viewer.token)).body).toMatchObject({ state: "succeeded", progress: { read: 3 } });
+    expect((await pollScan(started.body.scan.id, users.viewer.token)).body).toMatchObject({
+      state: "succeeded",
+      progress: { read: 3 },
+    });
     expect((await running).error).toBeNull();
     const set = await callV1(H(lettersGET), `/api/v1/letters?${of(SQS, q)}`, { token: users.viewer.token });
     expect(set.body.count).toBe(3);
 
     // Marked sensitive, the DLQ's payloads are withheld from a viewer's token (not even masked), and still shown masked to an operator's.
     const current = await loadMaskingConfig();
-    await saveMaskingConfig({ rules: current.rules, sensitive: [...current.sensitive, { connectionId: SQS, pattern: q }] }, "v1 triage test");
+    await saveMaskingConfig(
+      { rules: current.rules, sensitive: [...current.sensitive, { connectionId: SQS, pattern: q }] },
+      "v1 triage test",
+    );
     try {
       const url = `${dlqPath(SQS, q)}/${encodeURIComponent(letterId)}`;
-      const viewer = await callV1(H(dlqLetterGET), url, { token: users.viewer.token, params: { connectionId: SQS, queue: q, letterId } });
+      const viewer = await callV1(H(dlqLetterGET), url, {
+        token: users.viewer.token,
+        params: { connectionId: SQS, queue: q, letterId },
+      });
       expect(viewer.status).toBe(200);
       await expectDocumented("get", "/api/v1/dlqs/{connectionId}/{queue}/letters/{letterId}", viewer.res, viewer.body);
       expect(viewer.body).toMatchObject({ payload: null, masking: { sensitive: true } });
       expect(viewer.text).not.toContain("invoice");
-      const operator = await callV1(H(dlqLetterGET), url, { token: users.operator.token, params: { connectionId: SQS, queue: q, letterId } });
+      const operator = await callV1(H(dlqLetterGET), url, {
+        token: users.operator.token,
+        params: { connectionId: SQS, queue: q, letterId },
+      });
       expect(operator.body.payload.text).toContain('"invoice"');
     } finally {
       const now = await loadMaskingConfig();
-      await saveMaskingConfig({ rules: now.rules, sensitive: now.sensitive.filter((s) => s.pattern !== q) }, "v1 triage test");
+      await saveMaskingConfig(
+        { rules: now.rules, sensitive: now.sensitive.filter((s) => s.pattern !== q) },
+        "v1 triage test",
+      );
     }
   });
 });

@@ -27,12 +27,31 @@ import {
   type StreamOptions,
 } from "@/lib/brokers/types";
 import { numberValue, timestampValue } from "@/lib/brokers/display";
-import { createCluster, createKafka, createProducerWithCluster, type InternalCluster, type InternalRecord, type KafkaClientOptions } from "@/lib/brokers/kafka/client";
+import {
+  createCluster,
+  createKafka,
+  createProducerWithCluster,
+  type InternalCluster,
+  type InternalRecord,
+  type KafkaClientOptions,
+} from "@/lib/brokers/kafka/client";
 import { mapKafkaError } from "@/lib/brokers/kafka/errors";
-import { DEFAULT_FETCH_LIMITS, readPartition, readPartitionConcurrently, type FetchedBatch, type FetchLimits } from "@/lib/brokers/kafka/fetcher";
+import {
+  DEFAULT_FETCH_LIMITS,
+  readPartition,
+  readPartitionConcurrently,
+  type FetchedBatch,
+  type FetchLimits,
+} from "@/lib/brokers/kafka/fetcher";
 import { matchDeadLetterTopics, parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { toLetter } from "@/lib/brokers/kafka/letter";
-import { markApplies, refKey, type HandledMark, type HandledStore, type RecordRef } from "@/lib/brokers/kafka/handled-store";
+import {
+  markApplies,
+  refKey,
+  type HandledMark,
+  type HandledStore,
+  type RecordRef,
+} from "@/lib/brokers/kafka/handled-store";
 import { fetchTopicIds, type RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
 import { shareGroupDlqTopics } from "@/lib/brokers/kafka/group-configs";
 import { planPage, type Segment } from "@/lib/brokers/kafka/paging";
@@ -105,7 +124,12 @@ export class KafkaAdapter implements BrokerAdapter {
   private cluster: Promise<InternalCluster> | null = null;
   /** Redrive's producer: idempotent, acks=all, one request in flight, no topic auto-creation. */
   private readonly producer = lazyProducer(() =>
-    createProducerWithCluster(this.kafka, { idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 } }),
+    createProducerWithCluster(this.kafka, {
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
+    }),
   );
 
   constructor(
@@ -123,9 +147,12 @@ export class KafkaAdapter implements BrokerAdapter {
 
   /** See `BrokerAdapter.consumerGroups` (consumer-groups.ts, consumer-group-skip.ts); the adapter's own clients and producer. */
   readonly consumerGroups: ConsumerGroupOps = {
-    read: (opts) => readConsumerGroups({ cluster: () => this.getCluster(), mapError: (e, topic) => this.err(e, topic) }, opts),
-    recordAt: async (at, opts) => readRecordAt(await this.groupDeps(at.topic), at, { maxBodyBytes: opts?.maxBodyBytes }),
-    members: async (groupId) => groupMembers({ admin: await this.getAdmin(), mapError: (e, topic) => this.err(e, topic) }, groupId),
+    read: (opts) =>
+      readConsumerGroups({ cluster: () => this.getCluster(), mapError: (e, topic) => this.err(e, topic) }, opts),
+    recordAt: async (at, opts) =>
+      readRecordAt(await this.groupDeps(at.topic), at, { maxBodyBytes: opts?.maxBodyBytes }),
+    members: async (groupId) =>
+      groupMembers({ admin: await this.getAdmin(), mapError: (e, topic) => this.err(e, topic) }, groupId),
     skipToDlt: async (req) => skipToDlt(await this.groupDeps(req.topic), req),
   };
 
@@ -139,7 +166,8 @@ export class KafkaAdapter implements BrokerAdapter {
       produce: async (t, message) => {
         const [meta] = await this.producer.send(t, message);
         const offset = meta?.baseOffset ?? meta?.offset;
-        if (!meta || offset === undefined) throw this.err(new Error("the broker acknowledged the record without its offset"), t);
+        if (!meta || offset === undefined)
+          throw this.err(new Error("the broker acknowledged the record without its offset"), t);
         return { partition: meta.partition, offset: String(offset) };
       },
     };
@@ -226,7 +254,12 @@ export class KafkaAdapter implements BrokerAdapter {
    * The marks that count for these records of one partition: legacy marks (see handled-store.ts)
    * only for records no younger than the mark, and those are then given the topic's id.
    */
-  private settleMarks(key: TopicKey, partition: number, records: InternalRecord[], marks: Map<string, HandledMark> | undefined): Map<string, HandledMark> {
+  private settleMarks(
+    key: TopicKey,
+    partition: number,
+    records: InternalRecord[],
+    marks: Map<string, HandledMark> | undefined,
+  ): Map<string, HandledMark> {
     const out = new Map<string, HandledMark>();
     if (!marks?.size) return out;
     const adopt: RecordRef[] = [];
@@ -238,7 +271,9 @@ export class KafkaAdapter implements BrokerAdapter {
       if (m.legacy) adopt.push({ partition, offset: BigInt(r.offset) });
     }
     if (adopt.length && key.id && this.store?.adoptLegacy) {
-      this.store.adoptLegacy(this.connectionId, key, adopt).catch((e) => console.warn(`[kafka] adopting handled offsets of ${key.name}: ${(e as Error).message}`));
+      this.store
+        .adoptLegacy(this.connectionId, key, adopt)
+        .catch((e) => console.warn(`[kafka] adopting handled offsets of ${key.name}: ${(e as Error).message}`));
     }
     return out;
   }
@@ -248,7 +283,9 @@ export class KafkaAdapter implements BrokerAdapter {
   }
 
   private notFound(name: string) {
-    return new BrokerError("not_found", { userMessage: `Topic "${name}" was not found on ${this.displayName}. It may have been deleted, or it is not a dead-letter topic the console knows about.` });
+    return new BrokerError("not_found", {
+      userMessage: `Topic "${name}" was not found on ${this.displayName}. It may have been deleted, or it is not a dead-letter topic the console knows about.`,
+    });
   }
 
   private async listTopicNames(): Promise<string[]> {
@@ -273,18 +310,24 @@ export class KafkaAdapter implements BrokerAdapter {
       await c.refreshMetadataIfNecessary();
       const asked = c.findTopicPartitionMetadata(name).map((p) => ({ partition: p.partitionId }));
       // Every topic has a partition: none means the cached metadata does not know the topic.
-      if (!asked.length) throw Object.assign(new Error(`no metadata for ${name}`), { type: "UNKNOWN_TOPIC_OR_PARTITION" });
+      if (!asked.length)
+        throw Object.assign(new Error(`no metadata for ${name}`), { type: "UNKNOWN_TOPIC_OR_PARTITION" });
       return Promise.all(
         [true, false].map(async (fromBeginning) => {
           const [t] = await c.fetchTopicsOffset([{ topic: name, fromBeginning, partitions: asked }]);
           const got = new Map((t?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
           // kafkajs leaves out partitions without a leader in its metadata.
-          if (got.size !== asked.length) throw Object.assign(new Error(`offsets of ${name}: ${got.size} of ${asked.length} partitions answered`), { type: "LEADER_NOT_AVAILABLE" });
+          if (got.size !== asked.length)
+            throw Object.assign(new Error(`offsets of ${name}: ${got.size} of ${asked.length} partitions answered`), {
+              type: "LEADER_NOT_AVAILABLE",
+            });
           return got;
         }),
       );
     });
-    const partitions = [...low].map(([partition, start]) => ({ partition, start, end: high.get(partition)! })).sort((a, b) => a.partition - b.partition);
+    const partitions = [...low]
+      .map(([partition, start]) => ({ partition, start, end: high.get(partition)! }))
+      .sort((a, b) => a.partition - b.partition);
     return { partitions, total: partitions.reduce((n, p) => n + Number(p.end - p.start), 0) };
   }
 
@@ -294,7 +337,11 @@ export class KafkaAdapter implements BrokerAdapter {
     const admin = await this.getAdmin();
     const res = await admin.describeConfigs({
       includeSynonyms: false,
-      resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ["retention.ms", "retention.bytes", "cleanup.policy", "max.message.bytes"] })),
+      resources: names.map((name) => ({
+        type: ConfigResourceTypes.TOPIC,
+        name,
+        configNames: ["retention.ms", "retention.bytes", "cleanup.policy", "max.message.bytes"],
+      })),
     });
     for (const r of res.resources) {
       const get = (k: string) => r.configEntries.find((c) => c.configName === k)?.configValue ?? null;
@@ -312,13 +359,20 @@ export class KafkaAdapter implements BrokerAdapter {
   private async recordAt(name: string, partition: number, offset: bigint): Promise<InternalRecord | null> {
     const cluster = await this.getCluster(name);
     // Only the timestamp is wanted: a small per-partition limit (Kafka still returns one whole batch).
-    for await (const r of readPartition(cluster, name, partition, offset, offset + 1n, { ...this.limits, maxBytesPerPartition: 64 * 1024 })) {
+    for await (const r of readPartition(cluster, name, partition, offset, offset + 1n, {
+      ...this.limits,
+      maxBytesPerPartition: 64 * 1024,
+    })) {
       return BigInt(r.offset) === offset ? r : null;
     }
     return null;
   }
 
-  private async summarize(name: string, config: TopicConfig | undefined, source: DlqSummary["source"]): Promise<DlqSummary> {
+  private async summarize(
+    name: string,
+    config: TopicConfig | undefined,
+    source: DlqSummary["source"],
+  ): Promise<DlqSummary> {
     const state = await this.topicState(name);
     const warnings: DlqWarning[] = [];
     const facts: HeaderEntry[] = [{ name: "partitions", value: numberValue(state.partitions.length) }];
@@ -327,9 +381,17 @@ export class KafkaAdapter implements BrokerAdapter {
     if (this.store) {
       try {
         const key = await this.topicKey(name);
-        [handled, firstUnhandled] = await Promise.all([this.store.handledCounts(this.connectionId, key, state.partitions), this.store.firstUnhandled(this.connectionId, key, state.partitions)]);
+        [handled, firstUnhandled] = await Promise.all([
+          this.store.handledCounts(this.connectionId, key, state.partitions),
+          this.store.firstUnhandled(this.connectionId, key, state.partitions),
+        ]);
       } catch (e) {
-        warnings.push({ code: "handled_unavailable", label: "handled offsets unknown", message: "The console's record of handled offsets could not be read: letters already redriven or discarded are not marked." });
+        warnings.push({
+          code: "handled_unavailable",
+          label: "handled offsets unknown",
+          message:
+            "The console's record of handled offsets could not be read: letters already redriven or discarded are not marked.",
+        });
         console.warn(`[kafka] handled offsets for ${name}: ${(e as Error).message}`);
       }
     }
@@ -365,9 +427,21 @@ export class KafkaAdapter implements BrokerAdapter {
     }
     if (config) {
       if (config.cleanupPolicy) facts.push({ name: "cleanup.policy", value: { t: "string", v: config.cleanupPolicy } });
-      if (config.retentionMs !== null) facts.push({ name: "retention.ms", value: { t: "string", v: config.retentionMs < 0 ? "unlimited" : `${config.retentionMs} (${formatDuration(config.retentionMs)})` } });
-      if (config.retentionBytes !== null) facts.push({ name: "retention.bytes", value: { t: "string", v: config.retentionBytes < 0 ? "unlimited" : String(config.retentionBytes) } });
-      if (config.maxMessageBytes !== null) facts.push({ name: "max.message.bytes", value: numberValue(config.maxMessageBytes) });
+      if (config.retentionMs !== null)
+        facts.push({
+          name: "retention.ms",
+          value: {
+            t: "string",
+            v: config.retentionMs < 0 ? "unlimited" : `${config.retentionMs} (${formatDuration(config.retentionMs)})`,
+          },
+        });
+      if (config.retentionBytes !== null)
+        facts.push({
+          name: "retention.bytes",
+          value: { t: "string", v: config.retentionBytes < 0 ? "unlimited" : String(config.retentionBytes) },
+        });
+      if (config.maxMessageBytes !== null)
+        facts.push({ name: "max.message.bytes", value: numberValue(config.maxMessageBytes) });
       warnings.push(...retentionWarnings(config, o, Date.now(), this.warnShare));
     }
     const entry = this.configEntry(name);
@@ -403,7 +477,9 @@ export class KafkaAdapter implements BrokerAdapter {
     if (this.shareDlqs && Date.now() - this.shareDlqs.at < 30_000) return this.shareDlqs.names;
     let names = new Set<string>();
     try {
-      const groups = (await (await this.getAdmin()).listGroups()).groups.filter((g) => g.protocolType === "share").map((g) => g.groupId);
+      const groups = (await (await this.getAdmin()).listGroups()).groups
+        .filter((g) => g.protocolType === "share")
+        .map((g) => g.groupId);
       if (groups.length > 0) {
         // A raw request needs the client's metadata loaded: any existing topic will do.
         const c = await this.getCluster(topics[0]);
@@ -411,7 +487,10 @@ export class KafkaAdapter implements BrokerAdapter {
         names = new Set([...(named?.values() ?? [])].filter((t) => topics.includes(t)));
       }
     } catch (e) {
-      if (!this.shareDlqWarned) console.warn(`[kafka] ${this.connectionId}: the share groups' DLQ topics could not be read (${this.err(e).userMessage}); discovery goes by the patterns.`);
+      if (!this.shareDlqWarned)
+        console.warn(
+          `[kafka] ${this.connectionId}: the share groups' DLQ topics could not be read (${this.err(e).userMessage}); discovery goes by the patterns.`,
+        );
       this.shareDlqWarned = true;
     }
     this.shareDlqs = { at: Date.now(), names };
@@ -421,19 +500,43 @@ export class KafkaAdapter implements BrokerAdapter {
   async listDlqs(): Promise<DlqSummary[]> {
     const topics = await this.listTopicNames();
     const existing = new Set(topics);
-    const discovered = new Set(this.config.discover ? [...matchDeadLetterTopics(topics, this.config.dltPatterns), ...(await this.shareGroupDlqNames(topics))] : []);
+    const discovered = new Set(
+      this.config.discover
+        ? [...matchDeadLetterTopics(topics, this.config.dltPatterns), ...(await this.shareGroupDlqNames(topics))]
+        : [],
+    );
     const configured = new Set(this.config.dlqs.map((d) => d.name));
     const names = [...new Set([...configured, ...discovered])].sort();
     const present = names.filter((n) => existing.has(n));
     const configs = await this.topicConfigs(present).catch(() => new Map<string, TopicConfig>());
     const out: DlqSummary[] = [];
     for (const name of names) {
-      const source = configured.has(name) && discovered.has(name) ? "config+discovered" : configured.has(name) ? "config" : "discovered";
+      const source =
+        configured.has(name) && discovered.has(name)
+          ? "config+discovered"
+          : configured.has(name)
+            ? "config"
+            : "discovered";
       if (!existing.has(name)) {
         out.push({
-          connectionId: this.connectionId, name, kind: "kafka", queueType: "topic", depth: null, inFlight: null, consumers: null,
-          origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [], source, readRisk: null,
-          warnings: [{ code: "missing", label: "does not exist", message: `Topic "${name}" is named in the config but does not exist on the broker.` }], facts: [],
+          connectionId: this.connectionId,
+          name,
+          kind: "kafka",
+          queueType: "topic",
+          depth: null,
+          inFlight: null,
+          consumers: null,
+          origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [],
+          source,
+          readRisk: null,
+          warnings: [
+            {
+              code: "missing",
+              label: "does not exist",
+              message: `Topic "${name}" is named in the config but does not exist on the broker.`,
+            },
+          ],
+          facts: [],
         });
         continue;
       }
@@ -455,7 +558,10 @@ export class KafkaAdapter implements BrokerAdapter {
   private async known(name: string): Promise<DlqSummary["source"]> {
     const topics = await this.listTopicNames();
     const configured = this.configEntry(name) !== undefined;
-    const discovered = this.config.discover && (matchDeadLetterTopics([name], this.config.dltPatterns).length === 1 || (await this.shareGroupDlqNames(topics)).has(name));
+    const discovered =
+      this.config.discover &&
+      (matchDeadLetterTopics([name], this.config.dltPatterns).length === 1 ||
+        (await this.shareGroupDlqNames(topics)).has(name));
     if (!topics.includes(name) || (!configured && !discovered)) throw this.notFound(name);
     return configured && discovered ? "config+discovered" : configured ? "config" : "discovered";
   }
@@ -467,7 +573,12 @@ export class KafkaAdapter implements BrokerAdapter {
   }
 
   /** Records of [from, to) of one partition, as letters (handled marks looked up once for the lot). */
-  private async readRange(name: string, seg: Segment, firstPosition: number, opts: { maxBodyBytes?: number; signal?: AbortSignal }): Promise<Letter[]> {
+  private async readRange(
+    name: string,
+    seg: Segment,
+    firstPosition: number,
+    opts: { maxBodyBytes?: number; signal?: AbortSignal },
+  ): Promise<Letter[]> {
     const cluster = await this.getCluster(name);
     const configOrigin = this.configEntry(name)?.origin ?? null;
     const records: InternalRecord[] = [];
@@ -487,15 +598,35 @@ export class KafkaAdapter implements BrokerAdapter {
         console.warn(`[kafka] topic id of ${name}: ${(e as Error).message}`);
         return null;
       });
-      if (key) marks = this.settleMarks(key, seg.partition, records, await this.marksBetween(key, seg.partition, BigInt(records[0].offset), BigInt(records[records.length - 1].offset)));
+      if (key)
+        marks = this.settleMarks(
+          key,
+          seg.partition,
+          records,
+          await this.marksBetween(
+            key,
+            seg.partition,
+            BigInt(records[0].offset),
+            BigInt(records[records.length - 1].offset),
+          ),
+        );
     }
     return records.map((r) =>
-      toLetter(name, seg.partition, r, firstPosition + Number(BigInt(r.offset) - seg.from), { maxBodyBytes: opts.maxBodyBytes, configOrigin, handled: marks.get(refKey(seg.partition, r.offset)) }),
+      toLetter(name, seg.partition, r, firstPosition + Number(BigInt(r.offset) - seg.from), {
+        maxBodyBytes: opts.maxBodyBytes,
+        configOrigin,
+        handled: marks.get(refKey(seg.partition, r.offset)),
+      }),
     );
   }
 
   /** Marks of these records (in offset order, one partition): one range query where the store has it. */
-  private async marksBetween(key: TopicKey, partition: number, first: bigint, last: bigint): Promise<Map<string, HandledMark>> {
+  private async marksBetween(
+    key: TopicKey,
+    partition: number,
+    first: bigint,
+    last: bigint,
+  ): Promise<Map<string, HandledMark>> {
     if (!this.store || last < first) return new Map();
     if (!this.store.handledBetween) {
       const refs: Array<{ offset: string }> = [];
@@ -510,10 +641,18 @@ export class KafkaAdapter implements BrokerAdapter {
     }
   }
 
-  private async marksFor(key: TopicKey, partition: number, records: Array<{ offset: string }>): Promise<Map<string, HandledMark>> {
+  private async marksFor(
+    key: TopicKey,
+    partition: number,
+    records: Array<{ offset: string }>,
+  ): Promise<Map<string, HandledMark>> {
     if (!this.store || !records.length) return new Map();
     try {
-      return await this.store.handledAmong(this.connectionId, key, records.map((r) => ({ partition, offset: BigInt(r.offset) })));
+      return await this.store.handledAmong(
+        this.connectionId,
+        key,
+        records.map((r) => ({ partition, offset: BigInt(r.offset) })),
+      );
     } catch (e) {
       console.warn(`[kafka] handled offsets for ${key.name}: ${(e as Error).message}`);
       return new Map();
@@ -528,11 +667,16 @@ export class KafkaAdapter implements BrokerAdapter {
     const state = await this.topicState(name);
     let fromOffset: bigint | undefined;
     if (opts.fromOffset !== undefined) {
-      if (!/^\d{1,19}$/.test(opts.fromOffset)) throw new BrokerError("bad_request", { userMessage: `"${opts.fromOffset}" is not an offset: use a whole number.` });
+      if (!/^\d{1,19}$/.test(opts.fromOffset))
+        throw new BrokerError("bad_request", {
+          userMessage: `"${opts.fromOffset}" is not an offset: use a whole number.`,
+        });
       fromOffset = BigInt(opts.fromOffset);
     }
     if (opts.partition !== undefined && !state.partitions.some((p) => p.partition === opts.partition)) {
-      throw new BrokerError("bad_request", { userMessage: `Topic "${name}" has no partition ${opts.partition} (it has ${state.partitions.length}).` });
+      throw new BrokerError("bad_request", {
+        userMessage: `Topic "${name}" has no partition ${opts.partition} (it has ${state.partitions.length}).`,
+      });
     }
     const plan = planPage(state.partitions, { partition: opts.partition, fromOffset, order, offset, limit });
     const letters: Letter[] = [];
@@ -544,7 +688,15 @@ export class KafkaAdapter implements BrokerAdapter {
         letters.push({ ...l, position: seg.positionOf(o) });
       }
     }
-    return { letters, offset, limit, hasMore: plan.hasMore, depth: state.total, partition: opts.partition ?? null, order };
+    return {
+      letters,
+      offset,
+      limit,
+      hasMore: plan.hasMore,
+      depth: state.total,
+      partition: opts.partition ?? null,
+      order,
+    };
   }
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
@@ -558,15 +710,23 @@ export class KafkaAdapter implements BrokerAdapter {
     // One count per partition first: partitions without handled offsets need no lookups at all.
     // Legacy rows (id "", a bare name) are counted apart: they too need the lookup, to be checked.
     const count = (k: TopicKey | string) => this.store!.handledCounts(this.connectionId, k, state.partitions);
-    const handledCounts = this.store ? await Promise.all([count(key), key.id === null ? null : count(name)]).catch(() => null) : null;
+    const handledCounts = this.store
+      ? await Promise.all([count(key), key.id === null ? null : count(name)]).catch(() => null)
+      : null;
     const open = (p: TopicState["partitions"][number]) => {
-      const lookup = this.store !== null && (handledCounts === null || handledCounts.some((c) => (c?.get(p.partition) ?? 0) > 0));
+      const lookup =
+        this.store !== null && (handledCounts === null || handledCounts.some((c) => (c?.get(p.partition) ?? 0) > 0));
       // The handled lookup of a batch runs as soon as its Fetch response is in: one range query per Fetch.
-      const annotate = lookup ? (first: bigint, last: bigint) => this.marksBetween(key, p.partition, first, last) : undefined;
+      const annotate = lookup
+        ? (first: bigint, last: bigint) => this.marksBetween(key, p.partition, first, last)
+        : undefined;
       return readPartitionConcurrently(cluster, name, p.partition, p.start, p.end, this.limits, opts.signal, annotate);
     };
     let base = 0;
-    let ahead: { iter: ReturnType<typeof open>; first: Promise<IteratorResult<FetchedBatch<Map<string, HandledMark>>>> } | null = null;
+    let ahead: {
+      iter: ReturnType<typeof open>;
+      first: Promise<IteratorResult<FetchedBatch<Map<string, HandledMark>>>>;
+    } | null = null;
     for (let k = 0; k < state.partitions.length; k++) {
       const p = state.partitions[k];
       const iter = ahead?.iter ?? open(p);
@@ -594,11 +754,16 @@ export class KafkaAdapter implements BrokerAdapter {
             nextFirst.catch(() => undefined);
             ahead = { iter: nextIter, first: nextFirst };
           }
-          const settled = marks !== undefined && marks.size > 0 ? this.settleMarks(key, p.partition, records, marks) : null;
+          const settled =
+            marks !== undefined && marks.size > 0 ? this.settleMarks(key, p.partition, records, marks) : null;
           for (let i = 0; i < records.length; i++) {
             const r = records[i];
             const position = base + (exact ? Number(r.offset) - start : Number(BigInt(r.offset) - p.start));
-            yield toLetter(name, p.partition, r, position, { maxBodyBytes: opts.maxBodyBytes, configOrigin, handled: settled?.get(refKey(p.partition, r.offset)) });
+            yield toLetter(name, p.partition, r, position, {
+              maxBodyBytes: opts.maxBodyBytes,
+              configOrigin,
+              handled: settled?.get(refKey(p.partition, r.offset)),
+            });
           }
         }
         finished = true;
@@ -613,7 +778,9 @@ export class KafkaAdapter implements BrokerAdapter {
     }
     // Recreated while it was read: the marks may belong to the other topic. The read does not count.
     if (key.id !== null && (await this.topicKey(name)).id !== key.id) {
-      throw new BrokerError("not_found", { userMessage: `Topic "${name}" was deleted and created again while it was read. Read it again.` });
+      throw new BrokerError("not_found", {
+        userMessage: `Topic "${name}" was deleted and created again while it was read. Read it again.`,
+      });
     }
   }
 
@@ -626,7 +793,12 @@ export class KafkaAdapter implements BrokerAdapter {
     for (const p of state.partitions) {
       if (p.partition === ref.partition) {
         if (ref.offset < p.start || ref.offset >= p.end) return null;
-        const got = await this.readRange(name, { partition: p.partition, from: ref.offset, to: ref.offset + 1n, positionOf: () => 0 }, before + Number(ref.offset - p.start), opts);
+        const got = await this.readRange(
+          name,
+          { partition: p.partition, from: ref.offset, to: ref.offset + 1n, positionOf: () => 0 },
+          before + Number(ref.offset - p.start),
+          opts,
+        );
         const l = got.find((x) => x.id === id);
         if (!l) return null;
         const found = { ...l, position: before + Number(ref.offset - p.start) };
@@ -638,7 +810,12 @@ export class KafkaAdapter implements BrokerAdapter {
   }
 
   /** A share-group dead letter joined with its original record, or warned that it is gone. */
-  private async withOriginal(name: string, at: { partition: number; offset: bigint }, letter: Letter, opts: StreamOptions): Promise<Letter> {
+  private async withOriginal(
+    name: string,
+    at: { partition: number; offset: bigint },
+    letter: Letter,
+    opts: StreamOptions,
+  ): Promise<Letter> {
     const record = await this.recordAt(name, at.partition, at.offset).catch((e: unknown) => {
       throw this.err(e, name);
     });
@@ -664,7 +841,14 @@ export class KafkaAdapter implements BrokerAdapter {
         (async function* (self: KafkaAdapter) {
           const cluster = await self.getCluster(name);
           // One letter: a small Fetch (Kafka still returns its whole record batch); a run: the usual limits.
-          yield* readPartition(cluster, name, partition, from, to, to - from === 1n ? { ...self.limits, maxBytesPerPartition: 64 * 1024 } : self.limits);
+          yield* readPartition(
+            cluster,
+            name,
+            partition,
+            from,
+            to,
+            to - from === 1n ? { ...self.limits, maxBytesPerPartition: 64 * 1024 } : self.limits,
+          );
         })(this),
       topicExists: async (topic) => {
         const admin = await this.getAdmin();
@@ -710,7 +894,10 @@ export class KafkaAdapter implements BrokerAdapter {
 
   /** See `BrokerAdapter.inspect` and inspect.ts: offsets, configs and the record at each partition's log start. */
   inspect(opts: InspectOptions): Promise<BrokerInspection> {
-    return inspectKafka({ config: this.config, cluster: () => this.getCluster(), mapError: (e, topic) => this.err(e, topic) }, opts);
+    return inspectKafka(
+      { config: this.config, cluster: () => this.getCluster(), mapError: (e, topic) => this.err(e, topic) },
+      opts,
+    );
   }
 
   async ping(): Promise<void> {

@@ -1,5 +1,13 @@
 import "server-only";
-import { Kafka, logLevel, type KafkaConfig, type logCreator, type Producer, type ProducerConfig, type SASLOptions } from "kafkajs";
+import {
+  Kafka,
+  logLevel,
+  type KafkaConfig,
+  type logCreator,
+  type Producer,
+  type ProducerConfig,
+  type SASLOptions,
+} from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
 import { secretFromEnv } from "@/lib/config";
 import { BrokerError } from "@/lib/brokers/types";
@@ -100,7 +108,9 @@ export interface InternalCluster {
   /** From the cached metadata; empty when the topic is not in it. */
   findTopicPartitionMetadata(topic: string): Array<{ partitionId: number; leader: number }>;
   /** ListOffsets to each partition's leader (cached metadata), at the client's isolation level. */
-  fetchTopicsOffset(topics: Array<{ topic: string; fromBeginning: boolean; partitions: Array<{ partition: number }> }>): Promise<Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>>;
+  fetchTopicsOffset(
+    topics: Array<{ topic: string; fromBeginning: boolean; partitions: Array<{ partition: number }> }>,
+  ): Promise<Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>>;
   findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
   findBroker(args: { nodeId: string }): Promise<InternalBroker>;
   /** Any connected broker will do for Metadata; this one is at hand once metadata is loaded. */
@@ -115,9 +125,28 @@ export interface InternalCluster {
  */
 export function createCluster(kafka: Kafka): InternalCluster {
   const { factory } = clusterFactory(kafka);
-  const cluster = factory({ allowAutoTopicCreation: false, isolationLevel: 1, metadataMaxAge: 60_000 }) as InternalCluster;
-  const mismatch = (what: string) => new BrokerError("protocol", { message: `kafkajs Cluster.${what} missing`, userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4)." });
-  for (const m of ["connect", "disconnect", "addTargetTopic", "findLeaderForPartitions", "findBroker", "findControllerBroker", "refreshMetadata", "refreshMetadataIfNecessary", "findTopicPartitionMetadata", "fetchTopicsOffset"] as const) {
+  const cluster = factory({
+    allowAutoTopicCreation: false,
+    isolationLevel: 1,
+    metadataMaxAge: 60_000,
+  }) as InternalCluster;
+  const mismatch = (what: string) =>
+    new BrokerError("protocol", {
+      message: `kafkajs Cluster.${what} missing`,
+      userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4).",
+    });
+  for (const m of [
+    "connect",
+    "disconnect",
+    "addTargetTopic",
+    "findLeaderForPartitions",
+    "findBroker",
+    "findControllerBroker",
+    "refreshMetadata",
+    "refreshMetadataIfNecessary",
+    "findTopicPartitionMetadata",
+    "fetchTopicsOffset",
+  ] as const) {
     if (typeof cluster[m] !== "function") throw mismatch(m);
   }
   if (!(cluster.targetTopics instanceof Set)) throw mismatch("targetTopics");
@@ -128,13 +157,20 @@ function clusterFactory(kafka: Kafka): { sym: symbol; factory: (opts: Record<str
   const sym = Object.getOwnPropertySymbols(kafka).find((s) => s.description === "private:Kafka:createCluster");
   const factory = sym ? (kafka as unknown as Record<symbol, unknown>)[sym] : undefined;
   if (!sym || typeof factory !== "function") {
-    throw new BrokerError("protocol", { message: "kafkajs internal cluster factory not found (kafkajs upgraded?)", userMessage: "This build's Kafka client cannot read topics without a consumer group. Pin kafkajs to 2.2.4." });
+    throw new BrokerError("protocol", {
+      message: "kafkajs internal cluster factory not found (kafkajs upgraded?)",
+      userMessage: "This build's Kafka client cannot read topics without a consumer group. Pin kafkajs to 2.2.4.",
+    });
   }
   return { sym, factory: factory as (opts: Record<string, unknown>) => unknown };
 }
 
 /** The parts of a producer's internal Cluster (kafkajs 2.2.4) that keep its metadata usable. */
-export interface InternalProducerCluster extends Pick<InternalCluster, "targetTopics" | "addTargetTopic" | "refreshMetadata" | "refreshMetadataIfNecessary" | "findTopicPartitionMetadata"> {
+export interface InternalProducerCluster
+  extends Pick<
+    InternalCluster,
+    "targetTopics" | "addTargetTopic" | "refreshMetadata" | "refreshMetadataIfNecessary" | "findTopicPartitionMetadata"
+  > {
   /** Held by kafkajs while it adds target topics (it puts the previous Set back when the refresh fails). */
   mutatingTargetTopics: { acquire(): Promise<void>; release(): Promise<void> };
   /** A Metadata request for `topics`; none: every topic of the cluster. Changes no target topic. */
@@ -146,18 +182,37 @@ export interface InternalProducerCluster extends Pick<InternalCluster, "targetTo
  * on a producer's metadata. The producer is made by kafkajs's own `producer()`, called on a view of
  * `kafka` whose cluster factory hands out the Cluster it creates; everything else is kafkajs's.
  */
-export function createProducerWithCluster(kafka: Kafka, config: ProducerConfig): { producer: Producer; cluster: InternalProducerCluster } {
+export function createProducerWithCluster(
+  kafka: Kafka,
+  config: ProducerConfig,
+): { producer: Producer; cluster: InternalProducerCluster } {
   const { sym, factory } = clusterFactory(kafka);
   let made: unknown = null;
-  const view = Object.create(kafka, { [sym]: { value: (opts: Record<string, unknown>) => (made = factory(opts)) } }) as Kafka;
+  const view = Object.create(kafka, {
+    [sym]: { value: (opts: Record<string, unknown>) => (made = factory(opts)) },
+  }) as Kafka;
   const producer = kafka.producer.call(view, config);
   const cluster = made as InternalProducerCluster | null;
-  const mismatch = (what: string) => new BrokerError("protocol", { message: `kafkajs producer Cluster.${what} missing`, userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4)." });
+  const mismatch = (what: string) =>
+    new BrokerError("protocol", {
+      message: `kafkajs producer Cluster.${what} missing`,
+      userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4).",
+    });
   if (!cluster) throw mismatch("(none created)");
-  for (const m of ["addTargetTopic", "refreshMetadata", "refreshMetadataIfNecessary", "findTopicPartitionMetadata", "metadata"] as const) {
+  for (const m of [
+    "addTargetTopic",
+    "refreshMetadata",
+    "refreshMetadataIfNecessary",
+    "findTopicPartitionMetadata",
+    "metadata",
+  ] as const) {
     if (typeof cluster[m] !== "function") throw mismatch(m);
   }
   if (!(cluster.targetTopics instanceof Set)) throw mismatch("targetTopics");
-  if (typeof cluster.mutatingTargetTopics?.acquire !== "function" || typeof cluster.mutatingTargetTopics?.release !== "function") throw mismatch("mutatingTargetTopics");
+  if (
+    typeof cluster.mutatingTargetTopics?.acquire !== "function" ||
+    typeof cluster.mutatingTargetTopics?.release !== "function"
+  )
+    throw mismatch("mutatingTargetTopics");
   return { producer, cluster };
 }

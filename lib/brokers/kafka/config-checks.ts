@@ -20,11 +20,19 @@ export function topicConfigOf(resource: DescribedResource): TopicConfig {
     const v = get(k);
     return v === null || v === "" || !Number.isFinite(Number(v)) ? null : Number(v);
   };
-  return { retentionMs: num("retention.ms"), retentionBytes: num("retention.bytes"), cleanupPolicy: get("cleanup.policy"), maxMessageBytes: num("max.message.bytes") };
+  return {
+    retentionMs: num("retention.ms"),
+    retentionBytes: num("retention.bytes"),
+    cleanupPolicy: get("cleanup.policy"),
+    maxMessageBytes: num("max.message.bytes"),
+  };
 }
 
 export function cleanupPolicies(config: TopicConfig): string[] {
-  return (config.cleanupPolicy ?? "delete").split(",").map((s) => s.trim()).filter(Boolean);
+  return (config.cleanupPolicy ?? "delete")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -63,7 +71,10 @@ export function durationWords(ms: number): string {
  * start); else its name, when a DLT pattern marks dead-letter topics by an affix (`*.DLT`, `dlq.*`)
  * and the name without it is a topic that exists. Only topics that exist, never the DLT itself.
  */
-export function originsOf(dlt: string, input: { configured?: string; fromHeaders: string[]; patterns: string[]; exists: (topic: string) => boolean }): string[] {
+export function originsOf(
+  dlt: string,
+  input: { configured?: string; fromHeaders: string[]; patterns: string[]; exists: (topic: string) => boolean },
+): string[] {
   if (input.configured) return input.configured !== dlt && input.exists(input.configured) ? [input.configured] : [];
   const named = [...new Set(input.fromHeaders)].filter((t) => t !== dlt && input.exists(t)).sort();
   if (named.length) return named;
@@ -71,7 +82,11 @@ export function originsOf(dlt: string, input: { configured?: string; fromHeaders
     // Only affix patterns: in `team-*.DLT` the literal part is not only the dead-letter mark.
     const star = p.indexOf("*");
     if (star < 0 || p.indexOf("*", star + 1) >= 0 || p.includes("?") || (star !== 0 && star !== p.length - 1)) continue;
-    const m = globToRegExp(p).test(dlt) ? (star === 0 ? dlt.slice(0, dlt.length - (p.length - 1)) : dlt.slice(p.length - 1)) : "";
+    const m = globToRegExp(p).test(dlt)
+      ? star === 0
+        ? dlt.slice(0, dlt.length - (p.length - 1))
+        : dlt.slice(p.length - 1)
+      : "";
     if (m && m !== dlt && input.exists(m)) return [m];
   }
   return [];
@@ -103,7 +118,14 @@ export function kafkaFindings(dlts: DltFacts[], opts: CheckOptions): ConfigFindi
   for (const d of dlts) {
     const object = `topic ${d.name}`;
     const configsCmd = `kafka-configs.sh --bootstrap-server ${opts.bootstrap} --alter --entity-type topics --entity-name ${d.name}`;
-    const finding = (code: string, severity: FindingSeverity, why: string, fix: string): ConfigFinding => ({ code: `kafka.${code}`, severity, object, dlq: d.name, why, fix });
+    const finding = (code: string, severity: FindingSeverity, why: string, fix: string): ConfigFinding => ({
+      code: `kafka.${code}`,
+      severity,
+      object,
+      dlq: d.name,
+      why,
+      fix,
+    });
 
     if (d.config) {
       const policies = cleanupPolicies(d.config);
@@ -129,7 +151,15 @@ export function kafkaFindings(dlts: DltFacts[], opts: CheckOptions): ConfigFindi
           ),
         );
       }
-      const longer = retention === null ? [] : d.origins.filter((o) => o.config && cleanupPolicies(o.config).includes("delete") && (timeRetentionMs(o.config) ?? Infinity) > retention);
+      const longer =
+        retention === null
+          ? []
+          : d.origins.filter(
+              (o) =>
+                o.config &&
+                cleanupPolicies(o.config).includes("delete") &&
+                (timeRetentionMs(o.config) ?? Infinity) > retention,
+            );
       if (retention !== null && longer.length) {
         const o = longer[0];
         const theirs = timeRetentionMs(o.config!);

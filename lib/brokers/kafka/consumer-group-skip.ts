@@ -3,7 +3,14 @@ import { ConfigResourceTypes, type Admin, type IHeaders, type Kafka, type Messag
 import type { KafkaConnectionConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import { BrokerError, type Letter } from "@/lib/brokers/types";
-import { createCluster, createKafka, createProducerWithCluster, type InternalCluster, type InternalRecord, type KafkaClientOptions } from "@/lib/brokers/kafka/client";
+import {
+  createCluster,
+  createKafka,
+  createProducerWithCluster,
+  type InternalCluster,
+  type InternalRecord,
+  type KafkaClientOptions,
+} from "@/lib/brokers/kafka/client";
 import { mapKafkaError } from "@/lib/brokers/kafka/errors";
 import { DEFAULT_FETCH_LIMITS, readPartition, type FetchLimits } from "@/lib/brokers/kafka/fetcher";
 import { SPRING } from "@/lib/brokers/kafka/headers";
@@ -67,18 +74,37 @@ export class ConsumerGroupActiveError extends AppError {
 
 /** The committed offset is not the one the operator looked at (the group moved on, or someone else skipped). */
 export class CommittedOffsetMovedError extends AppError {
-  constructor(groupId: string, topic: string, partition: number, expected: bigint | null, actual: bigint | null, extra: { copies?: SkipCopy[] } = {}) {
+  constructor(
+    groupId: string,
+    topic: string,
+    partition: number,
+    expected: bigint | null,
+    actual: bigint | null,
+    extra: { copies?: SkipCopy[] } = {},
+  ) {
     const show = (o: bigint | null) => (o === null ? "none" : o.toString());
     super("conflict:committed-offset", {
       userMessage: `The committed offset of group "${groupId}" on ${topic}/${partition} is ${show(actual)}, not ${show(expected)} as when you looked. Nothing was skipped; look at the partition again.${extra.copies?.length ? ` ${copiesNote(extra.copies)}` : ""}`,
-      details: { groupId, topic, partition, expected: show(expected), actual: show(actual), copies: extra.copies?.map(copyDetail) ?? [] },
+      details: {
+        groupId,
+        topic,
+        partition,
+        expected: show(expected),
+        actual: show(actual),
+        copies: extra.copies?.map(copyDetail) ?? [],
+      },
     });
     this.name = "CommittedOffsetMovedError";
   }
 }
 
-const copiesNote = (copies: SkipCopy[]) => `${copies.length} record${copies.length === 1 ? " was" : "s were"} already copied to the DLT; a retry copies ${copies.length === 1 ? "it" : "them"} again.`;
-const copyDetail = (c: SkipCopy) => ({ offset: c.offset.toString(), dltPartition: c.dltPartition, dltOffset: c.dltOffset.toString() });
+const copiesNote = (copies: SkipCopy[]) =>
+  `${copies.length} record${copies.length === 1 ? " was" : "s were"} already copied to the DLT; a retry copies ${copies.length === 1 ? "it" : "them"} again.`;
+const copyDetail = (c: SkipCopy) => ({
+  offset: c.offset.toString(),
+  dltPartition: c.dltPartition,
+  dltOffset: c.dltOffset.toString(),
+});
 
 export interface GroupClientDeps {
   /** A group-less client (client.ts `createCluster`), connected. */
@@ -97,13 +123,23 @@ export interface GroupClientDeps {
  * The clients a connection's group operations need (a reader, an admin, the idempotent producer),
  * connected. The adapter may later hand in its own; `close` disconnects what this opened.
  */
-export async function openGroupClient(config: KafkaConnectionConfig, client?: KafkaClientOptions): Promise<GroupClientDeps & { kafka: Kafka; close(): Promise<void> }> {
+export async function openGroupClient(
+  config: KafkaConnectionConfig,
+  client?: KafkaClientOptions,
+): Promise<GroupClientDeps & { kafka: Kafka; close(): Promise<void> }> {
   const kafka = createKafka(config, client);
   const endpoint = config.brokers.join(",");
   const mapError = (e: unknown, topic?: string) => mapKafkaError(e, { endpoint, topic, connection: config.id });
   const cluster = createCluster(kafka);
   const admin = kafka.admin();
-  const producer = lazyProducer(() => createProducerWithCluster(kafka, { idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 } }));
+  const producer = lazyProducer(() =>
+    createProducerWithCluster(kafka, {
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
+    }),
+  );
   try {
     await Promise.all([cluster.connect(), admin.connect()]);
   } catch (e) {
@@ -127,7 +163,13 @@ export async function openGroupClient(config: KafkaConnectionConfig, client?: Ka
 }
 
 interface CommitBroker {
-  offsetCommit(req: { groupId: string; groupGenerationId: number; memberId: string; retentionTime?: number; topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> }): Promise<unknown>;
+  offsetCommit(req: {
+    groupId: string;
+    groupGenerationId: number;
+    memberId: string;
+    retentionTime?: number;
+    topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>;
+  }): Promise<unknown>;
 }
 
 const errorType = (e: unknown): string | undefined => {
@@ -166,20 +208,31 @@ async function onTopic<T>(deps: GroupClientDeps, topic: string, op: () => Promis
   }
 }
 
-const notFound = (topic: string) => new BrokerError("not_found", { userMessage: `Topic "${topic}" does not exist (any more).` });
+const notFound = (topic: string) =>
+  new BrokerError("not_found", { userMessage: `Topic "${topic}" does not exist (any more).` });
 
 /** Log start and end (last stable offset) of one partition, now. */
-async function partitionRange(deps: GroupClientDeps, topic: string, partition: number): Promise<{ start: bigint; end: bigint; partitions: number }> {
+async function partitionRange(
+  deps: GroupClientDeps,
+  topic: string,
+  partition: number,
+): Promise<{ start: bigint; end: bigint; partitions: number }> {
   return onTopic(deps, topic, async () => {
     const c = deps.cluster;
     await c.refreshMetadataIfNecessary();
     const all = c.findTopicPartitionMetadata(topic);
-    if (!all.some((p) => p.partitionId === partition)) throw new BrokerError("not_found", { userMessage: `Topic "${topic}" has no partition ${partition}.` });
-    const [[low], [high]] = await Promise.all([true, false].map((fromBeginning) => c.fetchTopicsOffset([{ topic, fromBeginning, partitions: [{ partition }] }])));
+    if (!all.some((p) => p.partitionId === partition))
+      throw new BrokerError("not_found", { userMessage: `Topic "${topic}" has no partition ${partition}.` });
+    const [[low], [high]] = await Promise.all(
+      [true, false].map((fromBeginning) =>
+        c.fetchTopicsOffset([{ topic, fromBeginning, partitions: [{ partition }] }]),
+      ),
+    );
     const at = (r: typeof low) => r?.partitions.find((p) => p.partition === partition)?.offset;
     const start = at(low);
     const end = at(high);
-    if (start === undefined || end === undefined) throw Object.assign(new Error(`no offsets for ${topic}/${partition}`), { type: "LEADER_NOT_AVAILABLE" });
+    if (start === undefined || end === undefined)
+      throw Object.assign(new Error(`no offsets for ${topic}/${partition}`), { type: "LEADER_NOT_AVAILABLE" });
     return { start: BigInt(start), end: BigInt(end), partitions: all.length };
   });
 }
@@ -199,7 +252,11 @@ export type RecordAt =
  * marker, a compacted record) gives the next record, which is what the group's consumer gets.
  * `position` of the letter is its offset.
  */
-export async function readRecordAt(deps: GroupClientDeps, at: { topic: string; partition: number; offset: bigint | null }, opts: { maxBodyBytes?: number } = {}): Promise<RecordAt> {
+export async function readRecordAt(
+  deps: GroupClientDeps,
+  at: { topic: string; partition: number; offset: bigint | null },
+  opts: { maxBodyBytes?: number } = {},
+): Promise<RecordAt> {
   const { topic, partition } = at;
   const { start, end } = await partitionRange(deps, topic, partition);
   const from = at.offset ?? start;
@@ -208,10 +265,21 @@ export async function readRecordAt(deps: GroupClientDeps, at: { topic: string; p
   const record = await firstRecordFrom(deps, topic, partition, from, end);
   if (!record) return { kind: "none", start, end };
   const offset = BigInt(record.offset);
-  return { kind: "record", offset, record, letter: toLetter(topic, partition, record, Number(offset), { maxBodyBytes: opts.maxBodyBytes, configOrigin: null }) };
+  return {
+    kind: "record",
+    offset,
+    record,
+    letter: toLetter(topic, partition, record, Number(offset), { maxBodyBytes: opts.maxBodyBytes, configOrigin: null }),
+  };
 }
 
-async function firstRecordFrom(deps: GroupClientDeps, topic: string, partition: number, from: bigint, end: bigint): Promise<InternalRecord | null> {
+async function firstRecordFrom(
+  deps: GroupClientDeps,
+  topic: string,
+  partition: number,
+  from: bigint,
+  end: bigint,
+): Promise<InternalRecord | null> {
   const limits = { ...DEFAULT_FETCH_LIMITS, ...deps.fetch, maxBytesPerPartition: 64 * 1024 };
   try {
     for await (const r of readPartition(deps.cluster, topic, partition, from, end, limits)) return r;
@@ -262,11 +330,17 @@ export interface SkipResult {
  * The group's members now (DescribeGroups): empty when Kafka would let the console set its offsets.
  * A job waiting for a group to be scaled to zero polls this. Refuses groups that are not consumer groups.
  */
-export async function groupMembers(deps: Pick<GroupClientDeps, "admin" | "mapError">, groupId: string): Promise<GroupMemberRef[]> {
+export async function groupMembers(
+  deps: Pick<GroupClientDeps, "admin" | "mapError">,
+  groupId: string,
+): Promise<GroupMemberRef[]> {
   return membersOf(deps, groupId);
 }
 
-async function membersOf(deps: Pick<GroupClientDeps, "admin" | "mapError">, groupId: string): Promise<GroupMemberRef[]> {
+async function membersOf(
+  deps: Pick<GroupClientDeps, "admin" | "mapError">,
+  groupId: string,
+): Promise<GroupMemberRef[]> {
   let d: Awaited<ReturnType<Admin["describeGroups"]>>["groups"][number] | undefined;
   try {
     d = (await deps.admin.describeGroups([groupId])).groups.find((g) => g.groupId === groupId);
@@ -275,13 +349,20 @@ async function membersOf(deps: Pick<GroupClientDeps, "admin" | "mapError">, grou
   }
   if (!d) throw new BrokerError("not_found", { userMessage: `Consumer group "${groupId}" was not found.` });
   if (d.protocolType !== "consumer" && d.protocolType !== "") {
-    throw new BrokerError("bad_request", { userMessage: `"${groupId}" is a ${d.protocolType} group, not a consumer group: the console does not skip records for it.` });
+    throw new BrokerError("bad_request", {
+      userMessage: `"${groupId}" is a ${d.protocolType} group, not a consumer group: the console does not skip records for it.`,
+    });
   }
   return d.members.map((m) => ({ memberId: m.memberId, clientId: m.clientId, host: m.clientHost }));
 }
 
 /** The group's committed offset on one partition now (null: none). */
-async function committedOf(deps: GroupClientDeps, groupId: string, topic: string, partition: number): Promise<bigint | null> {
+async function committedOf(
+  deps: GroupClientDeps,
+  groupId: string,
+  topic: string,
+  partition: number,
+): Promise<bigint | null> {
   let res: Awaited<ReturnType<Admin["fetchOffsets"]>>;
   try {
     res = await deps.admin.fetchOffsets({ groupId, topics: [topic] });
@@ -296,7 +377,10 @@ async function assertUnchanged(deps: GroupClientDeps, req: SkipRequest, copies: 
   const members = await membersOf(deps, req.groupId);
   if (members.length) throw new ConsumerGroupActiveError(req.groupId, members, { copies });
   const committed = await committedOf(deps, req.groupId, req.topic, req.partition);
-  if (committed !== req.expectedCommitted) throw new CommittedOffsetMovedError(req.groupId, req.topic, req.partition, req.expectedCommitted, committed, { copies });
+  if (committed !== req.expectedCommitted)
+    throw new CommittedOffsetMovedError(req.groupId, req.topic, req.partition, req.expectedCommitted, committed, {
+      copies,
+    });
   return committed;
 }
 
@@ -324,7 +408,10 @@ const DLT_HEADER_NAMES: ReadonlySet<string> = new Set([
 ]);
 
 /** The copy of a skipped record: its key, value, timestamp and headers, plus Spring's `kafka_dlt-*` headers. */
-export function dltCopyOf(record: InternalRecord, origin: { topic: string; partition: number; groupId: string; reason: string }): Message {
+export function dltCopyOf(
+  record: InternalRecord,
+  origin: { topic: string; partition: number; groupId: string; reason: string },
+): Message {
   const headers: IHeaders = {};
   for (const [name, v] of Object.entries(record.headers ?? {})) {
     if (DLT_HEADER_NAMES.has(name)) continue;
@@ -341,7 +428,12 @@ export function dltCopyOf(record: InternalRecord, origin: { topic: string; parti
   headers[SPRING.originalConsumerGroup] = Buffer.from(origin.groupId, "utf8");
   headers[SPRING.exceptionFqcn] = Buffer.from(SKIP_EXCEPTION_FQCN, "utf8");
   headers[SPRING.message] = Buffer.from(origin.reason, "utf8");
-  return { key: record.key === null ? null : Buffer.from(record.key), value: record.value === null ? null : Buffer.from(record.value), timestamp: record.timestamp, headers };
+  return {
+    key: record.key === null ? null : Buffer.from(record.key),
+    value: record.value === null ? null : Buffer.from(record.value),
+    timestamp: record.timestamp,
+    headers,
+  };
 }
 
 export class NullHeader extends Error {
@@ -356,10 +448,21 @@ export class NullHeader extends Error {
 /** A copy must have at least this long in the DLT before its retention may delete it. */
 const MIN_TIME_IN_DLT_MS = 60 * 60_000;
 
-async function assertRetentionKeeps(deps: GroupClientDeps, dlt: string, topic: string, partition: number, oldest: { offset: string; ms: number }): Promise<void> {
+async function assertRetentionKeeps(
+  deps: GroupClientDeps,
+  dlt: string,
+  topic: string,
+  partition: number,
+  oldest: { offset: string; ms: number },
+): Promise<void> {
   let entries: Array<{ configName: string; configValue: string }>;
   try {
-    const res = await deps.admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: dlt, configNames: ["retention.ms", "message.timestamp.type"] }] });
+    const res = await deps.admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [
+        { type: ConfigResourceTypes.TOPIC, name: dlt, configNames: ["retention.ms", "message.timestamp.type"] },
+      ],
+    });
     entries = res.resources.find((r) => r.resourceName === dlt)?.configEntries ?? [];
   } catch (e) {
     throw deps.mapError(e, dlt);
@@ -396,28 +499,43 @@ async function topicPartitionCount(deps: GroupClientDeps, topic: string): Promis
 export async function skipToDlt(deps: GroupClientDeps, req: SkipRequest): Promise<SkipResult> {
   const { groupId, topic, partition, signal } = req;
   const reason = req.reason.trim();
-  if (!reason) throw new BrokerError("bad_request", { userMessage: "State why the record is skipped: the reason travels with the copy in the DLT." });
+  if (!reason)
+    throw new BrokerError("bad_request", {
+      userMessage: "State why the record is skipped: the reason travels with the copy in the DLT.",
+    });
   const dlt = req.dlt ?? `${topic}.DLT`;
-  if (dlt === topic) throw new BrokerError("bad_request", { userMessage: `The dead-letter topic cannot be "${topic}" itself.` });
+  if (dlt === topic)
+    throw new BrokerError("bad_request", { userMessage: `The dead-letter topic cannot be "${topic}" itself.` });
 
   const committedBefore = await assertUnchanged(deps, req, []);
   const range = await partitionRange(deps, topic, partition);
   const from = committedBefore ?? range.start;
   if (from < range.start) {
-    throw new BrokerError("bad_request", { userMessage: `The records from offset ${from} of ${topic}/${partition} were deleted by retention (the log starts at ${range.start}); there is nothing to copy. The group's consumer resets by its auto.offset.reset.` });
+    throw new BrokerError("bad_request", {
+      userMessage: `The records from offset ${from} of ${topic}/${partition} were deleted by retention (the log starts at ${range.start}); there is nothing to copy. The group's consumer resets by its auto.offset.reset.`,
+    });
   }
-  if (from >= range.end) throw new BrokerError("bad_request", { userMessage: `Group "${groupId}" has read everything in ${topic}/${partition} (committed ${from}, end ${range.end}): nothing to skip.` });
+  if (from >= range.end)
+    throw new BrokerError("bad_request", {
+      userMessage: `Group "${groupId}" has read everything in ${topic}/${partition} (committed ${from}, end ${range.end}): nothing to skip.`,
+    });
   let upTo = req.upToOffset;
   if (upTo === undefined) {
     const first = await firstRecordFrom(deps, topic, partition, from, range.end);
-    if (!first) throw new BrokerError("bad_request", { userMessage: `No record to skip at or after offset ${from} of ${topic}/${partition}.` });
+    if (!first)
+      throw new BrokerError("bad_request", {
+        userMessage: `No record to skip at or after offset ${from} of ${topic}/${partition}.`,
+      });
     upTo = BigInt(first.offset);
   }
   if (upTo < from || upTo >= range.end) {
-    throw new BrokerError("bad_request", { userMessage: `Skip up to offset ${upTo} is outside what the group has left to read in ${topic}/${partition} (${from} to ${range.end - 1n}).` });
+    throw new BrokerError("bad_request", {
+      userMessage: `Skip up to offset ${upTo} is outside what the group has left to read in ${topic}/${partition} (${from} to ${range.end - 1n}).`,
+    });
   }
   const last = upTo;
-  const records = () => readPartition(deps.cluster, topic, partition, from, last + 1n, { ...DEFAULT_FETCH_LIMITS, ...deps.fetch });
+  const records = () =>
+    readPartition(deps.cluster, topic, partition, from, last + 1n, { ...DEFAULT_FETCH_LIMITS, ...deps.fetch });
 
   // Everything that could refuse a copy is checked before the first one is made.
   let count = 0;
@@ -431,7 +549,10 @@ export async function skipToDlt(deps: GroupClientDeps, req: SkipRequest): Promis
       if (Number.isFinite(ms) && (!oldest || ms < oldest.ms)) oldest = { offset: r.offset, ms };
     }
   } catch (e) {
-    if (e instanceof NullHeader) throw new BrokerError("bad_request", { userMessage: `Record ${e.offset} of ${topic}/${partition} has a header "${e.header}" without value, which the console's Kafka client cannot write: the skip is refused, nothing was copied.` });
+    if (e instanceof NullHeader)
+      throw new BrokerError("bad_request", {
+        userMessage: `Record ${e.offset} of ${topic}/${partition} has a header "${e.header}" without value, which the console's Kafka client cannot write: the skip is refused, nothing was copied.`,
+      });
     signal?.throwIfAborted();
     throw deps.mapError(e, topic);
   }
@@ -439,14 +560,23 @@ export async function skipToDlt(deps: GroupClientDeps, req: SkipRequest): Promis
   let dltCreated = false;
   let dltPartitions = await topicPartitionCount(deps, dlt);
   if (dltPartitions === null) {
-    if (!req.createDlt) throw new BrokerError("not_found", { userMessage: `The dead-letter topic "${dlt}" does not exist. Create it, or allow the console to create it.` });
+    if (!req.createDlt)
+      throw new BrokerError("not_found", {
+        userMessage: `The dead-letter topic "${dlt}" does not exist. Create it, or allow the console to create it.`,
+      });
     try {
-      dltCreated = await deps.admin.createTopics({ waitForLeaders: true, topics: [{ topic: dlt, numPartitions: range.partitions }] });
+      dltCreated = await deps.admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic: dlt, numPartitions: range.partitions }],
+      });
     } catch (e) {
       if (errorType(e) !== "TOPIC_ALREADY_EXISTS") throw deps.mapError(e, dlt);
     }
     dltPartitions = await topicPartitionCount(deps, dlt);
-    if (dltPartitions === null) throw new BrokerError("unreachable", { userMessage: `The dead-letter topic "${dlt}" was created but is not ready yet. Try again in a moment.` });
+    if (dltPartitions === null)
+      throw new BrokerError("unreachable", {
+        userMessage: `The dead-letter topic "${dlt}" was created but is not ready yet. Try again in a moment.`,
+      });
   }
   if (oldest) await assertRetentionKeeps(deps, dlt, topic, partition, oldest);
   const dltPartition = partition < dltPartitions ? partition : partition % dltPartitions;
@@ -462,30 +592,54 @@ export async function skipToDlt(deps: GroupClientDeps, req: SkipRequest): Promis
   } catch (e) {
     if (e instanceof AppError) throw e;
     const mapped = deps.mapError(e, dlt);
-    throw new BrokerError(mapped.kind, { message: mapped.message, cause: e, userMessage: `${mapped.userMessage} The committed offset was not changed.${copies.length ? ` ${copiesNote(copies)}` : ""}`, details: { copies: copies.map(copyDetail) } });
+    throw new BrokerError(mapped.kind, {
+      message: mapped.message,
+      cause: e,
+      userMessage: `${mapped.userMessage} The committed offset was not changed.${copies.length ? ` ${copiesNote(copies)}` : ""}`,
+      details: { copies: copies.map(copyDetail) },
+    });
   }
   if (copies.length !== count) {
-    throw new BrokerError("protocol", { userMessage: `${count} records were to be copied from ${topic}/${partition}, ${copies.length} were read the second time: the committed offset was not changed. Look at the partition again.`, details: { copies: copies.map(copyDetail) } });
+    throw new BrokerError("protocol", {
+      userMessage: `${count} records were to be copied from ${topic}/${partition}, ${copies.length} were read the second time: the committed offset was not changed. Look at the partition again.`,
+      details: { copies: copies.map(copyDetail) },
+    });
   }
 
   // Right before the offset moves: still no member, still the same committed offset.
   await assertUnchanged(deps, req, copies);
   const next = last + 1n;
   try {
-    const broker = (await (deps.cluster as unknown as { findGroupCoordinator(a: { groupId: string }): Promise<CommitBroker> }).findGroupCoordinator({ groupId })) as CommitBroker;
-    if (typeof broker.offsetCommit !== "function") throw new Error("kafkajs Broker.offsetCommit missing (kafkajs upgraded?)");
-    await broker.offsetCommit({ groupId, groupGenerationId: -1, memberId: "", topics: [{ topic, partitions: [{ partition, offset: next.toString() }] }] });
+    const broker = (await (
+      deps.cluster as unknown as { findGroupCoordinator(a: { groupId: string }): Promise<CommitBroker> }
+    ).findGroupCoordinator({ groupId })) as CommitBroker;
+    if (typeof broker.offsetCommit !== "function")
+      throw new Error("kafkajs Broker.offsetCommit missing (kafkajs upgraded?)");
+    await broker.offsetCommit({
+      groupId,
+      groupGenerationId: -1,
+      memberId: "",
+      topics: [{ topic, partitions: [{ partition, offset: next.toString() }] }],
+    });
   } catch (e) {
     const type = errorType(e);
     if (type === "UNKNOWN_MEMBER_ID" || type === "ILLEGAL_GENERATION" || type === "REBALANCE_IN_PROGRESS") {
       throw new ConsumerGroupActiveError(groupId, await membersOf(deps, groupId).catch(() => []), { copies });
     }
     const mapped = deps.mapError(e, topic);
-    throw new BrokerError(mapped.kind, { message: mapped.message, cause: e, userMessage: `${mapped.userMessage} The committed offset may not have changed. ${copiesNote(copies)}`, details: { copies: copies.map(copyDetail) } });
+    throw new BrokerError(mapped.kind, {
+      message: mapped.message,
+      cause: e,
+      userMessage: `${mapped.userMessage} The committed offset may not have changed. ${copiesNote(copies)}`,
+      details: { copies: copies.map(copyDetail) },
+    });
   }
   const committedAfter = await committedOf(deps, groupId, topic, partition);
   if (committedAfter !== next) {
-    throw new BrokerError("protocol", { userMessage: `Kafka accepted the new committed offset ${next} for group "${groupId}" on ${topic}/${partition}, but now reports ${committedAfter ?? "none"}. Look at the group again.`, details: { copies: copies.map(copyDetail) } });
+    throw new BrokerError("protocol", {
+      userMessage: `Kafka accepted the new committed offset ${next} for group "${groupId}" on ${topic}/${partition}, but now reports ${committedAfter ?? "none"}. Look at the group again.`,
+      details: { copies: copies.map(copyDetail) },
+    });
   }
   return { groupId, topic, partition, dlt, dltCreated, committedBefore, committedAfter: next, copies };
 }

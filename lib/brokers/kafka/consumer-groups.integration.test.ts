@@ -1,14 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { IHeaders } from "kafkajs";
 import { displayText } from "@/lib/brokers/display";
-import { flagStuckPartitions, readConsumerGroups, samplesOf, type ConsumerGroupsRound, type GroupSample } from "@/lib/brokers/kafka/consumer-groups";
-import { CommittedOffsetMovedError, ConsumerGroupActiveError, SKIP_EXCEPTION_FQCN, openGroupClient, readRecordAt, skipToDlt } from "@/lib/brokers/kafka/consumer-group-skip";
+import {
+  flagStuckPartitions,
+  readConsumerGroups,
+  samplesOf,
+  type ConsumerGroupsRound,
+  type GroupSample,
+} from "@/lib/brokers/kafka/consumer-groups";
+import {
+  CommittedOffsetMovedError,
+  ConsumerGroupActiveError,
+  SKIP_EXCEPTION_FQCN,
+  openGroupClient,
+  readRecordAt,
+  skipToDlt,
+} from "@/lib/brokers/kafka/consumer-group-skip";
 import { startCrashLoopConsumer, type CrashLoopConsumer } from "@/lib/brokers/kafka/crash-loop-consumer";
 import { KafkaKit, int32be, int64be, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { BrokerError } from "@/lib/brokers/types";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const prop = (l: { properties: { name: string; value: unknown }[] }, name: string) => displayText(l.properties.find((p) => p.name === name)?.value as never);
+const prop = (l: { properties: { name: string; value: unknown }[] }, name: string) =>
+  displayText(l.properties.find((p) => p.name === name)?.value as never);
 const buf = (v: unknown) => (Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
 
 describe("consumer groups on a real Kafka: a partition stuck behind one poison record", () => {
@@ -17,18 +31,26 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
   const consumers: CrashLoopConsumer[] = [];
   const round = () => readConsumerGroups({ cluster: async () => client.cluster, mapError: client.mapError });
   const groupIn = (r: ConsumerGroupsRound, id: string) => r.groups.find((g) => g.groupId === id);
-  const committedIn = (r: ConsumerGroupsRound, id: string, topic: string, partition: number) => groupIn(r, id)?.partitions.find((p) => p.topic === topic && p.partition === partition)?.committed;
+  const committedIn = (r: ConsumerGroupsRound, id: string, topic: string, partition: number) =>
+    groupIn(r, id)?.partitions.find((p) => p.topic === topic && p.partition === partition)?.committed;
   /** Rounds until `done` holds for one (at most `ms`). */
   const roundUntil = async (done: (r: ConsumerGroupsRound) => boolean, ms = 20_000) => {
     const deadline = Date.now() + ms;
     for (;;) {
       const r = await round();
       if (done(r)) return r;
-      if (Date.now() > deadline) throw new Error(`condition not met after ${ms} ms: ${JSON.stringify(r.groups.map((g) => [g.groupId, g.state, g.partitions.map((p) => [p.topic, p.partition, String(p.committed), String(p.end)])]))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `condition not met after ${ms} ms: ${JSON.stringify(r.groups.map((g) => [g.groupId, g.state, g.partitions.map((p) => [p.topic, p.partition, String(p.committed), String(p.end)])]))}`,
+        );
       await sleep(200);
     }
   };
-  const start = async (groupId: string, topic: string, isPoison: Parameters<typeof startCrashLoopConsumer>[1]["isPoison"]) => {
+  const start = async (
+    groupId: string,
+    topic: string,
+    isPoison: Parameters<typeof startCrashLoopConsumer>[1]["isPoison"],
+  ) => {
     const c = await startCrashLoopConsumer(kit.kafka, { groupId, topic, isPoison });
     consumers.push(c);
     return c;
@@ -50,8 +72,18 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
     const group = `${kit.prefix}-payments-app`;
     kit.groups.add(group);
     const producer = await kit.getProducer();
-    const send = (partition: number, value: Buffer | string, extra: { key?: Buffer | string; headers?: IHeaders; timestamp?: string } = {}) =>
-      producer.send({ topic, acks: -1, messages: [{ partition, key: extra.key ?? `k-${partition}`, value, headers: extra.headers, timestamp: extra.timestamp }] });
+    const send = (
+      partition: number,
+      value: Buffer | string,
+      extra: { key?: Buffer | string; headers?: IHeaders; timestamp?: string } = {},
+    ) =>
+      producer.send({
+        topic,
+        acks: -1,
+        messages: [
+          { partition, key: extra.key ?? `k-${partition}`, value, headers: extra.headers, timestamp: extra.timestamp },
+        ],
+      });
 
     // Phase 1: good records everywhere; the group commits them (partition 1 up to offset 2).
     for (let i = 0; i < 3; i++) for (const p of [0, 2]) await send(p, `ok ${p}/${i}`);
@@ -59,13 +91,22 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
     const poisonKey = Buffer.from([0x00, 0xff, 0x10, 0x80]);
     const isPoison = (m: { key: Buffer | null }) => !!m.key && m.key.equals(poisonKey);
     const app = await start(group, topic, isPoison);
-    await roundUntil((r) => committedIn(r, group, topic, 0) === 3n && committedIn(r, group, topic, 1) === 2n && committedIn(r, group, topic, 2) === 3n);
+    await roundUntil(
+      (r) =>
+        committedIn(r, group, topic, 0) === 3n &&
+        committedIn(r, group, topic, 1) === 2n &&
+        committedIn(r, group, topic, 2) === 3n,
+    );
 
     // Phase 2: the poison record at partition 1, offset 2, with binary key, value and headers, then good ones after it.
     const poison = {
       key: poisonKey,
       value: Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x00, 0x01, 0xfe]),
-      headers: { "content-type": Buffer.from("application/x-weird"), "trace-bin": Buffer.from([0xde, 0xad, 0xbe, 0xef]), dup: [Buffer.from("a"), Buffer.from("b")] } as IHeaders,
+      headers: {
+        "content-type": Buffer.from("application/x-weird"),
+        "trace-bin": Buffer.from([0xde, 0xad, 0xbe, 0xef]),
+        dup: [Buffer.from("a"), Buffer.from("b")],
+      } as IHeaders,
       timestamp: String(Date.now() - 90_000),
     };
     await send(1, poison.value, poison);
@@ -77,18 +118,24 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
     let last: ConsumerGroupsRound | null = null;
     const deadline = Date.now() + 30_000;
     for (let n = 0; !flagged.length; n++) {
-      if (Date.now() > deadline) throw new Error(`no partition flagged after 30 s: ${JSON.stringify(samples.slice(-6), (_k, v) => (typeof v === "bigint" ? v.toString() : v))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `no partition flagged after 30 s: ${JSON.stringify(samples.slice(-6), (_k, v) => (typeof v === "bigint" ? v.toString() : v))}`,
+        );
       for (const p of [0, 2]) await send(p, `more ${p}/${n}`);
       last = await round();
       samples.push(...samplesOf(last).filter((s) => s.group === group));
       flagged = flagStuckPartitions(samples, { stuckAfterMs: 2000 });
       await sleep(300);
     }
-    expect(flagged).toEqual([expect.objectContaining({ group, topic, partition: 1, committed: 2n, lag: 4n, groupWide: false })]);
+    expect(flagged).toEqual([
+      expect.objectContaining({ group, topic, partition: 1, committed: 2n, lag: 4n, groupWide: false }),
+    ]);
     expect(flagged[0].stuckForMs).toBeGreaterThanOrEqual(2000);
     // The other partitions moved meanwhile: their committed offsets grew past phase 1.
     const ours = samples.filter((s) => s.partition !== 1);
-    for (const p of [0, 2]) expect(ours.filter((s) => s.partition === p).some((s) => s.committed !== null && s.committed > 3n)).toBe(true);
+    for (const p of [0, 2])
+      expect(ours.filter((s) => s.partition === p).some((s) => s.committed !== null && s.committed > 3n)).toBe(true);
     expect(app.failures).toBeGreaterThan(0);
 
     // What the round shows of the group: one member, all three partitions assigned to it, the lag.
@@ -108,18 +155,51 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
 
     // While the consumer runs: refused, naming the member.
     const member = g.members[0];
-    const refused = await skipToDlt(client, { groupId: group, topic, partition: 1, expectedCommitted: 2n, reason: "bad currency code", createDlt: true }).catch((e: unknown) => e);
+    const refused = await skipToDlt(client, {
+      groupId: group,
+      topic,
+      partition: 1,
+      expectedCommitted: 2n,
+      reason: "bad currency code",
+      createDlt: true,
+    }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ConsumerGroupActiveError);
-    expect((refused as ConsumerGroupActiveError).members).toEqual([{ memberId: member.memberId, clientId: member.clientId, host: member.host }]);
+    expect((refused as ConsumerGroupActiveError).members).toEqual([
+      { memberId: member.memberId, clientId: member.clientId, host: member.host },
+    ]);
     expect((refused as ConsumerGroupActiveError).userMessage).toContain(member.memberId);
     expect(await client.admin.listTopics()).not.toContain(dlt);
 
     // Scaled to zero: a stale look is refused, the right one copies and skips.
     await app.stop();
     await roundUntil((r) => groupIn(r, group)?.state === "Empty");
-    await expect(skipToDlt(client, { groupId: group, topic, partition: 1, expectedCommitted: 1n, reason: "bad currency code", createDlt: true })).rejects.toBeInstanceOf(CommittedOffsetMovedError);
-    const res = await skipToDlt(client, { groupId: group, topic, partition: 1, expectedCommitted: 2n, reason: "bad currency code", createDlt: true });
-    expect(res).toMatchObject({ groupId: group, topic, partition: 1, dlt, dltCreated: true, committedBefore: 2n, committedAfter: 3n });
+    await expect(
+      skipToDlt(client, {
+        groupId: group,
+        topic,
+        partition: 1,
+        expectedCommitted: 1n,
+        reason: "bad currency code",
+        createDlt: true,
+      }),
+    ).rejects.toBeInstanceOf(CommittedOffsetMovedError);
+    const res = await skipToDlt(client, {
+      groupId: group,
+      topic,
+      partition: 1,
+      expectedCommitted: 2n,
+      reason: "bad currency code",
+      createDlt: true,
+    });
+    expect(res).toMatchObject({
+      groupId: group,
+      topic,
+      partition: 1,
+      dlt,
+      dltCreated: true,
+      committedBefore: 2n,
+      committedAfter: 3n,
+    });
     expect(res.copies).toEqual([{ offset: 2n, dltPartition: 1, dltOffset: 0n }]);
 
     // The copy, byte for byte, with its origin in Spring's headers.
@@ -143,7 +223,12 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
     expect(buf(h["kafka_dlt-exception-fqcn"]).toString()).toBe(SKIP_EXCEPTION_FQCN);
     expect(Object.keys(h)).toHaveLength(11);
     // ... which the console's letter view reads as a dead letter with its origin.
-    expect(copy.letter.failure).toMatchObject({ exceptionClass: SKIP_EXCEPTION_FQCN, exceptionMessage: "bad currency code", originQueue: topic, deadLetteredAt: new Date(Number(poison.timestamp)).toISOString() });
+    expect(copy.letter.failure).toMatchObject({
+      exceptionClass: SKIP_EXCEPTION_FQCN,
+      exceptionMessage: "bad currency code",
+      originQueue: topic,
+      deadLetteredAt: new Date(Number(poison.timestamp)).toISOString(),
+    });
     expect(prop(copy.letter, "original partition")).toBe("1");
     expect(prop(copy.letter, "original offset")).toBe("2");
     expect(prop(copy.letter, "original consumer group")).toBe(group);
@@ -181,14 +266,30 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
     expect(committedIn(await round(), group, topic, 2)).toBe(1n);
 
     const dlt = kit.name("invoices-dead");
-    const missing = await skipToDlt(client, { groupId: group, topic, partition: 2, expectedCommitted: 1n, upToOffset: 3n, dlt, reason: "invoices 1-3 belong to a cancelled batch" }).catch((e: unknown) => e);
+    const missing = await skipToDlt(client, {
+      groupId: group,
+      topic,
+      partition: 2,
+      expectedCommitted: 1n,
+      upToOffset: 3n,
+      dlt,
+      reason: "invoices 1-3 belong to a cancelled batch",
+    }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(BrokerError);
     expect((missing as BrokerError).kind).toBe("not_found");
     expect(committedIn(await round(), group, topic, 2)).toBe(1n);
 
     // A DLT of one partition: copies of partition 2 go to its partition 0, in offset order.
     await kit.createTopic(dlt, 1);
-    const res = await skipToDlt(client, { groupId: group, topic, partition: 2, expectedCommitted: 1n, upToOffset: 3n, dlt, reason: "invoices 1-3 belong to a cancelled batch" });
+    const res = await skipToDlt(client, {
+      groupId: group,
+      topic,
+      partition: 2,
+      expectedCommitted: 1n,
+      upToOffset: 3n,
+      dlt,
+      reason: "invoices 1-3 belong to a cancelled batch",
+    });
     expect(res).toMatchObject({ dlt, dltCreated: false, committedBefore: 1n, committedAfter: 4n });
     expect(res.copies).toEqual([
       { offset: 1n, dltPartition: 0, dltOffset: 0n },
@@ -198,7 +299,12 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
     for (const c of res.copies) {
       const got = await readRecordAt(client, { topic: dlt, partition: 0, offset: c.dltOffset });
       if (got.kind !== "record") throw new Error(`expected the copy of ${c.offset}, got ${got.kind}`);
-      expect([Buffer.from(got.record.value!).toString(), prop(got.letter, "original offset"), prop(got.letter, "original partition"), got.letter.failure.exceptionMessage]).toEqual([
+      expect([
+        Buffer.from(got.record.value!).toString(),
+        prop(got.letter, "original offset"),
+        prop(got.letter, "original partition"),
+        got.letter.failure.exceptionMessage,
+      ]).toEqual([
         ["bad 1", "bad 2", "worse 3"][Number(c.offset) - 1],
         c.offset.toString(),
         "2",
@@ -219,8 +325,17 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
     const commitOnly = async (g: string) => {
       kit.groups.add(g);
       // A group that only stores offsets (protocol type ""), as tools and assign()-consumers make.
-      const coord = await (client.cluster as unknown as { findGroupCoordinator(a: { groupId: string }): Promise<{ offsetCommit(r: unknown): Promise<unknown> }> }).findGroupCoordinator({ groupId: g });
-      await coord.offsetCommit({ groupId: g, groupGenerationId: -1, memberId: "", topics: [{ topic, partitions: [{ partition: 0, offset: "0" }] }] });
+      const coord = await (
+        client.cluster as unknown as {
+          findGroupCoordinator(a: { groupId: string }): Promise<{ offsetCommit(r: unknown): Promise<unknown> }>;
+        }
+      ).findGroupCoordinator({ groupId: g });
+      await coord.offsetCommit({
+        groupId: g,
+        groupGenerationId: -1,
+        memberId: "",
+        topics: [{ topic, partitions: [{ partition: 0, offset: "0" }] }],
+      });
     };
     await commitOnly(`${kit.prefix}-counted-0`);
     const before = await round();
@@ -228,7 +343,10 @@ describe("consumer groups on a real Kafka: a partition stuck behind one poison r
     const after = await round();
     const ours = after.groups.filter((g) => g.groupId.startsWith(`${kit.prefix}-counted-`));
     expect(ours).toHaveLength(6);
-    for (const g of ours) expect(g.partitions).toEqual([{ topic, partition: 0, committed: 0n, start: 0n, end: 1n, lag: 1n, memberId: null }]);
+    for (const g of ours)
+      expect(g.partitions).toEqual([
+        { topic, partition: 0, committed: 0n, start: 0n, end: 1n, lag: 1n, memberId: null },
+      ]);
     expect(after.groups.length).toBeGreaterThanOrEqual(before.groups.length + 5);
     // One broker here: 1 Metadata + 1 ListGroups + 1 DescribeGroups + 1 OffsetFetch + 2 ListOffsets.
     expect(after.calls).toBe(6);

@@ -106,13 +106,24 @@ interface RawMetadata {
 }
 
 type RawMember = { memberId: string; clientId: string; clientHost: string; memberAssignment: Buffer | null };
-type RawGroup = { errorCode: number; groupId: string; state: string; protocolType: string; protocol: string; members: RawMember[] };
+type RawGroup = {
+  errorCode: number;
+  groupId: string;
+  state: string;
+  protocolType: string;
+  protocol: string;
+  members: RawMember[];
+};
 
 /** The kafkajs 2.2.4 Broker requests a round sends (checked at run time, as client.ts does). */
 interface GroupsBroker extends RawRequestBroker {
   listGroups(): Promise<{ groups: Array<{ groupId: string; protocolType: string }> }>;
   describeGroups(req: { groupIds: string[] }): Promise<{ groups: RawGroup[] }>;
-  listOffsets(req: { replicaId: number; isolationLevel: number; topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }> }): Promise<{
+  listOffsets(req: {
+    replicaId: number;
+    isolationLevel: number;
+    topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }>;
+  }): Promise<{
     responses: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }>;
   }>;
 }
@@ -133,7 +144,8 @@ function groupsCluster(c: InternalCluster): GroupsCluster {
 
 async function groupsBroker(b: Promise<GroupsBroker>): Promise<GroupsBroker> {
   const broker = await b;
-  for (const m of ["listGroups", "describeGroups", "listOffsets"] as const) if (typeof broker[m] !== "function") throw mismatch(`Broker.${m}`);
+  for (const m of ["listGroups", "describeGroups", "listOffsets"] as const)
+    if (typeof broker[m] !== "function") throw mismatch(`Broker.${m}`);
   if (typeof broker.connectionPool?.send !== "function") throw mismatch("Broker.connectionPool.send");
   return broker;
 }
@@ -163,7 +175,10 @@ export function decodeAssignment(bytes: Buffer | null): Array<{ topic: string; p
 }
 
 /** Every consumer group of the connection, now (see the file's comment for the requests sent). */
-export async function readConsumerGroups(deps: ReadGroupsDeps, opts: { signal?: AbortSignal } = {}): Promise<ConsumerGroupsRound> {
+export async function readConsumerGroups(
+  deps: ReadGroupsDeps,
+  opts: { signal?: AbortSignal } = {},
+): Promise<ConsumerGroupsRound> {
   const { signal } = opts;
   const counter = { calls: 0 };
   let cluster: GroupsCluster;
@@ -197,7 +212,8 @@ export async function readConsumerGroups(deps: ReadGroupsDeps, opts: { signal?: 
     signal?.throwIfAborted();
     throw deps.mapError(failed[0].error);
   }
-  for (const f of failed) console.warn(`[kafka] consumer groups: broker ${f.nodeId} did not list its groups: ${(f.error as Error).message}`);
+  for (const f of failed)
+    console.warn(`[kafka] consumer groups: broker ${f.nodeId} did not list its groups: ${(f.error as Error).message}`);
 
   const skipped: SkippedGroup[] = [];
   const seen = new Set<string>();
@@ -208,7 +224,12 @@ export async function readConsumerGroups(deps: ReadGroupsDeps, opts: { signal?: 
     for (const g of l.groups) {
       if (seen.has(g.groupId)) continue;
       seen.add(g.groupId);
-      if (!READ_PROTOCOL_TYPES.has(g.protocolType)) skipped.push({ groupId: g.groupId, protocolType: g.protocolType, reason: `a ${g.protocolType} group, not a consumer group` });
+      if (!READ_PROTOCOL_TYPES.has(g.protocolType))
+        skipped.push({
+          groupId: g.groupId,
+          protocolType: g.protocolType,
+          reason: `a ${g.protocolType} group, not a consumer group`,
+        });
       else ids.push(g.groupId);
     }
     if (ids.length) byCoordinator.push({ nodeId: l.nodeId, broker: l.broker, groupIds: ids.sort() });
@@ -218,7 +239,10 @@ export async function readConsumerGroups(deps: ReadGroupsDeps, opts: { signal?: 
   const perCoordinator = await Promise.all(
     byCoordinator.map(async ({ nodeId, broker, groupIds }) => {
       signal?.throwIfAborted();
-      const [described, offsets] = await Promise.all([describeAll(broker, groupIds, counter), offsetsOf(broker, groupIds, counter)]);
+      const [described, offsets] = await Promise.all([
+        describeAll(broker, groupIds, counter),
+        offsetsOf(broker, groupIds, counter),
+      ]);
       return { nodeId, groupIds, described, offsets };
     }),
   );
@@ -236,21 +260,45 @@ export async function readConsumerGroups(deps: ReadGroupsDeps, opts: { signal?: 
       const d = described.get(groupId);
       const o = offsets.get(groupId);
       const problems: string[] = [];
-      if (!d || "error" in d) problems.push(`its members could not be read (${d && "error" in d ? d.error : "no answer"})`);
-      if (!o || "error" in o) problems.push(`its committed offsets could not be read (${o && "error" in o ? o.error : "no answer"})`);
+      if (!d || "error" in d)
+        problems.push(`its members could not be read (${d && "error" in d ? d.error : "no answer"})`);
+      if (!o || "error" in o)
+        problems.push(`its committed offsets could not be read (${o && "error" in o ? o.error : "no answer"})`);
       const raw = d && !("error" in d) ? d.group : null;
-      const members: GroupMember[] = (raw?.members ?? []).map((m) => ({ memberId: m.memberId, clientId: m.clientId, host: m.clientHost, assignments: raw!.protocolType === "consumer" ? decodeAssignment(m.memberAssignment) : [] }));
+      const members: GroupMember[] = (raw?.members ?? []).map((m) => ({
+        memberId: m.memberId,
+        clientId: m.clientId,
+        host: m.clientHost,
+        assignments: raw!.protocolType === "consumer" ? decodeAssignment(m.memberAssignment) : [],
+      }));
       const parts = new Map<string, GroupPartition>();
       const key = (t: string, p: number) => `${p}\u0000${t}`;
       for (const c of o && !("error" in o) ? o.offsets : []) {
-        if (c.errorCode !== 0) problems.push(`the committed offset of ${c.topic}/${c.partition} is unknown (${kafkaError(c.errorCode)})`);
-        parts.set(key(c.topic, c.partition), { topic: c.topic, partition: c.partition, committed: c.errorCode === 0 ? c.offset : null, start: null, end: null, lag: null, memberId: null });
+        if (c.errorCode !== 0)
+          problems.push(`the committed offset of ${c.topic}/${c.partition} is unknown (${kafkaError(c.errorCode)})`);
+        parts.set(key(c.topic, c.partition), {
+          topic: c.topic,
+          partition: c.partition,
+          committed: c.errorCode === 0 ? c.offset : null,
+          start: null,
+          end: null,
+          lag: null,
+          memberId: null,
+        });
       }
       for (const m of members) {
         for (const a of m.assignments) {
           for (const p of a.partitions) {
             const k = key(a.topic, p);
-            const cur = parts.get(k) ?? { topic: a.topic, partition: p, committed: null, start: null, end: null, lag: null, memberId: null };
+            const cur = parts.get(k) ?? {
+              topic: a.topic,
+              partition: p,
+              committed: null,
+              start: null,
+              end: null,
+              lag: null,
+              memberId: null,
+            };
             cur.memberId = m.memberId;
             parts.set(k, cur);
           }
@@ -260,7 +308,9 @@ export async function readConsumerGroups(deps: ReadGroupsDeps, opts: { signal?: 
         skipped.push({ groupId, protocolType: raw?.protocolType ?? "", reason: "no members and no committed offsets" });
         continue;
       }
-      const partitions = [...parts.values()].sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
+      const partitions = [...parts.values()].sort(
+        (a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition,
+      );
       for (const p of partitions) want(p.topic, p.partition);
       groups.push({
         groupId,
@@ -288,12 +338,22 @@ export async function readConsumerGroups(deps: ReadGroupsDeps, opts: { signal?: 
   }
   groups.sort((a, b) => a.groupId.localeCompare(b.groupId));
   skipped.sort((a, b) => a.groupId.localeCompare(b.groupId));
-  return { sampledAt, groups, skipped, brokersNotListed: failed.map((f) => f.nodeId).sort((a, b) => a - b), calls: counter.calls };
+  return {
+    sampledAt,
+    groups,
+    skipped,
+    brokersNotListed: failed.map((f) => f.nodeId).sort((a, b) => a - b),
+    calls: counter.calls,
+  };
 }
 
 type Described = { group: RawGroup } | { error: string };
 
-async function describeAll(broker: GroupsBroker, groupIds: string[], counter: { calls: number }): Promise<Map<string, Described>> {
+async function describeAll(
+  broker: GroupsBroker,
+  groupIds: string[],
+  counter: { calls: number },
+): Promise<Map<string, Described>> {
   const out = new Map<string, Described>();
   const take = (groups: RawGroup[]) => {
     for (const g of groups) out.set(g.groupId, g.errorCode ? { error: kafkaError(g.errorCode) } : { group: g });
@@ -324,7 +384,11 @@ async function describeAll(broker: GroupsBroker, groupIds: string[], counter: { 
 
 type Offsets = GroupOffsets | { error: string };
 
-async function offsetsOf(broker: GroupsBroker, groupIds: string[], counter: { calls: number }): Promise<Map<string, Offsets>> {
+async function offsetsOf(
+  broker: GroupsBroker,
+  groupIds: string[],
+  counter: { calls: number },
+): Promise<Map<string, Offsets>> {
   const out = new Map<string, Offsets>();
   if (!supportsBatchedOffsetFetch(broker)) {
     for (const g of groupIds) out.set(g, { error: "the broker is older than Kafka 3.0 (OffsetFetch v8)" });
@@ -332,7 +396,8 @@ async function offsetsOf(broker: GroupsBroker, groupIds: string[], counter: { ca
   }
   try {
     counter.calls++;
-    for (const g of await fetchGroupOffsets(broker, groupIds)) out.set(g.groupId, g.errorCode ? { error: kafkaError(g.errorCode) } : g);
+    for (const g of await fetchGroupOffsets(broker, groupIds))
+      out.set(g.groupId, g.errorCode ? { error: kafkaError(g.errorCode) } : g);
   } catch (e) {
     for (const g of groupIds) out.set(g, { error: errorText(e) });
   }
@@ -351,7 +416,9 @@ async function listLogOffsets(
 ): Promise<Map<string, { start: bigint; end: bigint }>> {
   const out = new Map<string, { start: bigint; end: bigint }>();
   const byLeader = new Map<number, Map<string, number[]>>();
-  const topics = new Map(md.topicMetadata.map((t) => [t.topic, new Map(t.partitionMetadata.map((p) => [p.partitionId, p.leader]))]));
+  const topics = new Map(
+    md.topicMetadata.map((t) => [t.topic, new Map(t.partitionMetadata.map((p) => [p.partitionId, p.leader]))]),
+  );
   for (const [topic, partitions] of wanted) {
     const leaders = topics.get(topic);
     if (!leaders) continue; // deleted topic: its offsets stay unknown
@@ -370,11 +437,19 @@ async function listLogOffsets(
         const once = (timestamp: number) => {
           signal?.throwIfAborted();
           counter.calls++;
-          return broker.listOffsets({ replicaId: -1, isolationLevel: READ_UNCOMMITTED, topics: entries.map(([topic, ps]) => ({ topic, partitions: ps.map((partition) => ({ partition, timestamp })) })) });
+          return broker.listOffsets({
+            replicaId: -1,
+            isolationLevel: READ_UNCOMMITTED,
+            topics: entries.map(([topic, ps]) => ({
+              topic,
+              partitions: ps.map((partition) => ({ partition, timestamp })),
+            })),
+          });
         };
         const [low, high] = await Promise.all([once(EARLIEST), once(LATEST)]);
         const starts = new Map<string, bigint>();
-        for (const r of low.responses) for (const p of r.partitions) starts.set(`${p.partition}\u0000${r.topic}`, BigInt(p.offset));
+        for (const r of low.responses)
+          for (const p of r.partitions) starts.set(`${p.partition}\u0000${r.topic}`, BigInt(p.offset));
         for (const r of high.responses) {
           for (const p of r.partitions) {
             const k = `${p.partition}\u0000${r.topic}`;
@@ -389,8 +464,12 @@ async function listLogOffsets(
       } catch (e) {
         signal?.throwIfAborted();
         // One partition's error fails kafkajs's whole answer: topic by topic then, so only that topic stays unknown.
-        if (entries.length === 1) return console.warn(`[kafka] consumer groups: offsets of ${entries[0][0]}: ${(e as Error).message}`);
-        for (const one of entries) await ask([one]).catch((e2: unknown) => console.warn(`[kafka] consumer groups: offsets of ${one[0]}: ${(e2 as Error).message}`));
+        if (entries.length === 1)
+          return console.warn(`[kafka] consumer groups: offsets of ${entries[0][0]}: ${(e as Error).message}`);
+        for (const one of entries)
+          await ask([one]).catch((e2: unknown) =>
+            console.warn(`[kafka] consumer groups: offsets of ${one[0]}: ${(e2 as Error).message}`),
+          );
       }
     }),
   );
@@ -471,12 +550,25 @@ export function flagStuckPartitions(samples: GroupSample[], opts: { stuckAfterMs
     }
     const stuckForMs = msOf(last.sampledAt) - msOf(first.sampledAt);
     if (stuckForMs < after) continue;
-    flagged.push({ group: last.group, topic: last.topic, partition: last.partition, committed: last.committed, end: last.end, lag, since: new Date(msOf(first.sampledAt)), stuckForMs, groupWide: false });
+    flagged.push({
+      group: last.group,
+      topic: last.topic,
+      partition: last.partition,
+      committed: last.committed,
+      end: last.end,
+      lag,
+      since: new Date(msOf(first.sampledAt)),
+      stuckForMs,
+      groupWide: false,
+    });
   }
   const stuckPerGroup = new Map<string, number>();
   for (const f of flagged) stuckPerGroup.set(f.group, (stuckPerGroup.get(f.group) ?? 0) + 1);
-  for (const f of flagged) f.groupWide = stuckPerGroup.get(f.group) === lagging.get(f.group) && (lagging.get(f.group) ?? 0) > 1;
-  return flagged.sort((a, b) => a.group.localeCompare(b.group) || a.topic.localeCompare(b.topic) || a.partition - b.partition);
+  for (const f of flagged)
+    f.groupWide = stuckPerGroup.get(f.group) === lagging.get(f.group) && (lagging.get(f.group) ?? 0) > 1;
+  return flagged.sort(
+    (a, b) => a.group.localeCompare(b.group) || a.topic.localeCompare(b.topic) || a.partition - b.partition,
+  );
 }
 
 /** The samples of one round, for `flagStuckPartitions`. */
@@ -485,7 +577,15 @@ export function samplesOf(round: ConsumerGroupsRound): GroupSample[] {
   for (const g of round.groups) {
     for (const p of g.partitions) {
       if (p.end === null) continue;
-      out.push({ group: g.groupId, topic: p.topic, partition: p.partition, committed: p.committed, end: p.end, start: p.start, sampledAt: round.sampledAt });
+      out.push({
+        group: g.groupId,
+        topic: p.topic,
+        partition: p.partition,
+        committed: p.committed,
+        end: p.end,
+        start: p.start,
+        sampledAt: round.sampledAt,
+      });
     }
   }
   return out;

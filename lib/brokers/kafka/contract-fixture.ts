@@ -15,13 +15,22 @@ import type { ArrivedLetter, RedriveContractFixture } from "@/lib/brokers/contra
 const FAIL: FailureSpec = { exceptionClass: "com.acme.orders.OutOfStockException", message: "sku out of stock" };
 
 /** Every record of a topic, partition by partition, read with plain Fetches (no group). */
-export async function readTopic(kit: KafkaKit, cluster: InternalCluster, topic: string): Promise<Array<InternalRecord & { partition: number }>> {
+export async function readTopic(
+  kit: KafkaKit,
+  cluster: InternalCluster,
+  topic: string,
+): Promise<Array<InternalRecord & { partition: number }>> {
   const admin = await kit.getAdmin();
   const offsets = await admin.fetchTopicOffsets(topic);
   await cluster.addTargetTopic(topic);
   const out: Array<InternalRecord & { partition: number }> = [];
   for (const o of offsets.sort((a, b) => a.partition - b.partition)) {
-    for await (const r of readPartition(cluster, topic, o.partition, BigInt(o.low), BigInt(o.high), { ...DEFAULT_FETCH_LIMITS, maxBytes: 16 * 1024 * 1024, maxBytesPerPartition: 16 * 1024 * 1024 })) out.push({ ...r, partition: o.partition });
+    for await (const r of readPartition(cluster, topic, o.partition, BigInt(o.low), BigInt(o.high), {
+      ...DEFAULT_FETCH_LIMITS,
+      maxBytes: 16 * 1024 * 1024,
+      maxBytesPerPartition: 16 * 1024 * 1024,
+    }))
+      out.push({ ...r, partition: o.partition });
   }
   return out;
 }
@@ -38,7 +47,9 @@ export const headerText = (r: InternalRecord, name: string): string | null => {
  */
 export const contractFixtureWith = (handledStore: HandledStore) => async (): Promise<RedriveContractFixture> => {
   const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(testConfig({ id: `redrive-contract-${randomUUID().slice(0, 8)}` }), { handledStore });
+  const adapter = new KafkaAdapter(testConfig({ id: `redrive-contract-${randomUUID().slice(0, 8)}` }), {
+    handledStore,
+  });
   const cluster = createCluster(kit.kafka);
   await cluster.connect();
   const sources = new Map<string, { source: string; consumed: number }>();
@@ -46,7 +57,12 @@ export const contractFixtureWith = (handledStore: HandledStore) => async (): Pro
     (await readTopic(kit, cluster, topic)).map((r) => {
       const headers: Record<string, string> = {};
       for (const name of Object.keys(r.headers ?? {})) headers[name] = headerText(r, name) ?? "";
-      return { body: r.value ?? new Uint8Array(0), headers, messageId: headers["message-id"] ?? null, orderingKey: r.key ? Buffer.from(r.key).toString() : null };
+      return {
+        body: r.value ?? new Uint8Array(0),
+        headers,
+        messageId: headers["message-id"] ?? null,
+        orderingKey: r.key ? Buffer.from(r.key).toString() : null,
+      };
     });
   return {
     adapter,
@@ -62,7 +78,10 @@ export const contractFixtureWith = (handledStore: HandledStore) => async (): Pro
     },
     deadLetterAgain: async (dlq) => {
       const s = sources.get(dlq)!;
-      const total = (await (await kit.getAdmin()).fetchTopicOffsets(s.source)).reduce((n, o) => n + Number(o.high) - Number(o.low), 0);
+      const total = (await (await kit.getAdmin()).fetchTopicOffsets(s.source)).reduce(
+        (n, o) => n + Number(o.high) - Number(o.low),
+        0,
+      );
       // The application consumes what arrived since and fails on it, as its error handler would.
       await kit.failingConsumer(s.source, dlq, total, { fails: (_v, i) => (i >= s.consumed ? FAIL : null) });
       s.consumed = total;

@@ -25,7 +25,10 @@ export interface CrashLoopConsumer {
   stop(): Promise<void>;
 }
 
-export async function startCrashLoopConsumer(kafka: Kafka, opts: { groupId: string; topic: string; isPoison: (m: KafkaMessage, partition: number) => boolean }): Promise<CrashLoopConsumer> {
+export async function startCrashLoopConsumer(
+  kafka: Kafka,
+  opts: { groupId: string; topic: string; isPoison: (m: KafkaMessage, partition: number) => boolean },
+): Promise<CrashLoopConsumer> {
   const consumer: Consumer = kafka.consumer({
     groupId: opts.groupId,
     maxWaitTimeInMs: 100,
@@ -52,7 +55,11 @@ export async function startCrashLoopConsumer(kafka: Kafka, opts: { groupId: stri
         };
         const timer = setTimeout(() => {
           waiters.delete(w);
-          reject(new Error(`crash-loop consumer ${opts.groupId}: condition not met after ${timeoutMs} ms (${self.consumed.length} consumed, ${self.failures} failures)`));
+          reject(
+            new Error(
+              `crash-loop consumer ${opts.groupId}: condition not met after ${timeoutMs} ms (${self.consumed.length} consumed, ${self.failures} failures)`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(w);
       });
@@ -68,7 +75,13 @@ export async function startCrashLoopConsumer(kafka: Kafka, opts: { groupId: stri
     eachMessage: async ({ partition, message }) => {
       const poison = opts.isPoison(message, partition);
       if (poison) self.failures++;
-      else self.consumed.push({ partition, offset: message.offset, key: message.key?.toString("utf8") ?? null, value: message.value?.toString("utf8") ?? "" });
+      else
+        self.consumed.push({
+          partition,
+          offset: message.offset,
+          key: message.key?.toString("utf8") ?? null,
+          value: message.value?.toString("utf8") ?? "",
+        });
       for (const w of [...waiters]) {
         if (w.predicate(self.consumed)) {
           waiters.delete(w);

@@ -7,7 +7,16 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Kafka } from "kafkajs";
-import { BrokerError, REDRIVE_HEADERS, type Letter, type LetterCopy, type MoveRequest, type RedriveTarget, type RemoveResult, type RepublishResult } from "@/lib/brokers/types";
+import {
+  BrokerError,
+  REDRIVE_HEADERS,
+  type Letter,
+  type LetterCopy,
+  type MoveRequest,
+  type RedriveTarget,
+  type RemoveResult,
+  type RepublishResult,
+} from "@/lib/brokers/types";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, createProducerWithCluster, type InternalRecord } from "@/lib/brokers/kafka/client";
 import { lazyProducer, produceFailure } from "@/lib/brokers/kafka/mover";
@@ -30,12 +39,15 @@ async function readTopic(kafka: Kafka, topic: string): Promise<Array<InternalRec
   try {
     await c.addTargetTopic(topic);
     const partitions = c.findTopicPartitionMetadata(topic).map((p) => ({ partition: p.partitionId }));
-    const [[low], [high]] = await Promise.all([true, false].map((fromBeginning) => c.fetchTopicsOffset([{ topic, fromBeginning, partitions }])));
+    const [[low], [high]] = await Promise.all(
+      [true, false].map((fromBeginning) => c.fetchTopicsOffset([{ topic, fromBeginning, partitions }])),
+    );
     const out: Array<InternalRecord & { partition: number }> = [];
     for (const { partition } of partitions.sort((a, b) => a.partition - b.partition)) {
       const from = BigInt(low.partitions.find((p) => p.partition === partition)!.offset);
       const to = BigInt(high.partitions.find((p) => p.partition === partition)!.offset);
-      for await (const r of readPartition(c, topic, partition, from, to, DEFAULT_FETCH_LIMITS)) out.push({ ...r, partition });
+      for await (const r of readPartition(c, topic, partition, from, to, DEFAULT_FETCH_LIMITS))
+        out.push({ ...r, partition });
     }
     return out;
   } finally {
@@ -54,7 +66,8 @@ async function deleteElsewhere(kit: KafkaKit, topics: string[]) {
   const admin = await kit.getAdmin();
   await admin.deleteTopics({ topics, timeout: 10_000 });
   for (const t of topics) kit.topics.delete(t);
-  for (let i = 0; i < 50 && (await admin.listTopics()).some((n) => topics.includes(n)); i++) await new Promise((r) => setTimeout(r, 200));
+  for (let i = 0; i < 50 && (await admin.listTopics()).some((n) => topics.includes(n)); i++)
+    await new Promise((r) => setTimeout(r, 200));
   expect((await admin.listTopics()).filter((n) => topics.includes(n))).toEqual([]);
 }
 
@@ -66,14 +79,23 @@ describe("Kafka redrive after another client deleted a topic the producer had wr
   const connectionId = `deleted-target-${tag}`;
   // One adapter per test too (each has its own producer). Discovery limited to this run's DLTs:
   // the shared broker holds other runs' topics.
-  const adapters = kits.slice(0, 2).map(() => new KafkaAdapter(testConfig({ id: connectionId, dltPatterns: [`${tag}-*.DLT`] }), { handledStore: store }));
+  const adapters = kits
+    .slice(0, 2)
+    .map(
+      () => new KafkaAdapter(testConfig({ id: connectionId, dltPatterns: [`${tag}-*.DLT`] }), { handledStore: store }),
+    );
   afterAll(async () => {
     for (const a of adapters) await a.close();
     for (const kit of kits) await kit.cleanup();
     await closeDb();
   });
 
-  const req = (l: Letter, target: RedriveTarget, job: string): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target, markers: markersFor(job) });
+  const req = (l: Letter, target: RedriveTarget, job: string): MoveRequest => ({
+    letterId: l.id,
+    sha256: l.sha256,
+    target,
+    markers: markersFor(job),
+  });
   const using = (adapter: KafkaAdapter) => ({
     browseAll: async (dlq: string) => (await adapter.browse(dlq, { offset: 0, limit: 100 })).letters,
     move: (dlq: string, reqs: MoveRequest[]) => collectMoves(adapter.moveLetters(dlq, reqs)),
@@ -86,8 +108,16 @@ describe("Kafka redrive after another client deleted a topic the producer had wr
     const s1 = await kit.createTopic(kit.name("s1"));
     const s2 = await kit.createTopic(kit.name("s2"), 2);
     const dlt = await kit.createTopic(`${s1}.DLT`);
-    const bodies = [text("to-s1"), Uint8Array.from([0x00, 0xff, 0xc3, 0x28, 0x0a]), text("origin-gone"), text("explicit-gone")];
-    await kit.produce(s1, bodies.map((body, i) => ({ body, key: `key-${i}`, headers: { "x-app": `app-${i}` } })));
+    const bodies = [
+      text("to-s1"),
+      Uint8Array.from([0x00, 0xff, 0xc3, 0x28, 0x0a]),
+      text("origin-gone"),
+      text("explicit-gone"),
+    ];
+    await kit.produce(
+      s1,
+      bodies.map((body, i) => ({ body, key: `key-${i}`, headers: { "x-app": `app-${i}` } })),
+    );
     await kit.failingConsumer(s1, dlt, bodies.length);
     const letters = await browseAll(dlt);
     expect(letters.map((l) => l.id)).toEqual(["0-0", "0-1", "0-2", "0-3"]);
@@ -97,7 +127,11 @@ describe("Kafka redrive after another client deleted a topic the producer had wr
     const job1 = randomUUID();
     const [first] = await move(dlt, [req(letters[0], { kind: "queue", name: s1 }, job1)]);
     expect(first).toMatchObject({ letterId: "0-0", outcome: "moved", destination: `topic ${s1}`, reason: null });
-    expect((await readTopic(kit.kafka, s1)).filter((r) => headerText(r, REDRIVE_HEADERS.redriveId) === job1).map((r) => bytes(r.value)?.toString())).toEqual(["to-s1"]);
+    expect(
+      (await readTopic(kit.kafka, s1))
+        .filter((r) => headerText(r, REDRIVE_HEADERS.redriveId) === job1)
+        .map((r) => bytes(r.value)?.toString()),
+    ).toEqual(["to-s1"]);
 
     await deleteElsewhere(kit, [s1]);
 
@@ -112,12 +146,17 @@ describe("Kafka redrive after another client deleted a topic the producer had wr
     const original = dltRecords[1];
     expect(bytes(a.value)!.equals(Buffer.from(bodies[1]))).toBe(true);
     expect(bytes(a.key)!.equals(bytes(original.key)!)).toBe(true);
-    for (const name of Object.keys(original.headers ?? {})) expect(headerBytes(a, name), name).toEqual(headerBytes(original, name));
+    for (const name of Object.keys(original.headers ?? {}))
+      expect(headerBytes(a, name), name).toEqual(headerBytes(original, name));
     expect(headerText(a, REDRIVE_HEADERS.replayId)).toBe(r2.markers.replayId);
     expect(headerText(a, REDRIVE_HEADERS.originalMessageId)).toBe(`${dlt}-0-1`);
 
     // The DLT marks exactly the two moved offsets handled, each under its own job.
-    const marks = await store.handledAmong(connectionId, await kit.topicKey(dlt), [0, 1, 2, 3].map((o) => ({ partition: 0, offset: BigInt(o) })));
+    const marks = await store.handledAmong(
+      connectionId,
+      await kit.topicKey(dlt),
+      [0, 1, 2, 3].map((o) => ({ partition: 0, offset: BigInt(o) })),
+    );
     expect([...marks.entries()].map(([k, m]) => [k, m.outcome, m.operationId]).sort()).toEqual([
       ["0-0", "redriven", job1],
       ["0-1", "redriven", job2],
@@ -134,7 +173,9 @@ describe("Kafka redrive after another client deleted a topic the producer had wr
     const job4 = randomUUID();
     const refused = await move(dlt, [req(letters[3], { kind: "queue", name: s1 }, job4)]).catch((e: unknown) => e);
     expect(refused).toMatchObject({ kind: "not_found" });
-    expect((refused as Error & { userMessage: string }).userMessage).toMatch(new RegExp(`"${s1.replace(/\./g, "\\.")}" does not exist.*Nothing was moved`));
+    expect((refused as Error & { userMessage: string }).userMessage).toMatch(
+      new RegExp(`"${s1.replace(/\./g, "\\.")}" does not exist.*Nothing was moved`),
+    );
 
     expect((await browseAll(dlt)).map((l) => [l.id, l.handled?.outcome ?? null])).toEqual([
       ["0-0", "redriven"],
@@ -145,12 +186,20 @@ describe("Kafka redrive after another client deleted a topic the producer had wr
 
     // The rest still moves: the same letters to s2, one call, both moved.
     const job5 = randomUUID();
-    const last = await move(dlt, [req(letters[2], { kind: "queue", name: s2 }, job5), req(letters[3], { kind: "queue", name: s2 }, job5)]);
+    const last = await move(dlt, [
+      req(letters[2], { kind: "queue", name: s2 }, job5),
+      req(letters[3], { kind: "queue", name: s2 }, job5),
+    ]);
     expect(last.map((r) => [r.letterId, r.outcome]).sort()).toEqual([
       ["0-2", "moved"],
       ["0-3", "moved"],
     ]);
-    expect((await readTopic(kit.kafka, s2)).filter((r) => headerText(r, REDRIVE_HEADERS.redriveId) === job5).map((r) => bytes(r.value)!.toString()).sort()).toEqual(["explicit-gone", "origin-gone"]);
+    expect(
+      (await readTopic(kit.kafka, s2))
+        .filter((r) => headerText(r, REDRIVE_HEADERS.redriveId) === job5)
+        .map((r) => bytes(r.value)!.toString())
+        .sort(),
+    ).toEqual(["explicit-gone", "origin-gone"]);
     expect((await browseAll(dlt)).every((l) => l.handled?.outcome === "redriven")).toBe(true);
   });
 
@@ -169,27 +218,54 @@ describe("Kafka redrive after another client deleted a topic the producer had wr
 
     const operationId = randomUUID();
     const copies: LetterCopy[] = [];
-    const removed = await collect<RemoveResult>(adapter.removeLetters(dlt, [{ letterId: toDiscard.id, sha256: toDiscard.sha256 }], { operationId, beforeRemove: async (c) => void copies.push(c) }));
+    const removed = await collect<RemoveResult>(
+      adapter.removeLetters(dlt, [{ letterId: toDiscard.id, sha256: toDiscard.sha256 }], {
+        operationId,
+        beforeRemove: async (c) => void copies.push(c),
+      }),
+    );
     expect(removed.map((r) => r.outcome)).toEqual(["removed"]);
     // Retention (simulated): both records are deleted from the log, so the undo has to produce again.
     const admin = await kit.getAdmin();
     await admin.fetchTopicMetadata({ topics: [dlt] });
     await admin.deleteTopicRecords({ topic: dlt, partitions: [{ partition: 0, offset: "2" }] });
 
-    const results = await collect<RepublishResult>(adapter.republish(dlt, copies.map((c) => ({ id: c.letterId, envelope: c.envelope, body: c.letter.body })), { operationId }));
-    expect(results).toEqual([expect.objectContaining({ id: "0-1", outcome: "published", how: "published", letterId: "0-2", reason: null })]);
+    const results = await collect<RepublishResult>(
+      adapter.republish(
+        dlt,
+        copies.map((c) => ({ id: c.letterId, envelope: c.envelope, body: c.letter.body })),
+        { operationId },
+      ),
+    );
+    expect(results).toEqual([
+      expect.objectContaining({ id: "0-1", outcome: "published", how: "published", letterId: "0-2", reason: null }),
+    ]);
     const after = await browseAll(dlt);
-    expect(after.map((l) => [l.id, Buffer.from(l.body).toString(), l.orderingKey, l.handled ?? null])).toEqual([["0-2", "discarded", "d", null]]);
+    expect(after.map((l) => [l.id, Buffer.from(l.body).toString(), l.orderingKey, l.handled ?? null])).toEqual([
+      ["0-2", "discarded", "d", null],
+    ]);
     expect(after[0].headers).toEqual(copies[0].letter.headers);
   });
 
   it("the shared producer: concurrent sends after a delete each arrive once, the deleted topic fails as unknown and is not created again, close waits for sends in flight", async () => {
     const kit = kits[2];
-    const [gone, b, c] = [await kit.createTopic(kit.name("gone")), await kit.createTopic(kit.name("b"), 3), await kit.createTopic(kit.name("c"))];
+    const [gone, b, c] = [
+      await kit.createTopic(kit.name("gone")),
+      await kit.createTopic(kit.name("b"), 3),
+      await kit.createTopic(kit.name("c")),
+    ];
     // The adapter's configuration of redrive's producer.
-    const producer = lazyProducer(() => createProducerWithCluster(kit.kafka, { idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 } }));
+    const producer = lazyProducer(() =>
+      createProducerWithCluster(kit.kafka, {
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
+      }),
+    );
     const message = (v: string) => ({ key: v, value: Buffer.from(v), headers: { "x-test": Buffer.from(tag) } });
-    const values = async (topic: string) => (await readTopic(kit.kafka, topic)).map((r) => bytes(r.value)!.toString()).sort();
+    const values = async (topic: string) =>
+      (await readTopic(kit.kafka, topic)).map((r) => bytes(r.value)!.toString()).sort();
     try {
       await producer.send(gone, message("gone-0"));
       await deleteElsewhere(kit, [gone]);
@@ -197,12 +273,23 @@ describe("Kafka redrive after another client deleted a topic the producer had wr
       // 16 letters in flight at once, as a move runs them, and one to the deleted topic among them.
       const toB = Array.from({ length: 10 }, (_, i) => `b-${String(i).padStart(2, "0")}`);
       const toC = Array.from({ length: 6 }, (_, i) => `c-${i}`);
-      const sends = [...toB.map((v) => producer.send(b, message(v))), producer.send(gone, message("gone-1")), ...toC.map((v) => producer.send(c, message(v)))];
+      const sends = [
+        ...toB.map((v) => producer.send(b, message(v))),
+        producer.send(gone, message("gone-1")),
+        ...toC.map((v) => producer.send(c, message(v))),
+      ];
       const settled = await Promise.allSettled(sends);
-      expect(settled.map((s) => s.status)).toEqual([...toB.map(() => "fulfilled"), "rejected", ...toC.map(() => "fulfilled")]);
+      expect(settled.map((s) => s.status)).toEqual([
+        ...toB.map(() => "fulfilled"),
+        "rejected",
+        ...toC.map(() => "fulfilled"),
+      ]);
       const err = (settled[toB.length] as PromiseRejectedResult).reason;
       const failure = produceFailure(err, gone, 6, () => new BrokerError("protocol", { userMessage: "not expected" }));
-      expect(failure).toEqual({ reason: `Topic "${gone}" does not exist (any more). It is still in the DLT.`, stop: null });
+      expect(failure).toEqual({
+        reason: `Topic "${gone}" does not exist (any more). It is still in the DLT.`,
+        stop: null,
+      });
       expect((await (await kit.getAdmin()).listTopics()).includes(gone)).toBe(false);
       expect(await values(b)).toEqual(toB);
       expect(await values(c)).toEqual(toC);
@@ -211,7 +298,11 @@ describe("Kafka redrive after another client deleted a topic the producer had wr
       const late = ["b-late-0", "b-late-1", "b-late-2"];
       const inFlight = late.map((v) => producer.send(b, message(v)));
       await producer.close();
-      expect((await Promise.allSettled(inFlight)).map((s) => s.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+      expect((await Promise.allSettled(inFlight)).map((s) => s.status)).toEqual([
+        "fulfilled",
+        "fulfilled",
+        "fulfilled",
+      ]);
       expect(await values(b)).toEqual([...toB, ...late].sort());
       // A later send connects a new producer.
       await producer.send(c, message("c-after-close"));

@@ -11,7 +11,9 @@ const text = (s: string) => new TextEncoder().encode(s);
 
 describe("kafka discard undo when the record is gone from the log", () => {
   const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(testConfig({ id: `discard-gone-${randomUUID().slice(0, 8)}` }), { handledStore: prismaHandledStore() });
+  const adapter = new KafkaAdapter(testConfig({ id: `discard-gone-${randomUUID().slice(0, 8)}` }), {
+    handledStore: prismaHandledStore(),
+  });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();
@@ -28,7 +30,11 @@ describe("kafka discard undo when the record is gone from the log", () => {
     const copies: LetterCopy[] = [];
     const operationId = randomUUID();
     const removed = await collect<RemoveResult>(
-      adapter.removeLetters(dlt, before.map((l) => ({ letterId: l.id, sha256: l.sha256 })), { operationId, beforeRemove: async (c) => void copies.push(c) }),
+      adapter.removeLetters(
+        dlt,
+        before.map((l) => ({ letterId: l.id, sha256: l.sha256 })),
+        { operationId, beforeRemove: async (c) => void copies.push(c) },
+      ),
     );
     expect(removed.map((r) => r.outcome)).toEqual(["removed", "removed"]);
 
@@ -36,7 +42,13 @@ describe("kafka discard undo when the record is gone from the log", () => {
     const admin = await kit.getAdmin();
     await admin.fetchTopicMetadata({ topics: [dlt] }); // kafkajs finds the partition leader only for topics it has metadata of
     await admin.deleteTopicRecords({ topic: dlt, partitions: [{ partition: 0, offset: "1" }] });
-    const results = await collect<RepublishResult>(adapter.republish(dlt, copies.map((c) => ({ id: c.letterId, envelope: c.envelope, body: c.letter.body })), { operationId }));
+    const results = await collect<RepublishResult>(
+      adapter.republish(
+        dlt,
+        copies.map((c) => ({ id: c.letterId, envelope: c.envelope, body: c.letter.body })),
+        { operationId },
+      ),
+    );
     const by = new Map(results.map((r) => [r.id, r]));
     expect(by.get("0-0")).toMatchObject({ outcome: "published", how: "published", letterId: "0-2", reason: null });
     expect(by.get("0-1")).toMatchObject({ outcome: "published", how: "restored", letterId: "0-1", reason: null });
@@ -57,8 +69,17 @@ describe("kafka discard undo when the record is gone from the log", () => {
     const { dlt } = await kit.springDlt([{ body: text("other-op"), key: null }]);
     const [l] = (await adapter.browse(dlt, { offset: 0, limit: 10 })).letters;
     const copies: LetterCopy[] = [];
-    await collect(adapter.removeLetters(dlt, [{ letterId: l.id, sha256: l.sha256 }], { operationId: randomUUID(), beforeRemove: async (c) => void copies.push(c) }));
-    const results = await collect<RepublishResult>(adapter.republish(dlt, [{ id: "x", envelope: copies[0].envelope, body: copies[0].letter.body }], { operationId: randomUUID() }));
+    await collect(
+      adapter.removeLetters(dlt, [{ letterId: l.id, sha256: l.sha256 }], {
+        operationId: randomUUID(),
+        beforeRemove: async (c) => void copies.push(c),
+      }),
+    );
+    const results = await collect<RepublishResult>(
+      adapter.republish(dlt, [{ id: "x", envelope: copies[0].envelope, body: copies[0].letter.body }], {
+        operationId: randomUUID(),
+      }),
+    );
     expect(results).toEqual([expect.objectContaining({ id: "x", outcome: "failed", how: null })]);
     expect(results[0].reason).toMatch(/another operation/);
     expect((await adapter.browse(dlt, { offset: 0, limit: 10 })).letters[0].handled?.outcome).toBe("discarded");

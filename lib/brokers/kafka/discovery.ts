@@ -2,7 +2,10 @@
 
 /** `*` matches any run of characters (dots included), `?` one character; case-sensitive like topic names. */
 export function globToRegExp(glob: string): RegExp {
-  const re = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  const re = glob
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
   return new RegExp(`^${re}$`);
 }
 

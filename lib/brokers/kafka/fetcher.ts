@@ -12,12 +12,19 @@ export interface FetchLimits {
   concurrency?: number;
 }
 
-export const DEFAULT_FETCH_LIMITS: FetchLimits = { maxBytes: 4 * 1024 * 1024, maxBytesPerPartition: 1024 * 1024, maxWaitMs: 100, concurrency: 3 };
+export const DEFAULT_FETCH_LIMITS: FetchLimits = {
+  maxBytes: 4 * 1024 * 1024,
+  maxBytesPerPartition: 1024 * 1024,
+  maxWaitMs: 100,
+  concurrency: 3,
+};
 
 const ABORT_MARKER_KEY = Buffer.from([0, 0, 0, 0]);
 
 /** Drops records of aborted transactions (read_committed) and control records, as Kafka's own consumer does. */
-export function committedRecords(data: Pick<InternalPartitionData, "messages" | "abortedTransactions">): InternalRecord[] {
+export function committedRecords(
+  data: Pick<InternalPartitionData, "messages" | "abortedTransactions">,
+): InternalRecord[] {
   const messages = data.messages;
   if (!data.abortedTransactions?.length) {
     // No aborted transaction in range (the common case): only control records (commit markers) go.
@@ -28,7 +35,9 @@ export function committedRecords(data: Pick<InternalPartitionData, "messages" | 
     for (; i < messages.length; i++) if (!messages[i].isControlRecord) out.push(messages[i]);
     return out;
   }
-  const aborted = [...data.abortedTransactions].sort((a, b) => (BigInt(a.firstOffset) < BigInt(b.firstOffset) ? -1 : 1));
+  const aborted = [...data.abortedTransactions].sort((a, b) =>
+    BigInt(a.firstOffset) < BigInt(b.firstOffset) ? -1 : 1,
+  );
   const open = new Set<string>();
   const out: InternalRecord[] = [];
   for (const m of messages) {
@@ -95,7 +104,8 @@ export async function* readPartitionBatches<M = undefined>(
     try {
       const leaders = cluster.findLeaderForPartitions(topic, [partition]);
       const nodeId = Object.keys(leaders)[0];
-      if (nodeId === undefined) throw Object.assign(new Error(`no leader for ${topic}/${partition}`), { type: "LEADER_NOT_AVAILABLE" });
+      if (nodeId === undefined)
+        throw Object.assign(new Error(`no leader for ${topic}/${partition}`), { type: "LEADER_NOT_AVAILABLE" });
       const broker = await cluster.findBroker({ nodeId });
       const res = await broker.fetch({
         replicaId: -1,
@@ -110,7 +120,13 @@ export async function* readPartitionBatches<M = undefined>(
       return data;
     } catch (e) {
       const type = (e as { type?: string }).type;
-      if (attempt < 2 && (type === "NOT_LEADER_FOR_PARTITION" || type === "LEADER_NOT_AVAILABLE" || type === "UNKNOWN_LEADER_EPOCH" || (e as Error).name === "KafkaJSBrokerNotFound")) {
+      if (
+        attempt < 2 &&
+        (type === "NOT_LEADER_FOR_PARTITION" ||
+          type === "LEADER_NOT_AVAILABLE" ||
+          type === "UNKNOWN_LEADER_EPOCH" ||
+          (e as Error).name === "KafkaJSBrokerNotFound")
+      ) {
         await cluster.refreshMetadata();
         return fetchAt(offset, attempt + 1);
       }
@@ -130,7 +146,10 @@ export async function* readPartitionBatches<M = undefined>(
       const lastRaw = raw.length ? BigInt(raw[raw.length - 1].offset) : null;
       const after = lastRaw !== null && lastRaw >= at ? lastRaw + 1n : at;
       const records = raw.length ? recordsInRange(committedRecords(data), at, to) : raw;
-      const meta = annotate && records.length ? annotate(BigInt(records[0].offset), BigInt(records[records.length - 1].offset)) : Promise.resolve(undefined);
+      const meta =
+        annotate && records.length
+          ? annotate(BigInt(records[0].offset), BigInt(records[records.length - 1].offset))
+          : Promise.resolve(undefined);
       meta.catch(() => undefined);
       return { after, records, meta };
     });
@@ -165,7 +184,8 @@ export async function* readPartition(
   limits: FetchLimits,
   signal?: AbortSignal,
 ): AsyncGenerator<InternalRecord> {
-  for await (const batch of readPartitionBatches(cluster, topic, partition, from, to, limits, signal)) yield* batch.records;
+  for await (const batch of readPartitionBatches(cluster, topic, partition, from, to, limits, signal))
+    yield* batch.records;
 }
 
 const SLICE_FETCHES = 4;
@@ -175,10 +195,12 @@ export function bytesPerOffsetOf(records: InternalRecord[]): number {
   if (!records.length) return 0;
   let headerBytes = 0;
   const h = records[0].headers;
-  if (h) for (const name in h) {
-    const v = h[name];
-    for (const one of Array.isArray(v) ? v : [v]) headerBytes += name.length + 4 + (one instanceof Uint8Array ? one.byteLength : 0);
-  }
+  if (h)
+    for (const name in h) {
+      const v = h[name];
+      for (const one of Array.isArray(v) ? v : [v])
+        headerBytes += name.length + 4 + (one instanceof Uint8Array ? one.byteLength : 0);
+    }
   let bytes = 0;
   for (const r of records) bytes += (r.value?.byteLength ?? 0) + (r.key?.byteLength ?? 0) + headerBytes + 24;
   const span = Number(BigInt(records[records.length - 1].offset) - BigInt(records[0].offset)) + 1;
@@ -211,7 +233,18 @@ export async function* readPartitionConcurrently<M = undefined>(
     return;
   }
   // A first, small Fetch (one record batch) shows how large the records are.
-  const probe = readPartitionBatches(cluster, topic, partition, from, to, { ...limits, maxBytesPerPartition: 1 }, signal, annotate, 0, 1);
+  const probe = readPartitionBatches(
+    cluster,
+    topic,
+    partition,
+    from,
+    to,
+    { ...limits, maxBytesPerPartition: 1 },
+    signal,
+    annotate,
+    0,
+    1,
+  );
   const first = await probe.next();
   void probe.return("end").catch(() => undefined);
   if (first.done) return;
@@ -223,7 +256,10 @@ export async function* readPartitionConcurrently<M = undefined>(
   const sliceLen = BigInt(Math.max(1, Math.floor((SLICE_FETCHES * limits.maxBytesPerPartition) / bpo)));
   yield { ...first.value, last: after >= to };
 
-  type Slice = { iter: AsyncGenerator<FetchedBatch<M>, "end" | "stalled">; next: Promise<IteratorResult<FetchedBatch<M>, "end" | "stalled">> };
+  type Slice = {
+    iter: AsyncGenerator<FetchedBatch<M>, "end" | "stalled">;
+    next: Promise<IteratorResult<FetchedBatch<M>, "end" | "stalled">>;
+  };
   const open: Slice[] = [];
   let cut = after;
   const openSlice = () => {
@@ -231,7 +267,17 @@ export async function* readPartitionConcurrently<M = undefined>(
     // The handled lookup is one range query per slice, started with the slice's first Fetch.
     const meta = annotate ? annotate(cut, end - 1n) : undefined;
     meta?.catch(() => undefined);
-    const iter = readPartitionBatches(cluster, topic, partition, cut, end, limits, signal, meta ? () => meta : undefined, bpo);
+    const iter = readPartitionBatches(
+      cluster,
+      topic,
+      partition,
+      cut,
+      end,
+      limits,
+      signal,
+      meta ? () => meta : undefined,
+      bpo,
+    );
     const next = iter.next();
     next.catch(() => undefined);
     open.push({ iter, next });

@@ -8,10 +8,13 @@ describe("DescribeConfigs v4 for GROUP resources (raw)", () => {
     expect([...encodeDescribeGroupConfigs(["billing"], ["errors.deadletterqueue.topic.name"])]).toEqual([
       0, // header tags
       2, // one resource
-      32, ...cs("billing"),
-      2, ...cs("errors.deadletterqueue.topic.name"),
+      32,
+      ...cs("billing"),
+      2,
+      ...cs("errors.deadletterqueue.topic.name"),
       0, // resource tags
-      0, 0, // include_synonyms, include_documentation
+      0,
+      0, // include_synonyms, include_documentation
       0,
     ]);
   });
@@ -20,10 +23,26 @@ describe("DescribeConfigs v4 for GROUP resources (raw)", () => {
     const config = (name: string, value: string | null) => [...cs(name), ...cs(value), 0, 5, 0, 1, 4, 0, 0];
     const payload = Buffer.from([
       0, // response header tags
-      0, 0, 0, 0, // throttle
+      0,
+      0,
+      0,
+      0, // throttle
       3, // two results
-      0, 0, 0, 32, ...cs("billing"), 2, ...config("errors.deadletterqueue.topic.name", "dlq.orders"), 0,
-      0, 69, ...cs("Group not found"), 32, ...cs("ghost"), 1, 0,
+      0,
+      0,
+      0,
+      32,
+      ...cs("billing"),
+      2,
+      ...config("errors.deadletterqueue.topic.name", "dlq.orders"),
+      0,
+      0,
+      69,
+      ...cs("Group not found"),
+      32,
+      ...cs("ghost"),
+      1,
+      0,
       0,
     ]);
     const [a, b] = decodeDescribeConfigsResponse(payload);

@@ -78,12 +78,24 @@ export function decodeDescribeConfigsResponse(payload: Buffer): GroupConfigAnswe
  * left out). Null when the broker has no DescribeConfigs v4 (Kafka before 3.x) or answers a group
  * with an error. Other failures throw.
  */
-export async function shareGroupDlqTopics(broker: RawRequestBroker, groups: string[]): Promise<Map<string, string> | null> {
+export async function shareGroupDlqTopics(
+  broker: RawRequestBroker,
+  groups: string[],
+): Promise<Map<string, string> | null> {
   const range = broker.versions?.[DESCRIBE_CONFIGS];
   if (!range || range.maxVersion < VERSION) return null;
   const out = new Map<string, string>();
   if (!groups.length) return out;
-  const answers = await sendRaw(broker, { apiKey: DESCRIBE_CONFIGS, apiVersion: VERSION, apiName: "DescribeConfigs", body: encodeDescribeGroupConfigs(groups, [SHARE_DLQ_TOPIC_CONFIG]) }, decodeDescribeConfigsResponse);
+  const answers = await sendRaw(
+    broker,
+    {
+      apiKey: DESCRIBE_CONFIGS,
+      apiVersion: VERSION,
+      apiName: "DescribeConfigs",
+      body: encodeDescribeGroupConfigs(groups, [SHARE_DLQ_TOPIC_CONFIG]),
+    },
+    decodeDescribeConfigsResponse,
+  );
   for (const a of answers) {
     if (a.errorCode !== 0) continue;
     const topic = a.configs.get(SHARE_DLQ_TOPIC_CONFIG);

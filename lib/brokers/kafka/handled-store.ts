@@ -17,7 +17,8 @@ export type HandledOutcome = "redriven" | "discarded";
 export type TopicRef = string | { name: string; id: string | null };
 
 /** The store's key columns for a topic. */
-export const keyOf = (t: TopicRef) => (typeof t === "string" ? { topic: t, topicId: "" } : { topic: t.name, topicId: t.id ?? "" });
+export const keyOf = (t: TopicRef) =>
+  typeof t === "string" ? { topic: t, topicId: "" } : { topic: t.name, topicId: t.id ?? "" };
 
 export interface RecordRef {
   partition: number;
@@ -53,7 +54,12 @@ export interface PartitionRange {
 }
 
 export interface HandledStore {
-  markHandled(connectionId: string, topic: TopicRef, refs: RecordRef[], mark: { operationId: string; outcome: HandledOutcome; at?: Date }): Promise<number>;
+  markHandled(
+    connectionId: string,
+    topic: TopicRef,
+    refs: RecordRef[],
+    mark: { operationId: string; outcome: HandledOutcome; at?: Date },
+  ): Promise<number>;
   /** Marks for the given records (a page), keyed `partition-offset`. */
   handledAmong(connectionId: string, topic: TopicRef, refs: RecordRef[]): Promise<Map<string, HandledMark>>;
   /**
@@ -61,7 +67,13 @@ export interface HandledStore {
    * range query (the unique index leads with connection, topic, partition, offset). Optional for
    * other stores: `handledAmong` is used where it is missing.
    */
-  handledBetween?(connectionId: string, topic: TopicRef, partition: number, from: bigint, to: bigint): Promise<Map<string, HandledMark>>;
+  handledBetween?(
+    connectionId: string,
+    topic: TopicRef,
+    partition: number,
+    from: bigint,
+    to: bigint,
+  ): Promise<Map<string, HandledMark>>;
   /**
    * Undo of a discard: deletes the "discarded" mark of one record (only one made by `operationId`
    * when given). Returns the rows deleted. Optional for other stores: republish then re-produces.

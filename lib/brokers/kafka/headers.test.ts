@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { bigEndianInt, decodeHeaders, failureFromHeaders, originOf, rawHeadersFromKafkajs, type RawHeader } from "@/lib/brokers/kafka/headers";
+import {
+  bigEndianInt,
+  decodeHeaders,
+  failureFromHeaders,
+  originOf,
+  rawHeadersFromKafkajs,
+  type RawHeader,
+} from "@/lib/brokers/kafka/headers";
 import { globToRegExp, matchDeadLetterTopics, parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { planPage } from "@/lib/brokers/kafka/paging";
 import { retentionWarnings } from "@/lib/brokers/kafka/retention";
@@ -37,7 +44,13 @@ describe("Spring kafka_dlt-* headers (byte-exact)", () => {
     expect(f.stackTrace).toContain("\tat A.b(A.java:1)");
     expect(f.originQueue).toBe("orders");
     expect(f.deadLetteredAt).toBe("2023-11-14T22:13:20.000Z");
-    expect(originOf(headers)).toEqual({ convention: "spring", topic: "orders", partition: "3", offset: "9223372036854775806", group: "orders-app" });
+    expect(originOf(headers)).toEqual({
+      convention: "spring",
+      topic: "orders",
+      partition: "3",
+      offset: "9223372036854775806",
+      group: "orders-app",
+    });
   });
 
   it("negative values and wrong widths are never guessed", () => {
@@ -76,7 +89,13 @@ describe("Kafka Connect __connect.errors.* headers (byte-exact)", () => {
     expect(f.exceptionClass).toBe("org.apache.kafka.connect.errors.DataException");
     expect(f.originQueue).toBe("payments");
     expect(f.reason).toBe("connect:VALUE_CONVERTER");
-    expect(originOf(h)).toEqual({ convention: "connect", topic: "payments", partition: "2", offset: "1234567890123", group: "jdbc-sink (task 1)" });
+    expect(originOf(h)).toEqual({
+      convention: "connect",
+      topic: "payments",
+      partition: "2",
+      offset: "1234567890123",
+      group: "jdbc-sink (task 1)",
+    });
   });
 });
 
@@ -101,7 +120,12 @@ describe("Kafka Streams __streams.errors.* headers (byte-exact)", () => {
 
 describe("unknown headers", () => {
   it("text when valid UTF-8, else bytes with exact base64; repeated names kept in order", () => {
-    const raw = rawHeadersFromKafkajs({ "x-trace": Buffer.from("abc"), "x-bin": Buffer.from([0xc3, 0x28, 0xff]), "x-dup": [Buffer.from("1"), Buffer.from("2")], "x-empty": Buffer.alloc(0) });
+    const raw = rawHeadersFromKafkajs({
+      "x-trace": Buffer.from("abc"),
+      "x-bin": Buffer.from([0xc3, 0x28, 0xff]),
+      "x-dup": [Buffer.from("1"), Buffer.from("2")],
+      "x-empty": Buffer.alloc(0),
+    });
     const h = decodeHeaders(raw);
     expect(h.map((x) => x.name)).toEqual(["x-trace", "x-bin", "x-dup", "x-dup", "x-empty"]);
     expect(h[0].value).toEqual({ t: "bytes", v: "YWJj", size: 3, text: "abc" });
@@ -114,7 +138,22 @@ describe("unknown headers", () => {
 describe("discovery and ids", () => {
   it("matches the default patterns and skips internal topics", () => {
     const pats = ["*.DLT", "*-dlt", "*.dlq", "dlq.*", "*-dead-letter"];
-    expect(matchDeadLetterTopics(["orders", "orders.DLT", "a-dlt", "x.dlq", "dlq.sink", "p-dead-letter", "__consumer_offsets", "orders.DLTX", "ordersDLT"], pats)).toEqual(["a-dlt", "dlq.sink", "orders.DLT", "p-dead-letter", "x.dlq"]);
+    expect(
+      matchDeadLetterTopics(
+        [
+          "orders",
+          "orders.DLT",
+          "a-dlt",
+          "x.dlq",
+          "dlq.sink",
+          "p-dead-letter",
+          "__consumer_offsets",
+          "orders.DLTX",
+          "ordersDLT",
+        ],
+        pats,
+      ),
+    ).toEqual(["a-dlt", "dlq.sink", "orders.DLT", "p-dead-letter", "x.dlq"]);
     expect(globToRegExp("a.b?").test("a.bc")).toBe(true);
     expect(globToRegExp("a.b?").test("axbc")).toBe(false);
   });
@@ -132,18 +171,29 @@ describe("paging over partitions", () => {
   ];
   it("oldest first across partitions", () => {
     const p = planPage(parts, { order: "oldest", offset: 2, limit: 2 });
-    expect(p.segments.map((s) => [s.partition, s.from, s.to])).toEqual([[0, 12n, 13n], [1, 0n, 1n]]);
+    expect(p.segments.map((s) => [s.partition, s.from, s.to])).toEqual([
+      [0, 12n, 13n],
+      [1, 0n, 1n],
+    ]);
     expect(p.segments[1].positionOf(0n)).toBe(3);
     expect(p.hasMore).toBe(true);
   });
   it("newest first across partitions", () => {
     const p = planPage(parts, { order: "newest", offset: 0, limit: 3 });
-    expect(p.segments.map((s) => [s.partition, s.from, s.to])).toEqual([[1, 0n, 2n], [0, 12n, 13n]]);
+    expect(p.segments.map((s) => [s.partition, s.from, s.to])).toEqual([
+      [1, 0n, 2n],
+      [0, 12n, 13n],
+    ]);
     expect(p.segments[0].positionOf(1n)).toBe(0);
     expect(p.segments[1].positionOf(12n)).toBe(2);
   });
   it("one partition from an offset, both directions", () => {
-    expect(planPage(parts, { partition: 0, fromOffset: 11n, order: "oldest", offset: 0, limit: 10 }).segments.map((s) => [s.from, s.to])).toEqual([[11n, 13n]]);
+    expect(
+      planPage(parts, { partition: 0, fromOffset: 11n, order: "oldest", offset: 0, limit: 10 }).segments.map((s) => [
+        s.from,
+        s.to,
+      ]),
+    ).toEqual([[11n, 13n]]);
     const n = planPage(parts, { partition: 0, fromOffset: 11n, order: "newest", offset: 0, limit: 10 });
     expect(n.segments.map((s) => [s.from, s.to])).toEqual([[10n, 12n]]);
     expect(n.hasMore).toBe(false);
@@ -153,9 +203,21 @@ describe("paging over partitions", () => {
 describe("retention warnings", () => {
   const day = 86_400_000;
   it("warns near deletion and for compaction", () => {
-    const w = retentionWarnings({ retentionMs: 7 * day, retentionBytes: -1, cleanupPolicy: "compact,delete", maxMessageBytes: null }, { at: 0, partition: 1, offset: 5n }, 6 * day, 0.8);
+    const w = retentionWarnings(
+      { retentionMs: 7 * day, retentionBytes: -1, cleanupPolicy: "compact,delete", maxMessageBytes: null },
+      { at: 0, partition: 1, offset: 5n },
+      6 * day,
+      0.8,
+    );
     expect(w.map((x) => x.code)).toEqual(["compacted", "near_retention"]);
     expect(w[1].message).toContain("partition 1, offset 5");
-    expect(retentionWarnings({ retentionMs: 7 * day, retentionBytes: -1, cleanupPolicy: "delete", maxMessageBytes: null }, { at: 0, partition: 0, offset: 0n }, day, 0.8)).toEqual([]);
+    expect(
+      retentionWarnings(
+        { retentionMs: 7 * day, retentionBytes: -1, cleanupPolicy: "delete", maxMessageBytes: null },
+        { at: 0, partition: 0, offset: 0n },
+        day,
+        0.8,
+      ),
+    ).toEqual([]);
   });
 });

@@ -96,7 +96,7 @@ export function decodeHeaderValue(name: string, value: Uint8Array | null): Displ
     if (value.byteLength === binary.width) {
       if (binary.width === 4 && !binary.timestamp) {
         // The common case (original partition): no DataView or BigInt per record.
-        const n = ((value[0] << 24) | (value[1] << 16) | (value[2] << 8) | value[3]) | 0;
+        const n = (value[0] << 24) | (value[1] << 16) | (value[2] << 8) | value[3] | 0;
         return { t: "number", v: String(n) };
       }
       const n = bigEndianInt(value, binary.width)!;
@@ -229,14 +229,25 @@ export function originOf(headers: HeaderEntry[]): Origin {
       };
     }
     case "streams":
-      return { convention, topic: text(headers, STREAMS.topic), partition: text(headers, STREAMS.partition), offset: text(headers, STREAMS.offset), group: null };
+      return {
+        convention,
+        topic: text(headers, STREAMS.topic),
+        partition: text(headers, STREAMS.partition),
+        offset: text(headers, STREAMS.offset),
+        group: null,
+      };
     default:
       return { convention: null, topic: null, partition: null, offset: null, group: null };
   }
 }
 
 /** Why the letter died, from its headers; `deadLetteredAt` is the DLT record's own timestamp. */
-export function failureFromHeaders(headers: HeaderEntry[], recordTimestampMs: number | null, configOrigin: string | null, origin: Origin = originOf(headers)): FailureInfo {
+export function failureFromHeaders(
+  headers: HeaderEntry[],
+  recordTimestampMs: number | null,
+  configOrigin: string | null,
+  origin: Origin = originOf(headers),
+): FailureInfo {
   let exceptionClass: string | null = null;
   let exceptionMessage: string | null = null;
   let stackTrace: string | null = null;
@@ -256,7 +267,10 @@ export function failureFromHeaders(headers: HeaderEntry[], recordTimestampMs: nu
       exceptionClass = text(headers, SPRING.exceptionFqcn, "last") ?? text(headers, SPRING.keyExceptionFqcn, "last");
       exceptionMessage = text(headers, SPRING.message, "last") ?? text(headers, SPRING.keyMessage, "last");
       stackTrace = text(headers, SPRING.stacktrace, "last") ?? text(headers, SPRING.keyStacktrace, "last");
-      reason = text(headers, SPRING.keyExceptionFqcn, "last") && !text(headers, SPRING.exceptionFqcn, "last") ? "key-exception" : "exception";
+      reason =
+        text(headers, SPRING.keyExceptionFqcn, "last") && !text(headers, SPRING.exceptionFqcn, "last")
+          ? "key-exception"
+          : "exception";
       break;
     case "connect": {
       exceptionClass = text(headers, CONNECT.exceptionClass);

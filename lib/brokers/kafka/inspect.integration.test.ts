@@ -23,13 +23,20 @@ describe("Kafka inspect on a real broker", () => {
   };
   const dlts = [t.vitals, t.short, t.compact, t.fewer, t.below, t.gone];
   // Configured, not discovered: the shared broker holds other runs' DLTs.
-  const adapter = new KafkaAdapter(testConfig({ id: `insp-${tag}`, discover: false, dlqs: dlts.map((name) => ({ name })) }), { handledStore: null });
-  const ordered = new KafkaAdapter(testConfig({ id: `insp-o-${tag}`, discover: false, dlqs: [{ name: t.fewer, ordered: true }] }), { handledStore: null });
+  const adapter = new KafkaAdapter(
+    testConfig({ id: `insp-${tag}`, discover: false, dlqs: dlts.map((name) => ({ name })) }),
+    { handledStore: null },
+  );
+  const ordered = new KafkaAdapter(
+    testConfig({ id: `insp-o-${tag}`, discover: false, dlqs: [{ name: t.fewer, ordered: true }] }),
+    { handledStore: null },
+  );
   const adapters = [adapter, ordered];
 
   const inspect = (a: KafkaAdapter = adapter) => a.inspect({ minRetentionMs: MIN_RETENTION });
   const vitals = (r: BrokerInspection, name: string): DlqVitals | undefined => r.dlqs.find((d) => d.name === name);
-  const findings = (r: BrokerInspection, topic: string): ConfigFinding[] => r.findings.filter((f) => f.object === `topic ${topic}`);
+  const findings = (r: BrokerInspection, topic: string): ConfigFinding[] =>
+    r.findings.filter((f) => f.object === `topic ${topic}`);
   const codes = (r: BrokerInspection, topic: string) => findings(r, topic).map((f) => `${f.code}:${f.severity}`);
   /** Config changes reach every broker's metadata a moment after the controller took them. */
   async function until(check: (r: BrokerInspection) => boolean, a: KafkaAdapter = adapter): Promise<BrokerInspection> {
@@ -41,10 +48,26 @@ describe("Kafka inspect on a real broker", () => {
     return r;
   }
   const alter = async (topic: string, entries: Record<string, string>) =>
-    (await kit.getAdmin()).alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: Object.entries(entries).map(([name, value]) => ({ name, value })) }] });
+    (await kit.getAdmin()).alterConfigs({
+      validateOnly: false,
+      resources: [
+        {
+          type: ConfigResourceTypes.TOPIC,
+          name: topic,
+          configEntries: Object.entries(entries).map(([name, value]) => ({ name, value })),
+        },
+      ],
+    });
   const produceAt = async (topic: string, records: Array<{ partition: number; at: number }>) => {
     const producer = await kit.getProducer();
-    for (const r of records) await producer.send({ topic, acks: -1, messages: [{ partition: r.partition, key: `k-${r.partition}`, value: `letter at ${r.at}`, timestamp: String(r.at) }] });
+    for (const r of records)
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: [
+          { partition: r.partition, key: `k-${r.partition}`, value: `letter at ${r.at}`, timestamp: String(r.at) },
+        ],
+      });
   };
 
   beforeAll(async () => {
@@ -73,22 +96,41 @@ describe("Kafka inspect on a real broker", () => {
 
     const r = await inspect();
     expect(r.dlqs.map((d) => d.name)).toEqual([...dlts].sort());
-    expect(vitals(r, t.vitals)).toEqual({ name: t.vitals, queueType: "topic", depth: 6, inFlight: null, enteredTotal: 6, oldestAt: new Date(p0[0]).toISOString(), retentionMs: 30 * DAY, retentionClock: "arrival" });
+    expect(vitals(r, t.vitals)).toEqual({
+      name: t.vitals,
+      queueType: "topic",
+      depth: 6,
+      inFlight: null,
+      enteredTotal: 6,
+      oldestAt: new Date(p0[0]).toISOString(),
+      retentionMs: 30 * DAY,
+      retentionClock: "arrival",
+    });
     expect(vitals(r, t.fewer)).toMatchObject({ depth: 0, enteredTotal: 0, oldestAt: null, retentionMs: 14 * DAY });
     expect(findings(r, t.vitals)).toEqual([]);
     // Six DLTs, one broker: Metadata, ListOffsets twice, one Fetch for the two non-empty partitions, DescribeConfigs.
     expect(r.calls).toBe(5);
     // The same DLQs as listDlqs, and no consumer group was made.
     expect(r.dlqs.map((d) => d.name)).toEqual((await adapter.listDlqs()).map((d) => d.name));
-    expect((await (await kit.getAdmin()).listGroups()).groups.map((g) => g.groupId).filter((g) => !groupsBefore.includes(g))).toEqual([]);
+    expect(
+      (await (await kit.getAdmin()).listGroups()).groups.map((g) => g.groupId).filter((g) => !groupsBefore.includes(g)),
+    ).toEqual([]);
 
     const admin = await kit.getAdmin();
     await admin.deleteTopicRecords({ topic: t.vitals, partitions: [{ partition: 0, offset: "2" }] });
     const afterTwo = await inspect();
-    expect(vitals(afterTwo, t.vitals)).toMatchObject({ depth: 4, enteredTotal: 6, oldestAt: new Date(p0[2]).toISOString() });
+    expect(vitals(afterTwo, t.vitals)).toMatchObject({
+      depth: 4,
+      enteredTotal: 6,
+      oldestAt: new Date(p0[2]).toISOString(),
+    });
 
     await admin.deleteTopicRecords({ topic: t.vitals, partitions: [{ partition: 0, offset: "4" }] });
-    expect(vitals(await inspect(), t.vitals)).toMatchObject({ depth: 2, enteredTotal: 6, oldestAt: new Date(p1[0]).toISOString() });
+    expect(vitals(await inspect(), t.vitals)).toMatchObject({
+      depth: 2,
+      enteredTotal: 6,
+      oldestAt: new Date(p1[0]).toISOString(),
+    });
 
     await alter(t.vitals, { "retention.ms": "-1" });
     expect(vitals(await until((x) => vitals(x, t.vitals)?.retentionMs === null), t.vitals)?.retentionMs).toBeNull();
@@ -149,7 +191,10 @@ describe("Kafka inspect on a real broker", () => {
   });
 
   it("discovers the DLTs listDlqs discovers", async () => {
-    const discovering = new KafkaAdapter(testConfig({ id: `insp-d-${tag}`, discover: true, dltPatterns: [`insp-${tag}-*`] }), { handledStore: null });
+    const discovering = new KafkaAdapter(
+      testConfig({ id: `insp-d-${tag}`, discover: true, dltPatterns: [`insp-${tag}-*`] }),
+      { handledStore: null },
+    );
     adapters.push(discovering);
     const r = await discovering.inspect({ minRetentionMs: MIN_RETENTION });
     const listed = (await discovering.listDlqs()).map((d) => d.name);
@@ -166,17 +211,34 @@ describe("Kafka inspect on a real broker", () => {
     await (await kit.getAdmin()).deleteTopics({ topics: [t.gone], timeout: 10_000 });
     kit.topics.delete(t.gone);
     const r = await until((x) => vitals(x, t.gone)?.depth === null);
-    expect(vitals(r, t.gone)).toEqual({ name: t.gone, queueType: "topic", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+    expect(vitals(r, t.gone)).toEqual({
+      name: t.gone,
+      queueType: "topic",
+      depth: null,
+      inFlight: null,
+      enteredTotal: null,
+      oldestAt: null,
+      retentionMs: null,
+      retentionClock: "arrival",
+    });
     expect(findings(r, t.gone)).toEqual([]);
     expect(vitals(r, t.vitals)).toMatchObject({ depth: 2, enteredTotal: 6 });
   });
 
   it("a broker that is down is unavailable:broker within seconds; an aborted look stops", async () => {
-    const dead = new KafkaAdapter(testConfig({ brokers: ["127.0.0.1:1"] }), { client: { connectionTimeoutMs: 1000, retries: 1 }, handledStore: null });
+    const dead = new KafkaAdapter(testConfig({ brokers: ["127.0.0.1:1"] }), {
+      client: { connectionTimeoutMs: 1000, retries: 1 },
+      handledStore: null,
+    });
     adapters.push(dead);
     const t0 = Date.now();
-    await expect(dead.inspect({ minRetentionMs: MIN_RETENTION })).rejects.toMatchObject({ kind: "unreachable", code: "unavailable:broker" });
+    await expect(dead.inspect({ minRetentionMs: MIN_RETENTION })).rejects.toMatchObject({
+      kind: "unreachable",
+      code: "unavailable:broker",
+    });
     expect(Date.now() - t0).toBeLessThan(10_000);
-    await expect(adapter.inspect({ minRetentionMs: MIN_RETENTION, signal: AbortSignal.abort() })).rejects.toThrow(/abort/i);
+    await expect(adapter.inspect({ minRetentionMs: MIN_RETENTION, signal: AbortSignal.abort() })).rejects.toThrow(
+      /abort/i,
+    );
   });
 });

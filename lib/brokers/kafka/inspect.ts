@@ -3,7 +3,14 @@ import { ConfigResourceTypes } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
 import { BrokerError, type BrokerInspection, type InspectOptions } from "@/lib/brokers/types";
 import type { InternalCluster, InternalPartitionData } from "@/lib/brokers/kafka/client";
-import { CHECKED_CONFIGS, kafkaFindings, originsOf, topicConfigOf, type DescribedResource, type DltFacts } from "@/lib/brokers/kafka/config-checks";
+import {
+  CHECKED_CONFIGS,
+  kafkaFindings,
+  originsOf,
+  topicConfigOf,
+  type DescribedResource,
+  type DltFacts,
+} from "@/lib/brokers/kafka/config-checks";
 import type { TopicConfig } from "@/lib/brokers/kafka/retention";
 import { dlqNamesOf, logStartOf, vitalsOf, type LogStart, type PartitionOffsets } from "@/lib/brokers/kafka/vitals";
 
@@ -65,7 +72,11 @@ interface RawMetadata {
   topicMetadata: Array<{ topic: string; partitionMetadata: RawPartitionMetadata[] }>;
 }
 
-type OffsetsRequest = { replicaId: number; isolationLevel: number; topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }> };
+type OffsetsRequest = {
+  replicaId: number;
+  isolationLevel: number;
+  topics: Array<{ topic: string; partitions: Array<{ partition: number; timestamp: number }> }>;
+};
 type FetchRequest = {
   replicaId: number;
   isolationLevel: number;
@@ -77,8 +88,13 @@ type FetchRequest = {
 
 /** The kafkajs 2.2.4 Broker requests the look sends (checked at run time, like client.ts does). */
 interface LookBroker {
-  listOffsets(req: OffsetsRequest): Promise<{ responses: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> }>;
-  describeConfigs(req: { resources: Array<{ type: number; name: string; configNames: string[] }>; includeSynonyms: boolean }): Promise<{ resources: DescribedResource[] }>;
+  listOffsets(
+    req: OffsetsRequest,
+  ): Promise<{ responses: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> }>;
+  describeConfigs(req: {
+    resources: Array<{ type: number; name: string; configNames: string[] }>;
+    includeSynonyms: boolean;
+  }): Promise<{ resources: DescribedResource[] }>;
   fetch(req: FetchRequest): Promise<{ responses: Array<{ topicName: string; partitions: InternalPartitionData[] }> }>;
 }
 
@@ -102,17 +118,22 @@ interface Wanted {
 }
 
 function protocolMismatch(what: string): BrokerError {
-  return new BrokerError("protocol", { message: `kafkajs ${what} missing`, userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4)." });
+  return new BrokerError("protocol", {
+    message: `kafkajs ${what} missing`,
+    userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4).",
+  });
 }
 
 function lookCluster(c: InternalCluster): LookCluster {
-  if (typeof (c as unknown as { metadata?: unknown }).metadata !== "function") throw protocolMismatch("Cluster.metadata");
+  if (typeof (c as unknown as { metadata?: unknown }).metadata !== "function")
+    throw protocolMismatch("Cluster.metadata");
   return c as unknown as LookCluster;
 }
 
 async function lookBroker(b: Promise<LookBroker>): Promise<LookBroker> {
   const broker = await b;
-  for (const m of ["listOffsets", "describeConfigs", "fetch"] as const) if (typeof broker[m] !== "function") throw protocolMismatch(`Broker.${m}`);
+  for (const m of ["listOffsets", "describeConfigs", "fetch"] as const)
+    if (typeof broker[m] !== "function") throw protocolMismatch(`Broker.${m}`);
   return broker;
 }
 
@@ -129,7 +150,15 @@ function groupBy<T, K>(items: T[], key: (t: T) => K): Map<K, T[]> {
 
 /** The topic changed under the look (deleted, recreated, leader moved): worth one more look. */
 function changedUnderfoot(e: unknown): boolean {
-  const types = new Set(["UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_ID", "NOT_LEADER_FOR_PARTITION", "NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"]);
+  const types = new Set([
+    "UNKNOWN_TOPIC_OR_PARTITION",
+    "UNKNOWN_TOPIC_ID",
+    "NOT_LEADER_FOR_PARTITION",
+    "NOT_LEADER_OR_FOLLOWER",
+    "LEADER_NOT_AVAILABLE",
+    "FENCED_LEADER_EPOCH",
+    "UNKNOWN_LEADER_EPOCH",
+  ]);
   let cur = e as { type?: string; originalError?: unknown; cause?: unknown } | undefined;
   for (let i = 0; cur && typeof cur === "object" && i < 8; i++) {
     if (cur.type && types.has(cur.type)) return true;
@@ -166,30 +195,61 @@ async function look(deps: InspectDeps, opts: InspectOptions, counter: Counter): 
   const names = dlqNamesOf(config, [...partitionsOf.keys()]);
   const present = names.filter((n) => partitionsOf.has(n));
 
-  const offsets = await listOffsets(cluster, present.map((topic) => ({ topic, partitions: partitionsOf.get(topic)! })), counter, signal);
+  const offsets = await listOffsets(
+    cluster,
+    present.map((topic) => ({ topic, partitions: partitionsOf.get(topic)! })),
+    counter,
+    signal,
+  );
   const wanted: Wanted[] = [];
   for (const topic of present) {
     const leaders = new Map(partitionsOf.get(topic)!.map((p) => [p.partitionId, p.leader]));
-    for (const p of offsets.get(topic) ?? []) if (p.start < p.end) wanted.push({ topic, partition: p.partition, leader: leaders.get(p.partition)!, start: p.start, end: p.end });
+    for (const p of offsets.get(topic) ?? [])
+      if (p.start < p.end)
+        wanted.push({ topic, partition: p.partition, leader: leaders.get(p.partition)!, start: p.start, end: p.end });
   }
   const starts = await readLogStarts(cluster, wanted, counter, signal);
 
   const entryOf = (name: string) => config.dlqs.find((d) => d.name === name);
   const origins = new Map(
     present.map((n) => {
-      const fromHeaders = [...(starts.get(n)?.values() ?? [])].flatMap((s) => (s.kind === "letter" && s.origin ? [s.origin] : []));
-      return [n, originsOf(n, { configured: entryOf(n)?.origin, fromHeaders, patterns: config.dltPatterns, exists: (t) => partitionsOf.has(t) })] as const;
+      const fromHeaders = [...(starts.get(n)?.values() ?? [])].flatMap((s) =>
+        s.kind === "letter" && s.origin ? [s.origin] : [],
+      );
+      return [
+        n,
+        originsOf(n, {
+          configured: entryOf(n)?.origin,
+          fromHeaders,
+          patterns: config.dltPatterns,
+          exists: (t) => partitionsOf.has(t),
+        }),
+      ] as const;
     }),
   );
-  const configs = await describeTopics(cluster, [...new Set([...present, ...[...origins.values()].flat()])], counter, signal);
+  const configs = await describeTopics(
+    cluster,
+    [...new Set([...present, ...[...origins.values()].flat()])],
+    counter,
+    signal,
+  );
 
-  const dlqs = names.map((n) => vitalsOf(n, partitionsOf.has(n) ? (offsets.get(n) ?? null) : null, starts.get(n) ?? new Map(), configs.get(n) ?? null));
+  const dlqs = names.map((n) =>
+    vitalsOf(
+      n,
+      partitionsOf.has(n) ? (offsets.get(n) ?? null) : null,
+      starts.get(n) ?? new Map(),
+      configs.get(n) ?? null,
+    ),
+  );
   const facts: DltFacts[] = present.map((n) => ({
     name: n,
     partitions: partitionsOf.get(n)!.length,
     config: configs.get(n) ?? null,
     ordered: entryOf(n)?.ordered === true,
-    origins: origins.get(n)!.map((o) => ({ name: o, partitions: partitionsOf.get(o)!.length, config: configs.get(o) ?? null })),
+    origins: origins
+      .get(n)!
+      .map((o) => ({ name: o, partitions: partitionsOf.get(o)!.length, config: configs.get(o) ?? null })),
   }));
   const findings = kafkaFindings(facts, { minRetentionMs: opts.minRetentionMs, bootstrap: config.brokers.join(",") });
   return { dlqs, findings, calls: counter.calls };
@@ -199,7 +259,12 @@ async function look(deps: InspectDeps, opts: InspectOptions, counter: Counter): 
  * Log start and end offsets (read_committed, as the adapter's depth) of every partition of these
  * topics: two ListOffsets per leader. A topic with a partition without leader gets null.
  */
-async function listOffsets(cluster: LookCluster, topics: Array<{ topic: string; partitions: RawPartitionMetadata[] }>, counter: Counter, signal?: AbortSignal): Promise<Map<string, PartitionOffsets[] | null>> {
+async function listOffsets(
+  cluster: LookCluster,
+  topics: Array<{ topic: string; partitions: RawPartitionMetadata[] }>,
+  counter: Counter,
+  signal?: AbortSignal,
+): Promise<Map<string, PartitionOffsets[] | null>> {
   const out = new Map<string, PartitionOffsets[] | null>();
   const asked: Array<{ topic: string; partition: number; leader: number }> = [];
   for (const t of topics) {
@@ -215,14 +280,25 @@ async function listOffsets(cluster: LookCluster, topics: Array<{ topic: string; 
         const once = (timestamp: number) => {
           signal?.throwIfAborted();
           counter.calls++;
-          return broker.listOffsets({ replicaId: -1, isolationLevel: READ_COMMITTED, topics: byTopic.map(([topic, ps]) => ({ topic, partitions: ps.map((p) => ({ partition: p.partition, timestamp })) })) });
+          return broker.listOffsets({
+            replicaId: -1,
+            isolationLevel: READ_COMMITTED,
+            topics: byTopic.map(([topic, ps]) => ({
+              topic,
+              partitions: ps.map((p) => ({ partition: p.partition, timestamp })),
+            })),
+          });
         };
         const [low, high] = await Promise.all([once(EARLIEST), once(LATEST)]);
-        for (const [res, side] of [[low, "start"], [high, "end"]] as const) {
-          for (const r of res.responses) for (const p of r.partitions) {
-            const k = key(r.topic, p.partition);
-            got.set(k, { ...got.get(k), [side]: BigInt(p.offset) });
-          }
+        for (const [res, side] of [
+          [low, "start"],
+          [high, "end"],
+        ] as const) {
+          for (const r of res.responses)
+            for (const p of r.partitions) {
+              const k = key(r.topic, p.partition);
+              got.set(k, { ...got.get(k), [side]: BigInt(p.offset) });
+            }
         }
       };
       const byTopic = [...groupBy(tps, (a) => a.topic)];
@@ -273,11 +349,19 @@ function fetchRequest(parts: Array<{ topic: string; partition: number; at: bigin
     maxWaitTime: MAX_WAIT_MS,
     minBytes: 1,
     maxBytes: parts.length * FETCH_PARTITION_BYTES,
-    topics: [...groupBy(parts, (p) => p.topic)].map(([topic, ps]) => ({ topic, partitions: ps.map((p) => ({ partition: p.partition, fetchOffset: p.at.toString(), maxBytes: FETCH_PARTITION_BYTES })) })),
+    topics: [...groupBy(parts, (p) => p.topic)].map(([topic, ps]) => ({
+      topic,
+      partitions: ps.map((p) => ({
+        partition: p.partition,
+        fetchOffset: p.at.toString(),
+        maxBytes: FETCH_PARTITION_BYTES,
+      })),
+    })),
   };
 }
 
-const partitionData = (res: Awaited<ReturnType<LookBroker["fetch"]>>, w: Wanted) => res.responses.find((r) => r.topicName === w.topic)?.partitions.find((p) => p.partition === w.partition);
+const partitionData = (res: Awaited<ReturnType<LookBroker["fetch"]>>, w: Wanted) =>
+  res.responses.find((r) => r.topicName === w.topic)?.partitions.find((p) => p.partition === w.partition);
 
 /**
  * The first letter at each partition's log start. One Fetch per leader for up to 32 partitions;
@@ -285,7 +369,12 @@ const partitionData = (res: Awaited<ReturnType<LookBroker["fetch"]>>, w: Wanted)
  * partition whose batch did not fit (or whose start is only transaction markers) is read again on
  * its own.
  */
-async function readLogStarts(cluster: LookCluster, wanted: Wanted[], counter: Counter, signal?: AbortSignal): Promise<Map<string, Map<number, LogStart>>> {
+async function readLogStarts(
+  cluster: LookCluster,
+  wanted: Wanted[],
+  counter: Counter,
+  signal?: AbortSignal,
+): Promise<Map<string, Map<number, LogStart>>> {
   const out = new Map<string, Map<number, LogStart>>();
   const set = (w: Wanted, s: LogStart) => {
     const m = out.get(w.topic) ?? new Map<number, LogStart>();
@@ -318,12 +407,22 @@ async function readLogStarts(cluster: LookCluster, wanted: Wanted[], counter: Co
     }),
   );
   for (let i = 0; i < again.length; i += SINGLE_FETCHES_AT_ONCE) {
-    await Promise.all(again.slice(i, i + SINGLE_FETCHES_AT_ONCE).map(async ({ w, at }) => set(w, await readLogStart(cluster, w, at, counter, signal))));
+    await Promise.all(
+      again
+        .slice(i, i + SINGLE_FETCHES_AT_ONCE)
+        .map(async ({ w, at }) => set(w, await readLogStart(cluster, w, at, counter, signal))),
+    );
   }
   return out;
 }
 
-async function readLogStart(cluster: LookCluster, w: Wanted, from: bigint, counter: Counter, signal?: AbortSignal): Promise<LogStart> {
+async function readLogStart(
+  cluster: LookCluster,
+  w: Wanted,
+  from: bigint,
+  counter: Counter,
+  signal?: AbortSignal,
+): Promise<LogStart> {
   let at = from;
   for (let i = 0; i < FETCHES_PER_PARTITION; i++) {
     signal?.throwIfAborted();
@@ -347,14 +446,22 @@ async function readLogStart(cluster: LookCluster, w: Wanted, from: bigint, count
 }
 
 /** retention.ms, cleanup.policy and the like of these topics, in one DescribeConfigs. */
-async function describeTopics(cluster: LookCluster, names: string[], counter: Counter, signal?: AbortSignal): Promise<Map<string, TopicConfig>> {
+async function describeTopics(
+  cluster: LookCluster,
+  names: string[],
+  counter: Counter,
+  signal?: AbortSignal,
+): Promise<Map<string, TopicConfig>> {
   const out = new Map<string, TopicConfig>();
   if (!names.length) return out;
   signal?.throwIfAborted();
   // Any broker answers for topics; this one is known to be up (kafkajs's "controller" is a live broker).
   const broker = await lookBroker(cluster.findControllerBroker());
   counter.calls++;
-  const res = await broker.describeConfigs({ includeSynonyms: false, resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: CHECKED_CONFIGS })) });
+  const res = await broker.describeConfigs({
+    includeSynonyms: false,
+    resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: CHECKED_CONFIGS })),
+  });
   for (const r of res.resources) out.set(r.resourceName, topicConfigOf(r));
   return out;
 }

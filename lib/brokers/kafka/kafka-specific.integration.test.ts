@@ -8,7 +8,8 @@ import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { closeDb } from "@/lib/db";
 
 const text = (s: string) => new TextEncoder().encode(s);
-const prop = (l: { properties: { name: string; value: unknown }[] }, name: string) => displayText(l.properties.find((p) => p.name === name)?.value as never);
+const prop = (l: { properties: { name: string; value: unknown }[] }, name: string) =>
+  displayText(l.properties.find((p) => p.name === name)?.value as never);
 
 describe("Kafka adapter on a real broker", () => {
   const kit = new KafkaKit();
@@ -24,10 +25,17 @@ describe("Kafka adapter on a real broker", () => {
   let spring: { source: string; dlt: string; group: string };
   beforeAll(async () => {
     // Three partitions; the application fails on every other record.
-    const letters = Array.from({ length: 12 }, (_, i) => ({ body: text(JSON.stringify({ order: i })), key: `customer-${i % 4}`, partition: i % 3 }));
+    const letters = Array.from({ length: 12 }, (_, i) => ({
+      body: text(JSON.stringify({ order: i })),
+      key: `customer-${i % 4}`,
+      partition: i % 3,
+    }));
     spring = await kit.springDlt(letters, {
       partitions: 3,
-      fails: (_v, i) => (i % 2 === 0 ? { exceptionClass: "com.acme.orders.OutOfStockException", message: `sku ${i} out of stock` } : null),
+      fails: (_v, i) =>
+        i % 2 === 0
+          ? { exceptionClass: "com.acme.orders.OutOfStockException", message: `sku ${i} out of stock` }
+          : null,
     });
   });
 
@@ -37,7 +45,9 @@ describe("Kafka adapter on a real broker", () => {
     expect(page.letters).toHaveLength(6);
     for (const l of page.letters) {
       expect(l.failure.exceptionClass).toBe("org.springframework.kafka.listener.ListenerExecutionFailedException");
-      expect(l.failure.exceptionMessage).toMatch(/^Listener failed; com\.acme\.orders\.OutOfStockException: sku \d+ out of stock$/);
+      expect(l.failure.exceptionMessage).toMatch(
+        /^Listener failed; com\.acme\.orders\.OutOfStockException: sku \d+ out of stock$/,
+      );
       expect(l.failure.originQueue).toBe(spring.source);
       expect(prop(l, "original consumer group")).toBe(spring.group);
       expect(prop(l, "original partition")).toBe(prop(l, "partition"));
@@ -62,7 +72,9 @@ describe("Kafka adapter on a real broker", () => {
     expect(p1n.hasMore).toBe(true);
     const groupsAfter = (await (await kit.getAdmin()).listGroups()).groups.map((g) => g.groupId);
     expect(groupsAfter.filter((g) => !groupsBefore.includes(g))).toEqual([]);
-    await expect(adapter.browse(spring.dlt, { offset: 0, limit: 1, partition: 7 })).rejects.toMatchObject({ kind: "bad_request" });
+    await expect(adapter.browse(spring.dlt, { offset: 0, limit: 1, partition: 7 })).rejects.toMatchObject({
+      kind: "bad_request",
+    });
   });
 
   it("shows partitions, handled counts and the oldest unhandled letter; marks handled letters", async () => {
@@ -75,16 +87,36 @@ describe("Kafka adapter on a real broker", () => {
     expect(before.partitions?.every((p) => p.oldestUnhandledAt !== null)).toBe(true);
     const operationId = randomUUID();
     const topic = await kit.topicKey(spring.dlt);
-    expect(await store.markHandled(connectionId, topic, [{ partition: 1, offset: 0n }, { partition: 1, offset: 1n }, { partition: 2, offset: 0n }], { operationId, outcome: "redriven" })).toBe(3);
+    expect(
+      await store.markHandled(
+        connectionId,
+        topic,
+        [
+          { partition: 1, offset: 0n },
+          { partition: 1, offset: 1n },
+          { partition: 2, offset: 0n },
+        ],
+        { operationId, outcome: "redriven" },
+      ),
+    ).toBe(3);
     // Marking again keeps the first decision.
-    expect(await store.markHandled(connectionId, topic, [{ partition: 2, offset: 0n }], { operationId: randomUUID(), outcome: "discarded" })).toBe(0);
+    expect(
+      await store.markHandled(connectionId, topic, [{ partition: 2, offset: 0n }], {
+        operationId: randomUUID(),
+        outcome: "discarded",
+      }),
+    ).toBe(0);
     const after = await adapter.describeDlq(spring.dlt);
     expect(after.partitions?.map((p) => p.handled)).toEqual([0, 2, 1]);
     expect(after.partitions?.[1].oldestUnhandledAt).toBeNull();
     expect(after.depth).toBe(6);
     expect(displayText(after.facts.find((f) => f.name === "unhandled")?.value)).toBe("3");
     const page = await adapter.browse(spring.dlt, { offset: 0, limit: 10 });
-    expect(page.letters.filter((l) => l.handled).map((l) => [l.id, l.handled!.outcome])).toEqual([["1-0", "redriven"], ["1-1", "redriven"], ["2-0", "redriven"]]);
+    expect(page.letters.filter((l) => l.handled).map((l) => [l.id, l.handled!.outcome])).toEqual([
+      ["1-0", "redriven"],
+      ["1-1", "redriven"],
+      ["2-0", "redriven"],
+    ]);
     const streamed = [];
     for await (const l of adapter.stream(spring.dlt)) streamed.push(l);
     expect(streamed.filter((l) => l.handled).map((l) => l.id)).toEqual(["1-0", "1-1", "2-0"]);
@@ -92,7 +124,10 @@ describe("Kafka adapter on a real broker", () => {
   });
 
   it("decodes Connect's DLQ headers from a failing sink task", async () => {
-    const { source, dlt, connector } = await kit.connectDlq([{ body: text("not json {") }, { body: text("also not json") }]);
+    const { source, dlt, connector } = await kit.connectDlq([
+      { body: text("not json {") },
+      { body: text("also not json") },
+    ]);
     const [l] = (await adapter.browse(dlt, { offset: 0, limit: 1 })).letters;
     expect(l.failure.exceptionClass).toBe("org.apache.kafka.connect.errors.DataException");
     expect(l.failure.reason).toBe("connect:VALUE_CONVERTER");
@@ -102,7 +137,9 @@ describe("Kafka adapter on a real broker", () => {
   });
 
   it("warns about a compacted DLT and a letter near its retention", async () => {
-    const { dlt } = await kit.springDlt([{ body: text("old"), key: "k" }], { dltConfigs: { "cleanup.policy": "compact,delete", "retention.ms": "1000" } });
+    const { dlt } = await kit.springDlt([{ body: text("old"), key: "k" }], {
+      dltConfigs: { "cleanup.policy": "compact,delete", "retention.ms": "1000" },
+    });
     await new Promise((r) => setTimeout(r, 900));
     const s = await adapter.describeDlq(dlt);
     expect(s.warnings.map((w) => w.code)).toEqual(expect.arrayContaining(["compacted", "near_retention"]));
@@ -117,7 +154,10 @@ describe("Kafka adapter on a real broker", () => {
   });
 
   it("reports a dead broker as unreachable within seconds", async () => {
-    const dead = new KafkaAdapter(testConfig({ brokers: ["127.0.0.1:1"] }), { client: { connectionTimeoutMs: 1000, retries: 1 }, handledStore: null });
+    const dead = new KafkaAdapter(testConfig({ brokers: ["127.0.0.1:1"] }), {
+      client: { connectionTimeoutMs: 1000, retries: 1 },
+      handledStore: null,
+    });
     const t0 = Date.now();
     await expect(dead.listDlqs()).rejects.toMatchObject({ kind: "unreachable", code: "unavailable:broker" });
     expect(Date.now() - t0).toBeLessThan(10_000);

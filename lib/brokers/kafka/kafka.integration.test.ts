@@ -11,7 +11,11 @@ runBrokerContract("kafka", async () => {
     // Real flow: records go to a source topic; the application's consumer fails on them and
     // publishes them to `<source>.DLT` with Spring Kafka's headers.
     createDlq: async (letters) => (await kit.springDlt(letters)).dlt,
-    deadAdapter: () => new KafkaAdapter(testConfig({ brokers: ["127.0.0.1:1"] }), { client: { connectionTimeoutMs: 1000, retries: 1 }, handledStore: null }),
+    deadAdapter: () =>
+      new KafkaAdapter(testConfig({ brokers: ["127.0.0.1:1"] }), {
+        client: { connectionTimeoutMs: 1000, retries: 1 },
+        handledStore: null,
+      }),
     cleanup: async () => {
       await adapter.close();
       await kit.cleanup();

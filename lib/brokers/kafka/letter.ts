@@ -2,7 +2,14 @@
 import * as crypto from "node:crypto";
 import type { HeaderEntry, Letter } from "@/lib/brokers/types";
 import { displayText, sha256Hex } from "@/lib/brokers/display";
-import { bytesValueOf, decodeKafkajsHeaders, failureFromHeaders, isoOfMs, originOf, timestampOfMs } from "@/lib/brokers/kafka/headers";
+import {
+  bytesValueOf,
+  decodeKafkajsHeaders,
+  failureFromHeaders,
+  isoOfMs,
+  originOf,
+  timestampOfMs,
+} from "@/lib/brokers/kafka/headers";
 import { letterIdOf } from "@/lib/brokers/kafka/discovery";
 import { isMetadataOnly } from "@/lib/brokers/kafka/share-dlq";
 
@@ -27,7 +34,11 @@ export function toLetter(
   partition: number,
   record: KafkaRecordLike,
   position: number,
-  opts: { maxBodyBytes?: number; configOrigin: string | null; handled?: { at: Date; outcome: "redriven" | "discarded" } },
+  opts: {
+    maxBodyBytes?: number;
+    configOrigin: string | null;
+    handled?: { at: Date; outcome: "redriven" | "discarded" };
+  },
 ): Letter {
   // The per-record path of every read (a 100k-record stream runs it 100k times): each header is
   // decoded once, the origin found once, a timestamp formatted once per millisecond, no copies.
@@ -48,19 +59,33 @@ export function toLetter(
     { name: "timestamp", value: tsValid ? timestampOfMs(tsMs) : { t: "number", v: record.timestamp } },
   ];
   const tsType = record.batchContext?.timestampType;
-  if (tsType === 0 || tsType === 1) properties.push({ name: "timestampType", value: { t: "string", v: tsType === 1 ? "LogAppendTime" : "CreateTime" } });
+  if (tsType === 0 || tsType === 1)
+    properties.push({
+      name: "timestampType",
+      value: { t: "string", v: tsType === 1 ? "LogAppendTime" : "CreateTime" },
+    });
   // A share group's DLQ record without key and value is not a tombstone: it says where the original is.
   const shareMetadataOnly = origin.convention === "share" && isMetadataOnly(record);
-  if (shareMetadataOnly) properties.push({ name: "record data", value: { t: "string", v: "metadata only: the original record is in its topic, at the original offset" } });
+  if (shareMetadataOnly)
+    properties.push({
+      name: "record data",
+      value: { t: "string", v: "metadata only: the original record is in its topic, at the original offset" },
+    });
   else if (record.value === null) properties.push({ name: "tombstone", value: { t: "boolean", v: true } });
   const extra: HeaderEntry[] = [];
   if (origin.convention) properties.push({ name: "convention", value: { t: "string", v: origin.convention } });
   if (origin.topic) properties.push({ name: "original topic", value: { t: "string", v: origin.topic } });
-  if (origin.partition) pushBoth(properties, extra, { name: "original partition", value: { t: "number", v: origin.partition } });
+  if (origin.partition)
+    pushBoth(properties, extra, { name: "original partition", value: { t: "number", v: origin.partition } });
   if (origin.offset) pushBoth(properties, extra, { name: "original offset", value: { t: "number", v: origin.offset } });
-  if (origin.group) pushBoth(properties, extra, { name: GROUP_LABEL[origin.convention ?? "spring"] ?? "original consumer group", value: { t: "string", v: origin.group } });
+  if (origin.group)
+    pushBoth(properties, extra, {
+      name: GROUP_LABEL[origin.convention ?? "spring"] ?? "original consumer group",
+      value: { t: "string", v: origin.group },
+    });
   const failure = failureFromHeaders(headers, tsValid ? tsMs : null, opts.configOrigin, origin);
-  if (failure.deliveryCount !== null) properties.push({ name: "delivery count", value: { t: "number", v: String(failure.deliveryCount) } });
+  if (failure.deliveryCount !== null)
+    properties.push({ name: "delivery count", value: { t: "number", v: String(failure.deliveryCount) } });
   const keyText = key === null ? null : displayText(key);
   const letter: Letter = {
     id: letterIdOf(partition, record.offset),
@@ -78,7 +103,17 @@ export function toLetter(
     headers,
     failure,
     history: origin.convention
-      ? [{ queue: origin.topic, reason: origin.convention === "share" ? failure.reason : origin.convention, count: origin.convention === "share" ? failure.deliveryCount : null, time: iso, exchange: null, routingKeys: [], extra }]
+      ? [
+          {
+            queue: origin.topic,
+            reason: origin.convention === "share" ? failure.reason : origin.convention,
+            count: origin.convention === "share" ? failure.deliveryCount : null,
+            time: iso,
+            exchange: null,
+            routingKeys: [],
+            extra,
+          },
+        ]
       : [],
     orderingKey: record.key === null ? null : (keyText ?? `base64:${Buffer.from(record.key).toString("base64")}`),
   };
@@ -108,7 +143,11 @@ function headerTextOf(headers: HeaderEntry[], names: ReadonlyArray<readonly [str
   let lower: string[] | null = null;
   for (const [name, lowerName] of names) {
     let v: HeaderEntry["value"] | undefined;
-    for (let i = 0; i < headers.length; i++) if (headers[i].name === name) { v = headers[i].value; break; }
+    for (let i = 0; i < headers.length; i++)
+      if (headers[i].name === name) {
+        v = headers[i].value;
+        break;
+      }
     if (v === undefined) {
       lower ??= headers.map((h) => h.name.toLowerCase());
       const i = lower.indexOf(lowerName);

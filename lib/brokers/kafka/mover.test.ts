@@ -11,8 +11,19 @@ const DLT = "orders.DLT";
 const b = (s: string) => Buffer.from(s);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function record(offset: number, key: string | null, value: string, headers: Record<string, unknown> = { "kafka_dlt-original-topic": b("orders") }): InternalRecord {
-  return { offset: String(offset), timestamp: "1700000000000", key: key === null ? null : b(key), value: b(value), headers };
+function record(
+  offset: number,
+  key: string | null,
+  value: string,
+  headers: Record<string, unknown> = { "kafka_dlt-original-topic": b("orders") },
+): InternalRecord {
+  return {
+    offset: String(offset),
+    timestamp: "1700000000000",
+    key: key === null ? null : b(key),
+    value: b(value),
+    headers,
+  };
 }
 
 interface Fake {
@@ -23,7 +34,15 @@ interface Fake {
   events: string[];
 }
 
-function fake(records: InternalRecord[], over: Partial<MoverDeps> & { handled?: Map<string, HandledMark>; produceDelay?: (m: Message) => number; produceError?: (m: Message) => unknown; markError?: () => unknown } = {}): Fake {
+function fake(
+  records: InternalRecord[],
+  over: Partial<MoverDeps> & {
+    handled?: Map<string, HandledMark>;
+    produceDelay?: (m: Message) => number;
+    produceError?: (m: Message) => unknown;
+    markError?: () => unknown;
+  } = {},
+): Fake {
   const f: Fake = { deps: null as unknown as MoverDeps, produced: [], marked: [], maxConcurrent: 0, events: [] };
   let concurrent = 0;
   const handled = over.handled ?? new Map<string, HandledMark>();
@@ -78,7 +97,13 @@ function fake(records: InternalRecord[], over: Partial<MoverDeps> & { handled?: 
       }
     },
     configOrigin: () => null,
-    mapError: (e) => (e instanceof BrokerError ? e : new BrokerError(/ECONNREFUSED/.test(String((e as Error).message)) ? "unreachable" : "protocol", { message: String(e), userMessage: "Kafka did not answer." })),
+    mapError: (e) =>
+      e instanceof BrokerError
+        ? e
+        : new BrokerError(/ECONNREFUSED/.test(String((e as Error).message)) ? "unreachable" : "protocol", {
+            message: String(e),
+            userMessage: "Kafka did not answer.",
+          }),
     ...over,
   };
   return f;
@@ -104,8 +129,22 @@ describe("redriveHeaders", () => {
 
   it("keeps every header (repeats and binary values) and sets the four markers once each, at the end", () => {
     const part = Buffer.from([0, 0, 0, 3]);
-    const h = redriveHeaders({ a: b("1"), "kafka_dlt-original-partition": part, "kafka_dlt-exception-fqcn": [b("E1"), b("E2")], [REDRIVE_HEADERS.replayId]: b("old-replay") }, markers, self);
-    expect(Object.keys(h)).toEqual(["a", "kafka_dlt-original-partition", "kafka_dlt-exception-fqcn", ...Object.values(REDRIVE_HEADERS)]);
+    const h = redriveHeaders(
+      {
+        a: b("1"),
+        "kafka_dlt-original-partition": part,
+        "kafka_dlt-exception-fqcn": [b("E1"), b("E2")],
+        [REDRIVE_HEADERS.replayId]: b("old-replay"),
+      },
+      markers,
+      self,
+    );
+    expect(Object.keys(h)).toEqual([
+      "a",
+      "kafka_dlt-original-partition",
+      "kafka_dlt-exception-fqcn",
+      ...Object.values(REDRIVE_HEADERS),
+    ]);
     expect(h["kafka_dlt-original-partition"]).toBe(part);
     expect(h["kafka_dlt-exception-fqcn"]).toEqual([b("E1"), b("E2")]);
     expect(h[REDRIVE_HEADERS.replayId]).toBe("replay");
@@ -114,19 +153,35 @@ describe("redriveHeaders", () => {
   });
 
   it("count: the record's own count + 1 or the caller's, whichever is larger; replaced, not appended", () => {
-    expect(redriveHeaders({ [REDRIVE_HEADERS.redriveCount]: b("2") }, markers, self)[REDRIVE_HEADERS.redriveCount]).toBe("3");
-    expect(redriveHeaders({ [REDRIVE_HEADERS.redriveCount]: [b("1"), b("4")] }, markers, self)[REDRIVE_HEADERS.redriveCount]).toBe("5");
-    expect(redriveHeaders({ [REDRIVE_HEADERS.redriveCount]: b("x") }, { ...markers, redriveCount: 3 }, self)[REDRIVE_HEADERS.redriveCount]).toBe("3");
+    expect(
+      redriveHeaders({ [REDRIVE_HEADERS.redriveCount]: b("2") }, markers, self)[REDRIVE_HEADERS.redriveCount],
+    ).toBe("3");
+    expect(
+      redriveHeaders({ [REDRIVE_HEADERS.redriveCount]: [b("1"), b("4")] }, markers, self)[REDRIVE_HEADERS.redriveCount],
+    ).toBe("5");
+    expect(
+      redriveHeaders({ [REDRIVE_HEADERS.redriveCount]: b("x") }, { ...markers, redriveCount: 3 }, self)[
+        REDRIVE_HEADERS.redriveCount
+      ],
+    ).toBe("3");
   });
 
   it("original message id: the record's earlier marker, else the caller's, else the DLT record's coordinates", () => {
-    expect(redriveHeaders({ [REDRIVE_HEADERS.originalMessageId]: b("first") }, markers, self)[REDRIVE_HEADERS.originalMessageId]).toBe("first");
+    expect(
+      redriveHeaders({ [REDRIVE_HEADERS.originalMessageId]: b("first") }, markers, self)[
+        REDRIVE_HEADERS.originalMessageId
+      ],
+    ).toBe("first");
     expect(redriveHeaders({}, markers, self)[REDRIVE_HEADERS.originalMessageId]).toBe("msg-1");
-    expect(redriveHeaders(undefined, { ...markers, originalMessageId: null }, self)[REDRIVE_HEADERS.originalMessageId]).toBe(`${DLT}-2-7`);
+    expect(
+      redriveHeaders(undefined, { ...markers, originalMessageId: null }, self)[REDRIVE_HEADERS.originalMessageId],
+    ).toBe(`${DLT}-2-7`);
   });
 
   it("refuses a header without value (kafkajs cannot write one)", () => {
-    expect(() => redriveHeaders({ "__streams.errors.message": null }, markers, self)).toThrow(/__streams.errors.message/);
+    expect(() => redriveHeaders({ "__streams.errors.message": null }, markers, self)).toThrow(
+      /__streams.errors.message/,
+    );
   });
 });
 
@@ -134,7 +189,12 @@ describe("planRuns and lanes", () => {
   it("groups near offsets of one partition, splits on gaps, partitions and length", () => {
     const p = (partition: number, offset: number) => ({ req: {} as MoveRequest, partition, offset: BigInt(offset) });
     const runs = planRuns([p(0, 0), p(0, 1), p(0, 5), p(0, 40), p(1, 41), p(1, 42), p(1, 43)], 8, 3);
-    expect(runs.map((r) => r.map((x) => `${x.partition}-${x.offset}`))).toEqual([["0-0", "0-1"], ["0-5"], ["0-40"], ["1-41", "1-42", "1-43"]]);
+    expect(runs.map((r) => r.map((x) => `${x.partition}-${x.offset}`))).toEqual([
+      ["0-0", "0-1"],
+      ["0-5"],
+      ["0-40"],
+      ["1-41", "1-42", "1-43"],
+    ]);
   });
   it("keys by exact bytes; keyless records by DLT partition", () => {
     expect(laneOf(0, b("k"))).toBe(laneOf(3, b("k")));
@@ -147,23 +207,39 @@ describe("moveKafkaLetters (fake broker)", () => {
   it("same key one at a time in offset order, different keys in parallel; marks only after the ack", async () => {
     const records = Array.from({ length: 30 }, (_, i) => record(i, ["a", "b", "c"][i % 3], `v${i}`));
     const f = fake(records, { produceDelay: () => 2 + Math.floor(Math.random() * 8) });
-    const results = await all(moveKafkaLetters(f.deps, DLT, [...records].reverse().map((r) => reqOf(r))));
+    const results = await all(
+      moveKafkaLetters(
+        f.deps,
+        DLT,
+        [...records].reverse().map((r) => reqOf(r)),
+      ),
+    );
     expect(results.every((r) => r.outcome === "moved" && r.destination === "topic orders")).toBe(true);
     expect(f.maxConcurrent).toBeGreaterThan(1);
     for (const k of ["a", "b", "c"]) {
-      const mine = f.produced.filter((p) => String(p.message.key) === k).map((p) => Number(String(p.message.value).slice(1)));
+      const mine = f.produced
+        .filter((p) => String(p.message.key) === k)
+        .map((p) => Number(String(p.message.value).slice(1)));
       expect(mine).toEqual(records.filter((_, i) => ["a", "b", "c"][i % 3] === k).map((r) => Number(r.offset)));
       // Never two of one key in flight: each start follows the previous one's ack.
       const seq = f.events.filter((e) => /^(start|ack) /.test(e) && mine.map((n) => `v${n}`).includes(e.split(" ")[1]));
-      for (let i = 0; i < seq.length; i += 2) expect([seq[i].split(" ")[0], seq[i + 1].split(" ")[0]]).toEqual(["start", "ack"]);
+      for (let i = 0; i < seq.length; i += 2)
+        expect([seq[i].split(" ")[0], seq[i + 1].split(" ")[0]]).toEqual(["start", "ack"]);
     }
-    for (const r of records) expect(f.events.indexOf(`mark 0-${r.offset}`)).toBeGreaterThan(f.events.indexOf(`ack v${r.offset}`));
+    for (const r of records)
+      expect(f.events.indexOf(`mark 0-${r.offset}`)).toBeGreaterThan(f.events.indexOf(`ack v${r.offset}`));
   });
 
   it("bounds the letters in flight", async () => {
     const records = Array.from({ length: 40 }, (_, i) => record(i, `k${i}`, `v${i}`));
     const f = fake(records, { concurrency: 4, produceDelay: () => 5 });
-    await all(moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r))));
+    await all(
+      moveKafkaLetters(
+        f.deps,
+        DLT,
+        records.map((r) => reqOf(r)),
+      ),
+    );
     expect(f.maxConcurrent).toBeLessThanOrEqual(4);
     expect(f.produced).toHaveLength(40);
   });
@@ -171,7 +247,14 @@ describe("moveKafkaLetters (fake broker)", () => {
   it("MoveOptions.maxInFlight overrides the adapter's window for one call", async () => {
     const records = Array.from({ length: 40 }, (_, i) => record(i, `k${i}`, `v${i}`));
     const f = fake(records, { concurrency: 16, produceDelay: () => 5 });
-    await all(moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r)), { maxInFlight: 2 }));
+    await all(
+      moveKafkaLetters(
+        f.deps,
+        DLT,
+        records.map((r) => reqOf(r)),
+        { maxInFlight: 2 },
+      ),
+    );
     expect(f.maxConcurrent).toBeLessThanOrEqual(2);
     expect(f.maxConcurrent).toBe(2);
     expect(f.produced).toHaveLength(40);
@@ -179,10 +262,32 @@ describe("moveKafkaLetters (fake broker)", () => {
 
   it("already handled → missing and not produced; bad, repeated and out-of-range ids → missing", async () => {
     const records = [record(0, "k", "v0"), record(1, "k", "v1")];
-    const f = fake(records, { handled: new Map([["0-0", { at: new Date("2026-01-02T03:04:05Z"), outcome: "redriven" as const, operationId: "op" }]]) });
-    const results = await all(moveKafkaLetters(f.deps, DLT, [reqOf(records[0]), reqOf(records[1]), reqOf(records[1]), { ...reqOf(records[1]), letterId: "nope" }, { ...reqOf(records[1]), letterId: "0-9" }, { ...reqOf(records[1]), letterId: "3-0" }]));
+    const f = fake(records, {
+      handled: new Map([
+        ["0-0", { at: new Date("2026-01-02T03:04:05Z"), outcome: "redriven" as const, operationId: "op" }],
+      ]),
+    });
+    const results = await all(
+      moveKafkaLetters(f.deps, DLT, [
+        reqOf(records[0]),
+        reqOf(records[1]),
+        reqOf(records[1]),
+        { ...reqOf(records[1]), letterId: "nope" },
+        { ...reqOf(records[1]), letterId: "0-9" },
+        { ...reqOf(records[1]), letterId: "3-0" },
+      ]),
+    );
     const by = results.map((r) => [r.letterId, r.outcome]);
-    expect(by).toEqual(expect.arrayContaining([["0-0", "missing"], ["0-1", "moved"], ["0-1", "missing"], ["nope", "missing"], ["0-9", "missing"], ["3-0", "missing"]]));
+    expect(by).toEqual(
+      expect.arrayContaining([
+        ["0-0", "missing"],
+        ["0-1", "moved"],
+        ["0-1", "missing"],
+        ["nope", "missing"],
+        ["0-9", "missing"],
+        ["3-0", "missing"],
+      ]),
+    );
     expect(results).toHaveLength(6);
     expect(results.find((r) => r.letterId === "0-0")!.reason).toMatch(/^Already handled at 2026-01-02T03:04:05.000Z/);
     expect(f.produced.map((p) => String(p.message.value))).toEqual(["v1"]);
@@ -190,10 +295,24 @@ describe("moveKafkaLetters (fake broker)", () => {
   });
 
   it("checksum mismatch and a failed produce: not marked, and later letters of the same key are held back", async () => {
-    const records = [record(0, "k", "v0"), record(1, "k", "v1"), record(2, "other", "v2"), record(3, "big", "v3"), record(4, "big", "v4")];
-    const tooLarge = Object.assign(new Error("The request included a message larger than the max message size the server will accept"), { type: "MESSAGE_TOO_LARGE" });
+    const records = [
+      record(0, "k", "v0"),
+      record(1, "k", "v1"),
+      record(2, "other", "v2"),
+      record(3, "big", "v3"),
+      record(4, "big", "v4"),
+    ];
+    const tooLarge = Object.assign(
+      new Error("The request included a message larger than the max message size the server will accept"),
+      { type: "MESSAGE_TOO_LARGE" },
+    );
     const f = fake(records, { produceError: (m) => (String(m.value) === "v3" ? tooLarge : null) });
-    const results = await all(moveKafkaLetters(f.deps, DLT, [{ ...reqOf(records[0]), sha256: "0".repeat(64) }, ...records.slice(1).map((r) => reqOf(r))]));
+    const results = await all(
+      moveKafkaLetters(f.deps, DLT, [
+        { ...reqOf(records[0]), sha256: "0".repeat(64) },
+        ...records.slice(1).map((r) => reqOf(r)),
+      ]),
+    );
     const by = new Map(results.map((r) => [r.letterId, r]));
     expect(by.get("0-0")).toMatchObject({ outcome: "checksum_mismatch", orderingKey: "k" });
     expect(by.get("0-1")!.outcome).toBe("failed");
@@ -208,7 +327,14 @@ describe("moveKafkaLetters (fake broker)", () => {
   it("heldKeys (an earlier call's failure): letters of those keys are held back, not produced or marked; other and keyless letters move", async () => {
     const records = [record(0, "k", "v0"), record(1, "other", "v1"), record(2, "k", "v2"), record(3, null, "v3")];
     const f = fake(records);
-    const results = await all(moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r)), { heldKeys: ["k"] }));
+    const results = await all(
+      moveKafkaLetters(
+        f.deps,
+        DLT,
+        records.map((r) => reqOf(r)),
+        { heldKeys: ["k"] },
+      ),
+    );
     const by = new Map(results.map((r) => [r.letterId, r]));
     for (const id of ["0-0", "0-2"]) {
       expect(by.get(id)).toMatchObject({ outcome: "failed", orderingKey: "k" });
@@ -222,26 +348,56 @@ describe("moveKafkaLetters (fake broker)", () => {
   });
 
   it("targets: no origin → failed; a missing explicit target or the DLT itself → typed error before anything moves", async () => {
-    const records = [record(0, "k", "v0", {}), record(1, "j", "v1", { "__connect.errors.topic": b("gone") }), record(2, "i", "v2", { "__connect.errors.topic": b("other") })];
+    const records = [
+      record(0, "k", "v0", {}),
+      record(1, "j", "v1", { "__connect.errors.topic": b("gone") }),
+      record(2, "i", "v2", { "__connect.errors.topic": b("other") }),
+    ];
     const f = fake(records);
-    const results = await all(moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r))));
-    expect(results.map((r) => [r.letterId, r.outcome, r.destination])).toEqual(expect.arrayContaining([["0-0", "failed", null], ["0-1", "failed", null], ["0-2", "moved", "topic other"]]));
+    const results = await all(
+      moveKafkaLetters(
+        f.deps,
+        DLT,
+        records.map((r) => reqOf(r)),
+      ),
+    );
+    expect(results.map((r) => [r.letterId, r.outcome, r.destination])).toEqual(
+      expect.arrayContaining([
+        ["0-0", "failed", null],
+        ["0-1", "failed", null],
+        ["0-2", "moved", "topic other"],
+      ]),
+    );
     expect(results.find((r) => r.letterId === "0-0")!.reason).toMatch(/no original topic/);
     expect(results.find((r) => r.letterId === "0-1")!.reason).toMatch(/"gone" does not exist/);
 
     const g = fake(records, { configOrigin: () => "orders" });
-    expect((await all(moveKafkaLetters(g.deps, DLT, [reqOf(records[0])])))[0]).toMatchObject({ outcome: "moved", destination: "topic orders" });
+    expect((await all(moveKafkaLetters(g.deps, DLT, [reqOf(records[0])])))[0]).toMatchObject({
+      outcome: "moved",
+      destination: "topic orders",
+    });
 
     const h = fake(records);
-    await expect(all(moveKafkaLetters(h.deps, DLT, [reqOf(records[2]), reqOf(records[0], { target: { kind: "queue", name: "missing" } })]))).rejects.toMatchObject({ kind: "not_found" });
-    await expect(all(moveKafkaLetters(h.deps, DLT, [reqOf(records[0], { target: { kind: "queue", name: DLT } })]))).rejects.toMatchObject({ kind: "bad_request" });
+    await expect(
+      all(
+        moveKafkaLetters(h.deps, DLT, [
+          reqOf(records[2]),
+          reqOf(records[0], { target: { kind: "queue", name: "missing" } }),
+        ]),
+      ),
+    ).rejects.toMatchObject({ kind: "not_found" });
+    await expect(
+      all(moveKafkaLetters(h.deps, DLT, [reqOf(records[0], { target: { kind: "queue", name: DLT } })])),
+    ).rejects.toMatchObject({ kind: "bad_request" });
     await expect(all(moveKafkaLetters(h.deps, "nope.DLT", []))).rejects.toMatchObject({ kind: "not_found" });
     expect(h.produced).toHaveLength(0);
   });
 
   it("refuses without a handled store or with a redrive id that is not a UUID", async () => {
     const records = [record(0, "k", "v0")];
-    await expect(all(moveKafkaLetters({ ...fake(records).deps, store: null }, DLT, [reqOf(records[0])]))).rejects.toMatchObject({ kind: "bad_request" });
+    await expect(
+      all(moveKafkaLetters({ ...fake(records).deps, store: null }, DLT, [reqOf(records[0])])),
+    ).rejects.toMatchObject({ kind: "bad_request" });
     const bad = reqOf(records[0]);
     bad.markers.redriveId = "job-1";
     await expect(all(moveKafkaLetters(fake(records).deps, DLT, [bad]))).rejects.toMatchObject({ kind: "bad_request" });
@@ -267,11 +423,18 @@ describe("moveKafkaLetters (fake broker)", () => {
 
   it("an unreachable broker stops the move after the letters in flight settle", async () => {
     const records = Array.from({ length: 10 }, (_, i) => record(i, "k", `v${i}`));
-    const f = fake(records, { produceError: (m) => (String(m.value) === "v2" ? new Error("connect ECONNREFUSED 127.0.0.1:9092") : null) });
+    const f = fake(records, {
+      produceError: (m) => (String(m.value) === "v2" ? new Error("connect ECONNREFUSED 127.0.0.1:9092") : null),
+    });
     const got: MoveResult[] = [];
     await expect(
       (async () => {
-        for await (const r of moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r)))) got.push(r);
+        for await (const r of moveKafkaLetters(
+          f.deps,
+          DLT,
+          records.map((r) => reqOf(r)),
+        ))
+          got.push(r);
       })(),
     ).rejects.toMatchObject({ kind: "unreachable" });
     expect(got.map((r) => r.outcome)).toEqual(["moved", "moved", "failed"]);
@@ -283,7 +446,12 @@ describe("moveKafkaLetters (fake broker)", () => {
     const f = fake(records, { produceDelay: () => 3 });
     const ac = new AbortController();
     const got: MoveResult[] = [];
-    for await (const r of moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r)), { signal: ac.signal })) {
+    for await (const r of moveKafkaLetters(
+      f.deps,
+      DLT,
+      records.map((r) => reqOf(r)),
+      { signal: ac.signal },
+    )) {
       got.push(r);
       if (got.length === 2) ac.abort();
     }
@@ -294,7 +462,11 @@ describe("moveKafkaLetters (fake broker)", () => {
   it("breaking off the iteration lets the letter in flight settle and starts no other", async () => {
     const records = Array.from({ length: 5 }, (_, i) => record(i, `k${i}`, `v${i}`));
     const f = fake(records, { concurrency: 1, produceDelay: () => 3 });
-    for await (const r of moveKafkaLetters(f.deps, DLT, records.map((r) => reqOf(r)))) {
+    for await (const r of moveKafkaLetters(
+      f.deps,
+      DLT,
+      records.map((r) => reqOf(r)),
+    )) {
       expect(r.letterId).toBe("0-0");
       break;
     }
@@ -305,10 +477,13 @@ describe("moveKafkaLetters (fake broker)", () => {
 
 describe("moveKafkaLetters with a repair", () => {
   const op = randomUUID();
-  const repairReq = (r: InternalRecord, repair: Partial<NonNullable<MoveRequest["repair"]>> = {}) => reqOf(r, { repair: { operationId: op, ...repair } });
+  const repairReq = (r: InternalRecord, repair: Partial<NonNullable<MoveRequest["repair"]>> = {}) =>
+    reqOf(r, { repair: { operationId: op, ...repair } });
 
   it("produces the repaired copy, then archives the original, then marks it handled; the result links to the copy", async () => {
-    const recs = [record(0, "k", "old", { "kafka_dlt-original-topic": b("orders"), "x-tenant": b("acme"), "message-id": b("m-0") })];
+    const recs = [
+      record(0, "k", "old", { "kafka_dlt-original-topic": b("orders"), "x-tenant": b("acme"), "message-id": b("m-0") }),
+    ];
     const f = fake(recs);
     const archived: string[] = [];
     const req = repairReq(recs[0], { body: b("new"), setHeaders: { "x-tenant": "acme-eu" }, correlationId: "c-9" });
@@ -320,7 +495,16 @@ describe("moveKafkaLetters with a repair", () => {
         },
       }),
     );
-    expect(results).toEqual([{ letterId: "0-0", outcome: "moved", destination: "topic orders", reason: null, orderingKey: "k", copyId: "orders/0/0" }]);
+    expect(results).toEqual([
+      {
+        letterId: "0-0",
+        outcome: "moved",
+        destination: "topic orders",
+        reason: null,
+        orderingKey: "k",
+        copyId: "orders/0/0",
+      },
+    ]);
     expect(f.events).toEqual(["start new", "ack new", "archive 0-0", "mark 0-0"]);
     // The archive gets the original, not the copy.
     expect(archived).toEqual(["old"]);
@@ -337,9 +521,19 @@ describe("moveKafkaLetters with a repair", () => {
 
   it("keeps the value byte for byte without a new body, and replaces an earlier repair's marker", async () => {
     const bytes = Buffer.from([0x00, 0xff, 0xc3, 0x28]);
-    const rec: InternalRecord = { offset: "0", timestamp: "1", key: null, value: bytes, headers: { "kafka_dlt-original-topic": b("orders"), [REPAIR_HEADER]: b("earlier-op") } };
+    const rec: InternalRecord = {
+      offset: "0",
+      timestamp: "1",
+      key: null,
+      value: bytes,
+      headers: { "kafka_dlt-original-topic": b("orders"), [REPAIR_HEADER]: b("earlier-op") },
+    };
     const f = fake([rec]);
-    await all(moveKafkaLetters(f.deps, DLT, [repairReq(rec, { setHeaders: { "x-schema": "v2" } })], { beforeRemove: async () => undefined }));
+    await all(
+      moveKafkaLetters(f.deps, DLT, [repairReq(rec, { setHeaders: { "x-schema": "v2" } })], {
+        beforeRemove: async () => undefined,
+      }),
+    );
     const { message } = f.produced[0];
     expect(Buffer.compare(message.value as Buffer, bytes)).toBe(0);
     expect(message.headers![REPAIR_HEADER]).toBe(op);
@@ -371,11 +565,19 @@ describe("moveKafkaLetters with a repair", () => {
     const f = fake(recs);
     let archived = 0;
     const results = await all(
-      moveKafkaLetters(f.deps, DLT, [repairReq(recs[0], { removeHeaders: ["kafka_dlt-original-topic"] }), repairReq(recs[1], { setHeaders: { "x-ok": "1" } })], {
-        beforeRemove: async () => {
-          archived++;
+      moveKafkaLetters(
+        f.deps,
+        DLT,
+        [
+          repairReq(recs[0], { removeHeaders: ["kafka_dlt-original-topic"] }),
+          repairReq(recs[1], { setHeaders: { "x-ok": "1" } }),
+        ],
+        {
+          beforeRemove: async () => {
+            archived++;
+          },
         },
-      }),
+      ),
     );
     expect(results[0]).toMatchObject({ letterId: "0-0", outcome: "failed" });
     expect(results[0]).not.toHaveProperty("copyId");
@@ -394,8 +596,17 @@ describe("moveKafkaLetters with a repair", () => {
         return [{ partition: 0, start: 0n, end: 1n }];
       },
     });
-    await expect(all(moveKafkaLetters(f.deps, DLT, [reqOf(rec), repairReq(rec)]))).rejects.toMatchObject({ kind: "bad_request", userMessage: expect.stringMatching(/archive/) });
-    await expect(all(moveKafkaLetters(f.deps, DLT, [repairReq(rec, { operationId: "op-1" })], { beforeRemove: async () => undefined }))).rejects.toMatchObject({ kind: "bad_request" });
+    await expect(all(moveKafkaLetters(f.deps, DLT, [reqOf(rec), repairReq(rec)]))).rejects.toMatchObject({
+      kind: "bad_request",
+      userMessage: expect.stringMatching(/archive/),
+    });
+    await expect(
+      all(
+        moveKafkaLetters(f.deps, DLT, [repairReq(rec, { operationId: "op-1" })], {
+          beforeRemove: async () => undefined,
+        }),
+      ),
+    ).rejects.toMatchObject({ kind: "bad_request" });
     expect(reads).toBe(0);
     expect(f.produced).toHaveLength(0);
   });
@@ -406,14 +617,19 @@ describe("moveKafkaLetters with a repair", () => {
     let archiving = 0;
     let most = 0;
     const results = await all(
-      moveKafkaLetters(f.deps, DLT, recs.map((r) => repairReq(r)), {
-        beforeRemove: async () => {
-          archiving++;
-          most = Math.max(most, archiving);
-          await sleep(5);
-          archiving--;
+      moveKafkaLetters(
+        f.deps,
+        DLT,
+        recs.map((r) => repairReq(r)),
+        {
+          beforeRemove: async () => {
+            archiving++;
+            most = Math.max(most, archiving);
+            await sleep(5);
+            archiving--;
+          },
         },
-      }),
+      ),
     );
     expect(results.every((r) => r.outcome === "moved")).toBe(true);
     expect(f.maxConcurrent).toBeGreaterThan(1);
@@ -422,9 +638,14 @@ describe("moveKafkaLetters with a repair", () => {
   });
 
   it("a plain redrive in the same call carries no repair marker and no copyId", async () => {
-    const recs = [record(0, "k1", "a", { "kafka_dlt-original-topic": b("orders"), "message-id": b("m") }), record(1, "k2", "b")];
+    const recs = [
+      record(0, "k1", "a", { "kafka_dlt-original-topic": b("orders"), "message-id": b("m") }),
+      record(1, "k2", "b"),
+    ];
     const f = fake(recs);
-    const results = await all(moveKafkaLetters(f.deps, DLT, [reqOf(recs[0]), repairReq(recs[1])], { beforeRemove: async () => undefined }));
+    const results = await all(
+      moveKafkaLetters(f.deps, DLT, [reqOf(recs[0]), repairReq(recs[1])], { beforeRemove: async () => undefined }),
+    );
     const plain = results.find((r) => r.letterId === "0-0")!;
     expect(plain).not.toHaveProperty("copyId");
     const produced = f.produced.find((p) => String(p.message.value) === "a")!;

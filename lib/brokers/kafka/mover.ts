@@ -68,8 +68,23 @@ import { parseLetterId } from "@/lib/brokers/kafka/discovery";
 import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
 import { sha256Of, toLetter } from "@/lib/brokers/kafka/letter";
 import { archiveFailure, copyIdOf, repairHeaders, repairProblem } from "@/lib/brokers/kafka/repair";
-import { isShareDeadLetter, joinOriginal, originalGoneReason, originalRef, type OriginalLookup, type RecordData } from "@/lib/brokers/kafka/share-dlq";
-import { markApplies, refKey, type HandledMark, type HandledOutcome, type HandledStore, type RecordRef, type TopicRef } from "@/lib/brokers/kafka/handled-store";
+import {
+  isShareDeadLetter,
+  joinOriginal,
+  originalGoneReason,
+  originalRef,
+  type OriginalLookup,
+  type RecordData,
+} from "@/lib/brokers/kafka/share-dlq";
+import {
+  markApplies,
+  refKey,
+  type HandledMark,
+  type HandledOutcome,
+  type HandledStore,
+  type RecordRef,
+  type TopicRef,
+} from "@/lib/brokers/kafka/handled-store";
 
 /** What the mover needs from the adapter (and what unit tests fake). */
 export interface MoverDeps {
@@ -184,7 +199,8 @@ export function lazyProducer(create: () => ProducerHandle) {
 }
 
 const isUnknownTopic = (e: unknown) => errorChain(e).some((l) => l.type === "UNKNOWN_TOPIC_OR_PARTITION");
-const unknownTopic = (topic: string) => Object.assign(new Error(`Topic ${topic} is not in the broker's metadata`), { type: "UNKNOWN_TOPIC_OR_PARTITION" });
+const unknownTopic = (topic: string) =>
+  Object.assign(new Error(`Topic ${topic} is not in the broker's metadata`), { type: "UNKNOWN_TOPIC_OR_PARTITION" });
 
 /**
  * Makes a producer's metadata ready for a send to `topic`, before kafkajs is given the record.
@@ -235,7 +251,11 @@ const textOf = (v: unknown): string | null => {
  * four markers, which are set once each at the end. Throws on a header without value (kafkajs
  * cannot write one).
  */
-export function redriveHeaders(original: Record<string, unknown> | undefined, markers: RedriveMarkers, self: { topic: string; partition: number; offset: string }): IHeaders {
+export function redriveHeaders(
+  original: Record<string, unknown> | undefined,
+  markers: RedriveMarkers,
+  self: { topic: string; partition: number; offset: string },
+): IHeaders {
   const out: IHeaders = {};
   let previousCount = 0;
   let previousOriginal: string | null = null;
@@ -259,7 +279,8 @@ export function redriveHeaders(original: Record<string, unknown> | undefined, ma
   out[REDRIVE_HEADERS.redriveId] = markers.redriveId;
   out[REDRIVE_HEADERS.replayId] = markers.replayId;
   out[REDRIVE_HEADERS.redriveCount] = String(Math.max(markers.redriveCount, previousCount + 1));
-  out[REDRIVE_HEADERS.originalMessageId] = previousOriginal ?? markers.originalMessageId ?? `${self.topic}-${self.partition}-${self.offset}`;
+  out[REDRIVE_HEADERS.originalMessageId] =
+    previousOriginal ?? markers.originalMessageId ?? `${self.topic}-${self.partition}-${self.offset}`;
   return out;
 }
 
@@ -285,15 +306,30 @@ function errorChain(e: unknown): Array<{ name?: string; type?: string; message?:
 }
 
 /** A produce failure in the operator's words; `stop` when the broker is unreachable. */
-export function produceFailure(e: unknown, topic: string, bytes: number, mapError: MoverDeps["mapError"]): { reason: string; stop: BrokerError | null } {
+export function produceFailure(
+  e: unknown,
+  topic: string,
+  bytes: number,
+  mapError: MoverDeps["mapError"],
+): { reason: string; stop: BrokerError | null } {
   const links = errorChain(e);
   const type = links.map((l) => l.type).find((t) => t && t !== "UNKNOWN");
   const detail = links.map((l) => l.message).filter(Boolean)[0] ?? String(e);
   if (type === "MESSAGE_TOO_LARGE" || type === "RECORD_LIST_TOO_LARGE") {
-    return { reason: `Topic "${topic}" refused the letter as too large (${bytes} bytes; ${type}). Raise the topic's max.message.bytes, or move it to a topic that accepts it. It is still in the DLT.`, stop: null };
+    return {
+      reason: `Topic "${topic}" refused the letter as too large (${bytes} bytes; ${type}). Raise the topic's max.message.bytes, or move it to a topic that accepts it. It is still in the DLT.`,
+      stop: null,
+    };
   }
-  if (type === "TOPIC_AUTHORIZATION_FAILED" || type === "CLUSTER_AUTHORIZATION_FAILED" || type === "TRANSACTIONAL_ID_AUTHORIZATION_FAILED") {
-    return { reason: `The console may not write to topic "${topic}" (${type}). Grant its principal Write on the topic (and IdempotentWrite on the cluster for older brokers). It is still in the DLT.`, stop: null };
+  if (
+    type === "TOPIC_AUTHORIZATION_FAILED" ||
+    type === "CLUSTER_AUTHORIZATION_FAILED" ||
+    type === "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+  ) {
+    return {
+      reason: `The console may not write to topic "${topic}" (${type}). Grant its principal Write on the topic (and IdempotentWrite on the cluster for older brokers). It is still in the DLT.`,
+      stop: null,
+    };
   }
   if (type === "UNKNOWN_TOPIC_OR_PARTITION") {
     return { reason: `Topic "${topic}" does not exist (any more). It is still in the DLT.`, stop: null };
@@ -302,8 +338,15 @@ export function produceFailure(e: unknown, topic: string, bytes: number, mapErro
     return { reason: `Topic "${topic}" refused the letter (${type}: ${detail}). It is still in the DLT.`, stop: null };
   }
   const mapped = mapError(e, topic);
-  if (mapped.kind === "unreachable") return { reason: `${mapped.userMessage} The letter was not confirmed by "${topic}" and is still in the DLT.`, stop: mapped };
-  return { reason: `Publishing to topic "${topic}" failed${type ? ` (${type})` : ""}: ${detail}. It is still in the DLT.`, stop: null };
+  if (mapped.kind === "unreachable")
+    return {
+      reason: `${mapped.userMessage} The letter was not confirmed by "${topic}" and is still in the DLT.`,
+      stop: mapped,
+    };
+  return {
+    reason: `Publishing to topic "${topic}" failed${type ? ` (${type})` : ""}: ${detail}. It is still in the DLT.`,
+    stop: null,
+  };
 }
 
 interface Pending<R = MoveRequest> {
@@ -319,12 +362,21 @@ const orderingKeyOf = (key: Uint8Array | null): string | null => {
 };
 
 /** Consecutive requested offsets of one partition, read by one chain of Fetches. */
-export function planRuns<P extends { partition: number; offset: bigint }>(pending: P[], maxGap: number, maxRun: number): P[][] {
+export function planRuns<P extends { partition: number; offset: bigint }>(
+  pending: P[],
+  maxGap: number,
+  maxRun: number,
+): P[][] {
   const runs: P[][] = [];
   let cur: P[] = [];
   for (const p of pending) {
     const last = cur[cur.length - 1];
-    if (last && (last.partition !== p.partition || p.offset - last.offset > BigInt(maxGap) + 1n || p.offset - cur[0].offset >= BigInt(maxRun))) {
+    if (
+      last &&
+      (last.partition !== p.partition ||
+        p.offset - last.offset > BigInt(maxGap) + 1n ||
+        p.offset - cur[0].offset >= BigInt(maxRun))
+    ) {
       runs.push(cur);
       cur = [];
     }
@@ -363,7 +415,11 @@ interface RecordStep<R> {
     req: R,
     record: InternalRecord,
     at: { partition: number; offset: bigint; position: number; stopped(): boolean; data?: RecordData },
-  ): Promise<null | { ok: true; destination: string | null; copyId?: string | null } | { ok: false; reason: string; destination: string | null; stop?: BrokerError }>;
+  ): Promise<
+    | null
+    | { ok: true; destination: string | null; copyId?: string | null }
+    | { ok: false; reason: string; destination: string | null; stop?: BrokerError }
+  >;
   /** Why a delivered record is still shown as waiting when recording its mark failed. */
   markFailed(req: R, destination: string | null, error: unknown): string;
   /** A noun for the duplicate-request reason ("move", "discard"). */
@@ -374,7 +430,9 @@ interface RecordStep<R> {
    * The data the record stands for, when it is not its own (a share-group dead letter: its
    * original), with the checksums a request may carry for it; a reason when there is none.
    */
-  resolve?(record: InternalRecord): Promise<null | { data: RecordData; checksums: string[] } | { reason: string; holdsBack: boolean }>;
+  resolve?(
+    record: InternalRecord,
+  ): Promise<null | { data: RecordData; checksums: string[] } | { reason: string; holdsBack: boolean }>;
 }
 
 /**
@@ -399,7 +457,14 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
     ready.push(toResult(r));
     wake?.();
   };
-  const settled = (req: R, outcome: Settled<R>["outcome"], reason: string | null, destination: string | null = null, orderingKey: string | null = null, copyId: string | null = null): Settled<R> => ({
+  const settled = (
+    req: R,
+    outcome: Settled<R>["outcome"],
+    reason: string | null,
+    destination: string | null = null,
+    orderingKey: string | null = null,
+    copyId: string | null = null,
+  ): Settled<R> => ({
     req,
     outcome,
     reason,
@@ -435,7 +500,15 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
     seen.add(req.letterId);
     const range = ranges.get(ref.partition);
     if (!range || ref.offset < range.start || ref.offset >= range.end) {
-      emit(settled(req, "missing", range && ref.offset < range.start ? `Offset ${ref.offset} of partition ${ref.partition} is gone from "${dlq}" (deleted by retention).` : `There is no letter ${req.letterId} in "${dlq}".`));
+      emit(
+        settled(
+          req,
+          "missing",
+          range && ref.offset < range.start
+            ? `Offset ${ref.offset} of partition ${ref.partition} is gone from "${dlq}" (deleted by retention).`
+            : `There is no letter ${req.letterId} in "${dlq}".`,
+        ),
+      );
       continue;
     }
     pending.push({ req, partition: ref.partition, offset: ref.offset });
@@ -469,14 +542,26 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
   signal?.addEventListener("abort", onAbort);
 
   /** One record, its lane's previous record settled. */
-  const handleOne = async (p: Pending<R>, record: InternalRecord, lane: { blockedBy: string | null }): Promise<Settled<R> | null> => {
+  const handleOne = async (
+    p: Pending<R>,
+    record: InternalRecord,
+    lane: { blockedBy: string | null },
+  ): Promise<Settled<R> | null> => {
     const { req } = p;
     const orderingKey = orderingKeyOf(record.key);
     const block = () => {
       if (step.blocksLane) lane.blockedBy = req.letterId;
     };
-    if (orderingKey !== null && step.heldKeys.has(orderingKey)) return settled(req, "failed", heldBackReason(orderingKey), null, orderingKey);
-    if (lane.blockedBy) return settled(req, "failed", `Held back to keep the key's order: letter ${lane.blockedBy} with the same key was not moved. It is still in the DLT.`, null, orderingKey);
+    if (orderingKey !== null && step.heldKeys.has(orderingKey))
+      return settled(req, "failed", heldBackReason(orderingKey), null, orderingKey);
+    if (lane.blockedBy)
+      return settled(
+        req,
+        "failed",
+        `Held back to keep the key's order: letter ${lane.blockedBy} with the same key was not moved. It is still in the DLT.`,
+        null,
+        orderingKey,
+      );
     const value = record.value ?? new Uint8Array(0);
     const resolved = step.resolve ? await step.resolve(record) : null;
     if (resolved && "reason" in resolved) {
@@ -485,10 +570,22 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
     }
     if (sha256Of(value) !== req.sha256 && !resolved?.checksums.includes(req.sha256)) {
       block();
-      return settled(req, "checksum_mismatch", `The letter's bytes differ from when it was indexed (sha256 ${sha256Of(value).slice(0, 12)}…, expected ${req.sha256.slice(0, 12)}…). It was left as it is; scan the DLT again.`, null, orderingKey);
+      return settled(
+        req,
+        "checksum_mismatch",
+        `The letter's bytes differ from when it was indexed (sha256 ${sha256Of(value).slice(0, 12)}…, expected ${req.sha256.slice(0, 12)}…). It was left as it is; scan the DLT again.`,
+        null,
+        orderingKey,
+      );
     }
     const position = Number(p.offset - (ranges.get(p.partition)?.start ?? 0n));
-    const d = await step.deliver(req, record, { partition: p.partition, offset: p.offset, position, stopped, data: resolved?.data });
+    const d = await step.deliver(req, record, {
+      partition: p.partition,
+      offset: p.offset,
+      position,
+      stopped,
+      data: resolved?.data,
+    });
     if (d === null) return null;
     if (!d.ok) {
       if (d.stop && !stopError) stopError = d.stop;
@@ -524,9 +621,20 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
       // Handled marks of the run: one range query, read just before its records are handled.
       let marks: Map<string, HandledMark>;
       try {
-        marks = store.handledBetween ? await store.handledBetween(deps.connectionId, topic, partition, first, last) : await store.handledAmong(deps.connectionId, topic, run.map((p) => ({ partition, offset: p.offset })));
+        marks = store.handledBetween
+          ? await store.handledBetween(deps.connectionId, topic, partition, first, last)
+          : await store.handledAmong(
+              deps.connectionId,
+              topic,
+              run.map((p) => ({ partition, offset: p.offset })),
+            );
       } catch (e) {
-        throw new AppError("unavailable:database", { message: (e as Error).message, cause: e, userMessage: "The console's record of handled Kafka offsets could not be read, so nothing more was done (a handled letter must never be handled twice). Check the database, then resume." });
+        throw new AppError("unavailable:database", {
+          message: (e as Error).message,
+          cause: e,
+          userMessage:
+            "The console's record of handled Kafka offsets could not be read, so nothing more was done (a handled letter must never be handled twice). Check the database, then resume.",
+        });
       }
       const iter = deps.readRecords(dlq, partition, first, last + 1n)[Symbol.asyncIterator]();
       try {
@@ -545,7 +653,15 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
           wanted.delete(record.offset);
           const mark = marks.get(refKey(partition, p.offset));
           if (markApplies(mark, record.timestamp)) {
-            emit(settled(p.req, "missing", `Already handled at ${mark.at.toISOString()} (${mark.outcome}, operation ${mark.operationId}): a handled offset is never handled twice.`, null, orderingKeyOf(record.key)));
+            emit(
+              settled(
+                p.req,
+                "missing",
+                `Already handled at ${mark.at.toISOString()} (${mark.outcome}, operation ${mark.operationId}): a handled offset is never handled twice.`,
+                null,
+                orderingKeyOf(record.key),
+              ),
+            );
             continue;
           }
           const bytes = (record.value?.byteLength ?? 0) + (record.key?.byteLength ?? 0);
@@ -575,7 +691,13 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
       }
       // Requested offsets inside the log without a record: compacted away, or transaction markers.
       for (const p of wanted.values()) {
-        emit(settled(p.req, "missing", `There is no record at offset ${p.offset} of partition ${partition} of "${dlq}" (compacted away, an aborted transaction, or a transaction marker).`));
+        emit(
+          settled(
+            p.req,
+            "missing",
+            `There is no record at offset ${p.offset} of partition ${partition} of "${dlq}" (compacted away, an aborted transaction, or a transaction marker).`,
+          ),
+        );
       }
     }
   };
@@ -619,10 +741,18 @@ async function* forRequestedRecords<R extends { letterId: string; sha256: string
 }
 
 function requireStore(deps: MoverDeps, what: string): void {
-  if (!deps.store) throw new BrokerError("bad_request", { userMessage: `${what} on Kafka needs the console's database: a record stays in the topic and is only marked handled there. Configure DATABASE_URL.` });
+  if (!deps.store)
+    throw new BrokerError("bad_request", {
+      userMessage: `${what} on Kafka needs the console's database: a record stays in the topic and is only marked handled there. Configure DATABASE_URL.`,
+    });
 }
 
-export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
+export function moveKafkaLetters(
+  deps: MoverDeps,
+  dlq: string,
+  requests: MoveRequest[],
+  opts: MoveOptions = {},
+): AsyncGenerator<MoveResult> {
   const exists = new Map<string, Promise<boolean>>();
   const topicExists = (t: string) => {
     let p = exists.get(t);
@@ -637,49 +767,73 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
   const prepare = async () => {
     if (repairing && !opts.beforeRemove) {
       throw new BrokerError("bad_request", {
-        userMessage: "A repair must archive the original letter before it is marked handled, and this request gave no archive. Nothing was read or published.",
+        userMessage:
+          "A repair must archive the original letter before it is marked handled, and this request gave no archive. Nothing was read or published.",
       });
     }
     requireStore(deps, repairing ? "Repair" : "Redrive");
     for (const r of requests) {
       if (!UUID.test(r.markers.redriveId)) {
-        throw new BrokerError("bad_request", { userMessage: `Redrive id "${r.markers.redriveId}" is not a UUID: Kafka records the handled offsets under the job's id.` });
+        throw new BrokerError("bad_request", {
+          userMessage: `Redrive id "${r.markers.redriveId}" is not a UUID: Kafka records the handled offsets under the job's id.`,
+        });
       }
       if (r.repair && !UUID.test(r.repair.operationId)) {
-        throw new BrokerError("bad_request", { userMessage: `Repair operation id "${r.repair.operationId}" is not a UUID: the repaired copy carries it as ${REPAIR_HEADER}.` });
+        throw new BrokerError("bad_request", {
+          userMessage: `Repair operation id "${r.repair.operationId}" is not a UUID: the repaired copy carries it as ${REPAIR_HEADER}.`,
+        });
       }
     }
     await deps.assertDlq(dlq);
     // Explicit targets are checked before anything moves.
     for (const name of new Set(requests.flatMap((r) => (r.target.kind === "queue" ? [r.target.name] : [])))) {
-      if (name === dlq) throw new BrokerError("bad_request", { userMessage: `The target "${name}" is the dead-letter topic itself: choose the original topic or another one.` });
+      if (name === dlq)
+        throw new BrokerError("bad_request", {
+          userMessage: `The target "${name}" is the dead-letter topic itself: choose the original topic or another one.`,
+        });
       let ok: boolean;
       try {
         ok = await topicExists(name);
       } catch (e) {
         throw deps.mapError(e, name);
       }
-      if (!ok) throw new BrokerError("not_found", { userMessage: `Target topic "${name}" does not exist on ${deps.endpoint}. Nothing was moved. Create it, or choose another target.` });
+      if (!ok)
+        throw new BrokerError("not_found", {
+          userMessage: `Target topic "${name}" does not exist on ${deps.endpoint}. Nothing was moved. Create it, or choose another target.`,
+        });
     }
   };
 
   const origins = new Map<string, string | null>();
-  const resolveTarget = async (req: MoveRequest, record: InternalRecord): Promise<{ topic: string } | { reason: string }> => {
+  const resolveTarget = async (
+    req: MoveRequest,
+    record: InternalRecord,
+  ): Promise<{ topic: string } | { reason: string }> => {
     if (req.target.kind === "queue") return { topic: req.target.name };
     let topic = originOf(decodeKafkajsHeaders(record.headers)).topic;
     if (!topic) {
       if (!origins.has(dlq)) origins.set(dlq, deps.configOrigin(dlq));
       topic = origins.get(dlq) ?? null;
     }
-    if (!topic) return { reason: `Letter has no original topic: no kafka_dlt-original-topic or __connect.errors.topic header, and no origin is configured for "${dlq}". Choose a target topic.` };
-    if (topic === dlq) return { reason: `The letter's original topic is the dead-letter topic itself ("${dlq}"): choose a target topic.` };
+    if (!topic)
+      return {
+        reason: `Letter has no original topic: no kafka_dlt-original-topic or __connect.errors.topic header, and no origin is configured for "${dlq}". Choose a target topic.`,
+      };
+    if (topic === dlq)
+      return {
+        reason: `The letter's original topic is the dead-letter topic itself ("${dlq}"): choose a target topic.`,
+      };
     let ok: boolean;
     try {
       ok = await topicExists(topic);
     } catch (e) {
       return { reason: `Could not check the original topic "${topic}": ${deps.mapError(e, topic).userMessage}` };
     }
-    return ok ? { topic } : { reason: `The original topic "${topic}" does not exist on ${deps.endpoint}. Choose a target topic. The letter is still in the DLT.` };
+    return ok
+      ? { topic }
+      : {
+          reason: `The original topic "${topic}" does not exist on ${deps.endpoint}. Choose a target topic. The letter is still in the DLT.`,
+        };
   };
 
   const topicOf = new Map<MoveRequest, string>();
@@ -718,7 +872,10 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
             try {
               lookup = await deps.originalOf!(ref);
             } catch (e) {
-              return { reason: `The original record (offset ${ref.offset} of partition ${ref.partition} of "${ref.topic}") could not be read: ${deps.mapError(e, ref.topic).userMessage} It is still in the DLQ.`, holdsBack: true };
+              return {
+                reason: `The original record (offset ${ref.offset} of partition ${ref.partition} of "${ref.topic}") could not be read: ${deps.mapError(e, ref.topic).userMessage} It is still in the DLQ.`,
+                holdsBack: true,
+              };
             }
             const j = joinOriginal(record, lookup);
             // Gone for good: it can never be redriven, so it holds back no later letter of its lane.
@@ -745,7 +902,11 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
           headers = redriveHeaders(source, req.markers, { topic: dlq, partition: at.partition, offset: record.offset });
         } catch (e) {
           if (!(e instanceof NullHeaderError)) throw e;
-          return { ok: false, reason: `Header "${e.header}" has no value, which the console's Kafka client cannot write; the letter is not sent with changed headers. It is still in the DLT.`, destination };
+          return {
+            ok: false,
+            reason: `Header "${e.header}" has no value, which the console's Kafka client cannot write; the letter is not sent with changed headers. It is still in the DLT.`,
+            destination,
+          };
         }
         if (req.repair) {
           // Once, at the end: a marker of an earlier repair is replaced, never appended.
@@ -768,7 +929,9 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
         const copyId = written ? copyIdOf(target.topic, written) : null;
         copyOf.set(req, copyId);
         try {
-          await oneAtATime(() => opts.beforeRemove!(letterCopyOf(dlq, req.letterId, record, at, deps.configOrigin(dlq))));
+          await oneAtATime(() =>
+            opts.beforeRemove!(letterCopyOf(dlq, req.letterId, record, at, deps.configOrigin(dlq))),
+          );
         } catch (e) {
           return { ok: false, reason: archiveFailure(e, target.topic, copyId), destination };
         }
@@ -787,7 +950,8 @@ export function moveKafkaLetters(deps: MoverDeps, dlq: string, requests: MoveReq
 }
 
 /** The same bytes as a Buffer, without a copy. */
-const asBuffer = (u: Uint8Array | null): Buffer | null => (u === null || Buffer.isBuffer(u) ? (u as Buffer | null) : Buffer.from(u.buffer, u.byteOffset, u.byteLength));
+const asBuffer = (u: Uint8Array | null): Buffer | null =>
+  u === null || Buffer.isBuffer(u) ? (u as Buffer | null) : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
 /** Everything `republish` needs to produce a discarded record again (bytes base64, header values in order). */
 export interface KafkaEnvelope {
@@ -805,14 +969,23 @@ function envelopeHeaders(h: Record<string, unknown> | undefined): Array<[string,
   const out: Array<[string, string | null]> = [];
   for (const [name, v] of Object.entries(h ?? {})) {
     for (const one of Array.isArray(v) ? v : [v]) {
-      out.push([name, one === null || one === undefined ? null : b64(Buffer.isBuffer(one) ? one : Buffer.from(String(one)))]);
+      out.push([
+        name,
+        one === null || one === undefined ? null : b64(Buffer.isBuffer(one) ? one : Buffer.from(String(one))),
+      ]);
     }
   }
   return out;
 }
 
 /** The complete copy of a DLT record handed to `beforeRemove` (discard, and the original of a repair). */
-function letterCopyOf(dlq: string, letterId: string, record: InternalRecord, at: { partition: number; position: number }, configOrigin: string | null): LetterCopy {
+function letterCopyOf(
+  dlq: string,
+  letterId: string,
+  record: InternalRecord,
+  at: { partition: number; position: number },
+  configOrigin: string | null,
+): LetterCopy {
   const letter = toLetter(dlq, at.partition, record, at.position, { configOrigin });
   const envelope = encodeEnvelope<KafkaEnvelope>("kafka", record.value ?? new Uint8Array(0), {
     topic: dlq,
@@ -830,7 +1003,12 @@ function letterCopyOf(dlq: string, letterId: string, record: InternalRecord, at:
  * the complete copy to `beforeRemove`, strictly one record at a time; the removal is the handled
  * mark (outcome "discarded", under `opts.operationId`).
  */
-export function removeKafkaLetters(deps: MoverDeps, dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncGenerator<RemoveResult> {
+export function removeKafkaLetters(
+  deps: MoverDeps,
+  dlq: string,
+  requests: RemoveRequest[],
+  opts: RemoveOptions,
+): AsyncGenerator<RemoveResult> {
   return forRequestedRecords<RemoveRequest, RemoveResult>(
     deps,
     dlq,
@@ -839,24 +1017,28 @@ export function removeKafkaLetters(deps: MoverDeps, dlq: string, requests: Remov
     {
       async prepare() {
         requireStore(deps, "Discarding");
-        if (!UUID.test(opts.operationId)) throw new BrokerError("bad_request", { userMessage: `Operation id "${opts.operationId}" is not a UUID: Kafka records the discarded offsets under it.` });
+        if (!UUID.test(opts.operationId))
+          throw new BrokerError("bad_request", {
+            userMessage: `Operation id "${opts.operationId}" is not a UUID: Kafka records the discarded offsets under it.`,
+          });
         await deps.assertDlq(dlq);
-    },
-    concurrency: 1,
-    heldKeys: new Set(),
-    blocksLane: false,
-    noun: "discard",
-    mark: () => ({ operationId: opts.operationId, outcome: "discarded" }),
-    markFailed: (_req, _d, e) => `Its copy is in the archive, but recording the offset as discarded failed (${(e as Error)?.message ?? e}): it still shows as waiting in the DLT.`,
-    async deliver(req, record, at) {
-      if (at.stopped()) return null;
-      try {
-        await opts.beforeRemove(letterCopyOf(dlq, req.letterId, record, at, deps.configOrigin(dlq)));
-      } catch (e) {
-        return { ok: false, reason: beforeRemoveFailure(e), destination: null };
-      }
-      return { ok: true, destination: null };
-    },
+      },
+      concurrency: 1,
+      heldKeys: new Set(),
+      blocksLane: false,
+      noun: "discard",
+      mark: () => ({ operationId: opts.operationId, outcome: "discarded" }),
+      markFailed: (_req, _d, e) =>
+        `Its copy is in the archive, but recording the offset as discarded failed (${(e as Error)?.message ?? e}): it still shows as waiting in the DLT.`,
+      async deliver(req, record, at) {
+        if (at.stopped()) return null;
+        try {
+          await opts.beforeRemove(letterCopyOf(dlq, req.letterId, record, at, deps.configOrigin(dlq)));
+        } catch (e) {
+          return { ok: false, reason: beforeRemoveFailure(e), destination: null };
+        }
+        return { ok: true, destination: null };
+      },
     },
     (s) => ({ letterId: s.req.letterId, outcome: s.outcome === "done" ? "removed" : s.outcome, reason: s.reason }),
   );

@@ -88,5 +88,9 @@ export function supportsBatchedOffsetFetch(broker: Pick<RawRequestBroker, "versi
 export async function fetchGroupOffsets(broker: RawRequestBroker, groupIds: string[]): Promise<GroupOffsets[]> {
   if (!groupIds.length) return [];
   const body = encodeOffsetFetchRequest(groupIds);
-  return sendRaw(broker, { apiKey: OFFSET_FETCH, apiVersion: OFFSET_FETCH_VERSION, apiName: "OffsetFetch", body }, decodeOffsetFetchResponse);
+  return sendRaw(
+    broker,
+    { apiKey: OFFSET_FETCH, apiVersion: OFFSET_FETCH_VERSION, apiName: "OffsetFetch", body },
+    decodeOffsetFetchResponse,
+  );
 }

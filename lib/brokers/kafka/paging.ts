@@ -30,12 +30,16 @@ interface Run {
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
-export function runsOf(partitions: PartitionRange[], opts: { partition?: number; fromOffset?: bigint; order: "oldest" | "newest" }): Run[] {
+export function runsOf(
+  partitions: PartitionRange[],
+  opts: { partition?: number; fromOffset?: bigint; order: "oldest" | "newest" },
+): Run[] {
   const desc = opts.order === "newest";
   if (opts.partition !== undefined) {
     const p = partitions.find((x) => x.partition === opts.partition);
     if (!p) return [];
-    if (!desc) return [{ partition: p.partition, lo: min(max(p.start, opts.fromOffset ?? p.start), p.end), hi: p.end, desc }];
+    if (!desc)
+      return [{ partition: p.partition, lo: min(max(p.start, opts.fromOffset ?? p.start), p.end), hi: p.end, desc }];
     const anchor = opts.fromOffset === undefined ? p.end : min(opts.fromOffset + 1n, p.end);
     return [{ partition: p.partition, lo: p.start, hi: max(p.start, anchor), desc }];
   }
@@ -59,8 +63,18 @@ export function planPage(
       const b = base;
       segments.push(
         r.desc
-          ? { partition: r.partition, from: r.hi - BigInt(k1), to: r.hi - BigInt(k0), positionOf: (o) => b + Number(r.hi - 1n - o) }
-          : { partition: r.partition, from: r.lo + BigInt(k0), to: r.lo + BigInt(k1), positionOf: (o) => b + Number(o - r.lo) },
+          ? {
+              partition: r.partition,
+              from: r.hi - BigInt(k1),
+              to: r.hi - BigInt(k0),
+              positionOf: (o) => b + Number(r.hi - 1n - o),
+            }
+          : {
+              partition: r.partition,
+              from: r.lo + BigInt(k0),
+              to: r.lo + BigInt(k1),
+              positionOf: (o) => b + Number(o - r.lo),
+            },
       );
     }
     base += len;

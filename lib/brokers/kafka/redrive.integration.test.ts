@@ -5,7 +5,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REDRIVE_HEADERS, type Letter, type MoveRequest, type MoveResult, type RedriveTarget } from "@/lib/brokers/types";
+import {
+  REDRIVE_HEADERS,
+  type Letter,
+  type MoveRequest,
+  type MoveResult,
+  type RedriveTarget,
+} from "@/lib/brokers/types";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/brokers/kafka/client";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
@@ -40,14 +46,29 @@ describe("Kafka moveLetters on a real broker", () => {
     await closeDb();
   });
 
-  const browseAll = async (dlq: string, a: KafkaAdapter = adapter) => (await a.browse(dlq, { offset: 0, limit: 1000 })).letters;
-  const req = (l: Letter, target: RedriveTarget, job: string, over: Partial<MoveRequest["markers"]> = {}): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target, markers: { ...markersFor(job), ...over } });
+  const browseAll = async (dlq: string, a: KafkaAdapter = adapter) =>
+    (await a.browse(dlq, { offset: 0, limit: 1000 })).letters;
+  const req = (
+    l: Letter,
+    target: RedriveTarget,
+    job: string,
+    over: Partial<MoveRequest["markers"]> = {},
+  ): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target, markers: { ...markersFor(job), ...over } });
   const move = (dlq: string, reqs: MoveRequest[], a: KafkaAdapter = adapter) => collectMoves(a.moveLetters(dlq, reqs));
-  const arrivedOf = async (topic: string, job: string) => (await readTopic(kit, cluster, topic)).filter((r) => headerText(r, REDRIVE_HEADERS.redriveId) === job);
+  const arrivedOf = async (topic: string, job: string) =>
+    (await readTopic(kit, cluster, topic)).filter((r) => headerText(r, REDRIVE_HEADERS.redriveId) === job);
 
   it("moves 2 of 5 to the original topic: same key, value and headers plus the markers; only those 2 offsets handled; again → missing", async () => {
-    const bodies = [text("order-0"), Uint8Array.from([0x00, 0xff, 0xc3, 0x28]), text("order-2"), text('{"order":3}'), text("order-4")];
-    const { source, dlt, group } = await kit.springDlt(bodies.map((body, i) => ({ body, key: `customer-${i}`, headers: { "x-app": `app-${i}` } })));
+    const bodies = [
+      text("order-0"),
+      Uint8Array.from([0x00, 0xff, 0xc3, 0x28]),
+      text("order-2"),
+      text('{"order":3}'),
+      text("order-4"),
+    ];
+    const { source, dlt, group } = await kit.springDlt(
+      bodies.map((body, i) => ({ body, key: `customer-${i}`, headers: { "x-app": `app-${i}` } })),
+    );
     const before = await browseAll(dlt);
     expect(before).toHaveLength(5);
     const dltRecords = await readTopic(kit, cluster, dlt);
@@ -69,7 +90,8 @@ describe("Kafka moveLetters on a real broker", () => {
       expect(Buffer.from(a.key!).equals(Buffer.from(original.key!))).toBe(true);
       expect(Buffer.from(a.value!).equals(Buffer.from(bodies[i === 0 ? 1 : 3]))).toBe(true);
       // Every original header, byte for byte, Spring's kafka_dlt-* history included.
-      for (const name of Object.keys(original.headers ?? {})) expect(headerBytes(a, name), name).toEqual(headerBytes(original, name));
+      for (const name of Object.keys(original.headers ?? {}))
+        expect(headerBytes(a, name), name).toEqual(headerBytes(original, name));
       expect(headerText(a, "kafka_dlt-original-consumer-group")).toBe(group);
       expect(headerText(a, "x-app")).toBe(`app-${i === 0 ? 1 : 3}`);
       expect(headerText(a, REDRIVE_HEADERS.redriveId)).toBe(job);
@@ -82,15 +104,25 @@ describe("Kafka moveLetters on a real broker", () => {
     });
 
     const after = await browseAll(dlt);
-    expect(after.filter((l) => l.handled).map((l) => [l.id, l.handled!.outcome])).toEqual([["0-1", "redriven"], ["0-3", "redriven"]]);
-    const marks = await store.handledAmong(connectionId, await kit.topicKey(dlt), [0, 1, 2, 3, 4].map((o) => ({ partition: 0, offset: BigInt(o) })));
+    expect(after.filter((l) => l.handled).map((l) => [l.id, l.handled!.outcome])).toEqual([
+      ["0-1", "redriven"],
+      ["0-3", "redriven"],
+    ]);
+    const marks = await store.handledAmong(
+      connectionId,
+      await kit.topicKey(dlt),
+      [0, 1, 2, 3, 4].map((o) => ({ partition: 0, offset: BigInt(o) })),
+    );
     expect([...marks.keys()].sort()).toEqual(["0-1", "0-3"]);
     expect([...marks.values()].every((m) => m.operationId === job)).toBe(true);
     expect((await adapter.describeDlq(dlt)).depth).toBe(5);
 
     // The same offsets again: never redriven twice.
     const job2 = randomUUID();
-    const again = await move(dlt, chosen.map((l) => req(l, { kind: "origin" }, job2)));
+    const again = await move(
+      dlt,
+      chosen.map((l) => req(l, { kind: "origin" }, job2)),
+    );
     expect(again.map((r) => r.outcome)).toEqual(["missing", "missing"]);
     for (const r of again) expect(r.reason).toMatch(/^Already handled at \d{4}-\d\d-\d\dT.*redriven/);
     expect(await arrivedOf(source, job2)).toHaveLength(0);
@@ -119,8 +151,12 @@ describe("Kafka moveLetters on a real broker", () => {
 
     const missing = `${kit.prefix}.missing-target`;
     const job2 = randomUUID();
-    await expect(move(dlt, [req(letters[1], { kind: "origin" }, job2), req(letters[1], { kind: "queue", name: missing }, job2)])).rejects.toMatchObject({ kind: "not_found", code: "not_found:queue" });
-    await expect(move(dlt, [req(letters[1], { kind: "queue", name: dlt }, job2)])).rejects.toMatchObject({ kind: "bad_request" });
+    await expect(
+      move(dlt, [req(letters[1], { kind: "origin" }, job2), req(letters[1], { kind: "queue", name: missing }, job2)]),
+    ).rejects.toMatchObject({ kind: "not_found", code: "not_found:queue" });
+    await expect(move(dlt, [req(letters[1], { kind: "queue", name: dlt }, job2)])).rejects.toMatchObject({
+      kind: "bad_request",
+    });
     expect((await browseAll(dlt)).map((l) => l.handled?.outcome ?? null)).toEqual(["redriven", null]);
     expect(await arrivedOf(source, job2)).toHaveLength(0);
   });
@@ -136,7 +172,9 @@ describe("Kafka moveLetters on a real broker", () => {
     expect(r.reason).toMatch(/no original topic/);
     expect((await browseAll(dlt))[0].handled).toBeUndefined();
 
-    const configured = new KafkaAdapter(testConfig({ id: connectionId, dlqs: [{ name: dlt, origin: source }] }), { handledStore: prismaHandledStore() });
+    const configured = new KafkaAdapter(testConfig({ id: connectionId, dlqs: [{ name: dlt, origin: source }] }), {
+      handledStore: prismaHandledStore(),
+    });
     try {
       const [r2] = await move(dlt, [req(l, { kind: "origin" }, job)], configured);
       expect(r2).toMatchObject({ outcome: "moved", destination: `topic ${source}` });
@@ -153,14 +191,19 @@ describe("Kafka moveLetters on a real broker", () => {
     const target = await kit.createTopic(kit.name("ordered"), 3);
     const job = randomUUID();
     const shuffled = [...letters].sort(() => Math.random() - 0.5);
-    const results = await move(dlt, shuffled.map((l) => req(l, { kind: "queue", name: target }, job)));
+    const results = await move(
+      dlt,
+      shuffled.map((l) => req(l, { kind: "queue", name: target }, job)),
+    );
     expect(results.filter((r) => r.outcome === "moved")).toHaveLength(20);
     const arrived = await arrivedOf(target, job);
     expect(arrived).toHaveLength(20);
     for (const key of ["alpha", "beta", "gamma"]) {
       const mine = arrived.filter((a) => Buffer.from(a.key!).toString() === key);
       expect(new Set(mine.map((a) => a.partition)).size, `${key} in one partition`).toBe(1);
-      const seq = mine.sort((a, b) => Number(BigInt(a.offset) - BigInt(b.offset))).map((a) => Number(Buffer.from(a.value!).toString().slice(4)));
+      const seq = mine
+        .sort((a, b) => Number(BigInt(a.offset) - BigInt(b.offset)))
+        .map((a) => Number(Buffer.from(a.value!).toString().slice(4)));
       expect(seq, key).toEqual(keys.flatMap((k, i) => (k === key ? [i] : [])));
     }
   });
@@ -208,12 +251,18 @@ describe("Kafka moveLetters on a real broker", () => {
   }, 120_000);
 
   it("stops between letters when the signal aborts: the rest stay unhandled", async () => {
-    const { dlt } = await kit.springDlt(Array.from({ length: 10 }, (_, i) => ({ body: text(`abort-${i}`), key: "one-key" })));
+    const { dlt } = await kit.springDlt(
+      Array.from({ length: 10 }, (_, i) => ({ body: text(`abort-${i}`), key: "one-key" })),
+    );
     const letters = await browseAll(dlt);
     const job = randomUUID();
     const ac = new AbortController();
     const results: MoveResult[] = [];
-    for await (const r of adapter.moveLetters(dlt, letters.map((l) => req(l, { kind: "origin" }, job)), { signal: ac.signal })) {
+    for await (const r of adapter.moveLetters(
+      dlt,
+      letters.map((l) => req(l, { kind: "origin" }, job)),
+      { signal: ac.signal },
+    )) {
       results.push(r);
       ac.abort();
     }

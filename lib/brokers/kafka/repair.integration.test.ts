@@ -73,17 +73,32 @@ describe("Kafka repair on a real broker: what only Kafka has", () => {
       sha256: original.sha256,
       target: { kind: "origin" },
       markers,
-      repair: { operationId, body: new TextEncoder().encode('{"order":7,"status":"PAID"}'), setHeaders: { "x-tag": "fixed" }, removeHeaders: ["x-drop"], correlationId: "c-2" },
+      repair: {
+        operationId,
+        body: new TextEncoder().encode('{"order":7,"status":"PAID"}'),
+        setHeaders: { "x-tag": "fixed" },
+        removeHeaders: ["x-drop"],
+        correlationId: "c-2",
+      },
     };
     const archived: LetterCopy[] = [];
     const t0 = Date.now();
-    const [result] = await collectMoves(adapter.moveLetters(dlt, [req], { beforeRemove: async (c) => void archived.push(c) }));
-    expect(result).toMatchObject({ letterId: "0-0", outcome: "moved", destination: `topic ${source}`, orderingKey: "customer-7" });
+    const [result] = await collectMoves(
+      adapter.moveLetters(dlt, [req], { beforeRemove: async (c) => void archived.push(c) }),
+    );
+    expect(result).toMatchObject({
+      letterId: "0-0",
+      outcome: "moved",
+      destination: `topic ${source}`,
+      orderingKey: "customer-7",
+    });
 
     // copyId is where the copy is: <topic>/<partition>/<offset>.
     const [topic, partition, offset] = result.copyId!.split("/");
     expect(topic).toBe(source);
-    const copy = (await readTopic(kit, cluster, source)).find((r) => r.partition === Number(partition) && r.offset === offset)!;
+    const copy = (await readTopic(kit, cluster, source)).find(
+      (r) => r.partition === Number(partition) && r.offset === offset,
+    )!;
     expect(values(copy, REDRIVE_HEADERS.replayId)).toEqual([markers.replayId]);
     expect(Buffer.from(copy.key!).toString()).toBe("customer-7");
     expect(Buffer.from(copy.value!).toString()).toBe('{"order":7,"status":"PAID"}');
@@ -99,17 +114,28 @@ describe("Kafka repair on a real broker: what only Kafka has", () => {
 
     // The archive holds the original record, repeated headers and all.
     expect(archived).toHaveLength(1);
-    const env = JSON.parse(Buffer.from(archived[0].envelope).toString("utf8")) as { offset: string; key: string; headers: Array<[string, string]> };
+    const env = JSON.parse(Buffer.from(archived[0].envelope).toString("utf8")) as {
+      offset: string;
+      key: string;
+      headers: Array<[string, string]>;
+    };
     expect(env.offset).toBe("0");
     expect(Buffer.from(env.key, "base64").toString()).toBe("customer-7");
-    expect(env.headers.filter(([n]) => n === "x-drop").map(([, v]) => Buffer.from(v, "base64").toString())).toEqual(["1", "2"]);
+    expect(env.headers.filter(([n]) => n === "x-drop").map(([, v]) => Buffer.from(v, "base64").toString())).toEqual([
+      "1",
+      "2",
+    ]);
 
     const marks = await store.handledAmong(connectionId, await kit.topicKey(dlt), [{ partition: 0, offset: 0n }]);
     expect([...marks.values()].map((m) => [m.outcome, m.operationId])).toEqual([["redriven", job]]);
     expect((await adapter.browse(dlt, { offset: 0, limit: 10 })).letters[0].handled?.outcome).toBe("redriven");
 
     // Asked again: handled, so nothing is produced or archived twice.
-    const again = await collectMoves(adapter.moveLetters(dlt, [{ ...req, markers: { ...markersFor(randomUUID()), originalMessageId: "m-7" } }], { beforeRemove: async (c) => void archived.push(c) }));
+    const again = await collectMoves(
+      adapter.moveLetters(dlt, [{ ...req, markers: { ...markersFor(randomUUID()), originalMessageId: "m-7" } }], {
+        beforeRemove: async (c) => void archived.push(c),
+      }),
+    );
     expect(again.map((r) => r.outcome)).toEqual(["missing"]);
     expect(archived).toHaveLength(1);
   });

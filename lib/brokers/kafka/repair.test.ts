@@ -4,26 +4,43 @@ import { AppError } from "@/lib/errors";
 import { archiveFailure, copyIdOf, repairHeaders, repairProblem } from "@/lib/brokers/kafka/repair";
 
 const b = (s: string) => Buffer.from(s);
-const text = (h: Record<string, unknown>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => String(x)) : String(v)]));
+const text = (h: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(h).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => String(x)) : String(v)]));
 const op = "6f0c1a52-4a3f-4d0e-9a51-0b7c6d2e8f10";
 
 describe("repairHeaders", () => {
   it("sets in place, adds new names at the end, removes every entry of a name, keeps the rest as they were (binary, repeated)", () => {
     const part = Buffer.from([0, 0, 0, 3]);
-    const h = repairHeaders({ "x-tenant": b("acme"), "kafka_dlt-original-partition": part, "x-debug": [b("a"), b("b")], "x-app": b("app") }, { operationId: op, setHeaders: { "x-tenant": "acme-eu", "x-fixed-by": "ops" }, removeHeaders: ["x-debug"] }, "replay");
+    const h = repairHeaders(
+      { "x-tenant": b("acme"), "kafka_dlt-original-partition": part, "x-debug": [b("a"), b("b")], "x-app": b("app") },
+      { operationId: op, setHeaders: { "x-tenant": "acme-eu", "x-fixed-by": "ops" }, removeHeaders: ["x-debug"] },
+      "replay",
+    );
     expect(Object.keys(h)).toEqual(["x-tenant", "kafka_dlt-original-partition", "x-app", "x-fixed-by"]);
     expect(h["kafka_dlt-original-partition"]).toBe(part);
     expect(text(h)).toMatchObject({ "x-tenant": "acme-eu", "x-app": "app", "x-fixed-by": "ops" });
   });
 
   it("a set name that repeats becomes one entry with the new value, where the first one was", () => {
-    const h = repairHeaders({ first: b("1"), "x-schema": [b("v1"), b("v1b")], last: b("z") }, { operationId: op, setHeaders: { "x-schema": "v2" } }, "replay");
+    const h = repairHeaders(
+      { first: b("1"), "x-schema": [b("v1"), b("v1b")], last: b("z") },
+      { operationId: op, setHeaders: { "x-schema": "v2" } },
+      "replay",
+    );
     expect(Object.keys(h)).toEqual(["first", "x-schema", "last"]);
     expect(text(h)["x-schema"]).toBe("v2");
   });
 
   it("gives every message-id header the new id (a consumer that deduplicates on it must not drop the copy); none is added", () => {
-    expect(text(repairHeaders({ "message-id": b("m-1"), ce_id: b("e-1"), "Message-ID": b("m-2"), other: b("o") }, { operationId: op }, "replay"))).toEqual({
+    expect(
+      text(
+        repairHeaders(
+          { "message-id": b("m-1"), ce_id: b("e-1"), "Message-ID": b("m-2"), other: b("o") },
+          { operationId: op },
+          "replay",
+        ),
+      ),
+    ).toEqual({
       "message-id": "replay",
       ce_id: "replay",
       "Message-ID": "replay",
@@ -31,45 +48,93 @@ describe("repairHeaders", () => {
     });
     expect(repairHeaders({ other: b("o") }, { operationId: op }, "replay")).not.toHaveProperty("message-id");
     // An explicit edit of the id is the operator's choice.
-    expect(text(repairHeaders({ "message-id": b("m-1") }, { operationId: op, setHeaders: { "message-id": "chosen" } }, "replay"))["message-id"]).toBe("chosen");
+    expect(
+      text(
+        repairHeaders(
+          { "message-id": b("m-1") },
+          { operationId: op, setHeaders: { "message-id": "chosen" } },
+          "replay",
+        ),
+      )["message-id"],
+    ).toBe("chosen");
   });
 
   it("correlation id: only when asked; replaces either spelling, else adds correlation-id at the end", () => {
-    expect(text(repairHeaders({ correlationId: b("c-1") }, { operationId: op }, "r"))).toEqual({ correlationId: "c-1" });
-    expect(text(repairHeaders({ correlationId: b("c-1"), x: b("x") }, { operationId: op, correlationId: "c-2" }, "r"))).toEqual({ correlationId: "c-2", x: "x" });
-    expect(text(repairHeaders({ "Correlation-Id": [b("c-1"), b("c-1b")], "correlation-id": b("c-0") }, { operationId: op, correlationId: "c-2" }, "r"))).toEqual({ "Correlation-Id": "c-2", "correlation-id": "c-2" });
+    expect(text(repairHeaders({ correlationId: b("c-1") }, { operationId: op }, "r"))).toEqual({
+      correlationId: "c-1",
+    });
+    expect(
+      text(repairHeaders({ correlationId: b("c-1"), x: b("x") }, { operationId: op, correlationId: "c-2" }, "r")),
+    ).toEqual({ correlationId: "c-2", x: "x" });
+    expect(
+      text(
+        repairHeaders(
+          { "Correlation-Id": [b("c-1"), b("c-1b")], "correlation-id": b("c-0") },
+          { operationId: op, correlationId: "c-2" },
+          "r",
+        ),
+      ),
+    ).toEqual({ "Correlation-Id": "c-2", "correlation-id": "c-2" });
     const added = repairHeaders({ "x-correlation-id": b("keep") }, { operationId: op, correlationId: "c-2" }, "r");
     expect(Object.keys(added)).toEqual(["x-correlation-id", "correlation-id"]);
     expect(text(added)["correlation-id"]).toBe("c-2");
   });
 
   it("a header without value that is set or removed no longer stops the copy; one left alone stays null", () => {
-    expect(repairHeaders({ "__x.null": null, keep: b("k") }, { operationId: op, removeHeaders: ["__x.null"] }, "r")).not.toHaveProperty("__x.null");
+    expect(
+      repairHeaders({ "__x.null": null, keep: b("k") }, { operationId: op, removeHeaders: ["__x.null"] }, "r"),
+    ).not.toHaveProperty("__x.null");
     expect(repairHeaders({ "y.null": null }, { operationId: op }, "r")["y.null"]).toBeNull();
   });
 });
 
 describe("repairProblem", () => {
   it("refuses Kafka's and the console's own headers, in set and remove alike, naming them", () => {
-    for (const name of ["kafka_dlt-original-topic", "__connect.errors.topic", "__streams.errors.message", "x-dlq-redrive-count", REPAIR_HEADER, "X-DLQ-Replay-Id"]) {
+    for (const name of [
+      "kafka_dlt-original-topic",
+      "__connect.errors.topic",
+      "__streams.errors.message",
+      "x-dlq-redrive-count",
+      REPAIR_HEADER,
+      "X-DLQ-Replay-Id",
+    ]) {
       expect(repairProblem({ operationId: op, setHeaders: { [name]: "v" } }), name).toContain(`"${name}"`);
-      expect(repairProblem({ operationId: op, removeHeaders: [name] }), name).toMatch(/cannot be changed.*Nothing was published/);
+      expect(repairProblem({ operationId: op, removeHeaders: [name] }), name).toMatch(
+        /cannot be changed.*Nothing was published/,
+      );
     }
   });
   it("refuses a name both set and removed, and an empty name; accepts ordinary edits", () => {
-    expect(repairProblem({ operationId: op, setHeaders: { a: "1" }, removeHeaders: ["a"] })).toMatch(/both set and removed/);
+    expect(repairProblem({ operationId: op, setHeaders: { a: "1" }, removeHeaders: ["a"] })).toMatch(
+      /both set and removed/,
+    );
     expect(repairProblem({ operationId: op, setHeaders: { "": "1" } })).toMatch(/without a name/);
-    expect(repairProblem({ operationId: op, setHeaders: { "x-tenant": "eu", "message-id": "m" }, removeHeaders: ["x-debug"], correlationId: "c" })).toBeNull();
+    expect(
+      repairProblem({
+        operationId: op,
+        setHeaders: { "x-tenant": "eu", "message-id": "m" },
+        removeHeaders: ["x-debug"],
+        correlationId: "c",
+      }),
+    ).toBeNull();
   });
 });
 
 describe("archiveFailure and copyIdOf", () => {
   it("says the copy was published, gives an AppError's operator message and never another error's message", () => {
-    const plain = archiveFailure(new Error("password=hunter2 at db:5432"), "orders", copyIdOf("orders", { partition: 2, offset: "41" }));
+    const plain = archiveFailure(
+      new Error("password=hunter2 at db:5432"),
+      "orders",
+      copyIdOf("orders", { partition: 2, offset: "41" }),
+    );
     expect(plain).toMatch(/published to topic "orders" \(orders\/2\/41\)/);
     expect(plain).not.toContain("hunter2");
     expect(plain).toMatch(/not marked handled/);
-    const app = archiveFailure(new AppError("unavailable:database", { message: "raw", userMessage: "The archive is full." }), "orders", null);
+    const app = archiveFailure(
+      new AppError("unavailable:database", { message: "raw", userMessage: "The archive is full." }),
+      "orders",
+      null,
+    );
     expect(app).toContain("The archive is full");
     expect(app).not.toContain("raw");
   });

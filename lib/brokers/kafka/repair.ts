@@ -39,7 +39,8 @@ export function repairProblem(repair: LetterRepair): string | null {
     const names = [...new Set(managed)].map((n) => `"${n}"`).join(", ");
     return `Header ${names} is kept by Kafka or by the console (failure history and the console's own x-dlq-* markers) and cannot be changed by a repair. Nothing was published; the letter is still in the DLT.`;
   }
-  if (set.some((n) => n === "") || removed.some((n) => n === "")) return "A header without a name cannot be set or removed. Nothing was published; the letter is still in the DLT.";
+  if (set.some((n) => n === "") || removed.some((n) => n === ""))
+    return "A header without a name cannot be set or removed. Nothing was published; the letter is still in the DLT.";
   const both = set.filter((n) => removed.includes(n));
   if (both.length) {
     return `Header ${both.map((n) => `"${n}"`).join(", ")} is both set and removed by the repair; say which one is meant. Nothing was published; the letter is still in the DLT.`;
@@ -47,14 +48,24 @@ export function repairProblem(repair: LetterRepair): string | null {
   return null;
 }
 
-type HeaderValue = Buffer | Uint8Array | string | null | undefined | Array<Buffer | Uint8Array | string | null | undefined>;
+type HeaderValue =
+  | Buffer
+  | Uint8Array
+  | string
+  | null
+  | undefined
+  | Array<Buffer | Uint8Array | string | null | undefined>;
 
 /**
  * The record's headers with the repair applied (see the decisions above), in kafkajs's shape (one
  * key per name, repeated values as an array, insertion order kept). The console's markers are not
  * added here: `redriveHeaders` adds them to the result. Assumes `repairProblem` returned null.
  */
-export function repairHeaders(original: Record<string, unknown> | undefined, repair: LetterRepair, newMessageId: string): Record<string, unknown> {
+export function repairHeaders(
+  original: Record<string, unknown> | undefined,
+  repair: LetterRepair,
+  newMessageId: string,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const set = repair.setHeaders ?? {};
   const removed = new Set(repair.removeHeaders ?? []);
@@ -64,7 +75,8 @@ export function repairHeaders(original: Record<string, unknown> | undefined, rep
     else if (MESSAGE_ID_LOWER.has(name.toLowerCase())) out[name] = Buffer.from(newMessageId, "utf8");
     else out[name] = v as HeaderValue;
   }
-  for (const [name, value] of Object.entries(set)) if (!Object.hasOwn(out, name)) out[name] = Buffer.from(value, "utf8");
+  for (const [name, value] of Object.entries(set))
+    if (!Object.hasOwn(out, name)) out[name] = Buffer.from(value, "utf8");
   if (repair.correlationId !== undefined) {
     const id = Buffer.from(repair.correlationId, "utf8");
     const existing = Object.keys(out).filter((n) => CORRELATION_NAMES.has(n.toLowerCase()));
@@ -75,7 +87,8 @@ export function repairHeaders(original: Record<string, unknown> | undefined, rep
 }
 
 /** The copy's identity at the target, as `MoveResult.copyId` gives it on Kafka. */
-export const copyIdOf = (topic: string, at: { partition: number; offset: string }) => `${topic}/${at.partition}/${at.offset}`;
+export const copyIdOf = (topic: string, at: { partition: number; offset: string }) =>
+  `${topic}/${at.partition}/${at.offset}`;
 
 /**
  * Why a repaired letter stayed when `beforeRemove` threw: its copy is out, the original is not

@@ -25,20 +25,40 @@ import { sha256Of } from "@/lib/brokers/kafka/letter";
 import { produceFailure, type KafkaEnvelope, type MoverDeps } from "@/lib/brokers/kafka/mover";
 import { refKey } from "@/lib/brokers/kafka/handled-store";
 
-export interface RepublishDeps extends Pick<MoverDeps, "connectionId" | "endpoint" | "store" | "assertDlq" | "topicKey" | "partitions" | "readRecords" | "mapError"> {
+export interface RepublishDeps
+  extends Pick<
+    MoverDeps,
+    "connectionId" | "endpoint" | "store" | "assertDlq" | "topicKey" | "partitions" | "readRecords" | "mapError"
+  > {
   /** Produces one record (acks=all, idempotent); resolves with where it was written. */
   produceRecord(topic: string, message: Message): Promise<{ partition: number; offset: string }>;
 }
 
-async function recordAt(deps: RepublishDeps, dlq: string, partition: number, offset: bigint): Promise<InternalRecord | null> {
-  for await (const r of deps.readRecords(dlq, partition, offset, offset + 1n)) if (r.offset === offset.toString()) return r;
+async function recordAt(
+  deps: RepublishDeps,
+  dlq: string,
+  partition: number,
+  offset: bigint,
+): Promise<InternalRecord | null> {
+  for await (const r of deps.readRecords(dlq, partition, offset, offset + 1n))
+    if (r.offset === offset.toString()) return r;
   return null;
 }
 
-const sameBytes = (a: Uint8Array | null, b: Buffer | null) => (a === null || b === null ? a === b : Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b));
+const sameBytes = (a: Uint8Array | null, b: Buffer | null) =>
+  a === null || b === null ? a === b : Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 
-export async function* republishKafka(deps: RepublishDeps, dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncGenerator<RepublishResult> {
-  if (!deps.store) throw new BrokerError("bad_request", { userMessage: "Undoing a discard on Kafka needs the console's database (the discard is a handled mark there). Configure DATABASE_URL." });
+export async function* republishKafka(
+  deps: RepublishDeps,
+  dlq: string,
+  requests: RepublishRequest[],
+  opts: RepublishOptions = {},
+): AsyncGenerator<RepublishResult> {
+  if (!deps.store)
+    throw new BrokerError("bad_request", {
+      userMessage:
+        "Undoing a discard on Kafka needs the console's database (the discard is a handled mark there). Configure DATABASE_URL.",
+    });
   await deps.assertDlq(dlq);
   const store = deps.store;
   for (const o of openEach<KafkaEnvelope>("kafka", requests, opts.signal)) {
@@ -48,7 +68,10 @@ export async function* republishKafka(deps: RepublishDeps, dlq: string, requests
     }
     const { req, env } = o;
     if (env.topic !== dlq) {
-      yield failed(req, `This letter was discarded from "${env.topic}", not "${dlq}": put it back into the topic it came from. Nothing was published.`);
+      yield failed(
+        req,
+        `This letter was discarded from "${env.topic}", not "${dlq}": put it back into the topic it came from. Nothing was published.`,
+      );
       continue;
     }
     const key = env.key === null ? null : unb64(env.key);
@@ -76,15 +99,27 @@ export async function* republishKafka(deps: RepublishDeps, dlq: string, requests
           const marks = await store.handledAmong(deps.connectionId, topic, [ref]);
           const mark = marks.get(refKey(ref.partition, ref.offset));
           if (mark && (mark.outcome !== "discarded" || (opts.operationId && mark.operationId !== opts.operationId))) {
-            yield failed(req, `Record ${letterIdOf(ref.partition, env.offset)} is marked ${mark.outcome} by another operation (${mark.operationId}), not by this discard: it is left as it is.`);
+            yield failed(
+              req,
+              `Record ${letterIdOf(ref.partition, env.offset)} is marked ${mark.outcome} by another operation (${mark.operationId}), not by this discard: it is left as it is.`,
+            );
             continue;
           }
           if (mark) await store.clearDiscarded(deps.connectionId, topic, ref, opts.operationId);
         } catch (e) {
-          yield failed(req, `The console's record of handled offsets could not be changed (${(e as Error).message}): the letter still shows as discarded. Try again.`);
+          yield failed(
+            req,
+            `The console's record of handled offsets could not be changed (${(e as Error).message}): the letter still shows as discarded. Try again.`,
+          );
           continue;
         }
-        yield { id: req.id, outcome: "published", how: "restored", letterId: letterIdOf(ref.partition, env.offset), reason: null };
+        yield {
+          id: req.id,
+          outcome: "published",
+          how: "restored",
+          letterId: letterIdOf(ref.partition, env.offset),
+          reason: null,
+        };
         continue;
       }
     }
@@ -93,19 +128,33 @@ export async function* republishKafka(deps: RepublishDeps, dlq: string, requests
     const headers: IHeaders = {};
     const nullHeader = env.headers.find(([, v]) => v === null);
     if (nullHeader) {
-      yield failed(req, `Header "${nullHeader[0]}" has no value, which the console's Kafka client cannot write; the letter is not published with changed headers. It is still in the archive.`);
+      yield failed(
+        req,
+        `Header "${nullHeader[0]}" has no value, which the console's Kafka client cannot write; the letter is not published with changed headers. It is still in the archive.`,
+      );
       continue;
     }
     for (const [name, v] of env.headers) {
       const value = unb64(v!);
       const cur = headers[name];
-      headers[name] = cur === undefined ? value : Array.isArray(cur) ? [...(cur as Buffer[]), value] : [cur as Buffer, value];
+      headers[name] =
+        cur === undefined ? value : Array.isArray(cur) ? [...(cur as Buffer[]), value] : [cur as Buffer, value];
     }
-    const message: Message = { key, value: Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength), headers };
+    const message: Message = {
+      key,
+      value: Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength),
+      headers,
+    };
     if (range) message.partition = env.partition;
     try {
       const at = await deps.produceRecord(dlq, message);
-      yield { id: req.id, outcome: "published", how: "published", letterId: letterIdOf(at.partition, at.offset), reason: null };
+      yield {
+        id: req.id,
+        outcome: "published",
+        how: "published",
+        letterId: letterIdOf(at.partition, at.offset),
+        reason: null,
+      };
     } catch (e) {
       const f = produceFailure(e, dlq, req.body.byteLength, deps.mapError);
       if (f.stop) throw f.stop;

@@ -22,7 +22,12 @@ export function formatDuration(ms: number): string {
  * `oldest`: the oldest letter the console has not handled. Kafka deletes whole segments once their
  * newest record is older than retention.ms, so the letter may live a little longer, never less.
  */
-export function retentionWarnings(config: TopicConfig, oldest: { at: number; partition: number; offset: bigint } | null, now: number, share: number): DlqWarning[] {
+export function retentionWarnings(
+  config: TopicConfig,
+  oldest: { at: number; partition: number; offset: bigint } | null,
+  now: number,
+  share: number,
+): DlqWarning[] {
   const out: DlqWarning[] = [];
   const policies = (config.cleanupPolicy ?? "delete").split(",").map((s) => s.trim());
   if (policies.includes("compact")) {

@@ -16,12 +16,30 @@ const LOG4J = path.join(ROOT, "scripts/services/kafka/log4j2.xml");
 const JAVA = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, "bin/java") : "java";
 
 /** Runs one of Kafka's tools; resolves with its output when it exits 0, rejects otherwise or at the deadline. */
-export function runKafkaTool(mainClass: string, args: string[], timeoutMs = 30_000): Promise<{ stdout: string; stderr: string }> {
-  if (!existsSync(LIB)) return Promise.reject(new Error(`Kafka's jars are not in ${LIB}: run \`bash scripts/services.sh start kafka\` from this checkout (it fetches them even when a broker already runs).`));
+export function runKafkaTool(
+  mainClass: string,
+  args: string[],
+  timeoutMs = 30_000,
+): Promise<{ stdout: string; stderr: string }> {
+  if (!existsSync(LIB))
+    return Promise.reject(
+      new Error(
+        `Kafka's jars are not in ${LIB}: run \`bash scripts/services.sh start kafka\` from this checkout (it fetches them even when a broker already runs).`,
+      ),
+    );
   return new Promise((resolve, reject) => {
     const child = spawn(
       JAVA,
-      ["-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", `-Dlog4j2.configurationFile=${LOG4J}`, "-cp", `${LIB}/*`, mainClass, ...args],
+      [
+        "-Xmx128m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        `-Dlog4j2.configurationFile=${LOG4J}`,
+        "-cp",
+        `${LIB}/*`,
+        mainClass,
+        ...args,
+      ],
       { detached: true, stdio: ["ignore", "pipe", "pipe"] },
     );
     let stdout = "";
@@ -52,14 +70,28 @@ export function runKafkaTool(mainClass: string, args: string[], timeoutMs = 30_0
 }
 
 /** Gives a share group its dead-letter topic (and reads from the earliest offset). */
-export async function configureShareGroupDlq(bootstrap: string, group: string, opts: { dlqTopic: string; copyRecord?: boolean; deliveryCountLimit?: number }) {
+export async function configureShareGroupDlq(
+  bootstrap: string,
+  group: string,
+  opts: { dlqTopic: string; copyRecord?: boolean; deliveryCountLimit?: number },
+) {
   const configs = [
     `errors.deadletterqueue.topic.name=${opts.dlqTopic}`,
     `errors.deadletterqueue.copy.record.enable=${opts.copyRecord ? "true" : "false"}`,
     "share.auto.offset.reset=earliest",
     ...(opts.deliveryCountLimit ? [`share.delivery.count.limit=${opts.deliveryCountLimit}`] : []),
   ];
-  await runKafkaTool("org.apache.kafka.tools.ConfigCommand", ["--bootstrap-server", bootstrap, "--entity-type", "groups", "--entity-name", group, "--alter", "--add-config", configs.join(",")]);
+  await runKafkaTool("org.apache.kafka.tools.ConfigCommand", [
+    "--bootstrap-server",
+    bootstrap,
+    "--entity-type",
+    "groups",
+    "--entity-name",
+    group,
+    "--alter",
+    "--add-config",
+    configs.join(","),
+  ]);
 }
 
 /**
@@ -67,10 +99,26 @@ export async function configureShareGroupDlq(bootstrap: string, group: string, o
  * `count` records it reads from `topic`, then exits. A released record comes back until the
  * group's `share.delivery.count.limit`, then the broker dead-letters it: count the deliveries.
  */
-export async function rejectWithShareConsumer(bootstrap: string, topic: string, group: string, count: number, opts: { release?: boolean; timeoutMs?: number } = {}) {
+export async function rejectWithShareConsumer(
+  bootstrap: string,
+  topic: string,
+  group: string,
+  count: number,
+  opts: { release?: boolean; timeoutMs?: number } = {},
+) {
   return runKafkaTool(
     "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
-    ["--bootstrap-server", bootstrap, "--topic", topic, "--group", group, opts.release ? "--release" : "--reject", "--max-messages", String(count)],
+    [
+      "--bootstrap-server",
+      bootstrap,
+      "--topic",
+      topic,
+      "--group",
+      group,
+      opts.release ? "--release" : "--reject",
+      "--max-messages",
+      String(count),
+    ],
     opts.timeoutMs ?? 30_000,
   );
 }

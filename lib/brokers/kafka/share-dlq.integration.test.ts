@@ -26,12 +26,19 @@ const deleteUpTo = async (kit: KafkaKit, topic: string, offset: string) => {
   await admin.fetchTopicMetadata({ topics: [topic] });
   await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset }] });
 };
-const req = (l: Letter, job: string): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target: { kind: "origin" }, markers: markersFor(job) });
+const req = (l: Letter, job: string): MoveRequest => ({
+  letterId: l.id,
+  sha256: l.sha256,
+  target: { kind: "origin" },
+  markers: markersFor(job),
+});
 
 describe("share-group dead letters on a real Kafka 4.4", () => {
   const kit = new KafkaKit();
   // The default patterns: `dlq.*` is the broker's default prefix of share-group DLQ topics too.
-  const adapter = new KafkaAdapter(testConfig({ id: `share-dlq-${randomUUID().slice(0, 8)}` }), { handledStore: prismaHandledStore() });
+  const adapter = new KafkaAdapter(testConfig({ id: `share-dlq-${randomUUID().slice(0, 8)}` }), {
+    handledStore: prismaHandledStore(),
+  });
   let cluster: InternalCluster;
   let source: string;
   let dlq: string;
@@ -44,7 +51,12 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
     dlq = await kit.createTopic(`dlq.${source}`, 1, { "errors.deadletterqueue.group.enable": "true" });
     await kit.produce(
       source,
-      [0, 1, 2].map((i) => ({ body: Buffer.from(`order-${i}`), key: `customer-${i}`, messageId: `m-${i}`, headers: { "x-app": `app-${i}`, traceparent: `00-${i}` } })),
+      [0, 1, 2].map((i) => ({
+        body: Buffer.from(`order-${i}`),
+        key: `customer-${i}`,
+        messageId: `m-${i}`,
+        headers: { "x-app": `app-${i}`, traceparent: `00-${i}` },
+      })),
     );
     group = `${kit.prefix}-share`;
     kit.groups.add(group);
@@ -66,13 +78,17 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
     await closeDb();
   });
 
-
   it("lists the DLQ topic and reads each letter's share-group metadata", async () => {
     expect((await adapter.listDlqs()).find((d) => d.name === dlq)).toMatchObject({ source: "discovered", depth: 3 });
     const { letters } = await adapter.browse(dlq, { offset: 0, limit: 10 });
     expect(letters).toHaveLength(3);
     letters.forEach((l, i) => {
-      expect(l.failure).toMatchObject({ originQueue: source, reason: "rejected", exceptionMessage: "Offset rejected by client.", deliveryCount: 1 });
+      expect(l.failure).toMatchObject({
+        originQueue: source,
+        reason: "rejected",
+        exceptionMessage: "Offset rejected by client.",
+        deliveryCount: 1,
+      });
       expect(prop(l, "share group")).toEqual({ t: "string", v: group });
       expect(prop(l, "original topic")).toEqual({ t: "string", v: source });
       expect(prop(l, "original partition")).toEqual({ t: "number", v: "0" });
@@ -93,8 +109,14 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
   });
 
   it("discovers the DLQ topic a share group names in its configuration, with no pattern matching it (shareGroupDlqs)", async () => {
-    const byConfig = new KafkaAdapter(testConfig({ id: `share-cfg-${randomUUID().slice(0, 8)}`, dltPatterns: [], shareGroupDlqs: true }), { handledStore: prismaHandledStore() });
-    const switchedOff = new KafkaAdapter(testConfig({ id: `share-off-${randomUUID().slice(0, 8)}`, dltPatterns: [], shareGroupDlqs: false }), { handledStore: prismaHandledStore() });
+    const byConfig = new KafkaAdapter(
+      testConfig({ id: `share-cfg-${randomUUID().slice(0, 8)}`, dltPatterns: [], shareGroupDlqs: true }),
+      { handledStore: prismaHandledStore() },
+    );
+    const switchedOff = new KafkaAdapter(
+      testConfig({ id: `share-off-${randomUUID().slice(0, 8)}`, dltPatterns: [], shareGroupDlqs: false }),
+      { handledStore: prismaHandledStore() },
+    );
     try {
       expect((await byConfig.listDlqs()).find((d) => d.name === dlq)).toMatchObject({ source: "discovered", depth: 3 });
       expect((await byConfig.describeDlq(dlq)).name).toBe(dlq);
@@ -113,7 +135,9 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
     expect(joined.messageId).toBe("m-1");
     expect(prop(joined, "key")).toMatchObject({ text: "customer-1" });
     const own = joined.headers.filter((h) => !h.name.startsWith("__dlq.errors."));
-    expect(own.map((h) => [h.name, (h.value as { text?: string }).text])).toEqual(Object.keys(originals[1].headers ?? {}).map((n) => [n, headerText(originals[1], n)]));
+    expect(own.map((h) => [h.name, (h.value as { text?: string }).text])).toEqual(
+      Object.keys(originals[1].headers ?? {}).map((n) => [n, headerText(originals[1], n)]),
+    );
     expect(joined.warnings ?? []).toEqual([]);
 
     // One letter redriven with the checksum of the joined letter, one with that of the DLQ record (the triage index's).
@@ -124,8 +148,18 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
       ["0-1", "moved", null, `topic ${source}`],
       ["0-2", "moved", null, `topic ${source}`],
     ]);
-    const arrived = (await readTopic(kit, cluster, source)).filter((r) => headerText(r, REDRIVE_HEADERS.redriveId) === job);
-    expect(arrived.map((r) => [Buffer.from(r.key!).toString(), Buffer.from(r.value!).toString(), headerText(r, "x-app"), headerText(r, "traceparent"), headerText(r, "message-id")])).toEqual([
+    const arrived = (await readTopic(kit, cluster, source)).filter(
+      (r) => headerText(r, REDRIVE_HEADERS.redriveId) === job,
+    );
+    expect(
+      arrived.map((r) => [
+        Buffer.from(r.key!).toString(),
+        Buffer.from(r.value!).toString(),
+        headerText(r, "x-app"),
+        headerText(r, "traceparent"),
+        headerText(r, "message-id"),
+      ]),
+    ).toEqual([
       ["customer-1", "order-1", "app-1", "00-1", "m-1"],
       ["customer-2", "order-2", "app-2", "00-2", "m-2"],
     ]);
@@ -140,16 +174,26 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
     await deleteUpTo(kit, source, "3");
     const gone = (await adapter.getLetter(dlq, "0-0"))!;
     expect(gone.bodySize).toBe(0);
-    expect(gone.warnings).toEqual([expect.objectContaining({ code: "original_gone", message: expect.stringContaining("no longer retained") })]);
+    expect(gone.warnings).toEqual([
+      expect.objectContaining({ code: "original_gone", message: expect.stringContaining("no longer retained") }),
+    ]);
     const results = await collectMoves(adapter.moveLetters(dlq, [req(gone, randomUUID())]));
-    expect(results).toEqual([expect.objectContaining({ letterId: "0-0", outcome: "failed", reason: expect.stringContaining("no longer retained") })]);
+    expect(results).toEqual([
+      expect.objectContaining({
+        letterId: "0-0",
+        outcome: "failed",
+        reason: expect.stringContaining("no longer retained"),
+      }),
+    ]);
     expect((await adapter.browse(dlq, { offset: 0, limit: 10 })).letters[0].handled).toBeUndefined();
   });
 });
 
 describe("share-group dead letters with copy.record.enable, and past the delivery limit", () => {
   const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(testConfig({ id: `share-copy-${randomUUID().slice(0, 8)}` }), { handledStore: prismaHandledStore() });
+  const adapter = new KafkaAdapter(testConfig({ id: `share-copy-${randomUUID().slice(0, 8)}` }), {
+    handledStore: prismaHandledStore(),
+  });
   let cluster: InternalCluster;
 
   beforeAll(async () => {
@@ -164,23 +208,40 @@ describe("share-group dead letters with copy.record.enable, and past the deliver
   });
 
   /** A source topic with these records, its share group's DLQ topic, and the consumer run that fills it. */
-  const shareDlq = async (n: number, group: { copyRecord: boolean; deliveryCountLimit?: number; release?: boolean; reads: number }) => {
+  const shareDlq = async (
+    n: number,
+    group: { copyRecord: boolean; deliveryCountLimit?: number; release?: boolean; reads: number },
+  ) => {
     const source = await kit.createTopic(kit.name("orders"));
     const dlq = await kit.createTopic(`dlq.${source}`, 1, { "errors.deadletterqueue.group.enable": "true" });
-    await kit.produce(source, Array.from({ length: n }, (_, i) => ({ body: Buffer.from(`order-${i}`), key: `customer-${i}`, headers: { "x-app": `app-${i}` } })));
+    await kit.produce(
+      source,
+      Array.from({ length: n }, (_, i) => ({
+        body: Buffer.from(`order-${i}`),
+        key: `customer-${i}`,
+        headers: { "x-app": `app-${i}` },
+      })),
+    );
     const name = `${kit.prefix}-share-${kit.groups.size}`;
     kit.groups.add(name);
-    await configureShareGroupDlq(KAFKA_BROKERS[0], name, { dlqTopic: dlq, copyRecord: group.copyRecord, deliveryCountLimit: group.deliveryCountLimit });
+    await configureShareGroupDlq(KAFKA_BROKERS[0], name, {
+      dlqTopic: dlq,
+      copyRecord: group.copyRecord,
+      deliveryCountLimit: group.deliveryCountLimit,
+    });
     await rejectWithShareConsumer(KAFKA_BROKERS[0], source, name, group.reads, { release: group.release });
     const admin = await kit.getAdmin();
-    for (let i = 0; i < 100 && Number((await admin.fetchTopicOffsets(dlq))[0].high) < n; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && Number((await admin.fetchTopicOffsets(dlq))[0].high) < n; i++)
+      await new Promise((r) => setTimeout(r, 100));
     return { source, dlq, group: name };
   };
 
   it("a copied letter holds key and value but not the original's headers: getLetter and redrive take them from the original; once it is gone, the copy is redriven without them", async () => {
     const { source, dlq } = await shareDlq(2, { copyRecord: true, reads: 2 });
     const browsed = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
-    expect(browsed.map((l) => [bodyText(l), prop(l, "record data"), l.headers.some((h) => h.name === "x-app")])).toEqual([
+    expect(
+      browsed.map((l) => [bodyText(l), prop(l, "record data"), l.headers.some((h) => h.name === "x-app")]),
+    ).toEqual([
       ["order-0", undefined, false],
       ["order-1", undefined, false],
     ]);
@@ -188,25 +249,47 @@ describe("share-group dead letters with copy.record.enable, and past the deliver
     expect(joined.headers.find((h) => h.name === "x-app")?.value).toMatchObject({ text: "app-0" });
     expect(joined.sha256).toBe(browsed[0].sha256);
     const job: string = randomUUID();
-    expect((await collectMoves(adapter.moveLetters(dlq, [req(joined, job)])))[0]).toMatchObject({ outcome: "moved", destination: `topic ${source}` });
+    expect((await collectMoves(adapter.moveLetters(dlq, [req(joined, job)])))[0]).toMatchObject({
+      outcome: "moved",
+      destination: `topic ${source}`,
+    });
 
     await deleteUpTo(kit, source, "2");
     const copied = (await adapter.getLetter(dlq, "0-1"))!;
     expect(bodyText(copied)).toBe("order-1");
-    expect(copied.warnings).toEqual([expect.objectContaining({ code: "original_gone", message: expect.stringContaining("without the original headers") })]);
+    expect(copied.warnings).toEqual([
+      expect.objectContaining({
+        code: "original_gone",
+        message: expect.stringContaining("without the original headers"),
+      }),
+    ]);
     const job2: string = randomUUID();
     expect((await collectMoves(adapter.moveLetters(dlq, [req(copied, job2)])))[0]).toMatchObject({ outcome: "moved" });
-    const arrived = (await readTopic(kit, cluster, source)).filter((r) => [job, job2].includes(headerText(r, REDRIVE_HEADERS.redriveId)!));
-    expect(arrived.map((r) => [Buffer.from(r.key!).toString(), Buffer.from(r.value!).toString(), headerText(r, "x-app")])).toEqual([
+    const arrived = (await readTopic(kit, cluster, source)).filter((r) =>
+      [job, job2].includes(headerText(r, REDRIVE_HEADERS.redriveId)!),
+    );
+    expect(
+      arrived.map((r) => [Buffer.from(r.key!).toString(), Buffer.from(r.value!).toString(), headerText(r, "x-app")]),
+    ).toEqual([
       ["customer-0", "order-0", "app-0"],
       ["customer-1", "order-1", null],
     ]);
   });
 
   it("a record released until the group's delivery limit is dead-lettered with that reason and its delivery count", async () => {
-    const { source, group, dlq } = await shareDlq(1, { copyRecord: false, deliveryCountLimit: 2, release: true, reads: 2 });
+    const { source, group, dlq } = await shareDlq(1, {
+      copyRecord: false,
+      deliveryCountLimit: 2,
+      release: true,
+      reads: 2,
+    });
     const [l] = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
-    expect(l.failure).toMatchObject({ originQueue: source, reason: "delivery_limit", exceptionMessage: "Offset delivery count exceeded the threshold.", deliveryCount: 2 });
+    expect(l.failure).toMatchObject({
+      originQueue: source,
+      reason: "delivery_limit",
+      exceptionMessage: "Offset delivery count exceeded the threshold.",
+      deliveryCount: 2,
+    });
     expect(prop(l, "share group")).toEqual({ t: "string", v: group });
   });
 });

@@ -57,20 +57,25 @@ export function shareFailureOf(headers: HeaderEntry[]): ShareFailure {
     partition: partition !== null && /^\d{1,10}$/.test(partition) ? partition : null,
     offset: offset !== null && /^\d{1,19}$/.test(offset) ? offset : null,
     group: text(headers, SHARE.group),
-    deliveryCount: text(headers, SHARE.deliveryCount) !== null && Number.isSafeInteger(count) && count >= 0 ? count : null,
+    deliveryCount:
+      text(headers, SHARE.deliveryCount) !== null && Number.isSafeInteger(count) && count >= 0 ? count : null,
     reason: message === null ? null : (REASONS[message] ?? message),
     message,
   };
 }
 
 /** A DLQ record of a share group: it carries `__dlq.errors.topic`. */
-export const isShareDeadLetter = (headers: Record<string, unknown> | undefined | null): boolean => !!headers && Object.prototype.hasOwnProperty.call(headers, SHARE.topic);
+export const isShareDeadLetter = (headers: Record<string, unknown> | undefined | null): boolean =>
+  !!headers && Object.prototype.hasOwnProperty.call(headers, SHARE.topic);
 
 /** The record holds no data of its own (key and value null): the original is only in its topic. */
-export const isMetadataOnly = (record: { key: Uint8Array | null; value: Uint8Array | null }): boolean => record.key === null && record.value === null;
+export const isMetadataOnly = (record: { key: Uint8Array | null; value: Uint8Array | null }): boolean =>
+  record.key === null && record.value === null;
 
 /** Where the original record of a share-group dead letter is, from its raw (kafkajs) headers; null when incomplete. */
-export function originalRef(headers: Record<string, unknown> | undefined | null): { topic: string; partition: number; offset: bigint } | null {
+export function originalRef(
+  headers: Record<string, unknown> | undefined | null,
+): { topic: string; partition: number; offset: bigint } | null {
   if (!isShareDeadLetter(headers)) return null;
   const one = (name: string): string | null => {
     const v = headers![name];
@@ -87,7 +92,16 @@ export function originalRef(headers: Record<string, unknown> | undefined | null)
 
 /** What looking up the original record found. */
 export type OriginalLookup =
-  | { kind: "found"; record: { offset: string; timestamp: string; key: Uint8Array | null; value: Uint8Array | null; headers?: Record<string, unknown> } }
+  | {
+      kind: "found";
+      record: {
+        offset: string;
+        timestamp: string;
+        key: Uint8Array | null;
+        value: Uint8Array | null;
+        headers?: Record<string, unknown>;
+      };
+    }
   /** Below the log start, the topic gone, or another record at that offset now. */
   | { kind: "gone"; why: string };
 
@@ -108,14 +122,21 @@ export interface RecordData {
 export function joinOriginal(
   dlqRecord: { timestamp: string; key: Uint8Array | null; value: Uint8Array | null },
   lookup: OriginalLookup,
-): { data: RecordData; original: true } | { data: RecordData; original: false; why: string } | { data: null; why: string } {
+):
+  | { data: RecordData; original: true }
+  | { data: RecordData; original: false; why: string }
+  | { data: null; why: string } {
   let why: string;
   if (lookup.kind === "found") {
     const o = lookup.record;
     const younger = Number(o.timestamp) > Number(dlqRecord.timestamp);
-    const copyDiffers = !isMetadataOnly(dlqRecord) && (!sameBytes(o.key, dlqRecord.key) || !sameBytes(o.value, dlqRecord.value));
-    if (!younger && !copyDiffers) return { data: { key: o.key, value: o.value, headers: o.headers ?? {} }, original: true };
-    why = younger ? "the record now at that offset is younger than the dead letter (the topic was created again)" : "the record now at that offset is not the one the dead letter copied";
+    const copyDiffers =
+      !isMetadataOnly(dlqRecord) && (!sameBytes(o.key, dlqRecord.key) || !sameBytes(o.value, dlqRecord.value));
+    if (!younger && !copyDiffers)
+      return { data: { key: o.key, value: o.value, headers: o.headers ?? {} }, original: true };
+    why = younger
+      ? "the record now at that offset is younger than the dead letter (the topic was created again)"
+      : "the record now at that offset is not the one the dead letter copied";
   } else {
     why = lookup.why;
   }
@@ -129,7 +150,11 @@ function sameBytes(a: Uint8Array | null, b: Uint8Array | null): boolean {
 }
 
 /** The letter warning of a dead letter whose original is no longer retained. */
-export function originalGoneWarning(ref: { topic: string; partition: number; offset: bigint }, why: string, copied: boolean) {
+export function originalGoneWarning(
+  ref: { topic: string; partition: number; offset: bigint },
+  why: string,
+  copied: boolean,
+) {
   const where = `offset ${ref.offset} of partition ${ref.partition} of "${ref.topic}"`;
   return {
     code: "original_gone",

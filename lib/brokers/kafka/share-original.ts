@@ -20,14 +20,23 @@ export interface OriginalRef {
  * deleteRecords), no record at that offset (compacted away), or the topic or partition no longer
  * there. Other failures (broker down) throw.
  */
-export async function lookupOriginal(deps: () => Promise<Pick<GroupClientDeps, "cluster" | "fetch" | "mapError">>, ref: OriginalRef): Promise<OriginalLookup> {
+export async function lookupOriginal(
+  deps: () => Promise<Pick<GroupClientDeps, "cluster" | "fetch" | "mapError">>,
+  ref: OriginalRef,
+): Promise<OriginalLookup> {
   try {
     const got = await readRecordAt((await deps()) as GroupClientDeps, ref);
-    if (got.kind === "gone") return { kind: "gone", why: `deleted from the topic: partition ${ref.partition} now starts at offset ${got.start}` };
-    if (got.kind === "none" || got.offset !== ref.offset) return { kind: "gone", why: "there is no record at that offset any more" };
+    if (got.kind === "gone")
+      return {
+        kind: "gone",
+        why: `deleted from the topic: partition ${ref.partition} now starts at offset ${got.start}`,
+      };
+    if (got.kind === "none" || got.offset !== ref.offset)
+      return { kind: "gone", why: "there is no record at that offset any more" };
     return { kind: "found", record: got.record };
   } catch (e) {
-    if (e instanceof BrokerError && e.kind === "not_found") return { kind: "gone", why: `topic "${ref.topic}" or its partition ${ref.partition} no longer exists` };
+    if (e instanceof BrokerError && e.kind === "not_found")
+      return { kind: "gone", why: `topic "${ref.topic}" or its partition ${ref.partition} no longer exists` };
     throw e;
   }
 }
@@ -37,7 +46,13 @@ export async function lookupOriginal(deps: () => Promise<Pick<GroupClientDeps, "
  * headers first, then the DLQ record's own `__dlq.errors.*`), the checksum of the original's value;
  * or, when the original is gone, the letter as the DLQ holds it with an `original_gone` warning.
  */
-export function joinedLetter(letter: Letter, dlqRecord: InternalRecord, lookup: OriginalLookup, ref: OriginalRef, opts: { maxBodyBytes?: number }): Letter {
+export function joinedLetter(
+  letter: Letter,
+  dlqRecord: InternalRecord,
+  lookup: OriginalLookup,
+  ref: OriginalRef,
+  opts: { maxBodyBytes?: number },
+): Letter {
   const j = joinOriginal(dlqRecord, lookup);
   if (!("original" in j) || !j.original) {
     const why = "why" in j ? j.why : "";
@@ -48,7 +63,10 @@ export function joinedLetter(letter: Letter, dlqRecord: InternalRecord, lookup: 
   const properties = letter.properties
     .filter((p) => p.name !== "record data" && p.name !== "tombstone")
     .map((p) => (p.name === "key" ? o.properties.find((x) => x.name === "key")! : p));
-  properties.push({ name: "record data", value: { t: "string", v: `joined from the original record, still retained in "${ref.topic}"` } });
+  properties.push({
+    name: "record data",
+    value: { t: "string", v: `joined from the original record, still retained in "${ref.topic}"` },
+  });
   const ts = o.properties.find((p) => p.name === "timestamp");
   if (ts) properties.push({ name: "original timestamp", value: ts.value });
   if (record.value === null) properties.push({ name: "tombstone", value: { t: "boolean", v: true } });

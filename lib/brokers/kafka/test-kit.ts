@@ -59,7 +59,12 @@ function stackOf(f: FailureSpec, frame: string) {
 type Style = "spring" | "connect";
 
 /** Headers the way each framework writes them for a record that failed in `group`. */
-export function deadLetterHeaders(style: Style, rec: { topic: string; partition: number; offset: string; timestamp: string; headers?: IHeaders }, f: FailureSpec, group: string): IHeaders {
+export function deadLetterHeaders(
+  style: Style,
+  rec: { topic: string; partition: number; offset: string; timestamp: string; headers?: IHeaders },
+  f: FailureSpec,
+  group: string,
+): IHeaders {
   const original: IHeaders = { ...(rec.headers ?? {}) };
   if (style === "spring") {
     return {
@@ -71,9 +76,13 @@ export function deadLetterHeaders(style: Style, rec: { topic: string; partition:
       "kafka_dlt-original-timestamp-type": Buffer.from("CreateTime"),
       "kafka_dlt-original-consumer-group": Buffer.from(group),
       "kafka_dlt-exception-fqcn": Buffer.from("org.springframework.kafka.listener.ListenerExecutionFailedException"),
-      ...(f.cause ?? f.exceptionClass ? { "kafka_dlt-exception-cause-fqcn": Buffer.from(f.cause ?? f.exceptionClass) } : {}),
+      ...((f.cause ?? f.exceptionClass)
+        ? { "kafka_dlt-exception-cause-fqcn": Buffer.from(f.cause ?? f.exceptionClass) }
+        : {}),
       "kafka_dlt-exception-message": Buffer.from(`Listener failed; ${f.exceptionClass}: ${f.message}`),
-      "kafka_dlt-exception-stacktrace": Buffer.from(stackOf(f, "com.acme.orders.OrderListener.onOrder(OrderListener.java:42)")),
+      "kafka_dlt-exception-stacktrace": Buffer.from(
+        stackOf(f, "com.acme.orders.OrderListener.onOrder(OrderListener.java:42)"),
+      ),
     };
   }
   return {
@@ -87,7 +96,9 @@ export function deadLetterHeaders(style: Style, rec: { topic: string; partition:
     "__connect.errors.class.name": Buffer.from("org.apache.kafka.connect.json.JsonConverter"),
     "__connect.errors.exception.class.name": Buffer.from(f.exceptionClass),
     "__connect.errors.exception.message": Buffer.from(f.message),
-    "__connect.errors.exception.stacktrace": Buffer.from(stackOf(f, "org.apache.kafka.connect.json.JsonConverter.toConnectData(JsonConverter.java:333)")),
+    "__connect.errors.exception.stacktrace": Buffer.from(
+      stackOf(f, "org.apache.kafka.connect.json.JsonConverter.toConnectData(JsonConverter.java:333)"),
+    ),
   };
 }
 
@@ -99,8 +110,17 @@ export class KafkaKit {
   readonly groups = new Set<string>();
   private n = 0;
 
-  constructor(readonly prefix = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`, brokers = KAFKA_BROKERS) {
-    this.kafka = new Kafka({ clientId: "dlq-console-test-kit", brokers, logLevel: logLevel.NOTHING, connectionTimeout: 3000, retry: { retries: 3 } });
+  constructor(
+    readonly prefix = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
+    brokers = KAFKA_BROKERS,
+  ) {
+    this.kafka = new Kafka({
+      clientId: "dlq-console-test-kit",
+      brokers,
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 3000,
+      retry: { retries: 3 },
+    });
   }
 
   name(label: string) {
@@ -128,7 +148,16 @@ export class KafkaKit {
     const admin = await this.getAdmin();
     await admin.createTopics({
       waitForLeaders: true,
-      topics: [{ topic, numPartitions: partitions, replicationFactor: 1, configEntries: Object.entries({ "max.message.bytes": String(8 * 1024 * 1024), ...configs }).map(([name, value]) => ({ name, value })) }],
+      topics: [
+        {
+          topic,
+          numPartitions: partitions,
+          replicationFactor: 1,
+          configEntries: Object.entries({ "max.message.bytes": String(8 * 1024 * 1024), ...configs }).map(
+            ([name, value]) => ({ name, value }),
+          ),
+        },
+      ],
     });
     this.topics.add(topic);
     return topic;
@@ -144,7 +173,14 @@ export class KafkaKit {
       await producer.send({
         topic,
         acks: -1,
-        messages: [{ partition: r.partition ?? 0, key: r.key === undefined || r.key === null ? null : Buffer.from(r.key), value: Buffer.from(r.body), headers }],
+        messages: [
+          {
+            partition: r.partition ?? 0,
+            key: r.key === undefined || r.key === null ? null : Buffer.from(r.key),
+            value: Buffer.from(r.body),
+            headers,
+          },
+        ],
       });
     }
   }
@@ -154,30 +190,63 @@ export class KafkaKit {
    * fails on every record `fails` selects and publishes it to `dlt` with `style` headers, until
    * `expected` records were consumed.
    */
-  async failingConsumer(source: string, dlt: string, expected: number, opts: { style?: Style; fails?: (value: Buffer, i: number) => FailureSpec | null } = {}) {
+  async failingConsumer(
+    source: string,
+    dlt: string,
+    expected: number,
+    opts: { style?: Style; fails?: (value: Buffer, i: number) => FailureSpec | null } = {},
+  ) {
     const style = opts.style ?? "spring";
     const group = `${this.prefix}-app-${++this.n}`;
     this.groups.add(group);
     const producer = await this.getProducer();
-    const consumer = this.kafka.consumer({ groupId: group, maxWaitTimeInMs: 100, maxBytesPerPartition: 16 * 1024 * 1024 });
+    const consumer = this.kafka.consumer({
+      groupId: group,
+      maxWaitTimeInMs: 100,
+      maxBytesPerPartition: 16 * 1024 * 1024,
+    });
     await consumer.connect();
     let seen = 0;
     let failed = 0;
     try {
       await consumer.subscribe({ topics: [source], fromBeginning: true });
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`failing consumer saw ${seen} of ${expected} records on ${source}`)), 45_000);
+        const timer = setTimeout(
+          () => reject(new Error(`failing consumer saw ${seen} of ${expected} records on ${source}`)),
+          45_000,
+        );
         void consumer
           .run({
             eachMessage: async ({ topic, partition, message }) => {
               const i = seen++;
-              const f = opts.fails ? opts.fails(message.value ?? Buffer.alloc(0), i) : { exceptionClass: "java.lang.IllegalStateException", message: `cannot process record ${i}` };
+              const f = opts.fails
+                ? opts.fails(message.value ?? Buffer.alloc(0), i)
+                : { exceptionClass: "java.lang.IllegalStateException", message: `cannot process record ${i}` };
               if (f) {
                 await producer.send({
                   topic: dlt,
                   acks: -1,
                   // Spring's default destination resolver: the same partition of the DLT.
-                  messages: [{ partition, key: message.key, value: message.value, timestamp: message.timestamp, headers: deadLetterHeaders(style, { topic, partition, offset: message.offset, timestamp: message.timestamp, headers: message.headers }, f, group) }],
+                  messages: [
+                    {
+                      partition,
+                      key: message.key,
+                      value: message.value,
+                      timestamp: message.timestamp,
+                      headers: deadLetterHeaders(
+                        style,
+                        {
+                          topic,
+                          partition,
+                          offset: message.offset,
+                          timestamp: message.timestamp,
+                          headers: message.headers,
+                        },
+                        f,
+                        group,
+                      ),
+                    },
+                  ],
                 });
                 failed++;
               }
@@ -196,11 +265,21 @@ export class KafkaKit {
   }
 
   /** A fresh source topic and its `.DLT`, filled by the failing consumer with Spring-style headers. */
-  async springDlt(letters: SourceRecord[], opts: { partitions?: number; fails?: (value: Buffer, i: number) => FailureSpec | null; dltConfigs?: Record<string, string> } = {}) {
+  async springDlt(
+    letters: SourceRecord[],
+    opts: {
+      partitions?: number;
+      fails?: (value: Buffer, i: number) => FailureSpec | null;
+      dltConfigs?: Record<string, string>;
+    } = {},
+  ) {
     const source = await this.createTopic(this.name("orders"), opts.partitions ?? 1);
     const dlt = await this.createTopic(`${source}.DLT`, opts.partitions ?? 1, opts.dltConfigs);
     await this.produce(source, letters);
-    const { group, failed } = await this.failingConsumer(source, dlt, letters.length, { style: "spring", fails: opts.fails });
+    const { group, failed } = await this.failingConsumer(source, dlt, letters.length, {
+      style: "spring",
+      fails: opts.fails,
+    });
     return { source, dlt, group, failed };
   }
 
@@ -209,7 +288,12 @@ export class KafkaKit {
     const source = await this.createTopic(this.name("sink"), 1);
     const dlt = await this.createTopic(`dlq.${source}`, 1);
     await this.produce(source, letters);
-    const fails = opts.fails ?? (() => ({ exceptionClass: "org.apache.kafka.connect.errors.DataException", message: "Converting byte[] to Kafka Connect data failed due to serialization error" }));
+    const fails =
+      opts.fails ??
+      (() => ({
+        exceptionClass: "org.apache.kafka.connect.errors.DataException",
+        message: "Converting byte[] to Kafka Connect data failed due to serialization error",
+      }));
     const { group, failed } = await this.failingConsumer(source, dlt, letters.length, { style: "connect", fails });
     void group;
     return { source, dlt, connector: group, failed };
@@ -244,12 +328,20 @@ export class KafkaKit {
     try {
       await consumer.subscribe({ topics: [topic], fromBeginning: true });
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`read ${out.length} of ${expected} records of ${topic}`)), 20_000);
+        const timer = setTimeout(
+          () => reject(new Error(`read ${out.length} of ${expected} records of ${topic}`)),
+          20_000,
+        );
         void consumer.run({
           eachMessage: async ({ message }) => {
             const headers: Record<string, string> = {};
-            for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = Buffer.isBuffer(v) ? v.toString("utf8") : String(v);
-            out.push({ key: message.key ? message.key.toString("utf8") : null, value: message.value?.toString("utf8") ?? "", headers });
+            for (const [k, v] of Object.entries(message.headers ?? {}))
+              headers[k] = Buffer.isBuffer(v) ? v.toString("utf8") : String(v);
+            out.push({
+              key: message.key ? message.key.toString("utf8") : null,
+              value: message.value?.toString("utf8") ?? "",
+              headers,
+            });
             if (out.length >= expected) {
               clearTimeout(timer);
               resolve();
@@ -265,7 +357,8 @@ export class KafkaKit {
 
   async cleanup() {
     const admin = await this.getAdmin().catch(() => null);
-    if (admin && this.topics.size) await admin.deleteTopics({ topics: [...this.topics], timeout: 10_000 }).catch(() => undefined);
+    if (admin && this.topics.size)
+      await admin.deleteTopics({ topics: [...this.topics], timeout: 10_000 }).catch(() => undefined);
     if (admin && this.groups.size) await admin.deleteGroups([...this.groups]).catch(() => undefined);
     await this.producer?.disconnect().catch(() => undefined);
     await admin?.disconnect().catch(() => undefined);

@@ -7,7 +7,8 @@ function response(topics: Array<{ name: string; id: string | null; error?: numbe
   const b: number[] = [];
   const i16 = (n: number) => b.push((n >> 8) & 255, n & 255);
   const i32 = (n: number) => b.push((n >>> 24) & 255, (n >> 16) & 255, (n >> 8) & 255, n & 255);
-  const str = (s: string | null) => (s === null ? b.push(0) : (b.push(Buffer.byteLength(s) + 1), b.push(...Buffer.from(s))));
+  const str = (s: string | null) =>
+    s === null ? b.push(0) : (b.push(Buffer.byteLength(s) + 1), b.push(...Buffer.from(s)));
   b.push(0); // header tags
   i32(0); // throttle
   b.push(2); // one broker
@@ -32,7 +33,15 @@ function response(topics: Array<{ name: string; id: string | null; error?: numbe
 describe("topic ids over Metadata v10-12", () => {
   it("reads each topic's id, null for an all-zero id, and the error code", () => {
     const id = "be1dad87-d35b-4841-8379-139770ec62ec";
-    expect(decodeMetadataResponse(response([{ name: "a.DLT", id, partitions: 3 }, { name: "old", id: null }, { name: "gone", id: null, error: 3 }]))).toEqual([
+    expect(
+      decodeMetadataResponse(
+        response([
+          { name: "a.DLT", id, partitions: 3 },
+          { name: "old", id: null },
+          { name: "gone", id: null, error: 3 },
+        ]),
+      ),
+    ).toEqual([
       { name: "a.DLT", topicId: id, errorCode: 0 },
       { name: "old", topicId: null, errorCode: 0 },
       { name: "gone", topicId: null, errorCode: 3 },
@@ -45,7 +54,10 @@ describe("topic ids over Metadata v10-12", () => {
   });
 
   it("answers null (no ids) without asking a broker that has no Metadata v10", async () => {
-    const broker = { versions: { 3: { minVersion: 0, maxVersion: 9 } }, connectionPool: { send: async () => Promise.reject(new Error("not sent")) } };
+    const broker = {
+      versions: { 3: { minVersion: 0, maxVersion: 9 } },
+      connectionPool: { send: async () => Promise.reject(new Error("not sent")) },
+    };
     expect([...(await fetchTopicIds(broker, ["t"]))]).toEqual([["t", null]]);
   });
 });

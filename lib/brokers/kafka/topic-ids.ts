@@ -76,7 +76,10 @@ export function decodeMetadataResponse(payload: Buffer): TopicIdAnswer[] {
  * The current id of each topic: a string, null when the broker keeps no topic ids (Metadata
  * before v10: Kafka before 2.8), or undefined when the topic does not exist. Other failures throw.
  */
-export async function fetchTopicIds(broker: RawRequestBroker, topics: string[]): Promise<Map<string, string | null | undefined>> {
+export async function fetchTopicIds(
+  broker: RawRequestBroker,
+  topics: string[],
+): Promise<Map<string, string | null | undefined>> {
   const out = new Map<string, string | null | undefined>();
   const range = broker.versions?.[METADATA];
   if (!range || range.maxVersion < MIN_VERSION) {
@@ -85,11 +88,18 @@ export async function fetchTopicIds(broker: RawRequestBroker, topics: string[]):
   }
   const version = Math.min(range.maxVersion, MAX_VERSION);
   const body = encodeMetadataRequest(version, topics);
-  const answers = await sendRaw(broker, { apiKey: METADATA, apiVersion: version, apiName: "Metadata", body }, decodeMetadataResponse);
+  const answers = await sendRaw(
+    broker,
+    { apiKey: METADATA, apiVersion: version, apiName: "Metadata", body },
+    decodeMetadataResponse,
+  );
   for (const t of topics) {
     const a = answers.find((x) => x.name === t);
     if (!a || a.errorCode === UNKNOWN_TOPIC_OR_PARTITION) out.set(t, undefined);
-    else if (a.errorCode !== 0) throw Object.assign(new Error(`Metadata for ${t} failed with Kafka error code ${a.errorCode}`), { type: "METADATA_ERROR" });
+    else if (a.errorCode !== 0)
+      throw Object.assign(new Error(`Metadata for ${t} failed with Kafka error code ${a.errorCode}`), {
+        type: "METADATA_ERROR",
+      });
     else out.set(t, a.topicId);
   }
   return out;

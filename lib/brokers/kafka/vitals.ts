@@ -9,7 +9,10 @@ import type { TopicConfig } from "@/lib/brokers/kafka/retention";
 import { timeRetentionMs } from "@/lib/brokers/kafka/config-checks";
 
 /** The DLQs `listDlqs` lists: configured plus discovered among `topics`, sorted. */
-export function dlqNamesOf(config: Pick<KafkaConnectionConfig, "dlqs" | "discover" | "dltPatterns">, topics: string[]): string[] {
+export function dlqNamesOf(
+  config: Pick<KafkaConnectionConfig, "dlqs" | "discover" | "dltPatterns">,
+  topics: string[],
+): string[] {
   const discovered = config.discover ? matchDeadLetterTopics(topics, config.dltPatterns) : [];
   return [...new Set([...config.dlqs.map((d) => d.name), ...discovered])].sort();
 }
@@ -34,7 +37,11 @@ export type LogStart =
  * record. `next` is where to fetch again when the answer ended before any letter and before `end`
  * (null: nothing to fetch again). A record without a timestamp (-1, message format v0) is unknown.
  */
-export function logStartOf(data: Pick<InternalPartitionData, "messages" | "abortedTransactions">, start: bigint, end: bigint): { found: LogStart | null; next: bigint | null } {
+export function logStartOf(
+  data: Pick<InternalPartitionData, "messages" | "abortedTransactions">,
+  start: bigint,
+  end: bigint,
+): { found: LogStart | null; next: bigint | null } {
   const [first] = recordsInRange(committedRecords(data), start, end);
   if (first) {
     const at = Number(first.timestamp);
@@ -52,7 +59,12 @@ export function logStartOf(data: Pick<InternalPartitionData, "messages" | "abort
  * counter (a partial sum would look like a reset to the sampler). `retentionClock` is "arrival":
  * see inspect.ts for how record timestamps and LogAppendTime / CreateTime bear on it.
  */
-export function vitalsOf(name: string, offsets: PartitionOffsets[] | null, starts: Map<number, LogStart>, config: TopicConfig | null): DlqVitals {
+export function vitalsOf(
+  name: string,
+  offsets: PartitionOffsets[] | null,
+  starts: Map<number, LogStart>,
+  config: TopicConfig | null,
+): DlqVitals {
   let depth: number | null = null;
   let enteredTotal: number | null = null;
   let oldest: number | null = null;

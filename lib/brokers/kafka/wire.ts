@@ -70,7 +70,9 @@ export class WireReader {
   uuid(): string | null {
     const hex = this.buf.toString("hex", this.at, this.at + 16);
     this.skip(16);
-    return /^0+$/.test(hex) ? null : `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    return /^0+$/.test(hex)
+      ? null
+      : `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
   tags() {
     for (let n = this.uvarint(); n > 0; n--) {
@@ -84,7 +86,11 @@ export class WireReader {
 }
 
 /** Sends a request body the caller encoded and parses the answer (the bytes after the correlation id). */
-export async function sendRaw<T>(broker: RawRequestBroker, req: { apiKey: number; apiVersion: number; apiName: string; body: Buffer }, parse: (payload: Buffer) => T): Promise<T> {
+export async function sendRaw<T>(
+  broker: RawRequestBroker,
+  req: { apiKey: number; apiVersion: number; apiName: string; body: Buffer },
+  parse: (payload: Buffer) => T,
+): Promise<T> {
   const { body } = req;
   return (await broker.connectionPool.send({
     request: {

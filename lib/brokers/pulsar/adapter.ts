@@ -35,7 +35,15 @@ import {
   type RepublishResult,
   type StreamOptions,
 } from "@/lib/brokers/types";
-import { PulsarAdmin, parseTopicName, shortName, topicOf, topicPath, type PulsarEndpoint, type TopicName } from "@/lib/brokers/pulsar/client";
+import {
+  PulsarAdmin,
+  parseTopicName,
+  shortName,
+  topicOf,
+  topicPath,
+  type PulsarEndpoint,
+  type TopicName,
+} from "@/lib/brokers/pulsar/client";
 import { bareTopic, toLetter, type LetterContext } from "@/lib/brokers/pulsar/letter";
 import { missingTopic, readUnacked } from "@/lib/brokers/pulsar/reader";
 import { positionOfLetterId } from "@/lib/brokers/pulsar/message-id";
@@ -62,7 +70,9 @@ const CAPABILITIES: BrokerCapabilities = {
   binaryBodies: true,
   maxBodyBytes: MAX_MESSAGE_BYTES,
   producerMessageIds: false,
-  republishLimits: ["The letter comes back with a new message id and publish time (Pulsar assigns both); its payload, key, event time and properties are kept."],
+  republishLimits: [
+    "The letter comes back with a new message id and publish time (Pulsar assigns both); its payload, key, event time and properties are kept.",
+  ],
   // Pulsar answers no acknowledgement: a letter reported moved by a move that then broke off may
   // still be on the console's subscription, and the redrive engine looks for it when it resumes.
   removalUnconfirmed: true,
@@ -74,7 +84,16 @@ interface TopicStats {
   msgInCounter?: number;
   storageSize?: number;
   publishers?: unknown[];
-  subscriptions?: Record<string, { msgBacklog?: number; unackedMessages?: number; earliestMsgPublishTimeInBacklog?: number; consumers?: unknown[]; type?: string }>;
+  subscriptions?: Record<
+    string,
+    {
+      msgBacklog?: number;
+      unackedMessages?: number;
+      earliestMsgPublishTimeInBacklog?: number;
+      consumers?: unknown[];
+      type?: string;
+    }
+  >;
 }
 
 const entries = (n: number) => `${n} entr${n === 1 ? "y" : "ies"}`;
@@ -113,7 +132,11 @@ export class PulsarAdapter implements BrokerAdapter {
   }
 
   private letterContext(name: string, maxBodyBytes?: number): LetterContext {
-    return { maxBodyBytes, maxRedeliverCount: this.config.maxRedeliverCount, configOrigin: this.configEntry(name)?.origin ?? null };
+    return {
+      maxBodyBytes,
+      maxRedeliverCount: this.config.maxRedeliverCount,
+      configOrigin: this.configEntry(name)?.origin ?? null,
+    };
   }
 
   // ---------- discovery ----------
@@ -122,7 +145,13 @@ export class PulsarAdapter implements BrokerAdapter {
     if (this.config.namespaces) return this.config.namespaces;
     const tenants = (await this.admin.get<string[]>("tenants", "list tenants")) ?? [];
     const lists = await Promise.all(
-      tenants.filter((t) => t !== "pulsar").map((t) => this.admin.get<string[]>(`namespaces/${encodeURIComponent(t)}`, `list the namespaces of tenant ${t}`, { notFound: "null" })),
+      tenants
+        .filter((t) => t !== "pulsar")
+        .map((t) =>
+          this.admin.get<string[]>(`namespaces/${encodeURIComponent(t)}`, `list the namespaces of tenant ${t}`, {
+            notFound: "null",
+          }),
+        ),
     );
     return lists.flatMap((l) => l ?? []);
   }
@@ -149,7 +178,11 @@ export class PulsarAdapter implements BrokerAdapter {
     const lists = await Promise.all(
       namespaces.map((ns) => {
         const [tenant, namespace] = ns.split("/");
-        return this.admin.get<string[]>(`persistent/${encodeURIComponent(tenant)}/${encodeURIComponent(namespace)}`, `list the topics of namespace ${ns}`, { notFound: "null" });
+        return this.admin.get<string[]>(
+          `persistent/${encodeURIComponent(tenant)}/${encodeURIComponent(namespace)}`,
+          `list the topics of namespace ${ns}`,
+          { notFound: "null" },
+        );
       }),
     );
     for (const full of lists.flatMap((l) => l ?? [])) {
@@ -168,7 +201,13 @@ export class PulsarAdapter implements BrokerAdapter {
       [...names].map(([name, source]) => {
         const t = topicOf(name);
         const key = `${t.tenant}/${t.namespace}`;
-        if (!policies.has(key)) policies.set(key, readNamespacePolicies(this.admin, t.tenant, t.namespace).catch(() => null) as ReturnType<typeof readNamespacePolicies>);
+        if (!policies.has(key))
+          policies.set(
+            key,
+            readNamespacePolicies(this.admin, t.tenant, t.namespace).catch(() => null) as ReturnType<
+              typeof readNamespacePolicies
+            >,
+          );
         return this.summarize(name, t, source, policies.get(key)!);
       }),
     );
@@ -199,7 +238,14 @@ export class PulsarAdapter implements BrokerAdapter {
 
   async describeDlq(name: string): Promise<DlqSummary> {
     const t = this.dlqTopic(name);
-    const summary = await this.summarize(shortName(t), t, this.sourceOf(t)!, readNamespacePolicies(this.admin, t.tenant, t.namespace).catch(() => null) as ReturnType<typeof readNamespacePolicies>);
+    const summary = await this.summarize(
+      shortName(t),
+      t,
+      this.sourceOf(t)!,
+      readNamespacePolicies(this.admin, t.tenant, t.namespace).catch(() => null) as ReturnType<
+        typeof readNamespacePolicies
+      >,
+    );
     if (summary.warnings.some((w) => w.code === "missing")) throw missingTopic(t);
     if (summary.origins.length === 0 && summary.depth) summary.origins = await this.headOrigin(t);
     return summary;
@@ -212,7 +258,10 @@ export class PulsarAdapter implements BrokerAdapter {
    */
   private async headOrigin(t: TopicName): Promise<string[]> {
     try {
-      const h = await this.admin.headersOf(`persistent/${topicPath(t)}/subscription/${encodeURIComponent(this.config.subscription)}/position/1`, `peek the oldest letter of ${shortName(t)}`);
+      const h = await this.admin.headersOf(
+        `persistent/${topicPath(t)}/subscription/${encodeURIComponent(this.config.subscription)}/position/1`,
+        `peek the oldest letter of ${shortName(t)}`,
+      );
       const props = JSON.parse(h?.get("x-pulsar-property") ?? "{}") as Record<string, unknown>;
       return typeof props.REAL_TOPIC === "string" ? [bareTopic(props.REAL_TOPIC)] : [];
     } catch {
@@ -221,7 +270,11 @@ export class PulsarAdapter implements BrokerAdapter {
   }
 
   private async stats(t: TopicName): Promise<TopicStats | null> {
-    return this.admin.get<TopicStats>(`persistent/${topicPath(t)}/stats?getEarliestTimeInBacklog=true`, `read the stats of topic ${shortName(t)}`, { notFound: "null" });
+    return this.admin.get<TopicStats>(
+      `persistent/${topicPath(t)}/stats?getEarliestTimeInBacklog=true`,
+      `read the stats of topic ${shortName(t)}`,
+      { notFound: "null" },
+    );
   }
 
   /** Creates the console's subscription from the earliest stored letter; false when the config forbids it. */
@@ -232,9 +285,14 @@ export class PulsarAdapter implements BrokerAdapter {
     if (!this.config.createSubscription || !this.sourceOf(t)) return false;
     try {
       // MessageId (-1, -1, -1) is Pulsar's "earliest".
-      await this.admin.request("PUT", `persistent/${topicPath(t)}/subscription/${encodeURIComponent(this.config.subscription)}`, `create the console's subscription on ${shortName(t)}`, {
-        body: { ledgerId: -1, entryId: -1, partitionIndex: -1 },
-      });
+      await this.admin.request(
+        "PUT",
+        `persistent/${topicPath(t)}/subscription/${encodeURIComponent(this.config.subscription)}`,
+        `create the console's subscription on ${shortName(t)}`,
+        {
+          body: { ledgerId: -1, entryId: -1, partitionIndex: -1 },
+        },
+      );
     } catch (e) {
       // Created meanwhile by another replica of the console.
       if (!(e instanceof BrokerError && e.kind === "bad_request" && /exist/i.test(e.message))) throw e;
@@ -242,11 +300,37 @@ export class PulsarAdapter implements BrokerAdapter {
     return true;
   }
 
-  private async summarize(name: string, t: TopicName, source: DlqSummary["source"], policiesP: ReturnType<typeof readNamespacePolicies>): Promise<DlqSummary> {
+  private async summarize(
+    name: string,
+    t: TopicName,
+    source: DlqSummary["source"],
+    policiesP: ReturnType<typeof readNamespacePolicies>,
+  ): Promise<DlqSummary> {
     let stats = await this.stats(t);
-    const base = { connectionId: this.connectionId, name, kind: this.kind, queueType: "topic", source, readRisk: null, origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [] };
+    const base = {
+      connectionId: this.connectionId,
+      name,
+      kind: this.kind,
+      queueType: "topic",
+      source,
+      readRisk: null,
+      origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [],
+    };
     if (!stats) {
-      return { ...base, depth: null, inFlight: null, consumers: null, warnings: [{ code: "missing", label: "does not exist", message: `Topic ${name} is named in the config but does not exist on the Pulsar cluster.` }], facts: [] };
+      return {
+        ...base,
+        depth: null,
+        inFlight: null,
+        consumers: null,
+        warnings: [
+          {
+            code: "missing",
+            label: "does not exist",
+            message: `Topic ${name} is named in the config but does not exist on the Pulsar cluster.`,
+          },
+        ],
+        facts: [],
+      };
     }
     if (!stats.subscriptions?.[this.config.subscription] && this.config.createSubscription) {
       if (await this.ensureSubscription(t).catch(() => false)) stats = (await this.stats(t)) ?? stats;
@@ -255,21 +339,58 @@ export class PulsarAdapter implements BrokerAdapter {
     const others = Object.entries(stats.subscriptions ?? {}).filter(([n]) => n !== this.config.subscription);
     const warnings: DlqWarning[] = [];
     const policies = await policiesP;
-    for (const f of pulsarFindings({ dlq: name, topic: t, subscription: this.config.subscription, subscribed: !!sub, policies, createSubscription: this.config.createSubscription })) {
-      warnings.push({ code: f.code, label: f.code.replace(/^pulsar\./, "").replace(/_/g, " "), message: `${f.why} ${f.fix}` });
+    for (const f of pulsarFindings({
+      dlq: name,
+      topic: t,
+      subscription: this.config.subscription,
+      subscribed: !!sub,
+      policies,
+      createSubscription: this.config.createSubscription,
+    })) {
+      warnings.push({
+        code: f.code,
+        label: f.code.replace(/^pulsar\./, "").replace(/_/g, " "),
+        message: `${f.why} ${f.fix}`,
+      });
     }
     const facts: HeaderEntry[] = [
       // Pulsar counts entries: letters a batching producer wrote into one entry count once.
-      { name: "console subscription", value: { t: "string", v: sub ? `${this.config.subscription} (backlog ${entries(sub.msgBacklog ?? 0)}; a batched entry holds several letters)` : `none: ${this.config.subscription} does not exist` } },
-      { name: "other subscriptions", value: { t: "string", v: others.length ? others.map(([n, s]) => `${n} (backlog ${s.msgBacklog ?? 0})`).join(", ") : "none" } },
+      {
+        name: "console subscription",
+        value: {
+          t: "string",
+          v: sub
+            ? `${this.config.subscription} (backlog ${entries(sub.msgBacklog ?? 0)}; a batched entry holds several letters)`
+            : `none: ${this.config.subscription} does not exist`,
+        },
+      },
+      {
+        name: "other subscriptions",
+        value: {
+          t: "string",
+          v: others.length ? others.map(([n, s]) => `${n} (backlog ${s.msgBacklog ?? 0})`).join(", ") : "none",
+        },
+      },
     ];
-    if (stats.storageSize !== undefined) facts.push({ name: "storage size (bytes)", value: numberValue(stats.storageSize) });
-    if (sub?.earliestMsgPublishTimeInBacklog) facts.push({ name: "oldest letter published", value: timestampValue(sub.earliestMsgPublishTimeInBacklog) });
+    if (stats.storageSize !== undefined)
+      facts.push({ name: "storage size (bytes)", value: numberValue(stats.storageSize) });
+    if (sub?.earliestMsgPublishTimeInBacklog)
+      facts.push({ name: "oldest letter published", value: timestampValue(sub.earliestMsgPublishTimeInBacklog) });
     if (policies) {
-      facts.push({ name: "namespace retention", value: { t: "string", v: policies.retentionMinutes ? `${policies.retentionMinutes} min, ${policies.retentionSizeMb ?? 0} MB` : "none" } });
-      if (policies.messageTtlSeconds) facts.push({ name: "message TTL (s)", value: numberValue(policies.messageTtlSeconds) });
+      facts.push({
+        name: "namespace retention",
+        value: {
+          t: "string",
+          v: policies.retentionMinutes
+            ? `${policies.retentionMinutes} min, ${policies.retentionSizeMb ?? 0} MB`
+            : "none",
+        },
+      });
+      if (policies.messageTtlSeconds)
+        facts.push({ name: "message TTL (s)", value: numberValue(policies.messageTtlSeconds) });
     }
-    if (this.config.maxRedeliverCount !== undefined) facts.push({ name: "maxRedeliverCount (configured)", value: numberValue(this.config.maxRedeliverCount) });
+    if (this.config.maxRedeliverCount !== undefined)
+      facts.push({ name: "maxRedeliverCount (configured)", value: numberValue(this.config.maxRedeliverCount) });
     return {
       ...base,
       depth: sub ? (sub.msgBacklog ?? 0) : null,
@@ -331,7 +452,11 @@ export class PulsarAdapter implements BrokerAdapter {
     yield* this.mover.remove(this.dlqTopic(dlq), requests, opts);
   }
 
-  async *republish(dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncIterable<RepublishResult> {
+  async *republish(
+    dlq: string,
+    requests: RepublishRequest[],
+    opts: RepublishOptions = {},
+  ): AsyncIterable<RepublishResult> {
     yield* this.mover.republish(this.dlqTopic(dlq), requests, opts);
   }
 
@@ -339,7 +464,15 @@ export class PulsarAdapter implements BrokerAdapter {
 
   async inspect(opts: InspectOptions): Promise<BrokerInspection> {
     const names = await this.dlqNames();
-    return inspectPulsar({ admin: this.admin, subscription: this.config.subscription, createSubscription: this.config.createSubscription, dlqs: [...names.keys()].map((name) => ({ name, topic: topicOf(name) })) }, opts);
+    return inspectPulsar(
+      {
+        admin: this.admin,
+        subscription: this.config.subscription,
+        createSubscription: this.config.createSubscription,
+        dlqs: [...names.keys()].map((name) => ({ name, topic: topicOf(name) })),
+      },
+      opts,
+    );
   }
 
   async ping(): Promise<void> {

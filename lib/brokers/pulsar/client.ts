@@ -28,17 +28,22 @@ export function parseTopicName(name: string): TopicName | null {
   return { tenant: parts[0], namespace: parts[1], topic: parts[2] };
 }
 
-export const topicPath = (t: TopicName) => `${encodeURIComponent(t.tenant)}/${encodeURIComponent(t.namespace)}/${encodeURIComponent(t.topic)}`;
+export const topicPath = (t: TopicName) =>
+  `${encodeURIComponent(t.tenant)}/${encodeURIComponent(t.namespace)}/${encodeURIComponent(t.topic)}`;
 export const shortName = (t: TopicName) => `${t.tenant}/${t.namespace}/${t.topic}`;
 
 /** A topic as a DLQ name: "tenant/namespace/topic"; throws `not_found` for a name that is not one. */
 export function topicOf(name: string): TopicName {
   const t = parseTopicName(name);
-  if (!t) throw new BrokerError("not_found", { userMessage: `"${name}" is not a Pulsar topic name: DLQ topics are written tenant/namespace/topic.` });
+  if (!t)
+    throw new BrokerError("not_found", {
+      userMessage: `"${name}" is not a Pulsar topic name: DLQ topics are written tenant/namespace/topic.`,
+    });
   return t;
 }
 
-const NETWORK = /ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|ECONNRESET|EAI_AGAIN|socket hang up|fetch failed|aborted|timeout/i;
+const NETWORK =
+  /ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|ECONNRESET|EAI_AGAIN|socket hang up|fetch failed|aborted|timeout/i;
 
 function unreachable(ep: PulsarEndpoint, cause: unknown): BrokerError {
   return new BrokerError("unreachable", {
@@ -58,7 +63,11 @@ function reasonOf(body: string): string {
   }
   // An HTML error page (the WebSocket handshake's) carries the reason in its title.
   const title = /<title>([^<]*)<\/title>/i.exec(body)?.[1];
-  const text = (title ?? body).replace(/&quot;/g, '"').replace(/&amp;/g, "&").replace(/\s+/g, " ").trim();
+  const text = (title ?? body)
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, "&")
+    .replace(/\s+/g, " ")
+    .trim();
   return text.slice(0, 300);
 }
 
@@ -87,13 +96,29 @@ export function statusError(ep: PulsarEndpoint, status: number, body: string, wh
       userMessage: `Pulsar at ${ep.adminUrl} refused the console (${status === 401 ? "not authenticated" : "not authorized"}) to ${what}. Check the token named by connection "${ep.connectionId}" and the role's permissions (produce, consume and admin on the DLQ namespaces).`,
     });
   }
-  if (status === 404) return new BrokerError("not_found", { message, userMessage: `Pulsar says: ${reason || "not found"} (${what}).` });
+  if (status === 404)
+    return new BrokerError("not_found", { message, userMessage: `Pulsar says: ${reason || "not found"} (${what}).` });
   // A refusal that retrying will not change, whatever the status (a terminated topic's producer handshake answers 503).
   const lasting = LASTING_REFUSALS.find(([re]) => re.test(reason));
-  if (lasting) return new BrokerError("bad_request", { message, userMessage: `Pulsar refused to ${what}: ${lasting[1]} (${errorMsgOf(reason)}).` });
-  if (status === 429 || status === 503) return new BrokerError("throttled", { message, userMessage: `Pulsar at ${ep.adminUrl} is busy (${status}${reason ? `: ${errorMsgOf(reason)}` : ""}) and did not ${what}. Retry in a moment.` });
-  if (status >= 400 && status < 500) return new BrokerError("bad_request", { message, userMessage: `Pulsar refused to ${what}: ${reason || `HTTP ${status}`}.` });
-  return new BrokerError("protocol", { message, userMessage: `Pulsar at ${ep.adminUrl} failed to ${what} (HTTP ${status}${reason ? `: ${reason}` : ""}). Retry; if it persists, check the broker logs.` });
+  if (lasting)
+    return new BrokerError("bad_request", {
+      message,
+      userMessage: `Pulsar refused to ${what}: ${lasting[1]} (${errorMsgOf(reason)}).`,
+    });
+  if (status === 429 || status === 503)
+    return new BrokerError("throttled", {
+      message,
+      userMessage: `Pulsar at ${ep.adminUrl} is busy (${status}${reason ? `: ${errorMsgOf(reason)}` : ""}) and did not ${what}. Retry in a moment.`,
+    });
+  if (status >= 400 && status < 500)
+    return new BrokerError("bad_request", {
+      message,
+      userMessage: `Pulsar refused to ${what}: ${reason || `HTTP ${status}`}.`,
+    });
+  return new BrokerError("protocol", {
+    message,
+    userMessage: `Pulsar at ${ep.adminUrl} failed to ${what} (HTTP ${status}${reason ? `: ${reason}` : ""}). Retry; if it persists, check the broker logs.`,
+  });
 }
 
 /** The admin REST API. */
@@ -110,13 +135,24 @@ export class PulsarAdmin {
   }
 
   /** Parsed JSON (null for an empty answer), or a BrokerError; `notFound: null` turns a 404 into null. */
-  async request<T>(method: string, path: string, what: string, opts: { body?: unknown; notFound?: "null"; signal?: AbortSignal } = {}): Promise<T | null> {
+  async request<T>(
+    method: string,
+    path: string,
+    what: string,
+    opts: { body?: unknown; notFound?: "null"; signal?: AbortSignal } = {},
+  ): Promise<T | null> {
     this.calls++;
     const url = `${this.ep.adminUrl.replace(/\/$/, "")}/admin/v2/${path}`;
     const signals = [AbortSignal.timeout(this.ep.timeoutMs), ...(opts.signal ? [opts.signal] : [])];
     let res: Response;
     try {
-      res = await fetch(url, { method, headers: this.headers(opts.body !== undefined), body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.any(signals), redirect: "follow" });
+      res = await fetch(url, {
+        method,
+        headers: this.headers(opts.body !== undefined),
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        signal: AbortSignal.any(signals),
+        redirect: "follow",
+      });
     } catch (e) {
       if (opts.signal?.aborted) throw e;
       throw unreachable(this.ep, e);
@@ -128,7 +164,11 @@ export class PulsarAdmin {
     try {
       return JSON.parse(text) as T;
     } catch (e) {
-      throw new BrokerError("protocol", { message: `${what}: not JSON`, cause: e, userMessage: `Pulsar at ${this.ep.adminUrl} answered something other than JSON when asked to ${what}. Is adminUrl the broker's web service (port 8080 by default)?` });
+      throw new BrokerError("protocol", {
+        message: `${what}: not JSON`,
+        cause: e,
+        userMessage: `Pulsar at ${this.ep.adminUrl} answered something other than JSON when asked to ${what}. Is adminUrl the broker's web service (port 8080 by default)?`,
+      });
     }
   }
 
@@ -141,7 +181,10 @@ export class PulsarAdmin {
     this.calls++;
     let res: Response;
     try {
-      res = await fetch(`${this.ep.adminUrl.replace(/\/$/, "")}/admin/v2/${path}`, { headers: this.headers(false), signal: AbortSignal.timeout(this.ep.timeoutMs) });
+      res = await fetch(`${this.ep.adminUrl.replace(/\/$/, "")}/admin/v2/${path}`, {
+        headers: this.headers(false),
+        signal: AbortSignal.timeout(this.ep.timeoutMs),
+      });
     } catch (e) {
       throw unreachable(this.ep, e);
     }
@@ -200,7 +243,11 @@ export class PulsarSocket {
   static open(ep: PulsarEndpoint, path: string, what: string): Promise<PulsarSocket> {
     const url = `${ep.serviceUrl.replace(/\/$/, "")}/ws/v2/${path}`;
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { headers: ep.token ? { authorization: `Bearer ${ep.token}` } : {}, handshakeTimeout: ep.timeoutMs, maxPayload: 64 * 1024 * 1024 });
+      const ws = new WebSocket(url, {
+        headers: ep.token ? { authorization: `Bearer ${ep.token}` } : {},
+        handshakeTimeout: ep.timeoutMs,
+        maxPayload: 64 * 1024 * 1024,
+      });
       let settled = false;
       const fail = (e: BrokerError) => {
         if (settled) return;
@@ -216,7 +263,17 @@ export class PulsarSocket {
         res.on("end", () => fail(statusError(ep, res.statusCode ?? 0, body, what)));
         res.on("error", () => fail(statusError(ep, res.statusCode ?? 0, body, what)));
       });
-      ws.once("error", (e) => fail(NETWORK.test(String((e as Error).message)) ? unreachable(ep, e) : new BrokerError("protocol", { message: String(e), cause: e, userMessage: `The WebSocket to Pulsar at ${ep.serviceUrl} failed to ${what}: ${(e as Error).message}.` })));
+      ws.once("error", (e) =>
+        fail(
+          NETWORK.test(String((e as Error).message))
+            ? unreachable(ep, e)
+            : new BrokerError("protocol", {
+                message: String(e),
+                cause: e,
+                userMessage: `The WebSocket to Pulsar at ${ep.serviceUrl} failed to ${what}: ${(e as Error).message}.`,
+              }),
+        ),
+      );
       ws.once("open", () => {
         if (settled) return;
         settled = true;

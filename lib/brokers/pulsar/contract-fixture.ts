@@ -19,7 +19,8 @@ export async function readContractFixture(): Promise<BrokerContractFixture> {
   return {
     adapter,
     createDlq: async (letters) => shortName((await dlqOf(kit, letters)).dlq),
-    deadAdapter: () => new PulsarAdapter(testConfig({ id: "dead-pulsar", adminUrl: "http://127.0.0.1:1", timeoutSeconds: 2 })),
+    deadAdapter: () =>
+      new PulsarAdapter(testConfig({ id: "dead-pulsar", adminUrl: "http://127.0.0.1:1", timeoutSeconds: 2 })),
     cleanup: async () => {
       await adapter.close();
       await kit.cleanup();

@@ -25,10 +25,13 @@ afterAll(async () => {
 
 const admin = new PulsarAdmin(testEndpoint());
 const dlqOf = (t: TopicName) => ({ name: shortName(t), topic: t });
-const look = (dlqs: TopicName[], a: PulsarAdmin = admin) => inspectPulsar({ admin: a, subscription: SUB, dlqs: dlqs.map(dlqOf) }, opts);
+const look = (dlqs: TopicName[], a: PulsarAdmin = admin) =>
+  inspectPulsar({ admin: a, subscription: SUB, dlqs: dlqs.map(dlqOf) }, opts);
 const vitals = (r: BrokerInspection, t: TopicName) => r.dlqs.find((d) => d.name === shortName(t));
-const finding = (r: BrokerInspection, code: string, object: string): ConfigFinding | undefined => r.findings.find((f) => f.code === code && f.object === object);
-const about = (r: BrokerInspection, t: TopicName) => r.findings.filter((f) => f.dlq === shortName(t) || f.why.includes(shortName(t)));
+const finding = (r: BrokerInspection, code: string, object: string): ConfigFinding | undefined =>
+  r.findings.find((f) => f.code === code && f.object === object);
+const about = (r: BrokerInspection, t: TopicName) =>
+  r.findings.filter((f) => f.dlq === shortName(t) || f.why.includes(shortName(t)));
 
 /** Looks again until `ok` holds (topic policies reach the broker's cache a moment after they are set). */
 async function until(dlqs: TopicName[], ok: (r: BrokerInspection) => boolean): Promise<BrokerInspection> {
@@ -42,10 +45,16 @@ async function until(dlqs: TopicName[], ok: (r: BrokerInspection) => boolean): P
 
 async function subscribe(k: PulsarKit, t: TopicName): Promise<void> {
   // MessageId (-1, -1, -1): from the earliest letter stored, as the adapter creates it.
-  await k.admin.request("PUT", `persistent/${topicPath(t)}/subscription/${SUB}`, "create the console subscription", { body: { ledgerId: -1, entryId: -1, partitionIndex: -1 } });
+  await k.admin.request("PUT", `persistent/${topicPath(t)}/subscription/${SUB}`, "create the console subscription", {
+    body: { ledgerId: -1, entryId: -1, partitionIndex: -1 },
+  });
 }
 
-const letters = (n: number) => Array.from({ length: n }, (_, i) => ({ body: new TextEncoder().encode(`letter ${i}`), properties: { REAL_TOPIC: "persistent://public/x/orders" } }));
+const letters = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    body: new TextEncoder().encode(`letter ${i}`),
+    properties: { REAL_TOPIC: "persistent://public/x/orders" },
+  }));
 
 describe("pulsar inspect: a namespace without retention", () => {
   const kit = newKit();
@@ -67,8 +76,19 @@ describe("pulsar inspect: a namespace without retention", () => {
 
   it("depth and the oldest letter come from the console's subscription; nothing expires them", async () => {
     const r = await look([held, bare, gone]);
-    expect(vitals(r, held)).toEqual({ name: shortName(held), queueType: "topic", depth: 3, inFlight: 0, enteredTotal: null, oldestAt: firstPublished, retentionMs: null, retentionClock: "arrival" });
-    expect(r.findings.filter((f) => f.code === "pulsar.message_ttl" || f.code === "pulsar.backlog_eviction")).toEqual([]);
+    expect(vitals(r, held)).toEqual({
+      name: shortName(held),
+      queueType: "topic",
+      depth: 3,
+      inFlight: 0,
+      enteredTotal: null,
+      oldestAt: firstPublished,
+      retentionMs: null,
+      retentionClock: "arrival",
+    });
+    expect(r.findings.filter((f) => f.code === "pulsar.message_ttl" || f.code === "pulsar.backlog_eviction")).toEqual(
+      [],
+    );
   });
 
   it("a DLQ topic without the console's subscription: depth unknown, a critical finding with the command", async () => {
@@ -76,15 +96,28 @@ describe("pulsar inspect: a namespace without retention", () => {
     expect(vitals(r, bare)).toMatchObject({ depth: null, inFlight: null, oldestAt: null });
     const f = finding(r, "pulsar.no_console_subscription", `topic ${shortName(bare)}`);
     expect(f).toMatchObject({ severity: "critical", dlq: shortName(bare) });
-    expect(f?.fix).toContain(`pulsar-admin topics create-subscription -s ${SUB} -m earliest persistent://${shortName(bare)}`);
+    expect(f?.fix).toContain(
+      `pulsar-admin topics create-subscription -s ${SUB} -m earliest persistent://${shortName(bare)}`,
+    );
     expect(finding(r, "pulsar.no_console_subscription", `topic ${shortName(held)}`)).toBeUndefined();
     // The namespace has no retention: one info finding for the namespace, not one per DLQ.
-    expect(r.findings.filter((x) => x.code === "pulsar.no_retention")).toEqual([expect.objectContaining({ severity: "info", object: `namespace ${kit.ns}` })]);
+    expect(r.findings.filter((x) => x.code === "pulsar.no_retention")).toEqual([
+      expect.objectContaining({ severity: "info", object: `namespace ${kit.ns}` }),
+    ]);
   });
 
   it("a configured DLQ whose topic does not exist: every figure null, no finding, and the look goes on", async () => {
     const r = await look([held, gone]);
-    expect(vitals(r, gone)).toEqual({ name: shortName(gone), queueType: "topic", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+    expect(vitals(r, gone)).toEqual({
+      name: shortName(gone),
+      queueType: "topic",
+      depth: null,
+      inFlight: null,
+      enteredTotal: null,
+      oldestAt: null,
+      retentionMs: null,
+      retentionClock: "arrival",
+    });
     expect(r.findings.filter((f) => f.dlq === shortName(gone))).toEqual([]);
     expect(vitals(r, held)?.depth).toBe(3);
   });
@@ -111,7 +144,11 @@ describe("pulsar inspect: a namespace without retention", () => {
     expect(vitals(r, held)?.retentionMs).toBe(120_000);
 
     // The fix the finding offers for one topic alone: its own TTL of 0.
-    await kit.admin.request("POST", `persistent/${topicPath(held)}/messageTTL?messageTTL=0`, "switch the TTL off for one topic");
+    await kit.admin.request(
+      "POST",
+      `persistent/${topicPath(held)}/messageTTL?messageTTL=0`,
+      "switch the TTL off for one topic",
+    );
     const after = await until([held, bare], (x) => vitals(x, held)?.retentionMs === null);
     expect(vitals(after, held)?.retentionMs).toBeNull();
     const still = finding(after, "pulsar.message_ttl", `namespace ${kit.ns}`);
@@ -133,7 +170,9 @@ describe("pulsar inspect: a namespace with retention", () => {
 
   beforeAll(async () => {
     await kit.ensureNamespace();
-    await kit.admin.request("POST", `namespaces/${kit.ns}/retention`, "set retention", { body: { retentionTimeInMinutes: 7 * 24 * 60, retentionSizeInMB: 1024 } });
+    await kit.admin.request("POST", `namespaces/${kit.ns}/retention`, "set retention", {
+      body: { retentionTimeInMinutes: 7 * 24 * 60, retentionSizeInMB: 1024 },
+    });
     held = await kit.createTopic(kit.name("orders-audit-DLQ"));
     await kit.produce(held, letters(2));
     await subscribe(kit, held);
@@ -153,7 +192,12 @@ describe("pulsar inspect: a namespace with retention", () => {
   });
 
   it("a backlog quota that evicts is critical; its age limit is the DLQ's retention", async () => {
-    await kit.admin.request("POST", `namespaces/${kit.ns}/backlogQuota?backlogQuotaType=message_age`, "set a backlog quota", { body: { limitSize: -1, limitTime: 3600, policy: "consumer_backlog_eviction" } });
+    await kit.admin.request(
+      "POST",
+      `namespaces/${kit.ns}/backlogQuota?backlogQuotaType=message_age`,
+      "set a backlog quota",
+      { body: { limitSize: -1, limitTime: 3600, policy: "consumer_backlog_eviction" } },
+    );
     const r = await until([held], (x) => !!finding(x, "pulsar.backlog_eviction", `namespace ${kit.ns}`));
     const f = finding(r, "pulsar.backlog_eviction", `namespace ${kit.ns}`);
     expect(f).toMatchObject({ severity: "critical", dlq: shortName(held) });
@@ -193,7 +237,12 @@ describe("pulsar inspect: failures", () => {
   it("a broker that does not answer is unavailable:broker; an aborted look stops", async () => {
     const dead = new PulsarAdmin(testEndpoint({ adminUrl: "http://127.0.0.1:1", timeoutMs: 2000 }));
     const t = { tenant: "public", namespace: "default", topic: "x-DLQ" };
-    await expect(inspectPulsar({ admin: dead, subscription: SUB, dlqs: [dlqOf(t)] }, opts)).rejects.toMatchObject({ kind: "unreachable", code: "unavailable:broker" });
-    await expect(inspectPulsar({ admin, subscription: SUB, dlqs: [dlqOf(t)] }, { ...opts, signal: AbortSignal.abort() })).rejects.toThrow(/abort/i);
+    await expect(inspectPulsar({ admin: dead, subscription: SUB, dlqs: [dlqOf(t)] }, opts)).rejects.toMatchObject({
+      kind: "unreachable",
+      code: "unavailable:broker",
+    });
+    await expect(
+      inspectPulsar({ admin, subscription: SUB, dlqs: [dlqOf(t)] }, { ...opts, signal: AbortSignal.abort() }),
+    ).rejects.toThrow(/abort/i);
   });
 });

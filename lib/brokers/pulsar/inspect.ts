@@ -1,7 +1,21 @@
 import "server-only";
-import { BrokerError, type BrokerInspection, type ConfigFinding, type DlqVitals, type InspectOptions } from "@/lib/brokers/types";
+import {
+  BrokerError,
+  type BrokerInspection,
+  type ConfigFinding,
+  type DlqVitals,
+  type InspectOptions,
+} from "@/lib/brokers/types";
 import { shortName, topicPath, type PulsarAdmin, type TopicName } from "@/lib/brokers/pulsar/client";
-import { EVICTION, mergeFindings, pulsarFindings, readAppliedPolicies, readNamespacePolicies, retentionKeeps, type PulsarPolicies } from "@/lib/brokers/pulsar/policies";
+import {
+  EVICTION,
+  mergeFindings,
+  pulsarFindings,
+  readAppliedPolicies,
+  readNamespacePolicies,
+  retentionKeeps,
+  type PulsarPolicies,
+} from "@/lib/brokers/pulsar/policies";
 
 /**
  * The sampler's look at a Pulsar connection (`BrokerAdapter.inspect`), admin REST calls only, no
@@ -35,7 +49,15 @@ export interface PulsarInspectContext {
 
 /** The part of a topic's stats the look reads (Pulsar 4.0.7, `stats?getEarliestTimeInBacklog=true`). */
 interface TopicStats {
-  subscriptions?: Record<string, { msgBacklog?: number; unackedMessages?: number; earliestMsgPublishTimeInBacklog?: number; totalMsgExpired?: number }>;
+  subscriptions?: Record<
+    string,
+    {
+      msgBacklog?: number;
+      unackedMessages?: number;
+      earliestMsgPublishTimeInBacklog?: number;
+      totalMsgExpired?: number;
+    }
+  >;
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: BrokerError };
@@ -75,12 +97,20 @@ async function pool<T, R>(items: T[], limit: number, f: (t: T) => Promise<R>): P
  */
 export function retentionMsOf(p: PulsarPolicies | null): number | null {
   if (!p) return null;
-  const limits = [p.messageTtlSeconds && p.messageTtlSeconds > 0 ? p.messageTtlSeconds : null, p.backlogQuota?.policy === EVICTION ? p.backlogQuota.limitSeconds : null].filter((s): s is number => s !== null && s >= 0);
+  const limits = [
+    p.messageTtlSeconds && p.messageTtlSeconds > 0 ? p.messageTtlSeconds : null,
+    p.backlogQuota?.policy === EVICTION ? p.backlogQuota.limitSeconds : null,
+  ].filter((s): s is number => s !== null && s >= 0);
   return limits.length ? Math.min(...limits) * 1000 : null;
 }
 
 /** A DLQ's vitals from its stats; `stats` null: the topic does not exist or could not be read. */
-export function vitalsOf(name: string, stats: TopicStats | null, subscription: string, policies: PulsarPolicies | null): DlqVitals {
+export function vitalsOf(
+  name: string,
+  stats: TopicStats | null,
+  subscription: string,
+  policies: PulsarPolicies | null,
+): DlqVitals {
   const sub = stats?.subscriptions?.[subscription];
   // earliestMsgPublishTimeInBacklog is the publish time of the entry after the subscription's
   // mark-delete position (0 when its backlog is empty). Letters the console acknowledged out of
@@ -99,7 +129,13 @@ export function vitalsOf(name: string, stats: TopicStats | null, subscription: s
     oldestAt: earliest && earliest > 0 ? new Date(earliest).toISOString() : null,
     // A TTL or quota acts on subscriptions: without the console's, retention alone decides how long
     // letters stay (null when it keeps none or has no time limit: the finding says which).
-    retentionMs: !stats ? null : sub ? retentionMsOf(policies) : policies && retentionKeeps(policies) && (policies.retentionMinutes ?? 0) > 0 ? policies.retentionMinutes! * 60_000 : null,
+    retentionMs: !stats
+      ? null
+      : sub
+        ? retentionMsOf(policies)
+        : policies && retentionKeeps(policies) && (policies.retentionMinutes ?? 0) > 0
+          ? policies.retentionMinutes! * 60_000
+          : null,
     retentionClock: "arrival",
   };
 }
@@ -134,17 +170,33 @@ export async function inspectPulsar(ctx: PulsarInspectContext, opts: InspectOpti
   const nsKey = (t: TopicName) => `${t.tenant}/${t.namespace}`;
   const namespaces = [...new Map(ctx.dlqs.map((d) => [nsKey(d.topic), d.topic])).entries()];
   const [nsOutcomes, looks] = await Promise.all([
-    Promise.all(namespaces.map(async ([key, t]) => [key, await attempt(() => readNamespacePolicies(admin, t.tenant, t.namespace, signal), signal)] as const)),
+    Promise.all(
+      namespaces.map(
+        async ([key, t]) =>
+          [key, await attempt(() => readNamespacePolicies(admin, t.tenant, t.namespace, signal), signal)] as const,
+      ),
+    ),
     pool(ctx.dlqs, CONCURRENCY, async (d): Promise<DlqLook> => {
       const what = `read the stats of topic ${shortName(d.topic)}`;
-      const stats = await attempt(() => admin.get<TopicStats>(`persistent/${topicPath(d.topic)}/stats?getEarliestTimeInBacklog=true`, what, { notFound: "null", signal }), signal);
-      const applied = stats.ok && stats.value ? await attempt(() => readAppliedPolicies(admin, d.topic, signal), signal) : null;
+      const stats = await attempt(
+        () =>
+          admin.get<TopicStats>(`persistent/${topicPath(d.topic)}/stats?getEarliestTimeInBacklog=true`, what, {
+            notFound: "null",
+            signal,
+          }),
+        signal,
+      );
+      const applied =
+        stats.ok && stats.value ? await attempt(() => readAppliedPolicies(admin, d.topic, signal), signal) : null;
       return { ...d, stats, applied };
     }),
   ]);
   const nsPolicies = new Map(nsOutcomes);
 
-  const outcomes = [...nsOutcomes.map(([, o]) => o), ...looks.flatMap((l) => [l.stats, ...(l.applied ? [l.applied] : [])])];
+  const outcomes = [
+    ...nsOutcomes.map(([, o]) => o),
+    ...looks.flatMap((l) => [l.stats, ...(l.applied ? [l.applied] : [])]),
+  ];
   const failed = outcomes.filter((o): o is { ok: false; error: BrokerError } => !o.ok);
   // Nothing answered but errors (a token refused everywhere, a broker failing every call): the look failed.
   if (outcomes.length && failed.length === outcomes.length) throw failed[0].error;
@@ -152,7 +204,16 @@ export async function inspectPulsar(ctx: PulsarInspectContext, opts: InspectOpti
   const findings: ConfigFinding[] = [];
   for (const [key, o] of nsOutcomes) {
     // A namespace that does not exist has no DLQ topics either: those are simply missing.
-    if (!o.ok && o.error.kind !== "not_found") findings.push(unreadable(key.split("/")[0], `namespace ${key}`, null, `the retention, message TTL and backlog quotas of namespace ${key}`, o.error));
+    if (!o.ok && o.error.kind !== "not_found")
+      findings.push(
+        unreadable(
+          key.split("/")[0],
+          `namespace ${key}`,
+          null,
+          `the retention, message TTL and backlog quotas of namespace ${key}`,
+          o.error,
+        ),
+      );
   }
   const dlqs: DlqVitals[] = [];
   for (const l of looks) {
@@ -162,11 +223,28 @@ export async function inspectPulsar(ctx: PulsarInspectContext, opts: InspectOpti
     const stats = l.stats.ok ? l.stats.value : null;
     dlqs.push(vitalsOf(l.name, stats, subscription, applied ?? namespace));
     if (!l.stats.ok) {
-      findings.push(unreadable(l.topic.tenant, `topic ${shortName(l.topic)}`, l.name, `the stats of dead-letter topic ${shortName(l.topic)}`, l.stats.error));
+      findings.push(
+        unreadable(
+          l.topic.tenant,
+          `topic ${shortName(l.topic)}`,
+          l.name,
+          `the stats of dead-letter topic ${shortName(l.topic)}`,
+          l.stats.error,
+        ),
+      );
       continue;
     }
     if (!stats) continue;
-    if (l.applied && !l.applied.ok) findings.push(unreadable(l.topic.tenant, `topic ${shortName(l.topic)}`, l.name, `the policies that apply to dead-letter topic ${shortName(l.topic)} (the namespace's were used)`, l.applied.error));
+    if (l.applied && !l.applied.ok)
+      findings.push(
+        unreadable(
+          l.topic.tenant,
+          `topic ${shortName(l.topic)}`,
+          l.name,
+          `the policies that apply to dead-letter topic ${shortName(l.topic)} (the namespace's were used)`,
+          l.applied.error,
+        ),
+      );
     const sub = stats.subscriptions?.[subscription];
     findings.push(
       ...pulsarFindings({

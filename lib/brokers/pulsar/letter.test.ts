@@ -10,9 +10,15 @@ import type { Letter } from "@/lib/brokers/types";
 /** As a DLQ reader received it from the broker (its properties in the broker's order). */
 const REAL_FRAME = `{"messageId":"CAgQADAA","payload":"aGVsbG8tMg==","properties":{"REAL_TOPIC":"persistent://public/default/exp","REAL_SUBSCRIPTION":"sub","ORIGIN_MESSAGE_ID":"10:2:-1","x<b>":"\\u0000evil","ORIGIN_MESSAGE_IDY_TIME":"10:2:-1","k":"v2"},"publishTime":"2026-12-02T17:24:13.82Z","redeliveryCount":0,"eventTime":"2026-01-01T00:00:00Z","key":"key-2"}`;
 
-const frame = (over: Partial<PulsarMessageFrame> = {}): PulsarMessageFrame => ({ ...(JSON.parse(REAL_FRAME) as PulsarMessageFrame), ...over });
-const read = (f: PulsarMessageFrame, ctx: { maxBodyBytes?: number; maxRedeliverCount?: number; configOrigin?: string | null } = {}, position = 0) =>
-  toLetter(f, decodeMessageId(f.messageId), position, { configOrigin: null, ...ctx });
+const frame = (over: Partial<PulsarMessageFrame> = {}): PulsarMessageFrame => ({
+  ...(JSON.parse(REAL_FRAME) as PulsarMessageFrame),
+  ...over,
+});
+const read = (
+  f: PulsarMessageFrame,
+  ctx: { maxBodyBytes?: number; maxRedeliverCount?: number; configOrigin?: string | null } = {},
+  position = 0,
+) => toLetter(f, decodeMessageId(f.messageId), position, { configOrigin: null, ...ctx });
 const prop = (l: Letter, name: string) => displayText(l.properties.find((p) => p.name === name)?.value);
 const sha = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
 
@@ -85,7 +91,9 @@ describe("toLetter", () => {
     expect(l.failure.count).toBe(4);
     expect(l.failure.deliveryCount).toBeNull();
     expect(l.history[0].count).toBe(4);
-    expect(prop(l, "deliveries (inferred)")).toMatch(/^4: maxRedeliverCount 3 \+ 1, from the connection's configuration/);
+    expect(prop(l, "deliveries (inferred)")).toMatch(
+      /^4: maxRedeliverCount 3 \+ 1, from the connection's configuration/,
+    );
     expect(read(frame(), { maxRedeliverCount: 0 }).failure.count).toBe(1);
   });
 
@@ -127,7 +135,10 @@ describe("toLetter", () => {
   });
 
   it("a message not dead-lettered by Pulsar's client: the configured origin, no reason, no history, no inferred count", () => {
-    const l = read(frame({ properties: { k: "v" }, key: undefined, eventTime: undefined }), { maxRedeliverCount: 3, configOrigin: "public/default/orders" });
+    const l = read(frame({ properties: { k: "v" }, key: undefined, eventTime: undefined }), {
+      maxRedeliverCount: 3,
+      configOrigin: "public/default/orders",
+    });
     expect(l.failure).toMatchObject({ originQueue: "public/default/orders", reason: null, count: null });
     expect(l.history).toEqual([]);
     expect(l.orderingKey).toBeNull();
@@ -135,7 +146,17 @@ describe("toLetter", () => {
   });
 
   it("takes exception class, message and correlation id from application properties", () => {
-    const l = read(frame({ properties: { ...frame().properties, "exception-class": "com.acme.Boom", "exception-message": "order 7 has no lines", "correlation-id": "c-1", "content-type": "text/plain" } }));
+    const l = read(
+      frame({
+        properties: {
+          ...frame().properties,
+          "exception-class": "com.acme.Boom",
+          "exception-message": "order 7 has no lines",
+          "correlation-id": "c-1",
+          "content-type": "text/plain",
+        },
+      }),
+    );
     expect(l.failure).toMatchObject({ exceptionClass: "com.acme.Boom", exceptionMessage: "order 7 has no lines" });
     expect(l.correlationId).toBe("c-1");
     expect(l.contentType).toBe("text/plain");

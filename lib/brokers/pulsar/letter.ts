@@ -58,7 +58,10 @@ export function toLetter(frame: PulsarMessageFrame, id: MessageId, position: num
   const whole = frame.payload ? Buffer.from(frame.payload, "base64") : Buffer.from(EMPTY);
   const max = ctx.maxBodyBytes;
   const truncated = max !== undefined && whole.byteLength > max;
-  const headers: HeaderEntry[] = Object.entries(frame.properties ?? {}).map(([name, v]) => ({ name, value: { t: "string", v: String(v) } }));
+  const headers: HeaderEntry[] = Object.entries(frame.properties ?? {}).map(([name, v]) => ({
+    name,
+    value: { t: "string", v: String(v) },
+  }));
   const publishedAt = iso(frame.publishTime);
   const eventAt = iso(frame.eventTime);
   const messageId = messageIdText(id);
@@ -69,19 +72,29 @@ export function toLetter(frame: PulsarMessageFrame, id: MessageId, position: num
   // retried: a count Pulsar recorded. Else only the configured policy can say (and it says so).
   const reconsumed = Number(headerText(headers, RECONSUME_TIMES) ?? NaN);
   const recorded = Number.isInteger(reconsumed) && reconsumed >= 0 ? reconsumed : null;
-  const inferred = recorded === null && ctx.maxRedeliverCount !== undefined && realTopic ? ctx.maxRedeliverCount + 1 : null;
+  const inferred =
+    recorded === null && ctx.maxRedeliverCount !== undefined && realTopic ? ctx.maxRedeliverCount + 1 : null;
   const count = recorded ?? inferred;
   const reason = realTopic ? "maxRedeliverCount" : null;
 
   const properties: HeaderEntry[] = [{ name: "message id", value: { t: "string", v: messageId } }];
-  if (frame.key !== undefined && frame.key !== null) properties.push({ name: "key", value: { t: "string", v: frame.key } });
+  if (frame.key !== undefined && frame.key !== null)
+    properties.push({ name: "key", value: { t: "string", v: frame.key } });
   if (publishedAt) properties.push({ name: "publish time", value: timestampValue(Date.parse(publishedAt)) });
   if (eventAt) properties.push({ name: "event time", value: timestampValue(Date.parse(eventAt)) });
   if (subscription) properties.push({ name: "origin subscription", value: { t: "string", v: subscription } });
   const originId = headerText(headers, ORIGIN_MESSAGE_ID);
   if (originId) properties.push({ name: "origin message id", value: { t: "string", v: originId } });
-  if (recorded !== null) properties.push({ name: "retries (RECONSUMETIMES)", value: { t: "number", v: String(recorded) } });
-  if (inferred !== null) properties.push({ name: "deliveries (inferred)", value: { t: "string", v: `${inferred}: maxRedeliverCount ${ctx.maxRedeliverCount} + 1, from the connection's configuration; Pulsar does not record the count on a dead letter` } });
+  if (recorded !== null)
+    properties.push({ name: "retries (RECONSUMETIMES)", value: { t: "number", v: String(recorded) } });
+  if (inferred !== null)
+    properties.push({
+      name: "deliveries (inferred)",
+      value: {
+        t: "string",
+        v: `${inferred}: maxRedeliverCount ${ctx.maxRedeliverCount} + 1, from the connection's configuration; Pulsar does not record the count on a dead letter`,
+      },
+    });
 
   const failure: FailureInfo = {
     deadLetteredAt: publishedAt,

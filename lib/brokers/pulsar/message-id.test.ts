@@ -20,7 +20,13 @@ const b64 = (bytes: number[]) => Buffer.from(bytes).toString("base64");
 describe("decodeMessageId", () => {
   it("decodes ids seen on the broker's WebSocket API", () => {
     expect(decodeMessageId("CAgQADAA")).toEqual({ ledger: 8n, entry: 0n, partition: -1, batchIndex: -1, batchSize: 0 });
-    expect(decodeMessageId("CAwQATAA")).toEqual({ ledger: 12n, entry: 1n, partition: -1, batchIndex: -1, batchSize: 0 });
+    expect(decodeMessageId("CAwQATAA")).toEqual({
+      ledger: 12n,
+      entry: 1n,
+      partition: -1,
+      batchIndex: -1,
+      batchSize: 0,
+    });
     expect(messageIdText(decodeMessageId("CAgQADAA"))).toBe("8:0:-1");
   });
 
@@ -34,7 +40,9 @@ describe("decodeMessageId", () => {
 
   it("skips fields it does not know (ack_set, length-delimited and fixed-width fields)", () => {
     // ledger 7, entry 9, ack_set (field 5, varint) 255, an unknown bytes field 9, a fixed64 field 10
-    const id = decodeMessageId(b64([0x08, 0x07, 0x10, 0x09, 0x28, 0xff, 0x01, 0x4a, 0x02, 0xaa, 0xbb, 0x51, 1, 2, 3, 4, 5, 6, 7, 8]));
+    const id = decodeMessageId(
+      b64([0x08, 0x07, 0x10, 0x09, 0x28, 0xff, 0x01, 0x4a, 0x02, 0xaa, 0xbb, 0x51, 1, 2, 3, 4, 5, 6, 7, 8]),
+    );
     expect(id).toMatchObject({ ledger: 7n, entry: 9n, batchIndex: -1 });
   });
 
@@ -50,7 +58,12 @@ describe("decodeMessageId", () => {
 describe("encodeMessageId", () => {
   it("gives the broker's own bytes for a plain position", () => {
     expect(encodeMessageId(pos(8, 0))).toBe("CAgQAA==");
-    expect(decodeMessageId(encodeMessageId(pos(12, 1)))).toMatchObject({ ledger: 12n, entry: 1n, partition: -1, batchIndex: -1 });
+    expect(decodeMessageId(encodeMessageId(pos(12, 1)))).toMatchObject({
+      ledger: 12n,
+      entry: 1n,
+      partition: -1,
+      batchIndex: -1,
+    });
   });
 
   it("round-trips an empty ledger's mark-delete position 12:-1 (entry -1 as a 10-byte varint)", () => {
@@ -67,7 +80,12 @@ describe("encodeMessageId", () => {
   });
 
   it("round-trips a partition and a batch index; none is written when they are -1", () => {
-    expect(decodeMessageId(encodeMessageId({ ...pos(5, 6), partition: 2, batchIndex: 4 }))).toMatchObject({ ledger: 5n, entry: 6n, partition: 2, batchIndex: 4 });
+    expect(decodeMessageId(encodeMessageId({ ...pos(5, 6), partition: 2, batchIndex: 4 }))).toMatchObject({
+      ledger: 5n,
+      entry: 6n,
+      partition: 2,
+      batchIndex: 4,
+    });
     expect(encodeMessageId({ ...pos(5, 6), partition: -1, batchIndex: -1 })).toBe(encodeMessageId(pos(5, 6)));
   });
 });
@@ -103,7 +121,13 @@ describe("AckState", () => {
     expect(acked(12, 4)).toBe(false); // the lower edge is open
     expect([acked(12, 5), acked(12, 6)]).toEqual([true, true]); // the upper edge is closed
     expect([acked(12, 7), acked(13, 0)]).toEqual([false, false]);
-    expect([acked(14, 3), acked(14, 4), acked(14, 9), acked(14, 10), acked(15, 0)]).toEqual([false, true, true, false, false]);
+    expect([acked(14, 3), acked(14, 4), acked(14, 9), acked(14, 10), acked(15, 0)]).toEqual([
+      false,
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 
   it("with an empty ledger's mark-delete position 12:-1: nothing of ledger 12 is acknowledged", () => {
@@ -134,7 +158,14 @@ describe("AckState", () => {
 });
 
 describe("letter ids", () => {
-  const id = (over: Partial<MessageId>): MessageId => ({ ledger: 8n, entry: 0n, partition: -1, batchIndex: -1, batchSize: 0, ...over });
+  const id = (over: Partial<MessageId>): MessageId => ({
+    ledger: 8n,
+    entry: 0n,
+    partition: -1,
+    batchIndex: -1,
+    batchSize: 0,
+    ...over,
+  });
 
   it("round-trips through positionOfLetterId, batched or not, 64-bit exact", () => {
     expect(letterIdOf(decodeMessageId("CAgQADAA"))).toBe("8-0");
@@ -150,7 +181,21 @@ describe("letter ids", () => {
   });
 
   it("rejects ids that are not ours", () => {
-    for (const junk of ["", "8", "8:0", "8:0:-1", "-1-0", "8--1", "8-0-", "8-0-1-2", "a-b", "8-0x", "../8-0", "8-0\n", " 8-0"]) {
+    for (const junk of [
+      "",
+      "8",
+      "8:0",
+      "8:0:-1",
+      "-1-0",
+      "8--1",
+      "8-0-",
+      "8-0-1-2",
+      "a-b",
+      "8-0x",
+      "../8-0",
+      "8-0\n",
+      " 8-0",
+    ]) {
       expect(positionOfLetterId(junk), JSON.stringify(junk)).toBeNull();
     }
   });

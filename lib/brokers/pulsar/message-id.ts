@@ -118,7 +118,10 @@ export interface AckedRange {
 export function parseAckedRanges(text: string | null | undefined): AckedRange[] {
   const out: AckedRange[] = [];
   for (const m of (text ?? "").matchAll(/\((-?\d+):(-?\d+)\.\.(-?\d+):(-?\d+)\]/g)) {
-    out.push({ from: { ledger: BigInt(m[1]), entry: BigInt(m[2]) }, to: { ledger: BigInt(m[3]), entry: BigInt(m[4]) } });
+    out.push({
+      from: { ledger: BigInt(m[1]), entry: BigInt(m[2]) },
+      to: { ledger: BigInt(m[3]), entry: BigInt(m[4]) },
+    });
   }
   return out;
 }
@@ -153,7 +156,9 @@ export class AckState {
 
 /** A letter's id in the console: "<ledger>-<entry>", plus "-<batch index>" inside a batched entry. URL-safe and stable. */
 export function letterIdOf(id: MessageId): string {
-  return id.batchIndex >= 0 && id.batchSize > 0 ? `${id.ledger}-${id.entry}-${id.batchIndex}` : `${id.ledger}-${id.entry}`;
+  return id.batchIndex >= 0 && id.batchSize > 0
+    ? `${id.ledger}-${id.entry}-${id.batchIndex}`
+    : `${id.ledger}-${id.entry}`;
 }
 
 /** The position a letter id names, or null when it is not one of ours. */

@@ -1,18 +1,45 @@
 import { describe, expect, it } from "vitest";
 import type { ConfigFinding } from "@/lib/brokers/types";
-import { backlogQuotaOf, mergeFindings, pulsarFindings, retentionKeeps, secondsWords, type DlqPolicyFacts, type PulsarPolicies } from "@/lib/brokers/pulsar/policies";
+import {
+  backlogQuotaOf,
+  mergeFindings,
+  pulsarFindings,
+  retentionKeeps,
+  secondsWords,
+  type DlqPolicyFacts,
+  type PulsarPolicies,
+} from "@/lib/brokers/pulsar/policies";
 import { retentionMsOf, vitalsOf } from "@/lib/brokers/pulsar/inspect";
 
 const topic = { tenant: "public", namespace: "orders", topic: "orders-billing-DLQ" };
 const DLQ = "public/orders/orders-billing-DLQ";
 
 /** A namespace's own answer: null where it sets nothing. */
-const ns = (over: Partial<PulsarPolicies> = {}): PulsarPolicies => ({ retentionMinutes: null, retentionSizeMb: null, messageTtlSeconds: null, backlogQuota: null, ...over });
+const ns = (over: Partial<PulsarPolicies> = {}): PulsarPolicies => ({
+  retentionMinutes: null,
+  retentionSizeMb: null,
+  messageTtlSeconds: null,
+  backlogQuota: null,
+  ...over,
+});
 /** An applied answer: every field set (Pulsar's broker defaults: no retention, no TTL, no quota). */
-const applied = (over: Partial<PulsarPolicies> = {}): PulsarPolicies => ({ retentionMinutes: 0, retentionSizeMb: 0, messageTtlSeconds: 0, backlogQuota: null, ...over });
+const applied = (over: Partial<PulsarPolicies> = {}): PulsarPolicies => ({
+  retentionMinutes: 0,
+  retentionSizeMb: 0,
+  messageTtlSeconds: 0,
+  backlogQuota: null,
+  ...over,
+});
 const WEEK = { retentionMinutes: 7 * 24 * 60, retentionSizeMb: 10 * 1024 };
 
-const facts = (over: Partial<DlqPolicyFacts> = {}): DlqPolicyFacts => ({ topic, subscription: "dlq-console", subscribed: true, policies: ns(WEEK), applied: applied(WEEK), ...over });
+const facts = (over: Partial<DlqPolicyFacts> = {}): DlqPolicyFacts => ({
+  topic,
+  subscription: "dlq-console",
+  subscribed: true,
+  policies: ns(WEEK),
+  applied: applied(WEEK),
+  ...over,
+});
 const codes = (fs: ConfigFinding[]) => fs.map((f) => [f.code, f.severity, f.object]);
 const byCode = (fs: ConfigFinding[], code: string) => fs.find((f) => f.code === `pulsar.${code}`);
 
@@ -30,9 +57,17 @@ describe("reading Pulsar's answers", () => {
       destination_storage: { limit: 1048576, limitSize: 1048576, limitTime: -1, policy: "consumer_backlog_eviction" },
       message_age: { limit: -1, limitSize: -1, limitTime: 3600, policy: "producer_request_hold" },
     };
-    expect(backlogQuotaOf(both)).toEqual({ limitBytes: 1048576, limitSeconds: null, policy: "consumer_backlog_eviction" });
-    expect(backlogQuotaOf({ ...both, destination_storage: { ...both.destination_storage, policy: "producer_exception" } })).toEqual({ limitBytes: 1048576, limitSeconds: 3600, policy: "producer_exception" });
-    expect(backlogQuotaOf({ message_age: { limitSize: -1, limitTime: 600, policy: "consumer_backlog_eviction" } })).toEqual({ limitBytes: null, limitSeconds: 600, policy: "consumer_backlog_eviction" });
+    expect(backlogQuotaOf(both)).toEqual({
+      limitBytes: 1048576,
+      limitSeconds: null,
+      policy: "consumer_backlog_eviction",
+    });
+    expect(
+      backlogQuotaOf({ ...both, destination_storage: { ...both.destination_storage, policy: "producer_exception" } }),
+    ).toEqual({ limitBytes: 1048576, limitSeconds: 3600, policy: "producer_exception" });
+    expect(
+      backlogQuotaOf({ message_age: { limitSize: -1, limitTime: 600, policy: "consumer_backlog_eviction" } }),
+    ).toEqual({ limitBytes: null, limitSeconds: 600, policy: "consumer_backlog_eviction" });
   });
 
   it("retention keeps letters only when neither its time nor its size is 0 (-1 is unlimited)", () => {
@@ -69,14 +104,23 @@ describe("pulsarFindings", () => {
     expect(f.why).toMatch(/no retention/);
     expect(f.fix).toContain(`pulsar-admin topics create-subscription -s dlq-console -m earliest persistent://${DLQ}`);
     expect(f.fix).toMatch(/console creates the subscription/);
-    expect(pulsarFindings(facts({ subscribed: false, createSubscription: false, policies: ns(), applied: applied() }))[0].fix).toMatch(/^createSubscription is off/);
+    expect(
+      pulsarFindings(facts({ subscribed: false, createSubscription: false, policies: ns(), applied: applied() }))[0]
+        .fix,
+    ).toMatch(/^createSubscription is off/);
   });
 
   it("no console subscription: a warning when retention keeps the letters, saying for how long", () => {
     const fs = pulsarFindings(facts({ subscribed: false }));
     expect(codes(fs)).toEqual([["pulsar.no_console_subscription", "warning", `topic ${DLQ}`]]);
     expect(fs[0].why).toContain("for 7 days and up to 10 GiB");
-    const unlimited = pulsarFindings(facts({ subscribed: false, applied: applied({ retentionMinutes: -1, retentionSizeMb: -1 }), policies: ns({ retentionMinutes: -1, retentionSizeMb: -1 }) }));
+    const unlimited = pulsarFindings(
+      facts({
+        subscribed: false,
+        applied: applied({ retentionMinutes: -1, retentionSizeMb: -1 }),
+        policies: ns({ retentionMinutes: -1, retentionSizeMb: -1 }),
+      }),
+    );
     expect(unlimited[0]).toMatchObject({ severity: "warning" });
     expect(unlimited[0].why).toMatch(/Unlimited retention/);
   });
@@ -101,7 +145,13 @@ describe("pulsarFindings", () => {
   });
 
   it("a message TTL on the namespace is critical: it expires letters on the console's subscription", () => {
-    const fs = pulsarFindings(facts({ policies: ns({ ...WEEK, messageTtlSeconds: 120 }), applied: applied({ ...WEEK, messageTtlSeconds: 120 }), expired: 4 }));
+    const fs = pulsarFindings(
+      facts({
+        policies: ns({ ...WEEK, messageTtlSeconds: 120 }),
+        applied: applied({ ...WEEK, messageTtlSeconds: 120 }),
+        expired: 4,
+      }),
+    );
     expect(codes(fs)).toEqual([["pulsar.message_ttl", "critical", "namespace public/orders"]]);
     expect(fs[0].why).toContain("message TTL of 2 minutes");
     expect(fs[0].why).toContain('the console\'s "dlq-console" included');
@@ -112,7 +162,9 @@ describe("pulsarFindings", () => {
   });
 
   it("a TTL without retention: the letters are deleted, not only hidden", () => {
-    const fs = pulsarFindings(facts({ policies: ns({ messageTtlSeconds: 60 }), applied: applied({ messageTtlSeconds: 60 }) }));
+    const fs = pulsarFindings(
+      facts({ policies: ns({ messageTtlSeconds: 60 }), applied: applied({ messageTtlSeconds: 60 }) }),
+    );
     expect(codes(fs)).toEqual([
       ["pulsar.no_retention", "info", "namespace public/orders"],
       ["pulsar.message_ttl", "critical", "namespace public/orders"],
@@ -121,36 +173,64 @@ describe("pulsarFindings", () => {
   });
 
   it("a topic TTL of 0 overrides the namespace's: no finding; a TTL the namespace does not set is the topic's or the broker's", () => {
-    expect(pulsarFindings(facts({ policies: ns({ ...WEEK, messageTtlSeconds: 120 }), applied: applied({ ...WEEK, messageTtlSeconds: 0 }) }))).toEqual([]);
+    expect(
+      pulsarFindings(
+        facts({
+          policies: ns({ ...WEEK, messageTtlSeconds: 120 }),
+          applied: applied({ ...WEEK, messageTtlSeconds: 0 }),
+        }),
+      ),
+    ).toEqual([]);
     const fromBroker = pulsarFindings(facts({ applied: applied({ ...WEEK, messageTtlSeconds: 3600 }) }));
     expect(codes(fromBroker)).toEqual([["pulsar.message_ttl", "critical", `topic ${DLQ}`]]);
     expect(fromBroker[0].why).toMatch(/ttlDurationDefaultInSeconds/);
     expect(fromBroker[0].fix).toContain(`pulsar-admin topicPolicies set-message-ttl persistent://${DLQ} -t 0`);
     // Only the namespace's answers (applied not read): its TTL counts.
-    expect(codes(pulsarFindings(facts({ policies: ns({ ...WEEK, messageTtlSeconds: 30 }), applied: undefined })))).toEqual([["pulsar.message_ttl", "critical", "namespace public/orders"]]);
+    expect(
+      codes(pulsarFindings(facts({ policies: ns({ ...WEEK, messageTtlSeconds: 30 }), applied: undefined }))),
+    ).toEqual([["pulsar.message_ttl", "critical", "namespace public/orders"]]);
   });
 
   it("a backlog quota that evicts is critical; one that holds the producer is not a finding", () => {
     const evict = { limitBytes: 1048576, limitSeconds: null, policy: "consumer_backlog_eviction" };
-    const fs = pulsarFindings(facts({ policies: ns({ ...WEEK, backlogQuota: evict }), applied: applied({ ...WEEK, backlogQuota: evict }) }));
+    const fs = pulsarFindings(
+      facts({ policies: ns({ ...WEEK, backlogQuota: evict }), applied: applied({ ...WEEK, backlogQuota: evict }) }),
+    );
     expect(codes(fs)).toEqual([["pulsar.backlog_eviction", "critical", "namespace public/orders"]]);
     expect(fs[0].why).toContain("1 MiB of backlog");
     expect(fs[0].why).toContain('the console\'s subscription "dlq-console"');
     expect(fs[0].fix).toContain("pulsar-admin namespaces remove-backlog-quota public/orders -t destination_storage");
-    expect(fs[0].fix).toContain("pulsar-admin namespaces set-backlog-quota public/orders -t destination_storage -l 1048576 -p producer_request_hold");
+    expect(fs[0].fix).toContain(
+      "pulsar-admin namespaces set-backlog-quota public/orders -t destination_storage -l 1048576 -p producer_request_hold",
+    );
     const hold = { ...evict, policy: "producer_request_hold" };
-    expect(pulsarFindings(facts({ policies: ns({ ...WEEK, backlogQuota: hold }), applied: applied({ ...WEEK, backlogQuota: hold }) }))).toEqual([]);
+    expect(
+      pulsarFindings(
+        facts({ policies: ns({ ...WEEK, backlogQuota: hold }), applied: applied({ ...WEEK, backlogQuota: hold }) }),
+      ),
+    ).toEqual([]);
     const byAge = { limitBytes: null, limitSeconds: 600, policy: "consumer_backlog_eviction" };
     const topicOnly = pulsarFindings(facts({ applied: applied({ ...WEEK, backlogQuota: byAge }) }));
     expect(codes(topicOnly)).toEqual([["pulsar.backlog_eviction", "critical", `topic ${DLQ}`]]);
     expect(topicOnly[0].why).toContain("letters older than 10 minutes");
-    expect(topicOnly[0].fix).toContain(`pulsar-admin topicPolicies set-backlog-quota persistent://${DLQ} -t message_age -lt 600 -p producer_request_hold`);
+    expect(topicOnly[0].fix).toContain(
+      `pulsar-admin topicPolicies set-backlog-quota persistent://${DLQ} -t message_age -lt 600 -p producer_request_hold`,
+    );
   });
 
   it("mergeFindings: a namespace's fault seen from two DLQs is one finding naming both", () => {
-    const a = pulsarFindings(facts({ policies: ns({ ...WEEK, messageTtlSeconds: 60 }), applied: applied({ ...WEEK, messageTtlSeconds: 60 }) }));
+    const a = pulsarFindings(
+      facts({ policies: ns({ ...WEEK, messageTtlSeconds: 60 }), applied: applied({ ...WEEK, messageTtlSeconds: 60 }) }),
+    );
     const other = { ...topic, topic: "payments-x-DLQ" };
-    const b = pulsarFindings(facts({ topic: other, subscribed: false, policies: ns({ ...WEEK, messageTtlSeconds: 60 }), applied: applied({ ...WEEK, messageTtlSeconds: 60 }) }));
+    const b = pulsarFindings(
+      facts({
+        topic: other,
+        subscribed: false,
+        policies: ns({ ...WEEK, messageTtlSeconds: 60 }),
+        applied: applied({ ...WEEK, messageTtlSeconds: 60 }),
+      }),
+    );
     const merged = mergeFindings([...a, ...b]);
     expect(codes(merged)).toEqual([
       ["pulsar.message_ttl", "critical", "namespace public/orders"],
@@ -163,11 +243,20 @@ describe("pulsarFindings", () => {
 
 describe("vitals", () => {
   type Sub = { msgBacklog?: number; unackedMessages?: number; earliestMsgPublishTimeInBacklog?: number };
-  const stats = (sub?: Sub): Parameters<typeof vitalsOf>[1] => ({ subscriptions: { other: { msgBacklog: 99 }, ...(sub ? { "dlq-console": sub } : {}) } });
+  const stats = (sub?: Sub): Parameters<typeof vitalsOf>[1] => ({
+    subscriptions: { other: { msgBacklog: 99 }, ...(sub ? { "dlq-console": sub } : {}) },
+  });
 
   it("depth and oldest letter are the console subscription's; TTL is the retention, counted from arrival", () => {
     const at = Date.UTC(2026, 11, 2, 17, 0, 0);
-    expect(vitalsOf(DLQ, stats({ msgBacklog: 3, unackedMessages: 1, earliestMsgPublishTimeInBacklog: at }), "dlq-console", applied({ messageTtlSeconds: 120 }))).toEqual({
+    expect(
+      vitalsOf(
+        DLQ,
+        stats({ msgBacklog: 3, unackedMessages: 1, earliestMsgPublishTimeInBacklog: at }),
+        "dlq-console",
+        applied({ messageTtlSeconds: 120 }),
+      ),
+    ).toEqual({
       name: DLQ,
       queueType: "topic",
       depth: 3,
@@ -178,24 +267,64 @@ describe("vitals", () => {
       retentionClock: "arrival",
     });
     // An empty backlog says 0 for its oldest letter.
-    expect(vitalsOf(DLQ, stats({ msgBacklog: 0, unackedMessages: 0, earliestMsgPublishTimeInBacklog: 0 }), "dlq-console", applied())).toMatchObject({ depth: 0, oldestAt: null, retentionMs: null });
+    expect(
+      vitalsOf(
+        DLQ,
+        stats({ msgBacklog: 0, unackedMessages: 0, earliestMsgPublishTimeInBacklog: 0 }),
+        "dlq-console",
+        applied(),
+      ),
+    ).toMatchObject({ depth: 0, oldestAt: null, retentionMs: null });
   });
 
   it("without the console's subscription the depth is unknown (another subscription's backlog is not the DLQ's)", () => {
-    expect(vitalsOf(DLQ, stats(), "dlq-console", applied({ messageTtlSeconds: 60 }))).toMatchObject({ depth: null, inFlight: null, oldestAt: null, retentionMs: null });
+    expect(vitalsOf(DLQ, stats(), "dlq-console", applied({ messageTtlSeconds: 60 }))).toMatchObject({
+      depth: null,
+      inFlight: null,
+      oldestAt: null,
+      retentionMs: null,
+    });
     // Then retention alone keeps its letters (a TTL acts on subscriptions only).
-    expect(vitalsOf(DLQ, stats(), "dlq-console", applied({ ...WEEK, messageTtlSeconds: 60 })).retentionMs).toBe(7 * 86_400_000);
-    expect(vitalsOf(DLQ, stats(), "dlq-console", applied({ retentionMinutes: -1, retentionSizeMb: -1 })).retentionMs).toBeNull();
+    expect(vitalsOf(DLQ, stats(), "dlq-console", applied({ ...WEEK, messageTtlSeconds: 60 })).retentionMs).toBe(
+      7 * 86_400_000,
+    );
+    expect(
+      vitalsOf(DLQ, stats(), "dlq-console", applied({ retentionMinutes: -1, retentionSizeMb: -1 })).retentionMs,
+    ).toBeNull();
   });
 
   it("a topic that does not exist: every figure null", () => {
-    expect(vitalsOf(DLQ, null, "dlq-console", applied({ messageTtlSeconds: 60 }))).toEqual({ name: DLQ, queueType: "topic", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+    expect(vitalsOf(DLQ, null, "dlq-console", applied({ messageTtlSeconds: 60 }))).toEqual({
+      name: DLQ,
+      queueType: "topic",
+      depth: null,
+      inFlight: null,
+      enteredTotal: null,
+      oldestAt: null,
+      retentionMs: null,
+      retentionClock: "arrival",
+    });
   });
 
   it("retention: the shorter of the TTL and an evicting age quota; a holding quota or a size quota is no deadline", () => {
-    expect(retentionMsOf(applied({ messageTtlSeconds: 600, backlogQuota: { limitBytes: null, limitSeconds: 300, policy: "consumer_backlog_eviction" } }))).toBe(300_000);
-    expect(retentionMsOf(applied({ backlogQuota: { limitBytes: null, limitSeconds: 300, policy: "producer_request_hold" } }))).toBeNull();
-    expect(retentionMsOf(applied({ backlogQuota: { limitBytes: 1024, limitSeconds: null, policy: "consumer_backlog_eviction" } }))).toBeNull();
+    expect(
+      retentionMsOf(
+        applied({
+          messageTtlSeconds: 600,
+          backlogQuota: { limitBytes: null, limitSeconds: 300, policy: "consumer_backlog_eviction" },
+        }),
+      ),
+    ).toBe(300_000);
+    expect(
+      retentionMsOf(
+        applied({ backlogQuota: { limitBytes: null, limitSeconds: 300, policy: "producer_request_hold" } }),
+      ),
+    ).toBeNull();
+    expect(
+      retentionMsOf(
+        applied({ backlogQuota: { limitBytes: 1024, limitSeconds: null, policy: "consumer_backlog_eviction" } }),
+      ),
+    ).toBeNull();
     expect(retentionMsOf(ns())).toBeNull();
     expect(retentionMsOf(null)).toBeNull();
   });

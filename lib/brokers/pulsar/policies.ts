@@ -70,9 +70,11 @@ export function backlogQuotaOf(map: QuotaMapAnswer | null): BacklogQuotaPolicy |
   const age = map.message_age;
   const limited: Array<{ bytes: number | null; seconds: number | null; policy: string }> = [];
   const bytes = num(size?.limitSize ?? size?.limit);
-  if (size && bytes !== null && bytes >= 0) limited.push({ bytes, seconds: null, policy: size.policy ?? "producer_request_hold" });
+  if (size && bytes !== null && bytes >= 0)
+    limited.push({ bytes, seconds: null, policy: size.policy ?? "producer_request_hold" });
   const seconds = num(age?.limitTime);
-  if (age && seconds !== null && seconds >= 0) limited.push({ bytes: null, seconds, policy: age.policy ?? "producer_request_hold" });
+  if (age && seconds !== null && seconds >= 0)
+    limited.push({ bytes: null, seconds, policy: age.policy ?? "producer_request_hold" });
   if (!limited.length) return null;
   const evicting = limited.filter((q) => q.policy === EVICTION);
   const counted = evicting.length ? evicting : limited;
@@ -97,7 +99,12 @@ function policiesOf(retention: RetentionAnswer | null, ttl: unknown, quotas: Quo
  * retention or message TTL that is not set on the namespace, and `{}` for no backlog quota; a
  * namespace that does not exist is `not_found`.
  */
-export async function readNamespacePolicies(admin: PulsarAdmin, tenant: string, namespace: string, signal?: AbortSignal): Promise<PulsarPolicies> {
+export async function readNamespacePolicies(
+  admin: PulsarAdmin,
+  tenant: string,
+  namespace: string,
+  signal?: AbortSignal,
+): Promise<PulsarPolicies> {
   const ns = `${encodeURIComponent(tenant)}/${encodeURIComponent(namespace)}`;
   const what = (p: string) => `read the ${p} of namespace ${tenant}/${namespace}`;
   const [retention, ttl, quotas] = await Promise.all([
@@ -115,7 +122,11 @@ export async function readNamespacePolicies(admin: PulsarAdmin, tenant: string, 
  * topic; checked on 4.0.7, where a topic TTL of 0 overrides a namespace TTL and applied says 0).
  * Null when the topic does not exist.
  */
-export async function readAppliedPolicies(admin: PulsarAdmin, topic: TopicName, signal?: AbortSignal): Promise<PulsarPolicies | null> {
+export async function readAppliedPolicies(
+  admin: PulsarAdmin,
+  topic: TopicName,
+  signal?: AbortSignal,
+): Promise<PulsarPolicies | null> {
   const base = `persistent/${topicPath(topic)}`;
   const what = (p: string) => `read the ${p} that applies to topic ${shortName(topic)}`;
   const o = { signal, notFound: "null" as const };
@@ -128,7 +139,12 @@ export async function readAppliedPolicies(admin: PulsarAdmin, topic: TopicName, 
   if (retention === null && quotas === null) return null;
   const applied = policiesOf(retention, ttl, quotas);
   // Pulsar's defaults (no retention, no TTL) where an answer was empty.
-  return { ...applied, retentionMinutes: applied.retentionMinutes ?? 0, retentionSizeMb: applied.retentionSizeMb ?? 0, messageTtlSeconds: applied.messageTtlSeconds ?? 0 };
+  return {
+    ...applied,
+    retentionMinutes: applied.retentionMinutes ?? 0,
+    retentionSizeMb: applied.retentionSizeMb ?? 0,
+    messageTtlSeconds: applied.messageTtlSeconds ?? 0,
+  };
 }
 
 /** Retention keeps letters that no subscription holds: neither its time nor its size is 0. */
@@ -176,7 +192,8 @@ function retentionWords(p: Pick<PulsarPolicies, "retentionMinutes" | "retentionS
   return `for ${secondsWords(m * 60)} and up to ${bytesWords(mb * 1024 * 1024)}`;
 }
 
-const unlimited = (p: Pick<PulsarPolicies, "retentionMinutes" | "retentionSizeMb">) => (p.retentionMinutes ?? 0) < 0 && (p.retentionSizeMb ?? 0) < 0;
+const unlimited = (p: Pick<PulsarPolicies, "retentionMinutes" | "retentionSizeMb">) =>
+  (p.retentionMinutes ?? 0) < 0 && (p.retentionSizeMb ?? 0) < 0;
 
 /** What the checks know of one DLQ topic that exists. */
 export interface DlqPolicyFacts {
@@ -204,7 +221,13 @@ export interface DlqPolicyFacts {
 /** Where the value in force comes from, for the object at fault and the command that fixes it. */
 type Level = "namespace" | "topic" | "topic-or-broker";
 
-function levelOf<T>(ns: PulsarPolicies | null, applied: PulsarPolicies | null | undefined, get: (p: PulsarPolicies) => T | null, same: (a: T, b: T) => boolean, absence: boolean): Level {
+function levelOf<T>(
+  ns: PulsarPolicies | null,
+  applied: PulsarPolicies | null | undefined,
+  get: (p: PulsarPolicies) => T | null,
+  same: (a: T, b: T) => boolean,
+  absence: boolean,
+): Level {
   if (!applied) return "namespace";
   const n = ns ? get(ns) : null;
   const a = get(applied);
@@ -217,7 +240,12 @@ function inForce(f: DlqPolicyFacts): PulsarPolicies | null {
   if (f.applied) return f.applied;
   if (!f.policies) return null;
   const n = f.policies;
-  return { retentionMinutes: n.retentionMinutes ?? 0, retentionSizeMb: n.retentionSizeMb ?? 0, messageTtlSeconds: n.messageTtlSeconds ?? 0, backlogQuota: n.backlogQuota };
+  return {
+    retentionMinutes: n.retentionMinutes ?? 0,
+    retentionSizeMb: n.retentionSizeMb ?? 0,
+    messageTtlSeconds: n.messageTtlSeconds ?? 0,
+    backlogQuota: n.backlogQuota,
+  };
 }
 
 /**
@@ -231,7 +259,14 @@ export function pulsarFindings(f: DlqPolicyFacts): ConfigFinding[] {
   const ns = `${f.topic.tenant}/${f.topic.namespace}`;
   const out: ConfigFinding[] = [];
   const add = (code: string, severity: FindingSeverity, level: Level, why: string, fix: string) =>
-    out.push({ code: `pulsar.${code}`, severity, object: level === "namespace" ? `namespace ${ns}` : `topic ${shortName(f.topic)}`, dlq, why, fix });
+    out.push({
+      code: `pulsar.${code}`,
+      severity,
+      object: level === "namespace" ? `namespace ${ns}` : `topic ${shortName(f.topic)}`,
+      dlq,
+      why,
+      fix,
+    });
   const p = inForce(f);
   const keeps = p ? retentionKeeps(p) : null;
 
@@ -261,8 +296,17 @@ export function pulsarFindings(f: DlqPolicyFacts): ConfigFinding[] {
     // handled, whatever retention says; only deleting that subscription (or the topic) loses them,
     // which takes an operator's act. A DLQ topic without the subscription is already critical
     // under no_console_subscription, which says that retention is missing.
-    const level = levelOf(f.policies, f.applied, (x) => (x.retentionMinutes === null && x.retentionSizeMb === null ? null : x), (a, b) => a.retentionMinutes === b.retentionMinutes && a.retentionSizeMb === b.retentionSizeMb, true);
-    const where = level === "namespace" ? `Namespace ${ns} has no retention` : `Topic ${dlq} has no retention (its own policy overrides the namespace's)`;
+    const level = levelOf(
+      f.policies,
+      f.applied,
+      (x) => (x.retentionMinutes === null && x.retentionSizeMb === null ? null : x),
+      (a, b) => a.retentionMinutes === b.retentionMinutes && a.retentionSizeMb === b.retentionSizeMb,
+      true,
+    );
+    const where =
+      level === "namespace"
+        ? `Namespace ${ns} has no retention`
+        : `Topic ${dlq} has no retention (its own policy overrides the namespace's)`;
     add(
       "no_retention",
       "info",
@@ -276,9 +320,23 @@ export function pulsarFindings(f: DlqPolicyFacts): ConfigFinding[] {
 
   const ttl = p?.messageTtlSeconds ?? 0;
   if (p && ttl > 0) {
-    const level = levelOf(f.policies, f.applied, (x) => x.messageTtlSeconds, (a, b) => a === b, false);
-    const where = level === "namespace" ? `Namespace ${ns} has a message TTL of ${secondsWords(ttl)}` : level === "topic" ? `Topic ${dlq} has a message TTL of ${secondsWords(ttl)} (its own policy)` : `A message TTL of ${secondsWords(ttl)} applies to topic ${dlq} (set on the topic, or the broker's ttlDurationDefaultInSeconds)`;
-    const expired = f.expired && f.expired > 0 ? ` Pulsar has expired ${f.expired} letter${f.expired === 1 ? "" : "s"} on it since the topic was last loaded.` : "";
+    const level = levelOf(
+      f.policies,
+      f.applied,
+      (x) => x.messageTtlSeconds,
+      (a, b) => a === b,
+      false,
+    );
+    const where =
+      level === "namespace"
+        ? `Namespace ${ns} has a message TTL of ${secondsWords(ttl)}`
+        : level === "topic"
+          ? `Topic ${dlq} has a message TTL of ${secondsWords(ttl)} (its own policy)`
+          : `A message TTL of ${secondsWords(ttl)} applies to topic ${dlq} (set on the topic, or the broker's ttlDurationDefaultInSeconds)`;
+    const expired =
+      f.expired && f.expired > 0
+        ? ` Pulsar has expired ${f.expired} letter${f.expired === 1 ? "" : "s"} on it since the topic was last loaded.`
+        : "";
     const after = keeps
       ? `Retention then keeps them ${retentionWords(p)}, out of the console's sight (pulsar-admin topics reset-cursor -s ${f.subscription} -t <how long ago> ${full} brings them back into the subscription); after that they are deleted.`
       : "With no retention, they are deleted at the next trim.";
@@ -295,11 +353,27 @@ export function pulsarFindings(f: DlqPolicyFacts): ConfigFinding[] {
 
   const quota = p?.backlogQuota ?? null;
   if (quota && quota.policy === EVICTION) {
-    const level = levelOf(f.policies, f.applied, (x) => x.backlogQuota, (a, b) => a.policy === b.policy && a.limitBytes === b.limitBytes && a.limitSeconds === b.limitSeconds, false);
-    const limits = [quota.limitBytes !== null ? `${bytesWords(quota.limitBytes)} of backlog (destination_storage)` : null, quota.limitSeconds !== null ? `letters older than ${secondsWords(quota.limitSeconds)} (message_age)` : null].filter(Boolean).join(" or ");
-    const owner = level === "namespace" ? `Namespace ${ns} has` : level === "topic" ? `Topic ${dlq} has` : `Topic ${dlq} is under`;
-    const types = [...(quota.limitBytes !== null ? [["destination_storage", `-l ${quota.limitBytes}`]] : []), ...(quota.limitSeconds !== null ? [["message_age", `-lt ${quota.limitSeconds}`]] : [])];
-    const each = (cmd: (type: string, limit: string) => string) => types.map(([type, limit]) => cmd(type, limit)).join("; ");
+    const level = levelOf(
+      f.policies,
+      f.applied,
+      (x) => x.backlogQuota,
+      (a, b) => a.policy === b.policy && a.limitBytes === b.limitBytes && a.limitSeconds === b.limitSeconds,
+      false,
+    );
+    const limits = [
+      quota.limitBytes !== null ? `${bytesWords(quota.limitBytes)} of backlog (destination_storage)` : null,
+      quota.limitSeconds !== null ? `letters older than ${secondsWords(quota.limitSeconds)} (message_age)` : null,
+    ]
+      .filter(Boolean)
+      .join(" or ");
+    const owner =
+      level === "namespace" ? `Namespace ${ns} has` : level === "topic" ? `Topic ${dlq} has` : `Topic ${dlq} is under`;
+    const types = [
+      ...(quota.limitBytes !== null ? [["destination_storage", `-l ${quota.limitBytes}`]] : []),
+      ...(quota.limitSeconds !== null ? [["message_age", `-lt ${quota.limitSeconds}`]] : []),
+    ];
+    const each = (cmd: (type: string, limit: string) => string) =>
+      types.map(([type, limit]) => cmd(type, limit)).join("; ");
     add(
       "backlog_eviction",
       "critical",
@@ -326,8 +400,22 @@ export function mergeFindings(findings: ConfigFinding[]): ConfigFinding[] {
   const rank: Record<FindingSeverity, number> = { critical: 2, warning: 1, info: 0 };
   return [...groups.values()].map((g) => {
     if (g.length === 1) return g[0];
-    const sorted = [...g].sort((a, b) => rank[b.severity] - rank[a.severity] || (a.dlq ?? "").localeCompare(b.dlq ?? ""));
-    const others = [...new Set(sorted.slice(1).map((f) => f.dlq).filter((d): d is string => !!d && d !== sorted[0].dlq))];
-    return others.length ? { ...sorted[0], why: `${sorted[0].why} The same holds for dead-letter topic${others.length === 1 ? "" : "s"} ${others.join(", ")}.` } : sorted[0];
+    const sorted = [...g].sort(
+      (a, b) => rank[b.severity] - rank[a.severity] || (a.dlq ?? "").localeCompare(b.dlq ?? ""),
+    );
+    const others = [
+      ...new Set(
+        sorted
+          .slice(1)
+          .map((f) => f.dlq)
+          .filter((d): d is string => !!d && d !== sorted[0].dlq),
+      ),
+    ];
+    return others.length
+      ? {
+          ...sorted[0],
+          why: `${sorted[0].why} The same holds for dead-letter topic${others.length === 1 ? "" : "s"} ${others.join(", ")}.`,
+        }
+      : sorted[0];
   });
 }

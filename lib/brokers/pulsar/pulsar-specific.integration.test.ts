@@ -18,7 +18,11 @@ const bodyText = (b: Uint8Array) => Buffer.from(b).toString("utf8");
 const prop = (l: Letter, name: string) => displayText(l.properties.find((p) => p.name === name)?.value);
 const header = (l: Letter, name: string) => displayText(l.headers.find((h) => h.name === name)?.value);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const errorOf = async (p: Promise<unknown>) => (await p.then(() => null, (e: unknown) => e)) as BrokerError | null;
+const errorOf = async (p: Promise<unknown>) =>
+  (await p.then(
+    () => null,
+    (e: unknown) => e,
+  )) as BrokerError | null;
 
 interface SubStats {
   msgBacklog?: number;
@@ -31,19 +35,31 @@ interface InternalStats {
   cursors?: Record<string, { markDeletePosition?: string; individuallyDeletedMessages?: string }>;
 }
 
-const stats = (kit: PulsarKit, t: TopicName) => kit.admin.get<Stats>(`persistent/${topicPath(t)}/stats`, "read test stats", { notFound: "null" });
-const internalStats = (kit: PulsarKit, t: TopicName) => kit.admin.get<InternalStats>(`persistent/${topicPath(t)}/internalStats`, "read test internal stats");
-const backlog = async (kit: PulsarKit, t: TopicName, sub: string) => (await stats(kit, t))?.subscriptions?.[sub]?.msgBacklog;
+const stats = (kit: PulsarKit, t: TopicName) =>
+  kit.admin.get<Stats>(`persistent/${topicPath(t)}/stats`, "read test stats", { notFound: "null" });
+const internalStats = (kit: PulsarKit, t: TopicName) =>
+  kit.admin.get<InternalStats>(`persistent/${topicPath(t)}/internalStats`, "read test internal stats");
+const backlog = async (kit: PulsarKit, t: TopicName, sub: string) =>
+  (await stats(kit, t))?.subscriptions?.[sub]?.msgBacklog;
 
 /** A fresh source topic and `<source>-sub-DLQ`, filled by a real consumer's dead-letter policy. */
-async function deadLettered(kit: PulsarKit, letters: KitLetter[], prefix = "orders"): Promise<{ source: TopicName; dlq: TopicName; name: string }> {
+async function deadLettered(
+  kit: PulsarKit,
+  letters: KitLetter[],
+  prefix = "orders",
+): Promise<{ source: TopicName; dlq: TopicName; name: string }> {
   const source = await kit.createTopic(kit.name(prefix));
   const dlq = kit.topic(`${source.topic}-${APP_SUB}-DLQ`);
   await kit.deadLetter(source, dlq, APP_SUB, letters);
   return { source, dlq, name: shortName(dlq) };
 }
 
-const request = (l: Letter, target: RedriveTarget, job = randomUUID()): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target, markers: markersFor(job) });
+const request = (l: Letter, target: RedriveTarget, job = randomUUID()): MoveRequest => ({
+  letterId: l.id,
+  sha256: l.sha256,
+  target,
+  markers: markersFor(job),
+});
 
 async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 5000): Promise<T> {
   const end = Date.now() + ms;
@@ -64,15 +80,28 @@ describe("Pulsar adapter on the real broker", () => {
 
   it("reads a real dead letter: REAL_TOPIC as the origin, subscription, origin message id, key, event time, properties", async () => {
     const { source, name } = await deadLettered(kit, [
-      { body: text(`{"order":1}`), properties: { "exception-class": "com.acme.OrderRejected", tenant: "acme" }, key: "order-1", eventTime: "2026-01-02T03:04:05.678Z" },
+      {
+        body: text(`{"order":1}`),
+        properties: { "exception-class": "com.acme.OrderRejected", tenant: "acme" },
+        key: "order-1",
+        eventTime: "2026-01-02T03:04:05.678Z",
+      },
     ]);
     const [l] = await browseAll(adapter, name);
     expect(l).toBeDefined();
     expect(bodyText(l.body)).toBe(`{"order":1}`);
-    expect(l.failure).toMatchObject({ originQueue: shortName(source), reason: "maxRedeliverCount", exceptionClass: "com.acme.OrderRejected", count: null });
+    expect(l.failure).toMatchObject({
+      originQueue: shortName(source),
+      reason: "maxRedeliverCount",
+      exceptionClass: "com.acme.OrderRejected",
+      count: null,
+    });
     expect(l.orderingKey).toBe("order-1");
     expect(prop(l, "key")).toBe("order-1");
-    expect(l.properties.find((p) => p.name === "event time")?.value).toEqual({ t: "timestamp", v: "2026-01-02T03:04:05.678Z" });
+    expect(l.properties.find((p) => p.name === "event time")?.value).toEqual({
+      t: "timestamp",
+      v: "2026-01-02T03:04:05.678Z",
+    });
     expect(l.properties.find((p) => p.name === "publish time")?.value.t).toBe("timestamp");
     expect(prop(l, "origin subscription")).toBe(APP_SUB);
     expect(header(l, "REAL_TOPIC")).toBe(`persistent://${shortName(source)}`);
@@ -93,7 +122,10 @@ describe("Pulsar adapter on the real broker", () => {
   });
 
   it("reads without taking: browse twice and a stream leave the console's and the application's cursors as they were", async () => {
-    const { source, dlq, name } = await deadLettered(kit, [0, 1, 2, 3].map((i) => ({ body: text(`keep-${i}`) })));
+    const { source, dlq, name } = await deadLettered(
+      kit,
+      [0, 1, 2, 3].map((i) => ({ body: text(`keep-${i}`) })),
+    );
     const first = await browseAll(adapter, name); // creates the console's subscription
     expect(first.map((l) => bodyText(l.body))).toEqual(["keep-0", "keep-1", "keep-2", "keep-3"]);
     const cursorBefore = (await internalStats(kit, dlq))!.cursors![CONSOLE_SUB];
@@ -112,21 +144,35 @@ describe("Pulsar adapter on the real broker", () => {
     expect(page.depth).toBe(4);
     expect(streamed.map((l) => l.id)).toEqual(first.map((l) => l.id));
     expect(await backlog(kit, dlq, CONSOLE_SUB)).toBe(4);
-    expect((await internalStats(kit, dlq))!.cursors![CONSOLE_SUB]).toMatchObject({ markDeletePosition: cursorBefore.markDeletePosition, individuallyDeletedMessages: cursorBefore.individuallyDeletedMessages });
-    expect((await internalStats(kit, source))!.cursors![APP_SUB]).toMatchObject({ markDeletePosition: appBefore.markDeletePosition, individuallyDeletedMessages: appBefore.individuallyDeletedMessages });
+    expect((await internalStats(kit, dlq))!.cursors![CONSOLE_SUB]).toMatchObject({
+      markDeletePosition: cursorBefore.markDeletePosition,
+      individuallyDeletedMessages: cursorBefore.individuallyDeletedMessages,
+    });
+    expect((await internalStats(kit, source))!.cursors![APP_SUB]).toMatchObject({
+      markDeletePosition: appBefore.markDeletePosition,
+      individuallyDeletedMessages: appBefore.individuallyDeletedMessages,
+    });
     expect(await backlog(kit, source, APP_SUB)).toBe(appBacklog);
     // The readers' own cursors went away with them: only the console's subscription is left on the DLQ.
     expect(Object.keys((await stats(kit, dlq))!.subscriptions ?? {})).toEqual([CONSOLE_SUB]);
   });
 
   it("redrive to a terminated topic: every letter fails and stays in the DLQ with its id, nothing arrives", async () => {
-    const { dlq, name } = await deadLettered(kit, [0, 1, 2].map((i) => ({ body: text(`terminated-${i}`) })));
+    const { dlq, name } = await deadLettered(
+      kit,
+      [0, 1, 2].map((i) => ({ body: text(`terminated-${i}`) })),
+    );
     const target = await kit.createTopic(kit.name("closed"));
     await kit.terminate(target);
     const before = await browseAll(adapter, name);
     expect(before).toHaveLength(3);
 
-    const results = await collectMoves(adapter.moveLetters(name, before.map((l) => request(l, { kind: "queue", name: shortName(target) }))));
+    const results = await collectMoves(
+      adapter.moveLetters(
+        name,
+        before.map((l) => request(l, { kind: "queue", name: shortName(target) })),
+      ),
+    );
     expect(results.map((r) => r.letterId)).toEqual(before.map((l) => l.id));
     for (const r of results) {
       expect(r.outcome, JSON.stringify(r)).toBe("failed");
@@ -154,30 +200,54 @@ describe("Pulsar adapter on the real broker", () => {
   });
 
   it("redrive to a topic that does not exist: 'does not exist', the letters stay, the topic is not created by the attempt", async () => {
-    const { name } = await deadLettered(kit, [0, 1].map((i) => ({ body: text(`nowhere-${i}`) })));
+    const { name } = await deadLettered(
+      kit,
+      [0, 1].map((i) => ({ body: text(`nowhere-${i}`) })),
+    );
     const missing = kit.topic(`never-created-${randomUUID().slice(0, 8)}`);
     const before = await browseAll(adapter, name);
-    const results = await collectMoves(adapter.moveLetters(name, before.map((l) => request(l, { kind: "queue", name: shortName(missing) }))));
+    const results = await collectMoves(
+      adapter.moveLetters(
+        name,
+        before.map((l) => request(l, { kind: "queue", name: shortName(missing) })),
+      ),
+    );
     expect(results).toHaveLength(2);
     for (const r of results) {
       expect(r.outcome).toBe("failed");
       expect(r.reason).toMatch(/does not exist/);
     }
     expect(await stats(kit, missing)).toBeNull(); // 404: not auto-created
-    expect((await kit.admin.get<string[]>(`persistent/${kit.tenant}/${kit.namespace}`, "list topics")) ?? []).not.toContain(`persistent://${shortName(missing)}`);
+    expect(
+      (await kit.admin.get<string[]>(`persistent/${kit.tenant}/${kit.namespace}`, "list topics")) ?? [],
+    ).not.toContain(`persistent://${shortName(missing)}`);
     expect((await browseAll(adapter, name)).map((l) => l.id)).toEqual(before.map((l) => l.id));
   });
 
   it("many copies in flight: a key whose letter failed is held back in DLQ order, the other keys move in order, and only moved letters leave", async () => {
     const keys = ["a", "b", "a", "c", "b", "a", "c"];
-    const { source, dlq, name } = await deadLettered(kit, keys.map((k, i) => ({ body: text(`w-${i}`), key: k })));
+    const { source, dlq, name } = await deadLettered(
+      kit,
+      keys.map((k, i) => ({ body: text(`w-${i}`), key: k })),
+    );
     const before = await browseAll(adapter, name);
     const job = randomUUID();
     // The first letter of key "a" fails (its bytes "changed since the scan"): every later "a" must stay behind it.
-    const reqs = before.map((l, i) => ({ ...request(l, { kind: "origin" }, job), ...(i === 0 ? { sha256: "0".repeat(64) } : {}) }));
+    const reqs = before.map((l, i) => ({
+      ...request(l, { kind: "origin" }, job),
+      ...(i === 0 ? { sha256: "0".repeat(64) } : {}),
+    }));
     const results = await collectMoves(adapter.moveLetters(name, reqs, { maxInFlight: 32 }));
     expect(results.map((r) => r.letterId)).toEqual(before.map((l) => l.id));
-    expect(results.map((r) => r.outcome)).toEqual(["checksum_mismatch", "moved", "failed", "moved", "moved", "failed", "moved"]);
+    expect(results.map((r) => r.outcome)).toEqual([
+      "checksum_mismatch",
+      "moved",
+      "failed",
+      "moved",
+      "moved",
+      "failed",
+      "moved",
+    ]);
     for (const i of [2, 5]) expect(results[i].reason).toMatch(/Held back/);
     const arrived = (await kit.readAll(source)).filter((m) => m.properties?.["x-dlq-redrive-id"] === job);
     expect(arrived.map((m) => Buffer.from(m.payload, "base64").toString())).toEqual(["w-1", "w-3", "w-4", "w-6"]);
@@ -192,7 +262,12 @@ describe("Pulsar adapter on the real broker", () => {
   it("redrive to the origin keeps the key, event time and properties, sets the markers, and takes the letter off the DLQ", async () => {
     const { source, dlq, name } = await deadLettered(kit, [
       { body: text("again-0"), key: "k-0", properties: { app: "a0" } },
-      { body: text("again-1"), key: "k-1", eventTime: "2026-03-04T05:06:07.089Z", properties: { app: "a1", "trace-id": "t-1" } },
+      {
+        body: text("again-1"),
+        key: "k-1",
+        eventTime: "2026-03-04T05:06:07.089Z",
+        properties: { app: "a1", "trace-id": "t-1" },
+      },
       { body: text("again-2"), key: "k-2" },
     ]);
     const before = await browseAll(adapter, name);
@@ -201,7 +276,15 @@ describe("Pulsar adapter on the real broker", () => {
     const job = randomUUID();
     const req = request(chosen, { kind: "origin" }, job);
     const results = await collectMoves(adapter.moveLetters(name, [req]));
-    expect(results).toEqual([{ letterId: chosen.id, outcome: "moved", destination: `topic ${shortName(source)}`, reason: null, orderingKey: "k-1" }]);
+    expect(results).toEqual([
+      {
+        letterId: chosen.id,
+        outcome: "moved",
+        destination: `topic ${shortName(source)}`,
+        reason: null,
+        orderingKey: "k-1",
+      },
+    ]);
 
     // Gone from the DLQ once the call returned (acknowledgements are flushed as the consumer closes).
     const depth = await until(
@@ -212,7 +295,9 @@ describe("Pulsar adapter on the real broker", () => {
     expect((await adapter.describeDlq(name)).depth).toBe(2);
     expect((await browseAll(adapter, name)).map((l) => l.id)).toEqual([before[0].id, before[2].id]);
 
-    const arrived = (await kit.readAll(source)).filter((f) => f.properties?.[REDRIVE_HEADERS.replayId] === req.markers.replayId);
+    const arrived = (await kit.readAll(source)).filter(
+      (f) => f.properties?.[REDRIVE_HEADERS.replayId] === req.markers.replayId,
+    );
     expect(arrived).toHaveLength(1);
     const copy = arrived[0];
     expect(Buffer.from(copy.payload, "base64").toString()).toBe("again-1");
@@ -237,9 +322,14 @@ describe("Pulsar adapter on the real broker", () => {
   async function batchedDlq(n: number): Promise<{ dlq: TopicName; name: string; target: TopicName }> {
     const dlq = await kit.createTopic(`${kit.name("batched")}-${APP_SUB}-DLQ`);
     const target = await kit.createTopic(kit.name("target"));
-    const p = await PulsarSocket.open(kit.ep, `producer/persistent/${topicPath(dlq)}?batchingEnabled=true&batchingMaxMessages=${n}&batchingMaxPublishDelay=2000`, "publish a batch");
+    const p = await PulsarSocket.open(
+      kit.ep,
+      `producer/persistent/${topicPath(dlq)}?batchingEnabled=true&batchingMaxMessages=${n}&batchingMaxPublishDelay=2000`,
+      "publish a batch",
+    );
     try {
-      for (let i = 0; i < n; i++) p.send({ payload: Buffer.from(`batched-${i}`).toString("base64"), context: String(i) });
+      for (let i = 0; i < n; i++)
+        p.send({ payload: Buffer.from(`batched-${i}`).toString("base64"), context: String(i) });
       for (let i = 0; i < n; i++) expect((await p.next())?.result).toBe("ok");
     } finally {
       await p.close();
@@ -253,18 +343,27 @@ describe("Pulsar adapter on the real broker", () => {
     const letters = await browseAll(adapter, name);
     expect(letters.map((l) => bodyText(l.body))).toEqual(["batched-0", "batched-1", "batched-2"]);
     expect(new Set(letters.map((l) => l.id)).size).toBe(3);
-    expect(letters.map((l) => l.messageId)).toEqual(letters.map((_, i) => expect.stringMatching(new RegExp(`^\\d+:\\d+:-1:${i}$`))));
+    expect(letters.map((l) => l.messageId)).toEqual(
+      letters.map((_, i) => expect.stringMatching(new RegExp(`^\\d+:\\d+:-1:${i}$`))),
+    );
     // Pulsar's msgBacklog counts entries (1 here) and nothing it answers counts the letters in them
     // short of reading them all: the depth is the entry count, and the DLQ's facts say it is.
     const d = await adapter.describeDlq(name);
     expect(d.depth).toBe(1);
-    expect(d.facts.find((f) => f.name === "console subscription")?.value).toMatchObject({ v: expect.stringMatching(/backlog 1 entr/) });
+    expect(d.facts.find((f) => f.name === "console subscription")?.value).toMatchObject({
+      v: expect.stringMatching(/backlog 1 entr/),
+    });
   });
 
   it("a batched DLQ: moving every letter of an entry empties it", async () => {
     const { name, target } = await batchedDlq(3);
     const letters = await browseAll(adapter, name);
-    const moved = await collectMoves(adapter.moveLetters(name, letters.map((l) => request(l, { kind: "queue", name: shortName(target) }))));
+    const moved = await collectMoves(
+      adapter.moveLetters(
+        name,
+        letters.map((l) => request(l, { kind: "queue", name: shortName(target) })),
+      ),
+    );
     expect(moved.map((r) => r.outcome)).toEqual(["moved", "moved", "moved"]);
     expect(await kit.entries(target)).toBe(3);
     const left = await until(
@@ -277,7 +376,9 @@ describe("Pulsar adapter on the real broker", () => {
   it("a batched DLQ: one letter of an entry is either moved and gone, or failed and not copied; the others stay", async () => {
     const { name, target } = await batchedDlq(3);
     const before = await browseAll(adapter, name);
-    const [r] = await collectMoves(adapter.moveLetters(name, [request(before[1], { kind: "queue", name: shortName(target) })]));
+    const [r] = await collectMoves(
+      adapter.moveLetters(name, [request(before[1], { kind: "queue", name: shortName(target) })]),
+    );
     if (r.outcome === "moved") {
       expect(await kit.entries(target)).toBe(1);
       const rest = await until(
@@ -292,7 +393,6 @@ describe("Pulsar adapter on the real broker", () => {
       expect((await browseAll(adapter, name)).map((l) => l.id)).toEqual(before.map((l) => l.id));
     }
   });
-
 });
 
 describe("Pulsar discovery and the console's subscription", () => {
@@ -310,7 +410,10 @@ describe("Pulsar discovery and the console's subscription", () => {
   it("lists the namespace's -DLQ topics and the configured ones, not other topics; creates its subscription at the earliest letter", async () => {
     await kit.ensureNamespace();
     adapter = new PulsarAdapter(testConfig({ namespaces: [kit.ns], dlqs: [{ name: configured() }, { name: gone() }] }));
-    const { source, dlq, name } = await deadLettered(kit, [0, 1, 2].map((i) => ({ body: text(`early-${i}`) })));
+    const { source, dlq, name } = await deadLettered(
+      kit,
+      [0, 1, 2].map((i) => ({ body: text(`early-${i}`) })),
+    );
     // Dead-lettered before the console's subscription existed.
     expect((await stats(kit, dlq))!.subscriptions?.[CONSOLE_SUB]).toBeUndefined();
     await kit.createTopic("audit-DLQ-archive");
@@ -365,9 +468,14 @@ describe("Pulsar discovery and the console's subscription", () => {
 
   it("with createSubscription off: no subscription is made, depth is unknown, a move fails clearly and the letters stay", async () => {
     const own = new PulsarKit();
-    const cautious = new PulsarAdapter(testConfig({ id: "cautious-pulsar", namespaces: [own.ns], createSubscription: false }));
+    const cautious = new PulsarAdapter(
+      testConfig({ id: "cautious-pulsar", namespaces: [own.ns], createSubscription: false }),
+    );
     try {
-      const { dlq, name } = await deadLettered(own, [0, 1].map((i) => ({ body: text(`unsubscribed-${i}`) })));
+      const { dlq, name } = await deadLettered(
+        own,
+        [0, 1].map((i) => ({ body: text(`unsubscribed-${i}`) })),
+      );
       const [summary] = await cautious.listDlqs();
       expect(summary).toMatchObject({ name, depth: null });
       const letters = await browseAll(cautious, name);
@@ -375,13 +483,23 @@ describe("Pulsar discovery and the console's subscription", () => {
       expect((await stats(own, dlq))!.subscriptions?.[CONSOLE_SUB]).toBeUndefined();
 
       const target = await own.createTopic(own.name("target"));
-      const e = await errorOf(collectMoves(cautious.moveLetters(name, letters.map((l) => request(l, { kind: "queue", name: shortName(target) })))));
+      const e = await errorOf(
+        collectMoves(
+          cautious.moveLetters(
+            name,
+            letters.map((l) => request(l, { kind: "queue", name: shortName(target) })),
+          ),
+        ),
+      );
       expect(e).toBeInstanceOf(BrokerError);
       expect(e!.userMessage).toMatch(/createSubscription/);
       expect(e!.userMessage).toContain(CONSOLE_SUB);
       expect((await stats(own, dlq))!.subscriptions?.[CONSOLE_SUB]).toBeUndefined();
       expect(await own.entries(target)).toBe(0);
-      expect((await own.readAll(dlq)).map((f) => Buffer.from(f.payload, "base64").toString())).toEqual(["unsubscribed-0", "unsubscribed-1"]);
+      expect((await own.readAll(dlq)).map((f) => Buffer.from(f.payload, "base64").toString())).toEqual([
+        "unsubscribed-0",
+        "unsubscribed-1",
+      ]);
     } finally {
       await cautious.close();
       await own.cleanup();
@@ -389,12 +507,16 @@ describe("Pulsar discovery and the console's subscription", () => {
   });
 
   it("a broker that does not answer: listDlqs rejects as unreachable", async () => {
-    const dead = new PulsarAdapter(testConfig({ id: "dead-pulsar", adminUrl: "http://127.0.0.1:1", timeoutSeconds: 2, namespaces: [kit.ns] }));
+    const dead = new PulsarAdapter(
+      testConfig({ id: "dead-pulsar", adminUrl: "http://127.0.0.1:1", timeoutSeconds: 2, namespaces: [kit.ns] }),
+    );
     const e = await errorOf(dead.listDlqs());
     expect(e).toBeInstanceOf(BrokerError);
     expect(e!.kind).toBe("unreachable");
     expect(e!.userMessage).toContain("http://127.0.0.1:1");
-    const noNamespaces = new PulsarAdapter(testConfig({ id: "dead-pulsar", adminUrl: "http://127.0.0.1:1", timeoutSeconds: 2 }));
+    const noNamespaces = new PulsarAdapter(
+      testConfig({ id: "dead-pulsar", adminUrl: "http://127.0.0.1:1", timeoutSeconds: 2 }),
+    );
     expect((await errorOf(noNamespaces.listDlqs()))?.kind).toBe("unreachable");
   });
 });

@@ -5,9 +5,25 @@
  * console's subscription and no consumer's redelivery count changes.
  */
 import { BrokerError } from "@/lib/brokers/types";
-import { PulsarSocket, shortName, topicPath, type PulsarAdmin, type PulsarEndpoint, type TopicName } from "@/lib/brokers/pulsar/client";
+import {
+  PulsarSocket,
+  shortName,
+  topicPath,
+  type PulsarAdmin,
+  type PulsarEndpoint,
+  type TopicName,
+} from "@/lib/brokers/pulsar/client";
 import type { PulsarMessageFrame } from "@/lib/brokers/pulsar/letter";
-import { AckState, comparePositions, decodeMessageId, encodeMessageId, parseAckedRanges, parsePosition, type MessageId, type Position } from "@/lib/brokers/pulsar/message-id";
+import {
+  AckState,
+  comparePositions,
+  decodeMessageId,
+  encodeMessageId,
+  parseAckedRanges,
+  parsePosition,
+  type MessageId,
+  type Position,
+} from "@/lib/brokers/pulsar/message-id";
 
 interface InternalStats {
   lastConfirmedEntry?: string;
@@ -24,17 +40,32 @@ export interface CursorSnapshot {
 }
 
 /** The subscription's cursor and the topic's end, from internal stats; `not_found` when the topic does not exist. */
-export async function cursorSnapshot(admin: PulsarAdmin, topic: TopicName, subscription: string, signal?: AbortSignal): Promise<CursorSnapshot> {
-  const stats = await admin.get<InternalStats>(`persistent/${topicPath(topic)}/internalStats`, `read the cursors of topic ${shortName(topic)}`, { notFound: "null", signal });
+export async function cursorSnapshot(
+  admin: PulsarAdmin,
+  topic: TopicName,
+  subscription: string,
+  signal?: AbortSignal,
+): Promise<CursorSnapshot> {
+  const stats = await admin.get<InternalStats>(
+    `persistent/${topicPath(topic)}/internalStats`,
+    `read the cursors of topic ${shortName(topic)}`,
+    { notFound: "null", signal },
+  );
   if (!stats) throw missingTopic(topic);
   const cursor = stats.cursors?.[subscription];
   const last = parsePosition(stats.lastConfirmedEntry);
   const markDelete = parsePosition(cursor?.markDeletePosition) ?? { ledger: -1n, entry: -1n };
-  return { subscribed: !!cursor, acks: new AckState(markDelete, parseAckedRanges(cursor?.individuallyDeletedMessages)), last };
+  return {
+    subscribed: !!cursor,
+    acks: new AckState(markDelete, parseAckedRanges(cursor?.individuallyDeletedMessages)),
+    last,
+  };
 }
 
 export function missingTopic(topic: TopicName): BrokerError {
-  return new BrokerError("not_found", { userMessage: `Topic ${shortName(topic)} does not exist on this Pulsar cluster. It may have been deleted.` });
+  return new BrokerError("not_found", {
+    userMessage: `Topic ${shortName(topic)} does not exist on this Pulsar cluster. It may have been deleted.`,
+  });
 }
 
 export interface ReadMessage {
@@ -46,12 +77,23 @@ export interface ReadMessage {
  * Every message of the DLQ not acknowledged by the console subscription, in log order, as of the
  * start of the read. Bounded memory: one frame at a time (the reader's own queue is small).
  */
-export async function* readUnacked(ep: PulsarEndpoint, admin: PulsarAdmin, topic: TopicName, subscription: string, opts: { signal?: AbortSignal } = {}): AsyncGenerator<ReadMessage> {
+export async function* readUnacked(
+  ep: PulsarEndpoint,
+  admin: PulsarAdmin,
+  topic: TopicName,
+  subscription: string,
+  opts: { signal?: AbortSignal } = {},
+): AsyncGenerator<ReadMessage> {
   const snap = await cursorSnapshot(admin, topic, subscription, opts.signal);
   if (!snap.last || comparePositions(snap.last, snap.acks.markDelete) <= 0) return;
   // A reader started at a message id reads from the entry after it; without the subscription, from the oldest stored.
-  const start = snap.subscribed && snap.acks.markDelete.ledger >= 0n ? encodeMessageId(snap.acks.markDelete) : "earliest";
-  const socket = await PulsarSocket.open(ep, `reader/persistent/${topicPath(topic)}?messageId=${encodeURIComponent(start)}&receiverQueueSize=200`, `read topic ${shortName(topic)}`);
+  const start =
+    snap.subscribed && snap.acks.markDelete.ledger >= 0n ? encodeMessageId(snap.acks.markDelete) : "earliest";
+  const socket = await PulsarSocket.open(
+    ep,
+    `reader/persistent/${topicPath(topic)}?messageId=${encodeURIComponent(start)}&receiverQueueSize=200`,
+    `read topic ${shortName(topic)}`,
+  );
   try {
     for (;;) {
       if (opts.signal?.aborted) return;

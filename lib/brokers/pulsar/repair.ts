@@ -33,14 +33,20 @@ export function repairProblem(repair: LetterRepair): string | null {
   if (locked.length) {
     return `Property ${locked.map((n) => `"${n}"`).join(", ")} is written by Pulsar's dead-lettering or by the console (where the letter failed, and the console's own x-dlq-* markers) and cannot be changed by a repair. Nothing was published; the letter is still in the DLQ.`;
   }
-  if ([...set, ...removed].some((n) => n === "")) return "A property without a name cannot be set or removed. Nothing was published; the letter is still in the DLQ.";
+  if ([...set, ...removed].some((n) => n === ""))
+    return "A property without a name cannot be set or removed. Nothing was published; the letter is still in the DLQ.";
   const both = set.filter((n) => removed.includes(n));
-  if (both.length) return `Property ${both.map((n) => `"${n}"`).join(", ")} is both set and removed by the repair; say which one is meant. Nothing was published; the letter is still in the DLQ.`;
+  if (both.length)
+    return `Property ${both.map((n) => `"${n}"`).join(", ")} is both set and removed by the repair; say which one is meant. Nothing was published; the letter is still in the DLQ.`;
   return null;
 }
 
 /** The letter's properties with the repair applied (see the decisions above); the console's markers are added after. */
-export function repairProperties(original: Record<string, string>, repair: LetterRepair, newMessageId: string): Record<string, string> {
+export function repairProperties(
+  original: Record<string, string>,
+  repair: LetterRepair,
+  newMessageId: string,
+): Record<string, string> {
   const set = repair.setHeaders ?? {};
   const removed = new Set(repair.removeHeaders ?? []);
   const out: Record<string, string> = {};

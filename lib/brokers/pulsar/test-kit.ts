@@ -13,7 +13,14 @@ import { readUnacked } from "@/lib/brokers/pulsar/reader";
 export const PULSAR_ADMIN_URL = process.env.PULSAR_ADMIN_URL ?? "http://127.0.0.1:8080";
 
 export function testEndpoint(over: Partial<PulsarEndpoint> = {}): PulsarEndpoint {
-  return { connectionId: "test-pulsar", adminUrl: PULSAR_ADMIN_URL, serviceUrl: PULSAR_ADMIN_URL.replace(/^http/, "ws"), token: undefined, timeoutMs: 15_000, ...over };
+  return {
+    connectionId: "test-pulsar",
+    adminUrl: PULSAR_ADMIN_URL,
+    serviceUrl: PULSAR_ADMIN_URL.replace(/^http/, "ws"),
+    token: undefined,
+    timeoutMs: 15_000,
+    ...over,
+  };
 }
 
 /** A connection as the config schema would give it, written out so that Playwright (which cannot load lib/config) can use this kit too. */
@@ -66,10 +73,12 @@ export class PulsarKit {
 
   async ensureNamespace(): Promise<void> {
     if (this.created) return;
-    await this.admin.request("PUT", `namespaces/${this.tenant}/${this.namespace}`, "create a namespace", { body: {} }).catch((e: unknown) => {
-      // A named namespace (the demo's) made by an earlier run.
-      if (!(e instanceof BrokerError && /already exists/i.test(e.userMessage))) throw e;
-    });
+    await this.admin
+      .request("PUT", `namespaces/${this.tenant}/${this.namespace}`, "create a namespace", { body: {} })
+      .catch((e: unknown) => {
+        // A named namespace (the demo's) made by an earlier run.
+        if (!(e instanceof BrokerError && /already exists/i.test(e.userMessage))) throw e;
+      });
     this.created = true;
   }
 
@@ -87,7 +96,13 @@ export class PulsarKit {
     const ids: string[] = [];
     try {
       for (const [i, l] of letters.entries()) {
-        p.send({ payload: Buffer.from(l.body).toString("base64"), properties: l.properties ?? {}, context: String(i), ...(l.key ? { key: l.key } : {}), ...(l.eventTime ? { eventTime: l.eventTime } : {}) });
+        p.send({
+          payload: Buffer.from(l.body).toString("base64"),
+          properties: l.properties ?? {},
+          context: String(i),
+          ...(l.key ? { key: l.key } : {}),
+          ...(l.eventTime ? { eventTime: l.eventTime } : {}),
+        });
         const f = await p.next();
         if (!f || f.result !== "ok") throw new Error(`publish failed: ${JSON.stringify(f)}`);
         ids.push(String(f.messageId));
@@ -100,7 +115,11 @@ export class PulsarKit {
 
   /** Entries ever added to a topic (its last confirmed entry's count within the current ledgers). */
   async entries(t: TopicName): Promise<number> {
-    const s = await this.admin.get<{ entriesAddedCounter?: number; lastConfirmedEntry?: string }>(`persistent/${topicPath(t)}/internalStats`, "read test stats", { notFound: "null" });
+    const s = await this.admin.get<{ entriesAddedCounter?: number; lastConfirmedEntry?: string }>(
+      `persistent/${topicPath(t)}/internalStats`,
+      "read test stats",
+      { notFound: "null" },
+    );
     return s?.entriesAddedCounter ?? 0;
   }
 
@@ -109,7 +128,13 @@ export class PulsarKit {
    * consumer with deadLetterTopic and maxRedeliverCount 1 nacks every delivery until Pulsar's client
    * publishes them to the DLQ topic (in delivery order) and acknowledges them.
    */
-  async deadLetter(source: TopicName, dlq: TopicName, sub: string, produce: KitLetter[], opts: { expectNew?: number } = {}): Promise<void> {
+  async deadLetter(
+    source: TopicName,
+    dlq: TopicName,
+    sub: string,
+    produce: KitLetter[],
+    opts: { expectNew?: number } = {},
+  ): Promise<void> {
     await this.ensureNamespace();
     const before = await this.entries(dlq).catch(() => 0);
     const want = before + (opts.expectNew ?? produce.length);
@@ -125,7 +150,8 @@ export class PulsarKit {
     const nacking = (async () => {
       while (!stop) {
         const f = await consumer.next(200);
-        if (f && typeof f.messageId === "string") consumer.send({ type: "negativeAcknowledge", messageId: f.messageId });
+        if (f && typeof f.messageId === "string")
+          consumer.send({ type: "negativeAcknowledge", messageId: f.messageId });
       }
     })();
     const reached = async (n: number) => {
@@ -153,7 +179,8 @@ export class PulsarKit {
   /** Every message stored in a topic, oldest first, read without a subscription. */
   async readAll(t: TopicName) {
     const out = [];
-    for await (const m of readUnacked(this.ep, this.admin, t, `no-such-subscription-${randomUUID()}`)) out.push(m.frame);
+    for await (const m of readUnacked(this.ep, this.admin, t, `no-such-subscription-${randomUUID()}`))
+      out.push(m.frame);
     return out;
   }
 
@@ -163,15 +190,21 @@ export class PulsarKit {
 
   async cleanup(): Promise<void> {
     if (!this.created) return;
-    const list = (await this.admin.get<string[]>(`persistent/${this.tenant}/${this.namespace}`, "list test topics", { notFound: "null" }).catch(() => null)) ?? [];
+    const list =
+      (await this.admin
+        .get<string[]>(`persistent/${this.tenant}/${this.namespace}`, "list test topics", { notFound: "null" })
+        .catch(() => null)) ?? [];
     for (const full of list) {
       const topic = full.split("/").pop()!;
-      await this.admin.request("DELETE", `persistent/${topicPath(this.topic(topic))}?force=true`, "delete a test topic").catch(() => undefined);
+      await this.admin
+        .request("DELETE", `persistent/${topicPath(this.topic(topic))}?force=true`, "delete a test topic")
+        .catch(() => undefined);
     }
-    await this.admin.request("DELETE", `namespaces/${this.tenant}/${this.namespace}`, "delete the test namespace").catch(() => undefined);
+    await this.admin
+      .request("DELETE", `namespaces/${this.tenant}/${this.namespace}`, "delete the test namespace")
+      .catch(() => undefined);
   }
 }
-
 
 /** The subscription of the test application whose failures dead-letter the letters. */
 export const APP_SUBSCRIPTION = "sub";
@@ -185,7 +218,10 @@ export interface ContractLikeLetter {
 }
 
 /** A fresh source topic and its `<source>-sub-DLQ`, filled with these letters by real dead-lettering. */
-export async function dlqOf(kit: PulsarKit, letters: ContractLikeLetter[]): Promise<{ source: TopicName; dlq: TopicName }> {
+export async function dlqOf(
+  kit: PulsarKit,
+  letters: ContractLikeLetter[],
+): Promise<{ source: TopicName; dlq: TopicName }> {
   const source = kit.topic(kit.name("orders"));
   const dlq = kit.topic(`${source.topic}-${APP_SUBSCRIPTION}-DLQ`);
   await kit.createTopic(source.topic);
@@ -193,7 +229,11 @@ export async function dlqOf(kit: PulsarKit, letters: ContractLikeLetter[]): Prom
     source,
     dlq,
     APP_SUBSCRIPTION,
-    letters.map((l) => ({ body: l.body, properties: { ...(l.headers ?? {}), ...(l.messageId ? { "message-id": l.messageId } : {}) }, key: l.orderingKey ?? null })),
+    letters.map((l) => ({
+      body: l.body,
+      properties: { ...(l.headers ?? {}), ...(l.messageId ? { "message-id": l.messageId } : {}) },
+      key: l.orderingKey ?? null,
+    })),
   );
   return { source, dlq };
 }

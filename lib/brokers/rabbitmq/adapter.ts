@@ -40,7 +40,12 @@ import { OccurrenceCounter, baseLetterId, isLetterId } from "@/lib/brokers/rabbi
 import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
 import { moveLetters, removeLetters, type MoverContext } from "@/lib/brokers/rabbitmq/mover";
 import { republishRabbit } from "@/lib/brokers/rabbitmq/republish";
-import { DEFAULT_SAFE_QUEUE_SUFFIX, moveToSafety, planSafeMove, type SafeMoveContext } from "@/lib/brokers/rabbitmq/safe-move";
+import {
+  DEFAULT_SAFE_QUEUE_SUFFIX,
+  moveToSafety,
+  planSafeMove,
+  type SafeMoveContext,
+} from "@/lib/brokers/rabbitmq/safe-move";
 import { inspectRabbit } from "@/lib/brokers/rabbitmq/inspect";
 
 export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
@@ -51,7 +56,9 @@ export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   perLetterRemoval: true,
   nativeBulkMove: true,
   orderedKeys: false,
-  republishLimits: ["An undone discard goes to the back of the DLQ, with delivery-mode 2 (persistent); every other property and header is as it was."],
+  republishLimits: [
+    "An undone discard goes to the back of the DLQ, with delivery-mode 2 (persistent); every other property and header is as it was.",
+  ],
   removalUnconfirmed: true,
   safeMove: true,
   repair: true,
@@ -178,7 +185,20 @@ export class RabbitMqAdapter implements BrokerAdapter {
     if (!fresh && c && Date.now() - c.at < this.opts.snapshotTtlMs) return c;
     let snap: Snapshot;
     if (!this.mgmt) {
-      snap = { at: Date.now(), queues: null, discovered: new Map(), safeCopies: new Map(), version: null, warning: this.config.discover ? { code: "management_unconfigured", label: "discovery off", message: "No management API is configured for this connection: only DLQs named in the config are shown." } : null };
+      snap = {
+        at: Date.now(),
+        queues: null,
+        discovered: new Map(),
+        safeCopies: new Map(),
+        version: null,
+        warning: this.config.discover
+          ? {
+              code: "management_unconfigured",
+              label: "discovery off",
+              message: "No management API is configured for this connection: only DLQs named in the config are shown.",
+            }
+          : null,
+      };
     } else {
       try {
         const [queues, bindings, exchanges, version] = await Promise.all([
@@ -197,7 +217,18 @@ export class RabbitMqAdapter implements BrokerAdapter {
         };
       } catch (e) {
         const why = e instanceof ManagementError ? e.message : String(e);
-        snap = { at: Date.now(), queues: null, discovered: new Map(), safeCopies: new Map(), version: null, warning: { code: "management_unavailable", label: "no management API", message: `The RabbitMQ management API is not available (${why}): only DLQs named in the config are shown, without discovery.` } };
+        snap = {
+          at: Date.now(),
+          queues: null,
+          discovered: new Map(),
+          safeCopies: new Map(),
+          version: null,
+          warning: {
+            code: "management_unavailable",
+            label: "no management API",
+            message: `The RabbitMQ management API is not available (${why}): only DLQs named in the config are shown, without discovery.`,
+          },
+        };
       }
     }
     this.snapshotCache = snap;
@@ -208,7 +239,11 @@ export class RabbitMqAdapter implements BrokerAdapter {
   private async queueKind(name: string, q: MgmtQueue | undefined): Promise<{ kind: QueueKind; source: string }> {
     if (q) return { kind: queueKindOf(q, this.snapshotCache?.version ?? null), source: "management" };
     const entry = this.configEntry(name);
-    if (entry?.queueType) return { kind: { queueType: entry.queueType, deliveryLimit: entry.deliveryLimit ?? null, ownDeadLetterExchange: null }, source: "config" };
+    if (entry?.queueType)
+      return {
+        kind: { queueType: entry.queueType, deliveryLimit: entry.deliveryLimit ?? null, ownDeadLetterExchange: null },
+        source: "config",
+      };
     const cached = this.probed.get(name);
     if (cached && Date.now() - cached.at < 300_000) return { kind: cached.kind, source: "probe" };
     const kind = await this.probeQueueType(name);
@@ -241,7 +276,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
       return { queueType: "classic", deliveryLimit: null, ownDeadLetterExchange: null };
     } catch (e) {
       const msg = `${(e as Error).message ?? ""} ${closedWith}`;
-      if (/global qos|NOT.IMPLEMENTED/i.test(msg)) return { queueType: "unknown-not-classic", deliveryLimit: null, ownDeadLetterExchange: null };
+      if (/global qos|NOT.IMPLEMENTED/i.test(msg))
+        return { queueType: "unknown-not-classic", deliveryLimit: null, ownDeadLetterExchange: null };
       throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
     } finally {
       await conn?.close().catch(() => undefined);
@@ -259,7 +295,10 @@ export class RabbitMqAdapter implements BrokerAdapter {
       for (const o of snap.discovered.get(safeOf) ?? []) origins.add(o);
       const o = this.configEntry(safeOf)?.origin;
       if (o) origins.add(o);
-      facts.push({ name: "safe copy", value: { t: "string", v: `safe copy of "${safeOf}", made by the console's move to safety` } });
+      facts.push({
+        name: "safe copy",
+        value: { t: "string", v: `safe copy of "${safeOf}", made by the console's move to safety` },
+      });
     }
     let depth: number | null = null;
     let inFlight: number | null = null;
@@ -268,7 +307,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
     if (snap.queues && !q) throw this.notFound(name);
     if (q) {
       inFlight = q.messages_unacknowledged ?? null;
-      if (q.arguments && Object.keys(q.arguments).length) facts.push({ name: "arguments", value: toDisplayValue(q.arguments) });
+      if (q.arguments && Object.keys(q.arguments).length)
+        facts.push({ name: "arguments", value: toDisplayValue(q.arguments) });
       if (q.policy) facts.push({ name: "policy", value: { t: "string", v: q.policy } });
     }
     // Depth and consumers from AMQP: exact now, where management statistics lag by seconds.
@@ -282,10 +322,21 @@ export class RabbitMqAdapter implements BrokerAdapter {
     }
     const { kind, source: kindSource } = await this.queueKind(name, q);
     facts.push({ name: "queue type source", value: { t: "string", v: kindSource } });
-    if (kind.deliveryLimit !== null) facts.push({ name: "delivery limit", value: { t: "number", v: String(kind.deliveryLimit) } });
-    if (consumers) warnings.push({ code: "consumers_attached", label: "consumers attached", message: `${consumers} consumer(s) are attached to this DLQ: they may take letters while you look, and the console cannot read it while they hold it exclusively.` });
+    if (kind.deliveryLimit !== null)
+      facts.push({ name: "delivery limit", value: { t: "number", v: String(kind.deliveryLimit) } });
+    if (consumers)
+      warnings.push({
+        code: "consumers_attached",
+        label: "consumers attached",
+        message: `${consumers} consumer(s) are attached to this DLQ: they may take letters while you look, and the console cannot read it while they hold it exclusively.`,
+      });
     if (kind.queueType === "quorum" && kind.deliveryLimit === null) {
-      warnings.push({ code: "quorum_delivery_count", label: "reads count deliveries", message: "Quorum queue: every read raises the letters' x-delivery-count (no delivery limit is set, so nothing is dropped)." });
+      warnings.push({
+        code: "quorum_delivery_count",
+        label: "reads count deliveries",
+        message:
+          "Quorum queue: every read raises the letters' x-delivery-count (no delivery limit is set, so nothing is dropped).",
+      });
     }
     const fromConfig = entry !== undefined;
     const fromDiscovery = snap.discovered.has(name);
@@ -306,14 +357,19 @@ export class RabbitMqAdapter implements BrokerAdapter {
   }
 
   private notFound(name: string) {
-    return new BrokerError("not_found", { userMessage: `DLQ "${name}" was not found on ${this.displayName}. It may have been deleted, or it is not a DLQ the console knows about.` });
+    return new BrokerError("not_found", {
+      userMessage: `DLQ "${name}" was not found on ${this.displayName}. It may have been deleted, or it is not a DLQ the console knows about.`,
+    });
   }
 
   /**
    * The DLQs listDlqs lists: configured, discovered, and safe copies. Without the management API
    * (`queues` null), safe copies are candidates that a passive check must find.
    */
-  private dlqNames(snap: Pick<Snapshot, "queues" | "discovered" | "safeCopies">): { names: string[]; safeCopies: Set<string> } {
+  private dlqNames(snap: Pick<Snapshot, "queues" | "discovered" | "safeCopies">): {
+    names: string[];
+    safeCopies: Set<string>;
+  } {
     const names = new Set<string>([...this.config.dlqs.map((d) => d.name), ...snap.discovered.keys()]);
     // Safe copies are listed where they exist; without the management API, where a passive check finds them.
     const safeCopies = new Set<string>([...snap.safeCopies.keys(), ...this.madeSafe.keys()]);
@@ -341,9 +397,24 @@ export class RabbitMqAdapter implements BrokerAdapter {
         if (e instanceof BrokerError && e.kind === "not_found" && safeCopies.has(name)) continue;
         if (e instanceof BrokerError && e.kind === "not_found") {
           out.push({
-            connectionId: this.connectionId, name, kind: "rabbitmq", queueType: "unknown", depth: null, inFlight: null, consumers: null,
-            origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [], source: "config", readRisk: null,
-            warnings: [{ code: "missing", label: "does not exist", message: `Queue "${name}" is named in the config but does not exist on the broker.` }], facts: [],
+            connectionId: this.connectionId,
+            name,
+            kind: "rabbitmq",
+            queueType: "unknown",
+            depth: null,
+            inFlight: null,
+            consumers: null,
+            origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [],
+            source: "config",
+            readRisk: null,
+            warnings: [
+              {
+                code: "missing",
+                label: "does not exist",
+                message: `Queue "${name}" is named in the config but does not exist on the broker.`,
+              },
+            ],
+            facts: [],
           });
         } else throw e;
       }
@@ -355,7 +426,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
   /** A snapshot in which `name` is a DLQ the console knows (refreshed once if not); else not_found. */
   private async snapshotKnowing(name: string): Promise<Snapshot> {
     let snap = await this.snapshot();
-    const known = (s: Snapshot) => this.configEntry(name) !== undefined || s.discovered.has(name) || this.safeCopyOf(name, s) !== null;
+    const known = (s: Snapshot) =>
+      this.configEntry(name) !== undefined || s.discovered.has(name) || this.safeCopyOf(name, s) !== null;
     if (!known(snap) || (snap.queues && !snap.queues.has(name))) snap = await this.snapshot(true);
     if (!known(snap)) {
       await this.ping();
@@ -393,7 +465,10 @@ export class RabbitMqAdapter implements BrokerAdapter {
   private async openRead(name: string, opts: StreamOptions, maxFromDepth: (depth: number) => number) {
     const summary = await this.describeDlq(name);
     if (summary.readRisk && !opts.acceptRisk) {
-      throw new BrokerError("risky_read", { userMessage: summary.readRisk.message, details: { readRisk: summary.readRisk } });
+      throw new BrokerError("risky_read", {
+        userMessage: summary.readRisk.message,
+        details: { readRisk: summary.readRisk },
+      });
     }
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
@@ -586,10 +661,15 @@ export class RabbitMqAdapter implements BrokerAdapter {
     } catch {
       return null;
     }
-    if (q.type && q.type !== "classic") return `The queue "${target}" is a ${q.type} queue, not a classic one: reading it could cost letters too.`;
-    const policy = q.effective_policy_definition && !Array.isArray(q.effective_policy_definition) ? q.effective_policy_definition : {};
+    if (q.type && q.type !== "classic")
+      return `The queue "${target}" is a ${q.type} queue, not a classic one: reading it could cost letters too.`;
+    const policy =
+      q.effective_policy_definition && !Array.isArray(q.effective_policy_definition)
+        ? q.effective_policy_definition
+        : {};
     const unsafe = ["message-ttl", "expires", "max-length", "max-length-bytes"].filter((k) => k in policy);
-    if (unsafe.length) return `A policy on the queue "${target}" sets ${unsafe.join(", ")}: RabbitMQ would expire, drop or delete letters moved there.`;
+    if (unsafe.length)
+      return `A policy on the queue "${target}" sets ${unsafe.join(", ")}: RabbitMQ would expire, drop or delete letters moved there.`;
     return null;
   }
 

@@ -88,17 +88,25 @@ export function overflowOf(q: MgmtQueue): Setting<string> | null {
  * How a quorum queue dead-letters: at-least-once only with dead-letter-strategy at-least-once AND
  * overflow reject-publish (with drop-head, RabbitMQ falls back to at-most-once and logs a warning).
  */
-export function deadLetterStrategyOf(q: MgmtQueue): { effective: "at-least-once" | "at-most-once"; strategy: Setting<string> | null; overflow: Setting<string> | null } {
+export function deadLetterStrategyOf(q: MgmtQueue): {
+  effective: "at-least-once" | "at-most-once";
+  strategy: Setting<string> | null;
+  overflow: Setting<string> | null;
+} {
   const strategy = argFirst(q, "x-dead-letter-strategy", "dead-letter-strategy");
   const overflow = overflowOf(q);
-  const effective = strategy?.value === "at-least-once" && overflow?.value === "reject-publish" ? "at-least-once" : "at-most-once";
+  const effective =
+    strategy?.value === "at-least-once" && overflow?.value === "reject-publish" ? "at-least-once" : "at-most-once";
   return { effective, strategy, overflow };
 }
 
 /** Where a setting comes from, in the operator's words (the effective policy merges the policy and the operator policy). */
 function settingWords(s: Setting<unknown>, q: MgmtQueue): string {
   if (s.from === "argument") return `queue argument ${s.key}`;
-  const names = [q.policy ? `policy "${q.policy}"` : null, q.operator_policy ? `operator policy "${q.operator_policy}"` : null].filter(Boolean);
+  const names = [
+    q.policy ? `policy "${q.policy}"` : null,
+    q.operator_policy ? `operator policy "${q.operator_policy}"` : null,
+  ].filter(Boolean);
   return `key ${s.key} of ${names.length ? names.join(" or ") : "a policy"}`;
 }
 
@@ -165,7 +173,12 @@ class Router {
     for (const b of this.byExchange.get(exchange) ?? []) {
       // Headers, fanout, plugin types and unknown keys: any binding is taken as a route (the
       // check must not call a working setup broken; it flags only what surely routes nowhere).
-      const matches = key === null || type === "fanout" || !["direct", "topic"].includes(type) ? true : type === "topic" ? topicMatches(b.routing_key, key) : b.routing_key === key;
+      const matches =
+        key === null || type === "fanout" || !["direct", "topic"].includes(type)
+          ? true
+          : type === "topic"
+            ? topicMatches(b.routing_key, key)
+            : b.routing_key === key;
       if (!matches) continue;
       if (b.destination_type === "queue") out.add(b.destination);
       else for (const q of this.route(b.destination, key, seen)) out.add(q);
@@ -276,7 +289,15 @@ export function configFindings(a: BrokerAnswers, ctx: CheckContext): ConfigFindi
     // 1. Consumers that may reject letters with nowhere to put them. Broker-named, exclusive and
     // auto-delete queues are private to one client; streams never dead-letter; DLQs end the chain.
     const privateQueue = q.exclusive === true || q.auto_delete === true || q.name.startsWith(SERVER_NAMED);
-    if (!t && !limitWithoutDlx && (q.consumers ?? 0) > 0 && !privateQueue && type !== "stream" && !ctx.dlqs.has(q.name) && !targets.has(q.name)) {
+    if (
+      !t &&
+      !limitWithoutDlx &&
+      (q.consumers ?? 0) > 0 &&
+      !privateQueue &&
+      type !== "stream" &&
+      !ctx.dlqs.has(q.name) &&
+      !targets.has(q.name)
+    ) {
       findings.push({
         code: "rabbitmq.no_dead_letter_exchange",
         severity: "warning",
@@ -312,8 +333,14 @@ export function configFindings(a: BrokerAnswers, ctx: CheckContext): ConfigFindi
         const lost = routed.get(q.name)?.lost ?? [];
         if (lost.length) {
           const keyWords = lost.map((k) => (k === null ? "any routing key" : `routing key "${k}"`)).join(", ");
-          const where = t.exchange === "" ? `the default exchange, which routes ${keyWords} to no queue (no queue of that name exists)` : `${dlxName(t.exchange)}, which routes ${keyWords} to no queue`;
-          const keySource = t.routingKey !== undefined ? "its dead-letter routing key" : "the routing keys its letters were published with";
+          const where =
+            t.exchange === ""
+              ? `the default exchange, which routes ${keyWords} to no queue (no queue of that name exists)`
+              : `${dlxName(t.exchange)}, which routes ${keyWords} to no queue`;
+          const keySource =
+            t.routingKey !== undefined
+              ? "its dead-letter routing key"
+              : "the routing keys its letters were published with";
           findings.push({
             code: "rabbitmq.dlx_unroutable",
             severity: kept ? "warning" : "critical",
@@ -357,7 +384,9 @@ export function configFindings(a: BrokerAnswers, ctx: CheckContext): ConfigFindi
 
 function dlqLimits(q: MgmtQueue, t: ReturnType<typeof deadLetterTarget>, object: string): ConfigFinding[] {
   const out: ConfigFinding[] = [];
-  const onward = t ? `dead-lettered onward to ${t.exchange === "" ? "the default exchange" : `exchange "${t.exchange}"`} and leave the DLQ` : "deleted for good";
+  const onward = t
+    ? `dead-lettered onward to ${t.exchange === "" ? "the default exchange" : `exchange "${t.exchange}"`} and leave the DLQ`
+    : "deleted for good";
   const removal = (s: Setting<unknown>) =>
     s.from === "argument"
       ? `Queue arguments cannot change after declaration: declare a new DLQ without ${s.key}, move the letters there (the console's redrive or a shovel) and point the sources' dead-lettering at it.`
@@ -388,7 +417,12 @@ function dlqLimits(q: MgmtQueue, t: ReturnType<typeof deadLetterTarget>, object:
   const bytes = lowest(q, "x-max-length-bytes", "max-length-bytes");
   if (len || bytes) {
     const overflow = overflowOf(q)?.value ?? "drop-head";
-    const limit = [len ? `${len.value} letters (${settingWords(len, q)})` : null, bytes ? `${bytes.value} bytes (${settingWords(bytes, q)})` : null].filter(Boolean).join(" or ");
+    const limit = [
+      len ? `${len.value} letters (${settingWords(len, q)})` : null,
+      bytes ? `${bytes.value} bytes (${settingWords(bytes, q)})` : null,
+    ]
+      .filter(Boolean)
+      .join(" or ");
     const full =
       overflow === "drop-head"
         ? `the oldest letters are ${t ? `dead-lettered onward to ${t.exchange === "" ? "the default exchange" : `exchange "${t.exchange}"`}` : "dropped"} to make room`

@@ -30,21 +30,43 @@ export function mapAmqpError(e: unknown, ctx: { endpoint: string; queue?: string
   const err = e as { code?: number | string; message?: string };
   const msg = err?.message ?? String(e);
   if (err?.code === 404 || /NOT.FOUND - no queue/.test(msg)) {
-    return new BrokerError("not_found", { message: msg, cause: e, userMessage: `Queue "${ctx.queue ?? "?"}" does not exist on RabbitMQ at ${ctx.endpoint}. It may have been deleted.` });
+    return new BrokerError("not_found", {
+      message: msg,
+      cause: e,
+      userMessage: `Queue "${ctx.queue ?? "?"}" does not exist on RabbitMQ at ${ctx.endpoint}. It may have been deleted.`,
+    });
   }
   if (/exclusive use/.test(msg)) {
-    return new BrokerError("throttled", { message: msg, cause: e, userMessage: `Queue "${ctx.queue ?? "?"}" is being read by another consumer right now. Try again in a moment.` });
+    return new BrokerError("throttled", {
+      message: msg,
+      cause: e,
+      userMessage: `Queue "${ctx.queue ?? "?"}" is being read by another consumer right now. Try again in a moment.`,
+    });
   }
   if (err?.code === 403 || /ACCESS.REFUSED|ACCESS_REFUSED|NOT_ALLOWED|access to vhost/.test(msg)) {
-    return new BrokerError("auth", { message: msg, cause: e, userMessage: `RabbitMQ at ${ctx.endpoint} refused the console's credentials or vhost. Check the user, password and vhost in the connection settings.` });
+    return new BrokerError("auth", {
+      message: msg,
+      cause: e,
+      userMessage: `RabbitMQ at ${ctx.endpoint} refused the console's credentials or vhost. Check the user, password and vhost in the connection settings.`,
+    });
   }
   if (
     typeof err?.code === "string" ||
-    /ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|ECONNRESET|Socket closed|Connection closed|Channel closed|Channel ended|connect timeout|IllegalOperationError/i.test(msg)
+    /ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|ECONNRESET|Socket closed|Connection closed|Channel closed|Channel ended|connect timeout|IllegalOperationError/i.test(
+      msg,
+    )
   ) {
-    return new BrokerError("unreachable", { message: msg, cause: e, userMessage: `RabbitMQ at ${ctx.endpoint} cannot be reached. Check that the broker is running; the console reconnects by itself when it is back.` });
+    return new BrokerError("unreachable", {
+      message: msg,
+      cause: e,
+      userMessage: `RabbitMQ at ${ctx.endpoint} cannot be reached. Check that the broker is running; the console reconnects by itself when it is back.`,
+    });
   }
-  return new BrokerError("protocol", { message: msg, cause: e, userMessage: `RabbitMQ at ${ctx.endpoint} answered unexpectedly. The error was logged.` });
+  return new BrokerError("protocol", {
+    message: msg,
+    cause: e,
+    userMessage: `RabbitMQ at ${ctx.endpoint} answered unexpectedly. The error was logged.`,
+  });
 }
 
 export class AmqpConnection {
@@ -65,7 +87,8 @@ export class AmqpConnection {
   }
 
   async get(): Promise<ChannelModel> {
-    if (this.closed) throw new BrokerError("unreachable", { userMessage: "The connection to RabbitMQ was closed by the console." });
+    if (this.closed)
+      throw new BrokerError("unreachable", { userMessage: "The connection to RabbitMQ was closed by the console." });
     if (this.model) return this.model;
     this.opening ??= this.open().finally(() => {
       this.opening = null;
@@ -76,7 +99,10 @@ export class AmqpConnection {
   private async open(): Promise<ChannelModel> {
     let model: ChannelModel;
     try {
-      model = await amqp.connect(this.urlWithCredentials(), { timeout: this.ep.connectTimeoutMs ?? 5000, clientProperties: { connection_name: "dlq-console" } });
+      model = await amqp.connect(this.urlWithCredentials(), {
+        timeout: this.ep.connectTimeoutMs ?? 5000,
+        clientProperties: { connection_name: "dlq-console" },
+      });
     } catch (e) {
       throw mapAmqpError(e, { endpoint: this.endpoint });
     }

@@ -47,11 +47,19 @@ function headerString(v: unknown): string {
 
 export function arrived(m: ConsumeMessage): ArrivedLetter {
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries((m.properties.headers ?? {}) as Record<string, unknown>)) headers[k] = headerString(v);
-  return { body: new Uint8Array(m.content), headers, messageId: typeof m.properties.messageId === "string" ? m.properties.messageId : null };
+  for (const [k, v] of Object.entries((m.properties.headers ?? {}) as Record<string, unknown>))
+    headers[k] = headerString(v);
+  return {
+    body: new Uint8Array(m.content),
+    headers,
+    messageId: typeof m.properties.messageId === "string" ? m.properties.messageId : null,
+  };
 }
 
-export const destination = (name: string): RedriveDestination => ({ name, read: async () => (await peek(name)).map(arrived) });
+export const destination = (name: string): RedriveDestination => ({
+  name,
+  read: async () => (await peek(name)).map(arrived),
+});
 
 /** The RabbitMQ fixture of the redrive, remove and repair contracts (repair.integration.test.ts). */
 export const contractFixture = async (): Promise<RedriveContractFixture> => {

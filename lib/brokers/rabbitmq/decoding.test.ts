@@ -27,7 +27,18 @@ describe("field table decoding", () => {
       entry("bad", "S", Buffer.concat([u32(bad.length), bad])),
       entry("ts", "T", ts),
       entry("nested", "F", Buffer.concat([u32(inner.length), inner])),
-      entry("arr", "A", Buffer.concat([u32(5), Buffer.from("b"), Buffer.from([0xff]), Buffer.from("t"), Buffer.from([1]), Buffer.from("V")])),
+      entry(
+        "arr",
+        "A",
+        Buffer.concat([
+          u32(5),
+          Buffer.from("b"),
+          Buffer.from([0xff]),
+          Buffer.from("t"),
+          Buffer.from([1]),
+          Buffer.from("V"),
+        ]),
+      ),
     ]);
     expect(decodeFieldTable(table)).toEqual([
       { name: "big", value: { t: "number", v: "9007199254740993" } },
@@ -49,15 +60,38 @@ describe("failure metadata", () => {
     value: {
       t: "array" as const,
       v: [
-        { t: "table" as const, v: [["count", { t: "number", v: "2" }], ["reason", { t: "string", v: "expired" }], ["queue", { t: "string", v: "b" }], ["time", { t: "timestamp", v: "2024-01-01T00:00:00.000Z" }], ["exchange", { t: "string", v: "ex" }], ["routing-keys", { t: "array", v: [{ t: "string", v: "rk" }] }], ["original-expiration", { t: "string", v: "1000" }]] as Array<[string, never]> },
-        { t: "table" as const, v: [["queue", { t: "string", v: "a" }], ["reason", { t: "string", v: "rejected" }]] as Array<[string, never]> },
+        {
+          t: "table" as const,
+          v: [
+            ["count", { t: "number", v: "2" }],
+            ["reason", { t: "string", v: "expired" }],
+            ["queue", { t: "string", v: "b" }],
+            ["time", { t: "timestamp", v: "2024-01-01T00:00:00.000Z" }],
+            ["exchange", { t: "string", v: "ex" }],
+            ["routing-keys", { t: "array", v: [{ t: "string", v: "rk" }] }],
+            ["original-expiration", { t: "string", v: "1000" }],
+          ] as Array<[string, never]>,
+        },
+        {
+          t: "table" as const,
+          v: [
+            ["queue", { t: "string", v: "a" }],
+            ["reason", { t: "string", v: "rejected" }],
+          ] as Array<[string, never]>,
+        },
       ],
     },
   };
   it("parses x-death most recent first with extra fields", () => {
     const h = parseXDeath([xDeath]);
     expect(h.map((d) => d.queue)).toEqual(["b", "a"]);
-    expect(h[0]).toMatchObject({ count: 2, reason: "expired", exchange: "ex", routingKeys: ["rk"], time: "2024-01-01T00:00:00.000Z" });
+    expect(h[0]).toMatchObject({
+      count: 2,
+      reason: "expired",
+      exchange: "ex",
+      routingKeys: ["rk"],
+      time: "2024-01-01T00:00:00.000Z",
+    });
     expect(h[0].extra).toEqual([{ name: "original-expiration", value: { t: "string", v: "1000" } }]);
     expect(failureFromHeaders([xDeath], h, "cfg").originQueue).toBe("b");
   });
@@ -74,16 +108,22 @@ describe("discovery", () => {
   it("resolves DLX through bindings, default exchange and policies", () => {
     const queues = [
       { name: "src1", vhost: "/", arguments: { "x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "k1" } },
-      { name: "src2", vhost: "/", arguments: { "x-dead-letter-exchange": "" , "x-dead-letter-routing-key": "dlq2" } },
+      { name: "src2", vhost: "/", arguments: { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq2" } },
       { name: "src3", vhost: "/", effective_policy_definition: { "dead-letter-exchange": "tx" } },
-      { name: "dlq1", vhost: "/" }, { name: "dlq2", vhost: "/" }, { name: "dlq3", vhost: "/" }, { name: "other", vhost: "/" },
+      { name: "dlq1", vhost: "/" },
+      { name: "dlq2", vhost: "/" },
+      { name: "dlq3", vhost: "/" },
+      { name: "other", vhost: "/" },
     ];
     const bindings = [
       { source: "dlx", destination: "dlq1", destination_type: "queue" as const, routing_key: "k1" },
       { source: "dlx", destination: "other", destination_type: "queue" as const, routing_key: "k2" },
       { source: "tx", destination: "dlq3", destination_type: "queue" as const, routing_key: "a.#" },
     ];
-    const found = discoverDlqs(queues, bindings, [{ name: "dlx", type: "direct" }, { name: "tx", type: "topic" }]);
+    const found = discoverDlqs(queues, bindings, [
+      { name: "dlx", type: "direct" },
+      { name: "tx", type: "topic" },
+    ]);
     expect(Object.fromEntries(found)).toEqual({ dlq1: ["src1"], dlq2: ["src2"], dlq3: ["src3"] });
     expect(topicMatches("a.#", "a")).toBe(true);
     expect(topicMatches("*.b", "a.b.c")).toBe(false);
@@ -92,8 +132,22 @@ describe("discovery", () => {
 
 describe("identity", () => {
   it("is URL-safe, ignores broker-mutated headers, and numbers identical letters", () => {
-    const a = fingerprint("abc", [], [{ name: "k", value: { t: "string", v: "v" } }, { name: "x-death", value: { t: "null" } }]);
-    const b = fingerprint("abc", [{ name: "expiration", value: { t: "string", v: "5" } }], [{ name: "k", value: { t: "string", v: "v" } }, { name: "x-delivery-count", value: { t: "number", v: "3" } }]);
+    const a = fingerprint(
+      "abc",
+      [],
+      [
+        { name: "k", value: { t: "string", v: "v" } },
+        { name: "x-death", value: { t: "null" } },
+      ],
+    );
+    const b = fingerprint(
+      "abc",
+      [{ name: "expiration", value: { t: "string", v: "5" } }],
+      [
+        { name: "k", value: { t: "string", v: "v" } },
+        { name: "x-delivery-count", value: { t: "number", v: "3" } },
+      ],
+    );
     expect(a).toBe(b);
     expect(baseLetterId("order/1?x", () => a)).toMatch(/^m-[A-Za-z0-9_-]+$/);
     const occ = new OccurrenceCounter();

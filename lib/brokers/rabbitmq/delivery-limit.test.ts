@@ -11,11 +11,33 @@ import { readRiskOf } from "./risk";
 const overview310 = { rabbitmq_version: "3.10.8" };
 const overview40 = { rabbitmq_version: "4.0.5" };
 // Entries as /api/queues returns them (columns name,type,arguments,effective_policy_definition,policy).
-const quorumNoLimit = { name: "orders.dlq", type: "quorum", arguments: { "x-queue-type": "quorum" }, effective_policy_definition: {}, policy: null } as unknown as MgmtQueue;
-const quorumOff = { ...quorumNoLimit, arguments: { "x-queue-type": "quorum", "x-delivery-limit": -1 } } as unknown as MgmtQueue;
-const quorumFive = { ...quorumNoLimit, arguments: { "x-queue-type": "quorum", "x-delivery-limit": 5 } } as unknown as MgmtQueue;
-const quorumPolicy = { ...quorumNoLimit, policy: "limits", effective_policy_definition: { "delivery-limit": 7 } } as unknown as MgmtQueue;
-const classic = { name: "c.dlq", type: "classic", arguments: {}, effective_policy_definition: {}, policy: null } as unknown as MgmtQueue;
+const quorumNoLimit = {
+  name: "orders.dlq",
+  type: "quorum",
+  arguments: { "x-queue-type": "quorum" },
+  effective_policy_definition: {},
+  policy: null,
+} as unknown as MgmtQueue;
+const quorumOff = {
+  ...quorumNoLimit,
+  arguments: { "x-queue-type": "quorum", "x-delivery-limit": -1 },
+} as unknown as MgmtQueue;
+const quorumFive = {
+  ...quorumNoLimit,
+  arguments: { "x-queue-type": "quorum", "x-delivery-limit": 5 },
+} as unknown as MgmtQueue;
+const quorumPolicy = {
+  ...quorumNoLimit,
+  policy: "limits",
+  effective_policy_definition: { "delivery-limit": 7 },
+} as unknown as MgmtQueue;
+const classic = {
+  name: "c.dlq",
+  type: "classic",
+  arguments: {},
+  effective_policy_definition: {},
+  policy: null,
+} as unknown as MgmtQueue;
 
 describe("the delivery limit of a quorum DLQ, by broker version", () => {
   it("reads the major version", () => {

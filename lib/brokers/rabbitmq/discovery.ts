@@ -74,7 +74,11 @@ export function targetsOf(q: MgmtQueue, bindings: MgmtBinding[], exchangeTypes: 
 }
 
 /** DLQ name → the queues that dead-letter into it. Only existing queues are returned. */
-export function discoverDlqs(queues: MgmtQueue[], bindings: MgmtBinding[], exchanges: MgmtExchange[]): Map<string, string[]> {
+export function discoverDlqs(
+  queues: MgmtQueue[],
+  bindings: MgmtBinding[],
+  exchanges: MgmtExchange[],
+): Map<string, string[]> {
   const types = new Map(exchanges.map((e) => [e.name, e.type]));
   const existing = new Set(queues.map((q) => q.name));
   const found = new Map<string, string[]>();

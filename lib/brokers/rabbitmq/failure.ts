@@ -40,39 +40,74 @@ export function parseXDeath(headers: HeaderEntry[]): DeathRecord[] {
   return out;
 }
 
-const CLASS_HEADERS = ["x-exception-class", "x-exception-type", "exception-class", "x-exception-fqcn", "exception-type", "x-exception-class-name"];
-const MESSAGE_HEADERS = ["x-exception-message", "exception-message", "x-exception-msg", "x-error-message", "error-message"];
-const STACK_HEADERS = ["x-exception-stacktrace", "x-exception-stack-trace", "exception-stacktrace", "x-stacktrace", "x-stack-trace"];
+const CLASS_HEADERS = [
+  "x-exception-class",
+  "x-exception-type",
+  "exception-class",
+  "x-exception-fqcn",
+  "exception-type",
+  "x-exception-class-name",
+];
+const MESSAGE_HEADERS = [
+  "x-exception-message",
+  "exception-message",
+  "x-exception-msg",
+  "x-error-message",
+  "error-message",
+];
+const STACK_HEADERS = [
+  "x-exception-stacktrace",
+  "x-exception-stack-trace",
+  "exception-stacktrace",
+  "x-stacktrace",
+  "x-stack-trace",
+];
 
 /** "com.foo.BarException: message" → "com.foo.BarException"; also "Caused by: …" lines and bare class names. */
 export function exceptionClassFromStack(stack: string | null): string | null {
   if (!stack) return null;
   const first = stack.split(/\r?\n/).find((l) => l.trim() !== "");
   if (!first) return null;
-  const m = /^\s*(?:Caused by:\s*|Exception in thread "[^"]*"\s+)?([A-Za-z_$][\w$]*(?:[.$][A-Za-z_$][\w$]*)*)(?::|\s*$)/.exec(first);
+  const m =
+    /^\s*(?:Caused by:\s*|Exception in thread "[^"]*"\s+)?([A-Za-z_$][\w$]*(?:[.$][A-Za-z_$][\w$]*)*)(?::|\s*$)/.exec(
+      first,
+    );
   if (!m) return null;
   const cls = m[1];
   // A bare word ("Error", "Timeout") is a class only if it looks like one.
   return cls.includes(".") || /(Exception|Error|Throwable|Fault)$/.test(cls) ? cls : null;
 }
 
-export function failureFromHeaders(headers: HeaderEntry[], history: DeathRecord[], configOrigin: string | null): FailureInfo {
+export function failureFromHeaders(
+  headers: HeaderEntry[],
+  history: DeathRecord[],
+  configOrigin: string | null,
+): FailureInfo {
   const last = history[0] ?? null;
   const stackTrace = headerText(headers, ...STACK_HEADERS);
   const exceptionClass = headerText(headers, ...CLASS_HEADERS) ?? exceptionClassFromStack(stackTrace);
   const originalExchange = headerText(headers, "x-original-exchange");
   const originalRoutingKey = headerText(headers, "x-original-routingKey", "x-original-routing-key");
-  const republishedOrigin = originalExchange === null && originalRoutingKey === null ? null : originalExchange === "" || originalExchange === null ? originalRoutingKey : null;
+  const republishedOrigin =
+    originalExchange === null && originalRoutingKey === null
+      ? null
+      : originalExchange === "" || originalExchange === null
+        ? originalRoutingKey
+        : null;
 
   const deathOrigin = last?.queue ?? headerText(headers, "x-last-death-queue", "x-first-death-queue");
-  const reason = last?.reason ?? headerText(headers, "x-last-death-reason", "x-first-death-reason") ?? (exceptionClass || stackTrace ? "exception" : null);
+  const reason =
+    last?.reason ??
+    headerText(headers, "x-last-death-reason", "x-first-death-reason") ??
+    (exceptionClass || stackTrace ? "exception" : null);
   const deliveryCount = findHeader(headers, "x-delivery-count");
 
   return {
     deadLetteredAt: last?.time ?? null,
     reason,
     originQueue: deathOrigin ?? republishedOrigin ?? configOrigin,
-    exchange: last?.exchange ?? headerText(headers, "x-last-death-exchange", "x-first-death-exchange") ?? originalExchange,
+    exchange:
+      last?.exchange ?? headerText(headers, "x-last-death-exchange", "x-first-death-exchange") ?? originalExchange,
     routingKeys: last ? last.routingKeys : originalRoutingKey !== null ? [originalRoutingKey] : [],
     count: last?.count ?? null,
     deliveryCount: deliveryCount ? displayNumber(deliveryCount) : null,

@@ -27,7 +27,14 @@ export function isMutableHeader(name: string): boolean {
 }
 
 /** Properties RabbitMQ rewrites when dead-lettering (expiration is removed) or that describe the delivery. */
-const MUTABLE_PROPERTIES = new Set(["expiration", "redelivered", "exchange", "routingKey", "deliveryTag", "consumerTag"]);
+const MUTABLE_PROPERTIES = new Set([
+  "expiration",
+  "redelivered",
+  "exchange",
+  "routingKey",
+  "deliveryTag",
+  "consumerTag",
+]);
 
 export function fingerprint(bodySha256: string, properties: HeaderEntry[], headers: HeaderEntry[]): string {
   const h = createHmac("sha256", derivedKey("rabbitmq letter identity v1"));

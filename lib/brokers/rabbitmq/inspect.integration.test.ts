@@ -23,7 +23,8 @@ afterAll(async () => {
 });
 
 const objectOf = (queue: string) => `queue ${queue} (vhost /)`;
-const findingOf = (r: BrokerInspection, code: string, queue: string): ConfigFinding | undefined => r.findings.find((f) => f.code === code && f.object === objectOf(queue));
+const findingOf = (r: BrokerInspection, code: string, queue: string): ConfigFinding | undefined =>
+  r.findings.find((f) => f.code === code && f.object === objectOf(queue));
 
 async function until<T>(f: () => Promise<T>, ok: (t: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -35,7 +36,9 @@ async function until<T>(f: () => Promise<T>, ok: (t: T) => boolean, what: string
   }
 }
 
-async function mgmtQueue(name: string): Promise<{ consumers?: number; messages?: number; message_stats?: { publish?: number; deliver?: number } }> {
+async function mgmtQueue(
+  name: string,
+): Promise<{ consumers?: number; messages?: number; message_stats?: { publish?: number; deliver?: number } }> {
   return (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(name)}`)).json();
 }
 
@@ -59,7 +62,12 @@ async function redeclare(name: string, args: Record<string, unknown>) {
 async function setPolicy(policy: string, queue: string, definition: Record<string, unknown>) {
   kit.policies.add(policy);
   const pattern = `^${queue.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
-  const res = await mgmtRequest("PUT", `api/policies/%2F/${encodeURIComponent(policy)}`, { pattern, definition, "apply-to": "queues", priority: 900 });
+  const res = await mgmtRequest("PUT", `api/policies/%2F/${encodeURIComponent(policy)}`, {
+    pattern,
+    definition,
+    "apply-to": "queues",
+    priority: 900,
+  });
   expect(res.status).toBeLessThan(300);
 }
 
@@ -68,9 +76,16 @@ describe("rabbitmq inspect: vitals", () => {
     const n = 5;
     const stamped = Math.floor(Date.now() / 1000) - 3600;
     const dlq = await kit.queue(kit.name("vit-dlq"), { "x-message-ttl": 3_600_000 });
-    const source = await kit.queue(kit.name("vit-work"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
+    const source = await kit.queue(kit.name("vit-work"), {
+      "x-dead-letter-exchange": "",
+      "x-dead-letter-routing-key": dlq,
+    });
     const qdlq = await kit.queue(kit.name("vit-qdlq"), { "x-queue-type": "quorum" });
-    const qsource = await kit.queue(kit.name("vit-qwork"), { "x-queue-type": "quorum", "x-dead-letter-exchange": "", "x-dead-letter-routing-key": qdlq });
+    const qsource = await kit.queue(kit.name("vit-qwork"), {
+      "x-queue-type": "quorum",
+      "x-dead-letter-exchange": "",
+      "x-dead-letter-routing-key": qdlq,
+    });
     for (let i = 0; i < n; i++) {
       await kit.publish(source, { body: new TextEncoder().encode(`c${i}`), props: { timestamp: stamped + i } });
       await kit.publish(qsource, { body: new TextEncoder().encode(`q${i}`), props: { timestamp: stamped + i } });
@@ -83,22 +98,52 @@ describe("rabbitmq inspect: vitals", () => {
     // What the broker counts: the source's publish counter has the N letters once its statistics
     // are out; one letter published to the DLQ by a channel shows in the DLQ's counter, the N
     // letters dead-lettered into it never do. Hence enteredTotal null.
-    await kit.publish(dlq, { body: new TextEncoder().encode("published directly"), props: { timestamp: stamped + 100 } });
-    await until(() => mgmtQueue(source), (q) => q.message_stats?.publish === n && q.message_stats?.deliver === n, "the source's statistics");
-    const dlqStats = await until(() => mgmtQueue(dlq), (q) => (q.message_stats?.publish ?? 0) > 0 && q.messages === n + 1, "the DLQ's statistics");
+    await kit.publish(dlq, {
+      body: new TextEncoder().encode("published directly"),
+      props: { timestamp: stamped + 100 },
+    });
+    await until(
+      () => mgmtQueue(source),
+      (q) => q.message_stats?.publish === n && q.message_stats?.deliver === n,
+      "the source's statistics",
+    );
+    const dlqStats = await until(
+      () => mgmtQueue(dlq),
+      (q) => (q.message_stats?.publish ?? 0) > 0 && q.messages === n + 1,
+      "the DLQ's statistics",
+    );
     expect(dlqStats.message_stats?.publish).toBe(1);
 
     // The depth and the head's timestamp do not always arrive in the same management answer.
     const r = await until(
       () => adapter.inspect(opts),
-      (x) => x.dlqs.find((d) => d.name === dlq)?.depth === n + 1 && x.dlqs.find((d) => d.name === dlq)?.oldestAt != null && x.dlqs.find((d) => d.name === qdlq)?.depth === n,
+      (x) =>
+        x.dlqs.find((d) => d.name === dlq)?.depth === n + 1 &&
+        x.dlqs.find((d) => d.name === dlq)?.oldestAt != null &&
+        x.dlqs.find((d) => d.name === qdlq)?.depth === n,
       "depths and the head's timestamp in the listing",
     );
     expect(r.dlqs.find((d) => d.name === dlq)).toEqual({
-      name: dlq, queueType: "classic", depth: n + 1, inFlight: 0, enteredTotal: null, oldestAt: new Date(stamped * 1000).toISOString(), retentionMs: 3_600_000, retentionClock: "arrival",
+      name: dlq,
+      queueType: "classic",
+      depth: n + 1,
+      inFlight: 0,
+      enteredTotal: null,
+      oldestAt: new Date(stamped * 1000).toISOString(),
+      retentionMs: 3_600_000,
+      retentionClock: "arrival",
     });
     // Quorum queues have no head_message_timestamp on 3.10.
-    expect(r.dlqs.find((d) => d.name === qdlq)).toEqual({ name: qdlq, queueType: "quorum", depth: n, inFlight: 0, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+    expect(r.dlqs.find((d) => d.name === qdlq)).toEqual({
+      name: qdlq,
+      queueType: "quorum",
+      depth: n,
+      inFlight: 0,
+      enteredTotal: null,
+      oldestAt: null,
+      retentionMs: null,
+      retentionClock: "arrival",
+    });
 
     // The same DLQs as listDlqs (only this test's queues: other tests share the vhost).
     const mine = (names: string[]) => names.filter((x) => x.startsWith(kit.prefix)).sort();
@@ -127,13 +172,21 @@ describe("rabbitmq inspect: findings appear with the fault and go with the fix",
     const dlq = await kit.queue(kit.name("nodlx-dlq"));
     const work = await kit.queue(kit.name("nodlx-work"));
     await consume(work);
-    const r = await until(() => adapter.inspect(opts), (x) => findingOf(x, "rabbitmq.no_dead_letter_exchange", work) !== undefined, "the finding");
+    const r = await until(
+      () => adapter.inspect(opts),
+      (x) => findingOf(x, "rabbitmq.no_dead_letter_exchange", work) !== undefined,
+      "the finding",
+    );
     expect(findingOf(r, "rabbitmq.no_dead_letter_exchange", work)).toMatchObject({ severity: "warning", dlq: null });
 
     await redeclare(work, { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
     await consume(work);
     // The fix must be seen with the consumer attached, or the finding would go for the wrong reason.
-    await until(() => mgmtQueue(work), (q) => q.consumers === 1, "the new consumer in the statistics");
+    await until(
+      () => mgmtQueue(work),
+      (q) => q.consumers === 1,
+      "the new consumer in the statistics",
+    );
     const fixed = await adapter.inspect(opts);
     expect(fixed.findings.filter((f) => f.object === objectOf(work))).toEqual([]);
   });
@@ -141,7 +194,10 @@ describe("rabbitmq inspect: findings appear with the fault and go with the fix",
   it("rabbitmq.dlx_missing: the dead-letter exchange does not exist", async () => {
     const dlx = kit.name("missing-dlx");
     const dlq = await kit.queue(kit.name("missing-dlq"));
-    const work = await kit.queue(kit.name("missing-work"), { "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "orders" });
+    const work = await kit.queue(kit.name("missing-work"), {
+      "x-dead-letter-exchange": dlx,
+      "x-dead-letter-routing-key": "orders",
+    });
     const r = await adapter.inspect(opts);
     expect(findingOf(r, "rabbitmq.dlx_missing", work)).toMatchObject({ severity: "critical", dlq: null });
     expect(findingOf(r, "rabbitmq.dlx_missing", work)?.why).toContain(dlx);
@@ -160,7 +216,10 @@ describe("rabbitmq inspect: findings appear with the fault and go with the fix",
     const dlq = await kit.queue(kit.name("unroutable-dlq"));
     await ch.bindQueue(dlq, dlx, "payments");
     // With a dead-letter routing key.
-    const work = await kit.queue(kit.name("unroutable-work"), { "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "orders" });
+    const work = await kit.queue(kit.name("unroutable-work"), {
+      "x-dead-letter-exchange": dlx,
+      "x-dead-letter-routing-key": "orders",
+    });
     // Without one: the keys it is bound with (a topic DLX whose pattern does not match them).
     const src = await kit.exchange(kit.name("unroutable-src"), "direct");
     const tdlx = await kit.exchange(kit.name("unroutable-tdlx"), "topic");
@@ -185,10 +244,20 @@ describe("rabbitmq inspect: findings appear with the fault and go with the fix",
     const dlq = await kit.queue(kit.name("limit-dlq"));
     const work = await kit.queue(kit.name("limit-work"), { "x-queue-type": "quorum", "x-delivery-limit": 3 });
     const r = await adapter.inspect(opts);
-    expect(findingOf(r, "rabbitmq.delivery_limit_without_dlx", work)).toMatchObject({ severity: "critical", dlq: null });
+    expect(findingOf(r, "rabbitmq.delivery_limit_without_dlx", work)).toMatchObject({
+      severity: "critical",
+      dlq: null,
+    });
     expect(findingOf(r, "rabbitmq.delivery_limit_without_dlx", work)?.why).toMatch(/delivery limit of 3 /);
 
-    await redeclare(work, { "x-queue-type": "quorum", "x-delivery-limit": 3, "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq, "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish" });
+    await redeclare(work, {
+      "x-queue-type": "quorum",
+      "x-delivery-limit": 3,
+      "x-dead-letter-exchange": "",
+      "x-dead-letter-routing-key": dlq,
+      "x-dead-letter-strategy": "at-least-once",
+      "x-overflow": "reject-publish",
+    });
     const fixed = await adapter.inspect(opts);
     expect(fixed.findings.filter((f) => f.object === objectOf(work))).toEqual([]);
 
@@ -197,23 +266,48 @@ describe("rabbitmq inspect: findings appear with the fault and go with the fix",
     expect(findingOf(await adapter.inspect(opts), "rabbitmq.delivery_limit_without_dlx", viaPolicy)).toBeUndefined();
     const policy = `${kit.prefix}-limit`;
     await setPolicy(policy, viaPolicy, { "delivery-limit": 4 });
-    const withPolicy = await until(() => adapter.inspect(opts), (x) => findingOf(x, "rabbitmq.delivery_limit_without_dlx", viaPolicy) !== undefined, "the policy's finding");
-    expect(findingOf(withPolicy, "rabbitmq.delivery_limit_without_dlx", viaPolicy)?.why).toMatch(/delivery limit of 4 /);
-    await setPolicy(policy, viaPolicy, { "delivery-limit": 4, "dead-letter-exchange": "", "dead-letter-routing-key": dlq, "dead-letter-strategy": "at-least-once", overflow: "reject-publish" });
-    const policyFixed = await until(() => adapter.inspect(opts), (x) => findingOf(x, "rabbitmq.delivery_limit_without_dlx", viaPolicy) === undefined, "the fixed policy");
+    const withPolicy = await until(
+      () => adapter.inspect(opts),
+      (x) => findingOf(x, "rabbitmq.delivery_limit_without_dlx", viaPolicy) !== undefined,
+      "the policy's finding",
+    );
+    expect(findingOf(withPolicy, "rabbitmq.delivery_limit_without_dlx", viaPolicy)?.why).toMatch(
+      /delivery limit of 4 /,
+    );
+    await setPolicy(policy, viaPolicy, {
+      "delivery-limit": 4,
+      "dead-letter-exchange": "",
+      "dead-letter-routing-key": dlq,
+      "dead-letter-strategy": "at-least-once",
+      overflow: "reject-publish",
+    });
+    const policyFixed = await until(
+      () => adapter.inspect(opts),
+      (x) => findingOf(x, "rabbitmq.delivery_limit_without_dlx", viaPolicy) === undefined,
+      "the fixed policy",
+    );
     expect(policyFixed.findings.filter((f) => f.object === objectOf(viaPolicy))).toEqual([]);
   });
 
   it("rabbitmq.dead_letter_at_most_once: a quorum queue dead-lettering at-most-once, fixed by a policy", async () => {
     const dlq = await kit.queue(kit.name("amo-dlq"));
-    const work = await kit.queue(kit.name("amo-work"), { "x-queue-type": "quorum", "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq, "x-dead-letter-strategy": "at-least-once" });
+    const work = await kit.queue(kit.name("amo-work"), {
+      "x-queue-type": "quorum",
+      "x-dead-letter-exchange": "",
+      "x-dead-letter-routing-key": dlq,
+      "x-dead-letter-strategy": "at-least-once",
+    });
     const r = await adapter.inspect(opts);
     // at-least-once asked, but the overflow is drop-head: RabbitMQ falls back to at-most-once.
     expect(findingOf(r, "rabbitmq.dead_letter_at_most_once", work)).toMatchObject({ severity: "warning", dlq });
     expect(findingOf(r, "rabbitmq.dead_letter_at_most_once", work)?.why).toMatch(/falls back/);
 
     await setPolicy(`${kit.prefix}-alo`, work, { overflow: "reject-publish" });
-    const fixed = await until(() => adapter.inspect(opts), (x) => findingOf(x, "rabbitmq.dead_letter_at_most_once", work) === undefined, "the policy to apply");
+    const fixed = await until(
+      () => adapter.inspect(opts),
+      (x) => findingOf(x, "rabbitmq.dead_letter_at_most_once", work) === undefined,
+      "the policy to apply",
+    );
     expect(fixed.findings.filter((f) => f.object === objectOf(work))).toEqual([]);
   });
 
@@ -221,7 +315,11 @@ describe("rabbitmq inspect: findings appear with the fault and go with the fix",
     const dlq = await kit.queue(kit.name("ttl-dlq"), { "x-message-ttl": 60_000 });
     await kit.queue(kit.name("ttl-work"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
     const parking = await kit.queue(kit.name("ttl-parking"));
-    const chained = await kit.queue(kit.name("ttl-chained"), { "x-message-ttl": 60_000, "x-dead-letter-exchange": "", "x-dead-letter-routing-key": parking });
+    const chained = await kit.queue(kit.name("ttl-chained"), {
+      "x-message-ttl": 60_000,
+      "x-dead-letter-exchange": "",
+      "x-dead-letter-routing-key": parking,
+    });
     await kit.queue(kit.name("ttl-work2"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": chained });
     const r = await adapter.inspect(opts);
     expect(findingOf(r, "rabbitmq.dlq_message_ttl", dlq)).toMatchObject({ severity: "critical", dlq });
@@ -265,14 +363,36 @@ describe("rabbitmq inspect: without or with a broken management API", () => {
     const dlq = await kit.queue(kit.name("nomgmt-dlq"));
     await kit.publish(dlq, { body: new TextEncoder().encode("x") });
     const missing = kit.name("nomgmt-missing");
-    const a = new RabbitMqAdapter(testConfig({ management: undefined, dlqs: [{ name: dlq }, { name: missing, queueType: "quorum" }] }));
+    const a = new RabbitMqAdapter(
+      testConfig({ management: undefined, dlqs: [{ name: dlq }, { name: missing, queueType: "quorum" }] }),
+    );
     try {
       const r = await a.inspect(opts);
       expect(r.dlqs).toEqual([
-        { name: dlq, queueType: "unknown", depth: 1, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" },
-        { name: missing, queueType: "quorum", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" },
+        {
+          name: dlq,
+          queueType: "unknown",
+          depth: 1,
+          inFlight: null,
+          enteredTotal: null,
+          oldestAt: null,
+          retentionMs: null,
+          retentionClock: "arrival",
+        },
+        {
+          name: missing,
+          queueType: "quorum",
+          depth: null,
+          inFlight: null,
+          enteredTotal: null,
+          oldestAt: null,
+          retentionMs: null,
+          retentionClock: "arrival",
+        },
       ]);
-      expect(r.findings.map((f) => [f.code, f.severity, f.object])).toEqual([["rabbitmq.management_unconfigured", "info", "vhost /"]]);
+      expect(r.findings.map((f) => [f.code, f.severity, f.object])).toEqual([
+        ["rabbitmq.management_unconfigured", "info", "vhost /"],
+      ]);
       expect(r.calls).toBeGreaterThan(0);
     } finally {
       await a.close();

@@ -1,7 +1,13 @@
 import "server-only";
 import type { Channel } from "amqplib";
 import type { DlqEntryConfig } from "@/lib/config";
-import { BrokerError, type BrokerInspection, type ConfigFinding, type DlqVitals, type InspectOptions } from "@/lib/brokers/types";
+import {
+  BrokerError,
+  type BrokerInspection,
+  type ConfigFinding,
+  type DlqVitals,
+  type InspectOptions,
+} from "@/lib/brokers/types";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { ManagementError, type ManagementClient, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";
 import { discoverDlqs, safeCopiesOf } from "@/lib/brokers/rabbitmq/discovery";
@@ -31,8 +37,23 @@ export function oldestAtOf(q: MgmtQueue, nowMs: number): string | null {
 }
 
 /** A DLQ's vitals from its management listing entry; `q` undefined: the queue does not exist. */
-export function vitalsOf(name: string, q: MgmtQueue | undefined, configuredType: string | undefined, nowMs: number): DlqVitals {
-  if (!q) return { name, queueType: configuredType ?? "unknown", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" };
+export function vitalsOf(
+  name: string,
+  q: MgmtQueue | undefined,
+  configuredType: string | undefined,
+  nowMs: number,
+): DlqVitals {
+  if (!q)
+    return {
+      name,
+      queueType: configuredType ?? "unknown",
+      depth: null,
+      inFlight: null,
+      enteredTotal: null,
+      oldestAt: null,
+      retentionMs: null,
+      retentionClock: "arrival",
+    };
   return {
     name,
     queueType: queueTypeOf(q),
@@ -58,12 +79,20 @@ export interface InspectTarget {
 }
 
 /** Vitals and findings from the management API's answers. */
-export function inspectionFrom(a: BrokerAnswers, target: InspectTarget, nowMs: number): Omit<BrokerInspection, "calls"> {
+export function inspectionFrom(
+  a: BrokerAnswers,
+  target: InspectTarget,
+  nowMs: number,
+): Omit<BrokerInspection, "calls"> {
   const byName = new Map(a.queues.map((q) => [q.name, q]));
   const configuredType = (name: string) => target.configured.find((c) => c.name === name)?.queueType;
   return {
     dlqs: target.names.map((name) => vitalsOf(name, byName.get(name), configuredType(name), nowMs)),
-    findings: configFindings(a, { vhost: target.vhost, dlqs: new Set(target.names.filter((n) => byName.has(n))), configured: target.configured }),
+    findings: configFindings(a, {
+      vhost: target.vhost,
+      dlqs: new Set(target.names.filter((n) => byName.has(n))),
+      configured: target.configured,
+    }),
   };
 }
 
@@ -75,7 +104,11 @@ export interface InspectContext {
   discover: boolean;
   configured: ReadonlyArray<DlqEntryConfig>;
   /** The adapter's own DLQ set (listDlqs), from these queues; `queues` null: no management API. */
-  dlqNames(snap: { queues: Map<string, MgmtQueue> | null; discovered: Map<string, string[]>; safeCopies: Map<string, string> }): { names: string[]; safeCopies: Set<string> };
+  dlqNames(snap: {
+    queues: Map<string, MgmtQueue> | null;
+    discovered: Map<string, string[]>;
+    safeCopies: Map<string, string>;
+  }): { names: string[]; safeCopies: Set<string> };
   channel(): Promise<Channel>;
 }
 
@@ -84,13 +117,29 @@ function managementFailure(e: unknown, ctx: InspectContext): unknown {
   const where = `the RabbitMQ management API of ${ctx.displayName}`;
   switch (e.kind) {
     case "unreachable":
-      return new BrokerError("unreachable", { message: e.message, cause: e, userMessage: `${where} cannot be reached, so its DLQs and configuration cannot be checked. Check that the broker and its management plugin are running.` });
+      return new BrokerError("unreachable", {
+        message: e.message,
+        cause: e,
+        userMessage: `${where} cannot be reached, so its DLQs and configuration cannot be checked. Check that the broker and its management plugin are running.`,
+      });
     case "auth":
-      return new BrokerError("auth", { message: e.message, cause: e, userMessage: `${where} refused the console's credentials. The checks need a user with the "management" tag and access to vhost "${ctx.vhost}".` });
+      return new BrokerError("auth", {
+        message: e.message,
+        cause: e,
+        userMessage: `${where} refused the console's credentials. The checks need a user with the "management" tag and access to vhost "${ctx.vhost}".`,
+      });
     case "not_found":
-      return new BrokerError("auth", { message: e.message, cause: e, userMessage: `${where} does not know vhost "${ctx.vhost}". Check the vhost in the connection URL.` });
+      return new BrokerError("auth", {
+        message: e.message,
+        cause: e,
+        userMessage: `${where} does not know vhost "${ctx.vhost}". Check the vhost in the connection URL.`,
+      });
     default:
-      return new BrokerError("protocol", { message: e.message, cause: e, userMessage: `${where} answered unexpectedly. The error was logged.` });
+      return new BrokerError("protocol", {
+        message: e.message,
+        cause: e,
+        userMessage: `${where} answered unexpectedly. The error was logged.`,
+      });
   }
 }
 
@@ -147,7 +196,16 @@ async function inspectWithoutManagement(ctx: InspectContext, opts: InspectOption
       calls++;
       try {
         const ok = await ch.checkQueue(name);
-        dlqs.push({ name, queueType: configuredType ?? "unknown", depth: ok.messageCount, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock: "arrival" });
+        dlqs.push({
+          name,
+          queueType: configuredType ?? "unknown",
+          depth: ok.messageCount,
+          inFlight: null,
+          enteredTotal: null,
+          oldestAt: null,
+          retentionMs: null,
+          retentionClock: "arrival",
+        });
       } catch (e) {
         const mapped = mapAmqpError(e, { endpoint: ctx.endpoint, queue: name });
         if (mapped.kind !== "not_found") throw mapped;

@@ -42,7 +42,10 @@ export function decodeProperties(msg: ConsumeMessage): HeaderEntry[] {
   for (const name of PROPERTY_ORDER) {
     const v = p[name];
     if (v === undefined || v === null) continue;
-    out.push({ name, value: name === "timestamp" && typeof v === "number" ? timestampValue(v * 1000) : toDisplayValue(v) });
+    out.push({
+      name,
+      value: name === "timestamp" && typeof v === "number" ? timestampValue(v * 1000) : toDisplayValue(v),
+    });
   }
   return out;
 }
@@ -56,7 +59,10 @@ export function deliveryFacts(msg: ConsumeMessage): HeaderEntry[] {
 }
 
 /** Identity only: what a read needs for letters it skips (no body or headers kept). */
-export function letterIdOf(msg: ConsumeMessage, occurrences: OccurrenceCounter): { id: string; headers: HeaderEntry[]; properties: HeaderEntry[]; sha256: string } {
+export function letterIdOf(
+  msg: ConsumeMessage,
+  occurrences: OccurrenceCounter,
+): { id: string; headers: HeaderEntry[]; properties: HeaderEntry[]; sha256: string } {
   const sha256 = sha256Hex(msg.content);
   const messageId = typeof msg.properties.messageId === "string" ? msg.properties.messageId : null;
   let headers: HeaderEntry[] = [];

@@ -86,12 +86,17 @@ export class ManagementClient {
       });
     } catch (e) {
       if (opts.signal?.aborted) throw opts.signal.reason;
-      throw new ManagementError("unreachable", `management API at ${this.baseUrl} did not answer: ${(e as Error).message}`);
+      throw new ManagementError(
+        "unreachable",
+        `management API at ${this.baseUrl} did not answer: ${(e as Error).message}`,
+      );
     }
-    if (res.status === 401 || res.status === 403) throw new ManagementError("auth", `management API refused the credentials (${res.status})`, res.status);
+    if (res.status === 401 || res.status === 403)
+      throw new ManagementError("auth", `management API refused the credentials (${res.status})`, res.status);
     if (res.status === 404) throw new ManagementError("not_found", `management API: ${path} not found`, res.status);
     // A node that is starting or stopping answers 503 (and a proxy in front of it 502/504).
-    if ([502, 503, 504].includes(res.status)) throw new ManagementError("unreachable", `management API answered ${res.status} for ${path}`, res.status);
+    if ([502, 503, 504].includes(res.status))
+      throw new ManagementError("unreachable", `management API answered ${res.status} for ${path}`, res.status);
     if (!res.ok) throw new ManagementError("protocol", `management API answered ${res.status} for ${path}`, res.status);
     return (await res.json()) as T;
   }

@@ -24,9 +24,16 @@ const sstr = (s: string | Buffer) => {
   const b = Buffer.isBuffer(s) ? s : Buffer.from(s);
   return Buffer.concat([Buffer.from([b.length]), b]);
 };
-const e = (name: string, tag: string, payload: Buffer) => Buffer.concat([Buffer.from([name.length]), Buffer.from(name), Buffer.from(tag), payload]);
+const e = (name: string, tag: string, payload: Buffer) =>
+  Buffer.concat([Buffer.from([name.length]), Buffer.from(name), Buffer.from(tag), payload]);
 
-function props(opts: { table?: Buffer; messageId?: string | Buffer; deliveryMode?: number; userId?: string; timestamp?: bigint }) {
+function props(opts: {
+  table?: Buffer;
+  messageId?: string | Buffer;
+  deliveryMode?: number;
+  userId?: string;
+  timestamp?: bigint;
+}) {
   let flags = 0x8000; // content-type
   const parts: Buffer[] = [sstr("application/json")];
   if (opts.table) {
@@ -79,11 +86,25 @@ describe("rebuildProperties: byte-exact copy with the markers", () => {
       else expect(after.fields.get(flag)!.equals(bytes)).toBe(true);
     }
     const entries = tableEntries(after.fields.get(0x2000)!.subarray(4));
-    expect(entries.map((x) => x.name)).toEqual(["x-big", "x-bad", "7", "x-void", "x-arr", REDRIVE_HEADERS.redriveId, REDRIVE_HEADERS.replayId, REDRIVE_HEADERS.redriveCount, REDRIVE_HEADERS.originalMessageId]);
+    expect(entries.map((x) => x.name)).toEqual([
+      "x-big",
+      "x-bad",
+      "7",
+      "x-void",
+      "x-arr",
+      REDRIVE_HEADERS.redriveId,
+      REDRIVE_HEADERS.replayId,
+      REDRIVE_HEADERS.redriveCount,
+      REDRIVE_HEADERS.originalMessageId,
+    ]);
     expect(Buffer.concat(entries.slice(0, 5).map((x) => x.bytes)).equals(exoticTable)).toBe(true);
     const decoded = decodeFieldTable(after.fields.get(0x2000)!.subarray(4));
     expect(decoded.find((h) => h.name === "x-big")!.value).toEqual({ t: "number", v: "9007199254740993" });
-    expect(decoded.find((h) => h.name === "x-bad")!.value).toEqual({ t: "bytes", v: badUtf8.toString("base64"), size: 3 });
+    expect(decoded.find((h) => h.name === "x-bad")!.value).toEqual({
+      t: "bytes",
+      v: badUtf8.toString("base64"),
+      size: 3,
+    });
     expect(decoded.find((h) => h.name === REDRIVE_HEADERS.redriveCount)!.value).toEqual({ t: "number", v: "1" });
     expect(decoded.find((h) => h.name === REDRIVE_HEADERS.originalMessageId)!.value).toEqual({ t: "string", v: "m-1" });
   });
@@ -96,9 +117,19 @@ describe("rebuildProperties: byte-exact copy with the markers", () => {
       longstrEntry(REDRIVE_HEADERS.originalMessageId, "first"),
       longstrEntry(REDRIVE_HEADERS.replayId, "old-replay"),
     ]);
-    const out = rebuildProperties(props({ table, messageId: "second" }), { ...markers, redriveCount: 2, originalMessageId: "second" });
+    const out = rebuildProperties(props({ table, messageId: "second" }), {
+      ...markers,
+      redriveCount: 2,
+      originalMessageId: "second",
+    });
     const decoded = decodeFieldTable(parseProperties(out).fields.get(0x2000)!.subarray(4));
-    expect(decoded.map((h) => h.name)).toEqual([REDRIVE_HEADERS.redriveId, "x-app", REDRIVE_HEADERS.redriveCount, REDRIVE_HEADERS.originalMessageId, REDRIVE_HEADERS.replayId]);
+    expect(decoded.map((h) => h.name)).toEqual([
+      REDRIVE_HEADERS.redriveId,
+      "x-app",
+      REDRIVE_HEADERS.redriveCount,
+      REDRIVE_HEADERS.originalMessageId,
+      REDRIVE_HEADERS.replayId,
+    ]);
     expect(decoded.map((h) => h.value)).toEqual([
       { t: "string", v: "job-1" },
       { t: "string", v: "a" },
@@ -112,7 +143,11 @@ describe("rebuildProperties: byte-exact copy with the markers", () => {
     const out = rebuildProperties(props({}), { ...markers, originalMessageId: null });
     const p = parseProperties(out);
     expect(p.flags & 0x3000).toBe(0x3000);
-    expect(decodeFieldTable(p.fields.get(0x2000)!.subarray(4)).map((h) => h.name)).toEqual([REDRIVE_HEADERS.redriveId, REDRIVE_HEADERS.replayId, REDRIVE_HEADERS.redriveCount]);
+    expect(decodeFieldTable(p.fields.get(0x2000)!.subarray(4)).map((h) => h.name)).toEqual([
+      REDRIVE_HEADERS.redriveId,
+      REDRIVE_HEADERS.replayId,
+      REDRIVE_HEADERS.redriveCount,
+    ]);
   });
 
   it("keeps a message id that is not valid UTF-8 as the original message id, byte for byte", () => {
@@ -120,7 +155,9 @@ describe("rebuildProperties: byte-exact copy with the markers", () => {
     const out = rebuildProperties(props({ messageId: id }), { ...markers, originalMessageId: id });
     const p = parseProperties(out);
     expect(p.fields.get(0x0080)!.equals(sstr(id))).toBe(true);
-    const orig = tableEntries(p.fields.get(0x2000)!.subarray(4)).find((x) => x.name === REDRIVE_HEADERS.originalMessageId)!;
+    const orig = tableEntries(p.fields.get(0x2000)!.subarray(4)).find(
+      (x) => x.name === REDRIVE_HEADERS.originalMessageId,
+    )!;
     expect(orig.bytes.subarray(orig.bytes.length - 4).equals(id)).toBe(true);
   });
 
@@ -135,9 +172,13 @@ describe("rebuildProperties: byte-exact copy with the markers", () => {
 describe("publish frames", () => {
   it("basic.publish method frame and content header frame", () => {
     const m = publishMethodFrame(3, "ex", "rk", true);
-    expect(m.toString("hex")).toBe(["01", "0003", "0000000d", "003c", "0028", "0000", "026578", "02726b", "01", "ce"].join(""));
+    expect(m.toString("hex")).toBe(
+      ["01", "0003", "0000000d", "003c", "0028", "0000", "026578", "02726b", "01", "ce"].join(""),
+    );
     const h = contentHeaderFrame(3, 5, Buffer.from([0x00, 0x00]));
-    expect(h.toString("hex")).toBe(["02", "0003", "0000000e", "003c", "0000", "0000000000000005", "0000", "ce"].join(""));
+    expect(h.toString("hex")).toBe(
+      ["02", "0003", "0000000e", "003c", "0000", "0000000000000005", "0000", "ce"].join(""),
+    );
   });
 });
 
@@ -151,7 +192,12 @@ describe("origin routes", () => {
   const str = (name: string, v: string) => e(name, "S", Buffer.concat([u32(Buffer.byteLength(v)), Buffer.from(v)]));
   const death = (queue: string, exchange: string, keys: string[]) => {
     const ks = Buffer.concat(keys.map((k) => Buffer.concat([Buffer.from("S"), u32(k.length), Buffer.from(k)])));
-    const t = Buffer.concat([str("queue", queue), str("reason", "rejected"), str("exchange", exchange), e("routing-keys", "A", Buffer.concat([u32(ks.length), ks]))]);
+    const t = Buffer.concat([
+      str("queue", queue),
+      str("reason", "rejected"),
+      str("exchange", exchange),
+      e("routing-keys", "A", Buffer.concat([u32(ks.length), ks])),
+    ]);
     return Buffer.concat([Buffer.from("F"), u32(t.length), t]);
   };
 
@@ -160,16 +206,27 @@ describe("origin routes", () => {
     const r = originRoute(msg(e("x-death", "A", Buffer.concat([u32(arr.length), arr]))), "configured");
     expect(r).toEqual({ exchange: "", routingKey: "hop2", words: describeRoute("", "hop2") });
     const arr2 = death("orders-work", "orders.fanout", ["ignored-by-fanout"]);
-    expect(originRoute(msg(e("x-death", "A", Buffer.concat([u32(arr2.length), arr2]))), null)).toMatchObject({ exchange: "", routingKey: "orders-work", words: describeRoute("", "orders-work") });
+    expect(originRoute(msg(e("x-death", "A", Buffer.concat([u32(arr2.length), arr2]))), null)).toMatchObject({
+      exchange: "",
+      routingKey: "orders-work",
+      words: describeRoute("", "orders-work"),
+    });
   });
 
   it("a Spring-republished failure (no x-death) goes back through its x-original exchange and routing key", () => {
     const h = Buffer.concat([str("x-original-exchange", "orders.x"), str("x-original-routingKey", "orders")]);
-    expect(originRoute(msg(h), "cfg")).toMatchObject({ exchange: "orders.x", routingKey: "orders", words: 'exchange "orders.x", routing key "orders"' });
+    expect(originRoute(msg(h), "cfg")).toMatchObject({
+      exchange: "orders.x",
+      routingKey: "orders",
+      words: 'exchange "orders.x", routing key "orders"',
+    });
   });
 
   it("falls back to x-first-death-queue, then the configured origin, else a clear reason", () => {
-    expect(originRoute(msg(str("x-first-death-queue", "work")), "cfg")).toMatchObject({ exchange: "", routingKey: "work" });
+    expect(originRoute(msg(str("x-first-death-queue", "work")), "cfg")).toMatchObject({
+      exchange: "",
+      routingKey: "work",
+    });
     expect(originRoute(msg(str("x-app", "a")), "cfg")).toMatchObject({ exchange: "", routingKey: "cfg" });
     const none = originRoute(msg(str("x-app", "a")), null);
     expect("error" in none && none.error).toMatch(/cannot be derived.*explicitly/);

@@ -130,7 +130,21 @@ function skipValue(buf: Buffer, pos: number): number {
   };
   need(1);
   const tag = String.fromCharCode(buf[pos++]);
-  const fixed: Record<string, number> = { t: 1, b: 1, B: 1, s: 2, u: 2, I: 4, i: 4, l: 8, f: 4, d: 8, D: 5, T: 8, V: 0 };
+  const fixed: Record<string, number> = {
+    t: 1,
+    b: 1,
+    B: 1,
+    s: 2,
+    u: 2,
+    I: 4,
+    i: 4,
+    l: 8,
+    f: 4,
+    d: 8,
+    D: 5,
+    T: 8,
+    V: 0,
+  };
   if (tag in fixed) {
     need(fixed[tag]);
     return pos + fixed[tag];
@@ -210,7 +224,11 @@ export function rebuildProperties(raw: Buffer, m: MarkerValues, edits?: Property
   replace.set(REDRIVE_HEADERS.replayId, longstrEntry(REDRIVE_HEADERS.replayId, m.replayId));
   replace.set(REDRIVE_HEADERS.redriveCount, int32Entry(REDRIVE_HEADERS.redriveCount, m.redriveCount));
   const hasOriginal = entries.some((e) => e.name === REDRIVE_HEADERS.originalMessageId);
-  if (!hasOriginal && m.originalMessageId !== null) replace.set(REDRIVE_HEADERS.originalMessageId, longstrEntry(REDRIVE_HEADERS.originalMessageId, m.originalMessageId));
+  if (!hasOriginal && m.originalMessageId !== null)
+    replace.set(
+      REDRIVE_HEADERS.originalMessageId,
+      longstrEntry(REDRIVE_HEADERS.originalMessageId, m.originalMessageId),
+    );
   const parts: Buffer[] = [];
   const done = new Set<string>();
   for (const e of entries) {
@@ -260,7 +278,12 @@ const RAW_OUT = Symbol.for("dlq-console.rawPropertiesOut");
 
 interface InternalChannel {
   ch: number;
-  connection: { frameMax: number; channels: Array<{ buffer: { write(b: Buffer): boolean } } | undefined>; sendContent(ch: number, body: Buffer): boolean; sentSinceLastCheck?: boolean };
+  connection: {
+    frameMax: number;
+    channels: Array<{ buffer: { write(b: Buffer): boolean } } | undefined>;
+    sendContent(ch: number, body: Buffer): boolean;
+    sentSinceLastCheck?: boolean;
+  };
   sendMessage(fields: Record<string, unknown>, props: Record<PropertyKey, unknown>, content: Buffer): boolean;
   [RAW_OUT]?: Buffer | null;
 }
@@ -284,7 +307,11 @@ export function publishMethodFrame(channel: number, exchange: string, routingKey
   cls.writeUInt16BE(60, 0); // basic
   cls.writeUInt16BE(40, 2); // publish
   cls.writeUInt16BE(0, 4); // reserved-1 (ticket)
-  return frame(FRAME_METHOD, channel, Buffer.concat([cls, shortstr(exchange), shortstr(routingKey), Buffer.from([mandatory ? 1 : 0])]));
+  return frame(
+    FRAME_METHOD,
+    channel,
+    Buffer.concat([cls, shortstr(exchange), shortstr(routingKey), Buffer.from([mandatory ? 1 : 0])]),
+  );
 }
 
 export function contentHeaderFrame(channel: number, bodySize: number, properties: Buffer): Buffer {
@@ -301,7 +328,13 @@ export function contentHeaderFrame(channel: number, bodySize: number, properties
  */
 export function installRawPublish(ch: ConfirmChannel): boolean {
   const c = ch as unknown as InternalChannel;
-  if (typeof c.ch !== "number" || !c.connection || typeof c.connection.sendContent !== "function" || !Array.isArray(c.connection.channels)) return false;
+  if (
+    typeof c.ch !== "number" ||
+    !c.connection ||
+    typeof c.connection.sendContent !== "function" ||
+    !Array.isArray(c.connection.channels)
+  )
+    return false;
   if (typeof c.sendMessage !== "function") return false;
   const original = c.sendMessage;
   c.sendMessage = function rawSendMessage(this: InternalChannel, fields, props, content) {
@@ -312,8 +345,14 @@ export function installRawPublish(ch: ConfirmChannel): boolean {
     const out = conn.channels[this.ch]?.buffer;
     if (!out) throw new Error("Channel closed");
     const header = contentHeaderFrame(this.ch, content.length, raw);
-    if (header.length > conn.frameMax) throw new RangeError(`properties of ${header.length} bytes exceed the frame size ${conn.frameMax}`);
-    out.write(Buffer.concat([publishMethodFrame(this.ch, String(fields.exchange), String(fields.routingKey), Boolean(fields.mandatory)), header]));
+    if (header.length > conn.frameMax)
+      throw new RangeError(`properties of ${header.length} bytes exceed the frame size ${conn.frameMax}`);
+    out.write(
+      Buffer.concat([
+        publishMethodFrame(this.ch, String(fields.exchange), String(fields.routingKey), Boolean(fields.mandatory)),
+        header,
+      ]),
+    );
     conn.sentSinceLastCheck = true;
     if (content.length === 0) return true;
     return conn.sendContent(this.ch, content);
@@ -322,7 +361,14 @@ export function installRawPublish(ch: ConfirmChannel): boolean {
 }
 
 /** Publishes `content` with exactly these raw properties; `cb` is amqplib's confirm callback. */
-export function publishRaw(ch: ConfirmChannel, exchange: string, routingKey: string, content: Buffer, rawProps: Buffer, cb: (err: unknown) => void): boolean {
+export function publishRaw(
+  ch: ConfirmChannel,
+  exchange: string,
+  routingKey: string,
+  content: Buffer,
+  rawProps: Buffer,
+  cb: (err: unknown) => void,
+): boolean {
   (ch as unknown as InternalChannel)[RAW_OUT] = rawProps;
   try {
     return ch.publish(exchange, routingKey, content, { mandatory: true, persistent: true }, cb);
@@ -342,7 +388,9 @@ export interface Route {
 }
 
 export function describeRoute(exchange: string, routingKey: string): string {
-  return exchange === "" ? `default exchange, routing key "${routingKey}" (queue "${routingKey}")` : `exchange "${exchange}", routing key "${routingKey}"`;
+  return exchange === ""
+    ? `default exchange, routing key "${routingKey}" (queue "${routingKey}")`
+    : `exchange "${exchange}", routing key "${routingKey}"`;
 }
 
 /**
@@ -361,10 +409,12 @@ export function originRoute(msg: ConsumeMessage, configOrigin: string | null): R
   if (firstQueue) return { exchange: "", routingKey: firstQueue, words: describeRoute("", firstQueue) };
   const springExchange = displayText(findHeader(headers, "x-original-exchange"));
   const springKey = displayText(findHeader(headers, "x-original-routingKey"));
-  if (springExchange !== null && springKey) return { exchange: springExchange, routingKey: springKey, words: describeRoute(springExchange, springKey) };
+  if (springExchange !== null && springKey)
+    return { exchange: springExchange, routingKey: springKey, words: describeRoute(springExchange, springKey) };
   if (configOrigin) return { exchange: "", routingKey: configOrigin, words: describeRoute("", configOrigin) };
   return {
-    error: "Its origin cannot be derived: it has no x-death entry, no x-first-death-queue or Spring x-original-* headers, and the DLQ has no origin in the config. Choose a target queue explicitly.",
+    error:
+      "Its origin cannot be derived: it has no x-death entry, no x-first-death-queue or Spring x-original-* headers, and the DLQ has no origin in the config. Choose a target queue explicitly.",
   };
 }
 
@@ -430,7 +480,12 @@ export interface DeliverStep<R, Out> {
   /** Letters whose delivery is pending at once; 1 makes deliveries strictly one after another. */
   maxInFlight: number;
   /** A result now (the letter stays), or a pending delivery whose settlement decides the ack. */
-  deliver(req: R, l: WalkedLetter, w: Walk, position: number): Promise<{ done: Out } | { pending: Promise<Settled<Out>> }>;
+  deliver(
+    req: R,
+    l: WalkedLetter,
+    w: Walk,
+    position: number,
+  ): Promise<{ done: Out } | { pending: Promise<Settled<Out>> }>;
 }
 
 /** The letters a walk hands to its step. */
@@ -483,20 +538,38 @@ export function is404(e: unknown): boolean {
 /** Risk guard, then one confirm channel with an exclusive consumer (retried while another reader holds the queue). */
 async function openWalk(ctx: MoverContext, dlq: string, opts: WalkOptions, startWindow: number): Promise<Walk> {
   const risk = await ctx.readRisk(dlq);
-  if (risk && !opts.acceptRisk) throw new BrokerError("risky_read", { userMessage: risk.message, details: { readRisk: risk } });
+  if (risk && !opts.acceptRisk)
+    throw new BrokerError("risky_read", { userMessage: risk.message, details: { readRisk: risk } });
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     const ch = await ctx.confirmChannel();
     try {
-      if (!installRawPublish(ch)) throw new BrokerError("protocol", { userMessage: "The console's RabbitMQ client library changed shape: letters cannot be republished byte-exact, so nothing is moved." });
+      if (!installRawPublish(ch))
+        throw new BrokerError("protocol", {
+          userMessage:
+            "The console's RabbitMQ client library changed shape: letters cannot be republished byte-exact, so nothing is moved.",
+        });
       const depth = (await ch.checkQueue(dlq)).messageCount;
-      const reader = new QueueReader(ch, dlq, { max: depth, idleMs: ctx.idleMs, bufferBytes: ctx.bufferBytes, minWindow: 4, maxWindow: 5000, startWindow, exclusive: true });
+      const reader = new QueueReader(ch, dlq, {
+        max: depth,
+        idleMs: ctx.idleMs,
+        bufferBytes: ctx.bufferBytes,
+        minWindow: 4,
+        maxWindow: 5000,
+        startWindow,
+        exclusive: true,
+      });
       await reader.start();
       const w: Walk = { ch, reader, depth, returned: new Map(), channelError: null };
       const returnKey = opts.returnKey ?? replayIdOf;
       ch.on("return", (m: ConsumeMessage) => {
         const key = returnKey(m);
-        const f = m.fields as unknown as { replyCode?: number; replyText?: string; exchange: string; routingKey: string };
+        const f = m.fields as unknown as {
+          replyCode?: number;
+          replyText?: string;
+          exchange: string;
+          routingKey: string;
+        };
         if (key === null) return;
         const reason = `RabbitMQ returned it as unroutable (${f.replyCode ?? "?"} ${f.replyText ?? ""}): ${describeRoute(f.exchange, f.routingKey)} has no queue bound for it. It stays in the DLQ.`;
         const noted = w.returned.get(key);
@@ -585,7 +658,8 @@ export async function* forRequestedLetters<R extends { letterId: string; sha256:
     for (let pos = 0; every || wanted.size > 0; pos++) {
       if (opts.signal?.aborted || w.channelError) break;
       // Results settle while we read on.
-      while (inflight.length > 0 && (inflight.length >= step.maxInFlight || inflight[0].done)) yield* await settleHeads();
+      while (inflight.length > 0 && (inflight.length >= step.maxInFlight || inflight[0].done))
+        yield* await settleHeads();
       const m = await w.reader.next(opts.signal);
       if (!m) break;
       const ident = letterIdOf(m, occ);
@@ -644,13 +718,24 @@ export async function* forRequestedLetters<R extends { letterId: string; sha256:
  * (confirms may come in any order), so a noted return is kept and fails every letter with that key
  * confirmed after it: such a letter stays in the DLQ (a possible duplicate, never a loss).
  */
-export function publishConfirmed(w: Walk, route: Route, content: Buffer, props: Buffer, returnKey: string, sharedKey = false): Promise<{ ok: true } | { ok: false; reason: string }> {
+export function publishConfirmed(
+  w: Walk,
+  route: Route,
+  content: Buffer,
+  props: Buffer,
+  returnKey: string,
+  sharedKey = false,
+): Promise<{ ok: true } | { ok: false; reason: string }> {
   return new Promise((resolve) => {
     publishRaw(w.ch, route.exchange, route.routingKey, content, props, (err) => {
       const noted = w.returned.get(returnKey);
       const ret = sharedKey ? noted?.[0] : noted?.shift();
       if (noted && noted.length === 0) w.returned.delete(returnKey);
-      if (err) resolve({ ok: false, reason: `RabbitMQ did not confirm the copy (${(err as Error).message ?? err}). It stays in the DLQ.` });
+      if (err)
+        resolve({
+          ok: false,
+          reason: `RabbitMQ did not confirm the copy (${(err as Error).message ?? err}). It stays in the DLQ.`,
+        });
       else if (ret) resolve({ ok: false, reason: ret });
       else resolve({ ok: true });
     });
@@ -660,7 +745,12 @@ export function publishConfirmed(w: Walk, route: Route, content: Buffer, props: 
 // ---------------------------------------------------------------------------------------------
 // Move: deliver = publish to the target and wait for the broker's confirm.
 
-const moved = (req: MoveRequest, outcome: MoveResult["outcome"], destination: string | null, reason: string | null): MoveResult => ({
+const moved = (
+  req: MoveRequest,
+  outcome: MoveResult["outcome"],
+  destination: string | null,
+  reason: string | null,
+): MoveResult => ({
   letterId: req.letterId,
   outcome,
   destination,
@@ -669,19 +759,35 @@ const moved = (req: MoveRequest, outcome: MoveResult["outcome"], destination: st
 });
 
 /** `opts.heldKeys` never applies: RabbitMQ letters have no ordering key (`orderingKey` is always null). */
-export async function* moveLetters(ctx: MoverContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
+export async function* moveLetters(
+  ctx: MoverContext,
+  dlq: string,
+  requests: MoveRequest[],
+  opts: MoveOptions = {},
+): AsyncGenerator<MoveResult> {
   // A repaired letter must be archived before it leaves the DLQ: without the hook it would be gone
   // unrecorded once its copy is confirmed, so the whole call is refused before anything is read.
   if (!opts.beforeRemove && requests.some((r) => r.repair)) {
-    throw new BrokerError("bad_request", { message: "moveLetters: repair without beforeRemove", userMessage: "A repair needs the original archived before it leaves the DLQ, and this move had no archive step. Nothing was moved." });
+    throw new BrokerError("bad_request", {
+      message: "moveLetters: repair without beforeRemove",
+      userMessage:
+        "A repair needs the original archived before it leaves the DLQ, and this move had no archive step. Nothing was moved.",
+    });
   }
   // Up front: explicit targets exist (nothing has moved yet). The DLQ itself is checked when the walk opens.
   const targetQueues = new Set<string>();
   for (const r of requests) if (r.target.kind === "queue") targetQueues.add(r.target.name);
   for (const name of targetQueues) {
-    if (name === dlq) throw new BrokerError("bad_request", { userMessage: `The target queue "${name}" is the DLQ itself: choose another target. Nothing was moved.` });
+    if (name === dlq)
+      throw new BrokerError("bad_request", {
+        userMessage: `The target queue "${name}" is the DLQ itself: choose another target. Nothing was moved.`,
+      });
     const e = await checkOnSideChannel(ctx, (ch) => ch.checkQueue(name));
-    if (e && is404(e)) throw new BrokerError("not_found", { cause: e, userMessage: `The target queue "${name}" does not exist on RabbitMQ at ${ctx.endpoint}. Nothing was moved; create the queue or choose another target.` });
+    if (e && is404(e))
+      throw new BrokerError("not_found", {
+        cause: e,
+        userMessage: `The target queue "${name}" does not exist on RabbitMQ at ${ctx.endpoint}. Nothing was moved; create the queue or choose another target.`,
+      });
     if (e) throw mapAmqpError(e, { endpoint: ctx.endpoint, queue: name });
   }
   const exchangeChecked = new Map<string, string | null>(); // exchange → problem or null
@@ -690,8 +796,20 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
   const selection: WalkSelection<MoveRequest, MoveResult> = {
     requests,
     duplicate: (r) => moved(r, "failed", null, "This letter was requested twice in the same move; it is moved once."),
-    mismatch: (r) => moved(r, "checksum_mismatch", null, "The letter's bytes no longer match the checksum recorded when it was indexed; it was not moved. Re-scan the DLQ and check it again."),
-    missing: (r) => moved(r, "missing", null, `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`),
+    mismatch: (r) =>
+      moved(
+        r,
+        "checksum_mismatch",
+        null,
+        "The letter's bytes no longer match the checksum recorded when it was indexed; it was not moved. Re-scan the DLQ and check it again.",
+      ),
+    missing: (r) =>
+      moved(
+        r,
+        "missing",
+        null,
+        `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`,
+      ),
   };
   yield* forRequestedLetters<MoveRequest, MoveResult>(ctx, dlq, selection, opts, {
     maxInFlight: Math.max(1, Math.min(5000, opts.maxInFlight ?? ctx.maxInFlight ?? 64)),
@@ -700,7 +818,8 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
       const refusedRepair = req.repair ? repairRefusal(req.repair) : null;
       if (refusedRepair) return { done: moved(req, "failed", null, refusedRepair) };
       let route: Route;
-      if (req.target.kind === "queue") route = { exchange: "", routingKey: req.target.name, words: describeRoute("", req.target.name) };
+      if (req.target.kind === "queue")
+        route = { exchange: "", routingKey: req.target.name, words: describeRoute("", req.target.name) };
       else {
         const r = originRoute(m, ctx.configOrigin);
         if ("error" in r) return { done: moved(req, "failed", null, r.error) };
@@ -710,13 +829,26 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
         if (!exchangeChecked.has(route.exchange)) {
           const e = await checkOnSideChannel(ctx, (c) => c.checkExchange(route.exchange));
           if (e && !is404(e)) throw mapAmqpError(e, { endpoint: ctx.endpoint });
-          exchangeChecked.set(route.exchange, e ? `The exchange "${route.exchange}" no longer exists, so the letter cannot go back where it came from. It stays in the DLQ; choose a target queue explicitly.` : null);
+          exchangeChecked.set(
+            route.exchange,
+            e
+              ? `The exchange "${route.exchange}" no longer exists, so the letter cannot go back where it came from. It stays in the DLQ; choose a target queue explicitly.`
+              : null,
+          );
         }
         const problem = exchangeChecked.get(route.exchange);
         if (problem) return { done: moved(req, "failed", route.words, problem) };
       }
       const raw = rawPropertiesOf(m.properties);
-      if (!raw) return { done: moved(req, "failed", route.words, "The console did not capture this letter's raw headers, so it cannot republish them exactly; it was not moved.") };
+      if (!raw)
+        return {
+          done: moved(
+            req,
+            "failed",
+            route.words,
+            "The console did not capture this letter's raw headers, so it cannot republish them exactly; it was not moved.",
+          ),
+        };
       let props: Buffer;
       try {
         const parsed = parseProperties(raw);
@@ -727,11 +859,23 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
           redriveId: req.markers.redriveId,
           replayId: req.markers.replayId,
           redriveCount: req.markers.redriveCount,
-          originalMessageId: existingMessageId && existingMessageId.length > 0 ? existingMessageId : req.markers.originalMessageId,
+          originalMessageId:
+            existingMessageId && existingMessageId.length > 0 ? existingMessageId : req.markers.originalMessageId,
         };
-        props = rebuildProperties(raw, markers, req.repair ? repairEditsOf(req.repair, req.markers.replayId) : undefined);
+        props = rebuildProperties(
+          raw,
+          markers,
+          req.repair ? repairEditsOf(req.repair, req.markers.replayId) : undefined,
+        );
       } catch (e) {
-        return { done: moved(req, "failed", route.words, `The letter's properties could not be copied exactly (${(e as Error).message}); it was not moved.`) };
+        return {
+          done: moved(
+            req,
+            "failed",
+            route.words,
+            `The letter's properties could not be copied exactly (${(e as Error).message}); it was not moved.`,
+          ),
+        };
       }
       const body = req.repair?.body;
       const content = body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : m.content;
@@ -739,12 +883,27 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
       try {
         confirmed = publishConfirmed(w, route, content, props, req.markers.replayId);
       } catch (e) {
-        if (e instanceof RangeError) return { done: moved(req, "failed", route.words, `The letter could not be republished: ${e.message}. It stays in the DLQ.`) };
+        if (e instanceof RangeError)
+          return {
+            done: moved(
+              req,
+              "failed",
+              route.words,
+              `The letter could not be republished: ${e.message}. It stays in the DLQ.`,
+            ),
+          };
         throw e;
       }
       const copyId = req.repair ? req.markers.replayId : null;
       const beforeRemove = opts.beforeRemove;
-      if (!beforeRemove) return { pending: confirmed.then((c) => (c.ok ? { ack: true, out: moved(req, "moved", route.words, null) } : { ack: false, out: moved(req, "failed", route.words, c.reason) })) };
+      if (!beforeRemove)
+        return {
+          pending: confirmed.then((c) =>
+            c.ok
+              ? { ack: true, out: moved(req, "moved", route.words, null) }
+              : { ack: false, out: moved(req, "failed", route.words, c.reason) },
+          ),
+        };
       // The original's copy goes to the caller only once the broker confirmed the new message, one
       // letter at a time in DLQ order (the chain), while later letters are already being published.
       const settled = archiveChain.then(async (): Promise<{ ack: boolean; out: MoveResult }> => {
@@ -755,7 +914,10 @@ export async function* moveLetters(ctx: MoverContext, dlq: string, requests: Mov
         } catch (e) {
           return { ack: false, out: moved(req, "failed", route.words, archiveFailure(e, route.words, copyId)) };
         }
-        return { ack: true, out: copyId ? { ...moved(req, "moved", route.words, null), copyId } : moved(req, "moved", route.words, null) };
+        return {
+          ack: true,
+          out: copyId ? { ...moved(req, "moved", route.words, null), copyId } : moved(req, "moved", route.words, null),
+        };
       });
       archiveChain = settled.then(
         () => undefined,
@@ -782,7 +944,11 @@ export function repairEditsOf(repair: LetterRepair, newMessageId: string): Prope
 /** The letter's complete copy, as the archive keeps it (the same for a discard and a repair). */
 function letterCopyOf(ctx: MoverContext, letterId: string, l: WalkedLetter, raw: Buffer, position: number): LetterCopy {
   const letter = toLetter(l.m, l.ident, position, { configOrigin: ctx.configOrigin });
-  const envelope = encodeEnvelope<RabbitEnvelope>("rabbitmq", l.m.content, { properties: b64(raw), exchange: l.m.fields.exchange, routingKey: l.m.fields.routingKey });
+  const envelope = encodeEnvelope<RabbitEnvelope>("rabbitmq", l.m.content, {
+    properties: b64(raw),
+    exchange: l.m.fields.exchange,
+    routingKey: l.m.fields.routingKey,
+  });
   return { letterId, letter, envelope };
 }
 
@@ -804,20 +970,46 @@ export interface RabbitEnvelope {
   routingKey: string;
 }
 
-const removed = (req: RemoveRequest, outcome: RemoveResult["outcome"], reason: string | null): RemoveResult => ({ letterId: req.letterId, outcome, reason });
+const removed = (req: RemoveRequest, outcome: RemoveResult["outcome"], reason: string | null): RemoveResult => ({
+  letterId: req.letterId,
+  outcome,
+  reason,
+});
 
-export async function* removeLetters(ctx: MoverContext, dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncGenerator<RemoveResult> {
+export async function* removeLetters(
+  ctx: MoverContext,
+  dlq: string,
+  requests: RemoveRequest[],
+  opts: RemoveOptions,
+): AsyncGenerator<RemoveResult> {
   const selection: WalkSelection<RemoveRequest, RemoveResult> = {
     requests,
     duplicate: (r) => removed(r, "failed", "This letter was requested twice in the same discard; it is handled once."),
-    mismatch: (r) => removed(r, "checksum_mismatch", "The letter's bytes no longer match the checksum recorded when it was indexed; it was not discarded. Re-scan the DLQ and check it again."),
-    missing: (r) => removed(r, "missing", `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`),
+    mismatch: (r) =>
+      removed(
+        r,
+        "checksum_mismatch",
+        "The letter's bytes no longer match the checksum recorded when it was indexed; it was not discarded. Re-scan the DLQ and check it again.",
+      ),
+    missing: (r) =>
+      removed(
+        r,
+        "missing",
+        `The letter is no longer in "${dlq}": it may have been consumed, moved or expired since it was indexed.`,
+      ),
   };
   yield* forRequestedLetters<RemoveRequest, RemoveResult>(ctx, dlq, selection, opts, {
     maxInFlight: 1,
     async deliver(req, l, _w, position) {
       const raw = rawPropertiesOf(l.m.properties);
-      if (!raw) return { done: removed(req, "failed", "The console did not capture this letter's raw headers, so it cannot keep an exact copy; it was not discarded.") };
+      if (!raw)
+        return {
+          done: removed(
+            req,
+            "failed",
+            "The console did not capture this letter's raw headers, so it cannot keep an exact copy; it was not discarded.",
+          ),
+        };
       return {
         pending: opts.beforeRemove(letterCopyOf(ctx, req.letterId, l, raw, position)).then(
           () => ({ ack: true, out: removed(req, "removed", null) }),

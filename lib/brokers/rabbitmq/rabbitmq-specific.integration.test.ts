@@ -43,11 +43,17 @@ describe("rabbitmq: failure metadata from real dead-lettering", () => {
     expect(h.routingKeys).toEqual([rejectQ]);
     expect(h.time).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(letters[0].failure.deadLetteredAt).toBe(h.time);
-    expect(letters[0].headers.find((x) => x.name === "x-first-death-reason")?.value).toEqual({ t: "string", v: "rejected" });
+    expect(letters[0].headers.find((x) => x.name === "x-first-death-reason")?.value).toEqual({
+      t: "string",
+      v: "rejected",
+    });
 
     // Two hops: hop1 → hop2 → park2.
     const park2 = await kit.queue(kit.name("park2"));
-    const hop2 = await kit.queue(kit.name("hop2"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": park2 });
+    const hop2 = await kit.queue(kit.name("hop2"), {
+      "x-dead-letter-exchange": "",
+      "x-dead-letter-routing-key": park2,
+    });
     const hop1 = await kit.queue(kit.name("hop1"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": hop2 });
     await kit.publish(hop1, { body: text("two hops") });
     await kit.rejectAll(hop1, 1);
@@ -68,7 +74,8 @@ describe("rabbitmq: failure metadata from real dead-lettering", () => {
       body: text('{"orderId":42}'),
       headers: {
         "x-exception-message": "Order 42 has no customer",
-        "x-exception-stacktrace": "com.acme.orders.InvalidOrderException: Order 42 has no customer\n\tat com.acme.orders.Handler.handle(Handler.java:42)",
+        "x-exception-stacktrace":
+          "com.acme.orders.InvalidOrderException: Order 42 has no customer\n\tat com.acme.orders.Handler.handle(Handler.java:42)",
         "x-original-exchange": "",
         "x-original-routingKey": "orders",
       },
@@ -94,13 +101,20 @@ describe("rabbitmq: failure metadata from real dead-lettering", () => {
 
 describe("rabbitmq: quorum DLQ with a delivery limit", () => {
   it("every read counts as a delivery and letters are dropped; reads are refused without acceptRisk", async () => {
-    const { dlq } = await kit.dlqByReject([0, 1, 2].map((i) => ({ body: text(`q-${i}`) })), { "x-queue-type": "quorum", "x-delivery-limit": 2 });
+    const { dlq } = await kit.dlqByReject(
+      [0, 1, 2].map((i) => ({ body: text(`q-${i}`) })),
+      { "x-queue-type": "quorum", "x-delivery-limit": 2 },
+    );
     const summary = await adapter.describeDlq(dlq);
     expect(summary.queueType).toBe("quorum");
     expect(summary.readRisk).toMatchObject({ kind: "delivery-limit", limit: 2 });
 
     // One at a time: a read started early would reject while the loop awaits another, unobserved.
-    for (const read of [() => adapter.browse(dlq, { offset: 0, limit: 10 }), () => adapter.getLetter(dlq, "f-x"), () => adapter.stream(dlq)[Symbol.asyncIterator]().next()]) {
+    for (const read of [
+      () => adapter.browse(dlq, { offset: 0, limit: 10 }),
+      () => adapter.getLetter(dlq, "f-x"),
+      () => adapter.stream(dlq)[Symbol.asyncIterator]().next(),
+    ]) {
       const e = await read().catch((x: unknown) => x);
       expect(e).toBeInstanceOf(BrokerError);
       expect((e as BrokerError).code).toBe("confirmation_required:read");
@@ -117,7 +131,9 @@ describe("rabbitmq: quorum DLQ with a delivery limit", () => {
       counts.push(page.letters[0].failure.deliveryCount);
     }
     // RabbitMQ 3.10: the first delivery carries no x-delivery-count, the next ones 1, 2, ...
-    console.info(`quorum x-delivery-limit 2: x-delivery-count per read ${JSON.stringify(counts)}, empty after ${reads} reads`);
+    console.info(
+      `quorum x-delivery-limit 2: x-delivery-count per read ${JSON.stringify(counts)}, empty after ${reads} reads`,
+    );
     expect(counts[1]).toBe(1);
     expect(await kit.depth(dlq)).toBe(0);
     expect(reads).toBeLessThanOrEqual(5);
@@ -126,7 +142,10 @@ describe("rabbitmq: quorum DLQ with a delivery limit", () => {
   it("without the management API, a probe flags a non-classic queue and configured DLQs are still served", async () => {
     const { dlq } = await kit.dlqByReject([{ body: text("q") }], { "x-queue-type": "quorum", "x-delivery-limit": 5 });
     const { dlq: classic } = await kit.dlqByReject([{ body: text("c") }]);
-    const a = new RabbitMqAdapter(testConfig({ management: { url: "http://127.0.0.1:1" }, dlqs: [{ name: dlq }, { name: classic }] }), { idleMs: 500, connectTimeoutMs: 1000 });
+    const a = new RabbitMqAdapter(
+      testConfig({ management: { url: "http://127.0.0.1:1" }, dlqs: [{ name: dlq }, { name: classic }] }),
+      { idleMs: 500, connectTimeoutMs: 1000 },
+    );
     try {
       const list = await a.listDlqs();
       const q = list.find((d) => d.name === dlq)!;
@@ -141,7 +160,10 @@ describe("rabbitmq: quorum DLQ with a delivery limit", () => {
       // A queue the console could only know by discovery cannot be confirmed while the management
       // API is away: a transient "unreachable" (a redrive pauses and retries), not "not found".
       const { dlq: unconfigured } = await kit.dlqByReject([{ body: text("u") }]);
-      await expect(a.describeDlq(unconfigured)).rejects.toMatchObject({ kind: "unreachable", code: "unavailable:broker" });
+      await expect(a.describeDlq(unconfigured)).rejects.toMatchObject({
+        kind: "unreachable",
+        code: "unavailable:broker",
+      });
       expect(await kit.depth(unconfigured)).toBe(1);
     } finally {
       await a.close();
@@ -151,7 +173,9 @@ describe("rabbitmq: quorum DLQ with a delivery limit", () => {
 
 describe("rabbitmq: a connection lost in the middle of a walk", () => {
   it("fails the call as unreachable; letters not reached are never reported missing and stay in the DLQ", async () => {
-    const { dlq } = await kit.dlqByReject(Array.from({ length: 6 }, (_, i) => ({ body: text(`walk-${i}`), messageId: `walk-${i}` })));
+    const { dlq } = await kit.dlqByReject(
+      Array.from({ length: 6 }, (_, i) => ({ body: text(`walk-${i}`), messageId: `walk-${i}` })),
+    );
     const a = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
     try {
       const letters = (await a.browse(dlq, { offset: 0, limit: 10 })).letters;
@@ -168,16 +192,22 @@ describe("rabbitmq: a connection lost in the middle of a walk", () => {
               if (++calls === 2) {
                 // The broker closes the adapter's connection (CONNECTION_FORCED, as when a node
                 // stops): found by its client port in the management API, closed through it.
-                const model = await (a as unknown as { amqp: { get(): Promise<{ connection: { stream: { localPort: number } } }> } }).amqp.get();
+                const model = await (
+                  a as unknown as { amqp: { get(): Promise<{ connection: { stream: { localPort: number } } }> } }
+                ).amqp.get();
                 const port = model.connection.stream.localPort;
                 let name: string | undefined;
                 for (let i = 0; i < 100 && !name; i++) {
-                  const list = (await (await mgmtRequest("GET", "api/connections?columns=name,peer_port")).json()) as Array<{ name: string; peer_port: number }>;
+                  const list = (await (
+                    await mgmtRequest("GET", "api/connections?columns=name,peer_port")
+                  ).json()) as Array<{ name: string; peer_port: number }>;
                   name = list.find((c) => c.peer_port === port)?.name;
                   if (!name) await new Promise((r) => setTimeout(r, 100)); // the management API lists new connections after a few seconds
                 }
                 expect(name).toBeDefined();
-                expect((await mgmtRequest("DELETE", `api/connections/${encodeURIComponent(name!)}`)).status).toBeLessThan(300);
+                expect(
+                  (await mgmtRequest("DELETE", `api/connections/${encodeURIComponent(name!)}`)).status,
+                ).toBeLessThan(300);
                 await new Promise((r) => setTimeout(r, 300));
               }
             },
@@ -249,7 +279,10 @@ describe("rabbitmq: discovery and connection failures", () => {
     const dlqA = await kit.queue(kit.name("dlq-a"));
     const ch = await kit.channel();
     await ch.bindQueue(dlqA, dlx, "orders-failed");
-    const src = await kit.queue(kit.name("src"), { "x-dead-letter-exchange": dlx, "x-dead-letter-routing-key": "orders-failed" });
+    const src = await kit.queue(kit.name("src"), {
+      "x-dead-letter-exchange": dlx,
+      "x-dead-letter-routing-key": "orders-failed",
+    });
 
     const dlqB = await kit.queue(kit.name("dlq-b"));
     const polSrc = await kit.queue(kit.name("polsrc"));
@@ -315,7 +348,9 @@ describe("rabbitmq: a read that stops early says so", () => {
     // again after a second, so the channel's close in the stream's finally is answered.
     const proxy = new CuttableProxy(Number(new URL(AMQP_URL).port || 5672));
     await proxy.start();
-    const frozen = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], url: `amqp://127.0.0.1:${proxy.port}` }), { idleMs: 300 });
+    const frozen = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], url: `amqp://127.0.0.1:${proxy.port}` }), {
+      idleMs: 300,
+    });
     const shortfalls: Array<{ reason: string; unread: number | null }> = [];
     let read = 0;
     try {
@@ -334,6 +369,8 @@ describe("rabbitmq: a read that stops early says so", () => {
     expect(read).toBeLessThan(n);
     expect(shortfalls).toHaveLength(1);
     expect(shortfalls[0].unread).toBe(n - read);
-    expect(shortfalls[0].reason).toContain(`delivered nothing for 300 ms after ${read} of the ${n} letters counted at the start`);
+    expect(shortfalls[0].reason).toContain(
+      `delivered nothing for 300 ms after ${read} of the ${n} letters counted at the start`,
+    );
   }, 60_000);
 });

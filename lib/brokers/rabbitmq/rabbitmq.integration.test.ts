@@ -8,7 +8,10 @@ runBrokerContract("rabbitmq", async () => {
   return {
     adapter,
     createDlq: async (letters) => (await kit.dlqByReject(letters)).dlq,
-    deadAdapter: () => new RabbitMqAdapter(testConfig({ url: "amqp://127.0.0.1:1", management: { url: "http://127.0.0.1:1" } }), { connectTimeoutMs: 1000 }),
+    deadAdapter: () =>
+      new RabbitMqAdapter(testConfig({ url: "amqp://127.0.0.1:1", management: { url: "http://127.0.0.1:1" } }), {
+        connectTimeoutMs: 1000,
+      }),
     cleanup: async () => {
       await adapter.close();
       await kit.cleanup();

@@ -57,13 +57,18 @@ export class QueueReader {
   private nextWindowSize(): number {
     const avg = this.received > 0 ? Math.max(64, this.receivedBytes / this.received) : 4096;
     const w = Math.floor(this.opts.bufferBytes / avg);
-    const cap = this.opts.startWindow ? Math.min(this.opts.maxWindow, this.opts.startWindow * 2 ** Math.min(this.windowsOpened, 20)) : this.opts.maxWindow;
+    const cap = this.opts.startWindow
+      ? Math.min(this.opts.maxWindow, this.opts.startWindow * 2 ** Math.min(this.windowsOpened, 20))
+      : this.opts.maxWindow;
     return Math.max(this.opts.minWindow, Math.min(cap, w, this.opts.max - this.received));
   }
 
   private readonly onMessage = (m: ConsumeMessage | null) => {
     if (m === null) {
-      this.failure ??= Object.assign(new Error(`Channel closed: consumer of ${this.queue} was cancelled by the broker`), {});
+      this.failure ??= Object.assign(
+        new Error(`Channel closed: consumer of ${this.queue} was cancelled by the broker`),
+        {},
+      );
     } else {
       this.buf.push(m);
       this.received++;
@@ -103,7 +108,13 @@ export class QueueReader {
   }
 
   private maybeChain() {
-    if (!this.chaining && this.windowLeft <= 0 && this.received < this.opts.max && this.buffered() <= this.windowSize / 2) this.chain();
+    if (
+      !this.chaining &&
+      this.windowLeft <= 0 &&
+      this.received < this.opts.max &&
+      this.buffered() <= this.windowSize / 2
+    )
+      this.chain();
   }
 
   /** The next letter in queue order, or null at the end (max reached or idle). */

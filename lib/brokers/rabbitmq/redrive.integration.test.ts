@@ -10,7 +10,14 @@ import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
 import { arrived, contractFixture, peek } from "@/lib/brokers/rabbitmq/contract-fixture";
-import { installRawPublish, int32Entry, longstrEntry, parseProperties, publishRaw, tableEntries } from "@/lib/brokers/rabbitmq/mover";
+import {
+  installRawPublish,
+  int32Entry,
+  longstrEntry,
+  parseProperties,
+  publishRaw,
+  tableEntries,
+} from "@/lib/brokers/rabbitmq/mover";
 
 const text = (s: string) => new TextEncoder().encode(s);
 
@@ -25,7 +32,12 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     await kit.cleanup();
   });
   const browseAll = async (dlq: string) => (await adapter.browse(dlq, { offset: 0, limit: 1000 })).letters;
-  const req = (l: Letter, target: { kind: "origin" } | { kind: "queue"; name: string }, job = randomUUID()) => ({ letterId: l.id, sha256: l.sha256, target, markers: markersFor(job, 1, l.messageId) });
+  const req = (l: Letter, target: { kind: "origin" } | { kind: "queue"; name: string }, job = randomUUID()) => ({
+    letterId: l.id,
+    sha256: l.sha256,
+    target,
+    markers: markersFor(job, 1, l.messageId),
+  });
 
   /** A DLQ whose letters died in `work`, which they reached through exchange `ex` with routing key `key`. */
   async function dlqThroughExchange(bodies: string[]) {
@@ -51,7 +63,15 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     await (await kit.channel()).bindQueue(bystander, ex, key);
     const letters = await browseAll(dlq);
     const results = await collectMoves(adapter.moveLetters(dlq, [req(letters[0], { kind: "origin" })]));
-    expect(results).toEqual([{ letterId: letters[0].id, outcome: "moved", destination: `default exchange, routing key "${work}" (queue "${work}")`, reason: null, orderingKey: null }]);
+    expect(results).toEqual([
+      {
+        letterId: letters[0].id,
+        outcome: "moved",
+        destination: `default exchange, routing key "${work}" (queue "${work}")`,
+        reason: null,
+        orderingKey: null,
+      },
+    ]);
     await kit.waitDepth(work, 1);
     expect(await kit.depth(dlq)).toBe(1);
     expect(await kit.depth(bystander)).toBe(0);
@@ -63,7 +83,12 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     await kit.queue(kit.name("other-source"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
     await (await kit.channel()).deleteQueue(work);
     const letters = await browseAll(dlq);
-    const results = await collectMoves(adapter.moveLetters(dlq, letters.map((l) => req(l, { kind: "origin" }))));
+    const results = await collectMoves(
+      adapter.moveLetters(
+        dlq,
+        letters.map((l) => req(l, { kind: "origin" })),
+      ),
+    );
     expect(results).toHaveLength(2);
     for (const r of results) {
       expect(r.outcome).toBe("failed");
@@ -81,18 +106,30 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     const ch = await kit.channel();
     // Spring AMQP's RepublishMessageRecoverer: the failed message goes straight to the DLQ with x-original-* headers.
     for (const b of ["gone-x-0", "gone-x-1"]) {
-      ch.sendToQueue(dlq, Buffer.from(b), { persistent: true, messageId: `${b}-${randomUUID()}`, headers: { "x-original-exchange": ex, "x-original-routingKey": "orders", "x-exception-message": "boom" } });
+      ch.sendToQueue(dlq, Buffer.from(b), {
+        persistent: true,
+        messageId: `${b}-${randomUUID()}`,
+        headers: { "x-original-exchange": ex, "x-original-routingKey": "orders", "x-exception-message": "boom" },
+      });
       await ch.waitForConfirms();
     }
     await kit.waitDepth(dlq, 2);
     await ch.deleteExchange(ex);
     const target = await kit.queue(kit.name("target"));
     const letters = await browseAll(dlq);
-    const results = await collectMoves(adapter.moveLetters(dlq, [req(letters[0], { kind: "origin" }), req(letters[1], { kind: "queue", name: target })]));
+    const results = await collectMoves(
+      adapter.moveLetters(dlq, [req(letters[0], { kind: "origin" }), req(letters[1], { kind: "queue", name: target })]),
+    );
     const by = new Map(results.map((r) => [r.letterId, r]));
-    expect(by.get(letters[0].id)).toMatchObject({ outcome: "failed", destination: `exchange "${ex}", routing key "orders"` });
+    expect(by.get(letters[0].id)).toMatchObject({
+      outcome: "failed",
+      destination: `exchange "${ex}", routing key "orders"`,
+    });
     expect(by.get(letters[0].id)!.reason).toMatch(/no longer exists/);
-    expect(by.get(letters[1].id)).toMatchObject({ outcome: "moved", destination: `default exchange, routing key "${target}" (queue "${target}")` });
+    expect(by.get(letters[1].id)).toMatchObject({
+      outcome: "moved",
+      destination: `default exchange, routing key "${target}" (queue "${target}")`,
+    });
     expect(await kit.depth(dlq)).toBe(1);
     expect(await kit.depth(target)).toBe(1);
   });
@@ -107,9 +144,19 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
       const all = (await own.browse(dlq, { offset: 0, limit: 1000 })).letters;
       expect(all).toHaveLength(n);
       const job = randomUUID();
-      const first = await collectMoves(own.moveLetters(dlq, [all[5], all[650]].map((l) => req(l, { kind: "queue", name: target }, job))));
+      const first = await collectMoves(
+        own.moveLetters(
+          dlq,
+          [all[5], all[650]].map((l) => req(l, { kind: "queue", name: target }, job)),
+        ),
+      );
       expect(first.map((r) => r.outcome)).toEqual(["moved", "moved"]);
-      const second = await collectMoves(own.moveLetters(dlq, [all[6], all[699]].map((l) => req(l, { kind: "queue", name: target }, job))));
+      const second = await collectMoves(
+        own.moveLetters(
+          dlq,
+          [all[6], all[699]].map((l) => req(l, { kind: "queue", name: target }, job)),
+        ),
+      );
       expect(second.map((r) => r.outcome)).toEqual(["moved", "moved"]);
       expect(await kit.depth(target)).toBe(4);
       const left = (await own.browse(dlq, { offset: 0, limit: 1000 })).letters.map((l) => l.messageId);
@@ -123,7 +170,12 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     const { dlq } = await kit.dlqByReject([0, 1, 2].map((i) => ({ body: text(`t-${i}`) })));
     const letters = await browseAll(dlq);
     const missing = `${kit.prefix}.no-such-queue`;
-    const e = await collectMoves(adapter.moveLetters(dlq, [req(letters[0], { kind: "origin" }), req(letters[1], { kind: "queue", name: missing })])).catch((x: unknown) => x);
+    const e = await collectMoves(
+      adapter.moveLetters(dlq, [
+        req(letters[0], { kind: "origin" }),
+        req(letters[1], { kind: "queue", name: missing }),
+      ]),
+    ).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(BrokerError);
     expect((e as BrokerError).kind).toBe("not_found");
     expect((e as BrokerError).userMessage).toContain(missing);
@@ -140,7 +192,8 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
       b.writeUInt32BE(n);
       return b;
     };
-    const e = (name: string, tag: string, payload: Buffer) => Buffer.concat([Buffer.from([Buffer.byteLength(name)]), Buffer.from(name), Buffer.from(tag), payload]);
+    const e = (name: string, tag: string, payload: Buffer) =>
+      Buffer.concat([Buffer.from([Buffer.byteLength(name)]), Buffer.from(name), Buffer.from(tag), payload]);
     const big = Buffer.alloc(8);
     big.writeBigInt64BE(9007199254740993n);
     const ts = Buffer.alloc(8);
@@ -160,7 +213,17 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
       e("x-void", "V", Buffer.alloc(0)),
       e("x-bytes", "x", Buffer.concat([u32(3), Buffer.from([0, 1, 2])])),
       e("x-table", "F", Buffer.concat([u32(inner.length), inner])),
-      e("x-array", "A", Buffer.concat([u32(7), Buffer.from("I"), Buffer.from([0xff, 0xff, 0xff, 0xff]), Buffer.from("t"), Buffer.from([0])])),
+      e(
+        "x-array",
+        "A",
+        Buffer.concat([
+          u32(7),
+          Buffer.from("I"),
+          Buffer.from([0xff, 0xff, 0xff, 0xff]),
+          Buffer.from("t"),
+          Buffer.from([0]),
+        ]),
+      ),
       // Markers from an earlier cycle: count and ids replaced, the original message id kept.
       int32Entry(REDRIVE_HEADERS.redriveCount, 1),
       longstrEntry(REDRIVE_HEADERS.originalMessageId, "first-id"),
@@ -172,7 +235,8 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     const tsProp = Buffer.alloc(8);
     tsProp.writeBigUInt64BE(1700000123n);
     // content-type, content-encoding, headers, delivery-mode 1 (made persistent on redrive), priority, correlation-id, reply-to, message-id, timestamp, type, app-id, cluster-id
-    const flags = 0x8000 | 0x4000 | 0x2000 | 0x1000 | 0x0800 | 0x0400 | 0x0200 | 0x0080 | 0x0040 | 0x0020 | 0x0008 | 0x0004;
+    const flags =
+      0x8000 | 0x4000 | 0x2000 | 0x1000 | 0x0800 | 0x0400 | 0x0200 | 0x0080 | 0x0040 | 0x0020 | 0x0008 | 0x0004;
     const props = Buffer.concat([
       Buffer.from([flags >> 8, flags & 0xff]),
       sstr("application/x-custom"),
@@ -212,7 +276,11 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     const target = await kit.queue(kit.name("target"));
     const job = randomUUID();
     const markers = markersFor(job, 2, "ignored-because-present");
-    const results = await collectMoves(adapter.moveLetters(dlq, [{ letterId: letter.id, sha256: letter.sha256, target: { kind: "queue", name: target }, markers }]));
+    const results = await collectMoves(
+      adapter.moveLetters(dlq, [
+        { letterId: letter.id, sha256: letter.sha256, target: { kind: "queue", name: target }, markers },
+      ]),
+    );
     expect(results[0]).toMatchObject({ outcome: "moved" });
     const [after] = await peek(target);
     expect(Buffer.compare(after.content, body)).toBe(0);
@@ -225,10 +293,16 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     }
     expect(rawAfter.flags).toBe(rawBefore.flags | 0x1000);
     const afterEntries = tableEntries(rawAfter.fields.get(0x2000)!.subarray(4));
-    const changed = new Set<string>([REDRIVE_HEADERS.redriveId, REDRIVE_HEADERS.replayId, REDRIVE_HEADERS.redriveCount]);
+    const changed = new Set<string>([
+      REDRIVE_HEADERS.redriveId,
+      REDRIVE_HEADERS.replayId,
+      REDRIVE_HEADERS.redriveCount,
+    ]);
     // Same entries in the same order, byte for byte, except the markers replaced in place; the new redrive id appended.
     const keep = (xs: typeof beforeEntries) => xs.filter((x) => !changed.has(x.name));
-    expect(keep(afterEntries).map((x) => x.bytes.toString("hex"))).toEqual(keep(beforeEntries).map((x) => x.bytes.toString("hex")));
+    expect(keep(afterEntries).map((x) => x.bytes.toString("hex"))).toEqual(
+      keep(beforeEntries).map((x) => x.bytes.toString("hex")),
+    );
     expect(afterEntries.map((x) => x.name)).toEqual([...beforeEntries.map((x) => x.name), REDRIVE_HEADERS.redriveId]);
     const h = arrived(after).headers;
     expect(h[REDRIVE_HEADERS.redriveCount]).toBe("2");
@@ -240,10 +314,23 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
 
   it("conservation under SIGKILL mid-move: none lost; duplicates only in the in-flight window, all tagged", async () => {
     const N = 200;
-    const { dlq, source } = await kit.dlqByReject(Array.from({ length: N }, (_, i) => ({ body: text(`crash-${i}`), messageId: `crash-${i}` })));
+    const { dlq, source } = await kit.dlqByReject(
+      Array.from({ length: N }, (_, i) => ({ body: text(`crash-${i}`), messageId: `crash-${i}` })),
+    );
     const job = randomUUID();
     // tsx as a loader in this very process (its CLI would run the script in a grandchild that SIGKILL does not reach).
-    const child = spawn(process.execPath, ["--conditions=react-server", "--import", "tsx", path.resolve("lib/brokers/rabbitmq/redrive-crash-child.ts"), dlq, job], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [
+        "--conditions=react-server",
+        "--import",
+        "tsx",
+        path.resolve("lib/brokers/rabbitmq/redrive-crash-child.ts"),
+        dlq,
+        job,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let out = "";
     let err = "";
     child.stderr.on("data", (d) => (err += d));
@@ -264,7 +351,8 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     // The broker returns the killed connection's unacked letters; wait until the counts settle.
     // (the killed reader was the DLQ's only consumer: its letters are back once it is gone).
     const ch = await kit.channel();
-    for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).consumerCount > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 200 && (await ch.checkQueue(dlq)).consumerCount > 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
     expect((await ch.checkQueue(dlq)).consumerCount).toBe(0);
     const inDlq = await peek(dlq);
     const inOrigin = await peek(source);
@@ -282,6 +370,8 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     expect(inOrigin.length).toBeGreaterThanOrEqual(movedReported);
     // No letter is in the origin twice.
     expect(new Set(inOrigin.map((m) => m.content.toString())).size).toBe(inOrigin.length);
-    console.info(`crash: ${movedReported} reported moved before SIGKILL; origin ${inOrigin.length}, DLQ ${inDlq.length}, duplicates ${duplicates}`);
+    console.info(
+      `crash: ${movedReported} reported moved before SIGKILL; origin ${inOrigin.length}, DLQ ${inDlq.length}, duplicates ${duplicates}`,
+    );
   });
 });

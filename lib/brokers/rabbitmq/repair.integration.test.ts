@@ -29,8 +29,16 @@ describe("rabbitmq repair: AMQP properties and broker history", () => {
   /** A DLQ whose two letters carry a correlation id and died (rejected) in `source`. */
   async function dlqWithCorrelation() {
     const dlq = await kit.queue(kit.name("dlq"));
-    const source = await kit.queue(kit.name("work"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
-    for (const i of [0, 1]) await kit.publish(source, { body: new TextEncoder().encode(`corr-${i}`), messageId: `corr-${i}-${randomUUID()}`, props: { correlationId: `order-${i}` } });
+    const source = await kit.queue(kit.name("work"), {
+      "x-dead-letter-exchange": "",
+      "x-dead-letter-routing-key": dlq,
+    });
+    for (const i of [0, 1])
+      await kit.publish(source, {
+        body: new TextEncoder().encode(`corr-${i}`),
+        messageId: `corr-${i}-${randomUUID()}`,
+        props: { correlationId: `order-${i}` },
+      });
     await kit.rejectAll(source, 2);
     await kit.waitDepth(dlq, 2);
     return { dlq, source };
@@ -42,8 +50,17 @@ describe("rabbitmq repair: AMQP properties and broker history", () => {
     const letters = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
     expect(letters.map((l) => l.correlationId)).toEqual(["order-0", "order-1"]);
     const operationId = randomUUID();
-    const repairs: Array<Omit<LetterRepair, "operationId">> = [{ correlationId: "order-0-retry", setHeaders: { "x-fixed": "yes" } }, { setHeaders: { "x-fixed": "yes" } }];
-    const reqs = letters.map((l, i) => ({ letterId: l.id, sha256: l.sha256, target: { kind: "origin" as const }, markers: markersFor(operationId, 1, l.messageId), repair: { ...repairs[i], operationId } }));
+    const repairs: Array<Omit<LetterRepair, "operationId">> = [
+      { correlationId: "order-0-retry", setHeaders: { "x-fixed": "yes" } },
+      { setHeaders: { "x-fixed": "yes" } },
+    ];
+    const reqs = letters.map((l, i) => ({
+      letterId: l.id,
+      sha256: l.sha256,
+      target: { kind: "origin" as const },
+      markers: markersFor(operationId, 1, l.messageId),
+      repair: { ...repairs[i], operationId },
+    }));
     const archived: LetterCopy[] = [];
     const results = await collectMoves(
       adapter.moveLetters(dlq, reqs, {
@@ -74,10 +91,18 @@ describe("rabbitmq repair: AMQP properties and broker history", () => {
 
   it("hands the archive one original at a time, in DLQ order, while copies are confirmed in a window", async () => {
     const bodies = Array.from({ length: 8 }, (_, i) => `window-${i}`);
-    const { dlq, source } = await kit.dlqByReject(bodies.map((b) => ({ body: new TextEncoder().encode(b), messageId: `${b}-${randomUUID()}` })));
+    const { dlq, source } = await kit.dlqByReject(
+      bodies.map((b) => ({ body: new TextEncoder().encode(b), messageId: `${b}-${randomUUID()}` })),
+    );
     const letters = (await adapter.browse(dlq, { offset: 0, limit: 20 })).letters;
     const operationId = randomUUID();
-    const reqs = letters.map((l) => ({ letterId: l.id, sha256: l.sha256, target: { kind: "origin" as const }, markers: markersFor(operationId, 1, l.messageId), repair: { operationId, setHeaders: { "x-fixed": "yes" } } }));
+    const reqs = letters.map((l) => ({
+      letterId: l.id,
+      sha256: l.sha256,
+      target: { kind: "origin" as const },
+      markers: markersFor(operationId, 1, l.messageId),
+      repair: { operationId, setHeaders: { "x-fixed": "yes" } },
+    }));
     const order: string[] = [];
     let active = 0;
     let most = 0;
@@ -101,7 +126,9 @@ describe("rabbitmq repair: AMQP properties and broker history", () => {
   });
 
   it("a copy RabbitMQ returns as unroutable is not archived, and the original stays with the reason", async () => {
-    const { dlq, source } = await kit.dlqByReject([{ body: new TextEncoder().encode("gone-origin"), messageId: `go-${randomUUID()}` }]);
+    const { dlq, source } = await kit.dlqByReject([
+      { body: new TextEncoder().encode("gone-origin"), messageId: `go-${randomUUID()}` },
+    ]);
     // The origin queue is gone, so the default exchange has nowhere to route the copy: a basic.return.
     await (await kit.channel()).deleteQueue(source);
     // Configured: with its source gone, discovery no longer names it a DLQ.
@@ -110,13 +137,28 @@ describe("rabbitmq repair: AMQP properties and broker history", () => {
     const operationId = randomUUID();
     let archived = 0;
     const results = await collectMoves(
-      own.moveLetters(dlq, [{ letterId: l.id, sha256: l.sha256, target: { kind: "origin" }, markers: markersFor(operationId, 1, l.messageId), repair: { operationId, body: new TextEncoder().encode("fixed") } }], {
-        beforeRemove: async () => {
-          archived++;
+      own.moveLetters(
+        dlq,
+        [
+          {
+            letterId: l.id,
+            sha256: l.sha256,
+            target: { kind: "origin" },
+            markers: markersFor(operationId, 1, l.messageId),
+            repair: { operationId, body: new TextEncoder().encode("fixed") },
+          },
+        ],
+        {
+          beforeRemove: async () => {
+            archived++;
+          },
         },
-      }),
+      ),
     );
-    expect(results[0]).toMatchObject({ outcome: "failed", reason: expect.stringMatching(/unroutable.*stays in the DLQ/) });
+    expect(results[0]).toMatchObject({
+      outcome: "failed",
+      reason: expect.stringMatching(/unroutable.*stays in the DLQ/),
+    });
     expect(results[0].copyId ?? null).toBeNull();
     await own.close();
     expect(archived).toBe(0);

@@ -2,7 +2,15 @@ import { describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
 import { REDRIVE_HEADERS, REPAIR_HEADER, type LetterRepair } from "@/lib/brokers/types";
 import { decodeFieldTable } from "@/lib/brokers/rabbitmq/field-table";
-import { int32Entry, longstrEntry, parseProperties, rebuildProperties, repairEditsOf, shortstrOf, tableEntries } from "@/lib/brokers/rabbitmq/mover";
+import {
+  int32Entry,
+  longstrEntry,
+  parseProperties,
+  rebuildProperties,
+  repairEditsOf,
+  shortstrOf,
+  tableEntries,
+} from "@/lib/brokers/rabbitmq/mover";
 import { archiveFailure, repairRefusal } from "@/lib/brokers/rabbitmq/repair";
 
 const u32 = (n: number) => {
@@ -11,14 +19,22 @@ const u32 = (n: number) => {
   return b;
 };
 const sstr = (s: string) => Buffer.concat([Buffer.from([Buffer.byteLength(s)]), Buffer.from(s)]);
-const rawEntry = (name: Buffer, tag: string, payload: Buffer) => Buffer.concat([Buffer.from([name.length]), name, Buffer.from(tag), payload]);
+const rawEntry = (name: Buffer, tag: string, payload: Buffer) =>
+  Buffer.concat([Buffer.from([name.length]), name, Buffer.from(tag), payload]);
 
 /** content-type, headers, correlation-id, message-id, timestamp: as a producer's client would send them. */
 function props(table: Buffer, correlationId: string | null) {
   const t = Buffer.alloc(8);
   t.writeBigUInt64BE(1700000000n);
   const flags = 0x8000 | 0x2000 | (correlationId === null ? 0 : 0x0400) | 0x0080 | 0x0040;
-  const parts = [sstr("application/json"), u32(table.length), table, ...(correlationId === null ? [] : [sstr(correlationId)]), sstr("m-1"), t];
+  const parts = [
+    sstr("application/json"),
+    u32(table.length),
+    table,
+    ...(correlationId === null ? [] : [sstr(correlationId)]),
+    sstr("m-1"),
+    t,
+  ];
   return Buffer.concat([Buffer.from([flags >> 8, flags & 0xff]), ...parts]);
 }
 
@@ -38,7 +54,14 @@ const markers = { redriveId: "op-1", replayId: "replay-1", redriveCount: 1, orig
 describe("rebuildProperties with a repair's edits", () => {
   it("replaces edited headers in place as longstr, appends new ones, drops removed ones, and copies every other entry byte for byte", () => {
     const raw = props(table, "corr-1");
-    const edits = repairEditsOf({ operationId: "op-1", setHeaders: { "x-schema": "2", "x-région": "us", "x-new": "added" }, removeHeaders: ["x-debug", "x-absent"] }, "replay-1");
+    const edits = repairEditsOf(
+      {
+        operationId: "op-1",
+        setHeaders: { "x-schema": "2", "x-région": "us", "x-new": "added" },
+        removeHeaders: ["x-debug", "x-absent"],
+      },
+      "replay-1",
+    );
     const out = rebuildProperties(raw, markers, edits);
     const entries = tableEntries(parseProperties(out).fields.get(0x2000)!.subarray(4));
     const before = tableEntries(table);
@@ -75,10 +98,18 @@ describe("rebuildProperties with a repair's edits", () => {
     for (const flag of [0x8000, 0x0040]) expect(kept.fields.get(flag)!.equals(before.fields.get(flag)!)).toBe(true);
     expect([...kept.fields.get(0x1000)!]).toEqual([2]);
 
-    const changed = parseProperties(rebuildProperties(raw, markers, repairEditsOf({ operationId: "op-1", correlationId: "corr-2" }, "replay-1")));
+    const changed = parseProperties(
+      rebuildProperties(raw, markers, repairEditsOf({ operationId: "op-1", correlationId: "corr-2" }, "replay-1")),
+    );
     expect(shortstrOf(changed, 0x0400)!.toString()).toBe("corr-2");
     // A letter without a correlation id gets the property added, in its wire position.
-    const added = parseProperties(rebuildProperties(props(table, null), markers, repairEditsOf({ operationId: "op-1", correlationId: "corr-3" }, "replay-1")));
+    const added = parseProperties(
+      rebuildProperties(
+        props(table, null),
+        markers,
+        repairEditsOf({ operationId: "op-1", correlationId: "corr-3" }, "replay-1"),
+      ),
+    );
     expect(shortstrOf(added, 0x0400)!.toString()).toBe("corr-3");
     expect(shortstrOf(added, 0x0080)!.toString()).toBe("replay-1");
   });
@@ -86,28 +117,52 @@ describe("rebuildProperties with a repair's edits", () => {
 
 describe("repairRefusal", () => {
   it("refuses broker-managed and console headers, whether set or removed, in any case", () => {
-    const edits: Array<Omit<LetterRepair, "operationId">> = [{ setHeaders: { "x-dlq-redrive-count": "0" } }, { removeHeaders: ["x-death"] }, { setHeaders: { "X-First-Death-Queue": "q" } }, { removeHeaders: ["x-delivery-count"] }];
+    const edits: Array<Omit<LetterRepair, "operationId">> = [
+      { setHeaders: { "x-dlq-redrive-count": "0" } },
+      { removeHeaders: ["x-death"] },
+      { setHeaders: { "X-First-Death-Queue": "q" } },
+      { removeHeaders: ["x-delivery-count"] },
+    ];
     for (const r of edits) {
-      expect(repairRefusal({ operationId: "op", ...r }), JSON.stringify(r)).toMatch(/cannot be changed by a repair.*Nothing was published/);
+      expect(repairRefusal({ operationId: "op", ...r }), JSON.stringify(r)).toMatch(
+        /cannot be changed by a repair.*Nothing was published/,
+      );
     }
   });
 
   it("refuses names RabbitMQ cannot carry, a name both set and removed, and a correlation id over 255 bytes", () => {
     expect(repairRefusal({ operationId: "op", setHeaders: { "": "v" } })).toMatch(/not one RabbitMQ accepts/);
     expect(repairRefusal({ operationId: "op", removeHeaders: ["é".repeat(128)] })).toMatch(/not one RabbitMQ accepts/);
-    expect(repairRefusal({ operationId: "op", setHeaders: { "x-a": "1" }, removeHeaders: ["x-a"] })).toMatch(/both set and removed/);
+    expect(repairRefusal({ operationId: "op", setHeaders: { "x-a": "1" }, removeHeaders: ["x-a"] })).toMatch(
+      /both set and removed/,
+    );
     expect(repairRefusal({ operationId: "op", correlationId: "c".repeat(256) })).toMatch(/255 bytes/);
-    expect(repairRefusal({ operationId: "op", setHeaders: { "x-a": "1" }, removeHeaders: ["x-b"], correlationId: "c".repeat(255) })).toBeNull();
+    expect(
+      repairRefusal({
+        operationId: "op",
+        setHeaders: { "x-a": "1" },
+        removeHeaders: ["x-b"],
+        correlationId: "c".repeat(255),
+      }),
+    ).toBeNull();
   });
 });
 
 describe("archiveFailure", () => {
   it("says the copy was published and the original stays, quoting an operator message but never a raw one", () => {
-    const raw = archiveFailure(new Error("connection terminated: pg secret"), 'default exchange, routing key "q" (queue "q")', "replay-1");
+    const raw = archiveFailure(
+      new Error("connection terminated: pg secret"),
+      'default exchange, routing key "q" (queue "q")',
+      "replay-1",
+    );
     expect(raw).toMatch(/repaired copy \(message id replay-1\) was published/);
     expect(raw).toMatch(/original stays in the DLQ/);
     expect(raw).not.toContain("pg secret");
-    const app = archiveFailure(new AppError("unavailable:database", { message: "x", userMessage: "The archive is unavailable." }), "q", null);
+    const app = archiveFailure(
+      new AppError("unavailable:database", { message: "x", userMessage: "The archive is unavailable." }),
+      "q",
+      null,
+    );
     expect(app).toContain("The archive is unavailable");
   });
 });

@@ -34,9 +34,11 @@ export function repairRefusal(repair: LetterRepair): string | null {
     return `The header ${quoted(managed)} is kept by RabbitMQ or the console (broker history and x-dlq-* markers) and cannot be changed by a repair. Nothing was published; the letter stays in the DLQ.`;
   }
   const bad = [...set, ...remove].find((n) => n.length === 0 || Buffer.byteLength(n, "utf8") > SHORTSTR_MAX);
-  if (bad !== undefined) return `The header name ${quoted(bad)} is not one RabbitMQ accepts (1 to 255 bytes). Nothing was published; the letter stays in the DLQ.`;
+  if (bad !== undefined)
+    return `The header name ${quoted(bad)} is not one RabbitMQ accepts (1 to 255 bytes). Nothing was published; the letter stays in the DLQ.`;
   const both = set.find((n) => remove.includes(n));
-  if (both !== undefined) return `The header ${quoted(both)} is both set and removed by this repair: keep one of the two. Nothing was published; the letter stays in the DLQ.`;
+  if (both !== undefined)
+    return `The header ${quoted(both)} is both set and removed by this repair: keep one of the two. Nothing was published; the letter stays in the DLQ.`;
   if (repair.correlationId !== undefined && Buffer.byteLength(repair.correlationId, "utf8") > SHORTSTR_MAX) {
     return "The new correlation id is longer than RabbitMQ's 255 bytes. Nothing was published; the letter stays in the DLQ.";
   }

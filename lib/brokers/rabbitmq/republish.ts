@@ -12,7 +12,15 @@ import { BrokerError, type RepublishOptions, type RepublishRequest, type Republi
 import { openEach, republishFailed as failed, unb64 } from "@/lib/brokers/envelope";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
-import { installRawPublish, parseProperties, publishRaw, userIdRefusal, withPersistentDelivery, type MoverContext, type RabbitEnvelope } from "@/lib/brokers/rabbitmq/mover";
+import {
+  installRawPublish,
+  parseProperties,
+  publishRaw,
+  userIdRefusal,
+  withPersistentDelivery,
+  type MoverContext,
+  type RabbitEnvelope,
+} from "@/lib/brokers/rabbitmq/mover";
 
 interface Pending {
   req: RepublishRequest;
@@ -22,7 +30,12 @@ interface Pending {
   settled: Promise<string | null>; // null: confirmed
 }
 
-export async function* republishRabbit(ctx: MoverContext, dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncGenerator<RepublishResult> {
+export async function* republishRabbit(
+  ctx: MoverContext,
+  dlq: string,
+  requests: RepublishRequest[],
+  opts: RepublishOptions = {},
+): AsyncGenerator<RepublishResult> {
   await ctx.describe(dlq); // not_found before anything is published
   let ch: ConfirmChannel;
   try {
@@ -32,15 +45,21 @@ export async function* republishRabbit(ctx: MoverContext, dlq: string, requests:
   }
   if (!installRawPublish(ch)) {
     await closeQuietly(ch);
-    throw new BrokerError("protocol", { userMessage: "The console's RabbitMQ client library changed shape: letters cannot be republished byte-exact, so nothing was published." });
+    throw new BrokerError("protocol", {
+      userMessage:
+        "The console's RabbitMQ client library changed shape: letters cannot be republished byte-exact, so nothing was published.",
+    });
   }
   const inflight: Pending[] = [];
   // A basic.return precedes the confirm of the same publish: match it to the in-flight publish with these exact bytes.
   const onReturn = (m: ConsumeMessage) => {
     const raw = rawPropertiesOf(m.properties);
     const f = m.fields as unknown as { replyCode?: number; replyText?: string };
-    const hit = inflight.find((p) => p.returned === null && p.content.equals(m.content) && (!raw || raw.equals(p.props)));
-    if (hit) hit.returned = `RabbitMQ returned it as unroutable (${f.replyCode ?? "?"} ${f.replyText ?? ""}): queue "${dlq}" is not there to take it. It is still in the archive.`;
+    const hit = inflight.find(
+      (p) => p.returned === null && p.content.equals(m.content) && (!raw || raw.equals(p.props)),
+    );
+    if (hit)
+      hit.returned = `RabbitMQ returned it as unroutable (${f.replyCode ?? "?"} ${f.replyText ?? ""}): queue "${dlq}" is not there to take it. It is still in the archive.`;
   };
   ch.on("return", onReturn);
   let channelError: unknown = null;
@@ -72,7 +91,10 @@ export async function* republishRabbit(ctx: MoverContext, dlq: string, requests:
         }
         props = withPersistentDelivery(raw);
       } catch (e) {
-        yield failed(req, `The archived properties cannot be published (${(e as Error).message}). It is still in the archive.`);
+        yield failed(
+          req,
+          `The archived properties cannot be published (${(e as Error).message}). It is still in the archive.`,
+        );
         continue;
       }
       const content = Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength);
@@ -80,7 +102,8 @@ export async function* republishRabbit(ctx: MoverContext, dlq: string, requests:
       p.settled = new Promise<string | null>((resolve) => {
         try {
           publishRaw(ch, "", dlq, content, props, (err) => {
-            if (err) resolve(`RabbitMQ did not confirm it (${(err as Error).message ?? err}). It is still in the archive.`);
+            if (err)
+              resolve(`RabbitMQ did not confirm it (${(err as Error).message ?? err}). It is still in the archive.`);
             else resolve(p.returned);
           });
         } catch (e) {

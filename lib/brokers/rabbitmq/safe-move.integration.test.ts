@@ -63,7 +63,13 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
 
     const summary = await adapter.describeDlq(dlq);
     expect(summary.queueType).toBe("quorum");
-    expect(summary.readRisk).toMatchObject({ kind: "delivery-limit", limit: 3, countField: "deliveryCount", onwardQueue: null, nextReadLosesAt: 2 });
+    expect(summary.readRisk).toMatchObject({
+      kind: "delivery-limit",
+      limit: 3,
+      countField: "deliveryCount",
+      onwardQueue: null,
+      nextReadLosesAt: 2,
+    });
     expect(adapter.capabilities.safeMove).toBe(true);
 
     const plan = await adapter.planSafeMove(dlq);
@@ -76,7 +82,10 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     expect(plan.permissions.join("\n")).toMatch(/management/);
     // Planning read nothing: nothing unacked, nothing delivered (the management API counts deliveries).
     expect(await kit.depth(dlq)).toBe(10);
-    const q = (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(dlq)}`)).json()) as { messages_unacknowledged?: number; message_stats?: { deliver_get?: number } };
+    const q = (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(dlq)}`)).json()) as {
+      messages_unacknowledged?: number;
+      message_stats?: { deliver_get?: number };
+    };
     expect(q.messages_unacknowledged ?? 0).toBe(0);
     expect(q.message_stats?.deliver_get ?? 0).toBe(0);
 
@@ -93,10 +102,22 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     expect(events.at(-1)).toEqual({ kind: "progress", moved: 10, failed: 0, total: 10, done: true });
     expect(await kit.depth(dlq)).toBe(0);
 
-    const info = (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(target)}`)).json()) as { type: string; durable: boolean; arguments: Record<string, unknown> };
+    const info = (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(target)}`)).json()) as {
+      type: string;
+      durable: boolean;
+      arguments: Record<string, unknown>;
+    };
     expect(info.type).toBe("classic");
     expect(info.durable).toBe(true);
-    for (const k of ["x-dead-letter-exchange", "x-message-ttl", "x-max-length", "x-max-length-bytes", "x-expires", "x-delivery-limit"]) expect(info.arguments).not.toHaveProperty(k);
+    for (const k of [
+      "x-dead-letter-exchange",
+      "x-message-ttl",
+      "x-max-length",
+      "x-max-length-bytes",
+      "x-expires",
+      "x-delivery-limit",
+    ])
+      expect(info.arguments).not.toHaveProperty(k);
 
     // Byte for byte, in order, with the history RabbitMQ wrote and no marker of the console.
     const copies = await peekRaw(target);
@@ -124,7 +145,10 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     expect(safe.readRisk).toBeNull();
     expect(safe.queueType).toBe("classic");
     expect(safe.origins).toEqual([source]);
-    expect(safe.facts).toContainEqual({ name: "safe copy", value: { t: "string", v: `safe copy of "${dlq}", made by the console's move to safety` } });
+    expect(safe.facts).toContainEqual({
+      name: "safe copy",
+      value: { t: "string", v: `safe copy of "${dlq}", made by the console's move to safety` },
+    });
     const listed = (await adapter.listDlqs()).find((d) => d.name === target);
     expect(listed?.readRisk).toBeNull();
     expect(listed?.origins).toEqual([source]);
@@ -137,14 +161,19 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     expect(await kit.depth(target)).toBe(10);
 
     // Again on the now empty DLQ: nothing to move.
-    expect(await collect(adapter.moveToSafety(dlq, target))).toEqual([{ kind: "progress", moved: 0, failed: 0, total: 0, done: true }]);
+    expect(await collect(adapter.moveToSafety(dlq, target))).toEqual([
+      { kind: "progress", moved: 0, failed: 0, total: 0, done: true },
+    ]);
     expect((await adapter.planSafeMove(dlq)).targetExists).toBe(true);
     expect(await kit.depth(target)).toBe(10);
   });
 
   it("moves hundreds of letters across read windows in bounded steps, with progress every 100", async () => {
     const n = 250;
-    const input = Array.from({ length: n }, (_, i) => ({ body: new TextEncoder().encode(`letter ${i}`), messageId: `bulk-${i}` }));
+    const input = Array.from({ length: n }, (_, i) => ({
+      body: new TextEncoder().encode(`letter ${i}`),
+      messageId: `bulk-${i}`,
+    }));
     const { dlq } = await kit.dlqByReject(input, QUORUM_LIMIT_3);
     const target = `${dlq}.safe`;
     kit.queues.add(target);
@@ -167,7 +196,10 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
 
   it("a copy RabbitMQ returns (the target deleted during the move) is a failed letter that stays in the DLQ", async () => {
     const n = 12;
-    const input = Array.from({ length: n }, (_, i) => ({ body: new TextEncoder().encode(`letter ${i}`), messageId: `ret-${i}` }));
+    const input = Array.from({ length: n }, (_, i) => ({
+      body: new TextEncoder().encode(`letter ${i}`),
+      messageId: `ret-${i}`,
+    }));
     const { dlq } = await kit.dlqByReject(input, QUORUM_LIMIT_3);
     const target = `${dlq}.safe`;
     kit.queues.add(target);
@@ -177,12 +209,16 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
       for await (const e of one.moveToSafety(dlq, target)) {
         events.push(e);
         // The generator is paused here: no copy is in flight while the target goes.
-        if (events.filter((x) => x.kind === "letter").length === 3 && (await kit.depth(target)) === 3) await (await kit.channel()).deleteQueue(target);
+        if (events.filter((x) => x.kind === "letter").length === 3 && (await kit.depth(target)) === 3)
+          await (await kit.channel()).deleteQueue(target);
       }
       const outcomes = events.flatMap((e) => (e.kind === "letter" ? [e.outcome] : []));
       expect(outcomes).toEqual([...Array(3).fill("moved"), ...Array(n - 3).fill("failed")]);
       const failed = events.filter((e) => e.kind === "letter" && e.outcome === "failed");
-      for (const f of failed) expect(f.kind === "letter" && f.reason).toMatch(/returned it as unroutable.*counts that as one delivery against the delivery limit of 3/s);
+      for (const f of failed)
+        expect(f.kind === "letter" && f.reason).toMatch(
+          /returned it as unroutable.*counts that as one delivery against the delivery limit of 3/s,
+        );
       expect(events.at(-1)).toEqual({ kind: "progress", moved: 3, failed: n - 3, total: n, done: true });
       await kit.waitDepth(dlq, n - 3, 5000);
       const page = await one.browse(dlq, { offset: 0, limit: 50, acceptRisk: true });
@@ -205,14 +241,19 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     expect(await kit.depth(dlq)).toBe(3);
     expect(await kit.depth(target)).toBe(0);
     // Nothing was read either: a read then would have raised the delivery count.
-    const q = (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(dlq)}`)).json()) as { message_stats?: { deliver_get?: number } };
+    const q = (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(dlq)}`)).json()) as {
+      message_stats?: { deliver_get?: number };
+    };
     expect(q.message_stats?.deliver_get ?? 0).toBe(0);
   });
 
   it("a DLQ that does not exist is not_found, for the plan and the move", async () => {
     const missing = kit.name("no-such-dlq");
     // One at a time: started together, the second refusal could come before anything listened for it.
-    for (const start of [() => adapter.planSafeMove(missing), () => collect(adapter.moveToSafety(missing, `${missing}.safe`))]) {
+    for (const start of [
+      () => adapter.planSafeMove(missing),
+      () => collect(adapter.moveToSafety(missing, `${missing}.safe`)),
+    ]) {
       const e = await start().catch((x: unknown) => x);
       expect(e).toBeInstanceOf(BrokerError);
       expect((e as BrokerError).kind).toBe("not_found");

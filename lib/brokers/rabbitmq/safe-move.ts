@@ -53,7 +53,11 @@ const PROGRESS_EVERY = 100;
 const regexLiteral = (s: string) => `^${s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
 
 /** The broker permissions a move to safety needs, in RabbitMQ's words. */
-export function safeMovePermissions(ctx: Pick<SafeMoveContext, "vhost" | "management" | "discovery">, dlq: string, target: string): string[] {
+export function safeMovePermissions(
+  ctx: Pick<SafeMoveContext, "vhost" | "management" | "discovery">,
+  dlq: string,
+  target: string,
+): string[] {
   const out = [
     `configure on queue "${target}" in vhost "${ctx.vhost}" (e.g. ${regexLiteral(target)}): queue.declare creates the target, or checks an existing one`,
     `write on exchange "amq.default" in vhost "${ctx.vhost}": each letter is published to "${target}" through the default exchange`,
@@ -61,7 +65,9 @@ export function safeMovePermissions(ctx: Pick<SafeMoveContext, "vhost" | "manage
   ];
   if (ctx.management) {
     const what = ctx.discovery ? "GET /api/queues, /api/bindings and /api/exchanges" : "GET /api/queues";
-    out.push(`management API: the "management" user tag with access to vhost "${ctx.vhost}" (${what}: the DLQ's type and delivery limit, the target's arguments and policy${ctx.discovery ? ", discovery" : ""})`);
+    out.push(
+      `management API: the "management" user tag with access to vhost "${ctx.vhost}" (${what}: the DLQ's type and delivery limit, the target's arguments and policy${ctx.discovery ? ", discovery" : ""})`,
+    );
   }
   return out;
 }
@@ -80,14 +86,25 @@ async function depthOf(ctx: MoverContext, name: string): Promise<number | null> 
 }
 
 function dlqNotFound(ctx: MoverContext, dlq: string): BrokerError {
-  return new BrokerError("not_found", { userMessage: `The DLQ "${dlq}" does not exist on RabbitMQ at ${ctx.endpoint}. Nothing was moved.` });
+  return new BrokerError("not_found", {
+    userMessage: `The DLQ "${dlq}" does not exist on RabbitMQ at ${ctx.endpoint}. Nothing was moved.`,
+  });
 }
 
 function checkTargetName(dlq: string, target: string): void {
-  if (target === dlq) throw new BrokerError("bad_request", { userMessage: `The safe queue "${target}" is the DLQ itself: choose another name. Nothing was moved.` });
+  if (target === dlq)
+    throw new BrokerError("bad_request", {
+      userMessage: `The safe queue "${target}" is the DLQ itself: choose another name. Nothing was moved.`,
+    });
   const bytes = Buffer.byteLength(target, "utf8");
-  if (bytes === 0 || bytes > 255) throw new BrokerError("bad_request", { userMessage: `The safe queue name must be 1 to 255 bytes long ("${target.slice(0, 80)}" is ${bytes}). Nothing was moved.` });
-  if (target.startsWith("amq.")) throw new BrokerError("bad_request", { userMessage: `RabbitMQ reserves queue names starting with "amq." ("${target}"): choose another name. Nothing was moved.` });
+  if (bytes === 0 || bytes > 255)
+    throw new BrokerError("bad_request", {
+      userMessage: `The safe queue name must be 1 to 255 bytes long ("${target.slice(0, 80)}" is ${bytes}). Nothing was moved.`,
+    });
+  if (target.startsWith("amq."))
+    throw new BrokerError("bad_request", {
+      userMessage: `RabbitMQ reserves queue names starting with "amq." ("${target}"): choose another name. Nothing was moved.`,
+    });
 }
 
 export async function planSafeMove(ctx: SafeMoveContext, dlq: string, target: string): Promise<SafeMovePlan> {
@@ -123,7 +140,12 @@ function inequivalentArg(e: unknown): string | null {
 async function declareTarget(ctx: SafeMoveContext, dlq: string, target: string): Promise<void> {
   const ch = await ctx.channel();
   try {
-    await ch.assertQueue(target, { durable: true, exclusive: false, autoDelete: false, arguments: { "x-queue-type": "classic", [SAFE_COPY_ARG]: dlq } });
+    await ch.assertQueue(target, {
+      durable: true,
+      exclusive: false,
+      autoDelete: false,
+      arguments: { "x-queue-type": "classic", [SAFE_COPY_ARG]: dlq },
+    });
   } catch (e) {
     const err = e as { code?: number };
     if (err?.code === 406) {
@@ -143,13 +165,19 @@ async function declareTarget(ctx: SafeMoveContext, dlq: string, target: string):
 }
 
 /** See `BrokerAdapter.moveToSafety` and this file's header. */
-export async function* moveToSafety(ctx: SafeMoveContext, dlq: string, target: string, opts: { signal?: AbortSignal } = {}): AsyncGenerator<SafeMoveEvent> {
+export async function* moveToSafety(
+  ctx: SafeMoveContext,
+  dlq: string,
+  target: string,
+  opts: { signal?: AbortSignal } = {},
+): AsyncGenerator<SafeMoveEvent> {
   checkTargetName(dlq, target);
   const risk = await ctx.readRisk(dlq); // not_found for a queue that is not a DLQ the console knows
   if ((await depthOf(ctx, dlq)) === null) throw dlqNotFound(ctx, dlq);
   await declareTarget(ctx, dlq, target);
   const problem = await ctx.targetProblem(target);
-  if (problem) throw new BrokerError("bad_request", { userMessage: `${problem} Nothing was moved; choose another safe queue.` });
+  if (problem)
+    throw new BrokerError("bad_request", { userMessage: `${problem} Nothing was moved; choose another safe queue.` });
   ctx.declared(target, dlq);
 
   const route: Route = { exchange: "", routingKey: target, words: describeRoute("", target) };
@@ -190,22 +218,37 @@ export async function* moveToSafety(ctx: SafeMoveContext, dlq: string, target: s
         });
         const fail = (why: string) => ({ done: event("failed", `${why}${cost}`) });
         const raw = rawPropertiesOf(m.properties);
-        if (!raw) return fail("The console did not capture this letter's raw properties, so it cannot copy them exactly; it was not moved and stays in the DLQ.");
+        if (!raw)
+          return fail(
+            "The console did not capture this letter's raw properties, so it cannot copy them exactly; it was not moved and stays in the DLQ.",
+          );
         let props: Buffer;
         try {
           const refused = userIdRefusal(parseProperties(raw), ctx.username);
           if (refused) return fail(`${refused} It was not moved and stays in the DLQ.`);
           props = withPersistentDelivery(raw);
         } catch (e) {
-          return fail(`The letter's properties could not be copied exactly (${(e as Error).message}); it was not moved and stays in the DLQ.`);
+          return fail(
+            `The letter's properties could not be copied exactly (${(e as Error).message}); it was not moved and stays in the DLQ.`,
+          );
         }
         // A RangeError (properties larger than a frame) is thrown before anything is written or
         // counted for confirms, so it fails this letter only; anything else ends the walk.
         const confirmed = publishConfirmed(w, route, m.content, props, l.ident.sha256, true).catch((e: unknown) => {
-          if (e instanceof RangeError) return { ok: false as const, reason: `The letter could not be published: ${e.message}. It stays in the DLQ.` };
+          if (e instanceof RangeError)
+            return {
+              ok: false as const,
+              reason: `The letter could not be published: ${e.message}. It stays in the DLQ.`,
+            };
           throw e;
         });
-        return { pending: confirmed.then((c) => (c.ok ? { ack: true, out: event("moved", null) } : { ack: false, out: event("failed", `${c.reason}${cost}`) })) };
+        return {
+          pending: confirmed.then((c) =>
+            c.ok
+              ? { ack: true, out: event("moved", null) }
+              : { ack: false, out: event("failed", `${c.reason}${cost}`) },
+          ),
+        };
       },
     },
   );

@@ -30,7 +30,10 @@ export function testConfig(over: Partial<RabbitConnectionConfig> = {}): RabbitCo
 export async function mgmtRequest(method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${MGMT_URL}/${path}`, {
     method,
-    headers: { authorization: `Basic ${Buffer.from("guest:guest").toString("base64")}`, "content-type": "application/json" },
+    headers: {
+      authorization: `Basic ${Buffer.from("guest:guest").toString("base64")}`,
+      "content-type": "application/json",
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 }
@@ -74,7 +77,12 @@ export class RabbitKit {
 
   async publish(queue: string, l: ContractLetterInput & { props?: Options.Publish }) {
     const ch = await this.channel();
-    ch.sendToQueue(queue, Buffer.from(l.body), { persistent: true, messageId: l.messageId, headers: l.headers, ...l.props });
+    ch.sendToQueue(queue, Buffer.from(l.body), {
+      persistent: true,
+      messageId: l.messageId,
+      headers: l.headers,
+      ...l.props,
+    });
     await ch.waitForConfirms();
   }
 
@@ -139,9 +147,15 @@ export class RabbitKit {
   }
 
   /** A fresh DLQ filled in order by rejecting letters from a work queue whose DLX is the default exchange. */
-  async dlqByReject(letters: ContractLetterInput[], dlqArgs: Record<string, unknown> = {}): Promise<{ dlq: string; source: string }> {
+  async dlqByReject(
+    letters: ContractLetterInput[],
+    dlqArgs: Record<string, unknown> = {},
+  ): Promise<{ dlq: string; source: string }> {
     const dlq = await this.queue(this.name("dlq"), dlqArgs);
-    const source = await this.queue(this.name("work"), { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq });
+    const source = await this.queue(this.name("work"), {
+      "x-dead-letter-exchange": "",
+      "x-dead-letter-routing-key": dlq,
+    });
     for (const l of letters) await this.publish(source, l);
     await this.rejectAll(source, letters.length);
     await this.waitDepth(dlq, letters.length);
@@ -152,7 +166,8 @@ export class RabbitKit {
     const ch = await this.channel().catch(() => null);
     for (const q of this.queues) await ch?.deleteQueue(q).catch(() => undefined);
     for (const e of this.exchanges) await ch?.deleteExchange(e).catch(() => undefined);
-    for (const p of this.policies) await mgmtRequest("DELETE", `api/policies/%2F/${encodeURIComponent(p)}`).catch(() => undefined);
+    for (const p of this.policies)
+      await mgmtRequest("DELETE", `api/policies/%2F/${encodeURIComponent(p)}`).catch(() => undefined);
     await this.conn?.close().catch(() => undefined);
     this.conn = null;
     this.ch = null;
@@ -163,7 +178,9 @@ export class RabbitKit {
  * Takes every letter out of a queue (consume and ack) on a connection of its own (so it works
  * after a broker restart): message id, replay id and redrive id of each copy, for conservation counts.
  */
-export async function drainRedriven(queue: string): Promise<Array<{ messageId: string; replayId: string | null; redriveId: string | null }>> {
+export async function drainRedriven(
+  queue: string,
+): Promise<Array<{ messageId: string; replayId: string | null; redriveId: string | null }>> {
   const conn = await amqp.connect(AMQP_URL);
   try {
     const ch = await conn.createChannel();
@@ -175,7 +192,11 @@ export async function drainRedriven(queue: string): Promise<Array<{ messageId: s
       void ch.consume(queue, (m) => {
         if (!m) return;
         const h = m.properties.headers ?? {};
-        out.push({ messageId: String(m.properties.messageId), replayId: h["x-dlq-replay-id"] ? String(h["x-dlq-replay-id"]) : null, redriveId: h["x-dlq-redrive-id"] ? String(h["x-dlq-redrive-id"]) : null });
+        out.push({
+          messageId: String(m.properties.messageId),
+          replayId: h["x-dlq-replay-id"] ? String(h["x-dlq-replay-id"]) : null,
+          redriveId: h["x-dlq-redrive-id"] ? String(h["x-dlq-redrive-id"]) : null,
+        });
         ch.ack(m);
         if (out.length === expected) resolve();
       });

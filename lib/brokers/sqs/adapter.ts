@@ -1,5 +1,13 @@
 import "server-only";
-import { GetQueueAttributesCommand, GetQueueUrlCommand, ListDeadLetterSourceQueuesCommand, ListMessageMoveTasksCommand, ListQueuesCommand, type Message, type SQSClient } from "@aws-sdk/client-sqs";
+import {
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ListDeadLetterSourceQueuesCommand,
+  ListMessageMoveTasksCommand,
+  ListQueuesCommand,
+  type Message,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
 import type { SqsConnectionConfig } from "@/lib/config";
 import {
   BrokerError,
@@ -28,7 +36,12 @@ import {
 } from "@/lib/brokers/types";
 import { moveSqsLetters, moveVisibilitySeconds, removeSqsLetters, type SqsMoveContext } from "@/lib/brokers/sqs/mover";
 import { republishSqs } from "@/lib/brokers/sqs/republish";
-import { dlqOfSafeQueueName, moveSqsToSafety, planSqsSafeMove, type SafeMoveContext } from "@/lib/brokers/sqs/safe-move";
+import {
+  dlqOfSafeQueueName,
+  moveSqsToSafety,
+  planSqsSafeMove,
+  type SafeMoveContext,
+} from "@/lib/brokers/sqs/safe-move";
 import { createSqsClient } from "@/lib/brokers/sqs/client";
 import { inspectSqs } from "@/lib/brokers/sqs/inspect";
 import { mapSqsError } from "@/lib/brokers/sqs/errors";
@@ -103,7 +116,12 @@ interface Described {
 }
 
 /** Rounds past an approximate depth: one receive at a time, no waiting, ending at the first empty answer. */
-const shortRounds = (o: ReaderOptions): ReaderOptions => ({ ...o, waitSeconds: 0, maxEmptyReceives: 1, concurrency: 1 });
+const shortRounds = (o: ReaderOptions): ReaderOptions => ({
+  ...o,
+  waitSeconds: 0,
+  maxEmptyReceives: 1,
+  concurrency: 1,
+});
 
 const SOURCE_DESCRIBE_MAX = 25;
 
@@ -116,7 +134,8 @@ export class SqsAdapter implements BrokerAdapter {
 
   private readonly sqs: SQSClient;
   private readonly endpoint: string;
-  private readonly o: Required<Omit<SqsAdapterOptions, "safeMoveMaxPerSecond">> & Pick<SqsAdapterOptions, "safeMoveMaxPerSecond">;
+  private readonly o: Required<Omit<SqsAdapterOptions, "safeMoveMaxPerSecond">> &
+    Pick<SqsAdapterOptions, "safeMoveMaxPerSecond">;
   private readonly urls = new Map<string, string>();
   private readonly oldestSeen = new Map<string, { sentMs: number; atMs: number }>();
 
@@ -144,7 +163,11 @@ export class SqsAdapter implements BrokerAdapter {
       safeMovePollMs: options.safeMovePollMs ?? 500,
       safeMoveMaxPerSecond: options.safeMoveMaxPerSecond,
     };
-    this.sqs = createSqsClient(config, { maxAttempts: this.o.maxAttempts, connectTimeoutMs: this.o.connectTimeoutMs, requestTimeoutMs: (Math.max(this.o.browseWaitSeconds, this.o.streamWaitSeconds) + 20) * 1000 });
+    this.sqs = createSqsClient(config, {
+      maxAttempts: this.o.maxAttempts,
+      connectTimeoutMs: this.o.connectTimeoutMs,
+      requestTimeoutMs: (Math.max(this.o.browseWaitSeconds, this.o.streamWaitSeconds) + 20) * 1000,
+    });
   }
 
   private err(e: unknown, queue?: string) {
@@ -156,7 +179,9 @@ export class SqsAdapter implements BrokerAdapter {
   }
 
   private notFound(name: string) {
-    return new BrokerError("not_found", { userMessage: `DLQ "${name}" was not found on ${this.displayName}. It may have been deleted, or no queue's redrive policy names it and it is not in the config.` });
+    return new BrokerError("not_found", {
+      userMessage: `DLQ "${name}" was not found on ${this.displayName}. It may have been deleted, or no queue's redrive policy names it and it is not in the config.`,
+    });
   }
 
   private async urlOf(name: string): Promise<string> {
@@ -175,7 +200,8 @@ export class SqsAdapter implements BrokerAdapter {
 
   private async attrsOf(name: string, url: string): Promise<Attrs> {
     try {
-      return ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }))).Attributes ?? {}) as Attrs;
+      return ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] })))
+        .Attributes ?? {}) as Attrs;
     } catch (e) {
       const mapped = this.err(e, name);
       if (mapped.kind === "not_found") {
@@ -190,7 +216,9 @@ export class SqsAdapter implements BrokerAdapter {
     const names: string[] = [];
     let token: string | undefined;
     do {
-      const out = await this.sqs.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: url, MaxResults: 1000, NextToken: token }));
+      const out = await this.sqs.send(
+        new ListDeadLetterSourceQueuesCommand({ QueueUrl: url, MaxResults: 1000, NextToken: token }),
+      );
       names.push(...(out.queueUrls ?? []).map(queueNameOfUrl));
       token = out.NextToken;
       if (names.length >= 1000) return { names: names.sort(), truncated: true };
@@ -218,7 +246,17 @@ export class SqsAdapter implements BrokerAdapter {
     const sourceInfos: SourceInfo[] = await mapLimit(described, this.o.describeConcurrency, async (s) => {
       try {
         const u = await this.urlOf(s);
-        return { name: s, attrs: ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: u, AttributeNames: ["RedrivePolicy", "MessageRetentionPeriod", "QueueArn"] }))).Attributes ?? {}) as Attrs };
+        return {
+          name: s,
+          attrs: ((
+            await this.sqs.send(
+              new GetQueueAttributesCommand({
+                QueueUrl: u,
+                AttributeNames: ["RedrivePolicy", "MessageRetentionPeriod", "QueueArn"],
+              }),
+            )
+          ).Attributes ?? {}) as Attrs,
+        };
       } catch {
         return { name: s, attrs: null };
       }
@@ -245,7 +283,10 @@ export class SqsAdapter implements BrokerAdapter {
    * DLQ does: it holds the DLQ's letters and shares its origins. Null when the name does not fit or
    * the DLQ is gone or not one the console counts.
    */
-  private async safeCopyOf(name: string, discovered?: Map<string, string[]>): Promise<{ dlq: string; origins: string[] } | null> {
+  private async safeCopyOf(
+    name: string,
+    discovered?: Map<string, string[]>,
+  ): Promise<{ dlq: string; origins: string[] } | null> {
     const dlq = dlqOfSafeQueueName(name);
     if (!dlq) return null;
     try {
@@ -282,9 +323,24 @@ export class SqsAdapter implements BrokerAdapter {
         const entry = this.configEntry(name);
         if (!entry) return null; // Deleted since discovery.
         return {
-          connectionId: this.connectionId, name, kind: "sqs", queueType: "unknown", depth: null, inFlight: null, consumers: null,
-          origins: entry.origin ? [entry.origin] : [], source: "config", readRisk: null, facts: [],
-          warnings: [{ code: "missing", label: "does not exist", message: `Queue "${name}" is named in the config but does not exist on ${this.displayName} (region ${this.config.region}).` }],
+          connectionId: this.connectionId,
+          name,
+          kind: "sqs",
+          queueType: "unknown",
+          depth: null,
+          inFlight: null,
+          consumers: null,
+          origins: entry.origin ? [entry.origin] : [],
+          source: "config",
+          readRisk: null,
+          facts: [],
+          warnings: [
+            {
+              code: "missing",
+              label: "does not exist",
+              message: `Queue "${name}" is named in the config but does not exist on ${this.displayName} (region ${this.config.region}).`,
+            },
+          ],
         };
       }
     });
@@ -302,13 +358,24 @@ export class SqsAdapter implements BrokerAdapter {
    */
   private readerOptions(d: Described, waitSeconds: number, signal?: AbortSignal): ReaderOptions {
     const concurrency = d.summary.queueType === "fifo" ? 1 : this.o.receiveConcurrency;
-    return { queueUrl: d.url, visibilityTimeout: this.config.readVisibilityTimeoutSeconds, waitSeconds, concurrency, maxEmptyReceives: this.o.maxEmptyReceives, signal };
+    return {
+      queueUrl: d.url,
+      visibilityTimeout: this.config.readVisibilityTimeoutSeconds,
+      waitSeconds,
+      concurrency,
+      maxEmptyReceives: this.o.maxEmptyReceives,
+      signal,
+    };
   }
 
   /** Risk guard plus how many letters may still be hidden without reaching SQS's in-flight limit. */
   private async openRead(name: string, opts: StreamOptions): Promise<Described & { room: number }> {
     const d = await this.describe(name);
-    if (d.summary.readRisk && !opts.acceptRisk) throw new BrokerError("risky_read", { userMessage: d.summary.readRisk.message, details: { readRisk: d.summary.readRisk } });
+    if (d.summary.readRisk && !opts.acceptRisk)
+      throw new BrokerError("risky_read", {
+        userMessage: d.summary.readRisk.message,
+        details: { readRisk: d.summary.readRisk },
+      });
     const room = SQS_IN_FLIGHT_LIMIT - this.o.inFlightMargin - (d.summary.inFlight ?? 0);
     return { ...d, room: Math.max(0, room) };
   }
@@ -323,7 +390,13 @@ export class SqsAdapter implements BrokerAdapter {
    * Receives up to `want` letters and holds them. Stops at the observed depth, then makes one short
    * extra round for letters the approximate depth did not count.
    */
-  private async receiveWindow(d: Described, want: number, held: HeldLetters, opts: ReaderOptions, onMessage: (m: Message) => void) {
+  private async receiveWindow(
+    d: Described,
+    want: number,
+    held: HeldLetters,
+    opts: ReaderOptions,
+    onMessage: (m: Message) => void,
+  ) {
     const depth = d.summary.depth ?? want;
     const first = await receiveUpTo(this.sqs, held, Math.min(want, depth), opts, onMessage, want);
     let received = first.received;
@@ -345,22 +418,40 @@ export class SqsAdapter implements BrokerAdapter {
     const limit = Math.max(1, Math.min(1000, Math.floor(opts.limit)));
     const want = offset + limit + 1;
     if (want - 1 > this.o.maxBrowseWindow) {
-      throw new BrokerError("bad_request", { userMessage: `SQS has no positions to jump to: a page at offset ${offset} would hide ${want - 1} letters to reach it (at most ${this.o.maxBrowseWindow} per read). Use filters on the triage index for deeper pages.` });
+      throw new BrokerError("bad_request", {
+        userMessage: `SQS has no positions to jump to: a page at offset ${offset} would hide ${want - 1} letters to reach it (at most ${this.o.maxBrowseWindow} per read). Use filters on the triage index for deeper pages.`,
+      });
     }
     const d = await this.openRead(name, opts);
     if (offset + limit > d.room) throw this.tooManyInFlight(name, offset + limit, d.summary.inFlight);
     // Letters outside the page are dropped after sorting; until then their bodies share one budget
     // (a letter cut further than asked says so in bodyTruncated, with the size and sha256 of the whole).
-    const maxBodyBytes = Math.min(opts.maxBodyBytes ?? Infinity, Math.max(4096, Math.floor(this.o.browseBufferBytes / want)));
-    const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
+    const maxBodyBytes = Math.min(
+      opts.maxBodyBytes ?? Infinity,
+      Math.max(4096, Math.floor(this.o.browseBufferBytes / want)),
+    );
+    const ctx = {
+      soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null,
+      configOrigin: this.configEntry(name)?.origin ?? null,
+    };
     const held = new HeldLetters(this.sqs, this.readerOptions(d, this.o.browseWaitSeconds, opts.signal));
     const window: Array<{ key: SortKey; letter: Letter }> = [];
     try {
-      const received = await this.receiveWindow(d, Math.min(want, d.room), held, this.readerOptions(d, this.o.browseWaitSeconds, opts.signal), (m) => {
-        window.push({ key: sortKeyOf(m), letter: toLetter(m, "", 0, { ...ctx, maxBodyBytes }) });
-      });
+      const received = await this.receiveWindow(
+        d,
+        Math.min(want, d.room),
+        held,
+        this.readerOptions(d, this.o.browseWaitSeconds, opts.signal),
+        (m) => {
+          window.push({ key: sortKeyOf(m), letter: toLetter(m, "", 0, { ...ctx, maxBodyBytes }) });
+        },
+      );
       window.sort((a, b) => compareKeys(a.key, b.key));
-      this.noteOldest(name, window.map((w) => w.key), received < want);
+      this.noteOldest(
+        name,
+        window.map((w) => w.key),
+        received < want,
+      );
     } catch (e) {
       throw this.err(e, name);
     } finally {
@@ -379,7 +470,10 @@ export class SqsAdapter implements BrokerAdapter {
     const d = await this.openRead(name, opts);
     const limit = Math.min(d.room, this.o.maxScan);
     const total = Math.min(d.summary.depth ?? this.o.maxScan, limit);
-    const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
+    const ctx = {
+      soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null,
+      configOrigin: this.configEntry(name)?.origin ?? null,
+    };
     const ro = this.readerOptions(d, this.o.streamWaitSeconds, opts.signal);
     // Past the observed depth (an approximate count can be short): short rounds while they still
     // bring letters, up to the read limit.
@@ -396,7 +490,14 @@ export class SqsAdapter implements BrokerAdapter {
         let r;
         try {
           const want = Math.min(this.o.streamChunk, past ? limit - read : remaining);
-          r = await receiveUpTo(this.sqs, held, want, past ? extra : ro, (m) => chunk.push(m), Math.min(this.o.streamChunk, limit - read));
+          r = await receiveUpTo(
+            this.sqs,
+            held,
+            want,
+            past ? extra : ro,
+            (m) => chunk.push(m),
+            Math.min(this.o.streamChunk, limit - read),
+          );
         } catch (e) {
           throw this.err(e, name);
         }
@@ -425,7 +526,11 @@ export class SqsAdapter implements BrokerAdapter {
    * holds them), or the read limit reached. SQS's counts are approximate, so this errs towards
    * "not everything was read": a scan then marks nothing gone, and the next one catches up.
    */
-  private async shortfall(d: Described & { room: number }, held: number, capped: boolean): Promise<StreamShortfall | null> {
+  private async shortfall(
+    d: Described & { room: number },
+    held: number,
+    capped: boolean,
+  ): Promise<StreamShortfall | null> {
     const words = (n: number) => `${n.toLocaleString("en-US")} letter${n === 1 ? "" : "s"}`;
     if (capped) {
       return {
@@ -437,7 +542,10 @@ export class SqsAdapter implements BrokerAdapter {
     try {
       attrs = await this.attrsOf(d.summary.name, d.url);
     } catch {
-      return { reason: "SQS did not answer when asked whether letters were left unread, so this read may be incomplete.", unread: null };
+      return {
+        reason: "SQS did not answer when asked whether letters were left unread, so this read may be incomplete.",
+        unread: null,
+      };
     }
     const visible = Number(attrs.ApproximateNumberOfMessages ?? 0) || 0;
     const othersHold = Math.max(0, (Number(attrs.ApproximateNumberOfMessagesNotVisible ?? 0) || 0) - held);
@@ -459,21 +567,32 @@ export class SqsAdapter implements BrokerAdapter {
       await this.describeDlq(name);
       return null;
     }
-    const [base, nth] = id.includes("~") ? [id.slice(0, id.indexOf("~")), Number(id.slice(id.indexOf("~") + 1))] : [id, 1];
+    const [base, nth] = id.includes("~")
+      ? [id.slice(0, id.indexOf("~")), Number(id.slice(id.indexOf("~") + 1))]
+      : [id, 1];
     const d = await this.openRead(name, opts);
     const total = Math.min(d.summary.depth ?? this.o.maxScan, d.room, this.o.maxScan);
-    const ctx = { soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null, configOrigin: this.configEntry(name)?.origin ?? null };
+    const ctx = {
+      soleSource: d.summary.origins.length === 1 && !this.configEntry(name)?.origin ? d.summary.origins[0] : null,
+      configOrigin: this.configEntry(name)?.origin ?? null,
+    };
     const ro = this.readerOptions(d, this.o.browseWaitSeconds, opts.signal);
     const held = new HeldLetters(this.sqs, ro);
     // Keys of every letter (for its position) and only the letters that carry this MessageId.
     const keys: SortKey[] = [];
     const matches: Array<{ key: SortKey; m: Message }> = [];
     try {
-      const received = await this.receiveWindow({ ...d, summary: { ...d.summary, depth: total } }, Math.max(total, 1), held, ro, (m) => {
-        const key = sortKeyOf(m);
-        keys.push(key);
-        if (baseIdOf(m.MessageId ?? "") === base) matches.push({ key, m });
-      });
+      const received = await this.receiveWindow(
+        { ...d, summary: { ...d.summary, depth: total } },
+        Math.max(total, 1),
+        held,
+        ro,
+        (m) => {
+          const key = sortKeyOf(m);
+          keys.push(key);
+          if (baseIdOf(m.MessageId ?? "") === base) matches.push({ key, m });
+        },
+      );
       this.noteOldest(name, keys, total === d.summary.depth || received < total);
     } catch (e) {
       throw this.err(e, name);
@@ -506,17 +625,28 @@ export class SqsAdapter implements BrokerAdapter {
       urlOf: async (queue, account) => {
         if (!account) return this.urlOf(queue);
         try {
-          const { QueueUrl } = await this.sqs.send(new GetQueueUrlCommand({ QueueName: queue, QueueOwnerAWSAccountId: account }));
+          const { QueueUrl } = await this.sqs.send(
+            new GetQueueUrlCommand({ QueueName: queue, QueueOwnerAWSAccountId: account }),
+          );
           if (!QueueUrl) throw this.notFound(queue);
           return QueueUrl;
         } catch (e) {
           throw this.err(e, queue);
         }
       },
-      queueAttrs: async (queue, url) => ((await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["FifoQueue", "QueueArn"] }))).Attributes ?? {}) as Attrs,
+      queueAttrs: async (queue, url) =>
+        ((
+          await this.sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["FifoQueue", "QueueArn"] }),
+          )
+        ).Attributes ?? {}) as Attrs,
       err: (e, queue) => this.err(e, queue),
       region: this.config.region,
-      visibilityTimeout: moveVisibilitySeconds(this.config.readVisibilityTimeoutSeconds, requestTimeoutMs, this.o.maxAttempts),
+      visibilityTimeout: moveVisibilitySeconds(
+        this.config.readVisibilityTimeoutSeconds,
+        requestTimeoutMs,
+        this.o.maxAttempts,
+      ),
       receiveConcurrency: this.o.receiveConcurrency,
       maxEmptyReceives: this.o.maxEmptyReceives,
       maxScan: this.o.maxScan,
@@ -592,12 +722,22 @@ export class SqsAdapter implements BrokerAdapter {
 
   /** See `BrokerAdapter.inspect` and inspect.ts: attributes only, never a receive. */
   inspect(opts: InspectOptions): Promise<BrokerInspection> {
-    return inspectSqs({ sqs: this.sqs, config: this.config, concurrency: this.o.describeConcurrency, err: (e, queue) => this.err(e, queue) }, opts);
+    return inspectSqs(
+      {
+        sqs: this.sqs,
+        config: this.config,
+        concurrency: this.o.describeConcurrency,
+        err: (e, queue) => this.err(e, queue),
+      },
+      opts,
+    );
   }
 
   async ping(): Promise<void> {
     try {
-      await this.sqs.send(new ListQueuesCommand({ MaxResults: 1, QueueNamePrefix: this.config.queueNamePrefix || undefined }));
+      await this.sqs.send(
+        new ListQueuesCommand({ MaxResults: 1, QueueNamePrefix: this.config.queueNamePrefix || undefined }),
+      );
     } catch (e) {
       throw this.err(e);
     }

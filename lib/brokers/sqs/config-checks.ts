@@ -3,7 +3,13 @@
  * vitals and the configuration faults that lose or risk letters. Pure: inspect.ts makes the calls.
  */
 import type { ConfigFinding, DlqVitals } from "@/lib/brokers/types";
-import { humanSeconds, parseRedrivePolicy, retentionOf, type Attrs, type RedrivePolicy } from "@/lib/brokers/sqs/summary";
+import {
+  humanSeconds,
+  parseRedrivePolicy,
+  retentionOf,
+  type Attrs,
+  type RedrivePolicy,
+} from "@/lib/brokers/sqs/summary";
 import { queueNameOfArn } from "@/lib/brokers/sqs/letter";
 import { dlqTargetsOf } from "@/lib/brokers/sqs/discovery";
 import { dlqOfSafeQueueName } from "@/lib/brokers/sqs/safe-move";
@@ -51,7 +57,8 @@ function localTarget(source: Attrs, policy: RedrivePolicy): string | null {
   return s && t && s.region === t.region && s.account === t.account ? t.name : null;
 }
 
-const inScope = (scope: ConnectionScope, name: string) => !scope.queueNamePrefix || name.startsWith(scope.queueNamePrefix);
+const inScope = (scope: ConnectionScope, name: string) =>
+  !scope.queueNamePrefix || name.startsWith(scope.queueNamePrefix);
 
 /** A policy the checks look at: every one when the connection discovers DLQs, else those naming a configured DLQ. */
 const watched = (scope: ConnectionScope, target: string) => scope.discover || scope.configured.includes(target);
@@ -126,13 +133,28 @@ export function vitalsOf(name: string, attrs: Attrs | null): DlqVitals {
   const fifo = isFifo(name, attrs);
   // A standard queue keeps a message's first SentTimestamp across the move to the DLQ; FIFO starts anew.
   const retentionClock = fifo ? "arrival" : "enqueue";
-  if (!attrs) return { name, queueType: "unknown", depth: null, inFlight: null, enteredTotal: null, oldestAt: null, retentionMs: null, retentionClock };
+  if (!attrs)
+    return {
+      name,
+      queueType: "unknown",
+      depth: null,
+      inFlight: null,
+      enteredTotal: null,
+      oldestAt: null,
+      retentionMs: null,
+      retentionClock,
+    };
   const visible = count(attrs.ApproximateNumberOfMessages);
   const retention = retentionOf(attrs);
   return {
     name,
     queueType: fifo ? "fifo" : "standard",
-    depth: visible === null ? null : visible + (count(attrs.ApproximateNumberOfMessagesNotVisible) ?? 0) + (count(attrs.ApproximateNumberOfMessagesDelayed) ?? 0),
+    depth:
+      visible === null
+        ? null
+        : visible +
+          (count(attrs.ApproximateNumberOfMessagesNotVisible) ?? 0) +
+          (count(attrs.ApproximateNumberOfMessagesDelayed) ?? 0),
     inFlight: visible === null ? null : (count(attrs.ApproximateNumberOfMessagesNotVisible) ?? 0),
     // SQS keeps no count of messages ever received outside CloudWatch (NumberOfMessagesSent).
     enteredTotal: null,
@@ -168,7 +190,13 @@ function retentionFindings(dlqs: string[], seen: Seen): ConfigFinding[] {
       .sort((a, b) => b.r.seconds - a.r.seconds || a.source.localeCompare(b.source));
     if (longer.length === 0) continue;
     const worst = longer[0];
-    const others = longer.length > 1 ? ` (and ${longer.length - 1} more source${longer.length > 2 ? "s" : ""}: ${longer.slice(1).map((s) => `"${s.source}"`).join(", ")})` : "";
+    const others =
+      longer.length > 1
+        ? ` (and ${longer.length - 1} more source${longer.length > 2 ? "s" : ""}: ${longer
+            .slice(1)
+            .map((s) => `"${s.source}"`)
+            .join(", ")})`
+        : "";
     const fix =
       worst.r.seconds < MAX_RETENTION_SECONDS
         ? `Give "${dlq}" a longer retention than every source, e.g. the SQS maximum of 14 days: aws sqs set-queue-attributes --queue-url ${q.url} --attributes MessageRetentionPeriod=${MAX_RETENTION_SECONDS}.`
@@ -218,7 +246,8 @@ function policyFindings(scope: ConnectionScope, dlqs: string[], seen: Seen): Con
   for (const p of policiesOf(seen.listed)) {
     if (!watched(scope, p.target)) continue;
     const local = localTarget(p.q.attrs, p.policy);
-    const missing = local !== null && !seen.listed.has(local) && seen.lookedUp.has(local) && seen.lookedUp.get(local) === null;
+    const missing =
+      local !== null && !seen.listed.has(local) && seen.lookedUp.has(local) && seen.lookedUp.get(local) === null;
     const n = p.policy.maxReceiveCount;
     if (missing) {
       out.push({
@@ -253,7 +282,11 @@ function policyFindings(scope: ConnectionScope, dlqs: string[], seen: Seen): Con
 /** The DLQs with their vitals, and every finding, ordered by code and object. */
 export function checkConnection(scope: ConnectionScope, seen: Seen): { dlqs: DlqVitals[]; findings: ConfigFinding[] } {
   const names = dlqNamesOf(scope, seen);
-  const findings = [...retentionFindings(names, seen), ...chainedFindings(names, seen), ...policyFindings(scope, names, seen)];
+  const findings = [
+    ...retentionFindings(names, seen),
+    ...chainedFindings(names, seen),
+    ...policyFindings(scope, names, seen),
+  ];
   findings.sort((a, b) => a.code.localeCompare(b.code) || a.object.localeCompare(b.object));
   return { dlqs: names.map((n) => vitalsOf(n, seenQueue(seen, n)?.attrs ?? null)), findings };
 }

@@ -17,14 +17,28 @@ export async function peekAll(kit: SqsKit, url: string): Promise<Message[]> {
   const got: Message[] = [];
   let empties = 0;
   while (empties < 2) {
-    const out = await kit.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 20, WaitTimeSeconds: 0, MessageSystemAttributeNames: ["All"], MessageAttributeNames: ["All"] }));
+    const out = await kit.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 20,
+        WaitTimeSeconds: 0,
+        MessageSystemAttributeNames: ["All"],
+        MessageAttributeNames: ["All"],
+      }),
+    );
     const ms = out.Messages ?? [];
     got.push(...ms);
     empties = ms.length ? 0 : empties + 1;
   }
   for (let i = 0; i < got.length; i += 10) {
     const batch = got.slice(i, i + 10);
-    await kit.sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: url, Entries: batch.map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })) }));
+    await kit.sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: url,
+        Entries: batch.map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })),
+      }),
+    );
   }
   const seq = (m: Message) => BigInt(m.Attributes?.SequenceNumber ?? "0");
   const sent = (m: Message) => Number(m.Attributes?.SentTimestamp ?? 0);
@@ -33,27 +47,45 @@ export async function peekAll(kit: SqsKit, url: string): Promise<Message[]> {
 
 export function arrived(m: Message): ArrivedLetter {
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(m.MessageAttributes ?? {})) headers[k] = v.StringValue ?? Buffer.from(v.BinaryValue ?? new Uint8Array()).toString("base64");
+  for (const [k, v] of Object.entries(m.MessageAttributes ?? {}))
+    headers[k] = v.StringValue ?? Buffer.from(v.BinaryValue ?? new Uint8Array()).toString("base64");
   const mk = readMarkers(m.MessageAttributes);
   if (mk.redriveId !== undefined) headers[REDRIVE_HEADERS.redriveId] ??= mk.redriveId;
   if (mk.replayId !== undefined) headers[REDRIVE_HEADERS.replayId] ??= mk.replayId;
   if (mk.redriveCount !== undefined) headers[REDRIVE_HEADERS.redriveCount] ??= String(mk.redriveCount);
   if (mk.originalMessageId) headers[REDRIVE_HEADERS.originalMessageId] ??= mk.originalMessageId;
   if (mk.repairedByOperation) headers[REPAIR_HEADER] ??= mk.repairedByOperation;
-  return { body: Buffer.from(m.Body ?? "", "utf8"), headers, messageId: m.MessageId ?? null, orderingKey: m.Attributes?.MessageGroupId ?? null };
+  return {
+    body: Buffer.from(m.Body ?? "", "utf8"),
+    headers,
+    messageId: m.MessageId ?? null,
+    orderingKey: m.Attributes?.MessageGroupId ?? null,
+  };
 }
 
-export const destination = (kit: SqsKit, name: string, url: string): RedriveDestination => ({ name, read: async () => (await peekAll(kit, url)).map(arrived) });
+export const destination = (kit: SqsKit, name: string, url: string): RedriveDestination => ({
+  name,
+  read: async () => (await peekAll(kit, url)).map(arrived),
+});
 
 /** The servers and queue kinds every shared contract runs on. */
 export const SQS_CONTRACT_SERVERS = [
   { label: "sqs (ElasticMQ)", endpoint: ELASTICMQ_ENDPOINT, over: {}, fifo: false },
   { label: "sqs FIFO (ElasticMQ)", endpoint: ELASTICMQ_ENDPOINT, over: {}, fifo: true },
   { label: "sqs (moto)", endpoint: MOTO_ENDPOINT, over: { messageMoveTasks: false }, fifo: false },
-] as const satisfies ReadonlyArray<{ label: string; endpoint: string; over: Partial<SqsConnectionConfig>; fifo: boolean }>;
+] as const satisfies ReadonlyArray<{
+  label: string;
+  endpoint: string;
+  over: Partial<SqsConnectionConfig>;
+  fifo: boolean;
+}>;
 
 /** A fresh fixture (its own kit, prefix and adapter) for one server and queue kind. */
-export function sqsContractFixture(endpoint: string, over: Partial<SqsConnectionConfig>, fifo: boolean): () => Promise<RedriveContractFixture> {
+export function sqsContractFixture(
+  endpoint: string,
+  over: Partial<SqsConnectionConfig>,
+  fifo: boolean,
+): () => Promise<RedriveContractFixture> {
   return async () => {
     const kit = new SqsKit(endpoint);
     const adapter = new SqsAdapter(testConfig(endpoint, { queueNamePrefix: kit.prefix, ...over }));
@@ -62,7 +94,10 @@ export function sqsContractFixture(endpoint: string, over: Partial<SqsConnection
       adapter,
       // maxReceiveCount 5: the fixture's own reads of the origin (receive, then release) must not dead-letter what arrived.
       createDlq: async (letters) => {
-        const r = await kit.dlqByRedrive(letters.map((l) => ({ ...l, groupId: l.orderingKey })), { fifo, maxReceiveCount: 5 });
+        const r = await kit.dlqByRedrive(
+          letters.map((l) => ({ ...l, groupId: l.orderingKey })),
+          { fifo, maxReceiveCount: 5 },
+        );
         made.set(r.dlq, r);
         return r.dlq;
       },

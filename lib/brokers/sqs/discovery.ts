@@ -34,7 +34,10 @@ export async function listQueueUrls(
   let token: string | undefined;
   do {
     o.onRequest?.();
-    const out = await sqs.send(new ListQueuesCommand({ QueueNamePrefix: prefix || undefined, MaxResults: 1000, NextToken: token }), { abortSignal: o.abortSignal });
+    const out = await sqs.send(
+      new ListQueuesCommand({ QueueNamePrefix: prefix || undefined, MaxResults: 1000, NextToken: token }),
+      { abortSignal: o.abortSignal },
+    );
     urls.push(...(out.QueueUrls ?? []));
     token = out.NextToken;
     if (urls.length >= maxQueues) return { urls: urls.slice(0, maxQueues), truncated: true };
@@ -43,10 +46,18 @@ export async function listQueueUrls(
 }
 
 /** DLQ name → names of the queues whose redrive policy targets it (same account and region only). */
-export async function discoverDlqs(sqs: SQSClient, urls: string[], concurrency: number): Promise<Map<string, string[]>> {
+export async function discoverDlqs(
+  sqs: SQSClient,
+  urls: string[],
+  concurrency: number,
+): Promise<Map<string, string[]>> {
   const policies = await mapLimit(urls, concurrency, async (QueueUrl) => {
     try {
-      return { source: queueNameOfUrl(QueueUrl), policy: (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["RedrivePolicy"] }))).Attributes?.RedrivePolicy };
+      return {
+        source: queueNameOfUrl(QueueUrl),
+        policy: (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["RedrivePolicy"] })))
+          .Attributes?.RedrivePolicy,
+      };
     } catch (e) {
       // A queue deleted between ListQueues and now is simply not a source any more.
       if ((e as { name?: string }).name === "QueueDoesNotExist") return null;
@@ -57,7 +68,9 @@ export async function discoverDlqs(sqs: SQSClient, urls: string[], concurrency: 
 }
 
 /** DLQ name → names of the queues whose redrive policy targets it, from each queue's RedrivePolicy attribute. Pure. */
-export function dlqTargetsOf(policies: Iterable<{ source: string; policy: string | undefined }>): Map<string, string[]> {
+export function dlqTargetsOf(
+  policies: Iterable<{ source: string; policy: string | undefined }>,
+): Map<string, string[]> {
   const found = new Map<string, string[]>();
   for (const { source, policy } of policies) {
     const p = parseRedrivePolicy(policy);

@@ -3,7 +3,12 @@
 // SetQueueAttributes fixes it. Every test makes its own queues under a prefix of its own, so the
 // request count is exact.
 import { describe, expect, it } from "vitest";
-import { DeleteQueueCommand, ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import {
+  DeleteQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+} from "@aws-sdk/client-sqs";
 import { BrokerError, type BrokerInspection } from "@/lib/brokers/types";
 import type { SqsConnectionConfig } from "@/lib/config";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
@@ -19,7 +24,11 @@ const EMULATORS = [
 const MOTO = EMULATORS[1];
 
 /** A fresh prefix, its queues and an adapter limited to them; everything deleted afterwards. */
-async function withKit(endpoint: string, over: Partial<SqsConnectionConfig>, fn: (kit: SqsKit, adapter: SqsAdapter) => Promise<void>) {
+async function withKit(
+  endpoint: string,
+  over: Partial<SqsConnectionConfig>,
+  fn: (kit: SqsKit, adapter: SqsAdapter) => Promise<void>,
+) {
   const kit = new SqsKit(endpoint);
   const adapter = new SqsAdapter(testConfig(endpoint, { queueNamePrefix: kit.prefix, ...over }));
   try {
@@ -37,13 +46,21 @@ describe.each(EMULATORS)("SQS inspect on $server", ({ server, endpoint, over }) 
   it("vitals: depth counts visible, in-flight and delayed letters; retention and its clock per queue type; one attribute read per queue, no receive", async () => {
     await withKit(endpoint, over, async (kit, adapter) => {
       const dlqRetention: Record<string, string> = server === "moto" ? { MessageRetentionPeriod: "1209600" } : {};
-      const { dlq, dlqUrl } = await kit.dlqByRedrive([{ body: text("a") }, { body: text("b") }, { body: text("c") }], { maxReceiveCount: 2, dlqAttributes: dlqRetention });
+      const { dlq, dlqUrl } = await kit.dlqByRedrive([{ body: text("a") }, { body: text("b") }, { body: text("c") }], {
+        maxReceiveCount: 2,
+        dlqAttributes: dlqRetention,
+      });
       await kit.send(dlqUrl, { body: text("d") });
       await kit.sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: "delayed", DelaySeconds: 60 }));
       // One letter held in flight by someone else (a consumer): still in the DLQ.
-      const held = await kit.sqs.send(new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 1, VisibilityTimeout: 120 }));
+      const held = await kit.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 1, VisibilityTimeout: 120 }),
+      );
       expect(held.Messages).toHaveLength(1);
-      const fifo = await kit.queue(kit.name("dlq", true), { FifoQueue: "true", ...(server === "moto" ? { MessageRetentionPeriod: "7200" } : {}) });
+      const fifo = await kit.queue(kit.name("dlq", true), {
+        FifoQueue: "true",
+        ...(server === "moto" ? { MessageRetentionPeriod: "7200" } : {}),
+      });
       await kit.queue(kit.name("work", true), { FifoQueue: "true", RedrivePolicy: policy(fifo.arn, 3) });
       for (const i of [1, 2]) await kit.send(fifo.url, { body: text(`f${i}`), groupId: `g${i}` }, true);
 
@@ -64,7 +81,16 @@ describe.each(EMULATORS)("SQS inspect on $server", ({ server, endpoint, over }) 
         retentionMs: server === "moto" ? 1_209_600_000 : null,
         retentionClock: "enqueue",
       });
-      expect(ff).toEqual({ name: fifo.name, queueType: "fifo", depth: 2, inFlight: 0, enteredTotal: null, oldestAt: null, retentionMs: server === "moto" ? 7_200_000 : null, retentionClock: "arrival" });
+      expect(ff).toEqual({
+        name: fifo.name,
+        queueType: "fifo",
+        depth: 2,
+        inFlight: 0,
+        enteredTotal: null,
+        oldestAt: null,
+        retentionMs: server === "moto" ? 7_200_000 : null,
+        retentionClock: "arrival",
+      });
       // ListQueues (one page) and GetQueueAttributes for each of the 4 queues: nothing else, no ReceiveMessage.
       expect(r.calls).toBe(1 + 4);
       expect(r.findings).toEqual([]);
@@ -80,7 +106,9 @@ describe.each(EMULATORS)("SQS inspect on $server", ({ server, endpoint, over }) 
       await kit.sqs.send(new DeleteQueueCommand({ QueueUrl: gone.url }));
 
       const r = await inspect(adapter);
-      expect(found(r, "sqs.redrive_target_missing")).toEqual([expect.objectContaining({ severity: "critical", object: `queue ${source.name}`, dlq: null })]);
+      expect(found(r, "sqs.redrive_target_missing")).toEqual([
+        expect.objectContaining({ severity: "critical", object: `queue ${source.name}`, dlq: null }),
+      ]);
       expect(found(r, "sqs.redrive_target_missing")[0].why).toContain(`"${gone.name}"`);
       // A deleted DLQ is no DLQ for listDlqs either.
       expect(r.dlqs).toEqual([]);
@@ -90,11 +118,16 @@ describe.each(EMULATORS)("SQS inspect on $server", ({ server, endpoint, over }) 
 
       // What the server does with a letter past maxReceiveCount: it is gone, in no queue.
       await kit.send(source.url, { body: text("lost") });
-      for (let i = 0; i < 4; i++) await kit.sqs.send(new ReceiveMessageCommand({ QueueUrl: source.url, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }));
+      for (let i = 0; i < 4; i++)
+        await kit.sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: source.url, MaxNumberOfMessages: 10, VisibilityTimeout: 0 }),
+        );
       expect(await kit.count(source.url)).toBe(0);
 
       const dlq = await kit.queue(kit.name("dlq"));
-      await kit.sqs.send(new SetQueueAttributesCommand({ QueueUrl: source.url, Attributes: { RedrivePolicy: policy(dlq.arn, 2) } }));
+      await kit.sqs.send(
+        new SetQueueAttributesCommand({ QueueUrl: source.url, Attributes: { RedrivePolicy: policy(dlq.arn, 2) } }),
+      );
       const fixed = await inspect(adapter);
       expect(found(fixed, "sqs.redrive_target_missing")).toEqual([]);
       expect(fixed.dlqs.map((d) => d.name)).toEqual([dlq.name]);
@@ -108,10 +141,14 @@ describe.each(EMULATORS)("SQS inspect on $server", ({ server, endpoint, over }) 
       const source = await kit.queue(kit.name("work"), { RedrivePolicy: policy(dlq.arn, 1) });
 
       const r = await inspect(adapter);
-      expect(found(r, "sqs.max_receive_count_one")).toEqual([expect.objectContaining({ severity: "warning", object: `queue ${source.name}`, dlq: dlq.name })]);
+      expect(found(r, "sqs.max_receive_count_one")).toEqual([
+        expect.objectContaining({ severity: "warning", object: `queue ${source.name}`, dlq: dlq.name }),
+      ]);
       expect(found(r, "sqs.max_receive_count_one")[0].fix).toContain(`--queue-url ${source.url}`);
 
-      await kit.sqs.send(new SetQueueAttributesCommand({ QueueUrl: source.url, Attributes: { RedrivePolicy: policy(dlq.arn, 5) } }));
+      await kit.sqs.send(
+        new SetQueueAttributesCommand({ QueueUrl: source.url, Attributes: { RedrivePolicy: policy(dlq.arn, 5) } }),
+      );
       expect((await inspect(adapter)).findings).toEqual([]);
     });
   });
@@ -122,19 +159,28 @@ describe("SQS inspect on moto (retention)", () => {
   it("sqs.retention_not_longer_than_source: a standard DLQ keeping letters no longer than its source is critical, naming both; gone once the DLQ keeps them 14 days", async () => {
     await withKit(MOTO.endpoint, MOTO.over, async (kit, adapter) => {
       const dlq = await kit.queue(kit.name("dlq"), { MessageRetentionPeriod: "3600" });
-      const source = await kit.queue(kit.name("work"), { RedrivePolicy: policy(dlq.arn, 3), MessageRetentionPeriod: "345600" });
+      const source = await kit.queue(kit.name("work"), {
+        RedrivePolicy: policy(dlq.arn, 3),
+        MessageRetentionPeriod: "345600",
+      });
 
       const r = await inspect(adapter);
       const [f] = found(r, "sqs.retention_not_longer_than_source");
       expect(f).toMatchObject({ severity: "critical", object: `queue ${dlq.name}`, dlq: dlq.name });
-      expect(f.why).toContain(`"${dlq.name}" keeps letters for 1 h (3600 s), no longer than its source "${source.name}" keeps messages (4 days (345600 s))`);
+      expect(f.why).toContain(
+        `"${dlq.name}" keeps letters for 1 h (3600 s), no longer than its source "${source.name}" keeps messages (4 days (345600 s))`,
+      );
       expect(f.fix).toContain("MessageRetentionPeriod=1209600");
 
       // Equal retention is still a fault: a letter that spent any time in the source expires early.
-      await kit.sqs.send(new SetQueueAttributesCommand({ QueueUrl: dlq.url, Attributes: { MessageRetentionPeriod: "345600" } }));
+      await kit.sqs.send(
+        new SetQueueAttributesCommand({ QueueUrl: dlq.url, Attributes: { MessageRetentionPeriod: "345600" } }),
+      );
       expect(found(await inspect(adapter), "sqs.retention_not_longer_than_source")).toHaveLength(1);
 
-      await kit.sqs.send(new SetQueueAttributesCommand({ QueueUrl: dlq.url, Attributes: { MessageRetentionPeriod: "1209600" } }));
+      await kit.sqs.send(
+        new SetQueueAttributesCommand({ QueueUrl: dlq.url, Attributes: { MessageRetentionPeriod: "1209600" } }),
+      );
       const fixed = await inspect(adapter);
       expect(fixed.findings).toEqual([]);
       expect(fixed.dlqs).toEqual([expect.objectContaining({ name: dlq.name, retentionMs: 1_209_600_000 })]);
@@ -146,14 +192,24 @@ describe("SQS inspect on moto (retention)", () => {
     // "" and "{}"), so the fix, as operators make it on AWS, can only be shown on moto.
     await withKit(MOTO.endpoint, MOTO.over, async (kit, adapter) => {
       const archive = await kit.queue(kit.name("archive"), { MessageRetentionPeriod: "1209600" });
-      const dlq = await kit.queue(kit.name("dlq"), { RedrivePolicy: policy(archive.arn, 3), MessageRetentionPeriod: "1209600" });
+      const dlq = await kit.queue(kit.name("dlq"), {
+        RedrivePolicy: policy(archive.arn, 3),
+        MessageRetentionPeriod: "1209600",
+      });
       await kit.queue(kit.name("work"), { RedrivePolicy: policy(dlq.arn, 4), MessageRetentionPeriod: "345600" });
 
       const r = await inspect(adapter);
       expect(r.findings.filter((f) => f.code !== "sqs.retention_not_longer_than_source")).toEqual([
-        expect.objectContaining({ code: "sqs.dlq_has_redrive_policy", severity: "warning", object: `queue ${dlq.name}`, dlq: dlq.name }),
+        expect.objectContaining({
+          code: "sqs.dlq_has_redrive_policy",
+          severity: "warning",
+          object: `queue ${dlq.name}`,
+          dlq: dlq.name,
+        }),
       ]);
-      expect(found(r, "sqs.dlq_has_redrive_policy")[0].why).toContain(`moves a letter on to "${archive.name}" once it has been received more than 3 times`);
+      expect(found(r, "sqs.dlq_has_redrive_policy")[0].why).toContain(
+        `moves a letter on to "${archive.name}" once it has been received more than 3 times`,
+      );
       expect(r.dlqs.map((d) => d.name)).toEqual([archive.name, dlq.name].sort());
 
       await kit.sqs.send(new SetQueueAttributesCommand({ QueueUrl: dlq.url, Attributes: { RedrivePolicy: "" } }));
@@ -171,7 +227,12 @@ describe("SQS inspect on ElasticMQ (the DLQ set)", () => {
     const outside = await outsideKit.queue(outsideKit.name("configured-dlq"));
     const kit = new SqsKit(ELASTICMQ_ENDPOINT);
     const missing = `${kit.prefix}-configured-gone`;
-    const adapter = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix, dlqs: [{ name: missing }, { name: outside.name }] }));
+    const adapter = new SqsAdapter(
+      testConfig(ELASTICMQ_ENDPOINT, {
+        queueNamePrefix: kit.prefix,
+        dlqs: [{ name: missing }, { name: outside.name }],
+      }),
+    );
     try {
       const dlq = await kit.queue(kit.name("dlq"));
       await kit.queue(kit.name("work"), { RedrivePolicy: policy(dlq.arn, 3) });

@@ -10,7 +10,13 @@ import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from "@
 import type { SqsConnectionConfig } from "@/lib/config";
 import type { BrokerError, BrokerInspection, InspectOptions } from "@/lib/brokers/types";
 import { listQueueUrls, mapLimit, queueNameOfUrl } from "@/lib/brokers/sqs/discovery";
-import { checkConnection, lookupsNeeded, type ConnectionScope, type Seen, type SeenQueue } from "@/lib/brokers/sqs/config-checks";
+import {
+  checkConnection,
+  lookupsNeeded,
+  type ConnectionScope,
+  type Seen,
+  type SeenQueue,
+} from "@/lib/brokers/sqs/config-checks";
 import type { Attrs } from "@/lib/brokers/sqs/summary";
 
 /** As many queues as `listDlqs` considers. */
@@ -27,7 +33,11 @@ export interface SqsInspectContext {
 export async function inspectSqs(c: SqsInspectContext, opts: InspectOptions): Promise<BrokerInspection> {
   const abortSignal = opts.signal;
   let calls = 0;
-  const scope: ConnectionScope = { configured: c.config.dlqs.map((d) => d.name), discover: c.config.discover, queueNamePrefix: c.config.queueNamePrefix };
+  const scope: ConnectionScope = {
+    configured: c.config.dlqs.map((d) => d.name),
+    discover: c.config.discover,
+    queueNamePrefix: c.config.queueNamePrefix,
+  };
 
   /** Runs one request; a queue that does not exist (deleted meanwhile, or never created) is null. */
   const request = async <T>(queue: string | undefined, run: () => Promise<T>): Promise<T | null> => {
@@ -42,11 +52,19 @@ export async function inspectSqs(c: SqsInspectContext, opts: InspectOptions): Pr
     }
   };
   const attrsOf = (name: string, url: string) =>
-    request(name, async () => ((await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }), { abortSignal })).Attributes ?? {}) as Attrs);
+    request(
+      name,
+      async () =>
+        ((await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }), { abortSignal }))
+          .Attributes ?? {}) as Attrs,
+    );
 
   let urls: string[];
   try {
-    ({ urls } = await listQueueUrls(c.sqs, c.config.queueNamePrefix, MAX_QUEUES, { onRequest: () => calls++, abortSignal }));
+    ({ urls } = await listQueueUrls(c.sqs, c.config.queueNamePrefix, MAX_QUEUES, {
+      onRequest: () => calls++,
+      abortSignal,
+    }));
   } catch (e) {
     if (abortSignal?.aborted) throw abortSignal.reason;
     throw c.err(e);
@@ -61,7 +79,10 @@ export async function inspectSqs(c: SqsInspectContext, opts: InspectOptions): Pr
 
   const lookedUp: Seen["lookedUp"] = new Map();
   await mapLimit(lookupsNeeded(scope, listed), c.concurrency, async (name) => {
-    const url = await request(name, async () => (await c.sqs.send(new GetQueueUrlCommand({ QueueName: name }), { abortSignal })).QueueUrl ?? null);
+    const url = await request(
+      name,
+      async () => (await c.sqs.send(new GetQueueUrlCommand({ QueueName: name }), { abortSignal })).QueueUrl ?? null,
+    );
     const attrs = url ? await attrsOf(name, url) : null;
     lookedUp.set(name, url && attrs ? ({ url, attrs } satisfies SeenQueue) : null);
   });

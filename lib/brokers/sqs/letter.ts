@@ -54,7 +54,12 @@ export function decodeProperties(msg: Message): HeaderEntry[] {
   const sys = (msg.Attributes ?? {}) as Record<string, string>;
   const out: HeaderEntry[] = [];
   if (msg.MessageId) out.push({ name: "MessageId", value: { t: "string", v: msg.MessageId } });
-  const names = [...SYSTEM_ORDER.filter((n) => n in sys), ...Object.keys(sys).filter((n) => !SYSTEM_ORDER.includes(n)).sort()];
+  const names = [
+    ...SYSTEM_ORDER.filter((n) => n in sys),
+    ...Object.keys(sys)
+      .filter((n) => !SYSTEM_ORDER.includes(n))
+      .sort(),
+  ];
   for (const name of names) {
     const v = sys[name];
     if (TIMESTAMPS.has(name) && /^\d+$/.test(v)) out.push({ name, value: timestampValue(Number(v)) });
@@ -62,15 +67,36 @@ export function decodeProperties(msg: Message): HeaderEntry[] {
     else out.push({ name, value: { t: "string", v } });
   }
   if (msg.MD5OfBody) out.push({ name: "MD5OfBody", value: { t: "string", v: msg.MD5OfBody } });
-  if (msg.MD5OfMessageAttributes) out.push({ name: "MD5OfMessageAttributes", value: { t: "string", v: msg.MD5OfMessageAttributes } });
+  if (msg.MD5OfMessageAttributes)
+    out.push({ name: "MD5OfMessageAttributes", value: { t: "string", v: msg.MD5OfMessageAttributes } });
   const attrs = msg.MessageAttributes ?? {};
-  const types = Object.keys(attrs).sort().map((k): [string, DisplayValue] => [k, { t: "string", v: attrs[k].DataType ?? "String" }]);
+  const types = Object.keys(attrs)
+    .sort()
+    .map((k): [string, DisplayValue] => [k, { t: "string", v: attrs[k].DataType ?? "String" }]);
   if (types.length) out.push({ name: "MessageAttribute DataTypes", value: { t: "table", v: types } });
   return out;
 }
 
-const CLASS_ATTRS = ["exceptionClass", "exception-class", "x-exception-class", "exception_class", "exceptionType", "exception-type", "errorType", "error-type", "errorClass", "error-class"];
-const MESSAGE_ATTRS = ["exceptionMessage", "exception-message", "x-exception-message", "errorMessage", "error-message", "error_message"];
+const CLASS_ATTRS = [
+  "exceptionClass",
+  "exception-class",
+  "x-exception-class",
+  "exception_class",
+  "exceptionType",
+  "exception-type",
+  "errorType",
+  "error-type",
+  "errorClass",
+  "error-class",
+];
+const MESSAGE_ATTRS = [
+  "exceptionMessage",
+  "exception-message",
+  "x-exception-message",
+  "errorMessage",
+  "error-message",
+  "error_message",
+];
 const STACK_ATTRS = ["stackTrace", "stack-trace", "stacktrace", "x-exception-stacktrace", "exception-stacktrace"];
 
 /** Where the letter's error attributes come from, when a well-known AWS service wrote them. */
@@ -87,7 +113,11 @@ export interface FailureContext {
   configOrigin: string | null;
 }
 
-export function failureOf(msg: Message, headers: HeaderEntry[], ctx: FailureContext): { failure: FailureInfo; history: DeathRecord[] } {
+export function failureOf(
+  msg: Message,
+  headers: HeaderEntry[],
+  ctx: FailureContext,
+): { failure: FailureInfo; history: DeathRecord[] } {
   const sys = (msg.Attributes ?? {}) as Record<string, string>;
   const source = queueNameOfArn(sys.DeadLetterQueueSourceArn);
   const origin = source ?? ctx.soleSource ?? ctx.configOrigin;
@@ -98,16 +128,54 @@ export function failureOf(msg: Message, headers: HeaderEntry[], ctx: FailureCont
     headerText(headers, ...CLASS_ATTRS) ??
     exceptionClassFromStack(stackTrace) ??
     (via === "eventbridge" ? headerText(headers, "ERROR_CODE") : via === "lambda" ? lambdaErrorClass(headers) : null);
-  const exceptionMessage = headerText(headers, ...MESSAGE_ATTRS) ?? (via === "eventbridge" ? headerText(headers, "ERROR_MESSAGE") : via === "lambda" ? headerText(headers, "ErrorMessage") : null);
+  const exceptionMessage =
+    headerText(headers, ...MESSAGE_ATTRS) ??
+    (via === "eventbridge"
+      ? headerText(headers, "ERROR_MESSAGE")
+      : via === "lambda"
+        ? headerText(headers, "ErrorMessage")
+        : null);
   // A server redrive leaves DeadLetterQueueSourceArn (or, on servers without it, the letter sits in
   // a DLQ that sources name): reason maxReceiveCount. Letters sent by Lambda or EventBridge say so.
-  const reason = source || (ctx.soleSource && !via) ? "maxReceiveCount" : via === "lambda" ? "lambda-async-failure" : via === "eventbridge" ? "eventbridge-target-failure" : exceptionClass || exceptionMessage ? "exception" : null;
+  const reason =
+    source || (ctx.soleSource && !via)
+      ? "maxReceiveCount"
+      : via === "lambda"
+        ? "lambda-async-failure"
+        : via === "eventbridge"
+          ? "eventbridge-target-failure"
+          : exceptionClass || exceptionMessage
+            ? "exception"
+            : null;
   const history: DeathRecord[] =
     origin || reason
-      ? [{ queue: origin, reason, count: receiveCount, time: null, exchange: null, routingKeys: [], extra: source ? [{ name: "DeadLetterQueueSourceArn", value: { t: "string", v: sys.DeadLetterQueueSourceArn } }] : [] }]
+      ? [
+          {
+            queue: origin,
+            reason,
+            count: receiveCount,
+            time: null,
+            exchange: null,
+            routingKeys: [],
+            extra: source
+              ? [{ name: "DeadLetterQueueSourceArn", value: { t: "string", v: sys.DeadLetterQueueSourceArn } }]
+              : [],
+          },
+        ]
       : [];
   return {
-    failure: { deadLetteredAt: null, reason, originQueue: origin, exchange: null, routingKeys: [], count: receiveCount, deliveryCount: null, exceptionClass, exceptionMessage, stackTrace },
+    failure: {
+      deadLetteredAt: null,
+      reason,
+      originQueue: origin,
+      exchange: null,
+      routingKeys: [],
+      count: receiveCount,
+      deliveryCount: null,
+      exceptionClass,
+      exceptionMessage,
+      stackTrace,
+    },
     history,
   };
 }
@@ -133,7 +201,9 @@ export function md5Hex(bytes: Uint8Array): string {
 
 /** URL-safe id: the MessageId itself when it is plain, else `m.` + base64url; `~n` for its n-th occurrence in one read. */
 export function baseIdOf(messageId: string): string {
-  return /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/.test(messageId) ? messageId : `m.${Buffer.from(messageId, "utf8").toString("base64url")}`;
+  return /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/.test(messageId)
+    ? messageId
+    : `m.${Buffer.from(messageId, "utf8").toString("base64url")}`;
 }
 
 export function isSqsLetterId(id: string): boolean {
@@ -153,7 +223,8 @@ export function sortKeyOf(msg: Message): SortKey {
 }
 
 export function compareKeys(a: SortKey, b: SortKey): number {
-  if (a.seq !== null && b.seq !== null && a.seq !== b.seq) return a.seq.length - b.seq.length || (a.seq < b.seq ? -1 : 1);
+  if (a.seq !== null && b.seq !== null && a.seq !== b.seq)
+    return a.seq.length - b.seq.length || (a.seq < b.seq ? -1 : 1);
   if (a.sent !== b.sent) return a.sent - b.sent;
   return a.messageId < b.messageId ? -1 : a.messageId > b.messageId ? 1 : 0;
 }
@@ -179,11 +250,29 @@ export function toLetter(msg: Message, id: string, position: number, opts: Lette
   if (msg.MD5OfBody) {
     const actual = md5Hex(whole);
     const ok = actual === msg.MD5OfBody.toLowerCase();
-    properties.push({ name: "MD5OfBody check", value: { t: "string", v: ok ? "matches the body" : `MISMATCH: the body read has MD5 ${actual}` } });
-    if (!ok) warnings.push({ code: "md5_mismatch", label: "MD5 mismatch", message: `The body's MD5 (${actual}) does not match the MD5OfBody SQS reported (${msg.MD5OfBody}): the payload may have been altered in transit. Do not redrive it before checking.` });
+    properties.push({
+      name: "MD5OfBody check",
+      value: { t: "string", v: ok ? "matches the body" : `MISMATCH: the body read has MD5 ${actual}` },
+    });
+    if (!ok)
+      warnings.push({
+        code: "md5_mismatch",
+        label: "MD5 mismatch",
+        message: `The body's MD5 (${actual}) does not match the MD5OfBody SQS reported (${msg.MD5OfBody}): the payload may have been altered in transit. Do not redrive it before checking.`,
+      });
   }
   const via = errorSourceOf(headers);
-  if (via) properties.push({ name: "error attributes from", value: { t: "string", v: via === "lambda" ? "AWS Lambda (asynchronous invocation DLQ: ErrorCode, ErrorMessage, RequestID)" : "Amazon EventBridge (ERROR_CODE, ERROR_MESSAGE, RULE_ARN, TARGET_ARN)" } });
+  if (via)
+    properties.push({
+      name: "error attributes from",
+      value: {
+        t: "string",
+        v:
+          via === "lambda"
+            ? "AWS Lambda (asynchronous invocation DLQ: ErrorCode, ErrorMessage, RequestID)"
+            : "Amazon EventBridge (ERROR_CODE, ERROR_MESSAGE, RULE_ARN, TARGET_ARN)",
+      },
+    });
   const { failure, history } = failureOf(msg, headers, opts);
   const sys = (msg.Attributes ?? {}) as Record<string, string>;
   return {

@@ -68,7 +68,9 @@ export function readMarkers(attrs: Record<string, MessageAttributeValue> | undef
   return out;
 }
 
-export type MarkedAttributes = { attributes: Record<string, MessageAttributeValue>; form: "separate" | "combined" } | { error: string };
+export type MarkedAttributes =
+  | { attributes: Record<string, MessageAttributeValue>; form: "separate" | "combined" }
+  | { error: string };
 
 /**
  * The letter's own attributes (old markers dropped) plus the new markers, within SQS's limit of 10.
@@ -79,7 +81,8 @@ export function withMarkers(attrs: Record<string, MessageAttributeValue> | undef
   for (const [k, v] of Object.entries(attrs ?? {})) if (!isMarkerAttribute(k)) own[k] = cleanValue(v);
   const n = Object.keys(own).length;
   const original = m.originalMessageId;
-  const repaired = m.repairedByOperation === undefined ? (readMarkers(attrs).repairedByOperation ?? null) : m.repairedByOperation;
+  const repaired =
+    m.repairedByOperation === undefined ? (readMarkers(attrs).repairedByOperation ?? null) : m.repairedByOperation;
   const markerCount = repaired ? 5 : 4;
   if (n + markerCount <= SQS_MAX_MESSAGE_ATTRIBUTES) {
     const out = { ...own };
@@ -106,15 +109,25 @@ export function withMarkers(attrs: Record<string, MessageAttributeValue> | undef
 }
 
 /** Headers as read, plus the marker headers spelled out from a combined `x-dlq-redrive` attribute. */
-export function expandCombinedMarker(headers: HeaderEntry[], attrs: Record<string, MessageAttributeValue> | undefined): HeaderEntry[] {
+export function expandCombinedMarker(
+  headers: HeaderEntry[],
+  attrs: Record<string, MessageAttributeValue> | undefined,
+): HeaderEntry[] {
   if (!attrs?.[COMBINED_MARKER]) return headers;
   const m = readMarkers({ [COMBINED_MARKER]: attrs[COMBINED_MARKER] });
   const has = (n: string) => headers.some((h) => h.name === n);
   const extra: HeaderEntry[] = [];
-  if (m.redriveId !== undefined && !has(REDRIVE_HEADERS.redriveId)) extra.push({ name: REDRIVE_HEADERS.redriveId, value: { t: "string", v: m.redriveId } });
-  if (m.replayId !== undefined && !has(REDRIVE_HEADERS.replayId)) extra.push({ name: REDRIVE_HEADERS.replayId, value: { t: "string", v: m.replayId } });
-  if (m.redriveCount !== undefined && !has(REDRIVE_HEADERS.redriveCount)) extra.push({ name: REDRIVE_HEADERS.redriveCount, value: { t: "number", v: String(m.redriveCount) } });
-  if (m.originalMessageId && !has(REDRIVE_HEADERS.originalMessageId)) extra.push({ name: REDRIVE_HEADERS.originalMessageId, value: { t: "string", v: m.originalMessageId } });
-  if (m.repairedByOperation && !has(REPAIR_HEADER)) extra.push({ name: REPAIR_HEADER, value: { t: "string", v: m.repairedByOperation } });
-  return extra.length ? [...headers, ...extra].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) : headers;
+  if (m.redriveId !== undefined && !has(REDRIVE_HEADERS.redriveId))
+    extra.push({ name: REDRIVE_HEADERS.redriveId, value: { t: "string", v: m.redriveId } });
+  if (m.replayId !== undefined && !has(REDRIVE_HEADERS.replayId))
+    extra.push({ name: REDRIVE_HEADERS.replayId, value: { t: "string", v: m.replayId } });
+  if (m.redriveCount !== undefined && !has(REDRIVE_HEADERS.redriveCount))
+    extra.push({ name: REDRIVE_HEADERS.redriveCount, value: { t: "number", v: String(m.redriveCount) } });
+  if (m.originalMessageId && !has(REDRIVE_HEADERS.originalMessageId))
+    extra.push({ name: REDRIVE_HEADERS.originalMessageId, value: { t: "string", v: m.originalMessageId } });
+  if (m.repairedByOperation && !has(REPAIR_HEADER))
+    extra.push({ name: REPAIR_HEADER, value: { t: "string", v: m.repairedByOperation } });
+  return extra.length
+    ? [...headers, ...extra].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    : headers;
 }

@@ -109,7 +109,11 @@ export interface SqsMoveContext {
  * Long enough that a send started right after a refresh ends before the hold does: the client's
  * request timeout × attempts plus 15 s, and never shorter than the configured read timeout.
  */
-export function moveVisibilitySeconds(readVisibilitySeconds: number, requestTimeoutMs: number, maxAttempts: number): number {
+export function moveVisibilitySeconds(
+  readVisibilitySeconds: number,
+  requestTimeoutMs: number,
+  maxAttempts: number,
+): number {
   return Math.min(43_200, Math.max(readVisibilitySeconds, Math.ceil((requestTimeoutMs * maxAttempts) / 1000) + 15));
 }
 
@@ -137,19 +141,31 @@ export function parseQueueArn(arn: string | undefined): { region: string; accoun
 }
 
 /** The origin of one letter, by name (and account when it differs), or why there is none. */
-export function originFor(msg: Message, candidates: string[], dlqArn: { region: string; account: string } | null, region: string): { name: string; account?: string } | { reason: string } {
+export function originFor(
+  msg: Message,
+  candidates: string[],
+  dlqArn: { region: string; account: string } | null,
+  region: string,
+): { name: string; account?: string } | { reason: string } {
   const sys = (msg.Attributes ?? {}) as Record<string, string>;
   const arn = parseQueueArn(sys.DeadLetterQueueSourceArn);
   if (arn) {
     const here = dlqArn?.region || region;
     if (arn.region && arn.region !== here) {
-      return { reason: `This letter came from "${arn.name}" in region ${arn.region}, but this connection works in ${here}: pick a target in ${here}, or redrive it from a connection for ${arn.region}.` };
+      return {
+        reason: `This letter came from "${arn.name}" in region ${arn.region}, but this connection works in ${here}: pick a target in ${here}, or redrive it from a connection for ${arn.region}.`,
+      };
     }
-    return dlqArn && arn.account && arn.account !== dlqArn.account ? { name: arn.name, account: arn.account } : { name: arn.name };
+    return dlqArn && arn.account && arn.account !== dlqArn.account
+      ? { name: arn.name, account: arn.account }
+      : { name: arn.name };
   }
   if (candidates.length === 1) return { name: candidates[0] };
   if (candidates.length === 0) {
-    return { reason: "No origin is known for this letter: SQS did not record its source queue (no DeadLetterQueueSourceArn), no queue's redrive policy names this DLQ and the config names no origin. Pick a target." };
+    return {
+      reason:
+        "No origin is known for this letter: SQS did not record its source queue (no DeadLetterQueueSourceArn), no queue's redrive policy names this DLQ and the config names no origin. Pick a target.",
+    };
   }
   return {
     reason: `${candidates.length} queues may have sent this letter here (${candidates.slice(0, 5).join(", ")}${candidates.length > 5 ? ", …" : ""}) and SQS did not record which one (no DeadLetterQueueSourceArn). Pick a target.`,
@@ -167,10 +183,14 @@ export function sendEntryFor(
   const sys = (msg.Attributes ?? {}) as Record<string, string>;
   const group = sys.MessageGroupId;
   if (target.fifo && !group) {
-    return { reason: `"${target.name}" is a FIFO queue and this letter has no MessageGroupId (it comes from a standard queue): pick a standard queue as the target.` };
+    return {
+      reason: `"${target.name}" is a FIFO queue and this letter has no MessageGroupId (it comes from a standard queue): pick a standard queue as the target.`,
+    };
   }
   if (!target.fifo && dlqFifo) {
-    return { reason: `"${target.name}" is a standard queue and this letter comes from a FIFO queue: its group order and deduplication would be lost. Pick a FIFO queue as the target.` };
+    return {
+      reason: `"${target.name}" is a standard queue and this letter comes from a FIFO queue: its group order and deduplication would be lost. Pick a FIFO queue as the target.`,
+    };
   }
   let marked: ReturnType<typeof withMarkers>;
   let body = msg.Body ?? "";
@@ -186,14 +206,20 @@ export function sendEntryFor(
   const originalMessageId = existing.originalMessageId ?? markers.originalMessageId ?? msg.MessageId ?? null;
   if (repair) {
     const attrs = repairedAttributes(msg, repair);
-    marked = "reason" in attrs ? { error: attrs.reason } : withMarkers(attrs.attributes, { ...markers, originalMessageId, repairedByOperation: repair.operationId });
+    marked =
+      "reason" in attrs
+        ? { error: attrs.reason }
+        : withMarkers(attrs.attributes, { ...markers, originalMessageId, repairedByOperation: repair.operationId });
   } else {
     marked = withMarkers(msg.MessageAttributes, { ...markers, originalMessageId });
   }
   if ("error" in marked) return { reason: marked.error };
   const entry: Omit<SendMessageBatchRequestEntry, "Id"> = { MessageBody: body };
   if (Object.keys(marked.attributes).length) entry.MessageAttributes = marked.attributes;
-  if (sys.AWSTraceHeader) entry.MessageSystemAttributes = { AWSTraceHeader: { DataType: "String", StringValue: sys.AWSTraceHeader } satisfies MessageSystemAttributeValue };
+  if (sys.AWSTraceHeader)
+    entry.MessageSystemAttributes = {
+      AWSTraceHeader: { DataType: "String", StringValue: sys.AWSTraceHeader } satisfies MessageSystemAttributeValue,
+    };
   if (target.fifo) {
     entry.MessageGroupId = group;
     entry.MessageDeduplicationId = dedupIdFor(markers.replayId);
@@ -205,12 +231,17 @@ export function sendEntryFor(
 export function entrySize(e: Omit<SendMessageBatchRequestEntry, "Id">): number {
   let n = Buffer.byteLength(e.MessageBody ?? "", "utf8");
   for (const [k, v] of Object.entries(e.MessageAttributes ?? {})) {
-    n += Buffer.byteLength(k) + Buffer.byteLength(v.DataType ?? "") + (v.StringValue !== undefined ? Buffer.byteLength(v.StringValue) : 0) + (v.BinaryValue?.byteLength ?? 0);
+    n +=
+      Buffer.byteLength(k) +
+      Buffer.byteLength(v.DataType ?? "") +
+      (v.StringValue !== undefined ? Buffer.byteLength(v.StringValue) : 0) +
+      (v.BinaryValue?.byteLength ?? 0);
   }
   return n;
 }
 
-const chunks = <T>(xs: T[], n: number) => Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, i * n + n));
+const chunks = <T>(xs: T[], n: number) =>
+  Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, i * n + n));
 const errText = (e: BrokerError) => e.userMessage.replace(/\.$/, "");
 
 interface Wanted<R = MoveRequest> {
@@ -247,7 +278,12 @@ class Holds {
     const worker = async () => {
       while (next < batches.length) {
         const batch = batches[next++];
-        const out = await this.c.sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: this.url, Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle, VisibilityTimeout: timeout })) }));
+        const out = await this.c.sqs.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: this.url,
+            Entries: batch.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle, VisibilityTimeout: timeout })),
+          }),
+        );
         for (const f of out.Failed ?? []) refused.add(batch[Number(f.Id)]);
       }
     };
@@ -310,7 +346,10 @@ interface SqsStep<R extends { letterId: string; sha256: string }, P> {
   /** Checks after the DLQ is opened and before anything is received (typed errors). */
   before?(d: Opened): Promise<void>;
   /** Per found letter, after its checksum matched: why it stays, or what to deliver. */
-  prepare(f: Found<R>, d: Opened): Promise<{ stays: { reason: string; destination: string | null } } | Omit<Ready<R, P>, "f">>;
+  prepare(
+    f: Found<R>,
+    d: Opened,
+  ): Promise<{ stays: { reason: string; destination: string | null } } | Omit<Ready<R, P>, "f">>;
   /** Delivers a batch (one batchKey); one result per letter, in order. A fatal error stops the walk. */
   deliver(batch: Array<Ready<R, P>>): Promise<{ results: Delivered[]; fatal: BrokerError | null }>;
   /** The reason when the delivery succeeded but the DeleteMessage failed (the letter is now in two places). */
@@ -346,9 +385,19 @@ async function* forRequestedSqsLetters<R extends { letterId: string; sha256: str
   toResult: (s: Settled<R>) => Out,
 ): AsyncGenerator<Out> {
   const opened = await c.open();
-  const d: Opened = { ...opened, dlqFifo: opened.summary.queueType === "fifo", dlqArn: parseQueueArn(opened.attrs.QueueArn) };
+  const d: Opened = {
+    ...opened,
+    dlqFifo: opened.summary.queueType === "fifo",
+    dlqArn: parseQueueArn(opened.attrs.QueueArn),
+  };
   await step.before?.(d);
-  const settled = (req: R, outcome: Settled<R>["outcome"], reason: string | null): Settled<R> => ({ req, outcome, destination: null, reason, orderingKey: null });
+  const settled = (req: R, outcome: Settled<R>["outcome"], reason: string | null): Settled<R> => ({
+    req,
+    outcome,
+    destination: null,
+    reason,
+    orderingKey: null,
+  });
 
   // What is asked for: letter id → MessageId (base) and occurrence.
   const wanted: Array<Wanted<R>> = [];
@@ -364,7 +413,11 @@ async function* forRequestedSqsLetters<R extends { letterId: string; sha256: str
       continue;
     }
     const tilde = req.letterId.indexOf("~");
-    wanted.push({ req, base: tilde < 0 ? req.letterId : req.letterId.slice(0, tilde), nth: tilde < 0 ? 1 : Number(req.letterId.slice(tilde + 1)) });
+    wanted.push({
+      req,
+      base: tilde < 0 ? req.letterId : req.letterId.slice(0, tilde),
+      nth: tilde < 0 ? 1 : Number(req.letterId.slice(tilde + 1)),
+    });
   }
   if (wanted.length === 0) return;
   const need = new Map<string, number>();
@@ -393,7 +446,14 @@ async function* forRequestedSqsLetters<R extends { letterId: string; sha256: str
         try {
           await holds.extendIfDue();
           const out = await c.sqs.send(
-            new ReceiveMessageCommand({ QueueUrl: d.url, MaxNumberOfMessages: n, VisibilityTimeout: c.visibilityTimeout, WaitTimeSeconds: waitSeconds, MessageSystemAttributeNames: ["All"], MessageAttributeNames: ["All"] }),
+            new ReceiveMessageCommand({
+              QueueUrl: d.url,
+              MaxNumberOfMessages: n,
+              VisibilityTimeout: c.visibilityTimeout,
+              WaitTimeSeconds: waitSeconds,
+              MessageSystemAttributeNames: ["All"],
+              MessageAttributeNames: ["All"],
+            }),
             { abortSignal: signal },
           );
           msgs = out.Messages ?? [];
@@ -434,7 +494,8 @@ async function* forRequestedSqsLetters<R extends { letterId: string; sha256: str
       let received: number;
       try {
         received = await receive(total, 1, c.maxEmptyReceives, c.receiveConcurrency);
-        if (received >= total && outstanding > 0 && !signal?.aborted) received += await receive(Math.min(100, total), 0, 1, 1);
+        if (received >= total && outstanding > 0 && !signal?.aborted)
+          received += await receive(Math.min(100, total), 0, 1, 1);
       } catch (e) {
         throw c.err(e, dlq);
       }
@@ -470,7 +531,13 @@ async function* forRequestedSqsLetters<R extends { letterId: string; sha256: str
     for (const w of wanted) {
       if (done.has(w)) continue;
       done.add(w);
-      yield toResult(settled(w.req, "missing", "This letter is no longer in the DLQ (moved or deleted since it was read), or another reader is holding it hidden right now."));
+      yield toResult(
+        settled(
+          w.req,
+          "missing",
+          "This letter is no longer in the DLQ (moved or deleted since it was read), or another reader is holding it hidden right now.",
+        ),
+      );
     }
   } finally {
     await holds.releaseAll();
@@ -486,9 +553,22 @@ async function* settleFound<R extends { letterId: string; sha256: string }, P>(
   signal: AbortSignal | undefined,
   step: SqsStep<R, P>,
 ): AsyncIterable<{ w: Wanted<R>; settled: Settled<R> }> {
-  const out = (f: Found<R>, outcome: Settled<R>["outcome"], destination: string | null, reason: string | null, copyId?: string) => ({
+  const out = (
+    f: Found<R>,
+    outcome: Settled<R>["outcome"],
+    destination: string | null,
+    reason: string | null,
+    copyId?: string,
+  ) => ({
     w: f.w,
-    settled: { req: f.w.req, outcome, destination, reason, orderingKey: groupOf(f.m), ...(copyId !== undefined ? { copyId } : {}) } as Settled<R>,
+    settled: {
+      req: f.w.req,
+      outcome,
+      destination,
+      reason,
+      orderingKey: groupOf(f.m),
+      ...(copyId !== undefined ? { copyId } : {}),
+    } as Settled<R>,
   });
   const handle = (f: Found<R>) => f.m.ReceiptHandle ?? "";
   const brokenGroups = new Map<string, string>();
@@ -501,16 +581,38 @@ async function* settleFound<R extends { letterId: string; sha256: string }, P>(
   /** Checks per letter; letters that stay are released at once by the caller. */
   const prepare = async (f: Found<R>): Promise<Ready<R, P> | { done: ReturnType<typeof out>; why: string }> => {
     const group = groupOf(f.m);
-    if (fatal) return { done: out(f, "failed", null, `Not ${step.past}: ${errText(fatal)}. The letter stays in the DLQ.`), why: "SQS could not be reached" };
-    if (group && step.heldGroups.has(group)) return { done: out(f, "failed", null, heldBackReason(group)), why: "it was held back" };
+    if (fatal)
+      return {
+        done: out(f, "failed", null, `Not ${step.past}: ${errText(fatal)}. The letter stays in the DLQ.`),
+        why: "SQS could not be reached",
+      };
+    if (group && step.heldGroups.has(group))
+      return { done: out(f, "failed", null, heldBackReason(group)), why: "it was held back" };
     if (group && brokenGroups.has(group)) {
-      return { done: out(f, "failed", null, `Not ${step.past}: an earlier letter of its message group "${group}" was not (${brokenGroups.get(group)}), and going ahead would break the group's order. It stays in the DLQ.`), why: "an earlier letter of its group stayed" };
+      return {
+        done: out(
+          f,
+          "failed",
+          null,
+          `Not ${step.past}: an earlier letter of its message group "${group}" was not (${brokenGroups.get(group)}), and going ahead would break the group's order. It stays in the DLQ.`,
+        ),
+        why: "an earlier letter of its group stayed",
+      };
     }
     if (sha256Hex(Buffer.from(f.m.Body ?? "", "utf8")) !== f.w.req.sha256.toLowerCase()) {
-      return { done: out(f, "checksum_mismatch", null, `The letter's bytes no longer match the checksum recorded when it was indexed: it was not ${step.past} and stays in the DLQ. Re-scan the DLQ and check the letter first.`), why: "its checksum did not match" };
+      return {
+        done: out(
+          f,
+          "checksum_mismatch",
+          null,
+          `The letter's bytes no longer match the checksum recorded when it was indexed: it was not ${step.past} and stays in the DLQ. Re-scan the DLQ and check the letter first.`,
+        ),
+        why: "its checksum did not match",
+      };
     }
     const p = await step.prepare(f, d);
-    if ("stays" in p) return { done: out(f, "failed", p.stays.destination, p.stays.reason), why: `it could not be ${step.past}` };
+    if ("stays" in p)
+      return { done: out(f, "failed", p.stays.destination, p.stays.reason), why: `it could not be ${step.past}` };
     return { f, ...p };
   };
 
@@ -520,13 +622,18 @@ async function* settleFound<R extends { letterId: string; sha256: string }, P>(
     // Refresh the hold: the full timeout is left for the delivery and the delete.
     let refused: Set<string>;
     try {
-      refused = await holds.change(batch.map((b) => handle(b.f)), c.visibilityTimeout);
+      refused = await holds.change(
+        batch.map((b) => handle(b.f)),
+        c.visibilityTimeout,
+      );
     } catch (e) {
       const be = c.err(e);
       fatal = be.kind === "unreachable" || be.kind === "auth" || be.kind === "throttled" ? be : null;
       for (const b of batch) {
         breakGroup(b.f, "SQS could not be reached");
-        results.push(out(b.f, "failed", b.destination, `Not ${step.past}: ${errText(be)}. The letter stays in the DLQ.`));
+        results.push(
+          out(b.f, "failed", b.destination, `Not ${step.past}: ${errText(be)}. The letter stays in the DLQ.`),
+        );
       }
       await holds.release(batch.map((b) => handle(b.f)));
       return results;
@@ -536,7 +643,14 @@ async function* settleFound<R extends { letterId: string; sha256: string }, P>(
       if (!refused.has(handle(b.f))) continue;
       holds.forget(handle(b.f));
       breakGroup(b.f, "its hold ran out");
-      results.push(out(b.f, "failed", b.destination, `Not ${step.past}: the console's hold on this letter ran out first (it became visible and may have been received by a consumer). Nothing was done with it; it is still in the DLQ.`));
+      results.push(
+        out(
+          b.f,
+          "failed",
+          b.destination,
+          `Not ${step.past}: the console's hold on this letter ran out first (it became visible and may have been received by a consumer). Nothing was done with it; it is still in the DLQ.`,
+        ),
+      );
     }
     if (live.length === 0) return results;
     const delivered = await step.deliver(live);
@@ -546,7 +660,12 @@ async function* settleFound<R extends { letterId: string; sha256: string }, P>(
     const toDelete = live.map((b, i) => ({ b, i })).filter(({ i }) => delivered.results[i].ok);
     if (toDelete.length) {
       try {
-        const r = await c.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: d.url, Entries: toDelete.map(({ b, i }) => ({ Id: String(i), ReceiptHandle: handle(b.f) })) }));
+        const r = await c.sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: d.url,
+            Entries: toDelete.map(({ b, i }) => ({ Id: String(i), ReceiptHandle: handle(b.f) })),
+          }),
+        );
         for (const f of r.Failed ?? []) deleteFailed.set(Number(f.Id), f.Code ?? "error");
       } catch (e) {
         const be = c.err(e);
@@ -593,7 +712,10 @@ async function* settleFound<R extends { letterId: string; sha256: string }, P>(
       continue;
     }
     // FIFO: one at a time, in order. Otherwise batches of up to 10 of one key, within the batch size limit.
-    if (pending.length && (pending[0].batchKey !== p.batchKey || pending.length >= batchSize || pendingBytes + p.size > c.maxBatchBytes)) {
+    if (
+      pending.length &&
+      (pending[0].batchKey !== p.batchKey || pending.length >= batchSize || pendingBytes + p.size > c.maxBatchBytes)
+    ) {
       for (const r of await flush()) yield r;
       if (signal?.aborted) break;
     }
@@ -608,7 +730,12 @@ async function* settleFound<R extends { letterId: string; sha256: string }, P>(
 // ---------------------------------------------------------------------------------------------
 // Move: deliver = SendMessage(Batch) to the target.
 
-export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveRequest[], opts: MoveOptions = {}): AsyncIterable<MoveResult> {
+export function moveSqsLetters(
+  c: SqsMoveContext,
+  dlq: string,
+  requests: MoveRequest[],
+  opts: MoveOptions = {},
+): AsyncIterable<MoveResult> {
   const beforeRemove = opts.beforeRemove;
   const repairing = requests.some((r) => r.repair);
   // Targets by name (and account), resolved once per move.
@@ -623,7 +750,11 @@ export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveReq
           return { ok: true, target: { name, url, fifo: isFifoQueue(name, await c.queueAttrs(name, url)) } };
         } catch (e) {
           const be = e instanceof BrokerError ? e : c.err(e, name);
-          if (be.kind === "not_found") return { ok: false, reason: `The origin queue "${name}" does not exist (it may have been deleted): the letter stays in the DLQ. Pick another target.` };
+          if (be.kind === "not_found")
+            return {
+              ok: false,
+              reason: `The origin queue "${name}" does not exist (it may have been deleted): the letter stays in the DLQ. Pick another target.`,
+            };
           throw be;
         }
       })();
@@ -661,7 +792,10 @@ export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveReq
       async before(d) {
         for (const name of new Set(requests.flatMap((r) => (r.target.kind === "queue" ? [r.target.name] : [])))) {
           const r = await resolve(name);
-          if (!r.ok) throw new BrokerError("not_found", { userMessage: `The target queue "${name}" does not exist on this connection (region ${d.dlqArn?.region || c.region}). Nothing was moved: check the name, or create the queue first.` });
+          if (!r.ok)
+            throw new BrokerError("not_found", {
+              userMessage: `The target queue "${name}" does not exist on this connection (region ${d.dlqArn?.region || c.region}). Nothing was moved: check the name, or create the queue first.`,
+            });
         }
       },
       async prepare(f, d) {
@@ -688,7 +822,13 @@ export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveReq
           };
         }
         // A repaired letter goes alone: its original is archived and deleted before the next one is sent.
-        return { batchKey: r.target.url, single: r.target.fifo || Boolean(f.w.req.repair), size, payload: { target: r.target, entry: s.entry }, destination: `queue ${r.target.name}` };
+        return {
+          batchKey: r.target.url,
+          single: r.target.fifo || Boolean(f.w.req.repair),
+          size,
+          payload: { target: r.target, entry: s.entry },
+          destination: `queue ${r.target.name}`,
+        };
       },
       async deliver(live) {
         const target = live[0].payload.target;
@@ -700,18 +840,33 @@ export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveReq
             const r = await c.sqs.send(new SendMessageCommand({ QueueUrl: target.url, ...live[0].payload.entry }));
             sent.set(0, r.MessageId ?? "");
           } else {
-            const r = await c.sqs.send(new SendMessageBatchCommand({ QueueUrl: target.url, Entries: live.map((b, i) => ({ Id: String(i), ...b.payload.entry })) }));
+            const r = await c.sqs.send(
+              new SendMessageBatchCommand({
+                QueueUrl: target.url,
+                Entries: live.map((b, i) => ({ Id: String(i), ...b.payload.entry })),
+              }),
+            );
             for (const s of r.Successful ?? []) sent.set(Number(s.Id), s.MessageId ?? "");
-            for (const f of r.Failed ?? []) sendFailed.set(Number(f.Id), `SQS refused it (${f.Code ?? "error"}${f.Message ? `: ${f.Message}` : ""})`);
+            for (const f of r.Failed ?? [])
+              sendFailed.set(Number(f.Id), `SQS refused it (${f.Code ?? "error"}${f.Message ? `: ${f.Message}` : ""})`);
           }
         } catch (e) {
           const be = c.err(e, target.name);
           if (be.kind === "unreachable" || be.kind === "auth" || be.kind === "throttled") fatal = be;
-          live.forEach((_, i) => sendFailed.set(i, `${errText(be)}. If the request reached SQS before it failed, a copy tagged with this letter's x-dlq-replay-id may be in "${target.name}" too`));
+          live.forEach((_, i) =>
+            sendFailed.set(
+              i,
+              `${errText(be)}. If the request reached SQS before it failed, a copy tagged with this letter's x-dlq-replay-id may be in "${target.name}" too`,
+            ),
+          );
         }
         const results: Delivered[] = [];
         for (const [i, b] of live.entries()) {
-          if (!sent.has(i)) results.push({ ok: false, reason: `Not sent to "${target.name}": ${sendFailed.get(i) ?? "unknown error"}. The letter stays in the DLQ.` });
+          if (!sent.has(i))
+            results.push({
+              ok: false,
+              reason: `Not sent to "${target.name}": ${sendFailed.get(i) ?? "unknown error"}. The letter stays in the DLQ.`,
+            });
           else if (b.f.w.req.repair) results.push(await archiveOriginal(b, sent.get(i)!));
           else results.push({ ok: true, note: sent.get(i)! });
         }
@@ -738,7 +893,8 @@ export function moveSqsLetters(c: SqsMoveContext, dlq: string, requests: MoveReq
     if (!beforeRemove) {
       throw new BrokerError("bad_request", {
         message: "moveLetters: a repair request without MoveOptions.beforeRemove",
-        userMessage: "A repair needs the original's copy to be archived before it leaves the DLQ, and no archive was given. Nothing was read or sent.",
+        userMessage:
+          "A repair needs the original's copy to be archived before it leaves the DLQ, and no archive was given. Nothing was read or sent.",
       });
     }
     yield* walk;
@@ -771,12 +927,28 @@ export function envelopeOf(m: Message): SqsEnvelope {
   const sys = (m.Attributes ?? {}) as Record<string, string>;
   const attributes: SqsEnvelope["attributes"] = {};
   for (const [k, v] of Object.entries(m.MessageAttributes ?? {})) {
-    attributes[k] = { DataType: v.DataType ?? "String", ...(v.StringValue !== undefined ? { StringValue: v.StringValue } : {}), ...(v.BinaryValue !== undefined ? { BinaryValue: b64(v.BinaryValue) } : {}) };
+    attributes[k] = {
+      DataType: v.DataType ?? "String",
+      ...(v.StringValue !== undefined ? { StringValue: v.StringValue } : {}),
+      ...(v.BinaryValue !== undefined ? { BinaryValue: b64(v.BinaryValue) } : {}),
+    };
   }
-  return { messageId: m.MessageId ?? null, attributes, awsTraceHeader: sys.AWSTraceHeader ?? null, messageGroupId: sys.MessageGroupId ?? null, messageDeduplicationId: sys.MessageDeduplicationId ?? null, system: sys };
+  return {
+    messageId: m.MessageId ?? null,
+    attributes,
+    awsTraceHeader: sys.AWSTraceHeader ?? null,
+    messageGroupId: sys.MessageGroupId ?? null,
+    messageDeduplicationId: sys.MessageDeduplicationId ?? null,
+    system: sys,
+  };
 }
 
-export function removeSqsLetters(c: SqsMoveContext, dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncIterable<RemoveResult> {
+export function removeSqsLetters(
+  c: SqsMoveContext,
+  dlq: string,
+  requests: RemoveRequest[],
+  opts: RemoveOptions,
+): AsyncIterable<RemoveResult> {
   return forRequestedSqsLetters<RemoveRequest, null, RemoveResult>(
     c,
     dlq,

@@ -4,7 +4,11 @@ import { HeldLetters, receiveUpTo, type ReaderOptions } from "@/lib/brokers/sqs/
 
 /** A scripted queue: hands out each letter once, at most MaxNumberOfMessages per call. */
 function queueOf(n: number) {
-  const msgs: Message[] = Array.from({ length: n }, (_, i) => ({ MessageId: `id-${i}`, ReceiptHandle: `rh-${i}`, Body: `b-${i}` }));
+  const msgs: Message[] = Array.from({ length: n }, (_, i) => ({
+    MessageId: `id-${i}`,
+    ReceiptHandle: `rh-${i}`,
+    Body: `b-${i}`,
+  }));
   const asked: number[] = [];
   let next = 0;
   const sqs = {
@@ -20,7 +24,13 @@ function queueOf(n: number) {
   return { sqs, asked };
 }
 
-const opts: ReaderOptions = { queueUrl: "q", visibilityTimeout: 30, waitSeconds: 0, concurrency: 1, maxEmptyReceives: 1 };
+const opts: ReaderOptions = {
+  queueUrl: "q",
+  visibilityTimeout: 30,
+  waitSeconds: 0,
+  concurrency: 1,
+  maxEmptyReceives: 1,
+};
 
 describe("receiveUpTo", () => {
   it("asks each call for as many as askUpTo allows, and stops once `want` letters are in", async () => {
@@ -45,9 +55,15 @@ describe("receiveUpTo", () => {
 
   it("want 0 receives nothing; a short queue is exhausted", async () => {
     const a = queueOf(3);
-    expect(await receiveUpTo(a.sqs, new HeldLetters(a.sqs, opts), 0, opts, () => undefined, 10)).toEqual({ received: 0, exhausted: false });
+    expect(await receiveUpTo(a.sqs, new HeldLetters(a.sqs, opts), 0, opts, () => undefined, 10)).toEqual({
+      received: 0,
+      exhausted: false,
+    });
     expect(a.asked).toEqual([]);
     const b = queueOf(3);
-    expect(await receiveUpTo(b.sqs, new HeldLetters(b.sqs, opts), 5, opts, () => undefined)).toEqual({ received: 3, exhausted: true });
+    expect(await receiveUpTo(b.sqs, new HeldLetters(b.sqs, opts), 5, opts, () => undefined)).toEqual({
+      received: 3,
+      exhausted: true,
+    });
   });
 });

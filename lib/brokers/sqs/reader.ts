@@ -6,7 +6,12 @@ import "server-only";
  * read ends, fails or is aborted. Receives run a few at a time and stop at the depth observed at
  * the start, or after a few empty answers: never an unbounded loop against a busy queue.
  */
-import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from "@aws-sdk/client-sqs";
+import {
+  ChangeMessageVisibilityBatchCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
 
 export interface ReaderOptions {
   queueUrl: string;
@@ -21,7 +26,8 @@ export interface ReaderOptions {
   signal?: AbortSignal;
 }
 
-const chunks = <T>(xs: T[], n: number) => Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, i * n + n));
+const chunks = <T>(xs: T[], n: number) =>
+  Array.from({ length: Math.ceil(xs.length / n) }, (_, i) => xs.slice(i * n, i * n + n));
 
 export class HeldLetters {
   private readonly handles: string[] = [];

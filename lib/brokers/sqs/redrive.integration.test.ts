@@ -7,14 +7,22 @@ import { afterAll, describe, expect, it } from "vitest";
 import { GetQueueAttributesCommand, SendMessageCommand, type MessageAttributeValue } from "@aws-sdk/client-sqs";
 import { collectMoves, headerOf, markersFor, runRedriveContract } from "@/lib/brokers/contract-redrive";
 import { runRemoveContract } from "@/lib/brokers/contract-remove";
-import { BrokerError, REDRIVE_HEADERS, type Letter, type MoveRequest, type RedriveTarget, type RedriveMarkers } from "@/lib/brokers/types";
+import {
+  BrokerError,
+  REDRIVE_HEADERS,
+  type Letter,
+  type MoveRequest,
+  type RedriveTarget,
+  type RedriveMarkers,
+} from "@/lib/brokers/types";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { SQS_CONTRACT_SERVERS, peekAll, sqsContractFixture } from "@/lib/brokers/sqs/contract-fixture";
 import { COMBINED_MARKER } from "@/lib/brokers/sqs/markers";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";
 
 const text = (s: string) => new TextEncoder().encode(s);
-const bodyText = (b: Uint8Array | string | undefined) => (typeof b === "string" ? b : Buffer.from(b ?? new Uint8Array()).toString("utf8"));
+const bodyText = (b: Uint8Array | string | undefined) =>
+  typeof b === "string" ? b : Buffer.from(b ?? new Uint8Array()).toString("utf8");
 
 // ---------- the shared contract ----------
 
@@ -36,8 +44,16 @@ async function depthSoon(kit: SqsKit, url: string, expected: number): Promise<nu
   }
 }
 
-const req = (l: Letter, target: RedriveTarget, markers: RedriveMarkers): MoveRequest => ({ letterId: l.id, sha256: l.sha256, target, markers });
-const attrsN = (n: number, prefix = "a"): Record<string, MessageAttributeValue> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, { DataType: "String", StringValue: `v${i}` }]));
+const req = (l: Letter, target: RedriveTarget, markers: RedriveMarkers): MoveRequest => ({
+  letterId: l.id,
+  sha256: l.sha256,
+  target,
+  markers,
+});
+const attrsN = (n: number, prefix = "a"): Record<string, MessageAttributeValue> =>
+  Object.fromEntries(
+    Array.from({ length: n }, (_, i) => [`${prefix}${i}`, { DataType: "String", StringValue: `v${i}` }]),
+  );
 
 describe("SQS moveLetters on ElasticMQ", () => {
   const kit = new SqsKit(ELASTICMQ_ENDPOINT);
@@ -46,8 +62,16 @@ describe("SQS moveLetters on ElasticMQ", () => {
     await adapter.close();
     await kit.cleanup();
   });
-  const browseAll = async (dlq: string, acceptRisk = false) => (await adapter.browse(dlq, { offset: 0, limit: 100, acceptRisk })).letters;
-  const notVisible = async (url: string) => Number((await kit.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessagesNotVisible"] }))).Attributes!.ApproximateNumberOfMessagesNotVisible);
+  const browseAll = async (dlq: string, acceptRisk = false) =>
+    (await adapter.browse(dlq, { offset: 0, limit: 100, acceptRisk })).letters;
+  const notVisible = async (url: string) =>
+    Number(
+      (
+        await kit.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessagesNotVisible"] }),
+        )
+      ).Attributes!.ApproximateNumberOfMessagesNotVisible,
+    );
   /** In flight once the server has applied a release (at most 2 s: "at once", against a 60 s hold). */
   const inFlight = async (url: string) => {
     const end = Date.now() + 2000;
@@ -65,17 +89,43 @@ describe("SQS moveLetters on ElasticMQ", () => {
       blob: { DataType: "Binary.proto", BinaryValue: Uint8Array.from([0, 255, 128]) },
       tenant: { DataType: "String.tenant", StringValue: "acme" },
     };
-    const { dlq, dlqUrl, sourceUrl, source } = await kit.dlqByRedrive(bodies.map((b) => ({ body: text(b), attributes })), { maxReceiveCount: 3 });
+    const { dlq, dlqUrl, sourceUrl, source } = await kit.dlqByRedrive(
+      bodies.map((b) => ({ body: text(b), attributes })),
+      { maxReceiveCount: 3 },
+    );
     const before = await browseAll(dlq);
-    const chosen = [before.find((l) => bodyText(l.body) === bodies[1])!, before.find((l) => bodyText(l.body) === bodies[2])!];
+    const chosen = [
+      before.find((l) => bodyText(l.body) === bodies[1])!,
+      before.find((l) => bodyText(l.body) === bodies[2])!,
+    ];
     const job = randomUUID();
     const marks = chosen.map((l) => markersFor(job, 1, l.messageId));
     const results = await collectMoves(
-      adapter.moveLetters(dlq, [...chosen.map((l, i) => req(l, { kind: "origin" }, marks[i])), { letterId: "00000000-0000-0000-0000-000000000000", sha256: "0".repeat(64), target: { kind: "origin" }, markers: markersFor(job) }, { letterId: "not an id!", sha256: "0".repeat(64), target: { kind: "origin" }, markers: markersFor(job) }]),
+      adapter.moveLetters(dlq, [
+        ...chosen.map((l, i) => req(l, { kind: "origin" }, marks[i])),
+        {
+          letterId: "00000000-0000-0000-0000-000000000000",
+          sha256: "0".repeat(64),
+          target: { kind: "origin" },
+          markers: markersFor(job),
+        },
+        { letterId: "not an id!", sha256: "0".repeat(64), target: { kind: "origin" }, markers: markersFor(job) },
+      ]),
     );
-    expect(results.filter((r) => r.outcome === "moved").map((r) => r.letterId).sort()).toEqual(chosen.map((l) => l.id).sort());
-    for (const r of results.filter((r) => r.outcome === "moved")) expect(r).toMatchObject({ destination: `queue ${source}`, reason: null });
-    expect(results.filter((r) => r.outcome === "missing").map((r) => r.letterId).sort()).toEqual(["00000000-0000-0000-0000-000000000000", "not an id!"]);
+    expect(
+      results
+        .filter((r) => r.outcome === "moved")
+        .map((r) => r.letterId)
+        .sort(),
+    ).toEqual(chosen.map((l) => l.id).sort());
+    for (const r of results.filter((r) => r.outcome === "moved"))
+      expect(r).toMatchObject({ destination: `queue ${source}`, reason: null });
+    expect(
+      results
+        .filter((r) => r.outcome === "missing")
+        .map((r) => r.letterId)
+        .sort(),
+    ).toEqual(["00000000-0000-0000-0000-000000000000", "not an id!"]);
     // The rest is visible again at once, nothing left in flight.
     expect(await inFlight(dlqUrl)).toBe(0);
     expect(await depthSoon(kit, dlqUrl, 3)).toBe(3);
@@ -87,22 +137,38 @@ describe("SQS moveLetters on ElasticMQ", () => {
       expect(m.MessageAttributes!.amount).toMatchObject({ DataType: "Number", StringValue: "12345678901234567890.10" });
       expect(m.MessageAttributes!.tenant).toMatchObject({ DataType: "String.tenant", StringValue: "acme" });
       expect(Buffer.from(m.MessageAttributes!.blob.BinaryValue!)).toEqual(Buffer.from([0, 255, 128]));
-      expect(m.MessageAttributes![REDRIVE_HEADERS.redriveCount]).toMatchObject({ DataType: "Number", StringValue: "1" });
+      expect(m.MessageAttributes![REDRIVE_HEADERS.redriveCount]).toMatchObject({
+        DataType: "Number",
+        StringValue: "1",
+      });
       expect(m.MessageAttributes![REDRIVE_HEADERS.redriveId].StringValue).toBe(job);
       expect(m.MessageAttributes![REDRIVE_HEADERS.originalMessageId].StringValue).toBe(l.messageId);
       expect(m.MessageAttributes![COMBINED_MARKER]).toBeUndefined();
     }
-    expect((await browseAll(dlq)).map((l) => l.id).sort()).toEqual(before.filter((l) => !chosen.includes(l)).map((l) => l.id).sort());
+    expect((await browseAll(dlq)).map((l) => l.id).sort()).toEqual(
+      before
+        .filter((l) => !chosen.includes(l))
+        .map((l) => l.id)
+        .sort(),
+    );
   });
 
   it("keeps AWSTraceHeader where the server keeps it (SentTimestamp is always new: SQS sets it)", async () => {
     const { dlq, dlqUrl, source, sourceUrl } = await kit.dlqByRedrive([]);
     const trace = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1";
     // Sent straight to the DLQ so that the system attribute is set by the test.
-    await kit.sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: "traced", MessageSystemAttributes: { AWSTraceHeader: { DataType: "String", StringValue: trace } } }));
+    await kit.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dlqUrl,
+        MessageBody: "traced",
+        MessageSystemAttributes: { AWSTraceHeader: { DataType: "String", StringValue: trace } },
+      }),
+    );
     const [l] = await browseAll(dlq);
     const kept = l.properties.some((p) => p.name === "AWSTraceHeader");
-    const [r] = await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "queue", name: source }, markersFor(randomUUID()))]));
+    const [r] = await collectMoves(
+      adapter.moveLetters(dlq, [req(l, { kind: "queue", name: source }, markersFor(randomUUID()))]),
+    );
     expect(r.outcome).toBe("moved");
     const [m] = await peekAll(kit, sourceUrl);
     if (kept) expect(m.Attributes?.AWSTraceHeader).toBe(trace);
@@ -112,7 +178,11 @@ describe("SQS moveLetters on ElasticMQ", () => {
   it("checksum mismatch: not moved, released at once", async () => {
     const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive([{ body: text("sum-0") }, { body: text("sum-1") }]);
     const before = await browseAll(dlq);
-    const [r] = await collectMoves(adapter.moveLetters(dlq, [{ ...req(before[0], { kind: "origin" }, markersFor(randomUUID())), sha256: "a".repeat(64) }]));
+    const [r] = await collectMoves(
+      adapter.moveLetters(dlq, [
+        { ...req(before[0], { kind: "origin" }, markersFor(randomUUID())), sha256: "a".repeat(64) },
+      ]),
+    );
     expect(r).toMatchObject({ outcome: "checksum_mismatch", letterId: before[0].id });
     expect(r.reason).toMatch(/checksum/);
     expect(await inFlight(dlqUrl)).toBe(0);
@@ -124,10 +194,16 @@ describe("SQS moveLetters on ElasticMQ", () => {
     const { dlq, dlqUrl } = await kit.dlqByRedrive([{ body: text("t-0") }, { body: text("t-1") }]);
     const before = await browseAll(dlq);
     const target = await kit.queue(kit.name("elsewhere"));
-    const [r] = await collectMoves(adapter.moveLetters(dlq, [req(before[0], { kind: "queue", name: target.name }, markersFor(randomUUID()))]));
+    const [r] = await collectMoves(
+      adapter.moveLetters(dlq, [req(before[0], { kind: "queue", name: target.name }, markersFor(randomUUID()))]),
+    );
     expect(r).toMatchObject({ outcome: "moved", destination: `queue ${target.name}` });
     expect(await depthSoon(kit, target.url, 1)).toBe(1);
-    const e = await collectMoves(adapter.moveLetters(dlq, [req(before[1], { kind: "queue", name: `${kit.prefix}-nope` }, markersFor(randomUUID()))])).catch((x: unknown) => x);
+    const e = await collectMoves(
+      adapter.moveLetters(dlq, [
+        req(before[1], { kind: "queue", name: `${kit.prefix}-nope` }, markersFor(randomUUID())),
+      ]),
+    ).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(BrokerError);
     expect((e as BrokerError).kind).toBe("not_found");
     expect((e as BrokerError).userMessage).toContain(`${kit.prefix}-nope`);
@@ -148,7 +224,12 @@ describe("SQS moveLetters on ElasticMQ", () => {
     const by = (b: string) => before.find((l) => bodyText(l.body) === b)!;
     const job = randomUUID();
     const marks = ["six", "nine", "ten"].map((b) => markersFor(job, 1, by(b).messageId));
-    const results = await collectMoves(adapter.moveLetters(dlq, ["six", "nine", "ten"].map((b, i) => req(by(b), { kind: "origin" }, marks[i]))));
+    const results = await collectMoves(
+      adapter.moveLetters(
+        dlq,
+        ["six", "nine", "ten"].map((b, i) => req(by(b), { kind: "origin" }, marks[i])),
+      ),
+    );
     const res = (b: string) => results.find((r) => r.letterId === by(b).id)!;
     expect(res("six").outcome).toBe("moved");
     expect(res("nine").outcome).toBe("moved");
@@ -164,13 +245,25 @@ describe("SQS moveLetters on ElasticMQ", () => {
     const nine = at.find((m) => m.Body === "nine")!;
     expect(Object.keys(nine.MessageAttributes!)).toHaveLength(10);
     expect(nine.MessageAttributes![REDRIVE_HEADERS.redriveCount]).toBeUndefined();
-    expect(JSON.parse(nine.MessageAttributes![COMBINED_MARKER].StringValue!)).toEqual({ redriveId: job, replayId: marks[1].replayId, redriveCount: 1, originalMessageId: by("nine").messageId });
+    expect(JSON.parse(nine.MessageAttributes![COMBINED_MARKER].StringValue!)).toEqual({
+      redriveId: job,
+      replayId: marks[1].replayId,
+      redriveCount: 1,
+      originalMessageId: by("nine").messageId,
+    });
 
     // Die again; the letter with 10 attributes (9 + combined) reads with its redrive count, and moves again within the limit.
     await kit.failUntilMoved(sourceUrl, dlqUrl, 3);
     const back = await browseAll(dlq);
     const nineBack = back.find((l) => bodyText(l.body) === "nine")!;
-    expect(nineBack.headers.filter((h) => !h.name.startsWith("x-dlq-redrive-") && !h.name.startsWith("x-dlq-replay") && !h.name.startsWith("x-dlq-original"))).toHaveLength(10);
+    expect(
+      nineBack.headers.filter(
+        (h) =>
+          !h.name.startsWith("x-dlq-redrive-") &&
+          !h.name.startsWith("x-dlq-replay") &&
+          !h.name.startsWith("x-dlq-original"),
+      ),
+    ).toHaveLength(10);
     expect(headerOf(nineBack, REDRIVE_HEADERS.redriveCount)).toBe("1");
     expect(headerOf(nineBack, REDRIVE_HEADERS.replayId)).toBe(marks[1].replayId);
     expect(headerOf(nineBack, REDRIVE_HEADERS.originalMessageId)).toBe(by("nine").messageId);
@@ -181,18 +274,29 @@ describe("SQS moveLetters on ElasticMQ", () => {
     expect(r2).toMatchObject({ outcome: "moved", destination: `queue ${source}` });
     const again = (await peekAll(kit, sourceUrl)).find((m) => m.Body === "nine")!;
     expect(Object.keys(again.MessageAttributes!)).toHaveLength(10);
-    expect(JSON.parse(again.MessageAttributes![COMBINED_MARKER].StringValue!)).toEqual({ redriveId: job2, replayId: m2.replayId, redriveCount: 2, originalMessageId: by("nine").messageId });
+    expect(JSON.parse(again.MessageAttributes![COMBINED_MARKER].StringValue!)).toEqual({
+      redriveId: job2,
+      replayId: m2.replayId,
+      redriveCount: 2,
+      originalMessageId: by("nine").messageId,
+    });
   });
 
   it("two cycles: redrive count 2, original message id unchanged (separate markers)", async () => {
-    const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive([{ body: text("cycle"), headers: { app: "x" } }], { maxReceiveCount: 3 });
+    const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive([{ body: text("cycle"), headers: { app: "x" } }], {
+      maxReceiveCount: 3,
+    });
     const [first] = await browseAll(dlq);
-    await collectMoves(adapter.moveLetters(dlq, [req(first, { kind: "origin" }, markersFor(randomUUID(), 1, first.messageId))]));
+    await collectMoves(
+      adapter.moveLetters(dlq, [req(first, { kind: "origin" }, markersFor(randomUUID(), 1, first.messageId))]),
+    );
     await kit.failUntilMoved(sourceUrl, dlqUrl, 1);
     const [second] = await browseAll(dlq);
     expect(headerOf(second, REDRIVE_HEADERS.redriveCount)).toBe("1");
     const m2 = markersFor(randomUUID(), 2, second.messageId);
-    expect((await collectMoves(adapter.moveLetters(dlq, [req(second, { kind: "origin" }, m2)])))[0].outcome).toBe("moved");
+    expect((await collectMoves(adapter.moveLetters(dlq, [req(second, { kind: "origin" }, m2)])))[0].outcome).toBe(
+      "moved",
+    );
     await kit.failUntilMoved(sourceUrl, dlqUrl, 1);
     const [third] = await browseAll(dlq);
     expect(headerOf(third, REDRIVE_HEADERS.redriveCount)).toBe("2");
@@ -208,7 +312,9 @@ describe("SQS moveLetters on ElasticMQ", () => {
     );
     const before = await browseAll(dlq);
     const standard = await kit.queue(kit.name("std"));
-    const [mismatch] = await collectMoves(adapter.moveLetters(dlq, [req(before[0], { kind: "queue", name: standard.name }, markersFor(randomUUID()))]));
+    const [mismatch] = await collectMoves(
+      adapter.moveLetters(dlq, [req(before[0], { kind: "queue", name: standard.name }, markersFor(randomUUID()))]),
+    );
     expect(mismatch).toMatchObject({ outcome: "failed", orderingKey: "a" });
     expect(mismatch.reason).toMatch(/FIFO/);
     expect(await inFlight(dlqUrl)).toBe(0);
@@ -222,13 +328,16 @@ describe("SQS moveLetters on ElasticMQ", () => {
     const at = await peekAll(kit, sourceUrl);
     expect(at.filter((m) => m.Attributes!.MessageGroupId === "a").map((m) => m.Body)).toEqual(["f-0", "f-2", "f-3"]);
     expect(at.filter((m) => m.Attributes!.MessageGroupId === "b").map((m) => m.Body)).toEqual(["f-1", "f-4"]);
-    for (const m of at) expect(m.Attributes!.MessageDeduplicationId).toBe(m.MessageAttributes![REDRIVE_HEADERS.replayId].StringValue);
+    for (const m of at)
+      expect(m.Attributes!.MessageDeduplicationId).toBe(m.MessageAttributes![REDRIVE_HEADERS.replayId].StringValue);
     expect(await depthSoon(kit, dlqUrl, 0)).toBe(0);
 
     const std = await kit.dlqByRedrive([{ body: text("plain") }]);
     const fifoTarget = await kit.queue(kit.name("fifo-target", true), { FifoQueue: "true" });
     const [l] = await browseAll(std.dlq);
-    const [r] = await collectMoves(adapter.moveLetters(std.dlq, [req(l, { kind: "queue", name: fifoTarget.name }, markersFor(randomUUID()))]));
+    const [r] = await collectMoves(
+      adapter.moveLetters(std.dlq, [req(l, { kind: "queue", name: fifoTarget.name }, markersFor(randomUUID()))]),
+    );
     expect(r.outcome).toBe("failed");
     expect(r.reason).toMatch(/MessageGroupId/);
     expect(await depthSoon(kit, std.dlqUrl, 1)).toBe(1);
@@ -236,12 +345,18 @@ describe("SQS moveLetters on ElasticMQ", () => {
 
   it("abort between batches: what is not moved is visible again at once", async () => {
     const n = 25;
-    const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive(Array.from({ length: n }, (_, i) => ({ body: text(`ab-${i}`) })));
+    const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive(
+      Array.from({ length: n }, (_, i) => ({ body: text(`ab-${i}`) })),
+    );
     const before = await browseAll(dlq);
     expect(before).toHaveLength(n);
     const ac = new AbortController();
     const seen = [];
-    for await (const r of adapter.moveLetters(dlq, before.map((l) => req(l, { kind: "origin" }, markersFor(randomUUID()))), { signal: ac.signal })) {
+    for await (const r of adapter.moveLetters(
+      dlq,
+      before.map((l) => req(l, { kind: "origin" }, markersFor(randomUUID()))),
+      { signal: ac.signal },
+    )) {
       seen.push(r);
       ac.abort();
     }
@@ -255,11 +370,17 @@ describe("SQS moveLetters on ElasticMQ", () => {
 
   it("a chained DLQ needs acceptRisk, as reads do", async () => {
     const next = await kit.queue(kit.name("next"));
-    const { dlq } = await kit.dlqByRedrive([{ body: text("chained") }], { dlqAttributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: next.arn, maxReceiveCount: 5 }) } });
+    const { dlq } = await kit.dlqByRedrive([{ body: text("chained") }], {
+      dlqAttributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: next.arn, maxReceiveCount: 5 }) },
+    });
     const [l] = await browseAll(dlq, true);
-    const e = await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "origin" }, markersFor(randomUUID()))])).catch((x: unknown) => x);
+    const e = await collectMoves(
+      adapter.moveLetters(dlq, [req(l, { kind: "origin" }, markersFor(randomUUID()))]),
+    ).catch((x: unknown) => x);
     expect((e as BrokerError).kind).toBe("risky_read");
-    const [r] = await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "origin" }, markersFor(randomUUID()))], { acceptRisk: true }));
+    const [r] = await collectMoves(
+      adapter.moveLetters(dlq, [req(l, { kind: "origin" }, markersFor(randomUUID()))], { acceptRisk: true }),
+    );
     expect(r.outcome).toBe("moved");
   });
 });
@@ -274,21 +395,27 @@ describe("SQS moveLetters on moto (no DeadLetterQueueSourceArn)", () => {
 
   it("several source queues and no source ARN: 'failed', pick a target; an explicit target works", async () => {
     const { dlq, dlqUrl, dlqArn } = await kit.dlqByRedrive([{ body: text("which") }]);
-    await kit.queue(kit.name("work2"), { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 1 }) });
+    await kit.queue(kit.name("work2"), {
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 1 }),
+    });
     const [l] = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
     const [r] = await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "origin" }, markersFor(randomUUID()))]));
     expect(r.outcome).toBe("failed");
     expect(r.reason).toMatch(/[Pp]ick a target/);
     expect(await depthSoon(kit, dlqUrl, 1)).toBe(1);
     const target = await kit.queue(kit.name("chosen"));
-    const [ok] = await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "queue", name: target.name }, markersFor(randomUUID()))]));
+    const [ok] = await collectMoves(
+      adapter.moveLetters(dlq, [req(l, { kind: "queue", name: target.name }, markersFor(randomUUID()))]),
+    );
     expect(ok.outcome).toBe("moved");
     expect(await depthSoon(kit, target.url, 1)).toBe(1);
     expect(await depthSoon(kit, dlqUrl, 0)).toBe(0);
   });
 
   it("crowded attributes (9 own) → combined marker on moto too", async () => {
-    const { dlq, sourceUrl } = await kit.dlqByRedrive([{ body: text("nine"), attributes: attrsN(9) }], { maxReceiveCount: 3 });
+    const { dlq, sourceUrl } = await kit.dlqByRedrive([{ body: text("nine"), attributes: attrsN(9) }], {
+      maxReceiveCount: 3,
+    });
     const [l] = (await adapter.browse(dlq, { offset: 0, limit: 10 })).letters;
     const m = markersFor(randomUUID(), 1, l.messageId);
     expect((await collectMoves(adapter.moveLetters(dlq, [req(l, { kind: "origin" }, m)])))[0].outcome).toBe("moved");

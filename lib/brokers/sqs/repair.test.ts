@@ -4,23 +4,51 @@ import { REDRIVE_HEADERS, REPAIR_HEADER, type LetterRepair, type RedriveMarkers 
 import { toLetter } from "@/lib/brokers/sqs/letter";
 import { COMBINED_MARKER, readMarkers, withMarkers } from "@/lib/brokers/sqs/markers";
 import { sendEntryFor } from "@/lib/brokers/sqs/mover";
-import { attributeNameProblem, repairedAttributes, repairedBodyText, repairRequestProblem } from "@/lib/brokers/sqs/repair";
+import {
+  attributeNameProblem,
+  repairedAttributes,
+  repairedBodyText,
+  repairRequestProblem,
+} from "@/lib/brokers/sqs/repair";
 
 const op = "0b7c1d7e-4a61-4f43-a2a4-8d1a8f0c9e11";
-const marks: RedriveMarkers = { redriveId: op, replayId: "11111111-2222-3333-4444-555555555555", redriveCount: 1, originalMessageId: null };
+const marks: RedriveMarkers = {
+  redriveId: op,
+  replayId: "11111111-2222-3333-4444-555555555555",
+  redriveCount: 1,
+  originalMessageId: null,
+};
 const bytes = (s: string) => new TextEncoder().encode(s);
-const attrs = (n: number): Record<string, MessageAttributeValue> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`a${i}`, { DataType: "String", StringValue: `v${i}` }]));
+const attrs = (n: number): Record<string, MessageAttributeValue> =>
+  Object.fromEntries(Array.from({ length: n }, (_, i) => [`a${i}`, { DataType: "String", StringValue: `v${i}` }]));
 const repair = (r: Omit<LetterRepair, "operationId">): LetterRepair => ({ ...r, operationId: op });
 
 describe("repair checks that need no letter", () => {
   it("accepts a plain edit", () => {
-    expect(repairRequestProblem(repair({ body: bytes('{"status":"PAID"}'), setHeaders: { "x-tenant": "eu" }, removeHeaders: ["x-debug"], correlationId: "c-2" }))).toBeNull();
+    expect(
+      repairRequestProblem(
+        repair({
+          body: bytes('{"status":"PAID"}'),
+          setHeaders: { "x-tenant": "eu" },
+          removeHeaders: ["x-debug"],
+          correlationId: "c-2",
+        }),
+      ),
+    ).toBeNull();
   });
 
   it("refuses names the console or the broker manages, whatever their case", () => {
-    const edits: Array<Omit<LetterRepair, "operationId">> = [{ setHeaders: { [REDRIVE_HEADERS.redriveCount]: "0" } }, { removeHeaders: [REPAIR_HEADER] }, { setHeaders: { "X-Death": "x" } }, { removeHeaders: [COMBINED_MARKER] }, { setHeaders: { "kafka_dlt-original-topic": "t" } }];
+    const edits: Array<Omit<LetterRepair, "operationId">> = [
+      { setHeaders: { [REDRIVE_HEADERS.redriveCount]: "0" } },
+      { removeHeaders: [REPAIR_HEADER] },
+      { setHeaders: { "X-Death": "x" } },
+      { removeHeaders: [COMBINED_MARKER] },
+      { setHeaders: { "kafka_dlt-original-topic": "t" } },
+    ];
     for (const r of edits) {
-      expect(repairRequestProblem(repair(r)), JSON.stringify(r)).toMatch(/managed by the broker or the console.*Nothing was sent/);
+      expect(repairRequestProblem(repair(r)), JSON.stringify(r)).toMatch(
+        /managed by the broker or the console.*Nothing was sent/,
+      );
     }
   });
 
@@ -34,12 +62,16 @@ describe("repair checks that need no letter", () => {
     expect(attributeNameProblem("x".repeat(257))).toMatch(/256/);
     expect(repairRequestProblem(repair({ setHeaders: { "x-a": "" } }))).toMatch(/empty/);
     expect(repairRequestProblem(repair({ setHeaders: { "x-a": "bell\u0007" } }))).toMatch(/characters SQS refuses/);
-    expect(repairRequestProblem(repair({ setHeaders: { "x-a": "v" }, removeHeaders: ["x-a"] }))).toMatch(/both set and removed/);
+    expect(repairRequestProblem(repair({ setHeaders: { "x-a": "v" }, removeHeaders: ["x-a"] }))).toMatch(
+      /both set and removed/,
+    );
   });
 
   it("a new body must be SQS text: valid UTF-8, allowed characters, not empty; a byte order mark is kept", () => {
     expect(repairRequestProblem(repair({ body: Uint8Array.from([0xc3, 0x28]) }))).toMatch(/not valid UTF-8/);
-    expect(repairRequestProblem(repair({ body: Uint8Array.from([0x41, 0x00, 0x42]) }))).toMatch(/characters SQS refuses/);
+    expect(repairRequestProblem(repair({ body: Uint8Array.from([0x41, 0x00, 0x42]) }))).toMatch(
+      /characters SQS refuses/,
+    );
     expect(repairRequestProblem(repair({ body: new Uint8Array() }))).toMatch(/empty/);
     const bom = Uint8Array.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]);
     const t = repairedBodyText(bom);
@@ -49,13 +81,20 @@ describe("repair checks that need no letter", () => {
 
   it("a new correlation id that contradicts the edits is refused", () => {
     expect(repairRequestProblem(repair({ correlationId: "c", removeHeaders: ["correlation-id"] }))).toMatch(/removed/);
-    expect(repairRequestProblem(repair({ correlationId: "c", setHeaders: { correlationId: "d" } }))).toMatch(/other than the new correlation id/);
+    expect(repairRequestProblem(repair({ correlationId: "c", setHeaders: { correlationId: "d" } }))).toMatch(
+      /other than the new correlation id/,
+    );
     expect(repairRequestProblem(repair({ correlationId: "c", setHeaders: { correlationId: "c" } }))).toBeNull();
   });
 });
 
 describe("repaired attributes", () => {
-  const msg = (a: Record<string, MessageAttributeValue>): Message => ({ MessageId: "m-1", Body: "b", MessageAttributes: a, Attributes: { AWSTraceHeader: "Root=1" } });
+  const msg = (a: Record<string, MessageAttributeValue>): Message => ({
+    MessageId: "m-1",
+    Body: "b",
+    MessageAttributes: a,
+    Attributes: { AWSTraceHeader: "Root=1" },
+  });
 
   it("sets as String (replacing any type), removes, keeps everything else with its type", () => {
     const own: Record<string, MessageAttributeValue> = {
@@ -64,7 +103,10 @@ describe("repaired attributes", () => {
       tenant: { DataType: "String.tenant", StringValue: "acme" },
       debug: { DataType: "String", StringValue: "x" },
     };
-    const r = repairedAttributes(msg(own), repair({ setHeaders: { amount: "13.00", added: "yes" }, removeHeaders: ["debug", "absent"] }));
+    const r = repairedAttributes(
+      msg(own),
+      repair({ setHeaders: { amount: "13.00", added: "yes" }, removeHeaders: ["debug", "absent"] }),
+    );
     if ("reason" in r) throw new Error(r.reason);
     expect(r.attributes).toEqual({
       amount: { DataType: "String", StringValue: "13.00" },
@@ -75,30 +117,57 @@ describe("repaired attributes", () => {
   });
 
   it("SQS system attributes cannot be named, unless the letter has a message attribute of that name", () => {
-    expect(repairedAttributes(msg({}), repair({ setHeaders: { AWSTraceHeader: "Root=2" } }))).toMatchObject({ reason: expect.stringMatching(/SQS system attribute/) });
-    expect(repairedAttributes(msg({}), repair({ removeHeaders: ["MessageGroupId"] }))).toMatchObject({ reason: expect.stringMatching(/SQS system attribute/) });
-    const own = repairedAttributes(msg({ SenderId: { DataType: "String", StringValue: "app" } }), repair({ setHeaders: { SenderId: "app2" } }));
+    expect(repairedAttributes(msg({}), repair({ setHeaders: { AWSTraceHeader: "Root=2" } }))).toMatchObject({
+      reason: expect.stringMatching(/SQS system attribute/),
+    });
+    expect(repairedAttributes(msg({}), repair({ removeHeaders: ["MessageGroupId"] }))).toMatchObject({
+      reason: expect.stringMatching(/SQS system attribute/),
+    });
+    const own = repairedAttributes(
+      msg({ SenderId: { DataType: "String", StringValue: "app" } }),
+      repair({ setHeaders: { SenderId: "app2" } }),
+    );
     expect(own).toEqual({ attributes: { SenderId: { DataType: "String", StringValue: "app2" } } });
   });
 
   it("correlation id: written to the letter's own correlation attributes, else to a new correlation-id; it reads back", () => {
-    const has = repairedAttributes(msg({ correlationId: { DataType: "String", StringValue: "old" } }), repair({ correlationId: "new" }));
+    const has = repairedAttributes(
+      msg({ correlationId: { DataType: "String", StringValue: "old" } }),
+      repair({ correlationId: "new" }),
+    );
     expect(has).toEqual({ attributes: { correlationId: { DataType: "String", StringValue: "new" } } });
     const none = repairedAttributes(msg({}), repair({ correlationId: "new" }));
     expect(none).toEqual({ attributes: { "correlation-id": { DataType: "String", StringValue: "new" } } });
     if ("reason" in none) throw new Error(none.reason);
-    expect(toLetter({ MessageId: "m", Body: "b", MessageAttributes: none.attributes }, "m", 0, { soleSource: null, configOrigin: null }).correlationId).toBe("new");
+    expect(
+      toLetter({ MessageId: "m", Body: "b", MessageAttributes: none.attributes }, "m", 0, {
+        soleSource: null,
+        configOrigin: null,
+      }).correlationId,
+    ).toBe("new");
   });
 
   it("the 10-attribute limit counts the markers: 9 own is the most, old markers do not count", () => {
-    expect(repairedAttributes(msg(attrs(9)), repair({ setHeaders: { extra: "x" } }))).toMatchObject({ reason: expect.stringMatching(/10 message attributes of its own.*Remove 1 more/) });
+    expect(repairedAttributes(msg(attrs(9)), repair({ setHeaders: { extra: "x" } }))).toMatchObject({
+      reason: expect.stringMatching(/10 message attributes of its own.*Remove 1 more/),
+    });
     expect(repairedAttributes(msg(attrs(10)), repair({ removeHeaders: ["a0"] }))).not.toHaveProperty("reason");
-    expect(repairedAttributes(msg({ ...attrs(8), [COMBINED_MARKER]: { DataType: "String", StringValue: "{}" } }), repair({ setHeaders: { a9: "x" } }))).not.toHaveProperty("reason");
+    expect(
+      repairedAttributes(
+        msg({ ...attrs(8), [COMBINED_MARKER]: { DataType: "String", StringValue: "{}" } }),
+        repair({ setHeaders: { a9: "x" } }),
+      ),
+    ).not.toHaveProperty("reason");
   });
 });
 
 describe("the repair marker in the attribute budget", () => {
-  const marks: RedriveMarkers = { redriveId: op, replayId: "11111111-2222-3333-4444-555555555555", redriveCount: 1, originalMessageId: "m-1" };
+  const marks: RedriveMarkers = {
+    redriveId: op,
+    replayId: "11111111-2222-3333-4444-555555555555",
+    redriveCount: 1,
+    originalMessageId: "m-1",
+  };
   it("5 own → five separate markers; 6 to 9 own → combined with repairedByOperation, read back as headers", () => {
     const five = withMarkers(attrs(5), { ...marks, repairedByOperation: op });
     if ("error" in five) throw new Error(five.error);
@@ -109,7 +178,10 @@ describe("the repair marker in the attribute budget", () => {
     if ("error" in six) throw new Error(six.error);
     expect(six.form).toBe("combined");
     expect(readMarkers(six.attributes).repairedByOperation).toBe(op);
-    const l = toLetter({ MessageId: "m", Body: "b", MessageAttributes: six.attributes }, "m", 0, { soleSource: null, configOrigin: null });
+    const l = toLetter({ MessageId: "m", Body: "b", MessageAttributes: six.attributes }, "m", 0, {
+      soleSource: null,
+      configOrigin: null,
+    });
     expect(l.headers.find((h) => h.name === REPAIR_HEADER)?.value).toEqual({ t: "string", v: op });
   });
 
@@ -136,12 +208,21 @@ describe("the send entry of a repaired letter", () => {
   const fifoMsg: Message = {
     MessageId: "m-2",
     Body: '{"status":"PAYED"}',
-    MessageAttributes: { "x-app": { DataType: "String", StringValue: "a" }, [REDRIVE_HEADERS.originalMessageId]: { DataType: "String", StringValue: "m-first" } },
+    MessageAttributes: {
+      "x-app": { DataType: "String", StringValue: "a" },
+      [REDRIVE_HEADERS.originalMessageId]: { DataType: "String", StringValue: "m-first" },
+    },
     Attributes: { AWSTraceHeader: "Root=1-abc", MessageGroupId: "g", MessageDeduplicationId: "old" },
   };
 
   it("new body, edits, markers with the repair operation; keeps the first message id the letter ever had, as a redrive does; FIFO group kept, new deduplication id", () => {
-    const r = sendEntryFor(fifoMsg, marks, { name: "q.fifo", fifo: true }, true, repair({ body: bytes('{"status":"PAID"}'), setHeaders: { "x-fixed": "1" } }));
+    const r = sendEntryFor(
+      fifoMsg,
+      marks,
+      { name: "q.fifo", fifo: true },
+      true,
+      repair({ body: bytes('{"status":"PAID"}'), setHeaders: { "x-fixed": "1" } }),
+    );
     if ("reason" in r) throw new Error(r.reason);
     expect(r.entry.MessageBody).toBe('{"status":"PAID"}');
     const a = r.entry.MessageAttributes!;

@@ -30,7 +30,13 @@ import { SYSTEM_ORDER } from "@/lib/brokers/sqs/letter";
 const SQS_FORBIDDEN = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
 
 /** Names SQS itself gives a message (system attributes and the receive fields the console shows as properties). */
-export const SQS_SYSTEM_NAMES = new Set(["MessageId", "ReceiptHandle", "MD5OfBody", "MD5OfMessageAttributes", ...SYSTEM_ORDER]);
+export const SQS_SYSTEM_NAMES = new Set([
+  "MessageId",
+  "ReceiptHandle",
+  "MD5OfBody",
+  "MD5OfMessageAttributes",
+  ...SYSTEM_ORDER,
+]);
 
 /** The correlation attributes the reader recognises (letter.ts), in its order. */
 export const CORRELATION_ATTRIBUTES = ["correlationId", "correlation-id", "correlation_id"] as const;
@@ -41,24 +47,34 @@ const refused = (why: string) => `Not repaired: ${why}. Nothing was sent; the le
 
 /** Why SQS would refuse this as a message attribute name, or null (SQS's naming rules). */
 export function attributeNameProblem(name: string): string | null {
-  if (name.length === 0 || name.length > 256) return `the attribute name ${quote(name)} must be 1 to 256 characters long`;
-  if (!/^[A-Za-z0-9_.-]+$/.test(name)) return `the attribute name ${quote(name)} may hold only letters, digits, hyphens, underscores and periods (an SQS rule)`;
-  if (name.startsWith(".") || name.endsWith(".") || name.includes("..")) return `the attribute name ${quote(name)} may not start or end with a period or hold two in a row (an SQS rule)`;
-  if (/^(aws|amazon)\./i.test(name)) return `the attribute name ${quote(name)} starts with a prefix SQS reserves for AWS`;
+  if (name.length === 0 || name.length > 256)
+    return `the attribute name ${quote(name)} must be 1 to 256 characters long`;
+  if (!/^[A-Za-z0-9_.-]+$/.test(name))
+    return `the attribute name ${quote(name)} may hold only letters, digits, hyphens, underscores and periods (an SQS rule)`;
+  if (name.startsWith(".") || name.endsWith(".") || name.includes(".."))
+    return `the attribute name ${quote(name)} may not start or end with a period or hold two in a row (an SQS rule)`;
+  if (/^(aws|amazon)\./i.test(name))
+    return `the attribute name ${quote(name)} starts with a prefix SQS reserves for AWS`;
   return null;
 }
 
 /** Why SQS would refuse this text as a body or String value, or null. */
 function textProblem(s: string, what: string): string | null {
   if (s.length === 0) return `${what} is empty, and SQS needs at least one character`;
-  if (SQS_FORBIDDEN.test(s)) return `${what} holds characters SQS refuses (control characters other than tab, line feed and carriage return, or unpaired surrogates)`;
+  if (SQS_FORBIDDEN.test(s))
+    return `${what} holds characters SQS refuses (control characters other than tab, line feed and carriage return, or unpaired surrogates)`;
   return null;
 }
 
 /** The new body as the SQS string it must be, or why it cannot be one. */
 export function repairedBodyText(body: Uint8Array): { text: string } | { reason: string } {
   // Not TextDecoder's default: it drops a leading byte order mark, and the body must stay byte-exact.
-  if (!isValidUtf8(body)) return { reason: refused("the new payload is not valid UTF-8 text, and SQS message bodies are Unicode text (binary payloads cannot be sent to SQS)") };
+  if (!isValidUtf8(body))
+    return {
+      reason: refused(
+        "the new payload is not valid UTF-8 text, and SQS message bodies are Unicode text (binary payloads cannot be sent to SQS)",
+      ),
+    };
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
   const problem = textProblem(text, "the new payload");
   return problem ? { reason: refused(problem) } : { text };
@@ -70,23 +86,34 @@ export function repairedBodyText(body: Uint8Array): { text: string } | { reason:
  */
 export function repairRequestProblem(repair: LetterRepair): string | null {
   if (repair.refuse) return repair.refuse;
-  if (typeof repair.operationId !== "string" || repair.operationId.length === 0) return refused("the repair has no operation id");
+  if (typeof repair.operationId !== "string" || repair.operationId.length === 0)
+    return refused("the repair has no operation id");
   const set = Object.entries(repair.setHeaders ?? {});
   const removed = repair.removeHeaders ?? [];
   for (const name of [...set.map(([n]) => n), ...removed]) {
-    if (isManagedHeaderName(name) || isMarkerAttribute(name)) return refused(`${quote(name)} is managed by the broker or the console and cannot be changed`);
+    if (isManagedHeaderName(name) || isMarkerAttribute(name))
+      return refused(`${quote(name)} is managed by the broker or the console and cannot be changed`);
   }
   for (const [name, value] of set) {
-    const problem = attributeNameProblem(name) ?? (typeof value === "string" ? textProblem(value, `the new value of ${quote(name)}`) : `the new value of ${quote(name)} is not text`);
+    const problem =
+      attributeNameProblem(name) ??
+      (typeof value === "string"
+        ? textProblem(value, `the new value of ${quote(name)}`)
+        : `the new value of ${quote(name)} is not text`);
     if (problem) return refused(problem);
     if (removed.includes(name)) return refused(`${quote(name)} is both set and removed`);
   }
   if (repair.correlationId !== undefined) {
-    const problem = typeof repair.correlationId === "string" ? textProblem(repair.correlationId, "the new correlation id") : "the new correlation id is not text";
+    const problem =
+      typeof repair.correlationId === "string"
+        ? textProblem(repair.correlationId, "the new correlation id")
+        : "the new correlation id is not text";
     if (problem) return refused(problem);
     const clash = removed.find((n) => (CORRELATION_ATTRIBUTES as readonly string[]).includes(n));
     if (clash) return refused(`a new correlation id was asked for while its attribute ${quote(clash)} is removed`);
-    const differs = set.find(([n, v]) => (CORRELATION_ATTRIBUTES as readonly string[]).includes(n) && v !== repair.correlationId);
+    const differs = set.find(
+      ([n, v]) => (CORRELATION_ATTRIBUTES as readonly string[]).includes(n) && v !== repair.correlationId,
+    );
     if (differs) return refused(`${quote(differs[0])} is set to a value other than the new correlation id`);
   }
   if (repair.body !== undefined) {
@@ -100,17 +127,27 @@ export function repairRequestProblem(repair: LetterRepair): string | null {
  * The letter's message attributes after the repair (markers not yet added: markers.ts replaces
  * them), or why the repair cannot be applied to this letter.
  */
-export function repairedAttributes(msg: Message, repair: LetterRepair): { attributes: Record<string, MessageAttributeValue> } | { reason: string } {
+export function repairedAttributes(
+  msg: Message,
+  repair: LetterRepair,
+): { attributes: Record<string, MessageAttributeValue> } | { reason: string } {
   const own = msg.MessageAttributes ?? {};
   for (const name of [...Object.keys(repair.setHeaders ?? {}), ...(repair.removeHeaders ?? [])]) {
-    if (SQS_SYSTEM_NAMES.has(name) && !(name in own)) return { reason: refused(`${quote(name)} is an SQS system attribute: SQS sets it on every message and it cannot be edited`) };
+    if (SQS_SYSTEM_NAMES.has(name) && !(name in own))
+      return {
+        reason: refused(
+          `${quote(name)} is an SQS system attribute: SQS sets it on every message and it cannot be edited`,
+        ),
+      };
   }
   const out: Record<string, MessageAttributeValue> = { ...own };
   for (const name of repair.removeHeaders ?? []) delete out[name];
-  for (const [name, value] of Object.entries(repair.setHeaders ?? {})) out[name] = { DataType: "String", StringValue: value };
+  for (const [name, value] of Object.entries(repair.setHeaders ?? {}))
+    out[name] = { DataType: "String", StringValue: value };
   if (repair.correlationId !== undefined) {
     const present = CORRELATION_ATTRIBUTES.filter((n) => n in out);
-    for (const name of present.length ? present : [NEW_CORRELATION_ATTRIBUTE]) out[name] = { DataType: "String", StringValue: repair.correlationId };
+    for (const name of present.length ? present : [NEW_CORRELATION_ATTRIBUTE])
+      out[name] = { DataType: "String", StringValue: repair.correlationId };
   }
   const ownCount = Object.keys(out).filter((n) => !isMarkerAttribute(n)).length;
   if (ownCount + 1 > SQS_MAX_MESSAGE_ATTRIBUTES) {

@@ -11,7 +11,12 @@ import "server-only";
  * undo as a duplicate within its 5-minute window, reporting success for a letter it did not enqueue.
  */
 import { randomUUID } from "node:crypto";
-import { SendMessageCommand, type MessageAttributeValue, type SendMessageCommandInput, type SQSClient } from "@aws-sdk/client-sqs";
+import {
+  SendMessageCommand,
+  type MessageAttributeValue,
+  type SendMessageCommandInput,
+  type SQSClient,
+} from "@aws-sdk/client-sqs";
 import type { BrokerError, RepublishOptions, RepublishRequest, RepublishResult } from "@/lib/brokers/types";
 import { openEach, republishFailed as failed, unb64 } from "@/lib/brokers/envelope";
 import { baseIdOf } from "@/lib/brokers/sqs/letter";
@@ -24,7 +29,12 @@ export interface SqsRepublishContext {
   err(e: unknown, queue?: string): BrokerError;
 }
 
-export async function* republishSqs(c: SqsRepublishContext, dlq: string, requests: RepublishRequest[], opts: RepublishOptions = {}): AsyncGenerator<RepublishResult> {
+export async function* republishSqs(
+  c: SqsRepublishContext,
+  dlq: string,
+  requests: RepublishRequest[],
+  opts: RepublishOptions = {},
+): AsyncGenerator<RepublishResult> {
   const q = await c.open();
   for (const o of openEach<SqsEnvelope>("sqs", requests, opts.signal)) {
     if ("failed" in o) {
@@ -33,23 +43,37 @@ export async function* republishSqs(c: SqsRepublishContext, dlq: string, request
     }
     const { req, env } = o;
     if (q.fifo && !env.messageGroupId) {
-      yield failed(req, `"${dlq}" is a FIFO queue and this letter has no MessageGroupId (it was discarded from a standard queue). Nothing was published.`);
+      yield failed(
+        req,
+        `"${dlq}" is a FIFO queue and this letter has no MessageGroupId (it was discarded from a standard queue). Nothing was published.`,
+      );
       continue;
     }
     const input: SendMessageCommandInput = { QueueUrl: q.url, MessageBody: Buffer.from(req.body).toString("utf8") };
     const attributes: Record<string, MessageAttributeValue> = {};
     for (const [k, v] of Object.entries(env.attributes)) {
-      attributes[k] = { DataType: v.DataType, ...(v.StringValue !== undefined ? { StringValue: v.StringValue } : {}), ...(v.BinaryValue !== undefined ? { BinaryValue: unb64(v.BinaryValue) } : {}) };
+      attributes[k] = {
+        DataType: v.DataType,
+        ...(v.StringValue !== undefined ? { StringValue: v.StringValue } : {}),
+        ...(v.BinaryValue !== undefined ? { BinaryValue: unb64(v.BinaryValue) } : {}),
+      };
     }
     if (Object.keys(attributes).length) input.MessageAttributes = attributes;
-    if (env.awsTraceHeader) input.MessageSystemAttributes = { AWSTraceHeader: { DataType: "String", StringValue: env.awsTraceHeader } };
+    if (env.awsTraceHeader)
+      input.MessageSystemAttributes = { AWSTraceHeader: { DataType: "String", StringValue: env.awsTraceHeader } };
     if (q.fifo) {
       input.MessageGroupId = env.messageGroupId!;
       input.MessageDeduplicationId = randomUUID();
     }
     try {
       const out = await c.sqs.send(new SendMessageCommand(input), { abortSignal: opts.signal });
-      yield { id: req.id, outcome: "published", how: "published", letterId: out.MessageId ? baseIdOf(out.MessageId) : null, reason: null };
+      yield {
+        id: req.id,
+        outcome: "published",
+        how: "published",
+        letterId: out.MessageId ? baseIdOf(out.MessageId) : null,
+        reason: null,
+      };
     } catch (e) {
       const be = c.err(e, dlq);
       if (be.kind === "unreachable" || be.kind === "auth") throw be;

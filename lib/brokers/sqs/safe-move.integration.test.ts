@@ -10,9 +10,16 @@ import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";
 
 const text = (s: string) => new TextEncoder().encode(s);
-const errorOf = async (p: Promise<unknown>) => (await p.then(() => null, (e: unknown) => e)) as BrokerError | null;
+const errorOf = async (p: Promise<unknown>) =>
+  (await p.then(
+    () => null,
+    (e: unknown) => e,
+  )) as BrokerError | null;
 
-async function collect(events: AsyncIterable<SafeMoveEvent>, onEvent?: (e: SafeMoveEvent) => void): Promise<SafeMoveEvent[]> {
+async function collect(
+  events: AsyncIterable<SafeMoveEvent>,
+  onEvent?: (e: SafeMoveEvent) => void,
+): Promise<SafeMoveEvent[]> {
   const out: SafeMoveEvent[] = [];
   for await (const e of events) {
     out.push(e);
@@ -35,13 +42,25 @@ describe("SQS move to safety on ElasticMQ", () => {
     kit.urls.add(QueueUrl!);
     return QueueUrl!;
   };
-  const exists = (name: string) => kit.sqs.send(new GetQueueUrlCommand({ QueueName: name })).then(() => true, () => false);
-  const attrsOf = async (url: string) => (await kit.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }))).Attributes ?? {};
+  const exists = (name: string) =>
+    kit.sqs.send(new GetQueueUrlCommand({ QueueName: name })).then(
+      () => true,
+      () => false,
+    );
+  const attrsOf = async (url: string) =>
+    (await kit.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }))).Attributes ?? {};
 
   /** source → dlq (maxReceiveCount 3 on the source), and the dlq's own redrive policy → dlq-dlq (maxReceiveCount 3). */
-  async function chained(letters: Array<{ body: Uint8Array; attributes?: Record<string, MessageAttributeValue> }>, fifo = false) {
+  async function chained(
+    letters: Array<{ body: Uint8Array; attributes?: Record<string, MessageAttributeValue> }>,
+    fifo = false,
+  ) {
     const next = await kit.queue(kit.name("dlqdlq", fifo), fifo ? { FifoQueue: "true" } : {});
-    const r = await kit.dlqByRedrive(letters, { maxReceiveCount: 3, fifo, dlqAttributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: next.arn, maxReceiveCount: 3 }) } });
+    const r = await kit.dlqByRedrive(letters, {
+      maxReceiveCount: 3,
+      fifo,
+      dlqAttributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: next.arn, maxReceiveCount: 3 }) },
+    });
     return { ...r, next };
   }
 
@@ -61,7 +80,10 @@ describe("SQS move to safety on ElasticMQ", () => {
   });
 
   it("moves 8 letters of a chained DLQ into <dlq>-safe without a read, keeping what SQS keeps; reading the safe queue costs nothing", async () => {
-    const letters = Array.from({ length: 8 }, (_, i) => ({ body: text(`{"order":${i},"note":"ünïcode ✓"}`), attributes: attributes(i) }));
+    const letters = Array.from({ length: 8 }, (_, i) => ({
+      body: text(`{"order":${i},"note":"ünïcode ✓"}`),
+      attributes: attributes(i),
+    }));
     const c = await chained(letters);
     const target = `${c.dlq}-safe`;
 
@@ -73,7 +95,17 @@ describe("SQS move to safety on ElasticMQ", () => {
     expect(plan.description).toMatch(/no redrive policy/);
     expect(plan.description).toContain(c.next.name);
     const perms = plan.permissions.join("\n");
-    for (const a of ["sqs:GetQueueAttributes", "sqs:CreateQueue", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:CancelMessageMoveTask", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:SendMessage"]) expect(perms).toContain(a);
+    for (const a of [
+      "sqs:GetQueueAttributes",
+      "sqs:CreateQueue",
+      "sqs:StartMessageMoveTask",
+      "sqs:ListMessageMoveTasks",
+      "sqs:CancelMessageMoveTask",
+      "sqs:ReceiveMessage",
+      "sqs:DeleteMessage",
+      "sqs:SendMessage",
+    ])
+      expect(perms).toContain(a);
     // Planning reads nothing, moves nothing, creates nothing.
     expect(await kit.count(c.dlqUrl)).toBe(8);
     expect(await kit.count(c.next.url)).toBe(0);
@@ -92,7 +124,9 @@ describe("SQS move to safety on ElasticMQ", () => {
 
     const safe = await adapter.describeDlq(target);
     expect(safe).toMatchObject({ readRisk: null, origins: [c.source], depth: 8 });
-    expect(displayText(safe.facts.find((f) => f.name === "safe copy")?.value)).toBe(`safe copy of ${c.dlq}, made by the console's move to safety`);
+    expect(displayText(safe.facts.find((f) => f.name === "safe copy")?.value)).toBe(
+      `safe copy of ${c.dlq}, made by the console's move to safety`,
+    );
     expect(safe.warnings.map((w) => w.code)).not.toContain("no_source");
     expect((await adapter.listDlqs()).map((d) => d.name)).toContain(target);
 
@@ -105,16 +139,31 @@ describe("SQS move to safety on ElasticMQ", () => {
         // types, DeadLetterQueueSourceArn (the original source). Not kept: ApproximateReceiveCount
         // (it starts again: 1 at this first read, where the DLQ had 3 from the source).
         expect(page.letters.map((l) => l.messageId).sort()).toEqual([...c.messageIds].sort());
-        expect(page.letters.map((l) => Buffer.from(l.body).toString("utf8")).sort()).toEqual(letters.map((l) => Buffer.from(l.body).toString("utf8")).sort());
+        expect(page.letters.map((l) => Buffer.from(l.body).toString("utf8")).sort()).toEqual(
+          letters.map((l) => Buffer.from(l.body).toString("utf8")).sort(),
+        );
         for (const l of page.letters) {
           const i = JSON.parse(Buffer.from(l.body).toString("utf8")).order as number;
           expect(findHeader(l.headers, "exceptionClass")).toEqual({ t: "string", v: "com.acme.OrderRejected" });
           expect(findHeader(l.headers, "amount")).toEqual({ t: "number", v: `1234567890123456789.${i}` });
-          expect(findHeader(l.headers, "blob")).toMatchObject({ t: "bytes", v: Buffer.from([0, 255, i]).toString("base64"), size: 3 });
+          expect(findHeader(l.headers, "blob")).toMatchObject({
+            t: "bytes",
+            v: Buffer.from([0, 255, i]).toString("base64"),
+            size: 3,
+          });
           expect(findHeader(l.headers, "tenant")).toEqual({ t: "string", v: "acme" });
-          expect(displayText(l.properties.find((p) => p.name === "MessageAttribute DataTypes")?.value)).toContain("tenant=String.tenant");
-          expect(displayText(l.properties.find((p) => p.name === "DeadLetterQueueSourceArn")?.value)).toBe(`arn:aws:sqs:us-east-1:000000000000:${c.source}`);
-          expect(l.failure).toMatchObject({ originQueue: c.source, reason: "maxReceiveCount", exceptionClass: "com.acme.OrderRejected", count: 1 });
+          expect(displayText(l.properties.find((p) => p.name === "MessageAttribute DataTypes")?.value)).toContain(
+            "tenant=String.tenant",
+          );
+          expect(displayText(l.properties.find((p) => p.name === "DeadLetterQueueSourceArn")?.value)).toBe(
+            `arn:aws:sqs:us-east-1:000000000000:${c.source}`,
+          );
+          expect(l.failure).toMatchObject({
+            originQueue: c.source,
+            reason: "maxReceiveCount",
+            exceptionClass: "com.acme.OrderRejected",
+            count: 1,
+          });
         }
       }
     }
@@ -125,13 +174,17 @@ describe("SQS move to safety on ElasticMQ", () => {
     // Again, on the now empty DLQ: ends at once, nothing moved; the safe queue exists now.
     const plan2 = await adapter.planSafeMove(c.dlq);
     expect(plan2).toMatchObject({ target, targetExists: true, depth: 0 });
-    expect(await collect(adapter.moveToSafety(c.dlq, target))).toEqual([{ kind: "progress", moved: 0, failed: 0, total: 0, done: true }]);
+    expect(await collect(adapter.moveToSafety(c.dlq, target))).toEqual([
+      { kind: "progress", moved: 0, failed: 0, total: 0, done: true },
+    ]);
     expect(await kit.count(safeUrl)).toBe(8);
   });
 
   it("refuses a target with a redrive policy of its own, the DLQ itself, and the wrong queue type: nothing moved", async () => {
     const c = await chained([{ body: text("a"), attributes: attributes(1) }, { body: text("b") }]);
-    const risky = await kit.queue(kit.name("risky"), { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: c.next.arn, maxReceiveCount: 5 }) });
+    const risky = await kit.queue(kit.name("risky"), {
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: c.next.arn, maxReceiveCount: 5 }),
+    });
     const e = await errorOf(collect(adapter.moveToSafety(c.dlq, risky.name)));
     expect(e).toBeInstanceOf(BrokerError);
     expect(e!.kind).toBe("bad_request");
@@ -154,7 +207,10 @@ describe("SQS move to safety on ElasticMQ", () => {
   });
 
   it("cancels the move task on abort and reports what moved; every letter is in one of the two queues", async () => {
-    const slow = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), { safeMoveMaxPerSecond: 5, safeMovePollMs: 200 });
+    const slow = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), {
+      safeMoveMaxPerSecond: 5,
+      safeMovePollMs: 200,
+    });
     try {
       const c = await kit.dlqByRedrive(Array.from({ length: 30 }, (_, i) => ({ body: text(`c-${i}`) })));
       const target = `${c.dlq}-safe`;
@@ -177,7 +233,10 @@ describe("SQS move to safety on ElasticMQ", () => {
   });
 
   it("follows a move task already running to the same queue; refuses while one runs to another", async () => {
-    const slow = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), { safeMoveMaxPerSecond: 10, safeMovePollMs: 200 });
+    const slow = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), {
+      safeMoveMaxPerSecond: 10,
+      safeMovePollMs: 200,
+    });
     try {
       const c = await kit.dlqByRedrive(Array.from({ length: 20 }, (_, i) => ({ body: text(`f-${i}`) })));
       const target = `${c.dlq}-safe`;
@@ -199,7 +258,10 @@ describe("SQS move to safety on ElasticMQ", () => {
   });
 
   it("FIFO: the safe queue is FIFO; ElasticMQ's move task moves no FIFO letter, which is refused with every letter still in the DLQ", async () => {
-    const c = await chained([0, 1, 2].map((i) => ({ body: text(`fifo-${i}`), attributes: attributes(i) })), true);
+    const c = await chained(
+      [0, 1, 2].map((i) => ({ body: text(`fifo-${i}`), attributes: attributes(i) })),
+      true,
+    );
     const plan = await adapter.planSafeMove(c.dlq);
     expect(plan.target).toBe(`${c.dlq.slice(0, -".fifo".length)}-safe.fifo`);
     const e = await errorOf(collect(adapter.moveToSafety(c.dlq, plan.target)));

@@ -31,7 +31,13 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { BrokerError, type DlqSummary, type SafeMoveEvent, type SafeMovePlan } from "@/lib/brokers/types";
-import { humanSeconds, parseRedrivePolicy, retentionOf, DEFAULT_RETENTION_SECONDS, type Attrs } from "@/lib/brokers/sqs/summary";
+import {
+  humanSeconds,
+  parseRedrivePolicy,
+  retentionOf,
+  DEFAULT_RETENTION_SECONDS,
+  type Attrs,
+} from "@/lib/brokers/sqs/summary";
 import { queueNameOfArn } from "@/lib/brokers/sqs/letter";
 
 const SAFE_SUFFIX = "-safe";
@@ -67,7 +73,10 @@ export function safeMovePermissions(dlq: string, target: string, dlqAttrs: Attrs
     `sqs:SendMessage on ${target}`,
   ];
   if (dlqAttrs.KmsMasterKeyId) {
-    out.push(`kms:Decrypt on the DLQ's KMS key ${dlqAttrs.KmsMasterKeyId}`, `kms:GenerateDataKey and kms:Decrypt on the KMS key of ${target} (the same key when the console creates it)`);
+    out.push(
+      `kms:Decrypt on the DLQ's KMS key ${dlqAttrs.KmsMasterKeyId}`,
+      `kms:GenerateDataKey and kms:Decrypt on the KMS key of ${target} (the same key when the console creates it)`,
+    );
   }
   return out;
 }
@@ -115,15 +124,21 @@ export async function planSqsSafeMove(c: SafeMoveContext, dlq: string): Promise<
   const d = await c.describe(dlq);
   const target = safeQueueNameOf(dlq);
   if (!isValidQueueName(target)) {
-    throw new BrokerError("bad_request", { userMessage: `The safe queue for "${dlq}" would be named "${target}", longer than the ${MAX_QUEUE_NAME} characters SQS allows. Create a queue without a redrive policy by hand and move the letters there.` });
+    throw new BrokerError("bad_request", {
+      userMessage: `The safe queue for "${dlq}" would be named "${target}", longer than the ${MAX_QUEUE_NAME} characters SQS allows. Create a queue without a redrive policy by hand and move the letters there.`,
+    });
   }
   const t = await c.lookup(target);
   const r = retentionOf(d.attrs);
-  const retention = r.reported ? `the same retention as "${dlq}" (${humanSeconds(r.seconds)})` : `the same retention as "${dlq}" where the server reports it (this one does not, so SQS's default of ${humanSeconds(DEFAULT_RETENTION_SECONDS)} applies)`;
+  const retention = r.reported
+    ? `the same retention as "${dlq}" (${humanSeconds(r.seconds)})`
+    : `the same retention as "${dlq}" where the server reports it (this one does not, so SQS's default of ${humanSeconds(DEFAULT_RETENTION_SECONDS)} applies)`;
   const onward = d.summary.readRisk?.onwardQueue;
   const how = `SQS moves the letters with a message move task, which does not count as a read${onward ? `, so none is pushed on to "${onward}"` : ""}. Each letter keeps its body, MessageId and message attributes; its receive count starts again in the new queue.`;
   let description: string;
-  const fifoNote = isFifo(d.summary) ? " Some SQS servers (ElasticMQ) do not move FIFO letters with a move task: the console then says so, and the letters stay where they are." : "";
+  const fifoNote = isFifo(d.summary)
+    ? " Some SQS servers (ElasticMQ) do not move FIFO letters with a move task: the console then says so, and the letters stay where they are."
+    : "";
   if (!t) {
     description = `A new ${isFifo(d.summary) ? "FIFO" : "standard"} queue "${target}" with no redrive policy, so reading it moves nothing on: letters stay there until they are redriven or discarded. It gets ${retention}. ${how}${fifoNote}`;
   } else if (parseRedrivePolicy(t.attrs.RedrivePolicy)) {
@@ -131,7 +146,13 @@ export async function planSqsSafeMove(c: SafeMoveContext, dlq: string): Promise<
   } else {
     description = `"${target}" exists already (an earlier move to safety, or made by hand) and has no redrive policy, so reading it moves nothing on. The letters are added to it. ${how}${fifoNote}`;
   }
-  return { target, targetExists: t !== null, description, permissions: safeMovePermissions(dlq, target, d.attrs), depth: d.summary.depth };
+  return {
+    target,
+    targetExists: t !== null,
+    description,
+    permissions: safeMovePermissions(dlq, target, d.attrs),
+    depth: d.summary.depth,
+  };
 }
 
 function refuse(userMessage: string): BrokerError {
@@ -151,20 +172,40 @@ const pause = (ms: number, signal?: AbortSignal) =>
   });
 
 /** Checks and creates the target; throws before anything moves when the move cannot be safe. */
-async function prepareTarget(c: SafeMoveContext, dlq: string, d: { attrs: Attrs; summary: DlqSummary }, target: string): Promise<{ arn: string; existing: boolean }> {
-  if (target === dlq) refuseNow(`The letters of "${dlq}" cannot be moved to safety into "${dlq}" itself. Move them to "${safeQueueNameOf(dlq)}".`);
-  if (!isValidQueueName(target)) refuseNow(`"${target}" is not a valid SQS queue name (letters, digits, - and _, at most ${MAX_QUEUE_NAME} characters, FIFO queues ending in .fifo).`);
+async function prepareTarget(
+  c: SafeMoveContext,
+  dlq: string,
+  d: { attrs: Attrs; summary: DlqSummary },
+  target: string,
+): Promise<{ arn: string; existing: boolean }> {
+  if (target === dlq)
+    refuseNow(
+      `The letters of "${dlq}" cannot be moved to safety into "${dlq}" itself. Move them to "${safeQueueNameOf(dlq)}".`,
+    );
+  if (!isValidQueueName(target))
+    refuseNow(
+      `"${target}" is not a valid SQS queue name (letters, digits, - and _, at most ${MAX_QUEUE_NAME} characters, FIFO queues ending in .fifo).`,
+    );
   const fifo = isFifo(d.summary);
   if (fifo !== target.endsWith(".fifo")) {
-    refuseNow(fifo ? `"${dlq}" is a FIFO queue: its letters can only be moved to safety into a FIFO queue (a name ending in .fifo), such as "${safeQueueNameOf(dlq)}".` : `"${dlq}" is a standard queue: its letters cannot be moved into the FIFO queue "${target}". Use "${safeQueueNameOf(dlq)}".`);
+    refuseNow(
+      fifo
+        ? `"${dlq}" is a FIFO queue: its letters can only be moved to safety into a FIFO queue (a name ending in .fifo), such as "${safeQueueNameOf(dlq)}".`
+        : `"${dlq}" is a standard queue: its letters cannot be moved into the FIFO queue "${target}". Use "${safeQueueNameOf(dlq)}".`,
+    );
   }
   const t = await c.lookup(target);
   if (t) {
     const p = parseRedrivePolicy(t.attrs.RedrivePolicy);
     if (p) {
-      refuseNow(`"${target}" has a redrive policy of its own (to "${queueNameOfArn(p.deadLetterTargetArn) ?? p.deadLetterTargetArn}" after ${p.maxReceiveCount ?? "?"} receives), so reading it would move letters on just as reading "${dlq}" would. Nothing was moved. Remove its redrive policy or choose another queue.`);
+      refuseNow(
+        `"${target}" has a redrive policy of its own (to "${queueNameOfArn(p.deadLetterTargetArn) ?? p.deadLetterTargetArn}" after ${p.maxReceiveCount ?? "?"} receives), so reading it would move letters on just as reading "${dlq}" would. Nothing was moved. Remove its redrive policy or choose another queue.`,
+      );
     }
-    if (!t.attrs.QueueArn) throw new BrokerError("protocol", { userMessage: `SQS did not report the ARN of "${target}", which the move task needs. Nothing was moved.` });
+    if (!t.attrs.QueueArn)
+      throw new BrokerError("protocol", {
+        userMessage: `SQS did not report the ARN of "${target}", which the move task needs. Nothing was moved.`,
+      });
     return { arn: t.attrs.QueueArn, existing: true };
   }
   return { arn: "", existing: false };
@@ -174,17 +215,30 @@ function refuseNow(userMessage: string): never {
   throw refuse(userMessage);
 }
 
-async function createTarget(c: SafeMoveContext, target: string, d: { attrs: Attrs; summary: DlqSummary }): Promise<string> {
+async function createTarget(
+  c: SafeMoveContext,
+  target: string,
+  d: { attrs: Attrs; summary: DlqSummary },
+): Promise<string> {
   try {
-    const { QueueUrl } = await c.sqs.send(new CreateQueueCommand({ QueueName: target, Attributes: safeQueueAttributes(d.attrs, isFifo(d.summary)) }));
+    const { QueueUrl } = await c.sqs.send(
+      new CreateQueueCommand({ QueueName: target, Attributes: safeQueueAttributes(d.attrs, isFifo(d.summary)) }),
+    );
     if (!QueueUrl) throw new Error("CreateQueue returned no QueueUrl");
     c.created(target, QueueUrl);
-    const arn = (await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }))).Attributes?.QueueArn;
-    if (!arn) throw new BrokerError("protocol", { userMessage: `SQS did not report the ARN of the new queue "${target}", which the move task needs. Nothing was moved.` });
+    const arn = (await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }))).Attributes
+      ?.QueueArn;
+    if (!arn)
+      throw new BrokerError("protocol", {
+        userMessage: `SQS did not report the ARN of the new queue "${target}", which the move task needs. Nothing was moved.`,
+      });
     return arn;
   } catch (e) {
     const m = c.err(e, target);
-    if (m.kind === "bad_request") throw refuse(`SQS refused to create the safe queue "${target}" (${(e as { name?: string }).name ?? "refused"}). Nothing was moved. Create a queue without a redrive policy by hand, or check that the console may call sqs:CreateQueue.`);
+    if (m.kind === "bad_request")
+      throw refuse(
+        `SQS refused to create the safe queue "${target}" (${(e as { name?: string }).name ?? "refused"}). Nothing was moved. Create a queue without a redrive policy by hand, or check that the console may call sqs:CreateQueue.`,
+      );
     throw m;
   }
 }
@@ -201,25 +255,41 @@ async function tasksOf(c: SafeMoveContext, dlq: string, sourceArn: string): Prom
  * Our task among the DLQ's most recent ones (newest first). AWS gives TaskHandle only while a task
  * runs; once it ended, ours is the newest task to this destination (one task per source at a time).
  */
-function findTask(results: ListMessageMoveTasksResultEntry[], handle: string, destArn: string): ListMessageMoveTasksResultEntry | undefined {
+function findTask(
+  results: ListMessageMoveTasksResultEntry[],
+  handle: string,
+  destArn: string,
+): ListMessageMoveTasksResultEntry | undefined {
   const byHandle = results.find((r) => r.TaskHandle === handle);
   if (byHandle) return byHandle;
   const newest = results[0];
   return newest && !newest.TaskHandle && newest.DestinationArn === destArn ? newest : undefined;
 }
 
-export async function* moveSqsToSafety(c: SafeMoveContext, dlq: string, target: string, opts: { signal?: AbortSignal } = {}): AsyncIterable<SafeMoveEvent> {
+export async function* moveSqsToSafety(
+  c: SafeMoveContext,
+  dlq: string,
+  target: string,
+  opts: { signal?: AbortSignal } = {},
+): AsyncIterable<SafeMoveEvent> {
   if (!c.enabled) throw notOffered(c);
   const signal = opts.signal;
   const d = await c.describe(dlq);
   const sourceArn = d.attrs.QueueArn;
-  if (!sourceArn) throw new BrokerError("protocol", { userMessage: `SQS did not report the ARN of "${dlq}", which the move task needs. Nothing was moved.` });
+  if (!sourceArn)
+    throw new BrokerError("protocol", {
+      userMessage: `SQS did not report the ARN of "${dlq}", which the move task needs. Nothing was moved.`,
+    });
   const prepared = await prepareTarget(c, dlq, d, target);
 
   const running = (await tasksOf(c, dlq, sourceArn)).find((r) => r.Status === "RUNNING" || r.Status === "CANCELLING");
   if (running && (running.DestinationArn !== prepared.arn || running.Status === "CANCELLING" || !running.TaskHandle)) {
-    const to = running.DestinationArn ? `"${queueNameOfArn(running.DestinationArn) ?? running.DestinationArn}"` : "the letters' source queues";
-    refuseNow(`A message move task is already ${running.Status === "CANCELLING" ? "being cancelled" : "running"} on "${dlq}" (to ${to}, ${letters(running.ApproximateNumberOfMessagesMoved ?? 0)} moved so far), and SQS runs one at a time per queue. Nothing was started: wait for it to end or cancel it, then move again.`);
+    const to = running.DestinationArn
+      ? `"${queueNameOfArn(running.DestinationArn) ?? running.DestinationArn}"`
+      : "the letters' source queues";
+    refuseNow(
+      `A message move task is already ${running.Status === "CANCELLING" ? "being cancelled" : "running"} on "${dlq}" (to ${to}, ${letters(running.ApproximateNumberOfMessagesMoved ?? 0)} moved so far), and SQS runs one at a time per queue. Nothing was started: wait for it to end or cancel it, then move again.`,
+    );
   }
   const destArn = prepared.existing ? prepared.arn : await createTarget(c, target, d);
   const startDepth = d.summary.depth;
@@ -228,28 +298,51 @@ export async function* moveSqsToSafety(c: SafeMoveContext, dlq: string, target: 
   if (running?.TaskHandle) {
     handle = running.TaskHandle; // A move to the same queue, started earlier: follow it.
   } else {
-    const present = (Number(d.attrs.ApproximateNumberOfMessages ?? 0) || 0) + (Number(d.attrs.ApproximateNumberOfMessagesNotVisible ?? 0) || 0) + (Number(d.attrs.ApproximateNumberOfMessagesDelayed ?? 0) || 0);
+    const present =
+      (Number(d.attrs.ApproximateNumberOfMessages ?? 0) || 0) +
+      (Number(d.attrs.ApproximateNumberOfMessagesNotVisible ?? 0) || 0) +
+      (Number(d.attrs.ApproximateNumberOfMessagesDelayed ?? 0) || 0);
     if (present === 0 || signal?.aborted) {
       yield { kind: "progress", moved: 0, failed: 0, total: present === 0 ? 0 : startDepth, done: true };
       return;
     }
     try {
-      const out = await c.sqs.send(new StartMessageMoveTaskCommand({ SourceArn: sourceArn, DestinationArn: destArn, MaxNumberOfMessagesPerSecond: c.maxPerSecond }));
-      if (!out.TaskHandle) throw new BrokerError("protocol", { userMessage: `SQS started no move task for "${dlq}" (it returned no task handle). Nothing was moved.` });
+      const out = await c.sqs.send(
+        new StartMessageMoveTaskCommand({
+          SourceArn: sourceArn,
+          DestinationArn: destArn,
+          MaxNumberOfMessagesPerSecond: c.maxPerSecond,
+        }),
+      );
+      if (!out.TaskHandle)
+        throw new BrokerError("protocol", {
+          userMessage: `SQS started no move task for "${dlq}" (it returned no task handle). Nothing was moved.`,
+        });
       handle = out.TaskHandle;
     } catch (e) {
       const m = c.err(e, dlq);
       if (m.kind !== "bad_request") throw m;
       const name = (e as { name?: string }).name ?? "";
-      if (/UnsupportedOperation/.test(name)) refuseNow(`A message move task is already running on "${dlq}" (started meanwhile by someone else), and SQS runs one at a time per queue. Nothing was started: wait for it to end, then move again.`);
-      refuseNow(`SQS refused to start a message move task from "${dlq}" to "${target}" (${name || "refused"}). Nothing was moved. SQS moves letters only out of a queue that another queue's redrive policy names as its DLQ, and only with the permissions listed for this move.`);
+      if (/UnsupportedOperation/.test(name))
+        refuseNow(
+          `A message move task is already running on "${dlq}" (started meanwhile by someone else), and SQS runs one at a time per queue. Nothing was started: wait for it to end, then move again.`,
+        );
+      refuseNow(
+        `SQS refused to start a message move task from "${dlq}" to "${target}" (${name || "refused"}). Nothing was moved. SQS moves letters only out of a queue that another queue's redrive policy names as its DLQ, and only with the permissions listed for this move.`,
+      );
     }
   }
 
   let moved = 0;
   let total: number | null = startDepth;
   let reported = -1;
-  const progress = (done: boolean): SafeMoveEvent => ({ kind: "progress", moved, failed: 0, total: total === null ? null : Math.max(total, moved), done });
+  const progress = (done: boolean): SafeMoveEvent => ({
+    kind: "progress",
+    moved,
+    failed: 0,
+    total: total === null ? null : Math.max(total, moved),
+    done,
+  });
   const note = (t: ListMessageMoveTasksResultEntry) => {
     moved = Math.max(moved, t.ApproximateNumberOfMessagesMoved ?? 0);
     // AWS reports the count to move once the task is under way; ElasticMQ reports 0 once it ended.
@@ -299,10 +392,23 @@ export async function* moveSqsToSafety(c: SafeMoveContext, dlq: string, target: 
 }
 
 /** The task reported COMPLETED having moved nothing while the DLQ still holds its letters: say so rather than report a move. */
-async function nothingMoved(c: SafeMoveContext, dlq: string, target: string, d: { url: string; summary: DlqSummary }, startDepth: number): Promise<void> {
+async function nothingMoved(
+  c: SafeMoveContext,
+  dlq: string,
+  target: string,
+  d: { url: string; summary: DlqSummary },
+  startDepth: number,
+): Promise<void> {
   let left: number;
   try {
-    left = Number((await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl: d.url, AttributeNames: ["ApproximateNumberOfMessages"] }))).Attributes?.ApproximateNumberOfMessages ?? 0) || 0;
+    left =
+      Number(
+        (
+          await c.sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: d.url, AttributeNames: ["ApproximateNumberOfMessages"] }),
+          )
+        ).Attributes?.ApproximateNumberOfMessages ?? 0,
+      ) || 0;
   } catch {
     return;
   }

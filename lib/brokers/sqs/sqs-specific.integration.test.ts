@@ -10,11 +10,19 @@ import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/bro
 
 const text = (s: string) => new TextEncoder().encode(s);
 const prop = (l: Letter, name: string) => displayText(l.properties.find((p) => p.name === name)?.value);
-const kindOf = async (p: Promise<unknown>) => ((await p.then(() => null, (e: unknown) => e)) as BrokerError | null)?.kind;
+const kindOf = async (p: Promise<unknown>) =>
+  (
+    (await p.then(
+      () => null,
+      (e: unknown) => e,
+    )) as BrokerError | null
+  )?.kind;
 
 describe("SQS adapter on ElasticMQ", () => {
   const kit = new SqsKit(ELASTICMQ_ENDPOINT);
-  const adapter = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix, dlqs: [{ name: `${kit.prefix}-configured-gone` }] }));
+  const adapter = new SqsAdapter(
+    testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix, dlqs: [{ name: `${kit.prefix}-configured-gone` }] }),
+  );
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();
@@ -23,9 +31,36 @@ describe("SQS adapter on ElasticMQ", () => {
   it("reads failure metadata: source ARN, receive count, typed attributes, Lambda and EventBridge error attributes", async () => {
     const { dlq, source } = await kit.dlqByRedrive(
       [
-        { body: text(`{"order":1}`), attributes: { exceptionClass: { DataType: "String", StringValue: "com.acme.OrderRejected" }, errorMessage: { DataType: "String", StringValue: "order 1 has no lines" }, amount: { DataType: "Number", StringValue: "12345678901234567890.10" }, blob: { DataType: "Binary", BinaryValue: Uint8Array.from([0, 255, 128]) }, tenant: { DataType: "String.tenant", StringValue: "acme" } } },
-        { body: text(`{"order":2}`), attributes: { ErrorCode: { DataType: "String", StringValue: "200" }, ErrorMessage: { DataType: "String", StringValue: `{"errorType":"TypeError","errorMessage":"x is undefined"}` }, RequestID: { DataType: "String", StringValue: "req-1" } } },
-        { body: text(`{"order":3}`), attributes: { ERROR_CODE: { DataType: "String", StringValue: "SDK_CLIENT_ERROR" }, ERROR_MESSAGE: { DataType: "String", StringValue: "Unable to invoke target" }, RULE_ARN: { DataType: "String", StringValue: "arn:aws:events:us-east-1:000000000000:rule/r" }, TARGET_ARN: { DataType: "String", StringValue: "arn:aws:lambda:us-east-1:000000000000:function:f" } } },
+        {
+          body: text(`{"order":1}`),
+          attributes: {
+            exceptionClass: { DataType: "String", StringValue: "com.acme.OrderRejected" },
+            errorMessage: { DataType: "String", StringValue: "order 1 has no lines" },
+            amount: { DataType: "Number", StringValue: "12345678901234567890.10" },
+            blob: { DataType: "Binary", BinaryValue: Uint8Array.from([0, 255, 128]) },
+            tenant: { DataType: "String.tenant", StringValue: "acme" },
+          },
+        },
+        {
+          body: text(`{"order":2}`),
+          attributes: {
+            ErrorCode: { DataType: "String", StringValue: "200" },
+            ErrorMessage: {
+              DataType: "String",
+              StringValue: `{"errorType":"TypeError","errorMessage":"x is undefined"}`,
+            },
+            RequestID: { DataType: "String", StringValue: "req-1" },
+          },
+        },
+        {
+          body: text(`{"order":3}`),
+          attributes: {
+            ERROR_CODE: { DataType: "String", StringValue: "SDK_CLIENT_ERROR" },
+            ERROR_MESSAGE: { DataType: "String", StringValue: "Unable to invoke target" },
+            RULE_ARN: { DataType: "String", StringValue: "arn:aws:events:us-east-1:000000000000:rule/r" },
+            TARGET_ARN: { DataType: "String", StringValue: "arn:aws:lambda:us-east-1:000000000000:function:f" },
+          },
+        },
       ],
       { maxReceiveCount: 2 },
     );
@@ -33,15 +68,26 @@ describe("SQS adapter on ElasticMQ", () => {
     expect(page.letters).toHaveLength(3);
     const byBody = (b: string) => page.letters.find((l) => Buffer.from(l.body).toString() === b)!;
     const app = byBody(`{"order":1}`);
-    expect(app.failure).toMatchObject({ originQueue: source, reason: "maxReceiveCount", exceptionClass: "com.acme.OrderRejected", exceptionMessage: "order 1 has no lines" });
+    expect(app.failure).toMatchObject({
+      originQueue: source,
+      reason: "maxReceiveCount",
+      exceptionClass: "com.acme.OrderRejected",
+      exceptionMessage: "order 1 has no lines",
+    });
     expect(app.failure.count).toBeGreaterThanOrEqual(3); // two receives in the source, one by this read
     expect(prop(app, "DeadLetterQueueSourceArn")).toBe(`arn:aws:sqs:us-east-1:000000000000:${source}`);
     expect(prop(app, "MD5OfBody check")).toBe("matches the body");
     expect(app.properties.find((p) => p.name === "SentTimestamp")?.value.t).toBe("timestamp");
     expect(findHeader(app.headers, "amount")).toEqual({ t: "number", v: "12345678901234567890.10" });
-    expect(findHeader(app.headers, "blob")).toMatchObject({ t: "bytes", v: Buffer.from([0, 255, 128]).toString("base64"), size: 3 });
+    expect(findHeader(app.headers, "blob")).toMatchObject({
+      t: "bytes",
+      v: Buffer.from([0, 255, 128]).toString("base64"),
+      size: 3,
+    });
     expect(findHeader(app.headers, "tenant")).toEqual({ t: "string", v: "acme" });
-    expect(displayText(app.properties.find((p) => p.name === "MessageAttribute DataTypes")?.value)).toContain("tenant=String.tenant");
+    expect(displayText(app.properties.find((p) => p.name === "MessageAttribute DataTypes")?.value)).toContain(
+      "tenant=String.tenant",
+    );
     expect(app.history).toHaveLength(1);
     expect(app.history[0]).toMatchObject({ queue: source, reason: "maxReceiveCount" });
 
@@ -49,13 +95,28 @@ describe("SQS adapter on ElasticMQ", () => {
     expect(lambda.failure).toMatchObject({ exceptionClass: "TypeError", originQueue: source });
     expect(prop(lambda, "error attributes from")).toMatch(/Lambda/);
     const events = byBody(`{"order":3}`);
-    expect(events.failure).toMatchObject({ exceptionClass: "SDK_CLIENT_ERROR", exceptionMessage: "Unable to invoke target" });
+    expect(events.failure).toMatchObject({
+      exceptionClass: "SDK_CLIENT_ERROR",
+      exceptionMessage: "Unable to invoke target",
+    });
     expect(prop(events, "error attributes from")).toMatch(/EventBridge/);
   });
 
   it("gives every letter back at once: nothing stays in flight after a browse, a stream or a lookup", async () => {
-    const { dlq, dlqUrl } = await kit.dlqByRedrive([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((i) => ({ body: text(`r-${i}`) })));
-    const inFlight = async () => Number((await kit.sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ["ApproximateNumberOfMessagesNotVisible"] }))).Attributes!.ApproximateNumberOfMessagesNotVisible);
+    const { dlq, dlqUrl } = await kit.dlqByRedrive(
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((i) => ({ body: text(`r-${i}`) })),
+    );
+    const inFlight = async () =>
+      Number(
+        (
+          await kit.sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: dlqUrl,
+              AttributeNames: ["ApproximateNumberOfMessagesNotVisible"],
+            }),
+          )
+        ).Attributes!.ApproximateNumberOfMessagesNotVisible,
+      );
     const page = await adapter.browse(dlq, { offset: 2, limit: 3 });
     expect(page.letters.map((l) => l.position)).toEqual([2, 3, 4]);
     expect(page.hasMore).toBe(true);
@@ -87,7 +148,9 @@ describe("SQS adapter on ElasticMQ", () => {
 
   it("asks before reading a chained DLQ (one with its own redrive policy)", async () => {
     const next = await kit.queue(kit.name("next"));
-    const { dlq } = await kit.dlqByRedrive([{ body: text("chained") }], { dlqAttributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: next.arn, maxReceiveCount: 5 }) } });
+    const { dlq } = await kit.dlqByRedrive([{ body: text("chained") }], {
+      dlqAttributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: next.arn, maxReceiveCount: 5 }) },
+    });
     const s = await adapter.describeDlq(dlq);
     expect(s.readRisk).toMatchObject({ kind: "chained-dlq", limit: 5 });
     expect(s.readRisk!.message).toContain(next.name);
@@ -100,7 +163,11 @@ describe("SQS adapter on ElasticMQ", () => {
   });
 
   it("states sources and maxReceiveCount; ElasticMQ does not report retention, so nothing is guessed", async () => {
-    const { dlq, source } = await kit.dlqByRedrive([{ body: text("x") }], { maxReceiveCount: 2, dlqAttributes: { MessageRetentionPeriod: "3600" }, sourceAttributes: { MessageRetentionPeriod: "1209600" } });
+    const { dlq, source } = await kit.dlqByRedrive([{ body: text("x") }], {
+      maxReceiveCount: 2,
+      dlqAttributes: { MessageRetentionPeriod: "3600" },
+      sourceAttributes: { MessageRetentionPeriod: "1209600" },
+    });
     const s = await adapter.describeDlq(dlq);
     expect(s.queueType).toBe("standard");
     expect(s.origins).toEqual([source]);
@@ -115,7 +182,10 @@ describe("SQS adapter on ElasticMQ", () => {
   });
 
   it("FIFO: MessageGroupId as ordering key, SequenceNumber order, FIFO attributes", async () => {
-    const letters = [0, 1, 2, 3].map((i) => ({ body: text(`fifo-${i}`), groupId: i % 2 ? "customer-b" : "customer-a" }));
+    const letters = [0, 1, 2, 3].map((i) => ({
+      body: text(`fifo-${i}`),
+      groupId: i % 2 ? "customer-b" : "customer-a",
+    }));
     const { dlq } = await kit.dlqByRedrive(letters, { fifo: true });
     const s = await adapter.describeDlq(dlq);
     expect(s.queueType).toBe("fifo");
@@ -129,7 +199,9 @@ describe("SQS adapter on ElasticMQ", () => {
     }
     const seq = page.letters.map((l) => BigInt(prop(l, "SequenceNumber")!));
     expect([...seq].sort((a, b) => (a < b ? -1 : 1))).toEqual(seq);
-    expect(page.letters.filter((l) => l.orderingKey === "customer-a").map((l) => Buffer.from(l.body).toString())).toEqual(["fifo-0", "fifo-2"]);
+    expect(
+      page.letters.filter((l) => l.orderingKey === "customer-a").map((l) => Buffer.from(l.body).toString()),
+    ).toEqual(["fifo-0", "fifo-2"]);
   });
 
   it("discovers DLQs by redrive policy, flags a configured queue that is gone, refuses a queue that is no DLQ", async () => {
@@ -146,7 +218,9 @@ describe("SQS adapter on ElasticMQ", () => {
   it("refuses a page that would push the queue past the in-flight limit", async () => {
     const { dlq } = await kit.dlqByRedrive([1, 2, 3].map((i) => ({ body: text(`f-${i}`) })));
     // A margin that leaves room for two letters under the 120,000 limit stands in for a busy queue.
-    const tight = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), { inFlightMargin: 119_998 });
+    const tight = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), {
+      inFlightMargin: 119_998,
+    });
     try {
       const e = await tight.browse(dlq, { offset: 0, limit: 3 }).catch((x: unknown) => x);
       expect((e as BrokerError).kind).toBe("throttled");
@@ -186,19 +260,31 @@ describe("SQS adapter on moto (what it lacks is declared, not faked)", () => {
   });
 
   it("without DeadLetterQueueSourceArn, the origin is the only source queue (ListDeadLetterSourceQueues)", async () => {
-    const { dlq, source } = await kit.dlqByRedrive([{ body: text("o"), headers: { "exception-class": "java.io.IOException" } }]);
+    const { dlq, source } = await kit.dlqByRedrive([
+      { body: text("o"), headers: { "exception-class": "java.io.IOException" } },
+    ]);
     const [l] = (await adapter.browse(dlq, { offset: 0, limit: 1 })).letters;
     expect(prop(l, "DeadLetterQueueSourceArn")).toBeNull();
-    expect(l.failure).toMatchObject({ originQueue: source, reason: "maxReceiveCount", exceptionClass: "java.io.IOException" });
+    expect(l.failure).toMatchObject({
+      originQueue: source,
+      reason: "maxReceiveCount",
+      exceptionClass: "java.io.IOException",
+    });
   });
 
   it("warns when the DLQ keeps letters for less time than a source, and states sources and maxReceiveCount", async () => {
-    const { dlq, source } = await kit.dlqByRedrive([{ body: text("x") }], { maxReceiveCount: 2, dlqAttributes: { MessageRetentionPeriod: "3600" }, sourceAttributes: { MessageRetentionPeriod: "1209600" } });
+    const { dlq, source } = await kit.dlqByRedrive([{ body: text("x") }], {
+      maxReceiveCount: 2,
+      dlqAttributes: { MessageRetentionPeriod: "3600" },
+      sourceAttributes: { MessageRetentionPeriod: "1209600" },
+    });
     const s = await adapter.describeDlq(dlq);
     expect(s.queueType).toBe("standard");
     expect(s.origins).toEqual([source]);
     expect(s.warnings.map((w) => w.code)).toContain("retention_shorter_than_source");
-    expect(s.warnings.find((w) => w.code === "retention_shorter_than_source")!.message).toMatch(/original enqueue time/);
+    expect(s.warnings.find((w) => w.code === "retention_shorter_than_source")!.message).toMatch(
+      /original enqueue time/,
+    );
     const sources = s.facts.find((f) => f.name.startsWith("source queues"));
     expect(displayText(sources?.value)).toContain("maxReceiveCount 2");
     expect(displayText(s.facts.find((f) => f.name.startsWith("retention"))?.value)).toMatch(/^1 h \(3600 s\)/);

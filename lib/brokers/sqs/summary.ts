@@ -95,22 +95,63 @@ export function buildSummary(i: SummaryInput): DlqSummary {
   const warnings: DlqWarning[] = [];
   if (a.QueueArn) facts.push({ name: "ARN", value: str(a.QueueArn) });
   facts.push({ name: "queue type", value: str(fifo ? "FIFO" : "standard") });
-  facts.push({ name: "retention (MessageRetentionPeriod)", value: str(retention.reported ? `${humanSeconds(retention.seconds)} (${retention.seconds} s)` : `not reported by this server (the SQS default is ${humanSeconds(DEFAULT_RETENTION_SECONDS)})`) });
+  facts.push({
+    name: "retention (MessageRetentionPeriod)",
+    value: str(
+      retention.reported
+        ? `${humanSeconds(retention.seconds)} (${retention.seconds} s)`
+        : `not reported by this server (the SQS default is ${humanSeconds(DEFAULT_RETENTION_SECONDS)})`,
+    ),
+  });
   const delayed = num(a.ApproximateNumberOfMessagesDelayed);
-  if (delayed !== null) facts.push({ name: "delayed (ApproximateNumberOfMessagesDelayed)", value: { t: "number", v: String(delayed) } });
+  if (delayed !== null)
+    facts.push({ name: "delayed (ApproximateNumberOfMessagesDelayed)", value: { t: "number", v: String(delayed) } });
   if (i.oldestSeen) {
-    facts.push({ name: "oldest letter sent (SentTimestamp, seen by the last full read)", value: timestampValue(i.oldestSeen.sentMs) });
-    facts.push({ name: "age of the oldest letter", value: str(`${humanSeconds(Math.max(0, Math.round((i.now - i.oldestSeen.sentMs) / 1000)))} (as of ${new Date(i.oldestSeen.atMs).toISOString()})`) });
-    if (!fifo && retention.reported) facts.push({ name: "oldest letter expires (SentTimestamp + retention)", value: timestampValue(i.oldestSeen.sentMs + retention.seconds * 1000) });
+    facts.push({
+      name: "oldest letter sent (SentTimestamp, seen by the last full read)",
+      value: timestampValue(i.oldestSeen.sentMs),
+    });
+    facts.push({
+      name: "age of the oldest letter",
+      value: str(
+        `${humanSeconds(Math.max(0, Math.round((i.now - i.oldestSeen.sentMs) / 1000)))} (as of ${new Date(i.oldestSeen.atMs).toISOString()})`,
+      ),
+    });
+    if (!fifo && retention.reported)
+      facts.push({
+        name: "oldest letter expires (SentTimestamp + retention)",
+        value: timestampValue(i.oldestSeen.sentMs + retention.seconds * 1000),
+      });
   } else {
-    facts.push({ name: "age of the oldest letter", value: str("not known until a read covers the whole queue (the SQS API does not report it; CloudWatch's ApproximateAgeOfOldestMessage does)") });
+    facts.push({
+      name: "age of the oldest letter",
+      value: str(
+        "not known until a read covers the whole queue (the SQS API does not report it; CloudWatch's ApproximateAgeOfOldestMessage does)",
+      ),
+    });
   }
-  facts.push({ name: "console reads hide letters for (VisibilityTimeout)", value: str(`${i.readVisibilitySeconds} s, then release them at once`) });
-  facts.push({ name: "native move (StartMessageMoveTask)", value: str(i.nativeBulkMove ? "supported" : "not supported by this server") });
+  facts.push({
+    name: "console reads hide letters for (VisibilityTimeout)",
+    value: str(`${i.readVisibilitySeconds} s, then release them at once`),
+  });
+  facts.push({
+    name: "native move (StartMessageMoveTask)",
+    value: str(i.nativeBulkMove ? "supported" : "not supported by this server"),
+  });
   const own = parseRedrivePolicy(a.RedrivePolicy);
-  if (own) facts.push({ name: "redrive policy of this DLQ", value: str(`to ${queueNameOfArn(own.deadLetterTargetArn) ?? own.deadLetterTargetArn} after ${own.maxReceiveCount ?? "?"} receives`) });
+  if (own)
+    facts.push({
+      name: "redrive policy of this DLQ",
+      value: str(
+        `to ${queueNameOfArn(own.deadLetterTargetArn) ?? own.deadLetterTargetArn} after ${own.maxReceiveCount ?? "?"} receives`,
+      ),
+    });
   if (a.RedriveAllowPolicy) facts.push({ name: "redrive allow policy", value: str(a.RedriveAllowPolicy) });
-  if (i.safeCopyOf) facts.push({ name: "safe copy", value: str(`safe copy of ${i.safeCopyOf.dlq}, made by the console's move to safety`) });
+  if (i.safeCopyOf)
+    facts.push({
+      name: "safe copy",
+      value: str(`safe copy of ${i.safeCopyOf.dlq}, made by the console's move to safety`),
+    });
 
   const sourceRows: Array<[string, HeaderEntry["value"]]> = [];
   for (const s of i.sources) {
@@ -120,7 +161,12 @@ export function buildSummary(i: SummaryInput): DlqSummary {
     }
     const p = parseRedrivePolicy(s.attrs.RedrivePolicy);
     const r = retentionOf(s.attrs);
-    sourceRows.push([s.name, str(`maxReceiveCount ${p?.maxReceiveCount ?? "?"}, retention ${r.reported ? `${humanSeconds(r.seconds)} (${r.seconds} s)` : "not reported"}`)]);
+    sourceRows.push([
+      s.name,
+      str(
+        `maxReceiveCount ${p?.maxReceiveCount ?? "?"}, retention ${r.reported ? `${humanSeconds(r.seconds)} (${r.seconds} s)` : "not reported"}`,
+      ),
+    ]);
     // Only reported retentions are compared: a server that omits them (ElasticMQ) gets no guessed warning.
     if (r.reported && retention.reported && r.seconds > retention.seconds) {
       warnings.push({
@@ -132,10 +178,20 @@ export function buildSummary(i: SummaryInput): DlqSummary {
       });
     }
   }
-  if (sourceRows.length) facts.push({ name: "source queues (redrive policies naming this DLQ)", value: { t: "table", v: sourceRows } });
-  if (i.sourcesTruncated) warnings.push({ code: "many_sources", label: "many sources", message: "Many queues name this DLQ in their redrive policy; only the first ones are described." });
+  if (sourceRows.length)
+    facts.push({ name: "source queues (redrive policies naming this DLQ)", value: { t: "table", v: sourceRows } });
+  if (i.sourcesTruncated)
+    warnings.push({
+      code: "many_sources",
+      label: "many sources",
+      message: "Many queues name this DLQ in their redrive policy; only the first ones are described.",
+    });
   if (i.sources.length === 0 && !i.safeCopyOf) {
-    warnings.push({ code: "no_source", label: "no source queue", message: `No queue's redrive policy names this queue${i.configOrigin ? ` (the config says its letters come from "${i.configOrigin}")` : ""}: SQS will not move failed messages here by itself.` });
+    warnings.push({
+      code: "no_source",
+      label: "no source queue",
+      message: `No queue's redrive policy names this queue${i.configOrigin ? ` (the config says its letters come from "${i.configOrigin}")` : ""}: SQS will not move failed messages here by itself.`,
+    });
   }
   const depth = num(a.ApproximateNumberOfMessages);
   if (fifo && depth !== null && depth > FIFO_READ_PER_GROUP) {

@@ -43,9 +43,16 @@ const SQS_FORBIDDEN = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF
 export function sqsBodyOf(body: Uint8Array): string {
   // Not TextDecoder: it drops a leading byte order mark, and the body must stay byte-exact.
   const s = isValidUtf8(body) ? Buffer.from(body).toString("utf8") : null;
-  if (s === null) throw new Error("SQS message bodies are Unicode text: these bytes are not valid UTF-8 (binary bodies cannot be sent to SQS as they are)");
-  if (SQS_FORBIDDEN.test(s)) throw new Error("SQS message bodies are Unicode text: this body holds characters SQS refuses (binary control characters)");
-  if (s.length === 0) throw new Error("SQS message bodies are Unicode text of at least one character: an empty body cannot be sent");
+  if (s === null)
+    throw new Error(
+      "SQS message bodies are Unicode text: these bytes are not valid UTF-8 (binary bodies cannot be sent to SQS as they are)",
+    );
+  if (SQS_FORBIDDEN.test(s))
+    throw new Error(
+      "SQS message bodies are Unicode text: this body holds characters SQS refuses (binary control characters)",
+    );
+  if (s.length === 0)
+    throw new Error("SQS message bodies are Unicode text of at least one character: an empty body cannot be sent");
   return s;
 }
 
@@ -63,22 +70,34 @@ export class SqsKit {
     readonly endpoint: string,
     readonly prefix = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
   ) {
-    this.sqs = new SQSClient({ endpoint, region: "us-east-1", credentials: { accessKeyId: "test", secretAccessKey: "test" }, maxAttempts: 2 });
+    this.sqs = new SQSClient({
+      endpoint,
+      region: "us-east-1",
+      credentials: { accessKeyId: "test", secretAccessKey: "test" },
+      maxAttempts: 2,
+    });
   }
 
   name(label: string, fifo = false) {
     return `${this.prefix}-${label}-${++this.n}${fifo ? ".fifo" : ""}`;
   }
 
-  async queue(name: string, attributes: Record<string, string> = {}): Promise<{ url: string; arn: string; name: string }> {
+  async queue(
+    name: string,
+    attributes: Record<string, string> = {},
+  ): Promise<{ url: string; arn: string; name: string }> {
     const { QueueUrl } = await this.sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
     this.urls.add(QueueUrl!);
-    const { Attributes } = await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }));
+    const { Attributes } = await this.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }),
+    );
     return { url: QueueUrl!, arn: Attributes!.QueueArn!, name };
   }
 
   async depth(url: string): Promise<number> {
-    const { Attributes } = await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessages"] }));
+    const { Attributes } = await this.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessages"] }),
+    );
     return Number(Attributes?.ApproximateNumberOfMessages ?? 0);
   }
 
@@ -91,8 +110,16 @@ export class SqsKit {
    * them.
    */
   async count(url: string): Promise<number> {
-    const { Attributes } = await this.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"] }));
-    return Number(Attributes?.ApproximateNumberOfMessages ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+    const { Attributes } = await this.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+      }),
+    );
+    return (
+      Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+      Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+    );
   }
 
   /**
@@ -122,15 +149,28 @@ export class SqsKit {
   async failUntilMoved(source: string, dlqUrl: string, n: number, timeoutMs = 30_000) {
     const until = Date.now() + timeoutMs;
     while ((await this.depth(dlqUrl)) < n) {
-      if (Date.now() > until) throw new Error(`the server moved only ${await this.depth(dlqUrl)} of ${n} letters to the DLQ`);
-      await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: source, MaxNumberOfMessages: 10, VisibilityTimeout: 0, WaitTimeSeconds: 0 }));
+      if (Date.now() > until)
+        throw new Error(`the server moved only ${await this.depth(dlqUrl)} of ${n} letters to the DLQ`);
+      await this.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: source,
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 0,
+          WaitTimeSeconds: 0,
+        }),
+      );
     }
   }
 
   /** A fresh DLQ filled by the server's own redrive (maxReceiveCount), letters sent in order. */
   async dlqByRedrive(
     letters: SqsLetterInput[],
-    o: { maxReceiveCount?: number; fifo?: boolean; dlqAttributes?: Record<string, string>; sourceAttributes?: Record<string, string> } = {},
+    o: {
+      maxReceiveCount?: number;
+      fifo?: boolean;
+      dlqAttributes?: Record<string, string>;
+      sourceAttributes?: Record<string, string>;
+    } = {},
   ): Promise<{ dlq: string; dlqUrl: string; dlqArn: string; source: string; sourceUrl: string; messageIds: string[] }> {
     // Refuse what SQS cannot carry before anything is created.
     for (const l of letters) sqsBodyOf(l.body);

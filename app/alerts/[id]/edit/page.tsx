@@ -24,7 +24,10 @@ export default async function EditAlertRulePage({ params }: { params: Promise<{ 
     if (!err) throw e;
     return (
       <main className="page">
-        <Problem title={err.type === "not_found" ? "There is no such alert rule." : "The alert rule could not be read."} back={{ href: "/alerts", label: "← Alerts" }}>
+        <Problem
+          title={err.type === "not_found" ? "There is no such alert rule." : "The alert rule could not be read."}
+          back={{ href: "/alerts", label: "← Alerts" }}
+        >
           <p>{err.userMessage}</p>
         </Problem>
       </main>
@@ -39,7 +42,10 @@ export default async function EditAlertRulePage({ params }: { params: Promise<{ 
       </div>
       <div className="page-head">
         <h1>Change alert rule</h1>
-        <span className="meta">Disabling the rule, or changing what it watches, starts it over without messages; a new threshold resolves DLQs that no longer cross it.</span>
+        <span className="meta">
+          Disabling the rule, or changing what it watches, starts it over without messages; a new threshold resolves
+          DLQs that no longer cross it.
+        </span>
       </div>
       <RuleForm initial={rule} connections={options.connections} teams={options.teams} />
     </main>

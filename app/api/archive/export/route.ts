@@ -22,7 +22,11 @@ export async function GET(req: Request) {
     const parsed = parseArchiveParams(p);
     if (!parsed.ok) throw new AppError("bad_request:filter", { userMessage: parsed.message });
     const ids = p.getAll("id").slice(0, 10_000);
-    const { count, rows } = await exportArchive(actor, await requestMeta(), { filter: { ...parsed.filter, ...(ids.length ? { ids } : {}) }, format, includePayload: withPayload });
+    const { count, rows } = await exportArchive(actor, await requestMeta(), {
+      filter: { ...parsed.filter, ...(ids.length ? { ids } : {}) },
+      format,
+      includePayload: withPayload,
+    });
     return exportResponse({
       rows,
       format,

@@ -14,7 +14,12 @@ export async function GET(req: Request) {
     const format = exportFormat(params);
     const filter = parseAuditFilter(params);
     const rows = await exportAudit(actor, await requestMeta(), { filter, format });
-    return exportResponse({ rows, format, toCsv: (batch, header) => auditRowsToCsv(batch, { header }), filenamePrefix: "audit" });
+    return exportResponse({
+      rows,
+      format,
+      toCsv: (batch, header) => auditRowsToCsv(batch, { header }),
+      filenamePrefix: "audit",
+    });
   } catch (e) {
     return errorResponse(e);
   }

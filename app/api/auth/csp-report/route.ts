@@ -29,7 +29,8 @@ const logBudget = processState("csp-report-log", () => ({ windowStart: 0, lines:
 function mayLog(): boolean {
   const now = Date.now();
   if (now - logBudget.windowStart >= 60_000) {
-    if (logBudget.dropped > 0) console.warn(`csp-violation: ${logBudget.dropped} more report(s) in the last minute were not logged`);
+    if (logBudget.dropped > 0)
+      console.warn(`csp-violation: ${logBudget.dropped} more report(s) in the last minute were not logged`);
     Object.assign(logBudget, { windowStart: now, lines: 0, dropped: 0 });
   }
   if (logBudget.lines >= MAX_LINES_PER_MINUTE) {
@@ -48,11 +49,18 @@ export async function POST(req: Request) {
     const list = Array.isArray(body) ? body : [body];
     for (const item of list.slice(0, 5)) {
       if (!mayLog()) break;
-      const r = ((item as Record<string, unknown>)["csp-report"] ?? (item as Record<string, unknown>).body ?? item) as Record<string, unknown>;
-      const directive = String(r["effective-directive"] ?? r.effectiveDirective ?? r["violated-directive"] ?? "").slice(0, 60);
+      const r = ((item as Record<string, unknown>)["csp-report"] ??
+        (item as Record<string, unknown>).body ??
+        item) as Record<string, unknown>;
+      const directive = String(r["effective-directive"] ?? r.effectiveDirective ?? r["violated-directive"] ?? "").slice(
+        0,
+        60,
+      );
       const page = originOnly(r["document-uri"] ?? r.documentURL);
       const blocked = originOnly(r["blocked-uri"] ?? r.blockedURL);
-      console.warn(`csp-violation directive=${JSON.stringify(directive)} page=${JSON.stringify(page)} blocked=${JSON.stringify(blocked)}`);
+      console.warn(
+        `csp-violation directive=${JSON.stringify(directive)} page=${JSON.stringify(page)} blocked=${JSON.stringify(blocked)}`,
+      );
     }
   } catch {
     /* not a report */

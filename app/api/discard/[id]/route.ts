@@ -11,7 +11,14 @@ export async function GET(req: Request, ctx: { params: Promise<{ id: string }> }
     const { id } = await ctx.params;
     const p = new URL(req.url).searchParams;
     const actor = await requireActor();
-    return ok(await getDiscard(actor, await requestMeta(), { jobId: id, after: p.get("after") ?? undefined, limit: p.get("limit") ?? undefined, state: p.get("state") || undefined }));
+    return ok(
+      await getDiscard(actor, await requestMeta(), {
+        jobId: id,
+        after: p.get("after") ?? undefined,
+        limit: p.get("limit") ?? undefined,
+        state: p.get("state") || undefined,
+      }),
+    );
   } catch (e) {
     return errorResponse(e);
   }

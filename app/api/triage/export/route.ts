@@ -19,7 +19,11 @@ export async function GET(req: Request) {
     const withPayload = p.get("payload") === "1";
     const actor = await requireActor();
     const filter = parseLetterFilter(p);
-    const { count, rows } = await exportLetters(actor, await requestMeta(), { filter, format, includePayload: withPayload });
+    const { count, rows } = await exportLetters(actor, await requestMeta(), {
+      filter,
+      format,
+      includePayload: withPayload,
+    });
     // Masked here, before a byte leaves the server: the index holds headers and payloads unmasked.
     const policy = await maskingPolicy(actor.role, filter.connectionId, filter.queue);
     return exportResponse({

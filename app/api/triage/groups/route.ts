@@ -10,7 +10,13 @@ export async function GET(req: Request) {
   try {
     const p = new URL(req.url).searchParams;
     const actor = await requireActor();
-    return ok(await listGroups(actor, await requestMeta(), { connectionId: p.get("connectionId") ?? "", queue: p.get("queue") ?? "", by: p.get("by") }));
+    return ok(
+      await listGroups(actor, await requestMeta(), {
+        connectionId: p.get("connectionId") ?? "",
+        queue: p.get("queue") ?? "",
+        by: p.get("by"),
+      }),
+    );
   } catch (e) {
     return errorResponse(e);
   }

@@ -11,7 +11,13 @@ export async function GET(req: Request) {
     const p = new URL(req.url).searchParams;
     const actor = await requireActor();
     const filter = parseLetterFilter(p);
-    return ok(await listLetters(actor, await requestMeta(), { filter, after: p.get("after"), limit: Number(p.get("limit") ?? 50) }));
+    return ok(
+      await listLetters(actor, await requestMeta(), {
+        filter,
+        after: p.get("after"),
+        limit: Number(p.get("limit") ?? 50),
+      }),
+    );
   } catch (e) {
     return errorResponse(e);
   }

@@ -21,7 +21,12 @@ export async function POST(req: Request) {
     requireSameOrigin(req);
     const actor = await requireActor();
     const b = await jsonBody(req).catch(() => ({}) as Record<string, unknown>);
-    return ok(await saveRules(actor, await requestMeta(), { rules: b.rules, expectedVersion: typeof b.expectedVersion === "number" ? b.expectedVersion : undefined }));
+    return ok(
+      await saveRules(actor, await requestMeta(), {
+        rules: b.rules,
+        expectedVersion: typeof b.expectedVersion === "number" ? b.expectedVersion : undefined,
+      }),
+    );
   } catch (e) {
     return errorResponse(e);
   }

@@ -10,7 +10,12 @@ export async function GET(req: Request) {
   try {
     const p = new URL(req.url).searchParams;
     const actor = await requireActor();
-    return ok(await listScans(actor, await requestMeta(), { connectionId: p.get("connectionId") ?? undefined, queue: p.get("queue") ?? undefined }));
+    return ok(
+      await listScans(actor, await requestMeta(), {
+        connectionId: p.get("connectionId") ?? undefined,
+        queue: p.get("queue") ?? undefined,
+      }),
+    );
   } catch (e) {
     return errorResponse(e);
   }
@@ -22,7 +27,11 @@ export async function POST(req: Request) {
     requireSameOrigin(req);
     const actor = await requireActor();
     const b = await jsonBody(req).catch(() => ({}) as Record<string, unknown>);
-    const r = await startScan(actor, await requestMeta(), { connectionId: String(b.connectionId ?? ""), queue: String(b.queue ?? ""), acceptRisk: b.acceptRisk === true });
+    const r = await startScan(actor, await requestMeta(), {
+      connectionId: String(b.connectionId ?? ""),
+      queue: String(b.queue ?? ""),
+      acceptRisk: b.acceptRisk === true,
+    });
     return ok(r, r.alreadyActive ? 200 : 202);
   } catch (e) {
     return errorResponse(e);

@@ -10,6 +10,15 @@ export const dynamic = "force-dynamic";
  * the triage pages read theirs; listLetters evaluates it as the role sees the letters (no masked
  * value can be learnt by filtering) and masks what it answers.
  */
-export const GET = operationRoute(listIndexedLettersOperation, { permission: "triage:read", action: "triage.letters" }, async ({ actor, meta, query }) =>
-  toIndexedLetterPage(await listLetters(actor, meta, { filter: parseLetterFilter(letterFilterParams(query)), after: query.cursor, limit: query.limit })),
+export const GET = operationRoute(
+  listIndexedLettersOperation,
+  { permission: "triage:read", action: "triage.letters" },
+  async ({ actor, meta, query }) =>
+    toIndexedLetterPage(
+      await listLetters(actor, meta, {
+        filter: parseLetterFilter(letterFilterParams(query)),
+        after: query.cursor,
+        limit: query.limit,
+      }),
+    ),
 );

@@ -39,7 +39,8 @@ export async function startSafeMoveAction(input: unknown): Promise<ActionResult<
     const actor = await requireActor();
     await authorize(actor, "dlq:safe-move", { action: "dlq.safe_move_start", meta: await requestMeta() });
     const parsed = moveSchema.safeParse(input);
-    if (!parsed.success) throw new AppError("bad_request:input", { userMessage: "Connection, queue and the safe queue are required." });
+    if (!parsed.success)
+      throw new AppError("bad_request:input", { userMessage: "Connection, queue and the safe queue are required." });
     const move = await startSafeMove(actor, await requestMeta(), parsed.data);
     revalidatePath(dlqHref(parsed.data.connectionId, parsed.data.queue));
     return { ok: true, data: { move } };

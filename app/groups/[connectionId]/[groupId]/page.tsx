@@ -35,7 +35,10 @@ export default async function GroupPage({ params }: { params: Promise<Params> })
     if (!err) throw e;
     return (
       <main className="page">
-        <Problem title={err.type === "not_found" ? "No such consumer group." : "The consumer group could not be read."} back={{ href: back, label: "← Consumer groups" }}>
+        <Problem
+          title={err.type === "not_found" ? "No such consumer group." : "The consumer group could not be read."}
+          back={{ href: back, label: "← Consumer groups" }}
+        >
           <p>{err.userMessage}</p>
         </Problem>
       </main>
@@ -50,10 +53,13 @@ export default async function GroupPage({ params }: { params: Promise<Params> })
       </div>
       <div className="page-head">
         <h1 className="wrap-anywhere">{g.groupId}</h1>
-        <span className="badge" data-testid="group-state">{g.state}</span>
+        <span className="badge" data-testid="group-state">
+          {g.state}
+        </span>
         {g.stuck > 0 ? <span className="badge badge-danger">{g.stuck} stuck</span> : null}
         <span className="meta">
-          sampled <RelativeTime value={g.sampledAt.toISOString()} /> · stuck after {formatSpan(v.stuckAfterMs)} without a move
+          sampled <RelativeTime value={g.sampledAt.toISOString()} /> · stuck after {formatSpan(v.stuckAfterMs)} without
+          a move
         </span>
       </div>
       {v.round?.error ? (
@@ -71,7 +77,9 @@ export default async function GroupPage({ params }: { params: Promise<Params> })
           Members <span className="muted">({g.members.length})</span>
         </h2>
         {g.members.length === 0 ? (
-          <p className="muted">No active members: the group&apos;s offsets may be changed (Kafka allows it only now).</p>
+          <p className="muted">
+            No active members: the group&apos;s offsets may be changed (Kafka allows it only now).
+          </p>
         ) : (
           <div className="table-wrap">
             <table className="grid">
@@ -85,9 +93,13 @@ export default async function GroupPage({ params }: { params: Promise<Params> })
               <tbody>
                 {g.members.map((m) => (
                   <tr key={m.memberId} data-testid="member-row">
-                    <td className="mono wrap-anywhere" title={m.memberId}>{m.clientId}</td>
+                    <td className="mono wrap-anywhere" title={m.memberId}>
+                      {m.clientId}
+                    </td>
                     <td className="mono">{m.host}</td>
-                    <td className="mono wrap-anywhere">{m.assignments.map((a) => `${a.topic} [${a.partitions.join(", ")}]`).join("; ") || "—"}</td>
+                    <td className="mono wrap-anywhere">
+                      {m.assignments.map((a) => `${a.topic} [${a.partitions.join(", ")}]`).join("; ") || "—"}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -102,19 +114,35 @@ export default async function GroupPage({ params }: { params: Promise<Params> })
             <thead>
               <tr>
                 <th scope="col">Topic</th>
-                <th scope="col" className="num">Partition</th>
-                <th scope="col" className="num">Committed</th>
-                <th scope="col" className="num">End</th>
-                <th scope="col" className="num">Lag</th>
+                <th scope="col" className="num">
+                  Partition
+                </th>
+                <th scope="col" className="num">
+                  Committed
+                </th>
+                <th scope="col" className="num">
+                  End
+                </th>
+                <th scope="col" className="num">
+                  Lag
+                </th>
                 <th scope="col">State</th>
                 <th scope="col">Member</th>
                 <th scope="col">Next record</th>
               </tr>
             </thead>
             <tbody>
-              <EmptyRow show={partitions.length === 0} columns={8}>No partitions with a committed offset or an assignment.</EmptyRow>
+              <EmptyRow show={partitions.length === 0} columns={8}>
+                No partitions with a committed offset or an assignment.
+              </EmptyRow>
               {partitions.map((r) => (
-                <tr key={`${r.topic}/${r.partition}`} data-testid="partition-row" data-topic={r.topic} data-partition={r.partition} data-stuck={r.stuck}>
+                <tr
+                  key={`${r.topic}/${r.partition}`}
+                  data-testid="partition-row"
+                  data-topic={r.topic}
+                  data-partition={r.partition}
+                  data-stuck={r.stuck}
+                >
                   <td className="mono wrap-anywhere">{r.topic}</td>
                   <td className="num">{r.partition}</td>
                   <td className="num mono">{offsetText(r.committed)}</td>
@@ -126,7 +154,10 @@ export default async function GroupPage({ params }: { params: Promise<Params> })
                   <td className="mono wrap-anywhere">{r.member ?? <span className="muted">—</span>}</td>
                   <td>
                     {r.lag > 0n ? (
-                      <Link href={partitionHref(connectionId, g.groupId, r.topic, r.partition)} data-testid="partition-link">
+                      <Link
+                        href={partitionHref(connectionId, g.groupId, r.topic, r.partition)}
+                        data-testid="partition-link"
+                      >
                         {r.stuck ? "The record it is stuck on" : "Next record"}
                       </Link>
                     ) : (

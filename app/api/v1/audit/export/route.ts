@@ -11,10 +11,20 @@ export const dynamic = "force-dynamic";
  * under the action exportAudit audits; exportAudit authorizes again, audits the export and yields
  * rows batch by batch, so the answer flows without holding the log in memory.
  */
-export const GET = operationRoute(exportAuditOperation, { permission: "audit:read", action: "audit.export" }, async ({ actor, meta, query }) => {
-  // The export is recorded with the format asked for (csv, json or ndjson: JSON rows framed by lines).
-  const rows = await exportAudit(actor, meta, { filter: auditFilterOf(query), format: query.format });
-  if (query.format === "csv") return exportResponse({ rows, format: "csv", toCsv: (batch, header) => auditRowsToCsv(batch, { header }), filenamePrefix: "audit" });
-  if (query.format === "ndjson") return ndjsonResponse(toAuditExportRows(rows), { filenamePrefix: "audit" });
-  return exportResponse({ rows: toAuditExportRows(rows), format: "json", toCsv: () => "", filenamePrefix: "audit" });
-});
+export const GET = operationRoute(
+  exportAuditOperation,
+  { permission: "audit:read", action: "audit.export" },
+  async ({ actor, meta, query }) => {
+    // The export is recorded with the format asked for (csv, json or ndjson: JSON rows framed by lines).
+    const rows = await exportAudit(actor, meta, { filter: auditFilterOf(query), format: query.format });
+    if (query.format === "csv")
+      return exportResponse({
+        rows,
+        format: "csv",
+        toCsv: (batch, header) => auditRowsToCsv(batch, { header }),
+        filenamePrefix: "audit",
+      });
+    if (query.format === "ndjson") return ndjsonResponse(toAuditExportRows(rows), { filenamePrefix: "audit" });
+    return exportResponse({ rows: toAuditExportRows(rows), format: "json", toCsv: () => "", filenamePrefix: "audit" });
+  },
+);

@@ -5,4 +5,8 @@ import { planDiscard } from "@/lib/discard/use-cases";
 export const dynamic = "force-dynamic";
 
 /** The exact count and scope a discard would have (lib/api/v1/discards.ts); planDiscard audits `discard.plan`. */
-export const POST = operationRoute(planDiscardOperation, { permission: "discard:run", action: "discard.plan" }, async ({ actor, meta, body }) => planDiscard(actor, meta, body));
+export const POST = operationRoute(
+  planDiscardOperation,
+  { permission: "discard:run", action: "discard.plan" },
+  async ({ actor, meta, body }) => planDiscard(actor, meta, body),
+);

@@ -5,4 +5,8 @@ import { planRedrive } from "@/lib/redrive/use-cases";
 export const dynamic = "force-dynamic";
 
 /** The count, scope and target a redrive would have (lib/api/v1/redrives.ts); planRedrive authorizes again and audits `redrive.plan`. */
-export const POST = operationRoute(planRedriveOperation, { permission: "redrive:sample", action: "redrive.plan" }, async ({ actor, meta, body }) => planRedrive(actor, meta, body));
+export const POST = operationRoute(
+  planRedriveOperation,
+  { permission: "redrive:sample", action: "redrive.plan" },
+  async ({ actor, meta, body }) => planRedrive(actor, meta, body),
+);

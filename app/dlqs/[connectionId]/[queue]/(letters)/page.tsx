@@ -30,7 +30,13 @@ export async function generateMetadata({ params }: { params: Promise<Params> }):
   return { title: decodeParam(queue) };
 }
 
-export default async function DlqPage({ params, searchParams }: { params: Promise<Params>; searchParams: Promise<Search> }) {
+export default async function DlqPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>;
+  searchParams: Promise<Search>;
+}) {
   const p = await params;
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
@@ -41,7 +47,11 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
     return (
       <main className="page">
         {crumbs}
-        <Problem title="This link's options are not valid." back={{ href: dlqHref(connectionId, queue), label: "← Open the DLQ from its start" }} testId="bad-params">
+        <Problem
+          title="This link's options are not valid."
+          back={{ href: dlqHref(connectionId, queue), label: "← Open the DLQ from its start" }}
+          testId="bad-params"
+        >
           <p>{parsed.message}</p>
         </Problem>
       </main>
@@ -54,7 +64,15 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
 
   let result: OpenDlqResult;
   try {
-    result = await openDlq(actor, await requestMeta(), { connectionId, queue, page, pageSize: size, partition, fromOffset: from, order });
+    result = await openDlq(actor, await requestMeta(), {
+      connectionId,
+      queue,
+      page,
+      pageSize: size,
+      partition,
+      fromOffset: from,
+      order,
+    });
   } catch (e) {
     const problem = dlqProblem(e, { connectionId, queue, back: { href: "/", label: "← Back to all DLQs" } });
     if (!problem) throw e;
@@ -75,7 +93,14 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
   const at = (o: { page?: number; size?: number }) => dlqHref(connectionId, queue, { page, size, ...position, ...o });
   return (
     <main className="page">
-      <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="letters" info={{ connection, dlq, problem: null }} depth={result.depth} />
+      <DlqHead
+        actor={actor}
+        connectionId={connectionId}
+        queue={queue}
+        current="letters"
+        info={{ connection, dlq, problem: null }}
+        depth={result.depth}
+      />
       <p className={`banner banner-${notice.tone}`} data-testid="non-destructive-note">
         {notice.text}
       </p>
@@ -86,7 +111,14 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
       ))}
       <FactsTable facts={dlq.facts} />
       {dlq.readRisk ? (
-        <RiskySnapshot actor={actor} connectionId={connectionId} queue={queue} depth={result.depth ?? dlq.depth} risk={dlq.readRisk} size={size} />
+        <RiskySnapshot
+          actor={actor}
+          connectionId={connectionId}
+          queue={queue}
+          depth={result.depth ?? dlq.depth}
+          risk={dlq.readRisk}
+          size={size}
+        />
       ) : (
         <>
           {caps.randomAccess && dlq.partitions?.length ? (
@@ -109,7 +141,9 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
                   ← Previous
                 </Link>
               ) : (
-                <span className="btn btn-small" aria-disabled="true">← Previous</span>
+                <span className="btn btn-small" aria-disabled="true">
+                  ← Previous
+                </span>
               )}
               <span data-testid="page-range">{formatRange(result.offset, count, result.depth)}</span>
               {result.hasMore ? (
@@ -117,7 +151,9 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
                   Next →
                 </Link>
               ) : (
-                <span className="btn btn-small" aria-disabled="true">Next →</span>
+                <span className="btn btn-small" aria-disabled="true">
+                  Next →
+                </span>
               )}
             </nav>
             {unstable ? (
@@ -128,12 +164,24 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
             <span className="spacer" />
             <span className="hint">Page size:</span>
             {PAGE_SIZES.map((s) => (
-              <Link key={s} href={at({ page: 1, size: s })} className="btn btn-small" aria-current={s === size ? "page" : undefined} style={s === size ? { fontWeight: 700 } : undefined}>
+              <Link
+                key={s}
+                href={at({ page: 1, size: s })}
+                className="btn btn-small"
+                aria-current={s === size ? "page" : undefined}
+                style={s === size ? { fontWeight: 700 } : undefined}
+              >
                 {s}
               </Link>
             ))}
           </div>
-          <LettersTable connectionId={connectionId} queue={queue} letters={letters ?? []} backHref="/" labels={labels} />
+          <LettersTable
+            connectionId={connectionId}
+            queue={queue}
+            letters={letters ?? []}
+            backHref="/"
+            labels={labels}
+          />
         </>
       )}
     </main>
@@ -144,10 +192,26 @@ export default async function DlqPage({ params, searchParams }: { params: Promis
  * A DLQ whose reads cost letters is never read by a page: its letters come from the snapshot (the
  * triage index of its latest confirmed read), with the choices to move them to safety or read again.
  */
-async function RiskySnapshot({ actor, connectionId, queue, depth, risk, size }: { actor: Actor; connectionId: string; queue: string; depth: number | null; risk: ReadRisk; size: number }) {
+async function RiskySnapshot({
+  actor,
+  connectionId,
+  queue,
+  depth,
+  risk,
+  size,
+}: {
+  actor: Actor;
+  connectionId: string;
+  queue: string;
+  depth: number | null;
+  risk: ReadRisk;
+  size: number;
+}) {
   const meta = await requestMeta();
   const view = await riskyReadView(actor, meta, { connectionId, queue, risk });
-  const snapshot = view.snapshot ? await listLetters(actor, meta, { filter: { connectionId, queue }, limit: size }) : null;
+  const snapshot = view.snapshot
+    ? await listLetters(actor, meta, { filter: { connectionId, queue }, limit: size })
+    : null;
   return (
     <>
       <RiskyReadPanel connectionId={connectionId} queue={queue} depth={depth} view={view} />
@@ -157,10 +221,17 @@ async function RiskySnapshot({ actor, connectionId, queue, depth, risk, size }: 
             <h2 style={{ margin: 0 }}>Letters in the snapshot</h2>
             <span className="hint" data-testid="snapshot-count">
               {formatCount(snapshot.count)} letters · the newest {formatCount(snapshot.letters.length)} shown;{" "}
-              <Link href={triageBase(connectionId, queue)}>triage</Link> groups, filters and pages through all of them, from the same snapshot.
+              <Link href={triageBase(connectionId, queue)}>triage</Link> groups, filters and pages through all of them,
+              from the same snapshot.
             </span>
           </div>
-          <TriageLettersTable connectionId={connectionId} queue={queue} letters={snapshot.letters} keyboard backHref="/" />
+          <TriageLettersTable
+            connectionId={connectionId}
+            queue={queue}
+            letters={snapshot.letters}
+            keyboard
+            backHref="/"
+          />
         </section>
       ) : null}
     </>

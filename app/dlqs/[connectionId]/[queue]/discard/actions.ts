@@ -3,7 +3,13 @@
 import { revalidatePath } from "next/cache";
 import { runAction } from "@/lib/use-case/run-action";
 import type { ActionResult } from "@/lib/errors";
-import { cancelDiscard, planDiscard, startDiscard, type DiscardPreview, type DiscardView } from "@/lib/discard/use-cases";
+import {
+  cancelDiscard,
+  planDiscard,
+  startDiscard,
+  type DiscardPreview,
+  type DiscardView,
+} from "@/lib/discard/use-cases";
 import { discardJobHref } from "@/lib/discard/ui-links";
 
 /**
@@ -21,9 +27,14 @@ export async function planDiscardAction(input: unknown): Promise<ActionResult<Di
  * letters is never read for a discard: the use case refuses it (move the letters to safety first).
  */
 export async function startDiscardAction(input: unknown): Promise<ActionResult<DiscardView>> {
-  return runAction((a, m) => startDiscard(a, m, typeof input === "object" && input !== null ? { ...input, acceptRisk: false } : input));
+  return runAction((a, m) =>
+    startDiscard(a, m, typeof input === "object" && input !== null ? { ...input, acceptRisk: false } : input),
+  );
 }
 
 export async function cancelDiscardAction(input: unknown): Promise<ActionResult<DiscardView>> {
-  return runAction((a, m) => cancelDiscard(a, m, input), (v) => revalidatePath(discardJobHref(v.connectionId, v.queue, v.id)));
+  return runAction(
+    (a, m) => cancelDiscard(a, m, input),
+    (v) => revalidatePath(discardJobHref(v.connectionId, v.queue, v.id)),
+  );
 }

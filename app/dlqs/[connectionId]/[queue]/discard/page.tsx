@@ -24,7 +24,9 @@ export default async function DlqDiscardsPage({ params }: { params: Promise<Para
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
   const actor = await requirePageActor(discardsHref(connectionId, queue));
-  const { value: discards, problem } = await loadOrProblem(async () => listDiscards(actor, await requestMeta(), { connectionId, queue }));
+  const { value: discards, problem } = await loadOrProblem(async () =>
+    listDiscards(actor, await requestMeta(), { connectionId, queue }),
+  );
   return (
     <main className="page">
       <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="discards" />
@@ -35,7 +37,8 @@ export default async function DlqDiscardsPage({ params }: { params: Promise<Para
       ) : (
         <>
           <p className="hint">
-            Discarded letters are kept in the <Link href={archiveHref({ connectionId, queue })}>archive</Link>, where an admin can put them back.
+            Discarded letters are kept in the <Link href={archiveHref({ connectionId, queue })}>archive</Link>, where an
+            admin can put them back.
           </p>
           <DiscardsTable discards={discards ?? []} showDlq={false} />
         </>

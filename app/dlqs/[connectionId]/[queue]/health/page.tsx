@@ -26,7 +26,13 @@ export async function generateMetadata({ params }: { params: Promise<Params> }):
 const RANGE_LABEL = { hour: "Hour", day: "Day", week: "Week" } as const;
 
 /** A DLQ's health: the sampler's figures, depth and inflow over an hour, a day or a week, and its open findings with their fix. */
-export default async function DlqHealthPage({ params, searchParams }: { params: Promise<Params>; searchParams: Promise<Search> }) {
+export default async function DlqHealthPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>;
+  searchParams: Promise<Search>;
+}) {
   const p = await params;
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
@@ -37,7 +43,11 @@ export default async function DlqHealthPage({ params, searchParams }: { params: 
     return (
       <main className="page">
         <DlqCrumbTrail name={connectionName(connectionId)} connectionId={connectionId} queue={queue} current="health" />
-        <Problem title="This link's options are not valid." back={{ href: healthHref(connectionId, queue), label: "← Open the DLQ's health" }} testId="bad-params">
+        <Problem
+          title="This link's options are not valid."
+          back={{ href: healthHref(connectionId, queue), label: "← Open the DLQ's health" }}
+          testId="bad-params"
+        >
           <p>range must be hour, day or week.</p>
         </Problem>
       </main>
@@ -46,10 +56,15 @@ export default async function DlqHealthPage({ params, searchParams }: { params: 
   const meta = await requestMeta();
   const settings = operationsDisplaySettings();
   const { value, problem } = await loadOrProblem(async () => {
-    const [ops, findings] = await Promise.all([viewDlqOperations(actor, meta, { connectionId, queue, range }), listFindings(actor, meta, { state: "open", connectionId, queue })]);
+    const [ops, findings] = await Promise.all([
+      viewDlqOperations(actor, meta, { connectionId, queue, range }),
+      listFindings(actor, meta, { state: "open", connectionId, queue }),
+    ]);
     return { ops, findings };
   });
-  const shared = value ? { connectionId, queue, initial: value.ops, refreshSeconds: settings.sampleIntervalSeconds } : null;
+  const shared = value
+    ? { connectionId, queue, initial: value.ops, refreshSeconds: settings.sampleIntervalSeconds }
+    : null;
   return (
     <main className="page health-page">
       <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="health" />
@@ -70,12 +85,21 @@ export default async function DlqHealthPage({ params, searchParams }: { params: 
               </h2>
               <nav className="segmented" aria-label="Range" data-testid="range-switch">
                 {CHART_RANGE_NAMES.map((r) => (
-                  <Link key={r} href={healthHref(connectionId, queue, r)} className="btn btn-small" aria-current={r === range ? "true" : undefined} data-testid={`range-${r}`} scroll={false}>
+                  <Link
+                    key={r}
+                    href={healthHref(connectionId, queue, r)}
+                    className="btn btn-small"
+                    aria-current={r === range ? "true" : undefined}
+                    data-testid={`range-${r}`}
+                    scroll={false}
+                  >
                     {RANGE_LABEL[r]}
                   </Link>
                 ))}
               </nav>
-              <span className="hint">Times in UTC. Refreshes every {Math.max(10, settings.sampleIntervalSeconds)} s.</span>
+              <span className="hint">
+                Times in UTC. Refreshes every {Math.max(10, settings.sampleIntervalSeconds)} s.
+              </span>
             </div>
             <DlqCharts key={range} {...shared} />
           </section>
@@ -85,7 +109,10 @@ export default async function DlqHealthPage({ params, searchParams }: { params: 
                 Open findings
               </h2>
               <span className="spacer" />
-              <Link href={findingsHref({ state: "all", connection: connectionId, dlq: queue })} data-testid="findings-history-link">
+              <Link
+                href={findingsHref({ state: "all", connection: connectionId, dlq: queue })}
+                data-testid="findings-history-link"
+              >
                 All findings of this DLQ, with history →
               </Link>
             </div>

@@ -3,7 +3,16 @@
 import { revalidatePath } from "next/cache";
 import { runAction } from "@/lib/use-case/run-action";
 import type { ActionResult } from "@/lib/errors";
-import { cancelRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startRedrive, type RedrivePreview, type RedriveView } from "@/lib/redrive/use-cases";
+import {
+  cancelRedrive,
+  pauseRedrive,
+  planRedrive,
+  resumeRedrive,
+  startBulk,
+  startRedrive,
+  type RedrivePreview,
+  type RedriveView,
+} from "@/lib/redrive/use-cases";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 
 /**

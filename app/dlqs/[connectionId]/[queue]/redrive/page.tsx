@@ -24,7 +24,9 @@ export default async function DlqRedrivesPage({ params }: { params: Promise<Para
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
   const actor = await requirePageActor(redrivesHref(connectionId, queue));
-  const { value: redrives, problem } = await loadOrProblem(async () => listRedrives(actor, await requestMeta(), { connectionId, queue }));
+  const { value: redrives, problem } = await loadOrProblem(async () =>
+    listRedrives(actor, await requestMeta(), { connectionId, queue }),
+  );
   return (
     <main className="page">
       <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="redrives" />
@@ -35,7 +37,8 @@ export default async function DlqRedrivesPage({ params }: { params: Promise<Para
       ) : (
         <>
           <p className="hint">
-            Start a redrive from <Link href={triageBase(connectionId, queue)}>triage</Link>: a group, a filtered set, or letters you tick.
+            Start a redrive from <Link href={triageBase(connectionId, queue)}>triage</Link>: a group, a filtered set, or
+            letters you tick.
           </p>
           <RedrivesTable redrives={redrives ?? []} showDlq={false} />
         </>

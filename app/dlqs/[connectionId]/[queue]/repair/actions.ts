@@ -27,9 +27,16 @@ export async function startGroupRepairAction(input: unknown): Promise<ActionResu
   return runAction(async (a, m) => {
     const raw = (input ?? {}) as Record<string, unknown>;
     const str = (v: unknown) => (typeof v === "string" ? v : null);
-    await authorize(a, "letter:repair", { action: "redrive.start", connectionId: str(raw.connectionId), queue: str(raw.queue), meta: m });
+    await authorize(a, "letter:repair", {
+      action: "redrive.start",
+      connectionId: str(raw.connectionId),
+      queue: str(raw.queue),
+      meta: m,
+    });
     if (raw.repair === undefined || raw.repair === null) {
-      throw new AppError("bad_request:repair", { userMessage: "A group repair needs the patch and the reason; nothing was started." });
+      throw new AppError("bad_request:repair", {
+        userMessage: "A group repair needs the patch and the reason; nothing was started.",
+      });
     }
     return startRedrive(a, m, input);
   });

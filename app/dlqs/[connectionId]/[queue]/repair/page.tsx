@@ -28,14 +28,22 @@ type Search = Record<string, string | string[] | undefined>;
  * switch covers the DLQ. No loading.tsx wraps this segment: a refusal must answer 403 before
  * anything streams (lib/auth/authorize-page.ts).
  */
-export default async function GroupRepairPage({ params, searchParams }: { params: Promise<Params>; searchParams: Promise<Search> }) {
+export default async function GroupRepairPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>;
+  searchParams: Promise<Search>;
+}) {
   const p = await params;
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
   const search = await searchParams;
   const parsed = selectionFromSearch(search);
   const group = typeof search.group === "string" ? search.group : "";
-  const actor = await requirePageActor(groupRepairHref(connectionId, queue, group ? `?group=${encodeURIComponent(group)}` : ""));
+  const actor = await requirePageActor(
+    groupRepairHref(connectionId, queue, group ? `?group=${encodeURIComponent(group)}` : ""),
+  );
   const meta = await requestMeta();
   // Audited as the preview the page exists for (redrive.repair_preview); 403 through ./forbidden.tsx.
   await authorizePage(actor, "letter:repair", { action: "redrive.repair_preview", connectionId, queue, meta });
@@ -46,7 +54,15 @@ export default async function GroupRepairPage({ params, searchParams }: { params
       <Link href={redrivesHref(connectionId, queue)}>redrives</Link> / repair a group
     </DlqCrumbs>
   );
-  const problem = (title: string, message: string, testId?: string) => <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} testId={testId} />;
+  const problem = (title: string, message: string, testId?: string) => (
+    <ProblemPage
+      crumbs={crumbs}
+      title={title}
+      message={message}
+      back={{ href: back, label: "← Back to triage" }}
+      testId={testId}
+    />
+  );
 
   // Checked before anything is counted, so opening the page on a DLQ the switch leaves off reads nothing.
   if (!repairEnabled(loadConfig().repair, connectionId, queue)) {
@@ -57,21 +73,35 @@ export default async function GroupRepairPage({ params, searchParams }: { params
     );
   }
   if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
-  if (parsed.selection.kind !== "group") return problem("Open this page from a group.", "A group repair applies one patch to the letters of one triage group: choose Repair… on the group's row in triage.", "repair-group-problem");
+  if (parsed.selection.kind !== "group")
+    return problem(
+      "Open this page from a group.",
+      "A group repair applies one patch to the letters of one triage group: choose Repair… on the group's row in triage.",
+      "repair-group-problem",
+    );
 
   let preview: RedrivePreview;
   let groupLabel: string | null = null;
   let origins: string[] = [];
   try {
     // The count as the redrive will count it (planRedrive, audited redrive.plan), before any patch is typed.
-    preview = await planRedrive(actor, meta, { connectionId, queue, selection: parsed.selection, target: { kind: "origin" } });
+    preview = await planRedrive(actor, meta, {
+      connectionId,
+      queue,
+      selection: parsed.selection,
+      target: { kind: "origin" },
+    });
     const g = await selectedGroup(actor, meta, { connectionId, queue }, parsed.selection);
     groupLabel = g?.label ?? null;
     origins = g?.origins ?? [];
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
-    return problem(err.type === "forbidden" ? "Your role does not allow this." : "The group could not be counted.", err.userMessage, "repair-group-problem");
+    return problem(
+      err.type === "forbidden" ? "Your role does not allow this." : "The group could not be counted.",
+      err.userMessage,
+      "repair-group-problem",
+    );
   }
 
   return (
@@ -80,11 +110,20 @@ export default async function GroupRepairPage({ params, searchParams }: { params
       <div className="page-head">
         <h1>Repair a group</h1>
         <span className="meta">
-          One patch for every letter of the group, previewed letter by letter, then sent as a redrive: a sample first, then the rest at a rate. Each original is archived (encrypted) before it leaves{" "}
+          One patch for every letter of the group, previewed letter by letter, then sent as a redrive: a sample first,
+          then the rest at a rate. Each original is archived (encrypted) before it leaves{" "}
           <span className="mono">{queue}</span>; a letter the patch does not fit stays there, with the reason.
         </span>
       </div>
-      <GroupRepairForm connectionId={connectionId} queue={queue} selection={parsed.selection} initial={preview} groupLabel={groupLabel} origins={origins} backHref={back} />
+      <GroupRepairForm
+        connectionId={connectionId}
+        queue={queue}
+        selection={parsed.selection}
+        initial={preview}
+        groupLabel={groupLabel}
+        origins={origins}
+        backHref={back}
+      />
     </main>
   );
 }

@@ -9,11 +9,17 @@ import { AppError, type ActionResult } from "@/lib/errors";
 import { triageBase } from "@/lib/triage/view-params";
 import { cancelScan, startScan, type ScanView } from "@/lib/triage/use-cases";
 
-const startSchema = z.object({ connectionId: z.string().min(1).max(100), queue: z.string().min(1).max(255), acceptRisk: z.boolean().optional() });
+const startSchema = z.object({
+  connectionId: z.string().min(1).max(100),
+  queue: z.string().min(1).max(255),
+  acceptRisk: z.boolean().optional(),
+});
 const cancelSchema = z.object({ jobId: z.string().min(1).max(100) });
 
 /** Queues a scan of the DLQ into the triage index (operator+). Audited `triage.scan_start`. */
-export async function startScanAction(input: unknown): Promise<ActionResult<{ scan: ScanView; alreadyActive: boolean }>> {
+export async function startScanAction(
+  input: unknown,
+): Promise<ActionResult<{ scan: ScanView; alreadyActive: boolean }>> {
   try {
     const actor = await requireActor();
     // Authorize before validating, so a refused caller is refused and audited whatever it sent.

@@ -21,7 +21,17 @@ import { loadConfig } from "@/lib/config";
 import { repairEnabled } from "@/lib/repair/policy";
 import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import { listGroups, listLetters, listRules, listScans, type GroupsResult } from "@/lib/triage/use-cases";
-import { appliedFilters, EMPTY_VIEW, exportHref, filterPairs, parseTriageParams, toLetterFilter, triageBase, triageHref, withFilter } from "@/lib/triage/view-params";
+import {
+  appliedFilters,
+  EMPTY_VIEW,
+  exportHref,
+  filterPairs,
+  parseTriageParams,
+  toLetterFilter,
+  triageBase,
+  triageHref,
+  withFilter,
+} from "@/lib/triage/view-params";
 
 export const dynamic = "force-dynamic";
 
@@ -33,19 +43,31 @@ export async function generateMetadata({ params }: { params: Promise<Params> }):
   return { title: `Triage · ${decodeParam(queue)}` };
 }
 
-export default async function TriagePage({ params, searchParams }: { params: Promise<Params>; searchParams: Promise<Search> }) {
+export default async function TriagePage({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>;
+  searchParams: Promise<Search>;
+}) {
   const p = await params;
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
   const parsed = parseTriageParams(await searchParams);
   const view = parsed.ok ? parsed.value : EMPTY_VIEW;
   const actor = await requirePageActor(triageHref(connectionId, queue, view));
-  const crumbs = <DlqCrumbTrail name={connectionName(connectionId)} connectionId={connectionId} queue={queue} current="triage" />;
+  const crumbs = (
+    <DlqCrumbTrail name={connectionName(connectionId)} connectionId={connectionId} queue={queue} current="triage" />
+  );
   if (!parsed.ok) {
     return (
       <main className="page">
         {crumbs}
-        <Problem title="This link's options are not valid." back={{ href: triageBase(connectionId, queue), label: "← Open triage without filters" }} testId="bad-params">
+        <Problem
+          title="This link's options are not valid."
+          back={{ href: triageBase(connectionId, queue), label: "← Open triage without filters" }}
+          testId="bad-params"
+        >
           <p>{parsed.message}</p>
         </Problem>
       </main>
@@ -53,7 +75,12 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
   }
 
   const meta = await requestMeta();
-  let data: { groups: GroupsResult; letters: Awaited<ReturnType<typeof listLetters>>; scans: Awaited<ReturnType<typeof listScans>>; ruleText: Record<string, string> };
+  let data: {
+    groups: GroupsResult;
+    letters: Awaited<ReturnType<typeof listLetters>>;
+    scans: Awaited<ReturnType<typeof listScans>>;
+    ruleText: Record<string, string>;
+  };
   try {
     const filter = toLetterFilter(connectionId, queue, view);
     const [groups, letters, scans, rules] = await Promise.all([
@@ -66,7 +93,12 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
-    const title = err.type === "forbidden" ? "Your role does not allow this." : err.type === "bad_request" ? "This view cannot be shown." : "The triage index could not be read.";
+    const title =
+      err.type === "forbidden"
+        ? "Your role does not allow this."
+        : err.type === "bad_request"
+          ? "This view cannot be shown."
+          : "The triage index could not be read.";
     return (
       <main className="page">
         {crumbs}
@@ -80,21 +112,41 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
   const { groups, letters, scans, ruleText } = data;
   const latest = scans[0] ?? null;
   const lastCompleted = scans.find((s) => s.state === "succeeded") ?? null;
-  const groupLabel = (key: string) => (groups.by === "group" ? groups.groups.find((g) => g.groupKey === key)?.label : undefined);
+  const groupLabel = (key: string) =>
+    groups.by === "group" ? groups.groups.find((g) => g.groupKey === key)?.label : undefined;
   const chips = appliedFilters(view, groupLabel);
   const filtered = chips.length > 0;
-  const unfiltered = withFilter(view, { group: null, exceptionClass: null, reason: null, origin: null, from: null, to: null, header: null, q: null, gone: false });
+  const unfiltered = withFilter(view, {
+    group: null,
+    exceptionClass: null,
+    reason: null,
+    origin: null,
+    from: null,
+    to: null,
+    header: null,
+    q: null,
+    gone: false,
+  });
   const canPayload = can(actor.role, "letter:read-payload");
   const redriveBase = can(actor.role, "redrive:sample") ? newRedriveHref(connectionId, queue) : undefined;
   const discardBase = can(actor.role, "discard:run") ? newDiscardHref(connectionId, queue) : undefined;
   // Only a hint: the repair page and its actions check the permission and the switch themselves.
-  const repairBase = can(actor.role, "letter:repair") && repairEnabled(loadConfig().repair, connectionId, queue) ? groupRepairHref(connectionId, queue) : undefined;
+  const repairBase =
+    can(actor.role, "letter:repair") && repairEnabled(loadConfig().repair, connectionId, queue)
+      ? groupRepairHref(connectionId, queue)
+      : undefined;
   const onlyGroup = chips.length === 1 && chips[0].key === "group";
 
   return (
     <main className="page triage-page">
       <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="triage" scans={scans} />
-      <ScanPanel connectionId={connectionId} queue={queue} canScan={can(actor.role, "triage:scan")} latest={latest} lastCompleted={lastCompleted} />
+      <ScanPanel
+        connectionId={connectionId}
+        queue={queue}
+        canScan={can(actor.role, "triage:scan")}
+        latest={latest}
+        lastCompleted={lastCompleted}
+      />
 
       <section className="section" aria-labelledby="groups-h">
         <div className="toolbar">
@@ -102,15 +154,33 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
             Groups
           </h2>
           <span className="hint" data-testid="groups-total">
-            {formatCount(groups.total)} letters in the index · {formatCount(groups.groups.length)} {groups.by === "group" ? "groups" : "values"}
+            {formatCount(groups.total)} letters in the index · {formatCount(groups.groups.length)}{" "}
+            {groups.by === "group" ? "groups" : "values"}
           </span>
           <span className="spacer" />
           <GroupBy connectionId={connectionId} queue={queue} view={view} />
         </div>
         {groups.by === "group" ? (
-          <GroupsTable connectionId={connectionId} queue={queue} view={view} groups={groups.groups} ruleText={ruleText} keyboard={!filtered} backHref={dlqHref(connectionId, queue)} redriveBase={redriveBase} repairBase={repairBase} />
+          <GroupsTable
+            connectionId={connectionId}
+            queue={queue}
+            view={view}
+            groups={groups.groups}
+            ruleText={ruleText}
+            keyboard={!filtered}
+            backHref={dlqHref(connectionId, queue)}
+            redriveBase={redriveBase}
+            repairBase={repairBase}
+          />
         ) : (
-          <ValuesTable connectionId={connectionId} queue={queue} view={view} groups={groups.groups} keyboard={!filtered} backHref={dlqHref(connectionId, queue)} />
+          <ValuesTable
+            connectionId={connectionId}
+            queue={queue}
+            view={view}
+            groups={groups.groups}
+            keyboard={!filtered}
+            backHref={dlqHref(connectionId, queue)}
+          />
         )}
       </section>
 
@@ -120,47 +190,95 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
             Letters
           </h2>
           <strong className="match-count" data-testid="match-count" data-count={letters.count}>
-            {formatCount(letters.count)} {letters.count === 1 ? "letter" : "letters"} {filtered ? "match" : "in the index"}
+            {formatCount(letters.count)} {letters.count === 1 ? "letter" : "letters"}{" "}
+            {filtered ? "match" : "in the index"}
           </strong>
           {chips.map((c) => (
-            <Link key={c.key} href={triageHref(connectionId, queue, c.without)} className="chip" title={`Remove the ${c.label.toLowerCase()} filter`} data-testid={`chip-${c.key}`}>
-              <span className="muted">{c.label}:</span> <span className="chip-value">{c.value}</span> <span aria-hidden="true">×</span>
+            <Link
+              key={c.key}
+              href={triageHref(connectionId, queue, c.without)}
+              className="chip"
+              title={`Remove the ${c.label.toLowerCase()} filter`}
+              data-testid={`chip-${c.key}`}
+            >
+              <span className="muted">{c.label}:</span> <span className="chip-value">{c.value}</span>{" "}
+              <span aria-hidden="true">×</span>
             </Link>
           ))}
           {filtered ? (
-            <Link href={triageHref(connectionId, queue, unfiltered)} className="btn btn-small btn-quiet" data-testid="clear-filters">
+            <Link
+              href={triageHref(connectionId, queue, unfiltered)}
+              className="btn btn-small btn-quiet"
+              data-testid="clear-filters"
+            >
               Clear filters
             </Link>
           ) : null}
           <span className="spacer" />
           {redriveBase && letters.count > 0 ? (
-            <Link className="btn btn-small btn-primary" href={`${redriveBase}${newRedriveQuery({ view })}`} data-testid="redrive-set">
+            <Link
+              className="btn btn-small btn-primary"
+              href={`${redriveBase}${newRedriveQuery({ view })}`}
+              data-testid="redrive-set"
+            >
               {onlyGroup ? "Redrive this group…" : filtered ? "Redrive this filtered set…" : "Redrive all…"}
             </Link>
           ) : null}
           {discardBase && letters.count > 0 ? (
-            <Link className="btn btn-small btn-danger" href={`${discardBase}${newRedriveQuery({ view })}`} data-testid="discard-set">
+            <Link
+              className="btn btn-small btn-danger"
+              href={`${discardBase}${newRedriveQuery({ view })}`}
+              data-testid="discard-set"
+            >
               {onlyGroup ? "Discard this group…" : filtered ? "Discard this filtered set…" : "Discard all…"}
             </Link>
           ) : null}
           <span className="hint">Export this set:</span>
-          <a className="btn btn-small" href={exportHref(connectionId, queue, view, "csv")} download data-testid="export-csv">
+          <a
+            className="btn btn-small"
+            href={exportHref(connectionId, queue, view, "csv")}
+            download
+            data-testid="export-csv"
+          >
             CSV
           </a>
-          <a className="btn btn-small" href={exportHref(connectionId, queue, view, "json")} download data-testid="export-json">
+          <a
+            className="btn btn-small"
+            href={exportHref(connectionId, queue, view, "json")}
+            download
+            data-testid="export-json"
+          >
             JSON
           </a>
           {canPayload ? (
-            <a className="btn btn-small" href={exportHref(connectionId, queue, view, "json", true)} download title="JSON with the payloads (your role may read them); the export is audited" data-testid="export-json-payload">
+            <a
+              className="btn btn-small"
+              href={exportHref(connectionId, queue, view, "json", true)}
+              download
+              title="JSON with the payloads (your role may read them); the export is audited"
+              data-testid="export-json-payload"
+            >
               JSON + payloads
             </a>
           ) : null}
         </div>
         <FilterBar key={JSON.stringify(filterPairs(view))} connectionId={connectionId} queue={queue} view={view} />
-        <TriageLettersTable connectionId={connectionId} queue={queue} letters={letters.letters} keyboard={filtered} backHref={triageHref(connectionId, queue, unfiltered)} redriveBase={redriveBase} discardBase={discardBase} />
+        <TriageLettersTable
+          connectionId={connectionId}
+          queue={queue}
+          letters={letters.letters}
+          keyboard={filtered}
+          backHref={triageHref(connectionId, queue, unfiltered)}
+          redriveBase={redriveBase}
+          discardBase={discardBase}
+        />
         <nav className="pager toolbar" aria-label="Pages" data-testid="triage-pager">
           {view.after ? (
-            <Link className="btn btn-small" href={triageHref(connectionId, queue, { ...view, after: null })} data-testid="page-first">
+            <Link
+              className="btn btn-small"
+              href={triageHref(connectionId, queue, { ...view, after: null })}
+              data-testid="page-first"
+            >
               ← First page
             </Link>
           ) : (
@@ -169,7 +287,11 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
             </span>
           )}
           {letters.nextCursor ? (
-            <Link className="btn btn-small" href={triageHref(connectionId, queue, { ...view, after: letters.nextCursor })} data-testid="page-next">
+            <Link
+              className="btn btn-small"
+              href={triageHref(connectionId, queue, { ...view, after: letters.nextCursor })}
+              data-testid="page-next"
+            >
               Next →
             </Link>
           ) : (
@@ -178,7 +300,8 @@ export default async function TriagePage({ params, searchParams }: { params: Pro
             </span>
           )}
           <span className="hint">
-            50 a page, newest first · <span className="kbd">j</span>/<span className="kbd">k</span> move · <span className="kbd">Enter</span> open · <span className="kbd">/</span> search ·{" "}
+            50 a page, newest first · <span className="kbd">j</span>/<span className="kbd">k</span> move ·{" "}
+            <span className="kbd">Enter</span> open · <span className="kbd">/</span> search ·{" "}
             <span className="kbd">Esc</span> back
           </span>
         </nav>

@@ -12,15 +12,27 @@ export const dynamic = "force-dynamic";
  * case so its permission, its refusal audit and the masking of digests apply. The cursor is the
  * last row's seq, as the pages' `after`.
  */
-export const GET = operationRoute(getJobLedgerOperation, { permission: "dlq:list", action: "job.ledger" }, async ({ actor, meta, params, query }) => {
-  const job = await getJob(actor, meta, params.id);
-  const input = { jobId: job.id, after: query.cursor, limit: query.limit, state: query.state };
-  const page =
-    job.kind === "redrive"
-      ? await getRedrive(actor, meta, input)
-      : job.kind === "discard"
-        ? await getDiscard(actor, meta, input)
-        : null;
-  if (!page) throw new AppError("not_found:ledger", { userMessage: `A ${job.kind} job keeps no ledger; only redrives and discards do.` });
-  return { jobId: job.id, kind: job.kind as "redrive" | "discard", items: page.ledger, nextCursor: page.nextAfter === null ? null : String(page.nextAfter) };
-});
+export const GET = operationRoute(
+  getJobLedgerOperation,
+  { permission: "dlq:list", action: "job.ledger" },
+  async ({ actor, meta, params, query }) => {
+    const job = await getJob(actor, meta, params.id);
+    const input = { jobId: job.id, after: query.cursor, limit: query.limit, state: query.state };
+    const page =
+      job.kind === "redrive"
+        ? await getRedrive(actor, meta, input)
+        : job.kind === "discard"
+          ? await getDiscard(actor, meta, input)
+          : null;
+    if (!page)
+      throw new AppError("not_found:ledger", {
+        userMessage: `A ${job.kind} job keeps no ledger; only redrives and discards do.`,
+      });
+    return {
+      jobId: job.id,
+      kind: job.kind as "redrive" | "discard",
+      items: page.ledger,
+      nextCursor: page.nextAfter === null ? null : String(page.nextAfter),
+    };
+  },
+);

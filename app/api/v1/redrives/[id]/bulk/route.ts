@@ -8,6 +8,8 @@ export const dynamic = "force-dynamic";
  * Stage 2 (lib/api/v1/redrives.ts). The guard is redrive:bulk; an `overrideReason` also needs
  * redrive:override, which startBulk checks (and audits) before it reads anything else.
  */
-export const POST = operationRoute(startRedriveBulkOperation, { permission: "redrive:bulk", action: "redrive.bulk_start" }, async ({ actor, meta, params, body }) =>
-  asRedrive(await startBulk(actor, meta, { ...body, jobId: params.id })),
+export const POST = operationRoute(
+  startRedriveBulkOperation,
+  { permission: "redrive:bulk", action: "redrive.bulk_start" },
+  async ({ actor, meta, params, body }) => asRedrive(await startBulk(actor, meta, { ...body, jobId: params.id })),
 );

@@ -15,7 +15,13 @@ type Params = { connectionId: string; queue: string; jobId: string };
 type Search = Record<string, string | string[] | undefined>;
 
 /** One discard: live progress, cancel (admins), and its per-letter ledger (state filter and cursor in the URL). */
-export default async function DiscardJobPage({ params, searchParams }: { params: Promise<Params>; searchParams: Promise<Search> }) {
+export default async function DiscardJobPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>;
+  searchParams: Promise<Search>;
+}) {
   const { connectionId, queue, jobId, state, after } = await jobPageParams(params, searchParams, DISCARD_STATES);
   const actor = await requirePageActor(discardJobHref(connectionId, queue, jobId, { state, after }));
   const crumbs = (
@@ -25,18 +31,41 @@ export default async function DiscardJobPage({ params, searchParams }: { params:
   );
   let data: Awaited<ReturnType<typeof getDiscard>>;
   try {
-    data = await getDiscard(actor, await requestMeta(), { jobId, state: state ?? undefined, after: after ?? undefined, limit: 50 });
+    data = await getDiscard(actor, await requestMeta(), {
+      jobId,
+      state: state ?? undefined,
+      after: after ?? undefined,
+      limit: 50,
+    });
   } catch (e) {
-    return <ProblemPage crumbs={crumbs} {...jobReadProblem("discard", e)} back={{ href: dlqHref(connectionId, queue), label: "← Back to the DLQ" }} />;
+    return (
+      <ProblemPage
+        crumbs={crumbs}
+        {...jobReadProblem("discard", e)}
+        back={{ href: dlqHref(connectionId, queue), label: "← Back to the DLQ" }}
+      />
+    );
   }
   const d = data.discard;
   if (d.connectionId !== connectionId || d.queue !== queue) {
-    return <ProblemPage crumbs={crumbs} title="This discard belongs to another DLQ." back={{ href: discardJobHref(d.connectionId, d.queue, jobId), label: "→ Open it there" }} />;
+    return (
+      <ProblemPage
+        crumbs={crumbs}
+        title="This discard belongs to another DLQ."
+        back={{ href: discardJobHref(d.connectionId, d.queue, jobId), label: "→ Open it there" }}
+      />
+    );
   }
   return (
     <main className="page redrive-page">
       {crumbs}
-      <DiscardJob initial={data} ledgerState={state} after={after} canCancel={can(actor.role, "discard:run")} groupLabel={null} />
+      <DiscardJob
+        initial={data}
+        ledgerState={state}
+        after={after}
+        canCancel={can(actor.role, "discard:run")}
+        groupLabel={null}
+      />
     </main>
   );
 }

@@ -19,7 +19,13 @@ type Params = { connectionId: string; queue: string };
 type Search = Record<string, string | string[] | undefined>;
 
 /** The discard form for a group, a filtered set or hand-picked letters (same query as a new redrive), with the count from planDiscard. Admins only. */
-export default async function NewDiscardPage({ params, searchParams }: { params: Promise<Params>; searchParams: Promise<Search> }) {
+export default async function NewDiscardPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>;
+  searchParams: Promise<Search>;
+}) {
   const p = await params;
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
@@ -34,7 +40,9 @@ export default async function NewDiscardPage({ params, searchParams }: { params:
       discard
     </DlqCrumbs>
   );
-  const problem = (title: string, message: string) => <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} />;
+  const problem = (title: string, message: string) => (
+    <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} />
+  );
   if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
   let preview: DiscardPreview;
   let groupLabel: string | null = null;
@@ -44,7 +52,10 @@ export default async function NewDiscardPage({ params, searchParams }: { params:
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
-    return problem(err.type === "forbidden" ? "Your role does not allow this." : "The discard could not be planned.", err.userMessage);
+    return problem(
+      err.type === "forbidden" ? "Your role does not allow this." : "The discard could not be planned.",
+      err.userMessage,
+    );
   }
   return (
     <main className="page redrive-page">
@@ -53,7 +64,15 @@ export default async function NewDiscardPage({ params, searchParams }: { params:
         <h1>Discard letters</h1>
         <span className="meta">Letters are archived (encrypted) before they leave the DLQ, then removed.</span>
       </div>
-      <DiscardForm connectionId={connectionId} queue={queue} selection={parsed.selection} initial={preview} groupLabel={groupLabel} retentionDays={archiveRetentionDays()} backHref={back} />
+      <DiscardForm
+        connectionId={connectionId}
+        queue={queue}
+        selection={parsed.selection}
+        initial={preview}
+        groupLabel={groupLabel}
+        retentionDays={archiveRetentionDays()}
+        backHref={back}
+      />
     </main>
   );
 }

@@ -14,9 +14,19 @@ export async function revealPayloadAction(input: unknown): Promise<ActionResult<
   try {
     const actor = await requireActor();
     // Anything goes to the use case, which authorizes before it validates (refusals are audited whatever was sent).
-    const i = (input && typeof input === "object" ? input : {}) as { connectionId?: unknown; queue?: unknown; letterId?: unknown; reason?: unknown };
+    const i = (input && typeof input === "object" ? input : {}) as {
+      connectionId?: unknown;
+      queue?: unknown;
+      letterId?: unknown;
+      reason?: unknown;
+    };
     const [connectionId, queue] = [String(i.connectionId ?? ""), String(i.queue ?? "")];
-    const data = await revealPayload(actor, await requestMeta(), { connectionId, queue, letterId: String(i.letterId ?? ""), reason: String(i.reason ?? "") });
+    const data = await revealPayload(actor, await requestMeta(), {
+      connectionId,
+      queue,
+      letterId: String(i.letterId ?? ""),
+      reason: String(i.reason ?? ""),
+    });
     return { ok: true, data };
   } catch (e) {
     return { ok: false, error: toSafeError(e) };

@@ -16,7 +16,13 @@ type Params = { connectionId: string; queue: string; jobId: string };
 type Search = Record<string, string | string[] | undefined>;
 
 /** One redrive: timeline, live progress, controls, verdict, and its ledger (state filter and cursor in the URL). */
-export default async function RedriveJobPage({ params, searchParams }: { params: Promise<Params>; searchParams: Promise<Search> }) {
+export default async function RedriveJobPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>;
+  searchParams: Promise<Search>;
+}) {
   const { connectionId, queue, jobId, state, after } = await jobPageParams(params, searchParams, LEDGER_STATES);
   const actor = await requirePageActor(redriveJobHref(connectionId, queue, jobId, { state, after }));
   const crumbs = (
@@ -26,15 +32,34 @@ export default async function RedriveJobPage({ params, searchParams }: { params:
   );
   let data: Awaited<ReturnType<typeof getRedrive>>;
   try {
-    data = await getRedrive(actor, await requestMeta(), { jobId, state: state ?? undefined, after: after ?? undefined, limit: 50 });
+    data = await getRedrive(actor, await requestMeta(), {
+      jobId,
+      state: state ?? undefined,
+      after: after ?? undefined,
+      limit: 50,
+    });
   } catch (e) {
-    return <ProblemPage crumbs={crumbs} {...jobReadProblem("redrive", e)} back={{ href: redrivesHref(connectionId, queue), label: "← All redrives of this DLQ" }} />;
+    return (
+      <ProblemPage
+        crumbs={crumbs}
+        {...jobReadProblem("redrive", e)}
+        back={{ href: redrivesHref(connectionId, queue), label: "← All redrives of this DLQ" }}
+      />
+    );
   }
   const r = data.redrive;
   if (r.connectionId !== connectionId || r.queue !== queue) {
-    return <ProblemPage crumbs={crumbs} title="This redrive belongs to another DLQ." back={{ href: redriveJobHref(r.connectionId, r.queue, jobId), label: "→ Open it there" }} />;
+    return (
+      <ProblemPage
+        crumbs={crumbs}
+        title="This redrive belongs to another DLQ."
+        back={{ href: redriveJobHref(r.connectionId, r.queue, jobId), label: "→ Open it there" }}
+      />
+    );
   }
-  const group = await selectedGroup(actor, await requestMeta(), { connectionId, queue }, r.plan.selection).catch(() => null);
+  const group = await selectedGroup(actor, await requestMeta(), { connectionId, queue }, r.plan.selection).catch(
+    () => null,
+  );
   return (
     <main className="page redrive-page">
       {crumbs}
@@ -43,7 +68,11 @@ export default async function RedriveJobPage({ params, searchParams }: { params:
         ledgerState={state}
         after={after}
         groupLabel={group?.label ?? null}
-        role={{ control: can(actor.role, "redrive:sample"), override: can(actor.role, "redrive:override"), name: actor.role }}
+        role={{
+          control: can(actor.role, "redrive:sample"),
+          override: can(actor.role, "redrive:override"),
+          name: actor.role,
+        }}
       />
     </main>
   );

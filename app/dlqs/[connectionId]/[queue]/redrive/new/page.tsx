@@ -19,7 +19,13 @@ type Params = { connectionId: string; queue: string };
 type Search = Record<string, string | string[] | undefined>;
 
 /** The redrive form for a group, a filtered set or hand-picked letters, with the count from planRedrive. */
-export default async function NewRedrivePage({ params, searchParams }: { params: Promise<Params>; searchParams: Promise<Search> }) {
+export default async function NewRedrivePage({
+  params,
+  searchParams,
+}: {
+  params: Promise<Params>;
+  searchParams: Promise<Search>;
+}) {
   const p = await params;
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
@@ -34,20 +40,30 @@ export default async function NewRedrivePage({ params, searchParams }: { params:
       <Link href={redrivesHref(connectionId, queue)}>redrives</Link> / new
     </DlqCrumbs>
   );
-  const problem = (title: string, message: string) => <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} />;
+  const problem = (title: string, message: string) => (
+    <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} />
+  );
   if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
   let preview: RedrivePreview;
   let groupLabel: string | null = null;
   let origins: string[] = [];
   try {
-    preview = await planRedrive(actor, meta, { connectionId, queue, selection: parsed.selection, target: { kind: "origin" } });
+    preview = await planRedrive(actor, meta, {
+      connectionId,
+      queue,
+      selection: parsed.selection,
+      target: { kind: "origin" },
+    });
     const group = await selectedGroup(actor, meta, { connectionId, queue }, parsed.selection);
     groupLabel = group?.label ?? null;
     origins = group?.origins ?? [];
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
-    return problem(err.type === "forbidden" ? "Your role does not allow this." : "The redrive could not be planned.", err.userMessage);
+    return problem(
+      err.type === "forbidden" ? "Your role does not allow this." : "The redrive could not be planned.",
+      err.userMessage,
+    );
   }
 
   return (
@@ -57,7 +73,15 @@ export default async function NewRedrivePage({ params, searchParams }: { params:
         <h1>New redrive</h1>
         <span className="meta">Stage 1 redrives a sample and watches it; you start the rest after its verdict.</span>
       </div>
-      <RedriveForm connectionId={connectionId} queue={queue} selection={parsed.selection} initial={preview} groupLabel={groupLabel} origins={origins} backHref={back} />
+      <RedriveForm
+        connectionId={connectionId}
+        queue={queue}
+        selection={parsed.selection}
+        initial={preview}
+        groupLabel={groupLabel}
+        origins={origins}
+        backHref={back}
+      />
     </main>
   );
 }

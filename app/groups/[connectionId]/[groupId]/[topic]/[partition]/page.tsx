@@ -20,7 +20,9 @@ type Params = { connectionId: string; groupId: string; topic: string; partition:
 
 export async function generateMetadata({ params }: { params: Promise<Params> }): Promise<Metadata> {
   const p = await params;
-  return { title: `${decodeParam(p.topic).slice(0, 40)} [${decodeParam(p.partition)}] · ${decodeParam(p.groupId).slice(0, 30)}` };
+  return {
+    title: `${decodeParam(p.topic).slice(0, 40)} [${decodeParam(p.partition)}] · ${decodeParam(p.groupId).slice(0, 30)}`,
+  };
 }
 
 /**
@@ -38,14 +40,20 @@ export default async function GroupPartitionPage({ params }: { params: Promise<P
   const back = groupHref(connectionId, groupId);
   let v: PartitionView;
   try {
-    if (!Number.isSafeInteger(partition) || partition < 0) throw Object.assign(new Error("bad partition"), { notANumber: true });
+    if (!Number.isSafeInteger(partition) || partition < 0)
+      throw Object.assign(new Error("bad partition"), { notANumber: true });
     v = await viewGroupPartition(actor, await requestMeta(), { connectionId, groupId, topic, partition });
   } catch (e) {
     const err = asAppError(e);
     if (!err && !(e as { notANumber?: boolean }).notANumber) throw e;
     return (
       <main className="page">
-        <Problem title={err?.type === "not_found" || !err ? "No such partition of this group." : "The partition could not be read."} back={{ href: back, label: "← The group" }}>
+        <Problem
+          title={
+            err?.type === "not_found" || !err ? "No such partition of this group." : "The partition could not be read."
+          }
+          back={{ href: back, label: "← The group" }}
+        >
           <p>{err?.userMessage ?? "The partition must be a number."}</p>
         </Problem>
       </main>
@@ -59,7 +67,11 @@ export default async function GroupPartitionPage({ params }: { params: Promise<P
     <main className="page">
       <EscapeBack href={back} />
       <div className="breadcrumbs">
-        <Link href={groupsHref()}>Consumer groups</Link> / {v.connectionName} / <Link href={back} className="mono">{groupId}</Link> /{" "}
+        <Link href={groupsHref()}>Consumer groups</Link> / {v.connectionName} /{" "}
+        <Link href={back} className="mono">
+          {groupId}
+        </Link>{" "}
+        /{" "}
         <span className="mono">
           {topic} [{partition}]
         </span>
@@ -70,14 +82,19 @@ export default async function GroupPartitionPage({ params }: { params: Promise<P
         </h1>
         <PartitionState lag={r.lag} stuck={r.stuck} since={r.since} stuckForMs={r.stuckForMs} />
         <span className="meta">
-          committed <span className="mono" data-testid="partition-committed">{offsetText(r.committed)}</span> · end <span className="mono">{offsetText(r.end)}</span> · lag{" "}
+          committed{" "}
+          <span className="mono" data-testid="partition-committed">
+            {offsetText(r.committed)}
+          </span>{" "}
+          · end <span className="mono">{offsetText(r.end)}</span> · lag{" "}
           <span className="mono">{offsetText(r.lag)}</span> · sampled <RelativeTime value={r.sampledAt.toISOString()} />
         </span>
       </div>
       {r.stuck ? (
         <div className="banner banner-danger" role="status" data-testid="stuck-note">
-          <strong>Stuck.</strong> Group <span className="mono">{groupId}</span> has not moved past offset {offsetText(r.committed)} since{" "}
-          <RelativeTime value={r.since!.toISOString()} /> while {offsetText(r.lag)} record(s) wait behind it. Its consumer probably fails on the record below every time.
+          <strong>Stuck.</strong> Group <span className="mono">{groupId}</span> has not moved past offset{" "}
+          {offsetText(r.committed)} since <RelativeTime value={r.since!.toISOString()} /> while {offsetText(r.lag)}{" "}
+          record(s) wait behind it. Its consumer probably fails on the record below every time.
         </div>
       ) : null}
       <PartitionRecordView record={v.record} />

@@ -13,14 +13,18 @@ export const dynamic = "force-dynamic";
  * from its head, spending deliveries on the letters before it. The one confirmed read of such a DLQ
  * is a scan with the risk accepted (POST /api/v1/scans), into the snapshot GET /api/v1/letters serves.
  */
-export const GET = operationRoute(listDlqLettersOperation, { permission: "dlq:browse", action: "dlq.open" }, async ({ actor, meta, params, query }) => {
-  const ref = { connectionId: decodeParam(params.connectionId), queue: decodeParam(params.queue) };
-  const offset = decodeLetterCursor(query.cursor);
-  const r = await openDlq(actor, meta, { ...ref, page: 1, pageSize: query.limit, offset });
-  if (r.needsConfirmation && r.dlq.readRisk) {
-    // The refusal says where the letters can be had without a read: the snapshot, when there is one.
-    const snapshot = (await listScans(actor, meta, ref)).some((s) => s.state === "succeeded");
-    throw riskyReadRefusal(r.dlq.readRisk, ref, snapshot);
-  }
-  return toLetterPage(r);
-});
+export const GET = operationRoute(
+  listDlqLettersOperation,
+  { permission: "dlq:browse", action: "dlq.open" },
+  async ({ actor, meta, params, query }) => {
+    const ref = { connectionId: decodeParam(params.connectionId), queue: decodeParam(params.queue) };
+    const offset = decodeLetterCursor(query.cursor);
+    const r = await openDlq(actor, meta, { ...ref, page: 1, pageSize: query.limit, offset });
+    if (r.needsConfirmation && r.dlq.readRisk) {
+      // The refusal says where the letters can be had without a read: the snapshot, when there is one.
+      const snapshot = (await listScans(actor, meta, ref)).some((s) => s.state === "succeeded");
+      throw riskyReadRefusal(r.dlq.readRisk, ref, snapshot);
+    }
+    return toLetterPage(r);
+  },
+);

@@ -36,7 +36,17 @@ export async function generateMetadata({ params }: { params: Promise<Params> }):
   return { title: `Letter ${decodeParam(p.letterId).slice(0, 24)} · ${decodeParam(p.queue)}` };
 }
 
-function Field({ label, children, copy, testId }: { label: string; children: ReactNode; copy?: string | null; testId?: string }) {
+function Field({
+  label,
+  children,
+  copy,
+  testId,
+}: {
+  label: string;
+  children: ReactNode;
+  copy?: string | null;
+  testId?: string;
+}) {
   return (
     <tr>
       <th scope="row">{label}</th>
@@ -108,7 +118,9 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
             <strong>{known ? "Not in this DLQ." : "Letter no longer in this DLQ."}</strong>
           </p>
           <p>
-            {known ? null : "It was redriven, discarded, expired or consumed since the list was read. Nothing else changed. "}
+            {known
+              ? null
+              : "It was redriven, discarded, expired or consumed since the list was read. Nothing else changed. "}
             <Link href={back}>Back to the DLQ</Link> to see what is there now.
           </p>
         </div>
@@ -123,10 +135,13 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
   const has = filledFields(f);
   const stable = r.connection.capabilities.stableOrder !== false;
   // The UI only reflects the switch and the permission: the repair page and its use cases check both again.
-  const mayRepair = can(actor.role, "letter:repair") && !l.handled && repairEnabled(loadConfig().repair, connectionId, queue);
+  const mayRepair =
+    can(actor.role, "letter:repair") && !l.handled && repairEnabled(loadConfig().repair, connectionId, queue);
   const repaired = repairProvenance(l.headers);
   // A letter the DLQ keeps after the console handled it (Kafka) may have been repaired: where its copy went.
-  const handledTrail = l.handled ? await repairTrail(actor, await requestMeta(), { connectionId, queue, letterId }) : null;
+  const handledTrail = l.handled
+    ? await repairTrail(actor, await requestMeta(), { connectionId, queue, letterId })
+    : null;
   return (
     <main className="page">
       <EscapeBack href={back} />
@@ -139,7 +154,11 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
         <CopyButton text={l.id} label="Copy id" testId="copy-letter-id" />
         <HandledBadge handled={l.handled} />
         {can(actor.role, "discard:run") && !l.handled ? (
-          <Link className="btn btn-small btn-danger" href={newDiscardHref(connectionId, queue, `?id=${encodeURIComponent(l.id)}`)} data-testid="letter-discard">
+          <Link
+            className="btn btn-small btn-danger"
+            href={newDiscardHref(connectionId, queue, `?id=${encodeURIComponent(l.id)}`)}
+            data-testid="letter-discard"
+          >
             Discard…
           </Link>
         ) : null}
@@ -155,14 +174,21 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
       </div>
       {l.handled ? (
         <div className="banner banner-info" role="status" data-testid="handled-note">
-          The console has already {l.handled.outcome} this letter; the {labels.queue} still keeps it because it cannot remove a single letter.
+          The console has already {l.handled.outcome} this letter; the {labels.queue} still keeps it because it cannot
+          remove a single letter.
         </div>
       ) : null}
-      {handledTrail?.repairedAs ? <RepairTrailNotes connectionId={connectionId} trail={{ repairedAs: handledTrail.repairedAs, copyOf: null }} /> : null}
+      {handledTrail?.repairedAs ? (
+        <RepairTrailNotes connectionId={connectionId} trail={{ repairedAs: handledTrail.repairedAs, copyOf: null }} />
+      ) : null}
       {repaired ? (
         <div className="banner banner-info" role="status" data-testid="repaired-note">
           Repaired copy of{" "}
-          <Link href={archivedOriginalHref(repaired.operationId, { connectionId, id: repaired.originalMessageId })} className="mono" data-testid="repaired-original-link">
+          <Link
+            href={archivedOriginalHref(repaired.operationId, { connectionId, id: repaired.originalMessageId })}
+            className="mono"
+            data-testid="repaired-original-link"
+          >
             {repaired.originalMessageId ?? "a letter without a message id"}
           </Link>{" "}
           <span className="muted">(repair operation {repaired.operationId}; the original is in the archive)</span>
@@ -183,20 +209,42 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
                   <RelativeTime value={f.deadLetteredAt} /> <span className="muted">({f.deadLetteredAt})</span>
                 </Field>
               ) : null}
-              <Field label="Reason" testId="letter-reason">{f.reason ?? dash}</Field>
-              <Field label={labels.origin} testId="letter-origin">{f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}</Field>
+              <Field label="Reason" testId="letter-reason">
+                {f.reason ?? dash}
+              </Field>
+              <Field label={labels.origin} testId="letter-origin">
+                {f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}
+              </Field>
               {has.has("exchange") ? (
-                <Field label="Exchange">{f.exchange === "" ? <span className="muted">(default exchange)</span> : <span className="mono">{f.exchange}</span>}</Field>
+                <Field label="Exchange">
+                  {f.exchange === "" ? (
+                    <span className="muted">(default exchange)</span>
+                  ) : (
+                    <span className="mono">{f.exchange}</span>
+                  )}
+                </Field>
               ) : null}
-              {has.has("routingKeys") ? <Field label="Routing keys"><span className="mono">{f.routingKeys.join(", ")}</span></Field> : null}
-              {has.has("count") ? <Field label={labels.count} testId="letter-count">{f.count}</Field> : null}
+              {has.has("routingKeys") ? (
+                <Field label="Routing keys">
+                  <span className="mono">{f.routingKeys.join(", ")}</span>
+                </Field>
+              ) : null}
+              {has.has("count") ? (
+                <Field label={labels.count} testId="letter-count">
+                  {f.count}
+                </Field>
+              ) : null}
               {has.has("deliveryCount") ? <Field label="Delivery count">{f.deliveryCount}</Field> : null}
               {has.has("exceptionClass") ? (
                 <Field label="Exception class" copy={f.exceptionClass} testId="letter-exception-class">
                   <span className="mono">{f.exceptionClass}</span>
                 </Field>
               ) : null}
-              {has.has("exceptionMessage") ? <Field label="Exception message" copy={f.exceptionMessage}>{f.exceptionMessage}</Field> : null}
+              {has.has("exceptionMessage") ? (
+                <Field label="Exception message" copy={f.exceptionMessage}>
+                  {f.exceptionMessage}
+                </Field>
+              ) : null}
             </tbody>
           </table>
         </section>
@@ -204,12 +252,28 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
           <h2>Identity</h2>
           <table className="kv grid">
             <tbody>
-              <Field label="Letter id" copy={l.id}><span className="mono">{l.id}</span></Field>
-              {l.messageId ? <Field label="Message id" copy={l.messageId}><span className="mono">{l.messageId}</span></Field> : null}
-              {l.correlationId ? <Field label="Correlation id" copy={l.correlationId}><span className="mono">{l.correlationId}</span></Field> : null}
-              {l.orderingKey ? <Field label="Ordering key" copy={l.orderingKey}><span className="mono">{l.orderingKey}</span></Field> : null}
+              <Field label="Letter id" copy={l.id}>
+                <span className="mono">{l.id}</span>
+              </Field>
+              {l.messageId ? (
+                <Field label="Message id" copy={l.messageId}>
+                  <span className="mono">{l.messageId}</span>
+                </Field>
+              ) : null}
+              {l.correlationId ? (
+                <Field label="Correlation id" copy={l.correlationId}>
+                  <span className="mono">{l.correlationId}</span>
+                </Field>
+              ) : null}
+              {l.orderingKey ? (
+                <Field label="Ordering key" copy={l.orderingKey}>
+                  <span className="mono">{l.orderingKey}</span>
+                </Field>
+              ) : null}
               {l.contentType ? <Field label="Content type">{l.contentType}</Field> : null}
-              <Field label={digestLabel(l.sha256).label} copy={l.sha256}><span className="mono">{l.sha256}</span></Field>
+              <Field label={digestLabel(l.sha256).label} copy={l.sha256}>
+                <span className="mono">{l.sha256}</span>
+              </Field>
             </tbody>
           </table>
         </section>
@@ -221,7 +285,9 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
             <span className="spacer" />
             <CopyButton text={f.stackTrace} label="Copy stack trace" />
           </div>
-          <pre className="block stack" tabIndex={0}>{f.stackTrace}</pre>
+          <pre className="block stack" tabIndex={0}>
+            {f.stackTrace}
+          </pre>
         </section>
       ) : null}
       <DeathHistory history={l.history} countLabel={labels.count} />
@@ -238,7 +304,9 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
       />
       <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
       <EntriesTable title="Headers" entries={l.headers} testId="headers" rowTestId="header-row" />
-      {r.canReveal && l.masking.maskedCount > 0 ? <RevealPanel connectionId={connectionId} queue={queue} letterId={l.id} maskedCount={l.masking.maskedCount} /> : null}
+      {r.canReveal && l.masking.maskedCount > 0 ? (
+        <RevealPanel connectionId={connectionId} queue={queue} letterId={l.id} maskedCount={l.masking.maskedCount} />
+      ) : null}
     </main>
   );
 }

@@ -2,7 +2,14 @@
 
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import type { ActionResult } from "@/lib/errors";
-import { planRepair, repairLetter, type PlanRepairInput, type RepairLetterInput, type RepairPlan, type RepairResult } from "@/lib/repair/use-cases";
+import {
+  planRepair,
+  repairLetter,
+  type PlanRepairInput,
+  type RepairLetterInput,
+  type RepairPlan,
+  type RepairResult,
+} from "@/lib/repair/use-cases";
 import { toSafeError } from "@/lib/use-case/app-error";
 
 /*

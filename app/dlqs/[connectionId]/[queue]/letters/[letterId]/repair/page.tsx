@@ -37,7 +37,13 @@ export default async function RepairPage({ params }: { params: Promise<Params> }
   const actor = await requirePageActor(`${back}/repair`);
   const meta = await requestMeta();
   // Audited as the preview the page would make (letter.repair_plan); 403 through ./forbidden.tsx.
-  await authorizePage(actor, "letter:repair", { action: "letter.repair_plan", connectionId, queue, target: letterId, meta });
+  await authorizePage(actor, "letter:repair", {
+    action: "letter.repair_plan",
+    connectionId,
+    queue,
+    target: letterId,
+    meta,
+  });
 
   const crumbs = (
     <DlqCrumbs connectionId={connectionId} queue={queue}>
@@ -45,7 +51,9 @@ export default async function RepairPage({ params }: { params: Promise<Params> }
     </DlqCrumbs>
   );
   const backLink = { href: back, label: "← Back to the letter" };
-  const problem = (title: string, message: string, testId?: string) => <ProblemPage crumbs={crumbs} title={title} message={message} back={backLink} testId={testId} />;
+  const problem = (title: string, message: string, testId?: string) => (
+    <ProblemPage crumbs={crumbs} title={title} message={message} back={backLink} testId={testId} />
+  );
 
   // Checked before anything is read, so opening the page on a DLQ the switch leaves off reads nothing.
   if (!repairEnabled(loadConfig().repair, connectionId, queue)) {
@@ -79,13 +87,23 @@ export default async function RepairPage({ params }: { params: Promise<Params> }
         : err.type === "not_found"
           ? "This letter is no longer in the DLQ."
           : "This letter cannot be repaired here.";
-    return problem(title, err.userMessage, err.code === "forbidden:repair-disabled" ? "repair-disabled" : "repair-problem");
+    return problem(
+      title,
+      err.userMessage,
+      err.code === "forbidden:repair-disabled" ? "repair-disabled" : "repair-problem",
+    );
   }
   const l = view.letter;
-  if (!l) return problem("This letter is no longer in the DLQ.", "It was redriven, discarded, expired or consumed since it was read. Nothing was changed.", "repair-problem");
+  if (!l)
+    return problem(
+      "This letter is no longer in the DLQ.",
+      "It was redriven, discarded, expired or consumed since it was read. Nothing was changed.",
+      "repair-problem",
+    );
 
   const kind = plan.letter.payloadKind;
-  const initialText = kind !== "binary" && wholeText(l.payload, l.bodySize, VIEW_MAX_BODY_BYTES) ? l.payload!.text : null;
+  const initialText =
+    kind !== "binary" && wholeText(l.payload, l.bodySize, VIEW_MAX_BODY_BYTES) ? l.payload!.text : null;
   const digest = digestLabel(plan.letter.sha256);
   return (
     <main className="page">
@@ -94,7 +112,8 @@ export default async function RepairPage({ params }: { params: Promise<Params> }
       <div className="page-head">
         <h1>Repair and resubmit</h1>
         <span className="meta">
-          The repaired copy is sent first; only once the broker confirms it is the original archived (encrypted) and removed from <span className="mono">{queue}</span>.
+          The repaired copy is sent first; only once the broker confirms it is the original archived (encrypted) and
+          removed from <span className="mono">{queue}</span>.
         </span>
       </div>
       <section className="card" data-testid="repair-identity">

@@ -5,7 +5,10 @@ import { errorResponse } from "@/lib/use-case/http";
 export const dynamic = "force-dynamic";
 
 /** The payload as an attachment that a browser never renders: original bytes, or a masked rendition (X-Payload-Masked). */
-export async function GET(_req: Request, ctx: { params: Promise<{ connectionId: string; queue: string; letterId: string }> }) {
+export async function GET(
+  _req: Request,
+  ctx: { params: Promise<{ connectionId: string; queue: string; letterId: string }> },
+) {
   try {
     const { connectionId, queue, letterId } = await ctx.params;
     const actor = await requireActor();

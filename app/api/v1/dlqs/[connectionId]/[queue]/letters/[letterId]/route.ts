@@ -10,12 +10,15 @@ export const dynamic = "force-dynamic";
  * the role sees the payload, masks headers, failure text and payload, and audits the view. A letter
  * of a DLQ whose reads cost letters comes from the snapshot only, never from the broker.
  */
-export const GET = operationRoute(getDlqLetterOperation, { permission: "letter:read", action: "letter.view" }, async ({ actor, meta, params }) =>
-  toLetter(
-    await viewLetter(actor, meta, {
-      connectionId: decodeParam(params.connectionId),
-      queue: decodeParam(params.queue),
-      letterId: decodeParam(params.letterId),
-    }),
-  ),
+export const GET = operationRoute(
+  getDlqLetterOperation,
+  { permission: "letter:read", action: "letter.view" },
+  async ({ actor, meta, params }) =>
+    toLetter(
+      await viewLetter(actor, meta, {
+        connectionId: decodeParam(params.connectionId),
+        queue: decodeParam(params.queue),
+        letterId: decodeParam(params.letterId),
+      }),
+    ),
 );
