@@ -11,14 +11,10 @@ export const problemSchema = z
     detail: z.string(),
     instance: z.string().meta({ description: "The request id, as recorded in the audit log and the server logs." }),
     code: z.string().meta({ description: "The console's error code, `type:surface`, e.g. `forbidden:audit:read`." }),
-    count: z
-      .number()
-      .int()
-      .optional()
-      .meta({
-        description:
-          "On `conflict:count`: the number of letters the selection holds now (plan again, review it, and confirm that count).",
-      }),
+    count: z.number().int().optional().meta({
+      description:
+        "On `conflict:count`: the number of letters the selection holds now (plan again, review it, and confirm that count).",
+    }),
   })
   .meta({ id: "Problem" });
 export type Problem = z.infer<typeof problemSchema>;

@@ -101,13 +101,10 @@ export const auditExportRowSchema = auditRowSchema
 export const AUDIT_EXPORT_FORMATS = ["csv", "ndjson", "json"] as const;
 
 export const auditExportQuerySchema = auditQuerySchema.omit({ cursor: true, limit: true }).extend({
-  format: z
-    .enum(AUDIT_EXPORT_FORMATS)
-    .default("csv")
-    .meta({
-      description:
-        "csv (text/csv, a header line then one row per line), ndjson (application/x-ndjson, one AuditExportRow per line) or json (one array).",
-    }),
+  format: z.enum(AUDIT_EXPORT_FORMATS).default("csv").meta({
+    description:
+      "csv (text/csv, a header line then one row per line), ndjson (application/x-ndjson, one AuditExportRow per line) or json (one array).",
+  }),
 });
 
 export const exportAuditOperation = defineOperation({
@@ -125,12 +122,10 @@ export const exportAuditOperation = defineOperation({
   query: auditExportQuerySchema,
   response: z.array(auditExportRowSchema).meta({ id: "AuditExport" }),
   alsoAs: {
-    "text/csv": z
-      .string()
-      .meta({
-        description:
-          "CSV (RFC 4180, CRLF lines): a header line of the AuditExportRow field names, then one line per row.",
-      }),
+    "text/csv": z.string().meta({
+      description:
+        "CSV (RFC 4180, CRLF lines): a header line of the AuditExportRow field names, then one line per row.",
+    }),
     "application/x-ndjson": auditExportRowSchema,
   },
 });

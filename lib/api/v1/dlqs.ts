@@ -15,61 +15,41 @@ const dlqOperationsSchema = z
       description:
         "When the sampler last looked at this DLQ; every figure below is from then unless it says otherwise.",
     }),
-    sampleError: z
-      .string()
-      .nullable()
-      .meta({
-        description: "Set when the last round could not reach the broker: the figures are from the round before.",
-      }),
-    missingSince: iso
-      .nullable()
-      .meta({
-        description:
-          "Set when the DLQ was gone from the broker at the last rounds, from the first round that missed it.",
-      }),
-    oldestAt: iso
-      .nullable()
-      .meta({
-        description:
-          "When the oldest letter was dead-lettered (or enqueued); null when neither the broker nor a scan told.",
-      }),
+    sampleError: z.string().nullable().meta({
+      description: "Set when the last round could not reach the broker: the figures are from the round before.",
+    }),
+    missingSince: iso.nullable().meta({
+      description: "Set when the DLQ was gone from the broker at the last rounds, from the first round that missed it.",
+    }),
+    oldestAt: iso.nullable().meta({
+      description:
+        "When the oldest letter was dead-lettered (or enqueued); null when neither the broker nor a scan told.",
+    }),
     oldestAgeSeconds: z
       .number()
       .int()
       .nullable()
       .meta({ description: "Age of the oldest letter at `fetchedAt` of this answer, in seconds (from oldestAt)." }),
-    oldestSource: z
-      .enum(["broker", "scan"])
-      .nullable()
-      .meta({
-        description: "broker: read from the broker at sampledAt; scan: from the last scan of the DLQ, at oldestAsOf.",
-      }),
+    oldestSource: z.enum(["broker", "scan"]).nullable().meta({
+      description: "broker: read from the broker at sampledAt; scan: from the last scan of the DLQ, at oldestAsOf.",
+    }),
     oldestAsOf: iso.nullable().meta({ description: "When the oldest letter's time was read." }),
-    retentionMs: z
-      .number()
-      .int()
-      .nullable()
-      .meta({
-        description:
-          "How long the broker keeps a letter in this DLQ (SQS retention, RabbitMQ message TTL, Kafka retention.ms); null when unlimited or unknown.",
-      }),
-    deadlineAt: iso
-      .nullable()
-      .meta({
-        description:
-          "When the oldest letter will be lost to retention (oldestAt + retentionMs); null where either is unknown.",
-      }),
+    retentionMs: z.number().int().nullable().meta({
+      description:
+        "How long the broker keeps a letter in this DLQ (SQS retention, RabbitMQ message TTL, Kafka retention.ms); null when unlimited or unknown.",
+    }),
+    deadlineAt: iso.nullable().meta({
+      description:
+        "When the oldest letter will be lost to retention (oldestAt + retentionMs); null where either is unknown.",
+    }),
     inflowPerMin: z.number().nullable().meta({ description: "Letters arriving per minute over the last hour." }),
     trend: z
       .array(z.number().int().nullable())
       .meta({ description: "Depth at each of the last 60 minutes, oldest first; null where no sample." }),
-    openFindings: z
-      .number()
-      .int()
-      .meta({
-        description:
-          "Open configuration findings about this DLQ (a missing DLX binding, retention shorter than the source's, no owner, ...).",
-      }),
+    openFindings: z.number().int().meta({
+      description:
+        "Open configuration findings about this DLQ (a missing DLX binding, retention shorter than the source's, no owner, ...).",
+    }),
     worstFinding: z
       .enum(["critical", "warning", "info"])
       .nullable()
@@ -104,12 +84,10 @@ const dlqSchema = z
       .nullable()
       .meta({ description: "Set when reading the DLQ can itself lose or move letters." }),
     warnings: z.array(z.object({ code: z.string(), label: z.string(), message: z.string() })),
-    operations: dlqOperationsSchema
-      .nullable()
-      .meta({
-        description:
-          "The operations sampler's latest figures; null when the DLQ was never sampled or the token's role lacks ops:read.",
-      }),
+    operations: dlqOperationsSchema.nullable().meta({
+      description:
+        "The operations sampler's latest figures; null when the DLQ was never sampled or the token's role lacks ops:read.",
+    }),
   })
   .meta({ id: "Dlq" });
 

@@ -62,12 +62,9 @@ const exceptionGroupSchema = z
 
 const valueGroupSchema = z
   .object({
-    value: z
-      .string()
-      .nullable()
-      .meta({
-        description: "The value grouped by (masked as the role sees it; values that mask alike are one group).",
-      }),
+    value: z.string().nullable().meta({
+      description: "The value grouped by (masked as the role sees it; values that mask alike are one group).",
+    }),
     count: z.number().int(),
     share: z.number(),
     firstAt: z.iso.datetime(),
@@ -113,22 +110,14 @@ export const indexedLettersQuerySchema = z.object({
   origin: z.string().max(255).optional().meta({ description: "Exact origin queue or topic." }),
   from: z.iso.datetime({ offset: true }).optional().meta({ description: "Arrived at or after (ISO 8601)." }),
   to: z.iso.datetime({ offset: true }).optional().meta({ description: "Arrived at or before (ISO 8601)." }),
-  header: z
-    .string()
-    .max(1000)
-    .optional()
-    .meta({
-      description:
-        "`name:value`, an exact header value. Refused (403 `forbidden:filter`) when the role's masking rules hide values like it.",
-    }),
-  q: z
-    .string()
-    .max(500)
-    .optional()
-    .meta({
-      description:
-        "Text in the exception class or message as the role sees it (masked text is not searchable), or an exact letter id, message id or digest.",
-    }),
+  header: z.string().max(1000).optional().meta({
+    description:
+      "`name:value`, an exact header value. Refused (403 `forbidden:filter`) when the role's masking rules hide values like it.",
+  }),
+  q: z.string().max(500).optional().meta({
+    description:
+      "Text in the exception class or message as the role sees it (masked text is not searchable), or an exact letter id, message id or digest.",
+  }),
   gone: z.enum(["0", "1"]).default("0").meta({ description: "`1` includes letters a later scan found gone." }),
   cursor: z.string().trim().min(1).max(200).optional().meta({ description: "`nextCursor` of the previous page." }),
   limit: z.coerce.number().int().min(1).max(500).default(50),

@@ -50,11 +50,9 @@ export const jobLedgerPageSchema = z
   .object({
     jobId: z.string(),
     kind: z.enum(["redrive", "discard"]),
-    items: z
-      .array(z.union([redriveLedgerRowSchema, discardLedgerRowSchema]))
-      .meta({
-        description: "Ledger rows in `seq` order: RedriveLedgerRow for a redrive, DiscardLedgerRow for a discard.",
-      }),
+    items: z.array(z.union([redriveLedgerRowSchema, discardLedgerRowSchema])).meta({
+      description: "Ledger rows in `seq` order: RedriveLedgerRow for a redrive, DiscardLedgerRow for a discard.",
+    }),
     nextCursor: z.string().nullable().meta({ description: "Pass as `cursor` for the next page; null on the last." }),
   })
   .meta({ id: "JobLedgerPage" });

@@ -43,13 +43,10 @@ const headerEntrySchema = z.object({ name: z.string(), value: displayValueSchema
 const failureSchema = z
   .object({
     deadLetteredAt: z.iso.datetime().nullable(),
-    reason: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          "rejected | expired | maxlen | delivery_limit | maxReceiveCount | exception …, as the broker tells it.",
-      }),
+    reason: z.string().nullable().meta({
+      description:
+        "rejected | expired | maxlen | delivery_limit | maxReceiveCount | exception …, as the broker tells it.",
+    }),
     originQueue: z.string().nullable(),
     exchange: z.string().nullable(),
     routingKeys: z.array(z.string()),
@@ -165,12 +162,10 @@ export function toLetterPage(r: OpenDlqResult): z.output<typeof letterPageSchema
 const payloadViewSchema = z
   .object({
     kind: z.enum(["json", "text", "hex"]),
-    text: z
-      .string()
-      .meta({
-        description:
-          "JSON pretty-printed, text as text, anything else as a hex dump; masked by the rules for the token's role.",
-      }),
+    text: z.string().meta({
+      description:
+        "JSON pretty-printed, text as text, anything else as a hex dump; masked by the rules for the token's role.",
+    }),
     note: z.string().nullable().meta({ description: "Why the view is shortened or shown as it is, when it is." }),
   })
   .nullable()
@@ -223,12 +218,9 @@ const brokerLetterSchema = z
 
 const snapshotLetterSchema = z
   .object({
-    source: z
-      .literal("snapshot")
-      .meta({
-        description:
-          "From the triage index of the DLQ's latest read; the broker was not read (its reads cost letters).",
-      }),
+    source: z.literal("snapshot").meta({
+      description: "From the triage index of the DLQ's latest read; the broker was not read (its reads cost letters).",
+    }),
     id: z.string(),
     messageId: z.string().nullable(),
     arrivedAt: z.iso.datetime(),

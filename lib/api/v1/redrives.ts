@@ -47,12 +47,10 @@ const [filterOption, groupOption, lettersOption] = selectionSchema.options;
 
 export const v1SelectionSchema = z
   .discriminatedUnion("kind", [
-    filterOption
-      .extend({ filter: filterDoc })
-      .meta({
-        description:
-          '`{ kind: "filter", filter: {} }` is every letter of the DLQ; fields narrow it as the letters list\'s filters do.',
-      }),
+    filterOption.extend({ filter: filterDoc }).meta({
+      description:
+        '`{ kind: "filter", filter: {} }` is every letter of the DLQ; fields narrow it as the letters list\'s filters do.',
+    }),
     groupOption.meta({ description: "One triage group: every letter of the DLQ whose group key is `groupKey`." }),
     lettersOption.meta({
       description:
@@ -107,11 +105,9 @@ export const redriveStartRequestSchema = redrivePlanRequestSchema
       description:
         "The `count` of the plan you reviewed. If the selection holds another number now, nothing starts: 409 `conflict:count`, the detail names the new count; plan again and confirm it.",
     }),
-    sample: sampleSchema
-      .default(DEFAULTS.sample)
-      .meta({
-        description: `Stage 1's size: \`{ count }\` letters or \`{ percent }\` of the set (default ${DEFAULTS.sample.count} letters).`,
-      }),
+    sample: sampleSchema.default(DEFAULTS.sample).meta({
+      description: `Stage 1's size: \`{ count }\` letters or \`{ percent }\` of the set (default ${DEFAULTS.sample.count} letters).`,
+    }),
     watchSeconds: p.watchSeconds.meta({
       description: `How long the sample is watched for letters coming back to the DLQ (default ${DEFAULTS.watchSeconds}).`,
     }),
@@ -150,11 +146,9 @@ export const redrivePreviewSchema = z
       .meta({ description: "Letters the selection holds now: pass it as `confirmedCount` to start." }),
     scope: z.string().meta({ description: "The selection in words." }),
     target: z.string().meta({ description: "Where the letters would go, in words." }),
-    orderedStream: z
-      .boolean()
-      .meta({
-        description: "Letters of ordered streams (Kafka keys, FIFO groups): redriven in order, one at a time per key.",
-      }),
+    orderedStream: z.boolean().meta({
+      description: "Letters of ordered streams (Kafka keys, FIFO groups): redriven in order, one at a time per key.",
+    }),
     warnings: z.array(z.string()),
     nativeMoveNote: z
       .string()
@@ -187,12 +181,10 @@ export const redriveSchema = z
       description:
         "sample (stage 1 moving), watching (waiting for sample letters to come back), awaiting_bulk (the sample is done: wait for `bulk.ready`, read `sampleVerdict`, then POST …/bulk), bulk (stage 2), done.",
     }),
-    progress: z
-      .record(z.string(), z.unknown())
-      .meta({
-        description:
-          "Figures for a progress bar: total, pending, redriven, failed, parked, returned, rate, eta (seconds), …",
-      }),
+    progress: z.record(z.string(), z.unknown()).meta({
+      description:
+        "Figures for a progress bar: total, pending, redriven, failed, parked, returned, rate, eta (seconds), …",
+    }),
     error: z.string().nullable(),
     pauseReason: z
       .string()
@@ -205,12 +197,10 @@ export const redriveSchema = z
       .nullable()
       .meta({ description: "After the watch: clean (no sample letter came back) or returned; null before." }),
     sampleReturned: z.number().int(),
-    bulk: z
-      .object({ ready: z.boolean(), needsOverride: z.boolean() })
-      .meta({
-        description:
-          "ready: stage 2 may be started now (the job has paused after its sample: poll for this, not for `stage`); needsOverride: only by an admin with an `overrideReason` (the sample was not clean).",
-      }),
+    bulk: z.object({ ready: z.boolean(), needsOverride: z.boolean() }).meta({
+      description:
+        "ready: stage 2 may be started now (the job has paused after its sample: poll for this, not for `stage`); needsOverride: only by an admin with an `overrideReason` (the sample was not clean).",
+    }),
     plan: z.object({
       selection: v1SelectionSchema,
       target: v1TargetSchema,
@@ -370,16 +360,10 @@ export const getRedriveOperation = defineOperation({
 
 export const redriveBulkRequestSchema = z
   .object({
-    overrideReason: z
-      .string()
-      .trim()
-      .min(3)
-      .max(2000)
-      .optional()
-      .meta({
-        description:
-          "Only when the sample was not clean (`bulk.needsOverride`): why the rest goes anyway. Needs redrive:override (admins); recorded.",
-      }),
+    overrideReason: z.string().trim().min(3).max(2000).optional().meta({
+      description:
+        "Only when the sample was not clean (`bulk.needsOverride`): why the rest goes anyway. Needs redrive:override (admins); recorded.",
+    }),
   })
   .meta({ id: "RedriveBulkRequest" });
 

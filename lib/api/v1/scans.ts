@@ -112,12 +112,10 @@ export const startScanBodySchema = z
 export const startedScanSchema = z
   .object({
     scan: scanSchema,
-    alreadyActive: z
-      .boolean()
-      .meta({
-        description:
-          "A scan of this DLQ was already queued or running: it is the one answered (status 200), and no other was started.",
-      }),
+    alreadyActive: z.boolean().meta({
+      description:
+        "A scan of this DLQ was already queued or running: it is the one answered (status 200), and no other was started.",
+    }),
   })
   .meta({ id: "StartedScan" });
 
