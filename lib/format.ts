@@ -72,7 +72,7 @@ export function truncate(text: string | null | undefined, max: number): string {
   if (!text) return "";
   const chars = Array.from(text);
   if (chars.length <= max) return text;
-  return chars.slice(0, Math.max(0, max - 1)).join("") + "…";
+  return `${chars.slice(0, Math.max(0, max - 1)).join("")}…`;
 }
 
 /** "letters 51–100 of ~1,234"; depth is approximate because the queue moves while we read. */

@@ -29,7 +29,7 @@ const MAX_FIELD = 300;
 export function slackText(value: string, max = MAX_FIELD): string {
   const oneLine = value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").trim();
   const chars = Array.from(oneLine);
-  const cut = chars.length > max ? chars.slice(0, max - 1).join("") + "…" : oneLine;
+  const cut = chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : oneLine;
   return cut.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 

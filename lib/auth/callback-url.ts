@@ -7,7 +7,7 @@ const BASE = "http://console.invalid";
  */
 export function safeCallbackPath(raw: string | string[] | undefined | null): string {
   const v = Array.isArray(raw) ? raw[0] : raw;
-  if (!v || !v.startsWith("/")) return "/";
+  if (!v?.startsWith("/")) return "/";
   let url: URL;
   try {
     url = new URL(v, BASE);

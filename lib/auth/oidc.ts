@@ -62,7 +62,7 @@ export function oidcConfig(env: Env = process.env): OidcConfig | null {
 export function claimValues(claims: Record<string, unknown>, path: string): string[] {
   let v: unknown = claims;
   for (const key of path.split(".")) {
-    if (!v || typeof v !== "object" || !Object.prototype.hasOwnProperty.call(v, key)) return [];
+    if (!v || typeof v !== "object" || !Object.hasOwn(v, key)) return [];
     v = (v as Record<string, unknown>)[key];
   }
   if (Array.isArray(v)) return v.filter((x): x is string => typeof x === "string");

@@ -152,7 +152,7 @@ export async function verifyCredentials(email: string, password: string): Promis
     .toLowerCase();
   const user = normalised ? await getDb().user.findUnique({ where: { email: normalised } }) : null;
   const ok = await verifyPassword(password, user?.passwordHash ?? (await getDummyHash()));
-  if (!user || !user.passwordHash || !ok || user.disabled) return null;
+  if (!user?.passwordHash || !ok || user.disabled) return null;
   return toRecord(user);
 }
 

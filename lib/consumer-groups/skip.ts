@@ -340,8 +340,7 @@ function membersOf(e: unknown): Record<string, unknown> {
 
 async function loadSkip(jobId: string): Promise<JobRecord> {
   const job = await jobStore().get(jobId);
-  if (!job || job.kind !== "group-skip")
-    throw new AppError("not_found:group-skip", { userMessage: "There is no such skip." });
+  if (job?.kind !== "group-skip") throw new AppError("not_found:group-skip", { userMessage: "There is no such skip." });
   return job;
 }
 

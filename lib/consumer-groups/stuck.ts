@@ -23,7 +23,7 @@ export interface StoredPartitionState extends PartitionState {
  */
 export function nextSince(prev: StoredPartitionState | null, cur: PartitionState, at: Date): Date | null {
   if (cur.lag <= 0n) return null;
-  if (prev && prev.since && prev.lag > 0n && prev.committed === cur.committed) return prev.since;
+  if (prev?.since && prev.lag > 0n && prev.committed === cur.committed) return prev.since;
   return at;
 }
 

@@ -7,7 +7,7 @@ import { audited, auditActor, errorCodeOf } from "@/lib/use-case/audited";
 import { adapterFor } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
-import { Prisma, type DiscardPlan } from "@/lib/generated/prisma/client";
+import type { Prisma, DiscardPlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
 import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { recordAudit } from "@/lib/audit";
 import { asAppError, loggableError } from "@/lib/errors";
 import { jobFailedEntry } from "./audit";
-import { JobStore, LeaseLostError, jobStore, type ClaimScope } from "./store";
+import { type JobStore, LeaseLostError, jobStore, type ClaimScope } from "./store";
 import { holdTaskLease, releaseTaskLease } from "./task-lease";
 import type { JobHandler, JobRecord } from "./types";
 

@@ -33,7 +33,7 @@ export function reindentJson(text: string, maxDepth: number, maxChars: number): 
   const out: string[] = [];
   let size = 0;
   let depth = 0;
-  const indent = (d: number) => "\n" + "  ".repeat(d);
+  const indent = (d: number) => `\n${"  ".repeat(d)}`;
   const push = (s: string) => {
     out.push(s);
     size += s.length;
@@ -72,7 +72,7 @@ export function reindentJson(text: string, maxDepth: number, maxChars: number): 
       push(indent(depth) + ch);
       i++;
     } else if (ch === ",") {
-      push("," + indent(depth));
+      push(`,${indent(depth)}`);
       i++;
     } else if (ch === ":") {
       push(": ");
@@ -115,7 +115,7 @@ export function hexDump(bytes: Uint8Array, maxBytes = bytes.length): string {
     let ascii = "";
     for (let k = 0; k < 16; k++) {
       if (k < row.length) {
-        hex += hex2(row[k]) + " ";
+        hex += `${hex2(row[k])} `;
         ascii += row[k] >= 0x20 && row[k] < 0x7f ? String.fromCharCode(row[k]) : ".";
       } else {
         hex += "   ";

@@ -95,7 +95,7 @@ export function parseJson(text: string, limits: JsonLimits): JNode {
     }
     if (c === '"') return { t: "str", v: str() };
     const m = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
-    if (m && m[0]) {
+    if (m?.[0]) {
       i += m[0].length;
       return { t: "num", raw: m[0] };
     }
@@ -123,7 +123,7 @@ export function stringifyJson(root: JNode, maxChars: number): { text: string; cu
   };
   const walk = (node: JNode, depth: number) => {
     if (size > maxChars) return;
-    const pad = "\n" + "  ".repeat(depth + 1);
+    const pad = `\n${"  ".repeat(depth + 1)}`;
     switch (node.t) {
       case "str":
         push(JSON.stringify(node.v));
@@ -139,16 +139,16 @@ export function stringifyJson(root: JNode, maxChars: number): { text: string; cu
           push((k ? "," : "") + pad);
           walk(item, depth + 1);
         });
-        push("\n" + "  ".repeat(depth) + "]");
+        push(`\n${"  ".repeat(depth)}]`);
         return;
       case "obj":
         if (!node.members.length) return push("{}");
         push("{");
         node.members.forEach(([key, item], k) => {
-          push((k ? "," : "") + pad + JSON.stringify(key) + ": ");
+          push(`${k ? "," : ""}${pad}${JSON.stringify(key)}: `);
           walk(item, depth + 1);
         });
-        push("\n" + "  ".repeat(depth) + "}");
+        push(`\n${"  ".repeat(depth)}}`);
         return;
     }
   };

@@ -108,7 +108,7 @@ export function parseFieldPath(text: string): FieldPath {
   if (anchored) s = s.slice(1);
   const segments: PathSegment[] = [];
   let i = 0;
-  if (!anchored && s && s[0] !== "[" && s[0] !== ".") s = "." + s;
+  if (!anchored && s && s[0] !== "[" && s[0] !== ".") s = `.${s}`;
   while (i < s.length) {
     if (s[i] === ".") {
       let j = i + 1;

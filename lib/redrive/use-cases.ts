@@ -8,7 +8,7 @@ import { audited, auditActor, errorCodeOf, type AuditScope } from "@/lib/use-cas
 import { adapterFor } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
-import { Prisma, type RedrivePlan } from "@/lib/generated/prisma/client";
+import type { Prisma, RedrivePlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
 import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";

@@ -61,13 +61,12 @@ const MAX_JSON_DEPTH = 64;
 const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
 const pointer = (path: Array<string | number>) =>
-  path.map((p) => "/" + String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
+  path.map((p) => `/${String(p).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
 
 function at(root: unknown, path: Array<string | number>): { found: boolean; value: unknown } {
   let v: unknown = root;
   for (const p of path) {
-    if (v === null || typeof v !== "object" || !Object.prototype.hasOwnProperty.call(v, p))
-      return { found: false, value: undefined };
+    if (v === null || typeof v !== "object" || !Object.hasOwn(v, p)) return { found: false, value: undefined };
     v = (v as Record<string | number, unknown>)[p];
   }
   return { found: true, value: v };

@@ -34,7 +34,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   for (const key of Object.keys(patch)) {
     const value = patch[key];
     if (value === null) delete out[key];
-    else put(out, key, mergePatch(Object.prototype.hasOwnProperty.call(out, key) ? out[key] : undefined, value));
+    else put(out, key, mergePatch(Object.hasOwn(out, key) ? out[key] : undefined, value));
   }
   return out;
 }

@@ -43,7 +43,7 @@ export function receiveCountBucket(n: number | null): string {
   return "11+";
 }
 
-const blank = (s: string | null | undefined) => (s && s.trim() ? s.trim() : null);
+const blank = (s: string | null | undefined) => (s?.trim() ? s.trim() : null);
 
 /** Spring before 6 folds the cause into the message: "…; nested exception is com.foo.X: msg". */
 function nestedCause(message: string | null): { exceptionClass: string; message: string | null } | null {

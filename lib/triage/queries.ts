@@ -131,7 +131,7 @@ export function whereOf(f: LetterFilter): { sql: string; params: unknown[] } {
     });
   }
   if (f.header) add((p) => `headers @> ${p}::jsonb`, JSON.stringify({ [f.header.name]: f.header.value }));
-  if (f.text && f.text.trim()) {
+  if (f.text?.trim()) {
     const t = f.text.trim();
     params.push(`%${likeEscape(t)}%`, t);
     const like = `$${params.length - 1}`;

@@ -105,7 +105,7 @@ export async function cancelScan(actor: Actor, meta: RequestMeta, input: { jobId
   const scope = { action: "triage.scan_cancel", target: input.jobId ?? null };
   await authorize(actor, "triage:scan", { ...scope, meta });
   const job = await jobStore().get(input.jobId ?? "");
-  if (!job || job.kind !== "scan") throw new AppError("not_found:scan", { userMessage: "There is no such scan." });
+  if (job?.kind !== "scan") throw new AppError("not_found:scan", { userMessage: "There is no such scan." });
   return audited(
     actor,
     meta,
@@ -121,7 +121,7 @@ export async function cancelScan(actor: Actor, meta: RequestMeta, input: { jobId
 export async function getScan(actor: Actor, meta: RequestMeta, input: { jobId: string }): Promise<ScanView> {
   await authorize(actor, "triage:read", { action: "triage.scan_view", target: input.jobId ?? null, meta });
   const job = await jobStore().get(input.jobId ?? "");
-  if (!job || job.kind !== "scan") throw new AppError("not_found:scan", { userMessage: "There is no such scan." });
+  if (job?.kind !== "scan") throw new AppError("not_found:scan", { userMessage: "There is no such scan." });
   return toScanView(job);
 }
 
@@ -144,7 +144,7 @@ export async function listScans(
   const limit = Math.min(Math.max(Math.trunc(input.limit ?? 50) || 50, 1), 200);
   if (!input.before) return (await jobStore().list(filter, limit)).map(toScanView);
   const anchor = await jobStore().get(input.before);
-  if (!anchor || anchor.kind !== "scan")
+  if (anchor?.kind !== "scan")
     throw new AppError("bad_request:cursor", {
       userMessage: "The page cursor is not valid; start again from the first page.",
     });

@@ -21,6 +21,6 @@ const admin = kafka.admin();
 })()
   .then(() => admin.disconnect().then(() => process.exit(0)))
   .catch((error) => {
-    if (process.env.PROBE_VERBOSE) console.error(String(error && error.message));
+    if (process.env.PROBE_VERBOSE) console.error(String(error?.message));
     process.exit(1);
   });

@@ -162,7 +162,7 @@ const kafkaError = (code: number) => KAFKA_ERRORS[code] ?? `Kafka error ${code}`
 
 /** A member's assigned topic-partitions from the consumer protocol's assignment bytes. */
 export function decodeAssignment(bytes: Buffer | null): Array<{ topic: string; partitions: number[] }> {
-  if (!bytes || !bytes.length) return [];
+  if (!bytes?.length) return [];
   try {
     const decoded = AssignerProtocol.MemberAssignment.decode(bytes);
     if (!decoded) return [];

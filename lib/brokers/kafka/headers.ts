@@ -129,7 +129,7 @@ export function decodeKafkajsHeaders(headers: Record<string, unknown> | undefine
   const out: HeaderEntry[] = [];
   if (!headers) return out;
   for (const name in headers) {
-    if (!Object.prototype.hasOwnProperty.call(headers, name)) continue;
+    if (!Object.hasOwn(headers, name)) continue;
     const v = headers[name];
     if (Array.isArray(v)) for (const one of v) out.push({ name, value: decodeHeaderValue(name, rawValue(one)) });
     else out.push({ name, value: decodeHeaderValue(name, rawValue(v)) });

@@ -66,7 +66,7 @@ export function shareFailureOf(headers: HeaderEntry[]): ShareFailure {
 
 /** A DLQ record of a share group: it carries `__dlq.errors.topic`. */
 export const isShareDeadLetter = (headers: Record<string, unknown> | undefined | null): boolean =>
-  !!headers && Object.prototype.hasOwnProperty.call(headers, SHARE.topic);
+  !!headers && Object.hasOwn(headers, SHARE.topic);
 
 /** The record holds no data of its own (key and value null): the original is only in its topic. */
 export const isMetadataOnly = (record: { key: Uint8Array | null; value: Uint8Array | null }): boolean =>

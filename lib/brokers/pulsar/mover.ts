@@ -216,7 +216,7 @@ export class PulsarMover {
     const wanted = new Map(requests.map((r) => [r.letterId, r]));
     let group: EntryGroup<R> | null = null;
     const flush = function* () {
-      if (group && group.picked.length) yield group;
+      if (group?.picked.length) yield group;
       group = null;
     };
     for await (const msg of readUnacked(this.ep, this.admin, dlq, this.deps.subscription, { signal })) {

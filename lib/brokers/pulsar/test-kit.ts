@@ -104,7 +104,7 @@ export class PulsarKit {
           ...(l.eventTime ? { eventTime: l.eventTime } : {}),
         });
         const f = await p.next();
-        if (!f || f.result !== "ok") throw new Error(`publish failed: ${JSON.stringify(f)}`);
+        if (f?.result !== "ok") throw new Error(`publish failed: ${JSON.stringify(f)}`);
         ids.push(String(f.messageId));
       }
     } finally {

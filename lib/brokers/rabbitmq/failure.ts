@@ -22,7 +22,7 @@ function textList(v: DisplayValue | undefined): string[] {
 
 export function parseXDeath(headers: HeaderEntry[]): DeathRecord[] {
   const xDeath = findHeader(headers, "x-death");
-  if (!xDeath || xDeath.t !== "array") return [];
+  if (xDeath?.t !== "array") return [];
   const out: DeathRecord[] = [];
   for (const item of xDeath.v) {
     if (item.t !== "table") continue;

@@ -183,7 +183,7 @@ export function failureOf(
 /** Lambda writes ErrorCode as a status (e.g. "200" for a function error); an errorType inside ErrorMessage JSON is the better class. */
 function lambdaErrorClass(headers: HeaderEntry[]): string | null {
   const msg = headerText(headers, "ErrorMessage");
-  if (msg && msg.trimStart().startsWith("{")) {
+  if (msg?.trimStart().startsWith("{")) {
     try {
       const t = (JSON.parse(msg) as { errorType?: unknown }).errorType;
       if (typeof t === "string" && t) return t;
