@@ -26,7 +26,7 @@ const QUEUE = `bench.triage.dlq.${process.pid}`;
 
 const CLASSES = [
   ["java.net.SocketTimeoutException", (i: number) => `Read timed out after ${3000 + (i % 7)} ms calling order ${i}`],
-  ["com.acme.ValidationException", (i: number) => `Field 'email' is invalid for customer ${randomUUID()}`],
+  ["com.acme.ValidationException", (_i: number) => `Field 'email' is invalid for customer ${randomUUID()}`],
   [
     "java.lang.NullPointerException",
     (i: number) => `Cannot invoke "String.length()" because "name" is null at record ${i}`,

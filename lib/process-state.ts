@@ -11,5 +11,10 @@
 export function processState<T extends object>(name: string, init: () => T): T {
   const slots = globalThis as unknown as Record<symbol, T | undefined>;
   const key = Symbol.for(`dlq-console.${name}`);
-  return (slots[key] ??= init());
+  let state = slots[key];
+  if (state === undefined) {
+    state = init();
+    slots[key] = state;
+  }
+  return state;
 }

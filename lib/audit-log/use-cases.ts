@@ -106,8 +106,10 @@ function withVisibleDigest(r: AuditRow, show: (sha256: string) => string): Audit
   let details: Record<string, unknown> | null = null;
   for (const key of DIGEST_FIELDS) {
     const sha = r.details[key];
-    if (typeof sha === "string" && sha && !sha.startsWith(KEYED_DIGEST_PREFIX))
-      (details ??= { ...r.details })[key] = show(sha);
+    if (typeof sha === "string" && sha && !sha.startsWith(KEYED_DIGEST_PREFIX)) {
+      details ??= { ...r.details };
+      details[key] = show(sha);
+    }
   }
   return details ? { ...r, details } : r;
 }

@@ -97,7 +97,9 @@ export async function insertChained(
         hash,
         keyId,
       ];
-      values.forEach((v, k) => cols[k].push(v));
+      values.forEach((v, k) => {
+        cols[k].push(v);
+      });
       hashes.push(hash);
       prevHash = hash;
     }

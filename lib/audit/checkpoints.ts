@@ -70,23 +70,30 @@ function isCheckpointShape(x: unknown): x is Checkpoint {
 /** Every non-empty line of a checkpoint file, each valid, signed with a key we lack, or invalid. */
 export function parseCheckpoints(text: string, ring: AuditKeyring): ParsedLine[] {
   const out: ParsedLine[] = [];
-  text.split("\n").forEach((raw, i) => {
-    if (!raw.trim()) return;
+  for (const [i, raw] of text.split("\n").entries()) {
+    if (!raw.trim()) continue;
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw);
     } catch {
-      return out.push({ line: i + 1, kind: "invalid" });
+      out.push({ line: i + 1, kind: "invalid" });
+      continue;
     }
-    if (!isCheckpointShape(parsed)) return out.push({ line: i + 1, kind: "invalid" });
+    if (!isCheckpointShape(parsed)) {
+      out.push({ line: i + 1, kind: "invalid" });
+      continue;
+    }
     const { sig, ...body } = parsed;
     const key = ring.keys.get(body.keyId);
-    if (!key) return out.push({ line: i + 1, kind: "unknown-key", cp: parsed });
+    if (!key) {
+      out.push({ line: i + 1, kind: "unknown-key", cp: parsed });
+      continue;
+    }
     const want = Buffer.from(signatureOf(body, key), "hex");
     const got = Buffer.from(sig, "hex");
     const ok = got.length === want.length && timingSafeEqual(got, want);
     out.push(ok ? { line: i + 1, kind: "valid", cp: parsed } : { line: i + 1, kind: "invalid" });
-  });
+  }
   return out;
 }
 

@@ -20,10 +20,9 @@ function secret(): Buffer {
 
 export function derivedKey(purpose: string): Buffer {
   let key = cache.get(purpose);
-  if (!key)
-    cache.set(
-      purpose,
-      (key = Buffer.from(hkdfSync("sha256", secret(), Buffer.alloc(0), `dlq-console ${purpose}`, 32))),
-    );
+  if (!key) {
+    key = Buffer.from(hkdfSync("sha256", secret(), Buffer.alloc(0), `dlq-console ${purpose}`, 32));
+    cache.set(purpose, key);
+  }
   return key;
 }

@@ -61,7 +61,10 @@ const keyObjects = new WeakMap<Buffer, KeyObject>();
 
 function keyObject(raw: Buffer): KeyObject {
   let k = keyObjects.get(raw);
-  if (!k) keyObjects.set(raw, (k = createSecretKey(raw)));
+  if (!k) {
+    k = createSecretKey(raw);
+    keyObjects.set(raw, k);
+  }
   return k;
 }
 

@@ -134,8 +134,7 @@ function jwts(text: string, out: Span[]): void {
 
 function* matches(re: RegExp, text: string): Generator<RegExpExecArray> {
   re.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     yield m;
     if (m[0].length === 0) re.lastIndex++;
   }
@@ -309,7 +308,7 @@ const NOT_A_FIELD = /(?:error|exception)$/i;
 const JSON_KEY = /(?<!\\)(\\*)"([^"\\\n]{1,200})\1"\s{0,16}:\s{0,16}/g;
 // `key=` / `key:` in text: Java toString, logs, properties, YAML, forms (`a[b]`, `%5B` allowed in
 // keys). Not inside a word, a quoted key or a dotted name, except right after an escaped newline.
-const PLAIN_KEY = /(?:(?<![\w"'%\]\[.-])|(?<=\\[nrt]))([A-Za-z_][\w.\-[\]%]{0,100})\s{0,3}([=:])\s{0,3}/g;
+const PLAIN_KEY = /(?:(?<![\w"'%\][.-])|(?<=\\[nrt]))([A-Za-z_][\w.\-[\]%]{0,100})\s{0,3}([=:])\s{0,3}/g;
 
 /**
  * `"key": value` and `key=value` / `key: value` pairs whose key `lookup` knows. `onBare` sees the
@@ -326,8 +325,7 @@ export function scanKeyValues<T>(
     [PLAIN_KEY, true],
   ] as const) {
     re.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(text)) !== null) {
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
       const at = m.index + m[0].length;
       const key = plain ? m[1] : m[2];
       // `TokenExpiredError: jwt expired` names an exception, not a field.
@@ -501,8 +499,7 @@ const HEADER_LINE =
 export function scanHeaderLines<T>(text: string, lookup: (name: string) => T | null, out: SpanSink<T>): void {
   const n = text.length;
   HEADER_LINE.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = HEADER_LINE.exec(text)) !== null) {
+  for (let m = HEADER_LINE.exec(text); m !== null; m = HEADER_LINE.exec(text)) {
     if (m[0].length === 0) {
       HEADER_LINE.lastIndex++;
       continue;
@@ -565,8 +562,7 @@ export function unescapedMarkup(input: string): { text: string; at: Int32Array }
     for (let i = from; i < to; i++) at[n++] = i;
   };
   XML_ENTITY.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = XML_ENTITY.exec(input)) !== null) {
+  for (let m = XML_ENTITY.exec(input); m !== null; m = XML_ENTITY.exec(input)) {
     copy(last, m.index);
     const name = m[0].slice(1, -1).toLowerCase();
     const hex = name.startsWith("#x") ? String.fromCharCode(parseInt(name.slice(2), 16)) : undefined;

@@ -151,8 +151,10 @@ const lastSegment = (f: Compiled["fields"][number]) => f.path.segments[f.path.se
 
 /** The field rules whose last segment matches `last`, in rule order (each key's globs run once per call). */
 function fieldsEndingWith(c: Compiled, last: Seg): Compiled["fields"] {
-  if (typeof last === "number")
-    return (c.indexFields ??= c.fields.filter((f) => segMatches(lastSegment(f), last) || "index" in lastSegment(f)));
+  if (typeof last === "number") {
+    c.indexFields ??= c.fields.filter((f) => segMatches(lastSegment(f), last) || "index" in lastSegment(f));
+    return c.indexFields;
+  }
   let list = c.lastKeyCache.get(last);
   if (list === undefined) {
     list = c.fields.filter((f) => segMatches(lastSegment(f), last));

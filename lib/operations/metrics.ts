@@ -209,7 +209,9 @@ export function metricsRegistry(f: MetricFigures, now = Date.now()): Registry {
     };
     k.count += j.count;
     k.sumSeconds += j.sumSeconds;
-    j.buckets.forEach((n, i) => (k.buckets[i] += n));
+    j.buckets.forEach((n, i) => {
+      k.buckets[i] += n;
+    });
     byKind.set(j.kind, k);
   }
   new CountedHistogram(

@@ -62,7 +62,6 @@ export interface IndexRow {
 /** Postgres text cannot hold NUL; cut long text. */
 export function clean(s: string | null | undefined, cap = 10_000): string | null {
   if (s === null || s === undefined) return null;
-  // eslint-disable-next-line no-control-regex
   const t = s.includes("\u0000") ? s.replace(/\u0000/g, "\uFFFD") : s;
   return t.length > cap ? t.slice(0, cap) : t;
 }
@@ -101,7 +100,7 @@ export interface ResolvedFailure {
   ruleId: string | null;
 }
 
-const blank = (s: string | null | undefined) => (s && s.trim() ? s.trim() : null);
+const blank = (s: string | null | undefined) => (s?.trim() ? s.trim() : null);
 
 /** "…; nested exception is com.foo.X: msg" (Spring before 6) → "msg" when the cause is `cls`. */
 function nestedMessage(message: string | null, cls: string): string | null | undefined {
@@ -191,7 +190,10 @@ export function cachedResolveFailure(
   rules: ClassificationRule[] | undefined,
 ): ResolvedFailure {
   let cache = caches.get(rules ?? NO_RULES);
-  if (!cache) caches.set(rules ?? NO_RULES, (cache = { entries: new Map(), lookups: 0, hits: 0, bypass: 0 }));
+  if (!cache) {
+    cache = { entries: new Map(), lookups: 0, hits: 0, bypass: 0 };
+    caches.set(rules ?? NO_RULES, cache);
+  }
   if (cache.bypass > 0) {
     cache.bypass--;
     return resolveFailure(f, causeFqcn, rules);

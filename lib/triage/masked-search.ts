@@ -61,7 +61,10 @@ export function maskedSearchText(message: string | null, m: SearchMasking): Reco
       masked = maskTextWithRules(message, rules, m.hashKey).text;
       done.set(sig, masked);
     }
-    if (masked !== message) (out ??= {})[role] = masked;
+    if (masked !== message) {
+      out ??= {};
+      out[role] = masked;
+    }
   }
   return out;
 }

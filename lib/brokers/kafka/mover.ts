@@ -109,7 +109,7 @@ export interface MoverDeps {
    * Produces one record with acks=all on the idempotent producer; resolves when acknowledged, with
    * where the record was written when the client says (a repaired copy's `copyId` needs it).
    */
-  produce(topic: string, message: Message): Promise<{ partition: number; offset: string } | void>;
+  produce(topic: string, message: Message): Promise<{ partition: number; offset: string } | undefined>;
   /** The configured origin of this DLT, if any. */
   configOrigin(dlq: string): string | null;
   /** Any failure → a typed BrokerError. */
@@ -916,7 +916,7 @@ export function moveKafkaLetters(
         const value = req.repair?.body !== undefined ? Buffer.from(req.repair.body) : data.value;
         // Stopped before its produce: untouched, no result.
         if (at.stopped()) return null;
-        let written: { partition: number; offset: string } | void;
+        let written: { partition: number; offset: string } | undefined;
         try {
           written = await deps.produce(target.topic, { key: asBuffer(data.key), value: asBuffer(value), headers });
         } catch (e) {

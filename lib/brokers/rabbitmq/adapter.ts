@@ -530,7 +530,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
     try {
       const occ = new OccurrenceCounter();
       for (let pos = 0; ; pos++) {
-        let m;
+        let m: Awaited<ReturnType<typeof reader.next>>;
         try {
           m = await reader.next(opts.signal);
         } catch (e) {

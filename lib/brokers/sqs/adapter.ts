@@ -487,7 +487,7 @@ export class SqsAdapter implements BrokerAdapter {
       while (read < limit && !opts.signal?.aborted) {
         const chunk: Message[] = [];
         const past = remaining <= 0;
-        let r;
+        let r: Awaited<ReturnType<typeof receiveUpTo>>;
         try {
           const want = Math.min(this.o.streamChunk, past ? limit - read : remaining);
           r = await receiveUpTo(
@@ -603,7 +603,7 @@ export class SqsAdapter implements BrokerAdapter {
     const hit = matches[nth - 1];
     if (!hit) return null;
     keys.sort(compareKeys);
-    const position = keys.findIndex((k) => k === hit.key);
+    const position = keys.indexOf(hit.key);
     return toLetter(hit.m, id, position, { ...ctx, maxBodyBytes: opts.maxBodyBytes });
   }
 
@@ -634,7 +634,7 @@ export class SqsAdapter implements BrokerAdapter {
           throw this.err(e, queue);
         }
       },
-      queueAttrs: async (queue, url) =>
+      queueAttrs: async (_queue, url) =>
         ((
           await this.sqs.send(
             new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["FifoQueue", "QueueArn"] }),

@@ -853,12 +853,12 @@ export function moveSqsLetters(
         } catch (e) {
           const be = c.err(e, target.name);
           if (be.kind === "unreachable" || be.kind === "auth" || be.kind === "throttled") fatal = be;
-          live.forEach((_, i) =>
+          live.forEach((_, i) => {
             sendFailed.set(
               i,
               `${errText(be)}. If the request reached SQS before it failed, a copy tagged with this letter's x-dlq-replay-id may be in "${target.name}" too`,
-            ),
-          );
+            );
+          });
         }
         const results: Delivered[] = [];
         for (const [i, b] of live.entries()) {

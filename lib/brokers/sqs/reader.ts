@@ -108,7 +108,10 @@ export async function receiveUpTo(
   const cap = Math.max(want, askUpTo);
   const worker = async () => {
     while (!stop && !failure) {
-      if (opts.signal?.aborted) return void (stop = true);
+      if (opts.signal?.aborted) {
+        stop = true;
+        return;
+      }
       if (received + reserved >= want) return;
       const n = Math.min(10, cap - received - reserved);
       if (n <= 0) return;
