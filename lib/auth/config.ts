@@ -43,10 +43,10 @@ export function credentialsEnabled(env: Record<string, string | undefined> = pro
 }
 
 /** Cookies get the Secure flag (and the __Secure- prefix) when the console's URL is https. */
-export function useSecureCookies(env: Record<string, string | undefined> = process.env): boolean {
+export function secureCookies(env: Record<string, string | undefined> = process.env): boolean {
   return (env.NEXTAUTH_URL ?? "").startsWith("https://");
 }
 
 export function sessionCookieName(env: Record<string, string | undefined> = process.env): string {
-  return `${useSecureCookies(env) ? "__Secure-" : ""}next-auth.session-token`;
+  return `${secureCookies(env) ? "__Secure-" : ""}next-auth.session-token`;
 }

@@ -7,7 +7,7 @@ import { recordAudit } from "@/lib/audit";
 import { getUserById, verifyCredentials, touchSignIn } from "@/lib/auth/users";
 import { isRole } from "@/lib/auth/permissions";
 import { clientIdentity } from "@/lib/auth/client-ip";
-import { credentialsEnabled, sessionCookieName, sessionPolicy, useSecureCookies } from "@/lib/auth/config";
+import { credentialsEnabled, sessionCookieName, sessionPolicy, secureCookies } from "@/lib/auth/config";
 import { beginSignInAttempt, finishSignInAttempt, retryMinutes } from "@/lib/auth/rate-limit";
 import { createSession, endSession } from "@/lib/auth/sessions";
 import { oidcConfig, type OidcConfig } from "@/lib/auth/oidc";
@@ -98,7 +98,7 @@ function oidcProvider(cfg: OidcConfig): Provider {
 
 const OIDC = oidcConfig();
 const SESSION = sessionPolicy();
-const SECURE = useSecureCookies();
+const SECURE = secureCookies();
 
 /** What the sign-in page offers. */
 export function signInMethods(): { credentials: boolean; oidc: { id: string; name: string } | null } {

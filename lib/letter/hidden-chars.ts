@@ -5,27 +5,27 @@
  * letters literally, so it names these instead of hiding or dropping them: an operator comparing a
  * header with what a consumer logged must know when two strings that look equal are not.
  */
-const NAMES: Record<number, string> = {
-  0x061c: "ARABIC LETTER MARK",
-  0x00ad: "SOFT HYPHEN",
-  0x180e: "MONGOLIAN VOWEL SEPARATOR",
-  0x200b: "ZERO WIDTH SPACE",
-  0x200c: "ZERO WIDTH NON-JOINER",
-  0x200d: "ZERO WIDTH JOINER",
-  0x200e: "LEFT-TO-RIGHT MARK",
-  0x200f: "RIGHT-TO-LEFT MARK",
-  0x202a: "LEFT-TO-RIGHT EMBEDDING",
-  0x202b: "RIGHT-TO-LEFT EMBEDDING",
-  0x202c: "POP DIRECTIONAL FORMATTING",
-  0x202d: "LEFT-TO-RIGHT OVERRIDE",
-  0x202e: "RIGHT-TO-LEFT OVERRIDE",
-  0x2060: "WORD JOINER",
-  0x2066: "LEFT-TO-RIGHT ISOLATE",
-  0x2067: "RIGHT-TO-LEFT ISOLATE",
-  0x2068: "FIRST STRONG ISOLATE",
-  0x2069: "POP DIRECTIONAL ISOLATE",
-  0xfeff: "ZERO WIDTH NO-BREAK SPACE (BOM)",
-};
+const NAMES = new Map<number, string>([
+  [0x061c, "ARABIC LETTER MARK"],
+  [0x00ad, "SOFT HYPHEN"],
+  [0x180e, "MONGOLIAN VOWEL SEPARATOR"],
+  [0x200b, "ZERO WIDTH SPACE"],
+  [0x200c, "ZERO WIDTH NON-JOINER"],
+  [0x200d, "ZERO WIDTH JOINER"],
+  [0x200e, "LEFT-TO-RIGHT MARK"],
+  [0x200f, "RIGHT-TO-LEFT MARK"],
+  [0x202a, "LEFT-TO-RIGHT EMBEDDING"],
+  [0x202b, "RIGHT-TO-LEFT EMBEDDING"],
+  [0x202c, "POP DIRECTIONAL FORMATTING"],
+  [0x202d, "LEFT-TO-RIGHT OVERRIDE"],
+  [0x202e, "RIGHT-TO-LEFT OVERRIDE"],
+  [0x2060, "WORD JOINER"],
+  [0x2066, "LEFT-TO-RIGHT ISOLATE"],
+  [0x2067, "RIGHT-TO-LEFT ISOLATE"],
+  [0x2068, "FIRST STRONG ISOLATE"],
+  [0x2069, "POP DIRECTIONAL ISOLATE"],
+  [0xfeff, "ZERO WIDTH NO-BREAK SPACE (BOM)"],
+]);
 
 const PICTOGRAPH = /\p{Extended_Pictographic}\uFE0F?$|\p{Emoji_Modifier}$/u;
 const PATTERN = /[\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/g;
@@ -61,7 +61,7 @@ export function hiddenChars(text: string, limit = 1_000_000): HiddenChars | null
   }
   if (count === 0) return null;
   const summary = [...seen].map(
-    ([cp, n]) => `U+${cp.toString(16).toUpperCase().padStart(4, "0")} ${NAMES[cp]}${n > 1 ? ` ×${n}` : ""}`,
+    ([cp, n]) => `U+${cp.toString(16).toUpperCase().padStart(4, "0")} ${NAMES.get(cp)}${n > 1 ? ` ×${n}` : ""}`,
   );
   return { count, bidi, summary };
 }

@@ -22,14 +22,14 @@ export function errorResponse(err: unknown): NextResponse {
  * POST /…/[id]/<verb> for a job (cancel, pause, resume): same origin, a signed-in actor, then the
  * use case, which authorizes and audits. One shape for every job control route.
  */
-export function jobControlRoute<T>(useCase: (actor: Actor, meta: RequestMeta, input: { jobId: string }) => Promise<T>) {
-  return async function POST(req: Request, ctx: { params: Promise<{ id: string }> }): Promise<NextResponse> {
+export function jobControlRoute<T>(control: (actor: Actor, meta: RequestMeta, input: { jobId: string }) => Promise<T>) {
+  return async function handlePost(req: Request, ctx: { params: Promise<{ id: string }> }): Promise<NextResponse> {
     try {
       assertSameOrigin(req);
       const { id } = await ctx.params;
       const actor = await requireActor();
       return NextResponse.json(
-        { ok: true, data: await useCase(actor, await requestMeta(), { jobId: id }) },
+        { ok: true, data: await control(actor, await requestMeta(), { jobId: id }) },
         { headers: { "Cache-Control": "no-store" } },
       );
     } catch (e) {
