@@ -26,6 +26,7 @@ function FieldItems({ nodes }: { nodes: FieldNode[] }) {
   return (
     <ul>
       {nodes.map((c, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the tree is static and a name can be null (array items) or repeat (allOf parts); the position tells siblings apart
         <li key={`${c.name}-${i}`}>
           <FieldLine node={c} />
           {c.children.length ? <FieldItems nodes={c.children} /> : null}

@@ -41,6 +41,7 @@ export function SignInForm({ callbackUrl }: { callbackUrl: string }) {
     <form onSubmit={onSubmit} method="post" className="form-stack" data-testid="sign-in-form" noValidate>
       <label>
         <span>Email</span>
+        {/* biome-ignore lint/a11y/noAutofocus: the sign-in page exists only to sign in; an error above is role=alert, so it is still announced */}
         <input name="email" type="email" autoComplete="username" required autoFocus />
       </label>
       <label>

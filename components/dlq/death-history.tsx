@@ -33,6 +33,7 @@ export function DeathHistory({ history, countLabel = "Count" }: { history: Death
             </thead>
             <tbody>
               {history.map((d, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: a letter's death history is fixed, in broker order, and its entries have no id
                 <tr key={i} data-testid="death-row">
                   <td className="mono wrap-anywhere">{d.queue ?? "—"}</td>
                   <td>{d.reason ? <span className="badge badge-info">{d.reason}</span> : "—"}</td>

@@ -44,6 +44,7 @@ export function EntriesTable({
               {entries.map((e, i) => {
                 const text = valueText(e.value);
                 return (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: headers may repeat a name; the list is fixed in wire order, so name plus position is the identity
                   <tr key={`${e.name}-${i}`} data-testid={rowTestId} data-name={e.name}>
                     {/* <bdi>: a direction control in a name or value cannot reorder the text around it. */}
                     <td className="mono wrap-anywhere">

@@ -11,6 +11,7 @@ export function FactsTable({ facts }: { facts: HeaderEntry[] }) {
         <table className="grid kv">
           <tbody>
             {facts.map((f, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: facts may repeat a name; the list is fixed in adapter order, so name plus position is the identity
               <tr key={`${f.name}-${i}`} data-testid="fact-row">
                 <th scope="row">{f.name}</th>
                 <td className="value-cell">{valueText(f.value)}</td>

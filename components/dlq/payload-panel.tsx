@@ -86,6 +86,7 @@ export function PayloadPanel(props: {
             className={`block${view.kind === "text" ? " wrap" : ""}`}
             data-testid="payload-view"
             data-kind={view.kind}
+            // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container; tabIndex lets keyboard users focus and scroll a long payload
             tabIndex={0}
           >
             {view.text}

@@ -100,6 +100,7 @@ export function PositionControls(props: Props) {
           </Link>
         ) : null}
       </form>
+      {/* biome-ignore lint/a11y/useSemanticElements: two links, not form fields: a fieldset would give them form semantics; role=group names the pair */}
       <span className="segmented" role="group" aria-label="Order">
         <Link
           className="btn btn-small"

@@ -58,6 +58,7 @@ export function RevealPanel({
         <pre
           className={`block${revealed.payload.kind === "text" ? " wrap" : ""}`}
           data-testid="revealed-payload"
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container; tabIndex lets keyboard users focus and scroll a long payload
           tabIndex={0}
         >
           {revealed.payload.text}

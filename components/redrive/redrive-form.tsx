@@ -57,6 +57,7 @@ export function RedriveForm({
   // The destinations' protection is checked by planRedrive: ask again once typing pauses.
   const destKey = JSON.stringify([target, parking]);
   const checkedKey = useRef(destKey);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: keyed on destKey only; recount is this render's closure over exactly those destinations, and a new closure every render would restart the pause
   useEffect(() => {
     if (destKey === checkedKey.current) return;
     const t = setTimeout(() => {
@@ -65,7 +66,6 @@ export function RedriveForm({
       recount();
     }, 600);
     return () => clearTimeout(t);
-    // Keyed on destKey only: recount is this render's closure over exactly those destinations.
   }, [destKey]);
   const protection = preview.targetProtection;
 

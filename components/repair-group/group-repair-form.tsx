@@ -145,6 +145,7 @@ export function GroupRepairForm({
 
       <fieldset className="card">
         <legend>Patch</legend>
+        {/* biome-ignore lint/a11y/useSemanticElements: a toggle-button pair inside this fieldset already; role=group names the pair without a nested legend */}
         <div className="segmented" role="group" aria-label="Patch format">
           {(["json-patch", "merge-patch"] as const).map((k2) => (
             <button

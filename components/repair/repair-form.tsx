@@ -422,6 +422,7 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
           <ul>
             {plan.problems.map((p, i) => (
               <li
+                // biome-ignore lint/suspicious/noArrayIndexKey: each plan replaces the whole list; problems have no id and two can read alike
                 key={i}
                 data-testid={p.field === "payload" ? "payload-error" : "repair-problem"}
                 data-line={p.line}

@@ -118,6 +118,7 @@ export function TriageLettersTable({
                   className={l.goneAt ? "is-gone" : undefined}
                 >
                   {pick ? (
+                    // biome-ignore lint/a11y/useKeyWithClickEvents: not an action: stops a tick (mouse or Space on the checkbox) from also selecting the row
                     <td className="pick" onClick={(e) => e.stopPropagation()}>
                       {l.goneAt ? null : (
                         <input

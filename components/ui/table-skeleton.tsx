@@ -8,6 +8,7 @@ export function TableSkeleton({ title, rows = 12 }: { title: string; rows?: numb
       </div>
       <div className="table-wrap" style={{ padding: 8 }}>
         {Array.from({ length: rows }, (_, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: placeholders with no identity, a fixed count, never reordered
           <div key={i} className="skeleton" style={{ width: `${70 + ((i * 37) % 30)}%` }} />
         ))}
       </div>

@@ -18,6 +18,7 @@ export function ThemeToggle({ initial }: { initial: ThemeChoice }) {
       onClick={() => {
         const next = NEXT[theme];
         setTheme(next);
+        // biome-ignore lint/suspicious/noDocumentCookie: one non-secret preference the server reads to render the theme; the Cookie Store API is not in every browser operators use
         document.cookie = `theme=${next}; path=/; max-age=${60 * 60 * 24 * 365}; samesite=lax`;
         if (next === "system") delete document.documentElement.dataset.theme;
         else document.documentElement.dataset.theme = next;

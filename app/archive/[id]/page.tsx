@@ -201,6 +201,7 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
       {f.stackTrace ? (
         <section className="card section">
           <h2>Stack trace</h2>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container; tabIndex lets keyboard users focus and scroll a long trace */}
           <pre className="block stack" tabIndex={0}>
             {f.stackTrace}
           </pre>

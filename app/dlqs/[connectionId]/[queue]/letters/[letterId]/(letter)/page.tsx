@@ -285,6 +285,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
             <span className="spacer" />
             <CopyButton text={f.stackTrace} label="Copy stack trace" />
           </div>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container; tabIndex lets keyboard users focus and scroll a long trace */}
           <pre className="block stack" tabIndex={0}>
             {f.stackTrace}
           </pre>
