@@ -101,6 +101,7 @@ export function ScanPanel({
   };
 
   const fraction = scan ? progressFraction(scan.progress) : null;
+  const indeterminate = fraction === null && active;
   const state = (scan?.state ?? null) as ScanStateName | null;
   return (
     <section className="scan-panel" aria-label="Scan" data-testid="scan-panel">
@@ -158,16 +159,21 @@ export function ScanPanel({
             </span>
           </div>
           <div
-            className={`progress${fraction === null && active ? " progress-indeterminate" : ""}`}
+            className={`progress${indeterminate ? " progress-indeterminate" : ""}`}
             role="progressbar"
             aria-label="Scan progress"
             aria-valuemin={0}
             aria-valuemax={100}
             aria-valuenow={fraction === null ? undefined : Math.round(fraction * 100)}
           >
+            {/* While indeterminate the stylesheet sets the width (a sliding 30%). */}
             <div
               className="progress-fill"
-              style={{ width: `${Math.round((fraction ?? (scan.state === "succeeded" ? 1 : 0)) * 100)}%` }}
+              style={
+                indeterminate
+                  ? undefined
+                  : { width: `${Math.round((fraction ?? (scan.state === "succeeded" ? 1 : 0)) * 100)}%` }
+              }
             />
           </div>
           {scan.state === "succeeded" && scan.progress.partial ? (
