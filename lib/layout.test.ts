@@ -57,7 +57,7 @@ function resolveSpec(from: string, spec: string): string | null {
   else if (spec.startsWith(".")) abs = path.resolve(path.dirname(from), spec);
   else return null;
   if (!abs.startsWith(LIB + path.sep)) return null;
-  for (const candidate of [abs + ".ts", abs + ".tsx", path.join(abs, "index.ts"), abs]) {
+  for (const candidate of [`${abs}.ts`, `${abs}.tsx`, path.join(abs, "index.ts"), abs]) {
     if (fs.existsSync(candidate) && fs.statSync(candidate).isFile()) return candidate;
   }
   return abs;

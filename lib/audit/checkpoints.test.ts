@@ -33,15 +33,15 @@ describe("checkpoint signatures", () => {
     const r = ring();
     const cp = signCheckpoint(body(), r);
     const other = signCheckpoint(body(), ring("a1"));
-    const text =
-      lines(
-        { ...cp, count: 41 },
-        { ...cp, lastId: "43" },
-        { ...cp, lastHash: "e".repeat(64) },
-        { ...cp, db: "x/other" },
-        other,
-        { ...cp, sig: "" },
-      ) + "\nnot json";
+    const tampered = lines(
+      { ...cp, count: 41 },
+      { ...cp, lastId: "43" },
+      { ...cp, lastHash: "e".repeat(64) },
+      { ...cp, db: "x/other" },
+      other,
+      { ...cp, sig: "" },
+    );
+    const text = `${tampered}\nnot json`;
     expect(parseCheckpoints(text, r).map((l) => l.kind)).toEqual([
       "invalid",
       "invalid",

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { entriesText, typeOf } from "./display-value";
 import { base64ToHex, valueText } from "@/lib/text";
+import type { DisplayValue } from "@/lib/brokers/types";
 
 describe("valueText", () => {
   it("renders scalars", () => {
@@ -14,15 +15,15 @@ describe("valueText", () => {
     expect(valueText({ t: "bytes", v: "AP8=", size: 2 })).toBe("00 ff");
   });
   it("renders nested arrays and tables", () => {
-    const v = {
-      t: "array" as const,
+    const v: DisplayValue = {
+      t: "array",
       v: [
         {
-          t: "table" as const,
+          t: "table",
           v: [
-            ["queue", { t: "string" as const, v: "orders" }],
-            ["count", { t: "number" as const, v: "2" }],
-          ] as Array<[string, any]>,
+            ["queue", { t: "string", v: "orders" }],
+            ["count", { t: "number", v: "2" }],
+          ],
         },
       ],
     };

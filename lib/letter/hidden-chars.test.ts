@@ -29,7 +29,7 @@ describe("hidden characters", () => {
   });
 
   it("looks at most `limit` characters of a huge text", () => {
-    const big = "a".repeat(50) + "\u202E";
+    const big = `${"a".repeat(50)}\u202E`;
     expect(hiddenChars(big, 10)).toBeNull();
     expect(hiddenChars(big, 100)?.count).toBe(1);
   });

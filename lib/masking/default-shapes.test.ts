@@ -69,7 +69,7 @@ describe("XML", () => {
       `<user name="ada" password="[hidden]" token='[hidden]'/>`,
     );
     expect(shown(`<conn password=${SECRET} host=db>x</conn>`)).toBe("<conn password=[hidden] host=db>x</conn>");
-    const long = "p".repeat(1000) + "TAIL";
+    const long = `${"p".repeat(1000)}TAIL`;
     expect(shown(`<user password="${long}"/>`)).toBe('<user password="[hidden]"/>');
   });
 
@@ -132,7 +132,7 @@ describe("form-encoded bodies", () => {
   });
 
   it("JSON and text inside an encoded value are masked, the rest of the value stays encoded", () => {
-    const data = encodeURIComponent(JSON.stringify({ password: SECRET, note: "pay with " + CARD }));
+    const data = encodeURIComponent(JSON.stringify({ password: SECRET, note: `pay with ${CARD}` }));
     const out = shown(`id=7&data=${data}`);
     expectNone(out, SECRET, CARD, "4111");
     expect(out.startsWith("id=7&data=%7B%22password%22")).toBe(true);
@@ -238,7 +238,7 @@ describe("HTTP header dumps in text", () => {
 });
 
 describe("long values", () => {
-  const long = "x".repeat(450) + "TAILTAIL";
+  const long = `${"x".repeat(450)}TAILTAIL`;
 
   it("hides the whole value, however long, in every shape", () => {
     const cases = [
@@ -304,7 +304,7 @@ describe("JSON inside JSON strings", () => {
       ]),
       {},
     );
-    expect(JSON.parse(byPath.text!)).toEqual({ body: '{"password":"' + SECRET + '","user":"[hidden]"}' });
+    expect(JSON.parse(byPath.text!)).toEqual({ body: `{"password":"${SECRET}","user":"[hidden]"}` });
   });
 
   it("a string that holds nothing to mask is kept exactly (no re-serialisation)", () => {

@@ -84,7 +84,10 @@ describe("detectBurst", () => {
   // Property-style: uniform random arrivals are never a burst; the same plus a packed cluster always is.
   it("separates random background from background plus an outage", () => {
     let seed = 42;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed / 2 ** 31);
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     for (let run = 0; run < 50; run++) {
       const day = 24 * 60 * MIN;
       const background = Array.from({ length: 200 }, () => T0 + rnd() * day);

@@ -88,7 +88,10 @@ describe("normalizeMessage", () => {
   // Property-style: many messages differing only in their variable parts normalise to one string.
   it("maps generated variants of one shape to one string", () => {
     let seed = 7;
-    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return Math.floor((seed / 2 ** 31) * n);
+    };
     const hex = (n: number) => Array.from({ length: n }, () => "0123456789abcdef"[rnd(16)]).join("");
     const shapes = new Set<string>();
     for (let i = 0; i < 300; i++) {

@@ -9,7 +9,11 @@ function parse(buf: Buffer) {
   for (let i = 0; i < n; i++) {
     const len = buf.readInt32BE(at);
     at += 4;
-    items.push(len < 0 ? null : buf.subarray(at, (at += len)));
+    if (len < 0) items.push(null);
+    else {
+      items.push(buf.subarray(at, at + len));
+      at += len;
+    }
   }
   expect(at).toBe(buf.length);
   return { ndim, hasNull, oid, n, lower, items };

@@ -486,8 +486,9 @@ describe("skipToDlt (order and refusals, on fakes)", () => {
 
   it("does not commit when a member joined or the offset moved while the copies were made, and says the copies exist", async () => {
     const joined = fakeKafka({ records: [rec(4), rec(5)], committed: 4n, end: 6n });
-    joined.hooks.onProduce = () =>
-      void (joined.state.members = [{ memberId: "m-2", clientId: "payments-app", clientHost: "/10.0.0.8" }]);
+    joined.hooks.onProduce = () => {
+      joined.state.members = [{ memberId: "m-2", clientId: "payments-app", clientHost: "/10.0.0.8" }];
+    };
     const e1 = await skipToDlt(joined.deps, { ...skip, expectedCommitted: 4n, upToOffset: 5n }).catch(
       (x: unknown) => x,
     );
@@ -497,7 +498,9 @@ describe("skipToDlt (order and refusals, on fakes)", () => {
     expect(joined.calls.some((c) => c.startsWith("commit"))).toBe(false);
 
     const moved = fakeKafka({ records: [rec(4)], committed: 4n, end: 6n });
-    moved.hooks.onProduce = () => void (moved.state.committed = 5n);
+    moved.hooks.onProduce = () => {
+      moved.state.committed = 5n;
+    };
     await expect(skipToDlt(moved.deps, { ...skip, expectedCommitted: 4n })).rejects.toBeInstanceOf(
       CommittedOffsetMovedError,
     );

@@ -5,28 +5,32 @@ import { markApplies } from "./handled-store";
 /** A Metadata v12 response body (after the correlation id), written field by field. */
 function response(topics: Array<{ name: string; id: string | null; error?: number; partitions?: number }>): Buffer {
   const b: number[] = [];
-  const i16 = (n: number) => b.push((n >> 8) & 255, n & 255);
-  const i32 = (n: number) => b.push((n >>> 24) & 255, (n >> 16) & 255, (n >> 8) & 255, n & 255);
-  const str = (s: string | null) =>
-    s === null ? b.push(0) : (b.push(Buffer.byteLength(s) + 1), b.push(...Buffer.from(s)));
-  b.push(0); // header tags
-  i32(0); // throttle
-  b.push(2); // one broker
-  i32(1), str("127.0.0.1"), i32(9092), str(null), b.push(0);
-  str("cluster-1"), i32(1);
-  b.push(topics.length + 1);
+  // Each helper returns one field's bytes; put appends a struct's fields in order, one struct a line.
+  const put = (...fields: number[][]) => {
+    for (const f of fields) b.push(...f);
+  };
+  const u8 = (n: number) => [n];
+  const i16 = (n: number) => [(n >> 8) & 255, n & 255];
+  const i32 = (n: number) => [(n >>> 24) & 255, (n >> 16) & 255, (n >> 8) & 255, n & 255];
+  const str = (s: string | null) => (s === null ? [0] : [Buffer.byteLength(s) + 1, ...Buffer.from(s)]);
+  put(u8(0)); // header tags
+  put(i32(0)); // throttle
+  put(u8(2)); // one broker
+  put(i32(1), str("127.0.0.1"), i32(9092), str(null), u8(0));
+  put(str("cluster-1"), i32(1));
+  put(u8(topics.length + 1));
   for (const t of topics) {
-    i16(t.error ?? 0), str(t.name);
-    b.push(...Buffer.from((t.id ?? "0".repeat(32)).replace(/-/g, ""), "hex"));
-    b.push(0); // is_internal
-    b.push((t.partitions ?? 1) + 1);
+    put(i16(t.error ?? 0), str(t.name));
+    put([...Buffer.from((t.id ?? "0".repeat(32)).replace(/-/g, ""), "hex")]);
+    put(u8(0)); // is_internal
+    put(u8((t.partitions ?? 1) + 1));
     for (let p = 0; p < (t.partitions ?? 1); p++) {
-      i16(0), i32(p), i32(1), i32(0);
-      b.push(2), i32(1), b.push(2), i32(1), b.push(1), b.push(0);
+      put(i16(0), i32(p), i32(1), i32(0));
+      put(u8(2), i32(1), u8(2), i32(1), u8(1), u8(0));
     }
-    i32(0), b.push(0);
+    put(i32(0), u8(0));
   }
-  b.push(0);
+  put(u8(0));
   return Buffer.from(b);
 }
 

@@ -458,7 +458,17 @@ describe("repair against a scripted SQS", () => {
     const { ctx, calls } = fakeSqs([m(0)]);
     let opened = false;
     const e = await all(
-      moveSqsLetters({ ...ctx, open: async () => ((opened = true), ctx.open()) }, "dlq", [fix(0)]),
+      moveSqsLetters(
+        {
+          ...ctx,
+          open: async () => {
+            opened = true;
+            return ctx.open();
+          },
+        },
+        "dlq",
+        [fix(0)],
+      ),
     ).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(BrokerError);
     expect((e as BrokerError).kind).toBe("bad_request");
