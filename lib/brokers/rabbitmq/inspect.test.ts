@@ -631,6 +631,8 @@ describe("inspectRabbit over the management API (answers as RabbitMQ 4.0.5 gives
     configured: [],
     dlqNames: (s) => ({ names: [...new Set([...s.discovered.keys()])].sort(), safeCopies: new Set() }),
     channel: () => Promise.reject(new Error("no AMQP in inspect")),
+    // The clock the payments.dlq head timestamp (1_772_366_400 s) was stamped by.
+    now: () => Date.parse("2026-03-01T12:00:00Z"),
     ...over,
   });
 

@@ -110,6 +110,8 @@ export interface InspectContext {
     safeCopies: Map<string, string>;
   }): { names: string[]; safeCopies: Set<string> };
   channel(): Promise<Channel>;
+  /** The clock that tells a head timestamp from a future one; Date.now unless a test injects one. */
+  now?: () => number;
 }
 
 function managementFailure(e: unknown, ctx: InspectContext): unknown {
@@ -172,7 +174,10 @@ export async function inspectRabbit(ctx: InspectContext, opts: InspectOptions): 
     discovered: ctx.discover ? discoverDlqs(queues, bindings, exchanges) : new Map(),
     safeCopies: safeCopiesOf(queues),
   });
-  return { ...inspectionFrom(answers, { vhost: ctx.vhost, names, configured: ctx.configured }, Date.now()), calls };
+  return {
+    ...inspectionFrom(answers, { vhost: ctx.vhost, names, configured: ctx.configured }, (ctx.now ?? Date.now)()),
+    calls,
+  };
 }
 
 /**
@@ -212,7 +217,7 @@ async function inspectWithoutManagement(ctx: InspectContext, opts: InspectOption
         // The broker closed the channel with the 404.
         await closeQuietly(ch);
         ch = null;
-        if (!safeCopies.has(name)) dlqs.push(vitalsOf(name, undefined, configuredType, Date.now()));
+        if (!safeCopies.has(name)) dlqs.push(vitalsOf(name, undefined, configuredType, (ctx.now ?? Date.now)()));
       }
     }
   } finally {
