@@ -159,14 +159,12 @@ test("the overview puts a filling DLQ first, with its trend and when its oldest 
   await expect(row.getByTestId("dlq-findings")).toHaveAttribute("data-severity", "critical");
 
   // Needs attention first: only DLQs whose letters are as close to being lost come before it.
-  const order = await page
-    .getByTestId("dlq-row")
-    .evaluateAll((rows) =>
-      rows.map((r) => ({
-        queue: r.getAttribute("data-queue"),
-        tone: r.querySelector('[data-testid="dlq-lost"]')?.getAttribute("data-tone") ?? null,
-      })),
-    );
+  const order = await page.getByTestId("dlq-row").evaluateAll((rows) =>
+    rows.map((r) => ({
+      queue: r.getAttribute("data-queue"),
+      tone: r.querySelector('[data-testid="dlq-lost"]')?.getAttribute("data-tone") ?? null,
+    })),
+  );
   const at = order.findIndex((r) => r.queue === FILLING.dlq);
   expect(at).toBeGreaterThanOrEqual(0);
   for (const before of order.slice(0, at))

@@ -72,7 +72,12 @@ function suite(name: string, open: () => Promise<{ db: PrismaClient; close: () =
       expect(await store.claim("w", [kind], 5000, { jobIds: ["not-a-uuid"] })).toBeNull();
       const seen: string[] = [];
       const worker = new JobWorker({
-        handlers: { [kind]: async (ctx) => (seen.push(ctx.job.id), { state: "succeeded" }) },
+        handlers: {
+          [kind]: async (ctx) => {
+            seen.push(ctx.job.id);
+            return { state: "succeeded" };
+          },
+        },
         store,
         owner: "scoped",
         scope: { jobIds: [mine.id] },

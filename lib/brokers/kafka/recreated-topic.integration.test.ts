@@ -59,14 +59,12 @@ describe("Kafka handled offsets belong to one topic, not to its name", () => {
     // Redrive the first two of each, as an operator would: the mover marks them handled.
     const job = randomUUID();
     for (const dlt of [recreated, unchanged]) {
-      const reqs = (await letters(dlt))
-        .slice(0, 2)
-        .map((l) => ({
-          letterId: l.id,
-          sha256: l.sha256,
-          target: { kind: "queue" as const, name: source },
-          markers: markersFor(job),
-        }));
+      const reqs = (await letters(dlt)).slice(0, 2).map((l) => ({
+        letterId: l.id,
+        sha256: l.sha256,
+        target: { kind: "queue" as const, name: source },
+        markers: markersFor(job),
+      }));
       expect((await collectMoves(adapter.moveLetters(dlt, reqs))).map((r) => [r.letterId, r.outcome])).toEqual([
         ["0-0", "moved"],
         ["0-1", "moved"],
@@ -87,14 +85,12 @@ describe("Kafka handled offsets belong to one topic, not to its name", () => {
     expect((await adapter.getLetter(recreated, "0-0"))?.handled).toBeUndefined();
     expect(await handledCount(recreated)).toBe(0);
     // And they can be redriven (the old marks do not make them "already handled").
-    const again = fresh
-      .slice(0, 1)
-      .map((l) => ({
-        letterId: l.id,
-        sha256: l.sha256,
-        target: { kind: "queue" as const, name: source },
-        markers: markersFor(randomUUID()),
-      }));
+    const again = fresh.slice(0, 1).map((l) => ({
+      letterId: l.id,
+      sha256: l.sha256,
+      target: { kind: "queue" as const, name: source },
+      markers: markersFor(randomUUID()),
+    }));
     expect((await collectMoves(adapter.moveLetters(recreated, again))).map((r) => r.outcome)).toEqual(["moved"]);
     expect(await handledIds(recreated)).toEqual(["0-0"]);
 
