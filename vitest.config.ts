@@ -7,6 +7,9 @@ const alias = {
   "server-only": path.resolve(__dirname, "test/server-only-stub.ts"),
 };
 
+/** Integration tests that disturb shared brokers: run alone, one file at a time. */
+const faults = ["lib/redrive/faults.integration.test.ts", "lib/brokers/rabbitmq/outage.integration.test.ts"];
+
 export default defineConfig({
   resolve: { alias },
   test: {
@@ -25,22 +28,23 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["**/*.integration.test.ts"],
-          // The redrive fault tests (SIGKILLed worker processes, two workers on one job) run on
-          // their own: `npm run test:faults`. See README "Redrive" for why and their last figures.
-          exclude: ["node_modules/**", ".next/**", "lib/redrive/faults.integration.test.ts"],
+          // Tests that stop what every other test uses (SIGKILLed workers, rabbitmqctl stop_app)
+          // run on their own, after these: the faults project below.
+          exclude: ["node_modules/**", ".next/**", ...faults],
           environment: "node",
           setupFiles: ["test/integration-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          // Tests share one Postgres database and one RabbitMQ: run files one after another.
-          fileParallelism: false,
+          // Files run in parallel (scripts/test.sh: --maxWorkers, one database per worker cloned
+          // from a migrated template, see test/integration-setup.ts); every test names its own
+          // queues, topics and users.
         },
       },
       {
         resolve: { alias },
         test: {
           name: "faults",
-          include: ["lib/redrive/faults.integration.test.ts"],
+          include: faults,
           environment: "node",
           setupFiles: ["test/integration-setup.ts"],
           testTimeout: 600_000,

@@ -13,6 +13,9 @@ WORK=$(mktemp -d /tmp/dlq-newcomer.XXXXXX)
 PORT=${PORT:-3000}
 URL="http://127.0.0.1:$PORT"
 pid=""
+# Checks that passed, for the test command's stage table.
+CHECKS=0
+passed() { CHECKS=$((CHECKS + 1)); }
 cleanup() {
   [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
   rm -rf "$WORK"
@@ -30,7 +33,7 @@ start_console() {
   ./scripts/start.sh > "$log" 2>&1 &
   pid=$!
   for _ in $(seq 1 600); do
-    curl -fsS -o /dev/null "$URL/api/ready" 2>/dev/null && return 0
+    curl -fsS -o /dev/null "$URL/api/ready" 2>/dev/null && passed && return 0
     kill -0 "$pid" 2>/dev/null || { tail -40 "$log"; die "newcomer check: start.sh exited before the console answered"; }
     sleep 1
   done
@@ -42,6 +45,7 @@ stop_console() {
   local rc=0; wait "$pid" || rc=$?
   pid=""
   [ "$rc" = 0 ] || die "newcomer check: the console exited with $rc on SIGTERM"
+  passed
 }
 
 # Signs in as $1 with password $2 the way the sign-in form does, then loads the DLQ list.
@@ -53,10 +57,15 @@ sign_in_and_list() {
     --data-urlencode "csrfToken=$csrf" --data-urlencode "email=$1" --data-urlencode "password=$2" \
     --data-urlencode "json=true" --data-urlencode "callbackUrl=$URL/")
   [ "$status" = 200 ] || die "newcomer check: sign-in as $1 answered HTTP $status: $(head -c 300 "$WORK/signin.json")"
+  passed
   curl -fsS -b "$jar" "$URL/api/auth/session" | grep -q "\"email\":\"$1\"" || die "newcomer check: no session for $1 after sign-in"
+  passed
   curl -fsS -b "$jar" -o "$WORK/list.html" "$URL/" || die "newcomer check: the DLQ list did not load for $1"
+  passed
   grep -q 'data-testid="dlq-row"' "$WORK/list.html" || die "newcomer check: the DLQ list shows no DLQ for $1"
+  passed
   grep -q 'demo.orders.dlq' "$WORK/list.html" || die "newcomer check: the DLQ list lacks the demo DLQ demo.orders.dlq"
+  passed
 }
 
 started=$(date +%s)
@@ -64,6 +73,7 @@ start_console "$WORK/first.log"
 log "newcomer check: first start answered after $(( $(date +%s) - started )) s"
 read -r email password < <(grep '^admin@' .data/first-users.txt)
 grep -qF -e "$password" "$WORK/first.log" || die "newcomer check: start.sh did not print the admin password"
+passed
 sign_in_and_list "$email" "$password"
 stop_console
 
@@ -71,6 +81,8 @@ started=$(date +%s)
 start_console "$WORK/second.log"
 log "newcomer check: restart answered after $(( $(date +%s) - started )) s"
 grep -q "first users exist" "$WORK/second.log" || die "newcomer check: the restart did not find the first users"
+passed
 sign_in_and_list "$email" "$password"
 stop_console
-log "newcomer check passed: signed in and listed DLQs before and after a restart"
+log "newcomer check passed: signed in and listed DLQs before and after a restart ($CHECKS checks)"
+[ -z "${STAGE_COUNT_FILE:-}" ] || echo "$CHECKS" > "$STAGE_COUNT_FILE"

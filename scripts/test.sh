@@ -1,74 +1,209 @@
 #!/usr/bin/env bash
-# Sets up and runs the whole test suite: type check, unit tests, integration tests against the real
-# PostgreSQL and RabbitMQ on this machine, the redrive fault tests, and Playwright e2e in Debian's
-# Chromium against the production build, then the first command's defaults (embedded database) in
-# Chromium and from a fresh clone. Installs what it needs (npm ci, apt-get chromium) and starts local services.
+# Sets up and runs the test suite. Without arguments: every tier, the whole suite (what CI runs).
+# With arguments: only the tiers named, in the order of the full run.
+#
+#   fast         lint and format (Biome), type check, unit tests, unit tests with the clock a year ahead
+#   integration  integration tests on real PostgreSQL, RabbitMQ, Kafka, ElasticMQ, moto and Pulsar,
+#                files in parallel, one database per worker
+#   faults       redrive fault tests and RabbitMQ outages (SIGKILLed workers, rabbitmqctl stop_app):
+#                alone, because they stop what every other test uses
+#   e2e          Playwright in Debian's Chromium against the production build
+#   embedded     start.sh's defaults (embedded PGlite) in Chromium: sign in, browse, scan, redrive, restart
+#   newcomer     a fresh clone, ./scripts/start.sh, sign in over HTTP, restart, sign in again
+#
+# Installs what it needs (npm ci, Node 24 from the npm registry when the machine's is older,
+# apt-get chromium and faketime) and starts local services. Every run ends with a table of each
+# stage's wall time and test count. TEST_INTEGRATION_WORKERS sets the integration tier's parallelism.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/sh/common.sh
+source scripts/sh/stages.sh
+source scripts/sh/clock.sh
 
-ensure_node
-ensure_node_modules
-ensure_chromium
-ensure_postgres
-ensure_rabbitmq
-log "starting Kafka, ElasticMQ, moto and Pulsar on loopback (jars cached in .cache/services)"
-bash scripts/services.sh start
+ALL_TIERS=(fast integration faults e2e embedded newcomer)
+usage() { die "usage: $0 [${ALL_TIERS[*]// /|}]… (no argument: all of them)"; }
+declare -A WANT=()
+if [ $# = 0 ]; then
+  for t in "${ALL_TIERS[@]}"; do WANT[$t]=1; done
+  FULL=1
+else
+  for t in "$@"; do
+    case " ${ALL_TIERS[*]} " in *" $t "*) WANT[$t]=1 ;; *) usage ;; esac
+  done
+  FULL=0
+fi
+wants() { [ -n "${WANT[$1]:-}" ]; }
+needs_services() { wants integration || wants faults || wants e2e || wants embedded || wants newcomer; }
+
+stages_reset
+trap 'rc=$?; stop_lanes; stages_table; exit $rc' EXIT
 
 export NEXT_TELEMETRY_DISABLED=1
 # Overridable so a second run (or a developer's) does not drop the databases another one is using.
 TEST_DB=${DLQ_TEST_DB:-dlq_console_test}
 E2E_DB=${DLQ_E2E_DB:-dlq_console_e2e}
-
-log "fresh databases $TEST_DB and $E2E_DB"
-fresh_database "$TEST_DB"
-fresh_database "$E2E_DB"
-# Migrations run as the owner (postgres); the tests and the e2e console connect as dlq_console,
-# which may only SELECT and INSERT on audit_log, as a production console should (README "Audit log").
-ensure_console_role
 OWNER=postgresql://postgres@127.0.0.1:5432
 APP=postgresql://dlq_console@127.0.0.1:5432
-DATABASE_URL="$OWNER/$TEST_DB" npm run --silent db:migrate
-DATABASE_URL="$OWNER/$E2E_DB" npm run --silent db:migrate
+# Integration files run in parallel: each vitest worker has its own database cloned from a migrated
+# template. 3 measured best on this 2-core machine (the tests mostly wait on brokers); see README.
+INTEGRATION_WORKERS=${TEST_INTEGRATION_WORKERS:-3}
 
-log "type check"
-npx tsc --noEmit
+setup() {
+  ensure_node
+  ensure_node_modules
+}
 
-log "unit tests"
-npx vitest run --project unit
+# What the broker tiers need: Chromium, PostgreSQL, RabbitMQ and the Maven-built services.
+services() {
+  wants e2e || wants embedded && ensure_chromium
+  ensure_postgres
+  ensure_rabbitmq
+  log "starting Kafka, ElasticMQ, moto and Pulsar on loopback (jars cached in .cache/services)"
+  bash scripts/services.sh start
+}
 
-ensure_promtool
-log "integration tests (PostgreSQL, RabbitMQ)"
-DATABASE_URL="$APP/$TEST_DB" DATABASE_OWNER_URL="$OWNER/$TEST_DB" npx vitest run --project integration
+# Migrations run as the owner (postgres); the tests and the e2e console connect as dlq_console,
+# which may only SELECT and INSERT on audit_log, as a production console should (README "Audit log").
+databases() {
+  local n
+  ensure_console_role
+  if wants integration || wants faults; then
+    log "database $TEST_DB (migrated), cloned for $INTEGRATION_WORKERS integration workers and the fault tests"
+    fresh_database "$TEST_DB"
+    DATABASE_URL="$OWNER/$TEST_DB" npm run --silent db:migrate >/dev/null
+    for n in $(seq 1 "$INTEGRATION_WORKERS"); do fresh_database "${TEST_DB}_w$n" "$TEST_DB"; done
+    fresh_database "${TEST_DB}_faults" "$TEST_DB"
+  fi
+  if wants e2e; then
+    log "database $E2E_DB (migrated)"
+    fresh_database "$E2E_DB"
+    DATABASE_URL="$OWNER/$E2E_DB" npm run --silent db:migrate >/dev/null
+  fi
+}
 
-# After the integration tests, alone: they SIGKILL worker processes and stop and start RabbitMQ
-# (rabbitmqctl stop_app/start_app). Their workers claim only their own jobs, so the database the
-# integration tests left behind does not matter. Size: FAULT_RUNS x FAULT_LETTERS (default 2 x 2,000).
-log "redrive fault tests (SIGKILLed worker, two workers on one job, RabbitMQ stop_app/start_app)"
-DATABASE_URL="$APP/$TEST_DB" DATABASE_OWNER_URL="$OWNER/$TEST_DB" npx vitest run --project faults
+fast_tier() {
+  stage lint files biome_ci
+  stage typecheck files typecheck
+  stage unit tests vitest_run unit --project unit
+  ensure_faketime
+  stage unit-year-ahead tests a_year_ahead vitest_run unit-year-ahead --project unit
+}
+biome_ci() {
+  local out
+  out=$(npx biome ci --error-on-warnings --colors=off . 2>&1) || { printf '%s\n' "$out"; return 1; }
+  printf '%s\n' "$out" | tail -1
+  printf '%s\n' "$out" | sed -n 's/^Checked \([0-9]*\) files.*/\1/p' > "$STAGE_COUNT_FILE"
+}
+typecheck() {
+  local out
+  out=$(npx tsc --noEmit --extendedDiagnostics 2>&1) || { printf '%s\n' "$out" | grep -v '^[A-Z][A-Za-z /]*: ' ; return 1; }
+  printf '%s\n' "$out" | sed -n 's/^Files: *\([0-9]*\)$/\1/p' > "$STAGE_COUNT_FILE"
+}
 
-log "production build"
-npx next build >/tmp/dlq-console-build.log 2>&1 || { tail -60 /tmp/dlq-console-build.log; die "next build failed"; }
+integration_tier() {
+  ensure_promtool
+  stage integration tests env DATABASE_URL="$APP/$TEST_DB" DATABASE_OWNER_URL="$OWNER/$TEST_DB" \
+    DLQ_TEST_DB_WORKERS="$INTEGRATION_WORKERS" vitest_run integration --project integration --maxWorkers="$INTEGRATION_WORKERS"
+}
 
-log "e2e (Chromium)"
-# Only the e2e server reads the e2e connections (one of them deliberately down); integration tests
-# use the default local connections.
-export DLQ_CONSOLE_CONFIG=${DLQ_CONSOLE_CONFIG:-$PWD/e2e/dlq-console.e2e.config.json}
-export DATABASE_URL="$APP/$E2E_DB"
-# The e2e database is created afresh each run: its audit checkpoints start afresh with it.
-export DLQ_AUDIT_CHECKPOINTS="$PWD/.cache/e2e-audit-checkpoints.jsonl"
-rm -f "$DLQ_AUDIT_CHECKPOINTS"
-for role in admin operator viewer; do
-  # Test-only accounts; their passwords are in e2e/users.ts.
-  pw="e2e-$role-password-1"
-  DLQ_NEW_PASSWORD="$pw" npm run --silent users:create -- --email "$role@e2e.test" --role "$role" --password-env DLQ_NEW_PASSWORD >/dev/null
-done
-npm run --silent seed:demo >/dev/null
-npx playwright test
+# They SIGKILL worker processes and stop and start RabbitMQ (rabbitmqctl stop_app/start_app), so
+# they run on a private RabbitMQ node (scripts/rabbitmq-node.sh: AMQP 5673, management 15673) that
+# nothing else uses, and can go on beside other tiers. Their workers claim only their own jobs.
+# Size: FAULT_RUNS x FAULT_LETTERS (default 2 x 2,000).
+faults_tier() {
+  stage faults tests faults_on_private_node
+}
+faults_on_private_node() {
+  bash scripts/rabbitmq-node.sh start
+  (
+    eval "$(bash scripts/rabbitmq-node.sh env)"
+    export DATABASE_URL="$APP/${TEST_DB}_faults" DATABASE_OWNER_URL="$OWNER/${TEST_DB}_faults"
+    vitest_run faults --project faults --maxWorkers=1
+  )
+}
+
+# One production build for the e2e and embedded tiers (whichever lane asks first builds it).
+build() {
+  [ -e "$STAGES_DIR/built" ] && return
+  stage build routes next_build
+  touch "$STAGES_DIR/built"
+}
+next_build() {
+  local out="$STAGES_DIR/logs/next-build.log"
+  npx next build > "$out" 2>&1 || { tail -60 "$out"; return 1; }
+  grep -c '^[├└┌]' "$out" > "$STAGE_COUNT_FILE" || true
+}
+
+e2e_tier() {
+  # Only the e2e server reads the e2e connections (one of them deliberately down).
+  (
+    export DLQ_CONSOLE_CONFIG=${DLQ_CONSOLE_CONFIG:-$PWD/e2e/dlq-console.e2e.config.json}
+    export DATABASE_URL="$APP/$E2E_DB"
+    # The e2e database is created afresh each run: its audit checkpoints start afresh with it.
+    export DLQ_AUDIT_CHECKPOINTS="$PWD/.cache/e2e-audit-checkpoints.jsonl"
+    rm -f "$DLQ_AUDIT_CHECKPOINTS"
+    for role in admin operator viewer; do
+      # Test-only accounts; their passwords are in e2e/users.ts.
+      DLQ_NEW_PASSWORD="e2e-$role-password-1" npm run --silent users:create -- --email "$role@e2e.test" \
+        --role "$role" --password-env DLQ_NEW_PASSWORD >/dev/null
+    done
+    npm run --silent seed:demo >/dev/null
+    stage e2e tests playwright_run e2e
+  )
+}
 
 # The README's first command on its defaults: no DATABASE_URL, the embedded PGlite database.
-log "e2e on start.sh's defaults (embedded database, Chromium): sign in, browse, scan, redrive, restart"
-env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG -u DLQ_AUDIT_CHECKPOINTS npx playwright test --config e2e/embedded/playwright.config.ts
+embedded_tier() {
+  stage embedded tests env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG -u DLQ_AUDIT_CHECKPOINTS \
+    playwright_run embedded --config e2e/embedded/playwright.config.ts
+}
 
-log "newcomer check: a fresh clone, ./scripts/start.sh, sign in over HTTP, restart, sign in again"
-env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG -u DLQ_AUDIT_CHECKPOINTS bash scripts/newcomer-check.sh
+newcomer_tier() {
+  stage newcomer checks env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG -u DLQ_AUDIT_CHECKPOINTS \
+    bash scripts/newcomer-check.sh
+}
+
+consoles_lane() {
+  if wants newcomer; then newcomer_tier; fi
+  if wants embedded; then
+    build
+    embedded_tier
+  fi
+}
+
+# What a run does, in order. In the full run the build, the newcomer check and the embedded e2e
+# (their own consoles, ports and databases; they reseed only the demo queues) go on in a
+# background lane beside the integration tests (which name their own queues and never touch
+# demo ones); faults and e2e follow alone: faults stop RabbitMQ, and e2e reads the demo queues the
+# other two reseed.
+stage setup - setup
+if needs_services; then
+  if wants fast; then
+    lane services stage services - services
+    fast_tier
+    wait_lane services
+  else
+    stage services - services
+  fi
+  stage databases - databases
+  if wants integration && { wants newcomer || wants embedded; }; then
+    lane consoles consoles_lane
+    integration_tier
+    wait_lane consoles
+  else
+    wants integration && integration_tier
+    consoles_lane
+  fi
+  wants faults && faults_tier
+  if wants e2e; then
+    build
+    e2e_tier
+  fi
+else
+  fast_tier
+fi
+
+if [ "$FULL" = 1 ]; then
+  stages_require lint typecheck unit unit-year-ahead integration faults build e2e embedded newcomer
+fi
+log "all tests passed"

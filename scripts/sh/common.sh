@@ -90,11 +90,12 @@ ensure_postgres() {
   fi
 }
 
-# Drops and recreates a database on the local server (trust auth, user postgres).
+# Drops and recreates a database on the local server (trust auth, user postgres), optionally as a
+# copy of a template database.
 fresh_database() {
-  local db=$1
+  local db=$1 template=${2:-}
   psql -h 127.0.0.1 -U postgres -d postgres -qtAc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null
-  psql -h 127.0.0.1 -U postgres -d postgres -qtAc "CREATE DATABASE \"$db\"" >/dev/null
+  psql -h 127.0.0.1 -U postgres -d postgres -qtAc "CREATE DATABASE \"$db\"${template:+ TEMPLATE \"$template\"}" >/dev/null
 }
 
 # The console's database login for the test suites: a member of dlq_console_app (the migrations

@@ -2,7 +2,9 @@
  * A real outage: RabbitMQ's application is stopped under a connected adapter and started again.
  * While it is down every call fails fast with `unavailable:broker`; once it is back the same adapter
  * reconnects by itself and every letter is still there (durable queue, persistent letters).
- * Runs rabbitmqctl, so it needs the privileges the test machine's CI has (root).
+ * Runs rabbitmqctl, so it needs the privileges the test machine's CI has (root). Runs in the faults
+ * project, alone; scripts/test.sh points it (DLQ_TEST_RABBITMQ_NODE and the kit's ports) at a private
+ * node, so stopping it disturbs no other test.
  */
 import { execFileSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
@@ -10,7 +12,12 @@ import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { BrokerError } from "@/lib/brokers/types";
 
-const rabbitmqctl = (...args: string[]) => execFileSync("rabbitmqctl", args, { stdio: "pipe", timeout: 120_000 });
+const rabbitmqctl = (...args: string[]) =>
+  execFileSync(
+    "rabbitmqctl",
+    [...(process.env.DLQ_TEST_RABBITMQ_NODE ? ["-n", process.env.DLQ_TEST_RABBITMQ_NODE] : []), ...args],
+    { stdio: "pipe", timeout: 120_000 },
+  );
 
 async function until<T>(f: () => Promise<T>, ms: number): Promise<T> {
   const end = Date.now() + ms;
