@@ -60,6 +60,7 @@ services() {
   ensure_rabbitmq
   log "starting Kafka, ElasticMQ, moto and Pulsar on loopback (jars cached in .cache/services)"
   bash scripts/services.sh start
+  if wants faults; then bash scripts/rabbitmq-node.sh start; fi
 }
 
 # Migrations run as the owner (postgres); the tests and the e2e console connect as dlq_console,
@@ -171,11 +172,13 @@ consoles_lane() {
   fi
 }
 
-# What a run does, in order. In the full run the build, the newcomer check and the embedded e2e
-# (their own consoles, ports and databases; they reseed only the demo queues) go on in a
-# background lane beside the integration tests (which name their own queues and never touch
-# demo ones); faults and e2e follow alone: faults stop RabbitMQ, and e2e reads the demo queues the
-# other two reseed.
+# What a run does, in order. Lanes run beside the foreground where nothing is shared:
+#  - the services start beside the fast tier (which needs none);
+#  - the newcomer check, the build and the embedded e2e (their own consoles, ports and PGlite
+#    folders; they reseed only the demo queues) beside the integration tests (which name their own
+#    queues and topics, and never touch demo ones);
+#  - the fault tests (on their private RabbitMQ node, with their own database) beside the e2e
+#    tests, which come last and alone otherwise: they read the demo queues the others reseed.
 stage setup - setup
 if needs_services; then
   if wants fast; then
@@ -191,13 +194,20 @@ if needs_services; then
     integration_tier
     wait_lane consoles
   else
-    wants integration && integration_tier
+    if wants integration; then integration_tier; fi
     consoles_lane
   fi
-  wants faults && faults_tier
-  if wants e2e; then
+  if wants faults && wants e2e; then
+    lane faults faults_tier
     build
     e2e_tier
+    wait_lane faults
+  else
+    if wants faults; then faults_tier; fi
+    if wants e2e; then
+      build
+      e2e_tier
+    fi
   fi
 else
   fast_tier

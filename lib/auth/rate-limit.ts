@@ -84,7 +84,7 @@ export async function beginSignInAttempt(
   if (decision.limited) await db.signInAttempt.update({ where: { id }, data: { outcome: "limited" } });
   // Old rows are of no further use; clearing them now and then keeps the table small.
   if (Math.random() < 0.05)
-    await db.signInAttempt.deleteMany({ where: { at: { lt: new Date(Date.now() - KEEP_MS) } } });
+    await db.signInAttempt.deleteMany({ where: { at: { lt: new Date(now.getTime() - KEEP_MS) } } });
   return { id, decision };
 }
 

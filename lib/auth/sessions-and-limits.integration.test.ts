@@ -5,10 +5,11 @@ import { beginSignInAttempt, finishSignInAttempt } from "./rate-limit";
 import { createSession, endSession, resumeSession } from "./sessions";
 import { sessionPolicy } from "./config";
 
-// Real Postgres (DATABASE_URL), with the clock passed in: the stored timestamps are the fake ones.
+// Real Postgres (DATABASE_URL), with the clock passed in: the stored timestamps are the fake ones,
+// starting at this minute (a fixed date would age past the table's 24-hour cleanup one day).
 afterAll(() => closeDb());
 const tag = randomBytes(4).toString("hex");
-const T0 = new Date("2030-01-01T09:00:00Z");
+const T0 = new Date(Math.floor(Date.now() / 60_000) * 60_000);
 const at = (min: number) => new Date(T0.getTime() + min * 60_000);
 const limits = { windowMs: 15 * 60_000, perEmail: 5, perIp: 20 };
 
