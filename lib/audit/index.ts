@@ -48,6 +48,18 @@ export async function recordAuditBatch(
   return getDb().$transaction((tx) => insertChained(tx, rows), TX_OPTIONS);
 }
 
+/**
+ * Appends one row inside the caller's transaction (chained under the same lock), so the row commits
+ * or rolls back with the change it records, and nothing that change sets off can be recorded first.
+ */
+export async function recordAuditIn(
+  tx: Parameters<typeof insertChained>[0],
+  entry: AuditEntry,
+): Promise<{ id: string; operationId: string; hash: string }> {
+  const [row] = await insertChained(tx, [auditFields(entry)]);
+  return row;
+}
+
 function parseCursor(cursor: string | undefined): bigint | undefined {
   if (cursor === undefined || cursor === "") return undefined;
   if (!/^\d{1,19}$/.test(cursor))

@@ -1,6 +1,6 @@
 import "server-only";
 import { z } from "zod";
-import { recordAudit } from "@/lib/audit";
+import { recordAudit, recordAuditIn } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import {
@@ -350,34 +350,38 @@ export async function cancelSkip(actor: Actor, meta: RequestMeta, input: unknown
   const scope = { action: "group.skip_cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
   await authorize(actor, "groups:skip", { ...scope, meta });
   const job = await loadSkip(parse(jobRef, input).jobId);
-  const row = (outcome: "success" | "failure", details: Record<string, unknown>) =>
-    recordAudit({
-      actor: auditActor(actor),
-      action: scope.action,
-      outcome,
-      operationId: job.id,
-      connectionId: job.connectionId,
-      queue: job.queue,
-      target: job.id,
-      requestId: meta.requestId,
-      ip: meta.ip,
-      details,
-    });
+  const entry = (outcome: "success" | "failure", details: Record<string, unknown>) => ({
+    actor: auditActor(actor),
+    action: scope.action,
+    outcome,
+    operationId: job.id,
+    connectionId: job.connectionId,
+    queue: job.queue,
+    target: job.id,
+    requestId: meta.requestId,
+    ip: meta.ip,
+    details,
+  });
+  const params = toView(job).params;
   try {
-    await jobStore().requestCancel(job.id);
+    // The request and its audit row commit together, before the worker can finish the skip.
+    await jobStore().requestCancel(job.id, {}, (tx, state) =>
+      recordAuditIn(
+        tx,
+        entry("success", {
+          jobId: job.id,
+          state,
+          groupId: params.groupId,
+          topic: params.topic,
+          partition: params.partition,
+        }),
+      ),
+    );
   } catch (e) {
-    await row("failure", { error: errorCodeOf(e) }).catch(() => undefined);
+    await recordAudit(entry("failure", { error: errorCodeOf(e) })).catch(() => undefined);
     throw e;
   }
-  const v = toView((await jobStore().get(job.id))!);
-  await row("success", {
-    jobId: v.id,
-    state: v.state,
-    groupId: v.params.groupId,
-    topic: v.params.topic,
-    partition: v.params.partition,
-  });
-  return v;
+  return toView((await jobStore().get(job.id))!);
 }
 
 /** One skip with its progress. `groups:read`; a refusal is audited `group.skip_view`. */

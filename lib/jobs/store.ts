@@ -194,18 +194,30 @@ export class JobStore {
    * `runPaused` (it has cleanup to do), becomes `cancelling` with an expired lease so that a worker
    * claims it and its handler ends it.
    */
-  async requestCancel(jobId: string, opts: { runPaused?: boolean } = {}): Promise<JobState> {
-    const rows = await this.db().$queryRawUnsafe<Array<{ state: JobState }>>(
-      `UPDATE jobs SET cancel_requested = true,
+  async requestCancel(
+    jobId: string,
+    opts: { runPaused?: boolean } = {},
+    record?: (tx: Pick<PrismaClient, "$queryRawUnsafe">, state: JobState) => Promise<unknown>,
+  ): Promise<JobState> {
+    const cancel = async (db: Pick<PrismaClient, "$queryRawUnsafe">) => {
+      const rows = await db.$queryRawUnsafe<Array<{ state: JobState }>>(
+        `UPDATE jobs SET cancel_requested = true,
          state = CASE WHEN state = 'queued' OR (state = 'paused' AND NOT $2) THEN 'cancelled' WHEN state IN ('running', 'paused') THEN 'cancelling' ELSE state END,
          lease_expires_at = CASE WHEN state = 'paused' AND $2 THEN now() - interval '1 millisecond' ELSE lease_expires_at END,
          finished_at = CASE WHEN state = 'queued' OR (state = 'paused' AND NOT $2) THEN now() ELSE finished_at END
        WHERE id = $1::uuid RETURNING state`,
-      jobId,
-      opts.runPaused === true,
-    );
-    if (rows.length === 0) throw new AppError("not_found:job", { userMessage: "There is no such job." });
-    return rows[0].state;
+        jobId,
+        opts.runPaused === true,
+      );
+      if (rows.length === 0) throw new AppError("not_found:job", { userMessage: "There is no such job." });
+      if (record) await record(db, rows[0].state);
+      return rows[0].state;
+    };
+    // With `record` (an audit row of the request, say), both commit together: a worker sees the
+    // request only once that row exists, so the request is on record before anything it causes.
+    return record
+      ? this.db().$transaction((tx) => cancel(tx), { maxWait: 15_000, timeout: 15_000 })
+      : cancel(this.db());
   }
 }
 
