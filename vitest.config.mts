@@ -2,9 +2,9 @@ import { defineConfig } from "vitest/config";
 import path from "node:path";
 
 const alias = {
-  "@": path.resolve(__dirname),
+  "@": path.resolve(import.meta.dirname),
   // `server-only` throws outside React's server bundle; under vitest every module is server code.
-  "server-only": path.resolve(__dirname, "test/server-only-stub.ts"),
+  "server-only": path.resolve(import.meta.dirname, "test/server-only-stub.ts"),
 };
 
 /** Integration tests that disturb shared brokers: run alone, one file at a time. */
