@@ -25,6 +25,7 @@ stage() {
   log "stage $name"
   "$@" || rc=$?
   count=$(cat "$STAGE_COUNT_FILE" 2>/dev/null || echo "")
+  [ "$unit" = - ] && count=-
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$([ "$rc" = 0 ] && echo passed || echo "FAILED($rc)")" \
     "$((started - RUN_STARTED))" "$(($(date +%s) - started))" "${count:-?}" "$unit" >> "$STAGES_TSV"
   return "$rc"
