@@ -62,13 +62,19 @@ playwright_run() {
   shift
   PLAYWRIGHT_JSON_OUTPUT_NAME="$report" npx playwright test --reporter=list,json "$@" || rc=$?
   [ -s "$report" ] || return "$(nonzero "$rc")"
+  playwright_count "$report" || return 1
+  return "$rc"
+}
+
+# Counts a Playwright JSON report's passed tests into STAGE_COUNT_FILE; fails on any skipped, flaky
+# or failed test, and on a report that ran nothing.
+playwright_count() {
   node -e '
     const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).stats;
     require("fs").writeFileSync(process.argv[2], String(s.expected));
     if (s.skipped > 0) { console.error(`${s.skipped} test(s) skipped: a skipped test proves nothing`); process.exit(1); }
     if (s.unexpected > 0 || s.flaky > 0 || s.expected === 0) process.exit(1);
-  ' "$report" "$STAGE_COUNT_FILE" || return 1
-  return "$rc"
+  ' "$1" "$STAGE_COUNT_FILE"
 }
 
 # The table of every stage so far, in the order they started, and the run's wall time.
