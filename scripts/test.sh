@@ -103,9 +103,12 @@ typecheck() {
 
 integration_tier() {
   ensure_promtool
-  stage integration tests env DATABASE_URL="$APP/$TEST_DB" DATABASE_OWNER_URL="$OWNER/$TEST_DB" \
-    DLQ_TEST_DB_WORKERS="$INTEGRATION_WORKERS" vitest_run integration --project integration --maxWorkers="$INTEGRATION_WORKERS"
+  stage integration tests integration_tests
 }
+integration_tests() (
+  export DATABASE_URL="$APP/$TEST_DB" DATABASE_OWNER_URL="$OWNER/$TEST_DB" DLQ_TEST_DB_WORKERS="$INTEGRATION_WORKERS"
+  vitest_run integration --project integration --maxWorkers="$INTEGRATION_WORKERS"
+)
 
 # They SIGKILL worker processes and stop and start RabbitMQ (rabbitmqctl stop_app/start_app), so
 # they run on a private RabbitMQ node (scripts/rabbitmq-node.sh: AMQP 5673, management 15673) that
@@ -155,14 +158,20 @@ e2e_tier() {
 
 # The README's first command on its defaults: no DATABASE_URL, the embedded PGlite database.
 embedded_tier() {
-  stage embedded tests env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG -u DLQ_AUDIT_CHECKPOINTS \
-    playwright_run embedded --config e2e/embedded/playwright.config.ts
+  stage embedded tests embedded_tests
 }
+embedded_tests() (
+  unset DATABASE_URL DLQ_CONSOLE_CONFIG DLQ_AUDIT_CHECKPOINTS
+  playwright_run embedded --config e2e/embedded/playwright.config.ts
+)
 
 newcomer_tier() {
-  stage newcomer checks env -u DATABASE_URL -u DLQ_CONSOLE_CONFIG -u DLQ_AUDIT_CHECKPOINTS \
-    bash scripts/newcomer-check.sh
+  stage newcomer checks newcomer_check
 }
+newcomer_check() (
+  unset DATABASE_URL DLQ_CONSOLE_CONFIG DLQ_AUDIT_CHECKPOINTS
+  bash scripts/newcomer-check.sh
+)
 
 consoles_lane() {
   if wants newcomer; then newcomer_tier; fi
