@@ -226,6 +226,36 @@ describe("discard on RabbitMQ when the connection breaks right after the acks", 
     expect(removal[0].details).toMatchObject({ removed: both.length, by: `undo ${undo.operationId}` });
   }, 90_000);
 
+  it("a connection cut between a letter's archive write and its removal: the letter is recorded discarded and flagged, so it ends once, in the archive", async () => {
+    const dlq = await seeded();
+    let archived = 0;
+    const { job } = await discard(dlq, {
+      archive: async (db, ctx, copy) => {
+        const id = await writeArchive(db, ctx, copy);
+        // The archive row is committed; the connection goes before the adapter can remove the letter.
+        if (++archived === HOLD_AT) await proxy.cut();
+        return id;
+      },
+    });
+    await proxy.restore();
+    expect(job.state).toBe("failed");
+    const recorded = await discardedIn([job.id]);
+    const archive = await archiveOf(dlq);
+    // Every archive copy belongs to a letter on record as discarded: none is a stray an undo would duplicate.
+    expect(sorted(archive.map((a) => a.message_id))).toEqual(sorted(recorded));
+    expect(recorded).toContain(`m-${HOLD_AT - 1}`);
+    const flagged = await getDb().discardLetter.findMany({
+      where: { jobId: job.id, leftoverCheck: true },
+      select: { messageId: true },
+    });
+    expect(flagged.map((f) => f.messageId)).toContain(`m-${HOLD_AT - 1}`);
+
+    await sweepDiscardLeftovers(getDb(), () => rig.adapter);
+    const left = await inQueue(dlq);
+    expect(left.filter((m) => recorded.includes(m))).toEqual([]);
+    expect(sorted([...left, ...recorded])).toEqual(all);
+  }, 90_000);
+
   it("with nothing else touching the DLQ, the worker's leftover sweep removes the copies once the broker answers (audited): each letter ends once", async () => {
     const dlq = await seeded();
     const first = await discardLosingAcks(dlq);

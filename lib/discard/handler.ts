@@ -214,8 +214,19 @@ class DiscardRun {
     }
   }
 
-  /** `unconfirmed`: the batch broke off on a broker that never confirms a removal; its removals are flagged for the leftover check. */
+  /**
+   * `unconfirmed`: the batch broke off on a broker that never confirms a removal; its removals are
+   * flagged for the leftover check. So are the letters it archived whose outcome never came back:
+   * the adapter sends a removal right after the archive write, so each may be gone or back in the
+   * DLQ, and its archive copy exists either way. Recorded discarded and flagged, each ends once:
+   * in the archive, its DLQ copy (if any) removed by the next discard, an undo or the sweep.
+   */
   private async settle(results: RemoveResult[], archived: Map<string, string>, unconfirmed: boolean) {
+    if (unconfirmed) {
+      const reported = new Set(results.map((r) => r.letterId));
+      for (const letterId of archived.keys())
+        if (!reported.has(letterId)) results.push({ letterId, outcome: "removed", reason: null });
+    }
     // "missing" for a letter archived by an earlier attempt of this job: that attempt removed it
     // after the archive row was committed (it crashed before writing the ledger).
     const earlier = await archivedIds(
