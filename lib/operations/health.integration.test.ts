@@ -114,6 +114,9 @@ describe("GET /api/ready (readiness)", () => {
   it("is down when the database does not answer (refused or hung), and says so by code", async () => {
     const up = new RabbitMqAdapter(rabbitConfig({ id: "ready-up-2", discover: false }));
     cleanups.push(() => up.close());
+    // Connected once beforehand: the 500 ms budget below is for the checks, not for a first AMQP
+    // handshake, which a loaded machine can take longer than that over.
+    await up.ping();
     for (const port of [refused, silent.port]) {
       const db = new PrismaClient({
         adapter: new PrismaPg({ connectionString: `postgresql://postgres@127.0.0.1:${port}/none` }),
