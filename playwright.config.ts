@@ -4,23 +4,63 @@ import { chromiumProject, commonConfig } from "./e2e/chromium";
 const PORT = Number(process.env.E2E_PORT ?? 3100);
 const baseURL = `http://127.0.0.1:${PORT}`;
 
+/** The embedded-database run starts its own servers: e2e/embedded/playwright.config.ts. */
+const EMBEDDED = "embedded/**";
+
+/**
+ * Specs that must not run at the same time as one another, so their project has one worker (the
+ * other worker runs the rest meanwhile):
+ * - sqs, ui-sqs and triage read the demo SQS queues, and an SQS read hides the letters it receives
+ *   until it releases them: two reads of one queue at once would each see part of it;
+ * - masking changes the masking configuration, and a changed configuration (its version) stops the
+ *   text search of every scan made before it (lib/triage/masked-search.ts) until a rescan, which
+ *   triage and hostile rely on between their scan and their search.
+ */
+const ONE_AT_A_TIME = [
+  "**/sqs.spec.ts",
+  "**/ui-sqs.spec.ts",
+  "**/triage.spec.ts",
+  "**/masking.spec.ts",
+  "**/hostile.spec.ts",
+];
+
 /**
  * e2e runs Debian's Chromium (never a downloaded browser) against the production build
  * (`next build` first; scripts/test.sh does it), on the real Postgres and RabbitMQ.
- * e2e/prepare.ts creates the users and demo dead letters before this runs.
+ * scripts/test.sh creates the users and demo dead letters before this runs.
+ *
+ * Two workers, each running whole spec files (a file's tests stay in order in one worker unless
+ * the file says otherwise). Specs name their own queues, topics, users and rules with a run id, so
+ * they do not meet; the few that would are kept apart by their project (ONE_AT_A_TIME). The
+ * "setup" project signs each role in once (e2e/auth.setup.ts); the rest reuse those sessions.
  */
 export default defineConfig({
   testDir: "e2e",
-  // The embedded-database run starts its own servers: e2e/embedded/playwright.config.ts.
-  testIgnore: ["embedded/**"],
+  testIgnore: [EMBEDDED],
   fullyParallel: false,
   ...commonConfig,
+  // e2e/chromium.ts's commonConfig keeps the embedded run on one worker.
+  workers: 2,
   use: {
     baseURL,
     trace: "retain-on-failure",
     screenshot: "only-on-failure",
   },
-  projects: [chromiumProject],
+  projects: [
+    { ...chromiumProject, name: "setup", testMatch: /auth\.setup\.ts$/ },
+    {
+      ...chromiumProject,
+      name: "chromium-one-at-a-time",
+      testMatch: ONE_AT_A_TIME,
+      dependencies: ["setup"],
+      workers: 1,
+    },
+    {
+      ...chromiumProject,
+      testIgnore: [EMBEDDED, ...ONE_AT_A_TIME],
+      dependencies: ["setup"],
+    },
+  ],
   webServer: {
     command: `node node_modules/next/dist/bin/next start --hostname 127.0.0.1 --port ${PORT}`,
     url: `${baseURL}/api/ready`,

@@ -1,7 +1,7 @@
 import { test, expect } from "@playwright/test";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { callServerAction, serverActionId, signIn } from "./fixtures";
+import { callServerAction, serverActionId, loadSession } from "./fixtures";
 
 /**
  * Alert rules in the browser: an admin creates one (a refused webhook target first, with the reason
@@ -38,7 +38,7 @@ test.afterAll(async () => {
 });
 
 test("an admin creates an alert rule", async ({ page }) => {
-  await signIn(page, "admin");
+  await loadSession(page, "admin");
   await page.goto("/alerts");
   await page.getByTestId("new-alert-rule").click();
   await expect(page).toHaveURL(/\/alerts\/new$/);
@@ -101,7 +101,7 @@ test("a viewer sees the rule without controls, and the server refuses the viewer
   page,
 }) => {
   expect(ruleId).not.toBe("");
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   await page.goto("/alerts");
   await expect(page.locator(`[data-testid="alert-rule-row"][data-name="${NAME}"]`)).toBeVisible();
   await expect(page.getByTestId("new-alert-rule")).toHaveCount(0);

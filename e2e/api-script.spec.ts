@@ -1,6 +1,6 @@
 import { test, expect, request as playwrightRequest, type APIRequestContext } from "@playwright/test";
 import { deadLetterQueues, runId } from "./dead-letters";
-import { DEMO, E2E_USERS, signIn } from "./fixtures";
+import { DEMO, E2E_USERS, loadSession } from "./fixtures";
 
 /**
  * A runbook script, end to end against the production server (issue 17): an operator mints a
@@ -65,7 +65,7 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
   test.setTimeout(180_000);
 
   // The one browser step: the token is made where a user makes it, and shown once.
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto("/profile");
   await page.getByTestId("token-name").fill(`runbook ${RUN}`);
   await page.getByTestId("token-role").selectOption("operator");
@@ -217,7 +217,7 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
 });
 
 test("a viewer's token reads the redrive but cannot plan or start one: 403 problem details", async ({ page }) => {
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   await page.goto("/profile");
   await page.getByTestId("token-name").fill(`viewer runbook ${RUN}`);
   await page.getByTestId("create-token-submit").click();

@@ -1,7 +1,7 @@
 import { test, expect, type APIRequestContext, type Page } from "@playwright/test";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { signIn, dlqPath, DEMO, serverActionId, callServerAction } from "./fixtures";
+import { loadSession, dlqPath, DEMO, serverActionId, callServerAction } from "./fixtures";
 import {
   discover,
   MATRIX,
@@ -43,6 +43,9 @@ async function deniedRows(
 const routes = MATRIX.filter((r): r is RouteRow => r.kind === "route");
 const pages = MATRIX.filter((r): r is PageRow => r.kind === "page");
 
+// Each test stands alone (its own request ids, nothing changed): they may run in both workers at once.
+test.describe.configure({ mode: "parallel" });
+
 async function callRoute(request: APIRequestContext, row: RouteRow, requestId: string) {
   const headers: Record<string, string> = { "x-request-id": requestId };
   if (row.method !== "GET") headers.Origin = ORIGIN;
@@ -63,7 +66,7 @@ test("every route handler, server action and page in the source has a row in the
 for (const role of MATRIX_ROLES) {
   test(`routes as ${role}: allowed or refused as the matrix says, refusals audited`, async ({ page }) => {
     test.setTimeout(180_000);
-    await signIn(page, role);
+    await loadSession(page, role);
     const refusals: Array<{ id: string; row: RouteRow }> = [];
     for (const row of routes) {
       const id = `e2e-matrix-${randomUUID()}`;
@@ -123,7 +126,7 @@ async function openPage(page: Page, row: PageRow, requestId: string) {
 for (const role of MATRIX_ROLES) {
   test(`pages as ${role}: shown or refused as the matrix says, refusals audited and without data`, async ({ page }) => {
     test.setTimeout(240_000);
-    await signIn(page, role);
+    await loadSession(page, role);
     const refusals: Array<{ id: string; row: PageRow }> = [];
     for (const row of pages) {
       const id = `e2e-matrix-page-${randomUUID()}`;
@@ -215,7 +218,7 @@ const MUTATING_ACTIONS = [
 ] as const;
 
 test("a viewer's direct calls to mutating server actions are refused and audited", async ({ page, browser }) => {
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   const started = new Date(Date.now() - 1000).toISOString();
   for (const a of MUTATING_ACTIONS) {
     const res = await callServerAction(page.request, a.page, serverActionId(a.name), [...a.args]);
@@ -226,7 +229,7 @@ test("a viewer's direct calls to mutating server actions are refused and audited
 
   // The user was not created.
   const admin = await (await browser.newContext()).newPage();
-  await signIn(admin, "admin");
+  await loadSession(admin, "admin");
   await admin.goto("/admin/users");
   await expect(admin.getByTestId("user-row").first()).toBeVisible();
   await expect(admin.getByText("mallory@e2e.test")).toHaveCount(0);

@@ -1,10 +1,10 @@
 import { test, expect } from "@playwright/test";
-import { signIn, dlqPath } from "./fixtures";
+import { loadSession, dlqPath } from "./fixtures";
 
 // e2e/dlq-console.e2e.config.json names "down-rabbitmq", a broker at a port where nothing listens.
 
 test("a broker that is down is named on the list, its DLQ page explains, and the rest works", async ({ page }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto("/");
   const banner = page.getByTestId("connection-down").filter({ hasText: "down-rabbitmq" });
   await expect(banner).toBeVisible();

@@ -1,8 +1,8 @@
 import { test, expect } from "@playwright/test";
-import { signIn, dlqPath, DEMO } from "./fixtures";
+import { loadSession, dlqPath, DEMO } from "./fixtures";
 
 test("an operator browses a seeded DLQ and opens a letter with its x-death history and payload", async ({ page }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto("/");
   // Other connections have look-alike names (demo.orders.DLT on Kafka): pick the RabbitMQ one exactly.
   const row = page
@@ -39,7 +39,7 @@ test("an operator browses a seeded DLQ and opens a letter with its x-death histo
 });
 
 test("a viewer sees metadata and only a masked payload", async ({ page, request }) => {
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   await page.goto(dlqPath(DEMO.rejectedDlq));
   await page.getByTestId("letter-row").first().getByRole("link").first().click();
   await expect(page.getByTestId("death-row").first()).toBeVisible();
@@ -59,7 +59,7 @@ test("hostile header values are shown as text and never run", async ({ page }) =
     dialogs++;
     void d.dismiss();
   });
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   // Seeded with message id "order-1007-html-headers"; a letter's id is m-<base64url(message id)>.
   const id = `m-${Buffer.from("order-1007-html-headers").toString("base64url")}`;
   await page.goto(`${dlqPath(DEMO.rejectedDlq)}/letters/${id}`);
@@ -77,7 +77,7 @@ test("hostile header values are shown as text and never run", async ({ page }) =
 });
 
 test("a DLQ named in config that does not exist says so and the console stays up", async ({ page }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   const res = await page.goto(dlqPath("e2e.gone.dlq"));
   expect(res?.status()).toBeLessThan(500);
   await expect(page.getByText(/does not exist|not found|no longer exists/i).first()).toBeVisible();
@@ -88,7 +88,7 @@ test("a DLQ named in config that does not exist says so and the console stays up
 test("every tab of a DLQ has the same header: the connection's name, the broker and type, the depth and the tabs", async ({
   page,
 }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   const base = dlqPath(DEMO.rejectedDlq);
   const heads: string[] = [];
   for (const path of [base, `${base}/triage`, `${base}/redrive`, `${base}/discard`]) {

@@ -1,7 +1,7 @@
 import { test, expect } from "@playwright/test";
 import { Kafka, logLevel } from "kafkajs";
 import { startCrashLoopConsumer, type CrashLoopConsumer } from "../lib/brokers/kafka/crash-loop-consumer";
-import { dlqPath, signIn } from "./fixtures";
+import { dlqPath, loadSession } from "./fixtures";
 import { runId } from "./dead-letters";
 
 /**
@@ -67,7 +67,7 @@ test("the stuck partition is flagged, and an admin moves its record to the DLT o
   page,
 }) => {
   test.setTimeout(180_000);
-  await signIn(page, "admin");
+  await loadSession(page, "admin");
   await page.goto("/groups");
   const row = page.locator(`[data-testid="group-row"][data-group="${GROUP}"]`);
   // The sampler needs a few rounds to see the committed offset stand still for 8 s.
@@ -145,7 +145,7 @@ test("the stuck partition is flagged, and an admin moves its record to the DLT o
 });
 
 test("a viewer sees the stuck partition and its record, and no skip", async ({ page }) => {
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   await page.goto(`/groups/local-kafka/${encodeURIComponent(GROUP)}`);
   await expect(page.getByTestId("partitions-table")).toBeVisible();
   await page.goto(`/groups/local-kafka/${encodeURIComponent(GROUP)}/${encodeURIComponent(TOPIC)}/1`);

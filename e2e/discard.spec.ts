@@ -1,6 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { deadLetterQueues, runId } from "./dead-letters";
-import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
+import { callServerAction, dlqPath, serverActionId, loadSession } from "./fixtures";
 
 /**
  * Discard, end to end on RabbitMQ: letters dead-lettered for real into a DLQ made for this run; an
@@ -50,7 +50,7 @@ test("an admin discards two ticked letters with a reason, finds them in the arch
   page,
 }) => {
   test.setTimeout(150_000);
-  await signIn(page, "admin");
+  await loadSession(page, "admin");
   await page.goto(triagePath);
   await page.getByTestId("scan-start").click();
   await expect(page.getByTestId("scan-progress")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
@@ -168,7 +168,7 @@ for (const role of ["operator", "viewer"] as const) {
   test(`a${role === "operator" ? "n" : ""} ${role} sees no discard or undo control, and direct calls are refused`, async ({
     page,
   }) => {
-    await signIn(page, role);
+    await loadSession(page, role);
     await page.goto(triagePath);
     await expect(page.getByTestId("match-count")).toBeVisible();
     await expect(page.getByTestId("discard-set")).toHaveCount(0);

@@ -1,5 +1,5 @@
 import { test, expect, type Page } from "@playwright/test";
-import { signIn } from "./fixtures";
+import { loadSession } from "./fixtures";
 import {
   HOSTILE,
   HOSTILE_DLQS,
@@ -121,7 +121,7 @@ for (const [broker, { connectionId, dlq }] of brokers) {
   test(`${broker}: hostile payloads and headers are shown literally and never run`, async ({ page }) => {
     test.setTimeout(180_000);
     const w = await watch(page);
-    await signIn(page, "operator");
+    await loadSession(page, "operator");
     const base = `/dlqs/${enc(connectionId)}/${enc(dlq)}`;
 
     // The DLQ's letter list: the failure (markup in the exception message) as text.
@@ -232,7 +232,7 @@ for (const [broker, { connectionId, dlq }] of brokers) {
 
 test("the hostile header name is shown as text on RabbitMQ and Kafka", async ({ page }) => {
   const w = await watch(page);
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   for (const broker of ["rabbitmq", "kafka"] as const) {
     const { connectionId, dlq } = HOSTILE_DLQS[broker];
     await page.goto(`/dlqs/${enc(connectionId)}/${enc(dlq)}`);
@@ -253,7 +253,7 @@ test("the hostile header name is shown as text on RabbitMQ and Kafka", async ({ 
 
 test("the checks above can fail: markup put into the page is caught", async ({ page }) => {
   const w = await watch(page);
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   const { connectionId, dlq } = HOSTILE_DLQS.rabbitmq;
   await page.goto(`/dlqs/${enc(connectionId)}/${enc(dlq)}`);
   await expect(page.getByTestId("letter-row").first()).toBeVisible();
@@ -296,7 +296,7 @@ for (const broker of Object.keys(HOSTILE_DLQS) as Array<keyof typeof HOSTILE_DLQ
   test(`${broker}: an admin's unmasked reveal shows the corpus literally and runs nothing`, async ({ page }) => {
     test.setTimeout(180_000);
     const w = await watch(page);
-    await signIn(page, "admin");
+    await loadSession(page, "admin");
     const pages = await hostileLetterPages(page, broker);
     // The letters with masked values (a reveal is offered only where something was masked).
     for (const label of ["hostile-json", "hostile-headers"] as const) {
@@ -337,7 +337,7 @@ for (const broker of Object.keys(HOSTILE_DLQS) as Array<keyof typeof HOSTILE_DLQ
 test("a RabbitMQ DLQ whose name is markup is listed, opened and read as text", async ({ page }) => {
   test.setTimeout(120_000);
   const w = await watch(page);
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto("/");
   const row = page
     .getByTestId("dlq-row")

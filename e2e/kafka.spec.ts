@@ -1,5 +1,5 @@
 import { test, expect } from "@playwright/test";
-import { signIn, dlqPath } from "./fixtures";
+import { loadSession, dlqPath } from "./fixtures";
 
 // Seeded by scripts/seed-demo.ts (lib/demo/kafka.ts): records produced to demo.orders, a failing
 // application consumer published them to demo.orders.DLT with Spring Kafka's kafka_dlt-* headers.
@@ -8,7 +8,7 @@ const KAFKA = { connectionId: "local-kafka", dlt: "demo.orders.DLT", source: "de
 test("an operator opens a Kafka DLT and a letter, and sees its exception class and original offset", async ({
   page,
 }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto("/");
   const row = page.getByTestId("dlq-row").filter({ hasText: KAFKA.dlt });
   await expect(row).toBeVisible();

@@ -1,7 +1,7 @@
 import { test, expect, type APIRequestContext, type Page } from "@playwright/test";
 import { createHash } from "node:crypto";
 import amqp from "amqplib";
-import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
+import { callServerAction, dlqPath, serverActionId, loadSession } from "./fixtures";
 
 /**
  * Masking end to end on RabbitMQ: a letter dead-lettered for real (nack, requeue=false) whose
@@ -90,10 +90,9 @@ async function rawLetter(request: APIRequestContext, path: string): Promise<stri
   return (await html.text()) + "\n" + (await rsc.text());
 }
 
-/** Signs in as `role`, signing out whoever was signed in (the sign-in page redirects a signed-in user). */
-async function signInAs(page: Page, role: "viewer" | "operator" | "admin") {
-  await page.context().clearCookies();
-  await signIn(page, role);
+/** Switches the page to `role`'s session (e2e/auth.setup.ts), in place of whoever it was. */
+async function switchTo(page: Page, role: "viewer" | "operator" | "admin") {
+  await loadSession(page, role);
 }
 
 function expectNoSecrets(raw: string, where: string) {
@@ -127,7 +126,7 @@ test.afterAll(async () => {
 
 for (const role of ["viewer", "operator"] as const) {
   test(`a ${role}'s raw letter page never holds the seeded secrets, only their masked forms`, async ({ page }) => {
-    await signInAs(page, role);
+    await switchTo(page, role);
     const raw = await rawLetter(page.request, letterPath(DLQ, ID));
     expectNoSecrets(raw, `${role} letter page`);
     expect(raw).toContain("****1111");
@@ -143,12 +142,12 @@ for (const role of ["viewer", "operator"] as const) {
 }
 
 test("downloads: a viewer is refused; an operator gets a masked copy, never the original bytes", async ({ page }) => {
-  await signInAs(page, "viewer");
+  await switchTo(page, "viewer");
   const refused = await page.request.get(downloadPath(DLQ, ID));
   expect(refused.status()).toBe(403);
   expectNoSecrets(await refused.text(), "viewer download");
 
-  await signInAs(page, "operator");
+  await switchTo(page, "operator");
   const res = await page.request.get(downloadPath(DLQ, ID));
   expect(res.status()).toBe(200);
   expect(res.headers()["x-payload-masked"]).toBeTruthy();
@@ -169,7 +168,7 @@ async function scanToDone(page: Page, queue: string) {
 test("triage exports (CSV and JSON, with payloads) are masked for operators, and headers for viewers", async ({
   page,
 }) => {
-  await signInAs(page, "operator");
+  await switchTo(page, "operator");
   await scanToDone(page, DLQ);
   const q = `connectionId=local-rabbitmq&queue=${encodeURIComponent(DLQ)}`;
   for (const format of ["csv", "json"]) {
@@ -180,7 +179,7 @@ test("triage exports (CSV and JSON, with payloads) are masked for operators, and
     expectNoSecrets(text, `operator ${format} export`);
     expect(text).toContain("****1111");
   }
-  await signInAs(page, "viewer");
+  await switchTo(page, "viewer");
   const v = await page.request.get(`/api/triage/export?${q}&format=json`);
   expect(v.status()).toBe(200);
   const vt = await v.text();
@@ -190,7 +189,7 @@ test("triage exports (CSV and JSON, with payloads) are masked for operators, and
 });
 
 test("an admin sees masked values until a reveal with a reason, which is audited", async ({ page }) => {
-  await signInAs(page, "admin");
+  await switchTo(page, "admin");
   const path = letterPath(DLQ, ID);
   expectNoSecrets(await rawLetter(page.request, path), "admin letter page");
 
@@ -222,7 +221,7 @@ test("an admin sees masked values until a reveal with a reason, which is audited
   await expect(page.locator("body")).toContainText(reason);
 
   // Operators cannot reveal by calling the action directly.
-  await signInAs(page, "operator");
+  await switchTo(page, "operator");
   const denied = await callServerAction(page.request, path, serverActionId("revealPayloadAction"), [
     { connectionId: "local-rabbitmq", queue: DLQ, letterId: ID, reason },
   ]);
@@ -231,10 +230,10 @@ test("an admin sees masked values until a reveal with a reason, which is audited
 });
 
 test("a sensitive DLQ hides payloads from viewers entirely; operators see them masked", async ({ page }) => {
-  await signInAs(page, "admin");
+  await switchTo(page, "admin");
   await saveSensitive(page, [{ connectionId: "local-rabbitmq", pattern: `e2e.masksens.${RUN}.*` }]);
   try {
-    await signInAs(page, "viewer");
+    await switchTo(page, "viewer");
     const raw = await rawLetter(page.request, letterPath(SENS_DLQ, SENS_ID));
     expectNoSecrets(raw, "viewer sensitive page");
     expect(raw).not.toContain("orderId");
@@ -242,26 +241,26 @@ test("a sensitive DLQ hides payloads from viewers entirely; operators see them m
     await expect(page.getByTestId("payload-hidden")).toContainText("sensitive");
     await expect(page.getByTestId("payload-view")).toHaveCount(0);
 
-    await signInAs(page, "operator");
+    await switchTo(page, "operator");
     const op = await rawLetter(page.request, letterPath(SENS_DLQ, SENS_ID));
     expectNoSecrets(op, "operator sensitive page");
     expect(op).toContain("orderId");
     expect(op).toContain("****1111");
   } finally {
-    await signInAs(page, "admin");
+    await switchTo(page, "admin");
     await saveSensitive(page, []);
   }
 });
 
 test("only admins open the masking rules page and save rules", async ({ page }) => {
-  await signInAs(page, "operator");
+  await switchTo(page, "operator");
   await page.goto("/admin/masking");
   await expect(page.getByTestId("forbidden")).toBeVisible();
   const res = await callServerAction(page.request, "/admin/masking", serverActionId("saveMaskingRulesAction"), [
     { rules: [], sensitive: [], expectedVersion: 1 },
   ]);
   expect(res.text).toContain("forbidden:masking:manage");
-  await signInAs(page, "admin");
+  await switchTo(page, "admin");
   await page.goto("/admin/masking");
   await expect(page.getByTestId("masking-editor")).toBeVisible();
   await expect(page.getByTestId("masking-rules")).toHaveValue(/"detector": "card"/);

@@ -1,7 +1,7 @@
 import { test, expect, type Page } from "@playwright/test";
 import amqp from "amqplib";
 import pg from "pg";
-import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
+import { callServerAction, dlqPath, serverActionId, loadSession } from "./fixtures";
 import { runId } from "./dead-letters";
 
 /**
@@ -119,7 +119,7 @@ test.afterAll(async () => {
 
 test("the overview puts a filling DLQ first, with its trend and when its oldest letter is lost", async ({ page }) => {
   test.setTimeout(180_000);
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
 
   // The sampler sees both DLQs (every 5 s; the management API's figures lag up to 5 s more).
   await expect
@@ -190,7 +190,7 @@ test("the overview puts a filling DLQ first, with its trend and when its oldest 
 
 test("a DLQ's health page draws depth and inflow over the chosen range", async ({ page }) => {
   test.setTimeout(120_000);
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   // Every tab of the DLQ says when its oldest letter is lost, and leads to the charts.
   await page.goto(dlqPath(FILLING.dlq, CONNECTION));
   const strip = page.getByTestId("dlq-ops");
@@ -227,7 +227,7 @@ test("a DLQ's health page draws depth and inflow over the chosen range", async (
 
 test("a finding is listed with its fix; an operator acknowledges it, a viewer cannot", async ({ page, browser }) => {
   test.setTimeout(120_000);
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(`/?q=${encodeURIComponent(FILLING.dlq)}`);
   await rowOf(page, FILLING.dlq).getByTestId("dlq-findings").click();
   await expect(page).toHaveURL(/\/findings\?/);
@@ -254,7 +254,7 @@ test("a finding is listed with its fix; an operator acknowledges it, a viewer ca
   const viewer = await browser.newContext();
   const vpage = await viewer.newPage();
   try {
-    await signIn(vpage, "viewer");
+    await loadSession(vpage, "viewer");
     await vpage.goto(findingsPath(FILLING.dlq));
     const seen = vpage.locator(
       `[data-testid="finding-row"][data-code="rabbitmq.dlq_message_ttl"][data-queue="${FILLING.dlq}"]`,
@@ -277,7 +277,8 @@ test("a finding is listed with its fix; an operator acknowledges it, a viewer ca
 
 test("an admin names the DLQ's owner on the Owners page and the DLQ shows it", async ({ page, browser }) => {
   test.setTimeout(120_000);
-  await signIn(page, "admin");
+  await loadSession(page, "admin");
+  await page.goto("/");
   await page.getByTestId("nav-owners").click();
   await expect(page).toHaveURL(/\/owners$/);
   // The config file's entries are listed after the console's, read-only.
@@ -311,7 +312,7 @@ test("an admin names the DLQ's owner on the Owners page and the DLQ shows it", a
   const other = await browser.newContext();
   const opage = await other.newPage();
   try {
-    await signIn(opage, "operator");
+    await loadSession(opage, "operator");
     await opage.goto("/owners");
     await expect(opage.getByTestId("owner-add-form")).toHaveCount(0);
     await expect(opage.getByTestId("owner-edit")).toHaveCount(0);

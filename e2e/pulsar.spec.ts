@@ -1,7 +1,7 @@
 import { test, expect } from "@playwright/test";
 import { shortName, topicPath, type TopicName } from "../lib/brokers/pulsar/client";
 import { PulsarKit, dlqOf } from "../lib/brokers/pulsar/test-kit";
-import { dlqPath, signIn } from "./fixtures";
+import { dlqPath, loadSession } from "./fixtures";
 import { awaitCleanVerdict, runRestToEnd, scanToDone, startRedrive } from "./redrive-steps";
 
 /**
@@ -49,7 +49,7 @@ test.afterAll(() => kit.cleanup());
 test("an operator opens the demo Pulsar DLQ and a letter: origin topic and subscription, properties; reading takes nothing", async ({
   page,
 }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto("/");
   const row = page.getByTestId("dlq-row").filter({ hasText: DEMO.dlq });
   await expect(row).toBeVisible();
@@ -82,7 +82,7 @@ test("an operator redrives a Pulsar group: a sample, then the rest; the letters 
   page,
 }) => {
   test.setTimeout(150_000);
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(`${dlqPath(shortName(run.dlq), CONNECTION)}/triage`);
   await scanToDone(page);
   const group = page.getByTestId("group-row");

@@ -1,6 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { deadLetterQueues, runId } from "./dead-letters";
-import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
+import { callServerAction, dlqPath, serverActionId, loadSession } from "./fixtures";
 import { awaitCleanVerdict, runRestToEnd, scanToDone, startRedrive } from "./redrive-steps";
 
 /**
@@ -50,7 +50,7 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
   page,
 }) => {
   test.setTimeout(150_000);
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(triagePath);
   await scanToDone(page);
   const group = page.getByTestId("group-row");
@@ -118,7 +118,7 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
 test("a viewer follows a redrive read-only: no start, no controls, and direct action calls are refused", async ({
   page,
 }) => {
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   await page.goto(triagePath);
   await expect(page.getByTestId("group-row")).toHaveCount(1);
   await expect(page.getByTestId("group-redrive")).toHaveCount(0);

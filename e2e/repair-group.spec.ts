@@ -1,6 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { deadLetterQueues, runId } from "./dead-letters";
-import { dlqPath, signIn } from "./fixtures";
+import { dlqPath, loadSession } from "./fixtures";
 import { scanToDone } from "./redrive-steps";
 
 /**
@@ -50,7 +50,7 @@ test("an admin repairs a group with one JSON Patch: previewed letter by letter, 
   page,
 }) => {
   test.setTimeout(180_000);
-  await signIn(page, "admin");
+  await loadSession(page, "admin");
   await page.goto(triagePath);
   await scanToDone(page);
   const group = page.getByTestId("group-row");
@@ -155,7 +155,7 @@ test("an admin repairs a group with one JSON Patch: previewed letter by letter, 
 
 // After the admin's repair the group still holds the letter the patch did not fit, so its row is there to look at.
 test("an operator sees no Repair… on the group and gets 403 on the group repair page", async ({ page }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(triagePath);
   const group = page.getByTestId("group-row");
   await expect(group).toHaveCount(1);

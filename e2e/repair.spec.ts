@@ -1,6 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { deadLetterQueues, runId } from "./dead-letters";
-import { dlqPath, signIn } from "./fixtures";
+import { dlqPath, loadSession } from "./fixtures";
 
 /**
  * Repair and resubmit, end to end on RabbitMQ (issue 18): one JSON letter dead-lettered for real
@@ -45,7 +45,7 @@ for (const role of ["operator", "viewer"] as const) {
   test(`a${role === "operator" ? "n" : ""} ${role} sees no repair link and gets 403 on the repair page`, async ({
     page,
   }) => {
-    await signIn(page, role);
+    await loadSession(page, role);
     const res = await page.goto(`${letterPath}/repair`);
     expect(res?.status()).toBe(403);
     await expect(page.getByTestId("repair-forbidden")).toBeVisible();
@@ -61,7 +61,7 @@ test("an admin repairs a typo'd status: a JSON error is shown where it is and bl
   page,
 }) => {
   test.setTimeout(120_000);
-  await signIn(page, "admin");
+  await loadSession(page, "admin");
   await page.goto(dlqPath(DLQ));
   await expect(page.getByTestId("letter-row")).toHaveCount(1);
   await page.getByTestId("letter-row").first().getByRole("link").first().click();

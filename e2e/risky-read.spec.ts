@@ -1,7 +1,7 @@
 import { test, expect, type Page } from "@playwright/test";
 import amqp from "amqplib";
 import { runId } from "./dead-letters";
-import { dlqPath, signIn } from "./fixtures";
+import { dlqPath, loadSession } from "./fixtures";
 
 /**
  * Reading never costs a letter, in Chromium, on quorum DLQs whose letters RabbitMQ itself
@@ -94,7 +94,7 @@ test("a quorum DLQ warns with two choices; one confirmed read fills the snapshot
   page,
 }) => {
   const dlq = await quorumDlq("snap", 5, 3);
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(dlqPath(dlq));
   await expect(page.getByTestId("read-risk")).toContainText(/delivery limit of 3/);
   await expect(page.getByTestId("non-destructive-note")).not.toContainText("non-destructive");
@@ -127,7 +127,7 @@ test("moved to safety: every letter leaves the quorum DLQ for a classic queue wh
   page,
 }) => {
   const dlq = await quorumDlq("safe", 6, 3);
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(dlqPath(dlq));
   await page.getByTestId("safe-move-start").click();
   await expect(page.getByTestId("choice-safe-move")).toContainText(`Move 6 letters from ${dlq} to ${dlq}.safe?`);
@@ -151,7 +151,7 @@ test("moved to safety: every letter leaves the quorum DLQ for a classic queue wh
 
 test("a read the operator chose that cost letters is said beforehand and shown afterwards", async ({ page }) => {
   const dlq = await quorumDlq("loss", 4, 1);
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(dlqPath(dlq));
   await readOnce(page);
   await expect(page.getByTestId("read-loss")).toHaveCount(0);
@@ -172,7 +172,7 @@ test("a read the operator chose that cost letters is said beforehand and shown a
 
 test("a viewer sees the warning and the snapshot, but can neither move nor read", async ({ page }) => {
   const dlq = await quorumDlq("viewer", 2, 3);
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   await page.goto(dlqPath(dlq));
   await expect(page.getByTestId("read-risk")).toBeVisible();
   await expect(page.getByTestId("risk-not-allowed")).toBeVisible();

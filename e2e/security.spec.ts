@@ -1,7 +1,7 @@
 import { test, expect, type Page, type APIRequestContext } from "@playwright/test";
 import { randomBytes, scryptSync } from "node:crypto";
 import pg from "pg";
-import { DEMO, E2E_USERS, dlqPath, signIn } from "./fixtures";
+import { DEMO, dlqPath, signIn, signInWith } from "./fixtures";
 import type { Role } from "@/lib/auth/permissions";
 
 /**
@@ -13,6 +13,9 @@ import type { Role } from "@/lib/auth/permissions";
  */
 const DB_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/dlq_console_e2e";
 const tag = randomBytes(4).toString("hex");
+
+// Each test stands alone (its own users, addresses and sign-ins): they may run in both workers at once.
+test.describe.configure({ mode: "parallel" });
 const octet = () => 1 + Math.floor(Math.random() * 254);
 const testIp = () => `10.${octet()}.${octet()}.${octet()}`;
 
@@ -105,6 +108,7 @@ const PAGES: Record<Role, string[]> = {
 for (const role of Object.keys(PAGES) as Role[]) {
   test(`no CSP violations on the main pages for ${role}`, async ({ page }) => {
     const violations = await watchCsp(page);
+    // Through the form, not the saved session: the sign-in page and its redirect are checked too.
     await signIn(page, role);
     for (const path of PAGES[role]) {
       await page.goto(path);
@@ -146,8 +150,13 @@ test("the session cookie is httpOnly and SameSite=Lax, and is useless after sign
 });
 
 test("a session idle for longer than the idle timeout is refused and ended on the server", async ({ page }) => {
-  await signIn(page, "viewer");
-  const [user] = await sql<{ id: string }>("select id from users where email = $1", [E2E_USERS.viewer.email]);
+  // A user of its own, signed in through the form: its newest session is this page's, whatever
+  // other tests (in the other worker too) do with the shared viewer's sessions.
+  const email = `idle-${tag}@e2e.test`;
+  const password = "the-right-password-3";
+  await makeUser(email, password);
+  await signInWith(page, { email, password });
+  const [user] = await sql<{ id: string }>("select id from users where email = $1", [email]);
   // Age this page's session (the newest for the user) past the 30-minute default, as if unused since.
   const aged = await sql<{ id: string }>(
     "update auth_sessions set last_seen_at = now() - interval '31 minutes' where id = (select id from auth_sessions where user_id = $1 order by created_at desc limit 1) returning id",
@@ -254,6 +263,7 @@ test("state-changing routes refuse a foreign Origin, and server actions keep Nex
   page,
   baseURL,
 }) => {
+  // A session of its own: were the foreign-Origin sign-out below honoured, it would end this one only.
   await signIn(page, "operator");
   const body = { connectionId: DEMO.connectionId, queue: DEMO.rejectedDlq, selection: { kind: "all" } };
   for (const path of ["/api/redrive/plan", "/api/triage/scans"]) {

@@ -1,12 +1,12 @@
 import { test, expect } from "@playwright/test";
-import { signIn, dlqPath } from "./fixtures";
+import { loadSession, dlqPath } from "./fixtures";
 
 // Seeded by scripts/seed-demo.ts (lib/demo/sqs.ts) into ElasticMQ through a real redrive policy
 // (maxReceiveCount 2 on demo-orders), on the e2e config's `local-sqs` connection.
 const SQS = { connectionId: "local-sqs", dlq: "demo-orders-dlq", source: "demo-orders" } as const;
 
 test("an operator opens an SQS DLQ and a letter, and sees its receive count and source queue", async ({ page }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto("/");
   const row = page.getByTestId("dlq-row").filter({ hasText: SQS.dlq });
   await expect(row).toBeVisible();

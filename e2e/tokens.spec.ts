@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { test, expect } from "@playwright/test";
-import { signIn } from "./fixtures";
+import { loadSession } from "./fixtures";
 
 /**
  * Personal API tokens in the browser (issue 17): a user creates one on their profile page, sees it
@@ -8,7 +8,8 @@ import { signIn } from "./fixtures";
  * admin sees everyone's. Token names are hostile text and must stay text.
  */
 test("an operator creates a token, sees it once, and revokes it; its hostile name stays text", async ({ page }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
+  await page.goto("/");
   await page.getByTestId("nav-profile").click();
   await expect(page).toHaveURL(/\/profile$/);
   await expect(page.getByTestId("profile-role")).toHaveText("operator");
@@ -52,7 +53,7 @@ test("a viewer may only mint viewer tokens; an admin lists everyone's tokens wit
   page,
   browser,
 }) => {
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   await page.goto("/profile");
   await expect(page.getByTestId("token-role").locator("option")).toHaveText(["viewer"]);
   const name = `viewer script ${randomUUID().slice(0, 8)}`;
@@ -62,7 +63,7 @@ test("a viewer may only mint viewer tokens; an admin lists everyone's tokens wit
   await expect(page.getByTestId("all-tokens-link")).toHaveCount(0);
 
   const admin = await browser.newPage();
-  await signIn(admin, "admin");
+  await loadSession(admin, "admin");
   await admin.goto("/profile");
   await admin.getByTestId("all-tokens-link").click();
   await expect(admin).toHaveURL(/\/admin\/tokens$/);

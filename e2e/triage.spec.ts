@@ -1,5 +1,5 @@
 import { test, expect, type Page } from "@playwright/test";
-import { callServerAction, dlqPath, serverActionId, signIn } from "./fixtures";
+import { callServerAction, dlqPath, serverActionId, loadSession } from "./fixtures";
 
 /**
  * Triage: scan a DLQ into the index, see its groups, filter to one, open a letter, export the
@@ -26,7 +26,7 @@ test("an operator scans a DLQ, sees its groups, filters to one, opens a letter a
   page,
 }) => {
   const started = new Date(Date.now() - 1000).toISOString();
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(dlqPath(BILLING));
   await page.getByTestId("tab-triage").click();
   await expect(page).toHaveURL(new RegExp(`${triagePath(BILLING).replace(/\./g, "\\.")}$`));
@@ -94,7 +94,7 @@ test("an operator scans a DLQ, sees its groups, filters to one, opens a letter a
 });
 
 test("filters in the URL: a text search narrows the set and a bad link explains itself", async ({ page }) => {
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   await page.goto(triagePath(BILLING));
   await expect(page.getByTestId("group-row").first()).toBeVisible();
   // `/` focuses the search once the page is interactive.
@@ -116,7 +116,7 @@ test("filters in the URL: a text search narrows the set and a bad link explains 
 });
 
 test("a viewer cannot start a scan: the button is disabled and a direct action call is refused", async ({ page }) => {
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   await page.goto(triagePath(BILLING));
   await expect(page.getByTestId("scan-start")).toBeDisabled();
   await expect(page.getByTestId("scan-not-allowed")).toBeVisible();
@@ -142,7 +142,7 @@ for (const [connectionId, queue] of [
   ["local-kafka", "demo.orders.DLT"],
 ] as const) {
   test(`a scan of ${connectionId} ${queue} produces groups`, async ({ page }) => {
-    await signIn(page, "operator");
+    await loadSession(page, "operator");
     await page.goto(triagePath(queue, connectionId));
     await scanToDone(page);
     await expect(page.getByTestId("group-row").first()).toBeVisible();
@@ -161,7 +161,7 @@ test("a scan of an SQS FIFO DLQ whose group holds more than ten letters says it 
   page,
 }) => {
   // demo-journal-dlq.fifo (lib/demo/sqs.ts): 14 letters in one message group.
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(triagePath("demo-journal-dlq.fifo", "local-sqs"));
   await scanToDone(page);
   const partial = page.getByTestId("scan-partial");
@@ -185,7 +185,8 @@ test("a scan of an SQS FIFO DLQ whose group holds more than ten letters says it 
 });
 
 test("an admin edits the classification rules; an invalid pattern is explained per rule", async ({ page }) => {
-  await signIn(page, "admin");
+  await loadSession(page, "admin");
+  await page.goto("/");
   await page.getByTestId("nav-triage-rules").click();
   await expect(page.getByTestId("rule-row").first()).toBeVisible();
   const version = Number(await page.getByTestId("rules-version").textContent());

@@ -1,5 +1,5 @@
 import { test, expect } from "@playwright/test";
-import { signIn, dlqPath } from "./fixtures";
+import { loadSession, dlqPath } from "./fixtures";
 
 // Seeded by scripts/seed-demo.ts: demo.orders.DLT has three partitions with Spring Kafka headers;
 // letter ids are <partition>-<offset>; 0-0 is a 5 MB record.
@@ -8,7 +8,7 @@ const base = dlqPath(KAFKA.dlt, KAFKA.connectionId);
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 test("a Kafka DLT is browsed by partition, newest first and from an offset, all in the URL", async ({ page }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(base);
   await expect(page.getByTestId("non-destructive-note")).toContainText("nothing is committed");
   await expect(page.getByTestId("dlq-unhandled")).toHaveText(/^\d+$/);
@@ -45,7 +45,7 @@ test("a Kafka DLT is browsed by partition, newest first and from an offset, all 
 });
 
 test("bad browse options in a link are explained, not a crash", async ({ page }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   const res = await page.goto(`${base}?partition=x&from=1a`);
   expect(res?.status()).toBeLessThan(500);
   await expect(page.getByTestId("bad-params")).toContainText("Partition must be a whole number");
@@ -55,7 +55,7 @@ test("bad browse options in a link are explained, not a crash", async ({ page })
 test("a Kafka letter shows its original offset and exception class; a 5 MB record is cut with a download", async ({
   page,
 }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(`${base}?partition=0`);
   await page.getByTestId("letter-link").first().click();
   await expect(page).toHaveURL(/\/letters\/0-0$/);

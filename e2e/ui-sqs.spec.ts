@@ -1,5 +1,5 @@
 import { test, expect } from "@playwright/test";
-import { signIn, dlqPath } from "./fixtures";
+import { loadSession, dlqPath } from "./fixtures";
 
 // Seeded by scripts/seed-demo.ts into ElasticMQ through real redrive policies (`local-sqs`).
 const SQS = {
@@ -10,7 +10,7 @@ const SQS = {
 } as const;
 
 test("an SQS DLQ page says that browsing hides letters and counts receives, in SQS words", async ({ page }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(dlqPath(SQS.dlq, SQS.connectionId));
   const note = page.getByTestId("non-destructive-note");
   await expect(note).toContainText("Browsing hides the letters read");
@@ -35,7 +35,7 @@ test("an SQS DLQ page says that browsing hides letters and counts receives, in S
 });
 
 test("an SQS FIFO letter shows its group, deduplication id and sequence number", async ({ page }) => {
-  await signIn(page, "operator");
+  await loadSession(page, "operator");
   await page.goto(dlqPath(SQS.fifoDlq, SQS.connectionId));
   await page.getByTestId("letter-link").first().click();
   await expect(page).toHaveURL(/\/letters\//);
@@ -52,7 +52,7 @@ test("an SQS FIFO letter shows its group, deduplication id and sequence number",
 test("the DLQ list words a warning in a few words, with the whole sentence on hover, never as a raw code", async ({
   page,
 }) => {
-  await signIn(page, "viewer");
+  await loadSession(page, "viewer");
   await page.goto("/");
   const row = page
     .getByTestId("dlq-row")
