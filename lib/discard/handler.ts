@@ -221,12 +221,16 @@ class DiscardRun {
    * DLQ, and its archive copy exists either way. Recorded discarded and flagged, each ends once:
    * in the archive, its DLQ copy (if any) removed by the next discard, an undo or the sweep.
    */
-  private async settle(results: RemoveResult[], archived: Map<string, string>, unconfirmed: boolean) {
-    if (unconfirmed) {
-      const reported = new Set(results.map((r) => r.letterId));
-      for (const letterId of archived.keys())
-        if (!reported.has(letterId)) results.push({ letterId, outcome: "removed", reason: null });
-    }
+  private async settle(reported: RemoveResult[], archived: Map<string, string>, unconfirmed: boolean) {
+    const ids = new Set(reported.map((r) => r.letterId));
+    const results: RemoveResult[] = unconfirmed
+      ? [
+          ...reported,
+          ...[...archived.keys()]
+            .filter((letterId) => !ids.has(letterId))
+            .map((letterId) => ({ letterId, outcome: "removed" as const, reason: null })),
+        ]
+      : reported;
     // "missing" for a letter archived by an earlier attempt of this job: that attempt removed it
     // after the archive row was committed (it crashed before writing the ledger).
     const earlier = await archivedIds(

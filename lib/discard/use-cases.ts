@@ -1,6 +1,6 @@
 import "server-only";
 import { z } from "zod";
-import { recordAudit } from "@/lib/audit";
+import { recordAudit, recordAuditIn } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { audited, auditActor, errorCodeOf } from "@/lib/use-case/audited";
@@ -212,30 +212,31 @@ export async function cancelDiscard(actor: Actor, meta: RequestMeta, input: unkn
   const raw = (input ?? {}) as Record<string, unknown>;
   const scope = { action: "discard.cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
   await authorize(actor, "discard:run", { ...scope, meta });
-  const { job } = await loadDiscard(parse(z.object({ jobId: z.string() }), input).jobId);
-  const row = (outcome: "success" | "failure", details: Record<string, unknown>) =>
-    recordAudit({
-      actor: auditActor(actor),
-      action: scope.action,
-      outcome,
-      operationId: job.id,
-      connectionId: job.connectionId,
-      queue: job.queue,
-      target: job.id,
-      requestId: meta.requestId,
-      ip: meta.ip,
-      details,
-    });
+  const { job, plan } = await loadDiscard(parse(z.object({ jobId: z.string() }), input).jobId);
+  const entry = (outcome: "success" | "failure", details: Record<string, unknown>) => ({
+    actor: auditActor(actor),
+    action: scope.action,
+    outcome,
+    operationId: job.id,
+    connectionId: job.connectionId,
+    queue: job.queue,
+    target: job.id,
+    requestId: meta.requestId,
+    ip: meta.ip,
+    details,
+  });
+  const { progress } = toView(job, plan);
   try {
-    await jobStore().requestCancel(job.id);
+    // The request and its audit row commit together, before the worker can end the discard.
+    await jobStore().requestCancel(job.id, {}, (tx, state) =>
+      recordAuditIn(tx, entry("success", { jobId: job.id, state, progress })),
+    );
   } catch (e) {
-    await row("failure", { error: errorCodeOf(e) }).catch(() => undefined);
+    await recordAudit(entry("failure", { error: errorCodeOf(e) })).catch(() => undefined);
     throw e;
   }
   const r = await loadDiscard(job.id);
-  const v = toView(r.job, r.plan);
-  await row("success", { jobId: v.id, state: v.state, progress: v.progress });
-  return v;
+  return toView(r.job, r.plan);
 }
 
 const ledgerQuery = z.object({
