@@ -45,7 +45,8 @@ E2E_DB=${DLQ_E2E_DB:-dlq_console_e2e}
 OWNER=postgresql://postgres@127.0.0.1:5432
 APP=postgresql://dlq_console@127.0.0.1:5432
 # Integration files run in parallel: each vitest worker has its own database cloned from a migrated
-# template. 3 measured best on this 2-core machine (the tests mostly wait on brokers); see README.
+# template. 3 because the tests mostly wait on brokers and Postgres, and 3 kept this 2-core machine
+# busy (3:41-3:54 beside the newcomer check); other counts were not compared. See docs/testing.md.
 INTEGRATION_WORKERS=${TEST_INTEGRATION_WORKERS:-3}
 
 setup() {
