@@ -3,6 +3,7 @@
  * this folder branches on broker kind. Adapters convert their client's types to these at the edge.
  */
 import type { ConsumerGroupOps } from "@/lib/brokers/consumer-groups";
+import type { SampleWatchOps } from "@/lib/brokers/target-readers";
 import { AppError, type ErrorCode } from "@/lib/errors";
 
 export type BrokerKind = "rabbitmq" | "sqs" | "kafka" | "pulsar";
@@ -406,6 +407,12 @@ export interface MoveResult {
   outcome: MoveOutcome;
   /** The resolved destination in the broker's words, e.g. "exchange orders.x, routing key orders", "queue demo-orders". */
   destination: string | null;
+  /**
+   * The queue or topic the copy was published to, by name (what `SampleWatchOps` looks at), when the
+   * letter was moved or published; null when it went to something that is not one (a RabbitMQ
+   * exchange route) or nothing was published.
+   */
+  target?: string | null;
   /** Operator-worded reason when the outcome is not "moved". */
   reason: string | null;
   orderingKey: string | null;
@@ -672,6 +679,8 @@ export interface BrokerAdapter {
   copyLetterId?(copyId: string): string | null;
   /** Consumer groups and their committed offsets (Kafka; lib/brokers/consumer-groups.ts). Absent on other brokers. */
   readonly consumerGroups?: ConsumerGroupOps;
+  /** Who reads a redrive target and whether a sample's copies were taken (lib/brokers/target-readers.ts). */
+  readonly sampleWatch?: SampleWatchOps;
   planSafeMove?(dlq: string): Promise<SafeMovePlan>;
   /**
    * Where `capabilities.safeMove`: moves every letter that is in `dlq` when the call starts into
