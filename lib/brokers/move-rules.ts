@@ -102,14 +102,27 @@ export class RequestBook<R extends { letterId: string; sha256: string }> {
  */
 export class HeldKeys {
   private readonly keys: Set<string>;
+  /** The letter of this call that first held a key (absent: held by an earlier call). */
+  private readonly by = new Map<string, string>();
   constructor(initial: Iterable<string> = []) {
     this.keys = new Set(initial);
   }
   isHeld(key: string | null): key is string {
     return key !== null && this.keys.has(key);
   }
-  hold(key: string | null): void {
-    if (key !== null) this.keys.add(key);
+  /** `by`: the letter of this call that failed and holds the key (kept for `reason`; the first one wins). */
+  hold(key: string | null, by?: string): void {
+    if (key === null) return;
+    if (by !== undefined && !this.keys.has(key)) this.by.set(key, by);
+    this.keys.add(key);
+  }
+  /**
+   * Why a letter of a held key stays: `heldBack` when an earlier call held the key (or the holder
+   * was not named), `laneBlocked` naming the letter of this call that holds it.
+   */
+  reason(key: string, words: Pick<ReturnType<typeof moveWords>, "heldBack" | "laneBlocked">): string {
+    const by = this.by.get(key);
+    return by === undefined ? words.heldBack(key) : words.laneBlocked(by);
   }
 }
 
