@@ -155,6 +155,18 @@ export function moveWords(verb: MoveVerb, dlq: "DLQ" | "DLT" = "DLQ") {
      */
     missing: (where: string) =>
       `Not found in ${dlq} "${where}" when the console looked through it (by id, and by content for letters without an id of their own): it was consumed, moved or expired by someone else since it was indexed.`,
+    /**
+     * Not found when the call looked, but `count` letters of the DLQ were held by another reader
+     * then (received and not yet acknowledged or deleted: SQS in flight, RabbitMQ unacked), so it is
+     * most likely one of them. Never "missing": nothing shows it left.
+     */
+    hiddenByAnotherReader: (count: number) =>
+      `Still in the ${dlq}, hidden by another reader: it was not found when the console looked through the ${dlq}, but ${count.toLocaleString("en-US")} letter${count === 1 ? " there was" : "s there were"} held by another reader or consumer (received and not yet acknowledged or deleted), so it is most likely one of them. It was not ${past}; try again once that reader lets it go.`,
+    /** Not found in the part of the DLQ the call could look through; `why` says what it could not reach. */
+    notReached: (why: string) =>
+      `Not ${past}: the console could not look through the whole ${dlq} (${why}) and did not find it in the part it read, so it may still be there. Try again.`,
+    /** An id that no letter of this broker can have (`kind`: "an SQS MessageId"): missing without a look. */
+    unknownId: (kind: string) => `No letter in the ${dlq} can have this id: it is not ${kind}. Nothing was ${past}.`,
     /** A key held back by an earlier call (`MoveOptions.heldKeys`). */
     heldBack: (key: string) =>
       `Held back: an earlier letter with the same key failed (key "${clip(key)}"), and moving this one would put it ahead of that letter. It stays in the ${dlq}.`,
