@@ -83,6 +83,8 @@ test("an admin discards two ticked letters with a reason, finds them in the arch
   await expect(page.getByTestId("discard-job")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
   await expect(page.getByTestId("discard-settled")).toContainText("2 of 2 letters handled (100%)");
   await expect(page.getByTestId("dn-discarded")).toHaveAttribute("data-value", "2");
+  await expect(page.getByTestId("discard-state")).toHaveText("Done");
+  await expect(page.getByTestId("discard-result")).toHaveText("Every selected letter is accounted for: 2 discarded.");
   await expect(page.getByTestId("discard-job-reason")).toHaveText(REASON);
   await expect(page.getByTestId("discard-ledger-row")).toHaveCount(2);
   expect(

@@ -120,6 +120,9 @@ test("an admin repairs a group with one JSON Patch: previewed letter by letter, 
   await page.getByTestId("redrive-bulk").click();
   await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
   await expect(page.getByTestId("redrive-settled")).toContainText(`${N} of ${N} letters handled (100%)`);
+  // Not a plain "Done": one letter of the selection is still in the DLQ, and the header says so.
+  await expect(page.getByTestId("redrive-state")).toHaveText("Done, 1 left");
+  await expect(page.getByTestId("redrive-result")).toHaveText("Not all done: 4 moved, 1 failed and still in the DLQ.");
   await expect(page.getByTestId("n-redriven")).toHaveAttribute("data-value", "4");
   await expect(page.getByTestId("n-failed")).toHaveAttribute("data-value", "1");
   const failed = page.locator('[data-testid="ledger-row"][data-state="failed"]');

@@ -13,6 +13,7 @@ import { formatCount, truncate } from "@/lib/format";
 import { describeScope, isActive, type UiSelection } from "@/lib/redrive/ui-format";
 import { discardKeys } from "./query-keys";
 import { EmptyRow } from "@/components/ui/empty-row";
+import { resultOf } from "@/lib/jobs/accounting";
 
 type Data = Awaited<ReturnType<typeof getDiscard>>;
 
@@ -74,6 +75,7 @@ export function DiscardJob({
         kind="discard"
         id={d.id}
         state={d.state}
+        result={resultOf(d.progress)}
         cancelRequested={d.cancelRequested}
         scope={describeScope(d.selection as UiSelection, d.total, d.queue, groupLabel)}
         scopeTestId="discard-job-scope"

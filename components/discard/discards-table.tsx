@@ -3,6 +3,7 @@ import { discardJobHref } from "@/lib/discard/ui-links";
 import type { DiscardView } from "@/lib/discard/use-cases";
 import { formatCount } from "@/lib/format";
 import { describeScope, type UiSelection } from "@/lib/redrive/ui-format";
+import { resultOf } from "@/lib/jobs/accounting";
 
 const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
@@ -21,6 +22,7 @@ export function DiscardsTable({ discards, showDlq }: { discards: DiscardView[]; 
       connectionId: d.connectionId,
       queue: d.queue,
       state: d.state,
+      result: resultOf(d.progress),
       stateNote: d.cancelRequested && (d.state === "queued" || d.state === "running") ? "cancelling" : undefined,
       fraction: total > 0 ? Math.min(1, num(p.read) / total) : 0,
       counts:

@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { formatCount } from "@/lib/format";
+import type { JobResult } from "@/lib/jobs/accounting";
 import { formatDuration, isActive, STATE_BADGE, STATE_WORDS } from "@/lib/redrive/ui-format";
 
 /**
@@ -29,11 +30,22 @@ export async function fetchJobPage<T>(
   return body.data;
 }
 
-/** Title with the short id, state badge (with a pending pause or cancel), and the scope in words. */
+/**
+ * An ended job's state in words: "Done" only when every selected letter is accounted for; a job
+ * that left letters behind says how many ("Done, 1 left"), whatever its ledger's state is called.
+ */
+export function endedWords(state: string, result: JobResult | null): { words: string; badge: string } {
+  if (state === "succeeded" && result && !result.complete)
+    return { words: `Done, ${formatCount(result.left)} left`, badge: "badge-warn" };
+  return { words: STATE_WORDS[state] ?? state, badge: STATE_BADGE[state] ?? "" };
+}
+
+/** Title with the short id, state badge (with a pending pause or cancel), the scope in words, and how an ended job left its selection. */
 export function JobHeader({
   kind,
   id,
   state,
+  result = null,
   pauseRequested = false,
   cancelRequested,
   scope,
@@ -42,24 +54,34 @@ export function JobHeader({
   kind: JobKind;
   id: string;
   state: string;
+  /** `JobProgress.result` once the job ended (`resultOf`). */
+  result?: JobResult | null;
   pauseRequested?: boolean;
   cancelRequested: boolean;
   scope: string;
   scopeTestId: string;
 }) {
+  const ended = endedWords(state, result);
   return (
     <div className="page-head">
       <h1>
         {TITLE[kind]} <span className="mono">{id.slice(0, 8)}</span>
       </h1>
-      <span className={`badge ${STATE_BADGE[state] ?? ""}`} data-testid={`${kind}-state`}>
-        {STATE_WORDS[state] ?? state}
+      <span className={`badge ${ended.badge}`} data-testid={`${kind}-state`}>
+        {ended.words}
         {pauseRequested && state === "running" ? " · pausing" : ""}
         {cancelRequested && isActive(state) ? " · cancelling" : ""}
       </span>
       <span className="meta" data-testid={scopeTestId}>
         {scope}
       </span>
+      {result && !isActive(state) ? (
+        <p className={result.complete ? "hint" : "banner-warn"} data-testid={`${kind}-result`}>
+          {result.complete
+            ? `Every selected letter is accounted for: ${result.summary}.`
+            : `Not all done: ${result.summary}.`}
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -2,8 +2,8 @@ import Link from "next/link";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { dlqHref } from "@/lib/dlq/links";
 import { truncate } from "@/lib/format";
-import { STATE_BADGE, STATE_WORDS } from "@/lib/redrive/ui-format";
-import type { JobKind } from "./operation-job";
+import type { JobResult } from "@/lib/jobs/accounting";
+import { endedWords, type JobKind } from "./operation-job";
 import { EmptyRow } from "@/components/ui/empty-row";
 
 /** One operation (a redrive or a discard) as a row of the list: what each kind shows, already in words. */
@@ -16,6 +16,8 @@ export interface OperationRow {
   connectionId: string;
   queue: string;
   state: string;
+  /** How an ended job left its selection (`resultOf(progress)`). */
+  result?: JobResult | null;
   /** A second line under the state (a redrive's stage). */
   stateNote?: string;
   /** Letters handled of all, for the bar (0..1). */
@@ -78,7 +80,9 @@ export function OperationsTable({
                 </td>
               ) : null}
               <td className="nowrap">
-                <span className={`badge ${STATE_BADGE[r.state] ?? ""}`}>{STATE_WORDS[r.state] ?? r.state}</span>
+                <span className={`badge ${endedWords(r.state, r.result ?? null).badge}`} title={r.result?.summary}>
+                  {endedWords(r.state, r.result ?? null).words}
+                </span>
                 {r.stateNote ? <div className="small muted">{r.stateNote}</div> : null}
               </td>
               <td className="nowrap" style={{ minWidth: 200 }}>

@@ -5,7 +5,7 @@ import { letterHref } from "@/lib/dlq/links";
 import { formatCount, formatRelative, formatUtc, truncate } from "@/lib/format";
 import type { LedgerRow } from "@/lib/redrive/ledger";
 import type { LedgerState } from "@/lib/redrive/plan";
-import { LEDGER_WORDS } from "@/lib/redrive/ui-format";
+import { LEDGER_WORDS, ledgerWords } from "@/lib/redrive/ui-format";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 import type { RedriveView } from "@/lib/redrive/use-cases";
 import { EmptyRow } from "@/components/ui/empty-row";
@@ -131,7 +131,7 @@ export function LedgerTable({
                   ) : null}
                 </td>
                 <td>
-                  <span className={`badge ${BADGE[row.state] ?? ""}`}>{LEDGER_WORDS[row.state] ?? row.state}</span>
+                  <span className={`badge ${BADGE[row.state] ?? ""}`}>{ledgerWords(row.state, redrive.state)}</span>
                 </td>
                 <td className="muted">{row.stage ?? "—"}</td>
                 <td className="mono small wrap-anywhere">{row.destination ?? <span className="muted">—</span>}</td>

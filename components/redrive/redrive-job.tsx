@@ -29,6 +29,7 @@ import {
 } from "@/lib/redrive/ui-format";
 import { LedgerTable } from "./ledger-table";
 import { redriveKeys } from "./query-keys";
+import { resultOf } from "@/lib/jobs/accounting";
 
 type Data = Awaited<ReturnType<typeof getRedrive>>;
 
@@ -142,6 +143,7 @@ export function RedriveJob({
         kind="redrive"
         id={r.id}
         state={r.state}
+        result={resultOf(r.progress)}
         pauseRequested={r.pauseRequested}
         cancelRequested={r.cancelRequested}
         scope={describeScope(r.plan.selection as UiSelection, r.plan.total, r.queue, groupLabel)}

@@ -3,6 +3,7 @@ import { formatCount } from "@/lib/format";
 import { describeScope, fractionOf, readNumbers, type UiSelection } from "@/lib/redrive/ui-format";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 import type { RedriveView } from "@/lib/redrive/use-cases";
+import { resultOf } from "@/lib/jobs/accounting";
 
 const STAGE_WORDS: Record<string, string> = {
   sample: "sample",
@@ -23,6 +24,7 @@ export function RedrivesTable({ redrives, showDlq }: { redrives: RedriveView[]; 
       connectionId: r.connectionId,
       queue: r.queue,
       state: r.state,
+      result: resultOf(r.progress),
       stateNote: STAGE_WORDS[r.stage] ?? r.stage,
       fraction: fractionOf(n),
       counts:

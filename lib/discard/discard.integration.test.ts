@@ -325,6 +325,12 @@ describe("discard on RabbitMQ", () => {
     const [m2] = await idsOf(dlq, ["m-2"]);
     const a = (await auditRows(job.id)).find((r) => r.action === "letter.discard" && r.target === m2);
     expect(a).toMatchObject({ outcome: "failure", details: { state: "checksum_mismatch" } });
+    // The discard does not end as a plain success: its last audit row says what is left.
+    const finished = (await auditRows(job.id)).find((r) => r.action === "discard.finished");
+    expect(finished).toMatchObject({
+      outcome: "failure",
+      details: { summary: "3 discarded, 1 failed and still in the DLQ", result: { complete: false, left: 1 } },
+    });
   });
 
   it("leaves a letter in the DLQ when its archive write fails, recorded with the reason", async () => {

@@ -8,6 +8,7 @@ import { BrokerError, type BrokerAdapter, type LetterCopy, type RemoveResult } f
 import { getDb } from "@/lib/db";
 import { AppError, asAppError, loggableError } from "@/lib/errors";
 import type { DiscardPlan, PrismaClient } from "@/lib/generated/prisma/client";
+import { jobResult, resultOutcome } from "@/lib/jobs/accounting";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { countLeftovers, removeDiscardLeftovers } from "./leftovers";
@@ -291,16 +292,23 @@ class DiscardRun {
 
   private async finish(state: "succeeded" | "cancelled"): Promise<JobOutcome> {
     this.counts = await countDiscardStates(this.db, this.plan.jobId);
-    const progress = this.progress();
+    const c = this.counts;
+    const result = jobResult([
+      { count: c.discarded, words: "discarded", done: true },
+      { count: c.failed + c.checksum_mismatch, words: "failed and still in the DLQ", done: false },
+      { count: c.pending + c.removing, words: "not discarded, still in the DLQ", done: false },
+      { count: c.missing, words: "missing (not found when the DLQ was looked through)", done: false },
+    ]);
+    const progress = { ...this.progress(), result };
     await recordAudit({
       actor: this.audit.actor as never,
       action: "discard.finished",
-      outcome: "success",
+      outcome: resultOutcome(result),
       operationId: this.plan.jobId,
       connectionId: this.plan.connectionId,
       queue: this.plan.queue,
       target: this.plan.jobId,
-      details: { state, ...progress },
+      details: { state, summary: result.summary, ...progress },
     });
     return { state, progress };
   }

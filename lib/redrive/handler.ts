@@ -1,6 +1,6 @@
 import "server-only";
 import { createHash, randomUUID } from "node:crypto";
-import { recordAudit, recordAuditBatch, type AuditEntry } from "@/lib/audit";
+import { recordAudit, recordAuditBatch, type AuditEntry, type AuditOutcome } from "@/lib/audit";
 import { writeArchive } from "@/lib/archive/store";
 import { isRole } from "@/lib/auth/permissions";
 import { getUserByEmail } from "@/lib/auth/users";
@@ -16,6 +16,7 @@ import {
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";
+import { jobResult, resultOutcome, type JobResult } from "@/lib/jobs/accounting";
 import { creatorRefusal } from "@/lib/jobs/creator";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
@@ -279,11 +280,11 @@ class RedriveRun {
   }
 
   /** One audit row about the whole operation (not a letter), in the name of the redrive's starter. */
-  private operationAudit(action: string, details: Record<string, unknown>) {
+  private operationAudit(action: string, details: Record<string, unknown>, outcome: AuditOutcome = "success") {
     return recordAudit({
       actor: this.audit.actor as never,
       action,
-      outcome: "success",
+      outcome,
       operationId: this.plan.jobId,
       connectionId: this.plan.connectionId,
       queue: this.plan.queue,
@@ -948,9 +949,28 @@ class RedriveRun {
 
   private async finish(state: "succeeded" | "cancelled"): Promise<JobOutcome> {
     await this.drainWrites();
-    const progress = this.progress();
-    await this.operationAudit("redrive.finished", { state, ...progress });
+    const result = this.result();
+    const progress = { ...this.progress(), result };
+    await this.operationAudit(
+      "redrive.finished",
+      { state, summary: result.summary, ...progress },
+      resultOutcome(result),
+    );
     return { state, progress };
+  }
+
+  /** What the job did with its selection, from the ledger's counts: "2 moved, 1 failed and still in the DLQ". */
+  private result(): JobResult {
+    const c = this.counts;
+    return jobResult([
+      { count: c.moved + c.unconfirmed, words: "moved", done: true },
+      { count: c.returned, words: "moved and came back to the DLQ", done: true },
+      { count: c.parked, words: "parked", done: true },
+      { count: c.skipped, words: "skipped", done: true },
+      { count: c.failed + c.checksum_mismatch, words: "failed and still in the DLQ", done: false },
+      { count: c.pending + c.interrupted + c.moving, words: "not moved, still in the DLQ", done: false },
+      { count: c.missing, words: "missing (not found when the DLQ was looked through)", done: false },
+    ]);
   }
 
   private done(): number {

@@ -509,9 +509,14 @@ describe("redrive on RabbitMQ", () => {
     expect(await ledgerStates(r.id)).toEqual({ moved: 7, missing: 1 });
     const row = (await getDb().redriveLetter.findFirst({ where: { jobId: r.id, state: "missing" } }))!;
     expect(row).toMatchObject({ messageId: "m-0", stage: "sample", attempts: 2 }); // asked for again by the verification pass
-    expect(row.reason).toMatch(/no longer in/);
+    expect(row.reason).toMatch(/Not found in DLQ .* when the console looked through it/);
     expect(row.reason).not.toMatch(/interrupted|confirmed/);
     expect(v.redrive.progress).toMatchObject({ missing: 1, redriven: 7 });
+    // Not a plain success: the view, the API's progress and the final audit row say what is left.
+    const summary = "7 moved, 1 missing (not found when the DLQ was looked through)";
+    expect(v.redrive.progress).toMatchObject({ result: { complete: false, left: 1, summary } });
+    const finished = await getDb().auditEvent.findFirst({ where: { operationId: r.id, action: "redrive.finished" } });
+    expect(finished).toMatchObject({ outcome: "failure", details: expect.objectContaining({ summary }) });
     expect(await kit.depth(source)).toBe(7);
     expect(await kit.depth(dlq)).toBe(0);
   });

@@ -4,6 +4,7 @@ import {
   controlsFor,
   describeScope,
   formatDuration,
+  ledgerWords,
   newRedriveQuery,
   parseSample,
   readNumbers,
@@ -149,5 +150,15 @@ describe("redrive controls", () => {
     expect(controlsFor(dirty, operator).bulk.enabled).toBe(false);
     expect(controlsFor(dirty, operator).override?.enabled).toBe(false);
     expect(controlsFor(dirty, admin).override?.enabled).toBe(true);
+  });
+});
+
+describe("ledgerWords", () => {
+  it("calls a letter the job never moved 'still in the DLQ' once the job has ended, not 'waiting'", () => {
+    expect(ledgerWords("pending", "running")).toBe("waiting");
+    expect(ledgerWords("pending", "cancelled")).toBe("not moved (still in the DLQ)");
+    expect(ledgerWords("interrupted", "succeeded")).toBe("not moved (still in the DLQ)");
+    expect(ledgerWords("failed", "succeeded")).toBe("failed (still in the DLQ)");
+    expect(ledgerWords("moved", "succeeded")).toBe("redriven");
   });
 });

@@ -305,13 +305,20 @@ export const LEDGER_WORDS: Record<string, string> = {
   interrupted: "interrupted, asked again on resume",
   unconfirmed: "gone after an interrupted attempt, being confirmed",
   moved: "redriven",
-  failed: "failed",
-  missing: "missing",
-  checksum_mismatch: "checksum mismatch",
+  failed: "failed (still in the DLQ)",
+  missing: "not found in the DLQ",
+  checksum_mismatch: "changed since indexed (still in the DLQ)",
   parked: "parked",
   skipped: "skipped",
   returned: "came back",
 };
+
+/** A ledger row's state in words; once the job has ended, a letter it never moved is not "waiting": it is still in the DLQ. */
+export function ledgerWords(state: string, jobState: string): string {
+  if (!isActive(jobState) && (state === "pending" || state === "interrupted" || state === "moving"))
+    return "not moved (still in the DLQ)";
+  return LEDGER_WORDS[state] ?? state;
+}
 
 /** Where a redrive sends letters, in words; `origin` says what it means on this broker. */
 export function targetWords(target: unknown, originMeaning: string): string {

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { jobResult, resultOf, resultOutcome } from "@/lib/jobs/accounting";
+
+describe("jobResult", () => {
+  it("is complete only when every selected letter ended as asked", () => {
+    const r = jobResult([
+      { count: 3, words: "moved", done: true },
+      { count: 0, words: "failed and still in the DLQ", done: false },
+    ]);
+    expect(r).toEqual({ complete: true, left: 0, summary: "3 moved" });
+    expect(resultOutcome(r)).toBe("success");
+  });
+
+  it("says what is left, in order, instead of a plain success", () => {
+    const r = jobResult([
+      { count: 2, words: "moved", done: true },
+      { count: 1, words: "failed and still in the DLQ", done: false },
+      { count: 1, words: "missing (not found when the DLQ was looked through)", done: false },
+    ]);
+    expect(r.complete).toBe(false);
+    expect(r.left).toBe(2);
+    expect(r.summary).toBe(
+      "2 moved, 1 failed and still in the DLQ, 1 missing (not found when the DLQ was looked through)",
+    );
+    expect(resultOutcome(r)).toBe("failure");
+  });
+
+  it("reads a result back from a job's progress, and none from a job written before results existed", () => {
+    const r = jobResult([{ count: 1, words: "discarded", done: true }]);
+    expect(resultOf({ read: 1, result: r })).toEqual(r);
+    expect(resultOf({ read: 1 })).toBeNull();
+    expect(resultOf(null)).toBeNull();
+  });
+});
