@@ -59,7 +59,10 @@ export const discardSchema = z
     state: z
       .enum(JOB_STATES)
       .meta({ description: "queued → running → succeeded; or cancelling → cancelled, or failed." }),
-    progress: z.record(z.string(), z.unknown()).meta({ description: "total, pending, discarded, failed, read, …" }),
+    progress: z.record(z.string(), z.unknown()).meta({
+      description:
+        "total, pending, discarded, failed, read, …; once the discard has ended, `result`: `{ complete, left, summary }` (complete only when every selected letter was discarded; otherwise `summary` says what is left).",
+    }),
     error: z.string().nullable(),
     cancelRequested: z.boolean(),
     selection: v1SelectionSchema,

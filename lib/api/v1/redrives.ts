@@ -183,7 +183,7 @@ export const redriveSchema = z
     }),
     progress: z.record(z.string(), z.unknown()).meta({
       description:
-        "Figures for a progress bar: total, pending, redriven, failed, parked, returned, rate, eta (seconds), …",
+        'Figures for a progress bar: total, pending, redriven, failed, parked, returned, rate, eta (seconds), …; once the redrive has ended, `result`: `{ complete, left, summary }` (complete only when every selected letter was moved or parked; otherwise `summary` says what is left, e.g. "2 moved, 1 failed and still in the DLQ").',
     }),
     error: z.string().nullable(),
     pauseReason: z
