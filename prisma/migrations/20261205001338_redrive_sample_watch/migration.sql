@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "redrive_plans" ADD COLUMN     "sample_watch" JSONB;
