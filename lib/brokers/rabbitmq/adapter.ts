@@ -47,6 +47,8 @@ import {
   type SafeMoveContext,
 } from "@/lib/brokers/rabbitmq/safe-move";
 import { inspectRabbit } from "@/lib/brokers/rabbitmq/inspect";
+import { rabbitSampleWatch } from "@/lib/brokers/rabbitmq/sample-watch";
+import type { SampleWatchOps } from "@/lib/brokers/target-readers";
 
 export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -671,6 +673,18 @@ export class RabbitMqAdapter implements BrokerAdapter {
     if (unsafe.length)
       return `A policy on the queue "${target}" sets ${unsafe.join(", ")}: RabbitMQ would expire, drop or delete letters moved there.`;
     return null;
+  }
+
+  private watchOps: SampleWatchOps | null = null;
+  /** See `BrokerAdapter.sampleWatch` and sample-watch.ts: consumers and counters of a target queue, no message read. */
+  get sampleWatch(): SampleWatchOps {
+    this.watchOps ??= rabbitSampleWatch({
+      endpoint: this.amqp.endpoint,
+      vhost: this.vhost,
+      channel: () => this.amqp.channel(),
+      mgmt: this.mgmt,
+    });
+    return this.watchOps;
   }
 
   /** See `BrokerAdapter.inspect` and inspect.ts: the same DLQs as listDlqs, from a constant number of management requests. */
