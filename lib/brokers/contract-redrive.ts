@@ -3,7 +3,10 @@
  * contract in `contract.ts`. It holds adapters to DESIGN.md's conservation rule: a letter is
  * published to its target and confirmed before it leaves the DLQ, a failure leaves it where it was,
  * letters not requested are untouched and keep their order, markers are set (count replaced, never
- * appended; original message id kept across cycles).
+ * appended; original message id kept across cycles). It also pins the rules every mover applies the
+ * same way (lib/brokers/move-rules.ts): a repeated id is one request, a checksum is hex in any case,
+ * twins are interchangeable, a letter is "missing" only when the DLQ was looked through, and a letter
+ * that arrives while the call runs is not touched.
  *
  * An adapter's integration test calls `runRedriveContract("rabbitmq", fixtureFactory)`. The fixture
  * fills DLQs by real dead-lettering (as in the read contract), reads what arrived at an origin or
@@ -14,11 +17,13 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { displayText } from "@/lib/brokers/display";
 import type { ContractLetterInput } from "@/lib/brokers/contract";
+import { moveWords, type MoveVerb } from "@/lib/brokers/move-rules";
 import {
   BrokerError,
   REDRIVE_HEADERS,
   type BrokerAdapter,
   type Letter,
+  type LetterCopy,
   type MoveRequest,
   type MoveResult,
   type RedriveMarkers,
@@ -75,6 +80,30 @@ export interface RedriveContractFixture {
   readOptions?: { acceptRisk?: boolean };
   /** How long to wait for letters to show up at a destination or back in the DLQ (default 15 s). */
   settleMs?: number;
+  /**
+   * Content-identical letters without an id of their own have no identity of their own on this
+   * broker: they are told apart only by their order (RabbitMQ letters without a message_id: `k-X`,
+   * `k-X~2`), so when one leaves, the next is listed under its id. false where each keeps an id of
+   * its own (SQS MessageId, Kafka offset, Pulsar message id).
+   */
+  twins: boolean;
+  /**
+   * Takes this letter (as browse gave it) out of `dlq` behind the console's back, with the broker's
+   * own client, as another consumer would (RabbitMQ: get and ack; SQS: receive and delete; Kafka:
+   * deleteRecords past it; Pulsar: acknowledge it on the console's subscription, which is how a
+   * letter leaves a Pulsar DLQ). Resolves true once it is gone, false when it could not be
+   * taken because a reader holds it right now (a running move's own read: delivered and not acked,
+   * in flight).
+   */
+  takeAway(dlq: string, letter: Letter): Promise<boolean>;
+  /** `takeAway` can take only the first letter of the DLQ (Kafka: deleteRecords truncates a partition up to an offset). */
+  takeAwayFirstOnly?: boolean;
+  /**
+   * Dead-letters these fresh letters into the existing `dlq`, after what it holds, by the same real
+   * mechanism as `createDlq`; resolves once they are in it. The contract calls it while nothing it
+   * moved is waiting at the DLQ's origin (it moves to a queue of `createQueue` first).
+   */
+  deadLetterMore(dlq: string, letters: RedriveLetterInput[]): Promise<void>;
 }
 
 const text = (s: string) => new TextEncoder().encode(s);
@@ -104,6 +133,22 @@ export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 
 export const collectMoves: (it: AsyncIterable<MoveResult>) => Promise<MoveResult[]> = collect;
 
+/**
+ * A "missing" reason is the shared words (`moveWords(verb).missing(where)`, with the broker's noun
+ * for its DLQ) and names the DLQ the call looked through.
+ */
+export function expectMissingReason(reason: string | null, verb: MoveVerb, dlq: string): void {
+  const hole = "\u0000";
+  const said = reason ?? "";
+  const fits = (["DLQ", "DLT"] as const).some((noun) => {
+    const [pre, post] = moveWords(verb, noun).missing(hole).split(hole);
+    return (
+      said.startsWith(pre) && said.endsWith(post) && said.slice(pre.length, said.length - post.length).includes(dlq)
+    );
+  });
+  expect(fits, `a missing reason in the shared words naming ${dlq}, got: ${reason}`).toBe(true);
+}
+
 export function runRedriveContract(name: string, factory: () => Promise<RedriveContractFixture>) {
   describe(`redrive contract: ${name}`, () => {
     let fx: RedriveContractFixture;
@@ -120,8 +165,8 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
       await fx?.cleanup();
     });
 
-    const move = (dlq: string, reqs: MoveRequest[]) => {
-      return collectMoves(fx.adapter.moveLetters(dlq, reqs, { ...ro }));
+    const move = (dlq: string, reqs: MoveRequest[], beforeRemove?: (copy: LetterCopy) => Promise<void>) => {
+      return collectMoves(fx.adapter.moveLetters(dlq, reqs, { ...ro, ...(beforeRemove ? { beforeRemove } : {}) }));
     };
     const browseAll = async (dlq: string) => (await fx.adapter.browse(dlq, { offset: 0, limit: 1000, ...ro })).letters;
     /** Letters still waiting in the DLQ: present and not handled. */
@@ -382,6 +427,202 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
         expect(arrived.map(dlqOrderOf).sort((x, y) => x - y)).toEqual(before.map((_, i) => i));
       }
       await expectDlqHolds(dlq, [], keys.length);
+    });
+
+    // ---- The rules every mover applies the same way (lib/brokers/move-rules.ts), on every broker. ----
+
+    const toQueue = (dest: RedriveDestination): RedriveTarget => ({ kind: "queue", name: dest.name });
+    const copiesOf = async (dest: RedriveDestination, job: string) =>
+      (await dest.read()).filter((a) => a.headers[REDRIVE_HEADERS.redriveId] === job);
+    /** The copies of `job` at `dest` once `n` are there, read again a moment later so that an extra copy shows. */
+    async function settledCopies(dest: RedriveDestination, job: string, n: number) {
+      await until(
+        () => copiesOf(dest, job),
+        (as) => as.length >= n,
+      );
+      await sleep(300);
+      return copiesOf(dest, job);
+    }
+    const sortedBodies = (as: Array<{ body: Uint8Array }>) => as.map((a) => bodyText(a.body)).sort();
+    const expectIds = (got: Letter[], want: Letter[]) =>
+      ordered()
+        ? expect(got.map((l) => l.id)).toEqual(want.map((l) => l.id))
+        : expect(got.map((l) => l.id).sort()).toEqual(want.map((l) => l.id).sort());
+    /** Nothing of `dlq` waits any more (on brokers that remove, its depth is 0). */
+    async function expectNoneWaiting(dlq: string) {
+      expect(
+        waiting(
+          await until(
+            () => browseAll(dlq),
+            (ls) => waiting(ls).length === 0,
+          ),
+        ).map((l) => bodyText(l.body)),
+      ).toEqual([]);
+      if (fx.removesFromDlq)
+        expect(
+          await until(
+            async () => (await fx.adapter.describeDlq(dlq)).depth,
+            (d) => d === 0,
+          ),
+        ).toBe(0);
+    }
+    const distinct = (label: string, n: number) =>
+      fx.createDlq(
+        Array.from({ length: n }, (_, i) => ({
+          body: text(`${label}-${i}`),
+          messageId: `${label}-${i}-${randomUUID()}`,
+        })),
+      );
+
+    it("a letter id requested twice: one result, moved once (the target holds one copy); the others untouched", async () => {
+      const dlq = await distinct("repeat", 3);
+      const before = await browseAll(dlq);
+      const [picked, ...others] = [before[1], before[0], before[2]];
+      const target = await fx.createQueue();
+      const job = randomUUID();
+      const first = markersFor(job, 1, picked.messageId);
+      const results = await move(dlq, [
+        request(picked, toQueue(target), first),
+        // The repeat is dropped whatever it carries: markers of its own, a checksum that matches nothing.
+        { ...request(picked, toQueue(target), markersFor(job, 1, picked.messageId)), sha256: "f".repeat(64) },
+      ]);
+      expect(results).toEqual([expect.objectContaining({ letterId: picked.id, outcome: "moved", reason: null })]);
+      const copies = await settledCopies(target, job, 1);
+      expect(copies).toHaveLength(1);
+      expect(copies[0].headers[REDRIVE_HEADERS.replayId]).toBe(first.replayId);
+      expect(same(copies[0].body, picked.body)).toBe(true);
+      await expectDlqHolds(
+        dlq,
+        others.map((l) => bodyText(l.body)),
+        3,
+      );
+      expectIds(waiting(await browseAll(dlq)), others);
+    });
+
+    it("a checksum recorded in upper-case hex moves the letter as in lower case", async () => {
+      const dlq = await distinct("upper", 2);
+      const before = await browseAll(dlq);
+      const target = await fx.createQueue();
+      const job = randomUUID();
+      const results = await move(dlq, [
+        { ...request(before[0], toQueue(target), markersFor(job)), sha256: before[0].sha256.toUpperCase() },
+      ]);
+      expect(results).toEqual([expect.objectContaining({ letterId: before[0].id, outcome: "moved", reason: null })]);
+      const copies = await settledCopies(target, job, 1);
+      expect(copies).toHaveLength(1);
+      expect(same(copies[0].body, before[0].body)).toBe(true);
+      await expectDlqHolds(dlq, [bodyText(before[1].body)], 2);
+      expectIds(waiting(await browseAll(dlq)), [before[1]]);
+    });
+
+    it("twins: two identical letters without ids and a third; the first twin alone, then the second twin (by its first id) and the third: all moved, the DLQ empty", async () => {
+      const twin = (): RedriveLetterInput => ({ body: text("twin body"), headers: { "x-app": "twin" } });
+      const dlq = await fx.createDlq([twin(), twin(), { body: text("not a twin"), headers: { "x-app": "other" } }]);
+      const before = await browseAll(dlq);
+      expect(new Set(before.map((l) => l.id)).size).toBe(3);
+      const twins = before.filter((l) => bodyText(l.body) === "twin body");
+      const other = before.find((l) => bodyText(l.body) === "not a twin")!;
+      expect(twins).toHaveLength(2);
+      const target = await fx.createQueue();
+      const job = randomUUID();
+
+      const one = await move(dlq, [request(twins[0], toQueue(target), markersFor(job))]);
+      expect(one).toEqual([expect.objectContaining({ letterId: twins[0].id, outcome: "moved", reason: null })]);
+      const left = await until(
+        async () => waiting(await browseAll(dlq)),
+        (ls) => ls.length === 2,
+      );
+      // Where twins have no identity of their own, the twin left is now listed under the first id.
+      const twinLeft = left.find((l) => bodyText(l.body) === "twin body")!;
+      expect(twinLeft.id).toBe(fx.twins ? twins[0].id : twins[1].id);
+
+      // Asked for as browse gave them before the first call.
+      const two = await move(dlq, [
+        request(twins[1], toQueue(target), markersFor(job)),
+        request(other, toQueue(target), markersFor(job)),
+      ]);
+      expect(two.map((r) => r.letterId).sort()).toEqual([twins[1].id, other.id].sort());
+      for (const r of two) expect(r, JSON.stringify(r)).toMatchObject({ outcome: "moved", reason: null });
+      expect(sortedBodies(await settledCopies(target, job, 3))).toEqual(["not a twin", "twin body", "twin body"]);
+      await expectDlqHolds(dlq, [], 3);
+    });
+
+    it("a letter taken away by someone else after it was listed: 'missing' in the shared words; the others move", async () => {
+      const dlq = await distinct("gone", 3);
+      const before = await browseAll(dlq);
+      // The DLQ's first letter: the one every broker's own client can take away.
+      const gone = before[0];
+      expect(await fx.takeAway(dlq, gone), "the fixture took the letter away").toBe(true);
+      const target = await fx.createQueue();
+      const job = randomUUID();
+      const results = await move(
+        dlq,
+        before.map((l) => request(l, toQueue(target), markersFor(job, 1, l.messageId))),
+      );
+      expect(results.map((r) => r.letterId).sort()).toEqual(before.map((l) => l.id).sort());
+      const by = new Map(results.map((r) => [r.letterId, r]));
+      expect(by.get(gone.id)).toMatchObject({ outcome: "missing" });
+      expectMissingReason(by.get(gone.id)!.reason, "move", dlq);
+      for (const l of before.slice(1)) expect(by.get(l.id)).toMatchObject({ outcome: "moved", reason: null });
+      expect(sortedBodies(await settledCopies(target, job, 2))).toEqual(sortedBodies(before.slice(1)));
+      await expectNoneWaiting(dlq);
+    });
+
+    it("a letter taken away by someone else during the move: 'missing' only when no copy was made, 'moved' only with one", async () => {
+      const dlq = await distinct("vanish", 3);
+      const before = await browseAll(dlq);
+      const target = await fx.createQueue();
+      const job = randomUUID();
+      let gone: Letter | null = null;
+      let taken: boolean | null = null;
+      // While the first copy is archived, another letter of the DLQ is taken away (where only the
+      // first letter can be, that one, its copy made or not).
+      const results = await move(
+        dlq,
+        before.map((l) => request(l, toQueue(target), markersFor(job, 1, l.messageId))),
+        async (copy) => {
+          if (gone) return;
+          gone = fx.takeAwayFirstOnly ? before[0] : before.find((l) => l.id !== copy.letterId)!;
+          taken = await fx.takeAway(dlq, gone);
+        },
+      );
+      expect(gone, "moveLetters called beforeRemove").not.toBeNull();
+      const g = gone as unknown as Letter;
+      expect(results.map((r) => r.letterId).sort()).toEqual(before.map((l) => l.id).sort());
+      const by = new Map(results.map((r) => [r.letterId, r]));
+      for (const l of before.filter((x) => x.id !== g.id))
+        expect(by.get(l.id), JSON.stringify(by.get(l.id))).toMatchObject({ outcome: "moved", reason: null });
+      const r = by.get(g.id)!;
+      expect(["moved", "missing"], `taken away: ${taken}; ${JSON.stringify(r)}`).toContain(r.outcome);
+      const copies = await settledCopies(target, job, r.outcome === "moved" ? 3 : 2);
+      expect(copies.filter((a) => same(a.body, g.body))).toHaveLength(r.outcome === "moved" ? 1 : 0);
+      if (r.outcome === "missing") expectMissingReason(r.reason, "move", dlq);
+      expect(copies).toHaveLength(r.outcome === "moved" ? 3 : 2);
+      await expectNoneWaiting(dlq);
+    });
+
+    it("a letter that arrives during the move is not requested: it stays after the others, untouched, and is not reported", async () => {
+      const dlq = await distinct("arrive", 3);
+      const before = await browseAll(dlq);
+      const [a, b, stays] = before;
+      const target = await fx.createQueue();
+      const job = randomUUID();
+      let arrived = false;
+      const results = await move(
+        dlq,
+        [a, b].map((l) => request(l, toQueue(target), markersFor(job, 1, l.messageId))),
+        async () => {
+          if (arrived) return;
+          arrived = true;
+          await fx.deadLetterMore(dlq, [{ body: text("arrive-late"), messageId: `arrive-late-${randomUUID()}` }]);
+        },
+      );
+      expect(arrived, "moveLetters called beforeRemove").toBe(true);
+      expect(results.map((r) => r.letterId).sort()).toEqual([a.id, b.id].sort());
+      for (const r of results) expect(r, JSON.stringify(r)).toMatchObject({ outcome: "moved", reason: null });
+      expect(sortedBodies(await settledCopies(target, job, 2))).toEqual(sortedBodies([a, b]));
+      await expectDlqHolds(dlq, [bodyText(stays.body), "arrive-late"], 4);
+      expect(waiting(await browseAll(dlq)).some((l) => l.id === stays.id)).toBe(true);
     });
   });
 }

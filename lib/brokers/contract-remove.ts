@@ -4,18 +4,34 @@
  * adapters to DESIGN.md's conservation rule for discards: a letter leaves the DLQ only after its
  * complete copy was handed to `beforeRemove` and that resolved; a checksum mismatch or a throwing
  * `beforeRemove` leaves it where it was; letters not requested are untouched and keep their order;
- * undo puts back the same bytes, ids and headers. Nothing here branches on broker kind.
+ * undo puts back the same bytes, ids and headers; and the shared move rules (repeats, checksum case,
+ * twins, letters taken away or arriving while the call runs) as in the redrive contract. Nothing here
+ * branches on broker kind.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
 import { sha256Hex } from "@/lib/brokers/display";
-import { collect, type RedriveContractFixture, type RedriveLetterInput } from "@/lib/brokers/contract-redrive";
+import {
+  collect,
+  expectMissingReason,
+  type RedriveContractFixture,
+  type RedriveLetterInput,
+} from "@/lib/brokers/contract-redrive";
 
 /** What the discard contract needs of a redrive contract fixture. */
 export type RemoveContractFixture = Pick<
   RedriveContractFixture,
-  "adapter" | "createDlq" | "cleanup" | "removesFromDlq" | "readOptions" | "settleMs"
+  | "adapter"
+  | "createDlq"
+  | "cleanup"
+  | "removesFromDlq"
+  | "readOptions"
+  | "settleMs"
+  | "twins"
+  | "takeAway"
+  | "takeAwayFirstOnly"
+  | "deadLetterMore"
 >;
 import {
   BrokerError,
@@ -64,11 +80,15 @@ export function runRemoveContract(name: string, factory: () => Promise<RemoveCon
     const expectBodies = (got: string[], want: string[]) =>
       ordered() ? expect(got).toEqual(want) : expect([...got].sort()).toEqual([...want].sort());
 
-    /** Removes, archiving every copy handed over in a list (or refusing with `refuse`). */
+    /**
+     * Removes, archiving every copy handed over in a list (or refusing with `refuse`); `during` runs
+     * in `beforeRemove` first, for what happens to the DLQ while the call runs.
+     */
     async function remove(
       dlq: string,
       letters: Array<Pick<Letter, "id" | "sha256">>,
       refuse?: (copy: LetterCopy) => Error | null,
+      during?: (copy: LetterCopy) => Promise<void>,
     ) {
       const copies: LetterCopy[] = [];
       const results = await collect<RemoveResult>(
@@ -79,6 +99,7 @@ export function runRemoveContract(name: string, factory: () => Promise<RemoveCon
             ...ro,
             operationId: randomUUID(),
             beforeRemove: async (copy) => {
+              await during?.(copy);
               const e = refuse?.(copy);
               if (e) throw e;
               copies.push(copy);
@@ -270,6 +291,147 @@ export function runRemoveContract(name: string, factory: () => Promise<RemoveCon
       ).catch((e) => e);
       expect(err2).toBeInstanceOf(BrokerError);
       expect((err2 as BrokerError).kind).toBe("not_found");
+    });
+
+    // ---- The rules every mover applies the same way (lib/brokers/move-rules.ts), on every broker. ----
+
+    const ids = (ls: Letter[]) => (ordered() ? ls.map((l) => l.id) : ls.map((l) => l.id).sort());
+    const bodiesOf = (ls: Array<{ body: Uint8Array }>) => ls.map((l) => bodyText(l.body)).sort();
+    const copyBodies = (copies: LetterCopy[]) => bodiesOf(copies.map((c) => c.letter));
+    const distinct = async (label: string, n: number) => {
+      const dlq = await fx.createDlq(
+        Array.from({ length: n }, (_, i) => ({
+          body: text(`${label}-${i}`),
+          messageId: `${label}-${i}-${randomUUID()}`,
+        })),
+      );
+      const before = await until(
+        () => waiting(dlq),
+        (ls) => ls.length === n,
+      );
+      expect(before).toHaveLength(n);
+      return { dlq, before };
+    };
+    /** Nothing of `dlq` waits any more (on brokers that remove, its depth is 0). */
+    async function expectNoneWaiting(dlq: string) {
+      expect(await waitingBodies(dlq, 0)).toEqual([]);
+      if (fx.removesFromDlq)
+        expect(
+          await until(
+            async () => (await fx.adapter.describeDlq(dlq)).depth,
+            (d) => d === 0,
+          ),
+        ).toBe(0);
+    }
+
+    it("a letter id asked for twice: one result, removed once (one copy handed over); the others untouched", async () => {
+      const { dlq, before } = await distinct("discard-repeat", 3);
+      const [picked, ...others] = [before[1], before[0], before[2]];
+      // The repeat is dropped whatever it carries, even a checksum that matches nothing.
+      const { results, copies } = await remove(dlq, [picked, { id: picked.id, sha256: "f".repeat(64) }]);
+      expect(results).toEqual([expect.objectContaining({ letterId: picked.id, outcome: "removed", reason: null })]);
+      expect(copies.map((c) => c.letterId)).toEqual([picked.id]);
+      expect(Buffer.from(copies[0].letter.body).equals(Buffer.from(picked.body))).toBe(true);
+      expectBodies(
+        await waitingBodies(dlq, 2),
+        others.map((l) => bodyText(l.body)),
+      );
+      expect(ids(await waiting(dlq))).toEqual(ids(others));
+    });
+
+    it("a checksum recorded in upper-case hex removes the letter as in lower case", async () => {
+      const { dlq, before } = await distinct("discard-upper", 2);
+      const { results, copies } = await remove(dlq, [{ id: before[0].id, sha256: before[0].sha256.toUpperCase() }]);
+      expect(results).toEqual([expect.objectContaining({ letterId: before[0].id, outcome: "removed", reason: null })]);
+      expect(copies).toHaveLength(1);
+      expect(Buffer.from(copies[0].letter.body).equals(Buffer.from(before[0].body))).toBe(true);
+      expect(await waitingBodies(dlq, 1)).toEqual([bodyText(before[1].body)]);
+      expect(ids(await waiting(dlq))).toEqual([before[1].id]);
+    });
+
+    it("twins: two identical letters without ids and a third; the first twin alone, then the second twin (by its first id) and the third: all removed, one copy each, the DLQ empty", async () => {
+      const twin = (): RedriveLetterInput => ({ body: text("twin body"), headers: { "x-app": "twin" } });
+      const dlq = await fx.createDlq([twin(), twin(), { body: text("not a twin"), headers: { "x-app": "other" } }]);
+      const before = await until(
+        () => waiting(dlq),
+        (ls) => ls.length === 3,
+      );
+      expect(new Set(before.map((l) => l.id)).size).toBe(3);
+      const twins = before.filter((l) => bodyText(l.body) === "twin body");
+      const other = before.find((l) => bodyText(l.body) === "not a twin")!;
+      expect(twins).toHaveLength(2);
+
+      const one = await remove(dlq, [twins[0]]);
+      expect(one.results).toEqual([
+        expect.objectContaining({ letterId: twins[0].id, outcome: "removed", reason: null }),
+      ]);
+      expect(copyBodies(one.copies)).toEqual(["twin body"]);
+      await waitingBodies(dlq, 2);
+      // Where twins have no identity of their own, the twin left is now listed under the first id.
+      const twinLeft = (await waiting(dlq)).find((l) => bodyText(l.body) === "twin body")!;
+      expect(twinLeft.id).toBe(fx.twins ? twins[0].id : twins[1].id);
+
+      // Asked for as browse gave them before the first call.
+      const two = await remove(dlq, [twins[1], other]);
+      expect(two.results.map((r) => r.letterId).sort()).toEqual([twins[1].id, other.id].sort());
+      for (const r of two.results) expect(r, JSON.stringify(r)).toMatchObject({ outcome: "removed", reason: null });
+      expect(copyBodies(two.copies)).toEqual(["not a twin", "twin body"]);
+      await expectNoneWaiting(dlq);
+    });
+
+    it("a letter taken away by someone else after it was listed: 'missing' in the shared words, no copy; the others go", async () => {
+      const { dlq, before } = await distinct("discard-gone", 3);
+      // The DLQ's first letter: the one every broker's own client can take away.
+      const gone = before[0];
+      expect(await fx.takeAway(dlq, gone), "the fixture took the letter away").toBe(true);
+      const { results, by, copies } = await remove(dlq, before);
+      expect(results.map((r) => r.letterId).sort()).toEqual(before.map((l) => l.id).sort());
+      expect(by.get(gone.id)).toMatchObject({ outcome: "missing" });
+      expectMissingReason(by.get(gone.id)!.reason, "discard", dlq);
+      for (const l of before.slice(1)) expect(by.get(l.id)).toMatchObject({ outcome: "removed", reason: null });
+      expect(copyBodies(copies)).toEqual(bodiesOf(before.slice(1)));
+      await expectNoneWaiting(dlq);
+    });
+
+    it("a letter taken away by someone else during the discard: 'missing' only without a copy, 'removed' only with one", async () => {
+      const { dlq, before } = await distinct("discard-vanish", 3);
+      let gone: Letter | null = null;
+      let taken: boolean | null = null;
+      // While the first copy is archived, another letter of the DLQ is taken away (where only the
+      // first letter can be, that one, its copy made or not).
+      const { results, by, copies } = await remove(dlq, before, undefined, async (copy) => {
+        if (gone) return;
+        gone = fx.takeAwayFirstOnly ? before[0] : before.find((l) => l.id !== copy.letterId)!;
+        taken = await fx.takeAway(dlq, gone);
+      });
+      expect(gone, "removeLetters called beforeRemove").not.toBeNull();
+      const g = gone as unknown as Letter;
+      expect(results.map((r) => r.letterId).sort()).toEqual(before.map((l) => l.id).sort());
+      for (const l of before.filter((x) => x.id !== g.id))
+        expect(by.get(l.id), JSON.stringify(by.get(l.id))).toMatchObject({ outcome: "removed", reason: null });
+      const r = by.get(g.id)!;
+      expect(["removed", "missing"], `taken away: ${taken}; ${JSON.stringify(r)}`).toContain(r.outcome);
+      expect(copies.filter((c) => c.letterId === g.id)).toHaveLength(r.outcome === "removed" ? 1 : 0);
+      if (r.outcome === "missing") expectMissingReason(r.reason, "discard", dlq);
+      expect(copies).toHaveLength(r.outcome === "removed" ? 3 : 2);
+      await expectNoneWaiting(dlq);
+    });
+
+    it("a letter that arrives during the discard is not asked for: it stays after the others, untouched, and is not reported", async () => {
+      const { dlq, before } = await distinct("discard-arrive", 3);
+      const [a, b, stays] = before;
+      let arrived = false;
+      const { results, copies } = await remove(dlq, [a, b], undefined, async () => {
+        if (arrived) return;
+        arrived = true;
+        await fx.deadLetterMore(dlq, [{ body: text("arrive-late"), messageId: `arrive-late-${randomUUID()}` }]);
+      });
+      expect(arrived, "removeLetters called beforeRemove").toBe(true);
+      expect(results.map((r) => r.letterId).sort()).toEqual([a.id, b.id].sort());
+      for (const r of results) expect(r, JSON.stringify(r)).toMatchObject({ outcome: "removed", reason: null });
+      expect(copies.map((c) => c.letterId).sort()).toEqual([a.id, b.id].sort());
+      expectBodies(await waitingBodies(dlq, 2), [bodyText(stays.body), "arrive-late"]);
+      expect((await waiting(dlq)).some((l) => l.id === stays.id)).toBe(true);
     });
   });
 }

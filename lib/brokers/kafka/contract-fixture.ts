@@ -10,6 +10,7 @@ import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/
 import { DEFAULT_FETCH_LIMITS, readPartition } from "@/lib/brokers/kafka/fetcher";
 import { KafkaKit, testConfig, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
 import type { HandledStore } from "@/lib/brokers/kafka/handled-store";
+import { parseLetterId } from "@/lib/brokers/kafka/discovery";
 import type { ArrivedLetter, RedriveContractFixture } from "@/lib/brokers/contract-redrive";
 
 const FAIL: FailureSpec = { exceptionClass: "com.acme.orders.OutOfStockException", message: "sku out of stock" };
@@ -64,6 +65,16 @@ export const contractFixtureWith = (handledStore: HandledStore) => async (): Pro
         orderingKey: r.key ? Buffer.from(r.key).toString() : null,
       };
     });
+  /** The application consumes what arrived at the source of `dlq` since and fails on it, as its error handler would. */
+  const failNew = async (dlq: string) => {
+    const s = sources.get(dlq)!;
+    const total = (await (await kit.getAdmin()).fetchTopicOffsets(s.source)).reduce(
+      (n, o) => n + Number(o.high) - Number(o.low),
+      0,
+    );
+    await kit.failingConsumer(s.source, dlq, total, { fails: (_v, i) => (i >= s.consumed ? FAIL : null) });
+    s.consumed = total;
+  };
   return {
     adapter,
     createDlq: async (letters) => {
@@ -76,16 +87,29 @@ export const contractFixtureWith = (handledStore: HandledStore) => async (): Pro
       const name = await kit.createTopic(kit.name("target"));
       return { name, read: () => read(name) };
     },
-    deadLetterAgain: async (dlq) => {
-      const s = sources.get(dlq)!;
-      const total = (await (await kit.getAdmin()).fetchTopicOffsets(s.source)).reduce(
-        (n, o) => n + Number(o.high) - Number(o.low),
-        0,
+    deadLetterAgain: (dlq) => failNew(dlq),
+    deadLetterMore: async (dlq, letters) => {
+      await kit.produce(
+        sources.get(dlq)!.source,
+        letters.map((l) => ({ ...l, key: l.orderingKey ?? null })),
       );
-      // The application consumes what arrived since and fails on it, as its error handler would.
-      await kit.failingConsumer(s.source, dlq, total, { fails: (_v, i) => (i >= s.consumed ? FAIL : null) });
-      s.consumed = total;
+      await failNew(dlq);
     },
+    // Someone deletes records: a partition is truncated up to an offset, so only a partition's first
+    // letter can go alone (takeAwayFirstOnly).
+    takeAway: async (dlq, letter) => {
+      const at = parseLetterId(letter.id);
+      if (!at) throw new Error(`not a Kafka letter id: ${letter.id}`);
+      const admin = await kit.getAdmin();
+      // The admin may not know the topic's leader yet: deleteTopicRecords does not look it up.
+      await admin.fetchTopicMetadata({ topics: [dlq] });
+      await admin.deleteTopicRecords({
+        topic: dlq,
+        partitions: [{ partition: at.partition, offset: String(at.offset + 1n) }],
+      });
+      return true;
+    },
+    takeAwayFirstOnly: true,
     cleanup: async () => {
       await adapter.close();
       await cluster.disconnect();
@@ -93,5 +117,6 @@ export const contractFixtureWith = (handledStore: HandledStore) => async (): Pro
     },
     removesFromDlq: false,
     orderingKeys: true,
+    twins: false,
   };
 };

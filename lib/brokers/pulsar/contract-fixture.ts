@@ -6,7 +6,10 @@
  */
 import { PulsarAdapter } from "@/lib/brokers/pulsar/adapter";
 import { PulsarKit, dlqOf, testConfig, APP_SUBSCRIPTION } from "@/lib/brokers/pulsar/test-kit";
-import { shortName, type TopicName } from "@/lib/brokers/pulsar/client";
+import { PulsarSocket, shortName, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
+import { letterIdOf } from "@/lib/brokers/pulsar/message-id";
+import { readUnacked } from "@/lib/brokers/pulsar/reader";
+import { BrokerError, type Letter } from "@/lib/brokers/types";
 
 export { dlqOf };
 import type { BrokerContractFixture } from "@/lib/brokers/contract";
@@ -28,10 +31,51 @@ export async function readContractFixture(): Promise<BrokerContractFixture> {
   };
 }
 
+/** The frame id (WebSocket form) of this letter if the subscription has not acknowledged it. */
+async function unackedId(kit: PulsarKit, t: TopicName, sub: string, letterId: string): Promise<string | null> {
+  for await (const m of readUnacked(kit.ep, kit.admin, t, sub))
+    if (letterIdOf(m.id) === letterId) return m.frame.messageId;
+  return null;
+}
+
+/**
+ * Takes a letter away as someone else on the console's own subscription would: acknowledges it there
+ * (creating the subscription at the earliest message first, as the console does), then waits until
+ * the subscription's cursor shows it. False when the letter is not there (already acknowledged).
+ */
+async function takeAway(kit: PulsarKit, t: TopicName, sub: string, letter: Letter): Promise<boolean> {
+  await kit.admin
+    .request("PUT", `persistent/${topicPath(t)}/subscription/${encodeURIComponent(sub)}`, "create a subscription", {
+      body: { ledgerId: -1, entryId: -1, partitionIndex: -1 },
+    })
+    .catch((e: unknown) => {
+      if (!(e instanceof BrokerError && /exist/i.test(e.message + e.userMessage))) throw e;
+    });
+  const id = await unackedId(kit, t, sub, letter.id);
+  if (id === null) return false;
+  const acks = await PulsarSocket.open(
+    kit.ep,
+    `consumer/persistent/${topicPath(t)}/${encodeURIComponent(sub)}?subscriptionType=Shared&pullMode=true`,
+    "acknowledge a test letter",
+  );
+  try {
+    acks.send({ messageId: id });
+  } finally {
+    await acks.close();
+  }
+  const end = Date.now() + 15_000;
+  while ((await unackedId(kit, t, sub, letter.id)) !== null) {
+    if (Date.now() > end) throw new Error(`${shortName(t)}: the acknowledgement of ${letter.id} did not show`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return true;
+}
+
 export async function writeContractFixture(): Promise<RedriveContractFixture> {
   const kit = new PulsarKit();
   await kit.ensureNamespace();
-  const adapter = new PulsarAdapter(testConfig({ namespaces: [kit.ns] }));
+  const config = testConfig({ namespaces: [kit.ns] });
+  const adapter = new PulsarAdapter(config);
   const sources = new Map<string, { source: TopicName; dlq: TopicName; consumed: number }>();
   const read = async (t: TopicName): Promise<ArrivedLetter[]> =>
     (await kit.readAll(t)).map((f) => ({
@@ -59,11 +103,27 @@ export async function writeContractFixture(): Promise<RedriveContractFixture> {
       await kit.deadLetter(s.source, s.dlq, APP_SUBSCRIPTION, [], { expectNew: total - s.consumed });
       s.consumed = total;
     },
+    deadLetterMore: async (dlq, letters) => {
+      const s = sources.get(dlq)!;
+      await kit.deadLetter(
+        s.source,
+        s.dlq,
+        APP_SUBSCRIPTION,
+        letters.map((l) => ({
+          body: l.body,
+          properties: { ...(l.headers ?? {}), ...(l.messageId ? { "message-id": l.messageId } : {}) },
+          key: l.orderingKey ?? null,
+        })),
+      );
+      s.consumed += letters.length;
+    },
+    takeAway: (dlq, letter) => takeAway(kit, sources.get(dlq)!.dlq, config.subscription, letter),
     cleanup: async () => {
       await adapter.close();
       await kit.cleanup();
     },
     removesFromDlq: true,
     orderingKeys: true,
+    twins: false,
   };
 }

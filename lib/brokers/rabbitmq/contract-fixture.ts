@@ -5,6 +5,7 @@
  */
 import amqp, { type ConsumeMessage } from "amqplib";
 import type { ArrivedLetter, RedriveContractFixture, RedriveDestination } from "@/lib/brokers/contract-redrive";
+import type { Letter } from "@/lib/brokers/types";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { installRawHeaderHook } from "@/lib/brokers/rabbitmq/raw-headers";
@@ -61,6 +62,33 @@ export const destination = (name: string): RedriveDestination => ({
   read: async () => (await peek(name)).map(arrived),
 });
 
+/**
+ * Takes this letter out of `queue` as another consumer would: basic.get in queue order until it
+ * comes, ack it; the letters got before it go back to their places when the channel closes. A
+ * letter delivered to someone else and not acked (a running move's) is not there to get: false.
+ */
+export async function takeAway(queue: string, letter: Letter): Promise<boolean> {
+  const conn = await amqp.connect(AMQP_URL);
+  conn.on("error", () => undefined);
+  const ch = await conn.createChannel();
+  ch.on("error", () => undefined);
+  try {
+    for (;;) {
+      const m = await ch.get(queue, { noAck: false });
+      if (!m) return false;
+      const sameId = letter.messageId === null || m.properties.messageId === letter.messageId;
+      if (sameId && m.content.equals(Buffer.from(letter.body))) {
+        ch.ack(m);
+        return true;
+      }
+    }
+  } finally {
+    // Closing the channel after the ack makes the broker apply it and requeue the rest in place.
+    await ch.close().catch(() => undefined);
+    await conn.close().catch(() => undefined);
+  }
+}
+
 /** The RabbitMQ fixture of the redrive, remove and repair contracts (repair.integration.test.ts). */
 export const contractFixture = async (): Promise<RedriveContractFixture> => {
   const kit = new RabbitKit();
@@ -82,11 +110,19 @@ export const contractFixture = async (): Promise<RedriveContractFixture> => {
       await kit.rejectAll(source, n);
       await kit.waitDepth(dlq, before + n);
     },
+    deadLetterMore: async (dlq, letters) => {
+      const source = sources.get(dlq)!;
+      for (const l of letters) await kit.publish(source, l);
+      await kit.rejectAll(source, letters.length);
+    },
+    takeAway,
     cleanup: async () => {
       await adapter.close();
       await kit.cleanup();
     },
     removesFromDlq: true,
     orderingKeys: false,
+    // Letters without a message_id are identified by content and told apart by their order.
+    twins: true,
   };
 };

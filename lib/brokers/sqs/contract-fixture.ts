@@ -4,16 +4,21 @@
  * the origin is the only source queue). A module of its own, not a test file, so that each
  * contract's test file can use it without running the others' tests. Never used by the app.
  */
-import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, type Message } from "@aws-sdk/client-sqs";
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  type Message,
+} from "@aws-sdk/client-sqs";
 import type { ArrivedLetter, RedriveContractFixture, RedriveDestination } from "@/lib/brokers/contract-redrive";
-import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS, REPAIR_HEADER, type Letter } from "@/lib/brokers/types";
 import type { SqsConnectionConfig } from "@/lib/config";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { readMarkers } from "@/lib/brokers/sqs/markers";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";
 
-/** Everything in a queue, without taking it away: receive until empty, then release it all at once. */
-export async function peekAll(kit: SqsKit, url: string): Promise<Message[]> {
+/** Receives what is visible in a queue, each held for 20 s, until two receives come back empty or one brings a letter `stop` picks. */
+async function receiveAll(kit: SqsKit, url: string, stop: (m: Message) => boolean = () => false): Promise<Message[]> {
   const got: Message[] = [];
   let empties = 0;
   while (empties < 2) {
@@ -29,8 +34,13 @@ export async function peekAll(kit: SqsKit, url: string): Promise<Message[]> {
     );
     const ms = out.Messages ?? [];
     got.push(...ms);
+    if (ms.some(stop)) break;
     empties = ms.length ? 0 : empties + 1;
   }
+  return got;
+}
+
+async function release(kit: SqsKit, url: string, got: Message[]): Promise<void> {
   for (let i = 0; i < got.length; i += 10) {
     const batch = got.slice(i, i + 10);
     await kit.sqs.send(
@@ -40,6 +50,12 @@ export async function peekAll(kit: SqsKit, url: string): Promise<Message[]> {
       }),
     );
   }
+}
+
+/** Everything in a queue, without taking it away: receive until empty, then release it all at once. */
+export async function peekAll(kit: SqsKit, url: string): Promise<Message[]> {
+  const got = await receiveAll(kit, url);
+  await release(kit, url, got);
   const seq = (m: Message) => BigInt(m.Attributes?.SequenceNumber ?? "0");
   const sent = (m: Message) => Number(m.Attributes?.SentTimestamp ?? 0);
   return got.sort((a, b) => (seq(a) !== seq(b) ? (seq(a) < seq(b) ? -1 : 1) : sent(a) - sent(b)));
@@ -112,12 +128,45 @@ export function sqsContractFixture(
         const back = (await kit.count(m.sourceUrl)) + (await kit.count(m.dlqUrl));
         await kit.failUntilMoved(m.sourceUrl, m.dlqUrl, back);
       },
+      // Another consumer: receive until the letter comes, delete it, release the rest. A letter in
+      // flight elsewhere (a running move's) cannot be received: false.
+      takeAway: async (dlq, letter: Letter) => {
+        const url = made.get(dlq)!.dlqUrl;
+        const body = Buffer.from(letter.body).toString("utf8");
+        const got = await receiveAll(kit, url, (m) => m.Body === body);
+        const hit = got.find((m) => m.Body === body);
+        if (hit) await kit.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: hit.ReceiptHandle! }));
+        await release(
+          kit,
+          url,
+          got.filter((m) => m !== hit),
+        );
+        return hit !== undefined;
+      },
+      deadLetterMore: async (dlq, letters) => {
+        const m = made.get(dlq)!;
+        for (const l of letters) await kit.send(m.sourceUrl, { ...l, groupId: l.orderingKey }, fifo);
+        // Received past maxReceiveCount, the server moves them: the source is empty again.
+        const end = Date.now() + 30_000;
+        while ((await kit.count(m.sourceUrl)) > 0) {
+          if (Date.now() > end) throw new Error(`${m.source}: letters not dead-lettered within 30 s`);
+          await kit.sqs.send(
+            new ReceiveMessageCommand({
+              QueueUrl: m.sourceUrl,
+              MaxNumberOfMessages: 10,
+              VisibilityTimeout: 0,
+              WaitTimeSeconds: 0,
+            }),
+          );
+        }
+      },
       cleanup: async () => {
         await adapter.close();
         await kit.cleanup();
       },
       removesFromDlq: true,
       orderingKeys: fifo,
+      twins: false,
     };
   };
 }
