@@ -36,9 +36,10 @@ import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers
 import { discoverDlqs, queueKindOf, safeCopiesOf, type QueueKind } from "@/lib/brokers/rabbitmq/discovery";
 import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
 import { readRiskOf } from "@/lib/brokers/rabbitmq/risk";
-import { OccurrenceCounter, baseLetterId, isLetterId } from "@/lib/brokers/rabbitmq/identity";
+import { OccurrenceCounter, baseLetterId, isLetterId, twinOf } from "@/lib/brokers/rabbitmq/identity";
 import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
-import { moveLetters, removeLetters, type MoverContext } from "@/lib/brokers/rabbitmq/mover";
+import { moveLetters, removeLetters } from "@/lib/brokers/rabbitmq/mover";
+import type { MoverContext } from "@/lib/brokers/rabbitmq/walk";
 import { republishRabbit } from "@/lib/brokers/rabbitmq/republish";
 import {
   DEFAULT_SAFE_QUEUE_SUFFIX,
@@ -568,11 +569,16 @@ export class RabbitMqAdapter implements BrokerAdapter {
     const configOrigin = this.configOriginOf(name);
     try {
       const occ = new OccurrenceCounter();
+      // No letter with exactly this id, but a twin (same content, another occurrence number: `k-X`
+      // once `k-X~2`'s twin left): that twin is the letter, so its URL keeps working.
+      let twin: Letter | null = null;
       for (let pos = 0; ; pos++) {
         const m = await reader.next(opts.signal);
-        if (!m) return null;
+        if (!m) return opts.signal?.aborted ? null : twin;
         const ident = letterIdOf(m, occ);
         if (ident.id === id) return toLetter(m, ident, pos, { maxBodyBytes: opts.maxBodyBytes, configOrigin });
+        if (!twin && twinOf(ident.id) === twinOf(id))
+          twin = toLetter(m, ident, pos, { maxBodyBytes: opts.maxBodyBytes, configOrigin });
       }
     } catch (e) {
       throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
@@ -611,7 +617,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
     };
   }
 
-  /** See `BrokerAdapter.removeLetters`: the same walk as moveLetters (mover.ts), delivering to `beforeRemove`. */
+  /** See `BrokerAdapter.removeLetters`: the same walk as moveLetters (mover.ts, walk.ts), delivering to `beforeRemove`. */
   removeLetters(dlq: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncIterable<RemoveResult> {
     return removeLetters(this.moverContext(dlq), dlq, requests, opts);
   }

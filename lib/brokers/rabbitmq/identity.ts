@@ -5,7 +5,8 @@
  * role that sees the payload masked check guesses of the masked values against it (issue 14).
  * Ids of the earlier unkeyed form (`f-`) are still accepted, and simply no longer found. Identical
  * letters (same base id, which at-least-once dead-lettering can produce) are told apart by
- * occurrence order in the queue: the second is `<base>~2`, the third `<base>~3`.
+ * occurrence order in the queue: the second is `<base>~2`, the third `<base>~3`. Such twins are
+ * interchangeable: a request for one is answered by any of them still in the DLQ (`twinOf`).
  */
 import { createHmac } from "node:crypto";
 import { derivedKey } from "@/lib/crypto/derived-keys";
@@ -53,6 +54,15 @@ export function fingerprint(bodySha256: string, properties: HeaderEntry[], heade
 export function baseLetterId(messageId: string | null, fp: () => string): string {
   if (messageId !== null && messageId !== "") return `m-${Buffer.from(messageId, "utf8").toString("base64url")}`;
   return `k-${fp()}`;
+}
+
+/**
+ * The content twins share: the id without its occurrence suffix (`k-X~2` → `k-X`). Twins are
+ * interchangeable (move-rules.ts, `RequestBook`): which of them is `~2` depends only on the order
+ * they are read in, and shifts as soon as one of them leaves the DLQ.
+ */
+export function twinOf(id: string): string {
+  return id.replace(/~[1-9][0-9]*$/, "");
 }
 
 export function isLetterId(id: string): boolean {

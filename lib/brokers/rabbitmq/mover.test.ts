@@ -4,16 +4,16 @@ import { REDRIVE_HEADERS } from "@/lib/brokers/types";
 import { decodeFieldTable } from "@/lib/brokers/rabbitmq/field-table";
 import { RAW_HEADERS } from "@/lib/brokers/rabbitmq/raw-headers";
 import {
-  contentHeaderFrame,
-  describeRoute,
   int32Entry,
   longstrEntry,
-  originRoute,
   parseProperties,
-  publishMethodFrame,
   rebuildProperties,
   tableEntries,
-} from "@/lib/brokers/rabbitmq/mover";
+} from "@/lib/brokers/rabbitmq/amqp-properties";
+import { contentHeaderFrame, publishMethodFrame } from "@/lib/brokers/rabbitmq/raw-publish";
+import { describeRoute, originRoute, routeQueue } from "@/lib/brokers/rabbitmq/route";
+import { twinOf } from "@/lib/brokers/rabbitmq/identity";
+import { RequestBook } from "@/lib/brokers/move-rules";
 
 const u32 = (n: number) => {
   const b = Buffer.alloc(4);
@@ -230,5 +230,41 @@ describe("origin routes", () => {
     expect(originRoute(msg(str("x-app", "a")), "cfg")).toMatchObject({ exchange: "", routingKey: "cfg" });
     const none = originRoute(msg(str("x-app", "a")), null);
     expect("error" in none && none.error).toMatch(/cannot be derived.*explicitly/);
+  });
+});
+
+describe("the queue a route names (MoveResult.target)", () => {
+  it("is the routing key through the default exchange, and none through another exchange", () => {
+    expect(routeQueue({ exchange: "", routingKey: "orders", words: describeRoute("", "orders") })).toBe("orders");
+    expect(routeQueue({ exchange: "orders.x", routingKey: "orders", words: "" })).toBeNull();
+  });
+});
+
+describe("twins", () => {
+  it("share the id without its occurrence suffix", () => {
+    expect(twinOf("k-abc")).toBe("k-abc");
+    expect(twinOf("k-abc~2")).toBe("k-abc");
+    expect(twinOf("k-abc~13")).toBe("k-abc");
+    expect(twinOf("m-b3JkZXI~2")).toBe("m-b3JkZXI");
+    // Only a trailing occurrence number is a suffix.
+    expect(twinOf("k-a~2b")).toBe("k-a~2b");
+    expect(twinOf("k-abc~0")).toBe("k-abc~0");
+  });
+
+  it("answer a request for one another in the shared request book, by id first, then by content", () => {
+    const book = new RequestBook(
+      [
+        { letterId: "k-X~2", sha256: "AB" },
+        { letterId: "k-Y", sha256: "cd" },
+        { letterId: "k-X~2", sha256: "ab" },
+      ],
+      twinOf,
+    );
+    expect(book.size).toBe(2); // a repeated id is one request
+    expect(book.take({ letterId: "k-Z", sha256: "ab" })).toBeNull();
+    expect(book.take({ letterId: "k-X", sha256: "ff" })).toBeNull(); // another content is not a twin
+    expect(book.take({ letterId: "k-X", sha256: "ab" })).toEqual({ letterId: "k-X~2", sha256: "AB" });
+    expect(book.take({ letterId: "k-X~2", sha256: "ab" })).toBeNull(); // answered once
+    expect(book.pending().map((r) => r.letterId)).toEqual(["k-Y"]);
   });
 });

@@ -10,14 +10,8 @@ import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
 import { arrived, contractFixture, peek } from "@/lib/brokers/rabbitmq/contract-fixture";
-import {
-  installRawPublish,
-  int32Entry,
-  longstrEntry,
-  parseProperties,
-  publishRaw,
-  tableEntries,
-} from "@/lib/brokers/rabbitmq/mover";
+import { int32Entry, longstrEntry, parseProperties, tableEntries } from "@/lib/brokers/rabbitmq/amqp-properties";
+import { installRawPublish, publishRaw } from "@/lib/brokers/rabbitmq/raw-publish";
 
 const text = (s: string) => new TextEncoder().encode(s);
 
@@ -68,6 +62,7 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
         letterId: letters[0].id,
         outcome: "moved",
         destination: `default exchange, routing key "${work}" (queue "${work}")`,
+        target: work,
         reason: null,
         orderingKey: null,
       },

@@ -8,7 +8,7 @@ import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
 import { contractFixture, peek } from "@/lib/brokers/rabbitmq/contract-fixture";
-import { parseProperties, tableEntries } from "@/lib/brokers/rabbitmq/mover";
+import { parseProperties, tableEntries } from "@/lib/brokers/rabbitmq/amqp-properties";
 
 runRepairContract("rabbitmq", contractFixture);
 

@@ -7,11 +7,11 @@ import {
   longstrEntry,
   parseProperties,
   rebuildProperties,
-  repairEditsOf,
   shortstrOf,
   tableEntries,
-} from "@/lib/brokers/rabbitmq/mover";
-import { archiveFailure, repairRefusal } from "@/lib/brokers/rabbitmq/repair";
+} from "@/lib/brokers/rabbitmq/amqp-properties";
+import { moveWords, repairRefusal } from "@/lib/brokers/move-rules";
+import { REPAIR_RULES, repairEditsOf } from "@/lib/brokers/rabbitmq/repair";
 
 const u32 = (n: number) => {
   const b = Buffer.alloc(4);
@@ -115,7 +115,9 @@ describe("rebuildProperties with a repair's edits", () => {
   });
 });
 
-describe("repairRefusal", () => {
+describe("repairRefusal with RabbitMQ's rules", () => {
+  const refusal = (r: Omit<LetterRepair, "operationId">) => repairRefusal({ operationId: "op", ...r }, REPAIR_RULES);
+
   it("refuses broker-managed and console headers, whether set or removed, in any case", () => {
     const edits: Array<Omit<LetterRepair, "operationId">> = [
       { setHeaders: { "x-dlq-redrive-count": "0" } },
@@ -124,41 +126,40 @@ describe("repairRefusal", () => {
       { removeHeaders: ["x-delivery-count"] },
     ];
     for (const r of edits) {
-      expect(repairRefusal({ operationId: "op", ...r }), JSON.stringify(r)).toMatch(
-        /cannot be changed by a repair.*Nothing was published/,
+      expect(refusal(r), JSON.stringify(r)).toMatch(
+        /kept by RabbitMQ or the console .* cannot be changed by a repair.*Nothing was published; the letter stays in the DLQ/,
       );
     }
   });
 
   it("refuses names RabbitMQ cannot carry, a name both set and removed, and a correlation id over 255 bytes", () => {
-    expect(repairRefusal({ operationId: "op", setHeaders: { "": "v" } })).toMatch(/not one RabbitMQ accepts/);
-    expect(repairRefusal({ operationId: "op", removeHeaders: ["é".repeat(128)] })).toMatch(/not one RabbitMQ accepts/);
-    expect(repairRefusal({ operationId: "op", setHeaders: { "x-a": "1" }, removeHeaders: ["x-a"] })).toMatch(
-      /both set and removed/,
+    expect(refusal({ setHeaders: { "": "v" } })).toMatch(/header without a name/);
+    expect(refusal({ removeHeaders: ["é".repeat(128)] })).toMatch(/not one RabbitMQ accepts \(1 to 255 bytes\)/);
+    expect(refusal({ setHeaders: { ["é".repeat(127)]: "v" } })).toBeNull(); // 254 bytes
+    expect(refusal({ setHeaders: { "x-a": "1" }, removeHeaders: ["x-a"] })).toMatch(/both set and removed/);
+    expect(refusal({ correlationId: "c".repeat(256) })).toMatch(
+      /longer than RabbitMQ's 255 bytes\. Nothing was published/,
     );
-    expect(repairRefusal({ operationId: "op", correlationId: "c".repeat(256) })).toMatch(/255 bytes/);
-    expect(
-      repairRefusal({
-        operationId: "op",
-        setHeaders: { "x-a": "1" },
-        removeHeaders: ["x-b"],
-        correlationId: "c".repeat(255),
-      }),
-    ).toBeNull();
+    expect(refusal({ correlationId: "é".repeat(128) })).toMatch(/255 bytes/); // 256 bytes in UTF-8
+    expect(refusal({ setHeaders: { "x-a": "1" }, removeHeaders: ["x-b"], correlationId: "c".repeat(255) })).toBeNull();
+    expect(refusal({ refuse: "Not repaired: the patch does not apply." })).toBe(
+      "Not repaired: the patch does not apply.",
+    );
   });
 });
 
-describe("archiveFailure", () => {
+describe("the words for a repaired copy whose original could not be archived", () => {
   it("says the copy was published and the original stays, quoting an operator message but never a raw one", () => {
-    const raw = archiveFailure(
+    const words = moveWords("move");
+    const raw = words.copyNotArchived(
       new Error("connection terminated: pg secret"),
       'default exchange, routing key "q" (queue "q")',
       "replay-1",
     );
-    expect(raw).toMatch(/repaired copy \(message id replay-1\) was published/);
+    expect(raw).toMatch(/repaired copy \(replay-1\) was published/);
     expect(raw).toMatch(/original stays in the DLQ/);
     expect(raw).not.toContain("pg secret");
-    const app = archiveFailure(
+    const app = words.copyNotArchived(
       new AppError("unavailable:database", { message: "x", userMessage: "The archive is unavailable." }),
       "q",
       null,

@@ -1,48 +1,45 @@
 /**
- * Repair and resubmit on RabbitMQ (issue 18): which edits of a letter's copy the adapter accepts,
- * and in what words it says why a repaired letter stayed in the DLQ. The bytes are written by the
- * mover (`rebuildProperties` with extra edits), which copies everything not named here exactly.
+ * Repair and resubmit on RabbitMQ (issue 18): RabbitMQ's limits on a repair (the shared refusal,
+ * `repairRefusal` in move-rules.ts, applies them), and the edits of a letter's copy as bytes. The
+ * bytes are written by the mover (`rebuildProperties` with these edits), which copies everything
+ * not named here exactly.
  *
  * Header names are compared as the broker holds them: an AMQP field name is a shortstr of bytes,
  * so an operator's name is matched by its UTF-8 bytes against each entry's raw name bytes. The
- * mover's table code keys names as latin1 strings (one char per byte), so `nameKey` turns a name
- * into that form; two names that differ only in case are different headers to RabbitMQ.
+ * table code keys names as latin1 strings (one char per byte), so `nameKey` turns a name into that
+ * form; two names that differ only in case are different headers to RabbitMQ.
  */
-import { isAppError } from "@/lib/errors";
-import { isManagedHeaderName, type LetterRepair } from "@/lib/brokers/types";
+import { REPAIR_HEADER, type LetterRepair } from "@/lib/brokers/types";
+import type { RepairRules } from "@/lib/brokers/move-rules";
+import {
+  F_CORRELATION_ID,
+  F_MESSAGE_ID,
+  longstrEntry,
+  type PropertyEdits,
+} from "@/lib/brokers/rabbitmq/amqp-properties";
 
 const SHORTSTR_MAX = 255;
 
-/** The name as the mover's table code keys it: its UTF-8 bytes, one latin1 char per byte. */
-export function nameKey(name: string): string {
-  return Buffer.from(name, "utf8").toString("latin1");
-}
-
 const quoted = (name: string) => `"${name.length > 80 ? `${name.slice(0, 80)}…` : name}"`;
 
-/**
- * Why this repair cannot be applied to any letter, in the operator's words, or null. The console
- * checks locked fields before it asks (lib/repair); this is the adapter's own guard against a
- * crafted request, so a broker-managed or console header is never rewritten whoever calls.
- */
-export function repairRefusal(repair: LetterRepair): string | null {
-  if (repair.refuse) return repair.refuse;
-  const set = Object.keys(repair.setHeaders ?? {});
-  const remove = repair.removeHeaders ?? [];
-  const managed = [...set, ...remove].find((n) => isManagedHeaderName(n));
-  if (managed !== undefined) {
-    return `The header ${quoted(managed)} is kept by RabbitMQ or the console (broker history and x-dlq-* markers) and cannot be changed by a repair. Nothing was published; the letter stays in the DLQ.`;
-  }
-  const bad = [...set, ...remove].find((n) => n.length === 0 || Buffer.byteLength(n, "utf8") > SHORTSTR_MAX);
-  if (bad !== undefined)
-    return `The header name ${quoted(bad)} is not one RabbitMQ accepts (1 to 255 bytes). Nothing was published; the letter stays in the DLQ.`;
-  const both = set.find((n) => remove.includes(n));
-  if (both !== undefined)
-    return `The header ${quoted(both)} is both set and removed by this repair: keep one of the two. Nothing was published; the letter stays in the DLQ.`;
-  if (repair.correlationId !== undefined && Buffer.byteLength(repair.correlationId, "utf8") > SHORTSTR_MAX) {
-    return "The new correlation id is longer than RabbitMQ's 255 bytes. Nothing was published; the letter stays in the DLQ.";
-  }
-  return null;
+/** What RabbitMQ accepts in a repair: header names and the correlation id are shortstrs (at most 255 bytes). */
+export const REPAIR_RULES: RepairRules = {
+  noun: "header",
+  managedBy: "RabbitMQ or the console (broker history and x-dlq-* markers)",
+  dlq: "DLQ",
+  nameProblem: (name) =>
+    Buffer.byteLength(name, "utf8") > SHORTSTR_MAX
+      ? `The header name ${quoted(name)} is not one RabbitMQ accepts (1 to 255 bytes).`
+      : null,
+  otherProblem: (repair) =>
+    repair.correlationId !== undefined && Buffer.byteLength(repair.correlationId, "utf8") > SHORTSTR_MAX
+      ? "The new correlation id is longer than RabbitMQ's 255 bytes."
+      : null,
+};
+
+/** The name as the table code keys it: its UTF-8 bytes, one latin1 char per byte. */
+export function nameKey(name: string): string {
+  return Buffer.from(name, "utf8").toString("latin1");
 }
 
 /** The operator's header edits, keyed as `nameKey` gives them: the new text value, or null to drop the header. */
@@ -54,12 +51,14 @@ export function headerEdits(repair: LetterRepair): Map<string, string | null> {
 }
 
 /**
- * Why a letter whose copy was confirmed stayed in the DLQ because `beforeRemove` (the archive)
- * threw: the copy is out there, so the operator must know there is now a duplicate. An AppError's
- * operator message is quoted; any other error's message is never shown.
+ * A repair's edits as bytes: the operator's headers (text values, 'S'), the repair marker, and a
+ * new message (message-id = the replay id; correlation-id only where the operator gave one).
  */
-export function archiveFailure(e: unknown, where: string, copyId: string | null): string {
-  const why = isAppError(e) ? e.userMessage.replace(/\.$/, "") : "the console could not archive the original";
-  const copy = copyId ? `The repaired copy (message id ${copyId})` : "The copy";
-  return `${copy} was published to ${where} and confirmed, but the original was not removed: ${why}. The original stays in the DLQ, so the copy is a duplicate of it; check the target before moving this letter again.`;
+export function repairEditsOf(repair: LetterRepair, newMessageId: string): PropertyEdits {
+  const headers = new Map<string, Buffer | null>();
+  for (const [key, value] of headerEdits(repair)) headers.set(key, value === null ? null : longstrEntry(key, value));
+  headers.set(nameKey(REPAIR_HEADER), longstrEntry(REPAIR_HEADER, repair.operationId));
+  const shortstrs = new Map<number, string>([[F_MESSAGE_ID, newMessageId]]);
+  if (repair.correlationId !== undefined) shortstrs.set(F_CORRELATION_ID, repair.correlationId);
+  return { headers, shortstrs };
 }

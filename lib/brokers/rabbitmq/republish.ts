@@ -12,15 +12,10 @@ import { BrokerError, type RepublishOptions, type RepublishRequest, type Republi
 import { openEach, republishFailed as failed, unb64 } from "@/lib/brokers/envelope";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
-import {
-  installRawPublish,
-  parseProperties,
-  publishRaw,
-  userIdRefusal,
-  withPersistentDelivery,
-  type MoverContext,
-  type RabbitEnvelope,
-} from "@/lib/brokers/rabbitmq/mover";
+import { parseProperties, userIdRefusal, withPersistentDelivery } from "@/lib/brokers/rabbitmq/amqp-properties";
+import { installRawPublish, publishRaw } from "@/lib/brokers/rabbitmq/raw-publish";
+import type { RabbitEnvelope } from "@/lib/brokers/rabbitmq/mover";
+import type { MoverContext } from "@/lib/brokers/rabbitmq/walk";
 
 interface Pending {
   req: RepublishRequest;

@@ -3,7 +3,7 @@
  * count against its letters (a quorum queue with a delivery limit) is emptied, once, into a durable
  * classic queue, where reading counts nothing.
  *
- * The move is the mover's walk (mover.ts) over every letter present at the start: each letter is
+ * The move is the mover's walk (walk.ts) over every letter present at the start: each letter is
  * read once, published to the target through the default exchange on the walk's confirm channel
  * (mandatory + persistent) with its basic.properties byte for byte as delivered (only delivery-mode
  * is set to 2, so a transient letter that a quorum queue kept on disk stays on disk), and acked in
@@ -18,17 +18,9 @@ import { sha256Hex } from "@/lib/brokers/display";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
 import { SAFE_COPY_ARG } from "@/lib/brokers/rabbitmq/discovery";
-import {
-  describeRoute,
-  forRequestedLetters,
-  is404,
-  parseProperties,
-  publishConfirmed,
-  userIdRefusal,
-  withPersistentDelivery,
-  type MoverContext,
-  type Route,
-} from "@/lib/brokers/rabbitmq/mover";
+import { parseProperties, userIdRefusal, withPersistentDelivery } from "@/lib/brokers/rabbitmq/amqp-properties";
+import { describeRoute, type Route } from "@/lib/brokers/rabbitmq/route";
+import { forRequestedLetters, is404, publishConfirmed, type MoverContext } from "@/lib/brokers/rabbitmq/walk";
 
 export const DEFAULT_SAFE_QUEUE_SUFFIX = ".safe";
 

@@ -1,0 +1,231 @@
+/**
+ * AMQP 0-9-1 basic.properties as bytes: parse the raw properties a delivery carried (raw-headers.ts
+ * captures them), walk a field table entry by entry, and rebuild the properties with the redrive
+ * markers (and a repair's edits) while every other property and header entry stays byte for byte.
+ * amqplib's own encoding would lose 64-bit integers, longstrs that are not valid UTF-8, type tags
+ * and the order of integer-like keys, so the movers never hand headers to it (raw-publish.ts).
+ */
+import { REDRIVE_HEADERS } from "@/lib/brokers/types";
+
+export const F_HEADERS = 0x2000;
+export const F_DELIVERY_MODE = 0x1000;
+export const F_USER_ID = 0x0010;
+export const F_MESSAGE_ID = 0x0080;
+export const F_CORRELATION_ID = 0x0400;
+export const F_CONTINUATION = 0x0001;
+
+/** Property flags in wire order, with how each is encoded. */
+const PROPERTY_LAYOUT: Array<[number, "shortstr" | "table" | "octet" | "u64"]> = [
+  [0x8000, "shortstr"], // content-type
+  [0x4000, "shortstr"], // content-encoding
+  [0x2000, "table"], // headers
+  [0x1000, "octet"], // delivery-mode
+  [0x0800, "octet"], // priority
+  [0x0400, "shortstr"], // correlation-id
+  [0x0200, "shortstr"], // reply-to
+  [0x0100, "shortstr"], // expiration
+  [0x0080, "shortstr"], // message-id
+  [0x0040, "u64"], // timestamp
+  [0x0020, "shortstr"], // type
+  [0x0010, "shortstr"], // user-id
+  [0x0008, "shortstr"], // app-id
+  [0x0004, "shortstr"], // cluster-id
+];
+
+export interface ParsedProperties {
+  flags: number;
+  /** Each present property's encoded bytes (length prefix included), by flag. */
+  fields: Map<number, Buffer>;
+}
+
+export function parseProperties(raw: Buffer): ParsedProperties {
+  if (raw.length < 2) throw new RangeError("basic.properties truncated");
+  const flags = raw.readUInt16BE(0);
+  if (flags & F_CONTINUATION) throw new RangeError("basic.properties with a continuation flag");
+  let pos = 2;
+  const fields = new Map<number, Buffer>();
+  const need = (n: number) => {
+    if (pos + n > raw.length) throw new RangeError("basic.properties truncated");
+  };
+  for (const [flag, kind] of PROPERTY_LAYOUT) {
+    if (!(flags & flag)) continue;
+    let len: number;
+    if (kind === "shortstr") {
+      need(1);
+      len = 1 + raw.readUInt8(pos);
+    } else if (kind === "table") {
+      need(4);
+      len = 4 + raw.readUInt32BE(pos);
+    } else len = kind === "octet" ? 1 : 8;
+    need(len);
+    fields.set(flag, raw.subarray(pos, pos + len));
+    pos += len;
+  }
+  if (pos !== raw.length) throw new RangeError("basic.properties length mismatch");
+  return { flags, fields };
+}
+
+/** The string value of a shortstr property as raw bytes (no length prefix), or null. */
+export function shortstrOf(p: ParsedProperties, flag: number): Buffer | null {
+  const b = p.fields.get(flag);
+  return b ? b.subarray(1) : null;
+}
+
+/** Skips one field value at `pos` (its type tag included) and returns the position after it. */
+function skipValue(buf: Buffer, pos: number): number {
+  const need = (n: number) => {
+    if (pos + n > buf.length) throw new RangeError("field table truncated");
+  };
+  need(1);
+  const tag = String.fromCharCode(buf[pos++]);
+  const fixed: Record<string, number> = {
+    t: 1,
+    b: 1,
+    B: 1,
+    s: 2,
+    u: 2,
+    I: 4,
+    i: 4,
+    l: 8,
+    f: 4,
+    d: 8,
+    D: 5,
+    T: 8,
+    V: 0,
+  };
+  if (tag in fixed) {
+    need(fixed[tag]);
+    return pos + fixed[tag];
+  }
+  if (tag === "S" || tag === "x" || tag === "F" || tag === "A") {
+    need(4);
+    const len = buf.readUInt32BE(pos);
+    need(4 + len);
+    return pos + 4 + len;
+  }
+  throw new RangeError(`unknown field type ${JSON.stringify(tag)}`);
+}
+
+/** The entries of a field table (without its length prefix): name and the exact bytes of the whole entry. */
+export function tableEntries(table: Buffer): Array<{ name: string; bytes: Buffer }> {
+  const out: Array<{ name: string; bytes: Buffer }> = [];
+  let pos = 0;
+  while (pos < table.length) {
+    const start = pos;
+    const nameLen = table.readUInt8(pos);
+    if (pos + 1 + nameLen > table.length) throw new RangeError("field table truncated");
+    const name = table.subarray(pos + 1, pos + 1 + nameLen).toString("latin1");
+    pos = skipValue(table, pos + 1 + nameLen);
+    out.push({ name, bytes: table.subarray(start, pos) });
+  }
+  return out;
+}
+
+function entry(name: string, tag: string, payload: Buffer): Buffer {
+  const n = Buffer.from(name, "latin1");
+  return Buffer.concat([Buffer.from([n.length]), n, Buffer.from(tag, "latin1"), payload]);
+}
+export function longstrEntry(name: string, value: string | Buffer): Buffer {
+  const v = typeof value === "string" ? Buffer.from(value, "utf8") : value;
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(v.length);
+  return entry(name, "S", Buffer.concat([len, v]));
+}
+export function int32Entry(name: string, value: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(value);
+  return entry(name, "I", b);
+}
+
+export interface MarkerValues {
+  redriveId: string;
+  replayId: string;
+  redriveCount: number;
+  /** Used only when the letter does not carry x-dlq-original-message-id yet (bytes: kept as they were). */
+  originalMessageId: string | Buffer | null;
+}
+
+/**
+ * What a repair changes besides the markers (repair.ts says which edits are allowed). Header
+ * names are keyed as `tableEntries` gives them (latin1: one char per raw byte).
+ */
+export interface PropertyEdits {
+  /** Entry bytes that replace the entry of that name in place (or are appended), or null: the entry is dropped. */
+  headers: Map<string, Buffer | null>;
+  /** Shortstr properties to set (message-id, correlation-id), by property flag. */
+  shortstrs: Map<number, string>;
+}
+
+/**
+ * The letter's properties with the redrive markers set and delivery-mode 2; everything else byte
+ * for byte. Markers already present are replaced in place (never appended twice);
+ * x-dlq-original-message-id is kept when present. Header names are compared byte-exact. `edits`
+ * (a repair) are applied the same way: a named entry is replaced in place or dropped, a new one
+ * appended before the markers; the shortstr properties it names are set.
+ */
+export function rebuildProperties(raw: Buffer, m: MarkerValues, edits?: PropertyEdits): Buffer {
+  const p = parseProperties(raw);
+  const oldTable = p.fields.get(F_HEADERS);
+  const entries = oldTable ? tableEntries(oldTable.subarray(4)) : [];
+  const replace = new Map<string, Buffer | null>(edits?.headers);
+  replace.set(REDRIVE_HEADERS.redriveId, longstrEntry(REDRIVE_HEADERS.redriveId, m.redriveId));
+  replace.set(REDRIVE_HEADERS.replayId, longstrEntry(REDRIVE_HEADERS.replayId, m.replayId));
+  replace.set(REDRIVE_HEADERS.redriveCount, int32Entry(REDRIVE_HEADERS.redriveCount, m.redriveCount));
+  const hasOriginal = entries.some((e) => e.name === REDRIVE_HEADERS.originalMessageId);
+  if (!hasOriginal && m.originalMessageId !== null)
+    replace.set(
+      REDRIVE_HEADERS.originalMessageId,
+      longstrEntry(REDRIVE_HEADERS.originalMessageId, m.originalMessageId),
+    );
+  const parts: Buffer[] = [];
+  const done = new Set<string>();
+  for (const e of entries) {
+    if (!replace.has(e.name)) {
+      parts.push(e.bytes);
+      continue;
+    }
+    // A duplicate entry of a replaced name (only possible in a hand-made table) is dropped: one value each.
+    const r = replace.get(e.name);
+    if (r && !done.has(e.name)) parts.push(r);
+    done.add(e.name);
+  }
+  for (const [name, r] of replace) if (r && !done.has(name)) parts.push(r);
+  const body = Buffer.concat(parts);
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(body.length);
+  p.fields.set(F_HEADERS, Buffer.concat([len, body]));
+  p.fields.set(F_DELIVERY_MODE, Buffer.from([2]));
+  let flags = p.flags | F_HEADERS | F_DELIVERY_MODE;
+  for (const [flag, value] of edits?.shortstrs ?? []) {
+    p.fields.set(flag, shortstr(value));
+    flags |= flag;
+  }
+  return serializeProperties(flags, p.fields);
+}
+
+/** The properties byte for byte, with delivery-mode 2 (persistent). */
+export function withPersistentDelivery(raw: Buffer): Buffer {
+  const p = parseProperties(raw);
+  p.fields.set(F_DELIVERY_MODE, Buffer.from([2]));
+  return serializeProperties(p.flags | F_DELIVERY_MODE, p.fields);
+}
+
+function serializeProperties(flags: number, fields: Map<number, Buffer>): Buffer {
+  const out: Buffer[] = [Buffer.from([flags >> 8, flags & 0xff])];
+  for (const [flag] of PROPERTY_LAYOUT) if (flags & flag) out.push(fields.get(flag)!);
+  return Buffer.concat(out);
+}
+
+/** A shortstr (length byte + UTF-8 bytes); a RangeError over 255 bytes. */
+export function shortstr(s: string): Buffer {
+  const b = Buffer.from(s, "utf8");
+  if (b.length > 255) throw new RangeError("shortstr longer than 255 bytes");
+  return Buffer.concat([Buffer.from([b.length]), b]);
+}
+
+/** RabbitMQ only accepts a user-id property equal to the publishing user: why this letter cannot be published, or null. */
+export function userIdRefusal(parsed: ParsedProperties, username: string): string | null {
+  const userId = shortstrOf(parsed, F_USER_ID);
+  if (!userId || userId.toString("utf8") === username) return null;
+  return `The letter carries user-id "${userId.toString("utf8")}", and RabbitMQ only accepts a user-id equal to the publishing user ("${username}").`;
+}
