@@ -9,6 +9,9 @@ import { BrokerError } from "@/lib/brokers/types";
 import type { SampleEvidence, SampleWatchOps } from "@/lib/brokers/target-readers";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import type { Consumer } from "kafkajs";
+import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
+import { KafkaKit, testConfig as kafkaConfig } from "@/lib/brokers/kafka/test-kit";
 
 /** Looks until `done` holds or the deadline passes; returns the last evidence either way. */
 async function evidenceUntil(
@@ -136,5 +139,112 @@ describe.concurrent("rabbitmq sample watch", () => {
     await expectNotFound(watch.readers(q));
     await expectNotFound(watch.mark(q));
     await expectNotFound(watch.evidence(q, { queue: q, at: Date.now(), ready: 0 }));
+  });
+});
+
+describe.concurrent("kafka sample watch", () => {
+  const kit = new KafkaKit();
+  const adapter = new KafkaAdapter(kafkaConfig({ id: `sample-watch-${kit.prefix}` }), { handledStore: null });
+  const watch = adapter.sampleWatch;
+  const consumers: Consumer[] = [];
+
+  afterAll(async () => {
+    for (const c of consumers) await c.disconnect().catch(() => undefined);
+    await adapter.close();
+    await kit.cleanup();
+  });
+
+  const copies = (topic: string) =>
+    kit.produce(topic, [
+      { body: new TextEncoder().encode("copy-0"), partition: 0 },
+      { body: new TextEncoder().encode("copy-1"), partition: 1 },
+    ]);
+
+  /** A consumer in a group of its own, from the beginning; `commit` false never commits what it reads. */
+  async function groupConsumer(topic: string, opts: { commit: boolean }) {
+    const groupId = kit.name("group");
+    kit.groups.add(groupId);
+    const c = kit.kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+    consumers.push(c);
+    await c.connect();
+    await c.subscribe({ topics: [topic], fromBeginning: true });
+    const got: string[] = [];
+    await c.run({
+      autoCommit: opts.commit,
+      eachMessage: async ({ message }) => {
+        got.push(message.value?.toString() ?? "");
+      },
+    });
+    return { groupId, got };
+  }
+
+  const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 30_000) => {
+    const end = Date.now() + timeoutMs;
+    while (!(await ok())) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  it("a topic no group reads: 0 readers, and the copies' evidence is no_reader", async () => {
+    const topic = await kit.createTopic(kit.name("target"), 2);
+    const readers = await watch.readers(topic);
+    expect(readers).toMatchObject({ target: topic, count: 0, names: [] });
+    await copies(topic);
+    const mark = await watch.mark(topic);
+    expect(mark.ends).toEqual({ 0: "1", 1: "1" });
+    const e = await watch.evidence(topic, mark);
+    expect(e.state).toBe("no_reader");
+    expect(e.text).toContain("partition 0 ended at 1, partition 1 ended at 1");
+  });
+
+  it("a group with committed offsets but no member now: one reader listed, and no_reader", async () => {
+    const topic = await kit.createTopic(kit.name("target"), 2);
+    const groupId = kit.name("idle");
+    kit.groups.add(groupId);
+    const admin = await kit.getAdmin();
+    await admin.setOffsets({ groupId, topic, partitions: [0, 1].map((partition) => ({ partition, offset: "0" })) });
+    await copies(topic);
+    const mark = await watch.mark(topic);
+    const e = await watch.evidence(topic, mark);
+    expect(e.readers.count).toBe(1);
+    expect(e.readers.names[0]).toContain(`group ${groupId} (`);
+    expect(e.state).toBe("no_reader");
+    expect(e.text).toContain("partition 0: committed 0, mark 1");
+  });
+
+  it("a group that reads and commits the copies: taken", async () => {
+    const topic = await kit.createTopic(kit.name("target"), 2);
+    await copies(topic);
+    const mark = await watch.mark(topic);
+    const c = await groupConsumer(topic, { commit: true });
+    const e = await evidenceUntil(watch, topic, mark, (x) => x.state === "taken");
+    expect(e.state).toBe("taken");
+    expect(c.got.sort()).toEqual(["copy-0", "copy-1"]);
+    expect(e.text).toContain(`Consumer group "${c.groupId}" committed past the sample's copies`);
+    expect(e.text).toContain("partition 1 committed 1, at or past 1");
+    expect(e.readers.count).toBe(1);
+  });
+
+  it("a group member that reads the copies but has not committed them: waiting", async () => {
+    const topic = await kit.createTopic(kit.name("target"), 2);
+    const c = await groupConsumer(topic, { commit: false });
+    // Joined: the broker lists the member with the topic's partitions assigned.
+    await until("the member's assignment", async () => (await watch.readers(topic)).count === 1);
+    expect((await watch.readers(topic)).names[0]).toContain("1 member on this topic");
+    await copies(topic);
+    const mark = await watch.mark(topic);
+    await until("the consumer to read both copies", () => c.got.length === 2);
+    const e = await watch.evidence(topic, mark);
+    expect(e.state).toBe("waiting");
+    expect(e.text).toContain("at or past the mark on 0 of 2 partitions");
+    expect(e.text).toContain("partition 0: no committed offset, mark 1");
+  });
+
+  it("a topic that does not exist: not_found from every look", async () => {
+    const topic = kit.name("missing");
+    await expectNotFound(watch.readers(topic));
+    await expectNotFound(watch.mark(topic));
+    await expectNotFound(watch.evidence(topic, { topic, at: Date.now(), ends: { 0: "1" } }));
   });
 });

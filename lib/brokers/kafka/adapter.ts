@@ -65,6 +65,8 @@ import type { ConsumerGroupOps } from "@/lib/brokers/consumer-groups";
 import { originalRef, type OriginalLookup } from "@/lib/brokers/kafka/share-dlq";
 import { joinedLetter, lookupOriginal, type OriginalRef } from "@/lib/brokers/kafka/share-original";
 import { originOf } from "@/lib/brokers/kafka/headers";
+import { kafkaSampleWatch } from "@/lib/brokers/kafka/sample-watch";
+import type { SampleWatchOps } from "@/lib/brokers/target-readers";
 
 export const KAFKA_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -155,6 +157,13 @@ export class KafkaAdapter implements BrokerAdapter {
       groupMembers({ admin: await this.getAdmin(), mapError: (e, topic) => this.err(e, topic) }, groupId),
     skipToDlt: async (req) => skipToDlt(await this.groupDeps(req.topic), req),
   };
+
+  /** See `BrokerAdapter.sampleWatch` and sample-watch.ts: consumer groups and offsets of a target topic, no record read. */
+  readonly sampleWatch: SampleWatchOps = kafkaSampleWatch({
+    topicState: (topic) => this.topicState(topic),
+    groups: () =>
+      readConsumerGroups({ cluster: () => this.getCluster(), mapError: (e, topic) => this.err(e, topic) }),
+  });
 
   private async groupDeps(topic: string): Promise<GroupClientDeps> {
     const [cluster, admin] = await Promise.all([this.getCluster(topic), this.getAdmin()]);
