@@ -48,6 +48,7 @@ import { bareTopic, toLetter, type LetterContext } from "@/lib/brokers/pulsar/le
 import { missingTopic, readUnacked } from "@/lib/brokers/pulsar/reader";
 import { positionOfLetterId } from "@/lib/brokers/pulsar/message-id";
 import { PulsarMover } from "@/lib/brokers/pulsar/mover";
+import { pulsarLink } from "@/lib/brokers/pulsar/link";
 import { inspectPulsar } from "@/lib/brokers/pulsar/inspect";
 import { pulsarFindings, readNamespacePolicies } from "@/lib/brokers/pulsar/policies";
 
@@ -120,7 +121,7 @@ export class PulsarAdapter implements BrokerAdapter {
       timeoutMs: config.timeoutSeconds * 1000,
     };
     this.admin = new PulsarAdmin(this.ep);
-    this.mover = new PulsarMover(this.ep, this.admin, {
+    this.mover = new PulsarMover(pulsarLink(this.ep, this.admin, config.subscription), {
       subscription: config.subscription,
       ensureSubscription: (t) => this.ensureSubscription(t),
       letterContext: (name) => this.letterContext(name),

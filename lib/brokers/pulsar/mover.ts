@@ -3,17 +3,22 @@
  * confirmation, then acknowledge the letter on the console's subscription), discard (archive
  * first, then acknowledge) and undo (publish the archived letter to the DLQ topic again).
  *
- * One read of the DLQ per call finds the requested letters in log order; letters not requested
- * are neither acknowledged nor reordered. Acknowledgements go through a Shared consumer in pull
- * mode on the console's subscription, which asks for no message, so the broker delivers it none:
- * it only carries acknowledgements of message ids, and closing it flushes them.
+ * The rules every broker applies the same way are move-rules.ts's (one request per letter id,
+ * checksums as normalised hex, held keys, the archive hook one at a time, repair refusals, the
+ * operator's words); this file decides what leaves the DLQ when and in which order, send.ts checks
+ * and sends one letter's copy, and both reach Pulsar only through `MoverLink` (link.ts).
+ *
+ * One read of the DLQ per call (the look): from the console subscription's mark-delete position to
+ * the last entry stored when the call began, skipping what the subscription had acknowledged. It
+ * finds the requested letters in log order; letters not requested are neither acknowledged nor
+ * reordered, and letters that arrive during the call are not read. Once per window of letters the
+ * subscription's acknowledgements are read again, so a letter acknowledged by someone else since
+ * the read began is reported missing where it is found instead of being copied. A request the look
+ * did not find is missing; a call that was stopped claims nothing about the requests it did not reach.
  */
+import { HeldKeys, moveWords, OneAtATime, RequestBook, sameChecksum } from "@/lib/brokers/move-rules";
 import {
-  REDRIVE_HEADERS,
-  REPAIR_HEADER,
-  heldBackReason,
-  type Letter,
-  type LetterCopy,
+  BrokerError,
   type MoveOptions,
   type MoveRequest,
   type MoveResult,
@@ -24,28 +29,23 @@ import {
   type RepublishRequest,
   type RepublishResult,
 } from "@/lib/brokers/types";
-import { BrokerError } from "@/lib/brokers/types";
-import { b64, beforeRemoveFailure, encodeEnvelope, openEach, republishFailed } from "@/lib/brokers/envelope";
-import { isAppError } from "@/lib/errors";
+import { openEach, republishFailed } from "@/lib/brokers/envelope";
+import { shortName, type TopicName } from "@/lib/brokers/pulsar/client";
+import { copyOf, type PulsarEnvelope } from "@/lib/brokers/pulsar/copy";
 import {
-  PulsarSocket,
-  parseTopicName,
-  shortName,
-  topicPath,
-  type PulsarAdmin,
-  type PulsarEndpoint,
-  type TopicName,
-} from "@/lib/brokers/pulsar/client";
-import {
-  bareTopic,
-  toLetter,
-  REAL_TOPIC,
-  type LetterContext,
-  type PulsarMessageFrame,
-} from "@/lib/brokers/pulsar/letter";
-import { decodeMessageId, encodeMessageId, letterIdOf, messageIdText } from "@/lib/brokers/pulsar/message-id";
-import { archiveFailure, repairProblem, repairProperties } from "@/lib/brokers/pulsar/repair";
-import { missingTopic, readUnacked, type ReadMessage } from "@/lib/brokers/pulsar/reader";
+  byEntry,
+  entryAck,
+  entryHeld,
+  isBatch,
+  partialBatch,
+  type Entry,
+  type Found,
+} from "@/lib/brokers/pulsar/entries";
+import { toLetter, type LetterContext } from "@/lib/brokers/pulsar/letter";
+import type { MoverLink, Publisher } from "@/lib/brokers/pulsar/link";
+import { decodeMessageId, letterIdOf, positionOfLetterId, type AckState } from "@/lib/brokers/pulsar/message-id";
+import { missingTopic } from "@/lib/brokers/pulsar/reader";
+import { CopySender, moveResult, reasonOf, type Sent } from "@/lib/brokers/pulsar/send";
 
 export interface MoverDeps {
   subscription: string;
@@ -54,139 +54,28 @@ export interface MoverDeps {
   letterContext(name: string): LetterContext;
 }
 
-/** The letters of one entry still in the DLQ, and the requested ones among them. */
-interface EntryGroup<R> {
-  members: ReadMessage[];
-  picked: Array<{ req: R; msg: ReadMessage }>;
-}
-
-/** What an archived Pulsar letter keeps besides its body (`LetterCopy.envelope`). */
-interface PulsarEnvelope {
-  topic: string;
-  messageId: string;
-  properties: Array<[string, string]>;
+/** A letter sent or settled, oldest first: acknowledged once settled as moved. */
+interface InFlight extends Sent {
   key: string | null;
-  eventTime: string | null;
-  publishTime: string | null;
+  /** What acknowledges the letter once moved; null when there is nothing to acknowledge. */
+  ackId: string | null;
 }
 
-const reasonOf = (e: unknown) =>
-  isAppError(e) ? e.userMessage : "Pulsar refused it for a reason the console could not read.";
+const failsKey = (r: { outcome: string }) => r.outcome === "failed" || r.outcome === "checksum_mismatch";
 
-/**
- * A producer on one topic. Several messages may be in flight at once (each confirmation is matched
- * to its message by the frame's context); Pulsar stores one producer's messages in the order sent.
- */
-class Producer {
-  private seq = 0;
-  private readonly waiting = new Map<
-    string,
-    { resolve: (id: string) => void; reject: (e: BrokerError) => void; timer: NodeJS.Timeout }
-  >();
-  private pumping = false;
-  private constructor(
-    private readonly socket: PulsarSocket,
-    private readonly ep: PulsarEndpoint,
-  ) {}
-
-  static async open(ep: PulsarEndpoint, t: TopicName): Promise<Producer> {
-    return new Producer(
-      await PulsarSocket.open(
-        ep,
-        `producer/persistent/${topicPath(t)}?sendTimeoutMillis=${ep.timeoutMs}`,
-        `publish to topic ${shortName(t)}`,
-      ),
-      ep,
-    );
-  }
-
-  /** The new message's id once Pulsar confirmed it was stored; rejects with a BrokerError when refused or unconfirmed. */
-  send(msg: {
-    payload: Uint8Array;
-    properties: Record<string, string>;
-    key: string | null;
-    eventTime: string | null;
-  }): Promise<string> {
-    const context = String(++this.seq);
-    const confirmed = new Promise<string>((resolve, reject) => {
-      const limit = this.ep.timeoutMs + 5000;
-      const timer = setTimeout(() => {
-        this.waiting.delete(context);
-        reject(
-          new BrokerError("unreachable", {
-            userMessage: `Pulsar did not confirm the copy within ${Math.round(limit / 1000)} s; it may or may not have been stored. The letter stays in the DLQ.`,
-          }),
-        );
-      }, limit);
-      this.waiting.set(context, { resolve, reject, timer });
-    });
-    try {
-      this.socket.send({
-        payload: b64(msg.payload),
-        properties: msg.properties,
-        context,
-        ...(msg.key !== null ? { key: msg.key } : {}),
-        ...(msg.eventTime ? { eventTime: msg.eventTime } : {}),
-      });
-    } catch (e) {
-      this.settle(context, e instanceof BrokerError ? e : this.socket.closedError());
-    }
-    void this.pump();
-    return confirmed;
-  }
-
-  private settle(context: string, outcome: string | BrokerError): void {
-    const w = this.waiting.get(context);
-    if (!w) return;
-    this.waiting.delete(context);
-    clearTimeout(w.timer);
-    if (typeof outcome === "string") w.resolve(outcome);
-    else w.reject(outcome);
-  }
-
-  /** Reads confirmations while any message waits for one. */
-  private async pump(): Promise<void> {
-    if (this.pumping) return;
-    this.pumping = true;
-    while (this.waiting.size > 0) {
-      const f = await this.socket.next(1000);
-      if (!f) {
-        if (this.socket.endedWith) for (const c of [...this.waiting.keys()]) this.settle(c, this.socket.closedError());
-        continue;
-      }
-      const context = String(f.context ?? "");
-      if (f.result === "ok" && typeof f.messageId === "string") this.settle(context, f.messageId);
-      else
-        this.settle(
-          context,
-          new BrokerError("bad_request", {
-            message: JSON.stringify(f),
-            userMessage: `Pulsar refused the copy (${String(f.result)}${f.errorMsg ? `: ${String(f.errorMsg).slice(0, 200)}` : ""}).`,
-          }),
-        );
-    }
-    this.pumping = false;
-  }
-
-  close() {
-    return this.socket.close();
-  }
-}
+/** What a Pulsar letter id is, for `moveWords(…).unknownId`. */
+const ID_KIND = "a Pulsar message position (<ledger>-<entry>, or <ledger>-<entry>-<batch index> in a batched entry)";
+/** The requests whose id no Pulsar letter can have, taken out of the book: missing without a look. */
+const unknownIds = <R extends { letterId: string; sha256: string }>(book: RequestBook<R>): R[] =>
+  book.pending().filter((r) => positionOfLetterId(r.letterId) === null && book.take(r) !== null);
 
 export class PulsarMover {
   constructor(
-    private readonly ep: PulsarEndpoint,
-    private readonly admin: PulsarAdmin,
+    private readonly link: MoverLink,
     private readonly deps: MoverDeps,
   ) {}
 
-  private async topicExists(t: TopicName): Promise<boolean> {
-    const what = `look up topic ${shortName(t)}`;
-    if (await this.admin.get(`persistent/${topicPath(t)}/stats`, what, { notFound: "null" })) return true;
-    return !!(await this.admin.get(`persistent/${topicPath(t)}/partitioned-stats`, what, { notFound: "null" }));
-  }
-
-  /** The DLQ exists and the console can acknowledge on it; else a BrokerError before anything moves. */
+  /** The console can acknowledge on the DLQ; else a BrokerError before anything moves. */
   private async prepare(dlq: TopicName): Promise<void> {
     if (!(await this.deps.ensureSubscription(dlq))) {
       throw new BrokerError("bad_request", {
@@ -195,82 +84,38 @@ export class PulsarMover {
     }
   }
 
-  private ackSocket(dlq: TopicName): Promise<PulsarSocket> {
-    return PulsarSocket.open(
-      this.ep,
-      `consumer/persistent/${topicPath(dlq)}/${encodeURIComponent(this.deps.subscription)}?subscriptionType=Shared&pullMode=true`,
-      `acknowledge letters on ${shortName(dlq)}`,
-    );
-  }
-
   /**
-   * The requested letters as the DLQ holds them, in log order, entry by entry: each entry that
-   * holds a requested letter comes with every letter of it still in the DLQ (more than one where a
-   * batching producer wrote several letters into one entry) and the requests among them.
+   * The look: the entries of the DLQ that hold requested letters, in log order, each request taken
+   * out of the book where its letter is found. Before handing out more letters once `recheckEvery`
+   * were handed out, the subscription's acknowledgements are read again (`Entry.gone`).
    */
-  private async *entries<R extends { letterId: string }>(
+  private async *walk<R extends { letterId: string; sha256: string }>(
     dlq: TopicName,
-    requests: R[],
+    book: RequestBook<R>,
+    ctx: LetterContext,
+    recheckEvery: number,
     signal?: AbortSignal,
-  ): AsyncGenerator<EntryGroup<R>> {
-    const wanted = new Map(requests.map((r) => [r.letterId, r]));
-    let group: EntryGroup<R> | null = null;
-    const flush = function* () {
-      if (group?.picked.length) yield group;
-      group = null;
-    };
-    for await (const msg of readUnacked(this.ep, this.admin, dlq, this.deps.subscription, { signal })) {
-      if (group && (group.members[0].id.ledger !== msg.id.ledger || group.members[0].id.entry !== msg.id.entry)) {
-        yield* flush();
-        if (wanted.size === 0 || signal?.aborted) return;
+  ): AsyncGenerator<Entry<R>> {
+    let acks: AckState | null = null;
+    let since = 0;
+    for await (const members of byEntry(this.link.read(dlq, signal))) {
+      const picked: Array<Found<R>> = [];
+      for (const msg of members) {
+        const letterId = letterIdOf(msg.id);
+        if (!book.get(letterId)) continue;
+        const letter = toLetter(msg.frame, msg.id, 0, ctx);
+        const req = book.take({ letterId, sha256: letter.sha256 });
+        if (req) picked.push({ req, msg, letter });
       }
-      group ??= { members: [], picked: [] };
-      group.members.push(msg);
-      const req = wanted.get(letterIdOf(msg.id));
-      if (req) {
-        wanted.delete(req.letterId);
-        group.picked.push({ req, msg });
+      if (picked.length === 0) continue;
+      if (since >= recheckEvery) {
+        acks = await this.link.acked(dlq);
+        since = 0;
       }
+      since += picked.length;
+      yield { members, picked, gone: acks?.isAcked(members[0].id) ?? false };
+      if (book.size === 0 || signal?.aborted) return;
     }
-    yield* flush();
-  }
-
-  /** What acknowledges a whole entry: its message id without the batch index. */
-  private static entryAck(members: ReadMessage[]): string {
-    const id = members[0].id;
-    return members.length === 1 && id.batchIndex < 0
-      ? members[0].frame.messageId
-      : encodeMessageId({ ledger: id.ledger, entry: id.entry, partition: id.partition });
-  }
-
-  /** Why the picked letters of a batched entry cannot leave alone (Pulsar removes whole entries), or null when they can. */
-  private static partialBatch(group: EntryGroup<unknown & { letterId: string }>): string | null {
-    if (group.picked.length === group.members.length) return null;
-    const others = group.members.length - group.picked.length;
-    return `This letter shares one Pulsar entry with ${others} other letter${others === 1 ? "" : "s"} not selected (a batching producer wrote them together), and Pulsar removes whole entries only. Select every letter of the entry (${group.members.map((m) => letterIdOf(m.id)).join(", ")}) to move it. It stays in the DLQ.`;
-  }
-
-  private resolveTarget(
-    dlq: TopicName,
-    req: MoveRequest,
-    frame: PulsarMessageFrame,
-    configOrigin: string | null,
-  ): TopicName | string {
-    if (req.target.kind === "queue") {
-      const named = req.target.name.includes("/")
-        ? parseTopicName(req.target.name)
-        : { tenant: dlq.tenant, namespace: dlq.namespace, topic: req.target.name };
-      return (
-        named ?? `"${req.target.name}" is not a topic name (tenant/namespace/topic, or a topic of the DLQ's namespace).`
-      );
-    }
-    const real = frame.properties?.[REAL_TOPIC];
-    const origin = real ? bareTopic(real) : configOrigin;
-    if (!origin)
-      return "The letter has no REAL_TOPIC property and the DLQ has no configured origin: choose a target topic.";
-    return (
-      parseTopicName(origin) ?? `The letter's origin "${origin}" is not a persistent topic the console can publish to.`
-    );
   }
 
   async *move(dlq: TopicName, requests: MoveRequest[], opts: MoveOptions = {}): AsyncGenerator<MoveResult> {
@@ -284,200 +129,94 @@ export class PulsarMover {
     await this.prepare(dlq);
     const name = shortName(dlq);
     const ctx = this.deps.letterContext(name);
-    const held = new Set(opts.heldKeys ?? []);
-    const producers = new Map<string, Producer | BrokerError>();
-    const exists = new Map<string, boolean>();
-    const seen = new Set<string>();
-    const acks = await this.ackSocket(dlq);
-
-    /**
-     * Checks one letter and sends its copy; resolves to its result once settled ("moved" meaning
-     * confirmed at the target, not yet acknowledged). The outer promise resolves once the copy is
-     * sent, so the caller can send the next before this one is confirmed.
-     */
-    const dispatch = async (req: MoveRequest, msg: ReadMessage): Promise<{ settled: Promise<MoveResult> }> => {
-      const letter = toLetter(msg.frame, msg.id, 0, ctx);
-      const key = letter.orderingKey;
-      const result = (
-        outcome: MoveResult["outcome"],
-        destination: string | null,
-        reason: string | null,
-      ): { settled: Promise<MoveResult> } => ({
-        settled: Promise.resolve({ letterId: req.letterId, outcome, destination, reason, orderingKey: key }),
-      });
-      if (letter.sha256 !== req.sha256)
-        return result(
-          "checksum_mismatch",
-          null,
-          "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ; scan again.",
-        );
-      if (req.repair) {
-        const problem = repairProblem(req.repair);
-        if (problem) return result("failed", null, problem);
-        if (msg.id.batchIndex >= 0)
-          return result(
-            "failed",
-            null,
-            "A letter of a batched Pulsar entry cannot be repaired on its own (Pulsar removes whole entries). It stays in the DLQ.",
-          );
-      }
-      if (key !== null && held.has(key)) return result("failed", null, heldBackReason(key));
-      const target = this.resolveTarget(dlq, req, msg.frame, ctx.configOrigin);
-      if (typeof target === "string") return result("failed", null, `${target} It stays in the DLQ.`);
-      const tName = shortName(target);
-      const destination = `topic ${tName}`;
-      const failed = (e: unknown): MoveResult => ({
-        letterId: req.letterId,
-        outcome: "failed",
-        destination,
-        reason: `${reasonOf(e).replace(/\.$/, "")}. The letter stays in the DLQ.`,
-        orderingKey: key,
-      });
-      try {
-        if (tName === name) throw new BrokerError("bad_request", { userMessage: "The target is the DLQ itself." });
-        if (!exists.has(tName)) exists.set(tName, await this.topicExists(target));
-        if (!exists.get(tName))
-          throw new BrokerError("not_found", {
-            userMessage: `Topic ${tName} does not exist (the console does not create topics by publishing to them).`,
-          });
-        let producer = producers.get(tName);
-        if (!producer) {
-          producer = await Producer.open(this.ep, target).catch((e: unknown) =>
-            e instanceof BrokerError ? e : new BrokerError("protocol", { userMessage: reasonOf(e) }),
-          );
-          producers.set(tName, producer);
-        }
-        if (producer instanceof BrokerError) throw producer;
-        const properties = withMarkers(
-          req.repair
-            ? repairProperties(msg.frame.properties ?? {}, req.repair, req.markers.replayId)
-            : (msg.frame.properties ?? {}),
-          req,
-          letter.messageId,
-        );
-        if (req.repair) properties[REPAIR_HEADER] = req.repair.operationId;
-        const confirmed = producer.send({
-          payload: req.repair?.body ?? letter.body,
-          properties,
-          key,
-          eventTime: msg.frame.eventTime ?? null,
-        });
-        return {
-          settled: confirmed.then(
-            (id): MoveResult => ({
-              letterId: req.letterId,
-              outcome: "moved",
-              destination,
-              reason: null,
-              orderingKey: key,
-              ...(req.repair ? { copyId: `${tName}/${messageIdText(decodeMessageId(id))}` } : {}),
-            }),
-            failed,
-          ),
-        };
-      } catch (e) {
-        return { settled: Promise.resolve(failed(e)) };
-      }
-    };
-    const publish = async (req: MoveRequest, msg: ReadMessage): Promise<MoveResult> =>
-      (await dispatch(req, msg)).settled;
+    const words = moveWords("move");
+    const book = new RequestBook(requests);
+    const held = new HeldKeys(opts.heldKeys);
+    const sender = new CopySender(this.link, dlq, ctx, held, opts.beforeRemove);
+    const dispatch = (found: Found<MoveRequest>) => sender.send(found);
 
     // Copies in flight, oldest first: at most `window`, and at most one per ordering key, so a key's
-    // letters are confirmed (or held back) in DLQ order. Each is acknowledged once confirmed.
+    // letters are confirmed (or held back) in DLQ order. Each is acknowledged once settled as moved.
     const window = Math.max(1, Math.min(256, opts.maxInFlight ?? 32));
-    const pending: Array<{
-      settled: Promise<MoveResult>;
-      key: string | null;
-      ackId: string;
-      req: MoveRequest;
-      msg: ReadMessage;
-    }> = [];
+    const pending: InFlight[] = [];
     const keysInFlight = new Map<string, number>();
-    /** A repaired letter's original goes to the archive (one at a time) once its copy is confirmed, before it leaves. */
-    const archived = async (r: MoveResult, req: MoveRequest, msg: ReadMessage): Promise<MoveResult> => {
-      if (r.outcome !== "moved" || !req.repair) return r;
-      try {
-        await opts.beforeRemove!(copyOf(name, req.letterId, toLetter(msg.frame, msg.id, 0, ctx), msg.frame));
-        return r;
-      } catch (e) {
-        return {
-          ...r,
-          outcome: "failed",
-          reason: archiveFailure(e, r.destination?.replace(/^topic /, "") ?? "?", r.copyId ?? null),
-        };
-      }
-    };
     const settleOldest = async (): Promise<MoveResult> => {
       const p = pending.shift()!;
-      const r = await archived(await p.settled, p.req, p.msg);
+      const r = await p.settled;
       if (p.key !== null) keysInFlight.set(p.key, (keysInFlight.get(p.key) ?? 1) - 1);
-      if (r.outcome === "moved") acks.send({ messageId: p.ackId });
-      else if (r.orderingKey !== null) held.add(r.orderingKey);
+      if (r.outcome === "moved" && p.ackId !== null) acks.ack(p.ackId);
+      else if (failsKey(r)) held.hold(r.orderingKey, r.letterId);
       return r;
     };
-
-    try {
-      for await (const group of this.entries(dlq, requests, opts.signal)) {
-        if (group.members.length === 1 && group.members[0].id.batchIndex < 0) {
-          const { req, msg } = group.picked[0];
-          seen.add(req.letterId);
-          const key = msg.frame.key ?? null;
-          while (pending.length > 0 && ((key !== null && (keysInFlight.get(key) ?? 0) > 0) || pending.length >= window))
-            yield await settleOldest();
-          pending.push({ settled: (await dispatch(req, msg)).settled, key, ackId: msg.frame.messageId, req, msg });
-          if (key !== null) keysInFlight.set(key, (keysInFlight.get(key) ?? 0) + 1);
-          continue;
-        }
-        // A batched entry: everything before it settles first, then its letters go together or not at all.
-        while (pending.length > 0) yield await settleOldest();
-        const partial = PulsarMover.partialBatch(group);
-        const results: MoveResult[] = [];
-        for (const { req, msg } of group.picked) {
-          seen.add(req.letterId);
-          if (partial) {
-            results.push({
-              letterId: req.letterId,
-              outcome: "failed",
-              destination: null,
-              reason: partial,
-              orderingKey: msg.frame.key ?? null,
-            });
-            continue;
-          }
-          results.push(await publish(req, msg));
-        }
-        const allMoved = results.every((r) => r.outcome === "moved");
-        if (allMoved) acks.send({ messageId: PulsarMover.entryAck(group.members) });
-        for (const r of results) {
-          if (r.outcome !== "moved" && r.orderingKey !== null) held.add(r.orderingKey);
-          if (r.outcome === "moved" && !allMoved) {
-            // A batched entry goes as a whole or not at all: its other letter failed, so this one's copy is a duplicate.
-            if (r.orderingKey !== null) held.add(r.orderingKey);
-            yield {
+    const missing = (letterId: string, reason = words.missing(name)) => moveResult(letterId, null, "missing", reason);
+    /** A batched entry's letters, one by one: the entry leaves whole (one acknowledgement) or not at all. */
+    const moveEntry = async (entry: Entry<MoveRequest>): Promise<MoveResult[]> => {
+      const partial = partialBatch(entry.members, entry.picked.length, "move");
+      const results: MoveResult[] = [];
+      let stopper: string | null = null;
+      for (const found of entry.picked) {
+        const reason = partial ?? (stopper === null ? null : entryHeld(stopper, "move"));
+        const r: MoveResult = reason
+          ? moveResult(found.req.letterId, found.letter.orderingKey, "failed", reason)
+          : await (await dispatch(found)).settled;
+        if (r.outcome !== "moved") stopper ??= r.letterId;
+        results.push(r);
+      }
+      if (stopper === null) acks.ack(entryAck(entry.members));
+      return results.map((r) =>
+        stopper === null || r.outcome !== "moved"
+          ? r
+          : {
               ...r,
               outcome: "failed",
-              reason: `Its copy was published to ${r.destination}, but another letter of the same Pulsar entry failed, and Pulsar removes whole entries only: it stays in the DLQ (the copy at the target is a duplicate).`,
-            };
-          } else yield r;
+              reason: `Its copy was published to ${r.destination}, but letter ${stopper} of the same Pulsar entry was not moved, and Pulsar removes whole entries only: it stays in the DLQ (the copy at the target is a duplicate).`,
+            },
+      );
+    };
+
+    for (const r of unknownIds(book)) yield missing(r.letterId, words.unknownId(ID_KIND));
+    const acks = await this.link.acker(dlq);
+    let broken: unknown = null;
+    try {
+      try {
+        for await (const entry of this.walk(dlq, book, ctx, window, opts.signal)) {
+          if (entry.gone) {
+            for (const { req } of entry.picked)
+              pending.push({ settled: Promise.resolve(missing(req.letterId)), key: null, ackId: null });
+            continue;
+          }
+          // A batched entry waits for everything before it; a single letter for the window and its key.
+          const key = isBatch(entry.members) ? null : entry.picked[0].letter.orderingKey;
+          while (
+            pending.length > 0 &&
+            (isBatch(entry.members) || pending.length >= window || (key !== null && (keysInFlight.get(key) ?? 0) > 0))
+          )
+            yield await settleOldest();
+          if (opts.signal?.aborted) break;
+          if (isBatch(entry.members)) {
+            for (const r of await moveEntry(entry)) {
+              if (failsKey(r)) held.hold(r.orderingKey, r.letterId);
+              yield r;
+            }
+            continue;
+          }
+          const found = entry.picked[0];
+          pending.push({ settled: (await dispatch(found)).settled, key, ackId: found.msg.frame.messageId });
+          if (key !== null) keysInFlight.set(key, (keysInFlight.get(key) ?? 0) + 1);
         }
+      } catch (e) {
+        // The read broke off: what was sent is still settled below, then the error goes to the caller.
+        broken = e;
       }
-      // Copies already sent are settled (and acknowledged when confirmed) even when the move was stopped.
+      // Copies already sent are settled (and acknowledged when moved) even when the move was stopped.
       while (pending.length > 0) yield await settleOldest();
     } finally {
       await acks.close();
-      for (const p of producers.values()) if (!(p instanceof BrokerError)) await p.close();
+      await sender.close();
     }
+    if (broken !== null) throw broken;
     if (opts.signal?.aborted) return;
-    for (const r of requests) {
-      if (!seen.has(r.letterId))
-        yield {
-          letterId: r.letterId,
-          outcome: "missing",
-          destination: null,
-          reason: "The letter is no longer in the DLQ.",
-          orderingKey: null,
-        };
-    }
+    for (const r of book.pending()) yield missing(r.letterId);
   }
 
   async *remove(dlq: TopicName, requests: RemoveRequest[], opts: RemoveOptions): AsyncGenerator<RemoveResult> {
@@ -485,58 +224,62 @@ export class PulsarMover {
     await this.prepare(dlq);
     const name = shortName(dlq);
     const ctx = this.deps.letterContext(name);
-    const seen = new Set<string>();
-    const acks = await this.ackSocket(dlq);
+    const words = moveWords("discard");
+    const book = new RequestBook(requests);
+    const archive = new OneAtATime();
+    const result = (letterId: string, outcome: RemoveResult["outcome"], reason: string | null): RemoveResult => ({
+      letterId,
+      outcome,
+      reason,
+    });
 
     /** Checks one letter and hands its complete copy over; "removed" meaning archived, not yet acknowledged. */
-    const archive = async (req: RemoveRequest, msg: ReadMessage): Promise<RemoveResult> => {
-      const letter = toLetter(msg.frame, msg.id, 0, ctx);
-      if (letter.sha256 !== req.sha256)
-        return {
-          letterId: req.letterId,
-          outcome: "checksum_mismatch",
-          reason: "The letter's bytes differ from those indexed: it changed since the scan. It stays in the DLQ.",
-        };
+    const take = async ({ req, msg, letter }: Found<RemoveRequest>): Promise<RemoveResult> => {
+      if (!sameChecksum(req.sha256, letter.sha256)) return result(req.letterId, "checksum_mismatch", words.mismatch);
       try {
-        await opts.beforeRemove(copyOf(name, req.letterId, letter, msg.frame));
+        await archive.run(() => opts.beforeRemove(copyOf(name, req.letterId, letter, msg.frame)));
       } catch (e) {
-        return { letterId: req.letterId, outcome: "failed", reason: beforeRemoveFailure(e) };
+        return result(req.letterId, "failed", words.notArchived(e));
       }
-      return { letterId: req.letterId, outcome: "removed", reason: null };
+      return result(req.letterId, "removed", null);
     };
 
+    for (const r of unknownIds(book)) yield result(r.letterId, "missing", words.unknownId(ID_KIND));
+    const acks = await this.link.acker(dlq);
     try {
-      for await (const group of this.entries(dlq, requests, opts.signal)) {
-        const partial = PulsarMover.partialBatch(group);
+      // Letters leave one at a time (each archived first): the acknowledgements are read again before each.
+      for await (const entry of this.walk(dlq, book, ctx, 1, opts.signal)) {
+        const partial = partialBatch(entry.members, entry.picked.length, "discard");
         const results: RemoveResult[] = [];
-        for (const { req, msg } of group.picked) {
-          seen.add(req.letterId);
-          results.push(
-            partial
-              ? { letterId: req.letterId, outcome: "failed", reason: partial.replace("to move it", "to discard it") }
-              : await archive(req, msg),
-          );
+        let stopper: string | null = null;
+        for (const found of entry.picked) {
+          const letterId = found.req.letterId;
+          const r = entry.gone
+            ? result(letterId, "missing", words.missing(name))
+            : partial
+              ? result(letterId, "failed", partial)
+              : stopper !== null
+                ? result(letterId, "failed", entryHeld(stopper, "discard"))
+                : await take(found);
+          if (r.outcome !== "removed") stopper ??= letterId;
+          results.push(r);
         }
-        const all = results.every((r) => r.outcome === "removed");
-        if (all) acks.send({ messageId: PulsarMover.entryAck(group.members) });
-        for (const r of results) {
-          yield r.outcome === "removed" && !all
-            ? {
-                ...r,
-                outcome: "failed",
-                reason:
-                  "Archived, but another letter of the same Pulsar entry was not, and Pulsar removes whole entries only: it stays in the DLQ (and its copy is in the archive).",
-              }
-            : r;
-        }
+        const whole = stopper === null;
+        if (whole) acks.ack(entryAck(entry.members));
+        for (const r of results)
+          yield whole || r.outcome !== "removed"
+            ? r
+            : result(
+                r.letterId,
+                "failed",
+                `Archived, but letter ${stopper} of the same Pulsar entry was not, and Pulsar removes whole entries only: it stays in the DLQ (and its copy is in the archive).`,
+              );
       }
     } finally {
       await acks.close();
     }
     if (opts.signal?.aborted) return;
-    for (const r of requests)
-      if (!seen.has(r.letterId))
-        yield { letterId: r.letterId, outcome: "missing", reason: "The letter is no longer in the DLQ." };
+    for (const r of book.pending()) yield result(r.letterId, "missing", words.missing(name));
   }
 
   async *republish(
@@ -545,8 +288,8 @@ export class PulsarMover {
     opts: RepublishOptions = {},
   ): AsyncGenerator<RepublishResult> {
     if (requests.length === 0) return;
-    if (!(await this.topicExists(dlq))) throw missingTopic(dlq);
-    let producer: Producer | null = null;
+    if (!(await this.link.topicExists(dlq))) throw missingTopic(dlq);
+    let producer: Publisher | null = null;
     try {
       for (const item of openEach<PulsarEnvelope>("pulsar", requests, opts.signal)) {
         if ("failed" in item) {
@@ -555,7 +298,7 @@ export class PulsarMover {
         }
         const { req, env } = item;
         try {
-          producer ??= await Producer.open(this.ep, dlq);
+          producer ??= await this.link.producer(dlq);
           const id = await producer.send({
             payload: req.body,
             properties: Object.fromEntries(env.properties),
@@ -577,43 +320,4 @@ export class PulsarMover {
       await producer?.close();
     }
   }
-}
-
-/** The letter's properties in their order, the console's markers replaced (never appended). */
-function withMarkers(
-  properties: Record<string, string>,
-  req: MoveRequest,
-  messageId: string | null,
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  const previousOriginal = properties[REDRIVE_HEADERS.originalMessageId];
-  for (const [k, v] of Object.entries(properties)) {
-    if (
-      k === REDRIVE_HEADERS.redriveId ||
-      k === REDRIVE_HEADERS.replayId ||
-      k === REDRIVE_HEADERS.redriveCount ||
-      k === REDRIVE_HEADERS.originalMessageId
-    )
-      continue;
-    out[k] = v;
-  }
-  out[REDRIVE_HEADERS.redriveId] = req.markers.redriveId;
-  out[REDRIVE_HEADERS.replayId] = req.markers.replayId;
-  out[REDRIVE_HEADERS.redriveCount] = String(req.markers.redriveCount);
-  const original = previousOriginal ?? req.markers.originalMessageId ?? messageId;
-  if (original) out[REDRIVE_HEADERS.originalMessageId] = original;
-  return out;
-}
-
-/** The complete copy of a DLQ letter handed to `beforeRemove` (discard, and the original of a repair). */
-function copyOf(dlq: string, letterId: string, letter: Letter, frame: PulsarMessageFrame): LetterCopy {
-  const envelope: PulsarEnvelope = {
-    topic: dlq,
-    messageId: letter.messageId ?? "",
-    properties: Object.entries(frame.properties ?? {}),
-    key: frame.key ?? null,
-    eventTime: frame.eventTime ?? null,
-    publishTime: frame.publishTime ?? null,
-  };
-  return { letterId, letter, envelope: encodeEnvelope("pulsar", letter.body, envelope) };
 }

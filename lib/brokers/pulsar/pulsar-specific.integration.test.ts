@@ -1,6 +1,7 @@
 // Pulsar behaviour beyond the shared contracts, on the real local broker (scripts/services.sh):
 // what a real dead letter carries, reads that take nothing, discovery and the console's own
-// subscription, redrives whose target refuses, what a redrive keeps, and a broker that is down.
+// subscription, redrives whose target refuses, what a redrive keeps, a letter acknowledged by
+// someone else during a move, and a broker that is down.
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { BrokerError, REDRIVE_HEADERS, type Letter, type MoveRequest, type RedriveTarget } from "@/lib/brokers/types";
@@ -8,7 +9,14 @@ import { displayText } from "@/lib/brokers/display";
 import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
 import { PulsarAdapter } from "@/lib/brokers/pulsar/adapter";
 import { PulsarSocket, shortName, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
-import { decodeMessageId, messageIdText } from "@/lib/brokers/pulsar/message-id";
+import {
+  AckState,
+  decodeMessageId,
+  encodeMessageId,
+  messageIdText,
+  parseAckedRanges,
+  parsePosition,
+} from "@/lib/brokers/pulsar/message-id";
 import { PulsarKit, testConfig, type KitLetter } from "@/lib/brokers/pulsar/test-kit";
 
 const CONSOLE_SUB = "dlq-console";
@@ -281,6 +289,7 @@ describe("Pulsar adapter on the real broker", () => {
         letterId: chosen.id,
         outcome: "moved",
         destination: `topic ${shortName(source)}`,
+        target: shortName(source),
         reason: null,
         orderingKey: "k-1",
       },
@@ -313,6 +322,69 @@ describe("Pulsar adapter on the real broker", () => {
       [REDRIVE_HEADERS.redriveCount]: "1",
       [REDRIVE_HEADERS.originalMessageId]: chosen.messageId,
     });
+  });
+
+  /** Someone else acknowledges a letter on the console's own subscription; resolves once its cursor shows it. */
+  async function ackElsewhere(dlq: TopicName, l: Letter): Promise<void> {
+    const [ledger, entry] = l.messageId!.split(":").map(BigInt);
+    const socket = await PulsarSocket.open(
+      kit.ep,
+      `consumer/persistent/${topicPath(dlq)}/${CONSOLE_SUB}?subscriptionType=Shared&pullMode=true`,
+      "acknowledge a letter elsewhere",
+    );
+    socket.send({ messageId: encodeMessageId({ ledger, entry }) });
+    await socket.close();
+    const acked = await until(
+      async () => {
+        const c = (await internalStats(kit, dlq))!.cursors![CONSOLE_SUB];
+        return new AckState(
+          parsePosition(c.markDeletePosition) ?? { ledger: -1n, entry: -1n },
+          parseAckedRanges(c.individuallyDeletedMessages),
+        ).isAcked({ ledger, entry });
+      },
+      (done) => done,
+    );
+    expect(acked, "the other acknowledgement shows on the cursor").toBe(true);
+  }
+
+  it("a letter acknowledged by someone else on the console's subscription during the move is missing where it was, and not copied", async () => {
+    const { dlq, name } = await deadLettered(
+      kit,
+      [0, 1, 2].map((i) => ({ body: text(`elsewhere-${i}`) })),
+    );
+    const target = await kit.createTopic(kit.name("target"));
+    const before = await browseAll(adapter, name);
+    const job = randomUUID();
+    let once = false;
+    const results = await collectMoves(
+      adapter.moveLetters(
+        name,
+        before.map((l) => request(l, { kind: "queue", name: shortName(target) }, job)),
+        {
+          maxInFlight: 1,
+          beforeRemove: async () => {
+            if (once) return;
+            once = true;
+            await ackElsewhere(dlq, before[2]);
+          },
+        },
+      ),
+    );
+    expect(results.map((r) => [r.letterId, r.outcome])).toEqual([
+      [before[0].id, "moved"],
+      [before[1].id, "moved"],
+      [before[2].id, "missing"],
+    ]);
+    expect(results[2].reason).toMatch(new RegExp(`^Not found in DLQ "${name}" when the console looked through it`));
+    expect(results.map((r) => r.target)).toEqual([shortName(target), shortName(target), null]);
+    const arrived = (await kit.readAll(target)).filter((m) => m.properties?.[REDRIVE_HEADERS.redriveId] === job);
+    expect(arrived.map((m) => Buffer.from(m.payload, "base64").toString())).toEqual(["elsewhere-0", "elsewhere-1"]);
+    expect(
+      await until(
+        () => backlog(kit, dlq, CONSOLE_SUB),
+        (d) => d === 0,
+      ),
+    ).toBe(0);
   });
 
   /**

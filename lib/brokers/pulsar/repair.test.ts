@@ -1,11 +1,14 @@
-// Repair on Pulsar: which property edits are refused, and the copy's properties.
+// Repair on Pulsar: which property edits are refused (the shared repairRefusal with Pulsar's rules), and the copy's properties.
 import { describe, expect, it } from "vitest";
-import { archiveFailure, repairProblem, repairProperties } from "@/lib/brokers/pulsar/repair";
-import { AppError } from "@/lib/errors";
+import { repairRefusal } from "@/lib/brokers/move-rules";
+import type { LetterRepair } from "@/lib/brokers/types";
+import { PULSAR_REPAIR_RULES, repairProperties } from "@/lib/brokers/pulsar/repair";
+
+const repairProblem = (repair: LetterRepair) => repairRefusal(repair, PULSAR_REPAIR_RULES);
 
 const op = "9b2f7c4e-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
 
-describe("repairProblem", () => {
+describe("repairRefusal with Pulsar's rules", () => {
   it("refuses Pulsar's dead-letter properties and the console's markers, naming them", () => {
     for (const name of [
       "REAL_TOPIC",
@@ -14,7 +17,9 @@ describe("repairProblem", () => {
       "RECONSUMETIMES",
       "x-dlq-redrive-count",
     ]) {
-      expect(repairProblem({ operationId: op, setHeaders: { [name]: "x" } }), name).toContain(`"${name}"`);
+      expect(repairProblem({ operationId: op, setHeaders: { [name]: "x" } }), name).toBe(
+        `The property "${name}" is kept by Pulsar's dead-lettering or the console (where the letter failed, and the console's own x-dlq-* markers) and cannot be changed by a repair. Nothing was published; the letter stays in the DLQ.`,
+      );
       expect(repairProblem({ operationId: op, removeHeaders: [name] }), name).toMatch(/cannot be changed/);
     }
   });
@@ -63,18 +68,5 @@ describe("repairProperties", () => {
       a: "1",
       "correlation-id": "c-3",
     });
-  });
-});
-
-describe("archiveFailure", () => {
-  it("says the copy was published and shows an operator message, never a raw error", () => {
-    expect(
-      archiveFailure(
-        new AppError("unavailable:database", { userMessage: "The database is down." }),
-        "t/n/orders",
-        "t/n/orders/5:0:-1",
-      ),
-    ).toMatch(/published to topic t\/n\/orders \(t\/n\/orders\/5:0:-1\).*The database is down/);
-    expect(archiveFailure(new Error("ECONNRESET secret detail"), "t/n/orders", null)).not.toContain("ECONNRESET");
   });
 });
