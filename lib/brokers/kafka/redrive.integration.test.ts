@@ -14,6 +14,8 @@ import {
 } from "@/lib/brokers/types";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/brokers/kafka/client";
+import type { HandledStore } from "@/lib/brokers/kafka/handled-store";
+import { moveWords } from "@/lib/brokers/move-rules";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { KafkaKit, testConfig, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
 import { collectMoves, markersFor, runRedriveContract } from "@/lib/brokers/contract-redrive";
@@ -77,9 +79,11 @@ describe("Kafka moveLetters on a real broker", () => {
     const reqs = chosen.map((l) => req(l, { kind: "origin" }, job));
     const t0 = Date.now();
     const results = await move(dlt, reqs);
-    expect(results.map((r) => [r.letterId, r.outcome, r.reason, r.destination, r.orderingKey]).sort()).toEqual([
-      ["0-1", "moved", null, `topic ${source}`, "customer-1"],
-      ["0-3", "moved", null, `topic ${source}`, "customer-3"],
+    expect(
+      results.map((r) => [r.letterId, r.outcome, r.reason, r.destination, r.target, r.orderingKey]).sort(),
+    ).toEqual([
+      ["0-1", "moved", null, `topic ${source}`, source, "customer-1"],
+      ["0-3", "moved", null, `topic ${source}`, source, "customer-3"],
     ]);
 
     const arrived = await arrivedOf(source, job);
@@ -123,7 +127,10 @@ describe("Kafka moveLetters on a real broker", () => {
       dlt,
       chosen.map((l) => req(l, { kind: "origin" }, job2)),
     );
-    expect(again.map((r) => r.outcome)).toEqual(["missing", "missing"]);
+    expect(again.map((r) => [r.outcome, r.target])).toEqual([
+      ["missing", null],
+      ["missing", null],
+    ]);
     for (const r of again) expect(r.reason).toMatch(/^Already handled at \d{4}-\d\d-\d\dT.*redriven/);
     expect(await arrivedOf(source, job2)).toHaveLength(0);
   });
@@ -133,8 +140,8 @@ describe("Kafka moveLetters on a real broker", () => {
     const [l] = await browseAll(dlt);
     const job = randomUUID();
     const [r] = await move(dlt, [{ ...req(l, { kind: "origin" }, job), sha256: "0".repeat(64) }]);
-    expect(r).toMatchObject({ letterId: "0-0", outcome: "checksum_mismatch", orderingKey: "k" });
-    expect(r.reason).toMatch(/differ/);
+    expect(r).toMatchObject({ letterId: "0-0", outcome: "checksum_mismatch", orderingKey: "k", target: null });
+    expect(r.reason).toBe(moveWords("move", "DLT").mismatch);
     expect((await browseAll(dlt))[0].handled).toBeUndefined();
     expect(await arrivedOf(source, job)).toHaveLength(0);
   });
@@ -145,7 +152,7 @@ describe("Kafka moveLetters on a real broker", () => {
     const target = await kit.createTopic(kit.name("target"));
     const job = randomUUID();
     const [r] = await move(dlt, [req(letters[0], { kind: "queue", name: target }, job)]);
-    expect(r).toMatchObject({ outcome: "moved", destination: `topic ${target}` });
+    expect(r).toMatchObject({ outcome: "moved", destination: `topic ${target}`, target });
     expect((await arrivedOf(target, job)).map((a) => Buffer.from(a.value!).toString())).toEqual(["explicit-0"]);
     expect(await arrivedOf(source, job)).toHaveLength(0);
 
@@ -271,6 +278,56 @@ describe("Kafka moveLetters on a real broker", () => {
     const handled = (await browseAll(dlt)).filter((l) => l.handled).map((l) => l.id);
     expect(handled).toEqual(results.filter((r) => r.outcome === "moved").map((r) => r.letterId));
     expect(handled[0]).toBe("0-0");
+  });
+
+  it("records deleted with deleteRecords after the walk's first look and before its read: missing, saying so; the rest moves", async () => {
+    const { source, dlt } = await kit.springDlt(
+      [0, 1, 2, 3, 4].map((i) => ({ body: text(`trunc-${i}`), key: `t${i}` })),
+    );
+    const letters = await browseAll(dlt);
+    // The run's handled marks are read just before its records: someone deletes records up to offset 2 then.
+    const base = prismaHandledStore();
+    let deleteFirst: (() => Promise<void>) | null = async () => {
+      const admin = await kit.getAdmin();
+      await admin.fetchTopicOffsets(dlt); // kafkajs's deleteTopicRecords needs the topic in its metadata
+      await admin.deleteTopicRecords({ topic: dlt, partitions: [{ partition: 0, offset: "2" }] });
+    };
+    const hooked: HandledStore = {
+      ...base,
+      handledBetween: async (...args) => {
+        const run = deleteFirst;
+        deleteFirst = null;
+        await run?.();
+        return base.handledBetween!(...args);
+      },
+    };
+    const racing = new KafkaAdapter(testConfig({ id: connectionId }), { handledStore: hooked });
+    try {
+      const job = randomUUID();
+      const results = await move(
+        dlt,
+        letters.map((l) => req(l, { kind: "origin" }, job)),
+        racing,
+      );
+      expect(deleteFirst).toBeNull();
+      const by = new Map(results.map((r) => [r.letterId, r]));
+      expect(results).toHaveLength(5);
+      const [pre, post] = moveWords("move", "DLT").missing("\u0000").split("\u0000");
+      for (const id of ["0-0", "0-1"]) {
+        const r = by.get(id)!;
+        expect(r).toMatchObject({ outcome: "missing", destination: null, target: null });
+        expect(r.reason!.startsWith(`${pre}${dlt}`) && r.reason!.endsWith(post), r.reason!).toBe(true);
+        expect(r.reason).toMatch(/below the partition's log start \(now 2\), deleted by retention or by deleteRecords/);
+      }
+      for (const id of ["0-2", "0-3", "0-4"]) expect(by.get(id)).toMatchObject({ outcome: "moved", target: source });
+      expect((await arrivedOf(source, job)).map((a) => Buffer.from(a.value!).toString()).sort()).toEqual([
+        "trunc-2",
+        "trunc-3",
+        "trunc-4",
+      ]);
+    } finally {
+      await racing.close();
+    }
   });
 
   it("an unknown DLT is not_found", async () => {

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { REPAIR_HEADER } from "@/lib/brokers/types";
-import { AppError } from "@/lib/errors";
-import { archiveFailure, copyIdOf, repairHeaders, repairProblem } from "@/lib/brokers/kafka/repair";
+import { repairRefusal } from "@/lib/brokers/move-rules";
+import type { LetterRepair } from "@/lib/brokers/types";
+import { copyIdOf, KAFKA_REPAIR_RULES, repairHeaders } from "@/lib/brokers/kafka/repair";
+
+const repairProblem = (repair: LetterRepair) => repairRefusal(repair, KAFKA_REPAIR_RULES);
 
 const b = (s: string) => Buffer.from(s);
 const text = (h: Record<string, unknown>) =>
@@ -88,7 +91,7 @@ describe("repairHeaders", () => {
   });
 });
 
-describe("repairProblem", () => {
+describe("repairRefusal with Kafka's rules", () => {
   it("refuses Kafka's and the console's own headers, in set and remove alike, naming them", () => {
     for (const name of [
       "kafka_dlt-original-topic",
@@ -100,7 +103,7 @@ describe("repairProblem", () => {
     ]) {
       expect(repairProblem({ operationId: op, setHeaders: { [name]: "v" } }), name).toContain(`"${name}"`);
       expect(repairProblem({ operationId: op, removeHeaders: [name] }), name).toMatch(
-        /cannot be changed.*Nothing was published/,
+        /is kept by Kafka or the console.*cannot be changed.*Nothing was published; the letter stays in the DLT\.$/,
       );
     }
   });
@@ -118,24 +121,25 @@ describe("repairProblem", () => {
       }),
     ).toBeNull();
   });
+  it("Kafka's own limit: text that UTF-8 cannot keep (a lone surrogate) in a name, a value or the correlation id", () => {
+    const lone = "x-\ud800";
+    expect(repairProblem({ operationId: op, setHeaders: { [lone]: "v" } })).toMatch(
+      /header name .* is not valid Unicode text.*Nothing was published/,
+    );
+    expect(repairProblem({ operationId: op, removeHeaders: [lone] })).toMatch(/not valid Unicode text/);
+    expect(repairProblem({ operationId: op, setHeaders: { "x-a": "bad \udc00" } })).toMatch(
+      /value of header "x-a" is not valid Unicode text/,
+    );
+    expect(repairProblem({ operationId: op, correlationId: "\ud83d" })).toMatch(/correlation id is not valid Unicode/);
+    expect(repairProblem({ operationId: op, setHeaders: { "x-emoji": "💥 ok" }, correlationId: "ünï" })).toBeNull();
+  });
+  it("a refusal the console decided (a group repair's patch that does not fit) is given as it is", () => {
+    expect(repairProblem({ operationId: op, refuse: "Does not fit." })).toBe("Does not fit.");
+  });
 });
 
-describe("archiveFailure and copyIdOf", () => {
-  it("says the copy was published, gives an AppError's operator message and never another error's message", () => {
-    const plain = archiveFailure(
-      new Error("password=hunter2 at db:5432"),
-      "orders",
-      copyIdOf("orders", { partition: 2, offset: "41" }),
-    );
-    expect(plain).toMatch(/published to topic "orders" \(orders\/2\/41\)/);
-    expect(plain).not.toContain("hunter2");
-    expect(plain).toMatch(/not marked handled/);
-    const app = archiveFailure(
-      new AppError("unavailable:database", { message: "raw", userMessage: "The archive is full." }),
-      "orders",
-      null,
-    );
-    expect(app).toContain("The archive is full");
-    expect(app).not.toContain("raw");
+describe("copyIdOf", () => {
+  it("is <topic>/<partition>/<offset>", () => {
+    expect(copyIdOf("orders", { partition: 2, offset: "41" })).toBe("orders/2/41");
   });
 });

@@ -1,7 +1,7 @@
 /**
- * Repair and resubmit on Kafka (issue 18): the headers and value of a repaired copy, and the check
- * that refuses an edit of a header Kafka or the console manages. The move itself (produce, archive
- * through `beforeRemove`, then the handled mark) is the mover's walk (mover.ts).
+ * Repair and resubmit on Kafka (issue 18): the headers and value of a repaired copy, and Kafka's
+ * rules for the shared `repairRefusal` (which headers Kafka or the console keeps, Kafka's limits).
+ * The move itself (produce, archive through `beforeRemove`, then the handled mark) is the mover's.
  *
  * Decisions:
  * - Kafka allows a header name more than once. A set header replaces ALL entries of its name with
@@ -19,34 +19,34 @@
  *   and `correlationId` header (any case); without one, `correlation-id` is added at the end. It is
  *   applied last, after `setHeaders`.
  */
-import { isAppError } from "@/lib/errors";
-import { isManagedHeaderName, type LetterRepair } from "@/lib/brokers/types";
+import type { LetterRepair } from "@/lib/brokers/types";
+import type { RepairRules } from "@/lib/brokers/move-rules";
 import { MESSAGE_ID_NAMES } from "@/lib/brokers/kafka/letter";
 
 const MESSAGE_ID_LOWER = new Set(MESSAGE_ID_NAMES.map((n) => n.toLowerCase()));
 const CORRELATION_NAMES = new Set(["correlation-id", "correlationid"]);
 
-/**
- * Why this repair cannot be applied on Kafka, in the operator's words, or null. Checked per letter
- * before anything is produced: a refused letter stays in the DLT and nothing is archived.
- */
-export function repairProblem(repair: LetterRepair): string | null {
-  if (repair.refuse) return repair.refuse;
-  const set = Object.keys(repair.setHeaders ?? {});
-  const removed = repair.removeHeaders ?? [];
-  const managed = [...set, ...removed].filter(isManagedHeaderName);
-  if (managed.length) {
-    const names = [...new Set(managed)].map((n) => `"${n}"`).join(", ");
-    return `Header ${names} is kept by Kafka or by the console (failure history and the console's own x-dlq-* markers) and cannot be changed by a repair. Nothing was published; the letter is still in the DLT.`;
-  }
-  if (set.some((n) => n === "") || removed.some((n) => n === ""))
-    return "A header without a name cannot be set or removed. Nothing was published; the letter is still in the DLT.";
-  const both = set.filter((n) => removed.includes(n));
-  if (both.length) {
-    return `Header ${both.map((n) => `"${n}"`).join(", ")} is both set and removed by the repair; say which one is meant. Nothing was published; the letter is still in the DLT.`;
-  }
-  return null;
-}
+/** Text that UTF-8 encodes and decodes back to itself (no lone surrogate). */
+const keepsItsText = (s: string) => Buffer.from(s, "utf8").toString("utf8") === s;
+
+/** Kafka's words and limits for `repairRefusal` (lib/brokers/move-rules.ts). */
+export const KAFKA_REPAIR_RULES: RepairRules = {
+  noun: "header",
+  managedBy: "Kafka or the console (failure history and the console's own x-dlq-* markers)",
+  dlq: "DLT",
+  nameProblem: (name) =>
+    keepsItsText(name)
+      ? null
+      : `The header name "${name}" is not valid Unicode text (a lone surrogate): Kafka stores names as UTF-8 and would keep another name.`,
+  otherProblem: (repair) => {
+    const bad = Object.entries(repair.setHeaders ?? {}).find(([, v]) => !keepsItsText(v));
+    if (bad)
+      return `The value of header "${bad[0]}" is not valid Unicode text (a lone surrogate): Kafka would keep other bytes than the ones asked for.`;
+    if (repair.correlationId !== undefined && !keepsItsText(repair.correlationId))
+      return "The correlation id is not valid Unicode text (a lone surrogate): Kafka would keep other bytes than the ones asked for.";
+    return null;
+  },
+};
 
 type HeaderValue =
   | Buffer
@@ -59,7 +59,7 @@ type HeaderValue =
 /**
  * The record's headers with the repair applied (see the decisions above), in kafkajs's shape (one
  * key per name, repeated values as an array, insertion order kept). The console's markers are not
- * added here: `redriveHeaders` adds them to the result. Assumes `repairProblem` returned null.
+ * added here: `redriveHeaders` adds them to the result. Assumes `repairRefusal` returned null.
  */
 export function repairHeaders(
   original: Record<string, unknown> | undefined,
@@ -89,12 +89,3 @@ export function repairHeaders(
 /** The copy's identity at the target, as `MoveResult.copyId` gives it on Kafka. */
 export const copyIdOf = (topic: string, at: { partition: number; offset: string }) =>
   `${topic}/${at.partition}/${at.offset}`;
-
-/**
- * Why a repaired letter stayed when `beforeRemove` threw: its copy is out, the original is not
- * handled. An AppError's operator message is given; any other error's message is not shown.
- */
-export function archiveFailure(e: unknown, topic: string, copyId: string | null): string {
-  const why = isAppError(e) ? `: ${e.userMessage.replace(/\.$/, "")}` : "";
-  return `The repaired copy was published to topic "${topic}"${copyId ? ` (${copyId})` : ""}, but the console could not keep the original's copy in its archive${why}. The original is not marked handled and still shows as waiting in the DLT; repairing it again would publish a second copy.`;
-}
