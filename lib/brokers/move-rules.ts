@@ -173,6 +173,8 @@ export function moveWords(verb: MoveVerb, dlq: "DLQ" | "DLT" = "DLQ") {
     /** A key held back in this call, by the letter that failed before it. */
     laneBlocked: (letterId: string) =>
       `Held back to keep the key's order: letter ${letterId} with the same key was not moved. It stays in the ${dlq}.`,
+    /** `RemoveOptions.ownIdentityOnly` and a letter identified by its content alone. */
+    contentIdentity: `This letter has no id of its own (the broker identifies it by its content), so an identical twin that was never ${past} could answer for it; it was not ${past}, to be sure no twin is lost. The ${dlq} may hold a duplicate of a copy that was ${past} before.`,
     /** `RemoveOptions.beforeRemove` threw: the letter stays, nothing was lost. */
     notArchived: (e: unknown) => {
       const why = isAppError(e) ? e.userMessage.replace(/\.$/, "") : "the console could not record its copy";

@@ -501,6 +501,14 @@ export interface RemoveOptions {
   operationId: string;
   signal?: AbortSignal;
   acceptRisk?: boolean;
+  /**
+   * Only letters with an identity of their own are removed. A request for a letter the broker
+   * identifies by its content alone (a RabbitMQ letter without message id, whose twins answer for
+   * it) is answered "failed" with the reason, and nothing is read for it. For the checks that remove
+   * DLQ copies that may have come back after a lost acknowledgement: there, an identical twin that
+   * was never moved could answer instead, and removing it would lose it.
+   */
+  ownIdentityOnly?: boolean;
 }
 
 export type RemoveOutcome = "removed" | "missing" | "checksum_mismatch" | "failed";

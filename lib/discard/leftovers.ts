@@ -1,5 +1,6 @@
 import "server-only";
 import { recordAudit, type AuditActor } from "@/lib/audit";
+import { moveWords } from "@/lib/brokers/move-rules";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 
@@ -40,14 +41,23 @@ async function flaggedRows(
 }
 
 /** Clears the flags of letters that were looked for; `removed` ones get a note in their reason. */
-async function clearFlags(db: Db, jobId: string, letterIds: string[], removed: string[]): Promise<void> {
+async function clearFlags(
+  db: Db,
+  jobId: string,
+  letterIds: string[],
+  removed: string[],
+  kept: string[],
+): Promise<void> {
   await db.$executeRawUnsafe(
     `UPDATE discard_letters SET leftover_check = false, updated_at = now(),
-       reason = CASE WHEN letter_id = ANY($3::text[]) THEN 'Discarded; the connection broke before the broker had taken the DLQ copy away, so that copy came back to the DLQ and was removed later (the archive copy was written first).' ELSE reason END
+       reason = CASE WHEN letter_id = ANY($3::text[]) THEN 'Discarded; the connection broke before the broker had taken the DLQ copy away, so that copy came back to the DLQ and was removed later (the archive copy was written first).'
+                     WHEN letter_id = ANY($4::text[]) THEN 'Discarded (the archive copy was written first); the connection broke before the broker had surely taken the DLQ copy away. This letter has no id of its own, so the console cannot tell a copy that came back from an identical letter that was never discarded, and removed nothing: the DLQ may still hold it.'
+                     ELSE reason END
      WHERE job_id = $1::uuid AND letter_id = ANY($2::text[])`,
     jobId,
     letterIds,
     removed,
+    kept,
   );
 }
 
@@ -82,6 +92,7 @@ export async function removeDiscardLeftovers(
     for (const [jobId, letters] of byJob) {
       const wanted = letters.filter((r) => r.archived);
       const removed: string[] = [];
+      const kept: string[] = [];
       if (wanted.length > 0 && adapter.removeLetters) {
         const results = adapter.removeLetters(
           dlq.queue,
@@ -92,9 +103,14 @@ export async function removeDiscardLeftovers(
             signal: check.signal,
             // Its archive copy was written (and committed) by the discard: nothing to write again.
             beforeRemove: async () => undefined,
+            // A letter known only by its content could be answered by an identical twin that was never discarded.
+            ownIdentityOnly: true,
           },
         );
-        for await (const r of results) if (r.outcome === "removed") removed.push(r.letterId);
+        for await (const r of results) {
+          if (r.outcome === "removed") removed.push(r.letterId);
+          else if (r.outcome === "failed" && r.reason === moveWords("discard").contentIdentity) kept.push(r.letterId);
+        }
       }
       // Audited before the flags go: a crash between the two checks again (and finds nothing), never a silent removal.
       await recordAudit({
@@ -109,6 +125,7 @@ export async function removeDiscardLeftovers(
           checked: letters.length,
           removed: removed.length,
           letterIds: removed,
+          keptContentIdentified: kept.length,
           skipped: letters.length - wanted.length,
           by: check.by,
         },
@@ -118,6 +135,7 @@ export async function removeDiscardLeftovers(
         jobId,
         letters.map((r) => r.letter_id),
         removed,
+        kept,
       );
       checked += letters.length;
       removedTotal += removed.length;

@@ -18,6 +18,7 @@ import { AppError } from "@/lib/errors";
 import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";
 import { jobResult, resultOutcome, type JobResult } from "@/lib/jobs/accounting";
 import { creatorRefusal } from "@/lib/jobs/creator";
+import { moveWords } from "@/lib/brokers/move-rules";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { payloadDiff } from "@/lib/repair/diff";
@@ -247,6 +248,7 @@ class RedriveRun {
     const rows = await leftoverRows(this.db, this.plan.jobId);
     if (rows.length === 0) return;
     const removed: string[] = [];
+    const kept: string[] = [];
     if (this.adapter.removeLetters) {
       const jobId = this.plan.jobId;
       const results = this.adapter.removeLetters(
@@ -256,19 +258,25 @@ class RedriveRun {
           operationId: jobId,
           acceptRisk: this.plan.acceptRisk,
           signal: this.ctx.signal,
+          // A letter known only by its content could be answered by an identical twin that was never moved.
+          ownIdentityOnly: true,
           beforeRemove: async ({ letter }) => {
             if (markersOf(letter.headers, letter.properties).redriveId === jobId)
               throw new Error("a copy this job redrove that came back: not a leftover");
           },
         },
       );
-      for await (const r of results) if (r.outcome === "removed") removed.push(r.letterId);
+      for await (const r of results) {
+        if (r.outcome === "removed") removed.push(r.letterId);
+        else if (r.outcome === "failed" && r.reason === moveWords("discard").contentIdentity) kept.push(r.letterId);
+      }
     }
     await clearLeftoverCheck(
       this.db,
       this.plan.jobId,
       rows.map((r) => r.letterId),
       removed,
+      kept,
     );
     if (removed.length > 0) {
       await this.operationAudit("redrive.leftovers_removed", {

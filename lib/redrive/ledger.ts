@@ -315,15 +315,29 @@ export async function leftoverRows(db: Db, jobId: string): Promise<Array<{ lette
 }
 
 /** Clears the flag once the DLQ was looked at; `removed` letters get a note in their reason. */
-export async function clearLeftoverCheck(db: Db, jobId: string, letterIds: string[], removed: string[]): Promise<void> {
+/**
+ * Clears the leftover flags of letters that were looked for. `removed`: their DLQ copy was found and
+ * removed. `kept`: identified by content alone, so not looked for (an identical twin never moved
+ * could have answered): the DLQ may hold a duplicate of the moved copy, and the ledger says so.
+ */
+export async function clearLeftoverCheck(
+  db: Db,
+  jobId: string,
+  letterIds: string[],
+  removed: string[],
+  kept: string[] = [],
+): Promise<void> {
   if (letterIds.length === 0) return;
   await db.$executeRawUnsafe(
     `UPDATE redrive_letters SET leftover_check = false, updated_at = now(),
-       reason = CASE WHEN letter_id = ANY($3::text[]) THEN 'Moved; the connection broke before the broker had taken the DLQ copy away, so that copy came back to the DLQ and was removed when the job resumed (the copy at the target was confirmed).' ELSE reason END
+       reason = CASE WHEN letter_id = ANY($3::text[]) THEN 'Moved; the connection broke before the broker had taken the DLQ copy away, so that copy came back to the DLQ and was removed when the job resumed (the copy at the target was confirmed).'
+                     WHEN letter_id = ANY($4::text[]) THEN 'Moved (the copy at the target was confirmed); the connection broke before the broker had surely taken the DLQ copy away. This letter has no id of its own, so the console cannot tell a copy that came back from an identical letter that was never moved, and removed nothing: the DLQ may hold a duplicate of it, never a loss.'
+                     ELSE reason END
      WHERE job_id = $1::uuid AND letter_id = ANY($2::text[])`,
     jobId,
     letterIds,
     removed,
+    kept,
   );
 }
 

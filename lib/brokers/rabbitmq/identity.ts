@@ -65,6 +65,11 @@ export function twinOf(id: string): string {
   return id.replace(/~[1-9][0-9]*$/, "");
 }
 
+/** The letter has no id of its own (no message_id): it is identified by its content, and its twins answer for it. */
+export function isContentIdentified(id: string): boolean {
+  return id.startsWith("k-") || id.startsWith("f-");
+}
+
 export function isLetterId(id: string): boolean {
   return /^[mfk]-[A-Za-z0-9_-]+(~[1-9][0-9]*)?$/.test(id) && id.length <= 2048;
 }

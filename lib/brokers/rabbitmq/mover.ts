@@ -49,6 +49,7 @@ import {
 import { b64, encodeEnvelope } from "@/lib/brokers/envelope";
 import { moveWords, OneAtATime, repairRefusal } from "@/lib/brokers/move-rules";
 import { mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
+import { isContentIdentified } from "@/lib/brokers/rabbitmq/identity";
 import { toLetter } from "@/lib/brokers/rabbitmq/letter";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
 import {
@@ -288,6 +289,11 @@ export async function* removeLetters(
 ): AsyncGenerator<RemoveResult> {
   const words = moveWords("discard");
   const archive = new OneAtATime();
+  if (opts.ownIdentityOnly) {
+    for (const r of requests) if (isContentIdentified(r.letterId)) yield removed(r, "failed", words.contentIdentity);
+    requests = requests.filter((r) => !isContentIdentified(r.letterId));
+    if (requests.length === 0) return;
+  }
   const selection = {
     requests,
     unknownId: (r: RemoveRequest) => removed(r, "missing", words.unknownId(LETTER_ID_KIND)),

@@ -338,6 +338,23 @@ describe("twins through the adapter", () => {
     expect((await browseAll(dlq2)).map((l) => l.id)).toEqual([two.other.id]);
   });
 
+  it("a lost-ack leftover check (ownIdentityOnly) removes no letter known only by its content: an untouched twin could answer for it", async () => {
+    const { dlq } = await twinDlq();
+    const { first, second, other } = await listed(dlq);
+    const copies: LetterCopy[] = [];
+    const results = await collect(
+      adapter.removeLetters(
+        dlq,
+        [first, second, other].map((l) => ({ letterId: l.id, sha256: l.sha256 })),
+        { operationId: randomUUID(), ownIdentityOnly: true, beforeRemove: async (c) => void copies.push(c) },
+      ),
+    );
+    const why = moveWords("discard").contentIdentity;
+    expect(results).toEqual([first, second, other].map((l) => ({ letterId: l.id, outcome: "failed", reason: why })));
+    expect(copies).toEqual([]);
+    expect((await browseAll(dlq)).map((l) => l.id)).toEqual([first.id, second.id, other.id]);
+  });
+
   it("getLetter(k-X~2) after its twin left: the twin; an id with no twin in the DLQ: null", async () => {
     const { dlq } = await twinDlq();
     const { first, second, other } = await listed(dlq);
