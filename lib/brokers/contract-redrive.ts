@@ -141,10 +141,13 @@ export function expectMissingReason(reason: string | null, verb: MoveVerb, dlq: 
   const hole = "\u0000";
   const said = reason ?? "";
   const fits = (["DLQ", "DLT"] as const).some((noun) => {
-    const [pre, post] = moveWords(verb, noun).missing(hole).split(hole);
-    return (
-      said.startsWith(pre) && said.endsWith(post) && said.slice(pre.length, said.length - post.length).includes(dlq)
-    );
+    const words = moveWords(verb, noun);
+    // The general words, or the words with the broker's fact (what its look saw) after the name.
+    return [words.missing(hole), words.missing(hole, hole)].some((shape) => {
+      const [pre, ...rest] = shape.split(hole);
+      const post = rest[rest.length - 1];
+      return said.startsWith(`${pre}${dlq}`) && said.endsWith(post);
+    });
   });
   expect(fits, `a missing reason in the shared words naming ${dlq}, got: ${reason}`).toBe(true);
 }

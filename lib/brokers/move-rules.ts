@@ -151,10 +151,13 @@ export function moveWords(verb: MoveVerb, dlq: "DLQ" | "DLT" = "DLQ") {
     mismatch: `The letter's bytes no longer match the checksum recorded when it was indexed: it was not ${past} and stays in the ${dlq}. Re-scan the ${dlq} and check it again.`,
     /**
      * Only after the call looked through the whole DLQ as it was when the call started (by id, and
-     * by content where letters have no id of their own) and did not find it. `where` names it.
+     * by content where letters have no id of their own) and did not find it. `where` names it;
+     * `fact` is what the look saw where the broker can say more (Kafka: the offset is below the log start).
      */
-    missing: (where: string) =>
-      `Not found in ${dlq} "${where}" when the console looked through it (by id, and by content for letters without an id of their own): it was consumed, moved or expired by someone else since it was indexed.`,
+    missing: (where: string, fact?: string) =>
+      fact
+        ? `Not found in ${dlq} "${where}" when the console looked: ${fact}. It was not ${past}.`
+        : `Not found in ${dlq} "${where}" when the console looked through it (by id, and by content for letters without an id of their own): it was consumed, moved or expired by someone else since it was indexed.`,
     /**
      * Not found when the call looked, but `count` letters of the DLQ were held by another reader
      * then (received and not yet acknowledged or deleted: SQS in flight, RabbitMQ unacked), so it is

@@ -27,23 +27,23 @@ export const lookOf = (states: PartitionState[]): Partitions => ({
 /** The words of one call (a move or a discard) on one DLT. */
 export function kafkaWords(verb: MoveVerb, dlq: string, endpoint: string) {
   const words = moveWords(verb, "DLT");
-  // The shared words name the place looked at; Kafka's fact (what the look saw) goes with the name.
-  const missing = (fact: string) => words.missing(`${dlq}${fact}`);
+  // The shared words name the place looked at, with Kafka's fact: what the look saw.
+  const missing = (fact: string) => words.missing(dlq, fact);
   const past = verb === "move" ? "moved" : "discarded";
   return {
     ...words,
-    notALetterId: (id: string) => missing(`: ${id} is not a Kafka letter id (<partition>-<offset>)`),
-    topicGone: () => missing(`: the topic no longer exists on ${endpoint}`),
-    partitionGone: (partition: number) => missing(`: the topic has no partition ${partition} (any more)`),
+    notALetterId: (id: string) => missing(`${id} is not a Kafka letter id (<partition>-<offset>)`),
+    topicGone: () => missing(`the topic no longer exists on ${endpoint}`),
+    partitionGone: (partition: number) => missing(`the topic has no partition ${partition} (any more)`),
     belowLogStart: (partition: number, offset: bigint, start: bigint) =>
       missing(
-        `, partition ${partition}: offset ${offset} is below the partition's log start (now ${start}), deleted by retention or by deleteRecords`,
+        `partition ${partition}: offset ${offset} is below the partition's log start (now ${start}), deleted by retention or by deleteRecords`,
       ),
     pastLogEnd: (partition: number, offset: bigint, end: bigint) =>
-      missing(`, partition ${partition}: it has no offset ${offset} (its next offset is ${end})`),
+      missing(`partition ${partition}: it has no offset ${offset} (its next offset is ${end})`),
     noRecordAt: (partition: number, offset: bigint) =>
       missing(
-        `, partition ${partition}: read at offset ${offset}, and no record is there (compacted away, an aborted transaction, or a transaction marker)`,
+        `partition ${partition}: read at offset ${offset}, and no record is there (compacted away, an aborted transaction, or a transaction marker)`,
       ),
     /** Inside the log, but nothing could be read from there on (an open transaction holds the records back). */
     notReadable: (partition: number, offset: bigint) =>
