@@ -1,14 +1,16 @@
 import { test, expect } from "@playwright/test";
 import { deadLetterQueues, runId } from "./dead-letters";
 import { callServerAction, dlqPath, serverActionId, loadSession } from "./fixtures";
-import { awaitCleanVerdict, runRestToEnd, scanToDone, startRedrive } from "./redrive-steps";
+import { scanToDone, startRedrive } from "./redrive-steps";
 
 /**
  * Redrive, end to end on RabbitMQ: letters dead-lettered for real (nack, requeue=false) into a DLQ
  * made for this run only; an operator scans it, redrives its one group (sample, a short watch, the
  * verdict, the rest at a rate), sees the bar reach 100 %, finds every letter back in the work queue
- * and the audit log holding one row for the operation and one per letter. A viewer can follow the
- * redrive but neither start nor control one, from the page or by calling the actions directly.
+ * and the audit log holding one row for the operation and one per letter. Nobody consumes the work
+ * queue: the form says so before the sample, the verdict is inconclusive with that evidence, and the
+ * rest starts only by continuing anyway with a reason (audited). A viewer can follow the redrive but
+ * neither start nor control one, from the page or by calling the actions directly.
  */
 const RUN = runId();
 const queues = deadLetterQueues("redrive", RUN);
@@ -46,7 +48,7 @@ test.beforeAll(async () => {
 
 test.afterAll(() => queues.remove());
 
-test("an operator redrives a group: sample, clean verdict, the rest at a rate, 100 %, letters back in the work queue, audited", async ({
+test("an operator redrives a group: sample, inconclusive verdict with its evidence, continue anyway with a reason, the rest at a rate, 100 %, letters back in the work queue, audited", async ({
   page,
 }) => {
   test.setTimeout(150_000);
@@ -66,6 +68,10 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
   await expect(scope).toContainText(`${N} letters of group ${CLASS}`);
   await expect(scope).toContainText(`in ${DLQ}`);
   await expect(page.getByTestId("target-origins")).toContainText(WORK);
+  // Before the sample: who consumes the origin. Nobody does.
+  await expect(page.getByTestId("target-readers-warning")).toHaveText(
+    `Nobody consumes queue ${WORK}: a sample sent there cannot come back, so its verdict will be inconclusive.`,
+  );
   ({ jobPath, jobId } = await startRedrive(page, {
     count: N,
     fix: "payments-api 4.2.0 raises the read timeout to 10 s (PAY-311)",
@@ -74,18 +80,45 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
     rate: 20,
   }));
 
-  // The job page: the sample, the watch, a clean verdict.
+  // The job page: the sample, the watch, an inconclusive verdict with what the console saw.
   await expect(page.getByTestId("redrive-fix")).toContainText("PAY-311");
   await expect(page.getByTestId("redrive-by")).toContainText("operator@e2e.test");
-  await awaitCleanVerdict(page, 3);
+  await expect(page.getByTestId("verdict-badge")).toHaveText("inconclusive", { timeout: 90_000 });
+  await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-stage", "awaiting_bulk");
+  await expect(page.getByTestId("n-redriven")).toHaveAttribute("data-value", "3");
+  await expect(page.getByTestId("verdict-words")).toContainText("nothing shows a reader took them");
+  const evidence = page.getByTestId("evidence-row");
+  await expect(evidence).toHaveCount(1);
+  await expect(evidence).toHaveAttribute("data-target", WORK);
+  await expect(evidence).toHaveAttribute("data-evidence", "no_reader");
+  await expect(evidence).toContainText(`No consumer on queue "${WORK}"`);
+  await expect(evidence).toContainText("nobody reads it");
+  // Waiting for the operator, not failed.
+  await expect(page.getByTestId("redrive-state")).toHaveText("Waiting for your go-ahead");
+  await expect(page.getByTestId("redrive-waiting")).toContainText("waits for your go-ahead");
   await expect(page.getByTestId("redrive-timeline").locator('[data-step="verdict"]')).toHaveAttribute(
     "data-step-state",
     "current",
   );
   await expect(page.getByTestId("redrive-resume")).toBeDisabled();
 
+  // Continue anyway: the plain start is refused, the reason is required and recorded.
+  await expect(page.getByTestId("redrive-bulk")).toBeDisabled();
+  await expect(page.getByTestId("redrive-override")).toHaveCount(0);
+  const go = page.getByTestId("redrive-continue-start");
+  await expect(go).toBeDisabled();
+  await page.getByTestId("continue-reason").fill("payments-consumer is scaled to 0 until 02:00; it reads them then");
+  await go.click();
+  await expect(page.getByTestId("redrive-anyway-reason")).toContainText(
+    "Continued anyway by operator@e2e.test: “payments-consumer is scaled to 0 until 02:00; it reads them then”",
+  );
+
   // Stage 2 at 20/s, to 100 %.
-  await runRestToEnd(page, N);
+  await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
+  await expect(page.getByTestId("redrive-bar")).toHaveAttribute("aria-valuenow", "100");
+  await expect(page.getByTestId("redrive-settled")).toContainText(`${N} of ${N} letters handled (100%)`);
+  await expect(page.getByTestId("n-redriven")).toHaveAttribute("data-value", String(N));
+  await expect(page.getByTestId("n-failed")).toHaveAttribute("data-value", "0");
   await expect(page.getByTestId("redrive-pause")).toBeDisabled();
   await expect(page.getByTestId("ledger-row")).toHaveCount(N);
   expect(
@@ -113,6 +146,9 @@ test("an operator redrives a group: sample, clean verdict, the rest at a rate, 1
   await expect(page.getByTestId("audit-row")).toHaveCount(1);
   await page.goto(`/audit?queue=${encodeURIComponent(DLQ)}&action=letter.redrive`);
   await expect(page.getByTestId("audit-row")).toHaveCount(N);
+  await page.goto(`/audit?queue=${encodeURIComponent(DLQ)}&action=redrive.continue_anyway`);
+  await expect(page.getByTestId("audit-row")).toHaveCount(1);
+  await expect(page.getByTestId("audit-row")).toContainText("operator@e2e.test");
 });
 
 test("a viewer follows a redrive read-only: no start, no controls, and direct action calls are refused", async ({
@@ -130,6 +166,8 @@ test("a viewer follows a redrive read-only: no start, no controls, and direct ac
   if (jobPath) {
     await page.goto(jobPath);
     await expect(page.getByTestId("redrive-job")).toBeVisible();
+    await expect(page.getByTestId("verdict-badge")).toHaveText("inconclusive");
+    await expect(page.getByTestId("evidence-row")).toHaveAttribute("data-evidence", "no_reader");
     for (const b of ["redrive-pause", "redrive-resume", "redrive-cancel"])
       await expect(page.getByTestId(b)).toBeDisabled();
     await expect(page.getByTestId("controls-why")).toContainText(
@@ -161,6 +199,11 @@ test("a viewer follows a redrive read-only: no start, no controls, and direct ac
   }
   const bulk = await callServerAction(page.request, path, serverActionId("startBulkAction"), [{ jobId: jobId || NIL }]);
   expect(bulk.text).toContain("forbidden:redrive:bulk");
+  const anyway = await callServerAction(page.request, path, serverActionId("startBulkAction"), [
+    { jobId: jobId || NIL, continueAnywayReason: "a viewer's reason" },
+  ]);
+  expect(anyway.text).toContain("forbidden:redrive:bulk");
+  expect(anyway.text).not.toContain('"ok":true');
   const plan = await callServerAction(page.request, path, serverActionId("planRedriveAction"), [
     { connectionId: "local-rabbitmq", queue: DLQ, selection: { kind: "filter", filter: {} } },
   ]);

@@ -4,10 +4,51 @@ import Link from "next/link";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { planRedriveAction, startRedriveAction } from "@/app/dlqs/[connectionId]/[queue]/redrive/actions";
 import { ScopeCard, StartErrorNote, useStartForm } from "@/components/jobs/start-form";
-import type { RedrivePreview } from "@/lib/redrive/use-cases";
+import type { RedrivePreview, TargetReadersView } from "@/lib/redrive/use-cases";
 import { confirmPhrase, type UiSelection } from "@/lib/redrive/ui-format";
 import { FixAndStages, useStageFields } from "./stage-fields";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
+
+/**
+ * Who consumes where the sample would go, as the broker tells it: a sample is clean only when a
+ * reader took it, so a target nobody reads is said plainly before anything starts.
+ */
+function TargetReadersNote({ readers }: { readers: TargetReadersView[] }) {
+  if (readers.length === 0) return null;
+  return (
+    <section className="target-readers" aria-label="Who reads the target">
+      {readers.map((x) =>
+        x.warning ? (
+          <div
+            key={x.target}
+            className="banner banner-warn"
+            role="alert"
+            data-testid="target-readers-warning"
+            data-target={x.target}
+          >
+            {x.warning}
+          </div>
+        ) : (
+          <p
+            key={x.target}
+            className="hint"
+            data-testid="target-readers"
+            data-target={x.target}
+            data-count={x.readers?.count ?? ""}
+          >
+            {x.readers ? x.readers.summary : x.error}
+            {x.readers?.names.length ? (
+              <span className="mono block">
+                {x.readers.names.slice(0, 5).join(", ")}
+                {x.readers.names.length > 5 ? ` and ${x.readers.names.length - 5} more` : ""}
+              </span>
+            ) : null}
+          </p>
+        ),
+      )}
+    </section>
+  );
+}
 
 /**
  * The redrive form: the exact scope and count (from planRedrive), target, stated fix, sample, watch,
@@ -68,6 +109,13 @@ export function RedriveForm({
     return () => clearTimeout(t);
   }, [destKey]);
   const protection = preview.targetProtection;
+  // Who reads the target, for the target the preview was made for (a typed name is looked at once typing pauses).
+  const readers =
+    targetKind === "queue"
+      ? preview.readers.filter((x) => x.target === targetName.trim())
+      : preview.target.startsWith("each letter")
+        ? preview.readers
+        : [];
 
   const stages = useStageFields(count);
   const { fix, sample } = stages;
@@ -183,6 +231,7 @@ export function RedriveForm({
             data-testid="target-name"
           />
         </label>
+        <TargetReadersNote readers={readers} />
       </fieldset>
 
       <FixAndStages

@@ -16,6 +16,8 @@ import type { getRedrive, RedriveView } from "@/lib/redrive/use-cases";
 import {
   controlsFor,
   describeScope,
+  displayState,
+  EVIDENCE_WORDS,
   formatDuration,
   fractionOf,
   isActive,
@@ -23,6 +25,7 @@ import {
   readNumbers,
   targetWords,
   timeline,
+  verdictBadge,
   verdictWords,
   type Control,
   type UiSelection,
@@ -74,6 +77,30 @@ function ControlButton({
   );
 }
 
+/** What the look at each target the sample went to found: the evidence behind the verdict. */
+function SampleEvidenceList({ evidence }: { evidence: RedriveView["sampleEvidence"] }) {
+  if (!evidence) return null;
+  if (evidence.length === 0)
+    return (
+      <p className="hint" data-testid="verdict-evidence">
+        No sample letter reached a target the console could look at.
+      </p>
+    );
+  return (
+    <ul className="redrive-evidence" aria-label="Evidence per target" data-testid="verdict-evidence">
+      {evidence.map((e) => {
+        const w = EVIDENCE_WORDS[e.state] ?? { words: e.state, badge: "" };
+        return (
+          <li key={e.target} data-testid="evidence-row" data-target={e.target} data-evidence={e.state}>
+            <span className={`badge ${w.badge}`}>{w.words}</span> <span className="mono">{e.target}</span>: {e.text}
+            {e.readers.names.length ? <span className="hint block">Readers: {e.readers.names.join(", ")}</span> : null}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
 /**
  * A redrive's live view, polled every second while it is active: timeline, progress with numbers,
  * rate vs target, ETA, verdict, controls (with why a control is disabled), and the ledger.
@@ -109,10 +136,13 @@ export function RedriveJob({
   const fraction = fractionOf(n);
   const [error, setError] = useState<string | null>(null);
   const [reason, setReason] = useState("");
+  const [continueReason, setContinueReason] = useState("");
   const [pending, start] = useTransition();
   const controls = controlsFor(r, role);
   const countdown = useCountdown(r.stage === "watching" && r.state === "running" ? n.watchUntil : null);
-  const verdict = verdictWords(r.sampleVerdict, r.sampleReturned, n.sampleSize ?? r.plan.sampleSize);
+  const sampleSize = n.sampleSize ?? r.plan.sampleSize;
+  const verdict = verdictWords(r.sampleVerdict, r.sampleReturned, sampleSize);
+  const badge = verdictBadge(r.sampleVerdict, r.sampleReturned, sampleSize);
   const steps = timeline(r.stage, r.state);
   const active = isActive(r.state);
   const breakerPause = r.state === "paused" && r.stage !== "awaiting_bulk" && r.pauseReason;
@@ -130,8 +160,7 @@ export function RedriveJob({
     if (key === "sample") return `${formatCount(r.plan.sampleSize)} letters`;
     if (key === "watching")
       return countdown !== null ? `${formatDuration(countdown)} left` : formatDuration(r.plan.watchSeconds);
-    if (key === "verdict")
-      return r.sampleVerdict ? (r.sampleVerdict === "clean" ? "clean" : `${r.sampleReturned} came back`) : null;
+    if (key === "verdict") return badge?.words ?? null;
     if (key === "bulk")
       return `${formatCount(Math.max(0, r.plan.total - r.plan.sampleSize))} at ${formatCount(r.plan.rate)}/s`;
     return null;
@@ -142,7 +171,7 @@ export function RedriveJob({
       <JobHeader
         kind="redrive"
         id={r.id}
-        state={r.state}
+        state={displayState(r.state, r.stage)}
         result={resultOf(r.progress)}
         pauseRequested={r.pauseRequested}
         cancelRequested={r.cancelRequested}
@@ -186,25 +215,29 @@ export function RedriveJob({
         </div>
       ) : null}
 
-      {verdict ? (
+      {verdict && badge ? (
         <section
-          className={`card redrive-verdict ${r.sampleVerdict === "clean" ? "is-clean" : "is-dirty"}`}
+          className={`card redrive-verdict ${r.sampleVerdict === "clean" ? "is-clean" : r.sampleVerdict === "returned" ? "is-dirty" : "is-inconclusive"}`}
+          style={r.sampleVerdict === "inconclusive" ? { borderLeft: "4px solid var(--warn-border)" } : undefined}
           aria-label="Sample verdict"
           data-testid="redrive-verdict"
           data-verdict={r.sampleVerdict}
         >
           <div className="card-head">
             <h2>Sample verdict</h2>
-            <span
-              className={`badge ${r.sampleVerdict === "clean" ? "badge-ok" : "badge-danger"}`}
-              data-testid="verdict-badge"
-            >
-              {r.sampleVerdict === "clean"
-                ? "clean"
-                : `${r.sampleReturned} of ${n.sampleSize ?? r.plan.sampleSize} came back`}
+            <span className={`badge ${badge.badge}`} data-testid="verdict-badge">
+              {badge.words}
             </span>
           </div>
-          <p>{verdict}</p>
+          <p data-testid="verdict-words">{verdict}</p>
+          <SampleEvidenceList evidence={r.sampleEvidence} />
+          {r.stage === "awaiting_bulk" && r.state === "paused" ? (
+            <p className="hint" data-testid="redrive-waiting">
+              {role.control
+                ? "The redrive waits for your go-ahead: nothing moves until you start the rest or cancel."
+                : "The redrive waits for an operator's go-ahead: nothing moves until one starts the rest or cancels."}
+            </p>
+          ) : null}
           {r.stage === "awaiting_bulk" ? (
             <div className="toolbar">
               <ControlButton
@@ -220,6 +253,32 @@ export function RedriveJob({
                   {controls.bulk.why}
                 </span>
               ) : null}
+            </div>
+          ) : null}
+          {controls.continueAnyway ? (
+            <div className="redrive-override" data-testid="redrive-continue-anyway">
+              <label>
+                <span className="hint">
+                  Why continue although nothing shows a reader took the sample? Recorded with your name and the evidence
+                  above in the audit log.
+                </span>
+                <textarea
+                  value={continueReason}
+                  onChange={(e) => setContinueReason(e.target.value)}
+                  rows={2}
+                  maxLength={2000}
+                  data-testid="continue-reason"
+                />
+              </label>
+              <button
+                type="button"
+                className="btn"
+                disabled={pending || continueReason.trim().length < 3}
+                onClick={() => act(() => startBulkAction({ jobId: r.id, continueAnywayReason: continueReason.trim() }))}
+                data-testid="redrive-continue-start"
+              >
+                Continue anyway
+              </button>
             </div>
           ) : null}
           {controls.override ? (
@@ -252,8 +311,9 @@ export function RedriveJob({
             </div>
           ) : null}
           {r.bulkOverrideReason ? (
-            <p className="hint">
-              Started anyway by {r.bulkStartedBy}: “{r.bulkOverrideReason}”
+            <p className="hint" data-testid="redrive-anyway-reason">
+              {r.sampleVerdict === "returned" ? "Started anyway" : "Continued anyway"} by {r.bulkStartedBy}: “
+              {r.bulkOverrideReason}”
             </p>
           ) : null}
         </section>

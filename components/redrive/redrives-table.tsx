@@ -1,6 +1,6 @@
 import { OperationsTable } from "@/components/jobs/operations-table";
 import { formatCount } from "@/lib/format";
-import { describeScope, fractionOf, readNumbers, type UiSelection } from "@/lib/redrive/ui-format";
+import { describeScope, displayState, fractionOf, readNumbers, type UiSelection } from "@/lib/redrive/ui-format";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 import type { RedriveView } from "@/lib/redrive/use-cases";
 import { resultOf } from "@/lib/jobs/accounting";
@@ -23,9 +23,13 @@ export function RedrivesTable({ redrives, showDlq }: { redrives: RedriveView[]; 
       scope: describeScope(r.plan.selection as UiSelection, r.plan.total, r.queue),
       connectionId: r.connectionId,
       queue: r.queue,
-      state: r.state,
+      // Paused after its sample is waiting for the operator's go-ahead, not stuck.
+      state: displayState(r.state, r.stage),
       result: resultOf(r.progress),
-      stateNote: STAGE_WORDS[r.stage] ?? r.stage,
+      stateNote:
+        r.stage === "awaiting_bulk" && r.sampleVerdict
+          ? `sample ${r.sampleVerdict}`
+          : (STAGE_WORDS[r.stage] ?? r.stage),
       fraction: fractionOf(n),
       counts:
         `${formatCount(n.redriven)} / ${formatCount(n.total)} redriven` +

@@ -123,7 +123,8 @@ export function FixAndStages({
             <>
               Stage 1 {stage1Verb} {formatCount(k)} of {formatCount(count)} and watches{" "}
               {Number.isFinite(s.watchSeconds) ? formatDuration(s.watchSeconds) : "—"} for any to come back. Stage 2
-              (you start it after a clean verdict) {stage2Verb} the other {formatCount(count - k)}
+              (you start it after the verdict: a clean one, or with a reason) {stage2Verb} the other{" "}
+              {formatCount(count - k)}
               {secondsForRest !== null ? (
                 <>
                   {" "}

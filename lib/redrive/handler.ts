@@ -55,6 +55,8 @@ import {
 } from "./ledger";
 import type { Parking, RedriveRepair, Stage } from "./plan";
 import { findReturns, markersOf } from "./returns";
+import { decideVerdict, sampleWatchOf, verdictSentence, type SampleVerdict } from "./sample-verdict";
+import { gatherEvidence, recordVerdict, sampleTargets, startWatching, takeMarks } from "./sample-watch";
 import { auditRefusal, runnerRefusal, type RunnerRefusal } from "./runner-check";
 import { TokenBucket, batchSizeFor, moveWindowFor } from "./token-bucket";
 
@@ -150,6 +152,8 @@ class RedriveRun {
   private heldKeys = new Set<string>();
   /** The previous bulk batch's ledger and audit writes, running while the next batch moves. */
   private writing: Promise<void> | null = null;
+  /** Where this run's sample moves put each copy (`MoveResult.target`), by letter id: the targets the watch marks. */
+  private sampleCopies = new Map<string, string>();
 
   constructor(
     private readonly ctx: JobContext,
@@ -324,9 +328,18 @@ class RedriveRun {
       if (rows.length === 0) break;
       await this.moveBatch(rows, "sample");
     }
+    // Each target as it stands now that the copies are confirmed there: kept with the job, so a
+    // restarted watch judges against the same marks (sample-watch.ts).
+    const targets = await sampleTargets(this.db, this.plan, this.sampleCopies);
+    const sampleWatch = { marks: await takeMarks(this.adapter, targets), evidence: null };
     const watchUntil = new Date(this.d.clock.now() + this.plan.watchSeconds * 1000);
-    await setStage(this.db, this.plan.jobId, "watching", { watchUntil });
-    this.plan = { ...this.plan, stage: "watching", watchUntil };
+    await startWatching(this.db, this.plan.jobId, watchUntil, sampleWatch);
+    this.plan = {
+      ...this.plan,
+      stage: "watching",
+      watchUntil,
+      sampleWatch: sampleWatch as unknown as RedrivePlan["sampleWatch"],
+    };
   }
 
   private async watch() {
@@ -340,15 +353,27 @@ class RedriveRun {
     }
     await this.checkReturns();
     const returned = this.counts.sampleReturned;
-    const verdict = returned === 0 ? "clean" : "returned";
-    const reason = this.verdictText(returned);
-    await setStage(this.db, this.plan.jobId, "awaiting_bulk", { sampleVerdict: verdict, sampleReturned: returned });
-    this.plan = { ...this.plan, stage: "awaiting_bulk", sampleVerdict: verdict, sampleReturned: returned };
+    // Clean only when a reader took the copies: none coming back from a target nobody reads proves nothing.
+    const marks = sampleWatchOf(this.plan.sampleWatch)?.marks ?? [];
+    const evidence = await gatherEvidence(this.adapter, marks);
+    const verdict = decideVerdict(returned, evidence);
+    const record = { marks, evidence };
+    await recordVerdict(this.db, this.plan.jobId, { verdict, returned, record });
+    this.plan = {
+      ...this.plan,
+      stage: "awaiting_bulk",
+      sampleVerdict: verdict,
+      sampleReturned: returned,
+      sampleWatch: record as unknown as RedrivePlan["sampleWatch"],
+    };
+    const reason = this.verdictText();
     await this.operationAudit("redrive.sample_verdict", {
       verdict,
       returned,
       sample: this.counts.sample,
       watchSeconds: this.plan.watchSeconds,
+      evidence,
+      text: reason,
     });
     await this.pause(reason);
   }
@@ -441,7 +466,6 @@ class RedriveRun {
     overlap = false,
     missingReasons?: Map<string, string | null>,
   ) {
-    void stage;
     for (const r of rows) {
       const from = r.prevState ?? "pending";
       this.counts[from] = Math.max(0, this.counts[from] - 1);
@@ -529,6 +553,8 @@ class RedriveRun {
         const beforeRemove = patches ? (copy: LetterCopy) => this.archiveOriginal(copy, archived) : undefined;
         for await (const res of this.move(reqs, beforeRemove)) {
           if (res.copyId) copyIds.set(res.letterId, res.copyId);
+          if (stage === "sample" && res.outcome === "moved" && res.target)
+            this.sampleCopies.set(res.letterId, res.target);
           settled.push(settledOf(res, "moved", byId.get(res.letterId)));
         }
       }
@@ -986,10 +1012,15 @@ class RedriveRun {
     return c.moved + c.unconfirmed + c.failed + c.missing + c.checksum_mismatch + c.parked + c.skipped + c.returned;
   }
 
-  private verdictText(returned = this.plan.sampleReturned): string {
-    return returned === 0
-      ? `Sample done: clean. None of the ${this.counts.sample} sample letters came back within ${this.plan.watchSeconds} s. Start the rest when ready.`
-      : `Sample returned ${returned} of ${this.counts.sample} letters within ${this.plan.watchSeconds} s: the fix may not be working. Starting the rest now needs an admin and a reason.`;
+  /** The plan's verdict in words, with the evidence per target (sample-verdict.ts). */
+  private verdictText(): string {
+    return verdictSentence({
+      verdict: (this.plan.sampleVerdict ?? "inconclusive") as SampleVerdict,
+      returned: this.plan.sampleReturned,
+      size: this.counts.sample,
+      watchSeconds: this.plan.watchSeconds,
+      evidence: sampleWatchOf(this.plan.sampleWatch)?.evidence ?? [],
+    });
   }
 
   private progress(pauseReason?: string): JobProgress {
@@ -1021,6 +1052,7 @@ class RedriveRun {
         size: c.sample,
         returned: c.sampleReturned,
         verdict: this.plan.sampleVerdict,
+        evidence: sampleWatchOf(this.plan.sampleWatch)?.evidence ?? null,
         watchUntil: this.plan.watchUntil?.toISOString() ?? null,
       },
       targetRate: this.plan.rate,

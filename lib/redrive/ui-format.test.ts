@@ -3,6 +3,7 @@ import {
   confirmPhrase,
   controlsFor,
   describeScope,
+  displayState,
   formatDuration,
   ledgerWords,
   newRedriveQuery,
@@ -12,7 +13,10 @@ import {
   sampleLetters,
   selectionFromSearch,
   timeline,
+  verdictBadge,
   verdictWords,
+  STATE_BADGE,
+  STATE_WORDS,
 } from "./ui-format";
 
 describe("redrive scope and confirmation", () => {
@@ -113,6 +117,20 @@ describe("redrive progress", () => {
     expect(verdictWords(null, 0, 5)).toBeNull();
     expect(verdictWords("clean", 0, 5)).toContain("Clean");
     expect(verdictWords("returned", 3, 5)).toBe("3 of 5 came back: the fix may not be working.");
+    expect(verdictWords("inconclusive", 0, 2)).toBe(
+      "Inconclusive: none of the 2 sample letters came back, but nothing shows a reader took them, so their not coming back proves nothing yet.",
+    );
+    expect(verdictBadge("inconclusive", 0, 2)).toEqual({ words: "inconclusive", badge: "badge-warn" });
+    expect(verdictBadge("returned", 1, 2)).toEqual({ words: "1 of 2 came back", badge: "badge-danger" });
+    expect(verdictBadge(null, 0, 2)).toBeNull();
+  });
+
+  it("a redrive paused after its sample reads as waiting for the go-ahead, not as a pause", () => {
+    expect(displayState("paused", "awaiting_bulk")).toBe("awaiting_go_ahead");
+    expect(STATE_WORDS[displayState("paused", "awaiting_bulk")]).toBe("Waiting for your go-ahead");
+    expect(STATE_BADGE[displayState("paused", "awaiting_bulk")]).toBe("badge-info");
+    expect(displayState("paused", "bulk")).toBe("paused");
+    expect(displayState("running", "awaiting_bulk")).toBe("running");
   });
 });
 
@@ -150,6 +168,22 @@ describe("redrive controls", () => {
     expect(controlsFor(dirty, operator).bulk.enabled).toBe(false);
     expect(controlsFor(dirty, operator).override?.enabled).toBe(false);
     expect(controlsFor(dirty, admin).override?.enabled).toBe(true);
+    expect(controlsFor(dirty, admin).continueAnyway).toBeNull();
+  });
+
+  it("after an inconclusive sample, whoever may control it continues anyway with a reason; a viewer cannot", () => {
+    const vague = {
+      ...base,
+      state: "paused",
+      stage: "awaiting_bulk",
+      bulk: { ready: true, needsOverride: false, needsReason: true },
+    };
+    const c = controlsFor(vague, operator);
+    expect(c.bulk.enabled).toBe(false);
+    expect(c.bulk.why).toMatch(/inconclusive/);
+    expect(c.continueAnyway?.enabled).toBe(true);
+    expect(c.override).toBeNull();
+    expect(controlsFor(vague, { control: false, override: false, name: "viewer" }).continueAnyway).toBeNull();
   });
 });
 

@@ -172,7 +172,7 @@ export function readNumbers(p: Record<string, unknown>, total: number): Numbers 
 /** Settled share of the total, 0..1. */
 export const fractionOf = (n: Numbers) => (n.total > 0 ? Math.min(1, n.settled / n.total) : 0);
 
-export const ACTIVE = ["queued", "running", "paused", "cancelling"];
+export const ACTIVE = ["queued", "running", "paused", "awaiting_go_ahead", "cancelling"];
 export const isActive = (state: string) => ACTIVE.includes(state);
 
 export type StepState = "done" | "current" | "todo" | "skipped";
@@ -203,11 +203,38 @@ export function timeline(stage: string, state: string): Step[] {
   });
 }
 
-/** The sample's verdict in words, or null before there is one. */
+/** The sample's verdict in words, or null before there is one. The evidence per target is shown beside it. */
 export function verdictWords(verdict: string | null, returned: number, size: number | null): string | null {
   if (!verdict) return null;
-  if (verdict === "clean") return `Clean: none of the ${size ?? "sample"} sample letters came back.`;
-  return `${returned} of ${size ?? "?"} came back: the fix may not be working.`;
+  if (verdict === "clean")
+    return `Clean: a reader took the ${size ?? "sample"} sample letters and none of them came back.`;
+  if (verdict === "returned") return `${returned} of ${size ?? "?"} came back: the fix may not be working.`;
+  return `Inconclusive: none of the ${size ?? "sample"} sample letters came back, but nothing shows a reader took them, so their not coming back proves nothing yet.`;
+}
+
+/** The verdict's badge: words and tone. */
+export function verdictBadge(
+  verdict: string | null,
+  returned: number,
+  size: number | null,
+): { words: string; badge: string } | null {
+  if (!verdict) return null;
+  if (verdict === "clean") return { words: "clean", badge: "badge-ok" };
+  if (verdict === "returned") return { words: `${returned} of ${size ?? "?"} came back`, badge: "badge-danger" };
+  return { words: "inconclusive", badge: "badge-warn" };
+}
+
+/** What the look at one target found, in a word or two (`SampleEvidence.state`). */
+export const EVIDENCE_WORDS: Record<string, { words: string; badge: string }> = {
+  taken: { words: "taken by a reader", badge: "badge-ok" },
+  waiting: { words: "may still be waiting", badge: "badge-warn" },
+  no_reader: { words: "nobody reads it", badge: "badge-warn" },
+  unknown: { words: "cannot tell", badge: "badge-warn" },
+};
+
+/** The state a redrive reads as: paused after its sample is waiting for the operator's go-ahead, not stuck. */
+export function displayState(state: string, stage: string): string {
+  return state === "paused" && stage === "awaiting_bulk" ? "awaiting_go_ahead" : state;
 }
 
 export interface Control {
@@ -221,7 +248,10 @@ export interface Controls {
   resume: Control;
   cancel: Control;
   bulk: Control;
+  /** After a sample that returned letters: an admin starts the rest with a reason. */
   override: Control | null;
+  /** After an inconclusive sample: anyone who may start the rest continues anyway, with a reason. */
+  continueAnyway: Control | null;
 }
 
 const on: Control = { enabled: true, why: null };
@@ -234,13 +264,20 @@ export function controlsFor(
     stage: string;
     pauseRequested: boolean;
     cancelRequested: boolean;
-    bulk: { ready: boolean; needsOverride: boolean };
+    bulk: { ready: boolean; needsOverride: boolean; needsReason?: boolean };
   },
   role: { control: boolean; override: boolean; name: string },
 ): Controls {
   if (!role.control) {
     const why = `Your role (${role.name}) can watch redrives but not control them.`;
-    return { pause: off(why), resume: off(why), cancel: off(why), bulk: off(why), override: null };
+    return {
+      pause: off(why),
+      resume: off(why),
+      cancel: off(why),
+      bulk: off(why),
+      override: null,
+      continueAnyway: null,
+    };
   }
   const ended = !isActive(r.state);
   const endedWhy = `This redrive is ${r.state}.`;
@@ -263,8 +300,10 @@ export function controlsFor(
   const cancel = ended ? off(endedWhy) : r.cancelRequested ? off("Cancelling.") : on;
   const bulk = r.bulk.ready
     ? r.bulk.needsOverride
-      ? off("The sample was not clean: only an admin can start the rest, with a reason.")
-      : on
+      ? off("Sample letters came back: only an admin can start the rest, with a reason.")
+      : r.bulk.needsReason
+        ? off("The sample was inconclusive: check who reads the target, or continue anyway with a reason.")
+        : on
     : r.stage === "bulk" || r.stage === "done"
       ? off("The rest has been started.")
       : ended
@@ -274,15 +313,17 @@ export function controlsFor(
     r.bulk.ready && r.bulk.needsOverride
       ? role.override
         ? on
-        : off("Only an admin can start the rest after an unclean sample.")
+        : off("Only an admin can start the rest after sample letters came back.")
       : null;
-  return { pause, resume, cancel, bulk, override };
+  const continueAnyway = r.bulk.ready && !r.bulk.needsOverride && r.bulk.needsReason ? on : null;
+  return { pause, resume, cancel, bulk, override, continueAnyway };
 }
 
 export const STATE_WORDS: Record<string, string> = {
   queued: "Queued",
   running: "Running",
   paused: "Paused",
+  awaiting_go_ahead: "Waiting for your go-ahead",
   cancelling: "Cancelling",
   cancelled: "Cancelled",
   succeeded: "Done",
@@ -293,6 +334,7 @@ export const STATE_BADGE: Record<string, string> = {
   queued: "badge-info",
   running: "badge-info",
   paused: "badge-warn",
+  awaiting_go_ahead: "badge-info",
   cancelling: "badge-warn",
   cancelled: "",
   succeeded: "badge-ok",

@@ -14,7 +14,8 @@ import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
-import { countLetters, type LetterFilter } from "@/lib/triage/queries";
+import { countLetters, whereOf, type LetterFilter } from "@/lib/triage/queries";
+import type { SampleEvidence, TargetReaders } from "@/lib/brokers/target-readers";
 import { scopedFilter } from "@/lib/triage/masked-search";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { visibleSha256 } from "@/lib/masking/digest";
@@ -22,6 +23,8 @@ import { assertRepairAllowed, assertMayPatchMasked } from "@/lib/repair/group";
 import { pinPaused, requestPause, resumeJob, startBulkStage } from "./control";
 import { checkTargetProtection, type LessProtected } from "./target-protection";
 import type { RedriveParams } from "./runner-check";
+import { evidenceLine, nobodyReadsWarning, sampleWatchOf, type SampleVerdict } from "./sample-verdict";
+import { readersOf } from "./sample-watch";
 import { countStates, hasLeftovers, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
 import {
   assertConfirmedCount,
@@ -85,6 +88,55 @@ export interface RedrivePreview {
    * than in the DLQ: starting then needs an admin's explicit confirmation (`confirmLessProtected`).
    */
   targetProtection: { message: string | null; lessProtected: LessProtected[]; canConfirm: boolean };
+  /**
+   * Who reads where the sample would go (the named target, or the origins the index knows for the
+   * selection), as the broker tells it: a sample sent where nobody reads cannot come back, so its
+   * verdict would be inconclusive.
+   */
+  readers: TargetReadersView[];
+}
+
+export interface TargetReadersView {
+  target: string;
+  /** What the broker says; null when it cannot tell, or the look failed (`error` says why). */
+  readers: TargetReaders | null;
+  error: string | null;
+  /** "Nobody consumes queue X: …" when the broker reports no reader; else null. */
+  warning: string | null;
+}
+
+/** At most this many origins are looked at for the form (a selection from many origins). */
+const READER_TARGETS = 5;
+
+/** The queues or topics the selection's letters came from, as the triage index recorded them (most letters first). */
+async function originsOf(filter: LetterFilter, letterIds?: string[]): Promise<string[]> {
+  const w = whereOf(filter);
+  const params = [...w.params];
+  let sql = w.sql;
+  if (letterIds) {
+    params.push(letterIds);
+    sql += ` AND letter_id = ANY($${params.length}::text[])`;
+  }
+  const rows = await getDb().$queryRawUnsafe<Array<{ origin: string }>>(
+    `SELECT origin_queue AS origin FROM triage_letters WHERE ${sql} AND origin_queue IS NOT NULL
+     GROUP BY origin_queue ORDER BY count(*) DESC, origin_queue LIMIT ${READER_TARGETS}`,
+    ...params,
+  );
+  return rows.map((r) => r.origin);
+}
+
+async function targetReaders(adapter: ReturnType<typeof adapterFor>, targets: string[]): Promise<TargetReadersView[]> {
+  return Promise.all(
+    targets.map(async (target) => {
+      const { readers, error } = await readersOf(adapter, target);
+      return {
+        target,
+        readers,
+        error,
+        warning: readers ? nobodyReadsWarning(readers, adapter.vocabulary.queue) : null,
+      };
+    }),
+  );
 }
 
 /** What a redrive would apply to: the count the operator must confirm, the scope in words, warnings. */
@@ -121,6 +173,10 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
       if (count === 0)
         warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
       const protection = await checkTargetProtection(p.connectionId, p.queue, p);
+      const readers = await targetReaders(
+        adapter,
+        p.target.kind === "queue" ? [p.target.name] : await originsOf(filter, letterIds),
+      );
       const nativeMoveNote =
         adapter.capabilities.nativeBulkMove && wholeDlq(p.selection) && p.target.kind === "origin"
           ? `${adapter.displayName} can move the whole DLQ back to its sources itself (its native bulk move, e.g. an SQS message move task, capped at 500 letters per second, or a RabbitMQ shovel): less to set up, but no sample, no watch, no rate you choose, no markers, no per-letter ledger and no parking. This console's redrive gives you those.`
@@ -138,12 +194,14 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
         warnings,
         nativeMoveNote,
         targetProtection: { ...protection, canConfirm: can(actor.role, "masking:manage") },
+        readers,
       };
     },
     (r) => ({
       count: r.count,
       scope: r.scope,
       target: r.target,
+      readers: r.readers.map((x) => ({ target: x.target, count: x.readers?.count ?? null, error: x.error })),
       lessProtected: r.targetProtection.lessProtected.length > 0,
       ...(p.repair ? { repair: repairSummary(p.repair) } : {}),
     }),
@@ -154,10 +212,16 @@ export interface RedriveView extends JobViewBase {
   stage: string;
   pauseReason: string | null;
   pauseRequested: boolean;
-  sampleVerdict: string | null;
+  sampleVerdict: SampleVerdict | null;
   sampleReturned: number;
-  /** The operator may start stage 2 now (clean sample), or only with an override. */
-  bulk: { ready: boolean; needsOverride: boolean };
+  /** After the watch: what the look at each target the sample went to found (null before the verdict). */
+  sampleEvidence: SampleEvidence[] | null;
+  /**
+   * The operator may start stage 2 now: freely after a clean sample; after one that returned letters
+   * only an admin with an override reason (`needsOverride`); after an inconclusive one anyone who may
+   * start it, continuing anyway with a reason (`needsReason`).
+   */
+  bulk: { ready: boolean; needsOverride: boolean; needsReason: boolean };
   plan: {
     selection: Selection;
     target: unknown;
@@ -185,11 +249,13 @@ function toView(j: JobRecord, p: RedrivePlan): RedriveView {
     stage: p.stage,
     pauseReason: j.state === "paused" ? p.pauseReason : null,
     pauseRequested: p.pauseRequested,
-    sampleVerdict: p.sampleVerdict,
+    sampleVerdict: p.sampleVerdict as SampleVerdict | null,
     sampleReturned: p.sampleReturned,
+    sampleEvidence: p.sampleVerdict ? (sampleWatchOf(p.sampleWatch)?.evidence ?? []) : null,
     bulk: {
       ready: j.state === "paused" && p.stage === "awaiting_bulk",
-      needsOverride: p.stage === "awaiting_bulk" && p.sampleVerdict !== "clean",
+      needsOverride: p.stage === "awaiting_bulk" && p.sampleVerdict === "returned",
+      needsReason: p.stage === "awaiting_bulk" && p.sampleVerdict !== "clean" && p.sampleVerdict !== "returned",
     },
     plan: {
       selection: p.selection as Selection,
@@ -407,11 +473,18 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
   return toView(job, created.plan);
 }
 
-const bulkSchema = z.object({ jobId: z.string(), overrideReason: z.string().trim().min(3).max(2000).optional() });
+const reasonSchema = z.string().trim().min(3, "Give a reason of at least 3 characters.").max(2000);
+const bulkSchema = z.object({
+  jobId: z.string(),
+  overrideReason: reasonSchema.optional(),
+  continueAnywayReason: reasonSchema.optional(),
+});
 
 /**
- * Stage 2. Needs a clean sample; otherwise redrive:override (admin) and a stated reason, both
- * recorded. Audited `redrive.bulk_start`.
+ * Stage 2. After a clean sample, as it is. After a sample that returned letters: redrive:override
+ * (admin) and a stated reason. After an inconclusive one (nothing shows a reader took the copies):
+ * "continue anyway" with a stated reason, audited `redrive.continue_anyway` with the evidence. The
+ * start itself is audited `redrive.bulk_start`.
  */
 export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
   const raw = (input ?? {}) as Record<string, unknown>;
@@ -437,8 +510,11 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
               : "The sample is not done yet: wait for its verdict.",
         });
       }
-      const clean = plan.sampleVerdict === "clean";
-      if (!clean) {
+      const verdict = plan.sampleVerdict;
+      const clean = verdict === "clean";
+      const evidence = sampleWatchOf(plan.sampleWatch)?.evidence ?? [];
+      let reason: string | null = null;
+      if (verdict === "returned") {
         if (!p.overrideReason) {
           throw new AppError(
             can(actor.role, "redrive:override") ? "bad_request:override-reason" : "forbidden:redrive:override",
@@ -447,8 +523,17 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
             },
           );
         }
+        reason = p.overrideReason;
+      } else if (!clean) {
+        reason = p.continueAnywayReason ?? p.overrideReason ?? null;
+        if (!reason) {
+          const seen = evidenceLine(evidence);
+          throw new AppError("bad_request:continue-reason", {
+            userMessage: `The sample was inconclusive: nothing shows a reader took its letters${seen ? ` (${seen})` : ""}. Continuing anyway needs a reason.`,
+          });
+        }
       }
-      if (!(await startBulkStage(getDb(), job.id, actor.email, clean ? null : p.overrideReason!))) {
+      if (!(await startBulkStage(getDb(), job.id, actor.email, reason))) {
         const now = await loadRedrive(job.id);
         throw new AppError("conflict:redrive", {
           userMessage:
@@ -457,14 +542,33 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
               : "This redrive changed meanwhile (cancelled?); reload it.",
         });
       }
+      if (!clean && verdict !== "returned") {
+        await recordAudit({
+          actor: auditActor(actor),
+          action: "redrive.continue_anyway",
+          outcome: "success",
+          operationId: job.id,
+          connectionId: job.connectionId,
+          queue: job.queue,
+          target: job.id,
+          requestId: meta.requestId,
+          ip: meta.ip,
+          details: { jobId: job.id, verdict, reason, evidence },
+        });
+      }
       wakeJobWorker();
       const r = await loadRedrive(job.id);
       return toView(r.job, r.plan);
     },
     (v) => ({
       jobId: v.id,
+      verdict: plan.sampleVerdict,
       cleanSample: plan.sampleVerdict === "clean",
-      overrideReason: p.overrideReason ?? null,
+      overrideReason: plan.sampleVerdict === "returned" ? (p.overrideReason ?? null) : null,
+      continueAnywayReason:
+        plan.sampleVerdict !== "clean" && plan.sampleVerdict !== "returned"
+          ? (p.continueAnywayReason ?? p.overrideReason ?? null)
+          : null,
       pending: (v.progress.pending as number) ?? null,
     }),
   );

@@ -136,6 +136,31 @@ export const redriveStartRequestSchema = redrivePlanRequestSchema
   })
   .meta({ id: "RedriveStartRequest" });
 
+const targetReadersSchema = z
+  .object({
+    target: z.string().meta({ description: "The queue or topic." }),
+    count: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "How many readers the broker reports; null when it cannot tell (SQS keeps no list)." }),
+    names: z.array(z.string()).meta({ description: "Each reader in the broker's words (at most 20)." }),
+    summary: z.string().meta({ description: "One sentence, with figures." }),
+  })
+  .meta({ id: "TargetReaders" });
+
+const sampleEvidenceSchema = z
+  .object({
+    target: z.string().meta({ description: "A queue or topic the sample's copies went to." }),
+    state: z.enum(["taken", "waiting", "no_reader", "unknown"]).meta({
+      description:
+        "taken: a reader took every copy (they left the queue; a consumer group or subscription is past them); waiting: someone reads the target but the copies may still wait there; no_reader: nobody reads it; unknown: the broker cannot say, or the look failed (`text` says why).",
+    }),
+    text: z.string().meta({ description: "The evidence in words, with the figures seen." }),
+    readers: targetReadersSchema,
+  })
+  .meta({ id: "SampleEvidence" });
+
 export const redrivePreviewSchema = z
   .object({
     connectionId: z.string(),
@@ -163,6 +188,24 @@ export const redrivePreviewSchema = z
         .boolean()
         .meta({ description: "Your role may confirm a less protected destination (`confirmLessProtected`)." }),
     }),
+    readers: z
+      .array(
+        z.object({
+          target: z.string(),
+          readers: targetReadersSchema.nullable().meta({
+            description: "Who reads it, as the broker tells it; null when it cannot tell (`error` says why).",
+          }),
+          error: z.string().nullable(),
+          warning: z.string().nullable().meta({
+            description:
+              "Set when nobody reads the target: a sample sent there cannot come back, so its verdict would be inconclusive.",
+          }),
+        }),
+      )
+      .meta({
+        description:
+          "Who consumes where the sample would go: the named target, or (back to origin) up to 5 origins the triage index knows for the selection.",
+      }),
   })
   .meta({ id: "RedrivePreview" });
 
@@ -192,14 +235,18 @@ export const redriveSchema = z
       .meta({ description: "Why it is paused, in words (null unless state is paused)." }),
     pauseRequested: z.boolean(),
     cancelRequested: z.boolean(),
-    sampleVerdict: z
-      .enum(["clean", "returned"])
-      .nullable()
-      .meta({ description: "After the watch: clean (no sample letter came back) or returned; null before." }),
-    sampleReturned: z.number().int(),
-    bulk: z.object({ ready: z.boolean(), needsOverride: z.boolean() }).meta({
+    sampleVerdict: z.enum(["clean", "returned", "inconclusive"]).nullable().meta({
       description:
-        "ready: stage 2 may be started now (the job has paused after its sample: poll for this, not for `stage`); needsOverride: only by an admin with an `overrideReason` (the sample was not clean).",
+        "After the watch: clean (a reader took every sample letter, as `sampleEvidence` shows, and none came back), returned (some came back: `sampleReturned`), or inconclusive (none came back, but nothing shows a reader took them: nobody reads a target, the copies may still wait there, or the broker cannot tell); null before.",
+    }),
+    sampleReturned: z.number().int(),
+    sampleEvidence: z
+      .array(sampleEvidenceSchema)
+      .nullable()
+      .meta({ description: "What the look at each target the sample went to found after the watch; null before." }),
+    bulk: z.object({ ready: z.boolean(), needsOverride: z.boolean(), needsReason: z.boolean() }).meta({
+      description:
+        "ready: stage 2 may be started now (the job has paused after its sample, waiting for you: poll for this, not for `stage`); needsOverride: only by an admin with an `overrideReason` (sample letters came back); needsReason: the sample was inconclusive, so starting the rest needs a `continueAnywayReason`.",
     }),
     plan: z.object({
       selection: v1SelectionSchema,
@@ -351,7 +398,7 @@ export const getRedriveOperation = defineOperation({
   operationId: "getRedrive",
   summary: "One redrive: state, stage, sample verdict, counts and a ledger page",
   description:
-    "Poll this while a redrive runs: `redrive.state`, `redrive.stage`, `redrive.sampleVerdict`, `redrive.bulk.ready`, `redrive.progress` and `counts`. The ledger (one row per letter) pages by `after`/`nextAfter`. Needs redrive:read (every role); a refusal is audited `redrive.view`.",
+    "Poll this while a redrive runs: `redrive.state`, `redrive.stage`, `redrive.sampleVerdict` with `redrive.sampleEvidence`, `redrive.bulk.ready`, `redrive.progress` and `counts`. The ledger (one row per letter) pages by `after`/`nextAfter`. Needs redrive:read (every role); a refusal is audited `redrive.view`.",
   problems: [400, 403, 404],
   params: idParams,
   query: getRedriveQuerySchema,
@@ -362,7 +409,11 @@ export const redriveBulkRequestSchema = z
   .object({
     overrideReason: z.string().trim().min(3).max(2000).optional().meta({
       description:
-        "Only when the sample was not clean (`bulk.needsOverride`): why the rest goes anyway. Needs redrive:override (admins); recorded.",
+        "Only when sample letters came back (`bulk.needsOverride`): why the rest goes anyway. Needs redrive:override (admins); recorded.",
+    }),
+    continueAnywayReason: z.string().trim().min(3).max(2000).optional().meta({
+      description:
+        "Only when the sample was inconclusive (`bulk.needsReason`): why the rest goes although nothing shows a reader took the sample. Anyone who may start stage 2; recorded, audited `redrive.continue_anyway` with the evidence.",
     }),
   })
   .meta({ id: "RedriveBulkRequest" });
@@ -374,7 +425,7 @@ export const startRedriveBulkOperation = defineOperation({
   operationId: "startRedriveBulk",
   summary: "Start stage 2: the rest of the letters, at the plan's rate",
   description:
-    "Send `{}` after a clean sample (`sampleVerdict` clean, `bulk.ready`), or `{ overrideReason }` as an admin when letters came back. Before the verdict, or when stage 2 already started, 409 `conflict:redrive`; a sample that was not clean without a reason: 400 for an admin, 403 for others. Needs redrive:bulk (operators, admins); audited `redrive.bulk_start`. Answers the redrive (stage `bulk`); poll GET /api/v1/redrives/{id} until state `succeeded`.",
+    "Send `{}` after a clean sample (`sampleVerdict` clean, `bulk.ready`); `{ continueAnywayReason }` after an inconclusive one (without it, 400 `bad_request:continue-reason`); `{ overrideReason }` as an admin when letters came back (without it, 400 for an admin, 403 for others). Before the verdict, or when stage 2 already started, 409 `conflict:redrive`. Needs redrive:bulk (operators, admins); audited `redrive.bulk_start`. Answers the redrive (stage `bulk`); poll GET /api/v1/redrives/{id} until state `succeeded`.",
   problems: [400, 403, 404, 409],
   params: idParams,
   body: redriveBulkRequestSchema,

@@ -32,7 +32,10 @@ export async function startRedriveAction(input: unknown): Promise<ActionResult<R
   return runAction((a, m) => startRedrive(a, m, input));
 }
 
-/** Stage 2; `overrideReason` only for an admin after an unclean sample. */
+/**
+ * Stage 2; `overrideReason` only for an admin after sample letters came back, `continueAnywayReason`
+ * after an inconclusive sample (startBulk enforces both and audits them).
+ */
 export async function startBulkAction(input: unknown): Promise<ActionResult<RedriveView>> {
   return runAction((a, m) => startBulk(a, m, input), revalidate);
 }
