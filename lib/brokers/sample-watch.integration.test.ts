@@ -10,6 +10,9 @@ import type { SampleEvidence, SampleWatchOps } from "@/lib/brokers/target-reader
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import type { Consumer } from "kafkajs";
+import { DeleteMessageCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
+import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig as sqsConfig } from "@/lib/brokers/sqs/test-kit";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig as kafkaConfig } from "@/lib/brokers/kafka/test-kit";
 
@@ -246,5 +249,88 @@ describe.concurrent("kafka sample watch", () => {
     await expectNotFound(watch.readers(topic));
     await expectNotFound(watch.mark(topic));
     await expectNotFound(watch.evidence(topic, { topic, at: Date.now(), ends: { 0: "1" } }));
+  });
+});
+
+describe.concurrent.each([
+  ["ElasticMQ", ELASTICMQ_ENDPOINT],
+  ["moto", MOTO_ENDPOINT],
+])("sqs sample watch on %s", (_server, endpoint) => {
+  const kit = new SqsKit(endpoint);
+  const adapter = new SqsAdapter(sqsConfig(endpoint));
+  const watch = adapter.sampleWatch;
+
+  afterAll(async () => {
+    await kit.cleanup();
+  });
+
+  const copies = async (url: string) => {
+    for (let i = 0; i < 2; i++) await kit.send(url, { body: new TextEncoder().encode(`copy-${i}`) });
+  };
+
+  /** One receive of up to 10 messages, held for 30 s; `del` deletes what it got. */
+  async function receive(url: string, del: boolean): Promise<string[]> {
+    const got: string[] = [];
+    const until = Date.now() + 10_000;
+    while (got.length < 2 && Date.now() < until) {
+      const { Messages = [] } = await kit.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: url,
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 30,
+          WaitTimeSeconds: 1,
+        }),
+      );
+      for (const m of Messages) {
+        got.push(m.Body ?? "");
+        if (del) await kit.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle }));
+      }
+    }
+    return got.sort();
+  }
+
+  it("a queue nobody receives from: no reader count, and the evidence says it cannot tell (unknown)", async () => {
+    const q = await kit.queue(kit.name("target"));
+    const readers = await watch.readers(q.name);
+    expect(readers).toMatchObject({ target: q.name, count: null, names: [] });
+    expect(readers.summary).toContain("SQS keeps no list of receivers");
+    await copies(q.url);
+    const mark = await watch.mark(q.name);
+    expect(mark).toMatchObject({ visible: 2, inFlight: 0, delayed: 0 });
+    const e = await watch.evidence(q.name, mark);
+    expect(e.state).toBe("unknown");
+    expect(e.readers.count).toBeNull();
+    expect(e.text).toContain("No sign of a receiver");
+    expect(e.text).toContain("cannot tell whether nobody reads this queue or a receiver has not polled yet");
+    expect(e.text).toContain("now 2 visible, 0 in flight, 0 delayed");
+  });
+
+  it("a receiver that receives and deletes the copies: taken", async () => {
+    const q = await kit.queue(kit.name("target"));
+    await copies(q.url);
+    const mark = await watch.mark(q.name);
+    expect(await receive(q.url, true)).toEqual(["copy-0", "copy-1"]);
+    const e = await evidenceUntil(watch, q.name, mark, (x) => x.state === "taken", 10_000);
+    expect(e.state).toBe("taken");
+    expect(e.text).toContain("is empty (0 visible, 0 in flight, 0 delayed)");
+    expect(e.text).toContain("(2 visible, 0 in flight, 0 delayed) was received and deleted");
+  });
+
+  it("a receiver that holds the copies without deleting them: waiting", async () => {
+    const q = await kit.queue(kit.name("target"));
+    await copies(q.url);
+    const mark = await watch.mark(q.name);
+    expect(await receive(q.url, false)).toEqual(["copy-0", "copy-1"]);
+    const e = await watch.evidence(q.name, mark);
+    expect(e.state).toBe("waiting");
+    expect(e.text).toContain("2 in flight: received, not yet deleted");
+    expect(e.readers.summary).toContain("2 in flight shows that something receives from it");
+  });
+
+  it("a queue that does not exist: not_found from every look", async () => {
+    const name = kit.name("missing");
+    await expectNotFound(watch.readers(name));
+    await expectNotFound(watch.mark(name));
+    await expectNotFound(watch.evidence(name, { queue: name, at: Date.now(), visible: 0 }));
   });
 });

@@ -44,6 +44,8 @@ import {
 } from "@/lib/brokers/sqs/safe-move";
 import { createSqsClient } from "@/lib/brokers/sqs/client";
 import { inspectSqs } from "@/lib/brokers/sqs/inspect";
+import { AWS_COUNTS_SETTLE_MS, isAwsEndpoint, sqsSampleWatch } from "@/lib/brokers/sqs/sample-watch";
+import type { SampleWatchOps } from "@/lib/brokers/target-readers";
 import { mapSqsError } from "@/lib/brokers/sqs/errors";
 import { discoverDlqs, listQueueUrls, mapLimit, queueNameOfUrl } from "@/lib/brokers/sqs/discovery";
 import { buildSummary, type Attrs, type SourceInfo } from "@/lib/brokers/sqs/summary";
@@ -718,6 +720,17 @@ export class SqsAdapter implements BrokerAdapter {
       pollMs: this.o.safeMovePollMs,
       maxPerSecond: this.o.safeMoveMaxPerSecond,
     };
+  }
+
+  private watchOps: SampleWatchOps | null = null;
+  /** See `BrokerAdapter.sampleWatch` and sample-watch.ts: a target queue's counts, never a receive. */
+  get sampleWatch(): SampleWatchOps {
+    this.watchOps ??= sqsSampleWatch({
+      sqs: this.sqs,
+      endpoint: this.endpoint,
+      settleMs: isAwsEndpoint(this.config.endpoint) ? AWS_COUNTS_SETTLE_MS : 0,
+    });
+    return this.watchOps;
   }
 
   /** See `BrokerAdapter.inspect` and inspect.ts: attributes only, never a receive. */
