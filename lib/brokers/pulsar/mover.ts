@@ -86,8 +86,9 @@ export class PulsarMover {
 
   /**
    * The look: the entries of the DLQ that hold requested letters, in log order, each request taken
-   * out of the book where its letter is found. Before handing out more letters once `recheckEvery`
-   * were handed out, the subscription's acknowledgements are read again (`Entry.gone`).
+   * out of the book where its letter is found. Once per `recheckEvery` letters handed out the
+   * subscription's acknowledgements are read again (`Entry.gone`): the read starts half-way through
+   * each stretch and is awaited at its end, so its round trip does not hold up a large window.
    */
   private async *walk<R extends { letterId: string; sha256: string }>(
     dlq: TopicName,
@@ -97,6 +98,7 @@ export class PulsarMover {
     signal?: AbortSignal,
   ): AsyncGenerator<Entry<R>> {
     let acks: AckState | null = null;
+    let reading: Promise<AckState> | null = null;
     let since = 0;
     for await (const members of byEntry(this.link.read(dlq, signal))) {
       const picked: Array<Found<R>> = [];
@@ -108,8 +110,13 @@ export class PulsarMover {
         if (req) picked.push({ req, msg, letter });
       }
       if (picked.length === 0) continue;
-      if (since >= recheckEvery) {
-        acks = await this.link.acked(dlq);
+      if (reading === null && since * 2 >= recheckEvery) {
+        reading = this.link.acked(dlq);
+        reading.catch(() => undefined);
+      }
+      if (reading !== null && since >= recheckEvery) {
+        acks = await reading;
+        reading = null;
         since = 0;
       }
       since += picked.length;
