@@ -3,6 +3,7 @@ import amqp, { type ChannelModel } from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as getRedriveRoute } from "@/app/api/v1/redrives/[id]/route";
 import { POST as bulkRoute } from "@/app/api/v1/redrives/[id]/bulk/route";
+import { deadLetterHeaders, KafkaKit } from "@/lib/brokers/kafka/test-kit";
 import { AMQP_URL, mgmtRequest, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import type { SampleEvidence } from "@/lib/brokers/target-readers";
 import { getDb } from "@/lib/db";
@@ -14,9 +15,9 @@ import { redriveHandler, type RedriveDeps } from "./handler";
 import { getRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "./use-cases";
 
 /**
- * A sample verdict says what it saw (issue 30), end to end on the real RabbitMQ: letters
- * dead-lettered by real rejection, scanned, then a sample redriven back to their origin queue and
- * watched. Nobody consumes the origin: inconclusive, with the evidence, and the rest starts only
+ * A sample verdict says what it saw (issue 30), end to end on the real brokers: letters
+ * dead-lettered for real (RabbitMQ: rejected; Kafka: a Spring-style DLT), scanned, then a sample
+ * redriven and watched. Nobody consumes the origin: inconclusive, with the evidence, and the rest starts only
  * with "continue anyway" and a reason. A consumer that processes the copies: clean. One that
  * rejects them (they dead-letter back): returned. The engine's verdict, its audit row, the job's
  * progress and the v1 API say the same.
@@ -25,8 +26,10 @@ const CONN = "local-rabbitmq";
 const enc = (s: string) => new TextEncoder().encode(s);
 const meta = () => ({ requestId: `sv-${randomUUID()}`, ip: "127.0.0.1" });
 const kit = new RabbitKit();
+const kafka = new KafkaKit();
 const FAST: Partial<RedriveDeps> = { returnCheckMs: 300, verifyGraceMs: 1000 };
 const conns: ChannelModel[] = [];
+const kafkaConsumers: Array<() => Promise<void>> = [];
 let users: Record<"viewer" | "operator" | "admin", V1User>;
 
 beforeAll(async () => {
@@ -34,10 +37,19 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const c of conns) await c.close().catch(() => undefined);
+  for (const stop of kafkaConsumers) await stop().catch(() => undefined);
   await kit.cleanup();
+  await kafka.cleanup();
   const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
+
+async function scan(connectionId: string, queue: string) {
+  const kind = `scan-sv-${randomUUID().slice(0, 8)}`;
+  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId, queue, params: { acceptRisk: true } });
+  await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 30_000 }).runOnce();
+  expect((await jobStore().get(job.id))?.state).toBe("succeeded");
+}
 
 async function seeded(n: number) {
   const { dlq, source } = await kit.dlqByReject(
@@ -47,10 +59,7 @@ async function seeded(n: number) {
       headers: { "x-exception-class": "java.net.SocketTimeoutException" },
     })),
   );
-  const kind = `scan-sv-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({ kind: kind as "scan", connectionId: CONN, queue: dlq, params: {} });
-  await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 10_000 }).runOnce();
-  expect((await jobStore().get(job.id))?.state).toBe("succeeded");
+  await scan(CONN, dlq);
   return { dlq, source };
 }
 
@@ -67,10 +76,15 @@ const worker = (jobId: string) =>
 const selection = { kind: "filter", filter: {} };
 type QueueStats = { messages?: number; message_stats?: { ack?: number } };
 
-async function start(dlq: string, plan: Record<string, unknown> = {}) {
-  const preview = await planRedrive(users.operator.actor, meta(), { connectionId: CONN, queue: dlq, selection });
+async function start(dlq: string, plan: Record<string, unknown> = {}, connectionId = CONN) {
+  const preview = await planRedrive(users.operator.actor, meta(), {
+    connectionId,
+    queue: dlq,
+    selection,
+    ...(plan.target ? { target: plan.target } : {}),
+  });
   return startRedrive(users.operator.actor, meta(), {
-    connectionId: CONN,
+    connectionId,
     queue: dlq,
     selection,
     fix: "orders 2.3.2 raises the payments timeout",
@@ -321,4 +335,138 @@ describe("sample verdict on RabbitMQ", () => {
     });
     await c.stop();
   });
+});
+
+const KAFKA = "local-kafka";
+
+/**
+ * A consumer group on a Kafka topic, running before the sample: "ack" processes each record (and
+ * commits, as applications do); "reject" fails it and publishes it to the DLT with Spring's headers
+ * (the record's own headers kept, markers included), then commits: the copy comes back.
+ */
+async function kafkaConsumer(topic: string, how: "ack" | "reject", dlt: string) {
+  const groupId = `${kafka.prefix}-app-${randomUUID().slice(0, 6)}`;
+  kafka.groups.add(groupId);
+  const producer = await kafka.getProducer();
+  const consumer = kafka.kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  const got: string[] = [];
+  await consumer.run({
+    eachMessage: async ({ partition, message }) => {
+      got.push(String(message.value));
+      if (how === "reject")
+        await producer.send({
+          topic: dlt,
+          acks: -1,
+          messages: [
+            {
+              partition,
+              key: message.key,
+              value: message.value,
+              headers: deadLetterHeaders(
+                "spring",
+                { topic, partition, offset: message.offset, timestamp: message.timestamp, headers: message.headers },
+                { exceptionClass: "java.lang.IllegalStateException", message: "still broken" },
+                groupId,
+              ),
+            },
+          ],
+        });
+    },
+  });
+  await joined;
+  const stop = () => consumer.disconnect();
+  kafkaConsumers.push(stop);
+  return { got, groupId, stop };
+}
+
+async function kafkaSeeded(n: number) {
+  const { dlt } = await kafka.springDlt(
+    Array.from({ length: n }, (_, i) => ({ body: enc(`{"order":${i}}`), key: `k-${i}` })),
+  );
+  // A fresh topic of the test's own, so that no group of the origin's is counted.
+  const target = await kafka.createTopic(kafka.name("target"), 1);
+  await scan(KAFKA, dlt);
+  return { dlt, target };
+}
+
+describe("sample verdict on Kafka", () => {
+  it("nobody reads the target topic: the form warns, inconclusive with the evidence; continue anyway moves the rest", async () => {
+    const { dlt, target } = await kafkaSeeded(3);
+    const plan = { target: { kind: "queue", name: target }, acceptRisk: true };
+    const preview = await planRedrive(users.operator.actor, meta(), {
+      connectionId: KAFKA,
+      queue: dlt,
+      selection,
+      target: plan.target,
+    });
+    expect(preview.readers).toEqual([
+      expect.objectContaining({
+        target,
+        readers: expect.objectContaining({ count: 0 }),
+        warning: `Nobody consumes topic ${target}: a sample sent there cannot come back, so its verdict will be inconclusive.`,
+      }),
+    ]);
+    const r = await start(dlt, plan, KAFKA);
+    await worker(r.id).runOnce();
+    const v = await everywhere(r.id);
+    expect(v).toMatchObject({ sampleVerdict: "inconclusive", bulk: { ready: true, needsReason: true } });
+    expect(v.sampleEvidence).toEqual([expect.objectContaining({ target, state: "no_reader" })]);
+    expect(v.pauseReason).toContain(`No consumer group has committed offsets on topic "${target}"`);
+    await expect(startBulk(users.operator.actor, meta(), { jobId: r.id })).rejects.toMatchObject({
+      code: "bad_request:continue-reason",
+    });
+    await startBulk(users.operator.actor, meta(), {
+      jobId: r.id,
+      continueAnywayReason: "the reader is deployed later",
+    });
+    await worker(r.id).runOnce();
+    expect((await jobStore().get(r.id))?.state).toBe("succeeded");
+    expect(await auditOf(r.id, "redrive.continue_anyway")).toHaveLength(1);
+  }, 120_000);
+
+  it("a consumer group that processes and commits: clean", async () => {
+    const { dlt, target } = await kafkaSeeded(3);
+    const c = await kafkaConsumer(target, "ack", dlt);
+    const preview = await planRedrive(users.operator.actor, meta(), {
+      connectionId: KAFKA,
+      queue: dlt,
+      selection,
+      target: { kind: "queue", name: target },
+    });
+    expect(preview.readers).toEqual([
+      expect.objectContaining({ target, warning: null, readers: expect.objectContaining({ count: 1 }) }),
+    ]);
+    const r = await start(dlt, { target: { kind: "queue", name: target }, acceptRisk: true, watchSeconds: 5 }, KAFKA);
+    await worker(r.id).runOnce();
+    const v = await everywhere(r.id);
+    expect(v).toMatchObject({
+      sampleVerdict: "clean",
+      bulk: { ready: true, needsOverride: false, needsReason: false },
+    });
+    expect(v.sampleEvidence).toEqual([expect.objectContaining({ target, state: "taken" })]);
+    expect(v.pauseReason).toContain(`Consumer group "${c.groupId}" committed past the sample's copies`);
+    expect(c.got).toHaveLength(2);
+    await c.stop();
+  }, 120_000);
+
+  it("a consumer group that fails the copies into the DLT: returned", async () => {
+    const { dlt, target } = await kafkaSeeded(3);
+    const c = await kafkaConsumer(target, "reject", dlt);
+    const r = await start(dlt, { target: { kind: "queue", name: target }, acceptRisk: true, watchSeconds: 5 }, KAFKA);
+    await worker(r.id).runOnce();
+    const v = await everywhere(r.id);
+    expect(v).toMatchObject({
+      sampleVerdict: "returned",
+      sampleReturned: 2,
+      bulk: { ready: true, needsOverride: true, needsReason: false },
+    });
+    expect(v.sampleEvidence?.map((e) => e.target)).toEqual([target]);
+    await expect(
+      startBulk(users.operator.actor, meta(), { jobId: r.id, continueAnywayReason: "it is probably fine" }),
+    ).rejects.toMatchObject({ code: "forbidden:redrive:override" });
+    await c.stop();
+  }, 120_000);
 });
