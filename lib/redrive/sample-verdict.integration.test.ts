@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
+import { DeleteMessageCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import amqp, { type ChannelModel } from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as getRedriveRoute } from "@/app/api/v1/redrives/[id]/route";
 import { POST as bulkRoute } from "@/app/api/v1/redrives/[id]/bulk/route";
 import { deadLetterHeaders, KafkaKit } from "@/lib/brokers/kafka/test-kit";
 import { AMQP_URL, mgmtRequest, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
+import { ELASTICMQ_ENDPOINT, SqsKit } from "@/lib/brokers/sqs/test-kit";
 import type { SampleEvidence } from "@/lib/brokers/target-readers";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
@@ -16,8 +18,8 @@ import { getRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startR
 
 /**
  * A sample verdict says what it saw (issue 30), end to end on the real brokers: letters
- * dead-lettered for real (RabbitMQ: rejected; Kafka: a Spring-style DLT), scanned, then a sample
- * redriven and watched. Nobody consumes the origin: inconclusive, with the evidence, and the rest starts only
+ * dead-lettered for real (RabbitMQ: rejected; Kafka: a Spring-style DLT; SQS: the queue's own
+ * redrive policy), scanned, then a sample redriven and watched. Nobody consumes the origin: inconclusive, with the evidence, and the rest starts only
  * with "continue anyway" and a reason. A consumer that processes the copies: clean. One that
  * rejects them (they dead-letter back): returned. The engine's verdict, its audit row, the job's
  * progress and the v1 API say the same.
@@ -27,6 +29,7 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const meta = () => ({ requestId: `sv-${randomUUID()}`, ip: "127.0.0.1" });
 const kit = new RabbitKit();
 const kafka = new KafkaKit();
+const sqs = new SqsKit(ELASTICMQ_ENDPOINT);
 const FAST: Partial<RedriveDeps> = { returnCheckMs: 300, verifyGraceMs: 1000 };
 const conns: ChannelModel[] = [];
 const kafkaConsumers: Array<() => Promise<void>> = [];
@@ -40,6 +43,7 @@ afterAll(async () => {
   for (const stop of kafkaConsumers) await stop().catch(() => undefined);
   await kit.cleanup();
   await kafka.cleanup();
+  await sqs.cleanup();
   const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
@@ -468,5 +472,96 @@ describe("sample verdict on Kafka", () => {
       startBulk(users.operator.actor, meta(), { jobId: r.id, continueAnywayReason: "it is probably fine" }),
     ).rejects.toMatchObject({ code: "forbidden:redrive:override" });
     await c.stop();
+  }, 120_000);
+});
+
+const SQS = "local-sqs";
+
+/**
+ * A receiver on an SQS queue, polling until stopped: "delete" processes each message (receive,
+ * delete); "fail" receives without deleting and lets it show again at once, so the queue's redrive
+ * policy moves it back to the DLQ.
+ */
+function sqsReceiver(url: string, how: "delete" | "fail") {
+  let stopped = false;
+  let got = 0;
+  const loop = (async () => {
+    while (!stopped) {
+      const { Messages } = await sqs.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: url,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 0,
+          VisibilityTimeout: how === "delete" ? 30 : 0,
+        }),
+      );
+      for (const m of Messages ?? []) {
+        got++;
+        if (how === "delete")
+          await sqs.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle! }));
+      }
+      if (!Messages?.length) await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    got: () => got,
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+async function sqsSeeded(n: number) {
+  const q = await sqs.dlqByRedrive(Array.from({ length: n }, (_, i) => ({ body: enc(`{"order":${i}}`) })));
+  await scan(SQS, q.dlq);
+  return q;
+}
+
+describe("sample verdict on SQS (ElasticMQ)", () => {
+  it("no sign of a receiver on the origin: the form says SQS keeps no list, inconclusive with the evidence", async () => {
+    const { dlq, source } = await sqsSeeded(3);
+    const preview = await planRedrive(users.operator.actor, meta(), { connectionId: SQS, queue: dlq, selection });
+    expect(preview.readers).toEqual([
+      expect.objectContaining({ target: source, warning: null, readers: expect.objectContaining({ count: null }) }),
+    ]);
+    expect(preview.readers[0].readers?.summary).toContain(`SQS keeps no list of receivers for queue "${source}"`);
+    const r = await start(dlq, { acceptRisk: true }, SQS);
+    await worker(r.id).runOnce();
+    const v = await everywhere(r.id);
+    expect(v).toMatchObject({ sampleVerdict: "inconclusive", bulk: { ready: true, needsReason: true } });
+    expect(v.sampleEvidence).toEqual([expect.objectContaining({ target: source, state: "unknown" })]);
+    expect(v.pauseReason).toContain(`No sign of a receiver on queue "${source}"`);
+    await startBulk(users.operator.actor, meta(), { jobId: r.id, continueAnywayReason: "workers resume at 02:00" });
+    await worker(r.id).runOnce();
+    expect((await jobStore().get(r.id))?.state).toBe("succeeded");
+  }, 120_000);
+
+  it("a receiver that processes and deletes: clean", async () => {
+    const { dlq, source, sourceUrl } = await sqsSeeded(3);
+    const rx = sqsReceiver(sourceUrl, "delete");
+    try {
+      const r = await start(dlq, { acceptRisk: true, watchSeconds: 2 }, SQS);
+      await worker(r.id).runOnce();
+      const v = await everywhere(r.id);
+      expect(v).toMatchObject({ sampleVerdict: "clean", bulk: { ready: true, needsReason: false } });
+      expect(v.sampleEvidence).toEqual([expect.objectContaining({ target: source, state: "taken" })]);
+      expect(rx.got()).toBe(2);
+    } finally {
+      await rx.stop();
+    }
+  }, 120_000);
+
+  it("a receiver that fails them (the redrive policy moves them back): returned", async () => {
+    const { dlq, sourceUrl } = await sqsSeeded(3);
+    const rx = sqsReceiver(sourceUrl, "fail");
+    try {
+      const r = await start(dlq, { acceptRisk: true, watchSeconds: 3 }, SQS);
+      await worker(r.id).runOnce();
+      const v = await everywhere(r.id);
+      expect(v).toMatchObject({ sampleVerdict: "returned", sampleReturned: 2, bulk: { needsOverride: true } });
+    } finally {
+      await rx.stop();
+    }
   }, 120_000);
 });
