@@ -34,7 +34,10 @@ import {
   type StreamOptions,
   type StreamShortfall,
 } from "@/lib/brokers/types";
-import { moveSqsLetters, moveVisibilitySeconds, removeSqsLetters, type SqsMoveContext } from "@/lib/brokers/sqs/mover";
+import { moveSqsLetters } from "@/lib/brokers/sqs/mover";
+import { moveVisibilitySeconds } from "@/lib/brokers/sqs/holds";
+import { removeSqsLetters } from "@/lib/brokers/sqs/remove";
+import type { SqsMoveContext } from "@/lib/brokers/sqs/step";
 import { republishSqs } from "@/lib/brokers/sqs/republish";
 import {
   dlqOfSafeQueueName,
@@ -657,7 +660,7 @@ export class SqsAdapter implements BrokerAdapter {
     };
   }
 
-  /** See `BrokerAdapter.removeLetters`: the same walk as moveLetters (mover.ts), delivering to `beforeRemove`. */
+  /** See `BrokerAdapter.removeLetters`: the same walk as moveLetters (walk.ts), delivering to `beforeRemove` (remove.ts). */
   removeLetters(name: string, requests: RemoveRequest[], opts: RemoveOptions): AsyncIterable<RemoveResult> {
     return removeSqsLetters(this.moveContext(name, opts), name, requests, opts);
   }

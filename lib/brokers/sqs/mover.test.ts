@@ -14,16 +14,12 @@ import { sha256Hex } from "@/lib/brokers/display";
 import { mapSqsError } from "@/lib/brokers/sqs/errors";
 import { toLetter } from "@/lib/brokers/sqs/letter";
 import { COMBINED_MARKER, expandCombinedMarker, readMarkers, withMarkers } from "@/lib/brokers/sqs/markers";
-import {
-  dedupIdFor,
-  entrySize,
-  moveSqsLetters,
-  moveVisibilitySeconds,
-  originFor,
-  parseQueueArn,
-  sendEntryFor,
-  type SqsMoveContext,
-} from "@/lib/brokers/sqs/mover";
+import { moveWords } from "@/lib/brokers/move-rules";
+import { moveVisibilitySeconds } from "@/lib/brokers/sqs/holds";
+import { moveSqsLetters } from "@/lib/brokers/sqs/mover";
+import { removeSqsLetters } from "@/lib/brokers/sqs/remove";
+import { dedupIdFor, entrySize, originFor, parseQueueArn, sendEntryFor } from "@/lib/brokers/sqs/send-entry";
+import type { SqsMoveContext } from "@/lib/brokers/sqs/step";
 
 const marks: RedriveMarkers = {
   redriveId: "job-1",
@@ -169,24 +165,61 @@ describe("send entries", () => {
 /** A scripted SQS: what it was asked, and answers per command. */
 function fakeSqs(
   msgs: Message[],
-  answers: { deleteFails?: boolean; sendThrows?: boolean; depth?: number; maxPerReceive?: boolean } = {},
+  answers: {
+    deleteFails?: boolean;
+    sendThrows?: boolean;
+    depth?: number;
+    maxPerReceive?: boolean;
+    /** Letters in flight at another reader (counted in ApproximateNumberOfMessagesNotVisible). */
+    othersHold?: number;
+    /** ApproximateNumberOfMessages when asked (default: the letters not held nor deleted). */
+    visible?: number;
+    /** Letters the first receive hands out (a group's later letters not yet visible again). */
+    firstReceive?: number;
+    room?: number;
+    fifo?: boolean;
+  } = {},
 ) {
   const calls: Array<{ name: string; input: Record<string, unknown> }> = [];
-  let delivered = 0;
+  // Receipt handles handed out and neither deleted nor released (held), and those deleted.
+  const inFlight = new Set<string>();
+  const deleted = new Set<string>();
+  let receives = 0;
+  const groupOf = (m: Message) => m.Attributes?.MessageGroupId;
+  const entries = (cmd: { input: Record<string, unknown> }) =>
+    (cmd.input.Entries as Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout?: number }>) ?? [];
   const sqs = {
     send: async (cmd: { constructor: { name: string }; input: Record<string, unknown> }) => {
       const name = cmd.constructor.name;
       calls.push({ name, input: cmd.input });
       switch (name) {
         case "ReceiveMessageCommand": {
-          // Each letter once; at most MaxNumberOfMessages per call when asked to behave like SQS.
-          const n = answers.maxPerReceive ? Number(cmd.input.MaxNumberOfMessages) : msgs.length;
-          const out = msgs.slice(delivered, delivered + n);
-          delivered += out.length;
+          // What is visible, in order; at most MaxNumberOfMessages per call when asked to behave like
+          // SQS. FIFO: nothing of a group with a letter in flight.
+          receives++;
+          let n = answers.maxPerReceive ? Number(cmd.input.MaxNumberOfMessages) : msgs.length;
+          if (receives === 1 && answers.firstReceive !== undefined) n = answers.firstReceive;
+          const busy = new Set(msgs.filter((m) => inFlight.has(m.ReceiptHandle!)).map(groupOf));
+          const out = msgs
+            .filter((m) => !inFlight.has(m.ReceiptHandle!) && !deleted.has(m.ReceiptHandle!))
+            .filter((m) => !answers.fifo || !busy.has(groupOf(m)))
+            .slice(0, n);
+          for (const m of out) inFlight.add(m.ReceiptHandle!);
           return { Messages: out };
         }
         case "ChangeMessageVisibilityBatchCommand":
+          for (const e of entries(cmd)) if (e.VisibilityTimeout === 0) inFlight.delete(e.ReceiptHandle);
           return { Successful: [], Failed: [] };
+        case "GetQueueAttributesCommand":
+          return {
+            Attributes: {
+              ApproximateNumberOfMessages: String(
+                answers.visible ??
+                  msgs.filter((m) => !inFlight.has(m.ReceiptHandle!) && !deleted.has(m.ReceiptHandle!)).length,
+              ),
+              ApproximateNumberOfMessagesNotVisible: String(inFlight.size + (answers.othersHold ?? 0)),
+            },
+          };
         case "SendMessageBatchCommand":
         case "SendMessageCommand":
           if (answers.sendThrows)
@@ -194,30 +227,27 @@ function fakeSqs(
           return name === "SendMessageCommand"
             ? { MessageId: "sent-0" }
             : {
-                Successful: ((cmd.input.Entries as Array<{ Id: string }>) ?? []).map((e) => ({
-                  Id: e.Id,
-                  MessageId: `sent-${e.Id}`,
-                })),
+                Successful: entries(cmd).map((e) => ({ Id: e.Id, MessageId: `sent-${e.Id}` })),
                 Failed: [],
               };
         case "DeleteMessageBatchCommand":
-          return answers.deleteFails
-            ? {
-                Successful: [],
-                Failed: (cmd.input.Entries as Array<{ Id: string }>).map((e) => ({
-                  Id: e.Id,
-                  Code: "ReceiptHandleIsInvalid",
-                  SenderFault: true,
-                })),
-              }
-            : { Successful: (cmd.input.Entries as Array<{ Id: string }>).map((e) => ({ Id: e.Id })), Failed: [] };
+          if (answers.deleteFails)
+            return {
+              Successful: [],
+              Failed: entries(cmd).map((e) => ({ Id: e.Id, Code: "ReceiptHandleIsInvalid", SenderFault: true })),
+            };
+          for (const e of entries(cmd)) {
+            inFlight.delete(e.ReceiptHandle);
+            deleted.add(e.ReceiptHandle);
+          }
+          return { Successful: entries(cmd).map((e) => ({ Id: e.Id })), Failed: [] };
         default:
           throw new Error(`unexpected ${name}`);
       }
     },
   };
   const summary = {
-    queueType: "standard",
+    queueType: answers.fifo ? "fifo" : "standard",
     origins: ["src"],
     depth: answers.depth ?? msgs.length,
     inFlight: 0,
@@ -228,10 +258,10 @@ function fakeSqs(
       url: "dlq-url",
       attrs: { QueueArn: "arn:aws:sqs:us-east-1:000000000000:dlq" },
       summary,
-      room: 1000,
+      room: answers.room ?? 1000,
     }),
     urlOf: async (n) => `url:${n}`,
-    queueAttrs: async () => ({}),
+    queueAttrs: async () => (answers.fifo ? { FifoQueue: "true" } : {}),
     err: (e, q) => mapSqsError(e, { endpoint: "fake", queue: q }),
     region: "us-east-1",
     visibilityTimeout: 60,
@@ -240,11 +270,11 @@ function fakeSqs(
     maxScan: 1000,
     maxBatchBytes: 256 * 1024,
   };
-  return { ctx, calls };
+  return { ctx, calls, inFlight };
 }
 
-async function all(it: AsyncIterable<MoveResult>) {
-  const out: MoveResult[] = [];
+async function all<T = MoveResult>(it: AsyncIterable<T>) {
+  const out: T[] = [];
   for await (const r of it) out.push(r);
   return out;
 }
@@ -350,6 +380,200 @@ describe("moveSqsLetters against a scripted SQS", () => {
       name: "ChangeMessageVisibilityBatchCommand",
       input: { Entries: [{ ReceiptHandle: "rh-0", VisibilityTimeout: 0 }] },
     });
+    expect(r.target).toBeNull();
+  });
+
+  it("beforeRemove on a plain move: each original handed over after the batch was sent and before its delete; a throw keeps it, released", async () => {
+    const { ctx, calls, inFlight } = fakeSqs([m(0), m(1)]);
+    const order: string[] = [];
+    const r = await all(
+      moveSqsLetters(ctx, "dlq", [req(0), req(1)], {
+        beforeRemove: async (copy) => {
+          order.push(`${copy.letterId} after ${calls.map((c) => c.name.replace("Command", "")).join(",")}`);
+          if (copy.letterId === "id-1") throw new Error("secret");
+        },
+      }),
+    );
+    expect(order).toEqual([
+      "id-0 after ReceiveMessage,ChangeMessageVisibilityBatch,SendMessageBatch",
+      "id-1 after ReceiveMessage,ChangeMessageVisibilityBatch,SendMessageBatch",
+    ]);
+    expect(r[0]).toEqual({
+      letterId: "id-0",
+      outcome: "moved",
+      destination: "queue src",
+      target: "src",
+      reason: null,
+      orderingKey: null,
+    });
+    expect(r[1]).toMatchObject({
+      outcome: "failed",
+      target: "src",
+      reason: moveWords("move").copyNotArchived(new Error("secret"), 'queue "src"', null),
+    });
+    const deleted = calls
+      .filter((c) => c.name === "DeleteMessageBatchCommand")
+      .flatMap((c) => (c.input.Entries as Array<{ ReceiptHandle: string }>).map((e) => e.ReceiptHandle));
+    expect(deleted).toEqual(["rh-0"]);
+    expect(inFlight.size).toBe(0);
+  });
+
+  it("MoveResult.target names the queue the copy went to", async () => {
+    const { ctx } = fakeSqs([m(0)]);
+    const [r] = await all(moveSqsLetters(ctx, "dlq", [req(0)]));
+    expect(r).toMatchObject({ outcome: "moved", destination: "queue src", target: "src" });
+  });
+});
+
+describe("the shared move rules on SQS", () => {
+  const m = (i: number, over: Partial<Message> = {}): Message => ({
+    MessageId: `id-${i}`,
+    ReceiptHandle: `rh-${i}`,
+    Body: `body-${i}`,
+    Attributes: { SentTimestamp: String(1000 + i) },
+    MessageAttributes: {},
+    ...over,
+  });
+  const req = (i: number) => ({
+    letterId: `id-${i}`,
+    sha256: sha256Hex(`body-${i}`),
+    target: { kind: "origin" as const },
+    markers: { ...marks, replayId: `replay-${i}` },
+  });
+  const words = moveWords("move", "DLQ");
+  const sentBodies = (calls: Array<{ name: string; input: Record<string, unknown> }>) =>
+    calls
+      .filter((c) => /^SendMessage/.test(c.name))
+      .flatMap((c) =>
+        ((c.input.Entries as Array<{ MessageBody: string }>) ?? [c.input as { MessageBody: string }]).map(
+          (e) => e.MessageBody,
+        ),
+      );
+
+  it("a letter id asked for twice is one request: moved once, one result", async () => {
+    const { ctx, calls } = fakeSqs([m(0), m(1)]);
+    const r = await all(moveSqsLetters(ctx, "dlq", [req(0), { ...req(0), sha256: "f".repeat(64) }, req(1)]));
+    expect(r.map((x) => [x.letterId, x.outcome])).toEqual([
+      ["id-0", "moved"],
+      ["id-1", "moved"],
+    ]);
+    expect(sentBodies(calls)).toEqual(["body-0", "body-1"]);
+  });
+
+  it("a discard asked twice for one letter archives it once, with one result", async () => {
+    const { ctx } = fakeSqs([m(0)]);
+    const archived: string[] = [];
+    const r = await all(
+      removeSqsLetters(ctx, "dlq", [req(0), req(0)], {
+        operationId: "op-1",
+        beforeRemove: async (copy) => {
+          archived.push(copy.letterId);
+        },
+      }),
+    );
+    expect(r).toEqual([{ letterId: "id-0", outcome: "removed", reason: null }]);
+    expect(archived).toEqual(["id-0"]);
+  });
+
+  it("a checksum recorded in upper case (or with spaces) matches: the letter moves", async () => {
+    const { ctx } = fakeSqs([m(0)]);
+    const [r] = await all(moveSqsLetters(ctx, "dlq", [{ ...req(0), sha256: ` ${req(0).sha256.toUpperCase()} ` }]));
+    expect(r).toMatchObject({ outcome: "moved", target: "src" });
+  });
+
+  it("a checksum that differs: checksum_mismatch in the shared words, not sent, released", async () => {
+    const { ctx, calls, inFlight } = fakeSqs([m(0)]);
+    const [r] = await all(moveSqsLetters(ctx, "dlq", [{ ...req(0), sha256: "A".repeat(64) }]));
+    expect(r).toMatchObject({ outcome: "checksum_mismatch", reason: words.mismatch, target: null });
+    expect(sentBodies(calls)).toEqual([]);
+    expect(inFlight.size).toBe(0);
+  });
+
+  it("not found after the whole DLQ was looked at, and no other reader holds letters: missing", async () => {
+    const { ctx } = fakeSqs([m(0), m(1)]);
+    const r = await all(moveSqsLetters(ctx, "dlq", [req(0), req(9)]));
+    expect(r).toEqual([
+      expect.objectContaining({ letterId: "id-0", outcome: "moved" }),
+      {
+        letterId: "id-9",
+        outcome: "missing",
+        destination: null,
+        target: null,
+        reason: words.missing("dlq"),
+        orderingKey: null,
+      },
+    ]);
+  });
+
+  it("not found while another reader holds letters of the DLQ: failed, still in the DLQ hidden by that reader, never missing", async () => {
+    const { ctx, calls } = fakeSqs([m(0), m(1)], { othersHold: 2 });
+    const r = await all(moveSqsLetters(ctx, "dlq", [req(0), req(9)]));
+    expect(r.find((x) => x.letterId === "id-0")!.outcome).toBe("moved");
+    const hidden = r.find((x) => x.letterId === "id-9")!;
+    expect(hidden).toMatchObject({ outcome: "failed", target: null, reason: words.hiddenByAnotherReader(2) });
+    expect(hidden.reason).toMatch(/^Still in the DLQ, hidden by another reader/);
+    // Asked while the look still held what it received (id-1 and id-0 are this call's, not another reader's).
+    const asked = calls.findIndex((c) => c.name === "GetQueueAttributesCommand");
+    expect(asked).toBeGreaterThan(calls.findIndex((c) => c.name === "ReceiveMessageCommand"));
+    expect(asked).toBeLessThan(calls.findIndex((c) => /^SendMessage/.test(c.name)));
+  });
+
+  it("not found in a look that stopped at its limit with letters unread: failed (not reached), never missing", async () => {
+    const { ctx } = fakeSqs([m(0), m(1), m(2)], { room: 1, maxPerReceive: true });
+    const r = await all(moveSqsLetters(ctx, "dlq", [req(2)]));
+    expect(r).toHaveLength(1);
+    expect(r[0]).toMatchObject({ letterId: "id-2", outcome: "failed" });
+    expect(r[0].reason).toMatch(
+      /^Not moved: the console could not look through the whole DLQ \(it stopped after 2 letters/,
+    );
+  });
+
+  it("FIFO: not found while letters wait behind held groups: failed (not reached), never missing", async () => {
+    const g = (i: number) => m(i, { Attributes: { SequenceNumber: String(10 + i), MessageGroupId: "g" } });
+    const { ctx, calls } = fakeSqs([g(0)], { fifo: true, visible: 1 });
+    const r = await all(moveSqsLetters(ctx, "dlq", [req(1)]));
+    expect(r).toHaveLength(1);
+    expect(r[0]).toMatchObject({ letterId: "id-1", outcome: "failed" });
+    expect(r[0].reason).toMatch(/waited behind earlier letters of their message groups/);
+    // Looked once more (the group head released first), then said so.
+    expect(calls.filter((c) => c.name === "GetQueueAttributesCommand")).toHaveLength(2);
+  });
+
+  it("FIFO: a letter behind a group head that a first receive alone took is found by the fresh look, and moves", async () => {
+    const g = (i: number) => m(i, { Attributes: { SequenceNumber: String(10 + i), MessageGroupId: "g" } });
+    const { ctx, inFlight } = fakeSqs([g(0), g(1)], { fifo: true, firstReceive: 1 });
+    const r = await all(moveSqsLetters(ctx, "dlq", [req(1)]));
+    expect(r).toEqual([expect.objectContaining({ letterId: "id-1", outcome: "moved", target: "src" })]);
+    expect(inFlight.size).toBe(0);
+  });
+
+  it("FIFO: a letter gone from its group is missing once the fresh look saw the whole group", async () => {
+    const g = (i: number) => m(i, { Attributes: { SequenceNumber: String(10 + i), MessageGroupId: "g" } });
+    const { ctx } = fakeSqs([g(0), g(2)], { fifo: true, firstReceive: 1 });
+    const r = await all(moveSqsLetters(ctx, "dlq", [req(1)]));
+    expect(r).toEqual([
+      expect.objectContaining({ letterId: "id-1", outcome: "missing", reason: words.missing("dlq") }),
+    ]);
+  });
+
+  it("an id no SQS letter can have: missing at once, in the shared words", async () => {
+    const { ctx, calls } = fakeSqs([m(0)]);
+    const [r] = await all(moveSqsLetters(ctx, "dlq", [{ ...req(0), letterId: "not an id!" }]));
+    expect(r).toMatchObject({ outcome: "missing", reason: words.unknownId("an SQS MessageId") });
+    expect(calls.some((c) => c.name === "ReceiveMessageCommand")).toBe(false);
+  });
+
+  it("FIFO: a letter that stays holds back the later letters of its group, naming it; other groups move", async () => {
+    const g = (i: number, group: string) =>
+      m(i, { Attributes: { SequenceNumber: String(10 + i), MessageGroupId: group } });
+    const { ctx, calls } = fakeSqs([g(0, "a"), g(1, "b"), g(2, "a")], { fifo: true });
+    const r = await all(moveSqsLetters(ctx, "dlq", [{ ...req(0), sha256: "0".repeat(64) }, req(1), req(2)]));
+    expect(r.map((x) => [x.letterId, x.outcome, x.reason])).toEqual([
+      ["id-0", "checksum_mismatch", words.mismatch],
+      ["id-1", "moved", null],
+      ["id-2", "failed", words.laneBlocked("id-0")],
+    ]);
+    expect(sentBodies(calls)).toEqual(["body-1"]);
   });
 });
 
@@ -399,6 +623,7 @@ describe("repair against a scripted SQS", () => {
         letterId: "id-0",
         outcome: "moved",
         destination: "queue src",
+        target: "src",
         reason: null,
         orderingKey: null,
         copyId: "sent-0",
@@ -407,6 +632,7 @@ describe("repair against a scripted SQS", () => {
         letterId: "id-1",
         outcome: "moved",
         destination: "queue src",
+        target: "src",
         reason: null,
         orderingKey: null,
         copyId: "sent-0",
@@ -441,7 +667,10 @@ describe("repair against a scripted SQS", () => {
       }),
     );
     expect(r.map((x) => x.outcome)).toEqual(["failed", "failed"]);
-    expect(r[0].reason).toMatch(/repaired copy was published/);
+    // The copy went out: its target is named, in the words every broker uses.
+    expect(r.map((x) => x.target)).toEqual(["src", "src"]);
+    expect(r[0].reason).toBe(moveWords("move").copyNotArchived(new Error("secret db detail"), 'queue "src"', "sent-0"));
+    expect(r[0].reason).toMatch(/repaired copy \(sent-0\) was published to queue "src"/);
     expect(r[0].reason).not.toContain("secret db detail");
     expect(r[1].reason).toContain("The archive is not reachable");
     expect(calls.some((c) => c.name === "DeleteMessageBatchCommand")).toBe(false);
@@ -508,9 +737,12 @@ describe("repair against a scripted SQS", () => {
     expect(by.get("id-1")).toMatchObject({
       outcome: "failed",
       orderingKey: "g1",
-      reason: expect.stringMatching(/message group "g1"/),
+      reason: moveWords("move").laneBlocked("id-0"),
     });
-    expect(by.get("id-2")).toMatchObject({ outcome: "failed", reason: expect.stringMatching(/managed/) });
+    expect(by.get("id-2")).toMatchObject({
+      outcome: "failed",
+      reason: expect.stringMatching(/is kept by the broker or the console/),
+    });
     expect(archived).toBe(0);
     expect(sends(calls)).toHaveLength(0);
     expect(calls.some((c) => c.name === "DeleteMessageBatchCommand")).toBe(false);

@@ -4,7 +4,15 @@
 // deduplication and group order, targets, release on abort, chained DLQs.
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { GetQueueAttributesCommand, SendMessageCommand, type MessageAttributeValue } from "@aws-sdk/client-sqs";
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type Message,
+  type MessageAttributeValue,
+} from "@aws-sdk/client-sqs";
 import { collectMoves, headerOf, markersFor, runRedriveContract } from "@/lib/brokers/contract-redrive";
 import { runRemoveContract } from "@/lib/brokers/contract-remove";
 import {
@@ -12,9 +20,11 @@ import {
   REDRIVE_HEADERS,
   type Letter,
   type MoveRequest,
+  type MoveResult,
   type RedriveTarget,
   type RedriveMarkers,
 } from "@/lib/brokers/types";
+import { moveWords } from "@/lib/brokers/move-rules";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { SQS_CONTRACT_SERVERS, peekAll, sqsContractFixture } from "@/lib/brokers/sqs/contract-fixture";
 import { COMBINED_MARKER } from "@/lib/brokers/sqs/markers";
@@ -33,6 +43,12 @@ for (const { label, endpoint, over, fifo } of SQS_CONTRACT_SERVERS) {
 }
 
 // ---------- SQS's own ----------
+
+/** Polls until `done` holds, at most 2 s. */
+async function until(done: () => Promise<boolean>): Promise<void> {
+  const end = Date.now() + 2000;
+  while (!(await done()) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+}
 
 /** Depth once the server has applied a release (ElasticMQ counts a letter made visible "now" a moment later); at most 2 s. */
 async function depthSoon(kit: SqsKit, url: string, expected: number): Promise<number> {
@@ -151,6 +167,95 @@ describe("SQS moveLetters on ElasticMQ", () => {
         .map((l) => l.id)
         .sort(),
     );
+  });
+
+  it("a letter id asked for twice, its checksum in upper case: one request, moved once, one result naming the target", async () => {
+    const { dlq, dlqUrl, source, sourceUrl } = await kit.dlqByRedrive([
+      { body: text("twice-0") },
+      { body: text("twice-1") },
+    ]);
+    const [l] = (await browseAll(dlq)).filter((x) => bodyText(x.body) === "twice-0");
+    const job = randomUUID();
+    const results = await collectMoves(
+      adapter.moveLetters(dlq, [
+        { ...req(l, { kind: "origin" }, markersFor(job)), sha256: l.sha256.toUpperCase() },
+        req(l, { kind: "origin" }, markersFor(job)),
+      ]),
+    );
+    expect(results).toEqual([
+      {
+        letterId: l.id,
+        outcome: "moved",
+        destination: `queue ${source}`,
+        target: source,
+        reason: null,
+        orderingKey: null,
+      },
+    ]);
+    expect((await peekAll(kit, sourceUrl)).map((m) => m.Body)).toEqual(["twice-0"]);
+    expect(await inFlight(dlqUrl)).toBe(0);
+    expect(await depthSoon(kit, dlqUrl, 1)).toBe(1);
+  });
+
+  it("not found while another reader holds letters: 'failed', still in the DLQ, never missing; once released, only what left is missing", async () => {
+    const { dlq, dlqUrl, source, sourceUrl } = await kit.dlqByRedrive(
+      ["kept", "held", "gone"].map((b) => ({ body: text(`other-${b}`) })),
+    );
+    const before = await browseAll(dlq);
+    const by = (b: string) => before.find((l) => bodyText(l.body) === `other-${b}`)!;
+    // Another reader: receives all three, deletes "gone", lets "kept" go and keeps "held" hidden.
+    const got: Message[] = [];
+    while (got.length < 3) {
+      const out = await kit.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: dlqUrl,
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 120,
+          WaitTimeSeconds: 1,
+        }),
+      );
+      got.push(...(out.Messages ?? []));
+    }
+    const handle = (b: string) => got.find((m) => m.Body === `other-${b}`)!.ReceiptHandle!;
+    await kit.sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: handle("gone") }));
+    await kit.sqs.send(
+      new ChangeMessageVisibilityCommand({ QueueUrl: dlqUrl, ReceiptHandle: handle("kept"), VisibilityTimeout: 0 }),
+    );
+    await until(async () => (await kit.depth(dlqUrl)) === 1);
+
+    const words = moveWords("move");
+    const job = randomUUID();
+    const first = await collectMoves(
+      adapter.moveLetters(
+        dlq,
+        ["kept", "held", "gone"].map((b) => req(by(b), { kind: "origin" }, markersFor(job))),
+      ),
+    );
+    const res = (rs: MoveResult[], b: string) => rs.find((r) => r.letterId === by(b).id)!;
+    expect(first).toHaveLength(3);
+    expect(res(first, "kept")).toMatchObject({ outcome: "moved", target: source });
+    for (const b of ["held", "gone"])
+      expect(res(first, b), b).toMatchObject({
+        outcome: "failed",
+        target: null,
+        reason: words.hiddenByAnotherReader(1),
+      });
+
+    // The other reader lets go: the look now sees the whole DLQ, and only the deleted letter is missing.
+    await kit.sqs.send(
+      new ChangeMessageVisibilityCommand({ QueueUrl: dlqUrl, ReceiptHandle: handle("held"), VisibilityTimeout: 0 }),
+    );
+    expect(await inFlight(dlqUrl)).toBe(0);
+    const second = await collectMoves(
+      adapter.moveLetters(
+        dlq,
+        ["held", "gone"].map((b) => req(by(b), { kind: "origin" }, markersFor(job))),
+      ),
+    );
+    expect(res(second, "held")).toMatchObject({ outcome: "moved", target: source });
+    expect(res(second, "gone")).toMatchObject({ outcome: "missing", target: null, reason: words.missing(dlq) });
+    expect((await peekAll(kit, sourceUrl)).map((m) => m.Body).sort()).toEqual(["other-held", "other-kept"]);
+    expect(await depthSoon(kit, dlqUrl, 0)).toBe(0);
   });
 
   it("keeps AWSTraceHeader where the server keeps it (SentTimestamp is always new: SQS sets it)", async () => {

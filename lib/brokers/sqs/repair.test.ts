@@ -3,12 +3,12 @@ import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
 import { REDRIVE_HEADERS, REPAIR_HEADER, type LetterRepair, type RedriveMarkers } from "@/lib/brokers/types";
 import { toLetter } from "@/lib/brokers/sqs/letter";
 import { COMBINED_MARKER, readMarkers, withMarkers } from "@/lib/brokers/sqs/markers";
-import { sendEntryFor } from "@/lib/brokers/sqs/mover";
+import { sendEntryFor } from "@/lib/brokers/sqs/send-entry";
 import {
   attributeNameProblem,
   repairedAttributes,
   repairedBodyText,
-  repairRequestProblem,
+  sqsRepairRefusal as repairRequestProblem,
 } from "@/lib/brokers/sqs/repair";
 
 const op = "0b7c1d7e-4a61-4f43-a2a4-8d1a8f0c9e11";
@@ -47,7 +47,7 @@ describe("repair checks that need no letter", () => {
     ];
     for (const r of edits) {
       expect(repairRequestProblem(repair(r)), JSON.stringify(r)).toMatch(
-        /managed by the broker or the console.*Nothing was sent/,
+        /is kept by the broker or the console .* cannot be changed by a repair\. Nothing was published; the letter stays in the DLQ\.$/,
       );
     }
   });

@@ -12,7 +12,8 @@
  * - never names an SQS system attribute (SentTimestamp, AWSTraceHeader, MessageGroupId ...): SQS sets
  *   them, and AWSTraceHeader travels unchanged. A message attribute that happens to share such a
  *   name is the letter's own and may be edited. Names the console or the broker manages
- *   (`isManagedHeaderName`: the x-dlq-* markers among them) are refused as well.
+ *   (`isManagedHeaderName`: the x-dlq-* markers among them) are refused as well, by move-rules'
+ *   repairRefusal with SQS's own rules (`SQS_REPAIR_RULES`), worded as on every broker.
  * - correlationId: SQS has no correlation property. The console reads a letter's correlation id from
  *   the attributes `correlationId`, `correlation-id` or `correlation_id` (letter.ts), so a new one is
  *   written to each of those the letter has (as a String), and to a new `correlation-id` attribute
@@ -21,7 +22,8 @@
  *   attribute must be left for them, else "failed" with the count.
  */
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
-import { isManagedHeaderName, type LetterRepair } from "@/lib/brokers/types";
+import type { LetterRepair } from "@/lib/brokers/types";
+import { repairRefusal, type RepairRules } from "@/lib/brokers/move-rules";
 import { isValidUtf8 } from "@/lib/brokers/display";
 import { SQS_MAX_MESSAGE_ATTRIBUTES, isMarkerAttribute } from "@/lib/brokers/sqs/markers";
 import { SYSTEM_ORDER } from "@/lib/brokers/sqs/letter";
@@ -43,7 +45,8 @@ export const CORRELATION_ATTRIBUTES = ["correlationId", "correlation-id", "corre
 const NEW_CORRELATION_ATTRIBUTE = "correlation-id";
 
 const quote = (s: string) => `"${s.length > 80 ? `${s.slice(0, 80)}…` : s}"`;
-const refused = (why: string) => `Not repaired: ${why}. Nothing was sent; the letter stays in the DLQ.`;
+/** Worded as move-rules' repairRefusal words a refusal. */
+const refused = (why: string) => `Not repaired: ${why}. Nothing was published; the letter stays in the DLQ.`;
 
 /** Why SQS would refuse this as a message attribute name, or null (SQS's naming rules). */
 export function attributeNameProblem(name: string): string | null {
@@ -66,61 +69,79 @@ function textProblem(s: string, what: string): string | null {
   return null;
 }
 
-/** The new body as the SQS string it must be, or why it cannot be one. */
-export function repairedBodyText(body: Uint8Array): { text: string } | { reason: string } {
+/** The new body as the SQS string it must be, or why it cannot be one (unworded). */
+function bodyText(body: Uint8Array): { text: string } | { problem: string } {
   // Not TextDecoder's default: it drops a leading byte order mark, and the body must stay byte-exact.
   if (!isValidUtf8(body))
     return {
-      reason: refused(
+      problem:
         "the new payload is not valid UTF-8 text, and SQS message bodies are Unicode text (binary payloads cannot be sent to SQS)",
-      ),
     };
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
   const problem = textProblem(text, "the new payload");
-  return problem ? { reason: refused(problem) } : { text };
+  return problem ? { problem } : { text };
 }
 
-/**
- * Checks that need no letter: names the console or broker manages, SQS's naming rules, values SQS
- * refuses, a name both set and removed, the new body. Null when the repair can be tried.
- */
-export function repairRequestProblem(repair: LetterRepair): string | null {
-  if (repair.refuse) return repair.refuse;
+/** The new body as the SQS string it must be, or why it cannot be one. */
+export function repairedBodyText(body: Uint8Array): { text: string } | { reason: string } {
+  const b = bodyText(body);
+  return "problem" in b ? { reason: refused(b.problem) } : b;
+}
+
+/** SQS's own limits on a repair, for move-rules' repairRefusal (managed names are refused there). */
+export const SQS_REPAIR_RULES: RepairRules = {
+  noun: "message attribute",
+  managedBy: "the broker or the console (dead-letter history and the x-dlq-* markers)",
+  dlq: "DLQ",
+  nameProblem: (name) => {
+    const p = attributeNameProblem(name);
+    return p ? `Not repaired: ${p}.` : null;
+  },
+  otherProblem: (repair) => {
+    const p = otherProblem(repair);
+    return p ? `Not repaired: ${p}.` : null;
+  },
+};
+
+/** Why SQS would refuse the values, correlation id or body of this repair, or null. */
+function otherProblem(repair: LetterRepair): string | null {
   if (typeof repair.operationId !== "string" || repair.operationId.length === 0)
-    return refused("the repair has no operation id");
-  const set = Object.entries(repair.setHeaders ?? {});
+    return "the repair has no operation id";
   const removed = repair.removeHeaders ?? [];
-  for (const name of [...set.map(([n]) => n), ...removed]) {
-    if (isManagedHeaderName(name) || isMarkerAttribute(name))
-      return refused(`${quote(name)} is managed by the broker or the console and cannot be changed`);
-  }
-  for (const [name, value] of set) {
+  for (const [name, value] of Object.entries(repair.setHeaders ?? {})) {
     const problem =
-      attributeNameProblem(name) ??
-      (typeof value === "string"
+      typeof value === "string"
         ? textProblem(value, `the new value of ${quote(name)}`)
-        : `the new value of ${quote(name)} is not text`);
-    if (problem) return refused(problem);
-    if (removed.includes(name)) return refused(`${quote(name)} is both set and removed`);
+        : `the new value of ${quote(name)} is not text`;
+    if (problem) return problem;
   }
   if (repair.correlationId !== undefined) {
     const problem =
       typeof repair.correlationId === "string"
         ? textProblem(repair.correlationId, "the new correlation id")
         : "the new correlation id is not text";
-    if (problem) return refused(problem);
+    if (problem) return problem;
     const clash = removed.find((n) => (CORRELATION_ATTRIBUTES as readonly string[]).includes(n));
-    if (clash) return refused(`a new correlation id was asked for while its attribute ${quote(clash)} is removed`);
-    const differs = set.find(
+    if (clash) return `a new correlation id was asked for while its attribute ${quote(clash)} is removed`;
+    const differs = Object.entries(repair.setHeaders ?? {}).find(
       ([n, v]) => (CORRELATION_ATTRIBUTES as readonly string[]).includes(n) && v !== repair.correlationId,
     );
-    if (differs) return refused(`${quote(differs[0])} is set to a value other than the new correlation id`);
+    if (differs) return `${quote(differs[0])} is set to a value other than the new correlation id`;
   }
   if (repair.body !== undefined) {
-    const b = repairedBodyText(repair.body);
-    if ("reason" in b) return b.reason;
+    const b = bodyText(repair.body);
+    if ("problem" in b) return b.problem;
   }
   return null;
+}
+
+/**
+ * Why this repair cannot be applied to any letter (names the console or broker manages, SQS's
+ * naming rules, values SQS refuses, a name both set and removed, the new body), in move-rules'
+ * words; null when it can be tried.
+ */
+export function sqsRepairRefusal(repair: LetterRepair): string | null {
+  return repairRefusal(repair, SQS_REPAIR_RULES);
 }
 
 /**
