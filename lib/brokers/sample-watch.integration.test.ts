@@ -12,6 +12,9 @@ import { AMQP_URL, RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/r
 import type { Consumer } from "kafkajs";
 import { DeleteMessageCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
+import { PulsarAdapter } from "@/lib/brokers/pulsar/adapter";
+import { PulsarSocket, shortName, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
+import { PulsarKit, testConfig as pulsarConfig } from "@/lib/brokers/pulsar/test-kit";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig as sqsConfig } from "@/lib/brokers/sqs/test-kit";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig as kafkaConfig } from "@/lib/brokers/kafka/test-kit";
@@ -332,5 +335,142 @@ describe.concurrent.each([
     await expectNotFound(watch.readers(name));
     await expectNotFound(watch.mark(name));
     await expectNotFound(watch.evidence(name, { queue: name, at: Date.now(), visible: 0 }));
+  });
+});
+
+describe.concurrent("pulsar sample watch", () => {
+  const kit = new PulsarKit();
+  const adapter = new PulsarAdapter(pulsarConfig());
+  const watch = adapter.sampleWatch;
+  const sockets: PulsarSocket[] = [];
+
+  afterAll(async () => {
+    for (const s of sockets) await s.close().catch(() => undefined);
+    await adapter.close();
+    await kit.cleanup();
+  });
+
+  const copies = (t: TopicName) =>
+    kit.produce(t, [{ body: new TextEncoder().encode("copy-0") }, { body: new TextEncoder().encode("copy-1") }]);
+
+  /** A Shared consumer on subscription "app" (made at the latest entry when missing); `ack` false holds what it gets. */
+  async function consumer(t: TopicName, opts: { ack: boolean }) {
+    const socket = await PulsarSocket.open(
+      kit.ep,
+      `consumer/persistent/${topicPath(t)}/app?subscriptionType=Shared&receiverQueueSize=10`,
+      "consume in a test",
+    );
+    sockets.push(socket);
+    const got: string[] = [];
+    let stop = false;
+    const loop = (async () => {
+      while (!stop) {
+        const f = await socket.next(200);
+        if (!f || typeof f.messageId !== "string") continue;
+        got.push(Buffer.from(String(f.payload), "base64").toString());
+        if (opts.ack) socket.send({ messageId: f.messageId });
+      }
+    })();
+    return {
+      got,
+      stop: async () => {
+        stop = true;
+        await loop;
+      },
+    };
+  }
+
+  const until = async (what: string, ok: () => boolean, timeoutMs = 20_000) => {
+    const end = Date.now() + timeoutMs;
+    while (!ok()) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  it("a topic without subscriptions: 0 readers, and the copies' evidence is no_reader", async () => {
+    const t = await kit.createTopic(kit.name("target"));
+    const name = shortName(t);
+    const readers = await watch.readers(name);
+    expect(readers).toMatchObject({ target: name, count: 0, names: [] });
+    await copies(t);
+    const mark = await watch.mark(name);
+    const e = await watch.evidence(name, mark);
+    expect(e.state).toBe("no_reader");
+    expect(e.text).toContain(`No subscription on topic "${name}"`);
+  });
+
+  it("a subscription with no consumer connected: one reader listed, and no_reader", async () => {
+    const t = await kit.createTopic(kit.name("target"));
+    const name = shortName(t);
+    await kit.admin.request("PUT", `persistent/${topicPath(t)}/subscription/idle`, "create a test subscription");
+    await copies(t);
+    const mark = await watch.mark(name);
+    const e = await watch.evidence(name, mark);
+    expect(e.readers.count).toBe(1);
+    expect(e.readers.names).toEqual(["subscription idle (0 consumers, backlog 2)"]);
+    expect(e.state).toBe("no_reader");
+    expect(e.text).toContain("No consumer is connected");
+  });
+
+  it("a consumer that receives and acknowledges the copies: taken", async () => {
+    const t = await kit.createTopic(kit.name("target"));
+    const name = shortName(t);
+    const c = await consumer(t, { ack: true });
+    await copies(t);
+    const mark = await watch.mark(name);
+    const e = await evidenceUntil(watch, name, mark, (x) => x.state === "taken", 20_000);
+    await c.stop();
+    expect(e.state).toBe("taken");
+    expect(c.got).toEqual(["copy-0", "copy-1"]);
+    expect(e.text).toContain('Subscription "app" acknowledged past the sample\'s copies');
+    expect(e.readers.names).toEqual(["subscription app (Shared, 1 consumer, backlog 0)"]);
+  });
+
+  it("a consumer that receives the copies without acknowledging them: waiting", async () => {
+    const t = await kit.createTopic(kit.name("target"));
+    const name = shortName(t);
+    const c = await consumer(t, { ack: false });
+    await copies(t);
+    const mark = await watch.mark(name);
+    await until("both copies delivered", () => c.got.length === 2);
+    const e = await watch.evidence(name, mark);
+    await c.stop();
+    expect(e.state).toBe("waiting");
+    expect(e.text).toContain("2 delivered and not acknowledged");
+    expect(e.readers.count).toBe(1);
+  });
+
+  it("a partitioned topic: taken once the subscription acknowledged past the mark on every partition", async () => {
+    await kit.ensureNamespace();
+    const t = kit.topic(kit.name("parted"));
+    const name = shortName(t);
+    await kit.admin.request("PUT", `persistent/${topicPath(t)}/partitions`, "create a partitioned test topic", {
+      body: 2,
+    });
+    try {
+      const c = await consumer(t, { ack: true });
+      await copies(t);
+      const mark = await watch.mark(name);
+      expect(Object.keys(mark.lastConfirmed as object).sort()).toEqual([`${name}-partition-0`, `${name}-partition-1`]);
+      const e = await evidenceUntil(watch, name, mark, (x) => x.state === "taken", 20_000);
+      await c.stop();
+      expect(e.state).toBe("taken");
+      expect(e.text).toContain("partition-0: acknowledged up to");
+      expect(e.text).toContain("partition-1: acknowledged up to");
+    } finally {
+      for (const s of sockets.splice(0)) await s.close().catch(() => undefined);
+      await kit.admin
+        .request("DELETE", `persistent/${topicPath(t)}/partitions?force=true`, "delete a partitioned test topic")
+        .catch(() => undefined);
+    }
+  });
+
+  it("a topic that does not exist: not_found from every look", async () => {
+    await kit.ensureNamespace();
+    const name = shortName(kit.topic(kit.name("missing")));
+    await expectNotFound(watch.readers(name));
+    await expectNotFound(watch.mark(name));
+    await expectNotFound(watch.evidence(name, { topic: name, at: Date.now(), lastConfirmed: {} }));
   });
 });

@@ -51,6 +51,8 @@ import { PulsarMover } from "@/lib/brokers/pulsar/mover";
 import { pulsarLink } from "@/lib/brokers/pulsar/link";
 import { inspectPulsar } from "@/lib/brokers/pulsar/inspect";
 import { pulsarFindings, readNamespacePolicies } from "@/lib/brokers/pulsar/policies";
+import { pulsarSampleWatch } from "@/lib/brokers/pulsar/sample-watch";
+import type { SampleWatchOps } from "@/lib/brokers/target-readers";
 
 /**
  * Pulsar's default maxMessageSize is 5 MiB, and it counts the message's metadata (properties, key,
@@ -462,6 +464,13 @@ export class PulsarAdapter implements BrokerAdapter {
   }
 
   // ---------- operations ----------
+
+  private watchOps: SampleWatchOps | null = null;
+  /** See `BrokerAdapter.sampleWatch` and sample-watch.ts: a target topic's subscriptions and cursors, no message read. */
+  get sampleWatch(): SampleWatchOps {
+    this.watchOps ??= pulsarSampleWatch({ admin: this.admin, ownSubscription: this.config.subscription });
+    return this.watchOps;
+  }
 
   async inspect(opts: InspectOptions): Promise<BrokerInspection> {
     const names = await this.dlqNames();
