@@ -3,15 +3,27 @@
  * behind a sample verdict. A sample is "clean" only when a reader took the copies and none came
  * back (DESIGN.md, "What the console claims"); copies that nobody read prove nothing.
  *
- * Per broker (`BrokerAdapter.sampleWatch`):
- * - RabbitMQ: the consumers on the target queue; the copies were taken when the queue delivered and
- *   had acknowledged at least everything that was in it when the sample's copies were confirmed.
- * - SQS: SQS keeps no list of receivers; the copies were taken when the queue no longer holds
- *   what it held when they were confirmed (visible, in flight and delayed counts).
- * - Kafka: consumer groups with committed offsets on the target topic; the copies were taken when a
- *   group committed past the topic's end offsets as they were when the copies were confirmed.
- * - Pulsar: the subscriptions on the target topic; the copies were taken when a subscription
- *   acknowledged past the topic's last message as it was when the copies were confirmed.
+ * Per broker (`BrokerAdapter.sampleWatch`; each file's header says what its counters can and cannot prove):
+ * - RabbitMQ (rabbitmq/sample-watch.ts): the consumers on the target queue. The copies were taken
+ *   when, in statistics newer than the mark, the queue held nothing (0 ready, 0 unacknowledged), or
+ *   its consumers acknowledged (or took without ack) at least as many messages as it held at the
+ *   mark. The management API's counters lag by up to two statistics intervals, so `mark` waits
+ *   about 11 s before it reads its baseline; without the management API acknowledgements cannot be
+ *   seen and the evidence is "unknown" once everything was delivered. Counters do not name
+ *   messages: the count rule holds for a queue that delivers and is acknowledged in order.
+ * - SQS (sqs/sample-watch.ts): SQS keeps no list of receivers (count null, never "no_reader": no
+ *   sign of a receiver is "unknown"). The copies were taken only when a look after the mark finds
+ *   the queue empty (visible, in flight and delayed all 0): its counts mix deletions with arrivals,
+ *   so a falling count is "waiting". On AWS an empty count is believed 60 s after the mark (the
+ *   counts are approximate); on an emulator at once.
+ * - Kafka (kafka/sample-watch.ts): consumer groups with committed offsets on the target topic or
+ *   members assigned to it; the copies were taken when one group committed at or past the mark's
+ *   end offsets on every partition that held records (which partition got a copy is not known).
+ *   Groups with no member (and not commit-only groups) read nothing now: "no_reader".
+ * - Pulsar (pulsar/sample-watch.ts): the durable subscriptions on the target topic (each
+ *   partition); the copies were taken when a subscription that existed at the mark has its
+ *   mark-delete position at or past each partition's last confirmed entry at the mark.
+ *   Subscriptions with no consumer connected read nothing now: "no_reader".
  */
 
 /** Who reads a target, as the broker tells it. Shown on the redrive form before a sample starts. */
@@ -66,7 +78,10 @@ export interface SampleEvidence {
 export interface SampleWatchOps {
   /** Who reads this target now. */
   readers(target: string): Promise<TargetReaders>;
-  /** Where the target stands now; taken right after the sample's copies were confirmed. */
+  /**
+   * Where the target stands now; taken right after the sample's copies were confirmed. It can take
+   * seconds (RabbitMQ with the management API waits about 11 s for its statistics to pass the mark).
+   */
   mark(target: string): Promise<WatchMark>;
   /** Whether a reader has taken everything that was in the target at `mark`, and who reads it. */
   evidence(target: string, mark: WatchMark): Promise<SampleEvidence>;

@@ -200,8 +200,9 @@ export function rabbitSampleWatch(ctx: RabbitSampleWatchContext): SampleWatchOps
             ? "acknowledgements since cannot be counted: the queue's counters went backwards (the broker or its statistics restarted)"
             : `consumers acknowledged or took ${removedSince} from ${lagS} s later on`;
 
-      // Taken: the queue held nothing, in statistics newer than the mark.
-      if (q && unackedNow === 0 && readyStats === 0 && num(q.messages) === 0)
+      // Taken: the queue held nothing, in statistics newer than the mark (and AMQP, exact, has nothing ready now:
+      // statistics held back longer than the wait cannot then claim copies that are still there).
+      if (q && now.ready === 0 && unackedNow === 0 && readyStats === 0 && num(q.messages) === 0)
         return out(
           "taken",
           `Queue "${queue}" is empty (0 ready, 0 unacknowledged): everything it held when the sample's copies were confirmed has left it${
