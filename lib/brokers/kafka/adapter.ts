@@ -161,8 +161,7 @@ export class KafkaAdapter implements BrokerAdapter {
   /** See `BrokerAdapter.sampleWatch` and sample-watch.ts: consumer groups and offsets of a target topic, no record read. */
   readonly sampleWatch: SampleWatchOps = kafkaSampleWatch({
     topicState: (topic) => this.topicState(topic),
-    groups: () =>
-      readConsumerGroups({ cluster: () => this.getCluster(), mapError: (e, topic) => this.err(e, topic) }),
+    groups: () => readConsumerGroups({ cluster: () => this.getCluster(), mapError: (e, topic) => this.err(e, topic) }),
   });
 
   private async groupDeps(topic: string): Promise<GroupClientDeps> {
