@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as getRedriveRoute } from "@/app/api/v1/redrives/[id]/route";
 import { POST as bulkRoute } from "@/app/api/v1/redrives/[id]/bulk/route";
 import { deadLetterHeaders, KafkaKit } from "@/lib/brokers/kafka/test-kit";
+import { PulsarSocket, shortName, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
+import { APP_SUBSCRIPTION, dlqOf, PulsarKit } from "@/lib/brokers/pulsar/test-kit";
 import { AMQP_URL, mgmtRequest, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { ELASTICMQ_ENDPOINT, SqsKit } from "@/lib/brokers/sqs/test-kit";
 import type { SampleEvidence } from "@/lib/brokers/target-readers";
@@ -19,7 +21,8 @@ import { getRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startR
 /**
  * A sample verdict says what it saw (issue 30), end to end on the real brokers: letters
  * dead-lettered for real (RabbitMQ: rejected; Kafka: a Spring-style DLT; SQS: the queue's own
- * redrive policy), scanned, then a sample redriven and watched. Nobody consumes the origin: inconclusive, with the evidence, and the rest starts only
+ * redrive policy; Pulsar: a consumer's dead-letter policy), scanned, then a sample redriven and
+ * watched. Nobody consumes the origin: inconclusive, with the evidence, and the rest starts only
  * with "continue anyway" and a reason. A consumer that processes the copies: clean. One that
  * rejects them (they dead-letter back): returned. The engine's verdict, its audit row, the job's
  * progress and the v1 API say the same.
@@ -30,6 +33,7 @@ const meta = () => ({ requestId: `sv-${randomUUID()}`, ip: "127.0.0.1" });
 const kit = new RabbitKit();
 const kafka = new KafkaKit();
 const sqs = new SqsKit(ELASTICMQ_ENDPOINT);
+const pulsar = new PulsarKit();
 const FAST: Partial<RedriveDeps> = { returnCheckMs: 300, verifyGraceMs: 1000 };
 const conns: ChannelModel[] = [];
 const kafkaConsumers: Array<() => Promise<void>> = [];
@@ -44,6 +48,7 @@ afterAll(async () => {
   await kit.cleanup();
   await kafka.cleanup();
   await sqs.cleanup();
+  await pulsar.cleanup();
   const { closeAllAdapters } = await import("@/lib/connections/registry");
   await closeAllAdapters();
 });
@@ -562,6 +567,108 @@ describe("sample verdict on SQS (ElasticMQ)", () => {
       expect(v).toMatchObject({ sampleVerdict: "returned", sampleReturned: 2, bulk: { needsOverride: true } });
     } finally {
       await rx.stop();
+    }
+  }, 120_000);
+});
+
+const PULSAR = "local-pulsar";
+
+/**
+ * A Shared consumer on the application's subscription of a Pulsar topic, running until stopped:
+ * "ack" processes each message; "reject" nacks it until Pulsar's dead-letter policy (the client's,
+ * through the WebSocket proxy) publishes it to `dlq`: the copy comes back.
+ */
+async function pulsarConsumer(t: TopicName, how: "ack" | "reject", dlq: TopicName) {
+  const dlqFull = `persistent://${dlq.tenant}/${dlq.namespace}/${dlq.topic}`;
+  const policy =
+    how === "reject"
+      ? `&deadLetterTopic=${encodeURIComponent(dlqFull)}&maxRedeliverCount=1&negativeAckRedeliveryDelay=50`
+      : "";
+  const socket = await PulsarSocket.open(
+    pulsar.ep,
+    `consumer/persistent/${topicPath(t)}/${APP_SUBSCRIPTION}?subscriptionType=Shared&receiverQueueSize=10${policy}`,
+    "consume in a test",
+  );
+  let stop = false;
+  let got = 0;
+  const loop = (async () => {
+    while (!stop) {
+      const f = await socket.next(200);
+      if (!f || typeof f.messageId !== "string") continue;
+      got++;
+      if (how === "ack") socket.send({ messageId: f.messageId });
+      else socket.send({ type: "negativeAcknowledge", messageId: f.messageId });
+    }
+  })();
+  return {
+    got: () => got,
+    stop: async () => {
+      stop = true;
+      await loop;
+      await socket.close().catch(() => undefined);
+    },
+  };
+}
+
+async function pulsarSeeded(n: number) {
+  const { source, dlq } = await dlqOf(
+    pulsar,
+    Array.from({ length: n }, (_, i) => ({ body: enc(`{"order":${i}}`), messageId: `p-${i}` })),
+  );
+  await scan(PULSAR, shortName(dlq));
+  return { source, dlq, sourceName: shortName(source), dlqName: shortName(dlq) };
+}
+
+describe("sample verdict on Pulsar", () => {
+  it("the origin's subscription has no consumer connected: inconclusive with the evidence", async () => {
+    const { dlqName, sourceName } = await pulsarSeeded(3);
+    const preview = await planRedrive(users.operator.actor, meta(), {
+      connectionId: PULSAR,
+      queue: dlqName,
+      selection,
+    });
+    expect(preview.readers).toEqual([
+      expect.objectContaining({ target: sourceName, readers: expect.objectContaining({ count: 1 }) }),
+    ]);
+    const r = await start(dlqName, { acceptRisk: true }, PULSAR);
+    await worker(r.id).runOnce();
+    const v = await everywhere(r.id);
+    expect(v).toMatchObject({ sampleVerdict: "inconclusive", bulk: { ready: true, needsReason: true } });
+    expect(v.sampleEvidence).toEqual([expect.objectContaining({ target: sourceName, state: "no_reader" })]);
+    expect(v.pauseReason).toContain("No consumer is connected");
+    await startBulk(users.operator.actor, meta(), {
+      jobId: r.id,
+      continueAnywayReason: "the service restarts at 02:00",
+    });
+    await worker(r.id).runOnce();
+    expect((await jobStore().get(r.id))?.state).toBe("succeeded");
+  }, 120_000);
+
+  it("a consumer that processes and acknowledges: clean", async () => {
+    const { source, dlq, dlqName, sourceName } = await pulsarSeeded(3);
+    const c = await pulsarConsumer(source, "ack", dlq);
+    try {
+      const r = await start(dlqName, { acceptRisk: true, watchSeconds: 3 }, PULSAR);
+      await worker(r.id).runOnce();
+      const v = await everywhere(r.id);
+      expect(v).toMatchObject({ sampleVerdict: "clean", bulk: { ready: true, needsReason: false } });
+      expect(v.sampleEvidence).toEqual([expect.objectContaining({ target: sourceName, state: "taken" })]);
+      expect(c.got()).toBe(2);
+    } finally {
+      await c.stop();
+    }
+  }, 120_000);
+
+  it("a consumer that fails them into the DLQ (its dead-letter policy): returned", async () => {
+    const { source, dlq, dlqName } = await pulsarSeeded(3);
+    const c = await pulsarConsumer(source, "reject", dlq);
+    try {
+      const r = await start(dlqName, { acceptRisk: true, watchSeconds: 4 }, PULSAR);
+      await worker(r.id).runOnce();
+      const v = await everywhere(r.id);
+      expect(v).toMatchObject({ sampleVerdict: "returned", sampleReturned: 2, bulk: { needsOverride: true } });
+    } finally {
+      await c.stop();
     }
   }, 120_000);
 });
