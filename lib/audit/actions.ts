@@ -30,6 +30,7 @@ export const AUDIT_ACTIONS = {
   "redrive.start": "Started a redrive",
   "redrive.sample_verdict": "A redrive sample was watched",
   "redrive.bulk_start": "Started the rest of a redrive",
+  "redrive.continue_anyway": "Continued a redrive after an inconclusive sample",
   "redrive.auto_pause": "A redrive paused itself",
   "redrive.auto_resume": "A redrive resumed itself (its broker answers again)",
   "redrive.leftovers_removed":

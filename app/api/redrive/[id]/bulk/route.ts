@@ -5,7 +5,10 @@ import { jsonBody, ok, requireSameOrigin } from "@/lib/triage/http";
 
 export const dynamic = "force-dynamic";
 
-/** Starts stage 2: {} after a clean sample, or { overrideReason } (admin) without one. → RedriveView. */
+/**
+ * Starts stage 2: {} after a clean sample; { continueAnywayReason } after an inconclusive one (the
+ * sample's copies were not seen taken by a reader); { overrideReason } (admin) after one that came back. → RedriveView.
+ */
 export async function POST(req: Request, ctx: { params: Promise<{ id: string }> }) {
   try {
     requireSameOrigin(req);
