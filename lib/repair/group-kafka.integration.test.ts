@@ -100,7 +100,13 @@ describe("group repair on Kafka (keys keep their order)", () => {
     await worker("redrive", redriveHandler(FAST), started.id).runOnce();
     let v = (await getRedrive(admin, meta(), { jobId: started.id })).redrive;
     if (v.state === "paused" && v.bulk.ready) {
-      await startBulk(admin, meta(), { jobId: started.id });
+      // Nobody reads the origin topic here: the sample is inconclusive (issue 30), so the rest goes
+      // with "continue anyway" and a reason.
+      expect(v).toMatchObject({ sampleVerdict: "inconclusive", bulk: { needsReason: true } });
+      await startBulk(admin, meta(), {
+        jobId: started.id,
+        continueAnywayReason: "Nobody reads the origin topic in this test",
+      });
       await worker("redrive", redriveHandler(FAST), started.id).runOnce();
     }
     const done = await getRedrive(admin, meta(), { jobId: started.id, limit: 100 });
@@ -120,5 +126,5 @@ describe("group repair on Kafka (keys keep their order)", () => {
     const repaired = copies.filter((c) => c.headers[REPAIR_HEADER] === started.id);
     expect(repaired.map((c) => JSON.parse(c.body).order).sort()).toEqual([0, 3]);
     for (const c of repaired) expect(JSON.parse(c.body).status).toBe("PAID");
-  });
+  }, 120_000);
 });

@@ -145,10 +145,18 @@ describe("group repair on RabbitMQ", () => {
 
     await worker(started.id).runOnce(); // sample of 3, watched 1 s, paused with the verdict
     let v = (await getRedrive(actors.admin, meta(), { jobId: started.id })).redrive;
-    expect(v).toMatchObject({ state: "paused", stage: "awaiting_bulk", sampleVerdict: "clean" });
+    // Nobody consumes the origin here: nothing shows a reader took the 3 copies, so the verdict is
+    // inconclusive (issue 30) and the rest goes with "continue anyway" and a reason.
+    expect(v).toMatchObject({
+      state: "paused",
+      stage: "awaiting_bulk",
+      sampleVerdict: "inconclusive",
+      bulk: { ready: true, needsReason: true },
+    });
     expect(await kit.depth(source)).toBe(3);
 
-    await startBulk(actors.admin, meta(), { jobId: started.id });
+    const continueReason = "Nobody consumes the origin in this test; the copies are read back below";
+    await startBulk(actors.admin, meta(), { jobId: started.id, continueAnywayReason: continueReason });
     await worker(started.id).runOnce();
     const done = await getRedrive(actors.admin, meta(), { jobId: started.id, limit: 100 });
     v = done.redrive;
@@ -254,7 +262,11 @@ describe("group repair on RabbitMQ", () => {
     expect(notRepaired.details).toMatchObject({ outcome: "failed", messageId: "m-7", diff: null, afterSha256: null });
     expect(String((notRepaired.details as Record<string, unknown>).reason)).toMatch(/does not apply/);
     expect(audit.filter((a) => a.action === "letter.redrive" && a.scope === "letter")).toHaveLength(10);
-  });
+    const continued = audit.filter((a) => a.action === "redrive.continue_anyway");
+    expect(continued).toHaveLength(1);
+    expect(continued[0]).toMatchObject({ outcome: "success", actorEmail: actors.admin.email });
+    expect(continued[0].details).toMatchObject({ verdict: "inconclusive", reason: continueReason });
+  }, 120_000);
 
   it("an operator cannot preview, plan or start a repairing redrive (audited), and nothing moves", async () => {
     const { dlq, groupKey } = await seeded(ON);
