@@ -7,8 +7,9 @@ import { DEMO, E2E_USERS, loadSession } from "./fixtures";
  * personal API token on the profile page, and from then on everything goes over HTTP with that
  * token alone (no cookie, no browser): find the DLQ, scan it, read its groups, plan a redrive of
  * the group, be refused a start with a count it did not review (and nothing moves), start it with
- * the reviewed count, poll to the sample's verdict, start the rest, poll to the end, read the
- * ledger by cursor and the audit log. The letters are then really back in the work queue.
+ * the reviewed count, poll to the sample's verdict (inconclusive, with the evidence: nobody consumes
+ * the work queue), be refused a plain start of the rest, continue anyway with a reason, poll to the
+ * end, read the ledger by cursor and the audit log. The letters are then really back in the work queue.
  */
 const RUN = runId();
 const queues = deadLetterQueues("apiscript", RUN);
@@ -144,7 +145,8 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
         state: string;
         stage: string;
         sampleVerdict: string | null;
-        bulk: { ready: boolean; needsOverride: boolean };
+        sampleEvidence: Array<{ target: string; state: string; text: string }> | null;
+        bulk: { ready: boolean; needsOverride: boolean; needsReason: boolean };
       };
     }>(
       api,
@@ -154,11 +156,26 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
         r.redrive.bulk.needsOverride ||
         ["succeeded", "failed", "cancelled"].includes(r.redrive.state),
     );
-    expect(sampled.redrive).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "clean", bulk: { ready: true } });
+    // Nobody consumes the work queue: none came back, but nothing shows a reader took them.
+    expect(sampled.redrive).toMatchObject({
+      stage: "awaiting_bulk",
+      sampleVerdict: "inconclusive",
+      bulk: { ready: true, needsOverride: false, needsReason: true },
+    });
+    expect(sampled.redrive.sampleEvidence).toEqual([expect.objectContaining({ target: WORK, state: "no_reader" })]);
+    expect(sampled.redrive.sampleEvidence?.[0].text).toContain(`No consumer on queue "${WORK}"`);
     expect(await queues.depth(WORK)).toBe(SAMPLE);
 
-    // Stage 2, the rest, to the end.
-    const bulk = await api.post(`/api/v1/redrives/${redriveId}/bulk`, { data: {} });
+    // Stage 2 without a reason is refused and moves nothing; with one, the rest goes to the end.
+    const plain = await api.post(`/api/v1/redrives/${redriveId}/bulk`, { data: {} });
+    expect(plain.status()).toBe(400);
+    expect(plain.headers()["content-type"]).toBe("application/problem+json");
+    expect(await plain.json()).toMatchObject({ status: 400, code: "bad_request:continue-reason" });
+    expect(await queues.depth(WORK)).toBe(SAMPLE);
+    const CONTINUE_REASON = `ledger-db consumers restart after the redrive (${RUN})`;
+    const bulk = await api.post(`/api/v1/redrives/${redriveId}/bulk`, {
+      data: { continueAnywayReason: CONTINUE_REASON },
+    });
     expect(bulk.status(), await bulk.text()).toBe(200);
     const done = await pollJson<{ redrive: { state: string }; counts: Record<string, number> }>(
       api,
@@ -200,9 +217,19 @@ test("a script with an operator's token scans, plans, samples and redrives a gro
     };
     const ours = audit.items.filter((r) => r.queue === DLQ);
     const actions = new Set(ours.map((r) => `${r.action} ${r.outcome}`));
-    for (const a of ["redrive.plan success", "redrive.start success", "redrive.bulk_start success"])
+    for (const a of [
+      "redrive.plan success",
+      "redrive.start success",
+      "redrive.bulk_start success",
+      "redrive.continue_anyway success",
+    ])
       expect(actions, [...actions].join(", ")).toContain(a);
     expect(ours.some((r) => r.action === "redrive.start" && r.outcome === "failure")).toBe(true);
+    expect(ours.some((r) => r.action === "redrive.bulk_start" && r.outcome === "failure")).toBe(true);
+    expect(ours.find((r) => r.action === "redrive.continue_anyway")?.details).toMatchObject({
+      verdict: "inconclusive",
+      reason: CONTINUE_REASON,
+    });
     expect(
       ours
         .filter((r) => ["redrive.start", "redrive.bulk_start"].includes(r.action))

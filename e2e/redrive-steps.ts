@@ -31,16 +31,39 @@ export async function startRedrive(
   return { jobPath, jobId: jobPath.split("/").pop()! };
 }
 
-/** On a job page: waits for the sample's clean verdict. */
-export async function awaitCleanVerdict(page: Page, sample: number) {
-  await expect(page.getByTestId("verdict-badge")).toHaveText("clean", { timeout: 60_000 });
+/** What the look at one target the sample went to found (`data-evidence` on its evidence row). */
+export type Evidence = { target: string; state: "taken" | "waiting" | "no_reader" | "unknown"; text?: string };
+
+/**
+ * On a job page: waits for the sample's verdict to be inconclusive (none came back, but nothing shows a
+ * reader took them), with exactly the evidence rows given, and the job waiting for the operator's
+ * go-ahead after `sample` letters: the plain start of the rest is refused, continuing anyway is offered.
+ */
+export async function awaitInconclusiveVerdict(page: Page, sample: number, evidence: Evidence[]) {
+  await expect(page.getByTestId("verdict-badge")).toHaveText("inconclusive", { timeout: 60_000 });
   await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-stage", "awaiting_bulk");
   await expect(page.getByTestId("n-redriven")).toHaveAttribute("data-value", String(sample));
+  await expect(page.getByTestId("verdict-words")).toContainText("nothing shows a reader took them");
+  const rows = page.getByTestId("evidence-row");
+  await expect(rows).toHaveCount(evidence.length);
+  for (const e of evidence) {
+    const row = page.locator(`[data-testid="evidence-row"][data-target="${e.target}"]`);
+    await expect(row).toHaveAttribute("data-evidence", e.state);
+    if (e.text) await expect(row).toContainText(e.text);
+  }
+  await expect(page.getByTestId("redrive-state")).toHaveText("Waiting for your go-ahead");
+  await expect(page.getByTestId("redrive-bulk")).toBeDisabled();
+  await expect(page.getByTestId("redrive-continue-start")).toBeDisabled();
 }
 
-/** On a job page after a clean verdict: runs the rest and waits for every letter to be moved. */
-export async function runRestToEnd(page: Page, count: number) {
-  await page.getByTestId("redrive-bulk").click();
+/**
+ * On a job page after an inconclusive verdict: continues anyway with a reason (recorded on the page
+ * with the operator's name) and waits for every one of `count` letters to be moved.
+ */
+export async function continueAnywayToEnd(page: Page, count: number, o: { reason: string; by: string }) {
+  await page.getByTestId("continue-reason").fill(o.reason);
+  await page.getByTestId("redrive-continue-start").click();
+  await expect(page.getByTestId("redrive-anyway-reason")).toContainText(`Continued anyway by ${o.by}: “${o.reason}”`);
   await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
   await expect(page.getByTestId("redrive-bar")).toHaveAttribute("aria-valuenow", "100");
   await expect(page.getByTestId("redrive-settled")).toContainText(`${count} of ${count} letters handled (100%)`);

@@ -9,8 +9,9 @@ import { scanToDone } from "./redrive-steps";
  * e2e.repair.*.dlq). Four say "status":"PAYED", one has no status. An admin scans the DLQ, opens
  * Repair… on the group, types a JSON Patch (a syntax error is shown at its line and column and
  * blocks the preview), previews it (4 apply, 1 does not, with the reason), gives a reason and the
- * fix, confirms the count and starts; on the job page
- * the sample's verdict is clean and the rest runs to the end. The work queue then holds the four
+ * fix, confirms the count and starts; on the job page the sample's verdict is inconclusive (nobody
+ * consumes the work queue, and the evidence says so), the admin continues anyway with a reason and
+ * the rest runs to the end. The work queue then holds the four
  * repaired copies, marked; the DLQ holds the one letter the patch did not fit, and the ledger says why.
  * An operator then sees no Repair… on the group and gets 403 on the page.
  */
@@ -46,7 +47,7 @@ test.beforeAll(async () => {
 
 test.afterAll(() => queues.remove());
 
-test("an admin repairs a group with one JSON Patch: previewed letter by letter, sampled, the rest run; the letter it does not fit stays with the reason", async ({
+test("an admin repairs a group with one JSON Patch: previewed letter by letter, sampled (inconclusive: nobody reads the work queue), continued anyway with a reason, the rest run; the letter it does not fit stays with the reason", async ({
   page,
 }) => {
   test.setTimeout(180_000);
@@ -109,15 +110,30 @@ test("an admin repairs a group with one JSON Patch: previewed letter by letter, 
   await expect(submit).toContainText(`Repair ${N} letters`);
   await submit.click();
 
-  // The redrive job page: it says it repairs; a clean verdict, then the rest to the end.
+  // The redrive job page: it says it repairs; the sample's two repaired copies went to a work queue
+  // nobody consumes, so the verdict is inconclusive with that evidence; the admin continues anyway
+  // with a reason, and the rest runs to the end.
   await expect(page).toHaveURL(/\/redrive\/[0-9a-f-]{36}$/);
   const jobId = new URL(page.url()).pathname.split("/").pop()!;
   await expect(page.getByTestId("redrive-repair")).toContainText("Repairs each letter with a JSON Patch");
   await expect(page.getByTestId("redrive-repair")).toContainText(REASON);
   await expect(page.getByTestId("redrive-fix")).toContainText(FIX);
-  await expect(page.getByTestId("verdict-badge")).toHaveText("clean", { timeout: 60_000 });
+  await expect(page.getByTestId("verdict-badge")).toHaveText("inconclusive", { timeout: 60_000 });
   await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-stage", "awaiting_bulk");
-  await page.getByTestId("redrive-bulk").click();
+  await expect(page.getByTestId("n-redriven")).toHaveAttribute("data-value", "2");
+  const evidence = page.getByTestId("evidence-row");
+  await expect(evidence).toHaveCount(1);
+  await expect(evidence).toHaveAttribute("data-target", WORK);
+  await expect(evidence).toHaveAttribute("data-evidence", "no_reader");
+  await expect(evidence).toContainText(`No consumer on queue "${WORK}"`);
+  await expect(page.getByTestId("redrive-state")).toHaveText("Waiting for your go-ahead");
+  await expect(page.getByTestId("redrive-bulk")).toBeDisabled();
+  const continueReason = `orders-service 2.3.3 is scaled up after the repair (ORD-${RUN})`;
+  await page.getByTestId("continue-reason").fill(continueReason);
+  await page.getByTestId("redrive-continue-start").click();
+  await expect(page.getByTestId("redrive-anyway-reason")).toContainText(
+    `Continued anyway by admin@e2e.test: “${continueReason}”`,
+  );
   await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
   await expect(page.getByTestId("redrive-settled")).toContainText(`${N} of ${N} letters handled (100%)`);
   // Not a plain "Done": one letter of the selection is still in the DLQ, and the header says so.
@@ -154,6 +170,11 @@ test("an admin repairs a group with one JSON Patch: previewed letter by letter, 
     // Closing the channel returns every message it took, unacknowledged, to its queue.
     await ch.close();
   }
+
+  // The go-ahead without a reader is on the record, with the admin's name.
+  await page.goto(`/audit?queue=${encodeURIComponent(DLQ)}&action=redrive.continue_anyway`);
+  await expect(page.getByTestId("audit-row")).toHaveCount(1);
+  await expect(page.getByTestId("audit-row")).toContainText("admin@e2e.test");
 });
 
 // After the admin's repair the group still holds the letter the patch did not fit, so its row is there to look at.
