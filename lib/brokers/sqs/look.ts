@@ -47,8 +47,9 @@ function occurrenceOf(letterId: string): { base: string; nth: number } {
 type LookContext = Pick<SqsMoveContext, "sqs" | "visibilityTimeout" | "receiveConcurrency" | "maxEmptyReceives">;
 
 /**
- * One round of the look for these letter ids: receives at most `limit` letters (then a short extra
- * round), holding each in `holds`. Receive errors are thrown as they came.
+ * One round of the look for these letter ids: receives about `limit` letters (then a short extra
+ * round; a FIFO receive may bring up to 9 more), holding each in `holds`. Receive errors are thrown
+ * as they came.
  */
 export async function lookRound(
   c: LookContext,
@@ -56,6 +57,7 @@ export async function lookRound(
   holds: Holds,
   letterIds: readonly string[],
   limit: number,
+  fifo: boolean,
   signal?: AbortSignal,
 ): Promise<Round> {
   // MessageId → how many copies are needed (the highest occurrence asked for).
@@ -75,8 +77,11 @@ export async function lookRound(
     let failure: unknown = null;
     const worker = async () => {
       while (!stop && !failure && outstanding > 0 && !signal?.aborted) {
-        const n = Math.min(10, want - received - reserved);
-        if (n <= 0) return;
+        const left = want - received - reserved;
+        if (left <= 0) return;
+        // FIFO: a group's letters come together (up to 10) only in one receive; the rest of a group
+        // whose head this look holds would stay out of reach. So FIFO receives always ask for 10.
+        const n = fifo ? 10 : Math.min(10, left);
         reserved += n;
         let msgs: Message[];
         try {

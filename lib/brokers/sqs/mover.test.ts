@@ -547,6 +547,14 @@ describe("the shared move rules on SQS", () => {
     expect(inFlight.size).toBe(0);
   });
 
+  it("FIFO: receives ask for 10, so a group comes whole even when the depth counts too few", async () => {
+    const g = (i: number) => m(i, { Attributes: { SequenceNumber: String(10 + i), MessageGroupId: "g" } });
+    const { ctx, calls } = fakeSqs([g(0), g(1), g(2)], { fifo: true, depth: 2, maxPerReceive: true });
+    const r = await all(moveSqsLetters(ctx, "dlq", [req(2)]));
+    expect(r).toEqual([expect.objectContaining({ letterId: "id-2", outcome: "moved" })]);
+    expect(calls.find((c) => c.name === "ReceiveMessageCommand")!.input.MaxNumberOfMessages).toBe(10);
+  });
+
   it("FIFO: a letter gone from its group is missing once the fresh look saw the whole group", async () => {
     const g = (i: number) => m(i, { Attributes: { SequenceNumber: String(10 + i), MessageGroupId: "g" } });
     const { ctx } = fakeSqs([g(0), g(2)], { fifo: true, firstReceive: 1 });

@@ -70,6 +70,7 @@ export async function* forRequestedSqsLetters<R extends { letterId: string; sha2
           holds,
           book.pending().map((r) => r.letterId),
           limit,
+          d.dlqFifo,
           signal,
         );
       } catch (e) {
