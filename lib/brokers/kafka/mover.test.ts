@@ -624,6 +624,18 @@ describe("moveKafkaLetters (fake broker)", () => {
     expect(f.marked).toEqual(["0-2"]);
   });
 
+  it("a letter without a key is never held back by an earlier failure in its partition, as on every broker", async () => {
+    const records = [record(0, null, "v0"), record(1, null, "v1")];
+    const f = fake(records);
+    const results = await all(
+      moveKafkaLetters(f.deps, DLT, [{ ...reqOf(records[0]), sha256: "0".repeat(64) }, reqOf(records[1])]),
+    );
+    const by = new Map(results.map((r) => [r.letterId, r]));
+    expect(by.get("0-0")).toMatchObject({ outcome: "checksum_mismatch", orderingKey: null });
+    expect(by.get("0-1")).toMatchObject({ outcome: "moved", orderingKey: null });
+    expect(f.marked).toEqual(["0-1"]);
+  });
+
   it("heldKeys (an earlier call's failure): letters of those keys are held back, not produced or marked; other and keyless letters move", async () => {
     const records = [record(0, "k", "v0"), record(1, "other", "v1"), record(2, "k", "v2"), record(3, null, "v3")];
     const f = fake(records);

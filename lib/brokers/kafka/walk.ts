@@ -51,7 +51,7 @@ export const orderingKeyOf = (key: Uint8Array | null): string | null => {
   return isUtf8(buf) ? buf.toString("utf8") : `base64:${buf.toString("base64")}`;
 };
 
-/** The ordering lane of a record: its key's exact bytes, or its DLT partition when it has no key. */
+/** The lane a record settles in, one at a time: its key's exact bytes, or its DLT partition when it has no key (such a lane is never blocked). */
 export function laneOf(partition: number, key: Uint8Array | null): string {
   return key === null ? `nokey:${partition}` : `key:${Buffer.from(key).toString("base64")}`;
 }
@@ -248,8 +248,10 @@ export async function* forRequestedRecords<R extends { letterId: string; sha256:
   ): Promise<Settled<R> | null> => {
     const { req } = p;
     const orderingKey = orderingKeyOf(record.key);
+    // A letter without a key is never held (move-rules' HeldKeys): nothing orders it, and an earlier
+    // call's failure does not hold it either, so holding it in this call would only depend on batching.
     const block = () => {
-      if (step.blocksLane) lane.blockedBy = req.letterId;
+      if (step.blocksLane && orderingKey !== null) lane.blockedBy = req.letterId;
     };
     const failed = (reason: string, more: { destination?: string | null; target?: string | null } = {}) =>
       settled(req, "failed", reason, { orderingKey, ...more });
