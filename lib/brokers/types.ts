@@ -417,6 +417,12 @@ export interface MoveResult {
   reason: string | null;
   orderingKey: string | null;
   /**
+   * With "failed": the letter is most likely still in the DLQ but out of this call's reach (another
+   * reader holds it hidden, or the look did not reach it), so asking again later may move it. A
+   * redrive asks for such letters again before it ends.
+   */
+  retryLater?: boolean;
+  /**
    * For a repaired letter that moved: the copy's identity at the target, as letters there are
    * identified (RabbitMQ: its new message id; SQS: the MessageId SQS gave it; Kafka: the record's
    * `<topic>/<partition>/<offset>`), so the letter page can link to it. Absent otherwise.

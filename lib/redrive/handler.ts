@@ -401,8 +401,9 @@ class RedriveRun {
   }
 
   /**
-   * Final verification before the job can finish: letters reported "missing" or "unconfirmed" are
-   * asked for again. Not being in the DLQ is only final when the letter really is gone; a run that
+   * Final verification before the job can finish: letters reported "missing" or "unconfirmed", and
+   * "failed" ones that were out of reach (`MoveResult.retryLater`: hidden by another reader, not
+   * reached by the look), are asked for again. Not being in the DLQ is only final when the letter really is gone; a run that
    * took the job over while the previous holder still had letters unacked (RabbitMQ: invisible to
    * other readers), or that asked right after an interruption, before the broker had requeued the
    * dead connection's letters, sees them as gone although they come back. So: the first pass no
@@ -414,7 +415,8 @@ class RedriveRun {
    */
   private async verifyMissing(bucket: TokenBucket, size: number) {
     const deadline = this.tookOver ? this.runStartedAt + this.graceMs() : 0;
-    const gone = () => this.counts.missing + this.counts.unconfirmed;
+    // "failed" letters out of reach then (hidden by another reader, not reached) are asked for again too.
+    const gone = () => this.counts.missing + this.counts.unconfirmed + this.counts.retryLater;
     let recovered = 0;
     for (let pass = 0; pass < 8 && gone() > 0; pass++) {
       if (pass === 0 && this.counts.unconfirmed > 0 && this.lastUnconfirmedAt > 0) {
@@ -469,6 +471,8 @@ class RedriveRun {
     for (const r of rows) {
       const from = r.prevState ?? "pending";
       this.counts[from] = Math.max(0, this.counts[from] - 1);
+      // Only the verification pass claims a failed letter: one to ask for again (claimMissing).
+      if (from === "failed") this.counts.retryLater = Math.max(0, this.counts.retryLater - 1);
     }
     this.counts.moving += rows.length;
     const byId = new Map(rows.map((r) => [r.letterId, r]));
@@ -620,6 +624,7 @@ class RedriveRun {
     if (settled.some((x) => x.state === "unconfirmed")) this.lastUnconfirmedAt = this.d.clock.now();
     for (const s of settled) {
       this.counts[s.state]++;
+      if (s.state === "failed" && s.retryLater) this.counts.retryLater++;
       if ((s.state === "failed" || s.state === "checksum_mismatch") && s.orderingKey !== null)
         this.heldKeys.add(s.orderingKey);
     }

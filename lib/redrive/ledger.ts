@@ -185,7 +185,7 @@ export async function claimMissing(db: Db, jobId: string, afterSeq: number, limi
   const rows = await db.$queryRawUnsafe<Row[]>(
     `WITH pick AS (
        SELECT id, state AS prev_state FROM redrive_letters
-       WHERE job_id = $1::uuid AND state IN ('missing', 'unconfirmed') AND seq > $2
+       WHERE job_id = $1::uuid AND (state IN ('missing', 'unconfirmed') OR (state = 'failed' AND retry_later)) AND seq > $2
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
      UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), updated_at = now()
      FROM pick WHERE r.id = pick.id
@@ -203,6 +203,8 @@ export interface Settled {
   destination: string | null;
   reason: string | null;
   orderingKey: string | null;
+  /** "failed", but most likely still in the DLQ out of reach (`MoveResult.retryLater`): asked for again before the job ends. */
+  retryLater?: boolean;
 }
 
 /**
@@ -229,7 +231,8 @@ export function settledOf(
     r.outcome === "failed" && movedState === "parked"
       ? `Could not park it: ${r.reason ?? "the parking target refused it"}`
       : r.reason;
-  return { letterId: r.letterId, state, destination: r.destination, reason, orderingKey: r.orderingKey };
+  const retryLater = r.outcome === "failed" && r.retryLater === true && movedState === "moved";
+  return { letterId: r.letterId, state, destination: r.destination, reason, orderingKey: r.orderingKey, retryLater };
 }
 
 /**
@@ -269,8 +272,8 @@ export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[])
   await db.$executeRawUnsafe(
     `UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
        ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = u.state IN ('pending', 'interrupted', 'unconfirmed'), updated_at = now(),
-       moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(letter_id, state, destination, reason, ordering_key)
+       moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END, retry_later = u.retry_later
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
      WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
        AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))`,
     jobId,
@@ -279,6 +282,7 @@ export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[])
     outcomes.map((o) => o.destination),
     outcomes.map((o) => o.reason),
     outcomes.map((o) => o.orderingKey),
+    outcomes.map((o) => o.state === "failed" && o.retryLater === true),
   );
 }
 
@@ -366,9 +370,11 @@ export async function failedKeys(db: Db, jobId: string): Promise<string[]> {
 export async function countStates(
   db: Db,
   jobId: string,
-): Promise<Record<LedgerState, number> & { sample: number; sampleReturned: number }> {
+): Promise<Record<LedgerState, number> & { sample: number; sampleReturned: number; retryLater: number }> {
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT state, count(*)::int AS n, count(*) FILTER (WHERE stage = 'sample')::int AS s FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`,
+    `SELECT state, count(*)::int AS n, count(*) FILTER (WHERE stage = 'sample')::int AS s,
+            count(*) FILTER (WHERE retry_later)::int AS r
+     FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`,
     jobId,
   );
   const out = {
@@ -385,9 +391,12 @@ export async function countStates(
     returned: 0,
     sample: 0,
     sampleReturned: 0,
+    /** "failed" letters to ask for again before the job ends (`retry_later`). */
+    retryLater: 0,
   };
   for (const r of rows) {
     out[r.state as LedgerState] = Number(r.n);
+    if (r.state === "failed") out.retryLater = Number(r.r);
     out.sample += Number(r.s);
     if (r.state === "returned") out.sampleReturned = Number(r.s);
   }

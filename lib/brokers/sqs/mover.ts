@@ -217,6 +217,7 @@ export function moveSqsLetters(
       reason: s.reason,
       orderingKey: s.orderingKey,
       ...(s.req.repair ? { copyId: s.copyId ?? null } : {}),
+      ...(s.retryLater ? { retryLater: true } : {}),
     }),
   );
 

@@ -79,6 +79,8 @@ export interface Settled<R> {
   orderingKey: string | null;
   /** What the delivery reported for a letter that settled "done" (a repaired copy's new MessageId). */
   copyId?: string;
+  /** "failed" because the letter was out of the look's reach (hidden by another reader, not reached): worth asking again later. */
+  retryLater?: boolean;
 }
 
 /** What move and remove plug into the walk. */

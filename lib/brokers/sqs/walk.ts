@@ -35,8 +35,8 @@ export async function* forRequestedSqsLetters<R extends { letterId: string; sha2
   toResult: (s: Settled<R>) => Out,
 ): AsyncGenerator<Out> {
   const words = moveWords(step.verb, "DLQ");
-  const settled = (req: R, outcome: Settled<R>["outcome"], reason: string): Out =>
-    toResult({ req, outcome, destination: null, target: null, reason, orderingKey: null });
+  const settled = (req: R, outcome: Settled<R>["outcome"], reason: string, retryLater = false): Out =>
+    toResult({ req, outcome, destination: null, target: null, reason, orderingKey: null, retryLater });
   const book = new RequestBook(requests);
   const opened = await c.open();
   const d: Opened = {
@@ -104,8 +104,9 @@ export async function* forRequestedSqsLetters<R extends { letterId: string; sha2
     }
     for (const req of book.pending()) {
       if (notFound.kind === "missing") yield settled(req, "missing", words.missing(dlq));
-      else if (notFound.kind === "hidden") yield settled(req, "failed", words.hiddenByAnotherReader(notFound.count));
-      else yield settled(req, "failed", words.notReached(notFound.why));
+      else if (notFound.kind === "hidden")
+        yield settled(req, "failed", words.hiddenByAnotherReader(notFound.count), true);
+      else yield settled(req, "failed", words.notReached(notFound.why), true);
     }
   } finally {
     await holds.releaseAll();
