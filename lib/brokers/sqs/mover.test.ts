@@ -510,7 +510,12 @@ describe("the shared move rules on SQS", () => {
     const r = await all(moveSqsLetters(ctx, "dlq", [req(0), req(9)]));
     expect(r.find((x) => x.letterId === "id-0")!.outcome).toBe("moved");
     const hidden = r.find((x) => x.letterId === "id-9")!;
-    expect(hidden).toMatchObject({ outcome: "failed", target: null, reason: words.hiddenByAnotherReader(2), retryLater: true });
+    expect(hidden).toMatchObject({
+      outcome: "failed",
+      target: null,
+      reason: words.hiddenByAnotherReader(2),
+      retryLater: true,
+    });
     expect(hidden.reason).toMatch(/^Still in the DLQ, hidden by another reader/);
     // Asked while the look still held what it received (id-1 and id-0 are this call's, not another reader's).
     const asked = calls.findIndex((c) => c.name === "GetQueueAttributesCommand");
