@@ -3,7 +3,6 @@
  * broker kind, the body's SHA-256 and size, and the adapter's own fields (bytes as base64). Only the
  * adapter that wrote an envelope reads its fields; everything above `lib/brokers` stores it as is.
  */
-import { isAppError } from "@/lib/errors";
 import { sha256Hex } from "@/lib/brokers/display";
 import type { BrokerKind, RepublishRequest, RepublishResult } from "@/lib/brokers/types";
 
@@ -54,12 +53,6 @@ export function openEnvelope<F extends object>(
 
 export const b64 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");
 export const unb64 = (s: string) => Buffer.from(s, "base64");
-
-/** Why a letter stayed when `beforeRemove` threw: the error's operator message, never a raw one. */
-export function beforeRemoveFailure(e: unknown): string {
-  const why = isAppError(e) ? e.userMessage.replace(/\.$/, "") : "the console could not record its copy";
-  return `Not discarded: ${why}. The letter stays in the DLQ.`;
-}
 
 /** A republish request that did not go back, with the operator-worded reason. */
 export function republishFailed(req: RepublishRequest, reason: string): RepublishResult {

@@ -459,11 +459,6 @@ export interface MoveOptions {
   beforeRemove?: (copy: LetterCopy) => Promise<void>;
 }
 
-/** The reason given to a letter held back by `MoveOptions.heldKeys`. */
-export function heldBackReason(key: string): string {
-  return `Held back: an earlier letter with the same key failed (key "${key.length > 80 ? `${key.slice(0, 80)}…` : key}"), and moving this one would put it ahead of that letter. It stays in the DLQ.`;
-}
-
 /** One letter to remove from its DLQ (discard). */
 export interface RemoveRequest {
   letterId: string;
