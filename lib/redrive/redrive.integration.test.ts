@@ -99,6 +99,14 @@ async function start(dlq: string, plan: Record<string, unknown> = {}) {
   });
 }
 
+/**
+ * Nobody consumes these tests' origins, so a sample's verdict is inconclusive (issue 30): the rest
+ * starts only with "continue anyway" and a reason, as an operator would give it.
+ */
+const CONTINUE_REASON = "Nothing consumes the origin in this test";
+const continueAnyway = (jobId: string) =>
+  startBulk(actors.operator, meta(), { jobId, continueAnywayReason: CONTINUE_REASON });
+
 /** Everything in a queue, read without taking it (consume without ack, then close). */
 async function peek(queue: string, expected: number): Promise<amqp.ConsumeMessage[]> {
   await kit.waitDepth(queue, expected);
@@ -138,7 +146,7 @@ const ledgerStates = async (jobId: string) =>
   );
 
 describe("redrive on RabbitMQ", () => {
-  it("samples, watches (clean), then redrives the rest at the rate: every letter at its origin with markers, ledger and audit per letter", async () => {
+  it("samples, watches (inconclusive: nobody consumes the origin), continues anyway with a reason, then redrives the rest at the rate: every letter at its origin with markers, ledger and audit per letter", async () => {
     const { dlq, source } = await seeded(30);
     const preview = await planRedrive(actors.operator, meta(), {
       connectionId: CONN,
@@ -172,14 +180,18 @@ describe("redrive on RabbitMQ", () => {
     expect(v).toMatchObject({
       state: "paused",
       stage: "awaiting_bulk",
-      sampleVerdict: "clean",
-      bulk: { ready: true, needsOverride: false },
+      sampleVerdict: "inconclusive",
+      bulk: { ready: true, needsOverride: false, needsReason: true },
     });
-    expect(v.pauseReason).toMatch(/^Sample done: clean/);
+    expect(v.pauseReason).toMatch(/^Sample inconclusive: none of the 5 sample letters came back within 1 s/);
     expect(await kit.depth(source)).toBe(5);
     expect(await kit.depth(dlq)).toBe(25);
 
-    await startBulk(actors.operator, meta(), { jobId: r.id });
+    // Without a reason the rest does not start; with one it does, audited.
+    await expect(startBulk(actors.operator, meta(), { jobId: r.id })).rejects.toMatchObject({
+      code: "bad_request:continue-reason",
+    });
+    await continueAnyway(r.id);
     const t0 = Date.now();
     await worker(FAST, r.id).runOnce();
     const secs = (Date.now() - t0) / 1000;
@@ -207,15 +219,24 @@ describe("redrive on RabbitMQ", () => {
     const startRow = audit.find((a) => a.action === "redrive.start")!;
     expect(startRow.details).toMatchObject({ fix: "Deployed orders 2.3.2 (timeout raised)", count: 30 });
     expect(audit.map((a) => a.action)).toEqual(
-      expect.arrayContaining(["redrive.sample_verdict", "redrive.bulk_start", "redrive.finished"]),
+      expect.arrayContaining([
+        "redrive.sample_verdict",
+        "redrive.continue_anyway",
+        "redrive.bulk_start",
+        "redrive.finished",
+      ]),
     );
+    const cont = audit.filter((a) => a.action === "redrive.continue_anyway");
+    expect(cont).toHaveLength(1);
+    expect(cont[0]).toMatchObject({ outcome: "success", actorEmail: actors.operator.email });
+    expect(cont[0].details).toMatchObject({ verdict: "inconclusive", reason: CONTINUE_REASON });
   });
 
   it("pauses and resumes between batches without losing or repeating a letter", async () => {
     const { dlq, source } = await seeded(40);
     const r = await start(dlq, { rate: 20, sample: { count: 2 } });
     await worker(FAST, r.id).runOnce();
-    await startBulk(actors.operator, meta(), { jobId: r.id });
+    await continueAnyway(r.id);
     const w = worker(FAST, r.id);
     w.start();
     try {
@@ -242,7 +263,7 @@ describe("redrive on RabbitMQ", () => {
     const { dlq, source } = await seeded(40);
     const r = await start(dlq, { rate: 20, sample: { count: 2 } });
     await worker(FAST, r.id).runOnce();
-    await startBulk(actors.operator, meta(), { jobId: r.id });
+    await continueAnyway(r.id);
     const w = worker(FAST, r.id);
     w.start();
     try {
@@ -324,7 +345,7 @@ describe("redrive on RabbitMQ", () => {
     const { dlq, source } = await seeded(30);
     const r = await start(dlq, { rate: 200, sample: { count: 2 } });
     await worker(FAST, r.id).runOnce();
-    await startBulk(actors.operator, meta(), { jobId: r.id });
+    await continueAnyway(r.id);
 
     // A worker that dies in the middle of its bulk batch (28 letters at 200/s): it hears of 10
     // letters, then 5 more are moved at the broker (confirmed and acked) without it hearing, then it dies.
@@ -419,7 +440,7 @@ describe("redrive on RabbitMQ", () => {
     });
     await kit.waitDepth(dlq, 6);
 
-    await startBulk(actors.operator, meta(), { jobId: r.id });
+    await continueAnyway(r.id);
     await worker(FAST, r.id).runOnce();
     expect((await jobStore().get(r.id))!.state).toBe("succeeded");
     expect(await getDb().redriveLetter.count({ where: { jobId: r.id, leftoverCheck: true } })).toBe(0);
@@ -502,7 +523,7 @@ describe("redrive on RabbitMQ", () => {
     await worker(FAST, r.id).runOnce();
     let v = await getRedrive(actors.operator, meta(), { jobId: r.id });
     expect(v.counts).toMatchObject({ moved: 2, missing: 1 });
-    await startBulk(actors.operator, meta(), { jobId: r.id });
+    await continueAnyway(r.id);
     await worker(FAST, r.id).runOnce();
     v = await getRedrive(actors.operator, meta(), { jobId: r.id });
     expect(v.redrive.state).toBe("succeeded");
@@ -525,7 +546,7 @@ describe("redrive on RabbitMQ", () => {
     const { dlq, source } = await seeded(6);
     const r = await start(dlq, { rate: 200, sample: { count: 2 } });
     await worker(FAST, r.id).runOnce();
-    await startBulk(actors.operator, meta(), { jobId: r.id });
+    await continueAnyway(r.id);
     const ch = await kit.channel();
     await ch.deleteQueue(dlq);
     await worker(FAST, r.id).runOnce();

@@ -99,7 +99,11 @@ async function start(actor: Actor, dlq: string, plan: Record<string, unknown> = 
   });
 }
 
-/** A redrive of `n` letters by `actor` whose clean sample of 5 is done: paused, awaiting stage 2. */
+/**
+ * A redrive of `n` letters by `actor` whose sample of 5 is done: paused, awaiting stage 2. Nobody
+ * consumes the origin, so the verdict is inconclusive (issue 30) and the rest starts with
+ * `continueAnyway`.
+ */
 async function sampled(actor: Actor, n = 30, plan: Record<string, unknown> = {}) {
   const { dlq, source } = await seeded(n);
   const r = await start(actor, dlq, plan);
@@ -107,10 +111,15 @@ async function sampled(actor: Actor, n = 30, plan: Record<string, unknown> = {})
   expect((await getRedrive(actor, meta(), { jobId: r.id })).redrive).toMatchObject({
     state: "paused",
     stage: "awaiting_bulk",
-    sampleVerdict: "clean",
+    sampleVerdict: "inconclusive",
   });
   return { dlq, source, id: r.id };
 }
+
+const CONTINUE_REASON = "Nothing consumes the origin in this test";
+/** Starts stage 2 after an inconclusive sample, as an operator would: "continue anyway" with a reason. */
+const continueAnyway = (actor: Actor, jobId: string) =>
+  startBulk(actor, meta(), { jobId, continueAnywayReason: CONTINUE_REASON });
 
 const moved = async (jobId: string) =>
   Number(
@@ -128,7 +137,7 @@ describe("the redrive re-checks who it acts for", () => {
   it("a job whose operator was demoted before stage 2 ran stops at its next run, says why, keeps the rest in the DLQ, and is audited", async () => {
     const operator = await user("operator");
     const { dlq, source, id } = await sampled(operator);
-    await startBulk(operator, meta(), { jobId: id });
+    await continueAnyway(operator, id);
     await updateUser(operator.id, { role: "viewer" });
 
     await worker(id).runOnce();
@@ -148,7 +157,7 @@ describe("the redrive re-checks who it acts for", () => {
   it("a running job stops within its check interval once its operator is disabled: what moved is at its origin, the rest still in the DLQ", async () => {
     const operator = await user("operator");
     const { dlq, source, id } = await sampled(operator, 60, { rate: 10 });
-    await startBulk(operator, meta(), { jobId: id });
+    await continueAnyway(operator, id);
     const w = worker(id, { runnerCheckMs: 200 });
     w.start();
     try {
@@ -178,7 +187,7 @@ describe("the redrive re-checks who it acts for", () => {
   it("auto-resume after a broker outage does not resume the job of a disabled operator: it stays paused, pinned, with the reason, audited", async () => {
     const operator = await user("operator");
     const { dlq, id } = await sampled(operator);
-    await startBulk(operator, meta(), { jobId: id });
+    await continueAnyway(operator, id);
     // What the handler leaves when its broker goes away mid-bulk: paused, to resume by itself.
     await getDb().$executeRawUnsafe(
       `UPDATE jobs SET state = 'paused', lease_owner = NULL, lease_expires_at = NULL, progress = progress || '{"autoResume": true, "pauseReason": "Paused: the broker could not be reached."}'::jsonb WHERE id = $1::uuid`,
@@ -281,7 +290,7 @@ describe("the redrive target must be as protected as the DLQ", () => {
     expect(await kit.depth(open)).toBe(3);
 
     await updateUser(boss.id, { role: "operator" });
-    await startBulk(boss, meta(), { jobId: r.id });
+    await continueAnyway(boss, r.id);
     await worker(r.id).runOnce();
     const v = (await getRedrive(admin, meta(), { jobId: r.id })).redrive;
     expect(v.state).toBe("paused");
@@ -295,10 +304,14 @@ describe("starting stage 2", () => {
   it("of concurrent starts exactly one wins, and the job runs the rest instead of pausing again", async () => {
     const operator = await user("operator");
     const { dlq, source, id } = await sampled(operator);
-    const tries = await Promise.allSettled(Array.from({ length: 4 }, () => startBulk(operator, meta(), { jobId: id })));
+    const tries = await Promise.allSettled(Array.from({ length: 4 }, () => continueAnyway(operator, id)));
     expect(tries.filter((t) => t.status === "fulfilled")).toHaveLength(1);
     for (const t of tries.filter((x) => x.status === "rejected"))
       expect((t as PromiseRejectedResult).reason).toMatchObject({ code: "conflict:redrive" });
+    // Only the start that won is recorded as continuing anyway.
+    expect(await auditRows(id, "redrive.continue_anyway")).toEqual([
+      expect.objectContaining({ outcome: "success", details: expect.objectContaining({ reason: CONTINUE_REASON }) }),
+    ]);
     const plan = await getDb().redrivePlan.findUniqueOrThrow({ where: { jobId: id } });
     expect(plan.stage).toBe("bulk");
     expect((await jobStore().get(id))!.state).toBe("running");
