@@ -21,6 +21,18 @@ const PREV_COUNT_SQL = `COALESCE(
   substring(headers->>'x-dlq-redrive' from '(?:count|redriveCount)"?\\s*[=:]\\s*([0-9]{1,9})')::int,
   0)`;
 
+/** The triage index's WHERE clause for a selection: a filter, narrowed to chosen letter ids when given. */
+export function selectionWhere(filter: LetterFilter, letterIds?: string[]): { sql: string; params: unknown[] } {
+  const w = whereOf(filter);
+  const params: unknown[] = [...w.params];
+  let sql = w.sql;
+  if (letterIds) {
+    params.push(letterIds);
+    sql += ` AND letter_id = ANY($${params.length}::text[])`;
+  }
+  return { sql, params };
+}
+
 /** Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. */
 export async function populateLedger(
   db: Db,
@@ -28,13 +40,7 @@ export async function populateLedger(
   filter: LetterFilter,
   letterIds?: string[],
 ): Promise<number> {
-  const w = whereOf(filter);
-  const params = [...w.params];
-  let sql = w.sql;
-  if (letterIds) {
-    params.push(letterIds);
-    sql += ` AND letter_id = ANY($${params.length}::text[])`;
-  }
+  const { sql, params } = selectionWhere(filter, letterIds);
   params.push(jobId);
   const job = `$${params.length}::uuid`;
   return db.$executeRawUnsafe(

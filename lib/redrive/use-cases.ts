@@ -14,7 +14,7 @@ import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
-import { countLetters, whereOf, type LetterFilter } from "@/lib/triage/queries";
+import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import type { SampleEvidence, TargetReaders } from "@/lib/brokers/target-readers";
 import { scopedFilter } from "@/lib/triage/masked-search";
 import { maskingPolicy } from "@/lib/masking/policy";
@@ -25,7 +25,7 @@ import { checkTargetProtection, type LessProtected } from "./target-protection";
 import type { RedriveParams } from "./runner-check";
 import { evidenceLine, nobodyReadsWarning, sampleWatchOf, type SampleVerdict } from "./sample-verdict";
 import { readersOf } from "./sample-watch";
-import { countStates, hasLeftovers, ledgerPage, populateLedger, type LedgerRow } from "./ledger";
+import { countStates, hasLeftovers, ledgerPage, populateLedger, selectionWhere, type LedgerRow } from "./ledger";
 import {
   assertConfirmedCount,
   describeSelection,
@@ -110,13 +110,7 @@ const READER_TARGETS = 5;
 
 /** The queues or topics the selection's letters came from, as the triage index recorded them (most letters first). */
 async function originsOf(filter: LetterFilter, letterIds?: string[]): Promise<string[]> {
-  const w = whereOf(filter);
-  const params = [...w.params];
-  let sql = w.sql;
-  if (letterIds) {
-    params.push(letterIds);
-    sql += ` AND letter_id = ANY($${params.length}::text[])`;
-  }
+  const { sql, params } = selectionWhere(filter, letterIds);
   const rows = await getDb().$queryRawUnsafe<Array<{ origin: string }>>(
     `SELECT origin_queue AS origin FROM triage_letters WHERE ${sql} AND origin_queue IS NOT NULL
      GROUP BY origin_queue ORDER BY count(*) DESC, origin_queue LIMIT ${READER_TARGETS}`,
