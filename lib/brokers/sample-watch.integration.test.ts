@@ -3,12 +3,12 @@
  * real server: who reads it, and whether a sample's copies were taken. In each case the copies are
  * published and confirmed first and the mark is taken right after, as the engine does.
  */
-import amqp, { type ChannelModel } from "amqplib";
+import amqp, { type ChannelModel, type ConsumeMessage } from "amqplib";
 import { afterAll, describe, expect, it } from "vitest";
 import { BrokerError } from "@/lib/brokers/types";
 import type { SampleEvidence, SampleWatchOps } from "@/lib/brokers/target-readers";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
-import { AMQP_URL, RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, mgmtRequest, RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import type { Consumer } from "kafkajs";
 import { DeleteMessageCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
@@ -77,6 +77,18 @@ describe.concurrent("rabbitmq sample watch", () => {
     for (let i = 0; i < n; i++) await kit.publish(queue, { body: new TextEncoder().encode(`copy-${i}`) });
   };
 
+  /** The management API's figures for the queue, looked at until `done` holds. */
+  async function statsUntil(queue: string, done: (q: Record<string, unknown>) => boolean, timeoutMs = 20_000) {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const res = await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(queue)}`);
+      const q = res.ok ? ((await res.json()) as Record<string, unknown>) : null;
+      if (q && done(q)) return q;
+      if (Date.now() > until) throw new Error(`${queue}: management figures ${JSON.stringify(q)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
   it("a queue nobody consumes: 0 readers, and the copies' evidence is no_reader", async () => {
     const q = await kit.queue(kit.name("target"));
     const readers = await watch.readers(q);
@@ -138,6 +150,56 @@ describe.concurrent("rabbitmq sample watch", () => {
     expect(e.state).toBe("waiting");
     expect(e.text).toContain("now 0 ready, 2 delivered but not acknowledged");
     expect(e.readers.names[0]).toContain("prefetch 10, manual ack");
+  });
+
+  it("acknowledgements of earlier messages just before the mark do not count as the copies taken: the baseline is newer than the mark", async () => {
+    const q = await kit.queue(kit.name("target"));
+    const conn = await amqp.connect(AMQP_URL);
+    conn.on("error", () => undefined);
+    conns.push(conn);
+    const ch = await conn.createChannel();
+    ch.on("error", () => undefined);
+    await ch.prefetch(3);
+    const held: ConsumeMessage[] = [];
+    await ch.consume(q, (m) => {
+      if (m) held.push(m);
+    });
+    for (let i = 0; i < 3; i++) await kit.publish(q, { body: new TextEncoder().encode(`earlier-${i}`) });
+    await copies(q); // ready: the consumer's prefetch is full
+    await kit.waitDepth(q, 2);
+    // The management API shows the 3 earlier messages delivered and none acknowledged...
+    await statsUntil(q, (s) => s.messages_unacknowledged === 3 && s.message_stats !== undefined);
+    // ...when the consumer acknowledges them and takes the copies, which it holds: right before the
+    // mark, so the management API does not show those acknowledgements yet.
+    for (const m of held.splice(0, 3)) ch.ack(m);
+    while (held.length < 2) await new Promise((r) => setTimeout(r, 10));
+    const mark = await watch.mark(q);
+    // A baseline from before those acknowledgements (0 acknowledged, 3 unacknowledged) would count
+    // them as the copies taken: 3 removed of the 3 held.
+    expect(mark).toMatchObject({ ready: 0, unacked: 2, removed: 3 });
+    const e = await evidenceUntil(
+      watch,
+      q,
+      mark,
+      (x) => x.state === "taken",
+      Math.max(0, Number(mark.at) + 13_000 - Date.now()),
+    );
+    expect(e.state).toBe("waiting");
+    expect(e.text).toContain("it held 2 messages");
+    expect(e.text).toContain("now 0 ready, 2 delivered but not acknowledged");
+  });
+
+  it("a stream: the mark does not wait for statistics (no baseline is needed), and the evidence is unknown", async () => {
+    const q = await kit.queue(kit.name("stream"), { "x-queue-type": "stream" });
+    await copies(q);
+    await statsUntil(q, (s) => s.type === "stream");
+    const started = Date.now();
+    const mark = await watch.mark(q);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(mark).toMatchObject({ queueType: "stream", unacked: null, removed: null });
+    const e = await watch.evidence(q, mark);
+    expect(e.state).toBe("unknown");
+    expect(e.text).toContain("is a stream");
   });
 
   it("a queue that does not exist: not_found from every look", async () => {

@@ -7,10 +7,13 @@
  * - RabbitMQ (rabbitmq/sample-watch.ts): the consumers on the target queue. The copies were taken
  *   when, in statistics newer than the mark, the queue held nothing (0 ready, 0 unacknowledged), or
  *   its consumers acknowledged (or took without ack) at least as many messages as it held at the
- *   mark. The management API's counters lag by up to two statistics intervals, so `mark` waits
- *   about 11 s before it reads its baseline; without the management API acknowledgements cannot be
- *   seen and the evidence is "unknown" once everything was delivered. Counters do not name
- *   messages: the count rule holds for a queue that delivers and is acknowledged in order.
+ *   mark. The management API's figures are up to one queue emission plus one collection tick old
+ *   (5 s each by default) and nothing in them says how old (its samples' timestamps are carried
+ *   forward to the time of the request), so `mark` waits a fixed 11 s before it reads its baseline
+ *   (not for a stream, whose evidence is always "unknown"); without the management API
+ *   acknowledgements cannot be seen and the evidence is "unknown" once everything was delivered.
+ *   Counters do not name messages: the count rule holds for a queue that delivers and is
+ *   acknowledged in order.
  * - SQS (sqs/sample-watch.ts): SQS keeps no list of receivers (count null, never "no_reader": no
  *   sign of a receiver is "unknown"). The copies were taken only when a look after the mark finds
  *   the queue empty (visible, in flight and delayed all 0): its counts mix deletions with arrivals,

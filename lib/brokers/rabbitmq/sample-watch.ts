@@ -13,13 +13,22 @@ import type { SampleEvidence, SampleWatchOps, TargetReaders, WatchMark } from "@
  * - AMQP `queue.declare` (passive) is exact and current: ready messages (not the unacknowledged
  *   ones) and consumers. It is also what says a queue does not exist (`not_found`).
  * - The management API gives unacknowledged messages, consumer details and the queue's cumulative
- *   counters (ack, deliver_no_ack, get_no_ack), but as of the last statistics emission: channels
- *   and queues emit every `collect_statistics_interval` (5 s by default) and the collector takes
- *   them in on its own tick, so a figure can be up to two intervals old (about 7 s was measured on
- *   3.10). A counter read right after the copies were confirmed could still miss acknowledgements
- *   of earlier messages, which would later be counted as if they had taken the copies. So `mark`
- *   reads the exact ready count at once and then waits `statsLagMs` (11 s by default) before it
- *   reads the baseline counters: a baseline from after the mark can only under-count.
+ *   counters (ack, deliver_no_ack, get_no_ack), but only as of its last collection. On 3.10 (read
+ *   in the source, measured on the broker): a queue writes its lengths into the node's metrics
+ *   tables every `collect_statistics_interval` (5 s by default), a channel counts its acks there at
+ *   once, and the management agent copies those tables into what the API serves on its own tick,
+ *   every 5 s (the smallest interval of `sample_retention_policies`, whatever
+ *   `collect_statistics_interval` is). So an ack shows 0-5 s late, an unacknowledged count up to
+ *   one emission plus one tick late (up to 8.4 s measured; 0-6 s with a 1 s interval, still only on
+ *   the 5 s tick). A counter read right after the copies were confirmed could still miss
+ *   acknowledgements of earlier messages, which would later be counted as if they had taken the
+ *   copies. So `mark` reads the exact ready count at once and then waits `statsLagMs` (11 s by
+ *   default) before it reads the baseline counters: a baseline from after the mark can only
+ *   under-count. The wait is fixed because nothing in the API says how old a figure is: the
+ *   samples' timestamps (`msg_rates_age`/`lengths_age` ranges) are points of a grid that the last
+ *   collected value is carried forward on up to the time of the request (and lengths one point
+ *   past it), so a sample stamped seconds after an acknowledgement was measured still without it.
+ *   A stream needs no baseline (see below): its mark does not wait.
  *
  * The copies were taken when, in a look whose statistics are newer than the mark (every look after
  * `mark` returned is):
@@ -29,7 +38,10 @@ import type { SampleEvidence, SampleWatchOps, TargetReaders, WatchMark } from "@
  *   baseline). Counters do not name messages: this proves it for a queue that delivers in order
  *   (FIFO, no priorities, no requeues) and whose consumers acknowledge in order. A consumer that
  *   holds a copy unacknowledged while acknowledging later messages would be counted as having taken
- *   it; the text gives the figures so an operator can judge.
+ *   it; the text gives the figures so an operator can judge. Nor are the counters and the
+ *   unacknowledged count in step (two collections, each on its own tick): a message held
+ *   unacknowledged at the mark and acknowledged after the counters' collection but before the
+ *   lengths' is missing from what the queue held and yet counted among the removals.
  * A copy rejected without requeue also leaves the queue: it comes back to the DLQ (the watch's
  * "returned"), or, without a dead-letter exchange, is dropped, which no counter here tells from an
  * acknowledgement. A stream keeps its messages and its consumers' offsets are not visible here:
@@ -42,7 +54,10 @@ export interface RabbitSampleWatchContext {
   vhost: string;
   channel(): Promise<Channel>;
   mgmt: ManagementClient | null;
-  /** How long after the mark the management statistics are newer than it (default 11 s: two 5 s intervals + 1 s). */
+  /**
+   * How long after the mark the management statistics are newer than it (default 11 s: one queue
+   * emission interval and one collection tick, 5 s each by default, + 1 s).
+   */
   statsLagMs?: number;
 }
 
@@ -139,11 +154,16 @@ export function rabbitSampleWatch(ctx: RabbitSampleWatchContext): SampleWatchOps
       let baseline: MgmtQueueStats | null = null;
       let why: string | null = null;
       if (ctx.mgmt) {
-        // Statistics newer than the mark (see the header): only then is a baseline safe.
-        await sleep(Math.max(0, at + lagMs - Date.now()));
+        // A stream's evidence is "unknown" whatever its counters say (its type never changes): no
+        // baseline to wait for. Any other queue: statistics newer than the mark (see the header).
         ({ q: baseline, why } = await stats(queue));
+        if (baseline?.type !== "stream") {
+          await sleep(Math.max(0, at + lagMs - Date.now()));
+          ({ q: baseline, why } = await stats(queue));
+        }
         // The queue may have gone while we waited; the evidence will say so.
       } else why = "no management API is configured for this connection";
+      const stream = baseline?.type === "stream";
       return {
         broker: "rabbitmq",
         queue,
@@ -151,8 +171,8 @@ export function rabbitSampleWatch(ctx: RabbitSampleWatchContext): SampleWatchOps
         ready,
         consumers,
         queueType: baseline?.type ?? null,
-        unacked: baseline ? num(baseline.messages_unacknowledged) : null,
-        removed: baseline ? removedOf(baseline) : null,
+        unacked: baseline && !stream ? num(baseline.messages_unacknowledged) : null,
+        removed: baseline && !stream ? removedOf(baseline) : null,
         statsWhy: why,
       } satisfies WatchMark;
     },
