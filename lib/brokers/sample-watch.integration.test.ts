@@ -210,7 +210,9 @@ describe.concurrent("rabbitmq sample watch", () => {
   });
 });
 
-describe.concurrent("kafka sample watch", () => {
+// One test at a time: kafkajs clients shared by concurrent tests failed under load ("Broker not connected" while
+// refreshing metadata), and these tests wait for nothing long.
+describe("kafka sample watch", () => {
   const kit = new KafkaKit();
   const adapter = new KafkaAdapter(kafkaConfig({ id: `sample-watch-${kit.prefix}` }), { handledStore: null });
   const watch = adapter.sampleWatch;
