@@ -8,7 +8,8 @@ import { bearerToken, displayPrefix, isWellFormedToken } from "./format";
 import { tokenRateLimitError, tokenRatePolicy, type TokenRatePolicy } from "./rate";
 import { lowerRole } from "./roles";
 import { sameHash, tokenHash } from "./secret";
-import { markRefused, takeTokenRequest, tokensWithPrefix, touchLastUsed, TOUCH_INTERVAL_MS } from "./store";
+import { takeTokenRequest } from "./rate-store";
+import { markRefused, tokensWithPrefix, touchLastUsed, TOUCH_INTERVAL_MS } from "./store";
 
 export interface BearerActor {
   /** The token's user, with the lower of the token's role and the user's role now, and the token id. */

@@ -2,14 +2,18 @@ import { AppError, asAppError } from "@/lib/errors";
 
 /**
  * Per-token rate limit: a sliding window estimated from two fixed windows (the current one and the
- * one before), the count kept per token and window in the database so every replica adds to the
- * same figure (lib/api-tokens/store.ts). A request is let through while
+ * one before), both counts kept in one database row per token so every replica adds to the same
+ * figure (lib/api-tokens/rate-store.ts). A request is let through while
  *
  *     previous × (time left of the current window / window) + current + 1 ≤ limit
  *
  * which smooths the burst a plain fixed window allows at its edge (up to twice the limit), with one
- * row per token and minute instead of one per request. Refused requests are not counted, so a
- * client that waits as told gets through when told.
+ * row per token instead of one per request. Refused requests are not counted, so a client that
+ * waits as told gets through when told.
+ *
+ * The decision is exact under concurrency: one statement holding the token's row lock reads both
+ * counts and adds to one, so of any number of simultaneous requests, from any number of replicas,
+ * exactly as many get through as this formula allows, one after another (issue 31).
  */
 export interface TokenRatePolicy {
   /** Requests per window. */
@@ -40,11 +44,13 @@ export function windowOf(nowMs: number, policy: TokenRatePolicy): { startMs: num
 
 /**
  * How many requests the current window may hold in all, given the previous window's count: a
- * request is let through when the current count is below this (so 0 or less: none now).
+ * request is let through when the current count is below this (so 0 or less: none now). Whole
+ * numbers throughout (times are whole ms), as the database computes it in rate-store.ts:
+ * `(current + 1) × window + previous × left ≤ limit × window`.
  */
 export function windowCapacity(previous: number, elapsedMs: number, policy: TokenRatePolicy): number {
-  const weight = Math.max(0, policy.windowMs - elapsedMs) / policy.windowMs;
-  return Math.floor(policy.limit - previous * weight + 1e-9);
+  const left = Math.max(0, policy.windowMs - elapsedMs);
+  return Math.floor((policy.limit * policy.windowMs - previous * left) / policy.windowMs);
 }
 
 /**
@@ -69,7 +75,7 @@ export function retryAfterMs(previous: number, current: number, elapsedMs: numbe
 
 export type RateDecision = { limited: false } | { limited: true; retryAfterMs: number };
 
-/** The pure decision for one request, given both windows' counts (as the store reads them). */
+/** The pure decision for one request, given both windows' counts (rate-store.ts makes it in SQL). */
 export function decideRate(
   previous: number,
   current: number,

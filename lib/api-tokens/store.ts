@@ -3,7 +3,6 @@ import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import type { Role } from "@/lib/auth/permissions";
 import { displayPrefix, mintToken } from "./format";
-import { decideRate, windowCapacity, windowOf, type RateDecision, type TokenRatePolicy } from "./rate";
 import { tokenHash } from "./secret";
 
 /** A token as the console shows it: never its hash. */
@@ -118,51 +117,4 @@ export async function markRefused(id: string, now: Date, db: PrismaClient = getD
     data: { lastRefusedAt: now },
   });
   return count === 1;
-}
-
-/**
- * Counts one request of a token against its rate limit, or refuses it (refusals are not counted).
- * The count is one INSERT … ON CONFLICT DO UPDATE … WHERE count < capacity: Postgres row-locks the
- * window's row, so requests racing on several replicas never let more through than the capacity.
- */
-export async function takeTokenRequest(
-  tokenId: string,
-  now: Date,
-  policy: TokenRatePolicy,
-  db: PrismaClient = getDb(),
-): Promise<RateDecision> {
-  const { startMs, elapsedMs } = windowOf(now.getTime(), policy);
-  const countAt = async (ms: number) =>
-    (
-      await db.apiTokenWindow.findUnique({
-        where: { tokenId_windowStart: { tokenId, windowStart: new Date(ms) } },
-        select: { count: true },
-      })
-    )?.count ?? 0;
-  const previous = await countAt(startMs - policy.windowMs);
-  const capacity = windowCapacity(previous, elapsedMs, policy);
-  if (capacity >= 1) {
-    const rows = await db.$queryRawUnsafe<Array<{ count: number }>>(
-      `INSERT INTO api_token_windows (token_id, window_start, count) VALUES ($1::uuid, to_timestamp($2::double precision / 1000), 1)
-       ON CONFLICT (token_id, window_start) DO UPDATE SET count = api_token_windows.count + 1
-         WHERE api_token_windows.count < $3::int
-       RETURNING count`,
-      tokenId,
-      startMs,
-      capacity,
-    );
-    if (rows.length === 1) {
-      // Windows older than the previous one are of no further use; any replica clears them now and then.
-      if (Math.random() < 0.01) await pruneTokenWindows(new Date(startMs - policy.windowMs), db);
-      return { limited: false };
-    }
-  }
-  const decision = decideRate(previous, await countAt(startMs), elapsedMs, policy);
-  // A window's count can only grow; a race that freed room is not possible, so this stays a refusal.
-  return decision.limited ? decision : { limited: true, retryAfterMs: 1000 };
-}
-
-export async function pruneTokenWindows(before: Date, db: PrismaClient = getDb()): Promise<number> {
-  const { count } = await db.apiTokenWindow.deleteMany({ where: { windowStart: { lt: before } } });
-  return count;
 }
