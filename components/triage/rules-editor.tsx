@@ -101,7 +101,7 @@ export function RulesEditor({
       <div className="toolbar">
         <span className="hint">
           First match wins · version <span data-testid="rules-version">{base}</span> · patterns are case-insensitive
-          regular expressions
+          regular expressions in RE2 syntax (no lookaround, no backreferences)
         </span>
         <span className="spacer" />
         {canEdit ? (
