@@ -3,6 +3,7 @@ import { readFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { AppError } from "@/lib/errors";
+import { checkGlob } from "@/lib/glob";
 import { processState } from "@/lib/process-state";
 
 /**
@@ -22,6 +23,9 @@ const dlqEntrySchema = z.object({
   /** The letters' order matters (Kafka: a DLT with fewer partitions than its origin is then a finding). */
   ordered: z.boolean().optional(),
 });
+
+/** A glob an admin writes (`*` any run of characters, `?` one), bounded so it stays cheap to match (lib/glob). */
+const globSchema = z.string().min(1).superRefine(checkGlob());
 
 const rabbitConnectionSchema = z.object({
   kind: z.literal("rabbitmq"),
@@ -87,12 +91,12 @@ const consumerGroupsSchema = z.object({
     .max(7 * 86400)
     .default(300),
   /** Group ids (globs) the console leaves out, e.g. its own or tooling groups. */
-  exclude: z.array(z.string().min(1)).default([]),
+  exclude: z.array(globSchema).default([]),
   /**
    * The DLT a group's skipped records go to: the first entry whose `group` glob matches; `{topic}`
    * in `dlt` is the record's topic. Default for every group: "{topic}.DLT".
    */
-  dlts: z.array(z.object({ group: z.string().min(1), dlt: z.string().min(1).max(249) })).default([]),
+  dlts: z.array(z.object({ group: globSchema, dlt: z.string().min(1).max(249) })).default([]),
   /** Create a missing DLT (with the source topic's partition count) when records are skipped to it. */
   createDlt: z.boolean().default(false),
 });
@@ -112,7 +116,7 @@ const kafkaConnectionSchema = z.object({
     })
     .optional(),
   /** Glob patterns of dead-letter topic names. */
-  dltPatterns: z.array(z.string().min(1)).default(["*.DLT", "*-dlt", "*.dlq", "dlq.*", "*-dead-letter"]),
+  dltPatterns: z.array(globSchema).default(["*.DLT", "*-dlt", "*.dlq", "dlq.*", "*-dead-letter"]),
   discover: z.boolean().default(true),
   /**
    * With `discover`: also the DLQ topics share groups name in their configuration
@@ -143,7 +147,7 @@ const pulsarConnectionSchema = z.object({
   /** Namespaces ("tenant/namespace") whose topics discovery looks at. Default: every namespace of every tenant but `pulsar`. */
   namespaces: z.array(z.string().regex(/^[^/\s]+\/[^/\s]+$/, "tenant/namespace")).optional(),
   /** Glob patterns of dead-letter topic names (the topic part). Default: the client's `<topic>-<subscription>-DLQ`. */
-  dlqPatterns: z.array(z.string().min(1)).default(["*-DLQ"]),
+  dlqPatterns: z.array(globSchema).default(["*-DLQ"]),
   discover: z.boolean().default(true),
   /** Topics named here ("tenant/namespace/topic") are DLQs whatever their name. */
   dlqs: z.array(dlqEntrySchema).default([]),
@@ -169,9 +173,9 @@ export const connectionSchema = z.discriminatedUnion("kind", [
 /** Who owns which DLQs: the first entry that matches a DLQ names its team (shown with the DLQ, used by alerts). */
 const ownerSchema = z.object({
   /** Connection id, or a glob over ids; absent: every connection. */
-  connection: z.string().min(1).optional(),
+  connection: globSchema.optional(),
   /** DLQ name glob, e.g. "orders.*" (`*` any run of characters, `?` one). */
-  queue: z.string().min(1),
+  queue: globSchema,
   team: z.string().trim().min(1).max(100),
   /** How to reach the team: an address, a channel, a URL. Shown as text. */
   contact: z.string().trim().min(1).max(300),
@@ -185,9 +189,9 @@ const ownerSchema = z.object({
  */
 const repairScopeSchema = z.object({
   /** Connection id, or a glob over ids (`*` any run of characters, `?` one). */
-  connection: z.string().min(1),
+  connection: globSchema,
   /** DLQ name glob, e.g. "orders.*" or "*" for every DLQ of the connection. */
-  queue: z.string().min(1),
+  queue: globSchema,
 });
 
 /** The operations sampler, configuration checks and alerts. Every field has a default. */

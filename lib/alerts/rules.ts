@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { checkGlob } from "@/lib/glob";
 
 /**
  * Alert rules: what fires, for which DLQs, and where the message goes. Pure (no server-only
@@ -49,11 +50,12 @@ export type AlertParams = { [K in AlertKind]: z.infer<(typeof paramsSchemas)[K]>
 /** A kind with its checked values. */
 export type AlertCondition = { [K in AlertKind]: { kind: K; params: AlertParams[K] } }[AlertKind];
 
-const optionalText = (max: number, label: string) =>
+const optionalText = (max: number, label: string, glob = false) =>
   z
     .string()
     .trim()
     .max(max, `${label}: at most ${max} characters`)
+    .superRefine(glob ? checkGlob(label) : () => undefined)
     .nullish()
     .transform((v) => (v ? v : null));
 
@@ -63,7 +65,7 @@ export const ruleInputSchema = z.object({
   kind: z.enum(ALERT_KINDS, "Choose what the rule watches"),
   params: z.record(z.string(), z.unknown(), "Give the rule's threshold"),
   connectionId: optionalText(63, "Connection"),
-  queuePattern: optionalText(200, "DLQ name pattern"),
+  queuePattern: optionalText(200, "DLQ name pattern", true),
   ownerTeam: optionalText(100, "Owning team"),
   webhookUrl: z
     .string("Give a webhook URL")

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ROLES, type Role } from "@/lib/auth/permissions";
+import { checkGlob } from "@/lib/glob";
 
 /**
  * Masking rules: what to mask (JSON fields, header names, or values a detector recognises), how
@@ -12,7 +13,7 @@ export type Detector = (typeof DETECTORS)[number];
 
 export const HIDDEN = "[hidden]";
 
-const pattern = z.string().trim().min(1).max(200);
+const pattern = z.string().trim().min(1).max(200).superRefine(checkGlob());
 
 export const maskTargetSchema = z.discriminatedUnion("kind", [
   /**
@@ -45,7 +46,7 @@ export const maskingRuleSchema = z.object({
 /** A DLQ name glob (`payments.*`) on one connection, or on every connection ("*"). */
 export const sensitiveDlqSchema = z.object({
   connectionId: z.string().trim().min(1).max(100),
-  pattern: z.string().trim().min(1).max(200),
+  pattern: z.string().trim().min(1).max(200).superRefine(checkGlob()),
 });
 
 export type MaskTarget = z.infer<typeof maskTargetSchema>;

@@ -5,6 +5,7 @@ import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { loadConfig } from "@/lib/config";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
+import { checkGlob } from "@/lib/glob";
 import { audited } from "@/lib/use-case/audited";
 import { queryFindings, type FindingFilter, type FindingRow } from "./findings";
 import { configOwnerEntries, ownerResolver } from "./owners";
@@ -190,9 +191,10 @@ export const ownerSchema = z.object({
     .string()
     .trim()
     .max(300)
+    .superRefine(checkGlob("The connection pattern"))
     .optional()
     .transform((v) => (v ? v : null)),
-  queuePattern: glob("a DLQ name pattern"),
+  queuePattern: glob("a DLQ name pattern").superRefine(checkGlob("The DLQ name pattern")),
   team: z.string().trim().min(1, "Give the team's name.").max(100),
   contact: z.string().trim().min(1, "Give a way to reach the team.").max(300),
 });

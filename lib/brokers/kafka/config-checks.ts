@@ -1,6 +1,6 @@
 /** Configuration checks of dead-letter topics (the sampler's findings). Pure: inputs are the broker's answers. */
 import type { ConfigFinding, FindingSeverity } from "@/lib/brokers/types";
-import { globToRegExp } from "@/lib/brokers/kafka/discovery";
+import { topicGlob } from "@/lib/brokers/kafka/discovery";
 import type { TopicConfig } from "@/lib/brokers/kafka/retention";
 
 export const DAY_MS = 86_400_000;
@@ -82,7 +82,7 @@ export function originsOf(
     // Only affix patterns: in `team-*.DLT` the literal part is not only the dead-letter mark.
     const star = p.indexOf("*");
     if (star < 0 || p.indexOf("*", star + 1) >= 0 || p.includes("?") || (star !== 0 && star !== p.length - 1)) continue;
-    const m = globToRegExp(p).test(dlt)
+    const m = topicGlob(p).test(dlt)
       ? star === 0
         ? dlt.slice(0, dlt.length - (p.length - 1))
         : dlt.slice(p.length - 1)

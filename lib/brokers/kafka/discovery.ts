@@ -1,17 +1,14 @@
 /** Dead-letter topic discovery by glob patterns. Pure. */
+import { compileGlob, type Glob } from "@/lib/glob";
 
 /** `*` matches any run of characters (dots included), `?` one character; case-sensitive like topic names. */
-export function globToRegExp(glob: string): RegExp {
-  const re = glob
-    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-    .replace(/\*/g, ".*")
-    .replace(/\?/g, ".");
-  return new RegExp(`^${re}$`);
+export function topicGlob(glob: string): Glob {
+  return compileGlob(glob, { caseSensitive: true });
 }
 
 /** Topics matching any pattern, without Kafka's internal topics (`__consumer_offsets`, ...), sorted. */
 export function matchDeadLetterTopics(topics: string[], patterns: string[]): string[] {
-  const res = patterns.map(globToRegExp);
+  const res = patterns.map(topicGlob);
   return topics.filter((t) => !t.startsWith("__") && res.some((r) => r.test(t))).sort();
 }
 

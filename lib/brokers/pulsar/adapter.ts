@@ -10,7 +10,7 @@
  * take nothing and change no consumer's redelivery count.
  */
 import { secretFromEnv, type PulsarConnectionConfig } from "@/lib/config";
-import { globRegExp } from "@/lib/glob";
+import { compileGlob, type Glob } from "@/lib/glob";
 import { numberValue, timestampValue } from "@/lib/brokers/display";
 import {
   BrokerError,
@@ -164,12 +164,12 @@ export class PulsarAdapter implements BrokerAdapter {
    * keeps every message: so patterns match case-sensitively here (a live topic "orders-dlq" is not
    * taken for the client's "<topic>-<subscription>-DLQ").
    */
-  private patterns: RegExp[] | null = null;
+  private patterns: Glob[] | null = null;
 
   private isDlqTopic(topic: string): boolean {
     const base = topic.replace(/-partition-\d+$/, "");
-    this.patterns ??= this.config.dlqPatterns.map((p) => new RegExp(globRegExp(p).source, "s"));
-    return !base.startsWith("__") && this.patterns.some((re) => re.test(base));
+    this.patterns ??= this.config.dlqPatterns.map((p) => compileGlob(p, { caseSensitive: true }));
+    return !base.startsWith("__") && this.patterns.some((g) => g.test(base));
   }
 
   /** DLQ topic names ("tenant/namespace/topic"), configured first, then discovered, with their source. */
