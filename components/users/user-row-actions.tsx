@@ -48,6 +48,11 @@ export function UserRowActions({
         className={`btn btn-small${disabled ? "" : " btn-danger"}`}
         disabled={pending || isSelf}
         data-testid="user-toggle-disabled"
+        title={
+          disabled
+            ? "Let this user sign in again (their old sessions and API tokens stay ended)"
+            : "Disable: ends every session of this user and revokes every API token of theirs, for good"
+        }
         onClick={() => run({ disabled: !disabled })}
       >
         {disabled ? "Enable" : "Disable"}

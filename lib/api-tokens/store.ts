@@ -1,7 +1,8 @@
 import "server-only";
 import { getDb } from "@/lib/db";
-import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { Prisma, PrismaClient } from "@/lib/generated/prisma/client";
 import type { Role } from "@/lib/auth/permissions";
+import { lockEnabledUser } from "@/lib/auth/users";
 import { displayPrefix, mintToken } from "./format";
 import { tokenHash } from "./secret";
 
@@ -35,15 +36,22 @@ const RECORD = {
 /** lastUsedAt (and lastRefusedAt) are written at most this often per token. */
 export const TOUCH_INTERVAL_MS = 60_000;
 
-/** Mints a token and stores its prefix and HMAC. The raw token is returned here and kept nowhere. */
+/**
+ * Mints a token and stores its prefix and HMAC. The raw token is returned here and kept nowhere.
+ * Throws `unauthorized:user-disabled` when its user is disabled by then, including by a disabling
+ * that commits while this runs (lockEnabledUser), so no token outlives its user's disabling.
+ */
 export async function issueToken(
   input: { userId: string; name: string; role: Role; createdAt: Date; expiresAt: Date },
   db: PrismaClient = getDb(),
 ): Promise<{ token: string; record: TokenRecord }> {
   const token = mintToken();
-  const record = await db.apiToken.create({
-    data: { ...input, prefix: displayPrefix(token), hash: tokenHash(token) },
-    select: RECORD,
+  const record = await db.$transaction(async (tx) => {
+    await lockEnabledUser(tx, input.userId);
+    return tx.apiToken.create({
+      data: { ...input, prefix: displayPrefix(token), hash: tokenHash(token) },
+      select: RECORD,
+    });
   });
   return { token, record };
 }
@@ -97,6 +105,24 @@ export async function revokeToken(
   });
   const token = await db.apiToken.findFirst({ where, select: RECORD });
   return token ? { token, changed: count === 1 } : null;
+}
+
+/**
+ * Revokes every token of a user not revoked yet, expired ones included (`db`: the transaction that
+ * disables the user). Returns how many. Revoked, not deleted: `token.refused` rows and the token
+ * lists keep naming them, and a revoked token never works again, whatever happens to its user.
+ */
+export async function revokeUserTokens(
+  userId: string,
+  by: string,
+  now: Date,
+  db: Prisma.TransactionClient = getDb(),
+): Promise<number> {
+  const { count } = await db.apiToken.updateMany({
+    where: { userId, revokedAt: null },
+    data: { revokedAt: now, revokedBy: by },
+  });
+  return count;
 }
 
 /** Records a use, unless one was recorded less than a minute ago (by any replica). */

@@ -1,8 +1,11 @@
 import "server-only";
 import { getDb } from "@/lib/db";
 import { sessionPolicy, type SessionPolicy } from "@/lib/auth/config";
+import { lockEnabledUser } from "@/lib/auth/users";
+import type { Prisma } from "@/lib/generated/prisma/client";
 
-export type SessionEnd = "sign_out" | "idle" | "expired";
+/** `user_disabled`: ended by disabling the user (endUserSessions); enabling again never revives it. */
+export type SessionEnd = "sign_out" | "idle" | "expired" | "user_disabled";
 export type SessionCheck = { ok: true; touch: boolean } | { ok: false; reason: SessionEnd | "unknown" };
 
 interface SessionState {
@@ -30,24 +33,31 @@ export function checkSession(row: SessionState | null, now: Date, policy: Sessio
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A new session row at sign-in; its id goes into the JWT as `sid`. */
+/**
+ * A new session row at sign-in; its id goes into the JWT as `sid`. Throws
+ * `unauthorized:user-disabled` when the user is disabled by then, including by a disabling that
+ * commits while this runs (lockEnabledUser), so no session outlives its user's disabling.
+ */
 export async function createSession(
   input: { userId: string; method: "credentials" | "oidc"; ip?: string | null },
   now = new Date(),
   policy = sessionPolicy(),
 ): Promise<string> {
-  const row = await getDb().authSession.create({
-    data: {
-      userId: input.userId,
-      method: input.method,
-      ip: input.ip ?? null,
-      createdAt: now,
-      lastSeenAt: now,
-      expiresAt: new Date(now.getTime() + policy.maxAgeMs),
-    },
-    select: { id: true },
+  return getDb().$transaction(async (tx) => {
+    await lockEnabledUser(tx, input.userId);
+    const row = await tx.authSession.create({
+      data: {
+        userId: input.userId,
+        method: input.method,
+        ip: input.ip ?? null,
+        createdAt: now,
+        lastSeenAt: now,
+        expiresAt: new Date(now.getTime() + policy.maxAgeMs),
+      },
+      select: { id: true },
+    });
+    return row.id;
   });
-  return row.id;
 }
 
 /**
@@ -80,4 +90,23 @@ export async function endSession(sid: string, reason: SessionEnd, now = new Date
     where: { id: sid, endedAt: null },
     data: { endedAt: now, endReason: reason },
   });
+}
+
+/**
+ * Ends every session of a user not ended yet (`db`: the transaction that disables the user).
+ * Returns how many it ended. An ended session is refused for good (resumeSession), so enabling the
+ * user again brings none of them back.
+ */
+export async function endUserSessions(
+  userId: string,
+  reason: SessionEnd,
+  now = new Date(),
+  db: Prisma.TransactionClient = getDb(),
+): Promise<number> {
+  if (!UUID_RE.test(userId)) return 0;
+  const { count } = await db.authSession.updateMany({
+    where: { userId, endedAt: null },
+    data: { endedAt: now, endReason: reason },
+  });
+  return count;
 }

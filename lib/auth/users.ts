@@ -180,9 +180,15 @@ export async function listUsers(): Promise<UserRecord[]> {
   return users.map(toRecord);
 }
 
+/**
+ * Changes a user (`db`: a transaction the change belongs to). Disabling here only flips the flag:
+ * ending the user's sessions and revoking their tokens is the use case's part (lib/users-admin),
+ * in the same transaction, which this row's lock then orders against lockEnabledUser.
+ */
 export async function updateUser(
   id: string,
   patch: { role?: Role; disabled?: boolean; name?: string | null },
+  db: Prisma.TransactionClient = getDb(),
 ): Promise<UserRecord> {
   if (typeof id !== "string" || !UUID_RE.test(id)) throw notFound(String(id));
   const data: Prisma.UserUpdateInput = {};
@@ -190,10 +196,32 @@ export async function updateUser(
   if (patch.disabled !== undefined) data.disabled = Boolean(patch.disabled);
   if (patch.name !== undefined) data.name = checkName(patch.name);
   try {
-    return toRecord(await getDb().user.update({ where: { id }, data }));
+    return toRecord(await db.user.update({ where: { id }, data }));
   } catch (e) {
     if (isNotFound(e)) throw notFound(id);
     throw e;
+  }
+}
+
+/**
+ * Inside a transaction that is about to give a user a session or a token: share-locks the user's
+ * row and throws `unauthorized:user-disabled` when the user is disabled. Disabling updates that row
+ * before it ends the sessions and revokes the tokens, so whatever is created under this lock either
+ * commits first (and is ended by the disabling) or waits and sees the user disabled: nothing slips
+ * in between to be revived by a re-enable. A user id with no row passes (nothing to protect: such
+ * a session or token is refused at every use).
+ */
+export async function lockEnabledUser(tx: Prisma.TransactionClient, userId: string): Promise<void> {
+  if (typeof userId !== "string" || !UUID_RE.test(userId)) return;
+  const rows = await tx.$queryRawUnsafe<Array<{ disabled: boolean }>>(
+    `SELECT disabled FROM users WHERE id = $1::uuid FOR SHARE`,
+    userId,
+  );
+  if (rows[0]?.disabled) {
+    throw new AppError("unauthorized:user-disabled", {
+      message: `user ${userId} is disabled`,
+      userMessage: "This account is disabled. Ask an admin to enable it.",
+    });
   }
 }
 
