@@ -40,7 +40,8 @@ describe("alert tables", () => {
               state: "pending",
               attempts: 2,
               statusCode: 500,
-              lastError: `receiver said ${HOSTILE}`,
+              errorClass: "HTTP 5xx",
+              errorDetail: `receiver said ${HOSTILE}`,
               createdAt: rule.createdAt,
               nextAttemptAt: rule.createdAt,
               deliveredAt: null,
@@ -69,5 +70,32 @@ describe("alert tables", () => {
     expect(html).toContain("retrying (2 failed)");
     // The DLQ link carries the name percent-encoded in its path.
     expect(html).toContain(`href="/dlqs/c/${encodeURIComponent(HOSTILE)}"`);
+  });
+
+  it("show a failure's class, and its words only when the view carries them (admins)", () => {
+    const delivery = {
+      id: "2",
+      connectionId: "c",
+      queue: "orders.dlq",
+      event: "fire",
+      state: "failed",
+      attempts: 6,
+      statusCode: null,
+      errorClass: "TLS: certificate name mismatch" as const,
+      createdAt: rule.createdAt,
+      nextAttemptAt: null,
+      deliveredAt: null,
+    };
+    const detail = "No answer from hooks.example.com: ERR_TLS_CERT_ALTNAME_INVALID, ... DNS:internal.corp";
+    const forViewer = renderToStaticMarkup(
+      createElement(DeliveryLog, { deliveries: [{ ...delivery, errorDetail: null }] }),
+    );
+    expect(forViewer).toContain("TLS: certificate name mismatch");
+    expect(forViewer).not.toContain("alert-delivery-error-detail");
+    const forAdmin = renderToStaticMarkup(
+      createElement(DeliveryLog, { deliveries: [{ ...delivery, errorDetail: detail }] }),
+    );
+    expect(forAdmin).toContain("TLS: certificate name mismatch");
+    expect(forAdmin).toContain("DNS:internal.corp");
   });
 });

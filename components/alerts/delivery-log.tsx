@@ -27,6 +27,21 @@ function Dlq({ connectionId, queue }: { connectionId: string | null; queue: stri
   );
 }
 
+/** The last failure's class; under it, for admins only (the server leaves it out for others), its words. */
+function DeliveryError({ d }: { d: Pick<DeliveryView, "errorClass" | "errorDetail"> }) {
+  if (!d.errorClass) return <span className="muted">—</span>;
+  return (
+    <>
+      <span data-testid="alert-delivery-error-class">{d.errorClass}</span>
+      {d.errorDetail ? (
+        <div className="muted" data-testid="alert-delivery-error-detail">
+          {d.errorDetail}
+        </div>
+      ) : null}
+    </>
+  );
+}
+
 /** A rule's messages, newest first: every attempt's status code or error, the next try, or when it arrived. */
 export function DeliveryLog({ deliveries }: { deliveries: DeliveryView[] }) {
   return (
@@ -60,7 +75,9 @@ export function DeliveryLog({ deliveries }: { deliveries: DeliveryView[] }) {
                 <DeliveryStateBadge d={d} />
               </td>
               <td className="num">{d.statusCode ?? <span className="muted">—</span>}</td>
-              <td className="wrap-anywhere small">{d.lastError ?? <span className="muted">—</span>}</td>
+              <td className="wrap-anywhere small" data-testid="alert-delivery-error">
+                <DeliveryError d={d} />
+              </td>
               <td className="nowrap">
                 {d.state === "pending" ? (
                   <RelativeTime value={d.nextAttemptAt} />

@@ -455,7 +455,7 @@ describe("delivery", () => {
       state: "pending",
       attempts: 1,
       statusCode: 500,
-      lastError: `127.0.0.1:${port} answered HTTP 500: receiver is down`,
+      lastError: `HTTP 5xx — 127.0.0.1:${port} answered HTTP 500: receiver is down`,
     });
     expect(row.nextAttemptAt.getTime() - t1).toBeGreaterThan(25_000);
     expect(row.nextAttemptAt.getTime() - t1).toBeLessThan(35_000);
@@ -463,7 +463,7 @@ describe("delivery", () => {
     // Not due yet: the next round leaves it alone.
     expect(await deliverAlerts()).toMatchObject({ attempted: 0 });
 
-    // The delivery log, as a viewer reads it.
+    // The delivery log, as a viewer reads it: the failure's class, not the receiver's words.
     const seen = await viewAlertRule(viewer, meta(), { id: r.id });
     expect(seen.deliveries).toEqual([
       expect.objectContaining({
@@ -471,9 +471,15 @@ describe("delivery", () => {
         state: "pending",
         attempts: 1,
         statusCode: 500,
-        lastError: `127.0.0.1:${port} answered HTTP 500: receiver is down`,
+        errorClass: "HTTP 5xx",
+        errorDetail: null,
       }),
     ]);
+    expect(JSON.stringify(seen)).not.toContain("receiver is down");
+    expect((await viewAlertRule(admin, meta(), { id: r.id })).deliveries[0]).toMatchObject({
+      errorClass: "HTTP 5xx",
+      errorDetail: `127.0.0.1:${port} answered HTTP 500: receiver is down`,
+    });
     expect(seen.rule.webhookOrigin).toBe(`http://127.0.0.1:${port}`);
     expect(JSON.stringify(seen)).not.toContain("SECRET-TOKEN");
 
@@ -493,7 +499,7 @@ describe("delivery", () => {
       state: "delivered",
       attempts: 3,
       statusCode: 200,
-      lastError: `127.0.0.1:${port} answered HTTP 500: receiver is down`,
+      lastError: `HTTP 5xx — 127.0.0.1:${port} answered HTTP 500: receiver is down`,
     });
     expect(row.deliveredAt).not.toBeNull();
     expect(gotFor("retry")).toHaveLength(3);
@@ -539,7 +545,7 @@ describe("delivery", () => {
     expect(await sendTestAlert(admin, meta(), { id: r.id })).toEqual({
       delivered: false,
       statusCode: 500,
-      error: `127.0.0.1:${port} answered HTTP 500: receiver is down`,
+      error: `HTTP 5xx — 127.0.0.1:${port} answered HTTP 500: receiver is down`,
     });
     expect((await deliveriesOf(r.id)).map((d) => [d.event, d.state])).toEqual([
       ["test", "delivered"],
@@ -662,7 +668,7 @@ describe("webhook targets", () => {
     expect(await deliverAlerts()).toMatchObject({ attempted: 1, failed: 1 });
     const [row] = await deliveriesOf(r.id);
     expect(row.state).toBe("failed");
-    expect(row.lastError).toMatch(/^Not sent: The webhook URL must use https/);
+    expect(row.lastError).toMatch(/^refused by the webhook policy — Not sent: The webhook URL must use https/);
     expect(gotFor("recheck")).toHaveLength(0);
   });
 });

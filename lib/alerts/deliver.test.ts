@@ -77,7 +77,7 @@ describe("sending", () => {
     expect(r).toEqual({
       ok: false,
       statusCode: 302,
-      error: `127.0.0.1:${port} redirected (redirects are not followed; give the final URL)`,
+      error: `HTTP 3xx: redirect not followed — 127.0.0.1:${port} redirected (redirects are not followed; give the final URL)`,
       permanent: true,
     });
     expect(seen.map((s) => s.path)).toEqual(["/hook"]);
@@ -89,7 +89,9 @@ describe("sending", () => {
     const r = await attempt(`http://127.0.0.1:${port}/slow`, { text: "x" }, allow, 300);
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(r).toMatchObject({ ok: false, statusCode: null, permanent: false });
-    expect(r.ok === false && r.error).toMatch(/^No answer from 127\.0\.0\.1:\d+: ETIMEDOUT, no answer within 0\.3 s$/);
+    expect(r.ok === false && r.error).toMatch(
+      /^timed out — No answer from 127\.0\.0\.1:\d+: ETIMEDOUT, no answer within 0\.3 s$/,
+    );
   });
 
   it("records the receiver's answer with its status, control characters removed", async () => {
@@ -101,7 +103,7 @@ describe("sending", () => {
     expect(r).toEqual({
       ok: false,
       statusCode: 400,
-      error: `127.0.0.1:${port} answered HTTP 400: invalid_payload [31mred`,
+      error: `HTTP 4xx — 127.0.0.1:${port} answered HTTP 400: invalid_payload [31mred`,
       permanent: true,
     });
   });
@@ -110,7 +112,36 @@ describe("sending", () => {
     seen.length = 0;
     const r = await attempt(`http://127.0.0.1:${port}/hook`, { text: "x" }, { ...allow, allowedHosts: [] });
     expect(r).toMatchObject({ ok: false, statusCode: null, permanent: true });
-    expect(r.ok === false && r.error).toMatch(/^Not sent: The webhook URL must use https/);
+    expect(r.ok === false && r.error).toMatch(
+      /^refused by the webhook policy — Not sent: The webhook URL must use https/,
+    );
     expect(seen).toEqual([]);
+  });
+
+  it("classes a refused connection and a name that does not resolve by their codes", async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const refused = await attempt(`http://127.0.0.1:${closedPort}/hook`, { text: "x" }, allow);
+    expect(refused).toMatchObject({ ok: false, statusCode: null, permanent: false });
+    expect(refused.ok === false && refused.error).toMatch(
+      /^connection refused — No answer from 127\.0\.0\.1:\d+: ECONNREFUSED, /,
+    );
+
+    const nowhere: TargetPolicy = {
+      allowedHosts: ["hooks.nowhere.test"],
+      databases: [],
+      lookup: async () => {
+        throw Object.assign(new Error("getaddrinfo ENOTFOUND hooks.nowhere.test"), { code: "ENOTFOUND" });
+      },
+    };
+    const unresolved = await attempt("https://hooks.nowhere.test/hook", { text: "x" }, nowhere);
+    expect(unresolved).toEqual({
+      ok: false,
+      statusCode: null,
+      error: "DNS: name not found — Not sent: The webhook host hooks.nowhere.test could not be resolved (ENOTFOUND).",
+      permanent: false,
+    });
   });
 });

@@ -2,6 +2,7 @@ import "server-only";
 import { getDb } from "@/lib/db";
 import { asAppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { classOfLookupError, classOfNetworkError, classOfStatus, describeFailure } from "./failure";
 import { postJson, SEND_TIMEOUT_MS, type SendResult } from "./send";
 import { claimDue, recordAttempt, type AttemptOutcome } from "./store";
 import { checkWebhookTarget, defaultPolicy, type CheckedTarget, type TargetPolicy } from "./target";
@@ -52,9 +53,17 @@ export async function deliverAlerts(
       const rule = rules.get(row.ruleId);
       let outcome: AttemptOutcome;
       if (!rule)
-        outcome = { state: "failed", statusCode: null, error: "The rule was deleted before the message went out." };
+        outcome = {
+          state: "failed",
+          statusCode: null,
+          error: describeFailure("rule deleted before sending", "The rule was deleted before the message went out."),
+        };
       else if (!rule.enabled && row.event !== "test")
-        outcome = { state: "failed", statusCode: null, error: "The rule was disabled before the message went out." };
+        outcome = {
+          state: "failed",
+          statusCode: null,
+          error: describeFailure("rule disabled before sending", "The rule was disabled before the message went out."),
+        };
       else outcome = retryPolicy(await attempt(rule.webhookUrl, row.payload, policy, opts.timeoutMs), row.attempts);
       if (!(await recordAttempt(db, row, outcome))) continue;
       result[outcome.state === "delivered" ? "delivered" : outcome.state === "failed" ? "failed" : "retrying"]++;
@@ -64,7 +73,10 @@ export async function deliverAlerts(
   return result;
 }
 
-/** One attempt, as the log records it. `permanent`: retrying cannot help (a refused target, a 4xx that is not a rate limit). */
+/**
+ * One attempt, as the log records it. `permanent`: retrying cannot help (a refused target, a 4xx
+ * that is not a rate limit). `error` is `<class> — <detail>` (./failure.ts): only admins read the detail.
+ */
 export type AttemptResult =
   | { ok: true; statusCode: number }
   | { ok: false; statusCode: number | null; error: string; permanent: boolean };
@@ -82,11 +94,15 @@ export async function attempt(
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
+    const permanent = err.code === "bad_request:webhook";
     return {
       ok: false,
       statusCode: null,
-      error: `Not sent: ${err.userMessage}`,
-      permanent: err.code === "bad_request:webhook",
+      error: describeFailure(
+        permanent ? "refused by the webhook policy" : classOfLookupError(err.cause),
+        `Not sent: ${err.userMessage}`,
+      ),
+      permanent,
     };
   }
   let res: SendResult;
@@ -97,7 +113,10 @@ export async function attempt(
     return {
       ok: false,
       statusCode: null,
-      error: `No answer from ${target.url.host}: ${code ? `${code}, ` : ""}${(e as Error).message}`.slice(0, 500),
+      error: describeFailure(
+        classOfNetworkError(e),
+        `No answer from ${target.url.host}: ${code ? `${code}, ` : ""}${(e as Error).message}`.slice(0, 500),
+      ),
       permanent: false,
     };
   }
@@ -110,7 +129,10 @@ export async function attempt(
   return {
     ok: false,
     statusCode: res.statusCode,
-    error: `${target.url.host} ${words}${res.answer ? `: ${res.answer}` : ""}`,
+    error: describeFailure(
+      classOfStatus(res.statusCode),
+      `${target.url.host} ${words}${res.answer ? `: ${res.answer}` : ""}`,
+    ),
     permanent: !retryable,
   };
 }

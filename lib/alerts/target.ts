@@ -212,8 +212,9 @@ export function isAllowListed(allowedHosts: readonly string[], host: string, por
 function refuse(
   userMessage: string,
   code: "bad_request:webhook" | "unavailable:webhook" = "bad_request:webhook",
+  cause?: unknown,
 ): never {
-  throw new AppError(code, { userMessage });
+  throw new AppError(code, { userMessage, cause });
 }
 
 export interface CheckedTarget {
@@ -278,9 +279,11 @@ export async function checkWebhookTarget(raw: string, policy: TargetPolicy = def
       refuse(
         `The webhook host ${hostname} could not be resolved (${(e as NodeJS.ErrnoException).code ?? "no answer"}).`,
         "unavailable:webhook",
+        e,
       );
     }
-    if (addresses.length === 0) refuse(`The webhook host ${hostname} has no address.`, "unavailable:webhook");
+    if (addresses.length === 0)
+      refuse(`The webhook host ${hostname} has no address.`, "unavailable:webhook", { code: "ENODATA" });
   }
 
   for (const { address } of addresses) {

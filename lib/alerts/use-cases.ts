@@ -1,6 +1,7 @@
 import "server-only";
 import { z } from "zod";
 import { authorize } from "@/lib/auth/authorize";
+import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { loadConfig } from "@/lib/config";
 import { getDb } from "@/lib/db";
@@ -8,6 +9,7 @@ import { AppError } from "@/lib/errors";
 import type { AlertRule, Prisma } from "@/lib/generated/prisma/client";
 import { audited } from "@/lib/use-case/audited";
 import { attempt } from "./deliver";
+import { readFailure, type FailureClass } from "./failure";
 import { buildAlertMessage } from "./message";
 import {
   describeCondition,
@@ -51,7 +53,10 @@ export interface DeliveryView {
   state: string;
   attempts: number;
   statusCode: number | null;
-  lastError: string | null;
+  /** The last failure's class ("TLS: certificate name mismatch"), for every role; null: none. */
+  errorClass: FailureClass | null;
+  /** Its words (host names, addresses, the receiver's answer): admins only (ops:manage), else null. */
+  errorDetail: string | null;
   createdAt: string;
   nextAttemptAt: string | null;
   deliveredAt: string | null;
@@ -89,19 +94,27 @@ function toView(r: AlertRule): AlertRuleView {
   };
 }
 
-function toDelivery(d: {
-  id: bigint;
-  connectionId: string;
-  queue: string;
-  event: string;
-  state: string;
-  attempts: number;
-  statusCode: number | null;
-  lastError: string | null;
-  createdAt: Date;
-  nextAttemptAt: Date;
-  deliveredAt: Date | null;
-}): DeliveryView {
+/**
+ * A delivery as `actor` may read it: the failure's class for everyone, its detail for admins only.
+ * Decided here, on the server, so no page, client component or API that passes a view on can leak it.
+ */
+function toDelivery(
+  actor: Actor,
+  d: {
+    id: bigint;
+    connectionId: string;
+    queue: string;
+    event: string;
+    state: string;
+    attempts: number;
+    statusCode: number | null;
+    lastError: string | null;
+    createdAt: Date;
+    nextAttemptAt: Date;
+    deliveredAt: Date | null;
+  },
+): DeliveryView {
+  const failure = readFailure(d.lastError, d.statusCode);
   return {
     id: d.id.toString(),
     connectionId: d.connectionId || null,
@@ -110,7 +123,8 @@ function toDelivery(d: {
     state: d.state,
     attempts: d.attempts,
     statusCode: d.statusCode,
-    lastError: d.lastError,
+    errorClass: failure?.errorClass ?? null,
+    errorDetail: failure && can(actor.role, "ops:manage") ? failure.detail : null,
     createdAt: d.createdAt.toISOString(),
     nextAttemptAt: d.state === "pending" ? d.nextAttemptAt.toISOString() : null,
     deliveredAt: d.deliveredAt?.toISOString() ?? null,
@@ -181,7 +195,7 @@ export async function listAlertRules(actor: Actor, meta: RequestMeta) {
   const lastRows = last.length
     ? await db.alertDelivery.findMany({ where: { id: { in: last.map((l) => BigInt(l.id)) } } })
     : [];
-  const lastOf = new Map(lastRows.map((d) => [d.ruleId, toDelivery(d)]));
+  const lastOf = new Map(lastRows.map((d) => [d.ruleId, toDelivery(actor, d)]));
   return rules.map((r) => ({ ...toView(r), firing: firingOf.get(r.id) ?? 0, lastDelivery: lastOf.get(r.id) ?? null }));
 }
 
@@ -213,7 +227,7 @@ export async function viewAlertRule(actor: Actor, meta: RequestMeta, input: { id
         value: s.value,
       }),
     ),
-    deliveries: deliveries.map(toDelivery),
+    deliveries: deliveries.map((d) => toDelivery(actor, d)),
   };
 }
 
