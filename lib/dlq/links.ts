@@ -46,7 +46,13 @@ export function parsePaging(page: unknown, size: unknown): { page: number; size:
   };
 }
 
-/** Route params arrive percent-encoded in some Next versions and decoded in others: decode once, safely. */
+/**
+ * For pages only: Next 16 gives a page's (and layout's, generateMetadata's) params as the URL's
+ * percent-encoded segments, so a page decodes them here, once. Route handlers get the same segments
+ * already decoded and must not decode again: a second decode would read `%252F` as `/` and
+ * `%2525` as `%`, reaching a queue other than the one named (tested in
+ * lib/api/v1/path-params.integration.test.ts).
+ */
 export function decodeParam(v: string): string {
   if (!/%[0-9A-Fa-f]{2}/.test(v)) return v;
   try {

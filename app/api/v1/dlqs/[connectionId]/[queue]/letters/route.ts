@@ -1,6 +1,5 @@
 import { operationRoute } from "@/lib/api/route";
 import { decodeLetterCursor, listDlqLettersOperation, riskyReadRefusal, toLetterPage } from "@/lib/api/v1";
-import { decodeParam } from "@/lib/dlq/links";
 import { openDlq } from "@/lib/dlq/open-dlq";
 import { listScans } from "@/lib/triage/use-cases";
 
@@ -17,7 +16,8 @@ export const GET = operationRoute(
   listDlqLettersOperation,
   { permission: "dlq:browse", action: "dlq.open" },
   async ({ actor, meta, params, query }) => {
-    const ref = { connectionId: decodeParam(params.connectionId), queue: decodeParam(params.queue) };
+    // Next hands a route handler its segments decoded once (pages get them encoded): used as they are.
+    const ref = { connectionId: params.connectionId, queue: params.queue };
     const offset = decodeLetterCursor(query.cursor);
     const r = await openDlq(actor, meta, { ...ref, page: 1, pageSize: query.limit, offset });
     if (r.needsConfirmation && r.dlq.readRisk) {

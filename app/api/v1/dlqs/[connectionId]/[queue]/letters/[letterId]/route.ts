@@ -1,6 +1,5 @@
 import { operationRoute } from "@/lib/api/route";
 import { getDlqLetterOperation, toLetter } from "@/lib/api/v1";
-import { decodeParam } from "@/lib/dlq/links";
 import { viewLetter } from "@/lib/dlq/view-letter";
 
 export const dynamic = "force-dynamic";
@@ -16,9 +15,10 @@ export const GET = operationRoute(
   async ({ actor, meta, params }) =>
     toLetter(
       await viewLetter(actor, meta, {
-        connectionId: decodeParam(params.connectionId),
-        queue: decodeParam(params.queue),
-        letterId: decodeParam(params.letterId),
+        // Decoded once by Next already (route handlers, unlike pages): never again.
+        connectionId: params.connectionId,
+        queue: params.queue,
+        letterId: params.letterId,
       }),
     ),
 );
