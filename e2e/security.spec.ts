@@ -1,13 +1,23 @@
-import { test, expect, type Page, type APIRequestContext } from "@playwright/test";
+import { test, expect, request as playwrightRequest, type Page, type APIRequestContext } from "@playwright/test";
 import { randomBytes, scryptSync } from "node:crypto";
+import amqp from "amqplib";
 import pg from "pg";
-import { DEMO, dlqPath, signIn, signInWith } from "./fixtures";
+import {
+  callServerAction,
+  DEMO,
+  dlqPath,
+  E2E_USERS,
+  loadSession,
+  serverActionId,
+  signIn,
+  signInWith,
+} from "./fixtures";
 import type { Role } from "@/lib/auth/permissions";
 
 /**
  * Security headers, CSP with nonces (and no violations on the main pages for each role), session
  * cookies, server-side sign-out and idle timeout, sign-in rate limiting, and origin checks on
- * state-changing routes. Each rate-limit test sends its own X-Forwarded-For so its counters are its
+ * state-changing routes and server actions. Each rate-limit test sends its own X-Forwarded-For so its counters are its
  * own: the e2e server trusts loopback as its reverse proxy (DLQ_TRUSTED_PROXIES in
  * playwright.config.ts), so the test stands where such a proxy would, naming the client's address.
  */
@@ -283,6 +293,134 @@ test("state-changing routes refuse a foreign Origin, and server actions keep Nex
   await page.goto("/");
   await expect(page.getByTestId("sign-out")).toBeVisible();
   expect(baseURL).toBeTruthy();
+});
+
+test("server actions refuse a missing, `null` or foreign Origin with 403 before running, audited; the console's own pages still run them", async ({
+  page,
+  baseURL,
+}) => {
+  await loadSession(page, "admin");
+  const createToken = serverActionId("createTokenAction");
+  const tokenName = (what: string) => `origin-${tag}-${what}`;
+  const tokensNamed = async (name: string) =>
+    Number((await sql<{ n: string }>("select count(*) as n from api_tokens where name = $1", [name]))[0].n);
+  const refusedRows = (requestId: string) =>
+    sql<{ action: string; outcome: string; actor_email: string; details: Record<string, unknown> }>(
+      "select action, outcome, actor_email, details from audit_log where request_id = $1",
+      [requestId],
+    );
+
+  // The issue's request: the admin's cookie, no Origin, an API token minted. Then the opaque and a foreign Origin.
+  for (const [what, origin, reason] of [
+    ["none", undefined, "missing"],
+    ["empty", "", "missing"],
+    ["null", "null", "null"],
+    ["foreign", "https://evil.example", "foreign"],
+  ] as const) {
+    const res = await page.request.post("/profile", {
+      headers: {
+        "Next-Action": createToken,
+        "Content-Type": "text/plain;charset=UTF-8",
+        Accept: "text/x-component",
+        ...(origin === undefined ? {} : { Origin: origin }),
+      },
+      data: JSON.stringify([{ name: tokenName(what), role: "admin", expiresInDays: 1 }]),
+    });
+    expect(res.status(), what).toBe(403);
+    expect(await res.json(), what).toMatchObject({ ok: false, error: { code: "forbidden:origin" } });
+    expect(await tokensNamed(tokenName(what)), `${what}: no token minted`).toBe(0);
+    const requestId = res.headers()["x-request-id"];
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const rows = await refusedRows(requestId);
+    expect(
+      rows.map((r) => [r.action, r.outcome, r.actor_email]),
+      what,
+    ).toEqual([["auth.origin_refused", "denied", E2E_USERS.admin.email]]);
+    expect(rows[0].details).toMatchObject({ reason, path: "/profile", actionId: createToken });
+  }
+
+  // A form's action, posted to the page itself without the Next-Action header, from another site.
+  const form = await page.request.post("/profile", {
+    headers: { Origin: "https://evil.example" },
+    multipart: { [`$ACTION_ID_${createToken}`]: "", name: tokenName("form"), role: "admin", expiresInDays: "1" },
+  });
+  expect(form.status()).toBe(403);
+  expect(await tokensNamed(tokenName("form"))).toBe(0);
+
+  // The console's own origin: the same call runs (and its token is revoked again).
+  expect(baseURL).toBeTruthy();
+  const own = await callServerAction(page.request, "/profile", createToken, [
+    { name: tokenName("own"), role: "admin", expiresInDays: 1 },
+  ]);
+  expect(own.status).toBe(200);
+  expect(own.text).toContain('"ok":true');
+  expect(await tokensNamed(tokenName("own"))).toBe(1);
+  const id = (await sql<{ id: string }>("select id from api_tokens where name = $1", [tokenName("own")]))[0].id;
+  const revoked = await callServerAction(page.request, "/profile", serverActionId("revokeMyTokenAction"), [{ id }]);
+  expect(revoked.text).toContain('"ok":true');
+});
+
+test("API path parameters are decoded once by the real server: a queue named with %25 and %2F is reached by its encoded URL, a double-encoded traversal answers 404", async ({
+  page,
+}) => {
+  const conn = await amqp.connect(process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672");
+  const ch = await conn.createConfirmChannel();
+  const made: string[] = [];
+  /** A DLQ named `name` holding one letter, dead-lettered into it by RabbitMQ from a work queue. */
+  const dlqWith = async (name: string, messageId: string) => {
+    const work = `e2e.security.${tag}.work.${made.length}`;
+    await ch.assertQueue(name, { durable: true });
+    await ch.assertQueue(work, {
+      durable: true,
+      arguments: { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": name },
+    });
+    made.push(name, work);
+    ch.sendToQueue(work, Buffer.from("{}"), { messageId });
+    await ch.waitForConfirms();
+    const m = await ch.get(work, { noAck: false });
+    expect(m).toBeTruthy();
+    ch.nack(m as amqp.GetMessage, false, false);
+    for (let i = 0; i < 100 && (await ch.checkQueue(name)).messageCount < 1; i++)
+      await new Promise((r) => setTimeout(r, 50));
+  };
+  const literal = `e2e.security.${tag}.50%25off%2Fsale.dlq`;
+  const target = `e2e.security.${tag}.sec../../api.dlq`;
+  try {
+    await dlqWith(literal, "literal");
+    await dlqWith(decodeURIComponent(literal), "decoy");
+    await dlqWith(target, "target");
+
+    await loadSession(page, "viewer");
+    const minted = await callServerAction(page.request, "/profile", serverActionId("createTokenAction"), [
+      { name: `paths-${tag}`, role: "viewer", expiresInDays: 1 },
+    ]);
+    const token = /"token":"(dlqc_[^"]+)"/.exec(minted.text)?.[1];
+    expect(token, minted.text.slice(0, 300)).toBeTruthy();
+    const api = await playwrightRequest.newContext({
+      baseURL: `http://127.0.0.1:${process.env.E2E_PORT ?? 3100}`,
+      extraHTTPHeaders: { Authorization: `Bearer ${token}` },
+    });
+    try {
+      const letters = (segment: string) => api.get(`/api/v1/dlqs/${DEMO.connectionId}/${segment}/letters`);
+      const messageIds = async (res: Awaited<ReturnType<typeof letters>>) =>
+        ((await res.json()) as { items: Array<{ messageId: string }> }).items.map((l) => l.messageId);
+
+      const own = await letters(encodeURIComponent(literal));
+      expect(own.status(), await own.text()).toBe(200);
+      expect(await messageIds(own)).toEqual(["literal"]);
+
+      const twice = await letters(encodeURIComponent(encodeURIComponent(target)));
+      expect(twice.status(), await twice.text()).toBe(404);
+      expect(await twice.text()).not.toContain("target");
+      const direct = await letters(encodeURIComponent(target));
+      expect(await messageIds(direct)).toEqual(["target"]);
+    } finally {
+      await api.dispose();
+    }
+  } finally {
+    for (const q of made) await ch.deleteQueue(q).catch(() => undefined);
+    await conn.close().catch(() => undefined);
+  }
 });
 
 test("the CSP report endpoint takes a report, and refuses a body past its cap without holding it", async ({

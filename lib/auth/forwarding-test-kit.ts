@@ -14,6 +14,7 @@ export function asTheAppSeesIt(sent: Record<string, string>, socket: string): He
   const node: Record<string, string | undefined> = { ...sent };
   node["x-forwarded-for"] ??= socket;
   const res = proxy(new NextRequest("http://127.0.0.1:3000/audit", { headers: node as Record<string, string> }));
+  if (res instanceof Promise) throw new Error("proxy() answers a GET at once");
   const keep = new Set((res.headers.get("x-middleware-override-headers") ?? "").split(",").map((k) => k.trim()));
   for (const k of Object.keys(node)) if (!keep.has(k)) delete node[k];
   for (const k of keep) node[k] = res.headers.get(`x-middleware-request-${k}`) ?? undefined;

@@ -2,10 +2,11 @@ import "server-only";
 import { AppError } from "@/lib/errors";
 
 /**
- * For route handlers that change state (server actions have Next's own origin check). Cookies ride
- * along with cross-site requests, so a POST is only accepted when its Origin is the console's own:
- * NEXTAUTH_URL's origin when set (the URL users reach the console by), else this request's host.
- * A missing Origin is refused: browsers send it on every POST, and scripts can set it.
+ * For every request that changes state: route handlers (assertSameOrigin) and server actions
+ * (proxy.ts, before Next runs them). Cookies ride along with cross-site requests, so a POST is only
+ * accepted when its Origin is the console's own: NEXTAUTH_URL's origin when set (the URL users
+ * reach the console by), else this request's host. A missing Origin is refused: browsers send it
+ * on every POST, and scripts can set it.
  */
 export function isSameOrigin(req: Request, env: Record<string, string | undefined> = process.env): boolean {
   const origin = req.headers.get("origin");
@@ -27,11 +28,39 @@ export function isSameOrigin(req: Request, env: Record<string, string | undefine
   return Boolean(host) && got.host === host;
 }
 
+export const ORIGIN_REFUSED_MESSAGE = "This request did not come from the console's own pages, so it was refused.";
+
 /** Throws `forbidden:origin` (HTTP 403) unless the request comes from the console's own pages. */
 export function assertSameOrigin(req: Request): void {
   if (isSameOrigin(req)) return;
   throw new AppError("forbidden:origin", {
     message: `origin ${req.headers.get("origin") ?? "(none)"} refused for ${req.method} ${new URL(req.url).pathname}`,
-    userMessage: "This request did not come from the console's own pages, so it was refused.",
+    userMessage: ORIGIN_REFUSED_MESSAGE,
   });
+}
+
+/** Why a request's Origin is not the console's own (none, the opaque `null`, another site's), or null when it is. */
+export type OriginRefusal = "missing" | "null" | "foreign";
+
+export function originRefusal(
+  req: Request,
+  env: Record<string, string | undefined> = process.env,
+): OriginRefusal | null {
+  const origin = req.headers.get("origin");
+  if (!origin) return "missing";
+  if (origin === "null") return "null";
+  return isSameOrigin(req, env) ? null : "foreign";
+}
+
+/**
+ * A request Next may run as a server action: any POST carrying a `Next-Action` header (how the
+ * client router calls one), and any POST to a page (a form's action posts to the page itself, with
+ * the action's id in the body). Next checks such a request's Origin only when it has one, and
+ * answers a foreign one with HTTP 500; proxy.ts answers a missing, `null` or foreign one with 403.
+ * POSTs to route handlers (/api/…) without the header are theirs to check (assertSameOrigin, or a
+ * token).
+ */
+export function mayRunServerAction(req: Request, pathname: string): boolean {
+  if (req.method !== "POST") return false;
+  return req.headers.has("next-action") || !(pathname === "/api" || pathname.startsWith("/api/"));
 }
