@@ -53,7 +53,9 @@ export interface RepairFormProps {
 /**
  * Where masking hides values from the admin, editing starts with the letter page's reveal (the same
  * server action, with its reason, audited `payload.reveal`): an edit made from the masked view would
- * write the mask into the message. The revealed values live in this component's state only.
+ * write the mask into the message. The revealed values live in this component's state only; every
+ * preview and send then carries the reveal's reason, since the server unlocks masked fields only for
+ * a request that reveals (audited again).
  */
 export function RepairForm(props: RepairFormProps) {
   const [revealed, setRevealed] = useState<RevealedLetter | null>(null);
@@ -130,6 +132,7 @@ export function RepairForm(props: RepairFormProps) {
       headers={source.headers}
       payloadNote={source.note}
       revealed={revealed !== null}
+      revealReason={revealed !== null ? reason.trim() : null}
     />
   );
 }
@@ -149,11 +152,13 @@ function rowsOf(headers: HeaderEntry[], locked: LockedField[]): HeaderRow[] {
   });
 }
 
-function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
+function RepairEditor(props: RepairFormProps & { revealed: boolean; revealReason: string | null }) {
   const { connectionId, queue, letterId, payloadKind, initialText } = props;
   const [text, setText] = useState(initialText ?? "");
   const [file, setFile] = useState<{ name: string; base64: string; size: number } | null>(null);
-  const [rows, setRows] = useState(() => rowsOf(props.headers, props.locked));
+  // Fields locked only because masking hides them are editable once revealed (the server checks the reveal).
+  const locks = props.revealReason ? props.locked.filter((l) => l.reason !== "masked") : props.locked;
+  const [rows, setRows] = useState(() => rowsOf(props.headers, locks));
   const [targetKind, setTargetKind] = useState<"origin" | "queue">("origin");
   const [targetName, setTargetName] = useState("");
   const [newCorrelationId, setNewCorrelationId] = useState(false);
@@ -162,7 +167,7 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
   const [result, setResult] = useState<RepairResult | null>(null);
   const [error, setError] = useState<string | null>(null);
   const editorRef = useRef<HTMLTextAreaElement>(null);
-  const payloadLock = props.locked.find((l) => l.kind === "payload");
+  const payloadLock = locks.find((l) => l.kind === "payload");
   // Checked as the admin types, with the same function the server uses, so both name the same line
   // and column; deferred so that a large payload never holds up the keystrokes.
   const typed = useDeferredValue(text);
@@ -182,6 +187,7 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
       ...(Object.keys(h.setHeaders).length ? { setHeaders: h.setHeaders } : {}),
       ...(h.removeHeaders.length ? { removeHeaders: h.removeHeaders } : {}),
       ...(newCorrelationId ? { newCorrelationId } : {}),
+      ...(props.revealReason ? { reveal: { reason: props.revealReason } } : {}),
       target:
         targetKind === "origin" ? ({ kind: "origin" } as const) : ({ kind: "queue", name: targetName.trim() } as const),
     };
@@ -198,6 +204,7 @@ function RepairEditor(props: RepairFormProps & { revealed: boolean }) {
     connectionId,
     queue,
     letterId,
+    props.revealReason,
   ]);
   const editKey = JSON.stringify(edit);
   // A preview holds only for the edit it was made of: any change asks for a new one before Send.

@@ -372,3 +372,144 @@ describe("no filter, count or digest of any route tells a masked value apart", (
     }
   }
 });
+
+/**
+ * Issue 31: no repair preview or plan tells a masked value apart. The group repair preview and the
+ * single-letter repair plan are asked through their server actions, by an admin who has not
+ * revealed the letter and by every other role, with a right and a wrong guess of a value the
+ * default masking rules hide (a patch that tests or replaces it, an edit of the payload or of a
+ * masked header): each pair must get the same answer. A new repair preview or plan action fails
+ * "asks every repair preview and plan" until its pairs are added here.
+ */
+describe("no repair preview or plan tells a masked value apart", () => {
+  const CONN = "matrix-repair";
+  const CARD = "4111111111111111";
+  const CVV = "5309";
+  const TOKEN = "Bearer zxcvbnmasdfghjklqwertyu";
+  const order = (cvv: string) => JSON.stringify({ order: 1, note: "call back", card: { number: CARD, cvv } });
+  const previousConfig = process.env.DLQ_CONSOLE_CONFIG;
+  let kit: import("@/lib/brokers/rabbitmq/test-kit").RabbitKit;
+  let restore: () => Promise<void>;
+  const target = { connectionId: CONN, queue: "", groupKey: "", letterId: "" };
+
+  beforeAll(async () => {
+    const { RabbitKit, testConfig } = await import("@/lib/brokers/rabbitmq/test-kit");
+    const { useConsoleConfig } = await import("@/test/console-config");
+    kit = new RabbitKit();
+    restore = (
+      await useConsoleConfig({
+        connections: [testConfig({ id: CONN })],
+        repair: [{ connection: CONN, queue: `${kit.prefix}.dlq.*` }],
+      })
+    ).restore;
+    const { dlq } = await kit.dlqByReject(
+      [0, 1].map((i) => ({
+        body: new TextEncoder().encode(order(CVV)),
+        messageId: `oracle-${i}`,
+        headers: { "x-exception-class": "com.acme.CardDeclined", authorization: TOKEN },
+      })),
+    );
+    target.queue = dlq;
+    const { jobStore } = await import("@/lib/jobs/store");
+    const { JobWorker } = await import("@/lib/jobs/worker");
+    const { scanHandler } = await import("@/lib/triage/scan");
+    const kind = `scan-matrix-${randomUUID().slice(0, 8)}`;
+    await jobStore().enqueue({ kind: kind as "scan", connectionId: CONN, queue: dlq, params: {} });
+    await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: kind, leaseMs: 10_000 }).runOnce();
+    const { getDb } = await import("@/lib/db");
+    const groups = await getDb().$queryRawUnsafe<Array<{ group_key: string }>>(
+      `SELECT DISTINCT group_key FROM triage_letters WHERE connection_id = $1 AND queue = $2`,
+      CONN,
+      dlq,
+    );
+    expect(groups).toHaveLength(1);
+    target.groupKey = groups[0].group_key;
+    const { adapterFor } = await import("@/lib/use-case/connection");
+    target.letterId = (await adapterFor(CONN).browse(dlq, { offset: 0, limit: 5 })).letters[0].id;
+  });
+
+  afterAll(async () => {
+    await kit.cleanup();
+    await restore();
+    if (previousConfig !== undefined) {
+      process.env.DLQ_CONSOLE_CONFIG = previousConfig;
+      (await import("@/lib/config")).resetConfigCache();
+    }
+  });
+
+  const preview = (patch: unknown) => () => ({
+    connectionId: CONN,
+    queue: target.queue,
+    selection: { kind: "group", groupKey: target.groupKey },
+    patch,
+  });
+  const plan = (edit: Record<string, unknown>) => () => ({
+    connectionId: CONN,
+    queue: target.queue,
+    letterId: target.letterId,
+    ...edit,
+  });
+  const testOp = (path: string, value: unknown) => ({ kind: "json-patch", operations: [{ op: "test", path, value }] });
+  const cases: Array<[action: string, what: string, right: () => unknown, wrong: () => unknown]> = [
+    [
+      "previewGroupRepairAction",
+      "a test of a masked card number",
+      preview(testOp("/card/number", CARD)),
+      preview(testOp("/card/number", "4000000000000002")),
+    ],
+    [
+      "previewGroupRepairAction",
+      "a test of a masked CVV",
+      preview(testOp("/card/cvv", CVV)),
+      preview(testOp("/card/cvv", "1234")),
+    ],
+    [
+      "previewGroupRepairAction",
+      "a replace of a masked CVV",
+      preview({ kind: "json-patch", operations: [{ op: "replace", path: "/card/cvv", value: CVV }] }),
+      preview({ kind: "json-patch", operations: [{ op: "replace", path: "/card/cvv", value: "1234" }] }),
+    ],
+    [
+      "previewGroupRepairAction",
+      "a merge patch of a masked CVV",
+      preview({ kind: "merge-patch", patch: { card: { cvv: CVV } } }),
+      preview({ kind: "merge-patch", patch: { card: { cvv: "1234" } } }),
+    ],
+    [
+      "planRepairAction",
+      "the payload as it is or with another CVV",
+      plan({ body: { kind: "json", text: order(CVV) } }),
+      plan({ body: { kind: "json", text: order("1234") } }),
+    ],
+    [
+      "planRepairAction",
+      "a masked header as it is or changed",
+      plan({ setHeaders: { authorization: TOKEN } }),
+      plan({ setHeaders: { authorization: "Bearer wrongwrongwrongwrongwron" } }),
+    ],
+  ];
+
+  it("asks every repair preview and plan", () => {
+    const asked = new Set(cases.map(([action]) => action));
+    const previews = callable
+      .filter((r): r is ActionRow => r.kind === "action" && /repair/i.test(r.file) && /(preview|plan)/i.test(r.name))
+      .map((r) => r.name);
+    expect(previews.length).toBeGreaterThanOrEqual(2);
+    expect([...new Set(previews)].sort()).toEqual([...asked].sort());
+  });
+
+  for (const [action, what, right, wrong] of cases) {
+    it(`${action}: ${what}`, async () => {
+      const row = callable.find((r): r is ActionRow => r.kind === "action" && r.name === action)!;
+      for (const role of MATRIX_ROLES) {
+        const ask = (input: unknown) => call({ ...row, args: [input] }, role, `matrix-repair-oracle-${randomUUID()}`);
+        const [a, b] = [await ask(right()), await ask(wrong())];
+        expect(a, `${role} ${a.text.slice(0, 300)}`).toEqual(b);
+        expect(a.text).not.toContain(CARD);
+        expect(a.text).not.toContain(CVV);
+        expect(a.text).not.toContain("zxcvbnm");
+        if (role !== "admin") expect(a.code).toBe("forbidden:letter:repair");
+      }
+    });
+  }
+});

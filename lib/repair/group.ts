@@ -51,7 +51,9 @@ export function assertRepairAllowed(
  * A patch is an oracle on the payloads it is tried on (a `test` operation, or whether it applies at
  * all, answers for the real values): on a DLQ where masking hides something from the actor's role,
  * only a role that may reveal payloads may try one. letter:repair is an admin's today, and admins
- * may reveal; this keeps it so if the permissions table ever changes.
+ * may reveal; this keeps it so if the permissions table ever changes. Even then a reveal is an act
+ * on one letter, never implied by the role: a group repair's answers come from the masked payloads,
+ * and a patch that tests or changes a masked value is refused (lib/repair/masked-patch.ts).
  */
 export function assertMayPatchMasked(actor: Actor, policy: Pick<MaskingPolicy, "rules" | "payload">): void {
   if ((policy.rules.length > 0 || policy.payload === "none") && !can(actor.role, "payload:reveal")) {
@@ -90,7 +92,12 @@ export interface IndexedPayload {
 /** The patch applied to one indexed letter, or why it does not apply (never throws). */
 export type LetterPatch = (PatchOutcome & { ok: true; before: Uint8Array }) | { ok: false; reason: string };
 
-export function patchIndexed(connectionId: string, queue: string, p: IndexedPayload, patch: PayloadPatch): LetterPatch {
+/** An indexed letter's payload bytes, decrypted and checked against its SHA-256, or why they cannot be used. */
+export function readIndexed(
+  connectionId: string,
+  queue: string,
+  p: IndexedPayload,
+): { ok: true; bytes: Uint8Array } | { ok: false; reason: string } {
   if (!p.ciphertext || !p.keyId)
     return { ok: false, reason: "The triage index holds no payload for this letter: scan the DLQ again, then retry." };
   if (p.truncated)
@@ -99,9 +106,9 @@ export function patchIndexed(connectionId: string, queue: string, p: IndexedPayl
       reason:
         "The payload is larger than the triage index keeps whole, so the patch cannot be applied to it here; repair this letter on its own.",
     };
-  let before: Uint8Array;
+  let bytes: Uint8Array;
   try {
-    before = decryptPayload(
+    bytes = decryptPayload(
       { keyId: p.keyId, data: Buffer.from(p.ciphertext) },
       payloadAad(connectionId, queue, p.letterId),
     );
@@ -112,14 +119,20 @@ export function patchIndexed(connectionId: string, queue: string, p: IndexedPayl
         "The indexed payload could not be decrypted (its key is no longer in the keyring): scan the DLQ again, then retry.",
     };
   }
-  if (createHash("sha256").update(before).digest("hex") !== p.sha256) {
+  if (createHash("sha256").update(bytes).digest("hex") !== p.sha256) {
     return {
       ok: false,
       reason: "The indexed payload does not match the letter's checksum: scan the DLQ again, then retry.",
     };
   }
-  const r = applyPatch(before, patch);
-  return r.ok ? { ...r, before } : r;
+  return { ok: true, bytes };
+}
+
+export function patchIndexed(connectionId: string, queue: string, p: IndexedPayload, patch: PayloadPatch): LetterPatch {
+  const read = readIndexed(connectionId, queue, p);
+  if (!read.ok) return read;
+  const r = applyPatch(read.bytes, patch);
+  return r.ok ? { ...r, before: read.bytes } : r;
 }
 
 /** The indexed payloads of these letters of one DLQ, by letter id (one query; gone letters included). */

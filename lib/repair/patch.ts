@@ -20,6 +20,18 @@ export type PayloadPatch = { kind: "json-patch"; operations: unknown[] } | { kin
 
 export type PatchOutcome = { ok: true; bytes: Uint8Array; changed: boolean } | { ok: false; reason: string };
 
+/**
+ * Bytes a patch produced remember the patch and the bytes it was applied to, for as long as the
+ * bytes live: a diff of them (a preview's, a repair job's audit row) then masks values by where
+ * they came from (lib/repair/masked-patch.ts), whichever code asks for it.
+ */
+const producedBy = new WeakMap<Uint8Array, { before: Uint8Array; patch: PayloadPatch }>();
+
+/** The patch that produced these bytes by applyPatch, and what it was applied to; null for any other bytes. */
+export function patchBehind(after: Uint8Array): { before: Uint8Array; patch: PayloadPatch } | null {
+  return producedBy.get(after) ?? null;
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** Own-property write: a "__proto__" key in a patch is data, never the object's prototype. */
@@ -66,27 +78,60 @@ export function applyPatch(payload: Uint8Array, patch: PayloadPatch): PatchOutco
     result = mergePatch(doc.value, patch.patch);
   } else {
     try {
-      // Validated, applied to the freshly parsed copy (mutated: no JSON round trip), prototype paths refused.
-      result = applyJsonPatch(doc.value, patch.operations as Operation[], true, true, true).newDocument;
+      // Validated, applied to the freshly parsed copy (mutated: no JSON round trip), prototype paths
+      // refused; the operations cloned, since the library writes values into them.
+      const ops = JSON.parse(JSON.stringify(patch.operations)) as Operation[];
+      result = applyJsonPatch(doc.value, ops, true, true, true).newDocument;
     } catch (e) {
-      if (e instanceof JsonPatchError) {
-        const op = (e.operation ?? {}) as { op?: string; path?: string };
-        const which =
-          e.index !== undefined
-            ? `operation ${e.index + 1}${op.op ? ` (${op.op} ${op.path ?? ""})` : ""}`
-            : "the patch";
-        return {
-          ok: false,
-          reason: `The patch does not apply: ${which}: ${REASONS[e.name] ?? e.message.split("\n")[0]}.`,
-        };
-      }
-      return { ok: false, reason: `The patch does not apply: ${(e as Error).message.split("\n")[0]}.` };
+      return { ok: false, reason: patchErrorReason(e) };
     }
   }
   const out = doc.stringify(result, indentOf(text) || undefined);
   const bytes = new TextEncoder().encode(out);
+  producedBy.set(bytes, { before: payload, patch });
   return { ok: true, bytes, changed: out !== text };
 }
+
+/** Why a JSON Patch did not apply, in the operator's words (the library's error, or a refused prototype path). */
+export function patchErrorReason(e: unknown): string {
+  if (e instanceof JsonPatchError) {
+    const op = (e.operation ?? {}) as { op?: string; path?: string };
+    const which =
+      e.index !== undefined ? `operation ${e.index + 1}${op.op ? ` (${op.op} ${op.path ?? ""})` : ""}` : "the patch";
+    return `The patch does not apply: ${which}: ${REASONS[e.name] ?? e.message.split("\n")[0]}.`;
+  }
+  return `The patch does not apply: ${(e as Error).message.split("\n")[0]}.`;
+}
+
+/**
+ * What the audit log records of a patch: its operations and the paths they name, never their
+ * values (a value written or tested may be as sensitive as the payload). A merge patch's paths are
+ * the pointers it sets or removes.
+ */
+export function patchSummary(patch: PayloadPatch): Record<string, unknown> {
+  if (patch.kind === "json-patch") {
+    return {
+      kind: "json-patch",
+      operations: patch.operations.slice(0, MAX_SUMMARY_PATHS).map((raw) => {
+        const o = raw as { op?: unknown; path?: unknown; from?: unknown };
+        return { op: o.op, path: o.path, ...(o.from !== undefined ? { from: o.from } : {}) };
+      }),
+    };
+  }
+  const paths: Array<{ op: "set" | "remove"; path: string }> = [];
+  const walk = (v: unknown, at: string) => {
+    if (paths.length >= MAX_SUMMARY_PATHS) return;
+    if (!isObject(v)) {
+      paths.push({ op: v === null ? "remove" : "set", path: at });
+      return;
+    }
+    for (const k of Object.keys(v)) walk(v[k], `${at}/${k.replace(/~/g, "~0").replace(/\//g, "~1")}`);
+  };
+  walk(patch.patch, "");
+  return { kind: "merge-patch", paths };
+}
+
+const MAX_SUMMARY_PATHS = 200;
 
 /** A patch's JSON text is kept with the plan and applied to every letter: bounded like a payload edit's form. */
 const MAX_PATCH_CHARS = 64 * 1024;
@@ -112,6 +157,12 @@ export const payloadPatchSchema = z
         operations: z.array(z.record(z.string(), z.unknown())).min(1).max(1000),
       })
       .superRefine((p, ctx) => {
+        // The library's own "_get" reads a value into the operation: not RFC 6902, and never wanted here.
+        const get = p.operations.findIndex((o) => o.op === "_get");
+        if (get >= 0) {
+          ctx.addIssue({ code: "custom", path: ["operations", get], message: "not a JSON Patch operation (_get)" });
+          return;
+        }
         const e = validateJsonPatch(p.operations as unknown as Operation[]);
         if (e)
           ctx.addIssue({

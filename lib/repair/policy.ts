@@ -7,8 +7,9 @@
  * origin headers, …) and the console's own x-dlq-* markers (`isManagedHeaderName`, the same list
  * the adapters refuse), and every broker property (AMQP properties, SQS system attributes, Kafka
  * key/partition/offset): those are not headers, and a repair can only set or remove headers.
- * Locked unless the role may reveal: headers, and the payload, that masking rules hide from it, since
- * an edit made from the masked view would write the mask into the message.
+ * Locked unless the request revealed the letter: headers, and the payload, that masking rules hide
+ * from the role, since an edit made from the masked view would write the mask into the message, and
+ * an edit of a value never seen answers for it (issue 31: "unchanged" when a guess is right).
  */
 import { isManagedHeaderName, type HeaderEntry } from "@/lib/brokers/types";
 import { globMatch } from "@/lib/glob";
@@ -42,7 +43,7 @@ export interface LockedField {
 export interface RepairMasking {
   rules: MaskingRule[];
   hashKey: Uint8Array | string;
-  /** The role may reveal masked values (payload:reveal); masked fields are then editable. */
+  /** The request revealed the letter (payload:reveal, audited): masked fields are then editable. */
   canReveal: boolean;
 }
 
@@ -81,9 +82,10 @@ export function payloadKindOf(bytes: Uint8Array, contentType: string | null): Pa
 const MANAGED_MESSAGE =
   "Managed by the broker or the console (history, provenance or a console marker); it travels unchanged.";
 const PROPERTY_MESSAGE = "A broker property, not a header: it travels unchanged.";
-const MASKED_HEADER_MESSAGE = "Hidden from your role by a masking rule; only a role that may reveal it can change it.";
+const MASKED_HEADER_MESSAGE =
+  "Hidden from your role by a masking rule: reveal the letter first (recorded in the audit log with your reason), then change it.";
 const MASKED_PAYLOAD_MESSAGE =
-  "Masking rules hide parts of this payload from your role; only a role that may reveal it can change it.";
+  "Masking rules hide parts of this payload from your role: reveal it first (recorded in the audit log with your reason), then edit the real values.";
 
 /** Names of headers whose value masking changes for this role. */
 function maskedHeaderNames(headers: HeaderEntry[], m: RepairMasking): Set<string> {

@@ -4,7 +4,6 @@ import { z } from "zod";
 import { recordAudit, recordAuditBatch, type AuditEntry } from "@/lib/audit";
 import { writeArchive } from "@/lib/archive/store";
 import { authorize } from "@/lib/auth/authorize";
-import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import {
   REDRIVE_HEADERS,
@@ -25,7 +24,15 @@ import { valueText } from "@/lib/text";
 import { auditActor, errorCodeOf } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { assertRepairAllowed, auditDiffMasking } from "./group";
-import { headerDiff, payloadDiff, type DiffMasking, type HeaderDiffEntry, type PayloadDiff } from "./diff";
+import {
+  headerDiff,
+  headerSecrets,
+  payloadDiff,
+  secretsOf,
+  type DiffMasking,
+  type HeaderDiffEntry,
+  type PayloadDiff,
+} from "./diff";
 import {
   bodyBytes,
   headerEditProblems,
@@ -70,6 +77,20 @@ const editSchema = z.object({
   /** A new correlation id, where the operator asks for one (many consumers correlate on it). */
   newCorrelationId: z.boolean().optional(),
   target: targetSchema.optional(),
+  /**
+   * Reveal the letter for this request (payload:reveal, audited `payload.reveal` with the reason):
+   * without it, values masking hides from the role are locked, and the answer is worked out as if
+   * the role saw only the masked letter.
+   */
+  reveal: z
+    .object({
+      reason: z
+        .string()
+        .trim()
+        .min(10, "Give a reason of at least 10 characters for the reveal.")
+        .max(500, "Keep the reveal's reason under 500 characters."),
+    })
+    .optional(),
 });
 
 export const planRepairSchema = editSchema.extend({ reason: z.string().max(2000).optional() });
@@ -205,6 +226,8 @@ interface Prepared {
   dlq: DlqSummary;
   letter: Letter;
   policy: MaskingPolicy;
+  /** The request revealed the letter (audited): masked fields are editable. */
+  revealed: boolean;
   locked: LockedField[];
   problems: EditProblem[];
   newBody: Uint8Array | null;
@@ -219,7 +242,7 @@ interface Prepared {
  * against the locked fields and the payload rules. Throws for what stops the repair outright;
  * returns edit problems for the caller to report.
  */
-async function prepare(actor: Actor, input: z.infer<typeof editSchema>): Promise<Prepared> {
+async function prepare(actor: Actor, input: z.infer<typeof editSchema>, revealed: boolean): Promise<Prepared> {
   const { connectionId, queue, letterId } = input;
   const adapter = adapterFor(connectionId);
   assertRepairAllowed(connectionId, queue, adapter);
@@ -249,8 +272,9 @@ async function prepare(actor: Actor, input: z.infer<typeof editSchema>): Promise
   }
 
   const policy = await maskingPolicy(actor.role, connectionId, queue);
-  const canReveal = can(actor.role, "payload:reveal");
-  const locked = lockedFields(letter, { rules: policy.rules, hashKey: policy.hashKey, canReveal });
+  // Masked fields are editable only after a reveal in this request, never because the role may reveal:
+  // an edit of a masked value answers for it ("unchanged" when the guess is right).
+  const locked = lockedFields(letter, { rules: policy.rules, hashKey: policy.hashKey, canReveal: revealed });
   if (policy.payload === "none" && !locked.some((l) => l.kind === "payload")) {
     locked.push({
       kind: "payload",
@@ -290,6 +314,7 @@ async function prepare(actor: Actor, input: z.infer<typeof editSchema>): Promise
     dlq,
     letter,
     policy,
+    revealed,
     locked,
     problems,
     newBody,
@@ -299,11 +324,82 @@ async function prepare(actor: Actor, input: z.infer<typeof editSchema>): Promise
   };
 }
 
+/**
+ * The diff masked with `mask`. After a reveal, a value the edit copied from a masked one (in the
+ * payload or a header) is hidden too; without one, nothing masked could be edited, and a value typed
+ * in is a guess whose hiding would answer it.
+ */
 function diffFor(p: Prepared, mask: DiffMasking, newCorrelationId: boolean): RepairDiff {
+  const kind = payloadKindOf(p.letter.body, p.letter.contentType);
+  // A locked header's edit is a problem, never part of the diff: compared with the real value, its
+  // entry (or its absence, when the value typed is the same) would answer for what the lock hides.
+  const locked = new Set(p.locked.filter((l) => l.kind === "header").map((l) => l.name.toLowerCase()));
+  const open = (name: string) => !locked.has(name.toLowerCase());
+  const setHeaders = Object.fromEntries(Object.entries(p.setHeaders).filter(([name]) => open(name)));
+  const removeHeaders = p.removeHeaders.filter(open);
+  let secrets: ReturnType<typeof secretsOf> | undefined;
+  if (p.revealed) {
+    secrets = secretsOf(p.letter.body, kind, mask);
+    secrets.absorb(headerSecrets(p.letter.headers, mask));
+  }
   return {
-    payload: payloadDiff(p.letter.body, p.newBody, payloadKindOf(p.letter.body, p.letter.contentType), mask),
-    headers: headerDiff(p.letter.headers, { setHeaders: p.setHeaders, removeHeaders: p.removeHeaders }, mask),
+    payload: payloadDiff(p.letter.body, p.newBody, kind, mask, { secrets }),
+    headers: headerDiff(p.letter.headers, { setHeaders, removeHeaders }, mask, secrets ?? null),
     newCorrelationId,
+  };
+}
+
+/**
+ * A reveal asked for with the edit: authorized (payload:reveal, a refusal audited under
+ * `payload.reveal`) before anything is read. True when the request reveals.
+ */
+async function authorizeReveal(
+  actor: Actor,
+  meta: RequestMeta,
+  scope: Scope,
+  input: z.infer<typeof editSchema>,
+): Promise<boolean> {
+  if (!input.reveal) return false;
+  await authorize(actor, "payload:reveal", { ...scope, action: "payload.reveal", meta });
+  return true;
+}
+
+/** The reveal's audit row (`payload.reveal`, with the reason and what it was for), once the letter was read unmasked. */
+async function recordReveal(
+  actor: Actor,
+  meta: RequestMeta,
+  scope: Scope,
+  input: z.infer<typeof editSchema>,
+  sha256: string,
+) {
+  await recordAudit(
+    entry(actor, meta, { ...scope, action: "payload.reveal" }, "success", {
+      reason: input.reveal!.reason,
+      for: scope.action,
+      sha256,
+    }),
+  );
+}
+
+/** What the audit log records of an edit: what it touches and where (paths, header names), never values. */
+function editSummary(input: z.infer<typeof editSchema>, diff: RepairDiff, revealed: boolean): Record<string, unknown> {
+  const d = diff.payload;
+  const changes =
+    d.kind === "json"
+      ? d.entries.map((e) => ({ op: e.op, path: e.path }))
+      : d.kind === "text"
+        ? d.hunk
+          ? [{ op: "change", line: d.hunk.line }]
+          : []
+        : d.kind === "binary"
+          ? [{ op: "replace", beforeSize: d.beforeSize, afterSize: d.afterSize }]
+          : [];
+  return {
+    payload: input.body ? { kind: input.body.kind, changes } : null,
+    setHeaders: Object.keys(input.setHeaders ?? {}),
+    removeHeaders: input.removeHeaders ?? [],
+    newCorrelationId: input.newCorrelationId === true,
+    revealed,
   };
 }
 
@@ -336,15 +432,20 @@ function summary(p: Prepared): RepairLetterSummary {
 
 /**
  * The preview of a repair: validates the edit (problems are returned, with line and column for
- * JSON), the diff masked for the actor's role, the locked fields and the target. Needs
- * letter:repair; audited `letter.repair_plan` (without the diff). Sends nothing.
+ * JSON), the diff masked for the actor's role, the locked fields and the target. Values masking
+ * hides are locked unless the request reveals the letter (`reveal`, audited `payload.reveal`), so
+ * without a reveal no answer (problems, the diff, "changes nothing") differs between a right and a
+ * wrong guess of one. Needs letter:repair; audited `letter.repair_plan` with what the edit touches
+ * (paths and header names, never values). Sends nothing.
  */
 export async function planRepair(actor: Actor, meta: RequestMeta, input: PlanRepairInput): Promise<RepairPlan> {
   const scope = scopeOf("letter.repair_plan", input);
   await authorize(actor, "letter:repair", { ...scope, meta });
   try {
     const parsed = parse(planRepairSchema, input);
-    const p = await prepare(actor, parsed);
+    const revealed = await authorizeReveal(actor, meta, scope, parsed);
+    const p = await prepare(actor, parsed, revealed);
+    if (revealed) await recordReveal(actor, meta, scope, parsed, p.letter.sha256);
     const plan: RepairPlan = {
       ok: p.problems.length === 0,
       problems: p.problems,
@@ -356,7 +457,12 @@ export async function planRepair(actor: Actor, meta: RequestMeta, input: PlanRep
       maxBodyBytes: p.adapter.capabilities.maxBodyBytes ?? null,
     };
     await recordAudit(
-      entry(actor, meta, scope, "success", { ok: plan.ok, problems: plan.problems.length, target: plan.target }),
+      entry(actor, meta, scope, "success", {
+        ok: plan.ok,
+        problems: plan.problems.length,
+        target: plan.target,
+        edit: editSummary(parsed, plan.diff, revealed),
+      }),
     );
     return plan;
   } catch (e) {
@@ -383,7 +489,9 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
   let p: Prepared;
   try {
     parsed = parse(repairLetterSchema, input);
-    p = await prepare(actor, parsed);
+    const revealed = await authorizeReveal(actor, meta, scope, parsed);
+    p = await prepare(actor, parsed, revealed);
+    if (revealed) await recordReveal(actor, meta, scope, parsed, p.letter.sha256);
     if (p.problems.length > 0) {
       throw new AppError("bad_request:repair", {
         userMessage: p.problems.map((x) => x.message).join(" "),

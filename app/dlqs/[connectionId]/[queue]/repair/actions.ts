@@ -3,7 +3,7 @@
 import { authorize } from "@/lib/auth/authorize";
 import type { ActionResult } from "@/lib/errors";
 import { AppError } from "@/lib/errors";
-import { previewGroupRepair, type GroupRepairPreview } from "@/lib/redrive/repair-preview";
+import { assertGroupRepairUnmasked, previewGroupRepair, type GroupRepairPreview } from "@/lib/redrive/repair-preview";
 import { startRedrive, type RedriveView } from "@/lib/redrive/use-cases";
 import { runAction } from "@/lib/use-case/run-action";
 
@@ -21,7 +21,8 @@ export async function previewGroupRepairAction(input: unknown): Promise<ActionRe
  * Starts the repairing redrive (stage 1, the sample). startRedrive checks redrive:sample first and
  * letter:repair only once the input parses; this action is only ever a repair, so letter:repair is
  * asked first, under the same audit action, and a refused operator is refused whatever they sent.
- * A start without a repair is refused: a plain redrive has its own form.
+ * A start without a repair is refused: a plain redrive has its own form. A patch that tests or
+ * changes a value masking hides from the actor is refused as its preview refuses it (audited).
  */
 export async function startGroupRepairAction(input: unknown): Promise<ActionResult<RedriveView>> {
   return runAction(async (a, m) => {
@@ -38,6 +39,7 @@ export async function startGroupRepairAction(input: unknown): Promise<ActionResu
         userMessage: "A group repair needs the patch and the reason; nothing was started.",
       });
     }
+    await assertGroupRepairUnmasked(a, m, input);
     return startRedrive(a, m, input);
   });
 }
