@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = {
   "auth.sign_out": "Signed out",
   "auth.sign_in_limited": "Sign-in refused: too many attempts",
   "auth.sign_in_refused": "Single sign-on refused (no mapped role or unverified e-mail)",
+  "auth.origin_refused": "A form or server action from another origin (or none) was refused",
   "user.provisioned": "User created or updated by single sign-on",
   "dlq.list": "Listed DLQs",
   "dlq.open": "Opened a DLQ",
