@@ -215,9 +215,15 @@ export async function previewGroupRepair(actor: Actor, meta: RequestMeta, input:
  * Before a group repair starts: the same refusal as its preview's, over the same selection, for a
  * patch that tests or changes a value masking hides from the actor's role (the run would compare
  * or write real values, and its ledger and audit rows would tell the outcome). Input that does not
- * parse is left to the start's own validation. Audited `redrive.start` (denied) when it refuses.
+ * parse is left to the start's own validation. Audited under `action` (denied) when it refuses:
+ * `redrive.start`, or `redrive.plan` for a redrive's plan that carries a repair.
  */
-export async function assertGroupRepairUnmasked(actor: Actor, meta: RequestMeta, input: unknown): Promise<void> {
+export async function assertGroupRepairUnmasked(
+  actor: Actor,
+  meta: RequestMeta,
+  input: unknown,
+  action: "redrive.start" | "redrive.plan" = "redrive.start",
+): Promise<void> {
   const r = dlqSchema
     .extend({ selection: selectionSchema, repair: z.object({ patch: payloadPatchSchema }) })
     .safeParse(input);
@@ -234,7 +240,7 @@ export async function assertGroupRepairUnmasked(actor: Actor, meta: RequestMeta,
   const refuse = async (e: AppError) => {
     await recordAudit({
       actor: auditActor(actor),
-      action: "redrive.start",
+      action,
       outcome: "denied",
       connectionId: p.connectionId,
       queue: p.queue,
