@@ -20,6 +20,7 @@ import { scopedFilter } from "@/lib/triage/masked-search";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { visibleSha256 } from "@/lib/masking/digest";
 import { assertRepairAllowed, assertMayPatchMasked } from "@/lib/repair/group";
+import { assertGroupRepairUnmasked } from "./repair-preview";
 import { pinPaused, requestPause, resumeJob, startBulkStage } from "./control";
 import { checkTargetProtection, type LessProtected } from "./target-protection";
 import type { RedriveParams } from "./runner-check";
@@ -144,6 +145,8 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
   await authorize(actor, "redrive:sample", { ...scope, meta });
   const p = parse(previewSchema, input);
   if (p.repair) await authorize(actor, "letter:repair", { ...scope, meta });
+  // A patch that tests or edits a value masked for this role must not be answered (audited when refused).
+  if (p.repair) await assertGroupRepairUnmasked(actor, meta, p, "redrive.plan");
   return audited(
     actor,
     meta,
@@ -363,6 +366,9 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
       }).catch(() => undefined);
       throw e;
     }
+    // The same refusal as the group repair's preview and form (audited when it refuses): from the
+    // v1 API and the redrive form too, a patch may not test or edit a value masked for this role.
+    await assertGroupRepairUnmasked(actor, meta, p);
   }
 
   // A destination less protected than the DLQ: only an admin, explicitly (the confirmation is audited

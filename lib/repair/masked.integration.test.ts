@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testActors, useConsoleConfig } from "@/test/console-config";
-import type { Actor } from "@/lib/auth/session";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { redriveHandler } from "@/lib/redrive/handler";
 import { assertGroupRepairUnmasked, previewGroupRepair } from "@/lib/redrive/repair-preview";
-import { getRedrive, startBulk, startRedrive } from "@/lib/redrive/use-cases";
+import { getRedrive, planRedrive, startBulk, startRedrive } from "@/lib/redrive/use-cases";
 import { scanHandler } from "@/lib/triage/scan";
 import { toSafeError } from "@/lib/use-case/app-error";
 import type { PayloadPatch } from "./patch";
@@ -435,6 +435,39 @@ describe("a repair that ran", () => {
       },
     });
     leaksNothing(rows);
+    expect(await getDb().redrivePlan.count({ where: { queue: dlq } })).toBe(0);
+  });
+
+  it("the redrive's own plan and start (the form and the v1 API) refuse the same patch: a right and a wrong guess get the same refusal, audited, nothing created", async () => {
+    const { dlq, selection } = fixture;
+    const input = (value: string) => ({
+      connectionId: ON,
+      queue: dlq,
+      selection,
+      repair: {
+        patch: ops({ op: "test", path: "/customer/card/cvv", value }, { op: "replace", path: "/note", value: "x" }),
+        reason: "Guessing, INC-13",
+      },
+      fix: "none",
+      confirmedCount: 3,
+    });
+    const calls: Array<[(a: Actor, m: RequestMeta, i: unknown) => Promise<unknown>, string]> = [
+      [planRedrive, "redrive.plan"],
+      [startRedrive, "redrive.start"],
+    ];
+    for (const [call, action] of calls) {
+      const rm = meta();
+      const wm = meta();
+      const [a, b] = [
+        await answer(() => call(actors.admin, rm, input(CVV))),
+        await answer(() => call(actors.admin, wm, input(WRONG_CVV))),
+      ];
+      expect(a).toEqual(b);
+      expect(a).toMatchObject({ ok: false, error: { code: "forbidden:repair-masked" } });
+      const rows = await requestRows(rm.requestId);
+      expect(rows.map((x) => [x.action, x.outcome])).toEqual([[action, "denied"]]);
+      leaksNothing(rows);
+    }
     expect(await getDb().redrivePlan.count({ where: { queue: dlq } })).toBe(0);
   });
 });
