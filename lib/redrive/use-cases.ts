@@ -21,6 +21,7 @@ import { maskingPolicy } from "@/lib/masking/policy";
 import { visibleSha256 } from "@/lib/masking/digest";
 import { assertRepairAllowed, assertMayPatchMasked } from "@/lib/repair/group";
 import { assertGroupRepairUnmasked } from "./repair-preview";
+import { patchWithoutValues } from "@/lib/repair/patch";
 import { pinPaused, requestPause, resumeJob, startBulkStage } from "./control";
 import { checkTargetProtection, type LessProtected } from "./target-protection";
 import type { RedriveParams } from "./runner-check";
@@ -240,7 +241,12 @@ export interface RedriveView extends JobViewBase {
   bulkOverrideReason: string | null;
 }
 
-function toView(j: JobRecord, p: RedrivePlan): RedriveView {
+/**
+ * A redrive as `actor` may see it. A repairing redrive's patch values reach only roles that may
+ * repair letters; others see its operations and paths (`patchWithoutValues`).
+ */
+function toView(j: JobRecord, p: RedrivePlan, actor: Actor): RedriveView {
+  const repair = (p.repair as RedriveRepair | null) ?? null;
   return {
     ...jobViewBase(j),
     stage: p.stage,
@@ -267,7 +273,10 @@ function toView(j: JobRecord, p: RedrivePlan): RedriveView {
       breakerThreshold: p.breakerThreshold,
       breakerWindow: p.breakerWindow,
       acceptRisk: p.acceptRisk,
-      repair: (p.repair as RedriveRepair | null) ?? null,
+      repair:
+        repair && !can(actor.role, "letter:repair")
+          ? { ...repair, patch: patchWithoutValues(repair.patch) as RedriveRepair["patch"] }
+          : repair,
     },
     createdBy: p.createdByEmail,
     bulkStartedBy: p.bulkStartedBy,
@@ -470,7 +479,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
   });
   wakeJobWorker();
   const job = (await jobStore().get(created.job.id))!;
-  return toView(job, created.plan);
+  return toView(job, created.plan, actor);
 }
 
 const reasonSchema = z.string().trim().min(3, "Give a reason of at least 3 characters.").max(2000);
@@ -558,7 +567,7 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
       }
       wakeJobWorker();
       const r = await loadRedrive(job.id);
-      return toView(r.job, r.plan);
+      return toView(r.job, r.plan, actor);
     },
     (v) => ({
       jobId: v.id,
@@ -604,7 +613,7 @@ async function controlRedrive(
     async () => {
       await act(loaded);
       const r = await loadRedrive(job.id);
-      return toView(r.job, r.plan);
+      return toView(r.job, r.plan, actor);
     },
     (v) => details(v, loaded),
   );
@@ -715,7 +724,7 @@ export async function getRedrive(
   // The ledger records each letter's SHA-256: shown as the reader's role may see it (lib/masking/digest.ts).
   const policy = await maskingPolicy(actor.role, job.connectionId, job.queue);
   const ledger = page.rows.map((r) => ({ ...r, sha256: visibleSha256(r.sha256, policy) }));
-  return { redrive: toView(job, plan), counts, ledger, nextAfter: page.nextSeq };
+  return { redrive: toView(job, plan, actor), counts, ledger, nextAfter: page.nextSeq };
 }
 
 /** Redrives, newest first (at most 50), optionally of one DLQ. */
@@ -731,14 +740,14 @@ export async function listRedrives(
     meta,
   });
   const jobs = await jobStore().list({ kind: "redrive", connectionId: input.connectionId, queue: input.queue }, 50);
-  return viewsOf(jobs);
+  return viewsOf(jobs, actor);
 }
 
 /** Jobs with their plans, in one query for the plans (a job without one is left out). */
-async function viewsOf(jobs: JobRecord[]): Promise<RedriveView[]> {
+async function viewsOf(jobs: JobRecord[], actor: Actor): Promise<RedriveView[]> {
   const plans = await getDb().redrivePlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
   const byId = new Map(plans.map((p) => [p.jobId, p]));
-  return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
+  return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!, actor));
 }
 
 /**
@@ -760,7 +769,7 @@ export async function listRedrivePage(
     { kinds: ["redrive"], connectionId: input.connectionId, queue: input.queue },
     { cursor: input.cursor, limit: input.limit },
   );
-  return { items: await viewsOf(page.jobs), nextCursor: page.nextCursor };
+  return { items: await viewsOf(page.jobs, actor), nextCursor: page.nextCursor };
 }
 
 async function selectionFor(

@@ -142,6 +142,21 @@ describe("group repair on RabbitMQ", () => {
       rate: 50,
     });
     expect(started.plan.repair).toEqual(repair);
+    // Roles that may not repair read the patch's operations and paths, never the values it writes or tests.
+    for (const who of [actors.viewer, actors.operator]) {
+      const seen = (await getRedrive(who, meta(), { jobId: started.id })).redrive.plan.repair;
+      expect(seen).toEqual({
+        reason: REASON,
+        patch: {
+          kind: "json-patch",
+          operations: [
+            { op: "test", path: "/status", value: "[hidden]" },
+            { op: "replace", path: "/status", value: "[hidden]" },
+          ],
+        },
+      });
+    }
+    expect((await getRedrive(actors.admin, meta(), { jobId: started.id })).redrive.plan.repair).toEqual(repair);
 
     await worker(started.id).runOnce(); // sample of 3, watched 1 s, paused with the verdict
     let v = (await getRedrive(actors.admin, meta(), { jobId: started.id })).redrive;

@@ -149,6 +149,32 @@ const boundedJson = (v: unknown) => {
  * is checked as a patch here (ops, paths, values), so a malformed one is refused before anything
  * is counted, not found letter by letter.
  */
+/** What a patch's values read as for a role that may not repair (`patchWithoutValues`). */
+export const HIDDEN_PATCH_VALUE = "[hidden]";
+
+/**
+ * A repair patch as a role that may not repair letters sees it: its operations, paths and shape,
+ * every value it writes or tests hidden. The values an operator typed into a patch can be as
+ * sensitive as the payload they edit (a corrected card number, an e-mail address).
+ */
+export function patchWithoutValues(patch: PayloadPatch): PayloadPatch {
+  if (patch.kind === "json-patch")
+    return {
+      kind: "json-patch",
+      operations: patch.operations.map((o) => {
+        const op = o as Record<string, unknown>;
+        return "value" in op ? { ...op, value: HIDDEN_PATCH_VALUE } : { ...op };
+      }),
+    };
+  const hide = (v: unknown): unknown =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hide(x)]))
+      : v === null
+        ? null // a merge patch's null removes the field: keep what the patch does, it is not a value
+        : HIDDEN_PATCH_VALUE;
+  return { kind: "merge-patch", patch: hide(patch.patch) };
+}
+
 export const payloadPatchSchema = z
   .discriminatedUnion("kind", [
     z
