@@ -12,11 +12,12 @@ import { issueToken } from "./store";
 /**
  * The token rate limit under concurrency, on the console's database (real Postgres): two Prisma
  * clients, each with its own connection pool, play two replicas behind a load balancer. Every call
- * goes through the bearer check, as an API request does, with an injected clock (a fixed minute in
- * 2031, never today's date), and a refusal is answered by the API's own problemResponse.
+ * goes through the bearer check, as an API request does, with an injected clock (starting at the
+ * current minute, so a token's dates never lie in the past whatever the day), and a refusal is
+ * answered by the API's own problemResponse.
  */
 const MINUTE = 60_000;
-const T0 = Date.UTC(2031, 0, 1, 12, 0, 0);
+const T0 = Math.floor(Date.now() / MINUTE) * MINUTE + MINUTE;
 
 let replicas: [PrismaClient, PrismaClient];
 
