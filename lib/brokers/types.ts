@@ -519,6 +519,8 @@ export interface RemoveResult {
   outcome: RemoveOutcome;
   /** Operator-worded reason when the outcome is not "removed". */
   reason: string | null;
+  /** "failed" only because of `RemoveOptions.ownIdentityOnly`: the letter is known by its content alone and was not looked for. */
+  contentIdentified?: true;
 }
 
 /** One archived letter to put back into the DLQ it was removed from. */

@@ -1,6 +1,5 @@
 import "server-only";
 import { recordAudit, type AuditActor } from "@/lib/audit";
-import { moveWords } from "@/lib/brokers/move-rules";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 
@@ -109,7 +108,7 @@ export async function removeDiscardLeftovers(
         );
         for await (const r of results) {
           if (r.outcome === "removed") removed.push(r.letterId);
-          else if (r.outcome === "failed" && r.reason === moveWords("discard").contentIdentity) kept.push(r.letterId);
+          else if (r.contentIdentified) kept.push(r.letterId);
         }
       }
       // Audited before the flags go: a crash between the two checks again (and finds nothing), never a silent removal.

@@ -18,7 +18,6 @@ import { AppError } from "@/lib/errors";
 import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";
 import { jobResult, resultOutcome, type JobResult } from "@/lib/jobs/accounting";
 import { creatorRefusal } from "@/lib/jobs/creator";
-import { moveWords } from "@/lib/brokers/move-rules";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { payloadDiff } from "@/lib/repair/diff";
@@ -272,7 +271,7 @@ class RedriveRun {
       );
       for await (const r of results) {
         if (r.outcome === "removed") removed.push(r.letterId);
-        else if (r.outcome === "failed" && r.reason === moveWords("discard").contentIdentity) kept.push(r.letterId);
+        else if (r.contentIdentified) kept.push(r.letterId);
       }
     }
     await clearLeftoverCheck(

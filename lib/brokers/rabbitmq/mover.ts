@@ -290,7 +290,9 @@ export async function* removeLetters(
   const words = moveWords("discard");
   const archive = new OneAtATime();
   if (opts.ownIdentityOnly) {
-    for (const r of requests) if (isContentIdentified(r.letterId)) yield removed(r, "failed", words.contentIdentity);
+    for (const r of requests)
+      if (isContentIdentified(r.letterId))
+        yield { ...removed(r, "failed", words.contentIdentity), contentIdentified: true };
     requests = requests.filter((r) => !isContentIdentified(r.letterId));
     if (requests.length === 0) return;
   }

@@ -350,7 +350,9 @@ describe("twins through the adapter", () => {
       ),
     );
     const why = moveWords("discard").contentIdentity;
-    expect(results).toEqual([first, second, other].map((l) => ({ letterId: l.id, outcome: "failed", reason: why })));
+    expect(results).toEqual(
+      [first, second, other].map((l) => ({ letterId: l.id, outcome: "failed", reason: why, contentIdentified: true })),
+    );
     expect(copies).toEqual([]);
     expect((await browseAll(dlq)).map((l) => l.id)).toEqual([first.id, second.id, other.id]);
   });
