@@ -1,7 +1,7 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { contentSecurityPolicy, newNonce } from "@/lib/auth/csp";
 import { moveArrivedHeaders } from "@/lib/auth/forwarded-headers";
-import { mayRunServerAction, type OriginRefusal, originRefusal } from "@/lib/auth/origin";
+import { mustComeFromConsole, type OriginRefusal, originRefusal } from "@/lib/auth/origin";
 
 /**
  * Tags each request with a server-made id and its path, for the audit log and for sign-in
@@ -12,9 +12,10 @@ import { mayRunServerAction, type OriginRefusal, originRefusal } from "@/lib/aut
  * response. Authorization is NOT done here: every page, action and route handler checks
  * permissions on the server through lib/auth.
  *
- * One refusal is made here, because nothing later can make it: a server action posted without
- * the console's own Origin (none, `null`, another site's) is answered 403 and audited before Next
- * runs it (Next itself runs one with no Origin and answers a foreign one with HTTP 500).
+ * One refusal is made here, because nothing later can make it for server actions: a server action,
+ * or a state change through a cookie-session route handler, without the console's own Origin
+ * (none, `null`, another site's) is answered 403 and audited before Next runs it (Next itself runs
+ * an action with no Origin and answers a foreign one with HTTP 500).
  */
 export function proxy(request: NextRequest): NextResponse | Promise<NextResponse> {
   const headers = new Headers(request.headers);
@@ -28,7 +29,7 @@ export function proxy(request: NextRequest): NextResponse | Promise<NextResponse
     if (https) response.headers.set("Strict-Transport-Security", "max-age=31536000");
     return response;
   };
-  const refusal = mayRunServerAction(request, request.nextUrl.pathname) ? originRefusal(request) : null;
+  const refusal = mustComeFromConsole(request, request.nextUrl.pathname) ? originRefusal(request) : null;
   if (refusal) return refuse(request, headers, refusal).then(finish);
   headers.set("x-pathname", request.nextUrl.pathname + request.nextUrl.search);
   headers.set("content-security-policy", csp);
@@ -42,7 +43,7 @@ export function proxy(request: NextRequest): NextResponse | Promise<NextResponse
  * console is reached directly a client that writes its own is recorded at the address it wrote.
  */
 async function refuse(request: NextRequest, moved: Headers, reason: OriginRefusal) {
-  const [{ refuseServerAction }, { clientIdentity }, { sessionCookieName }] = await Promise.all([
+  const [{ refuseForeignRequest }, { clientIdentity }, { sessionCookieName }] = await Promise.all([
     import("@/lib/auth/origin-refusal"),
     import("@/lib/auth/client-ip"),
     import("@/lib/auth/config"),
@@ -50,9 +51,10 @@ async function refuse(request: NextRequest, moved: Headers, reason: OriginRefusa
   const seen = new Headers(moved);
   const forwardedFor = request.headers.get("x-forwarded-for");
   if (forwardedFor) seen.set("x-forwarded-for", forwardedFor);
-  return refuseServerAction(reason, {
+  return refuseForeignRequest(reason, {
     pathname: request.nextUrl.pathname,
     origin: request.headers.get("origin"),
+    method: request.method,
     actionId: request.headers.get("next-action"),
     sessionCookie: request.cookies.get(sessionCookieName())?.value,
     client: clientIdentity(seen),

@@ -9,8 +9,9 @@ import { createSession } from "./sessions";
 import { createUser } from "./users";
 
 /**
- * The real proxy() of proxy.ts on real Postgres: a server action posted without the console's own
- * Origin is answered 403 before Next sees it, and audited under the session's user. The same
+ * The real proxy() of proxy.ts on real Postgres: a server action, or a cookie-session route
+ * handler's state change, sent without the console's own Origin is answered 403 before Next sees
+ * it, and audited under the session's user. The same
  * request from the console's own origin goes on (`x-middleware-next`) to Next, which runs it. The
  * production build's answer, and that nothing ran, are in e2e/security.spec.ts.
  */
@@ -71,6 +72,7 @@ describe("server actions from outside the console's own pages", () => {
     expect(rows[0].details).toEqual({
       reason,
       origin: "origin" in origin ? origin.origin : null,
+      method: "POST",
       path: "/profile",
       actionId: ACTION_ID,
     });
@@ -99,21 +101,62 @@ describe("server actions from outside the console's own pages", () => {
     expect(await rowsOf(forged.headers.get("x-request-id"))).toEqual([]);
   });
 
-  it("lets the console's own pages through to Next, and leaves reads and route handlers alone", async () => {
+  it.each([
+    ["POST", "/api/redrive/plan", {}, "missing"],
+    ["POST", "/api/redrive/j1/cancel", { origin: "null" }, "null"],
+    ["DELETE", "/api/triage/scans/s1", { origin: "https://evil.example" }, "foreign"],
+  ] as const)(
+    "refuses a session route handler's %s %s without the console's Origin, audited",
+    async (method, path, origin, reason) => {
+      const res = await proxy(
+        new NextRequest(`${ORIGIN}${path}`, {
+          method,
+          headers: {
+            host: "127.0.0.1:3000",
+            "x-forwarded-for": "198.18.7.9",
+            cookie,
+            "content-type": "application/json",
+            ...origin,
+          },
+          body: "{}",
+        }),
+      );
+      expect(res.status).toBe(403);
+      expect(res.headers.get("x-middleware-next")).toBeNull();
+      expect(await res.json()).toMatchObject({ ok: false, error: { code: "forbidden:origin" } });
+      const rows = await rowsOf(res.headers.get("x-request-id"));
+      expect(rows.map((r) => [r.action, r.outcome, r.actorId])).toEqual([["auth.origin_refused", "denied", user.id]]);
+      expect(rows[0].details).toEqual({
+        reason,
+        origin: "origin" in origin ? origin.origin : null,
+        method,
+        path,
+        actionId: null,
+      });
+    },
+  );
+
+  it("lets the console's own pages and route calls through to Next, and leaves reads, v1 and Auth.js alone", async () => {
     const own = await proxy(actionCall("/profile", { cookie, origin: ORIGIN }));
     expect(own.headers.get("x-middleware-next")).toBe("1");
     expect(own.status).toBe(200);
     const read = await proxy(new NextRequest(`${ORIGIN}/profile`, { headers: { host: "127.0.0.1:3000", cookie } }));
     expect(read.headers.get("x-middleware-next")).toBe("1");
-    // A route handler's POST is its own to check (assertSameOrigin answers it 403 there).
-    const route = await proxy(
-      new NextRequest(`${ORIGIN}/api/redrive/plan`, {
-        method: "POST",
-        headers: { host: "127.0.0.1:3000", cookie, "content-type": "application/json" },
-        body: "{}",
-      }),
-    );
-    expect(route.headers.get("x-middleware-next")).toBe("1");
-    for (const r of [own, read, route]) expect(await rowsOf(r.headers.get("x-request-id"))).toEqual([]);
+    const post = (path: string, headers: Record<string, string>) =>
+      proxy(
+        new NextRequest(`${ORIGIN}${path}`, {
+          method: "POST",
+          headers: { host: "127.0.0.1:3000", "content-type": "application/json", ...headers },
+          body: "{}",
+        }),
+      );
+    const ownRoute = await post("/api/redrive/plan", { cookie, origin: ORIGIN });
+    // The v1 API reads bearer tokens only, and Auth.js checks its own CSRF token.
+    const v1 = await post("/api/v1/redrives/plan", { authorization: "Bearer dlq_x" });
+    const signIn = await post("/api/auth/callback/credentials", {});
+    for (const r of [own, read, ownRoute, v1, signIn]) {
+      expect(r.headers.get("x-middleware-next")).toBe("1");
+      expect(await rowsOf(r.headers.get("x-request-id"))).toEqual([]);
+    }
   });
 });

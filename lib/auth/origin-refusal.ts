@@ -19,8 +19,9 @@ async function cookieUser(cookie: string | undefined) {
 }
 
 export interface RefusedActionRequest {
-  /** The page the action was posted to. */
+  /** The page the action was posted to, or the route handler's path. */
   pathname: string;
+  method: string;
   origin: string | null;
   /** The Next-Action header: the action's id, when the client router sent it. */
   actionId: string | null;
@@ -30,13 +31,14 @@ export interface RefusedActionRequest {
 }
 
 /**
- * The answer to a server action posted from outside the console's own pages (proxy.ts): 403
+ * The answer to a server action, or a cookie-session route handler's state change, sent from
+ * outside the console's own pages (proxy.ts): 403
  * `forbidden:origin`, before Next runs anything. When a session cookie came with it (the forgery
  * this stops rides on one), the refusal is audited `auth.origin_refused` (denied) under that
  * session's user, with the reason, the Origin, the page and the action id. Without a session there
  * is nobody to act as, and no audit row: an anonymous flood must not write to the audit chain.
  */
-export async function refuseServerAction(reason: OriginRefusal, req: RefusedActionRequest): Promise<NextResponse> {
+export async function refuseForeignRequest(reason: OriginRefusal, req: RefusedActionRequest): Promise<NextResponse> {
   try {
     const user = await cookieUser(req.sessionCookie);
     if (user) {
@@ -49,6 +51,7 @@ export async function refuseServerAction(reason: OriginRefusal, req: RefusedActi
         details: {
           reason,
           origin: req.origin ? req.origin.slice(0, MAX_KEPT) : null,
+          method: req.method.slice(0, 16),
           path: req.pathname.slice(0, MAX_KEPT),
           actionId: req.actionId?.slice(0, MAX_KEPT) ?? null,
           ...(req.client.clientRequestId ? { clientRequestId: req.client.clientRequestId } : {}),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mayRunServerAction, originRefusal } from "./origin";
+import { isSessionRouteChange, mayRunServerAction, mustComeFromConsole, originRefusal } from "./origin";
 
 const req = (method: string, path: string, h: Record<string, string> = {}) =>
   new Request(`http://127.0.0.1:3000${path}`, { method, headers: { host: "127.0.0.1:3000", ...h } });
@@ -38,5 +38,36 @@ describe("mayRunServerAction", () => {
     expect(mayRunServerAction(req("POST", "/api/auth/callback/credentials"), "/api/auth/callback/credentials")).toBe(
       false,
     );
+  });
+});
+
+describe("isSessionRouteChange", () => {
+  it("is every changing method under /api/ that a session cookie can drive", () => {
+    for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+      expect(isSessionRouteChange(req(method, "/api/redrive/plan"), "/api/redrive/plan")).toBe(true);
+    }
+    expect(isSessionRouteChange(req("POST", "/api/discard/j1/cancel"), "/api/discard/j1/cancel")).toBe(true);
+    expect(isSessionRouteChange(req("POST", "/api"), "/api")).toBe(true);
+  });
+
+  it("leaves reads, the token-only v1 API and Auth.js's own routes alone", () => {
+    expect(isSessionRouteChange(req("GET", "/api/triage/groups"), "/api/triage/groups")).toBe(false);
+    expect(isSessionRouteChange(req("HEAD", "/api/health"), "/api/health")).toBe(false);
+    expect(isSessionRouteChange(req("POST", "/api/v1/redrives"), "/api/v1/redrives")).toBe(false);
+    expect(isSessionRouteChange(req("POST", "/api/auth/callback/oidc"), "/api/auth/callback/oidc")).toBe(false);
+    expect(isSessionRouteChange(req("POST", "/api/auth/csp-report"), "/api/auth/csp-report")).toBe(false);
+    // Look-alike prefixes are not the exempt folders.
+    expect(isSessionRouteChange(req("POST", "/api/v10/x"), "/api/v10/x")).toBe(true);
+    expect(isSessionRouteChange(req("POST", "/api/authz"), "/api/authz")).toBe(true);
+    expect(isSessionRouteChange(req("POST", "/apis"), "/apis")).toBe(false);
+  });
+});
+
+describe("mustComeFromConsole", () => {
+  it("covers server actions and session route changes, nothing else", () => {
+    expect(mustComeFromConsole(req("POST", "/profile"), "/profile")).toBe(true);
+    expect(mustComeFromConsole(req("DELETE", "/api/triage/scans/s1"), "/api/triage/scans/s1")).toBe(true);
+    expect(mustComeFromConsole(req("POST", "/api/v1/scans"), "/api/v1/scans")).toBe(false);
+    expect(mustComeFromConsole(req("GET", "/profile"), "/profile")).toBe(false);
   });
 });

@@ -57,10 +57,34 @@ export function originRefusal(
  * client router calls one), and any POST to a page (a form's action posts to the page itself, with
  * the action's id in the body). Next checks such a request's Origin only when it has one, and
  * answers a foreign one with HTTP 500; proxy.ts answers a missing, `null` or foreign one with 403.
- * POSTs to route handlers (/api/…) without the header are theirs to check (assertSameOrigin, or a
- * token).
  */
 export function mayRunServerAction(req: Request, pathname: string): boolean {
   if (req.method !== "POST") return false;
-  return req.headers.has("next-action") || !(pathname === "/api" || pathname.startsWith("/api/"));
+  return req.headers.has("next-action") || !isApiPath(pathname);
 }
+
+const CHANGING_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * A state change a browser session may make through a route handler: any POST, PUT, PATCH or
+ * DELETE under /api/, except /api/v1/ (bearer tokens only: it never reads a cookie, so a forged
+ * request has nothing to ride on) and /api/auth/ (Auth.js checks its own CSRF token on sign-in and
+ * sign-out; an identity provider's form_post callback comes from the provider's origin by design;
+ * CSP reports carry no session).
+ */
+export function isSessionRouteChange(req: Request, pathname: string): boolean {
+  if (!CHANGING_METHODS.has(req.method) || !isApiPath(pathname)) return false;
+  return !(isUnder(pathname, "/api/v1") || isUnder(pathname, "/api/auth"));
+}
+
+/**
+ * Every request proxy.ts refuses, audited, unless it comes from the console's own pages: server
+ * actions and cookie-session route handlers' state changes. Route handlers keep their own
+ * assertSameOrigin as a second line.
+ */
+export function mustComeFromConsole(req: Request, pathname: string): boolean {
+  return mayRunServerAction(req, pathname) || isSessionRouteChange(req, pathname);
+}
+
+const isUnder = (pathname: string, prefix: string) => pathname === prefix || pathname.startsWith(`${prefix}/`);
+const isApiPath = (pathname: string) => isUnder(pathname, "/api");
