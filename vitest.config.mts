@@ -21,6 +21,9 @@ export default defineConfig({
           include: ["lib/**/*.test.ts", "components/**/*.test.ts", "scripts/**/*.test.ts"],
           exclude: ["**/*.integration.test.ts", "node_modules/**"],
           environment: "node",
+          // A timeout only catches a hang: no unit test is a timing goal (bench/ holds those), and the
+          // larger property tests must pass on a loaded 2-core machine too.
+          testTimeout: 30_000,
         },
       },
       {

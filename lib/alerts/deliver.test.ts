@@ -2,11 +2,17 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { attempt, BACKOFF_MS, MAX_ATTEMPTS, retryPolicy } from "./deliver";
+import { failureText } from "./failure";
 import { postJson } from "./send";
 import type { TargetPolicy } from "./target";
 
 describe("retryPolicy", () => {
-  const fail = { ok: false as const, statusCode: 500, error: "127.0.0.1 answered HTTP 500", permanent: false };
+  const fail = {
+    ok: false as const,
+    statusCode: 500,
+    failure: { errorClass: "HTTP 5xx" as const, detail: "127.0.0.1 answered HTTP 500" },
+    permanent: false,
+  };
   it("backs off 30 s, 2 min, 10 min, 1 h, 1 h, then gives up after the 6th attempt", () => {
     const waits = [1, 2, 3, 4, 5].map((n) => retryPolicy(fail, n));
     expect(waits.map((w) => w.state)).toEqual(["pending", "pending", "pending", "pending", "pending"]);
@@ -16,16 +22,21 @@ describe("retryPolicy", () => {
     expect(retryPolicy(fail, 6)).toEqual({
       state: "failed",
       statusCode: 500,
-      error: "127.0.0.1 answered HTTP 500 (gave up after 6 attempts)",
+      failure: { errorClass: "HTTP 5xx", detail: "127.0.0.1 answered HTTP 500 (gave up after 6 attempts)" },
     });
   });
   it("gives up at once when retrying cannot help, and records a success", () => {
-    expect(retryPolicy({ ok: false, statusCode: 404, error: "no_service", permanent: true }, 1)).toEqual({
+    const notFound = { errorClass: "HTTP 4xx" as const, detail: "no_service" };
+    expect(retryPolicy({ ok: false, statusCode: 404, failure: notFound, permanent: true }, 1)).toEqual({
       state: "failed",
       statusCode: 404,
-      error: "no_service",
+      failure: notFound,
     });
-    expect(retryPolicy({ ok: true, statusCode: 200 }, 3)).toEqual({ state: "delivered", statusCode: 200, error: null });
+    expect(retryPolicy({ ok: true, statusCode: 200 }, 3)).toEqual({
+      state: "delivered",
+      statusCode: 200,
+      failure: null,
+    });
   });
 });
 
@@ -77,7 +88,10 @@ describe("sending", () => {
     expect(r).toEqual({
       ok: false,
       statusCode: 302,
-      error: `HTTP 3xx: redirect not followed — 127.0.0.1:${port} redirected (redirects are not followed; give the final URL)`,
+      failure: {
+        errorClass: "HTTP 3xx: redirect not followed",
+        detail: `127.0.0.1:${port} redirected (redirects are not followed; give the final URL)`,
+      },
       permanent: true,
     });
     expect(seen.map((s) => s.path)).toEqual(["/hook"]);
@@ -89,8 +103,9 @@ describe("sending", () => {
     const r = await attempt(`http://127.0.0.1:${port}/slow`, { text: "x" }, allow, 300);
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(r).toMatchObject({ ok: false, statusCode: null, permanent: false });
-    expect(r.ok === false && r.error).toMatch(
-      /^timed out — No answer from 127\.0\.0\.1:\d+: ETIMEDOUT, no answer within 0\.3 s$/,
+    expect(r.ok === false && r.failure.errorClass).toBe("timed out");
+    expect(r.ok === false && r.failure.detail).toMatch(
+      /^No answer from 127\.0\.0\.1:\d+: ETIMEDOUT, no answer within 0\.3 s$/,
     );
   });
 
@@ -103,7 +118,7 @@ describe("sending", () => {
     expect(r).toEqual({
       ok: false,
       statusCode: 400,
-      error: `HTTP 4xx — 127.0.0.1:${port} answered HTTP 400: invalid_payload [31mred`,
+      failure: { errorClass: "HTTP 4xx", detail: `127.0.0.1:${port} answered HTTP 400: invalid_payload [31mred` },
       permanent: true,
     });
   });
@@ -112,7 +127,7 @@ describe("sending", () => {
     seen.length = 0;
     const r = await attempt(`http://127.0.0.1:${port}/hook`, { text: "x" }, { ...allow, allowedHosts: [] });
     expect(r).toMatchObject({ ok: false, statusCode: null, permanent: true });
-    expect(r.ok === false && r.error).toMatch(
+    expect(r.ok === false && failureText(r.failure)).toMatch(
       /^refused by the webhook policy — Not sent: The webhook URL must use https/,
     );
     expect(seen).toEqual([]);
@@ -125,7 +140,7 @@ describe("sending", () => {
     await new Promise((r) => closed.close(r));
     const refused = await attempt(`http://127.0.0.1:${closedPort}/hook`, { text: "x" }, allow);
     expect(refused).toMatchObject({ ok: false, statusCode: null, permanent: false });
-    expect(refused.ok === false && refused.error).toMatch(
+    expect(refused.ok === false && failureText(refused.failure)).toMatch(
       /^connection refused — No answer from 127\.0\.0\.1:\d+: ECONNREFUSED, /,
     );
 
@@ -140,7 +155,10 @@ describe("sending", () => {
     expect(unresolved).toEqual({
       ok: false,
       statusCode: null,
-      error: "DNS: name not found — Not sent: The webhook host hooks.nowhere.test could not be resolved (ENOTFOUND).",
+      failure: {
+        errorClass: "DNS: name not found",
+        detail: "Not sent: The webhook host hooks.nowhere.test could not be resolved (ENOTFOUND).",
+      },
       permanent: false,
     });
   });

@@ -2,7 +2,7 @@ import "server-only";
 import { getDb } from "@/lib/db";
 import { asAppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { classOfLookupError, classOfNetworkError, classOfStatus, describeFailure } from "./failure";
+import { classOfLookupError, classOfNetworkError, classOfStatus, type Failure, failure } from "./failure";
 import { postJson, SEND_TIMEOUT_MS, type SendResult } from "./send";
 import { claimDue, recordAttempt, type AttemptOutcome } from "./store";
 import { checkWebhookTarget, defaultPolicy, type CheckedTarget, type TargetPolicy } from "./target";
@@ -56,13 +56,13 @@ export async function deliverAlerts(
         outcome = {
           state: "failed",
           statusCode: null,
-          error: describeFailure("rule deleted before sending", "The rule was deleted before the message went out."),
+          failure: failure("rule deleted before sending", "The rule was deleted before the message went out."),
         };
       else if (!rule.enabled && row.event !== "test")
         outcome = {
           state: "failed",
           statusCode: null,
-          error: describeFailure("rule disabled before sending", "The rule was disabled before the message went out."),
+          failure: failure("rule disabled before sending", "The rule was disabled before the message went out."),
         };
       else outcome = retryPolicy(await attempt(rule.webhookUrl, row.payload, policy, opts.timeoutMs), row.attempts);
       if (!(await recordAttempt(db, row, outcome))) continue;
@@ -75,11 +75,11 @@ export async function deliverAlerts(
 
 /**
  * One attempt, as the log records it. `permanent`: retrying cannot help (a refused target, a 4xx
- * that is not a rate limit). `error` is `<class> — <detail>` (./failure.ts): only admins read the detail.
+ * that is not a rate limit). Every role reads the failure's class; only admins its detail (./failure.ts).
  */
 export type AttemptResult =
   | { ok: true; statusCode: number }
-  | { ok: false; statusCode: number | null; error: string; permanent: boolean };
+  | { ok: false; statusCode: number | null; failure: Failure; permanent: boolean };
 
 /** Checks the target again (the allow-list or DNS may have changed since the rule was saved), then posts. */
 export async function attempt(
@@ -98,7 +98,7 @@ export async function attempt(
     return {
       ok: false,
       statusCode: null,
-      error: describeFailure(
+      failure: failure(
         permanent ? "refused by the webhook policy" : classOfLookupError(err.cause),
         `Not sent: ${err.userMessage}`,
       ),
@@ -113,7 +113,7 @@ export async function attempt(
     return {
       ok: false,
       statusCode: null,
-      error: describeFailure(
+      failure: failure(
         classOfNetworkError(e),
         `No answer from ${target.url.host}: ${code ? `${code}, ` : ""}${(e as Error).message}`.slice(0, 500),
       ),
@@ -129,7 +129,7 @@ export async function attempt(
   return {
     ok: false,
     statusCode: res.statusCode,
-    error: describeFailure(
+    failure: failure(
       classOfStatus(res.statusCode),
       `${target.url.host} ${words}${res.answer ? `: ${res.answer}` : ""}`,
     ),
@@ -139,15 +139,19 @@ export async function attempt(
 
 /** What an attempt's result makes of the row after its `attempts`-th attempt. */
 export function retryPolicy(r: AttemptResult, attempts: number): AttemptOutcome {
-  if (r.ok) return { state: "delivered", statusCode: r.statusCode, error: null };
+  if (r.ok) return { state: "delivered", statusCode: r.statusCode, failure: null };
   if (r.permanent || attempts >= MAX_ATTEMPTS) {
     const why = r.permanent ? "" : ` (gave up after ${attempts} attempts)`;
-    return { state: "failed", statusCode: r.statusCode, error: `${r.error}${why}` };
+    return {
+      state: "failed",
+      statusCode: r.statusCode,
+      failure: { ...r.failure, detail: `${r.failure.detail}${why}` },
+    };
   }
   return {
     state: "pending",
     statusCode: r.statusCode,
-    error: r.error,
+    failure: r.failure,
     retryInMs: BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length) - 1],
   };
 }

@@ -3,8 +3,8 @@ import {
   classOfLookupError,
   classOfNetworkError,
   classOfStatus,
-  describeFailure,
   FAILURE_CLASSES,
+  failureText,
   readFailure,
 } from "./failure";
 
@@ -47,25 +47,57 @@ describe("failure classes", () => {
     ]);
   });
 
-  it("read back only a known class; anything else is detail", () => {
+  it("reads the class from its own column, the detail from the text", () => {
     const detail =
       "No answer from hooks.example.com: ERR_TLS_CERT_ALTNAME_INVALID, Host: hooks.example.com. is not in the cert's altnames: DNS:internal.corp";
-    expect(readFailure(describeFailure("TLS: certificate name mismatch", detail), null)).toEqual({
+    const row = (lastErrorClass: string | null, lastError: string | null, statusCode: number | null = null) => ({
+      lastErrorClass,
+      lastError,
+      statusCode,
+    });
+    expect(readFailure(row("TLS: certificate name mismatch", detail))).toEqual({
       errorClass: "TLS: certificate name mismatch",
       detail,
     });
-    expect(readFailure(null, 500)).toBeNull();
-    // Written before classes were kept, or a head that is not a class: the whole text is detail.
-    expect(readFailure("127.0.0.1:9 answered HTTP 503: down", 503)).toEqual({
+    // The detail is never searched for a class when the column holds one.
+    expect(readFailure(row("HTTP 5xx", "connection refused — x", 502))).toEqual({
+      errorClass: "HTTP 5xx",
+      detail: "connection refused — x",
+    });
+    expect(readFailure(row(null, null, 500))).toBeNull();
+    for (const cls of FAILURE_CLASSES) {
+      expect(readFailure(row(cls, "x — y"))).toEqual({ errorClass: cls, detail: "x — y" });
+    }
+  });
+
+  it("reads rows written before the column: only a known class at the head, anything else is detail", () => {
+    const row = (lastError: string | null, statusCode: number | null = null) => ({
+      lastErrorClass: null,
+      lastError,
+      statusCode,
+    });
+    expect(readFailure(row("timed out — No answer from h: ETIMEDOUT"))).toEqual({
+      errorClass: "timed out",
+      detail: "No answer from h: ETIMEDOUT",
+    });
+    expect(readFailure(row("127.0.0.1:9 answered HTTP 503: down", 503))).toEqual({
       errorClass: "HTTP 5xx",
       detail: "127.0.0.1:9 answered HTTP 503: down",
     });
-    expect(readFailure("DNS:internal.corp — leaked", null)).toEqual({
+    expect(readFailure(row("DNS:internal.corp — leaked"))).toEqual({
       errorClass: "delivery failed",
       detail: "DNS:internal.corp — leaked",
     });
-    for (const cls of FAILURE_CLASSES) {
-      expect(readFailure(describeFailure(cls, "x — y"), null)).toEqual({ errorClass: cls, detail: "x — y" });
-    }
+    // A column value that is not a known class is not believed either.
+    expect(readFailure({ lastErrorClass: "DNS:internal.corp", lastError: "leaked", statusCode: null })).toEqual({
+      errorClass: "delivery failed",
+      detail: "leaked",
+    });
+  });
+
+  it("writes one line for an admin", () => {
+    expect(failureText({ errorClass: "HTTP 4xx", detail: "h answered HTTP 404" })).toBe(
+      "HTTP 4xx — h answered HTTP 404",
+    );
   });
 });

@@ -4,8 +4,9 @@
  * addresses a name resolved to, or what a receiver answered; those stay in the detail, which only
  * admins read (lib/alerts/use-cases.ts).
  *
- * The delivery log keeps both in `last_error` as `<class> — <detail>`: the class is chosen from the
- * error's code when the attempt fails, and read back only if it is one of these words exactly.
+ * The delivery log keeps them apart: the class in `last_error_class`, chosen from the error's code
+ * when the attempt fails, and the detail in `last_error`. A class is read back only if it is one of
+ * these words exactly.
  */
 export const FAILURE_CLASSES = [
   "TLS: certificate name mismatch",
@@ -107,20 +108,36 @@ export function classOfStatus(status: number): FailureClass {
   return "HTTP error";
 }
 
-/** The text the delivery log keeps: the class, then the detail for admins. */
-export function describeFailure(cls: FailureClass, detail: string): string {
-  return `${cls}${SEPARATOR}${detail}`;
+/** A failed attempt: the class every role may read, and the detail only admins may. */
+export interface Failure {
+  errorClass: FailureClass;
+  detail: string;
+}
+
+export function failure(errorClass: FailureClass, detail: string): Failure {
+  return { errorClass, detail };
+}
+
+/** One line for an admin: the class, then the detail. */
+export function failureText(f: Failure): string {
+  return `${f.errorClass}${SEPARATOR}${f.detail}`;
 }
 
 /**
- * Splits what the delivery log kept into the class every role may read and the detail only admins
- * may. A text that does not start with a known class (written before classes were kept) is
- * "delivery failed", or the HTTP class when a status code was recorded; its whole text is detail.
+ * What the delivery log kept, as a class and a detail. Rows written before the class had its own
+ * column hold `<class> — <detail>` in `last_error` (the migration that added the column split the
+ * ones it recognised); a text that does not start with a known class is "delivery failed", or the
+ * HTTP class when a status code was recorded, and its whole text is detail.
  */
-export function readFailure(
-  lastError: string | null,
-  statusCode: number | null,
-): { errorClass: FailureClass; detail: string } | null {
+export function readFailure(row: {
+  lastErrorClass: string | null;
+  lastError: string | null;
+  statusCode: number | null;
+}): Failure | null {
+  const { lastErrorClass, lastError, statusCode } = row;
+  if (lastErrorClass !== null && KNOWN.has(lastErrorClass)) {
+    return { errorClass: lastErrorClass as FailureClass, detail: lastError ?? "" };
+  }
   if (lastError === null) return null;
   const at = lastError.indexOf(SEPARATOR);
   const head = at > 0 ? lastError.slice(0, at) : null;

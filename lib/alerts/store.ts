@@ -1,5 +1,6 @@
 import "server-only";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import type { Failure } from "./failure";
 import type { AlertEvent, SlackMessage } from "./message";
 
 type Db = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
@@ -133,7 +134,7 @@ export async function claimDue(db: Db, limit: number, leaseMs: number): Promise<
 export interface AttemptOutcome {
   state: "pending" | "delivered" | "failed";
   statusCode: number | null;
-  error: string | null;
+  failure: Failure | null;
   /** For `pending`: when to try again. */
   retryInMs?: number;
 }
@@ -151,6 +152,7 @@ export async function recordAttempt(
     `UPDATE alert_deliveries SET
         state = $3,
         status_code = $4,
+        last_error_class = CASE WHEN $3 = 'delivered' THEN last_error_class ELSE $7 END,
         last_error = CASE WHEN $3 = 'delivered' THEN last_error ELSE $5 END,
         next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + ($6::int * interval '1 millisecond') ELSE next_attempt_at END,
         delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END
@@ -159,8 +161,9 @@ export async function recordAttempt(
     claim.attempts,
     o.state,
     o.statusCode,
-    o.error,
+    o.failure?.detail ?? null,
     Math.round(o.retryInMs ?? 0),
+    o.failure?.errorClass ?? null,
   );
   return n > 0;
 }

@@ -9,7 +9,7 @@ import { AppError } from "@/lib/errors";
 import type { AlertRule, Prisma } from "@/lib/generated/prisma/client";
 import { audited } from "@/lib/use-case/audited";
 import { attempt } from "./deliver";
-import { readFailure, type FailureClass } from "./failure";
+import { failureText, readFailure, type FailureClass } from "./failure";
 import { buildAlertMessage } from "./message";
 import {
   describeCondition,
@@ -108,13 +108,14 @@ function toDelivery(
     state: string;
     attempts: number;
     statusCode: number | null;
+    lastErrorClass: string | null;
     lastError: string | null;
     createdAt: Date;
     nextAttemptAt: Date;
     deliveredAt: Date | null;
   },
 ): DeliveryView {
-  const failure = readFailure(d.lastError, d.statusCode);
+  const failure = readFailure(d);
   return {
     id: d.id.toString(),
     connectionId: d.connectionId || null,
@@ -359,11 +360,12 @@ export async function sendTestAlert(actor: Actor, meta: RequestMeta, input: { id
           state: r.ok ? "delivered" : "failed",
           attempts: 1,
           statusCode: r.statusCode,
-          lastError: r.ok ? null : r.error,
+          lastErrorClass: r.ok ? null : r.failure.errorClass,
+          lastError: r.ok ? null : r.failure.detail,
           deliveredAt: r.ok ? new Date() : null,
         },
       });
-      return { rule, delivered: r.ok, statusCode: r.statusCode, error: r.ok ? null : r.error };
+      return { rule, delivered: r.ok, statusCode: r.statusCode, error: r.ok ? null : failureText(r.failure) };
     },
     (r) => ({
       ruleId: r.rule.id,
