@@ -149,6 +149,47 @@ export async function acknowledgeFinding(
   );
 }
 
+const kindSchema = z.object({
+  code: z.string().regex(/^[a-z0-9_.-]{1,200}$/i, "Unknown kind of finding."),
+  connectionId: z.string().min(1).max(100).optional(),
+});
+
+/**
+ * Acknowledges every open, not yet acknowledged finding of one kind (optionally on one
+ * connection) at once. Audited as one `finding.acknowledge_all` row naming the kind and the count.
+ */
+export async function acknowledgeFindingKind(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { code: string; connectionId?: string },
+): Promise<{ code: string; count: number }> {
+  await authorize(actor, "ops:acknowledge", {
+    action: "finding.acknowledge_all",
+    connectionId: typeof input?.connectionId === "string" ? input.connectionId : null,
+    target: typeof input?.code === "string" ? input.code.slice(0, 200) : null,
+    meta,
+  });
+  const p = parse(kindSchema, input, "bad_request:finding");
+  return audited(
+    actor,
+    meta,
+    { action: "finding.acknowledge_all", connectionId: p.connectionId ?? null, target: p.code },
+    async () => {
+      const r = await getDb().dlqFinding.updateMany({
+        where: {
+          code: p.code,
+          resolvedAt: null,
+          acknowledgedAt: null,
+          ...(p.connectionId ? { connectionId: p.connectionId } : {}),
+        },
+        data: { acknowledgedBy: actor.email, acknowledgedAt: new Date() },
+      });
+      return { code: p.code, count: r.count };
+    },
+    (r) => ({ code: r.code, count: r.count }),
+  );
+}
+
 export interface OwnerEntryView {
   id: string | null;
   position: number;
