@@ -487,6 +487,11 @@ export const MATRIX: MatrixRow[] = [
     permission: "ops:acknowledge",
     audit: "finding.acknowledge",
   }),
+  action(app("findings/actions.ts"), "acknowledgeFindingKindAction", [{ code: "e2e.no_such_kind" }], {
+    roles: OPERATORS,
+    permission: "ops:acknowledge",
+    audit: "finding.acknowledge_all",
+  }),
   action(app("owners/actions.ts"), "saveOwnerAction", [{ queuePattern: "", team: "", contact: "" }], {
     roles: ADMINS,
     permission: "ops:manage",

@@ -17,7 +17,7 @@ import { downloadPayload } from "@/lib/dlq/download-payload";
 import { revealPayload } from "@/lib/dlq/reveal-payload";
 import { startSafeMove } from "@/lib/safety/use-cases";
 import { readRiskyOnce } from "@/lib/dlq/risky-read";
-import { acknowledgeFinding, deleteOwner, saveOwner } from "@/lib/operations/use-cases";
+import { acknowledgeFinding, acknowledgeFindingKind, deleteOwner, saveOwner } from "@/lib/operations/use-cases";
 import { createAlertRule, deleteAlertRule, sendTestAlert, updateAlertRule } from "@/lib/alerts/use-cases";
 import { listAllTokens, revokeAnyToken } from "@/lib/api-tokens";
 import { repairLetter } from "@/lib/repair/use-cases";
@@ -146,6 +146,12 @@ export const MUTATING_USE_CASES: GuardedUseCase[] = [
     permission: "ops:acknowledge",
     action: "finding.acknowledge",
     invoke: (a, m) => acknowledgeFinding(a, m, { id: NO_JOB }),
+  },
+  {
+    name: "acknowledgeFindingKind",
+    permission: "ops:acknowledge",
+    action: "finding.acknowledge_all",
+    invoke: (a, m) => acknowledgeFindingKind(a, m, { code: "no.such_kind" }),
   },
   {
     name: "saveOwner",

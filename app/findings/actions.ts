@@ -2,7 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import type { ActionResult } from "@/lib/errors";
-import { acknowledgeFinding } from "@/lib/operations/use-cases";
+import { acknowledgeFinding, acknowledgeFindingKind } from "@/lib/operations/use-cases";
 import { runAction } from "@/lib/use-case/run-action";
 
 // The use case authorizes (ops:acknowledge) before it validates, so a refused caller is refused
@@ -12,6 +12,16 @@ import { runAction } from "@/lib/use-case/run-action";
 export async function acknowledgeFindingAction(input: unknown): Promise<ActionResult<{ id: string }>> {
   return runAction(
     (actor, meta) => acknowledgeFinding(actor, meta, input as { id: string }),
+    () => revalidatePath("/findings"),
+  );
+}
+
+/** Acknowledges every open finding of one kind (operators, admins). One audit row `finding.acknowledge_all` with the count. */
+export async function acknowledgeFindingKindAction(
+  input: unknown,
+): Promise<ActionResult<{ code: string; count: number }>> {
+  return runAction(
+    (actor, meta) => acknowledgeFindingKind(actor, meta, input as { code: string; connectionId?: string }),
     () => revalidatePath("/findings"),
   );
 }

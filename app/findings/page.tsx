@@ -1,11 +1,13 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { FindingsFilter } from "@/components/operations/findings-filter";
+import { FindingGroups } from "@/components/operations/finding-groups";
 import { FindingsTable } from "@/components/operations/findings-table";
 import { Problem } from "@/components/ui/problem";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { formatCount } from "@/lib/format";
+import { groupFindings, splitByAcknowledgement } from "@/lib/operations/finding-groups";
 import type { FindingRow } from "@/lib/operations/findings";
 import { findingsHref, parseFindingsParams, type FindingsView } from "@/lib/operations/ui-links";
 import { connectionChoices } from "@/lib/operations/ui-settings";
@@ -81,6 +83,11 @@ export default async function FindingsPage({ searchParams }: { searchParams: Pro
   }
   const names = Object.fromEntries(connections.map((c) => [c.id, c.name]));
   const filtered = !!(view.severity || view.connection || view.dlq);
+  const canAck = can(actor.role, "ops:acknowledge");
+  const empty =
+    view.state === "resolved"
+      ? "No finding has been resolved yet."
+      : "No open findings: the sampler found nothing that loses or risks letters.";
   return (
     <main className="page">
       {head}
@@ -108,24 +115,91 @@ export default async function FindingsPage({ searchParams }: { searchParams: Pro
             .filter(Boolean)
             .join(" ")}
         </strong>
+        {!view.dlq && findings.length ? (
+          <span className="hint" data-testid="findings-kinds">
+            {kindsSummary(findings)}
+          </span>
+        ) : null}
         {findings.length >= 500 ? <span className="hint">showing the 500 most recently seen</span> : null}
         <span className="spacer" />
         {!can(actor.role, "ops:acknowledge") ? (
           <span className="hint">Operators and admins acknowledge findings.</span>
         ) : null}
       </div>
-      <FindingsTable
-        findings={findings}
-        canAcknowledge={can(actor.role, "ops:acknowledge")}
-        connectionNames={names}
-        empty={
-          filtered
-            ? "No finding matches these filters."
-            : view.state === "resolved"
-              ? "No finding has been resolved yet."
-              : "No open findings: the sampler found nothing that loses or risks letters."
-        }
-      />
+      {view.dlq ? (
+        // One DLQ's findings are a handful of different kinds: listed one by one.
+        <FindingsTable
+          findings={findings}
+          canAcknowledge={canAck}
+          connectionNames={names}
+          empty={filtered ? "No finding matches these filters." : empty}
+        />
+      ) : findings.length === 0 ? (
+        <p className="hint" data-testid="findings-empty">
+          {filtered ? "No finding matches these filters." : empty}
+        </p>
+      ) : view.state === "resolved" ? (
+        <FindingGroups groups={groupFindings(findings)} canAcknowledge={false} connectionNames={names} state="seen" />
+      ) : (
+        <GroupedByAcknowledgement
+          findings={findings}
+          canAcknowledge={canAck}
+          names={names}
+          connectionId={view.connection ?? undefined}
+          seenLabel={view.state === "open" ? "Acknowledged, still open" : "Acknowledged or resolved"}
+        />
+      )}
     </main>
   );
+}
+
+/** The kinds nobody has acknowledged yet first; the acknowledged ones folded below. */
+function GroupedByAcknowledgement({
+  findings,
+  canAcknowledge,
+  names,
+  connectionId,
+  seenLabel,
+}: {
+  findings: FindingRow[];
+  canAcknowledge: boolean;
+  names: Record<string, string>;
+  connectionId?: string;
+  seenLabel: string;
+}) {
+  const { pending, acknowledged } = splitByAcknowledgement(findings);
+  const seenCount = acknowledged.reduce((n, g) => n + g.findings.length, 0);
+  return (
+    <>
+      {pending.length ? (
+        <FindingGroups
+          groups={pending}
+          canAcknowledge={canAcknowledge}
+          connectionNames={names}
+          connectionId={connectionId}
+          state="pending"
+        />
+      ) : (
+        <p className="hint" data-testid="findings-all-acknowledged">
+          Every finding here has been acknowledged.
+        </p>
+      )}
+      {acknowledged.length ? (
+        <details data-testid="findings-seen">
+          <summary>
+            {seenLabel}: {formatCount(seenCount)} finding{seenCount === 1 ? "" : "s"} of{" "}
+            {formatCount(acknowledged.length)} kind{acknowledged.length === 1 ? "" : "s"}
+          </summary>
+          <FindingGroups groups={acknowledged} canAcknowledge={false} connectionNames={names} state="seen" />
+        </details>
+      ) : null}
+    </>
+  );
+}
+
+/** "of 3 kinds, 2 critical": how many groups the list folds into and how many are critical. */
+function kindsSummary(findings: FindingRow[]): string {
+  const kinds = new Set(findings.map((f) => f.code)).size;
+  const critical = findings.filter((f) => f.severity === "critical").length;
+  return `of ${formatCount(kinds)} kind${kinds === 1 ? "" : "s"}${critical ? `, ${formatCount(critical)} critical` : ""}`;
 }

@@ -19,7 +19,7 @@ import {
 } from "@/lib/operations/ui-overview";
 import { dlqKeys } from "./query-keys";
 import { opsKeys } from "@/components/operations/query-keys";
-import { DepthCell, LiveCells } from "./dlq-live-cells";
+import { DepthCell, DlqDetail, DlqWarnings } from "./dlq-live-cells";
 import {
   FindingsCell,
   InflowCell,
@@ -30,8 +30,10 @@ import {
   StaleBadge,
 } from "@/components/operations/overview-cells";
 import { DepthTrend } from "@/components/operations/depth-trend";
+import { TopFailureCell } from "@/components/operations/top-failure-cell";
 import { useNow } from "@/components/operations/use-now";
 import { EmptyRow } from "@/components/ui/empty-row";
+import styles from "./overview.module.css";
 
 type Live = DlqSummary & { connectionName: string };
 type Item = OverviewItem<Live>;
@@ -81,10 +83,17 @@ interface Column {
   title?: string;
 }
 
+/**
+ * Ten columns fit a 1440-pixel screen: what locates a DLQ (connection, type, origins, source) and
+ * what warns about reading it fold under its name; in-flight and consumers under its depth.
+ */
 const COLUMNS: Column[] = [
-  { id: "name", header: "DLQ", sort: "name" },
-  { id: "connection", header: "Connection", sort: "connection" },
-  { id: "type", header: "Type" },
+  { id: "name", header: "DLQ", sort: "name", title: "Name, then connection · type · origins · source" },
+  {
+    id: "failure",
+    header: "Top failure",
+    title: "The largest triage group's class or reason and its share, from the last scan or a free sample",
+  },
   { id: "depth", header: "Depth", sort: "depth", num: true, title: "Letters in the DLQ, live from the broker" },
   {
     id: "inflow",
@@ -110,11 +119,26 @@ const COLUMNS: Column[] = [
     title: "Open configuration findings: worst severity and count",
   },
   { id: "alert", header: "Last alert", sort: "alert" },
-  { id: "inflight", header: "In flight / consumers", num: true },
-  { id: "origins", header: "Origins" },
-  { id: "source", header: "Source" },
-  { id: "warnings", header: "Warnings" },
 ];
+
+function SortButton({
+  id,
+  label,
+  sorted,
+  onClick,
+}: {
+  id: string;
+  label: string;
+  sorted: SortDir | null;
+  onClick: () => void;
+}) {
+  return (
+    <button type="button" className="sort" data-testid={`sort-${id}`} onClick={onClick}>
+      {label}
+      <span aria-hidden>{sorted === "asc" ? "▲" : sorted === "desc" ? "▼" : ""}</span>
+    </button>
+  );
+}
 
 export interface ListView {
   key: SortKey;
@@ -171,6 +195,10 @@ export function DlqList({
   const names = useMemo(() => new Map(data.connections.map((c) => [c.connectionId, c.displayName])), [data]);
   const kinds = useMemo(() => new Map(data.connections.map((c) => [c.connectionId, c.kind])), [data]);
   const connectionName = (id: string) => names.get(id) ?? id;
+  const failures = useMemo(
+    () => new Map((overview?.failures ?? []).map((f) => [dlqKey(f.connectionId, f.queue), f])),
+    [overview],
+  );
 
   const rows = useMemo<Item[]>(() => {
     const live = data.connections.flatMap((c) => c.dlqs.map((d) => ({ ...d, connectionName: c.displayName })));
@@ -179,13 +207,13 @@ export function DlqList({
     const f = filter.trim().toLowerCase();
     const shown = f
       ? merged.filter((r) =>
-          `${r.name} ${r.connectionId} ${names.get(r.connectionId) ?? ""} ${r.live?.origins.join(" ") ?? ""} ${r.ops?.owner?.team ?? ""}`
+          `${r.name} ${r.connectionId} ${names.get(r.connectionId) ?? ""} ${r.live?.origins.join(" ") ?? ""} ${r.ops?.owner?.team ?? ""} ${failures.get(r.key)?.label ?? ""}`
             .toLowerCase()
             .includes(f),
         )
       : merged;
     return sortOverview(shown, sort.key, sort.dir, (id) => names.get(id) ?? id, now);
-  }, [data, overview, filter, sort, names, now, showGone]);
+  }, [data, overview, filter, sort, names, now, showGone, failures]);
 
   const goneCount = useMemo(() => {
     const listed = new Set(data.connections.flatMap((c) => c.dlqs.map((d) => dlqKey(c.connectionId, d.name))));
@@ -268,7 +296,12 @@ export function DlqList({
         <SamplerNote overview={overview} now={now} />
       </div>
       <div className="table-wrap scroll">
-        <table className="grid overview" data-testid="dlq-table" data-sort={sort.key} data-dir={sort.dir}>
+        <table
+          className={`grid overview ${styles.table}`}
+          data-testid="dlq-table"
+          data-sort={sort.key}
+          data-dir={sort.dir}
+        >
           <thead>
             <tr>
               {COLUMNS.map((c) => {
@@ -280,7 +313,18 @@ export function DlqList({
                     title={c.title}
                     aria-sort={sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : "none"}
                   >
-                    {c.sort ? (
+                    {c.id === "name" ? (
+                      <>
+                        <SortButton id="name" label="DLQ" sorted={sorted} onClick={() => toggle("name")} />
+                        <span className="muted"> · </span>
+                        <SortButton
+                          id="connection"
+                          label="connection"
+                          sorted={sort.key === "connection" ? sort.dir : null}
+                          onClick={() => toggle("connection")}
+                        />
+                      </>
+                    ) : c.sort ? (
                       <button
                         type="button"
                         className="sort"
@@ -307,8 +351,13 @@ export function DlqList({
                 data-queue={r.name}
                 data-sampled={r.ops ? "yes" : "no"}
               >
-                <td>
-                  <Link href={dlqHref(r.connectionId, r.name)} className="mono" data-testid="dlq-link">
+                <td className={styles.dlqCell}>
+                  <Link
+                    href={dlqHref(r.connectionId, r.name)}
+                    prefetch={false}
+                    className="mono strong wrap-anywhere"
+                    data-testid="dlq-link"
+                  >
                     {r.name}
                   </Link>{" "}
                   <StaleBadge ops={r.ops} now={now} />
@@ -317,14 +366,21 @@ export function DlqList({
                       not sampled yet
                     </span>
                   )}
+                  <DlqDetail
+                    live={r.live}
+                    connectionName={connectionName(r.connectionId)}
+                    connectionId={r.connectionId}
+                    fallbackType={`${kinds.get(r.connectionId) ?? "?"} ${r.ops?.queueType ?? "unknown"}`}
+                  />
+                  <DlqWarnings live={r.live} />
                 </td>
-                <td>
-                  <span title={r.connectionId}>{connectionName(r.connectionId)}</span>
-                </td>
-                <td>
-                  {r.live
-                    ? `${r.live.kind} · ${r.live.queueType}`
-                    : `${kinds.get(r.connectionId) ?? "?"} · ${r.ops?.queueType ?? "unknown"}`}
+                <td className={styles.failureCell}>
+                  <TopFailureCell
+                    failure={failures.get(r.key) ?? null}
+                    connectionId={r.connectionId}
+                    queue={r.name}
+                    now={now}
+                  />
                 </td>
                 <DepthCell live={r.live} ops={r.ops} fetchedAt={query.dataUpdatedAt} now={now} />
                 <td className="num nowrap">
@@ -354,7 +410,6 @@ export function DlqList({
                 <td className="nowrap">
                   <LastAlertCell ops={r.ops} now={now} />
                 </td>
-                <LiveCells live={r.live} />
               </tr>
             ))}
             <EmptyRow show={rows.length === 0} columns={COLUMNS.length}>

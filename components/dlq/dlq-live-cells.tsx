@@ -1,3 +1,4 @@
+import styles from "./overview.module.css";
 import type { DlqSummary } from "@/lib/brokers/types";
 import { unhandledCount } from "@/lib/dlq/partitions";
 import { formatCount, formatRelative } from "@/lib/format";
@@ -49,70 +50,95 @@ export function DepthCell({
       </span>
       {unhandled !== null ? (
         <span
-          className="muted"
+          className="source-note block"
           data-testid="dlq-unhandled"
           title="Letters the console has not redriven or discarded yet"
         >
-          {" "}
-          · {formatCount(unhandled)} unhandled
+          {formatCount(unhandled)} unhandled
         </span>
       ) : null}
+      <InFlightNote live={live} />
     </td>
   );
 }
 
-export function LiveCells({ live }: { live: DlqSummary | null }) {
-  if (!live) {
-    return (
-      <>
-        <td className="num nowrap muted">—</td>
-        <td className="muted">—</td>
-        <td className="muted" title="The broker does not list this DLQ now">
-          not listed now
-        </td>
-        <td className="muted">—</td>
-      </>
-    );
-  }
+/**
+ * The DLQ cell's detail line: where it lives (connection, broker and queue type), where its
+ * letters come from and how the console knows it. Folded under the name so the row fits a laptop.
+ */
+export function DlqDetail({
+  live,
+  connectionName,
+  connectionId,
+  fallbackType,
+}: {
+  live: DlqSummary | null;
+  connectionName: string;
+  connectionId: string;
+  fallbackType: string;
+}) {
   return (
-    <>
-      <td className="num nowrap">
-        {formatCount(live.inFlight)} / {formatCount(live.consumers)}
-      </td>
-      <td>
-        {live.origins.length ? (
-          <span className="mono wrap-anywhere">{live.origins.join(", ")}</span>
-        ) : (
-          <span className="muted">unknown</span>
-        )}
-      </td>
-      <td>
-        <span className="badge">{live.source}</span>
-      </td>
-      <td>
-        {!live.readRisk && live.warnings.length === 0 ? (
-          <span className="muted">—</span>
-        ) : (
-          <span style={{ display: "inline-flex", gap: 4, flexWrap: "wrap" }}>
-            {live.readRisk ? (
-              <span className="badge badge-danger" title={live.readRisk.message} data-testid="dlq-risk">
-                read risk: {live.readRisk.kind}
-              </span>
-            ) : null}
-            {live.warnings.map((w) => (
-              <span
-                key={w.code}
-                className="badge badge-warn"
-                title={w.message}
-                data-testid="dlq-warning"
-                data-code={w.code}
-              >
-                {w.label}
-              </span>
-            ))}
+    <span className={styles.detail} data-testid="dlq-detail">
+      <span title={connectionId}>{connectionName}</span>
+      {" · "}
+      <span data-testid="dlq-type">{live ? `${live.kind} ${live.queueType}` : fallbackType}</span>
+      {live ? (
+        <>
+          {" · "}
+          {live.origins.length ? (
+            <span
+              className="mono wrap-anywhere"
+              data-testid="dlq-origins"
+              title="Queues or topics that dead-letter here"
+            >
+              from {live.origins.join(", ")}
+            </span>
+          ) : (
+            <span data-testid="dlq-origins" title="The broker does not say which queues dead-letter here">
+              origins unknown
+            </span>
+          )}
+          {" · "}
+          <span title="How the console knows this DLQ: named in its config file, discovered on the broker, or both">
+            {live.source}
           </span>
-        )}
-      </td>
-    </>
+        </>
+      ) : (
+        <span title="The broker does not list this DLQ now"> · not listed now</span>
+      )}
+    </span>
+  );
+}
+
+/** Read risks and warnings: badges under the detail line, the whole sentence on hover. */
+export function DlqWarnings({ live }: { live: DlqSummary | null }) {
+  if (!live || (!live.readRisk && live.warnings.length === 0)) return null;
+  return (
+    <span className={styles.warnings}>
+      {live.readRisk ? (
+        <span className="badge badge-danger" title={live.readRisk.message} data-testid="dlq-risk">
+          read risk: {live.readRisk.kind}
+        </span>
+      ) : null}
+      {live.warnings.map((w) => (
+        <span key={w.code} className="badge badge-warn" title={w.message} data-testid="dlq-warning" data-code={w.code}>
+          {w.label}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+/** In flight and consumers, under the depth; "—" where the broker has no such state. */
+export function InFlightNote({ live }: { live: DlqSummary | null }) {
+  if (!live || (live.inFlight === null && live.consumers === null)) return null;
+  return (
+    <span
+      className="source-note block"
+      data-testid="dlq-inflight"
+      title="Letters delivered and not yet settled / consumers attached, live from the broker"
+    >
+      {formatCount(live.inFlight)} in flight · {formatCount(live.consumers)} cons.
+    </span>
   );
 }

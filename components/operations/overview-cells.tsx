@@ -60,6 +60,7 @@ export function LostInCell({ ops, warnHours, now }: { ops: Ops; warnHours: numbe
     // The age comes from a scan where the broker does not tell it: the way to one.
     return (
       <Link
+        prefetch={false}
         href={triageBase(ops.connectionId, ops.queue)}
         data-testid="dlq-lost"
         data-tone={l.tone}
@@ -93,6 +94,7 @@ export function OwnerCell({ ops }: { ops: Ops }) {
   if (!ops.owner) {
     return (
       <Link
+        prefetch={false}
         href="/owners"
         className="muted"
         data-testid="dlq-owner"
@@ -132,6 +134,7 @@ export function FindingsCell({ ops }: { ops: Ops }) {
   const n = ops.openFindings;
   return (
     <Link
+      prefetch={false}
       href={findingsHref({ connection: ops.connectionId, dlq: ops.queue })}
       data-testid="dlq-findings"
       data-count={n}

@@ -74,6 +74,7 @@ export const AUDIT_ACTIONS = {
   "ops.findings": "Listed configuration findings",
   "ops.metrics": "Read the metrics",
   "finding.acknowledge": "Acknowledged a configuration finding",
+  "finding.acknowledge_all": "Acknowledged every open finding of one kind",
   "owner.list": "Listed DLQ owners",
   "owner.save": "Set a DLQ owner",
   "owner.delete": "Removed a DLQ owner",

@@ -11,6 +11,9 @@ import { queryFindings, type FindingFilter, type FindingRow } from "./findings";
 import { configOwnerEntries, ownerResolver } from "./owners";
 import { byAttention, overviewRows, type DlqOverviewRow } from "./queries";
 import { CHART_RANGES, dlqSeries, type ChartRange, type SeriesPoint } from "./samples";
+import { sampledTopFailures } from "./top-failure-sample";
+import type { TopFailure } from "./top-failure-view";
+import { scannedTopFailures } from "./top-failures";
 
 /**
  * Operations use cases: the overview, a DLQ's charts, findings (acknowledged by operators) and
@@ -31,19 +34,25 @@ export interface Overview {
   sampleIntervalSeconds: number;
   /** The newest round that reached any broker; null before the first. */
   lastSampledAt: string | null;
+  /** Each DLQ's top failure: from its last scan, else from a sample where reading is free; absent otherwise. */
+  failures: TopFailure[];
 }
 
 /** Every sampled DLQ, needs-attention first. */
 export async function viewOverview(actor: Actor, meta: RequestMeta): Promise<Overview> {
   await authorize(actor, "ops:read", { action: "ops.overview", meta });
   const cfg = loadConfig().operations;
-  const rows = byAttention(await overviewRows(await ownerResolver()), cfg.deadlineWarnHours);
+  const [ownerOf, scanned] = await Promise.all([ownerResolver(), scannedTopFailures(actor.role)]);
+  const [sampled, status] = await Promise.all([sampledTopFailures(actor.role, scanned), overviewRows(ownerOf)]);
+  const rows = byAttention(status, cfg.deadlineWarnHours);
+  const failures = [...scanned, ...sampled];
   const last = rows.reduce<string | null>((m, r) => (m === null || r.sampledAt > m ? r.sampledAt : m), null);
   return {
     rows,
     deadlineWarnHours: cfg.deadlineWarnHours,
     sampleIntervalSeconds: cfg.sampleIntervalSeconds,
     lastSampledAt: last,
+    failures,
   };
 }
 
@@ -137,6 +146,47 @@ export async function acknowledgeFinding(
       return { id };
     },
     () => ({ code: row.code, object: row.object, severity: row.severity }),
+  );
+}
+
+const kindSchema = z.object({
+  code: z.string().regex(/^[a-z0-9_.-]{1,200}$/i, "Unknown kind of finding."),
+  connectionId: z.string().min(1).max(100).optional(),
+});
+
+/**
+ * Acknowledges every open, not yet acknowledged finding of one kind (optionally on one
+ * connection) at once. Audited as one `finding.acknowledge_all` row naming the kind and the count.
+ */
+export async function acknowledgeFindingKind(
+  actor: Actor,
+  meta: RequestMeta,
+  input: { code: string; connectionId?: string },
+): Promise<{ code: string; count: number }> {
+  await authorize(actor, "ops:acknowledge", {
+    action: "finding.acknowledge_all",
+    connectionId: typeof input?.connectionId === "string" ? input.connectionId : null,
+    target: typeof input?.code === "string" ? input.code.slice(0, 200) : null,
+    meta,
+  });
+  const p = parse(kindSchema, input, "bad_request:finding");
+  return audited(
+    actor,
+    meta,
+    { action: "finding.acknowledge_all", connectionId: p.connectionId ?? null, target: p.code },
+    async () => {
+      const r = await getDb().dlqFinding.updateMany({
+        where: {
+          code: p.code,
+          resolvedAt: null,
+          acknowledgedAt: null,
+          ...(p.connectionId ? { connectionId: p.connectionId } : {}),
+        },
+        data: { acknowledgedBy: actor.email, acknowledgedAt: new Date() },
+      });
+      return { code: p.code, count: r.count };
+    },
+    (r) => ({ code: r.code, count: r.count }),
   );
 }
 
