@@ -7,6 +7,9 @@ import {
   formatRelative,
   formatSpan,
   formatUtc,
+  formatAxisTime,
+  formatTimestampValue,
+  formatWhen,
   truncate,
 } from "./format";
 
@@ -34,6 +37,29 @@ describe("formatUtc", () => {
   it("renders a UTC timestamp", () => {
     expect(formatUtc("2025-01-31T14:05:09.123Z")).toBe("2025-01-31 14:05:09 UTC");
     expect(formatUtc(null)).toBe("");
+  });
+});
+
+describe("one time format: ISO-8601 UTC with the relative time", () => {
+  it("writes the absolute UTC time and the relative one from the injected clock", () => {
+    expect(formatWhen("2025-01-31T11:47:59.500Z", now)).toBe("2025-01-31 11:47:59 UTC · 12 min ago");
+    expect(formatWhen(new Date("2025-01-31T12:00:30Z"), now)).toBe("2025-01-31 12:00:30 UTC · in 30 s");
+    // Across midnight and the year: the UTC date, never the machine's zone.
+    const newYear = new Date("2026-01-01T00:00:10Z");
+    expect(formatWhen("2025-12-31T23:59:50Z", newYear)).toBe("2025-12-31 23:59:50 UTC · 20 s ago");
+    expect(formatWhen(null, now)).toBe("—");
+    expect(formatWhen("not a date", now)).toBe("—");
+  });
+  it("a broker's timestamp keeps its milliseconds, in the same form", () => {
+    expect(formatTimestampValue("2025-01-31T14:05:09.123Z")).toBe("2025-01-31 14:05:09.123 UTC");
+    expect(formatTimestampValue("2025-01-31T14:05:09.000Z")).toBe("2025-01-31 14:05:09 UTC");
+    expect(formatTimestampValue("garbage")).toBe("garbage");
+  });
+  it("chart axes: 24-hour UTC, with the day beyond a day's span", () => {
+    const t = Date.UTC(2025, 0, 31, 23, 45) / 1000;
+    expect(formatAxisTime(t, 3600)).toBe("23:45");
+    expect(formatAxisTime(t, 86_400)).toBe("23:45");
+    expect(formatAxisTime(t, 7 * 86_400)).toBe("01-31 23:45");
   });
 });
 

@@ -40,11 +40,40 @@ export function formatRelative(
   return "just now";
 }
 
-/** "2025-01-31 14:05:09 UTC": the absolute form used in title attributes and exports. */
+/**
+ * The console's one way of writing a time: ISO-8601 in UTC, "2025-01-31 14:05:09 UTC", with the
+ * relative time beside it where a clock is at hand (`formatWhen`). Tables show the relative part
+ * and carry the whole on hover; detail pages, tooltips, charts and exports write it out.
+ */
 export function formatUtc(value: Date | string | number | null | undefined): string {
   const d = toDate(value);
   if (!d) return "";
   return `${d.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/** "2025-01-31 14:05:09 UTC · 12 min ago"; "—" when unknown. Stable output for a given `now`. */
+export function formatWhen(value: Date | string | number | null | undefined, now: Date | number = Date.now()): string {
+  const d = toDate(value);
+  if (!d) return "—";
+  return `${formatUtc(d)} · ${formatRelative(d, now)}`;
+}
+
+/** A broker's timestamp value (ISO-8601, possibly with milliseconds) as the console writes times. */
+export function formatTimestampValue(iso: string): string {
+  const d = toDate(iso);
+  if (!d) return iso;
+  const ms = d.getUTCMilliseconds();
+  // Keep milliseconds where the broker recorded them: two records of one second stay apart.
+  return ms ? `${d.toISOString().slice(0, 23).replace("T", " ")} UTC` : formatUtc(d);
+}
+
+/**
+ * A time axis tick in UTC, 24-hour: "14:05" within a day, "01-31 14:00" over longer spans (a week's
+ * axis needs the day), in the same order as `formatUtc`.
+ */
+export function formatAxisTime(epochSeconds: number, spanSeconds: number): string {
+  const iso = new Date(epochSeconds * 1000).toISOString();
+  return spanSeconds > 86_400 ? `${iso.slice(5, 10)} ${iso.slice(11, 16)}` : iso.slice(11, 16);
 }
 
 /** "0 B", "512 B", "1.5 KB", "5.0 MB" (binary units, one decimal above bytes). */

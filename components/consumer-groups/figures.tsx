@@ -1,5 +1,5 @@
 import { RelativeTime } from "@/components/ui/relative-time";
-import { formatSpan } from "@/lib/format";
+import { formatSpan, formatUtc } from "@/lib/format";
 
 /** An offset or a lag as digits with separators (Kafka offsets are 64-bit: bigint, never a float). */
 export function offsetText(n: bigint | null | undefined): string {
@@ -23,7 +23,7 @@ export function PartitionState({
       <span
         className="badge badge-danger"
         data-testid="partition-stuck"
-        title={since ? `Committed offset unchanged since ${since.toISOString()}` : undefined}
+        title={since ? `Committed offset unchanged since ${formatUtc(since)}` : undefined}
       >
         stuck {formatSpan(stuckForMs)}
       </span>

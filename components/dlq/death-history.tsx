@@ -1,9 +1,23 @@
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { DeathRecord } from "@/lib/brokers/types";
 import { valueText } from "@/lib/text";
+import { formatTimestampValue } from "@/lib/format";
 
-/** The full dead-lettering history, most recent first (as the adapter orders it). */
-export function DeathHistory({ history, countLabel = "Count" }: { history: DeathRecord[]; countLabel?: string }) {
+const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/**
+ * The full dead-lettering history, most recent first (as the adapter orders it). `queueLabel` is the
+ * broker's word for where the letter died ("queue", "topic": LetterLabels.queue).
+ */
+export function DeathHistory({
+  history,
+  countLabel = "Count",
+  queueLabel = "queue",
+}: {
+  history: DeathRecord[];
+  countLabel?: string;
+  queueLabel?: string;
+}) {
   // Brokers without exchanges or routing keys leave those columns empty: do not show them.
   const route = history.some((d) => d.exchange !== null || d.routingKeys.length > 0);
   const counted = history.some((d) => d.count !== null);
@@ -22,7 +36,7 @@ export function DeathHistory({ history, countLabel = "Count" }: { history: Death
           <table className="grid">
             <thead>
               <tr>
-                <th>Queue</th>
+                <th data-testid="death-queue-label">{sentence(queueLabel)}</th>
                 <th>Reason</th>
                 {counted ? <th className="num">{countLabel}</th> : null}
                 {timed ? <th>Time</th> : null}
@@ -36,7 +50,9 @@ export function DeathHistory({ history, countLabel = "Count" }: { history: Death
                 // biome-ignore lint/suspicious/noArrayIndexKey: a letter's death history is fixed, in broker order, and its entries have no id
                 <tr key={i} data-testid="death-row">
                   <td className="mono wrap-anywhere">{d.queue ?? "—"}</td>
-                  <td>{d.reason ? <span className="badge badge-info">{d.reason}</span> : "—"}</td>
+                  <td className="wrap-anywhere" data-testid="death-reason">
+                    {d.reason ? <span className="badge badge-info">{d.reason}</span> : "—"}
+                  </td>
                   {counted ? <td className="num">{d.count ?? "—"}</td> : null}
                   {timed ? (
                     <td className="nowrap">
@@ -59,7 +75,12 @@ export function DeathHistory({ history, countLabel = "Count" }: { history: Death
                   ) : null}
                   <td className="value-cell">
                     {d.extra.length ? (
-                      d.extra.map((x) => `${x.name}: ${valueText(x.value)}`).join("\n")
+                      d.extra
+                        .map(
+                          (x) =>
+                            `${x.name}: ${x.value.t === "timestamp" ? formatTimestampValue(x.value.v) : valueText(x.value)}`,
+                        )
+                        .join("\n")
                     ) : (
                       <span className="muted">—</span>
                     )}

@@ -73,7 +73,13 @@ export async function DlqHead({
             ) : null}
             {dlq.inFlight ? ` · in flight ${formatCount(dlq.inFlight)}` : null} · {labels.origin.toLowerCase()}
             {dlq.origins.length === 1 ? "" : "s"}{" "}
-            {dlq.origins.length ? <span className="mono">{dlq.origins.join(", ")}</span> : "unknown"}
+            {dlq.origins.length ? (
+              <span className="mono" data-testid="dlq-origins">
+                {dlq.origins.join(", ")}
+              </span>
+            ) : (
+              <span data-testid="dlq-origins">not recorded</span>
+            )}
           </span>
         ) : (
           <span className="meta" data-testid="dlq-head-problem">

@@ -3,6 +3,7 @@ import { HiddenCharsBadge } from "@/components/ui/hidden-chars-badge";
 import type { HeaderEntry } from "@/lib/brokers/types";
 import { entriesText, typeOf } from "@/lib/letter/display-value";
 import { valueText } from "@/lib/text";
+import { formatTimestampValue } from "@/lib/format";
 
 /** Properties or headers: name, type, value (as text, wrapped, flagged when it holds hidden characters), with copy buttons. */
 export function EntriesTable({
@@ -42,7 +43,7 @@ export function EntriesTable({
             </thead>
             <tbody>
               {entries.map((e, i) => {
-                const text = valueText(e.value);
+                const text = e.value.t === "timestamp" ? formatTimestampValue(e.value.v) : valueText(e.value);
                 return (
                   // biome-ignore lint/suspicious/noArrayIndexKey: headers may repeat a name; the list is fixed in wire order, so name plus position is the identity
                   <tr key={`${e.name}-${i}`} data-testid={rowTestId} data-name={e.name}>

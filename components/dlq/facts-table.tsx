@@ -1,5 +1,6 @@
 import type { HeaderEntry } from "@/lib/brokers/types";
 import { valueText } from "@/lib/text";
+import { formatTimestampValue } from "@/lib/format";
 
 /** The adapter's facts about a DLQ (retention, arguments, sources), folded away until asked for. */
 export function FactsTable({ facts }: { facts: HeaderEntry[] }) {
@@ -14,7 +15,9 @@ export function FactsTable({ facts }: { facts: HeaderEntry[] }) {
               // biome-ignore lint/suspicious/noArrayIndexKey: facts may repeat a name; the list is fixed in adapter order, so name plus position is the identity
               <tr key={`${f.name}-${i}`} data-testid="fact-row">
                 <th scope="row">{f.name}</th>
-                <td className="value-cell">{valueText(f.value)}</td>
+                <td className="value-cell">
+                  {f.value.t === "timestamp" ? formatTimestampValue(f.value.v) : valueText(f.value)}
+                </td>
               </tr>
             ))}
           </tbody>

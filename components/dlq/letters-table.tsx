@@ -53,6 +53,7 @@ export function LettersTable({
         l.failure.exchange,
         l.failure.exceptionClass,
         l.failure.exceptionMessage,
+        l.failure.wrapperClass,
         ...l.failure.routingKeys,
       ]
         .filter(Boolean)
@@ -109,6 +110,11 @@ export function LettersTable({
     exception: used.has("exceptionClass") || used.has("exceptionMessage"),
   };
   const columns = 4 + Object.values(show).filter(Boolean).length;
+  // Reading the page raised a count on its letters (SQS receives): say by how much, once.
+  const first = letters.find((l) => l.readRaised)?.readRaised;
+  const raised = first
+    ? { by: first.by, label: first.field === "count" ? labels.count.toLowerCase() : "delivery count" }
+    : null;
 
   return (
     <>
@@ -133,6 +139,11 @@ export function LettersTable({
           <span className="kbd">/</span> filter · <span className="kbd">Esc</span> back
         </span>
       </div>
+      {raised ? (
+        <p className="hint" data-testid="read-raised-page">
+          This page&apos;s read raised each letter&apos;s {raised.label} by {raised.by}; the counts shown include it.
+        </p>
+      ) : null}
       <div className="table-wrap scroll">
         <table className="grid" data-testid="letters-table">
           <thead>
@@ -205,7 +216,13 @@ export function LettersTable({
                   ) : null}
                   {show.count ? <td className="num">{f.count ?? "—"}</td> : null}
                   {show.exception ? (
-                    <td className="truncate" title={exception || undefined}>
+                    <td
+                      className="truncate"
+                      data-testid="letter-exception"
+                      title={
+                        exception ? `${exception}${f.wrapperClass ? ` (wrapped in ${f.wrapperClass})` : ""}` : undefined
+                      }
+                    >
                       {exception ? truncate(exception, 90) : <span className="muted">—</span>}
                     </td>
                   ) : null}

@@ -6,12 +6,7 @@ import { formatCount, formatRate, formatUtc } from "@/lib/format";
 import type { DlqOperations } from "@/lib/operations/use-cases";
 import { opsKeys } from "./query-keys";
 import { TimeSeriesChart } from "./time-series-chart";
-
-const RANGE_WORDS: Record<string, { span: string; bucket: string }> = {
-  hour: { span: "the last hour", bucket: "per minute" },
-  day: { span: "the last day", bucket: "per 15 minutes" },
-  week: { span: "the last week", bucket: "per hour" },
-};
+import { chartAxis, rangeSpec, rangeWords } from "./chart-range";
 
 async function fetchSeries(connectionId: string, queue: string, range: string): Promise<DlqOperations> {
   const qs = new URLSearchParams({ connectionId, queue, range });
@@ -54,7 +49,12 @@ export function DlqCharts(props: DlqOpsProps) {
   const depth = useMemo(() => points.map((p) => p.depth), [points]);
   const depthMax = useMemo(() => points.map((p) => p.depthMax), [points]);
   const inflow = useMemo(() => points.map((p) => p.inflowPerMin), [points]);
-  const words = RANGE_WORDS[range] ?? RANGE_WORDS.day;
+  const words = rangeSpec(range);
+  // The axis and the caption from one clock reading per data update: they cannot disagree.
+  const { xRange, covered } = useMemo(() => {
+    const now = Date.now();
+    return { xRange: chartAxis(words, xs, now), covered: rangeWords(words, xs, now) };
+  }, [words, xs]);
   const peak = Math.max(0, ...depthMax.filter((v): v is number => v !== null));
   const latest = [...depth].reverse().find((v) => v !== null) ?? null;
   const newest = points.length ? formatUtc(points[points.length - 1].t * 1000) : null;
@@ -78,7 +78,8 @@ export function DlqCharts(props: DlqOpsProps) {
           xs={xs}
           ys={depth}
           format={(v) => formatCount(Math.round(v))}
-          summary={`letters in the DLQ at the end of each bucket, ${words.bucket}, over ${words.span}; latest ${formatCount(latest)}, peak ${formatCount(peak)}${newest ? `, newest bucket ${newest}` : ""}`}
+          xRange={xRange}
+          summary={`letters in the DLQ at the end of each bucket, ${covered}; latest ${formatCount(latest)}, peak ${formatCount(peak)}${newest ? `, newest bucket ${newest}` : ""}`}
         />
         <TimeSeriesChart
           testId="chart-inflow"
@@ -87,7 +88,8 @@ export function DlqCharts(props: DlqOpsProps) {
           xs={xs}
           ys={inflow}
           format={(v) => formatRate(v)}
-          summary={`letters per minute entering the DLQ, ${words.bucket}, over ${words.span}`}
+          xRange={xRange}
+          summary={`letters per minute entering the DLQ, ${covered}`}
         />
       </div>
     </div>

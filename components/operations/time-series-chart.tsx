@@ -3,6 +3,7 @@
 import { useEffect, useRef } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
+import { formatAxisTime, formatUtc } from "@/lib/format";
 
 /**
  * One series over time, drawn by uPlot on a canvas: created on mount (never on the server), fed
@@ -21,6 +22,8 @@ export interface TimeSeriesChartProps {
   testId: string;
   /** What the chart says, for screen readers and the title. */
   summary: string;
+  /** The x axis in epoch seconds: the chart's whole range, whatever part of it has samples. */
+  xRange?: [number, number];
 }
 
 function cssVar(name: string, fallback: string): string {
@@ -32,7 +35,8 @@ function withAlpha(color: string, alpha: string): string | undefined {
   return /^#[0-9a-f]{6}$/i.test(color) ? `${color}${alpha}` : undefined;
 }
 
-function options(p: TimeSeriesChartProps, width: number): uPlot.Options {
+/** `latest` gives the props of the last render: the axis range follows them without a rebuild. */
+function options(p: TimeSeriesChartProps, width: number, latest: () => TimeSeriesChartProps): uPlot.Options {
   const accent = cssVar("--accent", "#1f5fbf");
   const muted = cssVar("--fg-muted", "#5b6470");
   const grid = cssVar("--border", "#d6dbe1");
@@ -43,13 +47,19 @@ function options(p: TimeSeriesChartProps, width: number): uPlot.Options {
     height: p.height ?? 180,
     // Times in UTC, as everywhere in the console.
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
-    scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max && max > 0 ? max * 1.15 : 1] } },
+    scales: {
+      x: {
+        time: true,
+        range: (_u, min, max) => latest().xRange ?? [min, max],
+      },
+      y: { range: (_u, _min, max) => [0, max && max > 0 ? max * 1.15 : 1] },
+    },
     legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
     series: [
       {
         label: "UTC",
-        value: (_u, v) => (v === null ? "—" : new Date(v * 1000).toISOString().slice(0, 16).replace("T", " ")),
+        value: (_u, v) => (v === null ? "—" : formatUtc(v * 1000)),
       },
       {
         label: p.label,
@@ -63,7 +73,16 @@ function options(p: TimeSeriesChartProps, width: number): uPlot.Options {
           : {}),
       },
     ],
-    axes: [axis, { ...axis, size: 56, values: (_u, splits) => splits.map((v) => p.format(v)) }],
+    axes: [
+      {
+        ...axis,
+        values: (u, splits) => {
+          const span = (u.scales.x.max ?? 0) - (u.scales.x.min ?? 0);
+          return splits.map((v) => formatAxisTime(v, span));
+        },
+      },
+      { ...axis, size: 56, values: (_u, splits) => splits.map((v) => p.format(v)) },
+    ],
   };
 }
 
@@ -79,7 +98,11 @@ export function TimeSeriesChart(props: TimeSeriesChartProps) {
     const build = () => {
       plot.current?.destroy();
       const p = latest.current;
-      plot.current = new uPlot(options(p, Math.max(200, el.clientWidth)), [p.xs, p.ys], el);
+      plot.current = new uPlot(
+        options(p, Math.max(200, el.clientWidth), () => latest.current),
+        [p.xs, p.ys],
+        el,
+      );
     };
     build();
     const resize = new ResizeObserver(() => {
@@ -106,8 +129,9 @@ export function TimeSeriesChart(props: TimeSeriesChartProps) {
   }, [props.xs, props.ys]);
 
   const points = props.ys.filter((v) => v !== null).length;
+  const span = props.xRange ? props.xRange[1] - props.xRange[0] : undefined;
   return (
-    <figure className="chart" data-testid={props.testId} data-points={points}>
+    <figure className="chart" data-testid={props.testId} data-points={points} data-span-seconds={span}>
       <figcaption className="chart-caption">
         <span className="strong">{props.label}</span> <span className="hint">{props.summary}</span>
       </figcaption>

@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { useState } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
+import { LetterWhen } from "@/components/triage/letter-when";
 import { formatBytes, truncate } from "@/lib/format";
 import { letterHref } from "@/lib/dlq/links";
 import { newRedriveQuery } from "@/lib/redrive/ui-format";
@@ -96,7 +97,7 @@ export function TriageLettersTable({
                   />
                 </th>
               ) : null}
-              <th>Arrived</th>
+              <th>When</th>
               <th>Exception or reason</th>
               <th>Disposition</th>
               <th>Origin</th>
@@ -131,8 +132,8 @@ export function TriageLettersTable({
                       )}
                     </td>
                   ) : null}
-                  <td className="nowrap">
-                    <RelativeTime value={l.arrivedAt} />
+                  <td className="nowrap" data-testid="triage-letter-when">
+                    <LetterWhen letter={l} />
                   </td>
                   <td className="truncate" title={exception || l.reason || undefined} style={{ maxWidth: 460 }}>
                     {exception ? (

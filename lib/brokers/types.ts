@@ -98,9 +98,15 @@ export interface FailureInfo {
   /** How many times it died or was received (x-death count, ApproximateReceiveCount). */
   count: number | null;
   deliveryCount: number | null; // x-delivery-count
+  /** The exception that caused the failure: where a framework wrapped it, the cause, not the wrapper. */
   exceptionClass: string | null;
   exceptionMessage: string | null;
   stackTrace: string | null;
+  /**
+   * The framework's wrapper when `exceptionClass` is its cause (Spring Kafka's
+   * ListenerExecutionFailedException, named in kafka_dlt-exception-fqcn). Absent: no wrapper recorded.
+   */
+  wrapperClass?: string | null;
 }
 
 export interface Letter {
@@ -132,6 +138,11 @@ export interface Letter {
    * the first enqueue). ISO 8601 UTC. Absent: the letter's time in the DLQ is what counts.
    */
   retentionFrom?: string | null;
+  /**
+   * Where the read that returned this letter raised one of its counts (SQS: every receive raises
+   * ApproximateReceiveCount, FailureInfo.count), which and by how much; the count shown includes it.
+   */
+  readRaised?: { field: "count" | "deliveryCount"; by: number };
   /** Set when the console already handled this letter but the broker keeps it (Kafka: no per-record delete). */
   handled?: { at: string; outcome: "redriven" | "discarded" };
   /** Problems found in this letter that did not stop the read (e.g. an SQS MD5 mismatch). */

@@ -119,6 +119,7 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         contentType: l.contentType,
         failure: maskFailure(l.failure, policy),
         handled: l.handled ?? null,
+        ...(l.readRaised ? { readRaised: l.readRaised } : {}),
       }));
       return {
         ...base,

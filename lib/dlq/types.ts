@@ -24,4 +24,6 @@ export interface LetterRow {
   failure: FailureInfo;
   /** Set when the console already handled it but the broker keeps it (no per-letter removal). */
   handled: Letter["handled"] | null;
+  /** How much the read of this page raised one of the letter's counts (Letter.readRaised). */
+  readRaised?: Letter["readRaised"];
 }

@@ -85,6 +85,7 @@ export function letterDetailOf(l: Letter, policy: MaskingPolicy, showPayload: bo
     history: meta.history,
     orderingKey: l.orderingKey,
     handled: l.handled ?? null,
+    ...(l.readRaised ? { readRaised: l.readRaised } : {}),
     warnings: l.warnings ?? [],
     payload: shown?.view ?? null,
     masking: {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { FailureInfo, Letter } from "@/lib/brokers/types";
 import { keyringFromEnv } from "@/lib/crypto/payload-cipher";
 import { DEFAULT_CLASSIFICATION_RULES } from "@/lib/triage";
+import { toLetter as kafkaLetter } from "@/lib/brokers/kafka/letter";
 import { JAVA_SPRING } from "./fixtures.test-data";
 import { CAUSE_FQCN_HEADER, cachedResolveFailure, failureCacheStats, resolveFailure, toIndexRow } from "./index-row";
 
@@ -129,6 +130,55 @@ describe("toIndexRow resolves Spring wrappers to the root cause", () => {
       ),
     );
     expect(r.exception_class).toBe("java.net.SocketTimeoutException");
+  });
+
+  it("Kafka: the letter's own exception fields are what triage indexes (Spring 5, Spring 6, the seeded form)", () => {
+    const cause = "com.acme.orders.OutOfStockException";
+    const variants: Array<[string, string]> = [
+      [
+        `Listener failed; nested exception is ${cause}: SKU AB-12 has 0 units left`,
+        `${KAFKA_WRAPPER}: x\n\tat a.B.c(B.java:1)`,
+      ],
+      [
+        "Listener method 'onOrder' threw exception",
+        `${KAFKA_WRAPPER}: Listener method 'onOrder' threw exception\n\tat a.B.c(B.java:1)\nCaused by: ${cause}: SKU AB-12 has 0 units left\n\tat com.acme.orders.OrderListener.onOrder(OrderListener.java:42)`,
+      ],
+      [
+        `Listener failed; ${cause}: SKU AB-12 has 0 units left`,
+        `${cause}: SKU AB-12 has 0 units left\n\tat com.acme.orders.OrderListener.onOrder(OrderListener.java:42)`,
+      ],
+    ];
+    for (const [message, stack] of variants) {
+      const b = (t: string) => Buffer.from(t, "utf8");
+      const k = kafkaLetter(
+        "demo.orders.DLT",
+        0,
+        {
+          offset: "7",
+          timestamp: "0",
+          key: null,
+          value: b("{}"),
+          headers: {
+            "kafka_dlt-original-topic": b("demo.orders"),
+            "kafka_dlt-exception-fqcn": b(KAFKA_WRAPPER),
+            [CAUSE_FQCN_HEADER]: b(cause),
+            "kafka_dlt-exception-message": b(message),
+            "kafka_dlt-exception-stacktrace": b(stack),
+          },
+        },
+        0,
+        { configOrigin: null },
+      );
+      expect(k.failure).toMatchObject({
+        exceptionClass: cause,
+        exceptionMessage: "SKU AB-12 has 0 units left",
+        wrapperClass: KAFKA_WRAPPER,
+      });
+      const r = row(k);
+      expect(r.exception_class).toBe(k.failure.exceptionClass);
+      expect(r.exception_message).toBe(k.failure.exceptionMessage);
+      expect(resolveFailure(k.failure, cause, undefined).wrapperClass).toBe(KAFKA_WRAPPER);
+    }
   });
 
   it("plain letters are unchanged: header class and message, reason basis without exception", () => {

@@ -115,7 +115,7 @@ function nestedMessage(message: string | null, cls: string): string | null | und
  * Spring Kafka's cause header, else the header's exception. Pure; cached by scanFailureResolver.
  */
 export function resolveFailure(
-  f: Pick<FailureInfo, "exceptionClass" | "exceptionMessage" | "stackTrace" | "reason" | "count">,
+  f: Pick<FailureInfo, "exceptionClass" | "exceptionMessage" | "stackTrace" | "reason" | "count" | "wrapperClass">,
   causeFqcn: string | null,
   rules: ClassificationRule[] | undefined,
 ): ResolvedFailure {
@@ -154,6 +154,9 @@ export function resolveFailure(
     wrapperClass = headerClass;
   }
   const exceptionClass = g.exceptionClass ?? headerClass;
+  // The adapter already named the cause and its wrapper (Spring Kafka): the wrapper is the letter's.
+  if (!wrapperClass && blank(f.wrapperClass) && blank(f.wrapperClass) !== exceptionClass)
+    wrapperClass = blank(f.wrapperClass);
   const c = classify({ exceptionClass, exceptionMessage, reason: f.reason }, rules);
   return { group: g, exceptionClass, exceptionMessage, wrapperClass, disposition: c.disposition, ruleId: c.ruleId };
 }
@@ -205,6 +208,7 @@ export function cachedResolveFailure(
     f.reason,
     receiveCountBucket(f.count),
     causeFqcn,
+    f.wrapperClass ?? null,
   ]);
   if (key.length > CACHE_KEY_MAX) return resolveFailure(f, causeFqcn, rules);
   if (++cache.lookups === WINDOW) {

@@ -48,6 +48,8 @@ export interface IndexedLetter {
   messageId: string | null;
   arrivedAt: string;
   deadLetteredAt: string | null;
+  /** Letter.retentionFrom: when the broker's retention clock started (SQS: SentTimestamp, the send). */
+  retentionFrom: string | null;
   firstSeenAt: string;
   lastSeenAt: string;
   goneAt: string | null;
@@ -81,6 +83,7 @@ function toLetter(r: Row): IndexedLetter {
     messageId: (r.message_id as string) ?? null,
     arrivedAt: iso(r.arrived_at)!,
     deadLetteredAt: iso(r.dead_lettered_at),
+    retentionFrom: iso(r.retention_from),
     firstSeenAt: iso(r.first_seen_at)!,
     lastSeenAt: iso(r.last_seen_at)!,
     goneAt: iso(r.gone_at),
@@ -103,7 +106,7 @@ function toLetter(r: Row): IndexedLetter {
 }
 
 const LETTER_COLUMNS = `letter_id, position, kafka_partition, kafka_offset::text AS kafka_offset, message_id, arrived_at, dead_lettered_at,
-  first_seen_at, last_seen_at, gone_at, reason, origin_queue, exception_class, exception_message, group_key, group_label,
+  retention_from, first_seen_at, last_seen_at, gone_at, reason, origin_queue, exception_class, exception_message, group_key, group_label,
   disposition, rule_id, receive_count, headers, body_size, sha256, fingerprint, payload_truncated, handled_outcome, id`;
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);

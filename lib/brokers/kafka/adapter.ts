@@ -64,7 +64,7 @@ import { groupMembers, readRecordAt, skipToDlt, type GroupClientDeps } from "@/l
 import type { ConsumerGroupOps } from "@/lib/brokers/consumer-groups";
 import { originalRef, type OriginalLookup } from "@/lib/brokers/kafka/share-dlq";
 import { joinedLetter, lookupOriginal, type OriginalRef } from "@/lib/brokers/kafka/share-original";
-import { originOf } from "@/lib/brokers/kafka/headers";
+import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
 import { kafkaSampleWatch } from "@/lib/brokers/kafka/sample-watch";
 import type { SampleWatchOps } from "@/lib/brokers/target-readers";
 
@@ -404,6 +404,7 @@ export class KafkaAdapter implements BrokerAdapter {
       }
     }
     const partitions: PartitionSummary[] = [];
+    const named = new Set<string>();
     let oldest: { at: number; partition: number; offset: bigint } | null = null;
     await Promise.all(
       state.partitions.map(async (p) => {
@@ -412,6 +413,9 @@ export class KafkaAdapter implements BrokerAdapter {
         if (first < p.end) {
           const r = await this.recordAt(name, p.partition, first).catch(() => null);
           if (r && Number(r.timestamp) >= 0) at = Number(r.timestamp);
+          // The origin its letters name (Spring, Connect, Streams, share headers): read anyway for the age.
+          const origin = r ? originOf(decodeKafkajsHeaders(r.headers)).topic : null;
+          if (origin && origin !== name) named.add(origin);
         }
         if (at !== null && (!oldest || at < oldest.at)) oldest = { at, partition: p.partition, offset: first };
         partitions.push({
@@ -461,7 +465,8 @@ export class KafkaAdapter implements BrokerAdapter {
       depth: state.total,
       inFlight: null,
       consumers: null,
-      origins: entry?.origin ? [entry.origin] : [],
+      // The configured origin, else those its oldest unhandled letters name (config-checks.ts's originsOf).
+      origins: entry?.origin ? [entry.origin] : [...named].sort(),
       source,
       readRisk: null,
       warnings,

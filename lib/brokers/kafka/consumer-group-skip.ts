@@ -14,6 +14,7 @@ import {
 import { mapKafkaError } from "@/lib/brokers/kafka/errors";
 import { DEFAULT_FETCH_LIMITS, readPartition, type FetchLimits } from "@/lib/brokers/kafka/fetcher";
 import { SPRING } from "@/lib/brokers/kafka/headers";
+import { OPERATOR_SKIP_FQCN } from "@/lib/brokers/kafka/failure-words";
 import { toLetter } from "@/lib/brokers/kafka/letter";
 import { lazyProducer } from "@/lib/brokers/kafka/mover";
 import { formatDuration } from "@/lib/brokers/kafka/retention";
@@ -50,7 +51,7 @@ import { formatDuration } from "@/lib/brokers/kafka/retention";
  * partition, in offset order.
  */
 
-export const SKIP_EXCEPTION_FQCN = "dlq-console.OperatorSkip";
+export const SKIP_EXCEPTION_FQCN = OPERATOR_SKIP_FQCN;
 
 export interface GroupMemberRef {
   memberId: string;

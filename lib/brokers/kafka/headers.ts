@@ -17,6 +17,7 @@ import type { DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/types
 import { isUtf8 } from "node:buffer";
 import { displayText, timestampValue } from "@/lib/brokers/display";
 import { SHARE_PREFIX, shareFailureOf } from "@/lib/brokers/kafka/share-dlq";
+import { connectReason, springException, springReason, STREAMS_REASON } from "@/lib/brokers/kafka/failure-words";
 
 /** A header as it came off the wire, in record order; a null value is a header without value. */
 export type RawHeader = [name: string, value: Uint8Array | null];
@@ -253,6 +254,7 @@ export function failureFromHeaders(
   let stackTrace: string | null = null;
   let reason: string | null = null;
   let deliveryCount: number | null = null;
+  let wrapperClass: string | null = null;
   switch (origin.convention) {
     case "share": {
       // The broker gives no exception: its message says which of its two reasons archived the record.
@@ -262,29 +264,33 @@ export function failureFromHeaders(
       deliveryCount = f.deliveryCount;
       break;
     }
-    case "spring":
+    case "spring": {
       // The most recent failure is the last exception header (Spring may keep earlier ones).
-      exceptionClass = text(headers, SPRING.exceptionFqcn, "last") ?? text(headers, SPRING.keyExceptionFqcn, "last");
-      exceptionMessage = text(headers, SPRING.message, "last") ?? text(headers, SPRING.keyMessage, "last");
+      const valueClass = text(headers, SPRING.exceptionFqcn, "last");
+      const keyClass = text(headers, SPRING.keyExceptionFqcn, "last");
       stackTrace = text(headers, SPRING.stacktrace, "last") ?? text(headers, SPRING.keyStacktrace, "last");
-      reason =
-        text(headers, SPRING.keyExceptionFqcn, "last") && !text(headers, SPRING.exceptionFqcn, "last")
-          ? "key-exception"
-          : "exception";
+      const resolved = springException({
+        exceptionClass: valueClass ?? keyClass,
+        causeClass: text(headers, SPRING.causeFqcn, "last"),
+        message: text(headers, SPRING.message, "last") ?? text(headers, SPRING.keyMessage, "last"),
+        stackTrace,
+      });
+      ({ exceptionClass, exceptionMessage, wrapperClass } = resolved);
+      reason = springReason({ keyException: keyClass !== null && valueClass === null, exceptionClass });
       break;
+    }
     case "connect": {
       exceptionClass = text(headers, CONNECT.exceptionClass);
       exceptionMessage = text(headers, CONNECT.exceptionMessage);
       stackTrace = text(headers, CONNECT.exceptionStacktrace);
-      const stage = text(headers, CONNECT.stage);
-      reason = stage ? `connect:${stage}` : "exception";
+      reason = connectReason(text(headers, CONNECT.stage));
       break;
     }
     case "streams":
       exceptionClass = text(headers, STREAMS.exception);
       exceptionMessage = text(headers, STREAMS.message);
       stackTrace = text(headers, STREAMS.stacktrace);
-      reason = "exception";
+      reason = STREAMS_REASON;
       break;
   }
   return {
@@ -298,5 +304,6 @@ export function failureFromHeaders(
     exceptionClass,
     exceptionMessage,
     stackTrace,
+    ...(wrapperClass ? { wrapperClass } : {}),
   };
 }

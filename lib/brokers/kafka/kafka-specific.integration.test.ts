@@ -44,10 +44,12 @@ describe("Kafka adapter on a real broker", () => {
     expect(page.depth).toBe(6);
     expect(page.letters).toHaveLength(6);
     for (const l of page.letters) {
-      expect(l.failure.exceptionClass).toBe("org.springframework.kafka.listener.ListenerExecutionFailedException");
-      expect(l.failure.exceptionMessage).toMatch(
-        /^Listener failed; com\.acme\.orders\.OutOfStockException: sku \d+ out of stock$/,
-      );
+      // The cause Spring named, with its own message; the wrapper beside it.
+      expect(l.failure.exceptionClass).toBe("com.acme.orders.OutOfStockException");
+      expect(l.failure.wrapperClass).toBe("org.springframework.kafka.listener.ListenerExecutionFailedException");
+      expect(l.failure.exceptionMessage).toMatch(/^sku \d+ out of stock$/);
+      expect(l.failure.reason).toBe("listener failed");
+      expect(l.history[0].reason).toBe("listener failed: com.acme.orders.OutOfStockException");
       expect(l.failure.originQueue).toBe(spring.source);
       expect(prop(l, "original consumer group")).toBe(spring.group);
       expect(prop(l, "original partition")).toBe(prop(l, "partition"));
@@ -58,6 +60,8 @@ describe("Kafka adapter on a real broker", () => {
     }
     // Oldest first, partition by partition.
     expect(page.letters.map((l) => l.id)).toEqual(["0-0", "0-1", "1-0", "1-1", "2-0", "2-1"]);
+    // The DLT names the topic its letters name as their origin.
+    expect((await adapter.describeDlq(spring.dlt)).origins).toEqual([spring.source]);
   });
 
   it("reads one partition from an offset, newest first, and never joins or commits a group", async () => {
@@ -130,7 +134,7 @@ describe("Kafka adapter on a real broker", () => {
     ]);
     const [l] = (await adapter.browse(dlt, { offset: 0, limit: 1 })).letters;
     expect(l.failure.exceptionClass).toBe("org.apache.kafka.connect.errors.DataException");
-    expect(l.failure.reason).toBe("connect:VALUE_CONVERTER");
+    expect(l.failure.reason).toBe("value converter failed");
     expect(l.failure.originQueue).toBe(source);
     expect(prop(l, "connector")).toBe(`${connector} (task 0)`);
     expect(prop(l, "original offset")).toBe("0");

@@ -11,6 +11,7 @@ import {
   timestampOfMs,
 } from "@/lib/brokers/kafka/headers";
 import { letterIdOf } from "@/lib/brokers/kafka/discovery";
+import { deathReason } from "@/lib/brokers/kafka/failure-words";
 import { isMetadataOnly } from "@/lib/brokers/kafka/share-dlq";
 
 export interface KafkaRecordLike {
@@ -106,7 +107,8 @@ export function toLetter(
       ? [
           {
             queue: origin.topic,
-            reason: origin.convention === "share" ? failure.reason : origin.convention,
+            reason:
+              origin.convention === "share" ? failure.reason : deathReason(failure.reason, failure.exceptionClass),
             count: origin.convention === "share" ? failure.deliveryCount : null,
             time: iso,
             exchange: null,

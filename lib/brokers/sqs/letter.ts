@@ -147,6 +147,7 @@ export function failureOf(
           : exceptionClass || exceptionMessage
             ? "exception"
             : null;
+  const deadLetteredAt = deadLetteredAtOf(sys, reason === "maxReceiveCount");
   const history: DeathRecord[] =
     origin || reason
       ? [
@@ -154,7 +155,7 @@ export function failureOf(
             queue: origin,
             reason,
             count: receiveCount,
-            time: null,
+            time: deadLetteredAt,
             exchange: null,
             routingKeys: [],
             extra: source
@@ -165,7 +166,7 @@ export function failureOf(
       : [];
   return {
     failure: {
-      deadLetteredAt: null,
+      deadLetteredAt,
       reason,
       originQueue: origin,
       exchange: null,
@@ -178,6 +179,42 @@ export function failureOf(
     },
     history,
   };
+}
+
+/**
+ * When SQS moved the letter into this DLQ, where SQS records it: a FIFO queue's move resets the
+ * letter's SentTimestamp (its enqueue time), a standard queue's keeps the first send's, so there the
+ * time of the move is not recorded anywhere (AWS, "Setting-up dead-letter queue retention").
+ */
+export function deadLetteredAtOf(sys: Record<string, string>, movedBySqs: boolean): string | null {
+  const fifo = sys.MessageGroupId !== undefined || sys.SequenceNumber !== undefined;
+  return movedBySqs && fifo ? isoFromEpochMs(sys.SentTimestamp) : null;
+}
+
+/** What the letter's own attributes say of its times, for the letter view's properties. */
+export function timeFacts(sys: Record<string, string>, deadLetteredAt: string | null): HeaderEntry[] {
+  const sent = isoFromEpochMs(sys.SentTimestamp);
+  const out: HeaderEntry[] = [];
+  if (deadLetteredAt) {
+    out.push({ name: "dead-lettered", value: timestampValue(Date.parse(deadLetteredAt)) });
+    if (sent === deadLetteredAt)
+      out.push({
+        name: "sent",
+        value: { t: "string", v: "not recorded: a FIFO DLQ sets SentTimestamp anew on the move" },
+      });
+  } else {
+    if (sent) out.push({ name: "sent", value: timestampValue(Date.parse(sent)) });
+    out.push({
+      name: "dead-lettered",
+      value: {
+        t: "string",
+        v: sent
+          ? "not recorded by SQS: a standard queue keeps SentTimestamp from the first send"
+          : "not recorded by SQS",
+      },
+    });
+  }
+  return out;
 }
 
 /** Lambda writes ErrorCode as a status (e.g. "200" for a function error); an errorType inside ErrorMessage JSON is the better class. */
@@ -234,7 +271,7 @@ export interface LetterOptions extends FailureContext {
 }
 
 /** SQS epoch-millisecond attribute text as ISO 8601, or null. */
-function isoFromEpochMs(v: string | undefined): string | null {
+export function isoFromEpochMs(v: string | undefined): string | null {
   const ms = Number(v);
   return v && Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : null;
 }
@@ -275,6 +312,7 @@ export function toLetter(msg: Message, id: string, position: number, opts: Lette
     });
   const { failure, history } = failureOf(msg, headers, opts);
   const sys = (msg.Attributes ?? {}) as Record<string, string>;
+  properties.unshift(...timeFacts(sys, failure.deadLetteredAt));
   return {
     id,
     position,
@@ -292,6 +330,8 @@ export function toLetter(msg: Message, id: string, position: number, opts: Lette
     history,
     orderingKey: sys.MessageGroupId ?? null,
     retentionFrom: isoFromEpochMs(sys.SentTimestamp),
+    // Every SQS letter comes from a ReceiveMessage, held invisible until its read ends: received once.
+    readRaised: { field: "count", by: 1 },
     ...(warnings.length ? { warnings } : {}),
   };
 }

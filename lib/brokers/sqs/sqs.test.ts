@@ -100,6 +100,43 @@ describe("letters", () => {
     expect(l.warnings).toBeUndefined();
   });
 
+  it("says when it was sent and whether SQS recorded its dead-lettering, and that the read raised its count", () => {
+    const sentMs = Date.now() - 3_600_000; // relative to now, never a fixed day
+    const sent = new Date(sentMs).toISOString();
+    const standard = toLetter(
+      msg({ Attributes: { ...msg().Attributes, SentTimestamp: String(sentMs) } }),
+      "x",
+      0,
+      opts,
+    );
+    // A standard queue keeps the first send's SentTimestamp: the move to the DLQ is not recorded.
+    expect(standard.failure.deadLetteredAt).toBeNull();
+    expect(standard.retentionFrom).toBe(sent);
+    expect(standard.properties.find((p) => p.name === "sent")?.value).toEqual({ t: "timestamp", v: sent });
+    expect(standard.properties.find((p) => p.name === "dead-lettered")?.value).toMatchObject({
+      v: expect.stringMatching(/^not recorded by SQS/),
+    });
+    expect(standard.readRaised).toEqual({ field: "count", by: 1 });
+    // A FIFO DLQ's move resets SentTimestamp: that is the dead-lettering, and the send is unknown.
+    const fifo = toLetter(
+      msg({
+        Attributes: { ...msg().Attributes, SentTimestamp: String(sentMs), MessageGroupId: "g", SequenceNumber: "1" },
+      }),
+      "x",
+      0,
+      opts,
+    );
+    expect(fifo.failure.deadLetteredAt).toBe(sent);
+    expect(fifo.history[0].time).toBe(sent);
+    expect(fifo.properties.find((p) => p.name === "sent")?.value).toMatchObject({
+      v: expect.stringMatching(/^not recorded/),
+    });
+    // A letter sent straight into a FIFO queue (no redrive by SQS): its SentTimestamp is a send.
+    const direct = toLetter(msg({ Attributes: { SentTimestamp: String(sentMs), MessageGroupId: "g" } }), "x", 0, opts);
+    expect(direct.failure.deadLetteredAt).toBeNull();
+    expect(direct.properties.find((p) => p.name === "sent")?.value).toEqual({ t: "timestamp", v: sent });
+  });
+
   it("an MD5 mismatch is a warning on the letter, not a failure", () => {
     const l = toLetter(msg({ MD5OfBody: "00000000000000000000000000000000" }), "x", 0, opts);
     expect(l.warnings?.[0].code).toBe("md5_mismatch");

@@ -2,6 +2,8 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { DeathHistory } from "@/components/dlq/death-history";
+import { WrappedIn } from "@/components/dlq/wrapped-in";
+import { ReadRaisedNote } from "@/components/dlq/read-raised";
 import { dlqProblem } from "@/components/dlq/dlq-problem";
 import { EntriesTable } from "@/components/dlq/entries-table";
 import { HandledBadge } from "@/components/dlq/handled-badge";
@@ -206,7 +208,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
             <tbody>
               {has.has("deadLetteredAt") ? (
                 <Field label="Time of death">
-                  <RelativeTime value={f.deadLetteredAt} /> <span className="muted">({f.deadLetteredAt})</span>
+                  <RelativeTime value={f.deadLetteredAt} full testId="letter-died-at" />
                 </Field>
               ) : null}
               <Field label="Reason" testId="letter-reason">
@@ -232,12 +234,19 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
               {has.has("count") ? (
                 <Field label={labels.count} testId="letter-count">
                   {f.count}
+                  <ReadRaisedNote raised={l.readRaised} field="count" label={labels.count} />
                 </Field>
               ) : null}
-              {has.has("deliveryCount") ? <Field label="Delivery count">{f.deliveryCount}</Field> : null}
+              {has.has("deliveryCount") ? (
+                <Field label="Delivery count">
+                  {f.deliveryCount}
+                  <ReadRaisedNote raised={l.readRaised} field="deliveryCount" label="Delivery count" />
+                </Field>
+              ) : null}
               {has.has("exceptionClass") ? (
                 <Field label="Exception class" copy={f.exceptionClass} testId="letter-exception-class">
                   <span className="mono">{f.exceptionClass}</span>
+                  <WrappedIn wrapperClass={f.wrapperClass} />
                 </Field>
               ) : null}
               {has.has("exceptionMessage") ? (
@@ -291,7 +300,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
           </pre>
         </section>
       ) : null}
-      <DeathHistory history={l.history} countLabel={labels.count} />
+      <DeathHistory history={l.history} countLabel={labels.count} queueLabel={labels.queue} />
       <PayloadPanel
         view={l.payload}
         masked={l.masking.payloadMasked}
