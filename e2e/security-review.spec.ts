@@ -525,14 +525,26 @@ test("the live review's probes, area by area, against the production server", as
       const answers = await Promise.all(
         Array.from({ length: 330 }, () => ctx.get("/api/v1/jobs/00000000-0000-0000-0000-000000000000")),
       );
-      const burstMs = Date.now() - burstStarted;
-      if (Math.floor(burstStarted / 60_000) !== Math.floor(Date.now() / 60_000))
-        o.problems.push(`the burst (${burstMs} ms) crossed a minute boundary`);
+      const burstEnded = Date.now();
+      const burstMs = burstEnded - burstStarted;
       o.name += ` (${burstMs} ms)`;
       o.requests += answers.length;
       const limited = answers.filter((a) => a.status() === 429);
       const passed = answers.filter((a) => a.status() !== 429);
-      if (passed.length !== 300) o.problems.push(`${passed.length} of 330 passed, want 300`);
+      if (Math.floor(burstStarted / 60_000) !== Math.floor(burstEnded / 60_000)) {
+        // A slow burst (a loaded machine) reached the next window: there the sliding window lets
+        // previous × time left / window fewer through, so each window's count is held to that.
+        const [row] = await sql<{ previous: number; current: number }>(
+          "select r.previous, r.current from api_token_rates r join api_tokens t on t.id = r.token_id where t.name = $1",
+          [`review-${RUN}-burst`],
+        );
+        const left = 60_000 - (burstEnded % 60_000);
+        const capacity = Math.floor((300 * 60_000 - row.previous * left) / 60_000);
+        if (row.previous + row.current !== passed.length)
+          o.problems.push(`${passed.length} passed, the token's windows count ${row.previous} + ${row.current}`);
+        if (row.previous > 300 || row.current > capacity)
+          o.problems.push(`across a minute: ${row.previous} then ${row.current} passed, at most 300 then ${capacity}`);
+      } else if (passed.length !== 300) o.problems.push(`${passed.length} of 330 passed, want 300`);
       const others = passed.filter((a) => a.status() !== 404).map((a) => a.status());
       if (others.length) o.problems.push(`passed calls answered ${[...new Set(others)]}, want 404 (no such job)`);
       if (limited.some((a) => !/^\d+$/.test(a.headers()["retry-after"] ?? "")))
@@ -591,7 +603,9 @@ test("the live review's probes, area by area, against the production server", as
           if (!a.text.includes('"ok":false') || !/has \d+ \\?"\*\\?"|characters/.test(a.text))
             o.problems.push(`a header glob of ${what} was not refused for its size: ${a.text.slice(0, 200)}`);
         }
-        const saved = await save([rule([`${"*a".repeat(8)}b`])], version);
+        // Against the version now in force: a server that wrongly took one of the refused rules moved it on.
+        const latest = await sql<{ version: number }>("select max(version) as version from masking_config_versions");
+        const saved = await save([rule([`${"*a".repeat(8)}b`])], Number(latest[0].version));
         if (!saved.text.includes('"ok":true'))
           throw new Error(`the 8-star rule was not saved: ${saved.text.slice(0, 300)}`);
         try {
