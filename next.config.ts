@@ -8,10 +8,14 @@ const securityHeaders = [
   { key: "X-Frame-Options", value: "DENY" },
   { key: "Cross-Origin-Opener-Policy", value: "same-origin" },
   { key: "Cross-Origin-Resource-Policy", value: "same-origin" },
+  // The console needs none of these device and capture features, so no page (nor anything
+  // injected into one) may ask for them. Only features browsers know are named: Chromium logs a
+  // warning on every page for one it does not (it has no "bluetooth" feature; Web Bluetooth
+  // always asks the user through its own device chooser).
   {
     key: "Permissions-Policy",
     value:
-      "camera=(), microphone=(), geolocation=(), payment=(), usb=(), serial=(), bluetooth=(), hid=(), midi=(), display-capture=()",
+      "camera=(), microphone=(), geolocation=(), payment=(), usb=(), serial=(), hid=(), midi=(), display-capture=()",
   },
 ];
 

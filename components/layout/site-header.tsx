@@ -4,7 +4,12 @@ import { ThemeToggle, type ThemeChoice } from "@/components/ui/theme-toggle";
 import { can } from "@/lib/auth/permissions";
 import type { Actor } from "@/lib/auth/session";
 import { NavLinks } from "./nav-links";
+import { SiteMenu } from "./site-menu";
 
+/**
+ * One row on a laptop; on a narrower screen the links and the account controls fold into a menu
+ * (globals.css, "Header"). Every control is rendered once, so the same element serves both layouts.
+ */
 export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice }) {
   const links = [{ href: "/", label: "DLQs", testId: "nav-dlqs" }];
   if (can(actor.role, "ops:read")) {
@@ -27,25 +32,34 @@ export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice 
       <Link href="/" className="brand">
         DLQ Console
       </Link>
-      <NavLinks links={links} />
-      <span className="spacer" />
-      <span className="current-user" data-testid="current-user" title={actor.email}>
-        <strong>{actor.name ?? actor.email}</strong> · <span data-testid="current-role">{actor.role}</span>
-      </span>
-      <ThemeToggle initial={theme} />
-      {/* Every role may read the API reference (it shows the document, no data); beside Profile, where tokens are made. */}
-      <Link
-        href="/api-reference"
-        className="btn btn-quiet"
-        data-testid="nav-api-reference"
-        title="API reference (/api/v1)"
-      >
-        API
-      </Link>
-      <Link href="/profile" className="btn btn-quiet" data-testid="nav-profile" title="Your profile and API tokens">
-        Profile
-      </Link>
-      <SignOutButton />
+      <SiteMenu>
+        <NavLinks links={links} />
+        <div className="site-account">
+          {/* Who is signed in is the way to their profile (and API tokens), as on most consoles. */}
+          <Link
+            href="/profile"
+            className="btn btn-quiet account-link"
+            data-testid="nav-profile"
+            title={`${actor.email}: your profile and API tokens`}
+          >
+            <span className="sr-only">Profile of </span>
+            <span className="current-user" data-testid="current-user">
+              <strong>{actor.name ?? actor.email}</strong> · <span data-testid="current-role">{actor.role}</span>
+            </span>
+          </Link>
+          <ThemeToggle initial={theme} />
+          {/* Every role may read the API reference (it shows the document, no data); beside Profile, where tokens are made. */}
+          <Link
+            href="/api-reference"
+            className="btn btn-quiet"
+            data-testid="nav-api-reference"
+            title="API reference (/api/v1)"
+          >
+            API
+          </Link>
+          <SignOutButton />
+        </div>
+      </SiteMenu>
     </header>
   );
 }

@@ -1,20 +1,10 @@
-"use client";
+import Link from "next/link";
 
-import { useRouter } from "next/navigation";
-import { useEffect } from "react";
-
-/** Esc (outside inputs) goes to `href`. */
+/**
+ * Esc (outside inputs) goes to `href`. A hidden link the root layout's inline script follows
+ * (components/layout/shortcuts-script.tsx): Esc works from the first paint, as a plain navigation
+ * before hydration and a client-side one after.
+ */
 export function EscapeBack({ href }: { href: string }) {
-  const router = useRouter();
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key !== "Escape") return;
-      const t = e.target as HTMLElement | null;
-      if (t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName))) return;
-      router.push(href);
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [href, router]);
-  return null;
+  return <Link href={href} prefetch={false} hidden tabIndex={-1} data-escape-back="" aria-hidden="true" />;
 }
