@@ -4,7 +4,7 @@
  *
  * For each page, in Debian's Chromium (playwright-core, /usr/bin/chromium), signed in as an admin:
  * - first visit: the first load of the page after the console started (server code and caches cold);
- * - then BENCH_RUNS more loads (default 5), whose median is reported.
+ * - then BENCH_RUNS rounds (default 5) of one more load of every page, whose median is reported.
  * Per load, from the navigation's start:
  * - network idle: when the last request of the page's own load ended, with none other for 500 ms
  *   after it (Playwright's "networkidle" quiet window, not counted);
@@ -182,14 +182,14 @@ async function measure(browser: Browser, pages: PageSpec[], label: string): Prom
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByTestId("sign-out").waitFor({ timeout: 60_000 });
 
-  const results: Array<{ name: string; first: Load; runs: Load[] }> = [];
+  // First visits in order, then rounds of every page once: a machine that slows down or speeds
+  // up during the run weighs on every page alike, the static one included.
+  const results: Array<{ name: string; url: string; first: Load; runs: Load[] }> = [];
   for (const spec of pages) {
     const url = await spec.url(page);
-    const first = await load(page, url);
-    const runs: Load[] = [];
-    for (let i = 0; i < RUNS; i++) runs.push(await load(page, url));
-    results.push({ name: spec.name, first, runs });
+    results.push({ name: spec.name, url, first: await load(page, url), runs: [] });
   }
+  for (let i = 0; i < RUNS; i++) for (const r of results) r.runs.push(await load(page, r.url));
   await context.close();
 
   const base = results[0];
