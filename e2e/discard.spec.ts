@@ -261,6 +261,7 @@ for (const role of ["operator", "viewer"] as const) {
 test("the archive's connection and DLQ filters list what the archive holds, with counts, and filter it", async ({
   page,
 }) => {
+  test.setTimeout(120_000); // three page loads after a choice each, on a shared machine
   await loadSession(page, "admin");
   await page.goto("/archive");
   const dlq = page.getByTestId("archive-filter-queue");
