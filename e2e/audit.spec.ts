@@ -1,25 +1,53 @@
 import { test, expect } from "@playwright/test";
 import { signIn, dlqPath, DEMO, E2E_USERS, loadSession } from "./fixtures";
 
-test("the audit page shows sign-in, DLQ opened and letter viewed, filters, and exports", async ({ page }) => {
+test("the audit page opens on operations and administration, shows access one click away, and filters by a listed action", async ({
+  page,
+}) => {
   // Through the form, not the saved session: this test's own sign-in is one of the rows it looks for.
   await signIn(page, "operator");
   await page.goto(dlqPath(DEMO.rejectedDlq));
   await page.getByTestId("letter-row").first().getByRole("link").first().click();
   await expect(page.getByTestId("death-row").first()).toBeVisible();
+  // An administration act of the same user: an API token of their own.
+  const tokenName = `audit-category-${Date.now()}`;
+  await page.goto("/profile");
+  await page.getByTestId("token-name").fill(tokenName);
+  await page.getByTestId("create-token-submit").click();
+  await expect(page.getByTestId("new-token")).toBeVisible();
 
   await page.goto(`/audit?actor=${encodeURIComponent(E2E_USERS.operator.email)}`);
   const rows = page.getByTestId("audit-row");
+  const categories = page.getByTestId("audit-category");
+  await expect(categories.getByRole("link", { name: "Operations and administration" })).toHaveAttribute(
+    "aria-current",
+    "true",
+  );
+  // The default view: the token's creation, none of the sign-ins and views under it.
+  await expect(rows.filter({ hasText: "token.create" }).first()).toBeVisible();
+  const shown = async () => new Set(await rows.evaluateAll((r) => r.map((x) => x.getAttribute("data-action"))));
+  for (const hidden of ["letter.view", "dlq.open", "auth.sign_in", "audit.view"])
+    expect(await shown()).not.toContain(hidden);
+
+  // One click: the access entries, and nothing else.
+  await categories.getByRole("link", { name: "Access", exact: true }).click();
+  await expect(page).toHaveURL(/category=access/);
   await expect(rows.filter({ hasText: "letter.view" }).first()).toBeVisible();
   await expect(rows.filter({ hasText: "dlq.open" }).first()).toBeVisible();
   await expect(rows.filter({ hasText: "auth.sign_in" }).first()).toBeVisible();
+  expect(await shown()).not.toContain("token.create");
 
-  // Filter by action: only that action remains.
-  await page.goto(`/audit?action=letter.view&queue=${encodeURIComponent(DEMO.rejectedDlq)}`);
+  // The action filter is a list of readable actions; choosing one applies it.
+  const action = page.getByTestId("audit-action");
+  await expect(action.locator("optgroup[label='Access'] option", { hasText: "Viewed a letter" })).toHaveCount(1);
+  await expect(
+    action.locator("optgroup[label='Administration'] option", { hasText: "Created an API token" }),
+  ).toHaveCount(1);
+  await action.selectOption({ label: "Viewed a letter" });
+  await expect(page).toHaveURL(/action=letter\.view/);
+  await expect(action).toHaveValue("letter.view");
   await expect(rows.first()).toBeVisible();
-  const actions = await rows.evaluateAll((r) => r.map((x) => x.getAttribute("data-action")));
-  expect(actions.length).toBeGreaterThan(0);
-  expect(new Set(actions)).toEqual(new Set(["letter.view"]));
+  expect(await shown()).toEqual(new Set(["letter.view"]));
 
   const csv = await page.request.get(`/api/audit/export?format=csv&action=letter.view`);
   expect(csv.status()).toBe(200);

@@ -258,6 +258,33 @@ for (const role of ["operator", "viewer"] as const) {
 }
 
 // Every role may read discards (discard:read), so the refusal here is the sign-in one: no session, no list.
+test("the archive's connection and DLQ filters list what the archive holds, with counts, and filter it", async ({
+  page,
+}) => {
+  test.setTimeout(120_000); // three page loads after a choice each, on a shared machine
+  await loadSession(page, "admin");
+  await page.goto("/archive");
+  const dlq = page.getByTestId("archive-filter-queue");
+  const connection = page.getByTestId("archive-filter-connection");
+  await expect(dlq.locator("option", { hasText: DLQ })).toHaveText(`${DLQ} (2)`);
+  await expect(connection.locator("option", { hasText: "local-rabbitmq" })).toHaveCount(1);
+  await dlq.selectOption(DLQ);
+  await expect(page).toHaveURL(/[?&]queue=/);
+  await expect(page.getByTestId("archive-count")).toHaveAttribute("data-count", "2");
+  const queues = () => page.getByTestId("archive-row").evaluateAll((r) => r.map((x) => x.getAttribute("data-queue")));
+  expect(await queues()).toEqual([DLQ, DLQ]);
+  // A connection: its own DLQs listed, ours among them, the DLQ choice reset to any.
+  await connection.selectOption("local-rabbitmq");
+  await expect(page).toHaveURL(/connectionId=local-rabbitmq/);
+  await expect(dlq).toHaveValue("");
+  await expect(dlq.locator("option", { hasText: DLQ })).toHaveCount(1);
+  const rows = await page
+    .getByTestId("archive-row")
+    .evaluateAll((r) => r.map((x) => x.getAttribute("data-connection")));
+  expect(rows.length).toBeGreaterThanOrEqual(2);
+  expect(new Set(rows)).toEqual(new Set(["local-rabbitmq"]));
+});
+
 test("without a session, the lists of discards send to sign-in and show nothing", async ({ page }) => {
   for (const path of ["/discards", `${dlqPath(DLQ)}/discard`]) {
     const raw = await page.request.get(path, { maxRedirects: 0 });

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { ArchiveTable } from "@/components/archive/archive-table";
+import { ArchiveDlqFilter } from "@/components/archive/dlq-filter";
 import { Problem } from "@/components/ui/problem";
 import { SlashFocus } from "@/components/ui/slash-focus";
 import { shortOperation } from "@/components/archive/repaired";
@@ -58,14 +59,7 @@ export default async function ArchivePage({ searchParams }: { searchParams: Prom
       </div>
       <SlashFocus targetId="archive-q" />
       <form method="get" action="/archive" className="form-row card" data-testid="archive-filter">
-        <label>
-          Connection
-          <input name="connectionId" defaultValue={raw.connectionId} style={{ width: 140 }} />
-        </label>
-        <label>
-          DLQ
-          <input name="queue" defaultValue={raw.queue} style={{ width: 180 }} data-testid="archive-filter-queue" />
-        </label>
+        <ArchiveDlqFilter dlqs={data?.dlqs ?? []} connectionId={raw.connectionId ?? ""} queue={raw.queue ?? ""} />
         <label>
           From (UTC)
           <input name="from" defaultValue={raw.from} placeholder="2025-01-31 or …T14:00" style={{ width: 150 }} />

@@ -3,19 +3,21 @@ import Link from "next/link";
 import { AuditTable } from "@/components/audit/audit-table";
 import { Problem } from "@/components/ui/problem";
 import { SlashFocus } from "@/components/ui/slash-focus";
-import { AUDIT_ACTIONS } from "@/lib/audit/actions";
 import { can } from "@/lib/auth/permissions";
 import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { parseAuditFilter, viewAudit, type AuditPage } from "@/lib/audit-log/use-cases";
 import { asAppError } from "@/lib/use-case/app-error";
 import { VerifyChainButton } from "@/components/audit/verify-chain-button";
+import { AuditActionSelect } from "@/components/audit/action-select";
+import { AuditCategoryFilter } from "@/components/audit/category-filter";
+import { groupAuditActions } from "@/lib/audit-log/categories";
 
 export const metadata: Metadata = { title: "Audit" };
 export const dynamic = "force-dynamic";
 
 type Search = Record<string, string | string[] | undefined>;
-const FIELDS = ["actor", "action", "queue", "connectionId", "outcome", "from", "to"] as const;
+const FIELDS = ["actor", "action", "queue", "connectionId", "outcome", "from", "to", "category"] as const;
 
 function first(v: string | string[] | undefined) {
   return (Array.isArray(v) ? v[0] : v) ?? "";
@@ -33,7 +35,7 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
   let page: AuditPage | null = null;
   let problem: { title: string; message: string } | null = null;
   try {
-    const filter = parseAuditFilter(raw);
+    const filter = parseAuditFilter(raw, { defaultCategories: true });
     page = await viewAudit(actor, await requestMeta(), { filter, before });
   } catch (e) {
     if (asAppError(e)?.type === "bad_request")
@@ -42,8 +44,12 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
   }
 
   const olderHref = page?.nextCursor ? `/audit?${new URLSearchParams([...query, ["before", page.nextCursor]])}` : null;
+  // The export serves what the page shows: the default view's categories are named in its link.
+  const exportQuery = new URLSearchParams(query);
+  if (!raw.action && !raw.category) exportQuery.set("category", "operations,administration");
   const exportHref = (format: "csv" | "json") =>
-    `/api/audit/export?${new URLSearchParams([["format", format], ...query])}`;
+    `/api/audit/export?${new URLSearchParams([["format", format], ...exportQuery])}`;
+  const actionGroups = groupAuditActions(page?.actions ?? []);
 
   return (
     <main className="page">
@@ -54,27 +60,24 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
         </span>
       </div>
       <SlashFocus targetId="audit-actor" />
+      <div className="toolbar">
+        <AuditCategoryFilter current={raw.action ? null : raw.category} query={query} />
+        <span className="hint">
+          {raw.action
+            ? "An action is chosen: every category."
+            : raw.category
+              ? null
+              : "Sign-ins, views and reveals are under Access."}
+        </span>
+      </div>
       <form method="get" action="/audit" className="form-row card" data-testid="audit-filter">
         <label>
           Actor (email contains)
           <input id="audit-actor" name="actor" defaultValue={raw.actor} placeholder="alice@" style={{ width: 180 }} />
         </label>
-        <label>
+        <label htmlFor="audit-action">
           Action
-          <input
-            name="action"
-            defaultValue={raw.action}
-            list="audit-actions"
-            placeholder="letter.view or auth."
-            style={{ width: 190 }}
-          />
-          <datalist id="audit-actions">
-            {Object.entries(AUDIT_ACTIONS).map(([k, label]) => (
-              <option key={k} value={k}>
-                {label}
-              </option>
-            ))}
-          </datalist>
+          <AuditActionSelect value={raw.action} groups={actionGroups} />
         </label>
         <label>
           Queue
@@ -98,6 +101,7 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
           <input name="to" defaultValue={raw.to} placeholder="YYYY-MM-DDTHH:MM" style={{ width: 150 }} />
         </label>
         {raw.connectionId ? <input type="hidden" name="connectionId" value={raw.connectionId} /> : null}
+        {raw.category ? <input type="hidden" name="category" value={raw.category} /> : null}
         <button type="submit" className="btn btn-primary">
           Filter
         </button>

@@ -179,6 +179,8 @@ export function ArchiveTable({
                 data-testid="archive-row"
                 data-archive-id={r.id}
                 data-letter-id={r.letterId}
+                data-connection={r.connectionId}
+                data-queue={r.queue}
                 data-state={r.restoreState ?? "archived"}
               >
                 <td className="pick">

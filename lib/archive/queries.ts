@@ -186,6 +186,25 @@ export async function countArchive(filter: ArchiveFilter, db: PrismaClient = get
   return Number(r[0]?.n ?? 0);
 }
 
+/** A DLQ the archive holds letters of, with how many (every state). */
+export interface ArchiveDlq {
+  connectionId: string;
+  queue: string;
+  count: number;
+}
+
+/**
+ * Every DLQ the archive holds letters of, with its count, for the archive's connection and DLQ
+ * lists: one pass over the (connection, queue, discarded at, id) index, not the table. The archive
+ * is bounded by its retention, so the pass is too.
+ */
+export async function archiveDlqs(db: PrismaClient = getDb()): Promise<ArchiveDlq[]> {
+  const rows = await db.$queryRawUnsafe<Array<{ connection_id: string; queue: string; n: number }>>(
+    `SELECT connection_id, queue, count(*)::int AS n FROM archived_letters GROUP BY connection_id, queue ORDER BY connection_id, queue`,
+  );
+  return rows.map((r) => ({ connectionId: r.connection_id, queue: r.queue, count: Number(r.n) }));
+}
+
 export interface ArchivedFull extends ArchivedSummary {
   metadata: Record<string, unknown>;
   discardJobId: string;

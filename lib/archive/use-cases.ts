@@ -12,10 +12,12 @@ import { maskHeadersWithRules, maskPayloadWithRules } from "@/lib/masking/engine
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
 import { crossDlqDigest, visibleSha256 } from "@/lib/masking/digest";
 import {
+  archiveDlqs,
   countArchive,
   getArchived,
   queryArchive,
   streamArchive,
+  type ArchiveDlq,
   type ArchivedSummary,
   type ArchiveFilter,
 } from "./queries";
@@ -33,7 +35,7 @@ export async function listArchive(
   actor: Actor,
   meta: RequestMeta,
   input: { filter: ArchiveFilter; after?: string | null; limit?: number },
-): Promise<{ rows: ArchivedSummary[]; count: number; nextCursor: string | null }> {
+): Promise<{ rows: ArchivedSummary[]; count: number; nextCursor: string | null; dlqs: ArchiveDlq[] }> {
   await authorize(actor, "archive:read", {
     action: "archive.list",
     connectionId: input.filter.connectionId ?? null,
@@ -41,15 +43,16 @@ export async function listArchive(
     meta,
   });
   const filter = await digestScoped(actor, input.filter);
-  const [page, count] = await Promise.all([
+  const [page, count, dlqs] = await Promise.all([
     queryArchive(filter, { after: input.after, limit: input.limit }),
     countArchive(filter),
+    archiveDlqs(),
   ]);
   const policyOf = policyCache(actor);
   const rows = await Promise.all(
     page.rows.map(async (r) => ({ ...r, sha256: visibleSha256(r.sha256, await policyOf(r.connectionId, r.queue)) })),
   );
-  return { ...page, rows, count };
+  return { ...page, rows, count, dlqs };
 }
 
 /**

@@ -1,11 +1,19 @@
 import "server-only";
 import { z } from "zod";
-import { queryAudit, streamAudit, verifyAuditChain, type AuditFilter, type AuditRow } from "@/lib/audit";
+import {
+  distinctAuditActions,
+  queryAudit,
+  streamAudit,
+  verifyAuditChain,
+  type AuditFilter,
+  type AuditRow,
+} from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { AppError } from "@/lib/errors";
 import { crossDlqDigest, KEYED_DIGEST_PREFIX } from "@/lib/masking/digest";
 import { recordOutcome } from "@/lib/use-case/audited";
+import { auditCategoryOf, parseAuditCategories, type AuditCategory } from "./categories";
 
 const optionalText = z
   .string()
@@ -43,25 +51,50 @@ export const auditFilterSchema = z.object({
   to: optionalDate,
 });
 
-export type { AuditFilter };
+/**
+ * The audit filter of the page and the export: the log's own filter, plus the categories an entry's
+ * action must fall in (absent: every category). An explicit action wins over the categories.
+ */
+export type AuditLogFilter = Omit<AuditFilter, "actions"> & { categories?: AuditCategory[] };
 
-/** Parses URL search params into a filter; bad input is `bad_request:filter` with the reason. */
-export function parseAuditFilter(params: Record<string, string | string[] | undefined> | URLSearchParams): AuditFilter {
+/**
+ * Parses URL search params into a filter; bad input is `bad_request:filter` with the reason.
+ * `category` ("operations,administration", "access", "all") applies only without an action; when
+ * it is absent, `defaultCategories` says whether the page's default (operations and
+ * administration) applies: the page's yes, an export link (which names its category) no.
+ */
+export function parseAuditFilter(
+  params: Record<string, string | string[] | undefined> | URLSearchParams,
+  options: { defaultCategories?: boolean } = {},
+): AuditLogFilter {
   const obj: Record<string, string | undefined> = {};
-  for (const key of ["actor", "action", "queue", "connectionId", "outcome", "from", "to"]) {
+  for (const key of ["actor", "action", "queue", "connectionId", "outcome", "from", "to", "category"]) {
     const v = params instanceof URLSearchParams ? (params.get(key) ?? undefined) : params[key];
     obj[key] = Array.isArray(v) ? v[0] : v;
   }
-  const parsed = auditFilterSchema.safeParse(obj);
+  const { category, ...fields } = obj;
+  const parsed = auditFilterSchema.safeParse(fields);
   if (!parsed.success) {
     throw new AppError("bad_request:filter", {
       userMessage: `The filter is not valid: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
     });
   }
-  return Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined)) as AuditFilter;
+  const filter = Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined)) as AuditLogFilter;
+  if (!filter.action && (category?.trim() || options.defaultCategories)) {
+    const categories = parseAuditCategories(category);
+    if (categories !== "all") filter.categories = categories;
+  }
+  return filter;
 }
 
-function filterDetails(f: AuditFilter): Record<string, unknown> {
+/** The log's filter: categories become the actions of theirs that the log holds (`held`). */
+function logFilter(f: AuditLogFilter, held: string[]): AuditFilter {
+  const { categories, ...rest } = f;
+  if (!categories) return rest;
+  return { ...rest, actions: held.filter((a) => categories.includes(auditCategoryOf(a))) };
+}
+
+function filterDetails(f: AuditLogFilter): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(f)
       .filter(([, v]) => v !== undefined)
@@ -72,6 +105,8 @@ function filterDetails(f: AuditFilter): Record<string, unknown> {
 export interface AuditPage {
   rows: AuditRow[];
   nextCursor: string | null;
+  /** Every action the log holds, for the action list. */
+  actions: string[];
 }
 
 export const AUDIT_PAGE_SIZE = 100;
@@ -80,18 +115,19 @@ export const AUDIT_PAGE_SIZE = 100;
 export async function viewAudit(
   actor: Actor,
   meta: RequestMeta,
-  input: { filter: AuditFilter; before?: string; limit?: number },
+  input: { filter: AuditLogFilter; before?: string; limit?: number },
 ): Promise<AuditPage> {
   await authorize(actor, "audit:read", { action: "audit.view", meta });
   const limit = Math.min(Math.max(1, input.limit ?? AUDIT_PAGE_SIZE), 500);
-  const page = await queryAudit(input.filter, { before: input.before || undefined, limit });
+  const actions = await distinctAuditActions();
+  const page = await queryAudit(logFilter(input.filter, actions), { before: input.before || undefined, limit });
   await recordOutcome(actor, meta, { action: "audit.view" }, "success", {
     filter: filterDetails(input.filter),
     before: input.before ?? null,
     rows: page.rows.length,
   });
   const digest = await crossDlqDigest(actor.role);
-  return { ...page, rows: page.rows.map((r) => withVisibleDigest(r, digest.show)) };
+  return { ...page, actions, rows: page.rows.map((r) => withVisibleDigest(r, digest.show)) };
 }
 
 /**
@@ -121,7 +157,7 @@ function withVisibleDigest(r: AuditRow, show: (sha256: string) => string): Audit
 export async function exportAudit(
   actor: Actor,
   meta: RequestMeta,
-  input: { filter: AuditFilter; format: "csv" | "json" | "ndjson" },
+  input: { filter: AuditLogFilter; format: "csv" | "json" | "ndjson" },
 ): Promise<AsyncIterable<AuditRow>> {
   await authorize(actor, "audit:read", { action: "audit.export", meta });
   await recordOutcome(actor, meta, { action: "audit.export" }, "success", {
@@ -129,8 +165,9 @@ export async function exportAudit(
     filter: filterDetails(input.filter),
   });
   const digest = await crossDlqDigest(actor.role);
+  const filter = logFilter(input.filter, input.filter.categories ? await distinctAuditActions() : []);
   return (async function* () {
-    for await (const r of streamAudit(input.filter, 500)) yield withVisibleDigest(r, digest.show);
+    for await (const r of streamAudit(filter, 500)) yield withVisibleDigest(r, digest.show);
   })();
 }
 

@@ -1,6 +1,6 @@
 import "server-only";
 import { getDb } from "@/lib/db";
-import type { Prisma } from "@/lib/generated/prisma/client";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { AppError } from "@/lib/errors";
 import { auditFields, insertChained } from "./batch";
 import { toRow } from "./row";
@@ -95,9 +95,61 @@ export async function queryAudit(
   const before = parseCursor(page.before);
   const where = whereOf(filter);
   if (before !== undefined) where.id = { lt: before };
+  if (filter.actions) {
+    if (filter.actions.length === 0) return { rows: [], nextCursor: null };
+    where.id = { in: await newestIdsOf(filter, filter.actions, before, limit + 1) };
+  }
   const found = await getDb().auditEvent.findMany({ where, orderBy: { id: "desc" }, take: limit + 1 });
   const rows = found.slice(0, limit).map(toRow);
   return { rows, nextCursor: found.length > limit ? rows[rows.length - 1].id : null };
+}
+
+/**
+ * The ids of the newest `take` rows whose action is one of `actions`, matching the other filters:
+ * one backward walk of the (action, id) index per action, merged. A single scan of the log for
+ * "any of these actions" would read past every row of the others (letter views outnumber
+ * everything else by far), and an IN list cannot be read from an index in id order.
+ */
+async function newestIdsOf(
+  filter: AuditFilter,
+  actions: string[],
+  before: bigint | undefined,
+  take: number,
+): Promise<bigint[]> {
+  const conds: Prisma.Sql[] = [Prisma.sql`a.action = x.action`];
+  if (before !== undefined) conds.push(Prisma.sql`a.id < ${before}`);
+  if (filter.actor) conds.push(Prisma.sql`a.actor_email ILIKE ${`%${likeEscaped(filter.actor.trim())}%`}`);
+  if (filter.queue) conds.push(Prisma.sql`a.queue = ${filter.queue}`);
+  if (filter.connectionId) conds.push(Prisma.sql`a.connection_id = ${filter.connectionId}`);
+  if (filter.outcome) conds.push(Prisma.sql`a.outcome = ${filter.outcome}`);
+  if (filter.from) conds.push(Prisma.sql`a.at >= ${filter.from}`);
+  if (filter.to) conds.push(Prisma.sql`a.at <= ${filter.to}`);
+  const rows = await getDb().$queryRaw<Array<{ id: bigint }>>`
+    SELECT l.id FROM unnest(${actions}::text[]) AS x(action)
+    CROSS JOIN LATERAL (
+      SELECT a.id FROM audit_log a WHERE ${Prisma.join(conds, " AND ")} ORDER BY a.id DESC LIMIT ${take}
+    ) l
+    ORDER BY l.id DESC LIMIT ${take}`;
+  return rows.map((r) => BigInt(r.id));
+}
+
+function likeEscaped(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * Every action the log holds, from the (action, id) index: one probe per distinct action rather
+ * than a scan of the log.
+ */
+export async function distinctAuditActions(): Promise<string[]> {
+  const rows = await getDb().$queryRaw<Array<{ action: string }>>`
+    WITH RECURSIVE a AS (
+      (SELECT action FROM audit_log ORDER BY action LIMIT 1)
+      UNION ALL
+      SELECT (SELECT action FROM audit_log WHERE action > a.action ORDER BY action LIMIT 1) FROM a WHERE a.action IS NOT NULL
+    )
+    SELECT action FROM a WHERE action IS NOT NULL`;
+  return rows.map((r) => r.action);
 }
 
 /** Every matching row, newest first, fetched in keyset batches: memory stays bounded for exports. */

@@ -35,6 +35,8 @@ export interface AuditFilter {
   actor?: string;
   /** Exact action, or a prefix when it ends with "." or "*" ("auth." or "auth.*"). */
   action?: string;
+  /** One of these exact actions (an empty list matches nothing); served per action from the (action, id) index. */
+  actions?: string[];
   queue?: string;
   connectionId?: string;
   outcome?: AuditOutcome;

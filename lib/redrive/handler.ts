@@ -321,10 +321,16 @@ class RedriveRun {
   private async sample() {
     await assignSample(this.db, this.plan.jobId, this.plan.sampleSize);
     this.counts = await countStates(this.db, this.plan.jobId);
+    // The sample goes at the job's rate too: the rate is what the consumer can take, sample or not.
+    const bucket = new TokenBucket(this.plan.rate, this.d.clock);
+    const size = Math.min(this.d.sampleBatch, batchSizeFor(this.plan.rate));
     for (;;) {
       await this.control();
-      const rows = await claimNext(this.db, this.plan.jobId, "sample", this.d.sampleBatch);
+      const rows = await this.pacedClaim(bucket, size, this.counts.samplePending, (limit) =>
+        claimNext(this.db, this.plan.jobId, "sample", limit),
+      );
       if (rows.length === 0) break;
+      this.counts.samplePending = Math.max(0, this.counts.samplePending - rows.length);
       await this.moveBatch(rows, "sample");
     }
     // Each target as it stands now that the copies are confirmed there: kept with the job, so a
@@ -386,9 +392,9 @@ class RedriveRun {
     for (;;) {
       await this.control();
       if (this.d.clock.now() - this.lastReturnCheck >= this.d.returnCheckMs) await this.checkBreaker();
-      // Paced before the claim, so that claimed rows are not left "moving" while the bucket waits.
-      await bucket.take(size, this.ctx.signal);
-      const rows = await claimNext(this.db, this.plan.jobId, "bulk", size);
+      const rows = await this.pacedClaim(bucket, size, this.counts.pending + this.counts.interrupted, (limit) =>
+        claimNext(this.db, this.plan.jobId, "bulk", limit),
+      );
       if (rows.length === 0) break;
       await this.moveBatch(rows, "bulk", true);
     }
@@ -431,8 +437,9 @@ class RedriveRun {
       let afterSeq = 0;
       for (;;) {
         await this.control();
-        await bucket.take(size, this.ctx.signal);
-        const rows = await claimMissing(this.db, this.plan.jobId, afterSeq, size);
+        const rows = await this.pacedClaim(bucket, size, gone(), (limit) =>
+          claimMissing(this.db, this.plan.jobId, afterSeq, limit),
+        );
         if (rows.length === 0) break;
         afterSeq = rows[rows.length - 1].seq;
         await this.moveBatch(rows, "bulk", false, new Map(rows.map((r) => [r.letterId, r.reason])));
@@ -447,6 +454,25 @@ class RedriveRun {
   }
 
   // ---- moving -------------------------------------------------------------------------------
+
+  /**
+   * Claims up to `size` letters once the bucket lets them go. Paced before the claim, so that
+   * claimed rows are not left "moving" while the bucket waits, and for the letters the counts say
+   * are left (`expected`), so that the claim that finds nothing costs no wait at the end. Should
+   * the claim find more than the counts said, the extra letters are paid for before they move.
+   */
+  private async pacedClaim(
+    bucket: TokenBucket,
+    size: number,
+    expected: number,
+    claim: (limit: number) => Promise<LedgerRow[]>,
+  ): Promise<LedgerRow[]> {
+    const n = Math.max(0, Math.min(size, expected));
+    if (n > 0) await bucket.take(n, this.ctx.signal);
+    const rows = await claim(n > 0 ? n : size);
+    if (rows.length > n) await bucket.take(rows.length - n, this.ctx.signal);
+    return rows;
+  }
 
   /**
    * Moves claimed rows (state "moving", replay ids assigned by the claim). With `overlap`, the

@@ -376,7 +376,9 @@ export async function failedKeys(db: Db, jobId: string): Promise<string[]> {
 export async function countStates(
   db: Db,
   jobId: string,
-): Promise<Record<LedgerState, number> & { sample: number; sampleReturned: number; retryLater: number }> {
+): Promise<
+  Record<LedgerState, number> & { sample: number; samplePending: number; sampleReturned: number; retryLater: number }
+> {
   const rows = await db.$queryRawUnsafe<Row[]>(
     `SELECT state, count(*)::int AS n, count(*) FILTER (WHERE stage = 'sample')::int AS s,
             count(*) FILTER (WHERE retry_later)::int AS r
@@ -396,6 +398,8 @@ export async function countStates(
     skipped: 0,
     returned: 0,
     sample: 0,
+    /** Sample letters not yet asked for ("pending" or "interrupted"). */
+    samplePending: 0,
     sampleReturned: 0,
     /** "failed" letters to ask for again before the job ends (`retry_later`). */
     retryLater: 0,
@@ -404,6 +408,7 @@ export async function countStates(
     out[r.state as LedgerState] = Number(r.n);
     if (r.state === "failed") out.retryLater = Number(r.r);
     out.sample += Number(r.s);
+    if (r.state === "pending" || r.state === "interrupted") out.samplePending += Number(r.s);
     if (r.state === "returned") out.sampleReturned = Number(r.s);
   }
   return out;

@@ -31,15 +31,18 @@ describe("TokenBucket", () => {
         sent += n;
       }
       const achieved = sent / 30;
-      expect(achieved / rate).toBeGreaterThan(0.97);
-      expect(achieved / rate).toBeLessThanOrEqual(1.0 + n / (30 * rate) + 1e-9);
+      // Never above the rate; below it by at most the batch that would have gone at the 30th second.
+      expect(achieved / rate).toBeLessThanOrEqual(1 + 1e-9);
+      expect(achieved / rate).toBeGreaterThanOrEqual(1 - n / (30 * rate) - 1e-9);
     }
   });
 
   it("never bursts: idle time earns no credit", async () => {
     const clock = fakeClock();
     const bucket = new TokenBucket(10, clock);
-    await bucket.take(10); // t0, next at +1 s
+    const t0 = clock.now();
+    await bucket.take(10); // the first batch pays for itself: at +1 s
+    expect(clock.now() - t0).toBe(1000);
     clock.advance(60_000); // a minute idle (paused, slow broker)
     const before = clock.now();
     await bucket.take(10); // at once
@@ -52,7 +55,7 @@ describe("TokenBucket", () => {
   it("counts time the work took: a slow consumer of tokens is not throttled further", async () => {
     const clock = fakeClock();
     const bucket = new TokenBucket(100, clock);
-    await bucket.take(20); // next at +200 ms
+    await bucket.take(20); // goes at +200 ms
     clock.advance(500); // the batch itself took 500 ms
     const t = clock.now();
     await bucket.take(20);
@@ -63,10 +66,25 @@ describe("TokenBucket", () => {
     const clock = fakeClock();
     const bucket = new TokenBucket(1, clock);
     await bucket.take(5);
+    clock.advance(60_000);
     bucket.reset();
     const t = clock.now();
-    await bucket.take(1);
-    expect(clock.now()).toBe(t);
+    await bucket.take(1); // a fresh start: the batch's own second, no credit from before
+    expect(clock.now() - t).toBe(1000);
+  });
+
+  it("never lets more than rate × t letters go in the first t seconds, whatever the batch sizes", async () => {
+    for (const rate of [1, 3, 250]) {
+      const clock = fakeClock();
+      const bucket = new TokenBucket(rate, clock);
+      const t0 = clock.now();
+      let sent = 0;
+      for (const n of [1, batchSizeFor(rate), 2, batchSizeFor(rate), 1]) {
+        await bucket.take(n);
+        sent += n;
+        expect(sent).toBeLessThanOrEqual((rate * (clock.now() - t0)) / 1000 + 1e-9);
+      }
+    }
   });
 
   it("refuses a rate that is not positive", () => {

@@ -1,13 +1,16 @@
 import { realClock, type Clock } from "./clock";
 
 /**
- * Paces letters at `rate` per second. A take of n letters may start when the previous take's n/rate
- * seconds have passed, never earlier; time spent idle (paused, slow broker) earns no credit, so
- * there is never a burst above the rate. Over any span of seconds the letters started are at most
- * rate × span + one batch. A bucket of capacity one batch, refilled continuously, in other words.
+ * Paces letters at `rate` per second. A take of n letters goes once n/rate seconds have passed since
+ * the previous take went (the first take: since it was asked for), never earlier: each batch pays
+ * for itself before it goes, so t seconds after the first take at most rate × t letters have gone,
+ * and a job of N letters lasts at least N/rate seconds. Time spent idle (slow broker) earns no
+ * more than the next batch's own wait, so there is never a burst above the rate: two takes are
+ * always at least the second one's n/rate apart. A bucket of capacity one batch that starts empty.
  */
 export class TokenBucket {
-  private next: number | null = null;
+  /** When the previous take went (ms), or null before the first take and after a reset. */
+  private last: number | null = null;
 
   constructor(
     readonly rate: number,
@@ -19,14 +22,14 @@ export class TokenBucket {
   /** Waits until `n` letters may go. */
   async take(n: number, signal?: AbortSignal): Promise<void> {
     const now = this.clock.now();
-    const start = this.next === null || this.next < now ? now : this.next;
-    this.next = start + (n * 1000) / this.rate;
-    if (start > now) await this.clock.sleep(start - now, signal);
+    const due = Math.max(now, (this.last ?? now) + (n * 1000) / this.rate);
+    this.last = due;
+    if (due > now) await this.clock.sleep(due - now, signal);
   }
 
-  /** Forgets the schedule (after a pause): the next take starts at once, without catching up. */
+  /** Forgets the schedule (after a pause): the next take waits its own n/rate from then, without catching up. */
   reset(): void {
-    this.next = null;
+    this.last = null;
   }
 }
 

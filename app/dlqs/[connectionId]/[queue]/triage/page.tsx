@@ -11,7 +11,7 @@ import { Problem } from "@/components/ui/problem";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { asAppError } from "@/lib/use-case/app-error";
-import { connectionName } from "@/lib/dlq/describe-dlq";
+import { connectionName, describeDlqHead, type DlqHeadInfo } from "@/lib/dlq/describe-dlq";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
 import { formatCount } from "@/lib/format";
 import { newDiscardHref } from "@/lib/discard/ui-links";
@@ -75,12 +75,18 @@ export default async function TriagePage({
   }
 
   const meta = await requestMeta();
+  // The broker's description of the queue (the header's depth and origins) is asked for at once,
+  // alongside the index reads, not after them: on a first visit it opens the connection, the
+  // slowest step of the page.
+  const head = describeDlqHead(actor, meta, { connectionId, queue });
+  head.catch(() => undefined); // its refusal is answered below, once the index reads are in
   let data: {
     groups: GroupsResult;
     letters: Awaited<ReturnType<typeof listLetters>>;
     scans: Awaited<ReturnType<typeof listScans>>;
     ruleText: Record<string, string>;
   };
+  let info: DlqHeadInfo;
   try {
     const filter = toLetterFilter(connectionId, queue, view);
     const [groups, letters, scans, rules] = await Promise.all([
@@ -90,6 +96,7 @@ export default async function TriagePage({
       listRules(actor, meta),
     ]);
     data = { groups, letters, scans, ruleText: Object.fromEntries(rules.rules.map((r) => [r.id, r.description])) };
+    info = await head;
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
@@ -139,7 +146,7 @@ export default async function TriagePage({
 
   return (
     <main className="page triage-page">
-      <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="triage" scans={scans} />
+      <DlqHead actor={actor} connectionId={connectionId} queue={queue} current="triage" scans={scans} info={info} />
       <ScanPanel
         connectionId={connectionId}
         queue={queue}
