@@ -1,4 +1,5 @@
 import type { HeaderEntry } from "@/lib/brokers/types";
+import { VisibleText } from "@/components/ui/visible-text";
 import { valueText } from "@/lib/text";
 
 /** The adapter's facts about a DLQ (retention, arguments, sources), folded away until asked for. */
@@ -13,8 +14,12 @@ export function FactsTable({ facts }: { facts: HeaderEntry[] }) {
             {facts.map((f, i) => (
               // biome-ignore lint/suspicious/noArrayIndexKey: facts may repeat a name; the list is fixed in adapter order, so name plus position is the identity
               <tr key={`${f.name}-${i}`} data-testid="fact-row">
-                <th scope="row">{f.name}</th>
-                <td className="value-cell">{valueText(f.value)}</td>
+                <th scope="row">
+                  <VisibleText text={f.name} />
+                </th>
+                <td className="value-cell">
+                  <VisibleText text={valueText(f.value)} />
+                </td>
               </tr>
             ))}
           </tbody>
