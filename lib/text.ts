@@ -39,6 +39,27 @@ export function base64ToHex(b64: string, maxBytes = 4096): { hex: string; cut: b
   return { hex: parts.join(" "), cut: bin.length > maxBytes };
 }
 
+/** Base64 of bytes, in chunks (a spread of a large array would overflow the call stack). Browser and server. */
+export function bytesToBase64(bytes: Uint8Array): string {
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000)
+    bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000) as unknown as number[]);
+  return btoa(bin);
+}
+
+/** Bytes from base64; null when it is not base64. */
+export function base64ToBytes(b64: string): Uint8Array | null {
+  let bin: string;
+  try {
+    bin = atob(b64);
+  } catch {
+    return null;
+  }
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
 /** One-line-ish text of a value; nested arrays and tables become indented lines. */
 export function valueText(v: DisplayValue, depth = 0): string {
   if (depth > 16) return "…";

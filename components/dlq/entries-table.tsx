@@ -1,5 +1,7 @@
 import { CopyButton } from "@/components/ui/copy-button";
+import type { ReactNode } from "react";
 import { HiddenCharsBadge } from "@/components/ui/hidden-chars-badge";
+import { VisibleText } from "@/components/ui/visible-text";
 import type { HeaderEntry } from "@/lib/brokers/types";
 import { entriesText, typeOf } from "@/lib/letter/display-value";
 import { valueText } from "@/lib/text";
@@ -11,11 +13,14 @@ export function EntriesTable({
   entries,
   testId,
   rowTestId,
+  badge,
 }: {
   title: string;
   entries: HeaderEntry[];
   testId: string;
   rowTestId: string;
+  /** Beside the title, e.g. what masking changed. */
+  badge?: ReactNode;
 }) {
   return (
     <section className="card section" data-testid={testId}>
@@ -23,6 +28,7 @@ export function EntriesTable({
         <h2>
           {title} <span className="muted">({entries.length})</span>
         </h2>
+        {badge}
         <span className="spacer" />
         {entries.length ? (
           <CopyButton text={entriesText(entries)} label={`Copy all ${title.toLowerCase()}`} testId={`${testId}-copy`} />
@@ -47,17 +53,17 @@ export function EntriesTable({
                 return (
                   // biome-ignore lint/suspicious/noArrayIndexKey: headers may repeat a name; the list is fixed in wire order, so name plus position is the identity
                   <tr key={`${e.name}-${i}`} data-testid={rowTestId} data-name={e.name}>
-                    {/* <bdi>: a direction control in a name or value cannot reorder the text around it. */}
+                    {/* VisibleText: a direction control in a name or value is marked and cannot reorder the text around it. */}
                     <td className="mono wrap-anywhere">
-                      <bdi>{e.name}</bdi>
+                      <VisibleText text={e.name} />
                     </td>
                     <td className="muted nowrap">
                       {typeOf(e.value)} <HiddenCharsBadge text={`${e.name}${text}`} />
                     </td>
                     <td className="value-cell">
-                      <bdi>{text}</bdi>
+                      <VisibleText text={text} />
                     </td>
-                    <td>
+                    <td title="Copies the value as received, hidden characters included">
                       <CopyButton text={text} label="Copy" />
                     </td>
                   </tr>

@@ -1,4 +1,5 @@
 import type { HeaderEntry } from "@/lib/brokers/types";
+import { VisibleText } from "@/components/ui/visible-text";
 import { valueText } from "@/lib/text";
 import { formatTimestampValue } from "@/lib/format";
 
@@ -14,9 +15,13 @@ export function FactsTable({ facts }: { facts: HeaderEntry[] }) {
             {facts.map((f, i) => (
               // biome-ignore lint/suspicious/noArrayIndexKey: facts may repeat a name; the list is fixed in adapter order, so name plus position is the identity
               <tr key={`${f.name}-${i}`} data-testid="fact-row">
-                <th scope="row">{f.name}</th>
+                <th scope="row">
+                  <VisibleText text={f.name} />
+                </th>
                 <td className="value-cell">
-                  {f.value.t === "timestamp" ? formatTimestampValue(f.value.v) : valueText(f.value)}
+                  <VisibleText
+                    text={f.value.t === "timestamp" ? formatTimestampValue(f.value.v) : valueText(f.value)}
+                  />
                 </td>
               </tr>
             ))}

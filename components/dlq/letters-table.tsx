@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
+import { VisibleText } from "@/components/ui/visible-text";
 import { fieldsInUse } from "@/lib/letter/failure-fields";
 import type { LetterRow } from "@/lib/dlq/types";
 import { letterHref } from "@/lib/dlq/links";
@@ -200,7 +201,9 @@ export function LettersTable({
                     ) : null}
                   </td>
                   {show.origin ? (
-                    <td className="mono wrap-anywhere">{f.originQueue ?? <span className="muted">—</span>}</td>
+                    <td className="mono wrap-anywhere">
+                      {f.originQueue ? <VisibleText text={f.originQueue} /> : <span className="muted">—</span>}
+                    </td>
                   ) : null}
                   {show.route ? (
                     <td className="mono wrap-anywhere">
@@ -223,7 +226,7 @@ export function LettersTable({
                         exception ? `${exception}${f.wrapperClass ? ` (wrapped in ${f.wrapperClass})` : ""}` : undefined
                       }
                     >
-                      {exception ? truncate(exception, 90) : <span className="muted">—</span>}
+                      {exception ? <VisibleText text={truncate(exception, 90)} /> : <span className="muted">—</span>}
                     </td>
                   ) : null}
                   <td className="num nowrap">{formatBytes(l.bodySize)}</td>

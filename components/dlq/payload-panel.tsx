@@ -1,17 +1,38 @@
+import type { ReactNode } from "react";
 import { CopyButton } from "@/components/ui/copy-button";
 import { HiddenCharsBadge } from "@/components/ui/hidden-chars-badge";
+import { VisibleText } from "@/components/ui/visible-text";
+import type { MaskedByRule } from "@/lib/letter/mask-letter";
 import type { PayloadView } from "@/lib/letter/payload-view";
 import { digestLabel, formatBytes } from "@/lib/format";
+import { HexView } from "./hex-view";
+import { MaskedBadge } from "./masked-badge";
 
-const KIND_LABEL = { json: "JSON (pretty-printed)", text: "text", hex: "binary (hex dump)" } as const;
+/** What the payload is, in the badge: "binary, 45 bytes", "JSON", "text". */
+function kindLabel(view: PayloadView, size: number): string {
+  switch (view.kind) {
+    case "hex":
+      return `binary, ${size.toLocaleString("en-US")} bytes`;
+    case "json":
+      return "JSON (pretty-printed)";
+    case "text":
+      return "text";
+    case "hidden":
+      return "hidden by masking";
+  }
+}
 
 /**
  * The payload: its size and SHA-256 for everyone; the view only when `view` is set, already masked
- * on the server for the reader's role (null for viewers on a sensitive DLQ).
+ * on the server for the reader's role (null for viewers on a sensitive DLQ). A binary payload is a
+ * hex view with a base64 copy; text and JSON mark hidden characters where they stand. `reveal` (the
+ * audited admin reveal) sits inside this card, next to what it reveals.
  */
 export function PayloadPanel(props: {
   view: PayloadView | null;
   masked: boolean;
+  /** What was masked and by which rules; without it, `masked` alone decides the badge. */
+  maskedDetail?: { payloadMaskedCount: number; byRule: MaskedByRule[]; canReveal: boolean };
   sensitive: boolean;
   canDownload: boolean;
   size: number;
@@ -19,15 +40,30 @@ export function PayloadPanel(props: {
   contentType: string | null;
   contentEncoding: string | null;
   downloadHref: string;
+  reveal?: ReactNode;
 }) {
-  const { view, size, sha256 } = props;
+  const { view, size, sha256, maskedDetail } = props;
+  const somethingMasked = maskedDetail ? maskedDetail.payloadMaskedCount > 0 : props.masked;
+  const textual = view && (view.kind === "json" || view.kind === "text");
   return (
     <section className="card section" data-testid="payload">
       <div className="card-head">
         <h2>Payload</h2>
-        {view ? <span className="badge">{KIND_LABEL[view.kind]}</span> : null}
-        {view && view.kind !== "hex" ? <HiddenCharsBadge text={view.text} testId="payload-hidden-chars" /> : null}
-        {props.masked ? (
+        {view ? (
+          <span className="badge" data-testid="payload-kind" data-kind={view.kind}>
+            {kindLabel(view, size)}
+          </span>
+        ) : null}
+        {textual ? <HiddenCharsBadge text={view.text} testId="payload-hidden-chars" /> : null}
+        {somethingMasked && maskedDetail ? (
+          <MaskedBadge
+            total={maskedDetail.payloadMaskedCount}
+            rules={maskedDetail.byRule.filter((r) => r.payload > 0)}
+            where="in the payload"
+            canReveal={maskedDetail.canReveal}
+            testId="payload-masked"
+          />
+        ) : somethingMasked ? (
           <span
             className="badge"
             data-testid="payload-masked"
@@ -42,19 +78,15 @@ export function PayloadPanel(props: {
           </span>
         ) : null}
         <span className="spacer" />
-        {view ? (
-          <>
-            <CopyButton
-              text={view.text}
-              label={view.kind === "hex" ? "Copy hex dump" : "Copy payload"}
-              testId="copy-payload"
-            />
-            {props.canDownload ? (
-              <a className="btn btn-small" href={props.downloadHref} download data-testid="download-payload">
-                {props.masked ? "Download masked copy" : "Download original bytes"}
-              </a>
-            ) : null}
-          </>
+        {textual ? (
+          <span title="Copies the text as received, hidden characters included, so it matches what producers and consumers logged">
+            <CopyButton text={view.text} label="Copy payload" testId="copy-payload" />
+          </span>
+        ) : null}
+        {view && view.kind !== "hidden" && props.canDownload ? (
+          <a className="btn btn-small" href={props.downloadHref} download data-testid="download-payload">
+            {props.masked ? "Download masked copy" : "Download original bytes"}
+          </a>
         ) : null}
       </div>
       <div className="payload-meta">
@@ -82,15 +114,25 @@ export function PayloadPanel(props: {
               {view.note}
             </p>
           ) : null}
-          <pre
-            className={`block${view.kind === "text" ? " wrap" : ""}`}
-            data-testid="payload-view"
-            data-kind={view.kind}
-            // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container; tabIndex lets keyboard users focus and scroll a long payload
-            tabIndex={0}
-          >
-            {view.text}
-          </pre>
+          {view.kind === "hex" ? (
+            <div data-testid="payload-view" data-kind="hex">
+              <HexView base64={view.base64} maskedRanges={view.maskedRanges} size={size} />
+            </div>
+          ) : view.kind === "hidden" ? (
+            <p className="hidden-payload" data-testid="payload-view" data-kind="hidden">
+              {view.text}
+            </p>
+          ) : (
+            <pre
+              className={`block${view.kind === "text" ? " wrap" : ""}`}
+              data-testid="payload-view"
+              data-kind={view.kind}
+              // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container; tabIndex lets keyboard users focus and scroll a long payload
+              tabIndex={0}
+            >
+              <VisibleText text={view.text} />
+            </pre>
+          )}
         </>
       ) : (
         <p className="hidden-payload" data-testid="payload-hidden">
@@ -99,6 +141,7 @@ export function PayloadPanel(props: {
             : "Payload hidden for your role. Size and checksum are shown so you can compare letters; ask an operator to look at the content."}
         </p>
       )}
+      {props.reveal}
     </section>
   );
 }

@@ -3,23 +3,39 @@
 import { useState, useTransition } from "react";
 import { revealPayloadAction } from "@/app/dlqs/[connectionId]/[queue]/letters/[letterId]/actions";
 import { EntriesTable } from "@/components/dlq/entries-table";
+import { VisibleText } from "@/components/ui/visible-text";
+import type { HeaderEntry } from "@/lib/brokers/types";
 import type { RevealedLetter } from "@/lib/dlq/reveal-payload";
+import { valueText } from "@/lib/text";
+import { HexView } from "./hex-view";
+
+/** The revealed entries that the page shows masked (same position, different text): what the reveal adds. */
+function maskedOnly(revealed: HeaderEntry[], shown: HeaderEntry[]): HeaderEntry[] {
+  return revealed.filter((e, i) => shown[i] === undefined || valueText(shown[i].value) !== valueText(e.value));
+}
 
 /**
- * "Reveal unmasked" for roles with payload:reveal: asks for a reason, then shows the unmasked
- * payload and headers from the server action's answer. Held in this component's state only, so
- * navigation or a reload forgets it; every reveal is a new audited request.
+ * "Reveal unmasked" for roles with payload:reveal, inside the payload's card: asks for a reason,
+ * then shows the unmasked payload and, of the headers, properties and exception message, only
+ * those the page shows masked. Held in this component's state only, so navigation or a reload
+ * forgets it; every reveal is a new audited request.
  */
 export function RevealPanel({
   connectionId,
   queue,
   letterId,
   maskedCount,
+  size,
+  shown,
 }: {
   connectionId: string;
   queue: string;
   letterId: string;
   maskedCount: number;
+  /** The whole payload's size in bytes. */
+  size: number;
+  /** What the page shows (masked), to tell which revealed values were masked. */
+  shown: { headers: HeaderEntry[]; properties: HeaderEntry[]; exceptionMessage: string | null };
 }) {
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState("");
@@ -41,10 +57,17 @@ export function RevealPanel({
   };
 
   if (revealed) {
+    const p = revealed.payload;
+    const headers = maskedOnly(revealed.headers, shown.headers);
+    const properties = maskedOnly(revealed.properties, shown.properties);
+    const exception =
+      revealed.failure.exceptionMessage !== null && revealed.failure.exceptionMessage !== shown.exceptionMessage
+        ? revealed.failure.exceptionMessage
+        : null;
     return (
-      <section className="card section" data-testid="revealed">
+      <div className="reveal" data-testid="revealed">
         <div className="card-head">
-          <h2>Unmasked (revealed for this view)</h2>
+          <h3>Unmasked payload (revealed for this view)</h3>
           <span className="spacer" />
           <button type="button" className="btn btn-small" onClick={() => setRevealed(null)} data-testid="reveal-hide">
             Hide again
@@ -54,47 +77,60 @@ export function RevealPanel({
           This reveal is recorded in the audit log with your reason. It is not kept: leaving or reloading the page masks
           it again.
         </p>
-        {revealed.payload.note ? <p className="banner banner-warn">{revealed.payload.note}</p> : null}
-        <pre
-          className={`block${revealed.payload.kind === "text" ? " wrap" : ""}`}
-          data-testid="revealed-payload"
-          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container; tabIndex lets keyboard users focus and scroll a long payload
-          tabIndex={0}
-        >
-          {revealed.payload.text}
-        </pre>
-        {revealed.failure.exceptionMessage ? (
+        {p.note ? <p className="banner banner-warn">{p.note}</p> : null}
+        {p.kind === "hex" ? (
+          <div data-testid="revealed-payload" data-kind="hex">
+            <HexView base64={p.base64} maskedRanges={p.maskedRanges} size={size} testId="revealed-hex" />
+          </div>
+        ) : (
+          <pre
+            className={`block${p.kind === "text" ? " wrap" : ""}`}
+            data-testid="revealed-payload"
+            data-kind={p.kind}
+            // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container; tabIndex lets keyboard users focus and scroll a long payload
+            tabIndex={0}
+          >
+            <VisibleText text={p.text} />
+          </pre>
+        )}
+        {exception ? (
           <p>
-            Exception message: <span data-testid="revealed-exception">{revealed.failure.exceptionMessage}</span>
+            Exception message (unmasked):{" "}
+            <span data-testid="revealed-exception">
+              <VisibleText text={exception} />
+            </span>
           </p>
         ) : null}
-        <EntriesTable
-          title="Properties (unmasked)"
-          entries={revealed.properties}
-          testId="revealed-properties"
-          rowTestId="revealed-property-row"
-        />
-        <EntriesTable
-          title="Headers (unmasked)"
-          entries={revealed.headers}
-          testId="revealed-headers"
-          rowTestId="revealed-header-row"
-        />
-      </section>
+        {properties.length ? (
+          <EntriesTable
+            title="Masked properties, unmasked"
+            entries={properties}
+            testId="revealed-properties"
+            rowTestId="revealed-property-row"
+          />
+        ) : null}
+        {headers.length ? (
+          <EntriesTable
+            title="Masked headers, unmasked"
+            entries={headers}
+            testId="revealed-headers"
+            rowTestId="revealed-header-row"
+          />
+        ) : null}
+      </div>
     );
   }
 
   return (
-    <section className="card section" data-testid="reveal">
-      <div className="card-head">
-        <h2>Masked values</h2>
+    <div className="reveal" data-testid="reveal">
+      <div className="toolbar">
         <span className="muted">
-          {maskedCount} value{maskedCount === 1 ? "" : "s"} masked on this page
+          {maskedCount} value{maskedCount === 1 ? "" : "s"} masked on this page (payload, headers, exception).
         </span>
         <span className="spacer" />
         {!open ? (
           <button type="button" className="btn btn-small" onClick={() => setOpen(true)} data-testid="reveal-open">
-            Reveal unmasked
+            Reveal unmasked…
           </button>
         ) : null}
       </div>
@@ -127,6 +163,6 @@ export function RevealPanel({
           </div>
         </form>
       ) : null}
-    </section>
+    </div>
   );
 }

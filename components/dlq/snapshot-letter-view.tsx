@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { CopyButton } from "@/components/ui/copy-button";
 import { RelativeTime } from "@/components/ui/relative-time";
+import { VisibleText } from "@/components/ui/visible-text";
 import type { SnapshotLetter } from "@/lib/dlq/snapshot-letter";
 import { dlqHref } from "@/lib/dlq/links";
 import { digestLabel, formatBytes } from "@/lib/format";
@@ -73,7 +74,7 @@ export function SnapshotLetterView({
                 <tr key={label}>
                   <th scope="row">{label}</th>
                   <td className="wrap-anywhere" data-testid={testId}>
-                    {v}
+                    <VisibleText text={v ?? ""} />
                   </td>
                 </tr>
               ))}

@@ -63,11 +63,11 @@ export function bodyEdit(
  * replaced by a file. A JSON view shown as raw text because of its depth is still whole.
  */
 export function wholeText(
-  view: { kind: "json" | "text" | "hex"; note: string | null } | null,
+  view: { kind: "json" | "text" | "hex" | "hidden"; note: string | null } | null,
   bodySize: number,
   viewMaxBytes: number,
 ): boolean {
-  if (!view || view.kind === "hex" || bodySize > viewMaxBytes) return false;
+  if (!view || view.kind === "hex" || view.kind === "hidden" || bodySize > viewMaxBytes) return false;
   return view.note === null || /nested deeper/i.test(view.note);
 }
 

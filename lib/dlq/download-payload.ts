@@ -4,6 +4,8 @@ import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { AppError } from "@/lib/errors";
 import { audited } from "@/lib/use-case/audited";
 import { maskPayloadWithRules } from "@/lib/masking/engine";
+import { maskBinary } from "@/lib/masking/binary";
+import { decodeUtf8, looksLikeText } from "@/lib/text";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { visibleSha256 } from "@/lib/masking/digest";
@@ -76,6 +78,23 @@ export async function downloadPayload(
       }
       const safeId = input.letterId.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80) || "letter";
       const policy = await maskingPolicy(actor.role, input.connectionId, input.queue);
+      const text = policy.rules.length > 0 ? decodeUtf8(l.body) : null;
+      if (policy.rules.length > 0 && (text === null || !looksLikeText(text))) {
+        // Binary: masked byte-wise as the page's hex view is; nothing masked means the original bytes.
+        const b = maskBinary(l.body, policy.rules, policy.hashKey, { contentEncoding: l.contentEncoding });
+        if (b.kind === "hidden")
+          throw new AppError("forbidden:masked", { userMessage: `${b.reason} An admin can reveal it with a reason.` });
+        const masked = b.maskedCount > 0;
+        return {
+          bytes: masked ? b.bytes : l.body,
+          sha256: l.sha256,
+          digest: masked ? visibleSha256(l.sha256, policy) : l.sha256,
+          size: l.bodySize,
+          contentType: l.contentType,
+          filename: `${safeId}${masked ? ".masked" : ""}.bin`,
+          maskedCount: masked ? b.maskedCount : null,
+        };
+      }
       const m = maskPayloadWithRules(l.body, l.contentType, policy.rules, policy.hashKey, DOWNLOAD_MASK_LIMITS);
       if (m.kind === "original") {
         return {

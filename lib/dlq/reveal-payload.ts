@@ -7,6 +7,7 @@ import { AppError } from "@/lib/errors";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { buildPayloadView, type PayloadView } from "@/lib/letter/payload-view";
+import { HEX_VIEW_BYTES } from "@/lib/letter/mask-letter";
 import { VIEW_MAX_BODY_BYTES } from "./view-letter";
 
 export const revealPayloadSchema = z.object({
@@ -76,6 +77,7 @@ export async function revealPayload(
         payload: buildPayloadView(l.body, {
           truncated: l.bodyTruncated || l.body.length < l.bodySize,
           contentType: l.contentType,
+          maxHexBytes: HEX_VIEW_BYTES,
         }),
         headers: l.headers,
         properties: l.properties,

@@ -7,7 +7,7 @@ import { audited } from "@/lib/use-case/audited";
 import { snapshotLetter, type SnapshotLetter } from "./snapshot-letter";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
-import { maskedPayloadView, maskLetterMeta } from "@/lib/letter/mask-letter";
+import { maskedByRule, maskedPayloadView, maskLetterMeta, type MaskedByRule } from "@/lib/letter/mask-letter";
 import type { PayloadView } from "@/lib/letter/payload-view";
 import type { ConnectionInfo } from "@/lib/use-case/connection";
 import { visibleSha256 } from "@/lib/masking/digest";
@@ -34,7 +34,15 @@ export interface LetterDetail extends Omit<Letter, "body" | "handled" | "warning
   /** Null when the actor's role may not see payloads here (viewers on a sensitive DLQ). Masked on the server. */
   payload: PayloadView | null;
   /** What masking did to this view: values replaced in payload and headers, and whether the DLQ is sensitive. */
-  masking: { payloadMasked: boolean; maskedCount: number; sensitive: boolean };
+  masking: {
+    payloadMasked: boolean;
+    maskedCount: number;
+    sensitive: boolean;
+    /** Values masked in the payload view alone. */
+    payloadMaskedCount: number;
+    /** Which rules masked what (empty when nothing was masked). */
+    byRule: MaskedByRule[];
+  };
 }
 
 export interface ViewLetterResult {
@@ -62,13 +70,13 @@ export interface ViewLetterResult {
  */
 export function letterDetailOf(l: Letter, policy: MaskingPolicy, showPayload: boolean): LetterDetail {
   const meta = maskLetterMeta(l, policy);
-  const shown = showPayload
-    ? maskedPayloadView(
-        l.body,
-        { truncated: l.bodyTruncated || l.body.length < l.bodySize, contentType: l.contentType },
-        policy,
-      )
-    : null;
+  const opts = {
+    truncated: l.bodyTruncated || l.body.length < l.bodySize,
+    contentType: l.contentType,
+    contentEncoding: l.contentEncoding,
+  };
+  const shown = showPayload ? maskedPayloadView(l.body, opts, policy) : null;
+  const total = meta.maskedCount + (shown?.maskedCount ?? 0);
   return {
     id: l.id,
     position: l.position,
@@ -90,8 +98,10 @@ export function letterDetailOf(l: Letter, policy: MaskingPolicy, showPayload: bo
     payload: shown?.view ?? null,
     masking: {
       payloadMasked: shown?.masked ?? false,
-      maskedCount: meta.maskedCount + (shown?.maskedCount ?? 0),
+      maskedCount: total,
       sensitive: policy.sensitive,
+      payloadMaskedCount: shown?.maskedCount ?? 0,
+      byRule: total > 0 ? maskedByRule(l, showPayload ? l.body : null, opts, policy) : [],
     },
   };
 }

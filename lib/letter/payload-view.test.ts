@@ -49,7 +49,10 @@ describe("buildPayloadView", () => {
     const v = buildPayloadView(new Uint8Array(1000).fill(0x01), { maxHexBytes: 32 });
     expect(v.kind).toBe("hex");
     expect(v.text.split("\n")).toHaveLength(2);
-    expect(v.note).toMatch(/first 32 bytes/);
+    // The panel says "showing the first 32 of 1,000 bytes"; the view carries exactly those bytes.
+    if (v.kind !== "hex") throw new Error("hex expected");
+    expect(Buffer.from(v.base64, "base64")).toEqual(Buffer.alloc(32, 1));
+    expect(v.maskedRanges).toEqual([]);
   });
 });
 

@@ -4,12 +4,29 @@
  * original tokens (numbers, string escapes) are kept exactly, so a 64-bit id is never rounded.
  */
 
-import { decodeUtf8, looksLikeText } from "@/lib/text";
+import { bytesToBase64, decodeUtf8, looksLikeText } from "@/lib/text";
+import { hexDumpText } from "./hex";
+
+/**
+ * A hex view carries the bytes it shows (base64, at most maxHexBytes) so the browser draws the rows
+ * and copies them; masked bytes are zeroed before they are encoded and named in `maskedRanges`, so
+ * a role that may not see them never receives them.
+ */
+export interface HexPayloadView {
+  kind: "hex";
+  text: string;
+  note: string | null;
+  base64: string;
+  /** [start, end) byte ranges of `base64`'s bytes that were masked (zeroed here, never the real bytes). */
+  maskedRanges: Array<[number, number]>;
+}
 
 export type PayloadView =
   | { kind: "json"; text: string; note: string | null }
   | { kind: "text"; text: string; note: string | null }
-  | { kind: "hex"; text: string; note: string | null };
+  | HexPayloadView
+  /** Masking rules apply and the payload cannot be masked: `text` says why. */
+  | { kind: "hidden"; text: string; note: null };
 
 export interface PayloadViewOptions {
   /** Deeper nesting than this is shown as raw text. */
@@ -103,32 +120,32 @@ function cutText(text: string, maxChars: number): { text: string; cut: boolean }
   return text.length > maxChars ? { text: text.slice(0, maxChars), cut: true } : { text, cut: false };
 }
 
-const hex2 = (b: number) => b.toString(16).padStart(2, "0");
-
-/** `offset | hex | ascii`, 16 bytes a line: "00000010  7b 22 61 22 ...  |{"a"...|". */
+/** `offset  hex  |ascii|`, 16 bytes a line, as `hexdump -C` prints it. */
 export function hexDump(bytes: Uint8Array, maxBytes = bytes.length): string {
-  const lines: string[] = [];
-  const end = Math.min(bytes.length, maxBytes);
-  for (let off = 0; off < end; off += 16) {
-    const row = bytes.subarray(off, Math.min(off + 16, end));
-    let hex = "";
-    let ascii = "";
-    for (let k = 0; k < 16; k++) {
-      if (k < row.length) {
-        hex += `${hex2(row[k])} `;
-        ascii += row[k] >= 0x20 && row[k] < 0x7f ? String.fromCharCode(row[k]) : ".";
-      } else {
-        hex += "   ";
-      }
-      if (k === 7) hex += " ";
-    }
-    lines.push(`${off.toString(16).padStart(8, "0")}  ${hex} |${ascii}|`);
-  }
-  return lines.join("\n");
+  return hexDumpText(bytes, { maxBytes });
+}
+
+/** The hex view of (a prefix of) `bytes`, with `masked` byte ranges already zeroed by the caller. */
+export function hexView(
+  bytes: Uint8Array,
+  opts: { maxHexBytes: number; note: string | null; masked?: Array<[number, number]> },
+): HexPayloadView {
+  const shown = bytes.subarray(0, Math.min(bytes.length, opts.maxHexBytes));
+  const masked = (opts.masked ?? []).filter(([s, e]) => s < shown.length && e > s);
+  return {
+    kind: "hex",
+    text: hexDumpText(shown, { masked }),
+    note: opts.note,
+    base64: bytesToBase64(shown),
+    maskedRanges: masked.map(([s, e]) => [s, Math.min(e, shown.length)]),
+  };
 }
 
 /** Chooses and builds the view of a payload prefix. */
-export function buildPayloadView(bytes: Uint8Array, opts: PayloadViewOptions = {}): PayloadView {
+export function buildPayloadView(
+  bytes: Uint8Array,
+  opts: PayloadViewOptions = {},
+): Exclude<PayloadView, { kind: "hidden" }> {
   const maxDepth = opts.maxDepth ?? DEFAULTS.maxDepth;
   const maxChars = opts.maxChars ?? DEFAULTS.maxChars;
   const maxHexBytes = opts.maxHexBytes ?? DEFAULTS.maxHexBytes;
@@ -157,13 +174,5 @@ export function buildPayloadView(bytes: Uint8Array, opts: PayloadViewOptions = {
       note: truncatedNote ?? (raw.cut ? "Text cut short; download the original bytes for all of it." : null),
     };
   }
-  const dump = hexDump(bytes, maxHexBytes);
-  const cut = bytes.length > maxHexBytes;
-  return {
-    kind: "hex",
-    text: dump,
-    note: cut
-      ? `Showing the first ${maxHexBytes} bytes as hex; download the original bytes for all of it.`
-      : truncatedNote,
-  };
+  return hexView(bytes, { maxHexBytes, note: truncatedNote });
 }

@@ -161,11 +161,19 @@ export function toLetterPage(r: OpenDlqResult): z.output<typeof letterPageSchema
 
 const payloadViewSchema = z
   .object({
-    kind: z.enum(["json", "text", "hex"]),
+    kind: z.enum(["json", "text", "hex", "hidden"]),
     text: z.string().meta({
       description:
-        "JSON pretty-printed, text as text, anything else as a hex dump; masked by the rules for the token's role.",
+        "JSON pretty-printed, text as text, anything else as a hex dump; masked by the rules for the token's role. For `hidden`, why the payload cannot be shown masked.",
     }),
+    base64: z
+      .string()
+      .optional()
+      .meta({ description: "hex only: the bytes the dump shows (masked bytes zeroed, see maskedRanges)." }),
+    maskedRanges: z
+      .array(z.tuple([z.number().int(), z.number().int()]))
+      .optional()
+      .meta({ description: "hex only: [start, end) byte ranges masked for the token's role." }),
     note: z.string().nullable().meta({ description: "Why the view is shortened or shown as it is, when it is." }),
   })
   .nullable()

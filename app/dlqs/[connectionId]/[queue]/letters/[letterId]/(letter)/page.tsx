@@ -7,11 +7,14 @@ import { ReadRaisedNote } from "@/components/dlq/read-raised";
 import { dlqProblem } from "@/components/dlq/dlq-problem";
 import { EntriesTable } from "@/components/dlq/entries-table";
 import { HandledBadge } from "@/components/dlq/handled-badge";
+import { HiddenCharsBanner, letterTexts } from "@/components/dlq/hidden-chars-banner";
+import { MaskedBadge } from "@/components/dlq/masked-badge";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
 import { RevealPanel } from "@/components/dlq/reveal-panel";
 import { SnapshotLetterView } from "@/components/dlq/snapshot-letter-view";
 import { CopyButton } from "@/components/ui/copy-button";
 import { EscapeBack } from "@/components/ui/escape-back";
+import { VisibleText } from "@/components/ui/visible-text";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { archivedOriginalHref } from "@/components/repair/edit";
 import { repairProvenance } from "@/components/repair/provenance";
@@ -196,6 +199,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
           <span className="muted">(repair operation {repaired.operationId}; the original is in the archive)</span>
         </div>
       ) : null}
+      <HiddenCharsBanner texts={letterTexts(l)} queue={queue} />
       {l.warnings.map((w) => (
         <div key={w.code} className="banner banner-warn" role="status" data-testid="letter-warning">
           <strong>{w.message}</strong>
@@ -212,10 +216,16 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
                 </Field>
               ) : null}
               <Field label="Reason" testId="letter-reason">
-                {f.reason ?? dash}
+                {f.reason ? <VisibleText text={f.reason} /> : dash}
               </Field>
               <Field label={labels.origin} testId="letter-origin">
-                {f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}
+                {f.originQueue ? (
+                  <span className="mono">
+                    <VisibleText text={f.originQueue} />
+                  </span>
+                ) : (
+                  dash
+                )}
               </Field>
               {has.has("exchange") ? (
                 <Field label="Exchange">
@@ -245,13 +255,15 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
               ) : null}
               {has.has("exceptionClass") ? (
                 <Field label="Exception class" copy={f.exceptionClass} testId="letter-exception-class">
-                  <span className="mono">{f.exceptionClass}</span>
+                  <span className="mono">
+                    <VisibleText text={f.exceptionClass ?? ""} />
+                  </span>
                   <WrappedIn wrapperClass={f.wrapperClass} />
                 </Field>
               ) : null}
               {has.has("exceptionMessage") ? (
                 <Field label="Exception message" copy={f.exceptionMessage}>
-                  {f.exceptionMessage}
+                  <VisibleText text={f.exceptionMessage ?? ""} />
                 </Field>
               ) : null}
             </tbody>
@@ -262,21 +274,29 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
           <table className="kv grid">
             <tbody>
               <Field label="Letter id" copy={l.id}>
-                <span className="mono">{l.id}</span>
+                <span className="mono">
+                  <VisibleText text={l.id} />
+                </span>
               </Field>
               {l.messageId ? (
                 <Field label="Message id" copy={l.messageId}>
-                  <span className="mono">{l.messageId}</span>
+                  <span className="mono">
+                    <VisibleText text={l.messageId} />
+                  </span>
                 </Field>
               ) : null}
               {l.correlationId ? (
                 <Field label="Correlation id" copy={l.correlationId}>
-                  <span className="mono">{l.correlationId}</span>
+                  <span className="mono">
+                    <VisibleText text={l.correlationId} />
+                  </span>
                 </Field>
               ) : null}
               {l.orderingKey ? (
                 <Field label="Ordering key" copy={l.orderingKey}>
-                  <span className="mono">{l.orderingKey}</span>
+                  <span className="mono">
+                    <VisibleText text={l.orderingKey} />
+                  </span>
                 </Field>
               ) : null}
               {l.contentType ? <Field label="Content type">{l.contentType}</Field> : null}
@@ -296,7 +316,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
           </div>
           {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container; tabIndex lets keyboard users focus and scroll a long trace */}
           <pre className="block stack" tabIndex={0}>
-            {f.stackTrace}
+            <VisibleText text={f.stackTrace} />
           </pre>
         </section>
       ) : null}
@@ -304,6 +324,23 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
       <PayloadPanel
         view={l.payload}
         masked={l.masking.payloadMasked}
+        maskedDetail={{
+          payloadMaskedCount: l.masking.payloadMaskedCount,
+          byRule: l.masking.byRule,
+          canReveal: r.canReveal,
+        }}
+        reveal={
+          r.canReveal && l.masking.maskedCount > 0 ? (
+            <RevealPanel
+              connectionId={connectionId}
+              queue={queue}
+              letterId={l.id}
+              maskedCount={l.masking.maskedCount}
+              size={l.bodySize}
+              shown={{ headers: l.headers, properties: l.properties, exceptionMessage: f.exceptionMessage }}
+            />
+          ) : null
+        }
         sensitive={l.masking.sensitive}
         canDownload={r.canReadPayload}
         size={l.bodySize}
@@ -313,10 +350,21 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
         downloadHref={payloadHref(connectionId, queue, l.id)}
       />
       <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
-      <EntriesTable title="Headers" entries={l.headers} testId="headers" rowTestId="header-row" />
-      {r.canReveal && l.masking.maskedCount > 0 ? (
-        <RevealPanel connectionId={connectionId} queue={queue} letterId={l.id} maskedCount={l.masking.maskedCount} />
-      ) : null}
+      <EntriesTable
+        title="Headers"
+        entries={l.headers}
+        testId="headers"
+        rowTestId="header-row"
+        badge={
+          <MaskedBadge
+            total={l.masking.maskedCount - l.masking.payloadMaskedCount}
+            rules={l.masking.byRule.filter((x) => x.other > 0)}
+            where="in headers, properties or the exception"
+            canReveal={r.canReveal}
+            testId="meta-masked"
+          />
+        }
+      />
     </main>
   );
 }
