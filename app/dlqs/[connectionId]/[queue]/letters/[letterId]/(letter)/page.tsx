@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { notFound } from "next/navigation";
 import type { ReactNode } from "react";
 import { DeathHistory } from "@/components/dlq/death-history";
 import { dlqProblem } from "@/components/dlq/dlq-problem";
@@ -19,6 +20,7 @@ import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { newDiscardHref } from "@/lib/discard/ui-links";
 import { filledFields } from "@/lib/letter/failure-fields";
 import { decodeParam, dlqHref, letterHref, payloadHref } from "@/lib/dlq/links";
+import { letterKnown } from "@/lib/dlq/letter-known";
 import { viewLetter, type ViewLetterResult } from "@/lib/dlq/view-letter";
 import { letterLabels } from "@/lib/dlq/wording";
 import { DlqCrumbs } from "@/components/jobs/dlq-page";
@@ -109,6 +111,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
     // The audit log knows whether this letter was repaired, or is a repair's copy that has not come back.
     const trail = await repairTrail(actor, await requestMeta(), { connectionId, queue, letterId });
     const known = trail.repairedAs !== null || trail.copyOf !== null;
+    if (!known && !(await letterKnown(connectionId, queue, letterId))) notFound();
     return (
       <main className="page">
         <EscapeBack href={back} />
