@@ -17,7 +17,7 @@ import { repairProvenance } from "@/components/repair/provenance";
 import { RepairTrailNotes } from "@/components/repair/repair-trail";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { newDiscardHref } from "@/lib/discard/ui-links";
+import { letterDiscardHref } from "@/lib/discard/ui-links";
 import { filledFields } from "@/lib/letter/failure-fields";
 import { decodeParam, dlqHref, letterHref, payloadHref } from "@/lib/dlq/links";
 import { letterKnown } from "@/lib/dlq/letter-known";
@@ -159,7 +159,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
         {can(actor.role, "discard:run") && !l.handled ? (
           <Link
             className="btn btn-small btn-danger"
-            href={newDiscardHref(connectionId, queue, `?id=${encodeURIComponent(l.id)}`)}
+            href={letterDiscardHref(connectionId, queue, l)}
             data-testid="letter-discard"
           >
             Discard…
