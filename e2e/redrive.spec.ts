@@ -228,7 +228,7 @@ test("a viewer follows a redrive read-only: no start, no controls, and direct ac
 test("a redrive awaiting the go-ahead is badged so, not paused; cancelled, it says the letters it did not move are still in the DLQ, with no ETA", async ({
   page,
 }) => {
-  test.setTimeout(120_000);
+  test.setTimeout(240_000);
   await loadSession(page, "operator");
   await page.goto(`${dlqPath(cancelled.dlq)}/triage`);
   await scanToDone(page);
