@@ -1,16 +1,21 @@
-import Link from "next/link";
+"use client";
 
+import Link from "next/link";
+import { usePathname } from "next/navigation";
+import { missingWords } from "@/lib/dlq/missing-page";
+
+/** Every 404 of the console (an unknown address, or a page's notFound()): what is missing, by name. */
 export default function NotFound() {
+  const w = missingWords(usePathname() ?? "/");
   return (
     <main className="page error-page" data-testid="not-found">
-      <h1>Nothing here.</h1>
+      <h1 className="wrap-anywhere" data-testid="not-found-title">
+        {w.title}
+      </h1>
+      <p>{w.body}</p>
       <p>
-        This address does not match a page of the console. If someone pasted it, the DLQ or letter may have a different
-        name now.
-      </p>
-      <p>
-        <Link href="/" className="btn">
-          Back to the DLQs
+        <Link href={w.back.href} className="btn">
+          {w.back.label}
         </Link>
       </p>
     </main>

@@ -109,6 +109,19 @@ test("the stuck partition is flagged, and an admin moves its record to the DLT o
   consumer = null;
   await expect(job).toHaveAttribute("data-state", "succeeded", { timeout: 60_000 });
   await expect(page.getByTestId("skip-done")).toContainText("from 1 to 2");
+  await expect(job.getByTestId("skip-by")).toHaveText("admin@e2e.test");
+
+  // The page tells the truth after the skip: the group's offset and lag as the broker now holds them
+  // (2 of the partition's 4 records are left for it), and no longer "stuck".
+  await expect(page.getByTestId("partition-committed")).toHaveText("2");
+  await expect(page.getByTestId("partition-lag")).toHaveText("2");
+  await expect(page.getByTestId("partition-live")).toBeVisible();
+  await expect(page.getByTestId("stuck-note")).toHaveCount(0);
+  await expect(page.getByTestId("partition-stuck")).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByTestId("partition-committed")).toHaveText("2");
+  await expect(page.getByTestId("stuck-note")).toHaveCount(0);
+  await expect(page.getByTestId("skip-by")).toHaveText("admin@e2e.test");
 
   // The group's committed offset is one past the poison record; the other partition untouched.
   const admin = kafka.admin();
@@ -141,6 +154,20 @@ test("the stuck partition is flagged, and an admin moves its record to the DLT o
     expect(again.failures).toBe(0);
   } finally {
     await again.stop();
+  }
+});
+
+test("a partition, group or connection that does not exist answers 404", async ({ page }) => {
+  await loadSession(page, "viewer");
+  for (const path of [
+    `/groups/local-kafka/${encodeURIComponent(`no-such-group-${RUN}`)}`,
+    `/groups/local-kafka/${encodeURIComponent(GROUP)}/${encodeURIComponent(TOPIC)}/9`,
+    `/groups/local-kafka/${encodeURIComponent(GROUP)}/${encodeURIComponent(TOPIC)}/not-a-number`,
+    `/groups/no-such-connection-${RUN}/${encodeURIComponent(GROUP)}`,
+  ]) {
+    const res = await page.goto(path);
+    expect(res?.status(), path).toBe(404);
+    await expect(page.getByTestId("not-found")).toBeVisible();
   }
 });
 

@@ -51,7 +51,7 @@ export async function awaitInconclusiveVerdict(page: Page, sample: number, evide
     await expect(row).toHaveAttribute("data-evidence", e.state);
     if (e.text) await expect(row).toContainText(e.text);
   }
-  await expect(page.getByTestId("redrive-state")).toHaveText("Waiting for your go-ahead");
+  await expect(page.getByTestId("redrive-state")).toHaveText("Awaiting go-ahead · sample inconclusive");
   await expect(page.getByTestId("redrive-bulk")).toBeDisabled();
   await expect(page.getByTestId("redrive-continue-start")).toBeDisabled();
 }

@@ -20,6 +20,8 @@ const CLASS = "java.net.SocketTimeoutException";
 const triagePath = `${dlqPath(DLQ)}/triage`;
 const NIL = "00000000-0000-0000-0000-000000000000";
 const depth = queues.depth;
+const cancelled = deadLetterQueues("redrive-cancel", RUN);
+const C = 6;
 
 let jobPath = "";
 let jobId = "";
@@ -27,6 +29,16 @@ let jobId = "";
 test.describe.configure({ mode: "serial" });
 
 test.beforeAll(async () => {
+  await cancelled.fill(
+    Array.from({ length: C }, (_, i) => ({
+      content: Buffer.from(JSON.stringify({ orderId: `cx-${RUN}-${i}` })),
+      options: {
+        persistent: true,
+        messageId: `cx-${RUN}-${i}`,
+        headers: { "x-exception-message": `Read timed out after ${i} ms`, "x-exception-class": CLASS },
+      },
+    })),
+  );
   await queues.fill(
     Array.from({ length: N }, (_, i) => {
       const msg = `Read timed out after ${3000 + i} ms calling payments-api`;
@@ -46,7 +58,10 @@ test.beforeAll(async () => {
   );
 });
 
-test.afterAll(() => queues.remove());
+test.afterAll(async () => {
+  await queues.remove();
+  await cancelled.remove();
+});
 
 test("an operator redrives a group: sample, inconclusive verdict with its evidence, continue anyway with a reason, the rest at a rate, 100 %, letters back in the work queue, audited", async ({
   page,
@@ -94,7 +109,7 @@ test("an operator redrives a group: sample, inconclusive verdict with its eviden
   await expect(evidence).toContainText(`No consumer on queue "${WORK}"`);
   await expect(evidence).toContainText("nobody reads it");
   // Waiting for the operator, not failed.
-  await expect(page.getByTestId("redrive-state")).toHaveText("Waiting for your go-ahead");
+  await expect(page.getByTestId("redrive-state")).toHaveText("Awaiting go-ahead · sample inconclusive");
   await expect(page.getByTestId("redrive-waiting")).toContainText("waits for your go-ahead");
   await expect(page.getByTestId("redrive-timeline").locator('[data-step="verdict"]')).toHaveAttribute(
     "data-step-state",
@@ -208,4 +223,51 @@ test("a viewer follows a redrive read-only: no start, no controls, and direct ac
     { connectionId: "local-rabbitmq", queue: DLQ, selection: { kind: "filter", filter: {} } },
   ]);
   expect(plan.text).toContain("forbidden:redrive:sample");
+});
+
+test("a redrive awaiting the go-ahead is badged so, not paused; cancelled, it says the letters it did not move are still in the DLQ, with no ETA", async ({
+  page,
+}) => {
+  test.setTimeout(240_000);
+  await loadSession(page, "operator");
+  await page.goto(`${dlqPath(cancelled.dlq)}/triage`);
+  await scanToDone(page);
+  await page.getByTestId("group-row").getByTestId("group-redrive").click();
+  const { jobPath: path, jobId: id } = await startRedrive(page, {
+    count: C,
+    fix: "payments-api 4.2.1 (PAY-312)",
+    sample: 2,
+    watchSeconds: 2,
+    rate: 20,
+  });
+
+  // Waiting for the operator after its sample: badged with the verdict, and so in the lists.
+  await expect(page.getByTestId("redrive-state")).toHaveText("Awaiting go-ahead · sample inconclusive", {
+    timeout: 60_000,
+  });
+  await page.goto("/redrives");
+  const row = page.locator(`[data-testid="redrive-row"][data-id="${id}"]`);
+  await expect(row).toHaveAttribute("data-state", "awaiting_go_ahead");
+  await expect(row).toContainText("Awaiting go-ahead");
+  await expect(row).toContainText("sample inconclusive");
+  await expect(row).not.toContainText("Paused");
+
+  // Cancelled: the 4 it never moved are still in the DLQ, said so in the counts and the ledger.
+  await page.goto(path);
+  await page.getByTestId("redrive-cancel").click();
+  await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-state", "cancelled", { timeout: 30_000 });
+  const left = page.getByTestId("n-pending");
+  await expect(left).toHaveAttribute("data-value", String(C - 2));
+  await expect(left).toContainText("Not moved, still in the DLQ");
+  await expect(page.getByTestId("redrive-progress")).not.toContainText("Waiting");
+  await expect(page.getByTestId("redrive-eta")).toHaveCount(0);
+  await expect(page.getByTestId("redrive-progress")).not.toContainText("ETA");
+  const pending = page.locator('[data-testid="ledger-row"][data-state="pending"]');
+  await expect(pending).toHaveCount(C - 2);
+  for (const text of await pending.allInnerTexts()) {
+    expect(text).toContain("not moved, still in the DLQ");
+    expect(text).not.toContain("waiting");
+  }
+  // What the page claims is what the broker holds.
+  expect(await cancelled.depth(cancelled.dlq)).toBe(C - 2);
 });

@@ -126,7 +126,7 @@ test("an admin repairs a group with one JSON Patch: previewed letter by letter, 
   await expect(evidence).toHaveAttribute("data-target", WORK);
   await expect(evidence).toHaveAttribute("data-evidence", "no_reader");
   await expect(evidence).toContainText(`No consumer on queue "${WORK}"`);
-  await expect(page.getByTestId("redrive-state")).toHaveText("Waiting for your go-ahead");
+  await expect(page.getByTestId("redrive-state")).toHaveText("Awaiting go-ahead · sample inconclusive");
   await expect(page.getByTestId("redrive-bulk")).toBeDisabled();
   const continueReason = `orders-service 2.3.3 is scaled up after the repair (ORD-${RUN})`;
   await page.getByTestId("continue-reason").fill(continueReason);

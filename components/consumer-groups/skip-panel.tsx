@@ -2,7 +2,8 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { useState, useTransition, type FormEvent } from "react";
+import { useRouter } from "next/navigation";
+import { useEffect, useRef, useState, useTransition, type FormEvent } from "react";
 import {
   cancelSkipAction,
   planSkipAction,
@@ -236,6 +237,16 @@ function SkipJob({
   });
   const j = q.data;
   const pr = j.progress;
+  const router = useRouter();
+  const ended = !isActive(j.state);
+  const startedActive = useRef(isActive(initial.state));
+  useEffect(() => {
+    // The page's offsets, lag and stuck state were read before the skip moved the offset: read them again.
+    if (ended && startedActive.current) {
+      startedActive.current = false;
+      router.refresh();
+    }
+  }, [ended, router]);
   const [error, setError] = useState<string | null>(null);
   const [pending, start] = useTransition();
   const cancel = () =>
@@ -254,7 +265,9 @@ function SkipJob({
           {dlt}
         </Link>{" "}
         <span className="muted">
-          by {j.createdBy ?? "?"}, <RelativeTime value={j.createdAt} />: “{j.params.reason}”
+          by{" "}
+          <span data-testid="skip-by">{j.createdByEmail ?? (j.createdBy ? "a deleted user" : "an unknown user")}</span>,{" "}
+          <RelativeTime value={j.createdAt} />: “{j.params.reason}”
         </span>
       </p>
       {pr.phase === "waiting" && isActive(j.state) ? (

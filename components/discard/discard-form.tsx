@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { planDiscardAction, startDiscardAction } from "@/app/dlqs/[connectionId]/[queue]/discard/actions";
 import { ScopeCard, StartErrorNote, useStartForm } from "@/components/jobs/start-form";
+import type { UnindexedLetter } from "@/lib/discard/plan";
 import type { DiscardPreview } from "@/lib/discard/use-cases";
 import { discardJobHref } from "@/lib/discard/ui-links";
 import { letters, type UiSelection } from "@/lib/redrive/ui-format";
@@ -20,6 +21,7 @@ export function DiscardForm({
   groupLabel,
   retentionDays,
   backHref,
+  unindexed = null,
 }: {
   connectionId: string;
   queue: string;
@@ -28,11 +30,14 @@ export function DiscardForm({
   groupLabel: string | null;
   retentionDays: number;
   backHref: string;
+  /** The one letter its page read, discarded by id when the triage index does not hold it. */
+  unindexed?: UnindexedLetter | null;
 }) {
+  const extra = unindexed ? { unindexed } : {};
   const [reason, setReason] = useState("");
   const { preview, count, confirmed, setConfirmed, error, pending, recount, start } = useStartForm(
     initial,
-    () => planDiscardAction({ connectionId, queue, selection }),
+    () => planDiscardAction({ connectionId, queue, selection, ...extra }),
     (id) => discardJobHref(connectionId, queue, id),
   );
   const phrase = `Discard ${letters(count)}`;
@@ -41,7 +46,16 @@ export function DiscardForm({
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (ready)
-      start(() => startDiscardAction({ connectionId, queue, selection, reason: reason.trim(), confirmedCount: count }));
+      start(() =>
+        startDiscardAction({
+          connectionId,
+          queue,
+          selection,
+          ...extra,
+          reason: reason.trim(),
+          confirmedCount: count,
+        }),
+      );
   };
 
   return (

@@ -13,7 +13,7 @@ import { formatCount, truncate } from "@/lib/format";
 import { describeScope, isActive, type UiSelection } from "@/lib/redrive/ui-format";
 import { discardKeys } from "./query-keys";
 import { EmptyRow } from "@/components/ui/empty-row";
-import { resultOf } from "@/lib/jobs/accounting";
+import { jobEnded, leftWords, resultOf } from "@/lib/jobs/accounting";
 
 type Data = Awaited<ReturnType<typeof getDiscard>>;
 
@@ -25,6 +25,12 @@ const LEDGER_WORDS: Record<string, string> = {
   missing: "not found in the DLQ",
   checksum_mismatch: "changed since indexed (still in the DLQ)",
 };
+
+/** A ledger row's state in words; once the discard ended, a letter it never reached is still in the DLQ, not waiting. */
+function discardLedgerWords(state: string, jobState: string): string {
+  if (jobEnded(jobState) && (state === "pending" || state === "removing")) return leftWords("discard", jobState);
+  return LEDGER_WORDS[state] ?? state;
+}
 
 /** A discard's live view, polled every second while it is active: progress with numbers, cancel, and the per-letter ledger. */
 export function DiscardJob({
@@ -105,7 +111,7 @@ export function DiscardJob({
             counts.failed + counts.checksum_mismatch ? "is-bad" : "",
           ],
           ["missing", "Missing", counts.missing, counts.missing ? "is-warn" : ""],
-          ["pending", "Waiting", counts.pending + counts.removing, ""],
+          ["pending", active ? "Waiting" : "Not discarded, still in the DLQ", counts.pending + counts.removing, ""],
         ]}
       />
 
@@ -169,7 +175,8 @@ export function DiscardJob({
                 className={`chip${ledgerState === s ? " is-current" : ""}`}
                 data-testid={`discard-filter-${s}`}
               >
-                {s.replace("_", " ")} {formatCount(n)}
+                {s === "pending" || s === "removing" ? discardLedgerWords(s, d.state) : s.replace("_", " ")}{" "}
+                {formatCount(n)}
               </Link>
             ))}
         </div>
@@ -195,7 +202,7 @@ export function DiscardJob({
                     <span
                       className={`badge ${r.state === "discarded" ? "badge-ok" : r.state === "pending" || r.state === "removing" ? "" : "badge-danger"}`}
                     >
-                      {LEDGER_WORDS[r.state] ?? r.state}
+                      {discardLedgerWords(r.state, d.state)}
                     </span>
                   </td>
                   <td className="wrap-anywhere small">{r.reason ?? <span className="muted">—</span>}</td>

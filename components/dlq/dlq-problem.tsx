@@ -1,9 +1,12 @@
+import { notFound } from "next/navigation";
 import { Problem } from "@/components/ui/problem";
 import { asAppError } from "@/lib/use-case/app-error";
 
 /**
  * Known failures of reading a DLQ, explained; returns null for anything else so the caller can
- * rethrow to the error boundary.
+ * rethrow to the error boundary. A connection, queue or letter that does not exist is a 404 (the
+ * not-found page names it); a broker that does not answer is not: it says so, and nothing is
+ * claimed about what exists.
  */
 export function dlqProblem(
   err: unknown,
@@ -11,24 +14,8 @@ export function dlqProblem(
 ) {
   const e = asAppError(err);
   if (!e) return null;
-  const [type, surface] = e.code.split(":");
-  if (type === "not_found" && surface === "connection") {
-    return (
-      <Problem title={`There is no connection "${ctx.connectionId}".`} back={ctx.back}>
-        <p>The link may be from another console, or the connection was removed from the config file.</p>
-      </Problem>
-    );
-  }
-  if (type === "not_found") {
-    return (
-      <Problem title={`The queue "${ctx.queue}" does not exist on ${ctx.connectionId}.`} back={ctx.back}>
-        <p>
-          It may have been deleted, or renamed. If it is named in the config file, fix or remove the entry there.{" "}
-          {e.userMessage}
-        </p>
-      </Problem>
-    );
-  }
+  const [type] = e.code.split(":");
+  if (type === "not_found") notFound();
   if (type === "unavailable") {
     return (
       <Problem title={`${ctx.connectionId} is unreachable right now.`} back={ctx.back}>

@@ -1,4 +1,5 @@
 import { DlqCrumbTrail } from "@/components/dlq/dlq-head";
+import { notFound } from "next/navigation";
 import type { ReactNode } from "react";
 import { Problem } from "@/components/ui/problem";
 import { asAppError } from "@/lib/use-case/app-error";
@@ -47,16 +48,15 @@ export function ProblemPage({
   );
 }
 
-/** Title and message for a job that could not be read; anything but an AppError is thrown on (to the error page). */
+/**
+ * Title and message for a job that could not be read; a job that does not exist (or that the role
+ * may not see) is a 404; anything but an AppError is thrown on (to the error page).
+ */
 export function jobReadProblem(kind: JobKind, e: unknown): { title: string; message: string } {
   const err = asAppError(e);
   if (!err) throw e;
-  const title =
-    err.type === "not_found"
-      ? `There is no such ${kind}.`
-      : err.type === "forbidden"
-        ? "Your role does not allow this."
-        : `The ${kind} could not be read.`;
+  if (err.type === "not_found") notFound();
+  const title = err.type === "forbidden" ? "Your role does not allow this." : `The ${kind} could not be read.`;
   return { title, message: err.userMessage };
 }
 

@@ -50,10 +50,13 @@ export function JobHeader({
   cancelRequested,
   scope,
   scopeTestId,
+  note = null,
 }: {
   kind: JobKind;
   id: string;
   state: string;
+  /** Said after the state in its badge (a redrive awaiting the go-ahead: its sample's verdict). */
+  note?: string | null;
   /** `JobProgress.result` once the job ended (`resultOf`). */
   result?: JobResult | null;
   pauseRequested?: boolean;
@@ -69,6 +72,7 @@ export function JobHeader({
       </h1>
       <span className={`badge ${ended.badge}`} data-testid={`${kind}-state`}>
         {ended.words}
+        {note ? ` · ${note}` : ""}
         {pauseRequested && state === "running" ? " · pausing" : ""}
         {cancelRequested && isActive(state) ? " · cancelling" : ""}
       </span>
@@ -132,9 +136,11 @@ export function JobProgress({
           rate {rate ? `${formatCount(rate)}/s` : "—"}
           {targetRate !== undefined ? ` of ${formatCount(targetRate)}/s target` : null}
         </span>
-        <span className="hint" data-testid={`${kind}-eta`}>
-          ETA {state === "running" && eta !== null ? formatDuration(eta) : isActive(state) ? "—" : "done"}
-        </span>
+        {isActive(state) ? (
+          <span className="hint" data-testid={`${kind}-eta`}>
+            ETA {state === "running" && eta !== null ? formatDuration(eta) : "—"}
+          </span>
+        ) : null}
       </div>
       <div
         className="progress progress-lg"

@@ -92,7 +92,7 @@ export function LedgerTable({
               aria-current={state === f ? "true" : undefined}
               data-testid={`ledger-filter-${f}`}
             >
-              {LEDGER_WORDS[f]} <span className="muted">{formatCount(counts[f] ?? 0)}</span>
+              {ledgerWords(f, redrive.state)} <span className="muted">{formatCount(counts[f] ?? 0)}</span>
             </Link>
           ))}
         </nav>

@@ -32,9 +32,11 @@ import {
 } from "@/lib/redrive/ui-format";
 import { LedgerTable } from "./ledger-table";
 import { redriveKeys } from "./query-keys";
-import { resultOf } from "@/lib/jobs/accounting";
+import { jobEnded, leftWords, resultOf } from "@/lib/jobs/accounting";
 
 type Data = Awaited<ReturnType<typeof getRedrive>>;
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** Seconds until `iso`, ticking every second (for the watch countdown). */
 function useCountdown(iso: string | null): number | null {
@@ -145,6 +147,7 @@ export function RedriveJob({
   const badge = verdictBadge(r.sampleVerdict, r.sampleReturned, sampleSize);
   const steps = timeline(r.stage, r.state);
   const active = isActive(r.state);
+  const ended = jobEnded(r.state);
   const breakerPause = r.state === "paused" && r.stage !== "awaiting_bulk" && r.pauseReason;
 
   const act = (fn: () => Promise<ActionResult<RedriveView>>) => {
@@ -172,6 +175,7 @@ export function RedriveJob({
         kind="redrive"
         id={r.id}
         state={displayState(r.state, r.stage)}
+        note={displayState(r.state, r.stage) === "awaiting_go_ahead" && badge ? `sample ${badge.words}` : null}
         result={resultOf(r.progress)}
         pauseRequested={r.pauseRequested}
         cancelRequested={r.cancelRequested}
@@ -336,7 +340,14 @@ export function RedriveJob({
           ["parked", "Parked", n.parked, n.parked ? "is-warn" : ""],
           ["returned", "Came back", n.returned, n.returned ? "is-bad" : ""],
           ["skipped", "Skipped", n.skipped, ""],
-          ["pending", "Waiting", n.pending, ""],
+          ended
+            ? [
+                "pending",
+                capitalize(leftWords("redrive", r.state)),
+                (data.counts.pending ?? 0) + (data.counts.interrupted ?? 0) + (data.counts.moving ?? 0),
+                "",
+              ]
+            : ["pending", "Waiting", n.pending, ""],
         ]}
       />
 

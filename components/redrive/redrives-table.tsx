@@ -1,6 +1,13 @@
 import { OperationsTable } from "@/components/jobs/operations-table";
 import { formatCount } from "@/lib/format";
-import { describeScope, displayState, fractionOf, readNumbers, type UiSelection } from "@/lib/redrive/ui-format";
+import {
+  describeScope,
+  displayState,
+  fractionOf,
+  readNumbers,
+  verdictBadge,
+  type UiSelection,
+} from "@/lib/redrive/ui-format";
 import { redriveJobHref } from "@/lib/redrive/ui-links";
 import type { RedriveView } from "@/lib/redrive/use-cases";
 import { resultOf } from "@/lib/jobs/accounting";
@@ -28,7 +35,7 @@ export function RedrivesTable({ redrives, showDlq }: { redrives: RedriveView[]; 
       result: resultOf(r.progress),
       stateNote:
         r.stage === "awaiting_bulk" && r.sampleVerdict
-          ? `sample ${r.sampleVerdict}`
+          ? `sample ${verdictBadge(r.sampleVerdict, r.sampleReturned, r.plan.sampleSize)?.words ?? r.sampleVerdict}`
           : (STAGE_WORDS[r.stage] ?? r.stage),
       fraction: fractionOf(n),
       counts:

@@ -6,6 +6,7 @@ import type { BrokerAdapter } from "@/lib/brokers/types";
 import { getAdapter } from "@/lib/connections/registry";
 import { AppError, asAppError } from "@/lib/errors";
 import { jobAuditEntry } from "@/lib/jobs/audit";
+import { recordCommittedMove } from "./store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress, JobRecord } from "@/lib/jobs/types";
 
 /** What startSkip fixed when the admin confirmed (offsets as decimal strings: JSON has no bigint). */
@@ -221,6 +222,9 @@ async function runGroupSkip(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   });
   await recordAuditBatch(
     copies.map((c) => copyEntry(job, p, c, "group.skipped", "success", { committedBefore, committedAfter })),
+  );
+  await recordCommittedMove(job.connectionId, p.groupId, p.topic, p.partition, res.committedAfter).catch((e) =>
+    console.warn(`[groups] the skipped offset of ${p.groupId} was not stored: ${(e as Error).message}`),
   );
   await recordAudit(
     endEntry(job, p, "succeeded", {

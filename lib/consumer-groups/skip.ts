@@ -235,16 +235,32 @@ export interface SkipView extends JobViewBase {
   params: GroupSkipParams;
   /** Waiting: the members; done: committedBefore/After, dlt, copies (see GroupSkipProgress). */
   progress: Partial<GroupSkipProgress>;
+  /** The id of the user who started it. */
   createdBy: string | null;
+  /** Their e-mail, what the page names them by; null when the account no longer exists. */
+  createdByEmail: string | null;
 }
 
-function toView(j: JobRecord): SkipView {
+function toView(j: JobRecord, emails: ReadonlyMap<string, string>): SkipView {
   return {
     ...jobViewBase(j),
     params: j.params as unknown as GroupSkipParams,
     progress: (j.progress ?? {}) as Partial<GroupSkipProgress>,
     createdBy: j.createdBy,
+    createdByEmail: j.createdBy ? (emails.get(j.createdBy) ?? null) : null,
   };
+}
+
+/** The e-mails of the users who started these jobs, by user id. */
+async function creatorEmails(jobs: JobRecord[]): Promise<Map<string, string>> {
+  const ids = [...new Set(jobs.map((j) => j.createdBy).filter((x): x is string => !!x))];
+  if (!ids.length) return new Map();
+  const users = await getDb().user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true } });
+  return new Map(users.map((u) => [u.id, u.email]));
+}
+
+async function viewOf(j: JobRecord): Promise<SkipView> {
+  return toView(j, await creatorEmails([j]));
 }
 
 function assertConfirmedCount(n: number, confirmed: number): void {
@@ -330,7 +346,7 @@ export async function startSkip(actor: Actor, meta: RequestMeta, input: unknown)
     details: { ...params, jobId: job.id },
   });
   wakeJobWorker();
-  return toView(job);
+  return toView(job, new Map([[actor.id, actor.email]]));
 }
 
 function membersOf(e: unknown): Record<string, unknown> {
@@ -362,7 +378,7 @@ export async function cancelSkip(actor: Actor, meta: RequestMeta, input: unknown
     ip: meta.ip,
     details,
   });
-  const params = toView(job).params;
+  const params = job.params as unknown as GroupSkipParams;
   try {
     // The request and its audit row commit together, before the worker can finish the skip.
     await jobStore().requestCancel(job.id, {}, (tx, state) =>
@@ -381,7 +397,7 @@ export async function cancelSkip(actor: Actor, meta: RequestMeta, input: unknown
     await recordAudit(entry("failure", { error: errorCodeOf(e) })).catch(() => undefined);
     throw e;
   }
-  return toView((await jobStore().get(job.id))!);
+  return viewOf((await jobStore().get(job.id))!);
 }
 
 /** One skip with its progress. `groups:read`; a refusal is audited `group.skip_view`. */
@@ -392,7 +408,7 @@ export async function viewSkip(actor: Actor, meta: RequestMeta, input: unknown):
     target: typeof raw.jobId === "string" ? raw.jobId : null,
     meta,
   });
-  return toView(await loadSkip(parse(jobRef, input).jobId));
+  return viewOf(await loadSkip(parse(jobRef, input).jobId));
 }
 
 /** A connection's skips (one group's, with `groupId`), newest 50. `groups:read`; a refusal is audited `group.skip_list`. */
@@ -409,5 +425,6 @@ export async function listSkips(actor: Actor, meta: RequestMeta, input: unknown)
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: 50,
   });
-  return jobs.map(toView);
+  const emails = await creatorEmails(jobs);
+  return jobs.map((j) => toView(j, emails));
 }

@@ -203,3 +203,30 @@ export async function roundOf(
     select: { sampledAt: true, error: true, calls: true, groups: true },
   });
 }
+
+/**
+ * A skip moved the group's committed offset: the stored partition takes it at once (lag against the
+ * stored end, a new run of "same offset" from now), so lists do not call it stuck on the offset it
+ * left until the next round samples it.
+ */
+export async function recordCommittedMove(
+  connectionId: string,
+  groupId: string,
+  topic: string,
+  partition: number,
+  committed: bigint,
+  db: PrismaClient = getDb(),
+): Promise<void> {
+  await db.$executeRawUnsafe(
+    `UPDATE consumer_group_partitions
+        SET committed = $5::bigint,
+            lag = GREATEST(end_offset - $5::bigint, 0),
+            since = CASE WHEN end_offset > $5::bigint THEN now() ELSE NULL END
+      WHERE connection_id = $1 AND group_id = $2 AND topic = $3 AND partition = $4`,
+    connectionId,
+    groupId,
+    topic,
+    partition,
+    committed.toString(),
+  );
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ConsumerGroup, GroupPartition } from "@/lib/brokers/consumer-groups";
-import { memberLabel, nextSince, partitionKey, partitionWrites, stuckForMs } from "./stuck";
+import { memberLabel, nextSince, partitionKey, partitionWrites, stuckForMs, withLiveOffsets } from "./stuck";
 
 const t0 = new Date("2026-12-02T10:00:00Z");
 const t1 = new Date("2026-12-02T10:01:00Z");
@@ -122,5 +122,37 @@ describe("partitionWrites", () => {
       t1,
     );
     expect(writes.map((w) => [w.partition, w.committed, w.since])).toEqual([[1, "3", t1.toISOString()]]);
+  });
+});
+
+describe("withLiveOffsets", () => {
+  const stored = {
+    committed: 1n,
+    start: 0n,
+    end: 4n,
+    lag: 3n,
+    since: t0,
+    stuck: true,
+    stuckForMs: 60_000,
+    topic: "orders",
+  };
+  const later = new Date(t0.getTime() + 10 * 60_000);
+
+  it("after a skip moved the committed offset, shows the broker's offsets and lag and is no longer stuck", () => {
+    const r = withLiveOffsets(stored, { committed: 2n, start: 0n, end: 4n, lag: 2n }, later, 8_000);
+    expect(r).toMatchObject({ committed: 2n, lag: 2n, end: 4n, since: later, stuck: false, stuckForMs: null });
+    expect(r.topic).toBe("orders");
+  });
+
+  it("caught up after the skip: no lag, no run", () => {
+    expect(withLiveOffsets(stored, { committed: 4n, start: 0n, end: 4n, lag: 0n }, later, 8_000)).toMatchObject({
+      since: null,
+      stuck: false,
+    });
+  });
+
+  it("still at the same offset: still stuck, for as long as the stored run says, with the live lag", () => {
+    const r = withLiveOffsets(stored, { committed: 1n, start: 0n, end: 6n, lag: 5n }, later, 8_000);
+    expect(r).toMatchObject({ since: t0, stuck: true, stuckForMs: 10 * 60_000, lag: 5n, end: 6n });
   });
 });

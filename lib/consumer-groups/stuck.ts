@@ -91,3 +91,36 @@ export function partitionWrites(
 
 export const partitionKey = (groupId: string, topic: string, partition: number) =>
   JSON.stringify([groupId, topic, partition]);
+
+/** A partition's offsets as the broker holds them now (one live read). */
+export interface LiveOffsets {
+  committed: bigint | null;
+  start: bigint | null;
+  end: bigint;
+  lag: bigint;
+}
+
+/** The stored row's fields this file brings up to date. */
+export interface PartitionFigures extends StoredPartitionState {
+  start: bigint | null;
+  end: bigint;
+  stuck: boolean;
+  stuckForMs: number | null;
+}
+
+/**
+ * A stored partition row brought up to a live read at `at`: offsets and lag from the broker, and
+ * the run of "same committed offset with lag" kept only while the committed offset is the stored
+ * one. A moved offset (a skip, a consumer that got past the record) starts a new run now, so a
+ * partition is never called stuck on the strength of an offset it has left.
+ */
+export function withLiveOffsets<T extends PartitionFigures>(
+  stored: T,
+  live: LiveOffsets,
+  at: Date,
+  stuckAfterMs: number,
+): T {
+  const since = nextSince(stored, live, at);
+  const forMs = stuckForMs({ lag: live.lag, since }, at, stuckAfterMs);
+  return { ...stored, ...live, since, stuck: forMs !== null, stuckForMs: forMs };
+}

@@ -11,6 +11,7 @@ import { AppError } from "@/lib/errors";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
+import { withLiveOffsets, type LiveOffsets } from "./stuck";
 import { groupDetail, listGroupRows, partitionRow, roundOf, type GroupRow, type PartitionRow } from "./store";
 
 /**
@@ -119,7 +120,10 @@ export type PartitionRecord =
   | { kind: "none"; start: string; end: string };
 
 export interface PartitionView extends GroupView {
+  /** Offsets and lag as the broker holds them now when `live`; otherwise as the last round sampled them. */
   partition: PartitionRow;
+  /** When the broker was read for this view; null when it did not answer (then `partition` is the sample). */
+  liveAt: Date | null;
   /** The record the group's consumer gets next (at its committed offset), read now. */
   record: PartitionRecord;
 }
@@ -146,14 +150,15 @@ export async function viewGroupPartition(
     async () => {
       const group = await viewConsumerGroup(actor, meta, input);
       const { adapter, stuckAfterMs } = requireSampled(connectionId);
-      const row = await partitionRow(connectionId, groupId, topic, partition, {
-        now: input.now ?? new Date(),
-        stuckAfterMs,
-      });
-      if (!row)
+      const now = input.now ?? new Date();
+      const stored = await partitionRow(connectionId, groupId, topic, partition, { now, stuckAfterMs });
+      if (!stored)
         throw new AppError("not_found:partition", {
           userMessage: `Group "${groupId}" has no committed offset or assignment on ${topic} partition ${partition}.`,
         });
+      // The sample can be minutes old, and an action (a skip) may have moved the offset since: look now.
+      const live = await liveOffsets(adapter, groupId, topic, partition);
+      const row = live ? withLiveOffsets(stored, live.offsets, live.at, stuckAfterMs) : stored;
       const at: RecordAt = await withTimeout(
         adapter.consumerGroups!.recordAt(
           { topic, partition, offset: row.committed },
@@ -166,7 +171,7 @@ export async function viewGroupPartition(
         at.kind === "record"
           ? { kind: "record", offset: at.offset.toString(), letter: letterDetailOf(at.letter, policy, showPayload) }
           : { kind: at.kind, start: at.start.toString(), end: at.end.toString() };
-      return { ...group, partition: row, record };
+      return { ...group, partition: row, liveAt: live?.at ?? null, record };
     },
     (r) => ({
       found: r.record.kind === "record",
@@ -175,4 +180,24 @@ export async function viewGroupPartition(
       sensitive: policy.sensitive,
     }),
   );
+}
+
+/** One group partition's offsets read from the broker now; null when the broker did not answer or no longer has it. */
+async function liveOffsets(
+  adapter: BrokerAdapter,
+  groupId: string,
+  topic: string,
+  partition: number,
+): Promise<{ at: Date; offsets: LiveOffsets } | null> {
+  try {
+    const round = await withTimeout(adapter.consumerGroups!.read(), READ_TIMEOUT_MS, "read consumer groups");
+    const p = round.groups
+      .find((g) => g.groupId === groupId)
+      ?.partitions.find((x) => x.topic === topic && x.partition === partition);
+    if (!p || p.end === null || p.lag === null) return null;
+    return { at: round.sampledAt, offsets: { committed: p.committed, start: p.start, end: p.end, lag: p.lag } };
+  } catch (e) {
+    console.warn(`[groups] live offsets of ${groupId} ${topic}[${partition}] not read: ${(e as Error).message}`);
+    return null;
+  }
 }

@@ -56,6 +56,22 @@ export async function populateDiscardLedger(
   );
 }
 
+/** The ledger of a discard of one letter the triage index does not hold, as the start read it from the DLQ. */
+export async function addUnindexedLetter(
+  db: Db,
+  jobId: string,
+  l: { letterId: string; sha256: string; messageId: string | null },
+): Promise<number> {
+  return db.$executeRawUnsafe(
+    `INSERT INTO discard_letters (job_id, seq, letter_id, sha256, message_id, state, audited)
+     VALUES ($1::uuid, 1, $2, $3, $4, 'pending', true)`,
+    jobId,
+    l.letterId,
+    l.sha256,
+    l.messageId,
+  );
+}
+
 export interface DiscardRow {
   id: string;
   seq: number;

@@ -4,7 +4,7 @@ import { recordAudit, recordAuditIn } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { audited, auditActor, errorCodeOf } from "@/lib/use-case/audited";
-import { adapterFor } from "@/lib/use-case/connection";
+import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { Prisma, DiscardPlan } from "@/lib/generated/prisma/client";
@@ -19,12 +19,13 @@ import {
   countDiscardStates,
   discardLedgerPage,
   DISCARD_STATES,
+  addUnindexedLetter,
   populateDiscardLedger,
   type DiscardRow,
   type DiscardState,
 } from "./ledger";
 import { assertConfirmedCount, describeSelection, filterOfSelection } from "@/lib/redrive/plan";
-import { discardPreviewSchema, discardStartSchema } from "./plan";
+import { discardPreviewSchema, discardStartSchema, unindexedOf, type UnindexedLetter } from "./plan";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { visibleSha256 } from "@/lib/masking/digest";
 import { scopedFilter } from "@/lib/triage/masked-search";
@@ -77,9 +78,15 @@ export async function planDiscard(actor: Actor, meta: RequestMeta, input: unknow
       const adapter = adapterFor(p.connectionId);
       // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
       const { filter, letterIds } = await selectionFor(actor, p);
-      const count = await countDiscardable(getDb(), filter, letterIds);
+      const indexed = await countDiscardable(getDb(), filter, letterIds);
+      const single = indexed === 0 ? unindexedOf(p) : null;
+      const count = single ? 1 : indexed;
       const warnings: string[] = [];
-      if (count === 0)
+      if (single)
+        warnings.push(
+          "This letter is not in the triage index (the DLQ has not been scanned since it arrived): it is discarded by its id, and only if the DLQ's copy still has the checksum its page showed you.",
+        );
+      else if (count === 0)
         warnings.push("The selection is empty in the triage index: scan the DLQ again if letters arrived since.");
       const summary = await adapter.describeDlq(p.queue).catch(() => null);
       if (summary?.readRisk) {
@@ -136,6 +143,11 @@ export async function startDiscard(actor: Actor, meta: RequestMeta, input: unkno
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
   // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
   const { filter, letterIds } = await selectionFor(actor, p);
+  const unindexed = unindexedOf(p);
+  const single =
+    unindexed && (await countDiscardable(getDb(), filter, letterIds)) === 0
+      ? await readUnindexed(actor, p, unindexed)
+      : null;
   const created = await getDb()
     .$transaction(
       async (tx) => {
@@ -148,7 +160,9 @@ export async function startDiscard(actor: Actor, meta: RequestMeta, input: unkno
             createdBy: actor.id,
           },
         });
-        const n = await populateDiscardLedger(tx, job.id, filter, letterIds);
+        const n = single
+          ? await addUnindexedLetter(tx, job.id, single)
+          : await populateDiscardLedger(tx, job.id, filter, letterIds);
         assertConfirmedCount(n, p.confirmedCount, "count");
         const plan = await tx.discardPlan.create({
           data: {
@@ -318,6 +332,32 @@ export async function listDiscardPage(
     { cursor: input.cursor, limit: input.limit },
   );
   return { items: await viewsOf(page.jobs), nextCursor: page.nextCursor };
+}
+
+/**
+ * The one unindexed letter of a discard, read from the DLQ now: it must still be there with the
+ * checksum its page showed the admin (compared as that role sees it), or nothing starts.
+ */
+async function readUnindexed(
+  actor: Actor,
+  p: { connectionId: string; queue: string },
+  u: UnindexedLetter,
+): Promise<{ letterId: string; sha256: string; messageId: string | null }> {
+  const l = await withTimeout(
+    adapterFor(p.connectionId).getLetter(p.queue, u.letterId, { maxBodyBytes: 0 }),
+    30_000,
+    "getLetter",
+  );
+  if (!l)
+    throw new AppError("conflict:letter-gone", {
+      userMessage: "This letter is no longer in the DLQ: nothing was discarded.",
+    });
+  if (visibleSha256(l.sha256, await maskingPolicy(actor.role, p.connectionId, p.queue)) !== u.digest)
+    throw new AppError("conflict:checksum", {
+      userMessage:
+        "This letter's content is not what its page showed you (it changed, or another letter has its id now): nothing was discarded. Open its page again.",
+    });
+  return { letterId: l.id, sha256: l.sha256, messageId: l.messageId };
 }
 
 async function selectionFor(

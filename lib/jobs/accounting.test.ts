@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jobResult, resultOf, resultOutcome } from "@/lib/jobs/accounting";
+import { jobEnded, jobResult, leftWords, resultOf, resultOutcome } from "@/lib/jobs/accounting";
 
 describe("jobResult", () => {
   it("is complete only when every selected letter ended as asked", () => {
@@ -30,5 +30,21 @@ describe("jobResult", () => {
     expect(resultOf({ read: 1, result: r })).toEqual(r);
     expect(resultOf({ read: 1 })).toBeNull();
     expect(resultOf(null)).toBeNull();
+  });
+});
+
+describe("leftWords", () => {
+  it("letters a running or paused job has not handled are waiting", () => {
+    for (const state of ["queued", "running", "paused", "awaiting_go_ahead", "cancelling"]) {
+      expect(jobEnded(state)).toBe(false);
+      expect(leftWords("redrive", state)).toBe("waiting");
+    }
+  });
+
+  it("once a job ended, cancelled included, what it did not handle is still in the DLQ", () => {
+    expect(leftWords("redrive", "cancelled")).toBe("not moved, still in the DLQ");
+    expect(leftWords("redrive", "failed")).toBe("not moved, still in the DLQ");
+    expect(leftWords("discard", "cancelled")).toBe("not discarded, still in the DLQ");
+    expect(jobEnded("succeeded")).toBe(true);
   });
 });

@@ -38,3 +38,17 @@ export function resultOf(progress: unknown): JobResult | null {
   if (!r || typeof r.complete !== "boolean" || typeof r.summary !== "string") return null;
   return { complete: r.complete, left: typeof r.left === "number" ? r.left : 0, summary: r.summary };
 }
+
+const ENDED = new Set(["succeeded", "cancelled", "failed"]);
+
+/** The job has ended (done, cancelled or failed): nothing more will move. */
+export const jobEnded = (state: string) => ENDED.has(state);
+
+/**
+ * What the letters a job has not handled are, in words: "waiting" while the job can still move them;
+ * once it has ended (a cancel included) they were never touched, so they are still in the DLQ.
+ */
+export function leftWords(kind: "redrive" | "discard", jobState: string): string {
+  if (!jobEnded(jobState)) return "waiting";
+  return kind === "redrive" ? "not moved, still in the DLQ" : "not discarded, still in the DLQ";
+}

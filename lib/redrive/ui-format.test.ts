@@ -127,7 +127,7 @@ describe("redrive progress", () => {
 
   it("a redrive paused after its sample reads as waiting for the go-ahead, not as a pause", () => {
     expect(displayState("paused", "awaiting_bulk")).toBe("awaiting_go_ahead");
-    expect(STATE_WORDS[displayState("paused", "awaiting_bulk")]).toBe("Waiting for your go-ahead");
+    expect(STATE_WORDS[displayState("paused", "awaiting_bulk")]).toBe("Awaiting go-ahead");
     expect(STATE_BADGE[displayState("paused", "awaiting_bulk")]).toBe("badge-info");
     expect(displayState("paused", "bulk")).toBe("paused");
     expect(displayState("running", "awaiting_bulk")).toBe("running");
@@ -190,8 +190,8 @@ describe("redrive controls", () => {
 describe("ledgerWords", () => {
   it("calls a letter the job never moved 'still in the DLQ' once the job has ended, not 'waiting'", () => {
     expect(ledgerWords("pending", "running")).toBe("waiting");
-    expect(ledgerWords("pending", "cancelled")).toBe("not moved (still in the DLQ)");
-    expect(ledgerWords("interrupted", "succeeded")).toBe("not moved (still in the DLQ)");
+    expect(ledgerWords("pending", "cancelled")).toBe("not moved, still in the DLQ");
+    expect(ledgerWords("interrupted", "succeeded")).toBe("not moved, still in the DLQ");
     expect(ledgerWords("failed", "succeeded")).toBe("failed (still in the DLQ)");
     expect(ledgerWords("moved", "succeeded")).toBe("redriven");
   });

@@ -2,6 +2,7 @@
  * Words and numbers for the redrive pages: scope, confirmation phrase, progress, timeline, which
  * controls apply and why not. Pure (client-safe): no server-only imports.
  */
+import { jobEnded, leftWords } from "@/lib/jobs/accounting";
 import { formatCount } from "@/lib/format";
 import { parseTriageParams, type TriageView } from "@/lib/triage/view-params";
 
@@ -323,7 +324,7 @@ export const STATE_WORDS: Record<string, string> = {
   queued: "Queued",
   running: "Running",
   paused: "Paused",
-  awaiting_go_ahead: "Waiting for your go-ahead",
+  awaiting_go_ahead: "Awaiting go-ahead",
   cancelling: "Cancelling",
   cancelled: "Cancelled",
   succeeded: "Done",
@@ -357,8 +358,8 @@ export const LEDGER_WORDS: Record<string, string> = {
 
 /** A ledger row's state in words; once the job has ended, a letter it never moved is not "waiting": it is still in the DLQ. */
 export function ledgerWords(state: string, jobState: string): string {
-  if (!isActive(jobState) && (state === "pending" || state === "interrupted" || state === "moving"))
-    return "not moved (still in the DLQ)";
+  if (jobEnded(jobState) && (state === "pending" || state === "interrupted" || state === "moving"))
+    return leftWords("redrive", jobState);
   return LEDGER_WORDS[state] ?? state;
 }
 

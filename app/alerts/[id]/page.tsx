@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { notFound } from "next/navigation";
 import type { ReactNode } from "react";
 import { AlertStates, DeliveryLog } from "@/components/alerts/delivery-log";
 import { RuleControls } from "@/components/alerts/rule-controls";
@@ -35,12 +36,10 @@ export default async function AlertRulePage({ params }: { params: Promise<{ id: 
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
+    if (err.type === "not_found") notFound();
     return (
       <main className="page">
-        <Problem
-          title={err.type === "not_found" ? "There is no such alert rule." : "The alert rule could not be read."}
-          back={{ href: "/alerts", label: "← Alerts" }}
-        >
+        <Problem title="The alert rule could not be read." back={{ href: "/alerts", label: "← Alerts" }}>
           <p>{err.userMessage}</p>
         </Problem>
       </main>

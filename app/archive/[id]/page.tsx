@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { notFound } from "next/navigation";
 import type { ReactNode } from "react";
 import { ArchiveTable } from "@/components/archive/archive-table";
 import { isRepairedOriginal, repairReason } from "@/components/archive/repaired";
@@ -47,15 +48,12 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
+    if (err.type === "not_found") notFound();
     return (
       <main className="page">
         <Problem
           title={
-            err.type === "not_found"
-              ? "There is no such archived letter."
-              : err.type === "forbidden"
-                ? "Your role cannot read the archive."
-                : "The archived letter could not be read."
+            err.type === "forbidden" ? "Your role cannot read the archive." : "The archived letter could not be read."
           }
           back={{ href: back, label: "← The archive" }}
         >

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { notFound } from "next/navigation";
 import { offsetText, PartitionState } from "@/components/consumer-groups/figures";
 import { Problem } from "@/components/ui/problem";
 import { RelativeTime } from "@/components/ui/relative-time";
@@ -33,12 +34,10 @@ export default async function GroupPage({ params }: { params: Promise<Params> })
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
+    if (err.type === "not_found") notFound();
     return (
       <main className="page">
-        <Problem
-          title={err.type === "not_found" ? "No such consumer group." : "The consumer group could not be read."}
-          back={{ href: back, label: "← Consumer groups" }}
-        >
+        <Problem title="The consumer group could not be read." back={{ href: back, label: "← Consumer groups" }}>
           <p>{err.userMessage}</p>
         </Problem>
       </main>

@@ -5,7 +5,7 @@ import { archiveRetentionDays } from "@/lib/archive/store";
 import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { planDiscard, type DiscardPreview } from "@/lib/discard/use-cases";
-import { newDiscardHref } from "@/lib/discard/ui-links";
+import { newDiscardHref, unindexedFromSearch } from "@/lib/discard/ui-links";
 import { asAppError } from "@/lib/use-case/app-error";
 import { decodeParam } from "@/lib/dlq/links";
 import { selectedGroup } from "@/lib/redrive/selected-group";
@@ -29,7 +29,8 @@ export default async function NewDiscardPage({
   const p = await params;
   const connectionId = decodeParam(p.connectionId);
   const queue = decodeParam(p.queue);
-  const parsed = selectionFromSearch(await searchParams);
+  const search = await searchParams;
+  const parsed = selectionFromSearch(search);
   const actor = await requirePageActor(newDiscardHref(connectionId, queue));
   const meta = await requestMeta();
   // The server-side check, not only a hidden form; before anything streams, so a refusal answers 403 (./forbidden.tsx), audited as discard.plan.
@@ -44,10 +45,17 @@ export default async function NewDiscardPage({
     <ProblemPage crumbs={crumbs} title={title} message={message} back={{ href: back, label: "← Back to triage" }} />
   );
   if (!parsed.ok) return problem("This link's selection is not valid.", parsed.message);
+  const unindexed =
+    parsed.selection.kind === "letters" ? unindexedFromSearch(search, parsed.selection.letterIds) : null;
   let preview: DiscardPreview;
   let groupLabel: string | null = null;
   try {
-    preview = await planDiscard(actor, meta, { connectionId, queue, selection: parsed.selection });
+    preview = await planDiscard(actor, meta, {
+      connectionId,
+      queue,
+      selection: parsed.selection,
+      ...(unindexed ? { unindexed } : {}),
+    });
     groupLabel = (await selectedGroup(actor, meta, { connectionId, queue }, parsed.selection))?.label ?? null;
   } catch (e) {
     const err = asAppError(e);
@@ -72,6 +80,7 @@ export default async function NewDiscardPage({
         groupLabel={groupLabel}
         retentionDays={archiveRetentionDays()}
         backHref={back}
+        unindexed={unindexed}
       />
     </main>
   );

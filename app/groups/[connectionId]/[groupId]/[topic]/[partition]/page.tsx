@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { notFound } from "next/navigation";
 import { offsetText, PartitionState } from "@/components/consumer-groups/figures";
 import { PartitionRecordView } from "@/components/consumer-groups/partition-record";
 import { SkipPanel } from "@/components/consumer-groups/skip-panel";
@@ -38,23 +39,18 @@ export default async function GroupPartitionPage({ params }: { params: Promise<P
   const partition = Number.parseInt(decodeParam(p.partition), 10);
   const actor = await requirePageActor(partitionHref(connectionId, groupId, topic, partition));
   const back = groupHref(connectionId, groupId);
+  if (!Number.isSafeInteger(partition) || partition < 0) notFound();
   let v: PartitionView;
   try {
-    if (!Number.isSafeInteger(partition) || partition < 0)
-      throw Object.assign(new Error("bad partition"), { notANumber: true });
     v = await viewGroupPartition(actor, await requestMeta(), { connectionId, groupId, topic, partition });
   } catch (e) {
     const err = asAppError(e);
-    if (!err && !(e as { notANumber?: boolean }).notANumber) throw e;
+    if (!err) throw e;
+    if (err.type === "not_found") notFound();
     return (
       <main className="page">
-        <Problem
-          title={
-            err?.type === "not_found" || !err ? "No such partition of this group." : "The partition could not be read."
-          }
-          back={{ href: back, label: "← The group" }}
-        >
-          <p>{err?.userMessage ?? "The partition must be a number."}</p>
+        <Problem title="The partition could not be read." back={{ href: back, label: "← The group" }}>
+          <p>{err.userMessage}</p>
         </Problem>
       </main>
     );
@@ -87,7 +83,19 @@ export default async function GroupPartitionPage({ params }: { params: Promise<P
             {offsetText(r.committed)}
           </span>{" "}
           · end <span className="mono">{offsetText(r.end)}</span> · lag{" "}
-          <span className="mono">{offsetText(r.lag)}</span> · sampled <RelativeTime value={r.sampledAt.toISOString()} />
+          <span className="mono" data-testid="partition-lag">
+            {offsetText(r.lag)}
+          </span>{" "}
+          ·{" "}
+          {v.liveAt ? (
+            <span data-testid="partition-live">
+              read from the broker <RelativeTime value={v.liveAt.toISOString()} />
+            </span>
+          ) : (
+            <span data-testid="partition-sampled">
+              the broker did not answer now: as sampled <RelativeTime value={r.sampledAt.toISOString()} />
+            </span>
+          )}
         </span>
       </div>
       {r.stuck ? (

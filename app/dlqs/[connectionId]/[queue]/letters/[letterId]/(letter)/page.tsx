@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { notFound } from "next/navigation";
 import type { ReactNode } from "react";
 import { DeathHistory } from "@/components/dlq/death-history";
 import { WrappedIn } from "@/components/dlq/wrapped-in";
@@ -21,9 +22,10 @@ import { repairProvenance } from "@/components/repair/provenance";
 import { RepairTrailNotes } from "@/components/repair/repair-trail";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { newDiscardHref } from "@/lib/discard/ui-links";
+import { letterDiscardHref } from "@/lib/discard/ui-links";
 import { filledFields } from "@/lib/letter/failure-fields";
 import { decodeParam, dlqHref, letterHref, payloadHref } from "@/lib/dlq/links";
+import { letterKnown } from "@/lib/dlq/letter-known";
 import { viewLetter, type ViewLetterResult } from "@/lib/dlq/view-letter";
 import { letterLabels } from "@/lib/dlq/wording";
 import { DlqCrumbs } from "@/components/jobs/dlq-page";
@@ -114,6 +116,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
     // The audit log knows whether this letter was repaired, or is a repair's copy that has not come back.
     const trail = await repairTrail(actor, await requestMeta(), { connectionId, queue, letterId });
     const known = trail.repairedAs !== null || trail.copyOf !== null;
+    if (!known && !(await letterKnown(connectionId, queue, letterId))) notFound();
     return (
       <main className="page">
         <EscapeBack href={back} />
@@ -161,7 +164,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
         {can(actor.role, "discard:run") && !l.handled ? (
           <Link
             className="btn btn-small btn-danger"
-            href={newDiscardHref(connectionId, queue, `?id=${encodeURIComponent(l.id)}`)}
+            href={letterDiscardHref(connectionId, queue, l)}
             data-testid="letter-discard"
           >
             Discard…

@@ -1,5 +1,0 @@
-import { TableSkeleton } from "@/components/ui/table-skeleton";
-
-export default function Loading() {
-  return <TableSkeleton title="Letter" />;
-}
