@@ -556,7 +556,7 @@ export const MATRIX: MatrixRow[] = [
     permission: "archive:read",
     audit: "archive.view",
   }),
-  page("archive/page.tsx", "/archive", { roles: EVERYONE, permission: "archive:read", audit: "archive.list" }),
+  page("archive/(list)/page.tsx", "/archive", { roles: EVERYONE, permission: "archive:read", audit: "archive.list" }),
   page("audit/page.tsx", "/audit", { roles: OPERATORS, permission: "audit:read", audit: "audit.view" }, "forbidden"),
   page("discards/page.tsx", "/discards", { roles: EVERYONE, permission: "discard:read", audit: "discard.list" }),
   // The letter page sits in a route group with its loading.tsx, so that the repair page below it has none (it answers 403).
@@ -636,7 +636,7 @@ export const MATRIX: MatrixRow[] = [
     permission: "tokens:own",
     audit: "api.reference",
   }),
-  page("groups/page.tsx", "/groups", { roles: EVERYONE, permission: "groups:read", audit: "groups.list" }),
+  page("groups/(list)/page.tsx", "/groups", { roles: EVERYONE, permission: "groups:read", audit: "groups.list" }),
   page("groups/[connectionId]/[groupId]/page.tsx", STUCK_GROUP, {
     roles: EVERYONE,
     permission: "groups:read",
