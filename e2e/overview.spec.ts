@@ -251,7 +251,7 @@ test("findings are grouped by kind, critical first; an operator acknowledges a w
     await seen.locator("xpath=./summary").click();
     await expect(seen.locator(`[data-testid="finding-group"][data-code="${LENGTH_KIND}"]`)).toBeVisible();
     const audit = await db.query(
-      "SELECT outcome, target, details, actor_email FROM audit_log WHERE action = 'finding.acknowledge_all' AND at >= $1",
+      "SELECT outcome, target, details, actor_email FROM audit_log WHERE action = 'finding.acknowledge_all' AND outcome = 'success' AND at >= $1",
       [since],
     );
     expect(audit.rows).toHaveLength(1);

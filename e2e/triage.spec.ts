@@ -85,8 +85,8 @@ test("an operator scans a DLQ, sees its groups, filters to one, opens a letter a
     new RegExp(`/letters/${encodeURIComponent(firstId!).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`),
   );
 
-  // The scan and the export are in the audit log.
-  await page.goto(`/audit?actor=operator%40e2e.test&from=${encodeURIComponent(started)}`);
+  // The scan (an operation) and the export (access) are in the audit log, under "Everything".
+  await page.goto(`/audit?category=all&actor=operator%40e2e.test&from=${encodeURIComponent(started)}`);
   await expect(page.getByTestId("audit-row").first()).toBeVisible();
   const actions = await page.getByTestId("audit-row").evaluateAll((r) => r.map((x) => x.getAttribute("data-action")));
   expect(actions).toContain("triage.scan_start");
