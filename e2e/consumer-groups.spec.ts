@@ -1,6 +1,7 @@
 import { test, expect } from "@playwright/test";
 import { Kafka, logLevel } from "kafkajs";
 import { startCrashLoopConsumer, type CrashLoopConsumer } from "../lib/brokers/kafka/crash-loop-consumer";
+import { topicHasLeaders } from "../lib/brokers/kafka/topic-ready";
 import { dlqPath, loadSession } from "./fixtures";
 import { runId } from "./dead-letters";
 
@@ -25,7 +26,8 @@ test.describe.configure({ mode: "serial" });
 test.beforeAll(async () => {
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 2 }], waitForLeaders: true });
+  await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 2 }] });
+  expect(await topicHasLeaders(admin, TOPIC, 2)).toBe(true);
   await admin.disconnect();
   const producer = kafka.producer();
   await producer.connect();

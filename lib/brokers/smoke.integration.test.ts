@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { AssignerProtocol, Kafka, logLevel, type PartitionAssigner } from "kafkajs";
+import { topicHasLeaders } from "@/lib/brokers/kafka/topic-ready";
 import {
   CreateQueueCommand,
   DeleteQueueCommand,
@@ -60,9 +61,8 @@ describe("Kafka broker (kafkajs)", () => {
     } catch (error) {
       throw new Error(`Kafka is not reachable at ${KAFKA_BROKERS.join(",")}: ${HOW_TO_START} (${error})`);
     }
-    expect(
-      await admin.createTopics({ topics: [{ topic, numPartitions: 2, replicationFactor: 1 }], waitForLeaders: true }),
-    ).toBe(true);
+    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 2, replicationFactor: 1 }] })).toBe(true);
+    expect(await topicHasLeaders(admin, topic, 2)).toBe(true);
 
     // Headers the way Spring's DeadLetterPublishingRecoverer writes them: partition/offset are
     // binary big-endian, plus bytes that are not valid UTF-8 and an empty value.

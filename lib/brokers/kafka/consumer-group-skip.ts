@@ -3,6 +3,7 @@ import { ConfigResourceTypes, type Admin, type IHeaders, type Kafka, type Messag
 import type { KafkaConnectionConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import { BrokerError, type Letter } from "@/lib/brokers/types";
+import { topicHasLeaders } from "@/lib/brokers/kafka/topic-ready";
 import {
   createCluster,
   createKafka,
@@ -567,13 +568,16 @@ export async function skipToDlt(deps: GroupClientDeps, req: SkipRequest): Promis
       });
     try {
       dltCreated = await deps.admin.createTopics({
-        waitForLeaders: true,
+        waitForLeaders: false,
         topics: [{ topic: dlt, numPartitions: range.partitions }],
       });
     } catch (e) {
       if (errorType(e) !== "TOPIC_ALREADY_EXISTS") throw deps.mapError(e, dlt);
     }
-    dltPartitions = await topicPartitionCount(deps, dlt);
+    const ready = await topicHasLeaders(deps.admin, dlt, range.partitions, 10_000).catch((e: unknown) =>
+      Promise.reject(deps.mapError(e, dlt)),
+    );
+    dltPartitions = ready ? await topicPartitionCount(deps, dlt) : null;
     if (dltPartitions === null)
       throw new BrokerError("unreachable", {
         userMessage: `The dead-letter topic "${dlt}" was created but is not ready yet. Try again in a moment.`,

@@ -9,6 +9,7 @@ import type { KafkaConnectionConfig } from "@/lib/config";
 import type { ContractLetterInput } from "@/lib/brokers/contract";
 import { createCluster } from "@/lib/brokers/kafka/client";
 import { fetchTopicIds, type RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
+import { topicHasLeaders } from "@/lib/brokers/kafka/topic-ready";
 
 export const KAFKA_BROKERS = (process.env.KAFKA_BROKERS ?? "127.0.0.1:9092").split(",").map((b) => b.trim());
 
@@ -147,7 +148,7 @@ export class KafkaKit {
   async createTopic(topic: string, partitions = 1, configs: Record<string, string> = {}) {
     const admin = await this.getAdmin();
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: [
         {
           topic,
@@ -160,6 +161,8 @@ export class KafkaKit {
       ],
     });
     this.topics.add(topic);
+    if (!(await topicHasLeaders(admin, topic, partitions)))
+      throw new Error(`topic ${topic}: not every one of its ${partitions} partitions has a leader after 30 s`);
     return topic;
   }
 
