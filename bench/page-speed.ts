@@ -12,7 +12,9 @@
  *   runs its hydration in the deferred scripts before that event) and the end of the last long
  *   task (over 50 ms on the main thread) before network idle: the first moment the page has
  *   answered its first paint, its code and its data, and a click or a key is handled at once.
- * Ratios are each page's median to the static page's median. The static page is the app's 404
+ * Where the time went, per load: "document" is when the HTML's last byte arrived (the server's
+ * part, streamed sections included), "busy" the main thread's time in long tasks before idle (the
+ * browser's part). Ratios are each page's median to the static page's median. The static page is the app's 404
  * page: every route here renders on demand (the layout reads the session), and the 404 page is the
  * one with nothing of its own to read: the floor every page stands on.
  *
@@ -22,7 +24,7 @@
  * connections. The 1,000 DLQs are real RabbitMQ queues in a vhost of their own (a source queue
  * dead-lettering through a fanout exchange into 1,000 queues: each is a DLQ the overview lists),
  * so no other console on this broker sees them; the vhost is deleted at the end.
- *   npm run bench:page-speed        (BENCH_RUNS, BENCH_PORT, BENCH_DLQS=1000)
+ *   npm run bench:page-speed        (BENCH_RUNS, BENCH_PORT, BENCH_DLQS=1000, BENCH_PAGES, BENCH_SIZES)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -37,6 +39,13 @@ import { createTestDatabase } from "../scripts/lib/test-database";
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const PORT = Number(process.env.BENCH_PORT ?? 3299);
 const DLQS = Number(process.env.BENCH_DLQS ?? 1000);
+/** Only these pages (comma-separated names as printed), beside the static one; all by default. */
+const ONLY = (process.env.BENCH_PAGES ?? "")
+  .split(",")
+  .map((n) => n.trim())
+  .filter(Boolean);
+/** "many" measures only the run with the extra DLQs, "demo" only the demo's size; both by default. */
+const SIZES = process.env.BENCH_SIZES ?? "demo,many";
 const BASE = `http://127.0.0.1:${PORT}`;
 const MGMT = "http://127.0.0.1:15672";
 const MGMT_AUTH = `Basic ${Buffer.from("guest:guest").toString("base64")}`;
@@ -106,6 +115,12 @@ async function stopConsole(child: ChildProcess): Promise<void> {
 interface Load {
   idle: number;
   interactive: number;
+  /** When the document's last byte arrived: the server's part, streamed sections included. */
+  document: number;
+  /** Main-thread time in long tasks before idle: the browser's part (parsing, hydration, renders). */
+  busy: number;
+  /** The document's size as served (decoded), in bytes: the HTML and the RSC payload inlined in it. */
+  bytes: number;
   requests: number;
 }
 
@@ -143,13 +158,28 @@ async function load(page: Page, url: string): Promise<Load> {
     const tasks = (
       (window as unknown as { __benchLongTasks?: Array<[number, number]> }).__benchLongTasks ?? []
     ).slice();
-    return { origin: performance.timeOrigin, dcl: nav?.domContentLoadedEventEnd ?? 0, tasks };
+    return {
+      origin: performance.timeOrigin,
+      dcl: nav?.domContentLoadedEventEnd ?? 0,
+      responseEnd: nav?.responseEnd ?? 0,
+      bytes: nav?.decodedBodySize ?? 0,
+      tasks,
+    };
   });
   // Page-relative times (from the navigation's start) against the wall clock of this process.
   const navStart = timing.origin;
   const idle = idleAt - navStart;
-  const lastTask = timing.tasks.filter(([start]) => start <= idle).reduce((m, [s, d]) => Math.max(m, s + d), 0);
-  return { idle, interactive: Math.max(timing.dcl, lastTask), requests };
+  const before = timing.tasks.filter(([start]) => start <= idle);
+  const lastTask = before.reduce((m, [s, d]) => Math.max(m, s + d), 0);
+  const busy = before.reduce((sum, [, d]) => sum + d, 0);
+  return {
+    idle,
+    interactive: Math.max(timing.dcl, lastTask),
+    document: timing.responseEnd,
+    busy,
+    bytes: timing.bytes,
+    requests,
+  };
 }
 
 const median = (xs: number[]) => {
@@ -162,7 +192,8 @@ interface PageSpec {
   url: (page: Page) => Promise<string>;
 }
 
-async function measure(browser: Browser, pages: PageSpec[], label: string): Promise<void> {
+async function measure(browser: Browser, all: PageSpec[], label: string): Promise<void> {
+  const pages = all.filter((p, i) => i === 0 || ONLY.length === 0 || ONLY.includes(p.name));
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   await context.addInitScript(() => {
     const list: Array<[number, number]> = [];
@@ -198,13 +229,13 @@ async function measure(browser: Browser, pages: PageSpec[], label: string): Prom
   const ms = (n: number) => `${Math.round(n)} ms`.padStart(8);
   console.log(`\n${label}: median of ${RUNS} loads after a first visit; ratios to the static page's medians`);
   console.log(
-    `${"page".padEnd(18)} ${"first idle".padStart(10)} ${"idle".padStart(8)} ${"× static".padStart(8)} ${"interact".padStart(8)} ${"× static".padStart(8)} ${"requests".padStart(8)}`,
+    `${"page".padEnd(18)} ${"first idle".padStart(10)} ${"idle".padStart(8)} ${"× static".padStart(8)} ${"interact".padStart(8)} ${"× static".padStart(8)} ${"document".padStart(8)} ${"busy".padStart(8)} ${"HTML kB".padStart(8)} ${"requests".padStart(8)}`,
   );
   for (const r of results) {
     const idle = median(r.runs.map((x) => x.idle));
     const inter = median(r.runs.map((x) => x.interactive));
     console.log(
-      `${r.name.padEnd(18)} ${ms(r.first.idle).padStart(10)} ${ms(idle)} ${(idle / baseIdle).toFixed(2).padStart(8)} ${ms(inter)} ${(inter / baseInteractive).toFixed(2).padStart(8)} ${String(median(r.runs.map((x) => x.requests))).padStart(8)}`,
+      `${r.name.padEnd(18)} ${ms(r.first.idle).padStart(10)} ${ms(idle)} ${(idle / baseIdle).toFixed(2).padStart(8)} ${ms(inter)} ${(inter / baseInteractive).toFixed(2).padStart(8)} ${ms(median(r.runs.map((x) => x.document)))} ${ms(median(r.runs.map((x) => x.busy)))} ${String(Math.round(median(r.runs.map((x) => x.bytes)) / 1024)).padStart(8)} ${String(median(r.runs.map((x) => x.requests))).padStart(8)}`,
     );
   }
 }
@@ -354,9 +385,10 @@ async function main() {
   try {
     child = await startConsole({ ...env, DLQ_CONSOLE_CONFIG: demoFile });
     await demoData(db.url);
-    await measure(browser, PAGES, "demo size");
+    if (SIZES.includes("demo")) await measure(browser, PAGES, "demo size");
     await stopConsole(child);
     child = null;
+    if (!SIZES.includes("many")) return;
     const t0 = performance.now();
     await manyDlqs(vhost, DLQS);
     console.log(`\n(${DLQS} DLQs made in vhost ${vhost} in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
