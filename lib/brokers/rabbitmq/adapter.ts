@@ -96,6 +96,9 @@ interface Snapshot {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Channels side by side when listing DLQs (each asks the broker for one queue's depth at a time). */
+const LIST_LANES = 4;
+
 export class RabbitMqAdapter implements BrokerAdapter {
   readonly kind = "rabbitmq" as const;
   readonly connectionId: string;
@@ -388,42 +391,62 @@ export class RabbitMqAdapter implements BrokerAdapter {
     await this.ping();
     const snap = await this.snapshot(true);
     const { names, safeCopies } = this.dlqNames(snap);
-    const out: DlqSummary[] = [];
-    let ch: Channel | null = null;
-    const channelFor = async () => (ch ??= await this.amqp.channel());
-    for (const name of names) {
+    const found = new Map<string, DlqSummary>();
+    // A checkQueue is one round trip and a channel carries one at a time: a few channels side by
+    // side list a thousand DLQs in a quarter of the time. A queue that is gone closes its channel
+    // (404), so each lane opens a new one after an error.
+    const queue = [...names];
+    const lane = async () => {
+      let ch: Channel | null = null;
+      const channelFor = async () => (ch ??= await this.amqp.channel());
       try {
-        out.push(await this.summarize(name, snap, channelFor));
-      } catch (e) {
+        for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+          try {
+            found.set(name, await this.summarize(name, snap, channelFor));
+          } catch (e) {
+            await closeQuietly(ch);
+            ch = null;
+            if (!(e instanceof BrokerError && e.kind === "not_found")) {
+              queue.length = 0; // the other lanes stop at their next name
+              throw e;
+            }
+            if (!safeCopies.has(name)) found.set(name, this.missingFromBroker(name));
+          }
+        }
+      } finally {
         await closeQuietly(ch);
-        ch = null;
-        if (e instanceof BrokerError && e.kind === "not_found" && safeCopies.has(name)) continue;
-        if (e instanceof BrokerError && e.kind === "not_found") {
-          out.push({
-            connectionId: this.connectionId,
-            name,
-            kind: "rabbitmq",
-            queueType: "unknown",
-            depth: null,
-            inFlight: null,
-            consumers: null,
-            origins: this.configEntry(name)?.origin ? [this.configEntry(name)!.origin!] : [],
-            source: "config",
-            readRisk: null,
-            warnings: [
-              {
-                code: "missing",
-                label: "does not exist",
-                message: `Queue "${name}" is named in the config but does not exist on the broker.`,
-              },
-            ],
-            facts: [],
-          });
-        } else throw e;
       }
-    }
-    await closeQuietly(ch);
-    return out;
+    };
+    const lanes = Math.min(LIST_LANES, Math.max(1, names.length));
+    const results = await Promise.allSettled(Array.from({ length: lanes }, lane));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
+    return names.flatMap((n) => found.get(n) ?? []);
+  }
+
+  /** A DLQ named in the config that the broker does not have: listed, with a warning saying so. */
+  private missingFromBroker(name: string): DlqSummary {
+    const origin = this.configEntry(name)?.origin;
+    return {
+      connectionId: this.connectionId,
+      name,
+      kind: "rabbitmq",
+      queueType: "unknown",
+      depth: null,
+      inFlight: null,
+      consumers: null,
+      origins: origin ? [origin] : [],
+      source: "config",
+      readRisk: null,
+      warnings: [
+        {
+          code: "missing",
+          label: "does not exist",
+          message: `Queue "${name}" is named in the config but does not exist on the broker.`,
+        },
+      ],
+      facts: [],
+    };
   }
 
   /** A snapshot in which `name` is a DLQ the console knows (refreshed once if not); else not_found. */
