@@ -29,6 +29,7 @@ export default async function DlqListPage({ searchParams }: { searchParams: Prom
     ...parseSort(one(sp.sort), one(sp.dir)),
     q: (one(sp.q) ?? "").slice(0, 200),
     gone: one(sp.gone) === "1",
+    all: one(sp.all) === "1",
   };
   return (
     <main className="page">

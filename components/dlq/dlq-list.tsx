@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useState } from "react";
 import type { DlqSummary } from "@/lib/brokers/types";
@@ -13,6 +13,7 @@ import {
   mergeOverview,
   overviewQuery,
   sortOverview,
+  OVERVIEW_PAGE,
   type OverviewItem,
   type SortDir,
   type SortKey,
@@ -146,6 +147,8 @@ export interface ListView {
   q: string;
   /** Also list DLQs the sampler knows but their broker no longer has. */
   gone: boolean;
+  /** Every row, not only the first OVERVIEW_PAGE. */
+  all: boolean;
 }
 
 /**
@@ -185,12 +188,13 @@ export function DlqList({
   const [sort, setSort] = useState<{ key: SortKey; dir: SortDir }>({ key: view.key, dir: view.dir });
   const [filter, setFilter] = useState(view.q);
   const [showGone, setShowGone] = useState(view.gone);
+  const [showAll, setShowAll] = useState(view.all);
 
   useEffect(() => {
-    const url = `${window.location.pathname}${overviewQuery({ ...sort, q: filter, gone: showGone })}`;
+    const url = `${window.location.pathname}${overviewQuery({ ...sort, q: filter, gone: showGone, all: showAll })}`;
     // Next's router follows history.replaceState: the URL reproduces the view without a server round trip.
     if (url !== `${window.location.pathname}${window.location.search}`) window.history.replaceState(null, "", url);
-  }, [sort, filter, showGone]);
+  }, [sort, filter, showGone, showAll]);
 
   const names = useMemo(() => new Map(data.connections.map((c) => [c.connectionId, c.displayName])), [data]);
   const kinds = useMemo(() => new Map(data.connections.map((c) => [c.connectionId, c.kind])), [data]);
@@ -221,6 +225,7 @@ export function DlqList({
   }, [data, overview]);
   const toggle = (key: SortKey) =>
     setSort((s) => (s.key === key ? { key, dir: s.dir === "asc" ? "desc" : "asc" } : { key, dir: FIRST_DIR[key] }));
+  const shown = showAll ? rows : rows.slice(0, OVERVIEW_PAGE);
   const down = data.connections.filter((c) => c.status === "error");
   const warnHours = overview?.deadlineWarnHours ?? 24;
 
@@ -343,7 +348,7 @@ export function DlqList({
             </tr>
           </thead>
           <tbody>
-            {rows.map((r) => (
+            {shown.map((r) => (
               <tr
                 key={r.key}
                 data-testid="dlq-row"
@@ -354,7 +359,6 @@ export function DlqList({
                 <td className={styles.dlqCell}>
                   <Link
                     href={dlqHref(r.connectionId, r.name)}
-                    prefetch={false}
                     className="mono strong wrap-anywhere"
                     data-testid="dlq-link"
                   >
@@ -412,6 +416,25 @@ export function DlqList({
                 </td>
               </tr>
             ))}
+            {shown.length < rows.length ? (
+              <tr data-testid="dlq-more">
+                <td colSpan={COLUMNS.length}>
+                  <span className="hint">
+                    Showing the first {shown.length.toLocaleString("en-US")} of {rows.length.toLocaleString("en-US")}{" "}
+                    {sort.key === "attention" ? "(needs attention first)" : "in this order"}; the filter searches them
+                    all.
+                  </span>{" "}
+                  <button
+                    type="button"
+                    className="btn btn-small"
+                    data-testid="dlq-show-all"
+                    onClick={() => setShowAll(true)}
+                  >
+                    Show all {rows.length.toLocaleString("en-US")}
+                  </button>
+                </td>
+              </tr>
+            ) : null}
             <EmptyRow show={rows.length === 0} columns={COLUMNS.length}>
               {filter
                 ? "No DLQ matches the filter."

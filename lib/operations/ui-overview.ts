@@ -147,8 +147,11 @@ export function parseSort(sort: unknown, dir: unknown): { key: SortKey; dir: Sor
   return { key, dir: d };
 }
 
-/** The query string for a sort, a filter and whether gone DLQs show; defaults are left out. */
-export function overviewQuery(s: { key: SortKey; dir: SortDir; q: string; gone?: boolean }): string {
+/**
+ * The query string for a sort, a filter, whether gone DLQs show and whether every row shows (not
+ * only the first OVERVIEW_PAGE); defaults are left out.
+ */
+export function overviewQuery(s: { key: SortKey; dir: SortDir; q: string; gone?: boolean; all?: boolean }): string {
   const p = new URLSearchParams();
   if (s.key !== "attention") {
     p.set("sort", s.key);
@@ -156,6 +159,14 @@ export function overviewQuery(s: { key: SortKey; dir: SortDir; q: string; gone?:
   }
   if (s.q.trim()) p.set("q", s.q);
   if (s.gone) p.set("gone", "1");
+  if (s.all) p.set("all", "1");
   const qs = p.toString();
   return qs ? `?${qs}` : "";
 }
+
+/**
+ * Rows the overview renders before "Show all": the first ones in the chosen order (needs attention
+ * first by default). A thousand rows cost seconds of rendering on every load; the filter and the
+ * counts still cover every DLQ.
+ */
+export const OVERVIEW_PAGE = 100;
