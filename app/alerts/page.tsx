@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { RulesTable } from "@/components/alerts/rules-table";
 import { OperationsPage } from "@/components/jobs/operations-page";
 import { listAlertRules } from "@/lib/alerts/use-cases";

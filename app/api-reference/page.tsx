@@ -23,7 +23,7 @@
  * nonce, works in both themes with the console's styles, and shows curl lines with a placeholder.
  */
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { FieldTree } from "@/components/api-reference/field-tree";
 import { OperationCard } from "@/components/api-reference/operation-card";
 import styles from "@/components/api-reference/api-reference.module.css";

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { AuditTable } from "@/components/audit/audit-table";
 import { Problem } from "@/components/ui/problem";
 import { SlashFocus } from "@/components/ui/slash-focus";

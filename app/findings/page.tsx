@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { FindingsFilter } from "@/components/operations/findings-filter";
 import { FindingGroups } from "@/components/operations/finding-groups";
 import { FindingsTable } from "@/components/operations/findings-table";

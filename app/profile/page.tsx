@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { CreateTokenForm } from "@/components/tokens/create-token-form";
 import { TokensTable } from "@/components/tokens/tokens-table";
 import { listMyTokens, MAX_TOKEN_DAYS, rolesUpTo, TOKEN_DAY_CHOICES } from "@/lib/api-tokens";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { EmptyRow } from "@/components/ui/empty-row";
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { AlertRuleView, DeliveryView } from "@/lib/alerts/use-cases";

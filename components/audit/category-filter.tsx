@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { AUDIT_CATEGORY_LABELS } from "@/lib/audit-log/categories";
 
 /** The views of the log, each one click away; the first is the default (no `category` in the URL). */

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { useState, type FormEvent } from "react";
 import { planDiscardAction, startDiscardAction } from "@/app/dlqs/[connectionId]/[queue]/discard/actions";
 import { ScopeCard, StartErrorNote, useStartForm } from "@/components/jobs/start-form";

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, useTransition } from "react";
 import { cancelDiscardAction } from "@/app/dlqs/[connectionId]/[queue]/discard/actions";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { dlqHref } from "@/lib/dlq/links";
 import { projectedLoss, type RiskyReadView } from "@/lib/dlq/risky-read";

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { usePathname } from "next/navigation";
 
 export function NavLinks({ links }: { links: Array<{ href: string; label: string; testId: string }> }) {
@@ -10,13 +10,7 @@ export function NavLinks({ links }: { links: Array<{ href: string; label: string
       {links.map((l) => {
         const current = l.href === "/" ? path === "/" || path.startsWith("/dlqs") : path.startsWith(l.href);
         return (
-          <Link
-            key={l.href}
-            href={l.href}
-            prefetch={false}
-            data-testid={l.testId}
-            aria-current={current ? "page" : undefined}
-          >
+          <Link key={l.href} href={l.href} data-testid={l.testId} aria-current={current ? "page" : undefined}>
             {l.label}
           </Link>
         );

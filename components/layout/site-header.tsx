@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { SignOutButton } from "@/components/auth/sign-out-button";
 import { ThemeToggle, type ThemeChoice } from "@/components/ui/theme-toggle";
 import { can } from "@/lib/auth/permissions";

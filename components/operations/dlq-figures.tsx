@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { formatCount, formatRate, formatSpan, formatUtc } from "@/lib/format";
 import { lostClass, lostIn, oldestAge, sampledWords } from "@/lib/operations/ui-figures";
 import { useDlqOperations, type DlqOpsProps } from "./dlq-charts";

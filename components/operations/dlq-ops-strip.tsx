@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import type { Actor } from "@/lib/auth/session";
 import { requestMeta } from "@/lib/auth/session";
 import { formatCount, formatRate } from "@/lib/format";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { formatCount } from "@/lib/format";
 import type { FindingGroup } from "@/lib/operations/finding-groups";
 import { healthHref } from "@/lib/operations/ui-links";
@@ -116,7 +116,6 @@ function DlqLinks({
           {i > 0 ? ", " : ""}
           <Link
             href={healthHref(d.connectionId, d.queue)}
-            prefetch={false}
             className="mono"
             data-testid="finding-group-dlq"
             title={`${d.queue} on ${connectionNames[d.connectionId] ?? d.connectionId}`}

@@ -1,5 +1,5 @@
 import Form from "next/form";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { findingsHref, type FindingsView } from "@/lib/operations/ui-links";
 
 /** Severity, connection and DLQ filters of the findings page: a GET form, so the URL is the view. */

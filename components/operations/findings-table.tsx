@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { EmptyRow } from "@/components/ui/empty-row";
 import type { FindingRow } from "@/lib/operations/findings";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { formatCount, formatRate, formatRelative, formatUtc } from "@/lib/format";
 import type { DlqOverviewRow } from "@/lib/operations/queries";
 import { lostClass, lostIn, oldestAge, sampledWords } from "@/lib/operations/ui-figures";
@@ -60,7 +60,6 @@ export function LostInCell({ ops, warnHours, now }: { ops: Ops; warnHours: numbe
     // The age comes from a scan where the broker does not tell it: the way to one.
     return (
       <Link
-        prefetch={false}
         href={triageBase(ops.connectionId, ops.queue)}
         data-testid="dlq-lost"
         data-tone={l.tone}
@@ -94,7 +93,6 @@ export function OwnerCell({ ops }: { ops: Ops }) {
   if (!ops.owner) {
     return (
       <Link
-        prefetch={false}
         href="/owners"
         className="muted"
         data-testid="dlq-owner"
@@ -134,7 +132,6 @@ export function FindingsCell({ ops }: { ops: Ops }) {
   const n = ops.openFindings;
   return (
     <Link
-      prefetch={false}
       href={findingsHref({ connection: ops.connectionId, dlq: ops.queue })}
       data-testid="dlq-findings"
       data-count={n}

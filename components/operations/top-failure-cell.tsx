@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { formatCount, formatRelative, formatUtc } from "@/lib/format";
 import { formatShare, type TopFailure } from "@/lib/operations/top-failure-view";
 import { triageBase } from "@/lib/triage/view-params";
@@ -24,7 +24,6 @@ export function TopFailureCell({
     return (
       <Link
         href={triageBase(connectionId, queue)}
-        prefetch={false}
         className="muted"
         data-testid="dlq-top-failure"
         data-source=""
@@ -43,7 +42,7 @@ export function TopFailureCell({
   const title = `${kind} of the largest triage group: ${failure.label}${failure.message ? ` — ${failure.message}` : ""}. ${formatCount(failure.count)} of ${formatCount(failure.total)} letters (${share}), from ${whence}.`;
   return (
     <span className={styles.failure} data-testid="dlq-top-failure" data-source={failure.source} title={title}>
-      <Link href={triageBase(connectionId, queue)} prefetch={false} className={styles.failureLine}>
+      <Link href={triageBase(connectionId, queue)} className={styles.failureLine}>
         <span
           className={`${styles.failureLabel} ${failure.basis === "exception" ? "mono strong" : ""}`}
           data-testid="dlq-top-failure-label"

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { letterHref } from "@/lib/dlq/links";
 import { formatCount, formatRelative, formatUtc, truncate } from "@/lib/format";
 import type { LedgerRow } from "@/lib/redrive/ledger";

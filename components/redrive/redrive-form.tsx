@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { planRedriveAction, startRedriveAction } from "@/app/dlqs/[connectionId]/[queue]/redrive/actions";
 import { ScopeCard, StartErrorNote, useStartForm } from "@/components/jobs/start-form";

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { useRouter } from "next/navigation";
 import { useState, useTransition, type FormEvent } from "react";
 import { previewGroupRepairAction, startGroupRepairAction } from "@/app/dlqs/[connectionId]/[queue]/repair/actions";

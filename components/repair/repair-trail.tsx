@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { archivedLetterHref } from "@/lib/archive/params";
 import { letterHref } from "@/lib/dlq/links";
 import type { RepairEnd, RepairTrail } from "@/lib/repair/trail";

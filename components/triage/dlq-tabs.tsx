@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { Actor } from "@/lib/auth/session";
 import { requestMeta } from "@/lib/auth/session";

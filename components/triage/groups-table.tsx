@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { useCallback } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { formatCount, formatUtc, truncate } from "@/lib/format";

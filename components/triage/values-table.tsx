@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { formatCount } from "@/lib/format";
 import {

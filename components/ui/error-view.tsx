@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import Link from "@/components/ui/link";
 
 /**
  * What an error boundary shows: an operator-language explanation, never the exception text.

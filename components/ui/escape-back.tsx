@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 
 /**
  * Esc (outside inputs) goes to `href`. A hidden link the root layout's inline script follows

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { RuleForm } from "@/components/alerts/rule-form";
 import { alertFormOptions } from "@/lib/alerts/use-cases";
 import { authorizePage } from "@/lib/auth/authorize-page";

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { ArchiveTable } from "@/components/archive/archive-table";
 import { ArchiveDlqFilter } from "@/components/archive/dlq-filter";
 import { Problem } from "@/components/ui/problem";

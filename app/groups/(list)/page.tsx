@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { offsetText } from "@/components/consumer-groups/figures";
 import { OperationsPage } from "@/components/jobs/operations-page";
 import { RelativeTime } from "@/components/ui/relative-time";

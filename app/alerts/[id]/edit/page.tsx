@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { RuleForm } from "@/components/alerts/rule-form";
 import { Problem } from "@/components/ui/problem";
 import { alertFormOptions, viewAlertRule } from "@/lib/alerts/use-cases";

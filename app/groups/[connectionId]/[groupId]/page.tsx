@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { notFound } from "next/navigation";
 import { offsetText, PartitionState } from "@/components/consumer-groups/figures";
 import { Problem } from "@/components/ui/problem";

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { dlqProblem } from "@/components/dlq/dlq-problem";
 import { FactsTable } from "@/components/dlq/facts-table";
 import { LettersTable } from "@/components/dlq/letters-table";

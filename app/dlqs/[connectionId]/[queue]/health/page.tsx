@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { DlqCrumbTrail, DlqHead } from "@/components/dlq/dlq-head";
 import { DlqCharts } from "@/components/operations/dlq-charts";
 import { DlqFigures } from "@/components/operations/dlq-figures";

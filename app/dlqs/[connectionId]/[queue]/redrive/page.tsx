@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { RedrivesTable } from "@/components/redrive/redrives-table";
 import { DlqHead } from "@/components/dlq/dlq-head";
 import { Problem } from "@/components/ui/problem";

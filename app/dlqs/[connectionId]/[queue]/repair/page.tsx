@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { DlqCrumbs, ProblemPage } from "@/components/jobs/dlq-page";
 import { GroupRepairForm } from "@/components/repair-group/group-repair-form";
 import { groupRepairHref } from "@/components/repair-group/links";

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { DlqCrumbs, jobPageParams, jobReadProblem, ProblemPage } from "@/components/jobs/dlq-page";
 import { RedriveJob } from "@/components/redrive/redrive-job";
 import { can } from "@/lib/auth/permissions";

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { DlqCrumbs, ProblemPage } from "@/components/jobs/dlq-page";
 import { RedriveForm } from "@/components/redrive/redrive-form";
 import { authorizePage } from "@/lib/auth/authorize-page";
