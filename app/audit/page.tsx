@@ -3,6 +3,7 @@ import Link from "@/components/ui/link";
 import { AuditTable } from "@/components/audit/audit-table";
 import { Problem } from "@/components/ui/problem";
 import { SlashFocus } from "@/components/ui/slash-focus";
+import { UtcRangeFields } from "@/components/ui/utc-range-fields";
 import { can } from "@/lib/auth/permissions";
 import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
@@ -12,25 +13,21 @@ import { VerifyChainButton } from "@/components/audit/verify-chain-button";
 import { AuditActionSelect } from "@/components/audit/action-select";
 import { AuditCategoryFilter } from "@/components/audit/category-filter";
 import { groupAuditActions } from "@/lib/audit-log/categories";
+import { filterSearch, firstParam, readFilters, type SearchParams, withQuery } from "@/lib/search-params";
 
 export const metadata: Metadata = { title: "Audit" };
 export const dynamic = "force-dynamic";
 
-type Search = Record<string, string | string[] | undefined>;
 const FIELDS = ["actor", "action", "queue", "connectionId", "outcome", "from", "to", "category"] as const;
 
-function first(v: string | string[] | undefined) {
-  return (Array.isArray(v) ? v[0] : v) ?? "";
-}
-
-export default async function AuditPageView({ searchParams }: { searchParams: Promise<Search> }) {
+export default async function AuditPageView({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const sp = await searchParams;
-  const raw = Object.fromEntries(FIELDS.map((k) => [k, first(sp[k])])) as Record<(typeof FIELDS)[number], string>;
-  const query = new URLSearchParams(Object.entries(raw).filter(([, v]) => v));
-  const actor = await requirePageActor(`/audit${query.size ? `?${query}` : ""}`);
+  const raw = readFilters(sp, FIELDS);
+  const query = filterSearch(raw, FIELDS);
+  const actor = await requirePageActor(withQuery("/audit", query));
   // Before anything streams, so a refusal answers 403 (./forbidden.tsx); audited as audit.view.
   await authorizePage(actor, "audit:read", { action: "audit.view", meta: await requestMeta() });
-  const before = first(sp.before) || undefined;
+  const before = firstParam(sp, "before") || undefined;
 
   let page: AuditPage | null = null;
   let problem: { title: string; message: string } | null = null;
@@ -43,7 +40,9 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
     else throw e;
   }
 
-  const olderHref = page?.nextCursor ? `/audit?${new URLSearchParams([...query, ["before", page.nextCursor]])}` : null;
+  const olderHref = page?.nextCursor
+    ? withQuery("/audit", filterSearch(raw, FIELDS, [["before", page.nextCursor]]))
+    : null;
   // The export serves what the page shows: the default view's categories are named in its link.
   const exportQuery = new URLSearchParams(query);
   if (!raw.action && !raw.category) exportQuery.set("category", "operations,administration");
@@ -61,7 +60,7 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
       </div>
       <SlashFocus targetId="audit-actor" />
       <div className="toolbar">
-        <AuditCategoryFilter current={raw.action ? null : raw.category} query={query} />
+        <AuditCategoryFilter current={raw.action ? null : (raw.category ?? "")} query={query} />
         <span className="hint">
           {raw.action
             ? "An action is chosen: every category."
@@ -77,7 +76,7 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
         </label>
         <label htmlFor="audit-action">
           Action
-          <AuditActionSelect value={raw.action} groups={actionGroups} />
+          <AuditActionSelect value={raw.action ?? ""} groups={actionGroups} />
         </label>
         <label>
           Queue
@@ -92,14 +91,7 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
             <option value="failure">failure</option>
           </select>
         </label>
-        <label>
-          From (UTC)
-          <input name="from" defaultValue={raw.from} placeholder="2025-01-31 or …T14:00" style={{ width: 150 }} />
-        </label>
-        <label>
-          To (UTC)
-          <input name="to" defaultValue={raw.to} placeholder="YYYY-MM-DDTHH:MM" style={{ width: 150 }} />
-        </label>
+        <UtcRangeFields from={raw.from} to={raw.to} />
         {raw.connectionId ? <input type="hidden" name="connectionId" value={raw.connectionId} /> : null}
         {raw.category ? <input type="hidden" name="category" value={raw.category} /> : null}
         <button type="submit" className="btn btn-primary">
@@ -121,7 +113,7 @@ export default async function AuditPageView({ searchParams }: { searchParams: Pr
             : ""}
         </span>
         {before ? (
-          <Link className="btn btn-small" href={`/audit${query.size ? `?${query}` : ""}`}>
+          <Link className="btn btn-small" href={withQuery("/audit", query)}>
             ↑ Newest
           </Link>
         ) : null}

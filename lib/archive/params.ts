@@ -2,6 +2,8 @@
  * The archive page's filters as they appear in URLs (`/archive?…`, `/api/archive/export?…`), so a
  * view can be pasted and the export link carries the same query. Pure (client-safe). Times are UTC.
  */
+import { filterSearch, readFilters, type SearchParams, withQuery } from "@/lib/search-params";
+
 export const ARCHIVE_FIELDS = [
   "connectionId",
   "queue",
@@ -15,13 +17,6 @@ export const ARCHIVE_FIELDS = [
 ] as const;
 export type ArchiveField = (typeof ARCHIVE_FIELDS)[number];
 export type ArchiveParams = Partial<Record<ArchiveField, string>>;
-
-type Search = Record<string, string | string[] | undefined> | URLSearchParams;
-
-const one = (sp: Search, k: string): string => {
-  const v = sp instanceof URLSearchParams ? sp.get(k) : sp[k];
-  return ((Array.isArray(v) ? v[0] : v) ?? "").trim().slice(0, 500);
-};
 
 function parseDate(v: string): Date | null {
   const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : /Z|[+-]\d\d:?\d\d$/.test(v) ? v : `${v}Z`);
@@ -45,9 +40,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The raw params (for forms and links) and the filter they name, or the reason they are not valid. */
 export function parseArchiveParams(
-  sp: Search,
+  sp: SearchParams,
 ): { ok: true; raw: ArchiveParams; filter: ParsedArchiveFilter } | { ok: false; raw: ArchiveParams; message: string } {
-  const raw = Object.fromEntries(ARCHIVE_FIELDS.map((k) => [k, one(sp, k)]).filter(([, v]) => v)) as ArchiveParams;
+  const raw: ArchiveParams = readFilters(sp, ARCHIVE_FIELDS, (v) => v.trim().slice(0, 500));
   const filter: ParsedArchiveFilter = {};
   if (raw.connectionId) filter.connectionId = raw.connectionId;
   if (raw.queue) filter.queue = raw.queue;
@@ -73,17 +68,18 @@ export function parseArchiveParams(
   return { ok: true, raw, filter };
 }
 
-export function archiveQuery(raw: ArchiveParams, extra: Array<[string, string]> = []): string {
-  const q = new URLSearchParams([
-    ...ARCHIVE_FIELDS.filter((k) => raw[k]).map((k) => [k, raw[k]!] as [string, string]),
-    ...extra,
-  ]);
-  const s = q.toString();
-  return s ? `?${s}` : "";
-}
+const archiveSearch = (raw: ArchiveParams, extra: Array<[string, string]> = []) =>
+  filterSearch(raw, ARCHIVE_FIELDS, extra);
 
 export const archiveHref = (raw: ArchiveParams = {}, after?: string | null) =>
-  `/archive${archiveQuery(raw, after ? [["after", after]] : [])}`;
+  withQuery("/archive", archiveSearch(raw, after ? [["after", after]] : []));
 export const archivedLetterHref = (id: string) => `/archive/${encodeURIComponent(id)}`;
 export const archiveExportHref = (raw: ArchiveParams, format: "csv" | "json", withPayload = false, ids?: string[]) =>
-  `/api/archive/export${archiveQuery(raw, [["format", format], ...(withPayload ? ([["payload", "1"]] as Array<[string, string]>) : []), ...(ids ?? []).map((id) => ["id", id] as [string, string])])}`;
+  withQuery(
+    "/api/archive/export",
+    archiveSearch(raw, [
+      ["format", format],
+      ...(withPayload ? ([["payload", "1"]] as Array<[string, string]>) : []),
+      ...(ids ?? []).map((id) => ["id", id] as [string, string]),
+    ]),
+  );

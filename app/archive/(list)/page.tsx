@@ -4,6 +4,7 @@ import { ArchiveTable } from "@/components/archive/archive-table";
 import { ArchiveDlqFilter } from "@/components/archive/dlq-filter";
 import { Problem } from "@/components/ui/problem";
 import { SlashFocus } from "@/components/ui/slash-focus";
+import { UtcRangeFields } from "@/components/ui/utc-range-fields";
 import { shortOperation } from "@/components/archive/repaired";
 import { archiveExportHref, archiveHref, parseArchiveParams } from "@/lib/archive/params";
 import { archiveRetentionDays } from "@/lib/archive/store";
@@ -12,20 +13,18 @@ import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { asAppError } from "@/lib/use-case/app-error";
 import { formatCount } from "@/lib/format";
+import { firstParam, type SearchParams } from "@/lib/search-params";
 
 export const metadata: Metadata = { title: "Archive" };
 export const dynamic = "force-dynamic";
 
-type Search = Record<string, string | string[] | undefined>;
-const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? "";
-
 /** Discarded letters and repaired originals kept in the archive: filters (DLQ, time, who, why, state, operation), export, undo (admins). */
-export default async function ArchivePage({ searchParams }: { searchParams: Promise<Search> }) {
+export default async function ArchivePage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const sp = await searchParams;
   const parsed = parseArchiveParams(sp);
   const actor = await requirePageActor(archiveHref(parsed.raw));
   const raw = parsed.raw;
-  const after = first(sp.after) || null;
+  const after = firstParam(sp, "after") || null;
   let data: Awaited<ReturnType<typeof listArchive>> | null = null;
   let problem: { title: string; message: string } | null = parsed.ok
     ? null
@@ -60,14 +59,7 @@ export default async function ArchivePage({ searchParams }: { searchParams: Prom
       <SlashFocus targetId="archive-q" />
       <form method="get" action="/archive" className="form-row card" data-testid="archive-filter">
         <ArchiveDlqFilter dlqs={data?.dlqs ?? []} connectionId={raw.connectionId ?? ""} queue={raw.queue ?? ""} />
-        <label>
-          From (UTC)
-          <input name="from" defaultValue={raw.from} placeholder="2025-01-31 or …T14:00" style={{ width: 150 }} />
-        </label>
-        <label>
-          To (UTC)
-          <input name="to" defaultValue={raw.to} placeholder="YYYY-MM-DDTHH:MM" style={{ width: 150 }} />
-        </label>
+        <UtcRangeFields from={raw.from} to={raw.to} />
         <label>
           Discarded by
           <input name="actor" defaultValue={raw.actor} placeholder="alice@" style={{ width: 150 }} />
