@@ -31,46 +31,54 @@ export function ArchiveDlqFilter({
     }
     form?.requestSubmit();
   };
+  const selects = [
+    { field: "connection", label: "Connection", name: "connectionId", value: connectionId, counts: connections },
+    { field: "queue", label: "DLQ", name: "queue", value: queue, counts: queues },
+  ];
   return (
     <>
-      <label htmlFor="archive-connection">
-        Connection
-        <select
-          id="archive-connection"
-          name="connectionId"
-          defaultValue={connectionId}
-          onChange={submit}
-          data-testid="archive-filter-connection"
-        >
-          <option value="">any ({connections.size})</option>
-          {connectionId && !connections.has(connectionId) ? (
-            <option value={connectionId}>{connectionId} (none)</option>
-          ) : null}
-          {[...connections].map(([c, n]) => (
-            <option key={c} value={c}>
-              {c} ({formatCount(n)})
-            </option>
-          ))}
-        </select>
-      </label>
-      <label htmlFor="archive-queue">
-        DLQ
-        <select
-          id="archive-queue"
-          name="queue"
-          defaultValue={queue}
-          onChange={submit}
-          data-testid="archive-filter-queue"
-        >
-          <option value="">any ({queues.size})</option>
-          {queue && !queues.has(queue) ? <option value={queue}>{queue} (none)</option> : null}
-          {[...queues].map(([q, n]) => (
-            <option key={q} value={q}>
-              {q} ({formatCount(n)})
-            </option>
-          ))}
-        </select>
-      </label>
+      {selects.map((s) => (
+        <CountSelect key={s.field} {...s} onChange={submit} />
+      ))}
     </>
+  );
+}
+
+/** One labelled select of values with their counts, "any" first; a chosen value no longer listed stays selectable. */
+function CountSelect({
+  field,
+  label,
+  name,
+  value,
+  counts,
+  onChange,
+}: {
+  /** Names its id (`archive-<field>`) and test id (`archive-filter-<field>`). */
+  field: string;
+  label: string;
+  name: string;
+  value: string;
+  counts: Map<string, number>;
+  onChange: (e: React.ChangeEvent<HTMLSelectElement>) => void;
+}) {
+  return (
+    <label htmlFor={`archive-${field}`}>
+      {label}
+      <select
+        id={`archive-${field}`}
+        name={name}
+        defaultValue={value}
+        onChange={onChange}
+        data-testid={`archive-filter-${field}`}
+      >
+        <option value="">any ({counts.size})</option>
+        {value && !counts.has(value) ? <option value={value}>{value} (none)</option> : null}
+        {[...counts].map(([v, n]) => (
+          <option key={v} value={v}>
+            {v} ({formatCount(n)})
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
