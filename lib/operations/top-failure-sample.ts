@@ -26,17 +26,8 @@ const MAX_DLQS_PER_ROUND = 40;
 const REFRESH_MS = 60_000;
 const READ_TIMEOUT_MS = 15_000;
 
-interface Sampled {
-  connectionId: string;
-  queue: string;
-  basis: "exception" | "reason";
-  label: string;
-  /** Raw normalised message; masked per role when shown. */
-  message: string | null;
-  count: number;
-  total: number;
-  at: string;
-}
+/** A sampled top failure, kept with its raw message (masked per role when shown); its source is "sample". */
+type Sampled = Omit<TopFailure, "source">;
 
 const state = processState("overview-failure-samples", () => ({
   found: new Map<string, Sampled>(),
@@ -146,16 +137,6 @@ export async function sampledTopFailures(role: Role, scanned: TopFailure[]): Pro
     const policy = policyFrom(masking, role, s.connectionId, s.queue, hashKey);
     const message =
       s.message && policy.rules.length ? maskTextWithRules(s.message, policy.rules, policy.hashKey).text : s.message;
-    return {
-      connectionId: s.connectionId,
-      queue: s.queue,
-      basis: s.basis,
-      label: s.label,
-      message,
-      count: s.count,
-      total: s.total,
-      source: "sample" as const,
-      at: s.at,
-    };
+    return { ...s, message, source: "sample" as const };
   });
 }
