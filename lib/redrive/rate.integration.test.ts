@@ -1,12 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Actor } from "@/lib/auth/session";
-import { createUser } from "@/lib/auth/users";
 import { RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
-import { jobStore } from "@/lib/jobs/store";
+import { cleanUp, newOperator, scanDlq } from "@/test/integration-kit";
 import { JobWorker } from "@/lib/jobs/worker";
-import { scanHandler } from "@/lib/triage/scan";
 import { redriveHandler } from "./handler";
 import { getRedrive, planRedrive, startBulk, startRedrive } from "./use-cases";
 
@@ -22,18 +20,9 @@ const kit = new RabbitKit();
 let operator: Actor;
 
 beforeAll(async () => {
-  const u = await createUser({
-    email: `op-${randomUUID().slice(0, 8)}@rate.test`,
-    role: "operator",
-    password: "a-long-enough-password",
-  });
-  operator = { id: u.id, email: u.email, name: null, role: "operator" };
+  operator = await newOperator("rate");
 });
-afterAll(async () => {
-  await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/connections/registry");
-  await closeAllAdapters();
-});
+afterAll(() => cleanUp(kit));
 
 async function seededDlq(n: number): Promise<string> {
   const { dlq } = await kit.dlqByReject(
@@ -43,15 +32,7 @@ async function seededDlq(n: number): Promise<string> {
       headers: { "x-exception-class": "java.net.SocketTimeoutException" },
     })),
   );
-  const kind = `scan-rate-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({
-    kind: kind as "scan",
-    connectionId: CONN,
-    queue: dlq,
-    params: { acceptRisk: true },
-  });
-  await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: kind, leaseMs: 10_000 }).runOnce();
-  expect((await jobStore().get(job.id))?.state).toBe("succeeded");
+  await scanDlq(CONN, dlq);
   return dlq;
 }
 

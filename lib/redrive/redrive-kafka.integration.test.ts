@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { KafkaKit } from "@/lib/brokers/kafka/test-kit";
 import { REDRIVE_HEADERS } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
+import { cleanUp, newOperator, scanDlq } from "@/test/integration-kit";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
-import { scanHandler } from "@/lib/triage/scan";
 import { redriveHandler } from "./handler";
 import { getRedrive, planRedrive, startBulk, startRedrive } from "./use-cases";
 
@@ -24,30 +23,10 @@ let operator: Actor;
 const text = (s: string) => new TextEncoder().encode(s);
 
 beforeAll(async () => {
-  const u = await createUser({
-    email: `op-${randomUUID().slice(0, 8)}@redrive-kafka.test`,
-    role: "operator",
-    password: "a-long-enough-password",
-  });
-  operator = { id: u.id, email: u.email, name: null, role: "operator" };
+  operator = await newOperator("redrive-kafka");
 });
-afterAll(async () => {
-  await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/connections/registry");
-  await closeAllAdapters();
-});
+afterAll(() => cleanUp(kit));
 
-async function scan(queue: string) {
-  const kind = `scan-rk-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({
-    kind: kind as "scan",
-    connectionId: CONN,
-    queue,
-    params: { acceptRisk: true },
-  });
-  await new JobWorker({ handlers: { [kind]: scanHandler() }, owner: `scan-${kind}`, leaseMs: 30_000 }).runOnce();
-  expect((await jobStore().get(job.id))?.state).toBe("succeeded");
-}
 /** A worker that runs only this job (never one left by another test). */
 const worker = (jobId: string) =>
   new JobWorker({
@@ -64,7 +43,7 @@ describe("redrive engine on Kafka", () => {
     const keys = ["a", "b", "a", "c", "a", "b"];
     const { dlt } = await kit.springDlt(keys.map((key, i) => ({ body: i === 0 ? big : text(`seq-${i}`), key })));
     const target = await kit.createTopic(kit.name("small"), 1, { "max.message.bytes": String(1024 * 1024) });
-    await scan(dlt);
+    await scanDlq(CONN, dlt);
     const selection = { kind: "filter", filter: {} };
     const preview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlt, selection });
     expect(preview.count).toBe(6);

@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { ELASTICMQ_ENDPOINT, SqsKit } from "@/lib/brokers/sqs/test-kit";
 import { getDb } from "@/lib/db";
+import { cleanUp, newOperator, scanDlq } from "@/test/integration-kit";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
-import { scanHandler } from "@/lib/triage/scan";
 import { redriveHandler } from "./handler";
 import { getRedrive, planRedrive, startBulk, startRedrive } from "./use-cases";
 
@@ -22,18 +21,9 @@ const kit = new SqsKit(ELASTICMQ_ENDPOINT);
 let operator: Actor;
 
 beforeAll(async () => {
-  const u = await createUser({
-    email: `op-${randomUUID().slice(0, 8)}@redrive-sqs.test`,
-    role: "operator",
-    password: "a-long-enough-password",
-  });
-  operator = { id: u.id, email: u.email, name: null, role: "operator" };
+  operator = await newOperator("redrive-sqs");
 });
-afterAll(async () => {
-  await kit.cleanup();
-  const { closeAllAdapters } = await import("@/lib/connections/registry");
-  await closeAllAdapters();
-});
+afterAll(() => cleanUp(kit));
 
 /** A worker that runs only this job (never one left by another test). */
 const worker = (jobId: string) =>
@@ -44,23 +34,6 @@ const worker = (jobId: string) =>
     scope: { jobIds: [jobId] },
   });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function scan(dlq: string) {
-  const scanKind = `scan-rs-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({
-    kind: scanKind as "scan",
-    connectionId: CONN,
-    queue: dlq,
-    params: { acceptRisk: true },
-  });
-  await new JobWorker({
-    handlers: { [scanKind]: scanHandler() },
-    owner: scanKind,
-    leaseMs: 30_000,
-    scope: { jobIds: [job.id] },
-  }).runOnce();
-  expect((await jobStore().get(job.id))?.state).toBe("succeeded");
-}
 
 async function start(dlq: string, n: number, plan: Record<string, unknown>) {
   const selection = { kind: "filter", filter: {} };
@@ -107,7 +80,7 @@ describe("redrive engine on SQS (ElasticMQ)", () => {
     const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive(
       Array.from({ length: N }, (_, i) => ({ body: new TextEncoder().encode(`{"order":${i}}`) })),
     );
-    await scan(dlq);
+    await scanDlq(CONN, dlq);
 
     const selection = { kind: "filter", filter: {} };
     const preview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection });
@@ -174,7 +147,7 @@ describe("redrive engine on SQS (ElasticMQ)", () => {
       groupId: "AB"[i % 2],
     }));
     const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive(letters, { fifo: true });
-    await scan(dlq);
+    await scanDlq(CONN, dlq);
     // Sample of 1 (A0), then the rest at 4/s: batches of 2, so every later A letter is in another call.
     const r = await start(dlq, 8, { sample: { count: 1 }, rate: 4 });
     const rows0 = await getDb().redriveLetter.findMany({ where: { jobId: r.id }, orderBy: { seq: "asc" } });
@@ -225,7 +198,7 @@ describe("redrive engine on SQS (ElasticMQ)", () => {
     const { dlq, dlqUrl, sourceUrl } = await kit.dlqByRedrive(
       Array.from({ length: n }, (_, i) => ({ body: new TextEncoder().encode(`{"order":${i}}`) })),
     );
-    await scan(dlq);
+    await scanDlq(CONN, dlq);
     const r = await start(dlq, n, { sample: { count: 3 }, rate: 20 });
     const sampleIds = new Set(
       (await getDb().redriveLetter.findMany({ where: { jobId: r.id, seq: { lte: 3 } } })).map((x) => x.messageId),
