@@ -9,12 +9,14 @@ import { scanToDone, startRedrive } from "./redrive-steps";
  *   overview, and no page is wider than the screen (wide tables scroll in their own frame); the
  *   header's menu opens with a tap or the keyboard, leads to a page, closes on Esc, and signs out;
  * - at 1440x900 and 1280x800 an admin's header shows every link in full, in line, on screen;
- * - `/` and Esc work from the first paint: with every script of the app held back, and after;
+ * - `/` and Esc work from the first paint: with every script of the app held back, and after; so do
+ *   j/k, Enter and a click on a list's rows, each key acting once after hydration;
  * - a page load logs no console warning or error and asks for nothing that is missing (the icon).
  */
 const RUN = runId();
 const queues = deadLetterQueues("layout", RUN);
-const N = 3;
+/** Enough letters that a key handled twice (by the page and the first-paint script) would show. */
+const N = 4;
 const CLASS = "java.net.SocketTimeoutException";
 const PHONE = { width: 390, height: 844 };
 
@@ -218,11 +220,8 @@ for (const size of [
   });
 }
 
-test("`/` and Esc work from the first paint, with the app's scripts held back, and after hydration", async ({
-  page,
-}) => {
-  expect(letterPath, "the phone test opened a letter").not.toBe("");
-  await loadSession(page, "operator");
+/** Holds every script of the app back until the returned function lets them load: React cannot hydrate meanwhile. */
+async function holdScripts(page: Page): Promise<() => Promise<void>> {
   let release = () => {};
   const held = new Promise<void>((r) => {
     release = r;
@@ -232,6 +231,87 @@ test("`/` and Esc work from the first paint, with the app's scripts held back, a
     await held;
     await route.continue().catch(() => undefined);
   });
+  return async () => {
+    release();
+    await page.unroute(scripts);
+  };
+}
+
+/** The index of the row the list keyboard has selected (the first while none is marked), -1 if none. */
+function selectedRow(rows: Locator) {
+  return rows.evaluateAll((rs) => {
+    const i = rs.findIndex((r) => r.getAttribute("aria-selected") === "true");
+    return i >= 0 ? i : rs.length ? 0 : -1;
+  });
+}
+
+/** Presses each key in turn and expects the selection on the row named with it. */
+async function pressAndSelect(page: Page, rows: Locator, steps: Array<[key: string, row: number]>) {
+  for (const [key, row] of steps) {
+    await page.keyboard.press(key);
+    await expect.poll(() => selectedRow(rows), `the row selected after ${key}`).toBe(row);
+  }
+}
+
+test("j/k, Enter and a click move over a DLQ's letters from the first paint, with the app's scripts held back, and once each after hydration", async ({
+  page,
+}) => {
+  // The DLQ's letters but the one the phone test redrove.
+  const rows = page.getByTestId("letter-row");
+  const filter = page.getByTestId("letter-filter");
+  await loadSession(page, "operator");
+  const release = await holdScripts(page);
+
+  await page.goto(dlqPath(queues.dlq), { waitUntil: "commit" });
+  await expect(rows).toHaveCount(N - 1);
+  expect(await selectedRow(rows)).toBe(0);
+  await pressAndSelect(page, rows, [
+    ["j", 1],
+    ["j", 2],
+    ["k", 1],
+  ]);
+  await expect(rows.nth(1)).toHaveAttribute("aria-selected", "true");
+  await page.keyboard.press("/");
+  await expect(filter).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(filter).not.toBeFocused();
+  const second = await rows.nth(1).getByTestId("letter-link").getAttribute("href");
+  await page.keyboard.press("Enter");
+  await expect.poll(() => new URL(page.url()).pathname).toBe(second);
+  await expect(page.getByTestId("letter-id")).toBeVisible();
+
+  await release();
+  // Hydrated: each key moves the selection once (the page adds no handler of its own).
+  await page.goto(dlqPath(queues.dlq));
+  await page.waitForLoadState("networkidle");
+  await expect(rows).toHaveCount(N - 1);
+  await pressAndSelect(page, rows, [
+    ["j", 1],
+    ["ArrowDown", 2],
+    ["k", 1],
+  ]);
+  await rows.first().locator("td.num").last().click();
+  await expect.poll(() => selectedRow(rows)).toBe(0);
+  await expect(rows.first()).toHaveAttribute("aria-selected", "true");
+  // Typing in the filter moves nothing; Esc leaves it.
+  await filter.click();
+  await page.keyboard.press("j");
+  await expect(filter).toHaveValue("j");
+  await filter.fill("");
+  await page.keyboard.press("Escape");
+  await expect(filter).not.toBeFocused();
+  const first = await rows.first().getByTestId("letter-link").getAttribute("href");
+  await page.keyboard.press("Enter");
+  await expect.poll(() => new URL(page.url()).pathname).toBe(first);
+  await expect(page.getByTestId("letter-id")).toBeVisible();
+});
+
+test("`/` and Esc work from the first paint, with the app's scripts held back, and after hydration", async ({
+  page,
+}) => {
+  expect(letterPath, "the phone test opened a letter").not.toBe("");
+  await loadSession(page, "operator");
+  const release = await holdScripts(page);
 
   await page.goto("/", { waitUntil: "commit" });
   const filter = page.getByTestId("dlq-filter");
@@ -244,8 +324,7 @@ test("`/` and Esc work from the first paint, with the app's scripts held back, a
   await page.keyboard.press("Escape");
   await expect(page).toHaveURL(new RegExp(`${dlqPath(queues.dlq).replace(/[.]/g, "\\.")}$`));
 
-  release();
-  await page.unroute(scripts);
+  await release();
   // Hydrated: Esc follows the same link as a client-side navigation, and `/` still focuses.
   await page.goto(letterPath);
   await page.waitForLoadState("networkidle");

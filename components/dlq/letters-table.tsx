@@ -2,7 +2,7 @@
 
 import Link from "@/components/ui/link";
 import { useRouter } from "next/navigation";
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useMemo, useState } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { VisibleText } from "@/components/ui/visible-text";
 import { fieldsInUse } from "@/lib/letter/failure-fields";
@@ -12,16 +12,13 @@ import type { LetterLabels } from "@/lib/dlq/wording";
 import { HandledBadge } from "./handled-badge";
 import { formatBytes, truncate } from "@/lib/format";
 import { EmptyRow } from "@/components/ui/empty-row";
-
-function isTyping(t: EventTarget | null) {
-  const el = t as HTMLElement | null;
-  return !!el && (el.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
-}
+import { ROW, ROW_KEYS, ROW_OPEN, RowKeys } from "@/components/ui/row-keys";
 
 /**
- * One page of letters. Keyboard: j/k move the selection, Enter opens, `/` focuses the filter,
- * Esc leaves the filter or goes back to the DLQ list. Pages are bounded (≤ 200 rows), so rows are
- * not virtualised. A column is hidden when no letter on the page has a value for it.
+ * One page of letters. Keyboard (components/ui/row-keys.tsx): j/k move the selection, Enter opens,
+ * `/` focuses the filter, Esc leaves the filter or goes back to the DLQ list. Pages are bounded
+ * (≤ 200 rows), so rows are not virtualised. A column is hidden when no letter on the page has a
+ * value for it.
  */
 export function LettersTable({
   connectionId,
@@ -38,9 +35,6 @@ export function LettersTable({
 }) {
   const router = useRouter();
   const [filter, setFilter] = useState("");
-  const [selected, setSelected] = useState(0);
-  const rowsRef = useRef<Array<HTMLTableRowElement | null>>([]);
-  const filterRef = useRef<HTMLInputElement>(null);
 
   const visible = useMemo(() => {
     const f = filter.trim().toLowerCase();
@@ -64,43 +58,6 @@ export function LettersTable({
     );
   }, [letters, filter]);
 
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.metaKey || e.ctrlKey || e.altKey) return;
-      if (isTyping(e.target)) {
-        if (e.key === "Escape" && e.target === filterRef.current) {
-          filterRef.current?.blur();
-          e.preventDefault();
-        }
-        return;
-      }
-      if (e.key === "j" || e.key === "ArrowDown") {
-        e.preventDefault();
-        setSelected((s) => Math.min(s + 1, visible.length - 1));
-      } else if (e.key === "k" || e.key === "ArrowUp") {
-        e.preventDefault();
-        setSelected((s) => Math.max(s - 1, 0));
-      } else if (e.key === "Enter") {
-        const l = visible[selected];
-        if (l && !(e.target instanceof HTMLAnchorElement) && !(e.target instanceof HTMLButtonElement)) {
-          e.preventDefault();
-          router.push(letterHref(connectionId, queue, l.id));
-        }
-      } else if (e.key === "/") {
-        e.preventDefault();
-        filterRef.current?.focus();
-      } else if (e.key === "Escape") {
-        router.push(backHref);
-      }
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [visible, selected, router, connectionId, queue, backHref]);
-
-  useEffect(() => {
-    rowsRef.current[selected]?.scrollIntoView({ block: "nearest" });
-  }, [selected]);
-
   // From the whole page, not the filtered rows, so columns do not jump while typing.
   const used = useMemo(() => fieldsInUse(letters.map((l) => l.failure)), [letters]);
   const show = {
@@ -119,20 +76,17 @@ export function LettersTable({
 
   return (
     <>
+      <RowKeys searchId="letter-filter" backHref={backHref} />
       <div className="toolbar">
         <label className="sr-only" htmlFor="letter-filter">
           Filter letters on this page
         </label>
         <input
           id="letter-filter"
-          ref={filterRef}
           data-testid="letter-filter"
           placeholder={`Filter this page: reason, exception, ${labels.origin.toLowerCase()}, id  ( / )`}
           value={filter}
-          onChange={(e) => {
-            setFilter(e.target.value);
-            setSelected(0);
-          }}
+          onChange={(e) => setFilter(e.target.value)}
           style={{ width: 360 }}
         />
         <span className="hint">
@@ -146,7 +100,7 @@ export function LettersTable({
         </p>
       ) : null}
       <div className="table-wrap scroll">
-        <table className="grid" data-testid="letters-table">
+        <table className="grid" data-testid="letters-table" {...ROW_KEYS}>
           <thead>
             <tr>
               <th className="num">#</th>
@@ -161,24 +115,20 @@ export function LettersTable({
             </tr>
           </thead>
           <tbody>
-            {visible.map((l, i) => {
+            {visible.map((l) => {
               const f = l.failure;
               const href = letterHref(connectionId, queue, l.id);
               const exception = [f.exceptionClass, f.exceptionMessage].filter(Boolean).join(": ");
               return (
                 <tr
                   key={l.id}
-                  ref={(el) => {
-                    rowsRef.current[i] = el;
-                  }}
+                  {...ROW}
                   data-testid="letter-row"
                   data-letter-id={l.id}
-                  aria-selected={i === selected}
-                  onClick={() => setSelected(i)}
                   onDoubleClick={() => router.push(href)}
                 >
                   <td className="num">
-                    <Link href={href} data-testid="letter-link">
+                    <Link href={href} data-testid="letter-link" {...ROW_OPEN}>
                       {l.position + 1}
                     </Link>
                   </td>

@@ -1,11 +1,15 @@
 /**
  * The page-level keys, installed by an inline script in <head> so they work from the first paint,
  * before React has hydrated the page (on a busy machine that is a second or more after the content
- * shows). What they act on is marked in the server HTML:
+ * shows). They are the only handlers of these keys, before hydration and after. What they act on
+ * is marked in the server HTML:
  * - `/` focuses the element whose id a `[data-slash-focus]` marker names (components/ui/slash-focus.tsx);
  * - Esc follows the hidden `a[data-escape-back]` link (components/ui/escape-back.tsx): a plain
  *   navigation before hydration, a client-side one after (the link is a Next <Link>);
- * - Esc closes the header's menu first when it is open, and gives its button the focus back.
+ * - Esc closes the header's menu first when it is open, and gives its button the focus back;
+ * - in the list marked `[data-row-keys]` (components/ui/row-keys.tsx), j/k (or the arrows) move
+ *   the selection over its `tr[data-row]` rows, a click selects a row, Enter follows the selected
+ *   row's `a[data-row-open]` link (the first row when none is selected), and Esc in a field leaves it.
  * Keys typed into a field, with a modifier, or already handled by the page are left alone.
  *
  * Kept free of imports and outer names: it is sent as its own source text.
@@ -16,6 +20,37 @@ function installShortcuts() {
     return (
       !!el && (el.isContentEditable || el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT")
     );
+  };
+  const rowsOf = (list: Element) => Array.from(list.querySelectorAll("tr[data-row]"));
+  const selectedIn = (rows: Element[]) =>
+    Math.max(
+      0,
+      rows.findIndex((r) => r.getAttribute("aria-selected") === "true"),
+    );
+  const select = (rows: Element[], i: number) => {
+    for (let j = 0; j < rows.length; j++) {
+      if (j === i) rows[j].setAttribute("aria-selected", "true");
+      else rows[j].removeAttribute("aria-selected");
+    }
+    rows[i]?.scrollIntoView({ block: "nearest" });
+  };
+  /** j/k, the arrows and Enter in the page's list; true when the key was one of them. */
+  const rowKey = (e: KeyboardEvent): boolean => {
+    const list = document.querySelector("[data-row-keys]");
+    const rows = list ? rowsOf(list) : [];
+    if (rows.length === 0) return false;
+    const i = selectedIn(rows);
+    if (e.key === "j" || e.key === "ArrowDown") select(rows, Math.min(i + 1, rows.length - 1));
+    else if (e.key === "k" || e.key === "ArrowUp") select(rows, Math.max(i - 1, 0));
+    else if (e.key === "Enter") {
+      // A focused link, button or disclosure (the header's menu) takes its own Enter.
+      const t = e.target as HTMLElement | null;
+      if (t?.closest?.("a, button, summary")) return false;
+      const open = rows[i].querySelector("a[data-row-open]") as HTMLAnchorElement | null;
+      if (!open) return false;
+      open.click();
+    } else return false;
+    return true;
   };
   window.addEventListener("keydown", (e) => {
     if (e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey) return;
@@ -28,8 +63,16 @@ function installShortcuts() {
         return;
       }
     }
-    if (typing(e.target)) return;
-    if (e.key === "/") {
+    if (typing(e.target)) {
+      if (e.key === "Escape" && document.querySelector("[data-row-keys]") && !document.querySelector("dialog[open]")) {
+        e.preventDefault();
+        (e.target as HTMLElement).blur();
+      }
+      return;
+    }
+    if (rowKey(e)) {
+      e.preventDefault();
+    } else if (e.key === "/") {
       const marker = document.querySelector("[data-slash-focus]");
       const target = marker ? document.getElementById(marker.getAttribute("data-slash-focus") ?? "") : null;
       if (target) {
@@ -46,6 +89,15 @@ function installShortcuts() {
         back.click();
       }
     }
+  });
+  // Bubbling to the window, so a control that stops its click (a row's checkbox cell) does not select.
+  window.addEventListener("click", (e) => {
+    const t = e.target as HTMLElement | null;
+    const row = t?.closest?.("[data-row-keys] tr[data-row]");
+    if (!row || t?.closest("input, label, button, select, textarea")) return;
+    const list = row.closest("[data-row-keys]") as Element;
+    const rows = rowsOf(list);
+    select(rows, rows.indexOf(row));
   });
 }
 

@@ -1,7 +1,6 @@
 "use client";
 
 import Link from "@/components/ui/link";
-import { useCallback } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { formatCount, formatUtc, truncate } from "@/lib/format";
 import { letterHref } from "@/lib/dlq/links";
@@ -18,8 +17,8 @@ import {
 import { ArrivalsChart } from "./arrivals-chart";
 import { DispositionBadge } from "./disposition-badge";
 import { ShareBar } from "./share-bar";
-import { useRowKeys } from "./use-row-keys";
 import { EmptyRow } from "@/components/ui/empty-row";
+import { ROW, ROW_KEYS, ROW_OPEN, RowKeys } from "@/components/ui/row-keys";
 
 /**
  * The DLQ's groups (exception class + normalised message + top frame, or the broker's reason).
@@ -49,11 +48,6 @@ export function GroupsTable({
   repairBase?: string;
 }) {
   const rows = sortGroups(groups, view.sort);
-  const hrefOf = useCallback(
-    (i: number) => (rows[i] ? triageHref(connectionId, queue, withFilter(view, { group: rows[i].groupKey })) : null),
-    [rows, connectionId, queue, view],
-  );
-  const { rowProps } = useRowKeys({ count: rows.length, hrefOf, backHref, searchId: "triage-q", enabled: keyboard });
 
   const sortHeader = (key: GroupSortKey, label: string, className?: string) => {
     const active = view.sort.key === key;
@@ -74,7 +68,8 @@ export function GroupsTable({
 
   return (
     <div className="table-wrap scroll groups-wrap">
-      <table className="grid groups" data-testid="groups-table">
+      {keyboard ? <RowKeys searchId="triage-q" backHref={backHref} /> : null}
+      <table className="grid groups" data-testid="groups-table" {...(keyboard ? ROW_KEYS : {})}>
         <thead>
           <tr>
             {sortHeader("label", "Group")}
@@ -88,13 +83,13 @@ export function GroupsTable({
           </tr>
         </thead>
         <tbody>
-          {rows.map((g, i) => {
+          {rows.map((g) => {
             const href = triageHref(connectionId, queue, withFilter(view, { group: g.groupKey }));
             const current = view.group === g.groupKey;
             return (
               <tr
                 key={g.groupKey}
-                {...rowProps(i)}
+                {...ROW}
                 data-testid="group-row"
                 data-group-key={g.groupKey}
                 data-count={g.count}
@@ -106,6 +101,7 @@ export function GroupsTable({
                     <Link
                       href={href}
                       data-testid="group-link"
+                      {...ROW_OPEN}
                       aria-current={current ? "true" : undefined}
                       title={g.label}
                     >

@@ -9,8 +9,8 @@ import { letterHref } from "@/lib/dlq/links";
 import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import type { IndexedLetter } from "@/lib/triage/queries";
 import { DispositionBadge } from "./disposition-badge";
-import { useRowKeys } from "./use-row-keys";
 import { EmptyRow } from "@/components/ui/empty-row";
+import { ROW, ROW_KEYS, ROW_OPEN, RowKeys } from "@/components/ui/row-keys";
 
 /** One keyset page of the filtered set, newest first; rows open the letter page. Gone letters say when they left. */
 export function TriageLettersTable({
@@ -36,10 +36,7 @@ export function TriageLettersTable({
   const pickable = letters.filter((l) => !l.goneAt).map((l) => l.letterId);
   const allPicked = pickable.length > 0 && pickable.every((id) => picked.includes(id));
   const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id]));
-  const hrefOf = (i: number) =>
-    letters[i] && !letters[i].goneAt ? letterHref(connectionId, queue, letters[i].letterId) : null;
   const pick = Boolean(redriveBase || discardBase);
-  const { rowProps } = useRowKeys({ count: letters.length, hrefOf, backHref, searchId: "triage-q", enabled: keyboard });
   return (
     <>
       {pick ? (
@@ -76,8 +73,9 @@ export function TriageLettersTable({
           ) : null}
         </div>
       ) : null}
+      {keyboard ? <RowKeys searchId="triage-q" backHref={backHref} /> : null}
       <div className="table-wrap scroll letters-wrap">
-        <table className="grid" data-testid="triage-letters">
+        <table className="grid" data-testid="triage-letters" {...(keyboard ? ROW_KEYS : {})}>
           <thead>
             <tr>
               {pick ? (
@@ -106,13 +104,13 @@ export function TriageLettersTable({
             </tr>
           </thead>
           <tbody>
-            {letters.map((l, i) => {
+            {letters.map((l) => {
               const href = letterHref(connectionId, queue, l.letterId);
               const exception = [l.exceptionClass, l.exceptionMessage].filter(Boolean).join(": ");
               return (
                 <tr
                   key={l.letterId}
-                  {...rowProps(i)}
+                  {...ROW}
                   data-testid="triage-letter-row"
                   data-letter-id={l.letterId}
                   data-gone={l.goneAt ? "1" : undefined}
@@ -158,7 +156,7 @@ export function TriageLettersTable({
                         </span>
                       </>
                     ) : (
-                      <Link href={href} data-testid="triage-letter-link">
+                      <Link href={href} data-testid="triage-letter-link" {...ROW_OPEN}>
                         {truncate(l.letterId, 28)}
                       </Link>
                     )}

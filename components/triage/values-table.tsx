@@ -13,8 +13,8 @@ import {
   type TriageView,
 } from "@/lib/triage/view-params";
 import { ShareBar } from "./share-bar";
-import { useRowKeys } from "./use-row-keys";
 import { EmptyRow } from "@/components/ui/empty-row";
+import { ROW, ROW_KEYS, ROW_OPEN, RowKeys } from "@/components/ui/row-keys";
 
 export interface ValueGroup {
   value: string | null;
@@ -50,8 +50,6 @@ export function ValuesTable({
     const change = filterForValue(view.by, v);
     return change ? triageHref(connectionId, queue, withFilter(view, change)) : null;
   };
-  const hrefOf = (i: number) => (rows[i] ? hrefFor(rows[i].value) : null);
-  const { rowProps } = useRowKeys({ count: rows.length, hrefOf, backHref, searchId: "triage-q", enabled: keyboard });
   const title = TITLES[view.by] ?? `Header ${view.by.slice(7)}`;
   const sortHeader = (key: GroupSortKey, label: string, className?: string) => {
     const active = view.sort.key === key;
@@ -70,7 +68,8 @@ export function ValuesTable({
   };
   return (
     <div className="table-wrap scroll groups-wrap">
-      <table className="grid" data-testid="values-table">
+      {keyboard ? <RowKeys searchId="triage-q" backHref={backHref} /> : null}
+      <table className="grid" data-testid="values-table" {...(keyboard ? ROW_KEYS : {})}>
         <thead>
           <tr>
             {sortHeader("label", title)}
@@ -81,13 +80,15 @@ export function ValuesTable({
           </tr>
         </thead>
         <tbody>
-          {rows.map((g, i) => {
+          {rows.map((g) => {
             const href = hrefFor(g.value);
             return (
-              <tr key={g.value ?? "\u0000null"} {...rowProps(i)} data-testid="value-row" data-value={g.value ?? ""}>
+              <tr key={g.value ?? "\u0000null"} {...ROW} data-testid="value-row" data-value={g.value ?? ""}>
                 <td className="mono wrap-anywhere">
                   {href ? (
-                    <Link href={href}>{g.value === "" ? "(empty)" : g.value}</Link>
+                    <Link href={href} {...ROW_OPEN}>
+                      {g.value === "" ? "(empty)" : g.value}
+                    </Link>
                   ) : (
                     <span className="muted">(none)</span>
                   )}
