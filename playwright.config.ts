@@ -44,6 +44,11 @@ export default defineConfig({
   ...commonConfig,
   // e2e/chromium.ts's commonConfig keeps the embedded run on one worker.
   workers: 2,
+  // Screenshot baselines sit beside their spec (e2e/<spec>-snapshots/), taken in Debian's Chromium
+  // on Linux. A run never writes one: a missing baseline fails like a different one. To (re)write
+  // them: `npx playwright test --update-snapshots=changed <spec>` (docs/testing.md).
+  snapshotPathTemplate: "{testDir}/{testFileName}-snapshots/{arg}{ext}",
+  updateSnapshots: "none",
   use: {
     baseURL,
     trace: "retain-on-failure",

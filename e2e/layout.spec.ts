@@ -1,3 +1,4 @@
+import path from "node:path";
 import { test, expect, type Locator, type Page } from "@playwright/test";
 import { deadLetterQueues, runId } from "./dead-letters";
 import { dlqPath, loadSession, signIn } from "./fixtures";
@@ -11,6 +12,8 @@ import { scanToDone, startRedrive } from "./redrive-steps";
  * - at 1440x900 and 1280x800 an admin's header shows every link in full, in line, on screen;
  * - `/` and Esc work from the first paint: with every script of the app held back, and after; so do
  *   j/k, Enter and a click on a list's rows, each key acting once after hydration;
+ * - at 390x844 the overview, filtered to a demo DLQ that no test changes, matches its picture
+ *   (layout.spec.ts-snapshots/; docs/testing.md says how to update it);
  * - a page load logs no console warning or error and asks for nothing that is missing (the icon).
  */
 const RUN = runId();
@@ -219,6 +222,31 @@ for (const size of [
     await expectFits(page, "redrives");
   });
 }
+
+/** A demo DLQ (scripts/seed-demo.ts: four letters over its origin's length limit) that no test reads, scans or redrives. */
+const STILL_DLQ = "demo.inventory.dlq";
+/** What changes with the clock or the sampler's timing, hidden in the overview's picture. */
+const VOLATILE = path.join(__dirname, "overview-volatile.css");
+
+test.describe(() => {
+  // The app's Content-Security-Policy would refuse the stylesheet that hides what changes (VOLATILE).
+  test.use({ bypassCSP: true });
+  test("at 390x844 the overview of a demo DLQ that nothing changes matches its picture", async ({ page }) => {
+    await page.setViewportSize(PHONE);
+    await page.emulateMedia({ colorScheme: "light", reducedMotion: "reduce" });
+    await loadSession(page, "viewer");
+    await page.goto(`/?sort=name&q=${STILL_DLQ}`);
+    const row = page.locator(`[data-testid="dlq-row"][data-queue="${STILL_DLQ}"]`);
+    // The sampler's first round has read it (before, the row says "not sampled yet"), and its last
+    // round saw it (not "stale" or "gone"); the only broker down is the config's stopped one.
+    await expect(row).toHaveAttribute("data-sampled", "yes", { timeout: 30_000 });
+    await expect(row.getByTestId("dlq-gone").or(row.getByTestId("dlq-stale"))).toHaveCount(0);
+    await expect(page.getByTestId("dlq-row")).toHaveCount(1);
+    await expect(page.getByTestId("connection-down")).toHaveCount(1);
+    await expect(row.getByTestId("dlq-top-failure")).toHaveText("not scanned");
+    await expect(page).toHaveScreenshot("overview-390.png", { stylePath: VOLATILE });
+  });
+});
 
 /** Holds every script of the app back until the returned function lets them load: React cannot hydrate meanwhile. */
 async function holdScripts(page: Page): Promise<() => Promise<void>> {
