@@ -9,7 +9,7 @@ import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
-import { scanHandler } from "@/lib/triage/scan";
+import { scanDlq } from "@/test/integration-kit";
 import { proxiedRabbitAdapter } from "@/test/proxied-rabbitmq";
 import { discardHandler, type DiscardDeps } from "./handler";
 import { sweepDiscardLeftovers } from "./leftovers";
@@ -58,20 +58,7 @@ async function seeded(): Promise<string> {
       headers: { "x-exception-class": "com.acme.InvalidOrder" },
     })),
   );
-  const kind = `scan-la-${randomUUID().slice(0, 8)}`;
-  const job = await jobStore().enqueue({
-    kind: kind as "scan",
-    connectionId: CONN,
-    queue: dlq,
-    params: { acceptRisk: true },
-  });
-  await new JobWorker({
-    handlers: { [kind]: scanHandler() },
-    owner: kind,
-    leaseMs: 10_000,
-    scope: { jobIds: [job.id] },
-  }).runOnce();
-  expect((await jobStore().get(job.id))?.state).toBe("succeeded");
+  await scanDlq(CONN, dlq);
   return dlq;
 }
 

@@ -8,7 +8,7 @@ import { discardHandler } from "@/lib/discard/handler";
 import { planDiscard, startDiscard } from "@/lib/discard/use-cases";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
-import { scanHandler } from "@/lib/triage/scan";
+import { scanDlq } from "@/test/integration-kit";
 import { restoreArchived } from "@/lib/discard/undo";
 
 /**
@@ -40,19 +40,7 @@ async function discarded(n: number): Promise<{ dlq: string; archiveIds: string[]
   const { dlq } = await kit.dlqByReject(
     Array.from({ length: n }, (_, i) => ({ body: enc(`{"order":${i}}`), messageId: `m-${i}` })),
   );
-  const kind = `scan-ua-${randomUUID().slice(0, 8)}`;
-  const scan = await jobStore().enqueue({
-    kind: kind as "scan",
-    connectionId: CONN,
-    queue: dlq,
-    params: { acceptRisk: true },
-  });
-  await new JobWorker({
-    handlers: { [kind]: scanHandler() },
-    owner: kind,
-    leaseMs: 10_000,
-    scope: { jobIds: [scan.id] },
-  }).runOnce();
+  await scanDlq(CONN, dlq);
   const selection = { kind: "filter", filter: {} };
   const preview = await planDiscard(admin, meta(), { connectionId: CONN, queue: dlq, selection });
   const job = await startDiscard(admin, meta(), {

@@ -8,7 +8,7 @@ import { getDb } from "@/lib/db";
 import { proxiedRabbitAdapter } from "@/test/proxied-rabbitmq";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
-import { scanHandler } from "@/lib/triage/scan";
+import { scanDlq } from "@/test/integration-kit";
 import { redriveHandler } from "./handler";
 import { resumeReachable } from "./auto-resume";
 import { moveWindowFor } from "./token-bucket";
@@ -93,19 +93,7 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
     await kit.waitDepth(dlq, n + 3, 30_000);
     await (await kit.channel()).deleteQueue(gone);
 
-    const scanKind = `scan-ba-${randomUUID().slice(0, 8)}`;
-    const scan = await jobStore().enqueue({
-      kind: scanKind as "scan",
-      connectionId: CONN,
-      queue: dlq,
-      params: { acceptRisk: true },
-    });
-    await new JobWorker({
-      handlers: { [scanKind]: scanHandler() },
-      owner: scanKind,
-      leaseMs: 30_000,
-      scope: { jobIds: [scan.id] },
-    }).runOnce();
+    await scanDlq(CONN, dlq);
 
     const selection = { kind: "filter", filter: {} };
     const preview = await planRedrive(operator, meta(), { connectionId: CONN, queue: dlq, selection });
@@ -229,19 +217,7 @@ describe("redrive when the broker goes away mid-job (RabbitMQ through a proxy)",
     await conn.close();
     await kit.rejectAll(source, n);
     await kit.waitDepth(dlq, n, 30_000);
-    const scanKind = `scan-ba-${randomUUID().slice(0, 8)}`;
-    const scan = await jobStore().enqueue({
-      kind: scanKind as "scan",
-      connectionId: CONN,
-      queue: dlq,
-      params: { acceptRisk: true },
-    });
-    await new JobWorker({
-      handlers: { [scanKind]: scanHandler() },
-      owner: scanKind,
-      leaseMs: 30_000,
-      scope: { jobIds: [scan.id] },
-    }).runOnce();
+    await scanDlq(CONN, dlq);
 
     const selection = { kind: "filter", filter: {} };
     const r = await startRedrive(operator, meta(), {
