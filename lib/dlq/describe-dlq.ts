@@ -5,6 +5,7 @@ import type { DlqSummary } from "@/lib/brokers/types";
 import { toSafeError } from "@/lib/use-case/app-error";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import type { ConnectionInfo } from "@/lib/use-case/connection";
+import { letterLabels, type LetterLabels } from "./wording";
 
 const DESCRIBE_TIMEOUT_MS = 8_000;
 
@@ -51,5 +52,18 @@ export function connectionName(connectionId: string): string {
     return adapterFor(connectionId).displayName;
   } catch {
     return connectionId;
+  }
+}
+
+/** A connection's letter labels ("Original topic", "topic"); the neutral words when it is not configured. */
+export function connectionLabels(connectionId: string): LetterLabels {
+  try {
+    const a = adapterFor(connectionId);
+    return letterLabels(a.capabilities, a.vocabulary);
+  } catch {
+    return letterLabels(
+      { readHidesLetters: false, readCountsAsDelivery: false, randomAccess: false },
+      { queue: "queue", letterId: "message id", origin: "origin" },
+    );
   }
 }

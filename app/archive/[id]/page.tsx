@@ -19,7 +19,7 @@ import { discardJobHref } from "@/lib/discard/ui-links";
 import { asAppError } from "@/lib/use-case/app-error";
 import { decodeParam, dlqHref, letterHref } from "@/lib/dlq/links";
 import { repairOfArchived } from "@/lib/repair/trail";
-import { connectionName } from "@/lib/dlq/describe-dlq";
+import { connectionLabels, connectionName } from "@/lib/dlq/describe-dlq";
 import { digestLabel } from "@/lib/format";
 
 export const dynamic = "force-dynamic";
@@ -63,6 +63,8 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
     );
   }
   const f = l.failure;
+  // The broker's words, as on the letter page ("Original topic", "topic"); neutral when the connection is gone.
+  const labels = connectionLabels(l.connectionId);
   // The original of a repair is archived like a discard, under the repair's operation id; it is named for what happened to it.
   const repaired = isRepairedOriginal(l.discardReason);
   const copy = repaired
@@ -178,7 +180,9 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
           <table className="kv grid">
             <tbody>
               <Field label="Reason">{f.reason ?? dash}</Field>
-              <Field label="Origin">{f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}</Field>
+              <Field label={labels.origin} testId="archived-origin">
+                {f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}
+              </Field>
               <Field label="Exception class">
                 {f.exceptionClass ? <span className="mono">{f.exceptionClass}</span> : dash}
               </Field>
@@ -205,7 +209,7 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
           </pre>
         </section>
       ) : null}
-      <DeathHistory history={l.history} />
+      <DeathHistory history={l.history} countLabel={labels.count} queueLabel={labels.queue} />
       <PayloadPanel
         view={l.payload}
         masked={l.masking.payloadMasked}
