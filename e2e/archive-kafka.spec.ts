@@ -72,7 +72,9 @@ test("an admin discards the Kafka letter from its page; it is in the archive", a
   expect(archived).toMatch(/^\/archive\//);
 });
 
-test("the archived Kafka letter says topic, not queue, as its letter page did", async ({ page }) => {
+test("the archived Kafka letter says topic, not queue, and says what was masked and by which rule", async ({
+  page,
+}) => {
   await loadSession(page, "operator");
   await page.goto(archived);
   await expect(page.getByTestId("archived-reason")).toHaveText(REASON);
@@ -81,4 +83,22 @@ test("the archived Kafka letter says topic, not queue, as its letter page did", 
   await expect(page.getByRole("rowheader", { name: "Original topic" })).toBeVisible();
   await expect(page.getByTestId("archived-origin")).toHaveText(SOURCE);
   await expect(page.locator("main")).not.toContainText(/\bQueue\b/);
+
+  await expect(page.getByTestId("payload-masked")).toHaveText(
+    "1 value masked in the payload by rule emails · ask an admin for a reveal",
+  );
+  await expect(page.getByTestId("payload-masked")).toHaveAttribute("title", /^emails: E-mail addresses/);
+  await expect(page.getByTestId("meta-masked")).toHaveText(
+    "1 value masked in headers, properties or the exception by rule emails · ask an admin for a reveal",
+  );
+  await expect(page.getByTestId("payload-view")).not.toContainText(EMAIL);
+});
+
+test("an admin, who may reveal on the letter page, is not sent to an admin", async ({ page }) => {
+  await loadSession(page, "admin");
+  await page.goto(archived);
+  await expect(page.getByTestId("payload-masked")).toHaveText("1 value masked in the payload by rule emails");
+  await expect(page.getByTestId("meta-masked")).toHaveText(
+    "1 value masked in headers, properties or the exception by rule emails",
+  );
 });
