@@ -14,6 +14,8 @@ export interface DlqHeadInfo {
   /** Null when the broker could not describe it; `problem` says why. Nothing is read. */
   dlq: DlqSummary | null;
   problem: string | null;
+  /** The broker answered that it has no such queue: the page is a 404. */
+  missing: boolean;
 }
 
 /**
@@ -40,9 +42,10 @@ export async function describeDlqHead(
       DESCRIBE_TIMEOUT_MS,
       `describeDlq(${input.connectionId})`,
     );
-    return { connection, dlq, problem: null };
+    return { connection, dlq, problem: null, missing: false };
   } catch (e) {
-    return { connection, dlq: null, problem: toSafeError(e).message };
+    const safe = toSafeError(e);
+    return { connection, dlq: null, problem: safe.message, missing: safe.code.startsWith("not_found") };
   }
 }
 
