@@ -216,6 +216,13 @@ async function TriageBody({
         latest={latest}
         lastCompleted={lastCompleted}
       />
+      {groups.olderGrouping ? (
+        <p className="banner banner-warn" role="status" data-testid="older-grouping">
+          These groups were made by an earlier version of the console&apos;s grouping: letters of one failure may be in
+          two groups, or named differently from their letter pages, until a complete scan regroups them. Where reading
+          costs the DLQ nothing the console starts that scan itself; elsewhere, scan again.
+        </p>
+      ) : null}
 
       <section className="section" aria-labelledby="groups-h">
         <div className="toolbar">
