@@ -17,7 +17,7 @@ const RUN = runId();
 const TOPIC = `demo.e2e-stuck-${RUN}`;
 const DLT = `${TOPIC}.DLT`;
 const GROUP = `e2e-payments-${RUN}`;
-const POISON = `{"paymentId":1,"amount":"12,50 EUR","run":"${RUN}"}`;
+const POISON = `{"paymentId":1,"amount":"12,50 EUR","run":"${RUN}","note":"receipt to ada.${RUN}@example.com"}`;
 const kafka = new Kafka({ clientId: "e2e-consumer-groups", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING });
 let consumer: CrashLoopConsumer | null = null;
 
@@ -42,7 +42,12 @@ test.beforeAll(async () => {
     acks: -1,
     messages: [
       { partition: 1, value: ok(10) },
-      { partition: 1, key: "acct-7", value: POISON, headers: { "x-origin": "legacy-gateway" } },
+      {
+        partition: 1,
+        key: "acct-7",
+        value: POISON,
+        headers: { "x-origin": "legacy-gateway", "x-customer-email": `ada.${RUN}@example.com` },
+      },
       { partition: 1, value: ok(12) },
       { partition: 1, value: ok(13) },
     ],
@@ -92,6 +97,11 @@ test("the stuck partition is flagged, and an admin moves its record to the DLT o
   await expect(page.getByTestId("stuck-note")).toBeVisible();
   await expect(page.getByTestId("partition-record")).toHaveAttribute("data-offset", "1");
   await expect(page.getByTestId("payload-view")).toContainText("12,50 EUR");
+  // Masked as on a letter's page: what, where and by which rule (an admin may reveal: no "ask an admin").
+  await expect(page.getByTestId("payload-masked")).toHaveText("1 value masked in the payload by rule emails");
+  await expect(page.getByTestId("meta-masked")).toHaveText(
+    "1 value masked in headers, properties or the exception by rule emails",
+  );
 
   // The group still has its (crash-looping) member: Kafka would refuse; the admin chooses to wait.
   await page.getByTestId("skip-preview").click();
@@ -136,6 +146,11 @@ test("the stuck partition is flagged, and an admin moves its record to the DLT o
   await page.getByTestId("skip-copy-link").first().click();
   await expect(page).toHaveURL(new RegExp(`${dlqPath(DLT, "local-kafka").replace(/[.?]/g, "\\$&")}/letters/`));
   await expect(page.getByTestId("payload-view")).toContainText("12,50 EUR");
+  // Masked as on a letter's page: what, where and by which rule (an admin may reveal: no "ask an admin").
+  await expect(page.getByTestId("payload-masked")).toHaveText("1 value masked in the payload by rule emails");
+  await expect(page.getByTestId("meta-masked")).toHaveText(
+    "1 value masked in headers, properties or the exception by rule emails",
+  );
   await expect(page.getByTestId("letter-origin")).toContainText(TOPIC);
   await expect(page.getByTestId("letter-summary")).toContainText(`INC-${RUN}`);
 

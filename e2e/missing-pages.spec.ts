@@ -33,6 +33,20 @@ test("an unknown DLQ answers 404 with one message naming it", async ({ page }) =
 
   const conn = await page.goto(dlqPath(name, `no-such-connection-${RUN}`));
   expect(conn?.status()).toBe(404);
+
+  // Its triage page too: the status is settled before the page streams its skeleton.
+  for (const path of [`${dlqPath(name)}/triage`, `${dlqPath(name, `no-such-connection-${RUN}`)}/triage`]) {
+    const triage = await page.goto(path);
+    expect(triage?.status(), path).toBe(404);
+    await expect(page.getByTestId("not-found")).toHaveCount(1);
+    await expect(page.getByTestId("problem")).toHaveCount(0);
+    await expect(page.getByText(/does not exist/)).toHaveCount(1);
+  }
+
+  // A DLQ that exists still opens its triage page.
+  const real = await page.goto(`${dlqPath(queues.dlq)}/triage`);
+  expect(real?.status()).toBe(200);
+  await expect(page.getByTestId("groups-total")).toBeVisible();
 });
 
 test("a made-up letter id answers 404, 'no such letter', and is never called redriven or discarded", async ({

@@ -252,7 +252,7 @@ test("a redrive awaiting the go-ahead is badged so, not paused; cancelled, it sa
   await expect(row).toContainText("sample inconclusive");
   await expect(row).not.toContainText("Paused");
 
-  // Cancelled: the 4 it never moved are still in the DLQ, said so in the counts and the ledger.
+  // Cancelled: the 4 it never moved are still in the DLQ, said so in the counts, the ledger and the result.
   await page.goto(path);
   await page.getByTestId("redrive-cancel").click();
   await expect(page.getByTestId("redrive-job")).toHaveAttribute("data-state", "cancelled", { timeout: 30_000 });
@@ -262,6 +262,7 @@ test("a redrive awaiting the go-ahead is badged so, not paused; cancelled, it sa
   await expect(page.getByTestId("redrive-progress")).not.toContainText("Waiting");
   await expect(page.getByTestId("redrive-eta")).toHaveCount(0);
   await expect(page.getByTestId("redrive-progress")).not.toContainText("ETA");
+  await expect(page.getByTestId("redrive-result")).toContainText(`2 moved, ${C - 2} not moved, still in the DLQ`);
   const pending = page.locator('[data-testid="ledger-row"][data-state="pending"]');
   await expect(pending).toHaveCount(C - 2);
   for (const text of await pending.allInnerTexts()) {

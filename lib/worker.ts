@@ -10,6 +10,8 @@ import { resumeReachable } from "@/lib/redrive/auto-resume";
 import { redriveHandler } from "@/lib/redrive/handler";
 import { safeMoveHandler } from "@/lib/safety/handler";
 import { scanHandler } from "@/lib/triage/scan";
+import { regroupStaleDlqs } from "@/lib/triage/regroup";
+import { readsFree } from "@/lib/operations/top-failure-sample";
 import { JobWorker } from "@/lib/jobs/worker";
 import { runProcessWorker, wakeJobWorker } from "@/lib/jobs/process-worker";
 import { loadConfig } from "@/lib/config";
@@ -48,6 +50,26 @@ export function startJobWorker(): JobWorker | null {
                 console.log(
                   `[triage] retention: deleted ${n} index rows of letters gone over ${retentionDays()} days ago`,
                 );
+            },
+          },
+          {
+            // Groups made under an older grouping are regrouped by a scan where reading is free (lib/triage/regroup.ts).
+            name: "triage-regroup",
+            everyMs: 10 * 60 * 1000,
+            firstAfterMs: 20_000,
+            leased: true,
+            run: async () => {
+              const queued = await regroupStaleDlqs((id) => {
+                try {
+                  return readsFree(adapterFor(id));
+                } catch {
+                  return false;
+                }
+              });
+              if (queued.length > 0) {
+                console.log(`[triage] regrouping ${queued.length} DLQ(s) scanned under an older grouping`);
+                wakeJobWorker();
+              }
             },
           },
           {

@@ -2,6 +2,7 @@ import Link from "@/components/ui/link";
 import { EmptyRow } from "@/components/ui/empty-row";
 import { RelativeTime } from "@/components/ui/relative-time";
 import type { AlertStateView, DeliveryView } from "@/lib/alerts/use-cases";
+import { VisibleText } from "@/components/ui/visible-text";
 
 const dlqHref = (connectionId: string, queue: string) =>
   `/dlqs/${encodeURIComponent(connectionId)}/${encodeURIComponent(queue)}`;
@@ -20,7 +21,7 @@ function Dlq({ connectionId, queue }: { connectionId: string | null; queue: stri
   return (
     <>
       <Link href={dlqHref(connectionId, queue)} className="mono wrap-anywhere">
-        {queue}
+        <VisibleText text={queue} />
       </Link>{" "}
       <span className="muted small">on {connectionId}</span>
     </>

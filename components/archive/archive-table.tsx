@@ -11,6 +11,7 @@ import type { RestoreResult } from "@/lib/discard/undo";
 import { formatBytes, truncate } from "@/lib/format";
 import { EmptyRow } from "@/components/ui/empty-row";
 import { isRepairedOriginal, repairReason, REPAIRED_PUT_BACK_WARNING } from "./repaired";
+import { VisibleText } from "@/components/ui/visible-text";
 
 const ONE_LINE = { overflow: "hidden", textOverflow: "ellipsis", whiteSpace: "nowrap" } as const;
 
@@ -199,7 +200,7 @@ export function ArchiveTable({
                 </td>
                 <td className="small" style={{ maxWidth: 240 }}>
                   <div className="mono" style={ONE_LINE} title={r.queue}>
-                    {r.queue}
+                    <VisibleText text={r.queue} />
                   </div>
                   <div className="muted" style={ONE_LINE}>
                     {r.connectionId}

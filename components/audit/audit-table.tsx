@@ -2,6 +2,7 @@ import { RelativeTime } from "@/components/ui/relative-time";
 import type { AuditRow } from "@/lib/audit/types";
 import { auditActionLabel } from "@/lib/audit/actions";
 import { EmptyRow } from "@/components/ui/empty-row";
+import { VisibleText } from "@/components/ui/visible-text";
 
 const OUTCOME_CLASS = { success: "badge-ok", denied: "badge-danger", failure: "badge-warn" } as const;
 
@@ -43,7 +44,11 @@ export function AuditTable({ rows }: { rows: AuditRow[] }) {
                 {r.connectionId || r.queue ? (
                   <>
                     {r.connectionId ?? "—"}
-                    {r.queue ? <div>{r.queue}</div> : null}
+                    {r.queue ? (
+                      <div>
+                        <VisibleText text={r.queue} />
+                      </div>
+                    ) : null}
                   </>
                 ) : (
                   <span className="muted">—</span>

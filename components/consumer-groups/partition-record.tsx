@@ -1,10 +1,15 @@
 import { EntriesTable } from "@/components/dlq/entries-table";
+import { MetaMaskedBadge } from "@/components/dlq/masked-badge";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
 import type { PartitionRecord } from "@/lib/consumer-groups/use-cases";
 import { digestLabel, formatBytes } from "@/lib/format";
 
-/** The record a group's consumer gets next, as a letter (masked on the server), or why there is none. */
-export function PartitionRecordView({ record }: { record: PartitionRecord }) {
+/**
+ * The record a group's consumer gets next, as a letter (masked on the server, with the letter page's
+ * badges: what was masked and by which rule), or why there is none. `canReveal`: the reader's role
+ * may reveal masked values (the badges then do not send it to an admin).
+ */
+export function PartitionRecordView({ record, canReveal }: { record: PartitionRecord; canReveal: boolean }) {
   if (record.kind === "gone") {
     return (
       <div className="banner banner-warn" role="status" data-testid="record-gone">
@@ -54,6 +59,7 @@ export function PartitionRecordView({ record }: { record: PartitionRecord }) {
       <PayloadPanel
         view={l.payload}
         masked={l.masking.payloadMasked}
+        maskedDetail={{ payloadMaskedCount: l.masking.payloadMaskedCount, byRule: l.masking.byRule, canReveal }}
         sensitive={l.masking.sensitive}
         canDownload={false}
         size={l.bodySize}
@@ -63,7 +69,13 @@ export function PartitionRecordView({ record }: { record: PartitionRecord }) {
         downloadHref=""
       />
       <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
-      <EntriesTable title="Headers" entries={l.headers} testId="headers" rowTestId="header-row" />
+      <EntriesTable
+        title="Headers"
+        entries={l.headers}
+        testId="headers"
+        rowTestId="header-row"
+        badge={<MetaMaskedBadge masking={l.masking} canReveal={canReveal} />}
+      />
     </>
   );
 }

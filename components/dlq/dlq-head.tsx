@@ -11,6 +11,7 @@ import { formatCount } from "@/lib/format";
 import { listScans, type ScanView } from "@/lib/triage/use-cases";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { DlqOpsStrip } from "@/components/operations/dlq-ops-strip";
+import { VisibleText } from "@/components/ui/visible-text";
 
 /** "health": the DLQ's operations page (figures, charts, findings), reached from the line under the header. */
 type Tab = "letters" | "triage" | "redrives" | "discards" | "health";
@@ -56,7 +57,7 @@ export async function DlqHead({
       />
       <div className="page-head" data-testid="dlq-head">
         <h1 className="mono" data-testid="dlq-name">
-          {dlq?.name ?? queue}
+          <VisibleText text={dlq?.name ?? queue} />
         </h1>
         <span className="badge" data-testid="dlq-kind">
           {connection.kind}
@@ -129,12 +130,14 @@ export function DlqCrumbTrail({
       {last ? (
         <>
           <Link href={dlqHref(connectionId, queue)} className="mono">
-            {queue}
+            <VisibleText text={queue} />
           </Link>{" "}
           / {last}
         </>
       ) : (
-        <span className="mono">{queue}</span>
+        <span className="mono">
+          <VisibleText text={queue} />
+        </span>
       )}
     </div>
   );

@@ -35,6 +35,7 @@ import { TopFailureCell } from "@/components/operations/top-failure-cell";
 import { useNow } from "@/components/operations/use-now";
 import { EmptyRow } from "@/components/ui/empty-row";
 import styles from "./overview.module.css";
+import { VisibleText } from "@/components/ui/visible-text";
 
 type Live = DlqSummary & { connectionName: string };
 type Item = OverviewItem<Live>;
@@ -362,7 +363,7 @@ export function DlqList({
                     className="mono strong wrap-anywhere"
                     data-testid="dlq-link"
                   >
-                    {r.name}
+                    <VisibleText text={r.name} />
                   </Link>{" "}
                   <StaleBadge ops={r.ops} now={now} />
                   {r.ops ? null : (

@@ -32,3 +32,22 @@ export function MaskedBadge({
     </span>
   );
 }
+
+/** The headers card's badge: values masked outside the payload (headers, properties, the exception). */
+export function MetaMaskedBadge({
+  masking,
+  canReveal,
+}: {
+  masking: { maskedCount: number; payloadMaskedCount: number; byRule: MaskedByRule[] };
+  canReveal: boolean;
+}) {
+  return (
+    <MaskedBadge
+      total={masking.maskedCount - masking.payloadMaskedCount}
+      rules={masking.byRule.filter((x) => x.other > 0)}
+      where="in headers, properties or the exception"
+      canReveal={canReveal}
+      testId="meta-masked"
+    />
+  );
+}

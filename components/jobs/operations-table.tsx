@@ -5,6 +5,7 @@ import { truncate } from "@/lib/format";
 import type { JobResult } from "@/lib/jobs/accounting";
 import { endedWords, type JobKind } from "./operation-job";
 import { EmptyRow } from "@/components/ui/empty-row";
+import { VisibleText } from "@/components/ui/visible-text";
 
 /** One operation (a redrive or a discard) as a row of the list: what each kind shows, already in words. */
 export interface OperationRow {
@@ -75,7 +76,9 @@ export function OperationsTable({
               </td>
               {showDlq ? (
                 <td className="mono small wrap-anywhere">
-                  <Link href={dlqHref(r.connectionId, r.queue)}>{r.queue}</Link>
+                  <Link href={dlqHref(r.connectionId, r.queue)}>
+                    <VisibleText text={r.queue} />
+                  </Link>
                   <div className="muted">{r.connectionId}</div>
                 </td>
               ) : null}

@@ -6,6 +6,7 @@ import { AcknowledgeKindButton } from "./acknowledge-button";
 import { FindingsTable } from "./findings-table";
 import { SeverityBadge } from "./severity-badge";
 import styles from "./findings.module.css";
+import { VisibleText } from "@/components/ui/visible-text";
 
 /** DLQs named on a group's line before the rest fold into "+N more". */
 const DLQS_SHOWN = 6;
@@ -120,7 +121,7 @@ function DlqLinks({
             data-testid="finding-group-dlq"
             title={`${d.queue} on ${connectionNames[d.connectionId] ?? d.connectionId}`}
           >
-            {d.queue}
+            <VisibleText text={d.queue} />
           </Link>
         </span>
       ))}

@@ -5,6 +5,7 @@ import type { FindingRow } from "@/lib/operations/findings";
 import { healthHref } from "@/lib/operations/ui-links";
 import { AcknowledgeButton } from "./acknowledge-button";
 import { SeverityBadge } from "./severity-badge";
+import { VisibleText } from "@/components/ui/visible-text";
 
 /**
  * Configuration findings: what is at fault, why it loses or risks letters, how to fix it, and who
@@ -72,7 +73,7 @@ export function FindingsTable({
                   {f.queue ? (
                     <>
                       <Link href={healthHref(f.connectionId, f.queue)} className="mono" data-testid="finding-dlq">
-                        {f.queue}
+                        <VisibleText text={f.queue} />
                       </Link>
                       <div className="source-note" data-testid="finding-owner">
                         {f.ownerTeam ? `owner: ${f.ownerTeam}` : "no owner"}

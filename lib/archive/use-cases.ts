@@ -5,7 +5,7 @@ import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DeathRecord, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor } from "@/lib/use-case/connection";
-import { maskedPayloadView, maskLetterMeta } from "@/lib/letter/mask-letter";
+import { maskedByRule, maskedPayloadView, maskLetterMeta, type MaskedByRule } from "@/lib/letter/mask-letter";
 import type { PayloadView } from "@/lib/letter/payload-view";
 import { AppError } from "@/lib/errors";
 import { maskHeadersWithRules, maskPayloadWithRules } from "@/lib/masking/engine";
@@ -83,7 +83,14 @@ export interface ArchivedLetterDetail extends ArchivedSummary {
   history: DeathRecord[];
   /** Null when the role may not see payloads of this DLQ (viewers on a sensitive DLQ). Masked on the server. */
   payload: PayloadView | null;
-  masking: { payloadMasked: boolean; maskedCount: number; sensitive: boolean };
+  /** As on the letter page: how many values were masked, how many in the payload view, and by which rules. */
+  masking: {
+    payloadMasked: boolean;
+    maskedCount: number;
+    sensitive: boolean;
+    payloadMaskedCount: number;
+    byRule: MaskedByRule[];
+  };
   /** What putting this letter back does not keep, in the broker's words (empty when the connection is gone from config). */
   republishLimits: string[];
 }
@@ -115,20 +122,23 @@ export async function viewArchived(
         failure: FailureInfo;
         history?: DeathRecord[];
       };
-      const masked = maskLetterMeta(
-        { headers: m.headers ?? [], properties: m.properties ?? [], failure: m.failure, history: m.history ?? [] },
-        policy,
-      );
+      const meta = {
+        headers: m.headers ?? [],
+        properties: m.properties ?? [],
+        failure: m.failure,
+        history: m.history ?? [],
+      };
+      const masked = maskLetterMeta(meta, policy);
       let shown: ReturnType<typeof maskedPayloadView> | null = null;
+      let viewed: Uint8Array | null = null;
+      const opts = { truncated: false, contentType: row.contentType, contentEncoding: m.contentEncoding ?? null };
       if (showPayload) {
         const body = openPayload(row);
-        const cut = body.length > PAYLOAD_VIEW_BYTES;
-        shown = maskedPayloadView(
-          cut ? body.subarray(0, PAYLOAD_VIEW_BYTES) : body,
-          { truncated: cut, contentType: row.contentType },
-          policy,
-        );
+        opts.truncated = body.length > PAYLOAD_VIEW_BYTES;
+        viewed = opts.truncated ? body.subarray(0, PAYLOAD_VIEW_BYTES) : body;
+        shown = maskedPayloadView(viewed, opts, policy);
       }
+      const total = masked.maskedCount + (shown?.maskedCount ?? 0);
       const {
         metadata: _m,
         payloadCiphertext: _p,
@@ -150,8 +160,10 @@ export async function viewArchived(
         payload: shown?.view ?? null,
         masking: {
           payloadMasked: shown?.masked ?? false,
-          maskedCount: masked.maskedCount + (shown?.maskedCount ?? 0),
+          maskedCount: total,
           sensitive: policy.sensitive,
+          payloadMaskedCount: shown?.maskedCount ?? 0,
+          byRule: total > 0 ? maskedByRule(meta, viewed, opts, policy) : [],
         },
         republishLimits: limitsOf(row.connectionId),
       };

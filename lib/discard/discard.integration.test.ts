@@ -376,6 +376,20 @@ describe("discard on RabbitMQ", () => {
     expect(audit.find((a) => a.action === "discard.finished")?.details).toMatchObject({ state: "cancelled" });
   });
 
+  it("a discard cancelled before it ran ends with a result: nothing discarded, every letter still in the DLQ", async () => {
+    const { dlq } = await seeded(3);
+    const job = await start(dlq, { kind: "filter", filter: {} });
+    await cancelDiscard(actors.admin, meta(), { jobId: job.id });
+    const v = await getDiscard(actors.admin, meta(), { jobId: job.id });
+    expect(v.discard.state).toBe("cancelled");
+    const summary = "3 not discarded, still in the DLQ";
+    expect(v.discard.progress).toMatchObject({ result: { complete: false, left: 3, summary } });
+    const finished = (await auditRows(job.id)).find((a) => a.action === "discard.finished");
+    expect(finished).toMatchObject({ outcome: "failure" });
+    expect(finished?.details).toMatchObject({ state: "cancelled", summary });
+    expect(await peek(dlq, 3)).toHaveLength(3);
+  });
+
   it("resumes after a lost lease: a second worker finishes, every letter archived and discarded once", async () => {
     const { dlq } = await seeded(7);
     const job = await start(dlq, { kind: "filter", filter: {} });

@@ -8,7 +8,8 @@ import { BrokerError, type BrokerAdapter, type LetterCopy, type RemoveResult } f
 import { getDb } from "@/lib/db";
 import { AppError, asAppError, loggableError } from "@/lib/errors";
 import type { DiscardPlan, PrismaClient } from "@/lib/generated/prisma/client";
-import { jobResult, resultOutcome } from "@/lib/jobs/accounting";
+import { resultOutcome } from "@/lib/jobs/accounting";
+import { discardResult } from "./result";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { countLeftovers, removeDiscardLeftovers } from "./leftovers";
@@ -293,12 +294,7 @@ class DiscardRun {
   private async finish(state: "succeeded" | "cancelled"): Promise<JobOutcome> {
     this.counts = await countDiscardStates(this.db, this.plan.jobId);
     const c = this.counts;
-    const result = jobResult([
-      { count: c.discarded, words: "discarded", done: true },
-      { count: c.failed + c.checksum_mismatch, words: "failed and still in the DLQ", done: false },
-      { count: c.pending + c.removing, words: "not discarded, still in the DLQ", done: false },
-      { count: c.missing, words: "missing (not found when the DLQ was looked through)", done: false },
-    ]);
+    const result = discardResult(c);
     const progress = { ...this.progress(), result };
     await recordAudit({
       actor: this.audit.actor as never,

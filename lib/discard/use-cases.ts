@@ -9,6 +9,8 @@ import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { Prisma, DiscardPlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
+import { recordCancelledResult } from "@/lib/jobs/cancelled-result";
+import { discardResult } from "./result";
 import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
@@ -242,9 +244,19 @@ export async function cancelDiscard(actor: Actor, meta: RequestMeta, input: unkn
   const { progress } = toView(job, plan);
   try {
     // The request and its audit row commit together, before the worker can end the discard.
-    await jobStore().requestCancel(job.id, {}, (tx, state) =>
-      recordAuditIn(tx, entry("success", { jobId: job.id, state, progress })),
-    );
+    await jobStore().requestCancel(job.id, {}, async (tx, state) => {
+      await recordAuditIn(tx, entry("success", { jobId: job.id, state, progress }));
+      // Ended here, not by a worker: the result a worker's finish would write, from the ledger.
+      if (state !== "cancelled") return;
+      await recordCancelledResult(tx, job.id, discardResult(await countDiscardStates(tx, job.id)), {
+        actor: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
+        action: "discard.finished",
+        operationId: job.id,
+        connectionId: job.connectionId,
+        queue: job.queue,
+        target: job.id,
+      });
+    });
   } catch (e) {
     await recordAudit(entry("failure", { error: errorCodeOf(e) })).catch(() => undefined);
     throw e;

@@ -5,6 +5,7 @@ import type { DlqSummary } from "@/lib/brokers/types";
 import { toSafeError } from "@/lib/use-case/app-error";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import type { ConnectionInfo } from "@/lib/use-case/connection";
+import { letterLabels, type LetterLabels } from "./wording";
 
 const DESCRIBE_TIMEOUT_MS = 8_000;
 
@@ -13,6 +14,8 @@ export interface DlqHeadInfo {
   /** Null when the broker could not describe it; `problem` says why. Nothing is read. */
   dlq: DlqSummary | null;
   problem: string | null;
+  /** The broker answered that it has no such queue: the page is a 404. */
+  missing: boolean;
 }
 
 /**
@@ -39,9 +42,10 @@ export async function describeDlqHead(
       DESCRIBE_TIMEOUT_MS,
       `describeDlq(${input.connectionId})`,
     );
-    return { connection, dlq, problem: null };
+    return { connection, dlq, problem: null, missing: false };
   } catch (e) {
-    return { connection, dlq: null, problem: toSafeError(e).message };
+    const safe = toSafeError(e);
+    return { connection, dlq: null, problem: safe.message, missing: safe.code.startsWith("not_found") };
   }
 }
 
@@ -51,5 +55,18 @@ export function connectionName(connectionId: string): string {
     return adapterFor(connectionId).displayName;
   } catch {
     return connectionId;
+  }
+}
+
+/** A connection's letter labels ("Original topic", "topic"); the neutral words when it is not configured. */
+export function connectionLabels(connectionId: string): LetterLabels {
+  try {
+    const a = adapterFor(connectionId);
+    return letterLabels(a.capabilities, a.vocabulary);
+  } catch {
+    return letterLabels(
+      { readHidesLetters: false, readCountsAsDelivery: false, randomAccess: false },
+      { queue: "queue", letterId: "message id", origin: "origin" },
+    );
   }
 }

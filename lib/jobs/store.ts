@@ -197,9 +197,9 @@ export class JobStore {
   async requestCancel(
     jobId: string,
     opts: { runPaused?: boolean } = {},
-    record?: (tx: Pick<PrismaClient, "$queryRawUnsafe">, state: JobState) => Promise<unknown>,
+    record?: (tx: Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">, state: JobState) => Promise<unknown>,
   ): Promise<JobState> {
-    const cancel = async (db: Pick<PrismaClient, "$queryRawUnsafe">) => {
+    const cancel = async (db: Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">) => {
       const rows = await db.$queryRawUnsafe<Array<{ state: JobState }>>(
         `UPDATE jobs SET cancel_requested = true,
          state = CASE WHEN state = 'queued' OR (state = 'paused' AND NOT $2) THEN 'cancelled' WHEN state IN ('running', 'paused') THEN 'cancelling' ELSE state END,

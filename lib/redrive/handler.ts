@@ -16,7 +16,8 @@ import {
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";
-import { jobResult, resultOutcome, type JobResult } from "@/lib/jobs/accounting";
+import { resultOutcome, type JobResult } from "@/lib/jobs/accounting";
+import { redriveResult } from "./result";
 import { creatorRefusal } from "@/lib/jobs/creator";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
@@ -1025,16 +1026,7 @@ class RedriveRun {
 
   /** What the job did with its selection, from the ledger's counts: "2 moved, 1 failed and still in the DLQ". */
   private result(): JobResult {
-    const c = this.counts;
-    return jobResult([
-      { count: c.moved + c.unconfirmed, words: "moved", done: true },
-      { count: c.returned, words: "moved and came back to the DLQ", done: true },
-      { count: c.parked, words: "parked", done: true },
-      { count: c.skipped, words: "skipped", done: true },
-      { count: c.failed + c.checksum_mismatch, words: "failed and still in the DLQ", done: false },
-      { count: c.pending + c.interrupted + c.moving, words: "not moved, still in the DLQ", done: false },
-      { count: c.missing, words: "missing (not found when the DLQ was looked through)", done: false },
-    ]);
+    return redriveResult(this.counts);
   }
 
   private done(): number {

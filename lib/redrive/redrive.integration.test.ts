@@ -509,6 +509,22 @@ describe("redrive on RabbitMQ", () => {
     expect((await cancelRedrive(actors.operator, meta(), { jobId: r2.id })).state).toBe("cancelled");
   });
 
+  it("a redrive cancelled while it waits for the go-ahead ends with a result: what moved, and that the rest is still in the DLQ", async () => {
+    const { dlq } = await seeded(5);
+    const r = await start(dlq, { rate: 20, sample: { count: 2 } });
+    await worker(FAST, r.id).runOnce();
+    expect((await jobStore().get(r.id))!.state).toBe("paused"); // awaiting the bulk stage
+    const cancelled = await cancelRedrive(actors.operator, meta(), { jobId: r.id });
+    expect(cancelled.state).toBe("cancelled");
+    const summary = "2 moved, 3 not moved, still in the DLQ";
+    // The job's view (its page and the API read progress.result) and its final audit row say the same.
+    expect(cancelled.progress).toMatchObject({ result: { complete: false, left: 3, summary } });
+    const [finished] = await getDb().auditEvent.findMany({ where: { operationId: r.id, action: "redrive.finished" } });
+    expect(finished).toMatchObject({ outcome: "failure" });
+    expect(finished.details).toMatchObject({ state: "cancelled", summary, result: { left: 3 } });
+    expect(await peek(dlq, 3)).toHaveLength(3);
+  });
+
   it("a sample letter gone from the DLQ is missing (re-checked before the job ends, not taken for moved)", async () => {
     const { dlq, source } = await seeded(8);
     // Taken out of the DLQ after the scan (the head letter: a sample letter).

@@ -10,6 +10,7 @@ import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { Prisma, RedrivePlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
+import { recordCancelledResult } from "@/lib/jobs/cancelled-result";
 import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
@@ -27,6 +28,7 @@ import { checkTargetProtection, type LessProtected } from "./target-protection";
 import type { RedriveParams } from "./runner-check";
 import { evidenceLine, nobodyReadsWarning, sampleWatchOf, type SampleVerdict } from "./sample-verdict";
 import { readersOf } from "./sample-watch";
+import { redriveResult } from "./result";
 import { countStates, hasLeftovers, ledgerPage, populateLedger, selectionWhere, type LedgerRow } from "./ledger";
 import {
   assertConfirmedCount,
@@ -685,11 +687,22 @@ export async function cancelRedrive(actor: Actor, meta: RequestMeta, input: unkn
     meta,
     input,
     "redrive.cancel",
-    async ({ job }) => {
+    async ({ job, plan }) => {
       // A paused job whose broken batch left letters to look for (leftover_check) is ended by a
       // worker, which removes those DLQ copies first; any other paused job is cancelled at once.
       const cleanup = job.state === "paused" && (await hasLeftovers(getDb(), job.id));
-      await jobStore().requestCancel(job.id, { runPaused: cleanup });
+      await jobStore().requestCancel(job.id, { runPaused: cleanup }, async (tx, state) => {
+        // Ended here, not by a worker: the result a worker's finish would write, from the ledger.
+        if (state !== "cancelled") return;
+        await recordCancelledResult(tx, job.id, redriveResult(await countStates(tx, job.id)), {
+          actor: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
+          action: "redrive.finished",
+          operationId: job.id,
+          connectionId: job.connectionId,
+          queue: job.queue,
+          target: job.id,
+        });
+      });
       if (cleanup) wakeJobWorker();
     },
     (v) => ({ jobId: v.id, state: v.state, progress: v.progress }),

@@ -6,8 +6,14 @@
 import { hash } from "node:crypto";
 import { normalizeMessage, parseStack, topFrameOf, type ParsedStack } from "./normalize";
 
-/** Part of every key: bump when normalisation or key parts change, so the index regroups instead of mixing old and new keys. */
-export const GROUPING_VERSION = 1;
+/**
+ * Part of every key: bump when normalisation or key parts change, or when what the adapters hand
+ * grouping changes, so the index regroups instead of mixing old and new keys (lib/triage/regroup.ts:
+ * each scan stamps it; older groups are regrouped by the next complete scan, started by the console
+ * itself where reading is free). 2: Kafka letters name Spring's cause with its own message and give
+ * reasons in words (lib/brokers/kafka/failure-words.ts), which changed the keys of some letters.
+ */
+export const GROUPING_VERSION = 2;
 
 export interface GroupingInput {
   exceptionClass: string | null;

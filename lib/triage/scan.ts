@@ -9,6 +9,7 @@ import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { jobAuditEntry } from "@/lib/jobs/audit";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
+import { GROUPING_VERSION } from "./grouping";
 import { PAYLOAD_CAP_BYTES, rowWeight, toIndexRow, type IndexRow } from "./index-row";
 import { markGone, prepareLetters, refreshGroupSummary, writeLetters } from "./index-store";
 import { readLostLetters, watchRead, type ReadLoss } from "./read-watch";
@@ -108,6 +109,8 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
       eta: left === null || rate <= 0 ? null : Math.round(left / rate),
       run: cp.runs,
       scanId: cp.scanId,
+      // The grouping its keys are made under (lib/triage/regroup.ts).
+      groupingVersion: GROUPING_VERSION,
     };
   };
 

@@ -28,6 +28,7 @@ import { maskExportedLetter } from "./export";
 import { scopedFilter } from "./masked-search";
 import type { ScanParams } from "./scan";
 import type { ProgressNumbers } from "./scan-progress";
+import { groupedByOlderVersion } from "./regroup";
 
 /**
  * Triage use cases: authorize → act → audit. Route handlers (app/api/triage/**) and, later, the
@@ -161,14 +162,18 @@ export async function listScans(
   return rows.map(toScanView);
 }
 
-export type GroupsResult =
+export type GroupsResult = (
   | { by: "group"; groups: GroupView[]; total: number; lastScan: ScanView | null }
   | {
       by: GroupByKey;
       groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>;
       total: number;
       lastScan: ScanView | null;
-    };
+    }
+) & {
+  /** The groups were made, wholly or partly, under an older grouping: the next complete scan regroups them. */
+  olderGrouping: boolean;
+};
 
 /** The DLQ's groups (by grouping key, or by origin / reason / class / header:<name>). */
 export async function listGroups(
@@ -183,13 +188,18 @@ export async function listGroups(
     meta,
   });
   const dlq = requireDlq(input);
-  const lastScan = (await jobStore().list({ kind: "scan", ...dlq }, 1))[0];
+  const [lastScan, olderGrouping] = await Promise.all([
+    jobStore()
+      .list({ kind: "scan", ...dlq }, 1)
+      .then((j) => j[0]),
+    groupedByOlderVersion(dlq),
+  ]);
   const scan = lastScan ? toScanView(lastScan) : null;
   const policy = await maskingPolicy(actor.role, dlq.connectionId, dlq.queue);
   if (!input.by || input.by === "group") {
     const { rules } = await loadRules();
     const r = await queryGroups(dlq.connectionId, dlq.queue, rules);
-    return { by: "group", ...r, groups: r.groups.map((g) => maskGroup(g, policy)), lastScan: scan };
+    return { by: "group", ...r, groups: r.groups.map((g) => maskGroup(g, policy)), lastScan: scan, olderGrouping };
   }
   const by = input.by as GroupByKey;
   const r = await queryGroupsBy(dlq.connectionId, dlq.queue, by);
@@ -198,6 +208,7 @@ export async function listGroups(
     ...r,
     groups: mergeMasked(r.groups.map((g) => ({ ...g, value: maskGroupValue(by, g.value, policy) }))),
     lastScan: scan,
+    olderGrouping,
   };
 }
 

@@ -6,6 +6,7 @@ import { ArchiveTable } from "@/components/archive/archive-table";
 import { isRepairedOriginal, repairReason } from "@/components/archive/repaired";
 import { DeathHistory } from "@/components/dlq/death-history";
 import { EntriesTable } from "@/components/dlq/entries-table";
+import { MetaMaskedBadge } from "@/components/dlq/masked-badge";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
 import { CopyButton } from "@/components/ui/copy-button";
 import { EscapeBack } from "@/components/ui/escape-back";
@@ -19,7 +20,7 @@ import { discardJobHref } from "@/lib/discard/ui-links";
 import { asAppError } from "@/lib/use-case/app-error";
 import { decodeParam, dlqHref, letterHref } from "@/lib/dlq/links";
 import { repairOfArchived } from "@/lib/repair/trail";
-import { connectionName } from "@/lib/dlq/describe-dlq";
+import { connectionLabels, connectionName } from "@/lib/dlq/describe-dlq";
 import { digestLabel } from "@/lib/format";
 
 export const dynamic = "force-dynamic";
@@ -63,6 +64,10 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
     );
   }
   const f = l.failure;
+  // The broker's words, as on the letter page ("Original topic", "topic"); neutral when the connection is gone.
+  const labels = connectionLabels(l.connectionId);
+  // Masked values are revealed on the letter page only; the badge says who can.
+  const canReveal = can(actor.role, "payload:reveal");
   // The original of a repair is archived like a discard, under the repair's operation id; it is named for what happened to it.
   const repaired = isRepairedOriginal(l.discardReason);
   const copy = repaired
@@ -178,7 +183,9 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
           <table className="kv grid">
             <tbody>
               <Field label="Reason">{f.reason ?? dash}</Field>
-              <Field label="Origin">{f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}</Field>
+              <Field label={labels.origin} testId="archived-origin">
+                {f.originQueue ? <span className="mono">{f.originQueue}</span> : dash}
+              </Field>
               <Field label="Exception class">
                 {f.exceptionClass ? <span className="mono">{f.exceptionClass}</span> : dash}
               </Field>
@@ -205,10 +212,11 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
           </pre>
         </section>
       ) : null}
-      <DeathHistory history={l.history} />
+      <DeathHistory history={l.history} countLabel={labels.count} queueLabel={labels.queue} />
       <PayloadPanel
         view={l.payload}
         masked={l.masking.payloadMasked}
+        maskedDetail={{ payloadMaskedCount: l.masking.payloadMaskedCount, byRule: l.masking.byRule, canReveal }}
         sensitive={l.masking.sensitive}
         canDownload={false}
         size={l.bodySize}
@@ -218,7 +226,13 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
         downloadHref=""
       />
       <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
-      <EntriesTable title="Headers" entries={l.headers} testId="headers" rowTestId="header-row" />
+      <EntriesTable
+        title="Headers"
+        entries={l.headers}
+        testId="headers"
+        rowTestId="header-row"
+        badge={<MetaMaskedBadge masking={l.masking} canReveal={canReveal} />}
+      />
       {can(actor.role, "archive:restore") && l.restoreState !== "restored" ? (
         <section className="section">
           <h2>Undo</h2>

@@ -98,7 +98,7 @@ export default async function DlqPage({
         connectionId={connectionId}
         queue={queue}
         current="letters"
-        info={{ connection, dlq, problem: null }}
+        info={{ connection, dlq, problem: null, missing: false }}
         depth={result.depth}
       />
       <p className={`banner banner-${notice.tone}`} data-testid="non-destructive-note">

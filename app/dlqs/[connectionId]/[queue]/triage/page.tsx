@@ -1,15 +1,19 @@
 import type { Metadata } from "next";
 import Link from "@/components/ui/link";
+import { notFound } from "next/navigation";
+import { type ReactNode, Suspense } from "react";
 import { DlqCrumbTrail, DlqHead } from "@/components/dlq/dlq-head";
 import { FilterBar } from "@/components/triage/filter-bar";
 import { GroupBy } from "@/components/triage/group-by";
 import { GroupsTable } from "@/components/triage/groups-table";
 import { ScanPanel } from "@/components/triage/scan-panel";
 import { TriageLettersTable } from "@/components/triage/triage-letters-table";
+import { TriageSkeleton } from "@/components/triage/triage-skeleton";
 import { ValuesTable } from "@/components/triage/values-table";
 import { Problem } from "@/components/ui/problem";
 import { can } from "@/lib/auth/permissions";
-import { requestMeta, requirePageActor } from "@/lib/auth/session";
+import { requestMeta, requirePageActor, type Actor, type RequestMeta } from "@/lib/auth/session";
+import type { AppError } from "@/lib/errors";
 import { asAppError } from "@/lib/use-case/app-error";
 import { connectionName, describeDlqHead, type DlqHeadInfo } from "@/lib/dlq/describe-dlq";
 import { decodeParam, dlqHref } from "@/lib/dlq/links";
@@ -31,6 +35,7 @@ import {
   triageBase,
   triageHref,
   withFilter,
+  type TriageView,
 } from "@/lib/triage/view-params";
 
 export const dynamic = "force-dynamic";
@@ -75,45 +80,102 @@ export default async function TriagePage({
   }
 
   const meta = await requestMeta();
-  // The broker's description of the queue (the header's depth and origins) is asked for at once,
-  // alongside the index reads, not after them: on a first visit it opens the connection, the
-  // slowest step of the page.
-  const head = describeDlqHead(actor, meta, { connectionId, queue });
-  head.catch(() => undefined); // its refusal is answered below, once the index reads are in
-  let data: {
-    groups: GroupsResult;
-    letters: Awaited<ReturnType<typeof listLetters>>;
-    scans: Awaited<ReturnType<typeof listScans>>;
-    ruleText: Record<string, string>;
-  };
+  // The index reads start at once, alongside the broker's description of the queue (on a first
+  // visit it opens the connection, the slowest step); they are awaited inside the Suspense boundary.
+  const reads = readIndex(actor, meta, connectionId, queue, view);
+  reads.catch(() => undefined); // answered inside the boundary, or not at all on a 404
   let info: DlqHeadInfo;
   try {
-    const filter = toLetterFilter(connectionId, queue, view);
-    const [groups, letters, scans, rules] = await Promise.all([
-      listGroups(actor, meta, { connectionId, queue, by: view.by }),
-      listLetters(actor, meta, { filter, after: view.after, limit: 50 }),
-      listScans(actor, meta, { connectionId, queue }),
-      listRules(actor, meta),
-    ]);
-    data = { groups, letters, scans, ruleText: Object.fromEntries(rules.rules.map((r) => [r.id, r.description])) };
-    info = await head;
+    info = await describeDlqHead(actor, meta, { connectionId, queue });
   } catch (e) {
     const err = asAppError(e);
     if (!err) throw e;
-    const title =
-      err.type === "forbidden"
-        ? "Your role does not allow this."
-        : err.type === "bad_request"
-          ? "This view cannot be shown."
-          : "The triage index could not be read.";
-    return (
-      <main className="page">
-        {crumbs}
-        <Problem title={title} back={{ href: triageBase(connectionId, queue), label: "← Open triage without filters" }}>
-          <p>{err.userMessage}</p>
-        </Problem>
-      </main>
-    );
+    if (err.type === "not_found") notFound();
+    return problemPage(crumbs, connectionId, queue, err);
+  }
+  // Settled before anything is sent, so that a DLQ the broker does not have answers 404; the
+  // skeleton below is the first paint of every DLQ that exists.
+  if (info.missing) notFound();
+  return (
+    <Suspense fallback={<TriageSkeleton />}>
+      <TriageBody
+        actor={actor}
+        connectionId={connectionId}
+        queue={queue}
+        view={view}
+        info={info}
+        reads={reads}
+        crumbs={crumbs}
+      />
+    </Suspense>
+  );
+}
+
+type IndexReads = {
+  groups: GroupsResult;
+  letters: Awaited<ReturnType<typeof listLetters>>;
+  scans: Awaited<ReturnType<typeof listScans>>;
+  ruleText: Record<string, string>;
+};
+
+async function readIndex(
+  actor: Actor,
+  meta: RequestMeta,
+  connectionId: string,
+  queue: string,
+  view: TriageView,
+): Promise<IndexReads> {
+  const filter = toLetterFilter(connectionId, queue, view);
+  const [groups, letters, scans, rules] = await Promise.all([
+    listGroups(actor, meta, { connectionId, queue, by: view.by }),
+    listLetters(actor, meta, { filter, after: view.after, limit: 50 }),
+    listScans(actor, meta, { connectionId, queue }),
+    listRules(actor, meta),
+  ]);
+  return { groups, letters, scans, ruleText: Object.fromEntries(rules.rules.map((r) => [r.id, r.description])) };
+}
+
+function problemPage(crumbs: ReactNode, connectionId: string, queue: string, err: AppError) {
+  const title =
+    err.type === "forbidden"
+      ? "Your role does not allow this."
+      : err.type === "bad_request"
+        ? "This view cannot be shown."
+        : "The triage index could not be read.";
+  return (
+    <main className="page">
+      {crumbs}
+      <Problem title={title} back={{ href: triageBase(connectionId, queue), label: "← Open triage without filters" }}>
+        <p>{err.userMessage}</p>
+      </Problem>
+    </main>
+  );
+}
+
+async function TriageBody({
+  actor,
+  connectionId,
+  queue,
+  view,
+  info,
+  reads,
+  crumbs,
+}: {
+  actor: Actor;
+  connectionId: string;
+  queue: string;
+  view: TriageView;
+  info: DlqHeadInfo;
+  reads: Promise<IndexReads>;
+  crumbs: ReactNode;
+}) {
+  let data: IndexReads;
+  try {
+    data = await reads;
+  } catch (e) {
+    const err = asAppError(e);
+    if (!err) throw e;
+    return problemPage(crumbs, connectionId, queue, err);
   }
 
   const { groups, letters, scans, ruleText } = data;
@@ -154,6 +216,13 @@ export default async function TriagePage({
         latest={latest}
         lastCompleted={lastCompleted}
       />
+      {groups.olderGrouping ? (
+        <p className="banner banner-warn" role="status" data-testid="older-grouping">
+          These groups were made by an earlier version of the console&apos;s grouping: letters of one failure may be in
+          two groups, or named differently from their letter pages, until a complete scan regroups them. Where reading
+          costs the DLQ nothing the console starts that scan itself; elsewhere, scan again.
+        </p>
+      ) : null}
 
       <section className="section" aria-labelledby="groups-h">
         <div className="toolbar">

@@ -105,7 +105,7 @@ export default async function GroupPartitionPage({ params }: { params: Promise<P
           record(s) wait behind it. Its consumer probably fails on the record below every time.
         </div>
       ) : null}
-      <PartitionRecordView record={v.record} />
+      <PartitionRecordView record={v.record} canReveal={can(actor.role, "payload:reveal")} />
       <SkipPanel
         connectionId={connectionId}
         groupId={groupId}

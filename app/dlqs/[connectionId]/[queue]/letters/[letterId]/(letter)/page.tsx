@@ -9,7 +9,7 @@ import { dlqProblem } from "@/components/dlq/dlq-problem";
 import { EntriesTable } from "@/components/dlq/entries-table";
 import { HandledBadge } from "@/components/dlq/handled-badge";
 import { HiddenCharsBanner, letterTexts } from "@/components/dlq/hidden-chars-banner";
-import { MaskedBadge } from "@/components/dlq/masked-badge";
+import { MetaMaskedBadge } from "@/components/dlq/masked-badge";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
 import { RevealPanel } from "@/components/dlq/reveal-panel";
 import { SnapshotLetterView } from "@/components/dlq/snapshot-letter-view";
@@ -358,15 +358,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
         entries={l.headers}
         testId="headers"
         rowTestId="header-row"
-        badge={
-          <MaskedBadge
-            total={l.masking.maskedCount - l.masking.payloadMaskedCount}
-            rules={l.masking.byRule.filter((x) => x.other > 0)}
-            where="in headers, properties or the exception"
-            canReveal={r.canReveal}
-            testId="meta-masked"
-          />
-        }
+        badge={<MetaMaskedBadge masking={l.masking} canReveal={r.canReveal} />}
       />
     </main>
   );

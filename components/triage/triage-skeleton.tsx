@@ -1,5 +1,8 @@
-/** The triage page's shape while it loads: fixed heights, so nothing jumps when data arrives. */
-export default function Loading() {
+/**
+ * The triage page's shape while its index is read: fixed heights, so nothing jumps when data
+ * arrives. Shown inside the page's Suspense boundary, after the DLQ is known to exist.
+ */
+export function TriageSkeleton() {
   return (
     <main className="page triage-page" aria-busy="true">
       <div className="breadcrumbs">&nbsp;</div>
