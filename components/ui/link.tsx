@@ -1,8 +1,8 @@
 "use client";
 
 import NextLink from "next/link";
-import { useRouter } from "next/navigation";
-import type { ComponentProps, FocusEvent, MouseEvent, TouchEvent } from "react";
+import { AppRouterContext } from "next/dist/shared/lib/app-router-context.shared-runtime";
+import { type ComponentProps, type FocusEvent, type MouseEvent, type TouchEvent, useContext } from "react";
 
 /**
  * The console's link: Next's, prefetched when a user shows intent (pointer over it, keyboard focus,
@@ -18,7 +18,9 @@ export default function Link({
   onTouchStart,
   ...props
 }: ComponentProps<typeof NextLink>) {
-  const router = useRouter();
+  // The context, not useRouter(): outside an app router (a component rendered on its own, as in a
+  // unit test) it is null, and a link there is still a link with nothing to prefetch with.
+  const router = useContext(AppRouterContext);
   if (prefetch !== undefined)
     return (
       <NextLink
@@ -31,7 +33,7 @@ export default function Link({
     );
   const href = typeof props.href === "string" ? props.href : null;
   const intent = () => {
-    if (href) router.prefetch(href);
+    if (href) router?.prefetch(href);
   };
   return (
     <NextLink

@@ -386,7 +386,7 @@ function fakeKafka(opts: {
           : [
               {
                 name: "payments.DLT",
-                partitions: Array.from({ length: state.dltPartitions }, (_, i) => ({ partitionId: i })),
+                partitions: Array.from({ length: state.dltPartitions }, (_, i) => ({ partitionId: i, leader: 0 })),
               },
             ],
     }),

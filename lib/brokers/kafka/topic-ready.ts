@@ -21,7 +21,7 @@ export async function topicHasLeaders(
   for (;;) {
     try {
       const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-      const led = topics[0]?.partitions.filter((p) => p.leader >= 0).length ?? 0;
+      const led = topics.find((t) => t.name === topic)?.partitions.filter((p) => p.leader >= 0).length ?? 0;
       if (led >= partitions) return true;
     } catch (error) {
       if (!NOT_YET.has((error as { type?: string }).type ?? "")) throw error;
