@@ -244,7 +244,10 @@ test.describe(() => {
     await expect(page.getByTestId("dlq-row")).toHaveCount(1);
     await expect(page.getByTestId("connection-down")).toHaveCount(1);
     await expect(row.getByTestId("dlq-top-failure")).toHaveText("not scanned");
-    await expect(page).toHaveScreenshot("overview-390.png", { stylePath: VOLATILE });
+    // Once in a full run the table's header stood one pixel taller than in the picture (726 pixels
+    // differed, 0.2%: the header's bottom line and the row below it, moved down by one); a folded
+    // column, a wider page, a new banner or a lost row each change several thousand.
+    await expect(page).toHaveScreenshot("overview-390.png", { stylePath: VOLATILE, maxDiffPixelRatio: 0.005 });
   });
 });
 
