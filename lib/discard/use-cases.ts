@@ -248,13 +248,9 @@ export async function cancelDiscard(actor: Actor, meta: RequestMeta, input: unkn
       await recordAuditIn(tx, entry("success", { jobId: job.id, state, progress }));
       // Ended here, not by a worker: the result a worker's finish would write, from the ledger.
       if (state !== "cancelled") return;
-      await recordCancelledResult(tx, job.id, discardResult(await countDiscardStates(tx, job.id)), {
-        actor: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
+      await recordCancelledResult(tx, job, discardResult(await countDiscardStates(tx, job.id)), {
         action: "discard.finished",
-        operationId: job.id,
-        connectionId: job.connectionId,
-        queue: job.queue,
-        target: job.id,
+        startedBy: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
       });
     });
   } catch (e) {

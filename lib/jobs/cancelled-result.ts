@@ -14,18 +14,28 @@ type Tx = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
  */
 export async function recordCancelledResult(
   tx: Tx,
-  jobId: string,
+  job: { id: string; connectionId: string; queue: string },
   result: JobResult,
-  entry: Omit<AuditEntry, "outcome" | "details">,
+  end: {
+    /** The kind's end action (`redrive.finished`, `discard.finished`). */
+    action: string;
+    /** Who started the job: its final row is theirs, as a worker's finish would write it. */
+    startedBy: AuditEntry["actor"];
+  },
 ): Promise<void> {
   const rows = await tx.$queryRawUnsafe<Array<{ progress: Record<string, unknown> | null }>>(
     `UPDATE jobs SET progress = COALESCE(progress, '{}'::jsonb) || jsonb_build_object('result', $2::jsonb)
       WHERE id = $1::uuid RETURNING progress`,
-    jobId,
+    job.id,
     JSON.stringify(result),
   );
   await recordAuditIn(tx, {
-    ...entry,
+    actor: end.startedBy,
+    action: end.action,
+    operationId: job.id,
+    connectionId: job.connectionId,
+    queue: job.queue,
+    target: job.id,
     outcome: resultOutcome(result),
     details: { ...(rows[0]?.progress ?? {}), state: "cancelled", summary: result.summary, result },
   });

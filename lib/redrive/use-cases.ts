@@ -694,13 +694,9 @@ export async function cancelRedrive(actor: Actor, meta: RequestMeta, input: unkn
       await jobStore().requestCancel(job.id, { runPaused: cleanup }, async (tx, state) => {
         // Ended here, not by a worker: the result a worker's finish would write, from the ledger.
         if (state !== "cancelled") return;
-        await recordCancelledResult(tx, job.id, redriveResult(await countStates(tx, job.id)), {
-          actor: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
+        await recordCancelledResult(tx, job, redriveResult(await countStates(tx, job.id)), {
           action: "redrive.finished",
-          operationId: job.id,
-          connectionId: job.connectionId,
-          queue: job.queue,
-          target: job.id,
+          startedBy: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
         });
       });
       if (cleanup) wakeJobWorker();
