@@ -26,7 +26,7 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
-import { topicHasLeaders } from "../lib/brokers/kafka/topic-ready";
+import { createTopicWithLeaders } from "../lib/brokers/kafka/topic-ready";
 
 const COUNT = Number(process.env.BENCH_COUNT ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -129,8 +129,7 @@ async function adapterSide(topic: string, connectionId: string): Promise<SideRes
 async function seed(topic: string, connectionId: string): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }] });
-  if (!(await topicHasLeaders(admin, topic, PARTITIONS))) throw new Error(`${topic} has no leaders after 30 s`);
+  await createTopicWithLeaders(admin, { topic, numPartitions: PARTITIONS, replicationFactor: 1 });
   await admin.disconnect();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();

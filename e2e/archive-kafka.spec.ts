@@ -1,6 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { Kafka, logLevel } from "kafkajs";
-import { topicHasLeaders } from "../lib/brokers/kafka/topic-ready";
+import { createTopic } from "./kafka-topics";
 import { runId } from "./dead-letters";
 import { dlqPath, loadSession } from "./fixtures";
 
@@ -21,11 +21,7 @@ const kafka = new Kafka({ clientId: "e2e-archive", brokers: ["127.0.0.1:9092"], 
 test.describe.configure({ mode: "serial" });
 
 test.beforeAll(async () => {
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic: DLT, numPartitions: 1 }] });
-  expect(await topicHasLeaders(admin, DLT, 1)).toBe(true);
-  await admin.disconnect();
+  await createTopic(kafka, DLT);
   const producer = kafka.producer();
   await producer.connect();
   await producer.send({

@@ -1,7 +1,7 @@
 import { test, expect } from "@playwright/test";
 import { Kafka, logLevel } from "kafkajs";
+import { createTopic } from "./kafka-topics";
 import { startCrashLoopConsumer, type CrashLoopConsumer } from "../lib/brokers/kafka/crash-loop-consumer";
-import { topicHasLeaders } from "../lib/brokers/kafka/topic-ready";
 import { dlqPath, loadSession } from "./fixtures";
 import { runId } from "./dead-letters";
 
@@ -24,11 +24,7 @@ let consumer: CrashLoopConsumer | null = null;
 test.describe.configure({ mode: "serial" });
 
 test.beforeAll(async () => {
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 2 }] });
-  expect(await topicHasLeaders(admin, TOPIC, 2)).toBe(true);
-  await admin.disconnect();
+  await createTopic(kafka, TOPIC, 2);
   const producer = kafka.producer();
   await producer.connect();
   const ok = (n: number) => JSON.stringify({ paymentId: 100 + n, amount: "4.20", run: RUN });

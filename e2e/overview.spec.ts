@@ -1,7 +1,7 @@
 import { test, expect, type Page } from "@playwright/test";
 import amqp from "amqplib";
 import { Kafka, logLevel } from "kafkajs";
-import { topicHasLeaders } from "../lib/brokers/kafka/topic-ready";
+import { createTopic } from "./kafka-topics";
 import pg from "pg";
 import { callServerAction, dlqPath, loadSession, serverActionId } from "./fixtures";
 import { runId } from "./dead-letters";
@@ -104,11 +104,7 @@ test("a Kafka DLT never scanned shows the top failure of its newest letters, fro
   page,
 }) => {
   test.setTimeout(180_000);
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic: DLT, numPartitions: 1 }] });
-  expect(await topicHasLeaders(admin, DLT, 1)).toBe(true);
-  await admin.disconnect();
+  await createTopic(kafka, DLT);
   const producer = kafka.producer();
   await producer.connect();
   // Spring wraps every listener failure; the cause header names what failed (3 of 4 letters).

@@ -9,7 +9,7 @@ import type { KafkaConnectionConfig } from "@/lib/config";
 import type { ContractLetterInput } from "@/lib/brokers/contract";
 import { createCluster } from "@/lib/brokers/kafka/client";
 import { fetchTopicIds, type RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
-import { topicHasLeaders } from "@/lib/brokers/kafka/topic-ready";
+import { createTopicWithLeaders } from "@/lib/brokers/kafka/topic-ready";
 
 export const KAFKA_BROKERS = (process.env.KAFKA_BROKERS ?? "127.0.0.1:9092").split(",").map((b) => b.trim());
 
@@ -147,22 +147,15 @@ export class KafkaKit {
   /** Large enough for the contract's 5 MB letter on a broker with default limits. */
   async createTopic(topic: string, partitions = 1, configs: Record<string, string> = {}) {
     const admin = await this.getAdmin();
-    await admin.createTopics({
-      waitForLeaders: false,
-      topics: [
-        {
-          topic,
-          numPartitions: partitions,
-          replicationFactor: 1,
-          configEntries: Object.entries({ "max.message.bytes": String(8 * 1024 * 1024), ...configs }).map(
-            ([name, value]) => ({ name, value }),
-          ),
-        },
-      ],
+    await createTopicWithLeaders(admin, {
+      topic,
+      numPartitions: partitions,
+      replicationFactor: 1,
+      configEntries: Object.entries({ "max.message.bytes": String(8 * 1024 * 1024), ...configs }).map(
+        ([name, value]) => ({ name, value }),
+      ),
     });
     this.topics.add(topic);
-    if (!(await topicHasLeaders(admin, topic, partitions)))
-      throw new Error(`topic ${topic}: not every one of its ${partitions} partitions has a leader after 30 s`);
     return topic;
   }
 

@@ -1,4 +1,4 @@
-import type { Admin } from "kafkajs";
+import type { Admin, ITopicConfig } from "kafkajs";
 
 /** Either answer means the broker has not finished taking a just-created topic in. */
 const NOT_YET = new Set(["UNKNOWN_TOPIC_OR_PARTITION", "LEADER_NOT_AVAILABLE"]);
@@ -29,4 +29,21 @@ export async function topicHasLeaders(
     if (Date.now() >= deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * Creates a topic and waits until every partition has a leader (see `topicHasLeaders`); throws
+ * when the broker has not led them all within `budgetMs`. True when this call created it.
+ */
+export async function createTopicWithLeaders(
+  admin: Pick<Admin, "createTopics" | "fetchTopicMetadata">,
+  topic: ITopicConfig & { numPartitions: number },
+  budgetMs = 30_000,
+): Promise<boolean> {
+  const created = await admin.createTopics({ topics: [topic] });
+  if (!(await topicHasLeaders(admin, topic.topic, topic.numPartitions, budgetMs)))
+    throw new Error(
+      `topic ${topic.topic}: not all ${topic.numPartitions} partitions have a leader after ${budgetMs} ms`,
+    );
+  return created;
 }
