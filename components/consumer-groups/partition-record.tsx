@@ -1,5 +1,4 @@
-import { EntriesTable } from "@/components/dlq/entries-table";
-import { MetaMaskedBadge } from "@/components/dlq/masked-badge";
+import { LetterEntries } from "@/components/dlq/entries-table";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
 import type { PartitionRecord } from "@/lib/consumer-groups/use-cases";
 import { digestLabel, formatBytes } from "@/lib/format";
@@ -68,14 +67,7 @@ export function PartitionRecordView({ record, canReveal }: { record: PartitionRe
         contentEncoding={l.contentEncoding}
         downloadHref=""
       />
-      <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
-      <EntriesTable
-        title="Headers"
-        entries={l.headers}
-        testId="headers"
-        rowTestId="header-row"
-        badge={<MetaMaskedBadge masking={l.masking} canReveal={canReveal} />}
-      />
+      <LetterEntries letter={l} canReveal={canReveal} />
     </>
   );
 }

@@ -6,6 +6,8 @@ import type { HeaderEntry } from "@/lib/brokers/types";
 import { entriesText, typeOf } from "@/lib/letter/display-value";
 import { valueText } from "@/lib/text";
 import { formatTimestampValue } from "@/lib/format";
+import { MetaMaskedBadge } from "./masked-badge";
+import type { MaskedByRule } from "@/lib/letter/mask-letter";
 
 /** Properties or headers: name, type, value (as text, wrapped, flagged when it holds hidden characters), with copy buttons. */
 export function EntriesTable({
@@ -74,5 +76,31 @@ export function EntriesTable({
         </div>
       )}
     </section>
+  );
+}
+
+/** A letter's properties and headers, the headers' card saying what masking changed outside the payload. */
+export function LetterEntries({
+  letter,
+  canReveal,
+}: {
+  letter: {
+    properties: HeaderEntry[];
+    headers: HeaderEntry[];
+    masking: { maskedCount: number; payloadMaskedCount: number; byRule: MaskedByRule[] };
+  };
+  canReveal: boolean;
+}) {
+  return (
+    <>
+      <EntriesTable title="Properties" entries={letter.properties} testId="properties" rowTestId="property-row" />
+      <EntriesTable
+        title="Headers"
+        entries={letter.headers}
+        testId="headers"
+        rowTestId="header-row"
+        badge={<MetaMaskedBadge masking={letter.masking} canReveal={canReveal} />}
+      />
+    </>
   );
 }

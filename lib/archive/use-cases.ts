@@ -5,7 +5,7 @@ import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DeathRecord, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor } from "@/lib/use-case/connection";
-import { maskedByRule, maskedPayloadView, maskLetterMeta, type MaskedByRule } from "@/lib/letter/mask-letter";
+import { maskedByRule, maskedPayloadView, maskLetterMeta, type LetterMaskingSummary } from "@/lib/letter/mask-letter";
 import type { PayloadView } from "@/lib/letter/payload-view";
 import { AppError } from "@/lib/errors";
 import { maskHeadersWithRules, maskPayloadWithRules } from "@/lib/masking/engine";
@@ -84,13 +84,7 @@ export interface ArchivedLetterDetail extends ArchivedSummary {
   /** Null when the role may not see payloads of this DLQ (viewers on a sensitive DLQ). Masked on the server. */
   payload: PayloadView | null;
   /** As on the letter page: how many values were masked, how many in the payload view, and by which rules. */
-  masking: {
-    payloadMasked: boolean;
-    maskedCount: number;
-    sensitive: boolean;
-    payloadMaskedCount: number;
-    byRule: MaskedByRule[];
-  };
+  masking: LetterMaskingSummary;
   /** What putting this letter back does not keep, in the broker's words (empty when the connection is gone from config). */
   republishLimits: string[];
 }

@@ -7,7 +7,7 @@ import { audited } from "@/lib/use-case/audited";
 import { snapshotLetter, type SnapshotLetter } from "./snapshot-letter";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
-import { maskedByRule, maskedPayloadView, maskLetterMeta, type MaskedByRule } from "@/lib/letter/mask-letter";
+import { maskedByRule, maskedPayloadView, maskLetterMeta, type LetterMaskingSummary } from "@/lib/letter/mask-letter";
 import type { PayloadView } from "@/lib/letter/payload-view";
 import type { ConnectionInfo } from "@/lib/use-case/connection";
 import { visibleSha256 } from "@/lib/masking/digest";
@@ -33,16 +33,7 @@ export interface LetterDetail extends Omit<Letter, "body" | "handled" | "warning
   warnings: DlqWarning[];
   /** Null when the actor's role may not see payloads here (viewers on a sensitive DLQ). Masked on the server. */
   payload: PayloadView | null;
-  /** What masking did to this view: values replaced in payload and headers, and whether the DLQ is sensitive. */
-  masking: {
-    payloadMasked: boolean;
-    maskedCount: number;
-    sensitive: boolean;
-    /** Values masked in the payload view alone. */
-    payloadMaskedCount: number;
-    /** Which rules masked what (empty when nothing was masked). */
-    byRule: MaskedByRule[];
-  };
+  masking: LetterMaskingSummary;
 }
 
 export interface ViewLetterResult {

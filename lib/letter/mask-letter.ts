@@ -126,3 +126,14 @@ export function maskFailure(f: FailureInfo, policy: MaskingPolicy): FailureInfo 
   const text = (t: string | null) => (t ? maskTextWithRules(t, policy.rules, policy.hashKey).text : t);
   return { ...f, exceptionMessage: text(f.exceptionMessage), stackTrace: text(f.stackTrace) };
 }
+
+/** What masking did to a letter's view: values replaced in payload and headers, and whether the DLQ is sensitive. */
+export interface LetterMaskingSummary {
+  payloadMasked: boolean;
+  maskedCount: number;
+  sensitive: boolean;
+  /** Values masked in the payload view alone. */
+  payloadMaskedCount: number;
+  /** Which rules masked what (empty when nothing was masked). */
+  byRule: MaskedByRule[];
+}

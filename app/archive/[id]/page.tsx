@@ -5,8 +5,7 @@ import type { ReactNode } from "react";
 import { ArchiveTable } from "@/components/archive/archive-table";
 import { isRepairedOriginal, repairReason } from "@/components/archive/repaired";
 import { DeathHistory } from "@/components/dlq/death-history";
-import { EntriesTable } from "@/components/dlq/entries-table";
-import { MetaMaskedBadge } from "@/components/dlq/masked-badge";
+import { LetterEntries } from "@/components/dlq/entries-table";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
 import { CopyButton } from "@/components/ui/copy-button";
 import { EscapeBack } from "@/components/ui/escape-back";
@@ -225,14 +224,7 @@ export default async function ArchivedLetterPage({ params }: { params: Promise<{
         contentEncoding={l.contentEncoding}
         downloadHref=""
       />
-      <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
-      <EntriesTable
-        title="Headers"
-        entries={l.headers}
-        testId="headers"
-        rowTestId="header-row"
-        badge={<MetaMaskedBadge masking={l.masking} canReveal={canReveal} />}
-      />
+      <LetterEntries letter={l} canReveal={canReveal} />
       {can(actor.role, "archive:restore") && l.restoreState !== "restored" ? (
         <section className="section">
           <h2>Undo</h2>

@@ -6,10 +6,9 @@ import { DeathHistory } from "@/components/dlq/death-history";
 import { WrappedIn } from "@/components/dlq/wrapped-in";
 import { ReadRaisedNote } from "@/components/dlq/read-raised";
 import { dlqProblem } from "@/components/dlq/dlq-problem";
-import { EntriesTable } from "@/components/dlq/entries-table";
+import { LetterEntries } from "@/components/dlq/entries-table";
 import { HandledBadge } from "@/components/dlq/handled-badge";
 import { HiddenCharsBanner, letterTexts } from "@/components/dlq/hidden-chars-banner";
-import { MetaMaskedBadge } from "@/components/dlq/masked-badge";
 import { PayloadPanel } from "@/components/dlq/payload-panel";
 import { RevealPanel } from "@/components/dlq/reveal-panel";
 import { SnapshotLetterView } from "@/components/dlq/snapshot-letter-view";
@@ -352,14 +351,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
         contentEncoding={l.contentEncoding}
         downloadHref={payloadHref(connectionId, queue, l.id)}
       />
-      <EntriesTable title="Properties" entries={l.properties} testId="properties" rowTestId="property-row" />
-      <EntriesTable
-        title="Headers"
-        entries={l.headers}
-        testId="headers"
-        rowTestId="header-row"
-        badge={<MetaMaskedBadge masking={l.masking} canReveal={r.canReveal} />}
-      />
+      <LetterEntries letter={l} canReveal={r.canReveal} />
     </main>
   );
 }
