@@ -36,12 +36,13 @@ async function quorumDlq(name: string, n: number, limit: number) {
     arguments: { "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dlq },
   });
   for (let i = 0; i < n; i++)
-    ch.sendToQueue(work, Buffer.from(JSON.stringify({ parcel: `${name}-${i}` })), {
+    ch.sendToQueue(work, Buffer.from(JSON.stringify({ parcel: `${name}-${i}`, contact: `buyer-${i}@example.com` })), {
       persistent: true,
       messageId: `${name}-${i}`,
       contentType: "application/json",
       headers: {
         "x-exception-stacktrace": `java.net.ConnectException: Connection refused\n\tat com.acme.Carrier.book(Carrier.java:${i + 10})`,
+        "x-notify": `desk-${i}@example.com`,
       },
     });
   await ch.waitForConfirms();
@@ -113,6 +114,14 @@ test("a quorum DLQ warns with two choices; one confirmed read fills the snapshot
   await page.getByTestId("snapshot-letters").getByTestId("triage-letter-link").first().click();
   await expect(page.getByTestId("snapshot-letter")).toContainText("The broker was not read for this page");
   await expect(page.getByTestId("snapshot-badge")).toHaveCount(0); // the letter page has its own words
+  // What the snapshot's letter hides, as the letter page says it: how many values, where, by which rule.
+  await expect(page.getByTestId("payload-masked")).toHaveText(
+    "1 value masked in the payload by rule emails · ask an admin for a reveal",
+  );
+  await expect(page.getByTestId("meta-masked")).toHaveText(
+    "1 value masked in headers, properties or the exception by rule emails · ask an admin for a reveal",
+  );
+  await expect(page.locator("main")).not.toContainText("@example.com");
   await page.goto(`${dlqPath(dlq)}/triage`);
   await expect(page.getByTestId("snapshot-badge")).toContainText("snapshot of");
   await expect(page.getByTestId("group-row")).toHaveAttribute("data-count", "5");

@@ -6,6 +6,7 @@ import type { SnapshotLetter } from "@/lib/dlq/snapshot-letter";
 import { dlqHref } from "@/lib/dlq/links";
 import { digestLabel, formatBytes } from "@/lib/format";
 import { EntriesTable } from "./entries-table";
+import { MetaMaskedBadge } from "./masked-badge";
 import { PayloadPanel } from "./payload-panel";
 
 /**
@@ -16,10 +17,13 @@ export function SnapshotLetterView({
   connectionId,
   queue,
   s,
+  canReveal,
 }: {
   connectionId: string;
   queue: string;
   s: SnapshotLetter | null;
+  /** The role may reveal (on a letter read from the broker); decides the badges' "ask an admin". */
+  canReveal: boolean;
 }) {
   if (!s) {
     return (
@@ -84,6 +88,7 @@ export function SnapshotLetterView({
       <PayloadPanel
         view={s.payload}
         masked={s.masking.payloadMasked}
+        maskedDetail={{ payloadMaskedCount: s.masking.payloadMaskedCount, byRule: s.masking.byRule, canReveal }}
         sensitive={s.masking.sensitive}
         canDownload={false}
         size={l.bodySize}
@@ -92,7 +97,13 @@ export function SnapshotLetterView({
         contentEncoding={null}
         downloadHref=""
       />
-      <EntriesTable title="Headers" entries={s.headers} testId="headers" rowTestId="header-row" />
+      <EntriesTable
+        title="Headers"
+        entries={s.headers}
+        testId="headers"
+        rowTestId="header-row"
+        badge={<MetaMaskedBadge masking={s.masking} canReveal={canReveal} />}
+      />
     </>
   );
 }

@@ -3,7 +3,7 @@ import type { HeaderEntry } from "@/lib/brokers/types";
 import { maskHeadersWithRules, maskTextWithRules } from "@/lib/masking/engine";
 import type { MaskingPolicy } from "@/lib/masking/policy";
 import { streamLetters, type ExportedLetter, type IndexedLetter } from "@/lib/triage/queries";
-import { maskedPayloadView } from "@/lib/letter/mask-letter";
+import { maskedPayloadView, type LetterMaskingSummary, type MaskedByRule } from "@/lib/letter/mask-letter";
 import type { PayloadView } from "@/lib/letter/payload-view";
 import { visibleFingerprint, visibleSha256 } from "@/lib/masking/digest";
 
@@ -16,7 +16,7 @@ export interface SnapshotLetter {
   letter: Omit<IndexedLetter, "headers">;
   headers: HeaderEntry[];
   payload: PayloadView | null;
-  masking: { payloadMasked: boolean; maskedCount: number; sensitive: boolean };
+  masking: LetterMaskingSummary;
 }
 
 /**
@@ -35,18 +35,45 @@ export async function snapshotLetter(
   ))
     found = r;
   if (!found) return null;
+  const view = maskSnapshot(found, policy, showPayload);
+  const total = view.metaCount + (view.shown?.maskedCount ?? 0);
+  // Counted once per rule, as the letter page counts them: only when something was masked.
+  const byRule: MaskedByRule[] = [];
+  if (total > 0)
+    for (const rule of policy.rules) {
+      const one = maskSnapshot(found, { ...policy, rules: [rule] }, showPayload);
+      const payload = one.shown?.maskedCount ?? 0;
+      if (one.metaCount + payload > 0)
+        byRule.push({ id: rule.id, description: rule.description, payload, other: one.metaCount });
+    }
+  return {
+    letter: view.letter,
+    headers: view.headers,
+    payload: view.shown?.view ?? null,
+    masking: {
+      payloadMasked: view.shown?.masked ?? false,
+      maskedCount: total,
+      sensitive: policy.sensitive,
+      payloadMaskedCount: view.shown?.maskedCount ?? 0,
+      byRule,
+    },
+  };
+}
+
+/** The snapshot's letter through the policy's rules, and how many values they masked outside the payload. */
+function maskSnapshot(found: ExportedLetter, policy: MaskingPolicy, showPayload: boolean) {
   const { headers: raw, payloadBase64, payloadText: _text, ...letter } = found;
-  let maskedCount = 0;
+  let metaCount = 0;
   const heads = maskHeadersWithRules(
     Object.entries(raw).map(([name, v]) => ({ name, value: { t: "string" as const, v } })),
     policy.rules,
     policy.hashKey,
   );
-  maskedCount += heads.maskedCount;
+  metaCount += heads.maskedCount;
   const text = (t: string | null) => {
     if (!t || policy.rules.length === 0) return t;
     const m = maskTextWithRules(t, policy.rules, policy.hashKey);
-    maskedCount += m.maskedCount;
+    metaCount += m.maskedCount;
     return m.text;
   };
   const shown =
@@ -57,20 +84,12 @@ export async function snapshotLetter(
           policy,
         )
       : null;
-  return {
-    letter: {
-      ...letter,
-      sha256: visibleSha256(letter.sha256, policy),
-      fingerprint: visibleFingerprint(letter.fingerprint, policy),
-      exceptionMessage: text(letter.exceptionMessage),
-      groupLabel: text(letter.groupLabel) ?? letter.groupLabel,
-    },
-    headers: heads.entries,
-    payload: shown?.view ?? null,
-    masking: {
-      payloadMasked: shown?.masked ?? false,
-      maskedCount: maskedCount + (shown?.maskedCount ?? 0),
-      sensitive: policy.sensitive,
-    },
+  const masked = {
+    ...letter,
+    sha256: visibleSha256(letter.sha256, policy),
+    fingerprint: visibleFingerprint(letter.fingerprint, policy),
+    exceptionMessage: text(letter.exceptionMessage),
+    groupLabel: text(letter.groupLabel) ?? letter.groupLabel,
   };
+  return { letter: masked, headers: heads.entries, shown, metaCount };
 }

@@ -105,7 +105,7 @@ export default async function LetterPage({ params }: { params: Promise<Params> }
       <main className="page">
         {crumbs}
         <EscapeBack href={back} />
-        <SnapshotLetterView connectionId={connectionId} queue={queue} s={r.snapshot ?? null} />
+        <SnapshotLetterView connectionId={connectionId} queue={queue} s={r.snapshot ?? null} canReveal={r.canReveal} />
       </main>
     );
   }
