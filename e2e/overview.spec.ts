@@ -153,10 +153,19 @@ test("at 1440x900 the overview fits the screen: no sideways scrolling, details f
   const widths = await page.evaluate(() => {
     const doc = document.scrollingElement!;
     const wrap = document.querySelector('[data-testid="dlq-table"]')!.parentElement!;
-    return { doc: [doc.scrollWidth, doc.clientWidth], table: [wrap.scrollWidth, wrap.clientWidth] };
+    // The cell whose content is widest, to name in the failure: which row pushes the table out.
+    let widest = "";
+    let most = 0;
+    for (const td of document.querySelectorAll('[data-testid="dlq-row"] td')) {
+      if (td.scrollWidth > most) {
+        most = td.scrollWidth;
+        widest = `${td.closest("tr")?.getAttribute("data-queue")}: ${td.textContent?.slice(0, 120)}`;
+      }
+    }
+    return { doc: [doc.scrollWidth, doc.clientWidth], table: [wrap.scrollWidth, wrap.clientWidth], widest };
   });
-  expect(widths.doc[0], "page scroll width").toBeLessThanOrEqual(widths.doc[1]);
-  expect(widths.table[0], "table scroll width").toBeLessThanOrEqual(widths.table[1]);
+  expect(widths.doc[0], `page scroll width (widest cell ${widths.widest})`).toBeLessThanOrEqual(widths.doc[1]);
+  expect(widths.table[0], `table scroll width (widest cell ${widths.widest})`).toBeLessThanOrEqual(widths.table[1]);
   // Connection, type and origins are the line under the name.
   const billing = rowOf(page, CONNECTION, SCANNED);
   await expect(billing.getByTestId("dlq-detail")).toContainText("Local RabbitMQ");
