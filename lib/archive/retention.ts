@@ -1,5 +1,5 @@
 import "server-only";
-import { recordAudit } from "@/lib/audit";
+import { recordAudit, SYSTEM_ACTOR } from "@/lib/audit";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { archiveRetentionDays, deleteExpiredArchive } from "./store";
@@ -14,7 +14,7 @@ export async function sweepArchive(db: PrismaClient = getDb()): Promise<number> 
   const r = await deleteExpiredArchive(db);
   if (r.count === 0) return 0;
   await recordAudit({
-    actor: { id: null, email: "system", role: null },
+    actor: SYSTEM_ACTOR,
     action: "archive.retention",
     outcome: "success",
     details: {

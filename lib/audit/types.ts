@@ -11,6 +11,9 @@ export interface AuditActor {
   tokenId?: string | null;
 }
 
+/** The console itself, for what it does on its own (a worker's task): no user, no role. */
+export const SYSTEM_ACTOR: AuditActor = { id: null, email: "system", role: null };
+
 /**
  * One audit entry. `details` must never contain payload bytes or secrets: describe what was done
  * (ids, counts, filters), not the data. Strings in details longer than 2 KB are truncated.

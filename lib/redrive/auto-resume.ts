@@ -1,5 +1,5 @@
 import "server-only";
-import { recordAudit } from "@/lib/audit";
+import { recordAudit, SYSTEM_ACTOR } from "@/lib/audit";
 import { getAdapter } from "@/lib/connections/registry";
 import type { BrokerAdapter } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
@@ -53,7 +53,7 @@ export async function resumeReachable(
     if (!(await resumeJob(db, r.id, { resetBreaker: false, onlyIfAutoResume: true }))) continue;
     resumed.push(r.id);
     await recordAudit({
-      actor: { id: null, email: "system", role: null },
+      actor: SYSTEM_ACTOR,
       action: "redrive.auto_resume",
       outcome: "success",
       operationId: r.id,

@@ -1,5 +1,5 @@
 import "server-only";
-import { recordAudit } from "@/lib/audit";
+import { recordAudit, SYSTEM_ACTOR } from "@/lib/audit";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
@@ -62,7 +62,7 @@ export async function regroupStaleDlqs(
       createdBy: null,
     });
     await recordAudit({
-      actor: { id: null, email: "system", role: null },
+      actor: SYSTEM_ACTOR,
       action: "triage.scan_start",
       outcome: "success",
       operationId: job.id,
