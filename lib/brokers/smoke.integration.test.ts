@@ -61,7 +61,9 @@ describe("Kafka broker (kafkajs)", () => {
     } catch (error) {
       throw new Error(`Kafka is not reachable at ${KAFKA_BROKERS.join(",")}: ${HOW_TO_START} (${error})`);
     }
-    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 2, replicationFactor: 1 }] })).toBe(true);
+    expect(
+      await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: 2, replicationFactor: 1 }] }),
+    ).toBe(true);
     expect(await topicHasLeaders(admin, topic, 2)).toBe(true);
 
     // Headers the way Spring's DeadLetterPublishingRecoverer writes them: partition/offset are

@@ -40,7 +40,7 @@ export async function createTopicWithLeaders(
   topic: ITopicConfig & { numPartitions: number },
   budgetMs = 30_000,
 ): Promise<boolean> {
-  const created = await admin.createTopics({ topics: [topic] });
+  const created = await admin.createTopics({ waitForLeaders: false, topics: [topic] });
   if (!(await topicHasLeaders(admin, topic.topic, topic.numPartitions, budgetMs)))
     throw new Error(
       `topic ${topic.topic}: not all ${topic.numPartitions} partitions have a leader after ${budgetMs} ms`,
