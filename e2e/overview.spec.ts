@@ -26,6 +26,14 @@ const SCANNED = "demo.billing.dlq";
 /** Two DLQs capped in length (a warning kind of finding), one that deletes itself when idle (a critical kind). */
 const CAPPED = [`e2e.ovw.${RUN}.a.dlq`, `e2e.ovw.${RUN}.b.dlq`];
 const EXPIRING = `e2e.ovw.${RUN}.c.dlq`;
+/**
+ * The widest content a row can hold, so the fit test does not depend on what other specs leave:
+ * a long RabbitMQ name without a break, with a direction control and a zero-width space, and a
+ * Kafka DLT with a long name whose letters name a long cause class (its sample reads for free).
+ */
+const WIDE = `e2e.ovw.${RUN}.${"w".repeat(120)}\u202Egpj.exe\u200B.dlq`;
+const WIDE_DLT = `dlq.demo.ovw-${RUN}-${"w".repeat(150)}`;
+const WIDE_CLASS = `com.example.${"VeryLongPackageName".repeat(5)}.OrderPaymentAuthorizationDeclinedByUpstreamGatewayException`;
 const LENGTH_KIND = "rabbitmq.dlq_max_length";
 /** A Kafka DLT (the e2e config's pattern dlq.demo.*) never scanned: read by offset, its sample costs it nothing. */
 const DLT = `dlq.demo.ovw-${RUN}`;
@@ -43,6 +51,7 @@ test.beforeAll(async () => {
   const dlqs: Array<[string, Record<string, unknown>]> = [
     ...CAPPED.map((q): [string, Record<string, unknown>] => [q, { "x-max-length": 1000 }]),
     [EXPIRING, { "x-expires": 86_400_000 }],
+    [WIDE, {}],
   ];
   for (const [dlq, args] of dlqs) {
     await ch.assertQueue(dlq, { durable: true, arguments: args });
@@ -57,7 +66,7 @@ test.beforeAll(async () => {
 
 test.afterAll(async () => {
   const ch = await conn.createChannel();
-  for (const q of [...CAPPED, EXPIRING]) {
+  for (const q of [...CAPPED, EXPIRING, WIDE]) {
     await ch.deleteQueue(q).catch(() => undefined);
     await ch.deleteQueue(`${q}.source`).catch(() => undefined);
   }
@@ -65,7 +74,7 @@ test.afterAll(async () => {
   await conn.close().catch(() => undefined);
   const admin = kafka.admin();
   await admin.connect();
-  await admin.deleteTopics({ topics: [DLT] }).catch(() => undefined);
+  await admin.deleteTopics({ topics: [DLT, WIDE_DLT] }).catch(() => undefined);
   await admin.disconnect();
 });
 
@@ -145,27 +154,86 @@ test("a Kafka DLT never scanned shows the top failure of its newest letters, fro
 test("at 1440x900 the overview fits the screen: no sideways scrolling, details folded under each name", async ({
   page,
 }) => {
+  test.setTimeout(180_000);
+  await createTopic(kafka, WIDE_DLT);
+  const producer = kafka.producer();
+  await producer.connect();
+  await producer.send({
+    topic: WIDE_DLT,
+    messages: [1, 2].map((i) => ({
+      value: `{"order":${i}}`,
+      headers: {
+        "kafka_dlt-exception-fqcn": WIDE_CLASS,
+        "kafka_dlt-exception-message": `declined ${"x".repeat(300)}`,
+        "kafka_dlt-original-topic": `demo.${"o".repeat(150)}`,
+      },
+    })),
+  });
+  await producer.disconnect();
   await page.setViewportSize({ width: 1440, height: 900 });
   await loadSession(page, "viewer");
-  await page.goto("/");
-  await expect(page.getByTestId("dlq-row").first()).toBeVisible();
+  // The widest rows are there, the DLT's top failure read from its sample.
+  await expect
+    .poll(
+      async () => {
+        await page.goto(`/?q=${encodeURIComponent(WIDE_DLT)}`);
+        return rowOf(page, "local-kafka", WIDE_DLT).getByTestId("dlq-top-failure").getAttribute("data-source");
+      },
+      { timeout: 150_000, intervals: [5000] },
+    )
+    .toBe("sample");
+  await page.goto("/?all=1");
+  await expect(rowOf(page, CONNECTION, WIDE)).toBeVisible();
   expect(await page.getByTestId("dlq-row").count()).toBeGreaterThan(5);
-  const widths = await page.evaluate(() => {
-    const doc = document.scrollingElement!;
-    const wrap = document.querySelector('[data-testid="dlq-table"]')!.parentElement!;
-    // The cell whose content is widest, to name in the failure: which row pushes the table out.
-    let widest = "";
-    let most = 0;
-    for (const td of document.querySelectorAll('[data-testid="dlq-row"] td')) {
-      if (td.scrollWidth > most) {
-        most = td.scrollWidth;
-        widest = `${td.closest("tr")?.getAttribute("data-queue")}: ${td.textContent?.slice(0, 120)}`;
+  const measure = () =>
+    page.evaluate(() => {
+      const doc = document.scrollingElement!;
+      const wrap = document.querySelector('[data-testid="dlq-table"]')!.parentElement!;
+      // The cell whose content is widest, to name in the failure: which row pushes the table out.
+      let widest = "";
+      let most = 0;
+      for (const td of document.querySelectorAll('[data-testid="dlq-row"] td')) {
+        if (td.scrollWidth > most) {
+          most = td.scrollWidth;
+          widest = `${td.closest("tr")?.getAttribute("data-queue")}: ${td.textContent?.slice(0, 120)}`;
+        }
       }
-    }
-    return { doc: [doc.scrollWidth, doc.clientWidth], table: [wrap.scrollWidth, wrap.clientWidth], widest };
-  });
-  expect(widths.doc[0], `page scroll width (widest cell ${widths.widest})`).toBeLessThanOrEqual(widths.doc[1]);
-  expect(widths.table[0], `table scroll width (widest cell ${widths.widest})`).toBeLessThanOrEqual(widths.table[1]);
+      // Cells whose content is cut off at their edge (a label's own ellipsis is not a cut).
+      const clipped = [...document.querySelectorAll('[data-testid="dlq-row"] td')]
+        .filter((td) => td.scrollWidth > td.clientWidth)
+        .map((td) => `${td.closest("tr")?.getAttribute("data-queue")}: ${td.textContent?.slice(0, 80)}`);
+      return {
+        doc: [doc.scrollWidth, doc.clientWidth],
+        table: [wrap.scrollWidth, wrap.clientWidth],
+        widest,
+        clipped,
+      };
+    });
+  const fits = async (what: string) => {
+    const widths = await measure();
+    expect(widths.doc[0], `${what}: page scroll width (widest cell ${widths.widest})`).toBeLessThanOrEqual(
+      widths.doc[1],
+    );
+    expect(widths.table[0], `${what}: table scroll width (widest cell ${widths.widest})`).toBeLessThanOrEqual(
+      widths.table[1],
+    );
+  };
+  await fits("the DLQs as they are");
+  expect((await measure()).clipped, "cells whose content is cut off").toEqual([]);
+  // Whatever a cell comes to hold (a team's long name, a firing badge, a figure nobody foresaw),
+  // the columns hold: a word that cannot break, put in every cell of one row, widens nothing.
+  await page
+    .getByTestId("dlq-row")
+    .first()
+    .evaluate((row) => {
+      for (const td of row.querySelectorAll("td")) {
+        const unbreakable = document.createElement("span");
+        unbreakable.style.whiteSpace = "nowrap";
+        unbreakable.textContent = "W".repeat(80);
+        td.append(unbreakable);
+      }
+    });
+  await fits("a row whose every cell holds an unbreakable word");
   // Connection, type and origins are the line under the name.
   const billing = rowOf(page, CONNECTION, SCANNED);
   await expect(billing.getByTestId("dlq-detail")).toContainText("Local RabbitMQ");

@@ -2,7 +2,7 @@
 
 import Link from "@/components/ui/link";
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useMemo, useState } from "react";
+import { type CSSProperties, useEffect, useMemo, useState } from "react";
 import type { DlqSummary } from "@/lib/brokers/types";
 import type { DlqListing } from "@/lib/dlq/types";
 import { dlqHref } from "@/lib/dlq/links";
@@ -83,6 +83,8 @@ interface Column {
   sort?: SortKey;
   num?: boolean;
   title?: string;
+  /** Its width on a wide screen, where the columns are fixed (overview.module.css); the name and failure share the rest. */
+  width?: number;
 }
 
 /**
@@ -96,12 +98,20 @@ const COLUMNS: Column[] = [
     header: "Top failure",
     title: "The largest triage group's class or reason and its share, from the last scan or a free sample",
   },
-  { id: "depth", header: "Depth", sort: "depth", num: true, title: "Letters in the DLQ, live from the broker" },
+  {
+    id: "depth",
+    header: "Depth",
+    sort: "depth",
+    num: true,
+    width: 124,
+    title: "Letters in the DLQ, live from the broker",
+  },
   {
     id: "inflow",
     header: "Inflow",
     sort: "inflow",
     num: true,
+    width: 68,
     title: "Letters per minute over the last hour (sampler)",
   },
   {
@@ -109,18 +119,26 @@ const COLUMNS: Column[] = [
     header: "Oldest",
     sort: "oldest",
     num: true,
+    width: 84,
     title: "Age of the oldest letter (broker or last scan)",
   },
-  { id: "lost", header: "Lost in", sort: "lost", title: "Time until the oldest letter is lost to the DLQ's retention" },
-  { id: "trend", header: "Last hour", title: "Depth per minute over the last hour (sampler)" },
-  { id: "owner", header: "Owner", sort: "owner" },
+  {
+    id: "lost",
+    header: "Lost in",
+    sort: "lost",
+    width: 152,
+    title: "Time until the oldest letter is lost to the DLQ's retention",
+  },
+  { id: "trend", header: "Last hour", width: 110, title: "Depth per minute over the last hour (sampler)" },
+  { id: "owner", header: "Owner", sort: "owner", width: 108 },
   {
     id: "findings",
     header: "Findings",
     sort: "findings",
+    width: 96,
     title: "Open configuration findings: worst severity and count",
   },
-  { id: "alert", header: "Last alert", sort: "alert" },
+  { id: "alert", header: "Last alert", sort: "alert", width: 80 },
 ];
 
 function SortButton({
@@ -308,6 +326,11 @@ export function DlqList({
           data-sort={sort.key}
           data-dir={sort.dir}
         >
+          <colgroup>
+            {COLUMNS.map((c) => (
+              <col key={c.id} style={c.width ? ({ "--col-width": `${c.width}px` } as CSSProperties) : undefined} />
+            ))}
+          </colgroup>
           <thead>
             <tr>
               {COLUMNS.map((c) => {
