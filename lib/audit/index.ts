@@ -60,6 +60,19 @@ export async function recordAuditIn(
   return row;
 }
 
+/** Many rows inside the caller's transaction (recordAuditIn for a batch: one lock, one INSERT). */
+export async function recordAuditBatchIn(
+  tx: Parameters<typeof insertChained>[0],
+  entries: AuditEntry[],
+): Promise<Array<{ id: string; operationId: string; hash: string }>> {
+  if (entries.length === 0) return [];
+  const at = new Date().toISOString();
+  return insertChained(
+    tx,
+    entries.map((e) => auditFields(e, at)),
+  );
+}
+
 function parseCursor(cursor: string | undefined): bigint | undefined {
   if (cursor === undefined || cursor === "") return undefined;
   if (!/^\d{1,19}$/.test(cursor))

@@ -5,6 +5,7 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { VERSION_HEADERS, type IndexRow } from "./index-row";
 import { binaryArray } from "./pg-binary";
 import { processState } from "@/lib/process-state";
+import { syncFailureIssues, type IssueTransition } from "./issue-sync";
 
 /**
  * Writes to the triage index. Every statement is one round trip per batch (never per letter).
@@ -250,13 +251,14 @@ export function bucketSecondsFor(spanMs: number): number {
 /**
  * Recomputes the groups of one DLQ from its present letters, in SQL: counts, first/last arrival,
  * origins, versions (VERSION_HEADERS), three newest sample ids and arrivals per time bucket.
- * Runs at the end of every scan; redrive calls it after removing letters.
+ * Runs at the end of every scan; redrive calls it after removing letters. Then the groups' failure
+ * issues follow (issue-sync.ts): returns the state changes that made (new, regressed, ignore ended).
  */
 export async function refreshGroupSummary(
   connectionId: string,
   queue: string,
   db: PrismaClient = getDb(),
-): Promise<void> {
+): Promise<IssueTransition[]> {
   const span = await db.$queryRawUnsafe<Array<{ lo: Date | null; hi: Date | null }>>(
     `SELECT min(arrived_at) AS lo, max(arrived_at) AS hi FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL`,
     connectionId,
@@ -315,6 +317,7 @@ export async function refreshGroupSummary(
     },
     { timeout: 120_000, maxWait: 15_000 },
   );
+  return syncFailureIssues(db, connectionId, queue);
 }
 
 /** Deletes index rows whose letter left its DLQ more than `days` ago. Returns how many. */
