@@ -47,7 +47,7 @@ describe("syncFailureIssues", () => {
       ["group-b", null, "new", "first seen", 1],
     ]);
     const a = await issueOf(queue);
-    expect(a).toMatchObject({ state: "new", stateChangedBy: "system", letters: 2 });
+    expect(a).toMatchObject({ state: "new", stateChangedBy: "system", letters: 2, label: "Failure: group-a" });
     expect([a.firstSeenAt, a.lastSeenAt]).toEqual([minutes(-50), minutes(-40)]);
     const history = await historyOf(queue);
     expect(history).toHaveLength(1);

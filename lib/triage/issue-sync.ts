@@ -45,6 +45,7 @@ type Tx = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
 
 interface IssueRow {
   group_key: string;
+  label: string;
   state: string;
   state_changed_at: Date;
   resolved_at: Date | null;
@@ -60,11 +61,24 @@ interface IssueRow {
 
 interface Planned {
   groupKey: string;
+  /** The group's label and parts where it is present now, else as kept. */
+  title: GroupTitle | null;
   before: IssueRow | null;
   letters: number;
   firstSeenAt: Date;
   lastSeenAt: Date;
   change: SystemChange | null;
+}
+
+interface GroupTitle {
+  label: string;
+  exceptionClass: string | null;
+  normalizedMessage: string | null;
+}
+
+interface GroupNow extends GroupTitle {
+  firstAt: Date;
+  lastAt: Date;
 }
 
 const maxDate = (a: Date, b: Date | null) => (b && b > a ? b : a);
@@ -90,7 +104,7 @@ function lifeOf(r: IssueRow): IssueLife {
 /** Plans every issue of the DLQ from what the index holds now (pure over the rows read). */
 function plan(
   issues: IssueRow[],
-  groups: Map<string, { firstAt: Date; lastAt: Date }>,
+  groups: Map<string, GroupNow>,
   fresh: Map<string, number>,
   totals: Map<string, number>,
   now: Date,
@@ -103,6 +117,7 @@ function plan(
     const letters = Number(r.letters) + (fresh.get(r.group_key) ?? 0);
     out.push({
       groupKey: r.group_key,
+      title: g,
       before: r,
       letters,
       firstSeenAt: minDate(new Date(r.first_seen_at), g?.firstAt ?? null),
@@ -115,6 +130,7 @@ function plan(
     const letters = totals.get(groupKey) ?? 0;
     out.push({
       groupKey,
+      title: g,
       before: null,
       letters,
       firstSeenAt: g.firstAt,
@@ -130,6 +146,7 @@ function changed(p: Planned): boolean {
   if (!b) return true;
   return (
     p.change !== null ||
+    (p.title !== null && p.title.label !== b.label) ||
     p.letters !== Number(b.letters) ||
     p.firstSeenAt.getTime() !== new Date(b.first_seen_at).getTime() ||
     p.lastSeenAt.getTime() !== new Date(b.last_seen_at).getTime()
@@ -172,20 +189,38 @@ async function syncIn(tx: Tx, connectionId: string, queue: string, now: Date): P
     queue,
     cursor.last,
   );
-  const groupRows = await tx.$queryRawUnsafe<Array<{ group_key: string; first_at: Date; last_at: Date }>>(
-    `SELECT group_key, first_at, last_at FROM triage_groups WHERE connection_id = $1 AND queue = $2`,
+  const groupRows = await tx.$queryRawUnsafe<
+    Array<{
+      group_key: string;
+      first_at: Date;
+      last_at: Date;
+      label: string;
+      exception_class: string | null;
+      normalized_message: string | null;
+    }>
+  >(
+    `SELECT group_key, first_at, last_at, label, exception_class, normalized_message FROM triage_groups WHERE connection_id = $1 AND queue = $2`,
     connectionId,
     queue,
   );
   const issues = await tx.$queryRawUnsafe<IssueRow[]>(
-    `SELECT group_key, state, state_changed_at, resolved_at, resolve_note, ignore_mode, ignore_until,
+    `SELECT group_key, label, state, state_changed_at, resolved_at, resolve_note, ignore_mode, ignore_until,
        ignore_until_count, ignore_letters, letters, first_seen_at, last_seen_at
      FROM failure_issues WHERE connection_id = $1 AND queue = $2 ORDER BY group_key FOR UPDATE`,
     connectionId,
     queue,
   );
   const groups = new Map(
-    groupRows.map((g) => [g.group_key, { firstAt: new Date(g.first_at), lastAt: new Date(g.last_at) }]),
+    groupRows.map((g): [string, GroupNow] => [
+      g.group_key,
+      {
+        firstAt: new Date(g.first_at),
+        lastAt: new Date(g.last_at),
+        label: g.label,
+        exceptionClass: g.exception_class,
+        normalizedMessage: g.normalized_message,
+      },
+    ]),
   );
   const fresh = new Map(freshRows.map((r) => [r.group_key, Number(r.n)]));
   const known = new Set(issues.map((i) => i.group_key));
@@ -208,6 +243,9 @@ async function syncIn(tx: Tx, connectionId: string, queue: string, now: Date): P
     planned.map((p) => ({
       group_key: p.groupKey,
       is_new: p.before === null,
+      label: p.title?.label ?? null,
+      exception_class: p.title?.exceptionClass ?? null,
+      normalized_message: p.title?.normalizedMessage ?? null,
       state: p.change?.to ?? p.before?.state,
       state_changed: p.change !== null,
       letters: p.letters,
@@ -217,12 +255,12 @@ async function syncIn(tx: Tx, connectionId: string, queue: string, now: Date): P
   );
   if (planned.some((p) => p.before === null)) {
     await tx.$executeRawUnsafe(
-      `INSERT INTO failure_issues (connection_id, queue, group_key, state, state_changed_at, state_changed_by,
-         letters, first_seen_at, last_seen_at, created_at, updated_at)
-       SELECT $1, $2, r.group_key, r.state, $3::timestamptz, 'system', r.letters, r.first_seen_at, r.last_seen_at,
-         $3::timestamptz, $3::timestamptz
-       FROM json_to_recordset($4::json) AS r(group_key text, is_new boolean, state text, letters int,
-         first_seen_at timestamptz, last_seen_at timestamptz)
+      `INSERT INTO failure_issues (connection_id, queue, group_key, label, exception_class, normalized_message,
+         state, state_changed_at, state_changed_by, letters, first_seen_at, last_seen_at, created_at, updated_at)
+       SELECT $1, $2, r.group_key, r.label, r.exception_class, r.normalized_message, r.state, $3::timestamptz,
+         'system', r.letters, r.first_seen_at, r.last_seen_at, $3::timestamptz, $3::timestamptz
+       FROM json_to_recordset($4::json) AS r(group_key text, is_new boolean, label text, exception_class text,
+         normalized_message text, state text, letters int, first_seen_at timestamptz, last_seen_at timestamptz)
        WHERE r.is_new
        ON CONFLICT DO NOTHING`,
       connectionId,
@@ -234,7 +272,9 @@ async function syncIn(tx: Tx, connectionId: string, queue: string, now: Date): P
   if (planned.some((p) => p.before !== null)) {
     // An ended ignore leaves its rule behind; a regressed group keeps its resolve time for the history.
     await tx.$executeRawUnsafe(
-      `UPDATE failure_issues f SET letters = r.letters, first_seen_at = r.first_seen_at, last_seen_at = r.last_seen_at,
+      `UPDATE failure_issues f SET letters = r.letters, label = COALESCE(r.label, f.label),
+         exception_class = CASE WHEN r.label IS NULL THEN f.exception_class ELSE r.exception_class END,
+         normalized_message = CASE WHEN r.label IS NULL THEN f.normalized_message ELSE r.normalized_message END, first_seen_at = r.first_seen_at, last_seen_at = r.last_seen_at,
          state = r.state, updated_at = $3::timestamptz,
          state_changed_at = CASE WHEN r.state_changed THEN $3::timestamptz ELSE f.state_changed_at END,
          state_changed_by = CASE WHEN r.state_changed THEN 'system' ELSE f.state_changed_by END,
@@ -242,8 +282,8 @@ async function syncIn(tx: Tx, connectionId: string, queue: string, now: Date): P
          ignore_until = CASE WHEN r.state_changed THEN NULL ELSE f.ignore_until END,
          ignore_until_count = CASE WHEN r.state_changed THEN NULL ELSE f.ignore_until_count END,
          ignore_letters = CASE WHEN r.state_changed THEN NULL ELSE f.ignore_letters END
-       FROM json_to_recordset($4::json) AS r(group_key text, is_new boolean, state text, state_changed boolean,
-         letters int, first_seen_at timestamptz, last_seen_at timestamptz)
+       FROM json_to_recordset($4::json) AS r(group_key text, is_new boolean, label text, exception_class text,
+         normalized_message text, state text, state_changed boolean, letters int, first_seen_at timestamptz, last_seen_at timestamptz)
        WHERE NOT r.is_new AND f.connection_id = $1 AND f.queue = $2 AND f.group_key = r.group_key`,
       connectionId,
       queue,
