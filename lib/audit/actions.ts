@@ -118,6 +118,14 @@ export const AUDIT_ACTIONS = {
   "triage.rules_view": "Viewed the classification rules",
   "triage.scan_list": "Listed triage scans",
   "triage.scan_view": "Viewed a triage scan",
+  "issue.list": "Listed failure groups and their states",
+  "issue.view": "Viewed a failure group's state and history",
+  "issue.state_change": "Changed a failure group's state",
+  "issue.state_change_bulk": "Changed the state of a filtered set of failure groups",
+  "issue.state_auto": "A failure group's state changed on its own (first seen, came back, an ignore ended)",
+  "issue.assign": "Assigned a failure group",
+  "issue.note": "Added a note to a failure group",
+  "issue.link": "Added a link to a failure group",
 } as const satisfies Record<string, string>;
 
 export type KnownAuditAction = keyof typeof AUDIT_ACTIONS;

@@ -34,6 +34,11 @@ export const PERMISSIONS = {
   "triage:scan": ["operator", "admin"],
   /** Export a filtered set's metadata (payloads also need letter:read-payload). */
   "triage:export": ["viewer", "operator", "admin"],
+  /**
+   * Change a failure group's lifecycle (acknowledge, resolve, ignore), assign it, add notes and
+   * links; reading it is triage:read.
+   */
+  "issues:write": ["operator", "admin"],
   /** Edit the classification rules (transient / permanent). */
   "triage:rules": ["admin"],
   /** See redrive jobs, their progress and ledgers (letter ids and outcomes, no payloads). */

@@ -233,8 +233,11 @@ function mergeMasked(groups: ValueGroup[]): ValueGroup[] {
   return [...byValue.values()].sort((a, b) => b.count - a.count || (a.value ?? "").localeCompare(b.value ?? ""));
 }
 
-/** Group labels carry exception text, which can quote payload data: the role's masking rules apply. */
-function maskGroup(g: GroupView, policy: MaskingPolicy): GroupView {
+/**
+ * Group labels carry exception text, which can quote payload data: the role's masking rules apply.
+ * Also the failure issues' titles (lib/issues), so a group reads the same wherever it is shown.
+ */
+export function maskGroup<G extends Pick<GroupView, "label" | "normalizedMessage">>(g: G, policy: MaskingPolicy): G {
   if (policy.rules.length === 0) return g;
   const text = (t: string | null) => (t ? maskTextWithRules(t, policy.rules, policy.hashKey).text : t);
   return { ...g, label: text(g.label) ?? "", normalizedMessage: text(g.normalizedMessage) };
