@@ -22,6 +22,7 @@ import { createAlertRule, deleteAlertRule, sendTestAlert, updateAlertRule } from
 import { listAllTokens, revokeAnyToken } from "@/lib/api-tokens";
 import { repairLetter } from "@/lib/repair/use-cases";
 import { cancelSkip, planSkip, startSkip } from "@/lib/consumer-groups/skip";
+import { addIssueLink, addIssueNote, assignIssue, changeIssueState, changeIssueStates } from "@/lib/issues/use-cases";
 
 export interface GuardedUseCase {
   name: string;
@@ -36,7 +37,39 @@ const DEMO = { connectionId: "local-rabbitmq", queue: "demo.orders.dlq" };
 const NO_JOB = "00000000-0000-0000-0000-000000000000";
 
 /** Every use case that changes state. Tests walk this list as a viewer: each must be refused and audited. */
+const ISSUE = { ...DEMO, groupKey: "any-group" };
+
 export const MUTATING_USE_CASES: GuardedUseCase[] = [
+  {
+    name: "changeIssueState",
+    permission: "issues:write",
+    action: "issue.state_change",
+    invoke: (a, m) => changeIssueState(a, m, { ...ISSUE, change: { state: "acknowledged" } }),
+  },
+  {
+    name: "changeIssueStates",
+    permission: "issues:write",
+    action: "issue.state_change_bulk",
+    invoke: (a, m) => changeIssueStates(a, m, { filter: { queue: DEMO.queue }, change: { state: "acknowledged" } }),
+  },
+  {
+    name: "assignIssue",
+    permission: "issues:write",
+    action: "issue.assign",
+    invoke: (a, m) => assignIssue(a, m, { ...ISSUE, assignee: null }),
+  },
+  {
+    name: "addIssueNote",
+    permission: "issues:write",
+    action: "issue.note",
+    invoke: (a, m) => addIssueNote(a, m, { ...ISSUE, text: "a note" }),
+  },
+  {
+    name: "addIssueLink",
+    permission: "issues:write",
+    action: "issue.link",
+    invoke: (a, m) => addIssueLink(a, m, { ...ISSUE, url: "https://example.com/" }),
+  },
   {
     name: "readRiskyOnce",
     permission: "dlq:browse-risky",
