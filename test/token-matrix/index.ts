@@ -1,5 +1,6 @@
 import type { RouteRow } from "../matrix-kit";
 import { CORE_TOKEN_ROWS } from "./core";
+import { ISSUE_TOKEN_ROWS } from "./issues";
 import { JOB_TOKEN_ROWS } from "./jobs";
 import { TRIAGE_TOKEN_ROWS } from "./triage";
 
@@ -11,4 +12,9 @@ import { TRIAGE_TOKEN_ROWS } from "./triage";
  * authorization with no denial on record; refused with 403 and audited with the token id; no token
  * and a session cookie alone: 401).
  */
-export const TOKEN_MATRIX: RouteRow[] = [...CORE_TOKEN_ROWS, ...TRIAGE_TOKEN_ROWS, ...JOB_TOKEN_ROWS];
+export const TOKEN_MATRIX: RouteRow[] = [
+  ...CORE_TOKEN_ROWS,
+  ...TRIAGE_TOKEN_ROWS,
+  ...ISSUE_TOKEN_ROWS,
+  ...JOB_TOKEN_ROWS,
+];

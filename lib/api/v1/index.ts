@@ -11,3 +11,4 @@ export * from "./groups";
 export * from "./redrives";
 export * from "./discards";
 export * from "./jobs";
+export * from "./issues";
