@@ -162,3 +162,29 @@ export async function jobDurations(db: Db): Promise<JobDurations[]> {
     buckets: JOB_DURATION_BUCKETS.map((_, i) => Number(r[`b${i}`])),
   }));
 }
+
+/** Failure groups of one DLQ in one lifecycle state (lib/triage/issue-lifecycle.ts), with the DLQ's owning team. */
+export interface IssueStateCount {
+  connectionId: string;
+  queue: string;
+  owner: string;
+  state: string;
+  groups: number;
+}
+
+/** Per DLQ and state, from failure_issues (one row per group, one small aggregate). */
+export async function issueStateCounts(
+  db: Db,
+  ownerOf: (connectionId: string, queue: string) => { team: string } | null,
+): Promise<IssueStateCount[]> {
+  const rows = await db.$queryRawUnsafe<Array<{ connection_id: string; queue: string; state: string; n: number }>>(
+    `SELECT connection_id, queue, state, count(*)::int AS n FROM failure_issues GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+  );
+  return rows.map((r) => ({
+    connectionId: r.connection_id,
+    queue: r.queue,
+    owner: ownerOf(r.connection_id, r.queue)?.team ?? "",
+    state: r.state,
+    groups: Number(r.n),
+  }));
+}

@@ -8,6 +8,8 @@ import { getDb } from "@/lib/db";
 import { exposition, loadMetricFigures } from "./metrics";
 import { JOB_DURATION_BUCKETS, letterTotals } from "./metrics-figures";
 import { sampleRound } from "./sampler";
+import { refreshGroupSummary } from "@/lib/triage/index-store";
+import { indexLetters, issueLetter } from "@/lib/triage/issue-fixtures.test-data";
 
 /**
  * /api/metrics as Prometheus reads it: figures seeded into the real Postgres (dlq_status, the
@@ -44,6 +46,30 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 describe("metrics exposition on PostgreSQL, checked by promtool", () => {
+  it("counts each DLQ's failure groups by lifecycle state, as the issues sync left them", async () => {
+    const db = getDb();
+    const connection = `metrics-issues-${randomUUID().slice(0, 8)}`;
+    const queue = "orders.dlq";
+    cleanups.push(() => db.failureIssue.deleteMany({ where: { connectionId: connection } }));
+    const at = new Date(Date.now() - 60_000);
+    await indexLetters(connection, queue, [
+      issueLetter("a", at, { key: "a" }),
+      issueLetter("b", at, { key: "b" }),
+      issueLetter("c", at, { key: "c" }),
+    ]);
+    await refreshGroupSummary(connection, queue);
+    await db.failureIssue.update({
+      where: { connectionId_queue_groupKey: { connectionId: connection, queue, groupKey: "c" } },
+      data: { state: "resolved", resolvedAt: new Date() },
+    });
+    const { text } = await exposition(await loadMetricFigures(db, [connection]));
+    const of = (state: string) =>
+      sample(text, "dlq_console_dlq_failure_groups", { connection, queue, owner: "", state });
+    expect([of("new"), of("resolved"), of("regressed"), of("acknowledged"), of("ignored")]).toEqual([2, 1, 0, 0, 0]);
+    // A connection no longer configured is left out.
+    expect((await exposition(await loadMetricFigures(db, ["other"]))).text).not.toContain(connection);
+  });
+
   it("renders seeded DLQ figures, ledger counters and job durations that promtool accepts, with the seeded figures", async () => {
     const db = getDb();
     const tag = randomUUID().slice(0, 8);

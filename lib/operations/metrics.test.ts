@@ -33,6 +33,7 @@ const figures = (over: Partial<MetricFigures> = {}): MetricFigures => ({
   dlqs: [],
   letters: [],
   jobs: [],
+  issues: [],
   ...over,
 });
 const text = async (f: MetricFigures) => (await exposition(f, NOW)).text;
@@ -175,5 +176,26 @@ describe("scraper access", () => {
     expect(scraperAccess(null, "10.20.30.40", {})).toBeNull();
     expect(scraperAccess("Bearer t0ken", "11.0.0.1", { DLQ_METRICS_TOKEN: "t0ken" })).toBe("token");
     expect(scraperAccess("Bearer wrong", "11.0.0.1", { DLQ_METRICS_TOKEN: "t0ken" })).toBeNull();
+  });
+
+  it("writes failure groups per DLQ and state, every state at zero for a DLQ with any group, configured connections only", async () => {
+    const t = await text(
+      figures({
+        issues: [
+          { connectionId: "local-rabbitmq", queue: "orders.dlq", owner: "Payments", state: "new", groups: 2 },
+          { connectionId: "local-rabbitmq", queue: "orders.dlq", owner: "Payments", state: "regressed", groups: 1 },
+          { connectionId: "removed-connection", queue: "x.dlq", owner: "", state: "new", groups: 5 },
+        ],
+      }),
+    );
+    const lines = samples(t, "dlq_console_dlq_failure_groups");
+    expect(lines).toEqual([
+      'dlq_console_dlq_failure_groups{connection="local-rabbitmq",queue="orders.dlq",owner="Payments",state="new"} 2',
+      'dlq_console_dlq_failure_groups{connection="local-rabbitmq",queue="orders.dlq",owner="Payments",state="acknowledged"} 0',
+      'dlq_console_dlq_failure_groups{connection="local-rabbitmq",queue="orders.dlq",owner="Payments",state="resolved"} 0',
+      'dlq_console_dlq_failure_groups{connection="local-rabbitmq",queue="orders.dlq",owner="Payments",state="regressed"} 1',
+      'dlq_console_dlq_failure_groups{connection="local-rabbitmq",queue="orders.dlq",owner="Payments",state="ignored"} 0',
+    ]);
+    expect(t).toContain("# TYPE dlq_console_dlq_failure_groups gauge\n");
   });
 });

@@ -5,10 +5,13 @@ import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { loadConfig } from "@/lib/config";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { ISSUE_STATES } from "@/lib/triage/issue-lifecycle";
 import {
   JOB_DURATION_BUCKETS,
+  issueStateCounts,
   jobDurations,
   letterTotals,
+  type IssueStateCount,
   type JobDurations,
   type LetterTotal,
 } from "./metrics-figures";
@@ -33,6 +36,8 @@ export interface MetricFigures {
   dlqs: DlqOverviewRow[];
   letters: LetterTotal[];
   jobs: JobDurations[];
+  /** Failure groups per DLQ and lifecycle state. */
+  issues: IssueStateCount[];
 }
 
 interface DlqGauge {
@@ -175,6 +180,19 @@ export function metricsRegistry(f: MetricFigures, now = Date.now()): Registry {
     }
   }
 
+  const groups = new Gauge({
+    name: "dlq_console_dlq_failure_groups",
+    help: "Failure groups of the DLQ by lifecycle state (new, acknowledged, resolved, regressed, ignored); every state is written, at zero too, for a DLQ with any group.",
+    labelNames: ["connection", "queue", "owner", "state"],
+    registers: [registry],
+  });
+  for (const i of f.issues) {
+    if (!configured.has(i.connectionId)) continue;
+    const dlq = { connection: i.connectionId, queue: i.queue, owner: i.owner };
+    for (const state of ISSUE_STATES) groups.inc({ ...dlq, state }, 0);
+    groups.inc({ ...dlq, state: i.state }, i.groups);
+  }
+
   // A fresh registry each scrape: inc() from zero sets each counter to the ledgers' total.
   for (const c of LETTER_COUNTERS) {
     const counter = new Counter({ name: c.name, help: c.help, labelNames: ["connection"], registers: [registry] });
@@ -226,12 +244,14 @@ export async function loadMetricFigures(
   db: PrismaClient = getDb(),
   connections = loadConfig().connections.map((c) => c.id),
 ): Promise<MetricFigures> {
-  const [dlqs, letters, jobs] = await Promise.all([
-    ownerResolver().then((ownerOf) => overviewRows(ownerOf, new Date(), db)),
+  const ownerOf = await ownerResolver();
+  const [dlqs, letters, jobs, issues] = await Promise.all([
+    overviewRows(ownerOf, new Date(), db),
     letterTotals(db),
     jobDurations(db),
+    issueStateCounts(db, ownerOf),
   ]);
-  return { connections, dlqs, letters, jobs };
+  return { connections, dlqs, letters, jobs, issues };
 }
 
 /** The text exposition and its content type. */
