@@ -32,6 +32,7 @@ import {
 } from "@/components/operations/overview-cells";
 import { DepthTrend } from "@/components/operations/depth-trend";
 import { TopFailureCell } from "@/components/operations/top-failure-cell";
+import { AttentionLink } from "@/components/issues/attention-link";
 import { useNow } from "@/components/operations/use-now";
 import { EmptyRow } from "@/components/ui/empty-row";
 import styles from "./overview.module.css";
@@ -222,6 +223,10 @@ export function DlqList({
     () => new Map((overview?.failures ?? []).map((f) => [dlqKey(f.connectionId, f.queue), f])),
     [overview],
   );
+  const attention = useMemo(
+    () => new Map((overview?.attention ?? []).map((a) => [dlqKey(a.connectionId, a.queue), a])),
+    [overview],
+  );
 
   const rows = useMemo<Item[]>(() => {
     const live = data.connections.flatMap((c) => c.dlqs.map((d) => ({ ...d, connectionName: c.displayName })));
@@ -409,6 +414,7 @@ export function DlqList({
                     queue={r.name}
                     now={now}
                   />
+                  <AttentionLink connectionId={r.connectionId} queue={r.name} counts={attention.get(r.key)} />
                 </td>
                 <DepthCell live={r.live} ops={r.ops} fetchedAt={query.dataUpdatedAt} now={now} />
                 <td className="num nowrap">

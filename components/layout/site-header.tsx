@@ -12,6 +12,7 @@ import { SiteMenu } from "./site-menu";
  */
 export function SiteHeader({ actor, theme }: { actor: Actor; theme: ThemeChoice }) {
   const links = [{ href: "/", label: "DLQs", testId: "nav-dlqs" }];
+  if (can(actor.role, "triage:read")) links.push({ href: "/failures", label: "Failures", testId: "nav-failures" });
   if (can(actor.role, "ops:read")) {
     links.push({ href: "/findings", label: "Findings", testId: "nav-findings" });
     links.push({ href: "/alerts", label: "Alerts", testId: "nav-alerts" });

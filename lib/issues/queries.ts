@@ -224,3 +224,43 @@ export async function lockIssue(
   );
   return rows[0] ?? null;
 }
+
+/** At most this many hours in a group's trend: 30 days of hourly bars. */
+export const TREND_HOURS = 30 * 24;
+
+/**
+ * A group's letters per hour of their death time, over its life (the letters the index still
+ * holds, gone ones included, for at most TREND_HOURS up to its latest), and its sample letters
+ * still in the DLQ. Reads the (connection, queue, group key, arrival) index.
+ */
+export async function queryIssueActivity(
+  ref: { connectionId: string; queue: string; groupKey: string },
+  db: Db = getDb(),
+): Promise<{ hourly: Array<{ hour: Date; letters: number }>; samples: string[] }> {
+  const [hourly, samples] = await Promise.all([
+    db.$queryRawUnsafe<Array<{ hour: Date; letters: number }>>(
+      `WITH last AS (
+         SELECT max(arrived_at) AS at FROM triage_letters
+         WHERE connection_id = $1 AND queue = $2 AND group_key = $3
+       )
+       SELECT date_trunc('hour', t.arrived_at) AS hour, count(*)::int AS letters
+       FROM triage_letters t, last
+       WHERE t.connection_id = $1 AND t.queue = $2 AND t.group_key = $3
+         AND t.arrived_at > last.at - make_interval(hours => $4)
+       GROUP BY 1 ORDER BY 1`,
+      ref.connectionId,
+      ref.queue,
+      ref.groupKey,
+      TREND_HOURS,
+    ),
+    db.$queryRawUnsafe<Array<{ letter_id: string }>>(
+      `SELECT letter_id FROM triage_letters
+       WHERE connection_id = $1 AND queue = $2 AND group_key = $3 AND gone_at IS NULL
+       ORDER BY arrived_at DESC, id DESC LIMIT 5`,
+      ref.connectionId,
+      ref.queue,
+      ref.groupKey,
+    ),
+  ]);
+  return { hourly, samples: samples.map((s) => s.letter_id) };
+}

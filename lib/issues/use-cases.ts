@@ -43,6 +43,7 @@ import {
   lockIssue,
   lockIssues,
   queryIssue,
+  queryIssueActivity,
   queryIssueEvents,
   queryIssues,
   type IssueRow,
@@ -98,7 +99,7 @@ export async function getIssue(
   actor: Actor,
   meta: RequestMeta,
   input: unknown,
-): Promise<{ issue: IssueView; history: IssueEventView[] }> {
+): Promise<{ issue: IssueView; history: IssueEventView[]; activity: IssueActivity }> {
   await authorize(actor, "triage:read", { action: "issue.view", ...scopeOf(input), meta });
   const ref = parseInput(issueRefSchema, input, "bad_request:issue");
   const now = new Date();
@@ -106,8 +107,25 @@ export async function getIssue(
   const row = await queryIssue(ref, now);
   if (!row) throw notFound();
   const policy = await policies(actor)(ref.connectionId, ref.queue);
-  const [issue] = await views(actor, [row], await ownerResolver());
-  return { issue, history: (await queryIssueEvents(ref)).map((e) => toEventView(e, policy)) };
+  const [[issue], events, activity] = await Promise.all([
+    views(actor, [row], await ownerResolver()),
+    queryIssueEvents(ref),
+    queryIssueActivity(ref),
+  ]);
+  return {
+    issue,
+    history: events.map((e) => toEventView(e, policy)),
+    activity: {
+      hourly: activity.hourly.map((h) => ({ hour: h.hour.toISOString(), letters: h.letters })),
+      samples: activity.samples,
+    },
+  };
+}
+
+/** A group's letters per hour over its life (death times, gone letters included) and its newest letters still in the DLQ. */
+export interface IssueActivity {
+  hourly: Array<{ hour: string; letters: number }>;
+  samples: string[];
 }
 
 /** Acknowledge, resolve (with an optional note, e.g. "in the next release") or ignore one group. Audited `issue.state_change`. */

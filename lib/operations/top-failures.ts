@@ -71,3 +71,25 @@ export async function scannedTopFailures(role: Role, db: PrismaClient = getDb())
     };
   });
 }
+
+/** Per DLQ, its failure groups that need someone: new (never acknowledged) and regressed. */
+export interface DlqAttention {
+  connectionId: string;
+  queue: string;
+  new: number;
+  regressed: number;
+}
+
+/** Every DLQ with a new or regressed failure group (one aggregate over the issues' state). */
+export async function attentionByDlq(db: Pick<PrismaClient, "$queryRawUnsafe"> = getDb()): Promise<DlqAttention[]> {
+  const rows = await db.$queryRawUnsafe<
+    Array<{ connection_id: string; queue: string; new: number; regressed: number }>
+  >(
+    `SELECT connection_id, queue,
+            count(*) FILTER (WHERE state = 'new')::int AS new,
+            count(*) FILTER (WHERE state = 'regressed')::int AS regressed
+     FROM failure_issues WHERE state IN ('new', 'regressed')
+     GROUP BY connection_id, queue`,
+  );
+  return rows.map((r) => ({ connectionId: r.connection_id, queue: r.queue, new: r.new, regressed: r.regressed }));
+}

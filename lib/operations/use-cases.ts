@@ -13,7 +13,7 @@ import { byAttention, overviewRows, type DlqOverviewRow } from "./queries";
 import { CHART_RANGES, dlqSeries, type ChartRange, type SeriesPoint } from "./samples";
 import { sampledTopFailures } from "./top-failure-sample";
 import type { TopFailure } from "./top-failure-view";
-import { scannedTopFailures } from "./top-failures";
+import { attentionByDlq, type DlqAttention, scannedTopFailures } from "./top-failures";
 
 /**
  * Operations use cases: the overview, a DLQ's charts, findings (acknowledged by operators) and
@@ -36,6 +36,8 @@ export interface Overview {
   lastSampledAt: string | null;
   /** Each DLQ's top failure: from its last scan, else from a sample where reading is free; absent otherwise. */
   failures: TopFailure[];
+  /** Each DLQ's failure groups that are new or regressed (absent: none). */
+  attention: DlqAttention[];
 }
 
 /** Every sampled DLQ, needs-attention first. */
@@ -43,7 +45,11 @@ export async function viewOverview(actor: Actor, meta: RequestMeta): Promise<Ove
   await authorize(actor, "ops:read", { action: "ops.overview", meta });
   const cfg = loadConfig().operations;
   const [ownerOf, scanned] = await Promise.all([ownerResolver(), scannedTopFailures(actor.role)]);
-  const [sampled, status] = await Promise.all([sampledTopFailures(actor.role, scanned), overviewRows(ownerOf)]);
+  const [sampled, status, attention] = await Promise.all([
+    sampledTopFailures(actor.role, scanned),
+    overviewRows(ownerOf),
+    attentionByDlq(),
+  ]);
   const rows = byAttention(status, cfg.deadlineWarnHours);
   const failures = [...scanned, ...sampled];
   const last = rows.reduce<string | null>((m, r) => (m === null || r.sampledAt > m ? r.sampledAt : m), null);
@@ -53,6 +59,7 @@ export async function viewOverview(actor: Actor, meta: RequestMeta): Promise<Ove
     sampleIntervalSeconds: cfg.sampleIntervalSeconds,
     lastSampledAt: last,
     failures,
+    attention,
   };
 }
 
