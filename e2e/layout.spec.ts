@@ -166,6 +166,7 @@ test("on a phone the menu opens with a tap or the keyboard, leads to a page, clo
 
 const ADMIN_LINKS = [
   "DLQs",
+  "Failures",
   "Findings",
   "Alerts",
   "Owners",
