@@ -21,7 +21,7 @@ export function IssueTrend({ hourly }: { hourly: Array<{ hour: string; letters: 
       style="bars"
       height={160}
       testId="issue-trend"
-      summary={`${formatCount(total)} letters over ${formatCount(hourly.length)} hours with letters; peak ${formatCount(peak)} in one hour`}
+      summary={`${formatCount(total)} letter${total === 1 ? "" : "s"} in ${formatCount(hourly.length)} hour${hourly.length === 1 ? "" : "s"} with letters; peak ${formatCount(peak)} in one hour`}
       xRange={range}
     />
   );
