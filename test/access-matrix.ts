@@ -33,6 +33,8 @@ export { TOKEN_MATRIX } from "./token-matrix";
 const ROOT = path.resolve(__dirname, "..");
 
 const DLQ = `/dlqs/${q(NONE.connectionId)}/${q(NONE.queue)}`;
+/** A failure group nobody has: its page answers 404 to a role that may read it. */
+const NO_ISSUE = { connectionId: NONE.connectionId, queue: NONE.queue, groupKey: "e2e-no-such-group" };
 /** Pages are opened on a seeded DLQ (scripts/seed-demo.ts), so an allowed role sees real content. */
 const SEEDED = `/dlqs/${q(HOSTILE_DLQS.rabbitmq.connectionId)}/${q(HOSTILE_DLQS.rabbitmq.dlq)}`;
 
@@ -492,6 +494,22 @@ export const MATRIX: MatrixRow[] = [
     permission: "ops:acknowledge",
     audit: "finding.acknowledge_all",
   }),
+  // No such failure group, or a filter that matches none: allowed callers get "not found" or nothing to change.
+  ...(
+    [
+      ["changeIssueStateAction", { ...NO_ISSUE, change: { state: "acknowledged" } }, "issue.state_change"],
+      [
+        "changeIssueStatesAction",
+        { filter: { queue: "e2e.no.such.dlq" }, change: { state: "acknowledged" } },
+        "issue.state_change_bulk",
+      ],
+      ["assignIssueAction", { ...NO_ISSUE, assignee: null }, "issue.assign"],
+      ["addIssueNoteAction", { ...NO_ISSUE, text: "matrix" }, "issue.note"],
+      ["addIssueLinkAction", { ...NO_ISSUE, url: "https://example.com/x" }, "issue.link"],
+    ] as const
+  ).map(([name, input, audit]) =>
+    action(app("failures/actions.ts"), name, [input], { roles: OPERATORS, permission: "issues:write", audit }),
+  ),
   action(app("owners/actions.ts"), "saveOwnerAction", [{ queuePattern: "", team: "", contact: "" }], {
     roles: ADMINS,
     permission: "ops:manage",
@@ -628,6 +646,12 @@ export const MATRIX: MatrixRow[] = [
   }),
   page("findings/page.tsx", "/findings", { roles: EVERYONE, permission: "ops:read", audit: "ops.findings" }),
   page("owners/page.tsx", "/owners", { roles: EVERYONE, permission: "ops:read", audit: "owner.list" }),
+  page("failures/page.tsx", "/failures", { roles: EVERYONE, permission: "triage:read", audit: "issue.list" }),
+  page(
+    "failures/[connectionId]/[queue]/[groupKey]/page.tsx",
+    `/failures/${q(NO_ISSUE.connectionId)}/${q(NO_ISSUE.queue)}/${q(NO_ISSUE.groupKey)}`,
+    { roles: EVERYONE, permission: "triage:read", audit: "issue.view" },
+  ),
   page("(home)/page.tsx", "/", { roles: EVERYONE, permission: "dlq:list", audit: "dlq.list" }),
   page("profile/page.tsx", "/profile", { roles: EVERYONE, permission: "tokens:own", audit: "token.list" }),
   // The OpenAPI document rendered: no data, so every role; under tokens:own, the permission of the tokens it documents.
