@@ -211,12 +211,36 @@ const operationsSchema = z.object({
   webhookAllowedHosts: z.array(z.string().trim().min(1)).default([]),
 });
 
+/**
+ * The triage indexer (lib/triage/indexer.ts): where reading costs nothing, the worker keeps a DLQ's
+ * groups current on its own. Every field has a default: on.
+ */
+const indexingSchema = z.object({
+  enabled: z.boolean().default(true),
+  /** Seconds between the indexer's rounds (a Kafka or Pulsar DLQ with new letters is read each round). */
+  roundSeconds: z.number().int().min(1).max(600).default(5),
+  /** A DLQ that can only be read whole (RabbitMQ classic, SQS) is rescanned at most this often, and only after the sampler saw it change. */
+  intervalSeconds: z.number().int().min(10).max(86400).default(300),
+  /** Letters the rescans of one connection may read per minute; a DLQ deeper than this is not rescanned on its own. */
+  lettersPerMinutePerConnection: z.number().int().min(1).default(20_000),
+  /** At most this many letters per DLQ in one round of a Kafka or Pulsar DLQ (the rest next round). */
+  maxLettersPerRound: z.number().int().min(100).default(100_000),
+  /** Where the console never indexes on its own: a connection id (or glob) and a DLQ name glob. */
+  disabled: z.array(z.object({ connection: globSchema, dlqPattern: globSchema })).default([]),
+});
+
+/** Triage settings. */
+const triageSchema = z.object({
+  indexing: indexingSchema.prefault({}),
+});
+
 export const consoleConfigSchema = z.object({
   connections: z.array(connectionSchema).min(1),
   owners: z.array(ownerSchema).default([]),
   operations: operationsSchema.prefault({}),
   /** DLQs whose letters may be repaired and resubmitted (see repairScopeSchema). Default: none. */
   repair: z.array(repairScopeSchema).default([]),
+  triage: triageSchema.prefault({}),
 });
 
 export type RabbitConnectionConfig = z.infer<typeof rabbitConnectionSchema>;
@@ -229,6 +253,7 @@ export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;
 export type OwnerConfig = z.infer<typeof ownerSchema>;
 export type OperationsConfig = z.infer<typeof operationsSchema>;
 export type RepairScopeConfig = z.infer<typeof repairScopeSchema>;
+export type IndexingConfig = z.infer<typeof indexingSchema>;
 
 /**
  * Without a config file: the local brokers that scripts/start.sh runs (RabbitMQ, ElasticMQ on

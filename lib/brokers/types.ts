@@ -4,6 +4,7 @@
  */
 import type { ConsumerGroupOps } from "@/lib/brokers/consumer-groups";
 import type { SampleWatchOps } from "@/lib/brokers/target-readers";
+import type { TailOps } from "@/lib/brokers/tail";
 import { AppError, type ErrorCode } from "@/lib/errors";
 
 export type BrokerKind = "rabbitmq" | "sqs" | "kafka" | "pulsar";
@@ -703,6 +704,8 @@ export interface BrokerAdapter {
   readonly consumerGroups?: ConsumerGroupOps;
   /** Who reads a redrive target and whether a sample's copies were taken (lib/brokers/target-readers.ts). */
   readonly sampleWatch?: SampleWatchOps;
+  /** Reads only the letters after remembered positions, at no cost to them (lib/brokers/tail.ts). Absent where reads start at the head. */
+  readonly tail?: TailOps;
   planSafeMove?(dlq: string): Promise<SafeMovePlan>;
   /**
    * Where `capabilities.safeMove`: moves every letter that is in `dlq` when the call starts into

@@ -225,20 +225,33 @@ export async function upsertLetters(
   await writeLetters(connectionId, queue, scanId, prepareLetters(rows, db));
 }
 
-/** After a complete scan: letters of this DLQ the scan did not see have left it. Returns how many. */
+/**
+ * After a complete scan: letters of this DLQ the scan did not see have left it. Returns how many.
+ * With `since` (the database's time when the scan's read began), a letter another reader saw
+ * after that (the indexer's tail, while the scan ran) is not one of them.
+ */
 export async function markGone(
   connectionId: string,
   queue: string,
   scanId: string,
   db: PrismaClient = getDb(),
+  since?: Date,
 ): Promise<number> {
   return db.$executeRawUnsafe(
     `UPDATE triage_letters SET gone_at = now()
-     WHERE connection_id = $1 AND queue = $2 AND scan_id <> $3::uuid AND gone_at IS NULL`,
+     WHERE connection_id = $1 AND queue = $2 AND scan_id <> $3::uuid AND gone_at IS NULL
+       AND ($4::timestamptz IS NULL OR last_seen_at < $4::timestamptz)`,
     connectionId,
     queue,
     scanId,
+    since?.toISOString() ?? null,
   );
+}
+
+/** The database's clock, for comparisons with the times it stamps (last_seen_at). */
+export async function databaseNow(db: PrismaClient = getDb()): Promise<Date> {
+  const [r] = await db.$queryRawUnsafe<Array<{ now: Date }>>(`SELECT now() AS now`);
+  return new Date(r.now);
 }
 
 /** Width of one arrivals bucket for a group spanning `spanMs`: about 60 buckets, at least a minute. */

@@ -11,7 +11,7 @@ import { jobAuditEntry } from "@/lib/jobs/audit";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { GROUPING_VERSION } from "./grouping";
 import { PAYLOAD_CAP_BYTES, rowWeight, toIndexRow, type IndexRow } from "./index-row";
-import { markGone, prepareLetters, refreshGroupSummary, writeLetters } from "./index-store";
+import { databaseNow, markGone, prepareLetters, refreshGroupSummary, writeLetters } from "./index-store";
 import { readLostLetters, watchRead, type ReadLoss } from "./read-watch";
 import { loadRules } from "./rules-store";
 import { searchMaskingFor } from "./masked-search";
@@ -93,6 +93,8 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   const search = searchMaskingFor(await loadMaskingConfig(d.db()), job.connectionId, job.queue, maskingHashKey());
   const db = d.db();
   const started = Date.now();
+  // Letters the indexer's tail writes while this read runs are present whatever this read sees.
+  const readSince = await databaseNow(db);
   let read = 0;
   let written = 0;
   let cancelled = false;
@@ -208,7 +210,7 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
   // A read that left letters unread cannot tell which letters left: nothing is marked gone, and
   // the scan says why (progress.partial), like a cancelled one.
   const partial = shortfall as StreamShortfall | null;
-  const gone = partial ? 0 : await markGone(job.connectionId, job.queue, cp.scanId, db);
+  const gone = partial ? 0 : await markGone(job.connectionId, job.queue, cp.scanId, db, readSince);
   await refreshGroupSummary(job.connectionId, job.queue, db);
   const final = { ...progress(), total: read, eta: 0, gone, ...(partial ? { partial } : {}), ...measured };
   await auditScanEnd(job, "succeeded", final);

@@ -67,6 +67,7 @@ import { joinedLetter, lookupOriginal, type OriginalRef } from "@/lib/brokers/ka
 import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
 import { kafkaSampleWatch } from "@/lib/brokers/kafka/sample-watch";
 import type { SampleWatchOps } from "@/lib/brokers/target-readers";
+import type { TailLetter, TailOps } from "@/lib/brokers/tail";
 
 export const KAFKA_CAPABILITIES: BrokerCapabilities = {
   discovery: true,
@@ -713,9 +714,38 @@ export class KafkaAdapter implements BrokerAdapter {
   }
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
+    for await (const r of this.readFrom(name, null, opts)) yield r.letter;
+  }
+
+  /** See `BrokerAdapter.tail` (lib/brokers/tail.ts): partition number → next offset. */
+  readonly tail: TailOps = {
+    readAfter: (dlq, from, opts = {}) =>
+      (async function* (self: KafkaAdapter): AsyncGenerator<TailLetter> {
+        const starts = new Map<number, bigint>();
+        for (const [p, o] of Object.entries(from)) if (/^\d{1,19}$/.test(o)) starts.set(Number(p), BigInt(o));
+        for await (const r of self.readFrom(dlq, starts, opts))
+          yield { letter: r.letter, partition: String(r.partition), next: (BigInt(r.offset) + 1n).toString() };
+      })(this),
+  };
+
+  /**
+   * Every letter from each partition's start (or `from`'s offset, where the log still has it) to
+   * its end as observed when the read begins, partition by partition; the letter's position counts
+   * from the log start.
+   */
+  private async *readFrom(
+    name: string,
+    from: Map<number, bigint> | null,
+    opts: StreamOptions,
+  ): AsyncGenerator<{ letter: Letter; partition: number; offset: string }> {
     await this.known(name);
     // End offsets observed now: letters that arrive while streaming are not read.
     const state = await this.topicState(name);
+    // A remembered offset outside [start, end] (deleted by retention, topic recreated): from the start.
+    const startOf = (p: TopicState["partitions"][number]) => {
+      const f = from?.get(p.partition);
+      return f !== undefined && f >= p.start && f <= p.end ? f : p.start;
+    };
     const cluster = await this.getCluster(name);
     const configOrigin = this.configEntry(name)?.origin ?? null;
     // The id before the read (the lookups run while fetching) and again after it (see the end).
@@ -733,7 +763,7 @@ export class KafkaAdapter implements BrokerAdapter {
       const annotate = lookup
         ? (first: bigint, last: bigint) => this.marksBetween(key, p.partition, first, last)
         : undefined;
-      return readPartitionConcurrently(cluster, name, p.partition, p.start, p.end, this.limits, opts.signal, annotate);
+      return readPartitionConcurrently(cluster, name, p.partition, startOf(p), p.end, this.limits, opts.signal, annotate);
     };
     let base = 0;
     let ahead: {
@@ -772,11 +802,15 @@ export class KafkaAdapter implements BrokerAdapter {
           for (let i = 0; i < records.length; i++) {
             const r = records[i];
             const position = base + (exact ? Number(r.offset) - start : Number(BigInt(r.offset) - p.start));
-            yield toLetter(name, p.partition, r, position, {
-              maxBodyBytes: opts.maxBodyBytes,
-              configOrigin,
-              handled: settled?.get(refKey(p.partition, r.offset)),
-            });
+            yield {
+              letter: toLetter(name, p.partition, r, position, {
+                maxBodyBytes: opts.maxBodyBytes,
+                configOrigin,
+                handled: settled?.get(refKey(p.partition, r.offset)),
+              }),
+              partition: p.partition,
+              offset: r.offset,
+            };
           }
         }
         finished = true;

@@ -46,13 +46,14 @@ import {
 } from "@/lib/brokers/pulsar/client";
 import { bareTopic, toLetter, type LetterContext } from "@/lib/brokers/pulsar/letter";
 import { missingTopic, readUnacked } from "@/lib/brokers/pulsar/reader";
-import { positionOfLetterId } from "@/lib/brokers/pulsar/message-id";
+import { parsePosition, positionOfLetterId } from "@/lib/brokers/pulsar/message-id";
 import { PulsarMover } from "@/lib/brokers/pulsar/mover";
 import { pulsarLink } from "@/lib/brokers/pulsar/link";
 import { inspectPulsar } from "@/lib/brokers/pulsar/inspect";
 import { pulsarFindings, readNamespacePolicies } from "@/lib/brokers/pulsar/policies";
 import { pulsarSampleWatch } from "@/lib/brokers/pulsar/sample-watch";
 import type { SampleWatchOps } from "@/lib/brokers/target-readers";
+import type { TailLetter, TailOps } from "@/lib/brokers/tail";
 
 /**
  * Pulsar's default maxMessageSize is 5 MiB, and it counts the message's metadata (properties, key,
@@ -414,6 +415,27 @@ export class PulsarAdapter implements BrokerAdapter {
       yield toLetter(m.frame, m.id, position++, ctx);
     }
   }
+
+  /**
+   * See `BrokerAdapter.tail` (lib/brokers/tail.ts): one partition "", the last entry read
+   * ("ledger:entry"). A read always ends on a whole entry (a batch is read to its last message), so
+   * the next one starts after it.
+   */
+  readonly tail: TailOps = {
+    readAfter: (dlq, from, opts = {}) =>
+      (async function* (self: PulsarAdapter): AsyncGenerator<TailLetter> {
+        const t = self.dlqTopic(dlq);
+        const ctx = self.letterContext(shortName(t), opts.maxBodyBytes);
+        const after = parsePosition(from[""]) ?? undefined;
+        let position = 0;
+        for await (const m of readUnacked(self.ep, self.admin, t, self.config.subscription, {
+          signal: opts.signal,
+          after,
+        })) {
+          yield { letter: toLetter(m.frame, m.id, position++, ctx), partition: "", next: `${m.id.ledger}:${m.id.entry}` };
+        }
+      })(this),
+  };
 
   async browse(name: string, opts: BrowseOptions): Promise<LetterPage> {
     const t = this.dlqTopic(name);

@@ -75,20 +75,23 @@ export interface ReadMessage {
 
 /**
  * Every message of the DLQ not acknowledged by the console subscription, in log order, as of the
- * start of the read. Bounded memory: one frame at a time (the reader's own queue is small).
+ * start of the read; with `after` (a whole entry an earlier read ended on), only those stored after
+ * it. Bounded memory: one frame at a time (the reader's own queue is small).
  */
 export async function* readUnacked(
   ep: PulsarEndpoint,
   admin: PulsarAdmin,
   topic: TopicName,
   subscription: string,
-  opts: { signal?: AbortSignal } = {},
+  opts: { signal?: AbortSignal; after?: Position } = {},
 ): AsyncGenerator<ReadMessage> {
   const snap = await cursorSnapshot(admin, topic, subscription, opts.signal);
-  if (!snap.last || comparePositions(snap.last, snap.acks.markDelete) <= 0) return;
-  // A reader started at a message id reads from the entry after it; without the subscription, from the oldest stored.
-  const start =
-    snap.subscribed && snap.acks.markDelete.ledger >= 0n ? encodeMessageId(snap.acks.markDelete) : "earliest";
+  // Read from after the subscription's mark-delete position, or after `opts.after` when that is further.
+  let from: Position | null = snap.subscribed && snap.acks.markDelete.ledger >= 0n ? snap.acks.markDelete : null;
+  if (opts.after && opts.after.ledger >= 0n && (!from || comparePositions(opts.after, from) > 0)) from = opts.after;
+  if (!snap.last || comparePositions(snap.last, from ?? snap.acks.markDelete) <= 0) return;
+  // A reader started at a message id reads from the entry after it; without one, from the oldest stored.
+  const start = from ? encodeMessageId(from) : "earliest";
   const socket = await PulsarSocket.open(
     ep,
     `reader/persistent/${topicPath(topic)}?messageId=${encodeURIComponent(start)}&receiverQueueSize=200`,
