@@ -1,4 +1,5 @@
 import "server-only";
+import { hostname } from "node:os";
 import { deleteExpiredLetters, retentionDays } from "@/lib/triage/index-store";
 import { sweepArchive } from "@/lib/archive/retention";
 import { checkpointAuditChain } from "@/lib/audit/checkpoint-task";
@@ -11,6 +12,8 @@ import { redriveHandler } from "@/lib/redrive/handler";
 import { safeMoveHandler } from "@/lib/safety/handler";
 import { scanHandler } from "@/lib/triage/scan";
 import { regroupStaleDlqs } from "@/lib/triage/regroup";
+import { indexRound } from "@/lib/triage/indexer";
+import { listAdapters } from "@/lib/connections/registry";
 import { readsFree } from "@/lib/operations/top-failure-sample";
 import { JobWorker } from "@/lib/jobs/worker";
 import { runProcessWorker, wakeJobWorker } from "@/lib/jobs/process-worker";
@@ -30,6 +33,8 @@ const samplerErrors = new Map<string, string | null>();
 
 export function startJobWorker(): JobWorker | null {
   const ops = loadConfig().operations;
+  const indexing = loadConfig().triage.indexing;
+  const indexerOwner = `${hostname()}:${process.pid}:indexer`;
   return runProcessWorker(
     () =>
       new JobWorker({
@@ -70,6 +75,21 @@ export function startJobWorker(): JobWorker | null {
                 console.log(`[triage] regrouping ${queued.length} DLQ(s) scanned under an older grouping`);
                 wakeJobWorker();
               }
+            },
+          },
+          {
+            // Groups kept current where reading is free, from the sampler's figures (lib/triage/indexer.ts).
+            name: "triage-indexer",
+            everyMs: indexing.roundSeconds * 1000,
+            firstAfterMs: 5_000,
+            leased: true,
+            run: async () => {
+              const r = await indexRound({
+                adapters: listAdapters,
+                config: () => loadConfig().triage.indexing,
+                owner: indexerOwner,
+              });
+              if (r.dlqs.some((d) => d.jobId && d.outcome === "queued")) wakeJobWorker();
             },
           },
           {

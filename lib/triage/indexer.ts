@@ -91,25 +91,18 @@ export async function indexRound(deps: IndexerDeps): Promise<IndexRoundReport> {
   const db = (deps.db ?? getDb)();
   const adapters = new Map(deps.adapters().map((a) => [a.connectionId, a]));
   if (!cfg.enabled || adapters.size === 0) return { due: 0, dlqs: [] };
-  const due = await db.$queryRawUnsafe<DueRow[]>(
-    `SELECT d.connection_id, d.queue, d.depth, d.entered_total::text AS entered_total, d.sampled_at, ${CHANGED} AS changed,
-            s.connection_id IS NOT NULL AS has_state, s.positions, s.hot, s.summary_pending, s.summary_at,
-            s.rescan_job_id::text AS rescan_job_id, s.rescan_at, s.indexed_at
-       FROM dlq_status d
-       LEFT JOIN triage_index_state s ON s.connection_id = d.connection_id AND s.queue = d.queue
-      WHERE d.connection_id = ANY($1::text[]) AND d.missing_since IS NULL AND d.error IS NULL
-        AND (${CHANGED} OR s.hot OR s.summary_pending OR s.rescan_job_id IS NOT NULL)
-      ORDER BY d.connection_id, d.queue`,
-    [...adapters.keys()],
-  );
+  const due = await dueRows(db, [...adapters.keys()]);
   const report: IndexRoundReport = { due: due.length, dlqs: [] };
-  for (const row of due) {
+  for (const found of due) {
     if (deps.signal?.aborted) break;
-    const a = adapters.get(row.connection_id);
+    const a = adapters.get(found.connection_id);
     if (!a) continue;
-    const lease = `triage-index:${row.connection_id}:${row.queue}`;
+    const lease = `triage-index:${found.connection_id}:${found.queue}`;
     if (!(await holdTaskLease(lease, deps.owner, LEASE_MS, db))) continue;
     try {
+      // Read again under the lease: another replica may have indexed it since the list was read.
+      const [row] = await dueRows(db, [found.connection_id], found.queue);
+      if (!row) continue;
       const r = await indexDlq(a, row, cfg, db, deps);
       if (r) report.dlqs.push(r);
     } finally {
@@ -117,6 +110,23 @@ export async function indexRound(deps: IndexerDeps): Promise<IndexRoundReport> {
     }
   }
   return report;
+}
+
+/** The due DLQs of these connections (or the one DLQ `queue`, when it is due). */
+function dueRows(db: PrismaClient, connectionIds: string[], queue?: string): Promise<DueRow[]> {
+  return db.$queryRawUnsafe<DueRow[]>(
+    `SELECT d.connection_id, d.queue, d.depth, d.entered_total::text AS entered_total, d.sampled_at, ${CHANGED} AS changed,
+            s.connection_id IS NOT NULL AS has_state, s.positions, s.hot, s.summary_pending, s.summary_at,
+            s.rescan_job_id::text AS rescan_job_id, s.rescan_at, s.indexed_at
+       FROM dlq_status d
+       LEFT JOIN triage_index_state s ON s.connection_id = d.connection_id AND s.queue = d.queue
+      WHERE d.connection_id = ANY($1::text[]) AND ($2::text IS NULL OR d.queue = $2)
+        AND d.missing_since IS NULL AND d.error IS NULL
+        AND (${CHANGED} OR s.hot OR s.summary_pending OR s.rescan_job_id IS NOT NULL)
+      ORDER BY d.connection_id, d.queue`,
+    connectionIds,
+    queue ?? null,
+  );
 }
 
 type StateWrite = {

@@ -8,7 +8,9 @@ import { globMatch } from "@/lib/glob";
  */
 
 export function indexingOff(cfg: IndexingConfig, connectionId: string, queue: string): boolean {
-  return !cfg.enabled || cfg.disabled.some((d) => globMatch(d.connection, connectionId) && globMatch(d.dlqPattern, queue));
+  return (
+    !cfg.enabled || cfg.disabled.some((d) => globMatch(d.connection, connectionId) && globMatch(d.dlqPattern, queue))
+  );
 }
 
 /** The indexer's record of a DLQ, as far as these rules need it (triage_index_state). */
@@ -98,5 +100,5 @@ export function indexingLineOf(input: {
         state.outcome === "queued" ? "Indexed continuously, first rescan queued" : "Indexed continuously, catching up",
       at: null,
     };
-  return { kind: "on", text: "Indexed continuously, last at", at: state.indexedAt.toISOString() };
+  return { kind: "on", text: "Indexed continuously, last indexed", at: state.indexedAt.toISOString() };
 }

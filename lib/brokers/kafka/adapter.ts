@@ -763,7 +763,16 @@ export class KafkaAdapter implements BrokerAdapter {
       const annotate = lookup
         ? (first: bigint, last: bigint) => this.marksBetween(key, p.partition, first, last)
         : undefined;
-      return readPartitionConcurrently(cluster, name, p.partition, startOf(p), p.end, this.limits, opts.signal, annotate);
+      return readPartitionConcurrently(
+        cluster,
+        name,
+        p.partition,
+        startOf(p),
+        p.end,
+        this.limits,
+        opts.signal,
+        annotate,
+      );
     };
     let base = 0;
     let ahead: {

@@ -432,7 +432,11 @@ export class PulsarAdapter implements BrokerAdapter {
           signal: opts.signal,
           after,
         })) {
-          yield { letter: toLetter(m.frame, m.id, position++, ctx), partition: "", next: `${m.id.ledger}:${m.id.entry}` };
+          yield {
+            letter: toLetter(m.frame, m.id, position++, ctx),
+            partition: "",
+            next: `${m.id.ledger}:${m.id.entry}`,
+          };
         }
       })(this),
   };

@@ -7,6 +7,8 @@ import { FilterBar } from "@/components/triage/filter-bar";
 import { GroupBy } from "@/components/triage/group-by";
 import { GroupsTable } from "@/components/triage/groups-table";
 import { ScanPanel } from "@/components/triage/scan-panel";
+import { IndexingLine } from "@/components/triage/indexing-line";
+import { indexingStatus } from "@/lib/triage/indexing-status";
 import { TriageLettersTable } from "@/components/triage/triage-letters-table";
 import { TriageSkeleton } from "@/components/triage/triage-skeleton";
 import { ValuesTable } from "@/components/triage/values-table";
@@ -179,6 +181,11 @@ async function TriageBody({
   }
 
   const { groups, letters, scans, ruleText } = data;
+  const indexing = await indexingStatus(actor, await requestMeta(), {
+    connectionId,
+    queue,
+    readRisk: info.dlq ? info.dlq.readRisk !== null : null,
+  });
   const latest = scans[0] ?? null;
   const lastCompleted = scans.find((s) => s.state === "succeeded") ?? null;
   const groupLabel = (key: string) =>
@@ -216,6 +223,7 @@ async function TriageBody({
         latest={latest}
         lastCompleted={lastCompleted}
       />
+      <IndexingLine line={indexing} />
       {groups.olderGrouping ? (
         <p className="banner banner-warn" role="status" data-testid="older-grouping">
           These groups were made by an earlier version of the console&apos;s grouping: letters of one failure may be in
