@@ -221,6 +221,9 @@ async function indexDlq(
       // Before asking the broker anything: a DLQ rescanned lately waits, and stays due.
       if (rescanTooSoon(cfg, row.rescan_at, now)) return null;
     }
+    // A tail read again only because its last round read letters was described when it changed:
+    // the risk is asked of the broker whenever the sampler saw the DLQ change.
+    if (mode === "tail" && !row.changed && row.has_state && row.hot) return await tailRound(a, row, cfg, db, deps, now);
     const dlq = await a.describeDlq(row.queue);
     if (dlq.readRisk) {
       await writeState(db, row, now, {
