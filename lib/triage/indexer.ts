@@ -8,7 +8,7 @@ import { keyring } from "@/lib/crypto/payload-cipher";
 import { getDb } from "@/lib/db";
 import { asAppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { jobStore } from "@/lib/jobs/store";
+import { isUniqueViolation, jobStore } from "@/lib/jobs/store";
 import { holdTaskLease, releaseTaskLease } from "@/lib/jobs/task-lease";
 import { maskingHashKey } from "@/lib/masking/key";
 import { loadMaskingConfig } from "@/lib/masking/store";
@@ -402,13 +402,20 @@ async function queueRescan(
     },
   });
   if (busy > 0) return null;
-  const job = await jobStore().enqueue({
-    kind: "scan",
-    connectionId: row.connection_id,
-    queue: row.queue,
-    params: { indexer: true },
-    createdBy: null,
-  });
+  let job: Awaited<ReturnType<ReturnType<typeof jobStore>["enqueue"]>>;
+  try {
+    job = await jobStore().enqueue({
+      kind: "scan",
+      connectionId: row.connection_id,
+      queue: row.queue,
+      params: { indexer: true },
+      createdBy: null,
+    });
+  } catch (e) {
+    // An operator's scan was queued meanwhile (one active scan per DLQ): look again after it.
+    if (isUniqueViolation(e)) return null;
+    throw e;
+  }
   await recordAudit({
     actor: SYSTEM_ACTOR,
     action: "triage.scan_start",
