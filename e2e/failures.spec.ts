@@ -92,7 +92,7 @@ test("a new failure appears without a scan, is acknowledged, resolved with a not
   await expect(rowOf(page)).toHaveCount(1);
   await rowOf(page).getByTestId("issue-title").click();
   await expect(page.getByTestId("issue-heading")).toContainText("InventoryReservationException");
-  await expect(page.getByTestId("issue-state")).toHaveText("new");
+  await expect(page.getByTestId("issue-page-state")).toHaveText("new");
   await expect(page.getByTestId("issue-counts")).toContainText("3 in the DLQ now");
   await expect(page.getByTestId("issue-samples").getByRole("link")).toHaveCount(3);
   await expect(page.getByTestId("issue-redrive")).toBeVisible();
@@ -116,11 +116,11 @@ test("a new failure appears without a scan, is acknowledged, resolved with a not
     await viewer.close();
   }
   await page.reload();
-  await expect(page.getByTestId("issue-state")).toHaveText("new");
+  await expect(page.getByTestId("issue-page-state")).toHaveText("new");
 
   // Acknowledge: known, still open.
   await page.getByTestId("issue-acknowledge").click();
-  await expect(page.getByTestId("issue-state")).toHaveText("acknowledged");
+  await expect(page.getByTestId("issue-page-state")).toHaveText("acknowledged");
   await expect(page.getByTestId("issue-state-line")).toContainText("operator@e2e.test");
 
   // A note and a link: the link is text with its host, never an anchor.
@@ -142,7 +142,7 @@ test("a new failure appears without a scan, is acknowledged, resolved with a not
   // Resolve with "in the next release".
   await page.getByTestId("issue-resolve-note").fill("in the next release");
   await page.getByTestId("issue-resolve").click();
-  await expect(page.getByTestId("issue-state")).toHaveText("resolved");
+  await expect(page.getByTestId("issue-page-state")).toHaveText("resolved");
   await expect(page.getByTestId("issue-state-line")).toContainText("in the next release");
 
   // It fails again: the indexer sees the new letter and the group regresses, without a scan.
@@ -156,7 +156,7 @@ test("a new failure appears without a scan, is acknowledged, resolved with a not
       .getByTestId("dlq-attention"),
   ).toHaveText("1 regressed");
   await page.goto(issueUrl);
-  await expect(page.getByTestId("issue-state")).toHaveText("regressed");
+  await expect(page.getByTestId("issue-page-state")).toHaveText("regressed");
   const states = page.locator('[data-testid="issue-event"][data-kind="state"]');
   // Newest first: regressed by the console, resolved and acknowledged by the operator, first seen.
   await expect(states).toHaveCount(4);

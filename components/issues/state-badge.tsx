@@ -18,9 +18,9 @@ const MEANING: Record<IssueState, string> = {
 };
 
 /** A failure group's lifecycle state, with what it means on hover. */
-export function IssueStateBadge({ state }: { state: IssueState }) {
+export function IssueStateBadge({ state, testId = "issue-state" }: { state: IssueState; testId?: string }) {
   return (
-    <span className={TONE[state]} title={MEANING[state]} data-testid="issue-state" data-state={state}>
+    <span className={TONE[state]} title={MEANING[state]} data-testid={testId} data-state={state}>
       {STATE_LABELS[state]}
     </span>
   );

@@ -77,7 +77,7 @@ export default async function FailurePage({ params }: { params: Promise<Params> 
         <h1 className={`mono ${styles.title}`} data-testid="issue-heading">
           <VisibleText text={issue.title} />
         </h1>
-        <IssueStateBadge state={issue.state} />
+        <IssueStateBadge state={issue.state} testId="issue-page-state" />
       </div>
       <p className="hint" data-testid="issue-state-line">
         <StateLine issue={issue} />
