@@ -3,7 +3,14 @@
 import { useRouter } from "next/navigation";
 import { useState, useTransition } from "react";
 import { createAlertRuleAction, updateAlertRuleAction } from "@/app/alerts/actions";
-import { ALERT_KINDS, FINDING_SEVERITIES, KIND_LABELS, type AlertKind } from "@/lib/alerts/rules";
+import {
+  ALERT_KINDS,
+  FINDING_SEVERITIES,
+  KIND_LABELS,
+  isGroupKind,
+  type AlertKind,
+  type GroupAlertKind,
+} from "@/lib/alerts/rules";
 
 export interface RuleFormValues {
   id: string;
@@ -17,24 +24,50 @@ export interface RuleFormValues {
   webhookOrigin: string;
 }
 
-const DEFAULT_THRESHOLD: Record<Exclude<AlertKind, "finding_at_least">, number> = {
+type ThresholdKind = "depth_above" | "inflow_within" | "oldest_above" | "deadline_within";
+
+const DEFAULT_THRESHOLD: Record<ThresholdKind, number> = {
   depth_above: 100,
   inflow_within: 15,
   oldest_above: 60,
   deadline_within: 24 * 60,
 };
 
-const PARAM_OF: Record<Exclude<AlertKind, "finding_at_least">, "depth" | "minutes"> = {
+const PARAM_OF: Record<ThresholdKind, "depth" | "minutes"> = {
   depth_above: "depth",
   inflow_within: "minutes",
   oldest_above: "minutes",
   deadline_within: "minutes",
 };
 
+const isThresholdKind = (k: AlertKind): k is ThresholdKind => k in PARAM_OF;
+
 function thresholdOf(kind: AlertKind, params: Record<string, unknown> | undefined): string {
-  if (kind === "finding_at_least") return "";
+  if (!isThresholdKind(kind)) return "";
   const v = params?.[PARAM_OF[kind]];
   return typeof v === "number" ? String(v) : String(DEFAULT_THRESHOLD[kind]);
+}
+
+const numberOr = (v: unknown, fallback: number) => String(typeof v === "number" ? v : fallback);
+
+/** What a failure-group rule sends, under the condition picker. */
+const GROUP_HINT: Record<GroupAlertKind, string> = {
+  group_new:
+    "One message per failure group the console sees for the first time in a matching DLQ, naming its exception and message as a viewer sees them (masked).",
+  group_regressed:
+    "One message each time a group an operator resolved gets a letter dead-lettered after the resolve, or an ignore ends because letters arrived.",
+  group_grew:
+    "One message when a group's letters that arrived within the window reach the count; again only after it fell below and crosses again.",
+};
+
+function paramsOf(
+  kind: AlertKind,
+  v: { threshold: string; severity: string; letters: string; minutes: string },
+): Record<string, unknown> {
+  if (kind === "finding_at_least") return { severity: v.severity };
+  if (kind === "group_grew") return { letters: Number(v.letters), minutes: Number(v.minutes) };
+  if (isGroupKind(kind)) return {};
+  return { [PARAM_OF[kind]]: Number(v.threshold) };
 }
 
 /** Create or change an alert rule. Editing never shows the saved webhook URL (its path may hold a token): an empty field keeps it. */
@@ -57,6 +90,8 @@ export function RuleForm({
   const [severity, setSeverity] = useState(
     typeof initial?.params?.severity === "string" ? (initial.params.severity as string) : "warning",
   );
+  const [letters, setLetters] = useState(() => numberOr(initial?.params?.letters, 50));
+  const [minutes, setMinutes] = useState(() => numberOr(initial?.params?.minutes, 10));
 
   return (
     <form
@@ -67,7 +102,7 @@ export function RuleForm({
         e.preventDefault();
         const f = new FormData(e.currentTarget);
         const text = (k: string) => String(f.get(k) ?? "").trim();
-        const params = kind === "finding_at_least" ? { severity } : { [PARAM_OF[kind]]: Number(threshold) };
+        const params = paramsOf(kind, { threshold, severity, letters, minutes });
         const fields = {
           name: text("name"),
           kind,
@@ -137,7 +172,39 @@ export function RuleForm({
               ))}
             </select>
           </label>
-        ) : (
+        ) : kind === "group_grew" ? (
+          <>
+            <label>
+              letters or more
+              <input
+                name="letters"
+                type="number"
+                required
+                min={1}
+                step={1}
+                value={letters}
+                onChange={(e) => setLetters(e.target.value)}
+                style={{ width: 120 }}
+                data-testid="alert-rule-letters"
+              />
+            </label>
+            <label>
+              within minutes
+              <input
+                name="minutes"
+                type="number"
+                required
+                min={1}
+                max={24 * 60}
+                step={1}
+                value={minutes}
+                onChange={(e) => setMinutes(e.target.value)}
+                style={{ width: 120 }}
+                data-testid="alert-rule-minutes"
+              />
+            </label>
+          </>
+        ) : isThresholdKind(kind) ? (
           <label>
             {KIND_LABELS[kind].unit}
             <input
@@ -152,7 +219,12 @@ export function RuleForm({
               data-testid="alert-rule-threshold"
             />
           </label>
-        )}
+        ) : null}
+        {isGroupKind(kind) ? (
+          <p className="hint" style={{ flexBasis: "100%", margin: 0 }} data-testid="alert-rule-group-hint">
+            {GROUP_HINT[kind]} Ignored groups never alert.
+          </p>
+        ) : null}
       </fieldset>
       <fieldset className="form-row" style={{ border: 0, padding: 0, margin: 0 }}>
         <legend className="small muted">For the DLQs matching every field set (none: every DLQ)</legend>

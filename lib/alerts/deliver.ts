@@ -158,7 +158,8 @@ export function retryPolicy(r: AttemptResult, attempts: number): AttemptOutcome 
 
 /**
  * Keeps the delivery log and the resolved states bounded: messages delivered or given up, and
- * states resolved, more than `days` ago are deleted (pending messages and firing states never).
+ * states resolved or cleared, more than `days` ago are deleted (pending messages and firing states
+ * never), with the failure-group claims of that age the evaluator has read past.
  * An hourly maintenance task.
  */
 export async function pruneAlerts(
@@ -170,8 +171,19 @@ export async function pruneAlerts(
     `DELETE FROM alert_deliveries WHERE state IN ('delivered', 'failed') AND created_at < now() - ($1::int * interval '1 day')`,
     days,
   );
-  const states = await db.$executeRawUnsafe(
-    `DELETE FROM alert_states WHERE state = 'resolved' AND since < now() - ($1::int * interval '1 day')`,
+  const states =
+    (await db.$executeRawUnsafe(
+      `DELETE FROM alert_states WHERE state = 'resolved' AND since < now() - ($1::int * interval '1 day')`,
+      days,
+    )) +
+    (await db.$executeRawUnsafe(
+      `DELETE FROM alert_group_states WHERE state = 'clear' AND since < now() - ($1::int * interval '1 day')`,
+      days,
+    ));
+  // A claim is needed while the evaluator may read its change again: only those below its cursor go.
+  await db.$executeRawUnsafe(
+    `DELETE FROM alert_issue_claims WHERE created_at < now() - ($1::int * interval '1 day')
+        AND event_id <= COALESCE((SELECT last_id FROM alert_cursors WHERE name = 'failure_issue_events'), 0)`,
     days,
   );
   return { deliveries, states };

@@ -5,12 +5,20 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { ownerResolver, type OwnerOf } from "@/lib/operations/owners";
 import { ruleApplies, judge, type DlqVitals, type OpenFinding, type Verdict } from "./match";
 import { buildAlertMessage, dlqLink } from "./message";
-import { describeCondition, parseCondition, severityRank, type AlertCondition } from "./rules";
+import { evaluateGroupAlerts, type GroupRule } from "./group-evaluate";
+import {
+  describeCondition,
+  isGroupKind,
+  parseCondition,
+  severityRank,
+  type DlqCondition,
+  type GroupCondition,
+} from "./rules";
 import { fireState, resolveState } from "./store";
 
 export interface EvaluationResult {
   rules: number;
-  /** Rule × DLQ pairs judged. */
+  /** Rule × DLQ pairs judged, plus rule × failure-group changes and crossings (./group-evaluate.ts). */
   checked: number;
   /** Transitions this evaluator made (a racing one that lost made none). */
   fired: number;
@@ -35,6 +43,8 @@ interface Candidate {
  * Inflow rules read `inflow` of the finest buckets still kept over their window (dlq_samples: 60 s
  * buckets for windows up to 2 h, else 900 s ones) that overlap the last m minutes (so up to one
  * bucket more), not `inflowPerMin`, which is an hour's average. A DLQ the sampler marks missing, or that left a rule's scope, resolves.
+ *
+ * Rules on failure groups (new, regressed, grew) are judged last, per group (./group-evaluate.ts).
  */
 export async function evaluateAlerts(
   opts: { db?: PrismaClient; now?: Date; owners?: OwnerOf } = {},
@@ -45,14 +55,14 @@ export async function evaluateAlerts(
   const result: EvaluationResult = { rules: rules.length, checked: 0, fired: 0, resolved: 0 };
   if (rules.length === 0) return result;
 
-  const parsed = rules.flatMap((r) => {
+  const parsed: Array<{ rule: (typeof rules)[number]; condition: DlqCondition }> = [];
+  const groupRules: GroupRule[] = [];
+  for (const r of rules) {
     const p = parseCondition(r.kind, r.params);
-    if (!p.ok) {
-      console.error(`[alerts] rule ${r.id} has unreadable params (${p.message}); skipped`);
-      return [];
-    }
-    return [{ rule: r, condition: p.condition }];
-  });
+    if (!p.ok) console.error(`[alerts] rule ${r.id} has unreadable params (${p.message}); skipped`);
+    else if (isGroupKind(p.condition.kind)) groupRules.push({ rule: r, condition: p.condition as GroupCondition });
+    else parsed.push({ rule: r, condition: p.condition as DlqCondition });
+  }
 
   const statuses = await db.dlqStatus.findMany({
     select: {
@@ -149,6 +159,9 @@ export async function evaluateAlerts(
       );
     }
   }
+  const groups = await evaluateGroupAlerts(db, groupRules, { now, owners });
+  result.checked += groups.checked;
+  result.fired += groups.fired;
   return result;
 }
 
@@ -156,7 +169,7 @@ async function apply(
   db: PrismaClient,
   t: {
     rule: { id: string; name: string };
-    condition: AlertCondition;
+    condition: DlqCondition;
     dlq: Candidate;
     owner: ReturnType<OwnerOf>;
     verdict: Verdict;

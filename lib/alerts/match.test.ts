@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { judge, ruleApplies, type DlqVitals } from "./match";
-import { parseCondition, type AlertCondition } from "./rules";
+import { isGroupKind, parseCondition, type DlqCondition } from "./rules";
 
 const NOW = new Date("2026-12-02T12:00:00Z");
 const min = (n: number) => new Date(NOW.getTime() - n * 60_000);
@@ -19,10 +19,11 @@ function vitals(v: Partial<DlqVitals> = {}): DlqVitals {
   };
 }
 
-function cond(kind: string, params: unknown): AlertCondition {
+function cond(kind: string, params: unknown): DlqCondition {
   const p = parseCondition(kind, params);
   if (!p.ok) throw new Error(p.message);
-  return p.condition;
+  if (isGroupKind(p.condition.kind)) throw new Error(`${kind} is judged per group, not per DLQ`);
+  return p.condition as DlqCondition;
 }
 
 const ctx = (

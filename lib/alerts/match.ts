@@ -1,6 +1,6 @@
 import { formatRelative, formatUtc } from "@/lib/format";
 import { globMatch } from "@/lib/glob";
-import { formatMinutes, severityRank, type AlertCondition } from "./rules";
+import { formatMinutes, severityRank, type DlqCondition } from "./rules";
 
 /**
  * Which DLQs a rule applies to, and what it says about one of them. Pure: the evaluator
@@ -70,7 +70,7 @@ function plural(n: number, one: string, many: string) {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-export function judge(c: AlertCondition, ctx: JudgeContext): Verdict {
+export function judge(c: DlqCondition, ctx: JudgeContext): Verdict {
   const { now, vitals: v } = ctx;
   if (c.kind === "finding_at_least") {
     const f = ctx.finding;

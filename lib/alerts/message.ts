@@ -13,9 +13,21 @@ export interface AlertMessageInput {
   owner: { team: string; contact: string } | null;
   /** What the rule saw, in words: "depth 250", "oldest letter 3 h old (as of the scan 12 min ago)". */
   value: string | null;
-  /** Link to the DLQ's page (absolute when the console's URL is known). */
+  /** Link to the DLQ's page (absolute when the console's URL is known); to the group's view when `group` is set. */
   link: string | null;
   at: Date;
+  /**
+   * The failure group a group rule fired for, its texts already masked for the audience (a
+   * viewer of the DLQ): the sender cannot know who reads the channel.
+   */
+  group?: AlertGroup | null;
+}
+
+export interface AlertGroup {
+  /** The group's label: exception, normalised message, top frame. */
+  title: string;
+  exceptionClass: string | null;
+  message: string | null;
 }
 
 export interface SlackMessage {
@@ -58,10 +70,16 @@ export function buildAlertMessage(m: AlertMessageInput): SlackMessage {
       ? `${HEADLINE.test} from DLQ Console for rule "${rule}" (${condition}). Alerts of this rule will arrive here.`
       : `${HEADLINE[m.event]}: ${where ?? "a DLQ"}: ${condition} (rule "${rule}")`;
   const lines = [head];
+  const g = m.group ?? null;
+  if (g) {
+    lines.push(`Group: ${slackText(g.title)}`);
+    if (g.exceptionClass) lines.push(`Exception: ${slackText(g.exceptionClass)}`);
+    if (g.message) lines.push(`Message: ${slackText(g.message)}`);
+  }
   if (m.value) lines.push(`${m.event === "resolve" ? "Now" : "Seen"}: ${slackText(m.value)}`);
   if (m.dlq)
     lines.push(`Owner: ${m.owner ? `${slackText(m.owner.team, 100)} (${slackText(m.owner.contact)})` : "none set"}`);
-  if (m.link) lines.push(slackLink(m.link, "Open the DLQ in DLQ Console"));
+  if (m.link) lines.push(slackLink(m.link, g ? "Open the group in DLQ Console" : "Open the DLQ in DLQ Console"));
   const text = lines.join("\n");
 
   const fields: Array<{ type: "mrkdwn"; text: string }> = [];
@@ -76,11 +94,27 @@ export function buildAlertMessage(m: AlertMessageInput): SlackMessage {
   if (m.value)
     fields.push({ type: "mrkdwn", text: `*${m.event === "resolve" ? "Now" : "Value"}*\n${slackText(m.value)}` });
   const blocks: Array<Record<string, unknown>> = [{ type: "section", text: { type: "mrkdwn", text: head } }];
+  if (g) {
+    const about = [`*Group*\n${slackText(g.title)}`];
+    if (g.exceptionClass) about.push(`*Exception*\n${slackText(g.exceptionClass)}`);
+    if (g.message) about.push(`*Message*\n${slackText(g.message)}`);
+    blocks.push({ type: "section", text: { type: "mrkdwn", text: about.join("\n") } });
+  }
   if (fields.length) blocks.push({ type: "section", fields });
   const context = [`Rule "${rule}"`, `at ${m.at.toISOString().slice(0, 19).replace("T", " ")} UTC`];
   if (m.link) context.push(slackLink(m.link, "Open in DLQ Console"));
   blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: context.join(" · ") }] });
   return { text, blocks };
+}
+
+/** The DLQ's triage view filtered to one group: `/dlqs/<connection>/<queue>?group=<key>`. */
+export function groupLink(
+  connectionId: string,
+  queue: string,
+  groupKey: string,
+  publicUrl: string | undefined = process.env.NEXTAUTH_URL,
+): string {
+  return `${dlqLink(connectionId, queue, publicUrl)}?group=${encodeURIComponent(groupKey)}`;
 }
 
 /** `/dlqs/<connection>/<queue>` under the console's public URL (NEXTAUTH_URL's origin), or relative when it is not set. */

@@ -11,8 +11,19 @@ export const ALERT_KINDS = [
   "oldest_above",
   "deadline_within",
   "finding_at_least",
+  "group_new",
+  "group_regressed",
+  "group_grew",
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
+
+/** Kinds that watch failure groups (one message per group and change) rather than a DLQ's figures. */
+export const GROUP_KINDS = ["group_new", "group_regressed", "group_grew"] as const satisfies readonly AlertKind[];
+export type GroupAlertKind = (typeof GROUP_KINDS)[number];
+
+export function isGroupKind(kind: string): kind is GroupAlertKind {
+  return (GROUP_KINDS as readonly string[]).includes(kind);
+}
 
 export const FINDING_SEVERITIES = ["info", "warning", "critical"] as const;
 export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
@@ -43,12 +54,27 @@ export const paramsSchemas = {
   oldest_above: z.object({ minutes: minutes(YEAR_MINUTES) }),
   deadline_within: z.object({ minutes: minutes(YEAR_MINUTES) }),
   finding_at_least: z.object({ severity: z.enum(FINDING_SEVERITIES, "Choose a severity") }),
+  group_new: z.object({}),
+  group_regressed: z.object({}),
+  // Counted over the triage index's letters by arrival (lib/alerts/group-evaluate.ts): a day at most, like inflow.
+  group_grew: z.object({
+    letters: z.coerce
+      .number("Enter a number of letters")
+      .int("Enter a whole number of letters")
+      .min(1, "At least 1 letter")
+      .max(1_000_000, "At most 1,000,000 letters"),
+    minutes: minutes(24 * 60),
+  }),
 } as const satisfies Record<AlertKind, z.ZodType>;
 
 export type AlertParams = { [K in AlertKind]: z.infer<(typeof paramsSchemas)[K]> };
 
 /** A kind with its checked values. */
 export type AlertCondition = { [K in AlertKind]: { kind: K; params: AlertParams[K] } }[AlertKind];
+/** A condition on a failure group (lib/alerts/group-evaluate.ts). */
+export type GroupCondition = Extract<AlertCondition, { kind: GroupAlertKind }>;
+/** A condition on a DLQ's figures (lib/alerts/match.ts judges them). */
+export type DlqCondition = Exclude<AlertCondition, GroupCondition>;
 
 const optionalText = (max: number, label: string, glob = false) =>
   z
@@ -125,6 +151,12 @@ export function describeCondition(c: AlertCondition): string {
       return c.params.severity === "critical"
         ? "an open critical finding"
         : `an open finding of severity ${c.params.severity} or worse`;
+    case "group_new":
+      return "a new failure group";
+    case "group_regressed":
+      return "a resolved failure group regressed";
+    case "group_grew":
+      return `a failure group grew by ${c.params.letters} letter${c.params.letters === 1 ? "" : "s"} or more within ${formatMinutes(c.params.minutes)}`;
   }
 }
 
@@ -148,4 +180,7 @@ export const KIND_LABELS: Record<AlertKind, { label: string; unit: string }> = {
   oldest_above: { label: "Oldest letter older than", unit: "minutes" },
   deadline_within: { label: "Retention deadline within", unit: "minutes" },
   finding_at_least: { label: "Open finding at least", unit: "severity" },
+  group_new: { label: "A new failure group appears", unit: "" },
+  group_regressed: { label: "A resolved failure group regresses", unit: "" },
+  group_grew: { label: "A failure group grows by", unit: "letters" },
 };

@@ -297,7 +297,13 @@ export async function updateAlertRule(actor: Actor, meta: RequestMeta, input: Ru
         },
       });
       const after = restart
-        ? (await db.$transaction([update, db.alertState.deleteMany({ where: { ruleId: data.id } })]))[0]
+        ? (
+            await db.$transaction([
+              update,
+              db.alertState.deleteMany({ where: { ruleId: data.id } }),
+              db.alertGroupState.deleteMany({ where: { ruleId: data.id } }),
+            ])
+          )[0]
         : await update;
       return after;
     },
