@@ -13,6 +13,7 @@ import {
   clearGroupStates,
   fireGroupState,
   issueEventCursor,
+  passIssueEvent,
   type GroupRef,
 } from "./group-store";
 import { ruleApplies } from "./match";
@@ -37,7 +38,8 @@ import { describeCondition, type GroupCondition } from "./rules";
  * (at most a day), not the groups; a group fires when it reaches the count and again only after
  * a round found it below (one message per crossing).
  *
- * A group an operator ignores never alerts (its state now is read with the change); the texts are
+ * A group an operator ignores never alerts: a change read while its group is ignored is passed
+ * over for good (claimed without a message); a growing group is not counted while ignored. The texts are
  * masked as a viewer of the DLQ sees them, since anyone in the receiving channel may read them.
  */
 export const SETTLE_MS = 10 * 60_000;
@@ -161,14 +163,17 @@ async function evaluateChanges(
         events.map((e) => e.id),
       );
       for (const e of events) {
-        // Ignored since (or the issue row gone with its DLQ's index): nothing to say.
-        if (e.state === null || e.state === "ignored") continue;
         const owner = owners(e.connection_id, e.queue);
         for (const { rule, condition } of rules) {
           if (condition.kind !== `group_${e.to_state}`) continue;
           if (new Date(e.at) < rule.createdAt || sent.has(`${rule.id}\u0000${e.id}`)) continue;
           if (!ruleApplies(rule, { connectionId: e.connection_id, queue: e.queue }, owner)) continue;
           result.checked++;
+          // Ignored by the time it is read (or the issue gone with its DLQ's index): passed over for good.
+          if (e.state === null || e.state === "ignored") {
+            await passIssueEvent(db, rule.id, e.id);
+            continue;
+          }
           const letters = Number(e.letters ?? 0);
           const span = `${plural(letters, "letter")}, dead-lettered from ${formatUtc(e.first_seen_at)} to ${formatUtc(e.last_seen_at)}`;
           const payload = buildAlertMessage({

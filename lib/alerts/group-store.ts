@@ -44,7 +44,22 @@ export async function claimIssueEvent(
   return rows.length > 0;
 }
 
-/** Which of these events the rules have already sent (so a round reading them again builds no message). */
+/**
+ * A rule passes over a change for good (the group was ignored when the change was read): the claim
+ * without a message, so a later round that reads the change again, after the ignore ended, does
+ * not send news that is old by then.
+ */
+export async function passIssueEvent(db: Db, ruleId: string, eventId: string): Promise<void> {
+  await db.$executeRawUnsafe(
+    `INSERT INTO alert_issue_claims (rule_id, event_id)
+     SELECT $1::uuid, $2::bigint WHERE EXISTS (SELECT 1 FROM alert_rules r WHERE r.id = $1::uuid)
+     ON CONFLICT DO NOTHING`,
+    ruleId,
+    eventId,
+  );
+}
+
+/** Which of these events the rules have already sent or passed over (so a round reading them again builds no message). */
 export async function claimedEvents(db: Db, ruleIds: string[], eventIds: string[]): Promise<Set<string>> {
   if (ruleIds.length === 0 || eventIds.length === 0) return new Set();
   const rows = await db.$queryRawUnsafe<Array<{ rule_id: string; event_id: string }>>(

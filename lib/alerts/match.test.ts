@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { judge, ruleApplies, type DlqVitals } from "./match";
-import { isGroupKind, parseCondition, type DlqCondition } from "./rules";
+import { describeCondition, isGroupKind, parseCondition, type DlqCondition } from "./rules";
 
 const NOW = new Date("2026-12-02T12:00:00Z");
 const min = (n: number) => new Date(NOW.getTime() - n * 60_000);
@@ -67,6 +67,20 @@ describe("parseCondition", () => {
       ok: true,
       condition: { params: { minutes: 90 } },
     });
+  });
+
+  it("takes the failure-group kinds: new and regressed without values, grew with letters and minutes (a day at most)", () => {
+    for (const kind of ["group_new", "group_regressed"]) expect(parseCondition(kind, {}).ok).toBe(true);
+    expect(parseCondition("group_grew", { letters: 0, minutes: 10 })).toMatchObject({
+      ok: false,
+      message: "At least 1 letter",
+    });
+    expect(parseCondition("group_grew", { letters: 5, minutes: 24 * 60 + 1 })).toMatchObject({ ok: false });
+    expect(parseCondition("group_grew", { letters: 5 })).toMatchObject({ ok: false });
+    const grew = parseCondition("group_grew", { letters: "50", minutes: "10" });
+    expect(grew).toMatchObject({ ok: true, condition: { kind: "group_grew", params: { letters: 50, minutes: 10 } } });
+    if (grew.ok)
+      expect(describeCondition(grew.condition)).toBe("a failure group grew by 50 letters or more within 10 min");
   });
 });
 

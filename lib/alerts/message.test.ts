@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildAlertMessage, dlqLink, slackText } from "./message";
+import { buildAlertMessage, dlqLink, groupLink, slackText } from "./message";
 
 const AT = new Date("2026-12-02T12:00:00Z");
 
@@ -82,6 +82,39 @@ describe("alert messages", () => {
     );
     expect(dlqLink("local-rabbitmq", "q", undefined)).toBe("/dlqs/local-rabbitmq/q");
     expect(dlqLink("local-rabbitmq", "q", "not a url")).toBe("/dlqs/local-rabbitmq/q");
+  });
+
+  it("names a failure group's exception and message, as data, and links to the group", () => {
+    const m = buildAlertMessage({
+      event: "fire",
+      rule: { name: "New failures", condition: "a new failure group" },
+      dlq: { connectionId: "prod-rabbit", queue: "orders.dlq" },
+      owner: null,
+      group: {
+        title: "LoginFailed: refused <!channel> password=[hidden]",
+        exceptionClass: "com.acme.LoginFailed",
+        message: "refused <!channel> password=[hidden]",
+      },
+      value: "first seen: 2 letters",
+      link: groupLink("prod-rabbit", "orders.dlq", "abc123", "https://dlq.example.com"),
+      at: AT,
+    });
+    expect(m.text.split("\n")).toEqual([
+      ':rotating_light: Firing: orders.dlq on prod-rabbit: a new failure group (rule "New failures")',
+      "Group: LoginFailed: refused &lt;!channel&gt; password=[hidden]",
+      "Exception: com.acme.LoginFailed",
+      "Message: refused &lt;!channel&gt; password=[hidden]",
+      "Seen: first seen: 2 letters",
+      "Owner: none set",
+      "<https://dlq.example.com/dlqs/prod-rabbit/orders.dlq?group=abc123|Open the group in DLQ Console>",
+    ]);
+    expect(m.blocks[1]).toEqual({
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: "*Group*\nLoginFailed: refused &lt;!channel&gt; password=[hidden]\n*Exception*\ncom.acme.LoginFailed\n*Message*\nrefused &lt;!channel&gt; password=[hidden]",
+      },
+    });
   });
 
   it("a test message names the rule and needs no DLQ", () => {
