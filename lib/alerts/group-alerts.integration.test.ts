@@ -272,7 +272,7 @@ describe("ignored groups", () => {
     ]);
     expect(gotFor("ig-regressed")[0].text).toContain("Seen: ignore ended after 3 more letters");
     expect(gotFor("ig-grew")).toHaveLength(1);
-    expect(gotFor("ig-grew")[0].text).toContain("Group: Failure: " + U.key);
+    expect(gotFor("ig-grew")[0].text).toContain(`Group: Failure: ${U.key}`);
     const forever = (await issuesOf(queue)).find((i) => i.groupKey === F.key);
     expect(forever).toMatchObject({ state: "ignored", letters: 5 });
     expect(received.filter((r) => r.path.includes("/ig-") && JSON.stringify(r.body).includes(F.key))).toEqual([]);
