@@ -178,7 +178,7 @@ describe("new and regressed groups, from letters a real RabbitMQ dead-lettered",
     expect(first).toContain("Message: Read timed out after &lt;num&gt; ms calling order o-&lt;num&gt;");
     expect(first).toContain("Seen: first seen: 2 letters, dead-lettered from");
     expect(first).toContain(
-      `<${ORIGIN}/dlqs/${CONN}/${encodeURIComponent(dlq)}?group=${issue.groupKey}|Open the group in DLQ Console>`,
+      `<${ORIGIN}/failures/${CONN}/${encodeURIComponent(dlq)}/${issue.groupKey}|Open the group in DLQ Console>`,
     );
 
     // Resolved; scanned again with nothing new: quiet.

@@ -106,7 +106,7 @@ describe("alert messages", () => {
       "Message: refused &lt;!channel&gt; password=[hidden]",
       "Seen: first seen: 2 letters",
       "Owner: none set",
-      "<https://dlq.example.com/dlqs/prod-rabbit/orders.dlq?group=abc123|Open the group in DLQ Console>",
+      "<https://dlq.example.com/failures/prod-rabbit/orders.dlq/abc123|Open the group in DLQ Console>",
     ]);
     expect(m.blocks[1]).toEqual({
       type: "section",

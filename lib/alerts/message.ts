@@ -1,3 +1,5 @@
+import { issueHref } from "@/lib/issues/ui-links";
+
 /**
  * Alert messages as Slack-compatible JSON (`text`, plus `blocks`). Pure. Every interpolated word
  * (DLQ and connection names, owner, finding text) is data: control characters become spaces and
@@ -107,14 +109,14 @@ export function buildAlertMessage(m: AlertMessageInput): SlackMessage {
   return { text, blocks };
 }
 
-/** The DLQ's triage view filtered to one group: `/dlqs/<connection>/<queue>?group=<key>`. */
+/** A failure group's page (lib/issues/ui-links.ts) under the console's public URL, or relative when it is not set. */
 export function groupLink(
   connectionId: string,
   queue: string,
   groupKey: string,
   publicUrl: string | undefined = process.env.NEXTAUTH_URL,
 ): string {
-  return `${dlqLink(connectionId, queue, publicUrl)}?group=${encodeURIComponent(groupKey)}`;
+  return absolute(issueHref({ connectionId, queue, groupKey }), publicUrl);
 }
 
 /** `/dlqs/<connection>/<queue>` under the console's public URL (NEXTAUTH_URL's origin), or relative when it is not set. */
@@ -123,7 +125,10 @@ export function dlqLink(
   queue: string,
   publicUrl: string | undefined = process.env.NEXTAUTH_URL,
 ): string {
-  const path = `/dlqs/${encodeURIComponent(connectionId)}/${encodeURIComponent(queue)}`;
+  return absolute(`/dlqs/${encodeURIComponent(connectionId)}/${encodeURIComponent(queue)}`, publicUrl);
+}
+
+function absolute(path: string, publicUrl: string | undefined): string {
   if (!publicUrl) return path;
   try {
     const origin = new URL(publicUrl).origin;
