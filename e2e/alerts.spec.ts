@@ -97,6 +97,37 @@ test("an admin creates an alert rule", async ({ page }) => {
   expect(JSON.stringify(audit[0].details)).not.toContain(TOKEN);
 });
 
+test("an admin creates a rule on failure groups: a group that grows by n letters within m minutes", async ({
+  page,
+}) => {
+  await loadSession(page, "admin");
+  await page.goto("/alerts/new");
+  const form = page.getByTestId("alert-rule-form");
+  await form.getByTestId("alert-rule-name").fill(`${NAME} grew`);
+  await form.getByTestId("alert-rule-kind").selectOption("group_grew");
+  await expect(form.getByTestId("alert-rule-threshold")).toHaveCount(0);
+  await expect(form.getByTestId("alert-rule-group-hint")).toContainText("Ignored groups never alert.");
+  await form.getByTestId("alert-rule-letters").fill("40");
+  await form.getByTestId("alert-rule-minutes").fill("15");
+  await form.getByTestId("alert-rule-pattern").fill(PATTERN);
+  await form.getByTestId("alert-rule-webhook").fill(WEBHOOK);
+  await form.getByTestId("alert-rule-submit").click();
+  await expect(page).toHaveURL(/\/alerts\/[0-9a-f-]{36}$/);
+  await expect(page.getByTestId("alert-rule-condition")).toHaveText(
+    "a failure group grew by 40 letters or more within 15 min",
+  );
+
+  // Editing keeps both values; a new group rule needs none.
+  await page.getByTestId("alert-rule-edit").click();
+  await expect(page.getByTestId("alert-rule-letters")).toHaveValue("40");
+  await expect(page.getByTestId("alert-rule-minutes")).toHaveValue("15");
+  await page.getByTestId("alert-rule-kind").selectOption("group_new");
+  await expect(page.getByTestId("alert-rule-letters")).toHaveCount(0);
+  await page.getByTestId("alert-rule-submit").click();
+  await expect(page).toHaveURL(/\/alerts\/[0-9a-f-]{36}$/);
+  await expect(page.getByTestId("alert-rule-condition")).toHaveText("a new failure group");
+});
+
 test("a viewer sees the rule without controls, and the server refuses the viewer's direct action calls", async ({
   page,
 }) => {

@@ -38,7 +38,8 @@ export function RulesTable({ rules }: { rules: RuleRow[] }) {
                   <span className="badge">disabled</span>
                 ) : r.firing > 0 ? (
                   <span className="badge badge-danger">
-                    firing for {r.firing} DLQ{r.firing === 1 ? "" : "s"}
+                    firing for {r.firing} {r.kind === "group_grew" ? "group" : "DLQ"}
+                    {r.firing === 1 ? "" : "s"}
                   </span>
                 ) : (
                   <span className="badge badge-ok">quiet</span>

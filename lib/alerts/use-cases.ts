@@ -186,7 +186,14 @@ export async function listAlertRules(actor: Actor, meta: RequestMeta) {
   const db = getDb();
   const rules = await db.alertRule.findMany({ orderBy: [{ name: "asc" }, { createdAt: "asc" }] });
   const firing = await db.alertState.groupBy({ by: ["ruleId"], where: { state: "firing" }, _count: { _all: true } });
-  const firingOf = new Map(firing.map((f) => [f.ruleId, f._count._all]));
+  // A growth rule fires per failure group.
+  const groupsFiring = await db.alertGroupState.groupBy({
+    by: ["ruleId"],
+    where: { state: "firing" },
+    _count: { _all: true },
+  });
+  const firingOf = new Map<string, number>();
+  for (const f of [...firing, ...groupsFiring]) firingOf.set(f.ruleId, (firingOf.get(f.ruleId) ?? 0) + f._count._all);
   const last = rules.length
     ? await db.$queryRawUnsafe<Array<{ rule_id: string; id: bigint }>>(
         `SELECT DISTINCT ON (rule_id) rule_id, id FROM alert_deliveries WHERE rule_id = ANY($1::uuid[]) ORDER BY rule_id, id DESC`,
