@@ -13,6 +13,7 @@ import { callServerAction, serverActionId, loadSession } from "./fixtures";
 const DB_URL = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/dlq_console_e2e";
 const RUN = randomUUID().slice(0, 8);
 const NAME = `e2e alert ${RUN}`;
+const GROUP_NAME = `e2e group alert ${RUN}`;
 const TOKEN = `e2e-token-${RUN}`;
 // A public https address (a literal: no lookup needed on a machine without DNS). The rule's scope
 // matches no DLQ and no test message is sent, so nothing is ever posted to it.
@@ -34,7 +35,7 @@ async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[])
 test.describe.configure({ mode: "serial" });
 
 test.afterAll(async () => {
-  await sql("DELETE FROM alert_rules WHERE name LIKE $1", [`${NAME}%`]);
+  await sql("DELETE FROM alert_rules WHERE name LIKE $1 OR name = $2", [`${NAME}%`, GROUP_NAME]);
 });
 
 test("an admin creates an alert rule", async ({ page }) => {
@@ -103,7 +104,7 @@ test("an admin creates a rule on failure groups: a group that grows by n letters
   await loadSession(page, "admin");
   await page.goto("/alerts/new");
   const form = page.getByTestId("alert-rule-form");
-  await form.getByTestId("alert-rule-name").fill(`${NAME} grew`);
+  await form.getByTestId("alert-rule-name").fill(GROUP_NAME);
   await form.getByTestId("alert-rule-kind").selectOption("group_grew");
   await expect(form.getByTestId("alert-rule-threshold")).toHaveCount(0);
   await expect(form.getByTestId("alert-rule-group-hint")).toContainText("Ignored groups never alert.");
