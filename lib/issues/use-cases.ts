@@ -12,10 +12,8 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { configOwnerEntries, ownerResolver, type OwnerOf } from "@/lib/operations/owners";
 import {
   ignoreColumns,
-  ignoreRuleOf,
-  isIssueState,
+  lifeOfRow,
   operatorTransition,
-  type IssueLife,
   type IssueState,
   type OperatorChange,
 } from "@/lib/triage/issue-lifecycle";
@@ -341,23 +339,6 @@ async function viewOf(actor: Actor, ref: IssueRef): Promise<IssueView> {
   return view;
 }
 
-function lifeOf(r: IssueRow): IssueLife {
-  return {
-    state: isIssueState(r.state) ? r.state : "new",
-    stateChangedAt: new Date(r.state_changed_at),
-    resolvedAt: r.resolved_at ? new Date(r.resolved_at) : null,
-    resolveNote: r.resolve_note,
-    ignore: ignoreRuleOf({
-      ignoreMode: r.ignore_mode,
-      ignoreUntil: r.ignore_until,
-      ignoreUntilCount: r.ignore_until_count,
-      ignoreLetters: r.ignore_letters,
-    }),
-    letters: Number(r.letters),
-    lastSeenAt: new Date(r.last_seen_at),
-  };
-}
-
 function describeChange(change: OperatorChange, untilCount: number | null): string | null {
   if (change.to === "resolved") return change.note?.trim() || null;
   if (change.to !== "ignored") return null;
@@ -381,7 +362,7 @@ async function applyChange(
   actor: Actor,
   now: Date,
 ): Promise<Applied | null> {
-  const before = lifeOf(row);
+  const before = lifeOfRow(row);
   const patch = operatorTransition(before, change, now);
   if (!patch) return null;
   const cols = ignoreColumns(patch.ignore);

@@ -187,3 +187,35 @@ export const STATE_RANK: Record<IssueState, number> = {
   ignored: 2,
   resolved: 2,
 };
+
+/** The lifecycle columns of a failure_issues row, as the sync and the use cases read them. */
+export interface IssueLifeColumns {
+  state: string;
+  state_changed_at: Date;
+  resolved_at: Date | null;
+  resolve_note: string | null;
+  ignore_mode: string | null;
+  ignore_until: Date | null;
+  ignore_until_count: number | null;
+  ignore_letters: number | null;
+  letters: number;
+  last_seen_at: Date;
+}
+
+/** A row's lifecycle, for the transitions above (an unknown state reads as new). */
+export function lifeOfRow(r: IssueLifeColumns): IssueLife {
+  return {
+    state: isIssueState(r.state) ? r.state : "new",
+    stateChangedAt: new Date(r.state_changed_at),
+    resolvedAt: r.resolved_at ? new Date(r.resolved_at) : null,
+    resolveNote: r.resolve_note,
+    ignore: ignoreRuleOf({
+      ignoreMode: r.ignore_mode,
+      ignoreUntil: r.ignore_until,
+      ignoreUntilCount: r.ignore_until_count,
+      ignoreLetters: r.ignore_letters,
+    }),
+    letters: Number(r.letters),
+    lastSeenAt: new Date(r.last_seen_at),
+  };
+}

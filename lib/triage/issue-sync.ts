@@ -1,14 +1,7 @@
 import "server-only";
 import { recordAuditBatchIn, SYSTEM_ACTOR, type AuditEntry } from "@/lib/audit";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import {
-  ignoreRuleOf,
-  isIssueState,
-  systemTransition,
-  type IssueLife,
-  type IssueState,
-  type SystemChange,
-} from "./issue-lifecycle";
+import { lifeOfRow, isIssueState, systemTransition, type IssueState, type SystemChange } from "./issue-lifecycle";
 
 /**
  * Keeps the failure issues of one DLQ in step with its groups (lib/triage/issue-lifecycle.ts):
@@ -84,23 +77,6 @@ interface GroupNow extends GroupTitle {
 const maxDate = (a: Date, b: Date | null) => (b && b > a ? b : a);
 const minDate = (a: Date, b: Date | null) => (b && b < a ? b : a);
 
-function lifeOf(r: IssueRow): IssueLife {
-  return {
-    state: isIssueState(r.state) ? r.state : "new",
-    stateChangedAt: new Date(r.state_changed_at),
-    resolvedAt: r.resolved_at ? new Date(r.resolved_at) : null,
-    resolveNote: r.resolve_note,
-    ignore: ignoreRuleOf({
-      ignoreMode: r.ignore_mode,
-      ignoreUntil: r.ignore_until,
-      ignoreUntilCount: r.ignore_until_count,
-      ignoreLetters: r.ignore_letters,
-    }),
-    letters: Number(r.letters),
-    lastSeenAt: new Date(r.last_seen_at),
-  };
-}
-
 /** Plans every issue of the DLQ from what the index holds now (pure over the rows read). */
 function plan(
   issues: IssueRow[],
@@ -122,7 +98,7 @@ function plan(
       letters,
       firstSeenAt: minDate(new Date(r.first_seen_at), g?.firstAt ?? null),
       lastSeenAt: maxDate(new Date(r.last_seen_at), g?.lastAt ?? null),
-      change: systemTransition(lifeOf(r), { lastAt: g?.lastAt ?? null, letters }, now),
+      change: systemTransition(lifeOfRow(r), { lastAt: g?.lastAt ?? null, letters }, now),
     });
   }
   for (const [groupKey, g] of groups) {
