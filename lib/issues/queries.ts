@@ -1,7 +1,7 @@
 import "server-only";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { STATE_RANK, type IssueState } from "@/lib/triage/issue-lifecycle";
+import { STATE_RANK, type IssueLifeColumns, type IssueState } from "@/lib/triage/issue-lifecycle";
 import { UNASSIGNED } from "./inputs";
 
 /**
@@ -12,27 +12,17 @@ import { UNASSIGNED } from "./inputs";
 
 type Db = Pick<PrismaClient, "$queryRawUnsafe">;
 
-export interface IssueRow {
+export interface IssueRow extends IssueLifeColumns {
   connection_id: string;
   queue: string;
   group_key: string;
   label: string;
   exception_class: string | null;
   normalized_message: string | null;
-  state: string;
-  state_changed_at: Date;
   state_changed_by: string;
-  resolved_at: Date | null;
-  resolve_note: string | null;
-  ignore_mode: string | null;
-  ignore_until: Date | null;
-  ignore_until_count: number | null;
-  ignore_letters: number | null;
   assignee_kind: string | null;
   assignee: string | null;
-  letters: number;
   first_seen_at: Date;
-  last_seen_at: Date;
   /** Letters of the group in the DLQ now (0 when they all left). */
   present: number;
   /** Letters of the group that arrived in the GROWTH_WINDOW before now. */

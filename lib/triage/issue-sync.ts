@@ -1,7 +1,14 @@
 import "server-only";
 import { recordAuditBatchIn, SYSTEM_ACTOR, type AuditEntry } from "@/lib/audit";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { lifeOfRow, isIssueState, systemTransition, type IssueState, type SystemChange } from "./issue-lifecycle";
+import {
+  isIssueState,
+  lifeOfRow,
+  systemTransition,
+  type IssueLifeColumns,
+  type IssueState,
+  type SystemChange,
+} from "./issue-lifecycle";
 
 /**
  * Keeps the failure issues of one DLQ in step with its groups (lib/triage/issue-lifecycle.ts):
@@ -36,20 +43,10 @@ export const ISSUE_AUTO_ACTION = "issue.state_auto";
 
 type Tx = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
 
-interface IssueRow {
+interface IssueRow extends IssueLifeColumns {
   group_key: string;
   label: string;
-  state: string;
-  state_changed_at: Date;
-  resolved_at: Date | null;
-  resolve_note: string | null;
-  ignore_mode: string | null;
-  ignore_until: Date | null;
-  ignore_until_count: number | null;
-  ignore_letters: number | null;
-  letters: number;
   first_seen_at: Date;
-  last_seen_at: Date;
 }
 
 interface Planned {
