@@ -86,6 +86,13 @@ test("a new failure appears without a scan, is acknowledged, resolved with a not
     .locator(`[data-testid="dlq-row"][data-connection-id="${CONNECTION}"][data-queue="${DLT}"]`)
     .getByTestId("dlq-attention");
   await expect(attention).toHaveText("1 new");
+  // Its top failure comes from the index the console keeps, not from a scan nobody ran.
+  const top = page
+    .locator(`[data-testid="dlq-row"][data-connection-id="${CONNECTION}"][data-queue="${DLT}"]`)
+    .getByTestId("dlq-top-failure");
+  await expect(top).toHaveAttribute("data-source", "index");
+  await expect(top.getByTestId("dlq-top-failure-label")).toHaveText(CAUSE);
+  await expect(top.getByTestId("dlq-top-failure-source")).toHaveText(/^indexed · /);
 
   // Its page: what it is, where, its letters and what can be done.
   await attention.click();

@@ -38,7 +38,9 @@ export function TopFailureCell({
   const whence =
     failure.source === "scan"
       ? `the last scan (${formatUtc(failure.at)})`
-      : `a sample of the ${formatCount(failure.total)} newest letters read ${formatUtc(failure.at)}`;
+      : failure.source === "index"
+        ? `the index, kept current as letters arrive without a scan (groups as of ${formatUtc(failure.at)})`
+        : `a sample of the ${formatCount(failure.total)} newest letters read ${formatUtc(failure.at)}`;
   const title = `${kind} of the largest triage group: ${failure.label}${failure.message ? ` — ${failure.message}` : ""}. ${formatCount(failure.count)} of ${formatCount(failure.total)} letters (${share}), from ${whence}.`;
   return (
     <span className={styles.failure} data-testid="dlq-top-failure" data-source={failure.source} title={title}>
@@ -55,8 +57,12 @@ export function TopFailureCell({
         </span>
       </Link>
       <span className="source-note" data-testid="dlq-top-failure-source" suppressHydrationWarning>
-        {failure.source === "scan" ? "scan" : `sample of ${formatCount(failure.total)}`} ·{" "}
-        {formatRelative(failure.at, now)}
+        {failure.source === "sample"
+          ? `sample of ${formatCount(failure.total)}`
+          : failure.source === "index"
+            ? "indexed"
+            : "scan"}{" "}
+        · {formatRelative(failure.at, now)}
       </span>
     </span>
   );

@@ -15,9 +15,12 @@ export interface TopFailure {
   count: number;
   /** Letters the figure counts over (every group of the scan, or the letters sampled). */
   total: number;
-  /** "scan": the DLQ's last scan; "sample": a few letters read where reading costs nothing. */
-  source: "scan" | "sample";
-  /** When the scan finished or the sample was read, ISO 8601 UTC. */
+  /**
+   * "scan": the DLQ's last scan; "index": the indexer keeps its groups current as letters arrive
+   * (no scan); "sample": a few letters read where reading costs nothing.
+   */
+  source: "scan" | "index" | "sample";
+  /** When the scan finished, the groups were last brought up to date, or the sample was read, ISO 8601 UTC. */
   at: string;
 }
 

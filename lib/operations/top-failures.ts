@@ -27,6 +27,7 @@ export async function scannedTopFailures(role: Role, db: PrismaClient = getDb())
         total: number;
         refreshed: Date;
         finished: Date | null;
+        tailed: Date | null;
       }>
     >(
       `WITH g AS (
@@ -37,8 +38,10 @@ export async function scannedTopFailures(role: Role, db: PrismaClient = getDb())
          WINDOW w AS (PARTITION BY connection_id, queue)
        )
        SELECT g.connection_id, g.queue, g.basis, g.exception_class, g.reason, g.normalized_message, g.count, g.total,
-              g.refreshed, j.finished_at AS finished
+              g.refreshed, j.finished_at AS finished, s.indexed_at AS tailed
          FROM g
+         LEFT JOIN triage_index_state s
+           ON s.connection_id = g.connection_id AND s.queue = g.queue AND s.mode = 'tail' AND s.indexed_at IS NOT NULL
          LEFT JOIN LATERAL (
            SELECT finished_at FROM jobs
             WHERE connection_id = g.connection_id AND queue = g.queue AND kind = 'scan' AND state = 'succeeded'
@@ -58,6 +61,8 @@ export async function scannedTopFailures(role: Role, db: PrismaClient = getDb())
         : r.normalized_message;
     // A scan's groups are also refreshed after a redrive or discard: the newer of the two is "as of".
     const at = r.finished && r.finished > r.refreshed ? r.finished : r.refreshed;
+    // Groups the indexer keeps current by reading only new letters (lib/triage/indexer.ts) are not a scan's.
+    const indexed = r.tailed !== null && (r.finished === null || r.refreshed > r.finished);
     return {
       connectionId: r.connection_id,
       queue: r.queue,
@@ -66,7 +71,7 @@ export async function scannedTopFailures(role: Role, db: PrismaClient = getDb())
       message,
       count: r.count,
       total: r.total,
-      source: "scan",
+      source: indexed ? ("index" as const) : ("scan" as const),
       at: at.toISOString(),
     };
   });
