@@ -190,6 +190,12 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
         await sleep(100);
       }
     }
+    /** The DLQ's letters once all `n` written are visible (a broker's reader may lag a fresh write under load). */
+    const browseFilled = (dlq: string, n: number) =>
+      until(
+        () => browseAll(dlq),
+        (ls) => ls.length >= n,
+      );
     const arrivedWith = (dest: RedriveDestination, replayIds: string[]) =>
       until(
         async () => (await dest.read()).filter((a) => replayIds.includes(a.headers[REDRIVE_HEADERS.replayId])),
@@ -479,7 +485,7 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
 
     it("a letter id requested twice: one result, moved once (the target holds one copy); the others untouched", async () => {
       const dlq = await distinct("repeat", 3);
-      const before = await browseAll(dlq);
+      const before = await browseFilled(dlq, 3);
       const [picked, ...others] = [before[1], before[0], before[2]];
       const target = await fx.createQueue();
       const job = randomUUID();
@@ -504,7 +510,7 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
 
     it("a checksum recorded in upper-case hex moves the letter as in lower case", async () => {
       const dlq = await distinct("upper", 2);
-      const before = await browseAll(dlq);
+      const before = await browseFilled(dlq, 2);
       const target = await fx.createQueue();
       const job = randomUUID();
       const results = await move(dlq, [
@@ -552,7 +558,7 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
 
     it("a letter taken away by someone else after it was listed: 'missing' in the shared words; the others move", async () => {
       const dlq = await distinct("gone", 3);
-      const before = await browseAll(dlq);
+      const before = await browseFilled(dlq, 3);
       // The DLQ's first letter: the one every broker's own client can take away.
       const gone = before[0];
       expect(await fx.takeAway(dlq, gone), "the fixture took the letter away").toBe(true);
@@ -573,7 +579,7 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
 
     it("a letter taken away by someone else during the move: 'missing' only when no copy was made, 'moved' only with one", async () => {
       const dlq = await distinct("vanish", 3);
-      const before = await browseAll(dlq);
+      const before = await browseFilled(dlq, 3);
       const target = await fx.createQueue();
       const job = randomUUID();
       let gone: Letter | null = null;
@@ -606,7 +612,7 @@ export function runRedriveContract(name: string, factory: () => Promise<RedriveC
 
     it("a letter that arrives during the move is not requested: it stays after the others, untouched, and is not reported", async () => {
       const dlq = await distinct("arrive", 3);
-      const before = await browseAll(dlq);
+      const before = await browseFilled(dlq, 3);
       const [a, b, stays] = before;
       const target = await fx.createQueue();
       const job = randomUUID();
