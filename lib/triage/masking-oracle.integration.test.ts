@@ -139,6 +139,16 @@ describe("filters are no oracle for masked values", () => {
         outcome: "success",
         details: expect.objectContaining({ filter: expect.objectContaining({ text: "login" }) }),
       });
+      // A secret typed into the search (an admin's copy of it) is kept as the letters show it:
+      // operators read the audit log, and they see that value masked.
+      const typed = meta();
+      await listLetters(actors.admin, typed, { filter: filter({ text: `refused password=${PASSWORD}` }) });
+      const searched = await queryAudit({ action: "triage.search", queue: dlq }, { limit: 5 });
+      const row = searched.rows.find((r) => r.requestId === typed.requestId);
+      expect(row).toMatchObject({
+        details: expect.objectContaining({ filter: expect.objectContaining({ text: "refused password=[hidden]" }) }),
+      });
+      expect(JSON.stringify(row)).not.toContain(PASSWORD);
     } finally {
       const now = await loadMaskingConfig();
       await saveMaskingConfig({ rules: now.rules, sensitive: now.sensitive.filter((s) => s.pattern !== dlq) }, "test");

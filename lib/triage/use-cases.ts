@@ -279,10 +279,28 @@ export async function listLetters(
   };
   // A search over a sensitive DLQ is on record, with what was searched for and how many matched.
   if (!policy.sensitive || !searches(input.filter)) return run();
+  const onRecord = await searchOnRecord(input.filter, dlq.connectionId, dlq.queue);
   return audited(actor, meta, { ...scope, action: "triage.search" }, run, (r) => ({
-    filter: describeFilter(input.filter),
+    filter: describeFilter(onRecord),
     count: r.count,
   }));
+}
+
+/**
+ * The search as the audit log keeps it: operators read the log, and a value typed into a search
+ * (a card number an admin copied, a header's secret) must not reach them there while the letters
+ * show it masked. On a sensitive DLQ every enabled rule applies to every role; the viewer's form of
+ * those rules hides whatever they match, so the record shows the search as nobody's view reveals it.
+ */
+async function searchOnRecord(f: LetterFilter, connectionId: string, queue: string): Promise<LetterFilter> {
+  const { rules, hashKey } = await maskingPolicy("viewer", connectionId, queue);
+  if (rules.length === 0) return f;
+  const header = f.header && {
+    name: f.header.name,
+    value: maskHeaderRecord({ [f.header.name]: f.header.value }, rules, hashKey).headers[f.header.name] ?? "",
+  };
+  const text = f.text ? maskTextWithRules(f.text, rules, hashKey).text : f.text;
+  return { ...f, header, text };
 }
 
 const searches = (f: LetterFilter | undefined) => Boolean(f?.header || f?.text?.trim());
