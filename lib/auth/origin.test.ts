@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { isSessionRouteChange, mayRunServerAction, mustComeFromConsole, originRefusal } from "./origin";
+import {
+  assertSameOrigin,
+  isSessionRouteChange,
+  mayRunServerAction,
+  mustComeFromConsole,
+  originRefusal,
+} from "./origin";
 
 const req = (method: string, path: string, h: Record<string, string> = {}) =>
   new Request(`http://127.0.0.1:3000${path}`, { method, headers: { host: "127.0.0.1:3000", ...h } });
@@ -69,5 +75,21 @@ describe("mustComeFromConsole", () => {
     expect(mustComeFromConsole(req("DELETE", "/api/triage/scans/s1"), "/api/triage/scans/s1")).toBe(true);
     expect(mustComeFromConsole(req("POST", "/api/v1/scans"), "/api/v1/scans")).toBe(false);
     expect(mustComeFromConsole(req("GET", "/profile"), "/profile")).toBe(false);
+  });
+});
+
+describe("assertSameOrigin", () => {
+  const req = (h: Record<string, string>) =>
+    new Request("http://127.0.0.1:3000/api/triage/scans", { method: "POST", headers: h });
+  it("accepts the console's own origin", () => {
+    expect(() => assertSameOrigin(req({ host: "127.0.0.1:3000", origin: "http://127.0.0.1:3000" }))).not.toThrow();
+  });
+  it("refuses another origin or none", () => {
+    expect(() => assertSameOrigin(req({ host: "127.0.0.1:3000", origin: "https://evil.test" }))).toThrow(
+      expect.objectContaining({ code: "forbidden:origin" }),
+    );
+    expect(() => assertSameOrigin(req({ host: "127.0.0.1:3000" }))).toThrow(
+      expect.objectContaining({ code: "forbidden:origin" }),
+    );
   });
 });

@@ -123,7 +123,7 @@ export const indexedLettersQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
 
-/** The filter's query parameters as lib/triage/http.ts parseLetterFilter reads them (one meaning for the pages and the API). */
+/** The filter's query parameters as lib/triage/filter-params.ts parseLetterFilter reads them (one meaning for the pages and the API). */
 export function letterFilterParams(q: z.output<typeof indexedLettersQuerySchema>): URLSearchParams {
   const p = new URLSearchParams();
   for (const key of [

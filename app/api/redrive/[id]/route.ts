@@ -1,25 +1,14 @@
-import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/use-case/http";
 import { getRedrive } from "@/lib/redrive/use-cases";
-import { ok } from "@/lib/triage/http";
+import { sessionRoute } from "@/lib/use-case/http";
 
 export const dynamic = "force-dynamic";
 
 /** One redrive (poll it for progress) with counts and a ledger page: ?after=<seq>&limit=&state=. */
-export async function GET(req: Request, ctx: { params: Promise<{ id: string }> }) {
-  try {
-    const { id } = await ctx.params;
-    const p = new URL(req.url).searchParams;
-    const actor = await requireActor();
-    return ok(
-      await getRedrive(actor, await requestMeta(), {
-        jobId: id,
-        after: p.get("after") ?? undefined,
-        limit: p.get("limit") ?? undefined,
-        state: p.get("state") || undefined,
-      }),
-    );
-  } catch (e) {
-    return errorResponse(e);
-  }
-}
+export const GET = sessionRoute<{ id: string }>(({ actor, meta, params, search }) =>
+  getRedrive(actor, meta, {
+    jobId: params.id,
+    after: search.get("after") ?? undefined,
+    limit: search.get("limit") ?? undefined,
+    state: search.get("state") || undefined,
+  }),
+);

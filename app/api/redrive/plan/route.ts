@@ -1,17 +1,9 @@
-import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/use-case/http";
 import { planRedrive } from "@/lib/redrive/use-cases";
-import { jsonBody, ok, requireSameOrigin } from "@/lib/triage/http";
+import { jsonBody, sessionRoute } from "@/lib/use-case/http";
 
 export const dynamic = "force-dynamic";
 
 /** Preview: { connectionId, queue, selection, target? } → { count, scope, target, orderedStream, warnings, nativeMoveNote }. */
-export async function POST(req: Request) {
-  try {
-    requireSameOrigin(req);
-    const actor = await requireActor();
-    return ok(await planRedrive(actor, await requestMeta(), await jsonBody(req).catch(() => ({}))));
-  } catch (e) {
-    return errorResponse(e);
-  }
-}
+export const POST = sessionRoute(async ({ req, actor, meta }) =>
+  planRedrive(actor, meta, await jsonBody(req).catch(() => ({}))),
+);

@@ -1,10 +1,9 @@
-import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/use-case/http";
 import { exportFormat, exportResponse } from "@/lib/http/export-stream";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { lettersToCsv, maskExportedLetter } from "@/lib/triage/export";
-import { parseLetterFilter } from "@/lib/triage/http";
+import { parseLetterFilter } from "@/lib/triage/filter-params";
 import { exportLetters } from "@/lib/triage/use-cases";
+import { sessionRoute } from "@/lib/use-case/http";
 
 export const dynamic = "force-dynamic";
 
@@ -12,29 +11,19 @@ export const dynamic = "force-dynamic";
  * The filtered set as CSV or a JSON array, streamed in keyset batches (bounded memory).
  * ?format=csv|json&payload=1 (payloads need letter:read-payload) plus the letter filters.
  */
-export async function GET(req: Request) {
-  try {
-    const p = new URL(req.url).searchParams;
-    const format = exportFormat(p);
-    const withPayload = p.get("payload") === "1";
-    const actor = await requireActor();
-    const filter = parseLetterFilter(p);
-    const { count, rows } = await exportLetters(actor, await requestMeta(), {
-      filter,
-      format,
-      includePayload: withPayload,
-    });
-    // Masked here, before a byte leaves the server: the index holds headers and payloads unmasked.
-    const policy = await maskingPolicy(actor.role, filter.connectionId, filter.queue);
-    return exportResponse({
-      rows,
-      format,
-      map: (r) => maskExportedLetter(r, policy),
-      toCsv: (batch, header) => lettersToCsv(batch, { header, withPayload }),
-      filenamePrefix: "triage",
-      headers: { "X-Total-Count": String(count) },
-    });
-  } catch (e) {
-    return errorResponse(e);
-  }
-}
+export const GET = sessionRoute(async ({ actor, meta, search }) => {
+  const format = exportFormat(search);
+  const withPayload = search.get("payload") === "1";
+  const filter = parseLetterFilter(search);
+  const { count, rows } = await exportLetters(actor, meta, { filter, format, includePayload: withPayload });
+  // Masked here, before a byte leaves the server: the index holds headers and payloads unmasked.
+  const policy = await maskingPolicy(actor.role, filter.connectionId, filter.queue);
+  return exportResponse({
+    rows,
+    format,
+    map: (r) => maskExportedLetter(r, policy),
+    toCsv: (batch, header) => lettersToCsv(batch, { header, withPayload }),
+    filenamePrefix: "triage",
+    headers: { "X-Total-Count": String(count) },
+  });
+});

@@ -1,23 +1,13 @@
-import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/use-case/http";
-import { ok } from "@/lib/triage/http";
 import { listGroups } from "@/lib/triage/use-cases";
+import { sessionRoute } from "@/lib/use-case/http";
 
 export const dynamic = "force-dynamic";
 
 /** ?connectionId=&queue=&by=group|origin|reason|class|header:<name> */
-export async function GET(req: Request) {
-  try {
-    const p = new URL(req.url).searchParams;
-    const actor = await requireActor();
-    return ok(
-      await listGroups(actor, await requestMeta(), {
-        connectionId: p.get("connectionId") ?? "",
-        queue: p.get("queue") ?? "",
-        by: p.get("by"),
-      }),
-    );
-  } catch (e) {
-    return errorResponse(e);
-  }
-}
+export const GET = sessionRoute(({ actor, meta, search }) =>
+  listGroups(actor, meta, {
+    connectionId: search.get("connectionId") ?? "",
+    queue: search.get("queue") ?? "",
+    by: search.get("by"),
+  }),
+);

@@ -1,24 +1,14 @@
-import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/use-case/http";
-import { ok, parseLetterFilter } from "@/lib/triage/http";
+import { parseLetterFilter } from "@/lib/triage/filter-params";
 import { listLetters } from "@/lib/triage/use-cases";
+import { sessionRoute } from "@/lib/use-case/http";
 
 export const dynamic = "force-dynamic";
 
 /** The filtered set: filters as in parseLetterFilter, &after=<cursor>&limit= → { letters, count, nextCursor }. */
-export async function GET(req: Request) {
-  try {
-    const p = new URL(req.url).searchParams;
-    const actor = await requireActor();
-    const filter = parseLetterFilter(p);
-    return ok(
-      await listLetters(actor, await requestMeta(), {
-        filter,
-        after: p.get("after"),
-        limit: Number(p.get("limit") ?? 50),
-      }),
-    );
-  } catch (e) {
-    return errorResponse(e);
-  }
-}
+export const GET = sessionRoute(({ actor, meta, search }) =>
+  listLetters(actor, meta, {
+    filter: parseLetterFilter(search),
+    after: search.get("after"),
+    limit: Number(search.get("limit") ?? 50),
+  }),
+);

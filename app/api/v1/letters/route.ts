@@ -1,6 +1,6 @@
 import { operationRoute } from "@/lib/api/route";
 import { letterFilterParams, listIndexedLettersOperation, toIndexedLetterPage } from "@/lib/api/v1";
-import { parseLetterFilter } from "@/lib/triage/http";
+import { parseLetterFilter } from "@/lib/triage/filter-params";
 import { listLetters } from "@/lib/triage/use-cases";
 
 export const dynamic = "force-dynamic";

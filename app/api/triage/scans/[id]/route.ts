@@ -1,17 +1,9 @@
-import { requireActor, requestMeta } from "@/lib/auth/session";
-import { errorResponse } from "@/lib/use-case/http";
-import { ok } from "@/lib/triage/http";
 import { getScan } from "@/lib/triage/use-cases";
+import { sessionRoute } from "@/lib/use-case/http";
 
 export const dynamic = "force-dynamic";
 
 /** One scan with its progress (poll it for the progress bar). */
-export async function GET(_req: Request, ctx: { params: Promise<{ id: string }> }) {
-  try {
-    const { id } = await ctx.params;
-    const actor = await requireActor();
-    return ok(await getScan(actor, await requestMeta(), { jobId: id }));
-  } catch (e) {
-    return errorResponse(e);
-  }
-}
+export const GET = sessionRoute<{ id: string }>(({ actor, meta, params }) =>
+  getScan(actor, meta, { jobId: params.id }),
+);

@@ -1,18 +1,12 @@
-import { requireActor, requestMeta } from "@/lib/auth/session";
 import { downloadPayload } from "@/lib/dlq/download-payload";
-import { errorResponse } from "@/lib/use-case/http";
+import { sessionRoute } from "@/lib/use-case/http";
 
 export const dynamic = "force-dynamic";
 
 /** The payload as an attachment that a browser never renders: original bytes, or a masked rendition (X-Payload-Masked). */
-export async function GET(
-  _req: Request,
-  ctx: { params: Promise<{ connectionId: string; queue: string; letterId: string }> },
-) {
-  try {
-    const { connectionId, queue, letterId } = await ctx.params;
-    const actor = await requireActor();
-    const p = await downloadPayload(actor, await requestMeta(), { connectionId, queue, letterId });
+export const GET = sessionRoute<{ connectionId: string; queue: string; letterId: string }>(
+  async ({ actor, meta, params }) => {
+    const p = await downloadPayload(actor, meta, params);
     return new Response(new Uint8Array(p.bytes), {
       headers: {
         "Content-Type": "application/octet-stream",
@@ -25,7 +19,5 @@ export async function GET(
         ...(p.maskedCount !== null ? { "X-Payload-Masked": String(p.maskedCount) } : {}),
       },
     });
-  } catch (e) {
-    return errorResponse(e);
-  }
-}
+  },
+);

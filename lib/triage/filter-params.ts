@@ -1,29 +1,8 @@
 import "server-only";
-import { NextResponse } from "next/server";
 import { AppError } from "@/lib/errors";
 import type { LetterFilter } from "./queries";
 
-/**
- * Helpers for the triage route handlers: same-origin checks on POSTs (cookies ride along with
- * cross-site requests), query-string filters, JSON bodies.
- */
-
-/** Refuses a state-changing request whose Origin is not the console's own (one rule for every route: lib/auth/origin.ts). */
-export { assertSameOrigin as requireSameOrigin } from "@/lib/auth/origin";
-
-export async function jsonBody(req: Request): Promise<Record<string, unknown>> {
-  try {
-    const body = (await req.json()) as unknown;
-    if (body && typeof body === "object" && !Array.isArray(body)) return body as Record<string, unknown>;
-  } catch {
-    /* fall through */
-  }
-  throw new AppError("bad_request:body", { userMessage: "The request body must be a JSON object." });
-}
-
-export function ok<T>(data: T, status = 200): NextResponse {
-  return NextResponse.json({ ok: true, data }, { status, headers: { "Cache-Control": "no-store" } });
-}
+/** A view's letter filter as its URL carries it, one meaning for the pages, their routes and the API. */
 
 function date(v: string | null, name: string): Date | undefined {
   if (!v) return undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseLetterFilter, requireSameOrigin } from "./http";
+import { parseLetterFilter } from "./filter-params";
 
 describe("parseLetterFilter", () => {
   it("reads every filter from the URL", () => {
@@ -31,22 +31,6 @@ describe("parseLetterFilter", () => {
     );
     expect(() => parseLetterFilter(new URLSearchParams("connectionId=c&queue=q&header=novalue"))).toThrow(
       expect.objectContaining({ code: "bad_request:filter" }),
-    );
-  });
-});
-
-describe("requireSameOrigin", () => {
-  const req = (h: Record<string, string>) =>
-    new Request("http://127.0.0.1:3000/api/triage/scans", { method: "POST", headers: h });
-  it("accepts the console's own origin", () => {
-    expect(() => requireSameOrigin(req({ host: "127.0.0.1:3000", origin: "http://127.0.0.1:3000" }))).not.toThrow();
-  });
-  it("refuses another origin or none", () => {
-    expect(() => requireSameOrigin(req({ host: "127.0.0.1:3000", origin: "https://evil.test" }))).toThrow(
-      expect.objectContaining({ code: "forbidden:origin" }),
-    );
-    expect(() => requireSameOrigin(req({ host: "127.0.0.1:3000" }))).toThrow(
-      expect.objectContaining({ code: "forbidden:origin" }),
     );
   });
 });
