@@ -4,7 +4,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 /**
- * The layout of lib/ (README "Layout"), checked on every run: folders import each other in one
+ * The layout of lib/ (docs/contributing.md#layout), checked on every run: folders import each other in one
  * direction only, and the lower rooms import no feature. A room is a folder under lib/; a file at
  * lib/'s top level is a room of its own. Type-only imports count: a type is a dependency too.
  */

@@ -65,7 +65,7 @@ services() {
 }
 
 # Migrations run as the owner (postgres); the tests and the e2e console connect as dlq_console,
-# which may only SELECT and INSERT on audit_log, as a production console should (README "Audit log").
+# which may only SELECT and INSERT on audit_log, as a production console should (docs/security.md#the-database-roles).
 databases() {
   local n
   ensure_console_role
