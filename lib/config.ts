@@ -9,7 +9,9 @@ import { processState } from "@/lib/process-state";
 /**
  * Broker connections come from a JSON file (DLQ_CONSOLE_CONFIG, default ./dlq-console.config.json).
  * Secrets never live in the file: a connection names the environment variables that hold them.
- * Without a file, one local RabbitMQ connection is used (amqp://127.0.0.1:5672, guest/guest from env defaults).
+ * Without a file, DEFAULT_CONFIG is used: the four local brokers, RabbitMQ (amqp://127.0.0.1:5672 and
+ * its management API on :15672; guest/guest unless RABBITMQ_USERNAME/RABBITMQ_PASSWORD are set), SQS
+ * (ElasticMQ, http://127.0.0.1:9324), Kafka (127.0.0.1:9092) and Pulsar (admin API http://127.0.0.1:8080).
  */
 const dlqEntrySchema = z.object({
   /** Queue (or topic) name. */
