@@ -8,6 +8,7 @@ import { AppError } from "@/lib/errors";
 import { audited } from "@/lib/use-case/audited";
 import { roleRank, rolesUpTo } from "./roles";
 import { countLiveTokens, issueToken, listTokens, revokeToken, type TokenRecord } from "./store";
+import { parseInput } from "@/lib/use-case/input";
 
 export { actorFromBearer, type BearerActor } from "./bearer";
 export { tokenRateLimitOf } from "./rate";
@@ -81,14 +82,6 @@ function toView(t: TokenRecord, now: Date): TokenView {
     revokedAt: t.revokedAt?.toISOString() ?? null,
   };
 }
-
-function parse<T>(schema: z.ZodType<T>, input: unknown): T {
-  const r = schema.safeParse(input);
-  if (!r.success)
-    throw new AppError("bad_request:token", { userMessage: r.error.issues.map((i) => i.message).join("; ") });
-  return r.data;
-}
-
 function notFound(): AppError {
   return new AppError("not_found:token", { userMessage: "That API token does not exist (or is not yours)." });
 }
@@ -109,7 +102,7 @@ export async function createToken(
   input: CreateTokenInput,
 ): Promise<{ token: string; view: TokenView }> {
   await authorize(actor, "tokens:own", { action: "token.create", meta });
-  const data = parse(createTokenSchema, input);
+  const data = parseInput(createTokenSchema, input, "bad_request:token");
   return audited(
     actor,
     meta,

@@ -20,9 +20,10 @@ import { audited, auditActor, errorCodeOf } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { dltNameFor } from "./dlt";
 import type { GroupSkipParams, GroupSkipProgress } from "./skip-handler";
+import { parseInput } from "@/lib/use-case/input";
 
 /**
- * "Move it to the DLT and skip it" (issue 19, part 1), as use cases: authorize → validate (zod) →
+ * "Move it to the DLT and skip it" , as use cases: authorize → validate (zod) →
  * act → audit. The skip itself is a `group-skip` job (./skip-handler.ts); operation id = job id.
  * Audit actions: group.skip_plan, group.skip (the start, or its refusal), group.skip_cancel,
  * group.skip_view / group.skip_list (refusals only), and the job's group.skipped (per record),
@@ -61,18 +62,6 @@ const startSchema = partitionRef.extend({
 });
 const jobRef = z.object({ jobId: z.string().min(1).max(100) });
 const listSchema = z.object({ connectionId: z.string().min(1).max(100), groupId: name.optional() });
-
-function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const r = schema.safeParse(input);
-  if (r.success) return r.data;
-  const first = r.error.issues[0];
-  const where = first?.path.length ? `${first.path.join(".")}: ` : "";
-  throw new AppError("bad_request:group-skip", {
-    message: r.error.message,
-    userMessage: `${where}${first?.message ?? "The skip request is not valid."}`,
-  });
-}
-
 /** The audit scope of an input not yet validated: what it names, as far as it can be read. */
 function rawScope(input: unknown, action: string) {
   const raw = (input ?? {}) as Record<string, unknown>;
@@ -216,7 +205,7 @@ export async function planSkip(actor: Actor, meta: RequestMeta, input: unknown):
     actor,
     meta,
     scope,
-    async () => lookAt(parse(planSchema, input)),
+    async () => lookAt(parseInput(planSchema, input, "bad_request:group-skip")),
     (r) => ({
       groupId: r.groupId,
       topic: r.topic,
@@ -296,7 +285,7 @@ export async function startSkip(actor: Actor, meta: RequestMeta, input: unknown)
   let job: JobRecord;
   let params: GroupSkipParams;
   try {
-    const s = parse(startSchema, input);
+    const s = parseInput(startSchema, input, "bad_request:group-skip");
     const plan = await lookAt(s);
     const expected = s.expectedCommitted === null ? null : s.expectedCommitted.toString();
     if (plan.committed !== expected) {
@@ -365,7 +354,7 @@ export async function cancelSkip(actor: Actor, meta: RequestMeta, input: unknown
   const raw = (input ?? {}) as Record<string, unknown>;
   const scope = { action: "group.skip_cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
   await authorize(actor, "groups:skip", { ...scope, meta });
-  const job = await loadSkip(parse(jobRef, input).jobId);
+  const job = await loadSkip(parseInput(jobRef, input, "bad_request:group-skip").jobId);
   const entry = (outcome: "success" | "failure", details: Record<string, unknown>) => ({
     actor: auditActor(actor),
     action: scope.action,
@@ -408,14 +397,14 @@ export async function viewSkip(actor: Actor, meta: RequestMeta, input: unknown):
     target: typeof raw.jobId === "string" ? raw.jobId : null,
     meta,
   });
-  return viewOf(await loadSkip(parse(jobRef, input).jobId));
+  return viewOf(await loadSkip(parseInput(jobRef, input, "bad_request:group-skip").jobId));
 }
 
 /** A connection's skips (one group's, with `groupId`), newest 50. `groups:read`; a refusal is audited `group.skip_list`. */
 export async function listSkips(actor: Actor, meta: RequestMeta, input: unknown): Promise<SkipView[]> {
   const scope = rawScope(input, "group.skip_list");
   await authorize(actor, "groups:read", { ...scope, meta });
-  const q = parse(listSchema, input);
+  const q = parseInput(listSchema, input, "bad_request:group-skip");
   const jobs = await getDb().job.findMany({
     where: {
       kind: "group-skip",

@@ -32,23 +32,12 @@ import { maskingPolicy } from "@/lib/masking/policy";
 import { visibleSha256 } from "@/lib/masking/digest";
 import { scopedFilter } from "@/lib/triage/masked-search";
 import type { LetterFilter } from "@/lib/triage/queries";
+import { parseInput } from "@/lib/use-case/input";
 
 /**
  * Discard use cases: authorize → validate (zod) → act → audit. Server actions and route handlers
  * call these; the job handler (./handler.ts) does the archiving and removing. Operation id = job id.
  */
-
-function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const r = schema.safeParse(input);
-  if (r.success) return r.data;
-  const first = r.error.issues[0];
-  const where = first?.path.length ? `${first.path.join(".")}: ` : "";
-  throw new AppError("bad_request:discard", {
-    message: r.error.message,
-    userMessage: `${where}${first?.message ?? "The discard request is not valid."}`,
-  });
-}
-
 const rawScope = (input: unknown, action: string) => {
   const raw = (input ?? {}) as Record<string, unknown>;
   return {
@@ -71,7 +60,7 @@ export interface DiscardPreview {
 export async function planDiscard(actor: Actor, meta: RequestMeta, input: unknown): Promise<DiscardPreview> {
   const scope = rawScope(input, "discard.plan");
   await authorize(actor, "discard:run", { ...scope, meta });
-  const p = parse(discardPreviewSchema, input);
+  const p = parseInput(discardPreviewSchema, input, "bad_request:discard");
   return audited(
     actor,
     meta,
@@ -140,7 +129,7 @@ async function loadDiscard(jobId: unknown): Promise<{ job: JobRecord; plan: Disc
 export async function startDiscard(actor: Actor, meta: RequestMeta, input: unknown): Promise<DiscardView> {
   const base = rawScope(input, "discard.start");
   await authorize(actor, "discard:run", { ...base, meta });
-  const p = parse(discardStartSchema, input);
+  const p = parseInput(discardStartSchema, input, "bad_request:discard");
   adapterFor(p.connectionId);
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
   // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
@@ -228,7 +217,9 @@ export async function cancelDiscard(actor: Actor, meta: RequestMeta, input: unkn
   const raw = (input ?? {}) as Record<string, unknown>;
   const scope = { action: "discard.cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
   await authorize(actor, "discard:run", { ...scope, meta });
-  const { job, plan } = await loadDiscard(parse(z.object({ jobId: z.string() }), input).jobId);
+  const { job, plan } = await loadDiscard(
+    parseInput(z.object({ jobId: z.string() }), input, "bad_request:discard").jobId,
+  );
   const entry = (outcome: "success" | "failure", details: Record<string, unknown>) => ({
     actor: auditActor(actor),
     action: scope.action,
@@ -285,7 +276,7 @@ export async function getDiscard(
     target: typeof raw.jobId === "string" ? raw.jobId : null,
     meta,
   });
-  const q = parse(ledgerQuery, input);
+  const q = parseInput(ledgerQuery, input, "bad_request:discard");
   const { job, plan } = await loadDiscard(q.jobId);
   const [counts, page] = await Promise.all([
     countDiscardStates(getDb(), job.id),

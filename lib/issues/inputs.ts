@@ -1,6 +1,5 @@
 import { z } from "zod";
 import type { BrokerKind } from "@/lib/brokers/types";
-import { AppError } from "@/lib/errors";
 import { ISSUE_STATES, MAX_IGNORE_LETTERS, type OperatorChange } from "@/lib/triage/issue-lifecycle";
 
 /**
@@ -90,13 +89,4 @@ export function linkHost(url: string): string | null {
   if (u.protocol !== "http:" && u.protocol !== "https:") return null;
   if (u.username || u.password || !u.host) return null;
   return u.host;
-}
-
-export function parseInput<T>(schema: z.ZodType<T>, input: unknown, code: `bad_request:${string}`): T {
-  const r = schema.safeParse(input);
-  if (!r.success)
-    throw new AppError(code, {
-      userMessage: r.error.issues.map((i) => `${i.path.length ? `${i.path.join(".")}: ` : ""}${i.message}`).join("; "),
-    });
-  return r.data;
 }

@@ -27,7 +27,6 @@ import {
   linkSchema,
   noteSchema,
   operatorChangeOf,
-  parseInput,
   stateChangeSchema,
   type Assignee,
   type IssueFilter,
@@ -48,6 +47,7 @@ import {
   type IssueWhere,
 } from "./queries";
 import { policies, toEventView, toIssueView, type IssueEventView, type IssueView } from "./view";
+import { parseInput } from "@/lib/use-case/input";
 
 /**
  * Failure issues (DESIGN "Failures as issues"): authorize → validate → act → audit, like every use

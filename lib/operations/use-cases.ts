@@ -14,19 +14,13 @@ import { CHART_RANGES, dlqSeries, type ChartRange, type SeriesPoint } from "./sa
 import { sampledTopFailures } from "./top-failure-sample";
 import type { TopFailure } from "./top-failure-view";
 import { attentionByDlq, type DlqAttention, scannedTopFailures } from "./top-failures";
+import { parseInput } from "@/lib/use-case/input";
 
 /**
  * Operations use cases: the overview, a DLQ's charts, findings (acknowledged by operators) and
  * owners (set by admins). authorize → validate → act → audit, like every use case; reads that
  * every role may make are not audited.
  */
-
-function parse<T>(schema: z.ZodType<T>, input: unknown, code: `bad_request:${string}`): T {
-  const r = schema.safeParse(input);
-  if (!r.success) throw new AppError(code, { userMessage: r.error.issues.map((i) => i.message).join("; ") });
-  return r.data;
-}
-
 export interface Overview {
   rows: DlqOverviewRow[];
   /** "Lost in" below this many hours is urgent. */
@@ -81,7 +75,7 @@ export async function viewDlqStatus(
     queue: input?.queue ?? null,
     meta,
   });
-  const p = parse(seriesSchema.omit({ range: true }), input, "bad_request:range");
+  const p = parseInput(seriesSchema.omit({ range: true }), input, "bad_request:range");
   return (await overviewRows(await ownerResolver(), new Date(), getDb(), p))[0] ?? null;
 }
 
@@ -103,7 +97,7 @@ export async function viewDlqOperations(
     queue: input?.queue ?? null,
     meta,
   });
-  const p = parse(seriesSchema, input, "bad_request:range");
+  const p = parseInput(seriesSchema, input, "bad_request:range");
   const [points, rows] = await Promise.all([
     dlqSeries(p.connectionId, p.queue, p.range),
     overviewRows(await ownerResolver(), new Date(), getDb(), p),
@@ -121,7 +115,7 @@ const findingFilterSchema = z.object({
 export async function listFindings(actor: Actor, meta: RequestMeta, filter: FindingFilter = {}): Promise<FindingRow[]> {
   await authorize(actor, "ops:read", { action: "ops.findings", meta });
   const [rows, ownerOf] = await Promise.all([
-    queryFindings(parse(findingFilterSchema, filter, "bad_request:filter")),
+    queryFindings(parseInput(findingFilterSchema, filter, "bad_request:filter")),
     ownerResolver(),
   ]);
   return rows.map((f) => ({ ...f, ownerTeam: f.queue ? (ownerOf(f.connectionId, f.queue)?.team ?? null) : null }));
@@ -138,7 +132,7 @@ export async function acknowledgeFinding(
     target: typeof input?.id === "string" ? input.id : null,
     meta,
   });
-  const { id } = parse(z.object({ id: z.string().uuid("Unknown finding.") }), input, "bad_request:finding");
+  const { id } = parseInput(z.object({ id: z.string().uuid("Unknown finding.") }), input, "bad_request:finding");
   const row = await getDb().dlqFinding.findUnique({ where: { id } });
   if (!row) throw new AppError("not_found:finding", { userMessage: "That finding does not exist." });
   return audited(
@@ -176,7 +170,7 @@ export async function acknowledgeFindingKind(
     target: typeof input?.code === "string" ? input.code.slice(0, 200) : null,
     meta,
   });
-  const p = parse(kindSchema, input, "bad_request:finding");
+  const p = parseInput(kindSchema, input, "bad_request:finding");
   return audited(
     actor,
     meta,
@@ -263,7 +257,7 @@ export async function saveOwner(
   input: z.input<typeof ownerSchema>,
 ): Promise<{ id: string }> {
   await authorize(actor, "ops:manage", { action: "owner.save", meta });
-  const p = parse(ownerSchema, input, "bad_request:owner");
+  const p = parseInput(ownerSchema, input, "bad_request:owner");
   const data = {
     position: p.position,
     connectionPattern: p.connectionPattern,
@@ -296,7 +290,7 @@ export async function deleteOwner(actor: Actor, meta: RequestMeta, input: { id: 
     target: typeof input?.id === "string" ? input.id : null,
     meta,
   });
-  const { id } = parse(z.object({ id: z.string().uuid("Unknown owner entry.") }), input, "bad_request:owner");
+  const { id } = parseInput(z.object({ id: z.string().uuid("Unknown owner entry.") }), input, "bad_request:owner");
   return audited(
     actor,
     meta,

@@ -42,27 +42,13 @@ import {
   type RedriveRepair,
   type Selection,
 } from "./plan";
+import { parseInput } from "@/lib/use-case/input";
 
 /**
  * Redrive use cases: authorize → validate (zod) → act → audit. Route handlers (app/api/redrive/**)
  * and the redrive pages' server actions call these; the job handler does the moving.
  * Operation id of a redrive = its job id.
  */
-
-function invalid(e: z.ZodError): AppError {
-  const first = e.issues[0];
-  const where = first?.path.length ? `${first.path.join(".")}: ` : "";
-  return new AppError("bad_request:redrive", {
-    message: e.message,
-    userMessage: `${where}${first?.message ?? "The redrive request is not valid."}`,
-  });
-}
-function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const r = schema.safeParse(input);
-  if (!r.success) throw invalid(r.error);
-  return r.data;
-}
-
 async function countSelection(filter: LetterFilter, letterIds?: string[]): Promise<number> {
   if (!letterIds) return countLetters(filter);
   const r = await getDb().$queryRawUnsafe<Array<{ n: number }>>(
@@ -146,7 +132,7 @@ export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknow
     queue: (raw.queue as string) ?? null,
   };
   await authorize(actor, "redrive:sample", { ...scope, meta });
-  const p = parse(previewSchema, input);
+  const p = parseInput(previewSchema, input, "bad_request:redrive");
   if (p.repair) await authorize(actor, "letter:repair", { ...scope, meta });
   // A patch that tests or edits a value masked for this role must not be answered (audited when refused).
   if (p.repair) await assertGroupRepairUnmasked(actor, meta, p, "redrive.plan");
@@ -342,7 +328,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
     queue: (raw.queue as string) ?? null,
   };
   await authorize(actor, "redrive:sample", { ...base, meta });
-  const p = parse(planSchema, input);
+  const p = parseInput(planSchema, input, "bad_request:redrive");
   const adapter = adapterFor(p.connectionId); // unknown connections are not_found before anything is counted
   if (p.acceptRisk) await authorize(actor, "dlq:browse-risky", { ...base, meta });
   if (p.repair) await authorize(actor, "letter:repair", { ...base, meta });
@@ -502,7 +488,7 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
   const scope = { action: "redrive.bulk_start", target: typeof raw.jobId === "string" ? raw.jobId : null };
   if (raw.overrideReason !== undefined) await authorize(actor, "redrive:override", { ...scope, meta });
   await authorize(actor, "redrive:bulk", { ...scope, meta });
-  const p = parse(bulkSchema, input);
+  const p = parseInput(bulkSchema, input, "bad_request:redrive");
   const { job, plan } = await loadRedrive(p.jobId);
   // The rest of a repairing redrive repairs letters too: the same permission as starting one.
   if (plan.repair)
@@ -604,7 +590,7 @@ async function controlRedrive(
   const raw = (input ?? {}) as Record<string, unknown>;
   const scope = { action, target: typeof raw.jobId === "string" ? raw.jobId : null };
   await authorize(actor, "redrive:sample", { ...scope, meta });
-  const { jobId } = parse(idSchema, input);
+  const { jobId } = parseInput(idSchema, input, "bad_request:redrive");
   const loaded = await loadRedrive(jobId);
   const { job } = loaded;
   return auditedOp(
@@ -724,7 +710,7 @@ export async function getRedrive(
     target: typeof raw.jobId === "string" ? raw.jobId : null,
     meta,
   });
-  const q = parse(ledgerQuery, input);
+  const q = parseInput(ledgerQuery, input, "bad_request:redrive");
   const { job, plan } = await loadRedrive(q.jobId);
   const [counts, page] = await Promise.all([
     countStates(getDb(), job.id),

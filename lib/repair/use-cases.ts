@@ -44,9 +44,10 @@ import {
   type LockedField,
   type PayloadKind,
 } from "./policy";
+import { parseInput } from "@/lib/use-case/input";
 
 /**
- * Repair and resubmit one letter (issue 18): an admin edits a letter's payload or unlocked headers
+ * Repair and resubmit one letter: an admin edits a letter's payload or unlocked headers
  * and sends the copy on; the copy is confirmed at the target first, then the original goes to the
  * encrypted archive, and only then leaves the DLQ (the adapter's `moveLetters` with `repair` and
  * `beforeRemove`). Every entry path (page, action, route, job) calls these, so the permission, the
@@ -208,19 +209,6 @@ async function auditRefusal(
     console.error("audit write failed after a refused repair", loggableError(auditError));
   }
 }
-
-function parse<T>(schema: z.ZodType<T>, input: unknown): T {
-  const r = schema.safeParse(input);
-  if (!r.success) {
-    throw new AppError("bad_request:repair", {
-      userMessage: r.error.issues
-        .map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message))
-        .join(" "),
-    });
-  }
-  return r.data;
-}
-
 interface Prepared {
   adapter: BrokerAdapter;
   dlq: DlqSummary;
@@ -442,7 +430,7 @@ export async function planRepair(actor: Actor, meta: RequestMeta, input: PlanRep
   const scope = scopeOf("letter.repair_plan", input);
   await authorize(actor, "letter:repair", { ...scope, meta });
   try {
-    const parsed = parse(planRepairSchema, input);
+    const parsed = parseInput(planRepairSchema, input, "bad_request:repair");
     const revealed = await authorizeReveal(actor, meta, scope, parsed);
     const p = await prepare(actor, parsed, revealed);
     if (revealed) await recordReveal(actor, meta, scope, parsed, p.letter.sha256);
@@ -488,7 +476,7 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
   let parsed: z.infer<typeof repairLetterSchema>;
   let p: Prepared;
   try {
-    parsed = parse(repairLetterSchema, input);
+    parsed = parseInput(repairLetterSchema, input, "bad_request:repair");
     const revealed = await authorizeReveal(actor, meta, scope, parsed);
     p = await prepare(actor, parsed, revealed);
     if (revealed) await recordReveal(actor, meta, scope, parsed, p.letter.sha256);

@@ -10,6 +10,7 @@ import { createUser, listUsers, updateUser } from "@/lib/auth/users";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { audited, auditActor, errorCodeOf } from "@/lib/use-case/audited";
+import { parseInput } from "@/lib/use-case/input";
 
 /** As the audit log's own transactions: its chain lock may have to be waited for. */
 const TX_OPTIONS = { maxWait: 15_000, timeout: 15_000 } as const;
@@ -36,15 +37,6 @@ export const updateUserSchema = z
 
 export type CreateUserInput = z.input<typeof createUserSchema>;
 export type UpdateUserInput = z.input<typeof updateUserSchema>;
-
-function parse<T>(schema: z.ZodType<T>, input: unknown): T {
-  const r = schema.safeParse(input);
-  if (!r.success) {
-    throw new AppError("bad_request:user", { userMessage: r.error.issues.map((i) => i.message).join("; ") });
-  }
-  return r.data;
-}
-
 /** Users without password hashes. Needs users:manage; not audited (reading a list, no change). */
 export async function listUsersAsAdmin(actor: Actor, meta: RequestMeta) {
   await authorize(actor, "users:manage", { action: "user.list", meta });
@@ -66,7 +58,7 @@ export async function createUserAsAdmin(actor: Actor, meta: RequestMeta, input: 
     target: typeof input?.email === "string" ? input.email : null,
     meta,
   });
-  const data = parse(createUserSchema, input);
+  const data = parseInput(createUserSchema, input, "bad_request:user");
   return audited(
     actor,
     meta,
@@ -95,7 +87,7 @@ export async function updateUserAsAdmin(actor: Actor, meta: RequestMeta, input: 
     target: typeof input?.id === "string" ? input.id : null,
     meta,
   });
-  const data = parse(updateUserSchema, input);
+  const data = parseInput(updateUserSchema, input, "bad_request:user");
   const entry = (outcome: "success" | "failure", details: Record<string, unknown>): AuditEntry => ({
     actor: auditActor(actor),
     action: "user.update",
