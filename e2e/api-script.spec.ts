@@ -3,7 +3,7 @@ import { deadLetterQueues, runId } from "./dead-letters";
 import { DEMO, E2E_USERS, loadSession } from "./fixtures";
 
 /**
- * A runbook script, end to end against the production server (issue 17): an operator mints a
+ * A runbook script, end to end against the production server: an operator mints a
  * personal API token on the profile page, and from then on everything goes over HTTP with that
  * token alone (no cookie, no browser): find the DLQ, scan it, read its groups, plan a redrive of
  * the group, be refused a start with a count it did not review (and nothing moves), start it with

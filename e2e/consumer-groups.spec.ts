@@ -6,7 +6,7 @@ import { dlqPath, loadSession } from "./fixtures";
 import { runId } from "./dead-letters";
 
 /**
- * A consumer group stuck behind one poison record, end to end on the real Kafka (issue 19): a real
+ * A consumer group stuck behind one poison record, end to end on the real Kafka: a real
  * kafkajs consumer crash-loops on one record of partition 1 while partition 0 drains. The console's
  * sampler (every 5 s in the e2e config, stuck after 8 s) flags that partition and not the other; an
  * admin opens the record it is stuck on, is told the group has a member, chooses to wait, and the

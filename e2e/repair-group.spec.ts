@@ -4,7 +4,7 @@ import { dlqPath, loadSession } from "./fixtures";
 import { scanToDone } from "./redrive-steps";
 
 /**
- * Group repair, end to end on RabbitMQ (issue 18): five JSON letters of one exception class
+ * Group repair, end to end on RabbitMQ: five JSON letters of one exception class
  * dead-lettered for real into a DLQ this run makes (the e2e config's `repair` switch covers
  * e2e.repair.*.dlq). Four say "status":"PAYED", one has no status. An admin scans the DLQ, opens
  * Repair… on the group, types a JSON Patch (a syntax error is shown at its line and column and

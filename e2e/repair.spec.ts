@@ -3,7 +3,7 @@ import { deadLetterQueues, runId } from "./dead-letters";
 import { dlqPath, loadSession } from "./fixtures";
 
 /**
- * Repair and resubmit, end to end on RabbitMQ (issue 18): one JSON letter dead-lettered for real
+ * Repair and resubmit, end to end on RabbitMQ: one JSON letter dead-lettered for real
  * into a DLQ this run makes (the e2e config's `repair` switch covers e2e.repair.*.dlq). An admin
  * opens it, chooses Repair and resubmit, types JSON with a syntax error (told where, nothing can be
  * sent), fixes the typo'd status, previews the diff and the target, gives a reason and sends; the

@@ -3,7 +3,7 @@ import { test, expect } from "@playwright/test";
 import { loadSession } from "./fixtures";
 
 /**
- * Personal API tokens in the browser (issue 17): a user creates one on their profile page, sees it
+ * Personal API tokens in the browser: a user creates one on their profile page, sees it
  * once with a copy button, finds it listed by prefix (never again in full), and revokes it; an
  * admin sees everyone's. Token names are hostile text and must stay text.
  */

@@ -126,7 +126,7 @@ const kafkaConnectionSchema = z.object({
    */
   shareGroupDlqs: z.boolean().default(true),
   dlqs: z.array(dlqEntrySchema).default([]),
-  /** Consumer groups (issue 19): sampled for lag, and a stuck partition's records moved to a DLT. */
+  /** Consumer groups: sampled for lag, and a stuck partition's records moved to a DLT. */
   consumerGroups: consumerGroupsSchema.prefault({}),
 });
 
@@ -184,7 +184,7 @@ const ownerSchema = z.object({
 });
 
 /**
- * Where repair and resubmit (issue 18) is allowed: a DLQ may be repaired only when some entry
+ * Where repair and resubmit is allowed: a DLQ may be repaired only when some entry
  * matches its connection and name. Off by default (no entries): editing a letter before sending it
  * on is the most dangerous thing the console does, so an operator of the console opts in per
  * connection or DLQ pattern. The permission (letter:repair, admins) is checked as well.

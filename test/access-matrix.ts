@@ -807,4 +807,4 @@ export function loadingFilesAbove(pageFile: string, root: string = ROOT): string
 
 export const MISSING_ROW_HELP =
   "Add a row to test/access-matrix.ts for each of these (who may call it, the permission a refusal names, the audit action it is recorded under). " +
-  "Discard/undo/archive export are admin only (DESIGN.md, issue 7).";
+  "Discard/undo/archive export are admin only (DESIGN.md).";

@@ -1,5 +1,5 @@
 /**
- * Which archive entries are the originals of a repair (issue 18). A repair archives the original
+ * Which archive entries are the originals of a repair. A repair archives the original
  * under the repair's operation id with the reason "Repaired and resubmitted: <the admin's reason>"
  * (lib/repair/use-cases.ts for one letter, lib/redrive/handler.ts for a group repair): that prefix
  * is what tells them apart from discards, since the archive row has no kind of its own.

@@ -443,7 +443,7 @@ function masking(r: Run): TableProbe[] {
   return rows;
 }
 
-// ---------------------------------------------------------------- repair previews (issue 31, item 1)
+// ---------------------------------------------------------------- repair previews
 
 function repairPreviews(r: Run): TableProbe[] {
   const s = r.secret;
@@ -807,7 +807,7 @@ function hostile(r: Run): TableProbe[] {
   return rows;
 }
 
-// ---------------------------------------------------------------- path decoding (issue 31, item 4)
+// ---------------------------------------------------------------- path decoding
 
 function pathDecoding(r: Run): TableProbe[] {
   const once = q(r.percentDlq);

@@ -81,7 +81,7 @@ async function burst(token: string, times: number[], policy: TokenRatePolicy): P
 const admitted = (out: Outcome[]) => out.filter((o) => o.ok).length;
 const at = (ms: number, n: number) => Array.from({ length: n }, () => ms);
 
-describe("the token rate limit under concurrency (issue 31)", () => {
+describe("the token rate limit under concurrency", () => {
   it("of 330 simultaneous calls on two replicas at the default 300 a minute, exactly 300 get through and 30 are answered 429 with Retry-After", async () => {
     const policy = tokenRatePolicy({});
     expect(policy.limit).toBe(300);

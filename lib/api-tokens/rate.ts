@@ -13,7 +13,7 @@ import { AppError, asAppError } from "@/lib/errors";
  *
  * The decision is exact under concurrency: one statement holding the token's row lock reads both
  * counts and adds to one, so of any number of simultaneous requests, from any number of replicas,
- * exactly as many get through as this formula allows, one after another (issue 31).
+ * exactly as many get through as this formula allows, one after another.
  */
 export interface TokenRatePolicy {
   /** Requests per window. */

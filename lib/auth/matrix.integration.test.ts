@@ -268,7 +268,7 @@ describe.each(callable.map((r) => [rowKey(r), r] as const))("%s", (_key, row) =>
 });
 
 /**
- * Issue 14: no route answers differently for a right and a wrong guess of a masked value. Every
+ * No route answers differently for a right and a wrong guess of a masked value. Every
  * GET route that takes a DLQ in its query string is asked, by each role it allows, with filters
  * that guess a masked header, a masked secret in the exception text and the payload's SHA-256;
  * a new route that filters the index cannot reopen the oracle without failing here.
@@ -374,7 +374,7 @@ describe("no filter, count or digest of any route tells a masked value apart", (
 });
 
 /**
- * Issue 31: no repair preview or plan tells a masked value apart. The group repair preview and the
+ * No repair preview or plan tells a masked value apart. The group repair preview and the
  * single-letter repair plan are asked through their server actions, by an admin who has not
  * revealed the letter and by every other role, with a right and a wrong guess of a value the
  * default masking rules hide (a patch that tests or replaces it, an edit of the payload or of a

@@ -1,5 +1,5 @@
 /**
- * Consumer groups at the broker boundary (issue 19): what a feature may ask of a connection whose
+ * Consumer groups at the broker boundary: what a feature may ask of a connection whose
  * broker has consumer groups with committed offsets (Kafka). `BrokerAdapter.consumerGroups` is
  * absent on brokers without them. The data types are Kafka's (lib/brokers/kafka/consumer-groups.ts,
  * consumer-group-skip.ts); features use them through this file only.

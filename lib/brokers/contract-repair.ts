@@ -1,5 +1,5 @@
 /**
- * The repair contract (issue 18, repair and resubmit) every adapter with `capabilities.repair`
+ * The repair contract (repair and resubmit) every adapter with `capabilities.repair`
  * passes against its real broker, on the redrive contract's fixture. It holds `moveLetters` with a
  * `MoveRequest.repair` to conservation: the repaired copy is published and confirmed first; then the
  * original's complete copy is handed to `beforeRemove` (the archive); only then does the original

@@ -44,7 +44,7 @@ export interface BrokerCapabilities {
   /** `planSafeMove` and `moveToSafety` exist: a risky DLQ's letters can be moved where reading is safe. Absent means false. */
   safeMove?: boolean;
   /**
-   * `moveLetters` applies `MoveRequest.repair` (repair and resubmit, issue 18). Absent means false:
+   * `moveLetters` applies `MoveRequest.repair` (repair and resubmit). Absent means false:
    * the console then refuses a repair on this broker before anything is read.
    */
   repair?: boolean;
@@ -333,7 +333,7 @@ export const REDRIVE_HEADERS = {
 export const REPAIR_HEADER = "x-dlq-repaired-by-operation";
 
 /**
- * Repair and resubmit (issue 18): what the copy of a letter carries instead of the letter as it is.
+ * Repair and resubmit: what the copy of a letter carries instead of the letter as it is.
  * Everything not named here is kept byte for byte: body, properties, headers in their order and
  * types, broker history (x-death, kafka_dlt-*), the redrive markers as for any move. The console
  * checks edits against the locked fields before it asks (lib/repair); an adapter still refuses

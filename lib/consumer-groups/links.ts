@@ -1,4 +1,4 @@
-/** URLs of the consumer-group views (issue 19). Pure. */
+/** URLs of the consumer-group views. Pure. */
 const seg = encodeURIComponent;
 
 export const groupsHref = (connectionId?: string) => (connectionId ? `/groups#${seg(connectionId)}` : "/groups");

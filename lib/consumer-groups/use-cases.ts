@@ -15,7 +15,7 @@ import { withLiveOffsets, type LiveOffsets } from "./stuck";
 import { groupDetail, listGroupRows, partitionRow, roundOf, type GroupRow, type PartitionRow } from "./store";
 
 /**
- * Reading consumer groups (issue 19): what the operations sampler recorded (lib/consumer-groups/
+ * Reading consumer groups: what the operations sampler recorded (lib/consumer-groups/
  * sampler.ts) per Kafka connection, group and partition, with the partitions stuck behind a record,
  * and the record a stuck partition waits on, read live from the broker under the letter page's
  * masking. Every role with groups:read sees offsets and lag; a record's payload follows the same

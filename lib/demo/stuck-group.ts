@@ -1,5 +1,5 @@
 /**
- * The demo's consumer group stuck behind one poison record (issue 19; seeded by lib/demo/kafka.ts):
+ * The demo's consumer group stuck behind one poison record (seeded by lib/demo/kafka.ts):
  * its topic, group, and the stuck partition and offset. No imports: the access matrix (test/) and
  * Playwright read it without loading a Kafka client.
  */

@@ -14,7 +14,7 @@ import { applyAction, maskHeaderRecord, maskHeaders, maskPayload, maskText } fro
 import type { MaskingRule } from "./types";
 
 /**
- * Issue 14, item 3: the shapes secrets travel in besides JSON fields (XML, form bodies, header
+ * The shapes secrets travel in besides JSON fields (XML, form bodies, header
  * dumps, long values, JSON inside JSON strings), masked by the default rules without a character
  * of the secret in the output, keeping the payload's shape.
  */

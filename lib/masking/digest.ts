@@ -7,7 +7,7 @@ import type { MaskingPolicy } from "./policy";
 import { loadMaskingConfig } from "./store";
 
 /**
- * Digests a role may see (issue 14, item 2). The SHA-256 of a payload is a perfect oracle for a
+ * Digests a role may see. The SHA-256 of a payload is a perfect oracle for a
  * masked field: hash the visible JSON with a guessed password and compare. A role that sees the
  * payload masked gets an HMAC of that SHA-256 under a server key instead: equal payloads still
  * compare equal (and can be searched for), but a guess cannot be checked without the key. Roles

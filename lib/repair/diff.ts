@@ -1,10 +1,10 @@
 /**
- * What a repair changes, for the preview and the audit row (issue 18): a structural diff of JSON
+ * What a repair changes, for the preview and the audit row: a structural diff of JSON
  * payloads (microdiff over values parsed by ./json-lossless, so 64-bit ids compare exactly), one
  * changed hunk for text, sizes for binary payloads, and the header edits. Values are masked with
  * the rules given: a masked field's old and new values appear only as the mask shows them (hidden,
  * last digits, keyed hash), so a change is visible without its content. Values are masked by where
- * they came from too (issue 31): what a patch copied or moved from a masked value stays masked
+ * they came from too: what a patch copied or moved from a masked value stays masked
  * (./masked-patch), and where no patch says (a whole payload or header edited by hand) a new value
  * that holds a value masking hides is hidden.
  */

@@ -12,7 +12,7 @@ import { getRedrive, planRedrive, startBulk, startRedrive } from "@/lib/redrive/
 import { scanHandler } from "@/lib/triage/scan";
 
 /**
- * Group repair on an ordered stream, on the real Kafka (issue 18): a letter the patch does not fit
+ * Group repair on an ordered stream, on the real Kafka: a letter the patch does not fit
  * stays in the DLT, and no later letter of its key overtakes it (the adapter holds the key back, as
  * for any failure); letters of other keys are repaired and resubmitted.
  */
@@ -100,7 +100,7 @@ describe("group repair on Kafka (keys keep their order)", () => {
     await worker("redrive", redriveHandler(FAST), started.id).runOnce();
     let v = (await getRedrive(admin, meta(), { jobId: started.id })).redrive;
     if (v.state === "paused" && v.bulk.ready) {
-      // Nobody reads the origin topic here: the sample is inconclusive (issue 30), so the rest goes
+      // Nobody reads the origin topic here: the sample is inconclusive, so the rest goes
       // with "continue anyway" and a reason.
       expect(v).toMatchObject({ sampleVerdict: "inconclusive", bulk: { needsReason: true } });
       await startBulk(admin, meta(), {

@@ -15,7 +15,7 @@ import { scanHandler } from "@/lib/triage/scan";
 import { previewGroupRepair } from "@/lib/redrive/repair-preview";
 
 /**
- * Group repair on the real RabbitMQ and Postgres (issue 18): ten letters of one group dead-lettered
+ * Group repair on the real RabbitMQ and Postgres: ten letters of one group dead-lettered
  * by a real rejection and scanned into the triage index; one JSON Patch previewed letter by letter,
  * then sent as a redrive with a repair through the use cases and the job worker (sample, watch,
  * bulk); refusals (role, switch) audited with nothing moved.
@@ -161,7 +161,7 @@ describe("group repair on RabbitMQ", () => {
     await worker(started.id).runOnce(); // sample of 3, watched 1 s, paused with the verdict
     let v = (await getRedrive(actors.admin, meta(), { jobId: started.id })).redrive;
     // Nobody consumes the origin here: nothing shows a reader took the 3 copies, so the verdict is
-    // inconclusive (issue 30) and the rest goes with "continue anyway" and a reason.
+    // inconclusive and the rest goes with "continue anyway" and a reason.
     expect(v).toMatchObject({
       state: "paused",
       stage: "awaiting_bulk",

@@ -17,7 +17,7 @@ import { applyPatch, type PatchOutcome, type PayloadPatch } from "./patch";
 import { repairEnabled } from "./policy";
 
 /**
- * Group repair (issue 18): one JSON patch over many letters of a DLQ, previewed letter by letter
+ * Group repair: one JSON patch over many letters of a DLQ, previewed letter by letter
  * here and then sent as a redrive whose plan carries `repair` (lib/redrive/handler.ts applies the
  * patch to each letter it moves). The patch always applies to the payload the triage index holds
  * for the letter; the mover checks that payload's SHA-256 against the broker's copy, so what is

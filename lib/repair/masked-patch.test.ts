@@ -6,7 +6,7 @@ import { maskedPatchDiff, patchNamesMasked, tryPatchMasked } from "./masked-patc
 import { applyPatch, type PayloadPatch } from "./patch";
 
 /**
- * A patch tried on a payload as a role sees it (issue 31), with the default masking rules as an
+ * A patch tried on a payload as a role sees it, with the default masking rules as an
  * admin has them (admins see payloads masked until they reveal): the answer never differs between a
  * right and a wrong guess of a masked value, a value copied or moved from a masked place stays
  * masked, and a patch that tests or changes a masked value is refused.

@@ -1,5 +1,5 @@
 /**
- * A patch tried on a payload as a role sees it (issue 31). Every answer a preview gives (does the
+ * A patch tried on a payload as a role sees it. Every answer a preview gives (does the
  * patch apply, what it changes, the diff) is worked out on the masked view (./masked-view), so it
  * cannot differ between a right and a wrong guess of a masked value; a value copied or moved from a
  * masked place stays masked where it lands. A patch that tests a masked value, or changes, removes

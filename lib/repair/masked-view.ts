@@ -1,6 +1,6 @@
 /**
  * A JSON payload as a role sees it, for working out what a repair does without learning what
- * masking hides (issue 31). The document is the masked rendition, with every value the rules
+ * masking hides. The document is the masked rendition, with every value the rules
  * changed replaced by a sentinel that stands for it: a patch applied to this document answers only
  * from what the role already sees, and a sentinel copied or moved by the patch is still a sentinel
  * where it lands, so its value stays masked by where it came from. Numbers keep their exact tokens

@@ -15,7 +15,7 @@ import type { PayloadPatch } from "./patch";
 import { planRepair, repairLetter } from "./use-cases";
 
 /**
- * Repair previews and plans must not bypass the audited reveal (issue 31), on the real RabbitMQ and
+ * Repair previews and plans must not bypass the audited reveal, on the real RabbitMQ and
  * Postgres with the default masking rules (which mask card numbers, CVVs and authorization headers
  * for admins too). For every preview and plan, a right and a wrong guess of a masked value get the
  * same answer, for an admin who has not revealed and for an operator; a value copied or moved from

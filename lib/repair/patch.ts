@@ -1,5 +1,5 @@
 /**
- * One patch applied to many letters (the group repair of issue 18): RFC 6902 JSON Patch through
+ * One patch applied to many letters (a group repair): RFC 6902 JSON Patch through
  * fast-json-patch (pointer escaping, "-", move/copy/test, and its guard against `__proto__` paths
  * are the solved problem), RFC 7396 JSON Merge Patch by hand (a dozen lines of the RFC's own
  * pseudo-code). Documents are parsed by ./json-lossless, so numbers the patch does not touch keep
@@ -144,7 +144,7 @@ const boundedJson = (v: unknown) => {
 };
 
 /**
- * The same payload change for every letter (issue 18, group repair): RFC 6902 JSON Patch
+ * The same payload change for every letter (group repair): RFC 6902 JSON Patch
  * operations, or an RFC 7396 JSON merge patch (lib/repair/patch.ts applies either). A JSON Patch
  * is checked as a patch here (ops, paths, values), so a malformed one is refused before anything
  * is counted, not found letter by letter.

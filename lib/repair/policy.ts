@@ -1,5 +1,5 @@
 /**
- * What a repair may change (issue 18). Pure: the use case brings the letter, the masking rules in
+ * What a repair may change. Pure: the use case brings the letter, the masking rules in
  * force for the actor's role and the broker's limits; these functions say which fields are locked,
  * whether an edit touches one, and turn the edited payload into the bytes that will be sent.
  *
@@ -9,7 +9,7 @@
  * key/partition/offset): those are not headers, and a repair can only set or remove headers.
  * Locked unless the request revealed the letter: headers, and the payload, that masking rules hide
  * from the role, since an edit made from the masked view would write the mask into the message, and
- * an edit of a value never seen answers for it (issue 31: "unchanged" when a guess is right).
+ * an edit of a value never seen answers for it ("unchanged" answered a right guess).
  */
 import { isManagedHeaderName, type HeaderEntry } from "@/lib/brokers/types";
 import { globMatch } from "@/lib/glob";

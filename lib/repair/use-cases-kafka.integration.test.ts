@@ -10,7 +10,7 @@ import { repairTrail } from "./trail";
 import { repairLetter } from "./use-cases";
 
 /**
- * repairLetter on the real Kafka (issue 18): the repaired record is produced to the original topic
+ * repairLetter on the real Kafka: the repaired record is produced to the original topic
  * with the edit, the markers and the key; the original is archived and then marked handled (Kafka
  * cannot remove one record), so the DLT shows it as done; a crafted edit of a Spring DLT header is
  * refused with nothing produced.

@@ -56,7 +56,7 @@ afterAll(async () => {
 const peek = (queue: string, expected: number) => kit.peek(queue, expected);
 
 const ORIGINAL = (i: number) => `{"order":${i},"status":"PAYED","token":"tok-old-${i}-s3cr3t"}`;
-/** The letters hold a token the default rules mask, for admins too: editing them needs a reveal in the request (issue 31). */
+/** The letters hold a token the default rules mask, for admins too: editing them needs a reveal in the request. */
 const REVEAL = { reason: "Fixing the status by hand, the token stays as it is" };
 
 /** A DLQ with two rejected letters (m-0, m-1), and the adapter's id of m-1. */

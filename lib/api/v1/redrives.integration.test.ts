@@ -214,7 +214,7 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     runWorker(id);
     const verdict = await pollRedrive(id, (r) => r.sampleVerdict !== null && r.state === "paused");
     // Nobody consumes the origin here: none came back, but nothing shows a reader took them, so the
-    // verdict is inconclusive (issue 30) and the rest needs "continue anyway" with a reason.
+    // verdict is inconclusive and the rest needs "continue anyway" with a reason.
     expect(verdict.redrive).toMatchObject({
       stage: "awaiting_bulk",
       sampleVerdict: "inconclusive",
@@ -472,7 +472,7 @@ describe("redrives through /api/v1 on RabbitMQ", () => {
     const id: string = started.body.id;
     runWorker(id);
     const verdict = await pollRedrive(id, (r) => r.sampleVerdict !== null && r.state === "paused");
-    // Nobody receives from the source queue: inconclusive (issue 30), so the rest goes with a reason.
+    // Nobody receives from the source queue: inconclusive, so the rest goes with a reason.
     expect(verdict.redrive).toMatchObject({
       stage: "awaiting_bulk",
       sampleVerdict: "inconclusive",

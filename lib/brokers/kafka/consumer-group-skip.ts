@@ -21,7 +21,7 @@ import { lazyProducer } from "@/lib/brokers/kafka/mover";
 import { formatDuration } from "@/lib/brokers/kafka/retention";
 
 /**
- * A partition stuck behind one poison record (issue 19, part 1): the record a group waits on, and
+ * A partition stuck behind one poison record: the record a group waits on, and
  * "move it to the DLT and skip it".
  *
  * The skip, in order:

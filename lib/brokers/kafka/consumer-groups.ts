@@ -6,8 +6,8 @@ import { fetchGroupOffsets, supportsBatchedOffsetFetch, type GroupOffsets } from
 import type { RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
 
 /**
- * Consumer groups of one Kafka connection, as the stuck-partition sampler sees them (issue 19,
- * part 1): every classic consumer group with its state, members and, per topic-partition, the
+ * Consumer groups of one Kafka connection, as the stuck-partition sampler sees them: every
+ * classic consumer group with its state, members and, per topic-partition, the
  * committed offset, the log's start and end (high watermark) and the lag. One round costs a
  * constant number of requests per cluster, whatever the number of groups and topics:
  *   1 Metadata (brokers, every topic's partitions and leaders),

@@ -44,7 +44,7 @@
  *   acknowledged the original's complete copy goes to it (one letter at a time, `OneAtATime`), and
  *   only after that resolved is the offset marked handled; if it throws, the letter stays and its
  *   copy is a tagged duplicate (`moveWords.copyNotArchived`).
- * - Repair (`MoveRequest.repair`, issue 18): the same walk; the copy's value and headers are edited
+ * - Repair (`MoveRequest.repair`): the same walk; the copy's value and headers are edited
  *   as repair.ts says, the key, timestamp and partition rules are those above, and the original is
  *   marked "redriven" under the job's id (the outcome is a database enum without "repaired").
  *   `copyId` is `<topic>/<partition>/<offset>`.

@@ -1,5 +1,5 @@
 /**
- * Repair and resubmit on a real Kafka (issue 18): the shared repair contract on the redrive
+ * Repair and resubmit on a real Kafka: the shared repair contract on the redrive
  * contract's fixture, plus what only Kafka has (the key, the copy's coordinates, the handled mark,
  * repeated header names, message and correlation id headers).
  * Needs Kafka (`bash scripts/services.sh start kafka`) and Postgres (DATABASE_URL, migrated).

@@ -1,5 +1,5 @@
 /**
- * Repair and resubmit on Kafka (issue 18): the headers and value of a repaired copy, and Kafka's
+ * Repair and resubmit on Kafka: the headers and value of a repaired copy, and Kafka's
  * rules for the shared `repairRefusal` (which headers Kafka or the console keeps, Kafka's limits).
  * The move itself (produce, archive through `beforeRemove`, then the handled mark) is the mover's.
  *

@@ -1,5 +1,5 @@
 /**
- * Apache Pulsar (issue 20), through its admin REST API and WebSocket API.
+ * Apache Pulsar, through its admin REST API and WebSocket API.
  *
  * A DLQ is a topic (`tenant/namespace/topic`): Pulsar's client dead-letters a message after
  * `maxRedeliverCount` redeliveries to `<topic>-<subscription>-DLQ`. The console keeps a durable

@@ -1,5 +1,5 @@
 /**
- * Repair and resubmit on Pulsar (issue 18): the properties and payload of a repaired copy, and
+ * Repair and resubmit on Pulsar: the properties and payload of a repaired copy, and
  * Pulsar's rules for the shared refusal of an edit of a property Pulsar's dead-lettering or the
  * console writes (`repairRefusal`, move-rules). The move itself (publish, confirmation, archive
  * through `beforeRemove`, then the acknowledgement) is the mover's (mover.ts).

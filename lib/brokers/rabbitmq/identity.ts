@@ -2,7 +2,7 @@
  * Stable, URL-safe letter ids. A letter with a message_id is `m-<base64url(message_id)>`; without
  * one, `k-<base64url(HMAC-SHA256 of body digest + immutable properties and headers)[:22]>`, keyed
  * with a server key: the id is shown to every role, and an unkeyed digest of the body would let a
- * role that sees the payload masked check guesses of the masked values against it (issue 14).
+ * role that sees the payload masked check guesses of the masked values against it.
  * Ids of the earlier unkeyed form (`f-`) are still accepted, and simply no longer found. Identical
  * letters (same base id, which at-least-once dead-lettering can produce) are told apart by
  * occurrence order in the queue: the second is `<base>~2`, the third `<base>~3`. Such twins are

@@ -16,7 +16,7 @@
  * writes the publish frames itself on the channel (amqplib still numbers the publish and tracks
  * its confirm). Without raw bytes a letter is not moved ("failed"): nothing is re-serialised.
  *
- * Repair and resubmit (issue 18, `MoveRequest.repair`): the same byte-exact copy with the
+ * Repair and resubmit (`MoveRequest.repair`): the same byte-exact copy with the
  * operator's edits (repair.ts says which): a new body where given, named headers replaced in place
  * as longstr or dropped, a new message-id (the replay id: it is a new message), correlation-id only
  * where the operator gave one, and x-dlq-repaired-by-operation beside the redrive markers. After the

@@ -1,5 +1,5 @@
 /**
- * Repair and resubmit on RabbitMQ (issue 18): RabbitMQ's limits on a repair (the shared refusal,
+ * Repair and resubmit on RabbitMQ: RabbitMQ's limits on a repair (the shared refusal,
  * `repairRefusal` in move-rules.ts, applies them), and the edits of a letter's copy as bytes. The
  * bytes are written by the mover (`rebuildProperties` with these edits), which copies everything
  * not named here exactly.

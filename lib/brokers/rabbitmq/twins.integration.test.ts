@@ -17,7 +17,7 @@ import { getRedrive, planRedrive, startBulk, startRedrive } from "@/lib/redrive/
 import { scanHandler } from "@/lib/triage/scan";
 
 /**
- * Twin letters on a real RabbitMQ (issue 30): letters without a message id whose body and headers
+ * Twin letters on a real RabbitMQ: letters without a message id whose body and headers
  * are identical have no identity of their own. They are listed `k-X`, `k-X~2` by their order, and
  * once one leaves, the other is listed `k-X`. A request for either is answered by any of them still
  * in the DLQ, in every operation, and "missing" only when none is left after the DLQ was looked at.

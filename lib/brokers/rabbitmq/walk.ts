@@ -10,7 +10,7 @@
  * credit is refilled as letters are acked, so a walk whose letters are at the head reads barely more
  * than it needs, and the few letters read ahead are handed back when the channel closes; windows
  * double (up to 5,000) only while skipped letters fill them. (A first window of thousands of
- * letters, handed back after every call, made each call of a job cost ~0.2 s: issue 6.) A channel
+ * letters, handed back after every call, made each call of a job cost ~0.2 s.) A channel
  * is not kept open between calls: its unacked letters would be invisible to every other reader of
  * the DLQ (browse, scan, the breaker's look for returns) for as long as the job runs.
  */

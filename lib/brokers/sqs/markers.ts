@@ -15,7 +15,7 @@
  * The reader (`expandCombinedMarker`) shows a combined marker as the four usual headers, so
  * everything above the adapter reads x-dlq-redrive-count the same way in both forms.
  *
- * A repaired copy (issue 18) carries a fifth marker, x-dlq-repaired-by-operation. It belongs to the
+ * A repaired copy carries a fifth marker, x-dlq-repaired-by-operation. It belongs to the
  * same budget: five separate attributes when the letter's own leave room for them (at most 5), else
  * `"repairedByOperation":"…"` inside the combined attribute. It is provenance, not a per-cycle
  * counter: a later plain redrive of a repaired letter keeps it (in whichever form the markers then

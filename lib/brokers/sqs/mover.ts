@@ -14,7 +14,7 @@ import "server-only";
  * its x-dlq-replay-id) AND still in the DLQ, and the result is "failed" with a reason that says
  * exactly that. Nothing is lost; the duplicate is tagged.
  *
- * Repair (MoveRequest.repair, issue 18). The copy is made by repair.ts (new body, attributes set
+ * Repair (MoveRequest.repair). The copy is made by repair.ts (new body, attributes set
  * and removed, correlation id) plus the markers, x-dlq-repaired-by-operation among them. A repaired
  * letter is sent on its own (SendMessage, never in a batch); SQS's answer gives the copy's MessageId
  * (`MoveResult.copyId`). A repair without `beforeRemove` is refused (bad_request) before the DLQ

@@ -1,5 +1,5 @@
 /**
- * Repair and resubmit on SQS (issue 18): what a repaired copy is made of. Pure (no client); the
+ * Repair and resubmit on SQS: what a repaired copy is made of. Pure (no client); the
  * mover sends it and then archives and deletes the original (mover.ts).
  *
  * On SQS the headers of a letter are its message attributes. A repair:

@@ -8,7 +8,7 @@ import { startRedrive, type RedriveView } from "@/lib/redrive/use-cases";
 import { runAction } from "@/lib/use-case/run-action";
 
 /*
- * Group repair (issue 18): one patch over the letters of a group, previewed letter by letter and
+ * Group repair: one patch over the letters of a group, previewed letter by letter and
  * then started as a redrive that repairs. The use cases authorize, validate and audit.
  */
 

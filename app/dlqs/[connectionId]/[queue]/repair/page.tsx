@@ -22,7 +22,7 @@ type Params = { connectionId: string; queue: string };
 type Search = Record<string, string | string[] | undefined>;
 
 /**
- * Group repair (issue 18), reached from a triage group (?group=<key>): one JSON Patch or merge
+ * Group repair, reached from a triage group (?group=<key>): one JSON Patch or merge
  * patch previewed over every letter of the group, then started as a redrive that repairs each
  * letter (sample, watch, the rest at a rate, the ledger). Admins only, where the console's `repair`
  * switch covers the DLQ. No loading.tsx wraps this segment: a refusal must answer 403 before

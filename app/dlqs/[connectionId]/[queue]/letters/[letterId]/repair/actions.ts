@@ -13,7 +13,7 @@ import {
 import { toSafeError } from "@/lib/use-case/app-error";
 
 /*
- * Repair and resubmit one letter (issue 18). Whatever arrives goes to the use case as it is: it
+ * Repair and resubmit one letter. Whatever arrives goes to the use case as it is: it
  * authorizes (letter:repair) before it validates, so a refusal is audited whatever was sent, and
  * it checks the config switch and the locked fields itself. Nothing is revalidated: the page shows
  * the answer, and the letter's own page reads the broker afresh.

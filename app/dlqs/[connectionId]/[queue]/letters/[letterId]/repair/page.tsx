@@ -22,7 +22,7 @@ export const metadata: Metadata = { title: "Repair and resubmit" };
 type Params = { connectionId: string; queue: string; letterId: string };
 
 /**
- * Repair and resubmit one letter (issue 18), for admins where the console's `repair` switch covers
+ * Repair and resubmit one letter, for admins where the console's `repair` switch covers
  * the DLQ. The page reads the letter as its own page does (masked for the role) and the repair's
  * frame from planRepair (locked fields, origin, payload kind, the broker's size limit); the editor,
  * the preview and the send are the client form's. No loading.tsx wraps this segment: a refusal must
