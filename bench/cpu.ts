@@ -71,33 +71,44 @@ const cmdline = (pid: string): string => {
   }
 };
 
-/** CPU seconds used so far by every process named `comm` (whose environment holds `env`, if given). */
-function processCpu(comm: string, env?: string): number {
-  let ticks = 0;
+/**
+ * Whether a process is the broker's server. RabbitMQ: the beam.smp of DLQ_TEST_RABBITMQ_NODE if set,
+ * else the machine's own node (a private node, scripts/rabbitmq-node.sh, has RABBITMQ_NODENAME in
+ * its environment; the system node's environment is not readable or has none). A java broker is
+ * told by its command line.
+ */
+function isBroker(b: Broker, pid: string, comm: string): boolean {
+  if (b === "rabbitmq") {
+    if (comm !== "beam.smp") return false;
+    let env: string[] = [];
+    try {
+      env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+    } catch {
+      return !RABBIT_NODE;
+    }
+    return RABBIT_NODE
+      ? env.includes(`RABBITMQ_NODENAME=${RABBIT_NODE}`)
+      : !env.some((e) => e.startsWith("RABBITMQ_NODENAME="));
+  }
+  const mark = { kafka: "kafka.Kafka", elasticmq: "elasticmq", pulsar: "pulsar" }[b];
+  return comm === "java" && cmdline(pid).includes(mark);
+}
+/** Per broker, its processes' last ticks (pid:start → ticks): a process that ends keeps what it used, so no figure goes down. */
+const brokerSeen = new Map<Broker, Map<string, number>>();
+const brokerChecked = new Map<string, boolean>(); // pid:start → is it one
+function brokerCpu(b: Broker): number {
+  const seen = brokerSeen.get(b) ?? new Map<string, number>();
+  brokerSeen.set(b, seen);
   for (const pid of pids()) {
     const s = stat(pid);
-    if (!s || s.comm !== comm) continue;
-    try {
-      if (env && !readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(env)) continue;
-    } catch {
-      continue;
-    }
-    ticks += s.ticks;
+    if (!s || (s.comm !== "beam.smp" && s.comm !== "java")) continue;
+    const key = `${b}:${pid}:${s.start}`;
+    if (!brokerChecked.has(key)) brokerChecked.set(key, isBroker(b, pid, s.comm));
+    if (brokerChecked.get(key)) seen.set(key, s.ticks);
   }
+  let ticks = 0;
+  for (const t of seen.values()) ticks += t;
   return ticks / 100;
-}
-
-/** The broker's server processes, found once (a java process is told by its command line). */
-const brokerPids = new Map<Broker, string[]>();
-function brokerCpu(b: Broker): number {
-  if (b === "rabbitmq") return processCpu("beam.smp", RABBIT_NODE ? `RABBITMQ_NODENAME=${RABBIT_NODE}` : undefined);
-  let found = brokerPids.get(b);
-  if (!found || found.some((p) => !stat(p))) {
-    const mark = { kafka: "kafka.Kafka", elasticmq: "elasticmq", pulsar: "pulsar" }[b];
-    found = pids().filter((p) => stat(p)?.comm === "java" && cmdline(p).includes(mark));
-    brokerPids.set(b, found);
-  }
-  return found.reduce((t, p) => t + (stat(p)?.ticks ?? 0), 0) / 100;
 }
 
 // Postgres: the postmaster's children, sampled; per process its last ticks and what it is.
