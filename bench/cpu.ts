@@ -35,7 +35,10 @@ export function cpuDatabase(name: string | null): void {
 function benchDatabase(): string | null {
   if (database) return database;
   try {
-    return process.env.DATABASE_URL ? decodeURIComponent(new URL(process.env.DATABASE_URL).pathname.slice(1)) : null;
+    const name = process.env.DATABASE_URL
+      ? decodeURIComponent(new URL(process.env.DATABASE_URL).pathname.slice(1))
+      : "";
+    return name && name !== "postgres" ? name : null; // the maintenance database is everyone's
   } catch {
     return null;
   }

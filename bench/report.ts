@@ -13,6 +13,24 @@ import { appendFileSync } from "node:fs";
 import path from "node:path";
 import type { Cpu } from "./cpu";
 
+/** Every benchmark, in the order bench/run.ts runs them: no services first, then reads, then what writes much. */
+export const BENCHES = [
+  "glob",
+  "rabbitmq-read",
+  "kafka-read",
+  "sqs-read",
+  "pulsar-mover",
+  "operations",
+  "triage-scan",
+  "triage-queries",
+  "indexing",
+  "redrive-mover",
+  "redrive-rate",
+  "page-speed",
+];
+/** The files of bench/ that are not benchmarks. */
+export const BENCH_HELPERS = ["cpu", "redrive-common", "report", "run"];
+
 export const SMOKE = process.env.BENCH_SMOKE === "1" || process.argv.includes("--smoke");
 
 /** A benchmark's size: the variable `name` if set, else the smoke's size in a smoke, else the full size. */

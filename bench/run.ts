@@ -13,23 +13,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { type Row, table } from "./report";
-
-/** In the order they run: no services first, then reads, then what writes much. */
-const BENCHES = [
-  "glob",
-  "rabbitmq-read",
-  "kafka-read",
-  "sqs-read",
-  "pulsar-mover",
-  "operations",
-  "triage-scan",
-  "triage-queries",
-  "indexing",
-  "redrive-mover",
-  "redrive-rate",
-  "page-speed",
-];
+import { BENCHES, type Row, table } from "./report";
 
 const args = process.argv.slice(2);
 const smoke = args.includes("--smoke");
@@ -57,6 +41,19 @@ const reportFile =
 mkdirSync(path.dirname(reportFile), { recursive: true });
 rmSync(reportFile, { force: true });
 
+/** The benchmark running now: its own process group, stopped with this runner (Ctrl-C, a stopped CI run). */
+let current: number | null = null;
+for (const sig of ["SIGINT", "SIGTERM"] as const)
+  process.on(sig, () => {
+    if (current)
+      try {
+        process.kill(-current, "SIGKILL");
+      } catch {
+        // ended meanwhile
+      }
+    process.exit(130);
+  });
+
 function run(bench: string): Promise<{ code: number | null; signal: string | null; seconds: number }> {
   const t0 = performance.now();
   const tsx = path.join(root, "node_modules", ".bin", "tsx");
@@ -66,6 +63,7 @@ function run(bench: string): Promise<{ code: number | null; signal: string | nul
     env: { ...process.env, BENCH_REPORT: reportFile, ...(smoke ? { BENCH_SMOKE: "1" } : {}) },
     detached: true, // its own process group: a timeout ends the benchmark's children too
   });
+  current = child.pid ?? null;
   const timer = smoke
     ? setTimeout(() => {
         console.error(`[bench] ${bench} ran past ${TIMEOUT_S} s: stopping it`);
@@ -79,6 +77,7 @@ function run(bench: string): Promise<{ code: number | null; signal: string | nul
   return new Promise((resolve) =>
     child.on("exit", (code, signal) => {
       if (timer) clearTimeout(timer);
+      current = null;
       resolve({ code, signal, seconds: (performance.now() - t0) / 1000 });
     }),
   );
