@@ -142,7 +142,8 @@ function samplePostgres(): void {
     if (!s) continue;
     const key = `${pid}:${s.start}`;
     const known = pgSeen.get(key);
-    if (known) {
+    // Told apart once, but a backend caught before it set its title (just forked) is looked at again.
+    if (known && known.kind !== "other") {
       known.ticks = s.ticks;
       continue;
     }
