@@ -11,7 +11,9 @@
  *     both paths are warmed up first on a topic of their own; the producer runs apart.
  *  3. 1,000 idle DLQs: the cost of one indexer round over them (time, broker calls), then with 10
  *     of them changed. The adapter is a counting stub: what is measured is the indexer's own work.
- *   npm run bench:indexing        (BENCH_RATE, BENCH_SECONDS; BENCH_IDLE for the idle count)
+ *   npm run bench:indexing        (BENCH_RATE, BENCH_SECONDS; BENCH_IDLE for the idle count; smoke: 200/s for
+ *                                  6 s, 50 idle DLQs, indexer rounds every second and sampler rounds every 2,
+ *                                  a smaller warm-up)
  */
 import { execFile } from "node:child_process";
 import { Kafka, logLevel } from "kafkajs";
@@ -21,11 +23,13 @@ import { createTopicWithLeaders } from "../lib/brokers/kafka/topic-ready";
 import type { BrokerAdapter } from "../lib/brokers/types";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
-import { cpuNow, cpuSince, type Cpu } from "./cpu";
+import { cpuNow, cpuScope, cpuSince, type Cpu, measureBroker, zeroCpu } from "./cpu";
+import { report, SMOKE, size } from "./report";
 
-const RATE = Number(process.env.BENCH_RATE ?? 1000);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
-const IDLE = Number(process.env.BENCH_IDLE ?? 1000);
+const RATE = size("BENCH_RATE", 1000, 200);
+const SECONDS = size("BENCH_SECONDS", 60, 6);
+const IDLE = size("BENCH_IDLE", 1000, 50);
+measureBroker("kafka");
 const PARTITIONS = 3;
 const SENT_HEADER = "bench-sent-at";
 
@@ -79,7 +83,9 @@ async function main() {
   const { JobWorker } = await import("../lib/jobs/worker");
   const { scanHandler } = await import("../lib/triage/scan");
   const { prismaHandledStore } = await import("../lib/connections/kafka-handled-store");
-  const cfg = consoleConfigSchema.shape.triage.parse({}).indexing;
+  const defaults = consoleConfigSchema.shape.triage.parse({}).indexing;
+  // The smoke's rounds come every second, so its tail ends in seconds rather than half a minute.
+  const cfg = SMOKE ? { ...defaults, roundSeconds: 1 } : defaults;
   const topic = `bench.indexing.${process.pid}.DLT`;
   const kafka = new Kafka({ brokers: KAFKA_BROKERS, clientId: "bench-indexing", logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
@@ -98,7 +104,7 @@ async function main() {
     await createTopicWithLeaders(admin, { topic: warmTopic, numPartitions: PARTITIONS, replicationFactor: 1 });
     const producer = kafka.producer();
     await producer.connect();
-    for (let i = 0; i < 10; i++)
+    for (let i = 0; i < (SMOKE ? 1 : 10); i++)
       await producer.send({
         topic: warmTopic,
         messages: Array.from({ length: 1000 }, (_, j) => ({
@@ -147,14 +153,14 @@ async function main() {
       for (const r of rows) latencies.push(Date.now() - Number(r.sent));
       mark = now;
     };
-    const tailCpu: Cpu = { node: 0, gc: 0, postgres: 0, rabbitmq: 0 };
+    const tailCpu: Cpu = zeroCpu();
     let indexed = 0;
     let lastSample = 0;
     let rounds = 0;
     let idleRounds = 0;
     while (producing || idleRounds < 2) {
       const started = Date.now();
-      if (started - lastSample >= 30_000) {
+      if (started - lastSample >= (SMOKE ? 2_000 : 30_000)) {
         await sampleRound({ adapters: [adapter] });
         lastSample = started;
       }
@@ -162,7 +168,7 @@ async function main() {
       const c0 = cpuNow();
       const r = await indexRound({ adapters: () => [adapter], config: () => cfg, owner: "bench" });
       const c = await cpuSince(c0);
-      for (const k of ["node", "gc", "postgres", "rabbitmq"] as const) tailCpu[k] += c[k];
+      for (const k of Object.keys(tailCpu) as Array<keyof Cpu>) tailCpu[k] += c[k];
       rounds++;
       const n = r.dlqs.reduce((k, d) => k + d.letters, 0);
       indexed += n;
@@ -185,7 +191,9 @@ async function main() {
       scope: { jobIds: [job.id] },
     });
     const c1 = cpuNow();
+    const s0 = performance.now();
     await worker.runOnce();
+    const scanSeconds = (performance.now() - s0) / 1000;
     const scanCpu = await cpuSince(c1);
     const done = (await jobStore().get(job.id))!;
     if (done.state !== "succeeded") throw new Error(`scan ${done.state}: ${done.error}`);
@@ -194,9 +202,22 @@ async function main() {
       console.log(
         `  ${name.padEnd(6)} node ${String(us(c.node, n)).padStart(4)} µs (gc ${us(c.gc, n)})  postgres ${String(us(c.postgres, n)).padStart(4)} µs  (${n} letters)`,
       );
-    console.log("CPU per letter (postgres: every such process on the machine)");
+    console.log(`CPU per letter (${cpuScope()})`);
     line("tail", tailCpu, indexed);
     line("scan", scanCpu, scanned);
+    if (indexed === 0 || scanned < sent) throw new Error(`${sent} sent, ${indexed} indexed, ${scanned} scanned`);
+    const p99 = pct(latencies, 99);
+    report({
+      operation: `indexer live tail at ${RATE}/s, arrival → in its group, p99`,
+      rate: { value: p99, unit: "ms" },
+      cpu: { reading: tailCpu, letters: indexed, broker: "kafka" },
+      note: `p50 ${pct(latencies, 50)} ms`,
+    });
+    report({
+      operation: `scan job of the same Kafka DLT, ${scanned} letters`,
+      rate: { value: scanned / scanSeconds, unit: "letters/s" },
+      cpu: { reading: scanCpu, letters: scanned, broker: "kafka" },
+    });
     console.log(
       `ratio tail / scan: node ${(us(tailCpu.node, indexed) / us(scanCpu.node, scanned)).toFixed(2)}, node + postgres ${((tailCpu.node + tailCpu.postgres) / indexed / ((scanCpu.node + scanCpu.postgres) / scanned)).toFixed(2)} (goal: node ≤ 1)`,
     );
@@ -241,6 +262,12 @@ async function main() {
     console.log(
       `${IDLE} idle DLQs: first look ${first.ms.toFixed(0)} ms (${first.describe} broker descriptions); then a round ${idle.ms.toFixed(1)} ms, ${idle.due} due, ${idle.describe} descriptions, ${idle.tail} reads; with 10 changed ${ten.ms.toFixed(1)} ms, ${ten.due} due, ${ten.describe} descriptions, ${ten.tail} reads`,
     );
+    report({
+      operation: `indexer round over ${IDLE} idle DLQs`,
+      rate: { value: idle.ms, unit: "ms" },
+      anchor: { name: "first look", value: first.ms, unit: "ms" },
+      note: `${idle.describe} descriptions, ${idle.tail} reads; 10 changed: ${ten.ms.toFixed(1)} ms`,
+    });
   } finally {
     await adapter.close();
     await warm.close();

@@ -1,6 +1,7 @@
 /**
- * The operations sampler's cost. Not part of CI.
- *   npm run bench:operations      (BENCH_RABBIT_QUEUES, BENCH_SQS_QUEUES, BENCH_OVERVIEW_DLQS to change the sizes)
+ * The operations sampler's cost.
+ *   npm run bench:operations      (BENCH_RABBIT_QUEUES, BENCH_SQS_QUEUES, BENCH_OVERVIEW_DLQS to change the sizes;
+ *                                  smoke 20, 12 and 20)
  *
  * 1. One inspect round over 1,000 RabbitMQ DLQs and 200 SQS DLQs (ElasticMQ): wall time and broker
  *    calls, against a round over 10 of each in the same run. Goal: the RabbitMQ calls per round do
@@ -15,10 +16,11 @@ import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from "@aws-sdk/clie
 import type { BrokerAdapter } from "../lib/brokers/types";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
+import { report, size } from "./report";
 
-const RABBIT = Number(process.env.BENCH_RABBIT_QUEUES ?? 1000);
-const SQS = Number(process.env.BENCH_SQS_QUEUES ?? 200);
-const OVERVIEW_DLQS = Number(process.env.BENCH_OVERVIEW_DLQS ?? 1000);
+const RABBIT = size("BENCH_RABBIT_QUEUES", 1000, 20);
+const SQS = size("BENCH_SQS_QUEUES", 200, 12);
+const OVERVIEW_DLQS = size("BENCH_OVERVIEW_DLQS", 1000, 20);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -100,6 +102,18 @@ async function inspectRounds() {
       `RabbitMQ calls per round: ${rabbitSmall.calls} for 10 DLQs, ${rabbitBig.calls} for ${RABBIT}: ${rabbitBig.calls === rabbitSmall.calls ? "constant (goal met)" : "GROWS (goal not met)"}`,
     );
     console.log(`RabbitMQ time per round: ${(rabbitBig.ms / rabbitSmall.ms).toFixed(1)}x the 10-DLQ round`);
+    report({
+      operation: `inspect round, RabbitMQ, ${RABBIT} DLQs`,
+      rate: { value: rabbitBig.ms, unit: "ms" },
+      anchor: { name: "10 DLQs", value: rabbitSmall.ms, unit: "ms" },
+      note: `${rabbitBig.calls} calls (10 DLQs: ${rabbitSmall.calls})`,
+    });
+    report({
+      operation: `inspect round, SQS (ElasticMQ), ${SQS} DLQs`,
+      rate: { value: sqsBig.ms, unit: "ms" },
+      anchor: { name: "10 DLQs", value: sqsSmall.ms, unit: "ms" },
+      note: `${sqsBig.calls} calls (10 DLQs: ${sqsSmall.calls})`,
+    });
     console.log(
       `SQS: ${sqsSmall.calls} calls for 10 DLQs, ${sqsBig.calls} for ${SQS} (one list, one attribute read per queue: the floor on SQS); time ${(sqsBig.ms / sqsSmall.ms).toFixed(1)}x`,
     );
@@ -155,6 +169,12 @@ async function overviewQuery() {
     const base = median(baselineRuns);
     const ms = median(overviewRuns);
     console.log(`baseline SELECT count(*) of ${n} samples: ${base.toFixed(1)} ms (median of 7)`);
+    if (rows.length !== OVERVIEW_DLQS) throw new Error(`overview of ${rows.length} DLQs, expected ${OVERVIEW_DLQS}`);
+    report({
+      operation: `overview query, ${OVERVIEW_DLQS} DLQs, 14 days of samples`,
+      rate: { value: ms, unit: "ms" },
+      anchor: { name: "count(*) of the samples", value: base, unit: "ms" },
+    });
     console.log(
       `overview of ${rows.length} DLQs: ${ms.toFixed(1)} ms (median of 7), ${(ms / base).toFixed(2)}x the baseline: ${ms < 100 ? "under 100 ms (goal met)" : "OVER 100 ms (goal not met)"}`,
     );

@@ -1,6 +1,7 @@
 /**
  * Page speed in Chromium: navigation to idle for the console's main pages, against a static page
- * of the same app in the same run, at the demo's size and then with 1,000 more DLQs. Not part of CI.
+ * of the same app in the same run, at the demo's size and then with 1,000 more DLQs. Its smoke (one
+ * round, 20 more DLQs) runs in CI after the e2e tier's build (scripts/test.sh, stage bench-pages).
  *
  * For each page, in Debian's Chromium (playwright-core, /usr/bin/chromium), signed in as an admin:
  * - first visit: the first load of the page after the console started (server code and caches cold);
@@ -24,7 +25,8 @@
  * connections. The 1,000 DLQs are real RabbitMQ queues in a vhost of their own (a source queue
  * dead-lettering through a fanout exchange into 1,000 queues: each is a DLQ the overview lists),
  * so no other console on this broker sees them; the vhost is deleted at the end.
- *   npm run bench:page-speed        (BENCH_RUNS, BENCH_PORT, BENCH_DLQS=1000, BENCH_PAGES, BENCH_SIZES)
+ *   npm run bench:page-speed        (BENCH_RUNS, BENCH_PORT, BENCH_DLQS=1000, BENCH_PAGES, BENCH_SIZES;
+ *                                    smoke: 1 run, 20 DLQs, and with them only the overview and findings)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -35,10 +37,11 @@ import amqp from "amqplib";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
+import { report, SMOKE, size } from "./report";
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const RUNS = size("BENCH_RUNS", 5, 1);
 const PORT = Number(process.env.BENCH_PORT ?? 3299);
-const DLQS = Number(process.env.BENCH_DLQS ?? 1000);
+const DLQS = size("BENCH_DLQS", 1000, 20);
 /** Only these pages (comma-separated names as printed), beside the static one; all by default. */
 const ONLY = (process.env.BENCH_PAGES ?? "")
   .split(",")
@@ -192,8 +195,8 @@ interface PageSpec {
   url: (page: Page) => Promise<string>;
 }
 
-async function measure(browser: Browser, all: PageSpec[], label: string): Promise<void> {
-  const pages = all.filter((p, i) => i === 0 || ONLY.length === 0 || ONLY.includes(p.name));
+async function measure(browser: Browser, all: PageSpec[], label: string, only = ONLY): Promise<void> {
+  const pages = all.filter((p, i) => i === 0 || only.length === 0 || only.includes(p.name));
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   await context.addInitScript(() => {
     const list: Array<[number, number]> = [];
@@ -237,6 +240,13 @@ async function measure(browser: Browser, all: PageSpec[], label: string): Promis
     console.log(
       `${r.name.padEnd(18)} ${ms(r.first.idle).padStart(10)} ${ms(idle)} ${(idle / baseIdle).toFixed(2).padStart(8)} ${ms(inter)} ${(inter / baseInteractive).toFixed(2).padStart(8)} ${ms(median(r.runs.map((x) => x.document)))} ${ms(median(r.runs.map((x) => x.busy)))} ${String(Math.round(median(r.runs.map((x) => x.bytes)) / 1024)).padStart(8)} ${String(median(r.runs.map((x) => x.requests))).padStart(8)}`,
     );
+    if (r !== base)
+      report({
+        operation: `page ${r.name}, ${label}, navigation to network idle`,
+        rate: { value: idle, unit: "ms" },
+        anchor: { name: "static page", value: baseIdle, unit: "ms" },
+        note: `first interactive ${Math.round(inter)} ms, ${(inter / baseInteractive).toFixed(2)}x the static page's`,
+      });
   }
 }
 
@@ -393,7 +403,13 @@ async function main() {
     await manyDlqs(vhost, DLQS);
     console.log(`\n(${DLQS} DLQs made in vhost ${vhost} in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
     child = await startConsole({ ...env, DLQ_CONSOLE_CONFIG: manyFile });
-    await measure(browser, PAGES, `demo size + ${DLQS} DLQs`);
+    // The smoke loads every page at the demo's size; with more DLQs, the pages that list them.
+    await measure(
+      browser,
+      PAGES,
+      `demo size + ${DLQS} DLQs`,
+      SMOKE && ONLY.length === 0 ? ["overview", "findings"] : ONLY,
+    );
   } finally {
     if (child) await stopConsole(child);
     await browser.close();

@@ -4,7 +4,8 @@
  * 1,000/s is 500; unthrottled 2,000) vs a bare consume → confirm-publish → ack loop, with the mean
  * cost of one call. Separates the adapter's share of a redrive from the engine's (ledger, audit).
  *   npx tsx --conditions=react-server bench/redrive-mover.ts
- *   (BENCH_COUNT, default 20,000; BENCH_BATCH, default "500,2000"; BENCH_INFLIGHT, default "64")
+ *   (BENCH_COUNT, default 20,000; BENCH_BATCH, default "500,2000"; BENCH_INFLIGHT, default "64";
+ *   smoke 2,000 letters)
  */
 import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
@@ -13,13 +14,15 @@ import { baseLetterId } from "../lib/brokers/rabbitmq/identity";
 import { AMQP_URL, testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { sha256Hex } from "../lib/brokers/display";
 import type { MoveRequest } from "../lib/brokers/types";
+import { cpuNow, cpuSince } from "./cpu";
 import { BENCH_BODY, bareMove, fill } from "./redrive-common";
+import { report, size, sizes } from "./report";
 
 /** The machine's RabbitMQ, or another local node (DLQ_TEST_AMQP_PORT, see test-kit). */
 const AMQP = AMQP_URL;
-const COUNT = Number(process.env.BENCH_COUNT ?? 20_000);
-const BATCHES = (process.env.BENCH_BATCH ?? "500,2000").split(",").map(Number);
-const IN_FLIGHT = (process.env.BENCH_INFLIGHT ?? "64").split(",").map(Number);
+const COUNT = size("BENCH_COUNT", 20_000, 2_000);
+const BATCHES = sizes("BENCH_BATCH", "500,2000", "500,2000").map(Number);
+const IN_FLIGHT = sizes("BENCH_INFLIGHT", "64", "64").map(Number);
 
 async function mover(dlq: string, batch: number, moveInFlight: number): Promise<{ rate: number; perCallMs: number }> {
   const adapter = new RabbitMqAdapter(testConfig({ id: "bench-mover", dlqs: [{ name: dlq }], discover: false }), {
@@ -56,14 +59,28 @@ async function main() {
   const ch = await conn.createConfirmChannel();
   const base = `bench.mover.${randomUUID().slice(0, 6)}`;
   await fill(ch, base, COUNT);
+  let c0 = cpuNow();
   const bareRate = await bareMove(conn, ch, base, COUNT);
+  const bareCpu = await cpuSince(c0);
   console.log(`bare consume → confirm-publish → ack: ${bareRate.toFixed(0)}/s`);
+  report({
+    operation: `redrive mover: bare consume → confirm-publish → ack, ${COUNT} letters`,
+    rate: { value: bareRate, unit: "letters/s" },
+    cpu: { reading: bareCpu, letters: COUNT, broker: "rabbitmq" },
+  });
   for (const inFlight of IN_FLIGHT) {
     for (const batch of BATCHES) {
       const dlq = `${base}.b${batch}.w${inFlight}`;
       await fill(ch, dlq, COUNT);
       await ch.assertQueue(`${dlq}.target`, { durable: true });
+      c0 = cpuNow();
       const r = await mover(dlq, batch, inFlight);
+      report({
+        operation: `redrive mover: moveLetters, calls of ${batch}, ${inFlight} in flight`,
+        rate: { value: r.rate, unit: "letters/s" },
+        anchor: { name: "bare loop", value: bareRate, unit: "letters/s" },
+        cpu: { reading: await cpuSince(c0), letters: COUNT, broker: "rabbitmq" },
+      });
       console.log(
         `moveLetters, calls of ${batch}, ${inFlight} in flight: ${r.rate.toFixed(0)}/s (${(r.rate / bareRate).toFixed(2)} of bare), ${r.perCallMs.toFixed(0)} ms per call`,
       );

@@ -1,5 +1,6 @@
 /**
- * Redrive engine benchmarks on RabbitMQ, one run, fresh Postgres database (not part of CI):
+ * Redrive engine benchmarks on RabbitMQ, one run, fresh Postgres database (smoke: 2 s at 100 and
+ * 500/s, 1,000 letters unthrottled):
  *  (1) achieved rate at targets of 100 and 1,000 letters/s over BENCH_SECONDS (default 30) vs the target;
  *  (2) unthrottled engine (rate 100,000/s) vs a bare consume → confirm-publish → ack loop on the
  *      same broker, same letter count (BENCH_UNTHROTTLED, default 20,000);
@@ -23,14 +24,15 @@ import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
 import { cpuNow, cpuSince, perLetter, type Cpu } from "./cpu";
 import { bareMove, fill } from "./redrive-common";
+import { report, size, sizes } from "./report";
 
 /** The machine's RabbitMQ, or another local node (DLQ_TEST_AMQP_PORT, see test-kit). */
 const AMQP = AMQP_URL;
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
-const UNTHROTTLED = Number(process.env.BENCH_UNTHROTTLED ?? 20_000);
-const RATES = (process.env.BENCH_RATES ?? "100,1000").split(",").filter(Boolean).map(Number);
+const SECONDS = size("BENCH_SECONDS", 30, 2);
+const UNTHROTTLED = size("BENCH_UNTHROTTLED", 20_000, 1_000);
+const RATES = sizes("BENCH_RATES", "100,1000", "100,500").map(Number);
 /** Engine runs with MoveOptions.maxInFlight forced to this (the mover's crash window); 0: the engine's own (moveWindowFor). */
-const ENGINE_IN_FLIGHT = (process.env.BENCH_ENGINE_IN_FLIGHT ?? "0").split(",").map(Number);
+const ENGINE_IN_FLIGHT = sizes("BENCH_ENGINE_IN_FLIGHT", "0", "0").map(Number);
 
 /** BENCH_PROFILE=file.cpuprofile: a V8 CPU profile of the unthrottled engine run only (open it in Chrome DevTools). */
 const PROFILE = process.env.BENCH_PROFILE;
@@ -215,6 +217,12 @@ async function main() {
       console.log(
         `rate ${target}/s over ${SECONDS} s${windowWords(w)}: moved ${r.moved} in ${r.secs.toFixed(2)} s = ${r.rate.toFixed(1)}/s (${((r.rate / target - 1) * 100).toFixed(1)}% vs target); inside moveLetters ${(r.moverShare * 100).toFixed(0)}% of the time`,
       );
+      report({
+        operation: `redrive at ${target}/s for ${SECONDS} s${windowWords(w)}`,
+        rate: { value: r.rate, unit: "letters/s" },
+        anchor: { name: "target", value: target, unit: "letters/s" },
+        cpu: { reading: r.cpu, letters: r.moved, broker: "rabbitmq" },
+      });
     }
   }
 
@@ -230,6 +238,17 @@ async function main() {
   console.log(`bare confirm-publish-then-ack ${bare.toFixed(0)}/s; shovel (on-confirm) ${shovel.toFixed(0)}/s`);
   console.log(`  CPU, bare loop: ${perLetter(bareCpu, UNTHROTTLED)}`);
   console.log(`  CPU, shovel:    ${perLetter(shovelCpu, UNTHROTTLED)}`);
+  report({
+    operation: `redrive: bare consume → confirm-publish → ack, ${UNTHROTTLED} letters`,
+    rate: { value: bare, unit: "letters/s" },
+    cpu: { reading: bareCpu, letters: UNTHROTTLED, broker: "rabbitmq" },
+  });
+  report({
+    operation: "redrive: RabbitMQ's shovel (on-confirm)",
+    rate: { value: shovel, unit: "letters/s" },
+    anchor: { name: "bare loop", value: bare, unit: "letters/s" },
+    cpu: { reading: shovelCpu, letters: UNTHROTTLED, broker: "rabbitmq" },
+  });
   // What 0.8 of the bare rate allows: the machine's cores, shared by Node, Postgres and RabbitMQ.
   const cores = availableParallelism();
   console.log(
@@ -241,9 +260,19 @@ async function main() {
       `unthrottled${windowWords(w)}: engine ${eng.rate.toFixed(0)}/s, ratio to bare ${(eng.rate / bare).toFixed(2)}, to shovel ${(eng.rate / shovel).toFixed(2)}; inside moveLetters ${(eng.moverShare * 100).toFixed(0)}% of the time`,
     );
     console.log(`  CPU, engine:    ${perLetter(eng.cpu, eng.moved)}`);
+    if (eng.moved !== UNTHROTTLED) throw new Error(`the engine moved ${eng.moved} of ${UNTHROTTLED} letters`);
+    report({
+      operation: `redrive, unthrottled${windowWords(w)}, ${UNTHROTTLED} letters`,
+      rate: { value: eng.rate, unit: "letters/s" },
+      anchor: { name: "bare loop", value: bare, unit: "letters/s" },
+      cpu: { reading: eng.cpu, letters: eng.moved, broker: "rabbitmq" },
+      note: `${(eng.rate / shovel).toFixed(2)} of the shovel`,
+    });
   }
   await conn.close();
   await db.$disconnect();
+  const store = (await import("../lib/triage/index-store")) as { closeBulkPool?: () => Promise<void> };
+  await store.closeBulkPool?.(); // the scans' bulk writer, before its database goes
   await pg.drop();
 }
 

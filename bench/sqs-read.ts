@@ -1,7 +1,7 @@
 /**
  * Reads 10,000 ~1 KB letters from an SQS DLQ on ElasticMQ through SqsAdapter.stream() and with a
  * bare ReceiveMessage loop (same concurrency, same visibility timeout, then the same release), in
- * one run. Not part of CI.   npm run bench:sqs   (BENCH_COUNT, SQS_ENDPOINT to change)
+ * one run.   npm run bench:sqs   (BENCH_COUNT, SQS_ENDPOINT to change; smoke 500 letters)
  */
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -14,12 +14,16 @@ import {
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { SqsAdapter } from "../lib/brokers/sqs/adapter";
-import { testConfig } from "../lib/brokers/sqs/test-kit";
+import { ELASTICMQ_ENDPOINT, testConfig } from "../lib/brokers/sqs/test-kit";
+import { type Cpu, cpuNow, cpuSince, measureBroker, perLetter } from "./cpu";
+import { report, size } from "./report";
 
-const COUNT = Number(process.env.BENCH_COUNT ?? 10_000);
-const ENDPOINT = process.env.SQS_ENDPOINT ?? "http://127.0.0.1:9324";
-const DLQ = "bench-read-dlq";
-const SOURCE = "bench-read";
+const COUNT = size("BENCH_COUNT", 10_000, 500);
+const ENDPOINT = process.env.SQS_ENDPOINT ?? ELASTICMQ_ENDPOINT;
+/** Unique per run: two benches on one queue would hide each other's letters. */
+const DLQ = `bench-read-${process.pid}-dlq`;
+const SOURCE = `bench-read-${process.pid}`;
+measureBroker("elasticmq");
 const CONCURRENCY = 4;
 
 let peakRss = 0;
@@ -110,7 +114,7 @@ async function bare(url: string): Promise<number> {
 }
 
 async function viaAdapter(): Promise<number> {
-  const adapter = new SqsAdapter(testConfig(ENDPOINT, { queueNamePrefix: "bench-" }), {
+  const adapter = new SqsAdapter(testConfig(ENDPOINT, { queueNamePrefix: `bench-read-${process.pid}` }), {
     receiveConcurrency: CONCURRENCY,
   });
   const t0 = performance.now();
@@ -140,9 +144,13 @@ async function main() {
     throw new Error("letters did not all become visible again");
   };
   const rssBefore = process.memoryUsage().rss;
+  let c0 = cpuNow();
   const tBare = await bare(url);
+  const bareCpu: Cpu = await cpuSince(c0);
   await waitVisible();
+  c0 = cpuNow();
   const tAdapter = await viaAdapter();
+  const adapterCpu: Cpu = await cpuSince(c0);
   await waitVisible();
   clearInterval(sampler);
   const rBare = COUNT / tBare;
@@ -151,6 +159,19 @@ async function main() {
   console.log(`SqsAdapter.stream():                ${COUNT} in ${tAdapter.toFixed(2)} s = ${Math.round(rAdapter)}/s`);
   console.log(`ratio adapter/bare: ${(rAdapter / rBare).toFixed(2)}`);
   console.log(`peak RSS ${Math.round(peakRss / 1048576)} MB (before reads ${Math.round(rssBefore / 1048576)} MB)`);
+  console.log(`CPU, bare:    ${perLetter(bareCpu, COUNT)}`);
+  console.log(`CPU, adapter: ${perLetter(adapterCpu, COUNT)}`);
+  report({
+    operation: `SQS read (ElasticMQ), bare ReceiveMessage loop, ${COUNT} letters`,
+    rate: { value: rBare, unit: "letters/s" },
+    cpu: { reading: bareCpu, letters: COUNT, broker: "elasticmq" },
+  });
+  report({
+    operation: `SQS read (ElasticMQ), adapter.stream(), ${COUNT} letters`,
+    rate: { value: rAdapter, unit: "letters/s" },
+    anchor: { name: "bare ReceiveMessage loop", value: rBare, unit: "letters/s" },
+    cpu: { reading: adapterCpu, letters: COUNT, broker: "elasticmq" },
+  });
   for (const q of [DLQ, SOURCE]) {
     const u = await sqs.send(new GetQueueUrlCommand({ QueueName: q })).catch(() => null);
     if (u?.QueueUrl) await sqs.send(new DeleteQueueCommand({ QueueUrl: u.QueueUrl }));

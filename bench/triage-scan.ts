@@ -6,8 +6,8 @@
  * again, since load drifts on a shared machine. Prints per-phase peak RSS with the heap and
  * off-heap sizes at that moment, the load average after each phase, and per phase the CPU time per
  * letter of this process, of every postgres process and of every RabbitMQ (beam.smp) process on the
- * machine (from /proc: the services are shared, so others' work shows up too). Not part of CI.
- *   npm run bench:triage-scan          (BENCH_COUNT to change the count)
+ * machine (from /proc: the services are shared, so others' work shows up too).
+ *   npm run bench:triage-scan          (BENCH_COUNT to change the count; smoke 2,000)
  */
 import { randomUUID } from "node:crypto";
 import { availableParallelism, loadavg } from "node:os";
@@ -16,9 +16,10 @@ import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
-import { cpuNow, cpuSince, type Cpu } from "./cpu";
+import { cpuNow, cpuScope, cpuSince, type Cpu } from "./cpu";
+import { report, size } from "./report";
 
-const COUNT = Number(process.env.BENCH_COUNT ?? 50_000);
+const COUNT = size("BENCH_COUNT", 50_000, 2_000);
 /** The machine's RabbitMQ, or another local node (DLQ_TEST_AMQP_PORT, see test-kit), the same one the adapter reads. */
 const AMQP = AMQP_URL;
 /** Unique per run: engineers share the broker, and two benches on one queue would steal each other's letters. */
@@ -180,7 +181,7 @@ async function main() {
     // cores, so the sum per letter bounds the rate as much as the Node thread alone does.
     const us = (s: number) => `${Math.round((s * 1e6) / COUNT)}`.padStart(4);
     console.log(
-      "CPU µs per letter      node (gc pauses)  postgres  rabbitmq   wall  (postgres: every such process; rabbitmq: the benchmark's node, see bench/cpu.ts)",
+      `CPU µs per letter      node (gc pauses)  postgres  rabbitmq   wall  (${cpuScope()}; see bench/cpu.ts)`,
     );
     for (const [name, c] of Object.entries(cpus)) {
       console.log(
@@ -193,6 +194,26 @@ async function main() {
     console.log(
       `at 0.7 of the bare rate, ${cores} cores allow at most ${Math.round((cores * 1e6) / (0.7 * bareRate))} µs of CPU per letter, all processes together; the scan used ${Math.round((scanCpu * 1e6) / read)}`,
     );
+    if (read !== COUNT || rows[0].n !== COUNT) throw new Error(`scan read ${read}, indexed ${rows[0].n}, of ${COUNT}`);
+    const bareAnchor = { name: "bare amqplib read", value: bareRate, unit: "letters/s" as const };
+    const cpuOf = (name: string) => ({ reading: cpus[name], letters: COUNT, broker: "rabbitmq" });
+    report({
+      operation: `triage scan: bare amqplib read, ${COUNT} RabbitMQ letters (before the scan)`,
+      rate: { value: bareBefore, unit: "letters/s" },
+      cpu: cpuOf("bare"),
+    });
+    report({
+      operation: "triage scan: adapter stream()",
+      rate: { value: streamRate, unit: "letters/s" },
+      anchor: bareAnchor,
+      cpu: cpuOf("stream"),
+    });
+    report({
+      operation: "triage scan: scan job, end to end",
+      rate: { value: scanRate, unit: "letters/s" },
+      anchor: bareAnchor,
+      cpu: cpuOf("scan"),
+    });
   } finally {
     clearInterval(sampler);
     await adapter.close();

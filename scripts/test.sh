@@ -10,6 +10,8 @@
 #   e2e          Playwright in Debian's Chromium against the production build
 #   embedded     start.sh's defaults (embedded PGlite) in Chromium: sign in, browse, scan, redrive, restart
 #   newcomer     a fresh clone, ./scripts/start.sh, sign in over HTTP, restart, sign in again
+#   bench        every benchmark in bench/ at its smoke size (no timing asserted: a benchmark that
+#                throws fails), the page-speed one against the production build
 #
 # Installs what it needs (npm ci, Node 24 from the npm registry when the machine's is older,
 # apt-get chromium and faketime) and starts local services. Every run ends with a table of each
@@ -20,7 +22,7 @@ source scripts/sh/common.sh
 source scripts/sh/stages.sh
 source scripts/sh/clock.sh
 
-ALL_TIERS=(fast integration faults e2e embedded newcomer)
+ALL_TIERS=(fast integration faults e2e embedded newcomer bench)
 usage() { die "usage: $0 [${ALL_TIERS[*]// /|}]… (no argument: all of them)"; }
 declare -A WANT=()
 if [ $# = 0 ]; then
@@ -33,7 +35,7 @@ else
   FULL=0
 fi
 wants() { [ -n "${WANT[$1]:-}" ]; }
-needs_services() { wants integration || wants faults || wants e2e || wants embedded || wants newcomer; }
+needs_services() { wants integration || wants faults || wants e2e || wants embedded || wants newcomer || wants bench; }
 
 stages_reset
 trap 'rc=$?; stop_lanes; stages_table; exit $rc' EXIT
@@ -56,7 +58,7 @@ setup() {
 
 # What the broker tiers need: Chromium, PostgreSQL, RabbitMQ and the Maven-built services.
 services() {
-  wants e2e || wants embedded && ensure_chromium
+  wants e2e || wants embedded || wants bench && ensure_chromium
   ensure_postgres
   ensure_rabbitmq
   log "starting Kafka, ElasticMQ, moto and Pulsar on loopback (jars cached in .cache/services)"
@@ -174,6 +176,23 @@ newcomer_check() (
   bash scripts/newcomer-check.sh
 )
 
+# Every benchmark at its smoke size (bench/run.ts --smoke): a few thousand letters each, no figure
+# asserted, a benchmark that throws, reports no row or runs past 5 minutes fails the stage. Each
+# makes its own throwaway database (DATABASE_OWNER_URL's server) and names its own queues, topics
+# and vhosts, so it goes on beside the consoles lane as the integration tests do. The count is the
+# benchmarks that passed; their rows are in reports/bench-*.jsonl.
+bench_smoke() (
+  export DATABASE_URL="$APP/postgres" DATABASE_OWNER_URL="$OWNER/postgres"
+  BENCH_REPORT="$STAGES_DIR/reports/bench-smoke.jsonl" npx tsx bench/run.ts --smoke --skip=page-speed
+)
+# The page-speed benchmark starts the production build (`build`) on its own port and database and
+# reads the demo DLQs, so it comes after the e2e tests, on freshly seeded demo letters.
+bench_pages() (
+  export DATABASE_URL="$APP/postgres" DATABASE_OWNER_URL="$OWNER/postgres"
+  npm run --silent seed:demo >/dev/null
+  BENCH_REPORT="$STAGES_DIR/reports/bench-pages.jsonl" npx tsx bench/run.ts --smoke page-speed
+)
+
 consoles_lane() {
   if wants newcomer; then newcomer_tier; fi
   if wants embedded; then
@@ -183,6 +202,8 @@ consoles_lane() {
 }
 
 # What a run does, in order. Lanes run beside the foreground where nothing is shared:
+#  (the benchmarks' smoke runs after the integration tests, beside the consoles lane; its page-speed
+#  part after the e2e tests, beside the fault tests: see bench_smoke and bench_pages)
 #  - the services start beside the fast tier (which needs none);
 #  - the newcomer check, the build and the embedded e2e (their own consoles, ports and PGlite
 #    folders; they reseed only the demo queues) beside the integration tests (which name their own
@@ -202,15 +223,18 @@ if needs_services; then
   if wants integration && { wants newcomer || wants embedded; }; then
     lane consoles consoles_lane
     integration_tier
+    if wants bench; then stage bench-smoke benches bench_smoke; fi
     wait_lane consoles
   else
     if wants integration; then integration_tier; fi
+    if wants bench; then stage bench-smoke benches bench_smoke; fi
     consoles_lane
   fi
   if wants faults && wants e2e; then
     lane faults faults_tier
     build
     e2e_tier
+    if wants bench; then stage bench-pages benches bench_pages; fi
     wait_lane faults
   else
     if wants faults; then faults_tier; fi
@@ -218,12 +242,16 @@ if needs_services; then
       build
       e2e_tier
     fi
+    if wants bench; then
+      build
+      stage bench-pages benches bench_pages
+    fi
   fi
 else
   fast_tier
 fi
 
 if [ "$FULL" = 1 ]; then
-  stages_require lint typecheck unit unit-year-ahead integration faults build e2e embedded newcomer
+  stages_require lint typecheck unit unit-year-ahead integration faults build e2e embedded newcomer bench-smoke bench-pages
 fi
 log "all tests passed"
