@@ -80,6 +80,14 @@ async function main() {
     });
     let t0 = performance.now();
     if (!reuse) {
+      // Indexes are built once after the rows (much faster than maintaining them row by row at
+      // ten million), then the same definitions the migrations made are back.
+      const indexes = await prisma.$queryRawUnsafe<Array<{ name: string; def: string }>>(
+        `SELECT i.indexname AS name, i.indexdef AS def FROM pg_indexes i
+         JOIN pg_class c ON c.relname = i.indexname JOIN pg_index x ON x.indexrelid = c.oid
+         WHERE i.tablename = 'triage_letters' AND NOT x.indisprimary`,
+      );
+      for (const ix of indexes) await prisma.$executeRawUnsafe(`DROP INDEX "${ix.name}"`);
       // Skewed groups (a few large, many small), 3 origins, 3 reasons (one rare), 100 tenants,
       // arrivals over 7 days, a 256-byte sealed payload each (what the scan stores inline).
       await prisma.$executeRawUnsafe(`
@@ -99,10 +107,18 @@ async function main() {
           || CASE WHEN k = 9 THEN jsonb_build_object('authorization', 'Bearer tk' || i) ELSE '{}'::jsonb END,
         228, md5(i::text) || md5((i + 1)::text), md5(i::text),
         decode(repeat(md5(i::text), 16), 'hex'), 'bench', '00000000-0000-0000-0000-000000000001'
-      FROM (SELECT i, floor(40 * power((i % 1000) / 1000.0, 3))::int AS g, (i * 7919) % 10 AS k,
+      FROM (SELECT i, floor(40 * power((i % 1000) / 1000.0, 3))::int AS g, (i::bigint * 7919) % 10 AS k,
                    now() - ((i % 604800) * interval '1 second') AS ts
             FROM generate_series(1, ${ROWS}) i) s`);
       console.log(`inserted ${ROWS} rows in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      t0 = performance.now();
+      for (const ix of indexes) {
+        await prisma.$transaction([
+          prisma.$executeRawUnsafe("SET LOCAL maintenance_work_mem = '512MB'"),
+          prisma.$executeRawUnsafe(ix.def),
+        ]);
+      }
+      console.log(`built ${indexes.length} indexes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       await prisma.$executeRawUnsafe("VACUUM ANALYZE triage_letters");
       // The synthetic search text is what a scan would have written for these messages.
       const check = await prisma.$queryRawUnsafe<Array<{ m: string; s: Record<string, string> | null }>>(
@@ -137,15 +153,19 @@ async function main() {
     }
     const meta = () => ({ requestId: randomUUID(), ip: "127.0.0.1" });
 
+    if (process.env.BENCH_GENERATE_ONLY) return;
+    // Median of 5 after a warm-up; a view far over its goal (warm-up over 10x) is timed once more.
     const time = async (fn: () => Promise<unknown>) => {
+      const w = performance.now();
       await fn();
+      const runs = performance.now() - w > 10 * GOAL_MS ? 1 : 5;
       const xs: number[] = [];
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < runs; i++) {
         const t = performance.now();
         await fn();
         xs.push(performance.now() - t);
       }
-      return xs.sort((a, b) => a - b)[2];
+      return xs.sort((a, b) => a - b)[Math.floor(runs / 2)];
     };
     const big = { connectionId: "bench", queue: "big.dlq" };
     const baseline = await time(() => prisma.$queryRawUnsafe("SELECT count(*) FROM triage_letters"));
