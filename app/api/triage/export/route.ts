@@ -19,7 +19,7 @@ export async function GET(req: Request) {
     const withPayload = p.get("payload") === "1";
     const actor = await requireActor();
     const filter = parseLetterFilter(p);
-    const { count, rows } = await exportLetters(actor, await requestMeta(), {
+    const { count, countAtLeast, rows } = await exportLetters(actor, await requestMeta(), {
       filter,
       format,
       includePayload: withPayload,
@@ -32,7 +32,8 @@ export async function GET(req: Request) {
       map: (r) => maskExportedLetter(r, policy),
       toCsv: (batch, header) => lettersToCsv(batch, { header, withPayload }),
       filenamePrefix: "triage",
-      headers: { "X-Total-Count": String(count) },
+      // A set larger than the count's cap says only how many it holds at least.
+      headers: countAtLeast ? { "X-Total-Count-At-Least": String(count) } : { "X-Total-Count": String(count) },
     });
   } catch (e) {
     return errorResponse(e);
