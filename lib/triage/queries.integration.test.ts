@@ -6,7 +6,14 @@ import { visibleSha256 } from "@/lib/masking/digest";
 import type { IndexRow } from "./index-row";
 import { upsertLetters } from "./index-store";
 import type { SearchScope } from "./masked-search";
-import { COUNT_CAP, countLetters, countLettersCapped, queryLetters, TEXT_LOWER_BOUND, TEXT_WINDOW } from "./queries";
+import {
+  COUNT_CAP,
+  countLetters,
+  countLettersCapped,
+  queryLetters,
+  SEARCH_LOWER_BOUND,
+  SEARCH_WINDOW,
+} from "./queries";
 
 /**
  * The index's reads at their edges: the capped count, and the text search through its candidate
@@ -173,16 +180,17 @@ describe("triage index reads", () => {
 
   it("a text search past the newest rows' window: pages in order, counts exact or a true lower bound", async () => {
     const q4 = `${queue}-window`;
-    const n = TEXT_WINDOW + 2000;
+    const n = SEARCH_WINDOW + 2000;
     // Row i arrives at minute i: the highest i is the newest. Every 10th says "common", rows 1..3
     // (the oldest) "rare-zq", every 50th "middling".
     await getDb().$executeRawUnsafe(
       `INSERT INTO triage_letters (connection_id, queue, letter_id, position, message_id, first_seen_at, last_seen_at,
          arrived_at, exception_class, exception_message, exception_search, search_version, group_key, group_label,
-         group_basis, disposition, body_size, sha256, fingerprint, scan_id)
+         group_basis, disposition, body_size, sha256, fingerprint, scan_id, headers)
        SELECT $1, $2, 'w-' || i, i, 'wm-' || i, now(), now(), timestamptz '2026-01-01' + i * interval '1 minute', 'com.acme.W',
          CASE WHEN i <= 3 THEN 'rare-zq ' WHEN i % 10 = 0 THEN 'common ' WHEN i % 50 = 7 THEN 'middling ' ELSE 'plain ' END || i,
-         jsonb_build_object('viewer', 'seen ' || i), $3, 'g', 'W', 'exception', 'unknown', 1, md5(i::text) || md5(i::text), md5(i::text), gen_random_uuid()
+         jsonb_build_object('viewer', 'seen ' || i), $3, 'g', 'W', 'exception', 'unknown', 1, md5(i::text) || md5(i::text), md5(i::text), gen_random_uuid(),
+         jsonb_build_object('x-tenant', CASE WHEN i <= 2 THEN 'rare' ELSE 't' || (i % 10) END)
        FROM generate_series(1, ${n}) i`,
       CONN,
       q4,
@@ -194,9 +202,9 @@ describe("triage index reads", () => {
     const next = await queryLetters(f("common"), { limit: 50, after: common.nextCursor });
     expect(next.rows[0].letterId).toBe(`w-${n - 500}`);
     const commonCount = await countLettersCapped(f("common"));
-    expect(commonCount).toEqual({ count: TEXT_WINDOW / 10, atLeast: true });
+    expect(commonCount).toEqual({ count: SEARCH_WINDOW / 10, atLeast: true });
     expect(commonCount.count).toBeLessThanOrEqual(await countLetters(f("common")));
-    expect(TEXT_WINDOW / 10).toBeGreaterThanOrEqual(TEXT_LOWER_BOUND);
+    expect(SEARCH_WINDOW / 10).toBeGreaterThanOrEqual(SEARCH_LOWER_BOUND);
     expect((await queryLetters(f("rare-zq"), { limit: 50 })).rows.map((r) => r.letterId)).toEqual([
       "w-3",
       "w-2",
@@ -206,6 +214,21 @@ describe("triage index reads", () => {
     const middling = await countLetters(f("middling"));
     expect(await countLettersCapped(f("middling"))).toEqual({ count: middling, atLeast: false });
     expect((await queryLetters(f("middling"), { limit: 1000 })).rows).toHaveLength(middling);
+    // A header value: the same, by the GIN index when rare.
+    const h = (value: string) => ({
+      connectionId: CONN,
+      queue: q4,
+      header: { name: "x-tenant", value },
+      search: { kind: "raw" as const },
+    });
+    expect((await queryLetters(h("t3"), { limit: 3 })).rows.map((r) => r.letterId)).toEqual([
+      `w-${n - 7}`,
+      `w-${n - 17}`,
+      `w-${n - 27}`,
+    ]);
+    expect(await countLettersCapped(h("t3"))).toEqual({ count: SEARCH_WINDOW / 10, atLeast: true });
+    expect((await queryLetters(h("rare"), { limit: 3 })).rows.map((r) => r.letterId)).toEqual(["w-2", "w-1"]);
+    expect(await countLettersCapped(h("rare"))).toEqual({ count: 2, atLeast: false });
     // The viewer searches what it sees ("seen <i>"), not the raw message.
     const viewer = { kind: "masked" as const, role: "viewer" as const, version: VERSION };
     expect(await countLettersCapped({ ...f("common"), search: viewer })).toEqual({ count: 0, atLeast: false });

@@ -115,9 +115,12 @@ const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 export function whereOf(f: LetterFilter): {
   sql: string;
   params: unknown[];
-  /** The clauses but the text search's, and the text search's alone (null without one), same params. */
+  /**
+   * The clauses but the searches (header, text), and the searches alone (null without any), same
+   * params: a search is a condition many rows may meet, tried on the newest rows first.
+   */
   base: string;
-  text: string | null;
+  search: string | null;
 } {
   const params: unknown[] = [f.connectionId, f.queue];
   const parts = ["connection_id = $1", "queue = $2"];
@@ -139,9 +142,9 @@ export function whereOf(f: LetterFilter): {
       userMessage: "This filter could not be applied. Reload the page and try again.",
     });
   }
-  if (f.header) add((p) => `headers @> ${p}::jsonb`, JSON.stringify({ [f.header.name]: f.header.value }));
   const base = parts.join(" AND ");
   const baseParts = parts.length;
+  if (f.header) add((p) => `headers @> ${p}::jsonb`, JSON.stringify({ [f.header.name]: f.header.value }));
   if (f.text?.trim()) {
     const t = f.text.trim();
     params.push(`%${likeEscape(t)}%`, t);
@@ -172,7 +175,8 @@ export function whereOf(f: LetterFilter): {
       parts.push(`(((${message} OR exception_class ILIKE ${like}) AND ${candidates}) OR ${ids}${digestMatch})`);
     }
   }
-  return { sql: parts.join(" AND "), params, base, text: parts.length > baseParts ? parts[baseParts] : null };
+  const search = parts.length > baseParts ? parts.slice(baseParts).join(" AND ") : null;
+  return { sql: parts.join(" AND "), params, base, search };
 }
 
 export interface Cursor {
@@ -220,18 +224,18 @@ export async function queryLetters(
   params.push(limit + 1);
   const cols = opts.withPayload ? `${LETTER_COLUMNS}, payload_ciphertext, payload_key_id` : LETTER_COLUMNS;
   let found: Row[] | null = null;
-  if (w.text) {
-    // A text that many letters hold is found among the newest ones long before a trigram index
-    // has listed them all: look through the newest TEXT_WINDOW of the rest of the set first. Enough
-    // matches there are the page (no older letter can come before them); too few, and the index
-    // finds the rare ones.
+  if (w.search) {
+    // A text or header value that many letters hold is found among the newest ones long before an
+    // index (trigram, GIN) has listed them all: look through the newest SEARCH_WINDOW of the rest of
+    // the set first. Enough matches there are the page (no older letter can come before them); too
+    // few, and the index finds the rare ones.
     const base = cursor
       ? `${w.base} AND (arrived_at, id) < ($${params.length - 2}::timestamptz, $${params.length - 1}::bigint)`
       : w.base;
     const recent = await db.$queryRawUnsafe<Row[]>(
       `SELECT ${cols} FROM (SELECT * FROM triage_letters WHERE ${base}
-         ORDER BY arrived_at DESC, id DESC LIMIT ${TEXT_WINDOW}) recent
-       WHERE ${w.text} ORDER BY arrived_at DESC, id DESC LIMIT $${params.length}`,
+         ORDER BY arrived_at DESC, id DESC LIMIT ${SEARCH_WINDOW}) recent
+       WHERE ${w.search} ORDER BY arrived_at DESC, id DESC LIMIT $${params.length}`,
       ...params,
     );
     if (recent.length > limit) found = recent;
@@ -253,8 +257,8 @@ export async function queryLetters(
   return { rows, nextCursor: last ? encodeCursor({ at: iso(last.arrived_at)!, id: String(last.id) }) : null };
 }
 
-/** Rows in arrival order a text search looks through before it asks the trigram index (above). */
-export const TEXT_WINDOW = 10_000;
+/** Rows in arrival order a text or header search looks through before it asks an index (above). */
+export const SEARCH_WINDOW = 10_000;
 
 /**
  * Counts above this are answered "at least COUNT_CAP": an exact count reads every row of the set
@@ -262,10 +266,10 @@ export const TEXT_WINDOW = 10_000;
  */
 export const COUNT_CAP = 10_000;
 /**
- * A text found this many times among the newest TEXT_WINDOW letters is counted no further: the set
+ * A text or header value found this many times among the newest SEARCH_WINDOW letters is counted no further: the set
  * is "at least" that many (a common word would otherwise send the count through most of the index).
  */
-export const TEXT_LOWER_BOUND = 500;
+export const SEARCH_LOWER_BOUND = 500;
 
 export interface CappedCount {
   /** The set's size when `atLeast` is false; else a lower bound (the cap). */
@@ -282,18 +286,18 @@ export async function countLettersCapped(
 ): Promise<CappedCount> {
   const w = whereOf(filter);
   const limit = Math.max(Math.trunc(cap), 0) + 1;
-  if (w.text) {
-    // As for a page: the newest TEXT_WINDOW rows first. All of the set, or matches enough to say
+  if (w.search) {
+    // As for a page: the newest SEARCH_WINDOW rows first. All of the set, or matches enough to say
     // "at least" that many (a true lower bound: each was counted), answer without the index.
     const r = await db.$queryRawUnsafe<Array<{ n: bigint | number; k: bigint | number }>>(
-      `SELECT count(*) AS n, count(*) FILTER (WHERE ${w.text}) AS k FROM (SELECT * FROM triage_letters WHERE ${w.base}
-         ORDER BY arrived_at DESC, id DESC LIMIT ${TEXT_WINDOW}) recent`,
+      `SELECT count(*) AS n, count(*) FILTER (WHERE ${w.search}) AS k FROM (SELECT * FROM triage_letters WHERE ${w.base}
+         ORDER BY arrived_at DESC, id DESC LIMIT ${SEARCH_WINDOW}) recent`,
       ...w.params,
     );
     const n = Number(r[0]?.n ?? 0);
     const k = Math.min(Number(r[0]?.k ?? 0), limit - 1);
-    if (n < TEXT_WINDOW) return { count: k, atLeast: Number(r[0]?.k ?? 0) >= limit };
-    if (k >= TEXT_LOWER_BOUND) return { count: k, atLeast: true };
+    if (n < SEARCH_WINDOW) return { count: k, atLeast: Number(r[0]?.k ?? 0) >= limit };
+    if (k >= SEARCH_LOWER_BOUND) return { count: k, atLeast: true };
   }
   const r = await db.$queryRawUnsafe<Array<{ n: bigint | number }>>(
     `SELECT count(*) AS n FROM (SELECT 1 FROM triage_letters WHERE ${w.sql} LIMIT ${limit}) s`,
