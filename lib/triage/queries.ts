@@ -453,8 +453,10 @@ export async function* streamLetters(
   db: PrismaClient = getDb(),
 ): AsyncGenerator<ExportedLetter> {
   let after: string | null = null;
+  // The first batch is small, so an export's first bytes wait for a hundred rows, not five hundred.
+  let size = Math.min(opts.batchSize ?? 500, 100);
   for (;;) {
-    const page = await queryLetters(filter, { after, limit: opts.batchSize ?? 500 }, db, {
+    const page = await queryLetters(filter, { after, limit: size }, db, {
       withPayload: opts.withPayload,
     });
     for (const r of page.rows) {
@@ -478,5 +480,6 @@ export async function* streamLetters(
     }
     if (!page.nextCursor) return;
     after = page.nextCursor;
+    size = opts.batchSize ?? 500;
   }
 }
