@@ -171,6 +171,20 @@ describe("triage index reads", () => {
     }
   });
 
+  it("indexes no text that no role sees: a secret every role sees masked is not a candidate", async () => {
+    const texts = await getDb().$queryRawUnsafe<Array<{ t: string }>>(
+      `SELECT triage_search_text(exception_class, exception_message, exception_search) AS t FROM triage_letters
+       WHERE connection_id = $1 AND queue = $2 AND letter_id IN ('l-1', 'l-6') ORDER BY letter_id`,
+      CONN,
+      queue,
+    );
+    expect(texts.map((r) => r.t)).toEqual([
+      `com.acme.Thing\n${hidden(SECRET)}`,
+      // The viewer and admin see row 6 raw, the operator masked: both are searchable by someone.
+      "com.acme.Thing\ntoken=abc123 expired\ntoken=[hidden] expired",
+    ]);
+  });
+
   it("on Postgres the candidates come from a trigram index", async () => {
     const idx = await getDb().$queryRawUnsafe<Array<{ indexdef: string }>>(
       `SELECT indexdef FROM pg_indexes WHERE tablename = 'triage_letters' AND indexname = 'triage_letters_search_text_trgm'`,

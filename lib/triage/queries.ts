@@ -150,7 +150,7 @@ export function whereOf(f: LetterFilter): {
     params.push(`%${likeEscape(t)}%`, t);
     const like = `$${params.length - 1}`;
     const exact = `$${params.length}`;
-    // Every text a role could match (class, raw message, each role's masked message) is a line of
+    // Every text a masked role could match (the class, the message as each role sees it) is a line of
     // triage_search_text, trigram-indexed where pg_trgm is available: a necessary condition that
     // finds the candidates, never a match by itself (the exact, per-role condition comes first, so a
     // scan in arrival order filtering rows tests it only on rows that already match).
@@ -159,7 +159,9 @@ export function whereOf(f: LetterFilter): {
     let ids = `letter_id = ${exact} OR message_id = ${exact}`;
     if (f.search!.kind === "raw") {
       if (/^[0-9a-f]{64}$/i.test(t)) ids += ` OR sha256 = lower(${exact})`;
-      parts.push(`(((exception_message ILIKE ${like} OR exception_class ILIKE ${like}) AND ${candidates}) OR ${ids})`);
+      // The raw message is indexed only where some role sees it as it is, so a role no rule masks
+      // (not the default) reads its DLQ's rows for a text the newest ones do not hold.
+      parts.push(`(exception_message ILIKE ${like} OR exception_class ILIKE ${like} OR ${ids})`);
     } else {
       // The message as this role sees it, computed under the masking version in force; the digest
       // only in its keyed form (what the role is shown), never the raw SHA-256.
