@@ -184,11 +184,9 @@ export const indexedLetterPageSchema = z
       description:
         "Letters in the whole filtered set; when `countAtLeast` is true, a lower bound (the set is counted up to 10,000).",
     }),
-    countAtLeast: z
-      .boolean()
-      .meta({
-        description: "True when the set holds more than `count` letters: `count` is then the cap, not the size.",
-      }),
+    countAtLeast: z.boolean().meta({
+      description: "True when the set holds more than `count` letters: `count` is then the cap, not the size.",
+    }),
     nextCursor: z
       .string()
       .nullable()
