@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   formatBytes,
   formatCount,
+  formatLetterCount,
   formatRange,
   formatRate,
   formatRelative,
@@ -111,5 +112,15 @@ describe("formatSpan / formatRate", () => {
     expect(formatRate(3)).toBe("3/min");
     expect(formatRate(1234.4)).toBe("1,234/min");
     expect(formatRate(null)).toBe("—");
+  });
+});
+
+describe("formatLetterCount", () => {
+  it("says the size of a set counted in full, and only a lower bound of one counted up to its cap", () => {
+    expect(formatLetterCount(0)).toBe("0 letters");
+    expect(formatLetterCount(1)).toBe("1 letter");
+    expect(formatLetterCount(9999)).toBe("9,999 letters");
+    expect(formatLetterCount(10_000, true)).toBe("at least 10,000 letters");
+    expect(formatLetterCount(1, true)).toBe("at least 1 letter");
   });
 });

@@ -96,6 +96,14 @@ export function formatCount(n: number | null | undefined): string {
   return new Intl.NumberFormat("en-US").format(n);
 }
 
+/**
+ * "1 letter", "5 letters", or for a count that stopped at its cap "at least 10,000 letters": a
+ * capped count is a lower bound and must never read as the size of the set.
+ */
+export function formatLetterCount(n: number, atLeast = false): string {
+  return `${atLeast ? "at least " : ""}${formatCount(n)} ${n === 1 ? "letter" : "letters"}`;
+}
+
 /** Cuts text to `max` characters (by code point), adding an ellipsis when cut. */
 export function truncate(text: string | null | undefined, max: number): string {
   if (!text) return "";

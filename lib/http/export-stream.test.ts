@@ -45,6 +45,34 @@ describe("exportChunks", () => {
   });
 });
 
+describe("exportChunks' first chunk", () => {
+  it("is small (the first bytes wait for 50 rows, not a whole batch), and every row still comes once", async () => {
+    let produced = 0;
+    async function* counting() {
+      for (let i = 0; i < 1000; i++) {
+        produced++;
+        yield { id: i, note: "" };
+      }
+    }
+    const reader = exportChunks({
+      rows: counting(),
+      format: "csv",
+      toCsv: (b: Array<{ id: number }>, h: boolean) => `${h ? "id\n" : ""}${b.map((r) => `${r.id}\n`).join("")}`,
+      batchSize: 200,
+    }).getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first.trim().split("\n")).toHaveLength(51);
+    expect(produced).toBeLessThanOrEqual(51);
+    let rest = "";
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      rest += new TextDecoder().decode(r.value);
+    }
+    expect((first + rest).trim().split("\n").slice(1).map(Number)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+  });
+});
+
 describe("exportFormat", () => {
   it("reads csv (the default) or json, and refuses anything else with a clear 400", () => {
     expect(exportFormat(new URLSearchParams())).toBe("csv");

@@ -21,6 +21,8 @@ export interface ExportStreamOptions<T> {
   headers?: Record<string, string>;
   /** Rows per chunk: the response flows without holding the export in memory. */
   batchSize?: number;
+  /** Rows of the first chunk (default 50, at most batchSize): the first bytes wait for these only. */
+  firstBatchSize?: number;
 }
 
 /**
@@ -31,6 +33,7 @@ export function exportChunks<T>(
   o: Omit<ExportStreamOptions<T>, "filenamePrefix" | "headers">,
 ): ReadableStream<Uint8Array> {
   const size = o.batchSize ?? 200;
+  const firstSize = Math.min(o.firstBatchSize ?? 50, size);
   const iterator = o.rows[Symbol.asyncIterator]();
   const encoder = new TextEncoder();
   let first = true;
@@ -39,7 +42,7 @@ export function exportChunks<T>(
       try {
         const batch: T[] = [];
         let done = false;
-        while (batch.length < size) {
+        while (batch.length < (first ? firstSize : size)) {
           const next = await iterator.next();
           if (next.done) {
             done = true;

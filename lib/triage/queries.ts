@@ -112,7 +112,16 @@ const LETTER_COLUMNS = `letter_id, position, kafka_partition, kafka_offset::text
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** The WHERE clause and its parameters for a filter ($1, $2 … in order). */
-export function whereOf(f: LetterFilter): { sql: string; params: unknown[] } {
+export function whereOf(f: LetterFilter): {
+  sql: string;
+  params: unknown[];
+  /**
+   * The clauses but the searches (header, text), and the searches alone (null without any), same
+   * params: a search is a condition many rows may meet, tried on the newest rows first.
+   */
+  base: string;
+  search: string | null;
+} {
   const params: unknown[] = [f.connectionId, f.queue];
   const parts = ["connection_id = $1", "queue = $2"];
   const add = (clause: (p: string) => string, value: unknown) => {
@@ -133,15 +142,26 @@ export function whereOf(f: LetterFilter): { sql: string; params: unknown[] } {
       userMessage: "This filter could not be applied. Reload the page and try again.",
     });
   }
+  const base = parts.join(" AND ");
+  const baseParts = parts.length;
   if (f.header) add((p) => `headers @> ${p}::jsonb`, JSON.stringify({ [f.header.name]: f.header.value }));
   if (f.text?.trim()) {
     const t = f.text.trim();
     params.push(`%${likeEscape(t)}%`, t);
     const like = `$${params.length - 1}`;
     const exact = `$${params.length}`;
-    const ids = `exception_class ILIKE ${like} OR letter_id = ${exact} OR message_id = ${exact}`;
+    // Every text a masked role could match (the class, the message as each role sees it) is a line of
+    // triage_search_text, trigram-indexed where pg_trgm is available: a necessary condition that
+    // finds the candidates, never a match by itself (the exact, per-role condition comes first, so a
+    // scan in arrival order filtering rows tests it only on rows that already match).
+    const candidates = `triage_search_text(exception_class, exception_message, exception_search) ILIKE ${like}`;
+    // Exact ids: letter_id has its unique index, message_id a hash index; a SHA-256 is 64 hex digits.
+    let ids = `letter_id = ${exact} OR message_id = ${exact}`;
     if (f.search!.kind === "raw") {
-      parts.push(`(exception_message ILIKE ${like} OR ${ids} OR sha256 = lower(${exact}))`);
+      if (/^[0-9a-f]{64}$/i.test(t)) ids += ` OR sha256 = lower(${exact})`;
+      // The raw message is indexed only where some role sees it as it is, so a role no rule masks
+      // (not the default) reads its DLQ's rows for a text the newest ones do not hold.
+      parts.push(`(exception_message ILIKE ${like} OR exception_class ILIKE ${like} OR ${ids})`);
     } else {
       // The message as this role sees it, computed under the masking version in force; the digest
       // only in its keyed form (what the role is shown), never the raw SHA-256.
@@ -154,10 +174,11 @@ export function whereOf(f: LetterFilter): { sql: string; params: unknown[] } {
         params.push(ipad, opad, digest);
         digestMatch = ` OR ${keyedDigestSql("sha256", `$${params.length - 2}`, `$${params.length - 1}`)} = $${params.length}`;
       }
-      parts.push(`(${message} OR ${ids}${digestMatch})`);
+      parts.push(`(((${message} OR exception_class ILIKE ${like}) AND ${candidates}) OR ${ids}${digestMatch})`);
     }
   }
-  return { sql: parts.join(" AND "), params };
+  const search = parts.length > baseParts ? parts.slice(baseParts).join(" AND ") : null;
+  return { sql: parts.join(" AND "), params, base, search };
 }
 
 export interface Cursor {
@@ -204,7 +225,24 @@ export async function queryLetters(
   }
   params.push(limit + 1);
   const cols = opts.withPayload ? `${LETTER_COLUMNS}, payload_ciphertext, payload_key_id` : LETTER_COLUMNS;
-  const found = await db.$queryRawUnsafe<Row[]>(
+  let found: Row[] | null = null;
+  if (w.search) {
+    // A text or header value that many letters hold is found among the newest ones long before an
+    // index (trigram, GIN) has listed them all: look through the newest SEARCH_WINDOW of the rest of
+    // the set first. Enough matches there are the page (no older letter can come before them); too
+    // few, and the index finds the rare ones.
+    const base = cursor
+      ? `${w.base} AND (arrived_at, id) < ($${params.length - 2}::timestamptz, $${params.length - 1}::bigint)`
+      : w.base;
+    const recent = await db.$queryRawUnsafe<Row[]>(
+      `SELECT ${cols} FROM (SELECT * FROM triage_letters WHERE ${base}
+         ORDER BY arrived_at DESC, id DESC LIMIT ${SEARCH_WINDOW}) recent
+       WHERE ${w.search} ORDER BY arrived_at DESC, id DESC LIMIT $${params.length}`,
+      ...params,
+    );
+    if (recent.length > limit) found = recent;
+  }
+  found ??= await db.$queryRawUnsafe<Row[]>(
     `SELECT ${cols} FROM triage_letters WHERE ${sql} ORDER BY arrived_at DESC, id DESC LIMIT $${params.length}`,
     ...params,
   );
@@ -221,6 +259,57 @@ export async function queryLetters(
   return { rows, nextCursor: last ? encodeCursor({ at: iso(last.arrived_at)!, id: String(last.id) }) : null };
 }
 
+/** Rows in arrival order a text or header search looks through before it asks an index (above). */
+export const SEARCH_WINDOW = 10_000;
+
+/**
+ * Counts above this are answered "at least COUNT_CAP": an exact count reads every row of the set
+ * (900,000 rows of one DLQ take longer than any view may), a capped one at most COUNT_CAP + 1.
+ */
+export const COUNT_CAP = 10_000;
+/**
+ * A text or header value found this many times among the newest SEARCH_WINDOW letters is counted no further: the set
+ * is "at least" that many (a common word would otherwise send the count through most of the index).
+ */
+export const SEARCH_LOWER_BOUND = 500;
+
+export interface CappedCount {
+  /** The set's size when `atLeast` is false; else a lower bound (the cap). */
+  count: number;
+  /** True when the set holds more than `count` letters (how many more was not counted). */
+  atLeast: boolean;
+}
+
+/** The filtered set's size, counted up to `cap` (never a wrong number: above it, "at least cap"). */
+export async function countLettersCapped(
+  filter: LetterFilter,
+  cap: number = COUNT_CAP,
+  db: PrismaClient = getDb(),
+): Promise<CappedCount> {
+  const w = whereOf(filter);
+  const limit = Math.max(Math.trunc(cap), 0) + 1;
+  if (w.search) {
+    // As for a page: the newest SEARCH_WINDOW rows first. All of the set, or matches enough to say
+    // "at least" that many (a true lower bound: each was counted), answer without the index.
+    const r = await db.$queryRawUnsafe<Array<{ n: bigint | number; k: bigint | number }>>(
+      `SELECT count(*) AS n, count(*) FILTER (WHERE ${w.search}) AS k FROM (SELECT * FROM triage_letters WHERE ${w.base}
+         ORDER BY arrived_at DESC, id DESC LIMIT ${SEARCH_WINDOW}) recent`,
+      ...w.params,
+    );
+    const n = Number(r[0]?.n ?? 0);
+    const k = Math.min(Number(r[0]?.k ?? 0), limit - 1);
+    if (n < SEARCH_WINDOW) return { count: k, atLeast: Number(r[0]?.k ?? 0) >= limit };
+    if (k >= SEARCH_LOWER_BOUND) return { count: k, atLeast: true };
+  }
+  const r = await db.$queryRawUnsafe<Array<{ n: bigint | number }>>(
+    `SELECT count(*) AS n FROM (SELECT 1 FROM triage_letters WHERE ${w.sql} LIMIT ${limit}) s`,
+    ...w.params,
+  );
+  const n = Number(r[0]?.n ?? 0);
+  return n >= limit ? { count: limit - 1, atLeast: true } : { count: n, atLeast: false };
+}
+
+/** The filtered set's exact size (reads the whole set: for selections that act on it, not for views). */
 export async function countLetters(filter: LetterFilter, db: PrismaClient = getDb()): Promise<number> {
   const w = whereOf(filter);
   const r = await db.$queryRawUnsafe<Array<{ n: bigint | number }>>(
@@ -366,8 +455,10 @@ export async function* streamLetters(
   db: PrismaClient = getDb(),
 ): AsyncGenerator<ExportedLetter> {
   let after: string | null = null;
+  // The first batch is small, so an export's first bytes wait for a hundred rows, not five hundred.
+  let size = Math.min(opts.batchSize ?? 500, 100);
   for (;;) {
-    const page = await queryLetters(filter, { after, limit: opts.batchSize ?? 500 }, db, {
+    const page = await queryLetters(filter, { after, limit: size }, db, {
       withPayload: opts.withPayload,
     });
     for (const r of page.rows) {
@@ -391,5 +482,6 @@ export async function* streamLetters(
     }
     if (!page.nextCursor) return;
     after = page.nextCursor;
+    size = opts.batchSize ?? 500;
   }
 }

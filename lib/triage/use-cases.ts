@@ -10,7 +10,7 @@ import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import { ACTIVE_STATES, type JobProgress, type JobRecord } from "@/lib/jobs/types";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import {
-  countLetters,
+  countLettersCapped,
   queryGroups,
   queryGroupsBy,
   queryLetters,
@@ -252,12 +252,15 @@ function maskGroupValue(by: GroupByKey, value: string | null, policy: MaskingPol
   return maskTextWithRules(value, policy.rules, policy.hashKey).text;
 }
 
-/** One keyset page of the filtered set and the set's count. */
+/**
+ * One keyset page of the filtered set and the set's count, counted up to COUNT_CAP: above it the
+ * answer is "at least" the cap (`countAtLeast`), never an estimate shown as a count.
+ */
 export async function listLetters(
   actor: Actor,
   meta: RequestMeta,
   input: { filter: LetterFilter; after?: string | null; limit?: number },
-): Promise<{ letters: IndexedLetter[]; count: number; nextCursor: string | null }> {
+): Promise<{ letters: IndexedLetter[]; count: number; countAtLeast: boolean; nextCursor: string | null }> {
   const scope = {
     action: "triage.letters",
     connectionId: input.filter?.connectionId ?? null,
@@ -272,10 +275,15 @@ export async function listLetters(
     const filter = scopedFilter({ ...input.filter, ...dlq }, policy);
     const [page, count] = await Promise.all([
       queryLetters(filter, { after: input.after, limit: input.limit }),
-      countLetters(filter),
+      countLettersCapped(filter),
     ]);
     // Headers, exception text and digests pass through the role's masking before they leave the server.
-    return { letters: page.rows.map((r) => maskExportedLetter(r, policy)), count, nextCursor: page.nextCursor };
+    return {
+      letters: page.rows.map((r) => maskExportedLetter(r, policy)),
+      count: count.count,
+      countAtLeast: count.atLeast,
+      nextCursor: page.nextCursor,
+    };
   };
   // A search over a sensitive DLQ is on record, with what was searched for and how many matched.
   if (!policy.sensitive || !searches(input.filter)) return run();
@@ -283,6 +291,7 @@ export async function listLetters(
   return audited(actor, meta, { ...scope, action: "triage.search" }, run, (r) => ({
     filter: describeFilter(onRecord),
     count: r.count,
+    countAtLeast: r.countAtLeast,
   }));
 }
 
@@ -307,14 +316,16 @@ const searches = (f: LetterFilter | undefined) => Boolean(f?.header || f?.text?.
 
 /**
  * The filtered set for an export, streamed in keyset batches. Payloads (decrypted) only with
- * letter:read-payload. Audited `triage.export` with the filter and count before the first byte.
- * The rows are unmasked: the caller masks each with `maskExportedLetter` for the actor's policy.
+ * letter:read-payload. Audited `triage.export` with the filter and count before the first byte
+ * (counted up to COUNT_CAP: a larger set is recorded as "at least" the cap, `countAtLeast`, so the
+ * first byte never waits for a count of millions). The rows are unmasked: the caller masks each
+ * with `maskExportedLetter` for the actor's policy.
  */
 export async function exportLetters(
   actor: Actor,
   meta: RequestMeta,
   input: { filter: LetterFilter; format: "csv" | "json"; includePayload?: boolean },
-): Promise<{ count: number; rows: AsyncIterable<ExportedLetter> }> {
+): Promise<{ count: number; countAtLeast: boolean; rows: AsyncIterable<ExportedLetter> }> {
   const scope = {
     action: "triage.export",
     connectionId: input.filter?.connectionId ?? null,
@@ -331,15 +342,20 @@ export async function exportLetters(
     actor,
     meta,
     scope,
-    () => countLetters(filter),
+    () => countLettersCapped(filter),
     (n) => ({
       format: input.format,
       includePayload: Boolean(input.includePayload),
-      count: n,
+      count: n.count,
+      countAtLeast: n.atLeast,
       filter: describeFilter(filter),
     }),
   );
-  return { count, rows: streamLetters(filter, { withPayload: Boolean(input.includePayload) }) };
+  return {
+    count: count.count,
+    countAtLeast: count.atLeast,
+    rows: streamLetters(filter, { withPayload: Boolean(input.includePayload) }),
+  };
 }
 
 function describeFilter(f: LetterFilter): Record<string, unknown> {

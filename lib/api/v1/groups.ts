@@ -180,7 +180,13 @@ const indexedLetterSchema = z
 export const indexedLetterPageSchema = z
   .object({
     items: z.array(indexedLetterSchema),
-    count: z.number().int().meta({ description: "Letters in the whole filtered set." }),
+    count: z.number().int().meta({
+      description:
+        "Letters in the whole filtered set; when `countAtLeast` is true, a lower bound (the set is counted up to 10,000).",
+    }),
+    countAtLeast: z.boolean().meta({
+      description: "True when the set holds more than `count` letters: `count` is then the cap, not the size.",
+    }),
     nextCursor: z
       .string()
       .nullable()
@@ -204,7 +210,13 @@ export const listIndexedLettersOperation = defineOperation({
 export function toIndexedLetterPage(r: {
   letters: IndexedLetter[];
   count: number;
+  countAtLeast: boolean;
   nextCursor: string | null;
 }): z.output<typeof indexedLetterPageSchema> {
-  return indexedLetterPageSchema.parse({ items: r.letters, count: r.count, nextCursor: r.nextCursor });
+  return indexedLetterPageSchema.parse({
+    items: r.letters,
+    count: r.count,
+    countAtLeast: r.countAtLeast,
+    nextCursor: r.nextCursor,
+  });
 }

@@ -18,7 +18,7 @@ import { riskyReadView } from "@/lib/dlq/risky-read";
 import { listLetters } from "@/lib/triage/use-cases";
 import { triageBase } from "@/lib/triage/view-params";
 import { letterLabels, pagingNote, readNotice } from "@/lib/dlq/wording";
-import { formatCount, formatRange } from "@/lib/format";
+import { formatCount, formatLetterCount, formatRange } from "@/lib/format";
 
 export const dynamic = "force-dynamic";
 
@@ -220,9 +220,9 @@ async function RiskySnapshot({
           <div className="toolbar">
             <h2 style={{ margin: 0 }}>Letters in the snapshot</h2>
             <span className="hint" data-testid="snapshot-count">
-              {formatCount(snapshot.count)} letters · the newest {formatCount(snapshot.letters.length)} shown;{" "}
-              <Link href={triageBase(connectionId, queue)}>triage</Link> groups, filters and pages through all of them,
-              from the same snapshot.
+              {formatLetterCount(snapshot.count, snapshot.countAtLeast)} · the newest{" "}
+              {formatCount(snapshot.letters.length)} shown; <Link href={triageBase(connectionId, queue)}>triage</Link>{" "}
+              groups, filters and pages through all of them, from the same snapshot.
             </span>
           </div>
           <TriageLettersTable

@@ -12,6 +12,7 @@ import { indexingStatus } from "@/lib/triage/indexing-status";
 import { TriageLettersTable } from "@/components/triage/triage-letters-table";
 import { TriageSkeleton } from "@/components/triage/triage-skeleton";
 import { ValuesTable } from "@/components/triage/values-table";
+import { MatchCount } from "@/components/triage/match-count";
 import { Problem } from "@/components/ui/problem";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor, type Actor, type RequestMeta } from "@/lib/auth/session";
@@ -273,10 +274,7 @@ async function TriageBody({
           <h2 id="letters-h" style={{ margin: 0 }}>
             Letters
           </h2>
-          <strong className="match-count" data-testid="match-count" data-count={letters.count}>
-            {formatCount(letters.count)} {letters.count === 1 ? "letter" : "letters"}{" "}
-            {filtered ? "match" : "in the index"}
-          </strong>
+          <MatchCount count={letters.count} atLeast={letters.countAtLeast} filtered={filtered} />
           {chips.map((c) => (
             <Link
               key={c.key}

@@ -1,0 +1,273 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, describe, expect, it } from "vitest";
+import { ROLES } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db";
+import { visibleSha256 } from "@/lib/masking/digest";
+import type { IndexRow } from "./index-row";
+import { upsertLetters } from "./index-store";
+import type { SearchScope } from "./masked-search";
+import {
+  COUNT_CAP,
+  countLetters,
+  countLettersCapped,
+  queryLetters,
+  SEARCH_LOWER_BOUND,
+  SEARCH_WINDOW,
+} from "./queries";
+
+/**
+ * The index's reads at their edges: the capped count, and the text search through its candidate
+ * condition (triage_search_text, trigram-indexed on Postgres), which must find exactly what the
+ * per-role condition alone finds, whatever the query's characters.
+ */
+const CONN = "queries-conn";
+const queue = `q-${randomUUID().slice(0, 8)}`;
+const VERSION = 7002;
+afterAll(async () => {
+  await getDb().$executeRawUnsafe(`DELETE FROM triage_letters WHERE connection_id = $1`, CONN);
+});
+
+function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
+  return {
+    letter_id: `l-${i}`,
+    position: i,
+    kafka_partition: null,
+    kafka_offset: null,
+    message_id: `m-${i}`,
+    dead_lettered_at: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+    reason: "rejected",
+    origin_queue: "orders",
+    exception_class: "com.acme.Thing",
+    exception_message: `thing ${i} failed`,
+    exception_search: null,
+    search_version: VERSION,
+    normalized_message: "thing <n> failed",
+    top_frame: null,
+    group_key: "g",
+    group_label: "Thing: thing <n> failed",
+    group_basis: "exception",
+    disposition: "unknown",
+    rule_id: null,
+    receive_count: 1,
+    headers: {},
+    body_size: 3,
+    sha256: i.toString(16).padStart(64, "a"),
+    fingerprint: "f".repeat(32),
+    payload: null,
+    payload_key_id: null,
+    payload_truncated: false,
+    handled_outcome: null,
+    ...over,
+  };
+}
+
+const hidden = (s: string) => s.replace("hunter2-Zq", "[hidden]");
+const SECRET = "Login refused for order 17: password=hunter2-Zq";
+const ROWS: IndexRow[] = [
+  row(1, {
+    exception_message: SECRET,
+    exception_search: { viewer: hidden(SECRET), operator: hidden(SECRET), admin: hidden(SECRET) },
+  }),
+  row(2, { exception_message: "disk 100% full_now at C:\\temp\\file" }),
+  row(3, { exception_class: "com.acme.Multi", exception_message: "line one\nline two" }),
+  row(4, { exception_class: "com.acme.NoMessage", exception_message: null }),
+  // Masked under an older masking version: its message is not searched by a masked role at all.
+  row(5, { exception_message: SECRET, exception_search: { viewer: hidden(SECRET) }, search_version: VERSION - 1 }),
+  // Only the operator's rules change this one: the viewer sees (and searches) the raw message.
+  row(6, { exception_message: "token=abc123 expired", exception_search: { operator: "token=[hidden] expired" } }),
+  row(7, { letter_id: "letter-XYZ", message_id: "MSG-abc", exception_message: "ordinary failure" }),
+  row(8, { exception_class: null, exception_message: "Ünïcode façade naïve" }),
+];
+
+/** The filter's meaning, spelt out: what the SQL must answer, candidates or not. */
+function expected(q: string, scope: SearchScope): string[] {
+  const t = q.trim();
+  const has = (s: string | null | undefined) => Boolean(s?.toLowerCase().includes(t.toLowerCase()));
+  return ROWS.filter((r) => {
+    const ids = r.letter_id === t || r.message_id === t;
+    if (scope.kind === "raw")
+      return has(r.exception_message) || has(r.exception_class) || ids || r.sha256 === t.toLowerCase();
+    const seen = r.exception_search?.[scope.role] ?? r.exception_message;
+    const digest = visibleSha256(r.sha256, { rules: [{}] as never, payload: "masked" });
+    return (
+      (r.search_version === scope.version && has(seen)) || has(r.exception_class) || ids || digest === t.toLowerCase()
+    );
+  })
+    .map((r) => r.letter_id)
+    .sort();
+}
+
+const QUERIES = [
+  "password",
+  "hunter2-Zq",
+  "password=[hidden]",
+  "[HIDDEN]",
+  "order 1",
+  "100%",
+  "%",
+  "_",
+  "full_now",
+  "C:\\temp",
+  "\\",
+  "one\nline",
+  "line",
+  "ACME.multi",
+  "NoMessage",
+  "token=",
+  "abc123",
+  "letter-XYZ",
+  "letter-xyz",
+  "MSG-abc",
+  "l-7",
+  "m",
+  "ok",
+  "façade",
+  "zzzz-nothing",
+  `${"a".repeat(61)}abc`,
+];
+
+describe("triage index reads", () => {
+  it("text search answers exactly the per-role condition, for raw and masked scopes and any characters", async () => {
+    await upsertLetters(CONN, queue, randomUUID(), ROWS);
+    const scopes: SearchScope[] = [
+      { kind: "raw" },
+      { kind: "masked", role: "viewer", version: VERSION },
+      { kind: "masked", role: "operator", version: VERSION },
+    ];
+    const digestOf3 = visibleSha256(ROWS[2].sha256, { rules: [{}] as never, payload: "masked" });
+    for (const scope of scopes) {
+      for (const q of [...QUERIES, ROWS[3].sha256, ROWS[3].sha256.toUpperCase(), digestOf3]) {
+        const filter = { connectionId: CONN, queue, text: q, search: scope };
+        const got = (await queryLetters(filter, { limit: 1000 })).rows.map((r) => r.letterId).sort();
+        const want = expected(q, scope);
+        expect({ scope, q, got }).toEqual({ scope, q, got: want });
+        expect(await countLettersCapped(filter)).toEqual({ count: want.length, atLeast: false });
+      }
+    }
+    // The two queries a masked role could tell apart only through a masked value answer alike.
+    const viewer: SearchScope = { kind: "masked", role: "viewer", version: VERSION };
+    expect(expected("hunter2-Zq", viewer)).toEqual([]);
+    expect(expected("password=[hidden]", viewer)).toEqual(["l-1"]);
+  });
+
+  it("finds every role's own masked text (triage_search_text names each role)", async () => {
+    const q3 = `${queue}-roles`;
+    await upsertLetters(
+      CONN,
+      q3,
+      randomUUID(),
+      ROLES.map((role, i) =>
+        row(i + 1, { exception_message: "raw text", exception_search: { [role]: `seen only by ${role} zq${i}` } }),
+      ),
+    );
+    for (const [i, role] of ROLES.entries()) {
+      const filter = {
+        connectionId: CONN,
+        queue: q3,
+        text: `${role} zq${i}`,
+        search: { kind: "masked" as const, role, version: VERSION },
+      };
+      expect((await queryLetters(filter, { limit: 10 })).rows.map((r) => r.letterId)).toEqual([`l-${i + 1}`]);
+    }
+  });
+
+  it("indexes no text that no role sees: a secret every role sees masked is not a candidate", async () => {
+    const texts = await getDb().$queryRawUnsafe<Array<{ t: string }>>(
+      `SELECT triage_search_text(exception_class, exception_message, exception_search) AS t FROM triage_letters
+       WHERE connection_id = $1 AND queue = $2 AND letter_id IN ('l-1', 'l-6') ORDER BY letter_id`,
+      CONN,
+      queue,
+    );
+    expect(texts.map((r) => r.t)).toEqual([
+      `com.acme.Thing\n${hidden(SECRET)}`,
+      // The viewer and admin see row 6 raw, the operator masked: both are searchable by someone.
+      "com.acme.Thing\ntoken=abc123 expired\ntoken=[hidden] expired",
+    ]);
+  });
+
+  it("on Postgres the candidates come from a trigram index", async () => {
+    const idx = await getDb().$queryRawUnsafe<Array<{ indexdef: string }>>(
+      `SELECT indexdef FROM pg_indexes WHERE tablename = 'triage_letters' AND indexname = 'triage_letters_search_text_trgm'`,
+    );
+    expect(idx[0]?.indexdef).toMatch(/gin_trgm_ops/);
+  });
+
+  it("a text search past the newest rows' window: pages in order, counts exact or a true lower bound", async () => {
+    const q4 = `${queue}-window`;
+    const n = SEARCH_WINDOW + 2000;
+    // Row i arrives at minute i: the highest i is the newest. Every 10th says "common", rows 1..3
+    // (the oldest) "rare-zq", every 50th "middling".
+    await getDb().$executeRawUnsafe(
+      `INSERT INTO triage_letters (connection_id, queue, letter_id, position, message_id, first_seen_at, last_seen_at,
+         arrived_at, exception_class, exception_message, exception_search, search_version, group_key, group_label,
+         group_basis, disposition, body_size, sha256, fingerprint, scan_id, headers)
+       SELECT $1, $2, 'w-' || i, i, 'wm-' || i, now(), now(), timestamptz '2026-01-01' + i * interval '1 minute', 'com.acme.W',
+         CASE WHEN i <= 3 THEN 'rare-zq ' WHEN i % 10 = 0 THEN 'common ' WHEN i % 50 = 7 THEN 'middling ' ELSE 'plain ' END || i,
+         jsonb_build_object('viewer', 'seen ' || i), $3, 'g', 'W', 'exception', 'unknown', 1, md5(i::text) || md5(i::text), md5(i::text), gen_random_uuid(),
+         jsonb_build_object('x-tenant', CASE WHEN i <= 2 THEN 'rare' ELSE 't' || (i % 10) END)
+       FROM generate_series(1, ${n}) i`,
+      CONN,
+      q4,
+      VERSION,
+    );
+    const f = (text: string) => ({ connectionId: CONN, queue: q4, text, search: { kind: "raw" as const } });
+    const common = await queryLetters(f("common"), { limit: 50 });
+    expect(common.rows.map((r) => r.letterId)).toEqual(Array.from({ length: 50 }, (_, i) => `w-${n - i * 10}`));
+    const next = await queryLetters(f("common"), { limit: 50, after: common.nextCursor });
+    expect(next.rows[0].letterId).toBe(`w-${n - 500}`);
+    const commonCount = await countLettersCapped(f("common"));
+    expect(commonCount).toEqual({ count: SEARCH_WINDOW / 10, atLeast: true });
+    expect(commonCount.count).toBeLessThanOrEqual(await countLetters(f("common")));
+    expect(SEARCH_WINDOW / 10).toBeGreaterThanOrEqual(SEARCH_LOWER_BOUND);
+    expect((await queryLetters(f("rare-zq"), { limit: 50 })).rows.map((r) => r.letterId)).toEqual([
+      "w-3",
+      "w-2",
+      "w-1",
+    ]);
+    expect(await countLettersCapped(f("rare-zq"))).toEqual({ count: 3, atLeast: false });
+    const middling = await countLetters(f("middling"));
+    expect(await countLettersCapped(f("middling"))).toEqual({ count: middling, atLeast: false });
+    expect((await queryLetters(f("middling"), { limit: 1000 })).rows).toHaveLength(middling);
+    // A header value: the same, by the GIN index when rare.
+    const h = (value: string) => ({
+      connectionId: CONN,
+      queue: q4,
+      header: { name: "x-tenant", value },
+      search: { kind: "raw" as const },
+    });
+    expect((await queryLetters(h("t3"), { limit: 3 })).rows.map((r) => r.letterId)).toEqual([
+      `w-${n - 7}`,
+      `w-${n - 17}`,
+      `w-${n - 27}`,
+    ]);
+    expect(await countLettersCapped(h("t3"))).toEqual({ count: SEARCH_WINDOW / 10, atLeast: true });
+    expect((await queryLetters(h("rare"), { limit: 3 })).rows.map((r) => r.letterId)).toEqual(["w-2", "w-1"]);
+    expect(await countLettersCapped(h("rare"))).toEqual({ count: 2, atLeast: false });
+    // The viewer searches what it sees ("seen <i>"), not the raw message.
+    const viewer = { kind: "masked" as const, role: "viewer" as const, version: VERSION };
+    expect(await countLettersCapped({ ...f("common"), search: viewer })).toEqual({ count: 0, atLeast: false });
+    expect(
+      (await queryLetters({ ...f(`seen ${n - 1}`), search: viewer }, { limit: 5 })).rows.map((r) => r.letterId),
+    ).toEqual([`w-${n - 1}`]);
+  });
+
+  it("counts a set up to the cap exactly, and above it says only 'at least the cap'", async () => {
+    const q2 = `${queue}-count`;
+    await upsertLetters(
+      CONN,
+      q2,
+      randomUUID(),
+      Array.from({ length: 12 }, (_, i) => row(i + 1, { reason: i < 5 ? "expired" : "rejected" })),
+    );
+    const all = { connectionId: CONN, queue: q2 };
+    expect(await countLetters(all)).toBe(12);
+    expect(await countLettersCapped(all, 12)).toEqual({ count: 12, atLeast: false });
+    expect(await countLettersCapped(all, 11)).toEqual({ count: 11, atLeast: true });
+    expect(await countLettersCapped(all, 3)).toEqual({ count: 3, atLeast: true });
+    expect(await countLettersCapped({ ...all, reason: "expired" }, 5)).toEqual({ count: 5, atLeast: false });
+    expect(await countLettersCapped({ ...all, reason: "expired" }, 4)).toEqual({ count: 4, atLeast: true });
+    expect(await countLettersCapped({ ...all, reason: "nothing" }, 0)).toEqual({ count: 0, atLeast: false });
+    expect(await countLettersCapped(all)).toEqual({ count: 12, atLeast: false });
+    expect(COUNT_CAP).toBeGreaterThanOrEqual(1000);
+  });
+});

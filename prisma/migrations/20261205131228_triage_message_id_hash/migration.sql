@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "triage_letters_message_id_idx" ON "triage_letters" USING HASH ("message_id");
