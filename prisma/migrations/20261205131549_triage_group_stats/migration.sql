@@ -28,6 +28,9 @@ BEGIN
         ('v', COALESCE(t.headers->>'x-app-version', t.headers->>'app-version', t.headers->>'x-producer-version', t.headers->>'x-consumer-version', t.headers->>'x-service-version', t.headers->>'__connect.errors.connector.name', t.headers->>'kafka_dlt-original-consumer-group')),
         ('r', t.reason)) AS d(kind, value)
       WHERE t.gone_at IS NULL AND d.value IS NOT NULL
+      UNION ALL
+      -- Letters ever indexed (issue-sync.ts: n counted, n_handled synced into failure_issues.letters).
+      SELECT t.connection_id, t.queue, t.group_key, 'i', '', 1, 0 FROM new_rows t
     ) x
     GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0 OR sum(h) <> 0
     -- One order for every writer: concurrent batches lock the rows they add to in the same order.
@@ -58,6 +61,10 @@ BEGIN
         ('v', COALESCE(t.headers->>'x-app-version', t.headers->>'app-version', t.headers->>'x-producer-version', t.headers->>'x-consumer-version', t.headers->>'x-service-version', t.headers->>'__connect.errors.connector.name', t.headers->>'kafka_dlt-original-consumer-group')),
         ('r', t.reason)) AS d(kind, value)
       WHERE t.gone_at IS NULL AND d.value IS NOT NULL
+      UNION ALL
+      SELECT n.connection_id, n.queue, n.group_key, 'i', '', 1, 1 FROM new_rows n JOIN old_rows o USING (id) WHERE n.group_key <> o.group_key
+      UNION ALL
+      SELECT o.connection_id, o.queue, o.group_key, 'i', '', -1, -1 FROM new_rows n JOIN old_rows o USING (id) WHERE n.group_key <> o.group_key
     ) x
     GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0 OR sum(h) <> 0
     -- One order for every writer: concurrent batches lock the rows they add to in the same order.
@@ -79,6 +86,8 @@ BEGIN
         ('v', COALESCE(t.headers->>'x-app-version', t.headers->>'app-version', t.headers->>'x-producer-version', t.headers->>'x-consumer-version', t.headers->>'x-service-version', t.headers->>'__connect.errors.connector.name', t.headers->>'kafka_dlt-original-consumer-group')),
         ('r', t.reason)) AS d(kind, value)
       WHERE t.gone_at IS NULL AND d.value IS NOT NULL
+      UNION ALL
+      SELECT t.connection_id, t.queue, t.group_key, 'i', '', -1, -1 FROM old_rows t
     ) x
     GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0 OR sum(h) <> 0
     -- One order for every writer: concurrent batches lock the rows they add to in the same order.
@@ -120,3 +129,9 @@ INSERT INTO triage_group_stats AS s (connection_id, queue, group_key, kind, valu
     ORDER BY 1, 2, 3, 4, 5
     ON CONFLICT (connection_id, queue, group_key, kind, value)
     DO UPDATE SET n = s.n + EXCLUDED.n, n_handled = s.n_handled + EXCLUDED.n_handled;
+
+-- Letters ever indexed, those the issue sync already counted (ids up to its cursor) as synced.
+INSERT INTO triage_group_stats (connection_id, queue, group_key, kind, value, n, n_handled)
+SELECT t.connection_id, t.queue, t.group_key, 'i', '', count(*), count(*) FILTER (WHERE t.id <= COALESCE(c.last_letter_id, 0))
+FROM triage_letters t LEFT JOIN failure_issue_cursors c ON c.connection_id = t.connection_id AND c.queue = t.queue
+GROUP BY 1, 2, 3, 4, 5;
