@@ -148,19 +148,20 @@ async function syncIn(tx: Tx, connectionId: string, queue: string, now: Date): P
     now.toISOString(),
   );
   // The DLQ's lock: a second sync waits here, then sees this one's issues and counts.
-  const [cursor] = await tx.$queryRawUnsafe<Array<{ last: string }>>(
+  await tx.$queryRawUnsafe(
     `SELECT last_letter_id::text AS last FROM failure_issue_cursors WHERE connection_id = $1 AND queue = $2 FOR UPDATE`,
     connectionId,
     queue,
   );
-  // Letters indexed since the last sync (ids only grow; a letter seen again keeps its id). One
-  // scan per DLQ at a time writes letters, and it has finished its writes when this runs.
-  const freshRows = await tx.$queryRawUnsafe<Array<{ group_key: string; n: number; hi: string }>>(
-    `SELECT group_key, count(*)::int AS n, max(id)::text AS hi FROM triage_letters
-     WHERE connection_id = $1 AND queue = $2 AND id > $3::bigint GROUP BY group_key`,
+  // Letters indexed since the last sync, per group: triggers count every letter inserted
+  // (triage_group_stats kind 'i', n) and this sync records how many it counted (n_handled), so no
+  // pass over the new letters (a first scan's sync counted every letter of the DLQ). A letter seen
+  // again keeps its row and is not counted again.
+  const freshRows = await tx.$queryRawUnsafe<Array<{ group_key: string; n: number; total: number }>>(
+    `SELECT group_key, (n - n_handled)::int AS n, n AS total FROM triage_group_stats
+     WHERE connection_id = $1 AND queue = $2 AND kind = 'i' AND n <> n_handled`,
     connectionId,
     queue,
-    cursor.last,
   );
   const groupRows = await tx.$queryRawUnsafe<
     Array<{
@@ -201,8 +202,8 @@ async function syncIn(tx: Tx, connectionId: string, queue: string, now: Date): P
   const totals = new Map<string, number>();
   if (unseen.length > 0) {
     const rows = await tx.$queryRawUnsafe<Array<{ group_key: string; n: number }>>(
-      `SELECT group_key, count(*)::int AS n FROM triage_letters
-       WHERE connection_id = $1 AND queue = $2 AND group_key = ANY($3::text[]) GROUP BY group_key`,
+      `SELECT group_key, n FROM triage_group_stats
+       WHERE connection_id = $1 AND queue = $2 AND kind = 'i' AND group_key = ANY($3::text[])`,
       connectionId,
       queue,
       unseen,
@@ -317,13 +318,24 @@ async function syncIn(tx: Tx, connectionId: string, queue: string, now: Date): P
       ),
     );
   }
-  const hi = freshRows.reduce((m, r) => (BigInt(r.hi) > m ? BigInt(r.hi) : m), BigInt(cursor.last));
+  // What this sync counted (the counts read, not what writers added since).
+  if (freshRows.length > 0) {
+    await tx.$executeRawUnsafe(
+      `UPDATE triage_group_stats s SET n_handled = s.n_handled + r.n
+       FROM json_to_recordset($3::json) AS r(group_key text, n int)
+       WHERE s.connection_id = $1 AND s.queue = $2 AND s.kind = 'i' AND s.value = '' AND s.group_key = r.group_key`,
+      connectionId,
+      queue,
+      JSON.stringify(freshRows.map((r) => ({ group_key: r.group_key, n: Number(r.n) }))),
+    );
+  }
+  // The highest letter id when synced: kept for reference (the counts above do the counting).
   await tx.$executeRawUnsafe(
-    `UPDATE failure_issue_cursors SET last_letter_id = $3::bigint, synced_at = $4::timestamptz
+    `UPDATE failure_issue_cursors SET last_letter_id = GREATEST(last_letter_id, COALESCE((SELECT max(id) FROM triage_letters), 0)),
+       synced_at = $3::timestamptz
      WHERE connection_id = $1 AND queue = $2`,
     connectionId,
     queue,
-    hi.toString(),
     nowIso,
   );
   return transitions;

@@ -1,0 +1,249 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, describe, expect, it } from "vitest";
+import { getDb } from "@/lib/db";
+import type { IndexRow } from "./index-row";
+import { deleteExpiredLetters, markGone, rebuildGroupSummary, refreshGroupSummary, upsertLetters } from "./index-store";
+
+/**
+ * The group summary is made from counts that statement triggers keep as letters are written
+ * (triage_group_stats), not from a pass over the letters. After every kind of write (new letters,
+ * letters seen again with other fields, letters gone, present again, regrouped, deleted) it must
+ * equal the summary recomputed from the letters alone.
+ */
+const CONN = "group-stats-conn";
+const db = getDb();
+afterAll(async () => {
+  await db.$executeRawUnsafe(`DELETE FROM triage_letters WHERE connection_id = $1`, CONN);
+  await db.$executeRawUnsafe(`DELETE FROM triage_groups WHERE connection_id = $1`, CONN);
+  await db.$executeRawUnsafe(`DELETE FROM triage_group_stats WHERE connection_id = $1`, CONN);
+});
+
+const HOUR = 3600_000;
+const T0 = Date.parse("2026-03-01T08:00:00.000Z");
+
+function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
+  const g = i % 3;
+  const versionHeader = ["x-app-version", "app-version", "kafka_dlt-original-consumer-group"][i % 3];
+  return {
+    letter_id: `l-${i}`,
+    position: i,
+    kafka_partition: null,
+    kafka_offset: null,
+    message_id: `m-${i}`,
+    // Spread over ten hours, with milliseconds, so buckets are wider than a minute and minutes hold several letters.
+    dead_lettered_at: new Date(T0 + ((i * 90_001) % (10 * HOUR)) + (i % 1000)).toISOString(),
+    reason: i % 4 === 0 ? null : ["rejected", "expired", "maxlen"][i % 3],
+    origin_queue: i % 5 === 0 ? null : `orders-${i % 7}`,
+    exception_class: `com.acme.E${g}`,
+    exception_message: `failed ${i}`,
+    normalized_message: "failed <num>",
+    top_frame: `com.acme.E${g}.run`,
+    group_key: `g${g}`,
+    group_label: `E${g}: failed <num>`,
+    group_basis: "exception",
+    disposition: "unknown",
+    rule_id: null,
+    receive_count: null,
+    headers: i % 11 === 0 ? {} : { [versionHeader]: `v${i % 13}`, "x-other": "o" },
+    body_size: 3,
+    sha256: "0".repeat(64),
+    fingerprint: "f".repeat(32),
+    payload: Uint8Array.of(1, 2, 3),
+    payload_key_id: "k1",
+    payload_truncated: false,
+    handled_outcome: i % 9 === 0 ? "redriven" : null,
+    exception_search: null,
+    search_version: null,
+    ...over,
+  };
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
+
+async function summary(queue: string) {
+  return db.$queryRawUnsafe<Array<Record<string, unknown>>>(
+    `SELECT group_key, label, basis, exception_class, normalized_message, sample_message, top_frame, reason, count,
+       handled_count, first_at, last_at, origins, versions, sample_letter_ids, buckets, bucket_seconds
+     FROM triage_groups WHERE connection_id = $1 AND queue = $2 ORDER BY group_key`,
+    CONN,
+    queue,
+  );
+}
+
+async function expectKeptEqualsRebuilt(queue: string) {
+  await refreshGroupSummary(CONN, queue, db);
+  const kept = await summary(queue);
+  const rebuilt = await rebuildGroupSummary(CONN, queue, db);
+  expect(kept).toEqual(rebuilt);
+  const negative = await db.$queryRawUnsafe<Array<{ n: number }>>(
+    `SELECT count(*)::int AS n FROM triage_group_stats WHERE connection_id = $1 AND (n < 0 OR n_handled < 0 OR n_handled > n)`,
+    CONN,
+  );
+  expect(negative[0].n).toBe(0);
+  // Letters ever indexed (what the issue sync counts), per group: every row of the group, gone or not.
+  const everIndexed = await db.$queryRawUnsafe<Array<{ group_key: string; n: number }>>(
+    `SELECT group_key, n FROM triage_group_stats WHERE connection_id = $1 AND queue = $2 AND kind = 'i' AND n > 0 ORDER BY group_key`,
+    CONN,
+    queue,
+  );
+  const rows = await db.$queryRawUnsafe<Array<{ group_key: string; n: number }>>(
+    `SELECT group_key, count(*)::int AS n FROM triage_letters WHERE connection_id = $1 AND queue = $2 GROUP BY group_key ORDER BY group_key`,
+    CONN,
+    queue,
+  );
+  expect(everIndexed).toEqual(rows);
+  return kept;
+}
+
+describe("group summary kept as letters are written", () => {
+  it("equals the summary rebuilt from the letters after additions, changes, removals, regroup and deletes", async () => {
+    const queue = `dlq-${randomUUID()}`;
+    const neighbour = `dlq-${randomUUID()}`;
+    const scan1 = randomUUID();
+    // Two batches, and a neighbouring DLQ whose letters must not count here.
+    await upsertLetters(
+      CONN,
+      queue,
+      scan1,
+      range(0, 250).map((i) => row(i)),
+      db,
+    );
+    await upsertLetters(
+      CONN,
+      queue,
+      scan1,
+      range(250, 400).map((i) => row(i)),
+      db,
+    );
+    await upsertLetters(
+      CONN,
+      neighbour,
+      scan1,
+      range(0, 50).map((i) => row(i)),
+      db,
+    );
+    const first = await expectKeptEqualsRebuilt(queue);
+    expect(first.map((g) => g.count)).toEqual([134, 133, 133]);
+    expect((first[0].buckets as unknown[]).length).toBeGreaterThan(1);
+    expect(first[0].bucket_seconds).toBe(900);
+    expect((first[0].versions as string[]).length).toBeGreaterThan(1);
+
+    // A rescan: letters seen again, some with another arrival, origin, outcome or group; new ones;
+    // the rest gone.
+    const scan2 = randomUUID();
+    await upsertLetters(
+      CONN,
+      queue,
+      scan2,
+      range(0, 300).map((i) =>
+        row(
+          i,
+          i % 10 === 1
+            ? {
+                dead_lettered_at: new Date(T0 + 30 * HOUR + i).toISOString(),
+                origin_queue: "elsewhere",
+                handled_outcome: "discarded",
+                headers: { "x-service-version": "s9" },
+                reason: "rejected",
+              }
+            : i % 10 === 2
+              ? {
+                  group_key: "g-moved",
+                  group_label: "moved",
+                  normalized_message: "moved",
+                  exception_class: "com.acme.Moved",
+                  top_frame: "com.acme.Moved.run",
+                }
+              : {},
+        ),
+      ),
+      db,
+    );
+    await upsertLetters(
+      CONN,
+      queue,
+      scan2,
+      range(1000, 1100).map((i) => row(i)),
+      db,
+    );
+    expect(await markGone(CONN, queue, scan2, db)).toBe(100);
+    const second = await expectKeptEqualsRebuilt(queue);
+    expect(second.map((g) => g.group_key)).toEqual(["g-moved", "g0", "g1", "g2"]);
+    expect(second.reduce((n, g) => n + (g.count as number), 0)).toBe(400);
+    expect(second[0].bucket_seconds).toBe(3600);
+
+    // Gone letters seen again are present again.
+    await upsertLetters(
+      CONN,
+      queue,
+      scan2,
+      range(350, 360).map((i) => row(i)),
+      db,
+    );
+    await expectKeptEqualsRebuilt(queue);
+
+    // Regroup (lib/triage/regroup.ts rewrites group keys in place) and a whole group leaving.
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET group_key = 'g-regrouped', group_label = 'regrouped' WHERE connection_id = $1 AND queue = $2 AND group_key = 'g1'`,
+      CONN,
+      queue,
+    );
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET gone_at = now() WHERE connection_id = $1 AND queue = $2 AND group_key = 'g2'`,
+      CONN,
+      queue,
+    );
+    const third = await expectKeptEqualsRebuilt(queue);
+    expect(third.map((g) => g.group_key)).toEqual(["g-moved", "g-regrouped", "g0"]);
+
+    // Retention deletes gone letters (no change to the counts); a delete of present ones does.
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET gone_at = now() - interval '30 days' WHERE connection_id = $1 AND queue = $2 AND gone_at IS NOT NULL`,
+      CONN,
+      queue,
+    );
+    expect(await deleteExpiredLetters(7, db)).toBeGreaterThanOrEqual(1);
+    await db.$executeRawUnsafe(
+      `DELETE FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND letter_id IN ('l-3', 'l-6', 'l-1000')`,
+      CONN,
+      queue,
+    );
+    await expectKeptEqualsRebuilt(queue);
+
+    // Every letter gone: no groups, and no counts left behind once refreshed.
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET gone_at = now() WHERE connection_id = $1 AND queue = $2`,
+      CONN,
+      queue,
+    );
+    expect(await expectKeptEqualsRebuilt(queue)).toEqual([]);
+    const left = await db.$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM triage_group_stats WHERE connection_id = $1 AND queue = $2 AND kind <> 'i'`,
+      CONN,
+      queue,
+    );
+    expect(left[0].n).toBe(0);
+
+    // The neighbour kept its own.
+    await expectKeptEqualsRebuilt(neighbour);
+    expect((await summary(neighbour)).reduce((n, g) => n + (g.count as number), 0)).toBe(50);
+  });
+
+  it("concurrent batches of one DLQ keep exact counts", async () => {
+    const queue = `dlq-${randomUUID()}`;
+    const scan = randomUUID();
+    await Promise.all(
+      range(0, 8).map((b) =>
+        upsertLetters(
+          CONN,
+          queue,
+          scan,
+          range(b * 100, b * 100 + 100).map((i) => row(i, { dead_lettered_at: new Date(T0 + i).toISOString() })),
+          db,
+        ),
+      ),
+    );
+    const kept = await expectKeptEqualsRebuilt(queue);
+    expect(kept.reduce((n, g) => n + (g.count as number), 0)).toBe(800);
+  });
+});

@@ -1,0 +1,31 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { VERSION_HEADERS } from "./index-row";
+
+/** The triggers that keep triage_group_stats are SQL (a migration): their version headers must be the console's. */
+describe("triage_group_stats triggers", () => {
+  const dir = join(process.cwd(), "prisma/migrations");
+  const folder = readdirSync(dir).find((f) => f.endsWith("_triage_group_stats"))!;
+  const sql = readFileSync(join(dir, folder, "migration.sql"), "utf8");
+
+  it("take a letter's version from VERSION_HEADERS, in order, in every delta", () => {
+    const lists = [...sql.matchAll(/\('v', COALESCE\(([^)]*)\)\)/g)].map((m) =>
+      [...m[1].matchAll(/headers->>'([^']*)'/g)].map((h) => h[1]),
+    );
+    // insert, update (new and old rows), delete, and the backfill
+    expect(lists).toHaveLength(5);
+    for (const l of lists) expect(l).toEqual([...VERSION_HEADERS]);
+  });
+
+  it("count minutes, origins, versions and reasons of present letters only", () => {
+    const deltas = sql.split("CROSS JOIN LATERAL (VALUES").slice(1);
+    expect(deltas).toHaveLength(5);
+    for (const d of deltas) {
+      expect(d).toContain("('m', (floor(extract(epoch FROM t.arrived_at) / 60) * 60)::bigint::text)");
+      expect(d).toContain("('o', t.origin_queue)");
+      expect(d).toContain("('r', t.reason)");
+      expect(d).toContain("WHERE t.gone_at IS NULL AND d.value IS NOT NULL");
+    }
+  });
+});
