@@ -85,3 +85,46 @@ describe("normaliseDetails", () => {
     expect(normaliseDetails(undefined)).toBeNull();
   });
 });
+
+describe("normaliseDetails on flat details (no JSON round trip)", () => {
+  /** What the JSON round trip gives, the reference the flat path must match. */
+  const roundTrip = (d: Record<string, unknown>) => normaliseDetails({ ...d, nested: {} }) as Record<string, unknown>;
+  const cases: Array<Record<string, unknown>> = [
+    { state: "moved", stage: "bulk", destination: "queue q", reason: null, redriveCount: 1, attempts: 2 },
+    { a: undefined, b: -0, c: 0.5, d: true, e: false, "10": "x", "2": "y" },
+    { s: "x".repeat(MAX_DETAIL_STRING) },
+    {},
+  ];
+  it("gives what the JSON round trip gives, key order included", () => {
+    for (const d of cases) {
+      const fast = normaliseDetails(d)!;
+      const { nested: _, ...slow } = roundTrip(d);
+      expect(fast).toEqual(slow);
+      expect(Object.keys(fast)).toEqual(Object.keys(slow));
+      expect(canonicalJson(fast)).toBe(canonicalJson(slow));
+      expect(JSON.stringify(fast)).toBe(JSON.stringify(slow));
+    }
+  });
+  it("still cleans what needs cleaning: NUL, long strings, bigints, NaN, dates, nested values", () => {
+    expect(normaliseDetails({ s: "a\u0000b" })).toEqual({ s: "ab" });
+    expect(
+      (normaliseDetails({ s: "x".repeat(MAX_DETAIL_STRING + 5) })!.s as string).endsWith("[truncated 5 chars]"),
+    ).toBe(true);
+    expect(normaliseDetails({ n: 10n, f: Number.NaN, i: Number.POSITIVE_INFINITY })).toEqual({
+      n: "10",
+      f: null,
+      i: null,
+    });
+    expect(normaliseDetails({ at: new Date("2026-01-02T03:04:05.678Z") })).toEqual({ at: "2026-01-02T03:04:05.678Z" });
+    expect(normaliseDetails({ o: { z: "a\u0000", y: undefined } })).toEqual({ o: { z: "a" } });
+  });
+});
+
+describe("canonicalJson of objects", () => {
+  it("matches the sorted-keys definition on mixed values", () => {
+    const v = { z: [1, undefined, { b: undefined, a: "é\n" }], y: null, x: { "10": 1, "9": 2, a: -0 }, w: undefined };
+    expect(canonicalJson(v)).toBe('{"x":{"10":1,"9":2,"a":0},"y":null,"z":[1,null,{"a":"é\\n"}]}');
+    expect(canonicalJson({})).toBe("{}");
+    expect(canonicalJson({ a: undefined })).toBe("{}");
+  });
+});

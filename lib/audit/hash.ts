@@ -13,10 +13,15 @@ export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(",")}]`;
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+  // One pass over the sorted keys, no intermediate arrays: this runs for every audit row written.
+  let out = "{";
+  for (const k of Object.keys(obj).sort()) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    if (out.length > 1) out += ",";
+    out += `${JSON.stringify(k)}:${canonicalJson(v)}`;
+  }
+  return `${out}}`;
 }
 
 /**
@@ -26,6 +31,8 @@ export function canonicalJson(value: unknown): string {
  */
 export function normaliseDetails(details: Record<string, unknown> | undefined | null): Record<string, unknown> | null {
   if (!details) return null;
+  const flat = flatDetails(details);
+  if (flat) return flat;
   const text = JSON.stringify(details, (_key, value: unknown) => {
     if (typeof value === "bigint") return value.toString();
     if (typeof value === "string") {
@@ -37,6 +44,30 @@ export function normaliseDetails(details: Record<string, unknown> | undefined | 
     return value;
   });
   return text === undefined ? null : (JSON.parse(text) as Record<string, unknown>);
+}
+
+/**
+ * normaliseDetails for the common case, without a JSON round trip: a plain object whose values are
+ * all null, booleans, finite numbers or strings already storable (no NUL, at most 2 KB), or
+ * undefined (dropped). Exactly what the round trip would give (-0 becomes 0); anything else: null.
+ */
+function flatDetails(details: Record<string, unknown>): Record<string, unknown> | null {
+  if (Object.getPrototypeOf(details) !== Object.prototype) return null;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(details)) {
+    const v = details[k];
+    if (k === "__proto__") return null;
+    if (v === undefined) continue;
+    if (v === null || typeof v === "boolean") out[k] = v;
+    else if (typeof v === "number") {
+      if (!Number.isFinite(v)) return null;
+      out[k] = v === 0 ? 0 : v;
+    } else if (typeof v === "string") {
+      if (v.length > MAX_DETAIL_STRING || v.includes("\u0000")) return null;
+      out[k] = v;
+    } else return null;
+  }
+  return out;
 }
 
 function linkFields(f: HashedFields): HashedFields {
