@@ -221,7 +221,7 @@ describe("classify with custom rules", () => {
   });
 });
 
-describe("classify with hostile rules (issue 31)", () => {
+describe("classify with hostile rules", () => {
   const hostile: ClassificationRule[] = [
     "(?:.|.){25}#",
     "(?:a{1,2}){26}b",

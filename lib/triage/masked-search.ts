@@ -6,7 +6,7 @@ import { policyFrom, type MaskingPolicy } from "@/lib/masking/policy";
 import type { MaskingRule, SensitiveDlq } from "@/lib/masking/types";
 
 /**
- * Search that cannot be used as an oracle for masked text (issue 14, item 1).
+ * Search that cannot be used as an oracle for masked text.
  *
  * A filter answers with counts and rows; if it matched the raw exception message, a role that sees
  * `password=[hidden]` could still find the password one character at a time by watching the count.

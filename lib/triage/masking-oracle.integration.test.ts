@@ -15,7 +15,7 @@ import { scanHandler } from "./scan";
 import { exportLetters, listGroups, listLetters } from "./use-cases";
 
 /**
- * Issue 14, items 1 and 2: a role that sees a value masked cannot learn it through a filter, a
+ * A role that sees a value masked cannot learn it through a filter, a
  * count, a group or a digest. Letters are dead-lettered by RabbitMQ and read by a real scan; each
  * test asks as a viewer the way the review did (right guess against wrong guess) and checks the
  * answers cannot be told apart.

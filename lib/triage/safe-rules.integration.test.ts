@@ -14,7 +14,7 @@ import { scanHandler } from "./scan";
 import { saveRules } from "./use-cases";
 
 /**
- * Issue 31: admin-written triage patterns that stalled a backtracking engine ("(?:.|.){25}#" took
+ * Admin-written triage patterns that stalled a backtracking engine ("(?:.|.){25}#" took
  * 1.2 s on a 30-character message, per letter) are saved through the real use case and run by a
  * real scan of real RabbitMQ letters, at the cost of the default rules; what RE2 cannot run is
  * refused at save, in the admin's words.
@@ -86,7 +86,7 @@ async function timedScan(queue: string): Promise<number> {
   return ms;
 }
 
-describe("admin-written triage patterns on RE2 (issue 31)", () => {
+describe("admin-written triage patterns on RE2", () => {
   it("the issue's patterns are saved and a scan with them costs about what one with the default rules costs", async () => {
     const plain = await kit.dlqByReject(seed());
     const attacked = await kit.dlqByReject(seed());
