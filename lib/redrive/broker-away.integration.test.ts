@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 /**
- * Stage 2 after the sample: nobody consumes these origins, so the verdict is inconclusive (issue 30)
+ * Stage 2 after the sample: nobody consumes these origins, so the verdict is inconclusive
  * and the operator continues anyway, with a reason.
  */
 const continueAnyway = (jobId: string) =>

@@ -138,7 +138,7 @@ async function scan(queue: string) {
 }
 
 /**
- * Stage 2 after the sample: nobody consumes these origins, so the verdict is inconclusive (issue 30)
+ * Stage 2 after the sample: nobody consumes these origins, so the verdict is inconclusive
  * and the operator continues anyway, with a reason.
  */
 const continueAnyway = (jobId: string) =>

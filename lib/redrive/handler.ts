@@ -134,7 +134,7 @@ class RedriveRun {
   private readonly db: PrismaClient;
   private readonly owner: string;
   private plan!: RedrivePlan;
-  /** Set when the plan repairs each letter it moves (issue 18, group repair). */
+  /** Set when the plan repairs each letter it moves (group repair). */
   private repair: RedriveRepair | null = null;
   private adapter!: BrokerAdapter;
   private audit!: LetterAuditContext;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { assertConfirmedCount, describeSelection, filterOfSelection, planSchema, sampleCount } from "./plan";
 
 describe("plan", () => {
-  it("fills issue 6's defaults and requires the fix", () => {
+  it("fills the default plan and requires the fix", () => {
     const p = planSchema.parse({
       connectionId: "c",
       queue: "q",

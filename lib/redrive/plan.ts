@@ -4,8 +4,8 @@ import { payloadPatchSchema } from "@/lib/repair/patch";
 import type { LetterFilter } from "@/lib/triage/queries";
 
 /**
- * A redrive's plan: what the operator chose, validated at the use-case boundary. Defaults follow
- * issue 6: sample of 5, watched for 2 minutes, count limit 3, breaker at 10 %.
+ * A redrive's plan: what the operator chose, validated at the use-case boundary. Defaults: a
+ * sample of 5, watched for 2 minutes, count limit 3, breaker at 10 %.
  */
 export const DEFAULTS = {
   sample: { count: 5 },

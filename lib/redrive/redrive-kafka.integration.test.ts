@@ -62,7 +62,7 @@ describe("redrive engine on Kafka", () => {
     await worker(r.id).runOnce();
     const afterSample = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
     // The sample's one letter failed (too large), so no copy reached the target: nothing shows a
-    // reader took the sample, the verdict is inconclusive (issue 30) and the rest needs a reason.
+    // reader took the sample, the verdict is inconclusive and the rest needs a reason.
     expect(afterSample).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "inconclusive" });
     await startBulk(operator, meta(), { jobId: r.id, continueAnywayReason: "Held-keys test: nobody reads the target" });
     await worker(r.id).runOnce();

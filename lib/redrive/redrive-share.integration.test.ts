@@ -13,7 +13,7 @@ import { redriveHandler } from "./handler";
 import { getRedrive, planRedrive, startBulk, startRedrive } from "./use-cases";
 
 /**
- * The redrive engine on share-group dead letters (issue 19, KIP-1191), on the real Kafka 4.4 and the
+ * The redrive engine on share-group dead letters (KIP-1191), on the real Kafka 4.4 and the
  * registry's local-kafka connection: a real console share consumer rejects three records, the broker
  * writes metadata-only records to the group's DLQ topic (`dlq.` + source: the default patterns find
  * it), a scan indexes them, and a redrive to their origin (sample of one, then the rest) puts each
@@ -86,7 +86,7 @@ describe("redrive engine on share-group dead letters", () => {
     });
     await worker("redrive", redriveHandler({ returnCheckMs: 300 }), r.id).runOnce();
     // Nobody reads the source topic here: nothing shows a reader took the copy, so the sample is
-    // inconclusive (issue 30) and the rest goes only with "continue anyway" and a reason.
+    // inconclusive and the rest goes only with "continue anyway" and a reason.
     expect((await getRedrive(operator, meta(), { jobId: r.id })).redrive).toMatchObject({
       stage: "awaiting_bulk",
       sampleVerdict: "inconclusive",

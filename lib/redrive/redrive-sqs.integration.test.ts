@@ -99,7 +99,7 @@ describe("redrive engine on SQS (ElasticMQ)", () => {
     await worker(r.id).runOnce();
     const afterSample = (await getRedrive(operator, meta(), { jobId: r.id })).redrive;
     // Nobody receives from the source queue here: its 3 copies wait there, nothing shows a reader
-    // took them, so the sample is inconclusive (issue 30) and the rest goes with a reason.
+    // took them, so the sample is inconclusive and the rest goes with a reason.
     expect(afterSample).toMatchObject({ stage: "awaiting_bulk", sampleVerdict: "inconclusive" });
     expect(await kit.depth(sourceUrl)).toBe(3);
     await startBulk(operator, meta(), {
@@ -159,7 +159,7 @@ describe("redrive engine on SQS (ElasticMQ)", () => {
       state: "checksum_mismatch",
       orderingKey: "A",
     });
-    // No sample copy reached the source queue: inconclusive (issue 30), so the rest needs a reason.
+    // No sample copy reached the source queue: inconclusive, so the rest needs a reason.
     expect((await getRedrive(operator, meta(), { jobId: r.id })).redrive.sampleVerdict).toBe("inconclusive");
     await startBulk(operator, meta(), {
       jobId: r.id,
@@ -229,7 +229,7 @@ describe("redrive engine on SQS (ElasticMQ)", () => {
 
     await worker(r.id).runOnce();
     const hidden = () => getDb().redriveLetter.findFirstOrThrow({ where: { jobId: r.id, messageId: hiddenId! } });
-    // Not "missing": the look saw another reader hold a letter, so it is still in the DLQ, not moved (issue 30).
+    // Not "missing": the look saw another reader hold a letter, so it is still in the DLQ, not moved.
     expect(await hidden()).toMatchObject({ stage: "sample", state: "failed", attempts: 1 });
     expect((await hidden()).reason).toMatch(/^Still in the DLQ, hidden by another reader/);
     expect((await getRedrive(operator, meta(), { jobId: r.id })).counts).toMatchObject({ moved: 2, failed: 1 });

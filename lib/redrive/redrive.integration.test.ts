@@ -100,7 +100,7 @@ async function start(dlq: string, plan: Record<string, unknown> = {}) {
 }
 
 /**
- * Nobody consumes these tests' origins, so a sample's verdict is inconclusive (issue 30): the rest
+ * Nobody consumes these tests' origins, so a sample's verdict is inconclusive: the rest
  * starts only with "continue anyway" and a reason, as an operator would give it.
  */
 const CONTINUE_REASON = "Nothing consumes the origin in this test";

@@ -16,7 +16,7 @@ import { auditActor, errorCodeOf } from "@/lib/use-case/audited";
 import { dlqSchema, filterOfSelection, type Selection, selectionSchema } from "./plan";
 
 /**
- * A group repair's preview (issue 18): the patch tried on every letter of a redrive selection. It
+ * A group repair's preview: the patch tried on every letter of a redrive selection. It
  * sits with the redrive (whose selection it counts, as the redrive will) and uses lib/repair's
  * patching, so lib/repair needs nothing from lib/redrive (lib/layout.test.ts).
  */

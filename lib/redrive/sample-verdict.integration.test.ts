@@ -19,7 +19,7 @@ import { redriveHandler, type RedriveDeps } from "./handler";
 import { getRedrive, pauseRedrive, planRedrive, resumeRedrive, startBulk, startRedrive } from "./use-cases";
 
 /**
- * A sample verdict says what it saw (issue 30), end to end on the real brokers: letters
+ * A sample verdict says what it saw, end to end on the real brokers: letters
  * dead-lettered for real (RabbitMQ: rejected; Kafka: a Spring-style DLT; SQS: the queue's own
  * redrive policy; Pulsar: a consumer's dead-letter policy), scanned, then a sample redriven and
  * watched. Nobody consumes the origin: inconclusive, with the evidence, and the rest starts only

@@ -14,7 +14,7 @@ import { redriveHandler, type RedriveDeps } from "./handler";
 import { getRedrive, planRedrive, startBulk, startRedrive } from "./use-cases";
 
 /**
- * Issue 14: a redrive trusts its start no more. Whoever it acts for is asked again on every run,
+ * A redrive trusts its start no more. Whoever it acts for is asked again on every run,
  * every auto-resume and during a long run; a destination must protect payloads at least as well as
  * the DLQ unless an admin confirms; and of two concurrent starts of stage 2 exactly one wins
  * without pausing the job again. Real RabbitMQ, real Postgres, the real worker.
@@ -101,7 +101,7 @@ async function start(actor: Actor, dlq: string, plan: Record<string, unknown> = 
 
 /**
  * A redrive of `n` letters by `actor` whose sample of 5 is done: paused, awaiting stage 2. Nobody
- * consumes the origin, so the verdict is inconclusive (issue 30) and the rest starts with
+ * consumes the origin, so the verdict is inconclusive and the rest starts with
  * `continueAnyway`.
  */
 async function sampled(actor: Actor, n = 30, plan: Record<string, unknown> = {}) {

@@ -221,7 +221,7 @@ export interface RedriveView extends JobViewBase {
     breakerThreshold: number;
     breakerWindow: number;
     acceptRisk: boolean;
-    /** A redrive that repairs each letter (issue 18): the patch and the stated reason; null for a plain redrive. */
+    /** A redrive that repairs each letter: the patch and the stated reason; null for a plain redrive. */
     repair: RedriveRepair | null;
   };
   createdBy: string | null;
