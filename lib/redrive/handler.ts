@@ -1,6 +1,6 @@
 import "server-only";
 import { createHash, randomUUID } from "node:crypto";
-import { recordAudit, type AuditEntry, type AuditOutcome } from "@/lib/audit";
+import { recordAudit, recordAuditBatch, type AuditEntry, type AuditOutcome } from "@/lib/audit";
 import { writeArchive } from "@/lib/archive/store";
 import { isRole } from "@/lib/auth/permissions";
 import { getUserByEmail } from "@/lib/auth/users";
@@ -656,8 +656,12 @@ class RedriveRun {
     }
     await this.drainWrites();
     const repairedRows = patches ? await this.repairedAudit(move, patches, settled, { archived, copyIds }) : [];
-    // One transaction: the outcomes, the letters' audit rows (the repair rows first) and the audited marks.
-    const write = recordOutcomes(this.db, this.plan.jobId, settled, { ctx: this.audit, before: repairedRows });
+    const write = (async () => {
+      // Before the outcomes: a crash in between writes these rows again on resume (a duplicate, never a gap).
+      if (repairedRows.length > 0) await recordAuditBatch(repairedRows);
+      await recordOutcomes(this.db, this.plan.jobId, settled);
+      await flushAudit(this.db, this.audit);
+    })();
     if (broken) {
       await write;
       // The move broke off: where the broker never confirms removals (RabbitMQ acks), acks it sent

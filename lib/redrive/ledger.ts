@@ -1,6 +1,5 @@
 import "server-only";
-import { recordAuditBatch, type AuditEntry } from "@/lib/audit";
-import { auditFields, insertChained } from "@/lib/audit/batch";
+import { recordAuditBatch } from "@/lib/audit";
 import type { MoveResult } from "@/lib/brokers/types";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { whereOf, type LetterFilter } from "@/lib/triage/queries";
@@ -268,29 +267,21 @@ export async function confirmUnconfirmed(
 }
 
 /**
- * Outcomes of a batch, in one statement. A row can also go back to "pending" (the broker was away:
- * not the letter's fault) or to "interrupted" (outcome unknown), or be "unconfirmed"; those owe no
- * audit row yet. A confirmed move (moved, parked) also replaces "missing": after a lease takeover
- * the previous holder may still have moved a letter that the new run, not seeing it, had recorded
- * as missing.
- *
- * With `audit`, the rows the statement settled get their audit rows (one per letter, as flushAudit
- * writes them, after `audit.before`) in the same transaction, chained in one INSERT, and are marked
- * audited: the outcome and its audit row commit together (no gap, no duplicate), without reading
- * the rows back or updating them a second time. Without it, settled rows owe their audit rows
- * (`audited = false`) until flushAudit.
+ * Outcomes of a batch, in one statement; their audit rows are owed (`audited = false`) until
+ * flushAudit. A row can also go back to "pending" (the broker was away: not the letter's fault) or
+ * to "interrupted" (outcome unknown), or be "unconfirmed"; those owe no audit row yet.
+ * A confirmed move (moved, parked) also replaces "missing": after a lease takeover the previous
+ * holder may still have moved a letter that the new run, not seeing it, had recorded as missing.
  */
-export async function recordOutcomes(
-  db: Db & Pick<PrismaClient, "$transaction">,
-  jobId: string,
-  outcomes: Settled[],
-  audit?: { ctx: LetterAuditContext; before?: AuditEntry[] },
-): Promise<void> {
-  if (outcomes.length === 0) {
-    if (audit?.before?.length) await recordAuditBatch(audit.before);
-    return;
-  }
-  const params = [
+export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  await db.$executeRawUnsafe(
+    `UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
+       ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = u.state IN ('pending', 'interrupted', 'unconfirmed'), updated_at = now(),
+       moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END, retry_later = u.retry_later
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
+     WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
+       AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))`,
     jobId,
     outcomes.map((o) => o.letterId),
     outcomes.map((o) => o.state),
@@ -298,55 +289,8 @@ export async function recordOutcomes(
     outcomes.map((o) => o.reason),
     outcomes.map((o) => o.orderingKey),
     outcomes.map((o) => o.state === "failed" && o.retryLater === true),
-  ];
-  const set = (audited: string) =>
-    `UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
-       ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = ${audited}, updated_at = now(),
-       moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END, retry_later = u.retry_later
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
-     WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
-       AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))`;
-  if (!audit) {
-    await db.$executeRawUnsafe(set("u.state IN ('pending', 'interrupted', 'unconfirmed')"), ...params);
-    return;
-  }
-  const { ctx, before = [] } = audit;
-  await db.$transaction(async (tx) => {
-    const rows = await tx.$queryRawUnsafe<Row[]>(
-      `${set("true")}
-       RETURNING r.letter_id, r.seq, r.state, r.stage, r.destination, r.reason, r.replay_id::text AS replay_id, r.prev_count, r.attempts, r.message_id, r.sha256`,
-      ...params,
-    );
-    const owed = rows
-      .filter((r) => !NOT_AUDITED.has(r.state as LedgerState))
-      .sort((a, b) => Number(a.seq) - Number(b.seq))
-      .map((r) =>
-        letterAuditEntry(ctx, {
-          letterId: r.letter_id as string,
-          state: r.state as LedgerState,
-          stage: (r.stage as string) ?? null,
-          destination: (r.destination as string) ?? null,
-          reason: (r.reason as string) ?? null,
-          replayId: (r.replay_id as string) ?? null,
-          prevCount: Number(r.prev_count),
-          attempts: Number(r.attempts),
-          messageId: (r.message_id as string) ?? null,
-          sha256: r.sha256 as string,
-        }),
-      );
-    const entries = before.length > 0 ? [...before, ...owed] : owed;
-    if (entries.length === 0) return;
-    const at = new Date().toISOString();
-    await insertChained(
-      tx,
-      entries.map((e) => auditFields(e, at)),
-    );
-  }, AUDIT_TX);
+  );
 }
-
-/** States whose letter has no audit row (yet): nothing final happened to it. */
-const NOT_AUDITED = new Set<LedgerState>(["pending", "moving", "interrupted", "unconfirmed"]);
-const AUDIT_TX = { maxWait: 15_000, timeout: 15_000 } as const;
 
 /**
  * Letters recorded moved in a batch whose connection then broke: the copy at the target is
@@ -516,46 +460,6 @@ export interface LetterAuditContext {
 
 const ACTION_OF: Partial<Record<LedgerState, string>> = { parked: "letter.park", returned: "letter.redrive_returned" };
 
-/** The audit row of one settled letter (scope "letter", operation id = job id, in the name of the redrive's starter). */
-function letterAuditEntry(
-  ctx: LetterAuditContext,
-  r: Pick<
-    LedgerRow,
-    | "letterId"
-    | "state"
-    | "stage"
-    | "destination"
-    | "reason"
-    | "replayId"
-    | "prevCount"
-    | "attempts"
-    | "messageId"
-    | "sha256"
-  >,
-): AuditEntry {
-  return {
-    actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "operator" | "admin" | null },
-    action: ACTION_OF[r.state] ?? "letter.redrive",
-    outcome: r.state === "moved" || r.state === "parked" || r.state === "skipped" ? "success" : "failure",
-    operationId: ctx.jobId,
-    scope: "letter",
-    connectionId: ctx.connectionId,
-    queue: ctx.queue,
-    target: r.letterId,
-    details: {
-      state: r.state,
-      stage: r.stage,
-      destination: r.destination,
-      reason: r.reason,
-      replayId: r.replayId,
-      redriveCount: r.state === "parked" ? r.prevCount : r.prevCount + 1,
-      attempts: r.attempts,
-      messageId: r.messageId,
-      sha256: r.sha256,
-    },
-  };
-}
-
 /**
  * Writes the audit rows owed for settled letters (one per letter outcome, scope "letter",
  * operation id = job id), in keyset batches, then marks them written. A run that died between the
@@ -574,7 +478,29 @@ export async function flushAudit(db: Db, ctx: LetterAuditContext, batch = 1000):
     if (rows.length === 0) return written;
     // One transaction for the whole batch's rows (one lock, one INSERT); then marked written. A
     // crash between the two writes the rows again on resume: a duplicate audit row, never a gap.
-    await recordAuditBatch(rows.map((r) => letterAuditEntry(ctx, r)));
+    await recordAuditBatch(
+      rows.map((r) => ({
+        actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "operator" | "admin" | null },
+        action: ACTION_OF[r.state] ?? "letter.redrive",
+        outcome: r.state === "moved" || r.state === "parked" || r.state === "skipped" ? "success" : "failure",
+        operationId: ctx.jobId,
+        scope: "letter",
+        connectionId: ctx.connectionId,
+        queue: ctx.queue,
+        target: r.letterId,
+        details: {
+          state: r.state,
+          stage: r.stage,
+          destination: r.destination,
+          reason: r.reason,
+          replayId: r.replayId,
+          redriveCount: r.state === "parked" ? r.prevCount : r.prevCount + 1,
+          attempts: r.attempts,
+          messageId: r.messageId,
+          sha256: r.sha256,
+        },
+      })),
+    );
     await db.$executeRawUnsafe(
       `UPDATE redrive_letters SET audited = true WHERE id = ANY($1::bigint[])`,
       rows.map((r) => r.id),
