@@ -3,8 +3,7 @@
 import { revalidatePath } from "next/cache";
 import { restoreArchived, type RestoreResult } from "@/lib/discard/undo";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/use-case/app-error";
-import type { ActionResult } from "@/lib/errors";
+import { toActionError, type ActionResult } from "@/lib/errors";
 
 /** Undo: re-publishes the chosen archived letters to their DLQ, with a reason (admin; audited per letter). */
 export async function restoreArchivedAction(input: unknown): Promise<ActionResult<RestoreResult>> {
@@ -13,6 +12,6 @@ export async function restoreArchivedAction(input: unknown): Promise<ActionResul
     revalidatePath("/archive");
     return { ok: true, data };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }

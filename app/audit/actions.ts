@@ -2,8 +2,7 @@
 
 import { requireActor, requestMeta } from "@/lib/auth/session";
 import { verifyAudit } from "@/lib/audit-log/use-cases";
-import type { ActionResult } from "@/lib/errors";
-import { toSafeError } from "@/lib/use-case/app-error";
+import { type ActionResult, toActionError } from "@/lib/errors";
 
 /** Recomputes the audit hash chain (admin). */
 export async function verifyAuditAction(): Promise<ActionResult<unknown>> {
@@ -12,6 +11,6 @@ export async function verifyAuditAction(): Promise<ActionResult<unknown>> {
     const data = await verifyAudit(actor, await requestMeta());
     return { ok: true, data: JSON.parse(JSON.stringify(data)) };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }

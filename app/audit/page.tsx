@@ -8,7 +8,7 @@ import { can } from "@/lib/auth/permissions";
 import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { parseAuditFilter, viewAudit, type AuditPage } from "@/lib/audit-log/use-cases";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 import { VerifyChainButton } from "@/components/audit/verify-chain-button";
 import { AuditActionSelect } from "@/components/audit/action-select";
 import { AuditCategoryFilter } from "@/components/audit/category-filter";

@@ -17,7 +17,7 @@ import {
 import { LIST_LIMIT, listIssues, type IssueList } from "@/lib/issues/use-cases";
 import { connectionChoices } from "@/lib/operations/ui-settings";
 import type { IssueState } from "@/lib/triage/issue-lifecycle";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 
 export const metadata: Metadata = { title: "Failures" };
 export const dynamic = "force-dynamic";

@@ -12,7 +12,7 @@ import type { FindingRow } from "@/lib/operations/findings";
 import { findingsHref, parseFindingsParams, type FindingsView } from "@/lib/operations/ui-links";
 import { connectionChoices } from "@/lib/operations/ui-settings";
 import { listFindings } from "@/lib/operations/use-cases";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 
 export const metadata: Metadata = { title: "Findings" };
 export const dynamic = "force-dynamic";

@@ -5,7 +5,7 @@ import { Problem } from "@/components/ui/problem";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { listOwners, type OwnerEntryView } from "@/lib/operations/use-cases";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 
 export const metadata: Metadata = { title: "Owners" };
 export const dynamic = "force-dynamic";

@@ -1,6 +1,6 @@
 import { notFound } from "next/navigation";
 import { Problem } from "@/components/ui/problem";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 
 /**
  * Known failures of reading a DLQ, explained; returns null for anything else so the caller can

@@ -2,7 +2,7 @@ import { DlqCrumbTrail } from "@/components/dlq/dlq-head";
 import { notFound } from "next/navigation";
 import type { ReactNode } from "react";
 import { Problem } from "@/components/ui/problem";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 import { connectionName } from "@/lib/dlq/describe-dlq";
 import { decodeParam } from "@/lib/dlq/links";
 import type { JobKind } from "./operation-job";

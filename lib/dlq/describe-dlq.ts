@@ -2,7 +2,7 @@ import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DlqSummary } from "@/lib/brokers/types";
-import { toSafeError } from "@/lib/use-case/app-error";
+import { toActionError } from "@/lib/errors";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import type { ConnectionInfo } from "@/lib/use-case/connection";
 import { letterLabels, type LetterLabels } from "./wording";
@@ -44,7 +44,7 @@ export async function describeDlqHead(
     );
     return { connection, dlq, problem: null, missing: false };
   } catch (e) {
-    const safe = toSafeError(e);
+    const safe = toActionError(e);
     return { connection, dlq: null, problem: safe.message, missing: safe.code.startsWith("not_found") };
   }
 }

@@ -2,7 +2,7 @@ import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { listAdapters } from "@/lib/connections/registry";
-import { toSafeError } from "@/lib/use-case/app-error";
+import { toActionError } from "@/lib/errors";
 import { connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import type { DlqListing } from "./types";
 import { processState } from "@/lib/process-state";
@@ -37,7 +37,7 @@ export async function listDlqs(actor: Actor, meta: RequestMeta): Promise<DlqList
         return { ...info, status: "ok" as const, error: null, dlqs };
       } catch (e) {
         noteState(a.connectionId, "error", e);
-        return { ...info, status: "error" as const, error: toSafeError(e), dlqs: [] };
+        return { ...info, status: "error" as const, error: toActionError(e), dlqs: [] };
       }
     }),
   );

@@ -3,12 +3,11 @@ import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DlqSummary, ReadRisk, SafeMovePlan } from "@/lib/brokers/types";
-import { AppError } from "@/lib/errors";
+import { AppError, toActionError } from "@/lib/errors";
 import { jobStore } from "@/lib/jobs/store";
 import { listSafeMoves, planSafeMove, type SafeMoveView } from "@/lib/safety/use-cases";
 import type { ReadLoss } from "@/lib/triage/read-watch";
 import { startScan, toScanView, type ScanView } from "@/lib/triage/use-cases";
-import { toSafeError } from "@/lib/use-case/app-error";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 
@@ -49,7 +48,7 @@ export async function riskyReadView(
   try {
     plan = await planSafeMove(actor, meta, ref);
   } catch (e) {
-    problem = toSafeError(e).message;
+    problem = toActionError(e).message;
   }
   const [latest] = await listSafeMoves(actor, meta, ref, 1);
   return {

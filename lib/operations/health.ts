@@ -3,7 +3,7 @@ import type { BrokerAdapter } from "@/lib/brokers/types";
 import { listAdapters } from "@/lib/connections/registry";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 import { withTimeout } from "@/lib/use-case/connection";
 
 /**

@@ -10,7 +10,7 @@ import { redriveHandler } from "@/lib/redrive/handler";
 import { assertGroupRepairUnmasked, previewGroupRepair } from "@/lib/redrive/repair-preview";
 import { getRedrive, planRedrive, startBulk, startRedrive } from "@/lib/redrive/use-cases";
 import { scanHandler } from "@/lib/triage/scan";
-import { toSafeError } from "@/lib/use-case/app-error";
+import { toActionError } from "@/lib/errors";
 import type { PayloadPatch } from "./patch";
 import { planRepair, repairLetter } from "./use-cases";
 
@@ -98,7 +98,7 @@ async function answer<T>(work: () => Promise<T>): Promise<unknown> {
   try {
     return { ok: true, data: await work() };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }
 

@@ -1,10 +1,4 @@
-import { asAppError, toActionError } from "@/lib/errors";
-
-/** Re-exported for the UI's use cases; the brand check in lib/errors.ts recognises AppErrors from any bundle layer. */
-export { asAppError };
-
-/** `toActionError` under the name the actions use. */
-export const toSafeError = toActionError;
+import { asAppError } from "@/lib/errors";
 
 /**
  * For pages: the loader's value, or the operator message of the AppError it threw (a page shows

@@ -1,7 +1,7 @@
 import "server-only";
 import { recordAudit } from "@/lib/audit";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { asAppError } from "./app-error";
+import { asAppError } from "@/lib/errors";
 
 export interface AuditScope {
   action: string;

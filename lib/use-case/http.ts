@@ -1,11 +1,8 @@
 import "server-only";
 import { NextResponse } from "next/server";
-import { AppError, httpStatusOf, loggableError, toActionError } from "@/lib/errors";
-import { asAppError } from "./app-error";
+import { AppError, httpStatusOf, loggableError, toActionError, asAppError } from "@/lib/errors";
 import { assertSameOrigin } from "@/lib/auth/origin";
 import { requireActor, requestMeta, type Actor, type RequestMeta } from "@/lib/auth/session";
-
-export { loggableError };
 
 /** JSON error for route handlers: the AppError's user message only, never a raw exception. */
 export function errorResponse(err: unknown): NextResponse {

@@ -1,7 +1,6 @@
 import "server-only";
 import { requireActor, requestMeta, type Actor, type RequestMeta } from "@/lib/auth/session";
-import { toSafeError } from "./app-error";
-import type { ActionResult } from "@/lib/errors";
+import { toActionError, type ActionResult } from "@/lib/errors";
 
 /**
  * The body of a thin server action: runs `work` as the signed-in actor (the use case authorizes,
@@ -17,6 +16,6 @@ export async function runAction<T>(
     after?.(data);
     return { ok: true, data };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }

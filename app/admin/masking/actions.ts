@@ -4,8 +4,7 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { authorize } from "@/lib/auth/authorize";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/use-case/app-error";
-import { AppError, type ActionResult } from "@/lib/errors";
+import { toActionError, AppError, type ActionResult } from "@/lib/errors";
 import type { MaskingConfig } from "@/lib/masking/store";
 import { saveMaskingRules } from "@/lib/masking/use-cases";
 
@@ -31,6 +30,6 @@ export async function saveMaskingRulesAction(input: unknown): Promise<ActionResu
     revalidatePath("/admin/masking");
     return { ok: true, data };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }

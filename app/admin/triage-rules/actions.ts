@@ -4,8 +4,7 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { authorize } from "@/lib/auth/authorize";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/use-case/app-error";
-import { AppError, type ActionResult } from "@/lib/errors";
+import { toActionError, AppError, type ActionResult } from "@/lib/errors";
 import { saveRules } from "@/lib/triage/use-cases";
 import type { RuleSet } from "@/lib/triage/rules-store";
 
@@ -25,6 +24,6 @@ export async function saveRulesAction(input: unknown): Promise<ActionResult<Rule
     revalidatePath("/admin/triage-rules");
     return { ok: true, data };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }

@@ -4,7 +4,7 @@ import { Problem } from "@/components/ui/problem";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 import type { RuleSet } from "@/lib/triage/rules-store";
 import { listRules } from "@/lib/triage/use-cases";
 

@@ -2,8 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import type { ActionResult } from "@/lib/errors";
-import { toSafeError } from "@/lib/use-case/app-error";
+import { type ActionResult, toActionError } from "@/lib/errors";
 import { createUserAsAdmin, updateUserAsAdmin } from "@/lib/users-admin";
 
 // Input validation (zod) happens inside the use cases, after authorization, so that a refused
@@ -16,7 +15,7 @@ export async function createUserAction(input: unknown): Promise<ActionResult<{ i
     revalidatePath("/admin/users");
     return { ok: true, data: { id: u.id, email: u.email } };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }
 
@@ -27,6 +26,6 @@ export async function updateUserAction(input: unknown): Promise<ActionResult<{ i
     revalidatePath("/admin/users");
     return { ok: true, data: { id: u.id } };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }

@@ -10,7 +10,7 @@ import { viewAlertRule } from "@/lib/alerts/use-cases";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { decodeParam } from "@/lib/dlq/links";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Alert rule" };

@@ -11,7 +11,7 @@ import { archiveRetentionDays } from "@/lib/archive/store";
 import { listArchive } from "@/lib/archive/use-cases";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 import { formatCount } from "@/lib/format";
 import { firstParam, type SearchParams } from "@/lib/search-params";
 

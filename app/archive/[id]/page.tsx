@@ -16,7 +16,7 @@ import { viewArchived, type ArchivedLetterDetail } from "@/lib/archive/use-cases
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { discardJobHref } from "@/lib/discard/ui-links";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 import { decodeParam, dlqHref, letterHref } from "@/lib/dlq/links";
 import { repairOfArchived } from "@/lib/repair/trail";
 import { connectionLabels, connectionName } from "@/lib/dlq/describe-dlq";

@@ -6,7 +6,7 @@ import { alertFormOptions, viewAlertRule } from "@/lib/alerts/use-cases";
 import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { decodeParam } from "@/lib/dlq/links";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Change alert rule" };

@@ -4,10 +4,9 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { authorize } from "@/lib/auth/authorize";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/use-case/app-error";
+import { toActionError, AppError, type ActionResult } from "@/lib/errors";
 import { dlqHref } from "@/lib/dlq/links";
 import { readRiskyOnce } from "@/lib/dlq/risky-read";
-import { AppError, type ActionResult } from "@/lib/errors";
 import { startSafeMove, type SafeMoveView } from "@/lib/safety/use-cases";
 import type { ScanView } from "@/lib/triage/use-cases";
 
@@ -29,7 +28,7 @@ export async function confirmRiskyReadAction(input: unknown): Promise<ActionResu
     revalidatePath(dlqHref(parsed.data.connectionId, parsed.data.queue));
     return { ok: true, data: { scan } };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }
 
@@ -45,6 +44,6 @@ export async function startSafeMoveAction(input: unknown): Promise<ActionResult<
     revalidatePath(dlqHref(parsed.data.connectionId, parsed.data.queue));
     return { ok: true, data: { move } };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }

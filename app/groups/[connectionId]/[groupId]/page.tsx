@@ -11,7 +11,7 @@ import { groupHref, groupsHref, partitionHref } from "@/lib/consumer-groups/link
 import { viewConsumerGroup, type GroupView } from "@/lib/consumer-groups/use-cases";
 import { decodeParam } from "@/lib/dlq/links";
 import { formatSpan } from "@/lib/format";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 
 export const dynamic = "force-dynamic";
 

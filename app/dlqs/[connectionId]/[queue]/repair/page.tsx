@@ -12,7 +12,7 @@ import { selectedGroup } from "@/lib/redrive/selected-group";
 import { selectionFromSearch } from "@/lib/redrive/ui-format";
 import { redrivesHref } from "@/lib/redrive/ui-links";
 import { planRedrive, type RedrivePreview } from "@/lib/redrive/use-cases";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 import { triageHref } from "@/lib/triage/view-params";
 
 export const dynamic = "force-dynamic";

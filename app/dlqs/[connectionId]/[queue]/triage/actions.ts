@@ -4,8 +4,7 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { authorize } from "@/lib/auth/authorize";
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/use-case/app-error";
-import { AppError, type ActionResult } from "@/lib/errors";
+import { toActionError, AppError, type ActionResult } from "@/lib/errors";
 import { triageBase } from "@/lib/triage/view-params";
 import { cancelScan, startScan, type ScanView } from "@/lib/triage/use-cases";
 
@@ -30,7 +29,7 @@ export async function startScanAction(
     revalidatePath(triageBase(parsed.data.connectionId, parsed.data.queue));
     return { ok: true, data };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }
 
@@ -46,6 +45,6 @@ export async function cancelScanAction(input: unknown): Promise<ActionResult<Sca
     revalidatePath(triageBase(data.connectionId, data.queue));
     return { ok: true, data };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }

@@ -25,7 +25,7 @@ import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import { newRedriveHref } from "@/lib/redrive/ui-links";
 import { repairEnabled } from "@/lib/repair/policy";
 import { triageHref } from "@/lib/triage/view-params";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Failure" };

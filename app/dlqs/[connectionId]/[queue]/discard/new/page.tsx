@@ -6,7 +6,7 @@ import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { planDiscard, type DiscardPreview } from "@/lib/discard/use-cases";
 import { newDiscardHref, unindexedFromSearch } from "@/lib/discard/ui-links";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 import { decodeParam } from "@/lib/dlq/links";
 import { selectedGroup } from "@/lib/redrive/selected-group";
 import { selectionFromSearch } from "@/lib/redrive/ui-format";

@@ -1,9 +1,8 @@
 "use server";
 
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import { toSafeError } from "@/lib/use-case/app-error";
+import { toActionError, type ActionResult } from "@/lib/errors";
 import { revealPayload, type RevealedLetter } from "@/lib/dlq/reveal-payload";
-import type { ActionResult } from "@/lib/errors";
 
 /**
  * Reveals a letter's unmasked payload and headers (payload:reveal, with a reason). Audited
@@ -29,6 +28,6 @@ export async function revealPayloadAction(input: unknown): Promise<ActionResult<
     });
     return { ok: true, data };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }

@@ -4,7 +4,7 @@ import { DlqCrumbs, ProblemPage } from "@/components/jobs/dlq-page";
 import { RedriveForm } from "@/components/redrive/redrive-form";
 import { authorizePage } from "@/lib/auth/authorize-page";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 import { decodeParam } from "@/lib/dlq/links";
 import { selectedGroup } from "@/lib/redrive/selected-group";
 import { newRedriveHref, redrivesHref } from "@/lib/redrive/ui-links";

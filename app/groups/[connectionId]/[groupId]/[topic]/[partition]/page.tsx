@@ -13,7 +13,7 @@ import { groupHref, groupsHref, partitionHref } from "@/lib/consumer-groups/link
 import { listSkips } from "@/lib/consumer-groups/skip";
 import { viewGroupPartition, type PartitionView } from "@/lib/consumer-groups/use-cases";
 import { decodeParam } from "@/lib/dlq/links";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 
 export const dynamic = "force-dynamic";
 

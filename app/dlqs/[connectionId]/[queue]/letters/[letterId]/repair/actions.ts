@@ -1,7 +1,7 @@
 "use server";
 
 import { requireActor, requestMeta } from "@/lib/auth/session";
-import type { ActionResult } from "@/lib/errors";
+import { type ActionResult, toActionError } from "@/lib/errors";
 import {
   planRepair,
   repairLetter,
@@ -10,7 +10,6 @@ import {
   type RepairPlan,
   type RepairResult,
 } from "@/lib/repair/use-cases";
-import { toSafeError } from "@/lib/use-case/app-error";
 
 /*
  * Repair and resubmit one letter. Whatever arrives goes to the use case as it is: it
@@ -25,7 +24,7 @@ export async function planRepairAction(input: unknown): Promise<ActionResult<Rep
     const actor = await requireActor();
     return { ok: true, data: await planRepair(actor, await requestMeta(), (input ?? {}) as PlanRepairInput) };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }
 
@@ -35,6 +34,6 @@ export async function repairLetterAction(input: unknown): Promise<ActionResult<R
     const actor = await requireActor();
     return { ok: true, data: await repairLetter(actor, await requestMeta(), (input ?? {}) as RepairLetterInput) };
   } catch (e) {
-    return { ok: false, error: toSafeError(e) };
+    return { ok: false, error: toActionError(e) };
   }
 }

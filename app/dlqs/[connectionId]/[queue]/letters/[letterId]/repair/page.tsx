@@ -14,7 +14,7 @@ import { VIEW_MAX_BODY_BYTES, viewLetter, type ViewLetterResult } from "@/lib/dl
 import { digestLabel, formatBytes } from "@/lib/format";
 import { repairEnabled } from "@/lib/repair/policy";
 import { planRepair, type RepairPlan } from "@/lib/repair/use-cases";
-import { asAppError } from "@/lib/use-case/app-error";
+import { asAppError } from "@/lib/errors";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Repair and resubmit" };
