@@ -1,26 +1,8 @@
 /*
  * The API reference, rendered here with server components from the same OpenAPI document that
  * /api/v1/openapi.json serves (openApiDocument + every lib/api/v1 operation), so it cannot drift.
- *
- * Why not a renderer from npm (checked 2026-12-02, about 15 minutes, against lib/auth/csp.ts, no
- * network but the npm registry, Next 16 App Router, bundle size, and no "try it" console):
- * - redoc 3.0.1 does not install: its dependency @redocly/redoc-opentelemetry@^0.5.1 is not in the
- *   registry (0.2.2 is the newest), and it wants react-router and styled-components as peers.
- *   redoc 2.5.4 installed and was rendered in headless Chromium under our exact CSP with its
- *   `nonce` option: two `style-src-elem` violations (styled-components' <style> elements are not
- *   given the nonce) and an image fetched from https://cdn.redoc.ly (`img-src`); client-only
- *   rendering (about 1 MB standalone, 312 KB for the library without its peers), nothing until
- *   the script runs.
- * - @scalar/api-reference-react 0.9.x: its maintainers document that `style-src` still needs
- *   'unsafe-inline' (CodeMirror, Sonner and highlight themes inject <style> without a nonce;
- *   scalar/scalar#9422), it loads its default fonts from Scalar's CDN unless turned off, and its
- *   core is a request client that asks for the token in the page, which we must not invite.
- * - swagger-ui-react 5.x: "Try it out" can be turned off (supportedSubmitMethods: []) but its
- *   Authorize dialog still asks for the bearer token; inline <style> violations are an open issue
- *   (swagger-api/swagger-ui#10655); a large client bundle (redux, immutable, swagger-client) and
- *   @scarf/scarf install-time telemetry.
- * Server-rendered, the page ships no script of its own (only the copy buttons), has nothing to
- * nonce, works in both themes with the console's styles, and shows curl lines with a placeholder.
+ * It ships no script of its own but the copy buttons and never asks for a token. Why not a
+ * renderer from npm: docs/decisions/0003-api-reference-on-the-server.md.
  */
 import type { Metadata } from "next";
 import Link from "@/components/ui/link";
