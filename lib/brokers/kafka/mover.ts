@@ -7,7 +7,7 @@
  * The rules every broker shares (requests, checksums, held keys, the archive one letter at a time,
  * repair refusals, the operator's words) are lib/brokers/move-rules.ts.
  *
- * Decisions (see also the report of the change that added the Kafka mover):
+ * Decisions:
  * - Bytes: key and value are produced exactly as read; every original header is kept, in the order
  *   kafkajs decoded it (record-copy.ts), Spring's `kafka_dlt-*` and Connect's `__connect.errors.*`
  *   included, so the failure history travels with the letter. The four REDRIVE_HEADERS are replaced
