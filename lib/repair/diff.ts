@@ -9,7 +9,7 @@
  * that holds a value masking hides is hidden.
  */
 import microdiff from "microdiff";
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import { maskHeadersWithRules, maskPayloadWithRules, maskTextWithRules } from "@/lib/masking/engine";
 import type { MaskingRule } from "@/lib/masking/types";
 import { HIDDEN } from "@/lib/masking/types";

@@ -4,7 +4,7 @@
  * x-first-death-* / x-last-death-* headers, x-delivery-count (quorum queues), and the headers that
  * Spring AMQP's RepublishMessageRecoverer and similar recoverers add.
  */
-import type { DeathRecord, DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
+import type { DeathRecord, DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { displayNumber, displayText, findHeader, headerText } from "@/lib/brokers/display";
 
 const DEATH_FIELDS = new Set(["queue", "reason", "count", "time", "exchange", "routing-keys"]);

@@ -6,7 +6,14 @@
  */
 import { createHash } from "node:crypto";
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
-import type { DeathRecord, DisplayValue, DlqWarning, FailureInfo, HeaderEntry, Letter } from "@/lib/brokers/types";
+import type {
+  DeathRecord,
+  DisplayValue,
+  DlqWarning,
+  FailureInfo,
+  HeaderEntry,
+  Letter,
+} from "@/lib/brokers/contract/letter";
 import { bytesValue, headerText, sha256Hex, timestampValue } from "@/lib/brokers/display";
 import { exceptionClassFromStack } from "@/lib/brokers/rabbitmq/failure";
 import { expandCombinedMarker } from "@/lib/brokers/sqs/markers";
