@@ -18,15 +18,8 @@ import { valueText } from "@/lib/text";
 import { auditActor, errorCodeOf } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { assertRepairAllowed, auditDiffMasking } from "./group";
-import {
-  headerDiff,
-  headerSecrets,
-  payloadDiff,
-  secretsOf,
-  type DiffMasking,
-  type HeaderDiffEntry,
-  type PayloadDiff,
-} from "./diff";
+import { headerDiff, headerSecrets, payloadDiff, secretsOf, type DiffMasking } from "./diff";
+import type { HeaderDiffEntry, PayloadDiff } from "./diff-types";
 import {
   bodyBytes,
   headerEditProblems,

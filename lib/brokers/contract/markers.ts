@@ -45,6 +45,9 @@ const PULSAR_HISTORY = new Set([
  * manages them: broker history (x-death, x-first-death-*, x-delivery-count, kafka_dlt-*,
  * __connect.errors.*, Pulsar's REAL_TOPIC and siblings), the console's own `x-dlq-*` markers. SQS
  * system attributes are not headers and cannot be named at all.
+ *
+ * One list for every broker, not one per adapter: a letter that crossed a bridge keeps the history
+ * another system wrote, and every broker refuses all of these names alike (contract-suite/repair.ts).
  */
 export function isManagedHeaderName(name: string): boolean {
   const n = name.toLowerCase();
