@@ -20,7 +20,7 @@ import { Kafka, logLevel } from "kafkajs";
 import { KafkaAdapter } from "../lib/brokers/kafka/adapter";
 import { KAFKA_BROKERS, testConfig } from "../lib/brokers/kafka/test-kit";
 import { createTopicWithLeaders } from "../lib/brokers/kafka/topic-ready";
-import type { BrokerAdapter } from "../lib/brokers/types";
+import type { BrokerAdapter } from "../lib/brokers/contract/adapter";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
 import { cpuNow, cpuScope, cpuSince, type Cpu, measureBroker, zeroCpu } from "./cpu";

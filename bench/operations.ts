@@ -13,7 +13,7 @@
 import { randomUUID } from "node:crypto";
 import amqp from "amqplib";
 import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
-import type { BrokerAdapter } from "../lib/brokers/types";
+import type { BrokerAdapter } from "../lib/brokers/contract/adapter";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
 import { report, size } from "./report";

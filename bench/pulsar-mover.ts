@@ -11,7 +11,8 @@ import { randomUUID } from "node:crypto";
 import { PulsarAdapter } from "../lib/brokers/pulsar/adapter";
 import { PulsarKit, testConfig } from "../lib/brokers/pulsar/test-kit";
 import { shortName, type TopicName } from "../lib/brokers/pulsar/client";
-import type { Letter, MoveRequest } from "../lib/brokers/types";
+import type { Letter } from "../lib/brokers/contract/letter";
+import type { MoveRequest } from "../lib/brokers/contract/move";
 import { cpuNow, cpuSince, measureBroker } from "./cpu";
 import { report, size, sizes } from "./report";
 

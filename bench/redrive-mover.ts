@@ -13,7 +13,7 @@ import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
 import { baseLetterId } from "../lib/brokers/rabbitmq/identity";
 import { AMQP_URL, testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { sha256Hex } from "../lib/brokers/display";
-import type { MoveRequest } from "../lib/brokers/types";
+import type { MoveRequest } from "../lib/brokers/contract/move";
 import { cpuNow, cpuSince } from "./cpu";
 import { BENCH_BODY, bareMove, fill } from "./redrive-common";
 import { report, size, sizes } from "./report";

@@ -7,6 +7,9 @@ import { describe, expect, it } from "vitest";
  * The layout of lib/ (docs/contributing.md#layout), checked on every run: folders import each other in one
  * direction only, and the lower rooms import no feature. A room is a folder under lib/; a file at
  * lib/'s top level is a room of its own. Type-only imports count: a type is a dependency too.
+ * Files are checked too: no two files import each other, directly or through others; a broker's
+ * folder (lib/brokers/<kind>/) is imported only by itself and the registry; the broker contract
+ * (lib/brokers/contract/) imports no adapter.
  */
 const LIB = path.resolve(__dirname);
 
@@ -34,12 +37,14 @@ interface Edge {
   spec: string;
 }
 
-function sources(dir: string, out: string[] = []): string[] {
+const isTest = (file: string) => /\.test\.tsx?$/.test(file);
+
+function sources(dir: string, out: string[] = [], tests = false): string[] {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) {
-      if (e.name !== "generated") sources(p, out);
-    } else if (/\.tsx?$/.test(e.name) && !/\.test\.tsx?$/.test(e.name) && !e.name.endsWith(".d.ts")) {
+      if (e.name !== "generated") sources(p, out, tests);
+    } else if (/\.tsx?$/.test(e.name) && (tests || !isTest(e.name)) && !e.name.endsWith(".d.ts")) {
       out.push(p);
     }
   }
@@ -78,7 +83,38 @@ function edges(): Edge[] {
   return out;
 }
 
-/** Strongly connected groups of rooms (Tarjan): each is a set of rooms that import one another. */
+/** Every import of one file of lib/ by another, tests included, as paths relative to lib/. */
+function fileEdges(): Edge[] {
+  const out: Edge[] = [];
+  for (const file of sources(LIB, [], true)) {
+    const { importedFiles } = ts.preProcessFile(fs.readFileSync(file, "utf8"), true, true);
+    for (const { fileName: spec } of importedFiles) {
+      const target = resolveSpec(file, spec);
+      if (!target || !fs.existsSync(target)) continue;
+      const from = path.relative(LIB, file);
+      if (!out.some((e) => e.from === from && e.spec === spec))
+        out.push({ from, to: path.relative(LIB, target), file: from, spec });
+    }
+  }
+  return out;
+}
+
+/** The broker folder a file of lib/ is in ("brokers/kafka"), or null. */
+function brokerFolderOf(file: string): string | null {
+  const m = /^brokers\/([^/]+)\//.exec(file.split(path.sep).join("/"));
+  return m && m[1] !== "contract" && m[1] !== "contract-suite" ? `brokers/${m[1]}` : null;
+}
+
+/**
+ * Files outside a broker's folder that may import it: the registry, which maps each kind to its
+ * adapter, with the database-backed store it hands the Kafka adapter; and the demo seeder, which
+ * fills the demo's brokers with the same kits the tests use. Tests anywhere may import a broker's
+ * folder too: they build real adapters and fill real DLQs.
+ */
+const BROKER_IMPORTERS = new Set(["connections/registry.ts", "connections/kafka-handled-store.ts"]);
+const BROKER_IMPORTER_ROOMS = ["demo/"];
+
+/** Strongly connected groups of nodes (Tarjan): each is a set of rooms, or files, that import one another. */
 function cycles(all: Edge[]): string[][] {
   const next = new Map<string, Set<string>>();
   for (const e of all) {
@@ -152,5 +188,43 @@ describe("lib/ layout", () => {
       .filter((e) => e.from === "brokers" && (e.to === "db.ts" || e.to === "generated"))
       .map((e) => `${e.file} imports ${e.spec}`);
     expect(bad).toEqual([]);
+  });
+
+  describe("files", () => {
+    const files = fileEdges();
+
+    it("sees the imports it checks (the walk is not empty)", () => {
+      expect(files.some((e) => e.from === "connections/registry.ts" && e.to === "brokers/kafka/adapter.ts")).toBe(true);
+      expect(files.some((e) => e.from === "brokers/contract/adapter.ts" && e.to === "brokers/contract/letter.ts")).toBe(
+        true,
+      );
+    });
+
+    it("has no files that import each other, directly or through other files", () => {
+      const report = cycles(files).map((group) => {
+        const inside = files.filter((e) => group.includes(e.from) && group.includes(e.to));
+        return `${group.length} files: ${group.join(", ")}:\n${inside.map((e) => `  ${e.file} imports ${e.spec}`).join("\n")}`;
+      });
+      expect(report).toEqual([]);
+    });
+
+    it("lets only the registry and the broker's own files import a broker's folder", () => {
+      const bad = files
+        .filter((e) => {
+          const folder = brokerFolderOf(e.to);
+          if (!folder || brokerFolderOf(e.from) === folder) return false;
+          if (isTest(e.from) || BROKER_IMPORTERS.has(e.from)) return false;
+          return !BROKER_IMPORTER_ROOMS.some((room) => e.from.startsWith(room));
+        })
+        .map((e) => `${e.file} imports ${e.spec}`);
+      expect(bad).toEqual([]);
+    });
+
+    it("keeps the broker contract free of adapters", () => {
+      const bad = files
+        .filter((e) => e.from.startsWith("brokers/contract/") && brokerFolderOf(e.to) !== null)
+        .map((e) => `${e.file} imports ${e.spec}`);
+      expect(bad).toEqual([]);
+    });
   });
 });

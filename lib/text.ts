@@ -3,7 +3,7 @@
  * the text form of a header or property value. Pure; works in the browser and on the server
  * (atob only). The ground floor under masking and the presentation of a letter.
  */
-import type { DisplayValue } from "@/lib/brokers/types";
+import type { DisplayValue } from "@/lib/brokers/contract/letter";
 
 /** Decodes strict UTF-8; null when the bytes are not valid UTF-8. A cut-off final character is tolerated when `truncated`. */
 export function decodeUtf8(bytes: Uint8Array, truncated = false): string | null {

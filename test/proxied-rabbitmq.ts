@@ -1,6 +1,6 @@
 import { createAdapter } from "@/lib/connections/registry";
 import { AMQP_URL, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { CuttableProxy } from "./tcp-proxy";
 
 /**

@@ -1,5 +1,5 @@
 import { RelativeTime } from "@/components/ui/relative-time";
-import type { DeathRecord } from "@/lib/brokers/types";
+import type { DeathRecord } from "@/lib/brokers/contract/letter";
 import { valueText } from "@/lib/text";
 import { formatTimestampValue } from "@/lib/format";
 

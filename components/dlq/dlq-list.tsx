@@ -3,7 +3,7 @@
 import Link from "@/components/ui/link";
 import { useQuery } from "@tanstack/react-query";
 import { type CSSProperties, useEffect, useMemo, useState } from "react";
-import type { DlqSummary } from "@/lib/brokers/types";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
 import type { DlqListing } from "@/lib/dlq/types";
 import { dlqHref } from "@/lib/dlq/links";
 import type { Overview } from "@/lib/operations/use-cases";

@@ -1,5 +1,5 @@
 import styles from "./overview.module.css";
-import type { DlqSummary } from "@/lib/brokers/types";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
 import { unhandledCount } from "@/lib/dlq/partitions";
 import { formatCount, formatRelative } from "@/lib/format";
 import type { DlqOverviewRow } from "@/lib/operations/queries";

@@ -2,7 +2,7 @@ import { CopyButton } from "@/components/ui/copy-button";
 import type { ReactNode } from "react";
 import { HiddenCharsBadge } from "@/components/ui/hidden-chars-badge";
 import { VisibleText } from "@/components/ui/visible-text";
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import { entriesText, typeOf } from "@/lib/letter/display-value";
 import { valueText } from "@/lib/text";
 import { formatTimestampValue } from "@/lib/format";

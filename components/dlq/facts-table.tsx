@@ -1,4 +1,4 @@
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import { VisibleText } from "@/components/ui/visible-text";
 import { valueText } from "@/lib/text";
 import { formatTimestampValue } from "@/lib/format";

@@ -1,5 +1,5 @@
 import { RelativeTime } from "@/components/ui/relative-time";
-import type { Letter } from "@/lib/brokers/types";
+import type { Letter } from "@/lib/brokers/contract/letter";
 import { formatUtc } from "@/lib/format";
 
 /** The console already handled this letter; the broker still keeps it (no per-letter removal). */

@@ -1,4 +1,4 @@
-import type { DeathRecord, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
+import type { DeathRecord, FailureInfo, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { hiddenCharsIn, hiddenCharsSentence } from "@/lib/letter/hidden-chars";
 import type { PayloadView } from "@/lib/letter/payload-view";
 import { valueText } from "@/lib/text";

@@ -4,7 +4,7 @@ import Link from "@/components/ui/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { RelativeTime } from "@/components/ui/relative-time";
-import type { PartitionSummary } from "@/lib/brokers/types";
+import type { PartitionSummary } from "@/lib/brokers/contract/dlq";
 import { dlqHref } from "@/lib/dlq/links";
 import { formatCount, formatRelative } from "@/lib/format";
 

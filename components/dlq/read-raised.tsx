@@ -1,4 +1,4 @@
-import type { Letter } from "@/lib/brokers/types";
+import type { Letter } from "@/lib/brokers/contract/letter";
 
 /** "this view's read raised the receive count by 1": said beside a count that reading the letter raised. */
 export function ReadRaisedNote({

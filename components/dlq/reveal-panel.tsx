@@ -4,7 +4,7 @@ import { useState, useTransition } from "react";
 import { revealPayloadAction } from "@/app/dlqs/[connectionId]/[queue]/letters/[letterId]/actions";
 import { EntriesTable } from "@/components/dlq/entries-table";
 import { VisibleText } from "@/components/ui/visible-text";
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import type { RevealedLetter } from "@/lib/dlq/reveal-payload";
 import { valueText } from "@/lib/text";
 import { HexView } from "./hex-view";

@@ -3,7 +3,7 @@
 import { useRouter } from "next/navigation";
 import { useEffect, useState, useTransition } from "react";
 import { confirmRiskyReadAction, startSafeMoveAction } from "@/app/dlqs/[connectionId]/[queue]/actions";
-import type { SafeMovePlan } from "@/lib/brokers/types";
+import type { SafeMovePlan } from "@/lib/brokers/contract/safe-move";
 import { formatCount } from "@/lib/format";
 
 /**

@@ -1,6 +1,6 @@
 import { formatCount, truncate } from "@/lib/format";
 import type { GroupRepairPreview } from "@/lib/redrive/repair-preview";
-import type { PayloadDiff } from "@/lib/repair/diff";
+import type { PayloadDiff } from "@/lib/repair/diff-types";
 
 /** One letter's change as the server masked it for the viewer's role. */
 function DiffCell({ diff, unchanged }: { diff: PayloadDiff | null; unchanged: boolean }) {

@@ -5,7 +5,7 @@
  * browser as edits (the server refuses them anyway: lib/repair/policy.ts).
  */
 import { archiveHref } from "@/lib/archive/params";
-import type { RedriveTarget } from "@/lib/brokers/types";
+import type { RedriveTarget } from "@/lib/brokers/contract/move";
 
 /** One header line of the editor. `original` is null for a header the admin adds. */
 export interface HeaderRow {

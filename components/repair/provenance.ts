@@ -4,7 +4,7 @@
  * `x-dlq-original-message-id` (the message id the original had). Header names are matched without
  * case, as brokers and the console's markers do.
  */
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import { valueText } from "@/lib/text";
 
 export const REPAIRED_BY_HEADER = "x-dlq-repaired-by-operation";

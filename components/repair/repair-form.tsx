@@ -9,7 +9,7 @@ import {
   repairLetterAction,
 } from "@/app/dlqs/[connectionId]/[queue]/letters/[letterId]/repair/actions";
 import { EntriesTable } from "@/components/dlq/entries-table";
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import type { RevealedLetter } from "@/lib/dlq/reveal-payload";
 import { letterHref } from "@/lib/dlq/links";
 import { jsonSyntaxError } from "@/lib/repair/json-syntax";

@@ -1,6 +1,6 @@
 import "server-only";
 import { createHash } from "node:crypto";
-import type { LetterCopy } from "@/lib/brokers/types";
+import type { LetterCopy } from "@/lib/brokers/contract/letter";
 import { decryptPayload, encryptPayload } from "@/lib/crypto/payload-cipher";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";

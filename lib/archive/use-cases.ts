@@ -2,7 +2,7 @@ import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import type { DeathRecord, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
+import type { DeathRecord, FailureInfo, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor } from "@/lib/use-case/connection";
 import { maskedByRule, maskedPayloadView, maskLetterMeta, type LetterMaskingSummary } from "@/lib/letter/mask-letter";

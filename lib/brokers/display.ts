@@ -3,7 +3,7 @@
  * Pure functions (no broker, no secrets): shared by every adapter and safe in unit tests.
  */
 import { createHash } from "node:crypto";
-import type { DisplayValue, HeaderEntry } from "@/lib/brokers/types";
+import type { DisplayValue, HeaderEntry } from "@/lib/brokers/contract/letter";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 

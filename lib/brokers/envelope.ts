@@ -4,7 +4,8 @@
  * adapter that wrote an envelope reads its fields; everything above `lib/brokers` stores it as is.
  */
 import { sha256Hex } from "@/lib/brokers/display";
-import type { BrokerKind, RepublishRequest, RepublishResult } from "@/lib/brokers/types";
+import type { BrokerKind } from "@/lib/brokers/contract/capabilities";
+import type { RepublishRequest, RepublishResult } from "@/lib/brokers/contract/remove";
 
 export const ENVELOPE_VERSION = 1;
 

@@ -6,7 +6,8 @@
  * remove. A case two brokers answer differently is a bug until the contract suite says why.
  */
 import { isAppError } from "@/lib/errors";
-import { isManagedHeaderName, type LetterRepair } from "@/lib/brokers/types";
+import { isManagedHeaderName } from "@/lib/brokers/contract/markers";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
 
 /** What the call does to a letter, for the operator's words ("it was not moved"). */
 export type MoveVerb = "move" | "discard";

@@ -5,7 +5,7 @@
  */
 import amqp, { type ChannelModel, type ConsumeMessage } from "amqplib";
 import { afterAll, describe, expect, it } from "vitest";
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import type { SampleEvidence, SampleWatchOps } from "@/lib/brokers/target-readers";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, mgmtRequest, RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/rabbitmq/test-kit";

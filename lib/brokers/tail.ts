@@ -5,7 +5,7 @@
  * letters after the positions the previous round reached, so a round costs O(new letters).
  * Absent on brokers that read from the head only (RabbitMQ, SQS).
  */
-import type { Letter } from "@/lib/brokers/types";
+import type { Letter } from "@/lib/brokers/contract/letter";
 
 /**
  * Where a read stopped, per partition (Kafka: partition number → next offset; Pulsar: "" → the

@@ -1,7 +1,7 @@
 import "server-only";
 import { loadConfig, type ConnectionConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";

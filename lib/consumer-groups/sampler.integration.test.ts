@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { startCrashLoopConsumer, type CrashLoopConsumer } from "@/lib/brokers/kafka/crash-loop-consumer";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import type { KafkaConnectionConfig } from "@/lib/config";

@@ -1,6 +1,6 @@
 import "server-only";
-import type { ConsumerGroupsRound } from "@/lib/brokers/consumer-groups";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { ConsumerGroupsRound } from "@/lib/brokers/contract/consumer-groups";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { loadConfig, type KafkaConnectionConfig } from "@/lib/config";
 import { listAdapters } from "@/lib/connections/registry";
 import { getDb } from "@/lib/db";

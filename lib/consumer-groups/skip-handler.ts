@@ -1,8 +1,8 @@
 import "server-only";
 import { recordAudit, recordAuditBatch } from "@/lib/audit";
 import type { AuditEntry } from "@/lib/audit/types";
-import type { GroupMemberRef, SkipCopy, SkipResult } from "@/lib/brokers/consumer-groups";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { GroupMemberRef, SkipCopy, SkipResult } from "@/lib/brokers/contract/consumer-groups";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { getAdapter } from "@/lib/connections/registry";
 import { AppError, asAppError } from "@/lib/errors";
 import { jobAuditEntry } from "@/lib/jobs/audit";

@@ -8,7 +8,7 @@ import {
   ConsumerGroupActiveError,
   type ConsumerGroupOps,
   type GroupMemberRef,
-} from "@/lib/brokers/consumer-groups";
+} from "@/lib/brokers/contract/consumer-groups";
 import { loadConfig } from "@/lib/config";
 import { getDb } from "@/lib/db";
 import { AppError, asAppError } from "@/lib/errors";

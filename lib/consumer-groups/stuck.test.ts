@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ConsumerGroup, GroupPartition } from "@/lib/brokers/consumer-groups";
+import type { ConsumerGroup, GroupPartition } from "@/lib/brokers/contract/consumer-groups";
 import { memberLabel, nextSince, partitionKey, partitionWrites, stuckForMs, withLiveOffsets } from "./stuck";
 
 const t0 = new Date("2026-12-02T10:00:00Z");

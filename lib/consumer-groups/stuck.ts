@@ -4,7 +4,7 @@
  * storage stays one row per partition), and the partition rows a round writes. Pure: unit-tested
  * in stuck.test.ts.
  */
-import type { ConsumerGroup } from "@/lib/brokers/consumer-groups";
+import type { ConsumerGroup } from "@/lib/brokers/contract/consumer-groups";
 
 export interface PartitionState {
   /** null: the group never committed an offset here (its lag counts from the log start). */

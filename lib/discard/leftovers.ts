@@ -1,6 +1,6 @@
 import "server-only";
 import { recordAudit, type AuditActor } from "@/lib/audit";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 
 type Db = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;

@@ -1,7 +1,7 @@
 import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import type { DlqSummary } from "@/lib/brokers/types";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
 import { toActionError } from "@/lib/errors";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import type { ConnectionInfo } from "@/lib/use-case/connection";

@@ -4,7 +4,7 @@ import { maskFailure } from "@/lib/letter/mask-letter";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import type { DlqSummary } from "@/lib/brokers/types";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
 import { AppError } from "@/lib/errors";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";

@@ -1,5 +1,5 @@
 /** Facts derived from a DLQ's partitions. Pure. */
-import type { DlqSummary } from "@/lib/brokers/types";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
 
 /** Letters not yet handled by the console, where partitions count handled ones; null otherwise. */
 export function unhandledCount(dlq: Pick<DlqSummary, "partitions">): number | null {

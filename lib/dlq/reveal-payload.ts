@@ -2,7 +2,7 @@ import "server-only";
 import { z } from "zod";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import type { FailureInfo, HeaderEntry } from "@/lib/brokers/types";
+import type { FailureInfo, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { AppError } from "@/lib/errors";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";

@@ -1,5 +1,5 @@
 import "server-only";
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import { maskHeadersWithRules, maskTextWithRules } from "@/lib/masking/engine";
 import type { MaskingPolicy } from "@/lib/masking/policy";
 import { streamLetters, type ExportedLetter, type IndexedLetter } from "@/lib/triage/queries";

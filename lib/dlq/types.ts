@@ -1,4 +1,5 @@
-import type { DlqSummary, FailureInfo, Letter } from "@/lib/brokers/types";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
+import type { FailureInfo, Letter } from "@/lib/brokers/contract/letter";
 import type { ConnectionInfo } from "@/lib/use-case/connection";
 
 export interface ConnectionDlqs extends ConnectionInfo {

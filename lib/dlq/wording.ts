@@ -2,7 +2,8 @@
  * Broker-neutral wording for DLQ and letter pages, chosen from an adapter's capabilities and
  * vocabulary (never from its kind). Pure: shared by server components and client leaves.
  */
-import type { BrokerCapabilities, BrokerVocabulary, ReadRisk } from "@/lib/brokers/types";
+import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/contract/capabilities";
+import type { ReadRisk } from "@/lib/brokers/contract/dlq";
 
 export type Capabilities = Pick<BrokerCapabilities, "readHidesLetters" | "readCountsAsDelivery" | "randomAccess"> &
   Partial<Pick<BrokerCapabilities, "stableOrder">>;

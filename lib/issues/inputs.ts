@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { BrokerKind } from "@/lib/brokers/types";
+import type { BrokerKind } from "@/lib/brokers/contract/capabilities";
 import { ISSUE_STATES, MAX_IGNORE_LETTERS, type OperatorChange } from "@/lib/triage/issue-lifecycle";
 
 /**

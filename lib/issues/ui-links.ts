@@ -2,7 +2,7 @@
  * URLs of the failures pages (failure issues across DLQs): every view is reproducible from its
  * URL, and unknown values are an error to show, not silently dropped. Pure (client-safe).
  */
-import type { BrokerKind } from "@/lib/brokers/types";
+import type { BrokerKind } from "@/lib/brokers/contract/capabilities";
 import { type SearchParams, firstParam, withQuery } from "@/lib/search-params";
 import type { IssueState } from "@/lib/triage/issue-lifecycle";
 

@@ -4,7 +4,7 @@ import { recordAuditBatchIn, type AuditEntry } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { getUserByEmail } from "@/lib/auth/users";
-import type { BrokerKind } from "@/lib/brokers/types";
+import type { BrokerKind } from "@/lib/brokers/contract/capabilities";
 import { loadConfig } from "@/lib/config";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";

@@ -1,6 +1,6 @@
 import "server-only";
 import type { Actor } from "@/lib/auth/session";
-import type { BrokerKind } from "@/lib/brokers/types";
+import type { BrokerKind } from "@/lib/brokers/contract/capabilities";
 import { maskTextWithRules } from "@/lib/masking/engine";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
 import type { DlqOwnerInfo } from "@/lib/operations/owners";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { entriesText, typeOf } from "./display-value";
 import { base64ToHex, valueText } from "@/lib/text";
-import type { DisplayValue } from "@/lib/brokers/types";
+import type { DisplayValue } from "@/lib/brokers/contract/letter";
 
 describe("valueText", () => {
   it("renders scalars", () => {

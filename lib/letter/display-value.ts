@@ -1,4 +1,4 @@
-import type { DisplayValue, HeaderEntry } from "@/lib/brokers/types";
+import type { DisplayValue, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { valueText } from "@/lib/text";
 
 /**

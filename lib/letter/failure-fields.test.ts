@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { FailureInfo } from "@/lib/brokers/types";
+import type { FailureInfo } from "@/lib/brokers/contract/letter";
 import { fieldsInUse, filledFields } from "./failure-fields";
 
 const empty: FailureInfo = {

@@ -1,5 +1,5 @@
 /** Which failure facts a letter (or a page of letters) actually has, so empty ones are not shown. Pure. */
-import type { FailureInfo } from "@/lib/brokers/types";
+import type { FailureInfo } from "@/lib/brokers/contract/letter";
 
 export type FailureField =
   | "deadLetteredAt"

@@ -1,5 +1,5 @@
 import "server-only";
-import type { DeathRecord, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
+import type { DeathRecord, FailureInfo, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { maskHeadersWithRules, maskPayloadWithRules, maskTextWithRules } from "@/lib/masking/engine";
 import type { MaskingPolicy } from "@/lib/masking/policy";
 import { maskBinary } from "@/lib/masking/binary";

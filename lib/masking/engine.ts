@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import type { Role } from "@/lib/auth/permissions";
-import type { DisplayValue, HeaderEntry } from "@/lib/brokers/types";
+import type { DisplayValue, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { decodeUtf8, looksLikeText, valueText } from "@/lib/text";
 import {
   detect,

@@ -2,7 +2,7 @@
  * Findings grouped by kind (their code), so forty DLQs without an owner are one line and the
  * critical faults stand above them. Pure: the page groups what the use case listed.
  */
-import type { FindingSeverity } from "@/lib/brokers/types";
+import type { FindingSeverity } from "@/lib/brokers/contract/inspection";
 import type { FindingRow } from "./findings";
 
 const RANK: Record<FindingSeverity, number> = { critical: 3, warning: 2, info: 1 };

@@ -1,5 +1,5 @@
 import "server-only";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { listAdapters } from "@/lib/connections/registry";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";

@@ -1,5 +1,5 @@
 import "server-only";
-import type { FindingSeverity } from "@/lib/brokers/types";
+import type { FindingSeverity } from "@/lib/brokers/contract/inspection";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { SEVERITY_RANK } from "./findings";

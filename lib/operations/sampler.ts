@@ -1,5 +1,6 @@
 import "server-only";
-import type { BrokerAdapter, BrokerInspection, ConfigFinding } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { BrokerInspection, ConfigFinding } from "@/lib/brokers/contract/inspection";
 import { loadConfig } from "@/lib/config";
 import { listAdapters } from "@/lib/connections/registry";
 import { getDb } from "@/lib/db";

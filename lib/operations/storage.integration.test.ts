@@ -6,7 +6,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ConfigFinding } from "@/lib/brokers/types";
+import type { ConfigFinding } from "@/lib/brokers/contract/inspection";
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { holdTaskLease, releaseTaskLease } from "@/lib/jobs/task-lease";
 import { applyMigrations } from "@/scripts/lib/migrations";

@@ -1,7 +1,8 @@
 import "server-only";
 import type { Role } from "@/lib/auth/permissions";
 import { displayText } from "@/lib/brokers/display";
-import type { BrokerAdapter, Letter } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { Letter } from "@/lib/brokers/contract/letter";
 import { listAdapters } from "@/lib/connections/registry";
 import { maskTextWithRules } from "@/lib/masking/engine";
 import { maskingHashKey } from "@/lib/masking/key";

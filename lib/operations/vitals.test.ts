@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { DlqVitals } from "@/lib/brokers/types";
+import type { DlqVitals } from "@/lib/brokers/contract/inspection";
 import { figuresOf, inflowOf } from "./vitals";
 
 const vitals = (over: Partial<DlqVitals> = {}): DlqVitals => ({

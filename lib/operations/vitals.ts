@@ -1,7 +1,7 @@
 /**
  * From one inspection and the previous round to the figures a DLQ is shown and alerted with. Pure.
  */
-import type { DlqVitals } from "@/lib/brokers/types";
+import type { DlqVitals } from "@/lib/brokers/contract/inspection";
 
 export interface PreviousStatus {
   depth: number | null;

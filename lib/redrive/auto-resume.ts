@@ -1,7 +1,7 @@
 import "server-only";
 import { recordAudit, SYSTEM_ACTOR } from "@/lib/audit";
 import { getAdapter } from "@/lib/connections/registry";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { loadPlan, pinPaused, resumeJob } from "./control";

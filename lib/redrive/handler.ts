@@ -5,14 +5,10 @@ import { writeArchive } from "@/lib/archive/store";
 import { isRole } from "@/lib/auth/permissions";
 import { getUserByEmail } from "@/lib/auth/users";
 import { getAdapter } from "@/lib/connections/registry";
-import {
-  BrokerError,
-  type BrokerAdapter,
-  type LetterCopy,
-  type MoveRequest,
-  type MoveResult,
-  type RedriveTarget,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { LetterCopy } from "@/lib/brokers/contract/letter";
+import type { MoveRequest, MoveResult, RedriveTarget } from "@/lib/brokers/contract/move";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";

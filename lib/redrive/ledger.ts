@@ -1,6 +1,6 @@
 import "server-only";
 import { recordAuditBatch } from "@/lib/audit";
-import type { MoveResult } from "@/lib/brokers/types";
+import type { MoveResult } from "@/lib/brokers/contract/move";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { whereOf, type LetterFilter } from "@/lib/triage/queries";
 import type { LedgerState } from "./plan";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Actor } from "@/lib/auth/session";
 import { KafkaKit } from "@/lib/brokers/kafka/test-kit";
-import { REDRIVE_HEADERS } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
 import { getDb } from "@/lib/db";
 import { cleanUp, newOperator, scanDlq } from "@/test/integration-kit";
 import { jobStore } from "@/lib/jobs/store";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Actor } from "@/lib/auth/session";
 import { configureShareGroupDlq, rejectWithShareConsumer } from "@/lib/brokers/kafka/share-consumer-fixture";
 import { KafkaKit } from "@/lib/brokers/kafka/test-kit";
-import { REDRIVE_HEADERS } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";

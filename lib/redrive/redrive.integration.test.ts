@@ -5,7 +5,7 @@ import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
 import { getAdapter } from "@/lib/connections/registry";
 import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";

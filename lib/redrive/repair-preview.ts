@@ -6,7 +6,7 @@ import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { maskingPolicy } from "@/lib/masking/policy";
-import type { PayloadDiff } from "@/lib/repair/diff";
+import type { PayloadDiff } from "@/lib/repair/diff-types";
 import { assertMayPatchMasked, assertRepairAllowed, readIndexed } from "@/lib/repair/group";
 import { type MaskedPatchOutcome, patchNamesMasked, tryPatchMasked } from "@/lib/repair/masked-patch";
 import { type PayloadPatch, patchSummary, payloadPatchSchema } from "@/lib/repair/patch";

@@ -1,6 +1,8 @@
 import "server-only";
 import { displayText } from "@/lib/brokers/display";
-import { REDRIVE_HEADERS, type BrokerAdapter, type HeaderEntry } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 
 /** Markers a letter carries, from its headers (or the combined SQS marker attribute `x-dlq-redrive`). */
 export function markersOf(

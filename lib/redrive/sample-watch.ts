@@ -1,6 +1,8 @@
 import "server-only";
 import type { SampleEvidence, TargetReaders } from "@/lib/brokers/target-readers";
-import { BrokerError, type BrokerAdapter, type RedriveTarget } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { RedriveTarget } from "@/lib/brokers/contract/move";
 import { AppError } from "@/lib/errors";
 import type { Prisma, PrismaClient } from "@/lib/generated/prisma/client";
 import { unknownEvidence, type SampleVerdict, type SampleWatchRecord, type TargetMark } from "./sample-verdict";

@@ -9,7 +9,7 @@
  * that holds a value masking hides is hidden.
  */
 import microdiff from "microdiff";
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import { maskHeadersWithRules, maskPayloadWithRules, maskTextWithRules } from "@/lib/masking/engine";
 import type { MaskingRule } from "@/lib/masking/types";
 import { HIDDEN } from "@/lib/masking/types";
@@ -27,6 +27,7 @@ import {
   pointer,
   Secrets,
 } from "./masked-view";
+import type { HeaderDiffEntry, JsonDiffEntry, PayloadDiff, TextHunk } from "./diff-types";
 import { patchBehind, type PayloadPatch } from "./patch";
 import type { PayloadKind } from "./policy";
 
@@ -36,38 +37,6 @@ export { MAX_DIFF_ENTRIES, MAX_VALUE_CHARS };
 export interface DiffMasking {
   rules: MaskingRule[];
   hashKey: Uint8Array | string;
-}
-
-export interface JsonDiffEntry {
-  op: "add" | "remove" | "change";
-  /** JSON Pointer (RFC 6901) of the changed value. */
-  path: string;
-  /** Compact JSON of the old value (absent for "add"), cut at MAX_VALUE_CHARS. */
-  before?: string;
-  after?: string;
-  /** A masking rule covers this value: before/after are the masked renditions. */
-  masked?: boolean;
-}
-
-export interface TextHunk {
-  /** 1-based line where the change starts (in both texts: the lines before it are equal). */
-  line: number;
-  before: string;
-  after: string;
-}
-
-export type PayloadDiff =
-  | { kind: "unchanged"; size: number }
-  | { kind: "json"; entries: JsonDiffEntry[]; truncated: boolean }
-  | { kind: "text"; hunk: TextHunk | null; masked: boolean }
-  | { kind: "binary"; beforeSize: number; afterSize: number };
-
-export interface HeaderDiffEntry {
-  name: string;
-  op: "add" | "remove" | "change";
-  before?: string;
-  after?: string;
-  masked?: boolean;
 }
 
 const MAX_HUNK_CHARS = 4000;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testActors, useConsoleConfig } from "@/test/console-config";
 import type { Actor } from "@/lib/auth/session";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
-import { REPAIR_HEADER } from "@/lib/brokers/types";
+import { REPAIR_HEADER } from "@/lib/brokers/contract/markers";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";

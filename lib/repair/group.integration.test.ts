@@ -5,7 +5,7 @@ import { testActors, useConsoleConfig } from "@/test/console-config";
 import { openPayload } from "@/lib/archive/store";
 import type { Actor } from "@/lib/auth/session";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
-import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
 import { getDb } from "@/lib/db";
 import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";

@@ -2,7 +2,7 @@ import "server-only";
 import { createHash } from "node:crypto";
 import { can, ROLES } from "@/lib/auth/permissions";
 import type { Actor } from "@/lib/auth/session";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { loadConfig } from "@/lib/config";
 import { decryptPayload, payloadAad } from "@/lib/crypto/payload-cipher";
 import { getDb } from "@/lib/db";

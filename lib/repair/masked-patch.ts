@@ -10,7 +10,7 @@ import microdiff from "microdiff";
 import { applyOperation, type Operation } from "fast-json-patch";
 import { maskPayloadWithRules } from "@/lib/masking/engine";
 import { HIDDEN } from "@/lib/masking/types";
-import type { JsonDiffEntry, PayloadDiff } from "./diff";
+import type { JsonDiffEntry, PayloadDiff } from "./diff-types";
 import { parseLossless } from "./json-lossless";
 import {
   cut,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import type { MaskingRule } from "@/lib/masking/types";
 import {
   bodyBytes,

@@ -11,7 +11,8 @@
  * from the role, since an edit made from the masked view would write the mask into the message, and
  * an edit of a value never seen answers for it ("unchanged" answered a right guess).
  */
-import { isManagedHeaderName, type HeaderEntry } from "@/lib/brokers/types";
+import { isManagedHeaderName } from "@/lib/brokers/contract/markers";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import { globMatch } from "@/lib/glob";
 import { buildPayloadView } from "@/lib/letter/payload-view";
 import { jsonSyntaxError } from "@/lib/repair/json-syntax";

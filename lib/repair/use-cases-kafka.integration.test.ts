@@ -4,7 +4,7 @@ import { testActors, useConsoleConfig } from "@/test/console-config";
 import { openPayload } from "@/lib/archive/store";
 import type { Actor } from "@/lib/auth/session";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
-import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
 import { getDb } from "@/lib/db";
 import { repairTrail } from "./trail";
 import { repairLetter } from "./use-cases";

@@ -5,17 +5,11 @@ import { recordAudit, recordAuditBatch, type AuditEntry } from "@/lib/audit";
 import { writeArchive } from "@/lib/archive/store";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import {
-  REDRIVE_HEADERS,
-  type BrokerAdapter,
-  type DlqSummary,
-  type HeaderEntry,
-  type Letter,
-  type LetterCopy,
-  type MoveOutcome,
-  type MoveResult,
-  type RedriveTarget,
-} from "@/lib/brokers/types";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
+import type { HeaderEntry, Letter, LetterCopy } from "@/lib/brokers/contract/letter";
+import type { MoveOutcome, MoveResult, RedriveTarget } from "@/lib/brokers/contract/move";
 import { getDb } from "@/lib/db";
 import { AppError, asAppError, loggableError } from "@/lib/errors";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
@@ -24,15 +18,8 @@ import { valueText } from "@/lib/text";
 import { auditActor, errorCodeOf } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { assertRepairAllowed, auditDiffMasking } from "./group";
-import {
-  headerDiff,
-  headerSecrets,
-  payloadDiff,
-  secretsOf,
-  type DiffMasking,
-  type HeaderDiffEntry,
-  type PayloadDiff,
-} from "./diff";
+import { headerDiff, headerSecrets, payloadDiff, secretsOf, type DiffMasking } from "./diff";
+import type { HeaderDiffEntry, PayloadDiff } from "./diff-types";
 import {
   bodyBytes,
   headerEditProblems,

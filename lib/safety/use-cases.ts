@@ -1,7 +1,7 @@
 import "server-only";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import type { SafeMovePlan } from "@/lib/brokers/types";
+import type { SafeMovePlan } from "@/lib/brokers/contract/safe-move";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { AppError } from "@/lib/errors";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { FailureInfo, Letter } from "@/lib/brokers/types";
+import type { FailureInfo, Letter } from "@/lib/brokers/contract/letter";
 import { keyringFromEnv } from "@/lib/crypto/payload-cipher";
 import { DEFAULT_CLASSIFICATION_RULES } from "@/lib/triage";
 import { toLetter as kafkaLetter } from "@/lib/brokers/kafka/letter";

@@ -1,7 +1,7 @@
 import "server-only";
 import { createHmac, hash } from "node:crypto";
 import { derivedKey } from "@/lib/crypto/derived-keys";
-import type { FailureInfo, Letter } from "@/lib/brokers/types";
+import type { FailureInfo, Letter } from "@/lib/brokers/contract/letter";
 import { displayText } from "@/lib/brokers/display";
 import { encryptPayload, payloadAad, type Keyring } from "@/lib/crypto/payload-cipher";
 import { maskedSearchText, type SearchMasking } from "./masked-search";

@@ -9,7 +9,7 @@ import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { mgmtRequest, RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, SqsKit, testConfig as sqsConfig } from "@/lib/brokers/sqs/test-kit";
-import type { BrokerAdapter } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { consoleConfigSchema, type IndexingConfig } from "@/lib/config";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { getDb } from "@/lib/db";

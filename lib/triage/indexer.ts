@@ -1,7 +1,8 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import { recordAudit, SYSTEM_ACTOR } from "@/lib/audit";
-import type { BrokerAdapter, DlqSummary } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
 import type { TailPositions } from "@/lib/brokers/tail";
 import type { IndexingConfig } from "@/lib/config";
 import { keyring } from "@/lib/crypto/payload-cipher";

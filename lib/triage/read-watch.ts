@@ -1,5 +1,7 @@
 import "server-only";
-import type { BrokerAdapter, DlqSummary, Letter, ReadRisk } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { DlqSummary, ReadRisk } from "@/lib/brokers/contract/dlq";
+import type { Letter } from "@/lib/brokers/contract/letter";
 
 /**
  * What one read of a risky DLQ cost, as the console measured it: the depth before and after,

@@ -1,6 +1,7 @@
 import "server-only";
 import { getAdapter } from "@/lib/connections/registry";
-import type { BrokerAdapter, BrokerCapabilities, BrokerKind, BrokerVocabulary } from "@/lib/brokers/types";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { BrokerCapabilities, BrokerKind, BrokerVocabulary } from "@/lib/brokers/contract/capabilities";
 import { AppError } from "@/lib/errors";
 
 /** What the UI knows about a connection; never its URL or credentials. */

@@ -1,31 +1,27 @@
 import "server-only";
 import { ConfigResourceTypes, type Admin, type Kafka } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
-import {
-  BrokerError,
-  type BrokerAdapter,
-  type BrokerCapabilities,
-  type BrokerVocabulary,
-  type BrowseOptions,
-  type BrokerInspection,
-  type InspectOptions,
-  type DlqSummary,
-  type DlqWarning,
-  type HeaderEntry,
-  type Letter,
-  type LetterPage,
-  type MoveOptions,
-  type MoveRequest,
-  type MoveResult,
-  type RemoveOptions,
-  type RemoveRequest,
-  type RemoveResult,
-  type RepublishOptions,
-  type RepublishRequest,
-  type RepublishResult,
-  type PartitionSummary,
-  type StreamOptions,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/contract/capabilities";
+import type {
+  BrowseOptions,
+  DlqSummary,
+  LetterPage,
+  PartitionSummary,
+  StreamOptions,
+} from "@/lib/brokers/contract/dlq";
+import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
+import type { DlqWarning, HeaderEntry, Letter } from "@/lib/brokers/contract/letter";
+import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type {
+  RemoveOptions,
+  RemoveRequest,
+  RemoveResult,
+  RepublishOptions,
+  RepublishRequest,
+  RepublishResult,
+} from "@/lib/brokers/contract/remove";
 import { numberValue, timestampValue } from "@/lib/brokers/display";
 import {
   createCluster,
@@ -61,7 +57,7 @@ import { republishKafka } from "@/lib/brokers/kafka/republish";
 import { inspectKafka } from "@/lib/brokers/kafka/inspect";
 import { readConsumerGroups } from "@/lib/brokers/kafka/consumer-groups";
 import { groupMembers, readRecordAt, skipToDlt, type GroupClientDeps } from "@/lib/brokers/kafka/consumer-group-skip";
-import type { ConsumerGroupOps } from "@/lib/brokers/consumer-groups";
+import type { ConsumerGroupOps } from "@/lib/brokers/contract/consumer-groups";
 import { originalRef, type OriginalLookup } from "@/lib/brokers/kafka/share-dlq";
 import { joinedLetter, lookupOriginal, type OriginalRef } from "@/lib/brokers/kafka/share-original";
 import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";

@@ -10,7 +10,7 @@ import {
 } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
 import { secretFromEnv } from "@/lib/config";
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 
 export interface KafkaClientOptions {
   /** TCP connect timeout per broker (default 3000 ms): a dead broker is reported within seconds. */

@@ -1,5 +1,5 @@
 /** Configuration checks of dead-letter topics (the sampler's findings). Pure: inputs are the broker's answers. */
-import type { ConfigFinding, FindingSeverity } from "@/lib/brokers/types";
+import type { ConfigFinding, FindingSeverity } from "@/lib/brokers/contract/inspection";
 import { topicGlob } from "@/lib/brokers/kafka/discovery";
 import type { TopicConfig } from "@/lib/brokers/kafka/retention";
 

@@ -2,7 +2,18 @@ import "server-only";
 import { ConfigResourceTypes, type Admin, type IHeaders, type Kafka, type Message } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
-import { BrokerError, type Letter } from "@/lib/brokers/types";
+import {
+  CommittedOffsetMovedError,
+  ConsumerGroupActiveError,
+  copiesNote,
+  copyDetail,
+  type GroupMemberRef,
+  type RecordAt,
+  type SkipCopy,
+  type SkipRequest,
+  type SkipResult,
+} from "@/lib/brokers/contract/consumer-groups";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import { topicHasLeaders } from "@/lib/brokers/kafka/topic-ready";
 import {
   createCluster,
@@ -53,60 +64,6 @@ import { formatDuration } from "@/lib/brokers/kafka/retention";
  */
 
 export const SKIP_EXCEPTION_FQCN = OPERATOR_SKIP_FQCN;
-
-export interface GroupMemberRef {
-  memberId: string;
-  clientId: string;
-  host: string;
-}
-
-/** The group has members: Kafka lets nobody else set its offsets. `details.members` names them. */
-export class ConsumerGroupActiveError extends AppError {
-  readonly members: GroupMemberRef[];
-  constructor(groupId: string, members: GroupMemberRef[], extra: { copies?: SkipCopy[] } = {}) {
-    const names = members.map((m) => `${m.clientId} (${m.memberId}) on ${m.host}`).join(", ");
-    super("conflict:consumer-group", {
-      userMessage: `Consumer group "${groupId}" has ${members.length || "active"} member${members.length === 1 ? "" : "s"}${names ? `: ${names}` : ""}. Kafka only lets the console set its offsets while the group is empty: stop or scale its consumers to zero, then try again.${extra.copies?.length ? ` ${copiesNote(extra.copies)}` : ""}`,
-      details: { groupId, members, copies: extra.copies?.map(copyDetail) ?? [] },
-    });
-    this.name = "ConsumerGroupActiveError";
-    this.members = members;
-  }
-}
-
-/** The committed offset is not the one the operator looked at (the group moved on, or someone else skipped). */
-export class CommittedOffsetMovedError extends AppError {
-  constructor(
-    groupId: string,
-    topic: string,
-    partition: number,
-    expected: bigint | null,
-    actual: bigint | null,
-    extra: { copies?: SkipCopy[] } = {},
-  ) {
-    const show = (o: bigint | null) => (o === null ? "none" : o.toString());
-    super("conflict:committed-offset", {
-      userMessage: `The committed offset of group "${groupId}" on ${topic}/${partition} is ${show(actual)}, not ${show(expected)} as when you looked. Nothing was skipped; look at the partition again.${extra.copies?.length ? ` ${copiesNote(extra.copies)}` : ""}`,
-      details: {
-        groupId,
-        topic,
-        partition,
-        expected: show(expected),
-        actual: show(actual),
-        copies: extra.copies?.map(copyDetail) ?? [],
-      },
-    });
-    this.name = "CommittedOffsetMovedError";
-  }
-}
-
-const copiesNote = (copies: SkipCopy[]) =>
-  `${copies.length} record${copies.length === 1 ? " was" : "s were"} already copied to the DLT; a retry copies ${copies.length === 1 ? "it" : "them"} again.`;
-const copyDetail = (c: SkipCopy) => ({
-  offset: c.offset.toString(),
-  dltPartition: c.dltPartition,
-  dltOffset: c.dltOffset.toString(),
-});
 
 export interface GroupClientDeps {
   /** A group-less client (client.ts `createCluster`), connected. */
@@ -239,13 +196,10 @@ async function partitionRange(
   });
 }
 
-export type RecordAt =
-  /** The record a consumer of the group gets next: the first at or after the offset. */
-  | { kind: "record"; offset: bigint; letter: Letter; record: InternalRecord }
-  /** The offset lies before the log start: retention deleted it (the consumer will reset). */
-  | { kind: "gone"; start: bigint; end: bigint }
-  /** Nothing at or after the offset: the group is caught up. */
-  | { kind: "none"; start: bigint; end: bigint };
+/** `RecordAt` with the raw record, which Kafka's own callers need. */
+export type KafkaRecordAt =
+  | (Extract<RecordAt, { kind: "record" }> & { record: InternalRecord })
+  | Exclude<RecordAt, { kind: "record" }>;
 
 /**
  * The record at `offset` of a partition (normally a group's committed offset; null: the log start,
@@ -258,7 +212,7 @@ export async function readRecordAt(
   deps: GroupClientDeps,
   at: { topic: string; partition: number; offset: bigint | null },
   opts: { maxBodyBytes?: number } = {},
-): Promise<RecordAt> {
+): Promise<KafkaRecordAt> {
   const { topic, partition } = at;
   const { start, end } = await partitionRange(deps, topic, partition);
   const from = at.offset ?? start;
@@ -289,43 +243,6 @@ async function firstRecordFrom(
     throw deps.mapError(e, topic);
   }
   return null;
-}
-
-export interface SkipRequest {
-  groupId: string;
-  topic: string;
-  partition: number;
-  /** The committed offset the operator saw (null: none); the skip is refused when it moved. */
-  expectedCommitted: bigint | null;
-  /** Last offset skipped (inclusive); default: the record at the committed offset only. */
-  upToOffset?: bigint;
-  /** Default `<topic>.DLT`. */
-  dlt?: string;
-  /** Create the DLT when it does not exist (with the source's partition count). Default false. */
-  createDlt?: boolean;
-  /** The operator's reason: `kafka_dlt-exception-message` of every copy. Required. */
-  reason: string;
-  signal?: AbortSignal;
-}
-
-export interface SkipCopy {
-  /** Offset of the skipped record in the source partition. */
-  offset: bigint;
-  dltPartition: number;
-  dltOffset: bigint;
-}
-
-export interface SkipResult {
-  groupId: string;
-  topic: string;
-  partition: number;
-  dlt: string;
-  dltCreated: boolean;
-  /** The committed offset before (null: none) and after (`upToOffset + 1`). */
-  committedBefore: bigint | null;
-  committedAfter: bigint;
-  /** One per skipped record, in offset order (offsets without a record, e.g. transaction markers, have none). */
-  copies: SkipCopy[];
 }
 
 /**

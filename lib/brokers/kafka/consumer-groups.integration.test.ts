@@ -5,20 +5,14 @@ import {
   flagStuckPartitions,
   readConsumerGroups,
   samplesOf,
-  type ConsumerGroupsRound,
   type GroupSample,
 } from "@/lib/brokers/kafka/consumer-groups";
-import {
-  CommittedOffsetMovedError,
-  ConsumerGroupActiveError,
-  SKIP_EXCEPTION_FQCN,
-  openGroupClient,
-  readRecordAt,
-  skipToDlt,
-} from "@/lib/brokers/kafka/consumer-group-skip";
+import type { ConsumerGroupsRound } from "@/lib/brokers/contract/consumer-groups";
+import { CommittedOffsetMovedError, ConsumerGroupActiveError } from "@/lib/brokers/contract/consumer-groups";
+import { SKIP_EXCEPTION_FQCN, openGroupClient, readRecordAt, skipToDlt } from "@/lib/brokers/kafka/consumer-group-skip";
 import { startCrashLoopConsumer, type CrashLoopConsumer } from "@/lib/brokers/kafka/crash-loop-consumer";
 import { KafkaKit, int32be, int64be, testConfig } from "@/lib/brokers/kafka/test-kit";
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const prop = (l: { properties: { name: string; value: unknown }[] }, name: string) =>

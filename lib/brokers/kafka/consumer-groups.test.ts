@@ -11,9 +11,8 @@ import {
   encodeOffsetFetchRequest,
   supportsBatchedOffsetFetch,
 } from "@/lib/brokers/kafka/offset-fetch";
+import { CommittedOffsetMovedError, ConsumerGroupActiveError } from "@/lib/brokers/contract/consumer-groups";
 import {
-  CommittedOffsetMovedError,
-  ConsumerGroupActiveError,
   NullHeader,
   SKIP_EXCEPTION_FQCN,
   dltCopyOf,
@@ -22,7 +21,7 @@ import {
 } from "@/lib/brokers/kafka/consumer-group-skip";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { mapKafkaError } from "@/lib/brokers/kafka/errors";
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 
 // Records are stamped relative to T0, and skips run on a clock injected one minute after it, so no
 // assertion depends on the day the suite runs.

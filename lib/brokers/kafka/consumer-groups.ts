@@ -1,6 +1,13 @@
 import "server-only";
 import { AssignerProtocol } from "kafkajs";
-import type { BrokerError } from "@/lib/brokers/types";
+import type { BrokerError } from "@/lib/brokers/contract/errors";
+import type {
+  ConsumerGroup,
+  ConsumerGroupsRound,
+  GroupMember,
+  GroupPartition,
+  SkippedGroup,
+} from "@/lib/brokers/contract/consumer-groups";
 import type { InternalCluster } from "@/lib/brokers/kafka/client";
 import { fetchGroupOffsets, supportsBatchedOffsetFetch, type GroupOffsets } from "@/lib/brokers/kafka/offset-fetch";
 import type { RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
@@ -28,67 +35,6 @@ const READ_PROTOCOL_TYPES = new Set(["consumer", ""]);
 const EARLIEST = -2;
 const LATEST = -1;
 const READ_UNCOMMITTED = 0;
-
-export interface GroupMember {
-  memberId: string;
-  clientId: string;
-  host: string;
-  /** Topic-partitions assigned to this member (decoded from the consumer protocol's assignment). */
-  assignments: Array<{ topic: string; partitions: number[] }>;
-}
-
-export interface GroupPartition {
-  topic: string;
-  partition: number;
-  /** null: the group never committed an offset for this partition (it is only assigned). */
-  committed: bigint | null;
-  /** Log start and high watermark now; null when the topic is gone or its leader did not answer. */
-  start: bigint | null;
-  end: bigint | null;
-  /**
-   * end − committed; with no committed offset end − start (what a consumer starting from the
-   * earliest offset has to read). null when the offsets are unknown.
-   */
-  lag: bigint | null;
-  /** The member this partition is assigned to, if any. */
-  memberId: string | null;
-}
-
-export interface ConsumerGroup {
-  groupId: string;
-  /** "consumer" for a classic consumer group, "" for a group that only stores offsets. */
-  protocolType: string;
-  /** Kafka's state: Stable, PreparingRebalance, CompletingRebalance, Empty, Dead; "" when unknown. */
-  state: string;
-  /** The assignor in use (e.g. "range", "cooperative-sticky"), "" when the group is empty. */
-  protocol: string;
-  /** Node id of the group's coordinator. */
-  coordinator: number;
-  members: GroupMember[];
-  partitions: GroupPartition[];
-  /** Why part of this group could not be read this round (operator words); null when all was read. */
-  problem: string | null;
-}
-
-export interface SkippedGroup {
-  groupId: string;
-  protocolType: string;
-  reason: string;
-}
-
-export interface ConsumerGroupsRound {
-  sampledAt: Date;
-  groups: ConsumerGroup[];
-  /** Groups not shown: other protocols (share groups, Connect workers), and groups with nothing to show. */
-  skipped: SkippedGroup[];
-  /**
-   * Brokers that did not list their groups this round: the groups they coordinate are missing from
-   * `groups` (not "moved"); a sampler should not read their absence as anything.
-   */
-  brokersNotListed: number[];
-  /** Requests sent this round (see the file's comment). */
-  calls: number;
-}
 
 export interface ReadGroupsDeps {
   /** A group-less client (client.ts `createCluster`), connected; no topic is added to its metadata. */

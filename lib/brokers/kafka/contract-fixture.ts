@@ -11,7 +11,7 @@ import { DEFAULT_FETCH_LIMITS, readPartition } from "@/lib/brokers/kafka/fetcher
 import { KafkaKit, testConfig, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
 import type { HandledStore } from "@/lib/brokers/kafka/handled-store";
 import { parseLetterId } from "@/lib/brokers/kafka/discovery";
-import type { ArrivedLetter, RedriveContractFixture } from "@/lib/brokers/contract-redrive";
+import type { ArrivedLetter, RedriveContractFixture } from "@/lib/brokers/contract-suite/redrive";
 
 const FAIL: FailureSpec = { exceptionClass: "com.acme.orders.OutOfStockException", message: "sku out of stock" };
 

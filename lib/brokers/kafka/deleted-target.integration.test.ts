@@ -7,22 +7,17 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Kafka } from "kafkajs";
-import {
-  BrokerError,
-  REDRIVE_HEADERS,
-  type Letter,
-  type LetterCopy,
-  type MoveRequest,
-  type RedriveTarget,
-  type RemoveResult,
-  type RepublishResult,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
+import type { Letter, LetterCopy } from "@/lib/brokers/contract/letter";
+import type { MoveRequest, RedriveTarget } from "@/lib/brokers/contract/move";
+import type { RemoveResult, RepublishResult } from "@/lib/brokers/contract/remove";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, createProducerWithCluster, type InternalRecord } from "@/lib/brokers/kafka/client";
 import { lazyProducer, produceFailure } from "@/lib/brokers/kafka/mover";
 import { DEFAULT_FETCH_LIMITS, readPartition } from "@/lib/brokers/kafka/fetcher";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
-import { collect, collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
+import { collect, collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { closeDb } from "@/lib/db";
 

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { collect } from "@/lib/brokers/contract-redrive";
-import type { LetterCopy, RemoveResult, RepublishResult } from "@/lib/brokers/types";
+import { collect } from "@/lib/brokers/contract-suite/redrive";
+import type { LetterCopy } from "@/lib/brokers/contract/letter";
+import type { RemoveResult, RepublishResult } from "@/lib/brokers/contract/remove";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { closeDb } from "@/lib/db";

@@ -1,4 +1,4 @@
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 
 /** kafkajs nests the real cause under `originalError` / `retriableError` / `cause`. */
 function chain(e: unknown): Array<{ name?: string; type?: string; message?: string; code?: string }> {

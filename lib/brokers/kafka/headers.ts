@@ -13,7 +13,7 @@
  *
  * Anything else: text when the bytes are valid UTF-8, otherwise bytes (shown as hex).
  */
-import type { DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
+import type { DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { isUtf8 } from "node:buffer";
 import { displayText, timestampValue } from "@/lib/brokers/display";
 import { SHARE_PREFIX, shareFailureOf } from "@/lib/brokers/kafka/share-dlq";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AssignerProtocol, ConfigResourceTypes } from "kafkajs";
-import type { BrokerInspection, ConfigFinding, DlqVitals } from "@/lib/brokers/types";
+import type { BrokerInspection, ConfigFinding, DlqVitals } from "@/lib/brokers/contract/inspection";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 

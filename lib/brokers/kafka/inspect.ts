@@ -1,7 +1,8 @@
 import "server-only";
 import { ConfigResourceTypes } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
-import { BrokerError, type BrokerInspection, type InspectOptions } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { InternalCluster, InternalPartitionData } from "@/lib/brokers/kafka/client";
 import {
   CHECKED_CONFIGS,

@@ -1,4 +1,4 @@
-import { runBrokerContract } from "@/lib/brokers/contract";
+import { runBrokerContract } from "@/lib/brokers/contract-suite/read";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";

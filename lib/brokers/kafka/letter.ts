@@ -1,6 +1,6 @@
 /** A fetched Kafka record → a broker-neutral `Letter`. */
 import * as crypto from "node:crypto";
-import type { HeaderEntry, Letter } from "@/lib/brokers/types";
+import type { HeaderEntry, Letter } from "@/lib/brokers/contract/letter";
 import { displayText, sha256Hex } from "@/lib/brokers/display";
 import {
   bytesValueOf,

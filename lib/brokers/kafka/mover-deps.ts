@@ -4,7 +4,7 @@
  * with acks=all, and error mapping. Wired in adapter.ts (`moverDeps`).
  */
 import type { Message } from "kafkajs";
-import type { BrokerError } from "@/lib/brokers/types";
+import type { BrokerError } from "@/lib/brokers/contract/errors";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import type { HandledStore, TopicRef } from "@/lib/brokers/kafka/handled-store";
 import type { OriginalLookup } from "@/lib/brokers/kafka/share-dlq";

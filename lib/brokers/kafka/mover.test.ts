@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Message } from "kafkajs";
 import { describe, expect, it } from "vitest";
-import { BrokerError, REDRIVE_HEADERS, REPAIR_HEADER, type MoveRequest, type MoveResult } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import type { HandledMark, HandledStore } from "@/lib/brokers/kafka/handled-store";
 import { sha256Of } from "@/lib/brokers/kafka/letter";
-import { expectMissingReason } from "@/lib/brokers/contract-redrive";
+import { expectMissingReason } from "@/lib/brokers/contract-suite/redrive";
 import { moveWords } from "@/lib/brokers/move-rules";
 import { moveKafkaLetters, removeKafkaLetters, type MoverDeps } from "@/lib/brokers/kafka/mover";
 import { redriveHeaders } from "@/lib/brokers/kafka/record-copy";

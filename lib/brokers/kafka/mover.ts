@@ -50,16 +50,10 @@
  *   `copyId` is `<topic>/<partition>/<offset>`.
  */
 import type { IHeaders } from "kafkajs";
-import {
-  BrokerError,
-  REPAIR_HEADER,
-  type MoveOptions,
-  type MoveRequest,
-  type MoveResult,
-  type RemoveOptions,
-  type RemoveRequest,
-  type RemoveResult,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import { REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type { RemoveOptions, RemoveRequest, RemoveResult } from "@/lib/brokers/contract/remove";
 import { HeldKeys, moveWords, OneAtATime, repairRefusal } from "@/lib/brokers/move-rules";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { sha256Of } from "@/lib/brokers/kafka/letter";

@@ -4,7 +4,7 @@
  * when, is the mover's (mover.ts); this file only publishes with confirmation.
  */
 import type { Message, Producer, RecordMetadata } from "kafkajs";
-import type { BrokerError } from "@/lib/brokers/types";
+import type { BrokerError } from "@/lib/brokers/contract/errors";
 import type { InternalProducerCluster } from "@/lib/brokers/kafka/client";
 
 /** What `lazyProducer` is given: kafkajs's producer and its internal cluster (`createProducerWithCluster`). */

@@ -5,7 +5,8 @@
  */
 import { isUtf8 } from "node:buffer";
 import type { IHeaders } from "kafkajs";
-import { REDRIVE_HEADERS, type LetterCopy, type RedriveMarkers } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS, type RedriveMarkers } from "@/lib/brokers/contract/markers";
+import type { LetterCopy } from "@/lib/brokers/contract/letter";
 import { b64, encodeEnvelope } from "@/lib/brokers/envelope";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { toLetter } from "@/lib/brokers/kafka/letter";

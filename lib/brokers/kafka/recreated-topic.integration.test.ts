@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Admin } from "kafkajs";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
-import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
+import { collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
 import { closeDb, getDb } from "@/lib/db";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 

@@ -5,22 +5,23 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  REDRIVE_HEADERS,
-  type Letter,
-  type MoveRequest,
-  type MoveResult,
-  type RedriveTarget,
-} from "@/lib/brokers/types";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
+import type { Letter } from "@/lib/brokers/contract/letter";
+import type { MoveRequest, MoveResult, RedriveTarget } from "@/lib/brokers/contract/move";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/brokers/kafka/client";
 import type { HandledStore } from "@/lib/brokers/kafka/handled-store";
 import { moveWords } from "@/lib/brokers/move-rules";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { KafkaKit, testConfig, type FailureSpec } from "@/lib/brokers/kafka/test-kit";
-import { collectMoves, expectMissingReason, markersFor, runRedriveContract } from "@/lib/brokers/contract-redrive";
+import {
+  collectMoves,
+  expectMissingReason,
+  markersFor,
+  runRedriveContract,
+} from "@/lib/brokers/contract-suite/redrive";
 import { contractFixtureWith, headerText, readTopic } from "@/lib/brokers/kafka/contract-fixture";
-import { runRemoveContract } from "@/lib/brokers/contract-remove";
+import { runRemoveContract } from "@/lib/brokers/contract-suite/remove";
 import { closeDb } from "@/lib/db";
 
 const text = (s: string) => new TextEncoder().encode(s);

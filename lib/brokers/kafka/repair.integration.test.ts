@@ -6,9 +6,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REDRIVE_HEADERS, REPAIR_HEADER, type LetterCopy, type MoveRequest } from "@/lib/brokers/types";
-import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
-import { runRepairContract } from "@/lib/brokers/contract-repair";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { LetterCopy } from "@/lib/brokers/contract/letter";
+import type { MoveRequest } from "@/lib/brokers/contract/move";
+import { collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
+import { runRepairContract } from "@/lib/brokers/contract-suite/repair";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, type InternalCluster, type InternalRecord } from "@/lib/brokers/kafka/client";
 import { contractFixtureWith, readTopic } from "@/lib/brokers/kafka/contract-fixture";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { REPAIR_HEADER } from "@/lib/brokers/types";
+import { REPAIR_HEADER } from "@/lib/brokers/contract/markers";
 import { repairRefusal } from "@/lib/brokers/move-rules";
-import type { LetterRepair } from "@/lib/brokers/types";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { copyIdOf, KAFKA_REPAIR_RULES, repairHeaders } from "@/lib/brokers/kafka/repair";
 
 const repairProblem = (repair: LetterRepair) => repairRefusal(repair, KAFKA_REPAIR_RULES);

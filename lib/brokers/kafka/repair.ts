@@ -19,7 +19,7 @@
  *   and `correlationId` header (any case); without one, `correlation-id` is added at the end. It is
  *   applied last, after `setHeaders`.
  */
-import type { LetterRepair } from "@/lib/brokers/types";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
 import type { RepairRules } from "@/lib/brokers/move-rules";
 import { MESSAGE_ID_NAMES } from "@/lib/brokers/kafka/letter";
 

@@ -17,7 +17,8 @@
  * a record marked "redriven" was handled by a redrive and is not made to wait again.
  */
 import type { IHeaders, Message } from "kafkajs";
-import { BrokerError, type RepublishOptions, type RepublishRequest, type RepublishResult } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { RepublishOptions, RepublishRequest, RepublishResult } from "@/lib/brokers/contract/remove";
 import { openEach, republishFailed as failed, unb64 } from "@/lib/brokers/envelope";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { letterIdOf } from "@/lib/brokers/kafka/discovery";

@@ -1,5 +1,5 @@
 /** Retention facts and warnings for a dead-letter topic. Pure. */
-import type { DlqWarning } from "@/lib/brokers/types";
+import type { DlqWarning } from "@/lib/brokers/contract/letter";
 
 export interface TopicConfig {
   retentionMs: number | null;

@@ -1,6 +1,6 @@
 import "server-only";
-import { BrokerError } from "@/lib/brokers/types";
-import type { ConsumerGroup, ConsumerGroupsRound } from "@/lib/brokers/kafka/consumer-groups";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { ConsumerGroup, ConsumerGroupsRound } from "@/lib/brokers/contract/consumer-groups";
 import type { SampleEvidence, SampleWatchOps, TargetReaders, WatchMark } from "@/lib/brokers/target-readers";
 
 /**

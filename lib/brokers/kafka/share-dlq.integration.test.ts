@@ -6,12 +6,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REDRIVE_HEADERS, type Letter, type MoveRequest } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
+import type { Letter } from "@/lib/brokers/contract/letter";
+import type { MoveRequest } from "@/lib/brokers/contract/move";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { createCluster, type InternalCluster } from "@/lib/brokers/kafka/client";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { KAFKA_BROKERS, KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
-import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
+import { collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
 import { headerText, readTopic } from "@/lib/brokers/kafka/contract-fixture";
 import { configureShareGroupDlq, rejectWithShareConsumer } from "@/lib/brokers/kafka/share-consumer-fixture";
 import { shareGroupDlqTopics } from "@/lib/brokers/kafka/group-configs";

@@ -6,7 +6,7 @@
  * `errors.deadletterqueue.copy.record.enable` it holds the key and value, never the original
  * headers. Its timestamp is the time the broker wrote it. Pure functions over decoded headers.
  */
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import { displayText } from "@/lib/brokers/display";
 
 export const SHARE = {

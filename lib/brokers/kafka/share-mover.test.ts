@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { Message } from "kafkajs";
 import { describe, expect, it } from "vitest";
-import { BrokerError, REDRIVE_HEADERS, type MoveRequest, type MoveResult } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
+import type { MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import type { HandledStore } from "@/lib/brokers/kafka/handled-store";
 import { sha256Of } from "@/lib/brokers/kafka/letter";

@@ -3,7 +3,8 @@ import "server-only";
  * The original record of a share-group dead letter, fetched from its topic at its offset with a
  * plain Fetch (no group) while it is retained, and joined into the letter (share-dlq.ts).
  */
-import { BrokerError, type Letter } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { Letter } from "@/lib/brokers/contract/letter";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { readRecordAt, type GroupClientDeps } from "@/lib/brokers/kafka/consumer-group-skip";
 import { toLetter } from "@/lib/brokers/kafka/letter";

@@ -4,7 +4,8 @@
  * Explicit targets are checked once before anything moves (typed errors); an origin per letter (a
  * reason: that letter fails and stays). Whether a topic exists is asked once per call.
  */
-import { BrokerError, type MoveRequest } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { MoveRequest } from "@/lib/brokers/contract/move";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { decodeKafkajsHeaders, originOf } from "@/lib/brokers/kafka/headers";
 import type { MoverDeps } from "@/lib/brokers/kafka/mover-deps";

@@ -6,7 +6,7 @@
  */
 import { Kafka, logLevel, type Admin, type Producer, type IHeaders } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
-import type { ContractLetterInput } from "@/lib/brokers/contract";
+import type { ContractLetterInput } from "@/lib/brokers/contract-suite/read";
 import { createCluster } from "@/lib/brokers/kafka/client";
 import { fetchTopicIds, type RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
 import { createTopicWithLeaders } from "@/lib/brokers/kafka/topic-ready";

@@ -1,6 +1,6 @@
 /** A dead-letter topic's vitals from offsets, configs and the records at its partitions' log starts. Pure. */
 import type { KafkaConnectionConfig } from "@/lib/config";
-import type { DlqVitals } from "@/lib/brokers/types";
+import type { DlqVitals } from "@/lib/brokers/contract/inspection";
 import type { InternalPartitionData } from "@/lib/brokers/kafka/client";
 import { matchDeadLetterTopics } from "@/lib/brokers/kafka/discovery";
 import { committedRecords, recordsInRange } from "@/lib/brokers/kafka/fetcher";

@@ -21,7 +21,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { AppError, isAppError } from "@/lib/errors";
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import { type HeldKeys, RequestBook, sameChecksum, type MoveVerb } from "@/lib/brokers/move-rules";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import { letterIdOf, parseLetterId } from "@/lib/brokers/kafka/discovery";

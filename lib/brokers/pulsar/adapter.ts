@@ -12,29 +12,21 @@
 import { secretFromEnv, type PulsarConnectionConfig } from "@/lib/config";
 import { compileGlob, type Glob } from "@/lib/glob";
 import { numberValue, timestampValue } from "@/lib/brokers/display";
-import {
-  BrokerError,
-  type BrokerAdapter,
-  type BrokerCapabilities,
-  type BrokerInspection,
-  type BrowseOptions,
-  type DlqSummary,
-  type DlqWarning,
-  type HeaderEntry,
-  type InspectOptions,
-  type Letter,
-  type LetterPage,
-  type MoveOptions,
-  type MoveRequest,
-  type MoveResult,
-  type RemoveOptions,
-  type RemoveRequest,
-  type RemoveResult,
-  type RepublishOptions,
-  type RepublishRequest,
-  type RepublishResult,
-  type StreamOptions,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { BrokerCapabilities } from "@/lib/brokers/contract/capabilities";
+import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
+import type { BrowseOptions, DlqSummary, LetterPage, StreamOptions } from "@/lib/brokers/contract/dlq";
+import type { DlqWarning, HeaderEntry, Letter } from "@/lib/brokers/contract/letter";
+import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type {
+  RemoveOptions,
+  RemoveRequest,
+  RemoveResult,
+  RepublishOptions,
+  RepublishRequest,
+  RepublishResult,
+} from "@/lib/brokers/contract/remove";
 import {
   PulsarAdmin,
   parseTopicName,

@@ -4,7 +4,7 @@
  * becomes a typed BrokerError worded for the operator.
  */
 import WebSocket from "ws";
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 
 export interface PulsarEndpoint {
   connectionId: string;

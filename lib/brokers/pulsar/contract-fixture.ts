@@ -9,11 +9,12 @@ import { PulsarKit, dlqOf, testConfig, APP_SUBSCRIPTION } from "@/lib/brokers/pu
 import { PulsarSocket, shortName, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
 import { letterIdOf } from "@/lib/brokers/pulsar/message-id";
 import { readUnacked } from "@/lib/brokers/pulsar/reader";
-import { BrokerError, type Letter } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { Letter } from "@/lib/brokers/contract/letter";
 
 export { dlqOf };
-import type { BrokerContractFixture } from "@/lib/brokers/contract";
-import type { ArrivedLetter, RedriveContractFixture, RedriveLetterInput } from "@/lib/brokers/contract-redrive";
+import type { BrokerContractFixture } from "@/lib/brokers/contract-suite/read";
+import type { ArrivedLetter, RedriveContractFixture, RedriveLetterInput } from "@/lib/brokers/contract-suite/redrive";
 
 export async function readContractFixture(): Promise<BrokerContractFixture> {
   const kit = new PulsarKit();

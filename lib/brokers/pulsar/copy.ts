@@ -2,7 +2,9 @@
  * The copy of a Pulsar dead letter: the topic it goes to, the properties it carries (the console's
  * markers replaced, never appended) and the complete copy the archive keeps (`LetterCopy`).
  */
-import { REDRIVE_HEADERS, type Letter, type LetterCopy, type MoveRequest } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
+import type { Letter, LetterCopy } from "@/lib/brokers/contract/letter";
+import type { MoveRequest } from "@/lib/brokers/contract/move";
 import { encodeEnvelope } from "@/lib/brokers/envelope";
 import { parseTopicName, type TopicName } from "@/lib/brokers/pulsar/client";
 import { bareTopic, REAL_TOPIC, type PulsarMessageFrame } from "@/lib/brokers/pulsar/letter";

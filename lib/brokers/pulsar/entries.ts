@@ -4,7 +4,7 @@
  * These helpers group a read of the DLQ by entry and name what removes one.
  */
 import type { MoveVerb } from "@/lib/brokers/move-rules";
-import type { Letter } from "@/lib/brokers/types";
+import type { Letter } from "@/lib/brokers/contract/letter";
 import { encodeMessageId, letterIdOf } from "@/lib/brokers/pulsar/message-id";
 import type { ReadMessage } from "@/lib/brokers/pulsar/reader";
 

@@ -4,7 +4,7 @@
  * subscription made as the adapter makes it, policies set through the admin API.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BrokerInspection, ConfigFinding } from "@/lib/brokers/types";
+import type { BrokerInspection, ConfigFinding } from "@/lib/brokers/contract/inspection";
 import { PulsarAdmin, shortName, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
 import { inspectPulsar } from "@/lib/brokers/pulsar/inspect";
 import { PulsarKit, testEndpoint } from "@/lib/brokers/pulsar/test-kit";

@@ -1,11 +1,6 @@
 import "server-only";
-import {
-  BrokerError,
-  type BrokerInspection,
-  type ConfigFinding,
-  type DlqVitals,
-  type InspectOptions,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerInspection, ConfigFinding, DlqVitals, InspectOptions } from "@/lib/brokers/contract/inspection";
 import { shortName, topicPath, type PulsarAdmin, type TopicName } from "@/lib/brokers/pulsar/client";
 import {
   EVICTION,

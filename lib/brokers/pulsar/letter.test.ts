@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { toLetter, bareTopic, type PulsarMessageFrame } from "@/lib/brokers/pulsar/letter";
 import { decodeMessageId } from "@/lib/brokers/pulsar/message-id";
 import { displayText } from "@/lib/brokers/display";
-import type { Letter } from "@/lib/brokers/types";
+import type { Letter } from "@/lib/brokers/contract/letter";
 
 /** As a DLQ reader received it from the broker (its properties in the broker's order). */
 const REAL_FRAME = `{"messageId":"CAgQADAA","payload":"aGVsbG8tMg==","properties":{"REAL_TOPIC":"persistent://public/default/exp","REAL_SUBSCRIPTION":"sub","ORIGIN_MESSAGE_ID":"10:2:-1","x<b>":"\\u0000evil","ORIGIN_MESSAGE_IDY_TIME":"10:2:-1","k":"v2"},"publishTime":"2026-12-02T17:24:13.82Z","redeliveryCount":0,"eventTime":"2026-01-01T00:00:00Z","key":"key-2"}`;

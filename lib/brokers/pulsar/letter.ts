@@ -7,7 +7,7 @@
  * count: the connection's `maxRedeliverCount`, when configured, says what it was, and the letter
  * says that the count is inferred.
  */
-import type { DeathRecord, FailureInfo, HeaderEntry, Letter } from "@/lib/brokers/types";
+import type { DeathRecord, FailureInfo, HeaderEntry, Letter } from "@/lib/brokers/contract/letter";
 import { headerText, sha256Hex, timestampValue } from "@/lib/brokers/display";
 import { letterIdOf, messageIdText, type MessageId } from "@/lib/brokers/pulsar/message-id";
 

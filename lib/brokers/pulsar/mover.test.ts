@@ -4,14 +4,10 @@ import { describe, expect, it } from "vitest";
 import { moveWords } from "@/lib/brokers/move-rules";
 import { sha256Hex } from "@/lib/brokers/display";
 import { AppError } from "@/lib/errors";
-import {
-  BrokerError,
-  type LetterCopy,
-  type MoveOptions,
-  type MoveRequest,
-  type MoveResult,
-  type RemoveRequest,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { LetterCopy } from "@/lib/brokers/contract/letter";
+import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type { RemoveRequest } from "@/lib/brokers/contract/remove";
 import { shortName, type TopicName } from "@/lib/brokers/pulsar/client";
 import type { MoverLink } from "@/lib/brokers/pulsar/link";
 import { AckState, decodeMessageId, encodeMessageId, type MessageId } from "@/lib/brokers/pulsar/message-id";

@@ -17,18 +17,16 @@
  * did not find is missing; a call that was stopped claims nothing about the requests it did not reach.
  */
 import { HeldKeys, moveWords, OneAtATime, RequestBook, sameChecksum } from "@/lib/brokers/move-rules";
-import {
-  BrokerError,
-  type MoveOptions,
-  type MoveRequest,
-  type MoveResult,
-  type RemoveOptions,
-  type RemoveRequest,
-  type RemoveResult,
-  type RepublishOptions,
-  type RepublishRequest,
-  type RepublishResult,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type {
+  RemoveOptions,
+  RemoveRequest,
+  RemoveResult,
+  RepublishOptions,
+  RepublishRequest,
+  RepublishResult,
+} from "@/lib/brokers/contract/remove";
 import { openEach, republishFailed } from "@/lib/brokers/envelope";
 import { shortName, type TopicName } from "@/lib/brokers/pulsar/client";
 import { copyOf, type PulsarEnvelope } from "@/lib/brokers/pulsar/copy";

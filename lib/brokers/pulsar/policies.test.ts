@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ConfigFinding } from "@/lib/brokers/types";
+import type { ConfigFinding } from "@/lib/brokers/contract/inspection";
 import {
   backlogQuotaOf,
   mergeFindings,

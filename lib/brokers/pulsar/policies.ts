@@ -14,7 +14,7 @@
  * subscription) and a backlog quota with consumer_backlog_eviction (it moves the slowest
  * subscription past its oldest messages).
  */
-import type { ConfigFinding, FindingSeverity } from "@/lib/brokers/types";
+import type { ConfigFinding, FindingSeverity } from "@/lib/brokers/contract/inspection";
 import { shortName, topicPath, type PulsarAdmin, type TopicName } from "@/lib/brokers/pulsar/client";
 
 export interface BacklogQuotaPolicy {

@@ -3,7 +3,7 @@
  * once (each confirmation is matched to its message by the frame's context); Pulsar stores one
  * producer's messages in the order sent.
  */
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import { b64 } from "@/lib/brokers/envelope";
 import { PulsarSocket, shortName, topicPath, type PulsarEndpoint, type TopicName } from "@/lib/brokers/pulsar/client";
 

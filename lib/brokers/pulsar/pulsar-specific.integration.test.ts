@@ -4,9 +4,12 @@
 // someone else during a move, and a broker that is down.
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { BrokerError, REDRIVE_HEADERS, type Letter, type MoveRequest, type RedriveTarget } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
+import type { Letter } from "@/lib/brokers/contract/letter";
+import type { MoveRequest, RedriveTarget } from "@/lib/brokers/contract/move";
 import { displayText } from "@/lib/brokers/display";
-import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
+import { collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
 import { PulsarAdapter } from "@/lib/brokers/pulsar/adapter";
 import { PulsarSocket, shortName, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
 import {

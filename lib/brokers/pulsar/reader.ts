@@ -4,7 +4,7 @@
  * read began, skipping what the subscription already acknowledged. Nothing is acknowledged on the
  * console's subscription and no consumer's redelivery count changes.
  */
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import {
   PulsarSocket,
   shortName,

@@ -1,7 +1,7 @@
 // Repair on Pulsar: which property edits are refused (the shared repairRefusal with Pulsar's rules), and the copy's properties.
 import { describe, expect, it } from "vitest";
 import { repairRefusal } from "@/lib/brokers/move-rules";
-import type { LetterRepair } from "@/lib/brokers/types";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { PULSAR_REPAIR_RULES, repairProperties } from "@/lib/brokers/pulsar/repair";
 
 const repairProblem = (repair: LetterRepair) => repairRefusal(repair, PULSAR_REPAIR_RULES);

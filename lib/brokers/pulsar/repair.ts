@@ -17,14 +17,14 @@
  *   record of where the letter failed: locked, like the console's x-dlq-* markers.
  */
 import type { RepairRules } from "@/lib/brokers/move-rules";
-import type { LetterRepair } from "@/lib/brokers/types";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
 
 const MESSAGE_ID_NAMES = new Set(["message-id", "messageid", "message_id", "x-message-id", "ce_id"]);
 const CORRELATION_NAMES = new Set(["correlation-id", "correlationid"]);
 
 /**
  * Pulsar's own words and limits for `repairRefusal` (move-rules): its dead-letter and retry
- * properties are among the managed names (types.ts), whatever their case; property names and values
+ * properties are among the managed names (contract/markers.ts), whatever their case; property names and values
  * are any text, so Pulsar adds no limit of its own.
  */
 export const PULSAR_REPAIR_RULES: RepairRules = {

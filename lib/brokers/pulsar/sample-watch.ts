@@ -1,4 +1,4 @@
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import { type PulsarAdmin, shortName, topicOf, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
 import { missingTopic } from "@/lib/brokers/pulsar/reader";
 import { AckState, comparePositions, parseAckedRanges, parsePosition } from "@/lib/brokers/pulsar/message-id";

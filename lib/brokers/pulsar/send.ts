@@ -5,7 +5,9 @@
  * DLQ when, and in which order, is the mover's (mover.ts).
  */
 import { type HeldKeys, moveWords, OneAtATime, repairRefusal, sameChecksum } from "@/lib/brokers/move-rules";
-import { BrokerError, REPAIR_HEADER, type MoveOptions, type MoveRequest, type MoveResult } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import { REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
 import { isAppError } from "@/lib/errors";
 import { shortName, type TopicName } from "@/lib/brokers/pulsar/client";
 import { copyOf, resolveTarget, withMarkers } from "@/lib/brokers/pulsar/copy";

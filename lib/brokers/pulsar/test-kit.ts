@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { PulsarConnectionConfig } from "@/lib/config";
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import { PulsarAdmin, PulsarSocket, topicPath, type PulsarEndpoint, type TopicName } from "@/lib/brokers/pulsar/client";
 import { readUnacked } from "@/lib/brokers/pulsar/reader";
 

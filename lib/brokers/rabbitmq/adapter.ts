@@ -3,33 +3,22 @@ import type { Channel } from "amqplib";
 import amqp from "amqplib";
 import type { RabbitConnectionConfig } from "@/lib/config";
 import { secretFromEnv } from "@/lib/config";
-import {
-  BrokerError,
-  type BrokerAdapter,
-  type BrokerCapabilities,
-  type BrokerVocabulary,
-  type BrokerInspection,
-  type BrowseOptions,
-  type DlqSummary,
-  type InspectOptions,
-  type DlqWarning,
-  type HeaderEntry,
-  type Letter,
-  type LetterPage,
-  type ReadRisk,
-  type MoveOptions,
-  type MoveRequest,
-  type MoveResult,
-  type RemoveOptions,
-  type RemoveRequest,
-  type RemoveResult,
-  type RepublishOptions,
-  type RepublishRequest,
-  type RepublishResult,
-  type SafeMoveEvent,
-  type SafeMovePlan,
-  type StreamOptions,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/contract/capabilities";
+import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
+import type { BrowseOptions, DlqSummary, LetterPage, ReadRisk, StreamOptions } from "@/lib/brokers/contract/dlq";
+import type { DlqWarning, HeaderEntry, Letter } from "@/lib/brokers/contract/letter";
+import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type {
+  RemoveOptions,
+  RemoveRequest,
+  RemoveResult,
+  RepublishOptions,
+  RepublishRequest,
+  RepublishResult,
+} from "@/lib/brokers/contract/remove";
+import type { SafeMoveEvent, SafeMovePlan } from "@/lib/brokers/contract/safe-move";
 import { toDisplayValue } from "@/lib/brokers/display";
 import { AmqpConnection, closeQuietly, mapAmqpError, vhostOf } from "@/lib/brokers/rabbitmq/connection";
 import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";

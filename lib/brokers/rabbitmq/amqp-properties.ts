@@ -5,7 +5,7 @@
  * amqplib's own encoding would lose 64-bit integers, longstrs that are not valid UTF-8, type tags
  * and the order of integer-like keys, so the movers never hand headers to it (raw-publish.ts).
  */
-import { REDRIVE_HEADERS } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
 
 export const F_HEADERS = 0x2000;
 export const F_DELIVERY_MODE = 0x1000;

@@ -4,7 +4,7 @@
  * letters. Pure functions; how RabbitMQ resolves a queue argument against a policy key follows
  * rabbit_amqqueue_process (classic) and rabbit_quorum_queue (quorum) as of 3.10 to 4.x.
  */
-import type { ConfigFinding } from "@/lib/brokers/types";
+import type { ConfigFinding } from "@/lib/brokers/contract/inspection";
 import type { MgmtBinding, MgmtExchange, MgmtPolicy, MgmtQueue } from "@/lib/brokers/rabbitmq/management";
 import { deadLetterTarget, queueKindOf, topicMatches } from "@/lib/brokers/rabbitmq/discovery";
 

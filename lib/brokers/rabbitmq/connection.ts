@@ -4,7 +4,7 @@
  * broker going away never becomes an unhandled 'error' event that kills the process.
  */
 import amqp, { type Channel, type ChannelModel } from "amqplib";
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import { installRawHeaderHook } from "@/lib/brokers/rabbitmq/raw-headers";
 
 export interface AmqpEndpoint {

@@ -4,8 +4,8 @@
  * register (and run) its suites a second time in the importing file. Never used by the app.
  */
 import amqp, { type ConsumeMessage } from "amqplib";
-import type { ArrivedLetter, RedriveContractFixture, RedriveDestination } from "@/lib/brokers/contract-redrive";
-import type { Letter } from "@/lib/brokers/types";
+import type { ArrivedLetter, RedriveContractFixture, RedriveDestination } from "@/lib/brokers/contract-suite/redrive";
+import type { Letter } from "@/lib/brokers/contract/letter";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { installRawHeaderHook } from "@/lib/brokers/rabbitmq/raw-headers";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeFieldTable } from "@/lib/brokers/rabbitmq/field-table";
-import { exceptionClassFromStack, failureFromHeaders, parseXDeath } from "@/lib/brokers/rabbitmq/failure";
+import { exceptionClassFromStack } from "@/lib/brokers/failure-text";
+import { failureFromHeaders, parseXDeath } from "@/lib/brokers/rabbitmq/failure";
 import { discoverDlqs, topicMatches } from "@/lib/brokers/rabbitmq/discovery";
 import { OccurrenceCounter, baseLetterId, fingerprint } from "@/lib/brokers/rabbitmq/identity";
 import { isValidUtf8, bytesValue } from "@/lib/brokers/display";

@@ -4,8 +4,9 @@
  * x-first-death-* / x-last-death-* headers, x-delivery-count (quorum queues), and the headers that
  * Spring AMQP's RepublishMessageRecoverer and similar recoverers add.
  */
-import type { DeathRecord, DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/types";
+import type { DeathRecord, DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { displayNumber, displayText, findHeader, headerText } from "@/lib/brokers/display";
+import { exceptionClassFromStack } from "@/lib/brokers/failure-text";
 
 const DEATH_FIELDS = new Set(["queue", "reason", "count", "time", "exchange", "routing-keys"]);
 
@@ -62,21 +63,6 @@ const STACK_HEADERS = [
   "x-stacktrace",
   "x-stack-trace",
 ];
-
-/** "com.foo.BarException: message" → "com.foo.BarException"; also "Caused by: …" lines and bare class names. */
-export function exceptionClassFromStack(stack: string | null): string | null {
-  if (!stack) return null;
-  const first = stack.split(/\r?\n/).find((l) => l.trim() !== "");
-  if (!first) return null;
-  const m =
-    /^\s*(?:Caused by:\s*|Exception in thread "[^"]*"\s+)?([A-Za-z_$][\w$]*(?:[.$][A-Za-z_$][\w$]*)*)(?::|\s*$)/.exec(
-      first,
-    );
-  if (!m) return null;
-  const cls = m[1];
-  // A bare word ("Error", "Timeout") is a class only if it looks like one.
-  return cls.includes(".") || /(Exception|Error|Throwable|Fault)$/.test(cls) ? cls : null;
-}
 
 export function failureFromHeaders(
   headers: HeaderEntry[],

@@ -3,7 +3,7 @@
  * as UTF-8 (replacing invalid bytes) and 64-bit integers as JS numbers (losing precision); this
  * decoder keeps both exact, so headers are shown and fingerprinted as the broker holds them.
  */
-import type { DisplayValue, HeaderEntry } from "@/lib/brokers/types";
+import type { DisplayValue, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { bytesValue, timestampValue, toDisplayValue } from "@/lib/brokers/display";
 
 class Reader {

@@ -10,7 +10,7 @@
  */
 import { createHmac } from "node:crypto";
 import { derivedKey } from "@/lib/crypto/derived-keys";
-import type { HeaderEntry } from "@/lib/brokers/types";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 import { canonicalJson } from "@/lib/brokers/display";
 export { OccurrenceCounter } from "@/lib/brokers/occurrence";
 

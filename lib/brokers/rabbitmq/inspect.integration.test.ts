@@ -6,8 +6,8 @@
  */
 import amqp from "amqplib";
 import { afterAll, describe, expect, it } from "vitest";
-import type { BrokerInspection, ConfigFinding } from "@/lib/brokers/types";
-import { BrokerError } from "@/lib/brokers/types";
+import type { BrokerInspection, ConfigFinding } from "@/lib/brokers/contract/inspection";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ConfigFinding } from "@/lib/brokers/types";
-import { BrokerError } from "@/lib/brokers/types";
+import type { ConfigFinding } from "@/lib/brokers/contract/inspection";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import {
   ManagementClient,
   type MgmtBinding,

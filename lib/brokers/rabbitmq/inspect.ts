@@ -1,13 +1,8 @@
 import "server-only";
 import type { Channel } from "amqplib";
 import type { DlqEntryConfig } from "@/lib/config";
-import {
-  BrokerError,
-  type BrokerInspection,
-  type ConfigFinding,
-  type DlqVitals,
-  type InspectOptions,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerInspection, ConfigFinding, DlqVitals, InspectOptions } from "@/lib/brokers/contract/inspection";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { ManagementError, type ManagementClient, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";
 import { discoverDlqs, safeCopiesOf } from "@/lib/brokers/rabbitmq/discovery";

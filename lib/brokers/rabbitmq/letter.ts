@@ -1,6 +1,6 @@
 /** An amqplib delivery → a broker-neutral `Letter`. */
 import type { ConsumeMessage } from "amqplib";
-import type { HeaderEntry, Letter } from "@/lib/brokers/types";
+import type { HeaderEntry, Letter } from "@/lib/brokers/contract/letter";
 import { sha256Hex, timestampValue, toDisplayValue } from "@/lib/brokers/display";
 import { decodeFieldTable, fromAmqplibHeaders, headersTableFromProperties } from "@/lib/brokers/rabbitmq/field-table";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";

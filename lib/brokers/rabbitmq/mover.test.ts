@@ -1,6 +1,6 @@
 import type { ConsumeMessage } from "amqplib";
 import { describe, expect, it } from "vitest";
-import { REDRIVE_HEADERS } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
 import { decodeFieldTable } from "@/lib/brokers/rabbitmq/field-table";
 import { RAW_HEADERS } from "@/lib/brokers/rabbitmq/raw-headers";
 import {

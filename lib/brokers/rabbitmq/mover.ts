@@ -36,16 +36,10 @@
  * carries x-dlq-replay-id so consumers and the console can recognise it. At most `maxInFlight`
  * letters are in that window at once.
  */
-import {
-  BrokerError,
-  type LetterCopy,
-  type MoveOptions,
-  type MoveRequest,
-  type MoveResult,
-  type RemoveOptions,
-  type RemoveRequest,
-  type RemoveResult,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { LetterCopy } from "@/lib/brokers/contract/letter";
+import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type { RemoveOptions, RemoveRequest, RemoveResult } from "@/lib/brokers/contract/remove";
 import { b64, encodeEnvelope } from "@/lib/brokers/envelope";
 import { moveWords, OneAtATime, repairRefusal } from "@/lib/brokers/move-rules";
 import { mapAmqpError } from "@/lib/brokers/rabbitmq/connection";

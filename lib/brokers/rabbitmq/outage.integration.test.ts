@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 
 const rabbitmqctl = (...args: string[]) =>
   execFileSync(

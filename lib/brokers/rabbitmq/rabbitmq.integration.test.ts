@@ -1,4 +1,4 @@
-import { runBrokerContract } from "@/lib/brokers/contract";
+import { runBrokerContract } from "@/lib/brokers/contract-suite/read";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 

@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { ConsumeMessage } from "amqplib";
 import { afterAll, describe, expect, it } from "vitest";
-import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
-import { runRepairContract } from "@/lib/brokers/contract-repair";
-import { REDRIVE_HEADERS, REPAIR_HEADER, type LetterCopy, type LetterRepair } from "@/lib/brokers/types";
+import { collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
+import { runRepairContract } from "@/lib/brokers/contract-suite/repair";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { LetterCopy } from "@/lib/brokers/contract/letter";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";

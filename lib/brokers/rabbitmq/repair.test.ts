@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
-import { REDRIVE_HEADERS, REPAIR_HEADER, type LetterRepair } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { decodeFieldTable } from "@/lib/brokers/rabbitmq/field-table";
 import {
   int32Entry,

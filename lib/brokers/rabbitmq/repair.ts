@@ -9,7 +9,8 @@
  * table code keys names as latin1 strings (one char per byte), so `nameKey` turns a name into that
  * form; two names that differ only in case are different headers to RabbitMQ.
  */
-import { REPAIR_HEADER, type LetterRepair } from "@/lib/brokers/types";
+import { REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
 import type { RepairRules } from "@/lib/brokers/move-rules";
 import {
   F_CORRELATION_ID,

@@ -8,7 +8,8 @@
  * not kept: it goes to the tail of the DLQ.
  */
 import type { ConfirmChannel, ConsumeMessage } from "amqplib";
-import { BrokerError, type RepublishOptions, type RepublishRequest, type RepublishResult } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { RepublishOptions, RepublishRequest, RepublishResult } from "@/lib/brokers/contract/remove";
 import { openEach, republishFailed as failed, unb64 } from "@/lib/brokers/envelope";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";

@@ -1,5 +1,5 @@
 /** What reading a queue can cost, from its type and delivery limit. */
-import type { ReadRisk } from "@/lib/brokers/types";
+import type { ReadRisk } from "@/lib/brokers/contract/dlq";
 import type { QueueKind } from "@/lib/brokers/rabbitmq/discovery";
 
 export function readRiskOf(kind: QueueKind, queue: string): ReadRisk | null {

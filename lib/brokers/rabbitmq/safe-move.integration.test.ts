@@ -1,6 +1,7 @@
 import amqp, { type ConsumeMessage } from "amqplib";
 import { afterAll, describe, expect, it } from "vitest";
-import { BrokerError, type SafeMoveEvent } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { SafeMoveEvent } from "@/lib/brokers/contract/safe-move";
 import { sha256Hex } from "@/lib/brokers/display";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { baseLetterId } from "@/lib/brokers/rabbitmq/identity";

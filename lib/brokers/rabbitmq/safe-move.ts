@@ -13,7 +13,9 @@
  * pipeline when the move is stopped (at most the walk's read-ahead, 2 × maxInFlight to start with).
  */
 import type { ConsumeMessage } from "amqplib";
-import { BrokerError, type ReadRisk, type SafeMoveEvent, type SafeMovePlan } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { ReadRisk } from "@/lib/brokers/contract/dlq";
+import type { SafeMoveEvent, SafeMovePlan } from "@/lib/brokers/contract/safe-move";
 import { sha256Hex } from "@/lib/brokers/display";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";

@@ -4,7 +4,7 @@
  */
 import amqp, { type ChannelModel, type ConfirmChannel, type Options } from "amqplib";
 import type { RabbitConnectionConfig } from "@/lib/config";
-import type { ContractLetterInput } from "@/lib/brokers/contract";
+import type { ContractLetterInput } from "@/lib/brokers/contract-suite/read";
 
 /**
  * The machine's RabbitMQ by default. DLQ_TEST_AMQP_PORT / DLQ_TEST_RABBITMQ_MGMT_PORT point the

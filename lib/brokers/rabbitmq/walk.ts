@@ -15,7 +15,9 @@
  * the DLQ (browse, scan, the breaker's look for returns) for as long as the job runs.
  */
 import type { Channel, ConfirmChannel, ConsumeMessage } from "amqplib";
-import { BrokerError, REDRIVE_HEADERS, type DlqSummary, type ReadRisk } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
+import type { DlqSummary, ReadRisk } from "@/lib/brokers/contract/dlq";
 import { RequestBook, sameChecksum } from "@/lib/brokers/move-rules";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { QueueReader } from "@/lib/brokers/rabbitmq/reader";

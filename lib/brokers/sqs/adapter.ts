@@ -9,31 +9,22 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import type { SqsConnectionConfig } from "@/lib/config";
-import {
-  BrokerError,
-  type BrokerAdapter,
-  type BrokerCapabilities,
-  type BrokerVocabulary,
-  type BrokerInspection,
-  type BrowseOptions,
-  type DlqSummary,
-  type InspectOptions,
-  type Letter,
-  type LetterPage,
-  type MoveOptions,
-  type MoveRequest,
-  type MoveResult,
-  type RemoveOptions,
-  type RemoveRequest,
-  type RemoveResult,
-  type RepublishOptions,
-  type RepublishRequest,
-  type RepublishResult,
-  type SafeMoveEvent,
-  type SafeMovePlan,
-  type StreamOptions,
-  type StreamShortfall,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/contract/capabilities";
+import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
+import type { BrowseOptions, DlqSummary, LetterPage, StreamOptions, StreamShortfall } from "@/lib/brokers/contract/dlq";
+import type { Letter } from "@/lib/brokers/contract/letter";
+import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type {
+  RemoveOptions,
+  RemoveRequest,
+  RemoveResult,
+  RepublishOptions,
+  RepublishRequest,
+  RepublishResult,
+} from "@/lib/brokers/contract/remove";
+import type { SafeMoveEvent, SafeMovePlan } from "@/lib/brokers/contract/safe-move";
 import { moveSqsLetters } from "@/lib/brokers/sqs/mover";
 import { moveVisibilitySeconds } from "@/lib/brokers/sqs/holds";
 import { removeSqsLetters } from "@/lib/brokers/sqs/remove";

@@ -2,7 +2,7 @@
  * What one look at an SQS connection saw (every queue's GetQueueAttributes "All") → its DLQs, their
  * vitals and the configuration faults that lose or risk letters. Pure: inspect.ts makes the calls.
  */
-import type { ConfigFinding, DlqVitals } from "@/lib/brokers/types";
+import type { ConfigFinding, DlqVitals } from "@/lib/brokers/contract/inspection";
 import {
   humanSeconds,
   parseRedrivePolicy,

@@ -10,8 +10,9 @@ import {
   ReceiveMessageCommand,
   type Message,
 } from "@aws-sdk/client-sqs";
-import type { ArrivedLetter, RedriveContractFixture, RedriveDestination } from "@/lib/brokers/contract-redrive";
-import { REDRIVE_HEADERS, REPAIR_HEADER, type Letter } from "@/lib/brokers/types";
+import type { ArrivedLetter, RedriveContractFixture, RedriveDestination } from "@/lib/brokers/contract-suite/redrive";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { Letter } from "@/lib/brokers/contract/letter";
 import type { SqsConnectionConfig } from "@/lib/config";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { readMarkers } from "@/lib/brokers/sqs/markers";

@@ -1,5 +1,5 @@
 /** SDK and network failures → typed `BrokerError`s with operator-worded messages. Pure. */
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 
 const AUTH = new Set([
   "InvalidClientTokenId",

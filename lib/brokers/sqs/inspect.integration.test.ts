@@ -9,7 +9,8 @@ import {
   SendMessageCommand,
   SetQueueAttributesCommand,
 } from "@aws-sdk/client-sqs";
-import { BrokerError, type BrokerInspection } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerInspection } from "@/lib/brokers/contract/inspection";
 import type { SqsConnectionConfig } from "@/lib/config";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";

@@ -8,7 +8,8 @@ import "server-only";
  */
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { SqsConnectionConfig } from "@/lib/config";
-import type { BrokerError, BrokerInspection, InspectOptions } from "@/lib/brokers/types";
+import type { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import { listQueueUrls, mapLimit, queueNameOfUrl } from "@/lib/brokers/sqs/discovery";
 import {
   checkConnection,

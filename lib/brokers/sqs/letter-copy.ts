@@ -3,7 +3,7 @@
  * original: the letter as the console shows it, and the envelope `republish` (undo) sends back from.
  */
 import type { Message } from "@aws-sdk/client-sqs";
-import type { LetterCopy } from "@/lib/brokers/types";
+import type { LetterCopy } from "@/lib/brokers/contract/letter";
 import { b64, encodeEnvelope } from "@/lib/brokers/envelope";
 import { toLetter } from "@/lib/brokers/sqs/letter";
 

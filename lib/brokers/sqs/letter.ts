@@ -6,9 +6,16 @@
  */
 import { createHash } from "node:crypto";
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
-import type { DeathRecord, DisplayValue, DlqWarning, FailureInfo, HeaderEntry, Letter } from "@/lib/brokers/types";
+import type {
+  DeathRecord,
+  DisplayValue,
+  DlqWarning,
+  FailureInfo,
+  HeaderEntry,
+  Letter,
+} from "@/lib/brokers/contract/letter";
 import { bytesValue, headerText, sha256Hex, timestampValue } from "@/lib/brokers/display";
-import { exceptionClassFromStack } from "@/lib/brokers/rabbitmq/failure";
+import { exceptionClassFromStack } from "@/lib/brokers/failure-text";
 import { expandCombinedMarker } from "@/lib/brokers/sqs/markers";
 
 /** The queue name of an SQS ARN (arn:aws:sqs:region:account:name), or null. */

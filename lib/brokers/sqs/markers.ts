@@ -22,7 +22,8 @@
  * take), and only a new repair replaces it.
  */
 import type { MessageAttributeValue } from "@aws-sdk/client-sqs";
-import { REDRIVE_HEADERS, REPAIR_HEADER, type HeaderEntry, type RedriveMarkers } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS, REPAIR_HEADER, type RedriveMarkers } from "@/lib/brokers/contract/markers";
+import type { HeaderEntry } from "@/lib/brokers/contract/letter";
 
 export const SQS_MAX_MESSAGE_ATTRIBUTES = 10;
 export const COMBINED_MARKER = "x-dlq-redrive";

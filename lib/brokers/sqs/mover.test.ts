@@ -1,15 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { Message, MessageAttributeValue, SQSClient } from "@aws-sdk/client-sqs";
 import { AppError } from "@/lib/errors";
-import {
-  BrokerError,
-  REDRIVE_HEADERS,
-  REPAIR_HEADER,
-  type DlqSummary,
-  type LetterCopy,
-  type MoveResult,
-  type RedriveMarkers,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import { REDRIVE_HEADERS, REPAIR_HEADER, type RedriveMarkers } from "@/lib/brokers/contract/markers";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
+import type { LetterCopy } from "@/lib/brokers/contract/letter";
+import type { MoveResult } from "@/lib/brokers/contract/move";
 import { sha256Hex } from "@/lib/brokers/display";
 import { mapSqsError } from "@/lib/brokers/sqs/errors";
 import { toLetter } from "@/lib/brokers/sqs/letter";

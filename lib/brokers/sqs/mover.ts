@@ -29,7 +29,8 @@ import "server-only";
  * copy is out, so it is now a duplicate).
  */
 import { SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry } from "@aws-sdk/client-sqs";
-import { BrokerError, type MoveOptions, type MoveRequest, type MoveResult } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
 import { moveWords, OneAtATime } from "@/lib/brokers/move-rules";
 import { letterCopyOf } from "@/lib/brokers/sqs/letter-copy";
 import { sqsRepairRefusal } from "@/lib/brokers/sqs/repair";

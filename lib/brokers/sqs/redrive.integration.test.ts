@@ -13,17 +13,12 @@ import {
   type Message,
   type MessageAttributeValue,
 } from "@aws-sdk/client-sqs";
-import { collectMoves, headerOf, markersFor, runRedriveContract } from "@/lib/brokers/contract-redrive";
-import { runRemoveContract } from "@/lib/brokers/contract-remove";
-import {
-  BrokerError,
-  REDRIVE_HEADERS,
-  type Letter,
-  type MoveRequest,
-  type MoveResult,
-  type RedriveTarget,
-  type RedriveMarkers,
-} from "@/lib/brokers/types";
+import { collectMoves, headerOf, markersFor, runRedriveContract } from "@/lib/brokers/contract-suite/redrive";
+import { runRemoveContract } from "@/lib/brokers/contract-suite/remove";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import { REDRIVE_HEADERS, type RedriveMarkers } from "@/lib/brokers/contract/markers";
+import type { Letter } from "@/lib/brokers/contract/letter";
+import type { MoveRequest, MoveResult, RedriveTarget } from "@/lib/brokers/contract/move";
 import { moveWords } from "@/lib/brokers/move-rules";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { SQS_CONTRACT_SERVERS, peekAll, sqsContractFixture } from "@/lib/brokers/sqs/contract-fixture";

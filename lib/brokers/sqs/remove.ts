@@ -4,7 +4,7 @@ import "server-only";
  * letter's complete copy is handed over one at a time, in DLQ order (move-rules' OneAtATime), and a
  * letter is deleted only after its copy was accepted. A letter whose copy was refused stays.
  */
-import type { RemoveOptions, RemoveRequest, RemoveResult } from "@/lib/brokers/types";
+import type { RemoveOptions, RemoveRequest, RemoveResult } from "@/lib/brokers/contract/remove";
 import { moveWords, OneAtATime } from "@/lib/brokers/move-rules";
 import { letterCopyOf } from "@/lib/brokers/sqs/letter-copy";
 import type { Delivered, SqsMoveContext } from "@/lib/brokers/sqs/step";

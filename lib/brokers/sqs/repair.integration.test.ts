@@ -5,9 +5,11 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { SendMessageCommand, type MessageAttributeValue } from "@aws-sdk/client-sqs";
-import { collectMoves, markersFor } from "@/lib/brokers/contract-redrive";
-import { runRepairContract } from "@/lib/brokers/contract-repair";
-import { REDRIVE_HEADERS, REPAIR_HEADER, type Letter, type LetterRepair, type MoveRequest } from "@/lib/brokers/types";
+import { collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
+import { runRepairContract } from "@/lib/brokers/contract-suite/repair";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { Letter } from "@/lib/brokers/contract/letter";
+import type { LetterRepair, MoveRequest } from "@/lib/brokers/contract/move";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { SQS_CONTRACT_SERVERS, peekAll, sqsContractFixture } from "@/lib/brokers/sqs/contract-fixture";
 import { COMBINED_MARKER } from "@/lib/brokers/sqs/markers";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
-import { REDRIVE_HEADERS, REPAIR_HEADER, type LetterRepair, type RedriveMarkers } from "@/lib/brokers/types";
+import { REDRIVE_HEADERS, REPAIR_HEADER, type RedriveMarkers } from "@/lib/brokers/contract/markers";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { toLetter } from "@/lib/brokers/sqs/letter";
 import { COMBINED_MARKER, readMarkers, withMarkers } from "@/lib/brokers/sqs/markers";
 import { sendEntryFor } from "@/lib/brokers/sqs/send-entry";

@@ -22,7 +22,7 @@
  *   attribute must be left for them, else "failed" with the count.
  */
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
-import type { LetterRepair } from "@/lib/brokers/types";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { repairRefusal, type RepairRules } from "@/lib/brokers/move-rules";
 import { isValidUtf8 } from "@/lib/brokers/display";
 import { SQS_MAX_MESSAGE_ATTRIBUTES, isMarkerAttribute } from "@/lib/brokers/sqs/markers";

@@ -17,7 +17,8 @@ import {
   type SendMessageCommandInput,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import type { BrokerError, RepublishOptions, RepublishRequest, RepublishResult } from "@/lib/brokers/types";
+import type { BrokerError } from "@/lib/brokers/contract/errors";
+import type { RepublishOptions, RepublishRequest, RepublishResult } from "@/lib/brokers/contract/remove";
 import { openEach, republishFailed as failed, unb64 } from "@/lib/brokers/envelope";
 import { baseIdOf } from "@/lib/brokers/sqs/letter";
 import type { SqsEnvelope } from "@/lib/brokers/sqs/mover";

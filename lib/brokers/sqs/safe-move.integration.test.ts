@@ -4,7 +4,8 @@
 // followed; FIFO (not moved by ElasticMQ: refused, nothing lost); moto (no move tasks: not offered).
 import { afterAll, describe, expect, it } from "vitest";
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type MessageAttributeValue } from "@aws-sdk/client-sqs";
-import { BrokerError, type SafeMoveEvent } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { SafeMoveEvent } from "@/lib/brokers/contract/safe-move";
 import { displayText, findHeader } from "@/lib/brokers/display";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";

@@ -30,7 +30,9 @@ import {
   type ListMessageMoveTasksResultEntry,
   type SQSClient,
 } from "@aws-sdk/client-sqs";
-import { BrokerError, type DlqSummary, type SafeMoveEvent, type SafeMovePlan } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
+import type { SafeMoveEvent, SafeMovePlan } from "@/lib/brokers/contract/safe-move";
 import {
   humanSeconds,
   parseRedrivePolicy,

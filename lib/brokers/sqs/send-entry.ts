@@ -18,7 +18,8 @@
  * agree on a single queue; several candidates and no DeadLetterQueueSourceArn: pick a target.
  */
 import type { Message, MessageSystemAttributeValue, SendMessageBatchRequestEntry } from "@aws-sdk/client-sqs";
-import type { LetterRepair, RedriveMarkers } from "@/lib/brokers/types";
+import type { LetterRepair } from "@/lib/brokers/contract/move";
+import type { RedriveMarkers } from "@/lib/brokers/contract/markers";
 import { sha256Hex } from "@/lib/brokers/display";
 import { readMarkers, withMarkers } from "@/lib/brokers/sqs/markers";
 import { repairedAttributes, repairedBodyText } from "@/lib/brokers/sqs/repair";

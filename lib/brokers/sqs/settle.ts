@@ -8,7 +8,7 @@ import "server-only";
  * its message group.
  */
 import { DeleteMessageBatchCommand, type Message } from "@aws-sdk/client-sqs";
-import type { BrokerError } from "@/lib/brokers/types";
+import type { BrokerError } from "@/lib/brokers/contract/errors";
 import { sameChecksum, type HeldKeys, type moveWords } from "@/lib/brokers/move-rules";
 import type { Holds } from "@/lib/brokers/sqs/holds";
 import type { Delivered, Found, Opened, Ready, Settled, SqsMoveContext, SqsStep } from "@/lib/brokers/sqs/step";

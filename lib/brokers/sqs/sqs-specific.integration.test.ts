@@ -3,7 +3,8 @@
 // FIFO order, discovery, the in-flight limit, and what moto lacks.
 import { afterAll, describe, expect, it } from "vitest";
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
-import { BrokerError, type Letter } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { Letter } from "@/lib/brokers/contract/letter";
 import { displayText, findHeader } from "@/lib/brokers/display";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";

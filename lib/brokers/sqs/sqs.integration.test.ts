@@ -1,6 +1,6 @@
 // The shared broker contract against two real SQS servers: ElasticMQ (everything) and moto (no
 // message move tasks, no DeadLetterQueueSourceArn: declared in its config, never faked).
-import { runBrokerContract } from "@/lib/brokers/contract";
+import { runBrokerContract } from "@/lib/brokers/contract-suite/read";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Message } from "@aws-sdk/client-sqs";
-import { BrokerError } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
 import { mapSqsError } from "@/lib/brokers/sqs/errors";
 import {
   attributeValue,

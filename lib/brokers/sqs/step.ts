@@ -4,7 +4,8 @@
  * be delivered, how a delivery went, and how a request settled. Types only.
  */
 import type { Message, SQSClient } from "@aws-sdk/client-sqs";
-import type { BrokerError, DlqSummary } from "@/lib/brokers/types";
+import type { BrokerError } from "@/lib/brokers/contract/errors";
+import type { DlqSummary } from "@/lib/brokers/contract/dlq";
 import type { MoveVerb } from "@/lib/brokers/move-rules";
 import type { SortKey } from "@/lib/brokers/sqs/letter";
 import type { Attrs } from "@/lib/brokers/sqs/summary";

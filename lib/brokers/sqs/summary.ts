@@ -1,5 +1,6 @@
 /** Queue attributes → the facts, warnings and read risk of an SQS DLQ. Pure. */
-import type { DlqSummary, DlqWarning, HeaderEntry, ReadRisk } from "@/lib/brokers/types";
+import type { DlqSummary, ReadRisk } from "@/lib/brokers/contract/dlq";
+import type { DlqWarning, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { timestampValue } from "@/lib/brokers/display";
 import { queueNameOfArn } from "@/lib/brokers/sqs/letter";
 

@@ -13,7 +13,7 @@ import {
   type MessageAttributeValue,
 } from "@aws-sdk/client-sqs";
 import type { SqsConnectionConfig } from "@/lib/config";
-import type { ContractLetterInput } from "@/lib/brokers/contract";
+import type { ContractLetterInput } from "@/lib/brokers/contract-suite/read";
 import { isValidUtf8 } from "@/lib/brokers/display";
 
 export const ELASTICMQ_ENDPOINT = process.env.SQS_ENDPOINT ?? "http://127.0.0.1:9324";

@@ -9,7 +9,7 @@ import { TriageLettersTable } from "@/components/triage/triage-letters-table";
 import { DlqCrumbTrail, DlqHead } from "@/components/dlq/dlq-head";
 import { Problem } from "@/components/ui/problem";
 import { requestMeta, requirePageActor, type Actor } from "@/lib/auth/session";
-import type { ReadRisk } from "@/lib/brokers/types";
+import type { ReadRisk } from "@/lib/brokers/contract/dlq";
 import { parseBrowseParams } from "@/lib/dlq/browse-params";
 import { connectionName } from "@/lib/dlq/describe-dlq";
 import { decodeParam, dlqHref, PAGE_SIZES } from "@/lib/dlq/links";

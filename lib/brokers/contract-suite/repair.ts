@@ -17,16 +17,10 @@ import {
   markersFor,
   type RedriveContractFixture,
   type RedriveDestination,
-} from "@/lib/brokers/contract-redrive";
-import {
-  REDRIVE_HEADERS,
-  REPAIR_HEADER,
-  type Letter,
-  type LetterCopy,
-  type LetterRepair,
-  type MoveRequest,
-  type RedriveTarget,
-} from "@/lib/brokers/types";
+} from "@/lib/brokers/contract-suite/redrive";
+import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { Letter, LetterCopy } from "@/lib/brokers/contract/letter";
+import type { LetterRepair, MoveRequest, RedriveTarget } from "@/lib/brokers/contract/move";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const bodyText = (b: Uint8Array) => Buffer.from(b).toString("utf8");

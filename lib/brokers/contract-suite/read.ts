@@ -7,7 +7,9 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { displayText } from "@/lib/brokers/display";
-import { BrokerError, type BrokerAdapter, type Letter } from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { Letter } from "@/lib/brokers/contract/letter";
 
 export interface ContractLetterInput {
   body: Uint8Array;

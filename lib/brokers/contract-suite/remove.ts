@@ -17,7 +17,7 @@ import {
   expectMissingReason,
   type RedriveContractFixture,
   type RedriveLetterInput,
-} from "@/lib/brokers/contract-redrive";
+} from "@/lib/brokers/contract-suite/redrive";
 
 /** What the discard contract needs of a redrive contract fixture. */
 export type RemoveContractFixture = Pick<
@@ -33,13 +33,9 @@ export type RemoveContractFixture = Pick<
   | "takeAwayFirstOnly"
   | "deadLetterMore"
 >;
-import {
-  BrokerError,
-  type Letter,
-  type LetterCopy,
-  type RemoveResult,
-  type RepublishResult,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { Letter, LetterCopy } from "@/lib/brokers/contract/letter";
+import type { RemoveResult, RepublishResult } from "@/lib/brokers/contract/remove";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const bodyText = (b: Uint8Array) => Buffer.from(b).toString("utf8");

@@ -16,19 +16,13 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { displayText } from "@/lib/brokers/display";
-import type { ContractLetterInput } from "@/lib/brokers/contract";
+import type { ContractLetterInput } from "@/lib/brokers/contract-suite/read";
 import { moveWords, type MoveVerb } from "@/lib/brokers/move-rules";
-import {
-  BrokerError,
-  REDRIVE_HEADERS,
-  type BrokerAdapter,
-  type Letter,
-  type LetterCopy,
-  type MoveRequest,
-  type MoveResult,
-  type RedriveMarkers,
-  type RedriveTarget,
-} from "@/lib/brokers/types";
+import { BrokerError } from "@/lib/brokers/contract/errors";
+import { REDRIVE_HEADERS, type RedriveMarkers } from "@/lib/brokers/contract/markers";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { Letter, LetterCopy } from "@/lib/brokers/contract/letter";
+import type { MoveRequest, MoveResult, RedriveTarget } from "@/lib/brokers/contract/move";
 
 /** A letter for `createDlq`; `orderingKey` is used only when the fixture declares `orderingKeys`. */
 export interface RedriveLetterInput extends ContractLetterInput {
