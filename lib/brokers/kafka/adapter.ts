@@ -6,7 +6,7 @@ import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/contrac
 import type { BrowseOptions, DlqSummary, LetterPage, StreamOptions } from "@/lib/brokers/contract/dlq";
 import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { Letter } from "@/lib/brokers/contract/letter";
-import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type { MoveOptions, MoveRequest, MoveResult, RepairOps } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
   RemoveRequest,
@@ -41,10 +41,14 @@ export const KAFKA_CAPABILITIES: BrokerCapabilities = {
   perLetterRemoval: false,
   nativeBulkMove: false,
   orderedKeys: true,
-  repair: true,
+  stableOrder: true,
+  binaryBodies: true,
+  maxBodyBytes: null,
+  producerMessageIds: true,
   republishLimits: [
     "A record deleted by retention since its discard is produced again: new offset, and the time of the undo as its timestamp (key, value and headers as they were). A record still in the log is restored as it is.",
   ],
+  removalUnconfirmed: false,
 };
 
 export const KAFKA_VOCABULARY: BrokerVocabulary = { queue: "topic", letterId: "offset", origin: "original topic" };
@@ -103,6 +107,12 @@ export class KafkaAdapter implements BrokerAdapter {
       originalOf: (ref) => this.originalOf(ref),
     });
   }
+
+  /**
+   * See `RepairOps`: moveLetters applies `MoveRequest.repair` (repair.ts). A repaired copy is a new
+   * record at an offset not known in advance.
+   */
+  readonly repair: RepairOps = { copyLetterId: () => null };
 
   /** See `BrokerAdapter.consumerGroups` (consumer-groups.ts, consumer-group-skip.ts); the adapter's own clients and producer. */
   readonly consumerGroups: ConsumerGroupOps = {
