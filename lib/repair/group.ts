@@ -40,7 +40,7 @@ export function assertRepairAllowed(
         "Repair and resubmit is not enabled for this DLQ. It is off by default; the console's configuration (repair) names the connections and DLQs where it may be used.",
     });
   }
-  if (!adapter.capabilities.repair) {
+  if (!adapter.repair) {
     throw new AppError("bad_request:repair-unsupported", {
       userMessage: `Repair and resubmit is not available on this ${adapter.vocabulary.queue}'s broker yet; nothing was read or sent.`,
     });

@@ -190,8 +190,8 @@ const PLACEHOLDER = /\[hidden\]|\[hash:[0-9a-f]{12}\]/g;
 const count = (s: string, re: RegExp) => s.match(re)?.length ?? 0;
 
 export interface BodyLimits {
-  /** capabilities.maxBodyBytes; absent: no limit worth stating. */
-  maxBodyBytes?: number;
+  /** capabilities.maxBodyBytes; null or absent: no limit worth stating. */
+  maxBodyBytes?: number | null;
   /** capabilities.binaryBodies; false: the broker takes text only (SQS). */
   binaryBodies?: boolean;
 }
@@ -235,7 +235,7 @@ export function bodyBytes(
     }
     bytes = new TextEncoder().encode(edit.text);
   }
-  if (limits.maxBodyBytes !== undefined && bytes.length > limits.maxBodyBytes) {
+  if (limits.maxBodyBytes != null && bytes.length > limits.maxBodyBytes) {
     return fail(`The new payload is ${bytes.length} bytes; this broker takes at most ${limits.maxBodyBytes}.`);
   }
   return { ok: true, bytes };

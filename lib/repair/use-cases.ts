@@ -131,7 +131,7 @@ export interface RepairResult {
   outcome: MoveOutcome;
   /** The copy's identity at the target (for the link to it), when it moved. */
   copyId: string | null;
-  /** The copy's letter id in a DLQ of this connection if it fails again (`BrokerAdapter.copyLetterId`): the link to it. */
+  /** The copy's letter id in a DLQ of this connection if it fails again (`RepairOps.copyLetterId`): the link to it. */
   copyLetterId: string | null;
   destination: string | null;
   /** Operator words when the outcome is not "moved": the original is still in the DLQ. */
@@ -552,7 +552,7 @@ export async function repairLetter(actor: Actor, meta: RequestMeta, input: Repai
     outcome: settled.outcome,
     copyId: settled.outcome === "moved" ? (settled.copyId ?? null) : null,
     copyLetterId:
-      settled.outcome === "moved" && settled.copyId ? (adapter.copyLetterId?.(settled.copyId) ?? null) : null,
+      settled.outcome === "moved" && settled.copyId ? (adapter.repair?.copyLetterId(settled.copyId) ?? null) : null,
     destination: settled.destination,
     reason: settled.outcome === "moved" ? null : settled.reason,
     operationId,

@@ -36,7 +36,7 @@ type LetterEvent = Extract<SafeMoveEvent, { kind: "letter" }>;
 
 /**
  * The `safe-move` job: moves every letter of a risky DLQ into the queue where reading is safe
- * (`BrokerAdapter.moveToSafety`: confirmed at the target before it leaves the DLQ). Each settled
+ * (`SafeMoveOps.move`: confirmed at the target before it leaves the DLQ). Each settled
  * letter gets a ledger row (redrive_letters, under this job) and an audit row `letter.safe_move`,
  * written in batches; the job's progress carries the counts. A resumed run moves what is still in
  * the DLQ (moved letters are gone from it; ledger rows are keyed by letter, so none is doubled).
@@ -50,7 +50,8 @@ async function runSafeMove(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   const { job } = ctx;
   const { target } = job.params as unknown as SafeMoveParams;
   const adapter = d.adapterFor(job.connectionId);
-  if (!adapter.capabilities.safeMove || !adapter.moveToSafety) {
+  const safeMove = adapter.safeMove;
+  if (!safeMove) {
     throw new AppError("bad_request:safe-move", {
       userMessage: `${adapter.displayName} cannot move letters to safety.`,
     });
@@ -94,7 +95,7 @@ async function runSafeMove(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   const onAbort = () => stop.abort();
   ctx.signal.addEventListener("abort", onAbort, { once: true });
   try {
-    for await (const e of adapter.moveToSafety(job.queue, target, { signal: stop.signal })) {
+    for await (const e of safeMove.move(job.queue, target, { signal: stop.signal })) {
       if (e.kind === "letter") {
         byLetter = true;
         pending.push(e);

@@ -50,8 +50,8 @@ function toView(j: JobRecord): SafeMoveView {
 export async function planSafeMove(actor: Actor, meta: RequestMeta, ref: DlqRef): Promise<SafeMovePlan | null> {
   await authorize(actor, "dlq:browse", { action: "dlq.safe_move_plan", ...ref, meta });
   const adapter = adapterFor(ref.connectionId);
-  if (!adapter.capabilities.safeMove || !adapter.planSafeMove) return null;
-  return withTimeout(adapter.planSafeMove(ref.queue), 15_000, "planSafeMove");
+  if (!adapter.safeMove) return null;
+  return withTimeout(adapter.safeMove.plan(ref.queue), 15_000, "planSafeMove");
 }
 
 /** The latest moves to safety of this DLQ, newest first. */
@@ -78,12 +78,12 @@ export async function startSafeMove(
     scope,
     async () => {
       const adapter = adapterFor(input.connectionId);
-      if (!adapter.capabilities.safeMove || !adapter.planSafeMove) {
+      if (!adapter.safeMove) {
         throw new AppError("bad_request:safe-move", {
           userMessage: `${adapter.displayName} cannot move letters to safety; read the DLQ once into a snapshot instead.`,
         });
       }
-      const plan = await withTimeout(adapter.planSafeMove(input.queue), 15_000, "planSafeMove");
+      const plan = await withTimeout(adapter.safeMove.plan(input.queue), 15_000, "planSafeMove");
       if (plan.target !== input.target) {
         throw new AppError("conflict:safe-move", {
           userMessage: `The safe queue is now "${plan.target}", not "${input.target}". Nothing was moved; check the plan and confirm again.`,

@@ -1,7 +1,7 @@
 import "server-only";
 import { getAdapter } from "@/lib/connections/registry";
-import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
-import type { BrokerCapabilities, BrokerKind, BrokerVocabulary } from "@/lib/brokers/contract/capabilities";
+import { capabilitiesOf, type BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { BrokerKind, BrokerVocabulary, ConnectionCapabilities } from "@/lib/brokers/contract/capabilities";
 import { AppError } from "@/lib/errors";
 
 /** What the UI knows about a connection; never its URL or credentials. */
@@ -9,7 +9,7 @@ export interface ConnectionInfo {
   connectionId: string;
   displayName: string;
   kind: BrokerKind;
-  capabilities: BrokerCapabilities;
+  capabilities: ConnectionCapabilities;
   vocabulary: BrokerVocabulary;
 }
 
@@ -18,7 +18,7 @@ export function connectionInfo(a: BrokerAdapter): ConnectionInfo {
     connectionId: a.connectionId,
     displayName: a.displayName,
     kind: a.kind,
-    capabilities: a.capabilities,
+    capabilities: capabilitiesOf(a),
     vocabulary: a.vocabulary,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The repair contract (repair and resubmit) every adapter with `capabilities.repair`
+ * The repair contract (repair and resubmit) every adapter with `BrokerAdapter.repair`
  * passes against its real broker, on the redrive contract's fixture. It holds `moveLetters` with a
  * `MoveRequest.repair` to conservation: the repaired copy is published and confirmed first; then the
  * original's complete copy is handed to `beforeRemove` (the archive); only then does the original
@@ -19,6 +19,7 @@ import {
   type RedriveDestination,
 } from "@/lib/brokers/contract-suite/redrive";
 import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import { capabilitiesOf } from "@/lib/brokers/contract/adapter";
 import type { Letter, LetterCopy } from "@/lib/brokers/contract/letter";
 import type { LetterRepair, MoveRequest, RedriveTarget } from "@/lib/brokers/contract/move";
 
@@ -35,7 +36,7 @@ export function runRepairContract(name: string, factory: () => Promise<RedriveCo
     beforeAll(async () => {
       fx = await factory();
       ro = fx.readOptions ?? {};
-      expect(fx.adapter.capabilities.repair, `${name} declares capabilities.repair`).toBe(true);
+      expect(capabilitiesOf(fx.adapter).repair, `${name} has repair`).toBe(true);
     });
     afterAll(async () => {
       await fx?.cleanup();

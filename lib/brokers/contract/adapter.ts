@@ -3,12 +3,17 @@
  * lib/brokers/contract only; nothing outside this folder branches on broker kind. Adapters convert
  * their client's types to these at the edge.
  */
-import type { BrokerCapabilities, BrokerKind, BrokerVocabulary } from "@/lib/brokers/contract/capabilities";
+import type {
+  BrokerCapabilities,
+  BrokerKind,
+  BrokerVocabulary,
+  ConnectionCapabilities,
+} from "@/lib/brokers/contract/capabilities";
 import type { ConsumerGroupOps } from "@/lib/brokers/contract/consumer-groups";
 import type { BrowseOptions, DlqSummary, LetterPage, StreamOptions } from "@/lib/brokers/contract/dlq";
 import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { Letter } from "@/lib/brokers/contract/letter";
-import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type { MoveOptions, MoveRequest, MoveResult, RepairOps } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
   RemoveRequest,
@@ -17,7 +22,7 @@ import type {
   RepublishRequest,
   RepublishResult,
 } from "@/lib/brokers/contract/remove";
-import type { SafeMoveEvent, SafeMovePlan } from "@/lib/brokers/contract/safe-move";
+import type { SafeMoveOps } from "@/lib/brokers/contract/safe-move";
 import type { SampleWatchOps } from "@/lib/brokers/target-readers";
 import type { TailOps } from "@/lib/brokers/tail";
 
@@ -72,38 +77,31 @@ export interface BrokerAdapter {
    * body that does not match it is "failed".
    */
   republish(dlq: string, requests: RepublishRequest[], opts?: RepublishOptions): AsyncIterable<RepublishResult>;
-  /**
-   * Where `capabilities.safeMove`: how this DLQ's letters would be moved to safety (the target
-   * queue, whether it exists, the permissions needed). Changes nothing; reads no letter.
-   * Throws `not_found` for a DLQ that does not exist.
-   */
-  /**
-   * Where `capabilities.repair`: the letter id a repaired copy (`MoveResult.copyId`) will have in a
-   * DLQ of this connection if it fails again and is dead-lettered, so the console can link the copy
-   * before it comes back (RabbitMQ keeps the copy's message_id; SQS keeps its MessageId). Absent
-   * where that id is not known in advance (Kafka: a new record at a new offset).
-   */
-  copyLetterId?(copyId: string): string | null;
+  /** Repair and resubmit, where the broker has it (see `RepairOps`). */
+  readonly repair?: RepairOps;
+  /** Move to safety, where the broker has it (see `SafeMoveOps`). */
+  readonly safeMove?: SafeMoveOps;
   /** Consumer groups and their committed offsets (Kafka; lib/brokers/contract/consumer-groups.ts). Absent on other brokers. */
   readonly consumerGroups?: ConsumerGroupOps;
   /** Who reads a redrive target and whether a sample's copies were taken (lib/brokers/target-readers.ts). */
   readonly sampleWatch?: SampleWatchOps;
   /** Reads only the letters after remembered positions, at no cost to them (lib/brokers/tail.ts). Absent where reads start at the head. */
   readonly tail?: TailOps;
-  planSafeMove?(dlq: string): Promise<SafeMovePlan>;
-  /**
-   * Where `capabilities.safeMove`: moves every letter that is in `dlq` when the call starts into
-   * `plan.target` (created when missing, as a queue that reading does not harm), conserving: each
-   * letter is published to the target and confirmed by the broker before it leaves the DLQ; bytes,
-   * message id, properties, headers and broker history are kept exactly; no redrive marker is
-   * added. Each letter is read at most once, and a letter that moved is never returned to the DLQ
-   * (so the read costs it nothing); one whose move failed stays in the DLQ. `signal` stops between
-   * letters. Runs until the letters present at the start are moved, or the DLQ is empty.
-   */
-  moveToSafety?(dlq: string, target: string, opts?: { signal?: AbortSignal }): AsyncIterable<SafeMoveEvent>;
   /** The sampler's look at every DLQ and the configuration checks (see `BrokerInspection`). */
   inspect(opts: InspectOptions): Promise<BrokerInspection>;
   /** Cheap reachability check. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The UI's flags of a connection: its capabilities, and each optional feature there exactly when its object is. */
+export function capabilitiesOf(
+  a: Pick<BrokerAdapter, "capabilities" | "safeMove" | "repair" | "consumerGroups">,
+): ConnectionCapabilities {
+  return {
+    ...a.capabilities,
+    safeMove: a.safeMove !== undefined,
+    repair: a.repair !== undefined,
+    consumerGroups: a.consumerGroups !== undefined,
+  };
 }

@@ -21,30 +21,39 @@ export interface BrokerCapabilities {
   nativeBulkMove: boolean;
   /** Letters carry an ordering key (Kafka key, FIFO group) whose order matters on redrive. */
   orderedKeys: boolean;
-  /** Pages list letters in the order they entered the DLQ, the same on every read. Absent means true (false: SQS standard queues). */
-  stableOrder?: boolean;
-  /** Payloads may be any bytes. Absent means true (false: SQS bodies are Unicode text). */
-  binaryBodies?: boolean;
-  /** Largest payload the broker accepts, in bytes. Absent means no limit worth stating. */
-  maxBodyBytes?: number;
-  /** Producers choose the message id (AMQP message_id). Absent means true (false: SQS assigns MessageId). */
-  producerMessageIds?: boolean;
+  /** Pages list letters in the order they entered the DLQ, the same on every read (false: SQS standard queues). */
+  stableOrder: boolean;
+  /** Payloads may be any bytes (false: SQS bodies are Unicode text). */
+  binaryBodies: boolean;
+  /** Largest payload the broker accepts, in bytes; null: no limit worth stating. */
+  maxBodyBytes: number | null;
+  /** Producers choose the message id (AMQP message_id; false: SQS and Pulsar assign it). */
+  producerMessageIds: boolean;
   /** What `republish` keeps of a discarded letter; each item an operator-worded note (empty: everything). */
-  republishLimits?: string[];
+  republishLimits: string[];
   /**
    * The broker never confirms that a letter left the DLQ (AMQP 0-9-1 acks): a letter reported
    * moved by a move that then breaks off may still be in the DLQ, and the redrive engine looks for
-   * it when the job resumes. Absent means false (SQS DeleteMessage answers; Kafka marks are rows).
+   * it when the job resumes (false: SQS DeleteMessage answers; Kafka marks are rows).
    */
-  removalUnconfirmed?: boolean;
-  /** `planSafeMove` and `moveToSafety` exist: a risky DLQ's letters can be moved where reading is safe. Absent means false. */
-  safeMove?: boolean;
-  /**
-   * `moveLetters` applies `MoveRequest.repair` (repair and resubmit). Absent means false:
-   * the console then refuses a repair on this broker before anything is read.
-   */
-  repair?: boolean;
+  removalUnconfirmed: boolean;
 }
+
+/**
+ * The flags of the optional features, derived from the adapter's objects of operations
+ * (`capabilitiesOf`, contract/adapter.ts): a feature is there exactly when its object is.
+ */
+export interface FeatureFlags {
+  /** `BrokerAdapter.safeMove` is there: a risky DLQ's letters can be moved where reading is safe. */
+  safeMove: boolean;
+  /** `BrokerAdapter.repair` is there: `moveLetters` applies `MoveRequest.repair` (repair and resubmit). */
+  repair: boolean;
+  /** `BrokerAdapter.consumerGroups` is there: consumer groups and their committed offsets. */
+  consumerGroups: boolean;
+}
+
+/** What the UI reads of a connection: the adapter's capabilities and its optional features. */
+export type ConnectionCapabilities = BrokerCapabilities & FeatureFlags;
 
 /** Words the UI uses for this broker's concepts. */
 export interface BrokerVocabulary {

@@ -47,7 +47,7 @@ export interface MoveRequest {
   /**
    * Repair and resubmit: the copy carries these edits and a new message id (where producers choose
    * it: the new id is `markers.replayId`; SQS assigns its own), `x-dlq-repaired-by-operation`, and the
-   * letter's original id as `x-dlq-original-message-id`. Needs `capabilities.repair` and
+   * letter's original id as `x-dlq-original-message-id`. Needs `BrokerAdapter.repair` and
    * `MoveOptions.beforeRemove` (the original is archived before it leaves the DLQ).
    */
   repair?: LetterRepair;
@@ -110,4 +110,19 @@ export interface MoveOptions {
    * copy was published (a duplicate, never a loss). Required when any request has `repair`.
    */
   beforeRemove?: (copy: LetterCopy) => Promise<void>;
+}
+
+/**
+ * Repair and resubmit, where a broker has it (`BrokerAdapter.repair`): its `moveLetters` applies
+ * `MoveRequest.repair`. Where an adapter has no such object, the console refuses a repair before
+ * anything is read.
+ */
+export interface RepairOps {
+  /**
+   * The letter id a repaired copy (`MoveResult.copyId`) will have in a DLQ of this connection if it
+   * fails again and is dead-lettered, so the console can link the copy before it comes back
+   * (RabbitMQ keeps the copy's message_id; SQS keeps its MessageId); null where that id is not
+   * known in advance (Kafka and Pulsar: a new record with a new id).
+   */
+  copyLetterId(copyId: string): string | null;
 }

@@ -1,8 +1,8 @@
-/** Moving a risky DLQ's letters where reading them is safe (`BrokerAdapter.planSafeMove`, `moveToSafety`). */
+/** Moving a risky DLQ's letters where reading them is safe (`BrokerAdapter.safeMove`). */
 
 /**
  * How a risky DLQ's letters can be moved where reading them is safe, before anything reads them
- * (`BrokerAdapter.planSafeMove`). Nothing is changed by planning.
+ * (`SafeMoveOps.plan`). Nothing is changed by planning.
  */
 export interface SafeMovePlan {
   /** The queue the letters go to; the move creates it when missing. */
@@ -34,3 +34,23 @@ export type SafeMoveEvent =
       reason: string | null;
     }
   | { kind: "progress"; moved: number; failed: number; total: number | null; done: boolean };
+
+/** Move to safety, where a broker has it (`BrokerAdapter.safeMove`): a risky DLQ's letters moved where reading them is safe. */
+export interface SafeMoveOps {
+  /**
+   * How this DLQ's letters would be moved to safety (the target queue, whether it exists, the
+   * permissions needed). Changes nothing; reads no letter. Throws `not_found` for a DLQ that does
+   * not exist.
+   */
+  plan(dlq: string): Promise<SafeMovePlan>;
+  /**
+   * Moves every letter that is in `dlq` when the call starts into `target` (a plan's target,
+   * created when missing, as a queue that reading does not harm), conserving: each letter is
+   * published to the target and confirmed by the broker before it leaves the DLQ; bytes, message
+   * id, properties, headers and broker history are kept exactly; no redrive marker is added. Each
+   * letter is read at most once, and a letter that moved is never returned to the DLQ (so the read
+   * costs it nothing); one whose move failed stays in the DLQ. `signal` stops between letters. Runs
+   * until the letters present at the start are moved, or the DLQ is empty.
+   */
+  move(dlq: string, target: string, opts?: { signal?: AbortSignal }): AsyncIterable<SafeMoveEvent>;
+}

@@ -143,7 +143,7 @@ const errorType = (e: unknown): string | undefined => {
 /**
  * Runs `op` with `topic` in the reader's metadata. kafkajs refreshes a client's metadata for every
  * topic it was ever given; once one of them is deleted every refresh fails: then the missing ones
- * are dropped and `op` runs once more (as the adapter's `onTopic`).
+ * are dropped and `op` runs once more (as topics.ts's `onTopic`).
  */
 async function onTopic<T>(deps: GroupClientDeps, topic: string, op: () => Promise<T>): Promise<T> {
   const c = deps.cluster;

@@ -82,7 +82,7 @@ const unknownTopic = (topic: string) =>
  * kafkajs refreshes a client's metadata for every topic it was ever given (its target topics); once
  * someone else deletes one of them, each refresh fails with UNKNOWN_TOPIC_OR_PARTITION whatever topic
  * is asked, so one deleted topic would fail every send to a topic new to the producer, and to every
- * topic once the metadata is older than metadataMaxAge. As the adapter's `onTopic` does for reading:
+ * topic once the metadata is older than metadataMaxAge. As topics.ts's `onTopic` does for reading:
  * on an unknown topic, the target topics missing from a fresh list of all topics are dropped (under
  * kafkajs's own lock on them), the metadata is refreshed, and the check runs once more. Only
  * Metadata requests are made here: repeating them produces nothing. A `topic` that is itself gone

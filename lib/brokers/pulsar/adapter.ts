@@ -18,7 +18,7 @@ import type { BrokerCapabilities } from "@/lib/brokers/contract/capabilities";
 import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { BrowseOptions, DlqSummary, LetterPage, StreamOptions } from "@/lib/brokers/contract/dlq";
 import type { DlqWarning, HeaderEntry, Letter } from "@/lib/brokers/contract/letter";
-import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type { MoveOptions, MoveRequest, MoveResult, RepairOps } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
   RemoveRequest,
@@ -72,8 +72,6 @@ const CAPABILITIES: BrokerCapabilities = {
   // Pulsar answers no acknowledgement: a letter reported moved by a move that then broke off may
   // still be on the console's subscription, and the redrive engine looks for it when it resumes.
   removalUnconfirmed: true,
-  // Repair and resubmit: the copy carries the edits (lib/brokers/pulsar/repair.ts); the original is archived before it leaves.
-  repair: true,
 };
 
 interface TopicStats {
@@ -100,6 +98,11 @@ export class PulsarAdapter implements BrokerAdapter {
   readonly displayName: string;
   readonly capabilities = CAPABILITIES;
   readonly vocabulary = { queue: "topic", letterId: "message id", origin: "original topic" };
+  /**
+   * See `RepairOps`: the copy carries the edits (repair.ts); the original is archived before it
+   * leaves. Pulsar gives the copy its message id when it is published, so none is known in advance.
+   */
+  readonly repair: RepairOps = { copyLetterId: () => null };
   private readonly ep: PulsarEndpoint;
   private readonly admin: PulsarAdmin;
   private readonly mover: PulsarMover;

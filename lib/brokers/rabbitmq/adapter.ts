@@ -9,7 +9,7 @@ import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/contrac
 import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { BrowseOptions, DlqSummary, LetterPage, ReadRisk, StreamOptions } from "@/lib/brokers/contract/dlq";
 import type { DlqWarning, HeaderEntry, Letter } from "@/lib/brokers/contract/letter";
-import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type { MoveOptions, MoveRequest, MoveResult, RepairOps } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
   RemoveRequest,
@@ -18,7 +18,7 @@ import type {
   RepublishRequest,
   RepublishResult,
 } from "@/lib/brokers/contract/remove";
-import type { SafeMoveEvent, SafeMovePlan } from "@/lib/brokers/contract/safe-move";
+import type { SafeMoveOps } from "@/lib/brokers/contract/safe-move";
 import { toDisplayValue } from "@/lib/brokers/display";
 import { AmqpConnection, closeQuietly, mapAmqpError, vhostOf } from "@/lib/brokers/rabbitmq/connection";
 import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";
@@ -48,12 +48,14 @@ export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
   perLetterRemoval: true,
   nativeBulkMove: true,
   orderedKeys: false,
+  stableOrder: true,
+  binaryBodies: true,
+  maxBodyBytes: null,
+  producerMessageIds: true,
   republishLimits: [
     "An undone discard goes to the back of the DLQ, with delivery-mode 2 (persistent); every other property and header is as it was.",
   ],
   removalUnconfirmed: true,
-  safeMove: true,
-  repair: true,
 };
 
 export const RABBITMQ_VOCABULARY: BrokerVocabulary = { queue: "queue", letterId: "message id", origin: "origin queue" };
@@ -639,20 +641,17 @@ export class RabbitMqAdapter implements BrokerAdapter {
     return republishRabbit(this.moverContext(dlq), dlq, requests, opts);
   }
 
-  /** See `BrokerAdapter.copyLetterId`: a repaired copy's message_id is its copyId, and dead-lettering keeps it. */
-  copyLetterId(copyId: string): string | null {
-    return copyId === "" ? null : baseLetterId(copyId, () => "");
-  }
+  /** See `RepairOps`: moveLetters applies `MoveRequest.repair` (repair.ts). */
+  readonly repair: RepairOps = {
+    // A repaired copy's message_id is its copyId, and dead-lettering keeps it.
+    copyLetterId: (copyId) => (copyId === "" ? null : baseLetterId(copyId, () => "")),
+  };
 
-  /** See `BrokerAdapter.planSafeMove` and safe-move.ts: the target is the DLQ's name + `safeQueueSuffix`. */
-  planSafeMove(dlq: string): Promise<SafeMovePlan> {
-    return planSafeMove(this.safeMoveContext(dlq), dlq, `${dlq}${this.safeSuffix}`);
-  }
-
-  /** See `BrokerAdapter.moveToSafety` and safe-move.ts. */
-  moveToSafety(dlq: string, target: string, opts: { signal?: AbortSignal } = {}): AsyncIterable<SafeMoveEvent> {
-    return moveToSafety(this.safeMoveContext(dlq), dlq, target, opts);
-  }
+  /** See `SafeMoveOps` and safe-move.ts: the target is the DLQ's name + `safeQueueSuffix`. */
+  readonly safeMove: SafeMoveOps = {
+    plan: (dlq) => planSafeMove(this.safeMoveContext(dlq), dlq, `${dlq}${this.safeSuffix}`),
+    move: (dlq, target, opts = {}) => moveToSafety(this.safeMoveContext(dlq), dlq, target, opts),
+  };
 
   private safeMoveContext(dlq: string): SafeMoveContext {
     return {

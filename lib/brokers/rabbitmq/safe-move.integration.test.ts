@@ -1,6 +1,7 @@
 import amqp, { type ConsumeMessage } from "amqplib";
 import { afterAll, describe, expect, it } from "vitest";
 import { BrokerError } from "@/lib/brokers/contract/errors";
+import { capabilitiesOf } from "@/lib/brokers/contract/adapter";
 import type { SafeMoveEvent } from "@/lib/brokers/contract/safe-move";
 import { sha256Hex } from "@/lib/brokers/display";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
@@ -71,9 +72,9 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
       onwardQueue: null,
       nextReadLosesAt: 2,
     });
-    expect(adapter.capabilities.safeMove).toBe(true);
+    expect(capabilitiesOf(adapter).safeMove).toBe(true);
 
-    const plan = await adapter.planSafeMove(dlq);
+    const plan = await adapter.safeMove.plan(dlq);
     expect(plan).toMatchObject({ target, targetExists: false, depth: 10 });
     expect(plan.description).toMatch(/classic queue/);
     expect(plan.description).toMatch(/x-death/);
@@ -90,7 +91,7 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     expect(q.messages_unacknowledged ?? 0).toBe(0);
     expect(q.message_stats?.deliver_get ?? 0).toBe(0);
 
-    const events = await collect(adapter.moveToSafety(dlq, target));
+    const events = await collect(adapter.safeMove.move(dlq, target));
     const letterEvents = events.filter((e) => e.kind === "letter");
     expect(letterEvents).toHaveLength(10);
     expect(letterEvents.map((e) => e.outcome)).toEqual(Array(10).fill("moved"));
@@ -162,10 +163,10 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     expect(await kit.depth(target)).toBe(10);
 
     // Again on the now empty DLQ: nothing to move.
-    expect(await collect(adapter.moveToSafety(dlq, target))).toEqual([
+    expect(await collect(adapter.safeMove.move(dlq, target))).toEqual([
       { kind: "progress", moved: 0, failed: 0, total: 0, done: true },
     ]);
-    expect((await adapter.planSafeMove(dlq)).targetExists).toBe(true);
+    expect((await adapter.safeMove.plan(dlq)).targetExists).toBe(true);
     expect(await kit.depth(target)).toBe(10);
   });
 
@@ -180,7 +181,7 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     kit.queues.add(target);
     const small = new RabbitMqAdapter(testConfig(), { idleMs: 500, moveInFlight: 4 });
     try {
-      const events = await collect(small.moveToSafety(dlq, target));
+      const events = await collect(small.safeMove.move(dlq, target));
       const moved = events.filter((e) => e.kind === "letter" && e.outcome === "moved");
       expect(moved.map((e) => e.kind === "letter" && e.messageId)).toEqual(input.map((l) => l.messageId));
       expect(events.filter((e) => e.kind === "progress")).toEqual([
@@ -207,7 +208,7 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     const one = new RabbitMqAdapter(testConfig(), { idleMs: 500, moveInFlight: 1 });
     try {
       const events: SafeMoveEvent[] = [];
-      for await (const e of one.moveToSafety(dlq, target)) {
+      for await (const e of one.safeMove.move(dlq, target)) {
         events.push(e);
         // The generator is paused here: no copy is in flight while the target goes.
         if (events.filter((x) => x.kind === "letter").length === 3 && (await kit.depth(target)) === 3)
@@ -233,9 +234,9 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
   it("refuses a target that exists as a quorum queue, and the DLQ itself as target; nothing is moved", async () => {
     const { dlq } = await kit.dlqByReject(letters().slice(0, 3), QUORUM_LIMIT_3);
     const target = await kit.queue(`${dlq}.safe`, { "x-queue-type": "quorum" });
-    expect(await adapter.planSafeMove(dlq)).toMatchObject({ target, targetExists: true, depth: 3 });
+    expect(await adapter.safeMove.plan(dlq)).toMatchObject({ target, targetExists: true, depth: 3 });
     for (const to of [target, dlq]) {
-      const e = await collect(adapter.moveToSafety(dlq, to)).catch((x: unknown) => x);
+      const e = await collect(adapter.safeMove.move(dlq, to)).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(BrokerError);
       expect((e as BrokerError).kind).toBe("bad_request");
     }
@@ -252,8 +253,8 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     const missing = kit.name("no-such-dlq");
     // One at a time: started together, the second refusal could come before anything listened for it.
     for (const start of [
-      () => adapter.planSafeMove(missing),
-      () => collect(adapter.moveToSafety(missing, `${missing}.safe`)),
+      () => adapter.safeMove.plan(missing),
+      () => collect(adapter.safeMove.move(missing, `${missing}.safe`)),
     ]) {
       const e = await start().catch((x: unknown) => x);
       expect(e).toBeInstanceOf(BrokerError);
@@ -267,7 +268,7 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     const { dlq } = await kit.dlqByReject(letters().slice(0, 1), QUORUM_LIMIT_3);
     const a = new RabbitMqAdapter(testConfig({ safeQueueSuffix: ".parked" }), { idleMs: 500 });
     try {
-      expect((await a.planSafeMove(dlq)).target).toBe(`${dlq}.parked`);
+      expect((await a.safeMove.plan(dlq)).target).toBe(`${dlq}.parked`);
     } finally {
       await a.close();
     }

@@ -1,5 +1,5 @@
 /**
- * Move to safety on RabbitMQ (`BrokerAdapter.planSafeMove`, `moveToSafety`): a DLQ whose reads
+ * Move to safety on RabbitMQ (`BrokerAdapter.safeMove`: `plan`, `move`): a DLQ whose reads
  * count against its letters (a quorum queue with a delivery limit) is emptied, once, into a durable
  * classic queue, where reading counts nothing.
  *
@@ -158,7 +158,7 @@ async function declareTarget(ctx: SafeMoveContext, dlq: string, target: string):
   }
 }
 
-/** See `BrokerAdapter.moveToSafety` and this file's header. */
+/** See `SafeMoveOps.move` and this file's header. */
 export async function* moveToSafety(
   ctx: SafeMoveContext,
   dlq: string,

@@ -15,7 +15,7 @@ import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/contrac
 import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { BrowseOptions, DlqSummary, LetterPage, StreamOptions, StreamShortfall } from "@/lib/brokers/contract/dlq";
 import type { Letter } from "@/lib/brokers/contract/letter";
-import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
+import type { MoveOptions, MoveRequest, MoveResult, RepairOps } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
   RemoveRequest,
@@ -24,7 +24,7 @@ import type {
   RepublishRequest,
   RepublishResult,
 } from "@/lib/brokers/contract/remove";
-import type { SafeMoveEvent, SafeMovePlan } from "@/lib/brokers/contract/safe-move";
+import type { SafeMoveOps } from "@/lib/brokers/contract/safe-move";
 import { moveSqsLetters } from "@/lib/brokers/sqs/mover";
 import { moveVisibilitySeconds } from "@/lib/brokers/sqs/holds";
 import { removeSqsLetters } from "@/lib/brokers/sqs/remove";
@@ -60,21 +60,18 @@ export function sqsCapabilities(c: SqsConnectionConfig): BrokerCapabilities {
     randomAccess: false,
     perLetterRemoval: true,
     nativeBulkMove: c.messageMoveTasks,
-    // Only a move task moves letters without a receive that counts against the DLQ (safe-move.ts).
-    safeMove: c.messageMoveTasks,
     // FIFO letters carry a MessageGroupId whose order matters on redrive; standard ones have none.
     orderedKeys: true,
     // Standard queues have no order: pages are sorted by SentTimestamp within what one read receives.
     stableOrder: false,
     binaryBodies: false,
-    // moveLetters applies MoveRequest.repair (repair.ts): a new body must be SQS text, edits are String attributes.
-    repair: true,
     maxBodyBytes: c.maxMessageBytes ?? (c.endpoint ? 256 * 1024 : 1024 * 1024),
     producerMessageIds: false,
     republishLimits: [
       "SQS gives an undone letter a new MessageId (the old one stays in the archive), and sets SentTimestamp, ApproximateReceiveCount and DeadLetterQueueSourceArn anew.",
       "It goes to the back of the DLQ.",
     ],
+    removalUnconfirmed: false,
   };
 }
 
@@ -164,6 +161,11 @@ export class SqsAdapter implements BrokerAdapter {
       connectTimeoutMs: this.o.connectTimeoutMs,
       requestTimeoutMs: (Math.max(this.o.browseWaitSeconds, this.o.streamWaitSeconds) + 20) * 1000,
     });
+    if (config.messageMoveTasks)
+      this.safeMove = {
+        plan: (name) => planSqsSafeMove(this.safeMoveContext(), name),
+        move: (name, target, opts = {}) => moveSqsToSafety(this.safeMoveContext(), name, target, opts),
+      };
   }
 
   private err(e: unknown, queue?: string) {
@@ -673,25 +675,25 @@ export class SqsAdapter implements BrokerAdapter {
     );
   }
 
-  /** See `BrokerAdapter.copyLetterId`: the copy's MessageId (SendMessage's answer) is kept by the redrive policy's move. */
-  copyLetterId(copyId: string): string | null {
-    return copyId === "" ? null : baseIdOf(copyId);
-  }
+  /**
+   * See `RepairOps`: moveLetters applies `MoveRequest.repair` (repair.ts): a new body must be SQS
+   * text, edits are String attributes.
+   */
+  readonly repair: RepairOps = {
+    // The copy's MessageId (SendMessage's answer) is kept by the redrive policy's move.
+    copyLetterId: (copyId) => (copyId === "" ? null : baseIdOf(copyId)),
+  };
 
-  /** See `BrokerAdapter.planSafeMove` and safe-move.ts. */
-  planSafeMove(name: string): Promise<SafeMovePlan> {
-    return planSqsSafeMove(this.safeMoveContext(), name);
-  }
-
-  /** See `BrokerAdapter.moveToSafety` and safe-move.ts: a native move task, polled. */
-  moveToSafety(name: string, target: string, opts: { signal?: AbortSignal } = {}): AsyncIterable<SafeMoveEvent> {
-    return moveSqsToSafety(this.safeMoveContext(), name, target, opts);
-  }
+  /**
+   * See `SafeMoveOps` and safe-move.ts: a native move task, polled. Only where the server has
+   * message move tasks: only a move task moves letters without a receive that counts against the DLQ.
+   */
+  readonly safeMove?: SafeMoveOps;
 
   private safeMoveContext(): SafeMoveContext {
     return {
       sqs: this.sqs,
-      enabled: this.capabilities.safeMove === true,
+      enabled: this.config.messageMoveTasks,
       displayName: this.displayName,
       describe: (name) => this.describe(name),
       lookup: async (name) => {

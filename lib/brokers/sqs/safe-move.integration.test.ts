@@ -5,6 +5,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type MessageAttributeValue } from "@aws-sdk/client-sqs";
 import { BrokerError } from "@/lib/brokers/contract/errors";
+import { capabilitiesOf } from "@/lib/brokers/contract/adapter";
 import type { SafeMoveEvent } from "@/lib/brokers/contract/safe-move";
 import { displayText, findHeader } from "@/lib/brokers/display";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
@@ -91,7 +92,7 @@ describe("SQS move to safety on ElasticMQ", () => {
     const risk = (await adapter.describeDlq(c.dlq)).readRisk;
     expect(risk).toMatchObject({ kind: "chained-dlq", limit: 3, onwardQueue: c.next.name, countField: "count" });
 
-    const plan = await adapter.planSafeMove(c.dlq);
+    const plan = await adapter.safeMove!.plan(c.dlq);
     expect(plan).toMatchObject({ target, targetExists: false, depth: 8 });
     expect(plan.description).toMatch(/no redrive policy/);
     expect(plan.description).toContain(c.next.name);
@@ -112,7 +113,7 @@ describe("SQS move to safety on ElasticMQ", () => {
     expect(await kit.count(c.next.url)).toBe(0);
     expect(await exists(target)).toBe(false);
 
-    const events = await collect(adapter.moveToSafety(c.dlq, target));
+    const events = await collect(adapter.safeMove!.move(c.dlq, target));
     expect(events.at(-1)).toEqual({ kind: "progress", moved: 8, failed: 0, total: 8, done: true });
     expect(events.filter((e) => e.kind === "progress" && e.done)).toHaveLength(1);
     expect(events.every((e) => e.kind === "progress")).toBe(true);
@@ -173,9 +174,9 @@ describe("SQS move to safety on ElasticMQ", () => {
     expect(await kit.count(c.dlqUrl)).toBe(0);
 
     // Again, on the now empty DLQ: ends at once, nothing moved; the safe queue exists now.
-    const plan2 = await adapter.planSafeMove(c.dlq);
+    const plan2 = await adapter.safeMove!.plan(c.dlq);
     expect(plan2).toMatchObject({ target, targetExists: true, depth: 0 });
-    expect(await collect(adapter.moveToSafety(c.dlq, target))).toEqual([
+    expect(await collect(adapter.safeMove!.move(c.dlq, target))).toEqual([
       { kind: "progress", moved: 0, failed: 0, total: 0, done: true },
     ]);
     expect(await kit.count(safeUrl)).toBe(8);
@@ -186,12 +187,12 @@ describe("SQS move to safety on ElasticMQ", () => {
     const risky = await kit.queue(kit.name("risky"), {
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: c.next.arn, maxReceiveCount: 5 }),
     });
-    const e = await errorOf(collect(adapter.moveToSafety(c.dlq, risky.name)));
+    const e = await errorOf(collect(adapter.safeMove!.move(c.dlq, risky.name)));
     expect(e).toBeInstanceOf(BrokerError);
     expect(e!.kind).toBe("bad_request");
     expect(e!.userMessage).toMatch(/redrive policy of its own/);
-    expect((await errorOf(collect(adapter.moveToSafety(c.dlq, c.dlq))))?.kind).toBe("bad_request");
-    expect((await errorOf(collect(adapter.moveToSafety(c.dlq, `${c.dlq}-safe.fifo`))))?.kind).toBe("bad_request");
+    expect((await errorOf(collect(adapter.safeMove!.move(c.dlq, c.dlq))))?.kind).toBe("bad_request");
+    expect((await errorOf(collect(adapter.safeMove!.move(c.dlq, `${c.dlq}-safe.fifo`))))?.kind).toBe("bad_request");
     expect(await kit.count(c.dlqUrl)).toBe(2);
     expect(await kit.count(risky.url)).toBe(0);
     expect(await kit.count(c.next.url)).toBe(0);
@@ -200,10 +201,10 @@ describe("SQS move to safety on ElasticMQ", () => {
 
   it("a DLQ that does not exist, or a queue that is no DLQ: not_found", async () => {
     const missing = `${kit.prefix}-nope`;
-    expect((await errorOf(adapter.planSafeMove(missing)))?.kind).toBe("not_found");
-    expect((await errorOf(collect(adapter.moveToSafety(missing, `${missing}-safe`))))?.kind).toBe("not_found");
+    expect((await errorOf(adapter.safeMove!.plan(missing)))?.kind).toBe("not_found");
+    expect((await errorOf(collect(adapter.safeMove!.move(missing, `${missing}-safe`))))?.kind).toBe("not_found");
     const plain = await kit.queue(kit.name("plain"));
-    expect((await errorOf(adapter.planSafeMove(plain.name)))?.kind).toBe("not_found");
+    expect((await errorOf(adapter.safeMove!.plan(plain.name)))?.kind).toBe("not_found");
     expect(await exists(`${missing}-safe`)).toBe(false);
   });
 
@@ -216,7 +217,7 @@ describe("SQS move to safety on ElasticMQ", () => {
       const c = await kit.dlqByRedrive(Array.from({ length: 30 }, (_, i) => ({ body: text(`c-${i}`) })));
       const target = `${c.dlq}-safe`;
       const ac = new AbortController();
-      const events = await collect(slow.moveToSafety(c.dlq, target, { signal: ac.signal }), (e) => {
+      const events = await collect(slow.safeMove!.move(c.dlq, target, { signal: ac.signal }), (e) => {
         if (e.kind === "progress" && e.moved > 0) ac.abort();
       });
       const last = events.at(-1)!;
@@ -242,14 +243,14 @@ describe("SQS move to safety on ElasticMQ", () => {
       const c = await kit.dlqByRedrive(Array.from({ length: 20 }, (_, i) => ({ body: text(`f-${i}`) })));
       const target = `${c.dlq}-safe`;
       // The caller stops listening (as a console that stops would): the task keeps running on SQS.
-      for await (const e of slow.moveToSafety(c.dlq, target)) if (e.kind === "progress") break;
+      for await (const e of slow.safeMove!.move(c.dlq, target)) if (e.kind === "progress") break;
       const safeUrl = await track(target);
       const other = await kit.queue(kit.name("other"));
-      const e = await errorOf(collect(adapter.moveToSafety(c.dlq, other.name)));
+      const e = await errorOf(collect(adapter.safeMove!.move(c.dlq, other.name)));
       expect(e?.kind).toBe("bad_request");
       expect(e!.userMessage).toMatch(/already running/);
       expect(await kit.count(other.url)).toBe(0);
-      const events = await collect(adapter.moveToSafety(c.dlq, target));
+      const events = await collect(adapter.safeMove!.move(c.dlq, target));
       expect(events.at(-1)).toMatchObject({ kind: "progress", moved: 20, done: true });
       expect(await kit.count(safeUrl)).toBe(20);
       expect(await kit.count(c.dlqUrl)).toBe(0);
@@ -263,9 +264,9 @@ describe("SQS move to safety on ElasticMQ", () => {
       [0, 1, 2].map((i) => ({ body: text(`fifo-${i}`), attributes: attributes(i) })),
       true,
     );
-    const plan = await adapter.planSafeMove(c.dlq);
+    const plan = await adapter.safeMove!.plan(c.dlq);
     expect(plan.target).toBe(`${c.dlq.slice(0, -".fifo".length)}-safe.fifo`);
-    const e = await errorOf(collect(adapter.moveToSafety(c.dlq, plan.target)));
+    const e = await errorOf(collect(adapter.safeMove!.move(c.dlq, plan.target)));
     const safeUrl = await track(plan.target);
     expect((await attrsOf(safeUrl)).FifoQueue).toBe("true");
     if (e) {
@@ -284,11 +285,8 @@ describe("SQS move to safety on moto (no message move tasks: not offered)", () =
   const adapter = new SqsAdapter(testConfig(MOTO_ENDPOINT, { messageMoveTasks: false }));
   afterAll(() => adapter.close());
 
-  it("declares safeMove false and refuses the calls clearly", async () => {
-    expect(adapter.capabilities.safeMove).toBe(false);
-    const plan = await errorOf(adapter.planSafeMove("any-dlq"));
-    expect(plan?.kind).toBe("bad_request");
-    expect(plan!.userMessage).toMatch(/message move tasks/);
-    expect((await errorOf(collect(adapter.moveToSafety("any-dlq", "any-dlq-safe"))))?.kind).toBe("bad_request");
+  it("declares safeMove false: the adapter offers no move to safety", () => {
+    expect(capabilitiesOf(adapter).safeMove).toBe(false);
+    expect(adapter.safeMove).toBeUndefined();
   });
 });

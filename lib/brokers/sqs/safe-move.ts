@@ -96,7 +96,7 @@ export function safeQueueAttributes(dlqAttrs: Attrs, fifo: boolean): Record<stri
 
 export interface SafeMoveContext {
   sqs: SQSClient;
-  /** The server supports message move tasks (`capabilities.safeMove`). */
+  /** The server supports message move tasks (the adapter has `safeMove` only then). */
   enabled: boolean;
   displayName: string;
   /** The DLQ, as describeDlq sees it; throws not_found. */
