@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db";
-import type { IndexRow } from "./index-row";
+import { type IndexRow, VERSION_HEADERS } from "./index-row";
 import { deleteExpiredLetters, markGone, rebuildGroupSummary, refreshGroupSummary, upsertLetters } from "./index-store";
 
 /**
@@ -92,7 +92,32 @@ async function expectKeptEqualsRebuilt(queue: string) {
     queue,
   );
   expect(everIndexed).toEqual(rows);
+  // Every kept count of present letters (minutes, hours, origins, versions, reasons, classes) equals
+  // the count taken from the letters.
+  const keptCounts = await db.$queryRawUnsafe<Array<Record<string, unknown>>>(
+    `SELECT group_key, kind, value, n, n_handled FROM triage_group_stats
+     WHERE connection_id = $1 AND queue = $2 AND kind <> 'i' AND (n <> 0 OR n_handled <> 0) ORDER BY 1, 2, 3`,
+    CONN,
+    queue,
+  );
+  expect(keptCounts).toEqual(await countsFromLetters(queue));
   return kept;
+}
+
+async function countsFromLetters(queue: string) {
+  const version = `COALESCE(${VERSION_HEADERS.map((h) => `t.headers->>'${h}'`).join(", ")})`;
+  return db.$queryRawUnsafe<Array<Record<string, unknown>>>(
+    `SELECT t.group_key, d.kind, d.value, count(*)::int AS n,
+       (count(*) FILTER (WHERE d.kind IN ('m', 'h') AND t.handled_outcome IS NOT NULL))::int AS n_handled
+     FROM triage_letters t CROSS JOIN LATERAL (VALUES
+       ('m', (floor(extract(epoch FROM t.arrived_at) / 60) * 60)::bigint::text),
+       ('h', (floor(extract(epoch FROM t.arrived_at) / 3600) * 3600)::bigint::text),
+       ('o', t.origin_queue), ('v', ${version}), ('r', t.reason), ('c', t.exception_class)) AS d(kind, value)
+     WHERE t.connection_id = $1 AND t.queue = $2 AND t.gone_at IS NULL AND d.value IS NOT NULL
+     GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    CONN,
+    queue,
+  );
 }
 
 describe("group summary kept as letters are written", () => {
@@ -245,5 +270,79 @@ describe("group summary kept as letters are written", () => {
     );
     const kept = await expectKeptEqualsRebuilt(queue);
     expect(kept.reduce((n, g) => n + (g.count as number), 0)).toBe(800);
+  });
+
+  /** Arrivals a millisecond either side of an hour (and a minute) boundary. */
+  const edge = (i: number) => new Date(T0 + Math.floor(i / 2) * HOUR - (i % 2 === 0 ? 1 : 0)).toISOString();
+
+  it("letters either side of hour boundaries, moved across them, gone and deleted, in hour and minute buckets", async () => {
+    for (const span of [40, 3]) {
+      // 40 hours: buckets of an hour, added up from the hour rows; 3 hours: of five minutes, from the minute rows.
+      const queue = `dlq-${randomUUID()}`;
+      const scan1 = randomUUID();
+      const ids = range(0, 2 * span);
+      await upsertLetters(
+        CONN,
+        queue,
+        scan1,
+        ids.map((i) => row(i, { dead_lettered_at: edge(i) })),
+        db,
+      );
+      const first = await expectKeptEqualsRebuilt(queue);
+      expect(first[0].bucket_seconds).toBe(span === 40 ? 3600 : 300);
+      // Seen again: some letters cross to the other side of their hour, one changes group and
+      // outcome on the way, a few are not seen (gone).
+      const scan2 = randomUUID();
+      await upsertLetters(
+        CONN,
+        queue,
+        scan2,
+        ids
+          .filter((i) => i % 7 !== 3)
+          .map((i) =>
+            row(i, {
+              dead_lettered_at: i % 3 === 0 ? edge(i + (i % 2 === 0 ? 1 : -1)) : edge(i),
+              ...(i % 5 === 0
+                ? {
+                    group_key: "g-crossed",
+                    group_label: "crossed",
+                    exception_class: "com.acme.Crossed",
+                    top_frame: "com.acme.Crossed.run",
+                    handled_outcome: "redriven",
+                  }
+                : {}),
+            }),
+          ),
+        db,
+      );
+      expect(await markGone(CONN, queue, scan2, db)).toBeGreaterThan(0);
+      await expectKeptEqualsRebuilt(queue);
+      await db.$executeRawUnsafe(
+        `DELETE FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND letter_id IN ('l-1', 'l-2', 'l-4')`,
+        CONN,
+        queue,
+      );
+      await expectKeptEqualsRebuilt(queue);
+    }
+  });
+
+  it("concurrent batches writing either side of the same hour boundaries keep exact counts", async () => {
+    const queue = `dlq-${randomUUID()}`;
+    const scan = randomUUID();
+    await Promise.all(
+      range(0, 6).map((b) =>
+        upsertLetters(
+          CONN,
+          queue,
+          scan,
+          // Batch b's letters fall into the same hours as every other batch's.
+          range(b * 60, b * 60 + 60).map((i) => row(i, { dead_lettered_at: edge(i % 60) })),
+          db,
+        ),
+      ),
+    );
+    const kept = await expectKeptEqualsRebuilt(queue);
+    expect(kept.reduce((n, g) => n + (g.count as number), 0)).toBe(360);
+    expect(kept[0].bucket_seconds).toBe(3600);
   });
 });
