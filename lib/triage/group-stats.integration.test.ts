@@ -1,8 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
+import type { Actor } from "@/lib/auth/session";
+import { createUser } from "@/lib/auth/users";
 import { getDb } from "@/lib/db";
+import { maskingPolicy } from "@/lib/masking/policy";
 import { type IndexRow, VERSION_HEADERS } from "./index-row";
 import { deleteExpiredLetters, markGone, rebuildGroupSummary, refreshGroupSummary, upsertLetters } from "./index-store";
+import { type GroupByKey, queryGroupsBy, queryGroupsByRows } from "./queries";
+import { listGroups, maskValueGroups } from "./use-cases";
 
 /**
  * The group summary is made from counts that statement triggers keep as letters are written
@@ -344,5 +349,80 @@ describe("group summary kept as letters are written", () => {
     const kept = await expectKeptEqualsRebuilt(queue);
     expect(kept.reduce((n, g) => n + (g.count as number), 0)).toBe(360);
     expect(kept[0].bucket_seconds).toBe(3600);
+  });
+});
+
+describe("grouping by origin, reason and class from the kept counts", () => {
+  const ROLES = ["viewer", "operator", "admin"] as const;
+  const KEYS: GroupByKey[] = ["origin", "reason", "class", "header:x-app-version"];
+  const mail = (k: number) => `jane.doe${k}@example.com`;
+
+  it("equals the grouping of the letters' rows, as each role sees it, after every kind of write", async () => {
+    const actors = {} as Record<(typeof ROLES)[number], Actor>;
+    for (const role of ROLES) {
+      const u = await createUser({
+        email: `${role}-${randomUUID().slice(0, 8)}@group-stats.test`,
+        role,
+        password: "a-long-enough-password",
+      });
+      actors[role] = { id: u.id, email: u.email, name: null, role };
+    }
+    const queue = `dlq-${randomUUID()}`;
+    const meta = () => ({ requestId: randomUUID(), ip: "127.0.0.1" });
+    // Origins, reasons and classes quoting e-mail addresses (the default rules mask them), several
+    // that mask alike, and letters without a value.
+    const letter = (i: number) =>
+      row(i, {
+        origin_queue: i % 5 === 0 ? null : i % 4 === 0 ? `orders-for-${mail(i % 3)}` : `orders-${i % 7}`,
+        reason: i % 6 === 0 ? null : i % 4 === 1 ? `rejected by ${mail(i % 2)}` : ["rejected", "expired"][i % 2],
+        exception_class: i % 8 === 0 ? null : i % 4 === 2 ? `com.acme.NoUser_${mail(i % 3)}` : `com.acme.E${i % 3}`,
+      });
+    const expectSame = async () => {
+      for (const by of KEYS) {
+        const rows = await queryGroupsByRows(CONN, queue, by, db);
+        expect(await queryGroupsBy(CONN, queue, by, db)).toEqual(rows);
+        for (const role of ROLES) {
+          const seen = await listGroups(actors[role], meta(), { connectionId: CONN, queue, by });
+          const policy = await maskingPolicy(role, CONN, queue);
+          expect(seen.groups).toEqual(maskValueGroups(by, rows.groups, policy));
+          expect(seen.total).toBe(rows.total);
+          if (role === "viewer") expect(JSON.stringify(seen)).not.toContain("@example.com");
+        }
+      }
+    };
+    const scan1 = randomUUID();
+    await upsertLetters(CONN, queue, scan1, range(0, 300).map(letter), db);
+    await expectSame();
+    // Seen again with other values, some gone, a class regrouped in place, a few deleted.
+    const scan2 = randomUUID();
+    await upsertLetters(
+      CONN,
+      queue,
+      scan2,
+      range(0, 250).map((i) =>
+        i % 9 === 0 ? { ...letter(i + 1), letter_id: `l-${i}`, message_id: `m-${i}` } : letter(i),
+      ),
+      db,
+    );
+    expect(await markGone(CONN, queue, scan2, db)).toBe(50);
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET exception_class = 'com.acme.Renamed', group_key = 'g-renamed' WHERE connection_id = $1 AND queue = $2 AND exception_class = 'com.acme.E1'`,
+      CONN,
+      queue,
+    );
+    await db.$executeRawUnsafe(
+      `DELETE FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND letter_id IN ('l-4', 'l-5', 'l-8')`,
+      CONN,
+      queue,
+    );
+    await expectSame();
+    // Every letter gone: no groups either way.
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET gone_at = now() WHERE connection_id = $1 AND queue = $2`,
+      CONN,
+      queue,
+    );
+    expect(await queryGroupsBy(CONN, queue, "origin", db)).toEqual({ total: 0, groups: [] });
+    await expectSame();
   });
 });
