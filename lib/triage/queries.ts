@@ -432,11 +432,13 @@ export async function queryGroupsBy(
   if (!Object.hasOwn(KEPT_BY, by)) return queryGroupsByRows(connectionId, queue, by, db);
   const { column, kind } = KEPT_BY[by as keyof typeof KEPT_BY];
   const present = `FROM triage_letters l WHERE l.connection_id = $1 AND l.queue = $2 AND l.gone_at IS NULL`;
-  // One probe per value, on the (connection_id, queue, <column>, gone_at, arrived_at) index.
+  // One probe per value, on the (connection_id, queue, <column>, gone_at, arrived_at) index: ordered
+  // by (gone_at, arrived_at), which only that index gives, the planner cannot walk the DLQ's
+  // arrival index instead and filter it (all of it, for a value no present letter has left).
   const probe = (order: "ASC" | "DESC") =>
     `CASE WHEN top.value IS NULL
-       THEN (SELECT l.arrived_at ${present} AND l.${column} IS NULL ORDER BY l.arrived_at ${order} LIMIT 1)
-       ELSE (SELECT l.arrived_at ${present} AND l.${column} = top.value ORDER BY l.arrived_at ${order} LIMIT 1) END`;
+       THEN (SELECT l.arrived_at ${present} AND l.${column} IS NULL ORDER BY l.gone_at ${order}, l.arrived_at ${order} LIMIT 1)
+       ELSE (SELECT l.arrived_at ${present} AND l.${column} = top.value ORDER BY l.gone_at ${order}, l.arrived_at ${order} LIMIT 1) END`;
   const rows = await db.$queryRawUnsafe<Row[]>(
     `WITH v AS (
        SELECT value, sum(n)::int AS n FROM triage_group_stats
