@@ -6,6 +6,7 @@ import { getDb } from "@/lib/db";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { type IndexRow, VERSION_HEADERS } from "./index-row";
 import { deleteExpiredLetters, markGone, rebuildGroupSummary, refreshGroupSummary, upsertLetters } from "./index-store";
+import { indexRow } from "./test-kit";
 import { type GroupByKey, queryGroupsBy, queryGroupsByRows } from "./queries";
 import { listGroups, maskValueGroups } from "./use-cases";
 
@@ -29,12 +30,7 @@ const T0 = Date.parse("2026-03-01T08:00:00.000Z");
 function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
   const g = i % 3;
   const versionHeader = ["x-app-version", "app-version", "kafka_dlt-original-consumer-group"][i % 3];
-  return {
-    letter_id: `l-${i}`,
-    position: i,
-    kafka_partition: null,
-    kafka_offset: null,
-    message_id: `m-${i}`,
+  return indexRow(i, {
     // Spread over ten hours, with milliseconds, so buckets are wider than a minute and minutes hold several letters.
     dead_lettered_at: new Date(T0 + ((i * 90_001) % (10 * HOUR)) + (i % 1000)).toISOString(),
     reason: i % 4 === 0 ? null : ["rejected", "expired", "maxlen"][i % 3],
@@ -45,22 +41,13 @@ function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
     top_frame: `com.acme.E${g}.run`,
     group_key: `g${g}`,
     group_label: `E${g}: failed <num>`,
-    group_basis: "exception",
-    disposition: "unknown",
-    rule_id: null,
     receive_count: null,
     headers: i % 11 === 0 ? {} : { [versionHeader]: `v${i % 13}`, "x-other": "o" },
-    body_size: 3,
-    sha256: "0".repeat(64),
-    fingerprint: "f".repeat(32),
     payload: Uint8Array.of(1, 2, 3),
     payload_key_id: "k1",
-    payload_truncated: false,
     handled_outcome: i % 9 === 0 ? "redriven" : null,
-    exception_search: null,
-    search_version: null,
     ...over,
-  };
+  });
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
