@@ -318,6 +318,26 @@ describe("group summary kept as letters are written", () => {
     }
   });
 
+  it("buckets of six hours and of a day add up the hours of letters either side of their boundaries", async () => {
+    for (const [days, bucket] of [
+      [5, 21_600],
+      [20, 86_400],
+    ]) {
+      const queue = `dlq-${randomUUID()}`;
+      // A letter at every third hour (a millisecond before it or at it, in turn), over `days` days.
+      const ids = range(0, days * 8);
+      await upsertLetters(
+        CONN,
+        queue,
+        randomUUID(),
+        ids.map((i) => row(i, { dead_lettered_at: edge(i * 6 + (i % 2)) })),
+        db,
+      );
+      const kept = await expectKeptEqualsRebuilt(queue);
+      expect(kept[0].bucket_seconds).toBe(bucket);
+    }
+  });
+
   it("concurrent batches writing either side of the same hour boundaries keep exact counts", async () => {
     const queue = `dlq-${randomUUID()}`;
     const scan = randomUUID();
