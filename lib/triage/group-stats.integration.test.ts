@@ -1,8 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
+import type { Actor } from "@/lib/auth/session";
+import { createUser } from "@/lib/auth/users";
 import { getDb } from "@/lib/db";
-import type { IndexRow } from "./index-row";
+import { maskingPolicy } from "@/lib/masking/policy";
+import { type IndexRow, VERSION_HEADERS } from "./index-row";
 import { deleteExpiredLetters, markGone, rebuildGroupSummary, refreshGroupSummary, upsertLetters } from "./index-store";
+import { indexRow } from "./test-kit";
+import { type GroupByKey, queryGroupsBy, queryGroupsByRows } from "./queries";
+import { listGroups, maskValueGroups } from "./use-cases";
 
 /**
  * The group summary is made from counts that statement triggers keep as letters are written
@@ -24,12 +30,7 @@ const T0 = Date.parse("2026-03-01T08:00:00.000Z");
 function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
   const g = i % 3;
   const versionHeader = ["x-app-version", "app-version", "kafka_dlt-original-consumer-group"][i % 3];
-  return {
-    letter_id: `l-${i}`,
-    position: i,
-    kafka_partition: null,
-    kafka_offset: null,
-    message_id: `m-${i}`,
+  return indexRow(i, {
     // Spread over ten hours, with milliseconds, so buckets are wider than a minute and minutes hold several letters.
     dead_lettered_at: new Date(T0 + ((i * 90_001) % (10 * HOUR)) + (i % 1000)).toISOString(),
     reason: i % 4 === 0 ? null : ["rejected", "expired", "maxlen"][i % 3],
@@ -40,22 +41,13 @@ function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
     top_frame: `com.acme.E${g}.run`,
     group_key: `g${g}`,
     group_label: `E${g}: failed <num>`,
-    group_basis: "exception",
-    disposition: "unknown",
-    rule_id: null,
     receive_count: null,
     headers: i % 11 === 0 ? {} : { [versionHeader]: `v${i % 13}`, "x-other": "o" },
-    body_size: 3,
-    sha256: "0".repeat(64),
-    fingerprint: "f".repeat(32),
     payload: Uint8Array.of(1, 2, 3),
     payload_key_id: "k1",
-    payload_truncated: false,
     handled_outcome: i % 9 === 0 ? "redriven" : null,
-    exception_search: null,
-    search_version: null,
     ...over,
-  };
+  });
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => from + k);
@@ -92,7 +84,32 @@ async function expectKeptEqualsRebuilt(queue: string) {
     queue,
   );
   expect(everIndexed).toEqual(rows);
+  // Every kept count of present letters (minutes, hours, origins, versions, reasons, classes) equals
+  // the count taken from the letters.
+  const keptCounts = await db.$queryRawUnsafe<Array<Record<string, unknown>>>(
+    `SELECT group_key, kind, value, n, n_handled FROM triage_group_stats
+     WHERE connection_id = $1 AND queue = $2 AND kind <> 'i' AND (n <> 0 OR n_handled <> 0) ORDER BY 1, 2, 3`,
+    CONN,
+    queue,
+  );
+  expect(keptCounts).toEqual(await countsFromLetters(queue));
   return kept;
+}
+
+async function countsFromLetters(queue: string) {
+  const version = `COALESCE(${VERSION_HEADERS.map((h) => `t.headers->>'${h}'`).join(", ")})`;
+  return db.$queryRawUnsafe<Array<Record<string, unknown>>>(
+    `SELECT t.group_key, d.kind, d.value, count(*)::int AS n,
+       (count(*) FILTER (WHERE d.kind IN ('m', 'h') AND t.handled_outcome IS NOT NULL))::int AS n_handled
+     FROM triage_letters t CROSS JOIN LATERAL (VALUES
+       ('m', (floor(extract(epoch FROM t.arrived_at) / 60) * 60)::bigint::text),
+       ('h', (floor(extract(epoch FROM t.arrived_at) / 3600) * 3600)::bigint::text),
+       ('o', t.origin_queue), ('v', ${version}), ('r', t.reason), ('c', t.exception_class)) AS d(kind, value)
+     WHERE t.connection_id = $1 AND t.queue = $2 AND t.gone_at IS NULL AND d.value IS NOT NULL
+     GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    CONN,
+    queue,
+  );
 }
 
 describe("group summary kept as letters are written", () => {
@@ -245,5 +262,174 @@ describe("group summary kept as letters are written", () => {
     );
     const kept = await expectKeptEqualsRebuilt(queue);
     expect(kept.reduce((n, g) => n + (g.count as number), 0)).toBe(800);
+  });
+
+  /** Arrivals a millisecond either side of an hour (and a minute) boundary. */
+  const edge = (i: number) => new Date(T0 + Math.floor(i / 2) * HOUR - (i % 2 === 0 ? 1 : 0)).toISOString();
+
+  it("letters either side of hour boundaries, moved across them, gone and deleted, in hour and minute buckets", async () => {
+    for (const span of [40, 3]) {
+      // 40 hours: buckets of an hour, added up from the hour rows; 3 hours: of five minutes, from the minute rows.
+      const queue = `dlq-${randomUUID()}`;
+      const scan1 = randomUUID();
+      const ids = range(0, 2 * span);
+      await upsertLetters(
+        CONN,
+        queue,
+        scan1,
+        ids.map((i) => row(i, { dead_lettered_at: edge(i) })),
+        db,
+      );
+      const first = await expectKeptEqualsRebuilt(queue);
+      expect(first[0].bucket_seconds).toBe(span === 40 ? 3600 : 300);
+      // Seen again: some letters cross to the other side of their hour, one changes group and
+      // outcome on the way, a few are not seen (gone).
+      const scan2 = randomUUID();
+      await upsertLetters(
+        CONN,
+        queue,
+        scan2,
+        ids
+          .filter((i) => i % 7 !== 3)
+          .map((i) =>
+            row(i, {
+              dead_lettered_at: i % 3 === 0 ? edge(i + (i % 2 === 0 ? 1 : -1)) : edge(i),
+              ...(i % 5 === 0
+                ? {
+                    group_key: "g-crossed",
+                    group_label: "crossed",
+                    exception_class: "com.acme.Crossed",
+                    top_frame: "com.acme.Crossed.run",
+                    handled_outcome: "redriven",
+                  }
+                : {}),
+            }),
+          ),
+        db,
+      );
+      expect(await markGone(CONN, queue, scan2, db)).toBeGreaterThan(0);
+      await expectKeptEqualsRebuilt(queue);
+      await db.$executeRawUnsafe(
+        `DELETE FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND letter_id IN ('l-1', 'l-2', 'l-4')`,
+        CONN,
+        queue,
+      );
+      await expectKeptEqualsRebuilt(queue);
+    }
+  });
+
+  it("buckets of six hours and of a day add up the hours of letters either side of their boundaries", async () => {
+    for (const [days, bucket] of [
+      [5, 21_600],
+      [20, 86_400],
+    ]) {
+      const queue = `dlq-${randomUUID()}`;
+      // A letter at every third hour (a millisecond before it or at it, in turn), over `days` days.
+      const ids = range(0, days * 8);
+      await upsertLetters(
+        CONN,
+        queue,
+        randomUUID(),
+        ids.map((i) => row(i, { dead_lettered_at: edge(i * 6 + (i % 2)) })),
+        db,
+      );
+      const kept = await expectKeptEqualsRebuilt(queue);
+      expect(kept[0].bucket_seconds).toBe(bucket);
+    }
+  });
+
+  it("concurrent batches writing either side of the same hour boundaries keep exact counts", async () => {
+    const queue = `dlq-${randomUUID()}`;
+    const scan = randomUUID();
+    await Promise.all(
+      range(0, 6).map((b) =>
+        upsertLetters(
+          CONN,
+          queue,
+          scan,
+          // Batch b's letters fall into the same hours as every other batch's.
+          range(b * 60, b * 60 + 60).map((i) => row(i, { dead_lettered_at: edge(i % 60) })),
+          db,
+        ),
+      ),
+    );
+    const kept = await expectKeptEqualsRebuilt(queue);
+    expect(kept.reduce((n, g) => n + (g.count as number), 0)).toBe(360);
+    expect(kept[0].bucket_seconds).toBe(3600);
+  });
+});
+
+describe("grouping by origin, reason and class from the kept counts", () => {
+  const ROLES = ["viewer", "operator", "admin"] as const;
+  const KEYS: GroupByKey[] = ["origin", "reason", "class", "header:x-app-version"];
+  const mail = (k: number) => `jane.doe${k}@example.com`;
+
+  it("equals the grouping of the letters' rows, as each role sees it, after every kind of write", async () => {
+    const actors = {} as Record<(typeof ROLES)[number], Actor>;
+    for (const role of ROLES) {
+      const u = await createUser({
+        email: `${role}-${randomUUID().slice(0, 8)}@group-stats.test`,
+        role,
+        password: "a-long-enough-password",
+      });
+      actors[role] = { id: u.id, email: u.email, name: null, role };
+    }
+    const queue = `dlq-${randomUUID()}`;
+    const meta = () => ({ requestId: randomUUID(), ip: "127.0.0.1" });
+    // Origins, reasons and classes quoting e-mail addresses (the default rules mask them), several
+    // that mask alike, and letters without a value.
+    const letter = (i: number) =>
+      row(i, {
+        origin_queue: i % 5 === 0 ? null : i % 4 === 0 ? `orders-for-${mail(i % 3)}` : `orders-${i % 7}`,
+        reason: i % 6 === 0 ? null : i % 4 === 1 ? `rejected by ${mail(i % 2)}` : ["rejected", "expired"][i % 2],
+        exception_class: i % 8 === 0 ? null : i % 4 === 2 ? `com.acme.NoUser_${mail(i % 3)}` : `com.acme.E${i % 3}`,
+      });
+    const expectSame = async () => {
+      for (const by of KEYS) {
+        const rows = await queryGroupsByRows(CONN, queue, by, db);
+        expect(await queryGroupsBy(CONN, queue, by, db)).toEqual(rows);
+        for (const role of ROLES) {
+          const seen = await listGroups(actors[role], meta(), { connectionId: CONN, queue, by });
+          const policy = await maskingPolicy(role, CONN, queue);
+          expect(seen.groups).toEqual(maskValueGroups(by, rows.groups, policy));
+          expect(seen.total).toBe(rows.total);
+          if (role === "viewer") expect(JSON.stringify(seen)).not.toContain("@example.com");
+        }
+      }
+    };
+    const scan1 = randomUUID();
+    await upsertLetters(CONN, queue, scan1, range(0, 300).map(letter), db);
+    await expectSame();
+    // Seen again with other values, some gone, a class regrouped in place, a few deleted.
+    const scan2 = randomUUID();
+    await upsertLetters(
+      CONN,
+      queue,
+      scan2,
+      range(0, 250).map((i) =>
+        i % 9 === 0 ? { ...letter(i + 1), letter_id: `l-${i}`, message_id: `m-${i}` } : letter(i),
+      ),
+      db,
+    );
+    expect(await markGone(CONN, queue, scan2, db)).toBe(50);
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET exception_class = 'com.acme.Renamed', group_key = 'g-renamed' WHERE connection_id = $1 AND queue = $2 AND exception_class = 'com.acme.E1'`,
+      CONN,
+      queue,
+    );
+    await db.$executeRawUnsafe(
+      `DELETE FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND letter_id IN ('l-4', 'l-5', 'l-8')`,
+      CONN,
+      queue,
+    );
+    await expectSame();
+    // Every letter gone: no groups either way.
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET gone_at = now() WHERE connection_id = $1 AND queue = $2`,
+      CONN,
+      queue,
+    );
+    expect(await queryGroupsBy(CONN, queue, "origin", db)).toEqual({ total: 0, groups: [] });
+    await expectSame();
   });
 });

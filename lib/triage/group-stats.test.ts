@@ -29,3 +29,35 @@ describe("triage_group_stats triggers", () => {
     }
   });
 });
+
+/** The later migration that replaces the triggers' functions (hour and class rows beside the others). */
+describe("triage_group_stats triggers with hours and classes", () => {
+  const dir = join(process.cwd(), "prisma/migrations");
+  const folder = readdirSync(dir).find((f) => f.endsWith("_triage_group_stats_hours"))!;
+  const sql = readFileSync(join(dir, folder, "migration.sql"), "utf8");
+
+  it("take a letter's version from VERSION_HEADERS, in order, in every delta", () => {
+    const lists = [...sql.matchAll(/\('v', COALESCE\(([^)]*)\)\)/g)].map((m) =>
+      [...m[1].matchAll(/headers->>'([^']*)'/g)].map((h) => h[1]),
+    );
+    // insert, update (new and old rows), delete
+    expect(lists).toHaveLength(4);
+    for (const l of lists) expect(l).toEqual([...VERSION_HEADERS]);
+  });
+
+  it("count minutes, hours, origins, versions, reasons and classes of present letters only", () => {
+    const deltas = sql.split("CROSS JOIN LATERAL (VALUES").slice(1);
+    expect(deltas).toHaveLength(4);
+    for (const d of deltas) {
+      expect(d).toContain("('m', (floor(extract(epoch FROM t.arrived_at) / 60) * 60)::bigint::text)");
+      expect(d).toContain("('h', (floor(extract(epoch FROM t.arrived_at) / 3600) * 3600)::bigint::text)");
+      expect(d).toContain("('o', t.origin_queue)");
+      expect(d).toContain("('r', t.reason)");
+      expect(d).toContain("('c', t.exception_class)");
+      expect(d).toContain("WHERE t.gone_at IS NULL AND d.value IS NOT NULL");
+    }
+    // Handled letters are counted per minute and per hour, in every delta.
+    expect(sql.split("CASE WHEN d.kind IN ('m', 'h') AND t.handled_outcome IS NOT NULL")).toHaveLength(5);
+    expect(sql).not.toContain("CASE WHEN d.kind = 'm'");
+  });
+});

@@ -263,13 +263,16 @@ export function bucketSecondsFor(spanMs: number): number {
 
 /** The present letters of group `m.group_key` of DLQ $1/$2 (the group index serves it). */
 const PRESENT_OF_GROUP = `FROM triage_letters t WHERE t.connection_id = $1 AND t.queue = $2 AND t.group_key = m.group_key AND t.gone_at IS NULL`;
-/** First and last present arrival of each group, by index probes bounded to the minutes the counts name. */
+/** First and last present arrival of each group, by index probes bounded to the hours the counts name. */
 const FIRST_AT = `(SELECT t.arrived_at ${PRESENT_OF_GROUP} AND t.arrived_at >= to_timestamp(m.lo) ORDER BY t.arrived_at, t.id LIMIT 1)`;
-const NEWEST = `${PRESENT_OF_GROUP} AND t.arrived_at < to_timestamp(m.hi + 60) ORDER BY t.arrived_at DESC, t.id DESC`;
-/** Per group with present letters: count, handled count and first/last minute (epoch seconds), from triage_group_stats. */
-const MINUTES = `SELECT group_key, sum(n)::int AS count, sum(n_handled)::int AS handled_count,
+const NEWEST = `${PRESENT_OF_GROUP} AND t.arrived_at < to_timestamp(m.hi + 3600) ORDER BY t.arrived_at DESC, t.id DESC`;
+/**
+ * Per group with present letters: count, handled count and first/last hour (epoch seconds), from
+ * the hour rows of triage_group_stats (168 a week per group; the minute rows are 60 times as many).
+ */
+const HOURS = `SELECT group_key, sum(n)::int AS count, sum(n_handled)::int AS handled_count,
     min(value::bigint) AS lo, max(value::bigint) AS hi
-  FROM triage_group_stats WHERE connection_id = $1 AND queue = $2 AND kind = 'm' AND n > 0 GROUP BY group_key`;
+  FROM triage_group_stats WHERE connection_id = $1 AND queue = $2 AND kind = 'h' AND n > 0 GROUP BY group_key`;
 
 /**
  * Recomputes the groups of one DLQ: counts, first/last arrival, origins, versions
@@ -294,7 +297,7 @@ export async function refreshGroupSummary(
       await tx.$executeRawUnsafe(`SET LOCAL enable_sort = off`);
       await tx.$executeRawUnsafe(`SET LOCAL jit = off`);
       const span = await tx.$queryRawUnsafe<Array<{ lo: Date | null; hi: Date | null }>>(
-        `WITH m AS (${MINUTES})
+        `WITH m AS (${HOURS})
          SELECT min(${FIRST_AT}) AS lo, max((SELECT t.arrived_at ${NEWEST} LIMIT 1)) AS hi FROM m`,
         connectionId,
         queue,
@@ -318,7 +321,7 @@ export async function refreshGroupSummary(
            SELECT group_key, kind, value, n FROM triage_group_stats
            WHERE connection_id = $1 AND queue = $2 AND kind <> 'm' AND n > 0
          ),
-         m AS (${MINUTES}),
+         m AS (${HOURS}),
          o AS (SELECT group_key, (array_agg(value ORDER BY value))[1:20] AS origins FROM st WHERE kind = 'o' GROUP BY group_key),
          v AS (SELECT group_key, (array_agg(value ORDER BY value))[1:10] AS versions FROM st WHERE kind = 'v' GROUP BY group_key),
          r AS (SELECT group_key, min(value) AS reason FROM st WHERE kind = 'r' GROUP BY group_key),
@@ -326,7 +329,7 @@ export async function refreshGroupSummary(
            SELECT group_key, jsonb_agg(jsonb_build_object('start', start, 'count', n) ORDER BY start) AS buckets FROM (
              SELECT group_key, date_bin(($3::int * interval '1 second'), to_timestamp(value::bigint), TIMESTAMPTZ '2000-01-01') AS start,
                sum(n)::int AS n
-             FROM triage_group_stats WHERE connection_id = $1 AND queue = $2 AND kind = 'm' AND n > 0 GROUP BY 1, 2
+             FROM triage_group_stats WHERE connection_id = $1 AND queue = $2 AND kind = $4 AND n > 0 GROUP BY 1, 2
            ) x GROUP BY group_key
          )
          INSERT INTO triage_groups (connection_id, queue, group_key, label, basis, exception_class, normalized_message,
@@ -345,6 +348,8 @@ export async function refreshGroupSummary(
         connectionId,
         queue,
         bucket,
+        // Buckets of an hour or more (a span over 15 hours) add up hours; shorter ones, the span's minutes.
+        bucket >= 3600 ? "h" : "m",
       );
     },
     { timeout: 120_000, maxWait: 15_000 },

@@ -5,6 +5,7 @@ import { getDb } from "@/lib/db";
 import { visibleSha256 } from "@/lib/masking/digest";
 import type { IndexRow } from "./index-row";
 import { upsertLetters } from "./index-store";
+import { indexRow } from "./test-kit";
 import type { SearchScope } from "./masked-search";
 import {
   COUNT_CAP,
@@ -28,37 +29,7 @@ afterAll(async () => {
 });
 
 function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
-  return {
-    letter_id: `l-${i}`,
-    position: i,
-    kafka_partition: null,
-    kafka_offset: null,
-    message_id: `m-${i}`,
-    dead_lettered_at: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
-    reason: "rejected",
-    origin_queue: "orders",
-    exception_class: "com.acme.Thing",
-    exception_message: `thing ${i} failed`,
-    exception_search: null,
-    search_version: VERSION,
-    normalized_message: "thing <n> failed",
-    top_frame: null,
-    group_key: "g",
-    group_label: "Thing: thing <n> failed",
-    group_basis: "exception",
-    disposition: "unknown",
-    rule_id: null,
-    receive_count: 1,
-    headers: {},
-    body_size: 3,
-    sha256: i.toString(16).padStart(64, "a"),
-    fingerprint: "f".repeat(32),
-    payload: null,
-    payload_key_id: null,
-    payload_truncated: false,
-    handled_outcome: null,
-    ...over,
-  };
+  return indexRow(i, { search_version: VERSION, sha256: i.toString(16).padStart(64, "a"), ...over });
 }
 
 const hidden = (s: string) => s.replace("hunter2-Zq", "[hidden]");

@@ -405,16 +405,68 @@ export async function queryGroups(
 
 export type GroupByKey = "origin" | "reason" | "class" | `header:${string}`;
 
-/** Grouping by another key, live over the index (count, first/last arrival), largest first. */
+type ValueGroups = {
+  groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>;
+  total: number;
+};
+
+/** The column each key groups by, and the triage_group_stats kind that counts its values. */
+const KEPT_BY = {
+  origin: { column: "origin_queue", kind: "o" },
+  reason: { column: "reason", kind: "r" },
+  class: { column: "exception_class", kind: "c" },
+} as const;
+
+/**
+ * Grouping by another key (count, first/last arrival), largest first, of the DLQ's present letters.
+ * By origin, reason or class: the counts triage_group_stats keeps (letters without a value: the
+ * present letters less those with one) and two index probes per value for its first and last
+ * arrival. By a header: every present letter's row (queryGroupsByRows).
+ */
 export async function queryGroupsBy(
   connectionId: string,
   queue: string,
   by: GroupByKey,
   db: PrismaClient = getDb(),
-): Promise<{
-  groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>;
-  total: number;
-}> {
+): Promise<ValueGroups> {
+  if (!Object.hasOwn(KEPT_BY, by)) return queryGroupsByRows(connectionId, queue, by, db);
+  const { column, kind } = KEPT_BY[by as keyof typeof KEPT_BY];
+  const present = `FROM triage_letters l WHERE l.connection_id = $1 AND l.queue = $2 AND l.gone_at IS NULL`;
+  // One probe per value, on the (connection_id, queue, <column>, gone_at, arrived_at) index: ordered
+  // by (gone_at, arrived_at), which only that index gives, the planner cannot walk the DLQ's
+  // arrival index instead and filter it (all of it, for a value no present letter has left).
+  const probe = (order: "ASC" | "DESC") =>
+    `CASE WHEN top.value IS NULL
+       THEN (SELECT l.arrived_at ${present} AND l.${column} IS NULL ORDER BY l.gone_at ${order}, l.arrived_at ${order} LIMIT 1)
+       ELSE (SELECT l.arrived_at ${present} AND l.${column} = top.value ORDER BY l.gone_at ${order}, l.arrived_at ${order} LIMIT 1) END`;
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `WITH v AS (
+       SELECT value, sum(n)::int AS n FROM triage_group_stats
+       WHERE connection_id = $1 AND queue = $2 AND kind = $3 AND n > 0 GROUP BY value
+     ),
+     counts AS (
+       SELECT value, n FROM v
+       UNION ALL
+       SELECT NULL, (COALESCE(sum(n), 0) - (SELECT COALESCE(sum(n), 0) FROM v))::int FROM triage_group_stats
+       WHERE connection_id = $1 AND queue = $2 AND kind = 'h' AND n > 0
+     ),
+     top AS (SELECT value, n FROM counts WHERE n > 0 ORDER BY n DESC, value LIMIT 500)
+     SELECT top.value, top.n, ${probe("ASC")} AS first_at, ${probe("DESC")} AS last_at
+     FROM top ORDER BY top.n DESC, top.value`,
+    connectionId,
+    queue,
+    kind,
+  );
+  return valueGroups(rows);
+}
+
+/** Grouping by another key, by aggregating every present letter's row of the DLQ. */
+export async function queryGroupsByRows(
+  connectionId: string,
+  queue: string,
+  by: GroupByKey,
+  db: PrismaClient = getDb(),
+): Promise<ValueGroups> {
   const params: unknown[] = [connectionId, queue];
   let expr: string;
   if (by === "origin") expr = "origin_queue";
@@ -433,6 +485,10 @@ export async function queryGroupsBy(
      GROUP BY 1 ORDER BY n DESC, 1 LIMIT 500`,
     ...params,
   );
+  return valueGroups(rows);
+}
+
+function valueGroups(rows: Row[]): ValueGroups {
   const total = rows.reduce((n, r) => n + Number(r.n), 0);
   return {
     total,

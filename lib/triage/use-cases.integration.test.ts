@@ -7,6 +7,7 @@ import { RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
 import { DEFAULT_CLASSIFICATION_RULES } from "@/lib/triage";
 import { upsertLetters, refreshGroupSummary } from "./index-store";
+import { indexRow } from "./test-kit";
 import type { IndexRow } from "./index-row";
 import {
   cancelScan,
@@ -41,37 +42,13 @@ afterAll(async () => {
 });
 
 function row(i: number, over: Partial<IndexRow> = {}): IndexRow {
-  return {
-    letter_id: `l-${i}`,
-    position: i,
-    kafka_partition: null,
-    kafka_offset: null,
-    message_id: `m-${i}`,
-    dead_lettered_at: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
-    reason: "rejected",
-    origin_queue: "orders",
+  return indexRow(i, {
     exception_class: "com.acme.FlakyThing",
-    exception_message: `thing ${i} failed`,
-    normalized_message: "thing <n> failed",
-    top_frame: null,
     group_key: "g-flaky",
     group_label: "FlakyThing: thing <n> failed",
-    group_basis: "exception",
-    disposition: "unknown",
-    rule_id: null,
-    receive_count: 1,
     headers: { "x-tenant": "acme" },
-    body_size: 3,
-    sha256: "0".repeat(64),
-    fingerprint: "f".repeat(32),
-    payload: null,
-    payload_key_id: null,
-    payload_truncated: false,
-    handled_outcome: null,
-    exception_search: null,
-    search_version: null,
     ...over,
-  };
+  });
 }
 
 describe("triage use cases", () => {

@@ -206,13 +206,18 @@ export async function listGroups(
   return {
     by,
     ...r,
-    groups: mergeMasked(r.groups.map((g) => ({ ...g, value: maskGroupValue(by, g.value, policy) }))),
+    groups: maskValueGroups(by, r.groups, policy),
     lastScan: scan,
     olderGrouping,
   };
 }
 
 type ValueGroup = { value: string | null; count: number; share: number; firstAt: string; lastAt: string };
+
+/** A grouping by another key as the role sees it: its values masked, groups that mask alike merged. */
+export function maskValueGroups(by: GroupByKey, groups: ValueGroup[], policy: MaskingPolicy): ValueGroup[] {
+  return mergeMasked(groups.map((g) => ({ ...g, value: maskGroupValue(by, g.value, policy) })));
+}
 
 /**
  * Groups whose values mask alike are one group to this role, ordered by what it sees (count, then
