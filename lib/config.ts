@@ -251,6 +251,7 @@ export type KafkaConnectionConfig = z.infer<typeof kafkaConnectionSchema>;
 export type PulsarConnectionConfig = z.infer<typeof pulsarConnectionSchema>;
 export type DlqEntryConfig = z.infer<typeof dlqEntrySchema>;
 export type ConnectionConfig = z.infer<typeof connectionSchema>;
+export type ConsumerGroupsConfig = z.infer<typeof consumerGroupsSchema>;
 export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;
 export type OwnerConfig = z.infer<typeof ownerSchema>;
 export type OperationsConfig = z.infer<typeof operationsSchema>;
@@ -345,4 +346,9 @@ export function resetConfigCache() {
  */
 export function trustedProxyEntries(env: Record<string, string | undefined> = process.env): string[] {
   return (env.DLQ_TRUSTED_PROXIES ?? "").split(/[\s,]+/).filter(Boolean);
+}
+
+/** A connection's consumer-group settings where its broker has consumer groups (Kafka), else null. */
+export function consumerGroupsConfigOf(c: ConnectionConfig | undefined): ConsumerGroupsConfig | null {
+  return c && "consumerGroups" in c ? c.consumerGroups : null;
 }

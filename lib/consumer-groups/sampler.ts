@@ -1,7 +1,7 @@
 import "server-only";
 import type { ConsumerGroupsRound } from "@/lib/brokers/contract/consumer-groups";
 import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
-import { loadConfig, type KafkaConnectionConfig } from "@/lib/config";
+import { consumerGroupsConfigOf, loadConfig } from "@/lib/config";
 import { listAdapters } from "@/lib/connections/registry";
 import { getDb } from "@/lib/db";
 import { asAppError } from "@/lib/errors";
@@ -43,9 +43,10 @@ export interface GroupsRoundOptions {
 export async function sampleConsumerGroups(opts: GroupsRoundOptions = {}): Promise<GroupsRoundReport> {
   const db = opts.db ?? getDb();
   const configs = new Map(
-    loadConfig()
-      .connections.filter((c): c is KafkaConnectionConfig => c.kind === "kafka" && c.consumerGroups.sample)
-      .map((c) => [c.id, c]),
+    loadConfig().connections.flatMap((c) => {
+      const groups = consumerGroupsConfigOf(c);
+      return groups?.sample ? [[c.id, groups] as const] : [];
+    }),
   );
   const targets = (opts.adapters ?? listAdapters()).filter((a) => a.consumerGroups && configs.has(a.connectionId));
   const reads = await Promise.all(
@@ -74,7 +75,7 @@ export async function sampleConsumerGroups(opts: GroupsRoundOptions = {}): Promi
   const at = (opts.now ?? (() => new Date()))();
   const report: GroupsRoundReport = { at, connections: [] };
   for (const { a, round, error } of reads) {
-    const cfg = configs.get(a.connectionId)!.consumerGroups;
+    const cfg = configs.get(a.connectionId)!;
     if (!round) {
       await db.$executeRawUnsafe(
         `INSERT INTO consumer_group_rounds (connection_id, sampled_at, error, calls, groups) VALUES ($1, $2::timestamptz, $3, 0, 0)

@@ -4,7 +4,7 @@ import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { RecordAt } from "@/lib/brokers/contract/consumer-groups";
 import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
-import { loadConfig, type KafkaConnectionConfig } from "@/lib/config";
+import { consumerGroupsConfigOf, loadConfig, type ConsumerGroupsConfig } from "@/lib/config";
 import { listAdapters } from "@/lib/connections/registry";
 import { letterDetailOf, VIEW_MAX_BODY_BYTES, type LetterDetail } from "@/lib/dlq/view-letter";
 import { AppError } from "@/lib/errors";
@@ -33,9 +33,9 @@ export interface GroupsConnection {
   groups: GroupRow[];
 }
 
-function groupsConfig(connectionId: string): KafkaConnectionConfig["consumerGroups"] | null {
-  const c = loadConfig().connections.find((x) => x.id === connectionId);
-  return c?.kind === "kafka" && c.consumerGroups.sample ? c.consumerGroups : null;
+function groupsConfig(connectionId: string): ConsumerGroupsConfig | null {
+  const groups = consumerGroupsConfigOf(loadConfig().connections.find((x) => x.id === connectionId));
+  return groups?.sample ? groups : null;
 }
 
 /** The connections whose consumer groups the console samples. */
