@@ -155,6 +155,10 @@ async function main() {
     const rows = await getDb().$queryRawUnsafe<Array<{ n: number }>>("SELECT count(*)::int AS n FROM triage_letters");
     const groups = await getDb().$queryRawUnsafe<Array<{ n: number }>>("SELECT count(*)::int AS n FROM triage_groups");
     const scanRate = read / scanS;
+    // The text search of the scanned letters, filled after the scan (the worker's
+    // triage-search-fill task): off the scan's path, measured apart (absent in older trees).
+    const search = await import("../lib/triage/letter-search").catch(() => null);
+    const filled = search ? await phase("search fill", () => search.fillLetterSearch(getDb(), { maxMs: 600_000 })) : 0;
     // The bare read again after the scan (the scan leaves every letter in the queue): on a shared
     // machine the load drifts between phases; the ratio is against the mean of both bare reads.
     const bareAfter = await phase("bare after", bare);
@@ -214,6 +218,14 @@ async function main() {
       anchor: bareAnchor,
       cpu: cpuOf("scan"),
     });
+    if (search) {
+      if (filled !== COUNT) throw new Error(`search fill wrote ${filled} of ${COUNT} letters`);
+      report({
+        operation: "triage scan: search text fill after the scan",
+        rate: { value: COUNT / cpus["search fill"].wall, unit: "letters/s" },
+        cpu: cpuOf("search fill"),
+      });
+    }
   } finally {
     clearInterval(sampler);
     await adapter.close();
