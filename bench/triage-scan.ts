@@ -159,6 +159,11 @@ async function main() {
     // machine the load drifts between phases; the ratio is against the mean of both bare reads.
     const bareAfter = await phase("bare after", bare);
     const bareRate = (bareBefore + bareAfter) / 2;
+    // The text search of the scanned letters, filled after the scan (the worker's
+    // triage-search-fill task): off the scan's path, measured apart (absent in older trees),
+    // after the second bare read, so that the phases the ratio is made of run as in older trees.
+    const search = await import("../lib/triage/letter-search").catch(() => null);
+    const filled = search ? await phase("search fill", () => search.fillLetterSearch(getDb(), { maxMs: 600_000 })) : 0;
     console.log(
       `bare amqplib read      ${Math.round(bareRate)} letters/s  (before the scan ${Math.round(bareBefore)}, after ${Math.round(bareAfter)})`,
     );
@@ -214,6 +219,14 @@ async function main() {
       anchor: bareAnchor,
       cpu: cpuOf("scan"),
     });
+    if (search) {
+      if (filled !== COUNT) throw new Error(`search fill wrote ${filled} of ${COUNT} letters`);
+      report({
+        operation: "triage scan: search text fill after the scan",
+        rate: { value: COUNT / cpus["search fill"].wall, unit: "letters/s" },
+        cpu: cpuOf("search fill"),
+      });
+    }
   } finally {
     clearInterval(sampler);
     await adapter.close();

@@ -13,6 +13,7 @@ import { safeMoveHandler } from "@/lib/safety/handler";
 import { scanHandler } from "@/lib/triage/scan";
 import { regroupStaleDlqs } from "@/lib/triage/regroup";
 import { indexRound } from "@/lib/triage/indexer";
+import { fillLetterSearch } from "@/lib/triage/letter-search";
 import { listAdapters } from "@/lib/connections/registry";
 import { readsFree } from "@/lib/operations/top-failure-sample";
 import { JobWorker } from "@/lib/jobs/worker";
@@ -91,6 +92,14 @@ export function startJobWorker(): JobWorker | null {
               });
               if (r.dlqs.some((d) => d.jobId && d.outcome === "queued")) wakeJobWorker();
             },
+          },
+          {
+            // Text search of letters written since the last fill (lib/triage/letter-search.ts).
+            name: "triage-search-fill",
+            everyMs: 5_000,
+            firstAfterMs: 3_000,
+            leased: true,
+            run: async () => void (await fillLetterSearch(getDb(), { maxMs: 4_000 })),
           },
           {
             // Redrives that paused because their broker went away resume once it answers again.

@@ -144,6 +144,8 @@ export function whereOf(f: LetterFilter): {
   }
   const base = parts.join(" AND ");
   const baseParts = parts.length;
+  /** The last clauses of `parts` as tested on rows read in arrival order (without the candidates). */
+  const scanParts: string[] = [];
   if (f.header) add((p) => `headers @> ${p}::jsonb`, JSON.stringify({ [f.header.name]: f.header.value }));
   if (f.text?.trim()) {
     const t = f.text.trim();
@@ -151,10 +153,14 @@ export function whereOf(f: LetterFilter): {
     const like = `$${params.length - 1}`;
     const exact = `$${params.length}`;
     // Every text a masked role could match (the class, the message as each role sees it) is a line of
-    // triage_search_text, trigram-indexed where pg_trgm is available: a necessary condition that
-    // finds the candidates, never a match by itself (the exact, per-role condition comes first, so a
-    // scan in arrival order filtering rows tests it only on rows that already match).
-    const candidates = `triage_search_text(exception_class, exception_message, exception_search) ILIKE ${like}`;
+    // triage_search_text, kept per letter in triage_letter_search (trigram-indexed where pg_trgm is
+    // available) once filled, and every letter not filled yet is in triage_search_pending: so a
+    // matching letter is always among these candidates. They only find rows through the primary
+    // key, never decide a match (the exact, per-role condition does, and comes first). Where the
+    // rows are read in arrival order instead (the newest SEARCH_WINDOW), the exact condition alone
+    // is the test (`search` below).
+    const candidates = `id = ANY(ARRAY(SELECT id FROM triage_letter_search WHERE search_text ILIKE ${like}
+      UNION ALL SELECT id FROM triage_search_pending))`;
     // Exact ids: letter_id has its unique index, message_id a hash index; a SHA-256 is 64 hex digits.
     let ids = `letter_id = ${exact} OR message_id = ${exact}`;
     if (f.search!.kind === "raw") {
@@ -174,10 +180,15 @@ export function whereOf(f: LetterFilter): {
         params.push(ipad, opad, digest);
         digestMatch = ` OR ${keyedDigestSql("sha256", `$${params.length - 2}`, `$${params.length - 1}`)} = $${params.length}`;
       }
-      parts.push(`(((${message} OR exception_class ILIKE ${like}) AND ${candidates}) OR ${ids}${digestMatch})`);
+      const exactMatch = `(${message} OR exception_class ILIKE ${like})`;
+      parts.push(`((${exactMatch} AND ${candidates}) OR ${ids}${digestMatch})`);
+      scanParts.push(`(${exactMatch} OR ${ids}${digestMatch})`);
     }
   }
-  const search = parts.length > baseParts ? parts.slice(baseParts).join(" AND ") : null;
+  const search =
+    parts.length > baseParts
+      ? [...parts.slice(baseParts, parts.length - scanParts.length), ...scanParts].join(" AND ")
+      : null;
   return { sql: parts.join(" AND "), params, base, search };
 }
 

@@ -1,0 +1,57 @@
+import "server-only";
+import { getDb } from "@/lib/db";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+
+/**
+ * The text search table of the triage index (triage_letter_search), filled off the scan's path.
+ *
+ * A scan writes letters only; a statement trigger lists each new or changed letter in
+ * triage_search_pending (migration *_triage_letter_search). A fill moves pending letters' search
+ * text (triage_search_text: the class and the message as each role sees it) into
+ * triage_letter_search, whose trigram index finds a text search's candidates. Text searches test
+ * the pending letters directly (queries.ts), so a letter is found the moment it is written, filled
+ * or not.
+ */
+
+/** Letters per fill statement. */
+export const FILL_BATCH = 5000;
+
+/**
+ * One batch: deletes up to `batch` pending letters and writes their search text, in one statement.
+ * A pending row whose counter changed after the batch was read (its letter changed again) stays
+ * pending: the text written may be the older one, and the next fill writes the newer.
+ * Returns how many letters left the pending list.
+ */
+export async function fillLetterSearchBatch(db: PrismaClient = getDb(), batch: number = FILL_BATCH): Promise<number> {
+  return db.$executeRawUnsafe(
+    `WITH batch AS (SELECT id, n FROM triage_search_pending ORDER BY id LIMIT $1),
+     done AS (DELETE FROM triage_search_pending p USING batch b WHERE p.id = b.id AND p.n = b.n RETURNING p.id)
+     INSERT INTO triage_letter_search AS s (id, search_text)
+       SELECT l.id, triage_search_text(l.exception_class, l.exception_message, l.exception_search)
+       FROM done JOIN triage_letters l ON l.id = done.id
+     ON CONFLICT (id) DO UPDATE SET search_text = EXCLUDED.search_text`,
+    Math.max(1, Math.trunc(batch)),
+  );
+}
+
+/**
+ * Fills batches until nothing is pending or `maxMs` has passed (the worker's task; tests).
+ * Returns the letters whose search text was written.
+ */
+export async function fillLetterSearch(
+  db: PrismaClient = getDb(),
+  opts: { batch?: number; maxMs?: number } = {},
+): Promise<number> {
+  const batch = opts.batch ?? FILL_BATCH;
+  const until = performance.now() + (opts.maxMs ?? 30_000);
+  let total = 0;
+  for (;;) {
+    const pending = await db.$queryRawUnsafe<Array<{ n: bigint | number }>>(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM triage_search_pending LIMIT $1) p`,
+      batch,
+    );
+    if (Number(pending[0]?.n ?? 0) === 0) return total;
+    total += await fillLetterSearchBatch(db, batch);
+    if (Number(pending[0]?.n ?? 0) < batch || performance.now() >= until) return total;
+  }
+}
