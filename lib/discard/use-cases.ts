@@ -15,7 +15,7 @@ import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
-import type { Selection } from "@/lib/redrive/plan";
+import type { Selection } from "@/lib/selection/selection";
 import {
   countDiscardable,
   countDiscardStates,
@@ -26,12 +26,11 @@ import {
   type DiscardRow,
   type DiscardState,
 } from "./ledger";
-import { assertConfirmedCount, describeSelection, filterOfSelection } from "@/lib/redrive/plan";
+import { assertConfirmedCount, describeSelection } from "@/lib/selection/selection";
 import { discardPreviewSchema, discardStartSchema, unindexedOf, type UnindexedLetter } from "./plan";
 import { maskingPolicy } from "@/lib/masking/policy";
+import { selectionFor } from "@/lib/selection/scoped";
 import { visibleSha256 } from "@/lib/masking/digest";
-import { scopedFilter } from "@/lib/triage/masked-search";
-import type { LetterFilter } from "@/lib/triage/queries";
 import { parseInput } from "@/lib/use-case/input";
 
 /**
@@ -357,12 +356,4 @@ async function readUnindexed(
         "This letter's content is not what its page showed you (it changed, or another letter has its id now): nothing was discarded. Open its page again.",
     });
   return { letterId: l.id, sha256: l.sha256, messageId: l.messageId };
-}
-
-async function selectionFor(
-  actor: Actor,
-  p: { connectionId: string; queue: string; selection: Selection },
-): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
-  const { filter, letterIds } = filterOfSelection(p, p.selection);
-  return { filter: scopedFilter(filter, await maskingPolicy(actor.role, p.connectionId, p.queue)), letterIds };
 }

@@ -17,8 +17,8 @@ import type { JobRecord } from "@/lib/jobs/types";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import type { SampleEvidence, TargetReaders } from "@/lib/brokers/target-readers";
-import { scopedFilter } from "@/lib/triage/masked-search";
 import { maskingPolicy } from "@/lib/masking/policy";
+import { selectionFor } from "@/lib/selection/scoped";
 import { visibleSha256 } from "@/lib/masking/digest";
 import { assertRepairAllowed, assertMayPatchMasked } from "@/lib/repair/group";
 import { assertGroupRepairUnmasked } from "./repair-preview";
@@ -30,18 +30,8 @@ import { evidenceLine, nobodyReadsWarning, sampleWatchOf, type SampleVerdict } f
 import { readersOf } from "./sample-watch";
 import { redriveResult } from "./result";
 import { countStates, hasLeftovers, ledgerPage, populateLedger, selectionWhere, type LedgerRow } from "./ledger";
-import {
-  assertConfirmedCount,
-  describeSelection,
-  filterOfSelection,
-  LEDGER_STATES,
-  planSchema,
-  previewSchema,
-  sampleCount,
-  type LedgerState,
-  type RedriveRepair,
-  type Selection,
-} from "./plan";
+import { LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type RedriveRepair } from "./plan";
+import { assertConfirmedCount, describeSelection, type Selection } from "@/lib/selection/selection";
 import { parseInput } from "@/lib/use-case/input";
 
 /**
@@ -765,14 +755,6 @@ export async function listRedrivePage(
     { cursor: input.cursor, limit: input.limit },
   );
   return { items: await viewsOf(page.jobs, actor), nextCursor: page.nextCursor };
-}
-
-async function selectionFor(
-  actor: Actor,
-  p: { connectionId: string; queue: string; selection: Selection },
-): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
-  const { filter, letterIds } = filterOfSelection(p, p.selection);
-  return { filter: scopedFilter(filter, await maskingPolicy(actor.role, p.connectionId, p.queue)), letterIds };
 }
 
 /**

@@ -2,15 +2,14 @@ import { z } from "zod";
 import { JOB_STATES } from "@/lib/jobs/types";
 import {
   DEFAULTS,
-  filterSchema,
   LEDGER_STATES,
   parkingSchema,
   planSchema,
   previewSchema,
   sampleSchema,
-  selectionSchema,
   targetSchema,
 } from "@/lib/redrive/plan";
+import { filterSchema, selectionSchema } from "@/lib/selection/selection";
 import { defineOperation } from "../registry";
 
 /**
