@@ -14,6 +14,7 @@ import { discardResult } from "./result";
 import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
+import { ledgerQuerySchema, readLedger, withPlans } from "@/lib/jobs/ledger";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import type { Selection } from "@/lib/selection/selection";
 import {
@@ -251,12 +252,7 @@ export async function cancelDiscard(actor: Actor, meta: RequestMeta, input: unkn
   return toView(r.job, r.plan);
 }
 
-const ledgerQuery = z.object({
-  jobId: z.string(),
-  after: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-  state: z.enum(DISCARD_STATES as unknown as [DiscardState, ...DiscardState[]]).optional(),
-});
+const ledgerQuery = ledgerQuerySchema(DISCARD_STATES);
 
 /** One discard with its progress, counts per ledger state, and a keyset page of its ledger. */
 export async function getDiscard(
@@ -277,14 +273,11 @@ export async function getDiscard(
   });
   const q = parseInput(ledgerQuery, input, "bad_request:discard");
   const { job, plan } = await loadDiscard(q.jobId);
-  const [counts, page] = await Promise.all([
-    countDiscardStates(getDb(), job.id),
-    discardLedgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state }),
-  ]);
-  // The ledger records each letter's SHA-256: shown as the reader's role may see it (lib/masking/digest.ts).
-  const policy = await maskingPolicy(actor.role, job.connectionId, job.queue);
-  const ledger = page.rows.map((r) => ({ ...r, sha256: visibleSha256(r.sha256, policy) }));
-  return { discard: toView(job, plan), counts, ledger, nextAfter: page.nextSeq };
+  const read = await readLedger(actor.role, job, {
+    counts: () => countDiscardStates(getDb(), job.id),
+    page: () => discardLedgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state }),
+  });
+  return { discard: toView(job, plan), ...read };
 }
 
 /** Discards, newest 50, across every DLQ or one DLQ's. Read like a discard's page: `discard:read`, refusals audited `discard.list`. */
@@ -303,11 +296,8 @@ export async function listDiscards(
   return viewsOf(jobs);
 }
 
-/** Jobs with their plans, in one query for the plans (a job without one is left out). */
-async function viewsOf(jobs: JobRecord[]): Promise<DiscardView[]> {
-  const plans = await getDb().discardPlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
-  const byId = new Map(plans.map((p) => [p.jobId, p]));
-  return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
+function viewsOf(jobs: JobRecord[]): Promise<DiscardView[]> {
+  return withPlans(jobs, (ids) => getDb().discardPlan.findMany({ where: { jobId: { in: ids } } }), toView);
 }
 
 /**

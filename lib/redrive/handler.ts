@@ -5,7 +5,8 @@ import { BrokerError, type BrokerAdapter } from "@/lib/brokers/types";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";
-import { resultOutcome, type JobResult } from "@/lib/jobs/accounting";
+import type { JobResult } from "@/lib/jobs/accounting";
+import { betweenBatches, consoleStopping, finishLedgerJob, JobStop, pace } from "@/lib/jobs/ledger";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { BatchMover, isBrokerAway } from "./batch-mover";
@@ -61,12 +62,6 @@ export interface RedriveDeps {
    * besides at the start of every run (default 5 s): a demotion stops a long run within that time.
    */
   runnerCheckMs: number;
-}
-
-class Stop extends Error {
-  constructor(readonly outcome: JobOutcome) {
-    super("stop");
-  }
 }
 
 /**
@@ -155,15 +150,13 @@ class RedriveRun {
         else return await this.finish("succeeded");
       }
     } catch (e) {
-      if (e instanceof Stop) return e.outcome;
+      if (e instanceof JobStop) return e.outcome;
       // Outcomes of the batch before the failure are written if they can be; if not, those rows
       // stay "moving" and the next run asks for them again as "interrupted" (recoverInterrupted).
       await this.drainWrites().catch(() => undefined);
       if (e instanceof LeaseLostError) throw e;
       if (this.ctx.signal.aborted)
-        throw new AppError("unavailable:stopping", {
-          userMessage: "The console stopped; the redrive resumes from its ledger when a console runs again.",
-        });
+        throw consoleStopping("The console stopped; the redrive resumes from its ledger when a console runs again.");
       // The broker is away: pause (resumable) rather than fail, and say so.
       if (isBrokerAway(e)) {
         return this.pause(
@@ -411,7 +404,7 @@ class RedriveRun {
         share: v.share,
         threshold: this.plan.breakerThreshold,
       });
-      throw new Stop(await this.pause(v.reason!));
+      throw new JobStop(await this.pause(v.reason!));
     }
   }
 
@@ -419,17 +412,17 @@ class RedriveRun {
 
   /** Between batches: saves progress, extends the lease, honours cancel and pause requests. */
   private async control() {
-    if (this.ctx.signal.aborted)
-      throw new AppError("unavailable:stopping", {
-        userMessage: "The console stopped; the redrive resumes from its ledger.",
-      });
-    const r = await this.ctx.checkpoint({ progress: this.progress() });
-    if (r.cancelRequested) throw new Stop(await this.finish("cancelled"));
+    const r = await betweenBatches(
+      this.ctx,
+      this.progress(),
+      "The console stopped; the redrive resumes from its ledger.",
+    );
+    if (r.cancelRequested) throw new JobStop(await this.finish("cancelled"));
     const p = await this.db.redrivePlan.findUnique({
       where: { jobId: this.plan.jobId },
       select: { pauseRequested: true, pauseReason: true },
     });
-    if (p?.pauseRequested) throw new Stop(await this.pause(p.pauseReason ?? "Paused by an operator."));
+    if (p?.pauseRequested) throw new JobStop(await this.pause(p.pauseReason ?? "Paused by an operator."));
     if (this.d.clock.now() - this.lastRunnerCheck >= this.d.runnerCheckMs) await this.checkRunners();
   }
 
@@ -442,7 +435,7 @@ class RedriveRun {
     if (!refusal) return;
     await this.drainWrites();
     await auditRefusal(this.plan, refusal, "redrive.auto_pause");
-    throw new Stop(await this.pause(refusal.reason));
+    throw new JobStop(await this.pause(refusal.reason));
   }
 
   /** `autoResume`: the broker went away; resumeReachable (auto-resume.ts) resumes it once the broker answers. */
@@ -460,14 +453,7 @@ class RedriveRun {
 
   private async finish(state: "succeeded" | "cancelled"): Promise<JobOutcome> {
     await this.drainWrites();
-    const result = this.result();
-    const progress = { ...this.progress(), result };
-    await this.operationAudit(
-      "redrive.finished",
-      { state, summary: result.summary, ...progress },
-      resultOutcome(result),
-    );
-    return { state, progress };
+    return finishLedgerJob(this.audit, "redrive.finished", state, this.progress(), this.result());
   }
 
   /** What the job did with its selection, from the ledger's counts: "2 moved, 1 failed and still in the DLQ". */
@@ -497,10 +483,13 @@ class RedriveRun {
     let rate = 0;
     let eta: number | null = null;
     if (this.bulkStartedAt !== null) {
-      const secs = (this.d.clock.now() - this.bulkStartedAt) / 1000;
-      rate = secs > 0.5 ? Math.round(((done - this.bulkMovedAtStart) / secs) * 10) / 10 : 0;
-      const left = c.pending + c.interrupted + c.moving;
-      eta = left === 0 ? 0 : rate > 0 ? Math.round(left / rate) : Math.round(left / this.plan.rate);
+      ({ rate, eta } = pace({
+        done,
+        doneAtStart: this.bulkMovedAtStart,
+        seconds: (this.d.clock.now() - this.bulkStartedAt) / 1000,
+        left: c.pending + c.interrupted + c.moving,
+        fallbackRate: this.plan.rate,
+      }));
     }
     return {
       stage: this.plan.stage,

@@ -14,12 +14,12 @@ import { recordCancelledResult } from "@/lib/jobs/cancelled-result";
 import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
+import { ledgerQuerySchema, readLedger, withPlans } from "@/lib/jobs/ledger";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import type { SampleEvidence, TargetReaders } from "@/lib/brokers/target-readers";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { selectionFor } from "@/lib/selection/scoped";
-import { visibleSha256 } from "@/lib/masking/digest";
 import { assertRepairAllowed, assertMayPatchMasked } from "@/lib/repair/group";
 import { assertGroupRepairUnmasked } from "./repair-preview";
 import { patchWithoutValues } from "@/lib/repair/patch";
@@ -30,7 +30,7 @@ import { evidenceLine, nobodyReadsWarning, sampleWatchOf, type SampleVerdict } f
 import { readersOf } from "./sample-watch";
 import { redriveResult } from "./result";
 import { countStates, hasLeftovers, ledgerPage, populateLedger, selectionWhere, type LedgerRow } from "./ledger";
-import { LEDGER_STATES, planSchema, previewSchema, sampleCount, type LedgerState, type RedriveRepair } from "./plan";
+import { LEDGER_STATES, planSchema, previewSchema, sampleCount, type RedriveRepair } from "./plan";
 import { assertConfirmedCount, describeSelection, type Selection } from "@/lib/selection/selection";
 import { parseInput } from "@/lib/use-case/input";
 
@@ -681,12 +681,7 @@ export async function cancelRedrive(actor: Actor, meta: RequestMeta, input: unkn
   );
 }
 
-const ledgerQuery = z.object({
-  jobId: z.string(),
-  after: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-  state: z.enum(LEDGER_STATES as [LedgerState, ...LedgerState[]]).optional(),
-});
+const ledgerQuery = ledgerQuerySchema(LEDGER_STATES);
 
 /** One redrive with its progress, counts per ledger state, and a keyset page of its ledger (index order). */
 export async function getRedrive(
@@ -702,14 +697,11 @@ export async function getRedrive(
   });
   const q = parseInput(ledgerQuery, input, "bad_request:redrive");
   const { job, plan } = await loadRedrive(q.jobId);
-  const [counts, page] = await Promise.all([
-    countStates(getDb(), job.id),
-    ledgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state }),
-  ]);
-  // The ledger records each letter's SHA-256: shown as the reader's role may see it (lib/masking/digest.ts).
-  const policy = await maskingPolicy(actor.role, job.connectionId, job.queue);
-  const ledger = page.rows.map((r) => ({ ...r, sha256: visibleSha256(r.sha256, policy) }));
-  return { redrive: toView(job, plan, actor), counts, ledger, nextAfter: page.nextSeq };
+  const read = await readLedger(actor.role, job, {
+    counts: (): Promise<Record<string, number>> => countStates(getDb(), job.id),
+    page: () => ledgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state }),
+  });
+  return { redrive: toView(job, plan, actor), ...read };
 }
 
 /** Redrives, newest first (at most 50), optionally of one DLQ. */
@@ -728,11 +720,12 @@ export async function listRedrives(
   return viewsOf(jobs, actor);
 }
 
-/** Jobs with their plans, in one query for the plans (a job without one is left out). */
-async function viewsOf(jobs: JobRecord[], actor: Actor): Promise<RedriveView[]> {
-  const plans = await getDb().redrivePlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
-  const byId = new Map(plans.map((p) => [p.jobId, p]));
-  return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!, actor));
+function viewsOf(jobs: JobRecord[], actor: Actor): Promise<RedriveView[]> {
+  return withPlans(
+    jobs,
+    (ids) => getDb().redrivePlan.findMany({ where: { jobId: { in: ids } } }),
+    (j, p) => toView(j, p, actor),
+  );
 }
 
 /**

@@ -1,0 +1,17 @@
+export {
+  countByState,
+  countRowsByState,
+  flushOwedAudit,
+  ledgerPageOf,
+  type LedgerDb,
+  type LedgerTable,
+} from "./queries";
+export {
+  betweenBatches,
+  consoleStopping,
+  finishLedgerJob,
+  JobStop,
+  pace,
+  type LedgerJobContext,
+} from "./run";
+export { ledgerQuerySchema, readLedger, withPlans } from "./views";
