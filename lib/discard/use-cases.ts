@@ -11,10 +11,16 @@ import type { Prisma, DiscardPlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
 import { recordCancelledResult } from "@/lib/jobs/cancelled-result";
 import { discardResult } from "./result";
-import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
-import { ledgerQuerySchema, readLedger, withPlans } from "@/lib/jobs/ledger";
+import {
+  type LedgerJobList,
+  ledgerQuerySchema,
+  listLedgerJobPage,
+  listLedgerJobs,
+  readLedger,
+  withPlans,
+} from "@/lib/jobs/ledger";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import type { Selection } from "@/lib/selection/selection";
 import {
@@ -281,45 +287,31 @@ export async function getDiscard(
 }
 
 /** Discards, newest 50, across every DLQ or one DLQ's. Read like a discard's page: `discard:read`, refusals audited `discard.list`. */
-export async function listDiscards(
+export function listDiscards(
   actor: Actor,
   meta: RequestMeta,
   input: { connectionId?: string; queue?: string },
 ): Promise<DiscardView[]> {
-  await authorize(actor, "discard:read", {
-    action: "discard.list",
-    connectionId: input.connectionId ?? null,
-    queue: input.queue ?? null,
-    meta,
-  });
-  const jobs = await jobStore().list({ kind: "discard", connectionId: input.connectionId, queue: input.queue }, 50);
-  return viewsOf(jobs);
+  return listLedgerJobs(actor, meta, DISCARDS, input);
 }
 
-function viewsOf(jobs: JobRecord[]): Promise<DiscardView[]> {
-  return withPlans(jobs, (ids) => getDb().discardPlan.findMany({ where: { jobId: { in: ids } } }), toView);
-}
+const DISCARDS: LedgerJobList<DiscardView> = {
+  kind: "discard",
+  permission: "discard:read",
+  action: "discard.list",
+  views: (jobs) => withPlans(jobs, (ids) => getDb().discardPlan.findMany({ where: { jobId: { in: ids } } }), toView),
+};
 
 /**
  * Discards newest first, one keyset page at a time (the API's list); listDiscards, which the pages
  * use, is unchanged. Same permission and refusal audit (`discard.list`).
  */
-export async function listDiscardPage(
+export function listDiscardPage(
   actor: Actor,
   meta: RequestMeta,
   input: { connectionId?: string; queue?: string; cursor?: string; limit: number },
 ): Promise<{ items: DiscardView[]; nextCursor: string | null }> {
-  await authorize(actor, "discard:read", {
-    action: "discard.list",
-    connectionId: input.connectionId ?? null,
-    queue: input.queue ?? null,
-    meta,
-  });
-  const page = await jobsPage(
-    { kinds: ["discard"], connectionId: input.connectionId, queue: input.queue },
-    { cursor: input.cursor, limit: input.limit },
-  );
-  return { items: await viewsOf(page.jobs), nextCursor: page.nextCursor };
+  return listLedgerJobPage(actor, meta, DISCARDS, input);
 }
 
 /**

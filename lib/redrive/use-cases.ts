@@ -11,10 +11,16 @@ import { AppError } from "@/lib/errors";
 import type { Prisma, RedrivePlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
 import { recordCancelledResult } from "@/lib/jobs/cancelled-result";
-import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
-import { ledgerQuerySchema, readLedger, withPlans } from "@/lib/jobs/ledger";
+import {
+  type LedgerJobList,
+  ledgerQuerySchema,
+  listLedgerJobPage,
+  listLedgerJobs,
+  readLedger,
+  withPlans,
+} from "@/lib/jobs/ledger";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import type { SampleEvidence, TargetReaders } from "@/lib/brokers/target-readers";
@@ -705,49 +711,39 @@ export async function getRedrive(
 }
 
 /** Redrives, newest first (at most 50), optionally of one DLQ. */
-export async function listRedrives(
+export function listRedrives(
   actor: Actor,
   meta: RequestMeta,
   input: { connectionId?: string; queue?: string },
 ): Promise<RedriveView[]> {
-  await authorize(actor, "redrive:read", {
-    action: "redrive.list",
-    connectionId: input.connectionId ?? null,
-    queue: input.queue ?? null,
-    meta,
-  });
-  const jobs = await jobStore().list({ kind: "redrive", connectionId: input.connectionId, queue: input.queue }, 50);
-  return viewsOf(jobs, actor);
+  return listLedgerJobs(actor, meta, redrivesFor(actor), input);
 }
 
-function viewsOf(jobs: JobRecord[], actor: Actor): Promise<RedriveView[]> {
-  return withPlans(
-    jobs,
-    (ids) => getDb().redrivePlan.findMany({ where: { jobId: { in: ids } } }),
-    (j, p) => toView(j, p, actor),
-  );
+/** The redrive list as `actor` reads it (a repair's patch values only for letter:repair). */
+function redrivesFor(actor: Actor): LedgerJobList<RedriveView> {
+  return {
+    kind: "redrive",
+    permission: "redrive:read",
+    action: "redrive.list",
+    views: (jobs) =>
+      withPlans(
+        jobs,
+        (ids) => getDb().redrivePlan.findMany({ where: { jobId: { in: ids } } }),
+        (j, p) => toView(j, p, actor),
+      ),
+  };
 }
 
 /**
  * Redrives newest first, one keyset page at a time (the API's list); listRedrives, which the pages
  * use, is unchanged. Same permission and refusal audit (`redrive.list`).
  */
-export async function listRedrivePage(
+export function listRedrivePage(
   actor: Actor,
   meta: RequestMeta,
   input: { connectionId?: string; queue?: string; cursor?: string; limit: number },
 ): Promise<{ items: RedriveView[]; nextCursor: string | null }> {
-  await authorize(actor, "redrive:read", {
-    action: "redrive.list",
-    connectionId: input.connectionId ?? null,
-    queue: input.queue ?? null,
-    meta,
-  });
-  const page = await jobsPage(
-    { kinds: ["redrive"], connectionId: input.connectionId, queue: input.queue },
-    { cursor: input.cursor, limit: input.limit },
-  );
-  return { items: await viewsOf(page.jobs, actor), nextCursor: page.nextCursor };
+  return listLedgerJobPage(actor, meta, redrivesFor(actor), input);
 }
 
 /**

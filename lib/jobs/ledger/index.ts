@@ -14,4 +14,11 @@ export {
   pace,
   type LedgerJobContext,
 } from "./run";
-export { ledgerQuerySchema, readLedger, withPlans } from "./views";
+export {
+  type LedgerJobList,
+  ledgerQuerySchema,
+  listLedgerJobPage,
+  listLedgerJobs,
+  readLedger,
+  withPlans,
+} from "./views";

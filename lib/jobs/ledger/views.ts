@@ -1,8 +1,12 @@
 import "server-only";
 import { z } from "zod";
-import type { Role } from "@/lib/auth/permissions";
+import { authorize } from "@/lib/auth/authorize";
+import type { Permission, Role } from "@/lib/auth/permissions";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { visibleSha256 } from "@/lib/masking/digest";
 import { maskingPolicy } from "@/lib/masking/policy";
+import { jobsPage } from "../page";
+import { jobStore } from "../store";
 import type { JobRecord } from "../types";
 
 /**
@@ -45,4 +49,54 @@ export async function withPlans<P extends { jobId: string }, V>(
   const plans = await plansOf(jobs.map((j) => j.id));
   const byId = new Map(plans.map((p) => [p.jobId, p]));
   return jobs.filter((j) => byId.has(j.id)).map((j) => view(j, byId.get(j.id)!));
+}
+
+/** What a list of one kind of ledger job needs: the permission it is read under, the refusal's audit action, the views. */
+export interface LedgerJobList<V> {
+  kind: "redrive" | "discard";
+  permission: Permission;
+  /** Audited when the actor may not list (e.g. "redrive.list"). */
+  action: string;
+  views: (jobs: JobRecord[]) => Promise<V[]>;
+}
+
+function authorizeList(
+  actor: Actor,
+  meta: RequestMeta,
+  l: LedgerJobList<unknown>,
+  input: { connectionId?: string; queue?: string },
+) {
+  return authorize(actor, l.permission, {
+    action: l.action,
+    connectionId: input.connectionId ?? null,
+    queue: input.queue ?? null,
+    meta,
+  });
+}
+
+/** The newest 50 jobs of the kind, across every DLQ or one DLQ's (the pages' lists). */
+export async function listLedgerJobs<V>(
+  actor: Actor,
+  meta: RequestMeta,
+  l: LedgerJobList<V>,
+  input: { connectionId?: string; queue?: string },
+): Promise<V[]> {
+  await authorizeList(actor, meta, l, input);
+  const jobs = await jobStore().list({ kind: l.kind, connectionId: input.connectionId, queue: input.queue }, 50);
+  return l.views(jobs);
+}
+
+/** The jobs of the kind newest first, one keyset page at a time (the API's lists). */
+export async function listLedgerJobPage<V>(
+  actor: Actor,
+  meta: RequestMeta,
+  l: LedgerJobList<V>,
+  input: { connectionId?: string; queue?: string; cursor?: string; limit: number },
+): Promise<{ items: V[]; nextCursor: string | null }> {
+  await authorizeList(actor, meta, l, input);
+  const page = await jobsPage(
+    { kinds: [l.kind], connectionId: input.connectionId, queue: input.queue },
+    { cursor: input.cursor, limit: input.limit },
+  );
+  return { items: await l.views(page.jobs), nextCursor: page.nextCursor };
 }
