@@ -81,3 +81,39 @@ export async function jobPageParams(
     after: Number.isFinite(afterN) && afterN > 0 ? afterN : null,
   };
 }
+
+/**
+ * A job page's job, read for the page, or the problem page to show instead: the job could not be
+ * read (`back` leads away), or it belongs to another DLQ than the URL's (a link opens it there).
+ */
+export async function readJobForPage<D, J extends { connectionId: string; queue: string }>(o: {
+  kind: JobKind;
+  crumbs: ReactNode;
+  connectionId: string;
+  queue: string;
+  read: () => Promise<D>;
+  jobOf: (data: D) => J;
+  back: { href: string; label: string };
+  elsewhere: (job: J) => string;
+}): Promise<{ ok: true; data: D } | { ok: false; problem: ReactNode }> {
+  let data: D;
+  try {
+    data = await o.read();
+  } catch (e) {
+    return { ok: false, problem: <ProblemPage crumbs={o.crumbs} {...jobReadProblem(o.kind, e)} back={o.back} /> };
+  }
+  const job = o.jobOf(data);
+  if (job.connectionId !== o.connectionId || job.queue !== o.queue) {
+    return {
+      ok: false,
+      problem: (
+        <ProblemPage
+          crumbs={o.crumbs}
+          title={`This ${o.kind} belongs to another DLQ.`}
+          back={{ href: o.elsewhere(job), label: "→ Open it there" }}
+        />
+      ),
+    };
+  }
+  return { ok: true, data };
+}

@@ -6,6 +6,7 @@ import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { getAdapter } from "@/lib/connections/registry";
 import { AppError, asAppError } from "@/lib/errors";
 import { jobAuditEntry } from "@/lib/jobs/audit";
+import { consoleStopping } from "@/lib/jobs/ledger";
 import { recordCommittedMove } from "./store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress, JobRecord } from "@/lib/jobs/types";
 
@@ -110,10 +111,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-const stopping = () =>
-  new AppError("unavailable:stopping", {
-    userMessage: "The console stopped; the skip resumes when a console runs again.",
-  });
+const stopping = () => consoleStopping("The console stopped; the skip resumes when a console runs again.");
 
 async function runGroupSkip(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   const { job } = ctx;

@@ -9,7 +9,7 @@ import {
   type ConsumerGroupOps,
   type GroupMemberRef,
 } from "@/lib/brokers/contract/consumer-groups";
-import { loadConfig } from "@/lib/config";
+import { consumerGroupsConfigOf, loadConfig } from "@/lib/config";
 import { getDb } from "@/lib/db";
 import { AppError, asAppError } from "@/lib/errors";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
@@ -104,13 +104,13 @@ function groupOps(connectionId: string): {
   dlts: Array<{ group: string; dlt: string }>;
 } {
   const adapter = adapterFor(connectionId);
-  const conn = loadConfig().connections.find((c) => c.id === connectionId);
-  if (!adapter.consumerGroups || conn?.kind !== "kafka") {
+  const config = consumerGroupsConfigOf(loadConfig().connections.find((c) => c.id === connectionId));
+  if (!adapter.consumerGroups || !config) {
     throw new AppError("bad_request:consumer-groups", {
       userMessage: `${adapter.displayName} has no consumer groups with committed offsets: there is nothing to skip.`,
     });
   }
-  return { ops: adapter.consumerGroups, createDlt: conn.consumerGroups.createDlt, dlts: conn.consumerGroups.dlts };
+  return { ops: adapter.consumerGroups, createDlt: config.createDlt, dlts: config.dlts };
 }
 
 /** Whether a topic exists: an offset past any end reads no record, only the partition's range (missing topic: not_found). */

@@ -11,7 +11,7 @@ import type { RemoveResult } from "@/lib/brokers/contract/remove";
 import { getDb } from "@/lib/db";
 import { AppError, asAppError, loggableError } from "@/lib/errors";
 import type { DiscardPlan, PrismaClient } from "@/lib/generated/prisma/client";
-import { resultOutcome } from "@/lib/jobs/accounting";
+import { betweenBatches, consoleStopping, finishLedgerJob, JobStop, pace } from "@/lib/jobs/ledger";
 import { discardResult } from "./result";
 import { LeaseLostError } from "@/lib/jobs/store";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
@@ -36,12 +36,6 @@ export interface DiscardDeps {
   archive: (db: PrismaClient, ctx: ArchiveContext, copy: LetterCopy) => Promise<string>;
   /** Test seam: called after each batch's outcomes are written (e.g. to cancel or take the lease mid-job). */
   afterBatch?: (jobId: string, batch: number) => Promise<void>;
-}
-
-class Stop extends Error {
-  constructor(readonly outcome: JobOutcome) {
-    super("stop");
-  }
 }
 
 /**
@@ -101,12 +95,10 @@ class DiscardRun {
       await this.markIndex();
       return await this.finish("succeeded");
     } catch (e) {
-      if (e instanceof Stop) return e.outcome;
+      if (e instanceof JobStop) return e.outcome;
       if (e instanceof LeaseLostError) throw e;
       if (this.ctx.signal.aborted)
-        throw new AppError("unavailable:stopping", {
-          userMessage: "The console stopped; the discard resumes from its ledger when a console runs again.",
-        });
+        throw consoleStopping("The console stopped; the discard resumes from its ledger when a console runs again.");
       if (e instanceof BrokerError) {
         await resetRemoving(this.db, this.plan.jobId).catch(() => undefined);
         // What was discarded leaves the triage index now, so that a new discard of the rest does not select it again.
@@ -283,33 +275,20 @@ class DiscardRun {
 
   /** Between batches: saves progress, extends the lease, honours a cancel. */
   private async control() {
-    if (this.ctx.signal.aborted)
-      throw new AppError("unavailable:stopping", {
-        userMessage: "The console stopped; the discard resumes from its ledger.",
-      });
-    const r = await this.ctx.checkpoint({ progress: this.progress() });
+    const r = await betweenBatches(
+      this.ctx,
+      this.progress(),
+      "The console stopped; the discard resumes from its ledger.",
+    );
     if (r.cancelRequested) {
       await this.markIndex();
-      throw new Stop(await this.finish("cancelled"));
+      throw new JobStop(await this.finish("cancelled"));
     }
   }
 
   private async finish(state: "succeeded" | "cancelled"): Promise<JobOutcome> {
     this.counts = await countDiscardStates(this.db, this.plan.jobId);
-    const c = this.counts;
-    const result = discardResult(c);
-    const progress = { ...this.progress(), result };
-    await recordAudit({
-      actor: this.audit.actor as never,
-      action: "discard.finished",
-      outcome: resultOutcome(result),
-      operationId: this.plan.jobId,
-      connectionId: this.plan.connectionId,
-      queue: this.plan.queue,
-      target: this.plan.jobId,
-      details: { state, summary: result.summary, ...progress },
-    });
-    return { state, progress };
+    return finishLedgerJob(this.audit, "discard.finished", state, this.progress(), discardResult(this.counts));
   }
 
   private settled(): number {
@@ -320,9 +299,14 @@ class DiscardRun {
   private progress(): JobProgress {
     const c = this.counts;
     const done = this.settled();
-    const secs = (Date.now() - this.startedAt) / 1000;
-    const rate = secs > 0.5 ? Math.round(((done - this.settledAtStart) / secs) * 10) / 10 : 0;
     const left = c.pending + c.removing;
+    const { rate, eta } = pace({
+      done,
+      doneAtStart: this.settledAtStart,
+      seconds: (Date.now() - this.startedAt) / 1000,
+      left,
+      fallbackRate: null,
+    });
     return {
       read: done,
       total: this.plan.total,
@@ -332,7 +316,7 @@ class DiscardRun {
       missing: c.missing,
       pending: left,
       rate,
-      eta: left === 0 ? 0 : rate > 0 ? Math.round(left / rate) : null,
+      eta,
     };
   }
 }

@@ -1,9 +1,15 @@
 import "server-only";
-import { recordAuditBatch } from "@/lib/audit";
-import type { PrismaClient } from "@/lib/generated/prisma/client";
+import {
+  countByState,
+  flushOwedAudit,
+  ledgerPageOf,
+  type LedgerDb,
+  type LedgerJobContext,
+  type LedgerTable,
+} from "@/lib/jobs/ledger";
 import { whereOf, type LetterFilter } from "@/lib/triage/queries";
 
-type Db = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
+type Db = LedgerDb;
 
 /**
  * The discard ledger (`discard_letters`): one row per letter, in triage index order (`seq`). Every
@@ -105,6 +111,13 @@ function toRow(r: Row): DiscardRow {
   };
 }
 
+const LEDGER: LedgerTable<DiscardRow> = {
+  table: "discard_letters",
+  cols: COLS,
+  toRow,
+  unsettled: ["pending", "removing"],
+};
+
 /** After a crash or a lost lease: rows left "removing" go back to "pending" (attempts kept). */
 export async function resetRemoving(db: Db, jobId: string): Promise<number> {
   return db.$executeRawUnsafe(
@@ -158,82 +171,50 @@ export async function recordDiscardOutcomes(db: Db, jobId: string, outcomes: Dis
 
 export type DiscardCounts = Record<DiscardState, number>;
 
-export async function countDiscardStates(db: Db, jobId: string): Promise<DiscardCounts> {
-  const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT state, count(*)::int AS n FROM discard_letters WHERE job_id = $1::uuid GROUP BY state`,
-    jobId,
-  );
-  const out = Object.fromEntries(DISCARD_STATES.map((s) => [s, 0])) as DiscardCounts;
-  for (const r of rows) out[r.state as DiscardState] = Number(r.n);
-  return out;
+export function countDiscardStates(db: Db, jobId: string): Promise<DiscardCounts> {
+  return countByState(db, "discard_letters", jobId, DISCARD_STATES);
 }
 
-export async function discardLedgerPage(
+export function discardLedgerPage(
   db: Db,
   jobId: string,
   opts: { afterSeq?: number; limit?: number; state?: DiscardState },
 ): Promise<{ rows: DiscardRow[]; nextSeq: number | null }> {
-  const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 100) || 100, 1), 1000);
-  const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT ${COLS} FROM discard_letters WHERE job_id = $1::uuid AND seq > $2 AND ($3::text IS NULL OR state = $3) ORDER BY seq LIMIT $4`,
-    jobId,
-    opts.afterSeq ?? 0,
-    opts.state ?? null,
-    limit + 1,
-  );
-  const page = rows.slice(0, limit).map(toRow);
-  return { rows: page, nextSeq: rows.length > limit ? page[page.length - 1].seq : null };
+  return ledgerPageOf(db, LEDGER, jobId, opts);
 }
 
-export interface DiscardAuditContext {
-  jobId: string;
-  connectionId: string;
-  queue: string;
+export interface DiscardAuditContext extends LedgerJobContext {
   reason: string;
-  actor: { id: string | null; email: string | null; role: string | null };
 }
 
 /**
  * Writes the audit rows owed for settled letters (one per letter, scope "letter", action
- * `letter.discard`, operation id = job id), then marks them written. A crash between the two
- * writes them again on resume: a duplicate audit row, never a gap.
+ * `letter.discard`, operation id = job id), then marks them written (jobs/ledger `flushOwedAudit`).
  */
-export async function flushDiscardAudit(db: Db, ctx: DiscardAuditContext, batch = 1000): Promise<number> {
-  let written = 0;
-  for (;;) {
-    const rows = (
-      await db.$queryRawUnsafe<Row[]>(
-        `SELECT ${COLS} FROM discard_letters WHERE job_id = $1::uuid AND audited = false AND state NOT IN ('pending', 'removing') ORDER BY seq LIMIT $2`,
-        ctx.jobId,
-        batch,
-      )
-    ).map(toRow);
-    if (rows.length === 0) return written;
-    await recordAuditBatch(
-      rows.map((r) => ({
-        actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "admin" | null },
-        action: "letter.discard",
-        outcome: r.state === "discarded" ? ("success" as const) : ("failure" as const),
-        operationId: ctx.jobId,
-        scope: "letter" as const,
-        connectionId: ctx.connectionId,
-        queue: ctx.queue,
-        target: r.letterId,
-        details: {
-          state: r.state,
-          reason: r.reason,
-          discardReason: ctx.reason,
-          archiveId: r.archiveId,
-          attempts: r.attempts,
-          messageId: r.messageId,
-          sha256: r.sha256,
-        },
-      })),
-    );
-    await db.$executeRawUnsafe(
-      `UPDATE discard_letters SET audited = true WHERE id = ANY($1::bigint[])`,
-      rows.map((r) => r.id),
-    );
-    written += rows.length;
-  }
+export function flushDiscardAudit(db: Db, ctx: DiscardAuditContext, batch = 1000): Promise<number> {
+  return flushOwedAudit(
+    db,
+    LEDGER,
+    ctx.jobId,
+    (r) => ({
+      actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "admin" | null },
+      action: "letter.discard",
+      outcome: r.state === "discarded" ? ("success" as const) : ("failure" as const),
+      operationId: ctx.jobId,
+      scope: "letter" as const,
+      connectionId: ctx.connectionId,
+      queue: ctx.queue,
+      target: r.letterId,
+      details: {
+        state: r.state,
+        reason: r.reason,
+        discardReason: ctx.reason,
+        archiveId: r.archiveId,
+        attempts: r.attempts,
+        messageId: r.messageId,
+        sha256: r.sha256,
+      },
+    }),
+    batch,
+  );
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { dlqSchema, selectionSchema } from "@/lib/redrive/plan";
+import { dlqSchema, selectionSchema } from "@/lib/selection/selection";
 
 /**
  * The one letter a letter's page offers to discard when the triage index does not hold it (its DLQ

@@ -11,11 +11,18 @@ import type { Prisma, DiscardPlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
 import { recordCancelledResult } from "@/lib/jobs/cancelled-result";
 import { discardResult } from "./result";
-import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
+import {
+  type LedgerJobList,
+  ledgerQuerySchema,
+  listLedgerJobPage,
+  listLedgerJobs,
+  readLedger,
+  withPlans,
+} from "@/lib/jobs/ledger";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
-import type { Selection } from "@/lib/redrive/plan";
+import type { Selection } from "@/lib/selection/selection";
 import {
   countDiscardable,
   countDiscardStates,
@@ -26,12 +33,11 @@ import {
   type DiscardRow,
   type DiscardState,
 } from "./ledger";
-import { assertConfirmedCount, describeSelection, filterOfSelection } from "@/lib/redrive/plan";
+import { assertConfirmedCount, describeSelection } from "@/lib/selection/selection";
 import { discardPreviewSchema, discardStartSchema, unindexedOf, type UnindexedLetter } from "./plan";
 import { maskingPolicy } from "@/lib/masking/policy";
+import { selectionFor } from "@/lib/selection/scoped";
 import { visibleSha256 } from "@/lib/masking/digest";
-import { scopedFilter } from "@/lib/triage/masked-search";
-import type { LetterFilter } from "@/lib/triage/queries";
 import { parseInput } from "@/lib/use-case/input";
 
 /**
@@ -252,12 +258,7 @@ export async function cancelDiscard(actor: Actor, meta: RequestMeta, input: unkn
   return toView(r.job, r.plan);
 }
 
-const ledgerQuery = z.object({
-  jobId: z.string(),
-  after: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-  state: z.enum(DISCARD_STATES as unknown as [DiscardState, ...DiscardState[]]).optional(),
-});
+const ledgerQuery = ledgerQuerySchema(DISCARD_STATES);
 
 /** One discard with its progress, counts per ledger state, and a keyset page of its ledger. */
 export async function getDiscard(
@@ -278,59 +279,39 @@ export async function getDiscard(
   });
   const q = parseInput(ledgerQuery, input, "bad_request:discard");
   const { job, plan } = await loadDiscard(q.jobId);
-  const [counts, page] = await Promise.all([
-    countDiscardStates(getDb(), job.id),
-    discardLedgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state }),
-  ]);
-  // The ledger records each letter's SHA-256: shown as the reader's role may see it (lib/masking/digest.ts).
-  const policy = await maskingPolicy(actor.role, job.connectionId, job.queue);
-  const ledger = page.rows.map((r) => ({ ...r, sha256: visibleSha256(r.sha256, policy) }));
-  return { discard: toView(job, plan), counts, ledger, nextAfter: page.nextSeq };
+  const read = await readLedger(actor.role, job, {
+    counts: () => countDiscardStates(getDb(), job.id),
+    page: () => discardLedgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state }),
+  });
+  return { discard: toView(job, plan), ...read };
 }
 
 /** Discards, newest 50, across every DLQ or one DLQ's. Read like a discard's page: `discard:read`, refusals audited `discard.list`. */
-export async function listDiscards(
+export function listDiscards(
   actor: Actor,
   meta: RequestMeta,
   input: { connectionId?: string; queue?: string },
 ): Promise<DiscardView[]> {
-  await authorize(actor, "discard:read", {
-    action: "discard.list",
-    connectionId: input.connectionId ?? null,
-    queue: input.queue ?? null,
-    meta,
-  });
-  const jobs = await jobStore().list({ kind: "discard", connectionId: input.connectionId, queue: input.queue }, 50);
-  return viewsOf(jobs);
+  return listLedgerJobs(actor, meta, DISCARDS, input);
 }
 
-/** Jobs with their plans, in one query for the plans (a job without one is left out). */
-async function viewsOf(jobs: JobRecord[]): Promise<DiscardView[]> {
-  const plans = await getDb().discardPlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
-  const byId = new Map(plans.map((p) => [p.jobId, p]));
-  return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!));
-}
+const DISCARDS: LedgerJobList<DiscardView> = {
+  kind: "discard",
+  permission: "discard:read",
+  action: "discard.list",
+  views: (jobs) => withPlans(jobs, (ids) => getDb().discardPlan.findMany({ where: { jobId: { in: ids } } }), toView),
+};
 
 /**
  * Discards newest first, one keyset page at a time (the API's list); listDiscards, which the pages
  * use, is unchanged. Same permission and refusal audit (`discard.list`).
  */
-export async function listDiscardPage(
+export function listDiscardPage(
   actor: Actor,
   meta: RequestMeta,
   input: { connectionId?: string; queue?: string; cursor?: string; limit: number },
 ): Promise<{ items: DiscardView[]; nextCursor: string | null }> {
-  await authorize(actor, "discard:read", {
-    action: "discard.list",
-    connectionId: input.connectionId ?? null,
-    queue: input.queue ?? null,
-    meta,
-  });
-  const page = await jobsPage(
-    { kinds: ["discard"], connectionId: input.connectionId, queue: input.queue },
-    { cursor: input.cursor, limit: input.limit },
-  );
-  return { items: await viewsOf(page.jobs), nextCursor: page.nextCursor };
+  return listLedgerJobPage(actor, meta, DISCARDS, input);
 }
 
 /**
@@ -357,12 +338,4 @@ async function readUnindexed(
         "This letter's content is not what its page showed you (it changed, or another letter has its id now): nothing was discarded. Open its page again.",
     });
   return { letterId: l.id, sha256: l.sha256, messageId: l.messageId };
-}
-
-async function selectionFor(
-  actor: Actor,
-  p: { connectionId: string; queue: string; selection: Selection },
-): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
-  const { filter, letterIds } = filterOfSelection(p, p.selection);
-  return { filter: scopedFilter(filter, await maskingPolicy(actor.role, p.connectionId, p.queue)), letterIds };
 }

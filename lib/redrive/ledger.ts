@@ -1,11 +1,17 @@
 import "server-only";
-import { recordAuditBatch } from "@/lib/audit";
+import {
+  countRowsByState,
+  flushOwedAudit,
+  ledgerPageOf,
+  type LedgerDb,
+  type LedgerJobContext,
+  type LedgerTable,
+} from "@/lib/jobs/ledger";
 import type { MoveResult } from "@/lib/brokers/contract/move";
-import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { whereOf, type LetterFilter } from "@/lib/triage/queries";
 import type { LedgerState } from "./plan";
 
-type Db = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
+type Db = LedgerDb;
 
 /**
  * The redrive ledger (`redrive_letters`): one row per letter, in triage index order (`seq`).
@@ -102,6 +108,13 @@ function toRow(r: Row): LedgerRow {
     ...(r.prev_state ? { prevState: r.prev_state as LedgerState } : {}),
   };
 }
+
+const LEDGER: LedgerTable<LedgerRow> = {
+  table: "redrive_letters",
+  cols: COLS,
+  toRow,
+  unsettled: ["pending", "moving", "interrupted", "unconfirmed"],
+};
 
 /**
  * Interrupted attempts. A row is "moving" from its claim (which gives it the replay id its copy
@@ -379,11 +392,12 @@ export async function countStates(
 ): Promise<
   Record<LedgerState, number> & { sample: number; samplePending: number; sampleReturned: number; retryLater: number }
 > {
-  const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT state, count(*)::int AS n, count(*) FILTER (WHERE stage = 'sample')::int AS s,
-            count(*) FILTER (WHERE retry_later)::int AS r
-     FROM redrive_letters WHERE job_id = $1::uuid GROUP BY state`,
+  const rows = await countRowsByState(
+    db,
+    "redrive_letters",
     jobId,
+    `, count(*) FILTER (WHERE stage = 'sample')::int AS s,
+            count(*) FILTER (WHERE retry_later)::int AS r`,
   );
   const out = {
     pending: 0,
@@ -434,77 +448,45 @@ export async function breakerWindow(
 }
 
 /** A keyset page of the ledger in index order, optionally one state. */
-export async function ledgerPage(
+export function ledgerPage(
   db: Db,
   jobId: string,
   opts: { afterSeq?: number; limit?: number; state?: LedgerState },
 ): Promise<{ rows: LedgerRow[]; nextSeq: number | null }> {
-  const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 100) || 100, 1), 1000);
-  const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND seq > $2 AND ($3::text IS NULL OR state = $3) ORDER BY seq LIMIT $4`,
-    jobId,
-    opts.afterSeq ?? 0,
-    opts.state ?? null,
-    limit + 1,
-  );
-  const page = rows.slice(0, limit).map(toRow);
-  return { rows: page, nextSeq: rows.length > limit ? page[page.length - 1].seq : null };
+  return ledgerPageOf(db, LEDGER, jobId, opts);
 }
 
-export interface LetterAuditContext {
-  jobId: string;
-  connectionId: string;
-  queue: string;
-  actor: { id: string | null; email: string | null; role: string | null };
-}
+export type LetterAuditContext = LedgerJobContext;
 
 const ACTION_OF: Partial<Record<LedgerState, string>> = { parked: "letter.park", returned: "letter.redrive_returned" };
 
-/**
- * Writes the audit rows owed for settled letters (one per letter outcome, scope "letter",
- * operation id = job id), in keyset batches, then marks them written. A run that died between the
- * ledger write and the audit writes owes them still; the next run writes them first.
- */
-export async function flushAudit(db: Db, ctx: LetterAuditContext, batch = 1000): Promise<number> {
-  let written = 0;
-  for (;;) {
-    const rows = (
-      await db.$queryRawUnsafe<Row[]>(
-        `SELECT ${COLS} FROM redrive_letters WHERE job_id = $1::uuid AND audited = false AND state NOT IN ('pending', 'moving', 'interrupted', 'unconfirmed') ORDER BY seq LIMIT $2`,
-        ctx.jobId,
-        batch,
-      )
-    ).map(toRow);
-    if (rows.length === 0) return written;
-    // One transaction for the whole batch's rows (one lock, one INSERT); then marked written. A
-    // crash between the two writes the rows again on resume: a duplicate audit row, never a gap.
-    await recordAuditBatch(
-      rows.map((r) => ({
-        actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "operator" | "admin" | null },
-        action: ACTION_OF[r.state] ?? "letter.redrive",
-        outcome: r.state === "moved" || r.state === "parked" || r.state === "skipped" ? "success" : "failure",
-        operationId: ctx.jobId,
-        scope: "letter",
-        connectionId: ctx.connectionId,
-        queue: ctx.queue,
-        target: r.letterId,
-        details: {
-          state: r.state,
-          stage: r.stage,
-          destination: r.destination,
-          reason: r.reason,
-          replayId: r.replayId,
-          redriveCount: r.state === "parked" ? r.prevCount : r.prevCount + 1,
-          attempts: r.attempts,
-          messageId: r.messageId,
-          sha256: r.sha256,
-        },
-      })),
-    );
-    await db.$executeRawUnsafe(
-      `UPDATE redrive_letters SET audited = true WHERE id = ANY($1::bigint[])`,
-      rows.map((r) => r.id),
-    );
-    written += rows.length;
-  }
+/** Writes the audit rows owed for settled letters, then marks them written (jobs/ledger `flushOwedAudit`). */
+export function flushAudit(db: Db, ctx: LetterAuditContext, batch = 1000): Promise<number> {
+  return flushOwedAudit(
+    db,
+    LEDGER,
+    ctx.jobId,
+    (r) => ({
+      actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "operator" | "admin" | null },
+      action: ACTION_OF[r.state] ?? "letter.redrive",
+      outcome: r.state === "moved" || r.state === "parked" || r.state === "skipped" ? "success" : "failure",
+      operationId: ctx.jobId,
+      scope: "letter",
+      connectionId: ctx.connectionId,
+      queue: ctx.queue,
+      target: r.letterId,
+      details: {
+        state: r.state,
+        stage: r.stage,
+        destination: r.destination,
+        reason: r.reason,
+        replayId: r.replayId,
+        redriveCount: r.state === "parked" ? r.prevCount : r.prevCount + 1,
+        attempts: r.attempts,
+        messageId: r.messageId,
+        sha256: r.sha256,
+      },
+    }),
+    batch,
+  );
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { assertConfirmedCount, describeSelection, filterOfSelection, planSchema, sampleCount } from "./plan";
+import { planSchema, sampleCount } from "./plan";
+import { assertConfirmedCount, describeSelection, filterOfSelection } from "@/lib/selection/selection";
 
 describe("plan", () => {
   it("fills the default plan and requires the fix", () => {

@@ -13,7 +13,7 @@ import { type PayloadPatch, patchSummary, payloadPatchSchema } from "@/lib/repai
 import { scopedFilter } from "@/lib/triage/masked-search";
 import { queryLetters } from "@/lib/triage/queries";
 import { auditActor, errorCodeOf } from "@/lib/use-case/audited";
-import { dlqSchema, filterOfSelection, type Selection, selectionSchema } from "./plan";
+import { dlqSchema, filterOfSelection, type Selection, selectionSchema } from "@/lib/selection/selection";
 
 /**
  * A group repair's preview: the patch tried on every letter of a redrive selection. It

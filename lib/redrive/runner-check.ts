@@ -2,8 +2,11 @@ import "server-only";
 import { recordAudit } from "@/lib/audit";
 import { isRole, type Permission, type Role } from "@/lib/auth/permissions";
 import { getUserByEmail } from "@/lib/auth/users";
+import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import { AppError } from "@/lib/errors";
 import type { RedrivePlan } from "@/lib/generated/prisma/client";
 import { creatorRefusal, type CreatorRefusal } from "@/lib/jobs/creator";
+import { assertRepairAllowed } from "@/lib/repair/group";
 import { checkTargetProtection } from "./target-protection";
 import type { Parking } from "./plan";
 
@@ -13,7 +16,9 @@ import type { Parking } from "./plan";
  * every few seconds of a long run ask again: are they still enabled users holding what the stage
  * needs (redrive:sample; redrive:bulk for the rest, redrive:override when it was started without
  * a clean sample)? And is every destination still at least as protected as the DLQ, or was it
- * confirmed by an admin who still is one? A "no" pauses the job, audited; nothing is lost.
+ * confirmed by an admin who still is one? A repairing redrive (a plan with `repair`) also needs
+ * the config switch for its DLQ, a broker that can repair, and letter:repair for those same users.
+ * A "no" pauses the job, audited; nothing is lost.
  */
 
 export interface RunnerRefusal {
@@ -38,16 +43,22 @@ function refused(
   user: { id: string | null; email: string | null },
   r: CreatorRefusal,
   stage: string,
+  doing = "run this redrive",
 ): RunnerRefusal {
   const email = user.email;
   return {
-    reason: `Paused: ${who} (${email ?? "unknown"}) may no longer run this redrive: ${r.text}. ${STILL} ${AFTER_USER}`,
+    reason: `Paused: ${who} (${email ?? "unknown"}) may no longer ${doing}: ${r.text}. ${STILL} ${AFTER_USER}`,
     details: { permission: r.permission, why: r.why, stage, user: email },
     actor: { id: user.id, email, role: r.role },
   };
 }
 
-export async function runnerRefusal(plan: RedrivePlan, params: unknown): Promise<RunnerRefusal | null> {
+/** `adapter`: the connection's adapter, asked whether it can still repair (default: the registry's). */
+export async function runnerRefusal(
+  plan: RedrivePlan,
+  params: unknown,
+  adapter?: BrokerAdapter,
+): Promise<RunnerRefusal | null> {
   const stage = plan.stage;
   const bulk = stage === "bulk";
   const protection = await checkTargetProtection(plan.connectionId, plan.queue, {
@@ -88,6 +99,46 @@ export async function runnerRefusal(plan: RedrivePlan, params: unknown): Promise
         { id: starter?.id ?? null, email: plan.bulkStartedBy },
         r,
         stage,
+      );
+  }
+  return plan.repair ? repairRefusal(plan, adapter) : null;
+}
+
+async function repairRefusal(plan: RedrivePlan, adapter?: BrokerAdapter): Promise<RunnerRefusal | null> {
+  const stage = plan.stage;
+  try {
+    assertRepairAllowed(plan.connectionId, plan.queue, adapter);
+  } catch (e) {
+    const why = e instanceof AppError ? e.userMessage : "Repair is no longer allowed here.";
+    return {
+      reason: `Paused: ${why} ${STILL} Resume it once repair is allowed again, or cancel it.`,
+      details: { permission: "letter:repair", why: "repair_disabled", stage },
+      actor: {
+        id: plan.createdById,
+        email: plan.createdByEmail,
+        role: isRole(plan.createdByRole) ? plan.createdByRole : null,
+      },
+    };
+  }
+  const creator = await creatorRefusal(plan.createdById, ["letter:repair"]);
+  if (creator)
+    return refused(
+      "the user who started it",
+      { id: plan.createdById, email: plan.createdByEmail },
+      creator,
+      stage,
+      "repair letters",
+    );
+  if (stage === "bulk" && plan.bulkStartedBy && plan.bulkStartedBy !== plan.createdByEmail) {
+    const starter = await getUserByEmail(plan.bulkStartedBy);
+    const r = await creatorRefusal(starter?.id ?? null, ["letter:repair"]);
+    if (r)
+      return refused(
+        "the user who started its second stage",
+        { id: starter?.id ?? null, email: plan.bulkStartedBy },
+        r,
+        stage,
+        "repair letters",
       );
   }
   return null;

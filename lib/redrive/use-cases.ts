@@ -11,15 +11,21 @@ import { AppError } from "@/lib/errors";
 import type { Prisma, RedrivePlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
 import { recordCancelledResult } from "@/lib/jobs/cancelled-result";
-import { jobsPage } from "@/lib/jobs/page";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
+import {
+  type LedgerJobList,
+  ledgerQuerySchema,
+  listLedgerJobPage,
+  listLedgerJobs,
+  readLedger,
+  withPlans,
+} from "@/lib/jobs/ledger";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import { countLetters, type LetterFilter } from "@/lib/triage/queries";
 import type { SampleEvidence, TargetReaders } from "@/lib/brokers/target-readers";
-import { scopedFilter } from "@/lib/triage/masked-search";
 import { maskingPolicy } from "@/lib/masking/policy";
-import { visibleSha256 } from "@/lib/masking/digest";
+import { selectionFor } from "@/lib/selection/scoped";
 import { assertRepairAllowed, assertMayPatchMasked } from "@/lib/repair/group";
 import { assertGroupRepairUnmasked } from "./repair-preview";
 import { patchWithoutValues } from "@/lib/repair/patch";
@@ -30,18 +36,8 @@ import { evidenceLine, nobodyReadsWarning, sampleWatchOf, type SampleVerdict } f
 import { readersOf } from "./sample-watch";
 import { redriveResult } from "./result";
 import { countStates, hasLeftovers, ledgerPage, populateLedger, selectionWhere, type LedgerRow } from "./ledger";
-import {
-  assertConfirmedCount,
-  describeSelection,
-  filterOfSelection,
-  LEDGER_STATES,
-  planSchema,
-  previewSchema,
-  sampleCount,
-  type LedgerState,
-  type RedriveRepair,
-  type Selection,
-} from "./plan";
+import { LEDGER_STATES, planSchema, previewSchema, sampleCount, type RedriveRepair } from "./plan";
+import { assertConfirmedCount, describeSelection, type Selection } from "@/lib/selection/selection";
 import { parseInput } from "@/lib/use-case/input";
 
 /**
@@ -691,12 +687,7 @@ export async function cancelRedrive(actor: Actor, meta: RequestMeta, input: unkn
   );
 }
 
-const ledgerQuery = z.object({
-  jobId: z.string(),
-  after: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-  state: z.enum(LEDGER_STATES as [LedgerState, ...LedgerState[]]).optional(),
-});
+const ledgerQuery = ledgerQuerySchema(LEDGER_STATES);
 
 /** One redrive with its progress, counts per ledger state, and a keyset page of its ledger (index order). */
 export async function getRedrive(
@@ -712,67 +703,47 @@ export async function getRedrive(
   });
   const q = parseInput(ledgerQuery, input, "bad_request:redrive");
   const { job, plan } = await loadRedrive(q.jobId);
-  const [counts, page] = await Promise.all([
-    countStates(getDb(), job.id),
-    ledgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state }),
-  ]);
-  // The ledger records each letter's SHA-256: shown as the reader's role may see it (lib/masking/digest.ts).
-  const policy = await maskingPolicy(actor.role, job.connectionId, job.queue);
-  const ledger = page.rows.map((r) => ({ ...r, sha256: visibleSha256(r.sha256, policy) }));
-  return { redrive: toView(job, plan, actor), counts, ledger, nextAfter: page.nextSeq };
+  const read = await readLedger(actor.role, job, {
+    counts: (): Promise<Record<string, number>> => countStates(getDb(), job.id),
+    page: () => ledgerPage(getDb(), job.id, { afterSeq: q.after, limit: q.limit, state: q.state }),
+  });
+  return { redrive: toView(job, plan, actor), ...read };
 }
 
 /** Redrives, newest first (at most 50), optionally of one DLQ. */
-export async function listRedrives(
+export function listRedrives(
   actor: Actor,
   meta: RequestMeta,
   input: { connectionId?: string; queue?: string },
 ): Promise<RedriveView[]> {
-  await authorize(actor, "redrive:read", {
-    action: "redrive.list",
-    connectionId: input.connectionId ?? null,
-    queue: input.queue ?? null,
-    meta,
-  });
-  const jobs = await jobStore().list({ kind: "redrive", connectionId: input.connectionId, queue: input.queue }, 50);
-  return viewsOf(jobs, actor);
+  return listLedgerJobs(actor, meta, redrivesFor(actor), input);
 }
 
-/** Jobs with their plans, in one query for the plans (a job without one is left out). */
-async function viewsOf(jobs: JobRecord[], actor: Actor): Promise<RedriveView[]> {
-  const plans = await getDb().redrivePlan.findMany({ where: { jobId: { in: jobs.map((j) => j.id) } } });
-  const byId = new Map(plans.map((p) => [p.jobId, p]));
-  return jobs.filter((j) => byId.has(j.id)).map((j) => toView(j, byId.get(j.id)!, actor));
+/** The redrive list as `actor` reads it (a repair's patch values only for letter:repair). */
+function redrivesFor(actor: Actor): LedgerJobList<RedriveView> {
+  return {
+    kind: "redrive",
+    permission: "redrive:read",
+    action: "redrive.list",
+    views: (jobs) =>
+      withPlans(
+        jobs,
+        (ids) => getDb().redrivePlan.findMany({ where: { jobId: { in: ids } } }),
+        (j, p) => toView(j, p, actor),
+      ),
+  };
 }
 
 /**
  * Redrives newest first, one keyset page at a time (the API's list); listRedrives, which the pages
  * use, is unchanged. Same permission and refusal audit (`redrive.list`).
  */
-export async function listRedrivePage(
+export function listRedrivePage(
   actor: Actor,
   meta: RequestMeta,
   input: { connectionId?: string; queue?: string; cursor?: string; limit: number },
 ): Promise<{ items: RedriveView[]; nextCursor: string | null }> {
-  await authorize(actor, "redrive:read", {
-    action: "redrive.list",
-    connectionId: input.connectionId ?? null,
-    queue: input.queue ?? null,
-    meta,
-  });
-  const page = await jobsPage(
-    { kinds: ["redrive"], connectionId: input.connectionId, queue: input.queue },
-    { cursor: input.cursor, limit: input.limit },
-  );
-  return { items: await viewsOf(page.jobs, actor), nextCursor: page.nextCursor };
-}
-
-async function selectionFor(
-  actor: Actor,
-  p: { connectionId: string; queue: string; selection: Selection },
-): Promise<{ filter: LetterFilter; letterIds?: string[] }> {
-  const { filter, letterIds } = filterOfSelection(p, p.selection);
-  return { filter: scopedFilter(filter, await maskingPolicy(actor.role, p.connectionId, p.queue)), letterIds };
+  return listLedgerJobPage(actor, meta, redrivesFor(actor), input);
 }
 
 /**

@@ -8,6 +8,7 @@ import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { jobAuditEntry } from "@/lib/jobs/audit";
+import { consoleStopping } from "@/lib/jobs/ledger";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 
 export interface SafeMoveParams {
@@ -114,10 +115,7 @@ async function runSafeMove(ctx: JobContext, d: Deps): Promise<JobOutcome> {
   } finally {
     ctx.signal.removeEventListener("abort", onAbort);
   }
-  if (ctx.signal.aborted)
-    throw new AppError("unavailable:stopping", {
-      userMessage: "The console stopped; the move resumes when a console runs again.",
-    });
+  if (ctx.signal.aborted) throw consoleStopping("The console stopped; the move resumes when a console runs again.");
 
   p.dlqDepthAfter = (await adapter.describeDlq(job.queue).catch(() => null))?.depth ?? null;
   p.targetDepthAfter = (await adapter.describeDlq(target).catch(() => null))?.depth ?? null;

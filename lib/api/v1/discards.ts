@@ -3,6 +3,7 @@ import { DISCARD_STATES } from "@/lib/discard/ledger";
 import { discardPreviewSchema, discardStartSchema } from "@/lib/discard/plan";
 import { JOB_STATES } from "@/lib/jobs/types";
 import { defineOperation } from "../registry";
+import { jobListQuerySchema, jobPageOf } from "./job-list";
 import { v1SelectionSchema } from "./redrives";
 
 /**
@@ -103,15 +104,7 @@ export const discardDetailSchema = z
   })
   .meta({ id: "DiscardDetail" });
 
-export const discardPageSchema = z
-  .object({
-    items: z.array(discardSchema),
-    nextCursor: z
-      .string()
-      .nullable()
-      .meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
-  })
-  .meta({ id: "DiscardPage" });
+export const discardPageSchema = jobPageOf(discardSchema, "DiscardPage");
 
 const idParams = z.object({ id: z.string().min(1).max(100).meta({ description: "The discard's id." }) });
 
@@ -145,18 +138,7 @@ export const startDiscardOperation = defineOperation({
   response: discardSchema,
 });
 
-export const listDiscardsQuerySchema = z.object({
-  connectionId: z.string().trim().min(1).max(200).optional(),
-  queue: z
-    .string()
-    .trim()
-    .min(1)
-    .max(1000)
-    .optional()
-    .meta({ description: "Only this DLQ's discards (with connectionId)." }),
-  cursor: z.string().trim().min(1).max(300).optional().meta({ description: "`nextCursor` of the previous page." }),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-});
+export const listDiscardsQuerySchema = jobListQuerySchema("discards");
 
 export const listDiscardsOperation = defineOperation({
   method: "get",

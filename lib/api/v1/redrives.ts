@@ -2,16 +2,16 @@ import { z } from "zod";
 import { JOB_STATES } from "@/lib/jobs/types";
 import {
   DEFAULTS,
-  filterSchema,
   LEDGER_STATES,
   parkingSchema,
   planSchema,
   previewSchema,
   sampleSchema,
-  selectionSchema,
   targetSchema,
 } from "@/lib/redrive/plan";
+import { filterSchema, selectionSchema } from "@/lib/selection/selection";
 import { defineOperation } from "../registry";
+import { jobListQuerySchema, jobPageOf } from "./job-list";
 
 /**
  * The redrive operations of /api/v1. The request schemas are the use case's own (lib/redrive/plan.ts)
@@ -309,15 +309,7 @@ export const redriveDetailSchema = z
   })
   .meta({ id: "RedriveDetail" });
 
-export const redrivePageSchema = z
-  .object({
-    items: z.array(redriveSchema),
-    nextCursor: z
-      .string()
-      .nullable()
-      .meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
-  })
-  .meta({ id: "RedrivePage" });
+export const redrivePageSchema = jobPageOf(redriveSchema, "RedrivePage");
 
 const idParams = z.object({ id: z.string().min(1).max(100).meta({ description: "The redrive's id." }) });
 
@@ -352,18 +344,7 @@ export const startRedriveOperation = defineOperation({
   response: redriveSchema,
 });
 
-export const listRedrivesQuerySchema = z.object({
-  connectionId: z.string().trim().min(1).max(200).optional(),
-  queue: z
-    .string()
-    .trim()
-    .min(1)
-    .max(1000)
-    .optional()
-    .meta({ description: "Only this DLQ's redrives (with connectionId)." }),
-  cursor: z.string().trim().min(1).max(300).optional().meta({ description: "`nextCursor` of the previous page." }),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-});
+export const listRedrivesQuerySchema = jobListQuerySchema("redrives");
 
 export const listRedrivesOperation = defineOperation({
   method: "get",

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { DiscardJob } from "@/components/discard/discard-job";
-import { DlqCrumbs, jobPageParams, jobReadProblem, ProblemPage } from "@/components/jobs/dlq-page";
+import { DlqCrumbs, jobPageParams, readJobForPage } from "@/components/jobs/dlq-page";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
 import { DISCARD_STATES } from "@/lib/discard/ledger";
@@ -29,33 +29,24 @@ export default async function DiscardJobPage({
       discard / <span className="mono">{jobId.slice(0, 8)}</span>
     </DlqCrumbs>
   );
-  let data: Awaited<ReturnType<typeof getDiscard>>;
-  try {
-    data = await getDiscard(actor, await requestMeta(), {
-      jobId,
-      state: state ?? undefined,
-      after: after ?? undefined,
-      limit: 50,
-    });
-  } catch (e) {
-    return (
-      <ProblemPage
-        crumbs={crumbs}
-        {...jobReadProblem("discard", e)}
-        back={{ href: dlqHref(connectionId, queue), label: "← Back to the DLQ" }}
-      />
-    );
-  }
-  const d = data.discard;
-  if (d.connectionId !== connectionId || d.queue !== queue) {
-    return (
-      <ProblemPage
-        crumbs={crumbs}
-        title="This discard belongs to another DLQ."
-        back={{ href: discardJobHref(d.connectionId, d.queue, jobId), label: "→ Open it there" }}
-      />
-    );
-  }
+  const loaded = await readJobForPage({
+    kind: "discard",
+    crumbs,
+    connectionId,
+    queue,
+    read: async () =>
+      getDiscard(actor, await requestMeta(), {
+        jobId,
+        state: state ?? undefined,
+        after: after ?? undefined,
+        limit: 50,
+      }),
+    jobOf: (d) => d.discard,
+    back: { href: dlqHref(connectionId, queue), label: "← Back to the DLQ" },
+    elsewhere: (d) => discardJobHref(d.connectionId, d.queue, jobId),
+  });
+  if (!loaded.ok) return loaded.problem;
+  const { data } = loaded;
   return (
     <main className="page redrive-page">
       {crumbs}

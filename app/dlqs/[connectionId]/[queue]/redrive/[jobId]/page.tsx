@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import Link from "@/components/ui/link";
-import { DlqCrumbs, jobPageParams, jobReadProblem, ProblemPage } from "@/components/jobs/dlq-page";
+import { DlqCrumbs, jobPageParams, readJobForPage } from "@/components/jobs/dlq-page";
 import { RedriveJob } from "@/components/redrive/redrive-job";
 import { can } from "@/lib/auth/permissions";
 import { requestMeta, requirePageActor } from "@/lib/auth/session";
@@ -30,33 +30,25 @@ export default async function RedriveJobPage({
       <Link href={redrivesHref(connectionId, queue)}>redrives</Link> / <span className="mono">{jobId.slice(0, 8)}</span>
     </DlqCrumbs>
   );
-  let data: Awaited<ReturnType<typeof getRedrive>>;
-  try {
-    data = await getRedrive(actor, await requestMeta(), {
-      jobId,
-      state: state ?? undefined,
-      after: after ?? undefined,
-      limit: 50,
-    });
-  } catch (e) {
-    return (
-      <ProblemPage
-        crumbs={crumbs}
-        {...jobReadProblem("redrive", e)}
-        back={{ href: redrivesHref(connectionId, queue), label: "← All redrives of this DLQ" }}
-      />
-    );
-  }
+  const loaded = await readJobForPage({
+    kind: "redrive",
+    crumbs,
+    connectionId,
+    queue,
+    read: async () =>
+      getRedrive(actor, await requestMeta(), {
+        jobId,
+        state: state ?? undefined,
+        after: after ?? undefined,
+        limit: 50,
+      }),
+    jobOf: (d) => d.redrive,
+    back: { href: redrivesHref(connectionId, queue), label: "← All redrives of this DLQ" },
+    elsewhere: (r) => redriveJobHref(r.connectionId, r.queue, jobId),
+  });
+  if (!loaded.ok) return loaded.problem;
+  const { data } = loaded;
   const r = data.redrive;
-  if (r.connectionId !== connectionId || r.queue !== queue) {
-    return (
-      <ProblemPage
-        crumbs={crumbs}
-        title="This redrive belongs to another DLQ."
-        back={{ href: redriveJobHref(r.connectionId, r.queue, jobId), label: "→ Open it there" }}
-      />
-    );
-  }
   const group = await selectedGroup(actor, await requestMeta(), { connectionId, queue }, r.plan.selection).catch(
     () => null,
   );

@@ -1,0 +1,24 @@
+export {
+  countByState,
+  countRowsByState,
+  flushOwedAudit,
+  ledgerPageOf,
+  type LedgerDb,
+  type LedgerTable,
+} from "./queries";
+export {
+  betweenBatches,
+  consoleStopping,
+  finishLedgerJob,
+  JobStop,
+  pace,
+  type LedgerJobContext,
+} from "./run";
+export {
+  type LedgerJobList,
+  ledgerQuerySchema,
+  listLedgerJobPage,
+  listLedgerJobs,
+  readLedger,
+  withPlans,
+} from "./views";
