@@ -46,12 +46,9 @@ export async function fillLetterSearch(
   const until = performance.now() + (opts.maxMs ?? 30_000);
   let total = 0;
   for (;;) {
-    const pending = await db.$queryRawUnsafe<Array<{ n: bigint | number }>>(
-      `SELECT count(*) AS n FROM (SELECT 1 FROM triage_search_pending LIMIT $1) p`,
-      batch,
-    );
-    if (Number(pending[0]?.n ?? 0) === 0) return total;
-    total += await fillLetterSearchBatch(db, batch);
-    if (Number(pending[0]?.n ?? 0) < batch || performance.now() >= until) return total;
+    // A batch short of full drained the list (or left letters changed meanwhile for the next fill).
+    const filled = await fillLetterSearchBatch(db, batch);
+    total += filled;
+    if (filled < batch || performance.now() >= until) return total;
   }
 }
