@@ -58,6 +58,14 @@ export function keyedDigestPads(): { ipad: Buffer; opad: Buffer } {
   return { ipad, opad };
 }
 
+/**
+ * Names the digest key without revealing it, so digests stored under one key are never taken for
+ * another's (lib/triage/letter-search.ts): a key rotation changes it.
+ */
+export function keyedDigestFingerprint(): string {
+  return createHmac("sha256", digestKey()).update("key fingerprint", "utf8").digest("hex").slice(0, 32);
+}
+
 /** A `q` that is a keyed digest: its hex part, else null. */
 export function keyedDigestQuery(q: string): string | null {
   const t = q.trim().toLowerCase();

@@ -1,6 +1,7 @@
 import "server-only";
 import { getDb } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { keyedDigestFingerprint, keyedDigestPads, keyedDigestSql } from "@/lib/masking/digest";
 
 /**
  * The text search table of the triage index (triage_letter_search), filled off the scan's path.
@@ -11,6 +12,12 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
  * triage_letter_search, whose trigram index finds a text search's candidates. Text searches test
  * the pending letters directly (queries.ts), so a letter is found the moment it is written, filled
  * or not.
+ *
+ * The fill also writes each letter's payload digest as a masked role is shown it (the keyed digest,
+ * lib/masking/digest.ts), under the key triage_search_key names. The key is derived from a server
+ * secret that can rotate: a fill under a key other than the named one first lists every letter as
+ * pending again and names its own key, in one transaction, so every digest written under the old
+ * key is among a search's candidates until it is rewritten.
  */
 
 /** Letters per fill statement. */
@@ -23,15 +30,47 @@ export const FILL_BATCH = 5000;
  * Returns how many letters left the pending list.
  */
 export async function fillLetterSearchBatch(db: PrismaClient = getDb(), batch: number = FILL_BATCH): Promise<number> {
+  await ensureSearchKey(db);
+  const { ipad, opad } = keyedDigestPads();
   return db.$executeRawUnsafe(
     `WITH batch AS (SELECT id, n FROM triage_search_pending ORDER BY id LIMIT $1),
      done AS (DELETE FROM triage_search_pending p USING batch b WHERE p.id = b.id AND p.n = b.n RETURNING p.id)
-     INSERT INTO triage_letter_search AS s (id, search_text)
-       SELECT l.id, triage_search_text(l.exception_class, l.exception_message, l.exception_search)
+     INSERT INTO triage_letter_search AS s (id, search_text, keyed_sha256)
+       SELECT l.id, triage_search_text(l.exception_class, l.exception_message, l.exception_search),
+         ${keyedDigestSql("l.sha256", "$2", "$3")}
        FROM done JOIN triage_letters l ON l.id = done.id
-     ON CONFLICT (id) DO UPDATE SET search_text = EXCLUDED.search_text`,
+     ON CONFLICT (id) DO UPDATE SET search_text = EXCLUDED.search_text, keyed_sha256 = EXCLUDED.keyed_sha256`,
     Math.max(1, Math.trunc(batch)),
+    ipad,
+    opad,
   );
+}
+
+/**
+ * Makes triage_search_key name this process's digest key before any digest is written under it.
+ * Under another key (or none yet), every letter is listed as pending again in the same
+ * transaction that renames the key: a search trusts the stored digests only under the named key,
+ * and takes every pending letter as a candidate, so none is missed while they are rewritten.
+ */
+export async function ensureSearchKey(db: PrismaClient = getDb()): Promise<"current" | "renamed"> {
+  const fingerprint = keyedDigestFingerprint();
+  const rows = await db.$queryRawUnsafe<Array<{ fingerprint: string }>>(
+    "SELECT fingerprint FROM triage_search_key WHERE id = 1",
+  );
+  if (rows[0]?.fingerprint === fingerprint) return "current";
+  await db.$transaction([
+    // The row's lock orders two fills that both found another key: the second re-lists too, harmlessly.
+    db.$executeRawUnsafe(
+      `INSERT INTO triage_search_key (id, fingerprint) VALUES (1, $1)
+       ON CONFLICT (id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint`,
+      fingerprint,
+    ),
+    db.$executeRawUnsafe(
+      `INSERT INTO triage_search_pending AS p (id) SELECT id FROM triage_letters
+       ON CONFLICT (id) DO UPDATE SET n = p.n + 1`,
+    ),
+  ]);
+  return "renamed";
 }
 
 /**

@@ -5,7 +5,7 @@ import { getDb } from "@/lib/db";
 import { visibleSha256 } from "@/lib/masking/digest";
 import type { IndexRow } from "./index-row";
 import { upsertLetters } from "./index-store";
-import { fillLetterSearch, fillLetterSearchBatch } from "./letter-search";
+import { ensureSearchKey, fillLetterSearch, fillLetterSearchBatch } from "./letter-search";
 import { indexRow } from "./test-kit";
 import type { SearchScope } from "./masked-search";
 import {
@@ -221,6 +221,73 @@ describe("triage index reads", () => {
     await fillLetterSearch();
     expect(await find("zq-second")).toEqual({ rows: ["l-1"], count: { count: 1, atLeast: false } });
     expect(await find("zq-first")).toEqual({ rows: [], count: { count: 0, atLeast: false } });
+  });
+
+  it("finds letters by a payload digest as a masked role is shown it, before and after the fill and across a key rotation", async () => {
+    const qk = `${queue}-keyed`;
+    const twin = ROWS[0].sha256;
+    await upsertLetters(CONN, qk, randomUUID(), [row(1), row(2), row(3, { sha256: twin })]);
+    const viewer: SearchScope = { kind: "masked", role: "viewer", version: VERSION };
+    const shown = visibleSha256(twin, { rules: [{}] as never, payload: "masked" });
+    const find = async () => {
+      const filter = { connectionId: CONN, queue: qk, text: shown, search: viewer };
+      return {
+        rows: (await queryLetters(filter, { limit: 10 })).rows.map((r) => r.letterId).sort(),
+        count: await countLettersCapped(filter),
+      };
+    };
+    const both = { rows: ["l-1", "l-3"], count: { count: 2, atLeast: false } };
+    const stored = () =>
+      getDb().$queryRawUnsafe<Array<{ letter_id: string; keyed_sha256: string | null }>>(
+        `SELECT l.letter_id, s.keyed_sha256 FROM triage_letters l JOIN triage_letter_search s USING (id)
+         WHERE l.connection_id = $1 AND l.queue = $2 ORDER BY l.letter_id`,
+        CONN,
+        qk,
+      );
+
+    // Not filled yet: found among the pending letters.
+    expect(await find()).toEqual(both);
+    await fillLetterSearch();
+    expect(await find()).toEqual(both);
+    const hex = shown.slice("hmac:".length);
+    expect((await stored()).filter((r) => r.keyed_sha256 === hex).map((r) => r.letter_id)).toEqual(["l-1", "l-3"]);
+
+    // The digests were written under a key that is no longer the server's (a rotation): they are
+    // not trusted, every letter of the DLQ is tested, and the next fill rewrites them under the new key.
+    await getDb().$executeRawUnsafe(`UPDATE triage_search_key SET fingerprint = 'an earlier key' WHERE id = 1`);
+    await getDb().$executeRawUnsafe(
+      `UPDATE triage_letter_search SET keyed_sha256 = 'written under the earlier key'
+       WHERE id IN (SELECT id FROM triage_letters WHERE connection_id = $1 AND queue = $2)`,
+      CONN,
+      qk,
+    );
+    expect(await find()).toEqual(both);
+    expect(await ensureSearchKey()).toBe("renamed");
+    expect(await ensureSearchKey()).toBe("current");
+    // Renaming the key listed every letter as pending again: still found before the fill rewrites them.
+    expect(await find()).toEqual(both);
+    await fillLetterSearch();
+    expect(await find()).toEqual(both);
+    expect((await stored()).filter((r) => r.keyed_sha256 === hex).map((r) => r.letter_id)).toEqual(["l-1", "l-3"]);
+  });
+
+  it("a letter whose payload changed is pending again, and found by its new digest only", async () => {
+    const qp = `${queue}-payload`;
+    await upsertLetters(CONN, qp, randomUUID(), [row(1)]);
+    await fillLetterSearch();
+    const viewer: SearchScope = { kind: "masked", role: "viewer", version: VERSION };
+    const find = async (sha256: string) => {
+      const text = visibleSha256(sha256, { rules: [{}] as never, payload: "masked" });
+      return (await queryLetters({ connectionId: CONN, queue: qp, text, search: viewer }, { limit: 10 })).rows.map(
+        (r) => r.letterId,
+      );
+    };
+    expect(await find(ROWS[0].sha256)).toEqual(["l-1"]);
+    await upsertLetters(CONN, qp, randomUUID(), [row(1, { sha256: ROWS[1].sha256 })]);
+    expect(await find(ROWS[1].sha256)).toEqual(["l-1"]);
+    await fillLetterSearch();
+    expect(await find(ROWS[1].sha256)).toEqual(["l-1"]);
+    expect(await find(ROWS[0].sha256)).toEqual([]);
   });
 
   it("a fill leaves pending a letter changed after the fill read it", async () => {

@@ -4,7 +4,7 @@ import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { classify, detectBurst, type ClassificationRule } from "@/lib/triage";
-import { keyedDigestPads, keyedDigestQuery, keyedDigestSql } from "@/lib/masking/digest";
+import { keyedDigestFingerprint, keyedDigestPads, keyedDigestQuery, keyedDigestSql } from "@/lib/masking/digest";
 import type { SearchScope } from "./masked-search";
 
 /**
@@ -146,6 +146,7 @@ export function whereOf(f: LetterFilter): {
   const baseParts = parts.length;
   /** The last clauses of `parts` as tested on rows read in arrival order (without the candidates). */
   const scanParts: string[] = [];
+  let digestSearch = false;
   if (f.header) add((p) => `headers @> ${p}::jsonb`, JSON.stringify({ [f.header.name]: f.header.value }));
   if (f.text?.trim()) {
     const t = f.text.trim();
@@ -175,18 +176,33 @@ export function whereOf(f: LetterFilter): {
       const message = `(search_version = $${params.length - 1} AND COALESCE(exception_search->>$${params.length}, exception_message) ILIKE ${like})`;
       const digest = keyedDigestQuery(t);
       let digestMatch = "";
+      let digestFound = "";
       if (digest) {
         const { ipad, opad } = keyedDigestPads();
         params.push(ipad, opad, digest);
-        digestMatch = ` OR ${keyedDigestSql("sha256", `$${params.length - 2}`, `$${params.length - 1}`)} = $${params.length}`;
+        const d = `$${params.length}`;
+        const keyed = `${keyedDigestSql("sha256", `$${params.length - 2}`, `$${params.length - 1}`)} = ${d}`;
+        // A literal, not a parameter: the rows read in arrival order (`search`) do not use it. 32 hex digits.
+        const fp = `'${keyedDigestFingerprint().replace(/[^0-9a-f]/g, "")}'`;
+        digestMatch = ` OR ${keyed}`;
+        digestSearch = true;
+        // Candidates as for text: the digests the fill wrote (trusted only under the key they were
+        // written with, see letter-search.ts) and the letters still pending; under another key, every
+        // letter of the DLQ. The keyed digest computed under the key in force decides.
+        const current = `EXISTS (SELECT 1 FROM triage_search_key WHERE id = 1 AND fingerprint = ${fp})`;
+        digestFound = ` OR (${keyed} AND id = ANY(ARRAY(SELECT id FROM triage_letter_search WHERE keyed_sha256 = ${d} AND ${current}
+          UNION ALL SELECT id FROM triage_search_pending
+          UNION ALL SELECT id FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND NOT ${current})))`;
       }
       const exactMatch = `(${message} OR exception_class ILIKE ${like})`;
-      parts.push(`((${exactMatch} AND ${candidates}) OR ${ids}${digestMatch})`);
+      parts.push(`((${exactMatch} AND ${candidates}) OR ${ids}${digestFound})`);
       scanParts.push(`(${exactMatch} OR ${ids}${digestMatch})`);
     }
   }
+  // A digest as shown names one payload: its letters are few, and found by index at once, so the
+  // newest rows are not read first (each would cost two SHA-256s).
   const search =
-    parts.length > baseParts
+    parts.length > baseParts && !digestSearch
       ? [...parts.slice(baseParts, parts.length - scanParts.length), ...scanParts].join(" AND ")
       : null;
   return { sql: parts.join(" AND "), params, base, search };
