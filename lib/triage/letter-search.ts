@@ -58,18 +58,19 @@ export async function ensureSearchKey(db: PrismaClient = getDb()): Promise<"curr
     "SELECT fingerprint FROM triage_search_key WHERE id = 1",
   );
   if (rows[0]?.fingerprint === fingerprint) return "current";
-  await db.$transaction([
-    // The row's lock orders two fills that both found another key: the second re-lists too, harmlessly.
-    db.$executeRawUnsafe(
-      `INSERT INTO triage_search_key (id, fingerprint) VALUES (1, $1)
-       ON CONFLICT (id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint`,
-      fingerprint,
-    ),
-    db.$executeRawUnsafe(
-      `INSERT INTO triage_search_pending AS p (id) SELECT id FROM triage_letters
-       ON CONFLICT (id) DO UPDATE SET n = p.n + 1`,
-    ),
-  ]);
+  // One statement, so it is one transaction without a client-side time limit: listing ten
+  // million letters takes minutes. The row's lock orders two fills that both found another key;
+  // the second lists nothing (the key is already its own).
+  await db.$executeRawUnsafe(
+    `WITH renamed AS (
+       INSERT INTO triage_search_key AS k (id, fingerprint) VALUES (1, $1)
+       ON CONFLICT (id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint WHERE k.fingerprint <> EXCLUDED.fingerprint
+       RETURNING 1
+     )
+     INSERT INTO triage_search_pending AS p (id) SELECT id FROM triage_letters WHERE EXISTS (SELECT 1 FROM renamed)
+     ON CONFLICT (id) DO UPDATE SET n = p.n + 1`,
+    fingerprint,
+  );
   return "renamed";
 }
 
