@@ -126,7 +126,9 @@ async function main() {
         );
       }
       console.log(`built ${indexes.length} indexes in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-      await prisma.$executeRawUnsafe("VACUUM ANALYZE triage_letters");
+      // What autovacuum does within a minute or so: the pending list's thresholds are a few thousand
+      // rows (migration *_triage_search_keyed_digest), and the fill above left a million dead ones.
+      await prisma.$executeRawUnsafe("VACUUM ANALYZE triage_letters, triage_search_pending, triage_letter_search");
       // The synthetic search text is what a scan would have written for these messages.
       const check = await prisma.$queryRawUnsafe<Array<{ m: string; s: Record<string, string> | null }>>(
         "SELECT exception_message AS m, exception_search AS s FROM triage_letters WHERE id % 99991 = 3 OR letter_id IN ('l-10', 'l-11', 'l-7', 'l-21')",
