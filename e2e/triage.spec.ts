@@ -115,6 +115,33 @@ test("filters in the URL: a text search narrows the set and a bad link explains 
   await expect(page.getByTestId("bad-params")).toContainText("date and time");
 });
 
+test("a payload digest copied from a letter's page finds that letter in triage", async ({ page }) => {
+  await loadSession(page, "viewer");
+  await page.goto(dlqPath(BILLING));
+  await page.getByTestId("letter-row").first().getByRole("link").first().click();
+  // Masking rules apply to viewers: the digest shown is the keyed one, never the SHA-256.
+  const digest = (await page.getByTestId("payload-sha256").textContent())?.trim() ?? "";
+  expect(digest).toMatch(/^hmac:[0-9a-f]{64}$/);
+  const letterId = (await page.getByTestId("letter-id").textContent())?.trim() ?? "";
+  expect(letterId).not.toBe("");
+
+  await page.goto(triagePath(BILLING));
+  await page.getByTestId("filter-q").fill(digest);
+  await page.getByTestId("filter-apply").click();
+  await expect(page).toHaveURL(/q=hmac(%3A|:)[0-9a-f]{64}/);
+  // Only the letters with this very payload (the DLQ holds 5 letters, none twice the same).
+  await expect(page.getByTestId("match-count")).toHaveAttribute("data-count", "1");
+  const ids = await page
+    .getByTestId("triage-letter-row")
+    .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-letter-id")));
+  expect(ids).toEqual([letterId]);
+  // One digit changed: no letter has that payload.
+  const other = digest.replace(/.$/, (c) => (c === "0" ? "1" : "0"));
+  await page.getByTestId("filter-q").fill(other);
+  await page.getByTestId("filter-apply").click();
+  await expect(page.getByTestId("match-count")).toHaveAttribute("data-count", "0");
+});
+
 test("a viewer cannot start a scan: the button is disabled and a direct action call is refused", async ({ page }) => {
   await loadSession(page, "viewer");
   await page.goto(triagePath(BILLING));
