@@ -25,6 +25,7 @@ import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
 import { cpuNow, cpuScope, cpuSince, type Cpu, measureBroker, zeroCpu } from "./cpu";
 import { report, SMOKE, size } from "./report";
+import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
 
 const RATE = size("BENCH_RATE", 1000, 200);
 const SECONDS = size("BENCH_SECONDS", 60, 6);
@@ -92,11 +93,13 @@ async function main() {
   await admin.connect();
   await createTopicWithLeaders(admin, { topic, numPartitions: PARTITIONS, replicationFactor: 1 });
   const adapter = new KafkaAdapter(testConfig({ id: "bench-kafka", discover: false, dlqs: [{ name: topic }] }), {
+    allManagedHeaders: MANAGED_HEADERS,
     handledStore: prismaHandledStore(),
   });
   const us = (s: number, n: number) => Math.round((s * 1e6) / Math.max(1, n));
   const warmTopic = `bench.indexing.${process.pid}.warm.DLT`;
   const warm = new KafkaAdapter(testConfig({ id: "bench-warm", discover: false, dlqs: [{ name: warmTopic }] }), {
+    allManagedHeaders: MANAGED_HEADERS,
     handledStore: prismaHandledStore(),
   });
   try {

@@ -32,6 +32,7 @@ import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
 import { type Cpu, cpuNow, cpuSince, measureBroker, zeroCpu } from "./cpu";
 import { report, size } from "./report";
+import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
 
 const COUNT = size("BENCH_COUNT", 100_000, 3_000);
 const ROUNDS = size("BENCH_ROUNDS", 3, 1);
@@ -119,7 +120,7 @@ async function adapterSide(topic: string, connectionId: string): Promise<SideRes
   const store = prismaHandledStore();
   const adapter = new KafkaAdapter(
     testConfig({ id: connectionId, brokers: BROKERS, discover: false, dlqs: [{ name: topic }] }),
-    { handledStore: store },
+    { allManagedHeaders: MANAGED_HEADERS, handledStore: store },
   );
   // Connections first, as the consumer's connect and join are: admin client, Postgres.
   await adapter.ping();

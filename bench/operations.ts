@@ -17,6 +17,7 @@ import type { BrokerAdapter } from "../lib/brokers/contract/adapter";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
 import { report, size } from "./report";
+import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
 
 const RABBIT = size("BENCH_RABBIT_QUEUES", 1000, 20);
 const SQS = size("BENCH_SQS_QUEUES", 200, 12);
@@ -75,12 +76,14 @@ async function inspectRounds() {
           discover: false,
           dlqs: rabbitNames.slice(0, 10).map((name) => ({ name })),
         }),
+        { allManagedHeaders: MANAGED_HEADERS },
       ),
     );
     const rabbitBig = await measure(
       `RabbitMQ, ${RABBIT} DLQs`,
       new RabbitMqAdapter(
         rabbitConfig({ id: `bench-r-${tag}`, discover: false, dlqs: rabbitNames.map((name) => ({ name })) }),
+        { allManagedHeaders: MANAGED_HEADERS },
       ),
     );
     const sqsNames = sqsUrls.map((u) => u.split("/").pop()!);
@@ -94,6 +97,7 @@ async function inspectRounds() {
             discover: false,
             dlqs: sqsNames.filter((n) => n.includes(`-${prefix}-`)).map((name) => ({ name })),
           }),
+          { allManagedHeaders: MANAGED_HEADERS },
         ),
       );
     const sqsSmall = await sqsRound("SQS (ElasticMQ), 10 DLQs", "small");

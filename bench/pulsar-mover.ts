@@ -15,6 +15,7 @@ import type { Letter } from "../lib/brokers/contract/letter";
 import type { MoveRequest } from "../lib/brokers/contract/move";
 import { cpuNow, cpuSince, measureBroker } from "./cpu";
 import { report, size, sizes } from "./report";
+import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
 
 const COUNT = size("BENCH_COUNT", 2_000, 200);
 const IN_FLIGHT = sizes("BENCH_INFLIGHT", "1,32", "1,32").map(Number);
@@ -36,7 +37,9 @@ async function main() {
   const kit = new PulsarKit();
   try {
     await kit.ensureNamespace();
-    const adapter = new PulsarAdapter(testConfig({ id: "bench-pulsar", namespaces: [kit.ns] }));
+    const adapter = new PulsarAdapter(testConfig({ id: "bench-pulsar", namespaces: [kit.ns] }), {
+      allManagedHeaders: MANAGED_HEADERS,
+    });
     const rates = new Map<number, number>();
     for (const window of IN_FLIGHT) {
       const { dlq, target } = await filledDlq(kit, `w${window}`);

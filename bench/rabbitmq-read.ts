@@ -8,6 +8,7 @@ import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { type Cpu, cpuNow, cpuSince, perLetter } from "./cpu";
 import { report, size } from "./report";
+import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
 
 const COUNT = size("BENCH_COUNT", 100_000, 2_000);
 /** The machine's RabbitMQ, or another local node (DLQ_TEST_AMQP_PORT, see test-kit), the same one the adapter reads. */
@@ -55,7 +56,10 @@ async function bare(): Promise<number> {
 async function adapterRead(): Promise<number> {
   // A busy broker may pause longer than the default second before a letter of a large queue: the
   // read must go to the end (it ends at the count anyway), not stop as an operator's read would.
-  const adapter = new RabbitMqAdapter(testConfig({ dlqs: [{ name: QUEUE }], discover: false }), { idleMs: 30_000 });
+  const adapter = new RabbitMqAdapter(testConfig({ dlqs: [{ name: QUEUE }], discover: false }), {
+    allManagedHeaders: MANAGED_HEADERS,
+    idleMs: 30_000,
+  });
   const t0 = performance.now();
   let n = 0;
   let bytes = 0;

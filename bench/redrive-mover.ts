@@ -17,6 +17,7 @@ import type { MoveRequest } from "../lib/brokers/contract/move";
 import { cpuNow, cpuSince } from "./cpu";
 import { BENCH_BODY, bareMove, fill } from "./redrive-common";
 import { report, size, sizes } from "./report";
+import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
 
 /** The machine's RabbitMQ, or another local node (DLQ_TEST_AMQP_PORT, see test-kit). */
 const AMQP = AMQP_URL;
@@ -26,6 +27,7 @@ const IN_FLIGHT = sizes("BENCH_INFLIGHT", "64", "64").map(Number);
 
 async function mover(dlq: string, batch: number, moveInFlight: number): Promise<{ rate: number; perCallMs: number }> {
   const adapter = new RabbitMqAdapter(testConfig({ id: "bench-mover", dlqs: [{ name: dlq }], discover: false }), {
+    allManagedHeaders: MANAGED_HEADERS,
     moveInFlight,
   });
   const sha256 = sha256Hex(BENCH_BODY);

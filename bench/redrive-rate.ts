@@ -25,6 +25,7 @@ import { createTestDatabase } from "../scripts/lib/test-database";
 import { cpuNow, cpuSince, perLetter, type Cpu } from "./cpu";
 import { bareMove, fill } from "./redrive-common";
 import { report, size, sizes } from "./report";
+import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
 
 /** The machine's RabbitMQ, or another local node (DLQ_TEST_AMQP_PORT, see test-kit). */
 const AMQP = AMQP_URL;
@@ -140,7 +141,9 @@ async function main() {
   ): Promise<{ moved: number; secs: number; rate: number; moverShare: number; cpu: Cpu }> {
     const dlq = `bench.redrive.dlq.${randomUUID().slice(0, 6)}`;
     const target = `${dlq}.target`;
-    const adapter = new RabbitMqAdapter(testConfig({ id: "bench-rmq", dlqs: [{ name: dlq }], discover: false }));
+    const adapter = new RabbitMqAdapter(testConfig({ id: "bench-rmq", dlqs: [{ name: dlq }], discover: false }), {
+      allManagedHeaders: MANAGED_HEADERS,
+    });
     // Time spent inside moveLetters (call to last result), to tell the adapter's share from the engine's.
     let moverMs = 0;
     const timed: typeof adapter = Object.assign(Object.create(adapter) as typeof adapter, {

@@ -17,6 +17,7 @@ import { SqsAdapter } from "../lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, testConfig } from "../lib/brokers/sqs/test-kit";
 import { type Cpu, cpuNow, cpuSince, measureBroker, perLetter } from "./cpu";
 import { report, size } from "./report";
+import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
 
 const COUNT = size("BENCH_COUNT", 10_000, 500);
 const ENDPOINT = process.env.SQS_ENDPOINT ?? ELASTICMQ_ENDPOINT;
@@ -115,6 +116,7 @@ async function bare(url: string): Promise<number> {
 
 async function viaAdapter(): Promise<number> {
   const adapter = new SqsAdapter(testConfig(ENDPOINT, { queueNamePrefix: `bench-read-${process.pid}` }), {
+    allManagedHeaders: MANAGED_HEADERS,
     receiveConcurrency: CONCURRENCY,
   });
   const t0 = performance.now();

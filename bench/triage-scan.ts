@@ -18,6 +18,7 @@ import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
 import { cpuNow, cpuScope, cpuSince, type Cpu } from "./cpu";
 import { report, size } from "./report";
+import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
 
 const COUNT = size("BENCH_COUNT", 50_000, 2_000);
 /** The machine's RabbitMQ, or another local node (DLQ_TEST_AMQP_PORT, see test-kit), the same one the adapter reads. */
@@ -95,7 +96,9 @@ async function bare(): Promise<number> {
 }
 
 async function adapterRead(): Promise<number> {
-  const adapter = new RabbitMqAdapter(testConfig({ dlqs: [{ name: QUEUE }], discover: false }));
+  const adapter = new RabbitMqAdapter(testConfig({ dlqs: [{ name: QUEUE }], discover: false }), {
+    allManagedHeaders: MANAGED_HEADERS,
+  });
   const t0 = performance.now();
   let n = 0;
   for await (const _ of adapter.stream(QUEUE)) n++;
@@ -113,7 +116,9 @@ async function main() {
   const { JobWorker } = await import("../lib/jobs/worker");
   const { scanHandler } = await import("../lib/triage/scan");
   const { closeDb, getDb } = await import("../lib/db");
-  const adapter = new RabbitMqAdapter(testConfig({ id: "bench-rabbitmq", dlqs: [{ name: QUEUE }], discover: false }));
+  const adapter = new RabbitMqAdapter(testConfig({ id: "bench-rabbitmq", dlqs: [{ name: QUEUE }], discover: false }), {
+    allManagedHeaders: MANAGED_HEADERS,
+  });
   // Peak RSS and, at that moment, the V8 heap and off-heap buffers: what holds the memory.
   type Mem = { rss: number; heapUsed: number; external: number; arrayBuffers: number };
   let peak: Mem = { rss: 0, heapUsed: 0, external: 0, arrayBuffers: 0 };

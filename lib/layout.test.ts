@@ -107,11 +107,16 @@ function brokerFolderOf(file: string): string | null {
 
 /**
  * Files outside a broker's folder that may import it: the registry, which maps each kind to its
- * adapter, with the database-backed store it hands the Kafka adapter; and the demo seeder, which
- * fills the demo's brokers with the same kits the tests use. Tests anywhere may import a broker's
- * folder too: they build real adapters and fill real DLQs.
+ * adapter, with the database-backed store it hands the Kafka adapter and the union of every
+ * adapter's managed header names it hands them all (which reads each broker's declaration only);
+ * and the demo seeder, which fills the demo's brokers with the same kits the tests use. Tests
+ * anywhere may import a broker's folder too: they build real adapters and fill real DLQs.
  */
-const BROKER_IMPORTERS = new Set(["connections/registry.ts", "connections/kafka-handled-store.ts"]);
+const BROKER_IMPORTERS = new Set([
+  "connections/registry.ts",
+  "connections/kafka-handled-store.ts",
+  "connections/managed-headers.ts",
+]);
 const BROKER_IMPORTER_ROOMS = ["demo/"];
 
 /** Strongly connected groups of nodes (Tarjan): each is a set of rooms, or files, that import one another. */
@@ -216,6 +221,15 @@ describe("lib/ layout", () => {
           if (isTest(e.from) || BROKER_IMPORTERS.has(e.from)) return false;
           return !BROKER_IMPORTER_ROOMS.some((room) => e.from.startsWith(room));
         })
+        .map((e) => `${e.file} imports ${e.spec}`);
+      expect(bad).toEqual([]);
+    });
+
+    it("lets the union of managed header names read each broker's declaration and nothing else of it", () => {
+      const read = files.filter((e) => e.from === "connections/managed-headers.ts" && brokerFolderOf(e.to) !== null);
+      expect(read.length).toBeGreaterThan(0);
+      const bad = read
+        .filter((e) => path.basename(e.to) !== "managed-headers.ts")
         .map((e) => `${e.file} imports ${e.spec}`);
       expect(bad).toEqual([]);
     });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { isManagedHeader } from "@/lib/connections/managed-headers";
 import { AppError } from "@/lib/errors";
 import { HeldKeys, OneAtATime, RequestBook, moveWords, repairRefusal, sameChecksum } from "@/lib/brokers/move-rules";
 
@@ -111,20 +112,22 @@ describe("moveWords", () => {
 describe("repairRefusal", () => {
   const rules = { noun: "header", managedBy: "the broker or the console", dlq: "DLQ" as const };
   it("refuses managed, unnamed, and both-set-and-removed names, and the broker's own limits", () => {
-    expect(repairRefusal({ operationId: "o", setHeaders: { "x-death": "1" } }, rules)).toContain(
+    expect(repairRefusal({ operationId: "o", setHeaders: { "x-death": "1" } }, rules, isManagedHeader)).toContain(
       'The header "x-death" is kept by the broker or the console',
     );
-    expect(repairRefusal({ operationId: "o", removeHeaders: [""] }, rules)).toContain("without a name");
-    expect(repairRefusal({ operationId: "o", setHeaders: { a: "1" }, removeHeaders: ["a"] }, rules)).toContain(
-      "both set and removed",
+    expect(repairRefusal({ operationId: "o", removeHeaders: [""] }, rules, isManagedHeader)).toContain(
+      "without a name",
     );
+    expect(
+      repairRefusal({ operationId: "o", setHeaders: { a: "1" }, removeHeaders: ["a"] }, rules, isManagedHeader),
+    ).toContain("both set and removed");
     const limited = { ...rules, nameProblem: (n: string) => (n.length > 3 ? `"${n}" is too long.` : null) };
-    expect(repairRefusal({ operationId: "o", setHeaders: { long: "1" } }, limited)).toBe(
+    expect(repairRefusal({ operationId: "o", setHeaders: { long: "1" } }, limited, isManagedHeader)).toBe(
       '"long" is too long. Nothing was published; the letter stays in the DLQ.',
     );
-    expect(repairRefusal({ operationId: "o", refuse: "Not repaired: no patch." }, rules)).toBe(
+    expect(repairRefusal({ operationId: "o", refuse: "Not repaired: no patch." }, rules, isManagedHeader)).toBe(
       "Not repaired: no patch.",
     );
-    expect(repairRefusal({ operationId: "o", setHeaders: { ok: "1" } }, rules)).toBeNull();
+    expect(repairRefusal({ operationId: "o", setHeaders: { ok: "1" } }, rules, isManagedHeader)).toBeNull();
   });
 });

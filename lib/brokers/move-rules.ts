@@ -6,7 +6,7 @@
  * remove. A case two brokers answer differently is a bug until the contract suite says why.
  */
 import { isAppError } from "@/lib/errors";
-import { isManagedHeaderName } from "@/lib/brokers/contract/markers";
+import type { ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { LetterRepair } from "@/lib/brokers/contract/move";
 
 /** What the call does to a letter, for the operator's words ("it was not moved"). */
@@ -213,14 +213,20 @@ export interface RepairRules {
  * Why this repair cannot be applied to any letter, in the operator's words, or null. The console
  * checks locked fields before it asks (lib/repair); this is every mover's own guard against a
  * crafted request, so a broker-managed or console header is never rewritten, whoever calls.
+ * `isManaged` is the adapter's matcher of every broker's and the console's managed names
+ * (`AdapterSetup.allManagedHeaders`), not of its own broker's alone.
  */
-export function repairRefusal(repair: LetterRepair, rules: RepairRules): string | null {
+export function repairRefusal(
+  repair: LetterRepair,
+  rules: RepairRules,
+  isManaged: ManagedHeaderMatcher,
+): string | null {
   if (repair.refuse) return repair.refuse;
   const nothing = `Nothing was published; the letter stays in the ${rules.dlq}.`;
   const set = Object.keys(repair.setHeaders ?? {});
   const removed = repair.removeHeaders ?? [];
   const names = [...set, ...removed];
-  const managed = [...new Set(names.filter(isManagedHeaderName))];
+  const managed = [...new Set(names.filter(isManaged))];
   if (managed.length > 0)
     return `The ${rules.noun} ${managed.map((n) => `"${clip(n)}"`).join(", ")} is kept by ${rules.managedBy} and cannot be changed by a repair. ${nothing}`;
   if (names.some((n) => n === "")) return `A ${rules.noun} without a name cannot be set or removed. ${nothing}`;

@@ -18,6 +18,7 @@ import { PulsarKit, testConfig as pulsarConfig } from "@/lib/brokers/pulsar/test
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig as sqsConfig } from "@/lib/brokers/sqs/test-kit";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig as kafkaConfig } from "@/lib/brokers/kafka/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 /** Looks until `done` holds or the deadline passes; returns the last evidence either way. */
 async function evidenceUntil(
@@ -46,7 +47,7 @@ async function expectNotFound(p: Promise<unknown>) {
 
 describe.concurrent("rabbitmq sample watch", () => {
   const kit = new RabbitKit();
-  const adapter = new RabbitMqAdapter(rabbitConfig());
+  const adapter = new RabbitMqAdapter(rabbitConfig(), { allManagedHeaders: MANAGED_HEADERS });
   const watch = adapter.sampleWatch;
   const conns: ChannelModel[] = [];
 
@@ -214,7 +215,10 @@ describe.concurrent("rabbitmq sample watch", () => {
 // refreshing metadata), and these tests wait for nothing long.
 describe("kafka sample watch", () => {
   const kit = new KafkaKit();
-  const adapter = new KafkaAdapter(kafkaConfig({ id: `sample-watch-${kit.prefix}` }), { handledStore: null });
+  const adapter = new KafkaAdapter(kafkaConfig({ id: `sample-watch-${kit.prefix}` }), {
+    allManagedHeaders: MANAGED_HEADERS,
+    handledStore: null,
+  });
   const watch = adapter.sampleWatch;
   const consumers: Consumer[] = [];
 
@@ -324,7 +328,7 @@ describe.concurrent.each([
   ["moto", MOTO_ENDPOINT],
 ])("sqs sample watch on %s", (_server, endpoint) => {
   const kit = new SqsKit(endpoint);
-  const adapter = new SqsAdapter(sqsConfig(endpoint));
+  const adapter = new SqsAdapter(sqsConfig(endpoint), { allManagedHeaders: MANAGED_HEADERS });
   const watch = adapter.sampleWatch;
 
   afterAll(async () => {
@@ -404,7 +408,7 @@ describe.concurrent.each([
 
 describe.concurrent("pulsar sample watch", () => {
   const kit = new PulsarKit();
-  const adapter = new PulsarAdapter(pulsarConfig());
+  const adapter = new PulsarAdapter(pulsarConfig(), { allManagedHeaders: MANAGED_HEADERS });
   const watch = adapter.sampleWatch;
   const sockets: PulsarSocket[] = [];
 

@@ -8,25 +8,28 @@ import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { PulsarAdapter } from "@/lib/brokers/pulsar/adapter";
 import { processState } from "@/lib/process-state";
 import { prismaHandledStore } from "./kafka-handled-store";
+import { MANAGED_HEADERS } from "./managed-headers";
 
 /**
  * One adapter per configured connection, built lazily from `loadConfig()` and handed what it
- * needs from outside the broker boundary (Kafka: the handled-offset store in the database). Kept
+ * needs from outside the broker boundary (Kafka: the handled-offset store in the database) and the
+ * union of every adapter's managed header names (managed-headers.ts), which each refuses. Kept
  * for the life of the process: one set for every copy of this module, so connections are neither
  * doubled nor leaked across Next's dev reloads.
  */
 const store = processState("adapters", () => ({ adapters: null as Map<string, BrokerAdapter> | null }));
 
 export function createAdapter(c: ConnectionConfig): BrokerAdapter {
+  const allManagedHeaders = MANAGED_HEADERS;
   switch (c.kind) {
     case "rabbitmq":
-      return new RabbitMqAdapter(c);
+      return new RabbitMqAdapter(c, { allManagedHeaders });
     case "sqs":
-      return new SqsAdapter(c);
+      return new SqsAdapter(c, { allManagedHeaders });
     case "kafka":
-      return new KafkaAdapter(c, { handledStore: prismaHandledStore() });
+      return new KafkaAdapter(c, { handledStore: prismaHandledStore(), allManagedHeaders });
     case "pulsar":
-      return new PulsarAdapter(c);
+      return new PulsarAdapter(c, { allManagedHeaders });
   }
 }
 

@@ -8,6 +8,7 @@ import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { testConfig as rabbitConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { checkReadiness } from "./health";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 /**
  * Liveness and readiness on the real Postgres and RabbitMQ, with a broker that refuses connections
@@ -116,7 +117,9 @@ describe("GET /api/ready (readiness)", () => {
   });
 
   it("is down when the database does not answer (refused or hung), and says so by code", async () => {
-    const up = new RabbitMqAdapter(rabbitConfig({ id: "ready-up-2", discover: false }));
+    const up = new RabbitMqAdapter(rabbitConfig({ id: "ready-up-2", discover: false }), {
+      allManagedHeaders: MANAGED_HEADERS,
+    });
     cleanups.push(() => up.close());
     // Connected once beforehand: the 500 ms budget below is for the checks, not for a first AMQP
     // handshake, which a loaded machine can take longer than that over.
@@ -136,7 +139,9 @@ describe("GET /api/ready (readiness)", () => {
   });
 
   it("is ok when the database and every broker answer", async () => {
-    const up = new RabbitMqAdapter(rabbitConfig({ id: "ready-up-3", discover: false }));
+    const up = new RabbitMqAdapter(rabbitConfig({ id: "ready-up-3", discover: false }), {
+      allManagedHeaders: MANAGED_HEADERS,
+    });
     cleanups.push(() => up.close());
     const { getDb } = await import("@/lib/db");
     const r = await checkReadiness({ db: getDb(), adapters: [up] });

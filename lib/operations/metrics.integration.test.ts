@@ -10,6 +10,7 @@ import { JOB_DURATION_BUCKETS, letterTotals } from "./metrics-figures";
 import { sampleRound } from "./sampler";
 import { refreshGroupSummary } from "@/lib/triage/index-store";
 import { indexLetters, issueLetter } from "@/lib/triage/issue-fixtures.test-data";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 /**
  * /api/metrics as Prometheus reads it: figures seeded into the real Postgres (dlq_status, the
@@ -302,6 +303,7 @@ describe("metrics exposition on PostgreSQL, checked by promtool", () => {
     await ch.waitForConfirms();
     const adapter = new RabbitMqAdapter(
       rabbitConfig({ id: `metrics-rmq-${randomUUID().slice(0, 6)}`, discover: false, dlqs: [{ name }] }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     cleanups.push(() => adapter.close());
     cleanups.push(() =>

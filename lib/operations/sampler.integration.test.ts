@@ -12,6 +12,7 @@ import { jobStore } from "@/lib/jobs/store";
 import { JobWorker } from "@/lib/jobs/worker";
 import { scanHandler } from "@/lib/triage/scan";
 import { sampleRound } from "./sampler";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 /**
  * The sampler against real brokers and the real database: what a round records per DLQ, where
@@ -63,6 +64,7 @@ describe("operations sampler on SQS (moto)", () => {
         messageMoveTasks: false,
         dlqs: [{ name: dlq.name }],
       }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     cleanups.push(() => adapter.close());
 
@@ -111,6 +113,7 @@ describe("operations sampler on SQS (moto)", () => {
         messageMoveTasks: false,
         dlqs: [{ name: dlq.name }],
       }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     cleanups.push(() => adapter.close());
     await sampleRound({ adapters: [adapter] });
@@ -146,9 +149,11 @@ describe("operations sampler on SQS (moto)", () => {
     const id = `ops-down-${randomUUID().slice(0, 6)}`;
     const live = new SqsAdapter(
       sqsConfig(MOTO_ENDPOINT, { id, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     const dead = new SqsAdapter(
       sqsConfig("http://127.0.0.1:1", { id, discover: false, messageMoveTasks: false, dlqs: [{ name: dlq.name }] }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     cleanups.push(
       () => live.close(),
@@ -192,7 +197,7 @@ describe("operations sampler on Kafka", () => {
     await send(3, 0);
     const adapter = new KafkaAdapter(
       kafkaConfig({ id: `ops-kafka-${randomUUID().slice(0, 6)}`, discover: false, dlqs: [{ name: topic }] }),
-      { handledStore: null },
+      { allManagedHeaders: MANAGED_HEADERS, handledStore: null },
     );
     cleanups.push(() => adapter.close());
 
@@ -232,6 +237,7 @@ describe("operations sampler on RabbitMQ", () => {
     await ch.waitForConfirms();
     const adapter = new RabbitMqAdapter(
       rabbitConfig({ id: `ops-rmq-${randomUUID().slice(0, 6)}`, discover: false, dlqs: [{ name }] }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     cleanups.push(() => adapter.close());
 

@@ -4,15 +4,16 @@
  * whether an edit touches one, and turn the edited payload into the bytes that will be sent.
  *
  * Locked, whoever asks: broker-managed and provenance headers (x-death, x-first-death-*, Kafka DLT
- * origin headers, …) and the console's own x-dlq-* markers (`isManagedHeaderName`, the same list
- * the adapters refuse), and every broker property (AMQP properties, SQS system attributes, Kafka
+ * origin headers, …) of every broker, whichever holds the letter now, and the console's own x-dlq-*
+ * markers (`isManagedHeader`: the registry's union of every adapter's declaration, the same the
+ * adapters refuse), and every broker property (AMQP properties, SQS system attributes, Kafka
  * key/partition/offset): those are not headers, and a repair can only set or remove headers.
  * Locked unless the request revealed the letter: headers, and the payload, that masking rules hide
  * from the role, since an edit made from the masked view would write the mask into the message, and
  * an edit of a value never seen answers for it ("unchanged" answered a right guess).
  */
-import { isManagedHeaderName } from "@/lib/brokers/contract/markers";
 import type { HeaderEntry } from "@/lib/brokers/contract/letter";
+import { isManagedHeader } from "@/lib/connections/managed-headers";
 import { globMatch } from "@/lib/glob";
 import { buildPayloadView } from "@/lib/letter/payload-view";
 import { jsonSyntaxError } from "@/lib/repair/json-syntax";
@@ -118,7 +119,7 @@ export function lockedFields(
   const locked: LockedField[] = [];
   const masked = m.canReveal ? new Set<string>() : maskedHeaderNames(letter.headers, m);
   for (const h of letter.headers) {
-    if (isManagedHeaderName(h.name))
+    if (isManagedHeader(h.name))
       locked.push({ kind: "header", name: h.name, reason: "managed", message: MANAGED_MESSAGE });
     else if (masked.has(h.name.toLowerCase()))
       locked.push({ kind: "header", name: h.name, reason: "masked", message: MASKED_HEADER_MESSAGE });
@@ -149,7 +150,7 @@ export function headerEditProblems(headers: HeaderEntry[], locked: LockedField[]
     const field = `header ${name}`;
     if (name.trim() === "" || name.length > MAX_HEADER_NAME) {
       problems.push({ field, message: `A header name must have 1 to ${MAX_HEADER_NAME} characters.` });
-    } else if (isManagedHeaderName(name)) {
+    } else if (isManagedHeader(name)) {
       problems.push({ field, message: `"${name}" cannot be ${verb}: ${MANAGED_MESSAGE}` });
     } else if (lockedHeaders.has(name.toLowerCase())) {
       problems.push({

@@ -18,6 +18,7 @@ import { JobWorker } from "@/lib/jobs/worker";
 import { sampleRound } from "@/lib/operations/sampler";
 import { indexRound, type IndexRoundReport } from "./indexer";
 import { scanHandler } from "./scan";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 /**
  * The triage indexer on the real brokers: Kafka and Pulsar DLQs whose new letters reach their
@@ -99,7 +100,10 @@ const springFailure = (cause: string, i: number) => ({
 describe("triage indexer, where reading is free", () => {
   it("a Kafka DLT: new letters reach their groups without a scan, and each round reads only the new ones", async () => {
     const kit = new KafkaKit();
-    const adapter = new KafkaAdapter(kafkaConfig({ id: id("kafka") }), { handledStore: prismaHandledStore() });
+    const adapter = new KafkaAdapter(kafkaConfig({ id: id("kafka") }), {
+      allManagedHeaders: MANAGED_HEADERS,
+      handledStore: prismaHandledStore(),
+    });
     cleanups.push(
       () => kit.cleanup(),
       () => adapter.close(),
@@ -141,7 +145,9 @@ describe("triage indexer, where reading is free", () => {
 
   it("a Pulsar DLQ: new letters reach their groups without a scan, read after the last entry read", async () => {
     const kit = new PulsarKit();
-    const adapter = new PulsarAdapter(pulsarConfig({ id: id("pulsar"), namespaces: [kit.ns] }));
+    const adapter = new PulsarAdapter(pulsarConfig({ id: id("pulsar"), namespaces: [kit.ns] }), {
+      allManagedHeaders: MANAGED_HEADERS,
+    });
     cleanups.push(
       () => kit.cleanup(),
       () => adapter.close(),
@@ -172,7 +178,9 @@ describe("triage indexer, where reading is free", () => {
     const kit = new RabbitKit();
     cleanups.push(() => kit.cleanup());
     const { dlq, source } = await kit.dlqByReject([0, 1, 2].map((i) => ({ body: enc(`letter ${i}`) })));
-    const adapter = new RabbitMqAdapter(rabbitConfig({ id: id("rmq"), discover: false, dlqs: [{ name: dlq }] }));
+    const adapter = new RabbitMqAdapter(rabbitConfig({ id: id("rmq"), discover: false, dlqs: [{ name: dlq }] }), {
+      allManagedHeaders: MANAGED_HEADERS,
+    });
     cleanups.push(() => adapter.close());
     const config = cfg({ intervalSeconds: 60 });
     const t0 = Date.now();
@@ -214,6 +222,7 @@ describe("triage indexer, where reading is free", () => {
     for (const b of ["a", "b"]) await kit.send(q.url, { body: enc(b) });
     const adapter = new SqsAdapter(
       sqsConfig(ELASTICMQ_ENDPOINT, { id: id("sqs"), discover: false, dlqs: [{ name: q.name }] }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     cleanups.push(() => adapter.close());
     const config = cfg({ intervalSeconds: 60 });
@@ -245,7 +254,9 @@ describe("triage indexer, where reading is free", () => {
     cleanups.push(() => kit.cleanup());
     const dlq = await kit.queue(kit.name("dlq"), { "x-queue-type": "quorum", "x-delivery-limit": 3 });
     for (const i of [0, 1, 2]) await kit.publish(dlq, { body: enc(`letter ${i}`) });
-    const adapter = new RabbitMqAdapter(rabbitConfig({ id: id("quorum"), discover: false, dlqs: [{ name: dlq }] }));
+    const adapter = new RabbitMqAdapter(rabbitConfig({ id: id("quorum"), discover: false, dlqs: [{ name: dlq }] }), {
+      allManagedHeaders: MANAGED_HEADERS,
+    });
     cleanups.push(() => adapter.close());
     await sampleUntil(adapter, dlq, 3);
     expect(of(await round(adapter), dlq)).toMatchObject({ outcome: "risk" });
@@ -268,7 +279,10 @@ describe("triage indexer, where reading is free", () => {
 
   it("two workers indexing the same Kafka DLT at once never count a letter twice", async () => {
     const kit = new KafkaKit();
-    const adapter = new KafkaAdapter(kafkaConfig({ id: id("twice") }), { handledStore: prismaHandledStore() });
+    const adapter = new KafkaAdapter(kafkaConfig({ id: id("twice") }), {
+      allManagedHeaders: MANAGED_HEADERS,
+      handledStore: prismaHandledStore(),
+    });
     cleanups.push(
       () => kit.cleanup(),
       () => adapter.close(),

@@ -13,6 +13,7 @@ import { JobWorker } from "@/lib/jobs/worker";
 import { loadMaskingConfig, saveMaskingConfig } from "@/lib/masking/store";
 import { scanHandler } from "./scan";
 import { exportLetters, listGroups, listLetters } from "./use-cases";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 /**
  * A role that sees a value masked cannot learn it through a filter, a
@@ -27,7 +28,10 @@ const AUTH = "Basic dXNlcjpodW50ZXIy";
 const BODY = `{"user":"jane","password":"${PASSWORD}","amount":12}`;
 
 const kit = new RabbitKit();
-const adapter = new RabbitMqAdapter(rabbitConfig({ id: `oracle-${randomUUID().slice(0, 6)}` }), { idleMs: 500 });
+const adapter = new RabbitMqAdapter(rabbitConfig({ id: `oracle-${randomUUID().slice(0, 6)}` }), {
+  allManagedHeaders: MANAGED_HEADERS,
+  idleMs: 500,
+});
 const actors = {} as Record<"viewer" | "operator" | "admin", Actor>;
 let dlq = "";
 const meta = () => ({ requestId: randomUUID(), ip: "127.0.0.1" });

@@ -10,6 +10,7 @@ import { GROUPING_VERSION } from "./grouping";
 import { refreshGroupSummary } from "./index-store";
 import { groupedByOlderVersion, regroupStaleDlqs } from "./regroup";
 import { scanHandler } from "./scan";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 /**
  * A DLQ grouped under an older GROUPING_VERSION (its groups from a scan before the version changed)
@@ -19,6 +20,7 @@ import { scanHandler } from "./scan";
 const enc = (s: string) => new TextEncoder().encode(s);
 const kit = new KafkaKit();
 const adapter = new KafkaAdapter(kafkaConfig({ id: `regroup-${randomUUID().slice(0, 6)}` }), {
+  allManagedHeaders: MANAGED_HEADERS,
   handledStore: prismaHandledStore(),
 });
 afterAll(async () => {

@@ -12,6 +12,7 @@ import { queryGroups } from "./queries";
 import { loadRules } from "./rules-store";
 import { scanHandler } from "./scan";
 import { saveRules } from "./use-cases";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 /**
  * Admin-written triage patterns that stalled a backtracking engine ("(?:.|.){25}#" took
@@ -22,7 +23,10 @@ import { saveRules } from "./use-cases";
 const enc = (s: string) => new TextEncoder().encode(s);
 const meta = () => ({ requestId: `safe-rules-${randomUUID()}`, ip: "127.0.0.1" });
 const kit = new RabbitKit();
-const adapter = new RabbitMqAdapter(rabbitConfig({ id: `safe-rules-${randomUUID().slice(0, 6)}` }), { idleMs: 500 });
+const adapter = new RabbitMqAdapter(rabbitConfig({ id: `safe-rules-${randomUUID().slice(0, 6)}` }), {
+  allManagedHeaders: MANAGED_HEADERS,
+  idleMs: 500,
+});
 let admin: Actor;
 
 const HOSTILE = [

@@ -19,6 +19,7 @@ import { countLetters, queryGroups, queryGroupsBy, queryLetters, streamLetters }
 import { loadRules } from "./rules-store";
 import { scanHandler, type ScanDeps } from "./scan";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 /**
  * Scans DLQs filled by real dead-lettering on each broker into the index, and checks groups,
@@ -72,7 +73,10 @@ async function rowCount(connectionId: string, queue: string) {
 
 describe("triage scan on RabbitMQ", () => {
   const kit = new RabbitKit();
-  const adapter = new RabbitMqAdapter(rabbitConfig({ id: `tri-rmq-${randomUUID().slice(0, 6)}` }), { idleMs: 500 });
+  const adapter = new RabbitMqAdapter(rabbitConfig({ id: `tri-rmq-${randomUUID().slice(0, 6)}` }), {
+    allManagedHeaders: MANAGED_HEADERS,
+    idleMs: 500,
+  });
   cleanups.push(
     () => kit.cleanup(),
     () => adapter.close(),
@@ -274,6 +278,7 @@ describe("triage scan on SQS (ElasticMQ)", () => {
   const kit = new SqsKit(ELASTICMQ_ENDPOINT);
   const adapter = new SqsAdapter(
     sqsConfig(ELASTICMQ_ENDPOINT, { id: `tri-sqs-${randomUUID().slice(0, 6)}`, queueNamePrefix: kit.prefix }),
+    { allManagedHeaders: MANAGED_HEADERS },
   );
   cleanups.push(
     () => kit.cleanup(),
@@ -416,6 +421,7 @@ describe("triage scan on SQS (ElasticMQ)", () => {
 describe("triage scan on Kafka", () => {
   const kit = new KafkaKit();
   const adapter = new KafkaAdapter(kafkaConfig({ id: `tri-kafka-${randomUUID().slice(0, 6)}` }), {
+    allManagedHeaders: MANAGED_HEADERS,
     handledStore: prismaHandledStore(),
   });
   cleanups.push(

@@ -13,6 +13,7 @@ import type { ConsumerGroupOps } from "@/lib/brokers/contract/consumer-groups";
 import type { BrowseOptions, DlqSummary, LetterPage, StreamOptions } from "@/lib/brokers/contract/dlq";
 import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { Letter } from "@/lib/brokers/contract/letter";
+import type { ManagedHeaders } from "@/lib/brokers/contract/markers";
 import type { MoveOptions, MoveRequest, MoveResult, RepairOps } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
@@ -32,6 +33,12 @@ export interface BrokerAdapter {
   readonly displayName: string;
   readonly capabilities: BrokerCapabilities;
   readonly vocabulary: BrokerVocabulary;
+  /**
+   * The header names this broker writes and keeps (its folder's managed-headers.ts). A repair on any
+   * broker refuses them: the registry unions every adapter's declaration and the console's and hands
+   * the union to each adapter it builds (`AdapterSetup`).
+   */
+  readonly managedHeaders: ManagedHeaders;
 
   /** Configured plus discovered DLQs. A broker that is down throws `unavailable:broker`. */
   listDlqs(): Promise<DlqSummary[]>;
@@ -92,6 +99,17 @@ export interface BrokerAdapter {
   /** Cheap reachability check. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** What every adapter is handed when it is built, whatever its broker. */
+export interface AdapterSetup {
+  /**
+   * Every declaration of header names no repair may set or remove: each adapter's own and the
+   * console's (the registry's union, lib/connections/managed-headers.ts). The adapter's repairs
+   * refuse all of them, not only its own broker's: a letter bridged from another broker keeps the
+   * history that broker wrote.
+   */
+  allManagedHeaders: readonly ManagedHeaders[];
 }
 
 /** The UI's flags of a connection: its capabilities, and each optional feature there exactly when its object is. */

@@ -1,6 +1,7 @@
 /**
- * What the console writes on the letters it moves (redrive markers, the repair marker) and the
- * header names no repair may set or remove.
+ * What the console writes on the letters it moves (redrive markers, the repair marker), and how the
+ * header names no repair may set or remove are declared and matched. No broker's names live here:
+ * each adapter declares its own.
  */
 
 /**
@@ -29,37 +30,44 @@ export const REDRIVE_HEADERS = {
 /** The marker a repaired copy carries besides the redrive markers: the repair operation (a UUID). */
 export const REPAIR_HEADER = "x-dlq-repaired-by-operation";
 
-/** Properties Pulsar's client writes when it dead-letters or retries a message (lower case). */
-const PULSAR_HISTORY = new Set([
-  "real_topic",
-  "real_subscription",
-  "origin_message_id",
-  "origin_message_idy_time",
-  "reconsumetimes",
-  "delay_time",
-  "real_topic_partition",
-]);
+/**
+ * Header names one system writes and keeps, which no repair may set or remove: its history and
+ * provenance (RabbitMQ's x-death, Kafka's kafka_dlt-*), or the console's own markers. Each adapter
+ * declares its broker's (`BrokerAdapter.managedHeaders`, in its folder's managed-headers.ts); the
+ * console declares its own below. Names and prefixes are compared without regard to case.
+ */
+export interface ManagedHeaders {
+  /** Who writes them, for a reader of the declaration: "RabbitMQ's dead-lettering". */
+  managedBy: string;
+  /** Whole names. */
+  names: readonly string[];
+  /** Name prefixes: a name that starts with one is managed. */
+  prefixes: readonly string[];
+}
+
+/** The console's own markers: x-dlq-redrive-id and its siblings, x-dlq-repaired-by-operation. */
+export const CONSOLE_MANAGED_HEADERS: ManagedHeaders = {
+  managedBy: "the console (its x-dlq-* markers)",
+  names: [],
+  prefixes: ["x-dlq-"],
+};
+
+/** True when a header name is managed by one of the declarations it was built from. */
+export type ManagedHeaderMatcher = (name: string) => boolean;
 
 /**
- * Header names an adapter never lets a repair set or remove, because the broker or the console
- * manages them: broker history (x-death, x-first-death-*, x-delivery-count, kafka_dlt-*,
- * __connect.errors.*, Pulsar's REAL_TOPIC and siblings), the console's own `x-dlq-*` markers. SQS
- * system attributes are not headers and cannot be named at all.
- *
- * One list for every broker, not one per adapter: a letter that crossed a bridge keeps the history
- * another system wrote, and every broker refuses all of these names alike (contract-suite/repair.ts).
+ * The matcher of names no repair may set or remove, from every declaration it must honour. An
+ * adapter refuses the names of every broker and of the console, not only its own: a letter can
+ * carry history another system wrote (a record bridged from Kafka into SQS keeps its kafka_dlt-*
+ * headers, a message shovelled from RabbitMQ keeps x-death), and a repair that rewrote it would
+ * make the copy lie about where it failed. The registry (lib/connections/managed-headers.ts)
+ * unions every adapter's declaration and the console's and hands the union to each adapter.
  */
-export function isManagedHeaderName(name: string): boolean {
-  const n = name.toLowerCase();
-  return (
-    PULSAR_HISTORY.has(n) ||
-    n.startsWith("x-dlq-") ||
-    n === "x-death" ||
-    n.startsWith("x-first-death-") ||
-    n.startsWith("x-last-death-") ||
-    n === "x-delivery-count" ||
-    n.startsWith("kafka_dlt-") ||
-    n.startsWith("__connect.errors.") ||
-    n.startsWith("__streams.errors.")
-  );
+export function managedHeaderMatcher(declarations: readonly ManagedHeaders[]): ManagedHeaderMatcher {
+  const names = new Set(declarations.flatMap((d) => d.names.map((n) => n.toLowerCase())));
+  const prefixes = [...new Set(declarations.flatMap((d) => d.prefixes.map((p) => p.toLowerCase())))];
+  return (name) => {
+    const n = name.toLowerCase();
+    return names.has(n) || prefixes.some((p) => n.startsWith(p));
+  };
 }

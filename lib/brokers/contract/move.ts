@@ -10,7 +10,8 @@ export type RedriveTarget = { kind: "origin" } | { kind: "queue"; name: string }
  * Everything not named here is kept byte for byte: body, properties, headers in their order and
  * types, broker history (x-death, kafka_dlt-*), the redrive markers as for any move. The console
  * checks edits against the locked fields before it asks (lib/repair); an adapter still refuses
- * ("failed", nothing published) an edit of a name it manages itself (`isManagedHeaderName`).
+ * ("failed", nothing published) an edit of a managed name: any broker's or the console's
+ * (`AdapterSetup.allManagedHeaders`), not only its own.
  */
 export interface LetterRepair {
   /** The whole new payload; absent: the body is kept byte for byte. */
@@ -125,4 +126,10 @@ export interface RepairOps {
    * known in advance (Kafka and Pulsar: a new record with a new id).
    */
   copyLetterId(copyId: string): string | null;
+  /**
+   * Why this repair cannot be applied to any letter, in the operator's words, or null: a managed
+   * name of any broker or of the console (the union the adapter was built with), or the broker's
+   * own limits. moveLetters asks the same of every request and reports a refused one "failed".
+   */
+  refusal(repair: LetterRepair): string | null;
 }

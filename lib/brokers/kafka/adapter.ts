@@ -1,11 +1,12 @@
 import "server-only";
 import type { Kafka } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
-import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { AdapterSetup, BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/contract/capabilities";
 import type { BrowseOptions, DlqSummary, LetterPage, StreamOptions } from "@/lib/brokers/contract/dlq";
 import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { Letter } from "@/lib/brokers/contract/letter";
+import { managedHeaderMatcher, type ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { MoveOptions, MoveRequest, MoveResult, RepairOps } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
@@ -18,7 +19,9 @@ import type {
 import { createKafka, createProducerWithCluster, type KafkaClientOptions } from "@/lib/brokers/kafka/client";
 import { DEFAULT_FETCH_LIMITS, readPartition, type FetchLimits } from "@/lib/brokers/kafka/fetcher";
 import type { HandledStore } from "@/lib/brokers/kafka/handled-store";
+import { KAFKA_MANAGED_HEADERS } from "@/lib/brokers/kafka/managed-headers";
 import { lazyProducer, moveKafkaLetters, removeKafkaLetters, type MoverDeps } from "@/lib/brokers/kafka/mover";
+import { KAFKA_REPAIR_RULES } from "@/lib/brokers/kafka/repair";
 import { republishKafka } from "@/lib/brokers/kafka/republish";
 import { inspectKafka } from "@/lib/brokers/kafka/inspect";
 import { readConsumerGroups } from "@/lib/brokers/kafka/consumer-groups";
@@ -30,6 +33,7 @@ import { kafkaSampleWatch } from "@/lib/brokers/kafka/sample-watch";
 import { KafkaTopics } from "@/lib/brokers/kafka/topics";
 import { KafkaDlqs } from "@/lib/brokers/kafka/summary";
 import { KafkaReader } from "@/lib/brokers/kafka/reader";
+import { repairRefusal } from "@/lib/brokers/move-rules";
 import type { SampleWatchOps } from "@/lib/brokers/target-readers";
 import type { TailLetter, TailOps } from "@/lib/brokers/tail";
 
@@ -53,7 +57,7 @@ export const KAFKA_CAPABILITIES: BrokerCapabilities = {
 
 export const KAFKA_VOCABULARY: BrokerVocabulary = { queue: "topic", letterId: "offset", origin: "original topic" };
 
-export interface KafkaAdapterOptions {
+export interface KafkaAdapterOptions extends AdapterSetup {
   client?: KafkaClientOptions;
   fetch?: Partial<FetchLimits>;
   /**
@@ -76,12 +80,15 @@ export class KafkaAdapter implements BrokerAdapter {
   readonly displayName: string;
   readonly capabilities = KAFKA_CAPABILITIES;
   readonly vocabulary = KAFKA_VOCABULARY;
+  readonly managedHeaders = KAFKA_MANAGED_HEADERS;
 
   private readonly kafka: Kafka;
   private readonly topics: KafkaTopics;
   private readonly dlqs: KafkaDlqs;
   private readonly reader: KafkaReader;
   private readonly store: HandledStore | null;
+  /** Every broker's and the console's managed names (`AdapterSetup`): a repair may touch none. */
+  private readonly isManagedHeader: ManagedHeaderMatcher;
   /** Redrive's producer: idempotent, acks=all, one request in flight, no topic auto-creation. */
   private readonly producer = lazyProducer(() =>
     createProducerWithCluster(this.kafka, {
@@ -100,6 +107,7 @@ export class KafkaAdapter implements BrokerAdapter {
     this.displayName = config.name ?? config.id;
     this.kafka = createKafka(config, options.client);
     this.store = options.handledStore;
+    this.isManagedHeader = managedHeaderMatcher(options.allManagedHeaders);
     this.topics = new KafkaTopics(this.kafka, config, { ...DEFAULT_FETCH_LIMITS, ...options.fetch });
     this.dlqs = new KafkaDlqs(this.topics, this.store, options.retentionWarnShare ?? 0.8);
     this.reader = new KafkaReader(this.topics, this.store, {
@@ -112,7 +120,10 @@ export class KafkaAdapter implements BrokerAdapter {
    * See `RepairOps`: moveLetters applies `MoveRequest.repair` (repair.ts). A repaired copy is a new
    * record at an offset not known in advance.
    */
-  readonly repair: RepairOps = { copyLetterId: () => null };
+  readonly repair: RepairOps = {
+    copyLetterId: () => null,
+    refusal: (repair) => repairRefusal(repair, KAFKA_REPAIR_RULES, this.isManagedHeader),
+  };
 
   /** See `BrokerAdapter.consumerGroups` (consumer-groups.ts, consumer-group-skip.ts); the adapter's own clients and producer. */
   readonly consumerGroups: ConsumerGroupOps = {
@@ -238,6 +249,7 @@ export class KafkaAdapter implements BrokerAdapter {
       configOrigin: (name) => topics.configEntry(name)?.origin ?? null,
       mapError: (e, topic) => topics.err(e, topic),
       originalOf: (ref) => this.originalOf(ref),
+      isManagedHeader: this.isManagedHeader,
     };
   }
 

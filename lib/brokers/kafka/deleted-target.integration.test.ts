@@ -20,6 +20,7 @@ import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { collect, collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { closeDb } from "@/lib/db";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const bytes = (b: Uint8Array | Buffer | null | undefined) => (b === null || b === undefined ? null : Buffer.from(b));
@@ -74,11 +75,13 @@ describe("Kafka redrive after another client deleted a topic the producer had wr
   const connectionId = `deleted-target-${tag}`;
   // One adapter per test too (each has its own producer). Discovery limited to this run's DLTs:
   // the shared broker holds other runs' topics.
-  const adapters = kits
-    .slice(0, 2)
-    .map(
-      () => new KafkaAdapter(testConfig({ id: connectionId, dltPatterns: [`${tag}-*.DLT`] }), { handledStore: store }),
-    );
+  const adapters = kits.slice(0, 2).map(
+    () =>
+      new KafkaAdapter(testConfig({ id: connectionId, dltPatterns: [`${tag}-*.DLT`] }), {
+        allManagedHeaders: MANAGED_HEADERS,
+        handledStore: store,
+      }),
+  );
   afterAll(async () => {
     for (const a of adapters) await a.close();
     for (const kit of kits) await kit.cleanup();

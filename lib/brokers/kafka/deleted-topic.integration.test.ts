@@ -4,6 +4,7 @@ import { BrokerError } from "@/lib/brokers/contract/errors";
 import type { DlqSummary } from "@/lib/brokers/contract/dlq";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 
@@ -28,7 +29,7 @@ describe("Kafka adapter after another client deleted a topic it had seen", () =>
   // Discovery limited to this run's topics: the shared broker holds other runs' DLTs.
   const adapter = new KafkaAdapter(
     testConfig({ id: `del-${tag}`, dltPatterns: [`del-${tag}-*.DLT`], dlqs: [{ name: t.gone }, { name: t.kept }] }),
-    { handledStore: null },
+    { allManagedHeaders: MANAGED_HEADERS, handledStore: null },
   );
 
   beforeAll(async () => {

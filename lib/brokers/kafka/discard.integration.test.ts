@@ -7,12 +7,14 @@ import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { closeDb } from "@/lib/db";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 
 describe("kafka discard undo when the record is gone from the log", () => {
   const kit = new KafkaKit();
   const adapter = new KafkaAdapter(testConfig({ id: `discard-gone-${randomUUID().slice(0, 8)}` }), {
+    allManagedHeaders: MANAGED_HEADERS,
     handledStore: prismaHandledStore(),
   });
   afterAll(async () => {

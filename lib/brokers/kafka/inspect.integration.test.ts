@@ -4,6 +4,7 @@ import { AssignerProtocol, ConfigResourceTypes } from "kafkajs";
 import type { BrokerInspection, ConfigFinding, DlqVitals } from "@/lib/brokers/contract/inspection";
 import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const DAY = 86_400_000;
 const MIN_RETENTION = 7 * DAY;
@@ -25,11 +26,11 @@ describe("Kafka inspect on a real broker", () => {
   // Configured, not discovered: the shared broker holds other runs' DLTs.
   const adapter = new KafkaAdapter(
     testConfig({ id: `insp-${tag}`, discover: false, dlqs: dlts.map((name) => ({ name })) }),
-    { handledStore: null },
+    { allManagedHeaders: MANAGED_HEADERS, handledStore: null },
   );
   const ordered = new KafkaAdapter(
     testConfig({ id: `insp-o-${tag}`, discover: false, dlqs: [{ name: t.fewer, ordered: true }] }),
-    { handledStore: null },
+    { allManagedHeaders: MANAGED_HEADERS, handledStore: null },
   );
   const adapters = [adapter, ordered];
 
@@ -211,7 +212,7 @@ describe("Kafka inspect on a real broker", () => {
   it("discovers the DLTs listDlqs discovers", async () => {
     const discovering = new KafkaAdapter(
       testConfig({ id: `insp-d-${tag}`, discover: true, dltPatterns: [`insp-${tag}-*`] }),
-      { handledStore: null },
+      { allManagedHeaders: MANAGED_HEADERS, handledStore: null },
     );
     adapters.push(discovering);
     const r = await discovering.inspect({ minRetentionMs: MIN_RETENTION });
@@ -245,6 +246,7 @@ describe("Kafka inspect on a real broker", () => {
 
   it("a broker that is down is unavailable:broker within seconds; an aborted look stops", async () => {
     const dead = new KafkaAdapter(testConfig({ brokers: ["127.0.0.1:1"] }), {
+      allManagedHeaders: MANAGED_HEADERS,
       client: { connectionTimeoutMs: 1000, retries: 1 },
       handledStore: null,
     });

@@ -6,6 +6,7 @@ import { KafkaAdapter } from "@/lib/brokers/kafka/adapter";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { closeDb } from "@/lib/db";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const prop = (l: { properties: { name: string; value: unknown }[] }, name: string) =>
@@ -15,7 +16,10 @@ describe("Kafka adapter on a real broker", () => {
   const kit = new KafkaKit();
   const store = prismaHandledStore();
   const connectionId = `test-kafka-${randomUUID().slice(0, 8)}`;
-  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), { handledStore: prismaHandledStore() });
+  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), {
+    allManagedHeaders: MANAGED_HEADERS,
+    handledStore: prismaHandledStore(),
+  });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();
@@ -159,6 +163,7 @@ describe("Kafka adapter on a real broker", () => {
 
   it("reports a dead broker as unreachable within seconds", async () => {
     const dead = new KafkaAdapter(testConfig({ brokers: ["127.0.0.1:1"] }), {
+      allManagedHeaders: MANAGED_HEADERS,
       client: { connectionTimeoutMs: 1000, retries: 1 },
       handledStore: null,
     });

@@ -5,6 +5,7 @@
  */
 import type { Message } from "kafkajs";
 import type { BrokerError } from "@/lib/brokers/contract/errors";
+import type { ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { InternalRecord } from "@/lib/brokers/kafka/client";
 import type { HandledStore, TopicRef } from "@/lib/brokers/kafka/handled-store";
 import type { OriginalLookup } from "@/lib/brokers/kafka/share-dlq";
@@ -47,6 +48,8 @@ export interface MoverDeps {
    * redrive publishes the original's key, value and headers. Absent: the DLQ record as it is.
    */
   originalOf?(ref: { topic: string; partition: number; offset: bigint }): Promise<OriginalLookup>;
+  /** Every broker's and the console's managed header names: a repair that names one is refused. */
+  isManagedHeader: ManagedHeaderMatcher;
   /** Letters in flight at once (default 16). */
   concurrency?: number;
   /** Bytes of fetched letters held at once (default 16 MiB; one larger letter alone still goes). */

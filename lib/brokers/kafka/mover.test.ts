@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message } from "kafkajs";
 import { describe, expect, it } from "vitest";
+import { isManagedHeader } from "@/lib/connections/managed-headers";
 import { BrokerError } from "@/lib/brokers/contract/errors";
 import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
 import type { MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
@@ -103,6 +104,7 @@ function fake(
       }
     },
     configOrigin: () => null,
+    isManagedHeader,
     mapError: (e) =>
       e instanceof BrokerError
         ? e

@@ -153,7 +153,7 @@ export function moveKafkaLetters(
 
   /** Produces the letter's copy (repaired when asked); then, when the caller archives, hands over the original. */
   const deliver: RecordStep<MoveRequest>["deliver"] = async (req, record, at) => {
-    const problem = req.repair ? repairRefusal(req.repair, KAFKA_REPAIR_RULES) : null;
+    const problem = req.repair ? repairRefusal(req.repair, KAFKA_REPAIR_RULES, deps.isManagedHeader) : null;
     if (problem) return { ok: false, reason: problem, destination: null, target: null };
     const target = await targets.resolve(req, record);
     if ("reason" in target) return { ok: false, reason: target.reason, destination: null, target: null };

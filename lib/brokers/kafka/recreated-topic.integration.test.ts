@@ -6,6 +6,7 @@ import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
 import { closeDb, getDb } from "@/lib/db";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 
@@ -27,7 +28,10 @@ describe("Kafka handled offsets belong to one topic, not to its name", () => {
   const kit = new KafkaKit();
   const tag = randomUUID().slice(0, 8);
   const connectionId = `recreate-kafka-${tag}`;
-  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), { handledStore: prismaHandledStore() });
+  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), {
+    allManagedHeaders: MANAGED_HEADERS,
+    handledStore: prismaHandledStore(),
+  });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();

@@ -23,6 +23,7 @@ import {
 import { contractFixtureWith, headerText, readTopic } from "@/lib/brokers/kafka/contract-fixture";
 import { runRemoveContract } from "@/lib/brokers/contract-suite/remove";
 import { closeDb } from "@/lib/db";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const FAIL: FailureSpec = { exceptionClass: "com.acme.orders.OutOfStockException", message: "sku out of stock" };
@@ -36,7 +37,10 @@ describe("Kafka moveLetters on a real broker", () => {
   const kit = new KafkaKit();
   const store = prismaHandledStore();
   const connectionId = `redrive-kafka-${randomUUID().slice(0, 8)}`;
-  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), { handledStore: prismaHandledStore() });
+  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), {
+    allManagedHeaders: MANAGED_HEADERS,
+    handledStore: prismaHandledStore(),
+  });
   let cluster: InternalCluster;
   beforeAll(async () => {
     cluster = createCluster(kit.kafka);
@@ -181,6 +185,7 @@ describe("Kafka moveLetters on a real broker", () => {
     expect((await browseAll(dlt))[0].handled).toBeUndefined();
 
     const configured = new KafkaAdapter(testConfig({ id: connectionId, dlqs: [{ name: dlt, origin: source }] }), {
+      allManagedHeaders: MANAGED_HEADERS,
       handledStore: prismaHandledStore(),
     });
     try {
@@ -302,7 +307,10 @@ describe("Kafka moveLetters on a real broker", () => {
         return base.handledBetween!(...args);
       },
     };
-    const racing = new KafkaAdapter(testConfig({ id: connectionId }), { handledStore: hooked });
+    const racing = new KafkaAdapter(testConfig({ id: connectionId }), {
+      allManagedHeaders: MANAGED_HEADERS,
+      handledStore: hooked,
+    });
     try {
       const job = randomUUID();
       const results = await move(
@@ -336,6 +344,6 @@ describe("Kafka moveLetters on a real broker", () => {
 });
 
 // The shared write contracts, on the fixture of contract-fixture.ts.
-const contractFixture = contractFixtureWith(prismaHandledStore());
+const contractFixture = contractFixtureWith({ handledStore: prismaHandledStore(), allManagedHeaders: MANAGED_HEADERS });
 runRedriveContract("kafka", contractFixture);
 runRemoveContract("kafka", contractFixture);

@@ -17,14 +17,21 @@ import { contractFixtureWith, readTopic } from "@/lib/brokers/kafka/contract-fix
 import { KafkaKit, testConfig } from "@/lib/brokers/kafka/test-kit";
 import { prismaHandledStore } from "@/lib/connections/kafka-handled-store";
 import { closeDb } from "@/lib/db";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
-runRepairContract("kafka", contractFixtureWith(prismaHandledStore()));
+runRepairContract(
+  "kafka",
+  contractFixtureWith({ handledStore: prismaHandledStore(), allManagedHeaders: MANAGED_HEADERS }),
+);
 
 describe("Kafka repair on a real broker: what only Kafka has", () => {
   const kit = new KafkaKit();
   const store = prismaHandledStore();
   const connectionId = `repair-kafka-${randomUUID().slice(0, 8)}`;
-  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), { handledStore: store });
+  const adapter = new KafkaAdapter(testConfig({ id: connectionId }), {
+    allManagedHeaders: MANAGED_HEADERS,
+    handledStore: store,
+  });
   let cluster: InternalCluster;
   beforeAll(async () => {
     cluster = createCluster(kit.kafka);

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { isManagedHeader } from "@/lib/connections/managed-headers";
 import { REPAIR_HEADER } from "@/lib/brokers/contract/markers";
 import { repairRefusal } from "@/lib/brokers/move-rules";
 import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { copyIdOf, KAFKA_REPAIR_RULES, repairHeaders } from "@/lib/brokers/kafka/repair";
 
-const repairProblem = (repair: LetterRepair) => repairRefusal(repair, KAFKA_REPAIR_RULES);
+const repairProblem = (repair: LetterRepair) => repairRefusal(repair, KAFKA_REPAIR_RULES, isManagedHeader);
 
 const b = (s: string) => Buffer.from(s);
 const text = (h: Record<string, unknown>) =>

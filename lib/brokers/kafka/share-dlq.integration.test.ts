@@ -19,6 +19,7 @@ import { configureShareGroupDlq, rejectWithShareConsumer } from "@/lib/brokers/k
 import { shareGroupDlqTopics } from "@/lib/brokers/kafka/group-configs";
 import type { RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
 import { closeDb } from "@/lib/db";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const prop = (l: Letter, name: string) => l.properties.find((p) => p.name === name)?.value;
 const bodyText = (l: Letter) => Buffer.from(l.body).toString("utf8");
@@ -39,6 +40,7 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
   const kit = new KafkaKit();
   // The default patterns: `dlq.*` is the broker's default prefix of share-group DLQ topics too.
   const adapter = new KafkaAdapter(testConfig({ id: `share-dlq-${randomUUID().slice(0, 8)}` }), {
+    allManagedHeaders: MANAGED_HEADERS,
     handledStore: prismaHandledStore(),
   });
   let cluster: InternalCluster;
@@ -113,11 +115,11 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
   it("discovers the DLQ topic a share group names in its configuration, with no pattern matching it (shareGroupDlqs)", async () => {
     const byConfig = new KafkaAdapter(
       testConfig({ id: `share-cfg-${randomUUID().slice(0, 8)}`, dltPatterns: [], shareGroupDlqs: true }),
-      { handledStore: prismaHandledStore() },
+      { allManagedHeaders: MANAGED_HEADERS, handledStore: prismaHandledStore() },
     );
     const switchedOff = new KafkaAdapter(
       testConfig({ id: `share-off-${randomUUID().slice(0, 8)}`, dltPatterns: [], shareGroupDlqs: false }),
-      { handledStore: prismaHandledStore() },
+      { allManagedHeaders: MANAGED_HEADERS, handledStore: prismaHandledStore() },
     );
     try {
       expect((await byConfig.listDlqs()).find((d) => d.name === dlq)).toMatchObject({ source: "discovered", depth: 3 });
@@ -194,6 +196,7 @@ describe("share-group dead letters on a real Kafka 4.4", () => {
 describe("share-group dead letters with copy.record.enable, and past the delivery limit", () => {
   const kit = new KafkaKit();
   const adapter = new KafkaAdapter(testConfig({ id: `share-copy-${randomUUID().slice(0, 8)}` }), {
+    allManagedHeaders: MANAGED_HEADERS,
     handledStore: prismaHandledStore(),
   });
   let cluster: InternalCluster;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message } from "kafkajs";
 import { describe, expect, it } from "vitest";
+import { isManagedHeader } from "@/lib/connections/managed-headers";
 import { BrokerError } from "@/lib/brokers/contract/errors";
 import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
 import type { MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
@@ -69,6 +70,7 @@ function fake(originalOf: (ref: { offset: bigint }) => Promise<OriginalLookup>) 
         ? e
         : new BrokerError("unreachable", { message: String(e), userMessage: "Kafka did not answer." }),
     originalOf: (ref) => originalOf(ref),
+    isManagedHeader,
   };
   return { deps, produced, marked };
 }

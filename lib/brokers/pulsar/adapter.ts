@@ -13,11 +13,12 @@ import { secretFromEnv, type PulsarConnectionConfig } from "@/lib/config";
 import { compileGlob, type Glob } from "@/lib/glob";
 import { numberValue, timestampValue } from "@/lib/brokers/display";
 import { BrokerError } from "@/lib/brokers/contract/errors";
-import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { AdapterSetup, BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import type { BrokerCapabilities } from "@/lib/brokers/contract/capabilities";
 import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { BrowseOptions, DlqSummary, LetterPage, StreamOptions } from "@/lib/brokers/contract/dlq";
 import type { DlqWarning, HeaderEntry, Letter } from "@/lib/brokers/contract/letter";
+import { managedHeaderMatcher, type ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { MoveOptions, MoveRequest, MoveResult, RepairOps } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
@@ -37,9 +38,12 @@ import {
   type TopicName,
 } from "@/lib/brokers/pulsar/client";
 import { bareTopic, toLetter, type LetterContext } from "@/lib/brokers/pulsar/letter";
+import { PULSAR_MANAGED_HEADERS } from "@/lib/brokers/pulsar/managed-headers";
 import { missingTopic, readUnacked } from "@/lib/brokers/pulsar/reader";
 import { parsePosition, positionOfLetterId } from "@/lib/brokers/pulsar/message-id";
 import { PulsarMover } from "@/lib/brokers/pulsar/mover";
+import { PULSAR_REPAIR_RULES } from "@/lib/brokers/pulsar/repair";
+import { repairRefusal } from "@/lib/brokers/move-rules";
 import { pulsarLink } from "@/lib/brokers/pulsar/link";
 import { inspectPulsar } from "@/lib/brokers/pulsar/inspect";
 import { pulsarFindings, readNamespacePolicies } from "@/lib/brokers/pulsar/policies";
@@ -98,17 +102,27 @@ export class PulsarAdapter implements BrokerAdapter {
   readonly displayName: string;
   readonly capabilities = CAPABILITIES;
   readonly vocabulary = { queue: "topic", letterId: "message id", origin: "original topic" };
+  readonly managedHeaders = PULSAR_MANAGED_HEADERS;
   /**
    * See `RepairOps`: the copy carries the edits (repair.ts); the original is archived before it
    * leaves. Pulsar gives the copy its message id when it is published, so none is known in advance.
    */
-  readonly repair: RepairOps = { copyLetterId: () => null };
+  readonly repair: RepairOps = {
+    copyLetterId: () => null,
+    refusal: (repair) => repairRefusal(repair, PULSAR_REPAIR_RULES, this.isManagedHeader),
+  };
+  /** Every broker's and the console's managed names (`AdapterSetup`): a repair may touch none. */
+  private readonly isManagedHeader: ManagedHeaderMatcher;
   private readonly ep: PulsarEndpoint;
   private readonly admin: PulsarAdmin;
   private readonly mover: PulsarMover;
 
-  constructor(private readonly config: PulsarConnectionConfig) {
+  constructor(
+    private readonly config: PulsarConnectionConfig,
+    options: AdapterSetup,
+  ) {
     this.connectionId = config.id;
+    this.isManagedHeader = managedHeaderMatcher(options.allManagedHeaders);
     this.displayName = config.name ?? config.id;
     const adminUrl = config.adminUrl.replace(/\/$/, "");
     this.ep = {
@@ -123,6 +137,7 @@ export class PulsarAdapter implements BrokerAdapter {
       subscription: config.subscription,
       ensureSubscription: (t) => this.ensureSubscription(t),
       letterContext: (name) => this.letterContext(name),
+      isManagedHeader: this.isManagedHeader,
     });
   }
 

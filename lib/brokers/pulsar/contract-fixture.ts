@@ -9,6 +9,7 @@ import { PulsarKit, dlqOf, testConfig, APP_SUBSCRIPTION } from "@/lib/brokers/pu
 import { PulsarSocket, shortName, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
 import { letterIdOf } from "@/lib/brokers/pulsar/message-id";
 import { readUnacked } from "@/lib/brokers/pulsar/reader";
+import type { AdapterSetup } from "@/lib/brokers/contract/adapter";
 import { BrokerError } from "@/lib/brokers/contract/errors";
 import type { Letter } from "@/lib/brokers/contract/letter";
 
@@ -16,21 +17,25 @@ export { dlqOf };
 import type { BrokerContractFixture } from "@/lib/brokers/contract-suite/read";
 import type { ArrivedLetter, RedriveContractFixture, RedriveLetterInput } from "@/lib/brokers/contract-suite/redrive";
 
-export async function readContractFixture(): Promise<BrokerContractFixture> {
+/**
+ * The managed header names come from the test (lib/connections' union of every adapter's), since
+ * this file, in a broker's folder, may import no other broker's (lib/layout.test.ts).
+ */
+export const readContractFixtureWith = (setup: AdapterSetup) => async (): Promise<BrokerContractFixture> => {
   const kit = new PulsarKit();
   await kit.ensureNamespace();
-  const adapter = new PulsarAdapter(testConfig({ namespaces: [kit.ns] }));
+  const adapter = new PulsarAdapter(testConfig({ namespaces: [kit.ns] }), setup);
   return {
     adapter,
     createDlq: async (letters) => shortName((await dlqOf(kit, letters)).dlq),
     deadAdapter: () =>
-      new PulsarAdapter(testConfig({ id: "dead-pulsar", adminUrl: "http://127.0.0.1:1", timeoutSeconds: 2 })),
+      new PulsarAdapter(testConfig({ id: "dead-pulsar", adminUrl: "http://127.0.0.1:1", timeoutSeconds: 2 }), setup),
     cleanup: async () => {
       await adapter.close();
       await kit.cleanup();
     },
   };
-}
+};
 
 /** The frame id (WebSocket form) of this letter if the subscription has not acknowledged it. */
 async function unackedId(kit: PulsarKit, t: TopicName, sub: string, letterId: string): Promise<string | null> {
@@ -72,11 +77,12 @@ async function takeAway(kit: PulsarKit, t: TopicName, sub: string, letter: Lette
   return true;
 }
 
-export async function writeContractFixture(): Promise<RedriveContractFixture> {
+/** The write contracts' fixture; the managed header names come from the test, as for the read fixture. */
+export const writeContractFixtureWith = (setup: AdapterSetup) => async (): Promise<RedriveContractFixture> => {
   const kit = new PulsarKit();
   await kit.ensureNamespace();
   const config = testConfig({ namespaces: [kit.ns] });
-  const adapter = new PulsarAdapter(config);
+  const adapter = new PulsarAdapter(config, setup);
   const sources = new Map<string, { source: TopicName; dlq: TopicName; consumed: number }>();
   const read = async (t: TopicName): Promise<ArrivedLetter[]> =>
     (await kit.readAll(t)).map((f) => ({
@@ -127,4 +133,4 @@ export async function writeContractFixture(): Promise<RedriveContractFixture> {
     orderingKeys: true,
     twins: false,
   };
-}
+};

@@ -1,6 +1,7 @@
 // The Pulsar mover's rules, against an in-memory DLQ (MoverLink): which letters it copies, acknowledges
 // and reports how, in the shared words of move-rules. The broker itself is in the integration tests.
 import { describe, expect, it } from "vitest";
+import { isManagedHeader } from "@/lib/connections/managed-headers";
 import { moveWords } from "@/lib/brokers/move-rules";
 import { sha256Hex } from "@/lib/brokers/display";
 import { AppError } from "@/lib/errors";
@@ -129,6 +130,7 @@ const moverOf = (fake: FakePulsar) =>
     subscription: "dlq-console",
     ensureSubscription: async () => true,
     letterContext: () => ({ configOrigin: null }),
+    isManagedHeader,
   });
 
 const idOf = (fake: FakePulsar, i: number) => {

@@ -18,6 +18,7 @@
  */
 import { HeldKeys, moveWords, OneAtATime, RequestBook, sameChecksum } from "@/lib/brokers/move-rules";
 import { BrokerError } from "@/lib/brokers/contract/errors";
+import type { ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
@@ -50,6 +51,8 @@ export interface MoverDeps {
   /** True when the console's subscription exists (created if allowed). */
   ensureSubscription(t: TopicName): Promise<boolean>;
   letterContext(name: string): LetterContext;
+  /** Every broker's and the console's managed header names: a repair that names one is refused. */
+  isManagedHeader: ManagedHeaderMatcher;
 }
 
 /** A letter sent or settled, oldest first: acknowledged once settled as moved. */
@@ -137,7 +140,7 @@ export class PulsarMover {
     const words = moveWords("move");
     const book = new RequestBook(requests);
     const held = new HeldKeys(opts.heldKeys);
-    const sender = new CopySender(this.link, dlq, ctx, held, opts.beforeRemove);
+    const sender = new CopySender(this.link, dlq, ctx, held, opts.beforeRemove, this.deps.isManagedHeader);
     const dispatch = (found: Found<MoveRequest>) => sender.send(found);
 
     // Copies in flight, oldest first: at most `window`, and at most one per ordering key, so a key's

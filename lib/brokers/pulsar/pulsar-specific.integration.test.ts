@@ -21,6 +21,7 @@ import {
   parsePosition,
 } from "@/lib/brokers/pulsar/message-id";
 import { PulsarKit, testConfig, type KitLetter } from "@/lib/brokers/pulsar/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const CONSOLE_SUB = "dlq-console";
 const APP_SUB = "sub";
@@ -83,7 +84,7 @@ async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 50
 
 describe("Pulsar adapter on the real broker", () => {
   const kit = new PulsarKit();
-  const adapter = new PulsarAdapter(testConfig({ namespaces: [kit.ns] }));
+  const adapter = new PulsarAdapter(testConfig({ namespaces: [kit.ns] }), { allManagedHeaders: MANAGED_HEADERS });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();
@@ -484,7 +485,10 @@ describe("Pulsar discovery and the console's subscription", () => {
 
   it("lists the namespace's -DLQ topics and the configured ones, not other topics; creates its subscription at the earliest letter", async () => {
     await kit.ensureNamespace();
-    adapter = new PulsarAdapter(testConfig({ namespaces: [kit.ns], dlqs: [{ name: configured() }, { name: gone() }] }));
+    adapter = new PulsarAdapter(
+      testConfig({ namespaces: [kit.ns], dlqs: [{ name: configured() }, { name: gone() }] }),
+      { allManagedHeaders: MANAGED_HEADERS },
+    );
     const { source, dlq, name } = await deadLettered(
       kit,
       [0, 1, 2].map((i) => ({ body: text(`early-${i}`) })),
@@ -528,7 +532,7 @@ describe("Pulsar discovery and the console's subscription", () => {
 
   it("a live topic that is not a DLQ is refused (not_found) and gets no subscription: the console's would keep every message it ever gets", async () => {
     await kit.ensureNamespace();
-    const reader = new PulsarAdapter(testConfig({ namespaces: [kit.ns] }));
+    const reader = new PulsarAdapter(testConfig({ namespaces: [kit.ns] }), { allManagedHeaders: MANAGED_HEADERS });
     const live = await kit.createTopic(kit.name("live-orders"));
     await kit.produce(live, [{ body: text("a live order") }]);
     for (const p of [reader.describeDlq(shortName(live)), reader.browse(shortName(live), { offset: 0, limit: 10 })]) {
@@ -545,6 +549,7 @@ describe("Pulsar discovery and the console's subscription", () => {
     const own = new PulsarKit();
     const cautious = new PulsarAdapter(
       testConfig({ id: "cautious-pulsar", namespaces: [own.ns], createSubscription: false }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     try {
       const { dlq, name } = await deadLettered(
@@ -584,6 +589,7 @@ describe("Pulsar discovery and the console's subscription", () => {
   it("a broker that does not answer: listDlqs rejects as unreachable", async () => {
     const dead = new PulsarAdapter(
       testConfig({ id: "dead-pulsar", adminUrl: "http://127.0.0.1:1", timeoutSeconds: 2, namespaces: [kit.ns] }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     const e = await errorOf(dead.listDlqs());
     expect(e).toBeInstanceOf(BrokerError);
@@ -591,6 +597,7 @@ describe("Pulsar discovery and the console's subscription", () => {
     expect(e!.userMessage).toContain("http://127.0.0.1:1");
     const noNamespaces = new PulsarAdapter(
       testConfig({ id: "dead-pulsar", adminUrl: "http://127.0.0.1:1", timeoutSeconds: 2 }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     expect((await errorOf(noNamespaces.listDlqs()))?.kind).toBe("unreachable");
   });

@@ -4,9 +4,13 @@ import { runBrokerContract } from "@/lib/brokers/contract-suite/read";
 import { runRedriveContract } from "@/lib/brokers/contract-suite/redrive";
 import { runRemoveContract } from "@/lib/brokers/contract-suite/remove";
 import { runRepairContract } from "@/lib/brokers/contract-suite/repair";
-import { readContractFixture, writeContractFixture } from "@/lib/brokers/pulsar/contract-fixture";
+import { readContractFixtureWith, writeContractFixtureWith } from "@/lib/brokers/pulsar/contract-fixture";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
-runBrokerContract("pulsar", readContractFixture);
+const setup = { allManagedHeaders: MANAGED_HEADERS };
+const writeContractFixture = writeContractFixtureWith(setup);
+
+runBrokerContract("pulsar", readContractFixtureWith(setup));
 runRedriveContract("pulsar", writeContractFixture);
 runRemoveContract("pulsar", writeContractFixture);
 runRepairContract("pulsar", writeContractFixture);

@@ -1,10 +1,11 @@
 // Repair on Pulsar: which property edits are refused (the shared repairRefusal with Pulsar's rules), and the copy's properties.
 import { describe, expect, it } from "vitest";
+import { isManagedHeader } from "@/lib/connections/managed-headers";
 import { repairRefusal } from "@/lib/brokers/move-rules";
 import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { PULSAR_REPAIR_RULES, repairProperties } from "@/lib/brokers/pulsar/repair";
 
-const repairProblem = (repair: LetterRepair) => repairRefusal(repair, PULSAR_REPAIR_RULES);
+const repairProblem = (repair: LetterRepair) => repairRefusal(repair, PULSAR_REPAIR_RULES, isManagedHeader);
 
 const op = "9b2f7c4e-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
 

@@ -24,8 +24,8 @@ const CORRELATION_NAMES = new Set(["correlation-id", "correlationid"]);
 
 /**
  * Pulsar's own words and limits for `repairRefusal` (move-rules): its dead-letter and retry
- * properties are among the managed names (contract/markers.ts), whatever their case; property names and values
- * are any text, so Pulsar adds no limit of its own.
+ * properties are among the managed names (managed-headers.ts), whatever their case; property names
+ * and values are any text, so Pulsar adds no limit of its own.
  */
 export const PULSAR_REPAIR_RULES: RepairRules = {
   noun: "property",

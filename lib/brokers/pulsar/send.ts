@@ -6,7 +6,7 @@
  */
 import { type HeldKeys, moveWords, OneAtATime, repairRefusal, sameChecksum } from "@/lib/brokers/move-rules";
 import { BrokerError } from "@/lib/brokers/contract/errors";
-import { REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import { REPAIR_HEADER, type ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { MoveOptions, MoveRequest, MoveResult } from "@/lib/brokers/contract/move";
 import { isAppError } from "@/lib/errors";
 import { shortName, type TopicName } from "@/lib/brokers/pulsar/client";
@@ -51,6 +51,7 @@ export class CopySender {
     private readonly ctx: LetterContext,
     private readonly held: HeldKeys,
     private readonly beforeRemove: MoveOptions["beforeRemove"],
+    private readonly isManagedHeader: ManagedHeaderMatcher,
   ) {
     this.name = shortName(dlq);
   }
@@ -86,7 +87,7 @@ export class CopySender {
       moveResult(req.letterId, key, outcome, reason, ...where);
     if (!sameChecksum(req.sha256, letter.sha256)) return now(out("checksum_mismatch", words.mismatch));
     if (req.repair) {
-      const refusal = repairRefusal(req.repair, PULSAR_REPAIR_RULES);
+      const refusal = repairRefusal(req.repair, PULSAR_REPAIR_RULES, this.isManagedHeader);
       if (refusal) return now(out("failed", refusal));
       if (msg.id.batchIndex >= 0)
         return now(

@@ -4,11 +4,12 @@ import amqp from "amqplib";
 import type { RabbitConnectionConfig } from "@/lib/config";
 import { secretFromEnv } from "@/lib/config";
 import { BrokerError } from "@/lib/brokers/contract/errors";
-import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { AdapterSetup, BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/contract/capabilities";
 import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { BrowseOptions, DlqSummary, LetterPage, ReadRisk, StreamOptions } from "@/lib/brokers/contract/dlq";
 import type { DlqWarning, HeaderEntry, Letter } from "@/lib/brokers/contract/letter";
+import { managedHeaderMatcher, type ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { MoveOptions, MoveRequest, MoveResult, RepairOps } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
@@ -20,6 +21,7 @@ import type {
 } from "@/lib/brokers/contract/remove";
 import type { SafeMoveOps } from "@/lib/brokers/contract/safe-move";
 import { toDisplayValue } from "@/lib/brokers/display";
+import { repairRefusal } from "@/lib/brokers/move-rules";
 import { AmqpConnection, closeQuietly, mapAmqpError, vhostOf } from "@/lib/brokers/rabbitmq/connection";
 import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";
 import { discoverDlqs, queueKindOf, safeCopiesOf, type QueueKind } from "@/lib/brokers/rabbitmq/discovery";
@@ -27,8 +29,10 @@ import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
 import { readRiskOf } from "@/lib/brokers/rabbitmq/risk";
 import { OccurrenceCounter, baseLetterId, isLetterId, twinOf } from "@/lib/brokers/rabbitmq/identity";
 import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
+import { RABBITMQ_MANAGED_HEADERS } from "@/lib/brokers/rabbitmq/managed-headers";
 import { moveLetters, removeLetters } from "@/lib/brokers/rabbitmq/mover";
 import type { MoverContext } from "@/lib/brokers/rabbitmq/walk";
+import { REPAIR_RULES } from "@/lib/brokers/rabbitmq/repair";
 import { republishRabbit } from "@/lib/brokers/rabbitmq/republish";
 import {
   DEFAULT_SAFE_QUEUE_SUFFIX,
@@ -60,7 +64,7 @@ export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
 
 export const RABBITMQ_VOCABULARY: BrokerVocabulary = { queue: "queue", letterId: "message id", origin: "origin queue" };
 
-export interface RabbitMqAdapterOptions {
+export interface RabbitMqAdapterOptions extends AdapterSetup {
   /** A read ends when no letter arrives for this long (default 1000 ms). */
   idleMs?: number;
   /** Letters buffered ahead of the caller, in bytes (default 16 MiB). */
@@ -96,11 +100,14 @@ export class RabbitMqAdapter implements BrokerAdapter {
   readonly displayName: string;
   readonly capabilities = RABBITMQ_CAPABILITIES;
   readonly vocabulary = RABBITMQ_VOCABULARY;
+  readonly managedHeaders = RABBITMQ_MANAGED_HEADERS;
 
   private readonly amqp: AmqpConnection;
   private readonly mgmt: ManagementClient | null;
   private readonly vhost: string;
-  private readonly opts: Required<RabbitMqAdapterOptions>;
+  private readonly opts: Required<Omit<RabbitMqAdapterOptions, "allManagedHeaders">>;
+  /** Every broker's and the console's managed names (`AdapterSetup`): a repair may touch none. */
+  private readonly isManagedHeader: ManagedHeaderMatcher;
   private snapshotCache: Snapshot | null = null;
   private readonly probed = new Map<string, { at: number; kind: QueueKind }>();
   /** Safe copy → its DLQ, for those this adapter declared (known without the management API). */
@@ -108,9 +115,10 @@ export class RabbitMqAdapter implements BrokerAdapter {
 
   constructor(
     private readonly config: RabbitConnectionConfig,
-    options: RabbitMqAdapterOptions = {},
+    options: RabbitMqAdapterOptions,
   ) {
     this.connectionId = config.id;
+    this.isManagedHeader = managedHeaderMatcher(options.allManagedHeaders);
     this.displayName = config.name ?? config.id;
     this.vhost = vhostOf(config.url);
     this.opts = {
@@ -628,6 +636,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
       bufferBytes: this.opts.readBufferBytes,
       busyWaitMs: this.opts.busyWaitMs,
       maxInFlight: this.opts.moveInFlight,
+      isManagedHeader: this.isManagedHeader,
     };
   }
 
@@ -645,6 +654,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
   readonly repair: RepairOps = {
     // A repaired copy's message_id is its copyId, and dead-lettering keeps it.
     copyLetterId: (copyId) => (copyId === "" ? null : baseLetterId(copyId, () => "")),
+    refusal: (repair) => repairRefusal(repair, REPAIR_RULES, this.isManagedHeader),
   };
 
   /** See `SafeMoveOps` and safe-move.ts: the target is the DLQ's name + `safeQueueSuffix`. */

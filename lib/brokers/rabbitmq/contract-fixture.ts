@@ -5,6 +5,7 @@
  */
 import amqp, { type ConsumeMessage } from "amqplib";
 import type { ArrivedLetter, RedriveContractFixture, RedriveDestination } from "@/lib/brokers/contract-suite/redrive";
+import type { AdapterSetup } from "@/lib/brokers/contract/adapter";
 import type { Letter } from "@/lib/brokers/contract/letter";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
@@ -89,10 +90,14 @@ export async function takeAway(queue: string, letter: Letter): Promise<boolean> 
   }
 }
 
-/** The RabbitMQ fixture of the redrive, remove and repair contracts (repair.integration.test.ts). */
-export const contractFixture = async (): Promise<RedriveContractFixture> => {
+/**
+ * The RabbitMQ fixture of the redrive, remove and repair contracts (repair.integration.test.ts).
+ * The managed header names come from the test (lib/connections' union of every adapter's), since
+ * this file, in a broker's folder, may import no other broker's (lib/layout.test.ts).
+ */
+export const contractFixtureWith = (setup: AdapterSetup) => async (): Promise<RedriveContractFixture> => {
   const kit = new RabbitKit();
-  const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+  const adapter = new RabbitMqAdapter(testConfig(), { ...setup, idleMs: 500 });
   const sources = new Map<string, string>();
   return {
     adapter,

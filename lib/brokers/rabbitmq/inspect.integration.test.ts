@@ -10,9 +10,10 @@ import type { BrokerInspection, ConfigFinding } from "@/lib/brokers/contract/ins
 import { BrokerError } from "@/lib/brokers/contract/errors";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const kit = new RabbitKit();
-const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+const adapter = new RabbitMqAdapter(testConfig(), { allManagedHeaders: MANAGED_HEADERS, idleMs: 500 });
 const opts = { minRetentionMs: 0 };
 const closers: Array<() => Promise<void>> = [];
 
@@ -365,6 +366,7 @@ describe("rabbitmq inspect: without or with a broken management API", () => {
     const missing = kit.name("nomgmt-missing");
     const a = new RabbitMqAdapter(
       testConfig({ management: undefined, dlqs: [{ name: dlq }, { name: missing, queueType: "quorum" }] }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     try {
       const r = await a.inspect(opts);
@@ -400,7 +402,9 @@ describe("rabbitmq inspect: without or with a broken management API", () => {
   });
 
   it("a management API that does not answer is unavailable:broker", async () => {
-    const a = new RabbitMqAdapter(testConfig({ management: { url: "http://127.0.0.1:1" } }));
+    const a = new RabbitMqAdapter(testConfig({ management: { url: "http://127.0.0.1:1" } }), {
+      allManagedHeaders: MANAGED_HEADERS,
+    });
     try {
       const e = await a.inspect(opts).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(BrokerError);

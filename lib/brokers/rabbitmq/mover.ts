@@ -133,7 +133,7 @@ export async function* moveLetters(
     maxInFlight: Math.max(1, Math.min(5000, opts.maxInFlight ?? ctx.maxInFlight ?? 64)),
     async deliver(req, l, w, position) {
       const m = l.m;
-      const refusedRepair = req.repair ? repairRefusal(req.repair, REPAIR_RULES) : null;
+      const refusedRepair = req.repair ? repairRefusal(req.repair, REPAIR_RULES, ctx.isManagedHeader) : null;
       if (refusedRepair) return { done: moved(req, "failed", null, refusedRepair) };
       let route: Route;
       if (req.target.kind === "queue")

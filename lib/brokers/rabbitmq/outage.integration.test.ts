@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { BrokerError } from "@/lib/brokers/contract/errors";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const rabbitmqctl = (...args: string[]) =>
   execFileSync(
@@ -33,7 +34,11 @@ async function until<T>(f: () => Promise<T>, ms: number): Promise<T> {
 
 describe("RabbitMQ outage", () => {
   const kit = new RabbitKit();
-  const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 300, connectTimeoutMs: 2000 });
+  const adapter = new RabbitMqAdapter(testConfig(), {
+    allManagedHeaders: MANAGED_HEADERS,
+    idleMs: 300,
+    connectTimeoutMs: 2000,
+  });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();

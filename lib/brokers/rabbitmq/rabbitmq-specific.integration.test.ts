@@ -4,9 +4,10 @@ import { BrokerError } from "@/lib/brokers/contract/errors";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { CuttableProxy } from "@/test/tcp-proxy";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const kit = new RabbitKit();
-const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+const adapter = new RabbitMqAdapter(testConfig(), { allManagedHeaders: MANAGED_HEADERS, idleMs: 500 });
 const text = (s: string) => new TextEncoder().encode(s);
 
 afterAll(async () => {
@@ -84,7 +85,10 @@ describe("rabbitmq: failure metadata from real dead-lettering", () => {
     for (let i = 0; i < 300; i++) many[`x-h-${i}`] = `value ${i}`;
     await kit.publish(dlq, { body: text("many"), headers: many });
     // Discovery does not know a DLQ fed by republishing: name it in config.
-    const a = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq, origin: "orders" }] }), { idleMs: 500 });
+    const a = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq, origin: "orders" }] }), {
+      allManagedHeaders: MANAGED_HEADERS,
+      idleMs: 500,
+    });
     try {
       const { letters } = await a.browse(dlq, { offset: 0, limit: 10 });
       expect(letters[0].failure.exceptionClass).toBe("com.acme.orders.InvalidOrderException");
@@ -149,7 +153,7 @@ describe("rabbitmq: quorum DLQ with a delivery limit", () => {
     const { dlq: classic } = await kit.dlqByReject([{ body: text("c") }]);
     const a = new RabbitMqAdapter(
       testConfig({ management: { url: "http://127.0.0.1:1" }, dlqs: [{ name: dlq }, { name: classic }] }),
-      { idleMs: 500, connectTimeoutMs: 1000 },
+      { allManagedHeaders: MANAGED_HEADERS, idleMs: 500, connectTimeoutMs: 1000 },
     );
     try {
       const list = await a.listDlqs();
@@ -181,7 +185,7 @@ describe("rabbitmq: a connection lost in the middle of a walk", () => {
     const { dlq } = await kit.dlqByReject(
       Array.from({ length: 6 }, (_, i) => ({ body: text(`walk-${i}`), messageId: `walk-${i}` })),
     );
-    const a = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+    const a = new RabbitMqAdapter(testConfig(), { allManagedHeaders: MANAGED_HEADERS, idleMs: 500 });
     try {
       const letters = (await a.browse(dlq, { offset: 0, limit: 10 })).letters;
       expect(letters).toHaveLength(6);
@@ -312,7 +316,9 @@ describe("rabbitmq: discovery and connection failures", () => {
 
   it("wrong credentials are an auth error", async () => {
     process.env.DLQ_TEST_BAD_USER = "nobody";
-    const a = new RabbitMqAdapter(testConfig({ usernameEnv: "DLQ_TEST_BAD_USER", passwordEnv: "DLQ_TEST_BAD_USER" }));
+    const a = new RabbitMqAdapter(testConfig({ usernameEnv: "DLQ_TEST_BAD_USER", passwordEnv: "DLQ_TEST_BAD_USER" }), {
+      allManagedHeaders: MANAGED_HEADERS,
+    });
     try {
       await expect(a.ping()).rejects.toMatchObject({ kind: "auth", code: "forbidden:broker" });
     } finally {
@@ -339,7 +345,10 @@ describe("rabbitmq: a read that stops early says so", () => {
 
     const whole: unknown[] = [];
     let all = 0;
-    const direct = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }] }), { idleMs: 2000 });
+    const direct = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }] }), {
+      allManagedHeaders: MANAGED_HEADERS,
+      idleMs: 2000,
+    });
     try {
       for await (const l of direct.stream(dlq, { onShortfall: (s) => whole.push(s) })) if (l) all++;
     } finally {
@@ -354,6 +363,7 @@ describe("rabbitmq: a read that stops early says so", () => {
     const proxy = new CuttableProxy(Number(new URL(AMQP_URL).port || 5672));
     await proxy.start();
     const frozen = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], url: `amqp://127.0.0.1:${proxy.port}` }), {
+      allManagedHeaders: MANAGED_HEADERS,
       idleMs: 300,
     });
     const shortfalls: Array<{ reason: string; unread: number | null }> = [];

@@ -1,15 +1,19 @@
 /**
  * Child process for the crash test in redrive.integration.test.ts (never used by the app): moves
  * every letter of a DLQ back to its origin, printing one line per settled letter, slowly enough
- * that the parent can SIGKILL it mid-way. Usage: tsx --conditions=react-server redrive-crash-child.ts <dlq> <redriveId>
+ * that the parent can SIGKILL it mid-way. Usage: tsx --conditions=react-server redrive-crash-child.ts <dlq> <redriveId> <managed headers>
+ * The managed header names (every adapter's declarations, as JSON) come from the parent: this file,
+ * in a broker's folder, may import no other broker's (lib/layout.test.ts).
  */
 import { randomUUID } from "node:crypto";
+import type { ManagedHeaders } from "@/lib/brokers/contract/markers";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 
 async function main() {
-  const [dlq, redriveId] = process.argv.slice(2);
-  const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+  const [dlq, redriveId, managed] = process.argv.slice(2);
+  const allManagedHeaders = JSON.parse(managed) as ManagedHeaders[];
+  const adapter = new RabbitMqAdapter(testConfig(), { allManagedHeaders, idleMs: 500 });
   const letters = [];
   for await (const l of adapter.stream(dlq)) letters.push(l);
   process.stdout.write(`read ${letters.length}\n`);

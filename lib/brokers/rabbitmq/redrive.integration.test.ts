@@ -11,18 +11,20 @@ import type { Letter } from "@/lib/brokers/contract/letter";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
-import { arrived, contractFixture, peek } from "@/lib/brokers/rabbitmq/contract-fixture";
+import { arrived, contractFixtureWith, peek } from "@/lib/brokers/rabbitmq/contract-fixture";
 import { int32Entry, longstrEntry, parseProperties, tableEntries } from "@/lib/brokers/rabbitmq/amqp-properties";
 import { installRawPublish, publishRaw } from "@/lib/brokers/rabbitmq/raw-publish";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 
+const contractFixture = contractFixtureWith({ allManagedHeaders: MANAGED_HEADERS });
 runRedriveContract("rabbitmq", contractFixture);
 runRemoveContract("rabbitmq", contractFixture);
 
 describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
   const kit = new RabbitKit();
-  const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+  const adapter = new RabbitMqAdapter(testConfig(), { allManagedHeaders: MANAGED_HEADERS, idleMs: 500 });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();
@@ -136,7 +138,10 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
     const target = await kit.queue(kit.name("sparse-target"));
     const n = 700;
     for (let i = 0; i < n; i++) await kit.publish(dlq, { body: text(`sparse-${i}`), messageId: `sparse-${i}` });
-    const own = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], discover: false }), { idleMs: 500 });
+    const own = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], discover: false }), {
+      allManagedHeaders: MANAGED_HEADERS,
+      idleMs: 500,
+    });
     try {
       const all = (await own.browse(dlq, { offset: 0, limit: 1000 })).letters;
       expect(all).toHaveLength(n);
@@ -325,6 +330,7 @@ describe("rabbitmq redrive: routes, failures, exact headers, crash", () => {
         path.resolve("lib/brokers/rabbitmq/redrive-crash-child.ts"),
         dlq,
         job,
+        JSON.stringify(MANAGED_HEADERS),
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );

@@ -9,10 +9,11 @@ import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { RabbitKit, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
-import { contractFixture, peek } from "@/lib/brokers/rabbitmq/contract-fixture";
+import { contractFixtureWith, peek } from "@/lib/brokers/rabbitmq/contract-fixture";
 import { parseProperties, tableEntries } from "@/lib/brokers/rabbitmq/amqp-properties";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
-runRepairContract("rabbitmq", contractFixture);
+runRepairContract("rabbitmq", contractFixtureWith({ allManagedHeaders: MANAGED_HEADERS }));
 
 /** The exact bytes of the header entry `name` (name, type tag and value) as the broker delivered it. */
 function rawEntry(m: ConsumeMessage, name: string): Buffer | null {
@@ -22,7 +23,7 @@ function rawEntry(m: ConsumeMessage, name: string): Buffer | null {
 
 describe("rabbitmq repair: AMQP properties and broker history", () => {
   const kit = new RabbitKit();
-  const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+  const adapter = new RabbitMqAdapter(testConfig(), { allManagedHeaders: MANAGED_HEADERS, idleMs: 500 });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();
@@ -134,7 +135,10 @@ describe("rabbitmq repair: AMQP properties and broker history", () => {
     // The origin queue is gone, so the default exchange has nowhere to route the copy: a basic.return.
     await (await kit.channel()).deleteQueue(source);
     // Configured: with its source gone, discovery no longer names it a DLQ.
-    const own = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], discover: false }), { idleMs: 500 });
+    const own = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], discover: false }), {
+      allManagedHeaders: MANAGED_HEADERS,
+      idleMs: 500,
+    });
     const [l] = (await own.browse(dlq, { offset: 0, limit: 5 })).letters;
     const operationId = randomUUID();
     let archived = 0;

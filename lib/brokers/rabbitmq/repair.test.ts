@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { isManagedHeader } from "@/lib/connections/managed-headers";
 import { AppError } from "@/lib/errors";
 import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
 import type { LetterRepair } from "@/lib/brokers/contract/move";
@@ -117,7 +118,8 @@ describe("rebuildProperties with a repair's edits", () => {
 });
 
 describe("repairRefusal with RabbitMQ's rules", () => {
-  const refusal = (r: Omit<LetterRepair, "operationId">) => repairRefusal({ operationId: "op", ...r }, REPAIR_RULES);
+  const refusal = (r: Omit<LetterRepair, "operationId">) =>
+    repairRefusal({ operationId: "op", ...r }, REPAIR_RULES, isManagedHeader);
 
   it("refuses broker-managed and console headers, whether set or removed, in any case", () => {
     const edits: Array<Omit<LetterRepair, "operationId">> = [

@@ -8,9 +8,10 @@ import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { baseLetterId } from "@/lib/brokers/rabbitmq/identity";
 import { installRawHeaderHook, rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
 import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const kit = new RabbitKit();
-const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+const adapter = new RabbitMqAdapter(testConfig(), { allManagedHeaders: MANAGED_HEADERS, idleMs: 500 });
 const QUORUM_LIMIT_3 = { "x-queue-type": "quorum", "x-delivery-limit": 3 };
 const BINARY = Uint8Array.from([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0x01]); // not valid UTF-8
 
@@ -179,7 +180,11 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     const { dlq } = await kit.dlqByReject(input, QUORUM_LIMIT_3);
     const target = `${dlq}.safe`;
     kit.queues.add(target);
-    const small = new RabbitMqAdapter(testConfig(), { idleMs: 500, moveInFlight: 4 });
+    const small = new RabbitMqAdapter(testConfig(), {
+      allManagedHeaders: MANAGED_HEADERS,
+      idleMs: 500,
+      moveInFlight: 4,
+    });
     try {
       const events = await collect(small.safeMove.move(dlq, target));
       const moved = events.filter((e) => e.kind === "letter" && e.outcome === "moved");
@@ -205,7 +210,7 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     const { dlq } = await kit.dlqByReject(input, QUORUM_LIMIT_3);
     const target = `${dlq}.safe`;
     kit.queues.add(target);
-    const one = new RabbitMqAdapter(testConfig(), { idleMs: 500, moveInFlight: 1 });
+    const one = new RabbitMqAdapter(testConfig(), { allManagedHeaders: MANAGED_HEADERS, idleMs: 500, moveInFlight: 1 });
     try {
       const events: SafeMoveEvent[] = [];
       for await (const e of one.safeMove.move(dlq, target)) {
@@ -266,7 +271,10 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
 
   it("names the target with the connection's safeQueueSuffix", async () => {
     const { dlq } = await kit.dlqByReject(letters().slice(0, 1), QUORUM_LIMIT_3);
-    const a = new RabbitMqAdapter(testConfig({ safeQueueSuffix: ".parked" }), { idleMs: 500 });
+    const a = new RabbitMqAdapter(testConfig({ safeQueueSuffix: ".parked" }), {
+      allManagedHeaders: MANAGED_HEADERS,
+      idleMs: 500,
+    });
     try {
       expect((await a.safeMove.plan(dlq)).target).toBe(`${dlq}.parked`);
     } finally {

@@ -17,6 +17,7 @@ import { JobWorker } from "@/lib/jobs/worker";
 import { redriveHandler, type RedriveDeps } from "@/lib/redrive/handler";
 import { getRedrive, planRedrive, startBulk, startRedrive } from "@/lib/redrive/use-cases";
 import { scanHandler } from "@/lib/triage/scan";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 /**
  * Twin letters on a real RabbitMQ: letters without a message id whose body and headers
@@ -34,7 +35,7 @@ const TWIN = '{"event":"order.paid","order":42}';
 const OTHER = '{"event":"order.paid","order":43}';
 const actors = {} as Record<"operator" | "admin", Actor>;
 const kit = new RabbitKit();
-const adapter = new RabbitMqAdapter(testConfig(), { idleMs: 500 });
+const adapter = new RabbitMqAdapter(testConfig(), { allManagedHeaders: MANAGED_HEADERS, idleMs: 500 });
 
 beforeAll(async () => {
   for (const role of ["operator", "admin"] as const) {

@@ -16,7 +16,7 @@
  */
 import type { Channel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import { BrokerError } from "@/lib/brokers/contract/errors";
-import { REDRIVE_HEADERS } from "@/lib/brokers/contract/markers";
+import { REDRIVE_HEADERS, type ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { DlqSummary, ReadRisk } from "@/lib/brokers/contract/dlq";
 import { RequestBook, sameChecksum } from "@/lib/brokers/move-rules";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
@@ -47,6 +47,8 @@ export interface MoverContext {
   busyWaitMs: number;
   /** Letters published and not yet confirmed at once (the crash window). Default 64. */
   maxInFlight?: number;
+  /** Every broker's and the console's managed header names: a repair that names one is refused. */
+  isManagedHeader: ManagedHeaderMatcher;
 }
 
 type Settled<Out> = { ack: boolean; out: Out };

@@ -10,11 +10,12 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { SqsConnectionConfig } from "@/lib/config";
 import { BrokerError } from "@/lib/brokers/contract/errors";
-import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
+import type { AdapterSetup, BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import type { BrokerCapabilities, BrokerVocabulary } from "@/lib/brokers/contract/capabilities";
 import type { BrokerInspection, InspectOptions } from "@/lib/brokers/contract/inspection";
 import type { BrowseOptions, DlqSummary, LetterPage, StreamOptions, StreamShortfall } from "@/lib/brokers/contract/dlq";
 import type { Letter } from "@/lib/brokers/contract/letter";
+import { managedHeaderMatcher, type ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { MoveOptions, MoveRequest, MoveResult, RepairOps } from "@/lib/brokers/contract/move";
 import type {
   RemoveOptions,
@@ -25,7 +26,9 @@ import type {
   RepublishResult,
 } from "@/lib/brokers/contract/remove";
 import type { SafeMoveOps } from "@/lib/brokers/contract/safe-move";
+import { SQS_MANAGED_HEADERS } from "@/lib/brokers/sqs/managed-headers";
 import { moveSqsLetters } from "@/lib/brokers/sqs/mover";
+import { sqsRepairRefusal } from "@/lib/brokers/sqs/repair";
 import { moveVisibilitySeconds } from "@/lib/brokers/sqs/holds";
 import { removeSqsLetters } from "@/lib/brokers/sqs/remove";
 import type { SqsMoveContext } from "@/lib/brokers/sqs/step";
@@ -75,7 +78,7 @@ export function sqsCapabilities(c: SqsConnectionConfig): BrokerCapabilities {
   };
 }
 
-export interface SqsAdapterOptions {
+export interface SqsAdapterOptions extends AdapterSetup {
   /** Long-poll seconds of a browse receive (default 1) and of a stream receive (default 2). */
   browseWaitSeconds?: number;
   streamWaitSeconds?: number;
@@ -124,19 +127,23 @@ export class SqsAdapter implements BrokerAdapter {
   readonly displayName: string;
   readonly capabilities: BrokerCapabilities;
   readonly vocabulary = SQS_VOCABULARY;
+  readonly managedHeaders = SQS_MANAGED_HEADERS;
 
   private readonly sqs: SQSClient;
   private readonly endpoint: string;
-  private readonly o: Required<Omit<SqsAdapterOptions, "safeMoveMaxPerSecond">> &
+  /** Every broker's and the console's managed names (`AdapterSetup`): a repair may touch none. */
+  private readonly isManagedHeader: ManagedHeaderMatcher;
+  private readonly o: Required<Omit<SqsAdapterOptions, "safeMoveMaxPerSecond" | "allManagedHeaders">> &
     Pick<SqsAdapterOptions, "safeMoveMaxPerSecond">;
   private readonly urls = new Map<string, string>();
   private readonly oldestSeen = new Map<string, { sentMs: number; atMs: number }>();
 
   constructor(
     private readonly config: SqsConnectionConfig,
-    options: SqsAdapterOptions = {},
+    options: SqsAdapterOptions,
   ) {
     this.connectionId = config.id;
+    this.isManagedHeader = managedHeaderMatcher(options.allManagedHeaders);
     this.displayName = config.name ?? config.id;
     this.capabilities = sqsCapabilities(config);
     this.endpoint = config.endpoint ?? `SQS ${config.region}`;
@@ -650,6 +657,7 @@ export class SqsAdapter implements BrokerAdapter {
       maxScan: this.o.maxScan,
       maxBatchBytes: this.capabilities.maxBodyBytes ?? 256 * 1024,
       letterOptions: () => ({ soleSource, configOrigin: this.configEntry(name)?.origin ?? null }),
+      isManagedHeader: this.isManagedHeader,
     };
   }
 
@@ -682,6 +690,7 @@ export class SqsAdapter implements BrokerAdapter {
   readonly repair: RepairOps = {
     // The copy's MessageId (SendMessage's answer) is kept by the redrive policy's move.
     copyLetterId: (copyId) => (copyId === "" ? null : baseIdOf(copyId)),
+    refusal: (repair) => sqsRepairRefusal(repair, this.isManagedHeader),
   };
 
   /**

@@ -12,6 +12,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { ArrivedLetter, RedriveContractFixture, RedriveDestination } from "@/lib/brokers/contract-suite/redrive";
 import { REDRIVE_HEADERS, REPAIR_HEADER } from "@/lib/brokers/contract/markers";
+import type { AdapterSetup } from "@/lib/brokers/contract/adapter";
 import type { Letter } from "@/lib/brokers/contract/letter";
 import type { SqsConnectionConfig } from "@/lib/config";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
@@ -97,15 +98,20 @@ export const SQS_CONTRACT_SERVERS = [
   fifo: boolean;
 }>;
 
-/** A fresh fixture (its own kit, prefix and adapter) for one server and queue kind. */
+/**
+ * A fresh fixture (its own kit, prefix and adapter) for one server and queue kind. The managed
+ * header names come from the test (lib/connections' union of every adapter's), since this file, in
+ * a broker's folder, may import no other broker's (lib/layout.test.ts).
+ */
 export function sqsContractFixture(
   endpoint: string,
   over: Partial<SqsConnectionConfig>,
   fifo: boolean,
+  setup: AdapterSetup,
 ): () => Promise<RedriveContractFixture> {
   return async () => {
     const kit = new SqsKit(endpoint);
-    const adapter = new SqsAdapter(testConfig(endpoint, { queueNamePrefix: kit.prefix, ...over }));
+    const adapter = new SqsAdapter(testConfig(endpoint, { queueNamePrefix: kit.prefix, ...over }), setup);
     const made = new Map<string, { dlqUrl: string; source: string; sourceUrl: string }>();
     return {
       adapter,

@@ -14,6 +14,7 @@ import type { BrokerInspection } from "@/lib/brokers/contract/inspection";
 import type { SqsConnectionConfig } from "@/lib/config";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const policy = (arn: string, maxReceiveCount: number) => JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount });
@@ -31,7 +32,9 @@ async function withKit(
   fn: (kit: SqsKit, adapter: SqsAdapter) => Promise<void>,
 ) {
   const kit = new SqsKit(endpoint);
-  const adapter = new SqsAdapter(testConfig(endpoint, { queueNamePrefix: kit.prefix, ...over }));
+  const adapter = new SqsAdapter(testConfig(endpoint, { queueNamePrefix: kit.prefix, ...over }), {
+    allManagedHeaders: MANAGED_HEADERS,
+  });
   try {
     await fn(kit, adapter);
   } finally {
@@ -233,6 +236,7 @@ describe("SQS inspect on ElasticMQ (the DLQ set)", () => {
         queueNamePrefix: kit.prefix,
         dlqs: [{ name: missing }, { name: outside.name }],
       }),
+      { allManagedHeaders: MANAGED_HEADERS },
     );
     try {
       const dlq = await kit.queue(kit.name("dlq"));
@@ -260,7 +264,11 @@ describe("SQS inspect on ElasticMQ (the DLQ set)", () => {
 
 describe("SQS inspect on a server that is down", () => {
   it("throws unavailable:broker", async () => {
-    const adapter = new SqsAdapter(testConfig("http://127.0.0.1:1"), { connectTimeoutMs: 1000, maxAttempts: 1 });
+    const adapter = new SqsAdapter(testConfig("http://127.0.0.1:1"), {
+      allManagedHeaders: MANAGED_HEADERS,
+      connectTimeoutMs: 1000,
+      maxAttempts: 1,
+    });
     const e = await inspect(adapter).then(
       () => null,
       (x: unknown) => x,

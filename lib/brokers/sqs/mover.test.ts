@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { isManagedHeader } from "@/lib/connections/managed-headers";
 import type { Message, MessageAttributeValue, SQSClient } from "@aws-sdk/client-sqs";
 import { AppError } from "@/lib/errors";
 import { BrokerError } from "@/lib/brokers/contract/errors";
@@ -265,6 +266,7 @@ function fakeSqs(
     maxEmptyReceives: 1,
     maxScan: 1000,
     maxBatchBytes: 256 * 1024,
+    isManagedHeader,
   };
   return { ctx, calls, inFlight };
 }

@@ -173,7 +173,7 @@ export function moveSqsLetters(
       async prepare(f, d) {
         // Checked on the received letter, not before: a refused FIFO letter must hold back the later
         // letters of its group like any letter that stays (and the walk reads the DLQ anyway).
-        const refusal = f.req.repair ? sqsRepairRefusal(f.req.repair) : null;
+        const refusal = f.req.repair ? sqsRepairRefusal(f.req.repair, c.isManagedHeader) : null;
         if (refusal) return { stays: { reason: refusal, destination: null } };
         let r: Resolved;
         if (f.req.target.kind === "queue") r = await resolve(f.req.target.name);

@@ -24,6 +24,7 @@ import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { SQS_CONTRACT_SERVERS, peekAll, sqsContractFixture } from "@/lib/brokers/sqs/contract-fixture";
 import { COMBINED_MARKER } from "@/lib/brokers/sqs/markers";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const bodyText = (b: Uint8Array | string | undefined) =>
@@ -32,7 +33,7 @@ const bodyText = (b: Uint8Array | string | undefined) =>
 // ---------- the shared contract ----------
 
 for (const { label, endpoint, over, fifo } of SQS_CONTRACT_SERVERS) {
-  const contractFixture = sqsContractFixture(endpoint, over, fifo);
+  const contractFixture = sqsContractFixture(endpoint, over, fifo, { allManagedHeaders: MANAGED_HEADERS });
   runRedriveContract(label, contractFixture);
   runRemoveContract(label, contractFixture);
 }
@@ -68,7 +69,9 @@ const attrsN = (n: number, prefix = "a"): Record<string, MessageAttributeValue> 
 
 describe("SQS moveLetters on ElasticMQ", () => {
   const kit = new SqsKit(ELASTICMQ_ENDPOINT);
-  const adapter = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }));
+  const adapter = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), {
+    allManagedHeaders: MANAGED_HEADERS,
+  });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();
@@ -487,7 +490,9 @@ describe("SQS moveLetters on ElasticMQ", () => {
 
 describe("SQS moveLetters on moto (no DeadLetterQueueSourceArn)", () => {
   const kit = new SqsKit(MOTO_ENDPOINT);
-  const adapter = new SqsAdapter(testConfig(MOTO_ENDPOINT, { queueNamePrefix: kit.prefix, messageMoveTasks: false }));
+  const adapter = new SqsAdapter(testConfig(MOTO_ENDPOINT, { queueNamePrefix: kit.prefix, messageMoveTasks: false }), {
+    allManagedHeaders: MANAGED_HEADERS,
+  });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();

@@ -14,9 +14,10 @@ import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { SQS_CONTRACT_SERVERS, peekAll, sqsContractFixture } from "@/lib/brokers/sqs/contract-fixture";
 import { COMBINED_MARKER } from "@/lib/brokers/sqs/markers";
 import { ELASTICMQ_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 for (const { label, endpoint, over, fifo } of SQS_CONTRACT_SERVERS) {
-  runRepairContract(label, sqsContractFixture(endpoint, over, fifo));
+  runRepairContract(label, sqsContractFixture(endpoint, over, fifo, { allManagedHeaders: MANAGED_HEADERS }));
 }
 
 // ---------- SQS's own ----------
@@ -25,7 +26,9 @@ const text = (s: string) => new TextEncoder().encode(s);
 
 describe("SQS repair on ElasticMQ", () => {
   const kit = new SqsKit(ELASTICMQ_ENDPOINT);
-  const adapter = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }));
+  const adapter = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), {
+    allManagedHeaders: MANAGED_HEADERS,
+  });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();

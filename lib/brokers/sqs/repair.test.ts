@@ -1,16 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { isManagedHeader } from "@/lib/connections/managed-headers";
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
 import { REDRIVE_HEADERS, REPAIR_HEADER, type RedriveMarkers } from "@/lib/brokers/contract/markers";
 import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { toLetter } from "@/lib/brokers/sqs/letter";
 import { COMBINED_MARKER, readMarkers, withMarkers } from "@/lib/brokers/sqs/markers";
 import { sendEntryFor } from "@/lib/brokers/sqs/send-entry";
-import {
-  attributeNameProblem,
-  repairedAttributes,
-  repairedBodyText,
-  sqsRepairRefusal as repairRequestProblem,
-} from "@/lib/brokers/sqs/repair";
+import { attributeNameProblem, repairedAttributes, repairedBodyText, sqsRepairRefusal } from "@/lib/brokers/sqs/repair";
+
+const repairRequestProblem = (repair: LetterRepair) => sqsRepairRefusal(repair, isManagedHeader);
 
 const op = "0b7c1d7e-4a61-4f43-a2a4-8d1a8f0c9e11";
 const marks: RedriveMarkers = {

@@ -11,9 +11,10 @@
  *   replaced) and drops `removeHeaders`; every other attribute keeps its value and data type.
  * - never names an SQS system attribute (SentTimestamp, AWSTraceHeader, MessageGroupId ...): SQS sets
  *   them, and AWSTraceHeader travels unchanged. A message attribute that happens to share such a
- *   name is the letter's own and may be edited. Names the console or the broker manages
- *   (`isManagedHeaderName`: the x-dlq-* markers among them) are refused as well, by move-rules'
- *   repairRefusal with SQS's own rules (`SQS_REPAIR_RULES`), worded as on every broker.
+ *   name is the letter's own and may be edited. Names the console or any broker manages (the
+ *   adapter's union of every declaration: the x-dlq-* markers, x-death, kafka_dlt-* of a letter
+ *   bridged from elsewhere; SQS declares none of its own, managed-headers.ts) are refused as well,
+ *   by move-rules' repairRefusal with SQS's own rules (`SQS_REPAIR_RULES`), worded as on every broker.
  * - correlationId: SQS has no correlation property. The console reads a letter's correlation id from
  *   the attributes `correlationId`, `correlation-id` or `correlation_id` (letter.ts), so a new one is
  *   written to each of those the letter has (as a String), and to a new `correlation-id` attribute
@@ -22,6 +23,7 @@
  *   attribute must be left for them, else "failed" with the count.
  */
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
+import type { ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { LetterRepair } from "@/lib/brokers/contract/move";
 import { repairRefusal, type RepairRules } from "@/lib/brokers/move-rules";
 import { isValidUtf8 } from "@/lib/brokers/display";
@@ -138,10 +140,10 @@ function otherProblem(repair: LetterRepair): string | null {
 /**
  * Why this repair cannot be applied to any letter (names the console or broker manages, SQS's
  * naming rules, values SQS refuses, a name both set and removed, the new body), in move-rules'
- * words; null when it can be tried.
+ * words; null when it can be tried. `isManaged`: every broker's and the console's managed names.
  */
-export function sqsRepairRefusal(repair: LetterRepair): string | null {
-  return repairRefusal(repair, SQS_REPAIR_RULES);
+export function sqsRepairRefusal(repair: LetterRepair, isManaged: ManagedHeaderMatcher): string | null {
+  return repairRefusal(repair, SQS_REPAIR_RULES, isManaged);
 }
 
 /**

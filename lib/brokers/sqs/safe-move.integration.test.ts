@@ -10,6 +10,7 @@ import type { SafeMoveEvent } from "@/lib/brokers/contract/safe-move";
 import { displayText, findHeader } from "@/lib/brokers/display";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const errorOf = async (p: Promise<unknown>) =>
@@ -32,7 +33,9 @@ async function collect(
 
 describe("SQS move to safety on ElasticMQ", () => {
   const kit = new SqsKit(ELASTICMQ_ENDPOINT);
-  const adapter = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }));
+  const adapter = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), {
+    allManagedHeaders: MANAGED_HEADERS,
+  });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();
@@ -210,6 +213,7 @@ describe("SQS move to safety on ElasticMQ", () => {
 
   it("cancels the move task on abort and reports what moved; every letter is in one of the two queues", async () => {
     const slow = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), {
+      allManagedHeaders: MANAGED_HEADERS,
       safeMoveMaxPerSecond: 5,
       safeMovePollMs: 200,
     });
@@ -236,6 +240,7 @@ describe("SQS move to safety on ElasticMQ", () => {
 
   it("follows a move task already running to the same queue; refuses while one runs to another", async () => {
     const slow = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), {
+      allManagedHeaders: MANAGED_HEADERS,
       safeMoveMaxPerSecond: 10,
       safeMovePollMs: 200,
     });
@@ -282,7 +287,9 @@ describe("SQS move to safety on ElasticMQ", () => {
 });
 
 describe("SQS move to safety on moto (no message move tasks: not offered)", () => {
-  const adapter = new SqsAdapter(testConfig(MOTO_ENDPOINT, { messageMoveTasks: false }));
+  const adapter = new SqsAdapter(testConfig(MOTO_ENDPOINT, { messageMoveTasks: false }), {
+    allManagedHeaders: MANAGED_HEADERS,
+  });
   afterAll(() => adapter.close());
 
   it("declares safeMove false: the adapter offers no move to safety", () => {

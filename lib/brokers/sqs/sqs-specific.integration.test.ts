@@ -8,6 +8,7 @@ import type { Letter } from "@/lib/brokers/contract/letter";
 import { displayText, findHeader } from "@/lib/brokers/display";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, MOTO_ENDPOINT, SqsKit, testConfig } from "@/lib/brokers/sqs/test-kit";
+import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const text = (s: string) => new TextEncoder().encode(s);
 const prop = (l: Letter, name: string) => displayText(l.properties.find((p) => p.name === name)?.value);
@@ -23,6 +24,7 @@ describe("SQS adapter on ElasticMQ", () => {
   const kit = new SqsKit(ELASTICMQ_ENDPOINT);
   const adapter = new SqsAdapter(
     testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix, dlqs: [{ name: `${kit.prefix}-configured-gone` }] }),
+    { allManagedHeaders: MANAGED_HEADERS },
   );
   afterAll(async () => {
     await adapter.close();
@@ -220,6 +222,7 @@ describe("SQS adapter on ElasticMQ", () => {
     const { dlq } = await kit.dlqByRedrive([1, 2, 3].map((i) => ({ body: text(`f-${i}`) })));
     // A margin that leaves room for two letters under the 120,000 limit stands in for a busy queue.
     const tight = new SqsAdapter(testConfig(ELASTICMQ_ENDPOINT, { queueNamePrefix: kit.prefix }), {
+      allManagedHeaders: MANAGED_HEADERS,
       inFlightMargin: 119_998,
     });
     try {
@@ -248,7 +251,9 @@ describe("SQS adapter on ElasticMQ", () => {
 
 describe("SQS adapter on moto (what it lacks is declared, not faked)", () => {
   const kit = new SqsKit(MOTO_ENDPOINT);
-  const adapter = new SqsAdapter(testConfig(MOTO_ENDPOINT, { queueNamePrefix: kit.prefix, messageMoveTasks: false }));
+  const adapter = new SqsAdapter(testConfig(MOTO_ENDPOINT, { queueNamePrefix: kit.prefix, messageMoveTasks: false }), {
+    allManagedHeaders: MANAGED_HEADERS,
+  });
   afterAll(async () => {
     await adapter.close();
     await kit.cleanup();

@@ -6,6 +6,7 @@
 import type { Message, SQSClient } from "@aws-sdk/client-sqs";
 import type { BrokerError } from "@/lib/brokers/contract/errors";
 import type { DlqSummary } from "@/lib/brokers/contract/dlq";
+import type { ManagedHeaderMatcher } from "@/lib/brokers/contract/markers";
 import type { MoveVerb } from "@/lib/brokers/move-rules";
 import type { SortKey } from "@/lib/brokers/sqs/letter";
 import type { Attrs } from "@/lib/brokers/sqs/summary";
@@ -30,6 +31,8 @@ export interface SqsMoveContext {
   sendBatchSize?: number;
   /** How letters are shown (for the copies a discard hands over), once `open` has run. Default: no origin known. */
   letterOptions?(): { soleSource: string | null; configOrigin: string | null };
+  /** Every broker's and the console's managed header names: a repair that names one is refused. */
+  isManagedHeader: ManagedHeaderMatcher;
 }
 
 export interface Opened {
