@@ -23,18 +23,21 @@ const TX = { maxWait: 15_000, timeout: 15_000 } as const;
 /**
  * The lease fence. A run changes its ledger's letters (claims them, records their outcomes) only
  * while it holds its job's lease, checked inside the same transaction as the change and held there
- * (FOR SHARE on the job's row): a worker's claim of the job (store.ts, FOR UPDATE SKIP LOCKED)
- * passes it by while the change is under way, and once another run holds the lease, a change of
- * the old holder writes nothing. So whatever a run finds in its ledger after it took the job over
- * stays as it found it, but for its own changes: without the fence, a previous holder's outcome
- * write could hold rows that run's claim skips (SKIP LOCKED), let it conclude that nothing was
- * left and finish, then commit them back to "pending" (seen: "succeeded" with 323 letters pending).
- * A change refused this way throws LeaseLostError: its rows stay as claimed ("moving"), and the
- * new holder asks for them again ("Interrupted attempts" below).
+ * (FOR KEY SHARE on the job's row): a worker's claim of the job (store.ts, FOR UPDATE SKIP LOCKED,
+ * the only way a lease changes hands) passes it by while the change is under way, and once another
+ * run holds the lease, a change of the old holder writes nothing. The holder's own heartbeats and
+ * checkpoints (updates of other columns) are not held up, so a batch's write still overlaps the
+ * next batch. Whatever a run finds in its ledger after it took the job over thus stays as it found
+ * it, but for its own changes. Without the fence, a previous holder's outcome write held its rows
+ * (uncommitted, waiting for the audit chain's lock), the new holder's claim skipped them (SKIP
+ * LOCKED), found nothing left and finished, and the write then committed them back to "pending"
+ * (a fault run ended "succeeded" with 323 letters pending). A change refused this way throws
+ * LeaseLostError: its rows stay as claimed ("moving"), and the new holder asks for them again
+ * ("Interrupted attempts" below).
  */
 async function holdsLease(tx: Db, jobId: string, owner: string): Promise<boolean> {
   const rows = await tx.$queryRawUnsafe<Row[]>(
-    `SELECT 1 AS held FROM jobs WHERE id = $1::uuid AND lease_owner = $2 AND state IN ('running', 'cancelling') FOR SHARE`,
+    `SELECT 1 AS held FROM jobs WHERE id = $1::uuid AND lease_owner = $2 AND state IN ('running', 'cancelling') FOR KEY SHARE`,
     jobId,
     owner,
   );
