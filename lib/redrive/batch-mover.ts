@@ -1,6 +1,6 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
-import { recordAuditBatch, type AuditOutcome } from "@/lib/audit";
+import type { AuditOutcome } from "@/lib/audit";
 import { BrokerError } from "@/lib/brokers/contract/errors";
 import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import type { LetterCopy } from "@/lib/brokers/contract/letter";
@@ -11,7 +11,6 @@ import type { Clock } from "./clock";
 import type { GroupRepair } from "./group-repair";
 import {
   clearLeftoverCheck,
-  flushAudit,
   leftoverRows,
   markLeftoverCheck,
   recordOutcomes,
@@ -72,6 +71,8 @@ export class BatchMover {
   private writing: Promise<void> | null = null;
   /** Where this run's sample moves put each copy (`MoveResult.target`), by letter id: the targets the watch marks. */
   readonly sampleCopies = new Map<string, string>();
+  /** The job's lease holder this run is (`lease_owner`): outcomes are written only while it holds the lease. */
+  readonly owner: string;
 
   constructor(
     private readonly db: PrismaClient,
@@ -82,7 +83,9 @@ export class BatchMover {
     private readonly audit: LetterAuditContext,
     private readonly repair: GroupRepair | null,
     private readonly operationAudit: OperationAudit,
-  ) {}
+  ) {
+    this.owner = ctx.job.leaseOwner ?? "";
+  }
 
   /**
    * Letters recorded moved (or parked to a queue) by a batch whose connection then broke: their
@@ -336,12 +339,13 @@ export class BatchMover {
     }
     await this.drainWrites();
     const repairedRows = patches ? await this.repair!.repairedAudit(move, patches, settled, { archived, copyIds }) : [];
-    const write = (async () => {
-      // Before the outcomes: a crash in between writes these rows again on resume (a duplicate, never a gap).
-      if (repairedRows.length > 0) await recordAuditBatch(repairedRows);
-      await recordOutcomes(this.db, this.plan.jobId, settled);
-      await flushAudit(this.db, this.audit);
-    })();
+    // One transaction under the job's lease: the outcomes, the letters' audit rows (the repair rows
+    // first) and their audited marks (ledger.ts, recordOutcomes and holdsLease).
+    const write = recordOutcomes(this.db, this.plan.jobId, settled, {
+      ctx: this.audit,
+      before: repairedRows,
+      owner: this.owner,
+    });
     if (broken) {
       await write;
       // The move broke off: where the broker never confirms removals (RabbitMQ acks), acks it sent

@@ -176,10 +176,11 @@ class RedriveRun {
 
   /**
    * Rows still "moving" at the start belong to a run that ended without recording them: a process
-   * that died, or one whose lease this run took over and that may still be finishing its batch.
-   * Wait until that holder has surely stopped (it notices a lost lease within a third of the lease
-   * and writes its batch's outcomes), then make what is still "moving" "interrupted": asked for
-   * again first, in index order, before any later letter (see ledger.ts, "Interrupted attempts").
+   * that died, or one whose lease this run took over and that may still be finishing its batch
+   * (its outcome write is refused now: the lease fence). Wait until that holder has surely let go
+   * of its letters (it notices a lost lease within a third of the lease), then make what is still
+   * "moving" "interrupted": asked for again first, in index order, before any later letter (see
+   * ledger.ts, "Interrupted attempts").
    */
   private async recoverInterrupted() {
     if ((await countMoving(this.db, this.plan.jobId)) === 0) return;
@@ -223,11 +224,13 @@ class RedriveRun {
   }
 
   /**
-   * How long a previous holder of the lease may still write after this run took the job over: a
-   * holder whose lease ran out learns it at its next heartbeat (every third of the lease), aborts,
-   * stops between letters, settles its in-flight confirms and writes its batch; a second is left
-   * for that last part. (A holder cut off from Postgres but not from the broker is not bounded by
-   * any wait: leases cannot fence the broker.)
+   * How long a previous holder of the lease may still hold letters after this run took the job
+   * over: a holder whose lease ran out learns it at its next heartbeat (every third of the lease),
+   * aborts, stops between letters and settles its in-flight confirms (their letters stay invisible
+   * in the DLQ until then); a second is left for that last part. It writes nothing to the ledger
+   * any more: its claims and outcome writes are fenced by the lease (ledger.ts, holdsLease), so its
+   * batch stays "moving" and is asked for again here. (A holder cut off from Postgres but not from
+   * the broker is not bounded by any wait: leases cannot fence the broker.)
    */
   private graceMs(): number {
     const lease = Math.max(0, (this.ctx.job.leaseExpiresAt?.getTime() ?? 0) - Date.now());
@@ -245,7 +248,7 @@ class RedriveRun {
     for (;;) {
       await this.control();
       const rows = await this.mover.pacedClaim(bucket, size, this.counts.samplePending, (limit) =>
-        claimNext(this.db, this.plan.jobId, "sample", limit),
+        claimNext(this.db, this.plan.jobId, "sample", limit, this.owner),
       );
       if (rows.length === 0) break;
       this.counts.samplePending = Math.max(0, this.counts.samplePending - rows.length);
@@ -311,7 +314,7 @@ class RedriveRun {
       await this.control();
       if (this.d.clock.now() - this.lastReturnCheck >= this.d.returnCheckMs) await this.checkBreaker();
       const rows = await this.mover.pacedClaim(bucket, size, this.counts.pending + this.counts.interrupted, (limit) =>
-        claimNext(this.db, this.plan.jobId, "bulk", limit),
+        claimNext(this.db, this.plan.jobId, "bulk", limit, this.owner),
       );
       if (rows.length === 0) break;
       await this.mover.moveBatch(rows, "bulk", true);
@@ -356,7 +359,7 @@ class RedriveRun {
       for (;;) {
         await this.control();
         const rows = await this.mover.pacedClaim(bucket, size, gone(), (limit) =>
-          claimMissing(this.db, this.plan.jobId, afterSeq, limit),
+          claimMissing(this.db, this.plan.jobId, afterSeq, limit, this.owner),
         );
         if (rows.length === 0) break;
         afterSeq = rows[rows.length - 1].seq;

@@ -1,4 +1,6 @@
 import "server-only";
+import { recordAuditBatch, type AuditEntry } from "@/lib/audit";
+import { auditFields, insertChained } from "@/lib/audit/batch";
 import {
   countRowsByState,
   flushOwedAudit,
@@ -8,10 +10,58 @@ import {
   type LedgerTable,
 } from "@/lib/jobs/ledger";
 import type { MoveResult } from "@/lib/brokers/contract/move";
+import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { LeaseLostError } from "@/lib/jobs/store";
 import { whereOf, type LetterFilter } from "@/lib/triage/queries";
 import type { LedgerState } from "./plan";
 
 type Db = LedgerDb;
+/** A database that can open a transaction (the fenced writes below need one). */
+type TxDb = Db & Pick<PrismaClient, "$transaction">;
+const TX = { maxWait: 15_000, timeout: 15_000 } as const;
+
+/**
+ * The lease fence. A run changes its ledger's letters (claims them, records their outcomes) only
+ * while it holds its job's lease, checked inside the same transaction as the change and held there
+ * (FOR KEY SHARE on the job's row): a worker's claim of the job (store.ts, FOR UPDATE SKIP LOCKED,
+ * the only way a lease changes hands) passes it by while the change is under way, and once another
+ * run holds the lease, a change of the old holder writes nothing. The holder's own heartbeats and
+ * checkpoints (updates of other columns) are not held up, so a batch's write still overlaps the
+ * next batch. Whatever a run finds in its ledger after it took the job over thus stays as it found
+ * it, but for its own changes. Without the fence, a previous holder's outcome write held its rows
+ * (uncommitted, waiting for the audit chain's lock), the new holder's claim skipped them (SKIP
+ * LOCKED), found nothing left and finished, and the write then committed them back to "pending"
+ * (a fault run ended "succeeded" with 323 letters pending). A change refused this way throws
+ * LeaseLostError: its rows stay as claimed ("moving"), and the new holder asks for them again
+ * ("Interrupted attempts" below).
+ */
+async function holdsLease(tx: Db, jobId: string, owner: string): Promise<boolean> {
+  const rows = await tx.$queryRawUnsafe<Row[]>(
+    `SELECT 1 AS held FROM jobs WHERE id = $1::uuid AND lease_owner = $2 AND state IN ('running', 'cancelling') FOR KEY SHARE`,
+    jobId,
+    owner,
+  );
+  return rows.length > 0;
+}
+
+/**
+ * `change` in a transaction under the lease fence (see holdsLease); without an owner, as it is
+ * (in a transaction all the same with `inTransaction`).
+ */
+async function fenced<T>(
+  db: Db | TxDb,
+  jobId: string,
+  owner: string | undefined,
+  change: (tx: Db) => Promise<T>,
+  inTransaction = false,
+): Promise<T> {
+  if (owner === undefined && !inTransaction) return change(db);
+  if (!("$transaction" in db)) throw new Error("this ledger change needs a database that opens transactions");
+  return db.$transaction(async (tx) => {
+    if (owner !== undefined && !(await holdsLease(tx, jobId, owner))) throw new LeaseLostError(jobId);
+    return change(tx);
+  }, TX);
+}
 
 /**
  * The redrive ledger (`redrive_letters`): one row per letter, in triage index order (`seq`).
@@ -177,18 +227,26 @@ export async function assignSample(db: Db, jobId: string, k: number): Promise<vo
  * skipped, so two runs of one job (a lease taken over while the old holder still runs) never claim
  * the same letter. Each row comes back with `prevState`.
  */
-export async function claimNext(db: Db, jobId: string, stage: "sample" | "bulk", limit: number): Promise<LedgerRow[]> {
-  const rows = await db.$queryRawUnsafe<Row[]>(
-    `WITH pick AS (
+export async function claimNext(
+  db: Db | TxDb,
+  jobId: string,
+  stage: "sample" | "bulk",
+  limit: number,
+  owner?: string,
+): Promise<LedgerRow[]> {
+  const rows = await fenced(db, jobId, owner, (tx) =>
+    tx.$queryRawUnsafe<Row[]>(
+      `WITH pick AS (
        SELECT id, state AS prev_state FROM redrive_letters
        WHERE job_id = $1::uuid AND state IN ('pending', 'interrupted') ${stage === "sample" ? "AND stage = 'sample'" : ""}
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
      UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), stage = $2, updated_at = now()
      FROM pick WHERE r.id = pick.id
      RETURNING ${colsOf("r.")}, pick.prev_state`,
-    jobId,
-    stage,
-    limit,
+      jobId,
+      stage,
+      limit,
+    ),
   );
   return rows.map(toRow).sort((a, b) => a.seq - b.seq);
 }
@@ -200,18 +258,26 @@ export async function claimNext(db: Db, jobId: string, stage: "sample" | "bulk",
  * unacked; on SQS, hidden by another receiver) is in the DLQ again and moves now; one that really
  * is gone comes back "missing".
  */
-export async function claimMissing(db: Db, jobId: string, afterSeq: number, limit: number): Promise<LedgerRow[]> {
-  const rows = await db.$queryRawUnsafe<Row[]>(
-    `WITH pick AS (
+export async function claimMissing(
+  db: Db | TxDb,
+  jobId: string,
+  afterSeq: number,
+  limit: number,
+  owner?: string,
+): Promise<LedgerRow[]> {
+  const rows = await fenced(db, jobId, owner, (tx) =>
+    tx.$queryRawUnsafe<Row[]>(
+      `WITH pick AS (
        SELECT id, state AS prev_state FROM redrive_letters
        WHERE job_id = $1::uuid AND (state IN ('missing', 'unconfirmed') OR (state = 'failed' AND retry_later)) AND seq > $2
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
      UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), updated_at = now()
      FROM pick WHERE r.id = pick.id
      RETURNING ${colsOf("r.")}, pick.prev_state`,
-    jobId,
-    afterSeq,
-    limit,
+      jobId,
+      afterSeq,
+      limit,
+    ),
   );
   return rows.map(toRow).sort((a, b) => a.seq - b.seq);
 }
@@ -280,21 +346,29 @@ export async function confirmUnconfirmed(
 }
 
 /**
- * Outcomes of a batch, in one statement; their audit rows are owed (`audited = false`) until
- * flushAudit. A row can also go back to "pending" (the broker was away: not the letter's fault) or
- * to "interrupted" (outcome unknown), or be "unconfirmed"; those owe no audit row yet.
- * A confirmed move (moved, parked) also replaces "missing": after a lease takeover the previous
- * holder may still have moved a letter that the new run, not seeing it, had recorded as missing.
+ * Outcomes of a batch, in one statement. A row can also go back to "pending" (the broker was away:
+ * not the letter's fault) or to "interrupted" (outcome unknown), or be "unconfirmed"; those owe no
+ * audit row yet. A confirmed move (moved, parked) also replaces "missing": after a lease takeover
+ * the previous holder may still have moved a letter that the new run, not seeing it, had recorded
+ * as missing.
+ *
+ * With `audit`, in one transaction under the lease fence (`owner`, see holdsLease): the outcomes,
+ * then the audit rows of the rows the statement settled (one per letter, as flushAudit writes
+ * them, in ledger order, after `audit.before`), chained in one INSERT, the rows marked audited as
+ * they are written. The outcome and its audit row commit together (no gap, no duplicate), without
+ * reading the rows back or updating them a second time, and a run whose lease was taken over
+ * writes no outcome (LeaseLostError; `before`, rows about what was done to the letters, is written
+ * on its own first). The ledger rows are locked before the audit chain's lock is waited for: the
+ * fence keeps every other run off them meanwhile. Without `audit`, settled rows owe their audit
+ * rows (`audited = false`) until flushAudit.
  */
-export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[]): Promise<void> {
-  if (outcomes.length === 0) return;
-  await db.$executeRawUnsafe(
-    `UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
-       ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = u.state IN ('pending', 'interrupted', 'unconfirmed'), updated_at = now(),
-       moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END, retry_later = u.retry_later
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
-     WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
-       AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))`,
+export async function recordOutcomes(
+  db: Db | TxDb,
+  jobId: string,
+  outcomes: Settled[],
+  audit?: { ctx: LetterAuditContext; before?: AuditEntry[]; owner?: string },
+): Promise<void> {
+  const params = [
     jobId,
     outcomes.map((o) => o.letterId),
     outcomes.map((o) => o.state),
@@ -302,7 +376,51 @@ export async function recordOutcomes(db: Db, jobId: string, outcomes: Settled[])
     outcomes.map((o) => o.reason),
     outcomes.map((o) => o.orderingKey),
     outcomes.map((o) => o.state === "failed" && o.retryLater === true),
-  );
+  ];
+  const set = (audited: string) =>
+    `UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
+       ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = ${audited}, updated_at = now(),
+       moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END, retry_later = u.retry_later
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
+     WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
+       AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))`;
+  if (!audit) {
+    if (outcomes.length > 0)
+      await db.$executeRawUnsafe(set("u.state IN ('pending', 'interrupted', 'unconfirmed')"), ...params);
+    return;
+  }
+  const { ctx, before = [], owner } = audit;
+  const unsettled = new Set<string>(LEDGER.unsettled);
+  try {
+    await fenced(
+      db,
+      jobId,
+      owner,
+      async (tx) => {
+        const rows =
+          outcomes.length === 0
+            ? []
+            : await tx.$queryRawUnsafe<Row[]>(`${set("true")} RETURNING ${colsOf("r.")}`, ...params);
+        const owed = rows
+          .map(toRow)
+          .filter((r) => !unsettled.has(r.state))
+          .sort((a, b) => a.seq - b.seq)
+          .map((r) => letterAuditEntry(ctx, r));
+        const entries = before.length > 0 ? [...before, ...owed] : owed;
+        if (entries.length === 0) return;
+        const at = new Date().toISOString();
+        await insertChained(
+          tx,
+          entries.map((e) => auditFields(e, at)),
+        );
+      },
+      true,
+    );
+  } catch (e) {
+    // What was done to the letters (a repair, its archived original) happened whoever holds the lease.
+    if (e instanceof LeaseLostError && before.length > 0) await recordAuditBatch(before);
+    throw e;
+  }
 }
 
 /**
@@ -460,33 +578,32 @@ export type LetterAuditContext = LedgerJobContext;
 
 const ACTION_OF: Partial<Record<LedgerState, string>> = { parked: "letter.park", returned: "letter.redrive_returned" };
 
+/** The audit row of one settled letter (scope "letter", operation id = job id, in the name of the redrive's starter). */
+function letterAuditEntry(ctx: LetterAuditContext, r: LedgerRow): AuditEntry {
+  return {
+    actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "operator" | "admin" | null },
+    action: ACTION_OF[r.state] ?? "letter.redrive",
+    outcome: r.state === "moved" || r.state === "parked" || r.state === "skipped" ? "success" : "failure",
+    operationId: ctx.jobId,
+    scope: "letter",
+    connectionId: ctx.connectionId,
+    queue: ctx.queue,
+    target: r.letterId,
+    details: {
+      state: r.state,
+      stage: r.stage,
+      destination: r.destination,
+      reason: r.reason,
+      replayId: r.replayId,
+      redriveCount: r.state === "parked" ? r.prevCount : r.prevCount + 1,
+      attempts: r.attempts,
+      messageId: r.messageId,
+      sha256: r.sha256,
+    },
+  };
+}
+
 /** Writes the audit rows owed for settled letters, then marks them written (jobs/ledger `flushOwedAudit`). */
 export function flushAudit(db: Db, ctx: LetterAuditContext, batch = 1000): Promise<number> {
-  return flushOwedAudit(
-    db,
-    LEDGER,
-    ctx.jobId,
-    (r) => ({
-      actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "operator" | "admin" | null },
-      action: ACTION_OF[r.state] ?? "letter.redrive",
-      outcome: r.state === "moved" || r.state === "parked" || r.state === "skipped" ? "success" : "failure",
-      operationId: ctx.jobId,
-      scope: "letter",
-      connectionId: ctx.connectionId,
-      queue: ctx.queue,
-      target: r.letterId,
-      details: {
-        state: r.state,
-        stage: r.stage,
-        destination: r.destination,
-        reason: r.reason,
-        replayId: r.replayId,
-        redriveCount: r.state === "parked" ? r.prevCount : r.prevCount + 1,
-        attempts: r.attempts,
-        messageId: r.messageId,
-        sha256: r.sha256,
-      },
-    }),
-    batch,
-  );
+  return flushOwedAudit(db, LEDGER, ctx.jobId, (r) => letterAuditEntry(ctx, r), batch);
 }

@@ -1,0 +1,231 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { AUDIT_CHAIN_LOCK } from "@/lib/audit/batch";
+import { getDb } from "@/lib/db";
+import { jobStore, LeaseLostError } from "@/lib/jobs/store";
+import { claimNext, countStates, flushAudit, recordOutcomes, type LetterAuditContext, type Settled } from "./ledger";
+
+/**
+ * A batch's outcomes and its letters' audit rows written together (recordOutcomes with `audit`):
+ * one row per letter whose outcome is final, in ledger order, none for letters handed back, none
+ * for a row another run settled meanwhile, and nothing left owed for flushAudit. With `owner`,
+ * under the job's lease: a run whose lease was taken over changes no letter of its ledger.
+ */
+async function ledgerOf(n: number, owner = "run-a") {
+  const db = getDb();
+  const queue = `ledger-test-${randomUUID().slice(0, 8)}`;
+  const job = await db.job.create({
+    data: {
+      kind: "redrive",
+      connectionId: "ledger-test",
+      queue,
+      state: "running",
+      leaseOwner: owner,
+      leaseExpiresAt: new Date(Date.now() + 60_000),
+    },
+  });
+  await db.$executeRawUnsafe(
+    `INSERT INTO redrive_letters (job_id, seq, letter_id, sha256, message_id, original_message_id, prev_count, state, audited)
+     SELECT $1::uuid, g, 'm-' || g, repeat('a', 64), 'msg-' || g, 'msg-' || g, g % 2, 'pending', true FROM generate_series(1, $2::int) g`,
+    job.id,
+    n,
+  );
+  const ctx: LetterAuditContext = {
+    jobId: job.id,
+    connectionId: "ledger-test",
+    queue,
+    actor: { id: null, email: "ledger@test.local", role: "admin" },
+  };
+  return { db, job, ctx };
+}
+
+const settled = (letterId: string, state: Settled["state"], reason: string | null = null): Settled => ({
+  letterId,
+  state,
+  destination: state === "moved" ? "queue target" : null,
+  reason,
+  orderingKey: null,
+});
+
+const repairRow = (jobId: string, target: string) => ({
+  actor: { id: null, email: "ledger@test.local", role: "admin" as const },
+  action: "letter.repaired",
+  outcome: "success" as const,
+  operationId: jobId,
+  scope: "letter" as const,
+  target,
+  details: { outcome: "moved" },
+});
+
+const statesOf = async (jobId: string) =>
+  Object.fromEntries(
+    (
+      await getDb().$queryRawUnsafe<Array<{ letter_id: string; state: string }>>(
+        `SELECT letter_id, state FROM redrive_letters WHERE job_id = $1::uuid ORDER BY seq`,
+        jobId,
+      )
+    ).map((r) => [r.letter_id, r.state]),
+  );
+
+/** The holder's lease runs out (as after a long pause, its heartbeats late). */
+const expireLease = (jobId: string) =>
+  getDb().$executeRawUnsafe(
+    `UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = $1::uuid`,
+    jobId,
+  );
+
+/** Another run's worker claims the job, as it does once the lease has run out (null: it did not). */
+const claimJob = (jobId: string, owner: string) => jobStore().claim(owner, ["redrive"], 60_000, { jobIds: [jobId] });
+
+async function takeOver(jobId: string, owner: string) {
+  await expireLease(jobId);
+  return claimJob(jobId, owner);
+}
+
+describe("recordOutcomes with the letters' audit rows", () => {
+  it("writes one audit row per final outcome in ledger order, none for letters handed back, nothing owed", async () => {
+    const { db, job, ctx } = await ledgerOf(6);
+    const rows = await claimNext(db, job.id, "bulk", 6, "run-a");
+    expect(rows.map((r) => r.letterId)).toEqual(["m-1", "m-2", "m-3", "m-4", "m-5", "m-6"]);
+    // Reported out of order, as a move may: the audit rows still follow the ledger.
+    await recordOutcomes(
+      db,
+      job.id,
+      [
+        settled("m-3", "failed", "refused"),
+        settled("m-1", "moved"),
+        settled("m-2", "pending", "broker away"),
+        settled("m-4", "interrupted"),
+        settled("m-6", "parked", "limit"),
+        settled("m-5", "unconfirmed"),
+      ],
+      { ctx, owner: "run-a" },
+    );
+    const audit = await db.auditEvent.findMany({ where: { operationId: job.id }, orderBy: { id: "asc" } });
+    expect(audit.map((a) => [a.target, a.action, a.outcome])).toEqual([
+      ["m-1", "letter.redrive", "success"],
+      ["m-3", "letter.redrive", "failure"],
+      ["m-6", "letter.park", "success"],
+    ]);
+    expect(audit[0].details).toMatchObject({
+      state: "moved",
+      stage: "bulk",
+      destination: "queue target",
+      replayId: rows[0].replayId,
+      redriveCount: 2,
+      attempts: 1,
+      messageId: "msg-1",
+      sha256: "a".repeat(64),
+    });
+    expect(audit[1].details).toMatchObject({ state: "failed", reason: "refused", redriveCount: 2 });
+    expect(audit[2].details).toMatchObject({ state: "parked", redriveCount: 0 });
+    const counts = await countStates(db, job.id);
+    expect([
+      counts.moved,
+      counts.failed,
+      counts.pending,
+      counts.interrupted,
+      counts.parked,
+      counts.unconfirmed,
+    ]).toEqual([1, 1, 1, 1, 1, 1]);
+    // Written with their outcomes: nothing is owed, so a flush writes nothing more.
+    expect(await flushAudit(db, ctx)).toBe(0);
+  });
+
+  it("gives no audit row to a letter another run settled meanwhile, and writes the rows it is given first", async () => {
+    const { db, job, ctx } = await ledgerOf(2);
+    await claimNext(db, job.id, "bulk", 2, "run-a");
+    // Another holder recorded m-2 as failed (with its own audit row) before this batch's write.
+    await db.$executeRawUnsafe(
+      `UPDATE redrive_letters SET state = 'failed' WHERE job_id = $1::uuid AND letter_id = 'm-2'`,
+      job.id,
+    );
+    await recordOutcomes(db, job.id, [settled("m-1", "moved"), settled("m-2", "moved")], {
+      ctx,
+      before: [repairRow(job.id, "m-1")],
+      owner: "run-a",
+    });
+    const audit = await db.auditEvent.findMany({ where: { operationId: job.id }, orderBy: { id: "asc" } });
+    expect(audit.map((a) => [a.target, a.action])).toEqual([
+      ["m-1", "letter.repaired"],
+      ["m-1", "letter.redrive"],
+    ]);
+    // Chained: each row links to the one written before it.
+    expect(audit[1].prevHash).toBe(audit[0].hash);
+  });
+});
+
+describe("the lease fence on a redrive's ledger", () => {
+  it("a run whose lease was taken over claims nothing and records no outcome: its letters stay claimed for the new holder", async () => {
+    const { db, job, ctx } = await ledgerOf(4);
+    const mine = await claimNext(db, job.id, "bulk", 2, "run-a");
+    expect(mine.map((r) => r.letterId)).toEqual(["m-1", "m-2"]);
+    expect((await takeOver(job.id, "run-b"))?.id).toBe(job.id);
+    // The old holder's write comes after the takeover: refused whole, outcomes and their audit rows.
+    await expect(
+      recordOutcomes(db, job.id, [settled("m-1", "moved"), settled("m-2", "pending")], {
+        ctx,
+        before: [repairRow(job.id, "m-1")],
+        owner: "run-a",
+      }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(claimNext(db, job.id, "bulk", 2, "run-a")).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await statesOf(job.id)).toEqual({ "m-1": "moving", "m-2": "moving", "m-3": "pending", "m-4": "pending" });
+    // Only what was done to the letter (the repair row) is on record: it happened whoever holds the lease.
+    const audit = await db.auditEvent.findMany({ where: { operationId: job.id }, orderBy: { id: "asc" } });
+    expect(audit.map((a) => [a.target, a.action])).toEqual([["m-1", "letter.repaired"]]);
+    // The new holder claims what is left, and its own writes go through.
+    expect((await claimNext(db, job.id, "bulk", 4, "run-b")).map((r) => r.letterId)).toEqual(["m-3", "m-4"]);
+    await recordOutcomes(db, job.id, [settled("m-3", "moved"), settled("m-4", "moved")], { ctx, owner: "run-b" });
+    expect(await statesOf(job.id)).toEqual({ "m-1": "moving", "m-2": "moving", "m-3": "moved", "m-4": "moved" });
+  });
+
+  it("no run takes the job over while its holder's outcome write is under way, even one waiting for the audit chain", async () => {
+    const { db, job, ctx } = await ledgerOf(3);
+    await claimNext(db, job.id, "bulk", 3, "run-a");
+    // Another writer holds the audit chain: the holder's write locks its rows, then waits for the chain.
+    let release!: () => void;
+    let locked!: () => void;
+    const chainLocked = new Promise<void>((r) => (locked = r));
+    const chain = db.$transaction(
+      async (tx) => {
+        await tx.$queryRawUnsafe(`SELECT 1 AS locked FROM pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK})`);
+        locked();
+        await new Promise<void>((r) => (release = r));
+      },
+      { timeout: 30_000 },
+    );
+    await chainLocked;
+    const write = recordOutcomes(
+      db,
+      job.id,
+      [settled("m-1", "moved"), settled("m-2", "pending"), settled("m-3", "interrupted")],
+      { ctx, owner: "run-a" },
+    );
+    // Until the write has its rows (m-2 and m-3 go back to be asked for again, uncommitted).
+    for (let i = 0; ; i++) {
+      if (i === 400) throw new Error("the outcome write never waited for the audit chain");
+      const waiting = await db.$queryRawUnsafe<Array<{ n: number }>>(
+        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`,
+      );
+      if (waiting[0].n > 0) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    // Meanwhile another run's claim of the letters would pass over the rows the write holds: were
+    // it to hold the job, it would find nothing left to ask for and finish, and the write would then
+    // put m-2 and m-3 back to be asked for under a finished job. The lease fence keeps it off the job.
+    expect(await claimNext(db, job.id, "bulk", 3)).toEqual([]);
+    // The holder's heartbeat goes through meanwhile (the write overlaps the next batch, which
+    // checkpoints), and so does its lease running out; a claim of the job does not.
+    await jobStore().heartbeat(job.id, "run-a", 60_000);
+    await expireLease(job.id);
+    expect(await claimJob(job.id, "run-b")).toBeNull();
+    release();
+    await chain;
+    await write;
+    expect(await statesOf(job.id)).toEqual({ "m-1": "moved", "m-2": "pending", "m-3": "interrupted" });
+    // Now the lease can be taken over, and the new holder finds the letters as the old one left them.
+    expect((await claimJob(job.id, "run-b"))?.id).toBe(job.id);
+    expect((await claimNext(db, job.id, "bulk", 3, "run-b")).map((r) => r.letterId)).toEqual(["m-2", "m-3"]);
+  });
+});
