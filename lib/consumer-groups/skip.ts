@@ -16,7 +16,7 @@ import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import { jobStore } from "@/lib/jobs/store";
 import type { JobRecord } from "@/lib/jobs/types";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
-import { audited, auditActor, errorCodeOf } from "@/lib/use-case/audited";
+import { audited, auditActor, errorCodeOf, jobActEntry } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { dltNameFor } from "./dlt";
 import type { GroupSkipParams, GroupSkipProgress } from "./skip-handler";
@@ -322,18 +322,7 @@ export async function startSkip(actor: Actor, meta: RequestMeta, input: unknown)
     await refused(e);
     throw e;
   }
-  await recordAudit({
-    actor: auditActor(actor),
-    action: scope.action,
-    outcome: "success",
-    operationId: job.id,
-    connectionId: job.connectionId,
-    queue: job.queue,
-    target: job.id,
-    requestId: meta.requestId,
-    ip: meta.ip,
-    details: { ...params, jobId: job.id },
-  });
+  await recordAudit(jobActEntry(actor, meta, job, scope.action, "success", { ...params, jobId: job.id }));
   wakeJobWorker();
   return toView(job, new Map([[actor.id, actor.email]]));
 }
@@ -355,18 +344,8 @@ export async function cancelSkip(actor: Actor, meta: RequestMeta, input: unknown
   const scope = { action: "group.skip_cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
   await authorize(actor, "groups:skip", { ...scope, meta });
   const job = await loadSkip(parseInput(jobRef, input, "bad_request:group-skip").jobId);
-  const entry = (outcome: "success" | "failure", details: Record<string, unknown>) => ({
-    actor: auditActor(actor),
-    action: scope.action,
-    outcome,
-    operationId: job.id,
-    connectionId: job.connectionId,
-    queue: job.queue,
-    target: job.id,
-    requestId: meta.requestId,
-    ip: meta.ip,
-    details,
-  });
+  const entry = (outcome: "success" | "failure", details: Record<string, unknown>) =>
+    jobActEntry(actor, meta, job, scope.action, outcome, details);
   const params = job.params as unknown as GroupSkipParams;
   try {
     // The request and its audit row commit together, before the worker can finish the skip.

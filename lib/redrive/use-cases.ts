@@ -4,21 +4,23 @@ import { recordAudit } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { audited, auditActor, errorCodeOf, type AuditScope } from "@/lib/use-case/audited";
+import { audited, auditActor, errorCodeOf, jobActEntry } from "@/lib/use-case/audited";
 import { adapterFor } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { Prisma, RedrivePlan } from "@/lib/generated/prisma/client";
 import { jobStore } from "@/lib/jobs/store";
-import { recordCancelledResult } from "@/lib/jobs/cancelled-result";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
 import {
+  cancelLedgerJob,
   type LedgerJobList,
   ledgerQuerySchema,
   listLedgerJobPage,
   listLedgerJobs,
   readLedger,
+  startFailure,
+  startLedgerJob,
   withPlans,
 } from "@/lib/jobs/ledger";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
@@ -272,24 +274,13 @@ function toView(j: JobRecord, p: RedrivePlan, actor: Actor): RedriveView {
 async function auditedOp<T>(
   actor: Actor,
   meta: RequestMeta,
-  operationId: string,
-  scope: AuditScope,
+  job: JobRecord,
+  action: string,
   work: () => Promise<T>,
   details: (r: T) => Record<string, unknown>,
 ): Promise<T> {
   const row = (outcome: "success" | "failure", d: Record<string, unknown>) =>
-    recordAudit({
-      actor: auditActor(actor),
-      action: scope.action,
-      outcome,
-      operationId,
-      connectionId: scope.connectionId ?? null,
-      queue: scope.queue ?? null,
-      target: operationId,
-      requestId: meta.requestId,
-      ip: meta.ip,
-      details: d,
-    });
+    recordAudit(jobActEntry(actor, meta, job, action, outcome, d));
   let result: T;
   try {
     result = await work();
@@ -302,6 +293,13 @@ async function auditedOp<T>(
   await row("success", details(result));
   return result;
 }
+
+/**
+ * The code a failed start records: the one the error carries, whatever threw it (a database
+ * error's own code too), where errorCodeOf records `internal:server` for any error not the
+ * console's. Kept as redrive has always recorded it.
+ */
+const codeAsThrown = (e: unknown) => (e as AppError).code ?? "internal:server";
 
 async function loadRedrive(jobId: unknown): Promise<{ job: JobRecord; plan: RedrivePlan }> {
   const id = typeof jobId === "string" ? jobId : "";
@@ -330,17 +328,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
   if (p.repair) await authorize(actor, "letter:repair", { ...base, meta });
   // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
   const { filter, letterIds } = await selectionFor(actor, p);
-  const failed = (e: unknown) =>
-    recordAudit({
-      actor: auditActor(actor),
-      action: "redrive.start",
-      outcome: "failure",
-      connectionId: p.connectionId,
-      queue: p.queue,
-      requestId: meta.requestId,
-      ip: meta.ip,
-      details: { error: (e as AppError).code ?? "internal:server" },
-    }).catch(() => undefined);
+  const failed = startFailure(actor, meta, "redrive.start", p, codeAsThrown);
   if (p.repair) {
     try {
       assertRepairAllowed(p.connectionId, p.queue, adapter);
@@ -382,74 +370,49 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
     ? { redrive: true, lessProtectedConfirmedBy: actor.email }
     : { redrive: true };
 
-  const db = getDb();
-  const created = await db
-    .$transaction(
-      async (tx) => {
-        const job = await tx.job.create({
-          data: {
-            kind: "redrive",
-            connectionId: p.connectionId,
-            queue: p.queue,
-            params: params as unknown as Prisma.InputJsonObject,
-            createdBy: actor.id,
-          },
-        });
-        const n = await populateLedger(tx, job.id, filter, letterIds);
-        assertConfirmedCount(n, p.confirmedCount, "preview");
-        const plan = await tx.redrivePlan.create({
-          data: {
-            jobId: job.id,
-            connectionId: p.connectionId,
-            queue: p.queue,
-            selection: p.selection as Prisma.InputJsonObject,
-            target: p.target as Prisma.InputJsonObject,
-            fix: p.fix,
-            sampleSize: sampleCount(p.sample, n),
-            watchSeconds: p.watchSeconds,
-            rate: p.rate,
-            redriveLimit: p.redriveLimit,
-            parking: p.parking as Prisma.InputJsonObject,
-            breakerThreshold: p.breakerThreshold,
-            breakerWindow: p.breakerWindow,
-            breakerMinLetters: p.breakerMinLetters,
-            acceptRisk: p.acceptRisk,
-            ...(p.repair ? { repair: p.repair as unknown as Prisma.InputJsonObject } : {}),
-            total: n,
-            createdById: actor.id,
-            createdByEmail: actor.email,
-            createdByRole: actor.role,
-          },
-        });
-        await tx.job.update({
-          where: { id: job.id },
-          data: { progress: { stage: "sample", read: 0, total: n, pending: n } },
-        });
-        return { job, plan };
-      },
-      { timeout: 120_000, maxWait: 15_000 },
-    )
-    .catch(async (e) => {
-      await failed(e);
-      throw e;
-    });
-  await recordAudit({
-    actor: auditActor(actor),
+  const started = await startLedgerJob(actor, meta, {
+    kind: "redrive",
     action: "redrive.start",
-    outcome: "success",
-    operationId: created.job.id,
     connectionId: p.connectionId,
     queue: p.queue,
-    target: created.job.id,
-    requestId: meta.requestId,
-    ip: meta.ip,
-    details: {
+    params: params as unknown as Prisma.InputJsonObject,
+    build: async (tx, jobId) => {
+      const n = await populateLedger(tx, jobId, filter, letterIds);
+      assertConfirmedCount(n, p.confirmedCount, "preview");
+      const plan = await tx.redrivePlan.create({
+        data: {
+          jobId,
+          connectionId: p.connectionId,
+          queue: p.queue,
+          selection: p.selection as Prisma.InputJsonObject,
+          target: p.target as Prisma.InputJsonObject,
+          fix: p.fix,
+          sampleSize: sampleCount(p.sample, n),
+          watchSeconds: p.watchSeconds,
+          rate: p.rate,
+          redriveLimit: p.redriveLimit,
+          parking: p.parking as Prisma.InputJsonObject,
+          breakerThreshold: p.breakerThreshold,
+          breakerWindow: p.breakerWindow,
+          breakerMinLetters: p.breakerMinLetters,
+          acceptRisk: p.acceptRisk,
+          ...(p.repair ? { repair: p.repair as unknown as Prisma.InputJsonObject } : {}),
+          total: n,
+          createdById: actor.id,
+          createdByEmail: actor.email,
+          createdByRole: actor.role,
+        },
+      });
+      return { plan, progress: { stage: "sample", read: 0, total: n, pending: n } };
+    },
+    failed,
+    details: (plan) => ({
       fix: p.fix,
-      count: created.plan.total,
+      count: plan.total,
       scope: describeSelection(p.selection),
       selection: p.selection,
       target: p.target,
-      sampleSize: created.plan.sampleSize,
+      sampleSize: plan.sampleSize,
       watchSeconds: p.watchSeconds,
       rate: p.rate,
       redriveLimit: p.redriveLimit,
@@ -459,11 +422,9 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
       acceptRisk: p.acceptRisk,
       repair: p.repair ? repairSummary(p.repair) : null,
       lessProtectedTarget: lessProtected ? { confirmed: true, destinations: protection.lessProtected } : null,
-    },
+    }),
   });
-  wakeJobWorker();
-  const job = (await jobStore().get(created.job.id))!;
-  return toView(job, created.plan, actor);
+  return toView(started.job, started.plan, actor);
 }
 
 const reasonSchema = z.string().trim().min(3, "Give a reason of at least 3 characters.").max(2000);
@@ -492,8 +453,8 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
   return auditedOp(
     actor,
     meta,
-    job.id,
-    { ...scope, connectionId: job.connectionId, queue: job.queue },
+    job,
+    scope.action,
     async () => {
       if (job.state !== "paused" || plan.stage !== "awaiting_bulk") {
         throw new AppError("conflict:redrive", {
@@ -536,18 +497,14 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
         });
       }
       if (!clean && verdict !== "returned") {
-        await recordAudit({
-          actor: auditActor(actor),
-          action: "redrive.continue_anyway",
-          outcome: "success",
-          operationId: job.id,
-          connectionId: job.connectionId,
-          queue: job.queue,
-          target: job.id,
-          requestId: meta.requestId,
-          ip: meta.ip,
-          details: { jobId: job.id, verdict, reason, evidence },
-        });
+        await recordAudit(
+          jobActEntry(actor, meta, job, "redrive.continue_anyway", "success", {
+            jobId: job.id,
+            verdict,
+            reason,
+            evidence,
+          }),
+        );
       }
       wakeJobWorker();
       const r = await loadRedrive(job.id);
@@ -592,8 +549,8 @@ async function controlRedrive(
   return auditedOp(
     actor,
     meta,
-    job.id,
-    { ...scope, connectionId: job.connectionId, queue: job.queue },
+    job,
+    action,
     async () => {
       await act(loaded);
       const r = await loadRedrive(job.id);
@@ -673,13 +630,10 @@ export async function cancelRedrive(actor: Actor, meta: RequestMeta, input: unkn
       // A paused job whose broken batch left letters to look for (leftover_check) is ended by a
       // worker, which removes those DLQ copies first; any other paused job is cancelled at once.
       const cleanup = job.state === "paused" && (await hasLeftovers(getDb(), job.id));
-      await jobStore().requestCancel(job.id, { runPaused: cleanup }, async (tx, state) => {
-        // Ended here, not by a worker: the result a worker's finish would write, from the ledger.
-        if (state !== "cancelled") return;
-        await recordCancelledResult(tx, job, redriveResult(await countStates(tx, job.id)), {
-          action: "redrive.finished",
-          startedBy: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
-        });
+      await cancelLedgerJob(job, plan, {
+        finishedAction: "redrive.finished",
+        result: async (tx) => redriveResult(await countStates(tx, job.id)),
+        runPaused: cleanup,
       });
       if (cleanup) wakeJobWorker();
     },

@@ -14,6 +14,8 @@ export {
   pace,
   type LedgerJobContext,
 } from "./run";
+export { cancelLedgerJob, type LedgerJobStarter } from "./cancel";
+export { type LedgerJobStart, startFailure, startLedgerJob } from "./start";
 export {
   type LedgerJobList,
   ledgerQuerySchema,
