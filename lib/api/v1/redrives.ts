@@ -11,7 +11,7 @@ import {
 } from "@/lib/redrive/plan";
 import { filterSchema, selectionSchema } from "@/lib/selection/selection";
 import { defineOperation } from "../registry";
-import { jobListQuerySchema, jobPageOf } from "./job-list";
+import { jobIdParams, ledgerJobDetailOf, ledgerJobListOperation, ledgerPageQuerySchema } from "./ledger-jobs";
 
 /**
  * The redrive operations of /api/v1. The request schemas are the use case's own (lib/redrive/plan.ts)
@@ -294,24 +294,16 @@ export const redriveLedgerRowSchema = z
   })
   .meta({ id: "RedriveLedgerRow" });
 
-export const redriveDetailSchema = z
-  .object({
-    redrive: redriveSchema,
-    counts: z
-      .record(z.string(), z.number().int())
-      .meta({ description: "Letters per ledger state (moved, pending, failed, parked, returned, …)." }),
-    ledger: z.array(redriveLedgerRowSchema).meta({ description: "One page of the ledger, by `seq`." }),
-    nextAfter: z
-      .number()
-      .int()
-      .nullable()
-      .meta({ description: "Pass as `after` for the next ledger page; null on the last." }),
-  })
-  .meta({ id: "RedriveDetail" });
+export const redriveDetailSchema = ledgerJobDetailOf({
+  key: "redrive",
+  job: redriveSchema,
+  row: redriveLedgerRowSchema,
+  id: "RedriveDetail",
+  counts: "Letters per ledger state (moved, pending, failed, parked, returned, …).",
+  ledger: "One page of the ledger, by `seq`.",
+});
 
-export const redrivePageSchema = jobPageOf(redriveSchema, "RedrivePage");
-
-const idParams = z.object({ id: z.string().min(1).max(100).meta({ description: "The redrive's id." }) });
+const idParams = jobIdParams("redrive");
 
 export const planRedriveOperation = defineOperation({
   method: "post",
@@ -344,32 +336,17 @@ export const startRedriveOperation = defineOperation({
   response: redriveSchema,
 });
 
-export const listRedrivesQuerySchema = jobListQuerySchema("redrives");
-
-export const listRedrivesOperation = defineOperation({
-  method: "get",
+export const listRedrivesOperation = ledgerJobListOperation({
   tag: "Redrive",
-  path: "/redrives",
-  operationId: "listRedrives",
-  summary: "Redrives, newest first, by cursor",
+  noun: "redrives",
   description: "Redrives of every DLQ or of one. Needs redrive:read (every role); a refusal is audited `redrive.list`.",
-  problems: [400, 403],
-  query: listRedrivesQuerySchema,
-  response: redrivePageSchema,
+  item: redriveSchema,
+  pageId: "RedrivePage",
 });
 
-export const getRedriveQuerySchema = z.object({
-  after: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .meta({ description: "`nextAfter` of the previous answer: the ledger page starts after this seq." }),
-  limit: z.coerce.number().int().min(1).max(1000).default(100).meta({ description: "Ledger rows per page." }),
-  state: z
-    .enum(LEDGER_STATES as [string, ...string[]])
-    .optional()
-    .meta({ description: "Only ledger rows in this state." }),
+export const getRedriveQuerySchema = ledgerPageQuerySchema(LEDGER_STATES, {
+  after: "`nextAfter` of the previous answer: the ledger page starts after this seq.",
+  limit: "Ledger rows per page.",
 });
 
 export const getRedriveOperation = defineOperation({
