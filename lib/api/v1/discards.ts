@@ -4,7 +4,7 @@ import { discardPreviewSchema, discardStartSchema } from "@/lib/discard/plan";
 import { JOB_STATES } from "@/lib/jobs/types";
 import { defineOperation } from "../registry";
 import { jobIdParams, ledgerJobDetailOf, ledgerJobListOperation, ledgerPageQuerySchema } from "./ledger-jobs";
-import { v1SelectionSchema } from "./redrives";
+import { planCountFields, selectionRequestFields, v1SelectionSchema } from "./selection";
 
 /**
  * The discard operations of /api/v1: the use case's own request schemas (lib/discard/plan.ts) with
@@ -12,13 +12,7 @@ import { v1SelectionSchema } from "./redrives";
  */
 
 export const discardPlanRequestSchema = discardPreviewSchema
-  .extend({
-    connectionId: discardPreviewSchema.shape.connectionId.meta({
-      description: "The connection's id, as in GET /api/v1/dlqs.",
-    }),
-    queue: discardPreviewSchema.shape.queue.meta({ description: "The DLQ's name." }),
-    selection: v1SelectionSchema,
-  })
+  .extend(selectionRequestFields(discardPreviewSchema.shape))
   .meta({ id: "DiscardPlanRequest" });
 
 const s = discardStartSchema.shape;
@@ -39,13 +33,7 @@ export const discardStartRequestSchema = discardPlanRequestSchema
 
 export const discardPreviewResponseSchema = z
   .object({
-    connectionId: z.string(),
-    queue: z.string(),
-    count: z
-      .number()
-      .int()
-      .meta({ description: "Letters the selection holds now: pass it as `confirmedCount` to start." }),
-    scope: z.string().meta({ description: "The selection in words." }),
+    ...planCountFields(),
     warnings: z
       .array(z.string())
       .meta({ description: "How long the archive keeps what is discarded, what an undo would keep, read risks." }),
