@@ -3,7 +3,7 @@ import { z } from "zod";
 import { recordAudit, recordAuditIn } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { audited, errorCodeOf, jobActEntry } from "@/lib/use-case/audited";
+import { audited, errorCodeOf, jobActEntry, jobScope } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
@@ -187,8 +187,7 @@ export async function startDiscard(actor: Actor, meta: RequestMeta, input: unkno
 
 /** Cancels: queued at once, running at its next batch. Letters not yet discarded stay in the DLQ. Audited `discard.cancel`. */
 export async function cancelDiscard(actor: Actor, meta: RequestMeta, input: unknown): Promise<DiscardView> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action: "discard.cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  const scope = jobScope(input, "discard.cancel");
   await authorize(actor, "discard:run", { ...scope, meta });
   const { job, plan } = await loadDiscard(
     parseInput(z.object({ jobId: z.string() }), input, "bad_request:discard").jobId,
@@ -224,12 +223,7 @@ export async function getDiscard(
   ledger: DiscardRow[];
   nextAfter: number | null;
 }> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  await authorize(actor, "discard:read", {
-    action: "discard.view",
-    target: typeof raw.jobId === "string" ? raw.jobId : null,
-    meta,
-  });
+  await authorize(actor, "discard:read", { ...jobScope(input, "discard.view"), meta });
   const q = parseInput(ledgerQuery, input, "bad_request:discard");
   const { job, plan } = await loadDiscard(q.jobId);
   const read = await readLedger(actor.role, job, {

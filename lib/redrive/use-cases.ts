@@ -4,7 +4,7 @@ import { recordAudit } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { audited, auditActor, errorCodeOf, jobActEntry } from "@/lib/use-case/audited";
+import { audited, auditActor, errorCodeOf, jobActEntry, jobScope } from "@/lib/use-case/audited";
 import { adapterFor } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
@@ -56,6 +56,15 @@ async function countSelection(filter: LetterFilter, letterIds?: string[]): Promi
     letterIds,
   );
   return Number(r[0]?.n ?? 0);
+}
+
+/**
+ * The audit scope of an input not yet validated: its connection and DLQ as sent, whatever their
+ * type (lib/discard's reads only strings).
+ */
+function sentDlqScope(input: unknown, action: string) {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  return { action, connectionId: (raw.connectionId as string) ?? null, queue: (raw.queue as string) ?? null };
 }
 
 const wholeDlq = (s: Selection) => s.kind === "filter" && Object.values(s.filter).every((v) => v === undefined);
@@ -123,12 +132,7 @@ async function targetReaders(adapter: ReturnType<typeof adapterFor>, targets: st
 
 /** What a redrive would apply to: the count the operator must confirm, the scope in words, warnings. */
 export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedrivePreview> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = {
-    action: "redrive.plan",
-    connectionId: (raw.connectionId as string) ?? null,
-    queue: (raw.queue as string) ?? null,
-  };
+  const scope = sentDlqScope(input, "redrive.plan");
   await authorize(actor, "redrive:sample", { ...scope, meta });
   const p = parseInput(previewSchema, input, "bad_request:redrive");
   if (p.repair) await authorize(actor, "letter:repair", { ...scope, meta });
@@ -315,12 +319,7 @@ async function loadRedrive(jobId: unknown): Promise<{ job: JobRecord; plan: Redr
  * `redrive.start` with the whole plan and the stated fix; operation id = job id.
  */
 export async function startRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const base = {
-    action: "redrive.start",
-    connectionId: (raw.connectionId as string) ?? null,
-    queue: (raw.queue as string) ?? null,
-  };
+  const base = sentDlqScope(input, "redrive.start");
   await authorize(actor, "redrive:sample", { ...base, meta });
   const p = parseInput(planSchema, input, "bad_request:redrive");
   const adapter = adapterFor(p.connectionId); // unknown connections are not_found before anything is counted
@@ -442,7 +441,7 @@ const bulkSchema = z.object({
  */
 export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
   const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action: "redrive.bulk_start", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  const scope = jobScope(input, "redrive.bulk_start");
   if (raw.overrideReason !== undefined) await authorize(actor, "redrive:override", { ...scope, meta });
   await authorize(actor, "redrive:bulk", { ...scope, meta });
   const p = parseInput(bulkSchema, input, "bad_request:redrive");
@@ -540,8 +539,7 @@ async function controlRedrive(
   act: (loaded: Loaded) => Promise<void>,
   details: (v: RedriveView, loaded: Loaded) => Record<string, unknown>,
 ): Promise<RedriveView> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action, target: typeof raw.jobId === "string" ? raw.jobId : null };
+  const scope = jobScope(input, action);
   await authorize(actor, "redrive:sample", { ...scope, meta });
   const { jobId } = parseInput(idSchema, input, "bad_request:redrive");
   const loaded = await loadRedrive(jobId);
@@ -649,12 +647,7 @@ export async function getRedrive(
   meta: RequestMeta,
   input: unknown,
 ): Promise<{ redrive: RedriveView; counts: Record<string, number>; ledger: LedgerRow[]; nextAfter: number | null }> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  await authorize(actor, "redrive:read", {
-    action: "redrive.view",
-    target: typeof raw.jobId === "string" ? raw.jobId : null,
-    meta,
-  });
+  await authorize(actor, "redrive:read", { ...jobScope(input, "redrive.view"), meta });
   const q = parseInput(ledgerQuery, input, "bad_request:redrive");
   const { job, plan } = await loadRedrive(q.jobId);
   const read = await readLedger(actor.role, job, {

@@ -11,6 +11,12 @@ export interface AuditScope {
   target?: string | null;
 }
 
+/** The audit scope of a job's id not yet validated: the id as sent when it is a string. */
+export function jobScope(input: unknown, action: string): { action: string; target: string | null } {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  return { action, target: typeof raw.jobId === "string" ? raw.jobId : null };
+}
+
 export function auditActor(actor: Actor) {
   return { id: actor.id, email: actor.email, role: actor.role, ...(actor.tokenId ? { tokenId: actor.tokenId } : {}) };
 }
