@@ -8,7 +8,6 @@ import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { Prisma, DiscardPlan } from "@/lib/generated/prisma/client";
-import { jobStore } from "@/lib/jobs/store";
 import { discardResult } from "./result";
 import type { JobRecord } from "@/lib/jobs/types";
 import {
@@ -17,6 +16,7 @@ import {
   ledgerQuerySchema,
   listLedgerJobPage,
   listLedgerJobs,
+  loadLedgerJob,
   readLedger,
   startFailure,
   startLedgerJob,
@@ -121,11 +121,8 @@ function toView(j: JobRecord, p: DiscardPlan): DiscardView {
   };
 }
 
-async function loadDiscard(jobId: unknown): Promise<{ job: JobRecord; plan: DiscardPlan }> {
-  const job = await jobStore().get(typeof jobId === "string" ? jobId : "");
-  const plan = job?.kind === "discard" ? await getDb().discardPlan.findUnique({ where: { jobId: job.id } }) : null;
-  if (!job || !plan) throw new AppError("not_found:discard", { userMessage: "There is no such discard." });
-  return { job, plan };
+function loadDiscard(jobId: unknown): Promise<{ job: JobRecord; plan: DiscardPlan }> {
+  return loadLedgerJob("discard", jobId, (id) => getDb().discardPlan.findUnique({ where: { jobId: id } }));
 }
 
 /**

@@ -9,7 +9,6 @@ import { adapterFor } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { Prisma, RedrivePlan } from "@/lib/generated/prisma/client";
-import { jobStore } from "@/lib/jobs/store";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
 import {
@@ -18,6 +17,7 @@ import {
   ledgerQuerySchema,
   listLedgerJobPage,
   listLedgerJobs,
+  loadLedgerJob,
   readLedger,
   startFailure,
   startLedgerJob,
@@ -305,12 +305,8 @@ async function auditedOp<T>(
  */
 const codeAsThrown = (e: unknown) => (e as AppError).code ?? "internal:server";
 
-async function loadRedrive(jobId: unknown): Promise<{ job: JobRecord; plan: RedrivePlan }> {
-  const id = typeof jobId === "string" ? jobId : "";
-  const job = await jobStore().get(id);
-  const plan = job?.kind === "redrive" ? await getDb().redrivePlan.findUnique({ where: { jobId: job.id } }) : null;
-  if (!job || !plan) throw new AppError("not_found:redrive", { userMessage: "There is no such redrive." });
-  return { job, plan };
+function loadRedrive(jobId: unknown): Promise<{ job: JobRecord; plan: RedrivePlan }> {
+  return loadLedgerJob("redrive", jobId, (id) => getDb().redrivePlan.findUnique({ where: { jobId: id } }));
 }
 
 /**

@@ -21,6 +21,7 @@ export {
   ledgerQuerySchema,
   listLedgerJobPage,
   listLedgerJobs,
+  loadLedgerJob,
   readLedger,
   withPlans,
 } from "./views";
