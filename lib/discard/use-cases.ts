@@ -7,7 +7,7 @@ import { audited, errorCodeOf, jobActEntry, jobScope } from "@/lib/use-case/audi
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
-import type { Prisma, DiscardPlan } from "@/lib/generated/prisma/client";
+import type { DiscardPlan } from "@/lib/generated/prisma/client";
 import { discardResult } from "./result";
 import type { JobRecord } from "@/lib/jobs/types";
 import {
@@ -15,6 +15,7 @@ import {
   type LedgerJobList,
   ledgerQuerySchema,
   listLedgerJobPage,
+  ledgerPlanFields,
   listLedgerJobs,
   loadLedgerJob,
   readLedger,
@@ -154,20 +155,7 @@ export async function startDiscard(actor: Actor, meta: RequestMeta, input: unkno
         ? await addUnindexedLetter(tx, jobId, single)
         : await populateDiscardLedger(tx, jobId, filter, letterIds);
       assertConfirmedCount(n, p.confirmedCount, "count");
-      const plan = await tx.discardPlan.create({
-        data: {
-          jobId,
-          connectionId: p.connectionId,
-          queue: p.queue,
-          selection: p.selection as Prisma.InputJsonObject,
-          reason: p.reason,
-          total: n,
-          acceptRisk: p.acceptRisk,
-          createdById: actor.id,
-          createdByEmail: actor.email,
-          createdByRole: actor.role,
-        },
-      });
+      const plan = await tx.discardPlan.create({ data: { ...ledgerPlanFields(jobId, p, n, actor), reason: p.reason } });
       return { plan, progress: { read: 0, total: n, pending: n, discarded: 0, failed: 0 } };
     },
     failed: startFailure(actor, meta, "discard.start", p),

@@ -16,6 +16,7 @@ import {
   type LedgerJobList,
   ledgerQuerySchema,
   listLedgerJobPage,
+  ledgerPlanFields,
   listLedgerJobs,
   loadLedgerJob,
   readLedger,
@@ -376,10 +377,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
       assertConfirmedCount(n, p.confirmedCount, "preview");
       const plan = await tx.redrivePlan.create({
         data: {
-          jobId,
-          connectionId: p.connectionId,
-          queue: p.queue,
-          selection: p.selection as Prisma.InputJsonObject,
+          ...ledgerPlanFields(jobId, p, n, actor),
           target: p.target as Prisma.InputJsonObject,
           fix: p.fix,
           sampleSize: sampleCount(p.sample, n),
@@ -390,12 +388,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
           breakerThreshold: p.breakerThreshold,
           breakerWindow: p.breakerWindow,
           breakerMinLetters: p.breakerMinLetters,
-          acceptRisk: p.acceptRisk,
           ...(p.repair ? { repair: p.repair as unknown as Prisma.InputJsonObject } : {}),
-          total: n,
-          createdById: actor.id,
-          createdByEmail: actor.email,
-          createdByRole: actor.role,
         },
       });
       return { plan, progress: { stage: "sample", read: 0, total: n, pending: n } };

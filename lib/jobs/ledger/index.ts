@@ -15,7 +15,7 @@ export {
   type LedgerJobContext,
 } from "./run";
 export { cancelLedgerJob, type LedgerJobStarter } from "./cancel";
-export { type LedgerJobStart, startFailure, startLedgerJob } from "./start";
+export { ledgerPlanFields, type LedgerJobStart, startFailure, startLedgerJob } from "./start";
 export {
   type LedgerJobList,
   ledgerQuerySchema,

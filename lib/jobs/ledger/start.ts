@@ -32,6 +32,29 @@ export function startFailure(
     }).catch(() => undefined);
 }
 
+/**
+ * The columns every ledger job's plan has (redrive_plans, discard_plans): its job, its DLQ and the
+ * selection, the count in its ledger, whether a risky read was accepted, and who started it.
+ */
+export function ledgerPlanFields(
+  jobId: string,
+  p: { connectionId: string; queue: string; selection: unknown; acceptRisk: boolean },
+  total: number,
+  actor: Actor,
+) {
+  return {
+    jobId,
+    connectionId: p.connectionId,
+    queue: p.queue,
+    selection: p.selection as Prisma.InputJsonObject,
+    total,
+    acceptRisk: p.acceptRisk,
+    createdById: actor.id,
+    createdByEmail: actor.email,
+    createdByRole: actor.role,
+  };
+}
+
 /** What starting one kind of ledger job takes; see startLedgerJob. */
 export interface LedgerJobStart<P> {
   kind: "redrive" | "discard";
