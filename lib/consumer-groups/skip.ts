@@ -16,7 +16,7 @@ import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import { jobStore } from "@/lib/jobs/store";
 import type { JobRecord } from "@/lib/jobs/types";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
-import { audited, auditActor, errorCodeOf } from "@/lib/use-case/audited";
+import { audited, auditActor, errorCodeOf, jobActEntry, jobScope } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { dltNameFor } from "./dlt";
 import type { GroupSkipParams, GroupSkipProgress } from "./skip-handler";
@@ -322,18 +322,7 @@ export async function startSkip(actor: Actor, meta: RequestMeta, input: unknown)
     await refused(e);
     throw e;
   }
-  await recordAudit({
-    actor: auditActor(actor),
-    action: scope.action,
-    outcome: "success",
-    operationId: job.id,
-    connectionId: job.connectionId,
-    queue: job.queue,
-    target: job.id,
-    requestId: meta.requestId,
-    ip: meta.ip,
-    details: { ...params, jobId: job.id },
-  });
+  await recordAudit(jobActEntry(actor, meta, job, scope.action, "success", { ...params, jobId: job.id }));
   wakeJobWorker();
   return toView(job, new Map([[actor.id, actor.email]]));
 }
@@ -351,22 +340,11 @@ async function loadSkip(jobId: string): Promise<JobRecord> {
 
 /** Cancels a skip: a queued or waiting one stops without copying anything. Audited `group.skip_cancel`. */
 export async function cancelSkip(actor: Actor, meta: RequestMeta, input: unknown): Promise<SkipView> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action: "group.skip_cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  const scope = jobScope(input, "group.skip_cancel");
   await authorize(actor, "groups:skip", { ...scope, meta });
   const job = await loadSkip(parseInput(jobRef, input, "bad_request:group-skip").jobId);
-  const entry = (outcome: "success" | "failure", details: Record<string, unknown>) => ({
-    actor: auditActor(actor),
-    action: scope.action,
-    outcome,
-    operationId: job.id,
-    connectionId: job.connectionId,
-    queue: job.queue,
-    target: job.id,
-    requestId: meta.requestId,
-    ip: meta.ip,
-    details,
-  });
+  const entry = (outcome: "success" | "failure", details: Record<string, unknown>) =>
+    jobActEntry(actor, meta, job, scope.action, outcome, details);
   const params = job.params as unknown as GroupSkipParams;
   try {
     // The request and its audit row commit together, before the worker can finish the skip.
@@ -391,12 +369,7 @@ export async function cancelSkip(actor: Actor, meta: RequestMeta, input: unknown
 
 /** One skip with its progress. `groups:read`; a refusal is audited `group.skip_view`. */
 export async function viewSkip(actor: Actor, meta: RequestMeta, input: unknown): Promise<SkipView> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  await authorize(actor, "groups:read", {
-    action: "group.skip_view",
-    target: typeof raw.jobId === "string" ? raw.jobId : null,
-    meta,
-  });
+  await authorize(actor, "groups:read", { ...jobScope(input, "group.skip_view"), meta });
   return viewOf(await loadSkip(parseInput(jobRef, input, "bad_request:group-skip").jobId));
 }
 

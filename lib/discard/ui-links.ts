@@ -1,22 +1,12 @@
 /** URLs of the discard pages. Pure. */
-const seg = encodeURIComponent;
+import { ledgerJobLinks } from "@/lib/jobs/ledger/ui-links";
 
-export const discardsHref = (connectionId: string, queue: string) => `/dlqs/${seg(connectionId)}/${seg(queue)}/discard`;
-export const newDiscardHref = (connectionId: string, queue: string, query = "") =>
-  `${discardsHref(connectionId, queue)}/new${query}`;
+const links = ledgerJobLinks("discard");
 
-export function discardJobHref(
-  connectionId: string,
-  queue: string,
-  id: string,
-  opts: { state?: string | null; after?: number | null } = {},
-): string {
-  const q = new URLSearchParams();
-  if (opts.state) q.set("state", opts.state);
-  if (opts.after) q.set("after", String(opts.after));
-  const s = q.toString();
-  return `${discardsHref(connectionId, queue)}/${seg(id)}${s ? `?${s}` : ""}`;
-}
+export const discardsHref = links.list;
+export const newDiscardHref = links.create;
+/** The job page; `state` filters its ledger, `after` is the ledger's keyset cursor (a seq). */
+export const discardJobHref = links.job;
 
 type Search = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);

@@ -3,22 +3,24 @@ import { z } from "zod";
 import { recordAudit, recordAuditIn } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { audited, auditActor, errorCodeOf } from "@/lib/use-case/audited";
+import { audited, errorCodeOf, jobActEntry, jobScope } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
-import type { Prisma, DiscardPlan } from "@/lib/generated/prisma/client";
-import { jobStore } from "@/lib/jobs/store";
-import { recordCancelledResult } from "@/lib/jobs/cancelled-result";
+import type { DiscardPlan } from "@/lib/generated/prisma/client";
 import { discardResult } from "./result";
-import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
 import {
+  cancelLedgerJob,
   type LedgerJobList,
   ledgerQuerySchema,
   listLedgerJobPage,
+  ledgerPlanFields,
   listLedgerJobs,
+  loadLedgerJob,
   readLedger,
+  startFailure,
+  startLedgerJob,
   withPlans,
 } from "@/lib/jobs/ledger";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
@@ -120,11 +122,8 @@ function toView(j: JobRecord, p: DiscardPlan): DiscardView {
   };
 }
 
-async function loadDiscard(jobId: unknown): Promise<{ job: JobRecord; plan: DiscardPlan }> {
-  const job = await jobStore().get(typeof jobId === "string" ? jobId : "");
-  const plan = job?.kind === "discard" ? await getDb().discardPlan.findUnique({ where: { jobId: job.id } }) : null;
-  if (!job || !plan) throw new AppError("not_found:discard", { userMessage: "There is no such discard." });
-  return { job, plan };
+function loadDiscard(jobId: unknown): Promise<{ job: JobRecord; plan: DiscardPlan }> {
+  return loadLedgerJob("discard", jobId, (id) => getDb().discardPlan.findUnique({ where: { jobId: id } }));
 }
 
 /**
@@ -145,110 +144,48 @@ export async function startDiscard(actor: Actor, meta: RequestMeta, input: unkno
     unindexed && (await countDiscardable(getDb(), filter, letterIds)) === 0
       ? await readUnindexed(actor, p, unindexed)
       : null;
-  const created = await getDb()
-    .$transaction(
-      async (tx) => {
-        const job = await tx.job.create({
-          data: {
-            kind: "discard",
-            connectionId: p.connectionId,
-            queue: p.queue,
-            params: { discard: true },
-            createdBy: actor.id,
-          },
-        });
-        const n = single
-          ? await addUnindexedLetter(tx, job.id, single)
-          : await populateDiscardLedger(tx, job.id, filter, letterIds);
-        assertConfirmedCount(n, p.confirmedCount, "count");
-        const plan = await tx.discardPlan.create({
-          data: {
-            jobId: job.id,
-            connectionId: p.connectionId,
-            queue: p.queue,
-            selection: p.selection as Prisma.InputJsonObject,
-            reason: p.reason,
-            total: n,
-            acceptRisk: p.acceptRisk,
-            createdById: actor.id,
-            createdByEmail: actor.email,
-            createdByRole: actor.role,
-          },
-        });
-        await tx.job.update({
-          where: { id: job.id },
-          data: { progress: { read: 0, total: n, pending: n, discarded: 0, failed: 0 } },
-        });
-        return { job, plan };
-      },
-      { timeout: 120_000, maxWait: 15_000 },
-    )
-    .catch(async (e) => {
-      await recordAudit({
-        actor: auditActor(actor),
-        action: "discard.start",
-        outcome: "failure",
-        connectionId: p.connectionId,
-        queue: p.queue,
-        requestId: meta.requestId,
-        ip: meta.ip,
-        details: { error: errorCodeOf(e) },
-      }).catch(() => undefined);
-      throw e;
-    });
-  await recordAudit({
-    actor: auditActor(actor),
+  const started = await startLedgerJob(actor, meta, {
+    kind: "discard",
     action: "discard.start",
-    outcome: "success",
-    operationId: created.job.id,
     connectionId: p.connectionId,
     queue: p.queue,
-    target: created.job.id,
-    requestId: meta.requestId,
-    ip: meta.ip,
-    details: {
+    params: { discard: true },
+    build: async (tx, jobId) => {
+      const n = single
+        ? await addUnindexedLetter(tx, jobId, single)
+        : await populateDiscardLedger(tx, jobId, filter, letterIds);
+      assertConfirmedCount(n, p.confirmedCount, "count");
+      const plan = await tx.discardPlan.create({ data: { ...ledgerPlanFields(jobId, p, n, actor), reason: p.reason } });
+      return { plan, progress: { read: 0, total: n, pending: n, discarded: 0, failed: 0 } };
+    },
+    failed: startFailure(actor, meta, "discard.start", p),
+    details: (plan) => ({
       reason: p.reason,
-      count: created.plan.total,
+      count: plan.total,
       scope: describeSelection(p.selection),
       selection: p.selection,
       acceptRisk: p.acceptRisk,
-    },
+    }),
   });
-  wakeJobWorker();
-  return toView((await jobStore().get(created.job.id))!, created.plan);
+  return toView(started.job, started.plan);
 }
 
 /** Cancels: queued at once, running at its next batch. Letters not yet discarded stay in the DLQ. Audited `discard.cancel`. */
 export async function cancelDiscard(actor: Actor, meta: RequestMeta, input: unknown): Promise<DiscardView> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action: "discard.cancel", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  const scope = jobScope(input, "discard.cancel");
   await authorize(actor, "discard:run", { ...scope, meta });
   const { job, plan } = await loadDiscard(
     parseInput(z.object({ jobId: z.string() }), input, "bad_request:discard").jobId,
   );
-  const entry = (outcome: "success" | "failure", details: Record<string, unknown>) => ({
-    actor: auditActor(actor),
-    action: scope.action,
-    outcome,
-    operationId: job.id,
-    connectionId: job.connectionId,
-    queue: job.queue,
-    target: job.id,
-    requestId: meta.requestId,
-    ip: meta.ip,
-    details,
-  });
+  const entry = (outcome: "success" | "failure", details: Record<string, unknown>) =>
+    jobActEntry(actor, meta, job, scope.action, outcome, details);
   const { progress } = toView(job, plan);
   try {
     // The request and its audit row commit together, before the worker can end the discard.
-    await jobStore().requestCancel(job.id, {}, async (tx, state) => {
-      await recordAuditIn(tx, entry("success", { jobId: job.id, state, progress }));
-      // Ended here, not by a worker: the result a worker's finish would write, from the ledger.
-      if (state !== "cancelled") return;
-      await recordCancelledResult(tx, job, discardResult(await countDiscardStates(tx, job.id)), {
-        action: "discard.finished",
-        startedBy: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
-      });
+    await cancelLedgerJob(job, plan, {
+      finishedAction: "discard.finished",
+      result: async (tx) => discardResult(await countDiscardStates(tx, job.id)),
+      record: (tx, state) => recordAuditIn(tx, entry("success", { jobId: job.id, state, progress })),
     });
   } catch (e) {
     await recordAudit(entry("failure", { error: errorCodeOf(e) })).catch(() => undefined);
@@ -271,12 +208,7 @@ export async function getDiscard(
   ledger: DiscardRow[];
   nextAfter: number | null;
 }> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  await authorize(actor, "discard:read", {
-    action: "discard.view",
-    target: typeof raw.jobId === "string" ? raw.jobId : null,
-    meta,
-  });
+  await authorize(actor, "discard:read", { ...jobScope(input, "discard.view"), meta });
   const q = parseInput(ledgerQuery, input, "bad_request:discard");
   const { job, plan } = await loadDiscard(q.jobId);
   const read = await readLedger(actor.role, job, {

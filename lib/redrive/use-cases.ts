@@ -4,21 +4,24 @@ import { recordAudit } from "@/lib/audit";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import { audited, auditActor, errorCodeOf, type AuditScope } from "@/lib/use-case/audited";
+import { audited, auditActor, errorCodeOf, jobActEntry, jobScope } from "@/lib/use-case/audited";
 import { adapterFor } from "@/lib/use-case/connection";
 import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { Prisma, RedrivePlan } from "@/lib/generated/prisma/client";
-import { jobStore } from "@/lib/jobs/store";
-import { recordCancelledResult } from "@/lib/jobs/cancelled-result";
 import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import type { JobRecord } from "@/lib/jobs/types";
 import {
+  cancelLedgerJob,
   type LedgerJobList,
   ledgerQuerySchema,
   listLedgerJobPage,
+  ledgerPlanFields,
   listLedgerJobs,
+  loadLedgerJob,
   readLedger,
+  startFailure,
+  startLedgerJob,
   withPlans,
 } from "@/lib/jobs/ledger";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
@@ -54,6 +57,15 @@ async function countSelection(filter: LetterFilter, letterIds?: string[]): Promi
     letterIds,
   );
   return Number(r[0]?.n ?? 0);
+}
+
+/**
+ * The audit scope of an input not yet validated: its connection and DLQ as sent, whatever their
+ * type (lib/discard's reads only strings).
+ */
+function sentDlqScope(input: unknown, action: string) {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  return { action, connectionId: (raw.connectionId as string) ?? null, queue: (raw.queue as string) ?? null };
 }
 
 const wholeDlq = (s: Selection) => s.kind === "filter" && Object.values(s.filter).every((v) => v === undefined);
@@ -121,12 +133,7 @@ async function targetReaders(adapter: ReturnType<typeof adapterFor>, targets: st
 
 /** What a redrive would apply to: the count the operator must confirm, the scope in words, warnings. */
 export async function planRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedrivePreview> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = {
-    action: "redrive.plan",
-    connectionId: (raw.connectionId as string) ?? null,
-    queue: (raw.queue as string) ?? null,
-  };
+  const scope = sentDlqScope(input, "redrive.plan");
   await authorize(actor, "redrive:sample", { ...scope, meta });
   const p = parseInput(previewSchema, input, "bad_request:redrive");
   if (p.repair) await authorize(actor, "letter:repair", { ...scope, meta });
@@ -272,24 +279,13 @@ function toView(j: JobRecord, p: RedrivePlan, actor: Actor): RedriveView {
 async function auditedOp<T>(
   actor: Actor,
   meta: RequestMeta,
-  operationId: string,
-  scope: AuditScope,
+  job: JobRecord,
+  action: string,
   work: () => Promise<T>,
   details: (r: T) => Record<string, unknown>,
 ): Promise<T> {
   const row = (outcome: "success" | "failure", d: Record<string, unknown>) =>
-    recordAudit({
-      actor: auditActor(actor),
-      action: scope.action,
-      outcome,
-      operationId,
-      connectionId: scope.connectionId ?? null,
-      queue: scope.queue ?? null,
-      target: operationId,
-      requestId: meta.requestId,
-      ip: meta.ip,
-      details: d,
-    });
+    recordAudit(jobActEntry(actor, meta, job, action, outcome, d));
   let result: T;
   try {
     result = await work();
@@ -303,12 +299,15 @@ async function auditedOp<T>(
   return result;
 }
 
-async function loadRedrive(jobId: unknown): Promise<{ job: JobRecord; plan: RedrivePlan }> {
-  const id = typeof jobId === "string" ? jobId : "";
-  const job = await jobStore().get(id);
-  const plan = job?.kind === "redrive" ? await getDb().redrivePlan.findUnique({ where: { jobId: job.id } }) : null;
-  if (!job || !plan) throw new AppError("not_found:redrive", { userMessage: "There is no such redrive." });
-  return { job, plan };
+/**
+ * The code a failed start records: the one the error carries, whatever threw it (a database
+ * error's own code too), where errorCodeOf records `internal:server` for any error not the
+ * console's. Kept as redrive has always recorded it.
+ */
+const codeAsThrown = (e: unknown) => (e as AppError).code ?? "internal:server";
+
+function loadRedrive(jobId: unknown): Promise<{ job: JobRecord; plan: RedrivePlan }> {
+  return loadLedgerJob("redrive", jobId, (id) => getDb().redrivePlan.findUnique({ where: { jobId: id } }));
 }
 
 /**
@@ -317,12 +316,7 @@ async function loadRedrive(jobId: unknown): Promise<{ job: JobRecord; plan: Redr
  * `redrive.start` with the whole plan and the stated fix; operation id = job id.
  */
 export async function startRedrive(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const base = {
-    action: "redrive.start",
-    connectionId: (raw.connectionId as string) ?? null,
-    queue: (raw.queue as string) ?? null,
-  };
+  const base = sentDlqScope(input, "redrive.start");
   await authorize(actor, "redrive:sample", { ...base, meta });
   const p = parseInput(planSchema, input, "bad_request:redrive");
   const adapter = adapterFor(p.connectionId); // unknown connections are not_found before anything is counted
@@ -330,17 +324,7 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
   if (p.repair) await authorize(actor, "letter:repair", { ...base, meta });
   // Evaluated as the actor sees the letters: a count must not answer for masked values (masked-search.ts).
   const { filter, letterIds } = await selectionFor(actor, p);
-  const failed = (e: unknown) =>
-    recordAudit({
-      actor: auditActor(actor),
-      action: "redrive.start",
-      outcome: "failure",
-      connectionId: p.connectionId,
-      queue: p.queue,
-      requestId: meta.requestId,
-      ip: meta.ip,
-      details: { error: (e as AppError).code ?? "internal:server" },
-    }).catch(() => undefined);
+  const failed = startFailure(actor, meta, "redrive.start", p, codeAsThrown);
   if (p.repair) {
     try {
       assertRepairAllowed(p.connectionId, p.queue, adapter);
@@ -382,74 +366,41 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
     ? { redrive: true, lessProtectedConfirmedBy: actor.email }
     : { redrive: true };
 
-  const db = getDb();
-  const created = await db
-    .$transaction(
-      async (tx) => {
-        const job = await tx.job.create({
-          data: {
-            kind: "redrive",
-            connectionId: p.connectionId,
-            queue: p.queue,
-            params: params as unknown as Prisma.InputJsonObject,
-            createdBy: actor.id,
-          },
-        });
-        const n = await populateLedger(tx, job.id, filter, letterIds);
-        assertConfirmedCount(n, p.confirmedCount, "preview");
-        const plan = await tx.redrivePlan.create({
-          data: {
-            jobId: job.id,
-            connectionId: p.connectionId,
-            queue: p.queue,
-            selection: p.selection as Prisma.InputJsonObject,
-            target: p.target as Prisma.InputJsonObject,
-            fix: p.fix,
-            sampleSize: sampleCount(p.sample, n),
-            watchSeconds: p.watchSeconds,
-            rate: p.rate,
-            redriveLimit: p.redriveLimit,
-            parking: p.parking as Prisma.InputJsonObject,
-            breakerThreshold: p.breakerThreshold,
-            breakerWindow: p.breakerWindow,
-            breakerMinLetters: p.breakerMinLetters,
-            acceptRisk: p.acceptRisk,
-            ...(p.repair ? { repair: p.repair as unknown as Prisma.InputJsonObject } : {}),
-            total: n,
-            createdById: actor.id,
-            createdByEmail: actor.email,
-            createdByRole: actor.role,
-          },
-        });
-        await tx.job.update({
-          where: { id: job.id },
-          data: { progress: { stage: "sample", read: 0, total: n, pending: n } },
-        });
-        return { job, plan };
-      },
-      { timeout: 120_000, maxWait: 15_000 },
-    )
-    .catch(async (e) => {
-      await failed(e);
-      throw e;
-    });
-  await recordAudit({
-    actor: auditActor(actor),
+  const started = await startLedgerJob(actor, meta, {
+    kind: "redrive",
     action: "redrive.start",
-    outcome: "success",
-    operationId: created.job.id,
     connectionId: p.connectionId,
     queue: p.queue,
-    target: created.job.id,
-    requestId: meta.requestId,
-    ip: meta.ip,
-    details: {
+    params: params as unknown as Prisma.InputJsonObject,
+    build: async (tx, jobId) => {
+      const n = await populateLedger(tx, jobId, filter, letterIds);
+      assertConfirmedCount(n, p.confirmedCount, "preview");
+      const plan = await tx.redrivePlan.create({
+        data: {
+          ...ledgerPlanFields(jobId, p, n, actor),
+          target: p.target as Prisma.InputJsonObject,
+          fix: p.fix,
+          sampleSize: sampleCount(p.sample, n),
+          watchSeconds: p.watchSeconds,
+          rate: p.rate,
+          redriveLimit: p.redriveLimit,
+          parking: p.parking as Prisma.InputJsonObject,
+          breakerThreshold: p.breakerThreshold,
+          breakerWindow: p.breakerWindow,
+          breakerMinLetters: p.breakerMinLetters,
+          ...(p.repair ? { repair: p.repair as unknown as Prisma.InputJsonObject } : {}),
+        },
+      });
+      return { plan, progress: { stage: "sample", read: 0, total: n, pending: n } };
+    },
+    failed,
+    details: (plan) => ({
       fix: p.fix,
-      count: created.plan.total,
+      count: plan.total,
       scope: describeSelection(p.selection),
       selection: p.selection,
       target: p.target,
-      sampleSize: created.plan.sampleSize,
+      sampleSize: plan.sampleSize,
       watchSeconds: p.watchSeconds,
       rate: p.rate,
       redriveLimit: p.redriveLimit,
@@ -459,11 +410,9 @@ export async function startRedrive(actor: Actor, meta: RequestMeta, input: unkno
       acceptRisk: p.acceptRisk,
       repair: p.repair ? repairSummary(p.repair) : null,
       lessProtectedTarget: lessProtected ? { confirmed: true, destinations: protection.lessProtected } : null,
-    },
+    }),
   });
-  wakeJobWorker();
-  const job = (await jobStore().get(created.job.id))!;
-  return toView(job, created.plan, actor);
+  return toView(started.job, started.plan, actor);
 }
 
 const reasonSchema = z.string().trim().min(3, "Give a reason of at least 3 characters.").max(2000);
@@ -481,7 +430,7 @@ const bulkSchema = z.object({
  */
 export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown): Promise<RedriveView> {
   const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action: "redrive.bulk_start", target: typeof raw.jobId === "string" ? raw.jobId : null };
+  const scope = jobScope(input, "redrive.bulk_start");
   if (raw.overrideReason !== undefined) await authorize(actor, "redrive:override", { ...scope, meta });
   await authorize(actor, "redrive:bulk", { ...scope, meta });
   const p = parseInput(bulkSchema, input, "bad_request:redrive");
@@ -492,8 +441,8 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
   return auditedOp(
     actor,
     meta,
-    job.id,
-    { ...scope, connectionId: job.connectionId, queue: job.queue },
+    job,
+    scope.action,
     async () => {
       if (job.state !== "paused" || plan.stage !== "awaiting_bulk") {
         throw new AppError("conflict:redrive", {
@@ -536,18 +485,14 @@ export async function startBulk(actor: Actor, meta: RequestMeta, input: unknown)
         });
       }
       if (!clean && verdict !== "returned") {
-        await recordAudit({
-          actor: auditActor(actor),
-          action: "redrive.continue_anyway",
-          outcome: "success",
-          operationId: job.id,
-          connectionId: job.connectionId,
-          queue: job.queue,
-          target: job.id,
-          requestId: meta.requestId,
-          ip: meta.ip,
-          details: { jobId: job.id, verdict, reason, evidence },
-        });
+        await recordAudit(
+          jobActEntry(actor, meta, job, "redrive.continue_anyway", "success", {
+            jobId: job.id,
+            verdict,
+            reason,
+            evidence,
+          }),
+        );
       }
       wakeJobWorker();
       const r = await loadRedrive(job.id);
@@ -583,8 +528,7 @@ async function controlRedrive(
   act: (loaded: Loaded) => Promise<void>,
   details: (v: RedriveView, loaded: Loaded) => Record<string, unknown>,
 ): Promise<RedriveView> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  const scope = { action, target: typeof raw.jobId === "string" ? raw.jobId : null };
+  const scope = jobScope(input, action);
   await authorize(actor, "redrive:sample", { ...scope, meta });
   const { jobId } = parseInput(idSchema, input, "bad_request:redrive");
   const loaded = await loadRedrive(jobId);
@@ -592,8 +536,8 @@ async function controlRedrive(
   return auditedOp(
     actor,
     meta,
-    job.id,
-    { ...scope, connectionId: job.connectionId, queue: job.queue },
+    job,
+    action,
     async () => {
       await act(loaded);
       const r = await loadRedrive(job.id);
@@ -673,13 +617,10 @@ export async function cancelRedrive(actor: Actor, meta: RequestMeta, input: unkn
       // A paused job whose broken batch left letters to look for (leftover_check) is ended by a
       // worker, which removes those DLQ copies first; any other paused job is cancelled at once.
       const cleanup = job.state === "paused" && (await hasLeftovers(getDb(), job.id));
-      await jobStore().requestCancel(job.id, { runPaused: cleanup }, async (tx, state) => {
-        // Ended here, not by a worker: the result a worker's finish would write, from the ledger.
-        if (state !== "cancelled") return;
-        await recordCancelledResult(tx, job, redriveResult(await countStates(tx, job.id)), {
-          action: "redrive.finished",
-          startedBy: { id: plan.createdById, email: plan.createdByEmail, role: plan.createdByRole },
-        });
+      await cancelLedgerJob(job, plan, {
+        finishedAction: "redrive.finished",
+        result: async (tx) => redriveResult(await countStates(tx, job.id)),
+        runPaused: cleanup,
       });
       if (cleanup) wakeJobWorker();
     },
@@ -695,12 +636,7 @@ export async function getRedrive(
   meta: RequestMeta,
   input: unknown,
 ): Promise<{ redrive: RedriveView; counts: Record<string, number>; ledger: LedgerRow[]; nextAfter: number | null }> {
-  const raw = (input ?? {}) as Record<string, unknown>;
-  await authorize(actor, "redrive:read", {
-    action: "redrive.view",
-    target: typeof raw.jobId === "string" ? raw.jobId : null,
-    meta,
-  });
+  await authorize(actor, "redrive:read", { ...jobScope(input, "redrive.view"), meta });
   const q = parseInput(ledgerQuery, input, "bad_request:redrive");
   const { job, plan } = await loadRedrive(q.jobId);
   const read = await readLedger(actor.role, job, {

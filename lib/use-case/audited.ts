@@ -1,5 +1,6 @@
 import "server-only";
 import { recordAudit } from "@/lib/audit";
+import type { AuditEntry } from "@/lib/audit/types";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { asAppError } from "@/lib/errors";
 
@@ -10,8 +11,40 @@ export interface AuditScope {
   target?: string | null;
 }
 
+/** The audit scope of a job's id not yet validated: the id as sent when it is a string. */
+export function jobScope(input: unknown, action: string): { action: string; target: string | null } {
+  const raw = (input ?? {}) as Record<string, unknown>;
+  return { action, target: typeof raw.jobId === "string" ? raw.jobId : null };
+}
+
 export function auditActor(actor: Actor) {
   return { id: actor.id, email: actor.email, role: actor.role, ...(actor.tokenId ? { tokenId: actor.tokenId } : {}) };
+}
+
+/**
+ * The audit row of `actor`'s act on a job (its start, a control, a cancel): the job's DLQ, and the
+ * job's id as operation id and target, so every row of one job shares it.
+ */
+export function jobActEntry(
+  actor: Actor,
+  meta: RequestMeta,
+  job: { id: string; connectionId: string; queue: string },
+  action: string,
+  outcome: "success" | "failure",
+  details: Record<string, unknown>,
+): AuditEntry {
+  return {
+    actor: auditActor(actor),
+    action,
+    outcome,
+    operationId: job.id,
+    connectionId: job.connectionId,
+    queue: job.queue,
+    target: job.id,
+    requestId: meta.requestId,
+    ip: meta.ip,
+    details,
+  };
 }
 
 export function errorCodeOf(e: unknown): string {

@@ -3,8 +3,8 @@ import { DISCARD_STATES } from "@/lib/discard/ledger";
 import { discardPreviewSchema, discardStartSchema } from "@/lib/discard/plan";
 import { JOB_STATES } from "@/lib/jobs/types";
 import { defineOperation } from "../registry";
-import { jobListQuerySchema, jobPageOf } from "./job-list";
-import { v1SelectionSchema } from "./redrives";
+import { jobIdParams, ledgerJobDetailOf, ledgerJobListOperation, ledgerPageQuerySchema } from "./ledger-jobs";
+import { planCountFields, selectionRequestFields, v1SelectionSchema } from "./selection";
 
 /**
  * The discard operations of /api/v1: the use case's own request schemas (lib/discard/plan.ts) with
@@ -12,13 +12,7 @@ import { v1SelectionSchema } from "./redrives";
  */
 
 export const discardPlanRequestSchema = discardPreviewSchema
-  .extend({
-    connectionId: discardPreviewSchema.shape.connectionId.meta({
-      description: "The connection's id, as in GET /api/v1/dlqs.",
-    }),
-    queue: discardPreviewSchema.shape.queue.meta({ description: "The DLQ's name." }),
-    selection: v1SelectionSchema,
-  })
+  .extend(selectionRequestFields(discardPreviewSchema.shape))
   .meta({ id: "DiscardPlanRequest" });
 
 const s = discardStartSchema.shape;
@@ -39,13 +33,7 @@ export const discardStartRequestSchema = discardPlanRequestSchema
 
 export const discardPreviewResponseSchema = z
   .object({
-    connectionId: z.string(),
-    queue: z.string(),
-    count: z
-      .number()
-      .int()
-      .meta({ description: "Letters the selection holds now: pass it as `confirmedCount` to start." }),
-    scope: z.string().meta({ description: "The selection in words." }),
+    ...planCountFields(),
     warnings: z
       .array(z.string())
       .meta({ description: "How long the archive keeps what is discarded, what an undo would keep, read risks." }),
@@ -91,22 +79,15 @@ export const discardLedgerRowSchema = z
   })
   .meta({ id: "DiscardLedgerRow" });
 
-export const discardDetailSchema = z
-  .object({
-    discard: discardSchema,
-    counts: z.record(z.string(), z.number().int()).meta({ description: "Letters per ledger state." }),
-    ledger: z.array(discardLedgerRowSchema),
-    nextAfter: z
-      .number()
-      .int()
-      .nullable()
-      .meta({ description: "Pass as `after` for the next ledger page; null on the last." }),
-  })
-  .meta({ id: "DiscardDetail" });
+export const discardDetailSchema = ledgerJobDetailOf({
+  key: "discard",
+  job: discardSchema,
+  row: discardLedgerRowSchema,
+  id: "DiscardDetail",
+  counts: "Letters per ledger state.",
+});
 
-export const discardPageSchema = jobPageOf(discardSchema, "DiscardPage");
-
-const idParams = z.object({ id: z.string().min(1).max(100).meta({ description: "The discard's id." }) });
+const idParams = jobIdParams("discard");
 
 export const planDiscardOperation = defineOperation({
   method: "post",
@@ -138,24 +119,16 @@ export const startDiscardOperation = defineOperation({
   response: discardSchema,
 });
 
-export const listDiscardsQuerySchema = jobListQuerySchema("discards");
-
-export const listDiscardsOperation = defineOperation({
-  method: "get",
+export const listDiscardsOperation = ledgerJobListOperation({
   tag: "Discard",
-  path: "/discards",
-  operationId: "listDiscards",
-  summary: "Discards, newest first, by cursor",
+  noun: "discards",
   description: "Needs discard:read (every role); a refusal is audited `discard.list`.",
-  problems: [400, 403],
-  query: listDiscardsQuerySchema,
-  response: discardPageSchema,
+  item: discardSchema,
+  pageId: "DiscardPage",
 });
 
-export const getDiscardQuerySchema = z.object({
-  after: z.coerce.number().int().min(0).optional().meta({ description: "`nextAfter` of the previous answer." }),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  state: z.enum(DISCARD_STATES).optional().meta({ description: "Only ledger rows in this state." }),
+export const getDiscardQuerySchema = ledgerPageQuerySchema(DISCARD_STATES, {
+  after: "`nextAfter` of the previous answer.",
 });
 
 export const getDiscardOperation = defineOperation({

@@ -9,59 +9,15 @@ import {
   sampleSchema,
   targetSchema,
 } from "@/lib/redrive/plan";
-import { filterSchema, selectionSchema } from "@/lib/selection/selection";
 import { defineOperation } from "../registry";
-import { jobListQuerySchema, jobPageOf } from "./job-list";
+import { jobIdParams, ledgerJobDetailOf, ledgerJobListOperation, ledgerPageQuerySchema } from "./ledger-jobs";
+import { planCountFields, selectionRequestFields, v1SelectionSchema } from "./selection";
 
 /**
  * The redrive operations of /api/v1. The request schemas are the use case's own (lib/redrive/plan.ts)
  * with descriptions added, so the document, the route's parse and the use case's parse cannot
  * disagree; the use case parses again and decides.
  */
-
-const f = filterSchema.shape;
-const filterDoc = filterSchema
-  .extend({
-    groupKey: f.groupKey.meta({ description: "A triage group's key (`groupKey` of a group in the groups list)." }),
-    exceptionClass: f.exceptionClass.meta({
-      description: "Exact exception class, e.g. `java.net.SocketTimeoutException`.",
-    }),
-    reason: f.reason.meta({
-      description:
-        "The broker's dead-letter reason (RabbitMQ x-death reason: rejected, expired, maxlen, delivery_limit).",
-    }),
-    origin: f.origin.meta({ description: "The queue or topic the letters came from." }),
-    from: f.from.meta({ description: "Letters dead-lettered at or after this instant (ISO 8601)." }),
-    to: f.to.meta({ description: "Letters dead-lettered at or before this instant (ISO 8601)." }),
-    header: f.header.meta({ description: "Letters carrying this header with exactly this value." }),
-    text: f.text.meta({
-      description: "Letters whose searchable text (ids, headers, payload as your role may see it) contains this.",
-    }),
-  })
-  .meta({
-    description:
-      "Every field narrows (AND); no field at all selects every letter in the DLQ. Unknown fields are refused.",
-  });
-
-const [filterOption, groupOption, lettersOption] = selectionSchema.options;
-
-export const v1SelectionSchema = z
-  .discriminatedUnion("kind", [
-    filterOption.extend({ filter: filterDoc }).meta({
-      description:
-        '`{ kind: "filter", filter: {} }` is every letter of the DLQ; fields narrow it as the letters list\'s filters do.',
-    }),
-    groupOption.meta({ description: "One triage group: every letter of the DLQ whose group key is `groupKey`." }),
-    lettersOption.meta({
-      description:
-        "Letters chosen by id (`letterId` from the letters list), 1 to 10,000; ids no longer in the DLQ are not counted.",
-    }),
-  ])
-  .meta({
-    id: "Selection",
-    description:
-      "Which letters of the DLQ (as they are in the triage index: scan the DLQ first) an action applies to: all of them, a triage group, a filter, or chosen ids. Counted as your role sees the letters: a filter never matches on values masked for you.",
-  });
 
 const v1TargetSchema = z
   .discriminatedUnion("kind", [
@@ -85,11 +41,7 @@ const v1ParkingSchema = z
 
 export const redrivePlanRequestSchema = previewSchema
   .extend({
-    connectionId: previewSchema.shape.connectionId.meta({
-      description: "The connection's id, as in GET /api/v1/dlqs.",
-    }),
-    queue: previewSchema.shape.queue.meta({ description: "The DLQ's name." }),
-    selection: v1SelectionSchema,
+    ...selectionRequestFields(previewSchema.shape),
     target: v1TargetSchema.default({ kind: "origin" }),
     parking: v1ParkingSchema
       .optional()
@@ -163,13 +115,7 @@ const sampleEvidenceSchema = z
 
 export const redrivePreviewSchema = z
   .object({
-    connectionId: z.string(),
-    queue: z.string(),
-    count: z
-      .number()
-      .int()
-      .meta({ description: "Letters the selection holds now: pass it as `confirmedCount` to start." }),
-    scope: z.string().meta({ description: "The selection in words." }),
+    ...planCountFields(),
     target: z.string().meta({ description: "Where the letters would go, in words." }),
     orderedStream: z.boolean().meta({
       description: "Letters of ordered streams (Kafka keys, FIFO groups): redriven in order, one at a time per key.",
@@ -294,24 +240,16 @@ export const redriveLedgerRowSchema = z
   })
   .meta({ id: "RedriveLedgerRow" });
 
-export const redriveDetailSchema = z
-  .object({
-    redrive: redriveSchema,
-    counts: z
-      .record(z.string(), z.number().int())
-      .meta({ description: "Letters per ledger state (moved, pending, failed, parked, returned, …)." }),
-    ledger: z.array(redriveLedgerRowSchema).meta({ description: "One page of the ledger, by `seq`." }),
-    nextAfter: z
-      .number()
-      .int()
-      .nullable()
-      .meta({ description: "Pass as `after` for the next ledger page; null on the last." }),
-  })
-  .meta({ id: "RedriveDetail" });
+export const redriveDetailSchema = ledgerJobDetailOf({
+  key: "redrive",
+  job: redriveSchema,
+  row: redriveLedgerRowSchema,
+  id: "RedriveDetail",
+  counts: "Letters per ledger state (moved, pending, failed, parked, returned, …).",
+  ledger: "One page of the ledger, by `seq`.",
+});
 
-export const redrivePageSchema = jobPageOf(redriveSchema, "RedrivePage");
-
-const idParams = z.object({ id: z.string().min(1).max(100).meta({ description: "The redrive's id." }) });
+const idParams = jobIdParams("redrive");
 
 export const planRedriveOperation = defineOperation({
   method: "post",
@@ -344,32 +282,17 @@ export const startRedriveOperation = defineOperation({
   response: redriveSchema,
 });
 
-export const listRedrivesQuerySchema = jobListQuerySchema("redrives");
-
-export const listRedrivesOperation = defineOperation({
-  method: "get",
+export const listRedrivesOperation = ledgerJobListOperation({
   tag: "Redrive",
-  path: "/redrives",
-  operationId: "listRedrives",
-  summary: "Redrives, newest first, by cursor",
+  noun: "redrives",
   description: "Redrives of every DLQ or of one. Needs redrive:read (every role); a refusal is audited `redrive.list`.",
-  problems: [400, 403],
-  query: listRedrivesQuerySchema,
-  response: redrivePageSchema,
+  item: redriveSchema,
+  pageId: "RedrivePage",
 });
 
-export const getRedriveQuerySchema = z.object({
-  after: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .meta({ description: "`nextAfter` of the previous answer: the ledger page starts after this seq." }),
-  limit: z.coerce.number().int().min(1).max(1000).default(100).meta({ description: "Ledger rows per page." }),
-  state: z
-    .enum(LEDGER_STATES as [string, ...string[]])
-    .optional()
-    .meta({ description: "Only ledger rows in this state." }),
+export const getRedriveQuerySchema = ledgerPageQuerySchema(LEDGER_STATES, {
+  after: "`nextAfter` of the previous answer: the ledger page starts after this seq.",
+  limit: "Ledger rows per page.",
 });
 
 export const getRedriveOperation = defineOperation({

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { authorize } from "@/lib/auth/authorize";
 import type { Permission, Role } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { AppError } from "@/lib/errors";
 import { visibleSha256 } from "@/lib/masking/digest";
 import { maskingPolicy } from "@/lib/masking/policy";
 import { jobsPage } from "../page";
@@ -38,6 +39,18 @@ export async function readLedger<C, R extends { sha256: string }>(
   const policy = await maskingPolicy(role, job.connectionId, job.queue);
   const ledger = page.rows.map((r) => ({ ...r, sha256: visibleSha256(r.sha256, policy) }));
   return { counts, ledger, nextAfter: page.nextSeq };
+}
+
+/** A job of the kind with its plan; any other id (or none) is `not_found:<kind>`, "There is no such <kind>.". */
+export async function loadLedgerJob<P>(
+  kind: "redrive" | "discard",
+  jobId: unknown,
+  planOf: (jobId: string) => Promise<P | null>,
+): Promise<{ job: JobRecord; plan: P }> {
+  const job = await jobStore().get(typeof jobId === "string" ? jobId : "");
+  const plan = job?.kind === kind ? await planOf(job.id) : null;
+  if (!job || !plan) throw new AppError(`not_found:${kind}`, { userMessage: `There is no such ${kind}.` });
+  return { job, plan };
 }
 
 /** Jobs with their plans, in one query for the plans (a job without one is left out). */
