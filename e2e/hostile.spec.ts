@@ -231,6 +231,8 @@ for (const [broker, { connectionId, dlq }] of brokers) {
 }
 
 test("the hostile header name is shown as text on RabbitMQ and Kafka", async ({ page }) => {
+  // Opens every letter of two DLQs, one page load each: on a loaded machine that is over a minute.
+  test.slow();
   const w = await watch(page);
   await loadSession(page, "operator");
   for (const broker of ["rabbitmq", "kafka"] as const) {
