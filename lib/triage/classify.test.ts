@@ -349,3 +349,77 @@ describe("validateRule", () => {
     expect(validateRules(DEFAULT_CLASSIFICATION_RULES)).toHaveLength(DEFAULT_CLASSIFICATION_RULES.length);
   });
 });
+
+describe("classify's passes run as unions of the rules", () => {
+  /** The first rule in list order that matches, each rule tried on its own. */
+  const sequential = (text: string, field: ClassificationRule["field"], rules: ClassificationRule[]) =>
+    rules.find(
+      (r) =>
+        (r.field === field || r.field === "any") && compileSafeRegex(r.pattern, { caseInsensitive: true }).test(text),
+    )?.id ?? null;
+
+  it("finds the same rule as trying each in order, for texts that match one, several or none", () => {
+    const words = DEFAULT_CLASSIFICATION_RULES.flatMap((r) =>
+      r.pattern.replace(/\\[bsd]|[()?:|[\]{}*+\\^$]/g, " ").split(/\s+/),
+    ).filter((w) => w.length > 2);
+    const texts = ["", "nothing known", "HTTP 503", "status code: 429", "HTTP/1.1 400"];
+    for (let i = 0; i < words.length; i++)
+      for (const j of [0, 7, 31]) texts.push(`x ${words[i]} y ${words[(i + j) % words.length]} z`);
+    expect(texts.length).toBeGreaterThan(300);
+    for (const text of texts) {
+      const msg = classify({ exceptionClass: null, exceptionMessage: text }).ruleId;
+      expect([text, msg]).toEqual([text, sequential(text, "message", DEFAULT_CLASSIFICATION_RULES)]);
+      const cls = classify({ exceptionClass: text, exceptionMessage: null }).ruleId;
+      expect([text, cls]).toEqual([text, sequential(text, "class", DEFAULT_CLASSIFICATION_RULES)]);
+    }
+  });
+
+  it("keeps list order among rules that match at other places, and copes with patterns a union cannot hold", () => {
+    const rule = (id: string, pattern: string, field: ClassificationRule["field"] = "any"): ClassificationRule => ({
+      id,
+      disposition: "transient",
+      field,
+      pattern,
+      description: "",
+    });
+    const rules = [
+      rule("late-word", "zeta"),
+      rule("quoted", String.raw`\Qa+b`), // \Q…: quoted to the end, so it cannot sit inside a group
+      rule("class-only", "alpha", "class"),
+      rule("flagged", "(?-i)Beta|gamma$"),
+      rule("anchored", "^delta"),
+      rule("refused", "(?=x)y"), // lookahead: refused by the engine, matches nothing
+      rule("alpha", "alpha"),
+    ];
+    const texts = [
+      "alpha then zeta",
+      "a+b",
+      "xa+bx",
+      "beta",
+      "Beta",
+      "x gamma",
+      "gamma x",
+      "delta",
+      "x delta",
+      "alpha",
+      "xy",
+      "none",
+    ];
+    for (const text of texts)
+      for (const field of ["message", "class"] as const) {
+        const got =
+          field === "class"
+            ? classify({ exceptionClass: text, exceptionMessage: null }, rules).ruleId
+            : classify({ exceptionClass: null, exceptionMessage: text }, rules).ruleId;
+        const want = sequential(
+          text,
+          field,
+          rules.filter((r) => r.id !== "refused"),
+        );
+        expect([text, field, got]).toEqual([text, field, want]);
+      }
+    expect(classify({ exceptionClass: null, exceptionMessage: "alpha then zeta" }, rules).ruleId).toBe("late-word");
+    expect(classify({ exceptionClass: null, exceptionMessage: "Beta" }, rules).ruleId).toBe("flagged");
+    expect(classify({ exceptionClass: null, exceptionMessage: "beta" }, rules).ruleId).toBeNull();
+  });
+});
