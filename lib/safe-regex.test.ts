@@ -1,12 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  compileSafeRegex,
-  compileSafeUnion,
-  MAX_PATTERN_LENGTH,
-  MAX_PROGRAM_SIZE,
-  PatternError,
-  patternProblem,
-} from "./safe-regex";
+import { compileSafeRegex, MAX_PATTERN_LENGTH, MAX_PROGRAM_SIZE, PatternError, patternProblem } from "./safe-regex";
 
 const ci = (p: string) => compileSafeRegex(p, { caseInsensitive: true });
 
@@ -115,28 +108,5 @@ describe("compileSafeRegex: what RE2 lacks is refused in the admin's words", () 
   it("accepts RE2's own syntax and common JavaScript forms that mean the same", () => {
     for (const p of ["(?P<n>a)", "(?<n>a)", "\\x{e9}", "\\x41", "[[:alpha:]]+", "\\pL", "a\\/b", "\\bEPIPE\\b", "a*?"])
       expect(patternProblem(p), p).toBeNull();
-  });
-});
-
-describe("compileSafeUnion", () => {
-  it("matches wherever any of its patterns does, each kept in its own group", () => {
-    const u = compileSafeUnion(["^a|b$", "(?-i)Cc", "d{2}"], { caseInsensitive: true })!;
-    for (const [text, want] of [
-      ["ax", true],
-      ["xb", true],
-      ["xa", false],
-      ["bx", false],
-      ["Cc", true],
-      ["cc", false],
-      ["xDDx", true],
-      ["d", false],
-    ] as const)
-      expect([text, u.test(text)]).toEqual([text, want]);
-  });
-
-  it("refuses what a union cannot hold exactly: \\Q quoting, patterns that do not compile, nothing", () => {
-    expect(compileSafeUnion([String.raw`\Qa)`, "b"])).toBeNull();
-    expect(compileSafeUnion(["(", "b"])).toBeNull();
-    expect(compileSafeUnion([])).toBeNull();
   });
 });

@@ -50,25 +50,6 @@ export function compileSafeRegex(
   return { source, size, test: (text) => re.test(text) };
 }
 
-/**
- * One expression that matches wherever any of `sources` matches, with the same flag as
- * compileSafeRegex: `(?:s1)|(?:s2)|…`. Each source was checked alone (its length and program size);
- * the union is not limited again, and RE2 keeps its matching time linear in the text. Null when the
- * union could not mean exactly "any of them": a source that quotes with \Q would swallow the
- * group around it, and a union that does not compile is not used.
- */
-export function compileSafeUnion(sources: string[], opts: { caseInsensitive?: boolean } = {}): SafeRegex | null {
-  if (sources.length === 0 || sources.some((s) => s.includes("\\Q"))) return null;
-  const source = sources.map((s) => `(?:${s})`).join("|");
-  let re: RE2JS;
-  try {
-    re = RE2JS.compile(source, opts.caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
-  } catch {
-    return null;
-  }
-  return { source, size: re.programSize(), test: (text) => re.test(text) };
-}
-
 /** The PatternError message for `source`, or null when it compiles. */
 export function patternProblem(source: string, opts: Parameters<typeof compileSafeRegex>[1] = {}): string | null {
   try {

@@ -1,4 +1,4 @@
-import { compileSafeRegex, compileSafeUnion, PatternError, type SafeRegex } from "@/lib/safe-regex";
+import { compileSafeRegex, PatternError, type SafeRegex } from "@/lib/safe-regex";
 
 /**
  * Transient-looking vs permanent-looking failures, from an ordered, admin-editable rule list.
@@ -214,63 +214,11 @@ export function classify(
 type Match = { disposition: Disposition; ruleId: string | null };
 
 function firstMatch(value: string, field: ClassificationRule["field"], rules: ClassificationRule[]): Match | null {
-  const i = firstIn(passTree(rules, field), value, false);
-  if (i === null) return null;
-  const r = i.rule;
-  return { disposition: r.disposition, ruleId: r.id };
-}
-
-/**
- * A pass's rules (those on its field or "any", in list order, skipping patterns the engine refuses)
- * as a tree of ranges, each with the union of its rules' patterns: one RE2 run over the text tells
- * whether any rule of a range matches. A text no rule matches costs one run instead of one per
- * rule, and a match is narrowed down by halves (about log2 of the rule count in runs: the
- * messages of a scan's letters are all different, so nothing can be remembered per message). The
- * answer is the sequential one: the first rule in list order that matches. A range whose union
- * could not be built has none, and both its halves are tried.
- */
-type PassNode =
-  | { leaf: true; rule: ClassificationRule; re: SafeRegex }
-  | { leaf: false; union: SafeRegex | null; left: PassNode; right: PassNode };
-
-const passTrees = new WeakMap<ClassificationRule[], Map<ClassificationRule["field"], PassNode | null>>();
-
-function passTree(rules: ClassificationRule[], field: ClassificationRule["field"]): PassNode | null {
-  let byField = passTrees.get(rules);
-  if (!byField) {
-    byField = new Map();
-    passTrees.set(rules, byField);
+  for (const r of rules) {
+    if ((r.field === field || r.field === "any") && regex(r.pattern)?.test(value))
+      return { disposition: r.disposition, ruleId: r.id };
   }
-  let tree = byField.get(field);
-  if (tree === undefined) {
-    const leaves: Array<Extract<PassNode, { leaf: true }>> = [];
-    for (const rule of rules) {
-      const re = rule.field === field || rule.field === "any" ? regex(rule.pattern) : null;
-      if (re) leaves.push({ leaf: true, rule, re });
-    }
-    const build = (lo: number, hi: number): PassNode => {
-      if (hi - lo === 1) return leaves[lo];
-      const mid = (lo + hi) >> 1;
-      const union = compileSafeUnion(
-        leaves.slice(lo, hi).map((l) => l.rule.pattern),
-        { caseInsensitive: true },
-      );
-      return { leaf: false, union, left: build(lo, mid), right: build(mid, hi) };
-    };
-    tree = leaves.length ? build(0, leaves.length) : null;
-    byField.set(field, tree);
-  }
-  return tree;
-}
-
-/** The first leaf under `node` whose rule matches; `known`: some rule under it is known to match. */
-function firstIn(node: PassNode | null, value: string, known: boolean): Extract<PassNode, { leaf: true }> | null {
-  if (!node) return null;
-  if (node.leaf) return known || node.re.test(value) ? node : null;
-  if (!known && node.union && !node.union.test(value)) return null;
-  // When the union matched and the left half did not, the match is in the right half.
-  const matched = known || node.union !== null;
-  return firstIn(node.left, value, false) ?? firstIn(node.right, value, matched);
+  return null;
 }
 
 /**
