@@ -76,28 +76,34 @@ function keyObject(raw: Buffer): KeyObject {
 const noncePool = Buffer.alloc(NONCE * 4096);
 let nonceAt = noncePool.length;
 
-function freshNonce(): Buffer {
+/** Writes a fresh nonce at the start of `out`. */
+function takeNonce(out: Buffer): void {
   if (nonceAt + NONCE > noncePool.length) {
     randomFillSync(noncePool);
     nonceAt = 0;
   }
-  const n = Buffer.from(noncePool.subarray(nonceAt, nonceAt + NONCE));
+  noncePool.copy(out, 0, nonceAt, nonceAt + NONCE);
   noncePool.fill(0, nonceAt, nonceAt + NONCE); // never handed out twice, even if the pool logic were wrong
   nonceAt += NONCE;
-  return n;
 }
 
+/**
+ * The sealed form is written into one buffer sized up front (GCM's ciphertext is as long as the
+ * plaintext): no separate nonce copy and no concatenation per payload.
+ */
 export function encryptPayload(plain: Uint8Array, aad: string, ring: Keyring = keyring()): Sealed {
   const key = keyObject(ring.keys.get(ring.currentId)!);
-  const nonce = freshNonce();
-  const c = createCipheriv("aes-256-gcm", key, nonce);
+  const out = Buffer.allocUnsafe(NONCE + plain.length + TAG);
+  takeNonce(out);
+  const c = createCipheriv("aes-256-gcm", key, out.subarray(0, NONCE));
   c.setAAD(Buffer.from(aad, "utf8"));
   const body = c.update(plain);
   const last = c.final();
-  return {
-    keyId: ring.currentId,
-    data: Buffer.concat([nonce, body, last, c.getAuthTag()], NONCE + body.length + last.length + TAG),
-  };
+  if (body.length + last.length !== plain.length) throw new Error("AES-GCM changed the payload's length");
+  body.copy(out, NONCE);
+  last.copy(out, NONCE + body.length);
+  c.getAuthTag().copy(out, NONCE + plain.length);
+  return { keyId: ring.currentId, data: out };
 }
 
 /** Throws `internal:payload-integrity` when the ciphertext, its row or its key do not match. */

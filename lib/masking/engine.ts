@@ -579,6 +579,23 @@ export function maskTextWithRules(
   return { text: r.text, maskedCount: r.count };
 }
 
+/**
+ * maskTextWithRules for many texts under the same rules: compiled once, with the name, header and
+ * keyed-hash lookups kept from one text to the next (bounded, and pure functions of the rules and
+ * the key, so each text is masked exactly as maskTextWithRules masks it). A scan masks every
+ * letter's message: compiling the rules for each cost about a fifth of the search text's time.
+ */
+export function textMaskerFor(
+  rules: MaskingRule[],
+  hashKey: Uint8Array | string,
+): (text: string) => { text: string; maskedCount: number } {
+  const c = compile({ rules, role: "viewer", hashKey }, true);
+  return (text) => {
+    const r = maskTextWith(c, text);
+    return { text: r.text, maskedCount: r.count };
+  };
+}
+
 /** The triage index's flat header map (name → text). */
 export function maskHeaderRecord(
   record: Record<string, string>,

@@ -83,10 +83,24 @@ function resolveFailure(input: GroupingInput, parsed: ParsedStack | null) {
   return { exceptionClass, message, wrapperClass: wrapper && wrapper !== exceptionClass ? wrapper : null };
 }
 
+/**
+ * Digests of the parts already seen: a DLQ has few groups and a scan asks for every letter's key,
+ * so most calls find theirs here instead of hashing again. Bounded (cleared when full).
+ */
+const digests = new Map<string, string>();
+const DIGESTS_MAX = 4096;
+
 function digest(parts: Array<string | null>): string {
   // JSON keeps null distinct from "" and no separator can be forged by the values.
-  // One-shot hash: no Hash object per letter (a scan computes one per letter).
-  return hash("sha256", JSON.stringify([GROUPING_VERSION, ...parts]), "hex").slice(0, 32);
+  const text = JSON.stringify([GROUPING_VERSION, ...parts]);
+  let d = digests.get(text);
+  if (d === undefined) {
+    // One-shot hash: no Hash object per call.
+    d = hash("sha256", text, "hex").slice(0, 32);
+    if (digests.size >= DIGESTS_MAX) digests.clear();
+    digests.set(text, d);
+  }
+  return d;
 }
 
 export function groupKeyOf(input: GroupingInput): GroupKey {

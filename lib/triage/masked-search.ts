@@ -1,7 +1,7 @@
 import "server-only";
 import { ROLES, type Role } from "@/lib/auth/permissions";
 import { AppError } from "@/lib/errors";
-import { MASKING_ENGINE_REVISION, maskHeaderRecord, maskTextWithRules } from "@/lib/masking/engine";
+import { MASKING_ENGINE_REVISION, maskHeaderRecord, textMaskerFor } from "@/lib/masking/engine";
 import { policyFrom, type MaskingPolicy } from "@/lib/masking/policy";
 import type { MaskingRule, SensitiveDlq } from "@/lib/masking/types";
 
@@ -47,23 +47,55 @@ export function searchMaskingFor(
 }
 
 /**
+ * Each role's masker, one per distinct rule list (the default rules apply to every role, so the
+ * roles share one), compiled once per SearchMasking: a scan masks every letter's message with it.
+ */
+interface SearchPlan {
+  roles: SearchMasking["roles"];
+  hashKey: SearchMasking["hashKey"];
+  /** Per entry of `roles`, in order: the index of its masker. */
+  maskerOf: number[];
+  maskers: Array<(text: string) => { text: string }>;
+}
+const plans = new WeakMap<SearchMasking, SearchPlan>();
+
+function planOf(m: SearchMasking): SearchPlan {
+  const known = plans.get(m);
+  if (known && known.roles === m.roles && known.hashKey === m.hashKey) return known;
+  const bySig = new Map<string, number>();
+  const plan: SearchPlan = { roles: m.roles, hashKey: m.hashKey, maskerOf: [], maskers: [] };
+  for (const { rules } of m.roles) {
+    const sig = rules.map((r) => r.id).join("\u0000");
+    let i = bySig.get(sig);
+    if (i === undefined) {
+      i = plan.maskers.push(textMaskerFor(rules, m.hashKey)) - 1;
+      bySig.set(sig, i);
+    }
+    plan.maskerOf.push(i);
+  }
+  plans.set(m, plan);
+  return plan;
+}
+
+/**
  * { role: masked message } for the roles whose rules change this message, or null when none does.
  * Roles with the same rules share one masking pass (the default rules apply to every role).
  */
 export function maskedSearchText(message: string | null, m: SearchMasking): Record<string, string> | null {
   if (!message || m.roles.length === 0) return null;
+  const plan = planOf(m);
   let out: Record<string, string> | null = null;
-  const done = new Map<string, string>();
-  for (const { role, rules } of m.roles) {
-    const sig = rules.map((r) => r.id).join("\u0000");
-    let masked = done.get(sig);
+  const done: Array<string | undefined> = [];
+  for (let k = 0; k < m.roles.length; k++) {
+    const i = plan.maskerOf[k];
+    let masked = done[i];
     if (masked === undefined) {
-      masked = maskTextWithRules(message, rules, m.hashKey).text;
-      done.set(sig, masked);
+      masked = plan.maskers[i](message).text;
+      done[i] = masked;
     }
     if (masked !== message) {
       out ??= {};
-      out[role] = masked;
+      out[m.roles[k].role] = masked;
     }
   }
   return out;
