@@ -45,15 +45,19 @@ function letter(i: number, over: Partial<IndexRow> = {}): IndexRow {
 /** The kept rows against a direct aggregate: counts equal, bounds around the present letters. */
 async function expectStatsExact(queue: string, name: string) {
   const bad = await db.$queryRawUnsafe<Array<Record<string, unknown>>>(
-    `WITH direct AS (
-       SELECT headers->>$3 AS value, (floor(extract(epoch FROM arrived_at) / 3600) * 3600)::bigint AS hour,
+    `WITH a AS (
+       SELECT headers->>$3 AS v, (floor(extract(epoch FROM arrived_at) / 3600) * 3600)::bigint AS hour,
          count(*)::int AS n, min(arrived_at) AS lo, max(arrived_at) AS hi
-       FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL AND headers->>$3 IS NOT NULL
-       GROUP BY 1, 2
+       FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL GROUP BY 1, 2
      ),
-     kept AS (SELECT value, hour, n, first_at, last_at FROM triage_header_stats
+     direct AS (
+       SELECT 'v' AS kind, v AS value, hour, n, lo, hi FROM a WHERE v IS NOT NULL
+       UNION ALL SELECT 't', v, 0, sum(n)::int, NULL, NULL FROM a WHERE v IS NOT NULL GROUP BY v
+       UNION ALL SELECT 'n', '', hour, n, lo, hi FROM a WHERE v IS NULL
+     ),
+     kept AS (SELECT kind, value, hour, n, first_at, last_at FROM triage_header_stats
        WHERE connection_id = $1 AND queue = $2 AND name = $3 AND n <> 0)
-     SELECT * FROM direct d FULL JOIN kept k USING (value, hour)
+     SELECT * FROM direct d FULL JOIN kept k USING (kind, value, hour)
      WHERE d.n IS DISTINCT FROM k.n OR k.first_at > d.lo OR k.last_at < d.hi`,
     CONN,
     queue,
@@ -203,8 +207,8 @@ describe("grouping by a counted header", () => {
     expect(kept[0].n).toBe(0);
     // Stale counts a dropped name left (as a writer racing the drop could) are not added to.
     await db.$executeRawUnsafe(
-      `INSERT INTO triage_header_stats (connection_id, queue, name, value, hour, n, first_at, last_at)
-       VALUES ($1, $2, 'x-tenant', 't1', 0, 1000, now(), now())`,
+      `INSERT INTO triage_header_stats (connection_id, queue, name, kind, value, hour, n, first_at, last_at)
+       VALUES ($1, $2, 'x-tenant', 't', 't1', 0, 1000, now(), now())`,
       CONN,
       queue,
     );

@@ -116,12 +116,17 @@ export async function countHeader(
         );
         if (state === "counted") {
           await tx.$executeRawUnsafe(
-            `INSERT INTO triage_header_stats (connection_id, queue, name, value, hour, n, first_at, last_at)
-             SELECT connection_id, queue, $3, headers->>$3, (floor(extract(epoch FROM arrived_at) / 3600) * 3600)::bigint,
-               count(*), min(arrived_at), max(arrived_at)
-             FROM triage_letters
-             WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL AND headers->>$3 IS NOT NULL
-             GROUP BY 1, 2, 3, 4, 5`,
+            `WITH a AS (
+               SELECT headers->>$3 AS value, (floor(extract(epoch FROM arrived_at) / 3600) * 3600)::bigint AS hour,
+                 count(*)::int AS n, min(arrived_at) AS first_at, max(arrived_at) AS last_at
+               FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL GROUP BY 1, 2
+             )
+             INSERT INTO triage_header_stats (connection_id, queue, name, kind, value, hour, n, first_at, last_at)
+             SELECT $1, $2, $3, 'v', value, hour, n, first_at, last_at FROM a WHERE value IS NOT NULL
+             UNION ALL
+             SELECT $1, $2, $3, 't', value, 0, sum(n), min(first_at), max(last_at) FROM a WHERE value IS NOT NULL GROUP BY value
+             UNION ALL
+             SELECT $1, $2, $3, 'n', '', hour, n, first_at, last_at FROM a WHERE value IS NULL`,
             connectionId,
             queue,
             name,
@@ -143,11 +148,11 @@ type Row = Record<string, unknown>;
 
 /**
  * Grouping by a counted header, from its kept counts: per value (and for the letters without the
- * header: the DLQ's present letters per hour, kind 'h' of triage_group_stats, less those with a
- * value) the count and its first and last non-empty hour; then in each of those hours one probe of
- * the DLQ's arrival index, from the kept bound, for the exact first (last) present letter with that
- * value. Rows as queryGroupsByRows returns them; null if a probe found no letter where the counts
- * say one is (the caller then reads the rows).
+ * header) its count ('t', 'n' rows), its first and last non-empty hour (one probe each of the 'v' or
+ * 'n' rows in hour order), then in each of those hours one probe of the DLQ's arrival index, from the
+ * kept bound, for the exact first (last) present letter with that value. Rows as queryGroupsByRows
+ * returns them; null if a probe found no letter where the counts say one is (the caller then reads
+ * the rows).
  */
 export async function queryHeaderGroupsKept(
   connectionId: string,
@@ -159,33 +164,30 @@ export async function queryHeaderGroupsKept(
   const probe = (order: "ASC" | "DESC") => {
     const range =
       order === "ASC"
-        ? "l.arrived_at >= top.lo_at AND l.arrived_at < to_timestamp(top.lo + 3600)"
-        : "l.arrived_at <= top.hi_at AND l.arrived_at >= to_timestamp(top.hi)";
+        ? "l.arrived_at >= GREATEST(fh.first_at, to_timestamp(fh.hour)) AND l.arrived_at < to_timestamp(fh.hour + 3600)"
+        : "l.arrived_at <= LEAST(lh.last_at, to_timestamp(lh.hour + 3600)) AND l.arrived_at >= to_timestamp(lh.hour)";
     return `CASE WHEN top.value IS NULL
        THEN (SELECT l.arrived_at ${present} AND ${range} AND l.headers->>$3 IS NULL ORDER BY l.arrived_at ${order} LIMIT 1)
        ELSE (SELECT l.arrived_at ${present} AND ${range} AND l.headers->>$3 = top.value ORDER BY l.arrived_at ${order} LIMIT 1) END`;
   };
+  const hours = (order: "ASC" | "DESC") =>
+    `SELECT s.hour, s.first_at, s.last_at FROM triage_header_stats s
+     WHERE s.connection_id = $1 AND s.queue = $2 AND s.name = $3 AND s.kind = top.kind AND s.value = top.key AND s.n > 0
+     ORDER BY s.hour ${order} LIMIT 1`;
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `WITH hs AS MATERIALIZED (
-       SELECT value, hour, n, first_at, last_at FROM triage_header_stats
-       WHERE connection_id = $1 AND queue = $2 AND name = $3 AND n > 0
-     ),
-     v AS (SELECT value, sum(n)::int AS n, min(hour) AS lo, max(hour) AS hi FROM hs GROUP BY value),
-     h AS (
-       SELECT value::bigint AS hour, sum(n)::int AS n FROM triage_group_stats
-       WHERE connection_id = $1 AND queue = $2 AND kind = 'h' AND n > 0 GROUP BY 1
-     ),
-     hv AS (SELECT hour, sum(n)::int AS n FROM hs GROUP BY hour),
-     nh AS (SELECT h.hour, h.n - COALESCE(hv.n, 0) AS n FROM h LEFT JOIN hv USING (hour) WHERE h.n > COALESCE(hv.n, 0)),
-     counts AS (
-       SELECT v.value, v.n, v.lo, v.hi, GREATEST(f.first_at, to_timestamp(v.lo)) AS lo_at, LEAST(l.last_at, to_timestamp(v.hi + 3600)) AS hi_at
-       FROM v JOIN hs f ON f.value = v.value AND f.hour = v.lo JOIN hs l ON l.value = v.value AND l.hour = v.hi
+    `WITH counts AS (
+       SELECT value, n FROM triage_header_stats WHERE connection_id = $1 AND queue = $2 AND name = $3 AND kind = 't' AND n > 0
        UNION ALL
-       SELECT NULL, sum(n)::int, min(hour), max(hour), to_timestamp(min(hour)), to_timestamp(max(hour) + 3600) FROM nh HAVING sum(n) > 0
+       SELECT NULL, sum(n)::int FROM triage_header_stats WHERE connection_id = $1 AND queue = $2 AND name = $3 AND kind = 'n' AND n > 0
+       HAVING sum(n) > 0
      ),
-     top AS (SELECT * FROM counts ORDER BY n DESC, value LIMIT 500)
+     top AS (
+       SELECT value, n, CASE WHEN value IS NULL THEN 'n' ELSE 'v' END AS kind, COALESCE(value, '') AS key
+       FROM counts ORDER BY n DESC, value LIMIT 500
+     )
      SELECT top.value, top.n, ${probe("ASC")} AS first_at, ${probe("DESC")} AS last_at
-     FROM top ORDER BY top.n DESC, top.value`,
+     FROM top CROSS JOIN LATERAL (${hours("ASC")}) fh CROSS JOIN LATERAL (${hours("DESC")}) lh
+     ORDER BY top.n DESC, top.value`,
     connectionId,
     queue,
     name,
