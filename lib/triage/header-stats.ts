@@ -13,7 +13,7 @@ import type { PrismaClient } from "@/lib/generated/prisma/client";
  */
 
 /** Header names counted per DLQ; adding one more drops the least recently used. */
-export const COUNTED_HEADERS_MAX = 8;
+export const COUNTED_HEADERS_MAX = 4;
 /** A header with more values than this in a DLQ (a request id) is not counted: its grouping reads the rows. */
 export const COUNTED_VALUES_MAX = 10_000;
 /** Longest header name counted (names are free text from the request). */
