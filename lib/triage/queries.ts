@@ -5,6 +5,7 @@ import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { classify, detectBurst, type ClassificationRule } from "@/lib/triage";
 import { keyedDigestFingerprint, keyedDigestPads, keyedDigestQuery, keyedDigestSql } from "@/lib/masking/digest";
+import { countHeader, headerCountState, queryHeaderGroupsKept } from "./header-stats";
 import type { SearchScope } from "./masked-search";
 
 /**
@@ -448,14 +449,24 @@ const KEPT_BY = {
  * Grouping by another key (count, first/last arrival), largest first, of the DLQ's present letters.
  * By origin, reason or class: the counts triage_group_stats keeps (letters without a value: the
  * present letters less those with one) and two index probes per value for its first and last
- * arrival. By a header: every present letter's row (queryGroupsByRows).
+ * arrival. By a header: its kept counts once it is counted for the DLQ (header-stats.ts), which
+ * `mayCount` starts (the caller's decision: it adds work to every write); until then, every present
+ * letter's row (queryGroupsByRows), never counts still being filled.
  */
 export async function queryGroupsBy(
   connectionId: string,
   queue: string,
   by: GroupByKey,
   db: PrismaClient = getDb(),
+  opts: { mayCount?: boolean } = {},
 ): Promise<ValueGroups> {
+  if (by.startsWith("header:") && by.length > 7) {
+    const name = by.slice(7);
+    let state = await headerCountState(connectionId, queue, name, db);
+    if (state === null && opts.mayCount) state = await countHeader(connectionId, queue, name, db);
+    const rows = state === "counted" ? await queryHeaderGroupsKept(connectionId, queue, name, db) : null;
+    if (rows) return valueGroups(rows);
+  }
   if (!Object.hasOwn(KEPT_BY, by)) return queryGroupsByRows(connectionId, queue, by, db);
   const { column, kind } = KEPT_BY[by as keyof typeof KEPT_BY];
   const present = `FROM triage_letters l WHERE l.connection_id = $1 AND l.queue = $2 AND l.gone_at IS NULL`;

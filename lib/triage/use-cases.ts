@@ -1,5 +1,6 @@
 import "server-only";
 import { authorize } from "@/lib/auth/authorize";
+import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, withTimeout } from "@/lib/use-case/connection";
@@ -202,7 +203,11 @@ export async function listGroups(
     return { by: "group", ...r, groups: r.groups.map((g) => maskGroup(g, policy)), lastScan: scan, olderGrouping };
   }
   const by = input.by as GroupByKey;
-  const r = await queryGroupsBy(dlq.connectionId, dlq.queue, by);
+  // Counting a header's values adds work to every write of the index: only a role that may start
+  // scans starts it; a viewer's grouping reads the rows until then (as before), or the kept counts.
+  const r = await queryGroupsBy(dlq.connectionId, dlq.queue, by, undefined, {
+    mayCount: can(actor.role, "triage:scan"),
+  });
   return {
     by,
     ...r,
