@@ -290,10 +290,11 @@ async function main() {
       });
     }
     report({
-      operation: `triage scan: scan job, end to end (its own process, peak RSS ${mb(child.peak.rss)})`,
+      operation: "triage scan: scan job, end to end",
       rate: { value: scanRate, unit: "letters/s" },
       ...(SCAN_ONLY ? {} : { anchor: bareAnchor }),
       cpu: cpuOf("scan"),
+      note: `its own process: ${COUNT} letters, peak ${memLine(child.peak)}; before the scan ${memLine(child.before)}`,
     });
     if (search) {
       if (filled !== COUNT) throw new Error(`search fill wrote ${filled} of ${COUNT} letters`);
