@@ -25,7 +25,7 @@ import { repairRefusal } from "@/lib/brokers/move-rules";
 import { AmqpConnection, closeQuietly, mapAmqpError, vhostOf } from "@/lib/brokers/rabbitmq/connection";
 import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";
 import { discoverDlqs, queueKindOf, safeCopiesOf, type QueueKind } from "@/lib/brokers/rabbitmq/discovery";
-import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
+import { ANSWER_MS, QueueReader } from "@/lib/brokers/rabbitmq/reader";
 import { readRiskOf } from "@/lib/brokers/rabbitmq/risk";
 import { OccurrenceCounter, baseLetterId, isLetterId, twinOf } from "@/lib/brokers/rabbitmq/identity";
 import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
@@ -65,8 +65,12 @@ export const RABBITMQ_CAPABILITIES: BrokerCapabilities = {
 export const RABBITMQ_VOCABULARY: BrokerVocabulary = { queue: "queue", letterId: "message id", origin: "origin queue" };
 
 export interface RabbitMqAdapterOptions extends AdapterSetup {
-  /** A read ends when no letter arrives for this long (default 1000 ms). */
+  /**
+   * A read ends when no letter arrives for this long (default 1000 ms) and the queue holds none
+   * ready; while it holds some, the read waits up to `slowReadMs` (default 120 s).
+   */
   idleMs?: number;
+  slowReadMs?: number;
   /** Letters buffered ahead of the caller, in bytes (default 16 MiB). */
   readBufferBytes?: number;
   /** How long a read waits for another reader of the same queue to finish (default 10 s). */
@@ -123,6 +127,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
     this.vhost = vhostOf(config.url);
     this.opts = {
       idleMs: options.idleMs ?? 1000,
+      slowReadMs: options.slowReadMs ?? 120_000,
       readBufferBytes: options.readBufferBytes ?? 16 * 1024 * 1024,
       busyWaitMs: options.busyWaitMs ?? 10_000,
       snapshotTtlMs: options.snapshotTtlMs ?? 3000,
@@ -503,6 +508,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
         const reader = new QueueReader(ch, name, {
           max: maxFromDepth(ok.messageCount),
           idleMs: this.opts.idleMs,
+          readyCount: async () => (await ch.checkQueue(name)).messageCount,
+          slowMs: this.opts.slowReadMs,
           bufferBytes: this.opts.readBufferBytes,
           minWindow: 4,
           maxWindow: 5000,
@@ -563,15 +570,12 @@ export class RabbitMqAdapter implements BrokerAdapter {
         }
         if (!m) {
           if (reader.stoppedIdle && !opts.signal?.aborted && opts.onShortfall) {
-            // Nothing came for idleMs before the count taken at the start was read: letters that
-            // expired or were taken meanwhile, or a broker too slow to deliver them. RabbitMQ
-            // counts letters it has sent to this channel as delivered even before they arrive,
-            // so asking it cannot tell these apart: the read is reported short.
+            // Nothing came for idleMs before the count taken at the start was read, and the broker,
+            // asked then, held none ready (or did not answer, or held some and sent none for
+            // slowReadMs). RabbitMQ counts letters it has sent to a channel as delivered before
+            // they arrive, so only that order of answers tells a slow read from a short one.
             const unread = Math.max(0, depth - reader.count);
-            opts.onShortfall({
-              reason: `RabbitMQ delivered nothing for ${this.opts.idleMs.toLocaleString("en-US")} ms after ${reader.count.toLocaleString("en-US")} of the ${depth.toLocaleString("en-US")} letters counted at the start; the others may have expired or been taken meanwhile, or the broker was too slow to deliver them.`,
-              unread,
-            });
+            opts.onShortfall({ reason: shortReadReason(reader, depth, this.opts.idleMs), unread });
           }
           return;
         }
@@ -738,5 +742,21 @@ export class RabbitMqAdapter implements BrokerAdapter {
 
   async close(): Promise<void> {
     await this.amqp.close();
+  }
+}
+
+/** Why a RabbitMQ read ended before the letters counted at its start, in the operator's words. */
+function shortReadReason(reader: QueueReader, depth: number, idleMs: number): string {
+  const stop = reader.stopReason;
+  const head = `RabbitMQ delivered nothing for ${idleMs.toLocaleString("en-US")} ms after ${reader.count.toLocaleString("en-US")} of the ${depth.toLocaleString("en-US")} letters counted at the start`;
+  switch (stop?.kind) {
+    case "empty":
+      return `${head}, and held none ready: the others expired or were taken meanwhile.`;
+    case "slow":
+      return `${head}; it still held ${stop.ready.toLocaleString("en-US")} ready but sent none for ${Math.round(stop.waitedMs / 1000).toLocaleString("en-US")} s, so the read stopped: the broker was too slow to deliver them.`;
+    case "unanswered":
+      return `${head}, and did not say within ${(Math.max(idleMs, ANSWER_MS) / 1000).toLocaleString("en-US")} s how many it still held: the others may have expired or been taken meanwhile, or the broker or the network stopped.`;
+    default:
+      return `${head}; the others may have expired or been taken meanwhile, or the broker was too slow to deliver them.`;
   }
 }

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { BrokerError } from "@/lib/brokers/contract/errors";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
+import { ANSWER_MS } from "@/lib/brokers/rabbitmq/reader";
 import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { CuttableProxy } from "@/test/tcp-proxy";
 import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
@@ -335,14 +336,47 @@ describe("rabbitmq: discovery and connection failures", () => {
   });
 });
 
-describe("rabbitmq: a read that stops early says so", () => {
-  it("a broker that stops delivering mid-read: the stream ends after idleMs and reports the letters it did not read; a whole read reports nothing", async () => {
-    const dlq = await kit.queue(kit.name("idle"));
-    const n = 100;
-    // 64 KB letters: 6.4 MB in all, more than the sockets buffer, so a freeze stops deliveries.
-    for (let i = 0; i < n; i++) await kit.publish(dlq, { body: text(`idle-${i}`.padEnd(64 * 1024, ".")) });
+describe("rabbitmq: a read that stops early says so, and a slow one does not", () => {
+  const n = 100;
+  /** 64 KB letters: 6.4 MB in all, more than the sockets buffer, so a freeze stops deliveries. */
+  async function bigLetters(label: string) {
+    const dlq = await kit.queue(kit.name(label));
+    for (let i = 0; i < n; i++) await kit.publish(dlq, { body: text(`${label}-${i}`.padEnd(64 * 1024, ".")) });
     await kit.waitDepth(dlq, n);
+    return dlq;
+  }
 
+  /**
+   * Reads the DLQ through a proxy that stops passing the broker's answers after 10 letters were read
+   * and lets them through again after `frozenMs` (so the channel's close in the stream's finally is
+   * answered).
+   */
+  async function readThroughFreeze(dlq: string, frozenMs: number) {
+    const proxy = new CuttableProxy(Number(new URL(AMQP_URL).port || 5672));
+    await proxy.start();
+    const frozen = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], url: `amqp://127.0.0.1:${proxy.port}` }), {
+      allManagedHeaders: MANAGED_HEADERS,
+      idleMs: 300,
+    });
+    const shortfalls: Array<{ reason: string; unread: number | null }> = [];
+    let read = 0;
+    try {
+      for await (const l of frozen.stream(dlq, { onShortfall: (s) => shortfalls.push(s) })) {
+        if (++read === 10) {
+          proxy.freeze();
+          setTimeout(() => proxy.thaw(), frozenMs);
+        }
+        expect(l.id).toBeTruthy();
+      }
+    } finally {
+      await frozen.close().catch(() => undefined);
+      await proxy.cut();
+    }
+    return { read, shortfalls };
+  }
+
+  it("a whole read reports nothing; a broker that stops answering mid-read: the stream ends and reports the letters it did not read", async () => {
+    const dlq = await bigLetters("idle");
     const whole: unknown[] = [];
     let all = 0;
     const direct = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }] }), {
@@ -357,35 +391,48 @@ describe("rabbitmq: a read that stops early says so", () => {
     expect(all).toBe(n);
     expect(whole).toEqual([]);
 
-    // Through a proxy that stops passing the broker's answers after 10 letters were read (one
-    // window holds all 100, so the reader is left waiting for deliveries) and lets them through
-    // again after a second, so the channel's close in the stream's finally is answered.
-    const proxy = new CuttableProxy(Number(new URL(AMQP_URL).port || 5672));
-    await proxy.start();
-    const frozen = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], url: `amqp://127.0.0.1:${proxy.port}` }), {
+    // Frozen longer than the reader waits for the broker to say what it still holds.
+    const { read, shortfalls } = await readThroughFreeze(dlq, ANSWER_MS + 1500);
+    expect(read).toBeGreaterThanOrEqual(10);
+    expect(read).toBeLessThan(n);
+    expect(shortfalls).toHaveLength(1);
+    expect(shortfalls[0].unread).toBe(n - read);
+    expect(shortfalls[0].reason).toContain(
+      `delivered nothing for 300 ms after ${read} of the ${n} letters counted at the start, and did not say within 5 s`,
+    );
+  }, 60_000);
+
+  it("a broker that pauses for longer than the idle time, then answers: every letter is read and none is reported unread", async () => {
+    const dlq = await bigLetters("pause");
+    const { read, shortfalls } = await readThroughFreeze(dlq, 1500);
+    expect(shortfalls).toEqual([]);
+    expect(read).toBe(n);
+  }, 60_000);
+
+  it("letters taken from the queue mid-read (a purge): the read stops at once and says none were left ready", async () => {
+    const dlq = await bigLetters("purged");
+    // Small windows (4 letters of 64 KB per 256 KB), so most letters are still ready in the queue.
+    const adapter = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }] }), {
       allManagedHeaders: MANAGED_HEADERS,
       idleMs: 300,
+      readBufferBytes: 256 * 1024,
     });
     const shortfalls: Array<{ reason: string; unread: number | null }> = [];
     let read = 0;
     try {
-      for await (const l of frozen.stream(dlq, { onShortfall: (s) => shortfalls.push(s) })) {
-        if (++read === 10) {
-          proxy.freeze();
-          setTimeout(() => proxy.thaw(), 1000);
-        }
+      for await (const l of adapter.stream(dlq, { onShortfall: (s) => shortfalls.push(s) })) {
         expect(l.id).toBeTruthy();
+        if (++read === 10) await (await kit.channel()).purgeQueue(dlq);
       }
     } finally {
-      await frozen.close().catch(() => undefined);
-      await proxy.cut();
+      await adapter.close();
     }
     expect(read).toBeGreaterThanOrEqual(10);
     expect(read).toBeLessThan(n);
     expect(shortfalls).toHaveLength(1);
     expect(shortfalls[0].unread).toBe(n - read);
     expect(shortfalls[0].reason).toContain(
-      `delivered nothing for 300 ms after ${read} of the ${n} letters counted at the start`,
+      `after ${read} of the ${n} letters counted at the start, and held none ready`,
     );
   }, 60_000);
 });

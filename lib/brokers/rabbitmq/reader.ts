@@ -16,6 +16,14 @@ export interface ReaderOptions {
   max: number;
   /** Stop when no letter arrives for this long: the queue held fewer letters than reported. */
   idleMs: number;
+  /**
+   * Asked when no letter came for idleMs: how many letters the queue holds ready (not yet sent to
+   * any consumer). While it holds some, the broker is slow, not empty, and the read waits on, up to
+   * `slowMs` without a letter. Without it, the first idle spell ends the read.
+   */
+  readyCount?: () => Promise<number>;
+  /** How long a read waits without a letter while the queue still holds letters ready (default 120 s). */
+  slowMs?: number;
   bufferBytes: number;
   minWindow: number;
   maxWindow: number;
@@ -28,6 +36,20 @@ export interface ReaderOptions {
    */
   startWindow?: number;
 }
+
+/**
+ * Why a read stopped before `max`: nothing came and no readyCount was given (idle); the queue held
+ * no letter ready (empty: the rest expired or were taken); it held some but delivered none for
+ * slowMs (slow); it did not say within idleMs (unanswered).
+ */
+export type ReadStop =
+  | { kind: "idle" }
+  | { kind: "empty" }
+  | { kind: "unanswered" }
+  | { kind: "slow"; ready: number; waitedMs: number };
+
+/** How long an idle read waits for the broker to say how many letters it still holds ready. */
+export const ANSWER_MS = 5000;
 
 export class QueueReader {
   private buf: ConsumeMessage[] = [];
@@ -42,6 +64,9 @@ export class QueueReader {
   private wake: (() => void) | null = null;
   private failure: unknown = null;
   private idleStop = false;
+  /** When the current spell without a letter began (0: a letter came since). */
+  private idleSince = 0;
+  private stop: ReadStop | null = null;
 
   constructor(
     private readonly ch: Channel,
@@ -71,6 +96,7 @@ export class QueueReader {
       );
     } else {
       this.buf.push(m);
+      this.idleSince = 0;
       this.received++;
       this.receivedBytes += m.content.length;
       this.windowLeft--;
@@ -153,10 +179,44 @@ export class QueueReader {
         };
       });
       if (!arrived && this.buffered() === 0 && !this.failure) {
+        if (this.idleSince === 0) this.idleSince = Date.now() - this.opts.idleMs;
+        if (await this.brokerStillHolds()) continue;
         this.idleStop = true;
         return null;
       }
     }
+  }
+
+  /**
+   * After an idle spell: does the broker still hold letters for this read? It answers on the same
+   * channel, after every delivery it sent before (one queue, one channel: AMQP keeps their order), so
+   * letters that were on their way are in the buffer by the time its count is read. Letters ready in
+   * the queue mean a slow broker (deep queues are paged from disk): wait on, up to slowMs. None
+   * ready, or no answer within ANSWER_MS (a broker or network that stopped): what the window still
+   * expects is not coming.
+   */
+  private async brokerStillHolds(): Promise<boolean> {
+    const ask = this.opts.readyCount;
+    if (!ask) {
+      this.stop = { kind: "idle" };
+      return false;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const ready = await Promise.race([
+      ask().catch(() => null),
+      new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), Math.max(this.opts.idleMs, ANSWER_MS));
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (this.buffered() > 0 || this.failure) return true;
+    if (ready === null) {
+      this.stop = { kind: "unanswered" };
+      return false;
+    }
+    const waitedMs = Date.now() - this.idleSince;
+    if (ready > 0 && waitedMs < (this.opts.slowMs ?? 120_000)) return true;
+    this.stop = ready > 0 ? { kind: "slow", ready, waitedMs } : { kind: "empty" };
+    return false;
   }
 
   /**
@@ -174,5 +234,10 @@ export class QueueReader {
   /** The read ended because no letter came for idleMs before `max` was reached. */
   get stoppedIdle(): boolean {
     return this.idleStop;
+  }
+
+  /** Why an idle read stopped (null unless stoppedIdle). */
+  get stopReason(): ReadStop | null {
+    return this.idleStop ? this.stop : null;
   }
 }
