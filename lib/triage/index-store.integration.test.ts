@@ -105,11 +105,61 @@ describe("upsertLetters", () => {
       "store-conn",
       q,
       randomUUID(),
-      [row(0, { exception_message: "again", payload: Uint8Array.of(7) })],
+      // Another payload has another digest (sha256 is the body's).
+      [row(0, { exception_message: "again", payload: Uint8Array.of(7), sha256: "1".repeat(64) })],
       getDb(),
     );
     const [r] = await stored(q);
     expect(r).toMatchObject({ exception_message: "again", payload: "07", gone_at: null });
     expect(await stored(q)).toHaveLength(1);
+  });
+
+  it("keeps the stored sealed payload of a letter whose payload and key are unchanged, and seals a changed one again", async () => {
+    for (const db of [getDb(), other]) {
+      const q = `store-${randomUUID()}`;
+      await upsertLetters("store-conn", q, randomUUID(), [row(0), row(1), row(2), row(3)], db);
+      const first = await stored(q);
+      // Seen again: every payload sealed anew (another nonce, so other bytes), the same payload or not.
+      await upsertLetters(
+        "store-conn",
+        q,
+        randomUUID(),
+        [
+          row(0, { payload: Uint8Array.of(9, 9), exception_message: "seen again" }),
+          row(1, { payload: Uint8Array.of(9, 9), sha256: "1".repeat(64) }),
+          row(2, { payload: Uint8Array.of(9, 9), payload_key_id: "k2" }),
+          row(3, { payload: Uint8Array.of(9, 9), payload_truncated: false }),
+        ],
+        db,
+      );
+      const [same, changed, rekeyed, uncut] = await stored(q);
+      expect(same).toMatchObject({ payload: first[0].payload, payload_key_id: "k1", exception_message: "seen again" });
+      expect(changed).toMatchObject({ payload: "0909", sha256: "1".repeat(64) });
+      expect(rekeyed).toMatchObject({ payload: "0909", payload_key_id: "k2" });
+      expect(uncut).toMatchObject({ payload: "0909", payload_truncated: false });
+      // A payload that was absent (none kept) and is now there is written.
+      await upsertLetters("store-conn", q, randomUUID(), [row(4, { payload: null, payload_key_id: null })], db);
+      await upsertLetters(
+        "store-conn",
+        q,
+        randomUUID(),
+        [row(4, { payload: Uint8Array.of(5), payload_key_id: null })],
+        db,
+      );
+      expect((await stored(q))[4]).toMatchObject({ payload: "05" });
+    }
+  });
+});
+
+describe("the UPDATE statement triggers of triage_letters", () => {
+  // Their plans are cached per session with the transition tables' row count of the first call
+  // (often 0): without these settings, a nested loop made every later batch quadratic.
+  it("join their transition tables without nested loops and without JIT", async () => {
+    const rows = await getDb().$queryRawUnsafe<Array<{ proname: string; proconfig: string[] | null }>>(
+      `SELECT p.proname, p.proconfig FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+       WHERE t.tgrelid = 'triage_letters'::regclass AND NOT t.tgisinternal AND (t.tgtype & 16) <> 0 ORDER BY 1`,
+    );
+    expect(rows.map((r) => r.proname)).toEqual(["triage_group_stats_on_update", "triage_search_pending_on_update"]);
+    for (const r of rows) expect(r.proconfig).toEqual(expect.arrayContaining(["enable_nestloop=off", "jit=off"]));
   });
 });

@@ -11,7 +11,15 @@ import { syncFailureIssues, type IssueTransition } from "./issue-sync";
  * Writes to the triage index. Every statement is one round trip per batch (never per letter).
  */
 
-/** Columns refreshed when a letter is seen again (all but the identity and first_seen_at). */
+/**
+ * Columns refreshed when a letter is seen again (all but the identity and first_seen_at).
+ *
+ * The sealed payload is kept as stored when the letter's payload is the same (digest, cut,
+ * presence) and was sealed under the key in force: a new nonce would make new ciphertext of the
+ * same bytes, and writing it cost a rescan a new TOAST value per letter (and the old one to
+ * vacuum). The stored one stays valid: its AAD names this very row. A payload under an older key
+ * is sealed again, as before.
+ */
 const ON_CONFLICT = `ON CONFLICT (connection_id, queue, letter_id) DO UPDATE SET
        position = EXCLUDED.position, kafka_partition = EXCLUDED.kafka_partition, kafka_offset = EXCLUDED.kafka_offset,
        message_id = EXCLUDED.message_id, last_seen_at = EXCLUDED.last_seen_at, gone_at = NULL,
@@ -23,7 +31,11 @@ const ON_CONFLICT = `ON CONFLICT (connection_id, queue, letter_id) DO UPDATE SET
        top_frame = EXCLUDED.top_frame, group_key = EXCLUDED.group_key, group_label = EXCLUDED.group_label,
        group_basis = EXCLUDED.group_basis, disposition = EXCLUDED.disposition, rule_id = EXCLUDED.rule_id,
        receive_count = EXCLUDED.receive_count, headers = EXCLUDED.headers, body_size = EXCLUDED.body_size,
-       sha256 = EXCLUDED.sha256, fingerprint = EXCLUDED.fingerprint, payload_ciphertext = EXCLUDED.payload_ciphertext,
+       sha256 = EXCLUDED.sha256, fingerprint = EXCLUDED.fingerprint, payload_ciphertext = CASE
+         WHEN triage_letters.sha256 = EXCLUDED.sha256 AND triage_letters.payload_truncated = EXCLUDED.payload_truncated
+           AND triage_letters.payload_key_id IS NOT DISTINCT FROM EXCLUDED.payload_key_id
+           AND (triage_letters.payload_ciphertext IS NULL) = (EXCLUDED.payload_ciphertext IS NULL)
+         THEN triage_letters.payload_ciphertext ELSE EXCLUDED.payload_ciphertext END,
        payload_key_id = EXCLUDED.payload_key_id, payload_truncated = EXCLUDED.payload_truncated,
        handled_outcome = EXCLUDED.handled_outcome, scan_id = EXCLUDED.scan_id`;
 
