@@ -159,7 +159,11 @@ describe("the UPDATE statement triggers of triage_letters", () => {
       `SELECT p.proname, p.proconfig FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
        WHERE t.tgrelid = 'triage_letters'::regclass AND NOT t.tgisinternal AND (t.tgtype & 16) <> 0 ORDER BY 1`,
     );
-    expect(rows.map((r) => r.proname)).toEqual(["triage_group_stats_on_update", "triage_search_pending_on_update"]);
+    expect(rows.map((r) => r.proname)).toEqual([
+      "triage_group_stats_on_update",
+      "triage_header_stats_on_update",
+      "triage_search_pending_on_update",
+    ]);
     for (const r of rows) expect(r.proconfig).toEqual(expect.arrayContaining(["enable_nestloop=off", "jit=off"]));
   });
 });
