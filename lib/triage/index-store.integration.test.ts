@@ -167,3 +167,11 @@ describe("the UPDATE statement triggers of triage_letters", () => {
     for (const r of rows) expect(r.proconfig).toEqual(expect.arrayContaining(["enable_nestloop=off", "jit=off"]));
   });
 });
+
+describe("the console's Postgres sessions", () => {
+  // JIT compiled for 340-710 ms before a 5 ms digest search of 10,000,000 letters (docs/benchmarks.md).
+  it("run without JIT", async () => {
+    const rows = await getDb().$queryRawUnsafe<Array<{ jit: string }>>("SHOW jit");
+    expect(rows[0].jit).toBe("off");
+  });
+});

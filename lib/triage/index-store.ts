@@ -1,6 +1,6 @@
 import "server-only";
 import { Pool } from "pg";
-import { databaseMode, getDb } from "@/lib/db";
+import { databaseMode, getDb, PG_SESSION_OPTIONS } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { VERSION_HEADERS, type IndexRow } from "./index-row";
 import { binaryArray } from "./pg-binary";
@@ -166,7 +166,13 @@ function bulkPool(db: PrismaClient): Pool | null {
   if (bulkState.bulk?.url !== url) {
     void bulkState.bulk?.pool.end().catch(() => {});
     // allowExitOnIdle: scripts and tests exit without closing it; idle clients go after 10 s.
-    const pool = new Pool({ connectionString: url, max: 4, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
+    const pool = new Pool({
+      connectionString: url,
+      options: PG_SESSION_OPTIONS,
+      max: 4,
+      idleTimeoutMillis: 10_000,
+      allowExitOnIdle: true,
+    });
     // An idle client's connection ended by the server (restart, dropped database): the pool
     // replaces it on next use; without a listener the error would crash the process.
     pool.on("error", (e) => console.warn(`[triage] index write connection lost: ${e.message}`));
