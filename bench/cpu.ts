@@ -164,7 +164,7 @@ function samplePostgres(): void {
   }
 }
 let sampler: NodeJS.Timeout | null = null;
-function postgresCpu(): { ours: number; all: number; scope: string } {
+function postgresCpu(): { ours: number; backends: number; all: number; scope: string } {
   if (!sampler) {
     sampler = setInterval(samplePostgres, 200);
     sampler.unref();
@@ -178,15 +178,17 @@ function postgresCpu(): { ours: number; all: number; scope: string } {
       ours += p.ticks;
       leaders.add(key.split(":")[0]);
     }
-  for (const p of pgSeen.values())
-    if (p.kind === "background" || (p.kind === "parallel" && leaders.has(p.leader!))) ours += p.ticks;
+  for (const p of pgSeen.values()) if (p.kind === "parallel" && leaders.has(p.leader!)) ours += p.ticks;
+  const backends = ours;
+  for (const p of pgSeen.values()) if (p.kind === "background") ours += p.ticks;
   // Every postgres process: the postmaster and every child ever sampled (an ended one at its last sample).
   let all = stat(postmaster ?? "")?.ticks ?? 0;
   for (const p of pgSeen.values()) all += p.ticks;
   all /= 100;
-  if (!titles) return { ours: all, all, scope: "every postgres process (update_process_title is off)" };
+  if (!titles) return { ours: all, backends: all, all, scope: "every postgres process (update_process_title is off)" };
   return {
     ours: ours / 100,
+    backends: backends / 100,
     all,
     scope: db ? `backends of ${db} + background processes` : "background processes (no database of its own)",
   };
@@ -203,6 +205,8 @@ export type Cpu = {
   gc: number;
   /** This benchmark's Postgres: its database's backends and the background processes (see above). */
   postgres: number;
+  /** Its database's backends (and their parallel workers) alone: without the background processes, which also serve every other database on the server. */
+  postgresBackends: number;
   /** Every postgres process on the machine. */
   postgresAll: number;
   /** The broker measureBroker() names. */
@@ -219,6 +223,7 @@ export function cpuNow(): Cpu {
     node: (u.user + u.system) / 1e6,
     gc: gcSeconds,
     postgres: pg.ours,
+    postgresBackends: pg.backends,
     postgresAll: pg.all,
     broker: b,
     rabbitmq: broker === "rabbitmq" ? b : 0,
@@ -239,6 +244,7 @@ export async function cpuSince(c0: Cpu): Promise<Cpu> {
     node: c1.node - c0.node,
     gc: c2.gc - c0.gc,
     postgres: c1.postgres - c0.postgres,
+    postgresBackends: c1.postgresBackends - c0.postgresBackends,
     postgresAll: c1.postgresAll - c0.postgresAll,
     broker: c1.broker - c0.broker,
     rabbitmq: c1.rabbitmq - c0.rabbitmq,
@@ -246,10 +252,18 @@ export async function cpuSince(c0: Cpu): Promise<Cpu> {
 }
 
 /** A reading of zero, to add phases into. */
-export const zeroCpu = (): Cpu => ({ node: 0, gc: 0, postgres: 0, postgresAll: 0, broker: 0, rabbitmq: 0 });
+export const zeroCpu = (): Cpu => ({
+  node: 0,
+  gc: 0,
+  postgres: 0,
+  postgresBackends: 0,
+  postgresAll: 0,
+  broker: 0,
+  rabbitmq: 0,
+});
 
 /** "Node 53 µs (gc 4), Postgres 40 (every process 55), RabbitMQ 50 = 143 µs of CPU per letter" */
 export function perLetter(c: Cpu, letters: number): string {
   const us = (s: number) => Math.round((s * 1e6) / Math.max(1, letters));
-  return `Node ${us(c.node)} µs (gc ${us(c.gc)}), Postgres ${us(c.postgres)} (every postgres process ${us(c.postgresAll)}), ${broker} ${us(c.broker)} = ${us(c.node + c.postgres + c.broker)} µs of CPU per letter`;
+  return `Node ${us(c.node)} µs (gc ${us(c.gc)}), Postgres ${us(c.postgres)} (its backends ${us(c.postgresBackends)}, every postgres process ${us(c.postgresAll)}), ${broker} ${us(c.broker)} = ${us(c.node + c.postgres + c.broker)} µs of CPU per letter`;
 }

@@ -74,7 +74,15 @@ describe("bench/report.ts", () => {
     vi.stubEnv("BENCH_REPORT", file);
     vi.stubEnv("BENCH_SMOKE", "1");
     const { report, table } = await import("../bench/report");
-    const cpu = { node: 0.2, gc: 0.02, postgres: 0.1, postgresAll: 0.3, broker: 0.05, rabbitmq: 0.05 };
+    const cpu = {
+      node: 0.2,
+      gc: 0.02,
+      postgres: 0.1,
+      postgresBackends: 0.08,
+      postgresAll: 0.3,
+      broker: 0.05,
+      rabbitmq: 0.05,
+    };
     report({
       operation: "scan",
       rate: { value: 500, unit: "letters/s" },

@@ -34,6 +34,10 @@ const COLUMNS = [
   "hash",
   "key_id",
 ] as const;
+/** The columns' types, as json_to_recordset reads each row object. */
+const ROW_TYPES = COLUMNS.map(
+  (c) => `${c} ${c === "operation_id" ? "uuid" : c === "at" ? "timestamptz" : c === "details" ? "jsonb" : "text"}`,
+).join(", ");
 
 /** The fields of a row before it is chained (everything hashed except prevHash). */
 export function auditFields(entry: AuditEntry, at: string = new Date().toISOString()): Omit<HashedFields, "prevHash"> {
@@ -74,48 +78,51 @@ export async function insertChained(
   const out: Array<{ id: string; operationId: string; hash: string }> = [];
   for (let i = 0; i < rows.length; i += CHUNK) {
     const chunk = rows.slice(i, i + CHUNK);
-    const cols: unknown[][] = COLUMNS.map(() => []);
     const hashes: string[] = [];
-    for (const f of chunk) {
+    const linked = chunk.map((f) => {
       const hash = auditMac({ ...f, prevHash }, keyId, key);
-      const values = [
-        f.operationId,
-        f.scope,
-        f.at,
-        f.actorId,
-        f.actorEmail,
-        f.actorRole,
-        f.action,
-        f.outcome,
-        f.connectionId,
-        f.queue,
-        f.target,
-        f.requestId,
-        f.ip,
-        f.details === null ? null : JSON.stringify(f.details),
-        prevHash,
+      const row = {
+        operation_id: f.operationId,
+        scope: f.scope,
+        at: f.at,
+        actor_id: f.actorId,
+        actor_email: f.actorEmail,
+        actor_role: f.actorRole,
+        action: f.action,
+        outcome: f.outcome,
+        connection_id: f.connectionId,
+        queue: f.queue,
+        target: f.target,
+        request_id: f.requestId,
+        ip: f.ip,
+        details: f.details,
+        prev_hash: prevHash,
         hash,
-        keyId,
-      ];
-      values.forEach((v, k) => {
-        cols[k].push(v);
-      });
+        key_id: keyId,
+      };
       hashes.push(hash);
       prevHash = hash;
-    }
-    // One multi-row INSERT, its rows from parallel arrays (17 parameters whatever the row count).
-    // unnest ... WITH ORDINALITY and ORDER BY it: ids come from the sequence in chain order, checked
-    // below rather than assumed (if they ever were not, the transaction rolls back rather than fork).
-    const inserted = await tx.$queryRawUnsafe<Array<{ id: string; hash: string }>>(
-      `INSERT INTO audit_log (${COLUMNS.join(", ")})
-       SELECT u.${COLUMNS.join(", u.")} FROM unnest(
-         $1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-         $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::jsonb[], $15::text[], $16::text[], $17::text[]
-       ) WITH ORDINALITY AS u(${COLUMNS.join(", ")}, n) ORDER BY u.n
-       RETURNING id::text AS id, hash`,
-      ...cols,
+      return row;
+    });
+    // One multi-row INSERT, its rows from ONE json parameter (an array of row objects, the details
+    // nested as they are: no per-column array literal to build and escape, nothing per value to bind),
+    // expanded WITH ORDINALITY and inserted in that order: ids come from the sequence in chain order,
+    // checked below rather than assumed (if they ever were not, the transaction rolls back rather
+    // than fork). The ids and hashes come back as one text value, in id order.
+    const inserted = await tx.$queryRawUnsafe<Array<{ ids: string | null }>>(
+      `WITH ins AS (
+         INSERT INTO audit_log (${COLUMNS.join(", ")})
+         SELECT u.${COLUMNS.join(", u.")}
+         FROM ROWS FROM (json_to_recordset($1::json) AS (${ROW_TYPES})) WITH ORDINALITY AS u(${COLUMNS.join(", ")}, n)
+         ORDER BY u.n
+         RETURNING id, hash)
+       SELECT string_agg(id::text || ' ' || hash, ',' ORDER BY id) AS ids FROM ins`,
+      JSON.stringify(linked),
     );
-    const byId = [...inserted].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    const byId = (inserted[0]?.ids ?? "").split(",").map((p) => {
+      const at = p.indexOf(" ");
+      return { id: p.slice(0, at), hash: p.slice(at + 1) };
+    });
     if (byId.length !== chunk.length || byId.some((r, k) => r.hash !== hashes[k])) {
       throw new Error(
         "audit_log ids were not assigned in chain order; the batch was rolled back to keep the chain intact",

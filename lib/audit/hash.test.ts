@@ -6,6 +6,7 @@ import {
   canonicalJson,
   GENESIS_HASH,
   MAX_DETAIL_STRING,
+  macText,
   normaliseDetails,
   type HashedFields,
 } from "./hash";
@@ -62,6 +63,34 @@ describe("auditMac", () => {
     expect(auditMac(fields, "a2", key)).not.toBe(m);
     expect(auditMac({ ...fields, outcome: "denied" }, "a1", key)).not.toBe(m);
     expect(auditMac({ ...fields, prevHash: "1".repeat(64) }, "a1", key)).not.toBe(m);
+  });
+});
+
+describe("macText", () => {
+  it("is the canonical JSON of the row's linked fields and key id, whichever fields are missing", () => {
+    const generic = (f: HashedFields, keyId: string) =>
+      canonicalJson({
+        prevHash: f.prevHash,
+        operationId: f.operationId,
+        scope: f.scope,
+        at: f.at,
+        actorId: f.actorId ?? null,
+        actorEmail: f.actorEmail ?? null,
+        actorRole: f.actorRole ?? null,
+        action: f.action,
+        outcome: f.outcome,
+        connectionId: f.connectionId ?? null,
+        queue: f.queue ?? null,
+        target: f.target ?? null,
+        requestId: f.requestId ?? null,
+        ip: f.ip ?? null,
+        details: f.details ?? null,
+        keyId,
+      });
+    const sparse = { ...fields, actorId: undefined, ip: undefined, details: undefined, requestId: null };
+    const noAction = { ...fields, action: undefined, scope: undefined } as unknown as HashedFields;
+    for (const f of [fields, sparse as unknown as HashedFields, noAction, { ...fields, details: { "\u2028": "é\n" } }])
+      expect(macText(f, "k-1")).toBe(generic(f, "k-1"));
   });
 });
 

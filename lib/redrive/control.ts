@@ -1,6 +1,7 @@
 import "server-only";
 import type { JobProgress } from "@/lib/jobs/types";
 import type { PrismaClient, RedrivePlan } from "@/lib/generated/prisma/client";
+import { fenced } from "./ledger";
 import type { Stage } from "./plan";
 
 type Db = PrismaClient;
@@ -16,13 +17,17 @@ export function loadPlan(db: Db, jobId: string): Promise<RedrivePlan | null> {
   return db.redrivePlan.findUnique({ where: { jobId } });
 }
 
+/** With `owner`, under the lease fence of the job's ledger (ledger.ts, `fenced`): a run whose lease was taken over changes nothing. */
 export async function setStage(
   db: Db,
   jobId: string,
   stage: Stage,
   extra: { watchUntil?: Date | null; sampleVerdict?: string | null; sampleReturned?: number } = {},
+  owner?: string,
 ): Promise<void> {
-  await db.redrivePlan.update({ where: { jobId }, data: { stage, ...extra } });
+  await fenced(db, jobId, owner, (tx) =>
+    (tx as Db).redrivePlan.update({ where: { jobId }, data: { stage, ...extra } }),
+  );
 }
 
 /**

@@ -322,7 +322,7 @@ class RedriveRun {
     await this.drainWrites();
     await this.verifyMissing(bucket, size);
     await this.checkBreaker();
-    await setStage(this.db, this.plan.jobId, "done");
+    await setStage(this.db, this.plan.jobId, "done", {}, this.owner);
     this.plan = { ...this.plan, stage: "done" };
   }
 
@@ -368,7 +368,15 @@ class RedriveRun {
       recovered = before - gone();
     }
     const parking = this.plan.parking as Parking;
-    if ((await confirmUnconfirmed(this.db, this.plan.jobId, this.plan.redriveLimit, parking.kind === "queue")) > 0)
+    if (
+      (await confirmUnconfirmed(
+        this.db,
+        this.plan.jobId,
+        this.plan.redriveLimit,
+        parking.kind === "queue",
+        this.owner,
+      )) > 0
+    )
       await flushAudit(this.db, this.audit);
     // The previous holder may have written outcomes meanwhile: the ledger's counts are the truth.
     this.counts = await countStates(this.db, this.plan.jobId);
@@ -383,7 +391,7 @@ class RedriveRun {
       acceptRisk: this.plan.acceptRisk,
       signal: this.ctx.signal,
     });
-    const n = await markReturned(this.db, this.plan.jobId, found.replayIds);
+    const n = await markReturned(this.db, this.plan.jobId, found.replayIds, this.owner);
     if (n > 0) {
       this.counts = await countStates(this.db, this.plan.jobId);
       await flushAudit(this.db, this.audit);

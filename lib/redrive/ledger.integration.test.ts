@@ -3,7 +3,16 @@ import { describe, expect, it } from "vitest";
 import { AUDIT_CHAIN_LOCK } from "@/lib/audit/batch";
 import { getDb } from "@/lib/db";
 import { jobStore, LeaseLostError } from "@/lib/jobs/store";
-import { claimNext, countStates, flushAudit, recordOutcomes, type LetterAuditContext, type Settled } from "./ledger";
+import {
+  claimNext,
+  confirmUnconfirmed,
+  countStates,
+  flushAudit,
+  markReturned,
+  recordOutcomes,
+  type LetterAuditContext,
+  type Settled,
+} from "./ledger";
 
 /**
  * A batch's outcomes and its letters' audit rows written together (recordOutcomes with `audit`):
@@ -178,6 +187,29 @@ describe("the lease fence on a redrive's ledger", () => {
     expect((await claimNext(db, job.id, "bulk", 4, "run-b")).map((r) => r.letterId)).toEqual(["m-3", "m-4"]);
     await recordOutcomes(db, job.id, [settled("m-3", "moved"), settled("m-4", "moved")], { ctx, owner: "run-b" });
     expect(await statesOf(job.id)).toEqual({ "m-1": "moving", "m-2": "moving", "m-3": "moved", "m-4": "moved" });
+  });
+
+  it("a run whose lease was taken over confirms no letter after restart and marks none returned", async () => {
+    const { db, job, ctx } = await ledgerOf(3);
+    const rows = await claimNext(db, job.id, "bulk", 3, "run-a");
+    await recordOutcomes(
+      db,
+      job.id,
+      [settled("m-1", "moved"), settled("m-2", "unconfirmed"), settled("m-3", "moved")],
+      {
+        ctx,
+        owner: "run-a",
+      },
+    );
+    const replayOf3 = rows.find((r) => r.letterId === "m-3")!.replayId!;
+    expect((await takeOver(job.id, "run-b"))?.id).toBe(job.id);
+    await expect(markReturned(db, job.id, [replayOf3], "run-a")).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(confirmUnconfirmed(db, job.id, 3, false, "run-a")).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await statesOf(job.id)).toEqual({ "m-1": "moved", "m-2": "unconfirmed", "m-3": "moved" });
+    // The holder's own writes go through.
+    expect(await markReturned(db, job.id, [replayOf3], "run-b")).toBe(1);
+    expect(await confirmUnconfirmed(db, job.id, 3, false, "run-b")).toBe(1);
+    expect(await statesOf(job.id)).toEqual({ "m-1": "moved", "m-2": "moved", "m-3": "returned" });
   });
 
   it("no run takes the job over while its holder's outcome write is under way, even one waiting for the audit chain", async () => {

@@ -45,22 +45,59 @@ async function holdsLease(tx: Db, jobId: string, owner: string): Promise<boolean
 }
 
 /**
- * `change` in a transaction under the lease fence (see holdsLease); without an owner, as it is
- * (in a transaction all the same with `inTransaction`).
+ * `change` in a transaction under the lease fence (see holdsLease); without an owner, as it is.
  */
-async function fenced<T>(
+export async function fenced<T>(
   db: Db | TxDb,
   jobId: string,
   owner: string | undefined,
   change: (tx: Db) => Promise<T>,
-  inTransaction = false,
 ): Promise<T> {
-  if (owner === undefined && !inTransaction) return change(db);
-  if (!("$transaction" in db)) throw new Error("this ledger change needs a database that opens transactions");
-  return db.$transaction(async (tx) => {
-    if (owner !== undefined && !(await holdsLease(tx, jobId, owner))) throw new LeaseLostError(jobId);
+  if (owner === undefined) return change(db);
+  return inTransaction(db, async (tx) => {
+    if (!(await holdsLease(tx, jobId, owner))) throw new LeaseLostError(jobId);
     return change(tx);
-  }, TX);
+  });
+}
+
+function inTransaction<T>(db: Db | TxDb, change: (tx: Db) => Promise<T>): Promise<T> {
+  if (!("$transaction" in db)) throw new Error("this ledger change needs a database that opens transactions");
+  return db.$transaction(change, TX);
+}
+
+/**
+ * The lease fence of a single-statement change: `update` is an UPDATE whose WHERE says
+ * `AND EXISTS (SELECT 1 FROM lease)`, its own parameters from $3 ($1 the job, $2 the owner). The
+ * job's row is taken FOR KEY SHARE by the statement itself (held until it commits), as holdsLease
+ * does in a transaction, so no takeover passes while it runs and none that committed before it is
+ * missed. Without an owner, the job's row is all it needs. Returns the rows changed; with an
+ * owner that does not hold the lease, nothing is changed and LeaseLostError is thrown.
+ */
+async function fencedUpdate(
+  db: Db,
+  jobId: string,
+  owner: string | undefined,
+  update: string,
+  ...params: unknown[]
+): Promise<number> {
+  const rows = await db.$queryRawUnsafe<Array<{ held: boolean; n: number }>>(
+    `WITH lease AS (
+       SELECT 1 FROM jobs WHERE id = $1::uuid
+         AND ($2::text IS NULL OR (lease_owner = $2 AND state IN ('running', 'cancelling'))) FOR KEY SHARE),
+     changed AS (${update} RETURNING 1)
+     SELECT EXISTS (SELECT 1 FROM lease) AS held, (SELECT count(*) FROM changed)::int AS n`,
+    jobId,
+    owner ?? null,
+    ...params,
+  );
+  if (owner !== undefined && !rows[0]?.held) throw new LeaseLostError(jobId);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Rows of a statement that returns them aggregated as one json text value (`rows`): one value to decode, not one per column and row. */
+async function jsonRows(tx: Db, sql: string, ...params: unknown[]): Promise<Row[]> {
+  const out = await tx.$queryRawUnsafe<Array<{ rows: string | null }>>(sql, ...params);
+  return out[0]?.rows ? (JSON.parse(out[0].rows) as Row[]) : [];
 }
 
 /**
@@ -136,6 +173,8 @@ const colsOf = (
 ) => `${a}id::text AS id, ${a}seq, ${a}letter_id, ${a}sha256, ${a}message_id, ${a}original_message_id, ${a}prev_count, ${a}ordering_key,
   ${a}stage, ${a}state, ${a}attempts, ${a}destination, ${a}reason, ${a}replay_id::text AS replay_id, ${a}moved_at, ${a}updated_at`;
 const COLS = colsOf("");
+/** The rows of the CTE `cte`, in ledger order, as one json text value (jsonRows). */
+const AGG = (cte: string) => `SELECT json_agg(${cte} ORDER BY ${cte}.seq)::text AS rows FROM ${cte}`;
 function toRow(r: Row): LedgerRow {
   const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
   return {
@@ -235,20 +274,23 @@ export async function claimNext(
   owner?: string,
 ): Promise<LedgerRow[]> {
   const rows = await fenced(db, jobId, owner, (tx) =>
-    tx.$queryRawUnsafe<Row[]>(
+    jsonRows(
+      tx,
       `WITH pick AS (
        SELECT id, state AS prev_state FROM redrive_letters
        WHERE job_id = $1::uuid AND state IN ('pending', 'interrupted') ${stage === "sample" ? "AND stage = 'sample'" : ""}
-       ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
-     UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), stage = $2, updated_at = now()
-     FROM pick WHERE r.id = pick.id
-     RETURNING ${colsOf("r.")}, pick.prev_state`,
+       ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED),
+     claimed AS (
+       UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), stage = $2, updated_at = now()
+       FROM pick WHERE r.id = pick.id
+       RETURNING ${colsOf("r.")}, pick.prev_state)
+     ${AGG("claimed")}`,
       jobId,
       stage,
       limit,
     ),
   );
-  return rows.map(toRow).sort((a, b) => a.seq - b.seq);
+  return rows.map(toRow);
 }
 
 /**
@@ -266,20 +308,23 @@ export async function claimMissing(
   owner?: string,
 ): Promise<LedgerRow[]> {
   const rows = await fenced(db, jobId, owner, (tx) =>
-    tx.$queryRawUnsafe<Row[]>(
+    jsonRows(
+      tx,
       `WITH pick AS (
        SELECT id, state AS prev_state FROM redrive_letters
        WHERE job_id = $1::uuid AND (state IN ('missing', 'unconfirmed') OR (state = 'failed' AND retry_later)) AND seq > $2
-       ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
-     UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), updated_at = now()
-     FROM pick WHERE r.id = pick.id
-     RETURNING ${colsOf("r.")}, pick.prev_state`,
+       ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED),
+     claimed AS (
+       UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), updated_at = now()
+       FROM pick WHERE r.id = pick.id
+       RETURNING ${colsOf("r.")}, pick.prev_state)
+     ${AGG("claimed")}`,
       jobId,
       afterSeq,
       limit,
     ),
   );
-  return rows.map(toRow).sort((a, b) => a.seq - b.seq);
+  return rows.map(toRow);
 }
 
 export interface Settled {
@@ -323,23 +368,27 @@ export function settledOf(
 /**
  * The end of "Interrupted attempts": letters still "unconfirmed" after the last verification pass
  * are recorded as moved (or parked, when the job parks by moving and the letter was due to be
- * parked) by the interrupted attempt; their audit rows are owed. Returns how many.
+ * parked) by the interrupted attempt; their audit rows are owed. Returns how many. With `owner`,
+ * under the lease fence (fencedUpdate): a run whose lease was taken over changes nothing.
  */
 export async function confirmUnconfirmed(
   db: Db,
   jobId: string,
   redriveLimit: number,
   parksByMoving: boolean,
+  owner?: string,
 ): Promise<number> {
-  return db.$executeRawUnsafe(
+  return fencedUpdate(
+    db,
+    jobId,
+    owner,
     `UPDATE redrive_letters SET
-       state = CASE WHEN $3 AND prev_count >= $2 THEN 'parked' ELSE 'moved' END,
-       moved_at = CASE WHEN $3 AND prev_count >= $2 THEN moved_at ELSE now() END,
-       reason = (CASE WHEN $3 AND prev_count >= $2 THEN 'Parked' ELSE 'Moved' END) || ' (confirmed after restart): an attempt of this job (replay id ' || COALESCE(replay_id::text, '?') ||
+       state = CASE WHEN $4 AND prev_count >= $3 THEN 'parked' ELSE 'moved' END,
+       moved_at = CASE WHEN $4 AND prev_count >= $3 THEN moved_at ELSE now() END,
+       reason = (CASE WHEN $4 AND prev_count >= $3 THEN 'Parked' ELSE 'Moved' END) || ' (confirmed after restart): an attempt of this job (replay id ' || COALESCE(replay_id::text, '?') ||
          ') was interrupted before its outcome was recorded, and the letter was not in the DLQ when it was asked for again, twice, the second time at the end of the job. A letter leaves the DLQ only after its copy was confirmed at the target.',
        audited = false, updated_at = now()
-     WHERE job_id = $1::uuid AND state = 'unconfirmed'`,
-    jobId,
+     WHERE job_id = $1::uuid AND state = 'unconfirmed' AND EXISTS (SELECT 1 FROM lease)`,
     redriveLimit,
     parksByMoving,
   );
@@ -352,70 +401,57 @@ export async function confirmUnconfirmed(
  * the previous holder may still have moved a letter that the new run, not seeing it, had recorded
  * as missing.
  *
- * With `audit`, in one transaction under the lease fence (`owner`, see holdsLease): the outcomes,
- * then the audit rows of the rows the statement settled (one per letter, as flushAudit writes
- * them, in ledger order, after `audit.before`), chained in one INSERT, the rows marked audited as
- * they are written. The outcome and its audit row commit together (no gap, no duplicate), without
- * reading the rows back or updating them a second time, and a run whose lease was taken over
- * writes no outcome (LeaseLostError; `before`, rows about what was done to the letters, is written
- * on its own first). The ledger rows are locked before the audit chain's lock is waited for: the
- * fence keeps every other run off them meanwhile. Without `audit`, settled rows owe their audit
- * rows (`audited = false`) until flushAudit.
+ * In one transaction under the lease fence (`audit.owner`, see holdsLease): the outcomes, then the
+ * audit rows of the rows the statement settled (one per letter, as flushAudit writes them, in
+ * ledger order, after `audit.before`), chained in one INSERT, the rows marked audited as they are
+ * written. The outcome and its audit row commit together (no gap, no duplicate), without reading
+ * the rows back or updating them a second time, and a run whose lease was taken over writes no
+ * outcome (LeaseLostError; `before`, rows about what was done to the letters, is written on its own
+ * first). The ledger rows are locked before the audit chain's lock is waited for: the fence keeps
+ * every other run off them meanwhile.
  */
 export async function recordOutcomes(
-  db: Db | TxDb,
+  db: TxDb,
   jobId: string,
   outcomes: Settled[],
-  audit?: { ctx: LetterAuditContext; before?: AuditEntry[]; owner?: string },
+  audit: { ctx: LetterAuditContext; before?: AuditEntry[]; owner: string },
 ): Promise<void> {
-  const params = [
-    jobId,
-    outcomes.map((o) => o.letterId),
-    outcomes.map((o) => o.state),
-    outcomes.map((o) => o.destination),
-    outcomes.map((o) => o.reason),
-    outcomes.map((o) => o.orderingKey),
-    outcomes.map((o) => o.state === "failed" && o.retryLater === true),
-  ];
-  const set = (audited: string) =>
-    `UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
-       ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = ${audited}, updated_at = now(),
-       moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END, retry_later = u.retry_later
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
-     WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
-       AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))`;
-  if (!audit) {
-    if (outcomes.length > 0)
-      await db.$executeRawUnsafe(set("u.state IN ('pending', 'interrupted', 'unconfirmed')"), ...params);
-    return;
-  }
   const { ctx, before = [], owner } = audit;
   const unsettled = new Set<string>(LEDGER.unsettled);
   try {
-    await fenced(
-      db,
-      jobId,
-      owner,
-      async (tx) => {
-        const rows =
-          outcomes.length === 0
-            ? []
-            : await tx.$queryRawUnsafe<Row[]>(`${set("true")} RETURNING ${colsOf("r.")}`, ...params);
-        const owed = rows
-          .map(toRow)
-          .filter((r) => !unsettled.has(r.state))
-          .sort((a, b) => a.seq - b.seq)
-          .map((r) => letterAuditEntry(ctx, r));
-        const entries = before.length > 0 ? [...before, ...owed] : owed;
-        if (entries.length === 0) return;
-        const at = new Date().toISOString();
-        await insertChained(
-          tx,
-          entries.map((e) => auditFields(e, at)),
-        );
-      },
-      true,
-    );
+    await fenced(db, jobId, owner, async (tx) => {
+      const rows =
+        outcomes.length === 0
+          ? []
+          : await jsonRows(
+              tx,
+              `WITH settled AS (
+                 UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
+                   ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = true, updated_at = now(),
+                   moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END, retry_later = u.retry_later
+                 FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
+                 WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
+                   AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))
+                 RETURNING ${colsOf("r.")})
+               ${AGG("settled")}`,
+              jobId,
+              outcomes.map((o) => o.letterId),
+              outcomes.map((o) => o.state),
+              outcomes.map((o) => o.destination),
+              outcomes.map((o) => o.reason),
+              outcomes.map((o) => o.orderingKey),
+              outcomes.map((o) => o.state === "failed" && o.retryLater === true),
+            );
+      const owed: AuditEntry[] = [];
+      for (const r of rows) if (!unsettled.has(r.state as string)) owed.push(letterAuditEntry(ctx, toRow(r)));
+      const entries = before.length > 0 ? [...before, ...owed] : owed;
+      if (entries.length === 0) return;
+      const at = new Date().toISOString();
+      await insertChained(
+        tx,
+        entries.map((e) => auditFields(e, at)),
+      );
+    });
   } catch (e) {
     // What was done to the letters (a repair, its archived original) happened whoever holds the lease.
     if (e instanceof LeaseLostError && before.length > 0) await recordAuditBatch(before);
@@ -482,14 +518,19 @@ export async function clearLeftoverCheck(
   );
 }
 
-/** Letters seen back in the DLQ under this job: moved (or unconfirmed: so it was moved) → returned. Returns how many rows changed. */
-export async function markReturned(db: Db, jobId: string, replayIds: string[]): Promise<number> {
+/**
+ * Letters seen back in the DLQ under this job: moved (or unconfirmed: so it was moved) → returned.
+ * Returns how many rows changed. With `owner`, under the lease fence (fencedUpdate).
+ */
+export async function markReturned(db: Db, jobId: string, replayIds: string[], owner?: string): Promise<number> {
   if (replayIds.length === 0) return 0;
-  return db.$executeRawUnsafe(
+  return fencedUpdate(
+    db,
+    jobId,
+    owner,
     `UPDATE redrive_letters SET state = 'returned', audited = false, updated_at = now(),
        reason = 'Came back to the DLQ after it was redriven: the consumer failed it again.'
-     WHERE job_id = $1::uuid AND state IN ('moved', 'unconfirmed') AND replay_id = ANY($2::uuid[])`,
-    jobId,
+     WHERE job_id = $1::uuid AND state IN ('moved', 'unconfirmed') AND replay_id = ANY($3::uuid[]) AND EXISTS (SELECT 1 FROM lease)`,
     replayIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id)),
   );
 }

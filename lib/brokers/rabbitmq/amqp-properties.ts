@@ -38,26 +38,25 @@ export interface ParsedProperties {
   fields: Map<number, Buffer>;
 }
 
+const truncated = () => new RangeError("basic.properties truncated");
+
 export function parseProperties(raw: Buffer): ParsedProperties {
   if (raw.length < 2) throw new RangeError("basic.properties truncated");
   const flags = raw.readUInt16BE(0);
   if (flags & F_CONTINUATION) throw new RangeError("basic.properties with a continuation flag");
   let pos = 2;
   const fields = new Map<number, Buffer>();
-  const need = (n: number) => {
-    if (pos + n > raw.length) throw new RangeError("basic.properties truncated");
-  };
   for (const [flag, kind] of PROPERTY_LAYOUT) {
     if (!(flags & flag)) continue;
     let len: number;
     if (kind === "shortstr") {
-      need(1);
-      len = 1 + raw.readUInt8(pos);
+      if (pos + 1 > raw.length) throw truncated();
+      len = 1 + raw[pos];
     } else if (kind === "table") {
-      need(4);
+      if (pos + 4 > raw.length) throw truncated();
       len = 4 + raw.readUInt32BE(pos);
     } else len = kind === "octet" ? 1 : 8;
-    need(len);
+    if (pos + len > raw.length) throw truncated();
     fields.set(flag, raw.subarray(pos, pos + len));
     pos += len;
   }
@@ -71,39 +70,25 @@ export function shortstrOf(p: ParsedProperties, flag: number): Buffer | null {
   return b ? b.subarray(1) : null;
 }
 
+/** The size of each fixed-size field value by its type tag (a char code), -1: a 4-byte length and that many bytes, undefined: unknown. */
+const VALUE_SIZE: Array<number | undefined> = [];
+for (const [tag, n] of Object.entries({ t: 1, b: 1, B: 1, s: 2, u: 2, I: 4, i: 4, l: 8, f: 4, d: 8, D: 5, T: 8, V: 0 }))
+  VALUE_SIZE[tag.charCodeAt(0)] = n;
+for (const tag of "SxFA") VALUE_SIZE[tag.charCodeAt(0)] = -1;
+
 /** Skips one field value at `pos` (its type tag included) and returns the position after it. */
 function skipValue(buf: Buffer, pos: number): number {
-  const need = (n: number) => {
-    if (pos + n > buf.length) throw new RangeError("field table truncated");
-  };
-  need(1);
-  const tag = String.fromCharCode(buf[pos++]);
-  const fixed: Record<string, number> = {
-    t: 1,
-    b: 1,
-    B: 1,
-    s: 2,
-    u: 2,
-    I: 4,
-    i: 4,
-    l: 8,
-    f: 4,
-    d: 8,
-    D: 5,
-    T: 8,
-    V: 0,
-  };
-  if (tag in fixed) {
-    need(fixed[tag]);
-    return pos + fixed[tag];
+  if (pos + 1 > buf.length) throw new RangeError("field table truncated");
+  const code = buf[pos++];
+  const size = VALUE_SIZE[code];
+  if (size === undefined) throw new RangeError(`unknown field type ${JSON.stringify(String.fromCharCode(code))}`);
+  let end = pos + size;
+  if (size === -1) {
+    if (pos + 4 > buf.length) throw new RangeError("field table truncated");
+    end = pos + 4 + buf.readUInt32BE(pos);
   }
-  if (tag === "S" || tag === "x" || tag === "F" || tag === "A") {
-    need(4);
-    const len = buf.readUInt32BE(pos);
-    need(4 + len);
-    return pos + 4 + len;
-  }
-  throw new RangeError(`unknown field type ${JSON.stringify(tag)}`);
+  if (end > buf.length) throw new RangeError("field table truncated");
+  return end;
 }
 
 /** The entries of a field table (without its length prefix): name and the exact bytes of the whole entry. */
@@ -121,20 +106,30 @@ export function tableEntries(table: Buffer): Array<{ name: string; bytes: Buffer
   return out;
 }
 
-function entry(name: string, tag: string, payload: Buffer): Buffer {
-  const n = Buffer.from(name, "latin1");
-  return Buffer.concat([Buffer.from([n.length]), n, Buffer.from(tag, "latin1"), payload]);
+/** A table entry's name and type tag ("S", "I"): its length byte, its latin1 bytes, the tag. */
+function entryHead(out: Buffer, name: string, tag: number): number {
+  out[0] = name.length;
+  out.write(name, 1, "latin1");
+  out[1 + name.length] = tag;
+  return 2 + name.length;
 }
+const TAG_S = 0x53;
+const TAG_I = 0x49;
 export function longstrEntry(name: string, value: string | Buffer): Buffer {
-  const v = typeof value === "string" ? Buffer.from(value, "utf8") : value;
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(v.length);
-  return entry(name, "S", Buffer.concat([len, v]));
+  if (Buffer.byteLength(name, "latin1") > 255) throw new RangeError("header name longer than 255 bytes");
+  const size = typeof value === "string" ? Buffer.byteLength(value, "utf8") : value.length;
+  const out = Buffer.allocUnsafe(2 + name.length + 4 + size);
+  let pos = entryHead(out, name, TAG_S);
+  pos = out.writeUInt32BE(size, pos);
+  if (typeof value === "string") out.write(value, pos, "utf8");
+  else value.copy(out, pos);
+  return out;
 }
 export function int32Entry(name: string, value: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeInt32BE(value);
-  return entry(name, "I", b);
+  if (Buffer.byteLength(name, "latin1") > 255) throw new RangeError("header name longer than 255 bytes");
+  const out = Buffer.allocUnsafe(2 + name.length + 4);
+  out.writeInt32BE(value, entryHead(out, name, TAG_I));
+  return out;
 }
 
 export interface MarkerValues {
@@ -163,8 +158,13 @@ export interface PropertyEdits {
  * (a repair) are applied the same way: a named entry is replaced in place or dropped, a new one
  * appended before the markers; the shortstr properties it names are set.
  */
-export function rebuildProperties(raw: Buffer, m: MarkerValues, edits?: PropertyEdits): Buffer {
-  const p = parseProperties(raw);
+export function rebuildProperties(
+  raw: Buffer,
+  m: MarkerValues,
+  edits?: PropertyEdits,
+  parsed: ParsedProperties = parseProperties(raw),
+): Buffer {
+  const p = { flags: parsed.flags, fields: new Map(parsed.fields) };
   const oldTable = p.fields.get(F_HEADERS);
   const entries = oldTable ? tableEntries(oldTable.subarray(4)) : [];
   const replace = new Map<string, Buffer | null>(edits?.headers);
@@ -190,11 +190,14 @@ export function rebuildProperties(raw: Buffer, m: MarkerValues, edits?: Property
     done.add(e.name);
   }
   for (const [name, r] of replace) if (r && !done.has(name)) parts.push(r);
-  const body = Buffer.concat(parts);
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(body.length);
-  p.fields.set(F_HEADERS, Buffer.concat([len, body]));
-  p.fields.set(F_DELIVERY_MODE, Buffer.from([2]));
+  let size = 0;
+  for (const b of parts) size += b.length;
+  const table = Buffer.allocUnsafe(4 + size);
+  table.writeUInt32BE(size, 0);
+  let at = 4;
+  for (const b of parts) at += b.copy(table, at);
+  p.fields.set(F_HEADERS, table);
+  p.fields.set(F_DELIVERY_MODE, PERSISTENT);
   let flags = p.flags | F_HEADERS | F_DELIVERY_MODE;
   for (const [flag, value] of edits?.shortstrs ?? []) {
     p.fields.set(flag, shortstr(value));
@@ -206,14 +209,21 @@ export function rebuildProperties(raw: Buffer, m: MarkerValues, edits?: Property
 /** The properties byte for byte, with delivery-mode 2 (persistent). */
 export function withPersistentDelivery(raw: Buffer): Buffer {
   const p = parseProperties(raw);
-  p.fields.set(F_DELIVERY_MODE, Buffer.from([2]));
+  p.fields.set(F_DELIVERY_MODE, PERSISTENT);
   return serializeProperties(p.flags | F_DELIVERY_MODE, p.fields);
 }
 
+/** delivery-mode 2 (persistent), as its property bytes (never written to). */
+const PERSISTENT = Buffer.from([2]);
+
 function serializeProperties(flags: number, fields: Map<number, Buffer>): Buffer {
-  const out: Buffer[] = [Buffer.from([flags >> 8, flags & 0xff])];
-  for (const [flag] of PROPERTY_LAYOUT) if (flags & flag) out.push(fields.get(flag)!);
-  return Buffer.concat(out);
+  let size = 2;
+  for (const [flag] of PROPERTY_LAYOUT) if (flags & flag) size += fields.get(flag)!.length;
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt16BE(flags, 0);
+  let at = 2;
+  for (const [flag] of PROPERTY_LAYOUT) if (flags & flag) at += fields.get(flag)!.copy(out, at);
+  return out;
 }
 
 /** A shortstr (length byte + UTF-8 bytes); a RangeError over 255 bytes. */

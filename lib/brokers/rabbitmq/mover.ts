@@ -184,6 +184,7 @@ export async function* moveLetters(
           raw,
           markers,
           req.repair ? repairEditsOf(req.repair, req.markers.replayId) : undefined,
+          parsed,
         );
       } catch (e) {
         return {
