@@ -35,9 +35,12 @@ const COLUMNS = [
   "key_id",
 ] as const;
 /** The columns' types, as json_to_recordset reads each row object. */
-const ROW_TYPES = COLUMNS.map(
-  (c) => `${c} ${c === "operation_id" ? "uuid" : c === "at" ? "timestamptz" : c === "details" ? "jsonb" : "text"}`,
-).join(", ");
+const TYPE_OF: Partial<Record<(typeof COLUMNS)[number], string>> = {
+  operation_id: "uuid",
+  at: "timestamptz",
+  details: "jsonb",
+};
+const ROW_TYPES = COLUMNS.map((c) => `${c} ${TYPE_OF[c] ?? "text"}`).join(", ");
 
 /** The fields of a row before it is chained (everything hashed except prevHash). */
 export function auditFields(entry: AuditEntry, at: string = new Date().toISOString()): Omit<HashedFields, "prevHash"> {

@@ -6,6 +6,7 @@ import {
   canonicalJson,
   GENESIS_HASH,
   MAX_DETAIL_STRING,
+  linkFields,
   macText,
   normaliseDetails,
   type HashedFields,
@@ -68,25 +69,7 @@ describe("auditMac", () => {
 
 describe("macText", () => {
   it("is the canonical JSON of the row's linked fields and key id, whichever fields are missing", () => {
-    const generic = (f: HashedFields, keyId: string) =>
-      canonicalJson({
-        prevHash: f.prevHash,
-        operationId: f.operationId,
-        scope: f.scope,
-        at: f.at,
-        actorId: f.actorId ?? null,
-        actorEmail: f.actorEmail ?? null,
-        actorRole: f.actorRole ?? null,
-        action: f.action,
-        outcome: f.outcome,
-        connectionId: f.connectionId ?? null,
-        queue: f.queue ?? null,
-        target: f.target ?? null,
-        requestId: f.requestId ?? null,
-        ip: f.ip ?? null,
-        details: f.details ?? null,
-        keyId,
-      });
+    const generic = (f: HashedFields, keyId: string) => canonicalJson({ ...linkFields(f), keyId });
     const sparse = { ...fields, actorId: undefined, ip: undefined, details: undefined, requestId: null };
     const noAction = { ...fields, action: undefined, scope: undefined } as unknown as HashedFields;
     for (const f of [fields, sparse as unknown as HashedFields, noAction, { ...fields, details: { "\u2028": "é\n" } }])

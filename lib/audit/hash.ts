@@ -70,7 +70,8 @@ function flatDetails(details: Record<string, unknown>): Record<string, unknown> 
   return out;
 }
 
-function linkFields(f: HashedFields): HashedFields {
+/** The fields the chain links, in the order the legacy hash and the MAC text write them. */
+export function linkFields(f: HashedFields): HashedFields {
   return {
     prevHash: f.prevHash,
     operationId: f.operationId,
