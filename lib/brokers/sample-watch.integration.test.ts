@@ -434,6 +434,9 @@ describe.concurrent("pulsar sample watch", () => {
     const loop = (async () => {
       while (!stop) {
         const f = await socket.next(200);
+        // An ended socket answers at once: looping on would starve every timer (the test's own
+        // timeout included) and hang the worker, as it did once in CI. End with its reason instead.
+        if (!f && socket.endedWith) throw new Error(`the test's consumer socket ended: ${socket.endedWith.message}`);
         if (!f || typeof f.messageId !== "string") continue;
         got.push(Buffer.from(String(f.payload), "base64").toString());
         if (opts.ack) socket.send({ messageId: f.messageId });

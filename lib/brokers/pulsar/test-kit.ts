@@ -150,6 +150,8 @@ export class PulsarKit {
     const nacking = (async () => {
       while (!stop) {
         const f = await consumer.next(200);
+        // An ended socket answers at once: end with its reason rather than starve every timer.
+        if (!f && consumer.endedWith) throw new Error(`the nacking consumer ended: ${consumer.endedWith.message}`);
         if (f && typeof f.messageId === "string")
           consumer.send({ type: "negativeAcknowledge", messageId: f.messageId });
       }
