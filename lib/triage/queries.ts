@@ -454,14 +454,14 @@ const KEPT_BY = {
  * arrival. By a header: its kept counts once it is counted for the DLQ (header-stats.ts). `mayCount`
  * (the caller's decision: counting adds work to every write) asks the worker to count it; until the
  * worker has, every present letter's row (queryGroupsByRows), never counts still being filled, and
- * `counting` says the worker is on it.
+ * (with `withCounting`) `counting` says the worker is on it.
  */
 export async function queryGroupsBy(
   connectionId: string,
   queue: string,
   by: GroupByKey,
   db: PrismaClient = getDb(),
-  opts: { mayCount?: boolean } = {},
+  opts: { mayCount?: boolean; withCounting?: boolean } = {},
 ): Promise<ValueGroups> {
   if (by.startsWith("header:") && by.length > 7) {
     const name = by.slice(7);
@@ -469,7 +469,7 @@ export async function queryGroupsBy(
     if (state === null && opts.mayCount) state = await requestHeaderCount(connectionId, queue, name, db);
     const rows = state === "counted" ? await queryHeaderGroupsKept(connectionId, queue, name, db) : null;
     if (rows) return valueGroups(rows);
-    if (state === "wanted" || state === "filling")
+    if (opts.withCounting && (state === "wanted" || state === "filling"))
       return { ...(await queryGroupsByRows(connectionId, queue, by, db)), counting: true };
   }
   if (!Object.hasOwn(KEPT_BY, by)) return queryGroupsByRows(connectionId, queue, by, db);

@@ -213,6 +213,7 @@ export async function listGroups(
   // until the worker has counted it (`counting` meanwhile), then the kept counts.
   const r = await queryGroupsBy(dlq.connectionId, dlq.queue, by, undefined, {
     mayCount: can(actor.role, "triage:scan"),
+    withCounting: true,
   });
   return {
     by,
