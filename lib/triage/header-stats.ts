@@ -273,7 +273,8 @@ type Tx = Pick<PrismaClient, "$queryRawUnsafe" | "$executeRawUnsafe">;
 async function waitForWriters(db: PrismaClient, maxMs: number): Promise<boolean> {
   const rows = await db.$queryRawUnsafe<Array<{ vx: string }>>(
     `SELECT DISTINCT virtualtransaction AS vx FROM pg_locks
-     WHERE locktype = 'relation' AND relation = 'triage_letters'::regclass AND pid IS DISTINCT FROM pg_backend_pid()
+     WHERE locktype = 'relation' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND relation = 'triage_letters'::regclass AND pid IS DISTINCT FROM pg_backend_pid()
        AND mode IN ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')`,
   );
   const vxs = rows.map((r) => r.vx);
