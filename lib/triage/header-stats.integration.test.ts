@@ -112,6 +112,24 @@ async function expectKeptEqualsRows(queue: string, name: string) {
   expect(await queryGroupsBy(CONN, queue, by, db)).toEqual(rows);
 }
 
+/** A worker that runs only the header-counting round, every 100 ms, as lib/worker.ts composes it. */
+function headerWorker(owner: string) {
+  return new JobWorker({
+    handlers: {},
+    owner,
+    scope: { jobIds: [] },
+    maintenance: [headerCountsTask({ everyMs: 100, log: () => undefined })],
+  });
+}
+
+async function until(check: () => Promise<boolean>, ms = 15_000) {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe("grouping by a counted header", () => {
   it("equals the rows' grouping after letters arrive, leave, return, change, are deleted and rescanned", async () => {
     const queue = `dlq-${randomUUID()}`;
@@ -269,8 +287,13 @@ describe("grouping by a counted header", () => {
         }
       })();
       const counting = fillHeader(CONN, queue, "x-tenant", db);
-      setTimeout(release, 150 + run * 100);
-      const [, , filled] = await Promise.all([early, writes, counting]);
+      // Committed once the name is filling (the triggers count from there), a little later.
+      const releasing = (async () => {
+        await until(async () => (await stateOf(queue, "x-tenant")) === "filling");
+        await new Promise((r) => setTimeout(r, 150 + run * 50));
+        release();
+      })();
+      const [, , filled] = await Promise.all([early, writes, counting, releasing]);
       expect(filled.state).toBe("counted");
       expect(filled.writersWaitMs).toBeGreaterThan(50);
       await expectKeptEqualsRows(queue, "x-tenant");
@@ -303,24 +326,6 @@ describe("grouping by a counted header", () => {
     await expectKeptEqualsRows(queue, "x-tenant");
   });
 });
-
-/** A worker that runs only the header-counting round, every 100 ms, as lib/worker.ts composes it. */
-function headerWorker(owner: string) {
-  return new JobWorker({
-    handlers: {},
-    owner,
-    scope: { jobIds: [] },
-    maintenance: [headerCountsTask({ everyMs: 100, log: () => undefined })],
-  });
-}
-
-async function until(check: () => Promise<boolean>, ms = 15_000) {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("who counts a header, and what a masked one shows", () => {
   const actors = {} as Record<"viewer" | "operator", Actor>;
@@ -391,7 +396,7 @@ describe("who counts a header, and what a masked one shows", () => {
       CONN,
       queue,
     );
-    expect(await holdTaskLease("triage-header-counts", `dead-${randomUUID()}`, 1_500, db)).toBe(true);
+    expect(await holdTaskLease("triage-header-counts", `dead-${randomUUID()}`, 3_000, db)).toBe(true);
     await write(queue, scan, 200, 260);
     await db.$executeRawUnsafe(
       `UPDATE triage_letters SET gone_at = now() WHERE connection_id = $1 AND queue = $2 AND letter_id IN ('l-7', 'l-210')`,
