@@ -14,6 +14,7 @@ import { scanHandler } from "@/lib/triage/scan";
 import { regroupStaleDlqs } from "@/lib/triage/regroup";
 import { indexRound } from "@/lib/triage/indexer";
 import { fillLetterSearch } from "@/lib/triage/letter-search";
+import { headerCountsTask } from "@/lib/triage/header-stats";
 import { listAdapters } from "@/lib/connections/registry";
 import { readsFree } from "@/lib/operations/top-failure-sample";
 import { JobWorker } from "@/lib/jobs/worker";
@@ -101,6 +102,8 @@ export function startJobWorker(): JobWorker | null {
             leased: true,
             run: async () => void (await fillLetterSearch(getDb(), { maxMs: 4_000 })),
           },
+          // Header values a role that may scan asked to group by, counted for their DLQ (lib/triage/header-stats.ts).
+          headerCountsTask(),
           {
             // Redrives that paused because their broker went away resume once it answers again.
             name: "redrive-auto-resume",

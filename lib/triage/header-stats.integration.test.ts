@@ -4,12 +4,21 @@ import type { Actor } from "@/lib/auth/session";
 import { createUser } from "@/lib/auth/users";
 import { getDb } from "@/lib/db";
 import { maskingPolicy } from "@/lib/masking/policy";
-import { COUNTED_HEADERS_MAX, countHeader, headerCountState, queryHeaderGroupsKept } from "./header-stats";
+import { holdTaskLease } from "@/lib/jobs/task-lease";
+import { JobWorker } from "@/lib/jobs/worker";
+import {
+  COUNTED_HEADERS_MAX,
+  fillHeader,
+  headerCountState,
+  headerCountsTask,
+  queryHeaderGroupsKept,
+  requestHeaderCount,
+} from "./header-stats";
 import type { IndexRow } from "./index-row";
 import { markGone, upsertLetters } from "./index-store";
 import { type GroupByKey, queryGroupsBy, queryGroupsByRows } from "./queries";
 import { indexRow } from "./test-kit";
-import { listGroups, maskValueGroups } from "./use-cases";
+import { listGroups, listLetters, maskValueGroups } from "./use-cases";
 
 /**
  * Grouping by a header from kept counts (migration *_triage_header_stats): once a header is counted
@@ -41,6 +50,24 @@ function letter(i: number, over: Partial<IndexRow> = {}): IndexRow {
     ...over,
   });
 }
+
+/** Writes letters from..to-1 of `letter` as one scan's batch. */
+const write = (queue: string, scan: string, from: number, to: number) =>
+  upsertLetters(
+    CONN,
+    queue,
+    scan,
+    range(from, to).map((i) => letter(i)),
+    db,
+  );
+
+/** Asks for a header to be counted and counts it, as the worker does. */
+async function countNow(queue: string, name: string) {
+  await requestHeaderCount(CONN, queue, name, db);
+  return (await fillHeader(CONN, queue, name, db)).state;
+}
+
+const stateOf = (queue: string, name: string) => headerCountState(CONN, queue, name, db);
 
 /** The kept rows against a direct aggregate: counts equal, bounds around the present letters. */
 async function expectStatsExact(queue: string, name: string) {
@@ -85,27 +112,33 @@ async function expectKeptEqualsRows(queue: string, name: string) {
   expect(await queryGroupsBy(CONN, queue, by, db)).toEqual(rows);
 }
 
+/** A worker that runs only the header-counting round, every 100 ms, as lib/worker.ts composes it. */
+function headerWorker(owner: string) {
+  return new JobWorker({
+    handlers: {},
+    owner,
+    scope: { jobIds: [] },
+    maintenance: [headerCountsTask({ everyMs: 100, log: () => undefined })],
+  });
+}
+
+async function until(check: () => Promise<boolean>, ms = 15_000) {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe("grouping by a counted header", () => {
   it("equals the rows' grouping after letters arrive, leave, return, change, are deleted and rescanned", async () => {
     const queue = `dlq-${randomUUID()}`;
     const scan1 = randomUUID();
-    await upsertLetters(
-      CONN,
-      queue,
-      scan1,
-      range(0, 200).map((i) => letter(i)),
-      db,
-    );
-    expect(await countHeader(CONN, queue, "x-tenant", db)).toBe("counted");
+    await write(queue, scan1, 0, 200);
+    expect(await countNow(queue, "x-tenant")).toBe("counted");
     await expectKeptEqualsRows(queue, "x-tenant");
     // New letters (written after the backfill: counted by the triggers).
-    await upsertLetters(
-      CONN,
-      queue,
-      scan1,
-      range(200, 320).map((i) => letter(i)),
-      db,
-    );
+    await write(queue, scan1, 200, 320);
     await expectKeptEqualsRows(queue, "x-tenant");
     // A rescan that no longer sees a third of them (the earliest of some values among them).
     const scan2 = randomUUID();
@@ -189,14 +222,8 @@ describe("grouping by a counted header", () => {
 
   it("reads the rows until a header is counted, and counts nothing for a name not counted", async () => {
     const queue = `dlq-${randomUUID()}`;
-    await upsertLetters(
-      CONN,
-      queue,
-      randomUUID(),
-      range(0, 150).map((i) => letter(i)),
-      db,
-    );
-    expect(await headerCountState(CONN, queue, "x-tenant", db)).toBeNull();
+    await write(queue, randomUUID(), 0, 150);
+    expect(await stateOf(queue, "x-tenant")).toBeNull();
     const rows = await queryGroupsByRows(CONN, queue, "header:x-tenant", db);
     expect(await queryGroupsBy(CONN, queue, "header:x-tenant", db)).toEqual(rows);
     const kept = await db.$queryRawUnsafe<Array<{ n: number }>>(
@@ -212,58 +239,73 @@ describe("grouping by a counted header", () => {
       CONN,
       queue,
     );
-    expect(await queryGroupsBy(CONN, queue, "header:x-tenant", db, { mayCount: true })).toEqual(rows);
+    // Asked for: the rows answer, and say the counting is under way; letters written meanwhile are not counted.
+    expect(await queryGroupsBy(CONN, queue, "header:x-tenant", db, { mayCount: true, withCounting: true })).toEqual({
+      ...rows,
+      counting: true,
+    });
+    expect(await stateOf(queue, "x-tenant")).toBe("wanted");
+    expect((await fillHeader(CONN, queue, "x-tenant", db)).state).toBe("counted");
     await expectKeptEqualsRows(queue, "x-tenant");
   });
 
-  it("counts exactly when letters are written while the backfill runs", async () => {
-    const queue = `dlq-${randomUUID()}`;
-    const scan = randomUUID();
-    await upsertLetters(
-      CONN,
-      queue,
-      scan,
-      range(0, 400).map((i) => letter(i)),
-      db,
-    );
-    const writes = (async () => {
-      for (let b = 0; b < 12; b++) {
-        await upsertLetters(
+  it("counts exactly when letters are written while it counts, and waits for a write begun before", async () => {
+    for (let run = 0; run < 3; run++) {
+      const queue = `dlq-${randomUUID()}`;
+      const scan = randomUUID();
+      await write(queue, scan, 0, 400);
+      await requestHeaderCount(CONN, queue, "x-tenant", db);
+      // A transaction whose write ran before the name was visible to the triggers (so it added no
+      // counts), committed only after the worker started counting: its letters must be counted once.
+      let release = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let written = () => {};
+      const wrote = new Promise<void>((r) => {
+        written = r;
+      });
+      const early = db.$transaction(async (tx) => {
+        await tx.$executeRawUnsafe(
+          `UPDATE triage_letters SET gone_at = now() WHERE connection_id = $1 AND queue = $2 AND letter_id IN ('l-3', 'l-4', 'l-5')`,
           CONN,
           queue,
-          scan,
-          range(400 + b * 50, 450 + b * 50).map((i) => letter(i)),
-          db,
         );
-        await db.$executeRawUnsafe(
-          `UPDATE triage_letters SET gone_at = now() WHERE connection_id = $1 AND queue = $2 AND letter_id = $3`,
-          CONN,
-          queue,
-          `l-${b * 13}`,
-        );
-      }
-    })();
-    const counting = (async () => {
-      await new Promise((r) => setTimeout(r, 15));
-      return countHeader(CONN, queue, "x-tenant", db);
-    })();
-    const [, state] = await Promise.all([writes, counting]);
-    expect(state).toBe("counted");
-    await expectKeptEqualsRows(queue, "x-tenant");
+        written();
+        await held;
+      });
+      await wrote;
+      const writes = (async () => {
+        for (let b = 0; b < 12; b++) {
+          await write(queue, scan, 400 + b * 50, 450 + b * 50);
+          await db.$executeRawUnsafe(
+            `UPDATE triage_letters SET gone_at = now() WHERE connection_id = $1 AND queue = $2 AND letter_id = $3`,
+            CONN,
+            queue,
+            `l-${b * 13 + run}`,
+          );
+        }
+      })();
+      const counting = fillHeader(CONN, queue, "x-tenant", db);
+      // Committed once the name is filling (the triggers count from there), a little later.
+      const releasing = (async () => {
+        await until(async () => (await stateOf(queue, "x-tenant")) === "filling");
+        await new Promise((r) => setTimeout(r, 150 + run * 50));
+        release();
+      })();
+      const [, , filled] = await Promise.all([early, writes, counting, releasing]);
+      expect(filled.state).toBe("counted");
+      expect(filled.writersWaitMs).toBeGreaterThan(50);
+      await expectKeptEqualsRows(queue, "x-tenant");
+    }
   });
 
   it("counts at most COUNTED_HEADERS_MAX names per DLQ, dropping the least recently used", async () => {
     const queue = `dlq-${randomUUID()}`;
-    await upsertLetters(
-      CONN,
-      queue,
-      randomUUID(),
-      range(0, 40).map((i) => letter(i)),
-      db,
-    );
+    await write(queue, randomUUID(), 0, 40);
     for (let k = 0; k <= COUNTED_HEADERS_MAX; k++) {
-      expect(await countHeader(CONN, queue, `h-${k}`, db)).toBe("counted");
-      if (k === 0) await countHeader(CONN, queue, "x-tenant", db);
+      expect(await countNow(queue, `h-${k}`)).toBe("counted");
+      if (k === 0) await countNow(queue, "x-tenant");
       // x-tenant stays in use, h-0 is not used again.
       await db.$executeRawUnsafe(
         `UPDATE triage_counted_headers SET used_at = now() + $3 * interval '1 second' WHERE connection_id = $1 AND queue = $2 AND name = 'x-tenant'`,
@@ -280,7 +322,7 @@ describe("grouping by a counted header", () => {
     expect(names).toHaveLength(COUNTED_HEADERS_MAX);
     expect(names.map((r) => r.name)).toContain("x-tenant");
     expect(names.map((r) => r.name)).not.toContain("h-0");
-    expect(await headerCountState(CONN, queue, "h-0", db)).toBeNull();
+    expect(await stateOf(queue, "h-0")).toBeNull();
     await expectKeptEqualsRows(queue, "x-tenant");
   });
 });
@@ -299,41 +341,137 @@ describe("who counts a header, and what a masked one shows", () => {
     }
   });
 
-  it("a viewer's grouping reads the rows and counts nothing; an operator's starts counting", async () => {
+  it("a viewer's grouping asks for nothing; an operator's is counted by the worker while letters arrive", async () => {
     const queue = `dlq-${randomUUID()}`;
-    await upsertLetters(
-      CONN,
-      queue,
-      randomUUID(),
-      range(0, 120).map((i) => letter(i)),
-      db,
-    );
+    const scan = randomUUID();
+    await write(queue, scan, 0, 120);
     const ref = { connectionId: CONN, queue, by: "header:x-tenant" };
     const rows = await queryGroupsByRows(CONN, queue, "header:x-tenant", db);
     const byViewer = await listGroups(actors.viewer, meta(), ref);
     expect(byViewer.groups).toEqual(
       maskValueGroups("header:x-tenant", rows.groups, await maskingPolicy("viewer", CONN, queue)),
     );
-    expect(await headerCountState(CONN, queue, "x-tenant", db)).toBeNull();
-    await listGroups(actors.operator, meta(), ref);
-    expect(await headerCountState(CONN, queue, "x-tenant", db)).toBe("counted");
-    // Counted: the viewer now reads the kept counts, and sees the same.
-    expect((await listGroups(actors.viewer, meta(), ref)).groups).toEqual(byViewer.groups);
+    expect("counting" in byViewer && byViewer.counting).toBeFalsy();
+    expect(await stateOf(queue, "x-tenant")).toBeNull();
+    // The operator's page answers from the rows at once and says the counting is under way.
+    const byOperator = await listGroups(actors.operator, meta(), ref);
+    expect("counting" in byOperator && byOperator.counting).toBe(true);
+    expect(byOperator.groups).toEqual(byViewer.groups);
+    expect(await stateOf(queue, "x-tenant")).toBe("wanted");
+    const worker = headerWorker(`hdr-${randomUUID()}`);
+    worker.start();
+    try {
+      let b = 0;
+      await until(async () => {
+        await write(queue, scan, 120 + b * 20, 140 + b * 20);
+        b++;
+        return (await stateOf(queue, "x-tenant")) === "counted";
+      });
+      await write(queue, scan, 1000, 1030);
+    } finally {
+      await worker.stop();
+    }
     await expectKeptEqualsRows(queue, "x-tenant");
+    // Counted: the viewer now reads the kept counts, and sees what the rows say.
+    const counted = await listGroups(actors.viewer, meta(), ref);
+    expect("counting" in counted && counted.counting).toBeFalsy();
+    expect(counted.groups).toEqual(
+      maskValueGroups(
+        "header:x-tenant",
+        (await queryGroupsByRows(CONN, queue, "header:x-tenant", db)).groups,
+        await maskingPolicy("viewer", CONN, queue),
+      ),
+    );
+  });
+
+  it("a round cut short is finished by the next holder of the lease", async () => {
+    const queue = `dlq-${randomUUID()}`;
+    const scan = randomUUID();
+    await write(queue, scan, 0, 200);
+    await listGroups(actors.operator, meta(), { connectionId: CONN, queue, by: "header:x-tenant" });
+    // A worker died after the name started filling (the triggers keep its changes from then), with
+    // the task's lease still its own for a while.
+    await db.$executeRawUnsafe(
+      `UPDATE triage_counted_headers SET state = 'filling' WHERE connection_id = $1 AND queue = $2 AND name = 'x-tenant'`,
+      CONN,
+      queue,
+    );
+    expect(await holdTaskLease("triage-header-counts", `dead-${randomUUID()}`, 3_000, db)).toBe(true);
+    await write(queue, scan, 200, 260);
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET gone_at = now() WHERE connection_id = $1 AND queue = $2 AND letter_id IN ('l-7', 'l-210')`,
+      CONN,
+      queue,
+    );
+    const worker = headerWorker(`hdr-${randomUUID()}`);
+    worker.start();
+    try {
+      await new Promise((r) => setTimeout(r, 600));
+      // Not while the dead worker's lease holds; counts half filled are never read meanwhile.
+      expect(await stateOf(queue, "x-tenant")).toBe("filling");
+      expect(await queryGroupsBy(CONN, queue, "header:x-tenant", db, { withCounting: true })).toEqual({
+        ...(await queryGroupsByRows(CONN, queue, "header:x-tenant", db)),
+        counting: true,
+      });
+      await until(async () => (await stateOf(queue, "x-tenant")) === "counted");
+    } finally {
+      await worker.stop();
+    }
+    await expectKeptEqualsRows(queue, "x-tenant");
+  });
+
+  it("a header filter's count comes from the kept count only for a role shown every value as stored", async () => {
+    const queue = `dlq-${randomUUID()}`;
+    await write(queue, randomUUID(), 0, 300);
+    // One letter's x-tenant looks like an e-mail address: the default rules mask it for every role.
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET headers = headers || '{"x-tenant": "someone@example.com"}' WHERE connection_id = $1 AND queue = $2 AND letter_id = 'l-1'`,
+      CONN,
+      queue,
+    );
+    expect(await countNow(queue, "x-tenant")).toBe("counted");
+    expect(await countNow(queue, "x-app")).toBe("counted");
+    await db.$executeRawUnsafe(
+      `UPDATE triage_letters SET headers = headers || jsonb_build_object('x-app', 'a' || (id % 4)) WHERE connection_id = $1 AND queue = $2`,
+      CONN,
+      queue,
+    );
+    const direct = async (name: string, value: string) =>
+      (
+        await db.$queryRawUnsafe<Array<{ n: number }>>(
+          `SELECT count(*)::int AS n FROM triage_letters WHERE connection_id = $1 AND queue = $2 AND gone_at IS NULL AND headers @> $3::jsonb`,
+          CONN,
+          queue,
+          JSON.stringify({ [name]: value }),
+        )
+      )[0].n;
+    const count = async (role: "viewer" | "operator", name: string, value: string) =>
+      (await listLetters(actors[role], meta(), { filter: { connectionId: CONN, queue, header: { name, value } } }))
+        .count;
+    for (const role of ["viewer", "operator"] as const) {
+      expect(await count(role, "x-app", "a1")).toBe(await direct("x-app", "a1"));
+      expect(await count(role, "x-tenant", "t2")).toBe(await direct("x-tenant", "t2"));
+    }
+    // Proof of which path answered: the kept count of x-app=a1 (every value shown as stored) and of
+    // x-tenant=t2 (one value masked) made wrong on purpose.
+    await db.$executeRawUnsafe(
+      `UPDATE triage_header_stats SET n = n + 1000 WHERE connection_id = $1 AND queue = $2 AND kind = 't' AND value IN ('a1', 't2')`,
+      CONN,
+      queue,
+    );
+    for (const role of ["viewer", "operator"] as const) {
+      expect(await count(role, "x-app", "a1")).toBe((await direct("x-app", "a1")) + 1000);
+      // x-tenant is masked for some letter: its count never comes from the kept (raw) values.
+      expect(await count(role, "x-tenant", "t2")).toBe(await direct("x-tenant", "t2"));
+    }
   });
 
   it("a masked header grouped by a viewer from the kept counts shows one masked group", async () => {
     const queue = `dlq-${randomUUID()}`;
-    await upsertLetters(
-      CONN,
-      queue,
-      randomUUID(),
-      range(0, 90).map((i) => letter(i)),
-      db,
-    );
+    await write(queue, randomUUID(), 0, 90);
     const ref = { connectionId: CONN, queue, by: "header:authorization" };
     await listGroups(actors.operator, meta(), ref);
-    expect(await headerCountState(CONN, queue, "authorization", db)).toBe("counted");
+    expect((await fillHeader(CONN, queue, "authorization", db)).state).toBe("counted");
     await expectKeptEqualsRows(queue, "authorization");
     const g = await listGroups(actors.viewer, meta(), ref);
     const rows = await queryGroupsByRows(CONN, queue, "header:authorization", db);

@@ -5,7 +5,7 @@ import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { classify, detectBurst, type ClassificationRule } from "@/lib/triage";
 import { keyedDigestFingerprint, keyedDigestPads, keyedDigestQuery, keyedDigestSql } from "@/lib/masking/digest";
-import { countHeader, headerCountState, queryHeaderGroupsKept } from "./header-stats";
+import { headerCountState, queryHeaderGroupsKept, requestHeaderCount } from "./header-stats";
 import type { SearchScope } from "./masked-search";
 
 /**
@@ -436,6 +436,8 @@ export type GroupByKey = "origin" | "reason" | "class" | `header:${string}`;
 type ValueGroups = {
   groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>;
   total: number;
+  /** Grouping by a header whose values the worker is counting: these groups read the rows meanwhile. */
+  counting?: boolean;
 };
 
 /** The column each key groups by, and the triage_group_stats kind that counts its values. */
@@ -449,23 +451,26 @@ const KEPT_BY = {
  * Grouping by another key (count, first/last arrival), largest first, of the DLQ's present letters.
  * By origin, reason or class: the counts triage_group_stats keeps (letters without a value: the
  * present letters less those with one) and two index probes per value for its first and last
- * arrival. By a header: its kept counts once it is counted for the DLQ (header-stats.ts), which
- * `mayCount` starts (the caller's decision: it adds work to every write); until then, every present
- * letter's row (queryGroupsByRows), never counts still being filled.
+ * arrival. By a header: its kept counts once it is counted for the DLQ (header-stats.ts). `mayCount`
+ * (the caller's decision: counting adds work to every write) asks the worker to count it; until the
+ * worker has, every present letter's row (queryGroupsByRows), never counts still being filled, and
+ * (with `withCounting`) `counting` says the worker is on it.
  */
 export async function queryGroupsBy(
   connectionId: string,
   queue: string,
   by: GroupByKey,
   db: PrismaClient = getDb(),
-  opts: { mayCount?: boolean } = {},
+  opts: { mayCount?: boolean; withCounting?: boolean } = {},
 ): Promise<ValueGroups> {
   if (by.startsWith("header:") && by.length > 7) {
     const name = by.slice(7);
     let state = await headerCountState(connectionId, queue, name, db);
-    if (state === null && opts.mayCount) state = await countHeader(connectionId, queue, name, db);
+    if (state === null && opts.mayCount) state = await requestHeaderCount(connectionId, queue, name, db);
     const rows = state === "counted" ? await queryHeaderGroupsKept(connectionId, queue, name, db) : null;
     if (rows) return valueGroups(rows);
+    if (opts.withCounting && (state === "wanted" || state === "filling"))
+      return { ...(await queryGroupsByRows(connectionId, queue, by, db)), counting: true };
   }
   if (!Object.hasOwn(KEPT_BY, by)) return queryGroupsByRows(connectionId, queue, by, db);
   const { column, kind } = KEPT_BY[by as keyof typeof KEPT_BY];

@@ -11,6 +11,8 @@ import { wakeJobWorker } from "@/lib/jobs/process-worker";
 import { ACTIVE_STATES, type JobProgress, type JobRecord } from "@/lib/jobs/types";
 import { jobViewBase, type JobViewBase } from "@/lib/jobs/view";
 import {
+  COUNT_CAP,
+  type CappedCount,
   countLettersCapped,
   queryGroups,
   queryGroupsBy,
@@ -30,6 +32,7 @@ import { scopedFilter } from "./masked-search";
 import type { ScanParams } from "./scan";
 import type { ProgressNumbers } from "./scan-progress";
 import { groupedByOlderVersion } from "./regroup";
+import { keptHeaderValueCount, keptHeaderValues } from "./header-stats";
 
 /**
  * Triage use cases: authorize → act → audit. Route handlers (app/api/triage/**) and, later, the
@@ -170,6 +173,8 @@ export type GroupsResult = (
       groups: Array<{ value: string | null; count: number; share: number; firstAt: string; lastAt: string }>;
       total: number;
       lastScan: ScanView | null;
+      /** By a header the worker is counting for the DLQ: read from the rows until it has. */
+      counting?: boolean;
     }
 ) & {
   /** The groups were made, wholly or partly, under an older grouping: the next complete scan regroups them. */
@@ -204,9 +209,11 @@ export async function listGroups(
   }
   const by = input.by as GroupByKey;
   // Counting a header's values adds work to every write of the index: only a role that may start
-  // scans starts it; a viewer's grouping reads the rows until then (as before), or the kept counts.
+  // scans asks the worker to count it (checked here, on the server); every grouping reads the rows
+  // until the worker has counted it (`counting` meanwhile), then the kept counts.
   const r = await queryGroupsBy(dlq.connectionId, dlq.queue, by, undefined, {
     mayCount: can(actor.role, "triage:scan"),
+    withCounting: true,
   });
   return {
     by,
@@ -285,7 +292,7 @@ export async function listLetters(
     const filter = scopedFilter({ ...input.filter, ...dlq }, policy);
     const [page, count] = await Promise.all([
       queryLetters(filter, { after: input.after, limit: input.limit }),
-      countLettersCapped(filter),
+      countForRole(filter, policy),
     ]);
     // Headers, exception text and digests pass through the role's masking before they leave the server.
     return {
@@ -303,6 +310,50 @@ export async function listLetters(
     count: r.count,
     countAtLeast: r.countAtLeast,
   }));
+}
+
+/** Counted header values a role's masking is checked against, at most (more: the rows are counted). */
+const SHOWN_CHECK_MAX = 1_000;
+
+/**
+ * The filtered set's count as countLettersCapped gives it (the same cap). A filter on one header
+ * value and nothing else, of a header counted for the DLQ (header-stats.ts), takes the value's kept
+ * count instead of reading its rows, but only when this role is shown every counted value of the
+ * header as it is stored: a header its masking changes for any letter (a secret header, a value that
+ * looks like an address) is counted from the rows, as before, so no count comes from values the role
+ * does not see.
+ */
+async function countForRole(filter: LetterFilter, policy: MaskingPolicy): Promise<CappedCount> {
+  const h = filter.header;
+  const headerOnly =
+    h &&
+    !filter.groupKey &&
+    !filter.exceptionClass &&
+    !filter.reason &&
+    !filter.origin &&
+    !filter.from &&
+    !filter.to &&
+    !filter.text?.trim() &&
+    !filter.includeGone &&
+    filter.letterId === undefined;
+  if (headerOnly && (await headerShownAsStored(filter.connectionId, filter.queue, h.name, policy))) {
+    const n = await keptHeaderValueCount(filter.connectionId, filter.queue, h.name, h.value);
+    if (n !== null) return n > COUNT_CAP ? { count: COUNT_CAP, atLeast: true } : { count: n, atLeast: false };
+  }
+  return countLettersCapped(filter);
+}
+
+/** Whether a counted header's every present value reaches this role unmasked (false when not counted). */
+async function headerShownAsStored(
+  connectionId: string,
+  queue: string,
+  name: string,
+  policy: MaskingPolicy,
+): Promise<boolean> {
+  if (policy.rules.length === 0) return true;
+  const values = await keptHeaderValues(connectionId, queue, name);
+  if (values === null || values.length > SHOWN_CHECK_MAX) return false;
+  return values.every((v) => maskHeaderRecord({ [name]: v }, policy.rules, policy.hashKey).headers[name] === v);
 }
 
 /**
@@ -344,15 +395,13 @@ export async function exportLetters(
   await authorize(actor, "triage:export", { ...scope, meta });
   if (input.includePayload) await authorize(actor, "letter:read-payload", { ...scope, meta });
   const dlq = requireDlq(input.filter ?? {});
-  const filter = scopedFilter(
-    { ...input.filter, ...dlq },
-    await maskingPolicy(actor.role, dlq.connectionId, dlq.queue),
-  );
+  const policy = await maskingPolicy(actor.role, dlq.connectionId, dlq.queue);
+  const filter = scopedFilter({ ...input.filter, ...dlq }, policy);
   const count = await audited(
     actor,
     meta,
     scope,
-    () => countLettersCapped(filter),
+    () => countForRole(filter, policy),
     (n) => ({
       format: input.format,
       includePayload: Boolean(input.includePayload),

@@ -244,6 +244,12 @@ async function TriageBody({
           <span className="spacer" />
           <GroupBy connectionId={connectionId} queue={queue} view={view} />
         </div>
+        {groups.by !== "group" && groups.counting ? (
+          <p className="hint" role="status" data-testid="header-counting">
+            Counting this header&apos;s values in the background: until that is done, these figures are read from every
+            letter, which takes longer on a large DLQ.
+          </p>
+        ) : null}
         {groups.by === "group" ? (
           <GroupsTable
             connectionId={connectionId}
