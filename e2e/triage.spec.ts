@@ -93,6 +93,32 @@ test("an operator scans a DLQ, sees its groups, filters to one, opens a letter a
   expect(actions).toContain("triage.export");
 });
 
+test("an operator groups by a header: read from the letters at first, then from the worker's counts", async ({
+  page,
+}) => {
+  await loadSession(page, "operator");
+  await page.goto(triagePath(BILLING));
+  await scanToDone(page);
+
+  // Every demo billing letter was republished from routing key demo.billing (RepublishMessageRecoverer).
+  await page.getByTestId("group-by-header").fill("x-original-routingKey");
+  await page.getByRole("button", { name: "Group", exact: true }).click();
+  await expect(page).toHaveURL(/[?&]by=header(%3A|:)x-original-routingKey/);
+  const count = page.locator('[data-testid="value-row"][data-value="demo.billing"] td.num');
+  await expect(count).toHaveText("5");
+  // The first grouping by this header asks the worker to count it; meanwhile the figures come from the rows.
+  await expect(page.getByTestId("header-counting")).toBeVisible();
+
+  // The worker's round (every 5 s) counts it; from then on the same figures come from the kept counts.
+  await expect(async () => {
+    await page.reload();
+    await expect(page.getByTestId("values-table")).toBeVisible();
+    await expect(page.getByTestId("header-counting")).toHaveCount(0);
+  }).toPass({ timeout: 60_000, intervals: [1_000, 2_000, 5_000] });
+  await expect(count).toHaveText("5");
+  await expect(page.getByTestId("value-row")).toHaveCount(1);
+});
+
 test("filters in the URL: a text search narrows the set and a bad link explains itself", async ({ page }) => {
   await loadSession(page, "viewer");
   await page.goto(triagePath(BILLING));
