@@ -126,7 +126,11 @@ export function selectionWhere(filter: LetterFilter, letterIds?: string[]): { sq
   return { sql, params };
 }
 
-/** Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. */
+/**
+ * Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. Each row
+ * gets its replay id here, the one every attempt's copy will carry: the claim then changes no indexed
+ * column and is a HOT update (migration redrive_claim_hot).
+ */
 export async function populateLedger(
   db: Db,
   jobId: string,
@@ -137,10 +141,10 @@ export async function populateLedger(
   params.push(jobId);
   const job = `$${params.length}::uuid`;
   return db.$executeRawUnsafe(
-    `INSERT INTO redrive_letters (job_id, seq, letter_id, sha256, message_id, original_message_id, prev_count, state, audited)
+    `INSERT INTO redrive_letters (job_id, seq, letter_id, sha256, message_id, original_message_id, prev_count, state, audited, replay_id)
      SELECT ${job}, row_number() OVER (ORDER BY kafka_partition NULLS FIRST, kafka_offset NULLS FIRST, position, id)::int,
             letter_id, sha256, message_id, COALESCE(NULLIF(headers->>'x-dlq-original-message-id', ''), message_id),
-            ${PREV_COUNT_SQL}, 'pending', true
+            ${PREV_COUNT_SQL}, 'pending', true, gen_random_uuid()
      FROM triage_letters WHERE ${sql}`,
     ...params,
   );
@@ -261,7 +265,8 @@ export async function assignSample(db: Db, jobId: string, k: number): Promise<vo
 /**
  * Claims the next letters to ask for, in index order, in ONE statement: "pending" and
  * "interrupted" ones (of the sample, or any), made "moving" with attempt + 1 and the stage. A row
- * keeps the replay id it was first given: every copy of one letter this job publishes carries the
+ * keeps the replay id it was given (by populateLedger; a row written before that, by its first
+ * claim): every copy of one letter this job publishes carries the
  * same x-dlq-replay-id, so a duplicate is recognisable as one. Rows locked by another claimer are
  * skipped, so two runs of one job (a lease taken over while the old holder still runs) never claim
  * the same letter. Each row comes back with `prevState`.
