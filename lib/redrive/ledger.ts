@@ -94,10 +94,20 @@ async function fencedUpdate(
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Rows of a statement that returns them aggregated as one json text value (`rows`): one value to decode, not one per column and row. */
-async function jsonRows(tx: Db, sql: string, ...params: unknown[]): Promise<Row[]> {
+/**
+ * Rows of a statement that returns them aggregated as one json text value (`rows`), each row a json
+ * array of the columns `names` (TUPLES): one value to decode, not one per column and row, and no
+ * column name repeated in every row (writing and parsing the names cost Postgres and Node about as
+ * much as the values).
+ */
+async function jsonTuples(tx: Db, names: readonly string[], sql: string, ...params: unknown[]): Promise<Row[]> {
   const out = await tx.$queryRawUnsafe<Array<{ rows: string | null }>>(sql, ...params);
-  return out[0]?.rows ? (JSON.parse(out[0].rows) as Row[]) : [];
+  if (!out[0]?.rows) return [];
+  return (JSON.parse(out[0].rows) as unknown[][]).map((t) => {
+    const r: Row = {};
+    for (let i = 0; i < names.length; i++) r[names[i]] = t[i];
+    return r;
+  });
 }
 
 /**
@@ -126,7 +136,11 @@ export function selectionWhere(filter: LetterFilter, letterIds?: string[]): { sq
   return { sql, params };
 }
 
-/** Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. */
+/**
+ * Fills the ledger from the triage index in one INSERT … SELECT; returns the rows written. Each row
+ * gets its replay id here, the one every attempt's copy will carry: the claim then changes no indexed
+ * column and is a HOT update (migration redrive_claim_hot).
+ */
 export async function populateLedger(
   db: Db,
   jobId: string,
@@ -137,10 +151,10 @@ export async function populateLedger(
   params.push(jobId);
   const job = `$${params.length}::uuid`;
   return db.$executeRawUnsafe(
-    `INSERT INTO redrive_letters (job_id, seq, letter_id, sha256, message_id, original_message_id, prev_count, state, audited)
+    `INSERT INTO redrive_letters (job_id, seq, letter_id, sha256, message_id, original_message_id, prev_count, state, audited, replay_id)
      SELECT ${job}, row_number() OVER (ORDER BY kafka_partition NULLS FIRST, kafka_offset NULLS FIRST, position, id)::int,
             letter_id, sha256, message_id, COALESCE(NULLIF(headers->>'x-dlq-original-message-id', ''), message_id),
-            ${PREV_COUNT_SQL}, 'pending', true
+            ${PREV_COUNT_SQL}, 'pending', true, gen_random_uuid()
      FROM triage_letters WHERE ${sql}`,
     ...params,
   );
@@ -173,8 +187,42 @@ const colsOf = (
 ) => `${a}id::text AS id, ${a}seq, ${a}letter_id, ${a}sha256, ${a}message_id, ${a}original_message_id, ${a}prev_count, ${a}ordering_key,
   ${a}stage, ${a}state, ${a}attempts, ${a}destination, ${a}reason, ${a}replay_id::text AS replay_id, ${a}moved_at, ${a}updated_at`;
 const COLS = colsOf("");
-/** The rows of the CTE `cte`, in ledger order, as one json text value (jsonRows). */
-const AGG = (cte: string) => `SELECT json_agg(${cte} ORDER BY ${cte}.seq)::text AS rows FROM ${cte}`;
+/** The columns of colsOf, as the claims return them (with prev_state), in the order of their json arrays. */
+const CLAIMED = [
+  "id",
+  "seq",
+  "letter_id",
+  "sha256",
+  "message_id",
+  "original_message_id",
+  "prev_count",
+  "ordering_key",
+  "stage",
+  "state",
+  "attempts",
+  "destination",
+  "reason",
+  "replay_id",
+  "moved_at",
+  "updated_at",
+  "prev_state",
+] as const;
+/** The columns a settled letter's audit row is made from (letterAuditEntry), in the order recordOutcomes returns them. */
+const SETTLED = [
+  "letter_id",
+  "state",
+  "stage",
+  "destination",
+  "reason",
+  "replay_id",
+  "prev_count",
+  "attempts",
+  "message_id",
+  "sha256",
+] as const;
+/** The rows of the CTE `cte`, in ledger order, as one json text value of arrays of `names` (jsonTuples). */
+const AGG = (cte: string, names: readonly string[]) =>
+  `SELECT json_agg(json_build_array(${names.join(", ")}) ORDER BY seq)::text AS rows FROM ${cte}`;
 function toRow(r: Row): LedgerRow {
   const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
   return {
@@ -261,7 +309,8 @@ export async function assignSample(db: Db, jobId: string, k: number): Promise<vo
 /**
  * Claims the next letters to ask for, in index order, in ONE statement: "pending" and
  * "interrupted" ones (of the sample, or any), made "moving" with attempt + 1 and the stage. A row
- * keeps the replay id it was first given: every copy of one letter this job publishes carries the
+ * keeps the replay id it was given (by populateLedger; a row written before that, by its first
+ * claim): every copy of one letter this job publishes carries the
  * same x-dlq-replay-id, so a duplicate is recognisable as one. Rows locked by another claimer are
  * skipped, so two runs of one job (a lease taken over while the old holder still runs) never claim
  * the same letter. Each row comes back with `prevState`.
@@ -274,8 +323,9 @@ export async function claimNext(
   owner?: string,
 ): Promise<LedgerRow[]> {
   const rows = await fenced(db, jobId, owner, (tx) =>
-    jsonRows(
+    jsonTuples(
       tx,
+      CLAIMED,
       `WITH pick AS (
        SELECT id, state AS prev_state FROM redrive_letters
        WHERE job_id = $1::uuid AND state IN ('pending', 'interrupted') ${stage === "sample" ? "AND stage = 'sample'" : ""}
@@ -284,7 +334,7 @@ export async function claimNext(
        UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), stage = $2, updated_at = now()
        FROM pick WHERE r.id = pick.id
        RETURNING ${colsOf("r.")}, pick.prev_state)
-     ${AGG("claimed")}`,
+     ${AGG("claimed", CLAIMED)}`,
       jobId,
       stage,
       limit,
@@ -308,8 +358,9 @@ export async function claimMissing(
   owner?: string,
 ): Promise<LedgerRow[]> {
   const rows = await fenced(db, jobId, owner, (tx) =>
-    jsonRows(
+    jsonTuples(
       tx,
+      CLAIMED,
       `WITH pick AS (
        SELECT id, state AS prev_state FROM redrive_letters
        WHERE job_id = $1::uuid AND (state IN ('missing', 'unconfirmed') OR (state = 'failed' AND retry_later)) AND seq > $2
@@ -318,7 +369,7 @@ export async function claimMissing(
        UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), updated_at = now()
        FROM pick WHERE r.id = pick.id
        RETURNING ${colsOf("r.")}, pick.prev_state)
-     ${AGG("claimed")}`,
+     ${AGG("claimed", CLAIMED)}`,
       jobId,
       afterSeq,
       limit,
@@ -423,8 +474,9 @@ export async function recordOutcomes(
       const rows =
         outcomes.length === 0
           ? []
-          : await jsonRows(
+          : await jsonTuples(
               tx,
+              SETTLED,
               `WITH settled AS (
                  UPDATE redrive_letters r SET state = u.state, destination = u.destination, reason = u.reason,
                    ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = true, updated_at = now(),
@@ -432,8 +484,8 @@ export async function recordOutcomes(
                  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
                  WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
                    AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))
-                 RETURNING ${colsOf("r.")})
-               ${AGG("settled")}`,
+                 RETURNING r.seq, r.${SETTLED.join(", r.")})
+               ${AGG("settled", SETTLED)}`,
               jobId,
               outcomes.map((o) => o.letterId),
               outcomes.map((o) => o.state),
@@ -443,7 +495,7 @@ export async function recordOutcomes(
               outcomes.map((o) => o.state === "failed" && o.retryLater === true),
             );
       const owed: AuditEntry[] = [];
-      for (const r of rows) if (!unsettled.has(r.state as string)) owed.push(letterAuditEntry(ctx, toRow(r)));
+      for (const r of rows) if (!unsettled.has(r.state as string)) owed.push(letterAuditEntry(ctx, settledRow(r)));
       const entries = before.length > 0 ? [...before, ...owed] : owed;
       if (entries.length === 0) return;
       const at = new Date().toISOString();
@@ -619,8 +671,37 @@ export type LetterAuditContext = LedgerJobContext;
 
 const ACTION_OF: Partial<Record<LedgerState, string>> = { parked: "letter.park", returned: "letter.redrive_returned" };
 
+/** What a settled letter's audit row says (recordOutcomes reads only these: SETTLED). */
+type SettledRow = Pick<
+  LedgerRow,
+  | "letterId"
+  | "state"
+  | "stage"
+  | "destination"
+  | "reason"
+  | "replayId"
+  | "prevCount"
+  | "attempts"
+  | "messageId"
+  | "sha256"
+>;
+function settledRow(r: Row): SettledRow {
+  return {
+    letterId: r.letter_id as string,
+    state: r.state as LedgerState,
+    stage: (r.stage as string) ?? null,
+    destination: (r.destination as string) ?? null,
+    reason: (r.reason as string) ?? null,
+    replayId: (r.replay_id as string) ?? null,
+    prevCount: Number(r.prev_count),
+    attempts: Number(r.attempts),
+    messageId: (r.message_id as string) ?? null,
+    sha256: r.sha256 as string,
+  };
+}
+
 /** The audit row of one settled letter (scope "letter", operation id = job id, in the name of the redrive's starter). */
-function letterAuditEntry(ctx: LetterAuditContext, r: LedgerRow): AuditEntry {
+function letterAuditEntry(ctx: LetterAuditContext, r: SettledRow): AuditEntry {
   return {
     actor: { id: ctx.actor.id, email: ctx.actor.email, role: ctx.actor.role as "operator" | "admin" | null },
     action: ACTION_OF[r.state] ?? "letter.redrive",
