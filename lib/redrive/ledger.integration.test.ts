@@ -164,6 +164,31 @@ describe("recordOutcomes with the letters' audit rows", () => {
   });
 });
 
+describe("claimNext after the run's cursor", () => {
+  it("starts after the cursor, and a claim from the start still finds a letter put back before it", async () => {
+    const { db, job, ctx } = await ledgerOf(8);
+    const first = await claimNext(db, job.id, "bulk", 3, "run-a");
+    expect(first.map((r) => r.seq)).toEqual([1, 2, 3]);
+    // The broker went away: m-2 goes back to pending, the others are settled.
+    await recordOutcomes(
+      db,
+      job.id,
+      [settled("m-1", "moved"), settled("m-2", "pending", "broker away"), settled("m-3", "moved")],
+      { ctx, owner: "run-a" },
+    );
+    const next = await claimNext(db, job.id, "bulk", 3, "run-a", 3);
+    expect(next.map((r) => r.letterId)).toEqual(["m-4", "m-5", "m-6"]);
+    // From the start (the cursor moved back, or the stage's last look): m-2 first, in index order.
+    const again = await claimNext(db, job.id, "bulk", 3, "run-a", -1);
+    expect(again.map((r) => [r.letterId, r.prevState])).toEqual([
+      ["m-2", "pending"],
+      ["m-7", "pending"],
+      ["m-8", "pending"],
+    ]);
+    expect(await claimNext(db, job.id, "bulk", 3, "run-a", -1)).toEqual([]);
+  });
+});
+
 describe("the lease fence on a redrive's ledger", () => {
   it("a run whose lease was taken over claims nothing and records no outcome: its letters stay claimed for the new holder", async () => {
     const { db, job, ctx } = await ledgerOf(4);

@@ -307,7 +307,8 @@ export async function assignSample(db: Db, jobId: string, k: number): Promise<vo
 }
 
 /**
- * Claims the next letters to ask for, in index order, in ONE statement: "pending" and
+ * Claims the next letters to ask for, in index order after `afterSeq` (the run's cursor,
+ * BatchMover.claimAfter), in ONE statement: "pending" and
  * "interrupted" ones (of the sample, or any), made "moving" with attempt + 1 and the stage. A row
  * keeps the replay id it was given (by populateLedger; a row written before that, by its first
  * claim): every copy of one letter this job publishes carries the
@@ -321,6 +322,7 @@ export async function claimNext(
   stage: "sample" | "bulk",
   limit: number,
   owner?: string,
+  afterSeq = -1,
 ): Promise<LedgerRow[]> {
   const rows = await fenced(db, jobId, owner, (tx) =>
     jsonTuples(
@@ -328,7 +330,7 @@ export async function claimNext(
       CLAIMED,
       `WITH pick AS (
        SELECT id, state AS prev_state FROM redrive_letters
-       WHERE job_id = $1::uuid AND state IN ('pending', 'interrupted') ${stage === "sample" ? "AND stage = 'sample'" : ""}
+       WHERE job_id = $1::uuid AND seq > $4 AND state IN ('pending', 'interrupted') ${stage === "sample" ? "AND stage = 'sample'" : ""}
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED),
      claimed AS (
        UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), stage = $2, updated_at = now()
@@ -338,6 +340,7 @@ export async function claimNext(
       jobId,
       stage,
       limit,
+      afterSeq,
     ),
   );
   return rows.map(toRow);
