@@ -2,7 +2,7 @@
  * Broker-neutral helpers that turn client values into `DisplayValue`s and back into plain text.
  * Pure functions (no broker, no secrets): shared by every adapter and safe in unit tests.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { DisplayValue, HeaderEntry } from "@/lib/brokers/contract/letter";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -27,7 +27,8 @@ export function utf8OrNull(bytes: Uint8Array): string | null {
 }
 
 export function sha256Hex(bytes: Uint8Array | string): string {
-  return createHash("sha256").update(bytes).digest("hex");
+  // One-shot: no Hash object per call (every letter read is digested).
+  return hash("sha256", bytes, "hex");
 }
 
 /** Bytes keep their exact content (base64); `text` is added when they are valid UTF-8. */

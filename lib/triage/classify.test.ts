@@ -8,6 +8,7 @@ import {
 } from "./classify";
 import { normalizeMessage } from "./normalize";
 import { compileSafeRegex } from "@/lib/safe-regex";
+import * as fixtures from "./fixtures.test-data";
 
 const c = (exceptionClass: string | null, exceptionMessage: string | null = null, reason: string | null = null) =>
   classify({ exceptionClass, exceptionMessage, reason });
@@ -347,5 +348,64 @@ describe("validateRule", () => {
     expect(() => validateRules([good, { ...good }])).toThrow(/used twice/);
     expect(() => validateRules("x")).toThrow(/must be a list/);
     expect(validateRules(DEFAULT_CLASSIFICATION_RULES)).toHaveLength(DEFAULT_CLASSIFICATION_RULES.length);
+  });
+});
+
+describe("the message pass finds the rule that trying every rule in turn finds", () => {
+  const compiledOnce = new Map<string, ReturnType<typeof compileSafeRegex> | null>();
+  /** The oracle: every rule against the class, then every rule against message and reason, in list order. */
+  function inTurn(
+    input: { exceptionClass: string | null; exceptionMessage: string | null; reason?: string | null },
+    rules: ClassificationRule[],
+  ): string | null {
+    const test = (r: ClassificationRule, text: string) => {
+      if (!compiledOnce.has(r.pattern)) {
+        try {
+          compiledOnce.set(r.pattern, compileSafeRegex(r.pattern, { caseInsensitive: true }));
+        } catch {
+          compiledOnce.set(r.pattern, null); // a pattern the engine refuses matches nothing
+        }
+      }
+      return compiledOnce.get(r.pattern)?.test(text) ?? false;
+    };
+    const cls = input.exceptionClass?.slice(0, 300) ?? "";
+    if (cls) for (const r of rules) if ((r.field === "class" || r.field === "any") && test(r, cls)) return r.id;
+    const text = [input.exceptionMessage, input.reason].filter(Boolean).join("\n").slice(0, 1000);
+    if (text) for (const r of rules) if ((r.field === "message" || r.field === "any") && test(r, text)) return r.id;
+    return null;
+  }
+
+  const messages = [
+    ...Object.values(fixtures).map((stack) => stack.split("\n").slice(0, 3).join("\n")),
+    ...DEFAULT_CLASSIFICATION_RULES.map((r) => `before ${r.description} after`),
+    'ERROR: duplicate key value violates unique constraint "orders_pkey" Detail: Key (id)=(42) already exists.',
+    "Read timed out after 3004 ms calling order 7",
+    "status code 503 and then a deadlock, then HTTP 400",
+    "nothing to see here 42",
+    "Kelvin sign \u212A and long s \u017F: case folding",
+    "",
+  ];
+  const lists: Array<[string, ClassificationRule[]]> = [
+    ["the defaults", DEFAULT_CLASSIFICATION_RULES],
+    ["the defaults reversed", [...DEFAULT_CLASSIFICATION_RULES].reverse()],
+    [
+      "a list with an inline flag, a class-only rule and a saved pattern the engine refuses",
+      [
+        { id: "flag", disposition: "permanent", field: "message", pattern: "(?-i)DEADLOCK|x$", description: "" },
+        { id: "class-only", disposition: "permanent", field: "class", pattern: "constraint", description: "" },
+        { id: "refused", disposition: "permanent", field: "any", pattern: "(?=look)ahead", description: "" },
+        { id: "kelvin", disposition: "transient", field: "message", pattern: "k", description: "" },
+        ...DEFAULT_CLASSIFICATION_RULES,
+      ],
+    ],
+    ["no rules", []],
+  ];
+  it.each(lists)("%s", (_, rules) => {
+    for (const message of messages)
+      for (const reason of [null, "rejected", "expired"])
+        for (const exceptionClass of [null, "com.acme.Foo", "java.lang.NullPointerException"]) {
+          const input = { exceptionClass, exceptionMessage: message, reason };
+          expect(classify(input, rules).ruleId, JSON.stringify(input)).toBe(inTurn(input, rules));
+        }
   });
 });

@@ -208,10 +208,89 @@ export function classify(
     if (byClass) return byClass;
   }
   const text = [input.exceptionMessage, input.reason].filter(Boolean).join("\n").slice(0, MAX_TEXT);
-  return (text && firstMatch(text, "message", rules)) || { disposition: "unknown", ruleId: null };
+  return (text && messagePass(text, rules)) || { disposition: "unknown", ruleId: null };
 }
 
 type Match = { disposition: Disposition; ruleId: string | null };
+
+/**
+ * The message pass, same answer as firstMatch(text, "message", rules) with fewer RE2 runs. Every
+ * message differs (ids, numbers), so nothing can be cached per text, and running each rule in turn
+ * cost a scan ~6 µs per letter (13 default rules, most not matching). Instead, prefix k is the
+ * union of the first k+1 candidate rules: it matches exactly when one of them does, so one run says
+ * whether any rule matches, and a binary search over the prefixes finds the first that does in
+ * about log2(n) runs (~1.9 µs). Unions are compiled when first needed, once per distinct rule
+ * list; if the engine refuses one (too large), that list runs its rules in turn, as before.
+ */
+interface MessagePlan {
+  /** The rules a message is matched against, in list order (field message or any, pattern valid). */
+  candidates: ClassificationRule[];
+  prefixes: Array<SafeRegex | undefined>;
+  /** A union could not be compiled: run the rules one by one. */
+  inTurn: boolean;
+}
+const messagePlans = new WeakMap<ClassificationRule[], MessagePlan>();
+const plansBySignature = new Map<string, MessagePlan>();
+
+function messagePlan(rules: ClassificationRule[]): MessagePlan {
+  const known = messagePlans.get(rules);
+  if (known) return known;
+  const candidates = rules.filter((r) => (r.field === "message" || r.field === "any") && regex(r.pattern) !== null);
+  const signature = candidates.map((r) => `${r.id}\u0000${r.disposition}\u0000${r.pattern}`).join("\u0001");
+  let plan = plansBySignature.get(signature);
+  if (!plan) {
+    plan = { candidates, prefixes: [], inTurn: false };
+    if (plansBySignature.size >= 64) plansBySignature.clear();
+    plansBySignature.set(signature, plan);
+  }
+  messagePlans.set(rules, plan);
+  return plan;
+}
+
+/** Whether one of the plan's first k+1 candidates matches `text`; null when their union cannot be compiled. */
+function prefixMatches(plan: MessagePlan, k: number, text: string): boolean | null {
+  let re = plan.prefixes[k];
+  if (re === undefined) {
+    try {
+      // Each rule in a group of its own: an inline flag in one rule stays in that rule.
+      re = compileSafeRegex(
+        plan.candidates
+          .slice(0, k + 1)
+          .map((r) => `(?:${r.pattern})`)
+          .join("|"),
+        { caseInsensitive: true, maxLength: Number.POSITIVE_INFINITY, maxProgramSize: Number.POSITIVE_INFINITY },
+      );
+    } catch (e) {
+      if (!(e instanceof PatternError)) throw e;
+      plan.inTurn = true;
+      return null;
+    }
+    plan.prefixes[k] = re;
+  }
+  return re.test(text);
+}
+
+function messagePass(text: string, rules: ClassificationRule[]): Match | null {
+  const plan = messagePlan(rules);
+  const n = plan.candidates.length;
+  if (n === 0) return null;
+  if (!plan.inTurn) {
+    const any = prefixMatches(plan, n - 1, text);
+    if (any === false) return null;
+    // The first k whose prefix matches: prefix k matches iff some rule at or before k does.
+    let lo = 0;
+    let hi = n - 1;
+    while (any && lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const m = prefixMatches(plan, mid, text);
+      if (m === null) break;
+      if (m) hi = mid;
+      else lo = mid + 1;
+    }
+    if (!plan.inTurn) return { disposition: plan.candidates[lo].disposition, ruleId: plan.candidates[lo].id };
+  }
+  return firstMatch(text, "message", rules);
+}
 
 function firstMatch(value: string, field: ClassificationRule["field"], rules: ClassificationRule[]): Match | null {
   for (const r of rules) {

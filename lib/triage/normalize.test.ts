@@ -265,3 +265,18 @@ describe("exceptionClassFromStack without frames", () => {
     expect(parseStack(null)).toBeNull();
   });
 });
+
+describe("parseStack reads the text without private-use characters", () => {
+  // The shape checks look for their markers in the cleaned text: a private-use character inside a
+  // marker (which the parsers drop) must not hide the shape.
+  const split = (s: string, marker: string) => s.replace(marker, `${marker.slice(0, 3)}\uE000${marker.slice(3)}`);
+  it.each([
+    ["python", F.PYTHON, "Traceback"],
+    ["python", F.PYTHON, 'File "'],
+    ["go", F.GO_PANIC, "panic: "],
+  ])("%s with a private-use character inside %s", (language, stack, marker) => {
+    const parsed = parseStack(split(stack, marker));
+    expect(parsed?.language).toBe(language);
+    expect(parsed).toEqual(parseStack(stack));
+  });
+});

@@ -115,13 +115,11 @@ export interface ParsedStack {
   frames: ParsedFrame[];
 }
 
+/** The text the stack parsers read: capped, without private-use characters. */
+const stackText = (s: string) => s.slice(0, MAX_STACK).replace(PRIVATE, "");
 /** Lines capped too: frame patterns backtrack on pathological single lines. */
-const lines = (s: string) =>
-  s
-    .slice(0, MAX_STACK)
-    .replace(PRIVATE, "")
-    .split(/\r?\n/)
-    .map((l) => l.slice(0, 2000));
+const linesOf = (text: string) => text.split(/\r?\n/).map((l) => l.slice(0, 2000));
+const lines = (s: string) => linesOf(stackText(s));
 
 /** "pkg.Class: message" → parts. `loose` accepts bare words ("KeyError"), which Python prints. */
 function splitHeader(text: string, loose = false): { exceptionClass: string | null; message: string | null } | null {
@@ -390,10 +388,20 @@ export function parseStack(stackTrace: string | null): ParsedStack | null {
 let lastParse: { input: string | null; result: ParsedStack | null } = { input: null, result: null };
 
 function parseStackUncached(stackTrace: string): ParsedStack | null {
-  const ls = lines(stackTrace);
-  if (ls.some((l) => /^Traceback \(most recent call last\):/.test(l.trim()) || PY_FRAME.test(l)))
+  const text = stackText(stackTrace);
+  const ls = linesOf(text);
+  // A shape's line test runs only when the text holds what that line cannot match without: most
+  // stacks are Java's, and testing every line for Python and Go first cost a scan ~1 µs a letter.
+  if (
+    (text.includes("Traceback (most recent call last):") || text.includes('File "')) &&
+    ls.some((l) => /^Traceback \(most recent call last\):/.test(l.trim()) || PY_FRAME.test(l))
+  )
     return parsePython(ls);
-  if (ls.some((l) => /^(?:panic|fatal error): /.test(l))) return parseGo(ls);
+  if (
+    (text.includes("panic: ") || text.includes("fatal error: ")) &&
+    ls.some((l) => /^(?:panic|fatal error): /.test(l))
+  )
+    return parseGo(ls);
   if (ls.some((l) => JAVA_FRAME.test(l))) return parseJava(ls);
   if (
     ls.some((l) => {

@@ -4,7 +4,7 @@
  * decoder keeps both exact, so headers are shown and fingerprinted as the broker holds them.
  */
 import type { DisplayValue, HeaderEntry } from "@/lib/brokers/contract/letter";
-import { bytesValue, timestampValue, toDisplayValue } from "@/lib/brokers/display";
+import { bytesValue, timestampValue, toDisplayValue, utf8OrNull } from "@/lib/brokers/display";
 
 class Reader {
   constructor(
@@ -66,8 +66,9 @@ function decodeValue(r: Reader, depth: number): DisplayValue {
       const len = r.take(4).readUInt32BE(0);
       const bytes = r.take(len);
       if (tag === "x") return bytesValue(bytes);
-      const v = bytesValue(bytes);
-      return v.t === "bytes" && v.text !== undefined ? { t: "string", v: v.text } : v;
+      // Most long strings are text: decoded once, without the base64 form bytesValue would add.
+      const text = utf8OrNull(bytes);
+      return text !== null ? { t: "string", v: text } : bytesValue(bytes);
     }
     case "F": {
       const len = r.take(4).readUInt32BE(0);
