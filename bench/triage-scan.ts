@@ -27,6 +27,8 @@
  *                                      before it ends the read short (default the adapter's 1 s)
  *   BENCH_LIVE_HEAP=1                  the child also forces a full gc every 5 s and reports the
  *                                      largest live heap it saw (what the scan retains)
+ *   BENCH_CPU_PROF=dir                 the scan's process writes a V8 CPU profile (--cpu-prof) there
+ *                                      (tsx's launcher writes a small one beside it)
  */
 import { spawn } from "node:child_process";
 import { availableParallelism, loadavg } from "node:os";
@@ -273,7 +275,15 @@ function scanInChild(): Promise<ChildResult> {
       ...process.env,
       BENCH_SCAN_CHILD: "1",
       BENCH_QUEUE: QUEUE,
-      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --expose-gc`.trim(),
+      NODE_OPTIONS: [
+        process.env.NODE_OPTIONS ?? "",
+        "--expose-gc",
+        ...(process.env.BENCH_CPU_PROF
+          ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`]
+          : []),
+      ]
+        .join(" ")
+        .trim(),
     },
   });
   let out = "";
