@@ -4,7 +4,7 @@
  * read from DeadLetterQueueSourceArn, the receive count and the attributes that Lambda, EventBridge
  * and common application conventions set.
  */
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
 import type {
   DeathRecord,
@@ -69,7 +69,7 @@ export function decodeProperties(msg: Message): HeaderEntry[] {
   ];
   for (const name of names) {
     const v = sys[name];
-    if (TIMESTAMPS.has(name) && /^\d+$/.test(v)) out.push({ name, value: timestampValue(Number(v)) });
+    if (TIMESTAMPS.has(name) && /^\d+$/.test(v)) out.push({ name, value: timestampOf(Number(v)) });
     else if (NUMBERS.has(name) && /^\d+$/.test(v)) out.push({ name, value: { t: "number", v } });
     else out.push({ name, value: { t: "string", v } });
   }
@@ -241,7 +241,8 @@ export function timeFacts(sys: Record<string, string>, deadLetteredAt: string | 
         value: { t: "string", v: "not recorded: a FIFO DLQ sets SentTimestamp anew on the move" },
       });
   } else {
-    if (sent) out.push({ name: "sent", value: timestampValue(Date.parse(sent)) });
+    // `sent` is an ISO text made by toISOString: timestampValue(Date.parse(sent)) would give it back.
+    if (sent) out.push({ name: "sent", value: { t: "timestamp", v: sent } });
     out.push({
       name: "dead-lettered",
       value: {
@@ -270,8 +271,11 @@ function lambdaErrorClass(find: HeaderLookup): string | null {
   return code ? `Lambda error ${code}` : null;
 }
 
+/** One-shot `crypto.hash` where Node has it: no Hash object per letter (two digests of every body). */
+const oneShot = (crypto as { hash?: (alg: string, data: Uint8Array, enc: "hex") => string }).hash;
+
 export function md5Hex(bytes: Uint8Array): string {
-  return createHash("md5").update(bytes).digest("hex");
+  return oneShot ? oneShot("md5", bytes, "hex") : crypto.createHash("md5").update(bytes).digest("hex");
 }
 
 /** URL-safe id: the MessageId itself when it is plain, else `m.` + base64url; `~n` for its n-th occurrence in one read. */
@@ -311,7 +315,31 @@ export interface LetterOptions extends FailureContext {
 /** SQS epoch-millisecond attribute text as ISO 8601, or null. */
 export function isoFromEpochMs(v: string | undefined): string | null {
   const ms = Number(v);
-  return v && Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : null;
+  // Out of Date's range toISOString throws, as it always did here.
+  return v && Number.isFinite(ms) && ms > 0 ? (isoOfMs(ms) ?? new Date(ms).toISOString()) : null;
+}
+
+/**
+ * `new Date(ms).toISOString()` (null out of range) for the last few values: a letter's
+ * SentTimestamp is shown in three places and its properties, and letters received together often
+ * share it.
+ */
+const isoSeen = new Map<number, string | null>();
+function isoOfMs(ms: number): string | null {
+  let iso = isoSeen.get(ms);
+  if (iso === undefined) {
+    const d = new Date(ms);
+    iso = Number.isFinite(d.getTime()) ? d.toISOString() : null;
+    if (isoSeen.size >= 64) isoSeen.clear();
+    isoSeen.set(ms, iso);
+  }
+  return iso;
+}
+
+/** display's `timestampValue` for a number, through the cache above. */
+function timestampOf(ms: number): DisplayValue {
+  const iso = isoOfMs(ms);
+  return iso === null ? { t: "number", v: String(ms) } : { t: "timestamp", v: iso };
 }
 
 export function toLetter(msg: Message, id: string, position: number, opts: LetterOptions): Letter {
@@ -360,7 +388,7 @@ export function toLetter(msg: Message, id: string, position: number, opts: Lette
     body: truncated ? Buffer.from(whole.subarray(0, max)) : whole,
     bodySize: whole.length,
     bodyTruncated: truncated,
-    sha256: sha256Hex(whole),
+    sha256: oneShot ? oneShot("sha256", whole, "hex") : sha256Hex(whole),
     contentType: find.text("contentType", "content-type", "Content-Type"),
     contentEncoding: find.text("contentEncoding", "content-encoding", "Content-Encoding"),
     properties,
