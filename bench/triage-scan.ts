@@ -372,8 +372,8 @@ async function scanChild() {
     cpu: { node: c.node, gc: c.gc },
     wall,
   };
-  // Then exit: the Kafka adapter's close() after a describeDlq() leaves two broker sockets open
-  // (found 2026-12-06, not mended), which would keep this process, and the harness waiting on it, alive.
+  // Then exit: the Kafka adapter's close() after a describeDlq() leaves two broker sockets open,
+  // which would keep this process, and the harness waiting on it, alive.
   process.stdout.write(`${RESULT}${JSON.stringify(result)}\n`, () => process.exit(0));
 }
 
