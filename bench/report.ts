@@ -28,8 +28,13 @@ export const BENCHES = [
   "redrive-rate",
   "page-speed",
 ];
+/**
+ * Benchmarks run once per broker (BENCH_BROKER set to each in turn): each run is its own entry of
+ * bench/run.ts ("triage-scan:kafka"), its own smoke, and its own rows of the table.
+ */
+export const PER_BROKER: Record<string, readonly string[]> = { "triage-scan": ["rabbitmq", "kafka", "sqs"] };
 /** The files of bench/ that are not benchmarks. */
-export const BENCH_HELPERS = ["cpu", "redrive-common", "report", "run"];
+export const BENCH_HELPERS = ["cpu", "redrive-common", "report", "run", "scan-brokers"];
 
 export const SMOKE = process.env.BENCH_SMOKE === "1" || process.argv.includes("--smoke");
 
@@ -66,7 +71,9 @@ export interface Row {
   note?: string;
 }
 
-const BENCH = path.basename(process.argv[1] ?? "bench", ".ts");
+const FILE = path.basename(process.argv[1] ?? "bench", ".ts");
+/** The benchmark's name in the table: its file, and the broker for one run per broker. */
+const BENCH = PER_BROKER[FILE] ? `${FILE}:${process.env.BENCH_BROKER || PER_BROKER[FILE][0]}` : FILE;
 
 /** CPU seconds (a cpuSince reading) as µs per letter. */
 export function cpuPerLetter(c: Cpu, letters: number, brokerName: string): NonNullable<Row["cpu"]> {

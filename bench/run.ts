@@ -5,6 +5,8 @@
  *   npm run bench                    every benchmark at full size
  *   npm run bench -- --smoke         every benchmark at its smoke size (CI: scripts/test.sh bench)
  *   npm run bench -- glob sqs-read   only these; --skip=page-speed leaves some out
+ *   npm run bench -- triage-scan:kafka   one broker's run of a benchmark run per broker (report.ts
+ *                                    PER_BROKER: "triage-scan" alone runs it on every broker)
  * A benchmark fails when it exits non-zero, reports no row, or (in a smoke) runs past
  * BENCH_SMOKE_TIMEOUT seconds (default 300); the runner then exits 1 after the table. Nothing
  * about the figures is asserted. The rows are also in the JSON lines file it names at the end
@@ -13,7 +15,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { BENCHES, type Row, table } from "./report";
+import { BENCHES, PER_BROKER, type Row, table } from "./report";
 
 const args = process.argv.slice(2);
 const smoke = args.includes("--smoke");
@@ -24,9 +26,21 @@ const skip = new Set(
     .filter(Boolean),
 );
 const named = args.filter((a) => !a.startsWith("--"));
+/** Each benchmark, or each of its runs per broker: the file, the entry's name and its environment. */
+const ENTRIES = BENCHES.flatMap((file) =>
+  (PER_BROKER[file] ?? [null]).map((broker) => ({
+    file,
+    name: broker ? `${file}:${broker}` : file,
+    env: broker ? { BENCH_BROKER: broker } : ({} as Record<string, string>),
+  })),
+);
+const matches = (e: (typeof ENTRIES)[number], n: string) => n === e.name || n === e.file;
 for (const n of [...named, ...skip])
-  if (!BENCHES.includes(n)) throw new Error(`no benchmark ${n} (${BENCHES.join(", ")})`);
-const chosen = BENCHES.filter((b) => (named.length === 0 || named.includes(b)) && !skip.has(b));
+  if (!ENTRIES.some((e) => matches(e, n)))
+    throw new Error(`no benchmark ${n} (${ENTRIES.map((e) => e.name).join(", ")})`);
+const chosen = ENTRIES.filter(
+  (e) => (named.length === 0 || named.some((n) => matches(e, n))) && ![...skip].some((n) => matches(e, n)),
+);
 const TIMEOUT_S = Number(process.env.BENCH_SMOKE_TIMEOUT ?? 300);
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -54,13 +68,16 @@ for (const sig of ["SIGINT", "SIGTERM"] as const)
     process.exit(130);
   });
 
-function run(bench: string): Promise<{ code: number | null; signal: string | null; seconds: number }> {
+function run(
+  entry: (typeof ENTRIES)[number],
+): Promise<{ code: number | null; signal: string | null; seconds: number }> {
+  const bench = entry.name;
   const t0 = performance.now();
   const tsx = path.join(root, "node_modules", ".bin", "tsx");
-  const child = spawn(tsx, ["--conditions=react-server", `bench/${bench}.ts`], {
+  const child = spawn(tsx, ["--conditions=react-server", `bench/${entry.file}.ts`], {
     cwd: root,
     stdio: "inherit",
-    env: { ...process.env, BENCH_REPORT: reportFile, ...(smoke ? { BENCH_SMOKE: "1" } : {}) },
+    env: { ...process.env, ...entry.env, BENCH_REPORT: reportFile, ...(smoke ? { BENCH_SMOKE: "1" } : {}) },
     detached: true, // its own process group: a timeout ends the benchmark's children too
   });
   current = child.pid ?? null;
@@ -94,10 +111,11 @@ const readRows = (): Row[] =>
 async function main() {
   const results: Array<{ bench: string; ok: boolean; why: string; seconds: number }> = [];
   const t0 = performance.now();
-  for (const bench of chosen) {
+  for (const entry of chosen) {
+    const bench = entry.name;
     console.log(`\n[bench] ${bench}${smoke ? " (smoke size)" : ""}`);
     const before = readRows().length;
-    const r = await run(bench);
+    const r = await run(entry);
     const rows = readRows().length - before;
     const why =
       r.code !== 0

@@ -29,6 +29,34 @@ export const MESSAGE_ID_NAMES = ["message-id", "messageId", "message_id", "x-mes
 const MESSAGE_ID_HEADERS = withLower(MESSAGE_ID_NAMES);
 const CORRELATION_HEADERS = withLower(["correlation-id", "correlationId", "x-correlation-id", "kafka_correlationId"]);
 const CONTENT_TYPE_HEADERS = withLower(["content-type", "contentType", "ce_datacontenttype"]);
+/** Every name the three lookups above ask for, lower-cased: most letters carry none of them. */
+const ASKED = new Set([...MESSAGE_ID_HEADERS, ...CORRELATION_HEADERS, ...CONTENT_TYPE_HEADERS].map(([, l]) => l));
+
+/**
+ * The message id, correlation id and content type of these headers. One pass first: when no
+ * header's name is one of them in any case (most dead letters), all three are null without the
+ * per-name lookups; otherwise `headerTextOf` as before, sharing the lower-cased names.
+ */
+function idHeadersOf(headers: HeaderEntry[]): {
+  messageId: string | null;
+  correlationId: string | null;
+  contentType: string | null;
+} {
+  let lower: string[] | null = null;
+  for (let i = 0; i < headers.length; i++) {
+    const l = headers[i].name.toLowerCase();
+    if (ASKED.has(l)) {
+      lower = headers.map((h) => h.name.toLowerCase());
+      break;
+    }
+  }
+  if (lower === null) return { messageId: null, correlationId: null, contentType: null };
+  return {
+    messageId: headerTextOf(headers, MESSAGE_ID_HEADERS, lower),
+    correlationId: headerTextOf(headers, CORRELATION_HEADERS, lower),
+    contentType: headerTextOf(headers, CONTENT_TYPE_HEADERS, lower),
+  };
+}
 
 export function toLetter(
   topic: string,
@@ -88,17 +116,18 @@ export function toLetter(
   if (failure.deliveryCount !== null)
     properties.push({ name: "delivery count", value: { t: "number", v: String(failure.deliveryCount) } });
   const keyText = key === null ? null : displayText(key);
+  const ids = idHeadersOf(headers);
   const letter: Letter = {
     id: letterIdOf(partition, record.offset),
     position,
-    messageId: headerTextOf(headers, MESSAGE_ID_HEADERS),
-    correlationId: headerTextOf(headers, CORRELATION_HEADERS),
+    messageId: ids.messageId,
+    correlationId: ids.correlationId,
     // Copy a cut body so the whole fetch buffer can be collected.
     body: truncated ? Buffer.from(value.subarray(0, max)) : value,
     bodySize: value.byteLength,
     bodyTruncated: truncated,
     sha256: sha256Of(value),
-    contentType: headerTextOf(headers, CONTENT_TYPE_HEADERS),
+    contentType: ids.contentType,
     contentEncoding: null,
     properties,
     headers,
@@ -140,9 +169,13 @@ export const sha256Of = (bytes: Uint8Array): string => (oneShot ? oneShot("sha25
  * case-insensitive one, the first non-empty text wins. Lower-cases each header name once, not once
  * per name asked for.
  */
-function headerTextOf(headers: HeaderEntry[], names: ReadonlyArray<readonly [string, string]>): string | null {
+function headerTextOf(
+  headers: HeaderEntry[],
+  names: ReadonlyArray<readonly [string, string]>,
+  lowerNames?: string[],
+): string | null {
   if (!headers.length) return null;
-  let lower: string[] | null = null;
+  let lower: string[] | null = lowerNames ?? null;
   for (const [name, lowerName] of names) {
     let v: HeaderEntry["value"] | undefined;
     for (let i = 0; i < headers.length; i++)

@@ -4,7 +4,7 @@
  * read from DeadLetterQueueSourceArn, the receive count and the attributes that Lambda, EventBridge
  * and common application conventions set.
  */
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 import type { Message, MessageAttributeValue } from "@aws-sdk/client-sqs";
 import type {
   DeathRecord,
@@ -14,7 +14,7 @@ import type {
   HeaderEntry,
   Letter,
 } from "@/lib/brokers/contract/letter";
-import { bytesValue, headerText, sha256Hex, timestampValue } from "@/lib/brokers/display";
+import { bytesValue, displayText, sha256Hex, timestampValue } from "@/lib/brokers/display";
 import { exceptionClassFromStack } from "@/lib/brokers/failure-text";
 import { expandCombinedMarker } from "@/lib/brokers/sqs/markers";
 
@@ -69,7 +69,7 @@ export function decodeProperties(msg: Message): HeaderEntry[] {
   ];
   for (const name of names) {
     const v = sys[name];
-    if (TIMESTAMPS.has(name) && /^\d+$/.test(v)) out.push({ name, value: timestampValue(Number(v)) });
+    if (TIMESTAMPS.has(name) && /^\d+$/.test(v)) out.push({ name, value: timestampOf(Number(v)) });
     else if (NUMBERS.has(name) && /^\d+$/.test(v)) out.push({ name, value: { t: "number", v } });
     else out.push({ name, value: { t: "string", v } });
   }
@@ -106,9 +106,43 @@ const MESSAGE_ATTRS = [
 ];
 const STACK_ATTRS = ["stackTrace", "stack-trace", "stacktrace", "x-exception-stacktrace", "exception-stacktrace"];
 
+/**
+ * display's `headerText` over one letter's headers, with its names looked up once: a letter is
+ * asked for about 30 names (every convention's spelling of class, message, stack trace, ids), and
+ * `headerText` lower-cases every header's name again for each name it does not find exactly.
+ * Same answers: per name in order, the first header of exactly that name, else the first whose
+ * name matches it in any case; the first non-empty text wins.
+ */
+export interface HeaderLookup {
+  has(name: string): boolean;
+  text(...names: string[]): string | null;
+}
+export function headerLookup(headers: HeaderEntry[]): HeaderLookup {
+  const exact = new Map<string, HeaderEntry["value"]>();
+  const lower = new Map<string, HeaderEntry["value"]>();
+  for (const h of headers) {
+    if (!exact.has(h.name)) exact.set(h.name, h.value);
+    const l = h.name.toLowerCase();
+    if (!lower.has(l)) lower.set(l, h.value);
+  }
+  return {
+    has: (name) => exact.has(name),
+    text(...names) {
+      for (const n of names) {
+        const t = displayText(exact.get(n) ?? lower.get(n.toLowerCase()));
+        if (t !== null && t !== "") return t;
+      }
+      return null;
+    },
+  };
+}
+
 /** Where the letter's error attributes come from, when a well-known AWS service wrote them. */
-export function errorSourceOf(headers: HeaderEntry[]): "lambda" | "eventbridge" | null {
-  const has = (n: string) => headers.some((h) => h.name === n);
+export function errorSourceOf(
+  headers: HeaderEntry[],
+  find: HeaderLookup = headerLookup(headers),
+): "lambda" | "eventbridge" | null {
+  const has = find.has;
   if (has("ERROR_CODE") || has("RULE_ARN") || has("TARGET_ARN")) return "eventbridge";
   if (has("RequestID") && (has("ErrorCode") || has("ErrorMessage"))) return "lambda";
   return null;
@@ -124,24 +158,21 @@ export function failureOf(
   msg: Message,
   headers: HeaderEntry[],
   ctx: FailureContext,
+  find: HeaderLookup = headerLookup(headers),
 ): { failure: FailureInfo; history: DeathRecord[] } {
   const sys = (msg.Attributes ?? {}) as Record<string, string>;
   const source = queueNameOfArn(sys.DeadLetterQueueSourceArn);
   const origin = source ?? ctx.soleSource ?? ctx.configOrigin;
   const receiveCount = /^\d+$/.test(sys.ApproximateReceiveCount ?? "") ? Number(sys.ApproximateReceiveCount) : null;
-  const via = errorSourceOf(headers);
-  const stackTrace = headerText(headers, ...STACK_ATTRS);
+  const via = errorSourceOf(headers, find);
+  const stackTrace = find.text(...STACK_ATTRS);
   const exceptionClass =
-    headerText(headers, ...CLASS_ATTRS) ??
+    find.text(...CLASS_ATTRS) ??
     exceptionClassFromStack(stackTrace) ??
-    (via === "eventbridge" ? headerText(headers, "ERROR_CODE") : via === "lambda" ? lambdaErrorClass(headers) : null);
+    (via === "eventbridge" ? find.text("ERROR_CODE") : via === "lambda" ? lambdaErrorClass(find) : null);
   const exceptionMessage =
-    headerText(headers, ...MESSAGE_ATTRS) ??
-    (via === "eventbridge"
-      ? headerText(headers, "ERROR_MESSAGE")
-      : via === "lambda"
-        ? headerText(headers, "ErrorMessage")
-        : null);
+    find.text(...MESSAGE_ATTRS) ??
+    (via === "eventbridge" ? find.text("ERROR_MESSAGE") : via === "lambda" ? find.text("ErrorMessage") : null);
   // A server redrive leaves DeadLetterQueueSourceArn (or, on servers without it, the letter sits in
   // a DLQ that sources name): reason maxReceiveCount. Letters sent by Lambda or EventBridge say so.
   const reason =
@@ -210,7 +241,8 @@ export function timeFacts(sys: Record<string, string>, deadLetteredAt: string | 
         value: { t: "string", v: "not recorded: a FIFO DLQ sets SentTimestamp anew on the move" },
       });
   } else {
-    if (sent) out.push({ name: "sent", value: timestampValue(Date.parse(sent)) });
+    // `sent` is an ISO text made by toISOString: timestampValue(Date.parse(sent)) would give it back.
+    if (sent) out.push({ name: "sent", value: { t: "timestamp", v: sent } });
     out.push({
       name: "dead-lettered",
       value: {
@@ -225,8 +257,8 @@ export function timeFacts(sys: Record<string, string>, deadLetteredAt: string | 
 }
 
 /** Lambda writes ErrorCode as a status (e.g. "200" for a function error); an errorType inside ErrorMessage JSON is the better class. */
-function lambdaErrorClass(headers: HeaderEntry[]): string | null {
-  const msg = headerText(headers, "ErrorMessage");
+function lambdaErrorClass(find: HeaderLookup): string | null {
+  const msg = find.text("ErrorMessage");
   if (msg?.trimStart().startsWith("{")) {
     try {
       const t = (JSON.parse(msg) as { errorType?: unknown }).errorType;
@@ -235,12 +267,15 @@ function lambdaErrorClass(headers: HeaderEntry[]): string | null {
       // Not JSON: fall through.
     }
   }
-  const code = headerText(headers, "ErrorCode");
+  const code = find.text("ErrorCode");
   return code ? `Lambda error ${code}` : null;
 }
 
+/** One-shot `crypto.hash` where Node has it: no Hash object per letter (two digests of every body). */
+const oneShot = (crypto as { hash?: (alg: string, data: Uint8Array, enc: "hex") => string }).hash;
+
 export function md5Hex(bytes: Uint8Array): string {
-  return createHash("md5").update(bytes).digest("hex");
+  return oneShot ? oneShot("md5", bytes, "hex") : crypto.createHash("md5").update(bytes).digest("hex");
 }
 
 /** URL-safe id: the MessageId itself when it is plain, else `m.` + base64url; `~n` for its n-th occurrence in one read. */
@@ -280,7 +315,31 @@ export interface LetterOptions extends FailureContext {
 /** SQS epoch-millisecond attribute text as ISO 8601, or null. */
 export function isoFromEpochMs(v: string | undefined): string | null {
   const ms = Number(v);
-  return v && Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : null;
+  // Out of Date's range toISOString throws, as it always did here.
+  return v && Number.isFinite(ms) && ms > 0 ? (isoOfMs(ms) ?? new Date(ms).toISOString()) : null;
+}
+
+/**
+ * `new Date(ms).toISOString()` (null out of range) for the last few values: a letter's
+ * SentTimestamp is shown in three places and its properties, and letters received together often
+ * share it.
+ */
+const isoSeen = new Map<number, string | null>();
+function isoOfMs(ms: number): string | null {
+  let iso = isoSeen.get(ms);
+  if (iso === undefined) {
+    const d = new Date(ms);
+    iso = Number.isFinite(d.getTime()) ? d.toISOString() : null;
+    if (isoSeen.size >= 64) isoSeen.clear();
+    isoSeen.set(ms, iso);
+  }
+  return iso;
+}
+
+/** display's `timestampValue` for a number, through the cache above. */
+function timestampOf(ms: number): DisplayValue {
+  const iso = isoOfMs(ms);
+  return iso === null ? { t: "number", v: String(ms) } : { t: "timestamp", v: iso };
 }
 
 export function toLetter(msg: Message, id: string, position: number, opts: LetterOptions): Letter {
@@ -305,7 +364,8 @@ export function toLetter(msg: Message, id: string, position: number, opts: Lette
         message: `The body's MD5 (${actual}) does not match the MD5OfBody SQS reported (${msg.MD5OfBody}): the payload may have been altered in transit. Do not redrive it before checking.`,
       });
   }
-  const via = errorSourceOf(headers);
+  const find = headerLookup(headers);
+  const via = errorSourceOf(headers, find);
   if (via)
     properties.push({
       name: "error attributes from",
@@ -317,20 +377,20 @@ export function toLetter(msg: Message, id: string, position: number, opts: Lette
             : "Amazon EventBridge (ERROR_CODE, ERROR_MESSAGE, RULE_ARN, TARGET_ARN)",
       },
     });
-  const { failure, history } = failureOf(msg, headers, opts);
+  const { failure, history } = failureOf(msg, headers, opts, find);
   const sys = (msg.Attributes ?? {}) as Record<string, string>;
   properties.unshift(...timeFacts(sys, failure.deadLetteredAt));
   return {
     id,
     position,
     messageId: msg.MessageId ?? null,
-    correlationId: headerText(headers, "correlationId", "correlation-id", "correlation_id"),
+    correlationId: find.text("correlationId", "correlation-id", "correlation_id"),
     body: truncated ? Buffer.from(whole.subarray(0, max)) : whole,
     bodySize: whole.length,
     bodyTruncated: truncated,
-    sha256: sha256Hex(whole),
-    contentType: headerText(headers, "contentType", "content-type", "Content-Type"),
-    contentEncoding: headerText(headers, "contentEncoding", "content-encoding", "Content-Encoding"),
+    sha256: oneShot ? oneShot("sha256", whole, "hex") : sha256Hex(whole),
+    contentType: find.text("contentType", "content-type", "Content-Type"),
+    contentEncoding: find.text("contentEncoding", "content-encoding", "Content-Encoding"),
     properties,
     headers,
     failure,
