@@ -1,9 +1,9 @@
 import "server-only";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaPGlite } from "pglite-prisma-adapter";
+import type { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "@/lib/generated/prisma/client";
 import { AppError } from "@/lib/errors";
 import { processState } from "@/lib/process-state";
@@ -15,6 +15,9 @@ import { processState } from "@/lib/process-state";
  * Nothing is opened at import time (`next build` imports every page module): `getDb()` opens on
  * first use. A PGlite folder must have one owner: a second process opening it corrupts it for good,
  * so the owner holds `<dir>.lock` (with its pid) and everyone else is refused.
+ *
+ * PGlite and its Prisma adapter are imported only when the embedded database is opened: on
+ * Postgres they are never loaded (importing PGlite alone cost a process 32 MB of RSS).
  */
 export type DatabaseMode = "postgres" | "pglite";
 
@@ -89,6 +92,7 @@ export async function openPglite(dataDir = pgliteDataDir()): Promise<{ pglite: P
   const release = lockPgliteDir(dir);
   let pglite: PGlite;
   try {
+    const { PGlite } = await import("@electric-sql/pglite");
     pglite = new PGlite(dir);
     await pglite.waitReady;
   } catch (e) {
@@ -154,23 +158,37 @@ function openDb(): DbState {
   mkdirSync(path.dirname(dir), { recursive: true });
   const release = lockPgliteDir(dir);
   process.once("exit", release);
-  const pglite = new PGlite(dir);
-  // Run as the console's role (migration *_audit_roles_and_key: only SELECT and INSERT on audit_log).
-  // The process is still the superuser underneath and owns the files: here the audit key and the
-  // checkpoints are what protect the chain. PGlite runs queries in order, so this precedes them all.
-  void pglite
-    .exec(EMBEDDED_SESSION_ROLE)
-    .catch((e) =>
-      console.error(`[db] could not switch the embedded session to dlq_console_app: ${(e as Error).message}`),
-    );
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  // Opened on the client's first query (the import is asynchronous); the lock is taken now.
+  const opening = import("@electric-sql/pglite").then(({ PGlite }) => {
+    const pglite = new PGlite(dir);
+    // Run as the console's role (migration *_audit_roles_and_key: only SELECT and INSERT on audit_log).
+    // The process is still the superuser underneath and owns the files: here the audit key and the
+    // checkpoints are what protect the chain. PGlite runs queries in order, so this precedes them all.
+    void pglite
+      .exec(EMBEDDED_SESSION_ROLE)
+      .catch((e) =>
+        console.error(`[db] could not switch the embedded session to dlq_console_app: ${(e as Error).message}`),
+      );
+    return pglite;
+  });
+  opening.catch(() => undefined); // surfaces at the first query, through connect()
+  const adapter: Pick<PrismaPGlite, "provider" | "adapterName" | "connect"> = {
+    provider: "postgres",
+    adapterName: "pglite-prisma-adapter",
+    connect: async () => {
+      const [{ PrismaPGlite }, pglite] = await Promise.all([import("pglite-prisma-adapter"), opening]);
+      return new PrismaPGlite(pglite).connect();
+    },
+  };
+  const prisma = new PrismaClient({ adapter });
   installPgliteShutdown();
   return {
     prisma,
     close: async () => {
       try {
         await prisma.$disconnect();
-        if (!pglite.closed) await pglite.close();
+        const pglite = await opening.catch(() => null);
+        if (pglite && !pglite.closed) await pglite.close();
       } finally {
         release();
         process.off("exit", release);
