@@ -276,6 +276,8 @@ function scanInChild(): Promise<ChildResult> {
       BENCH_SCAN_CHILD: "1",
       BENCH_QUEUE: QUEUE,
       NODE_OPTIONS: [
+        // The young generation scripts/start.sh gives the console (yours in NODE_OPTIONS win).
+        "--max-semi-space-size=32",
         process.env.NODE_OPTIONS ?? "",
         "--expose-gc",
         ...(process.env.BENCH_CPU_PROF
