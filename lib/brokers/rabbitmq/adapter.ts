@@ -71,6 +71,14 @@ export interface RabbitMqAdapterOptions extends AdapterSetup {
    */
   idleMs?: number;
   slowReadMs?: number;
+  /**
+   * How long a stream (background work: a scan, a redrive's return check) waits, after an idle
+   * spell, for the broker to say how many letters it still holds ready, before it takes the broker
+   * for stopped (default 60 s). Browse and single letters, which answer a page, wait ANSWER_MS (5 s).
+   * A classic queue of 1,000,000 letters loading them from disk (RabbitMQ 3.10) did not answer for
+   * longer than 5 s, and a scan ended short at 847,639 of them (docs/benchmarks.md, 2026-12-06).
+   */
+  streamAnswerMs?: number;
   /** Letters buffered ahead of the caller, in bytes (default 16 MiB). */
   readBufferBytes?: number;
   /** How long a read waits for another reader of the same queue to finish (default 10 s). */
@@ -128,6 +136,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
     this.opts = {
       idleMs: options.idleMs ?? 1000,
       slowReadMs: options.slowReadMs ?? 120_000,
+      streamAnswerMs: options.streamAnswerMs ?? 60_000,
       readBufferBytes: options.readBufferBytes ?? 16 * 1024 * 1024,
       busyWaitMs: options.busyWaitMs ?? 10_000,
       snapshotTtlMs: options.snapshotTtlMs ?? 3000,
@@ -492,7 +501,12 @@ export class RabbitMqAdapter implements BrokerAdapter {
   }
 
   /** Opens a read: risk guard, passive check, first exclusive consumer (retried while another reader holds the queue). */
-  private async openRead(name: string, opts: StreamOptions, maxFromDepth: (depth: number) => number) {
+  private async openRead(
+    name: string,
+    opts: StreamOptions,
+    maxFromDepth: (depth: number) => number,
+    answerMs: number = ANSWER_MS,
+  ) {
     const summary = await this.describeDlq(name);
     if (summary.readRisk && !opts.acceptRisk) {
       throw new BrokerError("risky_read", {
@@ -510,6 +524,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
           idleMs: this.opts.idleMs,
           readyCount: async () => (await ch.checkQueue(name)).messageCount,
           slowMs: this.opts.slowReadMs,
+          answerMs,
           bufferBytes: this.opts.readBufferBytes,
           minWindow: 4,
           maxWindow: 5000,
@@ -557,7 +572,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
   }
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
-    const { ch, reader, depth } = await this.openRead(name, opts, (d) => d);
+    const { ch, reader, depth } = await this.openRead(name, opts, (d) => d, this.opts.streamAnswerMs);
     const configOrigin = this.configOriginOf(name);
     try {
       const occ = new OccurrenceCounter();
@@ -755,7 +770,7 @@ function shortReadReason(reader: QueueReader, depth: number, idleMs: number): st
     case "slow":
       return `${head}; it still held ${stop.ready.toLocaleString("en-US")} ready but sent none for ${Math.round(stop.waitedMs / 1000).toLocaleString("en-US")} s, so the read stopped: the broker was too slow to deliver them.`;
     case "unanswered":
-      return `${head}, and did not say within ${(Math.max(idleMs, ANSWER_MS) / 1000).toLocaleString("en-US")} s how many it still held: the others may have expired or been taken meanwhile, or the broker or the network stopped.`;
+      return `${head}, and did not say within ${(reader.answerWaitMs / 1000).toLocaleString("en-US")} s how many it still held: the others may have expired or been taken meanwhile, or the broker or the network stopped.`;
     default:
       return `${head}; the others may have expired or been taken meanwhile, or the broker was too slow to deliver them.`;
   }

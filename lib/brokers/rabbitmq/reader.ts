@@ -24,6 +24,8 @@ export interface ReaderOptions {
   readyCount?: () => Promise<number>;
   /** How long a read waits without a letter while the queue still holds letters ready (default 120 s). */
   slowMs?: number;
+  /** How long an idle read waits for readyCount's answer before it takes the broker for stopped (default ANSWER_MS). */
+  answerMs?: number;
   bufferBytes: number;
   minWindow: number;
   maxWindow: number;
@@ -40,7 +42,7 @@ export interface ReaderOptions {
 /**
  * Why a read stopped before `max`: nothing came and no readyCount was given (idle); the queue held
  * no letter ready (empty: the rest expired or were taken); it held some but delivered none for
- * slowMs (slow); it did not say within idleMs (unanswered).
+ * slowMs (slow); it did not say within `answerWaitMs` (unanswered).
  */
 export type ReadStop =
   | { kind: "idle" }
@@ -48,7 +50,10 @@ export type ReadStop =
   | { kind: "unanswered" }
   | { kind: "slow"; ready: number; waitedMs: number };
 
-/** How long an idle read waits for the broker to say how many letters it still holds ready. */
+/**
+ * How long an idle read that answers a page (browse, one letter) waits for the broker to say how
+ * many letters it still holds ready. Background reads wait longer (RabbitMqAdapterOptions.streamAnswerMs).
+ */
 export const ANSWER_MS = 5000;
 
 export class QueueReader {
@@ -192,7 +197,7 @@ export class QueueReader {
    * channel, after every delivery it sent before (one queue, one channel: AMQP keeps their order), so
    * letters that were on their way are in the buffer by the time its count is read. Letters ready in
    * the queue mean a slow broker (deep queues are paged from disk): wait on, up to slowMs. None
-   * ready, or no answer within ANSWER_MS (a broker or network that stopped): what the window still
+   * ready, or no answer within answerWaitMs (a broker or network that stopped): what the window still
    * expects is not coming.
    */
   private async brokerStillHolds(): Promise<boolean> {
@@ -205,7 +210,7 @@ export class QueueReader {
     const ready = await Promise.race([
       ask().catch(() => null),
       new Promise<null>((resolve) => {
-        timer = setTimeout(() => resolve(null), Math.max(this.opts.idleMs, ANSWER_MS));
+        timer = setTimeout(() => resolve(null), this.answerWaitMs);
       }),
     ]).finally(() => clearTimeout(timer));
     if (this.buffered() > 0 || this.failure) return true;
@@ -229,6 +234,11 @@ export class QueueReader {
 
   get count(): number {
     return this.received;
+  }
+
+  /** How long an idle spell's question to the broker is waited for (at least idleMs). */
+  get answerWaitMs(): number {
+    return Math.max(this.opts.idleMs, this.opts.answerMs ?? ANSWER_MS);
   }
 
   /** The read ended because no letter came for idleMs before `max` was reached. */
