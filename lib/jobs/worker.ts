@@ -85,14 +85,28 @@ export class JobWorker {
   private async runMaintenance(task: MaintenanceTask): Promise<void> {
     if (this.stopped || this.maintenanceRunning.has(task.name)) return;
     this.maintenanceRunning.add(task.name);
+    let renew: NodeJS.Timeout | undefined;
     try {
       // The lease outlives three missed rounds, so a holder that is merely slow keeps it.
-      if (task.leased && !(await holdTaskLease(task.name, this.owner, task.everyMs * 3))) return;
+      const ttlMs = task.everyMs * 3;
+      if (task.leased && !(await holdTaskLease(task.name, this.owner, ttlMs))) return;
+      // A round may take longer than the lease (counting a header of 10,000,000 letters took about
+      // 50 s against 15 s): renewed while it runs, so no other replica starts the same round meanwhile.
+      if (task.leased) {
+        renew = setInterval(
+          () => void holdTaskLease(task.name, this.owner, ttlMs).catch(() => undefined),
+          task.everyMs,
+        );
+        renew.unref();
+      }
       await task.run();
     } catch (e) {
       console.error(`[jobs] maintenance ${task.name} failed: ${(e as Error).message}`);
     } finally {
+      clearInterval(renew);
       this.maintenanceRunning.delete(task.name);
+      // Stopped meanwhile: stop() left this round's lease held until now.
+      if (this.stopped && task.leased) await releaseTaskLease(task.name, this.owner).catch(() => undefined);
     }
   }
 
@@ -108,7 +122,8 @@ export class JobWorker {
     this.timer = null;
     for (const t of this.maintenanceTimers) clearInterval(t);
     this.maintenanceTimers = [];
-    const leased = (this.opts.maintenance ?? []).filter((t) => t.leased);
+    // A round still running keeps its lease until it ends (runMaintenance gives it back then).
+    const leased = (this.opts.maintenance ?? []).filter((t) => t.leased && !this.maintenanceRunning.has(t.name));
     await Promise.allSettled(leased.map((t) => releaseTaskLease(t.name, this.owner)));
     for (const r of this.running.values()) r.abort.abort();
     await Promise.allSettled([...this.running.values()].map((r) => r.done));
