@@ -435,8 +435,12 @@ describe.concurrent("pulsar sample watch", () => {
       while (!stop) {
         const f = await socket.next(200);
         // An ended socket answers at once: looping on would starve every timer (the test's own
-        // timeout included) and hang the worker, as it did once in CI. End with its reason instead.
-        if (!f && socket.endedWith) throw new Error(`the test's consumer socket ended: ${socket.endedWith.message}`);
+        // timeout included) and hang the worker, as it did once in CI. The loop ends instead; what
+        // the test waits for then times out with its own words, after this line says why.
+        if (!f && socket.endedWith) {
+          if (!stop) console.warn(`the test's Pulsar consumer socket ended early: ${socket.endedWith.message}`);
+          return;
+        }
         if (!f || typeof f.messageId !== "string") continue;
         got.push(Buffer.from(String(f.payload), "base64").toString());
         if (opts.ack) socket.send({ messageId: f.messageId });
@@ -444,6 +448,7 @@ describe.concurrent("pulsar sample watch", () => {
     })();
     return {
       got,
+      socket,
       stop: async () => {
         stop = true;
         await loop;
@@ -519,8 +524,9 @@ describe.concurrent("pulsar sample watch", () => {
     await kit.admin.request("PUT", `persistent/${topicPath(t)}/partitions`, "create a partitioned test topic", {
       body: 2,
     });
+    let c: Awaited<ReturnType<typeof consumer>> | undefined;
     try {
-      const c = await consumer(t, { ack: true });
+      c = await consumer(t, { ack: true });
       await copies(t);
       const mark = await watch.mark(name);
       expect(Object.keys(mark.lastConfirmed as object).sort()).toEqual([`${name}-partition-0`, `${name}-partition-1`]);
@@ -530,7 +536,9 @@ describe.concurrent("pulsar sample watch", () => {
       expect(e.text).toContain("partition-0: acknowledged up to");
       expect(e.text).toContain("partition-1: acknowledged up to");
     } finally {
-      for (const s of sockets.splice(0)) await s.close().catch(() => undefined);
+      // Only this test's consumer: the tests run concurrently, and closing the others' sockets
+      // ended their consumers mid-test (the CI stall of 2026-12-06, then "socket ended: closed (1005)").
+      await c?.socket.close().catch(() => undefined);
       await kit.admin
         .request("DELETE", `persistent/${topicPath(t)}/partitions?force=true`, "delete a partitioned test topic")
         .catch(() => undefined);

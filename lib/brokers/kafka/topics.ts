@@ -99,7 +99,7 @@ export class KafkaTopics {
    */
   private async onTopic<T>(c: InternalCluster, topic: string, op: () => Promise<T>): Promise<T> {
     try {
-      return await op();
+      return await leaderSettled(c, op);
     } catch (e) {
       const mapped = this.err(e, topic);
       if (mapped.kind !== "not_found") throw mapped;
@@ -109,7 +109,7 @@ export class KafkaTopics {
     for (const t of [...c.targetTopics]) if (!existing.has(t)) c.targetTopics.delete(t);
     try {
       await c.refreshMetadata();
-      return await op();
+      return await leaderSettled(c, op);
     } catch (e) {
       const mapped = this.err(e, topic);
       throw mapped.kind === "not_found" ? this.notFound(topic) : mapped;
@@ -215,5 +215,25 @@ export class KafkaTopics {
     this.admin = null;
     this.cluster = null;
     await Promise.allSettled([a?.then((x) => x.disconnect()), c?.then((x) => x.disconnect())]);
+  }
+}
+
+/** A partition whose leader is moving, or not yet elected (a topic just created): kafkajs's error types. */
+const LEADER_MOVING = new Set(["NOT_LEADER_FOR_PARTITION", "LEADER_NOT_AVAILABLE"]);
+
+/**
+ * Runs `op`, and again on fresh metadata while a partition's leader is moving or not yet elected
+ * (5 more times, 0.1 to 1.6 s apart): a look at a topic created a moment ago, or during a leader
+ * election, then answers instead of failing with "not the leader for that topic-partition".
+ */
+async function leaderSettled<T>(c: InternalCluster, op: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await op();
+    } catch (e) {
+      if (attempt >= 5 || !LEADER_MOVING.has(String((e as { type?: unknown }).type))) throw e;
+      await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+      await c.refreshMetadata();
+    }
   }
 }

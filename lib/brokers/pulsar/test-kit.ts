@@ -150,8 +150,8 @@ export class PulsarKit {
     const nacking = (async () => {
       while (!stop) {
         const f = await consumer.next(200);
-        // An ended socket answers at once: end with its reason rather than starve every timer.
-        if (!f && consumer.endedWith) throw new Error(`the nacking consumer ended: ${consumer.endedWith.message}`);
+        // An ended socket answers at once: looping on would starve every timer. `reached` says why.
+        if (!f && consumer.endedWith) return;
         if (f && typeof f.messageId === "string")
           consumer.send({ type: "negativeAcknowledge", messageId: f.messageId });
       }
@@ -159,7 +159,10 @@ export class PulsarKit {
     const reached = async (n: number) => {
       const deadline = Date.now() + 30_000;
       while ((await this.entries(dlq).catch(() => 0)) < n) {
-        if (Date.now() > deadline) throw new Error(`letters did not reach ${dlq.topic} within 30 s`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `letters did not reach ${dlq.topic} within 30 s${consumer.endedWith ? ` (the nacking consumer's socket ended: ${consumer.endedWith.message})` : ""}`,
+          );
         await sleep(25);
       }
     };
