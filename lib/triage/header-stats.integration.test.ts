@@ -463,6 +463,11 @@ describe("who counts a header, and what a masked one shows", () => {
       expect(await count(role, "x-app", "a1")).toBe((await direct("x-app", "a1")) + 1000);
       // x-tenant is masked for some letter: its count never comes from the kept (raw) values.
       expect(await count(role, "x-tenant", "t2")).toBe(await direct("x-tenant", "t2"));
+      // Any other criterion beside the header value: the rows answer.
+      const withGone = await listLetters(actors[role], meta(), {
+        filter: { connectionId: CONN, queue, header: { name: "x-app", value: "a1" }, includeGone: true },
+      });
+      expect(withGone.count).toBe(await direct("x-app", "a1"));
     }
   });
 

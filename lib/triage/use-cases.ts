@@ -25,7 +25,7 @@ import {
   type LetterFilter,
 } from "./queries";
 import { checkRules, loadRules, replaceRules, type RuleSet } from "./rules-store";
-import { maskHeaderRecord, maskTextWithRules } from "@/lib/masking/engine";
+import { maskHeaderRecord, maskHeadersWithRules, maskTextWithRules } from "@/lib/masking/engine";
 import { maskingPolicy, type MaskingPolicy } from "@/lib/masking/policy";
 import { maskExportedLetter } from "./export";
 import { scopedFilter } from "./masked-search";
@@ -325,22 +325,24 @@ const SHOWN_CHECK_MAX = 1_000;
  */
 async function countForRole(filter: LetterFilter, policy: MaskingPolicy): Promise<CappedCount> {
   const h = filter.header;
-  const headerOnly =
-    h &&
-    !filter.groupKey &&
-    !filter.exceptionClass &&
-    !filter.reason &&
-    !filter.origin &&
-    !filter.from &&
-    !filter.to &&
-    !filter.text?.trim() &&
-    !filter.includeGone &&
-    filter.letterId === undefined;
-  if (headerOnly && (await headerShownAsStored(filter.connectionId, filter.queue, h.name, policy))) {
+  if (h && headerOnly(filter) && (await headerShownAsStored(filter.connectionId, filter.queue, h.name, policy))) {
     const n = await keptHeaderValueCount(filter.connectionId, filter.queue, h.name, h.value);
     if (n !== null) return n > COUNT_CAP ? { count: COUNT_CAP, atLeast: true } : { count: n, atLeast: false };
   }
   return countLettersCapped(filter);
+}
+
+/** The filter's keys that do not narrow a header filter's set: the DLQ, and whose eyes search with. */
+const NOT_NARROWING = new Set<string>(["connectionId", "queue", "header", "search"]);
+
+/**
+ * Whether the filter is one header value and nothing else. Read from the filter's keys, so a
+ * criterion added to LetterFilter later counts from the rows until it is thought about here.
+ */
+function headerOnly(filter: LetterFilter): boolean {
+  return Object.entries(filter).every(
+    ([key, v]) => NOT_NARROWING.has(key) || v === undefined || v === null || v === false || v === "",
+  );
 }
 
 /** Whether a counted header's every present value reaches this role unmasked (false when not counted). */
@@ -353,7 +355,10 @@ async function headerShownAsStored(
   if (policy.rules.length === 0) return true;
   const values = await keptHeaderValues(connectionId, queue, name);
   if (values === null || values.length > SHOWN_CHECK_MAX) return false;
-  return values.every((v) => maskHeaderRecord({ [name]: v }, policy.rules, policy.hashKey).headers[name] === v);
+  // All values through the rules at once (one compile of the rules: 1,000 values in about 1 ms,
+  // against 25 ms one by one); a value a rule changes or a header a rule names counts as masked.
+  const entries = values.map((v) => ({ name, value: { t: "string" as const, v } }));
+  return maskHeadersWithRules(entries, policy.rules, policy.hashKey).maskedCount === 0;
 }
 
 /**
