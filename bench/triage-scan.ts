@@ -31,6 +31,7 @@
  *                                      (tsx's launcher writes a small one beside it)
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import path from "node:path";
 import { applyMigrations } from "../scripts/lib/migrations";
@@ -264,6 +265,14 @@ async function main() {
   }
 }
 
+/** scripts/console-node-options: the Node options the console runs with (start.sh reads the same file). */
+function consoleNodeOptions(root: string): string[] {
+  return readFileSync(path.join(root, "scripts", "console-node-options"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() && !line.startsWith("#"))
+    .flatMap((line) => line.trim().split(/\s+/));
+}
+
 /** Runs the queued scan in a child process (this file, BENCH_SCAN_CHILD=1) and returns what it measured. */
 function scanInChild(): Promise<ChildResult> {
   const root = path.resolve(import.meta.dirname, "..");
@@ -276,8 +285,8 @@ function scanInChild(): Promise<ChildResult> {
       BENCH_SCAN_CHILD: "1",
       BENCH_QUEUE: QUEUE,
       NODE_OPTIONS: [
-        // The young generation scripts/start.sh gives the console (yours in NODE_OPTIONS win).
-        "--max-semi-space-size=32",
+        // The options scripts/start.sh gives the console (yours in NODE_OPTIONS win).
+        ...consoleNodeOptions(root),
         process.env.NODE_OPTIONS ?? "",
         "--expose-gc",
         ...(process.env.BENCH_CPU_PROF

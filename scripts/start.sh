@@ -72,9 +72,7 @@ log "more users: DLQ_NEW_PASSWORD=... npm run users:create -- --email you@exampl
 log "stop with Ctrl-C; running this again keeps users, scans, jobs and the audit log"
 # The app closes the database itself on SIGTERM/SIGINT (instrumentation.ts).
 export NEXT_MANUAL_SIG_HANDLE=true
-# V8's young generation at most 2 x 32 MB: a scan allocates fast and holds each letter briefly, and
-# V8 otherwise grew it to 2 x 64 MB, most of a 1,000,000-letter scan's peak RSS (docs/benchmarks.md,
-# 2026-12-06; 16 MB saved a little more memory but doubled the scan's gc time). bench/triage-scan.ts
-# runs its scan with the same option. Options of your own in NODE_OPTIONS come after, so they win.
-export NODE_OPTIONS="--max-semi-space-size=32${NODE_OPTIONS:+ $NODE_OPTIONS}"
+# The console's own Node options (scripts/console-node-options says why); yours in NODE_OPTIONS win.
+CONSOLE_NODE_OPTIONS=$(grep -v '^#' scripts/console-node-options | tr '\n' ' ' | xargs)
+export NODE_OPTIONS="$CONSOLE_NODE_OPTIONS${NODE_OPTIONS:+ $NODE_OPTIONS}"
 exec node node_modules/next/dist/bin/next start --hostname "$HOST" --port "$PORT"
