@@ -374,9 +374,8 @@ async function scanChild() {
     cpu: { node: c.node, gc: c.gc },
     wall,
   };
-  // Then exit: the Kafka adapter's close() after a describeDlq() leaves two broker sockets open,
-  // which would keep this process, and the harness waiting on it, alive.
-  process.stdout.write(`${RESULT}${JSON.stringify(result)}\n`, () => process.exit(0));
+  // No exit of its own: a client left open keeps this process, and the harness waiting on it, alive.
+  process.stdout.write(`${RESULT}${JSON.stringify(result)}\n`);
 }
 
 (process.env.BENCH_SCAN_CHILD === "1" ? scanChild() : main()).catch((e) => {
