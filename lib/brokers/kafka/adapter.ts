@@ -186,7 +186,7 @@ export class KafkaAdapter implements BrokerAdapter {
   }
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
-    for await (const r of this.reader.readFrom(name, null, opts)) yield r.letter;
+    for await (const b of this.reader.readBatches(name, null, opts)) for (const l of b.letters) yield l;
   }
 
   /** See `BrokerAdapter.tail` (lib/brokers/tail.ts): partition number → next offset. */

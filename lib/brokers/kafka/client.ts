@@ -58,7 +58,63 @@ export function createKafka(config: KafkaConnectionConfig, opts: KafkaClientOpti
     logLevel: logLevel.ERROR,
     logCreator: quietLogCreator,
   };
-  return new Kafka(kc);
+  const kafka = new Kafka(kc);
+  connectOnce(kafka);
+  return kafka;
+}
+
+/** The parts of kafkajs's ConnectionPool (kafkajs 2.2.4) `connectOnce` wraps: two connections, 1 for Fetch, 0 for the rest. */
+interface InternalConnectionPool {
+  pool: Array<{ isConnected(): boolean }>;
+  getConnection(index?: number): Promise<unknown>;
+}
+
+/**
+ * kafkajs connects a broker's connection on first use without asking whether a connect is already
+ * under way (`ConnectionPool.getConnection`, then `Connection.connect`, which opens a new socket
+ * each time it is called on a connection not yet connected). Requests sent at once on a connection
+ * not yet connected (the Fetches of several partitions, the first on a new broker) each opened a
+ * socket; the connection kept the last one and the others stayed open, unknown to kafkajs, until the
+ * process ended: `close()` could not give them back. Every cluster made from `kafka` (its admin,
+ * producers, consumers and the group-less reader) gets connection pools in which a connect under way
+ * is shared by whoever asks meanwhile.
+ */
+function connectOnce(kafka: Kafka): void {
+  const { sym, factory } = clusterFactory(kafka);
+  (kafka as unknown as Record<symbol, unknown>)[sym] = (opts: Record<string, unknown>) => {
+    const cluster = factory(opts) as {
+      brokerPool?: { connectionPoolBuilder?: { build?: (...a: unknown[]) => Promise<unknown> } };
+    };
+    const builder = cluster.brokerPool?.connectionPoolBuilder;
+    const build = builder?.build;
+    if (!builder || typeof build !== "function")
+      throw new BrokerError("protocol", {
+        message: "kafkajs BrokerPool.connectionPoolBuilder missing",
+        userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4).",
+      });
+    builder.build = async (...args: unknown[]) => {
+      const pool = (await build.apply(builder, args)) as InternalConnectionPool;
+      if (!Array.isArray(pool?.pool) || typeof pool.getConnection !== "function")
+        throw new BrokerError("protocol", {
+          message: "kafkajs ConnectionPool.getConnection missing",
+          userMessage: "This build's Kafka client is not the version the console was tested with (kafkajs 2.2.4).",
+        });
+      const getConnection = pool.getConnection;
+      const connecting = new Map<number, Promise<unknown>>();
+      pool.getConnection = (index = 0) => {
+        const c = pool.pool[index];
+        if (c?.isConnected()) return Promise.resolve(c);
+        let p = connecting.get(index);
+        if (!p) {
+          p = getConnection.call(pool, index).finally(() => connecting.delete(index));
+          connecting.set(index, p);
+        }
+        return p;
+      };
+      return pool;
+    };
+    return cluster;
+  };
 }
 
 /** The parts of kafkajs's internal Cluster the group-less fetch uses (kafkajs 2.2.4, pinned exactly). */

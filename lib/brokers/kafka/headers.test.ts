@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { timestampValue } from "@/lib/brokers/display";
 import {
   bigEndianInt,
   decodeHeaders,
+  decodeHeaderValue,
+  isoOfMs,
   failureFromHeaders,
   originOf,
   rawHeadersFromKafkajs,
@@ -54,6 +57,29 @@ describe("Spring kafka_dlt-* headers (byte-exact)", () => {
       offset: "9223372036854775806",
       group: "orders-app",
     });
+  });
+
+  it("original timestamps read between other timestamps (the cache of the last two) are each one's own, as display writes them", () => {
+    const int64 = (n: bigint) => {
+      const b = Buffer.alloc(8);
+      b.writeBigInt64BE(n);
+      return b;
+    };
+    const values = [
+      1_700_000_000_000n,
+      1_700_000_000_001n,
+      0n,
+      -1n,
+      8_640_000_000_000_001n,
+      9_223_372_036_854_775_807n,
+    ];
+    for (const a of values)
+      for (const b of values) {
+        expect(decodeHeaderValue("kafka_dlt-original-timestamp", int64(a))).toEqual(timestampValue(a));
+        const d = new Date(Number(b));
+        expect(isoOfMs(Number(b))).toBe(Number.isFinite(d.getTime()) ? d.toISOString() : null);
+        expect(decodeHeaderValue("kafka_dlt-original-timestamp", int64(a))).toEqual(timestampValue(a));
+      }
   });
 
   it("negative values and wrong widths are never guessed", () => {

@@ -15,7 +15,7 @@
  */
 import type { DisplayValue, FailureInfo, HeaderEntry } from "@/lib/brokers/contract/letter";
 import { isUtf8 } from "node:buffer";
-import { displayText, timestampValue } from "@/lib/brokers/display";
+import { displayText } from "@/lib/brokers/display";
 import { SHARE_PREFIX, shareFailureOf } from "@/lib/brokers/kafka/share-dlq";
 import { connectReason, springException, springReason, STREAMS_REASON } from "@/lib/brokers/kafka/failure-words";
 
@@ -101,7 +101,10 @@ export function decodeHeaderValue(name: string, value: Uint8Array | null): Displ
         return { t: "number", v: String(n) };
       }
       const n = bigEndianInt(value, binary.width)!;
-      return binary.timestamp ? timestampValue(n) : { t: "number", v: n.toString() };
+      if (!binary.timestamp) return { t: "number", v: n.toString() };
+      // display's timestampValue(n), through the cache (a batch's records mostly share their original timestamp too).
+      const iso = isoOfMs(Number(n));
+      return iso === null ? { t: "number", v: n.toString() } : { t: "timestamp", v: iso };
     }
   }
   return bytesValueOf(value);
@@ -143,19 +146,25 @@ function rawValue(one: unknown): Uint8Array | null {
   return one instanceof Uint8Array ? one : Buffer.from(String(one), "utf8");
 }
 
-let lastMs = NaN;
-let lastIso: string | null = null;
+/** The last two answers of `isoOfMs`: [ms, iso] each, the older one replaced first. */
+const isoCache: Array<[number, string | null]> = [
+  [Number.NaN, null],
+  [Number.NaN, null],
+];
+let isoOlder = 0;
 
 /**
  * `new Date(ms).toISOString()`, or null when out of Date's range. Records of one batch mostly share
- * their millisecond, so the last answer is kept (this runs several times per record).
+ * their millisecond, so the last two answers are kept (this runs several times per record, for its
+ * own timestamp and for the original timestamp its headers name).
  */
 export function isoOfMs(ms: number): string | null {
-  if (ms === lastMs) return lastIso;
+  if (isoCache[0][0] === ms) return isoCache[0][1];
+  if (isoCache[1][0] === ms) return isoCache[1][1];
   const d = new Date(ms);
   const iso = Number.isFinite(d.getTime()) ? d.toISOString() : null;
-  lastMs = ms;
-  lastIso = iso;
+  isoCache[isoOlder] = [ms, iso];
+  isoOlder = 1 - isoOlder;
   return iso;
 }
 

@@ -210,16 +210,29 @@ export class KafkaReader {
     };
   }
 
-  /**
-   * Every letter from each partition's start (or `from`'s offset, where the log still has it) to
-   * its end as observed when the read begins, partition by partition; the letter's position counts
-   * from the log start.
-   */
+  /** `readBatches`, letter by letter with each one's partition and offset (the tail's read). */
   async *readFrom(
     name: string,
     from: Map<number, bigint> | null,
     opts: StreamOptions,
   ): AsyncGenerator<{ letter: Letter; partition: number; offset: string }> {
+    for await (const b of this.readBatches(name, from, opts))
+      for (let i = 0; i < b.letters.length; i++)
+        yield { letter: b.letters[i], partition: b.partition, offset: b.offsets[i] };
+  }
+
+  /**
+   * Every letter from each partition's start (or `from`'s offset, where the log still has it) to
+   * its end as observed when the read begins, partition by partition; the letter's position counts
+   * from the log start. One Fetch response's letters at a time (one partition's, in offset order,
+   * `offsets[i]` that of `letters[i]`): a stream hands them out one by one without a second
+   * generator step per letter.
+   */
+  async *readBatches(
+    name: string,
+    from: Map<number, bigint> | null,
+    opts: StreamOptions,
+  ): AsyncGenerator<{ partition: number; offsets: string[]; letters: Letter[] }> {
     await this.deps.known(name);
     // End offsets observed now: letters that arrive while streaming are not read.
     const state = await this.topics.topicState(name);
@@ -290,19 +303,19 @@ export class KafkaReader {
           }
           const settled =
             marks !== undefined && marks.size > 0 ? this.settleMarks(key, p.partition, records, marks) : null;
+          const letters: Letter[] = new Array(records.length);
+          const offsets: string[] = new Array(records.length);
           for (let i = 0; i < records.length; i++) {
             const r = records[i];
             const position = base + (exact ? Number(r.offset) - start : Number(BigInt(r.offset) - p.start));
-            yield {
-              letter: toLetter(name, p.partition, r, position, {
-                maxBodyBytes: opts.maxBodyBytes,
-                configOrigin,
-                handled: settled?.get(refKey(p.partition, r.offset)),
-              }),
-              partition: p.partition,
-              offset: r.offset,
-            };
+            letters[i] = toLetter(name, p.partition, r, position, {
+              maxBodyBytes: opts.maxBodyBytes,
+              configOrigin,
+              handled: settled?.get(refKey(p.partition, r.offset)),
+            });
+            offsets[i] = r.offset;
           }
+          yield { partition: p.partition, offsets, letters };
         }
         finished = true;
       } finally {
