@@ -120,7 +120,9 @@ export class KafkaKit {
       brokers,
       logLevel: logLevel.NOTHING,
       connectionTimeout: 3000,
-      retry: { retries: 3 },
+      // A topic created a moment before can answer NOT_LEADER_FOR_PARTITION for a while on a busy
+      // machine (seen once in a produce right after createTopicWithLeaders); 6 tries span about 19 s.
+      retry: { retries: 6 },
     });
   }
 
