@@ -161,6 +161,7 @@ function rabbitmq(queue: string): ScanBroker {
         // The console's default is 1 s: on a loaded machine a deep queue's next window can take longer,
         // and the read then ends short (reported as a shortfall, and the bench throws).
         ...(opts.idleMs ? { idleMs: opts.idleMs } : {}),
+        ...(process.env.BENCH_READ_BUFFER ? { readBufferBytes: Number(process.env.BENCH_READ_BUFFER) } : {}),
       });
     },
     async settle() {},

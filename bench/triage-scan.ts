@@ -23,6 +23,8 @@
  *   BENCH_QUEUE=name BENCH_KEEP_QUEUE=1 a queue (topic) of your own, seeded only when it does not hold
  *                                      BENCH_COUNT letters already, and kept at the end: repeated
  *                                      large runs skip the seeding (delete it yourself afterwards)
+ *   BENCH_READ_BUFFER=2097152          RabbitMQ: the adapter's read-ahead in bytes (readBufferBytes;
+ *                                      default the adapter's 16 MiB, at most 5,000 letters a window)
  *   BENCH_IDLE_MS=10000                RabbitMQ: the scan's reader waits this long for a letter
  *                                      before it ends the read short (default the adapter's 1 s)
  *   BENCH_LIVE_HEAP=1                  the child also forces a full gc every 5 s and reports the

@@ -3,7 +3,7 @@ import { Pool } from "pg";
 import { databaseMode, getDb, PG_SESSION_OPTIONS } from "@/lib/db";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { VERSION_HEADERS, type IndexRow } from "./index-row";
-import { binaryArray } from "./pg-binary";
+import { BinaryArrayWriter, type BinaryElement } from "./pg-binary";
 import { processState } from "@/lib/process-state";
 import { syncFailureIssues, type IssueTransition } from "./issue-sync";
 
@@ -79,17 +79,22 @@ const UPSERT_JSON = `${INSERT_COLUMNS}
  * parsed every character back: binary arrays and raw bytea payloads skip both.
  * dead_lettered_at and headers travel as text and are cast in SQL, as the text format did.
  */
-type Column = { name: keyof IndexRow; sql: string; encode: (rows: IndexRow[]) => Buffer };
-// One getter per column (monomorphic property reads; `row[name]` with a varying name was not).
+type Column = { name: keyof IndexRow; sql: string; encode: (rows: IndexRow[], w: BinaryArrayWriter) => void };
+// One getter per column (monomorphic property reads; `row[name]` with a varying name was not), and
+// one column at a time, straight into its array: no array of values per column, no copy of it.
 const text = (name: keyof IndexRow, get: (r: IndexRow) => string | null): Column => ({
   name,
   sql: "text",
-  encode: (rows) => binaryArray("text", rows.map(get)),
+  encode: (rows, w) => {
+    for (let i = 0; i < rows.length; i++) w.text(get(rows[i]));
+  },
 });
 const int4 = (name: keyof IndexRow, get: (r: IndexRow) => number | null): Column => ({
   name,
   sql: "int",
-  encode: (rows) => binaryArray("int4", rows.map(get)),
+  encode: (rows, w) => {
+    for (let i = 0; i < rows.length; i++) w.int4(get(rows[i]));
+  },
 });
 const UNNEST_COLUMNS: Column[] = [
   text("letter_id", (r) => r.letter_id),
@@ -117,21 +122,17 @@ const UNNEST_COLUMNS: Column[] = [
   {
     name: "payload",
     sql: "bytea",
-    encode: (rows) =>
-      binaryArray(
-        "bytea",
-        rows.map((r) => r.payload),
-      ),
+    encode: (rows, w) => {
+      for (let i = 0; i < rows.length; i++) w.bytea(rows[i].payload);
+    },
   },
   text("payload_key_id", (r) => r.payload_key_id),
   {
     name: "payload_truncated",
     sql: "boolean",
-    encode: (rows) =>
-      binaryArray(
-        "bool",
-        rows.map((r) => r.payload_truncated),
-      ),
+    encode: (rows, w) => {
+      for (let i = 0; i < rows.length; i++) w.bool(rows[i].payload_truncated);
+    },
   },
   text("handled_outcome", (r) => r.handled_outcome),
   text("exception_search", (r) => (r.exception_search ? JSON.stringify(r.exception_search) : null)),
@@ -144,8 +145,20 @@ const UPSERT_UNNEST = `${INSERT_COLUMNS}
        AS r(${UNNEST_COLUMNS.map((c) => c.name).join(", ")})
      ${ON_CONFLICT}`;
 
+/**
+ * Each column's bytes per row in the last batch encoded, as the next batch's first guess (a scan's
+ * batches are alike): its array then rarely grows. Only a size hint, shared by every batch.
+ */
+const columnBytesPerRow = UNNEST_COLUMNS.map(() => 64);
+const ELEMENT: Record<string, BinaryElement> = { text: "text", int: "int4", boolean: "bool", bytea: "bytea" };
+
 function columnArrays(rows: IndexRow[]): Buffer[] {
-  return UNNEST_COLUMNS.map((c) => c.encode(rows));
+  return UNNEST_COLUMNS.map((c, i) => {
+    const w = new BinaryArrayWriter(ELEMENT[c.sql], columnBytesPerRow[i] * rows.length * 1.125 + 256);
+    c.encode(rows, w);
+    if (rows.length > 0) columnBytesPerRow[i] = w.byteLength / rows.length;
+    return w.finish();
+  });
 }
 
 /**

@@ -3,6 +3,7 @@ import {
   exceptionClassFromStack,
   normalizeMessage,
   parseStack,
+  parseStackInFull,
   rootCauseOf,
   topStackFrame,
   MAX_MESSAGE_LENGTH,
@@ -278,5 +279,53 @@ describe("parseStack reads the text without private-use characters", () => {
     const parsed = parseStack(split(stack, marker));
     expect(parsed?.language).toBe(language);
     expect(parsed).toEqual(parseStack(stack));
+  });
+});
+
+describe("parseStack of a stack whose lines after the first were parsed before", () => {
+  // The rest of a stack is parsed once and kept; the first line (exception and message) is read
+  // from each stack. Every first line, with every rest, must parse as the stack does in full.
+  const restOf = (s: string) => s.slice(s.indexOf("\n"));
+  const rests = [
+    restOf(F.JAVA_SPRING),
+    restOf(F.JAVA_ROOT_IN_TAIL),
+    restOf(F.JAVA_NPE),
+    "\n\tat com.acme.orders.OrderListener.onOrder(OrderListener.java:42)\n\tat org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer.doInvokeListener(AbstractMessageListenerContainer.java:1662)",
+    "\r\n\tat com.acme.A.b(A.java:1)\r\nCaused by: java.io.IOException: disk 7 full\r\n\tat com.acme.C.d(C.java:2)",
+    "\nsecond line of the message\n\tat com.acme.A.b(A.java:1)",
+    "\n\n\tat com.acme.A.b(A.java:1)",
+    "\n\tat com.acme.A.b(A.java:1)\n\tSuppressed: java.lang.Exception: x\n\t\tat com.acme.E.f(E.java:3)\nCaused by: com.acme.Root: r\n\t... 1 more",
+    '\n\tat com.acme.A.b(A.java:1)\n  File "app.py", line 3, in main',
+    restOf(F.PYTHON),
+    restOf(F.NODE),
+    restOf(F.DOTNET),
+    restOf(F.GO_PANIC),
+  ];
+  const heads = [
+    "com.acme.OrderException: order 1 failed",
+    "com.acme.OrderException: order 2 failed for 'x@y.z'",
+    'Exception in thread "worker-3" java.lang.IllegalStateException: bad state 9',
+    "SomethingBad",
+    "java.lang.NullPointerException",
+    "com.acme.X: private \uE000 use",
+    "\uE000\uE001",
+    "   ",
+    "Caused by: com.acme.Y: z",
+    "  [cause]: com.acme.Y: z",
+    "panic: runtime error",
+    "pan\uE000ic: runtime error",
+    'com.acme.X: File "a.py"',
+    "Traceback (most recent call last):",
+    "com.acme.X: with a carriage return\r",
+    "\tat com.acme.A.b(A.java:1)",
+    `com.acme.X: ${"long ".repeat(600)}`,
+  ];
+  it("gives the full parse for every first line and rest, seen once or again", () => {
+    for (let round = 0; round < 2; round++)
+      for (const rest of rests)
+        for (const head of heads) {
+          const stack = head + rest;
+          expect(parseStack(stack), JSON.stringify(stack.slice(0, 80))).toEqual(parseStackInFull(stack));
+        }
   });
 });

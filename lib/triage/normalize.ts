@@ -380,12 +380,64 @@ export function parseStack(stackTrace: string | null): ParsedStack | null {
   // The last parse is remembered: index rows ask for the chain (groupKeyOf) and then for the root
   // cause (rootCauseOf) of the same stack. Results are treated as read-only by every caller.
   if (stackTrace === lastParse.input) return lastParse.result;
-  const result = parseStackUncached(stackTrace);
+  const result = parseWithKnownFrames(stackTrace) ?? parseStackUncached(stackTrace);
   lastParse = { input: stackTrace, result };
   return result;
 }
 
 let lastParse: { input: string | null; result: ParsedStack | null } = { input: null, result: null };
+
+/**
+ * A Java stack's first line is its exception and message ("com.foo.X: order 123 failed"), which
+ * differ from letter to letter; the lines after it (frames, causes) repeat, and parsing them again
+ * for every letter cost a scan about a twentieth of its Node time. So the part after the first
+ * line is parsed once and kept (bounded): a stack whose rest is known takes that parse, with its
+ * outermost exception read from its own first line, exactly as parseJava reads it. Only where that
+ * is the whole difference: the rest begins with a frame (so the first line alone is the outermost
+ * header), and neither part holds what would send the text to another parser (Python's or Go's
+ * markers) or make the first line something else than a header (blank, "Caused by:", a CR).
+ */
+const KNOWN_REST_MAX = 256;
+const REST_CHARS_MAX = 16_000;
+/** Rest of a stack → the parse of a stack with that rest (null: not one this shortcut serves). */
+const knownRests = new Map<string, ParsedStack | null>();
+const OTHER_PARSER = ["Traceback (most recent call last):", 'File "', "panic: ", "fatal error: "];
+const CAUSE_LINE = /^(?:Caused by:|\s*\[cause\]:)\s*(.*)$/;
+/** A line (no line break in it) as parseStackUncached reads it: without private-use characters, capped. */
+const lineAsRead = (line: string) => stackText(line).slice(0, 2000);
+
+function parseWithKnownFrames(stackTrace: string): ParsedStack | null {
+  const nl = stackTrace.indexOf("\n");
+  if (nl <= 0 || stackTrace.length > MAX_STACK || stackTrace.length - nl > REST_CHARS_MAX) return null;
+  const head = stackTrace.slice(0, nl);
+  if (head.includes("\r")) return null;
+  const line = lineAsRead(head);
+  if (!line.trim() || CAUSE_LINE.test(line) || OTHER_PARSER.some((m) => line.includes(m))) return null;
+  const rest = stackTrace.slice(nl);
+  let known = knownRests.get(rest);
+  if (known === undefined) {
+    known = null;
+    const end = rest.indexOf("\n", 1);
+    const next = lineAsRead((end < 0 ? rest.slice(1) : rest.slice(1, end)).replace(/\r$/, ""));
+    if (JAVA_FRAME.test(next) && !OTHER_PARSER.some((m) => stackText(rest).includes(m))) {
+      const parsed = parseStackUncached(stackTrace);
+      if (parsed?.language === "java") known = parsed;
+    }
+    if (knownRests.size >= KNOWN_REST_MAX) knownRests.clear();
+    knownRests.set(rest, known);
+    return known; // this very stack's parse (or null: parse it in full)
+  }
+  if (!known) return null;
+  // parseJava's header of the first section: the first line, without a thread prefix.
+  const header = line.replace(/^Exception in thread "[^"]*"\s+/, "");
+  const outer = splitHeader(header, true) ?? { exceptionClass: null, message: header.trim() || null };
+  return { language: "java", chain: [outer, ...known.chain.slice(1)], frames: known.frames };
+}
+
+/** For tests: the parse without any memo (what parseStack must always answer). */
+export function parseStackInFull(stackTrace: string): ParsedStack | null {
+  return parseStackUncached(stackTrace);
+}
 
 function parseStackUncached(stackTrace: string): ParsedStack | null {
   const text = stackText(stackTrace);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { binaryArray } from "./pg-binary";
+import { BinaryArrayWriter, binaryArray } from "./pg-binary";
 
 /** Reads back what array_recv would: header, then (length, bytes) per element. */
 function parse(buf: Buffer) {
@@ -49,5 +49,27 @@ describe("binaryArray", () => {
     const bytes = parse(binaryArray("bytea", [Uint8Array.of(0, 255, 1), null, new Uint8Array(0)]));
     expect(bytes).toMatchObject({ oid: 17, hasNull: 1 });
     expect(bytes.items.map((b) => (b ? [...b] : null))).toEqual([[0, 255, 1], null, []]);
+  });
+
+  it("a writer that starts small grows as elements come, and gives the same bytes as binaryArray", () => {
+    const texts = Array.from({ length: 200 }, (_, i) => (i % 7 === 0 ? null : `${i}-${"é€😀x".repeat(i % 13)}`));
+    const w = new BinaryArrayWriter("text", 16);
+    for (const t of texts) w.text(t);
+    expect(w.length).toBe(200);
+    const out = w.finish();
+    expect(out.length).toBe(w.byteLength);
+    expect(out.equals(binaryArray("text", texts))).toBe(true);
+    expect(parse(out).items.map((b) => b?.toString("utf8") ?? null)).toEqual(texts);
+    expect(() => w.text("more")).toThrow(/finished/);
+    expect(() => w.finish()).toThrow(/finished/);
+    const ints = new BinaryArrayWriter("int4", 1);
+    for (let i = 0; i < 100; i++) ints.int4(i === 50 ? null : i * 1000);
+    expect(parse(ints.finish()).items.map((b) => b?.readInt32BE(0) ?? null)).toEqual(
+      Array.from({ length: 100 }, (_, i) => (i === 50 ? null : i * 1000)),
+    );
+    const bytes = new BinaryArrayWriter("bytea", 1);
+    bytes.bytea(Buffer.alloc(300, 9));
+    bytes.bytea(null);
+    expect(parse(bytes.finish()).items.map((b) => b?.length ?? null)).toEqual([300, null]);
   });
 });

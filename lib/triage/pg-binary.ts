@@ -33,81 +33,138 @@ function header(buf: Buffer, type: BinaryElement, n: number, hasNull: boolean) {
 }
 
 /**
- * Text elements are written once into a scratch buffer sized by the UTF-8 upper bound (3 bytes per
- * UTF-16 unit), each length patched in after its bytes, then copied out: half the cost of measuring
- * every string's byte length first. Large batches get a buffer of their own instead of a huge scratch.
+ * Appends the elements of one array as they come (a scan adds each letter's value to every
+ * column's writer as the letter is indexed), then `finish()` writes the header in front and hands
+ * the bytes over without copying them. Text is written straight into the buffer: when its UTF-8
+ * upper bound (3 bytes per UTF-16 unit) does not fit, its exact byte length decides whether the
+ * buffer grows (doubling), so a buffer sized to the batch's real bytes is not grown for nothing.
  */
-const SCRATCH_MAX = 4 * 1024 * 1024;
-let scratch = Buffer.allocUnsafe(64 * 1024);
+export class BinaryArrayWriter {
+  private buf: Buffer;
+  private at = HEADER;
+  private n = 0;
+  private hasNull = false;
+  private done = false;
 
-/** The header, 4 bytes per element and `bytesOf` each non-null element; and whether any is null. */
-function measure<T>(values: ReadonlyArray<T | null>, bytesOf: (v: T) => number): { size: number; hasNull: boolean } {
-  let size = HEADER + 4 * values.length;
-  let hasNull = false;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (v === null || v === undefined) hasNull = true;
-    else size += bytesOf(v);
+  constructor(
+    readonly type: BinaryElement,
+    /** Initial size in bytes (the header included); it grows as needed. */
+    capacity = 4096,
+  ) {
+    this.buf = Buffer.allocUnsafe(Math.max(HEADER + 64, Math.ceil(capacity)));
   }
-  return { size, hasNull };
+
+  /** Elements written so far. */
+  get length(): number {
+    return this.n;
+  }
+
+  /** Bytes written so far, the header included: what finish() returns. */
+  get byteLength(): number {
+    return this.at;
+  }
+
+  private room(bytes: number): void {
+    if (this.done) throw new Error("this array was finished already");
+    if (this.at + bytes <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + bytes));
+    this.buf.copy(next, 0, 0, this.at);
+    this.buf = next;
+  }
+
+  private null(): void {
+    this.room(4);
+    this.buf.writeInt32BE(-1, this.at);
+    this.at += 4;
+    this.hasNull = true;
+    this.n++;
+  }
+
+  text(v: string | null | undefined): void {
+    if (v === null || v === undefined) {
+      this.null();
+      return;
+    }
+    if (this.done || this.at + 4 + 3 * v.length > this.buf.length) this.room(4 + Buffer.byteLength(v, "utf8"));
+    const len = this.buf.write(v, this.at + 4, "utf8");
+    this.buf.writeInt32BE(len, this.at);
+    this.at += 4 + len;
+    this.n++;
+  }
+
+  int4(v: number | null | undefined): void {
+    if (v === null || v === undefined) {
+      this.null();
+      return;
+    }
+    if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) throw new RangeError(`not an int4: ${String(v)}`);
+    this.room(8);
+    this.buf.writeInt32BE(4, this.at);
+    this.buf.writeInt32BE(v, this.at + 4);
+    this.at += 8;
+    this.n++;
+  }
+
+  bool(v: boolean | null | undefined): void {
+    if (v === null || v === undefined) {
+      this.null();
+      return;
+    }
+    this.room(5);
+    this.buf.writeInt32BE(1, this.at);
+    this.buf[this.at + 4] = v ? 1 : 0;
+    this.at += 5;
+    this.n++;
+  }
+
+  bytea(v: Uint8Array | null | undefined): void {
+    if (v === null || v === undefined) {
+      this.null();
+      return;
+    }
+    this.room(4 + v.byteLength);
+    this.buf.writeInt32BE(v.byteLength, this.at);
+    this.buf.set(v, this.at + 4);
+    this.at += 4 + v.byteLength;
+    this.n++;
+  }
+
+  /** The array in array_recv's format. The writer takes no more elements after this. */
+  finish(): Buffer {
+    if (this.done) throw new Error("this array was finished already");
+    this.done = true;
+    header(this.buf, this.type, this.n, this.hasNull);
+    return this.buf.subarray(0, this.at);
+  }
+}
+
+/** Sized for ASCII text (one byte per character) and the fixed types; grows for the rest. */
+function capacityOf(type: BinaryElement, values: ReadonlyArray<string | number | boolean | Uint8Array | null>): number {
+  let size = HEADER + 4 * values.length;
+  for (const v of values) {
+    if (v === null || v === undefined) continue;
+    size +=
+      type === "text" ? (v as string).length : type === "int4" ? 4 : type === "bool" ? 1 : (v as Uint8Array).byteLength;
+  }
+  return size;
 }
 
 function textArray(values: ReadonlyArray<string | null>): Buffer {
-  const n = values.length;
-  const { size: bound, hasNull } = measure(values, (v) => 3 * v.length);
-  let buf = scratch;
-  if (bound > buf.length) {
-    buf = Buffer.allocUnsafe(bound);
-    if (bound <= SCRATCH_MAX) scratch = buf;
-  }
-  header(buf, "text", n, hasNull);
-  let at = HEADER;
-  for (let i = 0; i < n; i++) {
-    const v = values[i];
-    if (v === null || v === undefined) {
-      buf.writeInt32BE(-1, at);
-      at += 4;
-      continue;
-    }
-    const len = buf.write(v, at + 4, "utf8");
-    buf.writeInt32BE(len, at);
-    at += 4 + len;
-  }
-  return Buffer.from(buf.subarray(0, at)); // a copy: the scratch is reused by the next call
+  const w = new BinaryArrayWriter("text", capacityOf("text", values));
+  for (let i = 0; i < values.length; i++) w.text(values[i]);
+  return w.finish();
 }
 
 function fixedArray(
   type: Exclude<BinaryElement, "text">,
   values: ReadonlyArray<string | number | boolean | Uint8Array | null>,
 ): Buffer {
-  const n = values.length;
-  const { size, hasNull } = measure(values, (v) =>
-    type === "int4" ? 4 : type === "bool" ? 1 : (v as Uint8Array).byteLength,
-  );
-  const buf = Buffer.allocUnsafe(size);
-  header(buf, type, n, hasNull);
-  let at = HEADER;
-  for (let i = 0; i < n; i++) {
+  const w = new BinaryArrayWriter(type, capacityOf(type, values));
+  for (let i = 0; i < values.length; i++) {
     const v = values[i];
-    if (v === null || v === undefined) {
-      buf.writeInt32BE(-1, at);
-      at += 4;
-    } else if (type === "int4") {
-      if (!Number.isInteger(v) || (v as number) < -2147483648 || (v as number) > 2147483647)
-        throw new RangeError(`not an int4: ${String(v)}`);
-      buf.writeInt32BE(4, at);
-      buf.writeInt32BE(v as number, at + 4);
-      at += 8;
-    } else if (type === "bool") {
-      buf.writeInt32BE(1, at);
-      buf[at + 4] = v ? 1 : 0;
-      at += 5;
-    } else {
-      const b = v as Uint8Array;
-      buf.writeInt32BE(b.byteLength, at);
-      buf.set(b, at + 4);
-      at += 4 + b.byteLength;
-    }
+    if (type === "int4") w.int4(v as number | null);
+    else if (type === "bool") w.bool(v as boolean | null);
+    else w.bytea(v as Uint8Array | null);
   }
-  return buf;
+  return w.finish();
 }
