@@ -30,6 +30,7 @@ import { Kafka, logLevel } from "kafkajs";
 import { createTopicWithLeaders } from "../lib/brokers/kafka/topic-ready";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
+import { bareKafkaRead } from "./bare-reads";
 import { type Cpu, cpuNow, cpuSince, measureBroker, zeroCpu } from "./cpu";
 import { report, size } from "./report";
 import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
@@ -65,48 +66,29 @@ function rssSampler() {
 
 async function bare(topic: string): Promise<SideResult> {
   const stopRss = rssSampler();
-  const groupId = `bench-bare-${randomUUID()}`;
-  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
   let t0 = 0;
   let c0 = process.cpuUsage();
   let byProcess = cpuNow();
-  consumer.on(consumer.events.GROUP_JOIN, () => {
-    t0 = performance.now();
-    c0 = process.cpuUsage();
-    byProcess = cpuNow();
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  let n = 0;
   let t1 = 0;
   let cpu = { user: 0, system: 0 };
-  await new Promise<void>((resolve) => {
-    void consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        n += batch.messages.length;
-        if (n >= COUNT && !t1) {
-          t1 = performance.now();
-          cpu = process.cpuUsage(c0);
-          resolve();
-        }
-      },
-    });
+  await bareKafkaRead(kafka, topic, COUNT, {
+    onJoin: () => {
+      t0 = performance.now();
+      c0 = process.cpuUsage();
+      byProcess = cpuNow();
+    },
+    onDone: () => {
+      t1 = performance.now();
+      cpu = process.cpuUsage(c0);
+    },
   });
   const byProcessCpu = await cpuSince(byProcess);
-  const peakRssMb = stopRss();
-  await consumer.disconnect();
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.deleteGroups([groupId]).catch(() => undefined);
-  await admin.disconnect();
-  if (n !== COUNT) throw new Error(`bare consumer read ${n} records, expected ${COUNT}`);
   return {
     side: "bare",
-    records: n,
+    records: COUNT,
     seconds: (t1 - t0) / 1000,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    peakRssMb,
+    peakRssMb: stopRss(),
     cpu: byProcessCpu,
   };
 }

@@ -34,7 +34,7 @@ export const BENCHES = [
  */
 export const PER_BROKER: Record<string, readonly string[]> = { "triage-scan": ["rabbitmq", "kafka", "sqs"] };
 /** The files of bench/ that are not benchmarks. */
-export const BENCH_HELPERS = ["cpu", "redrive-common", "report", "run", "scan-brokers"];
+export const BENCH_HELPERS = ["bare-reads", "cpu", "redrive-common", "report", "run", "scan-brokers"];
 
 export const SMOKE = process.env.BENCH_SMOKE === "1" || process.argv.includes("--smoke");
 

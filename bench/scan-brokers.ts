@@ -254,40 +254,19 @@ function kafka(topic: string): ScanBroker {
       await producer.disconnect();
     },
     async bare(count, restart) {
-      const k = await client();
-      const groupId = `bench-bare-${randomUUID()}`;
-      const consumer = k.consumer({ groupId, maxWaitTimeInMs: 100 });
       let t0 = performance.now();
-      // The clock starts when the group is joined: kafkajs's join and rebalance are not the read.
-      consumer.on(consumer.events.GROUP_JOIN, () => {
-        restart();
-        t0 = performance.now();
-      });
-      await consumer.connect();
-      await consumer.subscribe({ topics: [topic], fromBeginning: true });
-      let n = 0;
       let t1 = 0;
-      await new Promise<void>((resolve, reject) => {
-        consumer
-          .run({
-            autoCommit: false,
-            eachBatch: async ({ batch }) => {
-              n += batch.messages.length;
-              if (n >= count && !t1) {
-                t1 = performance.now();
-                resolve();
-              }
-            },
-          })
-          .catch(reject);
+      const { bareKafkaRead } = await import("./bare-reads");
+      await bareKafkaRead(await client(), topic, count, {
+        onJoin: () => {
+          restart();
+          t0 = performance.now();
+        },
+        onDone: () => {
+          t1 = performance.now();
+        },
       });
-      await consumer.disconnect();
-      const admin = k.admin();
-      await admin.connect();
-      await admin.deleteGroups([groupId]).catch(() => undefined);
-      await admin.disconnect();
-      if (n !== count) throw new Error(`bare consumer read ${n} records, expected ${count}`);
-      return n / ((t1 - t0) / 1000);
+      return count / ((t1 - t0) / 1000);
     },
     async adapter(connectionId) {
       const { KafkaAdapter } = await import("../lib/brokers/kafka/adapter");
@@ -404,50 +383,10 @@ function sqs(dlq: string): ScanBroker {
       );
     },
     async bare(count) {
-      const { ReceiveMessageCommand, ChangeMessageVisibilityBatchCommand } = await sdk();
-      const c = await client();
       const url = (await urlOf(dlq))!;
-      const t0 = performance.now();
-      const handles: string[] = [];
-      let empties = 0;
-      await Promise.all(
-        Array.from({ length: 4 }, async () => {
-          while (handles.length < count && empties < 2) {
-            const out = await c.send(
-              new ReceiveMessageCommand({
-                QueueUrl: url,
-                MaxNumberOfMessages: Math.min(10, count - handles.length) || 1,
-                VisibilityTimeout: 30,
-                WaitTimeSeconds: 2,
-                MessageSystemAttributeNames: ["All"],
-                MessageAttributeNames: ["All"],
-              }),
-            );
-            const msgs = out.Messages ?? [];
-            if (msgs.length === 0) empties++;
-            for (const m of msgs) handles.push(m.ReceiptHandle!);
-          }
-        }),
-      );
-      // The same release as the adapter's (8 batches at once).
-      let at = 0;
-      await Promise.all(
-        Array.from({ length: 8 }, async () => {
-          while (at < handles.length) {
-            const batch = handles.slice(at, at + 10);
-            at += 10;
-            await c.send(
-              new ChangeMessageVisibilityBatchCommand({
-                QueueUrl: url,
-                Entries: batch.map((ReceiptHandle, j) => ({ Id: String(j), ReceiptHandle, VisibilityTimeout: 0 })),
-              }),
-            );
-          }
-        }),
-      );
-      const s = (performance.now() - t0) / 1000;
-      if (handles.length !== count) throw new Error(`bare loop read ${handles.length} of ${count}`);
-      return count / s;
+      const { bareSqsRead } = await import("./bare-reads");
+      // The adapter's scan: 4 receivers, then the release 8 batches at once.
+      return count / (await bareSqsRead(await client(), url, count, { receivers: 4, waitSeconds: 2, releasers: 8 }));
     },
     async adapter(connectionId) {
       const { SqsAdapter } = await import("../lib/brokers/sqs/adapter");

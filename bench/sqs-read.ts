@@ -4,17 +4,16 @@
  * one run.   npm run bench:sqs   (BENCH_COUNT, SQS_ENDPOINT to change; smoke 500 letters)
  */
 import {
-  ChangeMessageVisibilityBatchCommand,
   CreateQueueCommand,
   DeleteQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
-  ReceiveMessageCommand,
   SendMessageBatchCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { SqsAdapter } from "../lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, testConfig } from "../lib/brokers/sqs/test-kit";
+import { bareSqsRead } from "./bare-reads";
 import { type Cpu, cpuNow, cpuSince, measureBroker, perLetter } from "./cpu";
 import { report, size } from "./report";
 import { MANAGED_HEADERS } from "../lib/connections/managed-headers";
@@ -76,43 +75,8 @@ async function seed(): Promise<string> {
   return dlq.url;
 }
 
-async function bare(url: string): Promise<number> {
-  const t0 = performance.now();
-  const handles: string[] = [];
-  let empties = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (handles.length < COUNT && empties < 2) {
-        const out = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: url,
-            MaxNumberOfMessages: 10,
-            VisibilityTimeout: 30,
-            WaitTimeSeconds: 1,
-            MessageSystemAttributeNames: ["All"],
-            MessageAttributeNames: ["All"],
-          }),
-        );
-        const msgs = out.Messages ?? [];
-        if (msgs.length === 0) empties++;
-        for (const m of msgs) handles.push(m.ReceiptHandle!);
-      }
-    }),
-  );
-  for (let i = 0; i < handles.length; i += 10) {
-    await sqs.send(
-      new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: url,
-        Entries: handles
-          .slice(i, i + 10)
-          .map((ReceiptHandle, j) => ({ Id: String(j), ReceiptHandle, VisibilityTimeout: 0 })),
-      }),
-    );
-  }
-  const s = (performance.now() - t0) / 1000;
-  if (handles.length !== COUNT) throw new Error(`bare loop read ${handles.length} of ${COUNT}`);
-  return s;
-}
+/** The bare loop, releasing in order as a plain client would (one ChangeMessageVisibilityBatch at a time). */
+const bare = (url: string) => bareSqsRead(sqs, url, COUNT, { receivers: CONCURRENCY, waitSeconds: 1, releasers: 1 });
 
 async function viaAdapter(): Promise<number> {
   const adapter = new SqsAdapter(testConfig(ENDPOINT, { queueNamePrefix: `bench-read-${process.pid}` }), {
