@@ -223,6 +223,16 @@ const SETTLED = [
 /** The rows of the CTE `cte`, in ledger order, as one json text value of arrays of `names` (jsonTuples). */
 const AGG = (cte: string, names: readonly string[]) =>
   `SELECT json_agg(json_build_array(${names.join(", ")}) ORDER BY seq)::text AS rows FROM ${cte}`;
+/**
+ * How a claim's UPDATE finds the rows its `pick` CTE chose and locked: by primary key, from the
+ * picked ids as one array (an index scan of exactly those rows). Joined to `pick` (`FROM pick WHERE
+ * r.id = pick.id`), the planner hashed the pick and read every row of the table to probe it (a
+ * sequential scan per claim: 20,000 rows for each batch of 2,000 in a 20,000-letter job, and the
+ * whole table's rows, every job's, in a larger one).
+ */
+const PICKED = "r.id = ANY (ARRAY(SELECT id FROM pick))";
+/** The claimed rows with the state each had before the claim (`pick.prev_state`), joined on the two CTEs only. */
+const WITH_PREV = "(SELECT c.*, p.prev_state FROM claimed c JOIN pick p ON p.id = c.rid) claimed";
 function toRow(r: Row): LedgerRow {
   const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
   return {
@@ -334,9 +344,9 @@ export async function claimNext(
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED),
      claimed AS (
        UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), stage = $2, updated_at = now()
-       FROM pick WHERE r.id = pick.id
-       RETURNING ${colsOf("r.")}, pick.prev_state)
-     ${AGG("claimed", CLAIMED)}`,
+       WHERE ${PICKED}
+       RETURNING ${colsOf("r.")}, r.id AS rid)
+     ${AGG(WITH_PREV, CLAIMED)}`,
       jobId,
       stage,
       limit,
@@ -370,9 +380,9 @@ export async function claimMissing(
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED),
      claimed AS (
        UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), updated_at = now()
-       FROM pick WHERE r.id = pick.id
-       RETURNING ${colsOf("r.")}, pick.prev_state)
-     ${AGG("claimed", CLAIMED)}`,
+       WHERE ${PICKED}
+       RETURNING ${colsOf("r.")}, r.id AS rid)
+     ${AGG(WITH_PREV, CLAIMED)}`,
       jobId,
       afterSeq,
       limit,
@@ -462,7 +472,9 @@ export async function confirmUnconfirmed(
  * the rows back or updating them a second time, and a run whose lease was taken over writes no
  * outcome (LeaseLostError; `before`, rows about what was done to the letters, is written on its own
  * first). The ledger rows are locked before the audit chain's lock is waited for: the fence keeps
- * every other run off them meanwhile.
+ * every other run off them meanwhile. The rows are found through (job_id, letter_id) with the
+ * batch's letter ids as one array (`letter_id = ANY ($2)`): joined to the unnested outcomes alone,
+ * the planner read every row of the job (a sequential scan per batch) to hash them.
  */
 export async function recordOutcomes(
   db: TxDb,
@@ -485,7 +497,7 @@ export async function recordOutcomes(
                    ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = true, updated_at = now(),
                    moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END, retry_later = u.retry_later
                  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
-                 WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
+                 WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id AND r.letter_id = ANY ($2::text[])
                    AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))
                  RETURNING r.seq, r.${SETTLED.join(", r.")})
                ${AGG("settled", SETTLED)}`,
