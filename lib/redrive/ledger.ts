@@ -77,14 +77,15 @@ async function fencedUpdate(
   db: Db,
   jobId: string,
   owner: string | undefined,
-  update: string,
+  update: string | FencedChange,
   ...params: unknown[]
 ): Promise<number> {
+  const { sql, returning = "1", after } = typeof update === "string" ? { sql: update } : update;
   const rows = await db.$queryRawUnsafe<Array<{ held: boolean; n: number }>>(
     `WITH lease AS (
        SELECT 1 FROM jobs WHERE id = $1::uuid
          AND ($2::text IS NULL OR (lease_owner = $2 AND state IN ('running', 'cancelling'))) FOR KEY SHARE),
-     changed AS (${update} RETURNING 1)
+     changed AS (${sql} RETURNING ${returning})${after ? `, ${after}` : ""}
      SELECT EXISTS (SELECT 1 FROM lease) AS held, (SELECT count(*) FROM changed)::int AS n`,
     jobId,
     owner ?? null,
@@ -93,6 +94,22 @@ async function fencedUpdate(
   if (owner !== undefined && !rows[0]?.held) throw new LeaseLostError(jobId);
   return Number(rows[0]?.n ?? 0);
 }
+
+/** An UPDATE for fencedUpdate, with what it returns (`changed`) and a data-modifying CTE that reads it (`after`). */
+interface FencedChange {
+  sql: string;
+  returning?: string;
+  after?: string;
+}
+
+/**
+ * The breaker's record of a write that moved letters (redrive_moves): a CTE inserting one row with
+ * the seqs of the rows of CTE `cte` (columns seq, state) now "moved", and the moved_at the write gave
+ * them (now(): the same transaction), or nothing when it moved none.
+ */
+const RECORD_MOVES = (cte: string) => `moves AS (
+       INSERT INTO redrive_moves (job_id, moved_at, moved, seqs)
+       SELECT $1::uuid, now(), count(*)::int, array_agg(seq ORDER BY seq) FROM ${cte} WHERE state = 'moved' HAVING count(*) > 0)`;
 
 /**
  * Rows of a statement that returns them aggregated as one json text value (`rows`), each row a json
@@ -446,13 +463,17 @@ export async function confirmUnconfirmed(
     db,
     jobId,
     owner,
-    `UPDATE redrive_letters SET
+    {
+      returning: "seq, state",
+      after: RECORD_MOVES("changed"),
+      sql: `UPDATE redrive_letters SET
        state = CASE WHEN $4 AND prev_count >= $3 THEN 'parked' ELSE 'moved' END,
        moved_at = CASE WHEN $4 AND prev_count >= $3 THEN moved_at ELSE now() END,
        reason = (CASE WHEN $4 AND prev_count >= $3 THEN 'Parked' ELSE 'Moved' END) || ' (confirmed after restart): an attempt of this job (replay id ' || COALESCE(replay_id::text, '?') ||
          ') was interrupted before its outcome was recorded, and the letter was not in the DLQ when it was asked for again, twice, the second time at the end of the job. A letter leaves the DLQ only after its copy was confirmed at the target.',
        audited = false, updated_at = now()
      WHERE job_id = $1::uuid AND state = 'unconfirmed' AND EXISTS (SELECT 1 FROM lease)`,
+    },
     redriveLimit,
     parksByMoving,
   );
@@ -499,7 +520,8 @@ export async function recordOutcomes(
                  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
                  WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id AND r.letter_id = ANY ($2::text[])
                    AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))
-                 RETURNING r.seq, r.${SETTLED.join(", r.")})
+                 RETURNING r.seq, r.${SETTLED.join(", r.")}),
+               ${RECORD_MOVES("settled")}
                ${AGG("settled", SETTLED)}`,
               jobId,
               outcomes.map((o) => o.letterId),
@@ -654,7 +676,14 @@ export async function countStates(
   return out;
 }
 
-/** The breaker's sliding window: the last `window` letters this job moved since `since`, and how many came back. */
+/**
+ * The breaker's sliding window: the last `window` letters this job moved since `since` (by moved_at,
+ * then seq, latest first), and how many came back. Read from redrive_moves, which records each
+ * write's moved letters (RECORD_MOVES): the job's latest writes up to the one that reaches `window`
+ * letters (and any other write with that same moved_at), then those letters' ledger rows by
+ * (job_id, seq). A letter once moved stays "moved" or becomes "returned", so those writes hold the
+ * whole window. No index of redrive_letters names moved_at: the outcome stays a HOT update.
+ */
 export async function breakerWindow(
   db: Db,
   jobId: string,
@@ -662,10 +691,15 @@ export async function breakerWindow(
   since: Date | null,
 ): Promise<{ redriven: number; returned: number }> {
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT count(*)::int AS redriven, count(*) FILTER (WHERE state = 'returned')::int AS returned FROM (
-       SELECT state FROM redrive_letters
-       WHERE job_id = $1::uuid AND moved_at IS NOT NULL AND state IN ('moved', 'returned') AND ($3::timestamptz IS NULL OR moved_at >= $3::timestamptz)
-       ORDER BY moved_at DESC, seq DESC LIMIT $2) w`,
+    `WITH b AS (
+       SELECT moved_at, seqs, sum(moved) OVER (ORDER BY moved_at DESC, id DESC) - moved AS before
+       FROM redrive_moves WHERE job_id = $1::uuid AND ($3::timestamptz IS NULL OR moved_at >= $3::timestamptz)),
+     edge AS (SELECT min(moved_at) AS t FROM b WHERE before < $2)
+     SELECT count(*)::int AS redriven, count(*) FILTER (WHERE state = 'returned')::int AS returned FROM (
+       SELECT r.state FROM b JOIN edge ON b.moved_at >= edge.t CROSS JOIN LATERAL unnest(b.seqs) AS s(seq)
+       JOIN redrive_letters r ON r.job_id = $1::uuid AND r.seq = s.seq
+       WHERE r.state IN ('moved', 'returned')
+       ORDER BY b.moved_at DESC, s.seq DESC LIMIT $2) w`,
     jobId,
     window,
     since ? since.toISOString() : null,
