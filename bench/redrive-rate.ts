@@ -264,11 +264,22 @@ async function main() {
     );
     console.log(`  CPU, engine:    ${perLetter(eng.cpu, eng.moved)}`);
     // The ledger's updates so far in this database, and how many were HOT (no index entry written:
-    // the claim is, migration redrive_claim_hot). The counters reach the view within a second or so.
-    await new Promise((r) => setTimeout(r, 1500));
-    const [upd] = await db.$queryRawUnsafe<Array<{ upd: bigint; hot: bigint }>>(
-      `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'redrive_letters'`,
-    );
+    // the claim and the outcome are, migrations redrive_claim_hot and redrive_outcome_hot). An idle
+    // backend sends its counters to the view only up to 10 s later (Postgres 15): read until every
+    // update of this run is there (a claim and an outcome per letter), or for 12 s.
+    const ledgerUpdates = () =>
+      db.$queryRawUnsafe<Array<{ upd: bigint; hot: bigint }>>(
+        `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'redrive_letters'`,
+      );
+    let [upd] = await ledgerUpdates();
+    for (
+      let waited = 0;
+      waited < 12_000 && Number(upd?.upd ?? 0) < 2 * UNTHROTTLED * (ENGINE_IN_FLIGHT.indexOf(w) + 1);
+      waited += 500
+    ) {
+      await new Promise((r) => setTimeout(r, 500));
+      [upd] = await ledgerUpdates();
+    }
     if (upd) console.log(`  redrive_letters updates in this database: ${upd.upd}, of them HOT ${upd.hot}`);
     if (eng.moved !== UNTHROTTLED) throw new Error(`the engine moved ${eng.moved} of ${UNTHROTTLED} letters`);
     report({

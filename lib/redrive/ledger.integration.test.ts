@@ -4,6 +4,7 @@ import { AUDIT_CHAIN_LOCK } from "@/lib/audit/batch";
 import { getDb } from "@/lib/db";
 import { jobStore, LeaseLostError } from "@/lib/jobs/store";
 import {
+  breakerWindow,
   claimNext,
   confirmUnconfirmed,
   countStates,
@@ -186,6 +187,72 @@ describe("claimNext after the run's cursor", () => {
       ["m-8", "pending"],
     ]);
     expect(await claimNext(db, job.id, "bulk", 3, "run-a", -1)).toEqual([]);
+  });
+});
+
+describe("the breaker's window", () => {
+  /** The window as it was read before redrive_moves: the job's moved letters by moved_at, then seq, latest first. */
+  const fromLedger = async (jobId: string, window: number, since: Date | null) => {
+    const [r] = await getDb().$queryRawUnsafe<Array<{ redriven: number; returned: number }>>(
+      `SELECT count(*)::int AS redriven, count(*) FILTER (WHERE state = 'returned')::int AS returned FROM (
+         SELECT state FROM redrive_letters
+         WHERE job_id = $1::uuid AND moved_at IS NOT NULL AND state IN ('moved', 'returned') AND ($3::timestamptz IS NULL OR moved_at >= $3::timestamptz)
+         ORDER BY moved_at DESC, seq DESC LIMIT $2) w`,
+      jobId,
+      window,
+      since,
+    );
+    return r;
+  };
+
+  it("counts the last letters moved, by batch and letter, returns and letters confirmed after a restart included", async () => {
+    const { db, job, ctx } = await ledgerOf(30);
+    const out = { ctx, owner: "run-a" };
+    const b1 = await claimNext(db, job.id, "bulk", 10, "run-a");
+    // m-3 failed, m-4 goes back to pending, m-5 is not in the DLQ after an interrupted attempt.
+    await recordOutcomes(
+      db,
+      job.id,
+      b1.map((r) =>
+        settled(r.letterId, r.seq === 3 ? "failed" : r.seq === 4 ? "pending" : r.seq === 5 ? "unconfirmed" : "moved"),
+      ),
+      out,
+    );
+    const [{ t: afterFirst }] = await db.$queryRawUnsafe<Array<{ t: Date }>>(`SELECT now() AS t`);
+    const b2 = await claimNext(db, job.id, "bulk", 10, "run-a", 10);
+    await recordOutcomes(
+      db,
+      job.id,
+      b2.map((r) => settled(r.letterId, "moved")),
+      out,
+    );
+    const b3 = await claimNext(db, job.id, "bulk", 12, "run-a", -1);
+    expect(b3[0].letterId).toBe("m-4");
+    await recordOutcomes(
+      db,
+      job.id,
+      b3.map((r) => settled(r.letterId, r.seq === 25 ? "failed" : "moved")),
+      out,
+    );
+    expect(await confirmUnconfirmed(db, job.id, 3, false, "run-a")).toBe(1);
+    // Back in the DLQ: two of the first batch, one of the second, one of the last.
+    const replay = (rows: typeof b1, seq: number) => rows.find((r) => r.seq === seq)!.replayId!;
+    expect(
+      await markReturned(db, job.id, [replay(b1, 1), replay(b1, 9), replay(b2, 15), replay(b3, 30)], "run-a"),
+    ).toBe(4);
+    for (const since of [null, afterFirst]) {
+      for (const window of [1, 3, 5, 10, 11, 12, 20, 26, 27, 100]) {
+        const expected = await fromLedger(job.id, window, since);
+        expect({ window, since, ...(await breakerWindow(db, job.id, window, since)) }).toEqual({
+          window,
+          since,
+          ...expected,
+        });
+      }
+    }
+    // Every letter moved (28 of 30: m-3 and m-25 failed; m-4 moved later, m-5 confirmed after the restart), 4 returned.
+    expect(await breakerWindow(db, job.id, 100, null)).toEqual({ redriven: 28, returned: 4 });
+    expect(await breakerWindow(db, job.id, 1, null)).toEqual({ redriven: 1, returned: 0 });
   });
 });
 

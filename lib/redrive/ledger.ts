@@ -77,14 +77,15 @@ async function fencedUpdate(
   db: Db,
   jobId: string,
   owner: string | undefined,
-  update: string,
+  update: string | FencedChange,
   ...params: unknown[]
 ): Promise<number> {
+  const { sql, returning = "1", after } = typeof update === "string" ? { sql: update } : update;
   const rows = await db.$queryRawUnsafe<Array<{ held: boolean; n: number }>>(
     `WITH lease AS (
        SELECT 1 FROM jobs WHERE id = $1::uuid
          AND ($2::text IS NULL OR (lease_owner = $2 AND state IN ('running', 'cancelling'))) FOR KEY SHARE),
-     changed AS (${update} RETURNING 1)
+     changed AS (${sql} RETURNING ${returning})${after ? `, ${after}` : ""}
      SELECT EXISTS (SELECT 1 FROM lease) AS held, (SELECT count(*) FROM changed)::int AS n`,
     jobId,
     owner ?? null,
@@ -93,6 +94,22 @@ async function fencedUpdate(
   if (owner !== undefined && !rows[0]?.held) throw new LeaseLostError(jobId);
   return Number(rows[0]?.n ?? 0);
 }
+
+/** An UPDATE for fencedUpdate, with what it returns (`changed`) and a data-modifying CTE that reads it (`after`). */
+interface FencedChange {
+  sql: string;
+  returning?: string;
+  after?: string;
+}
+
+/**
+ * The breaker's record of a write that moved letters (redrive_moves): a CTE inserting one row with
+ * the seqs of the rows of CTE `cte` (columns seq, state) now "moved", and the moved_at the write gave
+ * them (now(): the same transaction), or nothing when it moved none.
+ */
+const RECORD_MOVES = (cte: string) => `moves AS (
+       INSERT INTO redrive_moves (job_id, moved_at, moved, seqs)
+       SELECT $1::uuid, now(), count(*)::int, array_agg(seq ORDER BY seq) FROM ${cte} WHERE state = 'moved' HAVING count(*) > 0)`;
 
 /**
  * Rows of a statement that returns them aggregated as one json text value (`rows`), each row a json
@@ -223,6 +240,16 @@ const SETTLED = [
 /** The rows of the CTE `cte`, in ledger order, as one json text value of arrays of `names` (jsonTuples). */
 const AGG = (cte: string, names: readonly string[]) =>
   `SELECT json_agg(json_build_array(${names.join(", ")}) ORDER BY seq)::text AS rows FROM ${cte}`;
+/**
+ * How a claim's UPDATE finds the rows its `pick` CTE chose and locked: by primary key, from the
+ * picked ids as one array (an index scan of exactly those rows). Joined to `pick` (`FROM pick WHERE
+ * r.id = pick.id`), the planner hashed the pick and read every row of the table to probe it (a
+ * sequential scan per claim: 20,000 rows for each batch of 2,000 in a 20,000-letter job, and the
+ * whole table's rows, every job's, in a larger one).
+ */
+const PICKED = "r.id = ANY (ARRAY(SELECT id FROM pick))";
+/** The claimed rows with the state each had before the claim (`pick.prev_state`), joined on the two CTEs only. */
+const WITH_PREV = "(SELECT c.*, p.prev_state FROM claimed c JOIN pick p ON p.id = c.rid) claimed";
 function toRow(r: Row): LedgerRow {
   const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
   return {
@@ -334,9 +361,9 @@ export async function claimNext(
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED),
      claimed AS (
        UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), stage = $2, updated_at = now()
-       FROM pick WHERE r.id = pick.id
-       RETURNING ${colsOf("r.")}, pick.prev_state)
-     ${AGG("claimed", CLAIMED)}`,
+       WHERE ${PICKED}
+       RETURNING ${colsOf("r.")}, r.id AS rid)
+     ${AGG(WITH_PREV, CLAIMED)}`,
       jobId,
       stage,
       limit,
@@ -370,9 +397,9 @@ export async function claimMissing(
        ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED),
      claimed AS (
        UPDATE redrive_letters r SET state = 'moving', attempts = r.attempts + 1, replay_id = COALESCE(r.replay_id, gen_random_uuid()), updated_at = now()
-       FROM pick WHERE r.id = pick.id
-       RETURNING ${colsOf("r.")}, pick.prev_state)
-     ${AGG("claimed", CLAIMED)}`,
+       WHERE ${PICKED}
+       RETURNING ${colsOf("r.")}, r.id AS rid)
+     ${AGG(WITH_PREV, CLAIMED)}`,
       jobId,
       afterSeq,
       limit,
@@ -436,13 +463,17 @@ export async function confirmUnconfirmed(
     db,
     jobId,
     owner,
-    `UPDATE redrive_letters SET
+    {
+      returning: "seq, state",
+      after: RECORD_MOVES("changed"),
+      sql: `UPDATE redrive_letters SET
        state = CASE WHEN $4 AND prev_count >= $3 THEN 'parked' ELSE 'moved' END,
        moved_at = CASE WHEN $4 AND prev_count >= $3 THEN moved_at ELSE now() END,
        reason = (CASE WHEN $4 AND prev_count >= $3 THEN 'Parked' ELSE 'Moved' END) || ' (confirmed after restart): an attempt of this job (replay id ' || COALESCE(replay_id::text, '?') ||
          ') was interrupted before its outcome was recorded, and the letter was not in the DLQ when it was asked for again, twice, the second time at the end of the job. A letter leaves the DLQ only after its copy was confirmed at the target.',
        audited = false, updated_at = now()
      WHERE job_id = $1::uuid AND state = 'unconfirmed' AND EXISTS (SELECT 1 FROM lease)`,
+    },
     redriveLimit,
     parksByMoving,
   );
@@ -462,7 +493,9 @@ export async function confirmUnconfirmed(
  * the rows back or updating them a second time, and a run whose lease was taken over writes no
  * outcome (LeaseLostError; `before`, rows about what was done to the letters, is written on its own
  * first). The ledger rows are locked before the audit chain's lock is waited for: the fence keeps
- * every other run off them meanwhile.
+ * every other run off them meanwhile. The rows are found through (job_id, letter_id) with the
+ * batch's letter ids as one array (`letter_id = ANY ($2)`): joined to the unnested outcomes alone,
+ * the planner read every row of the job (a sequential scan per batch) to hash them.
  */
 export async function recordOutcomes(
   db: TxDb,
@@ -485,9 +518,10 @@ export async function recordOutcomes(
                    ordering_key = COALESCE(u.ordering_key, r.ordering_key), audited = true, updated_at = now(),
                    moved_at = CASE WHEN u.state = 'moved' THEN now() ELSE r.moved_at END, retry_later = u.retry_later
                  FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[]) AS u(letter_id, state, destination, reason, ordering_key, retry_later)
-                 WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id
+                 WHERE r.job_id = $1::uuid AND r.letter_id = u.letter_id AND r.letter_id = ANY ($2::text[])
                    AND (r.state IN ('moving', 'pending', 'interrupted') OR (r.state IN ('missing', 'unconfirmed') AND u.state IN ('moved', 'parked')))
-                 RETURNING r.seq, r.${SETTLED.join(", r.")})
+                 RETURNING r.seq, r.${SETTLED.join(", r.")}),
+               ${RECORD_MOVES("settled")}
                ${AGG("settled", SETTLED)}`,
               jobId,
               outcomes.map((o) => o.letterId),
@@ -642,7 +676,14 @@ export async function countStates(
   return out;
 }
 
-/** The breaker's sliding window: the last `window` letters this job moved since `since`, and how many came back. */
+/**
+ * The breaker's sliding window: the last `window` letters this job moved since `since` (by moved_at,
+ * then seq, latest first), and how many came back. Read from redrive_moves, which records each
+ * write's moved letters (RECORD_MOVES): the job's latest writes up to the one that reaches `window`
+ * letters (and any other write with that same moved_at), then those letters' ledger rows by
+ * (job_id, seq). A letter once moved stays "moved" or becomes "returned", so those writes hold the
+ * whole window. No index of redrive_letters names moved_at: the outcome stays a HOT update.
+ */
 export async function breakerWindow(
   db: Db,
   jobId: string,
@@ -650,10 +691,15 @@ export async function breakerWindow(
   since: Date | null,
 ): Promise<{ redriven: number; returned: number }> {
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT count(*)::int AS redriven, count(*) FILTER (WHERE state = 'returned')::int AS returned FROM (
-       SELECT state FROM redrive_letters
-       WHERE job_id = $1::uuid AND moved_at IS NOT NULL AND state IN ('moved', 'returned') AND ($3::timestamptz IS NULL OR moved_at >= $3::timestamptz)
-       ORDER BY moved_at DESC, seq DESC LIMIT $2) w`,
+    `WITH b AS (
+       SELECT moved_at, seqs, sum(moved) OVER (ORDER BY moved_at DESC, id DESC) - moved AS before
+       FROM redrive_moves WHERE job_id = $1::uuid AND ($3::timestamptz IS NULL OR moved_at >= $3::timestamptz)),
+     edge AS (SELECT min(moved_at) AS t FROM b WHERE before < $2)
+     SELECT count(*)::int AS redriven, count(*) FILTER (WHERE state = 'returned')::int AS returned FROM (
+       SELECT r.state FROM b JOIN edge ON b.moved_at >= edge.t CROSS JOIN LATERAL unnest(b.seqs) AS s(seq)
+       JOIN redrive_letters r ON r.job_id = $1::uuid AND r.seq = s.seq
+       WHERE r.state IN ('moved', 'returned')
+       ORDER BY b.moved_at DESC, s.seq DESC LIMIT $2) w`,
     jobId,
     window,
     since ? since.toISOString() : null,
