@@ -554,8 +554,10 @@ export async function* streamLetters(
   db: PrismaClient = getDb(),
 ): AsyncGenerator<ExportedLetter> {
   let after: string | null = null;
-  // The first batch is small, so an export's first bytes wait for a hundred rows, not five hundred.
-  let size = Math.min(opts.batchSize ?? 500, 100);
+  // The first batch is a list page's size (50, also the first chunk an export writes), so an export's
+  // first bytes wait for those rows only: a value on 1% of letters fills it from the newest
+  // SEARCH_WINDOW rows (100 there), where a batch of 100 missed by one and read the index again.
+  let size = Math.min(opts.batchSize ?? 500, 50);
   for (;;) {
     const page = await queryLetters(filter, { after, limit: size }, db, {
       withPayload: opts.withPayload,
