@@ -16,6 +16,7 @@ import type { Cpu } from "./cpu";
 /** Every benchmark, in the order bench/run.ts runs them: no services first, then reads, then what writes much. */
 export const BENCHES = [
   "glob",
+  "classify",
   "rabbitmq-read",
   "kafka-read",
   "sqs-read",

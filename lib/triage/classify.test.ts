@@ -208,7 +208,7 @@ describe("classify with custom rules", () => {
     expect(classify({ exceptionClass: null, exceptionMessage: "Funds" }, rules).ruleId).toBeNull(); // "b" is for classes only
   });
 
-  it("caps the text it matches, so a huge message stays fast", () => {
+  it("matches only the text's first 1,000 characters, so a huge message costs no more than its start", () => {
     const slow = validateRule({
       id: "slow",
       disposition: "transient",
@@ -216,9 +216,12 @@ describe("classify with custom rules", () => {
       field: "message",
       description: "",
     });
-    const start = performance.now();
-    expect(classify({ exceptionClass: null, exceptionMessage: "a".repeat(5_000_000) }, [slow]).ruleId).toBeNull();
-    expect(performance.now() - start).toBeLessThan(1000);
+    // The "b" the pattern needs is past the first 1,000 characters: not read, no match.
+    expect(classify({ exceptionClass: null, exceptionMessage: `${"a".repeat(5_000_000)}b` }, [slow]).ruleId).toBeNull();
+    // Within them: a match, however long the rest.
+    expect(classify({ exceptionClass: null, exceptionMessage: `aab${"a".repeat(5_000_000)}` }, [slow]).ruleId).toBe(
+      "slow",
+    );
   });
 });
 
@@ -239,32 +242,12 @@ describe("classify with hostile rules", () => {
       exceptionClass: `com.acme.E${i}`,
       exceptionMessage: `#b${"a".repeat(length)}-${i}`,
     }));
-  const fastest = (fn: () => void) => {
-    let best = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < 3; i++) {
-      const start = performance.now();
-      fn();
-      best = Math.min(best, performance.now() - start);
-    }
-    return best;
-  };
-
-  it.each([30, 1000, 100_000])(
-    "letters with %i-character messages cost at most 10× what the default rules alone cost",
-    (length) => {
-      const batch = letters(length);
-      // Past the 1000 characters classify reads, the text ends in "a"s: "(a+)+$" matches.
-      const expected = length < 900 ? null : "hostile.4";
-      for (const l of batch) expect(classify(l, withHostile).ruleId).toBe(expected);
-      const defaults = fastest(() => {
-        for (const l of batch) classify(l, DEFAULT_CLASSIFICATION_RULES);
-      });
-      const attacked = fastest(() => {
-        for (const l of batch) classify(l, withHostile);
-      });
-      expect(attacked).toBeLessThan(10 * Math.max(defaults, 2));
-    },
-  );
+  // What they cost against the default rules alone is bench/classify.ts's (a timing goal, in CI's smoke).
+  it.each([30, 1000, 100_000])("letters with %i-character messages are classified as the rules say", (length) => {
+    // Past the 1000 characters classify reads, the text ends in "a"s: "(a+)+$" matches.
+    const expected = length < 900 ? null : "hostile.4";
+    for (const l of letters(length)) expect(classify(l, withHostile).ruleId).toBe(expected);
+  });
 
   it("still match what they describe", () => {
     expect(classify({ exceptionClass: null, exceptionMessage: `${"x".repeat(25)}#` }, withHostile).ruleId).toBe(
