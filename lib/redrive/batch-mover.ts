@@ -70,9 +70,9 @@ export class BatchMover {
    * by this run or held by another claimer, so the claim does not walk the job's finished rows
    * again (without it a claim at letter 150,000 of a 200,000-letter job walked 150,000 of them:
    * 150-195 ms each). A row put back ("pending", "interrupted") moves it back before that row, and
-   * a stage ends only after one claim from the start finds nothing. -1: from the start.
+   * a stage ends only after one claim from the start finds nothing. -1: from the start (startStage).
    */
-  claimAfter = -1;
+  private claimAfter = -1;
   /** Ordering keys of letters that failed earlier in this job: their later letters are held back (MoveOptions.heldKeys). */
   heldKeys = new Set<string>();
   /** The previous bulk batch's ledger and audit writes, running while the next batch moves. */
@@ -147,34 +147,50 @@ export class BatchMover {
     }
   }
 
+  /** A stage's claims start from the ledger's start (claimInOrder's cursor, back to -1). */
+  startStage(): void {
+    this.claimAfter = -1;
+  }
+
   /**
    * Claims up to `size` letters once the bucket lets them go. Paced before the claim, so that
    * claimed rows are not left "moving" while the bucket waits, and for the letters the counts say
    * are left (`expected`), so that the claim that finds nothing costs no wait at the end. Should
    * the claim find more than the counts said, the extra letters are paid for before they move.
-   * With `cursor`, the claim starts after `claimAfter` and moves it on.
    */
   async pacedClaim(
     bucket: TokenBucket,
     size: number,
     expected: number,
-    claim: (limit: number, afterSeq: number) => Promise<LedgerRow[]>,
-    cursor = false,
+    claim: (limit: number) => Promise<LedgerRow[]>,
   ): Promise<LedgerRow[]> {
     const n = Math.max(0, Math.min(size, expected));
     if (n > 0) await bucket.take(n, this.ctx.signal);
-    const limit = n > 0 ? n : size;
-    let rows = await claim(limit, cursor ? this.claimAfter : -1);
-    if (cursor) {
+    const rows = await claim(n > 0 ? n : size);
+    if (rows.length > n) await bucket.take(rows.length - n, this.ctx.signal);
+    return rows;
+  }
+
+  /**
+   * pacedClaim in ledger order, from this stage's cursor (`claimAfter`, moved on past every row
+   * claimed): nothing after it, and the claim looks once more from the start, so a row put back or
+   * skipped while locked is found before the stage ends. Call startStage() before a stage's first.
+   */
+  claimInOrder(
+    bucket: TokenBucket,
+    size: number,
+    expected: number,
+    claim: (limit: number, afterSeq: number) => Promise<LedgerRow[]>,
+  ): Promise<LedgerRow[]> {
+    return this.pacedClaim(bucket, size, expected, async (limit) => {
+      let rows = await claim(limit, this.claimAfter);
       if (rows.length === 0 && this.claimAfter >= 0) {
-        // Nothing after the cursor: look once from the start (a row put back, or skipped while locked).
         this.claimAfter = -1;
         rows = await claim(limit, -1);
       }
       for (const r of rows) if (r.seq > this.claimAfter) this.claimAfter = r.seq;
-    }
-    if (rows.length > n) await bucket.take(rows.length - n, this.ctx.signal);
-    return rows;
+      return rows;
+    });
   }
 
   /**

@@ -245,15 +245,11 @@ class RedriveRun {
     // The sample goes at the job's rate too: the rate is what the consumer can take, sample or not.
     const bucket = new TokenBucket(this.plan.rate, this.d.clock);
     const size = Math.min(this.d.sampleBatch, batchSizeFor(this.plan.rate));
-    this.mover.claimAfter = -1;
+    this.mover.startStage();
     for (;;) {
       await this.control();
-      const rows = await this.mover.pacedClaim(
-        bucket,
-        size,
-        this.counts.samplePending,
-        (limit, afterSeq) => claimNext(this.db, this.plan.jobId, "sample", limit, this.owner, afterSeq),
-        true,
+      const rows = await this.mover.claimInOrder(bucket, size, this.counts.samplePending, (limit, afterSeq) =>
+        claimNext(this.db, this.plan.jobId, "sample", limit, this.owner, afterSeq),
       );
       if (rows.length === 0) break;
       this.counts.samplePending = Math.max(0, this.counts.samplePending - rows.length);
@@ -315,16 +311,15 @@ class RedriveRun {
     this.bulkStartedAt = this.d.clock.now();
     this.bulkMovedAtStart = this.done();
     this.lastReturnCheck = this.d.clock.now();
-    this.mover.claimAfter = -1;
+    this.mover.startStage();
     for (;;) {
       await this.control();
       if (this.d.clock.now() - this.lastReturnCheck >= this.d.returnCheckMs) await this.checkBreaker();
-      const rows = await this.mover.pacedClaim(
+      const rows = await this.mover.claimInOrder(
         bucket,
         size,
         this.counts.pending + this.counts.interrupted,
         (limit, afterSeq) => claimNext(this.db, this.plan.jobId, "bulk", limit, this.owner, afterSeq),
-        true,
       );
       if (rows.length === 0) break;
       await this.mover.moveBatch(rows, "bulk", true);
