@@ -11,7 +11,7 @@
  * failed at load 12: a timing goal belongs here, not in a test.
  */
 import { classify, type ClassificationRule, DEFAULT_CLASSIFICATION_RULES, validateRule } from "../lib/triage/classify";
-import { report, size } from "./report";
+import { bestUs, report, size } from "./report";
 
 const LETTERS = size("BENCH_CLASSIFY_LETTERS", 2_000, 200);
 
@@ -21,15 +21,8 @@ const hostile: ClassificationRule[] = HOSTILE_PATTERNS.map((pattern, i) =>
 );
 const withHostile = [...hostile, ...DEFAULT_CLASSIFICATION_RULES];
 
-function best(f: () => void, runs = 5): number {
-  let min = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    f();
-    min = Math.min(min, performance.now() - t0);
-  }
-  return (min * 1000) / LETTERS;
-}
+/** µs per letter, the fastest of 5 runs over every letter. */
+const perLetter = (f: () => void) => bestUs(f) / LETTERS;
 
 console.log(
   `Classification of ${LETTERS} letters: 5 hostile rules + the defaults against the defaults alone (µs per letter, best of 5)`,
@@ -43,10 +36,10 @@ for (const length of [30, 1000, 100_000]) {
   const expected = length < 900 ? null : "hostile.4";
   for (const l of letters)
     if (classify(l, withHostile).ruleId !== expected) throw new Error(`${length} characters: expected ${expected}`);
-  const defaults = best(() => {
+  const defaults = perLetter(() => {
     for (const l of letters) classify(l, DEFAULT_CLASSIFICATION_RULES);
   });
-  const attacked = best(() => {
+  const attacked = perLetter(() => {
     for (const l of letters) classify(l, withHostile);
   });
   report({

@@ -10,19 +10,9 @@
  *    against the matcher on the same names: how the old cost grew (about n^6), for the record.
  */
 import { globMatch } from "../lib/glob";
-import { report, SMOKE, size } from "./report";
+import { bestUs, report, SMOKE, size } from "./report";
 
 const MAX_MB = size("BENCH_GLOB_MB", 1, 1 / 64);
-
-function best(f: () => void, runs = 5): number {
-  let min = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    f();
-    min = Math.min(min, performance.now() - t0);
-  }
-  return min * 1000;
-}
 
 function oldGlobRegExp(glob: string): RegExp {
   const body = glob
@@ -48,12 +38,12 @@ for (let n = 1024; n <= MAX_MB * (1 << 20); n *= 4) sizes.push(n);
 let previous: Record<string, number> | null = null;
 for (const n of sizes) {
   const name = "a".repeat(n);
-  const plain = best(() => globMatch(PLAIN, name));
+  const plain = bestUs(() => globMatch(PLAIN, name));
   const row: Record<string, number> = { plain };
   const cells = [`${(n / 1024).toFixed(0).padStart(5)} KB`, `plain ${plain.toFixed(0).padStart(6)}`];
   for (const [label, glob] of Object.entries(HOSTILE)) {
     if (globMatch(glob, name)) throw new Error(`${glob} should not match`);
-    const us = best(() => globMatch(glob, name));
+    const us = bestUs(() => globMatch(glob, name));
     row[label] = us;
     if (n * 4 > MAX_MB * (1 << 20))
       report({
@@ -75,8 +65,8 @@ re.test("a".repeat(20)); // compiled and warm
 const lengths = SMOKE ? [16, 20] : [16, 24, 32, 40, 48];
 for (const n of lengths) {
   const name = "a".repeat(n);
-  const old = best(() => re.test(name), 1);
-  const now = best(() => globMatch(ISSUE, name));
+  const old = bestUs(() => re.test(name), 1);
+  const now = bestUs(() => globMatch(ISSUE, name));
   if (n === lengths.at(-1))
     report({
       operation: `${ISSUE} on ${n} a's`,
