@@ -79,19 +79,24 @@ const UPSERT_JSON = `${INSERT_COLUMNS}
  * parsed every character back: binary arrays and raw bytea payloads skip both.
  * dead_lettered_at and headers travel as text and are cast in SQL, as the text format did.
  */
-type Column = { name: keyof IndexRow; sql: string; encode: (rows: IndexRow[], w: BinaryArrayWriter) => void };
+/** A column: its name, its array's element type (also its SQL element type: int4[], bool[], ...), its encoder. */
+type Column = {
+  name: keyof IndexRow;
+  element: BinaryElement;
+  encode: (rows: IndexRow[], w: BinaryArrayWriter) => void;
+};
 // One getter per column (monomorphic property reads; `row[name]` with a varying name was not), and
 // one column at a time, straight into its array: no array of values per column, no copy of it.
 const text = (name: keyof IndexRow, get: (r: IndexRow) => string | null): Column => ({
   name,
-  sql: "text",
+  element: "text",
   encode: (rows, w) => {
     for (let i = 0; i < rows.length; i++) w.text(get(rows[i]));
   },
 });
 const int4 = (name: keyof IndexRow, get: (r: IndexRow) => number | null): Column => ({
   name,
-  sql: "int",
+  element: "int4",
   encode: (rows, w) => {
     for (let i = 0; i < rows.length; i++) w.int4(get(rows[i]));
   },
@@ -121,7 +126,7 @@ const UNNEST_COLUMNS: Column[] = [
   text("fingerprint", (r) => r.fingerprint),
   {
     name: "payload",
-    sql: "bytea",
+    element: "bytea",
     encode: (rows, w) => {
       for (let i = 0; i < rows.length; i++) w.bytea(rows[i].payload);
     },
@@ -129,7 +134,7 @@ const UNNEST_COLUMNS: Column[] = [
   text("payload_key_id", (r) => r.payload_key_id),
   {
     name: "payload_truncated",
-    sql: "boolean",
+    element: "bool",
     encode: (rows, w) => {
       for (let i = 0; i < rows.length; i++) w.bool(rows[i].payload_truncated);
     },
@@ -141,7 +146,7 @@ const UNNEST_COLUMNS: Column[] = [
 ];
 const UPSERT_UNNEST = `${INSERT_COLUMNS}
      ${selectRow("r.payload")}
-     FROM unnest(${UNNEST_COLUMNS.map((c, i) => `$${i + 4}::${c.sql}[]`).join(", ")})
+     FROM unnest(${UNNEST_COLUMNS.map((c, i) => `$${i + 4}::${c.element}[]`).join(", ")})
        AS r(${UNNEST_COLUMNS.map((c) => c.name).join(", ")})
      ${ON_CONFLICT}`;
 
@@ -150,11 +155,10 @@ const UPSERT_UNNEST = `${INSERT_COLUMNS}
  * batches are alike): its array then rarely grows. Only a size hint, shared by every batch.
  */
 const columnBytesPerRow = UNNEST_COLUMNS.map(() => 64);
-const ELEMENT: Record<string, BinaryElement> = { text: "text", int: "int4", boolean: "bool", bytea: "bytea" };
 
 function columnArrays(rows: IndexRow[]): Buffer[] {
   return UNNEST_COLUMNS.map((c, i) => {
-    const w = new BinaryArrayWriter(ELEMENT[c.sql], columnBytesPerRow[i] * rows.length * 1.125 + 256);
+    const w = new BinaryArrayWriter(c.element, columnBytesPerRow[i] * rows.length * 1.125 + 256);
     c.encode(rows, w);
     if (rows.length > 0) columnBytesPerRow[i] = w.byteLength / rows.length;
     return w.finish();
