@@ -232,6 +232,9 @@ export function decodeCursor(s: string | undefined | null): Cursor | null {
   }
 }
 
+/** Rows on one page of a letter list (the triage list, its API), unless a caller asks for another size. */
+export const LETTER_PAGE_SIZE = 50;
+
 /** One page of the filtered set, newest first. */
 export async function queryLetters(
   filter: LetterFilter,
@@ -242,7 +245,7 @@ export async function queryLetters(
   rows: Array<IndexedLetter & { payloadCiphertext?: Uint8Array | null; payloadKeyId?: string | null }>;
   nextCursor: string | null;
 }> {
-  const limit = Math.min(Math.max(Math.trunc(page.limit ?? 50) || 50, 1), 1000);
+  const limit = Math.min(Math.max(Math.trunc(page.limit ?? LETTER_PAGE_SIZE) || LETTER_PAGE_SIZE, 1), 1000);
   const w = whereOf(filter);
   const cursor = decodeCursor(page.after);
   let sql = w.sql;
@@ -554,10 +557,10 @@ export async function* streamLetters(
   db: PrismaClient = getDb(),
 ): AsyncGenerator<ExportedLetter> {
   let after: string | null = null;
-  // The first batch is a list page's size (50, also the first chunk an export writes), so an export's
+  // The first batch is a list page's size (also the first chunk an export writes), so an export's
   // first bytes wait for those rows only: a value on 1% of letters fills it from the newest
   // SEARCH_WINDOW rows (100 there), where a batch of 100 missed by one and read the index again.
-  let size = Math.min(opts.batchSize ?? 500, 50);
+  let size = Math.min(opts.batchSize ?? 500, LETTER_PAGE_SIZE);
   for (;;) {
     const page = await queryLetters(filter, { after, limit: size }, db, {
       withPayload: opts.withPayload,

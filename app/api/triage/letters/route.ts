@@ -1,4 +1,5 @@
 import { parseLetterFilter } from "@/lib/triage/filter-params";
+import { LETTER_PAGE_SIZE } from "@/lib/triage/queries";
 import { listLetters } from "@/lib/triage/use-cases";
 import { sessionRoute } from "@/lib/use-case/http";
 
@@ -9,6 +10,6 @@ export const GET = sessionRoute(({ actor, meta, search }) =>
   listLetters(actor, meta, {
     filter: parseLetterFilter(search),
     after: search.get("after"),
-    limit: Number(search.get("limit") ?? 50),
+    limit: Number(search.get("limit") ?? LETTER_PAGE_SIZE),
   }),
 );

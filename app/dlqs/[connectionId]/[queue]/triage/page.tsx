@@ -27,6 +27,7 @@ import { loadConfig } from "@/lib/config";
 import { repairEnabled } from "@/lib/repair/policy";
 import { newRedriveQuery } from "@/lib/redrive/ui-format";
 import { listGroups, listLetters, listRules, listScans, type GroupsResult } from "@/lib/triage/use-cases";
+import { LETTER_PAGE_SIZE } from "@/lib/triage/queries";
 import {
   appliedFilters,
   EMPTY_VIEW,
@@ -130,7 +131,7 @@ async function readIndex(
   const filter = toLetterFilter(connectionId, queue, view);
   const [groups, letters, scans, rules] = await Promise.all([
     listGroups(actor, meta, { connectionId, queue, by: view.by }),
-    listLetters(actor, meta, { filter, after: view.after, limit: 50 }),
+    listLetters(actor, meta, { filter, after: view.after, limit: LETTER_PAGE_SIZE }),
     listScans(actor, meta, { connectionId, queue }),
     listRules(actor, meta),
   ]);
