@@ -63,7 +63,11 @@ services() {
   ensure_rabbitmq
   log "starting Kafka, ElasticMQ, moto and Pulsar on loopback (jars cached in .cache/services)"
   bash scripts/services.sh start
-  if wants faults; then bash scripts/rabbitmq-node.sh start; fi
+  if wants faults; then
+    # Started here (not found running): the faults tier stops it when it is done with it.
+    bash scripts/rabbitmq-node.sh status >/dev/null 2>&1 || touch "$STAGES_DIR/private-node-ours"
+    bash scripts/rabbitmq-node.sh start
+  fi
 }
 
 # Migrations run as the owner (postgres); the tests and the e2e console connect as dlq_console,
@@ -121,12 +125,20 @@ faults_tier() {
   stage faults tests faults_on_private_node
 }
 faults_on_private_node() {
+  local rc=0
   bash scripts/rabbitmq-node.sh start
   (
     eval "$(bash scripts/rabbitmq-node.sh env)"
     export DATABASE_URL="$APP/${TEST_DB}_faults" DATABASE_OWNER_URL="$OWNER/${TEST_DB}_faults"
     vitest_run faults --project faults --maxWorkers=1
-  )
+  ) || rc=$?
+  # A node this run started is stopped once the tier is done (its memory and CPU go back to the
+  # tiers still running); one that was already running before the run is left as it was.
+  if [ -e "$STAGES_DIR/private-node-ours" ]; then
+    bash scripts/rabbitmq-node.sh stop >/dev/null 2>&1 || log "the private RabbitMQ node did not stop; stop it with: bash scripts/rabbitmq-node.sh stop"
+    rm -f "$STAGES_DIR/private-node-ours"
+  fi
+  return "$rc"
 }
 
 # One production build for the e2e and embedded tiers (whichever lane asks first builds it).
