@@ -17,6 +17,7 @@ import type { Cpu } from "./cpu";
 export const BENCHES = [
   "glob",
   "classify",
+  "safe-regex",
   "rabbitmq-read",
   "kafka-read",
   "sqs-read",

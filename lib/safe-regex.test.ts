@@ -3,22 +3,12 @@ import { compileSafeRegex, MAX_PATTERN_LENGTH, MAX_PROGRAM_SIZE, PatternError, p
 
 const ci = (p: string) => compileSafeRegex(p, { caseInsensitive: true });
 
-/** The fastest of `runs` calls (the first warms the engine up): robust against a busy machine. */
-function fastest(fn: () => unknown, runs = 5): number {
-  let best = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    fn();
-    best = Math.min(best, performance.now() - start);
-  }
-  return best;
-}
-
-describe("compileSafeRegex: hostile patterns take linear time", () => {
+describe("compileSafeRegex: hostile patterns answer on huge text", () => {
   const MB = 1 << 20;
-  // Each hostile pattern beside a plain one of the same shape, on the same input: a backtracking
-  // engine takes seconds to years on the first (1.2 s and 10 s for 30 characters, in the security review), RE2
-  // takes about as long as for the second.
+  // Patterns that backtrack exponentially in a backtracking engine (1.2 s and 10 s for 30 characters,
+  // in the security review), beside a plain one of the same shape. RE2 answers in linear time: these
+  // finish (a backtracking engine would not, within any timeout). How long they take against their
+  // plain twins is measured by `npm run bench:safe-regex` (bench/safe-regex.ts), not asserted here.
   const cases: Array<[string, string, string]> = [
     ["(?:.|.){25}#", ".{25}#", `#${"a".repeat(MB)}`],
     ["(?:a{1,2}){26}b", "a{26}b", `b${"a".repeat(MB)}`],
@@ -29,38 +19,24 @@ describe("compileSafeRegex: hostile patterns take linear time", () => {
     ["a.*a.*a.*a.*b", "a.*b", `b${"a".repeat(MB)}`],
   ];
 
-  it.each(cases)("%s on 1 MB takes at most 20× the plain %s", (hostile, plain, input) => {
-    const h = ci(hostile);
-    const p = ci(plain);
-    expect(h.test(input)).toBe(false);
-    expect(p.test(input)).toBe(false);
-    const hostileMs = fastest(() => h.test(input));
-    const plainMs = fastest(() => p.test(input));
-    // A floor of 2 ms for the plain pattern: a prefilter can make it nearly free.
-    expect(hostileMs).toBeLessThan(20 * Math.max(plainMs, 2));
+  it.each(cases)("%s on 1 MB that it does not match answers no, as the plain %s does", (hostile, plain, input) => {
+    expect(ci(hostile).test(input)).toBe(false);
+    expect(ci(plain).test(input)).toBe(false);
+    // The same text with the missing piece where the pattern needs it: both answer yes.
+    const fixed = hostile.endsWith("$") ? "a".repeat(MB) : `${"a".repeat(MB)}${input[0]}`;
+    expect(ci(hostile).test(fixed)).toBe(true);
+    expect(ci(plain).test(fixed)).toBe(true);
   });
 
-  it("time grows linearly with the text: 1 MB costs at most 4× 256 KB (a backtracking engine: far more)", () => {
-    for (const pattern of ["(?:.|.){40}#", "(?:a{1,2}){40}b", "(a+)+$"]) {
-      const re = ci(pattern);
-      const small = fastest(() => re.test(`#b${"a".repeat(MB / 4)}!`));
-      const big = fastest(() => re.test(`#b${"a".repeat(MB)}!`));
-      expect(big, pattern).toBeLessThan(4 * 4 * Math.max(small, 0.5));
-    }
-  });
-
-  it("the security review's 30-character message costs about what a plain pattern costs", () => {
+  it("the security review's 30-character messages: no match, and a match once the pattern's end is there", () => {
     const message = "a".repeat(30);
-    const plain = ci("connection refused");
-    const baseline = fastest(() => {
-      for (let i = 0; i < 1000; i++) plain.test(`${message}${i}`);
-    });
-    for (const pattern of ["(?:.|.){25}#", "(?:a{1,2}){26}b"]) {
+    for (const [pattern, end] of [
+      ["(?:.|.){25}#", "#"],
+      ["(?:a{1,2}){26}b", "b"],
+    ]) {
       const re = ci(pattern);
-      const ms = fastest(() => {
-        for (let i = 0; i < 1000; i++) re.test(`${message}${i}#b`);
-      });
-      expect(ms, pattern).toBeLessThan(50 * Math.max(baseline, 1));
+      for (let i = 0; i < 1000; i++) expect(re.test(`${message}${i}`), pattern).toBe(false);
+      expect(re.test(`${message}${end}`), pattern).toBe(true);
     }
   });
 
