@@ -210,23 +210,7 @@ describe("hostile patterns and names", () => {
     expect(hit.matched).toBe(true);
     expect(hit.steps).toBeLessThanOrEqual(mb.length + 200);
   });
-
-  it("a 50-star glob over 1 MB costs about what one plain scan of it does, measured in this run", () => {
-    const mb = "ab".repeat(1 << 19);
-    const best = (f: () => void) => {
-      let min = Number.POSITIVE_INFINITY;
-      for (let i = 0; i < 5; i++) {
-        const t0 = performance.now();
-        f();
-        min = Math.min(min, performance.now() - t0);
-      }
-      return min;
-    };
-    const plain = best(() => expect(globMatch("*needle*", mb)).toBe(false));
-    const hostile = best(() => expect(globMatch(`${"*a?".repeat(49)}*ba?b*c`, mb)).toBe(false));
-    // About 1× here: both read each character once. The old RegExp did not finish.
-    expect(hostile).toBeLessThan(plain * 20 + 5);
-  });
+  // Its time against a plain pattern's on the same name: `npm run bench:glob` (a ratio, not asserted here).
 });
 
 describe("pattern bounds for admins", () => {

@@ -69,8 +69,8 @@ const seed = () => [
   },
 ];
 
-/** Runs one scan of `queue` to its end; returns how long it took. */
-async function timedScan(queue: string): Promise<number> {
+/** Runs one scan of `queue` to its end. */
+async function scanToEnd(queue: string): Promise<void> {
   const kind = `safe-rules-scan-${randomUUID().slice(0, 8)}`;
   const job = await jobStore().enqueue({
     kind: kind as "scan",
@@ -83,20 +83,16 @@ async function timedScan(queue: string): Promise<number> {
     owner: `test-${kind}`,
     leaseMs: 10_000,
   });
-  const start = performance.now();
   expect((await worker.runOnce())?.id).toBe(job.id);
-  const ms = performance.now() - start;
   expect((await jobStore().get(job.id))?.state).toBe("succeeded");
-  return ms;
 }
 
 describe("admin-written triage patterns on RE2", () => {
-  it("the issue's patterns are saved and a scan with them costs about what one with the default rules costs", async () => {
-    const plain = await kit.dlqByReject(seed());
+  // What the hostile patterns cost against the default rules is measured by `npm run bench:classify`;
+  // here a backtracking engine would not finish the scan within the test's timeout (30 letters x
+  // 1.2 s for the first pattern alone, in the security review).
+  it("the issue's patterns are saved, and a scan with them finishes and classifies by them", async () => {
     const attacked = await kit.dlqByReject(seed());
-
-    await saveRules(admin, meta(), { rules: DEFAULT_CLASSIFICATION_RULES });
-    const baseline = await timedScan(plain.dlq);
 
     const m = meta();
     const saved = await saveRules(admin, m, { rules: [...HOSTILE, ...DEFAULT_CLASSIFICATION_RULES] });
@@ -104,9 +100,7 @@ describe("admin-written triage patterns on RE2", () => {
     const { rows } = await queryAudit({ action: "triage.rules_save" }, { limit: 20 });
     expect(rows.find((r) => r.requestId === m.requestId)).toMatchObject({ outcome: "success" });
 
-    const withHostile = await timedScan(attacked.dlq);
-    // A backtracking engine: 30 letters × 1.2 s for the first pattern alone.
-    expect(withHostile).toBeLessThan(4 * baseline);
+    await scanToEnd(attacked.dlq);
 
     const { groups } = await queryGroups(adapter.connectionId, attacked.dlq, (await loadRules()).rules);
     expect(groups.reduce((n, g) => n + g.count, 0)).toBe(32);
