@@ -95,4 +95,37 @@ describe("Kafka adapter close()", () => {
       { timeout: 15_000, interval: 100 },
     );
   });
+
+  it("an open adapter that is not asked anything does not keep waking its process", async () => {
+    const dlt = await kit.createTopic(`${kit.name("idle")}.DLT`, 3);
+    await (await kit.getProducer()).send({
+      topic: dlt,
+      acks: -1,
+      messages: Array.from({ length: 30 }, (_, i) => ({ partition: i % 3, value: Buffer.from(`letter-${i}`) })),
+    });
+    const adapter = new KafkaAdapter(
+      testConfig({ id: `idle-${randomUUID().slice(0, 8)}`, discover: false, dlqs: [{ name: dlt }] }),
+      { allManagedHeaders: MANAGED_HEADERS, handledStore: prismaHandledStore() },
+    );
+    try {
+      // Its admin and its reader have connections open, each of which has had answers.
+      expect((await adapter.describeDlq(dlt)).depth).toBe(30);
+      let streamed = 0;
+      for await (const _ of adapter.stream(dlt)) streamed++;
+      expect(streamed).toBe(30);
+
+      // Then half a second of nothing: timers armed meanwhile, by anyone in this process. kafkajs
+      // 2.2.4 alone re-armed one per connection about every millisecond (hundreds here).
+      const idle = new Promise((r) => setTimeout(r, 500));
+      const timeouts = vi.spyOn(globalThis, "setTimeout");
+      const intervals = vi.spyOn(globalThis, "setInterval");
+      await idle;
+      const armed = timeouts.mock.calls.length + intervals.mock.calls.length;
+      timeouts.mockRestore();
+      intervals.mockRestore();
+      expect(armed).toBeLessThan(20);
+    } finally {
+      await adapter.close();
+    }
+  });
 });

@@ -7,7 +7,7 @@
 import { Kafka, logLevel, type Admin, type Producer, type IHeaders } from "kafkajs";
 import type { KafkaConnectionConfig } from "@/lib/config";
 import type { ContractLetterInput } from "@/lib/brokers/contract-suite/read";
-import { createCluster } from "@/lib/brokers/kafka/client";
+import { createCluster, mendKafkajs } from "@/lib/brokers/kafka/client";
 import { fetchTopicIds, type RawRequestBroker } from "@/lib/brokers/kafka/topic-ids";
 import { createTopicWithLeaders } from "@/lib/brokers/kafka/topic-ready";
 
@@ -115,15 +115,17 @@ export class KafkaKit {
     readonly prefix = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
     brokers = KAFKA_BROKERS,
   ) {
-    this.kafka = new Kafka({
-      clientId: "dlq-console-test-kit",
-      brokers,
-      logLevel: logLevel.NOTHING,
-      connectionTimeout: 3000,
-      // A topic created a moment before can answer NOT_LEADER_FOR_PARTITION for a while on a busy
-      // machine (seen once in a produce right after createTopicWithLeaders); 6 tries span about 19 s.
-      retry: { retries: 6 },
-    });
+    this.kafka = mendKafkajs(
+      new Kafka({
+        clientId: "dlq-console-test-kit",
+        brokers,
+        logLevel: logLevel.NOTHING,
+        connectionTimeout: 3000,
+        // A topic created a moment before can answer NOT_LEADER_FOR_PARTITION for a while on a busy
+        // machine (seen once in a produce right after createTopicWithLeaders); 6 tries span about 19 s.
+        retry: { retries: 6 },
+      }),
+    );
   }
 
   name(label: string) {
