@@ -3,6 +3,14 @@
 const path = require("node:path");
 const { Kafka, logLevel } = require(path.join(process.cwd(), "node_modules", "kafkajs"));
 
+// kafkajs 2.2.4 arms a timer with a negative delay after its first answer (the console mends that:
+// lib/brokers/kafka/client.ts, checkOnlyWhenPending); this probe lives for a second, so it only
+// keeps Node 24's warning about it out of the terminal. Other warnings are printed as before.
+process.removeAllListeners("warning");
+process.on("warning", (w) => {
+  if (w.name !== "TimeoutNegativeWarning") console.warn(`${w.name}: ${w.message}`);
+});
+
 const broker = process.argv[2] || "127.0.0.1:9092";
 const kafka = new Kafka({
   clientId: "dlq-console-services-probe",
