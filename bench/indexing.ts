@@ -17,6 +17,7 @@
  */
 import { execFile } from "node:child_process";
 import { Kafka, logLevel } from "kafkajs";
+import { mendKafkajs } from "../lib/brokers/kafka/client";
 import { KafkaAdapter } from "../lib/brokers/kafka/adapter";
 import { KAFKA_BROKERS, testConfig } from "../lib/brokers/kafka/test-kit";
 import { createTopicWithLeaders } from "../lib/brokers/kafka/topic-ready";
@@ -36,7 +37,9 @@ const SENT_HEADER = "bench-sent-at";
 
 /** The child: produces RATE letters a second for SECONDS into the topic, in 100 ms steps. */
 async function produce(topic: string) {
-  const kafka = new Kafka({ brokers: KAFKA_BROKERS, clientId: "bench-indexing", logLevel: logLevel.NOTHING });
+  const kafka = mendKafkajs(
+    new Kafka({ brokers: KAFKA_BROKERS, clientId: "bench-indexing", logLevel: logLevel.NOTHING }),
+  );
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   const value = Buffer.alloc(1024, "x");
@@ -88,7 +91,10 @@ async function main() {
   // The smoke's rounds come every second, so its tail ends in seconds rather than half a minute.
   const cfg = SMOKE ? { ...defaults, roundSeconds: 1 } : defaults;
   const topic = `bench.indexing.${process.pid}.DLT`;
-  const kafka = new Kafka({ brokers: KAFKA_BROKERS, clientId: "bench-indexing", logLevel: logLevel.NOTHING });
+  // In the measured process: mended as the console's clients are, or its idle connections spin.
+  const kafka = mendKafkajs(
+    new Kafka({ brokers: KAFKA_BROKERS, clientId: "bench-indexing", logLevel: logLevel.NOTHING }),
+  );
   const admin = kafka.admin();
   await admin.connect();
   await createTopicWithLeaders(admin, { topic, numPartitions: PARTITIONS, replicationFactor: 1 });
