@@ -17,6 +17,7 @@ import type { Cpu } from "./cpu";
 export const BENCHES = [
   "glob",
   "classify",
+  "scan-path",
   "rabbitmq-read",
   "kafka-read",
   "sqs-read",
