@@ -18,6 +18,7 @@ export const BENCHES = [
   "glob",
   "classify",
   "safe-regex",
+  "scan-path",
   "rabbitmq-read",
   "kafka-read",
   "sqs-read",

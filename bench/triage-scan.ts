@@ -31,6 +31,10 @@
  *                                      largest live heap it saw (what the scan retains)
  *   BENCH_CPU_PROF=dir                 the scan's process writes a V8 CPU profile (--cpu-prof) there
  *                                      (tsx's launcher writes a small one beside it)
+ *   BENCH_WARMUP=5000                  letters the scan's process first runs through the scan's path
+ *                                      (stream, index row, column arrays; nothing written) before the
+ *                                      measured scan: see warmUp(). 0 measures a cold process, as
+ *                                      before 2026-12-06 (second session). Smoke 200.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -43,6 +47,7 @@ import { report, size } from "./report";
 import { scanBroker } from "./scan-brokers";
 
 const COUNT = size("BENCH_COUNT", 50_000, 2_000);
+const WARMUP = Math.min(size("BENCH_WARMUP", 5_000, 200), COUNT);
 /**
  * The broker and its DLQ (the machine's RabbitMQ, or another local node: DLQ_TEST_AMQP_PORT, see
  * its test-kit; Kafka at KAFKA_BROKERS; ElasticMQ at SQS_ENDPOINT). The name is unique per run:
@@ -77,6 +82,8 @@ interface ChildResult {
   timeline: Array<[number, number, number]>;
   cpu: { node: number; gc: number };
   wall: number;
+  /** What warmUp() ran before the scan (null: none), and its Node CPU in seconds. */
+  warmUp: { letters: number; node: number; wall: number } | null;
 }
 const RESULT = "BENCH_SCAN_CHILD_RESULT ";
 
@@ -188,6 +195,12 @@ async function main() {
     }
     const memLine = (m: Mem) =>
       `RSS ${mb(m.rss)}, heap used ${mb(m.heapUsed)}, external ${mb(m.external)} (array buffers ${mb(m.arrayBuffers)})`;
+    const wu = child.warmUp;
+    console.log(
+      wu
+        ? `the scan's process ran its path over the DLQ's first ${wu.letters} letters before the scan (nothing written; not in the scan's figures): ${Math.round((wu.node * 1e6) / wu.letters)} µs of Node per letter, ${wu.wall.toFixed(1)} s (BENCH_WARMUP=0: a cold process)`
+        : `the scan ran in a cold process (no warm-up: BENCH_WARMUP=0, or a read that costs letters)`,
+    );
     console.log(`the scan's own process (a child of this harness, loaded and connected before the scan):`);
     console.log(`  before the scan       ${memLine(child.before)}`);
     console.log(`  at its peak RSS       ${memLine(child.peak)}`);
@@ -491,6 +504,7 @@ async function scanChild() {
   });
   await getDb().$queryRawUnsafe("SELECT 1");
   const worker = new JobWorker({ handlers: { scan: scanHandler({ adapterFor: () => adapter }) }, owner: "bench" });
+  const warm = await warmUp(adapter);
   gc?.();
   const before = memNow();
   let peak = before;
@@ -537,9 +551,59 @@ async function scanChild() {
     timeline,
     cpu: { node: c.node, gc: c.gc },
     wall,
+    warmUp: warm,
   };
   // No exit of its own: a client left open keeps this process, and the harness waiting on it, alive.
   process.stdout.write(`${RESULT}${JSON.stringify(result)}\n`);
+}
+
+/**
+ * A console process is long-lived (its worker runs every scan and indexer round), but the bench's
+ * scan runs in a fresh one: there V8 runs the scan's path interpreted, then compiles it, over the
+ * first few thousand letters. That is about 0.5 s of CPU once per process, some 15 µs a letter of
+ * a 30,000-letter scan, and not what a letter costs. So the child first runs the same path
+ * (the adapter's stream, toIndexRow under the DLQ's rules and masking, the column arrays) over the
+ * first WARMUP letters of the same DLQ, and writes nothing, so that Postgres (measured from the
+ * harness around the whole child) sees only the scan. Skipped for a DLQ whose reads cost letters.
+ */
+async function warmUp(
+  adapter: import("../lib/brokers/contract/adapter").BrokerAdapter,
+): Promise<ChildResult["warmUp"]> {
+  if (WARMUP <= 0 || (await adapter.describeDlq(QUEUE)).readRisk) return null;
+  const { PAYLOAD_CAP_BYTES, toIndexRow } = await import("../lib/triage/index-row");
+  const { prepareLetters } = await import("../lib/triage/index-store");
+  const { loadRules } = await import("../lib/triage/rules-store");
+  const { searchMaskingFor } = await import("../lib/triage/masked-search");
+  const { loadMaskingConfig } = await import("../lib/masking/store");
+  const { maskingHashKey } = await import("../lib/masking/key");
+  const { keyring } = await import("../lib/crypto/payload-cipher");
+  const { getDb } = await import("../lib/db");
+  const db = getDb();
+  const ctx = {
+    connectionId: CONNECTION,
+    queue: QUEUE,
+    rules: (await loadRules(db)).rules,
+    ring: keyring(),
+    randomAccess: adapter.capabilities.randomAccess,
+    search: searchMaskingFor(await loadMaskingConfig(db), CONNECTION, QUEUE, maskingHashKey()),
+  };
+  const c0 = cpuNow();
+  const w0 = performance.now();
+  let n = 0;
+  let rows: ReturnType<typeof toIndexRow>[] = [];
+  for await (const letter of adapter.stream(QUEUE, { maxBodyBytes: PAYLOAD_CAP_BYTES })) {
+    rows.push(toIndexRow(letter, ctx));
+    if (rows.length === 500) {
+      prepareLetters(rows, db);
+      rows = [];
+    }
+    if (++n >= WARMUP) break;
+  }
+  const c = await cpuSince(c0);
+  const wall = (performance.now() - w0) / 1000;
+  // Every letter back in the DLQ before the scan reads it.
+  await BROKER.settle(COUNT);
+  return { letters: n, node: c.node, wall };
 }
 
 (process.env.BENCH_SCAN_CHILD === "1" ? scanChild() : main()).catch((e) => {
