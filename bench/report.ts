@@ -53,7 +53,7 @@ export function sizes(name: string, full: string, smoke: string): string[] {
   return (v !== undefined && v !== "" ? v : SMOKE ? smoke : full).split(",").filter(Boolean);
 }
 
-export type Unit = "letters/s" | "ms" | "µs" | "s" | "calls";
+export type Unit = "letters/s" | "ms" | "µs" | "s" | "calls" | "B";
 export interface Figure {
   value: number;
   unit: Unit;

@@ -16,6 +16,7 @@
  * server, as the console's scan does; nothing connects to it. Without one the stage is skipped.
  */
 import { randomUUID } from "node:crypto";
+import { GCProfiler, getHeapStatistics } from "node:v8";
 import { bestUs, report, size } from "./report";
 
 const LETTERS = size("BENCH_SCAN_PATH_LETTERS", 20_000, 1_000);
@@ -125,20 +126,42 @@ async function main() {
     f();
     return ((performance.now() - t0) * 1000) / LETTERS;
   };
+  /**
+   * V8 heap bytes a pass allocates per letter: the heap's growth over the pass plus what each
+   * collection during it freed (GCProfiler's before/after figures). Garbage the pass leaves for
+   * a later collection counts too, as it should: the scan pays for it in scavenges.
+   */
+  const allocatedPerLetter = (f: () => void) => {
+    const gc = new GCProfiler();
+    gc.start();
+    const before = getHeapStatistics().used_heap_size;
+    f();
+    const after = getHeapStatistics().used_heap_size;
+    const freed = (gc.stop()?.statistics ?? []).reduce(
+      (s, e) => s + e.beforeGC.heapStatistics.usedHeapSize - e.afterGC.heapStatistics.usedHeapSize,
+      0,
+    );
+    return (after - before + freed) / LETTERS;
+  };
   // The first pass of a fresh process: what the console pays once.
   const first = timed(letterPass) + timed(rowPass) + timed(encodePass);
+  const stage = (name: string, f: () => void) => ({ name, us: bestUs(f) / LETTERS, bytes: allocatedPerLetter(f) });
   const stages = [
-    { name: "toLetter (Kafka record → letter)", us: bestUs(letterPass) / LETTERS },
-    { name: "toIndexRow (resolve, classify, seal, mask)", us: bestUs(rowPass) / LETTERS },
-    ...(db ? [{ name: "column arrays (prepareLetters, 500 a batch)", us: bestUs(encodePass) / LETTERS }] : []),
+    stage("toLetter (Kafka record → letter)", letterPass),
+    stage("toIndexRow (resolve, classify, seal, mask)", rowPass),
+    ...(db ? [stage("column arrays (prepareLetters, 500 a batch)", encodePass)] : []),
   ];
   const total = stages.reduce((s, x) => s + x.us, 0);
-  console.log(`The scan's path, ${LETTERS} Kafka letters in process (µs per letter, best of 5 after a first pass)`);
+  const bytes = stages.reduce((s, x) => s + x.bytes, 0);
+  console.log(
+    `The scan's path, ${LETTERS} Kafka letters in process (µs per letter, best of 5 after a first pass; V8 heap bytes allocated per letter)`,
+  );
   for (const s of stages) {
-    console.log(`  ${s.name.padEnd(45)} ${s.us.toFixed(2)}`);
+    console.log(`  ${s.name.padEnd(45)} ${s.us.toFixed(2).padStart(6)} µs ${s.bytes.toFixed(0).padStart(7)} B`);
     report({ operation: `scan path per letter: ${s.name}`, rate: { value: s.us, unit: "µs" } });
+    report({ operation: `scan path heap per letter: ${s.name}`, rate: { value: s.bytes, unit: "B" } });
   }
-  console.log(`  ${"together".padEnd(45)} ${total.toFixed(2)}`);
+  console.log(`  ${"together".padEnd(45)} ${total.toFixed(2).padStart(6)} µs ${bytes.toFixed(0).padStart(7)} B`);
   console.log(`  ${"the first pass of this process, together".padEnd(45)} ${first.toFixed(2)}`);
   if (!db) console.log("  (no Postgres DATABASE_URL: the column arrays were not timed)");
   report({
