@@ -132,19 +132,16 @@ function jwts(text: string, out: Span[]): void {
   }
 }
 
-function* matches(re: RegExp, text: string): Generator<RegExpExecArray> {
-  re.lastIndex = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    yield m;
-    if (m[0].length === 0) re.lastIndex++;
-  }
-}
-
-export function detect(detector: Detector, text: string): Span[] {
-  const out: Span[] = [];
+/**
+ * The spans of one detector in `text`, appended to `out` (a new array when none is given). The scan
+ * runs every detector over every letter's message and most find nothing: plain `exec` loops, no
+ * generator or result object per call.
+ */
+export function detect(detector: Detector, text: string, out: Span[] = []): Span[] {
   switch (detector) {
     case "card":
-      for (const m of matches(CARD, text)) {
+      CARD.lastIndex = 0;
+      for (let m = CARD.exec(text); m !== null; m = nextMatch(CARD, text, m)) {
         if (luhnValid(m[0].replace(/[ -]/g, ""))) out.push({ start: m.index, end: m.index + m[0].length });
       }
       break;
@@ -152,7 +149,8 @@ export function detect(detector: Detector, text: string): Span[] {
       emails(text, out);
       break;
     case "iban":
-      for (const m of matches(IBAN, text)) {
+      IBAN.lastIndex = 0;
+      for (let m = IBAN.exec(text); m !== null; m = nextMatch(IBAN, text, m)) {
         // The candidate may run into a following word ("DE89... EUR"); try shorter cuts at spaces too.
         let s = m[0];
         while (s.length >= 15) {
@@ -167,8 +165,10 @@ export function detect(detector: Detector, text: string): Span[] {
       }
       break;
     case "bearer":
-      for (const re of [BEARER, BASIC, NEGOTIATE]) {
-        for (const m of matches(re, text)) {
+      for (let k = 0; k < AUTH_SCHEMES.length; k++) {
+        const re = AUTH_SCHEMES[k];
+        re.lastIndex = 0;
+        for (let m = re.exec(text); m !== null; m = nextMatch(re, text, m)) {
           const prefix = /^\S+[ \t]+/.exec(m[0])![0].length;
           if (re === BASIC && !basicCredential(m[0].slice(prefix))) continue;
           out.push({ start: m.index, end: m.index + m[0].length, keepPrefix: prefix });
@@ -179,10 +179,20 @@ export function detect(detector: Detector, text: string): Span[] {
       jwts(text, out);
       break;
     case "api-key":
-      for (const m of matches(API_KEY, text)) out.push({ start: m.index, end: m.index + m[0].length });
+      API_KEY.lastIndex = 0;
+      for (let m = API_KEY.exec(text); m !== null; m = nextMatch(API_KEY, text, m))
+        out.push({ start: m.index, end: m.index + m[0].length });
       break;
   }
   return out;
+}
+
+const AUTH_SCHEMES = [BEARER, BASIC, NEGOTIATE];
+
+/** The global regex's next match after `m` (an empty match steps one on, so the loop ends). */
+function nextMatch(re: RegExp, text: string, m: RegExpExecArray): RegExpExecArray | null {
+  if (m[0].length === 0) re.lastIndex++;
+  return re.exec(text);
 }
 
 /*

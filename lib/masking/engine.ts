@@ -282,9 +282,12 @@ function findSpans(c: Compiled, text: string, withKeys = true, decodeForms = tru
   }
   if (withKeys && c.headers.length && text.includes(":"))
     scanHeaderLines(text, (name) => headerRuleFor(c, name), spans);
-  for (const rule of c.detectors) {
+  for (let k = 0; k < c.detectors.length; k++) {
+    const rule = c.detectors[k];
     if (rule.target.kind !== "detector") continue;
-    for (const s of detect(rule.target.detector, text)) spans.push({ ...s, rule });
+    const at = spans.length;
+    detect(rule.target.detector, text, spans as Span[]);
+    for (let i = at; i < spans.length; i++) spans[i] = { ...spans[i], rule };
   }
   return spans;
 }

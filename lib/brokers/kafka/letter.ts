@@ -44,8 +44,8 @@ function idHeadersOf(headers: HeaderEntry[]): {
 } {
   let lower: string[] | null = null;
   for (let i = 0; i < headers.length; i++) {
-    const l = headers[i].name.toLowerCase();
-    if (ASKED.has(l)) {
+    const name = headers[i].name;
+    if (ASKED.has(lowerOnlyIfNeeded(name))) {
       lower = headers.map((h) => h.name.toLowerCase());
       break;
     }
@@ -56,6 +56,18 @@ function idHeadersOf(headers: HeaderEntry[]): {
     correlationId: headerTextOf(headers, CORRELATION_HEADERS, lower),
     contentType: headerTextOf(headers, CONTENT_TYPE_HEADERS, lower),
   };
+}
+
+/**
+ * `name.toLowerCase()`, but the name itself when it is ASCII without capitals (most header names,
+ * e.g. Spring's `kafka_dlt-*`): V8 builds a new string for every `toLowerCase` call.
+ */
+function lowerOnlyIfNeeded(name: string): string {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c > 0x7f || (c >= 0x41 && c <= 0x5a)) return name.toLowerCase();
+  }
+  return name;
 }
 
 export function toLetter(
