@@ -21,6 +21,8 @@ const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*";
  * of which would otherwise scan the whole message (about 5 µs of a scan's time per letter).
  */
 const DIGIT = /\d/;
+/** Whitespace that `/\s+/g → " "` changes: any but a single space. */
+const UNEVEN_SPACE = /[^\S ]|\s\s/;
 const REPLACEMENTS: Array<[RegExp, string, string | RegExp]> = [
   // Quoted values; an apostrophe inside a word ("can't") does not open a quote. Python's
   // 'NoneType' is the same in every message and says "null dereference": kept.
@@ -92,7 +94,9 @@ export function normalizeMessage(message: string): string {
     if (kept.length) s = s.replace(/\uE000(.)\uE001/g, (_, c: string) => kept[c.charCodeAt(0) - 0xe100]);
   }
   if (s.includes("<")) s = s.replace(LIST, "<$1>");
-  s = s.replace(/\s+/g, " ").trim();
+  // Most messages are already single-spaced: replacing " " by " " would still build a new string.
+  if (UNEVEN_SPACE.test(s)) s = s.replace(/\s+/g, " ");
+  s = s.trim();
   return s.length > MAX_MESSAGE_LENGTH ? `${s.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : s;
 }
 
