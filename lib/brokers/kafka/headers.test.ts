@@ -82,6 +82,20 @@ describe("Spring kafka_dlt-* headers (byte-exact)", () => {
       }
   });
 
+  it("offsets and timestamps read as the exact int64, around and beyond a double's exact integers", () => {
+    const int64Bytes = (n: bigint) => {
+      const b = Buffer.alloc(8);
+      b.writeBigInt64BE(n);
+      return Uint8Array.from(b);
+    };
+    const edges = [0n, 1n, -1n, 2n ** 32n - 1n, 2n ** 32n, -(2n ** 32n), 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n];
+    const values = [...edges, ...edges.map((n) => -n), 2n ** 63n - 1n, -(2n ** 63n), 8_640_000_000_000_001n];
+    for (const n of values) {
+      expect(decodeHeaderValue("kafka_dlt-original-offset", int64Bytes(n))).toEqual({ t: "number", v: n.toString() });
+      expect(decodeHeaderValue("kafka_dlt-original-timestamp", int64Bytes(n))).toEqual(timestampValue(n));
+    }
+  });
+
   it("negative values and wrong widths are never guessed", () => {
     expect(bigEndianInt(bytes(0xff, 0xff, 0xff, 0xff), 4)).toBe(-1n);
     expect(bigEndianInt(bytes(0, 0, 3), 4)).toBeNull();

@@ -88,6 +88,17 @@ export function bigEndianInt(bytes: Uint8Array, width: 4 | 8): bigint | null {
   return width === 4 ? BigInt(view.getInt32(0, false)) : view.getBigInt64(0, false);
 }
 
+/**
+ * An 8-byte big-endian signed integer as a number when it lies in [-2^53, 2^53), where every
+ * integer is a double exactly (its decimal text is then the BigInt's); null beyond.
+ */
+function safeInt64(b: Uint8Array): number | null {
+  const hi = (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3];
+  if (hi < -0x200000 || hi >= 0x200000) return null;
+  const lo = ((b[4] << 24) | (b[5] << 16) | (b[6] << 8) | b[7]) >>> 0;
+  return hi * 0x100000000 + lo;
+}
+
 /** One header value for display: Spring's binary integers decoded, everything else text or bytes. */
 export function decodeHeaderValue(name: string, value: Uint8Array | null): DisplayValue {
   if (value === null) return { t: "null" };
@@ -100,9 +111,12 @@ export function decodeHeaderValue(name: string, value: Uint8Array | null): Displ
         const n = (value[0] << 24) | (value[1] << 16) | (value[2] << 8) | value[3] | 0;
         return { t: "number", v: String(n) };
       }
-      const n = bigEndianInt(value, binary.width)!;
-      if (!binary.timestamp) return { t: "number", v: n.toString() };
+      // Offsets and timestamps fit a double exactly: read them without a DataView and a BigInt.
+      const safe = binary.width === 8 ? safeInt64(value) : null;
+      if (!binary.timestamp)
+        return { t: "number", v: safe !== null ? String(safe) : bigEndianInt(value, binary.width)!.toString() };
       // display's timestampValue(n), through the cache (a batch's records mostly share their original timestamp too).
+      const n = safe ?? bigEndianInt(value, binary.width)!;
       const iso = isoOfMs(Number(n));
       return iso === null ? { t: "number", v: n.toString() } : { t: "timestamp", v: iso };
     }
