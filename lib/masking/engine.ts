@@ -88,6 +88,9 @@ interface Compiled {
   keyCache: Map<string, MaskingRule | null>;
   headerCache: Map<string, MaskingRule | null>;
   hashCache: Map<string, string>;
+  /** `textKeyRule(c, key)`, made once: findSpans runs for every letter's message. */
+  keyLookup?: (key: string) => MaskingRule | null;
+  headerLookup?: (name: string) => MaskingRule | null;
 }
 
 const pathCache = new Map<string, FieldPath | null>();
@@ -253,22 +256,24 @@ function findSpans(c: Compiled, text: string, withKeys = true, decodeForms = tru
   const spans: RuleSpan[] = [];
   if (!text) return spans;
   if (withKeys && c.fields.length) {
-    const lookup = (key: string) => textKeyRule(c, key);
+    c.keyLookup ??= (key: string) => textKeyRule(c, key);
+    const lookup = c.keyLookup;
     // A form field's value is masked after decoding (`card=4111%201111…`, `email=ada%40example.com`).
     // When the value also holds a secret as it stands (`note=ada+x@example.com`: "+" or a space?),
     // the whole value is hidden, so neither reading leaves part of a secret in view.
-    const onBare = decodeForms
-      ? (start: number, end: number) => {
-          const raw = text.slice(start, end);
-          const decoded = formDecode(raw);
-          if (decoded === null) return;
-          const inner = findSpans(c, decoded, true, false);
-          if (inner.length === 0) return;
-          const asIs = findSpans(c, raw, true, false).length > 0;
-          const r = asIs ? null : applySpans(c, decoded, inner);
-          spans.push({ start, end, replace: r ? formEncode(r.text) : HIDDEN, count: r ? r.count : 1 });
-        }
-      : undefined;
+    const onBare =
+      decodeForms && (text.includes(":") || text.includes("="))
+        ? (start: number, end: number) => {
+            const raw = text.slice(start, end);
+            const decoded = formDecode(raw);
+            if (decoded === null) return;
+            const inner = findSpans(c, decoded, true, false);
+            if (inner.length === 0) return;
+            const asIs = findSpans(c, raw, true, false).length > 0;
+            const r = asIs ? null : applySpans(c, decoded, inner);
+            spans.push({ start, end, replace: r ? formEncode(r.text) : HIDDEN, count: r ? r.count : 1 });
+          }
+        : undefined;
     if (text.includes(":") || text.includes("=")) scanKeyValues(text, lookup, spans, onBare);
     if (text.includes("<")) scanXml(text, lookup, spans);
     if (text.includes("&lt;")) {
@@ -281,13 +286,13 @@ function findSpans(c: Compiled, text: string, withKeys = true, decodeForms = tru
     }
   }
   if (withKeys && c.headers.length && text.includes(":"))
-    scanHeaderLines(text, (name) => headerRuleFor(c, name), spans);
+    scanHeaderLines(text, (c.headerLookup ??= (name: string) => headerRuleFor(c, name)), spans);
   for (let k = 0; k < c.detectors.length; k++) {
     const rule = c.detectors[k];
     if (rule.target.kind !== "detector") continue;
     const at = spans.length;
     detect(rule.target.detector, text, spans as Span[]);
-    for (let i = at; i < spans.length; i++) spans[i] = { ...spans[i], rule };
+    for (let i = at; i < spans.length; i++) spans[i] = { ...(spans[i] as Span), rule };
   }
   return spans;
 }
