@@ -103,6 +103,32 @@ function digest(parts: Array<string | null>): string {
   return d;
 }
 
+/**
+ * digest(["exception", class, message, top frame]) through a memo keyed by the three parts
+ * themselves: most letters' parts are a group's, and the JSON text of them (the memo key above)
+ * was built for every letter only to be looked up. Bounded like `digests`.
+ */
+const exceptionDigests = new Map<string | null, Map<string | null, Map<string | null, string>>>();
+let exceptionDigestCount = 0;
+
+function exceptionDigest(exceptionClass: string | null, normalizedMessage: string | null, topFrame: string | null) {
+  let byMessage = exceptionDigests.get(exceptionClass);
+  let byFrame = byMessage?.get(normalizedMessage);
+  let d = byFrame?.get(topFrame);
+  if (d !== undefined) return d;
+  d = digest(["exception", exceptionClass, normalizedMessage, topFrame]);
+  if (exceptionDigestCount >= DIGESTS_MAX) {
+    exceptionDigests.clear();
+    exceptionDigestCount = 0;
+    byMessage = byFrame = undefined;
+  }
+  if (!byMessage) exceptionDigests.set(exceptionClass, (byMessage = new Map()));
+  if (!byFrame) byMessage.set(normalizedMessage, (byFrame = new Map()));
+  byFrame.set(topFrame, d);
+  exceptionDigestCount++;
+  return d;
+}
+
 export function groupKeyOf(input: GroupingInput): GroupKey {
   // One parse serves both the cause chain and the top frame (parsing is most of the cost).
   const parsed = parseStack(input.stackTrace);
@@ -110,9 +136,13 @@ export function groupKeyOf(input: GroupingInput): GroupKey {
   const normalizedMessage = message ? normalizeMessage(message) || null : null;
   const topFrame = input.stackTrace ? topFrameOf(parsed) : null;
   if (exceptionClass || normalizedMessage) {
-    const head = [exceptionClass, normalizedMessage].filter(Boolean).join(": ");
+    // [class, message].filter(Boolean).join(": ") without the arrays.
+    const head =
+      exceptionClass && normalizedMessage
+        ? `${exceptionClass}: ${normalizedMessage}`
+        : exceptionClass || normalizedMessage!;
     return {
-      key: digest(["exception", exceptionClass, normalizedMessage, topFrame]),
+      key: exceptionDigest(exceptionClass, normalizedMessage, topFrame),
       basis: "exception",
       exceptionClass,
       normalizedMessage,
