@@ -285,8 +285,10 @@ function findSpans(c: Compiled, text: string, withKeys = true, decodeForms = tru
       for (const s of found) spans.push({ start: view.at[s.start], end: view.at[s.end], rule: s.rule });
     }
   }
-  if (withKeys && c.headers.length && text.includes(":"))
-    scanHeaderLines(text, (c.headerLookup ??= (name: string) => headerRuleFor(c, name)), spans);
+  if (withKeys && c.headers.length && text.includes(":")) {
+    c.headerLookup ??= (name: string) => headerRuleFor(c, name);
+    scanHeaderLines(text, c.headerLookup, spans);
+  }
   for (let k = 0; k < c.detectors.length; k++) {
     const rule = c.detectors[k];
     if (rule.target.kind !== "detector") continue;

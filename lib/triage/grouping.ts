@@ -122,8 +122,14 @@ function exceptionDigest(exceptionClass: string | null, normalizedMessage: strin
     exceptionDigestCount = 0;
     byMessage = byFrame = undefined;
   }
-  if (!byMessage) exceptionDigests.set(exceptionClass, (byMessage = new Map()));
-  if (!byFrame) byMessage.set(normalizedMessage, (byFrame = new Map()));
+  if (!byMessage) {
+    byMessage = new Map();
+    exceptionDigests.set(exceptionClass, byMessage);
+  }
+  if (!byFrame) {
+    byFrame = new Map();
+    byMessage.set(normalizedMessage, byFrame);
+  }
   byFrame.set(topFrame, d);
   exceptionDigestCount++;
   return d;
