@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queryAudit } from "@/lib/audit";
 import { createUser } from "@/lib/auth/users";
 import type { Actor } from "@/lib/auth/session";
@@ -23,6 +23,12 @@ beforeAll(async () => {
     });
     actors[role] = { id: u.id, email: u.email, name: null, role };
   }
+});
+
+// The versions saved here (an emails rule off, sensitive DLQs) would be the masking of every test
+// file that runs after this one on the same database: the next read starts again from the defaults.
+afterAll(async () => {
+  await getDb().maskingConfigVersion.deleteMany({});
 });
 
 describe("masking store", () => {
