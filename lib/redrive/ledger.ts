@@ -1,6 +1,8 @@
 import "server-only";
 import { recordAuditBatch, type AuditEntry } from "@/lib/audit";
 import { auditFields, insertChained } from "@/lib/audit/batch";
+import { directPool, directTransaction, takesBinaryParams } from "@/lib/db-direct";
+import { binaryArray } from "@/lib/pg-binary";
 import {
   countRowsByState,
   flushOwedAudit,
@@ -52,15 +54,37 @@ export async function fenced<T>(
   jobId: string,
   owner: string | undefined,
   change: (tx: Db) => Promise<T>,
+  raw = false,
 ): Promise<T> {
   if (owner === undefined) return change(db);
-  return inTransaction(db, async (tx) => {
-    if (!(await holdsLease(tx, jobId, owner))) throw new LeaseLostError(jobId);
-    return change(tx);
-  });
+  return inTransaction(
+    db,
+    async (tx) => {
+      if (!(await holdsLease(tx, jobId, owner))) throw new LeaseLostError(jobId);
+      return change(tx);
+    },
+    raw,
+  );
 }
 
-function inTransaction<T>(db: Db | TxDb, change: (tx: Db) => Promise<T>): Promise<T> {
+/**
+ * `fenced` for a change of raw statements only (`$queryRawUnsafe`, `$executeRawUnsafe`): on the
+ * process's Postgres client it runs on the direct pool (lib/db-direct.ts), without Prisma's
+ * parameter encoding and transaction bookkeeping, and a Buffer parameter goes in binary format
+ * (takesBinaryParams). Elsewhere (PGlite, another client) it is `fenced`.
+ */
+export function fencedRaw<T>(
+  db: Db | TxDb,
+  jobId: string,
+  owner: string | undefined,
+  change: (tx: Db) => Promise<T>,
+): Promise<T> {
+  return fenced(db, jobId, owner, change, true);
+}
+
+function inTransaction<T>(db: Db | TxDb, change: (tx: Db) => Promise<T>, raw: boolean): Promise<T> {
+  const pool = raw ? directPool(db) : null;
+  if (pool) return directTransaction(pool, (tx) => change(tx as unknown as Db));
   if (!("$transaction" in db)) throw new Error("this ledger change needs a database that opens transactions");
   return db.$transaction(change, TX);
 }
@@ -110,6 +134,11 @@ interface FencedChange {
 const RECORD_MOVES = (cte: string) => `moves AS (
        INSERT INTO redrive_moves (job_id, moved_at, moved, seqs)
        SELECT $1::uuid, now(), count(*)::int, array_agg(seq ORDER BY seq) FROM ${cte} WHERE state = 'moved' HAVING count(*) > 0)`;
+
+/** An array parameter: binary on a DirectTx (no element escaped or scanned as text), else as it is. */
+const textArray = (tx: Db, values: Array<string | null>) =>
+  takesBinaryParams(tx) ? binaryArray("text", values) : values;
+const boolArray = (tx: Db, values: boolean[]) => (takesBinaryParams(tx) ? binaryArray("bool", values) : values);
 
 /**
  * Rows of a statement that returns them aggregated as one json text value (`rows`), each row a json
@@ -351,7 +380,7 @@ export async function claimNext(
   owner?: string,
   afterSeq = -1,
 ): Promise<LedgerRow[]> {
-  const rows = await fenced(db, jobId, owner, (tx) =>
+  const rows = await fencedRaw(db, jobId, owner, (tx) =>
     jsonTuples(
       tx,
       CLAIMED,
@@ -387,7 +416,7 @@ export async function claimMissing(
   limit: number,
   owner?: string,
 ): Promise<LedgerRow[]> {
-  const rows = await fenced(db, jobId, owner, (tx) =>
+  const rows = await fencedRaw(db, jobId, owner, (tx) =>
     jsonTuples(
       tx,
       CLAIMED,
@@ -506,7 +535,7 @@ export async function recordOutcomes(
   const { ctx, before = [], owner } = audit;
   const unsettled = new Set<string>(LEDGER.unsettled);
   try {
-    await fenced(db, jobId, owner, async (tx) => {
+    await fencedRaw(db, jobId, owner, async (tx) => {
       const rows =
         outcomes.length === 0
           ? []
@@ -524,12 +553,30 @@ export async function recordOutcomes(
                ${RECORD_MOVES("settled")}
                ${AGG("settled", SETTLED)}`,
               jobId,
-              outcomes.map((o) => o.letterId),
-              outcomes.map((o) => o.state),
-              outcomes.map((o) => o.destination),
-              outcomes.map((o) => o.reason),
-              outcomes.map((o) => o.orderingKey),
-              outcomes.map((o) => o.state === "failed" && o.retryLater === true),
+              textArray(
+                tx,
+                outcomes.map((o) => o.letterId),
+              ),
+              textArray(
+                tx,
+                outcomes.map((o) => o.state),
+              ),
+              textArray(
+                tx,
+                outcomes.map((o) => o.destination),
+              ),
+              textArray(
+                tx,
+                outcomes.map((o) => o.reason),
+              ),
+              textArray(
+                tx,
+                outcomes.map((o) => o.orderingKey),
+              ),
+              boolArray(
+                tx,
+                outcomes.map((o) => o.state === "failed" && o.retryLater === true),
+              ),
             );
       const owed: AuditEntry[] = [];
       for (const r of rows) if (!unsettled.has(r.state as string)) owed.push(letterAuditEntry(ctx, settledRow(r)));
