@@ -228,10 +228,18 @@ export interface LedgerRow {
 }
 
 type Row = Record<string, unknown>;
+/**
+ * A timestamp as `Date.toISOString()` writes it ("2026-12-06T08:30:11.564Z"), made by Postgres:
+ * toRow then takes it as it is. Parsing each claimed row's two timestamps into a Date and back cost
+ * about 5 µs per letter in the redrive bench's profile.
+ */
+const isoOf = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const colsOf = (
   a: string,
 ) => `${a}id::text AS id, ${a}seq, ${a}letter_id, ${a}sha256, ${a}message_id, ${a}original_message_id, ${a}prev_count, ${a}ordering_key,
-  ${a}stage, ${a}state, ${a}attempts, ${a}destination, ${a}reason, ${a}replay_id::text AS replay_id, ${a}moved_at, ${a}updated_at`;
+  ${a}stage, ${a}state, ${a}attempts, ${a}destination, ${a}reason, ${a}replay_id::text AS replay_id,
+  ${isoOf(`${a}moved_at`)} AS moved_at, ${isoOf(`${a}updated_at`)} AS updated_at`;
 const COLS = colsOf("");
 /** The columns of colsOf, as the claims return them (with prev_state), in the order of their json arrays. */
 const CLAIMED = [
@@ -280,7 +288,8 @@ const PICKED = "r.id = ANY (ARRAY(SELECT id FROM pick))";
 /** The claimed rows with the state each had before the claim (`pick.prev_state`), joined on the two CTEs only. */
 const WITH_PREV = "(SELECT c.*, p.prev_state FROM claimed c JOIN pick p ON p.id = c.rid) claimed";
 function toRow(r: Row): LedgerRow {
-  const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
+  const iso = (v: unknown) =>
+    typeof v === "string" && ISO_UTC.test(v) ? v : v ? new Date(v as string).toISOString() : null;
   return {
     id: String(r.id),
     seq: Number(r.seq),
