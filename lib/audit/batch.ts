@@ -43,18 +43,6 @@ const TYPE_OF: Partial<Record<(typeof COLUMNS)[number], string>> = {
   details: "jsonb",
 };
 const ROW_TYPES = COLUMNS.map((c) => `${c} ${TYPE_OF[c] ?? "text"}`).join(", ");
-/**
- * The same INSERT from one binary text array per column (a DirectTx, lib/db-direct.ts): Postgres
- * reads each element as it is, where json_to_recordset parsed the whole batch's JSON (about 2 MB
- * per 2,000 letters: 27 of the statement's 43 ms per batch, EXPLAIN ANALYZE in the redrive bench).
- */
-const UNNEST_INSERT = `WITH ins AS (
-         INSERT INTO audit_log (${COLUMNS.join(", ")})
-         SELECT ${COLUMNS.map((c) => (TYPE_OF[c] ? `u.${c}::${TYPE_OF[c]}` : `u.${c}`)).join(", ")}
-         FROM unnest(${COLUMNS.map((_, i) => `$${i + 1}::text[]`).join(", ")}) WITH ORDINALITY AS u(${COLUMNS.join(", ")}, n)
-         ORDER BY u.n
-         RETURNING id, hash)
-       SELECT string_agg(id::text || ' ' || hash, ',' ORDER BY id) AS ids FROM ins`;
 type Column = (typeof COLUMNS)[number];
 type LinkedRow = Record<Exclude<Column, "details">, string | null> & { details: HashedFields["details"] };
 
@@ -130,7 +118,7 @@ export async function insertChained(
     // checked below rather than assumed (if they ever were not, the transaction rolls back rather
     // than fork). The ids and hashes come back as one text value, in id order.
     const inserted = takesBinaryParams(tx)
-      ? await tx.$queryRawUnsafe<Array<{ ids: string | null }>>(UNNEST_INSERT, ...binaryColumns(linked))
+      ? await tx.$queryRawUnsafe<Array<{ ids: string | null }>>(...unnestInsert(linked))
       : await tx.$queryRawUnsafe<Array<{ ids: string | null }>>(
           `WITH ins AS (
          INSERT INTO audit_log (${COLUMNS.join(", ")})
@@ -156,12 +144,42 @@ export async function insertChained(
   return out;
 }
 
-/** One binary text array per column (details as JSON text), in COLUMNS order, for UNNEST_INSERT. */
-function binaryColumns(rows: LinkedRow[]): Buffer[] {
-  return COLUMNS.map((c) => {
+/**
+ * The same INSERT for a DirectTx (lib/db-direct.ts), as a statement and its parameters: a column
+ * whose value is the same in every row (the operation, actor, queue, time and key of a job's
+ * letters) is one text parameter; each other column is one binary text array (details as JSON
+ * text), unnested WITH ORDINALITY. Against the json_to_recordset parameter (about 2 MB per 2,000
+ * letters: 53 of the INSERT's 86 ms, EXPLAIN ANALYZE in the redrive bench), Postgres reads each
+ * element as it is; against an array for every column, it does not unnest eleven arrays of one
+ * repeated value (each unnested array cost about 0.5 ms per 2,000 rows).
+ */
+function unnestInsert(rows: LinkedRow[]): [string, ...unknown[]] {
+  const params: unknown[] = [];
+  const varying: Column[] = [];
+  const arrays: string[] = [];
+  const values = COLUMNS.map((c) => {
+    const cast = TYPE_OF[c] ? `::${TYPE_OF[c]}` : "";
+    const first = rows[0][c];
+    if (c !== "details" && rows.every((r) => r[c] === first)) {
+      params.push(first);
+      return `$${params.length}::text${cast}`;
+    }
     const w = new BinaryArrayWriter("text", 64 * rows.length + 256);
     if (c === "details") for (const r of rows) w.text(r.details == null ? null : JSON.stringify(r.details));
-    else for (const r of rows) w.text(r[c]);
-    return w.finish();
+    else for (const r of rows) w.text(r[c] as string | null);
+    params.push(w.finish());
+    varying.push(c);
+    arrays.push(`$${params.length}::text[]`);
+    return `u.${c}${cast}`;
   });
+  return [
+    `WITH ins AS (
+         INSERT INTO audit_log (${COLUMNS.join(", ")})
+         SELECT ${values.join(", ")}
+         FROM unnest(${arrays.join(", ")}) WITH ORDINALITY AS u(${varying.join(", ")}, n)
+         ORDER BY u.n
+         RETURNING id, hash)
+       SELECT string_agg(id::text || ' ' || hash, ',' ORDER BY id) AS ids FROM ins`,
+    ...params,
+  ];
 }
