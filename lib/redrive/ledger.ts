@@ -389,9 +389,9 @@ export async function claimNext(
   owner?: string,
   afterSeq = -1,
 ): Promise<LedgerRow[]> {
-  const rows = await fencedRaw(db, jobId, owner, (tx) =>
+  const rows = await fencedRaw(db, jobId, owner, async (tx) =>
     jsonTuples(
-      tx,
+      await inSeqOrder(tx, owner),
       CLAIMED,
       `WITH pick AS (
        SELECT id, state AS prev_state FROM redrive_letters
@@ -409,6 +409,20 @@ export async function claimNext(
     ),
   );
   return rows.map(toRow);
+}
+
+/**
+ * In a claim's transaction (with an owner: fenced), no bitmap scans: the pick then walks the
+ * (job_id, seq) index in order from the cursor and stops at its limit. A ledger is written in one
+ * INSERT when its job is made, and until autovacuum analyzes the table the planner takes the job
+ * for a few dozen rows: it read every remaining row of the job through a bitmap scan and sorted
+ * them, for every claim (EXPLAIN ANALYZE at letter 8,000 of 20,000: 12,000 rows read, 6.8 ms,
+ * against 2,000 rows and 1.4 ms in order), so a job's claims together read its rows about
+ * (letters / batch) / 2 times over. Returns `tx`.
+ */
+async function inSeqOrder(tx: Db, owner: string | undefined): Promise<Db> {
+  if (owner !== undefined) await tx.$executeRawUnsafe("SET LOCAL enable_bitmapscan = off");
+  return tx;
 }
 
 /**
