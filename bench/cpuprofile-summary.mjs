@@ -2,7 +2,8 @@
  * Where a scan's CPU profile (BENCH_CPU_PROF=dir npm run bench:triage-scan) spent its time, per letter:
  *   node bench/cpuprofile-summary.mjs dir/CPU.….cpuprofile [letters] [phase function names…]
  * Only the samples from the first under runScan to the last under runScan or refreshGroupSummary
- * count (module loading before the job is not the scan's; WHOLE=1 takes every sample). Prints time
+ * count (module loading before the job is not the scan's; WINDOW=fn[,fn…] names other functions
+ * that bound the window, e.g. WINDOW=mover for bench/redrive-mover.ts; WHOLE=1 takes every sample). Prints time
  * by top-level entry (idle, gc, program, event-loop callbacks), by innermost phase function, self
  * time by package or file and by function, and inclusive time by function. TREE=name[,depth]
  * prints the merged call tree under a function; CALLERS="name url:line" who called a frame.
@@ -23,10 +24,12 @@ const has = (id, name) => {
 };
 let lo = 0,
   hi = p.samples.length - 1;
+// WINDOW=a,b: the window runs from the first sample under the first name to the last under any of them.
+const WINDOW = (process.env.WINDOW ?? "runScan,refreshGroupSummary").split(",");
 if (!process.env.WHOLE) {
-  lo = p.samples.findIndex((id) => has(id, "runScan"));
+  lo = p.samples.findIndex((id) => has(id, WINDOW[0]));
   for (let i = p.samples.length - 1; i >= 0; i--)
-    if (has(p.samples[i], "runScan") || has(p.samples[i], "refreshGroupSummary")) {
+    if (WINDOW.some((w) => has(p.samples[i], w))) {
       hi = i;
       break;
     }

@@ -12,6 +12,8 @@
  *   engine twice: with the engine's own window (moveWindowFor: 64 at 100/s, 250 at 1,000/s, 512 unthrottled),
  *   then with maxInFlight forced to 512 in every run). Against another local node: DLQ_TEST_AMQP_PORT,
  *   DLQ_TEST_RABBITMQ_MGMT_PORT. BENCH_PROFILE=file.cpuprofile profiles the unthrottled engine run.
+ *   BENCH_EXPLAIN=ms: the bench database's sessions log the plan (EXPLAIN ANALYZE, BUFFERS) of every
+ *   statement that takes at least ms milliseconds to the server's log (auto_explain; needs a superuser).
  */
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
@@ -37,6 +39,7 @@ const ENGINE_IN_FLIGHT = sizes("BENCH_ENGINE_IN_FLIGHT", "0", "0").map(Number);
 
 /** BENCH_PROFILE=file.cpuprofile: a V8 CPU profile of the unthrottled engine run only (open it in Chrome DevTools). */
 const PROFILE = process.env.BENCH_PROFILE;
+const EXPLAIN_MS = process.env.BENCH_EXPLAIN;
 
 async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
   const session = new Session();
@@ -114,6 +117,19 @@ async function shovelRate(ch: amqp.ConfirmChannel, n: number): Promise<{ rate: n
 async function main() {
   const pg = await createTestDatabase("dlq_bench_redrive");
   await applyMigrations({ databaseUrl: pg.url });
+  if (EXPLAIN_MS) {
+    const { Client } = await import("pg");
+    const c = new Client({ connectionString: pg.url });
+    await c.connect();
+    for (const [k, v] of [
+      ["session_preload_libraries", "auto_explain"],
+      ["auto_explain.log_min_duration", String(Number(EXPLAIN_MS))],
+      ["auto_explain.log_analyze", "on"],
+      ["auto_explain.log_buffers", "on"],
+    ])
+      await c.query(`ALTER DATABASE "${pg.name}" SET ${k} = '${v}'`);
+    await c.end();
+  }
   process.env.DATABASE_URL = pg.url;
   const { getDb } = await import("../lib/db");
   const { JobWorker } = await import("../lib/jobs/worker");
@@ -293,7 +309,7 @@ async function main() {
   await conn.close();
   await db.$disconnect();
   const store = (await import("../lib/triage/index-store")) as { closeBulkPool?: () => Promise<void> };
-  await store.closeBulkPool?.(); // the scans' bulk writer, before its database goes
+  await store.closeBulkPool?.(); // the direct pools (scans' and ledgers' writes), before the database goes
   await pg.drop();
 }
 

@@ -1,6 +1,8 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
+import { takesBinaryParams } from "@/lib/db-direct";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
+import { BinaryArrayWriter } from "@/lib/pg-binary";
 import { auditMac, GENESIS_HASH, normaliseDetails, type HashedFields } from "./hash";
 import { auditKeyring, type AuditKeyring } from "./key";
 import type { AuditEntry } from "./types";
@@ -41,6 +43,8 @@ const TYPE_OF: Partial<Record<(typeof COLUMNS)[number], string>> = {
   details: "jsonb",
 };
 const ROW_TYPES = COLUMNS.map((c) => `${c} ${TYPE_OF[c] ?? "text"}`).join(", ");
+type Column = (typeof COLUMNS)[number];
+type LinkedRow = Record<Exclude<Column, "details">, string | null> & { details: HashedFields["details"] };
 
 /** The fields of a row before it is chained (everything hashed except prevHash). */
 export function auditFields(entry: AuditEntry, at: string = new Date().toISOString()): Omit<HashedFields, "prevHash"> {
@@ -84,7 +88,7 @@ export async function insertChained(
     const hashes: string[] = [];
     const linked = chunk.map((f) => {
       const hash = auditMac({ ...f, prevHash }, keyId, key);
-      const row = {
+      const row: LinkedRow = {
         operation_id: f.operationId,
         scope: f.scope,
         at: f.at,
@@ -107,21 +111,24 @@ export async function insertChained(
       prevHash = hash;
       return row;
     });
-    // One multi-row INSERT, its rows from ONE json parameter (an array of row objects, the details
-    // nested as they are: no per-column array literal to build and escape, nothing per value to bind),
-    // expanded WITH ORDINALITY and inserted in that order: ids come from the sequence in chain order,
+    // One multi-row INSERT, its rows from one binary array per column (a DirectTx), or else from ONE
+    // json parameter (an array of row objects, the details nested as they are: through Prisma, no
+    // per-column array literal to build and escape, nothing per value to bind), expanded WITH
+    // ORDINALITY and inserted in that order: ids come from the sequence in chain order,
     // checked below rather than assumed (if they ever were not, the transaction rolls back rather
     // than fork). The ids and hashes come back as one text value, in id order.
-    const inserted = await tx.$queryRawUnsafe<Array<{ ids: string | null }>>(
-      `WITH ins AS (
+    const inserted = takesBinaryParams(tx)
+      ? await tx.$queryRawUnsafe<Array<{ ids: string | null }>>(...unnestInsert(linked))
+      : await tx.$queryRawUnsafe<Array<{ ids: string | null }>>(
+          `WITH ins AS (
          INSERT INTO audit_log (${COLUMNS.join(", ")})
          SELECT u.${COLUMNS.join(", u.")}
          FROM ROWS FROM (json_to_recordset($1::json) AS (${ROW_TYPES})) WITH ORDINALITY AS u(${COLUMNS.join(", ")}, n)
          ORDER BY u.n
          RETURNING id, hash)
        SELECT string_agg(id::text || ' ' || hash, ',' ORDER BY id) AS ids FROM ins`,
-      JSON.stringify(linked),
-    );
+          JSON.stringify(linked),
+        );
     const byId = (inserted[0]?.ids ?? "").split(",").map((p) => {
       const at = p.indexOf(" ");
       return { id: p.slice(0, at), hash: p.slice(at + 1) };
@@ -135,4 +142,44 @@ export async function insertChained(
       out.push({ id: byId[k].id, operationId: chunk[k].operationId, hash: hashes[k] });
   }
   return out;
+}
+
+/**
+ * The same INSERT for a DirectTx (lib/db-direct.ts), as a statement and its parameters: a column
+ * whose value is the same in every row (the operation, actor, queue, time and key of a job's
+ * letters) is one text parameter; each other column is one binary text array (details as JSON
+ * text), unnested WITH ORDINALITY. Against the json_to_recordset parameter (about 2 MB per 2,000
+ * letters: 53 of the INSERT's 86 ms, EXPLAIN ANALYZE in the redrive bench), Postgres reads each
+ * element as it is; against an array for every column, it does not unnest eleven arrays of one
+ * repeated value (each unnested array cost about 0.5 ms per 2,000 rows).
+ */
+function unnestInsert(rows: LinkedRow[]): [string, ...unknown[]] {
+  const params: unknown[] = [];
+  const varying: Column[] = [];
+  const arrays: string[] = [];
+  const values = COLUMNS.map((c) => {
+    const cast = TYPE_OF[c] ? `::${TYPE_OF[c]}` : "";
+    const first = rows[0][c];
+    if (c !== "details" && rows.every((r) => r[c] === first)) {
+      params.push(first);
+      return `$${params.length}::text${cast}`;
+    }
+    const w = new BinaryArrayWriter("text", 64 * rows.length + 256);
+    if (c === "details") for (const r of rows) w.text(r.details == null ? null : JSON.stringify(r.details));
+    else for (const r of rows) w.text(r[c] as string | null);
+    params.push(w.finish());
+    varying.push(c);
+    arrays.push(`$${params.length}::text[]`);
+    return `u.${c}${cast}`;
+  });
+  return [
+    `WITH ins AS (
+         INSERT INTO audit_log (${COLUMNS.join(", ")})
+         SELECT ${values.join(", ")}
+         FROM unnest(${arrays.join(", ")}) WITH ORDINALITY AS u(${varying.join(", ")}, n)
+         ORDER BY u.n
+         RETURNING id, hash)
+       SELECT string_agg(id::text || ' ' || hash, ',' ORDER BY id) AS ids FROM ins`,
+    ...params,
+  ];
 }

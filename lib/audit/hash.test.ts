@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   auditHash,
@@ -64,6 +64,16 @@ describe("auditMac", () => {
     expect(auditMac(fields, "a2", key)).not.toBe(m);
     expect(auditMac({ ...fields, outcome: "denied" }, "a1", key)).not.toBe(m);
     expect(auditMac({ ...fields, prevHash: "1".repeat(64) }, "a1", key)).not.toBe(m);
+  });
+
+  it("is HMAC-SHA256 of macText under the key, for keys shorter and longer than a block", () => {
+    const unicode = { ...fields, details: { note: "é € 😀 \u2028" } };
+    for (const size of [1, 16, 32, 63, 64, 65, 100])
+      for (const f of [fields, unicode]) {
+        const k = randomBytes(size);
+        expect(auditMac(f, "a1", k)).toBe(createHmac("sha256", k).update(macText(f, "a1")).digest("hex"));
+        expect(auditMac(f, "a1", k)).toBe(auditMac(f, "a1", Buffer.from(k))); // another Buffer, same key
+      }
   });
 });
 

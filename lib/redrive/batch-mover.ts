@@ -383,6 +383,7 @@ export class BatchMover {
       ctx: this.audit,
       before: repairedRows,
       owner: this.owner,
+      rowIds: new Map(rows.map((r) => [r.letterId, r.id])),
     });
     if (broken) {
       await write;

@@ -1,10 +1,10 @@
 import "server-only";
-import { Pool } from "pg";
-import { databaseMode, getDb, PG_SESSION_OPTIONS } from "@/lib/db";
+import type { Pool } from "pg";
+import { getDb } from "@/lib/db";
+import { closeDirectPools, directPool } from "@/lib/db-direct";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { VERSION_HEADERS, type IndexRow } from "./index-row";
-import { BinaryArrayWriter, type BinaryElement } from "./pg-binary";
-import { processState } from "@/lib/process-state";
+import { BinaryArrayWriter, type BinaryElement } from "@/lib/pg-binary";
 import { syncFailureIssues, type IssueTransition } from "./issue-sync";
 
 /**
@@ -72,7 +72,7 @@ const UPSERT_JSON = `${INSERT_COLUMNS}
 
 /**
  * Through pg directly (Postgres): one array per column, unnested together, each sent in Postgres's
- * binary array format (pg-binary.ts). On 500-row batches of ~1 KB letters: median 45 ms against
+ * binary array format (lib/pg-binary.ts). On 500-row batches of ~1 KB letters: median 45 ms against
  * 78 ms for json_to_recordset through Prisma (same run, load average 12 on 2 cores); Prisma also
  * kept several copies of each batch's JSON alive while it ran (heap snapshot). Text arrays then
  * spent ~13 µs per row in node-postgres escaping elements (mostly the base64 payload) and Postgres
@@ -166,44 +166,15 @@ function columnArrays(rows: IndexRow[]): Buffer[] {
 }
 
 /**
- * A small pg pool of its own for the bulk writes of scans, on the server of DATABASE_URL. The same
- * statement through Prisma's driver adapter spent about as long in Node as in Postgres. Used only
- * when `db` is the process client on Postgres (so both reach the same database); else Prisma.
+ * A small pg pool of its own for the bulk writes of scans (lib/db-direct.ts), on the server of
+ * DATABASE_URL. The same statement through Prisma's driver adapter spent about as long in Node as
+ * in Postgres. Used only when `db` is the process client on Postgres (so both reach the same
+ * database); else Prisma.
  */
-const bulkState = processState("triage-bulk-pool", () => ({ bulk: null as { url: string; pool: Pool } | null }));
+const bulkPool = (db: PrismaClient): Pool | null => directPool(db, "triage-bulk");
 
-function bulkPool(db: PrismaClient): Pool | null {
-  const url = process.env.DATABASE_URL;
-  if (!url || databaseMode() !== "postgres") return null;
-  try {
-    if (db !== getDb()) return null;
-  } catch {
-    return null; // shutting down: let Prisma's error surface
-  }
-  if (bulkState.bulk?.url !== url) {
-    void bulkState.bulk?.pool.end().catch(() => {});
-    // allowExitOnIdle: scripts and tests exit without closing it; idle clients go after 10 s.
-    const pool = new Pool({
-      connectionString: url,
-      options: PG_SESSION_OPTIONS,
-      max: 4,
-      idleTimeoutMillis: 10_000,
-      allowExitOnIdle: true,
-    });
-    // An idle client's connection ended by the server (restart, dropped database): the pool
-    // replaces it on next use; without a listener the error would crash the process.
-    pool.on("error", (e) => console.warn(`[triage] index write connection lost: ${e.message}`));
-    bulkState.bulk = { url, pool };
-  }
-  return bulkState.bulk.pool;
-}
-
-/** Closes the bulk-write pool (scripts before dropping their database; a later write reopens it). */
-export async function closeBulkPool(): Promise<void> {
-  const b = bulkState.bulk;
-  bulkState.bulk = null;
-  await b?.pool.end();
-}
+/** Closes the direct pools, this one included (scripts before dropping their database; a later write reopens it). */
+export const closeBulkPool = closeDirectPools;
 
 /**
  * A batch of rows encoded for its statement at once, so the rows themselves can be collected while

@@ -132,6 +132,25 @@ export function int32Entry(name: string, value: number): Buffer {
   return out;
 }
 
+/**
+ * The last entry made for one marker, kept: every letter of a redrive carries the same redrive id,
+ * and nearly all the same count. The entries are only ever copied from, never written to.
+ */
+class LastEntry<V> {
+  private value: V | undefined;
+  private bytes: Buffer | null = null;
+  constructor(private readonly make: (v: V) => Buffer) {}
+  of(v: V): Buffer {
+    if (this.bytes === null || this.value !== v) {
+      this.bytes = this.make(v);
+      this.value = v;
+    }
+    return this.bytes;
+  }
+}
+const lastRedriveId = new LastEntry((id: string) => longstrEntry(REDRIVE_HEADERS.redriveId, id));
+const lastRedriveCount = new LastEntry((n: number) => int32Entry(REDRIVE_HEADERS.redriveCount, n));
+
 export interface MarkerValues {
   redriveId: string;
   replayId: string;
@@ -168,9 +187,9 @@ export function rebuildProperties(
   const oldTable = p.fields.get(F_HEADERS);
   const entries = oldTable ? tableEntries(oldTable.subarray(4)) : [];
   const replace = new Map<string, Buffer | null>(edits?.headers);
-  replace.set(REDRIVE_HEADERS.redriveId, longstrEntry(REDRIVE_HEADERS.redriveId, m.redriveId));
+  replace.set(REDRIVE_HEADERS.redriveId, lastRedriveId.of(m.redriveId));
   replace.set(REDRIVE_HEADERS.replayId, longstrEntry(REDRIVE_HEADERS.replayId, m.replayId));
-  replace.set(REDRIVE_HEADERS.redriveCount, int32Entry(REDRIVE_HEADERS.redriveCount, m.redriveCount));
+  replace.set(REDRIVE_HEADERS.redriveCount, lastRedriveCount.of(m.redriveCount));
   const hasOriginal = entries.some((e) => e.name === REDRIVE_HEADERS.originalMessageId);
   if (!hasOriginal && m.originalMessageId !== null)
     replace.set(

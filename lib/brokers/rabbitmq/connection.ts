@@ -6,6 +6,7 @@
 import amqp, { type Channel, type ChannelModel } from "amqplib";
 import { BrokerError } from "@/lib/brokers/contract/errors";
 import { installRawHeaderHook } from "@/lib/brokers/rabbitmq/raw-headers";
+import { installBatchedWrites } from "@/lib/brokers/rabbitmq/raw-publish";
 
 export interface AmqpEndpoint {
   url: string; // without credentials
@@ -113,6 +114,7 @@ export class AmqpConnection {
       if (this.model === model) this.model = null;
     });
     installRawHeaderHook(model);
+    installBatchedWrites(model);
     this.model = model;
     return model;
   }

@@ -10,7 +10,7 @@ import {
   rebuildProperties,
   tableEntries,
 } from "@/lib/brokers/rabbitmq/amqp-properties";
-import { contentHeaderFrame, publishMethodFrame } from "@/lib/brokers/rabbitmq/raw-publish";
+import { contentHeaderFrame, publishFrames, publishMethodFrame } from "@/lib/brokers/rabbitmq/raw-publish";
 import { describeRoute, originRoute, routeQueue } from "@/lib/brokers/rabbitmq/route";
 import { twinOf } from "@/lib/brokers/rabbitmq/identity";
 import { RequestBook } from "@/lib/brokers/move-rules";
@@ -179,6 +179,23 @@ describe("publish frames", () => {
     expect(h.toString("hex")).toBe(
       ["02", "0003", "0000000e", "003c", "0000", "0000000000000005", "0000", "ce"].join(""),
     );
+  });
+
+  it("writes the method, header and body frames into one buffer, byte for byte as the frames apart", () => {
+    const props = Buffer.from([0x10, 0x00, 0x02, 0x69, 0x64]);
+    const body = Buffer.from("hello");
+    const bodyFrame = Buffer.concat([Buffer.from("0300070000000568656c6c6f", "hex"), Buffer.from([0xce])]);
+    for (const [ex, rk] of [
+      ["", "queue.é"],
+      ["ex", "rk"],
+    ]) {
+      const apart = [publishMethodFrame(7, ex, rk, true), contentHeaderFrame(7, body.length, props)];
+      expect(
+        publishFrames(7, ex, rk, true, body.length, props, body).equals(Buffer.concat([...apart, bodyFrame])),
+      ).toBe(true);
+      expect(publishFrames(7, ex, rk, true, body.length, props, null).equals(Buffer.concat(apart))).toBe(true);
+    }
+    expect(() => publishFrames(1, "x".repeat(256), "rk", true, 0, props, null)).toThrow(RangeError);
   });
 });
 

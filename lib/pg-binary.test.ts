@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BinaryArrayWriter, binaryArray } from "./pg-binary";
+import { BinaryArrayWriter, binaryArray } from "@/lib/pg-binary";
 
 /** Reads back what array_recv would: header, then (length, bytes) per element. */
 function parse(buf: Buffer) {

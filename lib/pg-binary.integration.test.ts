@@ -1,6 +1,6 @@
 import { Pool } from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { binaryArray } from "./pg-binary";
+import { binaryArray } from "@/lib/pg-binary";
 
 /** What Postgres's array_recv makes of the arrays node-postgres sends as binary parameters. */
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 1 });
