@@ -57,8 +57,8 @@ export function scanBroker(name: string, queue?: string): ScanBroker {
   }
 }
 
-/** The letters' failure: four exception classes in turn, each message unique to its letter. */
-const CLASSES = [
+/** The letters' failure: four exception classes in turn, each message unique to its letter (bench/scan-path.ts too). */
+export const CLASSES = [
   ["java.net.SocketTimeoutException", (i: number) => `Read timed out after ${3000 + (i % 7)} ms calling order ${i}`],
   ["com.acme.ValidationException", (_i: number) => `Field 'email' is invalid for customer ${randomUUID()}`],
   [

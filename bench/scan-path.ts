@@ -15,27 +15,14 @@
  * `prepareLetters` takes the pg path (binary column arrays) when DATABASE_URL names a Postgres
  * server, as the console's scan does; nothing connects to it. Without one the stage is skipped.
  */
-import { randomUUID } from "node:crypto";
 import { GCProfiler, getHeapStatistics } from "node:v8";
 import { bestUs, report, size } from "./report";
+import { CLASSES } from "./scan-brokers";
 
 const LETTERS = size("BENCH_SCAN_PATH_LETTERS", 20_000, 1_000);
 process.env.DLQ_INDEX_KEY ??= Buffer.alloc(32, 7).toString("base64");
 
 const PARTITIONS = 3;
-const CLASSES = [
-  ["java.net.SocketTimeoutException", (i: number) => `Read timed out after ${3000 + (i % 7)} ms calling order ${i}`],
-  ["com.acme.ValidationException", (_i: number) => `Field 'email' is invalid for customer ${randomUUID()}`],
-  [
-    "java.lang.NullPointerException",
-    (i: number) => `Cannot invoke "String.length()" because "name" is null at record ${i}`,
-  ],
-  [
-    "org.postgresql.util.PSQLException",
-    (i: number) =>
-      `ERROR: duplicate key value violates unique constraint "orders_pkey" Detail: Key (id)=(${i}) already exists.`,
-  ],
-] as const;
 
 const int = (n: number, width: 4 | 8) => {
   const b = Buffer.alloc(width);
