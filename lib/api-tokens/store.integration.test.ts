@@ -132,6 +132,9 @@ function suite(name: string, open: Open) {
     });
 
     it("refuses unknown, malformed, revoked and disabled-user tokens with one and the same answer; names only expiry", async () => {
+      // The live token with its last character changed (its checksum's last character is "x" in 1
+      // token of 62, so "x" alone once made the live token again: CI, 2026-12-06).
+      const otherLast = (t: string) => `${t.slice(0, -1)}${t.endsWith("x") ? "y" : "x"}`;
       const u = await user("operator");
       const live = await mint(u.id, "viewer");
       const revoked = await mint(u.id, "viewer");
@@ -145,7 +148,7 @@ function suite(name: string, open: Open) {
           "Basic abc",
           "Bearer nope",
           `Bearer ${mintToken()}`,
-          `Bearer ${live.token.slice(0, -1)}x`,
+          `Bearer ${otherLast(live.token)}`,
           `Bearer ${revoked.token}`,
         ].map((h) => refusal(actorFromBearer(h, opts()))),
       );
