@@ -37,8 +37,17 @@ fi
 wants() { [ -n "${WANT[$1]:-}" ]; }
 needs_services() { wants integration || wants faults || wants e2e || wants embedded || wants newcomer || wants bench; }
 
+# A private node this run started is stopped once the faults tier is done with it (its memory and
+# CPU go back to the tiers still running), or when the run ends before that (a stage failed, Ctrl-C);
+# one that was already running before the run is left as it was.
+stop_private_node_if_ours() {
+  [ -e "$STAGES_DIR/private-node-ours" ] || return 0
+  rm -f "$STAGES_DIR/private-node-ours"
+  bash scripts/rabbitmq-node.sh stop >/dev/null 2>&1 || log "the private RabbitMQ node did not stop; stop it with: bash scripts/rabbitmq-node.sh stop"
+}
+
 stages_reset
-trap 'rc=$?; stop_lanes; stages_table; exit $rc' EXIT
+trap 'rc=$?; stop_lanes; stop_private_node_if_ours; stages_table; exit $rc' EXIT
 
 export NEXT_TELEMETRY_DISABLED=1
 # Overridable so a second run (or a developer's) does not drop the databases another one is using.
@@ -132,12 +141,7 @@ faults_on_private_node() {
     export DATABASE_URL="$APP/${TEST_DB}_faults" DATABASE_OWNER_URL="$OWNER/${TEST_DB}_faults"
     vitest_run faults --project faults --maxWorkers=1
   ) || rc=$?
-  # A node this run started is stopped once the tier is done (its memory and CPU go back to the
-  # tiers still running); one that was already running before the run is left as it was.
-  if [ -e "$STAGES_DIR/private-node-ours" ]; then
-    bash scripts/rabbitmq-node.sh stop >/dev/null 2>&1 || log "the private RabbitMQ node did not stop; stop it with: bash scripts/rabbitmq-node.sh stop"
-    rm -f "$STAGES_DIR/private-node-ours"
-  fi
+  stop_private_node_if_ours
   return "$rc"
 }
 
