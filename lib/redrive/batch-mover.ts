@@ -437,14 +437,9 @@ export class BatchMover {
     const stop = () => gen.return?.(undefined) ?? Promise.resolve({ done: true as const, value: undefined });
     // One timer per move, not one per letter: it checks how long the move has been silent.
     let last = Date.now();
-    // Abandoning rejects the wait for the move's next result (one promise per result: no race
-    // against a promise that would keep a reaction for every result of the move).
-    let abandonedWith: BrokerError | null = null;
-    let rejectWait: ((e: BrokerError) => void) | null = null;
-    const abandon = (e: BrokerError) => {
-      abandonedWith ??= e;
-      rejectWait?.(e);
-    };
+    let abandon!: (e: BrokerError) => void;
+    const abandoned = new Promise<never>((_, reject) => (abandon = reject));
+    abandoned.catch(() => undefined);
     let pinging = false;
     const watchdog = setInterval(
       () => {
@@ -461,16 +456,11 @@ export class BatchMover {
     let finished = false;
     try {
       for (;;) {
+        const next = gen.next();
+        next.catch(() => undefined); // an abandoned move's last read may reject later
         let step: IteratorResult<MoveResult>;
         try {
-          if (abandonedWith) throw abandonedWith;
-          const next = gen.next();
-          // An abandoned move's last read may reject later: handled here, never unhandled.
-          step = await new Promise<IteratorResult<MoveResult>>((resolve, reject) => {
-            rejectWait = reject;
-            next.then(resolve, reject);
-          });
-          rejectWait = null;
+          step = await Promise.race([next, abandoned]);
         } catch (e) {
           // The move threw (it is over), or the watchdog abandoned it: then it is not awaited,
           // since whatever it waits on belongs to a connection that is gone.

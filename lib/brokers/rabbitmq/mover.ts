@@ -63,13 +63,7 @@ import {
   forRequestedLetters,
   is404,
   publishConfirmed,
-  publishSettled,
-  SETTLES_ITSELF,
-  type ConfirmOutcome,
-  type Delivered,
   type MoverContext,
-  type Settled,
-  type Walk,
   type WalkedLetter,
 } from "@/lib/brokers/rabbitmq/walk";
 
@@ -137,131 +131,105 @@ export async function* moveLetters(
     mismatch: (r: MoveRequest) => moved(r, "checksum_mismatch", null, words.mismatch),
     missing: (r: MoveRequest) => moved(r, "missing", null, words.missing(dlq)),
   };
-  /** Checks an exchange once per call; exchangeChecked then holds why a letter cannot go through it (null: it exists). */
-  const checkExchange = async (exchange: string): Promise<void> => {
-    if (exchangeChecked.has(exchange)) return;
-    const e = await checkOnSideChannel(ctx, (c) => c.checkExchange(exchange));
-    if (e && !is404(e)) throw mapAmqpError(e, { endpoint: ctx.endpoint });
-    exchangeChecked.set(
-      exchange,
-      e
-        ? `The exchange "${exchange}" no longer exists, so the letter cannot go back where it came from. It stays in the DLQ; choose a target queue explicitly.`
-        : null,
-    );
-  };
-  const queueRoutes = new Map<string, Route>();
-  const queueRoute = (name: string): Route => {
-    const known = queueRoutes.get(name);
-    if (known) return known;
-    const r = { exchange: "", routingKey: name, words: describeRoute("", name) };
-    queueRoutes.set(name, r);
-    return r;
-  };
-
-  /** Publishes one letter (its exchange checked): a result now, or SETTLES_ITSELF / a pending archive step. */
-  const publish = (
-    req: MoveRequest,
-    l: WalkedLetter,
-    w: Walk,
-    position: number,
-    route: Route,
-    settle: (s: Settled<MoveResult>) => void,
-  ): Delivered<MoveResult> => {
-    const problem = route.exchange === "" ? null : exchangeChecked.get(route.exchange);
-    if (problem) return { done: moved(req, "failed", route.words, problem) };
-    const m = l.m;
-    const raw = rawPropertiesOf(m.properties);
-    if (!raw)
-      return {
-        done: moved(
-          req,
-          "failed",
-          route.words,
-          "The console did not capture this letter's raw headers, so it cannot republish them exactly; it was not moved.",
-        ),
-      };
-    let props: Buffer;
-    try {
-      props = req.repair
-        ? repairedProperties(raw, req, ctx.username)
-        : redriveProperties(raw, req.markers, ctx.username);
-    } catch (e) {
-      if (e instanceof UserIdRefused)
-        return { done: moved(req, "failed", route.words, `${e.message} It was not moved.`) };
-      return {
-        done: moved(
-          req,
-          "failed",
-          route.words,
-          `The letter's properties could not be copied exactly (${(e as Error).message}); it was not moved.`,
-        ),
-      };
-    }
-    const body = req.repair?.body;
-    const content = body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : m.content;
-    const target = routeQueue(route);
-    const beforeRemove = opts.beforeRemove;
-    let confirmed: Promise<ConfirmOutcome> | null = null;
-    try {
-      if (beforeRemove) confirmed = publishConfirmed(w, route, content, props, req.markers.replayId);
-      // Without an archive step the confirm settles the letter directly (no promise per letter).
-      else
-        publishSettled(w, route, content, props, req.markers.replayId, false, (c) =>
-          settle(
-            c.ok
-              ? { ack: true, out: moved(req, "moved", route.words, null, target) }
-              : { ack: false, out: moved(req, "failed", route.words, c.reason) },
-          ),
-        );
-    } catch (e) {
-      if (e instanceof RangeError)
+  yield* forRequestedLetters<MoveRequest, MoveResult>(ctx, dlq, selection, opts, {
+    maxInFlight: Math.max(1, Math.min(5000, opts.maxInFlight ?? ctx.maxInFlight ?? 64)),
+    async deliver(req, l, w, position) {
+      const m = l.m;
+      const refusedRepair = req.repair ? repairRefusal(req.repair, REPAIR_RULES, ctx.isManagedHeader) : null;
+      if (refusedRepair) return { done: moved(req, "failed", null, refusedRepair) };
+      let route: Route;
+      if (req.target.kind === "queue")
+        route = { exchange: "", routingKey: req.target.name, words: describeRoute("", req.target.name) };
+      else {
+        const r = originRoute(m, ctx.configOrigin);
+        if ("error" in r) return { done: moved(req, "failed", null, r.error) };
+        route = r;
+      }
+      if (route.exchange !== "") {
+        if (!exchangeChecked.has(route.exchange)) {
+          const e = await checkOnSideChannel(ctx, (c) => c.checkExchange(route.exchange));
+          if (e && !is404(e)) throw mapAmqpError(e, { endpoint: ctx.endpoint });
+          exchangeChecked.set(
+            route.exchange,
+            e
+              ? `The exchange "${route.exchange}" no longer exists, so the letter cannot go back where it came from. It stays in the DLQ; choose a target queue explicitly.`
+              : null,
+          );
+        }
+        const problem = exchangeChecked.get(route.exchange);
+        if (problem) return { done: moved(req, "failed", route.words, problem) };
+      }
+      const raw = rawPropertiesOf(m.properties);
+      if (!raw)
         return {
           done: moved(
             req,
             "failed",
             route.words,
-            `The letter could not be republished: ${e.message}. It stays in the DLQ.`,
+            "The console did not capture this letter's raw headers, so it cannot republish them exactly; it was not moved.",
           ),
         };
-      throw e;
-    }
-    if (!beforeRemove || !confirmed) return SETTLES_ITSELF;
-    const copyId = req.repair ? req.markers.replayId : null;
-    const confirmedCopy = confirmed;
-    // The original's copy goes to the caller only once the broker confirmed the new message, one
-    // letter at a time in DLQ order, while later letters are already being published.
-    const settled = archive.run(async (): Promise<{ ack: boolean; out: MoveResult }> => {
-      const c = await confirmedCopy;
-      if (!c.ok) return { ack: false, out: moved(req, "failed", route.words, c.reason) };
+      let props: Buffer;
       try {
-        await beforeRemove(letterCopyOf(ctx, req.letterId, l, raw, position));
+        props = req.repair
+          ? repairedProperties(raw, req, ctx.username)
+          : redriveProperties(raw, req.markers, ctx.username);
       } catch (e) {
-        // The copy is out there (a duplicate of the original, which stays).
-        const reason = words.copyNotArchived(e, route.words, copyId);
-        return { ack: false, out: moved(req, "failed", route.words, reason, target) };
+        if (e instanceof UserIdRefused)
+          return { done: moved(req, "failed", route.words, `${e.message} It was not moved.`) };
+        return {
+          done: moved(
+            req,
+            "failed",
+            route.words,
+            `The letter's properties could not be copied exactly (${(e as Error).message}); it was not moved.`,
+          ),
+        };
       }
-      const out = moved(req, "moved", route.words, null, target);
-      return { ack: true, out: copyId ? { ...out, copyId } : out };
-    });
-    return { pending: settled };
-  };
-
-  yield* forRequestedLetters<MoveRequest, MoveResult>(ctx, dlq, selection, opts, {
-    maxInFlight: Math.max(1, Math.min(5000, opts.maxInFlight ?? ctx.maxInFlight ?? 64)),
-    deliver(req, l, w, position, settle) {
-      const refusedRepair = req.repair ? repairRefusal(req.repair, REPAIR_RULES, ctx.isManagedHeader) : null;
-      if (refusedRepair) return { done: moved(req, "failed", null, refusedRepair) };
-      let route: Route;
-      if (req.target.kind === "queue") route = queueRoute(req.target.name);
-      else {
-        const r = originRoute(l.m, ctx.configOrigin);
-        if ("error" in r) return { done: moved(req, "failed", null, r.error) };
-        route = r;
+      const body = req.repair?.body;
+      const content = body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : m.content;
+      let confirmed: ReturnType<typeof publishConfirmed>;
+      try {
+        confirmed = publishConfirmed(w, route, content, props, req.markers.replayId);
+      } catch (e) {
+        if (e instanceof RangeError)
+          return {
+            done: moved(
+              req,
+              "failed",
+              route.words,
+              `The letter could not be republished: ${e.message}. It stays in the DLQ.`,
+            ),
+          };
+        throw e;
       }
-      // An exchange is checked once per call, before its first letter is published.
-      if (route.exchange !== "" && !exchangeChecked.has(route.exchange))
-        return checkExchange(route.exchange).then(() => publish(req, l, w, position, route, settle));
-      return publish(req, l, w, position, route, settle);
+      const copyId = req.repair ? req.markers.replayId : null;
+      const target = routeQueue(route);
+      const beforeRemove = opts.beforeRemove;
+      if (!beforeRemove)
+        return {
+          pending: confirmed.then((c) =>
+            c.ok
+              ? { ack: true, out: moved(req, "moved", route.words, null, target) }
+              : { ack: false, out: moved(req, "failed", route.words, c.reason) },
+          ),
+        };
+      // The original's copy goes to the caller only once the broker confirmed the new message, one
+      // letter at a time in DLQ order, while later letters are already being published.
+      const settled = archive.run(async (): Promise<{ ack: boolean; out: MoveResult }> => {
+        const c = await confirmed;
+        if (!c.ok) return { ack: false, out: moved(req, "failed", route.words, c.reason) };
+        try {
+          await beforeRemove(letterCopyOf(ctx, req.letterId, l, raw, position));
+        } catch (e) {
+          // The copy is out there (a duplicate of the original, which stays).
+          const reason = words.copyNotArchived(e, route.words, copyId);
+          return { ack: false, out: moved(req, "failed", route.words, reason, target) };
+        }
+        const out = moved(req, "moved", route.words, null, target);
+        return { ack: true, out: copyId ? { ...out, copyId } : out };
+      });
+      return { pending: settled };
     },
   });
 }

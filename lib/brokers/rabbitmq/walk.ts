@@ -52,7 +52,7 @@ export interface MoverContext {
   isManagedHeader: ManagedHeaderMatcher;
 }
 
-export type Settled<Out> = { ack: boolean; out: Out };
+type Settled<Out> = { ack: boolean; out: Out };
 
 /** A letter read and not acked. */
 export interface WalkedLetter {
@@ -77,23 +77,14 @@ export interface Walk {
 export interface DeliverStep<R, Out> {
   /** Letters whose delivery is pending at once; 1 makes deliveries strictly one after another. */
   maxInFlight: number;
-  /**
-   * A result now (the letter stays), or a pending delivery whose settlement decides the ack: a
-   * promise, or SETTLES_ITSELF when the step calls `settle` once (no promise per letter: the
-   * mover's publishes). Returned as is or through a promise when the step has to wait first.
-   */
+  /** A result now (the letter stays), or a pending delivery whose settlement decides the ack. */
   deliver(
     req: R,
     l: WalkedLetter,
     w: Walk,
     position: number,
-    settle: (s: Settled<Out>) => void,
-  ): Delivered<Out> | Promise<Delivered<Out>>;
+  ): Promise<{ done: Out } | { pending: Promise<Settled<Out>> }>;
 }
-
-/** DeliverStep.deliver's answer when the step calls `settle` itself. */
-export const SETTLES_ITSELF = { settles: true } as const;
-export type Delivered<Out> = { done: Out } | { pending: Promise<Settled<Out>> } | typeof SETTLES_ITSELF;
 
 /** The letters a walk hands to its step. */
 export type WalkSelection<R, Out> =
@@ -244,22 +235,8 @@ export async function* forRequestedLetters<R extends { letterId: string; sha256:
   const w = await openWalk(ctx, dlq, opts, Math.max(16, Math.min(5000, 2 * step.maxInFlight)), wanted);
   opts.onOpen?.(w);
   // `done` turns true when the letter's outcome is known, so the loop checks the head without an await per letter.
-  type InFlight = {
-    l: WalkedLetter;
-    done: boolean;
-    settled: Settled<Out> | null;
-    failure: unknown;
-    /** Set while the walk waits for this letter (the head). */
-    wake: (() => void) | null;
-  };
+  type InFlight = { l: WalkedLetter; p: Promise<Settled<Out>>; done: boolean };
   const inflight: InFlight[] = [];
-  const finish = (f: InFlight, s: Settled<Out> | null, failure: unknown) => {
-    if (f.done) return;
-    f.settled = s;
-    f.failure = failure;
-    f.done = true;
-    f.wake?.();
-  };
   // Acks: one basic.ack with multiple=true covers a run of settled letters, but it would also take
   // any earlier letter left unacked on purpose (not requested, checksum mismatch, failed). So runs
   // are only acked together below the first such letter ("hole"); after it, one ack per letter.
@@ -268,15 +245,9 @@ export async function* forRequestedLetters<R extends { letterId: string; sha256:
   const hole = (m: ConsumeMessage) => (firstHole = Math.min(firstHole, m.fields.deliveryTag));
   /** Settles the head (waiting for it) and every settled letter after it; acks them, then returns their results in order. */
   const settleHeads = async (): Promise<Out[]> => {
-    const head = inflight[0];
-    if (!head.done) await new Promise<void>((resolve) => (head.wake = resolve));
     const group = [inflight.shift()!];
     while (inflight.length > 0 && inflight[0].done) group.push(inflight.shift()!);
-    const results: Settled<Out>[] = [];
-    for (const f of group) {
-      if (f.failure !== null) throw f.failure;
-      results.push(f.settled!);
-    }
+    const results = await Promise.all(group.map((f) => f.p));
     let run: ConsumeMessage | null = null;
     for (let i = 0; i < group.length; i++) {
       const m = group[i].l.m;
@@ -303,8 +274,7 @@ export async function* forRequestedLetters<R extends { letterId: string; sha256:
       // Results settle while we read on.
       while (inflight.length > 0 && (inflight.length >= step.maxInFlight || inflight[0].done))
         yield* await settleHeads();
-      // A letter the reader holds already is taken without an await.
-      const m = w.reader.take() ?? (await w.reader.next(opts.signal));
+      const m = await w.reader.next(opts.signal);
       if (!m) {
         lookedThrough = !opts.signal?.aborted;
         break;
@@ -325,18 +295,16 @@ export async function* forRequestedLetters<R extends { letterId: string; sha256:
         }
         req = r;
       }
-      const f: InFlight = { l: { m, ident }, done: false, settled: null, failure: null, wake: null };
-      let d = step.deliver(req, f.l, w, pos, (s) => finish(f, s, null));
-      if (d instanceof Promise) d = await d;
+      const d = await step.deliver(req, { m, ident }, w, pos);
       if ("done" in d) {
         hole(m);
         yield d.done;
       } else {
-        if ("pending" in d)
-          d.pending.then(
-            (s) => finish(f, s, null),
-            (e: unknown) => finish(f, null, e ?? new Error("delivery failed")),
-          );
+        const f: InFlight = { l: { m, ident }, p: d.pending, done: false };
+        void d.pending.then(
+          () => (f.done = true),
+          () => (f.done = true),
+        );
         inflight.push(f);
       }
     }
@@ -362,9 +330,6 @@ export async function* forRequestedLetters<R extends { letterId: string; sha256:
   }
 }
 
-export type ConfirmOutcome = { ok: true } | { ok: false; reason: string };
-const CONFIRMED: ConfirmOutcome = { ok: true };
-
 /**
  * Publishes with mandatory + persistent on the walk's confirm channel; settles on the confirm (a
  * nack or return fails). `returnKey`: the key the walk notes this letter's basic.return under.
@@ -379,30 +344,19 @@ export function publishConfirmed(
   props: Buffer,
   returnKey: string,
   sharedKey = false,
-): Promise<ConfirmOutcome> {
-  return new Promise((resolve) => publishSettled(w, route, content, props, returnKey, sharedKey, resolve));
-}
-
-/** publishConfirmed with a callback: `done` is called once, with the outcome (no promise per letter). */
-export function publishSettled(
-  w: Walk,
-  route: Route,
-  content: Buffer,
-  props: Buffer,
-  returnKey: string,
-  sharedKey: boolean,
-  done: (c: ConfirmOutcome) => void,
-): void {
-  publishRaw(w.ch, route.exchange, route.routingKey, content, props, (err) => {
-    const noted = w.returned.size === 0 ? undefined : w.returned.get(returnKey);
-    const ret = sharedKey ? noted?.[0] : noted?.shift();
-    if (noted && noted.length === 0) w.returned.delete(returnKey);
-    if (err)
-      done({
-        ok: false,
-        reason: `RabbitMQ did not confirm the copy (${(err as Error).message ?? err}). It stays in the DLQ.`,
-      });
-    else if (ret) done({ ok: false, reason: ret });
-    else done(CONFIRMED);
+): Promise<{ ok: true } | { ok: false; reason: string }> {
+  return new Promise((resolve) => {
+    publishRaw(w.ch, route.exchange, route.routingKey, content, props, (err) => {
+      const noted = w.returned.get(returnKey);
+      const ret = sharedKey ? noted?.[0] : noted?.shift();
+      if (noted && noted.length === 0) w.returned.delete(returnKey);
+      if (err)
+        resolve({
+          ok: false,
+          reason: `RabbitMQ did not confirm the copy (${(err as Error).message ?? err}). It stays in the DLQ.`,
+        });
+      else if (ret) resolve({ ok: false, reason: ret });
+      else resolve({ ok: true });
+    });
   });
 }
