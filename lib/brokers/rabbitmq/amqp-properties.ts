@@ -76,18 +76,18 @@ for (const [tag, n] of Object.entries({ t: 1, b: 1, B: 1, s: 2, u: 2, I: 4, i: 4
   VALUE_SIZE[tag.charCodeAt(0)] = n;
 for (const tag of "SxFA") VALUE_SIZE[tag.charCodeAt(0)] = -1;
 
-/** Skips one field value at `pos` (its type tag included) and returns the position after it. */
-function skipValue(buf: Buffer, pos: number): number {
-  if (pos + 1 > buf.length) throw new RangeError("field table truncated");
+/** Skips one field value at `pos` (its type tag included) and returns the position after it; `limit`: the table's end. */
+function skipValue(buf: Buffer, pos: number, limit = buf.length): number {
+  if (pos + 1 > limit) throw new RangeError("field table truncated");
   const code = buf[pos++];
   const size = VALUE_SIZE[code];
   if (size === undefined) throw new RangeError(`unknown field type ${JSON.stringify(String.fromCharCode(code))}`);
   let end = pos + size;
   if (size === -1) {
-    if (pos + 4 > buf.length) throw new RangeError("field table truncated");
+    if (pos + 4 > limit) throw new RangeError("field table truncated");
     end = pos + 4 + buf.readUInt32BE(pos);
   }
-  if (end > buf.length) throw new RangeError("field table truncated");
+  if (end > limit) throw new RangeError("field table truncated");
   return end;
 }
 
@@ -106,12 +106,12 @@ export function tableEntries(table: Buffer): Array<{ name: string; bytes: Buffer
   return out;
 }
 
-/** A table entry's name and type tag ("S", "I"): its length byte, its latin1 bytes, the tag. */
-function entryHead(out: Buffer, name: string, tag: number): number {
-  out[0] = name.length;
-  out.write(name, 1, "latin1");
-  out[1 + name.length] = tag;
-  return 2 + name.length;
+/** A table entry's name and type tag ("S", "I") at `at`: its length byte, its latin1 bytes, the tag; returns the position after them. */
+function entryHead(out: Buffer, at: number, name: string, tag: number): number {
+  out[at] = name.length;
+  out.write(name, at + 1, "latin1");
+  out[at + 1 + name.length] = tag;
+  return at + 2 + name.length;
 }
 const TAG_S = 0x53;
 const TAG_I = 0x49;
@@ -119,7 +119,7 @@ export function longstrEntry(name: string, value: string | Buffer): Buffer {
   if (Buffer.byteLength(name, "latin1") > 255) throw new RangeError("header name longer than 255 bytes");
   const size = typeof value === "string" ? Buffer.byteLength(value, "utf8") : value.length;
   const out = Buffer.allocUnsafe(2 + name.length + 4 + size);
-  let pos = entryHead(out, name, TAG_S);
+  let pos = entryHead(out, 0, name, TAG_S);
   pos = out.writeUInt32BE(size, pos);
   if (typeof value === "string") out.write(value, pos, "utf8");
   else value.copy(out, pos);
@@ -128,7 +128,7 @@ export function longstrEntry(name: string, value: string | Buffer): Buffer {
 export function int32Entry(name: string, value: number): Buffer {
   if (Buffer.byteLength(name, "latin1") > 255) throw new RangeError("header name longer than 255 bytes");
   const out = Buffer.allocUnsafe(2 + name.length + 4);
-  out.writeInt32BE(value, entryHead(out, name, TAG_I));
+  out.writeInt32BE(value, entryHead(out, 0, name, TAG_I));
   return out;
 }
 
@@ -223,6 +223,171 @@ export function rebuildProperties(
     flags |= flag;
   }
   return serializeProperties(flags, p.fields);
+}
+
+/** RabbitMQ refuses this letter's user-id property (userIdRefusal says why). */
+export class UserIdRefused extends Error {}
+
+/** The three markers a redrive replaces in place, by name bytes (the original message id is kept when present). */
+const MARKER_NAMES = [REDRIVE_HEADERS.redriveId, REDRIVE_HEADERS.replayId, REDRIVE_HEADERS.redriveCount].map((n) =>
+  Buffer.from(n, "latin1"),
+);
+const ORIGINAL_NAME = Buffer.from(REDRIVE_HEADERS.originalMessageId, "latin1");
+const I_HEADERS = 2;
+const I_DELIVERY_MODE = 3;
+const I_MESSAGE_ID = 8;
+const I_USER_ID = 11;
+/** Where each property of the layout starts in the raw bytes (-1: absent), and where the last ends; reused, never held across calls. */
+const starts = new Int32Array(PROPERTY_LAYOUT.length + 1);
+
+/** Fills `starts` for these properties; the checks and errors of parseProperties. */
+function scanProperties(raw: Buffer): number {
+  if (raw.length < 2) throw truncated();
+  const flags = raw.readUInt16BE(0);
+  if (flags & F_CONTINUATION) throw new RangeError("basic.properties with a continuation flag");
+  let pos = 2;
+  for (let i = 0; i < PROPERTY_LAYOUT.length; i++) {
+    const [flag, kind] = PROPERTY_LAYOUT[i];
+    if (!(flags & flag)) {
+      starts[i] = -1;
+      continue;
+    }
+    starts[i] = pos;
+    let len: number;
+    if (kind === "shortstr") {
+      if (pos + 1 > raw.length) throw truncated();
+      len = 1 + raw[pos];
+    } else if (kind === "table") {
+      if (pos + 4 > raw.length) throw truncated();
+      len = 4 + raw.readUInt32BE(pos);
+    } else len = kind === "octet" ? 1 : 8;
+    if (pos + len > raw.length) throw truncated();
+    pos += len;
+  }
+  if (pos !== raw.length) throw new RangeError("basic.properties length mismatch");
+  starts[PROPERTY_LAYOUT.length] = pos;
+  return flags;
+}
+
+/** Where the first present property from layout index i on starts (the end of the properties if none). */
+function firstFrom(i: number): number {
+  for (let j = i; j < PROPERTY_LAYOUT.length; j++) if (starts[j] >= 0) return starts[j];
+  return starts[PROPERTY_LAYOUT.length];
+}
+
+/** Whether the entry name at `pos` (its length byte) is `name`, compared byte by byte (names are short: no native call). */
+function nameIs(table: Buffer, pos: number, name: Buffer): boolean {
+  if (table[pos] !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (table[pos + 1 + i] !== name[i]) return false;
+  return true;
+}
+
+/** Which replaced marker (0-2) the entry at `pos` names, 3 for the original message id, -1 for none. */
+function markerOf(table: Buffer, pos: number): number {
+  for (let k = 0; k < MARKER_NAMES.length; k++) if (nameIs(table, pos, MARKER_NAMES[k])) return k;
+  return nameIs(table, pos, ORIGINAL_NAME) ? 3 : -1;
+}
+
+/**
+ * A redrive's properties (no repair): what `rebuildProperties(raw, markers)` makes, byte for byte
+ * (mover.test.ts compares them), written in one pass into one buffer: the raw properties are
+ * walked by offset, with no Map, entry list or Buffer view per field. The original message id
+ * is the letter's own message-id bytes when it has one, else `m.originalMessageId`. Throws
+ * UserIdRefused when RabbitMQ would refuse the letter's user-id for `username`, a RangeError on
+ * malformed properties.
+ */
+export function redriveProperties(raw: Buffer, m: MarkerValues, username: string): Buffer {
+  const flags = scanProperties(raw);
+  const userAt = starts[I_USER_ID];
+  if (userAt >= 0) {
+    const refused = userIdRefusal(
+      { flags, fields: new Map([[F_USER_ID, raw.subarray(userAt, userAt + 1 + raw[userAt])]]) },
+      username,
+    );
+    if (refused) throw new UserIdRefused(refused);
+  }
+  const tableAt = starts[I_HEADERS];
+  const tableStart = tableAt >= 0 ? tableAt + 4 : 0;
+  const tableEnd = tableAt >= 0 ? tableStart + raw.readUInt32BE(tableAt) : 0;
+  // Pass 1: the size of the entries kept, and which markers the table has.
+  let kept = 0;
+  let found = 0; // bit k: replaced marker k seen; bit 3: an original message id
+  for (let pos = tableStart; pos < tableEnd; ) {
+    const nameLen = raw[pos];
+    if (pos + 1 + nameLen > tableEnd) throw new RangeError("field table truncated");
+    const end = skipValue(raw, pos + 1 + nameLen, tableEnd);
+    const k = markerOf(raw, pos);
+    if (k < 0 || k === 3) kept += end - pos;
+    if (k >= 0) found |= 1 << k;
+    pos = end;
+  }
+  const redriveId = lastRedriveId.of(m.redriveId);
+  const count = lastRedriveCount.of(m.redriveCount);
+  const replayLen = Buffer.byteLength(m.replayId, "utf8");
+  const replaySize = 2 + REDRIVE_HEADERS.replayId.length + 4 + replayLen;
+  const messageAt = starts[I_MESSAGE_ID];
+  const original: string | Buffer | null =
+    messageAt >= 0 && raw[messageAt] > 0
+      ? raw.subarray(messageAt + 1, messageAt + 1 + raw[messageAt])
+      : m.originalMessageId;
+  const addOriginal = !(found & 8) && original !== null;
+  const originalLen = !addOriginal
+    ? 0
+    : typeof original === "string"
+      ? Buffer.byteLength(original, "utf8")
+      : original!.length;
+  const tableSize =
+    kept +
+    redriveId.length +
+    replaySize +
+    count.length +
+    (addOriginal ? 2 + ORIGINAL_NAME.length + 4 + originalLen : 0);
+  // The properties before the headers (content type and encoding) and after delivery-mode are
+  // copied as two runs; the headers and delivery-mode between them are written.
+  const headEnd = firstFrom(I_HEADERS);
+  const tailStart = firstFrom(I_DELIVERY_MODE + 1);
+  const end = starts[PROPERTY_LAYOUT.length];
+  const size = 2 + (headEnd - 2) + 4 + tableSize + 1 + (end - tailStart);
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt16BE(flags | F_HEADERS | F_DELIVERY_MODE, 0);
+  let at = 2 + raw.copy(out, 2, 2, headEnd);
+  at = out.writeUInt32BE(tableSize, at);
+  // Pass 2: every entry in place (runs of kept entries copied at once), each replaced marker once
+  // (a repeated one is dropped), then the missing ones.
+  let done = 0;
+  const marker = (k: number) => {
+    if (k === 0) at += redriveId.copy(out, at);
+    else if (k === 2) at += count.copy(out, at);
+    else {
+      at = entryHead(out, at, REDRIVE_HEADERS.replayId, TAG_S);
+      at = out.writeUInt32BE(replayLen, at);
+      at += out.write(m.replayId, at, "utf8");
+    }
+  };
+  let run = tableStart;
+  for (let pos = tableStart; pos < tableEnd; ) {
+    const next = skipValue(raw, pos + 1 + raw[pos], tableEnd);
+    const k = markerOf(raw, pos);
+    if (k >= 0 && k !== 3) {
+      if (run < pos) at += raw.copy(out, at, run, pos);
+      run = next;
+      if (!(done & (1 << k))) {
+        marker(k);
+        done |= 1 << k;
+      }
+    }
+    pos = next;
+  }
+  if (run < tableEnd) at += raw.copy(out, at, run, tableEnd);
+  for (let k = 0; k < 3; k++) if (!(done & (1 << k))) marker(k);
+  if (addOriginal) {
+    at = entryHead(out, at, REDRIVE_HEADERS.originalMessageId, TAG_S);
+    at = out.writeUInt32BE(originalLen, at);
+    at += typeof original === "string" ? out.write(original, at, "utf8") : original!.copy(out, at);
+  }
+  out[at++] = 2; // delivery-mode: persistent
+  if (tailStart < end) raw.copy(out, at, tailStart, end);
+  return out;
 }
 
 /** The properties byte for byte, with delivery-mode 2 (persistent). */

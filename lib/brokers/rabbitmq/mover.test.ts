@@ -8,7 +8,10 @@ import {
   longstrEntry,
   parseProperties,
   rebuildProperties,
+  redriveProperties,
+  shortstrOf,
   tableEntries,
+  UserIdRefused,
 } from "@/lib/brokers/rabbitmq/amqp-properties";
 import { contentHeaderFrame, publishFrames, publishMethodFrame } from "@/lib/brokers/rabbitmq/raw-publish";
 import { describeRoute, originRoute, routeQueue } from "@/lib/brokers/rabbitmq/route";
@@ -166,6 +169,56 @@ describe("rebuildProperties: byte-exact copy with the markers", () => {
     expect(() => parseProperties(Buffer.from([0x00, 0x01]))).toThrow(/continuation/);
     expect(() => tableEntries(e("x", "Z", Buffer.alloc(0)))).toThrow(/unknown field type/);
     expect(() => tableEntries(e("x", "S", u32(9)))).toThrow(RangeError);
+  });
+});
+
+describe("redriveProperties: the one-pass copy a redrive without a repair uses", () => {
+  const dup = Buffer.concat([
+    int32Entry(REDRIVE_HEADERS.redriveCount, 3),
+    longstrEntry(REDRIVE_HEADERS.originalMessageId, "first"),
+    e("x-app", "S", Buffer.concat([u32(1), Buffer.from("a")])),
+    int32Entry(REDRIVE_HEADERS.redriveCount, 4), // a repeated marker: one value is kept
+    longstrEntry(REDRIVE_HEADERS.originalMessageId, "again"), // a repeated original id: kept as it was
+    longstrEntry(REDRIVE_HEADERS.replayId, "old-replay"),
+    e("x-dlq-redrive-i", "t", Buffer.from([1])), // a name one byte short of a marker's
+  ]);
+  const cases: Array<[string, Buffer]> = [
+    [
+      "exotic table, message id, timestamp",
+      props({ table: exoticTable, messageId: "m-1", deliveryMode: 1, timestamp: 1n }),
+    ],
+    ["markers already there, repeated", props({ table: dup, messageId: "second" })],
+    ["no table, no delivery mode, no message id", props({})],
+    ["an empty message id", props({ table: exoticTable, messageId: "" })],
+    ["a message id that is not UTF-8", props({ messageId: Buffer.from([0x6d, 0xff]) })],
+    ["the publishing user's user-id", props({ table: dup, userId: "guest", deliveryMode: 2 })],
+    ["an empty table", props({ table: Buffer.alloc(0) })],
+  ];
+  it.each(cases)("writes what rebuildProperties writes: %s", (_name, raw) => {
+    for (const originalMessageId of ["m-req", null]) {
+      for (const m of [
+        { ...markers, originalMessageId },
+        { redriveId: "job-ü", replayId: "r-\u00e9-2", redriveCount: 70000, originalMessageId },
+      ]) {
+        const parsed = parseProperties(raw);
+        const own = shortstrOf(parsed, 0x0080);
+        const expected = rebuildProperties(raw, {
+          ...m,
+          originalMessageId: own && own.length > 0 ? own : m.originalMessageId,
+        });
+        expect(redriveProperties(raw, m, "guest").equals(expected)).toBe(true);
+      }
+    }
+  });
+
+  it("refuses another user's user-id, and malformed properties, as the checks before it did", () => {
+    expect(() => redriveProperties(props({ userId: "alice" }), markers, "guest")).toThrow(UserIdRefused);
+    expect(() => redriveProperties(Buffer.from([0x80, 0x00, 5, 0x61]), markers, "guest")).toThrow(RangeError);
+    expect(() => redriveProperties(Buffer.from([0x00, 0x01]), markers, "guest")).toThrow(/continuation/);
+    expect(() => redriveProperties(props({ table: e("x", "Z", Buffer.alloc(0)) }), markers, "guest")).toThrow(
+      /unknown field type/,
+    );
+    expect(() => redriveProperties(props({ table: e("x", "S", u32(9)) }), markers, "guest")).toThrow(RangeError);
   });
 });
 

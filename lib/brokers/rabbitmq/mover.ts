@@ -50,7 +50,9 @@ import {
   F_MESSAGE_ID,
   parseProperties,
   rebuildProperties,
+  redriveProperties,
   shortstrOf,
+  UserIdRefused,
   userIdRefusal,
   type MarkerValues,
 } from "@/lib/brokers/rabbitmq/amqp-properties";
@@ -169,24 +171,12 @@ export async function* moveLetters(
         };
       let props: Buffer;
       try {
-        const parsed = parseProperties(raw);
-        const refused = userIdRefusal(parsed, ctx.username);
-        if (refused) return { done: moved(req, "failed", route.words, `${refused} It was not moved.`) };
-        const existingMessageId = shortstrOf(parsed, F_MESSAGE_ID);
-        const markers: MarkerValues = {
-          redriveId: req.markers.redriveId,
-          replayId: req.markers.replayId,
-          redriveCount: req.markers.redriveCount,
-          originalMessageId:
-            existingMessageId && existingMessageId.length > 0 ? existingMessageId : req.markers.originalMessageId,
-        };
-        props = rebuildProperties(
-          raw,
-          markers,
-          req.repair ? repairEditsOf(req.repair, req.markers.replayId) : undefined,
-          parsed,
-        );
+        props = req.repair
+          ? repairedProperties(raw, req, ctx.username)
+          : redriveProperties(raw, req.markers, ctx.username);
       } catch (e) {
+        if (e instanceof UserIdRefused)
+          return { done: moved(req, "failed", route.words, `${e.message} It was not moved.`) };
         return {
           done: moved(
             req,
@@ -242,6 +232,22 @@ export async function* moveLetters(
       return { pending: settled };
     },
   });
+}
+
+/** A repaired letter's properties: the markers and the repair's edits (repair.ts); UserIdRefused as redriveProperties. */
+function repairedProperties(raw: Buffer, req: MoveRequest, username: string): Buffer {
+  const parsed = parseProperties(raw);
+  const refused = userIdRefusal(parsed, username);
+  if (refused) throw new UserIdRefused(refused);
+  const existingMessageId = shortstrOf(parsed, F_MESSAGE_ID);
+  const markers: MarkerValues = {
+    redriveId: req.markers.redriveId,
+    replayId: req.markers.replayId,
+    redriveCount: req.markers.redriveCount,
+    originalMessageId:
+      existingMessageId && existingMessageId.length > 0 ? existingMessageId : req.markers.originalMessageId,
+  };
+  return rebuildProperties(raw, markers, repairEditsOf(req.repair!, req.markers.replayId), parsed);
 }
 
 /**

@@ -62,6 +62,14 @@ export function contentHeaderFrame(channel: number, bodySize: number, properties
 /** The size of the content header frame of these raw properties (what must fit the connection's frame size). */
 export const contentHeaderFrameSize = (properties: Buffer) => FRAME_OVERHEAD + 12 + properties.length;
 
+/** A frame's type, channel and payload size at `at`; returns the position of its payload. */
+function frameHead(buf: Buffer, at: number, type: number, channel: number, payload: number): number {
+  buf[at] = type;
+  buf.writeUInt16BE(channel, at + 1);
+  buf.writeUInt32BE(payload, at + 3);
+  return at + 7;
+}
+
 /**
  * The basic.publish method frame, the content header frame and, when `body` is given, its one body
  * frame, written into one buffer: the same bytes as publishMethodFrame, contentHeaderFrame and a
@@ -83,14 +91,7 @@ export function publishFrames(
   const header = 12 + properties.length;
   const size = FRAME_OVERHEAD + method + FRAME_OVERHEAD + header + (body ? FRAME_OVERHEAD + body.length : 0);
   const buf = Buffer.allocUnsafe(size);
-  let at = 0;
-  const open = (type: number, payload: number) => {
-    buf[at] = type;
-    buf.writeUInt16BE(channel, at + 1);
-    buf.writeUInt32BE(payload, at + 3);
-    at += 7;
-  };
-  open(FRAME_METHOD, method);
+  let at = frameHead(buf, 0, FRAME_METHOD, channel, method);
   buf.writeUInt16BE(60, at); // basic
   buf.writeUInt16BE(40, at + 2); // publish
   buf.writeUInt16BE(0, at + 4); // reserved-1 (ticket)
@@ -100,14 +101,16 @@ export function publishFrames(
   at += 1 + buf.write(routingKey, at + 1, "utf8");
   buf[at++] = mandatory ? 1 : 0;
   buf[at++] = FRAME_END;
-  open(FRAME_HEADER, header);
+  at = frameHead(buf, at, FRAME_HEADER, channel, header);
   buf.writeUInt16BE(60, at);
   buf.writeUInt16BE(0, at + 2);
-  buf.writeBigUInt64BE(BigInt(bodySize), at + 4);
+  // body-size, a 64-bit integer: a body is far below 2^53 bytes.
+  buf.writeUInt32BE(Math.floor(bodySize / 0x100000000), at + 4);
+  buf.writeUInt32BE(bodySize >>> 0, at + 8);
   at += 12 + properties.copy(buf, at + 12);
   buf[at++] = FRAME_END;
   if (body) {
-    open(FRAME_BODY, body.length);
+    at = frameHead(buf, at, FRAME_BODY, channel, body.length);
     at += body.copy(buf, at);
     buf[at++] = FRAME_END;
   }

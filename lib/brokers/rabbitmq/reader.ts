@@ -37,6 +37,16 @@ export interface ReaderOptions {
    * head are read with little read-ahead, while a sparse selection still gets large windows.
    */
   startWindow?: number;
+  /**
+   * How many more letters the caller may still take (default: every letter up to `max`). Once the
+   * reader holds that many not taken yet, its consumer is cancelled, and a window is opened again
+   * only when the caller wants more than the reader holds. A caller that acks as it goes (the
+   * mover) refills its consumer's prefetch with every ack, so without this the consumer kept
+   * delivering past the caller's last letter: up to a whole window (at 512 letters in flight, a
+   * third more deliveries than letters moved), all of it returned to the queue when the channel
+   * closed, and delivered again to the next call.
+   */
+  wanted?: () => number;
 }
 
 /**
@@ -105,9 +115,30 @@ export class QueueReader {
       this.received++;
       this.receivedBytes += m.content.length;
       this.windowLeft--;
+      if (this.opts.wanted && this.consumerTag !== null && !this.chaining && this.buffered() >= this.opts.wanted())
+        this.pause();
     }
     this.wake?.();
   };
+
+  /** Cancels the consumer: the reader holds every letter the caller still wants (`wanted`). */
+  private pause() {
+    const tag = this.consumerTag!;
+    this.consumerTag = null;
+    this.windowLeft = 0;
+    this.chaining = this.ch
+      .cancel(tag)
+      .then(
+        () => undefined,
+        (e: unknown) => {
+          this.failure ??= e;
+        },
+      )
+      .finally(() => {
+        this.chaining = null;
+        this.wake?.();
+      });
+  }
 
   private async openWindow(): Promise<void> {
     if (this.consumerTag) {
@@ -138,14 +169,33 @@ export class QueueReader {
     return this.buf.length - this.head;
   }
 
+  /** After a letter was taken: opens the next window early, while letters are still buffered. */
   private maybeChain() {
     if (
       !this.chaining &&
       this.windowLeft <= 0 &&
       this.received < this.opts.max &&
-      this.buffered() <= this.windowSize / 2
+      this.buffered() <= this.windowSize / 2 &&
+      // The letter just taken may answer one of the letters `wanted` still counts.
+      (!this.opts.wanted || this.buffered() < this.opts.wanted() - 1)
     )
       this.chain();
+  }
+
+  /**
+   * The next letter when the reader holds one already, else undefined (then `next` waits for it or
+   * says why the read ended): no promise per letter. The caller checks its signal itself.
+   */
+  take(): ConsumeMessage | undefined {
+    if (this.failure || this.buffered() === 0) return undefined;
+    const m = this.buf[this.head];
+    this.buf[this.head++] = undefined as unknown as ConsumeMessage;
+    if (this.head > 1024 && this.head * 2 > this.buf.length) {
+      this.buf = this.buf.slice(this.head);
+      this.head = 0;
+    }
+    this.maybeChain();
+    return m;
   }
 
   /** The next letter in queue order, or null at the end (max reached or idle). */
@@ -153,16 +203,8 @@ export class QueueReader {
     for (;;) {
       if (this.failure) throw this.failure;
       if (signal?.aborted) return null;
-      if (this.buffered() > 0) {
-        const m = this.buf[this.head];
-        this.buf[this.head++] = undefined as unknown as ConsumeMessage;
-        if (this.head > 1024 && this.head * 2 > this.buf.length) {
-          this.buf = this.buf.slice(this.head);
-          this.head = 0;
-        }
-        this.maybeChain();
-        return m;
-      }
+      const m = this.take();
+      if (m) return m;
       if (this.received >= this.opts.max) return null;
       if (this.chaining) {
         await this.chaining;

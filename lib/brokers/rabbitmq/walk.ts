@@ -7,8 +7,9 @@
  * it was when it opened, never when it was aborted or its channel broke.
  *
  * Read-ahead starts at the pipeline's size (2 × maxInFlight letters, at least 16) and the reader's
- * credit is refilled as letters are acked, so a walk whose letters are at the head reads barely more
- * than it needs, and the few letters read ahead are handed back when the channel closes; windows
+ * credit is refilled as letters are acked; the consumer is cancelled once the reader holds every
+ * letter still asked for (`wanted`), so a walk whose letters are at the head reads barely more than
+ * it needs, and the few letters read ahead are handed back when the channel closes; windows
  * double (up to 5,000) only while skipped letters fill them. (A first window of thousands of
  * letters, handed back after every call, made each call of a job cost ~0.2 s.) A channel
  * is not kept open between calls: its unacked letters would be invisible to every other reader of
@@ -139,7 +140,13 @@ export function is404(e: unknown): boolean {
 }
 
 /** Risk guard, then one confirm channel with an exclusive consumer (retried while another reader holds the queue). */
-async function openWalk(ctx: MoverContext, dlq: string, opts: WalkOptions, startWindow: number): Promise<Walk> {
+async function openWalk(
+  ctx: MoverContext,
+  dlq: string,
+  opts: WalkOptions,
+  startWindow: number,
+  wanted: (() => number) | undefined,
+): Promise<Walk> {
   const risk = await ctx.readRisk(dlq);
   if (risk && !opts.acceptRisk)
     throw new BrokerError("risky_read", { userMessage: risk.message, details: { readRisk: risk } });
@@ -160,6 +167,7 @@ async function openWalk(ctx: MoverContext, dlq: string, opts: WalkOptions, start
         minWindow: 4,
         maxWindow: 5000,
         startWindow,
+        wanted,
         exclusive: true,
       });
       await reader.start();
@@ -222,7 +230,9 @@ export async function* forRequestedLetters<R extends { letterId: string; sha256:
   if (requested && requested.requests.length === 0) return;
 
   // 2. One pass from the head on one confirm channel.
-  const w = await openWalk(ctx, dlq, opts, Math.max(16, Math.min(5000, 2 * step.maxInFlight)));
+  // Requested letters: no read-ahead past the letters still asked for (QueueReader's `wanted`).
+  const wanted = requested ? () => book.size : undefined;
+  const w = await openWalk(ctx, dlq, opts, Math.max(16, Math.min(5000, 2 * step.maxInFlight)), wanted);
   opts.onOpen?.(w);
   // `done` turns true when the letter's outcome is known, so the loop checks the head without an await per letter.
   type InFlight = { l: WalkedLetter; p: Promise<Settled<Out>>; done: boolean };
