@@ -22,8 +22,10 @@ import { availableParallelism } from "node:os";
 import amqp from "amqplib";
 import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, testConfig } from "../lib/brokers/rabbitmq/test-kit";
+import { batchSizeFor } from "../lib/redrive/token-bucket";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
+import { copyIn, copyLines } from "./copy-floor";
 import { cpuNow, cpuSince, perLetter, type Cpu } from "./cpu";
 import { bareMove, fill } from "./redrive-common";
 import { report, size, sizes } from "./report";
@@ -114,6 +116,81 @@ async function shovelRate(ch: amqp.ConfirmChannel, n: number): Promise<{ rate: n
   }
 }
 
+/**
+ * The least any redrive must write to Postgres per letter, by a bare writer, after the engine's run
+ * of `jobId`: the run's own audit rows (one per letter, DESIGN.md "Access and audit") COPYed into a
+ * copy of audit_log with its indexes, and one new version of each of the job's ledger rows (the
+ * letter recorded moved, as a resumed job must know) by one UPDATE per batch of a copy of
+ * redrive_letters as populateLedger leaves it (same fillfactor), each batch in its own transaction,
+ * batches of the engine's unthrottled size. No lease, no chain, no MAC, no claim: the engine's
+ * writes less everything that is not a row. Returns the writer's CPU (this process and the bench
+ * database's backends) and the rows written.
+ */
+async function writeFloor(
+  url: string,
+  jobId: string,
+): Promise<{ cpu: Cpu; secs: number; audit: number; ledger: number }> {
+  const { Client } = await import("pg");
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  const drop = () => client.query("DROP TABLE IF EXISTS bench_floor_audit, bench_floor_ledger").catch(() => undefined);
+  try {
+    const text = { getTypeParser: () => (v: string) => v };
+    const cols = await client.query<{ column_name: string }>(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'audit_log' AND column_name <> 'id' ORDER BY ordinal_position`,
+    );
+    const columns = cols.rows.map((r) => r.column_name);
+    const audit = await client.query<Array<string | null>>({
+      text: `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM audit_log WHERE operation_id = $1::uuid AND scope = 'letter' ORDER BY id`,
+      values: [jobId],
+      rowMode: "array",
+      types: text,
+    });
+    const [{ options }] = (
+      await client.query<{ options: string[] | null }>(
+        `SELECT reloptions AS options FROM pg_class WHERE relname = 'redrive_letters'`,
+      )
+    ).rows;
+    await drop();
+    await client.query("CREATE TABLE bench_floor_audit (LIKE audit_log INCLUDING ALL)");
+    await client.query(
+      `CREATE TABLE bench_floor_ledger (LIKE redrive_letters INCLUDING ALL)${options?.length ? ` WITH (${options.join(", ")})` : ""}`,
+    );
+    await client.query(
+      "INSERT INTO bench_floor_ledger SELECT * FROM redrive_letters WHERE job_id = $1::uuid ORDER BY seq",
+      [jobId],
+    );
+    // As populateLedger leaves a job: every row pending, none moved; then compacted and analyzed.
+    await client.query("UPDATE bench_floor_ledger SET state = 'pending', moved_at = NULL, attempts = 0");
+    await client.query("VACUUM FULL ANALYZE bench_floor_ledger");
+    const ids = (
+      await client.query<{ id: string }>({ text: "SELECT id FROM bench_floor_ledger ORDER BY seq", types: text })
+    ).rows.map((r) => r.id);
+    const batch = batchSizeFor(100_000);
+    const copy = `COPY bench_floor_audit (${columns.map((c) => `"${c}"`).join(", ")}) FROM STDIN`;
+    const c0 = cpuNow();
+    const t0 = performance.now();
+    for (let i = 0; i < ids.length; i += batch) {
+      await client.query("BEGIN");
+      await client.query(
+        "UPDATE bench_floor_ledger SET state = 'moved', moved_at = now(), updated_at = now() WHERE id = ANY ($1::bigint[])",
+        [ids.slice(i, i + batch)],
+      );
+      const rows = audit.rows.slice(i, i + batch);
+      if (rows.length > 0) await copyIn(client, copy, copyLines(rows));
+      await client.query("COMMIT");
+    }
+    const secs = (performance.now() - t0) / 1000;
+    const cpu = await cpuSince(c0);
+    const [{ n }] = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM bench_floor_audit")).rows;
+    if (n !== audit.rows.length) throw new Error(`bench_floor_audit holds ${n} of ${audit.rows.length} rows`);
+    return { cpu, secs, audit: audit.rows.length, ledger: ids.length };
+  } finally {
+    await drop();
+    await client.end();
+  }
+}
+
 async function main() {
   const pg = await createTestDatabase("dlq_bench_redrive");
   await applyMigrations({ databaseUrl: pg.url });
@@ -154,7 +231,7 @@ async function main() {
     n: number,
     rate: number,
     inFlight: number,
-  ): Promise<{ moved: number; secs: number; rate: number; moverShare: number; cpu: Cpu }> {
+  ): Promise<{ jobId: string; moved: number; secs: number; rate: number; moverShare: number; cpu: Cpu }> {
     const dlq = `bench.redrive.dlq.${randomUUID().slice(0, 6)}`;
     const target = `${dlq}.target`;
     const adapter = new RabbitMqAdapter(testConfig({ id: "bench-rmq", dlqs: [{ name: dlq }], discover: false }), {
@@ -226,7 +303,7 @@ async function main() {
     await ch.deleteQueue(dlq);
     await ch.deleteQueue(target);
     await adapter.close();
-    return { moved, secs, rate: moved / secs, moverShare: moverMs / 1000 / secs, cpu };
+    return { jobId: job.id, moved, secs, rate: moved / secs, moverShare: moverMs / 1000 / secs, cpu };
   }
 
   const windowWords = (w: number) => (w ? `, ${w} in flight` : "");
@@ -304,6 +381,34 @@ async function main() {
       anchor: { name: "bare loop", value: bare, unit: "letters/s" },
       cpu: { reading: eng.cpu, letters: eng.moved, broker: "rabbitmq" },
       note: `${(eng.rate / shovel).toFixed(2)} of the shovel`,
+    });
+    // The floor of the goal (console + Postgres per letter ≤ 0.5x the bare loop's whole CPU): the
+    // bare loop's own Node plus the rows every redrive must write. Postgres is its backends here.
+    const floor = await writeFloor(pg.url, eng.jobId);
+    if (floor.audit !== UNTHROTTLED)
+      throw new Error(`the engine wrote ${floor.audit} audit rows for ${UNTHROTTLED} letters`);
+    const us = (sec: number) => (sec * 1e6) / UNTHROTTLED;
+    const bareWhole = us(bareCpu.node + bareCpu.broker);
+    const least = us(bareCpu.node + floor.cpu.node + floor.cpu.postgresBackends);
+    const ours = us(eng.cpu.node + eng.cpu.postgresBackends);
+    console.log(
+      `  CPU, bare writes of the rows a redrive must keep (one ledger version + one audit row per letter): ${perLetter(floor.cpu, UNTHROTTLED)}`,
+    );
+    console.log(
+      `  console + Postgres (its backends) ${Math.round(ours)} µs per letter = ${(ours / bareWhole).toFixed(2)}x the bare loop's whole ${Math.round(bareWhole)} (goal 0.5x); ` +
+        `its floor (the bare loop's Node + those writes) ${Math.round(least)} µs = ${(least / bareWhole).toFixed(2)}x; the console at ${(ours / least).toFixed(2)}x of its floor`,
+    );
+    report({
+      operation: `redrive: floor: bare writes of the ledger and audit rows, ${UNTHROTTLED} letters`,
+      rate: { value: UNTHROTTLED / floor.secs, unit: "letters/s" },
+      cpu: { reading: floor.cpu, letters: UNTHROTTLED, broker: "rabbitmq" },
+    });
+    report({
+      operation: "redrive: console + Postgres CPU per letter (µs), against its floor (bare loop's Node + bare writes)",
+      rate: { value: ours, unit: "µs" },
+      anchor: { name: "floor", value: least, unit: "µs" },
+      ratio: ours / least,
+      note: `${(ours / bareWhole).toFixed(2)}x the bare loop's whole CPU (goal 0.5x); the floor alone ${(least / bareWhole).toFixed(2)}x`,
     });
   }
   await conn.close();

@@ -37,7 +37,7 @@ export const BENCHES = [
  */
 export const PER_BROKER: Record<string, readonly string[]> = { "triage-scan": ["rabbitmq", "kafka", "sqs"] };
 /** The files of bench/ that are not benchmarks. */
-export const BENCH_HELPERS = ["bare-reads", "cpu", "redrive-common", "report", "run", "scan-brokers"];
+export const BENCH_HELPERS = ["bare-reads", "copy-floor", "cpu", "redrive-common", "report", "run", "scan-brokers"];
 
 export const SMOKE = process.env.BENCH_SMOKE === "1" || process.argv.includes("--smoke");
 
@@ -47,10 +47,13 @@ export function size(name: string, full: number, smoke: number): number {
   if (v !== undefined && v !== "") return Number(v);
   return SMOKE ? smoke : full;
 }
-/** The same for a list (comma-separated in the variable). */
+/**
+ * The same for a list (comma-separated in the variable). A variable set to nothing is the empty
+ * list: `BENCH_RATES= npm run bench:redrive-rate` runs no rate-limited engine (it ran both before).
+ */
 export function sizes(name: string, full: string, smoke: string): string[] {
   const v = process.env[name];
-  return (v !== undefined && v !== "" ? v : SMOKE ? smoke : full).split(",").filter(Boolean);
+  return (v !== undefined ? v : SMOKE ? smoke : full).split(",").filter(Boolean);
 }
 
 export type Unit = "letters/s" | "ms" | "µs" | "s" | "calls" | "B";

@@ -42,6 +42,7 @@ import { availableParallelism, loadavg } from "node:os";
 import path from "node:path";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
+import { copyIn, copyLines } from "./copy-floor";
 import { cpuNow, cpuScope, cpuSince, measureBroker, type Cpu } from "./cpu";
 import { report, size } from "./report";
 import { scanBroker } from "./scan-brokers";
@@ -346,46 +347,6 @@ async function scannedRows(url: string): Promise<{ columns: string[]; rows: Arra
   }
 }
 
-const COPY_SPECIAL = /[\\\t\n\r]/g;
-const copyEscape = (c: string) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r");
-
-/**
- * `COPY … FROM STDIN` (text format) of `data` on `client`: pg has no COPY of its own, and the bench
- * needs no stream; this is the protocol's copy-in, as pg-copy-streams sends it, for one chunk.
- */
-function copyIn(client: import("pg").Client, text: string, data: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let failed: unknown = null;
-    let submitted = false;
-    type Conn = { query(t: string): void; sendCopyFromChunk(b: Buffer): void; endCopyFrom(): void };
-    const noop = () => undefined;
-    client.query({
-      submit(connection: Conn) {
-        submitted = true;
-        connection.query(text);
-      },
-      handleCopyInResponse(connection: Conn) {
-        connection.sendCopyFromChunk(Buffer.from(data, "utf8"));
-        connection.endCopyFrom();
-      },
-      handleError(e: unknown) {
-        failed = e;
-        if (!submitted) reject(e);
-      },
-      handleReadyForQuery() {
-        if (failed) reject(failed);
-        else resolve();
-      },
-      handleCommandComplete: noop,
-      handleRowDescription: noop,
-      handleDataRow: noop,
-      handlePortalSuspended: noop,
-      handleEmptyQuery: noop,
-      handleCopyData: noop,
-    } as never);
-  });
-}
-
 /**
  * A bare bulk write of `written` (the scan's rows, read back beforehand) into a fresh table: one
  * `COPY … FROM STDIN` of 500 rows at a time over one connection, text format, no conflict
@@ -416,10 +377,7 @@ async function bulkFloor(
     const copy = `COPY ${table} (${written.columns.map((c) => `"${c}"`).join(", ")}) FROM STDIN`;
     const t0 = performance.now();
     for (let i = 0; i < written.rows.length; i += 500) {
-      let data = "";
-      for (const row of written.rows.slice(i, i + 500))
-        data += `${row.map((v) => (v === null ? "\\N" : v.replace(COPY_SPECIAL, copyEscape))).join("\t")}\n`;
-      await copyIn(client, copy, data);
+      await copyIn(client, copy, copyLines(written.rows.slice(i, i + 500)));
     }
     const rate = written.rows.length / ((performance.now() - t0) / 1000);
     return {

@@ -65,6 +65,11 @@ describe("bench/report.ts", () => {
     r = await import("../bench/report");
     expect(r.size("BENCH_COUNT", 50_000, 2_000)).toBe(2_000);
     expect(r.sizes("BENCH_RATES", "100,1000", "100,500")).toEqual(["100", "500"]);
+    vi.stubEnv("BENCH_RATES", "250");
+    expect(r.sizes("BENCH_RATES", "100,1000", "100,500")).toEqual(["250"]);
+    // Set to nothing: no item (BENCH_RATES= skips the rate-limited runs), not the default list.
+    vi.stubEnv("BENCH_RATES", "");
+    expect(r.sizes("BENCH_RATES", "100,1000", "100,500")).toEqual([]);
     vi.stubEnv("BENCH_COUNT", "7");
     expect(r.size("BENCH_COUNT", 50_000, 2_000)).toBe(7);
   });
