@@ -18,6 +18,13 @@ import { processState } from "@/lib/process-state";
 export interface DirectTx {
   $queryRawUnsafe<T = unknown>(sql: string, ...values: unknown[]): Promise<T>;
   $executeRawUnsafe(sql: string, ...values: unknown[]): Promise<number>;
+  /**
+   * The rows of a statement, each an array of its columns in the statement's order (node-postgres's
+   * array row mode: no object built per row). Postgres sends the rows as they are: a ledger claim's
+   * 2,000 rows cost its backend about 12 µs per row more when aggregated into one json value, which
+   * is what the Prisma path needs to avoid decoding them one by one.
+   */
+  queryArrays(sql: string, values: unknown[]): Promise<unknown[][]>;
   /** Buffer parameters are sent as they are, in binary format (a Prisma transaction sends them as bytea). */
   readonly binaryParams: true;
 }
@@ -77,6 +84,9 @@ function txOf(client: PoolClient): DirectTx {
     },
     async $executeRawUnsafe(sql: string, ...values: unknown[]) {
       return (await client.query(sql, values)).rowCount ?? 0;
+    },
+    async queryArrays(sql: string, values: unknown[]) {
+      return (await client.query<unknown[]>({ text: sql, values, rowMode: "array" })).rows;
     },
   };
 }

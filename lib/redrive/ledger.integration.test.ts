@@ -11,6 +11,7 @@ import {
   flushAudit,
   markReturned,
   recordOutcomes,
+  type LedgerRow,
   type LetterAuditContext,
   type Settled,
 } from "./ledger";
@@ -351,5 +352,33 @@ describe("the lease fence on a redrive's ledger", () => {
     // Now the lease can be taken over, and the new holder finds the letters as the old one left them.
     expect((await claimJob(job.id, "run-b"))?.id).toBe(job.id);
     expect((await claimNext(db, job.id, "bulk", 3, "run-b")).map((r) => r.letterId)).toEqual(["m-2", "m-3"]);
+  });
+});
+
+describe("claimed rows on the direct pool and through Prisma", () => {
+  it("come back the same, field by field and type by type, whether read as rows (a fenced claim) or as json (no owner)", async () => {
+    const a = await ledgerOf(4);
+    const b = await ledgerOf(4);
+    const direct = await claimNext(a.db, a.job.id, "bulk", 4, "run-a"); // fenced: DirectTx, rows as arrays
+    const viaPrisma = await claimNext(b.db, b.job.id, "bulk", 4); // no owner: Prisma, one json value
+    const shape = (rows: LedgerRow[]) =>
+      rows.map((r) => ({
+        ...r,
+        id: typeof r.id,
+        replayId: typeof r.replayId,
+        updatedAt: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(r.updatedAt),
+      }));
+    expect(shape(direct)).toEqual(shape(viaPrisma));
+    expect(direct[0]).toMatchObject({
+      id: expect.stringMatching(/^\d+$/),
+      seq: 1,
+      letterId: "m-1",
+      prevCount: 1,
+      attempts: 1,
+      state: "moving",
+      stage: "bulk",
+      movedAt: null,
+      prevState: "pending",
+    });
   });
 });
