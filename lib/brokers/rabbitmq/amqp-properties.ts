@@ -41,26 +41,10 @@ export interface ParsedProperties {
 const truncated = () => new RangeError("basic.properties truncated");
 
 export function parseProperties(raw: Buffer): ParsedProperties {
-  if (raw.length < 2) throw new RangeError("basic.properties truncated");
-  const flags = raw.readUInt16BE(0);
-  if (flags & F_CONTINUATION) throw new RangeError("basic.properties with a continuation flag");
-  let pos = 2;
+  const flags = scanProperties(raw);
   const fields = new Map<number, Buffer>();
-  for (const [flag, kind] of PROPERTY_LAYOUT) {
-    if (!(flags & flag)) continue;
-    let len: number;
-    if (kind === "shortstr") {
-      if (pos + 1 > raw.length) throw truncated();
-      len = 1 + raw[pos];
-    } else if (kind === "table") {
-      if (pos + 4 > raw.length) throw truncated();
-      len = 4 + raw.readUInt32BE(pos);
-    } else len = kind === "octet" ? 1 : 8;
-    if (pos + len > raw.length) throw truncated();
-    fields.set(flag, raw.subarray(pos, pos + len));
-    pos += len;
-  }
-  if (pos !== raw.length) throw new RangeError("basic.properties length mismatch");
+  for (let i = 0; i < PROPERTY_LAYOUT.length; i++)
+    if (starts[i] >= 0) fields.set(PROPERTY_LAYOUT[i][0], raw.subarray(starts[i], firstFrom(i + 1)));
   return { flags, fields };
 }
 
