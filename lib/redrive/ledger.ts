@@ -572,16 +572,17 @@ export async function confirmUnconfirmed(
 const BY_ROW_ID = "r.id = ANY ($8::text[]::bigint[]) AND r.job_id IS NOT DISTINCT FROM $1::uuid";
 
 /**
- * Around the outcome's UPDATE (on, then off again before the audit rows): no nested loop. While a
- * new ledger is not analyzed the planner takes the batch's rows, filtered by job and state, for one
- * row, and joins them to the unnested outcomes in a nested loop whose inner side is the function
+ * Nested loops off for the outcome's UPDATE (`allowed` false), then back to the database's own
+ * setting before the audit rows (`allowed` true). When the ledger's statistics say almost no row
+ * is "moving" (every earlier job's rows are "moved"), the planner takes the batch's rows for one
+ * row and joins them to the unnested outcomes in a nested loop whose inner side is the function
  * scan: the outcomes' arrays unnested again for every row, and every pair compared. EXPLAIN
- * ANALYZE of a batch of 500 in a 10,000-letter job: "Rows Removed by Join Filter: 249500", 70-160
- * ms per batch, quadratic in the batch (bench:redrive-rate, 2026-12-06: Postgres 658-698 µs per
- * letter where the hash join costs ~36). A hash join reads each side once.
+ * ANALYZE of a batch of 500: "Rows Removed by Join Filter: 249500", 70-160 ms per batch,
+ * quadratic in the batch (bench:redrive-rate after its rate-limited runs, 2026-12-06: Postgres
+ * 576-698 µs per letter against 92-98 with a hash join). A hash join reads each side once.
  */
-async function joinedByHash(tx: Db, on: boolean): Promise<void> {
-  await tx.$executeRawUnsafe(`SET LOCAL enable_nestloop = ${on ? "off" : "on"}`);
+async function nestedLoops(tx: Db, allowed: boolean): Promise<void> {
+  await tx.$executeRawUnsafe(`SET LOCAL enable_nestloop ${allowed ? "TO DEFAULT" : "= off"}`);
 }
 
 export async function recordOutcomes(
@@ -602,7 +603,7 @@ export async function recordOutcomes(
   const unsettled = new Set<string>(LEDGER.unsettled);
   try {
     await fencedRaw(db, jobId, owner, async (tx) => {
-      if (outcomes.length > 0) await joinedByHash(tx, true);
+      if (outcomes.length > 0) await nestedLoops(tx, false);
       const rows =
         outcomes.length === 0
           ? []
@@ -646,7 +647,7 @@ export async function recordOutcomes(
               ),
               ...(ids ? [textArray(tx, ids)] : []),
             );
-      if (outcomes.length > 0) await joinedByHash(tx, false);
+      if (outcomes.length > 0) await nestedLoops(tx, true);
       const owed: AuditEntry[] = [];
       for (const r of rows) if (!unsettled.has(r.state as string)) owed.push(letterAuditEntry(ctx, settledRow(r)));
       const entries = before.length > 0 ? [...before, ...owed] : owed;
