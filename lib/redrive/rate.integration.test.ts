@@ -10,8 +10,9 @@ import { getRedrive, planRedrive, startBulk, startRedrive } from "./use-cases";
 
 /**
  * A redrive's rate on the real RabbitMQ, read from what the ledger recorded: the time each letter
- * was confirmed at its target. N letters at r per second are spread over at least (N-1)/r seconds
- * (no burst at the start, none after the sample), and the rate the job reports is not above r.
+ * was confirmed at its target. The k-th letter of a run at r per second moves no sooner than k/r
+ * seconds after the run began (no burst at the start, none after the sample), and the rate the job
+ * reports is not above r.
  */
 const CONN = "local-rabbitmq";
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -46,7 +47,7 @@ const runJob = (jobId: string) =>
   }).runOnce();
 
 describe("redrive rate on RabbitMQ", () => {
-  it("moves N letters at 1 per second over at least N seconds, sample included, and never shows more than 1 per second", async () => {
+  it("moves the k-th letter at 1 per second no sooner than k seconds into its run, sample included, and never shows more than 1 per second", async () => {
     const n = 7;
     const rate = 1;
     const dlq = await seededDlq(n);
@@ -93,14 +94,19 @@ describe("redrive rate on RabbitMQ", () => {
     const times = (stage: string) => rows.filter((r) => r.stage === stage).map((r) => r.t.getTime());
     const [sample, bulk] = [times("sample"), times("bulk")];
     expect([sample.length, bulk.length]).toEqual([2, n - 2]);
-    // k letters of a run at r per second are confirmed no sooner than k/r seconds after it began
-    // (a confirmation comes after its publish), the first one included: no burst at the start.
-    expect(sample[1] - sampleStart).toBeGreaterThanOrEqual((2 * 1000) / rate);
-    expect(bulk[bulk.length - 1] - bulkStart).toBeGreaterThanOrEqual(((n - 2) * 1000) / rate);
-    // Consecutive letters about 1/r apart: publishes are exactly that far apart, and a confirm's
-    // round trip on this shared machine varies by up to a few hundred milliseconds.
-    for (const ts of [sample, bulk])
-      for (let i = 1; i < ts.length; i++) expect(ts[i] - ts[i - 1]).toBeGreaterThan(1000 / rate - 300);
+    // The k-th letter of a run at r per second is confirmed no sooner than k/r seconds after the
+    // run began (a confirmation comes after its publish), for every k, the first one included: no
+    // burst at the start, after the sample, or anywhere between. Load can only delay a letter, so
+    // these bounds hold on a busy machine; how close to r a run comes is bench:redrive-rate's
+    // measure, not this test's.
+    const runs: Array<[number, number[]]> = [
+      [sampleStart, sample],
+      [bulkStart, bulk],
+    ];
+    for (const [start, ts] of runs) {
+      const early = ts.flatMap((t, k) => (t - start < ((k + 1) * 1000) / rate ? [{ k, after: t - start }] : []));
+      expect(early).toEqual([]);
+    }
     expect(shown.length).toBeGreaterThan(3);
     expect(Math.max(...shown)).toBeLessThanOrEqual(rate);
   }, 60_000);
