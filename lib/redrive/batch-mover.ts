@@ -14,6 +14,7 @@ import {
   leftoverRows,
   markLeftoverCheck,
   recordOutcomes,
+  releaseClaims,
   settledOf,
   type countStates,
   type LedgerRow,
@@ -77,6 +78,8 @@ export class BatchMover {
   heldKeys = new Set<string>();
   /** The previous bulk batch's ledger and audit writes, running while the next batch moves. */
   private writing: Promise<void> | null = null;
+  /** The next bulk batch's claim, made while this batch moves (claimAhead), until takeAhead or releaseAhead. */
+  private ahead: Promise<LedgerRow[]> | null = null;
   /** Where this run's sample moves put each copy (`MoveResult.target`), by letter id: the targets the watch marks. */
   readonly sampleCopies = new Map<string, string>();
   /** The job's lease holder this run is (`lease_owner`): outcomes are written only while it holds the lease. */
@@ -191,6 +194,50 @@ export class BatchMover {
       for (const r of rows) if (r.seq > this.claimAfter) this.claimAfter = r.seq;
       return rows;
     });
+  }
+
+  /**
+   * Starts claiming the next batch (claimInOrder, paced as ever) while the current one moves, so
+   * that the claim's round trip does not stand between two moves: unthrottled, the claims were 16%
+   * of a job's time (0.47–0.52 s of 2.96–3.37 s for 20,000 letters), all of it serial. Call it right
+   * after moveBatch started (its counts are then the current batch's). The rows come back from
+   * takeAhead; a run that stops before it (pause, cancel, an error) gives them back with
+   * releaseAhead: nothing was sent, so each row is as it was before the claim.
+   */
+  claimAhead(
+    bucket: TokenBucket,
+    size: number,
+    expected: number,
+    claim: (limit: number, afterSeq: number) => Promise<LedgerRow[]>,
+  ): void {
+    const rows = this.claimInOrder(bucket, size, expected, claim);
+    rows.catch(() => undefined); // observed here; the error surfaces at takeAhead or releaseAhead
+    this.ahead = rows;
+  }
+
+  /**
+   * The rows claimAhead claimed, or null when there was no claim ahead or it found none: the caller
+   * then claims again, now that the batch before has settled (a row that batch put back to
+   * "pending" after the claim ahead had looked past it is found then, not left behind).
+   */
+  async takeAhead(): Promise<LedgerRow[] | null> {
+    const ahead = this.ahead;
+    this.ahead = null;
+    if (!ahead) return null;
+    const rows = await ahead;
+    return rows.length > 0 ? rows : null;
+  }
+
+  /**
+   * Gives back the rows claimed ahead and not moved (releaseClaims): called before a run pauses or
+   * ends. A claim that failed claimed nothing (its transaction rolled back).
+   */
+  async releaseAhead(): Promise<void> {
+    const ahead = this.ahead;
+    this.ahead = null;
+    if (!ahead) return;
+    const rows = await ahead.catch(() => [] as LedgerRow[]);
+    await releaseClaims(this.db, this.plan.jobId, rows, this.owner);
   }
 
   /**

@@ -152,9 +152,11 @@ class RedriveRun {
       }
     } catch (e) {
       if (e instanceof JobStop) return e.outcome;
-      // Outcomes of the batch before the failure are written if they can be; if not, those rows
-      // stay "moving" and the next run asks for them again as "interrupted" (recoverInterrupted).
+      // Outcomes of the batch before the failure are written if they can be, and a batch claimed
+      // ahead is given back; if not, those rows stay "moving" and the next run asks for them again
+      // as "interrupted" (recoverInterrupted).
       await this.drainWrites().catch(() => undefined);
+      await this.mover.releaseAhead().catch(() => undefined);
       if (e instanceof LeaseLostError) throw e;
       if (this.ctx.signal.aborted)
         throw consoleStopping("The console stopped; the redrive resumes from its ledger when a console runs again.");
@@ -207,6 +209,12 @@ class RedriveRun {
 
   private drainWrites(): Promise<void> {
     return this.mover.drainWrites();
+  }
+
+  /** Before a run pauses or ends: the last batch's writes, and the batch claimed ahead given back unmoved. */
+  private async settleLedger(): Promise<void> {
+    await this.drainWrites();
+    await this.mover.releaseAhead();
   }
 
   /** One audit row about the whole operation (not a letter), in the name of the redrive's starter. */
@@ -312,17 +320,18 @@ class RedriveRun {
     this.bulkMovedAtStart = this.done();
     this.lastReturnCheck = this.d.clock.now();
     this.mover.startStage();
+    const claim = (limit: number, afterSeq: number) =>
+      claimNext(this.db, this.plan.jobId, "bulk", limit, this.owner, afterSeq);
+    const left = () => this.counts.pending + this.counts.interrupted;
     for (;;) {
       await this.control();
       if (this.d.clock.now() - this.lastReturnCheck >= this.d.returnCheckMs) await this.checkBreaker();
-      const rows = await this.mover.claimInOrder(
-        bucket,
-        size,
-        this.counts.pending + this.counts.interrupted,
-        (limit, afterSeq) => claimNext(this.db, this.plan.jobId, "bulk", limit, this.owner, afterSeq),
-      );
+      const rows = (await this.mover.takeAhead()) ?? (await this.mover.claimInOrder(bucket, size, left(), claim));
       if (rows.length === 0) break;
-      await this.mover.moveBatch(rows, "bulk", true);
+      // The next batch is claimed while this one moves (moveBatch has counted this one as moving).
+      const moving = this.mover.moveBatch(rows, "bulk", true);
+      if (left() > 0) this.mover.claimAhead(bucket, size, left(), claim);
+      await moving;
     }
     await this.drainWrites();
     await this.verifyMissing(bucket, size);
@@ -457,7 +466,7 @@ class RedriveRun {
 
   /** `autoResume`: the broker went away; resumeReachable (auto-resume.ts) resumes it once the broker answers. */
   private async pause(reason: string, autoResume = false): Promise<JobOutcome> {
-    await this.drainWrites();
+    await this.settleLedger();
     const ok = await pauseSelf(this.db, this.plan.jobId, this.owner, reason, { ...this.progress(reason), autoResume });
     if (ok) {
       // The job is `paused` now; the worker's finish() finds no running job and changes nothing.
@@ -469,7 +478,7 @@ class RedriveRun {
   }
 
   private async finish(state: "succeeded" | "cancelled"): Promise<JobOutcome> {
-    await this.drainWrites();
+    await this.settleLedger();
     return finishLedgerJob(this.audit, "redrive.finished", state, this.progress(), this.result());
   }
 

@@ -11,6 +11,7 @@ import {
   flushAudit,
   markReturned,
   recordOutcomes,
+  releaseClaims,
   type LedgerRow,
   type LetterAuditContext,
   type Settled,
@@ -380,5 +381,53 @@ describe("claimed rows on the direct pool and through Prisma", () => {
       movedAt: null,
       prevState: "pending",
     });
+  });
+});
+
+describe("claims given back unmoved (releaseClaims: a batch claimed ahead when the run stops)", () => {
+  const rowsOf = async (jobId: string) =>
+    (
+      await getDb().$queryRawUnsafe<Array<{ letter_id: string; state: string; attempts: number }>>(
+        `SELECT letter_id, state, attempts FROM redrive_letters WHERE job_id = $1::uuid ORDER BY seq`,
+        jobId,
+      )
+    ).map((r) => [r.letter_id, r.state, r.attempts]);
+
+  it("puts each row back as the claim found it, its attempt taken back; a row settled meanwhile stays settled", async () => {
+    const { db, job, ctx } = await ledgerOf(4);
+    // m-2 had an attempt interrupted earlier (claimed once, then made "interrupted").
+    await claimNext(db, job.id, "bulk", 2, "run-a");
+    await recordOutcomes(db, job.id, [settled("m-1", "moved"), settled("m-2", "interrupted")], { ctx, owner: "run-a" });
+    const ahead = await claimNext(db, job.id, "bulk", 3, "run-a", -1);
+    expect(ahead.map((r) => [r.letterId, r.prevState, r.attempts])).toEqual([
+      ["m-2", "interrupted", 2],
+      ["m-3", "pending", 1],
+      ["m-4", "pending", 1],
+    ]);
+    // Another run of the job settled m-4 meanwhile (as after a takeover): the release leaves it.
+    await db.$executeRawUnsafe(
+      `UPDATE redrive_letters SET state = 'moved' WHERE job_id = $1::uuid AND letter_id = 'm-4'`,
+      job.id,
+    );
+    expect(await releaseClaims(db, job.id, ahead, "run-a")).toBe(2);
+    expect(await rowsOf(job.id)).toEqual([
+      ["m-1", "moved", 1],
+      ["m-2", "interrupted", 1],
+      ["m-3", "pending", 0],
+      ["m-4", "moved", 1],
+    ]);
+    // Claimed again, in index order, as if the release had never been claimed.
+    expect((await claimNext(db, job.id, "bulk", 3, "run-a", -1)).map((r) => [r.letterId, r.prevState])).toEqual([
+      ["m-2", "interrupted"],
+      ["m-3", "pending"],
+    ]);
+  });
+
+  it("is refused once the lease was taken over: the rows stay claimed for the new holder", async () => {
+    const { db, job } = await ledgerOf(2);
+    const ahead = await claimNext(db, job.id, "bulk", 2, "run-a");
+    expect((await takeOver(job.id, "run-b"))?.id).toBe(job.id);
+    await expect(releaseClaims(db, job.id, ahead, "run-a")).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await statesOf(job.id)).toEqual({ "m-1": "moving", "m-2": "moving" });
   });
 });

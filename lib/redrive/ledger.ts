@@ -423,6 +423,28 @@ export async function claimNext(
 }
 
 /**
+ * Undoes claims of rows that were never sent (a batch claimed ahead, BatchMover.claimAhead, when
+ * the run pauses, is cancelled or breaks off before moving it): each row goes back to the state the
+ * claim found it in (`prevState`: "pending" or "interrupted") and its attempt is taken back, so the
+ * ledger says what happened: nothing. Only rows still "moving" change; under the lease fence (a
+ * run that lost its lease leaves them "moving", and the new holder asks for them again). Returns
+ * the rows changed.
+ */
+export async function releaseClaims(db: Db, jobId: string, rows: LedgerRow[], owner?: string): Promise<number> {
+  if (rows.length === 0) return 0;
+  return fencedUpdate(
+    db,
+    jobId,
+    owner,
+    `UPDATE redrive_letters r SET state = u.prev_state, attempts = GREATEST(r.attempts - 1, 0), updated_at = now()
+     FROM unnest($3::bigint[], $4::text[]) AS u(id, prev_state)
+     WHERE r.job_id = $1::uuid AND r.id = u.id AND r.state = 'moving' AND EXISTS (SELECT 1 FROM lease)`,
+    rows.map((r) => r.id),
+    rows.map((r) => r.prevState ?? "pending"),
+  );
+}
+
+/**
  * In a claim's transaction (with an owner: fenced), no bitmap scans: the pick then walks the
  * (job_id, seq) index in order from the cursor and stops at its limit. A ledger is written in one
  * INSERT when its job is made, and until autovacuum analyzes the table the planner takes the job

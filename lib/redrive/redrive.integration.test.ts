@@ -145,6 +145,15 @@ const ledgerStates = async (jobId: string) =>
     ).map((r) => [r.state, r.n]),
   );
 
+/** Letters still pending (never sent) whose row nevertheless counts an attempt. */
+const pendingTried = async (jobId: string) =>
+  (
+    await getDb().$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM redrive_letters WHERE job_id = $1::uuid AND state = 'pending' AND attempts > 0`,
+      jobId,
+    )
+  )[0].n;
+
 describe("redrive on RabbitMQ", () => {
   it("samples, watches (inconclusive: nobody consumes the origin), continues anyway with a reason, then redrives the rest at the rate: every letter at its origin with markers, ledger and audit per letter", async () => {
     const { dlq, source } = await seeded(30);
@@ -247,6 +256,10 @@ describe("redrive on RabbitMQ", () => {
       const mid = await ledgerStates(r.id);
       expect(mid.pending).toBeGreaterThan(0);
       expect(mid.moved).toBeGreaterThan(2);
+      // The batch claimed while the last one moved was given back: nothing says "moving", and no
+      // letter still in the DLQ counts an attempt it never had.
+      expect(mid.moving).toBeUndefined();
+      expect(await pendingTried(r.id)).toBe(0);
       await new Promise((res) => setTimeout(res, 300));
       expect(await ledgerStates(r.id)).toEqual(mid); // nothing moves while paused
       await resumeRedrive(actors.operator, meta(), { jobId: r.id });
@@ -275,6 +288,8 @@ describe("redrive on RabbitMQ", () => {
     }
     const s = await ledgerStates(r.id);
     expect(s.pending).toBeGreaterThan(0);
+    expect(s).toEqual({ moved: s.moved, pending: s.pending }); // nothing left "moving"
+    expect(await pendingTried(r.id)).toBe(0);
     expect(s.moved + s.pending).toBe(40);
     expect(await kit.depth(source)).toBe(s.moved);
     expect(await kit.depth(dlq)).toBe(s.pending);
