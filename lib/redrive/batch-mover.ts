@@ -78,8 +78,11 @@ export class BatchMover {
   heldKeys = new Set<string>();
   /** The previous bulk batch's ledger and audit writes, running while the next batch moves. */
   private writing: Promise<void> | null = null;
-  /** The next bulk batch's claim, made while this batch moves (claimAhead), until takeAhead or releaseAhead. */
-  private ahead: Promise<LedgerRow[]> | null = null;
+  /**
+   * The next bulk batch's claim, made while this batch moves (claimAhead), until takeAhead or
+   * releaseAhead; `stop` ends its wait for the token bucket (a slow job's pause is not held up by it).
+   */
+  private ahead: { rows: Promise<LedgerRow[]>; stop: AbortController } | null = null;
   /** Where this run's sample moves put each copy (`MoveResult.target`), by letter id: the targets the watch marks. */
   readonly sampleCopies = new Map<string, string>();
   /** The job's lease holder this run is (`lease_owner`): outcomes are written only while it holds the lease. */
@@ -166,9 +169,11 @@ export class BatchMover {
     size: number,
     expected: number,
     claim: (limit: number) => Promise<LedgerRow[]>,
+    waitSignal: AbortSignal = this.ctx.signal,
   ): Promise<LedgerRow[]> {
     const n = Math.max(0, Math.min(size, expected));
-    if (n > 0) await bucket.take(n, this.ctx.signal);
+    // `waitSignal` ends the wait before the claim only: once rows are claimed, they are paid for.
+    if (n > 0) await bucket.take(n, waitSignal);
     const rows = await claim(n > 0 ? n : size);
     if (rows.length > n) await bucket.take(rows.length - n, this.ctx.signal);
     return rows;
@@ -184,16 +189,23 @@ export class BatchMover {
     size: number,
     expected: number,
     claim: (limit: number, afterSeq: number) => Promise<LedgerRow[]>,
+    waitSignal?: AbortSignal,
   ): Promise<LedgerRow[]> {
-    return this.pacedClaim(bucket, size, expected, async (limit) => {
-      let rows = await claim(limit, this.claimAfter);
-      if (rows.length === 0 && this.claimAfter >= 0) {
-        this.claimAfter = -1;
-        rows = await claim(limit, -1);
-      }
-      for (const r of rows) if (r.seq > this.claimAfter) this.claimAfter = r.seq;
-      return rows;
-    });
+    return this.pacedClaim(
+      bucket,
+      size,
+      expected,
+      async (limit) => {
+        let rows = await claim(limit, this.claimAfter);
+        if (rows.length === 0 && this.claimAfter >= 0) {
+          this.claimAfter = -1;
+          rows = await claim(limit, -1);
+        }
+        for (const r of rows) if (r.seq > this.claimAfter) this.claimAfter = r.seq;
+        return rows;
+      },
+      waitSignal,
+    );
   }
 
   /**
@@ -210,9 +222,10 @@ export class BatchMover {
     expected: number,
     claim: (limit: number, afterSeq: number) => Promise<LedgerRow[]>,
   ): void {
-    const rows = this.claimInOrder(bucket, size, expected, claim);
+    const stop = new AbortController();
+    const rows = this.claimInOrder(bucket, size, expected, claim, AbortSignal.any([this.ctx.signal, stop.signal]));
     rows.catch(() => undefined); // observed here; the error surfaces at takeAhead or releaseAhead
-    this.ahead = rows;
+    this.ahead = { rows, stop };
   }
 
   /**
@@ -224,19 +237,21 @@ export class BatchMover {
     const ahead = this.ahead;
     this.ahead = null;
     if (!ahead) return null;
-    const rows = await ahead;
+    const rows = await ahead.rows;
     return rows.length > 0 ? rows : null;
   }
 
   /**
    * Gives back the rows claimed ahead and not moved (releaseClaims): called before a run pauses or
-   * ends. A claim that failed claimed nothing (its transaction rolled back).
+   * ends. A claim still waiting for the bucket stops waiting and claims nothing; one that failed
+   * claimed nothing either (its transaction rolled back).
    */
   async releaseAhead(): Promise<void> {
     const ahead = this.ahead;
     this.ahead = null;
     if (!ahead) return;
-    const rows = await ahead.catch(() => [] as LedgerRow[]);
+    ahead.stop.abort();
+    const rows = await ahead.rows.catch(() => [] as LedgerRow[]);
     await releaseClaims(this.db, this.plan.jobId, rows, this.owner);
   }
 
