@@ -26,6 +26,7 @@ import { AmqpConnection, closeQuietly, mapAmqpError, vhostOf } from "@/lib/broke
 import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";
 import { discoverDlqs, queueKindOf, safeCopiesOf, type QueueKind } from "@/lib/brokers/rabbitmq/discovery";
 import { ANSWER_MS, QueueReader } from "@/lib/brokers/rabbitmq/reader";
+import { READ_LOCK_PREFIX, ReadLocks, readLockName } from "@/lib/brokers/rabbitmq/read-lock";
 import { readRiskOf } from "@/lib/brokers/rabbitmq/risk";
 import { OccurrenceCounter, baseLetterId, isLetterId, twinOf } from "@/lib/brokers/rabbitmq/identity";
 import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
@@ -124,6 +125,8 @@ export class RabbitMqAdapter implements BrokerAdapter {
   private readonly probed = new Map<string, { at: number; kind: QueueKind }>();
   /** Safe copy → its DLQ, for those this adapter declared (known without the management API). */
   private readonly madeSafe = new Map<string, string>();
+  /** One console read of a queue at a time, here and on every other console (read-lock.ts). */
+  private readonly readLocks: ReadLocks;
 
   constructor(
     private readonly config: RabbitConnectionConfig,
@@ -148,6 +151,11 @@ export class RabbitMqAdapter implements BrokerAdapter {
       username: secretFromEnv(config.usernameEnv, "guest")!,
       password: secretFromEnv(config.passwordEnv, "guest")!,
       connectTimeoutMs: this.opts.connectTimeoutMs,
+    });
+    this.readLocks = new ReadLocks({
+      endpoint: this.amqp.endpoint,
+      channel: () => this.amqp.channel(),
+      busyWaitMs: this.opts.busyWaitMs,
     });
     this.mgmt = config.management
       ? new ManagementClient(
@@ -349,6 +357,12 @@ export class RabbitMqAdapter implements BrokerAdapter {
         label: "consumers attached",
         message: `${consumers} consumer(s) are attached to this DLQ: they may take letters while you look, and the console cannot read it while they hold it exclusively.`,
       });
+    if (this.readLocks.unshared)
+      warnings.push({
+        code: "read_lock_refused",
+        label: "reads not kept apart",
+        message: `RabbitMQ refuses the console's user the right to declare its read lock queue (${readLockName(name)}): two console replicas reading this DLQ at once may each see it short. Grant that user configure permission on "^${READ_LOCK_PREFIX.replaceAll(".", "\\.")}".`,
+      });
     if (kind.queueType === "quorum" && kind.deliveryLimit === null) {
       warnings.push({
         code: "quorum_delivery_count",
@@ -500,7 +514,11 @@ export class RabbitMqAdapter implements BrokerAdapter {
     }
   }
 
-  /** Opens a read: risk guard, passive check, first exclusive consumer (retried while another reader holds the queue). */
+  /**
+   * Opens a read: risk guard, the read lock (read-lock.ts), passive check, first exclusive consumer
+   * (retried while a consumer that is not the console's holds the queue). The caller closes the
+   * channel, then releases the lease.
+   */
   private async openRead(
     name: string,
     opts: StreamOptions,
@@ -514,15 +532,19 @@ export class RabbitMqAdapter implements BrokerAdapter {
         details: { readRisk: summary.readRisk },
       });
     }
+    // The depth is asked under the lock: no other console read holds letters it would not count.
+    const lease = await this.readLocks.acquire(name);
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
-      const ch = await this.amqp.channel();
+      let ch: Channel | null = null;
       try {
-        const ok = await ch.checkQueue(name);
-        const reader = new QueueReader(ch, name, {
+        ch = await this.amqp.channel();
+        const read = ch;
+        const ok = await read.checkQueue(name);
+        const reader = new QueueReader(read, name, {
           max: maxFromDepth(ok.messageCount),
           idleMs: this.opts.idleMs,
-          readyCount: async () => (await ch.checkQueue(name)).messageCount,
+          readyCount: async () => (await read.checkQueue(name)).messageCount,
           slowMs: this.opts.slowReadMs,
           answerMs,
           bufferBytes: this.opts.readBufferBytes,
@@ -531,7 +553,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
           exclusive: true,
         });
         await reader.start();
-        return { ch, reader, depth: ok.messageCount, summary };
+        return { ch: read, reader, depth: ok.messageCount, summary, lease };
       } catch (e) {
         await closeQuietly(ch);
         const mapped = mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
@@ -539,6 +561,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
           await sleep(Math.min(1000, 50 * 2 ** attempt));
           continue;
         }
+        await lease.release();
         throw mapped;
       }
     }
@@ -547,7 +570,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
   async browse(name: string, opts: BrowseOptions): Promise<LetterPage> {
     const offset = Math.max(0, Math.floor(opts.offset));
     const limit = Math.max(1, Math.min(1000, Math.floor(opts.limit)));
-    const { ch, reader, depth } = await this.openRead(name, opts, (d) => Math.min(d, offset + limit + 1));
+    const { ch, reader, depth, lease } = await this.openRead(name, opts, (d) => Math.min(d, offset + limit + 1));
     const configOrigin = this.configOriginOf(name);
     const letters: Letter[] = [];
     let hasMore = false;
@@ -567,12 +590,13 @@ export class RabbitMqAdapter implements BrokerAdapter {
       throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
     } finally {
       await closeQuietly(ch);
+      await lease.release();
     }
     return { letters, offset, limit, hasMore, depth };
   }
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
-    const { ch, reader, depth } = await this.openRead(name, opts, (d) => d, this.opts.streamAnswerMs);
+    const { ch, reader, depth, lease } = await this.openRead(name, opts, (d) => d, this.opts.streamAnswerMs);
     const configOrigin = this.configOriginOf(name);
     try {
       const occ = new OccurrenceCounter();
@@ -598,6 +622,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
       }
     } finally {
       await closeQuietly(ch);
+      await lease.release();
     }
   }
 
@@ -606,7 +631,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
       await this.describeDlq(name);
       return null;
     }
-    const { ch, reader } = await this.openRead(name, opts, (d) => d);
+    const { ch, reader, lease } = await this.openRead(name, opts, (d) => d);
     const configOrigin = this.configOriginOf(name);
     try {
       const occ = new OccurrenceCounter();
@@ -625,6 +650,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
       throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
     } finally {
       await closeQuietly(ch);
+      await lease.release();
     }
   }
 
@@ -651,6 +677,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
         }
       },
       channel: () => this.amqp.channel(),
+      readLock: (queue) => this.readLocks.acquire(queue),
       idleMs: this.opts.idleMs,
       bufferBytes: this.opts.readBufferBytes,
       busyWaitMs: this.opts.busyWaitMs,

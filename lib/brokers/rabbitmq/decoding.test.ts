@@ -129,6 +129,16 @@ describe("discovery", () => {
     expect(topicMatches("a.#", "a")).toBe(true);
     expect(topicMatches("*.b", "a.b.c")).toBe(false);
   });
+
+  it("a console's read lock queue is never an origin, even under a policy that gives every queue a DLX", () => {
+    const everyQueue = { "dead-letter-exchange": "", "dead-letter-routing-key": "dlq" };
+    const queues = [
+      { name: "orders", vhost: "/", effective_policy_definition: everyQueue },
+      { name: "dlq-console.read-lock.dlq", vhost: "/", effective_policy_definition: everyQueue },
+      { name: "dlq", vhost: "/" },
+    ];
+    expect(Object.fromEntries(discoverDlqs(queues, [], []))).toEqual({ dlq: ["orders"] });
+  });
 });
 
 describe("identity", () => {

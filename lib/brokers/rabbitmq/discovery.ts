@@ -4,6 +4,7 @@
  * arguments or its effective policy. The exchange is resolved through the bindings. Pure functions.
  */
 import type { MgmtBinding, MgmtExchange, MgmtQueue } from "@/lib/brokers/rabbitmq/management";
+import { READ_LOCK_PREFIX } from "@/lib/brokers/rabbitmq/read-lock";
 
 function policyOf(q: MgmtQueue): Record<string, unknown> {
   const p = q.effective_policy_definition;
@@ -83,6 +84,9 @@ export function discoverDlqs(
   const existing = new Set(queues.map((q) => q.name));
   const found = new Map<string, string[]>();
   for (const q of queues) {
+    // A console's read lock (read-lock.ts) holds no letter: a policy that gives every queue a
+    // dead-letter exchange would otherwise list it, for the length of a read, as an origin.
+    if (q.name.startsWith(READ_LOCK_PREFIX)) continue;
     for (const target of targetsOf(q, bindings, types)) {
       if (!existing.has(target) || target === q.name) continue;
       const list = found.get(target) ?? [];

@@ -22,6 +22,7 @@ import type { DlqSummary, ReadRisk } from "@/lib/brokers/contract/dlq";
 import { RequestBook, sameChecksum } from "@/lib/brokers/move-rules";
 import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 import { QueueReader } from "@/lib/brokers/rabbitmq/reader";
+import type { ReadLease } from "@/lib/brokers/rabbitmq/read-lock";
 import { OccurrenceCounter, isLetterId, twinOf } from "@/lib/brokers/rabbitmq/identity";
 import { letterIdOf } from "@/lib/brokers/rabbitmq/letter";
 import { installRawPublish, publishRaw } from "@/lib/brokers/rabbitmq/raw-publish";
@@ -43,6 +44,8 @@ export interface MoverContext {
   confirmChannel(): Promise<ConfirmChannel>;
   /** A throwaway channel for passive checks (a 404 closes it). */
   channel(): Promise<Channel>;
+  /** One console read of a queue at a time (read-lock.ts): held from before the walk's depth until its channel is closed. */
+  readLock(queue: string): Promise<ReadLease>;
   idleMs: number;
   bufferBytes: number;
   busyWaitMs: number;
@@ -71,6 +74,8 @@ export interface Walk {
   channelError: unknown;
   /** Set when the walk itself closes the channel (a close then is not an error). */
   closing?: boolean;
+  /** Released once the channel is closed and its letters are back in the DLQ. */
+  lease: ReadLease;
 }
 
 /** What happens to one selected letter (for requested letters: one whose checksum matched). */
@@ -150,9 +155,13 @@ async function openWalk(
   const risk = await ctx.readRisk(dlq);
   if (risk && !opts.acceptRisk)
     throw new BrokerError("risky_read", { userMessage: risk.message, details: { readRisk: risk } });
+  const lease = await ctx.readLock(dlq);
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
-    const ch = await ctx.confirmChannel();
+    const ch = await ctx.confirmChannel().catch(async (e: unknown) => {
+      await lease.release();
+      throw e;
+    });
     try {
       if (!installRawPublish(ch))
         throw new BrokerError("protocol", {
@@ -171,7 +180,7 @@ async function openWalk(
         exclusive: true,
       });
       await reader.start();
-      const w: Walk = { ch, reader, depth, returned: new Map(), channelError: null };
+      const w: Walk = { ch, reader, depth, returned: new Map(), channelError: null, lease };
       const returnKey = opts.returnKey ?? replayIdOf;
       ch.on("return", (m: ConsumeMessage) => {
         const key = returnKey(m);
@@ -204,6 +213,7 @@ async function openWalk(
         await sleep(Math.min(1000, 50 * 2 ** attempt));
         continue;
       }
+      await lease.release();
       throw mapped;
     }
   }
@@ -327,6 +337,7 @@ export async function* forRequestedLetters<R extends { letterId: string; sha256:
     // Closing returns every letter not acked to the DLQ, in order; pending acks go out first.
     w.closing = true;
     await closeQuietly(w.ch);
+    await w.lease.release();
   }
 }
 

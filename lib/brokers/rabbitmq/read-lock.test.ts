@@ -1,0 +1,97 @@
+import type { Channel } from "amqplib";
+import { describe, expect, it } from "vitest";
+import { READ_LOCK_PREFIX, ReadLocks, readLockName } from "@/lib/brokers/rabbitmq/read-lock";
+
+describe("readLockName", () => {
+  it("is the prefix and the DLQ's name while that fits RabbitMQ's 255 bytes, else the name's SHA-256", () => {
+    expect(readLockName("orders.dlq")).toBe("dlq-console.read-lock.orders.dlq");
+    const fits = "q".repeat(255 - READ_LOCK_PREFIX.length);
+    expect(readLockName(fits)).toBe(READ_LOCK_PREFIX + fits);
+    const long = `${fits}q`;
+    expect(readLockName(long)).toMatch(/^dlq-console\.read-lock\.sha256:[0-9a-f]{64}$/);
+    // Bytes, not characters: 117 three-byte characters are 351 bytes.
+    const wide = "\u20ac".repeat(117);
+    expect(Buffer.byteLength(readLockName(wide))).toBeLessThanOrEqual(255);
+    expect(readLockName(wide)).not.toBe(readLockName(`${wide}x`));
+  });
+});
+
+/** The broker's side of the lock, as RabbitMQ answers it: one owner per lock queue (405 for the others), or 403 for every declaration. */
+function broker(refuse = false) {
+  const owned = new Set<string>();
+  const declared: string[] = [];
+  const channel = async () =>
+    ({
+      assertQueue: async (name: string) => {
+        declared.push(name);
+        if (refuse) throw Object.assign(new Error("ACCESS_REFUSED - configure access"), { code: 403 });
+        if (owned.has(name))
+          throw Object.assign(new Error("RESOURCE_LOCKED - cannot obtain exclusive access"), { code: 405 });
+        owned.add(name);
+      },
+      deleteQueue: async (name: string) => {
+        owned.delete(name);
+      },
+      close: async () => undefined,
+      once: () => undefined,
+      off: () => undefined,
+    }) as unknown as Channel;
+  return { channel, owned, declared };
+}
+
+describe("ReadLocks in one console", () => {
+  it("a second read of the same queue waits for the first one's release; a read of another queue does not", async () => {
+    const b = broker();
+    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const first = await locks.acquire("orders.dlq");
+    expect(b.owned).toEqual(new Set(["dlq-console.read-lock.orders.dlq"]));
+    await (await locks.acquire("payments.dlq")).release();
+    let second: Awaited<ReturnType<ReadLocks["acquire"]>> | null = null;
+    const waiting = locks.acquire("orders.dlq").then((l) => (second = l));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(second).toBeNull();
+    await first.release();
+    await waiting;
+    expect(second).not.toBeNull();
+    expect(b.owned).toEqual(new Set(["dlq-console.read-lock.orders.dlq"]));
+    await second!.release();
+    await second!.release(); // twice is harmless
+    expect(b.owned.size).toBe(0);
+  });
+
+  it("a read still waiting after busyWaitMs is refused as busy, and the holder's lease still works", async () => {
+    const b = broker();
+    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 100 });
+    const first = await locks.acquire("orders.dlq");
+    await expect(locks.acquire("orders.dlq")).rejects.toMatchObject({
+      kind: "throttled",
+      userMessage:
+        'Queue "orders.dlq" is being read right now by another page, job or replica of the console. Try again in a moment.',
+    });
+    await first.release();
+    await (await locks.acquire("orders.dlq")).release();
+  });
+
+  it("another console's lock (405) is waited for until busyWaitMs, then busy", async () => {
+    const b = broker();
+    b.owned.add("dlq-console.read-lock.orders.dlq");
+    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 200 });
+    await expect(locks.acquire("orders.dlq")).rejects.toMatchObject({ kind: "throttled" });
+    expect(b.declared.length).toBeGreaterThan(1);
+    // This console's own map was freed by the refusal: once the other console lets go, it reads.
+    b.owned.clear();
+    await (await locks.acquire("orders.dlq")).release();
+  });
+
+  it("a user refused the lock queue (403) reads with this console's lock only, says so, and does not ask again at every read", async () => {
+    const b = broker(true);
+    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 1_000 });
+    expect(locks.unshared).toBe(false);
+    const first = await locks.acquire("orders.dlq");
+    expect(locks.unshared).toBe(true);
+    const waiting = locks.acquire("orders.dlq");
+    await first.release();
+    await (await waiting).release();
+    expect(b.declared).toHaveLength(1);
+  });
+});
