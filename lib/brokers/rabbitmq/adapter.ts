@@ -351,6 +351,17 @@ export class RabbitMqAdapter implements BrokerAdapter {
     facts.push({ name: "queue type source", value: { t: "string", v: kindSource } });
     if (kind.deliveryLimit !== null)
       facts.push({ name: "delivery limit", value: { t: "number", v: String(kind.deliveryLimit) } });
+    // A console read (this one's or another replica's) is a consumer too, and holds the letters it
+    // read: the depth leaves them out until it ends. Say so, and do not call it a stranger.
+    if (consumers && (await this.consoleReading(name))) {
+      consumers--;
+      warnings.push({
+        code: "console_reading",
+        label: "being read",
+        message:
+          "The console is reading this DLQ right now (a page, a scan or a move): the depth leaves out the letters that read holds until it ends.",
+      });
+    }
     if (consumers)
       warnings.push({
         code: "consumers_attached",
@@ -498,6 +509,24 @@ export class RabbitMqAdapter implements BrokerAdapter {
   }
 
   /** `describeDlq(name).readRisk` without its AMQP round trips while the snapshot is fresh (see MoverContext.readRisk). */
+  /**
+   * Does a console read of `name` run now? Here: the read lock's map. Elsewhere: its lock queue
+   * exists, and RabbitMQ answers a passive declare of another connection's exclusive queue with 405.
+   */
+  private async consoleReading(name: string): Promise<boolean> {
+    if (this.readLocks.holds(name)) return true;
+    const ch = await this.amqp.channel();
+    try {
+      await ch.checkQueue(readLockName(name));
+      return true;
+    } catch (e) {
+      const err = e as { code?: number; message?: string };
+      return err.code === 405 || /RESOURCE.LOCKED/.test(err.message ?? "");
+    } finally {
+      await closeQuietly(ch);
+    }
+  }
+
   private async readRiskOf(name: string): Promise<ReadRisk | null> {
     const snap = await this.snapshotKnowing(name);
     if (snap.queues && !snap.queues.has(name)) throw this.notFound(name);

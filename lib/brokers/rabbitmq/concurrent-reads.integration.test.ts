@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
+import amqp from "amqplib";
 import { afterAll, describe, expect, it } from "vitest";
 import { collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
 import type { Letter } from "@/lib/brokers/contract/letter";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
-import { RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const kit = new RabbitKit();
@@ -100,6 +101,12 @@ describe("rabbitmq: reads of one DLQ at the same time", () => {
     try {
       // The holder has read its first letter and holds the rest of its window, unacked.
       expect((await holder.next()).done).toBe(false);
+      // Its consumer is the console's, here and seen from another replica: not a stranger's.
+      for (const a of [replicas[0], replicas[1]]) {
+        const summary = await a.describeDlq(dlq);
+        expect(summary.warnings.map((w) => w.code)).toEqual(["console_reading"]);
+        expect(summary.consumers).toBe(0);
+      }
       await expect(impatient.getLetter(dlq, last.id)).rejects.toMatchObject({
         kind: "throttled",
         userMessage: expect.stringContaining("is being read right now"),
@@ -117,6 +124,21 @@ describe("rabbitmq: reads of one DLQ at the same time", () => {
     }
   }, 60_000);
 
+  it("a consumer that is not the console's is still called one", async () => {
+    const { dlq } = await kit.dlqByReject(letters(2));
+    const conn = await amqp.connect(AMQP_URL);
+    try {
+      const ch = await conn.createChannel();
+      await ch.prefetch(1);
+      await ch.consume(dlq, () => undefined, { noAck: false });
+      const summary = await replicas[0].describeDlq(dlq);
+      expect(summary.consumers).toBe(1);
+      expect(summary.warnings.map((w) => w.code)).toEqual(["consumers_attached"]);
+    } finally {
+      await conn.close();
+    }
+  }, 60_000);
+
   it("a console that dies in the middle of a read frees the DLQ for the others at once", async () => {
     const { dlq } = await kit.dlqByReject(letters(6));
     const doomed = new RabbitMqAdapter(testConfig(), { allManagedHeaders: MANAGED_HEADERS, idleMs: 500 });
@@ -124,6 +146,7 @@ describe("rabbitmq: reads of one DLQ at the same time", () => {
     expect((await holder.next()).done).toBe(false);
     // Its connection goes (a crash, a network cut): RabbitMQ returns its letters and drops its lock queue.
     await doomed.close();
+    expect((await replicas[2].describeDlq(dlq)).warnings).toEqual([]);
     const started = Date.now();
     const page = await replicas[2].browse(dlq, { offset: 0, limit: 50 });
     expect(page.letters).toHaveLength(6);

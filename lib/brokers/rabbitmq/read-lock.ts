@@ -63,6 +63,11 @@ export class ReadLocks {
 
   constructor(private readonly ctx: ReadLockContext) {}
 
+  /** A read of `queue` runs in this console. */
+  holds(queue: string): boolean {
+    return this.held.has(queue);
+  }
+
   /** True while the broker refuses the lock queue (no configure permission): other consoles' reads are not kept out. */
   get unshared(): boolean {
     return this.refusedAt > 0 && Date.now() - this.refusedAt < REFUSAL_TTL_MS;
