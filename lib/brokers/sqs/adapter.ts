@@ -599,6 +599,16 @@ export class SqsAdapter implements BrokerAdapter {
         },
       );
       this.noteOldest(name, keys, total === d.summary.depth || received < total);
+      // Not among the letters read: "gone" only if no letter of the DLQ was out of this read's reach
+      // (in flight with another reader or consumer, or past the read limit), asked while it still
+      // holds what it read.
+      if (matches.length < nth) {
+        const short = await this.shortfall(d, held.count, received >= Math.min(d.room, this.o.maxScan));
+        if (short)
+          throw new BrokerError("throttled", {
+            userMessage: `Letter ${id} was not among the ${received.toLocaleString("en-US")} letters SQS handed out just now, and not every letter of "${name}" could be read: ${short.reason} It may be one of them, so it is not called gone. Try again in a moment.`,
+          });
+      }
     } catch (e) {
       throw this.err(e, name);
     } finally {
