@@ -1,5 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { Kafka, logLevel } from "kafkajs";
+import { mendKafkajs } from "@/lib/brokers/kafka/mend";
 import { createTopic } from "./kafka-topics";
 import { runId } from "./dead-letters";
 import { dlqPath, loadSession } from "./fixtures";
@@ -16,7 +17,9 @@ const SOURCE = `demo.e2e-archive-${RUN}`;
 const DLT = `dlq.demo.e2e-archive-${RUN}`;
 const EMAIL = `ada.${RUN}@example.com`;
 const REASON = `Test order from the load generator (LG-${RUN})`;
-const kafka = new Kafka({ clientId: "e2e-archive", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING });
+const kafka = mendKafkajs(
+  new Kafka({ clientId: "e2e-archive", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING }),
+);
 
 test.describe.configure({ mode: "serial" });
 

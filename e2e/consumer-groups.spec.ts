@@ -1,5 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { Kafka, logLevel } from "kafkajs";
+import { mendKafkajs } from "@/lib/brokers/kafka/mend";
 import { createTopic } from "./kafka-topics";
 import { startCrashLoopConsumer, type CrashLoopConsumer } from "../lib/brokers/kafka/crash-loop-consumer";
 import { dlqPath, loadSession } from "./fixtures";
@@ -18,7 +19,9 @@ const TOPIC = `demo.e2e-stuck-${RUN}`;
 const DLT = `${TOPIC}.DLT`;
 const GROUP = `e2e-payments-${RUN}`;
 const POISON = `{"paymentId":1,"amount":"12,50 EUR","run":"${RUN}","note":"receipt to ada.${RUN}@example.com"}`;
-const kafka = new Kafka({ clientId: "e2e-consumer-groups", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING });
+const kafka = mendKafkajs(
+  new Kafka({ clientId: "e2e-consumer-groups", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING }),
+);
 let consumer: CrashLoopConsumer | null = null;
 
 test.describe.configure({ mode: "serial" });

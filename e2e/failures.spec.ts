@@ -1,5 +1,6 @@
 import { test, expect, type Page } from "@playwright/test";
 import { Kafka, logLevel } from "kafkajs";
+import { mendKafkajs } from "@/lib/brokers/kafka/mend";
 import { runId } from "./dead-letters";
 import { callServerAction, loadSession, serverActionId } from "./fixtures";
 import { createTopic } from "./kafka-topics";
@@ -15,7 +16,9 @@ const RUN = runId();
 /** The e2e config's pattern dlq.demo.* makes it a DLT of the Kafka connection. */
 const DLT = `dlq.demo.fail-${RUN}`;
 const CAUSE = `com.acme.fail${RUN}.InventoryReservationException`;
-const kafka = new Kafka({ clientId: "e2e-failures", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING });
+const kafka = mendKafkajs(
+  new Kafka({ clientId: "e2e-failures", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING }),
+);
 
 async function deadLetter(n: number, from = 0) {
   const producer = kafka.producer();

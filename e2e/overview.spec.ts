@@ -1,6 +1,7 @@
 import { test, expect, type Page } from "@playwright/test";
 import amqp from "amqplib";
 import { Kafka, logLevel } from "kafkajs";
+import { mendKafkajs } from "@/lib/brokers/kafka/mend";
 import { createTopic } from "./kafka-topics";
 import pg from "pg";
 import { callServerAction, dlqPath, loadSession, serverActionId } from "./fixtures";
@@ -37,7 +38,9 @@ const WIDE_CLASS = `com.example.${"VeryLongPackageName".repeat(5)}.OrderPaymentA
 const LENGTH_KIND = "rabbitmq.dlq_max_length";
 /** A Kafka DLT (the e2e config's pattern dlq.demo.*) never scanned: read by offset, its sample costs it nothing. */
 const DLT = `dlq.demo.ovw-${RUN}`;
-const kafka = new Kafka({ clientId: "e2e-overview", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING });
+const kafka = mendKafkajs(
+  new Kafka({ clientId: "e2e-overview", brokers: ["127.0.0.1:9092"], logLevel: logLevel.NOTHING }),
+);
 
 let conn: amqp.ChannelModel;
 
