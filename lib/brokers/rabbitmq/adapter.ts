@@ -508,7 +508,6 @@ export class RabbitMqAdapter implements BrokerAdapter {
     return snap;
   }
 
-  /** `describeDlq(name).readRisk` without its AMQP round trips while the snapshot is fresh (see MoverContext.readRisk). */
   /**
    * Does a console read of `name` run now? Here: the read lock's map. Elsewhere: its lock queue
    * exists, and RabbitMQ answers a passive declare of another connection's exclusive queue with 405.
@@ -527,6 +526,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
     }
   }
 
+  /** `describeDlq(name).readRisk` without its AMQP round trips while the snapshot is fresh (see MoverContext.readRisk). */
   private async readRiskOf(name: string): Promise<ReadRisk | null> {
     const snap = await this.snapshotKnowing(name);
     if (snap.queues && !snap.queues.has(name)) throw this.notFound(name);
