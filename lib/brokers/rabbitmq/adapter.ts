@@ -26,7 +26,7 @@ import { AmqpConnection, closeQuietly, mapAmqpError, vhostOf } from "@/lib/broke
 import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";
 import { discoverDlqs, queueKindOf, safeCopiesOf, type QueueKind } from "@/lib/brokers/rabbitmq/discovery";
 import { ANSWER_MS, QueueReader } from "@/lib/brokers/rabbitmq/reader";
-import { READ_LOCK_PREFIX, ReadLocks, readLockName } from "@/lib/brokers/rabbitmq/read-lock";
+import { MOVER_LOCK_GRACE_MS, READ_LOCK_PREFIX, ReadLocks, readLockName } from "@/lib/brokers/rabbitmq/read-lock";
 import { readRiskOf } from "@/lib/brokers/rabbitmq/risk";
 import { OccurrenceCounter, baseLetterId, isLetterId, twinOf } from "@/lib/brokers/rabbitmq/identity";
 import { letterIdOf, toLetter } from "@/lib/brokers/rabbitmq/letter";
@@ -86,6 +86,8 @@ export interface RabbitMqAdapterOptions extends AdapterSetup {
   busyWaitMs?: number;
   /** Letters published and not yet confirmed at once while moving (default 64): the crash window. */
   moveInFlight?: number;
+  /** How long the mover's read lock stays declared after a call, for its next call (default MOVER_LOCK_GRACE_MS). */
+  moverLockGraceMs?: number;
   /** How long management snapshots are reused (default 3 s). */
   snapshotTtlMs?: number;
   connectTimeoutMs?: number;
@@ -144,6 +146,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
       busyWaitMs: options.busyWaitMs ?? 10_000,
       snapshotTtlMs: options.snapshotTtlMs ?? 3000,
       moveInFlight: options.moveInFlight ?? 64,
+      moverLockGraceMs: options.moverLockGraceMs ?? MOVER_LOCK_GRACE_MS,
       connectTimeoutMs: options.connectTimeoutMs ?? 5000,
     };
     this.amqp = new AmqpConnection({
@@ -514,10 +517,13 @@ export class RabbitMqAdapter implements BrokerAdapter {
    */
   private async consoleReading(name: string): Promise<boolean> {
     if (this.readLocks.holds(name)) return true;
+    // Its lock kept after a read (its grace): no read runs.
+    if (this.readLocks.keeps(name)) return false;
     const ch = await this.amqp.channel();
     try {
+      // Declared on this connection yet neither held nor kept here: a lock no read holds.
       await ch.checkQueue(readLockName(name));
-      return true;
+      return false;
     } catch (e) {
       const err = e as { code?: number; message?: string };
       return err.code === 405 || /RESOURCE.LOCKED/.test(err.message ?? "");
@@ -706,7 +712,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
         }
       },
       channel: () => this.amqp.channel(),
-      readLock: (queue) => this.readLocks.acquire(queue),
+      readLock: (queue) => this.readLocks.acquire(queue, this.opts.moverLockGraceMs),
       idleMs: this.opts.idleMs,
       bufferBytes: this.opts.readBufferBytes,
       busyWaitMs: this.opts.busyWaitMs,
@@ -812,6 +818,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
   }
 
   async close(): Promise<void> {
+    await this.readLocks.close();
     await this.amqp.close();
   }
 }

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
 import type { Letter } from "@/lib/brokers/contract/letter";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
+import { readLockName } from "@/lib/brokers/rabbitmq/read-lock";
 import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
@@ -88,6 +89,52 @@ describe("rabbitmq: reads of one DLQ at the same time", () => {
     expect(await kit.depth(dlq)).toBe(0);
     expect(await kit.depth(target)).toBe(12);
   }, 120_000);
+
+  it("the mover keeps its lock for a moment after a call, for its next call; pages keep nothing", async () => {
+    const { dlq } = await kit.dlqByReject(letters(3));
+    const target = await kit.queue(kit.name("target"));
+    // A grace long enough that a loaded machine cannot outlast it between two lines of this test.
+    const mover = new RabbitMqAdapter(testConfig(), {
+      allManagedHeaders: MANAGED_HEADERS,
+      idleMs: 500,
+      moverLockGraceMs: 3_000,
+    });
+    const [first, second] = (await mover.browse(dlq, { offset: 0, limit: 50 })).letters;
+    const conn = await amqp.connect(AMQP_URL);
+    /** What another connection is told about the lock queue: 405 while a console holds it, 404 once it is gone. */
+    const lockState = async () => {
+      const ch = await conn.createChannel();
+      ch.on("error", () => undefined);
+      try {
+        await ch.checkQueue(readLockName(dlq));
+        return "ours";
+      } catch (e) {
+        return (e as { code?: number }).code;
+      }
+    };
+    const move = async (l: Letter) =>
+      collectMoves(
+        mover.moveLetters(dlq, [
+          {
+            letterId: l.id,
+            sha256: l.sha256,
+            target: { kind: "queue", name: target },
+            markers: markersFor(randomUUID(), 1, l.messageId),
+          },
+        ]),
+      );
+    try {
+      expect(await lockState()).toBe(404); // the browse kept nothing
+      expect((await move(first))[0].outcome).toBe("moved");
+      expect(await lockState()).toBe(405); // kept for the next call
+      expect((await move(second))[0].outcome).toBe("moved");
+      await new Promise((r) => setTimeout(r, 3_500));
+      expect(await lockState()).toBe(404);
+    } finally {
+      await conn.close();
+      await mover.close();
+    }
+  }, 60_000);
 
   it("a read waits while another console holds the DLQ, then sees every letter; past busyWaitMs it is refused as busy, not short", async () => {
     const { dlq } = await kit.dlqByReject(letters(6));

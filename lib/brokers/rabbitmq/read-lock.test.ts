@@ -20,6 +20,13 @@ describe("readLockName", () => {
 function broker(refuse = false) {
   const owned = new Set<string>();
   const declared: string[] = [];
+  const deleted: string[] = [];
+  /** Closes every open channel as a lost connection does: RabbitMQ drops their exclusive queues. */
+  const onClose: Array<() => void> = [];
+  const loseConnection = () => {
+    owned.clear();
+    for (const f of onClose.splice(0)) f();
+  };
   const channel = async () =>
     ({
       assertQueue: async (name: string) => {
@@ -30,13 +37,16 @@ function broker(refuse = false) {
         owned.add(name);
       },
       deleteQueue: async (name: string) => {
+        deleted.push(name);
         owned.delete(name);
       },
       close: async () => undefined,
-      once: () => undefined,
+      once: (event: string, f: () => void) => {
+        if (event === "close") onClose.push(f);
+      },
       off: () => undefined,
     }) as unknown as Channel;
-  return { channel, owned, declared };
+  return { channel, owned, declared, deleted, loseConnection };
 }
 
 describe("ReadLocks in one console", () => {
@@ -93,5 +103,42 @@ describe("ReadLocks in one console", () => {
     await first.release();
     await (await waiting).release();
     expect(b.declared).toHaveLength(1);
+  });
+
+  it("a read that asks keeps the broker's lock for that long: this console's next read takes it over without declaring it again; then it is deleted", async () => {
+    const b = broker();
+    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const other = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    await (await locks.acquire("orders.dlq", 100)).release();
+    expect(locks.keeps("orders.dlq")).toBe(true);
+    expect(locks.holds("orders.dlq")).toBe(false);
+    expect(b.owned.has("dlq-console.read-lock.orders.dlq")).toBe(true);
+    // The next read here: no new declaration.
+    const next = await locks.acquire("orders.dlq", 100);
+    expect(b.declared).toHaveLength(1);
+    expect(locks.keeps("orders.dlq")).toBe(false);
+    await next.release();
+    // Another console waits out the grace, then gets the lock.
+    const started = Date.now();
+    const theirs = await other.acquire("orders.dlq");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+    expect(b.deleted).toEqual(["dlq-console.read-lock.orders.dlq"]);
+    expect(locks.keeps("orders.dlq")).toBe(false);
+    await theirs.release();
+  });
+
+  it("a kept lock whose connection was lost is never taken over: the next read declares it again", async () => {
+    const b = broker();
+    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    await (await locks.acquire("orders.dlq", 60_000)).release();
+    expect(locks.keeps("orders.dlq")).toBe(true);
+    b.loseConnection();
+    expect(locks.keeps("orders.dlq")).toBe(false);
+    const again = await locks.acquire("orders.dlq", 60_000);
+    expect(b.declared).toHaveLength(2);
+    expect(b.owned.has("dlq-console.read-lock.orders.dlq")).toBe(true);
+    await again.release();
+    await locks.close();
+    expect(b.owned.size).toBe(0);
   });
 });
