@@ -71,7 +71,9 @@ describe("migrations on embedded PGlite", () => {
     } finally {
       await pg.close();
     }
-  });
+    // Three PGlite starts and two full migration runs, all WASM on the CPU: a minute on a busy
+    // two-core machine (it once timed out at 60 s beside another test run), so it gets three.
+  }, 180_000);
 
   it("refuses a folder another live process holds", async () => {
     const dataDir = path.join(dir, "locked");

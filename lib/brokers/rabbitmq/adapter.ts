@@ -22,7 +22,13 @@ import type {
 import type { SafeMoveOps } from "@/lib/brokers/contract/safe-move";
 import { toDisplayValue } from "@/lib/brokers/display";
 import { repairRefusal } from "@/lib/brokers/move-rules";
-import { AmqpConnection, closeQuietly, mapAmqpError, vhostOf } from "@/lib/brokers/rabbitmq/connection";
+import {
+  AmqpConnection,
+  closeQuietly,
+  isResourceLocked,
+  mapAmqpError,
+  vhostOf,
+} from "@/lib/brokers/rabbitmq/connection";
 import { ManagementClient, ManagementError, type MgmtQueue } from "@/lib/brokers/rabbitmq/management";
 import { discoverDlqs, queueKindOf, safeCopiesOf, type QueueKind } from "@/lib/brokers/rabbitmq/discovery";
 import { ANSWER_MS, QueueReader } from "@/lib/brokers/rabbitmq/reader";
@@ -525,8 +531,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
       await ch.checkQueue(readLockName(name));
       return false;
     } catch (e) {
-      const err = e as { code?: number; message?: string };
-      return err.code === 405 || /RESOURCE.LOCKED/.test(err.message ?? "");
+      return isResourceLocked(e);
     } finally {
       await closeQuietly(ch);
     }

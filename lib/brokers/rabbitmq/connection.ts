@@ -25,6 +25,20 @@ function describeEndpoint(url: string) {
   return `${u.hostname}:${u.port || (u.protocol === "amqps:" ? 5671 : 5672)}`;
 }
 
+type AmqpFailure = { code?: number | string; message?: string } | undefined;
+
+/** 405 RESOURCE_LOCKED: another connection holds this exclusive queue (the read lock's "busy"). */
+export function isResourceLocked(e: unknown): boolean {
+  const err = e as AmqpFailure;
+  return err?.code === 405 || /RESOURCE.LOCKED/.test(err?.message ?? "");
+}
+
+/** 403 ACCESS_REFUSED and its kin: the user lacks a permission on this resource or vhost. */
+export function isAccessRefused(e: unknown): boolean {
+  const err = e as AmqpFailure;
+  return err?.code === 403 || /ACCESS.REFUSED|NOT_ALLOWED|access to vhost/.test(err?.message ?? "");
+}
+
 /** Maps amqplib and socket errors to typed broker errors with an operator-facing message. */
 export function mapAmqpError(e: unknown, ctx: { endpoint: string; queue?: string }): BrokerError {
   if (e instanceof BrokerError) return e;
@@ -44,7 +58,7 @@ export function mapAmqpError(e: unknown, ctx: { endpoint: string; queue?: string
       userMessage: `Queue "${ctx.queue ?? "?"}" is being read by another consumer right now. Try again in a moment.`,
     });
   }
-  if (err?.code === 403 || /ACCESS.REFUSED|ACCESS_REFUSED|NOT_ALLOWED|access to vhost/.test(msg)) {
+  if (isAccessRefused(e)) {
     return new BrokerError("auth", {
       message: msg,
       cause: e,

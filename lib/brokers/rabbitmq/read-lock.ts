@@ -28,7 +28,7 @@
 import { createHash } from "node:crypto";
 import type { Channel } from "amqplib";
 import { BrokerError } from "@/lib/brokers/contract/errors";
-import { closeQuietly, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
+import { closeQuietly, isAccessRefused, isResourceLocked, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 
 export const READ_LOCK_PREFIX = "dlq-console.read-lock.";
 
@@ -224,13 +224,12 @@ export class ReadLocks {
         return ch;
       } catch (e) {
         await closeQuietly(ch);
-        const err = e as { code?: number; message?: string };
-        if (err.code === 405 || /RESOURCE.LOCKED/.test(err.message ?? "")) {
+        if (isResourceLocked(e)) {
           if (Date.now() >= deadline) throw this.busy(queue);
           await sleep(Math.min(500, 25 * 2 ** attempt, Math.max(0, deadline - Date.now())));
           continue;
         }
-        if (err.code === 403 || /ACCESS.REFUSED/.test(err.message ?? "")) {
+        if (isAccessRefused(e)) {
           this.refusedAt = Date.now();
           return null;
         }
