@@ -171,6 +171,56 @@ describe("rabbitmq: reads of one DLQ at the same time", () => {
     }
   }, 60_000);
 
+  it("a page on another replica gets its turn between a job's calls, and the job goes on after it", async () => {
+    const { dlq } = await kit.dlqByReject(letters(20));
+    const target = await kit.queue(kit.name("target"));
+    const all = (await replicas[0].browse(dlq, { offset: 0, limit: 50 })).letters;
+    const page = new RabbitMqAdapter(testConfig(), {
+      allManagedHeaders: MANAGED_HEADERS,
+      idleMs: 500,
+      busyWaitMs: 5_000,
+    });
+    // A job's calls back to back on replica 0, each reading the whole DLQ and moving nothing (the
+    // checksum it asks for is not the letter's): the DLQ stays as it is, and replica 0 keeps its
+    // lock from one call to the next, as an unthrottled redrive does.
+    let calls = 0;
+    let stop = false;
+    const outcomes = new Set<string>();
+    const job = (async () => {
+      while (!stop) {
+        const [res] = await collectMoves(
+          replicas[0].moveLetters(dlq, [
+            {
+              letterId: all[0].id,
+              sha256: "0".repeat(64),
+              target: { kind: "queue", name: target },
+              markers: markersFor(randomUUID(), 1, all[0].messageId),
+            },
+          ]),
+        );
+        outcomes.add(res.outcome);
+        calls++;
+      }
+    })();
+    try {
+      while (calls < 3) await new Promise((r) => setTimeout(r, 20));
+      const before = calls;
+      // Before turns, this read waited out its busyWaitMs behind the job and was refused as busy.
+      const found = await page.getLetter(dlq, all[19].id);
+      expect(found?.id).toBe(all[19].id);
+      const after = calls;
+      while (calls < after + 3) await new Promise((r) => setTimeout(r, 20));
+      expect(calls).toBeGreaterThan(before);
+    } finally {
+      stop = true;
+      await job;
+      await page.close();
+    }
+    expect([...outcomes]).toEqual(["checksum_mismatch"]);
+    expect(await kit.depth(dlq)).toBe(20);
+    expect(await kit.depth(target)).toBe(0);
+  }, 60_000);
+
   it("a consumer that is not the console's is still called one", async () => {
     const { dlq } = await kit.dlqByReject(letters(2));
     const conn = await amqp.connect(AMQP_URL);

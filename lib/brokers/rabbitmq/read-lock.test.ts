@@ -16,19 +16,44 @@ describe("readLockName", () => {
   });
 });
 
-/** The broker's side of the lock, as RabbitMQ answers it: one owner per lock queue (405 for the others), or 403 for every declaration. */
-function broker(refuse = false) {
+/**
+ * The broker's side of the lock, as RabbitMQ answers it: one owner per lock queue (405 for the
+ * others), or 403 for every declaration; a publish to a lock queue that exists lands in it (a
+ * waiter asking for its turn), and its owner's passive declaration counts those messages.
+ * `refusePublish`: a publish closes its channel (no write permission on the default exchange).
+ */
+function broker(refuse = false, refusePublish = false) {
   const owned = new Set<string>();
   const declared: string[] = [];
   const deleted: string[] = [];
+  const messages = new Map<string, number>();
+  let asked = 0;
   /** Closes every open channel as a lost connection does: RabbitMQ drops their exclusive queues. */
   const onClose: Array<() => void> = [];
   const loseConnection = () => {
     owned.clear();
     for (const f of onClose.splice(0)) f();
   };
-  const channel = async () =>
-    ({
+  const channel = async () => {
+    const closers: Array<() => void> = [];
+    let closed = false;
+    return {
+      checkQueue: async (name: string) => {
+        if (!owned.has(name)) throw Object.assign(new Error("NOT_FOUND - no queue"), { code: 404 });
+        return { queue: name, messageCount: messages.get(name) ?? 0, consumerCount: 0 };
+      },
+      sendToQueue: (name: string) => {
+        if (closed) throw new Error("Channel closed");
+        asked++;
+        if (refusePublish) {
+          closed = true;
+          for (const f of closers.splice(0)) f();
+          return true;
+        }
+        if (owned.has(name)) messages.set(name, (messages.get(name) ?? 0) + 1);
+        return true;
+      },
+      on: () => undefined,
       assertQueue: async (name: string) => {
         declared.push(name);
         if (refuse) throw Object.assign(new Error("ACCESS_REFUSED - configure access"), { code: 403 });
@@ -39,14 +64,19 @@ function broker(refuse = false) {
       deleteQueue: async (name: string) => {
         deleted.push(name);
         owned.delete(name);
+        messages.delete(name);
       },
       close: async () => undefined,
       once: (event: string, f: () => void) => {
-        if (event === "close") onClose.push(f);
+        if (event === "close") {
+          onClose.push(f);
+          closers.push(f);
+        }
       },
       off: () => undefined,
-    }) as unknown as Channel;
-  return { channel, owned, declared, deleted, loseConnection };
+    } as unknown as Channel;
+  };
+  return { channel, owned, declared, deleted, messages, loseConnection, asked: () => asked };
 }
 
 describe("ReadLocks in one console", () => {
@@ -140,5 +170,67 @@ describe("ReadLocks in one console", () => {
     await again.release();
     await locks.close();
     expect(b.owned.size).toBe(0);
+  });
+});
+
+describe("ReadLocks across consoles: turns", () => {
+  const LOCK = "dlq-console.read-lock.orders.dlq";
+
+  it("a job's next call gives its kept lock to another console that asked, and queues behind that read", async () => {
+    const b = broker();
+    const job = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const page = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    await (await job.acquire("orders.dlq", 60_000)).release();
+    expect(job.keeps("orders.dlq")).toBe(true);
+
+    const order: string[] = [];
+    const pageRead = page.acquire("orders.dlq").then((l) => {
+      order.push("page");
+      return l;
+    });
+    // The page found the lock held and asked for its turn in the lock queue.
+    await new Promise((r) => setTimeout(r, 80));
+    expect(b.messages.get(LOCK)).toBeGreaterThanOrEqual(1);
+
+    // The job's next call: it sees the ask, deletes its lock, and the page reads first.
+    const nextCall = job.acquire("orders.dlq", 60_000).then((l) => {
+      order.push("job");
+      return l;
+    });
+    const pageLease = await pageRead;
+    expect(b.deleted).toEqual([LOCK]);
+    expect(order).toEqual(["page"]);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(order).toEqual(["page"]); // the job waits while the page reads
+    await pageLease.release();
+    const jobLease = await nextCall;
+    expect(order).toEqual(["page", "job"]);
+    expect(b.owned.has(LOCK)).toBe(true);
+    await jobLease.release();
+    await job.close();
+  });
+
+  it("with nobody asking, the job's next call takes its kept lock over as it is", async () => {
+    const b = broker();
+    const job = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    for (let call = 0; call < 5; call++) await (await job.acquire("orders.dlq", 60_000)).release();
+    expect(b.declared).toEqual([LOCK]);
+    expect(b.deleted).toEqual([]);
+    expect(b.asked()).toBe(0);
+    await job.close();
+  });
+
+  it("a waiter whose ask RabbitMQ refuses (its channel closed) still waits and reads once the lock is free, and asks no more", async () => {
+    const b = broker(false, true);
+    const job = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const page = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const held = await job.acquire("orders.dlq");
+    const pageRead = page.acquire("orders.dlq");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b.asked()).toBe(1);
+    expect(b.messages.get(LOCK)).toBeUndefined();
+    await held.release();
+    await (await pageRead).release();
+    expect(b.asked()).toBe(1);
   });
 });

@@ -22,6 +22,14 @@
  * After a mover's call the broker's lock stays declared for MOVER_LOCK_GRACE_MS: its next call (or
  * any read of this console meanwhile) takes it over without a new declare.
  *
+ * Turns across consoles: a read waiting for another console's lock publishes an empty message to
+ * the lock queue (RabbitMQ takes a publish to another connection's exclusive queue) each time it
+ * tries again. A console about to take over its kept lock for the next call of a job first asks
+ * its own lock queue how many messages it holds; if any, another console is waiting, so it deletes
+ * the lock, lets the waiter in (YIELD_MS), and then queues for the lock like any read. Without it
+ * a job re-took its lock within milliseconds of each call, and a page on another replica waited
+ * out busyWaitMs and was refused as busy for as long as the job ran.
+ *
  * A user without configure permission on that name cannot declare it: reads then go on with the
  * in-process lock only, and `unshared` says so (the DLQ summary warns).
  */
@@ -67,6 +75,17 @@ export interface ReadLockContext {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A waiter tries again at least this often once it has said it waits (see WAIT_POLL_MS and YIELD_MS). */
+const WAIT_POLL_MS = 100;
+/** How long a console that gave its kept lock up leaves it to the waiter before queueing for it again. */
+const YIELD_MS = 250;
+
+/** A waiting read's channel for asking its turn (askForTurn), and whether RabbitMQ closed it. */
+interface Asking {
+  ch: Channel;
+  closed: boolean;
+}
 
 interface KeptLock {
   ch: Channel;
@@ -134,14 +153,21 @@ export class ReadLocks {
       if (this.held.get(queue) === mine) this.held.delete(queue);
       freed();
     };
-    let ch: Channel | null;
+    let ch: Channel | null = null;
     const kept = this.kept.get(queue);
     if (kept) {
-      // The last read's lock, still declared: taken over as it is.
       this.kept.delete(queue);
       clearTimeout(kept.timer);
-      ch = kept.ch;
-    } else {
+      if (await this.othersWait(queue, kept.ch)) {
+        // Another console asked for this queue while it was ours: its turn first.
+        await this.drop(queue, kept.ch);
+        await sleep(Math.min(YIELD_MS, Math.max(0, deadline - Date.now())));
+      } else if (!this.gone.has(kept.ch)) {
+        // The last read's lock, still declared, and nobody waits: taken over as it is.
+        ch = kept.ch;
+      }
+    }
+    if (!ch) {
       try {
         ch = await this.onBroker(queue, deadline);
       } catch (e) {
@@ -173,6 +199,22 @@ export class ReadLocks {
         }
       },
     };
+  }
+
+  /**
+   * Did a read of another console ask for `queue` while `ch` held its lock: are there messages in
+   * the lock queue? Asked on the lock's own channel (the owner may declare its queue passively). A
+   * channel that fails the question is closed and its lock is gone: nobody waits on it.
+   */
+  private async othersWait(queue: string, ch: Channel): Promise<boolean> {
+    if (this.gone.has(ch)) return false;
+    try {
+      const { messageCount } = await ch.checkQueue(readLockName(queue));
+      return messageCount > 0;
+    } catch {
+      this.lost(ch);
+      return false;
+    }
   }
 
   private lost(ch: Channel): void {
@@ -208,33 +250,74 @@ export class ReadLocks {
     await this.dropping.get(queue);
     if (this.unshared) return null;
     const name = readLockName(queue);
-    for (let attempt = 0; ; attempt++) {
-      const ch = await this.ctx.channel();
-      try {
-        await ch.assertQueue(name, {
-          exclusive: true,
-          durable: false,
-          autoDelete: false,
-          // Classic: a vhost whose default queue type is quorum would refuse an exclusive queue.
-          arguments: { "x-queue-type": "classic" },
-        });
-        this.refusedAt = 0;
-        // A lock whose channel or connection closed is gone on the broker too: never kept or taken over.
-        ch.once("close", () => this.lost(ch));
-        return ch;
-      } catch (e) {
-        await closeQuietly(ch);
-        if (isResourceLocked(e)) {
-          if (Date.now() >= deadline) throw this.busy(queue);
-          await sleep(Math.min(500, 25 * 2 ** attempt, Math.max(0, deadline - Date.now())));
-          continue;
-        }
-        if (isAccessRefused(e)) {
-          this.refusedAt = Date.now();
-          return null;
-        }
-        throw mapAmqpError(e, { endpoint: this.ctx.endpoint, queue });
+    let asking: Asking | null | undefined;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        if (attempt > 0) asking = await this.askForTurn(name, asking);
+        const ch = await this.attempt(queue, name);
+        if (ch !== "locked") return ch;
+        if (Date.now() >= deadline) throw this.busy(queue);
+        const wait = Math.min(asking ? WAIT_POLL_MS : 500, 25 * 2 ** attempt);
+        await sleep(Math.min(wait, Math.max(0, deadline - Date.now())));
       }
+    } finally {
+      if (asking) await closeQuietly(asking.ch);
+    }
+  }
+
+  /**
+   * Tells the lock's holder that a read waits: an empty message into its lock queue, from a channel
+   * of its own (opened at the first retry and kept while waiting), expiring when the read would give
+   * up. A publish RabbitMQ refuses (no write permission on the default exchange) closes that
+   * channel: the read then waits without asking (null), as before turns existed; the lock's own
+   * declarations, on their own channels, are not affected.
+   */
+  private async askForTurn(name: string, asking: Asking | null | undefined): Promise<Asking | null> {
+    if (asking === null) return null;
+    let a = asking;
+    if (!a) {
+      try {
+        const ch = await this.ctx.channel();
+        const opened: Asking = { ch, closed: false };
+        ch.once("close", () => (opened.closed = true));
+        ch.on("error", () => undefined);
+        a = opened;
+      } catch {
+        return null;
+      }
+    }
+    if (a.closed) return null;
+    try {
+      a.ch.sendToQueue(name, Buffer.alloc(0), { expiration: String(this.ctx.busyWaitMs) });
+    } catch {
+      return null;
+    }
+    return a;
+  }
+
+  /** One declaration of the lock queue: its channel (kept for the release), null when the user may not declare it, or "locked" (another console holds it). */
+  private async attempt(queue: string, name: string): Promise<Channel | null | "locked"> {
+    const ch = await this.ctx.channel();
+    try {
+      await ch.assertQueue(name, {
+        exclusive: true,
+        durable: false,
+        autoDelete: false,
+        // Classic: a vhost whose default queue type is quorum would refuse an exclusive queue.
+        arguments: { "x-queue-type": "classic" },
+      });
+      this.refusedAt = 0;
+      // A lock whose channel or connection closed is gone on the broker too: never kept or taken over.
+      ch.once("close", () => this.lost(ch));
+      return ch;
+    } catch (e) {
+      await closeQuietly(ch);
+      if (isResourceLocked(e)) return "locked";
+      if (isAccessRefused(e)) {
+        this.refusedAt = Date.now();
+        return null;
+      }
+      throw mapAmqpError(e, { endpoint: this.ctx.endpoint, queue });
     }
   }
 
