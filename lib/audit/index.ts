@@ -99,17 +99,27 @@ function whereOf(filter: AuditFilter): Prisma.AuditEventWhereInput {
   return where;
 }
 
-/** Newest first, keyset paging on id: pass the previous page's `nextCursor` as `before`. */
+/**
+ * A time range that ends (`to`) more than `newerThan` rows before the log's newest and holds at
+ * most `atMost` rows is read through the time indexes and its matches sorted by id; any other is
+ * walked by id, newest first (it starts among the newest rows, or is too large to sort).
+ */
+export const TIME_INDEX_READ = { newerThan: 5_000, atMost: 100_000 };
+
+/** Newest first, keyset paging on id: pass the previous page's `nextCursor` as `before`. `timeIndex`: for tests. */
 export async function queryAudit(
   filter: AuditFilter,
   page: { before?: string; limit: number },
+  timeIndex: typeof TIME_INDEX_READ = TIME_INDEX_READ,
 ): Promise<{ rows: AuditRow[]; nextCursor: string | null }> {
   const limit = Math.min(Math.max(Math.trunc(page.limit) || 50, 1), 1000);
   const before = parseCursor(page.before);
   const where = whereOf(filter);
   if (before !== undefined) where.id = { lt: before };
-  if (filter.actions) {
-    if (filter.actions.length === 0) return { rows: [], nextCursor: null };
+  if (filter.actions?.length === 0) return { rows: [], nextCursor: null };
+  if (filter.to && (await readByTime(filter, timeIndex))) {
+    where.id = { in: await newestInTimeRange(filter, before, limit + 1) };
+  } else if (filter.actions) {
     where.id = { in: await newestIdsOf(filter, filter.actions, before, limit + 1) };
   }
   const found = await getDb().auditEvent.findMany({ where, orderBy: { id: "desc" }, take: limit + 1 });
@@ -129,20 +139,64 @@ async function newestIdsOf(
   before: bigint | undefined,
   take: number,
 ): Promise<bigint[]> {
-  const conds: Prisma.Sql[] = [Prisma.sql`a.action = x.action`];
-  if (before !== undefined) conds.push(Prisma.sql`a.id < ${before}`);
-  if (filter.actor) conds.push(Prisma.sql`a.actor_email ILIKE ${`%${likeEscaped(filter.actor.trim())}%`}`);
-  if (filter.queue) conds.push(Prisma.sql`a.queue = ${filter.queue}`);
-  if (filter.connectionId) conds.push(Prisma.sql`a.connection_id = ${filter.connectionId}`);
-  if (filter.outcome) conds.push(Prisma.sql`a.outcome = ${filter.outcome}`);
-  if (filter.from) conds.push(Prisma.sql`a.at >= ${filter.from}`);
-  if (filter.to) conds.push(Prisma.sql`a.at <= ${filter.to}`);
+  const conds: Prisma.Sql[] = [Prisma.sql`a.action = x.action`, ...conditionsOf(filter, before)];
   const rows = await getDb().$queryRaw<Array<{ id: bigint }>>`
     SELECT l.id FROM unnest(${actions}::text[]) AS x(action)
     CROSS JOIN LATERAL (
       SELECT a.id FROM audit_log a WHERE ${Prisma.join(conds, " AND ")} ORDER BY a.id DESC LIMIT ${take}
     ) l
     ORDER BY l.id DESC LIMIT ${take}`;
+  return rows.map((r) => BigInt(r.id));
+}
+
+/**
+ * The filter as SQL on `audit_log a`, `actions` as a list and `action` as queryAudit reads it,
+ * except `actions`, which newestIdsOf matches per action.
+ */
+function conditionsOf(filter: AuditFilter, before: bigint | undefined): Prisma.Sql[] {
+  const conds: Prisma.Sql[] = [];
+  if (before !== undefined) conds.push(Prisma.sql`a.id < ${before}`);
+  if (filter.actor) conds.push(Prisma.sql`a.actor_email ILIKE ${`%${likeEscaped(filter.actor.trim())}%`}`);
+  if (filter.action) {
+    const a = filter.action.trim();
+    const prefix = a.endsWith("*") ? a.slice(0, -1) : a.endsWith(".") ? a : null;
+    conds.push(prefix === null ? Prisma.sql`a.action = ${a}` : Prisma.sql`a.action LIKE ${`${likeEscaped(prefix)}%`}`);
+  }
+  if (filter.queue) conds.push(Prisma.sql`a.queue = ${filter.queue}`);
+  if (filter.connectionId) conds.push(Prisma.sql`a.connection_id = ${filter.connectionId}`);
+  if (filter.outcome) conds.push(Prisma.sql`a.outcome = ${filter.outcome}`);
+  if (filter.from) conds.push(Prisma.sql`a.at >= ${filter.from}`);
+  if (filter.to) conds.push(Prisma.sql`a.at <= ${filter.to}`);
+  return conds;
+}
+
+/**
+ * Is the time range (up to `to`, from `from` or the first row) best read through the time indexes
+ * (TIME_INDEX_READ)? Both counts come from the `(at)` index alone, never past their bound.
+ */
+async function readByTime(filter: AuditFilter, { newerThan, atMost }: typeof TIME_INDEX_READ): Promise<boolean> {
+  const [{ newer }] = await getDb().$queryRaw<Array<{ newer: number }>>`
+    SELECT count(*)::int AS newer FROM (SELECT 1 FROM audit_log WHERE at > ${filter.to} LIMIT ${newerThan + 1}) s`;
+  if (newer <= newerThan) return false;
+  const [{ n }] = await getDb().$queryRaw<Array<{ n: number }>>`
+    SELECT count(*)::int AS n FROM (
+      SELECT 1 FROM audit_log WHERE at <= ${filter.to} ${filter.from ? Prisma.sql`AND at >= ${filter.from}` : Prisma.empty}
+      LIMIT ${atMost + 1}) s`;
+  return n <= atMost;
+}
+
+/**
+ * The newest `take` ids matching the filter within a time range that ends, read through the time
+ * indexes and sorted by id (top-N). Walking the primary key newest first instead (the planner's
+ * choice for ORDER BY id, expecting the range's rows spread among the ids) reads every row after
+ * the range first: 280 ms for an old day of a 1,000,000-row log, against 7 ms this way (the id
+ * sorted as `id + 0`, which the primary key cannot serve). Exact whatever order `at` and id are in.
+ */
+async function newestInTimeRange(filter: AuditFilter, before: bigint | undefined, take: number): Promise<bigint[]> {
+  const conds = conditionsOf(filter, before);
+  if (filter.actions) conds.push(Prisma.sql`a.action = ANY(${filter.actions}::text[])`);
+  const rows = await getDb().$queryRaw<Array<{ id: bigint }>>`
+    SELECT a.id FROM audit_log a WHERE ${Prisma.join(conds, " AND ")} ORDER BY a.id + 0 DESC LIMIT ${take}`;
   return rows.map((r) => BigInt(r.id));
 }
 
