@@ -281,10 +281,19 @@ export class RabbitMqAdapter implements BrokerAdapter {
         source: "config",
       };
     const cached = this.probed.get(name);
-    if (cached && Date.now() - cached.at < 300_000) return { kind: cached.kind, source: "probe" };
-    const kind = await this.probeQueueType(name);
-    this.probed.set(name, { at: Date.now(), kind });
-    return { kind, source: "probe" };
+    // A read of this console holds the queue (its own look came first, so a probe is cached): the
+    // probe would wait on it, or take a letter from under it. The last answer stands meanwhile.
+    if (cached && (Date.now() - cached.at < 300_000 || this.readLocks.holds(name)))
+      return { kind: cached.kind, source: "probe" };
+    // The probe's consumer may take one letter for a moment: under the read lock, as any read.
+    const lease = await this.readLocks.acquire(name);
+    try {
+      const kind = await this.probeQueueType(name);
+      this.probed.set(name, { at: Date.now(), kind });
+      return { kind, source: "probe" };
+    } finally {
+      await lease.release();
+    }
   }
 
   /**
@@ -347,6 +356,9 @@ export class RabbitMqAdapter implements BrokerAdapter {
         facts.push({ name: "arguments", value: toDisplayValue(q.arguments) });
       if (q.policy) facts.push({ name: "policy", value: { t: "string", v: q.policy } });
     }
+    // First: without the management API its probe may wait for a read (the read lock), after which
+    // the depth below is the one that read left.
+    const { kind, source: kindSource } = await this.queueKind(name, q);
     // Depth and consumers from AMQP: exact now, where management statistics lag by seconds.
     const ch = await channelFor();
     try {
@@ -356,7 +368,6 @@ export class RabbitMqAdapter implements BrokerAdapter {
     } catch (e) {
       throw mapAmqpError(e, { endpoint: this.amqp.endpoint, queue: name });
     }
-    const { kind, source: kindSource } = await this.queueKind(name, q);
     facts.push({ name: "queue type source", value: { t: "string", v: kindSource } });
     if (kind.deliveryLimit !== null)
       facts.push({ name: "delivery limit", value: { t: "number", v: String(kind.deliveryLimit) } });

@@ -181,6 +181,38 @@ describe("rabbitmq: quorum DLQ with a delivery limit", () => {
   });
 });
 
+describe("rabbitmq: the queue-type probe (no management API) is a read like any other", () => {
+  it("waits for another console's read of the DLQ, so it never takes a letter from under it", async () => {
+    const { dlq } = await kit.dlqByReject(Array.from({ length: 3 }, (_, i) => ({ body: text(`p-${i}`) })));
+    const reader = new RabbitMqAdapter(testConfig(), { allManagedHeaders: MANAGED_HEADERS, idleMs: 500 });
+    const prober = new RabbitMqAdapter(
+      testConfig({ management: { url: "http://127.0.0.1:1" }, dlqs: [{ name: dlq }] }),
+      { allManagedHeaders: MANAGED_HEADERS, idleMs: 500, connectTimeoutMs: 1000 },
+    );
+    const holder = reader.stream(dlq)[Symbol.asyncIterator]();
+    try {
+      expect((await holder.next()).done).toBe(false); // the other console's read holds the DLQ
+      const order: string[] = [];
+      const described = prober.describeDlq(dlq).then((d) => {
+        order.push("probe");
+        return d;
+      });
+      await new Promise((r) => setTimeout(r, 600));
+      order.push("read ends");
+      await holder.return?.(undefined);
+      const summary = await described;
+      expect(order).toEqual(["read ends", "probe"]);
+      expect(summary.readRisk).toBeNull(); // classic, found by the probe
+      expect(summary.depth).toBe(3);
+      expect(await kit.depth(dlq)).toBe(3);
+    } finally {
+      await holder.return?.(undefined);
+      await prober.close();
+      await reader.close();
+    }
+  });
+});
+
 describe("rabbitmq: a connection lost in the middle of a walk", () => {
   it("fails the call as unreachable; letters not reached are never reported missing and stay in the DLQ", async () => {
     const { dlq } = await kit.dlqByReject(
