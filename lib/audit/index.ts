@@ -104,7 +104,7 @@ function whereOf(filter: AuditFilter): Prisma.AuditEventWhereInput {
  * most `atMost` rows is read through the time indexes and its matches sorted by id; any other is
  * walked by id, newest first (it starts among the newest rows, or is too large to sort).
  */
-export const TIME_INDEX_READ = { newerThan: 5_000, atMost: 100_000 };
+export const TIME_INDEX_READ: Readonly<{ newerThan: number; atMost: number }> = { newerThan: 5_000, atMost: 100_000 };
 
 /** Newest first, keyset paging on id: pass the previous page's `nextCursor` as `before`. `timeIndex`: for tests. */
 export async function queryAudit(

@@ -76,7 +76,7 @@ export interface ReadLockContext {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A waiter tries again at least this often once it has said it waits (see WAIT_POLL_MS and YIELD_MS). */
+/** Once a waiter has asked for its turn, it tries again at most this long apart (within YIELD_MS, so it is there when the holder lets go). */
 const WAIT_POLL_MS = 100;
 /** How long a console that gave its kept lock up leaves it to the waiter before queueing for it again. */
 const YIELD_MS = 250;
