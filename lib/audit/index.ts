@@ -82,14 +82,20 @@ function parseCursor(cursor: string | undefined): bigint | undefined {
   return BigInt(cursor);
 }
 
+/** AuditFilter.action: a prefix when it ends with "*" (dropped) or "." (kept), else the exact action. */
+function actionMatch(action: string): { exact: string } | { prefix: string } {
+  const a = action.trim();
+  if (a.endsWith("*")) return { prefix: a.slice(0, -1) };
+  if (a.endsWith(".")) return { prefix: a };
+  return { exact: a };
+}
+
 function whereOf(filter: AuditFilter): Prisma.AuditEventWhereInput {
   const where: Prisma.AuditEventWhereInput = {};
   if (filter.actor) where.actorEmail = { contains: filter.actor.trim(), mode: "insensitive" };
   if (filter.action) {
-    const a = filter.action.trim();
-    if (a.endsWith("*")) where.action = { startsWith: a.slice(0, -1) };
-    else if (a.endsWith(".")) where.action = { startsWith: a };
-    else where.action = a;
+    const a = actionMatch(filter.action);
+    where.action = "prefix" in a ? { startsWith: a.prefix } : a.exact;
   }
   if (filter.queue) where.queue = filter.queue;
   if (filter.connectionId) where.connectionId = filter.connectionId;
@@ -150,17 +156,18 @@ async function newestIdsOf(
 }
 
 /**
- * The filter as SQL on `audit_log a`, `actions` as a list and `action` as queryAudit reads it,
- * except `actions`, which newestIdsOf matches per action.
+ * The filter (and the cursor) as SQL conditions on `audit_log a`, as whereOf reads it, all but
+ * `actions`: each caller matches that list its own way.
  */
 function conditionsOf(filter: AuditFilter, before: bigint | undefined): Prisma.Sql[] {
   const conds: Prisma.Sql[] = [];
   if (before !== undefined) conds.push(Prisma.sql`a.id < ${before}`);
   if (filter.actor) conds.push(Prisma.sql`a.actor_email ILIKE ${`%${likeEscaped(filter.actor.trim())}%`}`);
   if (filter.action) {
-    const a = filter.action.trim();
-    const prefix = a.endsWith("*") ? a.slice(0, -1) : a.endsWith(".") ? a : null;
-    conds.push(prefix === null ? Prisma.sql`a.action = ${a}` : Prisma.sql`a.action LIKE ${`${likeEscaped(prefix)}%`}`);
+    const a = actionMatch(filter.action);
+    conds.push(
+      "prefix" in a ? Prisma.sql`a.action LIKE ${`${likeEscaped(a.prefix)}%`}` : Prisma.sql`a.action = ${a.exact}`,
+    );
   }
   if (filter.queue) conds.push(Prisma.sql`a.queue = ${filter.queue}`);
   if (filter.connectionId) conds.push(Prisma.sql`a.connection_id = ${filter.connectionId}`);

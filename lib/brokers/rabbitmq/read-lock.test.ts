@@ -79,10 +79,14 @@ function broker(refuse = false, refusePublish = false) {
   return { channel, owned, declared, deleted, messages, loseConnection, asked: () => asked };
 }
 
+/** One console's locks on the fake broker `b` (each ReadLocks stands for one connection). */
+const consoleOn = (b: ReturnType<typeof broker>, busyWaitMs = 5_000) =>
+  new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs });
+
 describe("ReadLocks in one console", () => {
   it("a second read of the same queue waits for the first one's release; a read of another queue does not", async () => {
     const b = broker();
-    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const locks = consoleOn(b);
     const first = await locks.acquire("orders.dlq");
     expect(b.owned).toEqual(new Set(["dlq-console.read-lock.orders.dlq"]));
     await (await locks.acquire("payments.dlq")).release();
@@ -101,7 +105,7 @@ describe("ReadLocks in one console", () => {
 
   it("a read still waiting after busyWaitMs is refused as busy, and the holder's lease still works", async () => {
     const b = broker();
-    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 100 });
+    const locks = consoleOn(b, 100);
     const first = await locks.acquire("orders.dlq");
     await expect(locks.acquire("orders.dlq")).rejects.toMatchObject({
       kind: "throttled",
@@ -115,7 +119,7 @@ describe("ReadLocks in one console", () => {
   it("another console's lock (405) is waited for until busyWaitMs, then busy", async () => {
     const b = broker();
     b.owned.add("dlq-console.read-lock.orders.dlq");
-    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 200 });
+    const locks = consoleOn(b, 200);
     await expect(locks.acquire("orders.dlq")).rejects.toMatchObject({ kind: "throttled" });
     expect(b.declared.length).toBeGreaterThan(1);
     // This console's own map was freed by the refusal: once the other console lets go, it reads.
@@ -125,7 +129,7 @@ describe("ReadLocks in one console", () => {
 
   it("a user refused the lock queue (403) reads with this console's lock only, says so, and does not ask again at every read", async () => {
     const b = broker(true);
-    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 1_000 });
+    const locks = consoleOn(b, 1_000);
     expect(locks.unshared).toBe(false);
     const first = await locks.acquire("orders.dlq");
     expect(locks.unshared).toBe(true);
@@ -137,8 +141,8 @@ describe("ReadLocks in one console", () => {
 
   it("a read that asks keeps the broker's lock for that long: this console's next read takes it over without declaring it again; then it is deleted", async () => {
     const b = broker();
-    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
-    const other = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const locks = consoleOn(b);
+    const other = consoleOn(b);
     await (await locks.acquire("orders.dlq", 100)).release();
     expect(locks.keeps("orders.dlq")).toBe(true);
     expect(locks.holds("orders.dlq")).toBe(false);
@@ -159,7 +163,7 @@ describe("ReadLocks in one console", () => {
 
   it("a kept lock whose connection was lost is never taken over: the next read declares it again", async () => {
     const b = broker();
-    const locks = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const locks = consoleOn(b);
     await (await locks.acquire("orders.dlq", 60_000)).release();
     expect(locks.keeps("orders.dlq")).toBe(true);
     b.loseConnection();
@@ -178,8 +182,8 @@ describe("ReadLocks across consoles: turns", () => {
 
   it("a job's next call gives its kept lock to another console that asked, and queues behind that read", async () => {
     const b = broker();
-    const job = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
-    const page = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const job = consoleOn(b);
+    const page = consoleOn(b);
     await (await job.acquire("orders.dlq", 60_000)).release();
     expect(job.keeps("orders.dlq")).toBe(true);
 
@@ -212,7 +216,7 @@ describe("ReadLocks across consoles: turns", () => {
 
   it("with nobody asking, the job's next call takes its kept lock over as it is", async () => {
     const b = broker();
-    const job = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const job = consoleOn(b);
     for (let call = 0; call < 5; call++) await (await job.acquire("orders.dlq", 60_000)).release();
     expect(b.declared).toEqual([LOCK]);
     expect(b.deleted).toEqual([]);
@@ -222,8 +226,8 @@ describe("ReadLocks across consoles: turns", () => {
 
   it("a waiter whose ask RabbitMQ refuses (its channel closed) still waits and reads once the lock is free, and asks no more", async () => {
     const b = broker(false, true);
-    const job = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
-    const page = new ReadLocks({ endpoint: "test", channel: b.channel, busyWaitMs: 5_000 });
+    const job = consoleOn(b);
+    const page = consoleOn(b);
     const held = await job.acquire("orders.dlq");
     const pageRead = page.acquire("orders.dlq");
     await new Promise((r) => setTimeout(r, 300));

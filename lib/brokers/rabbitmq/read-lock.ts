@@ -204,7 +204,7 @@ export class ReadLocks {
   /**
    * Did a read of another console ask for `queue` while `ch` held its lock: are there messages in
    * the lock queue? Asked on the lock's own channel (the owner may declare its queue passively). A
-   * channel that fails the question is closed and its lock is gone: nobody waits on it.
+   * channel that fails the question is closed: the lock is not taken over, and is declared again.
    */
   private async othersWait(queue: string, ch: Channel): Promise<boolean> {
     if (this.gone.has(ch)) return false;
