@@ -235,6 +235,15 @@ test("a scan of an SQS FIFO DLQ whose group holds more than ten letters says it 
   await expect(
     page.getByRole("status").filter({ hasText: "at most the first 10 letters of each group" }),
   ).toBeVisible();
+  // Its last page says how many letters no page shows, and why: with the letters shown, all 14.
+  const note = page.getByTestId("unreached-note");
+  await expect(note).toContainText("Not every letter of this queue is on these pages");
+  await expect(note).toContainText("FIFO group");
+  await expect(page.getByTestId("page-next")).toHaveCount(0);
+  const shown = await page.getByTestId("letter-link").count();
+  const behind = Number(/(\d+) letters? wait behind the letters read/.exec((await note.textContent()) ?? "")?.[1]);
+  expect(shown).toBeGreaterThan(0);
+  expect(shown + behind).toBe(14);
 });
 
 test("an admin edits the classification rules; an invalid pattern is explained per rule", async ({ page }) => {

@@ -4,7 +4,7 @@ import { maskFailure } from "@/lib/letter/mask-letter";
 import { authorize } from "@/lib/auth/authorize";
 import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
-import type { DlqSummary } from "@/lib/brokers/contract/dlq";
+import type { DlqSummary, StreamShortfall } from "@/lib/brokers/contract/dlq";
 import { AppError } from "@/lib/errors";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
@@ -48,6 +48,8 @@ export interface OpenDlqResult {
   /** What the page was read with, as the adapter echoes it (null: all partitions, or not applicable). */
   partition: number | null;
   order: "oldest" | "newest";
+  /** Letters of the DLQ no page of this read reaches, and why (see `LetterPage.unreached`). */
+  unreached: StreamShortfall | null;
   needsConfirmation: boolean;
   canConfirm: boolean;
 }
@@ -95,7 +97,7 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         order: position.order ?? ("oldest" as const),
       };
       if (dlq.readRisk && !input.acceptRisk) {
-        return { ...base, letters: null, hasMore: false, depth: dlq.depth, needsConfirmation: true };
+        return { ...base, letters: null, hasMore: false, depth: dlq.depth, unreached: null, needsConfirmation: true };
       }
       const page = await withTimeout(
         adapter.browse(input.queue, {
@@ -128,6 +130,7 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         depth: page.depth ?? dlq.depth,
         partition: page.partition ?? base.partition,
         order: page.order ?? base.order,
+        unreached: page.unreached ?? null,
         needsConfirmation: false,
       };
     },
@@ -139,6 +142,7 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         : {}),
       read: r.letters !== null,
       letters: r.letters?.length ?? 0,
+      ...(r.unreached ? { unreached: r.unreached.unread } : {}),
       ...(r.dlq.readRisk ? { readRisk: r.dlq.readRisk.kind, riskAccepted: Boolean(input.acceptRisk) } : {}),
     }),
   );

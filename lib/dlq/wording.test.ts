@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { letterLabels, pagingNote, readNotice } from "./wording";
+import { letterLabels, pagingNote, readNotice, unreachedNote } from "./wording";
 
 const rabbit = {
   caps: { readHidesLetters: false, readCountsAsDelivery: false, randomAccess: false },
@@ -64,6 +64,20 @@ describe("pagingNote", () => {
     expect(pagingNote(rabbit.caps, rabbit.vocab)).toBeNull();
     expect(pagingNote({ ...rabbit.caps, stableOrder: true }, rabbit.vocab)).toBeNull();
     expect(pagingNote(sqs.caps, sqs.vocab)).toMatch(/no fixed order: positions are those of this read/);
+  });
+});
+
+describe("unreachedNote", () => {
+  it("quotes the adapter's reason after a colon, its sentence case lowered but not an acronym's", () => {
+    expect(unreachedNote({ reason: "3 letters were in flight, held by another reader or consumer." }, "queue")).toBe(
+      "Not every letter of this queue is on these pages: 3 letters were in flight, held by another reader or consumer.",
+    );
+    expect(unreachedNote({ reason: "The read stopped at 9 letters." }, "queue")).toBe(
+      "Not every letter of this queue is on these pages: the read stopped at 9 letters.",
+    );
+    expect(unreachedNote({ reason: "SQS did not answer." }, "topic")).toBe(
+      "Not every letter of this topic is on these pages: SQS did not answer.",
+    );
   });
 });
 

@@ -56,6 +56,17 @@ export function pagingNote(caps: Capabilities, vocab: BrokerVocabulary): string 
   return `This ${vocab.queue} has no fixed order: positions are those of this read, and a page may differ on the next one.`;
 }
 
+/**
+ * What the last page a read reached says about the letters no page shows (`LetterPage.unreached`):
+ * they count in the depth the pager shows, so the pages would otherwise end short in silence.
+ */
+export function unreachedNote(u: { reason: string }, queue: string): string {
+  return `Not every letter of this ${queue} is on these pages: ${lowerFirst(u.reason)}`;
+}
+
+/** "The read stopped…" → "the read stopped…", for a reason quoted after a colon. */
+const lowerFirst = (s: string) => (/^[A-Z][a-z]/.test(s) ? s.charAt(0).toLowerCase() + s.slice(1) : s);
+
 export interface LetterLabels {
   /** "Origin queue", "Source queue", "Original topic". */
   origin: string;

@@ -99,6 +99,16 @@ export const letterPageSchema = z
       .int()
       .nullable()
       .meta({ description: "Letters in the DLQ as the broker told it during this read." }),
+    unreached: z
+      .object({
+        reason: z.string().meta({ description: "Why, in words for the operator." }),
+        letters: z.number().int().nullable().meta({ description: "How many, when the broker says." }),
+      })
+      .nullable()
+      .meta({
+        description:
+          "On the last page this read reached: letters the DLQ holds (they count in `depth`) that no page of it shows, e.g. SQS letters in flight with another reader or consumer, or the later letters of a FIFO message group. Null: none known.",
+      }),
   })
   .meta({ id: "LetterPage" });
 
@@ -156,7 +166,8 @@ export function toLetterPage(r: OpenDlqResult): z.output<typeof letterPageSchema
   const letters = r.letters ?? [];
   // An empty page that says there is more would send a client round in circles: it ends the list.
   const next = r.hasMore && letters.length > 0 ? encodeLetterCursor(r.offset + letters.length) : null;
-  return letterPageSchema.parse({ items: letters, nextCursor: next, depth: r.depth });
+  const unreached = r.unreached ? { reason: r.unreached.reason, letters: r.unreached.unread } : null;
+  return letterPageSchema.parse({ items: letters, nextCursor: next, depth: r.depth, unreached });
 }
 
 const payloadViewSchema = z

@@ -92,6 +92,13 @@ export interface LetterPage {
   /** Echo of the random-access options the page was read with. */
   partition?: number | null;
   order?: "oldest" | "newest";
+  /**
+   * On the last page a read could reach: letters the DLQ holds (they are in its depth) that the read
+   * could not reach, and why (held by another reader or consumer, handed out by the broker only
+   * after earlier ones are removed, a read limit). No page shows them, so the page says so rather
+   * than end short in silence. Absent or null: the adapter knows of none.
+   */
+  unreached?: StreamShortfall | null;
 }
 
 export interface StreamOptions {

@@ -441,10 +441,12 @@ export class SqsAdapter implements BrokerAdapter {
     };
     const held = new HeldLetters(this.sqs, this.readerOptions(d, this.o.browseWaitSeconds, opts.signal));
     const window: Array<{ key: SortKey; letter: Letter }> = [];
+    const reach = Math.min(want, d.room);
+    let unreached: StreamShortfall | null = null;
     try {
       const received = await this.receiveWindow(
         d,
-        Math.min(want, d.room),
+        reach,
         held,
         this.readerOptions(d, this.o.browseWaitSeconds, opts.signal),
         (m) => {
@@ -457,6 +459,11 @@ export class SqsAdapter implements BrokerAdapter {
         window.map((w) => w.key),
         received < want,
       );
+      // The read ended before the page's end: this is the last page it could reach. Letters the DLQ
+      // holds beyond it (in flight with another reader or consumer, later letters of a FIFO group)
+      // are on no page; asked while this read still holds its own, so they are not counted.
+      if (received < want && !opts.signal?.aborted)
+        unreached = await this.shortfall(d, held.count, received >= reach, true);
     } catch (e) {
       throw this.err(e, name);
     } finally {
@@ -468,7 +475,7 @@ export class SqsAdapter implements BrokerAdapter {
       const id = occ.next(baseIdOf(w.letter.messageId ?? ""));
       if (pos >= offset && pos < offset + limit) letters.push({ ...w.letter, id, position: pos });
     });
-    return { letters, offset, limit, hasMore: window.length > offset + limit, depth: d.summary.depth };
+    return { letters, offset, limit, hasMore: window.length > offset + limit, depth: d.summary.depth, unreached };
   }
 
   async *stream(name: string, opts: StreamOptions = {}): AsyncIterable<Letter> {
@@ -535,11 +542,16 @@ export class SqsAdapter implements BrokerAdapter {
     d: Described & { room: number },
     held: number,
     capped: boolean,
+    /** A page's read (its limit is what the in-flight limit leaves), not a scan's. */
+    page = false,
   ): Promise<StreamShortfall | null> {
     const words = (n: number) => `${n.toLocaleString("en-US")} letter${n === 1 ? "" : "s"}`;
     if (capped) {
+      const limit = page
+        ? `, less the ${(d.summary.inFlight ?? 0).toLocaleString("en-US")} already in flight when it began and a margin of ${this.o.inFlightMargin.toLocaleString("en-US")}`
+        : `, and this console reads at most ${this.o.maxScan.toLocaleString("en-US")} per scan`;
       return {
-        reason: `The read stopped at ${words(held)}: SQS lets one reader hold at most ${SQS_IN_FLIGHT_LIMIT.toLocaleString("en-US")} letters in flight per queue, and this console reads at most ${this.o.maxScan.toLocaleString("en-US")} per scan.`,
+        reason: `The read stopped at ${words(held)}: SQS lets one reader hold at most ${SQS_IN_FLIGHT_LIMIT.toLocaleString("en-US")} letters in flight per queue${limit}.`,
         unread: d.summary.depth === null ? null : Math.max(0, d.summary.depth - held),
       };
     }

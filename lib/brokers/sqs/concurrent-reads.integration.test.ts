@@ -70,4 +70,37 @@ describe("sqs: a letter another read holds is never called gone", () => {
       await kit.sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: m.ReceiptHandle }));
     expect(await replicas[1].getLetter(dlq, all[0].id)).toBeNull();
   }, 120_000);
+
+  it("a page that ends short because a consumer holds letters says how many are on no page, and why", async () => {
+    const { dlq, dlqUrl } = await kit.dlqByRedrive(letters(8));
+    const whole = await replicas[0].browse(dlq, { offset: 0, limit: 50 });
+    expect(whole.letters).toHaveLength(8);
+    expect(whole.unreached ?? null).toBeNull();
+
+    const got = await kit.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 3, VisibilityTimeout: 30 }),
+    );
+    expect(got.Messages).toHaveLength(3);
+    const page = await replicas[1].browse(dlq, { offset: 0, limit: 50 });
+    expect(page.letters).toHaveLength(5);
+    expect(page.hasMore).toBe(false);
+    // SQS's depth counts the visible letters (the DLQ's head adds "in flight 3"): the page alone would
+    // read "letters 1–5 of ~5" and end there.
+    expect(page.depth).toBe(5);
+    expect(page.unreached).toEqual({
+      reason: "3 letters were in flight, held by another reader or consumer.",
+      unread: 3,
+    });
+    // A page that is not the last one the read reached says nothing: the next page may hold them.
+    const first = await replicas[2].browse(dlq, { offset: 0, limit: 2 });
+    expect(first.hasMore).toBe(true);
+    expect(first.unreached ?? null).toBeNull();
+
+    // The consumer deletes them: the DLQ holds 5, every one on the page, and nothing is said.
+    for (const m of got.Messages ?? [])
+      await kit.sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: m.ReceiptHandle }));
+    const after = await replicas[1].browse(dlq, { offset: 0, limit: 50 });
+    expect(after.letters).toHaveLength(5);
+    expect(after.unreached ?? null).toBeNull();
+  }, 120_000);
 });

@@ -17,7 +17,7 @@ import { openDlq, type OpenDlqResult } from "@/lib/dlq/open-dlq";
 import { riskyReadView } from "@/lib/dlq/risky-read";
 import { listLetters } from "@/lib/triage/use-cases";
 import { triageBase } from "@/lib/triage/view-params";
-import { letterLabels, pagingNote, readNotice } from "@/lib/dlq/wording";
+import { letterLabels, pagingNote, readNotice, unreachedNote } from "@/lib/dlq/wording";
 import { formatCount, formatLetterCount, formatRange } from "@/lib/format";
 
 export const dynamic = "force-dynamic";
@@ -175,6 +175,11 @@ export default async function DlqPage({
               </Link>
             ))}
           </div>
+          {result.unreached ? (
+            <p className="banner banner-warn" role="status" data-testid="unreached-note">
+              {unreachedNote(result.unreached, vocab.queue)}
+            </p>
+          ) : null}
           <LettersTable
             connectionId={connectionId}
             queue={queue}
