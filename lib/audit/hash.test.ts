@@ -38,6 +38,60 @@ describe("canonicalJson", () => {
   });
 });
 
+describe("canonicalJson of flat objects (one JSON.stringify when the keys are already sorted)", () => {
+  /** canonicalJson's walk, written out: the reference. */
+  const walk = (v: unknown): string => {
+    if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+    if (Array.isArray(v)) return `[${v.map((x) => walk(x === undefined ? null : x)).join(",")}]`;
+    const o = v as Record<string, unknown>;
+    const parts = Object.keys(o)
+      .sort()
+      .filter((k) => o[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${walk(o[k])}`);
+    return `{${parts.join(",")}}`;
+  };
+  const KEYS = ["", "a", "B", "b", "ab", "état", "😀", "1", "10", "2x", "x1", "__proto__", "sha256", "state"];
+  const VALUES = [
+    "",
+    "x",
+    'q"\\\n\u2028',
+    "\ud800",
+    0,
+    -0,
+    1.5,
+    -2e21,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    true,
+    false,
+    null,
+    undefined,
+  ];
+  it("gives the walk's text for any flat object, sorted or not, and for nested ones", () => {
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (let round = 0; round < 2000; round++) {
+      const keys = KEYS.filter(() => rand(2) === 0);
+      if (rand(2) === 0) keys.sort();
+      const o: Record<string, unknown> = {};
+      for (const k of keys)
+        Object.defineProperty(o, k, {
+          value: VALUES[rand(VALUES.length)],
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      if (rand(5) === 0) o.zz = { b: 1, a: [1, undefined] };
+      expect(canonicalJson(o)).toBe(walk(o));
+    }
+    expect(canonicalJson(Object.assign(Object.create(null), { a: 1, b: "2" }))).toBe('{"a":1,"b":"2"}');
+    expect(canonicalJson(new Date(0))).toBe("{}"); // not a plain object: walked, as before
+  });
+});
+
 describe("auditHash", () => {
   it("does not depend on key order in details", () => {
     expect(auditHash(fields)).toBe(auditHash({ ...fields, details: { a: { c: null, d: [1, "x"] }, b: 1 } }));
@@ -82,7 +136,24 @@ describe("macText", () => {
     const generic = (f: HashedFields, keyId: string) => canonicalJson({ ...linkFields(f), keyId });
     const sparse = { ...fields, actorId: undefined, ip: undefined, details: undefined, requestId: null };
     const noAction = { ...fields, action: undefined, scope: undefined } as unknown as HashedFields;
-    for (const f of [fields, sparse as unknown as HashedFields, noAction, { ...fields, details: { "\u2028": "é\n" } }])
+    const letter = {
+      ...fields,
+      scope: "letter",
+      details: { attempts: 1, destination: "q", messageId: null, reason: undefined, sha256: "ab", state: "moved" },
+    };
+    for (const f of [
+      fields,
+      sparse as unknown as HashedFields,
+      noAction,
+      { ...fields, details: { "\u2028": "é\n" } },
+      letter,
+      { ...letter, details: { state: "moved", attempts: 1 } }, // not sorted: walked
+      { ...letter, details: { "1": "x", a: -0, b: Number.NaN } },
+      { ...letter, details: {} },
+      { ...letter, details: null },
+      { ...letter, target: undefined, queue: undefined } as unknown as HashedFields,
+      { ...letter, requestId: { not: "text" } } as unknown as HashedFields,
+    ] as HashedFields[])
       expect(macText(f, "k-1")).toBe(generic(f, "k-1"));
   });
 });

@@ -210,14 +210,15 @@ export function flushDiscardAudit(db: Db, ctx: DiscardAuditContext, batch = 1000
       connectionId: ctx.connectionId,
       queue: ctx.queue,
       target: r.letterId,
+      // In sorted key order: the row's MAC then serialises them in one JSON.stringify (canonicalJson).
       details: {
-        state: r.state,
-        reason: r.reason,
-        discardReason: ctx.reason,
         archiveId: r.archiveId,
         attempts: r.attempts,
+        discardReason: ctx.reason,
         messageId: r.messageId,
+        reason: r.reason,
         sha256: r.sha256,
+        state: r.state,
       },
     }),
     batch,

@@ -899,16 +899,17 @@ function letterAuditEntry(ctx: LetterAuditContext, r: SettledRow): AuditEntry {
     connectionId: ctx.connectionId,
     queue: ctx.queue,
     target: r.letterId,
+    // In sorted key order: the row's MAC then serialises them in one JSON.stringify (canonicalJson).
     details: {
-      state: r.state,
-      stage: r.stage,
-      destination: r.destination,
-      reason: r.reason,
-      replayId: r.replayId,
-      redriveCount: r.state === "parked" ? r.prevCount : r.prevCount + 1,
       attempts: r.attempts,
+      destination: r.destination,
       messageId: r.messageId,
+      reason: r.reason,
+      redriveCount: r.state === "parked" ? r.prevCount : r.prevCount + 1,
+      replayId: r.replayId,
       sha256: r.sha256,
+      stage: r.stage,
+      state: r.state,
     },
   };
 }

@@ -140,6 +140,7 @@ function letterAudit(job: JobContext["job"], target: string, e: LetterEvent): Au
     outcome: e.outcome === "moved" ? "success" : "failure",
     scope: "letter",
     target: e.letterId,
-    details: { to: target, sha256: e.sha256, bodySize: e.bodySize, reason: e.reason },
+    // In sorted key order: the row's MAC then serialises them in one JSON.stringify (canonicalJson).
+    details: { bodySize: e.bodySize, reason: e.reason, sha256: e.sha256, to: target },
   });
 }
