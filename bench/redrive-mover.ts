@@ -14,6 +14,7 @@ import { baseLetterId } from "../lib/brokers/rabbitmq/identity";
 import { AMQP_URL, testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { sha256Hex } from "../lib/brokers/display";
 import type { MoveRequest } from "../lib/brokers/contract/move";
+import { asConsole } from "./console-options";
 import { cpuNow, cpuSince } from "./cpu";
 import { BENCH_BODY, bareMove, fill } from "./redrive-common";
 import { report, size, sizes } from "./report";
@@ -57,6 +58,8 @@ async function mover(dlq: string, batch: number, moveInFlight: number): Promise<
 }
 
 async function main() {
+  // The whole run (anchors and the console's code alike) in a process with the console's Node options.
+  if (await asConsole("bench/redrive-mover.ts")) return;
   const conn = await amqp.connect(AMQP);
   const ch = await conn.createConfirmChannel();
   const base = `bench.mover.${randomUUID().slice(0, 6)}`;

@@ -6,7 +6,9 @@
  *      same broker, same letter count (BENCH_UNTHROTTLED, default 20,000);
  *  (3) the same letters moved by RabbitMQ's own dynamic shovel (ack-mode on-confirm, DLQ → target,
  *      created through the management API): time until the DLQ is empty and the target full.
- * The engine's numbers include its ledger writes and one audit row per letter (batched).
+ * The engine's numbers include its ledger writes and one audit row per letter (batched). The run
+ * goes on in a child process with the console's Node options (bench/console-options.ts), the bare
+ * loops included.
  *   npm run bench:redrive-rate
  *   (BENCH_SECONDS, BENCH_UNTHROTTLED, BENCH_RATES="100,1000"; BENCH_ENGINE_IN_FLIGHT="0,512" runs the
  *   engine twice: with the engine's own window (moveWindowFor: 64 at 100/s, 250 at 1,000/s, 512 unthrottled),
@@ -26,6 +28,7 @@ import { batchSizeFor } from "../lib/redrive/token-bucket";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
 import { copyIn, copyLines } from "./copy-floor";
+import { asConsole } from "./console-options";
 import { cpuNow, cpuSince, perLetter, type Cpu } from "./cpu";
 import { bareMove, fill } from "./redrive-common";
 import { report, size, sizes } from "./report";
@@ -192,6 +195,8 @@ async function writeFloor(
 }
 
 async function main() {
+  // The whole run (anchors and the console's code alike) in a process with the console's Node options.
+  if (await asConsole("bench/redrive-rate.ts")) return;
   const pg = await createTestDatabase("dlq_bench_redrive");
   await applyMigrations({ databaseUrl: pg.url });
   if (EXPLAIN_MS) {

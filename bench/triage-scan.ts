@@ -37,11 +37,11 @@
  *                                      before 2026-12-06 (second session). Smoke 200.
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import path from "node:path";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
+import { nodeOptionsAsConsole } from "./console-options";
 import { copyIn, copyLines } from "./copy-floor";
 import { cpuNow, cpuScope, cpuSince, measureBroker, type Cpu } from "./cpu";
 import { report, size } from "./report";
@@ -322,14 +322,6 @@ async function main() {
   }
 }
 
-/** scripts/console-node-options: the Node options the console runs with (start.sh reads the same file). */
-function consoleNodeOptions(root: string): string[] {
-  return readFileSync(path.join(root, "scripts", "console-node-options"), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() && !line.startsWith("#"))
-    .flatMap((line) => line.trim().split(/\s+/));
-}
-
 /** Every column of triage_letters, in order; values as Postgres's text (bytea as \\x hex), null as null. */
 async function scannedRows(url: string): Promise<{ columns: string[]; rows: Array<Array<string | null>> }> {
   const { Client } = await import("pg");
@@ -410,17 +402,13 @@ function scanInChild(): Promise<ChildResult> {
       ...process.env,
       BENCH_SCAN_CHILD: "1",
       BENCH_QUEUE: QUEUE,
-      NODE_OPTIONS: [
-        // The options scripts/start.sh gives the console (yours in NODE_OPTIONS win).
-        ...consoleNodeOptions(root),
-        process.env.NODE_OPTIONS ?? "",
+      // The options scripts/start.sh gives the console (yours in NODE_OPTIONS win).
+      NODE_OPTIONS: nodeOptionsAsConsole([
         "--expose-gc",
         ...(process.env.BENCH_CPU_PROF
           ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`]
           : []),
-      ]
-        .join(" ")
-        .trim(),
+      ]),
     },
   });
   let out = "";
