@@ -37,7 +37,16 @@ export const BENCHES = [
  */
 export const PER_BROKER: Record<string, readonly string[]> = { "triage-scan": ["rabbitmq", "kafka", "sqs"] };
 /** The files of bench/ that are not benchmarks. */
-export const BENCH_HELPERS = ["bare-reads", "copy-floor", "cpu", "redrive-common", "report", "run", "scan-brokers"];
+export const BENCH_HELPERS = [
+  "bare-reads",
+  "console-options",
+  "copy-floor",
+  "cpu",
+  "redrive-common",
+  "report",
+  "run",
+  "scan-brokers",
+];
 
 export const SMOKE = process.env.BENCH_SMOKE === "1" || process.argv.includes("--smoke");
 

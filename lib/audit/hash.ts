@@ -181,7 +181,10 @@ export function macText(f: HashedFields, keyId: string): string {
   // The usual row (text fields, flat details in sorted key order): one JSON.stringify of the fields
   // in MAC_KEYS order, which is what the walk below writes for it.
   const d = linked.details;
-  if ((d === null || d === undefined || isFlatSorted(d)) && MAC_KEYS.every(([k]) => k === "details" || isScalar(linked[k])))
+  if (
+    (d === null || d === undefined || isFlatSorted(d)) &&
+    MAC_KEYS.every(([k]) => k === "details" || isScalar(linked[k]))
+  )
     return JSON.stringify({
       action: linked.action,
       actorEmail: linked.actorEmail ?? null,
@@ -210,7 +213,8 @@ export function macText(f: HashedFields, keyId: string): string {
   return `${out}}`;
 }
 
-const isScalar = (v: unknown) => v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol");
+const isScalar = (v: unknown) =>
+  v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol");
 
 /** The fields linkFields turns from undefined into null (the others are left out when undefined). */
 const OPTIONAL = new Set<string>([
