@@ -13,7 +13,8 @@
  *   (BENCH_SECONDS, BENCH_UNTHROTTLED, BENCH_RATES="100,1000"; BENCH_ENGINE_IN_FLIGHT="0,512" runs the
  *   engine twice: with the engine's own window (moveWindowFor: 64 at 100/s, 250 at 1,000/s, 512 unthrottled),
  *   then with maxInFlight forced to 512 in every run). Against another local node: DLQ_TEST_AMQP_PORT,
- *   DLQ_TEST_RABBITMQ_MGMT_PORT. BENCH_PROFILE=file.cpuprofile profiles the unthrottled engine run.
+ *   DLQ_TEST_RABBITMQ_MGMT_PORT. BENCH_PROFILE=file.cpuprofile profiles the unthrottled engine run
+ *   (file.heapprofile: its allocations).
  *   BENCH_EXPLAIN=ms: the bench database's sessions log the plan (EXPLAIN ANALYZE, BUFFERS) of every
  *   statement that takes at least ms milliseconds to the server's log (auto_explain; needs a superuser).
  */
@@ -42,7 +43,10 @@ const RATES = sizes("BENCH_RATES", "100,1000", "100,500").map(Number);
 /** Engine runs with MoveOptions.maxInFlight forced to this (the mover's crash window); 0: the engine's own (moveWindowFor). */
 const ENGINE_IN_FLIGHT = sizes("BENCH_ENGINE_IN_FLIGHT", "0", "0").map(Number);
 
-/** BENCH_PROFILE=file.cpuprofile: a V8 CPU profile of the unthrottled engine run only (open it in Chrome DevTools). */
+/**
+ * BENCH_PROFILE=file.cpuprofile: a V8 CPU profile of the unthrottled engine run only (open it in
+ * Chrome DevTools); file.heapprofile: what that run allocates, sampled, collected objects included.
+ */
 const PROFILE = process.env.BENCH_PROFILE;
 const EXPLAIN_MS = process.env.BENCH_EXPLAIN;
 
@@ -51,6 +55,23 @@ async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
   session.connect();
   const post = (method: string, params?: object) =>
     new Promise<unknown>((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));
+  if (PROFILE?.endsWith(".heapprofile")) {
+    // What the run allocates, collected or not (sampled every 16 KB): where its gc work comes from.
+    await post("HeapProfiler.enable");
+    await post("HeapProfiler.startSampling", {
+      samplingInterval: 16384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    return {
+      async stop(file) {
+        const { profile } = (await post("HeapProfiler.stopSampling")) as { profile: unknown };
+        writeFileSync(file, JSON.stringify(profile));
+        session.disconnect();
+        console.log(`  allocation profile of the unthrottled engine run: ${file}`);
+      },
+    };
+  }
   await post("Profiler.enable");
   await post("Profiler.setSamplingInterval", { interval: 100 });
   await post("Profiler.start");

@@ -499,9 +499,8 @@ export class BatchMover {
     const stop = () => gen.return?.(undefined) ?? Promise.resolve({ done: true as const, value: undefined });
     // One timer per move, not one per letter: it checks how long the move has been silent.
     let last = Date.now();
-    let abandon!: (e: BrokerError) => void;
-    const abandoned = new Promise<never>((_, reject) => (abandon = reject));
-    abandoned.catch(() => undefined);
+    /** The broker's error once the watchdog gave up on the move, and how it fails the step awaited then. */
+    const watch: { away: BrokerError | null; fail: ((e: BrokerError) => void) | null } = { away: null, fail: null };
     let pinging = false;
     const watchdog = setInterval(
       () => {
@@ -509,8 +508,10 @@ export class BatchMover {
         pinging = true;
         void this.pingFails().then((away) => {
           pinging = false;
-          if (away && Date.now() - last >= this.d.stallMs) abandon(away);
-          else last = Date.now(); // the broker answers: wait a whole stallMs before asking again
+          if (away && Date.now() - last >= this.d.stallMs) {
+            watch.away = away;
+            watch.fail?.(away);
+          } else last = Date.now(); // the broker answers: wait a whole stallMs before asking again
         });
       },
       Math.max(50, Math.round(this.d.stallMs / 4)),
@@ -518,11 +519,20 @@ export class BatchMover {
     let finished = false;
     try {
       for (;;) {
-        const next = gen.next();
-        next.catch(() => undefined); // an abandoned move's last read may reject later
         let step: IteratorResult<MoveResult>;
         try {
-          step = await Promise.race([next, abandoned]);
+          if (watch.away) throw watch.away;
+          const next = gen.next();
+          // Settled by the move's next result or by the watchdog, whichever comes first. One promise
+          // per letter that ends with it: a Promise.race against one promise that settles only when
+          // the watchdog gives up added a reaction to it per letter, kept (with its step) until the
+          // move ended, so a batch's steps outlived the young generation. The move's rejection is
+          // handled here, also when it comes after the watchdog gave up.
+          step = await new Promise<IteratorResult<MoveResult>>((resolve, reject) => {
+            watch.fail = reject;
+            next.then(resolve, reject);
+          });
+          watch.fail = null;
         } catch (e) {
           // The move threw (it is over), or the watchdog abandoned it: then it is not awaited,
           // since whatever it waits on belongs to a connection that is gone.
