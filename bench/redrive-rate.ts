@@ -55,7 +55,8 @@ async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
   session.connect();
   const post = (method: string, params?: object) =>
     new Promise<unknown>((resolve, reject) => session.post(method, params, (e, r) => (e ? reject(e) : resolve(r))));
-  if (PROFILE?.endsWith(".heapprofile")) {
+  const heap = PROFILE?.endsWith(".heapprofile");
+  if (heap) {
     // What the run allocates, collected or not (sampled every 16 KB): where its gc work comes from.
     await post("HeapProfiler.enable");
     await post("HeapProfiler.startSampling", {
@@ -63,24 +64,17 @@ async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
       includeObjectsCollectedByMajorGC: true,
       includeObjectsCollectedByMinorGC: true,
     });
-    return {
-      async stop(file) {
-        const { profile } = (await post("HeapProfiler.stopSampling")) as { profile: unknown };
-        writeFileSync(file, JSON.stringify(profile));
-        session.disconnect();
-        console.log(`  allocation profile of the unthrottled engine run: ${file}`);
-      },
-    };
+  } else {
+    await post("Profiler.enable");
+    await post("Profiler.setSamplingInterval", { interval: 100 });
+    await post("Profiler.start");
   }
-  await post("Profiler.enable");
-  await post("Profiler.setSamplingInterval", { interval: 100 });
-  await post("Profiler.start");
   return {
     async stop(file) {
-      const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+      const { profile } = (await post(heap ? "HeapProfiler.stopSampling" : "Profiler.stop")) as { profile: unknown };
       writeFileSync(file, JSON.stringify(profile));
       session.disconnect();
-      console.log(`  CPU profile of the unthrottled engine run: ${file}`);
+      console.log(`  ${heap ? "allocation" : "CPU"} profile of the unthrottled engine run: ${file}`);
     },
   };
 }
