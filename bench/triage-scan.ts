@@ -239,7 +239,11 @@ async function main() {
       console.log(
         `at 0.7 of the bare rate, ${cores} cores allow at most ${Math.round((cores * 1e6) / (0.7 * bareRate))} µs of CPU per letter, all processes together; the scan used ${Math.round((scanCpu * 1e6) / read)}`,
       );
-    if (read !== COUNT || rows[0].n !== COUNT) throw new Error(`scan read ${read}, indexed ${rows[0].n}, of ${COUNT}`);
+    if (read !== COUNT || rows[0].n !== COUNT) {
+      // What the scan said of the letters it did not read (another reader holding them, on SQS).
+      const partial = (done.progress as { partial?: { reason?: string } }).partial?.reason;
+      throw new Error(`scan read ${read}, indexed ${rows[0].n}, of ${COUNT}${partial ? `: ${partial}` : ""}`);
+    }
     let floor: { plain: number; indexed: number; scanOwn: number } | null = null;
     // The goal (issue 34): the scan's console + Postgres CPU per letter at most the bare read's whole CPU per letter.
     if (!SCAN_ONLY) {
