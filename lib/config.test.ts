@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CONFIG, parseConfig, secretFromEnv } from "./config";
+import { defaultConfig, parseConfig, secretFromEnv } from "./config";
+
+const DEFAULT_CONFIG = defaultConfig({});
 
 const valid = {
   connections: [
@@ -41,6 +43,15 @@ describe("parseConfig", () => {
     expect(() => parseConfig(JSON.stringify({ connections: [{ ...valid.connections[0], kind: "mqtt" }] }))).toThrow(
       /invalid/,
     );
+  });
+
+  it("points the default SQS connection at SQS_ENDPOINT when it is set, where the demo seeder seeds", () => {
+    const moved = defaultConfig({ SQS_ENDPOINT: "http://127.0.0.1:9326" });
+    expect(moved.connections.find((c) => c.id === "local-sqs")).toMatchObject({ endpoint: "http://127.0.0.1:9326" });
+    expect(moved.connections.filter((c) => c.id !== "local-sqs")).toEqual(
+      DEFAULT_CONFIG.connections.filter((c) => c.id !== "local-sqs"),
+    );
+    expect(defaultConfig({ SQS_ENDPOINT: "" }).connections[1]).toMatchObject({ endpoint: "http://127.0.0.1:9324" });
   });
 
   it("defaults to the local brokers that scripts/start.sh runs, with schema defaults filled", () => {

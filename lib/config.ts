@@ -9,9 +9,10 @@ import { processState } from "@/lib/process-state";
 /**
  * Broker connections come from a JSON file (DLQ_CONSOLE_CONFIG, default ./dlq-console.config.json).
  * Secrets never live in the file: a connection names the environment variables that hold them.
- * Without a file, DEFAULT_CONFIG is used: the four local brokers, RabbitMQ (amqp://127.0.0.1:5672 and
+ * Without a file, defaultConfig() is used: the four local brokers, RabbitMQ (amqp://127.0.0.1:5672 and
  * its management API on :15672; guest/guest unless RABBITMQ_USERNAME/RABBITMQ_PASSWORD are set), SQS
- * (ElasticMQ, http://127.0.0.1:9324), Kafka (127.0.0.1:9092) and Pulsar (admin API http://127.0.0.1:8080).
+ * (ElasticMQ, http://127.0.0.1:9324, or SQS_ENDPOINT), Kafka (127.0.0.1:9092) and Pulsar (admin API
+ * http://127.0.0.1:8080).
  */
 const dlqEntrySchema = z.object({
   /** Queue (or topic) name. */
@@ -261,38 +262,45 @@ export type IndexingConfig = z.infer<typeof indexingSchema>;
 /**
  * Without a config file: the local brokers that scripts/start.sh runs (RabbitMQ, ElasticMQ on
  * :9324, Kafka on :9092, Pulsar on :8080). One that is not running shows as unreachable; the others work.
+ * SQS_ENDPOINT, where the demo seeder (scripts/seed-demo.ts) puts its SQS letters, moves the SQS
+ * connection there too (the tests keep an ElasticMQ of their own on another port: docs/testing.md).
  */
-export const DEFAULT_CONFIG: ConsoleConfig = consoleConfigSchema.parse({
-  connections: [
-    {
-      kind: "rabbitmq",
-      id: "local-rabbitmq",
-      name: "Local RabbitMQ",
-      url: "amqp://127.0.0.1:5672",
-      usernameEnv: "RABBITMQ_USERNAME",
-      passwordEnv: "RABBITMQ_PASSWORD",
-      management: { url: "http://127.0.0.1:15672", usernameEnv: "RABBITMQ_USERNAME", passwordEnv: "RABBITMQ_PASSWORD" },
-    },
-    {
-      kind: "sqs",
-      id: "local-sqs",
-      name: "Local SQS (ElasticMQ)",
-      region: "us-east-1",
-      endpoint: "http://127.0.0.1:9324",
-      accessKeyIdEnv: "SQS_ACCESS_KEY_ID",
-      secretAccessKeyEnv: "SQS_SECRET_ACCESS_KEY",
-    },
-    // The local demo broker: a skipped record's DLT is created when missing (the demo's payments group has none yet).
-    {
-      kind: "kafka",
-      id: "local-kafka",
-      name: "Local Kafka",
-      brokers: ["127.0.0.1:9092"],
-      consumerGroups: { createDlt: true },
-    },
-    { kind: "pulsar", id: "local-pulsar", name: "Local Pulsar", adminUrl: "http://127.0.0.1:8080" },
-  ],
-});
+export const defaultConfig = (env: Readonly<Record<string, string | undefined>> = process.env): ConsoleConfig =>
+  consoleConfigSchema.parse({
+    connections: [
+      {
+        kind: "rabbitmq",
+        id: "local-rabbitmq",
+        name: "Local RabbitMQ",
+        url: "amqp://127.0.0.1:5672",
+        usernameEnv: "RABBITMQ_USERNAME",
+        passwordEnv: "RABBITMQ_PASSWORD",
+        management: {
+          url: "http://127.0.0.1:15672",
+          usernameEnv: "RABBITMQ_USERNAME",
+          passwordEnv: "RABBITMQ_PASSWORD",
+        },
+      },
+      {
+        kind: "sqs",
+        id: "local-sqs",
+        name: "Local SQS (ElasticMQ)",
+        region: "us-east-1",
+        endpoint: env.SQS_ENDPOINT || "http://127.0.0.1:9324",
+        accessKeyIdEnv: "SQS_ACCESS_KEY_ID",
+        secretAccessKeyEnv: "SQS_SECRET_ACCESS_KEY",
+      },
+      // The local demo broker: a skipped record's DLT is created when missing (the demo's payments group has none yet).
+      {
+        kind: "kafka",
+        id: "local-kafka",
+        name: "Local Kafka",
+        brokers: ["127.0.0.1:9092"],
+        consumerGroups: { createDlt: true },
+      },
+      { kind: "pulsar", id: "local-pulsar", name: "Local Pulsar", adminUrl: "http://127.0.0.1:8080" },
+    ],
+  });
 
 /** Parses config text; errors name the offending path so an operator can fix the file. */
 export function parseConfig(text: string, source = "config"): ConsoleConfig {
@@ -321,7 +329,7 @@ const configCache = processState("config", () => ({ config: null as ConsoleConfi
 export function loadConfig(): ConsoleConfig {
   if (configCache.config) return configCache.config;
   const file = path.resolve(process.env.DLQ_CONSOLE_CONFIG ?? "dlq-console.config.json");
-  configCache.config = existsSync(file) ? parseConfig(readFileSync(file, "utf8"), file) : DEFAULT_CONFIG;
+  configCache.config = existsSync(file) ? parseConfig(readFileSync(file, "utf8"), file) : defaultConfig();
   return configCache.config;
 }
 

@@ -3,11 +3,15 @@
 # 127.0.0.1 and none of them installed system-wide:
 #   kafka      Apache Kafka (KRaft, one combined broker+controller)  127.0.0.1:9092 (controller :9093)
 #   elasticmq  ElasticMQ, an SQS-compatible server                    http://127.0.0.1:9324
+#   elasticmq-tests  a second ElasticMQ, the tests' and benchmarks' own   http://127.0.0.1:9326
+#              (a console on the defaults reads every DLQ of :9324, and an SQS read hides letters:
+#              scripts/test.sh points its integration tests and benchmarks here, see docs/testing.md)
 #   moto       moto_server, a second SQS emulator (if installed)      http://127.0.0.1:9325
 #   pulsar     Apache Pulsar standalone (broker + one bookie)         http://127.0.0.1:8080 (admin and
 #              WebSocket API; binary protocol :6650, bookie :3181)
 #
-# Usage: bash scripts/services.sh start|stop|restart|status [kafka|elasticmq|moto|pulsar|all]   (default all)
+# Usage: bash scripts/services.sh start|stop|restart|status [kafka|elasticmq|elasticmq-tests|moto|pulsar|all]
+#        (default all)
 #
 # Jars come from Maven Central (scripts/services/<name>/pom.xml, maven-dependency-plugin
 # copy-dependencies) into .cache/services/<name>/lib and are fetched again only when the pom changes.
@@ -19,6 +23,7 @@
 # public/default namespace) and is idempotent; `stop` sends SIGTERM, waits, then SIGKILL.
 #
 # Environment: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), ELASTICMQ_PORT (9324),
+# ELASTICMQ_TESTS_PORT (9326),
 # MOTO_PORT (9325), PULSAR_PORT (6650), PULSAR_WEB_PORT (8080), PULSAR_BOOKIE_PORT (3181),
 # SERVICES_START_TIMEOUT (seconds, 120), KAFKA_HEAP_OPTS (-Xms128m -Xmx512m),
 # ELASTICMQ_HEAP_OPTS (-Xms64m -Xmx256m), PULSAR_HEAP_OPTS (-Xms128m -Xmx512m),
@@ -33,6 +38,7 @@ LOGS="$CACHE/logs"
 KAFKA_PORT=${KAFKA_PORT:-9092}
 KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
 ELASTICMQ_PORT=${ELASTICMQ_PORT:-9324}
+ELASTICMQ_TESTS_PORT=${ELASTICMQ_TESTS_PORT:-9326}
 MOTO_PORT=${MOTO_PORT:-9325}
 PULSAR_PORT=${PULSAR_PORT:-6650}
 PULSAR_WEB_PORT=${PULSAR_WEB_PORT:-8080}
@@ -46,7 +52,7 @@ if [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/java" ]; then JAVA="$JAVA_HOM
 # Modest JVMs for a 2-core machine: small code cache, few GC and compiler threads.
 JVM_COMMON=(-XX:+UseSerialGC -XX:ReservedCodeCacheSize=64m -XX:CICompilerCount=2 -XX:+ExitOnOutOfMemoryError
   -Djava.awt.headless=true -Djava.net.preferIPv4Stack=true)
-ALL_SERVICES=(kafka elasticmq moto pulsar)
+ALL_SERVICES=(kafka elasticmq elasticmq-tests moto pulsar)
 
 log() { printf '\033[1m[services]\033[0m %s\n' "$*"; }
 warn() { printf '\033[33m[services] %s\033[0m\n' "$*" >&2; }
@@ -61,6 +67,7 @@ marker() {
   case $1 in
     kafka) echo "-Ddlq.services=kafka" ;;
     elasticmq) echo "-Ddlq.services=elasticmq" ;;
+    elasticmq-tests) echo "-Ddlq.services=elasticmq-tests" ;;
     moto) echo "moto_server" ;;
     pulsar) echo "-Ddlq.services=pulsar" ;;
   esac
@@ -156,6 +163,7 @@ ready() {
   case $1 in
     kafka) kafka_ready ;;
     elasticmq) sqs_ready "$ELASTICMQ_PORT" ;;
+    elasticmq-tests) sqs_ready "$ELASTICMQ_TESTS_PORT" ;;
     moto) sqs_ready "$MOTO_PORT" ;;
     pulsar) pulsar_ready ;;
   esac
@@ -171,6 +179,7 @@ after_ready() {
 port_of() {
   case $1 in
     kafka) echo "$KAFKA_PORT" ;; elasticmq) echo "$ELASTICMQ_PORT" ;; moto) echo "$MOTO_PORT" ;;
+    elasticmq-tests) echo "$ELASTICMQ_TESTS_PORT" ;;
     pulsar) echo "$PULSAR_WEB_PORT" ;;
   esac
 }
@@ -262,6 +271,16 @@ launch_elasticmq() {
   # shellcheck disable=SC2086
   ELASTICMQ_PORT=$ELASTICMQ_PORT launch elasticmq "$JAVA" -Ddlq.services=elasticmq $ELASTICMQ_HEAP_OPTS \
     "${JVM_COMMON[@]}" -Dconfig.file="$SPEC/elasticmq/elasticmq.conf" \
+    -cp "$CACHE/elasticmq/lib/*" org.elasticmq.server.Main
+}
+
+# The same server and config on the tests' port (its queue URLs name that port).
+launch_elasticmq-tests() {
+  need_java
+  fetch_jars elasticmq
+  # shellcheck disable=SC2086
+  ELASTICMQ_PORT=$ELASTICMQ_TESTS_PORT launch elasticmq-tests "$JAVA" -Ddlq.services=elasticmq-tests \
+    $ELASTICMQ_HEAP_OPTS "${JVM_COMMON[@]}" -Dconfig.file="$SPEC/elasticmq/elasticmq.conf" \
     -cp "$CACHE/elasticmq/lib/*" org.elasticmq.server.Main
 }
 
@@ -397,7 +416,7 @@ status_one() {
 }
 
 usage() {
-  echo "usage: bash scripts/services.sh start|stop|restart|status [kafka|elasticmq|moto|pulsar|all]" >&2
+  echo "usage: bash scripts/services.sh start|stop|restart|status [kafka|elasticmq|elasticmq-tests|moto|pulsar|all]" >&2
   exit 2
 }
 
@@ -406,7 +425,7 @@ target=${2:-all}
 [ $# -le 2 ] || usage
 case $target in
   all) services=("${ALL_SERVICES[@]}"); EXPLICIT=0 ;;
-  kafka | elasticmq | moto | pulsar) services=("$target"); EXPLICIT=1 ;;
+  kafka | elasticmq | elasticmq-tests | moto | pulsar) services=("$target"); EXPLICIT=1 ;;
   *) usage ;;
 esac
 mkdir -p "$RUN" "$LOGS"

@@ -59,6 +59,11 @@ APP=postgresql://dlq_console@127.0.0.1:5432
 # template. 3 because the tests mostly wait on brokers and Postgres, and 3 kept this 2-core machine
 # busy (3:41-3:54 beside the newcomer check); other counts were not compared. See docs/testing.md.
 INTEGRATION_WORKERS=${TEST_INTEGRATION_WORKERS:-3}
+# The integration tests' and benchmarks' SQS: an ElasticMQ of their own (services.sh's
+# elasticmq-tests), not the :9324 one the consoles on the defaults read (the newcomer and embedded
+# tiers' consoles index every SQS DLQ there on their own, and an SQS read hides the letters it
+# holds from every other reader). The test kits, the demo seeder and the default config follow it.
+TESTS_SQS_ENDPOINT=${TESTS_SQS_ENDPOINT:-http://127.0.0.1:${ELASTICMQ_TESTS_PORT:-9326}}
 
 setup() {
   ensure_node
@@ -123,6 +128,7 @@ integration_tier() {
 }
 integration_tests() (
   export DATABASE_URL="$APP/$TEST_DB" DATABASE_OWNER_URL="$OWNER/$TEST_DB" DLQ_TEST_DB_WORKERS="$INTEGRATION_WORKERS"
+  export SQS_ENDPOINT="$TESTS_SQS_ENDPOINT"
   vitest_run integration --project integration --maxWorkers="$INTEGRATION_WORKERS"
 )
 
@@ -198,7 +204,7 @@ newcomer_check() (
 # and vhosts; it runs once the consoles lane ended (see the layout below). The count is the
 # benchmarks that passed; their rows are in reports/bench-*.jsonl.
 bench_smoke() (
-  export DATABASE_URL="$APP/postgres" DATABASE_OWNER_URL="$OWNER/postgres"
+  export DATABASE_URL="$APP/postgres" DATABASE_OWNER_URL="$OWNER/postgres" SQS_ENDPOINT="$TESTS_SQS_ENDPOINT"
   BENCH_REPORT="$STAGES_DIR/reports/bench-smoke.jsonl" npx tsx bench/run.ts --smoke --skip=page-speed
 )
 # The page-speed benchmark starts the production build (`build`) on its own port and database and
@@ -223,7 +229,7 @@ consoles_lane() {
 #  - the services start beside the fast tier (which needs none);
 #  - the newcomer check, the build and the embedded e2e (their own consoles, ports and PGlite
 #    folders; they reseed only the demo queues) beside the integration tests (which name their own
-#    queues and topics, and never touch demo ones);
+#    queues and topics, never touch demo ones, and use an ElasticMQ of their own: TESTS_SQS_ENDPOINT);
 #  - the fault tests (on their private RabbitMQ node, with their own database) beside the e2e
 #    tests, which come last and alone otherwise: they read the demo queues the others reseed.
 stage setup - setup
