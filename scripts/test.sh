@@ -75,7 +75,7 @@ services() {
   wants e2e || wants embedded || wants bench && ensure_chromium
   ensure_postgres
   ensure_rabbitmq
-  log "starting Kafka, ElasticMQ, moto and Pulsar on loopback (jars cached in .cache/services)"
+  log "starting Kafka, ElasticMQ (the consoles' and the tests'), moto and Pulsar on loopback (jars cached in .cache/services)"
   bash scripts/services.sh start
   if wants faults; then
     # Started here (not found running): the faults tier stops it when it is done with it.

@@ -16,6 +16,29 @@ export function dlqProblem(
   if (!e) return null;
   const [type] = e.code.split(":");
   if (type === "not_found") notFound();
+  // The broker answered: the queue is busy, or it refused for now. Never "unreachable".
+  if (e.code === "unavailable:queue-busy" || e.code === "unavailable:throttled") {
+    return (
+      <Problem
+        title={
+          e.code === "unavailable:queue-busy"
+            ? "This queue is being read right now."
+            : `${ctx.connectionId} refused this read for now.`
+        }
+        back={ctx.back}
+      >
+        <p data-testid="busy-note">{e.userMessage}</p>
+      </Problem>
+    );
+  }
+  // The broker refused the console's own credentials: not the operator's role.
+  if (e.code === "forbidden:broker") {
+    return (
+      <Problem title={`${ctx.connectionId} refused the console's credentials.`} back={ctx.back}>
+        <p>{e.userMessage} Nothing was read or changed.</p>
+      </Problem>
+    );
+  }
   if (type === "unavailable") {
     return (
       <Problem title={`${ctx.connectionId} is unreachable right now.`} back={ctx.back}>

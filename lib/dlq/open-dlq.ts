@@ -6,6 +6,7 @@ import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DlqSummary, StreamShortfall } from "@/lib/brokers/contract/dlq";
 import { AppError } from "@/lib/errors";
+import { explainBusy } from "./busy";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import { MAX_PAGE_SIZE } from "./links";
@@ -76,8 +77,12 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
           userMessage: `Pages deeper than letter ${MAX_OFFSET.toLocaleString("en-US")} are not read from the broker: it would mean holding that many letters. Use a smaller page number.`,
         });
       }
+      // A read refused after waiting behind another console read names the job reading the DLQ.
+      const busy = async (e: unknown): Promise<never> => {
+        throw await explainBusy(e, input.connectionId, input.queue);
+      };
       const adapter = adapterFor(input.connectionId);
-      const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq");
+      const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq").catch(busy);
       const randomAccess = adapter.capabilities.randomAccess;
       const position = randomAccess
         ? {
@@ -109,7 +114,7 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         }),
         READ_TIMEOUT_MS,
         "browse",
-      );
+      ).catch(busy);
       // Exception text can quote payload values: masked like the letter page's.
       const policy = await maskingPolicy(actor.role, input.connectionId, input.queue);
       const letters: LetterRow[] = page.letters.map((l) => ({

@@ -12,6 +12,7 @@ import { maskedByRule, maskedPayloadView, maskLetterMeta, type LetterMaskingSumm
 import type { PayloadView } from "@/lib/letter/payload-view";
 import type { ConnectionInfo } from "@/lib/use-case/connection";
 import { visibleSha256 } from "@/lib/masking/digest";
+import { explainBusy } from "./busy";
 
 /** Bytes of a payload read for the letter page; the rest is downloadable. */
 export const VIEW_MAX_BODY_BYTES = 256 * 1024;
@@ -112,8 +113,12 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
     meta,
     scope,
     async () => {
+      // A read refused after waiting behind another console read names the job reading the DLQ.
+      const busy = async (e: unknown): Promise<never> => {
+        throw await explainBusy(e, input.connectionId, input.queue);
+      };
       const adapter = adapterFor(input.connectionId);
-      const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq");
+      const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq").catch(busy);
       const base = {
         connection: connectionInfo(adapter),
         dlq,
@@ -136,7 +141,7 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
         }),
         READ_TIMEOUT_MS,
         "getLetter",
-      );
+      ).catch(busy);
       if (!l) return { ...base, letter: null, needsConfirmation: false };
       const letter = letterDetailOf(l, policy, showPayload);
       return { ...base, letter, needsConfirmation: false };

@@ -32,3 +32,10 @@ export class BrokerError extends AppError {
     this.kind = kind;
   }
 }
+
+/**
+ * `details.busy` of a "throttled" refusal of a read that waited out its turn behind another
+ * console read of the same queue (RabbitMQ's read lock): pages name the console's job that reads
+ * it (lib/dlq/busy.ts).
+ */
+export const READ_TURN_BUSY = "read-turn";

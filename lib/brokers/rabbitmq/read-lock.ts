@@ -35,7 +35,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Channel } from "amqplib";
-import { BrokerError } from "@/lib/brokers/contract/errors";
+import { BrokerError, READ_TURN_BUSY } from "@/lib/brokers/contract/errors";
 import { closeQuietly, isAccessRefused, isResourceLocked, mapAmqpError } from "@/lib/brokers/rabbitmq/connection";
 
 export const READ_LOCK_PREFIX = "dlq-console.read-lock.";
@@ -324,6 +324,8 @@ export class ReadLocks {
   private busy(queue: string): BrokerError {
     return new BrokerError("throttled", {
       userMessage: `Queue "${queue}" is being read right now by another page, job or replica of the console. Try again in a moment.`,
+      // Pages name the console's job reading the queue (lib/dlq/busy.ts).
+      details: { busy: READ_TURN_BUSY },
     });
   }
 }

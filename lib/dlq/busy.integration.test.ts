@@ -1,0 +1,106 @@
+import { randomUUID } from "node:crypto";
+import amqp from "amqplib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUser } from "@/lib/auth/users";
+import type { Actor, RequestMeta } from "@/lib/auth/session";
+import { closeAllAdapters } from "@/lib/connections/registry";
+import { readLockName } from "@/lib/brokers/rabbitmq/read-lock";
+import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
+import { getDb } from "@/lib/db";
+import { jobStore } from "@/lib/jobs/store";
+import { openDlq } from "./open-dlq";
+import { viewLetter } from "./view-letter";
+
+/**
+ * A RabbitMQ DLQ another console read holds (its read lock, declared on a connection of this
+ * test's own, as another console's read declares it): the page waits its turn, then says the queue
+ * is being read, and by which of this console's jobs, never that the broker is unreachable; once
+ * the read ends, every letter is there.
+ */
+const CONN = "local-rabbitmq";
+const enc = (s: string) => Buffer.from(s, "utf8");
+const kit = new RabbitKit();
+let operator: Actor;
+let dlq: string;
+const meta = (): RequestMeta => ({ requestId: `busy-${randomUUID()}`, ip: "127.0.0.1" });
+
+beforeAll(async () => {
+  const u = await createUser({
+    email: `op-${randomUUID().slice(0, 8)}@busy.test`,
+    role: "operator",
+    password: "operator-password-long-enough",
+  });
+  operator = { id: u.id, email: u.email, name: u.name, role: "operator" };
+  ({ dlq } = await kit.dlqByReject([1, 2, 3].map((i) => ({ body: enc(`{"order":${i}}`), messageId: `busy-${i}` }))));
+});
+afterAll(async () => {
+  await kit.cleanup();
+  await closeAllAdapters();
+});
+
+/** Holds the DLQ's read lock, as another console's read does, until the returned function is called. */
+async function holdReadLock(queue: string): Promise<() => Promise<void>> {
+  const conn = await amqp.connect(AMQP_URL);
+  const ch = await conn.createChannel();
+  await ch.assertQueue(readLockName(queue), {
+    exclusive: true,
+    durable: false,
+    autoDelete: false,
+    arguments: { "x-queue-type": "classic" },
+  });
+  return () => conn.close();
+}
+
+describe("a page behind another read of a RabbitMQ DLQ", () => {
+  it("names the console's scan reading the queue, and reads every letter once it ended", async () => {
+    const before = await openDlq(operator, meta(), { connectionId: CONN, queue: dlq, page: 1, pageSize: 50 });
+    const letterId = before.letters![0].id;
+    const release = await holdReadLock(dlq);
+    const job = await jobStore().enqueue({ kind: "scan", connectionId: CONN, queue: dlq, createdBy: operator.id });
+    const started = new Date(Date.now() - 42_000);
+    await getDb().job.update({
+      where: { id: job.id },
+      data: { state: "running", startedAt: started, progress: { read: 2, total: 3 } },
+    });
+    try {
+      const err = await openDlq(operator, meta(), { connectionId: CONN, queue: dlq, page: 1, pageSize: 50 }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: "unavailable:queue-busy" });
+      const words = (err as { userMessage: string }).userMessage;
+      expect(words).toContain(`Queue "${dlq}" is being read by a triage scan (started `);
+      expect(words).toContain("2 of 3 letters read");
+      expect(words).toContain("nothing was read or changed");
+      expect(words).not.toMatch(/unreachable/i);
+      // A letter's page waits its turn the same way, and says the same.
+      const letterErr = await viewLetter(operator, meta(), { connectionId: CONN, queue: dlq, letterId }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(letterErr).toMatchObject({ code: "unavailable:queue-busy" });
+    } finally {
+      await getDb().job.update({ where: { id: job.id }, data: { state: "cancelled", finishedAt: new Date() } });
+      await release();
+    }
+    const page = await openDlq(operator, meta(), { connectionId: CONN, queue: dlq, page: 1, pageSize: 50 });
+    expect(page.letters?.map((l) => l.messageId)).toEqual(["busy-1", "busy-2", "busy-3"]);
+    expect(await kit.depth(dlq)).toBe(3);
+  });
+
+  it("says none of this console's jobs reads it when another console's read holds it", async () => {
+    const release = await holdReadLock(dlq);
+    try {
+      const err = await openDlq(operator, meta(), { connectionId: CONN, queue: dlq, page: 1, pageSize: 50 }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: "unavailable:queue-busy" });
+      expect((err as { userMessage: string }).userMessage).toContain(
+        "by another page, job or replica of the console (none of this console's jobs is reading it)",
+      );
+    } finally {
+      await release();
+    }
+  });
+});

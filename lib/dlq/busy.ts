@@ -1,0 +1,96 @@
+/**
+ * A DLQ another read holds: what a page says instead of a broker "unreachable". Where a read takes
+ * the queue's letters without acking them (RabbitMQ), one console read runs at a time, and a page
+ * behind a long one waits, then is refused with `unavailable:throttled` (details.busy READ_TURN_BUSY).
+ * The broker answered; the queue is busy, and most often with a job of this console (a scan, the
+ * indexer's rescan, a redrive): the page names it, from the jobs table, so the operator knows how long.
+ */
+import type { JobKind } from "@/lib/jobs/types";
+import { formatCount, formatWhen } from "@/lib/format";
+import { AppError, asAppError } from "@/lib/errors";
+import { READ_TURN_BUSY } from "@/lib/brokers/contract/errors";
+
+/** A job of this console reading the DLQ: the jobs table's running and cancelling ones. */
+export interface DlqReader {
+  id: string;
+  kind: JobKind | string;
+  state: string;
+  startedAt: Date | null;
+  /** Queued by the indexer (params.indexer), not by an operator. */
+  indexer: boolean;
+  /** progress.read and progress.total where the job reports them. */
+  read: number | null;
+  total: number | null;
+}
+
+const KIND_WORDS: Record<string, string> = {
+  scan: "a triage scan",
+  redrive: "a redrive",
+  discard: "a discard",
+  "safe-move": "a safe move",
+  "group-skip": "a group skip",
+};
+
+const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null);
+
+/** The jobs of this console that may hold the DLQ's read right now (running or cancelling), newest first. */
+export async function readersOf(connectionId: string, queue: string): Promise<DlqReader[]> {
+  const { jobStore } = await import("@/lib/jobs/store");
+  const jobs = await jobStore().list({ connectionId, queue, states: ["running", "cancelling"] }, 5);
+  return jobs.map((j) => {
+    const p = (j.progress ?? {}) as Record<string, unknown>;
+    const params = (j.params ?? {}) as Record<string, unknown>;
+    return {
+      id: j.id,
+      kind: j.kind,
+      state: j.state,
+      startedAt: j.startedAt,
+      indexer: params.indexer === true,
+      read: num(p.read),
+      total: num(p.total),
+    };
+  });
+}
+
+/**
+ * What the page says of a busy DLQ: the broker's refusal, and the console's own job reading it
+ * when there is one. Counts, kinds and times only (nothing of a letter), for any role that may
+ * open the DLQ.
+ */
+export function busyWords(queue: string, readers: readonly DlqReader[], now: Date | number = Date.now()): string {
+  const wait =
+    "Reads of this queue take turns (a read holds the letters it took until it ends), so this page waited for its turn and was refused; nothing was read or changed.";
+  const r = readers[0];
+  if (!r) {
+    return `Queue "${queue}" is being read right now by another page, job or replica of the console (none of this console's jobs is reading it). ${wait} Try again in a moment.`;
+  }
+  // The indexer queues scans only: its rescan after inflow, not an operator's.
+  const what = r.indexer ? "the indexer's triage scan" : (KIND_WORDS[r.kind] ?? `a ${r.kind} job`);
+  const progress =
+    r.read !== null && r.total !== null && r.total > 0
+      ? `, ${formatCount(r.read)} of ${formatCount(r.total)} letters read`
+      : r.read !== null
+        ? `, ${formatCount(r.read)} letters read so far`
+        : "";
+  const since = r.startedAt ? `started ${formatWhen(r.startedAt, now)}` : "starting";
+  const ending = r.state === "cancelling" ? " It is being cancelled and stops at its next batch." : "";
+  const more = readers.length > 1 ? ` ${readers.length - 1} more of this console's jobs hold it too.` : "";
+  return `Queue "${queue}" is being read by ${what} (${since}${progress}).${ending}${more} ${wait} Reload this page once it ends.`;
+}
+
+/**
+ * `e` as a page should show it: a read refused after waiting its turn behind another console read
+ * (`details.busy`: READ_TURN_BUSY) becomes `unavailable:queue-busy` naming this console's
+ * job reading the DLQ; anything else is returned as it is.
+ */
+export async function explainBusy(e: unknown, connectionId: string, queue: string): Promise<unknown> {
+  const err = asAppError(e);
+  if (err?.code !== "unavailable:throttled" || err.details?.busy !== READ_TURN_BUSY) return e;
+  const readers = await readersOf(connectionId, queue).catch(() => []);
+  return new AppError("unavailable:queue-busy", {
+    cause: e,
+    message: err.message,
+    userMessage: busyWords(queue, readers),
+    details: { readers: readers.map((r) => ({ id: r.id, kind: r.kind })) },
+  });
+}
