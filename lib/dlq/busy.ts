@@ -5,6 +5,7 @@
  * The broker answered; the queue is busy, and most often with a job of this console (a scan, the
  * indexer's rescan, a redrive): the page names it, from the jobs table, so the operator knows how long.
  */
+import { jobStore } from "@/lib/jobs/store";
 import type { JobKind } from "@/lib/jobs/types";
 import { formatCount, formatWhen } from "@/lib/format";
 import { AppError, asAppError } from "@/lib/errors";
@@ -35,7 +36,6 @@ const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >=
 
 /** The jobs of this console that may hold the DLQ's read right now (running or cancelling), newest first. */
 export async function readersOf(connectionId: string, queue: string): Promise<DlqReader[]> {
-  const { jobStore } = await import("@/lib/jobs/store");
   const jobs = await jobStore().list({ connectionId, queue, states: ["running", "cancelling"] }, 5);
   return jobs.map((j) => {
     const p = (j.progress ?? {}) as Record<string, unknown>;
@@ -79,11 +79,17 @@ export function busyWords(queue: string, readers: readonly DlqReader[], now: Dat
 }
 
 /**
- * `e` as a page should show it: a read refused after waiting its turn behind another console read
- * (`details.busy`: READ_TURN_BUSY) becomes `unavailable:queue-busy` naming this console's
- * job reading the DLQ; anything else is returned as it is.
+ * A read's rejection handler for a page of this DLQ: a read refused after waiting its turn behind
+ * another console read (`details.busy`: READ_TURN_BUSY) is thrown as `unavailable:queue-busy`
+ * naming this console's job reading the DLQ; anything else is thrown as it is.
  */
-export async function explainBusy(e: unknown, connectionId: string, queue: string): Promise<unknown> {
+export function rethrowBusy(connectionId: string, queue: string): (e: unknown) => Promise<never> {
+  return async (e) => {
+    throw await explainBusy(e, connectionId, queue);
+  };
+}
+
+async function explainBusy(e: unknown, connectionId: string, queue: string): Promise<unknown> {
   const err = asAppError(e);
   if (err?.code !== "unavailable:throttled" || err.details?.busy !== READ_TURN_BUSY) return e;
   const readers = await readersOf(connectionId, queue).catch(() => []);

@@ -6,7 +6,7 @@ import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DlqSummary, StreamShortfall } from "@/lib/brokers/contract/dlq";
 import { AppError } from "@/lib/errors";
-import { explainBusy } from "./busy";
+import { rethrowBusy } from "./busy";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import { MAX_PAGE_SIZE } from "./links";
@@ -78,9 +78,7 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         });
       }
       // A read refused after waiting behind another console read names the job reading the DLQ.
-      const busy = async (e: unknown): Promise<never> => {
-        throw await explainBusy(e, input.connectionId, input.queue);
-      };
+      const busy = rethrowBusy(input.connectionId, input.queue);
       const adapter = adapterFor(input.connectionId);
       const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq").catch(busy);
       const randomAccess = adapter.capabilities.randomAccess;

@@ -12,7 +12,7 @@ import { maskedByRule, maskedPayloadView, maskLetterMeta, type LetterMaskingSumm
 import type { PayloadView } from "@/lib/letter/payload-view";
 import type { ConnectionInfo } from "@/lib/use-case/connection";
 import { visibleSha256 } from "@/lib/masking/digest";
-import { explainBusy } from "./busy";
+import { rethrowBusy } from "./busy";
 
 /** Bytes of a payload read for the letter page; the rest is downloadable. */
 export const VIEW_MAX_BODY_BYTES = 256 * 1024;
@@ -114,9 +114,7 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
     scope,
     async () => {
       // A read refused after waiting behind another console read names the job reading the DLQ.
-      const busy = async (e: unknown): Promise<never> => {
-        throw await explainBusy(e, input.connectionId, input.queue);
-      };
+      const busy = rethrowBusy(input.connectionId, input.queue);
       const adapter = adapterFor(input.connectionId);
       const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq").catch(busy);
       const base = {
