@@ -40,7 +40,7 @@ test.afterAll(async () => {
   await conn.close().catch(() => undefined);
 });
 
-test("a DLQ another read holds: the page says it is being read, then shows every letter once it is free", async ({
+test("a DLQ another read holds: the page says it is being read and links to the index, then shows every letter once it is free", async ({
   page,
 }) => {
   test.setTimeout(90_000);
@@ -60,9 +60,13 @@ test("a DLQ another read holds: the page says it is being read, then shows every
     await expect(page.getByTestId("busy-note")).toContainText("none of this console's jobs is reading it");
     await expect(page.getByTestId("busy-note")).toContainText("nothing was read or changed");
     await expect(problem).not.toContainText("unreachable");
+    // Meanwhile the index answers: the triage view opens without a turn at the queue.
+    await problem.getByRole("link", { name: "the triage view" }).click();
+    await expect(page).toHaveURL(/\/triage$/);
+    await expect(page.getByTestId("scan-start")).toBeVisible();
   } finally {
     await other.close();
   }
-  await page.reload({ timeout: 60_000 });
+  await page.goto(dlqPath(DLQ, "local-rabbitmq"), { timeout: 60_000 });
   await expect(page.getByTestId("letter-row")).toHaveCount(2);
 });

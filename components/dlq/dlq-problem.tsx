@@ -1,6 +1,8 @@
 import { notFound } from "next/navigation";
 import { Problem } from "@/components/ui/problem";
+import Link from "@/components/ui/link";
 import { asAppError } from "@/lib/errors";
+import { triageBase } from "@/lib/triage/view-params";
 
 /**
  * Known failures of reading a DLQ, explained; returns null for anything else so the caller can
@@ -28,6 +30,12 @@ export function dlqProblem(
         back={ctx.back}
       >
         <p data-testid="busy-note">{e.userMessage}</p>
+        {e.code === "unavailable:queue-busy" ? (
+          <p>
+            Meanwhile, <Link href={triageBase(ctx.connectionId, ctx.queue)}>the triage view</Link> shows this
+            queue&apos;s letters as the console last indexed them, without reading the queue.
+          </p>
+        ) : null}
       </Problem>
     );
   }

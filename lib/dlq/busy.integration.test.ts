@@ -51,8 +51,15 @@ async function holdReadLock(queue: string): Promise<() => Promise<void>> {
   return () => conn.close();
 }
 
+/** The rejection of `p`, or null when it resolves. */
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e as { code: string; userMessage: string; details?: Record<string, unknown> },
+  );
+
 describe("a page behind another read of a RabbitMQ DLQ", () => {
-  it("names the console's scan reading the queue, and reads every letter once it ended", async () => {
+  it("names the console's scan reading the queue, says at once that it did not wait for it, and reads every letter once it ended", async () => {
     const before = await openDlq(operator, meta(), { connectionId: CONN, queue: dlq, page: 1, pageSize: 50 });
     const letterId = before.letters![0].id;
     const release = await holdReadLock(dlq);
@@ -67,18 +74,17 @@ describe("a page behind another read of a RabbitMQ DLQ", () => {
         () => null,
         (e: unknown) => e,
       );
-      expect(err).toMatchObject({ code: "unavailable:queue-busy" });
+      // A scan holds the queue to its last letter: the page gives its turn up rather than wait it out.
+      expect(err).toMatchObject({ code: "unavailable:queue-busy", details: { waited: false } });
       const words = (err as { userMessage: string }).userMessage;
       expect(words).toContain(`Queue "${dlq}" is being read by a triage scan (started `);
       expect(words).toContain("2 of 3 letters read");
-      expect(words).toContain("nothing was read or changed");
+      expect(words).toContain("so this page did not wait for its turn; nothing was read or changed");
       expect(words).not.toMatch(/unreachable/i);
-      // A letter's page waits its turn the same way, and says the same.
-      const letterErr = await viewLetter(operator, meta(), { connectionId: CONN, queue: dlq, letterId }).then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(letterErr).toMatchObject({ code: "unavailable:queue-busy" });
+      // A letter's page gives its turn up the same way, and says the same.
+      const letterErr = await refusal(viewLetter(operator, meta(), { connectionId: CONN, queue: dlq, letterId }));
+      expect(letterErr).toMatchObject({ code: "unavailable:queue-busy", details: { waited: false } });
+      expect(letterErr?.userMessage).toContain("is being read by a triage scan");
     } finally {
       await getDb().job.update({ where: { id: job.id }, data: { state: "cancelled", finishedAt: new Date() } });
       await release();
@@ -88,6 +94,21 @@ describe("a page behind another read of a RabbitMQ DLQ", () => {
     expect(await kit.depth(dlq)).toBe(3);
   });
 
+  it("behind a redrive (its mover lets a waiting read in between calls) the page waits its turn, and says so if refused", async () => {
+    const release = await holdReadLock(dlq);
+    const job = await jobStore().enqueue({ kind: "redrive", connectionId: CONN, queue: dlq, createdBy: operator.id });
+    await getDb().job.update({ where: { id: job.id }, data: { state: "running", startedAt: new Date() } });
+    try {
+      const err = await refusal(openDlq(operator, meta(), { connectionId: CONN, queue: dlq, page: 1, pageSize: 50 }));
+      expect(err).toMatchObject({ code: "unavailable:queue-busy", details: { waited: true } });
+      expect(err?.userMessage).toContain(`Queue "${dlq}" is being read by a redrive (started `);
+      expect(err?.userMessage).toContain("so this page waited for its turn and was refused");
+    } finally {
+      await getDb().job.update({ where: { id: job.id }, data: { state: "cancelled", finishedAt: new Date() } });
+      await release();
+    }
+  });
+
   it("says none of this console's jobs reads it when another console's read holds it", async () => {
     const release = await holdReadLock(dlq);
     try {
@@ -95,7 +116,7 @@ describe("a page behind another read of a RabbitMQ DLQ", () => {
         () => null,
         (e: unknown) => e,
       );
-      expect(err).toMatchObject({ code: "unavailable:queue-busy" });
+      expect(err).toMatchObject({ code: "unavailable:queue-busy", details: { waited: true } });
       expect((err as { userMessage: string }).userMessage).toContain(
         "by another page, job or replica of the console (none of this console's jobs is reading it)",
       );

@@ -37,6 +37,14 @@ describe("busyWords: a page refused behind another read says who reads the queue
     expect(w).toContain("1 more of this console's jobs hold it too.");
   });
 
+  it("says the page did not wait when it gave its turn up behind a scan", () => {
+    const w = busyWords("orders.dlq", [reader({ indexer: true })], NOW, true);
+    expect(w).toBe(
+      'Queue "orders.dlq" is being read by the indexer\'s triage scan (started 2031-05-06 07:06:39 UTC · 1 min ago, 12,000 of 40,000 letters read). Reads of this queue take turns (a read holds the letters it took until it ends), and a triage scan holds the queue until it has read every letter, so this page did not wait for its turn; nothing was read or changed. Reload this page once it ends.',
+    );
+    expect(w).not.toContain("waited");
+  });
+
   it("says no job of this console reads it when none does (a page, or another console)", () => {
     expect(busyWords("orders.dlq", [], NOW)).toMatch(
       /^Queue "orders.dlq" is being read right now by another page, job or replica of the console \(none of this console's jobs is reading it\)\./,

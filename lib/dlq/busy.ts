@@ -57,9 +57,15 @@ export async function readersOf(connectionId: string, queue: string): Promise<Dl
  * when there is one. Counts, kinds and times only (nothing of a letter), for any role that may
  * open the DLQ.
  */
-export function busyWords(queue: string, readers: readonly DlqReader[], now: Date | number = Date.now()): string {
-  const wait =
-    "Reads of this queue take turns (a read holds the letters it took until it ends), so this page waited for its turn and was refused; nothing was read or changed.";
+export function busyWords(
+  queue: string,
+  readers: readonly DlqReader[],
+  now: Date | number = Date.now(),
+  gaveUp = false,
+): string {
+  const wait = gaveUp
+    ? "Reads of this queue take turns (a read holds the letters it took until it ends), and a triage scan holds the queue until it has read every letter, so this page did not wait for its turn; nothing was read or changed."
+    : "Reads of this queue take turns (a read holds the letters it took until it ends), so this page waited for its turn and was refused; nothing was read or changed.";
   const r = readers[0];
   if (!r) {
     return `Queue "${queue}" is being read right now by another page, job or replica of the console (none of this console's jobs is reading it). ${wait} Try again in a moment.`;
@@ -78,6 +84,47 @@ export function busyWords(queue: string, readers: readonly DlqReader[], now: Dat
   return `Queue "${queue}" is being read by ${what} (${since}${progress}).${ending}${more} ${wait} Reload this page once it ends.`;
 }
 
+/** How long a page's read waits for its turn before it asks whether a scan of this console holds the queue. */
+export const TURN_CHECK_MS = 1_000;
+
+/** A scan holds the queue's read until it has read every letter (the mover's jobs let a waiting read in between calls). */
+const holdsToTheEnd = (r: DlqReader) => r.kind === "scan";
+
+/**
+ * A page's read of the DLQ (`read`, given the `turn` signal for BrowseOptions.turn) that does not
+ * wait out its turn behind a triage scan: still waiting after TURN_CHECK_MS, it asks the jobs table,
+ * and when a scan of this console is reading the queue (it holds it until its last letter, often
+ * minutes) the read gives its turn up at once, and the page says which scan, how far it got, and
+ * that it did not wait. Behind anything else (another page, the mover's calls, another console) it
+ * waits its turn as before. Refusals are explained as rethrowBusy's.
+ */
+export async function readInTurn<T>(
+  connectionId: string,
+  queue: string,
+  read: (turn: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const turn = new AbortController();
+  let settled = false;
+  let gaveUpFor: DlqReader[] | null = null;
+  const timer = setTimeout(() => {
+    void readersOf(connectionId, queue)
+      .catch(() => [])
+      .then((readers) => {
+        if (settled || !readers.some(holdsToTheEnd)) return;
+        gaveUpFor = [...readers.filter(holdsToTheEnd), ...readers.filter((r) => !holdsToTheEnd(r))];
+        turn.abort();
+      });
+  }, TURN_CHECK_MS);
+  try {
+    return await read(turn.signal);
+  } catch (e) {
+    throw await explainBusy(e, connectionId, queue, gaveUpFor);
+  } finally {
+    settled = true;
+    clearTimeout(timer);
+  }
+}
+
 /**
  * A read's rejection handler for a page of this DLQ: a read refused after waiting its turn behind
  * another console read (`details.busy`: READ_TURN_BUSY) is thrown as `unavailable:queue-busy`
@@ -89,14 +136,19 @@ export function rethrowBusy(connectionId: string, queue: string): (e: unknown) =
   };
 }
 
-async function explainBusy(e: unknown, connectionId: string, queue: string): Promise<unknown> {
+async function explainBusy(
+  e: unknown,
+  connectionId: string,
+  queue: string,
+  gaveUpFor: DlqReader[] | null = null,
+): Promise<unknown> {
   const err = asAppError(e);
   if (err?.code !== "unavailable:throttled" || err.details?.busy !== READ_TURN_BUSY) return e;
-  const readers = await readersOf(connectionId, queue).catch(() => []);
+  const readers = gaveUpFor ?? (await readersOf(connectionId, queue).catch(() => []));
   return new AppError("unavailable:queue-busy", {
     cause: e,
     message: err.message,
-    userMessage: busyWords(queue, readers),
-    details: { readers: readers.map((r) => ({ id: r.id, kind: r.kind })) },
+    userMessage: busyWords(queue, readers, Date.now(), gaveUpFor !== null),
+    details: { readers: readers.map((r) => ({ id: r.id, kind: r.kind })), waited: gaveUpFor === null },
   });
 }

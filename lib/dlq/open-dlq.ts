@@ -6,7 +6,7 @@ import { can } from "@/lib/auth/permissions";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import type { DlqSummary, StreamShortfall } from "@/lib/brokers/contract/dlq";
 import { AppError } from "@/lib/errors";
-import { rethrowBusy } from "./busy";
+import { readInTurn, rethrowBusy } from "./busy";
 import { audited } from "@/lib/use-case/audited";
 import { adapterFor, connectionInfo, withTimeout } from "@/lib/use-case/connection";
 import { MAX_PAGE_SIZE } from "./links";
@@ -102,17 +102,21 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
       if (dlq.readRisk && !input.acceptRisk) {
         return { ...base, letters: null, hasMore: false, depth: dlq.depth, unreached: null, needsConfirmation: true };
       }
-      const page = await withTimeout(
-        adapter.browse(input.queue, {
-          offset,
-          limit: pageSize,
-          maxBodyBytes: 0,
-          acceptRisk: input.acceptRisk,
-          ...position,
-        }),
-        READ_TIMEOUT_MS,
-        "browse",
-      ).catch(busy);
+      // Behind a triage scan (it holds the queue to its end) the page says so at once, not after its wait.
+      const page = await readInTurn(input.connectionId, input.queue, (turn) =>
+        withTimeout(
+          adapter.browse(input.queue, {
+            offset,
+            limit: pageSize,
+            maxBodyBytes: 0,
+            acceptRisk: input.acceptRisk,
+            turn,
+            ...position,
+          }),
+          READ_TIMEOUT_MS,
+          "browse",
+        ),
+      );
       // Exception text can quote payload values: masked like the letter page's.
       const policy = await maskingPolicy(actor.role, input.connectionId, input.queue);
       const letters: LetterRow[] = page.letters.map((l) => ({

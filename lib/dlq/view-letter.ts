@@ -12,7 +12,7 @@ import { maskedByRule, maskedPayloadView, maskLetterMeta, type LetterMaskingSumm
 import type { PayloadView } from "@/lib/letter/payload-view";
 import type { ConnectionInfo } from "@/lib/use-case/connection";
 import { visibleSha256 } from "@/lib/masking/digest";
-import { rethrowBusy } from "./busy";
+import { readInTurn, rethrowBusy } from "./busy";
 
 /** Bytes of a payload read for the letter page; the rest is downloadable. */
 export const VIEW_MAX_BODY_BYTES = 256 * 1024;
@@ -131,15 +131,19 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
           needsConfirmation: true,
           snapshot: await snapshotLetter(input, policy, showPayload),
         };
-      const l = await withTimeout(
-        adapter.getLetter(input.queue, input.letterId, {
-          // Roles that may not see a payload here never get its bytes, not even into this process.
-          maxBodyBytes: showPayload ? VIEW_MAX_BODY_BYTES : 0,
-          acceptRisk: input.acceptRisk,
-        }),
-        READ_TIMEOUT_MS,
-        "getLetter",
-      ).catch(busy);
+      // Behind a triage scan (it holds the queue to its end) the page says so at once, not after its wait.
+      const l = await readInTurn(input.connectionId, input.queue, (turn) =>
+        withTimeout(
+          adapter.getLetter(input.queue, input.letterId, {
+            // Roles that may not see a payload here never get its bytes, not even into this process.
+            maxBodyBytes: showPayload ? VIEW_MAX_BODY_BYTES : 0,
+            acceptRisk: input.acceptRisk,
+            turn,
+          }),
+          READ_TIMEOUT_MS,
+          "getLetter",
+        ),
+      );
       if (!l) return { ...base, letter: null, needsConfirmation: false };
       const letter = letterDetailOf(l, policy, showPayload);
       return { ...base, letter, needsConfirmation: false };

@@ -73,6 +73,13 @@ export interface BrowseOptions {
   /** The caller confirmed the DLQ's `readRisk`. Without it, a risky read throws `confirmation_required:read`. */
   acceptRisk?: boolean;
   signal?: AbortSignal;
+  /**
+   * Where reads take turns (RabbitMQ: a read holds the letters it took until it ends, so one console
+   * read of a queue runs at a time): aborted while this read waits for its turn, the read is refused
+   * at once with "throttled" and `details.busy` READ_TURN_BUSY, as when the wait runs out; once the
+   * read has its turn, it has no effect (`signal` stops a read). Elsewhere ignored.
+   */
+  turn?: AbortSignal;
   /** Where `capabilities.randomAccess`: read only this partition (default: all, partition by partition). */
   partition?: number;
   /** With `partition`: start at this offset (decimal text) instead of the oldest (or newest) one. */
@@ -105,6 +112,8 @@ export interface StreamOptions {
   maxBodyBytes?: number;
   acceptRisk?: boolean;
   signal?: AbortSignal;
+  /** As BrowseOptions.turn. */
+  turn?: AbortSignal;
   /**
    * Called once, before a stream that ran to its end returns, when the adapter knows it did not
    * read every letter of the DLQ (letters held by another reader, letters the broker hands out only

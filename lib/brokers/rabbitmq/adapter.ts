@@ -584,7 +584,7 @@ export class RabbitMqAdapter implements BrokerAdapter {
       });
     }
     // The depth is asked under the lock: no other console read holds letters it would not count.
-    const lease = await this.readLocks.acquire(name);
+    const lease = await this.readLocks.acquire(name, 0, opts.turn);
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       let ch: Channel | null = null;

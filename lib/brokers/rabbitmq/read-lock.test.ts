@@ -1,5 +1,6 @@
 import type { Channel } from "amqplib";
 import { describe, expect, it } from "vitest";
+import { READ_TURN_BUSY } from "@/lib/brokers/contract/errors";
 import { READ_LOCK_PREFIX, ReadLocks, readLockName } from "@/lib/brokers/rabbitmq/read-lock";
 
 describe("readLockName", () => {
@@ -125,6 +126,32 @@ describe("ReadLocks in one console", () => {
     // This console's own map was freed by the refusal: once the other console lets go, it reads.
     b.owned.clear();
     await (await locks.acquire("orders.dlq")).release();
+  });
+
+  it("a read that gives its turn up (its turn signal aborted) is refused as busy at once, behind this console's read or another console's", async () => {
+    const b = broker();
+    // A wait of an hour: only the signal can end it within the test's time.
+    const locks = consoleOn(b, 3_600_000);
+    const first = await locks.acquire("orders.dlq");
+    const here = new AbortController();
+    const behindOurs = locks.acquire("orders.dlq", 0, here.signal);
+    setTimeout(() => here.abort(), 20);
+    await expect(behindOurs).rejects.toMatchObject({ kind: "throttled", details: { busy: READ_TURN_BUSY } });
+    await first.release();
+    expect(b.owned.size).toBe(0);
+
+    b.owned.add("dlq-console.read-lock.orders.dlq"); // another console's read
+    const there = new AbortController();
+    const behindTheirs = locks.acquire("orders.dlq", 0, there.signal);
+    setTimeout(() => there.abort(), 20);
+    await expect(behindTheirs).rejects.toMatchObject({ kind: "throttled", details: { busy: READ_TURN_BUSY } });
+    // Nothing of the refused read is left behind: once the other console lets go, a read takes its turn.
+    b.owned.clear();
+    const aborted = AbortSignal.abort();
+    // An aborted signal only ends a wait: a read whose turn it is (the queue free) reads.
+    const lease = await locks.acquire("orders.dlq", 0, aborted);
+    expect(b.owned).toEqual(new Set(["dlq-console.read-lock.orders.dlq"]));
+    await lease.release();
   });
 
   it("a user refused the lock queue (403) reads with this console's lock only, says so, and does not ask again at every read", async () => {

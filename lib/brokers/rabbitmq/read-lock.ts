@@ -76,6 +76,20 @@ export interface ReadLockContext {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Until `other` settles, `ms` pass or `signal` aborts, whichever comes first. */
+function waitFor(other: Promise<unknown> | null, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+    other?.then(done, done);
+  });
+}
+
 /** Once a waiter has asked for its turn, it tries again at most this long apart (within YIELD_MS, so it is there when the holder lets go). */
 const WAIT_POLL_MS = 100;
 /** How long a console that gave its kept lock up leaves it to the waiter before queueing for it again. */
@@ -134,17 +148,18 @@ export class ReadLocks {
    * busyWaitMs; then refuses with "throttled" (the queue is busy), never with a shorter read.
    * `keepMs`: how long the broker's lock stays declared after the release, for this console's next
    * read to take over (a caller that reads again at once: the mover, call after call); 0 deletes it.
+   * `turn`: aborted while the read waits, the read is refused as busy at once, as when busyWaitMs
+   * runs out (a page told that a scan holds the queue until its end, lib/dlq/busy.ts); once the
+   * lock is taken it has no effect.
    */
-  async acquire(queue: string, keepMs = 0): Promise<ReadLease> {
+  async acquire(queue: string, keepMs = 0, turn?: AbortSignal): Promise<ReadLease> {
     const deadline = Date.now() + this.ctx.busyWaitMs;
     for (;;) {
       const other = this.held.get(queue);
       if (!other) break;
       const left = deadline - Date.now();
-      if (left <= 0) throw this.busy(queue);
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([other, new Promise((r) => (timer = setTimeout(r, left)))]);
-      clearTimeout(timer);
+      if (left <= 0 || turn?.aborted) throw this.busy(queue);
+      await waitFor(other, left, turn);
     }
     let freed!: () => void;
     const mine = new Promise<void>((r) => (freed = r));
@@ -169,7 +184,7 @@ export class ReadLocks {
     }
     if (!ch) {
       try {
-        ch = await this.onBroker(queue, deadline);
+        ch = await this.onBroker(queue, deadline, turn);
       } catch (e) {
         freeHere();
         throw e;
@@ -246,7 +261,7 @@ export class ReadLocks {
   }
 
   /** Declares the lock queue on a channel of its own, kept open for the release; null when the user may not declare it. */
-  private async onBroker(queue: string, deadline: number): Promise<Channel | null> {
+  private async onBroker(queue: string, deadline: number, turn?: AbortSignal): Promise<Channel | null> {
     await this.dropping.get(queue);
     if (this.unshared) return null;
     const name = readLockName(queue);
@@ -256,9 +271,9 @@ export class ReadLocks {
         if (attempt > 0) asking = await this.askForTurn(name, asking);
         const ch = await this.attempt(queue, name);
         if (ch !== "locked") return ch;
-        if (Date.now() >= deadline) throw this.busy(queue);
+        if (Date.now() >= deadline || turn?.aborted) throw this.busy(queue);
         const wait = Math.min(asking ? WAIT_POLL_MS : 500, 25 * 2 ** attempt);
-        await sleep(Math.min(wait, Math.max(0, deadline - Date.now())));
+        await waitFor(null, Math.min(wait, Math.max(0, deadline - Date.now())), turn);
       }
     } finally {
       if (asking) await closeQuietly(asking.ch);
