@@ -9,6 +9,7 @@ import { getDb } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import type { PrismaClient } from "@/lib/generated/prisma/client";
 import { jobAuditEntry } from "@/lib/jobs/audit";
+import { cooperativeTurns } from "@/lib/jobs/turns";
 import type { JobContext, JobHandler, JobOutcome, JobProgress } from "@/lib/jobs/types";
 import { GROUPING_VERSION } from "./grouping";
 import { PAYLOAD_CAP_BYTES, rowWeight, toIndexRow, type IndexRow } from "./index-row";
@@ -167,9 +168,13 @@ async function runScan(ctx: JobContext, d: ScanDeps): Promise<JobOutcome> {
       shortfall = s;
     },
   });
+  // Pages served by this process get their turn between letters (lib/jobs/turns.ts).
+  const turns = cooperativeTurns();
   try {
     for await (const letter of stream) {
       if (ctx.signal.aborted) throw new Aborted();
+      const turn = turns.turn();
+      if (turn) await turn;
       const row = toIndexRow(letter, {
         connectionId: job.connectionId,
         queue: job.queue,
