@@ -39,6 +39,7 @@ export const PER_BROKER: Record<string, readonly string[]> = { "triage-scan": ["
 /** The files of bench/ that are not benchmarks. */
 export const BENCH_HELPERS = [
   "bare-reads",
+  "beside",
   "console-options",
   "copy-floor",
   "cpu",

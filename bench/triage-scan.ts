@@ -37,11 +37,11 @@
  *                                      before 2026-12-06 (second session). Smoke 200.
  */
 import { spawn } from "node:child_process";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { availableParallelism, loadavg } from "node:os";
 import path from "node:path";
 import { applyMigrations } from "../scripts/lib/migrations";
 import { createTestDatabase } from "../scripts/lib/test-database";
+import { type Beside, besideLine, measureBeside } from "./beside";
 import { nodeOptionsAsConsole } from "./console-options";
 import { copyIn, copyLines } from "./copy-floor";
 import { cpuNow, cpuScope, cpuSince, measureBroker, type Cpu } from "./cpu";
@@ -86,13 +86,8 @@ interface ChildResult {
   wall: number;
   /** What warmUp() ran before the scan (null: none), and its Node CPU in seconds. */
   warmUp: { letters: number; node: number; wall: number } | null;
-  /**
-   * What a page served by the same process meets during the scan (the console runs its job worker
-   * in its web server's process): the event loop's delay (ms: p50, p99, max), and a probe, a
-   * `SELECT 1` through the console's database client every 50 ms, as a page's query (ms: p50, p99,
-   * max, and how many ran).
-   */
-  beside: { loop: [number, number, number]; query: [number, number, number, number] };
+  /** What a page served by the scan's process met meanwhile (bench/beside.ts). */
+  beside: Beside;
 }
 const RESULT = "BENCH_SCAN_CHILD_RESULT ";
 
@@ -210,11 +205,7 @@ async function main() {
         ? `the scan's process ran its path over the DLQ's first ${wu.letters} letters before the scan (nothing written; not in the scan's figures): ${Math.round((wu.node * 1e6) / wu.letters)} µs of Node per letter, ${wu.wall.toFixed(1)} s (BENCH_WARMUP=0: a cold process)`
         : `the scan ran in a cold process (no warm-up: BENCH_WARMUP=0, or a read that costs letters)`,
     );
-    const { loop, query } = child.beside;
-    console.log(
-      `beside the scan, in its process (as the console's pages are): event-loop delay p50 ${loop[0]} ms, p99 ${loop[1]}, max ${loop[2]}; ` +
-        `a SELECT 1 through the console's client every 50 ms: p50 ${query[0]} ms, p99 ${query[1]}, max ${query[2]} (${query[3]} probes)`,
-    );
+    console.log(besideLine("scan", child.beside));
     console.log(`the scan's own process (a child of this harness, loaded and connected before the scan):`);
     console.log(`  before the scan       ${memLine(child.before)}`);
     console.log(`  at its peak RSS       ${memLine(child.peak)}`);
@@ -492,33 +483,12 @@ async function scanChild() {
           liveHeap = Math.max(liveHeap ?? 0, process.memoryUsage().heapUsed);
         }, 5000)
       : null;
-  const loop = monitorEventLoopDelay({ resolution: 5 });
-  const probes: number[] = [];
-  let probing = true;
-  const probe = (async () => {
-    while (probing) {
-      const t = performance.now();
-      await getDb().$queryRawUnsafe("SELECT 1");
-      probes.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
-  loop.enable();
+  const besideScan = measureBeside(() => getDb().$queryRawUnsafe("SELECT 1"));
   const c0 = cpuNow();
   const job = await worker.runOnce();
   const c = await cpuSince(c0);
   const wall = (performance.now() - w0) / 1000;
-  loop.disable();
-  probing = false;
-  await probe;
-  probes.sort((a, b) => a - b);
-  const at = (q: number) =>
-    Math.round((probes[Math.min(probes.length - 1, Math.floor(q * probes.length))] ?? 0) * 10) / 10;
-  const ms = (ns: number) => Math.round(ns / 1e5) / 10;
-  const beside: ChildResult["beside"] = {
-    loop: [ms(loop.percentile(50)), ms(loop.percentile(99)), ms(loop.max)],
-    query: [at(0.5), at(0.99), at(1), probes.length],
-  };
+  const beside = await besideScan.stop();
   sample();
   clearInterval(sampler);
   clearInterval(tick);
