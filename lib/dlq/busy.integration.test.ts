@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "@/lib/auth/users";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { closeAllAdapters } from "@/lib/connections/registry";
+import { isResourceLocked } from "@/lib/brokers/rabbitmq/connection";
 import { readLockName } from "@/lib/brokers/rabbitmq/read-lock";
 import { AMQP_URL, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
 import { getDb } from "@/lib/db";
@@ -38,17 +39,33 @@ afterAll(async () => {
   await closeAllAdapters();
 });
 
-/** Holds the DLQ's read lock, as another console's read does, until the returned function is called. */
+/**
+ * Holds the DLQ's read lock, as another console's read does, until the returned function is called.
+ * It waits its turn as such a read would: a console on the defaults beside the tests (CI's consoles
+ * lane) indexes this vhost's DLQs, and its scan may hold the lock for a moment.
+ */
 async function holdReadLock(queue: string): Promise<() => Promise<void>> {
   const conn = await amqp.connect(AMQP_URL);
-  const ch = await conn.createChannel();
-  await ch.assertQueue(readLockName(queue), {
-    exclusive: true,
-    durable: false,
-    autoDelete: false,
-    arguments: { "x-queue-type": "classic" },
-  });
-  return () => conn.close();
+  conn.on("error", () => undefined);
+  for (let attempt = 0; ; attempt++) {
+    const ch = await conn.createChannel();
+    ch.on("error", () => undefined); // a refused declaration closes its channel
+    try {
+      await ch.assertQueue(readLockName(queue), {
+        exclusive: true,
+        durable: false,
+        autoDelete: false,
+        arguments: { "x-queue-type": "classic" },
+      });
+      return () => conn.close();
+    } catch (e) {
+      if (!isResourceLocked(e) || attempt >= 300) {
+        await conn.close().catch(() => undefined);
+        throw e;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 /** The rejection of `p`, or null when it resolves. */
