@@ -23,6 +23,7 @@ import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { availableParallelism } from "node:os";
 import amqp from "amqplib";
+import { GENESIS_HASH } from "../lib/audit/hash";
 import { RabbitMqAdapter } from "../lib/brokers/rabbitmq/adapter";
 import { AMQP_URL, testConfig } from "../lib/brokers/rabbitmq/test-kit";
 import { batchSizeFor } from "../lib/redrive/token-bucket";
@@ -206,7 +207,7 @@ async function writeFloor(
     const prevAt = columns.indexOf("prev_hash");
     const hashAt = columns.indexOf("hash");
     const key = createSecretKey(randomBytes(32));
-    let head = "0".repeat(64);
+    let head = GENESIS_HASH;
     const c0 = cpuNow();
     const t0 = performance.now();
     for (let i = 0; i < ids.length; i += batch) {

@@ -87,10 +87,7 @@ describe("a page behind another read of a RabbitMQ DLQ", () => {
       data: { state: "running", startedAt: started, progress: { read: 2, total: 3 } },
     });
     try {
-      const err = await openDlq(operator, meta(), { connectionId: CONN, queue: dlq, page: 1, pageSize: 50 }).then(
-        () => null,
-        (e: unknown) => e,
-      );
+      const err = await refusal(openDlq(operator, meta(), { connectionId: CONN, queue: dlq, page: 1, pageSize: 50 }));
       // A scan holds the queue to its last letter: the page gives its turn up rather than wait it out.
       expect(err).toMatchObject({ code: "unavailable:queue-busy", details: { waited: false } });
       const words = (err as { userMessage: string }).userMessage;
@@ -129,10 +126,7 @@ describe("a page behind another read of a RabbitMQ DLQ", () => {
   it("says none of this console's jobs reads it when another console's read holds it", async () => {
     const release = await holdReadLock(dlq);
     try {
-      const err = await openDlq(operator, meta(), { connectionId: CONN, queue: dlq, page: 1, pageSize: 50 }).then(
-        () => null,
-        (e: unknown) => e,
-      );
+      const err = await refusal(openDlq(operator, meta(), { connectionId: CONN, queue: dlq, page: 1, pageSize: 50 }));
       expect(err).toMatchObject({ code: "unavailable:queue-busy", details: { waited: true } });
       expect((err as { userMessage: string }).userMessage).toContain(
         "by another page, job or replica of the console (none of this console's jobs is reading it)",

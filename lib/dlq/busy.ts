@@ -63,9 +63,10 @@ export function busyWords(
   now: Date | number = Date.now(),
   gaveUp = false,
 ): string {
-  const wait = gaveUp
-    ? "Reads of this queue take turns (a read holds the letters it took until it ends), and a triage scan holds the queue until it has read every letter, so this page did not wait for its turn; nothing was read or changed."
-    : "Reads of this queue take turns (a read holds the letters it took until it ends), so this page waited for its turn and was refused; nothing was read or changed.";
+  const why = gaveUp
+    ? "and a triage scan holds the queue until it has read every letter, so this page did not wait for its turn"
+    : "so this page waited for its turn and was refused";
+  const wait = `Reads of this queue take turns (a read holds the letters it took until it ends), ${why}; nothing was read or changed.`;
   const r = readers[0];
   if (!r) {
     return `Queue "${queue}" is being read right now by another page, job or replica of the console (none of this console's jobs is reading it). ${wait} Try again in a moment.`;
