@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { vhostOf } from "./brokers/rabbitmq/connection";
 import { defaultConfig, parseConfig, secretFromEnv } from "./config";
 
 const DEFAULT_CONFIG = defaultConfig({});
@@ -52,6 +53,19 @@ describe("parseConfig", () => {
       DEFAULT_CONFIG.connections.filter((c) => c.id !== "local-sqs"),
     );
     expect(defaultConfig({ SQS_ENDPOINT: "" }).connections[1]).toMatchObject({ endpoint: "http://127.0.0.1:9324" });
+  });
+
+  it("moves the default RabbitMQ connection to RABBITMQ_VHOST when it is set, on the same node", () => {
+    const rabbitOf = (env: Record<string, string>) =>
+      defaultConfig(env).connections.find((c) => c.id === "local-rabbitmq") as { url: string };
+    expect(vhostOf(rabbitOf({}).url)).toBe("/");
+    expect(vhostOf(rabbitOf({ RABBITMQ_VHOST: "/" }).url)).toBe("/");
+    expect(rabbitOf({ RABBITMQ_VHOST: "dlq-tests" }).url).toBe("amqp://127.0.0.1:5672/dlq-tests");
+    expect(vhostOf(rabbitOf({ RABBITMQ_VHOST: "team a/prod" }).url)).toBe("team a/prod");
+    const moved = defaultConfig({ RABBITMQ_VHOST: "dlq-tests" });
+    expect(moved.connections.filter((c) => c.id !== "local-rabbitmq")).toEqual(
+      DEFAULT_CONFIG.connections.filter((c) => c.id !== "local-rabbitmq"),
+    );
   });
 
   it("defaults to the local brokers that scripts/start.sh runs, with schema defaults filled", () => {

@@ -264,7 +264,13 @@ export type IndexingConfig = z.infer<typeof indexingSchema>;
  * :9324, Kafka on :9092, Pulsar on :8080). One that is not running shows as unreachable; the others work.
  * SQS_ENDPOINT, where the demo seeder (scripts/seed-demo.ts) puts its SQS letters, moves the SQS
  * connection there too (the tests keep an ElasticMQ of their own on another port: docs/testing.md).
+ * RABBITMQ_VHOST moves the RabbitMQ connection to that vhost of the same node (the integration tests
+ * keep one of their own, so that consoles on the defaults beside them never read their queues).
  */
+/** An AMQP URL's path for `vhost`: none for the default vhost `/` (or none given). */
+export const vhostPath = (vhost: string | undefined): string =>
+  !vhost || vhost === "/" ? "" : `/${encodeURIComponent(vhost)}`;
+
 export const defaultConfig = (env: Readonly<Record<string, string | undefined>> = process.env): ConsoleConfig =>
   consoleConfigSchema.parse({
     connections: [
@@ -272,7 +278,7 @@ export const defaultConfig = (env: Readonly<Record<string, string | undefined>> 
         kind: "rabbitmq",
         id: "local-rabbitmq",
         name: "Local RabbitMQ",
-        url: "amqp://127.0.0.1:5672",
+        url: `amqp://127.0.0.1:5672${vhostPath(env.RABBITMQ_VHOST)}`,
         usernameEnv: "RABBITMQ_USERNAME",
         passwordEnv: "RABBITMQ_PASSWORD",
         management: {

@@ -64,6 +64,9 @@ INTEGRATION_WORKERS=${TEST_INTEGRATION_WORKERS:-3}
 # tiers' consoles index every SQS DLQ there on their own, and an SQS read hides the letters it
 # holds from every other reader). The test kits, the demo seeder and the default config follow it.
 TESTS_SQS_ENDPOINT=${TESTS_SQS_ENDPOINT:-http://127.0.0.1:${ELASTICMQ_TESTS_PORT:-9326}}
+# The integration tests' RabbitMQ vhost, made afresh by the databases stage: consoles on the defaults
+# (vhost /) beside them never see their queues (docs/testing.md, "Shared brokers").
+TESTS_VHOST=${TESTS_VHOST:-dlq-tests}
 
 setup() {
   ensure_node
@@ -95,6 +98,10 @@ databases() {
     DATABASE_URL="$OWNER/$TEST_DB" npm run --silent db:migrate >/dev/null
     for n in $(seq 1 "$INTEGRATION_WORKERS"); do fresh_database "${TEST_DB}_w$n" "$TEST_DB"; done
     fresh_database "${TEST_DB}_faults" "$TEST_DB"
+  fi
+  if wants integration; then
+    log "RabbitMQ vhost $TESTS_VHOST (empty) for the integration tests"
+    fresh_vhost "$TESTS_VHOST"
   fi
   if wants e2e; then
     log "database $E2E_DB (migrated)"
@@ -128,7 +135,7 @@ integration_tier() {
 }
 integration_tests() (
   export DATABASE_URL="$APP/$TEST_DB" DATABASE_OWNER_URL="$OWNER/$TEST_DB" DLQ_TEST_DB_WORKERS="$INTEGRATION_WORKERS"
-  export SQS_ENDPOINT="$TESTS_SQS_ENDPOINT"
+  export SQS_ENDPOINT="$TESTS_SQS_ENDPOINT" RABBITMQ_VHOST="$TESTS_VHOST"
   vitest_run integration --project integration --maxWorkers="$INTEGRATION_WORKERS"
 )
 

@@ -1,5 +1,5 @@
 import { createAdapter } from "@/lib/connections/registry";
-import { AMQP_URL, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, testAmqpUrlVia, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
 import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
 import { CuttableProxy } from "./tcp-proxy";
 
@@ -13,7 +13,7 @@ export function proxiedRabbitAdapter(connectionId: string) {
   return Object.assign(state, {
     async start() {
       await proxy.start();
-      state.adapter = createAdapter(testConfig({ id: connectionId, url: `amqp://127.0.0.1:${proxy.port}` }));
+      state.adapter = createAdapter(testConfig({ id: connectionId, url: testAmqpUrlVia(proxy.port) }));
     },
     async stop() {
       await state.adapter?.close();

@@ -9,7 +9,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Actor, RequestMeta } from "@/lib/auth/session";
 import { createUser } from "@/lib/auth/users";
-import { RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
+import { MGMT_URL, RabbitKit, TEST_AMQP_URL } from "@/lib/brokers/rabbitmq/test-kit";
 import { resetConfigCache } from "@/lib/config";
 import { getDb } from "@/lib/db";
 import { PrismaClient } from "@/lib/generated/prisma/client";
@@ -46,9 +46,7 @@ function writeConfig() {
     configFile,
     JSON.stringify({
       // Discovery through the management API finds the DLQs the kit makes (named as dead-letter targets).
-      connections: [
-        { kind: "rabbitmq", id: CONN, url: "amqp://127.0.0.1:5672", management: { url: "http://127.0.0.1:15672" } },
-      ],
+      connections: [{ kind: "rabbitmq", id: CONN, url: TEST_AMQP_URL, management: { url: MGMT_URL } }],
       owners: [{ connection: CONN, queue: `${RUN}.owned.*`, team: "payments", contact: "#payments-oncall" }],
       operations: { webhookAllowedHosts: ["127.0.0.1"] },
     }),

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { BrokerError } from "@/lib/brokers/contract/errors";
 import type { SampleEvidence, SampleWatchOps } from "@/lib/brokers/target-readers";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
-import { AMQP_URL, mgmtRequest, RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, mgmtRequest, RabbitKit, testConfig as rabbitConfig, VHOST } from "@/lib/brokers/rabbitmq/test-kit";
 import type { Consumer } from "kafkajs";
 import { DeleteMessageCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
@@ -82,7 +82,7 @@ describe.concurrent("rabbitmq sample watch", () => {
   async function statsUntil(queue: string, done: (q: Record<string, unknown>) => boolean, timeoutMs = 20_000) {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const res = await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(queue)}`);
+      const res = await mgmtRequest("GET", `api/queues/${VHOST}/${encodeURIComponent(queue)}`);
       const q = res.ok ? ((await res.json()) as Record<string, unknown>) : null;
       if (q && done(q)) return q;
       if (Date.now() > until) throw new Error(`${queue}: management figures ${JSON.stringify(q)}`);

@@ -41,8 +41,8 @@ afterAll(async () => {
 
 /**
  * Holds the DLQ's read lock, as another console's read does, until the returned function is called.
- * It waits its turn as such a read would: a console on the defaults beside the tests (CI's consoles
- * lane) indexes this vhost's DLQs, and its scan may hold the lock for a moment.
+ * It waits its turn as such a read would: run by hand in vhost `/`, a console on the defaults may be
+ * indexing the DLQ and hold the lock for a moment (scripts/test.sh gives the tests their own vhost).
  */
 async function holdReadLock(queue: string): Promise<() => Promise<void>> {
   const conn = await amqp.connect(AMQP_URL);

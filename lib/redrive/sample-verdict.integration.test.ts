@@ -7,7 +7,7 @@ import { POST as bulkRoute } from "@/app/api/v1/redrives/[id]/bulk/route";
 import { deadLetterHeaders, KafkaKit } from "@/lib/brokers/kafka/test-kit";
 import { PulsarSocket, shortName, topicPath, type TopicName } from "@/lib/brokers/pulsar/client";
 import { APP_SUBSCRIPTION, dlqOf, PulsarKit } from "@/lib/brokers/pulsar/test-kit";
-import { AMQP_URL, mgmtRequest, RabbitKit } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, mgmtRequest, RabbitKit, VHOST } from "@/lib/brokers/rabbitmq/test-kit";
 import { ELASTICMQ_ENDPOINT, SqsKit } from "@/lib/brokers/sqs/test-kit";
 import type { SampleEvidence } from "@/lib/brokers/target-readers";
 import { getDb } from "@/lib/db";
@@ -330,7 +330,7 @@ describe("sample verdict on RabbitMQ", () => {
     // a watch shorter than that would still see the copies as waiting.
     await waitFor(
       async () =>
-        (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(source)}`)).json()) as QueueStats,
+        (await (await mgmtRequest("GET", `api/queues/${VHOST}/${encodeURIComponent(source)}`)).json()) as QueueStats,
       (q) => q.messages === 0 && (q.message_stats?.ack ?? 0) >= 2,
     );
     await getDb().redrivePlan.update({ where: { jobId: r.id }, data: { watchUntil: new Date() } });

@@ -6,7 +6,7 @@ import { PulsarAdapter } from "@/lib/brokers/pulsar/adapter";
 import { shortName } from "@/lib/brokers/pulsar/client";
 import { PulsarKit, testConfig as pulsarConfig } from "@/lib/brokers/pulsar/test-kit";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
-import { mgmtRequest, RabbitKit, testConfig as rabbitConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { mgmtRequest, RabbitKit, testConfig as rabbitConfig, VHOST } from "@/lib/brokers/rabbitmq/test-kit";
 import { SqsAdapter } from "@/lib/brokers/sqs/adapter";
 import { ELASTICMQ_ENDPOINT, SqsKit, testConfig as sqsConfig } from "@/lib/brokers/sqs/test-kit";
 import type { BrokerAdapter } from "@/lib/brokers/contract/adapter";
@@ -268,7 +268,7 @@ describe("triage indexer, where reading is free", () => {
 
     expect(await scanJobs(adapter.connectionId, dlq)).toEqual([]);
     expect(await getDb().triageLetter.count({ where: { connectionId: adapter.connectionId, queue: dlq } })).toBe(0);
-    const q = (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(dlq)}`)).json()) as {
+    const q = (await (await mgmtRequest("GET", `api/queues/${VHOST}/${encodeURIComponent(dlq)}`)).json()) as {
       messages: number;
       message_stats?: { deliver_get?: number; redeliver?: number };
     };

@@ -5,7 +5,7 @@ import { collectMoves, markersFor } from "@/lib/brokers/contract-suite/redrive";
 import type { Letter } from "@/lib/brokers/contract/letter";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { readLockName } from "@/lib/brokers/rabbitmq/read-lock";
-import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, RabbitKit, mgmtRequest, testConfig, VHOST } from "@/lib/brokers/rabbitmq/test-kit";
 import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const kit = new RabbitKit();
@@ -256,7 +256,7 @@ describe("rabbitmq: reads of one DLQ at the same time", () => {
     expect((await mgmtRequest("PUT", `api/users/${user}`, { password: "reader-pw", tags: "" })).ok).toBe(true);
     // Read and write everything, configure nothing: the lock queue cannot be declared.
     expect(
-      (await mgmtRequest("PUT", `api/permissions/%2F/${user}`, { configure: "^$", write: ".*", read: ".*" })).ok,
+      (await mgmtRequest("PUT", `api/permissions/${VHOST}/${user}`, { configure: "^$", write: ".*", read: ".*" })).ok,
     ).toBe(true);
     process.env.DLQ_TEST_READER_USER = user;
     process.env.DLQ_TEST_READER_PASSWORD = "reader-pw";

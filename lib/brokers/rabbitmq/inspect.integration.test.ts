@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { BrokerInspection, ConfigFinding } from "@/lib/brokers/contract/inspection";
 import { BrokerError } from "@/lib/brokers/contract/errors";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
-import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, RabbitKit, mgmtRequest, TEST_VHOST, testConfig, VHOST } from "@/lib/brokers/rabbitmq/test-kit";
 import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const kit = new RabbitKit();
@@ -23,7 +23,7 @@ afterAll(async () => {
   await kit.cleanup();
 });
 
-const objectOf = (queue: string) => `queue ${queue} (vhost /)`;
+const objectOf = (queue: string) => `queue ${queue} (vhost ${TEST_VHOST})`;
 const findingOf = (r: BrokerInspection, code: string, queue: string): ConfigFinding | undefined =>
   r.findings.find((f) => f.code === code && f.object === objectOf(queue));
 
@@ -40,7 +40,7 @@ async function until<T>(f: () => Promise<T>, ok: (t: T) => boolean, what: string
 async function mgmtQueue(
   name: string,
 ): Promise<{ consumers?: number; messages?: number; message_stats?: { publish?: number; deliver?: number } }> {
-  return (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(name)}`)).json();
+  return (await mgmtRequest("GET", `api/queues/${VHOST}/${encodeURIComponent(name)}`)).json();
 }
 
 /** A consumer on its own connection, as an application's would be; closed in afterAll. */
@@ -63,7 +63,7 @@ async function redeclare(name: string, args: Record<string, unknown>) {
 async function setPolicy(policy: string, queue: string, definition: Record<string, unknown>) {
   kit.policies.add(policy);
   const pattern = `^${queue.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
-  const res = await mgmtRequest("PUT", `api/policies/%2F/${encodeURIComponent(policy)}`, {
+  const res = await mgmtRequest("PUT", `api/policies/${VHOST}/${encodeURIComponent(policy)}`, {
     pattern,
     definition,
     "apply-to": "queues",
@@ -393,7 +393,7 @@ describe("rabbitmq inspect: without or with a broken management API", () => {
         },
       ]);
       expect(r.findings.map((f) => [f.code, f.severity, f.object])).toEqual([
-        ["rabbitmq.management_unconfigured", "info", "vhost /"],
+        ["rabbitmq.management_unconfigured", "info", `vhost ${TEST_VHOST}`],
       ]);
       expect(r.calls).toBeGreaterThan(0);
     } finally {

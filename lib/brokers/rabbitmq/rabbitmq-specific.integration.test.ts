@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { BrokerError } from "@/lib/brokers/contract/errors";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { ANSWER_MS } from "@/lib/brokers/rabbitmq/reader";
-import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, RabbitKit, mgmtRequest, testAmqpUrlVia, testConfig, VHOST } from "@/lib/brokers/rabbitmq/test-kit";
 import { CuttableProxy } from "@/test/tcp-proxy";
 import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
@@ -330,7 +330,7 @@ describe("rabbitmq: discovery and connection failures", () => {
     const polSrc = await kit.queue(kit.name("polsrc"));
     const policy = `${kit.prefix}-dl`;
     kit.policies.add(policy);
-    const res = await mgmtRequest("PUT", `api/policies/%2F/${encodeURIComponent(policy)}`, {
+    const res = await mgmtRequest("PUT", `api/policies/${VHOST}/${encodeURIComponent(policy)}`, {
       pattern: `^${polSrc.replace(/\./g, "\\.")}$`,
       definition: { "dead-letter-exchange": "", "dead-letter-routing-key": dlqB },
       "apply-to": "queues",
@@ -391,7 +391,7 @@ describe("rabbitmq: a read that stops early says so, and a slow one does not", (
   ) {
     const proxy = new CuttableProxy(Number(new URL(AMQP_URL).port || 5672));
     await proxy.start();
-    const frozen = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], url: `amqp://127.0.0.1:${proxy.port}` }), {
+    const frozen = new RabbitMqAdapter(testConfig({ dlqs: [{ name: dlq }], url: testAmqpUrlVia(proxy.port) }), {
       allManagedHeaders: MANAGED_HEADERS,
       idleMs: 300,
       ...answer,

@@ -7,7 +7,7 @@ import { sha256Hex } from "@/lib/brokers/display";
 import { RabbitMqAdapter } from "@/lib/brokers/rabbitmq/adapter";
 import { baseLetterId } from "@/lib/brokers/rabbitmq/identity";
 import { installRawHeaderHook, rawPropertiesOf } from "@/lib/brokers/rabbitmq/raw-headers";
-import { AMQP_URL, RabbitKit, mgmtRequest, testConfig } from "@/lib/brokers/rabbitmq/test-kit";
+import { AMQP_URL, RabbitKit, mgmtRequest, testConfig, VHOST } from "@/lib/brokers/rabbitmq/test-kit";
 import { MANAGED_HEADERS } from "@/lib/connections/managed-headers";
 
 const kit = new RabbitKit();
@@ -85,7 +85,7 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     expect(plan.permissions.join("\n")).toMatch(/management/);
     // Planning read nothing: nothing unacked, nothing delivered (the management API counts deliveries).
     expect(await kit.depth(dlq)).toBe(10);
-    const q = (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(dlq)}`)).json()) as {
+    const q = (await (await mgmtRequest("GET", `api/queues/${VHOST}/${encodeURIComponent(dlq)}`)).json()) as {
       messages_unacknowledged?: number;
       message_stats?: { deliver_get?: number };
     };
@@ -105,7 +105,7 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     expect(events.at(-1)).toEqual({ kind: "progress", moved: 10, failed: 0, total: 10, done: true });
     expect(await kit.depth(dlq)).toBe(0);
 
-    const info = (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(target)}`)).json()) as {
+    const info = (await (await mgmtRequest("GET", `api/queues/${VHOST}/${encodeURIComponent(target)}`)).json()) as {
       type: string;
       durable: boolean;
       arguments: Record<string, unknown>;
@@ -248,7 +248,7 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
     expect(await kit.depth(dlq)).toBe(3);
     expect(await kit.depth(target)).toBe(0);
     // Nothing was read either: a read then would have raised the delivery count.
-    const q = (await (await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(dlq)}`)).json()) as {
+    const q = (await (await mgmtRequest("GET", `api/queues/${VHOST}/${encodeURIComponent(dlq)}`)).json()) as {
       message_stats?: { deliver_get?: number };
     };
     expect(q.message_stats?.deliver_get ?? 0).toBe(0);
@@ -265,7 +265,7 @@ describe("rabbitmq: move to safety from a quorum DLQ with a delivery limit", () 
       expect(e).toBeInstanceOf(BrokerError);
       expect((e as BrokerError).kind).toBe("not_found");
     }
-    const e = await mgmtRequest("GET", `api/queues/%2F/${encodeURIComponent(`${missing}.safe`)}`);
+    const e = await mgmtRequest("GET", `api/queues/${VHOST}/${encodeURIComponent(`${missing}.safe`)}`);
     expect(e.status).toBe(404);
   });
 

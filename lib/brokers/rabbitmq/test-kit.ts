@@ -3,23 +3,36 @@
  * queue whose dead-letter target is the DLQ, then reject, expire or overflow. Never used by the app.
  */
 import amqp, { type ChannelModel, type ConfirmChannel, type Options } from "amqplib";
-import type { RabbitConnectionConfig } from "@/lib/config";
+import { type RabbitConnectionConfig, vhostPath } from "@/lib/config";
 import type { ContractLetterInput } from "@/lib/brokers/contract-suite/read";
 
 /**
  * The machine's RabbitMQ by default. DLQ_TEST_AMQP_PORT / DLQ_TEST_RABBITMQ_MGMT_PORT point the
  * kit at another local node (e.g. a private one for the fault tests, which stop the broker).
+ * RABBITMQ_VHOST, which also moves the default config's `local-rabbitmq` there (lib/config.ts), is
+ * the vhost: scripts/test.sh gives the integration tests one of their own (docs/testing.md).
  */
 const AMQP_PORT = process.env.DLQ_TEST_AMQP_PORT ?? "5672";
-export const AMQP_URL = `amqp://guest:guest@127.0.0.1:${AMQP_PORT}`;
+export const TEST_VHOST = process.env.RABBITMQ_VHOST || "/";
+/** Where the kit's queues live, for a config of a test's own: no credentials (guest is the default). */
+export const TEST_AMQP_URL = `amqp://127.0.0.1:${AMQP_PORT}${vhostPath(TEST_VHOST)}`;
+export const AMQP_URL = `amqp://guest:guest@127.0.0.1:${AMQP_PORT}${vhostPath(TEST_VHOST)}`;
 export const MGMT_URL = `http://127.0.0.1:${process.env.DLQ_TEST_RABBITMQ_MGMT_PORT ?? "15672"}`;
+/** TEST_AMQP_URL through another port on this machine (a test's TCP proxy in front of the node). */
+export function testAmqpUrlVia(port: number): string {
+  const url = new URL(TEST_AMQP_URL);
+  url.port = String(port);
+  return url.toString();
+}
+/** The vhost as a management API path segment: `api/queues/${VHOST}/…`. */
+export const VHOST = encodeURIComponent(TEST_VHOST);
 
 export function testConfig(over: Partial<RabbitConnectionConfig> = {}): RabbitConnectionConfig {
   return {
     kind: "rabbitmq",
     id: "test-rabbitmq",
     name: "Test RabbitMQ",
-    url: `amqp://127.0.0.1:${AMQP_PORT}`,
+    url: TEST_AMQP_URL,
     management: { url: MGMT_URL },
     discover: true,
     dlqs: [],
@@ -167,7 +180,7 @@ export class RabbitKit {
     for (const q of this.queues) await ch?.deleteQueue(q).catch(() => undefined);
     for (const e of this.exchanges) await ch?.deleteExchange(e).catch(() => undefined);
     for (const p of this.policies)
-      await mgmtRequest("DELETE", `api/policies/%2F/${encodeURIComponent(p)}`).catch(() => undefined);
+      await mgmtRequest("DELETE", `api/policies/${VHOST}/${encodeURIComponent(p)}`).catch(() => undefined);
     await this.conn?.close().catch(() => undefined);
     this.conn = null;
     this.ch = null;
