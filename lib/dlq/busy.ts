@@ -85,8 +85,13 @@ export function busyWords(
   return `Queue "${queue}" is being read by ${what} (${since}${progress}).${ending}${more} ${wait} Reload this page once it ends.`;
 }
 
-/** How long a page's read waits for its turn before it asks whether a scan of this console holds the queue. */
-export const TURN_CHECK_MS = 1_000;
+/**
+ * How long a page's read waits for its turn before it asks whether a scan of this console holds the
+ * queue: longer than a page read of an idle queue takes (28-146 ms for the demo's orders DLQ here,
+ * its connection open), short enough that a page behind a scan says so at once. The question is one
+ * indexed query (jobs by connection and queue), asked only by reads still waiting.
+ */
+export const TURN_CHECK_MS = 250;
 
 /** A scan holds the queue's read until it has read every letter (the mover's jobs let a waiting read in between calls). */
 const holdsToTheEnd = (r: DlqReader) => r.kind === "scan";
