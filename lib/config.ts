@@ -259,6 +259,10 @@ export type OperationsConfig = z.infer<typeof operationsSchema>;
 export type RepairScopeConfig = z.infer<typeof repairScopeSchema>;
 export type IndexingConfig = z.infer<typeof indexingSchema>;
 
+/** An AMQP URL's path for `vhost`: none for the default vhost `/` (or none given); the inverse of lib/brokers/rabbitmq/connection.ts's vhostOf. */
+export const vhostPath = (vhost: string | undefined): string =>
+  !vhost || vhost === "/" ? "" : `/${encodeURIComponent(vhost)}`;
+
 /**
  * Without a config file: the local brokers that scripts/start.sh runs (RabbitMQ, ElasticMQ on
  * :9324, Kafka on :9092, Pulsar on :8080). One that is not running shows as unreachable; the others work.
@@ -267,10 +271,6 @@ export type IndexingConfig = z.infer<typeof indexingSchema>;
  * RABBITMQ_VHOST moves the RabbitMQ connection to that vhost of the same node (the integration tests
  * keep one of their own, so that consoles on the defaults beside them never read their queues).
  */
-/** An AMQP URL's path for `vhost`: none for the default vhost `/` (or none given). */
-export const vhostPath = (vhost: string | undefined): string =>
-  !vhost || vhost === "/" ? "" : `/${encodeURIComponent(vhost)}`;
-
 export const defaultConfig = (env: Readonly<Record<string, string | undefined>> = process.env): ConsoleConfig =>
   consoleConfigSchema.parse({
     connections: [

@@ -78,9 +78,10 @@ export async function openDlq(actor: Actor, meta: RequestMeta, input: OpenDlqInp
         });
       }
       // A read refused after waiting behind another console read names the job reading the DLQ.
-      const busy = rethrowBusy(input.connectionId, input.queue);
       const adapter = adapterFor(input.connectionId);
-      const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq").catch(busy);
+      const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq").catch(
+        rethrowBusy(input.connectionId, input.queue),
+      );
       const randomAccess = adapter.capabilities.randomAccess;
       const position = randomAccess
         ? {

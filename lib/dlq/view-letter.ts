@@ -114,9 +114,10 @@ export async function viewLetter(actor: Actor, meta: RequestMeta, input: ViewLet
     scope,
     async () => {
       // A read refused after waiting behind another console read names the job reading the DLQ.
-      const busy = rethrowBusy(input.connectionId, input.queue);
       const adapter = adapterFor(input.connectionId);
-      const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq").catch(busy);
+      const dlq = await withTimeout(adapter.describeDlq(input.queue), READ_TIMEOUT_MS, "describeDlq").catch(
+        rethrowBusy(input.connectionId, input.queue),
+      );
       const base = {
         connection: connectionInfo(adapter),
         dlq,

@@ -112,18 +112,19 @@ SQL
 }
 
 rabbit_up() { timeout 5 bash -c '</dev/tcp/127.0.0.1/5672' 2>/dev/null; }
-management_up() { curl -fsS -u guest:guest -o /dev/null http://127.0.0.1:15672/api/overview 2>/dev/null; }
+RABBITMQ_API=http://127.0.0.1:15672/api
+management_up() { curl -fsS -u guest:guest -o /dev/null "$RABBITMQ_API/overview" 2>/dev/null; }
 
 # An empty RabbitMQ vhost of this name, guest with every permission on it: one made before is
 # deleted first, with every queue and exchange a run left there.
 fresh_vhost() {
-  local vhost="$1" api="http://127.0.0.1:15672/api" path
+  local vhost="$1" path
   path=$(node -p 'encodeURIComponent(process.argv[1])' "$vhost")
-  curl -fsS -u guest:guest -o /dev/null -X DELETE "$api/vhosts/$path" 2>/dev/null || true
-  curl -fsS -u guest:guest -o /dev/null -X PUT -H 'content-type: application/json' -d '{}' "$api/vhosts/$path" ||
+  curl -fsS -u guest:guest -o /dev/null -X DELETE "$RABBITMQ_API/vhosts/$path" 2>/dev/null || true
+  curl -fsS -u guest:guest -o /dev/null -X PUT -H 'content-type: application/json' -d '{}' "$RABBITMQ_API/vhosts/$path" ||
     die "RabbitMQ's management API did not make vhost $vhost"
   curl -fsS -u guest:guest -o /dev/null -X PUT -H 'content-type: application/json' \
-    -d '{"configure":".*","write":".*","read":".*"}' "$api/permissions/$path/guest" ||
+    -d '{"configure":".*","write":".*","read":".*"}' "$RABBITMQ_API/permissions/$path/guest" ||
     die "RabbitMQ's management API did not give guest the vhost $vhost"
 }
 
